@@ -1,0 +1,24 @@
+/*
+ * Allocation wrappers. On out-of-memory they print the requested size to
+ * stderr and abort(), so callers never check for NULL. This is the only
+ * place the core may reach stdio, and only on the way to abort().
+ */
+#ifndef SW_ALLOC_H
+#define SW_ALLOC_H
+
+#include <stddef.h>
+
+/** @brief malloc() that aborts on failure. @returns caller frees with free(). */
+void *sw_malloc(size_t size);
+/** @brief calloc() that aborts on failure. @returns caller frees with free(). */
+void *sw_calloc(size_t nmemb, size_t size);
+/** @brief realloc() that aborts on failure (size 0 frees and returns NULL). */
+void *sw_realloc(void *ptr, size_t size);
+/** @brief realloc() of an array of @p nmemb elements, checking overflow. */
+void *sw_reallocarray(void *ptr, size_t nmemb, size_t size);
+/** @brief strdup() that aborts on failure. @returns caller frees with free(). */
+char *sw_strdup(const char *s);
+/** @brief Copy @p len bytes into a new NUL-terminated string. Caller frees. */
+char *sw_memdup0(const void *p, size_t len);
+
+#endif /* SW_ALLOC_H */

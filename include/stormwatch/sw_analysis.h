@@ -1,0 +1,132 @@
+/*
+ * The result of the cross-rank first-cause analysis (SPEC 3.8), shared by
+ * the batch analysis, the stream engine and the codecs, plus the analysis
+ * parameters (SPEC 4). Plain value types: arrays and strings inside a
+ * result are borrowed from whoever produced it.
+ */
+#ifndef SW_ANALYSIS_H
+#define SW_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_types.h"
+
+/** Analysis parameters (SPEC 4); the core takes them by value. */
+typedef struct sw_params_s {
+    int64_t spike_min_bytes;      /**< threshold floor, bytes (default 64 MiB) */
+    double spike_fraction;        /**< fraction of a rank's max (default 0.10) */
+    int64_t skew_note_multiplier; /**< skew note factor (default 5) */
+    int64_t window_samples;       /**< stream window per rank (default 512) */
+    int64_t stale_ms;             /**< stream staleness, ms; 0 = never (default 60000) */
+    int64_t max_jobs;             /**< stream: jobs tracked at once; 0 = unlimited */
+    int64_t max_ranks_per_job;    /**< stream: rank/world_size bound; 0 = unlimited */
+} sw_params_t;
+
+#define SW_DEFAULT_SPIKE_MIN_BYTES ((int64_t)64 * 1024 * 1024)
+#define SW_DEFAULT_SPIKE_FRACTION 0.10
+#define SW_DEFAULT_SKEW_NOTE_MULTIPLIER 5
+#define SW_DEFAULT_WINDOW_SAMPLES 512
+#define SW_DEFAULT_STALE_MS 60000
+#define SW_DEFAULT_MAX_JOBS 10000
+#define SW_DEFAULT_MAX_RANKS_PER_JOB 131072
+
+/** @brief The SPEC 4 defaults. */
+sw_params_t sw_params_default(void);
+
+/** Confidence of a suspect. */
+typedef enum sw_confidence_e {
+    SW_CONF_LOW = 0,
+    SW_CONF_MEDIUM = 1,
+    SW_CONF_HIGH = 2
+} sw_confidence_t;
+
+/** @brief "low", "medium" or "high". */
+const char *sw_confidence_str(sw_confidence_t c);
+
+/** How a phase attribution resolved (SPEC 5). */
+typedef enum sw_phase_res_e {
+    SW_PHASE_NONE = 0,      /**< null attribution */
+    SW_PHASE_UNIQUE = 1,    /**< one matching span */
+    SW_PHASE_AMBIGUOUS = 2  /**< several candidates */
+} sw_phase_res_t;
+
+/** A phase attribution (SPEC 5). */
+typedef struct sw_phase_attr_s {
+    sw_phase_res_t resolution;
+    const sw_str_t *paths;  /**< sorted distinct labels */
+    size_t n_paths;
+    bool has_summary;       /**< ambiguous with >= 2 labels */
+    sw_str_t summary_path;  /**< phase_summary.phase_path */
+    sw_str_t path;          /**< unique: the label */
+    sw_str_t scope_id;      /**< unique: scope id of the match */
+    int64_t thread_id;      /**< unique: thread id */
+    sw_str_t thread_name;   /**< unique: thread name */
+} sw_phase_attr_t;
+
+/** One first-cause suspect (SPEC 3.7, 3.8). */
+typedef struct sw_suspect_s {
+    int64_t rank;
+    int64_t first_spike_timestamp_ns;          /**< raw timestamp of the spike sample */
+    uint64_t aligned_first_spike_timestamp_ns; /**< raw - offset (always >= 0) */
+    int64_t peak_delta_bytes;                  /**< cumulative rise at the spike */
+    int64_t spike_window_samples;              /**< rising steps in the spike */
+    int64_t lead_over_cluster_onset_ns;        /**< onset - aligned, or 0 */
+    sw_confidence_t confidence;
+    int64_t supporting_ranks;                  /**< number of suspects */
+    bool has_session;                          /**< spike sample had a session_id */
+    sw_str_t session_id;                       /**< its session_id */
+    sw_phase_attr_t phase;                     /**< phase attribution */
+} sw_suspect_t;
+
+/** A (rank, value) pair of a rank-keyed map. */
+typedef struct sw_rank_val_s {
+    int64_t rank;
+    int64_t value;
+} sw_rank_val_t;
+
+/** The analysis summary (SPEC 3.8). */
+typedef struct sw_analysis_s {
+    bool has_job_id;                 /**< false: job_id is null */
+    sw_str_t job_id;
+    int64_t world_size;
+    const int64_t *participating;    /**< ascending */
+    size_t n_participating;
+    const int64_t *missing;          /**< ascending */
+    size_t n_missing;
+    const sw_rank_val_t *counts;     /**< rank_sample_counts, ascending rank */
+    size_t n_counts;
+    const sw_rank_val_t *offsets;    /**< alignment_offsets_ns, ascending rank */
+    size_t n_offsets;
+    int64_t anchor_rank;             /**< -1 when there is no anchor */
+    bool has_onset;
+    uint64_t onset_ns;               /**< cluster_onset_timestamp_ns */
+    const sw_suspect_t *suspects;
+    size_t n_suspects;
+    const sw_str_t *notes;
+    size_t n_notes;
+} sw_analysis_t;
+
+/** Stream record actions (SPEC 6). */
+typedef enum sw_action_e {
+    SW_ACTION_TRIGGER = 0,
+    SW_ACTION_UPDATE = 1,
+    SW_ACTION_RESOLVE = 2,
+    SW_ACTION_SUMMARY = 3
+} sw_action_t;
+
+/** @brief "trigger", "update", "resolve" or "summary". */
+const char *sw_action_str(sw_action_t a);
+
+/** A stream record (SPEC 6): lifecycle fields plus the analysis. */
+typedef struct sw_record_s {
+    sw_action_t action;
+    int64_t episode;
+    int64_t revision;
+    bool has_event_ts;           /**< false for summaries */
+    int64_t event_timestamp_ns;  /**< the sample that caused it */
+    sw_analysis_t analysis;      /**< full maps; encoders trim for alerts */
+} sw_record_t;
+
+#endif /* SW_ANALYSIS_H */

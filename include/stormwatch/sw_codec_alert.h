@@ -1,0 +1,18 @@
+/*
+ * Encoding of analysis results and stream records (SPEC 3.8 and 6) as
+ * JSON. Alert records (trigger, update, resolve) carry the rank maps only
+ * for the suspects and the anchor; summaries carry them whole. No I/O.
+ */
+#ifndef SW_CODEC_ALERT_H
+#define SW_CODEC_ALERT_H
+
+#include "sw_analysis.h"
+#include "sw_types.h"
+
+/** @brief Append the analysis as one JSON object (indent 0 = one line). */
+void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent);
+
+/** @brief Append a stream record as one JSON object on one line (no newline). */
+void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec);
+
+#endif /* SW_CODEC_ALERT_H */

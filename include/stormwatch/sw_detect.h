@@ -1,0 +1,82 @@
+/*
+ * The stream engine of SPEC section 6: per job, per rank windows, first
+ * timestamps, world-size claims and the phase index, maintained
+ * incrementally; the trigger/update/resolve lifecycle per sample; summaries
+ * at the end or when a job goes idle. Amortized O(log n) per in-order
+ * sample in the number of ranks and the window size; nothing reruns the
+ * batch analysis. Pure: no I/O, no clock (time is an argument), no globals.
+ */
+#ifndef SW_DETECT_H
+#define SW_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_analysis.h"
+#include "sw_err.h"
+#include "sw_event.h"
+
+typedef struct sw_detector_s sw_detector_t;
+
+/** Counters of the engine. */
+typedef struct sw_detect_stats_s {
+    uint64_t events;          /**< events fed */
+    uint64_t samples;         /**< sample events fed */
+    uint64_t duplicates;      /**< samples dropped as duplicates */
+    uint64_t late;            /**< samples older than their rank's newest */
+    uint64_t too_old;         /**< late samples that left a full window unchanged */
+    uint64_t stale_windows;   /**< windows emptied as stale */
+    uint64_t limit_rejects;   /**< events refused by max.jobs / max.ranks.per.job */
+    uint64_t records[4];      /**< records emitted, by sw_action_t */
+    uint64_t jobs;            /**< jobs tracked now */
+    uint64_t ranks;           /**< ranks tracked now */
+    uint64_t retained;        /**< samples in all windows now */
+    uint64_t bytes;           /**< bytes of engine state now */
+} sw_detect_stats_t;
+
+/** Called for each summary record; @p rec is borrowed during the call. */
+typedef void (*sw_record_cb)(void *opaque, const sw_record_t *rec);
+
+/** @brief New engine. @returns caller frees with sw_detect_destroy(). */
+sw_detector_t *sw_detect_new(sw_params_t params);
+
+/** @brief Free (accepts NULL). */
+void sw_detect_destroy(sw_detector_t *det);
+
+/**
+ * @brief Feed one valid event in arrival order.
+ * @param now_ms stream time for job idleness (not read from a clock here).
+ * @param rec    set to the record this event caused, or NULL. Borrowed:
+ *               valid until the next call on @p det.
+ * @returns SW_OK, or SW_ERR_LIMIT when the event would exceed max.jobs or
+ *          max.ranks.per.job (state unchanged; @p errstr says which).
+ */
+sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
+                        const sw_record_t **rec, char *errstr, size_t errstr_size);
+
+/**
+ * @brief Emit one summary per job that had a sample, in the order the jobs
+ *        first appeared (SPEC 6 step 6, end of input). Jobs are kept.
+ */
+void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque);
+
+/**
+ * @brief Emit the summary of every job idle for at least @p idle_ms (no
+ *        event since now_ms - idle_ms) and free it.
+ * @returns the number of jobs expired.
+ */
+size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_record_cb cb,
+                        void *opaque);
+
+/** @brief Current counters. */
+void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st);
+
+/**
+ * @brief Analysis A (SPEC 6 step 4) of a job as it stands, for tests.
+ * @param job_id NULL for the null job.
+ * @returns false when the job is unknown or never had a sample.
+ * @remark *out is borrowed: valid until the next call on @p det.
+ */
+bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out);
+
+#endif /* SW_DETECT_H */

@@ -1,0 +1,30 @@
+/*
+ * String interning: equal byte strings get the same small id, so hot paths
+ * compare and hash integers. Interned bytes never move while the table
+ * lives. Id 0 is never handed out (callers use it for "none").
+ */
+#ifndef SW_INTERN_H
+#define SW_INTERN_H
+
+#include <stdint.h>
+
+#include "sw_types.h"
+
+typedef struct sw_intern_s sw_intern_t;
+
+/** @brief New empty table. @returns caller frees with sw_intern_destroy(). */
+sw_intern_t *sw_intern_new(void);
+/** @brief Free the table (accepts NULL). */
+void sw_intern_destroy(sw_intern_t *tab);
+/** @brief Id of @p s, adding a copy when new. @returns id >= 1. */
+uint32_t sw_intern_add(sw_intern_t *tab, sw_str_t s);
+/** @brief Id of @p s, or 0 when not interned. */
+uint32_t sw_intern_find(const sw_intern_t *tab, sw_str_t s);
+/** @brief The string of an id (borrowed: valid while the table lives). */
+sw_str_t sw_intern_get(const sw_intern_t *tab, uint32_t id);
+/** @brief Number of strings interned. */
+uint32_t sw_intern_count(const sw_intern_t *tab);
+/** @brief Bytes of memory held by the table. */
+size_t sw_intern_bytes(const sw_intern_t *tab);
+
+#endif /* SW_INTERN_H */

@@ -1,0 +1,54 @@
+/*
+ * The phase index of SPEC section 5: phase boundary events grouped by
+ * (session_id, rank), replayed into spans, and the attribution of a
+ * timestamp to the active span. Pure: no I/O, no clock, no globals.
+ */
+#ifndef SW_PHASE_H
+#define SW_PHASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_analysis.h"
+#include "sw_arena.h"
+#include "sw_event.h"
+
+typedef struct sw_phase_s sw_phase_t;
+
+/** @brief New empty index. @returns caller frees with sw_phase_destroy(). */
+sw_phase_t *sw_phase_new(void);
+
+/** @brief Free the index (accepts NULL). */
+void sw_phase_destroy(sw_phase_t *ph);
+
+/**
+ * @brief Add one event of any type. Every event with a string session_id
+ *        extends its group's session end; a well-formed boundary
+ *        (sw_phase_boundary_ok()) is also recorded. Copies what it keeps.
+ */
+void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev);
+
+/**
+ * @brief True when @p ev is a phase boundary the index uses: kind enter or
+ *        exit, a string session_id, a phase_scope whose action matches the
+ *        kind, a non-blank name and a non-empty path.
+ */
+bool sw_phase_boundary_ok(const sw_event_t *ev);
+
+/**
+ * @brief Attribute timestamp @p ts_ns of (session, rank).
+ * @param arena receives the labels array of the result.
+ * @param out   filled; resolution SW_PHASE_NONE when no span is active.
+ * @remark strings in *out are borrowed from the index (valid while it lives
+ *         and no event is added) and from @p arena.
+ */
+void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts_ns,
+                      sw_arena_t *arena, sw_phase_attr_t *out);
+
+/** @brief Number of boundaries recorded. */
+size_t sw_phase_boundaries(const sw_phase_t *ph);
+
+/** @brief Bytes of memory held by the index. */
+size_t sw_phase_bytes(const sw_phase_t *ph);
+
+#endif /* SW_PHASE_H */

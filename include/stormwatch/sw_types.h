@@ -1,0 +1,64 @@
+/*
+ * Small value types shared by the core and the codecs: a length-counted
+ * string view (JSON strings may contain NUL), and a growable byte buffer.
+ * Nothing here does I/O.
+ */
+#ifndef SW_TYPES_H
+#define SW_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** A borrowed string: @c ptr is not NUL-terminated in general. */
+typedef struct sw_str_s {
+    const char *ptr; /**< first byte (may be NULL when len == 0) */
+    size_t len;      /**< length in bytes */
+} sw_str_t;
+
+/** @brief View of a NUL-terminated C string. */
+static inline sw_str_t sw_str(const char *s) { sw_str_t r = {s, s ? __builtin_strlen(s) : 0}; return r; }
+
+/** @brief Byte-wise equality of two views. */
+bool sw_str_eq(sw_str_t a, sw_str_t b);
+
+/** @brief Byte-wise order (same as code-point order for UTF-8): <0, 0, >0. */
+int sw_str_cmp(sw_str_t a, sw_str_t b);
+
+/** @brief FNV-1a style 64-bit hash of a byte string. */
+uint64_t sw_hash_bytes(const void *p, size_t len, uint64_t seed);
+
+/** A growable byte buffer. Fields are public for fast appends. */
+typedef struct sw_buf_s {
+    char *data;  /**< bytes (owned); NUL-terminated after sw_buf_cstr() */
+    size_t len;  /**< used bytes */
+    size_t cap;  /**< allocated bytes */
+} sw_buf_t;
+
+/** @brief Initialise an empty buffer (no allocation). */
+void sw_buf_init(sw_buf_t *buf);
+/** @brief Free the buffer's storage; it is empty and reusable afterwards. */
+void sw_buf_clear(sw_buf_t *buf);
+/** @brief Make room for @p extra more bytes. */
+void sw_buf_reserve(sw_buf_t *buf, size_t extra);
+/** @brief Append bytes. */
+void sw_buf_put(sw_buf_t *buf, const void *p, size_t len);
+/** @brief Append a NUL-terminated string. */
+void sw_buf_puts(sw_buf_t *buf, const char *s);
+/** @brief Append one byte. */
+static inline void sw_buf_putc(sw_buf_t *buf, char c)
+{
+    if (buf->len + 1 > buf->cap) sw_buf_reserve(buf, 1);
+    buf->data[buf->len++] = c;
+}
+/** @brief Append a signed decimal integer. */
+void sw_buf_put_i64(sw_buf_t *buf, int64_t v);
+/** @brief Append an unsigned decimal integer. */
+void sw_buf_put_u64(sw_buf_t *buf, uint64_t v);
+/** @brief Append printf-formatted text. */
+void sw_buf_printf(sw_buf_t *buf, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/** @brief NUL-terminate and return the data (borrowed: valid until the next append). */
+const char *sw_buf_cstr(sw_buf_t *buf);
+
+#endif /* SW_TYPES_H */

@@ -1,0 +1,131 @@
+/*
+ * CLI helpers (see sw_cli.h). This is the only place the file commands
+ * print decode errors; the codecs only return them.
+ */
+#include "sw_cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_input.h"
+
+bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min, int64_t max,
+                int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end != '\0' || errno == ERANGE) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is not an integer (expected %lld..%lld)\n",
+                cmd, opt, value, (long long)min, (long long)max);
+        return false;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is out of range (expected %lld..%lld)\n",
+                cmd, opt, value, (long long)min, (long long)max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min, double max,
+                double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is not a number (expected %g..%g)\n",
+                cmd, opt, value, min, max);
+        return false;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is out of range (expected %g..%g)\n",
+                cmd, opt, value, min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_)
+{
+    const char *arg = optind_ - 1 < argc && optind_ >= 1 ? argv[optind_ - 1] : "?";
+    if (optopt_ && strchr(arg, '=') == NULL && arg[0] == '-' && arg[1] != '-' &&
+        arg[1] != (char)optopt_)
+        fprintf(stderr, "stormwatch %s: unknown option '-%c' (see 'stormwatch %s --help')\n", cmd,
+                optopt_, cmd);
+    else
+        fprintf(stderr, "stormwatch %s: unknown option or missing value: '%s' (see 'stormwatch %s --help')\n",
+                cmd, arg, cmd);
+    return SW_EXIT_USAGE;
+}
+
+int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
+                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats)
+{
+    static char *stdin_only[] = {(char *)"-"};
+    char errstr[512];
+    int rc = SW_EXIT_OK;
+    memset(stats, 0, sizeof(*stats));
+    if (nfiles == 0) {
+        files = stdin_only;
+        nfiles = 1;
+    }
+    sw_tdec_t *dec = sw_tdec_new();
+    for (int fi = 0; fi < nfiles && rc == SW_EXIT_OK; fi++) {
+        sw_input_t *in = sw_input_open(files[fi], errstr, sizeof(errstr));
+        if (!in) {
+            fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
+            rc = SW_EXIT_RUNTIME;
+            break;
+        }
+        const char *name = sw_input_name(in);
+        for (;;) {
+            const char *line;
+            size_t len;
+            sw_input_res_t r = sw_input_next(in, &line, &len, errstr, sizeof(errstr));
+            if (r == SW_INPUT_EOF) break;
+            if (r == SW_INPUT_ERROR) {
+                fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
+                rc = SW_EXIT_RUNTIME;
+                break;
+            }
+            uint64_t lineno = sw_input_lineno(in);
+            sw_event_t ev;
+            sw_err_t err = SW_OK;
+            if (r == SW_INPUT_TOOLONG) {
+                err = SW_ERR_PARSE;
+            } else {
+                if (sw_tdec_blank(line, len)) continue;
+                err = sw_tdec_json(dec, line, len, &ev, errstr, sizeof(errstr));
+            }
+            stats->lines++;
+            if (err) {
+                stats->invalid++;
+                fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)lineno, errstr);
+                if (strict) {
+                    rc = SW_EXIT_USAGE;
+                    break;
+                }
+                continue;
+            }
+            stats->valid++;
+            if (!cb(opaque, &ev, name, lineno)) {
+                rc = SW_EXIT_RUNTIME;
+                break;
+            }
+        }
+        stats->bytes += sw_input_raw_bytes(in);
+        sw_input_close(in);
+    }
+    sw_tdec_destroy(dec);
+    if (stats->invalid && rc == SW_EXIT_OK)
+        fprintf(stderr, "stormwatch %s: %llu invalid line%s skipped\n", cmd,
+                (unsigned long long)stats->invalid, stats->invalid == 1 ? "" : "s");
+    return rc;
+}

@@ -1,0 +1,959 @@
+/*
+ * Stream engine (SPEC 6). Per job it keeps, incrementally:
+ *  - per rank: a window (sw_window.c), first and newest timestamps, and
+ *    the rank's first qualifying spike (its candidate);
+ *  - the candidates in a treap ordered by (time since the rank's first
+ *    sample, -peak, rank). That order equals the SPEC's aligned-time order
+ *    for every anchor, because aligned = (spike - first) + anchor_first;
+ *  - multisets of timestamp gaps and sampling intervals for the median;
+ *  - world-size claim counts with the current leader;
+ *  - a min-heap of ranks by newest timestamp for the staleness sweep;
+ *  - the lifecycle and the last signature. The signature's suspect list is
+ *    re-read from the treap only when a candidate change touched the
+ *    suspects' region (time <= onset), which is the only way it can change.
+ * Records are built from this state in O(ranks + suspects) only when one is
+ * emitted. Pure: no I/O, no clock, no globals.
+ */
+#include "stormwatch/sw_detect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "stormwatch/sw_alloc.h"
+#include "stormwatch/sw_arena.h"
+#include "stormwatch/sw_imap.h"
+#include "stormwatch/sw_intern.h"
+#include "stormwatch/sw_phase.h"
+#include "sw_assemble.h"
+#include "sw_mset.h"
+#include "sw_window.h"
+
+#define NIL UINT32_MAX
+
+typedef struct rank_s {
+    int64_t rank;
+    int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
+    int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
+    sw_win_t win;
+    bool has_cand;
+    int64_t c_rel;       /* spike timestamp - first_ts */
+    int64_t c_spike_ts;
+    int64_t c_peak;
+    int64_t c_samples;
+    uint32_t c_src;
+    uint32_t t_left, t_right, t_prio; /* candidate treap */
+    uint32_t heap_pos;   /* stale heap index, NIL when not in it */
+    uint32_t last_src;   /* last source of this rank (lookup cache) */
+} rank_t;
+
+typedef struct claim_s {
+    int64_t ws;
+    uint64_t count;
+    uint64_t first;      /* order of first claim */
+} claim_t;
+
+typedef struct sig_ent_s {
+    int64_t rank;
+    int64_t spike_ts;
+} sig_ent_t;
+
+typedef struct job_s {
+    uint64_t hash;
+    bool has_job_id;
+    char *job_id;
+    size_t job_id_len;
+    bool has_sample;
+    int64_t last_ms;
+    sw_intern_t *strs;          /* hosts and sessions */
+    sw_src_t *srcs;
+    size_t nsrcs, capsrcs;
+    uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
+    size_t src_nslots;
+    rank_t *ranks;
+    size_t nranks, capranks;
+    sw_imap_t rank_map;         /* rank -> index in ranks */
+    int64_t min_rank, max_rank;
+    claim_t *claims;
+    size_t nclaims, capclaims;
+    sw_imap_t claim_map;        /* world_size -> index in claims */
+    uint64_t claim_seq;
+    int64_t claim_leader;       /* index in claims, -1 none */
+    bool has_newest;
+    int64_t newest_ts;          /* newest sample timestamp of the job */
+    size_t insufficient;        /* ranks with fewer than two retained samples */
+    uint64_t retained;
+    sw_mset_t gaps, intervals;
+    uint32_t t_root;
+    size_t ncands;
+    uint32_t *heap;
+    size_t nheap, capheap;
+    bool open;
+    int64_t episode, revision;
+    bool sig_valid;
+    uint64_t sig_onset;
+    sw_confidence_t sig_conf;
+    int64_t sig_boundary;       /* rel of the onset candidate; INT64_MAX when none */
+    int64_t sig_rel0;           /* rel of the earliest candidate */
+    size_t sig_earliest;        /* suspects at the earliest time */
+    sig_ent_t *sig;
+    size_t nsig, capsig;
+    bool region_dirty;
+    sw_phase_t *phase;
+    int64_t *sorted;            /* participating ranks ascending (cache) */
+    bool sorted_dirty;
+} job_t;
+
+struct sw_detector_s {
+    sw_params_t params;
+    int64_t stale_ns;
+    job_t **jobs;               /* creation order; NULL holes after expiry */
+    size_t njobs, capjobs, live_jobs;
+    job_t **jslots;             /* job map slots */
+    size_t jcap;
+    sw_arena_t arena;
+    sw_record_t rec;
+    uint32_t *stack;            /* treap traversal */
+    size_t capstack;
+    sig_ent_t *tmp_sig;
+    int64_t *tmp_rel;
+    size_t captmp;
+    sw_detect_stats_t st;
+};
+
+/* ---- small helpers --------------------------------------------------- */
+
+static uint32_t mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+#define GROW(ptr, n, cap, init)                                          \
+    do {                                                                 \
+        if ((n) >= (cap)) {                                              \
+            (cap) = (cap) ? (cap) * 2 : (init);                          \
+            while ((cap) <= (n)) (cap) *= 2;                             \
+            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));       \
+        }                                                                \
+    } while (0)
+
+/* ---- job map --------------------------------------------------------- */
+
+static uint64_t job_key_hash(bool has, const char *p, size_t n)
+{
+    return has ? sw_hash_bytes(p, n, 0x51ed) : 0x9e3779b97f4a7c15ULL;
+}
+
+static bool job_matches(const job_t *j, bool has, const char *p, size_t n)
+{
+    if (j->has_job_id != has) return false;
+    return !has || (j->job_id_len == n && memcmp(j->job_id, p, n) == 0);
+}
+
+static job_t *jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
+{
+    if (!det->jcap) return NULL;
+    uint64_t h = job_key_hash(has, p, n);
+    for (size_t i = h & (det->jcap - 1);; i = (i + 1) & (det->jcap - 1)) {
+        job_t *j = det->jslots[i];
+        if (!j) return NULL;
+        if (j->hash == h && job_matches(j, has, p, n)) return j;
+    }
+}
+
+static void jmap_put_raw(job_t **slots, size_t cap, job_t *j)
+{
+    size_t i = j->hash & (cap - 1);
+    while (slots[i]) i = (i + 1) & (cap - 1);
+    slots[i] = j;
+}
+
+static void jmap_put(sw_detector_t *det, job_t *j)
+{
+    if ((det->live_jobs + 1) * 2 > det->jcap) {
+        size_t cap = det->jcap ? det->jcap * 2 : 16;
+        job_t **slots = sw_calloc(cap, sizeof(*slots));
+        for (size_t i = 0; i < det->jcap; i++)
+            if (det->jslots[i]) jmap_put_raw(slots, cap, det->jslots[i]);
+        free(det->jslots);
+        det->jslots = slots;
+        det->jcap = cap;
+    }
+    jmap_put_raw(det->jslots, det->jcap, j);
+}
+
+static void jmap_del(sw_detector_t *det, job_t *j)
+{
+    size_t mask = det->jcap - 1, i = j->hash & mask;
+    while (det->jslots[i] != j) i = (i + 1) & mask;
+    for (size_t k = (i + 1) & mask; det->jslots[k]; k = (k + 1) & mask) {
+        size_t home = det->jslots[k]->hash & mask;
+        bool between = (i <= k) ? (home > i && home <= k) : (home > i || home <= k);
+        if (!between) {
+            det->jslots[i] = det->jslots[k];
+            i = k;
+        }
+    }
+    det->jslots[i] = NULL;
+}
+
+/* ---- candidate treap ------------------------------------------------- */
+
+static bool t_less(const rank_t *a, const rank_t *b)
+{
+    if (a->c_rel != b->c_rel) return a->c_rel < b->c_rel;
+    if (a->c_peak != b->c_peak) return a->c_peak > b->c_peak;
+    return a->rank < b->rank;
+}
+
+static void t_split(job_t *j, uint32_t t, const rank_t *key, uint32_t *l, uint32_t *r)
+{
+    if (t == NIL) {
+        *l = *r = NIL;
+        return;
+    }
+    rank_t *n = &j->ranks[t];
+    if (t_less(n, key)) {
+        t_split(j, n->t_right, key, &n->t_right, r);
+        *l = t;
+    } else {
+        t_split(j, n->t_left, key, l, &n->t_left);
+        *r = t;
+    }
+}
+
+static uint32_t t_merge(job_t *j, uint32_t a, uint32_t b)
+{
+    if (a == NIL) return b;
+    if (b == NIL) return a;
+    if (j->ranks[a].t_prio > j->ranks[b].t_prio) {
+        j->ranks[a].t_right = t_merge(j, j->ranks[a].t_right, b);
+        return a;
+    }
+    j->ranks[b].t_left = t_merge(j, a, j->ranks[b].t_left);
+    return b;
+}
+
+static uint32_t t_insert(job_t *j, uint32_t t, uint32_t x)
+{
+    if (t == NIL) return x;
+    rank_t *n = &j->ranks[t], *nx = &j->ranks[x];
+    if (nx->t_prio > n->t_prio) {
+        t_split(j, t, nx, &nx->t_left, &nx->t_right);
+        return x;
+    }
+    if (t_less(nx, n)) n->t_left = t_insert(j, n->t_left, x);
+    else n->t_right = t_insert(j, n->t_right, x);
+    return t;
+}
+
+static uint32_t t_erase(job_t *j, uint32_t t, uint32_t x)
+{
+    if (t == NIL) return NIL;
+    if (t == x) return t_merge(j, j->ranks[t].t_left, j->ranks[t].t_right);
+    rank_t *n = &j->ranks[t];
+    if (t_less(&j->ranks[x], n)) n->t_left = t_erase(j, n->t_left, x);
+    else n->t_right = t_erase(j, n->t_right, x);
+    return t;
+}
+
+/* In-order iteration from the smallest candidate. */
+typedef struct titer_s {
+    sw_detector_t *det;
+    job_t *j;
+    size_t n;
+} titer_t;
+
+static void titer_push_left(titer_t *it, uint32_t t)
+{
+    while (t != NIL) {
+        GROW(it->det->stack, it->n, it->det->capstack, 64);
+        it->det->stack[it->n++] = t;
+        t = it->j->ranks[t].t_left;
+    }
+}
+
+static void titer_begin(titer_t *it, sw_detector_t *det, job_t *j)
+{
+    it->det = det;
+    it->j = j;
+    it->n = 0;
+    titer_push_left(it, j->t_root);
+}
+
+static uint32_t titer_next(titer_t *it)
+{
+    if (!it->n) return NIL;
+    uint32_t x = it->det->stack[--it->n];
+    titer_push_left(it, it->j->ranks[x].t_right);
+    return x;
+}
+
+/* ---- stale heap (min by newest timestamp) ----------------------------- */
+
+static void heap_set(job_t *j, size_t i, uint32_t ri)
+{
+    j->heap[i] = ri;
+    j->ranks[ri].heap_pos = (uint32_t)i;
+}
+
+static void heap_up(job_t *j, size_t i)
+{
+    uint32_t x = j->heap[i];
+    int64_t key = j->ranks[x].newest_ts;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (j->ranks[j->heap[p]].newest_ts <= key) break;
+        heap_set(j, i, j->heap[p]);
+        i = p;
+    }
+    heap_set(j, i, x);
+}
+
+static void heap_down(job_t *j, size_t i)
+{
+    uint32_t x = j->heap[i];
+    int64_t key = j->ranks[x].newest_ts;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= j->nheap) break;
+        if (c + 1 < j->nheap && j->ranks[j->heap[c + 1]].newest_ts < j->ranks[j->heap[c]].newest_ts)
+            c++;
+        if (j->ranks[j->heap[c]].newest_ts >= key) break;
+        heap_set(j, i, j->heap[c]);
+        i = c;
+    }
+    heap_set(j, i, x);
+}
+
+static void heap_push(job_t *j, uint32_t ri)
+{
+    GROW(j->heap, j->nheap, j->capheap, 16);
+    heap_set(j, j->nheap++, ri);
+    heap_up(j, j->nheap - 1);
+}
+
+static void heap_pop_top(job_t *j)
+{
+    j->ranks[j->heap[0]].heap_pos = NIL;
+    if (--j->nheap) {
+        heap_set(j, 0, j->heap[j->nheap]);
+        heap_down(j, 0);
+    }
+}
+
+/* ---- sources ---------------------------------------------------------- */
+
+static uint64_t src_hash(int64_t pid, int64_t interval, uint32_t host, uint32_t session)
+{
+    uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)interval + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+    h ^= ((uint64_t)host << 32 | session) + 0x8cb92ba72f3d8dd7ULL + (h << 6) + (h >> 2);
+    return h ^ (h >> 29);
+}
+
+static void src_slots_put(job_t *j, uint32_t id)
+{
+    const sw_src_t *s = &j->srcs[id];
+    size_t mask = j->src_nslots - 1;
+    size_t i = src_hash(s->pid, s->interval_ms, s->host, s->session) & mask;
+    while (j->src_slots[i]) i = (i + 1) & mask;
+    j->src_slots[i] = id + 1;
+}
+
+static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
+{
+    const sw_src_t *s = &j->srcs[id];
+    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms) return false;
+    if (!sw_str_eq(sw_intern_get(j->strs, s->host), ev->host)) return false;
+    if (!ev->has_session_id) return s->session == 0;
+    return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
+}
+
+static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
+{
+    if (r->last_src != NIL && src_is(j, r->last_src, ev)) return r->last_src;
+    uint32_t host = sw_intern_add(j->strs, ev->host);
+    uint32_t session = ev->has_session_id ? sw_intern_add(j->strs, ev->session_id) : 0;
+    if (j->src_nslots) {
+        size_t mask = j->src_nslots - 1;
+        size_t i = src_hash(ev->pid, ev->sampling_interval_ms, host, session) & mask;
+        for (; j->src_slots[i]; i = (i + 1) & mask) {
+            const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
+            if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
+                s->host == host && s->session == session) {
+                r->last_src = j->src_slots[i] - 1;
+                return r->last_src;
+            }
+        }
+    }
+    GROW(j->srcs, j->nsrcs, j->capsrcs, 8);
+    uint32_t id = (uint32_t)j->nsrcs++;
+    j->srcs[id].pid = ev->pid;
+    j->srcs[id].interval_ms = ev->sampling_interval_ms;
+    j->srcs[id].host = host;
+    j->srcs[id].session = session;
+    if (j->nsrcs * 2 > j->src_nslots) {
+        free(j->src_slots);
+        j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 16;
+        j->src_slots = sw_calloc(j->src_nslots, sizeof(*j->src_slots));
+        for (uint32_t k = 0; k < j->nsrcs; k++) src_slots_put(j, k);
+    } else {
+        src_slots_put(j, id);
+    }
+    r->last_src = id;
+    return id;
+}
+
+/* ---- jobs and ranks --------------------------------------------------- */
+
+static job_t *job_create(sw_detector_t *det, const sw_event_t *ev)
+{
+    job_t *j = sw_calloc(1, sizeof(*j));
+    j->has_job_id = ev->has_job_id;
+    if (ev->has_job_id) {
+        j->job_id = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
+        j->job_id_len = ev->job_id.len;
+    }
+    j->hash = job_key_hash(ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    j->strs = sw_intern_new();
+    sw_imap_init(&j->rank_map);
+    sw_imap_init(&j->claim_map);
+    sw_mset_init(&j->gaps);
+    sw_mset_init(&j->intervals);
+    j->claim_leader = -1;
+    j->t_root = NIL;
+    j->sig_boundary = INT64_MAX;
+    j->phase = sw_phase_new();
+    GROW(det->jobs, det->njobs, det->capjobs, 16);
+    det->jobs[det->njobs++] = j;
+    jmap_put(det, j);
+    det->live_jobs++;
+    return j;
+}
+
+static void job_destroy(job_t *j)
+{
+    if (!j) return;
+    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win);
+    free(j->ranks);
+    sw_imap_clear(&j->rank_map);
+    sw_imap_clear(&j->claim_map);
+    free(j->claims);
+    sw_mset_clear(&j->gaps);
+    sw_mset_clear(&j->intervals);
+    free(j->heap);
+    free(j->sig);
+    free(j->sorted);
+    free(j->srcs);
+    free(j->src_slots);
+    sw_intern_destroy(j->strs);
+    sw_phase_destroy(j->phase);
+    free(j->job_id);
+    free(j);
+}
+
+static size_t job_bytes(const sw_detector_t *det, const job_t *j)
+{
+    size_t b = sizeof(*j) + j->capranks * sizeof(rank_t) +
+               j->nranks * sw_win_bytes((uint32_t)det->params.window_samples) +
+               sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
+               j->capclaims * sizeof(claim_t) + sw_mset_bytes(&j->gaps) +
+               sw_mset_bytes(&j->intervals) + j->capheap * sizeof(uint32_t) +
+               j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
+               j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
+               sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len;
+    return b;
+}
+
+static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank)
+{
+    GROW(j->ranks, j->nranks, j->capranks, 8);
+    uint32_t ri = (uint32_t)j->nranks++;
+    rank_t *r = &j->ranks[ri];
+    memset(r, 0, sizeof(*r));
+    r->rank = rank;
+    sw_win_init(&r->win, (uint32_t)det->params.window_samples);
+    r->t_left = r->t_right = NIL;
+    r->t_prio = mix32(ri * 2654435761U + 1);
+    r->heap_pos = NIL;
+    r->last_src = NIL;
+    sw_imap_put(&j->rank_map, rank, ri);
+    if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
+    if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
+    j->sorted_dirty = true;
+    j->insufficient++;
+    return ri;
+}
+
+static void claim_add(job_t *j, int64_t ws)
+{
+    uint32_t ci;
+    if (!sw_imap_get(&j->claim_map, ws, &ci)) {
+        GROW(j->claims, j->nclaims, j->capclaims, 4);
+        ci = (uint32_t)j->nclaims++;
+        j->claims[ci].ws = ws;
+        j->claims[ci].count = 0;
+        j->claims[ci].first = j->claim_seq;
+        sw_imap_put(&j->claim_map, ws, ci);
+    }
+    j->claim_seq++;
+    claim_t *c = &j->claims[ci];
+    c->count++;
+    if (j->claim_leader < 0) {
+        j->claim_leader = ci;
+        return;
+    }
+    const claim_t *l = &j->claims[j->claim_leader];
+    if (c->count > l->count || (c->count == l->count && c->first < l->first))
+        j->claim_leader = ci;
+}
+
+static int64_t job_world_size(const job_t *j)
+{
+    int64_t declared = j->claim_leader >= 0 ? j->claims[j->claim_leader].ws : 1;
+    int64_t observed = j->max_rank + 1;
+    return declared > observed ? declared : observed;
+}
+
+static int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
+{
+    uint32_t ri;
+    if (!sw_imap_get(&j->rank_map, 0, &ri)) sw_imap_get(&j->rank_map, j->min_rank, &ri);
+    if (anchor_rank) *anchor_rank = j->ranks[ri].rank;
+    return j->ranks[ri].first_ts;
+}
+
+static sw_i128 job_median(job_t *j)
+{
+    size_t n = sw_mset_size(&j->gaps);
+    if (n)
+        return sw_median_of(sw_mset_kth(&j->gaps, (n - 1) / 2), sw_mset_kth(&j->gaps, n / 2), n);
+    n = sw_mset_size(&j->intervals);
+    if (n)
+        return sw_median_of((sw_i128)sw_mset_kth(&j->intervals, (n - 1) / 2) * 1000000,
+                            (sw_i128)sw_mset_kth(&j->intervals, n / 2) * 1000000, n);
+    return 0;
+}
+
+/* Re-derive rank ri's candidate and keep the treap in step. */
+static void cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
+{
+    rank_t *r = &j->ranks[ri];
+    sw_win_cand_t wc;
+    bool has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                                &wc);
+    int64_t rel = has ? wc.spike_ts - r->first_ts : 0;
+    if (has == r->has_cand && (!has || (rel == r->c_rel && wc.peak == r->c_peak))) {
+        if (has) {
+            r->c_spike_ts = wc.spike_ts;
+            r->c_samples = wc.samples;
+            r->c_src = wc.src;
+        }
+        return;
+    }
+    if (r->has_cand) {
+        if (r->c_rel <= j->sig_boundary) j->region_dirty = true;
+        j->t_root = t_erase(j, j->t_root, ri);
+        r->t_left = r->t_right = NIL;
+        j->ncands--;
+    }
+    r->has_cand = has;
+    if (!has) return;
+    r->c_rel = rel;
+    r->c_spike_ts = wc.spike_ts;
+    r->c_peak = wc.peak;
+    r->c_samples = wc.samples;
+    r->c_src = wc.src;
+    if (rel <= j->sig_boundary) j->region_dirty = true;
+    j->t_root = t_insert(j, j->t_root, ri);
+    j->ncands++;
+}
+
+static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
+{
+    j->retained += n_after;
+    j->retained -= n_before;
+    if (n_before < 2 && n_after >= 2) j->insufficient--;
+    else if (n_before >= 2 && n_after < 2) j->insufficient++;
+}
+
+static void stale_sweep(sw_detector_t *det, job_t *j)
+{
+    while (j->nheap) {
+        uint32_t ri = j->heap[0];
+        rank_t *r = &j->ranks[ri];
+        if (j->newest_ts - r->newest_ts <= det->stale_ns) break;
+        heap_pop_top(j);
+        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+        uint32_t n_before = r->win.n;
+        sw_win_empty(&r->win, &ctx);
+        window_changed(j, n_before, 0);
+        cand_refresh(det, j, ri);
+        det->st.stale_windows++;
+    }
+}
+
+/* ---- signature and records -------------------------------------------- */
+
+/* Re-read the suspects from the treap into tmp_sig/tmp_rel.
+ * @returns their number; *boundary is the onset candidate's rel. */
+static size_t collect_suspects(sw_detector_t *det, job_t *j, int64_t *boundary)
+{
+    titer_t it;
+    titer_begin(&it, det, j);
+    size_t n = 0;
+    *boundary = INT64_MAX;
+    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
+        const rank_t *r = &j->ranks[x];
+        if (n >= 2 && r->c_rel > *boundary) break;
+        if (n + 1 > det->captmp) {
+            det->captmp = det->captmp ? det->captmp * 2 : 64;
+            det->tmp_sig = sw_reallocarray(det->tmp_sig, det->captmp, sizeof(*det->tmp_sig));
+            det->tmp_rel = sw_reallocarray(det->tmp_rel, det->captmp, sizeof(*det->tmp_rel));
+        }
+        det->tmp_sig[n].rank = r->rank;
+        det->tmp_sig[n].spike_ts = r->c_spike_ts;
+        det->tmp_rel[n] = r->c_rel;
+        n++;
+        if (n == 2) *boundary = r->c_rel;
+    }
+    return n;
+}
+
+static sw_confidence_t job_confidence(job_t *j)
+{
+    bool sparse = (uint64_t)job_world_size(j) > j->nranks || j->insufficient > 0;
+    uint64_t lead = (uint64_t)(j->sig_boundary - j->sig_rel0);
+    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
+    return sw_earliest_confidence(j->ncands, j->sig_earliest, sparse, lead, median);
+}
+
+/* Refresh the signature (onset, suspects, earliest confidence) of an open
+ * job with an onset. @returns true when it changed. */
+static bool sig_refresh(sw_detector_t *det, job_t *j)
+{
+    bool changed = !j->sig_valid;
+    if (j->region_dirty || !j->sig_valid) {
+        int64_t boundary;
+        size_t n = collect_suspects(det, j, &boundary);
+        if (n != j->nsig || memcmp(det->tmp_sig, j->sig, n * sizeof(*j->sig)) != 0) {
+            changed = true;
+            GROW(j->sig, n, j->capsig, 8);
+            memcpy(j->sig, det->tmp_sig, n * sizeof(*j->sig));
+            j->nsig = n;
+        }
+        j->sig_boundary = boundary;
+        j->sig_rel0 = det->tmp_rel[0];
+        j->sig_earliest = 0;
+        while (j->sig_earliest < n && det->tmp_rel[j->sig_earliest] == j->sig_rel0)
+            j->sig_earliest++;
+        j->region_dirty = false;
+    }
+    uint64_t onset = (uint64_t)j->sig_boundary + (uint64_t)anchor_first(j, NULL);
+    sw_confidence_t conf = job_confidence(j);
+    if (onset != j->sig_onset || conf != j->sig_conf) changed = true;
+    j->sig_onset = onset;
+    j->sig_conf = conf;
+    j->sig_valid = true;
+    return changed;
+}
+
+static void sig_reset(job_t *j)
+{
+    j->sig_valid = false;
+    j->sig_boundary = INT64_MAX;
+    j->nsig = 0;
+    j->region_dirty = false;
+}
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Analysis A of SPEC 6 step 4 from the incremental state. */
+static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
+{
+    sw_arena_reset(&det->arena);
+    if (j->sorted_dirty) {
+        j->sorted = sw_reallocarray(j->sorted, j->nranks, sizeof(*j->sorted));
+        for (size_t i = 0; i < j->nranks; i++) j->sorted[i] = j->ranks[i].rank;
+        qsort(j->sorted, j->nranks, sizeof(*j->sorted), i64_cmp);
+        j->sorted_dirty = false;
+    }
+    int64_t anchor_rank;
+    int64_t afirst = anchor_first(j, &anchor_rank);
+    int64_t *counts = sw_arena_alloc(&det->arena, j->nranks * sizeof(*counts));
+    int64_t *offsets = sw_arena_alloc(&det->arena, j->nranks * sizeof(*offsets));
+    for (size_t i = 0; i < j->nranks; i++) {
+        uint32_t ri;
+        sw_imap_get(&j->rank_map, j->sorted[i], &ri);
+        counts[i] = j->ranks[ri].win.n;
+        offsets[i] = j->ranks[ri].first_ts - afirst;
+    }
+    /* Candidates up to the last suspect, in order. */
+    titer_t it;
+    titer_begin(&it, det, j);
+    size_t cap = 8, n = 0;
+    sw_cand_t *cands = sw_arena_alloc(&det->arena, cap * sizeof(*cands));
+    int64_t boundary = INT64_MAX;
+    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
+        const rank_t *r = &j->ranks[x];
+        if (n >= 2 && r->c_rel > boundary) break;
+        if (n == cap) {
+            sw_cand_t *bigger = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*cands));
+            memcpy(bigger, cands, n * sizeof(*cands));
+            cands = bigger;
+            cap *= 2;
+        }
+        sw_cand_t *c = &cands[n++];
+        c->rank = r->rank;
+        c->spike_ts = r->c_spike_ts;
+        c->aligned = (uint64_t)r->c_rel + (uint64_t)afirst;
+        c->peak = r->c_peak;
+        c->samples = r->c_samples;
+        uint32_t session = j->srcs[r->c_src].session;
+        c->has_session = session != 0;
+        c->session = sw_intern_get(j->strs, session);
+        if (n == 2) boundary = r->c_rel;
+    }
+    sw_assemble_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.has_job_id = j->has_job_id;
+    in.job_id.ptr = j->job_id;
+    in.job_id.len = j->job_id_len;
+    in.world_size = job_world_size(j);
+    in.ranks = j->sorted;
+    in.counts = counts;
+    in.offsets = offsets;
+    in.n_ranks = j->nranks;
+    in.anchor_rank = anchor_rank;
+    in.median_ns = job_median(j);
+    in.skew_multiplier = det->params.skew_note_multiplier;
+    in.cands = cands;
+    in.n_cands = n;
+    in.n_cands_total = j->ncands;
+    in.phase = j->phase;
+    sw_assemble(&in, &det->arena, out);
+}
+
+static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,
+                               int64_t ts)
+{
+    sw_record_t *rec = &det->rec;
+    build_analysis(det, j, &rec->analysis);
+    rec->action = action;
+    rec->episode = j->episode;
+    rec->revision = j->revision;
+    rec->has_event_ts = has_ts;
+    rec->event_timestamp_ns = has_ts ? ts : 0;
+    det->st.records[action]++;
+    return rec;
+}
+
+/* SPEC 6 step 5. */
+static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts)
+{
+    bool onset = j->ncands >= 2;
+    if (!j->open) {
+        if (!onset) return NULL;
+        j->episode++;
+        j->revision = 0;
+        j->open = true;
+        sig_reset(j);
+        sig_refresh(det, j);
+        return emit(det, j, SW_ACTION_TRIGGER, true, ts);
+    }
+    if (!onset) {
+        j->revision++;
+        j->open = false;
+        sig_reset(j);
+        return emit(det, j, SW_ACTION_RESOLVE, true, ts);
+    }
+    if (!sig_refresh(det, j)) return NULL;
+    j->revision++;
+    return emit(det, j, SW_ACTION_UPDATE, true, ts);
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+/* "<a><v><b><limit>)" into errstr without stdio (v < 0: omitted). */
+static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t v, const char *b,
+                        int64_t limit)
+{
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    sw_buf_puts(&buf, a);
+    if (v >= 0) sw_buf_put_i64(&buf, v);
+    sw_buf_puts(&buf, b);
+    sw_buf_put_i64(&buf, limit);
+    sw_buf_putc(&buf, ')');
+    if (errstr_size) {
+        size_t n = buf.len < errstr_size - 1 ? buf.len : errstr_size - 1;
+        memcpy(errstr, buf.data, n);
+        errstr[n] = '\0';
+    }
+    sw_buf_clear(&buf);
+}
+
+sw_detector_t *sw_detect_new(sw_params_t params)
+{
+    sw_detector_t *det = sw_calloc(1, sizeof(*det));
+    if (params.window_samples < 1) params.window_samples = 1;
+    if (params.window_samples > UINT32_MAX / 4) params.window_samples = UINT32_MAX / 4;
+    det->params = params;
+    det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
+    sw_arena_init(&det->arena);
+    return det;
+}
+
+void sw_detect_destroy(sw_detector_t *det)
+{
+    if (!det) return;
+    for (size_t i = 0; i < det->njobs; i++) job_destroy(det->jobs[i]);
+    free(det->jobs);
+    free(det->jslots);
+    free(det->stack);
+    free(det->tmp_sig);
+    free(det->tmp_rel);
+    sw_arena_clear(&det->arena);
+    free(det);
+}
+
+sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
+                        const sw_record_t **rec, char *errstr, size_t errstr_size)
+{
+    *rec = NULL;
+    bool sample = ev->kind == SW_EV_SAMPLE;
+    int64_t max_ranks = det->params.max_ranks_per_job;
+    if (sample && max_ranks > 0 && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
+        det->st.limit_rejects++;
+        bool ws = ev->world_size > max_ranks;
+        limit_error(errstr, errstr_size, ws ? "world_size " : "rank ", ws ? ev->world_size : ev->rank,
+                    " exceeds max.ranks.per.job (", max_ranks);
+        return SW_ERR_LIMIT;
+    }
+    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    if (!j) {
+        if (det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs) {
+            det->st.limit_rejects++;
+            limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
+                        det->params.max_jobs);
+            return SW_ERR_LIMIT;
+        }
+        j = job_create(det, ev);
+    }
+    det->st.events++;
+    j->last_ms = now_ms;
+    sw_phase_add(j->phase, ev);
+    if (!sample) return SW_OK;
+    det->st.samples++;
+
+    uint32_t ri;
+    bool new_rank = false;
+    if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+        ri = rank_create(det, j, ev->rank);
+        new_rank = true;
+    }
+    rank_t *r = &j->ranks[ri];
+    uint32_t src = src_get(j, r, ev);
+    int64_t ts = ev->timestamp_ns;
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    uint32_t n_before = r->win.n;
+    /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
+     * the window untouched and stops here. */
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src);
+    if (wr == SW_WIN_DUP) {
+        det->st.duplicates++;
+        return SW_OK;
+    }
+    bool first_changed = false;
+    if (new_rank) {
+        r->first_ts = r->newest_ts = ts;
+    } else {
+        if (ts < r->newest_ts) det->st.late++;
+        if (ts < r->first_ts) {
+            r->first_ts = ts;
+            first_changed = true;
+        }
+        if (ts > r->newest_ts) r->newest_ts = ts;
+    }
+    if (wr == SW_WIN_TOO_OLD) det->st.too_old++;
+    if (ev->world_size > 1) claim_add(j, ev->world_size);
+    if (!j->has_newest || ts > j->newest_ts) {
+        j->newest_ts = ts;
+        j->has_newest = true;
+    }
+    j->has_sample = true;
+    window_changed(j, n_before, r->win.n);
+    if (r->win.n) {
+        if (r->heap_pos == NIL) heap_push(j, ri);
+        else heap_down(j, r->heap_pos);
+    }
+    if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
+    /* Step 3: staleness. */
+    stale_sweep(det, j);
+    /* Steps 4-5. */
+    *rec = lifecycle(det, j, ts);
+    return SW_OK;
+}
+
+void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)
+{
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (!j || !j->has_sample) continue;
+        cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0));
+    }
+}
+
+size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_record_cb cb,
+                        void *opaque)
+{
+    size_t expired = 0, k = 0;
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (now_ms - j->last_ms >= idle_ms) {
+            if (j->has_sample) cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0));
+            jmap_del(det, j);
+            job_destroy(j);
+            det->live_jobs--;
+            expired++;
+            continue;
+        }
+        det->jobs[k++] = j;
+    }
+    det->njobs = k;
+    return expired;
+}
+
+void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
+{
+    *st = det->st;
+    st->jobs = det->live_jobs;
+    st->ranks = 0;
+    st->retained = 0;
+    st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
+                det->arena.total + det->capstack * sizeof(uint32_t) +
+                det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t));
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        st->ranks += j->nranks;
+        st->retained += j->retained;
+        st->bytes += job_bytes(det, j);
+    }
+}
+
+bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out)
+{
+    job_t *j = jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
+    if (!j || !j->has_sample) return false;
+    build_analysis(det, j, out);
+    return true;
+}
