@@ -4,6 +4,7 @@
  */
 #include "stormwatch/sw_codec_alert.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "stormwatch/sw_alloc.h"
@@ -168,6 +169,94 @@ void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent)
     sw_jw_end_obj(&jw);
 }
 
+const char *sw_record_severity(const sw_record_t *rec)
+{
+    if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY) return "info";
+    if (rec->analysis.n_suspects == 0) return "warning";
+    switch (rec->analysis.suspects[0].confidence) {
+    case SW_CONF_HIGH: return "critical";
+    case SW_CONF_MEDIUM: return "error";
+    case SW_CONF_LOW: break;
+    }
+    return "warning";
+}
+
+void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf)
+{
+    sw_buf_puts(buf, "stormwatch/");
+    if (rec->analysis.has_job_id) sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
+    else sw_buf_puts(buf, "<null>");
+    sw_buf_puts(buf, "/episode/");
+    sw_buf_put_i64(buf, rec->episode);
+}
+
+/* "1.25 s", "300 ms", "12 us" or "40 ns". */
+static void put_duration(sw_buf_t *buf, int64_t ns)
+{
+    char tmp[48];
+    if (ns >= 1000000000) snprintf(tmp, sizeof(tmp), "%.2f s", (double)ns / 1e9);
+    else if (ns >= 1000000) snprintf(tmp, sizeof(tmp), "%.0f ms", (double)ns / 1e6);
+    else if (ns >= 1000) snprintf(tmp, sizeof(tmp), "%.0f us", (double)ns / 1e3);
+    else snprintf(tmp, sizeof(tmp), "%lld ns", (long long)ns);
+    sw_buf_puts(buf, tmp);
+}
+
+static void put_phase_text(sw_buf_t *buf, const sw_phase_attr_t *ph)
+{
+    if (ph->resolution == SW_PHASE_UNIQUE) {
+        sw_buf_puts(buf, "phase ");
+        sw_buf_put(buf, ph->path.ptr, ph->path.len);
+    } else if (ph->resolution == SW_PHASE_AMBIGUOUS) {
+        sw_buf_puts(buf, "phase ambiguous");
+        if (ph->has_summary) {
+            sw_buf_puts(buf, " (likely ");
+            sw_buf_put(buf, ph->summary_path.ptr, ph->summary_path.len);
+            sw_buf_putc(buf, ')');
+        }
+    } else {
+        sw_buf_puts(buf, "phase unknown");
+    }
+}
+
+void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
+{
+    const sw_analysis_t *a = &rec->analysis;
+    static const char *const verbs[] = {"TRIGGER", "UPDATE", "RESOLVED", "SUMMARY"};
+    sw_buf_puts(buf, verbs[rec->action]);
+    sw_buf_puts(buf, " job ");
+    if (a->has_job_id) sw_buf_put(buf, a->job_id.ptr, a->job_id.len);
+    else sw_buf_puts(buf, "<null>");
+    if (rec->episode > 0) {
+        sw_buf_puts(buf, " episode ");
+        sw_buf_put_i64(buf, rec->episode);
+    }
+    sw_buf_puts(buf, ": ");
+    if (rec->action == SW_ACTION_RESOLVE) {
+        sw_buf_puts(buf, "no cross-rank memory storm in the current windows");
+        return;
+    }
+    if (!a->has_onset || a->n_suspects == 0) {
+        sw_buf_puts(buf, "no cross-rank memory storm detected (");
+        sw_buf_put_i64(buf, (int64_t)a->n_participating);
+        sw_buf_puts(buf, " ranks)");
+        return;
+    }
+    const sw_suspect_t *s = &a->suspects[0];
+    sw_buf_puts(buf, "memory storm first seen on rank ");
+    sw_buf_put_i64(buf, s->rank);
+    sw_buf_puts(buf, " (lead ");
+    put_duration(buf, s->lead_over_cluster_onset_ns);
+    sw_buf_puts(buf, ", ");
+    sw_buf_puts(buf, sw_confidence_str(s->confidence));
+    sw_buf_puts(buf, " confidence, ");
+    put_phase_text(buf, &s->phase);
+    char gib[32];
+    snprintf(gib, sizeof(gib), ", +%.2f GiB, ", (double)s->peak_delta_bytes / 1073741824.0);
+    sw_buf_puts(buf, gib);
+    sw_buf_put_i64(buf, (int64_t)a->n_suspects);
+    sw_buf_puts(buf, a->n_suspects == 1 ? " rank at onset)" : " ranks at onset)");
+}
+
 void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
 {
     sw_jw_t jw;
@@ -184,5 +273,28 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
     if (rec->has_event_ts) sw_jw_i64(&jw, rec->event_timestamp_ns);
     else sw_jw_null(&jw);
     put_body(&jw, &rec->analysis, rec->action != SW_ACTION_SUMMARY);
+    sw_jw_key(&jw, "severity");
+    sw_jw_cstr(&jw, sw_record_severity(rec));
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_record_dedup_key(rec, &tmp);
+    sw_jw_key(&jw, "dedup_key");
+    sw_jw_str(&jw, (sw_str_t){tmp.data, tmp.len});
+    tmp.len = 0;
+    sw_record_summary(rec, &tmp);
+    sw_jw_key(&jw, "summary");
+    sw_jw_str(&jw, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+    if (rec->source.set) {
+        sw_jw_key(&jw, "source");
+        sw_jw_obj(&jw);
+        sw_jw_key(&jw, "topic");
+        sw_jw_str(&jw, rec->source.topic);
+        sw_jw_key(&jw, "partition");
+        sw_jw_i64(&jw, rec->source.partition);
+        sw_jw_key(&jw, "offset");
+        sw_jw_i64(&jw, rec->source.offset);
+        sw_jw_end_obj(&jw);
+    }
     sw_jw_end_obj(&jw);
 }

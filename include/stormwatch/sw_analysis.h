@@ -119,6 +119,14 @@ typedef enum sw_action_e {
 /** @brief "trigger", "update", "resolve" or "summary". */
 const char *sw_action_str(sw_action_t a);
 
+/** Where the sample that caused a record came from (Kafka provenance). */
+typedef struct sw_record_source_s {
+    bool set;            /**< false: not from Kafka (files) */
+    sw_str_t topic;      /**< input topic */
+    int32_t partition;   /**< input partition */
+    int64_t offset;      /**< input offset */
+} sw_record_source_t;
+
 /** A stream record (SPEC 6): lifecycle fields plus the analysis. */
 typedef struct sw_record_s {
     sw_action_t action;
@@ -127,6 +135,7 @@ typedef struct sw_record_s {
     bool has_event_ts;           /**< false for summaries */
     int64_t event_timestamp_ns;  /**< the sample that caused it */
     sw_analysis_t analysis;      /**< full maps; encoders trim for alerts */
+    sw_record_source_t source;   /**< provenance, set by the Kafka layer */
 } sw_record_t;
 
 #endif /* SW_ANALYSIS_H */

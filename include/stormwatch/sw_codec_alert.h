@@ -12,7 +12,27 @@
 /** @brief Append the analysis as one JSON object (indent 0 = one line). */
 void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent);
 
-/** @brief Append a stream record as one JSON object on one line (no newline). */
+/**
+ * @brief Append a stream record as one JSON object on one line (no
+ *        newline): the SPEC keys, then severity, dedup_key, summary and,
+ *        when set, source {topic, partition, offset}.
+ */
 void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec);
+
+/**
+ * @brief Pager severity: "critical", "error" or "warning" when the top
+ *        suspect's confidence is high, medium or low; "info" for resolve
+ *        and summary records.
+ */
+const char *sw_record_severity(const sw_record_t *rec);
+
+/** @brief Append the dedup key, stable for one episode of one job. */
+void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf);
+
+/**
+ * @brief Append one human line: action, job, first-cause rank, lead,
+ *        confidence and phase.
+ */
+void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf);
 
 #endif /* SW_CODEC_ALERT_H */

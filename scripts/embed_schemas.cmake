@@ -1,0 +1,15 @@
+# Embed the Avro schema files into a C source as NUL-terminated arrays.
+# Usage: cmake -DOUT=file.c -DNAMES="a;b" -DFILES="x.avsc;y.avsc" -P embed_schemas.cmake
+set(code "/* Generated from the schemas/ folder by scripts/embed_schemas.cmake. */\n#include \"stormwatch/sw_schemas.h\"\n")
+list(LENGTH NAMES n)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+  list(GET NAMES ${i} name)
+  list(GET FILES ${i} file)
+  file(READ ${file} hex HEX)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR bytes "${hexlen} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," arr "${hex}")
+  string(APPEND code "const char sw_schema_${name}[] = {${arr}0x00};\nconst unsigned sw_schema_${name}_len = ${bytes};\n")
+endforeach()
+file(WRITE ${OUT} "${code}")

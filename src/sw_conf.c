@@ -1,0 +1,2 @@
+/* Configuration: placeholder until the module lands. */
+typedef int sw_conf_placeholder_t;

@@ -1,0 +1,162 @@
+/* Test helpers (see sw_testlib.h). */
+#include "sw_testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static void show(json_t *v, char *dst, size_t n)
+{
+    if (!v) {
+        snprintf(dst, n, "(absent)");
+        return;
+    }
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(dst, n, "%.200s", s ? s : "?");
+    free(s);
+}
+
+static bool eq(json_t *a, json_t *b, bool extra, char *path, size_t plen, size_t pcap,
+               char *why, size_t why_size)
+{
+    if (json_typeof(a) != json_typeof(b)) {
+        char sa[256], sb[256];
+        show(a, sa, sizeof(sa));
+        show(b, sb, sizeof(sb));
+        snprintf(why, why_size, "%s: %s != %s", plen ? path : "$", sa, sb);
+        return false;
+    }
+    switch (json_typeof(a)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *va;
+        json_object_foreach(a, k, va) {
+            int n = snprintf(path + plen, pcap - plen, ".%s", k);
+            json_t *vb = json_object_get(b, k);
+            if (!vb && extra) continue;
+            if (!vb) {
+                char sa[256];
+                show(va, sa, sizeof(sa));
+                snprintf(why, why_size, "%s: %s != (absent)", path, sa);
+                return false;
+            }
+            if (!eq(va, vb, extra, path, plen + (size_t)n, pcap, why, why_size)) return false;
+        }
+        json_t *vb;
+        json_object_foreach(b, k, vb) {
+            if (!json_object_get(a, k)) {
+                char sb[256];
+                snprintf(path + plen, pcap - plen, ".%s", k);
+                show(vb, sb, sizeof(sb));
+                snprintf(why, why_size, "%s: (absent) != %s", path, sb);
+                return false;
+            }
+        }
+        path[plen] = '\0';
+        return true;
+    }
+    case JSON_ARRAY: {
+        size_t na = json_array_size(a), nb = json_array_size(b);
+        for (size_t i = 0; i < na && i < nb; i++) {
+            int n = snprintf(path + plen, pcap - plen, "[%zu]", i);
+            if (!eq(json_array_get(a, i), json_array_get(b, i), extra, path, plen + (size_t)n, pcap,
+                    why, why_size))
+                return false;
+        }
+        if (na != nb) {
+            snprintf(why, why_size, "%s: array of %zu elements != array of %zu elements",
+                     plen ? path : "$", na, nb);
+            return false;
+        }
+        return true;
+    }
+    default:
+        if (json_equal(a, b)) return true;
+        {
+            char sa[256], sb[256];
+            show(a, sa, sizeof(sa));
+            show(b, sb, sizeof(sb));
+            snprintf(why, why_size, "%s: %s != %s", plen ? path : "$", sa, sb);
+        }
+        return false;
+    }
+}
+
+bool sw_test_json_equal(json_t *got, json_t *want, bool allow_extra, char *why, size_t why_size)
+{
+    char path[1024] = "";
+    return eq(got, want, allow_extra, path, 0, sizeof(path), why, why_size);
+}
+
+bool sw_test_read_file(const char *path, sw_buf_t *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char tmp[65536];
+    size_t n;
+    out->len = 0;
+    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) sw_buf_put(out, tmp, n);
+    fclose(f);
+    sw_buf_cstr(out);
+    return true;
+}
+
+int sw_test_run(const char *cmd, sw_buf_t *out)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    char tmp[65536];
+    size_t n;
+    if (out) out->len = 0;
+    while ((n = fread(tmp, 1, sizeof(tmp), p)) > 0)
+        if (out) sw_buf_put(out, tmp, n);
+    if (out) sw_buf_cstr(out);
+    int st = pclose(p);
+    if (st == -1) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+const char *sw_test_bin(void)
+{
+    const char *s = getenv("SW_BIN");
+    return s ? s : "./stormwatch";
+}
+
+const char *sw_test_fixtures(void)
+{
+    const char *s = getenv("SW_FIXTURES");
+    return s ? s : "fixtures";
+}
+
+const char *sw_test_tmp(void)
+{
+    const char *s = getenv("SW_TMP");
+    if (!s) s = "/tmp/stormwatch-test";
+    mkdir(s, 0755);
+    return s;
+}
+
+json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_size)
+{
+    json_t *arr = json_array();
+    size_t i = 0, lineno = 0;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        lineno++;
+        if (end > i) {
+            json_error_t err;
+            json_t *v = json_loadb(text + i, end - i, 0, &err);
+            if (!v) {
+                snprintf(why, why_size, "line %zu: %s", lineno, err.text);
+                json_decref(arr);
+                return NULL;
+            }
+            json_array_append_new(arr, v);
+        }
+        i = end + 1;
+    }
+    return arr;
+}

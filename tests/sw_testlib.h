@@ -1,0 +1,51 @@
+/*
+ * Helpers shared by the tests: semantic JSON comparison (SPEC 7) that
+ * reports the path of the first difference and both values, running the
+ * stormwatch binary, and reading files. Tests only.
+ */
+#ifndef SW_TESTLIB_H
+#define SW_TESTLIB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "stormwatch/sw_types.h"
+
+/**
+ * @brief SPEC 7 equality of @p got and @p want: same keys (order free),
+ *        same array order, exact integers. With @p allow_extra, objects of
+ *        @p got may have keys @p want lacks (SPEC 6: extra keys are
+ *        ignored). On a difference, @p why gets "PATH: GOT != WANT".
+ */
+bool sw_test_json_equal(json_t *got, json_t *want, bool allow_extra, char *why, size_t why_size);
+
+/** @brief Read a whole file. @returns false when it cannot be read. */
+bool sw_test_read_file(const char *path, sw_buf_t *out);
+
+/**
+ * @brief Run a shell command, capturing stdout into @p out (stderr passes
+ *        through). @returns the exit status, or -1.
+ */
+int sw_test_run(const char *cmd, sw_buf_t *out);
+
+/** @brief The stormwatch binary (SW_BIN), the fixtures dir, a scratch dir. */
+const char *sw_test_bin(void);
+const char *sw_test_fixtures(void);
+const char *sw_test_tmp(void);
+
+/** @brief Parse JSON Lines; @returns an array (caller json_decref) or NULL. */
+json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_size);
+
+/** Assertion that prints file, line, expression and a message, then fails. */
+#define SW_ASSERT(cond, ...)                                                      \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "%s:%d: FAIL (%s): ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+            return 1;                                                             \
+        }                                                                         \
+    } while (0)
+
+#endif /* SW_TESTLIB_H */

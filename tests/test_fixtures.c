@@ -1,0 +1,117 @@
+/*
+ * Every case of tests/fixtures (a copy of ../shared/fixtures) through the
+ * real binary: `analyze` must print NAME.batch.json and `replay` with
+ * NAME.params.json must print NAME.stream.jsonl, compared as SPEC 7 says.
+ * A mismatch prints the case, the path of the first differing value and
+ * both values.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_testlib.h"
+
+static int check_case(const char *dir, const char *name)
+{
+    char cmd[4096], path[2048], why[1024];
+    sw_buf_t out, exp;
+    sw_buf_init(&out);
+    sw_buf_init(&exp);
+    int failed = 0;
+
+    /* Batch. */
+    snprintf(cmd, sizeof(cmd), "'%s' analyze '%s/%s.jsonl' 2>/dev/null", sw_test_bin(), dir, name);
+    int rc = sw_test_run(cmd, &out);
+    snprintf(path, sizeof(path), "%s/%s.batch.json", dir, name);
+    if (rc != 0 || !sw_test_read_file(path, &exp)) {
+        fprintf(stderr, "FAIL %s (batch): analyze exited %d or %s unreadable\n", name, rc, path);
+        failed = 1;
+    } else {
+        json_error_t e;
+        json_t *a = json_loads(out.data, 0, &e), *b = json_loads(exp.data, 0, &e);
+        if (!a || !b) {
+            fprintf(stderr, "FAIL %s (batch): unparsable JSON\n", name);
+            failed = 1;
+        } else if (!sw_test_json_equal(a, b, false, why, sizeof(why))) {
+            fprintf(stderr, "FAIL %s (batch): %s (got != expected)\n", name, why);
+            failed = 1;
+        }
+        json_decref(a);
+        json_decref(b);
+    }
+
+    /* Stream. */
+    snprintf(path, sizeof(path), "%s/%s.params.json", dir, name);
+    json_error_t e;
+    json_t *params = json_load_file(path, 0, &e);
+    long long window = 512, stale = 60000;
+    if (params) {
+        json_t *w = json_object_get(params, "window.samples");
+        json_t *s = json_object_get(params, "stale.ms");
+        if (json_is_integer(w)) window = json_integer_value(w);
+        if (json_is_integer(s)) stale = json_integer_value(s);
+        json_decref(params);
+    }
+    snprintf(cmd, sizeof(cmd), "'%s' replay --window-samples %lld --stale-ms %lld '%s/%s.jsonl' 2>/dev/null",
+             sw_test_bin(), window, stale, dir, name);
+    rc = sw_test_run(cmd, &out);
+    snprintf(path, sizeof(path), "%s/%s.stream.jsonl", dir, name);
+    if (rc != 0 || !sw_test_read_file(path, &exp)) {
+        fprintf(stderr, "FAIL %s (stream): replay exited %d or %s unreadable\n", name, rc, path);
+        failed = 1;
+    } else {
+        json_t *a = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
+        json_t *b = sw_test_parse_lines(exp.data, exp.len, why, sizeof(why));
+        if (!a || !b) {
+            fprintf(stderr, "FAIL %s (stream): unparsable JSON Lines: %s\n", name, why);
+            failed = 1;
+        } else if (!sw_test_json_equal(a, b, true, why, sizeof(why))) {
+            fprintf(stderr, "FAIL %s (stream): record %s (got != expected)\n", name, why);
+            failed = 1;
+        }
+        json_decref(a);
+        json_decref(b);
+    }
+    sw_buf_clear(&out);
+    sw_buf_clear(&exp);
+    return failed;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void)
+{
+    const char *dir = sw_test_fixtures();
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "FAIL: cannot open fixtures directory %s\n", dir);
+        return 1;
+    }
+    char *names[4096];
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < 4096) {
+        size_t len = strlen(de->d_name);
+        const char *suffix = ".batch.json";
+        size_t sl = strlen(suffix);
+        if (len > sl && strcmp(de->d_name + len - sl, suffix) == 0)
+            names[n++] = strndup(de->d_name, len - sl);
+    }
+    closedir(d);
+    qsort(names, n, sizeof(*names), name_cmp);
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        failed += check_case(dir, names[i]);
+        free(names[i]);
+    }
+    printf("%zu fixture cases, %d failed\n", n, failed);
+    if (n == 0) {
+        fprintf(stderr, "FAIL: no fixture cases found in %s\n", dir);
+        return 1;
+    }
+    return failed ? 1 : 0;
+}
