@@ -1,3 +1,783 @@
-/* placeholder: replaced before commit */
+/*
+ * Tests of the configuration module: defaults against sw_params_default(),
+ * every error message form (exact text), file and environment loading,
+ * precedence, pass-through order, secret redaction, list parsing and the
+ * generated -X list / Markdown output. No Kafka, no network.
+ */
+#include "stormwatch/sw_conf.h"
+
 #include <stdio.h>
-int main(void) { puts("placeholder"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stormwatch/sw_alloc.h"
+#include "stormwatch/sw_analysis.h"
+#include "sw_testlib.h"
+
+#define HINT " (see 'stormwatch run -X list')"
+
+#define ASSERT_STREQ(got, want)                                                          \
+    do {                                                                                 \
+        const char *g_ = (got), *w_ = (want);                                            \
+        SW_ASSERT(g_ && w_ && strcmp(g_, w_) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", \
+                  #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");                         \
+    } while (0)
+
+#define ASSERT_CONTAINS(hay, needle)                                                          \
+    do {                                                                                      \
+        const char *h_ = (hay), *n_ = (needle);                                               \
+        SW_ASSERT(h_ && strstr(h_, n_), "%s lacks \"%s\":\n%s", #hay, n_, h_ ? h_ : "(null)"); \
+    } while (0)
+
+#define ASSERT_LACKS(hay, needle)                                                      \
+    do {                                                                               \
+        const char *h_ = (hay), *n_ = (needle);                                        \
+        SW_ASSERT(!strstr(h_, n_), "%s contains \"%s\":\n%s", #hay, n_, h_);           \
+    } while (0)
+
+#define ASSERT_I64(got, want)                                                              \
+    do {                                                                                   \
+        long long g_ = (long long)(got), w_ = (long long)(want);                           \
+        SW_ASSERT(g_ == w_, "%s: got %lld, want %lld", #got, g_, w_);                      \
+    } while (0)
+
+/* Every property with its default, in table order: the expected dump of a
+ * fresh configuration. */
+static const struct {
+    const char *name, *def;
+} defaults[] = {
+    {"bootstrap.servers", ""},
+    {"group.id", "stormwatch"},
+    {"input.topics", "stormwatch.telemetry"},
+    {"output.topic", "stormwatch.alerts"},
+    {"dlq.topic", "stormwatch.dlq"},
+    {"input.format", "auto"},
+    {"output.format", "json"},
+    {"avro.schema.id.telemetry", "1"},
+    {"avro.schema.id.alert", "2"},
+    {"window.samples", "512"},
+    {"stale.ms", "60000"},
+    {"spike.min.bytes", "67108864"},
+    {"spike.fraction", "0.1"},
+    {"skew.note.multiplier", "5"},
+    {"job.idle.ms", "300000"},
+    {"max.jobs", "10000"},
+    {"max.ranks.per.job", "131072"},
+    {"processing.guarantee", "at_least_once"},
+    {"commit.interval.ms", "1000"},
+    {"metrics.listen", ""},
+    {"log.level", "info"},
+    {"mock.brokers", "3"},
+    {"mock.partitions", "8"},
+};
+#define N_DEFAULTS (sizeof(defaults) / sizeof(defaults[0]))
+
+/* The dump of @p conf, preceded by "\n" with @p nl so that every line can
+ * be searched for as "\nname=value\n". */
+static char *dump_of2(const sw_conf_t *conf, bool nl)
+{
+    sw_buf_t out;
+    sw_buf_init(&out);
+    if (nl) sw_buf_putc(&out, '\n');
+    sw_conf_dump(conf, &out);
+    char *s = sw_memdup0(out.data, out.len);
+    sw_buf_clear(&out);
+    return s;
+}
+
+static char *dump_of(const sw_conf_t *conf)
+{
+    return dump_of2(conf, false);
+}
+
+static int test_defaults(void)
+{
+    sw_conf_t *conf = sw_conf_new();
+    SW_ASSERT(conf != NULL, "sw_conf_new() failed: a table default fails validation");
+
+    sw_buf_t want;
+    sw_buf_init(&want);
+    for (size_t i = 0; i < N_DEFAULTS; i++)
+        sw_buf_printf(&want, "%s=%s\n", defaults[i].name, defaults[i].def);
+    char *got = dump_of(conf);
+    ASSERT_STREQ(got, sw_buf_cstr(&want));
+    free(got);
+    sw_buf_clear(&want);
+
+    sw_params_t p = sw_conf_params(conf), d = sw_params_default();
+    ASSERT_I64(p.spike_min_bytes, d.spike_min_bytes);
+    SW_ASSERT(p.spike_fraction == d.spike_fraction, "got %.17g, want %.17g", p.spike_fraction,
+              d.spike_fraction);
+    ASSERT_I64(p.skew_note_multiplier, d.skew_note_multiplier);
+    ASSERT_I64(p.window_samples, d.window_samples);
+    ASSERT_I64(p.stale_ms, d.stale_ms);
+    ASSERT_I64(p.max_jobs, d.max_jobs);
+    ASSERT_I64(p.max_ranks_per_job, d.max_ranks_per_job);
+
+    /* The same values through the typed getters and the SW_DEFAULT_* macros. */
+    static const struct {
+        const char *name;
+        int64_t want;
+    } ints[] = {
+        {"spike.min.bytes", SW_DEFAULT_SPIKE_MIN_BYTES},
+        {"skew.note.multiplier", SW_DEFAULT_SKEW_NOTE_MULTIPLIER},
+        {"window.samples", SW_DEFAULT_WINDOW_SAMPLES},
+        {"stale.ms", SW_DEFAULT_STALE_MS},
+        {"max.jobs", SW_DEFAULT_MAX_JOBS},
+        {"max.ranks.per.job", SW_DEFAULT_MAX_RANKS_PER_JOB},
+    };
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        int64_t v = -1;
+        ASSERT_I64(sw_conf_get_i64(conf, ints[i].name, &v), SW_OK);
+        SW_ASSERT(v == ints[i].want, "%s: got %lld, want %lld", ints[i].name, (long long)v,
+                  (long long)ints[i].want);
+    }
+    double f = -1;
+    ASSERT_I64(sw_conf_get_dbl(conf, "spike.fraction", &f), SW_OK);
+    SW_ASSERT(f == SW_DEFAULT_SPIKE_FRACTION, "spike.fraction: got %.17g", f);
+    sw_conf_destroy(conf);
+    sw_conf_destroy(NULL);
+    return 0;
+}
+
+/* Every rejected value or name, with the exact message. */
+static const struct {
+    const char *name, *value;
+    sw_conf_res_t res;
+    const char *msg;
+} bad[] = {
+    {"windw.samples", "100", SW_CONF_UNKNOWN,
+     "configuration property \"windw.samples\" is unknown; did you mean \"window.samples\"?" HINT},
+    {"foo.bar", "1", SW_CONF_UNKNOWN, "configuration property \"foo.bar\" is unknown" HINT},
+    {"spike", "1", SW_CONF_UNKNOWN,
+     "configuration property \"spike\" is unknown; did you mean \"spike.fraction\" or "
+     "\"spike.min.bytes\"?" HINT},
+    {"max.job", "1", SW_CONF_UNKNOWN,
+     "configuration property \"max.job\" is unknown; did you mean \"max.jobs\" or "
+     "\"max.ranks.per.job\"?" HINT},
+    {"max.ranks", "1", SW_CONF_UNKNOWN,
+     "configuration property \"max.ranks\" is unknown; did you mean \"max.ranks.per.job\" or "
+     "\"max.jobs\"?" HINT},
+    {"input.topic", "a", SW_CONF_UNKNOWN,
+     "configuration property \"input.topic\" is unknown; did you mean \"input.topics\", "
+     "\"output.topic\" or \"input.format\"?" HINT},
+    {"Window.Samples", "1", SW_CONF_UNKNOWN,
+     "configuration property \"Window.Samples\" is unknown; did you mean \"window.samples\"?" HINT},
+    {"", "1", SW_CONF_UNKNOWN, "configuration property name is empty" HINT},
+    {"window.samples", "10k", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \"10k\" is not an integer (expected "
+     "1..1000000)"},
+    {"window.samples", "", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \"\" is not an integer (expected "
+     "1..1000000)"},
+    {"window.samples", " 5", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \" 5\" is not an integer (expected "
+     "1..1000000)"},
+    {"window.samples", "5.0", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \"5.0\" is not an integer (expected "
+     "1..1000000)"},
+    {"window.samples", "0", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \"0\" is out of range (expected "
+     "1..1000000)"},
+    {"window.samples", "1000001", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \"1000001\" is out of range (expected "
+     "1..1000000)"},
+    {"spike.min.bytes", "9223372036854775808", SW_CONF_INVALID,
+     "configuration property \"spike.min.bytes\": value \"9223372036854775808\" is out of range "
+     "(expected 0..9223372036854775807)"},
+    {"stale.ms", "-1", SW_CONF_INVALID,
+     "configuration property \"stale.ms\": value \"-1\" is out of range (expected "
+     "0..1000000000000)"},
+    {"spike.fraction", "abc", SW_CONF_INVALID,
+     "configuration property \"spike.fraction\": value \"abc\" is not a number (expected 0..1)"},
+    {"spike.fraction", "0.5x", SW_CONF_INVALID,
+     "configuration property \"spike.fraction\": value \"0.5x\" is not a number (expected 0..1)"},
+    {"spike.fraction", "nan", SW_CONF_INVALID,
+     "configuration property \"spike.fraction\": value \"nan\" is not a number (expected 0..1)"},
+    {"spike.fraction", "1.5", SW_CONF_INVALID,
+     "configuration property \"spike.fraction\": value \"1.5\" is out of range (expected 0..1)"},
+    {"input.format", "xml", SW_CONF_INVALID,
+     "configuration property \"input.format\": value \"xml\" is not one of auto, json, avro"},
+    {"input.format", "JSON", SW_CONF_INVALID,
+     "configuration property \"input.format\": value \"JSON\" is not one of auto, json, avro"},
+    {"log.level", "warning", SW_CONF_INVALID,
+     "configuration property \"log.level\": value \"warning\" is not one of error, warn, info, "
+     "debug"},
+    {"input.topics", "a,,b", SW_CONF_INVALID,
+     "configuration property \"input.topics\": value \"a,,b\" has an empty element (expected a "
+     "comma-separated list of non-empty entries)"},
+    {"input.topics", "a, ", SW_CONF_INVALID,
+     "configuration property \"input.topics\": value \"a, \" has an empty element (expected a "
+     "comma-separated list of non-empty entries)"},
+    {"input.topics", "", SW_CONF_INVALID,
+     "configuration property \"input.topics\": value \"\" has an empty element (expected a "
+     "comma-separated list of non-empty entries)"},
+    {"input.topics", "a,bad topic", SW_CONF_INVALID,
+     "configuration property \"input.topics\": element \"bad topic\" is not a valid topic name "
+     "(expected characters a-z A-Z 0-9 . _ -)"},
+    {"output.topic", "", SW_CONF_INVALID,
+     "configuration property \"output.topic\": value \"\" is empty (expected a topic name)"},
+    {"group.id", "", SW_CONF_INVALID,
+     "configuration property \"group.id\": value \"\" is empty (expected a non-empty string)"},
+    {"metrics.listen", "9100", SW_CONF_INVALID,
+     "configuration property \"metrics.listen\": value \"9100\" is not host:port (expected e.g. "
+     "\"0.0.0.0:9100\", or empty to disable)"},
+    {"window.samples", "1\n2", SW_CONF_INVALID,
+     "configuration property \"window.samples\": value \"1\\x0a2\" is not an integer (expected "
+     "1..1000000)"},
+    {"kafka.", "x", SW_CONF_UNKNOWN,
+     "configuration property \"kafka.\" lacks the librdkafka property name (expected "
+     "kafka.<property>, kafka.consumer.<property> or kafka.producer.<property>)"},
+    {"kafka.consumer.", "x", SW_CONF_UNKNOWN,
+     "configuration property \"kafka.consumer.\" lacks the librdkafka property name (expected "
+     "kafka.<property>, kafka.consumer.<property> or kafka.producer.<property>)"},
+    {"kafka.producer.", "x", SW_CONF_UNKNOWN,
+     "configuration property \"kafka.producer.\" lacks the librdkafka property name (expected "
+     "kafka.<property>, kafka.consumer.<property> or kafka.producer.<property>)"},
+};
+
+static int test_bad_values(void)
+{
+    sw_conf_t *conf = sw_conf_new();
+    char *before = dump_of(conf);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char errstr[512] = "";
+        sw_conf_res_t res = sw_conf_set(conf, bad[i].name, bad[i].value, errstr, sizeof(errstr));
+        SW_ASSERT(res == bad[i].res, "case %zu (%s=%s): got %d, want %d", i, bad[i].name,
+                  bad[i].value, res, bad[i].res);
+        SW_ASSERT(strcmp(errstr, bad[i].msg) == 0, "case %zu\n  got:  %s\n  want: %s", i, errstr,
+                  bad[i].msg);
+        /* A rejected setting changes nothing. */
+        char *after = dump_of(conf);
+        SW_ASSERT(strcmp(before, after) == 0, "case %zu changed the conf:\n%s", i, after);
+        free(after);
+        /* errstr is optional. */
+        ASSERT_I64(sw_conf_set(conf, bad[i].name, bad[i].value, NULL, 0), bad[i].res);
+    }
+    free(before);
+
+    /* Bool parsing (no property in the table is a bool today). */
+    static const struct {
+        const char *value;
+        bool ok, want;
+    } bools[] = {{"true", true, true},   {"yes", true, true},   {"1", true, true},
+                 {"false", true, false}, {"no", true, false},   {"0", true, false},
+                 {"TRUE", false, false}, {"maybe", false, false}, {"", false, false}};
+    for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+        char errstr[256] = "";
+        bool v = !bools[i].want;
+        sw_conf_res_t res =
+            sw_conf_parse_bool("x.enable", bools[i].value, &v, errstr, sizeof(errstr));
+        SW_ASSERT((res == SW_CONF_OK) == bools[i].ok, "bool \"%s\": res %d", bools[i].value, res);
+        if (bools[i].ok) {
+            SW_ASSERT(v == bools[i].want, "bool \"%s\": got %d", bools[i].value, v);
+        } else {
+            char want[256];
+            snprintf(want, sizeof(want),
+                     "configuration property \"x.enable\": value \"%s\" is not a boolean "
+                     "(expected true, false, yes, no, 1 or 0)",
+                     bools[i].value);
+            ASSERT_STREQ(errstr, want);
+        }
+    }
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+/* Accepted values and their canonical text in the dump. */
+static int test_good_values(void)
+{
+    static const struct {
+        const char *name, *value, *dumped;
+    } good[] = {
+        {"window.samples", "1", "1"},
+        {"window.samples", "+1000000", "1000000"},
+        {"spike.min.bytes", "9223372036854775807", "9223372036854775807"},
+        {"stale.ms", "0", "0"},
+        {"spike.fraction", "0.25", "0.25"},
+        {"spike.fraction", "1e-1", "0.1"},
+        {"spike.fraction", "0", "0"},
+        {"spike.fraction", "1", "1"},
+        {"input.format", "avro", "avro"},
+        {"processing.guarantee", "exactly_once", "exactly_once"},
+        {"input.topics", " a , ^gpu\\..*,b ", "a,^gpu\\..*,b"},
+        {"output.topic", "alerts_v2-x.y", "alerts_v2-x.y"},
+        {"metrics.listen", ":9100", ":9100"},
+        {"metrics.listen", "[::1]:9100", "[::1]:9100"},
+        {"metrics.listen", "", ""},
+        {"bootstrap.servers", "b1:9092,b2:9092", "b1:9092,b2:9092"},
+    };
+    sw_conf_t *conf = sw_conf_new();
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char errstr[512] = "";
+        sw_conf_res_t res = sw_conf_set(conf, good[i].name, good[i].value, errstr, sizeof(errstr));
+        SW_ASSERT(res == SW_CONF_OK, "%s=%s: %d %s", good[i].name, good[i].value, res, errstr);
+        char *d = dump_of2(conf, true), line[256];
+        snprintf(line, sizeof(line), "\n%s=%s\n", good[i].name, good[i].dumped);
+        ASSERT_CONTAINS(d, line);
+        free(d);
+    }
+    /* NULL resets to the default. */
+    ASSERT_I64(sw_conf_set(conf, "window.samples", NULL, NULL, 0), SW_CONF_OK);
+    int64_t v = 0;
+    ASSERT_I64(sw_conf_get_i64(conf, "window.samples", &v), SW_OK);
+    ASSERT_I64(v, 512);
+    /* Setting twice keeps the last value. */
+    ASSERT_I64(sw_conf_set(conf, "group.id", "first", NULL, 0), SW_CONF_OK);
+    ASSERT_I64(sw_conf_set(conf, "group.id", "second", NULL, 0), SW_CONF_OK);
+    ASSERT_STREQ(sw_conf_get_str(conf, "group.id"), "second");
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+static int test_getters_and_lists(void)
+{
+    sw_conf_t *conf = sw_conf_new();
+    int64_t i = 7;
+    double d = 7;
+    bool b = true;
+    ASSERT_I64(sw_conf_get_i64(conf, "no.such", &i), SW_ERR_NOT_FOUND);
+    ASSERT_I64(sw_conf_get_i64(conf, "spike.fraction", &i), SW_ERR_INVALID_ARG);
+    ASSERT_I64(i, 7);
+    ASSERT_I64(sw_conf_get_dbl(conf, "window.samples", &d), SW_ERR_INVALID_ARG);
+    ASSERT_I64(sw_conf_get_bool(conf, "window.samples", &b), SW_ERR_INVALID_ARG);
+    ASSERT_I64(sw_conf_get_bool(conf, "no.such", &b), SW_ERR_NOT_FOUND);
+    SW_ASSERT(sw_conf_get_str(conf, "window.samples") == NULL, "int read as string");
+    SW_ASSERT(sw_conf_get_str(conf, "no.such") == NULL, "unknown read as string");
+    SW_ASSERT(sw_conf_get_str(conf, "kafka.client.id") == NULL, "unset pass-through");
+    ASSERT_STREQ(sw_conf_get_str(conf, "input.format"), "auto");
+    ASSERT_STREQ(sw_conf_get_str(conf, "bootstrap.servers"), "");
+    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 1);
+    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "stormwatch.telemetry");
+    ASSERT_I64(sw_conf_get_list_cnt(conf, "group.id"), 0);
+    SW_ASSERT(sw_conf_get_list_elem(conf, "group.id", 0) == NULL, "non-list element");
+
+    ASSERT_I64(sw_conf_set(conf, "input.topics", "gpu.mem, ^gpu\\.rank[0-9]+$ ,\tother", NULL, 0),
+               SW_CONF_OK);
+    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 3);
+    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "gpu.mem");
+    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^gpu\\.rank[0-9]+$");
+    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 2), "other");
+    SW_ASSERT(sw_conf_get_list_elem(conf, "input.topics", 3) == NULL, "past the end");
+
+    ASSERT_I64(sw_conf_set(conf, "kafka.client.id", "sw-1", NULL, 0), SW_CONF_OK);
+    ASSERT_STREQ(sw_conf_get_str(conf, "kafka.client.id"), "sw-1");
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+static int test_params(void)
+{
+    sw_conf_t *conf = sw_conf_new();
+    static const char *const kv[][2] = {
+        {"spike.min.bytes", "1024"}, {"spike.fraction", "0.5"},   {"skew.note.multiplier", "9"},
+        {"window.samples", "64"},    {"stale.ms", "0"},           {"max.jobs", "0"},
+        {"max.ranks.per.job", "16"}, {"job.idle.ms", "1"},
+    };
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+        char errstr[256] = "";
+        SW_ASSERT(sw_conf_set(conf, kv[i][0], kv[i][1], errstr, sizeof(errstr)) == SW_CONF_OK,
+                  "%s=%s: %s", kv[i][0], kv[i][1], errstr);
+    }
+    sw_params_t p = sw_conf_params(conf);
+    ASSERT_I64(p.spike_min_bytes, 1024);
+    SW_ASSERT(p.spike_fraction == 0.5, "spike_fraction %.17g", p.spike_fraction);
+    ASSERT_I64(p.skew_note_multiplier, 9);
+    ASSERT_I64(p.window_samples, 64);
+    ASSERT_I64(p.stale_ms, 0);
+    ASSERT_I64(p.max_jobs, 0);
+    ASSERT_I64(p.max_ranks_per_job, 16);
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+/* Write @p text to a scratch file; @p path receives its name. */
+static int write_file(char *path, size_t path_size, const char *name, const char *text)
+{
+    snprintf(path, path_size, "%s/conf_%ld_%s", sw_test_tmp(), (long)getpid(), name);
+    FILE *fp = fopen(path, "w");
+    SW_ASSERT(fp != NULL, "cannot write %s", path);
+    fputs(text, fp);
+    fclose(fp);
+    return 0;
+}
+
+static int test_file(void)
+{
+    char path[1024], errstr[512], want[1200];
+    sw_conf_t *conf = sw_conf_new();
+
+    /* BOM, comments, blank lines, CRLF, blanks around '=', '=' in a value,
+     * '#' inside a value, duplicate key (last wins). */
+    if (write_file(path, sizeof(path), "good.conf",
+                   "\xef\xbb\xbf# stormwatch test\n"
+                   "\n"
+                   "   # indented comment\n"
+                   "window.samples = 100\r\n"
+                   "\t\n"
+                   "input.topics=a, ^b.*\n"
+                   "kafka.sasl.username = user=x#1\n"
+                   "kafka.consumer.sasl.password=p#ss w0rd\n"
+                   "window.samples=200\n"))
+        return 1;
+    errstr[0] = '\0';
+    sw_err_t err = sw_conf_load_file(conf, path, errstr, sizeof(errstr));
+    SW_ASSERT(err == SW_OK, "load %s: %d %s", path, err, errstr);
+    int64_t v = 0;
+    sw_conf_get_i64(conf, "window.samples", &v);
+    ASSERT_I64(v, 200);
+    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
+    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b.*");
+    ASSERT_STREQ(sw_conf_get_str(conf, "kafka.sasl.username"), "user=x#1");
+    ASSERT_STREQ(sw_conf_get_str(conf, "kafka.consumer.sasl.password"), "p#ss w0rd");
+    unlink(path);
+
+    /* Malformed line: file:line and the line, quoted. */
+    if (write_file(path, sizeof(path), "bad.conf",
+                   "# header\nstale.ms=5\nwindow.samples 100\nmax.jobs=1\n"))
+        return 1;
+    err = sw_conf_load_file(conf, path, errstr, sizeof(errstr));
+    ASSERT_I64(err, SW_ERR_PARSE);
+    snprintf(want, sizeof(want), "%s:3: expected property=value, got \"window.samples 100\"", path);
+    ASSERT_STREQ(errstr, want);
+    /* Lines before the error stay applied, lines after do not. */
+    sw_conf_get_i64(conf, "stale.ms", &v);
+    ASSERT_I64(v, 5);
+    sw_conf_get_i64(conf, "max.jobs", &v);
+    ASSERT_I64(v, 10000);
+    unlink(path);
+
+    /* Empty property name. */
+    if (write_file(path, sizeof(path), "noname.conf", " = 5\n")) return 1;
+    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
+    snprintf(want, sizeof(want), "%s:1: expected property=value, got an empty property name", path);
+    ASSERT_STREQ(errstr, want);
+    unlink(path);
+
+    /* Unknown name with a suggestion. */
+    if (write_file(path, sizeof(path), "unknown.conf", "\n# x\nwindw.samples=100\n")) return 1;
+    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
+    snprintf(want, sizeof(want),
+             "%s:3: configuration property \"windw.samples\" is unknown; did you mean "
+             "\"window.samples\"?" HINT,
+             path);
+    ASSERT_STREQ(errstr, want);
+    unlink(path);
+
+    /* Bad value. */
+    if (write_file(path, sizeof(path), "value.conf", "input.format = xml\n")) return 1;
+    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_INVALID_ARG);
+    snprintf(want, sizeof(want),
+             "%s:1: configuration property \"input.format\": value \"xml\" is not one of auto, "
+             "json, avro",
+             path);
+    ASSERT_STREQ(errstr, want);
+    unlink(path);
+
+    /* A malformed secret line is not echoed. */
+    if (write_file(path, sizeof(path), "secret.conf", "kafka.sasl.password hunter2\n")) return 1;
+    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
+    snprintf(want, sizeof(want),
+             "%s:1: expected property=value, got \"kafka.sasl.password [redacted]\"", path);
+    ASSERT_STREQ(errstr, want);
+    unlink(path);
+
+    /* Missing file: the message names the path. */
+    snprintf(path, sizeof(path), "%s/conf_%ld_missing.conf", sw_test_tmp(), (long)getpid());
+    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_IO);
+    snprintf(want, sizeof(want), "cannot read configuration file \"%s\": No such file or directory",
+             path);
+    ASSERT_STREQ(errstr, want);
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+static int test_env(void)
+{
+    char errstr[512] = "";
+    sw_conf_t *conf = sw_conf_new();
+    char *env[] = {
+        "PATH=/usr/bin",
+        "STORMWATCH_KAFKA_CONSUMER_FETCH_MAX_BYTES=1048576",
+        "STORMWATCH_WINDOW_SAMPLES=100",
+        "STORMWATCHX=1",
+        "STORMWATCH_KAFKA_SASL_PASSWORD=hunter2",
+        "STORMWATCH_KAFKA_PRODUCER_LINGER_MS=5",
+        "STORMWATCH_INPUT_TOPICS=a,^b",
+        "STORMWATCH_AVRO_SCHEMA_ID_ALERT=42",
+        "STORMWATCH_NO_EQUALS",
+        NULL,
+    };
+    sw_err_t err = sw_conf_load_env(conf, env, errstr, sizeof(errstr));
+    SW_ASSERT(err == SW_OK, "%d %s", err, errstr);
+    int64_t v = 0;
+    sw_conf_get_i64(conf, "window.samples", &v);
+    ASSERT_I64(v, 100);
+    sw_conf_get_i64(conf, "avro.schema.id.alert", &v);
+    ASSERT_I64(v, 42);
+    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
+    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b");
+
+    /* Pass-through: unscoped first, then scoped, each in environ order. */
+    static const struct {
+        sw_conf_scope_t scope;
+        const char *name, *rk_name, *value;
+    } want[] = {
+        {SW_CONF_SCOPE_BOTH, "kafka.sasl.password", "sasl.password", "hunter2"},
+        {SW_CONF_SCOPE_CONSUMER, "kafka.consumer.fetch.max.bytes", "fetch.max.bytes", "1048576"},
+        {SW_CONF_SCOPE_PRODUCER, "kafka.producer.linger.ms", "linger.ms", "5"},
+    };
+    size_t it = 0, n = 0;
+    sw_conf_kafka_t kp;
+    while (sw_conf_kafka_next(conf, &it, &kp)) {
+        SW_ASSERT(n < 3, "extra pass-through property %s", kp.name);
+        ASSERT_I64(kp.scope, want[n].scope);
+        ASSERT_STREQ(kp.name, want[n].name);
+        ASSERT_STREQ(kp.rk_name, want[n].rk_name);
+        ASSERT_STREQ(kp.value, want[n].value);
+        SW_ASSERT(kp.secret == (n == 0), "%s: secret %d", kp.name, kp.secret);
+        n++;
+    }
+    ASSERT_I64(n, 3);
+
+    /* Unknown STORMWATCH_ variables name the variable. */
+    static const struct {
+        const char *var;
+        sw_err_t err;
+        const char *msg;
+    } bad_env[] = {
+        {"STORMWATCH_WINDW_SAMPLES=1", SW_ERR_NOT_FOUND,
+         "environment variable STORMWATCH_WINDW_SAMPLES does not name a configuration property; "
+         "did you mean STORMWATCH_WINDOW_SAMPLES?" HINT},
+        {"STORMWATCH_BOGUS=1", SW_ERR_NOT_FOUND,
+         "environment variable STORMWATCH_BOGUS does not name a configuration property" HINT},
+        {"STORMWATCH_window_samples=1", SW_ERR_NOT_FOUND,
+         "environment variable STORMWATCH_window_samples does not name a configuration property; "
+         "did you mean STORMWATCH_WINDOW_SAMPLES?" HINT},
+        {"STORMWATCH_WINDOW_SAMPLES=10k", SW_ERR_INVALID_ARG,
+         "environment variable STORMWATCH_WINDOW_SAMPLES: configuration property "
+         "\"window.samples\": value \"10k\" is not an integer (expected 1..1000000)"},
+        {"STORMWATCH_KAFKA_=1", SW_ERR_NOT_FOUND,
+         "environment variable STORMWATCH_KAFKA_: configuration property \"kafka.\" lacks the "
+         "librdkafka property name (expected kafka.<property>, kafka.consumer.<property> or "
+         "kafka.producer.<property>)"},
+    };
+    for (size_t i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
+        char *one[] = {(char *)bad_env[i].var, NULL};
+        err = sw_conf_load_env(conf, one, errstr, sizeof(errstr));
+        ASSERT_I64(err, bad_env[i].err);
+        ASSERT_STREQ(errstr, bad_env[i].msg);
+    }
+    ASSERT_I64(sw_conf_load_env(conf, NULL, errstr, sizeof(errstr)), SW_OK);
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+/* defaults < file < environment < -X; pass-through order follows the last
+ * setting across scopes. */
+static int test_precedence(void)
+{
+    char path[1024], errstr[512] = "";
+    sw_conf_t *conf = sw_conf_new();
+    if (write_file(path, sizeof(path), "prec.conf",
+                   "window.samples=100\nstale.ms=1\nmax.jobs=7\n"
+                   "kafka.consumer.client.id=file-c\nkafka.client.id=file\n"))
+        return 1;
+    SW_ASSERT(sw_conf_load_file(conf, path, errstr, sizeof(errstr)) == SW_OK, "%s", errstr);
+    unlink(path);
+    char *env[] = {"STORMWATCH_WINDOW_SAMPLES=200", "STORMWATCH_STALE_MS=2", NULL};
+    SW_ASSERT(sw_conf_load_env(conf, env, errstr, sizeof(errstr)) == SW_OK, "%s", errstr);
+    SW_ASSERT(sw_conf_set_pair(conf, "window.samples=300", errstr, sizeof(errstr)) == SW_CONF_OK,
+              "%s", errstr);
+    SW_ASSERT(sw_conf_set_pair(conf, "kafka.consumer.client.id=cli-c", errstr, sizeof(errstr)) ==
+                  SW_CONF_OK,
+              "%s", errstr);
+
+    sw_params_t p = sw_conf_params(conf);
+    ASSERT_I64(p.window_samples, 300); /* -X */
+    ASSERT_I64(p.stale_ms, 2);         /* environment */
+    ASSERT_I64(p.max_jobs, 7);         /* file */
+    ASSERT_I64(p.max_ranks_per_job, SW_DEFAULT_MAX_RANKS_PER_JOB); /* default */
+
+    /* kafka.consumer.client.id was set again last: it moved to the end. */
+    size_t it = 0;
+    sw_conf_kafka_t kp;
+    SW_ASSERT(sw_conf_kafka_next(conf, &it, &kp), "first pass-through");
+    ASSERT_STREQ(kp.name, "kafka.client.id");
+    ASSERT_STREQ(kp.value, "file");
+    SW_ASSERT(sw_conf_kafka_next(conf, &it, &kp), "second pass-through");
+    ASSERT_STREQ(kp.name, "kafka.consumer.client.id");
+    ASSERT_STREQ(kp.value, "cli-c");
+    SW_ASSERT(!sw_conf_kafka_next(conf, &it, &kp), "only two pass-through properties");
+
+    /* NULL removes a pass-through property. */
+    ASSERT_I64(sw_conf_set(conf, "kafka.client.id", NULL, NULL, 0), SW_CONF_OK);
+    it = 0;
+    SW_ASSERT(sw_conf_kafka_next(conf, &it, &kp), "one left");
+    ASSERT_STREQ(kp.name, "kafka.consumer.client.id");
+    SW_ASSERT(!sw_conf_kafka_next(conf, &it, &kp), "only one left");
+
+    /* -X pairs: malformed forms. */
+    ASSERT_I64(sw_conf_set_pair(conf, "window.samples", errstr, sizeof(errstr)), SW_CONF_INVALID);
+    ASSERT_STREQ(errstr, "expected property=value, got \"window.samples\"");
+    ASSERT_I64(sw_conf_set_pair(conf, "=5", errstr, sizeof(errstr)), SW_CONF_INVALID);
+    ASSERT_STREQ(errstr, "expected property=value, got an empty property name");
+    ASSERT_I64(sw_conf_set_pair(conf, "windw.samples=5", errstr, sizeof(errstr)), SW_CONF_UNKNOWN);
+    ASSERT_STREQ(errstr, "configuration property \"windw.samples\" is unknown; did you mean "
+                         "\"window.samples\"?" HINT);
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+static int test_secrets(void)
+{
+    static const struct {
+        const char *name;
+        bool secret;
+    } names[] = {
+        {"kafka.sasl.password", true},
+        {"kafka.consumer.sasl.password", true},
+        {"kafka.producer.sasl.oauthbearer.client.secret", true},
+        {"kafka.sasl.oauthbearer.config", true},
+        {"kafka.ssl.key.password", true},
+        {"kafka.ssl.key.pem", true},
+        {"kafka.ssl.keystore.password", true},
+        {"kafka.ssl.truststore.password", true},
+        {"kafka.some.new.secret.thing", true},
+        {"kafka.SASL.PASSWORD", true},
+        {"kafka.ssl.certificate.pem", false},
+        {"kafka.ssl.ca.pem", false},
+        {"kafka.sasl.username", false},
+        {"kafka.ssl.key.location", false},
+        {"kafka.client.id", false},
+        {"sasl.password", true}, /* unknown, but never echo it */
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        SW_ASSERT(sw_conf_is_secret(names[i].name) == names[i].secret, "%s: want %d",
+                  names[i].name, names[i].secret);
+    /* No property of the table is secret today; the check runs on all. */
+    for (size_t i = 0; i < N_DEFAULTS; i++)
+        SW_ASSERT(!sw_conf_is_secret(defaults[i].name), "%s is secret", defaults[i].name);
+
+    sw_conf_t *conf = sw_conf_new();
+    static const char *const kv[][2] = {
+        {"kafka.sasl.password", "hunter2"},
+        {"kafka.consumer.ssl.key.password", "keypass9"},
+        {"kafka.producer.sasl.oauthbearer.client.secret", "oauth-s3cr3t"},
+        {"kafka.ssl.key.pem", "-----BEGIN PRIVATE KEY-----"},
+        {"kafka.ssl.certificate.pem", "-----BEGIN CERTIFICATE-----"},
+        {"kafka.sasl.username", "alice"},
+    };
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+        ASSERT_I64(sw_conf_set(conf, kv[i][0], kv[i][1], NULL, 0), SW_CONF_OK);
+    char *d = dump_of2(conf, true);
+    ASSERT_CONTAINS(d, "\nkafka.sasl.password=[redacted]\n");
+    ASSERT_CONTAINS(d, "\nkafka.consumer.ssl.key.password=[redacted]\n");
+    ASSERT_CONTAINS(d, "\nkafka.producer.sasl.oauthbearer.client.secret=[redacted]\n");
+    ASSERT_CONTAINS(d, "\nkafka.ssl.key.pem=[redacted]\n");
+    ASSERT_CONTAINS(d, "\nkafka.ssl.certificate.pem=-----BEGIN CERTIFICATE-----\n");
+    ASSERT_CONTAINS(d, "\nkafka.sasl.username=alice\n");
+    ASSERT_LACKS(d, "hunter2");
+    ASSERT_LACKS(d, "keypass9");
+    ASSERT_LACKS(d, "s3cr3t");
+    ASSERT_LACKS(d, "PRIVATE");
+    free(d);
+
+    /* Errors about a secret value never quote it. */
+    char errstr[512] = "";
+    bool b;
+    ASSERT_I64(sw_conf_parse_bool("kafka.sasl.password", "hunter2", &b, errstr, sizeof(errstr)),
+               SW_CONF_INVALID);
+    ASSERT_STREQ(errstr, "configuration property \"kafka.sasl.password\": value [redacted] is not "
+                         "a boolean (expected true, false, yes, no, 1 or 0)");
+    ASSERT_I64(sw_conf_set_pair(conf, "kafka.sasl.password:hunter2", errstr, sizeof(errstr)),
+               SW_CONF_INVALID);
+    ASSERT_LACKS(errstr, "hunter2");
+    ASSERT_STREQ(errstr, "expected property=value, got \"kafka.sasl.password [redacted]\"");
+    ASSERT_I64(sw_conf_set(conf, "kafka.sasl.passwrd.x", "hunter2", errstr, sizeof(errstr)),
+               SW_CONF_OK);
+    ASSERT_I64(sw_conf_set(conf, "sasl.password", "hunter2", errstr, sizeof(errstr)),
+               SW_CONF_UNKNOWN);
+    ASSERT_LACKS(errstr, "hunter2");
+    char *env[] = {"STORMWATCH_SASL_PASSWORD=hunter2", NULL};
+    ASSERT_I64(sw_conf_load_env(conf, env, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
+    ASSERT_LACKS(errstr, "hunter2");
+    ASSERT_CONTAINS(errstr, "STORMWATCH_SASL_PASSWORD");
+    sw_conf_destroy(conf);
+    return 0;
+}
+
+static int test_list_and_markdown(void)
+{
+    sw_buf_t list, md;
+    sw_buf_init(&list);
+    sw_buf_init(&md);
+    sw_conf_list(&list);
+    sw_conf_markdown(&md);
+    const char *l = sw_buf_cstr(&list), *m = sw_buf_cstr(&md);
+    for (size_t i = 0; i < N_DEFAULTS; i++) {
+        char row[128];
+        /* -X list: every property starts a line. */
+        snprintf(row, sizeof(row), "\n%s ", defaults[i].name);
+        ASSERT_CONTAINS(l, row);
+        snprintf(row, sizeof(row), "\n| `%s` |", defaults[i].name);
+        ASSERT_CONTAINS(m, row);
+    }
+    /* Types, ranges, allowed values, defaults and pass-through forms. */
+    static const char *const in_list[] = {
+        "window.samples", "1..1000000", "0..9223372036854775807", "auto, json, avro",
+        "at_least_once, exactly_once", "error, warn, info, debug", "0..1", "0.10", "67108864",
+        "kafka.<p>", "kafka.consumer.<p>", "kafka.producer.<p>", "STORMWATCH_WINDOW_SAMPLES",
+        "empty starts the embedded mock cluster", "list", "enum", "double", "int", "string",
+    };
+    for (size_t i = 0; i < sizeof(in_list) / sizeof(in_list[0]); i++)
+        ASSERT_CONTAINS(l, in_list[i]);
+    ASSERT_CONTAINS(m, "| Property | Type | Range / values | Default | Description |\n|---|");
+    ASSERT_CONTAINS(m, "| `input.format` | enum | auto, json, avro | `auto` |");
+    ASSERT_CONTAINS(m, "| `window.samples` | int | 1..1000000 | `512` | ");
+    ASSERT_CONTAINS(m, "| `bootstrap.servers` | string | any | (empty) | ");
+    ASSERT_CONTAINS(m, "| `kafka.consumer.<p>` |");
+    /* Every Markdown line is a table row with five cells. */
+    size_t rows = 0;
+    for (const char *p = m; *p; rows++) {
+        const char *nl = strchr(p, '\n');
+        SW_ASSERT(nl != NULL, "unterminated Markdown line: %s", p);
+        size_t pipes = 0;
+        for (const char *q = p; q < nl; q++)
+            if (*q == '|' && (q == p || q[-1] != '\\')) pipes++;
+        SW_ASSERT(*p == '|' && pipes == 6, "bad Markdown row: %.*s", (int)(nl - p), p);
+        p = nl + 1;
+    }
+    ASSERT_I64(rows, 2 + N_DEFAULTS + 3);
+    sw_buf_clear(&list);
+    sw_buf_clear(&md);
+    return 0;
+}
+
+int main(void)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(void);
+    } tests[] = {
+        {"defaults", test_defaults},
+        {"bad_values", test_bad_values},
+        {"good_values", test_good_values},
+        {"getters_and_lists", test_getters_and_lists},
+        {"params", test_params},
+        {"file", test_file},
+        {"env", test_env},
+        {"precedence", test_precedence},
+        {"secrets", test_secrets},
+        {"list_and_markdown", test_list_and_markdown},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+        int rc = tests[i].fn();
+        printf("%s %s\n", rc ? "FAIL" : "ok  ", tests[i].name);
+        failed += rc != 0;
+    }
+    printf("%d of %zu conf tests failed\n", failed, sizeof(tests) / sizeof(tests[0]));
+    return failed ? 1 : 0;
+}

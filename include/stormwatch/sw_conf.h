@@ -1,0 +1,230 @@
+/*
+ * Configuration of `stormwatch run`: librdkafka-style `name=value`
+ * properties, all described by one static table in sw_conf.c that drives
+ * validation, `-X list`, `-X dump` and the README. Kafka pass-through
+ * properties (`kafka.*`) are stored verbatim for the Kafka layer. This
+ * module parses and stores; it never creates Kafka handles or prints.
+ *
+ * Precedence, lowest first: built-in defaults, then the file given with -c
+ * (sw_conf_load_file()), then the environment (sw_conf_load_env()), then
+ * `-X name=value` on the command line (sw_conf_set()/sw_conf_set_pair()).
+ * Callers apply the sources in that order; the module keeps the value set
+ * last.
+ *
+ * Environment variables read (all through sw_conf_load_env()):
+ * - STORMWATCH_<NAME>: property <name> of the table, upper-cased with '.'
+ *   turned into '_' (STORMWATCH_WINDOW_SAMPLES sets window.samples);
+ * - STORMWATCH_KAFKA_<P>, STORMWATCH_KAFKA_CONSUMER_<P>,
+ *   STORMWATCH_KAFKA_PRODUCER_<P>: kafka.<p>, kafka.consumer.<p>,
+ *   kafka.producer.<p>, where <p> is lower-cased with '_' turned into '.'
+ *   (STORMWATCH_KAFKA_SASL_PASSWORD sets kafka.sasl.password).
+ * Every other STORMWATCH_* variable is an error.
+ */
+#ifndef SW_CONF_H
+#define SW_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_analysis.h"
+#include "sw_err.h"
+#include "sw_types.h"
+
+/** Result of sw_conf_set(), as rd_kafka_conf_res_t. */
+typedef enum sw_conf_res_e {
+    SW_CONF_OK = 0,       /**< value stored */
+    SW_CONF_INVALID = -1, /**< known name, unacceptable value */
+    SW_CONF_UNKNOWN = -2  /**< no such property */
+} sw_conf_res_t;
+
+/** Where a Kafka pass-through property goes. */
+typedef enum sw_conf_scope_e {
+    SW_CONF_SCOPE_BOTH = 0,     /**< kafka.<p>: consumer and producer */
+    SW_CONF_SCOPE_CONSUMER = 1, /**< kafka.consumer.<p> */
+    SW_CONF_SCOPE_PRODUCER = 2  /**< kafka.producer.<p> */
+} sw_conf_scope_t;
+
+/** One Kafka pass-through property (strings borrowed from the conf). */
+typedef struct sw_conf_kafka_s {
+    sw_conf_scope_t scope; /**< handles it applies to */
+    const char *name;      /**< full name, e.g. "kafka.consumer.fetch.max.bytes" */
+    const char *rk_name;   /**< librdkafka name, e.g. "fetch.max.bytes" */
+    const char *value;     /**< value exactly as set (may be secret) */
+    bool secret;           /**< sw_conf_is_secret(name) */
+} sw_conf_kafka_t;
+
+/** The configuration (opaque). */
+typedef struct sw_conf_s sw_conf_t;
+
+/**
+ * @brief A configuration holding the default of every property.
+ * @returns caller frees with sw_conf_destroy(); NULL only if a default of
+ *          the built-in table fails its own validation (a bug the tests catch).
+ */
+sw_conf_t *sw_conf_new(void);
+
+/** @brief Free @p conf and everything it holds; NULL is accepted. */
+void sw_conf_destroy(sw_conf_t *conf);
+
+/**
+ * @brief Set property @p name to @p value (librdkafka rd_kafka_conf_set()).
+ * @param name a table property or a pass-through name: kafka.<p> (consumer
+ *        and producer), kafka.consumer.<p> or kafka.producer.<p>, <p> not
+ *        empty. Pass-through values are stored verbatim; librdkafka checks
+ *        them when the Kafka layer applies them.
+ * @param value the text, not trimmed; NULL resets a table property to its
+ *        default and removes a pass-through property.
+ * @param errstr on failure, one sentence naming the property, quoting the
+ *        value (never for secrets) and saying what was expected; unknown
+ *        names get up to three suggestions. May be NULL when errstr_size is 0.
+ * @returns SW_CONF_OK; SW_CONF_INVALID (bad value) or SW_CONF_UNKNOWN (bad
+ *          name), and then @p conf is unchanged.
+ * @remark Setting a property again replaces its value; a pass-through
+ *         property set again moves to the end of the sw_conf_kafka_next()
+ *         order. Pointers previously returned for this property by the
+ *         getters become invalid.
+ */
+sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, char *errstr,
+                          size_t errstr_size);
+
+/**
+ * @brief sw_conf_set() for one `name=value` argument of -X (split at the
+ *        first '='; neither side trimmed).
+ * @returns as sw_conf_set(); a missing '=' or empty name is SW_CONF_INVALID
+ *          with `expected property=value, got "..."` in @p errstr (what
+ *          follows a secret name is redacted).
+ */
+sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr,
+                               size_t errstr_size);
+
+/**
+ * @brief Apply a configuration file: `name=value` lines split at the first
+ *        '=', name and value trimmed of surrounding whitespace; blank lines
+ *        and lines whose first non-blank character is '#' are skipped. There
+ *        are no trailing comments ('#' may be part of a value, e.g. a
+ *        password). A UTF-8 byte order mark and CRLF line ends are accepted.
+ * @param path borrowed for the call; named as given in error messages.
+ * @returns SW_OK; SW_ERR_IO (cannot open or read: `cannot read
+ *          configuration file "PATH": REASON`), SW_ERR_PARSE (a line without
+ *          '=' or with an empty name: `PATH:LINE: expected property=value,
+ *          got "..."`), SW_ERR_NOT_FOUND (unknown name) or
+ *          SW_ERR_INVALID_ARG (bad value); the last two are sw_conf_set()'s
+ *          message prefixed with `PATH:LINE: `.
+ * @remark Stops at the first error; lines before it stay applied.
+ */
+sw_err_t sw_conf_load_file(sw_conf_t *conf, const char *path, char *errstr, size_t errstr_size);
+
+/**
+ * @brief Apply the STORMWATCH_* variables of @p envp (see the file comment
+ *        for the mapping); other variables are ignored. Values are not
+ *        trimmed. Table properties and STORMWATCH_KAFKA_<P> are applied
+ *        before the scoped STORMWATCH_KAFKA_CONSUMER_/PRODUCER_ forms, so
+ *        the more specific one is applied later.
+ * @param envp NULL-terminated "NAME=value" array (main passes environ);
+ *        NULL means no variables. Borrowed for the call.
+ * @returns SW_OK; SW_ERR_NOT_FOUND for a STORMWATCH_* variable that maps
+ *          to no property (the message names the variable and suggests
+ *          close ones) or SW_ERR_INVALID_ARG for a bad value (sw_conf_set()'s
+ *          message prefixed with `environment variable NAME: `).
+ * @remark Stops at the first error; variables before it stay applied.
+ */
+sw_err_t sw_conf_load_env(sw_conf_t *conf, char *const *envp, char *errstr, size_t errstr_size);
+
+/**
+ * @brief Current value of an int property.
+ * @returns SW_OK; SW_ERR_NOT_FOUND (no such property) or
+ *          SW_ERR_INVALID_ARG (not an int property), *valp then untouched.
+ */
+sw_err_t sw_conf_get_i64(const sw_conf_t *conf, const char *name, int64_t *valp);
+
+/** @brief Current value of a double property; errors as sw_conf_get_i64(). */
+sw_err_t sw_conf_get_dbl(const sw_conf_t *conf, const char *name, double *valp);
+
+/** @brief Current value of a bool property; errors as sw_conf_get_i64(). */
+sw_err_t sw_conf_get_bool(const sw_conf_t *conf, const char *name, bool *valp);
+
+/**
+ * @brief Current value of a string or enum property, or of a pass-through
+ *        property by its full name.
+ * @returns borrowed: valid until @p name is set again or @p conf is
+ *          destroyed; NULL for an unknown name, a pass-through property
+ *          that is not set, or a property of another type.
+ */
+const char *sw_conf_get_str(const sw_conf_t *conf, const char *name);
+
+/**
+ * @brief Number of elements of a list property.
+ * @returns the count (>= 1 for a list property); 0 for an unknown name or a
+ *          property of another type.
+ */
+size_t sw_conf_get_list_cnt(const sw_conf_t *conf, const char *name);
+
+/**
+ * @brief Element @p idx of a list property, trimmed (topics starting with
+ *        '^' are regexes, passed on as they are).
+ * @returns borrowed: valid until @p name is set again or @p conf is
+ *          destroyed; NULL when @p idx >= sw_conf_get_list_cnt().
+ */
+const char *sw_conf_get_list_elem(const sw_conf_t *conf, const char *name, size_t idx);
+
+/** @brief The analysis parameters (SPEC 4) from the current values. */
+sw_params_t sw_conf_params(const sw_conf_t *conf);
+
+/**
+ * @brief Iterate over the pass-through properties in the order they were
+ *        last set. Apply them in this order: a later setting then wins,
+ *        also across scopes (kafka.x after kafka.consumer.x wins for the
+ *        consumer).
+ * @param idx cursor: set to 0 before the first call.
+ * @param kprop filled on success; its strings are borrowed until the next
+ *        sw_conf_set*()/sw_conf_load_*() call or sw_conf_destroy().
+ * @returns true with *kprop filled, false after the last one.
+ * @code
+ *   size_t i = 0; sw_conf_kafka_t kp;
+ *   while (sw_conf_kafka_next(conf, &i, &kp)) ...
+ * @endcode
+ */
+bool sw_conf_kafka_next(const sw_conf_t *conf, size_t *idx, sw_conf_kafka_t *kprop);
+
+/**
+ * @brief Whether the value of property @p name must never be shown: table
+ *        properties flagged secret, and pass-through names whose librdkafka
+ *        part is sasl.password, sasl.oauthbearer.client.secret,
+ *        sasl.oauthbearer.config, ssl.key.password, ssl.key.pem,
+ *        ssl.keystore.password, ends in ".password" or contains "secret".
+ *        Works for names that are not set, or not valid, as well.
+ */
+bool sw_conf_is_secret(const char *name);
+
+/**
+ * @brief Append the property table for `stormwatch run -X list` to @p out:
+ *        name, type, range or allowed values, default and description, one
+ *        property per line, then the pass-through forms.
+ */
+void sw_conf_list(sw_buf_t *out);
+
+/**
+ * @brief Append every property with its current value to @p out, one
+ *        `name=value` line each: the table in table order, then the
+ *        pass-through properties in sw_conf_kafka_next() order. Secret
+ *        values are shown as `[redacted]`.
+ */
+void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out);
+
+/** @brief Append the property table as Markdown (for the README) to @p out. */
+void sw_conf_markdown(sw_buf_t *out);
+
+/**
+ * @brief Parse a bool value the way bool properties do: true, false, yes,
+ *        no, 1 or 0 (lower-case).
+ * @param name property name used in the message.
+ * @returns SW_CONF_OK with *valp set, or SW_CONF_INVALID with
+ *          `configuration property "NAME": value "V" is not a boolean
+ *          (expected true, false, yes, no, 1 or 0)` (value redacted when
+ *          @p name is secret).
+ */
+sw_conf_res_t sw_conf_parse_bool(const char *name, const char *value, bool *valp, char *errstr,
+                                 size_t errstr_size);
+
+#endif /* SW_CONF_H */
