@@ -82,11 +82,17 @@ static const struct {
 struct sw_tdec_s {
     char *scratch;
     size_t scratch_cap;
+    /* Producers write keys in a fixed order: next[f] is the field that
+     * followed field f last time (next[F__CNT]: the first field), tried
+     * with one compare before the general key scan. */
+    int8_t next[F__CNT + 1];
 };
 
 sw_tdec_t *sw_tdec_new(void)
 {
-    return sw_calloc(1, sizeof(sw_tdec_t));
+    sw_tdec_t *dec = sw_calloc(1, sizeof(sw_tdec_t));
+    memset(dec->next, -1, sizeof(dec->next));
+    return dec;
 }
 
 void sw_tdec_destroy(sw_tdec_t *dec)
@@ -129,10 +135,50 @@ sw_ev_kind_t sw_event_kind(sw_str_t t)
     return SW_EV_OTHER;
 }
 
+/* Fields by key length, as id + 1 (0 ends a list): a key costs one
+ * table lookup and at most four compares. */
+static const uint8_t k_by_len[26][5] = {
+    [3] = {F_PID + 1},
+    [4] = {F_RANK + 1, F_HOST + 1},
+    [6] = {F_JOB_ID + 1},
+    [7] = {F_CONTEXT + 1},
+    [8] = {F_METADATA + 1},
+    [9] = {F_DEVICE_ID + 1, F_COLLECTOR + 1},
+    [10] = {F_EVENT_TYPE + 1, F_WORLD_SIZE + 1, F_SESSION_ID + 1, F_LOCAL_RANK + 1},
+    [12] = {F_TIMESTAMP_NS + 1},
+    [14] = {F_SCHEMA_VERSION + 1},
+    [17] = {F_DEVICE_USED_BYTES + 1, F_DEVICE_FREE + 1},
+    [18] = {F_DEVICE_TOTAL + 1},
+    [20] = {F_SAMPLING_INTERVAL_MS + 1},
+    [22] = {F_ALLOC_ACTIVE + 1, F_ALLOC_CHANGE + 1},
+    [24] = {F_ALLOC_RESERVED + 1, F_ALLOC_INACTIVE + 1},
+    [25] = {F_ALLOC_ALLOCATED + 1},
+};
+
+/* Equality of n >= 1 bytes with word loads (keys are short). */
+static inline bool bytes_eq(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return false;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
+}
+
 static int field_id(sw_str_t k)
 {
-    for (int i = 0; i < F__CNT; i++)
-        if (k_fields[i].len == k.len && memcmp(k_fields[i].name, k.ptr, k.len) == 0) return i;
+    if (k.len >= 26) return -1;
+    for (const uint8_t *c = k_by_len[k.len]; *c; c++)
+        if (bytes_eq(k_fields[*c - 1].name, k.ptr, k.len)) return *c - 1;
     return -1;
 }
 
@@ -366,6 +412,8 @@ static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_
 
     v = &f[F_JOB_ID];
     ev->has_job_id = false;
+    ev->job_id.ptr = NULL;
+    ev->job_id.len = 0;
     if (v->type == SW_J_STRING && v->s.len > 0) {
         ev->has_job_id = true;
         ev->job_id = v->s;
@@ -375,6 +423,8 @@ static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_
 
     v = &f[F_SESSION_ID];
     ev->has_session_id = false;
+    ev->session_id.ptr = NULL;
+    ev->session_id.len = 0;
     if (v->type == SW_J_STRING) {
         ev->has_session_id = true;
         ev->session_id = v->s;
@@ -454,7 +504,9 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
     sw_jscan_init(&js, text, len, dec->scratch);
     sw_jval_t f[F__CNT];
     for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
-    memset(ev, 0, sizeof(*ev));
+    /* Every field of *ev is assigned by validate() and the carry_*() calls;
+     * the phase scope only when has_phase. No memset: it is ~1 KiB. */
+    ev->has_phase = false;
 
     sw_jscan_ws(&js);
     if (js.p >= js.end || *js.p != '{') {
@@ -478,22 +530,35 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
     if (js.p < js.end && *js.p == '}') {
         js.p++;
     } else {
+        int prev = F__CNT;
         for (;;) {
-            sw_str_t key;
             sw_jscan_ws(&js);
-            if (!(ok = sw_jscan_string(&js, &key))) break;
-            if (!(ok = sw_jscan_expect(&js, ':', "expected ':' after object key"))) break;
-            sw_jscan_ws(&js);
-            int id = field_id(key);
-            if (id == F_METADATA && js.p < js.end && *js.p == '{') {
-                f[id].type = SW_J_OBJECT;
-                f[id].raw = js.p;
-                if (!(ok = parse_metadata(&js, ev, 1))) break;
-                f[id].raw_len = (size_t)(js.p - f[id].raw);
+            int id = dec->next[prev];
+            size_t klen = id >= 0 ? k_fields[id].len : 0;
+            if (id >= 0 && (size_t)(js.end - js.p) > klen + 1 && js.p[0] == '"' &&
+                js.p[klen + 1] == '"' && bytes_eq(js.p + 1, k_fields[id].name, klen)) {
+                js.p += klen + 2; /* the predicted key, byte for byte */
             } else {
-                sw_jval_t v;
-                if (!(ok = sw_jscan_value(&js, &v, 1))) break;
-                if (id >= 0) f[id] = v;
+                sw_str_t key;
+                if (!(ok = sw_jscan_string(&js, &key))) break;
+                id = field_id(key);
+            }
+            if (id >= 0) {
+                dec->next[prev] = (int8_t)id;
+                prev = id;
+            }
+            if (js.p < js.end && *js.p == ':') js.p++;
+            else if (!(ok = sw_jscan_expect(&js, ':', "expected ':' after object key"))) break;
+            sw_jscan_ws(&js);
+            sw_jval_t skipped;
+            sw_jval_t *v = id >= 0 ? &f[id] : &skipped;
+            if (id == F_METADATA && js.p < js.end && *js.p == '{') {
+                v->type = SW_J_OBJECT;
+                v->raw = js.p;
+                if (!(ok = parse_metadata(&js, ev, 1))) break;
+                v->raw_len = (size_t)(js.p - v->raw);
+            } else if (!sw_jscan_int_fast(&js, v)) {
+                if (!(ok = sw_jscan_value(&js, v, 1))) break;
             }
             sw_jscan_ws(&js);
             if (js.p < js.end && *js.p == ',') {

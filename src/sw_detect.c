@@ -42,9 +42,13 @@ typedef struct rank_s {
     int64_t c_samples;
     uint32_t c_src;
     uint32_t t_left, t_right, t_prio; /* candidate treap */
-    uint32_t heap_pos;   /* stale heap index, NIL when not in it */
     uint32_t last_src;   /* last source of this rank (lookup cache) */
 } rank_t;
+
+typedef struct heap_ent_s {
+    int64_t key;         /* the rank's newest timestamp */
+    uint32_t ri;         /* index in ranks */
+} heap_ent_t;
 
 typedef struct claim_s {
     int64_t ws;
@@ -82,11 +86,13 @@ typedef struct job_s {
     int64_t newest_ts;          /* newest sample timestamp of the job */
     size_t insufficient;        /* ranks with fewer than two retained samples */
     uint64_t retained;
-    sw_mset_t gaps, intervals;
+    sw_mset_t gaps;
+    sw_vcount_t intervals;
     uint32_t t_root;
     size_t ncands;
-    uint32_t *heap;
+    heap_ent_t *heap;
     size_t nheap, capheap;
+    uint32_t *hpos;             /* per rank: heap index, NIL when absent */
     bool open;
     int64_t episode, revision;
     bool sig_valid;
@@ -293,21 +299,22 @@ static uint32_t titer_next(titer_t *it)
     return x;
 }
 
-/* ---- stale heap (min by newest timestamp) ----------------------------- */
+/* ---- stale heap (min by newest timestamp) -----------------------------
+ * Keys live in the heap array and positions in a compact array beside the
+ * ranks, so a sift touches only these two small arrays. */
 
-static void heap_set(job_t *j, size_t i, uint32_t ri)
+static void heap_set(job_t *j, size_t i, heap_ent_t e)
 {
-    j->heap[i] = ri;
-    j->ranks[ri].heap_pos = (uint32_t)i;
+    j->heap[i] = e;
+    j->hpos[e.ri] = (uint32_t)i;
 }
 
 static void heap_up(job_t *j, size_t i)
 {
-    uint32_t x = j->heap[i];
-    int64_t key = j->ranks[x].newest_ts;
+    heap_ent_t x = j->heap[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (j->ranks[j->heap[p]].newest_ts <= key) break;
+        if (j->heap[p].key <= x.key) break;
         heap_set(j, i, j->heap[p]);
         i = p;
     }
@@ -316,30 +323,36 @@ static void heap_up(job_t *j, size_t i)
 
 static void heap_down(job_t *j, size_t i)
 {
-    uint32_t x = j->heap[i];
-    int64_t key = j->ranks[x].newest_ts;
+    heap_ent_t x = j->heap[i];
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= j->nheap) break;
-        if (c + 1 < j->nheap && j->ranks[j->heap[c + 1]].newest_ts < j->ranks[j->heap[c]].newest_ts)
-            c++;
-        if (j->ranks[j->heap[c]].newest_ts >= key) break;
+        if (c + 1 < j->nheap && j->heap[c + 1].key < j->heap[c].key) c++;
+        if (j->heap[c].key >= x.key) break;
         heap_set(j, i, j->heap[c]);
         i = c;
     }
     heap_set(j, i, x);
 }
 
-static void heap_push(job_t *j, uint32_t ri)
+/* Insert rank ri, or move it after its newest timestamp grew. */
+static void heap_update(job_t *j, uint32_t ri, int64_t key)
 {
-    GROW(j->heap, j->nheap, j->capheap, 16);
-    heap_set(j, j->nheap++, ri);
-    heap_up(j, j->nheap - 1);
+    uint32_t pos = j->hpos[ri];
+    if (pos == NIL) {
+        GROW(j->heap, j->nheap, j->capheap, 16);
+        heap_ent_t e = {key, ri};
+        heap_set(j, j->nheap++, e);
+        heap_up(j, j->nheap - 1);
+        return;
+    }
+    j->heap[pos].key = key;
+    heap_down(j, pos);
 }
 
 static void heap_pop_top(job_t *j)
 {
-    j->ranks[j->heap[0]].heap_pos = NIL;
+    j->hpos[j->heap[0].ri] = NIL;
     if (--j->nheap) {
         heap_set(j, 0, j->heap[j->nheap]);
         heap_down(j, 0);
@@ -424,7 +437,7 @@ static job_t *job_create(sw_detector_t *det, const sw_event_t *ev)
     sw_imap_init(&j->rank_map);
     sw_imap_init(&j->claim_map);
     sw_mset_init(&j->gaps);
-    sw_mset_init(&j->intervals);
+    sw_vcount_init(&j->intervals);
     j->claim_leader = -1;
     j->t_root = NIL;
     j->sig_boundary = INT64_MAX;
@@ -445,8 +458,9 @@ static void job_destroy(job_t *j)
     sw_imap_clear(&j->claim_map);
     free(j->claims);
     sw_mset_clear(&j->gaps);
-    sw_mset_clear(&j->intervals);
+    sw_vcount_clear(&j->intervals);
     free(j->heap);
+    free(j->hpos);
     free(j->sig);
     free(j->sorted);
     free(j->srcs);
@@ -459,11 +473,11 @@ static void job_destroy(job_t *j)
 
 static size_t job_bytes(const sw_detector_t *det, const job_t *j)
 {
-    size_t b = sizeof(*j) + j->capranks * sizeof(rank_t) +
+    size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
                j->nranks * sw_win_bytes((uint32_t)det->params.window_samples) +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_mset_bytes(&j->gaps) +
-               sw_mset_bytes(&j->intervals) + j->capheap * sizeof(uint32_t) +
+               sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
                j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len;
@@ -472,7 +486,12 @@ static size_t job_bytes(const sw_detector_t *det, const job_t *j)
 
 static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank)
 {
-    GROW(j->ranks, j->nranks, j->capranks, 8);
+    if (j->nranks >= j->capranks) {
+        size_t cap = j->capranks;
+        GROW(j->ranks, j->nranks, cap, 8);
+        j->hpos = sw_reallocarray(j->hpos, cap, sizeof(*j->hpos));
+        j->capranks = cap;
+    }
     uint32_t ri = (uint32_t)j->nranks++;
     rank_t *r = &j->ranks[ri];
     memset(r, 0, sizeof(*r));
@@ -480,7 +499,7 @@ static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
     r->t_left = r->t_right = NIL;
     r->t_prio = mix32(ri * 2654435761U + 1);
-    r->heap_pos = NIL;
+    j->hpos[ri] = NIL;
     r->last_src = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
@@ -533,10 +552,10 @@ static sw_i128 job_median(job_t *j)
     size_t n = sw_mset_size(&j->gaps);
     if (n)
         return sw_median_of(sw_mset_kth(&j->gaps, (n - 1) / 2), sw_mset_kth(&j->gaps, n / 2), n);
-    n = sw_mset_size(&j->intervals);
+    n = sw_vcount_size(&j->intervals);
     if (n)
-        return sw_median_of((sw_i128)sw_mset_kth(&j->intervals, (n - 1) / 2) * 1000000,
-                            (sw_i128)sw_mset_kth(&j->intervals, n / 2) * 1000000, n);
+        return sw_median_of((sw_i128)sw_vcount_kth(&j->intervals, (n - 1) / 2) * 1000000,
+                            (sw_i128)sw_vcount_kth(&j->intervals, n / 2) * 1000000, n);
     return 0;
 }
 
@@ -585,9 +604,9 @@ static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
 static void stale_sweep(sw_detector_t *det, job_t *j)
 {
     while (j->nheap) {
-        uint32_t ri = j->heap[0];
+        if (j->newest_ts - j->heap[0].key <= det->stale_ns) break;
+        uint32_t ri = j->heap[0].ri;
         rank_t *r = &j->ranks[ri];
-        if (j->newest_ts - r->newest_ts <= det->stale_ns) break;
         heap_pop_top(j);
         sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
         uint32_t n_before = r->win.n;
@@ -892,10 +911,7 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     }
     j->has_sample = true;
     window_changed(j, n_before, r->win.n);
-    if (r->win.n) {
-        if (r->heap_pos == NIL) heap_push(j, ri);
-        else heap_down(j, r->heap_pos);
-    }
+    if (r->win.n) heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
     /* Step 3: staleness. */
     stale_sweep(det, j);

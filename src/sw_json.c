@@ -8,6 +8,10 @@
 
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash,
  * 3 control character, 4 start of a multi-byte UTF-8 sequence. */
 static const unsigned char k_str_class[256] = {
@@ -121,6 +125,29 @@ static size_t put_utf8(char *d, uint32_t cp)
     return 4;
 }
 
+/* First byte at or after p that is not plain ASCII string content: a
+ * quote, a backslash, a control character or a byte >= 0x80. SSE2 looks
+ * at 16 bytes at a time: as signed bytes, both controls and bytes >= 0x80
+ * compare below 0x20. */
+static inline const char *skip_plain(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmplt_epi8(v, space));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    while (p < end && k_str_class[(unsigned char)*p] == 0) p++;
+    return p;
+}
+
 bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out)
 {
     const char *p = js->p;
@@ -129,7 +156,7 @@ bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out)
     const char *s = ++p;
     /* Fast path: plain ASCII up to the closing quote. */
     for (;;) {
-        while (p < end && k_str_class[(unsigned char)*p] == 0) p++;
+        p = skip_plain(p, end);
         if (p >= end) return fail(js, s - 1, "unterminated string");
         unsigned char cls = k_str_class[(unsigned char)*p];
         if (cls == 1) {
@@ -217,10 +244,13 @@ static bool scan_number(sw_jscan_t *js, sw_jval_t *v)
         neg = true;
         p++;
     }
-    if (end - p >= 8 && memcmp(p, "Infinity", 8) == 0) {
-        js->p = p + 8;
-        v->type = SW_J_FLOAT;
-        return true;
+    if (p < end && *p == 'I') {
+        if (end - p >= 8 && memcmp(p, "Infinity", 8) == 0) {
+            js->p = p + 8;
+            v->type = SW_J_FLOAT;
+            return true;
+        }
+        return fail(js, s, "invalid number");
     }
     if (p >= end || *p < '0' || *p > '9') return fail(js, s, "invalid number");
     uint64_t mag = 0;
@@ -228,12 +258,9 @@ static bool scan_number(sw_jscan_t *js, sw_jval_t *v)
     if (*p == '0') {
         p++;
     } else {
-        while (p < end && *p >= '0' && *p <= '9') {
-            unsigned dgt = (unsigned)(*p - '0');
-            if (mag > (UINT64_MAX - dgt) / 10) big = true;
-            else mag = mag * 10 + dgt;
-            p++;
-        }
+        /* Up to 19 digits cannot overflow uint64; 20 or more exceed int64
+         * whatever they are, which is all the caller needs to know. */
+        p = sw_json_digits(p, end, &mag, &big);
     }
     bool is_int = true;
     if (p < end && *p == '.') {

@@ -57,9 +57,80 @@ void sw_jscan_init(sw_jscan_t *js, const char *text, size_t len, char *scratch);
 /** @brief Skip JSON whitespace (space, tab, CR, LF). */
 static inline void sw_jscan_ws(sw_jscan_t *js)
 {
-    while (js->p < js->end &&
-           (*js->p == ' ' || *js->p == '\t' || *js->p == '\n' || *js->p == '\r'))
-        js->p++;
+    const char *p = js->p, *end = js->end;
+    /* Common cases first: no whitespace, or the one space of ", " / ": ". */
+    if (p < end && (unsigned char)*p > ' ') return;
+    if (end - p >= 2 && *p == ' ' && (unsigned char)p[1] > ' ') {
+        js->p = p + 1;
+        return;
+    }
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    js->p = p;
+}
+
+/**
+ * @brief Scan the digits of a non-zero integer part at @p p (the first byte
+ *        is 1-9). Eight digits at a time where the bytes allow.
+ * @param mag  the value when at most 19 digits
+ * @param big  set when there are 20 digits or more (beyond int64 anyway)
+ * @returns the first byte after the digits.
+ */
+static inline const char *sw_json_digits(const char *p, const char *end, uint64_t *mag, bool *big)
+{
+    const char *d0 = p;
+    uint64_t m = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (end - p >= 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, p, 8);
+        if ((((w & 0xF0F0F0F0F0F0F0F0ULL) |
+              (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
+             0x3333333333333333ULL))
+            break;
+        w -= 0x3030303030303030ULL;
+        w = (w * 10) + (w >> 8);
+        w = (((w & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
+             (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32;
+        m = m * 100000000ULL + w;
+        p += 8;
+    }
+#endif
+    while (p < end && *p >= '0' && *p <= '9') {
+        m = m * 10 + (unsigned)(*p - '0');
+        p++;
+    }
+    *mag = m;
+    *big = p - d0 > 19;
+    return p;
+}
+
+/**
+ * @brief Fast path for a plain integer value (no fraction, no exponent) at
+ *        the cursor, filling @p v as sw_jscan_value() would.
+ * @returns false, with the cursor unchanged, when the value is anything
+ *          else; the caller then uses sw_jscan_value().
+ */
+static inline bool sw_jscan_int_fast(sw_jscan_t *js, sw_jval_t *v)
+{
+    const char *p = js->p, *end = js->end;
+    bool neg = p < end && *p == '-';
+    if (neg) p++;
+    if (p >= end || *p < '1' || *p > '9') return false;
+    uint64_t mag;
+    bool big;
+    p = sw_json_digits(p, end, &mag, &big);
+    if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return false;
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    v->raw = js->p;
+    v->raw_len = (size_t)(p - js->p);
+    if (big || mag > limit) {
+        v->type = SW_J_BIGINT;
+    } else {
+        v->type = SW_J_INT;
+        v->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    }
+    js->p = p;
+    return true;
 }
 
 /** @brief Consume byte @p c after whitespace. @returns false (error set) if absent. */

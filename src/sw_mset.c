@@ -141,13 +141,16 @@ bool sw_mset_remove(sw_mset_t *ms, int64_t v)
     size_t b = find_block(ms, v);
     int64_t *a = ms->blk[b];
     uint32_t c = ms->cnt[b];
+    /* Take the last equal value: with many equal values the move below
+     * is then short. */
     size_t lo = 0, hi = c;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < v) lo = mid + 1;
+        if (a[mid] <= v) lo = mid + 1;
         else hi = mid;
     }
-    if (lo == c || a[lo] != v) return false;
+    if (lo == 0 || a[lo - 1] != v) return false;
+    lo--;
     memmove(a + lo, a + lo + 1, (c - lo - 1) * sizeof(*a));
     ms->cnt[b] = --c;
     ms->n--;
@@ -187,4 +190,87 @@ int64_t sw_mset_kth(sw_mset_t *ms, size_t k)
     }
     /* pos is the 0-based block holding the answer. */
     return ms->blk[pos][k];
+}
+
+/* ---- sw_vcount ---------------------------------------------------------- */
+
+void sw_vcount_init(sw_vcount_t *vc)
+{
+    vc->nd = 0;
+    vc->n = 0;
+    vc->big = false;
+    sw_mset_init(&vc->ms);
+}
+
+void sw_vcount_clear(sw_vcount_t *vc)
+{
+    sw_mset_clear(&vc->ms);
+    sw_vcount_init(vc);
+}
+
+/* Index of the first distinct value >= v (small mode). */
+static size_t vc_lower(const sw_vcount_t *vc, int64_t v)
+{
+    size_t lo = 0, hi = vc->nd;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vc->val[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+void sw_vcount_insert(sw_vcount_t *vc, int64_t v)
+{
+    vc->n++;
+    if (vc->big) {
+        sw_mset_insert(&vc->ms, v);
+        return;
+    }
+    size_t i = vc_lower(vc, v);
+    if (i < vc->nd && vc->val[i] == v) {
+        vc->cnt[i]++;
+        return;
+    }
+    if (vc->nd == SW_VCOUNT_SMALL) {
+        /* Too many distinct values: move them all into the block set. */
+        for (size_t k = 0; k < vc->nd; k++)
+            for (uint64_t c = 0; c < vc->cnt[k]; c++) sw_mset_insert(&vc->ms, vc->val[k]);
+        sw_mset_insert(&vc->ms, v);
+        vc->big = true;
+        vc->nd = 0;
+        return;
+    }
+    memmove(vc->val + i + 1, vc->val + i, (vc->nd - i) * sizeof(*vc->val));
+    memmove(vc->cnt + i + 1, vc->cnt + i, (vc->nd - i) * sizeof(*vc->cnt));
+    vc->val[i] = v;
+    vc->cnt[i] = 1;
+    vc->nd++;
+}
+
+bool sw_vcount_remove(sw_vcount_t *vc, int64_t v)
+{
+    if (vc->big) {
+        if (!sw_mset_remove(&vc->ms, v)) return false;
+        if (--vc->n == 0) sw_vcount_clear(vc); /* back to small mode */
+        return true;
+    }
+    size_t i = vc_lower(vc, v);
+    if (i == vc->nd || vc->val[i] != v) return false;
+    vc->n--;
+    if (--vc->cnt[i]) return true;
+    memmove(vc->val + i, vc->val + i + 1, (vc->nd - i - 1) * sizeof(*vc->val));
+    memmove(vc->cnt + i, vc->cnt + i + 1, (vc->nd - i - 1) * sizeof(*vc->cnt));
+    vc->nd--;
+    return true;
+}
+
+int64_t sw_vcount_kth(sw_vcount_t *vc, size_t k)
+{
+    if (vc->big) return sw_mset_kth(&vc->ms, k);
+    for (size_t i = 0; i < vc->nd; i++) {
+        if (k < vc->cnt[i]) return vc->val[i];
+        k -= vc->cnt[i];
+    }
+    return 0; /* k >= size: caller error */
 }

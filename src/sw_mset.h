@@ -42,4 +42,38 @@ static inline size_t sw_mset_size(const sw_mset_t *ms) { return ms->n; }
 /** @brief Bytes of memory held. */
 size_t sw_mset_bytes(const sw_mset_t *ms);
 
+/** Distinct values a sw_vcount keeps as (value, count) pairs before it
+ *  moves everything into a sw_mset. */
+#define SW_VCOUNT_SMALL 64
+
+/**
+ * A multiset for values that repeat a lot (sampling intervals: usually one
+ * or two distinct values per job): a sorted array of (value, count) while
+ * there are at most SW_VCOUNT_SMALL distinct values, a sw_mset beyond,
+ * so the worst case stays O(log n) plus one block move.
+ */
+typedef struct sw_vcount_s {
+    int64_t val[SW_VCOUNT_SMALL];  /**< distinct values, ascending (small mode) */
+    uint64_t cnt[SW_VCOUNT_SMALL]; /**< their counts */
+    size_t nd;                     /**< distinct values (small mode) */
+    size_t n;                      /**< values in all */
+    bool big;                      /**< values live in ms */
+    sw_mset_t ms;                  /**< big mode storage */
+} sw_vcount_t;
+
+/** @brief Initialise empty. */
+void sw_vcount_init(sw_vcount_t *vc);
+/** @brief Free everything; empty and reusable. */
+void sw_vcount_clear(sw_vcount_t *vc);
+/** @brief Add one value. */
+void sw_vcount_insert(sw_vcount_t *vc, int64_t v);
+/** @brief Remove one occurrence. @returns false when absent. */
+bool sw_vcount_remove(sw_vcount_t *vc, int64_t v);
+/** @brief The k-th smallest value, 0-based (k < size). */
+int64_t sw_vcount_kth(sw_vcount_t *vc, size_t k);
+/** @brief Number of values. */
+static inline size_t sw_vcount_size(const sw_vcount_t *vc) { return vc->n; }
+/** @brief Bytes of memory held beyond the struct. */
+static inline size_t sw_vcount_bytes(const sw_vcount_t *vc) { return vc->big ? sw_mset_bytes(&vc->ms) : 0; }
+
 #endif /* SW_MSET_H */

@@ -125,7 +125,9 @@ static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
     win->rtree[p] = v;
     for (p /= 2; p >= 1; p /= 2) {
         int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
-        win->rtree[p] = l > r ? l : r;
+        int64_t m = l > r ? l : r;
+        if (win->rtree[p] == m) break; /* ancestors already hold their max */
+        win->rtree[p] = m;
     }
 }
 
@@ -162,13 +164,13 @@ static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
 static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)
 {
     int64_t iv = ctx->srcs[src].interval_ms;
-    if (iv > 0) sw_mset_insert(ctx->intervals, iv);
+    if (iv > 0) sw_vcount_insert(ctx->intervals, iv);
 }
 
 static inline void interval_del(const sw_win_ctx_t *ctx, uint32_t src)
 {
     int64_t iv = ctx->srcs[src].interval_ms;
-    if (iv > 0) sw_mset_remove(ctx->intervals, iv);
+    if (iv > 0) sw_vcount_remove(ctx->intervals, iv);
 }
 
 static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)

@@ -33,7 +33,7 @@ typedef struct sw_win_ctx_s {
     const sw_src_t *srcs;     /**< the job's source table */
     const sw_intern_t *strs;  /**< host strings */
     sw_mset_t *gaps;          /**< positive consecutive timestamp gaps */
-    sw_mset_t *intervals;     /**< sampling_interval_ms > 0 of retained samples */
+    sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
 } sw_win_ctx_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */

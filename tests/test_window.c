@@ -80,7 +80,7 @@ static int i64cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_mset_t *ivals)
+static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_vcount_t *ivals)
 {
     int64_t g[4096], iv[4096];
     size_t ng = 0, ni = 0;
@@ -91,9 +91,9 @@ static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_mset_t *iv
     qsort(g, ng, sizeof(*g), i64cmp);
     qsort(iv, ni, sizeof(*iv), i64cmp);
     assert_int_equal(sw_mset_size(gaps), ng);
-    assert_int_equal(sw_mset_size(ivals), ni);
+    assert_int_equal(sw_vcount_size(ivals), ni);
     for (size_t k = 0; k < ng; k++) assert_int_equal(sw_mset_kth(gaps, k), g[k]);
-    for (size_t k = 0; k < ni; k++) assert_int_equal(sw_mset_kth(ivals, k), iv[k]);
+    for (size_t k = 0; k < ni; k++) assert_int_equal(sw_vcount_kth(ivals, k), iv[k]);
 }
 
 static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t min_bytes,
@@ -110,9 +110,10 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     }
     g_srcs = srcs;
     g_strs = strs;
-    sw_mset_t gaps, ivals;
+    sw_mset_t gaps;
+    sw_vcount_t ivals;
     sw_mset_init(&gaps);
-    sw_mset_init(&ivals);
+    sw_vcount_init(&ivals);
     sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals};
     sw_win_t win;
     sw_win_init(&win, cap);
@@ -179,7 +180,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     free(ref);
     sw_win_clear(&win);
     sw_mset_clear(&gaps);
-    sw_mset_clear(&ivals);
+    sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
 
@@ -216,9 +217,10 @@ static void test_threshold_beyond_any_rise(void **state)
      * candidate can qualify (Python's int() would be exact and larger). */
     sw_intern_t *strs = sw_intern_new();
     sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0};
-    sw_mset_t gaps, ivals;
+    sw_mset_t gaps;
+    sw_vcount_t ivals;
     sw_mset_init(&gaps);
-    sw_mset_init(&ivals);
+    sw_vcount_init(&ivals);
     sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
     sw_win_t win;
     sw_win_init(&win, 8);
@@ -230,7 +232,7 @@ static void test_threshold_beyond_any_rise(void **state)
     assert_int_equal(c.peak, INT64_MAX);
     sw_win_clear(&win);
     sw_mset_clear(&gaps);
-    sw_mset_clear(&ivals);
+    sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
 
