@@ -17,6 +17,10 @@ typedef struct replay_s {
     sw_buf_t out;
     bool failed;
     uint64_t rejected;
+    bool stats;
+    uint64_t peak_bytes;     /* largest engine state seen (sampled) */
+    uint64_t peak_retained;  /* retained samples at that point */
+    uint64_t fed;
 } replay_t;
 
 static void usage(FILE *f)
@@ -38,6 +42,9 @@ static void usage(FILE *f)
             "  --max-jobs N           jobs tracked at once, 0 = unlimited (default %d)\n"
             "  --max-ranks-per-job N  bound on rank and world_size (default %d)\n"
             "  --strict               the first invalid line is fatal (exit 2)\n"
+            "  --stats                print engine counters as one JSON object on stderr\n"
+            "                         at the end (events, duplicates, late, retained\n"
+            "                         samples, bytes of engine state, peak bytes)\n"
             "  -h, --help             show this help\n",
             SW_DEFAULT_WINDOW_SAMPLES, SW_DEFAULT_STALE_MS, (long long)SW_DEFAULT_SPIKE_MIN_BYTES,
             SW_DEFAULT_SPIKE_FRACTION, SW_DEFAULT_SKEW_NOTE_MULTIPLIER, SW_DEFAULT_MAX_JOBS,
@@ -74,7 +81,43 @@ static bool on_event(void *opaque, const sw_event_t *ev, const char *file, uint6
         return true;
     }
     if (rec) put_record(rp, rec);
+    /* Sample the engine's size now and then: computing it walks the jobs. */
+    if (rp->stats && (++rp->fed & 0xffff) == 0) {
+        sw_detect_stats_t st;
+        sw_detect_stats(rp->det, &st);
+        if (st.bytes > rp->peak_bytes) {
+            rp->peak_bytes = st.bytes;
+            rp->peak_retained = st.retained;
+        }
+    }
     return !rp->failed;
+}
+
+static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
+{
+    sw_detect_stats_t st;
+    sw_detect_stats(rp->det, &st);
+    if (st.bytes > rp->peak_bytes) {
+        rp->peak_bytes = st.bytes;
+        rp->peak_retained = st.retained;
+    }
+    fprintf(stderr,
+            "{\"lines\": %llu, \"invalid\": %llu, \"events\": %llu, \"samples\": %llu, "
+            "\"duplicates\": %llu, \"late\": %llu, \"too_old\": %llu, \"stale_windows\": %llu, "
+            "\"limit_rejects\": %llu, \"records\": {\"trigger\": %llu, \"update\": %llu, "
+            "\"resolve\": %llu, \"summary\": %llu}, \"jobs\": %llu, \"ranks\": %llu, "
+            "\"retained_samples\": %llu, \"engine_bytes\": %llu, \"peak_engine_bytes\": %llu, "
+            "\"bytes_per_retained_sample\": %.1f}\n",
+            (unsigned long long)rs->lines, (unsigned long long)rs->invalid,
+            (unsigned long long)st.events, (unsigned long long)st.samples,
+            (unsigned long long)st.duplicates, (unsigned long long)st.late,
+            (unsigned long long)st.too_old, (unsigned long long)st.stale_windows,
+            (unsigned long long)st.limit_rejects, (unsigned long long)st.records[0],
+            (unsigned long long)st.records[1], (unsigned long long)st.records[2],
+            (unsigned long long)st.records[3], (unsigned long long)st.jobs,
+            (unsigned long long)st.ranks, (unsigned long long)st.retained,
+            (unsigned long long)st.bytes, (unsigned long long)rp->peak_bytes,
+            rp->peak_retained ? (double)rp->peak_bytes / (double)rp->peak_retained : 0.0);
 }
 
 int sw_cmd_replay(int argc, char **argv)
@@ -88,11 +131,12 @@ int sw_cmd_replay(int argc, char **argv)
         {"max-jobs", required_argument, NULL, 'j'},
         {"max-ranks-per-job", required_argument, NULL, 'r'},
         {"strict", no_argument, NULL, 's'},
+        {"stats", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     sw_params_t p = sw_params_default();
-    bool strict = false;
+    bool strict = false, stats = false;
     int c;
     opterr = 0;
     optind = 1;
@@ -107,6 +151,7 @@ int sw_cmd_replay(int argc, char **argv)
         case 'j': ok = sw_cli_i64("replay", "--max-jobs", optarg, 0, 100000000, &p.max_jobs); break;
         case 'r': ok = sw_cli_i64("replay", "--max-ranks-per-job", optarg, 0, 100000000, &p.max_ranks_per_job); break;
         case 's': strict = true; break;
+        case 'S': stats = true; break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option("replay", argc, argv, optind, optopt);
         }
@@ -115,6 +160,7 @@ int sw_cmd_replay(int argc, char **argv)
     replay_t rp;
     memset(&rp, 0, sizeof(rp));
     rp.det = sw_detect_new(p);
+    rp.stats = stats;
     sw_buf_init(&rp.out);
     sw_cli_read_stats_t st;
     int rc = sw_cli_read_events("replay", argv + optind, argc - optind, strict, on_event, &rp, &st);
@@ -127,6 +173,7 @@ int sw_cmd_replay(int argc, char **argv)
     if (rp.rejected)
         fprintf(stderr, "stormwatch replay: %llu sample%s over the limits skipped\n",
                 (unsigned long long)rp.rejected, rp.rejected == 1 ? "" : "s");
+    if (stats) print_stats(&rp, &st);
     sw_buf_clear(&rp.out);
     sw_detect_destroy(rp.det);
     return rc;
