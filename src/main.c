@@ -10,6 +10,28 @@
 #include "sw_cli.h"
 #include "sw_cmds.h"
 
+/* The only mutable file-scope variable of the project: cleared by
+ * SIGTERM/SIGINT, polled by the long-running commands. */
+static volatile sig_atomic_t run = 1;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    run = 0;
+}
+
+volatile sig_atomic_t *sw_main_running(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return &run;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -22,6 +44,10 @@ static void usage(FILE *f)
             "  analyze   batch first-cause analysis of JSONL files (one JSON object)\n"
             "  replay    stream analysis of JSONL files (one record per line)\n"
             "  gen       write synthetic telemetry with an injected storm\n"
+            "  run       the Kafka consumer-group daemon (embedded cluster by default)\n"
+            "  produce   publish JSONL telemetry to a Kafka topic\n"
+            "  tail      print the records of a Kafka topic as JSON lines\n"
+            "  mock      run librdkafka's mock Kafka cluster on loopback\n"
             "\n"
             "Run 'stormwatch COMMAND --help' for a command's options.\n"
             "  --version   print the version\n");
@@ -45,6 +71,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "analyze")) return sw_cmd_analyze(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay")) return sw_cmd_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "gen")) return sw_cmd_gen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return sw_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "produce")) return sw_cmd_produce(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tail")) return sw_cmd_tail(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mock")) return sw_cmd_mock(argc - 1, argv + 1);
     fprintf(stderr, "stormwatch: unknown command '%s' (see 'stormwatch --help')\n", cmd);
     return SW_EXIT_USAGE;
 }

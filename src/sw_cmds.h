@@ -5,8 +5,21 @@
 #ifndef SW_CMDS_H
 #define SW_CMDS_H
 
+#include <signal.h>
+
 int sw_cmd_analyze(int argc, char **argv);
 int sw_cmd_replay(int argc, char **argv);
 int sw_cmd_gen(int argc, char **argv);
+int sw_cmd_run(int argc, char **argv);
+int sw_cmd_produce(int argc, char **argv);
+int sw_cmd_tail(int argc, char **argv);
+int sw_cmd_mock(int argc, char **argv);
+
+/**
+ * @brief The process's stop flag (set by SIGTERM/SIGINT): long-running
+ *        commands poll it. Installs the handlers on first use.
+ * @returns a pointer valid for the life of the process.
+ */
+volatile sig_atomic_t *sw_main_running(void);
 
 #endif /* SW_CMDS_H */

@@ -1,0 +1,86 @@
+/*
+ * Kafka plumbing shared by run, produce, tail, mock and demo: librdkafka
+ * configurations built from stormwatch properties (our defaults, then the
+ * kafka.* pass-through with librdkafka's own error text), the bridge from
+ * librdkafka logs and errors to sw_log, and the embedded mock cluster.
+ * Decides nothing about alerts.
+ */
+#ifndef SW_KAFKA_H
+#define SW_KAFKA_H
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sw_conf.h"
+#include "sw_err.h"
+#include "sw_log.h"
+
+/** Which client a configuration is for. */
+typedef enum sw_kafka_role_e {
+    SW_KAFKA_CONSUMER = 0,
+    SW_KAFKA_PRODUCER = 1,
+    SW_KAFKA_ADMIN = 2   /**< a plain client: metadata, mock host */
+} sw_kafka_role_t;
+
+/**
+ * The opaque of every client we create: rd_kafka_opaque(rk) points to one.
+ * The log and error callbacks use it; commands keep their state in user.
+ */
+typedef struct sw_kafka_ctx_s {
+    const sw_log_t *log;    /**< borrowed */
+    void *user;             /**< the command's own state */
+    volatile bool fatal;    /**< a fatal librdkafka error was reported */
+    char fatal_reason[256]; /**< its text */
+} sw_kafka_ctx_t;
+
+/**
+ * @brief Build a librdkafka configuration for @p role: stormwatch's
+ *        defaults (consumer: manual commits, cooperative-sticky,
+ *        earliest; producer: idempotent), bootstrap.servers, group.id
+ *        (consumer), then every kafka.* pass-through property of the scope,
+ *        in the order they were set. Logs and errors go to @p ctx.
+ * @param group_id NULL: the conf's group.id.
+ * @returns caller frees with rd_kafka_conf_destroy() unless handed to
+ *          rd_kafka_new(); NULL with errstr naming the property and quoting
+ *          librdkafka's text.
+ */
+rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, const char *bootstrap,
+                               const char *group_id, sw_kafka_ctx_t *ctx, char *errstr,
+                               size_t errstr_size);
+
+/** @brief rd_kafka_conf_set() with the error text "property "NAME": TEXT". */
+sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,
+                      size_t errstr_size);
+
+/** An embedded mock cluster (librdkafka's in-process Kafka brokers). */
+typedef struct sw_mock_s sw_mock_t;
+
+/**
+ * @brief Start a mock cluster of @p brokers brokers on loopback (random
+ *        ports). @returns caller frees with sw_mock_destroy(); NULL on error.
+ */
+sw_mock_t *sw_mock_new(int brokers, sw_kafka_ctx_t *ctx, char *errstr, size_t errstr_size);
+
+/** @brief The bootstrap.servers string (borrowed: valid while @p m lives). */
+const char *sw_mock_bootstrap(const sw_mock_t *m);
+
+/** @brief The librdkafka mock handle, for fault injection (borrowed). */
+rd_kafka_mock_cluster_t *sw_mock_cluster(sw_mock_t *m);
+
+/** @brief Number of brokers. */
+int sw_mock_brokers(const sw_mock_t *m);
+
+/** @brief Create a topic with @p partitions partitions. */
+sw_err_t sw_mock_topic(sw_mock_t *m, const char *topic, int partitions, char *errstr,
+                       size_t errstr_size);
+
+/** @brief Stop the cluster (accepts NULL). */
+void sw_mock_destroy(sw_mock_t *m);
+
+/** @brief Write @p text and a newline to @p path atomically (tmp + rename). */
+sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr,
+                              size_t errstr_size);
+
+#endif /* SW_KAFKA_H */

@@ -1,0 +1,50 @@
+/*
+ * The daemon behind `stormwatch run`: a consumer group reading telemetry,
+ * one stream engine per assigned partition (jobs never span partitions
+ * after keying), alert records to the output topic, undecodable or invalid
+ * input to the dead-letter topic, at-least-once delivery (an input offset
+ * is committed only after every record caused by earlier input has been
+ * acknowledged). Stops on the running flag, flushing and committing.
+ */
+#ifndef SW_RUN_H
+#define SW_RUN_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "sw_conf.h"
+#include "sw_log.h"
+
+/** Counters of a running daemon (for logs and metrics). */
+typedef struct sw_run_stats_s {
+    uint64_t messages;        /**< input messages consumed */
+    uint64_t bytes;           /**< input bytes consumed */
+    uint64_t decode_errors;   /**< input that could not be decoded */
+    uint64_t invalid;         /**< decoded input that broke SPEC 2 */
+    uint64_t limited;         /**< input refused by max.jobs / max.ranks.per.job */
+    uint64_t dlq;             /**< records sent to the DLQ */
+    uint64_t records[4];      /**< alert records by action */
+    uint64_t delivered;       /**< records acknowledged by the broker */
+    uint64_t produce_errors;  /**< records the broker did not take */
+    uint64_t commits;         /**< offset commits sent */
+    uint64_t rebalances;      /**< assignments and revocations */
+    uint64_t partitions;      /**< partitions assigned now */
+} sw_run_stats_t;
+
+/** Options of sw_run(). */
+typedef struct sw_run_opts_s {
+    const sw_conf_t *conf;            /**< borrowed */
+    const char *bootstrap;            /**< bootstrap.servers to use (borrowed) */
+    volatile sig_atomic_t *running;   /**< cleared by someone else to stop */
+    const sw_log_t *log;              /**< borrowed */
+} sw_run_opts_t;
+
+/**
+ * @brief Run the daemon until *running becomes 0 or a fatal error.
+ * @returns 0 after a clean shutdown, 1 after a runtime failure (fatal Kafka
+ *          error, a record the broker did not take), 2 when the Kafka
+ *          configuration is refused.
+ */
+int sw_run(const sw_run_opts_t *opts);
+
+#endif /* SW_RUN_H */

@@ -1,0 +1,2 @@
+/* placeholder: replaced by the tools helper */
+typedef int sw_event_json_placeholder_t;
