@@ -1,3 +1,948 @@
-/* placeholder: replaced before commit */
+/*
+ * The JSON Lines decoder (sw_tdec_json) and the event classification
+ * (sw_event_kind, sw_phase_boundary_ok) against SPEC 2 and SPEC 5:
+ *  - a table of lines -> outcome: a valid event (the decoded fields are
+ *    rendered as JSON and compared with the expected fields, SPEC 7
+ *    style, naming the first differing field) or an error code with the
+ *    exact message (a trailing '*' in the table means "starts with");
+ *  - byte-level checks that JSON cannot express (WTF-8 surrogates, NUL);
+ *  - the key prediction of the decoder across lines with reordered keys;
+ *  - nesting limits, 1 MB strings, blank lines, event kinds.
+ * Every failure prints file:line, the case, the expression and the actual
+ * against the expected value; all cases run, then the test fails.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void) { puts("placeholder"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_event.h"
+#include "stormwatch/sw_phase.h"
+#include "sw_testlib.h"
+
+static int g_fail;
+static const char *g_case = "";
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+            g_fail++;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+#define CHECK_I64(got, want)                                                               \
+    CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got),  \
+          (long long)(want))
+
+/* Byte-exact comparison of a view with an expected byte string. */
+#define CHECK_BYTES(view, want, want_len)                                                  \
+    do {                                                                                   \
+        sw_str_t v_ = (view);                                                              \
+        size_t wl_ = (want_len);                                                           \
+        CHECK(v_.len == wl_ && (wl_ == 0 || memcmp(v_.ptr, (want), wl_) == 0),             \
+              "got %zu bytes \"%.*s\", expected %zu bytes \"%.*s\"", v_.len,               \
+              (int)(v_.len > 80 ? 80 : v_.len), v_.ptr ? v_.ptr : "", wl_,                 \
+              (int)(wl_ > 80 ? 80 : wl_), (want));                                         \
+    } while (0)
+
+static void end_test(void)
+{
+    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+}
+
+/* ---- rendering a decoded event as JSON ---------------------------------- */
+
+static json_t *jstr(sw_str_t s)
+{
+    /* nocheck: lone surrogates are kept as WTF-8 bytes by the decoder */
+    return json_stringn_nocheck(s.ptr ? s.ptr : "", s.len);
+}
+
+static json_t *jopt_i64(sw_opt_i64_t o)
+{
+    return o.set ? json_integer(o.value) : json_null();
+}
+
+static json_t *jopt_str(sw_opt_str_t o)
+{
+    return o.set ? jstr(o.value) : json_null();
+}
+
+static const char *kind_name(sw_ev_kind_t k)
+{
+    switch (k) {
+    case SW_EV_SAMPLE: return "sample";
+    case SW_EV_PHASE_ENTER: return "phase_enter";
+    case SW_EV_PHASE_EXIT: return "phase_exit";
+    case SW_EV_OTHER: break;
+    }
+    return "other";
+}
+
+/* Every field of the event, plus sw_phase_boundary_ok(). */
+static json_t *render_event(const sw_event_t *ev)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "timestamp_ns", json_integer(ev->timestamp_ns));
+    json_object_set_new(o, "event_type", jstr(ev->event_type));
+    json_object_set_new(o, "kind", json_string(kind_name(ev->kind)));
+    json_object_set_new(o, "rank", json_integer(ev->rank));
+    json_object_set_new(o, "world_size", json_integer(ev->world_size));
+    json_object_set_new(o, "job_id", ev->has_job_id ? jstr(ev->job_id) : json_null());
+    json_object_set_new(o, "session_id", ev->has_session_id ? jstr(ev->session_id) : json_null());
+    json_object_set_new(o, "pid", json_integer(ev->pid));
+    json_object_set_new(o, "host", jstr(ev->host));
+    json_object_set_new(o, "device_used_bytes",
+                        ev->has_device_used ? json_integer(ev->device_used_bytes) : json_null());
+    json_object_set_new(o, "sampling_interval_ms", json_integer(ev->sampling_interval_ms));
+    json_object_set_new(o, "metadata", jstr(ev->metadata_json));
+    if (ev->has_phase) {
+        const sw_phase_scope_t *ps = &ev->phase;
+        json_t *p = json_object();
+        json_object_set_new(p, "action", json_string(ps->enter ? "enter" : "exit"));
+        json_object_set_new(p, "name", jstr(ps->name));
+        json_t *path = json_array();
+        for (int i = 0; i < ps->path_len; i++) json_array_append_new(path, jstr(ps->path[i]));
+        json_object_set_new(p, "path", path);
+        json_object_set_new(p, "scope_id", jstr(ps->scope_id));
+        json_object_set_new(p, "parent_scope_id",
+                            ps->has_parent ? jstr(ps->parent_scope_id) : json_null());
+        json_object_set_new(p, "thread_id", json_integer(ps->thread_id));
+        json_object_set_new(p, "thread_name", jstr(ps->thread_name));
+        json_object_set_new(p, "sequence", json_integer(ps->sequence));
+        json_object_set_new(p, "depth", ps->has_depth ? json_integer(ps->depth) : json_null());
+        json_object_set_new(o, "phase", p);
+    } else {
+        json_object_set_new(o, "phase", json_null());
+    }
+    json_object_set_new(o, "boundary_ok", json_boolean(sw_phase_boundary_ok(ev)));
+    json_object_set_new(o, "schema_version", jopt_i64(ev->schema_version));
+    json_object_set_new(o, "device_id", jopt_i64(ev->device_id));
+    json_object_set_new(o, "local_rank", jopt_i64(ev->local_rank));
+    json_object_set_new(o, "allocator_allocated_bytes", jopt_i64(ev->allocator_allocated_bytes));
+    json_object_set_new(o, "allocator_reserved_bytes", jopt_i64(ev->allocator_reserved_bytes));
+    json_object_set_new(o, "allocator_active_bytes", jopt_i64(ev->allocator_active_bytes));
+    json_object_set_new(o, "allocator_inactive_bytes", jopt_i64(ev->allocator_inactive_bytes));
+    json_object_set_new(o, "allocator_change_bytes", jopt_i64(ev->allocator_change_bytes));
+    json_object_set_new(o, "device_free_bytes", jopt_i64(ev->device_free_bytes));
+    json_object_set_new(o, "device_total_bytes", jopt_i64(ev->device_total_bytes));
+    json_object_set_new(o, "collector", jopt_str(ev->collector));
+    json_object_set_new(o, "context", jopt_str(ev->context));
+    return o;
+}
+
+/* Compare the rendered event with the expected fields (a subset: keys
+ * the expectation omits are not checked). */
+static void check_fields(const char *file, int line, const sw_event_t *ev, const char *want_text)
+{
+    json_error_t jerr;
+    json_t *want = json_loads(want_text, 0, &jerr);
+    if (!want) {
+        fprintf(stderr, "%s:%d: FAIL [%s]: expectation is not JSON: %s\n", file, line, g_case,
+                jerr.text);
+        g_fail++;
+        return;
+    }
+    json_t *got = render_event(ev);
+    char why[1024];
+    if (!sw_test_json_equal(got, want, true, why, sizeof(why))) {
+        char *all = json_dumps(got, JSON_COMPACT);
+        fprintf(stderr,
+                "%s:%d: FAIL [%s] (decoded event == expected fields): %s (got != expected)\n"
+                "  decoded: %s\n",
+                file, line, g_case, why, all ? all : "?");
+        free(all);
+        g_fail++;
+    }
+    json_decref(got);
+    json_decref(want);
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+/* A minimal valid prefix for lines that test one field. */
+#define BASE "\"timestamp_ns\": 1, \"event_type\": \"x\""
+#define SAMPLE "\"timestamp_ns\": 1, \"event_type\": \"sample\", \"device_used_bytes\": 5"
+
+typedef struct json_case_s {
+    const char *name;
+    const char *line;
+    sw_err_t want_err;
+    const char *want; /* SW_OK: expected fields (JSON); else the message ('*' = prefix) */
+} json_case_t;
+
+static const json_case_t k_cases[] = {
+    /* -- valid events: defaults and every field ------------------------- */
+    {"defaults when absent", "{" SAMPLE "}", SW_OK,
+     "{\"timestamp_ns\": 1, \"event_type\": \"sample\", \"kind\": \"sample\", \"rank\": 0,"
+     " \"world_size\": 1, \"job_id\": null, \"session_id\": null, \"pid\": -1,"
+     " \"host\": \"unknown\", \"device_used_bytes\": 5, \"sampling_interval_ms\": 0,"
+     " \"metadata\": \"{}\", \"phase\": null, \"boundary_ok\": false, \"schema_version\": null,"
+     " \"device_id\": null, \"local_rank\": null, \"allocator_allocated_bytes\": null,"
+     " \"allocator_reserved_bytes\": null, \"allocator_active_bytes\": null,"
+     " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": null,"
+     " \"device_free_bytes\": null, \"device_total_bytes\": null, \"collector\": null,"
+     " \"context\": null}"},
+    {"every field (v3 line)",
+     "{\"schema_version\": 3, \"timestamp_ns\": 1763700000000000000, \"event_type\": \"sample\","
+     " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4000,"
+     " \"host\": \"h0\", \"device_id\": 2, \"allocator_allocated_bytes\": 268435456,"
+     " \"allocator_reserved_bytes\": 536870912, \"allocator_active_bytes\": null,"
+     " \"allocator_inactive_bytes\": 7, \"allocator_change_bytes\": -12,"
+     " \"device_used_bytes\": 1073741824, \"device_free_bytes\": 84825604096,"
+     " \"device_total_bytes\": 85899345920, \"context\": \"step 3\", \"metadata\": {},"
+     " \"job_id\": \"a\", \"rank\": 3, \"local_rank\": 1, \"world_size\": 8, \"session_id\": \"s0\"}",
+     SW_OK,
+     "{\"timestamp_ns\": 1763700000000000000, \"event_type\": \"sample\", \"kind\": \"sample\","
+     " \"rank\": 3, \"world_size\": 8, \"job_id\": \"a\", \"session_id\": \"s0\", \"pid\": 4000,"
+     " \"host\": \"h0\", \"device_used_bytes\": 1073741824, \"sampling_interval_ms\": 100,"
+     " \"metadata\": \"{}\", \"phase\": null, \"boundary_ok\": false, \"schema_version\": 3,"
+     " \"device_id\": 2, \"local_rank\": 1, \"allocator_allocated_bytes\": 268435456,"
+     " \"allocator_reserved_bytes\": 536870912, \"allocator_active_bytes\": null,"
+     " \"allocator_inactive_bytes\": 7, \"allocator_change_bytes\": -12,"
+     " \"device_free_bytes\": 84825604096, \"device_total_bytes\": 85899345920,"
+     " \"collector\": \"stormlog.cuda_tracker\", \"context\": \"step 3\"}"},
+    {"carried fields of the wrong type are not validated",
+     "{" BASE ", \"device_total_bytes\": \"big\", \"allocator_change_bytes\": 1.5,"
+     " \"collector\": 5, \"context\": null, \"schema_version\": 99999999999999999999}",
+     SW_OK,
+     "{\"device_total_bytes\": null, \"allocator_change_bytes\": null, \"collector\": null,"
+     " \"context\": null, \"schema_version\": null}"},
+    {"non-sample without device_used_bytes", "{" BASE "}", SW_OK,
+     "{\"kind\": \"other\", \"device_used_bytes\": null}"},
+    {"empty strings where allowed",
+     "{" BASE ", \"session_id\": \"\", \"host\": \"\", \"job_id\": null}", SW_OK,
+     "{\"session_id\": \"\", \"host\": \"\", \"job_id\": null}"},
+    {"session_id null", "{" BASE ", \"session_id\": null}", SW_OK, "{\"session_id\": null}"},
+    {"rank below world_size, keys in any order", "{\"rank\": 3, " BASE ", \"world_size\": 4}",
+     SW_OK, "{\"rank\": 3, \"world_size\": 4}"},
+    {"pid may be negative and extreme",
+     "{" BASE ", \"pid\": -9223372036854775808}", SW_OK, "{\"pid\": -9223372036854775808}"},
+    {"largest int64", "{\"timestamp_ns\": 9223372036854775807, \"event_type\": \"sample\","
+     " \"device_used_bytes\": 9223372036854775807}", SW_OK,
+     "{\"timestamp_ns\": 9223372036854775807, \"device_used_bytes\": 9223372036854775807}"},
+    {"-0 is the integer 0", "{\"timestamp_ns\": -0, \"event_type\": \"x\", \"rank\": -0}", SW_OK,
+     "{\"timestamp_ns\": 0, \"rank\": 0}"},
+    {"zero values", "{\"timestamp_ns\": 0, \"event_type\": \"sample\", \"device_used_bytes\": 0,"
+     " \"sampling_interval_ms\": 0}", SW_OK,
+     "{\"timestamp_ns\": 0, \"device_used_bytes\": 0, \"sampling_interval_ms\": 0}"},
+    {"metadata raw text kept byte for byte",
+     "{" BASE ", \"metadata\": {\"a\": [1, {\"b\": null}],  \"c\":\"\\u00e9\"}}", SW_OK,
+     "{\"metadata\": \"{\\\"a\\\": [1, {\\\"b\\\": null}],  \\\"c\\\":\\\"\\\\u00e9\\\"}\","
+     " \"phase\": null}"},
+    {"metadata null is {}", "{" BASE ", \"metadata\": null}", SW_OK, "{\"metadata\": \"{}\"}"},
+    {"metadata with NaN and Infinity inside", "{" BASE ", \"metadata\": {\"x\": NaN, \"y\": [-Infinity]}}",
+     SW_OK, "{\"metadata\": \"{\\\"x\\\": NaN, \\\"y\\\": [-Infinity]}\"}"},
+    {"NaN and Infinity in unknown fields",
+     "{" BASE ", \"loss\": NaN, \"a\": Infinity, \"b\": -Infinity, \"c\": 1e400}", SW_OK,
+     "{\"timestamp_ns\": 1}"},
+    {"unknown fields of every type are skipped",
+     "{" BASE ", \"u\": {\"rank\": -1, \"k\": [true, false, null, \"s\", 1.5e-3]}, \"v\": []}",
+     SW_OK, "{\"rank\": 0}"},
+    {"duplicate keys: the last wins (bad then good)",
+     "{" BASE ", \"rank\": 5, \"rank\": 0, \"pid\": null, \"pid\": 3}", SW_OK,
+     "{\"rank\": 0, \"pid\": 3}"},
+    {"duplicate metadata: the last wins (phase then plain)",
+     "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\", \"session_id\": \"s\","
+     " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"p\"],"
+     " \"scope_id\": \"a\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}},"
+     " \"metadata\": {\"k\": 1}}",
+     SW_OK, "{\"metadata\": \"{\\\"k\\\": 1}\", \"phase\": null, \"boundary_ok\": false}"},
+    {"duplicate metadata: null after a phase", "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\","
+     " \"session_id\": \"s\", \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\","
+     " \"path\": [\"p\"], \"scope_id\": \"a\", \"thread_id\": 1, \"thread_name\": \"t\","
+     " \"sequence\": 1}}, \"metadata\": null}",
+     SW_OK, "{\"metadata\": \"{}\", \"phase\": null, \"boundary_ok\": false}"},
+    {"escaped key names are recognised",
+     "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"world_size\": 4, \"r\\u0061nk\": 2,"
+     " \"\\u0068ost\": \"h\\/1\"}",
+     SW_OK, "{\"rank\": 2, \"host\": \"h/1\"}"},
+    {"key names are case-sensitive", "{" BASE ", \"Rank\": 7, \"RANK\": 8}", SW_OK,
+     "{\"rank\": 0}"},
+    {"escapes in strings",
+     "{" BASE ", \"host\": \"q\\\"b\\\\s\\/f\\bf\\fn\\nr\\rt\\tu\\u00e9\\u20ac\"}", SW_OK,
+     "{\"host\": \"q\\\"b\\\\s/f\\bf\\fn\\nr\\rt\\tu\\u00e9\\u20ac\"}"},
+    {"surrogate pair decoded to UTF-8", "{" BASE ", \"host\": \"\\ud83d\\ude00!\"}", SW_OK,
+     "{\"host\": \"\\ud83d\\ude00!\"}"},
+    {"raw UTF-8 accepted", "{" BASE ", \"host\": \"h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}", SW_OK,
+     "{\"host\": \"h\\u00e9\\u20ac\\ud83d\\ude00\"}"},
+    {"DEL is not a control character", "{" BASE ", \"host\": \"a\x7f\"}", SW_OK,
+     "{\"host\": \"a\\u007f\"}"},
+    {"whitespace around everything, CR at the end",
+     " \t{ \"timestamp_ns\" :\t1 ,\"event_type\"\n:\"x\" , \"rank\" : 0 } \r", SW_OK,
+     "{\"timestamp_ns\": 1, \"rank\": 0}"},
+    {"event_type Sample", "{\"timestamp_ns\": 1, \"event_type\": \"Sample\", \"device_used_bytes\": 1}",
+     SW_OK, "{\"kind\": \"sample\"}"},
+    {"event_type SAMPLE", "{\"timestamp_ns\": 1, \"event_type\": \"SAMPLE\", \"device_used_bytes\": 1}",
+     SW_OK, "{\"kind\": \"sample\"}"},
+    {"event_type with U+017F (escaped)",
+     "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fample\", \"device_used_bytes\": 1}", SW_OK,
+     "{\"kind\": \"sample\", \"event_type\": \"\\u017fample\"}"},
+    {"event_type with U+017F (raw)",
+     "{\"timestamp_ns\": 1, \"event_type\": \"\xc5\xbf" "ample\", \"device_used_bytes\": 1}", SW_OK,
+     "{\"kind\": \"sample\"}"},
+    {"Phase_enter is not a phase boundary", "{\"timestamp_ns\": 1, \"event_type\": \"Phase_enter\"}",
+     SW_OK, "{\"kind\": \"other\"}"},
+
+    /* -- phase_scope ----------------------------------------------------- */
+    {"phase_enter with every scope field, path filtered",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"other\": 1, \"phase_scope\": {\"action\": \"enter\", \"name\": \"fwd\", \"path\": [\"train\","
+     " \"\", 7, null, \"fwd\", [\"x\"], {\"y\": \"z\"}, true], \"depth\": 99, \"scope_id\": \"sc1\","
+     " \"parent_scope_id\": \"p0\", \"thread_id\": 12, \"thread_name\": \"Main\", \"sequence\": 3,"
+     " \"extra\": [1]}}}",
+     SW_OK,
+     "{\"kind\": \"phase_enter\", \"boundary_ok\": true, \"phase\": {\"action\": \"enter\","
+     " \"name\": \"fwd\", \"path\": [\"train\", \"fwd\"], \"scope_id\": \"sc1\","
+     " \"parent_scope_id\": \"p0\", \"thread_id\": 12, \"thread_name\": \"Main\", \"sequence\": 3,"
+     " \"depth\": 99}}"},
+    {"phase_exit, parent null, depth not an integer",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_exit\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"exit\", \"name\": \"n\", \"path\": [\"a\", \"b\", \"c\"],"
+     " \"depth\": \"deep\", \"scope_id\": \"\", \"parent_scope_id\": null, \"thread_id\": -4,"
+     " \"thread_name\": \"\", \"sequence\": -1}}}",
+     SW_OK,
+     "{\"kind\": \"phase_exit\", \"boundary_ok\": true, \"phase\": {\"action\": \"exit\","
+     " \"path\": [\"a\", \"b\", \"c\"], \"scope_id\": \"\", \"parent_scope_id\": null,"
+     " \"thread_id\": -4, \"sequence\": -1, \"depth\": null}}"},
+    {"action/type mismatch: a valid event, not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_exit\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"], \"scope_id\": \"x\","
+     " \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"kind\": \"phase_exit\", \"phase\": {\"action\": \"enter\"}, \"boundary_ok\": false}"},
+    {"null session: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": null, \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"], \"scope_id\": \"x\","
+     " \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"blank name via U+3000: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"\\u3000 \\t\\u00a0\\u2028\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"phase\": {\"name\": \"\\u3000 \\t\\u00a0\\u2028\"}, \"boundary_ok\": false}"},
+    {"name with one non-space character is fine",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"\\u3000x\\u3000\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": true}"},
+    {"empty name: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"path without non-empty strings: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"\", 1, null, [\"a\"]],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"empty path: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"path not a list: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": \"a\","
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"thread_id not an integer: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1.0, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"sequence missing: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\"}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"scope_id not a string: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"],"
+     " \"scope_id\": 7, \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"thread_name null: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": null, \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"parent_scope_id a number: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"], \"parent_scope_id\": 3,"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"action in upper case: not a boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"Enter\", \"name\": \"n\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"boundary_ok\": false}"},
+    {"phase_scope not an object: no phase",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": [\"enter\"]}}",
+     SW_OK, "{\"phase\": null, \"boundary_ok\": false}"},
+    {"duplicate path: the last wins",
+     "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\", \"b\"], \"path\": [\"c\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"phase\": {\"path\": [\"c\"]}, \"boundary_ok\": true}"},
+    {"phase_scope on a sample is parsed but the sample is no boundary",
+     "{\"timestamp_ns\": 5, \"event_type\": \"sample\", \"device_used_bytes\": 1, \"session_id\": \"s\","
+     " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"],"
+     " \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     SW_OK, "{\"kind\": \"sample\", \"boundary_ok\": false}"},
+
+    /* -- SPEC 2 invalid events: exact messages ---------------------------- */
+    {"rank negative", "{" SAMPLE ", \"rank\": -3}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is -3, expected an integer >= 0"},
+    {"rank not below world_size", "{" SAMPLE ", \"rank\": 2, \"world_size\": 2}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is 2, expected an integer < world_size (2)"},
+    {"rank 1 with the default world_size", "{" BASE ", \"rank\": 1}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is 1, expected an integer < world_size (1)"},
+    {"rank a string", "{" BASE ", \"rank\": \"0\"}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is \"0\", expected an integer >= 0"},
+    {"rank a float", "{" BASE ", \"rank\": 1.0}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is 1.0, expected an integer >= 0"},
+    {"rank with an exponent", "{" BASE ", \"rank\": 1e0}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is 1e0, expected an integer >= 0"},
+    {"rank true", "{" BASE ", \"rank\": true}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is true, expected an integer >= 0"},
+    {"rank null", "{" BASE ", \"rank\": null}", SW_ERR_INVALID_ARG,
+     "field \"rank\" is null, expected an integer >= 0"},
+    {"duplicate keys: the last wins (good then bad)", "{" BASE ", \"rank\": 0, \"rank\": -1}",
+     SW_ERR_INVALID_ARG, "field \"rank\" is -1, expected an integer >= 0"},
+    {"world_size 0", "{" BASE ", \"world_size\": 0}", SW_ERR_INVALID_ARG,
+     "field \"world_size\" is 0, expected an integer >= 1"},
+    {"world_size null", "{" BASE ", \"world_size\": null}", SW_ERR_INVALID_ARG,
+     "field \"world_size\" is null, expected an integer >= 1"},
+    {"pid null", "{" BASE ", \"pid\": null}", SW_ERR_INVALID_ARG,
+     "field \"pid\" is null, expected an integer"},
+    {"pid -Infinity", "{" BASE ", \"pid\": -Infinity}", SW_ERR_INVALID_ARG,
+     "field \"pid\" is -Infinity, expected an integer"},
+    {"pid beyond 64 bits", "{" BASE ", \"pid\": 9223372036854775808}", SW_ERR_INVALID_ARG,
+     "field \"pid\" is 9223372036854775808, expected an integer (the value does not fit in 64 bits)"},
+    {"pid below -2^63", "{" BASE ", \"pid\": -9223372036854775809}", SW_ERR_INVALID_ARG,
+     "field \"pid\" is -9223372036854775809, expected an integer (the value does not fit in 64 bits)"},
+    {"job_id empty", "{" BASE ", \"job_id\": \"\"}", SW_ERR_INVALID_ARG,
+     "field \"job_id\" is \"\", expected null or a non-empty string"},
+    {"job_id a number", "{" BASE ", \"job_id\": 7}", SW_ERR_INVALID_ARG,
+     "field \"job_id\" is 7, expected null or a non-empty string"},
+    {"session_id a number", "{" BASE ", \"session_id\": 5}", SW_ERR_INVALID_ARG,
+     "field \"session_id\" is 5, expected null or a string"},
+    {"host null", "{" BASE ", \"host\": null}", SW_ERR_INVALID_ARG,
+     "field \"host\" is null, expected a string"},
+    {"host an object", "{" BASE ", \"host\": {\"a\": 1}}", SW_ERR_INVALID_ARG,
+     "field \"host\" is {\"a\": 1}, expected a string"},
+    {"long values are shortened in messages",
+     "{" BASE ", \"host\": [1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666]}",
+     SW_ERR_INVALID_ARG,
+     "field \"host\" is [1111111111, 2222222222, 3333333333, 4444444444, 55555555..., expected a string"},
+    {"timestamp_ns fraction", "{\"timestamp_ns\": 1.5, \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
+     "field \"timestamp_ns\" is 1.5, expected an integer >= 0"},
+    {"timestamp_ns missing", "{\"event_type\": \"sample\", \"device_used_bytes\": 1}",
+     SW_ERR_INVALID_ARG, "field \"timestamp_ns\" is missing, expected an integer >= 0"},
+    {"timestamp_ns negative", "{\"timestamp_ns\": -1, \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
+     "field \"timestamp_ns\" is -1, expected an integer >= 0"},
+    {"timestamp_ns NaN", "{\"timestamp_ns\": NaN, \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
+     "field \"timestamp_ns\" is NaN, expected an integer >= 0"},
+    {"timestamp_ns Infinity", "{\"timestamp_ns\": Infinity, \"event_type\": \"x\"}",
+     SW_ERR_INVALID_ARG, "field \"timestamp_ns\" is Infinity, expected an integer >= 0"},
+    {"timestamp_ns beyond 64 bits (20 digits)",
+     "{\"timestamp_ns\": 99999999999999999999, \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
+     "field \"timestamp_ns\" is 99999999999999999999, expected an integer >= 0 (the value does not "
+     "fit in 64 bits)"},
+    {"timestamp_ns 2^63", "{\"timestamp_ns\": 9223372036854775808, \"event_type\": \"x\"}",
+     SW_ERR_INVALID_ARG,
+     "field \"timestamp_ns\" is 9223372036854775808, expected an integer >= 0 (the value does not "
+     "fit in 64 bits)"},
+    {"timestamp_ns -0.0 is a float", "{\"timestamp_ns\": -0.0, \"event_type\": \"x\"}",
+     SW_ERR_INVALID_ARG, "field \"timestamp_ns\" is -0.0, expected an integer >= 0"},
+    {"event_type missing", "{\"timestamp_ns\": 1}", SW_ERR_INVALID_ARG,
+     "field \"event_type\" is missing, expected a non-empty string"},
+    {"event_type empty", "{\"timestamp_ns\": 1, \"event_type\": \"\"}", SW_ERR_INVALID_ARG,
+     "field \"event_type\" is \"\", expected a non-empty string"},
+    {"event_type a number", "{\"timestamp_ns\": 1, \"event_type\": 5}", SW_ERR_INVALID_ARG,
+     "field \"event_type\" is 5, expected a non-empty string"},
+    {"device_used_bytes missing on a sample", "{\"timestamp_ns\": 1, \"event_type\": \"sample\"}",
+     SW_ERR_INVALID_ARG,
+     "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)"},
+    {"device_used_bytes missing on a U+017F sample",
+     "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fAMPLE\"}", SW_ERR_INVALID_ARG,
+     "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)"},
+    {"device_used_bytes null on a sample", "{\"timestamp_ns\": 1, \"event_type\": \"sample\","
+     " \"device_used_bytes\": null}", SW_ERR_INVALID_ARG,
+     "field \"device_used_bytes\" is null, expected an integer >= 0"},
+    {"device_used_bytes negative on a non-sample", "{" BASE ", \"device_used_bytes\": -1}",
+     SW_ERR_INVALID_ARG, "field \"device_used_bytes\" is -1, expected an integer >= 0"},
+    {"sampling_interval_ms negative", "{" BASE ", \"sampling_interval_ms\": -1}", SW_ERR_INVALID_ARG,
+     "field \"sampling_interval_ms\" is -1, expected an integer >= 0"},
+    {"sampling_interval_ms float", "{" BASE ", \"sampling_interval_ms\": 100.0}", SW_ERR_INVALID_ARG,
+     "field \"sampling_interval_ms\" is 100.0, expected an integer >= 0"},
+    {"metadata an array", "{" BASE ", \"metadata\": [1]}", SW_ERR_INVALID_ARG,
+     "field \"metadata\" is [1], expected an object or null (got an array)"},
+    {"metadata a string", "{" BASE ", \"metadata\": \"{}\"}", SW_ERR_INVALID_ARG,
+     "field \"metadata\" is \"{}\", expected an object or null (got a string)"},
+    {"metadata a number", "{" BASE ", \"metadata\": 0}", SW_ERR_INVALID_ARG,
+     "field \"metadata\" is 0, expected an object or null (got a number)"},
+    {"metadata false", "{" BASE ", \"metadata\": false}", SW_ERR_INVALID_ARG,
+     "field \"metadata\" is false, expected an object or null (got a boolean)"},
+    {"empty object", "{}", SW_ERR_INVALID_ARG,
+     "field \"timestamp_ns\" is missing, expected an integer >= 0"},
+
+    /* -- JSON syntax ------------------------------------------------------ */
+    {"not an object: array", "[1, 2]", SW_ERR_PARSE, "not a JSON object: the line is an array"},
+    {"not an object: number", "5", SW_ERR_PARSE, "not a JSON object: the line is a number"},
+    {"not an object: string", "\"s\"", SW_ERR_PARSE, "not a JSON object: the line is a string"},
+    {"not an object: null", "null", SW_ERR_PARSE, "not a JSON object: the line is null"},
+    {"not an object: true", " true ", SW_ERR_PARSE, "not a JSON object: the line is a boolean"},
+    {"empty line text", "", SW_ERR_PARSE, "not valid JSON: *"},
+    {"trailing data (column 9)", "{\"a\":1} x", SW_ERR_PARSE,
+     "not valid JSON: unexpected data after the object at column 9"},
+    {"two objects", "{\"timestamp_ns\": 1, \"event_type\": \"x\"}{}", SW_ERR_PARSE,
+     "not valid JSON: unexpected data after the object at column 39"},
+    {"trailing comma (column 8)", "{\"a\":1,}", SW_ERR_PARSE,
+     "not valid JSON: expected a string at column 8"},
+    {"trailing comma in an array", "{" BASE ", \"a\": [1,]}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"leading zero (column 7)", "{\"a\":01}", SW_ERR_PARSE,
+     "not valid JSON: expected ',' or '}' in object at column 7"},
+    {"leading zero in a known field", "{\"timestamp_ns\": 01, \"event_type\": \"x\"}", SW_ERR_PARSE,
+     "not valid JSON: *"},
+    {"leading zero, negative", "{" BASE ", \"a\": -01}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"bad escape (column 7)", "{\"a\":\"\\x\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid escape in string at column 7"},
+    {"short \\u escape", "{" BASE ", \"h\": \"\\u12\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid \\u escape in string at column *"},
+    {"non-hex \\u escape", "{" BASE ", \"h\": \"\\u12G4\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid \\u escape in string at column *"},
+    {"control character in a string", "{" BASE ", \"h\": \"a\tb\"}", SW_ERR_PARSE,
+     "not valid JSON: control character in string at column 47"},
+    {"control byte 0x01 in a string", "{" BASE ", \"h\": \"a\x01\"}", SW_ERR_PARSE,
+     "not valid JSON: control character in string at column 47"},
+    {"invalid UTF-8: lone continuation byte", "{" BASE ", \"h\": \"\x80\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: 0xff", "{" BASE ", \"h\": \"\xff\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: overlong NUL (c0 80)", "{" BASE ", \"h\": \"\xc0\x80\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: overlong 3 bytes (e0 80 80)", "{" BASE ", \"h\": \"\xe0\x80\x80\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: overlong 4 bytes (f0 80 80 80)", "{" BASE ", \"h\": \"\xf0\x80\x80\x80\"}",
+     SW_ERR_PARSE, "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: encoded surrogate (ed a0 80)", "{" BASE ", \"h\": \"\xed\xa0\x80\"}",
+     SW_ERR_PARSE, "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: beyond U+10FFFF (f4 90 80 80)", "{" BASE ", \"h\": \"\xf4\x90\x80\x80\"}",
+     SW_ERR_PARSE, "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: truncated sequence", "{" BASE ", \"h\": \"\xe2\x82\"}", SW_ERR_PARSE,
+     "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8 in a key", "{" BASE ", \"\xc3\": 1}", SW_ERR_PARSE,
+     "not valid JSON: invalid UTF-8 in string at column *"},
+    {"invalid UTF-8 after an escape (slow path)", "{" BASE ", \"h\": \"\\n\xc0\x80\"}",
+     SW_ERR_PARSE, "not valid JSON: invalid UTF-8 in string at column 48"},
+    {"unterminated string", "{" BASE ", \"h\": \"abc", SW_ERR_PARSE,
+     "not valid JSON: unterminated string at column 45"},
+    {"missing colon", "{\"a\" 1}", SW_ERR_PARSE,
+     "not valid JSON: expected ':' after object key at column 6"},
+    {"unterminated object", "{" BASE, SW_ERR_PARSE, "not valid JSON: *"},
+    {"unbalanced array", "{\"a\": [1, 2}", SW_ERR_PARSE,
+     "not valid JSON: expected ',' or ']' in array at column 12"},
+    {"single quotes", "{'timestamp_ns': 1}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"unquoted key", "{timestamp_ns: 1}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"bad literal", "{" BASE ", \"a\": tru}", SW_ERR_PARSE, "not valid JSON: invalid literal at column 45"},
+    {"-NaN is not JSON", "{" BASE ", \"a\": -NaN}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"nan in lower case is not JSON", "{" BASE ", \"a\": nan}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"+1 is not JSON", "{" BASE ", \"a\": +1}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"1. is not JSON", "{" BASE ", \"a\": 1.}", SW_ERR_PARSE, "not valid JSON: *"},
+    {".5 is not JSON", "{" BASE ", \"a\": .5}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"1e is not JSON", "{" BASE ", \"a\": 1e}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"hex is not JSON", "{" BASE ", \"a\": 0x10}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"UTF-8 BOM before the object", "\xef\xbb\xbf{" BASE "}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"form feed is not JSON whitespace", "{" BASE ",\f\"a\": 1}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"syntax error wins over field errors", "{\"rank\": -1, \"a\": }", SW_ERR_PARSE,
+     "not valid JSON: unexpected character at column 19"},
+};
+
+static void test_table(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    sw_tdec_t *dec = sw_tdec_new();
+    for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
+        const json_case_t *c = &k_cases[i];
+        g_case = c->name;
+        sw_event_t ev;
+        char err[512] = "";
+        sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
+        CHECK(rc == c->want_err, "got %d (%s) \"%s\", expected %d (%s)", (int)rc, sw_err2str(rc),
+              err, (int)c->want_err, sw_err2str(c->want_err));
+        if (rc != c->want_err) continue;
+        if (rc == SW_OK) {
+            check_fields(__FILE__, __LINE__, &ev, c->want);
+            continue;
+        }
+        size_t wl = strlen(c->want);
+        if (wl && c->want[wl - 1] == '*')
+            CHECK(strncmp(err, c->want, wl - 1) == 0, "message \"%s\", expected a prefix \"%.*s\"",
+                  err, (int)(wl - 1), c->want);
+        else
+            CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err, c->want);
+    }
+    fprintf(stderr, "%zu decoder cases\n", sizeof(k_cases) / sizeof(k_cases[0]));
+    sw_tdec_destroy(dec);
+    end_test();
+}
+
+/* ---- byte-level checks ----------------------------------------------------- */
+
+typedef struct bytes_case_s {
+    const char *name;
+    const char *line;
+    const char *want; /* expected host bytes */
+    size_t want_len;
+} bytes_case_t;
+
+static const bytes_case_t k_bytes[] = {
+    {"lone high surrogate kept as WTF-8", "{" BASE ", \"host\": \"\\ud800\"}", "\xed\xa0\x80", 3},
+    {"lone low surrogate kept as WTF-8", "{" BASE ", \"host\": \"a\\udc00b\"}", "a\xed\xb0\x80" "b", 5},
+    {"high surrogate before a non-surrogate escape", "{" BASE ", \"host\": \"\\ud800\\u0041\"}",
+     "\xed\xa0\x80" "A", 4},
+    {"two high surrogates", "{" BASE ", \"host\": \"\\uD800\\uDBFF\"}", "\xed\xa0\x80\xed\xaf\xbf", 6},
+    {"low then high: not a pair", "{" BASE ", \"host\": \"\\udc00\\ud800\"}",
+     "\xed\xb0\x80\xed\xa0\x80", 6},
+    {"surrogate pair U+10FFFF", "{" BASE ", \"host\": \"\\udbff\\udfff\"}", "\xf4\x8f\xbf\xbf", 4},
+    {"surrogate pair U+1F600 in upper-case hex", "{" BASE ", \"host\": \"\\uD83D\\uDE00\"}",
+     "\xf0\x9f\x98\x80", 4},
+    {"escaped NUL inside a string", "{" BASE ", \"host\": \"a\\u0000b\"}", "a\0b", 3},
+    {"U+0080 and U+07FF and U+0800", "{" BASE ", \"host\": \"\\u0080\\u07ff\\u0800\"}",
+     "\xc2\x80\xdf\xbf\xe0\xa0\x80", 7},
+};
+
+static void test_bytes(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    sw_tdec_t *dec = sw_tdec_new();
+    for (size_t i = 0; i < sizeof(k_bytes) / sizeof(k_bytes[0]); i++) {
+        const bytes_case_t *c = &k_bytes[i];
+        g_case = c->name;
+        sw_event_t ev;
+        char err[256] = "";
+        sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
+        CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        if (rc == SW_OK) CHECK_BYTES(ev.host, c->want, c->want_len);
+    }
+    sw_tdec_destroy(dec);
+    end_test();
+}
+
+/* ---- key prediction ---------------------------------------------------------- */
+
+typedef struct seq_step_s {
+    const char *line;
+    const char *want; /* expected fields */
+} seq_step_t;
+
+#define LINE_A                                                                              \
+    "{\"timestamp_ns\": 100, \"event_type\": \"sample\", \"rank\": 1, \"world_size\": 4,"  \
+    " \"job_id\": \"ja\", \"session_id\": \"sa\", \"pid\": 7, \"host\": \"ha\","            \
+    " \"device_used_bytes\": 10, \"sampling_interval_ms\": 5, \"device_total_bytes\": 99}"
+#define WANT_A                                                                             \
+    "{\"timestamp_ns\": 100, \"kind\": \"sample\", \"rank\": 1, \"world_size\": 4,"        \
+    " \"job_id\": \"ja\", \"session_id\": \"sa\", \"pid\": 7, \"host\": \"ha\","           \
+    " \"device_used_bytes\": 10, \"sampling_interval_ms\": 5, \"device_total_bytes\": 99,"  \
+    " \"device_free_bytes\": null}"
+
+static const seq_step_t k_seq[] = {
+    {LINE_A, WANT_A},
+    /* the same fields in reverse order, with other values */
+    {"{\"device_free_bytes\": 98, \"sampling_interval_ms\": 6, \"device_used_bytes\": 20,"
+     " \"host\": \"hb\", \"pid\": 8, \"session_id\": \"sb\", \"job_id\": \"jb\", \"world_size\": 2,"
+     " \"rank\": 0, \"event_type\": \"other\", \"timestamp_ns\": 200}",
+     "{\"timestamp_ns\": 200, \"kind\": \"other\", \"rank\": 0, \"world_size\": 2,"
+     " \"job_id\": \"jb\", \"session_id\": \"sb\", \"pid\": 8, \"host\": \"hb\","
+     " \"device_used_bytes\": 20, \"sampling_interval_ms\": 6, \"device_total_bytes\": null,"
+     " \"device_free_bytes\": 98}"},
+    {LINE_A, WANT_A},
+    /* a key that starts like the predicted one, and unknown keys between */
+    {"{\"timestamp_ns\": 300, \"event_type\": \"sample\", \"rankx\": 3, \"rank\": 2,"
+     " \"world_sizes\": 1, \"world_size\": 3, \"zz\": 1, \"job_id\": \"jc\", \"session\": \"no\","
+     " \"pid\": 9, \"hos\": \"no\", \"host\": \"hc\", \"device_used_bytes\": 30}",
+     "{\"timestamp_ns\": 300, \"rank\": 2, \"world_size\": 3, \"job_id\": \"jc\","
+     " \"session_id\": null, \"pid\": 9, \"host\": \"hc\", \"device_used_bytes\": 30,"
+     " \"sampling_interval_ms\": 0, \"device_total_bytes\": null}"},
+    /* the predicted key with an escape, then a predicted key as a value */
+    {"{\"timestamp_ns\": 400, \"event_type\": \"sample\", \"r\\u0061nk\": 1, \"world_size\": 2,"
+     " \"job_id\": \"rank\", \"pid\": 1, \"host\": \"pid\", \"device_used_bytes\": 40}",
+     "{\"timestamp_ns\": 400, \"rank\": 1, \"world_size\": 2, \"job_id\": \"rank\", \"pid\": 1,"
+     " \"host\": \"pid\", \"device_used_bytes\": 40}"},
+    /* fewer keys: nothing is left over from the previous lines */
+    {"{\"event_type\": \"x\", \"timestamp_ns\": 500}",
+     "{\"timestamp_ns\": 500, \"rank\": 0, \"world_size\": 1, \"job_id\": null, \"session_id\": null,"
+     " \"pid\": -1, \"host\": \"unknown\", \"device_used_bytes\": null, \"sampling_interval_ms\": 0,"
+     " \"device_total_bytes\": null, \"metadata\": \"{}\", \"phase\": null}"},
+    {LINE_A, WANT_A},
+    /* the predicted key cut off by the end of the line */
+    {"{\"timestamp_ns\": 600, \"event_type\": \"x\", \"ra", NULL},
+    {LINE_A, WANT_A},
+};
+
+static void test_key_prediction(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    sw_tdec_t *dec = sw_tdec_new();
+    char name[64];
+    for (size_t i = 0; i < sizeof(k_seq) / sizeof(k_seq[0]); i++) {
+        snprintf(name, sizeof(name), "prediction step %zu", i + 1);
+        g_case = name;
+        sw_event_t ev;
+        char err[256] = "";
+        sw_err_t rc = sw_tdec_json(dec, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
+        if (!k_seq[i].want) {
+            CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
+            continue;
+        }
+        CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        if (rc == SW_OK) check_fields(__FILE__, __LINE__, &ev, k_seq[i].want);
+    }
+    /* A fresh decoder gives the same results as the trained one. */
+    for (size_t i = 0; i < sizeof(k_seq) / sizeof(k_seq[0]); i++) {
+        if (!k_seq[i].want) continue;
+        sw_tdec_t *fresh = sw_tdec_new();
+        snprintf(name, sizeof(name), "fresh decoder, step %zu", i + 1);
+        g_case = name;
+        sw_event_t ev;
+        char err[256] = "";
+        sw_err_t rc = sw_tdec_json(fresh, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
+        CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        if (rc == SW_OK) check_fields(__FILE__, __LINE__, &ev, k_seq[i].want);
+        sw_tdec_destroy(fresh);
+    }
+    sw_tdec_destroy(dec);
+    end_test();
+}
+
+/* ---- nesting, long strings, many path elements ----------------------------- */
+
+/* {"timestamp_ns": 1, "event_type": "x", "metadata": {"a": [[...]]}}
+ * with @p levels levels of nesting in all (the line's object is level 1). */
+static char *nested_line(int levels, const char *where)
+{
+    sw_buf_t b;
+    sw_buf_init(&b);
+    int inner;
+    if (strcmp(where, "metadata") == 0) {
+        sw_buf_puts(&b, "{" BASE ", \"metadata\": {\"a\": ");
+        inner = levels - 2;
+    } else if (strcmp(where, "phase_scope") == 0) {
+        sw_buf_puts(&b, "{" BASE ", \"metadata\": {\"phase_scope\": {\"x\": ");
+        inner = levels - 3;
+    } else if (strcmp(where, "path") == 0) {
+        sw_buf_puts(&b, "{" BASE ", \"metadata\": {\"phase_scope\": {\"path\": ");
+        inner = levels - 3;
+    } else {
+        sw_buf_puts(&b, "{" BASE ", \"a\": ");
+        inner = levels - 1;
+    }
+    for (int i = 0; i < inner; i++) sw_buf_putc(&b, '[');
+    for (int i = 0; i < inner; i++) sw_buf_putc(&b, ']');
+    if (strcmp(where, "top") == 0) sw_buf_puts(&b, "}");
+    else if (strcmp(where, "metadata") == 0) sw_buf_puts(&b, "}}");
+    else sw_buf_puts(&b, "}}}");
+    sw_buf_cstr(&b);
+    return b.data;
+}
+
+static void test_nesting(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    static const struct {
+        const char *where;
+        int levels;
+        bool ok;
+    } cases[] = {
+        {"top", 2, true},          {"top", 200, true},        {"top", 256, true},
+        {"top", 257, false},       {"top", 300, false},       {"top", 5000, false},
+        {"metadata", 200, true},   {"metadata", 256, true},   {"metadata", 257, false},
+        {"phase_scope", 256, true}, {"phase_scope", 257, false}, {"path", 256, true},
+        {"path", 257, false},
+    };
+    sw_tdec_t *dec = sw_tdec_new();
+    char name[96];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(name, sizeof(name), "nesting %d levels in %s", cases[i].levels, cases[i].where);
+        g_case = name;
+        char *line = nested_line(cases[i].levels, cases[i].where);
+        sw_event_t ev;
+        char err[256] = "";
+        sw_err_t rc = sw_tdec_json(dec, line, strlen(line), &ev, err, sizeof(err));
+        if (cases[i].ok) {
+            CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        } else {
+            CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
+            CHECK(strstr(err, "nesting deeper than 256 levels") != NULL,
+                  "message \"%s\", expected it to mention the nesting limit", err);
+        }
+        free(line);
+    }
+    sw_tdec_destroy(dec);
+    end_test();
+}
+
+static void test_long_strings(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    const size_t n = 1u << 20;
+    sw_tdec_t *dec = sw_tdec_new();
+    sw_buf_t b;
+    sw_buf_init(&b);
+    sw_event_t ev;
+    char err[256] = "";
+
+    /* 1 MiB plain host (fast path) */
+    g_case = "1 MiB plain string";
+    sw_buf_puts(&b, "{" BASE ", \"host\": \"");
+    for (size_t i = 0; i < n; i++) sw_buf_putc(&b, (char)('a' + i % 26));
+    sw_buf_puts(&b, "\"}");
+    sw_err_t rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
+    CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+    if (rc == SW_OK) {
+        CHECK_I64(ev.host.len, n);
+        CHECK(ev.host.ptr[0] == 'a' && ev.host.ptr[n - 1] == (char)('a' + (n - 1) % 26),
+              "first/last bytes %c/%c", ev.host.ptr[0], ev.host.ptr[n - 1]);
+    }
+
+    /* 1 MiB of escapes in a job_id (slow path, scratch space) then a
+     * short line on the same decoder */
+    g_case = "1 MiB of escapes";
+    b.len = 0;
+    sw_buf_puts(&b, "{" BASE ", \"job_id\": \"");
+    for (size_t i = 0; i < n / 2; i++) sw_buf_puts(&b, i % 2 ? "\\n" : "\\u00e9");
+    sw_buf_puts(&b, "\", \"host\": \"x\\ty\"}");
+    rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
+    CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+    if (rc == SW_OK) {
+        CHECK_I64(ev.job_id.len, (n / 4) * 2 + (n / 4) * 1);
+        CHECK(memcmp(ev.job_id.ptr, "\xc3\xa9\n\xc3\xa9\n", 6) == 0, "job_id starts with %02x",
+              (unsigned char)ev.job_id.ptr[0]);
+        CHECK_BYTES(ev.host, "x\ty", 3);
+    }
+    g_case = "short line after long ones";
+    const char *shortl = "{\"timestamp_ns\": 7, \"event_type\": \"x\", \"host\": \"\\u0041\"}";
+    rc = sw_tdec_json(dec, shortl, strlen(shortl), &ev, err, sizeof(err));
+    CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+    if (rc == SW_OK) CHECK_BYTES(ev.host, "A", 1);
+
+    /* Many path elements: 32 are kept; more than SW_PHASE_PATH_MAX (32)
+     * is an implementation limit (SPEC 5 names none): the event stays
+     * valid, the boundary is ignored rather than truncated. */
+    for (int count = 31; count <= 40; count++) {
+        static char nm[64];
+        snprintf(nm, sizeof(nm), "phase path of %d elements", count);
+        g_case = nm;
+        b.len = 0;
+        sw_buf_puts(&b, "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\","
+                        " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [");
+        for (int i = 0; i < count; i++) sw_buf_printf(&b, "%s\"p%d\", \"\"", i ? ", " : "", i);
+        sw_buf_puts(&b, "], \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}");
+        rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
+        CHECK(rc == SW_OK, "got %d \"%s\", expected a valid event", (int)rc, err);
+        if (rc != SW_OK) continue;
+        if (count <= SW_PHASE_PATH_MAX) {
+            CHECK(ev.has_phase && sw_phase_boundary_ok(&ev), "has_phase %d, boundary_ok %d",
+                  ev.has_phase, sw_phase_boundary_ok(&ev));
+            CHECK_I64(ev.phase.path_len, count);
+            char last[8];
+            snprintf(last, sizeof(last), "p%d", count - 1);
+            CHECK_BYTES(ev.phase.path[count - 1], last, strlen(last));
+        } else {
+            CHECK(!sw_phase_boundary_ok(&ev), "boundary_ok %d for %d path elements",
+                  sw_phase_boundary_ok(&ev), count);
+        }
+    }
+    sw_buf_clear(&b);
+    sw_tdec_destroy(dec);
+    end_test();
+}
+
+/* ---- event kinds and blank lines ------------------------------------------- */
+
+static void test_event_kind(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    static const struct {
+        const char *type;
+        size_t len; /* 0: strlen */
+        sw_ev_kind_t want;
+    } cases[] = {
+        {"sample", 0, SW_EV_SAMPLE},
+        {"Sample", 0, SW_EV_SAMPLE},
+        {"SAMPLE", 0, SW_EV_SAMPLE},
+        {"sAmPlE", 0, SW_EV_SAMPLE},
+        {"\xc5\xbf" "ample", 0, SW_EV_SAMPLE},  /* U+017F LATIN SMALL LETTER LONG S */
+        {"\xc5\xbf" "AMPLE", 0, SW_EV_SAMPLE},
+        {"sampl", 0, SW_EV_OTHER},
+        {"samples", 0, SW_EV_OTHER},
+        {"sample ", 0, SW_EV_OTHER},
+        {" sample", 0, SW_EV_OTHER},
+        {"s\xc5\xbf" "mple", 0, SW_EV_OTHER},
+        {"\xc5\xbf", 0, SW_EV_OTHER},
+        {"\xc5", 0, SW_EV_OTHER},
+        {"\xc5\xbe" "ample", 0, SW_EV_OTHER},   /* U+017E is not an s */
+        {"\xef\xbd\x93" "ample", 0, SW_EV_OTHER}, /* fullwidth s folds to itself */
+        {"sample\0", 7, SW_EV_OTHER},
+        {"", 0, SW_EV_OTHER},
+        {"phase_enter", 0, SW_EV_PHASE_ENTER},
+        {"phase_exit", 0, SW_EV_PHASE_EXIT},
+        {"Phase_enter", 0, SW_EV_OTHER},
+        {"PHASE_EXIT", 0, SW_EV_OTHER},
+        {"phase_enter ", 0, SW_EV_OTHER},
+        {"phase_exi", 0, SW_EV_OTHER},
+        {"phase_enterx", 0, SW_EV_OTHER},
+        {"oom", 0, SW_EV_OTHER},
+    };
+    char name[96];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = cases[i].len ? cases[i].len : strlen(cases[i].type);
+        snprintf(name, sizeof(name), "event kind of \"%s\" (%zu bytes)", cases[i].type, len);
+        g_case = name;
+        sw_str_t t = {cases[i].type, len};
+        sw_ev_kind_t k = sw_event_kind(t);
+        CHECK(k == cases[i].want, "got %s, expected %s", kind_name(k), kind_name(cases[i].want));
+    }
+
+    static const struct {
+        const char *text;
+        bool blank;
+    } blanks[] = {
+        {"", true}, {" ", true}, {"\t \r", true}, {"\r", true}, {" \f\v ", true},
+        {" x ", false}, {"{}", false}, {"\xc2\xa0", false},
+    };
+    for (size_t i = 0; i < sizeof(blanks) / sizeof(blanks[0]); i++) {
+        snprintf(name, sizeof(name), "sw_tdec_blank case %zu", i + 1);
+        g_case = name;
+        bool got = sw_tdec_blank(blanks[i].text, strlen(blanks[i].text));
+        CHECK(got == blanks[i].blank, "got %d, expected %d for \"%s\"", got, blanks[i].blank,
+              blanks[i].text);
+    }
+    end_test();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_key_prediction), cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_long_strings), cmocka_unit_test(test_event_kind),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
