@@ -15,7 +15,7 @@ quote_cmd() {
     local out="" a
     for a in "$@"; do
         a=${a#"$ROOT"/}
-        if [[ $a =~ ^[A-Za-z0-9_./=:,+-]+$ ]]; then out+="$a "; else out+="$(printf '%q' "$a") "; fi
+        if [[ $a == ">" || $a =~ ^[A-Za-z0-9_./=:,+-]+$ ]]; then out+="$a "; else out+="$(printf '%q' "$a") "; fi
     done
     printf '%s' "${out% }"
 }
@@ -74,15 +74,15 @@ stat3() {
 # calc EXPR -> floating point result of an awk expression
 calc() { awk "BEGIN { printf \"%.6f\", ($1) }"; }
 
-# fmt_si N [UNIT] -> "1.02 M", "791 k" ...
+# fmt_si N [UNIT] -> "1.02 M", "791 k ev/s" ...
 fmt_si() {
     awk -v n="$1" -v u="${2:-}" 'BEGIN {
         a = n < 0 ? -n : n
         if (a >= 1e9)      s = sprintf("%.2f G", n / 1e9)
         else if (a >= 1e6) s = sprintf("%.2f M", n / 1e6)
         else if (a >= 1e3) s = sprintf("%.0f k", n / 1e3)
-        else               s = sprintf("%.0f ", n)
-        print s u
+        else               s = sprintf("%.0f", n)
+        print (u == "") ? s : s " " u
     }'
 }
 fmt_f() { awk -v n="$1" -v d="${2:-1}" 'BEGIN { printf "%.*f", d, n }'; }

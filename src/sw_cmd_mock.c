@@ -228,6 +228,10 @@ static bool control_cmd(mock_t *mk, char *line, char *errstr, size_t errstr_size
         }
         tok[ntok++] = t;
     }
+    if (ntok == 0) {
+        snprintf(errstr, errstr_size, "empty command");
+        return false;
+    }
     const char *cmd = tok[0];
     int32_t id;
     long long v, w;
@@ -384,6 +388,43 @@ static int serve(mock_t *mk, bool control)
     return SW_EXIT_OK;
 }
 
+/* Start the cluster and its topics, publish the bootstrap, serve. */
+static int run_mock(int brokers, const mock_topic_t *topics, int ntopics,
+                    const char *bootstrap_file, bool control, sw_log_level_t level)
+{
+    sw_log_t log = sw_log_make(level, "stormwatch mock");
+    sw_kafka_ctx_t ctx = {.log = &log};
+    char errstr[512];
+    mock_t mk = {.brokers = brokers};
+    int rc = SW_EXIT_RUNTIME;
+    sw_main_running(); /* handlers before the cluster's threads start */
+    mk.m = sw_mock_new(brokers, &ctx, errstr, sizeof(errstr));
+    if (!mk.m) goto err;
+    mk.mcluster = sw_mock_cluster(mk.m);
+    for (int i = 0; i < ntopics; i++) {
+        char *name = sw_memdup0(topics[i].name, topics[i].name_len);
+        sw_err_t err = sw_mock_topic(mk.m, name, topics[i].partitions, errstr, sizeof(errstr));
+        free(name);
+        if (err) goto err;
+    }
+    const char *bootstrap = sw_mock_bootstrap(mk.m);
+    printf("%s\n", bootstrap);
+    fflush(stdout);
+    if (bootstrap_file &&
+        sw_write_file_atomic(bootstrap_file, bootstrap, errstr, sizeof(errstr)) != SW_OK)
+        goto err;
+    sw_log(&log, SW_LOG_INFO, "%d brokers at %s", mk.brokers, bootstrap);
+    rc = serve(&mk, control);
+    /* The file names a cluster that is about to go away. */
+    if (bootstrap_file) unlink(bootstrap_file);
+    sw_mock_destroy(mk.m);
+    return rc;
+err:
+    fprintf(stderr, "stormwatch mock: %s\n", errstr);
+    sw_mock_destroy(mk.m);
+    return rc;
+}
+
 int sw_cmd_mock(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -450,45 +491,13 @@ int sw_cmd_mock(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "stormwatch mock: unexpected argument '%s' (see 'stormwatch mock --help')\n",
+        fprintf(stderr,
+                "stormwatch mock: unexpected argument '%s' (see 'stormwatch mock --help')\n",
                 argv[optind]);
         goto out;
     }
-
-    sw_log_t log = sw_log_make(level, "stormwatch mock");
-    sw_kafka_ctx_t ctx = {.log = &log};
-    char errstr[512];
-    mock_t mk = {.brokers = (int)brokers};
-    rc = SW_EXIT_RUNTIME;
-    sw_main_running(); /* handlers before the cluster's threads start */
-    mk.m = sw_mock_new((int)brokers, &ctx, errstr, sizeof(errstr));
-    if (!mk.m) {
-        fprintf(stderr, "stormwatch mock: %s\n", errstr);
-        goto out;
-    }
-    mk.mcluster = sw_mock_cluster(mk.m);
-    for (int i = 0; i < ntopics; i++) {
-        char *name = sw_memdup0(topics[i].name, topics[i].name_len);
-        sw_err_t err = sw_mock_topic(mk.m, name, topics[i].partitions, errstr, sizeof(errstr));
-        free(name);
-        if (err) {
-            fprintf(stderr, "stormwatch mock: %s\n", errstr);
-            goto out;
-        }
-    }
-    const char *bootstrap = sw_mock_bootstrap(mk.m);
-    printf("%s\n", bootstrap);
-    fflush(stdout);
-    if (bootstrap_file &&
-        sw_write_file_atomic(bootstrap_file, bootstrap, errstr, sizeof(errstr)) != SW_OK) {
-        fprintf(stderr, "stormwatch mock: %s\n", errstr);
-        goto out;
-    }
-    sw_log(&log, SW_LOG_INFO, "%d brokers at %s", mk.brokers, bootstrap);
-    rc = serve(&mk, control);
-    if (bootstrap_file) unlink(bootstrap_file);
+    rc = run_mock((int)brokers, topics, ntopics, bootstrap_file, control, level);
 out:
-    if (rc != SW_EXIT_USAGE) sw_mock_destroy(mk_or_null(NULL));
     free(topics);
     return rc;
 }

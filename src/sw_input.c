@@ -265,11 +265,14 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
             in->start = 0;
         }
         if (in->end == in->cap) {
-            if (in->skipping || in->cap >= SW_INPUT_MAX_LINE) {
+            /* A line of SW_INPUT_MAX_LINE bytes needs one more for its newline. */
+            if (in->skipping || in->cap > SW_INPUT_MAX_LINE) {
                 in->skipping = true;
                 in->end = 0; /* discard the over-long line's bytes */
             } else {
-                in->cap *= 2;
+                size_t cap = in->cap * 2;
+                if (cap > (size_t)SW_INPUT_MAX_LINE + 1) cap = (size_t)SW_INPUT_MAX_LINE + 1;
+                in->cap = cap;
                 in->buf = sw_realloc(in->buf, in->cap);
             }
         }

@@ -379,6 +379,10 @@ static void commit(run_t *r, const rd_kafka_topic_partition_list_t *only, bool s
         if (off < 0) continue;
         if (only && !rd_kafka_topic_partition_list_find(only, p->topic, p->partition)) continue;
         rd_kafka_topic_partition_list_add(list, p->topic, p->partition)->offset = off;
+        if (sync)
+            sw_log(r->log, SW_LOG_INFO, "committing %s [%d] at offset %lld%s", p->topic,
+                   (int)p->partition, (long long)off,
+                   p->qn ? " (records of later offsets still unacknowledged)" : "");
     }
     if (list->cnt) {
         rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);

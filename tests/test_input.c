@@ -1,3 +1,581 @@
-/* placeholder: replaced before commit */
+/*
+ * Line input (sw_input_*): plain and gzip files and standard input. A
+ * table of files -> the lines read (with their numbers) and how reading
+ * ends (EOF, or an error whose message names the file and says why);
+ * gzip inputs are made here with zlib (deflate in memory, and gzopen for
+ * one file) and then truncated, corrupted, concatenated or followed by
+ * garbage. Plus long lines across the buffer growth steps, the line
+ * length limit, and "-" as standard input through a pipe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void) { puts("placeholder"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_input.h"
+#include "sw_testlib.h"
+
+static int g_fail;
+static const char *g_case = "";
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+            g_fail++;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+static void end_test(void)
+{
+    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+}
+
+/* ---- making files ------------------------------------------------------------ */
+
+static void tmp_path(char *dst, size_t n, const char *name)
+{
+    snprintf(dst, n, "%s/test_input_%d_%s", sw_test_tmp(), (int)getpid(), name);
+}
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = len == 0 || fwrite(data, 1, len, f) == len; /* data may be NULL when empty */
+    return fclose(f) == 0 && ok;
+}
+
+/* One gzip member of @p len bytes appended to @p out. */
+static void gzip_member(sw_buf_t *out, const void *data, size_t len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t bound = deflateBound(&zs, (uLong)len) + 64;
+    sw_buf_reserve(out, bound);
+    zs.next_in = (Bytef *)(uintptr_t)data;
+    zs.avail_in = (uInt)len;
+    zs.next_out = (Bytef *)out->data + out->len;
+    zs.avail_out = (uInt)bound;
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    out->len += bound - zs.avail_out;
+    deflateEnd(&zs);
+}
+
+/* ---- reading everything ------------------------------------------------------ */
+
+typedef struct read_result_s {
+    sw_buf_t lines;      /* lines joined with '\n' (so expected text compares at once) */
+    size_t nlines;
+    uint64_t last_lineno;
+    bool lineno_ok;      /* every line's number was its position */
+    sw_input_res_t end;  /* SW_INPUT_EOF or SW_INPUT_ERROR */
+    char err[512];
+    bool gzip;
+    uint64_t raw_bytes;
+    char name[512];
+} read_result_t;
+
+static void read_all(const char *path, read_result_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    sw_buf_init(&r->lines);
+    r->lineno_ok = true;
+    sw_input_t *in = sw_input_open(path, r->err, sizeof(r->err));
+    if (!in) {
+        r->end = SW_INPUT_ERROR;
+        return;
+    }
+    r->gzip = sw_input_is_gzip(in);
+    snprintf(r->name, sizeof(r->name), "%s", sw_input_name(in));
+    for (;;) {
+        const char *line;
+        size_t len;
+        sw_input_res_t res = sw_input_next(in, &line, &len, r->err, sizeof(r->err));
+        if (res == SW_INPUT_EOF || res == SW_INPUT_ERROR) {
+            r->end = res;
+            break;
+        }
+        if (r->nlines) sw_buf_putc(&r->lines, '\n');
+        if (res == SW_INPUT_TOOLONG) sw_buf_puts(&r->lines, "<TOOLONG>");
+        else sw_buf_put(&r->lines, line, len);
+        r->nlines++;
+        r->last_lineno = sw_input_lineno(in);
+        if (r->last_lineno != r->nlines) r->lineno_ok = false;
+    }
+    r->raw_bytes = sw_input_raw_bytes(in);
+    sw_buf_cstr(&r->lines);
+    sw_input_close(in);
+}
+
+/* ---- the table ----------------------------------------------------------------- */
+
+typedef enum build_e {
+    PLAIN,       /* the text as is */
+    GZ,          /* one gzip member */
+    GZ_TWO,      /* the text split at '|' into two members */
+    GZ_THREE,    /* split at '|' into members, with an empty member between */
+    GZ_TRUNC,    /* one member without its last @p arg bytes */
+    GZ_FLIP,     /* one member with byte @p arg (negative: from the end) xor 0x55 */
+    GZ_TRAIL,    /* one member followed by the bytes of @p extra */
+    GZOPEN,      /* written with gzopen()/gzwrite() */
+} build_t;
+
+typedef struct input_case_s {
+    const char *name;
+    const char *file;      /* file name (suffix decides nothing) */
+    build_t build;
+    long arg;
+    const char *extra;
+    const char *text;      /* content (before compression) */
+    size_t text_len;       /* 0: strlen */
+    const char *want;      /* lines joined with '\n'; NULL: don't check */
+    size_t want_lines;
+    sw_input_res_t end;
+    const char *err1, *err2; /* substrings of the error message */
+    int gzip;              /* -1: don't check */
+} input_case_t;
+
+#define LINES3 "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}\n"
+
+static const input_case_t k_cases[] = {
+    {"plain file", "plain.jsonl", PLAIN, 0, NULL, LINES3, 0, "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3,
+     SW_INPUT_EOF, NULL, NULL, 0},
+    {"no newline at the end", "nonl.jsonl", PLAIN, 0, NULL, "a\nb", 0, "a\nb", 2, SW_INPUT_EOF, NULL,
+     NULL, 0},
+    {"CRLF: the CR is kept", "crlf.jsonl", PLAIN, 0, NULL, "a\r\nb\r\n\r\n", 0, "a\r\nb\r\n\r", 3,
+     SW_INPUT_EOF, NULL, NULL, 0},
+    {"empty file", "empty.jsonl", PLAIN, 0, NULL, "", 0, "", 0, SW_INPUT_EOF, NULL, NULL, 0},
+    {"one newline", "nl.jsonl", PLAIN, 0, NULL, "\n", 0, "", 1, SW_INPUT_EOF, NULL, NULL, 0},
+    {"blank lines are lines (numbering)", "blank.jsonl", PLAIN, 0, NULL, "a\n\n\nb\n", 0, "a\n\n\nb",
+     4, SW_INPUT_EOF, NULL, NULL, 0},
+    {"one byte", "one.jsonl", PLAIN, 0, NULL, "x", 0, "x", 1, SW_INPUT_EOF, NULL, NULL, 0},
+    {"one byte 0x1f is not gzip", "one1f.gz", PLAIN, 0, NULL, "\x1f", 0, "\x1f", 1, SW_INPUT_EOF, NULL,
+     NULL, 0},
+    {"NUL bytes inside a line", "nul.jsonl", PLAIN, 0, NULL, "a\0b\nc", 5, "a\0b\nc", 2, SW_INPUT_EOF,
+     NULL, NULL, 0},
+    {"gzip file", "gz.jsonl.gz", GZ, 0, NULL, LINES3, 0, "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3,
+     SW_INPUT_EOF, NULL, NULL, 1},
+    {"gzip content under a plain name", "looks_plain.jsonl", GZ, 0, NULL, LINES3, 0,
+     "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3, SW_INPUT_EOF, NULL, NULL, 1},
+    {"plain content under a .gz name", "looks_gzip.jsonl.gz", PLAIN, 0, NULL, LINES3, 0,
+     "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3, SW_INPUT_EOF, NULL, NULL, 0},
+    {"gzip written with gzopen", "gzopen.jsonl.gz", GZOPEN, 0, NULL, LINES3, 0,
+     "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3, SW_INPUT_EOF, NULL, NULL, 1},
+    {"gzip of an empty text", "gzempty.gz", GZ, 0, NULL, "", 0, "", 0, SW_INPUT_EOF, NULL, NULL, 1},
+    {"gzip without a final newline", "gznonl.gz", GZ, 0, NULL, "a\nb", 0, "a\nb", 2, SW_INPUT_EOF,
+     NULL, NULL, 1},
+    {"two gzip members", "two.gz", GZ_TWO, 0, NULL, "a\nb\n|c\nd\n", 0, "a\nb\nc\nd", 4,
+     SW_INPUT_EOF, NULL, NULL, 1},
+    {"a line split across two members", "split.gz", GZ_TWO, 0, NULL, "a\nb|c\nd", 0, "a\nbc\nd", 3,
+     SW_INPUT_EOF, NULL, NULL, 1},
+    {"three members, the middle one empty", "three.gz", GZ_THREE, 0, NULL, "a\n||b\n", 0, "a\nb", 2,
+     SW_INPUT_EOF, NULL, NULL, 1},
+    {"truncated gzip (last byte missing)", "trunc1.gz", GZ_TRUNC, 1, NULL, LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "trunc1.gz", "truncated", 1},
+    {"truncated gzip (no trailer)", "trunc8.gz", GZ_TRUNC, 8, NULL, LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "trunc8.gz", "truncated", 1},
+    {"truncated gzip (header only)", "trunchdr.gz", GZ_TRUNC, -10, NULL, LINES3, 0, "", 0,
+     SW_INPUT_ERROR, "trunchdr.gz", "truncated", 1},
+    {"gzip magic alone", "magic.gz", PLAIN, 0, NULL, "\x1f\x8b", 0, "", 0, SW_INPUT_ERROR, "magic.gz",
+     "truncated", 1},
+    {"corrupt gzip: bad compression method", "method.gz", GZ_FLIP, 2, NULL, LINES3, 0, "", 0,
+     SW_INPUT_ERROR, "method.gz", "corrupt", 1},
+    {"corrupt gzip: CRC of the trailer", "crc.gz", GZ_FLIP, -8, NULL, LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "crc.gz", "corrupt", 1},
+    {"corrupt gzip: length of the trailer", "isize.gz", GZ_FLIP, -2, NULL, LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "isize.gz", "corrupt", 1},
+    {"trailing garbage after a gzip member", "trail.gz", GZ_TRAIL, 0, "garbage\n", LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "trail.gz", "after the gzip stream", 1},
+    {"one trailing byte after a gzip member", "trail1.gz", GZ_TRAIL, 0, "x", LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "trail1.gz", "after the gzip stream", 1},
+    {"a half gzip magic after a member", "trail1f.gz", GZ_TRAIL, 0, "\x1f", LINES3, 0, NULL, 0,
+     SW_INPUT_ERROR, "trail1f.gz", NULL, 1},
+};
+
+static void build_file(const input_case_t *c, const char *path)
+{
+    size_t tlen = c->text_len ? c->text_len : strlen(c->text);
+    sw_buf_t b;
+    sw_buf_init(&b);
+    switch (c->build) {
+    case PLAIN: sw_buf_put(&b, c->text, tlen); break;
+    case GZ:
+    case GZ_TRUNC:
+    case GZ_FLIP:
+    case GZ_TRAIL:
+        gzip_member(&b, c->text, tlen);
+        if (c->build == GZ_TRUNC) {
+            size_t cut = c->arg >= 0 ? (size_t)c->arg : b.len - (size_t)(-c->arg);
+            b.len -= cut;
+        } else if (c->build == GZ_FLIP) {
+            size_t at = c->arg >= 0 ? (size_t)c->arg : b.len - (size_t)(-c->arg);
+            b.data[at] ^= 0x55;
+        } else if (c->build == GZ_TRAIL) {
+            sw_buf_puts(&b, c->extra);
+        }
+        break;
+    case GZ_TWO:
+    case GZ_THREE: {
+        const char *p = c->text;
+        for (;;) {
+            const char *bar = strchr(p, '|');
+            size_t n = bar ? (size_t)(bar - p) : strlen(p);
+            gzip_member(&b, p, n);
+            if (!bar) break;
+            p = bar + 1;
+        }
+        break;
+    }
+    case GZOPEN: {
+        gzFile gz = gzopen(path, "wb");
+        assert_non_null(gz);
+        assert_int_equal(gzwrite(gz, c->text, (unsigned)tlen), (int)tlen);
+        assert_int_equal(gzclose(gz), Z_OK);
+        sw_buf_clear(&b);
+        return;
+    }
+    }
+    assert_true(write_file(path, b.data, b.len));
+    sw_buf_clear(&b);
+}
+
+static const char *res_name(sw_input_res_t r)
+{
+    switch (r) {
+    case SW_INPUT_LINE: return "LINE";
+    case SW_INPUT_EOF: return "EOF";
+    case SW_INPUT_TOOLONG: return "TOOLONG";
+    case SW_INPUT_ERROR: break;
+    }
+    return "ERROR";
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
+        const input_case_t *c = &k_cases[i];
+        g_case = c->name;
+        char path[1024];
+        tmp_path(path, sizeof(path), c->file);
+        build_file(c, path);
+        struct stat st;
+        CHECK(stat(path, &st) == 0, "cannot stat %s", path);
+        read_result_t r;
+        read_all(path, &r);
+        CHECK(r.end == c->end, "reading ended with %s \"%s\", expected %s", res_name(r.end), r.err,
+              res_name(c->end));
+        if (c->want) {
+            /* with NUL bytes (text_len set) the text has no final newline, so
+             * the joined lines are as long as the text */
+            size_t wl = c->text_len ? c->text_len : strlen(c->want);
+            CHECK(r.lines.len == wl && memcmp(r.lines.data, c->want, wl) == 0,
+                  "lines \"%s\" (%zu bytes), expected \"%s\"", r.lines.data, r.lines.len, c->want);
+            CHECK(r.nlines == c->want_lines, "%zu lines, expected %zu", r.nlines, c->want_lines);
+        }
+        CHECK(r.lineno_ok, "a line number differed from the line's position (last %llu)",
+              (unsigned long long)r.last_lineno);
+        if (c->end == SW_INPUT_ERROR) {
+            if (c->err1)
+                CHECK(strstr(r.err, c->err1) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err1);
+            if (c->err2)
+                CHECK(strstr(r.err, c->err2) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err2);
+        } else {
+            CHECK(r.raw_bytes == (uint64_t)st.st_size, "raw bytes %llu, file size %lld",
+                  (unsigned long long)r.raw_bytes, (long long)st.st_size);
+        }
+        if (c->gzip >= 0 && r.name[0])
+            CHECK(r.gzip == (c->gzip == 1), "is_gzip %d, expected %d", r.gzip, c->gzip);
+        if (r.name[0])
+            CHECK(strcmp(r.name, path) == 0, "name \"%s\", expected \"%s\"", r.name, path);
+        sw_buf_clear(&r.lines);
+        unlink(path);
+    }
+    fprintf(stderr, "%zu input cases\n", sizeof(k_cases) / sizeof(k_cases[0]));
+    end_test();
+}
+
+/* Every cut of a gzip stream is an error naming the file (never a silent
+ * EOF), and what was read before is whole lines of the text, in order. */
+static void test_every_truncation(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    g_case = "gzip cut at every length";
+    sw_buf_t text, gz;
+    sw_buf_init(&text);
+    sw_buf_init(&gz);
+    for (int i = 0; i < 40; i++) sw_buf_printf(&text, "{\"line\": %d, \"pad\": \"%0*d\"}\n", i, i % 17, 0);
+    gzip_member(&gz, text.data, text.len);
+    char path[1024];
+    tmp_path(path, sizeof(path), "cut.gz");
+    for (size_t cut = 2; cut < gz.len; cut++) {
+        assert_true(write_file(path, gz.data, cut));
+        read_result_t r;
+        read_all(path, &r);
+        CHECK(r.end == SW_INPUT_ERROR, "cut at %zu of %zu: ended with %s", cut, gz.len,
+              res_name(r.end));
+        CHECK(strstr(r.err, path) != NULL && strstr(r.err, "truncated") != NULL,
+              "cut at %zu: message \"%s\"", cut, r.err);
+        /* whole lines, a prefix of the text */
+        CHECK(r.lines.len <= text.len && memcmp(r.lines.data, text.data, r.lines.len) == 0 &&
+                  (r.nlines == 0 || text.data[r.lines.len] == '\n'),
+              "cut at %zu: %zu lines read are not whole lines of the text", cut, r.nlines);
+        sw_buf_clear(&r.lines);
+        if (g_fail > 5) break;
+    }
+    unlink(path);
+    sw_buf_clear(&text);
+    sw_buf_clear(&gz);
+    end_test();
+}
+
+/* Lines around and beyond the buffer growth steps, plain and gzip. */
+static void test_long_lines(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    const size_t mib = 1u << 20;
+    const size_t lens[] = {mib - 1, mib, mib + 1, 2 * mib - 1, 3 * mib, 5, 0, 3 * mib + 7};
+    const size_t n = sizeof(lens) / sizeof(lens[0]);
+    sw_buf_t text;
+    sw_buf_init(&text);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < lens[i]; k++) sw_buf_putc(&text, (char)('a' + (i + k) % 26));
+        sw_buf_putc(&text, '\n');
+    }
+    /* then many short lines that straddle refills */
+    for (int i = 0; i < 100000; i++) sw_buf_printf(&text, "%d\n", i);
+    for (int gz = 0; gz < 2; gz++) {
+        g_case = gz ? "long lines, gzip" : "long lines, plain";
+        char path[1024];
+        tmp_path(path, sizeof(path), gz ? "long.gz" : "long.jsonl");
+        if (gz) {
+            sw_buf_t z;
+            sw_buf_init(&z);
+            gzip_member(&z, text.data, text.len);
+            assert_true(write_file(path, z.data, z.len));
+            sw_buf_clear(&z);
+        } else {
+            assert_true(write_file(path, text.data, text.len));
+        }
+        sw_input_t *in;
+        char err[512];
+        in = sw_input_open(path, err, sizeof(err));
+        CHECK(in != NULL, "open: %s", err);
+        if (!in) continue;
+        size_t off = 0, lineno = 0;
+        for (;;) {
+            const char *line;
+            size_t len;
+            sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
+            if (res != SW_INPUT_LINE) {
+                CHECK(res == SW_INPUT_EOF, "line %zu: %s \"%s\"", lineno + 1, res_name(res), err);
+                break;
+            }
+            lineno++;
+            const char *nl = memchr(text.data + off, '\n', text.len - off);
+            size_t want_len = nl ? (size_t)(nl - (text.data + off)) : text.len - off;
+            if (len != want_len || memcmp(line, text.data + off, len) != 0) {
+                CHECK(false, "line %zu: %zu bytes, expected %zu (or different content)", lineno, len,
+                      want_len);
+                break;
+            }
+            CHECK(sw_input_lineno(in) == lineno, "lineno %llu, expected %zu",
+                  (unsigned long long)sw_input_lineno(in), lineno);
+            off += want_len + 1;
+        }
+        CHECK(off == text.len, "read %zu of %zu bytes", off, text.len);
+        CHECK(lineno == n + 100000, "%zu lines, expected %zu", lineno, n + 100000);
+        sw_input_close(in);
+        unlink(path);
+    }
+    sw_buf_clear(&text);
+    end_test();
+}
+
+/* SW_INPUT_MAX_LINE: a line of exactly that many bytes is accepted (the
+ * header: "Longest line accepted"); one byte more is skipped with
+ * SW_INPUT_TOOLONG, and reading goes on with the next line. */
+static void test_line_limit(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    static const struct {
+        const char *name;
+        size_t len;
+        sw_input_res_t first;
+    } cases[] = {
+        {"line of SW_INPUT_MAX_LINE - 1 bytes", SW_INPUT_MAX_LINE - 1, SW_INPUT_LINE},
+        {"line of SW_INPUT_MAX_LINE bytes", SW_INPUT_MAX_LINE, SW_INPUT_LINE},
+        {"line of SW_INPUT_MAX_LINE + 1 bytes", SW_INPUT_MAX_LINE + 1, SW_INPUT_TOOLONG},
+        {"line of SW_INPUT_MAX_LINE + 3 MiB", SW_INPUT_MAX_LINE + (3u << 20), SW_INPUT_TOOLONG},
+    };
+    char path[1024];
+    tmp_path(path, sizeof(path), "limit.jsonl");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        g_case = cases[i].name;
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        char chunk[65536];
+        memset(chunk, 'x', sizeof(chunk));
+        for (size_t left = cases[i].len; left;) {
+            size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
+            assert_int_equal(fwrite(chunk, 1, n, f), n);
+            left -= n;
+        }
+        fputs("\nok\nlast", f);
+        assert_int_equal(fclose(f), 0);
+        char err[512] = "";
+        sw_input_t *in = sw_input_open(path, err, sizeof(err));
+        CHECK(in != NULL, "open: %s", err);
+        if (!in) continue;
+        const char *line = NULL;
+        size_t len = 0;
+        sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
+        CHECK(res == cases[i].first, "first line: %s \"%s\", expected %s", res_name(res), err,
+              res_name(cases[i].first));
+        if (res == SW_INPUT_LINE)
+            CHECK(len == cases[i].len, "first line of %zu bytes, expected %zu", len, cases[i].len);
+        if (res == SW_INPUT_TOOLONG)
+            CHECK(strstr(err, "longer than") != NULL, "message \"%s\"", err);
+        CHECK(sw_input_lineno(in) == 1, "lineno %llu", (unsigned long long)sw_input_lineno(in));
+        res = sw_input_next(in, &line, &len, err, sizeof(err));
+        CHECK(res == SW_INPUT_LINE && len == 2 && memcmp(line, "ok", 2) == 0,
+              "second line: %s \"%.*s\"", res_name(res), (int)(res == SW_INPUT_LINE ? len : 0), line);
+        CHECK(sw_input_lineno(in) == 2, "lineno %llu", (unsigned long long)sw_input_lineno(in));
+        res = sw_input_next(in, &line, &len, err, sizeof(err));
+        CHECK(res == SW_INPUT_LINE && len == 4 && memcmp(line, "last", 4) == 0, "third line: %s",
+              res_name(res));
+        res = sw_input_next(in, &line, &len, err, sizeof(err));
+        CHECK(res == SW_INPUT_EOF, "end: %s", res_name(res));
+        sw_input_close(in);
+    }
+    unlink(path);
+    end_test();
+}
+
+/* "-" reads standard input (a pipe here), plain or gzip. */
+static void test_stdin(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    for (int gz = 0; gz < 2; gz++) {
+        g_case = gz ? "stdin, gzip" : "stdin, plain";
+        const char *text = "{\"timestamp_ns\": 1, \"event_type\": \"x\"}\r\n\n"
+                           "{\"timestamp_ns\": 2, \"event_type\": \"x\"}";
+        sw_buf_t data;
+        sw_buf_init(&data);
+        if (gz) gzip_member(&data, text, strlen(text));
+        else sw_buf_puts(&data, text);
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        assert_true(data.len < 65536); /* fits in the pipe: no writer thread needed */
+        assert_int_equal(write(fds[1], data.data, data.len), (ssize_t)data.len);
+        close(fds[1]);
+        int saved = dup(0);
+        assert_true(saved >= 0);
+        assert_int_equal(dup2(fds[0], 0), 0);
+        close(fds[0]);
+
+        char err[512] = "";
+        sw_input_t *in = sw_input_open("-", err, sizeof(err));
+        CHECK(in != NULL, "open: %s", err);
+        if (in) {
+            CHECK(strcmp(sw_input_name(in), "<stdin>") == 0, "name \"%s\"", sw_input_name(in));
+            CHECK(sw_input_is_gzip(in) == (gz == 1), "is_gzip %d", sw_input_is_gzip(in));
+            sw_tdec_t *dec = sw_tdec_new();
+            const char *line;
+            size_t len;
+            int64_t want_ts[] = {1, -1, 2};
+            for (int k = 0; k < 3; k++) {
+                sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
+                CHECK(res == SW_INPUT_LINE, "line %d: %s \"%s\"", k + 1, res_name(res), err);
+                if (res != SW_INPUT_LINE) break;
+                CHECK(sw_input_lineno(in) == (uint64_t)k + 1, "lineno %llu",
+                      (unsigned long long)sw_input_lineno(in));
+                if (want_ts[k] < 0) {
+                    CHECK(len == 0, "line %d has %zu bytes, expected a blank line", k + 1, len);
+                    continue;
+                }
+                /* the CR of CRLF stays in the line and the decoder skips it */
+                if (k == 0) CHECK(len && line[len - 1] == '\r', "line 1 lost its CR");
+                sw_event_t ev;
+                char derr[256];
+                sw_err_t rc = sw_tdec_json(dec, line, len, &ev, derr, sizeof(derr));
+                CHECK(rc == SW_OK && ev.timestamp_ns == want_ts[k], "line %d: %s (ts %lld)", k + 1,
+                      rc ? derr : "ok", rc ? -1LL : (long long)ev.timestamp_ns);
+            }
+            sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
+            CHECK(res == SW_INPUT_EOF, "end: %s \"%s\"", res_name(res), err);
+            CHECK(sw_input_raw_bytes(in) == data.len, "raw bytes %llu, expected %zu",
+                  (unsigned long long)sw_input_raw_bytes(in), data.len);
+            sw_tdec_destroy(dec);
+            sw_input_close(in);
+        }
+        assert_int_equal(dup2(saved, 0), 0);
+        close(saved);
+        sw_buf_clear(&data);
+    }
+    end_test();
+}
+
+/* Files that cannot be opened or read: NULL and a message naming them. */
+static void test_open_errors(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    char path[1024], err[512];
+
+    g_case = "missing file";
+    tmp_path(path, sizeof(path), "does-not-exist.jsonl");
+    unlink(path);
+    err[0] = '\0';
+    sw_input_t *in = sw_input_open(path, err, sizeof(err));
+    CHECK(in == NULL, "opened a missing file");
+    sw_input_close(in);
+    CHECK(strstr(err, path) != NULL && strstr(err, "cannot open") != NULL, "message \"%s\"", err);
+
+    g_case = "a directory";
+    err[0] = '\0';
+    in = sw_input_open(sw_test_tmp(), err, sizeof(err));
+    if (in) {
+        /* some systems let open() succeed: then reading must fail */
+        const char *line;
+        size_t len;
+        sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
+        CHECK(res == SW_INPUT_ERROR, "reading a directory gave %s", res_name(res));
+        sw_input_close(in);
+    }
+    CHECK(strstr(err, sw_test_tmp()) != NULL, "message \"%s\" does not name the directory", err);
+
+    g_case = "sw_input_close(NULL)";
+    sw_input_close(NULL);
+    end_test();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),      cmocka_unit_test(test_every_truncation),
+        cmocka_unit_test(test_long_lines), cmocka_unit_test(test_line_limit),
+        cmocka_unit_test(test_stdin),      cmocka_unit_test(test_open_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,272 @@
+/* Test helpers for processes and Kafka (see sw_proc.h). */
+#include "sw_proc.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t sw_proc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+pid_t sw_proc_spawn(char *const argv[], const char *out_path, const char *err_path)
+{
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    if (out_path) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) dup2(fd, 1);
+    }
+    if (err_path) {
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) dup2(fd, 2);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    execv(argv[0], argv);
+    _exit(127);
+}
+
+int sw_proc_wait(pid_t pid, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0) return -1;
+        if (sw_proc_now_ms() >= deadline) return -1;
+        nap_ms(20);
+    }
+}
+
+void sw_proc_kill(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+char *sw_proc_wait_file(const char *path, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms;
+    while (sw_proc_now_ms() < deadline) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            char line[4096];
+            if (fgets(line, sizeof(line), f)) {
+                fclose(f);
+                line[strcspn(line, "\r\n")] = '\0';
+                if (line[0]) return strdup(line);
+            } else {
+                fclose(f);
+            }
+        }
+        nap_ms(20);
+    }
+    return NULL;
+}
+
+int sw_proc_count_text(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0;
+    char line[8192];
+    while (fgets(line, sizeof(line), f))
+        for (const char *p = line; (p = strstr(p, needle)) != NULL; p++) n++;
+    fclose(f);
+    return n;
+}
+
+bool sw_proc_wait_text(const char *path, const char *needle, int times, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms;
+    while (sw_proc_now_ms() < deadline) {
+        if (sw_proc_count_text(path, needle) >= times) return true;
+        nap_ms(50);
+    }
+    return false;
+}
+
+static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    (void)opaque;
+    if (m->err) {
+        int *failed = rd_kafka_opaque(rk);
+        if (failed) (*failed)++;
+    }
+}
+
+rd_kafka_t *sw_kp_new(const char *bootstrap)
+{
+    char err[512];
+    rd_kafka_conf_t *c = rd_kafka_conf_new();
+    rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
+    rd_kafka_conf_set(c, "enable.idempotence", "true", err, sizeof(err));
+    rd_kafka_conf_set(c, "linger.ms", "5", err, sizeof(err));
+    rd_kafka_conf_set(c, "log_level", "3", err, sizeof(err));
+    rd_kafka_conf_set_dr_msg_cb(c, dr_cb);
+    int *failed = calloc(1, sizeof(int));
+    rd_kafka_conf_set_opaque(c, failed);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+    if (!rk) fprintf(stderr, "test producer: %s\n", err);
+    return rk;
+}
+
+bool sw_kp_send(rd_kafka_t *rk, const char *topic, int32_t partition, const void *key,
+                size_t keylen, const void *value, size_t len)
+{
+    for (;;) {
+        rd_kafka_resp_err_t e = rd_kafka_producev(
+            rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
+            RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, len),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            rd_kafka_poll(rk, 20);
+            continue;
+        }
+        if (e) fprintf(stderr, "test producer: %s\n", rd_kafka_err2str(e));
+        return e == RD_KAFKA_RESP_ERR_NO_ERROR;
+    }
+}
+
+void sw_kp_destroy(rd_kafka_t *rk)
+{
+    if (!rk) return;
+    int *failed = rd_kafka_opaque(rk);
+    rd_kafka_destroy(rk);
+    free(failed);
+}
+
+bool sw_kp_flush(rd_kafka_t *rk, int64_t timeout_ms)
+{
+    bool ok = rd_kafka_flush(rk, (int)timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR;
+    int *failed = rd_kafka_opaque(rk);
+    ok = ok && failed && *failed == 0;
+    return ok;
+}
+
+size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
+                  int64_t grace_ms, int64_t timeout_ms, sw_kmsg_t **out)
+{
+    char err[512];
+    rd_kafka_conf_t *c = rd_kafka_conf_new();
+    rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
+    rd_kafka_conf_set(c, "group.id", "stormwatch-test-reader", err, sizeof(err));
+    rd_kafka_conf_set(c, "enable.auto.commit", "false", err, sizeof(err));
+    rd_kafka_conf_set(c, "log_level", "3", err, sizeof(err));
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
+    size_t n = 0, cap = 64;
+    sw_kmsg_t *v = calloc(cap, sizeof(*v));
+    if (!rk) {
+        *out = v;
+        return 0;
+    }
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(partitions);
+    for (int p = 0; p < partitions; p++)
+        rd_kafka_topic_partition_list_add(tp, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(rk, tp);
+    rd_kafka_topic_partition_list_destroy(tp);
+    int64_t deadline = sw_proc_now_ms() + timeout_ms, grace_end = -1;
+    for (;;) {
+        int64_t now = sw_proc_now_ms();
+        if (now >= deadline) break;
+        if (grace_end >= 0 && now >= grace_end) break;
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 50);
+        if (!m) continue;
+        if (!m->err) {
+            if (n == cap) {
+                cap *= 2;
+                v = realloc(v, cap * sizeof(*v));
+            }
+            sw_kmsg_t *x = &v[n++];
+            memset(x, 0, sizeof(*x));
+            x->partition = m->partition;
+            x->offset = m->offset;
+            if (m->key) {
+                x->key = strndup(m->key, m->key_len);
+                x->key_len = m->key_len;
+            }
+            x->value = malloc(m->len + 1);
+            if (m->len) memcpy(x->value, m->payload, m->len);
+            x->value[m->len] = '\0';
+            x->len = m->len;
+            rd_kafka_headers_t *h;
+            if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+                const char *name;
+                const void *val;
+                size_t vs;
+                for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs); i++) {
+                    x->hdr_names[x->nhdr] = strdup(name);
+                    x->hdr_values[x->nhdr] = val ? strndup(val, vs) : strdup("");
+                    x->nhdr++;
+                }
+            }
+            if (n >= want && grace_end < 0) grace_end = sw_proc_now_ms() + grace_ms;
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+    *out = v;
+    return n;
+}
+
+const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name)
+{
+    for (int i = m->nhdr - 1; i >= 0; i--)
+        if (strcmp(m->hdr_names[i], name) == 0) return m->hdr_values[i];
+    return NULL;
+}
+
+void sw_kmsg_free(sw_kmsg_t *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(m[i].key);
+        free(m[i].value);
+        for (int k = 0; k < m[i].nhdr; k++) {
+            free(m[i].hdr_names[k]);
+            free(m[i].hdr_values[k]);
+        }
+    }
+    free(m);
+}
+
+int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic, int partitions)
+{
+    char err[512];
+    rd_kafka_conf_t *c = rd_kafka_conf_new();
+    rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
+    rd_kafka_conf_set(c, "group.id", group, err, sizeof(err));
+    rd_kafka_conf_set(c, "log_level", "3", err, sizeof(err));
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
+    if (!rk) return -1;
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(partitions);
+    for (int p = 0; p < partitions; p++) rd_kafka_topic_partition_list_add(tp, topic, p);
+    int64_t sum = 0;
+    if (rd_kafka_committed(rk, tp, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        for (int i = 0; i < tp->cnt; i++)
+            if (tp->elems[i].offset >= 0) sum += tp->elems[i].offset;
+    } else {
+        sum = -1;
+    }
+    rd_kafka_topic_partition_list_destroy(tp);
+    rd_kafka_destroy(rk);
+    return sum;
+}
