@@ -65,8 +65,19 @@ int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int o
     return SW_EXIT_USAGE;
 }
 
-int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
-                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats)
+/* One decoded event with the buffers it borrows from. */
+typedef struct slot_s {
+    sw_tdec_t *dec;
+    sw_buf_t line;      /* private copy of the line */
+    sw_event_t ev;
+    const char *file;   /* borrowed from the open input */
+    uint64_t lineno;
+    bool full;
+} slot_t;
+
+int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool strict,
+                             sw_cli_event_cb cb, sw_cli_prefetch_cb prefetch, void *opaque,
+                             sw_cli_read_stats_t *stats)
 {
     static char *stdin_only[] = {(char *)"-"};
     char errstr[512];
@@ -76,9 +87,16 @@ int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
         files = stdin_only;
         nfiles = 1;
     }
-    sw_tdec_t *dec = sw_tdec_new();
+    slot_t slots[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&slots[i], 0, sizeof(slots[i]));
+        slots[i].dec = sw_tdec_new();
+        sw_buf_init(&slots[i].line);
+    }
+    int cur = 0; /* slot holding the event to hand on next */
+    sw_input_t *in = NULL;
     for (int fi = 0; fi < nfiles && rc == SW_EXIT_OK; fi++) {
-        sw_input_t *in = sw_input_open(files[fi], errstr, sizeof(errstr));
+        in = sw_input_open(files[fi], errstr, sizeof(errstr));
         if (!in) {
             fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
             rc = SW_EXIT_RUNTIME;
@@ -96,15 +114,15 @@ int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
                 break;
             }
             uint64_t lineno = sw_input_lineno(in);
-            sw_event_t ev;
-            sw_err_t err = SW_OK;
-            if (r == SW_INPUT_TOOLONG) {
-                err = SW_ERR_PARSE;
-            } else {
-                if (sw_tdec_blank(line, len)) continue;
-                err = sw_tdec_json(dec, line, len, &ev, errstr, sizeof(errstr));
-            }
+            if (r != SW_INPUT_TOOLONG && sw_tdec_blank(line, len)) continue;
             stats->lines++;
+            slot_t *nx = &slots[cur ^ 1];
+            sw_err_t err = SW_ERR_PARSE;
+            if (r != SW_INPUT_TOOLONG) {
+                nx->line.len = 0;
+                sw_buf_put(&nx->line, line, len);
+                err = sw_tdec_json(nx->dec, nx->line.data, len, &nx->ev, errstr, sizeof(errstr));
+            }
             if (err) {
                 stats->invalid++;
                 fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)lineno, errstr);
@@ -114,18 +132,42 @@ int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
                 }
                 continue;
             }
+            nx->file = name;
+            nx->lineno = lineno;
+            nx->full = true;
             stats->valid++;
-            if (!cb(opaque, &ev, name, lineno)) {
-                rc = SW_EXIT_RUNTIME;
-                break;
+            if (prefetch) prefetch(opaque, &nx->ev);
+            slot_t *c = &slots[cur];
+            cur ^= 1;
+            if (c->full) {
+                c->full = false;
+                if (!cb(opaque, &c->ev, c->file, c->lineno)) {
+                    rc = SW_EXIT_RUNTIME;
+                    break;
+                }
             }
+        }
+        /* The pending event borrows the file name: hand it on before closing. */
+        slot_t *c = &slots[cur];
+        if (c->full && rc != SW_EXIT_RUNTIME) {
+            c->full = false;
+            if (!cb(opaque, &c->ev, c->file, c->lineno)) rc = SW_EXIT_RUNTIME;
         }
         stats->bytes += sw_input_raw_bytes(in);
         sw_input_close(in);
     }
-    sw_tdec_destroy(dec);
+    for (int i = 0; i < 2; i++) {
+        sw_tdec_destroy(slots[i].dec);
+        sw_buf_clear(&slots[i].line);
+    }
     if (stats->invalid && rc == SW_EXIT_OK)
         fprintf(stderr, "stormwatch %s: %llu invalid line%s skipped\n", cmd,
                 (unsigned long long)stats->invalid, stats->invalid == 1 ? "" : "s");
     return rc;
+}
+
+int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
+                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats)
+{
+    return sw_cli_read_events_ahead(cmd, files, nfiles, strict, cb, NULL, opaque, stats);
 }

@@ -50,4 +50,17 @@ typedef struct sw_cli_read_stats_s {
 int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
                        sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats);
 
+/** Told about the event that will be handed on next (see sw_detect_prefetch). */
+typedef void (*sw_cli_prefetch_cb)(void *opaque, const sw_event_t *next);
+
+/**
+ * @brief As sw_cli_read_events(), one event ahead: each event is decoded
+ *        while the previous one is still to be handed on, and @p prefetch
+ *        is called with it first, so the consumer can start loading the
+ *        state it will need. Events are handed on in the same order.
+ */
+int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool strict,
+                             sw_cli_event_cb cb, sw_cli_prefetch_cb prefetch, void *opaque,
+                             sw_cli_read_stats_t *stats);
+
 #endif /* SW_CLI_H */

@@ -93,6 +93,11 @@ static bool on_event(void *opaque, const sw_event_t *ev, const char *file, uint6
     return !rp->failed;
 }
 
+static void on_next(void *opaque, const sw_event_t *next)
+{
+    sw_detect_prefetch(((replay_t *)opaque)->det, next);
+}
+
 static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
 {
     sw_detect_stats_t st;
@@ -163,7 +168,8 @@ int sw_cmd_replay(int argc, char **argv)
     rp.stats = stats;
     sw_buf_init(&rp.out);
     sw_cli_read_stats_t st;
-    int rc = sw_cli_read_events("replay", argv + optind, argc - optind, strict, on_event, &rp, &st);
+    int rc = sw_cli_read_events_ahead("replay", argv + optind, argc - optind, strict, on_event,
+                                      on_next, &rp, &st);
     if (rc == SW_EXIT_OK) sw_detect_finish(rp.det, on_summary, &rp);
     flush_out(&rp, true);
     if (fflush(stdout) != 0 || rp.failed) {

@@ -30,11 +30,27 @@
 
 #define NIL UINT32_MAX
 
+/* Inline copy of a rank's last source, checked against each sample without
+ * touching the job's tables (strings longer than the buffers just miss). */
+#define SRC_HOST_MAX 24
+#define SRC_SESS_MAX 32
+
 typedef struct rank_s {
+    /* Hot: touched by every sample of the rank. */
     int64_t rank;
     int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
     int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
     sw_win_t win;
+    uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
+    uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
+    int64_t c_pid;       /* last_src's pid, interval and strings */
+    int64_t c_interval;
+    uint8_t c_host_len, c_sess_len;
+    bool c_sess_null;
+    bool c_inline;       /* the strings fit the buffers below */
+    char c_host[SRC_HOST_MAX];
+    char c_sess[SRC_SESS_MAX];
+    /* Warm: the rank's candidate, changed only when its spike changes. */
     bool has_cand;
     int64_t c_rel;       /* spike timestamp - first_ts */
     int64_t c_spike_ts;
@@ -42,7 +58,6 @@ typedef struct rank_s {
     int64_t c_samples;
     uint32_t c_src;
     uint32_t t_left, t_right, t_prio; /* candidate treap */
-    uint32_t last_src;   /* last source of this rank (lookup cache) */
 } rank_t;
 
 typedef struct heap_ent_s {
@@ -387,9 +402,37 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
     return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
 }
 
+/* The rank's inline copy of its last source matches the event. */
+static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
+{
+    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid ||
+        r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
+        memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
+        return false;
+    if (!ev->has_session_id) return r->c_sess_null;
+    return !r->c_sess_null && r->c_sess_len == ev->session_id.len &&
+           memcmp(r->c_sess, ev->session_id.ptr, ev->session_id.len) == 0;
+}
+
+static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
+{
+    r->last_src = id;
+    r->phase_grp = NIL;
+    r->c_pid = ev->pid;
+    r->c_interval = ev->sampling_interval_ms;
+    r->c_inline = ev->host.len <= SRC_HOST_MAX && ev->session_id.len <= SRC_SESS_MAX;
+    if (!r->c_inline) return;
+    r->c_host_len = (uint8_t)ev->host.len;
+    if (ev->host.len) memcpy(r->c_host, ev->host.ptr, ev->host.len);
+    r->c_sess_null = !ev->has_session_id;
+    r->c_sess_len = (uint8_t)ev->session_id.len;
+    if (ev->session_id.len) memcpy(r->c_sess, ev->session_id.ptr, ev->session_id.len);
+}
+
 static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 {
-    if (r->last_src != NIL && src_is(j, r->last_src, ev)) return r->last_src;
+    if (src_cached(r, ev)) return r->last_src;
+    if (r->last_src != NIL && !r->c_inline && src_is(j, r->last_src, ev)) return r->last_src;
     uint32_t host = sw_intern_add(j->strs, ev->host);
     uint32_t session = ev->has_session_id ? sw_intern_add(j->strs, ev->session_id) : 0;
     if (j->src_nslots) {
@@ -399,7 +442,7 @@ static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
             const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
             if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
                 s->host == host && s->session == session) {
-                r->last_src = j->src_slots[i] - 1;
+                src_remember(r, j->src_slots[i] - 1, ev);
                 return r->last_src;
             }
         }
@@ -418,7 +461,7 @@ static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     } else {
         src_slots_put(j, id);
     }
-    r->last_src = id;
+    src_remember(r, id, ev);
     return id;
 }
 
@@ -501,6 +544,7 @@ static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     r->t_prio = mix32(ri * 2654435761U + 1);
     j->hpos[ri] = NIL;
     r->last_src = NIL;
+    r->phase_grp = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
     if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
@@ -870,8 +914,10 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     }
     det->st.events++;
     j->last_ms = now_ms;
-    sw_phase_add(j->phase, ev);
-    if (!sample) return SW_OK;
+    if (!sample) {
+        sw_phase_add(j->phase, ev);
+        return SW_OK;
+    }
     det->st.samples++;
 
     uint32_t ri;
@@ -883,6 +929,12 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     rank_t *r = &j->ranks[ri];
     uint32_t src = src_get(j, r, ev);
     int64_t ts = ev->timestamp_ns;
+    /* The phase index sees every event, duplicates included (SPEC 6); a
+     * sample only extends its group's session end. */
+    if (ev->has_session_id) {
+        if (r->phase_grp == NIL) r->phase_grp = sw_phase_group(j->phase, ev->session_id, ev->rank);
+        sw_phase_touch(j->phase, r->phase_grp, ts);
+    }
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
@@ -918,6 +970,22 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     /* Steps 4-5. */
     *rec = lifecycle(det, j, ts);
     return SW_OK;
+}
+
+void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
+{
+    if (ev->kind != SW_EV_SAMPLE) return;
+    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    uint32_t ri;
+    if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
+    const rank_t *r = &j->ranks[ri];
+    /* Reading r waits for its first line; everything after is issued
+     * without waiting and lands while the current event is processed. */
+    __builtin_prefetch((const char *)r + 64, 1);
+    __builtin_prefetch((const char *)r + 128, 1);
+    sw_win_prefetch(&r->win);
+    if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
+    if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 
 void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)

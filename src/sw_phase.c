@@ -144,6 +144,22 @@ static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool c
     return g;
 }
 
+uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank)
+{
+    return (uint32_t)(group_get(ph, session, rank, true) - ph->groups);
+}
+
+void sw_phase_touch(sw_phase_t *ph, uint32_t group, int64_t ts_ns)
+{
+    group_t *g = &ph->groups[group];
+    if (ts_ns > g->end_ts) g->end_ts = ts_ns;
+}
+
+const void *sw_phase_group_addr(const sw_phase_t *ph, uint32_t group)
+{
+    return &ph->groups[group];
+}
+
 void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev)
 {
     if (!ev->has_session_id) return;

@@ -39,10 +39,8 @@ void sw_win_init(sw_win_t *win, uint32_t cap)
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
     char *m = sw_malloc(sw_win_bytes(cap));
     win->mem = m;
-    win->ts = (int64_t *)m;
-    m += (size_t)cap * sizeof(int64_t);
-    win->used = (int64_t *)m;
-    m += (size_t)cap * sizeof(int64_t);
+    win->slot = (sw_wslot_t *)m;
+    m += (size_t)cap * sizeof(sw_wslot_t);
     win->rtree = (int64_t *)m;
     m += (size_t)win->rcap * 2 * sizeof(int64_t);
     win->src = (uint32_t *)m;
@@ -53,6 +51,25 @@ void sw_win_init(sw_win_t *win, uint32_t cap)
     m += (size_t)win->rcap * sizeof(uint32_t);
     win->rend = (uint32_t *)m;
     for (uint32_t i = 0; i < 2 * win->rcap; i++) win->rtree[i] = -1;
+}
+
+void sw_win_prefetch(const sw_win_t *win)
+{
+    if (!win->n) return;
+    uint32_t last = win->head + win->n - 1;
+    if (last >= win->cap) last -= win->cap;
+    __builtin_prefetch(&win->slot[last], 1);
+    __builtin_prefetch(&win->slot[win->head], 1);
+    __builtin_prefetch(&win->src[last], 1);
+    __builtin_prefetch(&win->src[win->head], 1);
+    __builtin_prefetch(&win->rtree[1], 1);
+    __builtin_prefetch(&win->dq[win->dq_head], 1);
+    if (win->rn) {
+        uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
+        __builtin_prefetch(&win->rend[tail], 1);
+        __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
+        __builtin_prefetch(&win->rbase[win->rhead], 1);
+    }
 }
 
 void sw_win_clear(sw_win_t *win)
@@ -92,7 +109,7 @@ static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_
     uint32_t lo = 0, hi = win->n;
     if (win->n) {
         uint32_t last = slot(win, win->n - 1);
-        int c = key_cmp(ctx, win->ts[last], win->src[last], ts, src);
+        int c = key_cmp(ctx, win->slot[last].ts, win->src[last], ts, src);
         if (c < 0) {
             *equal = false;
             return win->n;
@@ -101,13 +118,13 @@ static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint32_t s = slot(win, mid);
-        if (key_cmp(ctx, win->ts[s], win->src[s], ts, src) < 0) lo = mid + 1;
+        if (key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) < 0) lo = mid + 1;
         else hi = mid;
     }
     *equal = false;
     if (lo < win->n) {
         uint32_t s = slot(win, lo);
-        *equal = key_cmp(ctx, win->ts[s], win->src[s], ts, src) == 0;
+        *equal = key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) == 0;
     }
     return lo;
 }
@@ -177,7 +194,7 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
 {
     uint32_t h = win->head;
     uint32_t s1 = slot(win, 1);
-    if (win->n >= 2) gap_del(ctx, win->ts[s1] - win->ts[h]);
+    if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
     interval_del(ctx, win->src[h]);
     if (win->rn && win->rbase[win->rhead] == h) {
         uint32_t r = win->rhead;
@@ -187,7 +204,7 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
             win->rn--;
         } else {
             win->rbase[r] = s1;
-            tree_set(win, r, win->used[win->rend[r]] - win->used[s1]);
+            tree_set(win, r, win->slot[win->rend[r]].used - win->slot[s1].used);
         }
     }
     if (win->dq_n && win->dq[win->dq_head] == h) {
@@ -204,18 +221,18 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     uint32_t s = slot(win, win->n);
     if (win->n) {
         uint32_t last = slot(win, win->n - 1);
-        gap_add(ctx, ts - win->ts[last]);
-        if (used > win->used[last]) {
+        gap_add(ctx, ts - win->slot[last].ts);
+        if (used > win->slot[last].used) {
             uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
             if (win->rn && win->rend[tail] == last) {
                 win->rend[tail] = s;
-                tree_set(win, tail, used - win->used[win->rbase[tail]]);
+                tree_set(win, tail, used - win->slot[win->rbase[tail]].used);
             } else {
                 tail = (win->rhead + win->rn) & (win->rcap - 1);
                 win->rbase[tail] = last;
                 win->rend[tail] = s;
                 win->rn++;
-                tree_set(win, tail, used - win->used[last]);
+                tree_set(win, tail, used - win->slot[last].used);
             }
         }
     }
@@ -223,15 +240,15 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     while (win->dq_n) {
         uint32_t b = win->dq_head + win->dq_n - 1;
         if (b >= win->cap) b -= win->cap;
-        if (win->used[win->dq[b]] > used) break;
+        if (win->slot[win->dq[b]].used > used) break;
         win->dq_n--;
     }
     uint32_t b = win->dq_head + win->dq_n;
     if (b >= win->cap) b -= win->cap;
     win->dq[b] = s;
     win->dq_n++;
-    win->ts[s] = ts;
-    win->used[s] = used;
+    win->slot[s].ts = ts;
+    win->slot[s].used = used;
     win->src[s] = src;
     win->n++;
 }
@@ -246,10 +263,10 @@ static void rebuild(sw_win_t *win)
     win->dq_n = 0;
     for (uint32_t i = 0; i < win->n; i++) {
         uint32_t s = slot(win, i);
-        int64_t u = win->used[s];
+        int64_t u = win->slot[s].used;
         if (i) {
             uint32_t prev = slot(win, i - 1);
-            if (u > win->used[prev]) {
+            if (u > win->slot[prev].used) {
                 if (win->rn && win->rend[win->rn - 1] == prev) {
                     win->rend[win->rn - 1] = s;
                 } else {
@@ -257,10 +274,10 @@ static void rebuild(sw_win_t *win)
                     win->rend[win->rn] = s;
                     win->rn++;
                 }
-                win->rtree[win->rcap + win->rn - 1] = u - win->used[win->rbase[win->rn - 1]];
+                win->rtree[win->rcap + win->rn - 1] = u - win->slot[win->rbase[win->rn - 1]].used;
             }
         }
-        while (win->dq_n && win->used[win->dq[win->dq_n - 1]] <= u) win->dq_n--;
+        while (win->dq_n && win->slot[win->dq[win->dq_n - 1]].used <= u) win->dq_n--;
         win->dq[win->dq_n++] = s;
     }
     tree_rebuild(win);
@@ -286,19 +303,19 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     uint32_t sp = slot(win, pos);
     if (pos > 0) {
         uint32_t prev = slot(win, pos - 1);
-        gap_del(ctx, win->ts[sp] - win->ts[prev]);
-        gap_add(ctx, ts - win->ts[prev]);
+        gap_del(ctx, win->slot[sp].ts - win->slot[prev].ts);
+        gap_add(ctx, ts - win->slot[prev].ts);
     }
-    gap_add(ctx, win->ts[sp] - ts);
+    gap_add(ctx, win->slot[sp].ts - ts);
     interval_add(ctx, src);
     for (uint32_t i = win->n; i > pos; i--) {
         uint32_t to = slot(win, i), from = slot(win, i - 1);
-        win->ts[to] = win->ts[from];
-        win->used[to] = win->used[from];
+        win->slot[to].ts = win->slot[from].ts;
+        win->slot[to].used = win->slot[from].used;
         win->src[to] = win->src[from];
     }
-    win->ts[sp] = ts;
-    win->used[sp] = used;
+    win->slot[sp].ts = ts;
+    win->slot[sp].used = used;
     win->src[sp] = src;
     win->n++;
     rebuild(win);
@@ -309,7 +326,7 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
 {
     for (uint32_t i = 0; i < win->n; i++) {
         uint32_t s = slot(win, i);
-        if (i) gap_del(ctx, win->ts[s] - win->ts[slot(win, i - 1)]);
+        if (i) gap_del(ctx, win->slot[s].ts - win->slot[slot(win, i - 1)].ts);
         interval_del(ctx, win->src[s]);
     }
     win->n = 0;
@@ -322,7 +339,7 @@ bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
 {
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
-    if (!sw_spike_threshold(win->used[win->dq[win->dq_head]], min_bytes, fraction, &threshold))
+    if (!sw_spike_threshold(win->slot[win->dq[win->dq_head]].used, min_bytes, fraction, &threshold))
         return false;
     if (win->rtree[1] < threshold) return false;
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
@@ -333,17 +350,17 @@ bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
     if (r < 0) return false;
     uint32_t base = win->rbase[r];
     uint32_t lb = logical(win, base), le = logical(win, win->rend[r]);
-    int64_t target = win->used[base];
+    int64_t target = win->slot[base].used;
     /* First sample of the run whose rise reaches the threshold. */
     uint32_t lo = lb + 1, hi = le;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (win->used[slot(win, mid)] - target >= threshold) hi = mid;
+        if (win->slot[slot(win, mid)].used - target >= threshold) hi = mid;
         else lo = mid + 1;
     }
     uint32_t s = slot(win, lo);
-    out->spike_ts = win->ts[s];
-    out->peak = win->used[s] - target;
+    out->spike_ts = win->slot[s].ts;
+    out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
     out->src = win->src[s];
     return true;

@@ -36,13 +36,18 @@ typedef struct sw_win_ctx_s {
     sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
 } sw_win_ctx_t;
 
+/** A retained sample's numbers, together so one cache line holds both. */
+typedef struct sw_wslot_s {
+    int64_t ts;        /**< timestamp_ns */
+    int64_t used;      /**< device_used_bytes */
+} sw_wslot_t;
+
 /** The window; fields are private to sw_window.c and sw_detect.c. */
 typedef struct sw_win_s {
     uint32_t cap;      /**< window.samples */
     uint32_t head;     /**< slot of the oldest sample */
     uint32_t n;        /**< samples retained */
-    int64_t *ts;       /**< [cap] timestamp_ns */
-    int64_t *used;     /**< [cap] device_used_bytes */
+    sw_wslot_t *slot;  /**< [cap] samples */
     uint32_t *src;     /**< [cap] source id */
     uint32_t *dq;      /**< [cap] ring of slots with decreasing used (sliding max) */
     uint32_t dq_head, dq_n;
@@ -98,5 +103,8 @@ bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
 
 /** @brief Bytes allocated for a window of @p cap samples. */
 size_t sw_win_bytes(uint32_t cap);
+
+/** @brief Prefetch what the next insert into @p win will touch. */
+void sw_win_prefetch(const sw_win_t *win);
 
 #endif /* SW_WINDOW_H */

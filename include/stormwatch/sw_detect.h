@@ -55,6 +55,14 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
                         const sw_record_t **rec, char *errstr, size_t errstr_size);
 
 /**
+ * @brief Hint that @p ev will be fed next: start loading the state it will
+ *        touch into the CPU cache. Changes nothing. Callers that decode
+ *        the next event while the current one is processed hide most memory
+ *        latency this way.
+ */
+void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev);
+
+/**
  * @brief Emit one summary per job that had a sample, in the order the jobs
  *        first appeared (SPEC 6 step 6, end of input). Jobs are kept.
  */

@@ -29,6 +29,21 @@ void sw_phase_destroy(sw_phase_t *ph);
 void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev);
 
 /**
+ * @brief Index of the (session, rank) group, created when new: a handle
+ *        for sw_phase_touch(), stable while the index lives.
+ */
+uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank);
+
+/**
+ * @brief What sw_phase_add() does for an event that is not a boundary,
+ *        given its group: extend the session end to @p ts_ns.
+ */
+void sw_phase_touch(sw_phase_t *ph, uint32_t group, int64_t ts_ns);
+
+/** @brief Address of a group's state, for prefetching (not to be dereferenced). */
+const void *sw_phase_group_addr(const sw_phase_t *ph, uint32_t group);
+
+/**
  * @brief True when @p ev is a phase boundary the index uses: kind enter or
  *        exit, a string session_id, a phase_scope whose action matches the
  *        kind, a non-blank name and a non-empty path.
