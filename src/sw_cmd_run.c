@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "  -X NAME=VALUE            set a property (repeatable; wins over -c and env)\n"
             "  -X list                  list every property with type, range and default\n"
             "  -X dump                  print the effective configuration (secrets hidden)\n"
+            "  -X markdown              the property list as a Markdown table\n"
             "  --bootstrap-file FILE    write the bootstrap address used to FILE\n"
             "  -h, --help               show this help\n"
             "\n"
@@ -57,7 +58,7 @@ int sw_cmd_run(int argc, char **argv)
     const char *config_file = NULL, *bootstrap_file = NULL;
     char **xs = calloc((size_t)argc + 1, sizeof(*xs));
     int nx = 0, c, rc = SW_EXIT_USAGE;
-    bool list = false, dump = false;
+    bool list = false, dump = false, markdown = false;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:X:h", opts, NULL)) != -1) {
@@ -66,6 +67,7 @@ int sw_cmd_run(int argc, char **argv)
         case 'B': bootstrap_file = optarg; break;
         case 'X':
             if (!strcmp(optarg, "list")) list = true;
+            else if (!strcmp(optarg, "markdown")) markdown = true;
             else if (!strcmp(optarg, "dump")) dump = true;
             else xs[nx++] = optarg;
             break;
@@ -86,8 +88,9 @@ int sw_cmd_run(int argc, char **argv)
     }
     sw_buf_t out;
     sw_buf_init(&out);
-    if (list) {
-        sw_conf_list(&out);
+    if (list || markdown) {
+        if (markdown) sw_conf_markdown(&out);
+        else sw_conf_list(&out);
         fputs(sw_buf_cstr(&out), stdout);
         sw_buf_clear(&out);
         free(xs);

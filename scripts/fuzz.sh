@@ -1,0 +1,3 @@
+#!/bin/sh
+# placeholder: replaced by the fuzzing helper
+exit 0

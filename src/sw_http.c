@@ -1,0 +1,2 @@
+/* placeholder */
+typedef int sw_http_placeholder_t;

@@ -1,0 +1,3 @@
+/* placeholder: replaced before commit */
+#include <stdio.h>
+int main(void) { puts("placeholder"); return 0; }
