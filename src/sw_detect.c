@@ -26,6 +26,7 @@
 #include "stormwatch/sw_phase.h"
 #include "sw_assemble.h"
 #include "sw_mset.h"
+#include "sw_varint.h"
 #include "sw_window.h"
 
 #define NIL UINT32_MAX
@@ -40,6 +41,9 @@ typedef struct rank_s {
     int64_t rank;
     int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
     int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
+    int64_t empty_off;   /* input offset at which the window was last emptied
+                            (or one before the rank's first sample): samples
+                            after it are the window's candidates (restore) */
     sw_win_t win;
     uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
@@ -78,6 +82,8 @@ typedef struct sig_ent_s {
 
 typedef struct job_s {
     uint64_t hash;
+    int64_t first_off;          /* input offset of the job's first event */
+    int64_t last_off;           /* input offset of its latest event */
     bool has_job_id;
     char *job_id;
     size_t job_id_len;
@@ -139,6 +145,8 @@ struct sw_detector_s {
     int64_t *tmp_rel;
     size_t captmp;
     sw_detect_stats_t st;
+    uint64_t arrivals;          /* events fed (stands in for offsets) */
+    int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -467,9 +475,10 @@ static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 
 /* ---- jobs and ranks --------------------------------------------------- */
 
-static job_t *job_create(sw_detector_t *det, const sw_event_t *ev)
+static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     job_t *j = sw_calloc(1, sizeof(*j));
+    j->first_off = j->last_off = offset;
     j->has_job_id = ev->has_job_id;
     if (ev->has_job_id) {
         j->job_id = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
@@ -527,7 +536,7 @@ static size_t job_bytes(const sw_detector_t *det, const job_t *j)
     return b;
 }
 
-static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank)
+static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
 {
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
@@ -539,6 +548,7 @@ static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     rank_t *r = &j->ranks[ri];
     memset(r, 0, sizeof(*r));
     r->rank = rank;
+    r->empty_off = offset - 1;
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
     r->t_left = r->t_right = NIL;
     r->t_prio = mix32(ri * 2654435761U + 1);
@@ -645,7 +655,7 @@ static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
     else if (n_before >= 2 && n_after < 2) j->insufficient++;
 }
 
-static void stale_sweep(sw_detector_t *det, job_t *j)
+static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
 {
     while (j->nheap) {
         if (j->newest_ts - j->heap[0].key <= det->stale_ns) break;
@@ -655,6 +665,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j)
         sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
+        r->empty_off = offset;
         window_changed(j, n_before, 0);
         cand_refresh(det, j, ri);
         det->st.stale_windows++;
@@ -807,7 +818,7 @@ static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
 }
 
 static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,
-                               int64_t ts)
+                               int64_t ts, int64_t cause_offset)
 {
     sw_record_t *rec = &det->rec;
     build_analysis(det, j, &rec->analysis);
@@ -816,12 +827,14 @@ static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action,
     rec->revision = j->revision;
     rec->has_event_ts = has_ts;
     rec->event_timestamp_ns = has_ts ? ts : 0;
+    rec->cause_offset = cause_offset;
+    memset(&rec->source, 0, sizeof(rec->source));
     det->st.records[action]++;
     return rec;
 }
 
 /* SPEC 6 step 5. */
-static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts)
+static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
 {
     bool onset = j->ncands >= 2;
     if (!j->open) {
@@ -831,20 +844,30 @@ static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts)
         j->open = true;
         sig_reset(j);
         sig_refresh(det, j);
-        return emit(det, j, SW_ACTION_TRIGGER, true, ts);
+        return emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
     }
     if (!onset) {
         j->revision++;
         j->open = false;
         sig_reset(j);
-        return emit(det, j, SW_ACTION_RESOLVE, true, ts);
+        return emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
     }
     if (!sig_refresh(det, j)) return NULL;
     j->revision++;
-    return emit(det, j, SW_ACTION_UPDATE, true, ts);
+    return emit(det, j, SW_ACTION_UPDATE, true, ts, off);
 }
 
 /* ---- public API -------------------------------------------------------- */
+
+/* Copy a message into errstr without stdio. */
+static void snprintf_like(char *errstr, size_t errstr_size, const char *msg)
+{
+    if (!errstr_size) return;
+    size_t n = strlen(msg);
+    if (n >= errstr_size) n = errstr_size - 1;
+    memcpy(errstr, msg, n);
+    errstr[n] = '\0';
+}
 
 /* "<a><v><b><limit>)" into errstr without stdio (v < 0: omitted). */
 static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t v, const char *b,
@@ -872,6 +895,7 @@ sw_detector_t *sw_detect_new(sw_params_t params)
     if (params.window_samples > UINT32_MAX / 4) params.window_samples = UINT32_MAX / 4;
     det->params = params;
     det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
+    det->rebuild_x = INT64_MIN;
     sw_arena_init(&det->arena);
     return det;
 }
@@ -892,6 +916,15 @@ void sw_detect_destroy(sw_detector_t *det)
 sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
                         const sw_record_t **rec, char *errstr, size_t errstr_size)
 {
+    /* Without input offsets the arrival number stands in for them. */
+    return sw_detect_feed_at(det, ev, now_ms, (int64_t)det->arrivals, rec, errstr, errstr_size);
+}
+
+sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
+                           int64_t offset, const sw_record_t **rec, char *errstr,
+                           size_t errstr_size)
+{
+    det->arrivals++;
     *rec = NULL;
     bool sample = ev->kind == SW_EV_SAMPLE;
     int64_t max_ranks = det->params.max_ranks_per_job;
@@ -910,10 +943,11 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
                         det->params.max_jobs);
             return SW_ERR_LIMIT;
         }
-        j = job_create(det, ev);
+        j = job_create(det, ev, offset);
     }
     det->st.events++;
     j->last_ms = now_ms;
+    j->last_off = offset;
     if (!sample) {
         sw_phase_add(j->phase, ev);
         return SW_OK;
@@ -923,7 +957,7 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     uint32_t ri;
     bool new_rank = false;
     if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
-        ri = rank_create(det, j, ev->rank);
+        ri = rank_create(det, j, ev->rank, offset);
         new_rank = true;
     }
     rank_t *r = &j->ranks[ri];
@@ -939,7 +973,7 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */
-    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src);
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
         return SW_OK;
@@ -966,9 +1000,9 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     if (r->win.n) heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
     /* Step 3: staleness. */
-    stale_sweep(det, j);
+    stale_sweep(det, j, offset);
     /* Steps 4-5. */
-    *rec = lifecycle(det, j, ts);
+    *rec = lifecycle(det, j, ts, offset);
     return SW_OK;
 }
 
@@ -993,7 +1027,7 @@ void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j || !j->has_sample) continue;
-        cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0));
+        cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
     }
 }
 
@@ -1004,7 +1038,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (now_ms - j->last_ms >= idle_ms) {
-            if (j->has_sample) cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0));
+            if (j->has_sample) cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
             jmap_del(det, j);
             job_destroy(j);
             det->live_jobs--;
@@ -1032,6 +1066,234 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
         st->retained += j->retained;
         st->bytes += job_bytes(det, j);
     }
+}
+
+/* ---- state snapshots (restore after a restart or a rebalance) -----------
+ * A snapshot holds everything but the windows: per job its first and last
+ * offsets, claims, lifecycle, last signature and phase index, and per rank
+ * the first and newest timestamps and the offset of its last emptying. The
+ * windows are rebuilt by re-reading the input from sw_detect_min_offset():
+ * a window is exactly the window.samples greatest non-duplicate samples the
+ * rank received after its last emptying, so inserting those samples again,
+ * in order, into an empty window gives the same window. */
+
+#define SNAP_MAGIC "SWS1"
+
+static void params_put(sw_buf_t *b, const sw_params_t *p)
+{
+    uint64_t frac;
+    memcpy(&frac, &p->spike_fraction, 8);
+    sw_vput_i(b, p->window_samples);
+    sw_vput_i(b, p->stale_ms);
+    sw_vput_i(b, p->spike_min_bytes);
+    sw_vput_u(b, frac);
+    sw_vput_i(b, p->skew_note_multiplier);
+}
+
+bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
+{
+    int64_t m = INT64_MAX;
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        for (size_t k = 0; k < j->nranks; k++) {
+            int64_t o = sw_win_min_offset(&j->ranks[k].win);
+            if (o < m) m = o;
+        }
+    }
+    *offset = m;
+    return m != INT64_MAX;
+}
+
+void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out)
+{
+    sw_buf_put(out, SNAP_MAGIC, 4);
+    params_put(out, &det->params);
+    sw_vput_i(out, next_offset);
+    sw_vput_u(out, det->njobs);
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        sw_vput_u(out, j->has_job_id);
+        sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
+        sw_vput_i(out, j->first_off);
+        sw_vput_i(out, j->last_off);
+        sw_vput_u(out, j->has_sample);
+        sw_vput_u(out, j->claim_seq);
+        sw_vput_i(out, j->claim_leader);
+        sw_vput_u(out, j->nclaims);
+        for (size_t k = 0; k < j->nclaims; k++) {
+            sw_vput_i(out, j->claims[k].ws);
+            sw_vput_u(out, j->claims[k].count);
+            sw_vput_u(out, j->claims[k].first);
+        }
+        sw_vput_u(out, j->has_newest);
+        sw_vput_i(out, j->newest_ts);
+        sw_vput_u(out, j->open);
+        sw_vput_i(out, j->episode);
+        sw_vput_i(out, j->revision);
+        sw_vput_u(out, j->sig_valid);
+        sw_vput_u(out, j->sig_onset);
+        sw_vput_u(out, j->sig_conf);
+        sw_vput_i(out, j->sig_boundary);
+        sw_vput_i(out, j->sig_rel0);
+        sw_vput_u(out, j->sig_earliest);
+        sw_vput_u(out, j->region_dirty);
+        sw_vput_u(out, j->nsig);
+        for (size_t k = 0; k < j->nsig; k++) {
+            sw_vput_i(out, j->sig[k].rank);
+            sw_vput_i(out, j->sig[k].spike_ts);
+        }
+        sw_vput_u(out, j->nranks);
+        for (size_t k = 0; k < j->nranks; k++) {
+            const rank_t *r = &j->ranks[k];
+            sw_vput_i(out, r->rank);
+            sw_vput_i(out, r->first_ts);
+            sw_vput_i(out, r->newest_ts);
+            sw_vput_i(out, r->empty_off);
+        }
+        sw_phase_save(j->phase, out);
+    }
+}
+
+sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
+                                 int64_t *next_offset, char *errstr, size_t errstr_size)
+{
+    sw_detector_t *det = sw_detect_new(params);
+    sw_vrd_t r = {data, (const uint8_t *)data + len, false};
+    const char *why = "malformed state snapshot";
+    if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
+        why = "not a stormwatch state snapshot (bad magic)";
+        goto err;
+    }
+    r.p += 4;
+    sw_buf_t mine;
+    sw_buf_init(&mine);
+    params_put(&mine, &det->params);
+    bool same = (size_t)(r.end - r.p) >= mine.len && memcmp(r.p, mine.data, mine.len) == 0;
+    r.p += same ? mine.len : 0;
+    sw_buf_clear(&mine);
+    if (!same) {
+        why = "the snapshot was taken with other analysis parameters (window.samples, stale.ms, "
+              "spike.min.bytes, spike.fraction or skew.note.multiplier)";
+        goto err;
+    }
+    det->rebuild_x = sw_vget_i(&r);
+    uint64_t njobs = sw_vget_u(&r);
+    if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
+    for (uint64_t i = 0; i < njobs && !r.bad; i++) {
+        sw_event_t ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.has_job_id = sw_vget_u(&r) != 0;
+        ev.job_id = sw_vget_bytes(&r);
+        if (r.bad || (ev.has_job_id && ev.job_id.len == 0)) {
+            r.bad = true;
+            break;
+        }
+        job_t *j = job_create(det, &ev, 0);
+        j->first_off = sw_vget_i(&r);
+        j->last_off = sw_vget_i(&r);
+        j->has_sample = sw_vget_u(&r) != 0;
+        j->claim_seq = sw_vget_u(&r);
+        j->claim_leader = sw_vget_i(&r);
+        uint64_t nc = sw_vget_u(&r);
+        if (nc > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nc && !r.bad; k++) {
+            int64_t ws = sw_vget_i(&r);
+            GROW(j->claims, j->nclaims, j->capclaims, 4);
+            claim_t *c = &j->claims[j->nclaims];
+            c->ws = ws;
+            c->count = sw_vget_u(&r);
+            c->first = sw_vget_u(&r);
+            sw_imap_put(&j->claim_map, ws, (uint32_t)j->nclaims++);
+        }
+        j->has_newest = sw_vget_u(&r) != 0;
+        j->newest_ts = sw_vget_i(&r);
+        j->open = sw_vget_u(&r) != 0;
+        j->episode = sw_vget_i(&r);
+        j->revision = sw_vget_i(&r);
+        j->sig_valid = sw_vget_u(&r) != 0;
+        j->sig_onset = sw_vget_u(&r);
+        j->sig_conf = (sw_confidence_t)sw_vget_u(&r);
+        j->sig_boundary = sw_vget_i(&r);
+        j->sig_rel0 = sw_vget_i(&r);
+        j->sig_earliest = sw_vget_u(&r);
+        bool dirty = sw_vget_u(&r) != 0;
+        uint64_t ns = sw_vget_u(&r);
+        if (ns > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < ns && !r.bad; k++) {
+            GROW(j->sig, j->nsig, j->capsig, 8);
+            j->sig[j->nsig].rank = sw_vget_i(&r);
+            j->sig[j->nsig].spike_ts = sw_vget_i(&r);
+            j->nsig++;
+        }
+        uint64_t nr = sw_vget_u(&r);
+        if (nr > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nr && !r.bad; k++) {
+            int64_t rank = sw_vget_i(&r);
+            uint32_t ri = rank_create(det, j, rank, 0);
+            rank_t *rk = &j->ranks[ri];
+            rk->first_ts = sw_vget_i(&r);
+            rk->newest_ts = sw_vget_i(&r);
+            rk->empty_off = sw_vget_i(&r);
+        }
+        const uint8_t *p = r.p;
+        if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
+            r.bad = true;
+            break;
+        }
+        r.p = p;
+        j->region_dirty = dirty;
+        j->last_ms = now_ms;
+    }
+    if (r.bad || r.p != r.end) goto err;
+    *next_offset = det->rebuild_x;
+    return det;
+err:
+    snprintf_like(errstr, errstr_size, why);
+    sw_detect_destroy(det);
+    return NULL;
+}
+
+bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
+{
+    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x) return false;
+    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    uint32_t ri;
+    if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
+    rank_t *r = &j->ranks[ri];
+    if (offset <= r->empty_off) return false;
+    uint32_t src = src_get(j, r, ev);
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
+    return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
+}
+
+void sw_detect_rebuild_done(sw_detector_t *det)
+{
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        bool dirty = j->region_dirty;
+        j->retained = 0;
+        j->insufficient = 0;
+        for (size_t k = 0; k < j->nranks; k++) {
+            rank_t *r = &j->ranks[k];
+            j->retained += r->win.n;
+            if (r->win.n < 2) j->insufficient++;
+            if (r->win.n) heap_update(j, (uint32_t)k, r->newest_ts);
+            cand_refresh(det, j, (uint32_t)k);
+        }
+        /* The snapshot's flag, not the one the re-insertions left. */
+        j->region_dirty = dirty;
+    }
+    det->rebuild_x = INT64_MIN;
 }
 
 bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out)

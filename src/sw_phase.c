@@ -12,6 +12,7 @@
 #include "stormwatch/sw_alloc.h"
 #include "stormwatch/sw_imap.h"
 #include "stormwatch/sw_intern.h"
+#include "sw_varint.h"
 
 typedef struct boundary_s {
     int64_t ts;
@@ -432,6 +433,72 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
         out->thread_name = sw_intern_get(ph->strs, m->thread_name);
     }
     free(acc);
+}
+
+void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
+{
+    /* Groups by session: walk every session's rank map. */
+    sw_vput_u(out, ph->ngroups);
+    for (size_t sid = 1; sid < ph->nsessions; sid++) {
+        const sw_imap_t *m = &ph->by_session[sid];
+        for (size_t k = 0; k < m->cap; k++) {
+            if (m->vals[k] == UINT32_MAX) continue;
+            const group_t *g = &ph->groups[m->vals[k]];
+            sw_vput_bytes(out, sw_intern_get(ph->strs, (uint32_t)sid));
+            sw_vput_i(out, m->keys[k]);
+            sw_vput_i(out, g->end_ts);
+            sw_vput_u(out, g->nb);
+            for (size_t i = 0; i < g->nb; i++) {
+                const boundary_t *b = &g->b[i];
+                sw_vput_i(out, b->ts);
+                sw_vput_i(out, b->sequence);
+                sw_vput_i(out, b->thread_id);
+                sw_vput_bytes(out, sw_intern_get(ph->strs, b->scope));
+                sw_vput_bytes(out, sw_intern_get(ph->strs, b->thread_name));
+                sw_vput_bytes(out, sw_intern_get(ph->strs, b->label));
+                sw_vput_u(out, b->depth);
+                sw_vput_u(out, b->arrival);
+                sw_vput_u(out, b->enter);
+            }
+        }
+    }
+}
+
+bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
+{
+    sw_vrd_t r = {*data, end, false};
+    uint64_t ng = sw_vget_u(&r);
+    for (uint64_t gi = 0; gi < ng && !r.bad; gi++) {
+        sw_str_t session = sw_vget_bytes(&r);
+        int64_t rank = sw_vget_i(&r);
+        int64_t end_ts = sw_vget_i(&r);
+        uint64_t nb = sw_vget_u(&r);
+        if (r.bad || nb > (uint64_t)(r.end - r.p)) return false;
+        group_t *g = group_get(ph, session, rank, true);
+        g->end_ts = end_ts;
+        for (uint64_t i = 0; i < nb && !r.bad; i++) {
+            if (g->nb == g->capb) {
+                g->capb = g->capb ? g->capb * 2 : 8;
+                g->b = sw_reallocarray(g->b, g->capb, sizeof(*g->b));
+            }
+            boundary_t *b = &g->b[g->nb];
+            b->ts = sw_vget_i(&r);
+            b->sequence = sw_vget_i(&r);
+            b->thread_id = sw_vget_i(&r);
+            b->scope = sw_intern_add(ph->strs, sw_vget_bytes(&r));
+            b->thread_name = sw_intern_add(ph->strs, sw_vget_bytes(&r));
+            b->label = sw_intern_add(ph->strs, sw_vget_bytes(&r));
+            b->depth = (uint32_t)sw_vget_u(&r);
+            b->arrival = (uint32_t)sw_vget_u(&r);
+            b->enter = sw_vget_u(&r) != 0;
+            g->nb++;
+            ph->nboundaries++;
+        }
+        g->dirty = true;
+    }
+    if (r.bad) return false;
+    *data = r.p;
+    return true;
 }
 
 size_t sw_phase_boundaries(const sw_phase_t *ph)

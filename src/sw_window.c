@@ -28,7 +28,7 @@ static uint32_t pow2_at_least(uint32_t x)
 size_t sw_win_bytes(uint32_t cap)
 {
     uint32_t rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    return (size_t)cap * (2 * sizeof(int64_t) + 2 * sizeof(uint32_t)) +
+    return (size_t)cap * (sizeof(sw_wslot_t) + 2 * sizeof(uint32_t)) +
            (size_t)rcap * (2 * sizeof(uint32_t) + 2 * sizeof(int64_t));
 }
 
@@ -87,6 +87,16 @@ static inline uint32_t slot(const sw_win_t *win, uint32_t i)
 static inline uint32_t logical(const sw_win_t *win, uint32_t s)
 {
     return s >= win->head ? s - win->head : s + win->cap - win->head;
+}
+
+int64_t sw_win_min_offset(const sw_win_t *win)
+{
+    int64_t m = INT64_MAX;
+    for (uint32_t i = 0; i < win->n; i++) {
+        int64_t o = win->slot[slot(win, i)].off;
+        if (o < m) m = o;
+    }
+    return m;
 }
 
 /* (timestamp, pid, host) order of SPEC 3.2. */
@@ -216,7 +226,7 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
 }
 
 static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
-                      uint32_t src)
+                      uint32_t src, int64_t off)
 {
     uint32_t s = slot(win, win->n);
     if (win->n) {
@@ -249,6 +259,7 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     win->dq_n++;
     win->slot[s].ts = ts;
     win->slot[s].used = used;
+    win->slot[s].off = off;
     win->src[s] = src;
     win->n++;
 }
@@ -284,7 +295,7 @@ static void rebuild(sw_win_t *win)
 }
 
 sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
-                           uint32_t src)
+                           uint32_t src, int64_t off)
 {
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
@@ -295,7 +306,7 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
         pos--;
     }
     if (pos == win->n) {
-        push_back(win, ctx, ts, used, src);
+        push_back(win, ctx, ts, used, src, off);
         return SW_WIN_APPENDED;
     }
     /* Late sample inside the window: fix the gaps around it, shift the
@@ -310,12 +321,12 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     interval_add(ctx, src);
     for (uint32_t i = win->n; i > pos; i--) {
         uint32_t to = slot(win, i), from = slot(win, i - 1);
-        win->slot[to].ts = win->slot[from].ts;
-        win->slot[to].used = win->slot[from].used;
+        win->slot[to] = win->slot[from];
         win->src[to] = win->src[from];
     }
     win->slot[sp].ts = ts;
     win->slot[sp].used = used;
+    win->slot[sp].off = off;
     win->src[sp] = src;
     win->n++;
     rebuild(win);

@@ -40,6 +40,7 @@ typedef struct sw_win_ctx_s {
 typedef struct sw_wslot_s {
     int64_t ts;        /**< timestamp_ns */
     int64_t used;      /**< device_used_bytes */
+    int64_t off;       /**< input offset the sample came from (state restore) */
 } sw_wslot_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
@@ -89,7 +90,10 @@ bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32
  *        context's multisets are updated for what enters and leaves.
  */
 sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
-                           uint32_t src);
+                           uint32_t src, int64_t off);
+
+/** @brief Smallest input offset among retained samples (INT64_MAX when empty). */
+int64_t sw_win_min_offset(const sw_win_t *win);
 
 /** @brief Empty the window (staleness), taking its values out of the multisets. */
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);

@@ -516,10 +516,186 @@ static void test_differential(void **state)
     assert_true(g_total.too_old > 100);
 }
 
+/* ---- state restore --------------------------------------------------------- */
+
+typedef struct outlog_s {
+    char **v;
+    size_t n, cap;
+} outlog_t;
+
+static void out_push(outlog_t *o, const char *s)
+{
+    if (o->n == o->cap) {
+        o->cap = o->cap ? o->cap * 2 : 64;
+        o->v = realloc(o->v, o->cap * sizeof(*o->v));
+    }
+    o->v[o->n++] = strdup(s);
+}
+
+static void out_clear(outlog_t *o)
+{
+    for (size_t i = 0; i < o->n; i++) free(o->v[i]);
+    free(o->v);
+    memset(o, 0, sizeof(*o));
+}
+
+typedef struct sumctx_s {
+    outlog_t *log;
+    sw_buf_t *buf;
+} sumctx_t;
+
+static void on_summary(void *opaque, const sw_record_t *rec)
+{
+    sumctx_t *c = opaque;
+    record_json(rec, c->buf);
+    out_push(c->log, c->buf->data);
+}
+
+/* Records from offset @p from on (and the final summaries) of a detector
+ * fed the stream; with @p snap_at >= 0 the detector is snapshotted there,
+ * destroyed, restored, rebuilt from its minimum offset, and goes on. */
+static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t scale,
+                       size_t events, size_t from, long snap_at, outlog_t *out, size_t *rebuilt)
+{
+    sw_detector_t *det = sw_detect_new(p);
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = seed;
+    g.scale = scale;
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    char err[256];
+    for (size_t i = 0; i < events; i++) {
+        if ((long)i == snap_at) {
+            int64_t y = (int64_t)i;
+            if (!sw_detect_min_offset(det, &y) || y > (int64_t)i) y = (int64_t)i;
+            sw_buf_t snap;
+            sw_buf_init(&snap);
+            sw_detect_snapshot(det, (int64_t)i, &snap);
+            sw_detect_destroy(det);
+            int64_t x = -1;
+            det = sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err));
+            if (!det) {
+                fprintf(stderr, "restore failed: %s\n", err);
+                fail();
+            }
+            assert_int_equal(x, (int64_t)i);
+            sw_buf_clear(&snap);
+            /* Re-read the input from y up to the snapshot. */
+            gen_t g2;
+            memset(&g2, 0, sizeof(g2));
+            g2.s = seed;
+            g2.scale = scale;
+            for (size_t k = 0; k < i; k++) {
+                sw_event_t ev2;
+                gen_event(&g2, &ev2, nranks, njobs);
+                if ((int64_t)k >= y && sw_detect_rebuild(det, &ev2, (int64_t)k)) (*rebuilt)++;
+            }
+            sw_detect_rebuild_done(det);
+        }
+        sw_event_t ev;
+        gen_event(&g, &ev, nranks, njobs);
+        const sw_record_t *rec;
+        assert_int_equal(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+        if (rec && i >= from) {
+            record_json(rec, &buf);
+            out_push(out, buf.data);
+        }
+    }
+    sumctx_t sc = {out, &buf};
+    sw_detect_finish(det, on_summary, &sc);
+    sw_buf_clear(&buf);
+    sw_detect_destroy(det);
+}
+
+static void test_restore(void **state)
+{
+    (void)state;
+    size_t compared = 0, rebuilt = 0, points = 0;
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        int nranks = 2 + (int)(seed % 5);
+        int njobs = 1 + (int)(seed % 3);
+        sw_params_t p = sw_params_default();
+        p.window_samples = 2 + (int64_t)(seed % 9);
+        p.stale_ms = seed % 2 ? 2000 : 0;
+        p.spike_min_bytes = 500;
+        int64_t scale = seed % 2 ? 1000000 : 1;
+        size_t events = 2500;
+        for (long snap_at = 137; snap_at < (long)events; snap_at += 311 + (long)(seed * 17 % 101)) {
+            outlog_t a = {0}, b = {0};
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &a, &rebuilt);
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt);
+            if (a.n != b.n) {
+                fprintf(stderr, "seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
+                        (unsigned long long)seed, snap_at, a.n, b.n);
+                fail();
+            }
+            for (size_t k = 0; k < a.n; k++) {
+                if (strcmp(a.v[k], b.v[k]) != 0) {
+                    fprintf(stderr, "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
+                            (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
+                    fail();
+                }
+            }
+            compared += a.n;
+            points++;
+            out_clear(&a);
+            out_clear(&b);
+        }
+    }
+    fprintf(stderr, "restore: %zu snapshot points, %zu records compared, %zu samples re-inserted\n",
+            points, compared, rebuilt);
+    assert_true(points > 100 && compared > 1000 && rebuilt > 1000);
+}
+
+static void test_restore_refuses_other_params(void **state)
+{
+    (void)state;
+    sw_params_t p = sw_params_default();
+    sw_detector_t *det = sw_detect_new(p);
+    sw_buf_t snap;
+    sw_buf_init(&snap);
+    sw_detect_snapshot(det, 0, &snap);
+    p.window_samples = 7;
+    char err[256] = "";
+    int64_t x;
+    assert_null(sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err)));
+    assert_non_null(strstr(err, "window.samples"));
+    assert_null(sw_detect_restore(sw_params_default(), "junk", 4, 0, &x, err, sizeof(err)));
+    assert_non_null(strstr(err, "magic"));
+    /* Every truncation of a real snapshot is refused, none crashes. */
+    sw_detect_destroy(det);
+    det = sw_detect_new(sw_params_default());
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = 5;
+    g.scale = 1;
+    for (int i = 0; i < 500; i++) {
+        sw_event_t ev;
+        const sw_record_t *rec;
+        gen_event(&g, &ev, 4, 2);
+        sw_detect_feed_at(det, &ev, 0, i, &rec, err, sizeof(err));
+    }
+    snap.len = 0;
+    sw_detect_snapshot(det, 500, &snap);
+    for (size_t cut = 0; cut < snap.len; cut++) {
+        sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, cut, 0, &x, err, sizeof(err));
+        if (r) fprintf(stderr, "a snapshot cut to %zu of %zu bytes was accepted\n", cut, snap.len);
+        assert_null(r);
+    }
+    sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, snap.len, 0, &x, err, sizeof(err));
+    assert_non_null(r);
+    sw_detect_destroy(r);
+    sw_detect_destroy(det);
+    sw_buf_clear(&snap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
+        cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_restore_refuses_other_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

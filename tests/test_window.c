@@ -159,7 +159,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
             }
         }
         assert_int_equal(sw_win_has(&win, &ctx, x.ts, x.src), dup);
-        sw_win_res_t got = sw_win_insert(&win, &ctx, x.ts, x.used, x.src);
+        sw_win_res_t got = sw_win_insert(&win, &ctx, x.ts, x.used, x.src, (int64_t)step);
         assert_int_equal(got, want);
         assert_int_equal(win.n, n);
         sw_win_cand_t cw, cr;
@@ -224,8 +224,8 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
     sw_win_t win;
     sw_win_init(&win, 8);
-    sw_win_insert(&win, &ctx, 1, 0, 0);
-    sw_win_insert(&win, &ctx, 2, INT64_MAX, 0);
+    sw_win_insert(&win, &ctx, 1, 0, 0, 0);
+    sw_win_insert(&win, &ctx, 2, INT64_MAX, 0, 1);
     sw_win_cand_t c;
     assert_false(sw_win_candidate(&win, 0, 1.0, &c));
     assert_true(sw_win_candidate(&win, 0, 0.5, &c));

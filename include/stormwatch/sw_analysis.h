@@ -135,6 +135,8 @@ typedef struct sw_record_s {
     bool has_event_ts;           /**< false for summaries */
     int64_t event_timestamp_ns;  /**< the sample that caused it */
     sw_analysis_t analysis;      /**< full maps; encoders trim for alerts */
+    int64_t cause_offset;        /**< input offset of the sample that caused it; for a
+                                      summary, of the job's last event */
     sw_record_source_t source;   /**< provenance, set by the Kafka layer */
 } sw_record_t;
 

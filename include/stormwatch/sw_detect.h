@@ -55,6 +55,15 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
                         const sw_record_t **rec, char *errstr, size_t errstr_size);
 
 /**
+ * @brief sw_detect_feed() for input with offsets (a Kafka partition): the
+ *        engine remembers where retained samples came from, for
+ *        sw_detect_min_offset() and state restore. Offsets must increase.
+ */
+sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
+                           int64_t offset, const sw_record_t **rec, char *errstr,
+                           size_t errstr_size);
+
+/**
  * @brief Hint that @p ev will be fed next: start loading the state it will
  *        touch into the CPU cache. Changes nothing. Callers that decode
  *        the next event while the current one is processed hide most memory
@@ -78,6 +87,38 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
 
 /** @brief Current counters. */
 void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st);
+
+/**
+ * @brief The smallest input offset any retained sample came from: input
+ *        from there on is enough to rebuild every window (state restore).
+ * @returns false when no window holds a sample.
+ */
+bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset);
+
+/**
+ * @brief Append a snapshot of all state except the windows, valid as of
+ *        the moment every offset below @p next_offset was fed.
+ */
+void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out);
+
+/**
+ * @brief A detector from a snapshot, with empty windows, in rebuild mode:
+ *        feed sw_detect_rebuild() every event from sw_detect_min_offset()
+ *        (of the snapshotted detector) up to *next_offset, in order, then
+ *        call sw_detect_rebuild_done(); then go on with sw_detect_feed_at()
+ *        from *next_offset. The result equals the detector that was
+ *        snapshotted.
+ * @returns caller frees with sw_detect_destroy(); NULL when the data is not
+ *          a snapshot or was taken with other parameters (errstr says which).
+ */
+sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
+                                 int64_t *next_offset, char *errstr, size_t errstr_size);
+
+/** @brief Rebuild mode: re-insert one event's sample. @returns true when it entered a window. */
+bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
+
+/** @brief Leave rebuild mode: recompute what derives from the windows. */
+void sw_detect_rebuild_done(sw_detector_t *det);
 
 /**
  * @brief Analysis A (SPEC 6 step 4) of a job as it stands, for tests.

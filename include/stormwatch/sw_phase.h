@@ -60,6 +60,15 @@ bool sw_phase_boundary_ok(const sw_event_t *ev);
 void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts_ns,
                       sw_arena_t *arena, sw_phase_attr_t *out);
 
+/** @brief Append the whole index to @p out (state snapshots). */
+void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out);
+
+/**
+ * @brief Add what sw_phase_save() wrote, read from @p *data (advanced past
+ *        it) into an empty index. @returns false when the data is malformed.
+ */
+bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end);
+
 /** @brief Number of boundaries recorded. */
 size_t sw_phase_boundaries(const sw_phase_t *ph);
 
