@@ -67,6 +67,9 @@ enum prop_id {
     P_MAX_RANKS_PER_JOB,
     P_PROCESSING_GUARANTEE,
     P_COMMIT_INTERVAL_MS,
+    P_STATE_RESTORE,
+    P_STATE_TOPIC,
+    P_SNAPSHOT_INTERVAL_MS,
     P_METRICS_LISTEN,
     P_LOG_LEVEL,
     P_MOCK_BROKERS,
@@ -78,6 +81,7 @@ static const char *const input_formats[] = {"auto", "json", "avro", NULL};
 static const char *const output_formats[] = {"json", "avro", NULL};
 static const char *const guarantees[] = {"at_least_once", "exactly_once", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 
 #define INT_PROP(N, LO, HI, DEF, DESC) \
     {.name = N, .type = PROP_INT, .min = LO, .max = HI, .defval = DEF, .desc = DESC}
@@ -137,6 +141,14 @@ static const prop_t prop_table[P__CNT] = {
         "transactions."),
     [P_COMMIT_INTERVAL_MS] = INT_PROP("commit.interval.ms", 10, 3600000, "1000",
         "Interval in ms between offset commits (or transaction commits)."),
+    [P_STATE_RESTORE] = ENUM_PROP("state.restore", on_off, "on",
+        "on: snapshot per-partition state to state.topic and rebuild it when a partition is "
+        "assigned (restart, rebalance), so alerts are neither lost nor repeated; off: start "
+        "empty."),
+    [P_STATE_TOPIC] = STR_PROP("state.topic", 1, TOPIC_MAX_LEN, PROP_F_TOPIC, "stormwatch.state",
+        "Topic (one partition) that holds the state snapshots referenced by committed offsets."),
+    [P_SNAPSHOT_INTERVAL_MS] = INT_PROP("snapshot.interval.ms", 100, 3600000, "10000",
+        "Interval in ms between state snapshots; offsets are committed with each one."),
     [P_METRICS_LISTEN] = STR_PROP("metrics.listen", 0, 1024, PROP_F_HOSTPORT, "",
         "host:port of the HTTP metrics endpoint; empty disables it."),
     [P_LOG_LEVEL] = ENUM_PROP("log.level", log_levels, "info",

@@ -1,3 +1,538 @@
 #!/bin/sh
-# placeholder: replaced by the deployment helper
+# Deployment files: docker/ and deploy/ validated without a container engine
+# or a cluster. Registered in CTest as `test_deploy.sh <repo-root>`.
+#
+#  1. docker-compose -f docker/docker-compose.yml config -q   (Compose file)
+#  2. kubectl kustomize deploy/base and every deploy/overlays/*/
+#  3. structural checks (python3 + PyYAML) on the Dockerfile, its ignore
+#     file, the healthcheck script (run against a loopback HTTP server), the
+#     compose file and every rendered kustomization: probes, non-root,
+#     grace period > the daemon's flush budget, replicas <= partitions, the
+#     KEDA ScaledObject's target and consumer group, topics, ports, and every
+#     stormwatch.conf + STORMWATCH_* environment checked by the daemon
+#     itself (`stormwatch run -c FILE -X dump`) when a binary is built.
+#
+# A missing tool (docker-compose, kubectl, python3 with yaml) fails the test
+# when CI=true and is skipped with a "SKIP ..." line otherwise.
+# Environment: DOCKER_COMPOSE, KUBECTL, PYTHON (commands to use); SW_BIN
+# (stormwatch binary; default <repo-root>/build/stormwatch when present).
+# Exit status: 0 passed (or skipped outside CI), 1 failed, 2 usage.
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+  echo "usage: test_deploy.sh REPO_ROOT" >&2
+  exit 2
+fi
+root=$(cd "$1" && pwd)
+ci=${CI:-false}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_deploy.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+fails=0
+skips=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+missing() {
+  # missing TOOL WHAT
+  if [ "$ci" = true ]; then
+    fail "$1 is not installed (needed for $2; CI=true)"
+  else
+    echo "SKIP $2: $1 is not installed"
+    skips=$((skips + 1))
+  fi
+}
+
+# ---- 1. Compose ------------------------------------------------------------
+compose=${DOCKER_COMPOSE:-docker-compose}
+compose_file="$root/docker/docker-compose.yml"
+compose_out=""
+if [ ! -f "$compose_file" ]; then
+  fail "docker/docker-compose.yml is missing"
+elif command -v "$compose" >/dev/null 2>&1; then
+  echo "using $($compose version --short 2>/dev/null || $compose --version 2>/dev/null | head -1)"
+  if (cd "$root" && "$compose" -f docker/docker-compose.yml config -q) >"$tmp/compose.err" 2>&1; then
+    ok "docker-compose config -q"
+    if (cd "$root" && "$compose" -f docker/docker-compose.yml config) >"$tmp/compose.yml" 2>"$tmp/compose.err"; then
+      compose_out="$tmp/compose.yml"
+    else
+      fail "docker-compose config: $(cat "$tmp/compose.err")"
+    fi
+  else
+    fail "docker-compose config -q: $(cat "$tmp/compose.err")"
+  fi
+else
+  missing "$compose" "compose validation (docker-compose config -q)"
+fi
+
+# ---- 2. Kustomize ----------------------------------------------------------
+kubectl=${KUBECTL:-kubectl}
+kdirs=""
+[ -f "$root/deploy/base/kustomization.yaml" ] || fail "deploy/base/kustomization.yaml is missing"
+for d in "$root"/deploy/base "$root"/deploy/overlays/*/; do
+  d=${d%/}
+  [ -f "$d/kustomization.yaml" ] || continue
+  kdirs="$kdirs ${d#"$root"/}"
+done
+rendered=""
+if [ -z "$kdirs" ]; then
+  :
+elif command -v "$kubectl" >/dev/null 2>&1; then
+  echo "using $("$kubectl" version --client 2>/dev/null | head -1)"
+  for rel in $kdirs; do
+    out="$tmp/$(echo "$rel" | tr / _).yaml"
+    if "$kubectl" kustomize "$root/$rel" >"$out" 2>"$tmp/kustomize.err"; then
+      ok "kubectl kustomize $rel"
+      rendered="$rendered $rel=$out"
+    else
+      fail "kubectl kustomize $rel: $(grep -v '^# Warning' "$tmp/kustomize.err")"
+    fi
+  done
+else
+  missing "$kubectl" "kustomize validation (kubectl kustomize)"
+fi
+
+# ---- 3. Structural checks --------------------------------------------------
+py=""
+for cand in ${PYTHON:-} python3 /usr/bin/python3; do
+  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import yaml' >/dev/null 2>&1; then
+    py=$cand
+    break
+  fi
+done
+bin=${SW_BIN:-}
+if [ -z "$bin" ] && [ -x "$root/build/stormwatch" ]; then bin="$root/build/stormwatch"; fi
+case "$bin" in ''|/*) ;; *) bin="$(pwd)/$bin" ;; esac
+if [ -n "$bin" ] && ! "$bin" --version >/dev/null 2>&1; then
+  echo "note: $bin does not run; the daemon's own configuration checks are skipped"
+  bin=""
+fi
+[ -n "$bin" ] || echo "note: no stormwatch binary (SW_BIN or build/stormwatch): configuration files are checked without the daemon"
+
+if [ -z "$py" ]; then
+  missing "python3 with PyYAML" "structural checks"
+else
+  # shellcheck disable=SC2086
+  "$py" - "$root" "$compose_out" "$bin" $rendered <<'PYEOF'
+import fnmatch, glob, http.server, json, os, re, shlex, subprocess, sys, threading
+import yaml
+
+root, compose_out, sw_bin = sys.argv[1], sys.argv[2], sys.argv[3]
+renders = [a.split("=", 1) for a in sys.argv[4:]]
+fails = 0
+checks = 0
+
+def check(cond, what):
+    global fails, checks
+    checks += 1
+    if cond:
+        print("ok: " + what)
+    else:
+        fails += 1
+        print("FAIL: " + what)
+    return cond
+
+def read(rel):
+    with open(os.path.join(root, rel)) as f:
+        return f.read()
+
+# ---- facts from the sources ----
+# The daemon's shutdown budget: the longest rd_kafka_flush() timeout.
+flush_ms = []
+for src in glob.glob(os.path.join(root, "src", "*.c")):
+    with open(src) as f:
+        flush_ms += [int(m) for m in re.findall(r"rd_kafka_flush\s*\([^,()]+,\s*(\d+)\s*\)", f.read())]
+flush_s = max(flush_ms) / 1000.0 if flush_ms else 60.0
+if not flush_ms:
+    print("note: no rd_kafka_flush(..., N) in src/*.c; assuming a 60 s flush budget")
+DEFAULTS = {"group.id": "stormwatch", "input.topics": "stormwatch.telemetry",
+            "output.topic": "stormwatch.alerts", "dlq.topic": "stormwatch.dlq",
+            "bootstrap.servers": "", "metrics.listen": ""}
+
+def parse_props(text):
+    props = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        k, v = line.split("=", 1)
+        props[k.strip()] = v.strip()
+    return props
+
+def env_to_prop(name):
+    # STORMWATCH_<NAME>: '_' -> '.', lower case (kafka.* pass-through likewise).
+    return name[len("STORMWATCH_"):].lower().replace("_", ".")
+
+def effective(props, env):
+    eff = dict(DEFAULTS)
+    eff.update(props)
+    for k, v in env.items():
+        if k.startswith("STORMWATCH_"):
+            eff[env_to_prop(k)] = v
+    return eff
+
+def daemon_dump(conf_text, env, what):
+    """stormwatch run -c CONF -X dump with exactly ENV: the daemon rejects
+    unknown properties and STORMWATCH_* names (exit 2)."""
+    if not sw_bin:
+        return None
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "test_deploy_%d.conf" % os.getpid())
+    with open(path, "w") as f:
+        f.write(conf_text or "")
+    try:
+        r = subprocess.run([sw_bin, "run", "-c", path, "-X", "dump"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    finally:
+        os.unlink(path)
+    check(r.returncode == 0, "%s: the daemon accepts the configuration (run -X dump)%s"
+          % (what, "" if r.returncode == 0 else ": " + r.stderr.strip()))
+    return parse_props(r.stdout) if r.returncode == 0 else None
+
+def port_of(hostport):
+    m = re.search(r":(\d+)$", hostport or "")
+    return int(m.group(1)) if m else None
+
+# ---- Dockerfile ----
+dockerfile = read("docker/Dockerfile")
+lines, cur = [], ""
+for raw in dockerfile.splitlines():
+    s = raw.strip()
+    if not cur and (not s or s.startswith("#")):
+        continue
+    if cur and s.startswith("#"):
+        continue
+    if s.endswith("\\"):
+        cur += s[:-1] + " "
+        continue
+    lines.append((cur + s).strip())
+    cur = ""
+args = {}
+stages = []  # [name, base, [instructions]]
+for ins in lines:
+    word, _, rest = ins.partition(" ")
+    word = word.upper()
+    if word == "ARG" and not stages:
+        k, _, v = rest.partition("=")
+        args[k.strip()] = v.strip()
+    if word == "FROM":
+        base = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), ""), rest.split()[0])
+        name = rest.split()[2] if len(rest.split()) > 2 else ""
+        stages.append([name, base, []])
+    elif stages:
+        stages[-1][2].append((word, rest))
+check(len(stages) >= 2, "Dockerfile: multi-stage (%d stages)" % len(stages))
+builder, runtime = stages[0], stages[-1]
+check(builder[1] == "debian:bookworm", "Dockerfile: builder FROM debian:bookworm (%s)" % builder[1])
+check(runtime[1] == "debian:bookworm-slim", "Dockerfile: runtime FROM debian:bookworm-slim (%s)" % runtime[1])
+brun = " ".join(r for w, r in builder[2] if w == "RUN")
+check("scripts/install-deps.sh build" in brun, "Dockerfile: builder installs deps with scripts/install-deps.sh build")
+check("scripts/build.sh" in brun and "--strip" in brun, "Dockerfile: builder builds with scripts/build.sh and strips")
+
+ignore_file = os.path.join(root, "docker", "Dockerfile.dockerignore")
+allow = []
+if os.path.exists(ignore_file):
+    with open(ignore_file) as f:
+        pats = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    check(pats[:1] == ["*"], "Dockerfile.dockerignore: allow-list (starts with '*')")
+    allow = [p[1:].rstrip("/") for p in pats if p.startswith("!")]
+def allowed(path):
+    return any(path == a or path.startswith(a + "/") or fnmatch.fnmatch(path, a) for a in allow)
+for _, _, instrs in stages:
+    for word, rest in instrs:
+        if word not in ("COPY", "ADD"):
+            continue
+        toks = shlex.split(rest)
+        if any(t.startswith("--from") for t in toks):
+            continue
+        toks = [t for t in toks if not t.startswith("--")]
+        for srcp in toks[:-1]:
+            hits = glob.glob(os.path.join(root, srcp.rstrip("/")))
+            check(bool(hits), "Dockerfile: COPY source %s exists" % srcp)
+            if allow:
+                rels = [os.path.relpath(h, root) for h in hits] or [srcp]
+                check(all(allowed(r) for r in rels),
+                      "Dockerfile.dockerignore: COPY source %s is in the build context" % srcp)
+rt = dict()
+for word, rest in runtime[2]:
+    rt.setdefault(word, []).append(rest)
+user = rt.get("USER", ["root"])[-1].split(":")[0]
+check(user.isdigit() and int(user) == 10001, "Dockerfile: runtime runs as uid 10001 (USER %s)" % user)
+rrun = " ".join(rt.get("RUN", []))
+check(re.search(r"useradd[^&]*--uid 10001", rrun) is not None, "Dockerfile: creates user uid 10001")
+check(bool(rt.get("WORKDIR")), "Dockerfile: WORKDIR set")
+check("9464" in " ".join(rt.get("EXPOSE", [])), "Dockerfile: EXPOSE 9464")
+check(any(re.search(r"STORMWATCH_METRICS_LISTEN=0\.0\.0\.0:9464", e) for e in rt.get("ENV", [])),
+      "Dockerfile: ENV STORMWATCH_METRICS_LISTEN=0.0.0.0:9464")
+check(rt.get("ENTRYPOINT", [""])[-1].replace(" ", "") == '["stormwatch"]', "Dockerfile: ENTRYPOINT [\"stormwatch\"]")
+check(rt.get("CMD", [""])[-1].replace(" ", "") == '["run"]', "Dockerfile: CMD [\"run\"]")
+check(rt.get("STOPSIGNAL", [""])[-1] == "SIGTERM", "Dockerfile: STOPSIGNAL SIGTERM")
+check(any("org.opencontainers.image.title" in l for l in rt.get("LABEL", [])), "Dockerfile: OCI labels")
+hc = " ".join(rt.get("HEALTHCHECK", []))
+check("stormwatch-healthcheck" in hc, "Dockerfile: HEALTHCHECK runs stormwatch-healthcheck")
+m = re.search(r"apt-get install[^&]*", rrun)
+pkgs = [t for t in (m.group(0).split() if m else []) if not t.startswith("-") and t not in ("apt-get", "install")]
+pkgs = [p for p in pkgs if re.match(r"^[a-z0-9][a-z0-9.+-]+$", p) and not p.startswith(">")]
+print("runtime packages: " + " ".join(pkgs))
+check("librdkafka1" in pkgs and "libmicrohttpd12" in pkgs, "Dockerfile: runtime installs librdkafka1 and libmicrohttpd12")
+check(not [p for p in pkgs if p.endswith("-dev") or p in ("curl", "wget", "build-essential", "gcc")],
+      "Dockerfile: no -dev packages, compilers or curl in the runtime stage")
+# Every shared library the built binary needs comes from a listed package.
+if sw_bin and os.path.exists("/usr/bin/dpkg"):
+    try:
+        dyn = subprocess.run(["readelf", "-d", sw_bin], stdout=subprocess.PIPE, text=True, timeout=30).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+    except (OSError, subprocess.SubprocessError):
+        needed = []
+    base_pkgs = {"libc6", "libgcc-s1"}
+    for lib in needed:
+        if re.match(r"lib(asan|ubsan|lsan|tsan)\.", lib):
+            continue
+        r = subprocess.run(["dpkg", "-S", "*/" + lib], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        owners = {l.split(":")[0] for l in r.stdout.splitlines() if l}
+        check(bool(owners & (set(pkgs) | base_pkgs)),
+              "Dockerfile: %s (NEEDED by the binary) comes from a runtime package (%s)" % (lib, ", ".join(sorted(owners)) or "no package"))
+# The runtime packages exist in the configured Debian release (when apt lists are there).
+osrel = open("/etc/os-release").read() if os.path.exists("/etc/os-release") else ""
+if "VERSION_CODENAME=bookworm" in osrel and glob.glob("/var/lib/apt/lists/*_Packages") and pkgs:
+    r = subprocess.run(["apt-cache", "policy"] + pkgs, stdout=subprocess.PIPE, text=True)
+    cands = re.findall(r"^(\S+):\n\s+Installed: .*\n\s+Candidate: (.*)$", r.stdout, re.M)
+    for name, cand in cands:
+        check(cand.strip() != "(none)", "Dockerfile: runtime package %s exists in bookworm (%s)" % (name, cand.strip()))
+
+# ---- healthcheck script, against a loopback HTTP server ----
+hc_script = os.path.join(root, "docker", "healthcheck.sh")
+hc_text = read("docker/healthcheck.sh")
+check(hc_text.startswith("#!/bin/bash") and "/dev/tcp/" in hc_text and "/healthz" in hc_text,
+      "healthcheck.sh: bash /dev/tcp probe of /healthz")
+if os.path.exists("/bin/bash"):
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/healthz" else 503)
+            self.end_headers()
+            self.wfile.write(b"x\n")
+        def log_message(self, *a):
+            pass
+    class S(http.server.HTTPServer):
+        def handle_error(self, request, client_address):
+            pass  # the probe closes after the status line: a reset is fine
+    srv = S(("127.0.0.1", 0), H)
+    srv.timeout = 5
+    port = srv.server_address[1]
+    t = threading.Thread(target=lambda: [srv.handle_request() for _ in range(2)], daemon=True)
+    t.start()
+    def run_hc(*a, env=None):
+        e = {"PATH": "/usr/bin:/bin"}
+        e.update(env or {})
+        return subprocess.run(["/bin/bash", hc_script] + list(a), env=e, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=20).returncode
+    check(run_hc(env={"STORMWATCH_METRICS_LISTEN": "0.0.0.0:%d" % port}) == 0,
+          "healthcheck.sh: exit 0 on 200 from /healthz (listen 0.0.0.0:%d)" % port)
+    check(run_hc("127.0.0.1:%d" % port, "/readyz") == 1, "healthcheck.sh: exit 1 on 503")
+    t.join(10)
+    srv.server_close()
+    check(run_hc("127.0.0.1:%d" % port) == 1, "healthcheck.sh: exit 1 when nothing listens")
+
+# ---- Compose ----
+if compose_out:
+    with open(compose_out) as f:
+        c = yaml.safe_load(f)
+    svcs = c.get("services", {})
+    for name in ("kafka", "kafka-init", "stormwatch", "telemetry-gen", "alerts"):
+        check(name in svcs, "compose: service %s" % name)
+    k = svcs.get("kafka", {})
+    check(re.match(r"^apache/kafka:\d+\.\d+\.\d+$", k.get("image", "")) is not None,
+          "compose: kafka image pinned (%s)" % k.get("image"))
+    kenv = k.get("environment", {}) or {}
+    check("broker" in str(kenv.get("KAFKA_PROCESS_ROLES", "")) and "controller" in str(kenv.get("KAFKA_PROCESS_ROLES", "")),
+          "compose: kafka in KRaft combined mode")
+    check(bool(kenv.get("CLUSTER_ID")) and bool(kenv.get("KAFKA_CONTROLLER_QUORUM_VOTERS")),
+          "compose: CLUSTER_ID and controller quorum set")
+    check("kafka:9092" in str(kenv.get("KAFKA_ADVERTISED_LISTENERS", "")), "compose: kafka advertises kafka:9092")
+    check(bool(k.get("healthcheck", {}).get("test")), "compose: kafka has a healthcheck")
+    init = svcs.get("kafka-init", {})
+    check((init.get("depends_on") or {}).get("kafka", {}).get("condition") == "service_healthy",
+          "compose: kafka-init waits for kafka to be healthy")
+    init_cmd = " ".join(init.get("entrypoint") or []) + " " + " ".join(init.get("command") or [])
+    created = dict(re.findall(r"--create --if-not-exists --topic (\S+) --partitions (\d+)", init_cmd))
+    sw = svcs.get("stormwatch", {})
+    build = sw.get("build", {})
+    check(os.path.realpath(build.get("context", "")) == os.path.realpath(root) and build.get("dockerfile") == "docker/Dockerfile",
+          "compose: stormwatch builds docker/Dockerfile with the repository root as context")
+    check((sw.get("depends_on") or {}).get("kafka-init", {}).get("condition") == "service_completed_successfully",
+          "compose: stormwatch starts after kafka-init completed")
+    senv = {k2: str(v) for k2, v in (sw.get("environment") or {}).items()}
+    eff = effective({}, senv)
+    check(eff["bootstrap.servers"] == "kafka:9092", "compose: stormwatch bootstrap.servers=kafka:9092")
+    topics = {"input": eff["input.topics"], "output": eff["output.topic"], "dlq": eff["dlq.topic"]}
+    for role, tname in topics.items():
+        check(tname in created, "compose: %s topic %s is created by kafka-init" % (role, tname))
+    check(any(str(p.get("target", p)) .startswith("9464") for p in sw.get("ports", [])) if sw.get("ports") else False,
+          "compose: stormwatch publishes 9464")
+    check(port_of(eff["metrics.listen"]) == 9464, "compose: stormwatch metrics.listen on 9464")
+    grace = str(sw.get("stop_grace_period", "10s"))
+    gm = re.match(r"^(\d+)(s|m)?$", grace)
+    grace_s = int(gm.group(1)) * (60 if gm.group(2) == "m" else 1) if gm else 0
+    check(grace_s > flush_s, "compose: stormwatch stop_grace_period %s > flush budget %gs" % (grace, flush_s))
+    daemon_dump("", senv, "compose stormwatch environment")
+    gen = svcs.get("telemetry-gen", {})
+    gen_cmd = " ".join(gen.get("entrypoint") or []) + " " + " ".join(gen.get("command") or [])
+    check(re.search(r"stormwatch gen .*\| *stormwatch produce -t %s -b kafka:9092" % re.escape(topics["input"]), gen_cmd) is not None,
+          "compose: telemetry-gen produces to %s" % topics["input"])
+    al = svcs.get("alerts", {})
+    al_cmd = " ".join(al.get("command") or [])
+    check(re.search(r"tail -t %s -b kafka:9092" % re.escape(topics["output"]), al_cmd) is not None,
+          "compose: alerts tails %s" % topics["output"])
+    for name in ("telemetry-gen", "alerts"):
+        check((svcs.get(name, {}).get("healthcheck") or {}).get("test") == ["NONE"],
+              "compose: %s disables the daemon's HEALTHCHECK" % name)
+
+# ---- Kustomize renders ----
+def labels_match(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+for rel, path in renders:
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d.get("kind"), []).append(d)
+    deps = [d for d in by_kind.get("Deployment", []) if d["metadata"]["name"] == "stormwatch"]
+    if not check(len(deps) == 1, "%s: Deployment stormwatch" % rel):
+        continue
+    dep = deps[0]
+    spec, pod = dep["spec"], dep["spec"]["template"]["spec"]
+    pod_labels = dep["spec"]["template"]["metadata"].get("labels", {})
+    check(labels_match(spec["selector"].get("matchLabels"), pod_labels), "%s: selector matches the pod labels" % rel)
+    ctrs = [x for x in pod.get("containers", []) if x["name"] == "stormwatch"]
+    if not check(len(ctrs) == 1, "%s: container stormwatch" % rel):
+        continue
+    ctr = ctrs[0]
+    image = ctr.get("image", "")
+    check(re.match(r"^(.+/)?stormwatch:[\w.-]+$", image) is not None and not image.endswith(":latest"),
+          "%s: image stormwatch:TAG pinned (%s)" % (rel, image))
+    cargs = ctr.get("args", [])
+    check(cargs[:2] == ["run", "-c"] and len(cargs) >= 3, "%s: args run -c FILE (%s)" % (rel, cargs))
+    conf_path = cargs[2] if len(cargs) >= 3 else ""
+    # env: literal values; $(VAR) references only to earlier entries.
+    env, seen = {}, set()
+    for e in ctr.get("env", []):
+        for ref in re.findall(r"\$\((\w+)\)", str(e.get("value", ""))):
+            check(ref in seen, "%s: env %s refers to $(%s) defined before it" % (rel, e["name"], ref))
+        seen.add(e["name"])
+        if "value" in e:
+            env[e["name"]] = str(e["value"])
+        elif "secretKeyRef" in (e.get("valueFrom") or {}):
+            env[e["name"]] = "redacted-secret"
+        else:
+            env[e["name"]] = "from-field"
+    sec_env = [e for e in ctr.get("env", []) if "secretKeyRef" in (e.get("valueFrom") or {})]
+    check(any(e["name"] == "STORMWATCH_KAFKA_SASL_PASSWORD" for e in sec_env),
+          "%s: kafka.sasl.password comes from a Secret (STORMWATCH_KAFKA_SASL_PASSWORD)" % rel)
+    if rel == "deploy/base":
+        check(all(e["valueFrom"]["secretKeyRef"].get("optional") is True for e in sec_env),
+              "%s: the SASL Secret is optional" % rel)
+    # The ConfigMap behind -c FILE.
+    conf_text = None
+    mounts = {m["name"]: m for m in ctr.get("volumeMounts", [])}
+    for v in pod.get("volumes", []):
+        if "configMap" in v and v["name"] in mounts:
+            mdir = mounts[v["name"]]["mountPath"].rstrip("/")
+            if os.path.dirname(conf_path) == mdir:
+                cms = [d for d in by_kind.get("ConfigMap", []) if d["metadata"]["name"] == v["configMap"]["name"]]
+                if check(len(cms) == 1, "%s: ConfigMap %s is in the render" % (rel, v["configMap"]["name"])):
+                    conf_text = cms[0].get("data", {}).get(os.path.basename(conf_path))
+    if not check(conf_text is not None, "%s: %s comes from a ConfigMap" % (rel, conf_path)):
+        conf_text = ""
+    props = parse_props(conf_text)
+    eff = effective(props, {k2: v for k2, v in env.items() if not v.startswith(("redacted", "from-field"))})
+    check(eff["bootstrap.servers"] != "", "%s: bootstrap.servers is set (empty would start the mock cluster)" % rel)
+    dumped = daemon_dump(conf_text, {k2: v for k2, v in env.items() if k2.startswith("STORMWATCH_")}, rel)
+    if dumped is not None:
+        for k2, v in env.items():
+            if k2.startswith("STORMWATCH_") and not v.startswith(("redacted", "from-field")):
+                check(dumped.get(env_to_prop(k2)) == v, "%s: %s reaches %s" % (rel, k2, env_to_prop(k2)))
+    # Ports and probes.
+    cports = {p.get("name"): p["containerPort"] for p in ctr.get("ports", [])}
+    check(cports.get("http-metrics") == 9464, "%s: containerPort http-metrics 9464" % rel)
+    check(port_of(eff["metrics.listen"]) == 9464, "%s: metrics.listen (%s) on 9464" % (rel, eff["metrics.listen"]))
+    def probe(name, path):
+        p = ctr.get(name) or {}
+        g = p.get("httpGet") or {}
+        port = g.get("port")
+        port = cports.get(port, port)
+        check(g.get("path") == path and port == 9464, "%s: %s GET %s on 9464" % (rel, name, path))
+    probe("readinessProbe", "/readyz")
+    probe("livenessProbe", "/healthz")
+    probe("startupProbe", "/healthz")
+    # Security.
+    psc, csc = pod.get("securityContext", {}), ctr.get("securityContext", {})
+    uid = csc.get("runAsUser", psc.get("runAsUser"))
+    check((csc.get("runAsNonRoot", psc.get("runAsNonRoot")) is True) and uid not in (None, 0),
+          "%s: runs as non-root (runAsNonRoot, uid %s)" % (rel, uid))
+    check(csc.get("readOnlyRootFilesystem") is True, "%s: read-only root filesystem" % rel)
+    check(csc.get("allowPrivilegeEscalation") is False, "%s: no privilege escalation" % rel)
+    check("ALL" in (csc.get("capabilities", {}).get("drop") or []), "%s: drops ALL capabilities" % rel)
+    tgps = pod.get("terminationGracePeriodSeconds", 30)
+    check(tgps > flush_s, "%s: terminationGracePeriodSeconds %s > flush budget %gs" % (rel, tgps, flush_s))
+    res = ctr.get("resources", {})
+    check(bool(res.get("requests", {}).get("memory")) and bool(res.get("limits", {}).get("memory")),
+          "%s: memory requests and limits" % rel)
+    aa = (((pod.get("affinity") or {}).get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+    check(any(labels_match(t["podAffinityTerm"]["labelSelector"].get("matchLabels"), pod_labels) for t in aa),
+          "%s: pod anti-affinity selects its own pods" % rel)
+    # Replicas vs partitions.
+    parts = dep["metadata"].get("annotations", {}).get("stormwatch/input-partitions")
+    if check(parts is not None and parts.isdigit(), "%s: stormwatch/input-partitions annotation" % rel):
+        parts = int(parts)
+        if "replicas" in spec:
+            check(1 <= spec["replicas"] <= parts, "%s: replicas %d <= %d partitions" % (rel, spec["replicas"], parts))
+    else:
+        parts = None
+    # Service and PDB.
+    svcs_k = [s for s in by_kind.get("Service", []) if labels_match(s["spec"].get("selector"), pod_labels)]
+    if check(len(svcs_k) >= 1, "%s: a Service selects the pods" % rel):
+        s = svcs_k[0]
+        sp = [p for p in s["spec"].get("ports", []) if p.get("name") == "http-metrics"]
+        check(bool(sp) and sp[0]["port"] == 9464 and cports.get(sp[0].get("targetPort"), sp[0].get("targetPort")) == 9464,
+              "%s: Service port http-metrics 9464 -> the container's 9464" % rel)
+        ann = s["metadata"].get("annotations", {})
+        check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == "9464",
+              "%s: Service has Prometheus scrape annotations" % rel)
+    pdbs = [p for p in by_kind.get("PodDisruptionBudget", []) if labels_match(p["spec"]["selector"].get("matchLabels"), pod_labels)]
+    check(len(pdbs) == 1 and pdbs[0]["spec"].get("maxUnavailable") == 1, "%s: PodDisruptionBudget maxUnavailable 1" % rel)
+    # KEDA.
+    for so in by_kind.get("ScaledObject", []):
+        n = so["metadata"]["name"]
+        check(so.get("apiVersion") == "keda.sh/v1alpha1", "%s: ScaledObject %s is keda.sh/v1alpha1" % (rel, n))
+        ref = so["spec"].get("scaleTargetRef", {})
+        check(ref.get("name") == dep["metadata"]["name"] and ref.get("kind", "Deployment") == "Deployment",
+              "%s: ScaledObject %s targets Deployment %s" % (rel, n, ref.get("name")))
+        check("replicas" not in spec, "%s: the Deployment leaves replicas to KEDA (no spec.replicas)" % rel)
+        mn, mx = so["spec"].get("minReplicaCount", 0), so["spec"].get("maxReplicaCount", 100)
+        check(mn >= 1, "%s: minReplicaCount %s >= 1 (state is per consumer)" % (rel, mn))
+        if parts is not None:
+            check(mx <= parts, "%s: maxReplicaCount %s <= %d partitions" % (rel, mx, parts))
+        kt = [t for t in so["spec"].get("triggers", []) if t.get("type") == "kafka"]
+        if check(len(kt) >= 1, "%s: ScaledObject %s has a kafka trigger" % (rel, n)):
+            md = kt[0].get("metadata", {})
+            check(md.get("consumerGroup") == eff["group.id"], "%s: consumerGroup %s == group.id %s" % (rel, md.get("consumerGroup"), eff["group.id"]))
+            check(md.get("topic") in eff["input.topics"].split(","), "%s: topic %s in input.topics" % (rel, md.get("topic")))
+            check(md.get("bootstrapServers") == eff["bootstrap.servers"], "%s: bootstrapServers == bootstrap.servers" % rel)
+            check(str(md.get("lagThreshold", "")).isdigit(), "%s: lagThreshold set" % rel)
+
+print("test_deploy: %d structural checks, %d failed" % (checks, fails))
+sys.exit(1 if fails else 0)
+PYEOF
+  rc=$?
+  [ "$rc" -eq 0 ] || fails=$((fails + 1))
+fi
+
+if [ "$fails" -gt 0 ]; then
+  echo "test_deploy: FAILED ($fails failing step(s))"
+  exit 1
+fi
+if [ "$skips" -gt 0 ]; then
+  echo "test_deploy: passed ($skips step(s) skipped)"
+else
+  echo "test_deploy: passed"
+fi
 exit 0
