@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "stormwatch/sw_conf.h"
+#include "stormwatch/sw_http.h"
 #include "stormwatch/sw_kafka.h"
 #include "stormwatch/sw_log.h"
 #include "stormwatch/sw_run.h"
@@ -99,6 +100,8 @@ int sw_cmd_run(int argc, char **argv)
     char err[1024];
     sw_conf_t *conf = sw_conf_new();
     sw_mock_t *mock = NULL;
+    sw_metrics_t *metrics = NULL;
+    sw_http_t *http = NULL;
     if (config_file && sw_conf_load_file(conf, config_file, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch run: %s\n", err);
         goto done;
@@ -148,12 +151,13 @@ int sw_cmd_run(int argc, char **argv)
             goto done;
         }
         size_t nt = sw_conf_get_list_cnt(conf, "input.topics");
-        for (size_t i = 0; i <= nt + 1; i++) {
+        for (size_t i = 0; i <= nt + 2; i++) {
             const char *t = i < nt ? sw_conf_get_list_elem(conf, "input.topics", i)
                             : i == nt ? sw_conf_get_str(conf, "output.topic")
-                                      : sw_conf_get_str(conf, "dlq.topic");
+                            : i == nt + 1 ? sw_conf_get_str(conf, "dlq.topic")
+                                          : sw_conf_get_str(conf, "state.topic");
             if (t[0] == '^') continue; /* a pattern names no topic to create */
-            if (sw_mock_topic(mock, t, (int)partitions, err, sizeof(err)) != SW_OK) {
+            if (sw_mock_topic(mock, t, i == nt + 2 ? 1 : (int)partitions, err, sizeof(err)) != SW_OK) {
                 fprintf(stderr, "stormwatch run: %s\n", err);
                 rc = SW_EXIT_RUNTIME;
                 goto done;
@@ -169,9 +173,25 @@ int sw_cmd_run(int argc, char **argv)
         rc = SW_EXIT_RUNTIME;
         goto done;
     }
-    sw_run_opts_t ro = {conf, bootstrap, running, &log};
+    const char *listen = sw_conf_get_str(conf, "metrics.listen");
+    if (listen && *listen) {
+        int64_t max_lag = 10000;
+        sw_conf_get_i64(conf, "ready.max.lag", &max_lag);
+        metrics = sw_metrics_new();
+        http = sw_http_start(listen, metrics, max_lag, 90000, err, sizeof(err));
+        if (!http) {
+            fprintf(stderr, "stormwatch run: %s\n", err);
+            rc = SW_EXIT_USAGE;
+            goto done;
+        }
+        sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
+               sw_http_port(http));
+    }
+    sw_run_opts_t ro = {conf, bootstrap, running, &log, metrics};
     rc = sw_run(&ro);
 done:
+    sw_http_stop(http);
+    sw_metrics_destroy(metrics);
     sw_mock_destroy(mock);
     sw_conf_destroy(conf);
     sw_buf_clear(&out);

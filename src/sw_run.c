@@ -1,33 +1,66 @@
 /*
  * The daemon (see sw_run.h).
  *
- * Delivery bookkeeping, per assigned partition: a FIFO of input offsets
- * that still have records (alerts or DLQ) waiting for the broker's
- * acknowledgement. The committable offset is the oldest such offset, or
- * the next offset to process when nothing waits; so an offset is committed
- * only after every record caused by the input before it is acknowledged.
- * A record the broker refuses never completes: commits stop below it and
- * the daemon stops with exit 1, so a restart processes that input again.
- * On revocation the producer is flushed and the partition's offsets are
- * committed before the partition is given up.
+ * Delivery: per assigned partition, a FIFO of input offsets that still have
+ * records (alerts, summaries, dead letters) waiting for the broker's
+ * acknowledgement. Everything before the oldest such offset is done.
+ *
+ * Commits, with state.restore=off: the oldest waiting offset (or the next
+ * offset) every commit.interval.ms — at-least-once, never lossy.
+ *
+ * Commits, with state.restore=on (default): every snapshot.interval.ms the
+ * partition's engine state without its windows is written to state.topic
+ * as of offset X (sw_detect_snapshot), together with the end offsets of
+ * the output and dead-letter topics at that moment. Once the snapshot and
+ * every record of the input before X are acknowledged, the committed
+ * offset becomes Y = the oldest input offset any retained sample came from
+ * (sw_detect_min_offset), with the snapshot's location in the commit
+ * metadata. When a partition is assigned (restart after a crash or
+ * kill -9, rebalance), its state is rebuilt: the snapshot is read back, the
+ * input from Y to X refills the windows (sw_detect_rebuild), and from X on
+ * the engine runs normally; the records it produces again are compared
+ * with what the output and dead-letter topics already hold past the
+ * snapshot's end offsets (by source partition, offset and action) and not
+ * sent twice. The output therefore equals that of an uninterrupted run.
+ *
+ * processing.guarantee=exactly_once wraps the same flow in Kafka
+ * transactions: records, snapshots and offsets commit atomically.
  */
 #include "stormwatch/sw_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "stormwatch/sw_alloc.h"
 #include "stormwatch/sw_codec_alert.h"
 #include "stormwatch/sw_codec_avro.h"
 #include "stormwatch/sw_codec_telemetry.h"
 #include "stormwatch/sw_detect.h"
+#include "stormwatch/sw_imap.h"
 #include "stormwatch/sw_kafka.h"
+#include "sw_varint.h"
+
+#define SNAP_CHUNK (512u * 1024u)   /* bytes of compressed snapshot per message */
+#define SUPPRESS_DLQ 4              /* "action" of dead letters in suppression keys */
 
 typedef struct pend_s {
     int64_t offset;   /* input offset */
     uint32_t left;    /* records of that offset not yet acknowledged */
 } pend_t;
+
+typedef struct snapfl_s {
+    bool active;       /* a snapshot is being written */
+    bool failed;       /* one of its chunks was refused */
+    int64_t x, y;      /* taken at offset x; input from y rebuilds the windows */
+    uint64_t id;
+    uint32_t n, left;  /* chunks, chunks not yet acknowledged */
+    int64_t first_off; /* state topic offset of chunk 0 */
+} snapfl_t;
+
+typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
 
 typedef struct part_s {
     char *topic;
@@ -38,11 +71,28 @@ typedef struct part_s {
     pend_t *q;               /* ring of pending offsets, ascending */
     size_t qhead, qn, qcap;
     bool failed;             /* a record was refused: never commit past it */
+    pmode_t mode;
+    int64_t rebuild_x;       /* rebuild mode: offsets below it refill windows */
+    int64_t rebuild_y;
+    uint64_t rebuilt;        /* samples re-inserted */
+    int64_t restore_t0;      /* when the restore started (ms) */
+    sw_imap_t suppress;      /* records already on the output: offset*8+action */
+    uint64_t suppressed;
+    snapfl_t snap;
+    int64_t committed_x;     /* snapshot offset of the last commit */
+    int64_t last_snap_ms;
+    sw_metrics_series_t *m_events, *m_lag;
+    sw_detect_stats_t mprev; /* engine counters last published */
 } part_t;
+
+typedef enum tok_kind_e { TOK_RECORD, TOK_SNAPSHOT } tok_kind_t;
 
 typedef struct token_s {
     uint32_t part_id;
-    int64_t offset;
+    tok_kind_t kind;
+    uint32_t chunk;
+    int64_t offset;   /* input offset (records) */
+    uint64_t snap_id; /* snapshots */
 } token_t;
 
 typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT } dlq_kind_t;
@@ -54,25 +104,33 @@ typedef struct run_s {
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
     const sw_log_t *log;
+    sw_metrics_t *m;         /* may be NULL */
     sw_params_t params;
     int64_t idle_ms;
     int64_t commit_interval_ms;
+    int64_t snapshot_interval_ms;
+    bool restore;
+    bool eos;
     fmt_t in_fmt;
     bool out_avro;
     int32_t schema_telemetry;
     int32_t schema_alert;
     const char *out_topic;
     const char *dlq_topic;
+    const char *state_topic;
+    int out_parts, dlq_parts;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
+    rd_kafka_t *reader;      /* reads snapshots and the output back (restore) */
     part_t **parts;          /* indexed by id; NULL when revoked */
     size_t nparts;
     part_t *last;            /* lookup cache */
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
     sw_buf_t value;
-    sw_buf_t key;
     bool failed;             /* exit 1 */
+    bool in_txn;             /* exactly_once: a transaction is open */
+    uint64_t snap_seq;
     sw_run_stats_t st;
     sw_log_limit_t lim_bad, lim_kafka, lim_commit;
     part_t *expiring;        /* partition whose idle jobs are being summarised */
@@ -119,11 +177,23 @@ static void pend_done(part_t *p, int64_t offset)
     }
 }
 
-/* The offset to commit: nothing before it waits for an acknowledgement. */
+/* Nothing before this offset waits for an acknowledgement. */
 static int64_t committable(const part_t *p)
 {
     if (p->qn) return p->q[p->qhead].offset;
     return p->next;
+}
+
+/* ---- metrics helpers (all tolerate a NULL registry) --------------------- */
+
+static void m_add(run_t *r, sw_metric_t id, uint64_t n)
+{
+    if (r->m) sw_metrics_add(r->m, id, n);
+}
+
+static void m_set(run_t *r, sw_metric_t id, int64_t v)
+{
+    if (r->m) sw_metrics_set(r->m, id, v);
 }
 
 /* ---- partitions ------------------------------------------------------ */
@@ -133,12 +203,19 @@ static part_t *part_new(run_t *r, const char *topic, int32_t partition)
     part_t *p = sw_calloc(1, sizeof(*p));
     p->topic = sw_strdup(topic);
     p->partition = partition;
-    p->det = sw_detect_new(r->params);
     p->next = -1;
+    p->mode = PM_NORMAL;
+    p->committed_x = -1;
+    p->last_snap_ms = sw_clock_ms();
+    sw_imap_init(&p->suppress);
     p->id = (uint32_t)r->nparts;
     r->parts = sw_reallocarray(r->parts, r->nparts + 1, sizeof(*r->parts));
     r->parts[r->nparts++] = p;
     r->st.partitions++;
+    if (r->m) {
+        p->m_events = sw_metrics_events_in(r->m, topic);
+        p->m_lag = sw_metrics_lag_add(r->m, topic, partition);
+    }
     return p;
 }
 
@@ -147,7 +224,14 @@ static void part_destroy(run_t *r, part_t *p)
     r->parts[p->id] = NULL;
     if (r->last == p) r->last = NULL;
     r->st.partitions--;
+    if (r->m && p->det) {
+        sw_detect_stats_t cur;
+        sw_detect_stats(p->det, &cur);
+        sw_metrics_engine_counters(r->m, &p->mprev, &cur);
+    }
+    if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
     sw_detect_destroy(p->det);
+    sw_imap_clear(&p->suppress);
     free(p->q);
     free(p->topic);
     free(p);
@@ -166,32 +250,44 @@ static part_t *part_find(run_t *r, const char *topic, int32_t partition)
 
 /* ---- producing ------------------------------------------------------- */
 
-/* Hand one message to the producer, retrying while its queue is full; the
- * record counts as pending for (p, offset) until acknowledged. */
-static bool produce(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
-                    size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs)
+/* Hand one message to the producer, retrying while its queue is full. */
+static bool produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
+                        size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
+                        token_t *tok)
 {
-    token_t *tok = sw_malloc(sizeof(*tok));
-    tok->part_id = p->id;
-    tok->offset = offset;
-    pend_add(p, offset);
     for (;;) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
-            r->producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, keylen),
-            RD_KAFKA_V_VALUE((void *)value, vlen), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
+            r->producer, RD_KAFKA_V_TOPIC(topic),
+            RD_KAFKA_V_PARTITION(partition >= 0 ? partition : RD_KAFKA_PARTITION_UA),
+            RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, vlen),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
+            RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
         if (!err) return true;
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             rd_kafka_poll(r->producer, 50);
             continue;
         }
         sw_log(r->log, SW_LOG_ERROR, "cannot produce to %s: %s", topic, rd_kafka_err2str(err));
-        rd_kafka_headers_destroy(hdrs);
+        if (hdrs) rd_kafka_headers_destroy(hdrs);
+        return false;
+    }
+}
+
+/* A record caused by input @p offset of @p p: pending until acknowledged. */
+static void produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
+                           size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs)
+{
+    token_t *tok = sw_calloc(1, sizeof(*tok));
+    tok->part_id = p->id;
+    tok->kind = TOK_RECORD;
+    tok->offset = offset;
+    pend_add(p, offset);
+    if (!produce_msg(r, topic, -1, key, keylen, value, vlen, hdrs, tok)) {
         free(tok);
         p->failed = true; /* the pending entry never completes */
         r->failed = true;
         r->st.produce_errors++;
-        return false;
+        m_add(r, SW_M_PRODUCE_ERRORS, 1);
     }
 }
 
@@ -214,8 +310,23 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     token_t *tok = m->_private;
     if (!tok) return;
     part_t *p = tok->part_id < r->nparts ? r->parts[tok->part_id] : NULL;
+    if (tok->kind == TOK_SNAPSHOT) {
+        if (p && p->snap.active && p->snap.id == tok->snap_id) {
+            if (m->err) {
+                sw_log(r->log, SW_LOG_WARN, "state snapshot of %s [%d] not stored (%s); retrying later",
+                       p->topic, (int)p->partition, rd_kafka_err2str(m->err));
+                p->snap.failed = true;
+            } else {
+                if (tok->chunk == 0) p->snap.first_off = m->offset;
+                if (p->snap.left) p->snap.left--;
+            }
+        }
+        free(tok);
+        return;
+    }
     if (m->err) {
         r->st.produce_errors++;
+        m_add(r, SW_M_PRODUCE_ERRORS, 1);
         sw_log(r->log, SW_LOG_ERROR,
                "record for %s [%d] offset %lld was not delivered to %s: %s; stopping without "
                "committing past it",
@@ -225,15 +336,31 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         r->failed = true;
     } else {
         r->st.delivered++;
+        m_add(r, SW_M_RECORDS_DELIVERED, 1);
         if (p) pend_done(p, tok->offset);
     }
     free(tok);
 }
 
+static bool suppressed(run_t *r, part_t *p, int64_t offset, int action)
+{
+    (void)r;
+    uint32_t v;
+    int64_t key = offset * 8 + action;
+    if (!p->suppress.count || !sw_imap_get(&p->suppress, key, &v)) return false;
+    sw_imap_del(&p->suppress, key);
+    p->suppressed++;
+    return true;
+}
+
 static void send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
                      const char *why)
 {
+    sw_log_limited(r->log, &r->lim_bad, SW_LOG_WARN, "topic %s [%d] offset %lld: %s (sent to %s)",
+                   p->topic, (int)p->partition, (long long)m->offset, why, r->dlq_topic);
+    if (suppressed(r, p, m->offset, SUPPRESS_DLQ)) return;
     r->st.dlq++;
+    m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
     rd_kafka_headers_t *in = NULL;
     rd_kafka_headers_t *h = NULL;
     if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
@@ -245,18 +372,27 @@ static void send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
     hdr_add(h, "stormwatch.source.topic", p->topic);
     hdr_add_i64(h, "stormwatch.source.partition", p->partition);
     hdr_add_i64(h, "stormwatch.source.offset", m->offset);
-    sw_log_limited(r->log, &r->lim_bad, SW_LOG_WARN, "topic %s [%d] offset %lld: %s (sent to %s)",
-                   p->topic, (int)p->partition, (long long)m->offset, why, r->dlq_topic);
-    produce(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, m->len, h);
+    produce_record(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, m->len, h);
 }
 
-static void send_record(run_t *r, part_t *p, int64_t offset, sw_record_t *rec)
+/* @p pend_offset: the offset the record waits on (the sample's; for an
+ * idle summary the last processed one). */
+static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec)
 {
     rec->source.set = true;
     rec->source.topic = sw_str(p->topic);
     rec->source.partition = p->partition;
-    rec->source.offset = offset;
+    rec->source.offset = rec->cause_offset;
+    if (rec->action != SW_ACTION_SUMMARY) {
+        sw_buf_t line;
+        sw_buf_init(&line);
+        sw_record_summary(rec, &line);
+        sw_log(r->log, SW_LOG_INFO, "%s", sw_buf_cstr(&line));
+        sw_buf_clear(&line);
+    }
+    if (suppressed(r, p, rec->cause_offset, (int)rec->action)) return;
     r->st.records[rec->action]++;
+    m_add(r, (sw_metric_t)(SW_M_RECORDS_OUT_TRIGGER + rec->action), 1);
     r->value.len = 0;
     bool avro = r->out_avro;
     if (avro) {
@@ -264,7 +400,7 @@ static void send_record(run_t *r, part_t *p, int64_t offset, sw_record_t *rec)
         if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
             /* Never lose an alert to a format limit: fall back to JSON. */
             sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s",
-                   p->topic, (int)p->partition, (long long)offset, err);
+                   p->topic, (int)p->partition, (long long)rec->cause_offset, err);
             r->value.len = 0;
             avro = false;
         }
@@ -275,22 +411,44 @@ static void send_record(run_t *r, part_t *p, int64_t offset, sw_record_t *rec)
     hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
     hdr_add(h, "stormwatch.source.topic", p->topic);
     hdr_add_i64(h, "stormwatch.source.partition", p->partition);
-    hdr_add_i64(h, "stormwatch.source.offset", offset);
+    hdr_add_i64(h, "stormwatch.source.offset", rec->cause_offset);
     hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
     const sw_analysis_t *a = &rec->analysis;
     const char *key = a->has_job_id ? a->job_id.ptr : "";
     size_t keylen = a->has_job_id ? a->job_id.len : 0;
-    if (rec->action != SW_ACTION_SUMMARY) {
-        sw_buf_t line;
-        sw_buf_init(&line);
-        sw_record_summary(rec, &line);
-        sw_log(r->log, SW_LOG_INFO, "%s", sw_buf_cstr(&line));
-        sw_buf_clear(&line);
-    }
-    produce(r, p, offset, r->out_topic, key, keylen, r->value.data, r->value.len, h);
+    produce_record(r, p, pend_offset, r->out_topic, key, keylen, r->value.data, r->value.len, h);
 }
 
 /* ---- consuming ------------------------------------------------------- */
+
+static bool decode(run_t *r, const rd_kafka_message_t *m, sw_event_t *ev, char *err, size_t errsz,
+                   sw_err_t *rc)
+{
+    const unsigned char *v = m->payload;
+    size_t n = m->len;
+    if (!v || n == 0) {
+        snprintf(err, errsz, "empty message");
+        *rc = SW_ERR_PARSE;
+        return false;
+    }
+    fmt_t fmt = r->in_fmt;
+    if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
+    if (fmt == FMT_AVRO) *rc = sw_avro_decode_event(r->adec, v, n, r->schema_telemetry, ev, err, errsz);
+    else *rc = sw_tdec_json(r->tdec, (const char *)v, n, ev, err, errsz);
+    return *rc == SW_OK;
+}
+
+static void rebuild_finish(run_t *r, part_t *p)
+{
+    sw_detect_rebuild_done(p->det);
+    p->mode = PM_NORMAL;
+    sw_log(r->log, SW_LOG_INFO,
+           "%s [%d]: state restored: snapshot at offset %lld, windows rebuilt from offset %lld "
+           "(%llu samples) in %lld ms; %zu records already on the output will not be sent again",
+           p->topic, (int)p->partition, (long long)p->rebuild_x, (long long)p->rebuild_y,
+           (unsigned long long)p->rebuilt, (long long)(sw_clock_ms() - p->restore_t0),
+           p->suppress.count);
+}
 
 static void handle(run_t *r, const rd_kafka_message_t *m)
 {
@@ -300,46 +458,53 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
                        rd_kafka_message_errstr(m));
         return;
     }
-    const char *topic = rd_kafka_topic_name(m->rkt);
-    part_t *p = part_find(r, topic, m->partition);
-    if (!p) {
-        /* Not ours (a message fetched before a revocation finished). */
-        return;
-    }
-    r->st.messages++;
-    r->st.bytes += m->len;
-    p->next = m->offset + 1;
-
+    part_t *p = part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
+    if (!p) return; /* not ours (fetched before a revocation finished) */
     char err[512];
     sw_event_t ev;
-    const unsigned char *v = m->payload;
-    size_t n = m->len;
     sw_err_t rc;
-    if (!v || n == 0) {
-        r->st.decode_errors++;
-        send_dlq(r, p, m, DLQ_DECODE, "empty message");
-        return;
+    if (p->mode == PM_REBUILD) {
+        if (p->next < 0 && m->offset > p->rebuild_y)
+            sw_log(r->log, SW_LOG_WARN,
+                   "%s [%d]: input from offset %lld to %lld is gone (retention); windows are "
+                   "rebuilt from what is left",
+                   p->topic, (int)p->partition, (long long)p->rebuild_y, (long long)m->offset - 1);
+        if (m->offset < p->rebuild_x) {
+            p->next = m->offset + 1;
+            if (decode(r, m, &ev, err, sizeof(err), &rc) && sw_detect_rebuild(p->det, &ev, m->offset))
+                p->rebuilt++;
+            if (p->next == p->rebuild_x) rebuild_finish(r, p);
+            return;
+        }
+        rebuild_finish(r, p);
     }
-    fmt_t fmt = r->in_fmt;
-    if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
-    if (fmt == FMT_AVRO)
-        rc = sw_avro_decode_event(r->adec, v, n, r->schema_telemetry, &ev, err, sizeof(err));
-    else
-        rc = sw_tdec_json(r->tdec, (const char *)v, n, &ev, err, sizeof(err));
-    if (rc != SW_OK) {
+    uint64_t t0 = sw_metrics_now_ns();
+    r->st.messages++;
+    r->st.bytes += m->len;
+    if (p->m_events) sw_metrics_series_add(p->m_events, 1);
+    m_add(r, SW_M_INPUT_BYTES, m->len);
+    p->next = m->offset + 1;
+    if (!decode(r, m, &ev, err, sizeof(err), &rc)) {
         bool invalid = rc == SW_ERR_INVALID_ARG;
-        if (invalid) r->st.invalid++;
-        else r->st.decode_errors++;
+        if (invalid) {
+            r->st.invalid++;
+            m_add(r, SW_M_INVALID_EVENTS, 1);
+        } else {
+            r->st.decode_errors++;
+            m_add(r, SW_M_DECODE_ERRORS, 1);
+        }
         send_dlq(r, p, m, invalid ? DLQ_INVALID : DLQ_DECODE, err);
-        return;
+    } else {
+        const sw_record_t *rec;
+        if (sw_detect_feed_at(p->det, &ev, sw_clock_ms(), m->offset, &rec, err, sizeof(err)) != SW_OK) {
+            r->st.limited++;
+            m_add(r, SW_M_LIMIT_REJECTS, 1);
+            send_dlq(r, p, m, DLQ_LIMIT, err);
+        } else if (rec) {
+            send_record(r, p, m->offset, (sw_record_t *)rec);
+        }
     }
-    const sw_record_t *rec;
-    if (sw_detect_feed(p->det, &ev, sw_clock_ms(), &rec, err, sizeof(err)) != SW_OK) {
-        r->st.limited++;
-        send_dlq(r, p, m, DLQ_LIMIT, err);
-        return;
-    }
-    if (rec) send_record(r, p, m->offset, (sw_record_t *)rec);
+    if (r->m) sw_metrics_observe_ns(r->m, sw_metrics_now_ns() - t0);
 }
 
 static void on_expired(void *opaque, const sw_record_t *rec)
@@ -356,7 +521,7 @@ static void expire_idle(run_t *r)
     int64_t now = sw_clock_ms();
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
-        if (!p || p->next < 0) continue;
+        if (!p || p->next < 0 || p->mode != PM_NORMAL) continue;
         r->expiring = p;
         size_t n = sw_detect_expire(p->det, now, r->idle_ms, on_expired, r);
         if (n) sw_log(r->log, SW_LOG_INFO, "%zu idle job%s of %s [%d] summarised and freed", n,
@@ -365,11 +530,70 @@ static void expire_idle(run_t *r)
     r->expiring = NULL;
 }
 
-/* ---- commits and rebalances ------------------------------------------ */
+/* ---- transactions (exactly_once) --------------------------------------- */
 
-/* Commit the committable offset of every partition in @p only (or of all
- * when only is NULL). */
-static void commit(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync)
+/* An error of the transactional API: fatal ones (fencing) stop the daemon. */
+static bool txn_ok(run_t *r, rd_kafka_error_t *e, const char *what)
+{
+    if (!e) return true;
+    sw_log(r->log, SW_LOG_ERROR,
+           "exactly_once: %s failed: %s%s; stopping (a restart resumes from the last committed "
+           "transaction)",
+           what, rd_kafka_error_string(e),
+           rd_kafka_error_is_fatal(e) ? " (fatal: this producer was fenced by a newer instance or "
+                                        "the transaction coordinator refused it)"
+                                      : "");
+    rd_kafka_error_destroy(e);
+    r->failed = true;
+    return false;
+}
+
+static bool txn_begin(run_t *r)
+{
+    if (!r->eos || r->in_txn || r->failed) return true;
+    if (!txn_ok(r, rd_kafka_begin_transaction(r->producer), "begin_transaction")) return false;
+    r->in_txn = true;
+    return true;
+}
+
+/* Commit the open transaction with @p offsets (may be empty). */
+static bool txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets)
+{
+    if (!r->in_txn) return false;
+    if (offsets && offsets->cnt) {
+        rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata(r->consumer);
+        rd_kafka_error_t *e = rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd, -1);
+        rd_kafka_consumer_group_metadata_destroy(cgmd);
+        if (!txn_ok(r, e, "send_offsets_to_transaction")) return false;
+    }
+    r->in_txn = false;
+    if (!txn_ok(r, rd_kafka_commit_transaction(r->producer, -1), "commit_transaction")) return false;
+    return txn_begin(r);
+}
+
+/* ---- snapshots and commits ---------------------------------------------- */
+
+/* Commit @p list: in a transaction, or with the consumer. */
+static void commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync)
+{
+    if (!list->cnt) return;
+    r->st.commits++;
+    m_add(r, SW_M_COMMITS, 1);
+    if (r->eos) {
+        rd_kafka_flush(r->producer, 60000);
+        txn_commit(r, list);
+        return;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+        m_add(r, SW_M_COMMIT_ERRORS, 1);
+        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
+                       rd_kafka_err2str(err));
+    }
+}
+
+/* state.restore=off: commit what is done, for every partition (or @p only). */
+static void commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync)
 {
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(8);
     for (size_t i = 0; i < r->nparts; i++) {
@@ -384,26 +608,352 @@ static void commit(run_t *r, const rd_kafka_topic_partition_list_t *only, bool s
                    (int)p->partition, (long long)off,
                    p->qn ? " (records of later offsets still unacknowledged)" : "");
     }
-    if (list->cnt) {
-        rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);
-        r->st.commits++;
-        if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
-            sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
-                           rd_kafka_err2str(err));
-    }
+    commit_list(r, list, sync);
     rd_kafka_topic_partition_list_destroy(list);
 }
 
-static void offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
-                             rd_kafka_topic_partition_list_t *offsets, void *opaque)
+static int topic_partitions(run_t *r, const char *topic)
 {
-    (void)rk;
-    (void)offsets;
-    run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
-    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
-        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
-                       rd_kafka_err2str(err));
+    const rd_kafka_metadata_t *md = NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->producer, topic, NULL);
+    int n = 0;
+    if (rd_kafka_metadata(r->producer, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (md->topic_cnt == 1 && !md->topics[0].err) n = md->topics[0].partition_cnt;
+        rd_kafka_metadata_destroy(md);
+    }
+    rd_kafka_topic_destroy(rkt);
+    return n;
 }
+
+/* End offsets of the output and dead-letter topics now (for the snapshot).
+ * @returns false when a broker could not say. */
+static bool output_positions(run_t *r, sw_buf_t *out)
+{
+    sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts));
+    for (int t = 0; t < 2; t++) {
+        const char *topic = t ? r->dlq_topic : r->out_topic;
+        int n = t ? r->dlq_parts : r->out_parts;
+        for (int q = 0; q < n; q++) {
+            int64_t lo, hi;
+            if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
+                return false;
+            sw_vput_u(out, (uint64_t)t);
+            sw_vput_u(out, (uint64_t)q);
+            sw_vput_i(out, hi);
+        }
+    }
+    return true;
+}
+
+/* Start writing a snapshot of @p p as of its next offset. */
+static void snapshot_start(run_t *r, part_t *p)
+{
+    int64_t x = p->next, y;
+    if (!sw_detect_min_offset(p->det, &y) || y > x) y = x;
+    sw_buf_t env;
+    sw_buf_init(&env);
+    sw_buf_put(&env, "SWE1", 4);
+    sw_vput_i(&env, x);
+    sw_vput_i(&env, y);
+    if (!output_positions(r, &env)) {
+        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN,
+                       "%s [%d]: snapshot postponed: the output topics' end offsets are unknown",
+                       p->topic, (int)p->partition);
+        sw_buf_clear(&env);
+        return;
+    }
+    sw_buf_t snap;
+    sw_buf_init(&snap);
+    sw_detect_snapshot(p->det, x, &snap);
+    sw_vput_bytes(&env, (sw_str_t){snap.data, snap.len});
+    sw_buf_clear(&snap);
+    uLongf zlen = compressBound(env.len);
+    unsigned char *z = sw_malloc(zlen);
+    if (compress2(z, &zlen, (const Bytef *)env.data, env.len, 1) != Z_OK) {
+        sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic, (int)p->partition);
+        free(z);
+        sw_buf_clear(&env);
+        return;
+    }
+    sw_buf_clear(&env);
+    snapfl_t *s = &p->snap;
+    memset(s, 0, sizeof(*s));
+    s->active = true;
+    s->x = x;
+    s->y = y;
+    s->id = ((uint64_t)sw_wall_ms() << 16) ^ ((uint64_t)getpid() << 40) ^ ++r->snap_seq;
+    s->n = (uint32_t)((zlen + SNAP_CHUNK - 1) / SNAP_CHUNK);
+    s->left = s->n;
+    s->first_off = -1;
+    char key[300];
+    snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
+    for (uint32_t i = 0; i < s->n; i++) {
+        size_t off = (size_t)i * SNAP_CHUNK, len = zlen - off < SNAP_CHUNK ? zlen - off : SNAP_CHUNK;
+        rd_kafka_headers_t *h = rd_kafka_headers_new(3);
+        char v[32];
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)s->id);
+        hdr_add(h, "stormwatch.snapshot.id", v);
+        snprintf(v, sizeof(v), "%u/%u", i, s->n);
+        hdr_add(h, "stormwatch.snapshot.chunk", v);
+        token_t *tok = sw_calloc(1, sizeof(*tok));
+        tok->part_id = p->id;
+        tok->kind = TOK_SNAPSHOT;
+        tok->chunk = i;
+        tok->snap_id = s->id;
+        if (!produce_msg(r, r->state_topic, 0, key, strlen(key), z + off, len, h, tok)) {
+            free(tok);
+            s->failed = true;
+            break;
+        }
+    }
+    free(z);
+    p->last_snap_ms = sw_clock_ms();
+}
+
+/* Commit the snapshot of @p p once it and the input before it are safe. */
+static bool snapshot_commit_ready(const part_t *p)
+{
+    return p->snap.active && !p->snap.failed && p->snap.left == 0 && committable(p) >= p->snap.x &&
+           !p->failed;
+}
+
+static void snapshot_commit(run_t *r, part_t *p, bool sync)
+{
+    snapfl_t *s = &p->snap;
+    char md[128];
+    snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)s->first_off, s->n,
+             (unsigned long long)s->id, (long long)s->x);
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
+    tp->offset = s->y;
+    tp->metadata = sw_strdup(md);
+    tp->metadata_size = strlen(md);
+    if (sync)
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: committed offset %lld with the state as of offset %lld",
+               p->topic, (int)p->partition, (long long)s->y, (long long)s->x);
+    commit_list(r, list, sync);
+    rd_kafka_topic_partition_list_destroy(list);
+    p->committed_x = s->x;
+    s->active = false;
+}
+
+static void snapshots_tick(run_t *r, int64_t now)
+{
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
+        if (p->snap.active && p->snap.failed) p->snap.active = false;
+        if (snapshot_commit_ready(p)) snapshot_commit(r, p, false);
+        if (!p->snap.active && p->next > p->committed_x &&
+            now - p->last_snap_ms >= r->snapshot_interval_ms)
+            snapshot_start(r, p);
+    }
+}
+
+/* A final snapshot of @p p, flushed and committed now (revocation, stop). */
+static void snapshot_final(run_t *r, part_t *p)
+{
+    if (p->mode != PM_NORMAL || p->next < 0 || p->failed) return;
+    if (p->snap.active) p->snap.active = false; /* superseded */
+    if (p->next > p->committed_x) snapshot_start(r, p);
+    if (!p->snap.active) return;
+    rd_kafka_flush(r->producer, 60000);
+    if (snapshot_commit_ready(p)) snapshot_commit(r, p, true);
+    else sw_log(r->log, SW_LOG_WARN, "%s [%d]: final snapshot not stored; the next owner rebuilds "
+                "from the previous one", p->topic, (int)p->partition);
+}
+
+/* ---- restore ---------------------------------------------------------- */
+
+/* Read the @p n chunks of snapshot @p id from the state topic at @p first. */
+static bool read_snapshot(run_t *r, const char *key, int64_t first, uint32_t n, uint64_t id,
+                          sw_buf_t *out, char *err, size_t errsz)
+{
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(tp, r->state_topic, 0)->offset = first;
+    rd_kafka_assign(r->reader, tp);
+    rd_kafka_topic_partition_list_destroy(tp);
+    uint32_t got = 0;
+    int64_t deadline = sw_clock_ms() + 30000;
+    char want_id[32];
+    snprintf(want_id, sizeof(want_id), "%llu", (unsigned long long)id);
+    while (got < n && sw_clock_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
+        if (!m) continue;
+        if (m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                snprintf(err, errsz, "reading %s: %s", r->state_topic, rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+                break;
+            }
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        rd_kafka_headers_t *h;
+        const void *v;
+        size_t vs;
+        bool mine = m->key_len == strlen(key) && memcmp(m->key, key, m->key_len) == 0 &&
+                    !rd_kafka_message_headers(m, &h) &&
+                    !rd_kafka_header_get_last(h, "stormwatch.snapshot.id", &v, &vs) &&
+                    vs == strlen(want_id) && memcmp(v, want_id, vs) == 0;
+        if (mine) {
+            sw_buf_put(out, m->payload, m->len);
+            got++;
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(r->reader, NULL);
+    if (got < n && !*err)
+        snprintf(err, errsz, "only %u of %u chunks of snapshot %s found in %s from offset %lld", got,
+                 n, want_id, r->state_topic, (long long)first);
+    return got == n;
+}
+
+/* Note what the output and dead-letter topics hold past the snapshot for
+ * source partition @p p: those records are not sent again. */
+static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
+{
+    uint64_t npos = sw_vget_u(rd);
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new((int)npos + 1);
+    int64_t *end = sw_calloc(npos + 1, sizeof(*end));
+    int need = 0;
+    for (uint64_t i = 0; i < npos && !rd->bad; i++) {
+        int t = (int)sw_vget_u(rd);
+        int q = (int)sw_vget_u(rd);
+        int64_t from = sw_vget_i(rd);
+        const char *topic = t ? r->dlq_topic : r->out_topic;
+        int64_t lo, hi;
+        if (rd_kafka_query_watermark_offsets(r->reader, topic, q, &lo, &hi, 10000) || hi <= from)
+            continue;
+        rd_kafka_topic_partition_list_add(tp, topic, q)->offset = from;
+        end[tp->cnt - 1] = hi;
+        need++;
+    }
+    if (!need) {
+        rd_kafka_topic_partition_list_destroy(tp);
+        free(end);
+        return;
+    }
+    rd_kafka_assign(r->reader, tp);
+    char src_part[16];
+    snprintf(src_part, sizeof(src_part), "%d", (int)p->partition);
+    int64_t deadline = sw_clock_ms() + 60000;
+    int done = 0;
+    while (done < need && sw_clock_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
+        if (!m) continue;
+        if (!m->err) {
+            const char *topic = rd_kafka_topic_name(m->rkt);
+            rd_kafka_headers_t *h;
+            const void *v;
+            size_t vs;
+            if (!rd_kafka_message_headers(m, &h)) {
+                char buf[3][256];
+                const char *names[3] = {"stormwatch.source.topic", "stormwatch.source.partition",
+                                        "stormwatch.source.offset"};
+                bool ok = true;
+                for (int k = 0; k < 3 && ok; k++) {
+                    ok = !rd_kafka_header_get_last(h, names[k], &v, &vs) && vs < sizeof(buf[k]);
+                    if (ok) {
+                        memcpy(buf[k], v, vs);
+                        buf[k][vs] = '\0';
+                    }
+                }
+                if (ok && !strcmp(buf[0], p->topic) && !strcmp(buf[1], src_part)) {
+                    int action = SUPPRESS_DLQ;
+                    if (!strcmp(topic, r->out_topic)) {
+                        action = -1;
+                        if (!rd_kafka_header_get_last(h, "stormwatch.action", &v, &vs))
+                            for (int a = 0; a < 4; a++)
+                                if (vs == strlen(sw_action_str((sw_action_t)a)) &&
+                                    !memcmp(v, sw_action_str((sw_action_t)a), vs))
+                                    action = a;
+                    }
+                    if (action >= 0) sw_imap_put(&p->suppress, atoll(buf[2]) * 8 + action, 1);
+                }
+            }
+            for (int k = 0; k < tp->cnt; k++)
+                if (!strcmp(tp->elems[k].topic, topic) && tp->elems[k].partition == m->partition &&
+                    m->offset + 1 >= end[k] && end[k] >= 0) {
+                    end[k] = -1;
+                    done++;
+                }
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(r->reader, NULL);
+    rd_kafka_topic_partition_list_destroy(tp);
+    free(end);
+}
+
+/* Rebuild @p p's state from its committed snapshot, if there is one. */
+static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
+{
+    p->det = NULL;
+    char err[512] = "";
+    long long first;
+    unsigned n;
+    unsigned long long id;
+    long long x;
+    char md[160] = "";
+    if (c && c->metadata && c->metadata_size && c->metadata_size < sizeof(md))
+        memcpy(md, c->metadata, c->metadata_size);
+    if (!r->restore || sscanf(md, "sw1:%lld:%u:%llu:%lld", &first, &n, &id, &x) != 4) {
+        p->det = sw_detect_new(r->params);
+        return;
+    }
+    p->restore_t0 = sw_clock_ms();
+    char key[300];
+    snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
+    sw_buf_t z, env;
+    sw_buf_init(&z);
+    sw_buf_init(&env);
+    if (read_snapshot(r, key, first, n, id, &z, err, sizeof(err))) {
+        /* Inflate (the size is not stored: grow until it fits). */
+        uLongf cap = z.len * 4 + 4096;
+        for (;;) {
+            sw_buf_reserve(&env, cap);
+            uLongf len = cap;
+            int zr = uncompress((Bytef *)env.data, &len, (const Bytef *)z.data, z.len);
+            if (zr == Z_BUF_ERROR) {
+                cap *= 2;
+                continue;
+            }
+            if (zr == Z_OK) env.len = len;
+            else snprintf(err, sizeof(err), "snapshot %llu is corrupt (zlib error %d)", id, zr);
+            break;
+        }
+    }
+    sw_vrd_t rd = {(const uint8_t *)env.data, (const uint8_t *)env.data + env.len, false};
+    if (env.len >= 4 && memcmp(env.data, "SWE1", 4) == 0) {
+        rd.p += 4;
+        int64_t sx = sw_vget_i(&rd), sy = sw_vget_i(&rd);
+        scan_output(r, p, &rd);
+        sw_str_t snap = sw_vget_bytes(&rd);
+        int64_t nx;
+        if (!rd.bad)
+            p->det = sw_detect_restore(r->params, snap.ptr, snap.len, sw_clock_ms(), &nx, err, sizeof(err));
+        if (p->det) {
+            p->rebuild_x = sx;
+            p->rebuild_y = sy;
+            p->mode = PM_REBUILD;
+            if (c->offset >= sx) rebuild_finish(r, p); /* nothing to re-read */
+        }
+    } else if (!*err) {
+        snprintf(err, sizeof(err), "snapshot %llu has no envelope", id);
+    }
+    if (!p->det) {
+        sw_log(r->log, SW_LOG_ERROR,
+               "%s [%d]: cannot restore the state (%s); starting empty at the committed offset %lld",
+               p->topic, (int)p->partition, err, (long long)c->offset);
+        sw_imap_clear(&p->suppress);
+        p->det = sw_detect_new(r->params);
+    }
+    sw_buf_clear(&z);
+    sw_buf_clear(&env);
+}
+
+/* ---- rebalances -------------------------------------------------------- */
 
 static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
@@ -411,12 +961,18 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
     bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
     r->st.rebalances++;
+    m_add(r, SW_M_REBALANCES, 1);
+    if (r->m) sw_metrics_set_ready_state(r->m, r->st.partitions > 0, -1);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
+        if (r->restore && rd_kafka_committed(rk, c, 30000))
+            sw_log(r->log, SW_LOG_WARN, "cannot read the committed offsets; starting empty");
         for (int i = 0; i < list->cnt; i++) {
-            part_new(r, list->elems[i].topic, list->elems[i].partition);
-            sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", list->elems[i].topic,
-                   (int)list->elems[i].partition);
+            part_t *p = part_new(r, list->elems[i].topic, list->elems[i].partition);
+            sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
+            restore_partition(r, p, &c->elems[i]);
         }
+        rd_kafka_topic_partition_list_destroy(c);
         rd_kafka_error_t *e = NULL;
         if (cooperative) e = rd_kafka_incremental_assign(rk, list);
         else rd_kafka_assign(rk, list);
@@ -424,12 +980,22 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             sw_log(r->log, SW_LOG_ERROR, "assign failed: %s", rd_kafka_error_string(e));
             rd_kafka_error_destroy(e);
         }
+        m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
         return;
     }
     /* Revocation: finish in-flight work for these partitions first. */
     bool lost = rd_kafka_assignment_lost(rk);
-    rd_kafka_flush(r->producer, 60000);
-    if (!lost) commit(r, list, true);
+    if (!lost) {
+        if (r->restore) {
+            for (int i = 0; i < list->cnt; i++) {
+                part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
+                if (p) snapshot_final(r, p);
+            }
+        } else {
+            rd_kafka_flush(r->producer, 60000);
+            commit_plain(r, list, true);
+        }
+    }
     for (int i = 0; i < list->cnt; i++) {
         part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
@@ -442,6 +1008,20 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (e) {
         sw_log(r->log, SW_LOG_ERROR, "unassign failed: %s", rd_kafka_error_string(e));
         rd_kafka_error_destroy(e);
+    }
+    m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
+}
+
+static void offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    (void)rk;
+    (void)offsets;
+    run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+        m_add(r, SW_M_COMMIT_ERRORS, 1);
+        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
+                       rd_kafka_err2str(err));
     }
 }
 
@@ -474,6 +1054,17 @@ static int setup(run_t *r)
         sw_log(r->log, SW_LOG_ERROR, "%s", err);
         return 2;
     }
+    if (r->eos) {
+        char tid[512], host[128] = "host";
+        gethostname(host, sizeof(host) - 1);
+        snprintf(tid, sizeof(tid), "stormwatch-%s-%s-%d", sw_conf_get_str(conf, "group.id"), host,
+                 (int)getpid());
+        if (sw_kafka_set(pc, "transactional.id", tid, err, sizeof(err))) {
+            sw_log(r->log, SW_LOG_ERROR, "%s", err);
+            rd_kafka_conf_destroy(pc);
+            return 2;
+        }
+    }
     rd_kafka_conf_set_dr_msg_cb(pc, dr_cb);
     r->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!r->producer) {
@@ -481,12 +1072,18 @@ static int setup(run_t *r)
         sw_log(r->log, SW_LOG_ERROR, "cannot create the producer: %s", err);
         return 2;
     }
+    if (r->eos) {
+        if (!txn_ok(r, rd_kafka_init_transactions(r->producer, 60000), "init_transactions"))
+            return 1;
+        if (!txn_begin(r)) return 1;
+    }
     rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap, NULL,
                                         &r->kctx, err, sizeof(err));
     if (!cc) {
         sw_log(r->log, SW_LOG_ERROR, "%s", err);
         return 2;
     }
+    if (r->eos) sw_kafka_set(cc, "isolation.level", "read_committed", err, sizeof(err));
     rd_kafka_conf_set_rebalance_cb(cc, rebalance_cb);
     rd_kafka_conf_set_offset_commit_cb(cc, offset_commit_cb);
     r->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, err, sizeof(err));
@@ -496,6 +1093,25 @@ static int setup(run_t *r)
         return 2;
     }
     rd_kafka_poll_set_consumer(r->consumer);
+    if (r->restore) {
+        rd_kafka_conf_t *rc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap,
+                                            "stormwatch-state-reader", &r->kctx, err, sizeof(err));
+        if (rc && r->eos) sw_kafka_set(rc, "isolation.level", "read_committed", err, sizeof(err));
+        r->reader = rc ? rd_kafka_new(RD_KAFKA_CONSUMER, rc, err, sizeof(err)) : NULL;
+        if (!r->reader) {
+            sw_log(r->log, SW_LOG_ERROR, "cannot create the state reader: %s", err);
+            return 2;
+        }
+        r->out_parts = topic_partitions(r, r->out_topic);
+        r->dlq_parts = topic_partitions(r, r->dlq_topic);
+        if (topic_partitions(r, r->state_topic) < 1) {
+            sw_log(r->log, SW_LOG_ERROR,
+                   "state topic \"%s\" does not exist (create it with one partition, or set "
+                   "state.restore=off)",
+                   r->state_topic);
+            return 1;
+        }
+    }
     return subscribe(r);
 }
 
@@ -516,18 +1132,54 @@ static void log_stats(run_t *r, uint64_t *last_messages, int64_t *last_ms)
     *last_ms = now;
 }
 
+/* Once a second: lag per partition, readiness and engine gauges. */
+static void publish_metrics(run_t *r)
+{
+    if (!r->m) return;
+    int64_t total_lag = 0;
+    sw_detect_stats_t sum;
+    memset(&sum, 0, sizeof(sum));
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p) continue;
+        int64_t lo, hi;
+        if (p->next >= 0 &&
+            !rd_kafka_get_watermark_offsets(r->consumer, p->topic, p->partition, &lo, &hi) && hi >= 0) {
+            int64_t lag = hi > p->next ? hi - p->next : 0;
+            if (p->m_lag) sw_metrics_series_set(p->m_lag, lag);
+            total_lag += lag;
+        }
+        sw_detect_stats_t cur;
+        sw_detect_stats(p->det, &cur);
+        sw_metrics_engine_counters(r->m, &p->mprev, &cur);
+        p->mprev = cur;
+        sum.jobs += cur.jobs;
+        sum.ranks += cur.ranks;
+        sum.retained += cur.retained;
+        sum.bytes += cur.bytes;
+    }
+    sw_metrics_engine_gauges(r->m, &sum);
+    m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
+    m_set(r, SW_M_CONSUMER_TOTAL_LAG, total_lag);
+    sw_metrics_set_ready_state(r->m, r->st.partitions > 0, total_lag);
+}
+
 int sw_run(const sw_run_opts_t *opts)
 {
     run_t r;
     memset(&r, 0, sizeof(r));
     r.opts = opts;
     r.log = opts->log;
+    r.m = opts->metrics;
     r.kctx.log = opts->log;
     r.kctx.user = &r;
     const sw_conf_t *conf = opts->conf;
     r.params = sw_conf_params(conf);
     sw_conf_get_i64(conf, "job.idle.ms", &r.idle_ms);
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
+    sw_conf_get_i64(conf, "snapshot.interval.ms", &r.snapshot_interval_ms);
+    r.restore = strcmp(sw_conf_get_str(conf, "state.restore"), "on") == 0;
+    r.eos = strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") == 0;
     int64_t v;
     sw_conf_get_i64(conf, "avro.schema.id.telemetry", &v);
     r.schema_telemetry = (int32_t)v;
@@ -538,17 +1190,20 @@ int sw_run(const sw_run_opts_t *opts)
     r.out_avro = strcmp(sw_conf_get_str(conf, "output.format"), "avro") == 0;
     r.out_topic = sw_conf_get_str(conf, "output.topic");
     r.dlq_topic = sw_conf_get_str(conf, "dlq.topic");
+    r.state_topic = sw_conf_get_str(conf, "state.topic");
     r.tdec = sw_tdec_new();
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);
-    sw_buf_init(&r.key);
 
     int rc = setup(&r);
     if (rc == 0) {
-        sw_log(r.log, SW_LOG_INFO, "consuming %s as group %s; alerts to %s, dead letters to %s",
-               sw_conf_get_str(conf, "input.topics") ? sw_conf_get_str(conf, "input.topics") : "?",
-               sw_conf_get_str(conf, "group.id"), r.out_topic, r.dlq_topic);
-        int64_t last_commit = sw_clock_ms(), last_expire = last_commit, last_stats = last_commit;
+        sw_log(r.log, SW_LOG_INFO,
+               "consuming %s as group %s; alerts to %s, dead letters to %s; %s%s",
+               sw_conf_get_list_elem(conf, "input.topics", 0), sw_conf_get_str(conf, "group.id"),
+               r.out_topic, r.dlq_topic,
+               r.restore ? "state snapshots in " : "no state restore",
+               r.restore ? r.state_topic : "");
+        int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
         uint64_t stats_msgs = 0;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
             rd_kafka_message_t *m = rd_kafka_consumer_poll(r.consumer, 100);
@@ -558,12 +1213,16 @@ int sw_run(const sw_run_opts_t *opts)
             }
             rd_kafka_poll(r.producer, 0);
             int64_t now = sw_clock_ms();
-            if (now - last_expire >= 1000) {
+            if (r.m) sw_metrics_heartbeat(r.m, now);
+            if (now - last_tick >= 1000) {
                 expire_idle(&r);
-                last_expire = now;
+                publish_metrics(&r);
+                last_tick = now;
             }
-            if (now - last_commit >= r.commit_interval_ms) {
-                commit(&r, NULL, false);
+            if (r.restore) {
+                snapshots_tick(&r, now);
+            } else if (now - last_commit >= r.commit_interval_ms) {
+                commit_plain(&r, NULL, false);
                 last_commit = now;
             }
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
@@ -574,13 +1233,19 @@ int sw_run(const sw_run_opts_t *opts)
                    rd_kafka_outq_len(r.producer));
             r.failed = true;
         }
-        commit(&r, NULL, true);
+        if (!r.restore && !r.failed) commit_plain(&r, NULL, true);
+        /* Closing revokes every partition: final snapshots and commits. */
         rd_kafka_consumer_close(r.consumer);
+        if (r.eos && r.in_txn) {
+            rd_kafka_flush(r.producer, 60000);
+            txn_commit(&r, NULL);
+        }
         log_stats(&r, &stats_msgs, &last_stats);
         rc = r.kctx.fatal || r.failed ? 1 : 0;
         if (r.kctx.fatal) sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
     }
     if (r.consumer) rd_kafka_destroy(r.consumer);
+    if (r.reader) rd_kafka_destroy(r.reader);
     if (r.producer) rd_kafka_destroy(r.producer);
     for (size_t i = 0; i < r.nparts; i++)
         if (r.parts[i]) part_destroy(&r, r.parts[i]);
@@ -588,6 +1253,5 @@ int sw_run(const sw_run_opts_t *opts)
     sw_tdec_destroy(r.tdec);
     sw_avro_dec_destroy(r.adec);
     sw_buf_clear(&r.value);
-    sw_buf_clear(&r.key);
     return rc;
 }

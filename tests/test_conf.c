@@ -70,6 +70,7 @@ static const struct {
     {"state.topic", "stormwatch.state"},
     {"snapshot.interval.ms", "10000"},
     {"metrics.listen", ""},
+    {"ready.max.lag", "10000"},
     {"log.level", "info"},
     {"mock.brokers", "3"},
     {"mock.partitions", "8"},

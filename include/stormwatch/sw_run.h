@@ -14,6 +14,7 @@
 
 #include "sw_conf.h"
 #include "sw_log.h"
+#include "sw_metrics.h"
 
 /** Counters of a running daemon (for logs and metrics). */
 typedef struct sw_run_stats_s {
@@ -37,6 +38,7 @@ typedef struct sw_run_opts_s {
     const char *bootstrap;            /**< bootstrap.servers to use (borrowed) */
     volatile sig_atomic_t *running;   /**< cleared by someone else to stop */
     const sw_log_t *log;              /**< borrowed */
+    sw_metrics_t *metrics;            /**< borrowed; NULL: no metrics */
 } sw_run_opts_t;
 
 /**
