@@ -8,7 +8,8 @@ BUILD     ?= build
 ASAN      ?= build-asan
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE     ?= cmake
-CTEST_ARGS ?= --output-on-failure --timeout 900 -j $(JOBS)
+# Twice the cores: the Kafka scenario tests mostly wait on broker timeouts.
+CTEST_ARGS ?= --output-on-failure --timeout 900 -j $(shell expr $(JOBS) \* 2)
 
 .PHONY: all build deps deps-build test test-asan demo bench fuzz clean help
 

@@ -79,7 +79,8 @@ typedef struct part_s {
     sw_imap_t suppress;      /* records already on the output: offset*8+action */
     uint64_t suppressed;
     snapfl_t snap;
-    int64_t committed_x;     /* snapshot offset of the last commit */
+    int64_t committed_x;     /* snapshot offset of the last commit sent */
+    int64_t confirmed_x;     /* snapshot offset of the last commit the broker took */
     int64_t last_snap_ms;
     sw_metrics_series_t *m_events, *m_lag;
     sw_detect_stats_t mprev; /* engine counters last published */
@@ -132,7 +133,7 @@ typedef struct run_s {
     bool in_txn;             /* exactly_once: a transaction is open */
     uint64_t snap_seq;
     sw_run_stats_t st;
-    sw_log_limit_t lim_bad, lim_kafka, lim_commit;
+    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap;
     part_t *expiring;        /* partition whose idle jobs are being summarised */
 } run_t;
 
@@ -206,6 +207,7 @@ static part_t *part_new(run_t *r, const char *topic, int32_t partition)
     p->next = -1;
     p->mode = PM_NORMAL;
     p->committed_x = -1;
+    p->confirmed_x = -1;
     p->last_snap_ms = sw_clock_ms();
     sw_imap_init(&p->suppress);
     p->id = (uint32_t)r->nparts;
@@ -573,23 +575,25 @@ static bool txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets)
 
 /* ---- snapshots and commits ---------------------------------------------- */
 
-/* Commit @p list: in a transaction, or with the consumer. */
-static void commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync)
+/* Commit @p list: in a transaction, or with the consumer. @returns true
+ * when a synchronous commit (or transaction) was taken. */
+static bool commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync)
 {
-    if (!list->cnt) return;
+    if (!list->cnt) return true;
     r->st.commits++;
     m_add(r, SW_M_COMMITS, 1);
     if (r->eos) {
         rd_kafka_flush(r->producer, 60000);
-        txn_commit(r, list);
-        return;
+        return txn_commit(r, list);
     }
     rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);
     if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
         m_add(r, SW_M_COMMIT_ERRORS, 1);
         sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
                        rd_kafka_err2str(err));
+        return false;
     }
+    return sync;
 }
 
 /* state.restore=off: commit what is done, for every partition (or @p only). */
@@ -656,12 +660,22 @@ static void snapshot_start(run_t *r, part_t *p)
     sw_vput_i(&env, x);
     sw_vput_i(&env, y);
     if (!output_positions(r, &env)) {
-        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN,
+        sw_log_limited(r->log, &r->lim_snap, SW_LOG_WARN,
                        "%s [%d]: snapshot postponed: the output topics' end offsets are unknown",
                        p->topic, (int)p->partition);
         sw_buf_clear(&env);
         return;
     }
+    /* Records a previous owner already sent past x, not yet met again:
+     * they lie before this snapshot's positions, so the next owner must
+     * learn them from here. */
+    size_t nsup = 0;
+    for (size_t k = 0; k < p->suppress.cap; k++)
+        if (p->suppress.vals[k] != UINT32_MAX && p->suppress.keys[k] / 8 >= x) nsup++;
+    sw_vput_u(&env, nsup);
+    for (size_t k = 0; k < p->suppress.cap; k++)
+        if (p->suppress.vals[k] != UINT32_MAX && p->suppress.keys[k] / 8 >= x)
+            sw_vput_i(&env, p->suppress.keys[k]);
     sw_buf_t snap;
     sw_buf_init(&snap);
     sw_detect_snapshot(p->det, x, &snap);
@@ -728,13 +742,14 @@ static void snapshot_commit(run_t *r, part_t *p, bool sync)
     tp->offset = s->y;
     tp->metadata = sw_strdup(md);
     tp->metadata_size = strlen(md);
-    if (sync)
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: committed offset %lld with the state as of offset %lld",
-               p->topic, (int)p->partition, (long long)s->y, (long long)s->x);
-    commit_list(r, list, sync);
-    rd_kafka_topic_partition_list_destroy(list);
     p->committed_x = s->x;
     s->active = false;
+    if (commit_list(r, list, sync) && sync) {
+        p->confirmed_x = s->x;
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: committed offset %lld with the state as of offset %lld",
+               p->topic, (int)p->partition, (long long)s->y, (long long)s->x);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
 }
 
 static void snapshots_tick(run_t *r, int64_t now)
@@ -754,13 +769,20 @@ static void snapshots_tick(run_t *r, int64_t now)
 static void snapshot_final(run_t *r, part_t *p)
 {
     if (p->mode != PM_NORMAL || p->next < 0 || p->failed) return;
-    if (p->snap.active) p->snap.active = false; /* superseded */
-    if (p->next > p->committed_x) snapshot_start(r, p);
-    if (!p->snap.active) return;
-    rd_kafka_flush(r->producer, 60000);
-    if (snapshot_commit_ready(p)) snapshot_commit(r, p, true);
-    else sw_log(r->log, SW_LOG_WARN, "%s [%d]: final snapshot not stored; the next owner rebuilds "
-                "from the previous one", p->topic, (int)p->partition);
+    if (p->next <= p->confirmed_x) return; /* nothing new since the last commit */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        p->snap.active = false; /* any snapshot in flight is superseded */
+        snapshot_start(r, p);
+        if (!p->snap.active) continue;
+        rd_kafka_flush(r->producer, 30000);
+        if (!snapshot_commit_ready(p)) continue;
+        snapshot_commit(r, p, true);
+        if (p->confirmed_x >= p->snap.x) return;
+    }
+    sw_log(r->log, SW_LOG_WARN,
+           "%s [%d]: the final snapshot could not be committed; the next owner rebuilds from "
+           "offset %lld's snapshot and skips what the output already holds",
+           p->topic, (int)p->partition, (long long)p->confirmed_x);
 }
 
 /* ---- restore ---------------------------------------------------------- */
@@ -900,6 +922,10 @@ static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         memcpy(md, c->metadata, c->metadata_size);
     if (!r->restore || sscanf(md, "sw1:%lld:%u:%llu:%lld", &first, &n, &id, &x) != 4) {
         p->det = sw_detect_new(r->params);
+        if (r->restore)
+            sw_log(r->log, SW_LOG_INFO, "%s [%d]: no state snapshot committed; starting empty at %s",
+                   p->topic, (int)p->partition,
+                   c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
         return;
     }
     p->restore_t0 = sw_clock_ms();
@@ -929,6 +955,8 @@ static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         rd.p += 4;
         int64_t sx = sw_vget_i(&rd), sy = sw_vget_i(&rd);
         scan_output(r, p, &rd);
+        uint64_t nsup = sw_vget_u(&rd);
+        for (uint64_t k = 0; k < nsup && !rd.bad; k++) sw_imap_put(&p->suppress, sw_vget_i(&rd), 1);
         sw_str_t snap = sw_vget_bytes(&rd);
         int64_t nx;
         if (!rd.bad)
@@ -1012,16 +1040,31 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
 }
 
+/* The broker's answer to a commit, partition by partition: a snapshot
+ * commit that failed is taken again at the next tick. */
 static void offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *offsets, void *opaque)
 {
     (void)rk;
-    (void)offsets;
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
     if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
         m_add(r, SW_M_COMMIT_ERRORS, 1);
         sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
                        rd_kafka_err2str(err));
+    }
+    for (int i = 0; offsets && i < offsets->cnt; i++) {
+        const rd_kafka_topic_partition_t *tp = &offsets->elems[i];
+        part_t *p = part_find(r, tp->topic, tp->partition);
+        if (!p) continue;
+        long long x;
+        char md[160] = "";
+        if (tp->metadata && tp->metadata_size < sizeof(md)) memcpy(md, tp->metadata, tp->metadata_size);
+        bool snap = sscanf(md, "sw1:%*d:%*u:%*u:%lld", &x) == 1;
+        if (!err && !tp->err) {
+            if (snap && x > p->confirmed_x) p->confirmed_x = x;
+        } else if (snap && p->committed_x == x) {
+            p->committed_x = p->confirmed_x; /* not taken: snapshot and commit again */
+        }
     }
 }
 

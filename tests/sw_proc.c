@@ -1,6 +1,11 @@
 /* Test helpers for processes and Kafka (see sw_proc.h). */
 #include "sw_proc.h"
 
+#include "stormwatch/sw_codec_alert.h"
+#include "stormwatch/sw_codec_avro.h"
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_detect.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +42,31 @@ pid_t sw_proc_spawn(char *const argv[], const char *out_path, const char *err_pa
     }
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
+    execv(argv[0], argv);
+    _exit(127);
+}
+
+pid_t sw_proc_spawn_io(char *const argv[], int *in_fd, const char *out_path, const char *err_path)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(fds[0]);
+        *in_fd = fds[1];
+        return pid;
+    }
+    close(fds[1]);
+    dup2(fds[0], 0);
+    close(fds[0]);
+    if (out_path) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) dup2(fd, 1);
+    }
+    if (err_path) {
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) dup2(fd, 2);
+    }
     execv(argv[0], argv);
     _exit(127);
 }
@@ -120,7 +150,7 @@ rd_kafka_t *sw_kp_new(const char *bootstrap)
     rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
     rd_kafka_conf_set(c, "enable.idempotence", "true", err, sizeof(err));
     rd_kafka_conf_set(c, "linger.ms", "5", err, sizeof(err));
-    rd_kafka_conf_set(c, "log_level", "3", err, sizeof(err));
+    rd_kafka_conf_set(c, "log_level", "2", err, sizeof(err));
     rd_kafka_conf_set_dr_msg_cb(c, dr_cb);
     int *failed = calloc(1, sizeof(int));
     rd_kafka_conf_set_opaque(c, failed);
@@ -170,7 +200,7 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
     rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
     rd_kafka_conf_set(c, "group.id", "stormwatch-test-reader", err, sizeof(err));
     rd_kafka_conf_set(c, "enable.auto.commit", "false", err, sizeof(err));
-    rd_kafka_conf_set(c, "log_level", "3", err, sizeof(err));
+    rd_kafka_conf_set(c, "log_level", "2", err, sizeof(err));
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
     size_t n = 0, cap = 64;
     sw_kmsg_t *v = calloc(cap, sizeof(*v));
@@ -254,7 +284,7 @@ int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *to
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
     rd_kafka_conf_set(c, "group.id", group, err, sizeof(err));
-    rd_kafka_conf_set(c, "log_level", "3", err, sizeof(err));
+    rd_kafka_conf_set(c, "log_level", "2", err, sizeof(err));
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
     if (!rk) return -1;
     rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(partitions);
@@ -269,4 +299,105 @@ int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *to
     rd_kafka_topic_partition_list_destroy(tp);
     rd_kafka_destroy(rk);
     return sum;
+}
+
+/* Records of messages from source topic @p src, grouped per job id. */
+json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int phi, bool avro)
+{
+    json_t *by = json_object();
+    for (size_t i = 0; i < n; i++) {
+        const char *st = sw_kmsg_header(&m[i], "stormwatch.source.topic");
+        const char *sp = sw_kmsg_header(&m[i], "stormwatch.source.partition");
+        if (!st || strcmp(st, src) != 0 || !sp) continue;
+        if (atoi(sp) < plo || atoi(sp) >= phi) continue;
+        json_error_t e;
+        json_t *v;
+        if (avro) {
+            sw_buf_t js;
+            sw_buf_init(&js);
+            char err[256];
+            if (sw_avro_decode_record_json(m[i].value, m[i].len, 2, &js, err, sizeof(err)) != SW_OK) {
+                fprintf(stderr, "undecodable Avro alert: %s\n", err);
+                sw_buf_clear(&js);
+                continue;
+            }
+            v = json_loadb(js.data, js.len, 0, &e);
+            sw_buf_clear(&js);
+        } else {
+            v = json_loadb(m[i].value, m[i].len, 0, &e);
+        }
+        if (!v) continue;
+        json_t *jid = json_object_get(v, "job_id");
+        const char *job = json_is_string(jid) ? json_string_value(jid) : "";
+        json_t *arr = json_object_get(by, job);
+        if (!arr) {
+            arr = json_array();
+            json_object_set_new(by, job, arr);
+        }
+        json_array_append_new(arr, v);
+    }
+    return by;
+}
+
+
+/* Records an uninterrupted engine gives for these events, as JSON per job. */
+json_t *sw_kt_replay_by_job(char **lines, size_t *lens, int n)
+{
+    return sw_kt_replay_by_job_w(lines, lens, n, SW_DEFAULT_WINDOW_SAMPLES);
+}
+
+json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_samples)
+{
+    sw_params_t p = sw_params_default();
+    p.window_samples = window_samples;
+    sw_detector_t *det = sw_detect_new(p);
+    sw_tdec_t *dec = sw_tdec_new();
+    json_t *by = json_object();
+    sw_buf_t js;
+    sw_buf_init(&js);
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        sw_event_t ev;
+        const sw_record_t *rec;
+        if (sw_tdec_json(dec, lines[i], lens[i], &ev, err, sizeof(err)) != SW_OK) continue;
+        sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
+        if (!rec) continue;
+        js.len = 0;
+        sw_alert_json_record(&js, rec);
+        json_error_t e;
+        json_t *v = json_loadb(js.data, js.len, 0, &e);
+        const char *job = rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id")) : "";
+        json_t *arr = json_object_get(by, job);
+        if (!arr) {
+            arr = json_array();
+            json_object_set_new(by, job, arr);
+        }
+        json_array_append_new(arr, v);
+    }
+    sw_tdec_destroy(dec);
+    sw_buf_clear(&js);
+    sw_detect_destroy(det);
+    return by;
+}
+
+
+void sw_kt_drop_summaries(json_t *by)
+{
+    const char *job;
+    json_t *arr;
+    json_object_foreach(by, job, arr) {
+        for (size_t i = json_array_size(arr); i-- > 0;) {
+            json_t *a = json_object_get(json_array_get(arr, i), "action");
+            if (json_is_string(a) && !strcmp(json_string_value(a), "summary")) json_array_remove(arr, i);
+        }
+    }
+}
+
+size_t sw_kt_count(json_t *by)
+{
+    size_t n = 0;
+    const char *job;
+    json_t *arr;
+    json_object_foreach(by, job, arr) n += json_array_size(arr);
+    return n;
 }

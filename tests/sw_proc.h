@@ -6,6 +6,7 @@
 #ifndef SW_PROC_H
 #define SW_PROC_H
 
+#include <jansson.h>
 #include <librdkafka/rdkafka.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -76,5 +77,33 @@ void sw_kmsg_free(sw_kmsg_t *m, size_t n);
 
 /** @brief Sum of the committed offsets of @p group on @p topic's partitions. */
 int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic, int partitions);
+
+/**
+ * @brief Records of output messages whose source is @p src, partitions
+ *        [plo, phi), as JSON arrays per job id ("" for the null job); Avro
+ *        values are decoded first. Caller json_decref()s.
+ */
+json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int phi, bool avro);
+
+/**
+ * @brief The records an uninterrupted engine (default parameters) gives
+ *        for these JSON lines, per job, without summaries. Caller json_decref()s.
+ */
+json_t *sw_kt_replay_by_job(char **lines, size_t *lens, int n);
+
+/** @brief The same with a given window size. */
+json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_samples);
+
+/** @brief Remove every summary record from a per-job object. */
+void sw_kt_drop_summaries(json_t *by);
+
+/** @brief Records in a per-job object. */
+size_t sw_kt_count(json_t *by);
+
+/**
+ * @brief Start argv with a pipe to its stdin (*in_fd, caller closes);
+ *        stdout/stderr to files.
+ */
+pid_t sw_proc_spawn_io(char *const argv[], int *in_fd, const char *out_path, const char *err_path);
 
 #endif /* SW_PROC_H */

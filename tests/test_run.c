@@ -123,44 +123,6 @@ static int stop_daemon(pid_t pid)
     return rc;
 }
 
-/* Records of messages from source topic @p src, grouped per job id. */
-static json_t *group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int phi, bool avro)
-{
-    json_t *by = json_object();
-    for (size_t i = 0; i < n; i++) {
-        const char *st = sw_kmsg_header(&m[i], "stormwatch.source.topic");
-        const char *sp = sw_kmsg_header(&m[i], "stormwatch.source.partition");
-        if (!st || strcmp(st, src) != 0 || !sp) continue;
-        if (atoi(sp) < plo || atoi(sp) >= phi) continue;
-        json_error_t e;
-        json_t *v;
-        if (avro) {
-            sw_buf_t js;
-            sw_buf_init(&js);
-            char err[256];
-            if (sw_avro_decode_record_json(m[i].value, m[i].len, 2, &js, err, sizeof(err)) != SW_OK) {
-                fprintf(stderr, "undecodable Avro alert: %s\n", err);
-                sw_buf_clear(&js);
-                continue;
-            }
-            v = json_loadb(js.data, js.len, 0, &e);
-            sw_buf_clear(&js);
-        } else {
-            v = json_loadb(m[i].value, m[i].len, 0, &e);
-        }
-        if (!v) continue;
-        json_t *jid = json_object_get(v, "job_id");
-        const char *job = json_is_string(jid) ? json_string_value(jid) : "";
-        json_t *arr = json_object_get(by, job);
-        if (!arr) {
-            arr = json_array();
-            json_object_set_new(by, job, arr);
-        }
-        json_array_append_new(arr, v);
-    }
-    return by;
-}
-
 /* Expected records of a case, per job. */
 static json_t *expected_by_job(const tcase_t *c)
 {
@@ -316,7 +278,7 @@ static int check_fixture_output(void)
             if (avro) snprintf(src, sizeof(src), "ina");
             else snprintf(src, sizeof(src), "in.g%d", c->group);
             int base = avro ? c->abase : c->base;
-            json_t *got = group_by_job(m, n, src, base, base + parts, avro);
+            json_t *got = sw_kt_group_by_job(m, n, src, base, base + parts, avro);
             json_t *want_by = expected_by_job(c);
             char why[1024];
             if (!sw_test_json_equal(got, want_by, true, why, sizeof(why)) ||
@@ -523,39 +485,6 @@ static int test_dlq(void)
 
 /* ---- two instances, one group ------------------------------------------------ */
 
-/* Records an uninterrupted engine gives for these events, as JSON per job. */
-static json_t *replay_by_job(char **lines, size_t *lens, int n)
-{
-    sw_detector_t *det = sw_detect_new(sw_params_default());
-    sw_tdec_t *dec = sw_tdec_new();
-    json_t *by = json_object();
-    sw_buf_t js;
-    sw_buf_init(&js);
-    char err[256];
-    for (int i = 0; i < n; i++) {
-        sw_event_t ev;
-        const sw_record_t *rec;
-        if (sw_tdec_json(dec, lines[i], lens[i], &ev, err, sizeof(err)) != SW_OK) continue;
-        sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
-        if (!rec) continue;
-        js.len = 0;
-        sw_alert_json_record(&js, rec);
-        json_error_t e;
-        json_t *v = json_loadb(js.data, js.len, 0, &e);
-        const char *job = rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id")) : "";
-        json_t *arr = json_object_get(by, job);
-        if (!arr) {
-            arr = json_array();
-            json_object_set_new(by, job, arr);
-        }
-        json_array_append_new(arr, v);
-    }
-    sw_tdec_destroy(dec);
-    sw_buf_clear(&js);
-    sw_detect_destroy(det);
-    return by;
-}
-
 static int test_two_instances(void)
 {
     char *extra[] = {"-X", "group.id=gtwo", "-X", "input.topics=in.two", "-X", "output.topic=out.two",
@@ -612,14 +541,14 @@ static int test_two_instances(void)
     }
     SW_ASSERT(sw_kp_flush(rk, 30000), "test producer could not deliver");
     sw_kp_destroy(rk);
-    json_t *want = replay_by_job(lines, lens, n);
+    json_t *want = sw_kt_replay_by_job(lines, lens, n);
     size_t want_n = 0;
     const char *k;
     json_t *v;
     json_object_foreach(want, k, v) want_n += json_array_size(v);
     sw_kmsg_t *m;
     size_t got_n = sw_kc_read(g_boot, "out.two", 4, want_n, 3000, 90000, &m);
-    json_t *got = group_by_job(m, got_n, "in.two", 0, 8, false);
+    json_t *got = sw_kt_group_by_job(m, got_n, "in.two", 0, 8, false);
     char why[1024];
     int failed = 0;
     if (got_n != want_n || !sw_test_json_equal(got, want, true, why, sizeof(why))) {
@@ -745,7 +674,7 @@ static int test_sigterm(void)
     SW_ASSERT(sw_proc_wait_text(path_in("run-term2.err"), "assigned", 4, 30000), "restart did not join");
     /* The restart rebuilds its state and goes on: the output must be what an
      * uninterrupted run gives, every record exactly once. */
-    json_t *want = replay_by_job(lines, lens, total);
+    json_t *want = sw_kt_replay_by_job(lines, lens, total);
     size_t want_n = 0;
     const char *k;
     json_t *v;
@@ -757,7 +686,7 @@ static int test_sigterm(void)
     long long done2 = final_messages(path_in("run-term2.err"));
     SW_ASSERT(done2 == total - done, "restart processed %lld new messages, expected %lld (total %d)",
               done2, total - done, total);
-    json_t *got = group_by_job(m, got_n, "in.term", 0, 4, false);
+    json_t *got = sw_kt_group_by_job(m, got_n, "in.term", 0, 4, false);
     /* Summaries come from idleness, not from the input: compare the rest. */
     const char *job;
     json_t *arr;

@@ -1,0 +1,449 @@
+/*
+ * Crash, rebalance and fault safety of `stormwatch run`, on librdkafka's
+ * mock cluster in a separate process driven through its control channel.
+ * In every scenario the alert records on the output topic must equal those
+ * of an uninterrupted run, job by job: none lost, none repeated, same
+ * episode and revision numbers, and exactly one summary per job.
+ *  - kill -9 at several points while telemetry is still arriving;
+ *  - a second instance joins in the middle of the storms, then leaves;
+ *  - broker round-trip delays, request errors on Produce, Fetch,
+ *    OffsetCommit, JoinGroup and SyncGroup, leader moves, a broker down
+ *    and up, while the storms are processed;
+ *  - exactly_once: the transactional call flow, and a fenced producer
+ *    stopping the daemon with exit 1 and a clear message.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_gen.h"
+#include "sw_proc.h"
+#include "sw_testlib.h"
+
+static char g_boot[1024];
+static pid_t g_mock;
+static int g_mock_in = -1;
+static char g_dir[512];
+
+static char *path_in(const char *name)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* One control command to the mock; @returns true when it answered "ok". */
+static bool mock_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool mock_cmd(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    strcat(line, "\n");
+    int before = count_lines(path_in("mock.out"));
+    if (write(g_mock_in, line, strlen(line)) < 0) return false;
+    int64_t deadline = sw_proc_now_ms() + 10000;
+    while (count_lines(path_in("mock.out")) <= before && sw_proc_now_ms() < deadline) usleep(10000);
+    FILE *f = fopen(path_in("mock.out"), "r");
+    char last[512] = "", l[512];
+    while (f && fgets(l, sizeof(l), f)) snprintf(last, sizeof(last), "%s", l);
+    if (f) fclose(f);
+    bool ok = strncmp(last, "ok", 2) == 0;
+    if (!ok) fprintf(stderr, "mock command \"%.*s\" answered: %s", (int)strlen(line) - 1, line, last);
+    return ok;
+}
+
+typedef struct stream_s {
+    char **lines;
+    size_t *lens;
+    int n;
+    int jobs;
+    char prefix[16];
+} stream_t;
+
+static int make_stream(stream_t *s, const char *prefix, int jobs, int ranks, int samples, int storms,
+                       uint64_t seed)
+{
+    sw_gen_opts_t go;
+    sw_gen_opts_default(&go);
+    go.jobs = jobs;
+    go.ranks = ranks;
+    go.samples = samples;
+    go.storms = storms;
+    go.storm_at = 0.15;
+    go.seed = seed;
+    go.storm_rank = SW_GEN_STORM_RANK_RANDOM;
+    go.job_prefix = prefix;
+    char err[256];
+    sw_gen_t *gen = sw_gen_new(&go, err, sizeof(err));
+    SW_ASSERT(gen, "%s", err);
+    memset(s, 0, sizeof(*s));
+    snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
+    s->jobs = jobs;
+    int cap = 1 << 15;
+    s->lines = malloc((size_t)cap * sizeof(char *));
+    s->lens = malloc((size_t)cap * sizeof(size_t));
+    sw_buf_t line;
+    sw_buf_init(&line);
+    while (sw_gen_next(gen, &line)) {
+        if (s->n == cap) {
+            cap *= 2;
+            s->lines = realloc(s->lines, (size_t)cap * sizeof(char *));
+            s->lens = realloc(s->lens, (size_t)cap * sizeof(size_t));
+        }
+        s->lines[s->n] = strndup(line.data, line.len - 1);
+        s->lens[s->n++] = line.len - 1;
+        line.len = 0;
+    }
+    sw_buf_clear(&line);
+    sw_gen_destroy(gen);
+    return 0;
+}
+
+static void free_stream(stream_t *s)
+{
+    for (int i = 0; i < s->n; i++) free(s->lines[i]);
+    free(s->lines);
+    free(s->lens);
+}
+
+/* Produce lines [from, to) of @p s to in.<t>, job j on partition j, with a
+ * pause of @p pace_us every 100 messages. */
+static int produce(const stream_t *s, const char *t, int from, int to, useconds_t pace_us)
+{
+    char topic[64];
+    snprintf(topic, sizeof(topic), "in.%s", t);
+    rd_kafka_t *rk = sw_kp_new(g_boot);
+    sw_tdec_t *dec = sw_tdec_new();
+    char err[256];
+    size_t plen = strlen(s->prefix) + 1;
+    for (int i = from; i < to; i++) {
+        sw_event_t ev;
+        SW_ASSERT(sw_tdec_json(dec, s->lines[i], s->lens[i], &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        int part = atoi(ev.job_id.ptr + plen);
+        SW_ASSERT(sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->lines[i], s->lens[i]),
+                  "produce");
+        if (pace_us && i % 100 == 99) {
+            rd_kafka_poll(rk, 0);
+            usleep(pace_us);
+        }
+    }
+    SW_ASSERT(sw_kp_flush(rk, 120000), "test producer could not deliver");
+    sw_kp_destroy(rk);
+    sw_tdec_destroy(dec);
+    return 0;
+}
+
+static pid_t produce_in_child(const stream_t *s, const char *t, useconds_t pace_us)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(produce(s, t, 0, s->n, pace_us) ? 1 : 0);
+    return pid;
+}
+
+static pid_t daemon_start(const char *t, const char *tag, const char *extra1, const char *extra2)
+{
+    static char a[12][256];
+    if (snprintf(a[0], 256, "bootstrap.servers=%s", g_boot) >= 256) abort();
+    snprintf(a[1], 256, "group.id=g.%s", t);
+    snprintf(a[2], 256, "input.topics=in.%s", t);
+    snprintf(a[3], 256, "output.topic=out.%s", t);
+    snprintf(a[4], 256, "dlq.topic=dlq.%s", t);
+    snprintf(a[5], 256, "state.topic=state.%s", t);
+    char *argv[48];
+    int n = 0;
+    argv[n++] = (char *)sw_test_bin();
+    argv[n++] = "run";
+    for (int i = 0; i < 6; i++) {
+        argv[n++] = "-X";
+        argv[n++] = a[i];
+    }
+    const char *common[] = {"kafka.consumer.session.timeout.ms=6000", "window.samples=100",
+                            "kafka.consumer.topic.metadata.refresh.interval.ms=1000",
+                            "snapshot.interval.ms=300", "job.idle.ms=3000", "log.level=info"};
+    for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++) {
+        argv[n++] = "-X";
+        argv[n++] = (char *)common[i];
+    }
+    if (extra1) {
+        argv[n++] = "-X";
+        argv[n++] = (char *)extra1;
+    }
+    if (extra2) {
+        argv[n++] = "-X";
+        argv[n++] = (char *)extra2;
+    }
+    argv[n] = NULL;
+    char out[600], err[600];
+    snprintf(out, sizeof(out), "%s/run-%s.out", g_dir, tag);
+    snprintf(err, sizeof(err), "%s/run-%s.err", g_dir, tag);
+    return sw_proc_spawn(argv, out, err);
+}
+
+static int stop(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    int rc = sw_proc_wait(pid, 60000);
+    if (rc < 0) sw_proc_kill(pid);
+    return rc;
+}
+
+/* The output of topic out.<t> against an uninterrupted run of @p s. */
+static int check_output(const stream_t *s, const char *t, const char *what)
+{
+    json_t *want = sw_kt_replay_by_job_w(s->lines, s->lens, s->n, 100);
+    size_t want_n = sw_kt_count(want);
+    char topic[64], src[64];
+    snprintf(topic, sizeof(topic), "out.%s", t);
+    snprintf(src, sizeof(src), "in.%s", t);
+    sw_kmsg_t *m;
+    size_t got_n = sw_kc_read(g_boot, topic, 4, want_n + (size_t)s->jobs, 4000, 180000, &m);
+    json_t *got = sw_kt_group_by_job(m, got_n, src, 0, 4, false);
+    /* Exactly one summary per job, last. */
+    int failed = 0;
+    const char *job;
+    json_t *arr;
+    json_object_foreach(got, job, arr) {
+        size_t summaries = 0;
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            json_t *a = json_object_get(json_array_get(arr, i), "action");
+            summaries += json_is_string(a) && !strcmp(json_string_value(a), "summary");
+        }
+        if (summaries != 1) {
+            fprintf(stderr, "FAIL %s: job %s has %zu summaries, expected 1\n", what, job, summaries);
+            failed = 1;
+        }
+    }
+    sw_kt_drop_summaries(got);
+    char why[1024];
+    if (sw_kt_count(got) != want_n || !sw_test_json_equal(got, want, true, why, sizeof(why))) {
+        fprintf(stderr, "FAIL %s: %zu alert records, expected %zu exactly once: %s\n", what,
+                sw_kt_count(got), want_n, sw_kt_count(got) == want_n ? why : "count differs");
+        failed = 1;
+    }
+    if (want_n < (size_t)s->jobs * 4) {
+        fprintf(stderr, "FAIL %s: the generated storms gave only %zu records\n", what, want_n);
+        failed = 1;
+    }
+    if (failed) {
+        /* Keep what the output holds for the post-mortem. */
+        char path[1100];
+        snprintf(path, sizeof(path), "%s/out-%s.txt", g_dir, t);
+        FILE *f = fopen(path, "w");
+        for (size_t i = 0; f && i < got_n; i++) {
+            json_error_t e;
+            json_t *v = json_loadb(m[i].value, m[i].len, 0, &e);
+            fprintf(f, "p%d@%lld src=%s/%s action=%s job=%s ep=%lld rev=%lld\n", (int)m[i].partition,
+                    (long long)m[i].offset, sw_kmsg_header(&m[i], "stormwatch.source.partition"),
+                    sw_kmsg_header(&m[i], "stormwatch.source.offset"),
+                    sw_kmsg_header(&m[i], "stormwatch.action"),
+                    json_string_value(json_object_get(v, "job_id")),
+                    (long long)json_integer_value(json_object_get(v, "episode")),
+                    (long long)json_integer_value(json_object_get(v, "revision")));
+            json_decref(v);
+        }
+        if (f) fclose(f);
+        fprintf(stderr, "  output records written to %s\n", path);
+    }
+    json_decref(got);
+    json_decref(want);
+    sw_kmsg_free(m, got_n);
+    printf("%s: %zu alert records + %d summaries compared: %s\n", what, want_n, s->jobs,
+           failed ? "FAILED" : "ok");
+    return failed;
+}
+
+static int restored_count(const char *prefix, int n)
+{
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        char tag[64];
+        snprintf(tag, sizeof(tag), "run-%s%d.err", prefix, i);
+        total += sw_proc_count_text(path_in(tag), "state restored");
+    }
+    return total;
+}
+
+/* ---- scenarios ----------------------------------------------------------- */
+
+static int test_kill9(void)
+{
+    stream_t s;
+    if (make_stream(&s, "kj", 4, 16, 400, 3, 21)) return 1;
+    pid_t prod = produce_in_child(&s, "k", 100000); /* ~25 s of telemetry */
+    const int rounds = 4;
+    static const int run_ms[] = {1500, 700, 2300, 1100};
+    for (int i = 0; i < rounds; i++) {
+        char tag[16];
+        snprintf(tag, sizeof(tag), "k%d", i);
+        pid_t d = daemon_start("k", tag, NULL, NULL);
+        char log[32];
+        snprintf(log, sizeof(log), "run-%s.err", tag);
+        SW_ASSERT(sw_proc_wait_text(path_in(log), "assigned", 1, 30000), "instance %d did not join", i);
+        usleep((useconds_t)run_ms[i] * 1000);
+        kill(d, SIGKILL);
+        sw_proc_wait(d, 10000);
+    }
+    pid_t d = daemon_start("k", "k4", NULL, NULL);
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    int failed = check_output(&s, "k", "kill -9 at 4 points mid-stream");
+    SW_ASSERT(stop(d) == 0, "the last instance did not exit 0 after SIGTERM");
+    int restores = restored_count("k", rounds + 1);
+    printf("  kill -9 points: %d, partition restores from snapshots: %d\n", rounds, restores);
+    SW_ASSERT(restores >= rounds, "only %d restores after %d kills", restores, rounds);
+    free_stream(&s);
+    return failed;
+}
+
+static int test_rebalance(void)
+{
+    stream_t s;
+    if (make_stream(&s, "rj", 4, 16, 400, 3, 22)) return 1;
+    pid_t a = daemon_start("r", "rA", NULL, NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-rA.err"), "assigned", 4, 30000), "A did not take 4 partitions");
+    pid_t prod = produce_in_child(&s, "r", 60000); /* ~15 s */
+    usleep(3000000);
+    pid_t b = daemon_start("r", "rB", NULL, NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-rB.err"), "assigned", 1, 30000), "B was never assigned");
+    usleep(3000000);
+    SW_ASSERT(stop(b) == 0, "B did not exit 0 when leaving");
+    SW_ASSERT(sw_proc_wait(prod, 120000) == 0, "telemetry could not be produced");
+    int failed = check_output(&s, "r", "second instance joins and leaves mid-storm");
+    SW_ASSERT(stop(a) == 0, "A did not exit 0");
+    int moved = sw_proc_count_text(path_in("run-rA.err"), "revoked") +
+                sw_proc_count_text(path_in("run-rB.err"), "revoked");
+    SW_ASSERT(moved >= 2, "no partition moved (%d revocations)", moved);
+    printf("  partitions moved between instances: %d, restores: %d\n", moved,
+           sw_proc_count_text(path_in("run-rA.err"), "state restored") +
+               sw_proc_count_text(path_in("run-rB.err"), "state restored"));
+    free_stream(&s);
+    return failed;
+}
+
+static int test_broker_faults(void)
+{
+    stream_t s;
+    if (make_stream(&s, "fj", 4, 16, 400, 3, 23)) return 1;
+    /* The faults stall the telemetry itself for seconds: jobs must not go
+     * idle meanwhile (in production job.idle.ms is minutes). */
+    pid_t d = daemon_start("f", "f0", "job.idle.ms=15000", NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-f0.err"), "assigned", 4, 30000), "daemon did not join");
+    pid_t prod = produce_in_child(&s, "f", 80000); /* ~20 s */
+    int faults = 0;
+#define FAULT(...) do { SW_ASSERT(mock_cmd(__VA_ARGS__), "mock refused a fault"); faults++; } while (0)
+    usleep(1500000);
+    FAULT("broker rtt -1 300");
+    usleep(1500000);
+    FAULT("broker rtt -1 0");
+    FAULT("errors Produce 8 NOT_LEADER_FOR_PARTITION,REQUEST_TIMED_OUT");
+    usleep(800000);
+    FAULT("errors Fetch 8 NOT_LEADER_FOR_PARTITION");
+    usleep(800000);
+    FAULT("errors OffsetCommit 4 REQUEST_TIMED_OUT");
+    usleep(800000);
+    FAULT("leader in.f 0 2");
+    FAULT("leader out.f 1 3");
+    usleep(1000000);
+    FAULT("broker down 2");
+    usleep(3000000);
+    FAULT("broker up 2");
+    usleep(1000000);
+    /* A second instance joins while joins and syncs fail a few times. */
+    FAULT("errors JoinGroup 3 COORDINATOR_NOT_AVAILABLE");
+    FAULT("errors SyncGroup 2 REBALANCE_IN_PROGRESS");
+    pid_t d2 = daemon_start("f", "f1", "job.idle.ms=15000", NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-f1.err"), "assigned", 1, 60000), "joining under errors failed");
+    usleep(1500000);
+    SW_ASSERT(stop(d2) == 0, "the second instance did not exit 0");
+#undef FAULT
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    int64_t t0 = sw_proc_now_ms();
+    int failed = check_output(&s, "f", "broker and request faults during storms");
+    SW_ASSERT(sw_proc_wait(d, 0) == -1, "the daemon died during the faults (log %s)", path_in("run-f0.err"));
+    SW_ASSERT(stop(d) == 0, "the daemon did not exit 0 after the faults");
+    printf("  faults injected: %d; output complete %.1f s after the last telemetry\n", faults,
+           (double)(sw_proc_now_ms() - t0) / 1000.0);
+    free_stream(&s);
+    return failed;
+}
+
+static int test_exactly_once(void)
+{
+    stream_t s;
+    if (make_stream(&s, "ej", 4, 8, 300, 2, 24)) return 1;
+    pid_t d = daemon_start("e", "e0", "processing.guarantee=exactly_once", NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-e0.err"), "assigned", 4, 30000), "daemon did not join");
+    if (produce(&s, "e", 0, s.n, 0)) return 1;
+    int failed = check_output(&s, "e", "exactly_once transactions on the mock cluster");
+    SW_ASSERT(stop(d) == 0, "exactly_once daemon did not exit 0");
+    /* A fenced producer must stop the daemon, loudly. */
+    d = daemon_start("e", "e1", "processing.guarantee=exactly_once", NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-e1.err"), "assigned", 4, 30000), "restart did not join");
+    SW_ASSERT(mock_cmd("errors EndTxn 1 PRODUCER_FENCED"), "mock refused the fault");
+    if (produce(&s, "e", 0, 200, 0)) return 1;
+    int rc = sw_proc_wait(d, 60000);
+    if (rc < 0) sw_proc_kill(d);
+    SW_ASSERT(rc == 1, "a fenced exactly_once daemon exited %d, expected 1", rc);
+    SW_ASSERT(sw_proc_count_text(path_in("run-e1.err"), "exactly_once: commit_transaction failed") == 1,
+              "no clear message about the failed transaction in %s", path_in("run-e1.err"));
+    printf("  fenced producer: exit 1 with a clear message: ok\n");
+    free_stream(&s);
+    return failed;
+}
+
+int main(void)
+{
+    const char *sel = getenv("SW_FAULTS_ONLY");
+    snprintf(g_dir, sizeof(g_dir), "%s/faults%s%s", sw_test_tmp(), sel ? "-" : "", sel ? sel : "");
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
+    if (system(cmd) != 0) return 1;
+    char *argv[64];
+    int n = 0;
+    argv[n++] = (char *)sw_test_bin();
+    argv[n++] = "mock";
+    argv[n++] = "--control";
+    argv[n++] = "--bootstrap-file";
+    argv[n++] = path_in("bootstrap");
+    static const char *topics[] = {"in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4",
+                                   "dlq.r:4", "state.r:1", "in.f:4",  "out.f:4", "dlq.f:4", "state.f:1",
+                                   "in.e:4", "out.e:4", "dlq.e:4", "state.e:1"};
+    for (size_t i = 0; i < sizeof(topics) / sizeof(topics[0]); i++) {
+        argv[n++] = "--topic";
+        argv[n++] = (char *)topics[i];
+    }
+    argv[n] = NULL;
+    g_mock = sw_proc_spawn_io(argv, &g_mock_in, path_in("mock.out"), path_in("mock.err"));
+    char *boot = sw_proc_wait_file(path_in("bootstrap"), 30000);
+    SW_ASSERT(boot, "the mock cluster did not start (see %s)", path_in("mock.err"));
+    snprintf(g_boot, sizeof(g_boot), "%s", boot);
+    free(boot);
+    int failed = 0;
+    const char *only = getenv("SW_FAULTS_ONLY"); /* one scenario, for debugging */
+    if (!only || !strcmp(only, "kill9")) failed += test_kill9();
+    if (!only || !strcmp(only, "rebalance")) failed += test_rebalance();
+    if (!only || !strcmp(only, "faults")) failed += test_broker_faults();
+    if (!only || !strcmp(only, "eos")) failed += test_exactly_once();
+    close(g_mock_in);
+    sw_proc_kill(g_mock);
+    printf("test_faults: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
+    return failed ? 1 : 0;
+}
