@@ -1,26 +1,48 @@
-# stormwatch: thin wrapper around CMake. `make` builds build/stormwatch;
-# `make test` installs missing Debian packages, builds and runs every test
-# (and, with CI=true, the whole suite again under ASan+UBSan); `make demo`
-# sets everything up and runs the main job on its embedded default;
-# `make bench` runs the benchmarks (bench/run.sh).
+# stormwatch: thin wrapper around scripts/build.sh (CMake) and ctest; the
+# Makefile, CI (.ci/run) and docker/Dockerfile all build through
+# scripts/build.sh. `make` builds build/stormwatch; `make test` installs
+# missing Debian packages, builds and runs every test (and, with CI=true, the
+# suite again under ASan+UBSan); `make demo` sets everything up and runs the
+# main job on its embedded default; `make bench` runs the benchmarks.
 
-BUILD     ?= build
-ASAN      ?= build-asan
-JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
-CMAKE     ?= cmake
+BUILD      ?= build
+ASAN       ?= build-asan
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE      ?= cmake
 # Twice the cores: the Kafka scenario tests mostly wait on broker timeouts.
-CTEST_ARGS ?= --output-on-failure --timeout 900 -j $(shell expr $(JOBS) \* 2)
+# No label summary: ctest's "N% tests passed" line (then "Total Test time")
+# stays the last thing `make test` prints.
+CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* 2)
+# Left out of the sanitizer pass: test_fuzz_short (label fuzz) runs
+# scripts/fuzz.sh, whose libFuzzer build is already ASan+UBSan; a second
+# run would only repeat it.
+ASAN_CTEST_ARGS ?= -LE '^fuzz$$'
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 
-.PHONY: all build deps deps-build test test-asan demo bench fuzz clean help
+BUILD_SH = CMAKE='$(CMAKE)' scripts/build.sh -j $(JOBS)
+# The tests are configured when their libraries (cmocka, jansson) are
+# installed; `make test` requires them (install-deps.sh test installs them).
+TESTS_AUTO = $$(pkg-config --exists cmocka jansson 2>/dev/null && echo ON || echo OFF)
+
+# No "Entering/Leaving directory" lines from the sub-makes.
+MAKEFLAGS += --no-print-directory
+
+.PHONY: all build deps deps-build test test-asan demo bench bench-kafka soak fuzz clean help
 
 all: build
 
 help:
-	@echo "make          build $(BUILD)/stormwatch"
-	@echo "make test     install missing packages, build, run all tests (CI=true: also under ASan+UBSan)"
-	@echo "make demo     install missing packages, build, run 'stormwatch demo'"
-	@echo "make bench    run the benchmarks (bench/run.sh)"
-	@echo "make test-asan  run the test suite under ASan+UBSan"
+	@echo "make             build $(BUILD)/stormwatch (and the tests when cmocka and jansson are installed)"
+	@echo "make test        install missing packages, build, run all tests (CI=true: then again under ASan+UBSan)"
+	@echo "make test-asan   install missing packages, run the test suite under ASan+UBSan ($(ASAN))"
+	@echo "make demo        install missing packages, build, run 'stormwatch demo'"
+	@echo "make bench       run the benchmarks (bench/run.sh)"
+	@echo "make bench-kafka run the Kafka benchmark (bench/kafka.sh)"
+	@echo "make soak        run the soak test (bench/soak.sh)"
+	@echo "make fuzz        long libFuzzer run of every target (scripts/fuzz.sh --long)"
+	@echo "make clean       remove the build directories"
+	@echo "Variables: BUILD=$(BUILD) ASAN=$(ASAN) BUILD_TYPE=$(BUILD_TYPE) JOBS=$(JOBS) CMAKE=$(CMAKE)"
 
 deps-build:
 	@scripts/install-deps.sh build
@@ -28,32 +50,39 @@ deps-build:
 deps:
 	@scripts/install-deps.sh test
 
-$(BUILD)/CMakeCache.txt:
-	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
-
-build: $(BUILD)/CMakeCache.txt
-	$(CMAKE) --build $(BUILD) -j $(JOBS)
+build:
+	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) -- -DSW_BUILD_TESTS=$(TESTS_AUTO)
 
 test: deps
-	$(MAKE) build
+	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) -- -DSW_BUILD_TESTS=ON
 	cd $(BUILD) && ctest $(CTEST_ARGS)
 ifeq ($(CI),true)
 	$(MAKE) test-asan
 endif
 
 test-asan: deps
-	$(CMAKE) -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DSW_SANITIZE=ON
-	$(CMAKE) --build $(ASAN) -j $(JOBS)
-	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest $(CTEST_ARGS)
+	$(BUILD_SH) -B $(ASAN) -t Debug -- -DSW_SANITIZE=ON -DSW_BUILD_TESTS=ON
+	cd $(ASAN) && $(ASAN_ENV) ctest $(CTEST_ARGS) $(ASAN_CTEST_ARGS)
 
 demo: deps-build
-	$(MAKE) build
+	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) --target stormwatch -- -DSW_BUILD_TESTS=$(TESTS_AUTO)
 	$(BUILD)/stormwatch demo
 
 bench: deps
-	$(MAKE) build
-	bench/run.sh
+	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) --target stormwatch -- -DSW_BUILD_TESTS=$(TESTS_AUTO)
+	BENCH_BIN=$(abspath $(BUILD))/stormwatch bench/run.sh
+
+# Scripts of their own (bench/kafka.sh, bench/soak.sh): the targets build
+# $(BUILD)/stormwatch, pass its path as SW_BIN and BENCH_BIN, and say so when
+# a script is not there yet.
+bench-kafka soak: deps-build
+	@script=bench/$(if $(filter soak,$@),soak,kafka).sh; \
+	  if [ ! -x "$$script" ]; then echo "make $@: $$script is not there (or not executable)" >&2; exit 1; fi
+	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) --target stormwatch -- -DSW_BUILD_TESTS=$(TESTS_AUTO)
+	SW_BIN=$(abspath $(BUILD))/stormwatch BENCH_BIN=$(abspath $(BUILD))/stormwatch bench/$(if $(filter soak,$@),soak,kafka).sh
+
+fuzz: deps
+	scripts/fuzz.sh --long
 
 clean:
-	rm -rf $(BUILD) $(ASAN) build-dev build-tests build-tests-asan
+	rm -rf $(BUILD) $(ASAN) build-fuzz build-dev build-tests build-tests-asan

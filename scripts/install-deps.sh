@@ -2,12 +2,22 @@
 # Installs the Debian packages stormwatch needs to build and test, only
 # those that are missing. Uses apt-get as root, or through sudo.
 # Usage: scripts/install-deps.sh [build|test|demo|bench|all]
+#   build, demo        compiler, CMake, pkg-config and the libraries the
+#                      binary links (librdkafka, libmicrohttpd, zlib; Avro C)
+#   test, bench, all   also what the tests link and call: cmocka and jansson
+#                      (unit tests), python3 + python3-yaml and docker-compose
+#                      (tests/test_deploy.sh: compose and structural checks),
+#                      kubectl (kubernetes-client, only when no kubectl is on
+#                      PATH: kustomize rendering), clang + libclang-rt-14-dev
+#                      (libFuzzer: test_fuzz_short runs scripts/fuzz.sh)
 set -eu
 what=${1:-test}
-pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev"
+pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev"
 case "$what" in
   build|demo) ;;
-  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev" ;;
+  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml docker-compose clang libclang-rt-14-dev"
+    # Debian 12's kubectl, unless one (e.g. a newer upstream build) is on PATH.
+    command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client" ;;
   *) echo "install-deps.sh: unknown target '$what' (expected build, test, demo, bench or all)" >&2; exit 2 ;;
 esac
 missing=""
