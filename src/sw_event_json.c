@@ -2,7 +2,9 @@
  * Event -> TelemetryEvent v3 JSON (see sw_event_json.h). The contract is a
  * round trip: sw_tdec_json() of the output gives back the event, so every
  * value is written the way the decoder reads it, and the metadata text is
- * copied byte for byte whenever it already says what the event says.
+ * copied byte for byte whenever it already says what the event says (and
+ * fits on one line). Allocates only when the metadata may hold a phase
+ * scope or spans lines.
  */
 #include "stormwatch/sw_event_json.h"
 
@@ -47,13 +49,14 @@ static bool phase_eq(const sw_phase_scope_t *a, const sw_phase_scope_t *b)
     return true;
 }
 
-/* Whether the JSON decoder finds ev's phase scope in ev's metadata text.
- * Asks the decoder itself (on a minimal event around the text), so the
- * answer cannot drift from its rules. */
-static bool meta_carries_phase(const sw_event_t *ev)
+/* What the JSON decoder makes of ev's metadata text: *found when it sees
+ * a phase scope there, *same when that scope is ev's. Asks the decoder
+ * itself (on a minimal event around the text), so the answer cannot drift
+ * from its rules. */
+static void meta_phase(const sw_event_t *ev, bool *found, bool *same)
 {
     static const char head[] = "{\"timestamp_ns\": 0, \"event_type\": \"x\", \"metadata\": ";
-    if (ev->metadata_json.len == 0) return false;
+    *found = *same = false;
     sw_buf_t doc;
     sw_buf_init(&doc);
     sw_buf_put(&doc, head, sizeof(head) - 1);
@@ -62,11 +65,21 @@ static bool meta_carries_phase(const sw_event_t *ev)
     sw_tdec_t *dec = sw_tdec_new();
     sw_event_t got;
     char errstr[8];
-    bool same = sw_tdec_json(dec, doc.data, doc.len, &got, errstr, sizeof(errstr)) == SW_OK &&
-                got.has_phase && phase_eq(&got.phase, &ev->phase);
+    if (sw_tdec_json(dec, doc.data, doc.len, &got, errstr, sizeof(errstr)) == SW_OK &&
+        got.has_phase) {
+        *found = true;
+        *same = ev->has_phase && phase_eq(&got.phase, &ev->phase);
+    }
     sw_tdec_destroy(dec);
     sw_buf_clear(&doc);
-    return same;
+}
+
+/* Whether the metadata text may hold a phase_scope key (escaped or not):
+ * a cheap filter before asking the decoder. */
+static bool meta_may_have_phase(sw_str_t text)
+{
+    return text.len > 0 && (memmem(text.ptr, text.len, "phase", 5) ||
+                            memmem(text.ptr, text.len, "\\u", 2));
 }
 
 static void put_phase_scope(sw_buf_t *out, const sw_phase_scope_t *ps)
@@ -100,10 +113,10 @@ static void put_phase_scope(sw_buf_t *out, const sw_phase_scope_t *ps)
 }
 
 /* The metadata object with its members copied as they are, except any
- * "phase_scope", which is replaced by the typed scope. The text was
- * validated by the decoder that filled the event; should it not scan
- * anyway, only the typed scope is kept. */
-static void put_meta_with_phase(sw_buf_t *out, const sw_event_t *ev)
+ * "phase_scope": replaced by the typed scope when the event has one, left
+ * out when it has none. The text was validated by the decoder that filled
+ * the event; should it not scan anyway, only the typed scope is kept. */
+static void put_meta_rebuilt(sw_buf_t *out, const sw_event_t *ev)
 {
     sw_str_t text = ev->metadata_json;
     char *scratch = sw_malloc(text.len + 16);
@@ -143,12 +156,38 @@ static void put_meta_with_phase(sw_buf_t *out, const sw_event_t *ev)
     }
     sw_buf_putc(out, '{');
     sw_buf_put(out, members.data, members.len);
-    if (members.len) sw_buf_put(out, ", ", 2);
-    sw_buf_puts(out, "\"phase_scope\": ");
-    put_phase_scope(out, &ev->phase);
+    if (ev->has_phase) {
+        if (members.len) sw_buf_put(out, ", ", 2);
+        sw_buf_puts(out, "\"phase_scope\": ");
+        put_phase_scope(out, &ev->phase);
+    }
     sw_buf_putc(out, '}');
     sw_buf_clear(&members);
     free(scratch);
+}
+
+/* The metadata value: the event's text when the decoder reads the same
+ * phase scope (or none) from it, else rebuilt; line breaks (whitespace
+ * between tokens: JSON strings cannot hold them raw) become spaces. */
+static void put_metadata(sw_jw_t *jw, const sw_event_t *ev)
+{
+    bool found = false, same = false;
+    if (ev->has_phase || meta_may_have_phase(ev->metadata_json))
+        meta_phase(ev, &found, &same);
+    bool rebuild = ev->has_phase ? !same : found;
+    sw_str_t text = ev->metadata_json.len ? ev->metadata_json : sw_str("{}");
+    if (!rebuild && !memchr(text.ptr, '\n', text.len) && !memchr(text.ptr, '\r', text.len)) {
+        sw_jw_raw(jw, text);
+        return;
+    }
+    sw_buf_t meta;
+    sw_buf_init(&meta);
+    if (rebuild) put_meta_rebuilt(&meta, ev);
+    else sw_buf_put(&meta, text.ptr, text.len);
+    for (size_t i = 0; i < meta.len; i++)
+        if (meta.data[i] == '\n' || meta.data[i] == '\r') meta.data[i] = ' ';
+    sw_jw_raw(jw, (sw_str_t){meta.data, meta.len});
+    sw_buf_clear(&meta);
 }
 
 void sw_event_json(sw_buf_t *buf, const sw_event_t *ev)
@@ -183,17 +222,7 @@ void sw_event_json(sw_buf_t *buf, const sw_event_t *ev)
     put_opt_i64(&jw, "device_total_bytes", ev->device_total_bytes);
     put_opt_str(&jw, "context", ev->context.set, ev->context.value);
     sw_jw_key(&jw, "metadata");
-    if (ev->has_phase && !meta_carries_phase(ev)) {
-        sw_buf_t meta;
-        sw_buf_init(&meta);
-        put_meta_with_phase(&meta, ev);
-        sw_jw_raw(&jw, (sw_str_t){meta.data, meta.len});
-        sw_buf_clear(&meta);
-    } else if (ev->metadata_json.len > 0) {
-        sw_jw_raw(&jw, ev->metadata_json);
-    } else {
-        sw_jw_raw(&jw, sw_str("{}"));
-    }
+    put_metadata(&jw, ev);
     put_opt_str(&jw, "job_id", ev->has_job_id, ev->job_id);
     sw_jw_key(&jw, "rank");
     sw_jw_i64(&jw, ev->rank);

@@ -19,10 +19,14 @@
  * @param ev borrowed during the call.
  * @remark Carried fields the event lacks are written as null, except
  *         device_used_bytes, which is left out (null is invalid there).
- *         metadata is the event's raw metadata text; when the event has a
- *         typed phase scope (from Avro) that this text does not carry,
- *         the text's other members are kept and "phase_scope" is written
- *         from the typed scope, so that decoding finds the same scope.
+ *         metadata is the event's raw metadata text, with line breaks
+ *         between its tokens turned into spaces (Avro may carry a
+ *         multi-line text). When the text's phase_scope is not what the
+ *         event has (Avro: a typed scope the text lacks, or a typed field
+ *         that was not a boundary while the text holds a good one), the
+ *         text's other members are kept and "phase_scope" is written from
+ *         the typed scope, or left out, so that decoding finds the same
+ *         scope, or none. Only then does the metadata text change.
  */
 void sw_event_json(sw_buf_t *buf, const sw_event_t *ev);
 
