@@ -72,6 +72,25 @@ static void put_suspect(sw_jw_t *jw, const sw_suspect_t *s)
     sw_jw_end_obj(jw);
     sw_jw_key(jw, "phase_attribution");
     put_phase(jw, &s->phase);
+    if (s->n_timeline) {
+        sw_jw_key(jw, "timeline");
+        sw_jw_obj(jw);
+        sw_jw_key(jw, "aligned_timestamp_ns");
+        sw_jw_arr(jw);
+        for (size_t i = 0; i < s->n_timeline; i++) sw_jw_i64(jw, s->timeline_aligned_ns[i]);
+        sw_jw_end_arr(jw);
+        sw_jw_key(jw, "device_used_bytes");
+        sw_jw_arr(jw);
+        for (size_t i = 0; i < s->n_timeline; i++) sw_jw_i64(jw, s->timeline_used[i]);
+        sw_jw_end_arr(jw);
+        sw_jw_key(jw, "window_samples");
+        sw_jw_i64(jw, s->timeline_window);
+        sw_jw_key(jw, "spike_start_index");
+        sw_jw_u64(jw, s->timeline_spike_start);
+        sw_jw_key(jw, "spike_index");
+        sw_jw_u64(jw, s->timeline_spike);
+        sw_jw_end_obj(jw);
+    }
     sw_jw_end_obj(jw);
 }
 

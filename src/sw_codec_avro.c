@@ -1032,6 +1032,15 @@ static void put_phase_attr(sw_buf_t *out, const sw_phase_attr_t *ph)
     put_opt_str_clean(out, unique, ph->thread_name);
 }
 
+static void put_i64_array(sw_buf_t *out, const int64_t *v, size_t n)
+{
+    if (n) {
+        put_long(out, (int64_t)n);
+        for (size_t i = 0; i < n; i++) put_long(out, v[i]);
+    }
+    put_long(out, 0);
+}
+
 static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
 {
     put_long(out, s->rank);
@@ -1044,15 +1053,16 @@ static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
     put_long(out, s->peak_delta_bytes); /* evidence.device_used_delta_bytes */
     put_long(out, s->supporting_ranks);
     put_phase_attr(out, &s->phase);
-}
-
-static void put_i64_array(sw_buf_t *out, const int64_t *v, size_t n)
-{
-    if (n) {
-        put_long(out, (int64_t)n);
-        for (size_t i = 0; i < n; i++) put_long(out, v[i]);
+    if (!s->n_timeline) {
+        put_long(out, 0); /* timeline: null */
+        return;
     }
-    put_long(out, 0);
+    put_long(out, 1);
+    put_i64_array(out, s->timeline_aligned_ns, s->n_timeline);
+    put_i64_array(out, s->timeline_used, s->n_timeline);
+    put_long(out, s->timeline_window);
+    put_long(out, (int64_t)s->timeline_spike_start);
+    put_long(out, (int64_t)s->timeline_spike);
 }
 
 static sw_err_t too_big(char *errstr, size_t errstr_size, const char *field, uint64_t v)
@@ -1367,6 +1377,20 @@ static bool js_suspect(rd_t *rd, sw_jw_t *jw)
     rd->prefix = "";
     sw_jw_end_obj(jw);
     if (!js_phase_attr(rd, jw)) return false;
+    bool set = false;
+    rd->field = "timeline";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        sw_jw_key(jw, "timeline");
+        sw_jw_obj(jw);
+        rd->prefix = "timeline.";
+        if (!js_long_array(rd, jw, "aligned_timestamp_ns") ||
+            !js_long_array(rd, jw, "device_used_bytes") || !js_long(rd, jw, "window_samples") ||
+            !js_long(rd, jw, "spike_start_index") || !js_long(rd, jw, "spike_index"))
+            return false;
+        rd->prefix = "";
+        sw_jw_end_obj(jw);
+    }
     sw_jw_end_obj(jw);
     return true;
 }

@@ -751,6 +751,37 @@ static int i64_cmp(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
+/* Each suspect's timeline excerpt, from its window. The budget shrinks
+ * with many suspects so that a record stays small. */
+static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analysis_t *out)
+{
+    if (out->n_suspects == 0) return;
+    size_t max = SW_TIMELINE_RECORD_POINTS / out->n_suspects;
+    if (max > SW_TIMELINE_MAX_POINTS) max = SW_TIMELINE_MAX_POINTS;
+    if (max < SW_TIMELINE_MIN_POINTS) max = SW_TIMELINE_MIN_POINTS;
+    uint32_t *idx = sw_arena_alloc(&det->arena, max * sizeof(*idx));
+    /* The suspects live in the detector's arena: this is their last step. */
+    sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    for (size_t i = 0; i < out->n_suspects; i++) {
+        uint32_t ri;
+        if (!sw_imap_get(&j->rank_map, sus[i].rank, &ri)) continue;
+        const rank_t *r = &j->ranks[ri];
+        sw_win_excerpt_t x;
+        x.max = max;
+        x.aligned = sw_arena_alloc(&det->arena, max * sizeof(*x.aligned));
+        x.used = sw_arena_alloc(&det->arena, max * sizeof(*x.used));
+        sw_win_excerpt(&r->win, &ctx, r->c_spike_ts, r->c_src, r->c_samples,
+                       (int64_t)((uint64_t)r->first_ts - (uint64_t)afirst), idx, &x);
+        sus[i].n_timeline = x.n;
+        sus[i].timeline_aligned_ns = x.aligned;
+        sus[i].timeline_used = x.used;
+        sus[i].timeline_spike_start = x.spike_start;
+        sus[i].timeline_spike = x.spike;
+        sus[i].timeline_window = r->win.n;
+    }
+}
+
 /* Analysis A of SPEC 6 step 4 from the incremental state. */
 static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
 {
@@ -815,6 +846,7 @@ static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
     in.n_cands_total = j->ncands;
     in.phase = j->phase;
     sw_assemble(&in, &det->arena, out);
+    add_timelines(det, j, afirst, out);
 }
 
 static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "stormwatch/sw_alloc.h"
+#include "stormwatch/sw_analysis.h"
 #include "sw_assemble.h"
 
 static uint32_t pow2_at_least(uint32_t x)
@@ -375,4 +376,64 @@ bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
     out->samples = (int64_t)(lo - lb);
     out->src = win->src[s];
     return true;
+}
+
+size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max, uint32_t *out)
+{
+    if (n <= max) {
+        for (size_t i = 0; i < n; i++) out[i] = (uint32_t)i;
+        return n;
+    }
+    if (npinned > max) npinned = max;
+    /* Unpinned points number m; the k-th chosen is the floor(k*m/b)-th of
+     * them, so the b picks spread evenly and start with the first. */
+    size_t m = n - npinned, b = max - npinned, k = 0, u = 0, p = 0, got = 0;
+    size_t next = 0;
+    for (size_t i = 0; i < n && got < max; i++) {
+        if (p < npinned && pinned[p] == i) {
+            out[got++] = (uint32_t)i;
+            p++;
+            continue;
+        }
+        if (k < b && u == next) {
+            out[got++] = (uint32_t)i;
+            k++;
+            next = (size_t)(((unsigned __int128)k * m) / b);
+        }
+        u++;
+    }
+    return got;
+}
+
+void sw_win_excerpt(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t spike_ts,
+                    uint32_t spike_src, int64_t steps, int64_t offset, uint32_t *idx,
+                    sw_win_excerpt_t *x)
+{
+    x->n = 0;
+    x->spike_start = x->spike = 0;
+    if (win->n == 0) return;
+    bool equal;
+    uint32_t at = lower_bound(win, ctx, spike_ts, spike_src, &equal);
+    if (at >= win->n) at = win->n - 1;
+    uint32_t base = steps > 0 && (uint64_t)steps <= at ? at - (uint32_t)steps : 0;
+    /* Pinned: the whole rising run when it takes at most half the budget,
+     * else its base and its spike sample; and the last sample. */
+    size_t pins[SW_TIMELINE_MAX_POINTS / 2 + 1], np = 0;
+    size_t run = (size_t)(at - base) + 1;
+    if (run <= x->max / 2 && run < sizeof(pins) / sizeof(pins[0])) {
+        for (uint32_t i = base; i <= at; i++) pins[np++] = i;
+    } else {
+        pins[np++] = base;
+        if (at != base) pins[np++] = at;
+    }
+    if (win->n - 1 != at) pins[np++] = win->n - 1;
+    size_t got = sw_pick_points(win->n, pins, np, x->max, idx);
+    for (size_t k = 0; k < got; k++) {
+        const sw_wslot_t *sl = &win->slot[slot(win, idx[k])];
+        x->aligned[k] = (int64_t)((uint64_t)sl->ts - (uint64_t)offset);
+        x->used[k] = sl->used;
+        if (idx[k] == base) x->spike_start = k;
+        if (idx[k] == at) x->spike = k;
+    }
+    x->n = got;
 }

@@ -92,6 +92,37 @@ bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32
 sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
                            uint32_t src, int64_t off);
 
+/**
+ * @brief Choose at most @p max of @p n ordered points: the pinned indices
+ *        (ascending, distinct, < n) always, the others spread evenly over
+ *        the rest of the budget (the first of them included).
+ * @param out receives the chosen indices, ascending; room for min(n, max).
+ * @returns the number chosen (n when n <= max).
+ */
+size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max, uint32_t *out);
+
+/** A timeline excerpt being filled (arrays with room for max points). */
+typedef struct sw_win_excerpt_s {
+    size_t max;            /**< budget, >= 3 */
+    int64_t *aligned;      /**< out: timestamp - offset */
+    int64_t *used;         /**< out: device_used */
+    size_t n;              /**< out: points */
+    size_t spike_start;    /**< out: index of the spike's base sample */
+    size_t spike;          /**< out: index of the spike sample */
+} sw_win_excerpt_t;
+
+/**
+ * @brief Down-sampled excerpt of the window: the spike (the sample with key
+ *        (@p spike_ts, @p spike_src), @p steps rising steps after its base),
+ *        the last sample, and evenly spread others.
+ * @param offset subtracted from each timestamp (wrapping, like the aligned
+ *        spike time).
+ * @param idx scratch of x->max entries.
+ */
+void sw_win_excerpt(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t spike_ts,
+                    uint32_t spike_src, int64_t steps, int64_t offset, uint32_t *idx,
+                    sw_win_excerpt_t *x);
+
 /** @brief Smallest input offset among retained samples (INT64_MAX when empty). */
 int64_t sw_win_min_offset(const sw_win_t *win);
 

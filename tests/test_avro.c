@@ -60,7 +60,7 @@ static const char *const k_alert_fields[] = {
 static bool is_branch_name(const char *k)
 {
     static const char *const names[] = {"string", "long", "int", "PhaseScope", "PhaseAttribution",
-                                        "PhaseSummary", "AlertSource"};
+                                        "PhaseSummary", "AlertSource", "Timeline"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         size_t n = strlen(names[i]), kl = strlen(k);
         if (strcmp(k, names[i]) == 0) return true;
@@ -272,13 +272,15 @@ static json_t *expected_event(json_t *src, const sw_event_t *ev)
 }
 
 /* Avro C view of an alert in sw_alert_json_record()'s shape: null
- * members of phase_attribution and a null source are left out there. */
+ * members of phase_attribution, a null timeline and a null source are
+ * left out there. */
 static void alert_drop_nulls(json_t *rec)
 {
     if (json_is_null(json_object_get(rec, "source"))) json_object_del(rec, "source");
     size_t i;
     json_t *s;
     json_array_foreach(json_object_get(rec, "first_cause_suspects"), i, s) {
+        if (json_is_null(json_object_get(s, "timeline"))) json_object_del(s, "timeline");
         json_t *pa = json_object_get(s, "phase_attribution");
         if (!json_is_object(pa)) continue;
         const char *k;

@@ -106,6 +106,58 @@ static int cand_cmp(const void *a, const void *b)
     return sw_cand_cmp(a, b);
 }
 
+/* A suspect's excerpt: at most min(250, max(8, 4096 / suspects)) points;
+ * pinned are the spike's rising run (all of it when it fills at most half
+ * the budget, else its base and spike sample) and the last sample; the
+ * other b = budget - pinned points are the unpinned ones of ordinal
+ * floor(k * unpinned / b), k = 0 .. b-1. */
+static void model_timeline(sw_arena_t *arena, const mrank_t *r, size_t at, size_t steps,
+                           int64_t offset, size_t nsus, sw_suspect_t *s)
+{
+    size_t max = 4096 / nsus;
+    if (max > 250) max = 250;
+    if (max < 8) max = 8;
+    size_t n = r->n, base = at - steps;
+    bool *pin = sw_arena_calloc(arena, n, sizeof(*pin));
+    bool *take = sw_arena_calloc(arena, n, sizeof(*take));
+    if (steps + 1 <= max / 2) {
+        for (size_t k = base; k <= at; k++) pin[k] = true;
+    } else {
+        pin[base] = pin[at] = true;
+    }
+    pin[n - 1] = true;
+    size_t npin = 0;
+    for (size_t k = 0; k < n; k++) npin += pin[k];
+    if (n <= max) {
+        for (size_t k = 0; k < n; k++) take[k] = true;
+    } else {
+        size_t b = max - npin, unp = n - npin, u = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (pin[k]) {
+                take[k] = true;
+                continue;
+            }
+            for (size_t q = 0; q < b; q++)
+                if ((size_t)((unsigned __int128)q * unp / b) == u) take[k] = true;
+            u++;
+        }
+    }
+    int64_t *t = sw_arena_alloc(arena, n * sizeof(*t));
+    int64_t *used = sw_arena_alloc(arena, n * sizeof(*used));
+    size_t got = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!take[k]) continue;
+        if (k == base) s->timeline_spike_start = got;
+        if (k == at) s->timeline_spike = got;
+        t[got] = (int64_t)((uint64_t)r->w[k].ts - (uint64_t)offset);
+        used[got++] = r->w[k].used;
+    }
+    s->n_timeline = got;
+    s->timeline_aligned_ns = t;
+    s->timeline_used = used;
+    s->timeline_window = (int64_t)n;
+}
+
 /* Analysis A (SPEC 6 step 4) from scratch. */
 static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
 {
@@ -161,9 +213,11 @@ static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
         }
     sw_i128 median = ng ? sw_median_of(gaps[(ng - 1) / 2], gaps[ng / 2], ng) : 0;
     sw_cand_t *cands = sw_arena_alloc(&m->arena, n * sizeof(*cands));
+    size_t *spike_at = sw_arena_alloc(&m->arena, n * sizeof(*spike_at));
     size_t nc = 0;
     for (size_t i = 0; i < n; i++) {
         const mrank_t *r = &rs[i];
+        spike_at[i] = 0;
         if (r->n < 2) continue;
         int64_t mx = r->w[0].used;
         for (size_t k = 1; k < r->n; k++)
@@ -188,6 +242,7 @@ static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
             c->samples = steps;
             c->has_session = r->w[k].has_session;
             c->session = sw_arena_str(&m->arena, sw_str(r->w[k].session));
+            spike_at[i] = k;
             break;
         }
     }
@@ -209,6 +264,14 @@ static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
     in.n_cands_total = nc;
     in.phase = j->phase;
     sw_assemble(&in, &m->arena, out);
+    /* Timeline excerpts, by the documented rule spelled out naively. */
+    sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
+    for (size_t s = 0; s < out->n_suspects; s++) {
+        size_t i = 0;
+        while (rs[i].rank != sus[s].rank) i++;
+        model_timeline(&m->arena, &rs[i], spike_at[i], (size_t)sus[s].spike_window_samples,
+                       offsets[i], out->n_suspects, &sus[s]);
+    }
 }
 
 /* One event through the model; *rec set when a record is emitted. */

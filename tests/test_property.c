@@ -143,6 +143,43 @@ typedef struct records_s {
     size_t nsummaries;
 } records_t;
 
+/* What a suspect's timeline excerpt must satisfy, whatever the samples:
+ * the budget, time order, the spike where the suspect says it is, the
+ * whole window counted. */
+static void check_timeline(const sw_analysis_t *a, const sw_suspect_t *s)
+{
+    size_t budget = 4096 / a->n_suspects;
+    budget = budget > 250 ? 250 : budget < 8 ? 8 : budget;
+    CHECK(s->n_timeline > 0, "rank %lld: no timeline", (long long)s->rank);
+    if (!s->n_timeline) return;
+    CHECK(s->n_timeline <= budget, "rank %lld: %zu points > %zu", (long long)s->rank,
+          s->n_timeline, budget);
+    for (size_t k = 0; k < a->n_counts; k++)
+        if (a->counts[k].rank == s->rank) {
+            CHECK(s->timeline_window == a->counts[k].value, "rank %lld: window %lld != count %lld",
+                  (long long)s->rank, (long long)s->timeline_window, (long long)a->counts[k].value);
+            CHECK(s->n_timeline == (size_t)(s->timeline_window < (int64_t)budget ? s->timeline_window
+                                                                              : (int64_t)budget),
+                  "rank %lld: %zu points of %lld", (long long)s->rank, s->n_timeline,
+                  (long long)s->timeline_window);
+        }
+    for (size_t k = 1; k < s->n_timeline; k++)
+        CHECK(s->timeline_aligned_ns[k - 1] <= s->timeline_aligned_ns[k], "rank %lld: point %zu out of order",
+              (long long)s->rank, k);
+    size_t sp = s->timeline_spike, st = s->timeline_spike_start;
+    CHECK(st <= sp && sp < s->n_timeline, "rank %lld: spike indices %zu, %zu", (long long)s->rank, st, sp);
+    if (!(st <= sp && sp < s->n_timeline)) return;
+    CHECK((uint64_t)s->timeline_aligned_ns[sp] == s->aligned_first_spike_timestamp_ns,
+          "rank %lld: spike point at %lld, suspect at %llu", (long long)s->rank,
+          (long long)s->timeline_aligned_ns[sp], (unsigned long long)s->aligned_first_spike_timestamp_ns);
+    CHECK(s->timeline_used[sp] - s->timeline_used[st] == s->peak_delta_bytes,
+          "rank %lld: excerpt rise %lld != peak %lld", (long long)s->rank,
+          (long long)(s->timeline_used[sp] - s->timeline_used[st]), (long long)s->peak_delta_bytes);
+    if ((size_t)s->spike_window_samples + 1 <= budget / 2)
+        CHECK(sp - st == (size_t)s->spike_window_samples, "rank %lld: run of %zu points, %lld steps",
+              (long long)s->rank, sp - st + 1, (long long)s->spike_window_samples);
+}
+
 static void on_summary(void *opaque, const sw_record_t *rec)
 {
     records_t *r = opaque;
@@ -150,9 +187,22 @@ static void on_summary(void *opaque, const sw_record_t *rec)
     sw_buf_putc(&r->json, '\n');
     r->n++;
     r->nsummaries++;
+    /* The batch analysis has no timeline excerpts: check them here, then
+     * compare the rest. */
+    const sw_analysis_t *a = &rec->analysis;
+    sw_suspect_t *bare = calloc(a->n_suspects + 1, sizeof(*bare));
+    for (size_t i = 0; i < a->n_suspects; i++) {
+        const sw_suspect_t *s = &a->suspects[i];
+        check_timeline(a, s);
+        bare[i] = *s;
+        bare[i].n_timeline = 0;
+    }
+    sw_analysis_t copy = *a;
+    copy.suspects = bare;
     r->summary.len = 0;
-    sw_alert_json_analysis(&r->summary, &rec->analysis, 0);
+    sw_alert_json_analysis(&r->summary, &copy, 0);
     sw_buf_cstr(&r->summary);
+    free(bare);
 }
 
 /* Feed the input (each sample @p copies times in a row) into a fresh

@@ -236,12 +236,56 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_intern_destroy(strs);
 }
 
+/* sw_pick_points: every pinned point kept, min(n, max) points in order,
+ * the unpinned ones spread evenly: consecutive picks among them are at most
+ * ceil(unpinned / budget) + 1 apart, the first unpinned one is picked. */
+static void test_pick_points(void **state)
+{
+    (void)state;
+    uint64_t seed = 5;
+    uint32_t out[300];
+    size_t pins[300];
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t n = 1 + rng(&seed) % 600, max = 3 + rng(&seed) % 250;
+        bool pinned[600] = {false};
+        size_t np = 0;
+        size_t want_pins = rng(&seed) % (max < n ? max : n);
+        for (size_t k = 0; k < want_pins; k++) pinned[rng(&seed) % n] = true;
+        for (size_t i = 0; i < n; i++)
+            if (pinned[i]) pins[np++] = i;
+        size_t got = sw_pick_points(n, pins, np, max, out);
+        assert_int_equal(got, n < max ? n : max);
+        for (size_t k = 1; k < got; k++) assert_true(out[k - 1] < out[k]);
+        size_t p = 0;
+        for (size_t k = 0; k < got && p < np; k++)
+            if (out[k] == pins[p]) p++;
+        assert_int_equal(p, np);
+        if (n <= max || np == max) continue;
+        size_t unp = n - np, b = max - np, step = (unp + b - 1) / b;
+        /* ordinals (among unpinned points) of the unpinned picks */
+        size_t u = 0, k = 0, prev = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            if (pinned[i]) continue;
+            bool picked = false;
+            while (k < got && out[k] < i) k++;
+            if (k < got && out[k] == i) picked = true;
+            if (picked) {
+                if (prev == SIZE_MAX) assert_int_equal(u, 0);
+                else assert_true(u - prev <= step + 1);
+                prev = u;
+            }
+            u++;
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order),
         cmocka_unit_test(test_late_and_duplicates),
         cmocka_unit_test(test_threshold_beyond_any_rise),
+        cmocka_unit_test(test_pick_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

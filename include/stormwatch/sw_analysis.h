@@ -78,7 +78,25 @@ typedef struct sw_suspect_s {
     bool has_session;                          /**< spike sample had a session_id */
     sw_str_t session_id;                       /**< its session_id */
     sw_phase_attr_t phase;                     /**< phase attribution */
+    /* Timeline excerpt of the rank's window (stream records; none in the
+     * batch analysis): parallel arrays of aligned time and device_used,
+     * down-sampled, always holding the spike's first and last sample and
+     * the window's last sample. */
+    size_t n_timeline;                         /**< 0: no excerpt */
+    const int64_t *timeline_aligned_ns;        /**< raw timestamp - offset */
+    const int64_t *timeline_used;              /**< device_used_bytes */
+    size_t timeline_spike_start;               /**< index of the rising run's base sample */
+    size_t timeline_spike;                     /**< index of the spike sample */
+    int64_t timeline_window;                   /**< samples in the window */
 } sw_suspect_t;
+
+/** Most points in a suspect's timeline excerpt. */
+#define SW_TIMELINE_MAX_POINTS 250
+/** Points of all excerpts of one record together, at most (each suspect
+ *  keeps at least SW_TIMELINE_MIN_POINTS), so alerts stay small. */
+#define SW_TIMELINE_RECORD_POINTS 4096
+/** Fewest points a suspect's excerpt is cut down to. */
+#define SW_TIMELINE_MIN_POINTS 8
 
 /** A (rank, value) pair of a rank-keyed map. */
 typedef struct sw_rank_val_s {
