@@ -7,6 +7,7 @@
  */
 #include "stormwatch/sw_batch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,11 +62,19 @@ size_t sw_batch_events(const sw_batch_t *b)
     return b->n_events;
 }
 
-void sw_batch_add(sw_batch_t *b, const sw_event_t *ev)
+sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t errstr_size)
 {
+    if (ev->kind == SW_EV_SAMPLE && (ev->world_size > SW_WORLD_SIZE_MAX || ev->rank >= SW_WORLD_SIZE_MAX)) {
+        bool ws = ev->world_size > SW_WORLD_SIZE_MAX;
+        if (errstr_size)
+            snprintf(errstr, errstr_size, "%s %lld exceeds the largest supported world size (%d)",
+                     ws ? "world_size" : "rank", (long long)(ws ? ev->world_size : ev->rank),
+                     SW_WORLD_SIZE_MAX);
+        return SW_ERR_LIMIT;
+    }
     b->n_events++;
     sw_phase_add(b->phase, ev);
-    if (ev->kind != SW_EV_SAMPLE) return;
+    if (ev->kind != SW_EV_SAMPLE) return SW_OK;
     if (b->n == b->cap) {
         b->cap = b->cap ? b->cap * 2 : 1024;
         b->s = sw_reallocarray(b->s, b->cap, sizeof(*b->s));
@@ -82,6 +91,7 @@ void sw_batch_add(sw_batch_t *b, const sw_event_t *ev)
     s->session = ev->has_session_id ? sw_intern_add(b->strs, ev->session_id) : 0;
     s->arrival = (uint32_t)b->n;
     b->n++;
+    return SW_OK;
 }
 
 /* Samples of one rank in (timestamp, pid, host) order, stable. */

@@ -34,9 +34,9 @@ static void usage(FILE *f)
 
 static bool add_event(void *opaque, const sw_event_t *ev, const char *file, uint64_t line)
 {
-    (void)file;
-    (void)line;
-    sw_batch_add(opaque, ev);
+    char err[160];
+    if (sw_batch_add(opaque, ev, err, sizeof(err)) != SW_OK)
+        fprintf(stderr, "%s:%llu: %s (skipped)\n", file, (unsigned long long)line, err);
     return true;
 }
 

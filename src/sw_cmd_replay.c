@@ -40,7 +40,8 @@ static void usage(FILE *f)
             "  --spike-fraction F     fraction of a rank's peak, 0..1 (default %.2f)\n"
             "  --skew-multiplier M    skew note factor (default %d)\n"
             "  --max-jobs N           jobs tracked at once, 0 = unlimited (default %d)\n"
-            "  --max-ranks-per-job N  bound on rank and world_size (default %d)\n"
+            "  --max-ranks-per-job N  bound on rank and world_size, 0 = the largest\n"
+            "                         supported, 16777216 (default %d)\n"
             "  --strict               the first invalid line is fatal (exit 2)\n"
             "  --stats                print engine counters as one JSON object on stderr\n"
             "                         at the end (events, duplicates, late, retained\n"
@@ -154,7 +155,7 @@ int sw_cmd_replay(int argc, char **argv)
         case 'f': ok = sw_cli_dbl("replay", "--spike-fraction", optarg, 0.0, 1.0, &p.spike_fraction); break;
         case 'k': ok = sw_cli_i64("replay", "--skew-multiplier", optarg, 1, 1000000, &p.skew_note_multiplier); break;
         case 'j': ok = sw_cli_i64("replay", "--max-jobs", optarg, 0, 100000000, &p.max_jobs); break;
-        case 'r': ok = sw_cli_i64("replay", "--max-ranks-per-job", optarg, 0, 100000000, &p.max_ranks_per_job); break;
+        case 'r': ok = sw_cli_i64("replay", "--max-ranks-per-job", optarg, 0, SW_WORLD_SIZE_MAX, &p.max_ranks_per_job); break;
         case 's': strict = true; break;
         case 'S': stats = true; break;
         case 'h': usage(stdout); return SW_EXIT_OK;

@@ -135,8 +135,9 @@ static const prop_t prop_table[P__CNT] = {
         "freed."),
     [P_MAX_JOBS] = INT_PROP("max.jobs", 0, 100000000, "10000",
         "Jobs tracked at once; events of further jobs are rejected (0 = unlimited)."),
-    [P_MAX_RANKS_PER_JOB] = INT_PROP("max.ranks.per.job", 0, 100000000, "131072",
-        "Samples with a rank >= this or a larger world_size are rejected (0 = unlimited)."),
+    [P_MAX_RANKS_PER_JOB] = INT_PROP("max.ranks.per.job", 0, 16777216, "131072",
+        "Samples with a rank >= this or a larger world_size are rejected (0 = up to "
+        "16777216, the largest supported world size)."),
     [P_PROCESSING_GUARANTEE] = ENUM_PROP("processing.guarantee", guarantees, "at_least_once",
         "at_least_once commits offsets after alerts are delivered; exactly_once uses Kafka "
         "transactions."),
@@ -908,6 +909,16 @@ static void put_env_name(sw_buf_t *b, const char *var, size_t len)
         sw_buf_putc(b, var[k] == '_' ? '.' : (char)tolower((unsigned char)var[k]));
 }
 
+/* put_quoted() of the first @p len bytes of @p s. */
+static void put_quoted_n(sw_buf_t *b, const char *s, size_t len)
+{
+    char *copy = sw_malloc(len + 1);
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    put_quoted(b, copy);
+    free(copy);
+}
+
 /* Apply one STORMWATCH_ variable: @p var points after the prefix, its
  * name ends at @p eq. */
 static sw_err_t env_apply(sw_conf_t *conf, const char *entry, const char *var, const char *eq,
@@ -941,7 +952,7 @@ static sw_err_t env_apply(sw_conf_t *conf, const char *entry, const char *var, c
     if (!mapped) {
         put_env_name(&name, var, len);
         sw_buf_puts(&msg, "environment variable ");
-        sw_buf_put(&msg, entry, (size_t)(eq - entry));
+        put_quoted_n(&msg, entry, (size_t)(eq - entry));
         sw_buf_puts(&msg, " does not name a configuration property");
         put_suggestions(&msg, sw_buf_cstr(&name), true);
         sw_buf_puts(&msg, " (" LIST_HINT ")");
@@ -953,7 +964,7 @@ static sw_err_t env_apply(sw_conf_t *conf, const char *entry, const char *var, c
     sw_conf_res_t res = sw_conf_set(conf, sw_buf_cstr(&name), eq + 1, sub, sizeof(sub));
     if (res != SW_CONF_OK) {
         sw_buf_puts(&msg, "environment variable ");
-        sw_buf_put(&msg, entry, (size_t)(eq - entry));
+        put_quoted_n(&msg, entry, (size_t)(eq - entry));
         sw_buf_printf(&msg, ": %s", sub);
         err_out(&msg, errstr, errstr_size);
         err = res2err(res);

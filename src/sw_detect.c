@@ -959,12 +959,16 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     det->arrivals++;
     *rec = NULL;
     bool sample = ev->kind == SW_EV_SAMPLE;
+    /* max.ranks.per.job, or (0 = unlimited) the hard ceiling. */
     int64_t max_ranks = det->params.max_ranks_per_job;
-    if (sample && max_ranks > 0 && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
+    bool hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
+    if (hard) max_ranks = SW_WORLD_SIZE_MAX;
+    if (sample && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
         det->st.limit_rejects++;
         bool ws = ev->world_size > max_ranks;
         limit_error(errstr, errstr_size, ws ? "world_size " : "rank ", ws ? ev->world_size : ev->rank,
-                    " exceeds max.ranks.per.job (", max_ranks);
+                    hard ? " exceeds the largest supported world size (" : " exceeds max.ranks.per.job (",
+                    max_ranks);
         return SW_ERR_LIMIT;
     }
     job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "stormwatch/sw_batch.h"
+#include "stormwatch/sw_detect.h"
 #include "stormwatch/sw_codec_alert.h"
 #include "stormwatch/sw_codec_telemetry.h"
 #include "sw_testlib.h"
@@ -521,7 +522,7 @@ static int feed_case(const batch_case_t *c, sw_batch_t *b, sw_tdec_t *dec, sw_bu
         sw_err_t rc = sw_tdec_json(dec, line->data, line->len, &ev, err, sizeof(err));
         CHECK(rc == SW_OK, "event %d \"%s\" did not decode: %s", n + 1, line->data, err);
         if (rc != SW_OK) return -1;
-        sw_batch_add(b, &ev);
+        assert_int_equal(sw_batch_add(b, &ev, NULL, 0), SW_OK);
         n++;
         p = semi ? semi + 1 : p + len;
     }
@@ -620,7 +621,7 @@ static void test_incremental(void **state)
         char err[128];
         sw_err_t rc = sw_tdec_json(dec, lines[i], strlen(lines[i]), &ev, err, sizeof(err));
         CHECK(rc == SW_OK, "line %zu: %s", i + 1, err);
-        sw_batch_add(b, &ev);
+        assert_int_equal(sw_batch_add(b, &ev, NULL, 0), SW_OK);
         sw_analysis_t a;
         sw_arena_reset(&arena);
         sw_batch_run(b, &arena, &a);
@@ -644,11 +645,68 @@ static void test_incremental(void **state)
     if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
 }
 
+/* A world_size (or rank) beyond SW_WORLD_SIZE_MAX is refused with a
+ * message, nothing else changes; at the ceiling it is accepted and the
+ * missing list is exact. The stream engine refuses the same samples. */
+static void test_world_size_ceiling(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t rank, ws;
+        sw_err_t want;
+        const char *msg;
+    } cases[] = {
+        {0, INT64_MAX, SW_ERR_LIMIT, "world_size 9223372036854775807 exceeds the largest supported world size (16777216)"},
+        {0, SW_WORLD_SIZE_MAX + 1, SW_ERR_LIMIT, "world_size 16777217 exceeds"},
+        {SW_WORLD_SIZE_MAX, INT64_MAX, SW_ERR_LIMIT, "world_size 9223372036854775807"},
+        {1, SW_WORLD_SIZE_MAX, SW_OK, ""},
+    };
+    sw_params_t p = sw_params_default();
+    p.max_ranks_per_job = 0; /* unlimited: the ceiling still holds */
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        sw_batch_t *b = sw_batch_new(p);
+        sw_detector_t *det = sw_detect_new(p);
+        sw_event_t ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.kind = SW_EV_SAMPLE;
+        ev.event_type = sw_str("sample");
+        ev.host = sw_str("h");
+        ev.pid = -1;
+        ev.timestamp_ns = 5;
+        ev.device_used_bytes = 7;
+        ev.rank = cases[c].rank;
+        ev.world_size = cases[c].ws;
+        char err[160] = "";
+        assert_int_equal(sw_batch_add(b, &ev, err, sizeof(err)), cases[c].want);
+        assert_non_null(strstr(err, cases[c].msg));
+        const sw_record_t *rec;
+        char derr[160] = "";
+        assert_int_equal(sw_detect_feed(det, &ev, 0, &rec, derr, sizeof(derr)), cases[c].want);
+        assert_non_null(strstr(derr, cases[c].msg));
+        sw_arena_t arena;
+        sw_arena_init(&arena);
+        sw_analysis_t a;
+        sw_batch_run(b, &arena, &a);
+        if (cases[c].want == SW_OK) {
+            assert_int_equal(a.world_size, SW_WORLD_SIZE_MAX);
+            assert_int_equal(a.n_missing, SW_WORLD_SIZE_MAX - 1);
+            assert_int_equal(a.missing[0], 0);
+            assert_int_equal(a.missing[1], 2);
+        } else {
+            assert_int_equal(a.n_participating, 0);
+        }
+        sw_arena_clear(&arena);
+        sw_detect_destroy(det);
+        sw_batch_destroy(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_incremental),
+        cmocka_unit_test(test_world_size_ceiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

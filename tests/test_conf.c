@@ -552,18 +552,18 @@ static int test_env(void)
         const char *msg;
     } bad_env[] = {
         {"STORMWATCH_WINDW_SAMPLES=1", SW_ERR_NOT_FOUND,
-         "environment variable STORMWATCH_WINDW_SAMPLES does not name a configuration property; "
+         "environment variable \"STORMWATCH_WINDW_SAMPLES\" does not name a configuration property; "
          "did you mean STORMWATCH_WINDOW_SAMPLES?" HINT},
         {"STORMWATCH_BOGUS=1", SW_ERR_NOT_FOUND,
-         "environment variable STORMWATCH_BOGUS does not name a configuration property" HINT},
+         "environment variable \"STORMWATCH_BOGUS\" does not name a configuration property" HINT},
         {"STORMWATCH_window_samples=1", SW_ERR_NOT_FOUND,
-         "environment variable STORMWATCH_window_samples does not name a configuration property; "
+         "environment variable \"STORMWATCH_window_samples\" does not name a configuration property; "
          "did you mean STORMWATCH_WINDOW_SAMPLES?" HINT},
         {"STORMWATCH_WINDOW_SAMPLES=10k", SW_ERR_INVALID_ARG,
-         "environment variable STORMWATCH_WINDOW_SAMPLES: configuration property "
+         "environment variable \"STORMWATCH_WINDOW_SAMPLES\": configuration property "
          "\"window.samples\": value \"10k\" is not an integer (expected 1..1000000)"},
         {"STORMWATCH_KAFKA_=1", SW_ERR_NOT_FOUND,
-         "environment variable STORMWATCH_KAFKA_: configuration property \"kafka.\" lacks the "
+         "environment variable \"STORMWATCH_KAFKA_\": configuration property \"kafka.\" lacks the "
          "librdkafka property name (expected kafka.<property>, kafka.consumer.<property> or "
          "kafka.producer.<property>)"},
     };

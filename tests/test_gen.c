@@ -347,7 +347,7 @@ static int test_spikes_only_at_storms(void)
 
 static int on_batch(void *opaque, const sw_event_t *ev)
 {
-    sw_batch_add(opaque, ev);
+    sw_batch_add(opaque, ev, NULL, 0);
     return 0;
 }
 

@@ -285,7 +285,7 @@ static void test_stream_equals_batch(void **state)
             sw_event_t ev;
             if (!decode_line(dec, &in, i, &ev)) break;
             if (ev.kind != SW_EV_SAMPLE) nonsample++;
-            sw_batch_add(b, &ev);
+            CHECK(sw_batch_add(b, &ev, NULL, 0) == SW_OK, "batch refused line %zu", i + 1);
         }
         sw_tdec_destroy(dec);
         sw_arena_t arena;

@@ -90,6 +90,12 @@ typedef struct sw_suspect_s {
     int64_t timeline_window;                   /**< samples in the window */
 } sw_suspect_t;
 
+/** Largest world_size (and rank + 1) any analysis accepts: 2^24 ranks.
+ *  Beyond it the missing-ranks list alone would not fit in memory, so a
+ *  sample claiming more is refused as over a limit (SW_ERR_LIMIT), in the
+ *  batch analysis as in the stream engine. */
+#define SW_WORLD_SIZE_MAX 16777216
+
 /** Most points in a suspect's timeline excerpt. */
 #define SW_TIMELINE_MAX_POINTS 250
 /** Points of all excerpts of one record together, at most (each suspect

@@ -11,6 +11,7 @@
 
 #include "sw_analysis.h"
 #include "sw_arena.h"
+#include "sw_err.h"
 #include "sw_event.h"
 
 typedef struct sw_batch_s sw_batch_t;
@@ -21,8 +22,12 @@ sw_batch_t *sw_batch_new(sw_params_t params);
 /** @brief Free (accepts NULL). */
 void sw_batch_destroy(sw_batch_t *b);
 
-/** @brief Add one valid event (copies what it keeps). */
-void sw_batch_add(sw_batch_t *b, const sw_event_t *ev);
+/**
+ * @brief Add one valid event (copies what it keeps).
+ * @returns SW_OK, or SW_ERR_LIMIT for a sample whose world_size or rank is
+ *          beyond SW_WORLD_SIZE_MAX (nothing added; @p errstr says which).
+ */
+sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t errstr_size);
 
 /**
  * @brief Run the analysis over every event added so far.
