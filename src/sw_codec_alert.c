@@ -255,9 +255,10 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
         return;
     }
     if (!a->has_onset || a->n_suspects == 0) {
-        sw_buf_puts(buf, "no cross-rank memory storm detected (");
+        sw_buf_puts(buf, rec->episode > 0 ? "no cross-rank memory storm in the current windows ("
+                                          : "no cross-rank memory storm detected (");
         sw_buf_put_i64(buf, (int64_t)a->n_participating);
-        sw_buf_puts(buf, " ranks)");
+        sw_buf_puts(buf, a->n_participating == 1 ? " rank)" : " ranks)");
         return;
     }
     const sw_suspect_t *s = &a->suspects[0];
