@@ -1033,6 +1033,10 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     j->has_sample = true;
     window_changed(j, n_before, r->win.n);
+    /* Phase spans that closed before this rank's full window can no longer
+     * be attributed (a later sample older than the window is too old). */
+    if (r->phase_grp != NIL && r->win.n == r->win.cap && sw_phase_fold_due(j->phase, r->phase_grp))
+        det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
     /* Step 3: staleness. */

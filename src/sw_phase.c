@@ -44,6 +44,7 @@ typedef struct group_s {
     size_t nb, capb;
     span_t *spans;
     size_t ns, caps;
+    size_t fold_at;       /* boundaries at which a fold is due */
     bool dirty;           /* spans must be rebuilt */
 } group_t;
 
@@ -54,8 +55,13 @@ struct sw_phase_s {
     group_t *groups;
     size_t ngroups, capgroups;
     size_t nboundaries;
+    size_t dropped;         /* boundaries folded away since the last string compaction */
     sw_buf_t tmp;
 };
+
+/* A group is folded once it holds this many boundaries, and again each
+ * time it doubles what the previous fold kept. */
+#define FOLD_MIN 256
 
 sw_phase_t *sw_phase_new(void)
 {
@@ -141,6 +147,7 @@ static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool c
     group_t *g = &ph->groups[gi];
     memset(g, 0, sizeof(*g));
     g->end_ts = -1;
+    g->fold_at = FOLD_MIN;
     sw_imap_put(&ph->by_session[sid], rank, gi);
     return g;
 }
@@ -435,6 +442,107 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
     free(acc);
 }
 
+bool sw_phase_fold_due(const sw_phase_t *ph, uint32_t group)
+{
+    return ph->groups[group].nb >= ph->groups[group].fold_at;
+}
+
+/* Fold one group at the horizon (see sw_phase_fold). */
+static size_t group_fold(sw_phase_t *ph, group_t *g, int64_t horizon)
+{
+    boundaries_sort(g->b, g->nb, ph->strs);
+    size_t prefix = 0;
+    while (prefix < g->nb && g->b[prefix].ts < horizon) prefix++;
+    if (prefix == 0) return 0;
+    /* Replay the prefix through the per-thread stacks; keep[i] marks the
+     * enters still open at its end. */
+    bool *keep = sw_calloc(prefix, sizeof(*keep));
+    size_t *stack = sw_malloc(prefix * sizeof(*stack));
+    int64_t *stack_thread = sw_malloc(prefix * sizeof(*stack_thread));
+    size_t depth = 0;
+    for (size_t i = 0; i < prefix; i++) {
+        const boundary_t *b = &g->b[i];
+        if (b->enter) {
+            stack_thread[depth] = b->thread_id;
+            stack[depth++] = i;
+            keep[i] = true;
+            continue;
+        }
+        /* The top of b's thread's stack: the last open enter of that thread. */
+        size_t k = depth;
+        while (k > 0 && stack_thread[k - 1] != b->thread_id) k--;
+        if (k == 0 || g->b[stack[k - 1]].scope != b->scope) continue;
+        keep[stack[k - 1]] = false;
+        memmove(&stack[k - 1], &stack[k], (depth - k) * sizeof(*stack));
+        memmove(&stack_thread[k - 1], &stack_thread[k], (depth - k) * sizeof(*stack_thread));
+        depth--;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < g->nb; i++)
+        if (i >= prefix || keep[i]) g->b[w++] = g->b[i];
+    free(keep);
+    free(stack);
+    free(stack_thread);
+    size_t dropped = g->nb - w;
+    g->nb = w;
+    for (size_t i = 0; i < g->nb; i++) g->b[i].arrival = (uint32_t)i;
+    g->dirty = true;
+    return dropped;
+}
+
+/* Re-intern every string still referenced into a fresh table: sessions
+ * first (by_session is indexed by their ids), then boundary strings. */
+static void compact_strings(sw_phase_t *ph)
+{
+    sw_intern_t *nt = sw_intern_new();
+    size_t cap = 1;
+    for (size_t sid = 1; sid < ph->nsessions; sid++)
+        if (ph->by_session[sid].count) cap++;
+    sw_imap_t *nby = sw_calloc(cap, sizeof(*nby));
+    sw_imap_init(&nby[0]);
+    for (size_t sid = 1; sid < ph->nsessions; sid++) {
+        if (!ph->by_session[sid].count) {
+            sw_imap_clear(&ph->by_session[sid]);
+            continue;
+        }
+        uint32_t nsid = sw_intern_add(nt, sw_intern_get(ph->strs, (uint32_t)sid));
+        nby[nsid] = ph->by_session[sid];
+    }
+    sw_imap_clear(&ph->by_session[0]);
+    for (size_t gi = 0; gi < ph->ngroups; gi++) {
+        group_t *g = &ph->groups[gi];
+        for (size_t i = 0; i < g->nb; i++) {
+            boundary_t *b = &g->b[i];
+            b->scope = sw_intern_add(nt, sw_intern_get(ph->strs, b->scope));
+            b->thread_name = sw_intern_add(nt, sw_intern_get(ph->strs, b->thread_name));
+            b->label = sw_intern_add(nt, sw_intern_get(ph->strs, b->label));
+        }
+        g->dirty = true;
+    }
+    free(ph->by_session);
+    ph->by_session = nby;
+    ph->nsessions = cap;
+    sw_intern_destroy(ph->strs);
+    ph->strs = nt;
+    ph->dropped = 0;
+}
+
+size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns)
+{
+    size_t dropped = 0;
+    for (size_t sid = 1; sid < ph->nsessions; sid++) {
+        uint32_t gi;
+        if (!sw_imap_get(&ph->by_session[sid], rank, &gi)) continue;
+        group_t *g = &ph->groups[gi];
+        dropped += group_fold(ph, g, horizon_ns);
+        g->fold_at = g->nb * 2 > FOLD_MIN ? g->nb * 2 : FOLD_MIN;
+    }
+    ph->nboundaries -= dropped;
+    ph->dropped += dropped;
+    if (ph->dropped > 4096 && ph->dropped > ph->nboundaries) compact_strings(ph);
+    return dropped;
+}
+
 void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
 {
     /* Groups by session: walk every session's rank map. */
@@ -495,6 +603,7 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
             ph->nboundaries++;
         }
         g->dirty = true;
+        if (g->nb * 2 > g->fold_at) g->fold_at = g->nb * 2;
     }
     if (r.bad) return false;
     *data = r.p;

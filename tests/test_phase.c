@@ -425,12 +425,140 @@ static void test_many_out_of_order(void **state)
     if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
 }
 
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Folding: two indexes get the same random boundaries (two sessions,
+ * three threads, nested and mismatched scopes, mostly in time order, some
+ * late by less than the horizon's lag); one is folded at a horizon that
+ * trails the newest time. Attributions at times at or after the horizon
+ * must be equal, and the folded index must stay small. */
+static void test_fold(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    g_case = "fold";
+    static const char *const scopes[] = {"A", "B", "C", "D", "E", "F"};
+    static const char *const paths[] = {"train", "train/fwd", "train/bwd", "eval", "train/fwd/attn"};
+    static const char *const sessions[] = {"s1", "s2"};
+    uint64_t seed = 99;
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    size_t dropped = 0, compared = 0, non_null = 0;
+    for (int round = 0; round < 20; round++) {
+        sw_phase_t *full = sw_phase_new(), *folded = sw_phase_new();
+        int64_t now = 1000, seq = 0, horizon = 0;
+        char scope[8];
+        for (int k = 0; k < 4000; k++) {
+            now += 1 + (int64_t)(splitmix(&seed) % 20);
+            int64_t ts = now;
+            /* late by up to 100, never before the horizon */
+            if (splitmix(&seed) % 5 == 0) ts -= (int64_t)(splitmix(&seed) % 100);
+            if (ts < horizon) ts = horizon;
+            const char *session = sessions[splitmix(&seed) % 2];
+            uint64_t r = splitmix(&seed) % 10;
+            snprintf(scope, sizeof(scope), "%s%d", scopes[splitmix(&seed) % 6], (int)(k / 200));
+            pop_t op = r < 5 ? (pop_t)ENTER(ts, (int)(splitmix(&seed) % 3), scope, seq,
+                                            paths[splitmix(&seed) % 5], "T")
+                             : r < 9 ? (pop_t)EXIT(ts, (int)(splitmix(&seed) % 3), scope, seq,
+                                                   paths[splitmix(&seed) % 5], "X")
+                                     : (pop_t)SAMPLE("s1", 0, ts);
+            op.session = session;
+            op.rank = 0;
+            seq++;
+            sw_event_t ev;
+            make_event(&op, &ev);
+            sw_phase_add(full, &ev);
+            sw_phase_add(folded, &ev);
+            if (k % 97 == 96 && now - 150 > horizon) {
+                horizon = now - 150;
+                dropped += sw_phase_fold(folded, 0, horizon);
+            }
+            if (k % 13 == 0 && horizon > 0) {
+                int64_t t = horizon + (int64_t)(splitmix(&seed) % (uint64_t)(now - horizon + 50));
+                for (int si = 0; si < 2; si++) {
+                    sw_phase_attr_t a, b;
+                    sw_arena_reset(&arena);
+                    sw_phase_resolve(full, sw_str(sessions[si]), 0, t, &arena, &a);
+                    sw_phase_resolve(folded, sw_str(sessions[si]), 0, t, &arena, &b);
+                    json_t *ja = render_attr(&a), *jb = render_attr(&b);
+                    if (!json_equal(ja, jb)) {
+                        char *x = json_dumps(ja, JSON_COMPACT), *y = json_dumps(jb, JSON_COMPACT);
+                        CHECK(false, "round %d event %d t=%lld %s: full %s, folded %s", round, k,
+                              (long long)t, sessions[si], x, y);
+                        free(x);
+                        free(y);
+                    }
+                    non_null += !json_is_null(ja);
+                    compared++;
+                    json_decref(ja);
+                    json_decref(jb);
+                }
+            }
+        }
+        /* Random scopes leave many enters open for good: those stay. */
+        CHECK(sw_phase_boundaries(folded) < sw_phase_boundaries(full), "folded keeps %zu of %zu",
+              sw_phase_boundaries(folded), sw_phase_boundaries(full));
+        sw_phase_destroy(full);
+        sw_phase_destroy(folded);
+    }
+    fprintf(stderr, "fold: %zu attributions compared (%zu not null), %zu boundaries dropped\n",
+            compared, non_null, dropped);
+    CHECK(non_null > compared / 4, "only %zu of %zu attributions are not null", non_null, compared);
+
+    /* Well-formed training steps (train > fwd, bwd, one scope id each):
+     * folded behind the newest step, the index stays small however long
+     * the job runs. */
+    sw_phase_t *ph = sw_phase_new();
+    size_t most = 0;
+    static char ids[3][32];
+    for (int step = 0; step < 20000; step++) {
+        int64_t t0 = 1000 + (int64_t)step * 100;
+        snprintf(ids[0], sizeof(ids[0]), "step-%d", step);
+        snprintf(ids[1], sizeof(ids[1]), "fwd-%d", step);
+        snprintf(ids[2], sizeof(ids[2]), "bwd-%d", step);
+        pop_t ops[6] = {ENTER(t0, 1, ids[0], 6 * step, "train", "T"),
+                        ENTER(t0 + 10, 1, ids[1], 6 * step + 1, "train/fwd", "T"),
+                        EXIT(t0 + 40, 1, ids[1], 6 * step + 2, "train/fwd", "T"),
+                        ENTER(t0 + 50, 1, ids[2], 6 * step + 3, "train/bwd", "T"),
+                        EXIT(t0 + 90, 1, ids[2], 6 * step + 4, "train/bwd", "T"),
+                        EXIT(t0 + 95, 1, ids[0], 6 * step + 5, "train", "T")};
+        for (int k = 0; k < 6; k++) {
+            sw_event_t ev;
+            make_event(&ops[k], &ev);
+            sw_phase_add(ph, &ev);
+        }
+        if (sw_phase_fold_due(ph, sw_phase_group(ph, sw_str("s"), 0)))
+            sw_phase_fold(ph, 0, t0 - 1000);
+        if (sw_phase_boundaries(ph) > most) most = sw_phase_boundaries(ph);
+    }
+    sw_phase_attr_t a;
+    sw_arena_reset(&arena);
+    sw_phase_resolve(ph, sw_str("s"), 0, 1000 + 19999 * 100 + 60, &arena, &a);
+    CHECK(a.resolution == SW_PHASE_UNIQUE && a.scope_id.len == strlen("bwd-19999") &&
+              memcmp(a.scope_id.ptr, "bwd-19999", a.scope_id.len) == 0,
+          "last step's backward span not found");
+    CHECK(most <= 2 * 256 + 6, "the index grew to %zu boundaries", most);
+    CHECK(sw_phase_bytes(ph) < 256 * 1024, "the index holds %zu bytes", sw_phase_bytes(ph));
+    fprintf(stderr, "fold: 120000 well-formed boundaries, at most %zu kept, %zu bytes at the end\n",
+            most, sw_phase_bytes(ph));
+    sw_phase_destroy(ph);
+    sw_arena_clear(&arena);
+    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_boundary_ok),
         cmocka_unit_test(test_many_out_of_order),
+        cmocka_unit_test(test_fold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@ typedef struct sw_detect_stats_s {
     uint64_t too_old;         /**< late samples that left a full window unchanged */
     uint64_t stale_windows;   /**< windows emptied as stale */
     uint64_t limit_rejects;   /**< events refused by max.jobs / max.ranks.per.job */
+    uint64_t phase_dropped;   /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[4];      /**< records emitted, by sw_action_t */
     uint64_t jobs;            /**< jobs tracked now */
     uint64_t ranks;           /**< ranks tracked now */

@@ -40,6 +40,27 @@ uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank);
  */
 void sw_phase_touch(sw_phase_t *ph, uint32_t group, int64_t ts_ns);
 
+/**
+ * @brief Whether @p group has gathered enough boundaries since its last
+ *        fold for sw_phase_fold() to be worth its cost (amortized O(1) per
+ *        boundary).
+ */
+bool sw_phase_fold_due(const sw_phase_t *ph, uint32_t group);
+
+/**
+ * @brief Forget, for every session of @p rank, what cannot change an
+ *        attribution at a time >= @p horizon_ns: spans closed before it.
+ *        Boundaries before the horizon are replayed once (SPEC 5) and only
+ *        the enters still open at the horizon are kept; boundaries at or
+ *        after it are kept as they are. Attributions at times >= the
+ *        horizon are unchanged as long as no boundary older than the
+ *        horizon arrives later. Strings no longer referenced are released
+ *        once enough have accumulated. Strings from earlier
+ *        sw_phase_resolve() calls become invalid.
+ * @returns boundaries dropped.
+ */
+size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns);
+
 /** @brief Address of a group's state, for prefetching (not to be dereferenced). */
 const void *sw_phase_group_addr(const sw_phase_t *ph, uint32_t group);
 
