@@ -112,7 +112,8 @@ int sw_cmd_run(int argc, char **argv)
     }
     for (int i = 0; i < nx; i++) {
         if (sw_conf_set_pair(conf, xs[i], err, sizeof(err)) != SW_CONF_OK) {
-            fprintf(stderr, "stormwatch run: -X %s: %s\n", xs[i], err);
+            /* The name only: the value may be a secret (err redacts it). */
+            fprintf(stderr, "stormwatch run: -X %.*s: %s\n", (int)strcspn(xs[i], "="), xs[i], err);
             goto done;
         }
     }
@@ -184,6 +185,8 @@ int sw_cmd_run(int argc, char **argv)
             rc = SW_EXIT_USAGE;
             goto done;
         }
+        /* Alive from now on; the consumer loop keeps the heartbeat fresh. */
+        sw_metrics_heartbeat(metrics, sw_clock_ms());
         sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
                sw_http_port(http));
     }

@@ -1,0 +1,358 @@
+/*
+ * `stormwatch run` as an operator sees it, against the mock cluster in a
+ * separate process:
+ *  - /healthz answers from the start, /readyz only once partitions are
+ *    assigned and the lag is small; /metrics, scraped while telemetry
+ *    flows and after, counts exactly what was sent: events in per topic,
+ *    dead letters, records out per action, samples retained, ranks and
+ *    jobs tracked, the processing-time histogram, lag per partition;
+ *  - secrets given with -X, in a config file and in the environment never
+ *    appear in `-X dump`, in the log (debug level, librdkafka debug on) or
+ *    in /metrics, while the non-secret values next to them do.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_detect.h"
+#include "stormwatch/sw_gen.h"
+#include "sw_proc.h"
+#include "sw_testlib.h"
+
+static char g_dir[512];
+static char g_boot[1024];
+
+static const char *const k_secrets[] = {"PW-s3cret-one", "KEY-s3cret-two", "KS-s3cret-three",
+                                        "FILE-s3cret-four"};
+
+static char *path_in(const char *name)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static int read_file(const char *path, sw_buf_t *out)
+{
+    out->len = 0;
+    return sw_test_read_file(path, out) ? 0 : 1;
+}
+
+/* GET http://127.0.0.1:port/path; @returns the status code (0 on error),
+ * the body in *body. */
+static int http_get(int port, const char *path, sw_buf_t *body)
+{
+    body->len = 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return 0;
+    }
+    char req[256];
+    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
+    if (write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return 0;
+    }
+    sw_buf_t raw;
+    sw_buf_init(&raw);
+    char chunk[4096];
+    ssize_t got;
+    while ((got = read(fd, chunk, sizeof(chunk))) > 0) sw_buf_put(&raw, chunk, (size_t)got);
+    close(fd);
+    int status = 0;
+    const char *text = sw_buf_cstr(&raw);
+    if (sscanf(text, "HTTP/1.%*d %d", &status) != 1) status = 0;
+    const char *sep = strstr(text, "\r\n\r\n");
+    if (sep) sw_buf_puts(body, sep + 4);
+    sw_buf_cstr(body);
+    sw_buf_clear(&raw);
+    return status;
+}
+
+/* Value of the sample line that starts with @p series (name and labels,
+ * exactly as rendered) followed by a space; -1 when absent. */
+static double metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, series, n) == 0 && p[n] == ' ') return strtod(p + n + 1, NULL);
+    }
+    return -1;
+}
+
+static int check_no_secret(const char *what, const char *text)
+{
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(k_secrets) / sizeof(k_secrets[0]); i++) {
+        if (strstr(text, k_secrets[i])) {
+            fprintf(stderr, "FAIL: %s shows the secret %s\n", what, k_secrets[i]);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
+/* The daemon's arguments, shared by `-X dump` and the real run. */
+static int daemon_argv(char **argv, const char *last)
+{
+    static char bs[1100], conf[600], cfgarg[700];
+    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", g_boot);
+    snprintf(conf, sizeof(conf), "%s/ops.conf", g_dir);
+    FILE *f = fopen(conf, "w");
+    if (!f) return -1;
+    fprintf(f, "# secrets in a file, as a Kubernetes Secret mount would give them\n"
+               "kafka.ssl.keystore.password=%s\nkafka.sasl.username=file-user\n",
+            k_secrets[3]);
+    fclose(f);
+    snprintf(cfgarg, sizeof(cfgarg), "%s", conf);
+    int n = 0;
+    argv[n++] = (char *)sw_test_bin();
+    argv[n++] = "run";
+    argv[n++] = "-c";
+    argv[n++] = cfgarg;
+    const char *xs[] = {bs,
+                        "group.id=gops",
+                        "input.topics=in.ops",
+                        "output.topic=out.ops",
+                        "dlq.topic=dlq.ops",
+                        "state.topic=state.ops",
+                        "metrics.listen=127.0.0.1:0",
+                        "log.level=debug",
+                        "job.idle.ms=2000",
+                        "commit.interval.ms=200",
+                        "kafka.consumer.session.timeout.ms=6000",
+                        "kafka.debug=conf,security,generic",
+                        "kafka.sasl.password=PW-s3cret-one",
+                        "kafka.producer.ssl.key.password=KEY-s3cret-two",
+                        last};
+    for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
+        if (!xs[i]) continue;
+        argv[n++] = "-X";
+        argv[n++] = (char *)xs[i];
+    }
+    argv[n] = NULL;
+    return n;
+}
+
+static int test_dump(void)
+{
+    char *argv[64];
+    SW_ASSERT(daemon_argv(argv, "dump") > 0, "cannot write the config file");
+    pid_t pid = sw_proc_spawn(argv, path_in("dump.out"), path_in("dump.err"));
+    SW_ASSERT(sw_proc_wait(pid, 20000) == 0, "-X dump failed (see %s)", path_in("dump.err"));
+    sw_buf_t out;
+    sw_buf_init(&out);
+    SW_ASSERT(read_file(path_in("dump.out"), &out) == 0, "no dump output");
+    int failed = check_no_secret("-X dump", out.data);
+    if (!strstr(out.data, "kafka.sasl.password=[redacted]") ||
+        !strstr(out.data, "kafka.producer.ssl.key.password=[redacted]") ||
+        !strstr(out.data, "kafka.ssl.keystore.password=[redacted]") ||
+        !strstr(out.data, "kafka.consumer.ssl.key.password=[redacted]") ||
+        !strstr(out.data, "kafka.sasl.username=file-user")) {
+        fprintf(stderr, "FAIL: -X dump does not list the secrets as redacted or the user name:\n%s\n",
+                out.data);
+        failed = 1;
+    }
+    sw_buf_clear(&out);
+    printf("secrets in -X dump: %s\n", failed ? "FAILED" : "redacted");
+    return failed;
+}
+
+static int test_daemon(void)
+{
+    char *argv[64];
+    SW_ASSERT(daemon_argv(argv, NULL) > 0, "cannot write the config file");
+    pid_t pid = sw_proc_spawn(argv, path_in("run.out"), path_in("run.err"));
+    SW_ASSERT(sw_proc_wait_text(path_in("run.err"), "(port ", 1, 20000), "no metrics endpoint logged");
+    sw_buf_t log, body;
+    sw_buf_init(&log);
+    sw_buf_init(&body);
+    SW_ASSERT(read_file(path_in("run.err"), &log) == 0, "no log");
+    const char *at = strstr(log.data, "(port ");
+    int port = at ? atoi(at + 6) : 0;
+    SW_ASSERT(port > 0, "no port in the log");
+    int failed = 0;
+    int st = http_get(port, "/healthz", &body);
+    if (st != 200) {
+        fprintf(stderr, "FAIL: /healthz answered %d at start\n", st);
+        failed = 1;
+    }
+    SW_ASSERT(sw_proc_wait_text(path_in("run.err"), "assigned", 1, 30000), "daemon did not join");
+    /* Ready once assigned and caught up (the topic is empty). */
+    int64_t deadline = sw_proc_now_ms() + 20000;
+    while ((st = http_get(port, "/readyz", &body)) != 200 && sw_proc_now_ms() < deadline) usleep(100000);
+    if (st != 200) {
+        fprintf(stderr, "FAIL: /readyz answered %d after the assignment: %s\n", st, body.data);
+        failed = 1;
+    }
+
+    /* Telemetry with a storm, and bad records among it. */
+    sw_gen_opts_t go;
+    sw_gen_opts_default(&go);
+    go.ranks = 6;
+    go.samples = 300;
+    go.job_prefix = "opsjob";
+    char err[256];
+    sw_gen_t *gen = sw_gen_new(&go, err, sizeof(err));
+    SW_ASSERT(gen, "%s", err);
+    rd_kafka_t *rk = sw_kp_new(g_boot);
+    sw_params_t params = sw_params_default();
+    sw_detector_t *det = sw_detect_new(params);
+    sw_tdec_t *dec = sw_tdec_new();
+    sw_buf_t line;
+    sw_buf_init(&line);
+    uint64_t sent = 0, bad = 0, records[4] = {0}, samples = 0;
+    int scraped_midway = 0;
+    while (sw_gen_next(gen, &line)) {
+        if (sent % 400 == 200) {
+            SW_ASSERT(sw_kp_send(rk, "in.ops", 0, "opsjob-0", 8, "{\"not\": \"telemetry\"}", 20), "produce");
+            sent++;
+            bad++;
+        }
+        sw_event_t ev;
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        const sw_record_t *rec;
+        SW_ASSERT(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)) == SW_OK, "%s", err);
+        if (rec) records[rec->action]++;
+        samples += ev.kind == SW_EV_SAMPLE;
+        SW_ASSERT(sw_kp_send(rk, "in.ops", 0, ev.job_id.ptr, ev.job_id.len, line.data, line.len - 1),
+                  "produce");
+        sent++;
+        line.len = 0;
+        if (sent == 1000) {
+            /* A scrape while telemetry flows must work and be consistent. */
+            SW_ASSERT(sw_kp_flush(rk, 30000), "flush");
+            usleep(300000);
+            st = http_get(port, "/metrics", &body);
+            scraped_midway = st == 200 && metric(body.data, "stormwatch_up") == 1;
+        }
+    }
+    records[SW_ACTION_SUMMARY] = 1; /* once idle */
+    SW_ASSERT(sw_kp_flush(rk, 30000), "flush");
+    sw_kp_destroy(rk);
+    uint64_t want = records[0] + records[1] + records[2] + records[3];
+    SW_ASSERT(records[SW_ACTION_TRIGGER] >= 1, "the generated storm gave no trigger");
+    sw_kmsg_t *m;
+    size_t got = sw_kc_read(g_boot, "out.ops", 2, want, 500, 60000, &m);
+    sw_kmsg_free(m, got);
+    if (got != want) {
+        fprintf(stderr, "FAIL: %zu records on the output, expected %llu\n", got, (unsigned long long)want);
+        failed = 1;
+    }
+    if (!scraped_midway) {
+        fprintf(stderr, "FAIL: scraping /metrics while telemetry flowed failed\n");
+        failed = 1;
+    }
+    /* Counters settle at the next publication (every second). */
+    deadline = sw_proc_now_ms() + 15000;
+    do {
+        usleep(300000);
+        st = http_get(port, "/metrics", &body);
+    } while (sw_proc_now_ms() < deadline &&
+             (metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") != (double)sent ||
+              metric(body.data, "stormwatch_consumer_total_lag") != 0 ||
+              metric(body.data, "stormwatch_records_out_total{action=\"summary\"}") != 1));
+    char series[128];
+    struct {
+        const char *series;
+        double want;
+    } exact[] = {
+        {"stormwatch_up", 1},
+        {"stormwatch_events_in_total{topic=\"in.ops\"}", (double)sent},
+        {"stormwatch_dlq_records_total{kind=\"invalid\"}", (double)bad},
+        {"stormwatch_dlq_records_total{kind=\"decode\"}", 0},
+        {"stormwatch_records_out_total{action=\"trigger\"}", (double)records[0]},
+        {"stormwatch_records_out_total{action=\"update\"}", (double)records[1]},
+        {"stormwatch_records_out_total{action=\"resolve\"}", (double)records[2]},
+        {"stormwatch_records_out_total{action=\"summary\"}", 1},
+        {"stormwatch_consumer_total_lag", 0},
+        {"stormwatch_assigned_partitions", 2},
+        {"stormwatch_jobs_tracked", 0},       /* the job went idle: state freed */
+        {"stormwatch_retained_samples", 0},
+        {"stormwatch_event_processing_seconds_count", (double)sent},
+    };
+    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+        double v = metric(body.data, exact[i].series);
+        if (v != exact[i].want) {
+            fprintf(stderr, "FAIL: %s is %g, expected %g\n", exact[i].series, v, exact[i].want);
+            failed = 1;
+        }
+    }
+    snprintf(series, sizeof(series), "stormwatch_consumer_lag{topic=\"in.ops\",partition=\"0\"}");
+    if (metric(body.data, series) != 0) {
+        fprintf(stderr, "FAIL: %s is %g\n", series, metric(body.data, series));
+        failed = 1;
+    }
+    if (metric(body.data, "stormwatch_rebalances_total") < 1 ||
+        metric(body.data, "stormwatch_decode_errors_total") + metric(body.data, "stormwatch_invalid_events_total") !=
+            (double)bad) {
+        fprintf(stderr, "FAIL: rebalances %g, decode errors %g + invalid %g (expected %llu bad)\n",
+                metric(body.data, "stormwatch_rebalances_total"),
+                metric(body.data, "stormwatch_decode_errors_total"),
+                metric(body.data, "stormwatch_invalid_events_total"), (unsigned long long)bad);
+        failed = 1;
+    }
+    failed |= check_no_secret("/metrics", body.data);
+    if (failed) fprintf(stderr, "--- /metrics ---\n%s\n", body.data);
+    printf("metrics scraped during and after %llu events (%llu bad, %llu records): %s\n",
+           (unsigned long long)sent, (unsigned long long)bad, (unsigned long long)want,
+           failed ? "FAILED" : "ok");
+
+    kill(pid, SIGTERM);
+    SW_ASSERT(sw_proc_wait(pid, 30000) == 0, "daemon did not exit 0 after SIGTERM");
+    SW_ASSERT(read_file(path_in("run.err"), &log) == 0, "no log");
+    int lf = check_no_secret("the log", log.data);
+    if (!strstr(log.data, "file-user") && !strstr(log.data, "DEBUG")) {
+        fprintf(stderr, "FAIL: the log is not at debug level\n");
+        lf = 1;
+    }
+    printf("secrets in the debug log (%zu bytes): %s\n", log.len, lf ? "FAILED" : "absent");
+    failed |= lf;
+    sw_buf_clear(&line);
+    sw_buf_clear(&log);
+    sw_buf_clear(&body);
+    sw_tdec_destroy(dec);
+    sw_detect_destroy(det);
+    sw_gen_destroy(gen);
+    return failed;
+}
+
+int main(void)
+{
+    snprintf(g_dir, sizeof(g_dir), "%s/ops", sw_test_tmp());
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
+    if (system(cmd) != 0) return 1;
+    char *margv[] = {(char *)sw_test_bin(), "mock",         "--bootstrap-file", path_in("bootstrap"),
+                     "--topic",             "in.ops:2",     "--topic",          "out.ops:2",
+                     "--topic",             "dlq.ops:2",    "--topic",          "state.ops:1",
+                     NULL};
+    pid_t mock = sw_proc_spawn(margv, path_in("mock.out"), path_in("mock.err"));
+    char *boot = sw_proc_wait_file(path_in("bootstrap"), 20000);
+    SW_ASSERT(boot, "the mock cluster did not start (see %s)", path_in("mock.err"));
+    snprintf(g_boot, sizeof(g_boot), "%s", boot);
+    free(boot);
+    /* A secret in the environment too (what a container would get). */
+    setenv("STORMWATCH_KAFKA_CONSUMER_SSL_KEY_PASSWORD", "KS-s3cret-three", 1);
+    int failed = test_dump();
+    failed += test_daemon();
+    sw_proc_kill(mock);
+    printf("test_ops: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
+    return failed ? 1 : 0;
+}
