@@ -1,13 +1,16 @@
 /*
  * `stormwatch replay`: the stream analysis of SPEC 6 over JSON Lines files
  * in arrival order, printing one record per line, then one summary per job
- * at end of input. The same engine as `stormwatch run`.
+ * at end of input. The same engine as `stormwatch run`. With
+ * --output-format pagerduty|alertmanager each line is instead the request
+ * body a pager would receive from `stormwatch run` with that output.format.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "stormwatch/sw_codec_alert.h"
+#include "stormwatch/sw_codec_pager.h"
 #include "stormwatch/sw_detect.h"
 #include "sw_cli.h"
 #include "sw_cmds.h"
@@ -21,7 +24,13 @@ typedef struct replay_s {
     uint64_t peak_bytes;     /* largest engine state seen (sampled) */
     uint64_t peak_retained;  /* retained samples at that point */
     uint64_t fed;
+    bool pager;              /* --output-format pagerduty|alertmanager */
+    sw_pager_opts_t pager_opts;
+    int64_t max_ts_ns;       /* newest event timestamp: "now" of the summaries */
 } replay_t;
+
+/* Placeholder routing key of a preview without --routing-key. */
+#define ROUTING_KEY_PLACEHOLDER "ROUTING_KEY"
 
 static void usage(FILE *f)
 {
@@ -43,6 +52,14 @@ static void usage(FILE *f)
             "  --max-ranks-per-job N  bound on rank and world_size, 0 = the largest\n"
             "                         supported, 16777216 (default %d)\n"
             "  --strict               the first invalid line is fatal (exit 2)\n"
+            "  --output-format F      json (default: the SPEC records), pagerduty or\n"
+            "                         alertmanager: the request bodies `stormwatch run`\n"
+            "                         writes with output.format=F (summaries that page\n"
+            "                         resolve at the newest event timestamp; the others\n"
+            "                         are not printed)\n"
+            "  --routing-key KEY      PagerDuty routing key written into the bodies\n"
+            "                         (default the placeholder \"" ROUTING_KEY_PLACEHOLDER "\")\n"
+            "  --generator-url URL    Alertmanager generatorURL (default none)\n"
             "  --stats                print engine counters as one JSON object on stderr\n"
             "                         at the end (events, duplicates, late, retained\n"
             "                         samples, bytes of engine state, peak bytes)\n"
@@ -61,7 +78,12 @@ static void flush_out(replay_t *rp, bool force)
 
 static void put_record(replay_t *rp, const sw_record_t *rec)
 {
-    sw_alert_json_record(&rp->out, rec);
+    if (rp->pager) {
+        rp->pager_opts.now_ns = rp->max_ts_ns;
+        if (sw_pager_encode(rec, &rp->pager_opts, &rp->out) == SW_PAGER_SKIP) return;
+    } else {
+        sw_alert_json_record(&rp->out, rec);
+    }
     sw_buf_putc(&rp->out, '\n');
     flush_out(rp, false);
 }
@@ -76,6 +98,7 @@ static bool on_event(void *opaque, const sw_event_t *ev, const char *file, uint6
     replay_t *rp = opaque;
     const sw_record_t *rec;
     char errstr[256];
+    if (ev->timestamp_ns > rp->max_ts_ns) rp->max_ts_ns = ev->timestamp_ns;
     if (sw_detect_feed(rp->det, ev, 0, &rec, errstr, sizeof(errstr)) != SW_OK) {
         fprintf(stderr, "%s:%llu: %s (skipped)\n", file, (unsigned long long)line, errstr);
         rp->rejected++;
@@ -139,11 +162,15 @@ int sw_cmd_replay(int argc, char **argv)
         {"max-ranks-per-job", required_argument, NULL, 'r'},
         {"strict", no_argument, NULL, 's'},
         {"stats", no_argument, NULL, 'S'},
+        {"output-format", required_argument, NULL, 'o'},
+        {"routing-key", required_argument, NULL, 'K'},
+        {"generator-url", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     sw_params_t p = sw_params_default();
-    bool strict = false, stats = false;
+    bool strict = false, stats = false, pager = false;
+    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY_PLACEHOLDER, NULL, 0};
     int c;
     opterr = 0;
     optind = 1;
@@ -159,6 +186,18 @@ int sw_cmd_replay(int argc, char **argv)
         case 'r': ok = sw_cli_i64("replay", "--max-ranks-per-job", optarg, 0, SW_WORLD_SIZE_MAX, &p.max_ranks_per_job); break;
         case 's': strict = true; break;
         case 'S': stats = true; break;
+        case 'o':
+            pager = sw_pager_format_parse(optarg, &po.format);
+            if (!pager && strcmp(optarg, "json") != 0) {
+                fprintf(stderr,
+                        "stormwatch replay: option --output-format: value \"%s\" is not json, "
+                        "pagerduty or alertmanager\n",
+                        optarg);
+                return SW_EXIT_USAGE;
+            }
+            break;
+        case 'K': po.routing_key = optarg; break;
+        case 'g': po.generator_url = optarg; break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option("replay", argc, argv, optind, optopt);
         }
@@ -168,6 +207,8 @@ int sw_cmd_replay(int argc, char **argv)
     memset(&rp, 0, sizeof(rp));
     rp.det = sw_detect_new(p);
     rp.stats = stats;
+    rp.pager = pager;
+    rp.pager_opts = po;
     sw_buf_init(&rp.out);
     sw_cli_read_stats_t st;
     int rc = sw_cli_read_events_ahead("replay", argv + optind, argc - optind, strict, on_event,

@@ -31,6 +31,7 @@ typedef enum prop_type_e {
 #define PROP_F_SECRET 0x1u   /* value never shown */
 #define PROP_F_TOPIC 0x2u    /* Kafka topic name (list: each non-^ element) */
 #define PROP_F_HOSTPORT 0x4u /* empty, or HOST:PORT with PORT 0..65535 */
+#define PROP_F_URL 0x8u      /* empty, or an http:// or https:// URL */
 
 typedef struct prop_s {
     const char *name;
@@ -57,6 +58,8 @@ enum prop_id {
     P_OUTPUT_FORMAT,
     P_AVRO_SCHEMA_ID_TELEMETRY,
     P_AVRO_SCHEMA_ID_ALERT,
+    P_PAGERDUTY_ROUTING_KEY,
+    P_ALERTMANAGER_GENERATOR_URL,
     P_WINDOW_SAMPLES,
     P_STALE_MS,
     P_SPIKE_MIN_BYTES,
@@ -79,7 +82,7 @@ enum prop_id {
 };
 
 static const char *const input_formats[] = {"auto", "json", "avro", NULL};
-static const char *const output_formats[] = {"json", "avro", NULL};
+static const char *const output_formats[] = {"json", "avro", "pagerduty", "alertmanager", NULL};
 static const char *const guarantees[] = {"at_least_once", "exactly_once", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
@@ -113,11 +116,18 @@ static const prop_t prop_table[P__CNT] = {
     [P_INPUT_FORMAT] = ENUM_PROP("input.format", input_formats, "auto",
         "Encoding of input records; auto tells Confluent-framed Avro from JSON per record."),
     [P_OUTPUT_FORMAT] = ENUM_PROP("output.format", output_formats, "json",
-        "Encoding of output records: JSON, or Avro in the Confluent wire format."),
+        "Encoding of output records: JSON, Avro in the Confluent wire format, or the request "
+        "body of a PagerDuty Events API v2 event or an Alertmanager v2 alert (see Paging)."),
     [P_AVRO_SCHEMA_ID_TELEMETRY] = INT_PROP("avro.schema.id.telemetry", 0, 2147483647, "1",
         "Confluent schema id of schemas/telemetry_event.avsc (Avro input)."),
     [P_AVRO_SCHEMA_ID_ALERT] = INT_PROP("avro.schema.id.alert", 0, 2147483647, "2",
         "Confluent schema id of schemas/first_cause_alert.avsc (Avro output)."),
+    [P_PAGERDUTY_ROUTING_KEY] = STR_PROP("pagerduty.routing.key", 0, 255, PROP_F_SECRET, "",
+        "Integration (routing) key of the PagerDuty service's Events API v2 integration; "
+        "required with output.format=pagerduty, where every output record carries it."),
+    [P_ALERTMANAGER_GENERATOR_URL] = STR_PROP("alertmanager.generator.url", 0, 2048, PROP_F_URL,
+        "", "generatorURL of the alerts written with output.format=alertmanager (a link for "
+        "the people paged); empty leaves it out."),
     [P_WINDOW_SAMPLES] = INT_PROP("window.samples", 1, 1000000, "512",
         "Samples kept per rank in the sliding analysis window."),
     [P_STALE_MS] = INT_PROP("stale.ms", 0, INT64_C(1000000000000), "60000",
@@ -451,6 +461,18 @@ static const char *topic_problem(const char *s, size_t len)
     return NULL;
 }
 
+/* Empty, or http(s)://REST with a non-empty REST of printable ASCII without
+ * blanks (Alertmanager refuses an alert whose generatorURL is no URI). */
+static bool url_ok(const char *s)
+{
+    if (!*s) return true;
+    size_t pre = strncmp(s, "http://", 7) == 0 ? 7 : strncmp(s, "https://", 8) == 0 ? 8 : 0;
+    if (!pre || !s[pre]) return false;
+    for (const char *p = s + pre; *p; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) return false;
+    return true;
+}
+
 /* Empty, or HOST:PORT with a decimal PORT of 0..65535. */
 static bool hostport_ok(const char *s)
 {
@@ -626,6 +648,8 @@ static sw_conf_res_t prop_parse(const prop_t *prop, const char *value, conf_val_
             why = topic_problem(value, len);
         } else if ((prop->flags & PROP_F_HOSTPORT) && !hostport_ok(value)) {
             why = "is not host:port (expected e.g. \"0.0.0.0:9100\", or empty to disable)";
+        } else if ((prop->flags & PROP_F_URL) && !url_ok(value)) {
+            why = "is not an http:// or https:// URL without blanks (or empty)";
         } else if ((int64_t)len < prop->min || (int64_t)len > prop->max) {
             value_err_start(&msg, prop->name, value, secret);
             if (len == 0)
@@ -1066,6 +1090,23 @@ sw_params_t sw_conf_params(const sw_conf_t *conf)
     return p;
 }
 
+sw_err_t sw_conf_check(const sw_conf_t *conf, char *errstr, size_t errstr_size)
+{
+    /* Each property alone was checked when it was set; these rules need two.
+     * Messages name properties, never a secret value. */
+    if (strcmp(conf->vals[P_OUTPUT_FORMAT].text, "pagerduty") == 0 &&
+        !*conf->vals[P_PAGERDUTY_ROUTING_KEY].text) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size,
+                     "configuration property \"%s\" is required with output.format=pagerduty "
+                     "(expected the integration key of the PagerDuty service's Events API v2 "
+                     "integration)",
+                     prop_table[P_PAGERDUTY_ROUTING_KEY].name);
+        return SW_ERR_INVALID_ARG;
+    }
+    return SW_OK;
+}
+
 bool sw_conf_kafka_next(const sw_conf_t *conf, size_t *idx, sw_conf_kafka_t *kprop)
 {
     if (*idx >= conf->n_kprops) return false;
@@ -1110,6 +1151,8 @@ static void put_values(sw_buf_t *b, const prop_t *prop)
             sw_buf_puts(b, "topic name");
         else if (prop->flags & PROP_F_HOSTPORT)
             sw_buf_puts(b, "host:port or empty");
+        else if (prop->flags & PROP_F_URL)
+            sw_buf_puts(b, "http(s) URL or empty");
         else if (prop->min > 0)
             sw_buf_puts(b, "non-empty");
         else

@@ -37,6 +37,7 @@
 #include "stormwatch/sw_alloc.h"
 #include "stormwatch/sw_codec_alert.h"
 #include "stormwatch/sw_codec_avro.h"
+#include "stormwatch/sw_codec_pager.h"
 #include "stormwatch/sw_codec_telemetry.h"
 #include "stormwatch/sw_detect.h"
 #include "stormwatch/sw_imap.h"
@@ -114,6 +115,9 @@ typedef struct run_s {
     bool eos;
     fmt_t in_fmt;
     bool out_avro;
+    bool out_pager;          /* output.format pagerduty or alertmanager */
+    sw_pager_opts_t pager;   /* its options (strings borrowed from the conf) */
+    uint64_t not_paged;      /* summaries that were not a page (never produced) */
     int32_t schema_telemetry;
     int32_t schema_alert;
     const char *out_topic;
@@ -393,10 +397,26 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
         sw_buf_clear(&line);
     }
     if (suppressed(r, p, rec->cause_offset, (int)rec->action)) return;
+    if (r->out_pager && sw_pager_decide(rec) == SW_PAGER_SKIP) {
+        /* A summary without an open episode is no page. Nothing is produced,
+         * so nothing enters the pending FIFO and its input offset commits as
+         * if it had been delivered. */
+        r->not_paged++;
+        sw_log(r->log, SW_LOG_DEBUG,
+               "%s [%d] offset %lld: job summary (episode %lld) not sent: no open episode to "
+               "resolve, so no %s page (%llu so far)",
+               p->topic, (int)p->partition, (long long)rec->cause_offset, (long long)rec->episode,
+               sw_pager_format_str(r->pager.format), (unsigned long long)r->not_paged);
+        return;
+    }
     r->st.records[rec->action]++;
     m_add(r, (sw_metric_t)(SW_M_RECORDS_OUT_TRIGGER + rec->action), 1);
     r->value.len = 0;
     bool avro = r->out_avro;
+    if (r->out_pager) {
+        r->pager.now_ns = sw_wall_ms() * INT64_C(1000000);
+        sw_pager_encode(rec, &r->pager, &r->value);
+    }
     if (avro) {
         char err[256];
         if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
@@ -407,9 +427,10 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
             avro = false;
         }
     }
-    if (!avro) sw_alert_json_record(&r->value, rec);
+    if (!avro && !r->out_pager) sw_alert_json_record(&r->value, rec);
     rd_kafka_headers_t *h = rd_kafka_headers_new(8);
-    hdr_add(h, "stormwatch.format", avro ? "avro" : "json");
+    hdr_add(h, "stormwatch.format",
+            r->out_pager ? sw_pager_format_str(r->pager.format) : avro ? "avro" : "json");
     hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
     hdr_add(h, "stormwatch.source.topic", p->topic);
     hdr_add_i64(h, "stormwatch.source.partition", p->partition);
@@ -1231,6 +1252,9 @@ int sw_run(const sw_run_opts_t *opts)
     const char *inf = sw_conf_get_str(conf, "input.format");
     r.in_fmt = !strcmp(inf, "json") ? FMT_JSON : !strcmp(inf, "avro") ? FMT_AVRO : FMT_AUTO;
     r.out_avro = strcmp(sw_conf_get_str(conf, "output.format"), "avro") == 0;
+    r.out_pager = sw_pager_format_parse(sw_conf_get_str(conf, "output.format"), &r.pager.format);
+    r.pager.routing_key = sw_conf_get_str(conf, "pagerduty.routing.key");
+    r.pager.generator_url = sw_conf_get_str(conf, "alertmanager.generator.url");
     r.out_topic = sw_conf_get_str(conf, "output.topic");
     r.dlq_topic = sw_conf_get_str(conf, "dlq.topic");
     r.state_topic = sw_conf_get_str(conf, "state.topic");
@@ -1238,7 +1262,12 @@ int sw_run(const sw_run_opts_t *opts)
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);
 
-    int rc = setup(&r);
+    char cerr[512];
+    int rc = 2;
+    if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK)
+        sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
+    else
+        rc = setup(&r);
     if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
                "consuming %s as group %s; alerts to %s, dead letters to %s; %s%s",

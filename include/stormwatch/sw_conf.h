@@ -168,6 +168,15 @@ size_t sw_conf_get_list_cnt(const sw_conf_t *conf, const char *name);
  */
 const char *sw_conf_get_list_elem(const sw_conf_t *conf, const char *name, size_t idx);
 
+/**
+ * @brief Rules that involve more than one property, for after every source
+ *        is applied: pagerduty.routing.key is required when output.format is
+ *        pagerduty.
+ * @returns SW_OK, or SW_ERR_INVALID_ARG with one sentence naming the
+ *          property that is missing (never a secret value) in @p errstr.
+ */
+sw_err_t sw_conf_check(const sw_conf_t *conf, char *errstr, size_t errstr_size);
+
 /** @brief The analysis parameters (SPEC 4) from the current values. */
 sw_params_t sw_conf_params(const sw_conf_t *conf);
 

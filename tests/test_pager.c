@@ -1,0 +1,994 @@
+/*
+ * Pager formats (sw_codec_pager): every record the engine gives for every
+ * shared fixture, encoded as a PagerDuty Events API v2 event and as an
+ * Alertmanager v2 alert, parsed back with jansson and checked field by
+ * field against the SPEC record and a lifecycle model kept here (which
+ * summaries page, dedup keys per episode, labels per episode). Also: RFC
+ * 3339 times against gmtime_r over the whole int64 range, summary cuts on
+ * UTF-8 boundaries, PagerDuty's size limits, the routing key kept out of
+ * -X dump, errors and logs, the config error without a routing key, and one
+ * daemon run (mock cluster in another process) with output.format=pagerduty.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "stormwatch/sw_codec_alert.h"
+#include "stormwatch/sw_codec_pager.h"
+#include "stormwatch/sw_codec_telemetry.h"
+#include "stormwatch/sw_conf.h"
+#include "stormwatch/sw_detect.h"
+#include "sw_proc.h"
+#include "sw_testlib.h"
+
+#define ROUTING_KEY "0123456789abcdef0123456789abcdef"
+#define GEN_URL "https://grafana.example.com/d/storms?var-job=x"
+#define NOW_NS INT64_C(1763800000123456789)
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static json_t *parse_buf(const char *data, size_t len)
+{
+    json_error_t e;
+    json_t *v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &e);
+    if (!v) fail_msg("not JSON (%s at %d): %.*s", e.text, e.position, (int)(len > 400 ? 400 : len), data);
+    return v;
+}
+
+static const char *str_of(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_string(v)) fail_msg("\"%s\" is not a string", key);
+    return json_string_value(v);
+}
+
+/* RFC 3339 from gmtime_r: the oracle for sw_pager_rfc3339(). */
+static void rfc_oracle(int64_t ns, char *out, size_t n)
+{
+    int64_t s = ns / 1000000000, f = ns % 1000000000;
+    if (f < 0) {
+        f += 1000000000;
+        s--;
+    }
+    time_t t = (time_t)s;
+    struct tm tm;
+    assert_non_null(gmtime_r(&t, &tm));
+    snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)f);
+}
+
+static const char *rfc(int64_t ns, sw_buf_t *b)
+{
+    b->len = 0;
+    sw_pager_rfc3339(ns, b);
+    return sw_buf_cstr(b);
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+    json_t *v = json_stringn(s, n); /* jansson refuses invalid UTF-8 */
+    bool ok = v != NULL;
+    json_decref(v);
+    return ok;
+}
+
+/* ---- the fixture run ------------------------------------------------------- */
+
+typedef struct model_s {
+    json_t *open;     /* job key -> true while an episode is open */
+    json_t *keys;     /* "job\x1fepisode" -> PagerDuty dedup key */
+    json_t *owners;   /* dedup key -> "job\x1fepisode" */
+    json_t *labels;   /* "job\x1fepisode" -> Alertmanager labels */
+    json_t *ranks;    /* "job\x1fepisode" -> first-cause rank of the trigger */
+    int n[4];         /* records by action */
+    int summary_resolves, summary_skips, rank_changes;
+    const char *name;
+} model_t;
+
+static void job_key(const sw_record_t *rec, char *out, size_t n)
+{
+    const sw_analysis_t *a = &rec->analysis;
+    if (a->has_job_id) snprintf(out, n, "j:%.*s", (int)a->job_id.len, a->job_id.ptr);
+    else snprintf(out, n, "null");
+}
+
+static void check_pd(model_t *m, const sw_record_t *rec, json_t *spec, const char *ep_key,
+                     bool resolves, const sw_buf_t *body)
+{
+    json_t *pd = parse_buf(body->data, body->len);
+    assert_true(json_is_object(pd));
+    assert_int_equal(json_object_size(pd), 4);
+    assert_string_equal(str_of(pd, "routing_key"), ROUTING_KEY);
+    assert_string_equal(str_of(pd, "event_action"), resolves ? "resolve" : "trigger");
+    const char *dk = str_of(pd, "dedup_key");
+    assert_true(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX);
+    /* Short job ids: the record's own dedup key. */
+    assert_string_equal(dk, str_of(spec, "dedup_key"));
+    json_t *known = json_object_get(m->keys, ep_key);
+    if (known) {
+        assert_string_equal(dk, json_string_value(known));
+    } else {
+        json_t *owner = json_object_get(m->owners, dk);
+        if (owner) fail_msg("%s: dedup key %s of %s already used by %s", m->name, dk, ep_key,
+                            json_string_value(owner));
+        json_object_set_new(m->keys, ep_key, json_string(dk));
+        json_object_set_new(m->owners, dk, json_string(ep_key));
+    }
+    json_t *p = json_object_get(pd, "payload");
+    assert_true(json_is_object(p));
+    const char *summary = str_of(p, "summary");
+    assert_true(*summary && strlen(summary) <= SW_PAGER_SUMMARY_MAX);
+    if (rec->action != SW_ACTION_SUMMARY) assert_string_equal(summary, str_of(spec, "summary"));
+    else assert_non_null(strstr(summary, "RESOLVED"));
+    const char *sev = str_of(p, "severity");
+    assert_true(!strcmp(sev, "critical") || !strcmp(sev, "error") || !strcmp(sev, "warning") ||
+                !strcmp(sev, "info"));
+    assert_string_equal(sev, str_of(spec, "severity"));
+    /* The SPEC severity rule seen from here. */
+    if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY)
+        assert_string_equal(sev, "info");
+    else if (rec->analysis.n_suspects && rec->analysis.suspects[0].confidence == SW_CONF_HIGH)
+        assert_string_equal(sev, "critical");
+    assert_string_equal(str_of(p, "source"), "gpu.telemetry/3");
+    char want_ts[64];
+    rfc_oracle(rec->has_event_ts ? rec->event_timestamp_ns : NOW_NS, want_ts, sizeof(want_ts));
+    assert_string_equal(str_of(p, "timestamp"), want_ts);
+    assert_string_equal(str_of(p, "component"), "stormwatch");
+    json_t *jid = json_object_get(spec, "job_id");
+    assert_string_equal(str_of(p, "group"), json_is_null(jid) ? "<null>" : json_string_value(jid));
+    assert_string_equal(str_of(p, "class"), "gpu-memory-storm");
+    json_t *cd = json_object_get(p, "custom_details");
+    assert_true(json_is_object(cd));
+    assert_true(json_equal(cd, spec));
+    assert_int_equal(json_object_size(p), 8);
+    json_decref(pd);
+}
+
+static void check_am(model_t *m, const sw_record_t *rec, json_t *spec, const char *ep_key,
+                     bool resolves, const sw_buf_t *body)
+{
+    json_t *am = parse_buf(body->data, body->len);
+    assert_true(json_is_array(am));
+    assert_int_equal(json_array_size(am), 1);
+    json_t *al = json_array_get(am, 0);
+    json_t *labels = json_object_get(al, "labels"), *ann = json_object_get(al, "annotations");
+    assert_true(json_is_object(labels) && json_is_object(ann));
+    const char *k;
+    json_t *v;
+    json_object_foreach(labels, k, v) assert_true(json_is_string(v));
+    json_object_foreach(ann, k, v) assert_true(json_is_string(v));
+    assert_int_equal(json_object_size(labels), 4);
+    assert_string_equal(str_of(labels, "alertname"), "GPUMemoryStorm");
+    json_t *jid = json_object_get(spec, "job_id");
+    assert_string_equal(str_of(labels, "job_id"), json_is_null(jid) ? "<null>" : json_string_value(jid));
+    char ep[24];
+    snprintf(ep, sizeof(ep), "%lld", (long long)rec->episode);
+    assert_string_equal(str_of(labels, "episode"), ep);
+    assert_string_equal(str_of(labels, "dedup_key"), str_of(spec, "dedup_key"));
+    /* One alert per episode: the same labels from trigger to resolve. */
+    json_t *first = json_object_get(m->labels, ep_key);
+    if (first) {
+        if (!json_equal(first, labels)) {
+            char *a = json_dumps(first, 0), *b = json_dumps(labels, 0);
+            fail_msg("%s: labels changed within %s: %s -> %s", m->name, ep_key, a, b);
+        }
+    } else {
+        json_object_set(m->labels, ep_key, labels);
+    }
+    assert_string_equal(str_of(ann, "severity"), str_of(spec, "severity"));
+    assert_string_equal(str_of(ann, "action"), sw_action_str(rec->action));
+    assert_true(*str_of(ann, "summary") && *str_of(ann, "description"));
+    if (rec->analysis.n_suspects) {
+        char r[24];
+        snprintf(r, sizeof(r), "%lld", (long long)rec->analysis.suspects[0].rank);
+        assert_string_equal(str_of(ann, "first_cause_rank"), r);
+    }
+    char want_ts[64];
+    rfc_oracle(rec->has_event_ts ? rec->event_timestamp_ns : NOW_NS, want_ts, sizeof(want_ts));
+    assert_string_equal(str_of(al, "startsAt"), want_ts);
+    json_t *ends = json_object_get(al, "endsAt");
+    if (resolves) assert_string_equal(json_string_value(ends), want_ts);
+    else assert_null(ends);
+    assert_string_equal(str_of(al, "generatorURL"), GEN_URL);
+    json_decref(am);
+}
+
+static void on_record(model_t *m, const sw_record_t *rec_in)
+{
+    sw_record_t rec = *rec_in;
+    rec.source.set = true;
+    rec.source.topic = sw_str("gpu.telemetry");
+    rec.source.partition = 3;
+    rec.source.offset = rec.cause_offset;
+    m->n[rec.action]++;
+
+    char job[256], ep_key[300];
+    job_key(&rec, job, sizeof(job));
+    snprintf(ep_key, sizeof(ep_key), "%s\x1f%lld", job, (long long)rec.episode);
+    bool was_open = json_is_true(json_object_get(m->open, job));
+    /* The model: what should page. */
+    bool skip = false, resolves = false;
+    switch (rec.action) {
+    case SW_ACTION_TRIGGER:
+        assert_false(was_open);
+        json_object_set_new(m->open, job, json_true());
+        break;
+    case SW_ACTION_UPDATE: assert_true(was_open); break;
+    case SW_ACTION_RESOLVE:
+        assert_true(was_open);
+        json_object_set_new(m->open, job, json_false());
+        resolves = true;
+        break;
+    case SW_ACTION_SUMMARY:
+        resolves = was_open;
+        skip = !was_open;
+        if (was_open) m->summary_resolves++;
+        else m->summary_skips++;
+        break;
+    }
+    /* Labels must not hold the first-cause rank: count how often it moves. */
+    if (rec.analysis.n_suspects && rec.action != SW_ACTION_SUMMARY) {
+        json_t *r0 = json_object_get(m->ranks, ep_key);
+        if (!r0) json_object_set_new(m->ranks, ep_key, json_integer(rec.analysis.suspects[0].rank));
+        else if (json_integer_value(r0) != rec.analysis.suspects[0].rank) m->rank_changes++;
+    }
+    assert_int_equal(sw_pager_decide(&rec), skip ? SW_PAGER_SKIP : resolves ? SW_PAGER_RESOLVE
+                                                                           : SW_PAGER_TRIGGER);
+
+    sw_buf_t spec_txt, body;
+    sw_buf_init(&spec_txt);
+    sw_buf_init(&body);
+    sw_alert_json_record(&spec_txt, &rec);
+    json_t *spec = parse_buf(spec_txt.data, spec_txt.len);
+
+    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY, GEN_URL, NOW_NS};
+    sw_pager_action_t act = sw_pager_encode(&rec, &po, &body);
+    assert_int_equal(act, sw_pager_decide(&rec));
+    if (skip) assert_int_equal(body.len, 0);
+    else check_pd(m, &rec, spec, ep_key, resolves, &body);
+
+    body.len = 0;
+    po.format = SW_PAGER_ALERTMANAGER;
+    assert_int_equal(sw_pager_encode(&rec, &po, &body), act);
+    if (skip) assert_int_equal(body.len, 0);
+    else check_am(m, &rec, spec, ep_key, resolves, &body);
+
+    json_decref(spec);
+    sw_buf_clear(&spec_txt);
+    sw_buf_clear(&body);
+}
+
+static void on_summary(void *opaque, const sw_record_t *rec)
+{
+    on_record(opaque, rec);
+}
+
+static void run_fixture(model_t *m, const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/%s.params.json", sw_test_fixtures(), name);
+    json_error_t e;
+    json_t *pj = json_load_file(path, 0, &e);
+    assert_non_null(pj);
+    sw_params_t params = sw_params_default();
+    params.window_samples = json_integer_value(json_object_get(pj, "window.samples"));
+    params.stale_ms = json_integer_value(json_object_get(pj, "stale.ms"));
+    json_decref(pj);
+    snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), name);
+    sw_buf_t in;
+    sw_buf_init(&in);
+    assert_true(sw_test_read_file(path, &in));
+    sw_tdec_t *dec = sw_tdec_new();
+    sw_detector_t *det = sw_detect_new(params);
+    json_object_clear(m->open);
+    m->name = name;
+    for (size_t i = 0; i < in.len;) {
+        char *nl = memchr(in.data + i, '\n', in.len - i);
+        size_t end = nl ? (size_t)(nl - in.data) : in.len;
+        sw_event_t ev;
+        char err[256];
+        const sw_record_t *rec = NULL;
+        if (end > i && sw_tdec_json(dec, in.data + i, end - i, &ev, err, sizeof(err)) == SW_OK &&
+            sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)) == SW_OK && rec)
+            on_record(m, rec);
+        i = end + 1;
+    }
+    sw_detect_finish(det, on_summary, m);
+    sw_detect_destroy(det);
+    sw_tdec_destroy(dec);
+    sw_buf_clear(&in);
+}
+
+static void test_fixtures(void **state)
+{
+    (void)state;
+    model_t m;
+    memset(&m, 0, sizeof(m));
+    m.open = json_object();
+    m.keys = json_object();
+    m.owners = json_object();
+    m.labels = json_object();
+    m.ranks = json_object();
+    DIR *d = opendir(sw_test_fixtures());
+    assert_non_null(d);
+    struct dirent *de;
+    int cases = 0;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 13 || strcmp(de->d_name + len - 12, ".params.json") != 0) continue;
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", (int)(len - 12), de->d_name);
+        /* Episodes of different fixtures may share job ids: keys are
+         * checked per fixture. */
+        json_object_clear(m.keys);
+        json_object_clear(m.owners);
+        json_object_clear(m.labels);
+        json_object_clear(m.ranks);
+        run_fixture(&m, name);
+        cases++;
+    }
+    closedir(d);
+    printf("%d fixtures: %d trigger, %d update, %d resolve, %d summary records; summaries: %d "
+           "resolve an open episode, %d skipped; first-cause rank moved within an episode %d "
+           "times (annotations, not labels)\n",
+           cases, m.n[0], m.n[1], m.n[2], m.n[3], m.summary_resolves, m.summary_skips,
+           m.rank_changes);
+    assert_true(cases >= 10);
+    /* Every branch of the mapping was exercised. */
+    assert_true(m.n[0] > 0 && m.n[1] > 0 && m.n[2] > 0);
+    assert_true(m.summary_resolves > 0 && m.summary_skips > 0);
+    json_decref(m.open);
+    json_decref(m.keys);
+    json_decref(m.owners);
+    json_decref(m.labels);
+    json_decref(m.ranks);
+}
+
+/* ---- hand-made records ----------------------------------------------------- */
+
+typedef struct fake_s {
+    sw_record_t rec;
+    sw_suspect_t sus[2];
+    int64_t *ranks;
+    sw_rank_val_t *vals;
+} fake_t;
+
+/* A trigger of a 2-rank job with one suspect. */
+static void fake_init(fake_t *f, const char *job, size_t job_len)
+{
+    memset(f, 0, sizeof(*f));
+    static const int64_t part[2] = {0, 1};
+    sw_analysis_t *a = &f->rec.analysis;
+    f->rec.action = SW_ACTION_TRIGGER;
+    f->rec.episode = 1;
+    f->rec.has_event_ts = true;
+    f->rec.event_timestamp_ns = INT64_C(1700000000123456789);
+    a->has_job_id = job != NULL;
+    a->job_id = (sw_str_t){job, job_len};
+    a->world_size = 2;
+    a->participating = part;
+    a->n_participating = 2;
+    a->anchor_rank = 0;
+    a->has_onset = true;
+    a->onset_ns = UINT64_C(1700000000000000000);
+    f->sus[0].rank = 1;
+    f->sus[0].confidence = SW_CONF_HIGH;
+    f->sus[0].lead_over_cluster_onset_ns = 250000000;
+    f->sus[0].peak_delta_bytes = INT64_C(4) << 30;
+    f->sus[0].supporting_ranks = 1;
+    a->suspects = f->sus;
+    a->n_suspects = 1;
+}
+
+static void fake_clear(fake_t *f)
+{
+    free(f->ranks);
+    free(f->vals);
+}
+
+static json_t *encode(const sw_record_t *rec, sw_pager_format_t fmt, size_t *len)
+{
+    sw_pager_opts_t po = {fmt, ROUTING_KEY, NULL, NOW_NS};
+    sw_buf_t b;
+    sw_buf_init(&b);
+    assert_int_not_equal(sw_pager_encode(rec, &po, &b), SW_PAGER_SKIP);
+    if (len) *len = b.len;
+    json_t *v = parse_buf(b.data, b.len);
+    sw_buf_clear(&b);
+    return v;
+}
+
+static void test_rfc3339(void **state)
+{
+    (void)state;
+    sw_buf_t b;
+    sw_buf_init(&b);
+    static const struct {
+        int64_t ns;
+        const char *want;
+    } known[] = {
+        {0, "1970-01-01T00:00:00.000000000Z"},
+        {1, "1970-01-01T00:00:00.000000001Z"},
+        {-1, "1969-12-31T23:59:59.999999999Z"},
+        {-1000000000, "1969-12-31T23:59:59.000000000Z"},
+        {-1000000001, "1969-12-31T23:59:58.999999999Z"},
+        {INT64_C(1700000000123456789), "2023-11-14T22:13:20.123456789Z"},
+        {INT64_C(951782400) * 1000000000, "2000-02-29T00:00:00.000000000Z"},
+        {INT64_C(951868799) * 1000000000 + 999999999, "2000-02-29T23:59:59.999999999Z"},
+        {INT64_C(4107456000) * 1000000000, "2100-02-28T00:00:00.000000000Z"},
+        {INT64_C(4107542400) * 1000000000, "2100-03-01T00:00:00.000000000Z"},
+        {INT64_C(-2203891200) * 1000000000, "1900-03-01T00:00:00.000000000Z"},
+        {INT64_MAX, "2262-04-11T23:47:16.854775807Z"},
+        {INT64_MIN, "1677-09-21T00:12:43.145224192Z"},
+        {INT64_MIN + 1, "1677-09-21T00:12:43.145224193Z"},
+    };
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        assert_string_equal(rfc(known[i].ns, &b), known[i].want);
+    /* Against gmtime_r over the whole range (64-bit time_t), and every
+     * instant parses back with strptime-free arithmetic: lengths fixed. */
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    char want[64];
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int64_t ns = (int64_t)x;
+        if (i % 4 == 1) ns %= INT64_C(86400000000000) * 800; /* near the epoch */
+        rfc_oracle(ns, want, sizeof(want));
+        const char *got = rfc(ns, &b);
+        if (strcmp(got, want) != 0) fail_msg("%lld: got %s, want %s", (long long)ns, got, want);
+        assert_int_equal(strlen(got), 30);
+    }
+    sw_buf_clear(&b);
+}
+
+static void test_utf8_cut(void **state)
+{
+    (void)state;
+    assert_int_equal(sw_pager_utf8_cut("abc", 3, 5), 3);
+    assert_int_equal(sw_pager_utf8_cut("abc", 3, 2), 2);
+    assert_int_equal(sw_pager_utf8_cut("a\xc3\xa9", 3, 2), 1);
+    assert_int_equal(sw_pager_utf8_cut("a\xe2\x80\xa6z", 5, 3), 1);
+    assert_int_equal(sw_pager_utf8_cut("a\xf0\x9f\x94\xa5z", 6, 4), 1);
+    assert_int_equal(sw_pager_utf8_cut("a\xf0\x9f\x94\xa5z", 6, 5), 5);
+    /* Not UTF-8: a run of continuation bytes is cut where asked. */
+    assert_int_equal(sw_pager_utf8_cut("\x80\x80\x80\x80\x80\x80", 6, 4), 4);
+
+    /* The summary of a job whose id puts the cut inside every kind of
+     * sequence, at every offset. */
+    static const char *const chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x94\xa5",
+                                        "\xed\xa0\x80" /* lone surrogate, WTF-8 */};
+    for (size_t c = 0; c < 4; c++) {
+        for (size_t pad = 0; pad < 4; pad++) {
+            sw_buf_t job, full;
+            sw_buf_init(&job);
+            sw_buf_init(&full);
+            for (size_t k = 0; k < pad; k++) sw_buf_putc(&job, 'a');
+            while (job.len < 1500) sw_buf_puts(&job, chars[c]);
+            fake_t f;
+            fake_init(&f, job.data, job.len);
+            sw_record_summary(&f.rec, &full);
+            json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
+            const char *s = str_of(json_object_get(pd, "payload"), "summary");
+            size_t n = strlen(s);
+            assert_true(n <= SW_PAGER_SUMMARY_MAX && n >= SW_PAGER_SUMMARY_MAX - 6);
+            assert_true(utf8_valid(s, n));
+            assert_memory_equal(s + n - 3, "\xe2\x80\xa6", 3);
+            if (c < 3) assert_memory_equal(s, full.data, n - 3); /* a prefix, then "..." */
+            /* The same line in Alertmanager's annotations. */
+            json_t *am = encode(&f.rec, SW_PAGER_ALERTMANAGER, NULL);
+            assert_string_equal(str_of(json_object_get(json_array_get(am, 0), "annotations"),
+                                       "summary"),
+                                s);
+            const char *dk = str_of(pd, "dedup_key");
+            assert_true(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX && utf8_valid(dk, strlen(dk)));
+            json_decref(pd);
+            json_decref(am);
+            sw_buf_clear(&job);
+            sw_buf_clear(&full);
+            fake_clear(&f);
+        }
+    }
+    /* Lone surrogates (WTF-8 from the decoder) become U+FFFD, a pair stays
+     * a pair, and an escaped backslash before "ud800" is left alone. */
+    static const struct {
+        const char *job, *group;
+    } sur[] = {
+        {"a\xed\xa0\x80" "b", "a\xef\xbf\xbd" "b"},
+        {"\xed\xb0\x80", "\xef\xbf\xbd"},
+        {"\xed\xa0\x80\xed\xb0\x80", "\xf0\x90\x80\x80"},
+        {"x\\ud800", "x\\ud800"},
+    };
+    for (size_t i = 0; i < sizeof(sur) / sizeof(sur[0]); i++) {
+        fake_t g;
+        fake_init(&g, sur[i].job, strlen(sur[i].job));
+        json_t *pd = encode(&g.rec, SW_PAGER_PAGERDUTY, NULL);
+        assert_string_equal(str_of(json_object_get(pd, "payload"), "group"), sur[i].group);
+        json_t *am = encode(&g.rec, SW_PAGER_ALERTMANAGER, NULL);
+        assert_string_equal(str_of(json_object_get(json_array_get(am, 0), "labels"), "job_id"),
+                            sur[i].group);
+        json_decref(pd);
+        json_decref(am);
+        fake_clear(&g);
+    }
+    /* A short summary is the record's summary, unchanged. */
+    fake_t f;
+    fake_init(&f, "job-a", 5);
+    sw_buf_t full;
+    sw_buf_init(&full);
+    sw_record_summary(&f.rec, &full);
+    json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
+    assert_string_equal(str_of(json_object_get(pd, "payload"), "summary"), sw_buf_cstr(&full));
+    json_decref(pd);
+    sw_buf_clear(&full);
+    fake_clear(&f);
+}
+
+static void test_long_job_dedup_key(void **state)
+{
+    (void)state;
+    char *job = malloc(2000), *other = malloc(2000);
+    memset(job, 'x', 2000);
+    memcpy(other, job, 2000);
+    other[1999] = 'y'; /* differs only past what the key keeps */
+    fake_t f;
+    fake_init(&f, job, 2000);
+    sw_buf_t k1, k2, k3, k4;
+    sw_buf_init(&k1);
+    sw_buf_init(&k2);
+    sw_buf_init(&k3);
+    sw_buf_init(&k4);
+    sw_pager_dedup_key(&f.rec, &k1);
+    f.rec.action = SW_ACTION_UPDATE;
+    f.rec.revision = 3;
+    f.sus[0].rank = 0; /* an update that moves the first cause */
+    sw_pager_dedup_key(&f.rec, &k2);
+    f.rec.episode = 2;
+    sw_pager_dedup_key(&f.rec, &k3);
+    f.rec.episode = 1;
+    f.rec.analysis.job_id.ptr = other;
+    sw_pager_dedup_key(&f.rec, &k4);
+    assert_true(k1.len <= SW_PAGER_DEDUP_KEY_MAX && k3.len <= SW_PAGER_DEDUP_KEY_MAX);
+    assert_string_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k2));
+    assert_string_not_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k3));
+    assert_string_not_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k4));
+    assert_true(strncmp(sw_buf_cstr(&k1), "stormwatch/xxxx", 15) == 0);
+    /* Short ids: exactly the record's dedup key. */
+    fake_t g;
+    fake_init(&g, NULL, 0);
+    k1.len = k2.len = 0;
+    sw_pager_dedup_key(&g.rec, &k1);
+    sw_record_dedup_key(&g.rec, &k2);
+    assert_string_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k2));
+    assert_string_equal(sw_buf_cstr(&k1), "stormwatch/<null>/episode/1");
+    sw_buf_clear(&k1);
+    sw_buf_clear(&k2);
+    sw_buf_clear(&k3);
+    sw_buf_clear(&k4);
+    fake_clear(&f);
+    fake_clear(&g);
+    free(job);
+    free(other);
+}
+
+/* A job of @p n ranks: participating ranks and both maps hold all of them. */
+static void fake_big(fake_t *f, size_t n)
+{
+    f->ranks = malloc(n * sizeof(*f->ranks));
+    f->vals = malloc(n * sizeof(*f->vals));
+    for (size_t i = 0; i < n; i++) {
+        f->ranks[i] = (int64_t)i;
+        f->vals[i] = (sw_rank_val_t){(int64_t)i, INT64_C(-1234567890123)};
+    }
+    sw_analysis_t *a = &f->rec.analysis;
+    a->world_size = (int64_t)n;
+    a->participating = f->ranks;
+    a->n_participating = n;
+    a->counts = f->vals;
+    a->n_counts = n;
+    a->offsets = f->vals;
+    a->n_offsets = n;
+}
+
+static void test_size_limit(void **state)
+{
+    (void)state;
+    /* A 131072-rank job: its trigger lists every participating rank, its
+     * summary (that resolves) carries both maps in full. */
+    for (int summary = 0; summary <= 1; summary++) {
+        fake_t f;
+        fake_init(&f, "big-job", 7);
+        fake_big(&f, 131072);
+        if (summary) {
+            f.rec.action = SW_ACTION_SUMMARY;
+            f.rec.has_event_ts = false;
+        }
+        size_t len;
+        json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, &len);
+        assert_true(len <= SW_PAGER_EVENT_MAX);
+        assert_string_equal(str_of(pd, "event_action"), summary ? "resolve" : "trigger");
+        json_t *cd = json_object_get(json_object_get(pd, "payload"), "custom_details");
+        assert_non_null(strstr(str_of(cd, "truncated"), "512 KB"));
+        assert_non_null(strstr(str_of(cd, "truncated"), "131072 participating"));
+        assert_int_equal(json_object_size(json_object_get(cd, "rank_sample_counts")), 0);
+        assert_int_equal(json_object_size(json_object_get(cd, "alignment_offsets_ns")), 0);
+        assert_int_equal(json_array_size(json_object_get(cd, "participating_ranks")), 0);
+        /* What matters for the page is still there. */
+        assert_int_equal(json_array_size(json_object_get(cd, "first_cause_suspects")), 1);
+        assert_int_equal(json_integer_value(json_object_get(cd, "world_size")), 131072);
+        assert_string_equal(str_of(cd, "dedup_key"), str_of(pd, "dedup_key"));
+        json_decref(pd);
+        fake_clear(&f);
+    }
+    /* A small record is never cut. */
+    fake_t s;
+    fake_init(&s, "small", 5);
+    json_t *pd = encode(&s.rec, SW_PAGER_PAGERDUTY, NULL);
+    assert_null(json_object_get(json_object_get(json_object_get(pd, "payload"), "custom_details"),
+                                "truncated"));
+    json_decref(pd);
+    /* A job id of 600 KB: only the lifecycle fields fit. */
+    size_t n = 600 * 1024;
+    char *job = malloc(n);
+    memset(job, 'j', n);
+    fake_t f;
+    fake_init(&f, job, n);
+    size_t len;
+    pd = encode(&f.rec, SW_PAGER_PAGERDUTY, &len);
+    assert_true(len <= SW_PAGER_EVENT_MAX);
+    json_t *p = json_object_get(pd, "payload");
+    json_t *cd = json_object_get(p, "custom_details");
+    assert_non_null(strstr(str_of(cd, "truncated"), "only the lifecycle fields"));
+    assert_string_equal(str_of(cd, "action"), "trigger");
+    assert_int_equal(json_integer_value(json_object_get(cd, "episode")), 1);
+    assert_int_equal(json_integer_value(json_object_get(cd, "first_cause_rank")), 1);
+    assert_true(strlen(str_of(cd, "job_id")) <= 1024);
+    assert_true(strlen(str_of(p, "group")) <= 1024);
+    assert_true(strlen(str_of(p, "summary")) <= SW_PAGER_SUMMARY_MAX);
+    assert_true(strlen(str_of(pd, "dedup_key")) <= SW_PAGER_DEDUP_KEY_MAX);
+    json_decref(pd);
+    fake_clear(&f);
+    fake_clear(&s);
+    free(job);
+}
+
+static void test_alertmanager_shape(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f, "job-7", 5);
+    sw_pager_opts_t po = {SW_PAGER_ALERTMANAGER, NULL, NULL, NOW_NS};
+    sw_buf_t b;
+    sw_buf_init(&b);
+    /* Trigger, an update that moves the first cause and the severity, then
+     * a resolve: one alert (same labels), endsAt only on the resolve. */
+    json_t *labels = NULL;
+    for (int step = 0; step < 3; step++) {
+        if (step == 1) {
+            f.rec.action = SW_ACTION_UPDATE;
+            f.rec.revision = 1;
+            f.sus[0].rank = 0;
+            f.sus[0].confidence = SW_CONF_LOW;
+        } else if (step == 2) {
+            f.rec.action = SW_ACTION_RESOLVE;
+            f.rec.revision = 2;
+            f.rec.analysis.has_onset = false;
+            f.rec.event_timestamp_ns += 5000000000;
+        }
+        b.len = 0;
+        assert_int_equal(sw_pager_encode(&f.rec, &po, &b),
+                         step == 2 ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER);
+        json_t *am = parse_buf(b.data, b.len);
+        json_t *al = json_array_get(am, 0);
+        assert_int_equal(json_array_size(am), 1);
+        if (!labels) labels = json_incref(json_object_get(al, "labels"));
+        else assert_true(json_equal(labels, json_object_get(al, "labels")));
+        json_t *ann = json_object_get(al, "annotations");
+        assert_string_equal(str_of(ann, "first_cause_rank"), step == 0 ? "1" : "0");
+        assert_string_equal(str_of(ann, "severity"), step == 0 ? "critical" : step == 1 ? "warning" : "info");
+        assert_null(json_object_get(al, "generatorURL")); /* not configured */
+        if (step == 2) assert_string_equal(str_of(al, "endsAt"), "2023-11-14T22:13:25.123456789Z");
+        else assert_null(json_object_get(al, "endsAt"));
+        json_decref(am);
+    }
+    assert_null(json_object_get(labels, "severity"));
+    assert_null(json_object_get(labels, "first_cause_rank"));
+    json_decref(labels);
+    /* Summaries: skipped without an open episode, a resolve with one. */
+    f.rec.action = SW_ACTION_SUMMARY;
+    f.rec.has_event_ts = false;
+    b.len = 0;
+    assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_SKIP);
+    assert_int_equal(b.len, 0);
+    f.rec.analysis.has_onset = true;
+    assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_RESOLVE);
+    json_t *am = parse_buf(b.data, b.len);
+    char want[64];
+    rfc_oracle(NOW_NS, want, sizeof(want));
+    assert_string_equal(str_of(json_array_get(am, 0), "endsAt"), want);
+    json_decref(am);
+    f.rec.episode = 0; /* never had an episode: never a page */
+    assert_int_equal(sw_pager_decide(&f.rec), SW_PAGER_SKIP);
+    sw_buf_clear(&b);
+    fake_clear(&f);
+}
+
+/* ---- configuration and the binary ------------------------------------------ */
+
+#define SECRET "S3cr3t-R0uting-K3y-7f1e"
+
+static void test_conf_check(void **state)
+{
+    (void)state;
+    char err[512];
+    sw_conf_t *conf = sw_conf_new();
+    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
+    assert_int_equal(sw_conf_set(conf, "output.format", "pagerduty", err, sizeof(err)), SW_CONF_OK);
+    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
+    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", SECRET, err, sizeof(err)), SW_CONF_OK);
+    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
+    assert_true(sw_conf_is_secret("pagerduty.routing.key"));
+    sw_buf_t out;
+    sw_buf_init(&out);
+    sw_conf_dump(conf, &out);
+    assert_non_null(strstr(sw_buf_cstr(&out), "\npagerduty.routing.key=[redacted]\n"));
+    assert_null(strstr(sw_buf_cstr(&out), SECRET));
+    /* Alertmanager needs no key; its URL is checked. */
+    assert_int_equal(sw_conf_set(conf, "output.format", "alertmanager", err, sizeof(err)), SW_CONF_OK);
+    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", NULL, err, sizeof(err)), SW_CONF_OK);
+    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
+    assert_int_equal(sw_conf_set(conf, "alertmanager.generator.url", "grafana/d/x", err, sizeof(err)),
+                     SW_CONF_INVALID);
+    assert_string_equal(err, "configuration property \"alertmanager.generator.url\": value "
+                             "\"grafana/d/x\" is not an http:// or https:// URL without blanks (or "
+                             "empty)");
+    assert_int_equal(sw_conf_set(conf, "alertmanager.generator.url", GEN_URL, err, sizeof(err)),
+                     SW_CONF_OK);
+    /* A bad secret value is never echoed. */
+    char long_key[300];
+    memset(long_key, 'K', sizeof(long_key) - 1);
+    long_key[sizeof(long_key) - 1] = '\0';
+    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", long_key, err, sizeof(err)),
+                     SW_CONF_INVALID);
+    assert_null(strstr(err, "KKKK"));
+    assert_non_null(strstr(err, "[redacted]"));
+    sw_buf_clear(&out);
+    sw_conf_destroy(conf);
+}
+
+/* Run a shell command, stdout and stderr together. */
+static int run_cmd(sw_buf_t *out, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    out->len = 0;
+    int rc = sw_test_run(cmd, out);
+    sw_buf_cstr(out);
+    return rc;
+}
+
+static void test_binary_secrets(void **state)
+{
+    (void)state;
+    const char *bin = sw_test_bin();
+    sw_buf_t out;
+    sw_buf_init(&out);
+    char dir[1024], conf_path[1100];
+    snprintf(dir, sizeof(dir), "%s/pager", sw_test_tmp());
+    snprintf(conf_path, sizeof(conf_path), "%s/pager.conf", dir);
+    assert_int_equal(run_cmd(&out, "mkdir -p '%s' && printf 'output.format = pagerduty\\n"
+                                   "pagerduty.routing.key = %s-file\\n' > '%s'",
+                             dir, SECRET, conf_path),
+                     0);
+    /* -X, a file and the environment: dumped redacted. */
+    for (int i = 0; i < 3; i++) {
+        int rc;
+        if (i == 0)
+            rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%s-x "
+                               "-X dump 2>&1",
+                         bin, SECRET);
+        else if (i == 1)
+            rc = run_cmd(&out, "'%s' run -c '%s' -X dump 2>&1", bin, conf_path);
+        else
+            rc = run_cmd(&out, "STORMWATCH_PAGERDUTY_ROUTING_KEY=%s-env '%s' run -X dump 2>&1",
+                         SECRET, bin);
+        assert_int_equal(rc, 0);
+        if (!strstr(out.data, "\npagerduty.routing.key=[redacted]\n") || strstr(out.data, SECRET))
+            fail_msg("dump %d shows the key or lacks the redacted line:\n%s", i, out.data);
+    }
+    /* No key: a config error naming the property, exit 2, nothing connects
+     * (the bootstrap address is a closed port). */
+    int64_t t0 = sw_proc_now_ms();
+    int rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X bootstrap.servers=127.0.0.1:9 2>&1",
+                     bin);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
+    assert_true(sw_proc_now_ms() - t0 < 10000);
+    /* A bad value: the error never quotes the secret. */
+    rc = run_cmd(&out, "'%s' run -X 'pagerduty.routing.key=%s has blanks but is far too long for a "
+                       "routing key: %0250d' 2>&1",
+                 bin, SECRET, 0);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out.data, "pagerduty.routing.key"));
+    assert_null(strstr(out.data, SECRET));
+    /* The preview writes the same bodies offline. */
+    char fx[1200];
+    snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
+    rc = run_cmd(&out, "'%s' replay --window-samples 8 --stale-ms 0 --output-format pagerduty "
+                       "--routing-key %s '%s'",
+                 bin, ROUTING_KEY, fx);
+    assert_int_equal(rc, 0);
+    json_t *lines = sw_test_parse_lines(out.data, out.len, NULL, 0);
+    assert_non_null(lines);
+    assert_true(json_array_size(lines) >= 2);
+    size_t i;
+    json_t *v;
+    json_array_foreach(lines, i, v) assert_string_equal(str_of(v, "routing_key"), ROUTING_KEY);
+    json_decref(lines);
+    rc = run_cmd(&out, "'%s' replay --output-format xml '%s' 2>&1", bin, fx);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out.data, "--output-format"));
+    sw_buf_clear(&out);
+}
+
+/* ---- one daemon run ---------------------------------------------------------- */
+
+static int read_file_lines(const char *path, char ***lines)
+{
+    sw_buf_t b;
+    sw_buf_init(&b);
+    if (!sw_test_read_file(path, &b)) return -1;
+    int n = 0;
+    *lines = NULL;
+    for (size_t i = 0; i < b.len;) {
+        char *nl = memchr(b.data + i, '\n', b.len - i);
+        size_t end = nl ? (size_t)(nl - b.data) : b.len;
+        if (end > i) {
+            *lines = realloc(*lines, (size_t)(n + 1) * sizeof(char *));
+            (*lines)[n++] = strndup(b.data + i, end - i);
+        }
+        i = end + 1;
+    }
+    sw_buf_clear(&b);
+    return n;
+}
+
+static void test_daemon(void **state)
+{
+    (void)state;
+    const char *bin = sw_test_bin();
+    char dir[1024], boot_path[1100], err_path[1100], out_path[1100];
+    snprintf(dir, sizeof(dir), "%s/pager-run", sw_test_tmp());
+    char cmd[2200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(boot_path, sizeof(boot_path), "%s/bootstrap", dir);
+    char *margv[] = {(char *)bin, "mock", "--brokers", "1", "--bootstrap-file", boot_path,
+                     "--topic", "in.pd:2", "--topic", "out.pd:2", "--topic", "dlq.pd:1",
+                     "--topic", "stormwatch.state:1", NULL};
+    snprintf(out_path, sizeof(out_path), "%s/mock.out", dir);
+    snprintf(err_path, sizeof(err_path), "%s/mock.err", dir);
+    pid_t mock = sw_proc_spawn(margv, out_path, err_path);
+    char *boot = sw_proc_wait_file(boot_path, 20000);
+    if (!boot) {
+        sw_proc_kill(mock);
+        fail_msg("the mock cluster did not start (see %s)", err_path);
+    }
+    /* Partition 0: gen13 (three episodes; the last is still open when the
+     * job goes idle, so its summary resolves). Partition 1: a quiet job
+     * whose summary is no page. */
+    char fx[1200];
+    snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
+    char **lines = NULL;
+    int n = read_file_lines(fx, &lines);
+    assert_true(n > 0);
+    rd_kafka_t *rk = sw_kp_new(boot);
+    for (int i = 0; i < n; i++)
+        assert_true(sw_kp_send(rk, "in.pd", 0, "job-13", 6, lines[i], strlen(lines[i])));
+    int quiet = 3;
+    for (int i = 0; i < quiet; i++) {
+        char ev[256];
+        snprintf(ev, sizeof(ev),
+                 "{\"timestamp_ns\": %d000000000, \"event_type\": \"sample\", \"job_id\": "
+                 "\"quiet\", \"rank\": 0, \"world_size\": 1, \"device_used_bytes\": 1000}",
+                 i + 1);
+        assert_true(sw_kp_send(rk, "in.pd", 1, "quiet", 5, ev, strlen(ev)));
+    }
+    assert_true(sw_kp_flush(rk, 10000));
+    sw_kp_destroy(rk);
+
+    /* The key goes in through the environment, as the README advises. */
+    char bs[1100];
+    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", boot);
+    char *dargv[] = {(char *)bin, "run", "-X", bs, "-X", "input.topics=in.pd", "-X",
+                     "output.topic=out.pd", "-X", "dlq.topic=dlq.pd", "-X", "group.id=pager",
+                     "-X", "output.format=pagerduty", "-X", "window.samples=8", "-X",
+                     "stale.ms=0", "-X", "state.restore=off", "-X", "commit.interval.ms=200",
+                     "-X", "job.idle.ms=1500", "-X", "log.level=debug", "-X",
+                     "kafka.consumer.session.timeout.ms=6000", NULL};
+    setenv("STORMWATCH_PAGERDUTY_ROUTING_KEY", SECRET, 1);
+    snprintf(out_path, sizeof(out_path), "%s/run.out", dir);
+    snprintf(err_path, sizeof(err_path), "%s/run.err", dir);
+    pid_t daemon = sw_proc_spawn(dargv, out_path, err_path);
+    unsetenv("STORMWATCH_PAGERDUTY_ROUTING_KEY");
+
+    /* 5 lifecycle records and the resolving summary of job-13; nothing for
+     * the quiet job. */
+    size_t want = 6;
+    sw_kmsg_t *m;
+    size_t got = sw_kc_read(boot, "out.pd", 2, want, 3000, 60000, &m);
+    /* Every input offset gets committed, the skipped summary's included. */
+    int64_t committed = -1, deadline = sw_proc_now_ms() + 20000;
+    while (sw_proc_now_ms() < deadline) {
+        committed = sw_kc_committed(boot, "pager", "in.pd", 2);
+        if (committed == n + quiet) break;
+        usleep(200000);
+    }
+    bool skipped_logged = sw_proc_wait_text(err_path, "not sent: no open episode", 1, 10000);
+    kill(daemon, SIGTERM);
+    int rc = sw_proc_wait(daemon, 30000);
+    if (rc < 0) sw_proc_kill(daemon);
+    sw_proc_kill(mock);
+    free(boot);
+
+    if (got != want) fail_msg("%zu records on out.pd, expected %zu (see %s)", got, want, err_path);
+    assert_int_equal(rc, 0);
+    assert_int_equal(committed, n + quiet);
+    assert_true(skipped_logged);
+    static const char *const actions[] = {"trigger", "resolve", "trigger", "resolve", "trigger",
+                                          "resolve"};
+    for (size_t i = 0; i < got; i++) {
+        assert_int_equal(m[i].partition, 0); /* the job's key */
+        assert_string_equal(sw_kmsg_header(&m[i], "stormwatch.format"), "pagerduty");
+        assert_string_equal(sw_kmsg_header(&m[i], "content-type"), "application/json");
+        json_t *pd = parse_buf(m[i].value, m[i].len);
+        assert_string_equal(str_of(pd, "routing_key"), SECRET);
+        assert_string_equal(str_of(pd, "event_action"), actions[i]);
+        json_t *p = json_object_get(pd, "payload");
+        json_t *cd = json_object_get(p, "custom_details");
+        assert_string_equal(str_of(p, "source"), "in.pd/0");
+        assert_string_equal(str_of(p, "group"), "job-13");
+        assert_string_equal(str_of(pd, "dedup_key"), str_of(cd, "dedup_key"));
+        assert_string_equal(sw_kmsg_header(&m[i], "stormwatch.action"), str_of(cd, "action"));
+        assert_string_equal(str_of(cd, "action"), i == got - 1 ? "summary" : actions[i]);
+        json_decref(pd);
+    }
+    sw_kmsg_free(m, got);
+    for (int i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+    /* The secret is in the records (PagerDuty wants it in the body), never
+     * in the log. */
+    assert_int_equal(sw_proc_count_text(err_path, SECRET), 0);
+    assert_int_equal(sw_proc_count_text(out_path, SECRET), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_long_job_dedup_key),
+        cmocka_unit_test(test_size_limit),
+        cmocka_unit_test(test_alertmanager_shape),
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_conf_check),
+        cmocka_unit_test(test_binary_secrets),
+        cmocka_unit_test(test_daemon),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
