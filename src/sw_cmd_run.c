@@ -128,7 +128,11 @@ int sw_cmd_run(int argc, char **argv)
     sw_log_t log = sw_log_make(level, "stormwatch run");
     sw_kafka_ctx_t kctx = {&log, NULL, false, ""};
 
-    /* Every Kafka setting is checked before anything connects. */
+    /* Every setting is checked before anything starts or connects. */
+    if (sw_conf_check(conf, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch run: %s\n", err);
+        goto done;
+    }
     const char *bootstrap = sw_conf_get_str(conf, "bootstrap.servers");
     for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
         rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap, NULL, &kctx, err,
