@@ -49,6 +49,7 @@ static void usage(FILE *f)
             "  tail      print the records of a Kafka topic as JSON lines\n"
             "  mock      run librdkafka's mock Kafka cluster on loopback\n"
             "  demo      the whole pipeline on an embedded cluster, with injected storms\n"
+            "  report    HTML incident report (charts, suspects, lifecycle) from alert records\n"
             "\n"
             "Run 'stormwatch COMMAND --help' for a command's options.\n"
             "  --version   print the version\n");
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "tail")) return sw_cmd_tail(argc - 1, argv + 1);
     if (!strcmp(cmd, "mock")) return sw_cmd_mock(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return sw_cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return sw_cmd_report(argc - 1, argv + 1);
     fprintf(stderr, "stormwatch: unknown command '%s' (see 'stormwatch --help')\n", cmd);
     return SW_EXIT_USAGE;
 }

@@ -15,6 +15,7 @@ int sw_cmd_produce(int argc, char **argv);
 int sw_cmd_tail(int argc, char **argv);
 int sw_cmd_mock(int argc, char **argv);
 int sw_cmd_demo(int argc, char **argv);
+int sw_cmd_report(int argc, char **argv);
 
 /**
  * @brief The process's stop flag (set by SIGTERM/SIGINT): long-running
