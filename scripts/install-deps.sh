@@ -9,7 +9,8 @@
 #                      (tests/test_deploy.sh: compose and structural checks),
 #                      kubectl (kubernetes-client, only when no kubectl is on
 #                      PATH: kustomize rendering), clang + libclang-rt-14-dev
-#                      (libFuzzer: test_fuzz_short runs scripts/fuzz.sh)
+#                      (libFuzzer: test_fuzz_short runs scripts/fuzz.sh),
+#                      chromium (test_report_browser: the report, headless)
 set -eu
 what=${1:-test}
 pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev"
