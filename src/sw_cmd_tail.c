@@ -116,23 +116,6 @@ static void put_base64(sw_buf_t *out, const unsigned char *p, size_t n)
     }
 }
 
-/* Length of the UTF-8 sequence at p (surrogates allowed: the decoders keep
- * lone ones as WTF-8 and sw_jw writes them back as \u escapes), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c < 0x80) return 1;
-    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (len == 0 || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xc0) != 0x80) return 0;
-    if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
-    if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
-    if (c == 0xf4 && p[1] > 0x8f) return 0; /* > U+10FFFF */
-    return len;
-}
-
 /* A JSON string of arbitrary bytes: bytes that are not UTF-8 become
  * U+FFFD. @returns false when some were replaced. */
 static bool put_bytes_str(sw_jw_t *jw, const void *ptr, size_t len)
@@ -140,7 +123,7 @@ static bool put_bytes_str(sw_jw_t *jw, const void *ptr, size_t len)
     const unsigned char *p = ptr;
     size_t i = 0;
     while (i < len) {
-        size_t k = utf8_seq(p + i, len - i);
+        size_t k = sw_utf8_seq(p + i, len - i, true);
         if (k == 0) break;
         i += k;
     }
@@ -151,7 +134,7 @@ static bool put_bytes_str(sw_jw_t *jw, const void *ptr, size_t len)
     sw_buf_t tmp;
     sw_buf_init(&tmp);
     for (i = 0; i < len;) {
-        size_t k = utf8_seq(p + i, len - i);
+        size_t k = sw_utf8_seq(p + i, len - i, true);
         if (k) sw_buf_put(&tmp, p + i, k);
         else sw_buf_put(&tmp, "\xef\xbf\xbd", 3);
         i += k ? k : 1;

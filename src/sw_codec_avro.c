@@ -23,53 +23,9 @@
 /* UTF-8                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Length of a valid UTF-8 sequence at p (strict: no overlongs, no encoded
- * surrogates, nothing past U+10FFFF), or 0. Same rules as sw_json.c. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char c = p[0];
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        if (end - p < 2 || (p[1] & 0xc0) != 0x80) return 0;
-        return 2;
-    }
-    if (c >= 0xe0 && c <= 0xef) {
-        if (end - p < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
-        if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
-        if (c == 0xed && p[1] >= 0xa0) return 0; /* surrogate */
-        return 3;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        if (end - p < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-            (p[3] & 0xc0) != 0x80)
-            return 0;
-        if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
-        if (c == 0xf4 && p[1] >= 0x90) return 0; /* > U+10FFFF */
-        return 4;
-    }
-    return 0;
-}
-
-/* Offset of the first byte that does not start a valid sequence, or len. */
-static size_t utf8_bad_at(const void *data, size_t len)
-{
-    const unsigned char *p = data, *end = p + len;
-    size_t i = 0;
-    while (i < len) {
-        if (p[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n = utf8_seq(p + i, end);
-        if (!n) return i;
-        i += n;
-    }
-    return len;
-}
-
 static bool utf8_ok(sw_str_t s)
 {
-    return s.len == 0 || utf8_bad_at(s.ptr, s.len) == s.len;
+    return s.len == 0 || sw_utf8_bad_at(s.ptr, s.len, false) == s.len;
 }
 
 /* ------------------------------------------------------------------ */
@@ -109,7 +65,7 @@ static void put_cstr(sw_buf_t *out, const char *s)
  * WTF-8 lone surrogates the JSON scanner keeps) become U+FFFD. */
 static void put_str_clean(sw_buf_t *out, sw_str_t s)
 {
-    size_t bad = s.len ? utf8_bad_at(s.ptr, s.len) : 0;
+    size_t bad = s.len ? sw_utf8_bad_at(s.ptr, s.len, false) : 0;
     if (bad == s.len) {
         put_str(out, s);
         return;
@@ -120,7 +76,7 @@ static void put_str_clean(sw_buf_t *out, sw_str_t s)
     sw_buf_put(&tmp, p, bad);
     p += bad;
     while (p < end) {
-        size_t n = utf8_seq(p, end);
+        size_t n = sw_utf8_seq(p, (size_t)(end - p), false);
         if (n) {
             sw_buf_put(&tmp, p, n);
             p += n;
@@ -297,7 +253,7 @@ static bool rd_str(rd_t *rd, sw_str_t *out)
                  rd_left(rd));
         return rd_truncated(rd, s, detail);
     }
-    size_t bad = utf8_bad_at(rd->p, (size_t)n);
+    size_t bad = sw_utf8_bad_at(rd->p, (size_t)n, false);
     if (bad != (size_t)n)
         return rd_fail(rd, SW_ERR_AVRO, "Avro: invalid UTF-8 at byte %zu in %s",
                        rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
@@ -472,7 +428,7 @@ sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t 
     };
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         if (!strs[i].set || strs[i].s.len == 0) continue;
-        size_t bad = utf8_bad_at(strs[i].s.ptr, strs[i].s.len);
+        size_t bad = sw_utf8_bad_at(strs[i].s.ptr, strs[i].s.len, false);
         if (bad != strs[i].s.len) {
             snprintf(errstr, errstr_size,
                      "field \"%s\" is not valid UTF-8 (byte 0x%02x at offset %zu), "

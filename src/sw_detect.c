@@ -952,6 +952,14 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
     return sw_detect_feed_at(det, ev, now_ms, (int64_t)det->arrivals, rec, errstr, errstr_size);
 }
 
+/* max.ranks.per.job, or (0 = unlimited) the hard ceiling (*hard). */
+static int64_t rank_limit(const sw_detector_t *det, bool *hard)
+{
+    int64_t max_ranks = det->params.max_ranks_per_job;
+    *hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
+    return *hard ? SW_WORLD_SIZE_MAX : max_ranks;
+}
+
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
                            int64_t offset, const sw_record_t **rec, char *errstr,
                            size_t errstr_size)
@@ -959,10 +967,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     det->arrivals++;
     *rec = NULL;
     bool sample = ev->kind == SW_EV_SAMPLE;
-    /* max.ranks.per.job, or (0 = unlimited) the hard ceiling. */
-    int64_t max_ranks = det->params.max_ranks_per_job;
-    bool hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
-    if (hard) max_ranks = SW_WORLD_SIZE_MAX;
+    bool hard;
+    int64_t max_ranks = rank_limit(det, &hard);
     if (sample && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
         det->st.limit_rejects++;
         bool ws = ev->world_size > max_ranks;
@@ -1219,12 +1225,19 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
     det->rebuild_x = sw_vget_i(&r);
     uint64_t njobs = sw_vget_u(&r);
     if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
+    if (det->params.max_jobs > 0 && njobs > (uint64_t)det->params.max_jobs) r.bad = true;
+    /* Everything read is checked against what the engine itself can
+     * produce: a damaged snapshot is refused, never trusted. */
+    bool hard;
+    int64_t max_ranks = rank_limit(det, &hard);
     for (uint64_t i = 0; i < njobs && !r.bad; i++) {
         sw_event_t ev;
         memset(&ev, 0, sizeof(ev));
         ev.has_job_id = sw_vget_u(&r) != 0;
         ev.job_id = sw_vget_bytes(&r);
-        if (r.bad || (ev.has_job_id && ev.job_id.len == 0)) {
+        if (r.bad || (ev.has_job_id && ev.job_id.len == 0) ||
+            sw_utf8_bad_at(ev.job_id.ptr, ev.job_id.len, true) != ev.job_id.len ||
+            jmap_find(det, ev.has_job_id, ev.job_id.ptr, ev.job_id.len)) {
             r.bad = true;
             break;
         }
@@ -1241,13 +1254,21 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         }
         for (uint64_t k = 0; k < nc && !r.bad; k++) {
             int64_t ws = sw_vget_i(&r);
+            uint32_t dup;
             GROW(j->claims, j->nclaims, j->capclaims, 4);
             claim_t *c = &j->claims[j->nclaims];
             c->ws = ws;
             c->count = sw_vget_u(&r);
             c->first = sw_vget_u(&r);
+            if (ws < 2 || ws > max_ranks || c->count == 0 || sw_imap_get(&j->claim_map, ws, &dup)) {
+                r.bad = true;
+                break;
+            }
             sw_imap_put(&j->claim_map, ws, (uint32_t)j->nclaims++);
         }
+        if (j->claim_leader < -1 || j->claim_leader >= (int64_t)j->nclaims ||
+            (j->nclaims > 0) != (j->claim_leader >= 0))
+            r.bad = true;
         j->has_newest = sw_vget_u(&r) != 0;
         j->newest_ts = sw_vget_i(&r);
         j->open = sw_vget_u(&r) != 0;
@@ -1261,6 +1282,11 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->sig_earliest = sw_vget_u(&r);
         bool dirty = sw_vget_u(&r) != 0;
         uint64_t ns = sw_vget_u(&r);
+        if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
+            (uint64_t)j->sig_conf > SW_CONF_HIGH || j->sig_earliest > ns) {
+            r.bad = true;
+            break;
+        }
         if (ns > (uint64_t)(r.end - r.p)) {
             r.bad = true;
             break;
@@ -1276,13 +1302,27 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             r.bad = true;
             break;
         }
+        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample || ns > nr) {
+            r.bad = true;
+            break;
+        }
         for (uint64_t k = 0; k < nr && !r.bad; k++) {
             int64_t rank = sw_vget_i(&r);
-            uint32_t ri = rank_create(det, j, rank, 0);
+            uint32_t ri;
+            if (rank < 0 || rank >= max_ranks || sw_imap_get(&j->rank_map, rank, &ri)) {
+                r.bad = true;
+                break;
+            }
+            ri = rank_create(det, j, rank, 0);
             rank_t *rk = &j->ranks[ri];
             rk->first_ts = sw_vget_i(&r);
             rk->newest_ts = sw_vget_i(&r);
             rk->empty_off = sw_vget_i(&r);
+            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts) r.bad = true;
+        }
+        for (size_t k = 0; k < j->nsig && !r.bad; k++) {
+            uint32_t ri;
+            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri)) r.bad = true;
         }
         const uint8_t *p = r.p;
         if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
@@ -1305,6 +1345,9 @@ err:
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x) return false;
+    bool hard;
+    int64_t max_ranks = rank_limit(det, &hard);
+    if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
     job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     uint32_t ri;
     if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;

@@ -572,6 +572,12 @@ void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
     }
 }
 
+/* Strings as the decoders give them: UTF-8, lone surrogates allowed. */
+static bool wtf8(sw_str_t s)
+{
+    return sw_utf8_bad_at(s.ptr, s.len, true) == s.len;
+}
+
 bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
 {
     sw_vrd_t r = {*data, end, false};
@@ -581,7 +587,7 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
         int64_t rank = sw_vget_i(&r);
         int64_t end_ts = sw_vget_i(&r);
         uint64_t nb = sw_vget_u(&r);
-        if (r.bad || nb > (uint64_t)(r.end - r.p)) return false;
+        if (r.bad || nb > (uint64_t)(r.end - r.p) || rank < 0 || !wtf8(session)) return false;
         group_t *g = group_get(ph, session, rank, true);
         g->end_ts = end_ts;
         for (uint64_t i = 0; i < nb && !r.bad; i++) {
@@ -593,12 +599,17 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
             b->ts = sw_vget_i(&r);
             b->sequence = sw_vget_i(&r);
             b->thread_id = sw_vget_i(&r);
-            b->scope = sw_intern_add(ph->strs, sw_vget_bytes(&r));
-            b->thread_name = sw_intern_add(ph->strs, sw_vget_bytes(&r));
-            b->label = sw_intern_add(ph->strs, sw_vget_bytes(&r));
-            b->depth = (uint32_t)sw_vget_u(&r);
-            b->arrival = (uint32_t)sw_vget_u(&r);
-            b->enter = sw_vget_u(&r) != 0;
+            sw_str_t scope = sw_vget_bytes(&r), tname = sw_vget_bytes(&r), label = sw_vget_bytes(&r);
+            uint64_t depth = sw_vget_u(&r), arrival = sw_vget_u(&r), enter = sw_vget_u(&r);
+            if (r.bad || !wtf8(scope) || !wtf8(tname) || !wtf8(label) || depth < 1 ||
+                depth > SW_PHASE_PATH_MAX || arrival > UINT32_MAX || enter > 1)
+                return false;
+            b->scope = sw_intern_add(ph->strs, scope);
+            b->thread_name = sw_intern_add(ph->strs, tname);
+            b->label = sw_intern_add(ph->strs, label);
+            b->depth = (uint32_t)depth;
+            b->arrival = (uint32_t)arrival;
+            b->enter = enter != 0;
             g->nb++;
             ph->nboundaries++;
         }

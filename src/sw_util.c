@@ -13,6 +13,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+size_t sw_utf8_seq(const unsigned char *p, size_t n, bool allow_surrogates)
+{
+    unsigned char c = p[0];
+    if (c < 0x80) return 1;
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (len == 0 || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if (c == 0xe0 && p[1] < 0xa0) return 0;                       /* overlong */
+    if (c == 0xf0 && p[1] < 0x90) return 0;                       /* overlong */
+    if (c == 0xf4 && p[1] > 0x8f) return 0;                       /* > U+10FFFF */
+    if (c == 0xed && p[1] >= 0xa0 && !allow_surrogates) return 0; /* surrogate */
+    return len;
+}
+
+size_t sw_utf8_bad_at(const void *data, size_t len, bool allow_surrogates)
+{
+    const unsigned char *p = data;
+    size_t i = 0;
+    while (i < len) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = sw_utf8_seq(p + i, len - i, allow_surrogates);
+        if (!k) return i;
+        i += k;
+    }
+    return len;
+}
+
 const char *sw_err2str(sw_err_t err)
 {
     switch (err) {

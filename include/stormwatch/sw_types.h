@@ -25,6 +25,18 @@ bool sw_str_eq(sw_str_t a, sw_str_t b);
 /** @brief Byte-wise order (same as code-point order for UTF-8): <0, 0, >0. */
 int sw_str_cmp(sw_str_t a, sw_str_t b);
 
+/**
+ * @brief Length of the UTF-8 sequence at @p p (at most @p n bytes there),
+ *        or 0 when none starts there. Strict: no overlong forms, nothing
+ *        past U+10FFFF; encoded surrogates (U+D800..DFFF) only with
+ *        @p allow_surrogates (WTF-8: how the JSON decoder keeps lone ones).
+ */
+size_t sw_utf8_seq(const unsigned char *p, size_t n, bool allow_surrogates);
+
+/** @brief Offset of the first byte that does not start a sequence
+ *         (sw_utf8_seq()), or @p len when all are valid. */
+size_t sw_utf8_bad_at(const void *data, size_t len, bool allow_surrogates);
+
 /** @brief FNV-1a style 64-bit hash of a byte string. */
 uint64_t sw_hash_bytes(const void *p, size_t len, uint64_t seed);
 
