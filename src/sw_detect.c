@@ -1283,7 +1283,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         bool dirty = sw_vget_u(&r) != 0;
         uint64_t ns = sw_vget_u(&r);
         if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
-            (uint64_t)j->sig_conf > SW_CONF_HIGH || j->sig_earliest > ns) {
+            (uint64_t)j->sig_conf > SW_CONF_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
             r.bad = true;
             break;
         }
