@@ -191,7 +191,8 @@ static bool rd_truncated(rd_t *rd, const unsigned char *at, const char *detail)
                    rd_off(rd, at), rd_name(rd, nm, sizeof(nm)), detail);
 }
 
-static bool rd_varint(rd_t *rd, uint64_t *out)
+/* The careful decoder: bounds and length checked byte by byte. */
+__attribute__((noinline)) static bool rd_varint_slow(rd_t *rd, uint64_t *out)
 {
     const unsigned char *s = rd->p;
     uint64_t v = 0;
@@ -216,7 +217,28 @@ static bool rd_varint(rd_t *rd, uint64_t *out)
     return true;
 }
 
-static bool rd_long(rd_t *rd, int64_t *out)
+/* Most varints end well before the buffer does: decode those without a
+ * bounds check per byte; anything else (9+ bytes, near the end) takes the
+ * careful path from the start. */
+static inline bool rd_varint(rd_t *rd, uint64_t *out)
+{
+    const unsigned char *p = rd->p;
+    if (rd->end - p >= 10) {
+        uint64_t v = 0;
+        for (unsigned i = 0; i < 9; i++) {
+            uint64_t b = p[i];
+            v |= (b & 0x7f) << (7 * i);
+            if (b < 0x80) {
+                rd->p = p + i + 1;
+                *out = v;
+                return true;
+            }
+        }
+    }
+    return rd_varint_slow(rd, out);
+}
+
+static inline bool rd_long(rd_t *rd, int64_t *out)
 {
     uint64_t u = 0;
     if (!rd_varint(rd, &u)) return false;
@@ -239,12 +261,12 @@ static bool rd_int(rd_t *rd, int32_t *out)
     return true;
 }
 
-static bool rd_str(rd_t *rd, sw_str_t *out)
+/* Why the string of length @p n at @p s cannot be read (@p bad: offset of
+ * the first invalid UTF-8 byte, or n). */
+__attribute__((noinline)) static bool rd_str_fail(rd_t *rd, const unsigned char *s, int64_t n,
+                                                  size_t bad)
 {
-    const unsigned char *s = rd->p;
-    int64_t n = 0;
     char nm[160], detail[80];
-    if (!rd_long(rd, &n)) return false;
     if (n < 0)
         return rd_fail(rd, SW_ERR_AVRO, "Avro: negative string length %lld at byte %zu in %s",
                        (long long)n, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
@@ -253,10 +275,18 @@ static bool rd_str(rd_t *rd, sw_str_t *out)
                  rd_left(rd));
         return rd_truncated(rd, s, detail);
     }
+    return rd_fail(rd, SW_ERR_AVRO, "Avro: invalid UTF-8 at byte %zu in %s",
+                   rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
+}
+
+static inline bool rd_str(rd_t *rd, sw_str_t *out)
+{
+    const unsigned char *s = rd->p;
+    int64_t n = 0;
+    if (!rd_long(rd, &n)) return false;
+    if (n < 0 || (uint64_t)n > rd_left(rd)) return rd_str_fail(rd, s, n, 0);
     size_t bad = sw_utf8_bad_at(rd->p, (size_t)n, false);
-    if (bad != (size_t)n)
-        return rd_fail(rd, SW_ERR_AVRO, "Avro: invalid UTF-8 at byte %zu in %s",
-                       rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
+    if (bad != (size_t)n) return rd_str_fail(rd, s, n, bad);
     out->ptr = (const char *)rd->p;
     out->len = (size_t)n;
     rd->p += n;
@@ -264,7 +294,7 @@ static bool rd_str(rd_t *rd, sw_str_t *out)
 }
 
 /* Union branch or enum symbol index in [0, n). */
-static bool rd_index(rd_t *rd, int64_t n, const char *what, int *out)
+__attribute__((noinline)) static bool rd_index_slow(rd_t *rd, int64_t n, const char *what, int *out)
 {
     const unsigned char *s = rd->p;
     int64_t v = 0;
@@ -279,8 +309,22 @@ static bool rd_index(rd_t *rd, int64_t n, const char *what, int *out)
     return true;
 }
 
+/* An index is nearly always one byte (zig-zag 0 .. 63). */
+static inline bool rd_index(rd_t *rd, int64_t n, const char *what, int *out)
+{
+    if (rd->p < rd->end && *rd->p < 0x80) {
+        int64_t v = (int64_t)(*rd->p >> 1) ^ -(int64_t)(*rd->p & 1);
+        if (v >= 0 && v < n) {
+            rd->p++;
+            *out = (int)v;
+            return true;
+        }
+    }
+    return rd_index_slow(rd, n, what, out);
+}
+
 /* Is the next union ["null", T] non-null? */
-static bool rd_opt(rd_t *rd, bool *set)
+static inline bool rd_opt(rd_t *rd, bool *set)
 {
     int b = 0;
     if (!rd_index(rd, 2, "union", &b)) return false;

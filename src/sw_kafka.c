@@ -79,6 +79,15 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
         {"partition.assignment.strategy", "cooperative-sticky"},
         {"enable.partition.eof", "false"},
         {"client.id", "stormwatch"},
+        /* Alert latency: a broker that holds an empty fetch for its full
+         * wait (librdkafka's mock cluster does) would add up to this much;
+         * real brokers answer as soon as data arrives. */
+        {"fetch.wait.max.ms", "5"},
+        /* librdkafka 2.0 stops fetching while this many messages wait in
+         * the consumer queue and looks again only about once a second: keep
+         * over a second of input queued (memory stays bounded by
+         * queued.max.messages.kbytes, 64 MiB by default). */
+        {"queued.min.messages", "1000000"},
         {NULL, NULL},
     };
     static const struct kv producer[] = {

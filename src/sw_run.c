@@ -124,6 +124,10 @@ typedef struct run_s {
     const char *dlq_topic;
     const char *state_topic;
     int out_parts, dlq_parts;
+    /* Per output partition, then per dead-letter partition: an offset no
+     * later record of ours can precede (end offset at start, then one past
+     * each delivery); -1 = unknown. Snapshots record these. */
+    int64_t *out_pos;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
     rd_kafka_t *reader;      /* reads snapshots and the output back (restore) */
@@ -309,6 +313,17 @@ static void hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v)
     hdr_add(h, name, tmp);
 }
 
+/* A record of ours landed at @p offset of @p topic [@p partition]. */
+static void note_position(run_t *r, const char *topic, int32_t partition, int64_t offset)
+{
+    if (!r->out_pos || offset < 0) return;
+    int base = !strcmp(topic, r->out_topic) ? 0 : !strcmp(topic, r->dlq_topic) ? r->out_parts : -1;
+    int n = base == 0 ? r->out_parts : r->dlq_parts;
+    if (base < 0 || partition < 0 || partition >= n) return;
+    int64_t *pos = &r->out_pos[base + partition];
+    if (*pos >= 0 && offset + 1 > *pos) *pos = offset + 1;
+}
+
 static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
     (void)rk;
@@ -344,6 +359,7 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         r->st.delivered++;
         m_add(r, SW_M_RECORDS_DELIVERED, 1);
         if (p) pend_done(p, tok->offset);
+        note_position(r, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
     }
     free(tok);
 }
@@ -650,8 +666,11 @@ static int topic_partitions(run_t *r, const char *topic)
     return n;
 }
 
-/* End offsets of the output and dead-letter topics now (for the snapshot).
- * @returns false when a broker could not say. */
+/* Where the next owner scans the output and dead-letter topics for records
+ * of inputs at or after the snapshot: offsets that none of them can
+ * precede. Known from the end offsets at start and the delivery reports
+ * since, so a snapshot asks the brokers nothing (a position still unknown
+ * is asked for once). @returns false when a broker could not say. */
 static bool output_positions(run_t *r, sw_buf_t *out)
 {
     sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts));
@@ -659,12 +678,16 @@ static bool output_positions(run_t *r, sw_buf_t *out)
         const char *topic = t ? r->dlq_topic : r->out_topic;
         int n = t ? r->dlq_parts : r->out_parts;
         for (int q = 0; q < n; q++) {
+            int64_t *pos = &r->out_pos[(t ? r->out_parts : 0) + q];
             int64_t lo, hi;
-            if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
-                return false;
+            if (*pos < 0) {
+                if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
+                    return false;
+                *pos = hi;
+            }
             sw_vput_u(out, (uint64_t)t);
             sw_vput_u(out, (uint64_t)q);
-            sw_vput_i(out, hi);
+            sw_vput_i(out, *pos);
         }
     }
     return true;
@@ -1168,6 +1191,16 @@ static int setup(run_t *r)
         }
         r->out_parts = topic_partitions(r, r->out_topic);
         r->dlq_parts = topic_partitions(r, r->dlq_topic);
+        /* End offsets now: every later record of ours lands at or after. */
+        r->out_pos = sw_malloc(((size_t)(r->out_parts + r->dlq_parts) + 1) * sizeof(*r->out_pos));
+        for (int t = 0, k = 0; t < 2; t++)
+            for (int q = 0; q < (t ? r->dlq_parts : r->out_parts); q++, k++) {
+                int64_t lo, hi;
+                r->out_pos[k] = rd_kafka_query_watermark_offsets(r->producer, t ? r->dlq_topic : r->out_topic,
+                                                                 q, &lo, &hi, 10000)
+                                    ? -1
+                                    : hi;
+            }
         if (topic_partitions(r, r->state_topic) < 1) {
             sw_log(r->log, SW_LOG_ERROR,
                    "state topic \"%s\" does not exist (create it with one partition, or set "
@@ -1277,11 +1310,17 @@ int sw_run(const sw_run_opts_t *opts)
                r.restore ? r.state_topic : "");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
         uint64_t stats_msgs = 0;
+        /* Messages in batches: one queue lock per batch, not per message.
+         * Rebalance callbacks run inside the call; messages of a partition
+         * revoked meanwhile are not ours any more and are skipped. */
+        rd_kafka_queue_t *cq = rd_kafka_queue_get_consumer(r.consumer);
+        rd_kafka_message_t *batch[256];
+        int64_t last_snap_tick = 0;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
-            rd_kafka_message_t *m = rd_kafka_consumer_poll(r.consumer, 100);
-            if (m) {
-                handle(&r, m);
-                rd_kafka_message_destroy(m);
+            ssize_t got = rd_kafka_consume_batch_queue(cq, 100, batch, sizeof(batch) / sizeof(batch[0]));
+            for (ssize_t i = 0; i < got; i++) {
+                if (!r.failed) handle(&r, batch[i]);
+                rd_kafka_message_destroy(batch[i]);
             }
             rd_kafka_poll(r.producer, 0);
             int64_t now = sw_clock_ms();
@@ -1292,13 +1331,15 @@ int sw_run(const sw_run_opts_t *opts)
                 last_tick = now;
             }
             if (r.restore) {
-                snapshots_tick(&r, now);
+                if (now != last_snap_tick) snapshots_tick(&r, now); /* at most once a millisecond */
+                last_snap_tick = now;
             } else if (now - last_commit >= r.commit_interval_ms) {
                 commit_plain(&r, NULL, false);
                 last_commit = now;
             }
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
         }
+        rd_kafka_queue_destroy(cq);
         sw_log(r.log, SW_LOG_INFO, "stopping: flushing the producer and committing offsets");
         if (rd_kafka_flush(r.producer, 60000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
             sw_log(r.log, SW_LOG_ERROR, "%d records still unacknowledged after 60 s",
@@ -1322,6 +1363,7 @@ int sw_run(const sw_run_opts_t *opts)
     for (size_t i = 0; i < r.nparts; i++)
         if (r.parts[i]) part_destroy(&r, r.parts[i]);
     free(r.parts);
+    free(r.out_pos);
     sw_tdec_destroy(r.tdec);
     sw_avro_dec_destroy(r.adec);
     sw_buf_clear(&r.value);

@@ -32,6 +32,13 @@ size_t sw_utf8_bad_at(const void *data, size_t len, bool allow_surrogates)
 {
     const unsigned char *p = data;
     size_t i = 0;
+    /* ASCII eight bytes at a time. */
+    while (i + 8 <= len) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+        i += 8;
+    }
     while (i < len) {
         if (p[i] < 0x80) {
             i++;
