@@ -1310,14 +1310,22 @@ int sw_run(const sw_run_opts_t *opts)
                r.restore ? r.state_topic : "");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
         uint64_t stats_msgs = 0;
-        /* Messages in batches: one queue lock per batch, not per message.
-         * Rebalance callbacks run inside the call; messages of a partition
-         * revoked meanwhile are not ours any more and are skipped. */
+        /* Wait for one message, then take what else is queued in one batch
+         * (one queue lock per batch, not per message; a batch call with a
+         * timeout would wait for a full batch). Rebalance callbacks run
+         * inside these calls; messages of a partition revoked meanwhile are
+         * not ours any more and are skipped. */
         rd_kafka_queue_t *cq = rd_kafka_queue_get_consumer(r.consumer);
         rd_kafka_message_t *batch[256];
         int64_t last_snap_tick = 0;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
-            ssize_t got = rd_kafka_consume_batch_queue(cq, 100, batch, sizeof(batch) / sizeof(batch[0]));
+            ssize_t got = 0;
+            rd_kafka_message_t *first = rd_kafka_consumer_poll(r.consumer, 100);
+            if (first) {
+                batch[got++] = first;
+                ssize_t more = rd_kafka_consume_batch_queue(cq, 0, batch + 1, sizeof(batch) / sizeof(batch[0]) - 1);
+                if (more > 0) got += more;
+            }
             for (ssize_t i = 0; i < got; i++) {
                 if (!r.failed) handle(&r, batch[i]);
                 rd_kafka_message_destroy(batch[i]);
