@@ -282,6 +282,15 @@ static int restored_count(const char *prefix, int n)
     return total;
 }
 
+/* Joining a group that is already consuming takes the mock coordinator
+ * several rounds: the members learn of the rebalance at their next heartbeat
+ * (3 s), the coordinator waits session.timeout.ms - 1 s for them to rejoin,
+ * and librdkafka 2.0.2's mock sometimes answers the cooperative SyncGroup
+ * with ILLEGAL_GENERATION, so the whole assignment is lost and one more round
+ * follows. Under CI load that has taken more than 30 s. */
+#define JOIN_WAIT_MS 120000
+#define ASSIGNED "stormwatch run: assigned "
+
 /* ---- scenarios ----------------------------------------------------------- */
 
 static int test_kill9(void)
@@ -297,7 +306,7 @@ static int test_kill9(void)
         pid_t d = daemon_start("k", tag, NULL, NULL);
         char log[32];
         snprintf(log, sizeof(log), "run-%s.err", tag);
-        SW_ASSERT(sw_proc_wait_text(path_in(log), "assigned", 1, 30000), "instance %d did not join", i);
+        SW_ASSERT(sw_proc_wait_text(path_in(log), ASSIGNED, 1, JOIN_WAIT_MS), "instance %d did not join", i);
         usleep((useconds_t)run_ms[i] * 1000);
         kill(d, SIGKILL);
         sw_proc_wait(d, 10000);
@@ -318,22 +327,26 @@ static int test_rebalance(void)
     stream_t s;
     if (make_stream(&s, "rj", 4, 16, 400, 3, 22)) return 1;
     pid_t a = daemon_start("r", "rA", NULL, NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-rA.err"), "assigned", 4, 30000), "A did not take 4 partitions");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-rA.err"), ASSIGNED, 4, JOIN_WAIT_MS), "A did not take 4 partitions");
     pid_t prod = produce_in_child(&s, "r", 60000); /* ~15 s */
     usleep(3000000);
     pid_t b = daemon_start("r", "rB", NULL, NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-rB.err"), "assigned", 1, 30000), "B was never assigned");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-rB.err"), ASSIGNED, 1, JOIN_WAIT_MS), "B was never assigned");
     usleep(3000000);
     SW_ASSERT(stop(b) == 0, "B did not exit 0 when leaving");
     SW_ASSERT(sw_proc_wait(prod, 120000) == 0, "telemetry could not be produced");
     int failed = check_output(&s, "r", "second instance joins and leaves mid-storm");
     SW_ASSERT(stop(a) == 0, "A did not exit 0");
-    int moved = sw_proc_count_text(path_in("run-rA.err"), "revoked") +
-                sw_proc_count_text(path_in("run-rB.err"), "revoked");
-    SW_ASSERT(moved >= 2, "no partition moved (%d revocations)", moved);
-    printf("  partitions moved between instances: %d, restores: %d\n", moved,
-           sw_proc_count_text(path_in("run-rA.err"), "state restored") +
-               sw_proc_count_text(path_in("run-rB.err"), "state restored"));
+    /* B restoring a partition from a snapshot proves that one moved to it;
+     * A restoring proves that one came back after B left. */
+    int to_b = sw_proc_count_text(path_in("run-rB.err"), "state restored");
+    int to_a = sw_proc_count_text(path_in("run-rA.err"), "state restored");
+    SW_ASSERT(to_b >= 1 && to_a >= 1, "no partition moved (B restored %d, A restored %d)", to_b, to_a);
+    printf("  partitions moved between instances: %d to B, %d back to A; revoked %d, lost %d\n", to_b, to_a,
+           sw_proc_count_text(path_in("run-rA.err"), " run: revoked ") +
+               sw_proc_count_text(path_in("run-rB.err"), " run: revoked "),
+           sw_proc_count_text(path_in("run-rA.err"), " run: lost ") +
+               sw_proc_count_text(path_in("run-rB.err"), " run: lost "));
     free_stream(&s);
     return failed;
 }
@@ -345,7 +358,7 @@ static int test_broker_faults(void)
     /* The faults stall the telemetry itself for seconds: jobs must not go
      * idle meanwhile (in production job.idle.ms is minutes). */
     pid_t d = daemon_start("f", "f0", "job.idle.ms=15000", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-f0.err"), "assigned", 4, 30000), "daemon did not join");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-f0.err"), ASSIGNED, 4, JOIN_WAIT_MS), "daemon did not join");
     pid_t prod = produce_in_child(&s, "f", 80000); /* ~20 s */
     int faults = 0;
 #define FAULT(...) do { SW_ASSERT(mock_cmd(__VA_ARGS__), "mock refused a fault"); faults++; } while (0)
@@ -370,7 +383,7 @@ static int test_broker_faults(void)
     FAULT("errors JoinGroup 3 COORDINATOR_NOT_AVAILABLE");
     FAULT("errors SyncGroup 2 REBALANCE_IN_PROGRESS");
     pid_t d2 = daemon_start("f", "f1", "job.idle.ms=15000", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-f1.err"), "assigned", 1, 60000), "joining under errors failed");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-f1.err"), ASSIGNED, 1, JOIN_WAIT_MS), "joining under errors failed");
     usleep(1500000);
     SW_ASSERT(stop(d2) == 0, "the second instance did not exit 0");
 #undef FAULT
@@ -390,13 +403,13 @@ static int test_exactly_once(void)
     stream_t s;
     if (make_stream(&s, "ej", 4, 8, 300, 2, 24)) return 1;
     pid_t d = daemon_start("e", "e0", "processing.guarantee=exactly_once", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-e0.err"), "assigned", 4, 30000), "daemon did not join");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-e0.err"), ASSIGNED, 4, JOIN_WAIT_MS), "daemon did not join");
     if (produce(&s, "e", 0, s.n, 0)) return 1;
     int failed = check_output(&s, "e", "exactly_once transactions on the mock cluster");
     SW_ASSERT(stop(d) == 0, "exactly_once daemon did not exit 0");
     /* A fenced producer must stop the daemon, loudly. */
     d = daemon_start("e", "e1", "processing.guarantee=exactly_once", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-e1.err"), "assigned", 4, 30000), "restart did not join");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-e1.err"), ASSIGNED, 4, JOIN_WAIT_MS), "restart did not join");
     SW_ASSERT(mock_cmd("errors EndTxn 1 PRODUCER_FENCED"), "mock refused the fault");
     if (produce(&s, "e", 0, 200, 0)) return 1;
     int rc = sw_proc_wait(d, 60000);
