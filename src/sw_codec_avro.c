@@ -424,6 +424,25 @@ sw_err_t sw_avro_schema_id(const void *data, size_t len, int32_t *schema_id, cha
 /* TelemetryEvent: encoder                                             */
 /* ------------------------------------------------------------------ */
 
+static bool json_metadata(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth);
+
+/* Whether the decoder would find a phase scope in metadata text @p text
+ * (cheap filter first: no "phase" and no escape, no scope). */
+static bool meta_holds_phase(sw_str_t text)
+{
+    if (!memmem(text.ptr, text.len, "phase", 5) && !memmem(text.ptr, text.len, "\\u", 2))
+        return false;
+    char *scratch = sw_malloc(text.len + 16);
+    sw_jscan_t js;
+    sw_jscan_init(&js, text.ptr, text.len, scratch);
+    sw_jscan_ws(&js);
+    sw_phase_scope_t ps;
+    bool has = false;
+    bool ok = js.p < js.end && *js.p == '{' && json_metadata(&js, &ps, &has, 1);
+    free(scratch);
+    return ok && has;
+}
+
 static bool phase_utf8_ok(const sw_phase_scope_t *ps)
 {
     if (!utf8_ok(ps->name) || !utf8_ok(ps->scope_id) || !utf8_ok(ps->thread_name)) return false;
@@ -482,6 +501,18 @@ sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t 
         }
     }
     bool typed = ev->has_phase && phase_utf8_ok(&ev->phase);
+    /* The decoder takes the metadata's phase_scope when the typed field is
+     * null: an event without a phase (its typed scope was not a boundary)
+     * must not gain the one its text holds, so that key is left out. */
+    sw_str_t meta = ev->metadata_json;
+    sw_buf_t stripped;
+    sw_buf_init(&stripped);
+    if (!ev->has_phase && has_meta && meta_holds_phase(meta)) {
+        sw_buf_putc(&stripped, '{');
+        sw_json_members_except(meta, "phase_scope", &stripped);
+        sw_buf_putc(&stripped, '}');
+        meta = (sw_str_t){stripped.data, stripped.len};
+    }
 
     sw_buf_reserve(out, 128 + ev->metadata_json.len + ev->host.len + ev->event_type.len);
     put_header(out, schema_id);
@@ -502,7 +533,7 @@ sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t 
     put_opt_long(out, ev->device_free_bytes.set, ev->device_free_bytes.value);
     put_opt_long(out, ev->device_total_bytes.set, ev->device_total_bytes.value);
     put_opt_str(out, ev->context.set, ev->context.value);
-    put_opt_str(out, has_meta, ev->metadata_json);
+    put_opt_str(out, has_meta, meta);
     put_opt_str(out, ev->has_job_id, ev->job_id);
     put_opt_long(out, true, ev->rank);
     put_opt_long(out, ev->local_rank.set, ev->local_rank.value);
@@ -510,6 +541,7 @@ sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t 
     put_opt_str(out, ev->has_session_id, ev->session_id);
     put_long(out, typed ? 1 : 0);
     if (typed) put_phase_scope(out, &ev->phase);
+    sw_buf_clear(&stripped);
     return SW_OK;
 }
 

@@ -118,52 +118,14 @@ static void put_phase_scope(sw_buf_t *out, const sw_phase_scope_t *ps)
  * the event; should it not scan anyway, only the typed scope is kept. */
 static void put_meta_rebuilt(sw_buf_t *out, const sw_event_t *ev)
 {
-    sw_str_t text = ev->metadata_json;
-    char *scratch = sw_malloc(text.len + 16);
-    sw_buf_t members;
-    sw_buf_init(&members);
-    sw_jscan_t js;
-    sw_jscan_init(&js, text.ptr, text.len, scratch);
-    sw_jscan_ws(&js);
-    bool ok = js.p < js.end && *js.p == '{';
-    if (ok) {
-        js.p++;
-        sw_jscan_ws(&js);
-        if (js.p < js.end && *js.p == '}') js.p = js.end;
-    }
-    while (ok && js.p < js.end) {
-        sw_str_t key;
-        sw_jval_t v;
-        sw_jscan_ws(&js);
-        const char *key_at = js.p;
-        if (!sw_jscan_string(&js, &key)) break;
-        const char *key_end = js.p;
-        if (!sw_jscan_expect(&js, ':', "expected ':'")) break;
-        sw_jscan_ws(&js);
-        if (!sw_jscan_value(&js, &v, 1)) break;
-        if (!(key.len == 11 && memcmp(key.ptr, "phase_scope", 11) == 0)) {
-            if (members.len) sw_buf_put(&members, ", ", 2);
-            sw_buf_put(&members, key_at, (size_t)(key_end - key_at));
-            sw_buf_put(&members, ": ", 2);
-            sw_buf_put(&members, v.raw, v.raw_len);
-        }
-        sw_jscan_ws(&js);
-        if (js.p < js.end && *js.p == ',') {
-            js.p++;
-            continue;
-        }
-        break;
-    }
     sw_buf_putc(out, '{');
-    sw_buf_put(out, members.data, members.len);
+    size_t n = sw_json_members_except(ev->metadata_json, "phase_scope", out);
     if (ev->has_phase) {
-        if (members.len) sw_buf_put(out, ", ", 2);
+        if (n) sw_buf_put(out, ", ", 2);
         sw_buf_puts(out, "\"phase_scope\": ");
         put_phase_scope(out, &ev->phase);
     }
     sw_buf_putc(out, '}');
-    sw_buf_clear(&members);
-    free(scratch);
 }
 
 /* The metadata value: the event's text when the decoder reads the same

@@ -7,6 +7,9 @@
 #include "sw_json.h"
 
 #include <string.h>
+#include <stdlib.h>
+
+#include "stormwatch/sw_alloc.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -393,4 +396,41 @@ bool sw_jscan_value(sw_jscan_t *js, sw_jval_t *v, int depth)
     }
     v->raw_len = (size_t)(js->p - v->raw);
     return ok;
+}
+
+size_t sw_json_members_except(sw_str_t obj, const char *key, sw_buf_t *out)
+{
+    size_t klen = strlen(key), n = 0;
+    char *scratch = sw_malloc(obj.len + 16);
+    sw_jscan_t js;
+    sw_jscan_init(&js, obj.ptr, obj.len, scratch);
+    sw_jscan_ws(&js);
+    bool ok = js.p < js.end && *js.p == '{';
+    if (ok) {
+        js.p++;
+        sw_jscan_ws(&js);
+        if (js.p < js.end && *js.p == '}') ok = false;
+    }
+    while (ok) {
+        sw_str_t k;
+        sw_jval_t v;
+        sw_jscan_ws(&js);
+        const char *key_at = js.p;
+        if (!sw_jscan_string(&js, &k)) break;
+        const char *key_end = js.p;
+        if (!sw_jscan_expect(&js, ':', "expected ':'")) break;
+        sw_jscan_ws(&js);
+        if (!sw_jscan_value(&js, &v, 1)) break;
+        if (!(k.len == klen && memcmp(k.ptr, key, klen) == 0)) {
+            if (n++) sw_buf_put(out, ", ", 2);
+            sw_buf_put(out, key_at, (size_t)(key_end - key_at));
+            sw_buf_put(out, ": ", 2);
+            sw_buf_put(out, v.raw, v.raw_len);
+        }
+        sw_jscan_ws(&js);
+        if (js.p >= js.end || *js.p != ',') break;
+        js.p++;
+    }
+    free(scratch);
+    return n;
 }

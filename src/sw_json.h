@@ -151,4 +151,12 @@ static inline size_t sw_jscan_offset(const sw_jscan_t *js, const char *at)
     return (size_t)(at - js->start);
 }
 
+/**
+ * @brief Append the members of the JSON object @p obj, except those named
+ *        @p key, to @p out as `"k": v` separated by ", " (each copied as
+ *        written). Stops quietly at the first thing that does not scan.
+ * @returns how many members were appended.
+ */
+size_t sw_json_members_except(sw_str_t obj, const char *key, sw_buf_t *out);
+
 #endif /* SW_JSON_H */
