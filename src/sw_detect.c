@@ -35,6 +35,7 @@
  * touching the job's tables (strings longer than the buffers just miss). */
 #define SRC_HOST_MAX 24
 #define SRC_SESS_MAX 32
+#define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
 
 typedef struct rank_s {
     /* Hot: touched by every sample of the rank. */
@@ -1282,7 +1283,10 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->sig_earliest = sw_vget_u(&r);
         bool dirty = sw_vget_u(&r) != 0;
         uint64_t ns = sw_vget_u(&r);
+        /* Episodes and revisions count up by one per record: a live engine
+         * never gets near 2^62, and a bound keeps the increments defined. */
         if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
+            j->episode > COUNT_MAX || j->revision > COUNT_MAX ||
             (uint64_t)j->sig_conf > SW_CONF_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
             r.bad = true;
             break;
