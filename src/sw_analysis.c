@@ -236,3 +236,126 @@ void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *o
     out->suspects = sus;
     out->n_suspects = n_sus;
 }
+
+/* ---- condensing a record for a size-limited output ---------------------- */
+
+static bool has_rank(const int64_t *v, size_t n, int64_t rank)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == rank) return true;
+    return false;
+}
+
+/* The entries of map @p v whose rank is the anchor or a kept suspect. */
+static size_t condense_map(const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
+                           sw_arena_t *arena, const sw_rank_val_t **out)
+{
+    int64_t keys[SW_CONDENSE_SUSPECTS + 1];
+    size_t nk = 0;
+    if (a->anchor_rank >= 0) keys[nk++] = a->anchor_rank;
+    for (size_t i = 0; i < a->n_suspects; i++) keys[nk++] = a->suspects[i].rank;
+    sw_rank_val_t *kept = sw_arena_alloc(arena, (nk ? nk : 1) * sizeof(*kept));
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < nk; i++)
+        if (has_rank(keys, nk, v[i].rank)) kept[m++] = v[i];
+    *out = kept;
+    return m;
+}
+
+/* @p note cut to about SW_CONDENSE_NOTE_BYTES at a ", " list separator,
+ * ending "... and N more." (N: the items left out). */
+static bool condense_note(sw_str_t note, sw_arena_t *arena, sw_buf_t *tmp, sw_str_t *out)
+{
+    *out = note;
+    if (note.len <= SW_CONDENSE_NOTE_BYTES) return false;
+    size_t cut = SW_CONDENSE_NOTE_BYTES;
+    while (cut > 0 && !(note.ptr[cut] == ',' && cut + 1 < note.len && note.ptr[cut + 1] == ' ')) cut--;
+    if (cut == 0) {
+        /* Not a list: cut at a UTF-8 character boundary. */
+        cut = SW_CONDENSE_NOTE_BYTES;
+        while (cut > 0 && ((unsigned char)note.ptr[cut] & 0xC0) == 0x80) cut--;
+        tmp->len = 0;
+        sw_buf_put(tmp, note.ptr, cut);
+        sw_buf_printf(tmp, "... (%zu more bytes).", note.len - cut);
+    } else {
+        size_t more = 1;
+        for (size_t i = cut + 1; i + 1 < note.len; i++)
+            if (note.ptr[i] == ',' && note.ptr[i + 1] == ' ') more++;
+        tmp->len = 0;
+        sw_buf_put(tmp, note.ptr, cut);
+        sw_buf_printf(tmp, " and %zu more.", more);
+    }
+    *out = sw_arena_str(arena, (sw_str_t){tmp->data, tmp->len});
+    return true;
+}
+
+bool sw_record_condense(const sw_record_t *in, sw_arena_t *arena, sw_record_t *out)
+{
+    *out = *in;
+    const sw_analysis_t *a = &in->analysis;
+    sw_analysis_t *c = &out->analysis;
+    bool cut = false;
+    sw_buf_t what, tmp;
+    sw_buf_init(&what);
+    sw_buf_init(&tmp);
+    sw_buf_puts(&what, "This record was condensed to fit the output's message size limit:");
+    const char *sep = " ";
+    if (a->n_participating > SW_CONDENSE_RANKS) {
+        c->n_participating = SW_CONDENSE_RANKS;
+        sw_buf_printf(&what, "%sparticipating_ranks lists the first %d of %zu ranks", sep,
+                      SW_CONDENSE_RANKS, a->n_participating);
+        sep = "; ";
+        cut = true;
+    }
+    if (a->n_missing > SW_CONDENSE_RANKS) {
+        c->n_missing = SW_CONDENSE_RANKS;
+        sw_buf_printf(&what, "%smissing_ranks lists the first %d of %zu ranks", sep,
+                      SW_CONDENSE_RANKS, a->n_missing);
+        sep = "; ";
+        cut = true;
+    }
+    if (a->n_suspects > SW_CONDENSE_SUSPECTS) {
+        c->n_suspects = SW_CONDENSE_SUSPECTS;
+        sw_buf_printf(&what, "%sfirst_cause_suspects holds the earliest %d of %zu", sep,
+                      SW_CONDENSE_SUSPECTS, a->n_suspects);
+        sep = "; ";
+        cut = true;
+    }
+    size_t nc = condense_map(c, a->counts, a->n_counts, arena, &c->counts);
+    size_t no = condense_map(c, a->offsets, a->n_offsets, arena, &c->offsets);
+    if (nc < a->n_counts || no < a->n_offsets) {
+        sw_buf_printf(&what, "%srank_sample_counts and alignment_offsets_ns hold the anchor and "
+                             "the suspects only (%zu ranks in the full record)",
+                      sep, a->n_counts);
+        sep = "; ";
+        cut = true;
+    }
+    c->n_counts = nc;
+    c->n_offsets = no;
+    size_t n_notes = a->n_notes > SW_CONDENSE_NOTES ? SW_CONDENSE_NOTES : a->n_notes;
+    sw_str_t *notes = sw_arena_alloc(arena, (n_notes + 1) * sizeof(*notes));
+    bool notes_cut = false;
+    for (size_t i = 0; i < n_notes; i++)
+        notes_cut |= condense_note(a->notes[i], arena, &tmp, &notes[i]);
+    if (n_notes < a->n_notes) {
+        sw_buf_printf(&what, "%snotes holds the first %d of %zu notes", sep, SW_CONDENSE_NOTES,
+                      a->n_notes);
+        sep = "; ";
+        cut = true;
+    }
+    if (notes_cut) {
+        sw_buf_printf(&what, "%slong notes are shortened", sep);
+        cut = true;
+    }
+    if (cut) {
+        sw_buf_putc(&what, '.');
+        notes[n_notes] = sw_arena_str(arena, (sw_str_t){what.data, what.len});
+        c->notes = notes;
+        c->n_notes = n_notes + 1;
+    } else {
+        *out = *in;
+    }
+    sw_buf_clear(&what);
+    sw_buf_clear(&tmp);
+    return cut;
+}

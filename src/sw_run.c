@@ -120,6 +120,7 @@ typedef struct run_s {
     uint64_t not_paged;      /* summaries that were not a page (never produced) */
     int32_t schema_telemetry;
     int32_t schema_alert;
+    size_t max_value;     /* largest value we produce: message.max.bytes less room for headers */
     const char *out_topic;
     const char *dlq_topic;
     const char *state_topic;
@@ -394,7 +395,37 @@ static void send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
     hdr_add(h, "stormwatch.source.topic", p->topic);
     hdr_add_i64(h, "stormwatch.source.partition", p->partition);
     hdr_add_i64(h, "stormwatch.source.offset", m->offset);
-    produce_record(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, m->len, h);
+    size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;
+    if (len > room) {
+        /* The input was bigger than we may produce (its topic allows more
+         * than message.max.bytes): keep the head, say how long it was. */
+        hdr_add_i64(h, "stormwatch.truncated.from", (int64_t)len);
+        len = room;
+    }
+    produce_record(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, len, h);
+}
+
+/* @p rec in the output format into r->value. @returns whether it is Avro. */
+static bool encode_record(run_t *r, part_t *p, const sw_record_t *rec)
+{
+    r->value.len = 0;
+    bool avro = r->out_avro;
+    if (r->out_pager) {
+        r->pager.now_ns = sw_wall_ms() * INT64_C(1000000);
+        sw_pager_encode(rec, &r->pager, &r->value);
+    }
+    if (avro) {
+        char err[256];
+        if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
+            /* Never lose an alert to a format limit: fall back to JSON. */
+            sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s",
+                   p->topic, (int)p->partition, (long long)rec->cause_offset, err);
+            r->value.len = 0;
+            avro = false;
+        }
+    }
+    if (!avro && !r->out_pager) sw_alert_json_record(&r->value, rec);
+    return avro;
 }
 
 /* @p pend_offset: the offset the record waits on (the sample's; for an
@@ -427,23 +458,34 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
     }
     r->st.records[rec->action]++;
     m_add(r, (sw_metric_t)(SW_M_RECORDS_OUT_TRIGGER + rec->action), 1);
-    r->value.len = 0;
-    bool avro = r->out_avro;
-    if (r->out_pager) {
-        r->pager.now_ns = sw_wall_ms() * INT64_C(1000000);
-        sw_pager_encode(rec, &r->pager, &r->value);
-    }
-    if (avro) {
-        char err[256];
-        if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
-            /* Never lose an alert to a format limit: fall back to JSON. */
-            sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s",
-                   p->topic, (int)p->partition, (long long)rec->cause_offset, err);
-            r->value.len = 0;
-            avro = false;
+    const sw_analysis_t *a = &rec->analysis;
+    size_t keylen = a->has_job_id ? a->job_id.len : 0;
+    bool avro = encode_record(r, p, rec);
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    if (r->value.len + keylen > r->max_value) {
+        /* Over the producer's message.max.bytes the record could never be
+         * sent (and a restart would meet it again): send it condensed. */
+        size_t full = r->value.len;
+        sw_record_t small;
+        if (sw_record_condense(rec, &arena, &small)) avro = encode_record(r, p, &small);
+        sw_log(r->log, SW_LOG_WARN,
+               "%s record for %s [%d] offset %lld is %zu bytes, over message.max.bytes: sent "
+               "condensed (%zu bytes; rank lists, suspects and notes cut, as its last note says)",
+               sw_action_str(rec->action), p->topic, (int)p->partition, (long long)rec->cause_offset,
+               full, r->value.len);
+        if (r->value.len + keylen > r->max_value) {
+            sw_log(r->log, SW_LOG_ERROR,
+                   "%s record for %s [%d] offset %lld is still %zu bytes condensed: not sent "
+                   "(raise kafka.producer.message.max.bytes and the topic's max.message.bytes)",
+                   sw_action_str(rec->action), p->topic, (int)p->partition,
+                   (long long)rec->cause_offset, r->value.len);
+            r->st.produce_errors++;
+            m_add(r, SW_M_PRODUCE_ERRORS, 1);
+            sw_arena_clear(&arena);
+            return;
         }
     }
-    if (!avro && !r->out_pager) sw_alert_json_record(&r->value, rec);
     rd_kafka_headers_t *h = rd_kafka_headers_new(8);
     hdr_add(h, "stormwatch.format",
             r->out_pager ? sw_pager_format_str(r->pager.format) : avro ? "avro" : "json");
@@ -452,10 +494,9 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
     hdr_add_i64(h, "stormwatch.source.partition", p->partition);
     hdr_add_i64(h, "stormwatch.source.offset", rec->cause_offset);
     hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
-    const sw_analysis_t *a = &rec->analysis;
     const char *key = a->has_job_id ? a->job_id.ptr : "";
-    size_t keylen = a->has_job_id ? a->job_id.len : 0;
     produce_record(r, p, pend_offset, r->out_topic, key, keylen, r->value.data, r->value.len, h);
+    sw_arena_clear(&arena);
 }
 
 /* ---- consuming ------------------------------------------------------- */
@@ -1153,6 +1194,14 @@ static int setup(run_t *r)
         }
     }
     rd_kafka_conf_set_dr_msg_cb(pc, dr_cb);
+    /* What the producer takes at most (key, value and headers together):
+     * records are kept under it with room for the headers we add. */
+    char mmb[32];
+    size_t mmb_len = sizeof(mmb);
+    long max_bytes = 1000000;
+    if (rd_kafka_conf_get(pc, "message.max.bytes", mmb, &mmb_len) == RD_KAFKA_CONF_OK)
+        max_bytes = strtol(mmb, NULL, 10);
+    r->max_value = max_bytes > 16384 ? (size_t)max_bytes - 8192 : (size_t)max_bytes / 2;
     r->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!r->producer) {
         rd_kafka_conf_destroy(pc);

@@ -701,12 +701,104 @@ static void test_world_size_ceiling(void **state)
     }
 }
 
+/* A record too big for a Kafka message, condensed: lists, suspects, maps
+ * and notes cut as documented, a note saying so, the rest shared. */
+static void test_condense(void **state)
+{
+    (void)state;
+    const int64_t n_ranks = 2000, ws = 200000;
+    sw_params_t p = sw_params_default();
+    p.max_ranks_per_job = 0;
+    sw_batch_t *b = sw_batch_new(p);
+    for (int64_t r = 0; r < n_ranks; r++)
+        for (int k = 0; k < 2; k++) {
+            sw_event_t ev;
+            memset(&ev, 0, sizeof(ev));
+            ev.kind = SW_EV_SAMPLE;
+            ev.event_type = sw_str("sample");
+            ev.host = sw_str("h");
+            ev.pid = -1;
+            ev.timestamp_ns = 1000 + 100 * k;
+            ev.has_device_used = true;
+            ev.device_used_bytes = k ? INT64_C(10) << 30 : INT64_C(1) << 30;
+            ev.rank = r;
+            ev.world_size = ws;
+            char err[160] = "";
+            assert_int_equal(sw_batch_add(b, &ev, err, sizeof(err)), SW_OK);
+        }
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    sw_record_t full, small;
+    memset(&full, 0, sizeof(full));
+    full.action = SW_ACTION_SUMMARY;
+    sw_batch_run(b, &arena, &full.analysis);
+    const sw_analysis_t *a = &full.analysis, *c = &small.analysis;
+    assert_int_equal(a->n_participating, n_ranks);
+    assert_int_equal(a->n_missing, ws - n_ranks);
+    assert_true(a->n_suspects > SW_CONDENSE_SUSPECTS);
+    sw_buf_t big, out;
+    sw_buf_init(&big);
+    sw_buf_init(&out);
+    sw_alert_json_record(&big, &full);
+    assert_true(big.len > 1000000);
+
+    assert_true(sw_record_condense(&full, &arena, &small));
+    assert_int_equal(c->n_participating, SW_CONDENSE_RANKS);
+    assert_int_equal(c->n_missing, SW_CONDENSE_RANKS);
+    assert_int_equal(c->missing[0], n_ranks);
+    assert_int_equal(c->n_suspects, SW_CONDENSE_SUSPECTS);
+    assert_ptr_equal(c->suspects, a->suspects); /* the earliest, shared */
+    assert_true(c->n_counts <= SW_CONDENSE_SUSPECTS + 1 && c->n_counts == c->n_offsets);
+    for (size_t i = 0; i < c->n_counts; i++) {
+        bool kept = c->counts[i].rank == c->anchor_rank;
+        for (size_t s = 0; s < c->n_suspects; s++) kept |= c->suspects[s].rank == c->counts[i].rank;
+        assert_true(kept);
+    }
+    assert_int_equal(c->n_notes, a->n_notes + 1);
+    /* The missing-ranks note: cut at a list item, counting the rest. */
+    sw_str_t miss = c->notes[0];
+    assert_true(miss.len < SW_CONDENSE_NOTE_BYTES + 32);
+    char tail[64];
+    size_t listed = 0;
+    for (size_t i = 0; i + 1 < miss.len; i++) listed += miss.ptr[i] == ',' && miss.ptr[i + 1] == ' ';
+    snprintf(tail, sizeof(tail), " and %lld more.", (long long)(ws - n_ranks) - (long long)(listed + 1));
+    assert_true(miss.len > strlen(tail) &&
+                memcmp(miss.ptr + miss.len - strlen(tail), tail, strlen(tail)) == 0);
+    sw_str_t last = c->notes[c->n_notes - 1];
+    const char *want[] = {"condensed to fit", "participating_ranks lists the first 1024 of 2000",
+                          "missing_ranks lists the first 1024 of 198000",
+                          "first_cause_suspects holds the earliest 64 of",
+                          "rank_sample_counts and alignment_offsets_ns hold the anchor",
+                          "long notes are shortened"};
+    char *text = strndup(last.ptr, last.len);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) assert_non_null(strstr(text, want[i]));
+    free(text);
+    sw_alert_json_record(&out, &small);
+    assert_true(out.len < 100000);
+
+    /* A small record is left alone. */
+    sw_record_t tiny = full, same;
+    tiny.analysis.n_participating = 3;
+    tiny.analysis.n_missing = 2;
+    tiny.analysis.n_suspects = 1;
+    tiny.analysis.n_counts = tiny.analysis.n_offsets = 0;
+    tiny.analysis.n_notes = 0;
+    tiny.analysis.anchor_rank = 0;
+    assert_false(sw_record_condense(&tiny, &arena, &same));
+    assert_memory_equal(&same, &tiny, sizeof(tiny));
+    sw_buf_clear(&big);
+    sw_buf_clear(&out);
+    sw_arena_clear(&arena);
+    sw_batch_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_world_size_ceiling),
+        cmocka_unit_test(test_condense),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

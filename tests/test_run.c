@@ -483,6 +483,72 @@ static int test_dlq(void)
     return failed;
 }
 
+/* ---- records and dead letters over message.max.bytes ------------------------ */
+
+/* Two ranks of a job claiming 131072 ranks: every record lists 131070
+ * missing ranks (about 1.9 MB) while the producer takes 100 kB. The daemon
+ * sends them condensed and goes on; a 150 kB bad input goes to the DLQ
+ * cut to the limit, with its length in a header. */
+static int test_oversized(void)
+{
+    pid_t pid = start_daemon("big", (char *[]){"-X", "group.id=gbig", "-X", "input.topics=in.big",
+                                                "-X", "output.topic=out.big", "-X", "dlq.topic=dlq.big",
+                                                "-X", "kafka.producer.message.max.bytes=100000"},
+                             10);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-big.err"), "assigned", 1, 30000), "daemon did not join");
+    rd_kafka_t *rk = sw_kp_new(g_boot);
+    char line[512];
+    for (int k = 0; k < 12; k++)
+        for (int r = 0; r < 2; r++) {
+            long long used = (k < 8 ? 1LL : 12LL + r) << 30;
+            int n = snprintf(line, sizeof(line),
+                             "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
+                             "\"world_size\": 131072, \"job_id\": \"wide\", \"device_used_bytes\": %lld}",
+                             1000000000LL + k * 100000000LL + r * 1000000LL, r, used);
+            SW_ASSERT(sw_kp_send(rk, "in.big", 0, "wide", 4, line, (size_t)n), "produce");
+        }
+    size_t big_len = 150000;
+    char *big = malloc(big_len);
+    memset(big, 'x', big_len);
+    SW_ASSERT(sw_kp_send(rk, "in.big", 0, "b", 1, big, big_len), "produce the big bad input");
+    free(big);
+    SW_ASSERT(sw_kp_flush(rk, 30000), "test producer could not deliver");
+    sw_kp_destroy(rk);
+    int failed = 0;
+    sw_kmsg_t *m;
+    /* A trigger, maybe updates, and the summary once idle. */
+    size_t n = sw_kc_read(g_boot, "out.big", 4, 2, 3000, 60000, &m);
+    bool summary = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *action = sw_kmsg_header(&m[i], "stormwatch.action");
+        summary |= action && strcmp(action, "summary") == 0;
+        if (m[i].len > 100000 || !strstr(m[i].value, "condensed to fit") ||
+            !strstr(m[i].value, "missing_ranks lists the first 1024 of 131070")) {
+            fprintf(stderr, "FAIL oversized: record %zu (%s) is %zu bytes: %.200s\n", i,
+                    action ? action : "-", m[i].len, m[i].value);
+            failed = 1;
+        }
+    }
+    if (n < 2 || !summary) {
+        fprintf(stderr, "FAIL oversized: %zu records%s\n", n, summary ? "" : ", no summary");
+        failed = 1;
+    }
+    sw_kmsg_free(m, n);
+    n = sw_kc_read(g_boot, "dlq.big", 4, 1, 1000, 60000, &m);
+    const char *from = n == 1 ? sw_kmsg_header(&m[0], "stormwatch.truncated.from") : NULL;
+    if (n != 1 || !from || strcmp(from, "150000") != 0 || m[0].len >= 100000 || m[0].len < 50000) {
+        fprintf(stderr, "FAIL oversized: %zu dead letters, truncated.from %s, %zu bytes\n", n,
+                from ? from : "-", n ? m[0].len : 0);
+        failed = 1;
+    }
+    sw_kmsg_free(m, n);
+    SW_ASSERT(sw_proc_count_text(path_in("run-big.err"), "sent condensed") >= 2,
+              "no warning about condensed records");
+    SW_ASSERT(stop_daemon(pid) == 0, "daemon did not exit 0 after SIGTERM");
+    printf("oversized records and dead letters: %s\n", failed ? "FAILED" : "ok");
+    return failed;
+}
+
 /* ---- two instances, one group ------------------------------------------------ */
 
 static int test_two_instances(void)
@@ -763,6 +829,7 @@ int main(void)
     int failed = 0;
     failed += test_fixtures_through_kafka();
     failed += test_dlq();
+    failed += test_oversized();
     failed += test_two_instances();
     failed += test_sigterm();
     sw_proc_kill(g_mock);

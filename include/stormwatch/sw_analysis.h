@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sw_types.h"
+#include "sw_arena.h"
 
 /** Analysis parameters (SPEC 4); the core takes them by value. */
 typedef struct sw_params_s {
@@ -163,5 +164,26 @@ typedef struct sw_record_s {
                                       summary, of the job's last event */
     sw_record_source_t source;   /**< provenance, set by the Kafka layer */
 } sw_record_t;
+
+/** What sw_record_condense() keeps: rank lists' first entries, suspects
+ *  (the earliest), and bytes of each note. */
+#define SW_CONDENSE_RANKS 1024
+#define SW_CONDENSE_SUSPECTS 64
+#define SW_CONDENSE_NOTE_BYTES 2048
+#define SW_CONDENSE_NOTES 64
+
+/**
+ * @brief A smaller copy of @p in, for an output with a size limit (a Kafka
+ *        message) that the full record exceeds: participating and missing
+ *        rank lists cut to their first SW_CONDENSE_RANKS, suspects to the
+ *        first SW_CONDENSE_SUSPECTS, rank maps to the anchor and the kept
+ *        suspects, notes to the first SW_CONDENSE_NOTES and each to about
+ *        SW_CONDENSE_NOTE_BYTES (at a list item, saying how many items
+ *        were left out); a last note says what
+ *        was cut and from what. What changes is allocated in @p arena, the
+ *        rest is shared with @p in.
+ * @returns false, with *out = *in, when there was nothing to cut.
+ */
+bool sw_record_condense(const sw_record_t *in, sw_arena_t *arena, sw_record_t *out);
 
 #endif /* SW_ANALYSIS_H */
