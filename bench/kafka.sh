@@ -26,7 +26,7 @@ SAMPLES=${KBENCH_SAMPLES:-1000}
 PARTS=${KBENCH_PARTITIONS:-64}
 BROKERS=${KBENCH_BROKERS:-3}
 STORMS=${KBENCH_STORMS:-200}
-TUNED=${KBENCH_TUNED:-1}
+TUNED=${KBENCH_TUNED:-0}
 DO_TP=${KBENCH_THROUGHPUT:-1}
 DO_LAT=${KBENCH_LATENCY:-1}
 PROFILE=${KBENCH_PROFILE:-0}
@@ -44,11 +44,9 @@ TARGET_P99_MS=20
 TUNED_X=${KBENCH_TUNED_X:-queued.min.messages=1000000}
 
 # Latency variants: "label|stormwatch -X arguments" (one line each).
-DEFAULT_LAT_VARIANTS="as shipped|
-kafka.consumer.fetch.wait.max.ms=5|-X kafka.consumer.fetch.wait.max.ms=5
-fetch.wait.max.ms=5 + kafka.producer.linger.ms=0|-X kafka.consumer.fetch.wait.max.ms=5 -X kafka.producer.linger.ms=0
-fetch.wait.max.ms=5 + state.restore=off|-X kafka.consumer.fetch.wait.max.ms=5 -X state.restore=off
-fetch.wait.max.ms=5 + linger.ms=0 + state.restore=off|-X kafka.consumer.fetch.wait.max.ms=5 -X kafka.producer.linger.ms=0 -X state.restore=off"
+DEFAULT_LAT_VARIANTS="as shipped (fetch.wait.max.ms=5)|
+kafka.producer.linger.ms=0|-X kafka.producer.linger.ms=0
+state.restore=off|-X state.restore=off"
 LAT_VARIANTS=${KBENCH_LAT_VARIANTS:-$DEFAULT_LAT_VARIANTS}
 mapfile -t LATV < <(printf '%s\n' "$LAT_VARIANTS" | sed '/^[[:space:]]*$/d')
 
