@@ -449,6 +449,7 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
          * so nothing enters the pending FIFO and its input offset commits as
          * if it had been delivered. */
         r->not_paged++;
+        m_add(r, SW_M_SUMMARIES_NOT_PAGED, 1);
         sw_log(r->log, SW_LOG_DEBUG,
                "%s [%d] offset %lld: job summary (episode %lld) not sent: no open episode to "
                "resolve, so no %s page (%llu so far)",
@@ -469,6 +470,7 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
         size_t full = r->value.len;
         sw_record_t small;
         if (sw_record_condense(rec, &arena, &small)) avro = encode_record(r, p, &small);
+        m_add(r, SW_M_RECORDS_CONDENSED, 1);
         sw_log(r->log, SW_LOG_WARN,
                "%s record for %s [%d] offset %lld is %zu bytes, over message.max.bytes: sent "
                "condensed (%zu bytes; rank lists, suspects and notes cut, as its last note says)",

@@ -6,6 +6,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static void show(json_t *v, char *dst, size_t n)
 {
@@ -159,4 +163,53 @@ json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_
         i = end + 1;
     }
     return arr;
+}
+
+/* GET http://127.0.0.1:port/path; @returns the status code (0 on error),
+ * the body in *body. */
+int sw_test_http_get(int port, const char *path, sw_buf_t *body)
+{
+    body->len = 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return 0;
+    }
+    char req[256];
+    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
+    if (write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return 0;
+    }
+    sw_buf_t raw;
+    sw_buf_init(&raw);
+    char chunk[4096];
+    ssize_t got;
+    while ((got = read(fd, chunk, sizeof(chunk))) > 0) sw_buf_put(&raw, chunk, (size_t)got);
+    close(fd);
+    int status = 0;
+    const char *text = sw_buf_cstr(&raw);
+    if (sscanf(text, "HTTP/1.%*d %d", &status) != 1) status = 0;
+    const char *sep = strstr(text, "\r\n\r\n");
+    if (sep) sw_buf_puts(body, sep + 4);
+    sw_buf_cstr(body);
+    sw_buf_clear(&raw);
+    return status;
+}
+
+/* Value of the sample line that starts with @p series (name and labels,
+ * exactly as rendered) followed by a space; -1 when absent. */
+double sw_test_metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, series, n) == 0 && p[n] == ' ') return strtod(p + n + 1, NULL);
+    }
+    return -1;
 }

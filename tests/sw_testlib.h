@@ -48,4 +48,12 @@ json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_
         }                                                                         \
     } while (0)
 
+/** @brief GET http://127.0.0.1:@p port@p path; @returns the status code
+ *         (0 on error), the body in *body. */
+int sw_test_http_get(int port, const char *path, sw_buf_t *body);
+
+/** @brief Value of the Prometheus sample line that starts with @p series
+ *         (name and labels as rendered); -1 when absent. */
+double sw_test_metric(const char *text, const char *series);
+
 #endif /* SW_TESTLIB_H */

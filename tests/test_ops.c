@@ -47,55 +47,6 @@ static int read_file(const char *path, sw_buf_t *out)
     return sw_test_read_file(path, out) ? 0 : 1;
 }
 
-/* GET http://127.0.0.1:port/path; @returns the status code (0 on error),
- * the body in *body. */
-static int http_get(int port, const char *path, sw_buf_t *body)
-{
-    body->len = 0;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return 0;
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return 0;
-    }
-    char req[256];
-    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
-    if (write(fd, req, (size_t)n) != n) {
-        close(fd);
-        return 0;
-    }
-    sw_buf_t raw;
-    sw_buf_init(&raw);
-    char chunk[4096];
-    ssize_t got;
-    while ((got = read(fd, chunk, sizeof(chunk))) > 0) sw_buf_put(&raw, chunk, (size_t)got);
-    close(fd);
-    int status = 0;
-    const char *text = sw_buf_cstr(&raw);
-    if (sscanf(text, "HTTP/1.%*d %d", &status) != 1) status = 0;
-    const char *sep = strstr(text, "\r\n\r\n");
-    if (sep) sw_buf_puts(body, sep + 4);
-    sw_buf_cstr(body);
-    sw_buf_clear(&raw);
-    return status;
-}
-
-/* Value of the sample line that starts with @p series (name and labels,
- * exactly as rendered) followed by a space; -1 when absent. */
-static double metric(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        if (strncmp(p, series, n) == 0 && p[n] == ' ') return strtod(p + n + 1, NULL);
-    }
-    return -1;
-}
-
 static int check_no_secret(const char *what, const char *text)
 {
     int failed = 0;
@@ -188,7 +139,7 @@ static int test_daemon(void)
     int port = at ? atoi(at + 6) : 0;
     SW_ASSERT(port > 0, "no port in the log");
     int failed = 0;
-    int st = http_get(port, "/healthz", &body);
+    int st = sw_test_http_get(port, "/healthz", &body);
     if (st != 200) {
         fprintf(stderr, "FAIL: /healthz answered %d at start\n", st);
         failed = 1;
@@ -196,7 +147,7 @@ static int test_daemon(void)
     SW_ASSERT(sw_proc_wait_text(path_in("run.err"), "assigned", 1, 30000), "daemon did not join");
     /* Ready once assigned and caught up (the topic is empty). */
     int64_t deadline = sw_proc_now_ms() + 20000;
-    while ((st = http_get(port, "/readyz", &body)) != 200 && sw_proc_now_ms() < deadline) usleep(100000);
+    while ((st = sw_test_http_get(port, "/readyz", &body)) != 200 && sw_proc_now_ms() < deadline) usleep(100000);
     if (st != 200) {
         fprintf(stderr, "FAIL: /readyz answered %d after the assignment: %s\n", st, body.data);
         failed = 1;
@@ -239,8 +190,8 @@ static int test_daemon(void)
             /* A scrape while telemetry flows must work and be consistent. */
             SW_ASSERT(sw_kp_flush(rk, 30000), "flush");
             usleep(300000);
-            st = http_get(port, "/metrics", &body);
-            scraped_midway = st == 200 && metric(body.data, "stormwatch_up") == 1;
+            st = sw_test_http_get(port, "/metrics", &body);
+            scraped_midway = st == 200 && sw_test_metric(body.data, "stormwatch_up") == 1;
         }
     }
     records[SW_ACTION_SUMMARY] = 1; /* once idle */
@@ -263,11 +214,11 @@ static int test_daemon(void)
     deadline = sw_proc_now_ms() + 15000;
     do {
         usleep(300000);
-        st = http_get(port, "/metrics", &body);
+        st = sw_test_http_get(port, "/metrics", &body);
     } while (sw_proc_now_ms() < deadline &&
-             (metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") != (double)sent ||
-              metric(body.data, "stormwatch_consumer_total_lag") != 0 ||
-              metric(body.data, "stormwatch_records_out_total{action=\"summary\"}") != 1));
+             (sw_test_metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") != (double)sent ||
+              sw_test_metric(body.data, "stormwatch_consumer_total_lag") != 0 ||
+              sw_test_metric(body.data, "stormwatch_records_out_total{action=\"summary\"}") != 1));
     char series[128];
     struct {
         const char *series;
@@ -288,24 +239,24 @@ static int test_daemon(void)
         {"stormwatch_event_processing_seconds_count", (double)sent},
     };
     for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
-        double v = metric(body.data, exact[i].series);
+        double v = sw_test_metric(body.data, exact[i].series);
         if (v != exact[i].want) {
             fprintf(stderr, "FAIL: %s is %g, expected %g\n", exact[i].series, v, exact[i].want);
             failed = 1;
         }
     }
     snprintf(series, sizeof(series), "stormwatch_consumer_lag{topic=\"in.ops\",partition=\"0\"}");
-    if (metric(body.data, series) != 0) {
-        fprintf(stderr, "FAIL: %s is %g\n", series, metric(body.data, series));
+    if (sw_test_metric(body.data, series) != 0) {
+        fprintf(stderr, "FAIL: %s is %g\n", series, sw_test_metric(body.data, series));
         failed = 1;
     }
-    if (metric(body.data, "stormwatch_rebalances_total") < 1 ||
-        metric(body.data, "stormwatch_decode_errors_total") + metric(body.data, "stormwatch_invalid_events_total") !=
+    if (sw_test_metric(body.data, "stormwatch_rebalances_total") < 1 ||
+        sw_test_metric(body.data, "stormwatch_decode_errors_total") + sw_test_metric(body.data, "stormwatch_invalid_events_total") !=
             (double)bad) {
         fprintf(stderr, "FAIL: rebalances %g, decode errors %g + invalid %g (expected %llu bad)\n",
-                metric(body.data, "stormwatch_rebalances_total"),
-                metric(body.data, "stormwatch_decode_errors_total"),
-                metric(body.data, "stormwatch_invalid_events_total"), (unsigned long long)bad);
+                sw_test_metric(body.data, "stormwatch_rebalances_total"),
+                sw_test_metric(body.data, "stormwatch_decode_errors_total"),
+                sw_test_metric(body.data, "stormwatch_invalid_events_total"), (unsigned long long)bad);
         failed = 1;
     }
     failed |= check_no_secret("/metrics", body.data);

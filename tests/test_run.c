@@ -493,8 +493,9 @@ static int test_oversized(void)
 {
     pid_t pid = start_daemon("big", (char *[]){"-X", "group.id=gbig", "-X", "input.topics=in.big",
                                                 "-X", "output.topic=out.big", "-X", "dlq.topic=dlq.big",
-                                                "-X", "kafka.producer.message.max.bytes=100000"},
-                             10);
+                                                "-X", "kafka.producer.message.max.bytes=100000",
+                                                "-X", "metrics.listen=127.0.0.1:0"},
+                             12);
     SW_ASSERT(sw_proc_wait_text(path_in("run-big.err"), "assigned", 1, 30000), "daemon did not join");
     rd_kafka_t *rk = sw_kp_new(g_boot);
     char line[512];
@@ -544,6 +545,20 @@ static int test_oversized(void)
     sw_kmsg_free(m, n);
     SW_ASSERT(sw_proc_count_text(path_in("run-big.err"), "sent condensed") >= 2,
               "no warning about condensed records");
+    sw_buf_t log, body;
+    sw_buf_init(&log);
+    sw_buf_init(&body);
+    SW_ASSERT(sw_test_read_file(path_in("run-big.err"), &log), "cannot read the log");
+    const char *at = strstr(sw_buf_cstr(&log), "(port ");
+    int port = at ? atoi(at + 6) : 0;
+    SW_ASSERT(port > 0 && sw_test_http_get(port, "/metrics", &body) == 200, "no /metrics (port %d)", port);
+    double condensed = sw_test_metric(body.data, "stormwatch_records_condensed_total");
+    if (condensed < 2) {
+        fprintf(stderr, "FAIL oversized: stormwatch_records_condensed_total is %g\n", condensed);
+        failed = 1;
+    }
+    sw_buf_clear(&log);
+    sw_buf_clear(&body);
     SW_ASSERT(stop_daemon(pid) == 0, "daemon did not exit 0 after SIGTERM");
     printf("oversized records and dead letters: %s\n", failed ? "FAILED" : "ok");
     return failed;

@@ -86,6 +86,8 @@ typedef enum sw_metric_e {
     SW_M_RECORDS_OUT_SUMMARY,  /**< ...{action="summary"} */
     SW_M_RECORDS_DELIVERED,    /**< stormwatch_records_delivered_total */
     SW_M_PRODUCE_ERRORS,       /**< stormwatch_produce_errors_total */
+    SW_M_RECORDS_CONDENSED,    /**< stormwatch_records_condensed_total */
+    SW_M_SUMMARIES_NOT_PAGED,  /**< stormwatch_summaries_not_paged_total */
     SW_M_COMMITS,              /**< stormwatch_commits_total */
     SW_M_COMMIT_ERRORS,        /**< stormwatch_commit_errors_total */
     SW_M_REBALANCES,           /**< stormwatch_rebalances_total */
