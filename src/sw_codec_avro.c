@@ -424,23 +424,15 @@ sw_err_t sw_avro_schema_id(const void *data, size_t len, int32_t *schema_id, cha
 /* TelemetryEvent: encoder                                             */
 /* ------------------------------------------------------------------ */
 
-static bool json_metadata(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth);
-
-/* Whether the decoder would find a phase scope in metadata text @p text
- * (cheap filter first: no "phase" and no escape, no scope). */
+/* Whether the decoder would find a phase scope in metadata text @p text. */
 static bool meta_holds_phase(sw_str_t text)
 {
-    if (!memmem(text.ptr, text.len, "phase", 5) && !memmem(text.ptr, text.len, "\\u", 2))
-        return false;
+    if (!sw_json_may_have_phase(text)) return false;
     char *scratch = sw_malloc(text.len + 16);
-    sw_jscan_t js;
-    sw_jscan_init(&js, text.ptr, text.len, scratch);
-    sw_jscan_ws(&js);
     sw_phase_scope_t ps;
-    bool has = false;
-    bool ok = js.p < js.end && *js.p == '{' && json_metadata(&js, &ps, &has, 1);
+    bool has = sw_json_text_phase(text, scratch, &ps);
     free(scratch);
-    return ok && has;
+    return has;
 }
 
 static bool phase_utf8_ok(const sw_phase_scope_t *ps)
@@ -638,186 +630,6 @@ static bool rd_phase_scope(rd_t *rd, sw_phase_scope_t *ps, bool *ok)
     return true;
 }
 
-/* metadata.phase_scope in JSON text: the same rules as parse_phase_scope()
- * of sw_codec_telemetry.c, which the JSON path uses. */
-enum ps_field_e {
-    P_ACTION,
-    P_NAME,
-    P_PATH,
-    P_SCOPE_ID,
-    P_PARENT_SCOPE_ID,
-    P_THREAD_ID,
-    P_THREAD_NAME,
-    P_SEQUENCE,
-    P_DEPTH,
-    P__CNT
-};
-
-static const struct {
-    const char *name;
-    size_t len;
-} k_ps_fields[P__CNT] = {
-#define FLD(s) {s, sizeof(s) - 1}
-    FLD("action"), FLD("name"), FLD("path"), FLD("scope_id"), FLD("parent_scope_id"),
-    FLD("thread_id"), FLD("thread_name"), FLD("sequence"), FLD("depth"),
-#undef FLD
-};
-
-static int ps_field_id(sw_str_t k)
-{
-    for (int i = 0; i < P__CNT; i++)
-        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0)
-            return i;
-    return -1;
-}
-
-static void ps_take(sw_phase_scope_t *ps, int id, const sw_jval_t *v, bool *typed)
-{
-    switch (id) {
-    case P_ACTION:
-        if (v->type == SW_J_STRING) {
-            if (v->s.len == 5 && memcmp(v->s.ptr, "enter", 5) == 0) {
-                ps->enter = true;
-                *typed = true;
-            } else if (v->s.len == 4 && memcmp(v->s.ptr, "exit", 4) == 0) {
-                ps->enter = false;
-                *typed = true;
-            }
-        }
-        break;
-    case P_NAME:
-        if ((*typed = v->type == SW_J_STRING)) ps->name = v->s;
-        break;
-    case P_SCOPE_ID:
-        if ((*typed = v->type == SW_J_STRING)) ps->scope_id = v->s;
-        break;
-    case P_PARENT_SCOPE_ID:
-        *typed = v->type == SW_J_STRING || v->type == SW_J_NULL;
-        ps->has_parent = v->type == SW_J_STRING;
-        if (ps->has_parent) ps->parent_scope_id = v->s;
-        break;
-    case P_THREAD_ID:
-        if ((*typed = v->type == SW_J_INT)) ps->thread_id = v->i;
-        break;
-    case P_THREAD_NAME:
-        if ((*typed = v->type == SW_J_STRING)) ps->thread_name = v->s;
-        break;
-    case P_SEQUENCE:
-        if ((*typed = v->type == SW_J_INT)) ps->sequence = v->i;
-        break;
-    case P_DEPTH:
-        ps->has_depth = *typed = v->type == SW_J_INT;
-        ps->depth = ps->has_depth ? v->i : 0;
-        break;
-    default: break; /* P_PATH that is not an array */
-    }
-}
-
-static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int depth)
-{
-    bool seen[P__CNT] = {false};
-    bool typed[P__CNT] = {false};
-    bool overflow = false;
-    memset(ps, 0, sizeof(*ps));
-    js->p++; /* '{' */
-    sw_jscan_ws(js);
-    if (js->p < js->end && *js->p == '}') {
-        js->p++;
-        *ok = false;
-        return true;
-    }
-    for (;;) {
-        sw_str_t key = {0};
-        sw_jscan_ws(js);
-        if (!sw_jscan_string(js, &key)) return false;
-        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
-        sw_jscan_ws(js);
-        int id = ps_field_id(key);
-        if (id == P_PATH && js->p < js->end && *js->p == '[') {
-            /* Path: keep the non-empty strings, skip anything else. */
-            seen[id] = typed[id] = true;
-            ps->path_len = 0;
-            overflow = false;
-            js->p++;
-            sw_jscan_ws(js);
-            if (js->p < js->end && *js->p == ']') {
-                js->p++;
-            } else {
-                for (;;) {
-                    sw_jval_t el;
-                    if (!sw_jscan_value(js, &el, depth + 2)) return false;
-                    if (el.type == SW_J_STRING && el.s.len > 0) {
-                        if (ps->path_len < SW_PHASE_PATH_MAX) ps->path[ps->path_len++] = el.s;
-                        else overflow = true;
-                    }
-                    sw_jscan_ws(js);
-                    if (js->p < js->end && *js->p == ',') {
-                        js->p++;
-                        continue;
-                    }
-                    if (!sw_jscan_expect(js, ']', "expected ',' or ']' in array")) return false;
-                    break;
-                }
-            }
-        } else {
-            sw_jval_t v;
-            if (!sw_jscan_value(js, &v, depth + 1)) return false;
-            if (id >= 0) {
-                seen[id] = true;
-                typed[id] = false;
-                ps_take(ps, id, &v, &typed[id]);
-            }
-        }
-        sw_jscan_ws(js);
-        if (js->p < js->end && *js->p == ',') {
-            js->p++;
-            continue;
-        }
-        if (!sw_jscan_expect(js, '}', "expected ',' or '}' in object")) return false;
-        break;
-    }
-    *ok = typed[P_ACTION] && typed[P_NAME] && typed[P_PATH] && typed[P_SCOPE_ID] &&
-          (!seen[P_PARENT_SCOPE_ID] || typed[P_PARENT_SCOPE_ID]) && typed[P_THREAD_ID] &&
-          typed[P_THREAD_NAME] && typed[P_SEQUENCE] && !overflow;
-    return true;
-}
-
-/* The metadata object at the cursor; the last phase_scope key wins. */
-static bool json_metadata(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth)
-{
-    js->p++; /* '{' */
-    sw_jscan_ws(js);
-    *has_phase = false;
-    if (js->p < js->end && *js->p == '}') {
-        js->p++;
-        return true;
-    }
-    for (;;) {
-        sw_str_t key = {0};
-        sw_jscan_ws(js);
-        if (!sw_jscan_string(js, &key)) return false;
-        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
-        sw_jscan_ws(js);
-        sw_jval_t v;
-        if (key.len == 11 && memcmp(key.ptr, "phase_scope", 11) == 0) {
-            if (js->p < js->end && *js->p == '{') {
-                if (!json_phase_scope(js, ps, has_phase, depth + 1)) return false;
-            } else {
-                if (!sw_jscan_value(js, &v, depth + 1)) return false;
-                *has_phase = false;
-            }
-        } else if (!sw_jscan_value(js, &v, depth + 1)) {
-            return false;
-        }
-        sw_jscan_ws(js);
-        if (js->p < js->end && *js->p == ',') {
-            js->p++;
-            continue;
-        }
-        return sw_jscan_expect(js, '}', "expected ',' or '}' in object");
-    }
-}
-
 static const char *jtype_name(sw_jtype_t t)
 {
     switch (t) {
@@ -859,7 +671,7 @@ static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev,
     if (js.p < js.end && *js.p == '{') {
         top.type = SW_J_OBJECT;
         top.raw = js.p;
-        ok = json_metadata(&js, ps, has_phase, 1);
+        ok = sw_json_metadata_phase(&js, ps, has_phase, 1);
         top.raw_len = (size_t)(js.p - top.raw);
     } else {
         ok = sw_jscan_value(&js, &top, 1);

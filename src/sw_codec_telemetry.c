@@ -56,29 +56,6 @@ static const struct {
 #undef FLD
 };
 
-enum ps_field_e {
-    P_ACTION,
-    P_NAME,
-    P_PATH,
-    P_SCOPE_ID,
-    P_PARENT_SCOPE_ID,
-    P_THREAD_ID,
-    P_THREAD_NAME,
-    P_SEQUENCE,
-    P_DEPTH,
-    P__CNT
-};
-
-static const struct {
-    const char *name;
-    size_t len;
-} k_ps_fields[P__CNT] = {
-#define FLD(s) {s, sizeof(s) - 1}
-    FLD("action"), FLD("name"), FLD("path"), FLD("scope_id"), FLD("parent_scope_id"),
-    FLD("thread_id"), FLD("thread_name"), FLD("sequence"), FLD("depth"),
-#undef FLD
-};
-
 struct sw_tdec_s {
     char *scratch;
     size_t scratch_cap;
@@ -182,14 +159,6 @@ static int field_id(sw_str_t k)
     return -1;
 }
 
-static int ps_field_id(sw_str_t k)
-{
-    for (int i = 0; i < P__CNT; i++)
-        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0)
-            return i;
-    return -1;
-}
-
 /* The value text quoted in messages: the raw JSON, shortened. */
 static void quote_raw(char *dst, size_t dstsize, const sw_jval_t *v)
 {
@@ -212,14 +181,89 @@ static sw_err_t field_error(char *errstr, size_t errstr_size, const char *field,
     return SW_ERR_INVALID_ARG;
 }
 
-/* Parse a phase_scope object at the cursor into *ps; *ok says whether all
- * its typed fields were present with the right types. */
-static bool parse_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int depth)
+/* ---- metadata.phase_scope (SPEC 2), shared with the Avro decoder ---- */
+
+enum ps_field_e {
+    P_ACTION,
+    P_NAME,
+    P_PATH,
+    P_SCOPE_ID,
+    P_PARENT_SCOPE_ID,
+    P_THREAD_ID,
+    P_THREAD_NAME,
+    P_SEQUENCE,
+    P_DEPTH,
+    P__CNT
+};
+
+static const struct {
+    const char *name;
+    size_t len;
+} k_ps_fields[P__CNT] = {
+#define FLD(s) {s, sizeof(s) - 1}
+    FLD("action"), FLD("name"), FLD("path"), FLD("scope_id"), FLD("parent_scope_id"),
+    FLD("thread_id"), FLD("thread_name"), FLD("sequence"), FLD("depth"),
+#undef FLD
+};
+
+static int ps_field_id(sw_str_t k)
+{
+    for (int i = 0; i < P__CNT; i++)
+        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0)
+            return i;
+    return -1;
+}
+
+static void ps_take(sw_phase_scope_t *ps, int id, const sw_jval_t *v, bool *typed)
+{
+    switch (id) {
+    case P_ACTION:
+        if (v->type == SW_J_STRING) {
+            if (v->s.len == 5 && memcmp(v->s.ptr, "enter", 5) == 0) {
+                ps->enter = true;
+                *typed = true;
+            } else if (v->s.len == 4 && memcmp(v->s.ptr, "exit", 4) == 0) {
+                ps->enter = false;
+                *typed = true;
+            }
+        }
+        break;
+    case P_NAME:
+        if ((*typed = v->type == SW_J_STRING)) ps->name = v->s;
+        break;
+    case P_SCOPE_ID:
+        if ((*typed = v->type == SW_J_STRING)) ps->scope_id = v->s;
+        break;
+    case P_PARENT_SCOPE_ID:
+        *typed = v->type == SW_J_STRING || v->type == SW_J_NULL;
+        ps->has_parent = v->type == SW_J_STRING;
+        if (ps->has_parent) ps->parent_scope_id = v->s;
+        break;
+    case P_THREAD_ID:
+        if ((*typed = v->type == SW_J_INT)) ps->thread_id = v->i;
+        break;
+    case P_THREAD_NAME:
+        if ((*typed = v->type == SW_J_STRING)) ps->thread_name = v->s;
+        break;
+    case P_SEQUENCE:
+        if ((*typed = v->type == SW_J_INT)) ps->sequence = v->i;
+        break;
+    case P_DEPTH:
+        ps->has_depth = *typed = v->type == SW_J_INT;
+        ps->depth = ps->has_depth ? v->i : 0;
+        break;
+    default: break; /* P_PATH that is not an array */
+    }
+}
+
+/* A phase_scope object at the cursor into *ps; *ok says whether all its
+ * typed fields were present with the right types. */
+static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int depth)
 {
     bool seen[P__CNT] = {false};
     bool typed[P__CNT] = {false};
-    memset(ps, 0, sizeof(*ps));
     bool overflow = false;
+    memset(ps, 0, sizeof(*ps));
     js->p++; /* '{' */
     sw_jscan_ws(js);
     if (js->p < js->end && *js->p == '}') {
@@ -228,7 +272,7 @@ static bool parse_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, in
         return true;
     }
     for (;;) {
-        sw_str_t key;
+        sw_str_t key = {0};
         sw_jscan_ws(js);
         if (!sw_jscan_string(js, &key)) return false;
         if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
@@ -266,44 +310,7 @@ static bool parse_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, in
             if (id >= 0) {
                 seen[id] = true;
                 typed[id] = false;
-                switch (id) {
-                case P_ACTION:
-                    if (v.type == SW_J_STRING) {
-                        if (v.s.len == 5 && memcmp(v.s.ptr, "enter", 5) == 0) {
-                            ps->enter = true;
-                            typed[id] = true;
-                        } else if (v.s.len == 4 && memcmp(v.s.ptr, "exit", 4) == 0) {
-                            ps->enter = false;
-                            typed[id] = true;
-                        }
-                    }
-                    break;
-                case P_NAME:
-                    if ((typed[id] = v.type == SW_J_STRING)) ps->name = v.s;
-                    break;
-                case P_PATH: break; /* not an array */
-                case P_SCOPE_ID:
-                    if ((typed[id] = v.type == SW_J_STRING)) ps->scope_id = v.s;
-                    break;
-                case P_PARENT_SCOPE_ID:
-                    typed[id] = v.type == SW_J_STRING || v.type == SW_J_NULL;
-                    ps->has_parent = v.type == SW_J_STRING;
-                    if (ps->has_parent) ps->parent_scope_id = v.s;
-                    break;
-                case P_THREAD_ID:
-                    if ((typed[id] = v.type == SW_J_INT)) ps->thread_id = v.i;
-                    break;
-                case P_THREAD_NAME:
-                    if ((typed[id] = v.type == SW_J_STRING)) ps->thread_name = v.s;
-                    break;
-                case P_SEQUENCE:
-                    if ((typed[id] = v.type == SW_J_INT)) ps->sequence = v.i;
-                    break;
-                case P_DEPTH:
-                    ps->has_depth = typed[id] = v.type == SW_J_INT;
-                    ps->depth = v.i;
-                    break;
-                }
+                ps_take(ps, id, &v, &typed[id]);
             }
         }
         sw_jscan_ws(js);
@@ -320,42 +327,54 @@ static bool parse_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, in
     return true;
 }
 
-/* Parse the metadata object, looking for phase_scope. */
-static bool parse_metadata(sw_jscan_t *js, sw_event_t *ev, int depth)
+bool sw_json_metadata_phase(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth)
 {
     js->p++; /* '{' */
     sw_jscan_ws(js);
-    ev->has_phase = false;
+    *has_phase = false;
     if (js->p < js->end && *js->p == '}') {
         js->p++;
         return true;
     }
     for (;;) {
-        sw_str_t key;
+        sw_str_t key = {0};
         sw_jscan_ws(js);
         if (!sw_jscan_string(js, &key)) return false;
         if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
         sw_jscan_ws(js);
+        sw_jval_t v;
         if (key.len == 11 && memcmp(key.ptr, "phase_scope", 11) == 0) {
             if (js->p < js->end && *js->p == '{') {
-                if (!parse_phase_scope(js, &ev->phase, &ev->has_phase, depth + 1)) return false;
+                if (!json_phase_scope(js, ps, has_phase, depth + 1)) return false;
             } else {
-                sw_jval_t v;
                 if (!sw_jscan_value(js, &v, depth + 1)) return false;
-                ev->has_phase = false;
+                *has_phase = false;
             }
-        } else {
-            sw_jval_t v;
-            if (!sw_jscan_value(js, &v, depth + 1)) return false;
+        } else if (!sw_jscan_value(js, &v, depth + 1)) {
+            return false;
         }
         sw_jscan_ws(js);
         if (js->p < js->end && *js->p == ',') {
             js->p++;
             continue;
         }
-        if (!sw_jscan_expect(js, '}', "expected ',' or '}' in object")) return false;
-        return true;
+        return sw_jscan_expect(js, '}', "expected ',' or '}' in object");
     }
+}
+
+bool sw_json_may_have_phase(sw_str_t text)
+{
+    return text.len > 0 &&
+           (memmem(text.ptr, text.len, "phase", 5) || memmem(text.ptr, text.len, "\\u", 2));
+}
+
+bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
+{
+    sw_jscan_t js;
+    sw_jscan_init(&js, text.ptr, text.len, scratch);
+    sw_jscan_ws(&js);
+    bool has = false;
+    return js.p < js.end && *js.p == '{' && sw_json_metadata_phase(&js, ps, &has, 1) && has;
 }
 
 static const char *type_name(sw_jtype_t t)
@@ -555,7 +574,7 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
             if (id == F_METADATA && js.p < js.end && *js.p == '{') {
                 v->type = SW_J_OBJECT;
                 v->raw = js.p;
-                if (!(ok = parse_metadata(&js, ev, 1))) break;
+                if (!(ok = sw_json_metadata_phase(&js, &ev->phase, &ev->has_phase, 1))) break;
                 v->raw_len = (size_t)(js.p - v->raw);
             } else if (!sw_jscan_int_fast(&js, v)) {
                 if (!(ok = sw_jscan_value(&js, v, 1))) break;

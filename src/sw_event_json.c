@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "stormwatch/sw_alloc.h"
-#include "stormwatch/sw_codec_telemetry.h"
 #include "stormwatch/sw_jw.h"
 #include "sw_json.h"
 
@@ -49,37 +48,16 @@ static bool phase_eq(const sw_phase_scope_t *a, const sw_phase_scope_t *b)
     return true;
 }
 
-/* What the JSON decoder makes of ev's metadata text: *found when it sees
- * a phase scope there, *same when that scope is ev's. Asks the decoder
- * itself (on a minimal event around the text), so the answer cannot drift
- * from its rules. */
+/* What the decoders make of ev's metadata text: *found when they see a
+ * phase scope there, *same when that scope is ev's. Asks their own
+ * metadata scanner, so the answer cannot drift from their rules. */
 static void meta_phase(const sw_event_t *ev, bool *found, bool *same)
 {
-    static const char head[] = "{\"timestamp_ns\": 0, \"event_type\": \"x\", \"metadata\": ";
-    *found = *same = false;
-    sw_buf_t doc;
-    sw_buf_init(&doc);
-    sw_buf_put(&doc, head, sizeof(head) - 1);
-    sw_buf_put(&doc, ev->metadata_json.ptr, ev->metadata_json.len);
-    sw_buf_putc(&doc, '}');
-    sw_tdec_t *dec = sw_tdec_new();
-    sw_event_t got;
-    char errstr[8];
-    if (sw_tdec_json(dec, doc.data, doc.len, &got, errstr, sizeof(errstr)) == SW_OK &&
-        got.has_phase) {
-        *found = true;
-        *same = ev->has_phase && phase_eq(&got.phase, &ev->phase);
-    }
-    sw_tdec_destroy(dec);
-    sw_buf_clear(&doc);
-}
-
-/* Whether the metadata text may hold a phase_scope key (escaped or not):
- * a cheap filter before asking the decoder. */
-static bool meta_may_have_phase(sw_str_t text)
-{
-    return text.len > 0 && (memmem(text.ptr, text.len, "phase", 5) ||
-                            memmem(text.ptr, text.len, "\\u", 2));
+    char *scratch = sw_malloc(ev->metadata_json.len + 16);
+    sw_phase_scope_t ps;
+    *found = sw_json_text_phase(ev->metadata_json, scratch, &ps);
+    *same = *found && ev->has_phase && phase_eq(&ps, &ev->phase);
+    free(scratch);
 }
 
 static void put_phase_scope(sw_buf_t *out, const sw_phase_scope_t *ps)
@@ -134,7 +112,7 @@ static void put_meta_rebuilt(sw_buf_t *out, const sw_event_t *ev)
 static void put_metadata(sw_jw_t *jw, const sw_event_t *ev)
 {
     bool found = false, same = false;
-    if (ev->has_phase || meta_may_have_phase(ev->metadata_json))
+    if (ev->has_phase || sw_json_may_have_phase(ev->metadata_json))
         meta_phase(ev, &found, &same);
     bool rebuild = ev->has_phase ? !same : found;
     sw_str_t text = ev->metadata_json.len ? ev->metadata_json : sw_str("{}");

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stormwatch/sw_event.h"
 #include "stormwatch/sw_types.h"
 
 /** Deepest nesting accepted. */
@@ -158,5 +159,26 @@ static inline size_t sw_jscan_offset(const sw_jscan_t *js, const char *at)
  * @returns how many members were appended.
  */
 size_t sw_json_members_except(sw_str_t obj, const char *key, sw_buf_t *out);
+
+/**
+ * @brief Scan the metadata object at the cursor (on its '{') and find its
+ *        phase_scope (SPEC 2; the last such key wins): *has_phase when one
+ *        is an object with every typed field right, then *ps holds it.
+ *        The JSON and the Avro decoders both read metadata through this.
+ * @returns false (error set in @p js) when the object does not scan.
+ */
+bool sw_json_metadata_phase(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth);
+
+/** @brief Whether metadata text may hold a phase_scope key (plain or
+ *         escaped): a cheap filter before sw_json_text_phase(). */
+bool sw_json_may_have_phase(sw_str_t text);
+
+/**
+ * @brief The phase scope the decoders read from metadata text @p text (a
+ *        JSON object), into *ps; its strings point into @p text or
+ *        @p scratch (room for text.len + 16 bytes).
+ * @returns whether there is one (false too when the text does not scan).
+ */
+bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps);
 
 #endif /* SW_JSON_H */
