@@ -630,23 +630,6 @@ static bool rd_phase_scope(rd_t *rd, sw_phase_scope_t *ps, bool *ok)
     return true;
 }
 
-static const char *jtype_name(sw_jtype_t t)
-{
-    switch (t) {
-    case SW_J_NULL: return "null";
-    case SW_J_TRUE:
-    case SW_J_FALSE: return "a boolean";
-    case SW_J_INT:
-    case SW_J_BIGINT:
-    case SW_J_FLOAT: return "a number";
-    case SW_J_STRING: return "a string";
-    case SW_J_ARRAY: return "an array";
-    case SW_J_ABSENT:
-    case SW_J_OBJECT: break;
-    }
-    return "an object";
-}
-
 /* Check the metadata text (a JSON object, or null = {}) and find its
  * phase_scope. Sets ev->metadata_json to the object's text. */
 static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev,
@@ -699,11 +682,11 @@ static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev,
         if (n > 60)
             snprintf(errstr, errstr_size,
                      "field \"metadata\" is %.57s..., expected an object or null (got %s)", top.raw,
-                     jtype_name(top.type));
+                     sw_jtype_name(top.type));
         else
             snprintf(errstr, errstr_size,
                      "field \"metadata\" is %.*s, expected an object or null (got %s)", (int)n,
-                     top.raw, jtype_name(top.type));
+                     top.raw, sw_jtype_name(top.type));
         return SW_ERR_INVALID_ARG;
     }
     ev->metadata_json.ptr = top.raw;

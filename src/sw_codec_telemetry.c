@@ -377,23 +377,6 @@ bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
     return js.p < js.end && *js.p == '{' && sw_json_metadata_phase(&js, ps, &has, 1) && has;
 }
 
-static const char *type_name(sw_jtype_t t)
-{
-    switch (t) {
-    case SW_J_NULL: return "null";
-    case SW_J_TRUE:
-    case SW_J_FALSE: return "a boolean";
-    case SW_J_INT:
-    case SW_J_BIGINT:
-    case SW_J_FLOAT: return "a number";
-    case SW_J_STRING: return "a string";
-    case SW_J_ARRAY: return "an array";
-    case SW_J_ABSENT:
-    case SW_J_OBJECT: break;
-    }
-    return "an object";
-}
-
 /* Shared by JSON and Avro paths: SPEC 2 rules over captured values. */
 static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_t errstr_size)
 {
@@ -485,7 +468,7 @@ static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_
     v = &f[F_METADATA];
     if (v->type != SW_J_ABSENT && v->type != SW_J_NULL && v->type != SW_J_OBJECT) {
         char exp[64];
-        snprintf(exp, sizeof(exp), "an object or null (got %s)", type_name(v->type));
+        snprintf(exp, sizeof(exp), "an object or null (got %s)", sw_jtype_name(v->type));
         return field_error(errstr, errstr_size, "metadata", v, exp);
     }
     if (v->type == SW_J_OBJECT) {
@@ -534,7 +517,7 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
             sw_jscan_ws(&js);
             if (js.p == js.end) {
                 snprintf(errstr, errstr_size, "not a JSON object: the line is %s",
-                         type_name(top.type));
+                         sw_jtype_name(top.type));
                 return SW_ERR_PARSE;
             }
         }

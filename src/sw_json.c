@@ -434,3 +434,20 @@ size_t sw_json_members_except(sw_str_t obj, const char *key, sw_buf_t *out)
     free(scratch);
     return n;
 }
+
+const char *sw_jtype_name(sw_jtype_t t)
+{
+    switch (t) {
+    case SW_J_NULL: return "null";
+    case SW_J_TRUE:
+    case SW_J_FALSE: return "a boolean";
+    case SW_J_INT:
+    case SW_J_BIGINT:
+    case SW_J_FLOAT: return "a number";
+    case SW_J_STRING: return "a string";
+    case SW_J_ARRAY: return "an array";
+    case SW_J_ABSENT:
+    case SW_J_OBJECT: break;
+    }
+    return "an object";
+}

@@ -146,6 +146,10 @@ bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out);
  */
 bool sw_jscan_value(sw_jscan_t *js, sw_jval_t *v, int depth);
 
+/** @brief The type of a JSON value for messages: "null", "a boolean",
+ *         "a number", "a string", "an array" or "an object". */
+const char *sw_jtype_name(sw_jtype_t t);
+
 /** @brief Byte offset of the cursor or error, for messages (0-based). */
 static inline size_t sw_jscan_offset(const sw_jscan_t *js, const char *at)
 {
