@@ -300,38 +300,6 @@ static int produce_open(produce_t *pr, const sw_conf_t *conf, const char *bootst
     return SW_EXIT_OK;
 }
 
-/* -X NAME=VALUE: only what a producer uses. */
-static bool set_prop(sw_conf_t *conf, const char *pair)
-{
-    char errstr[512];
-    bool kafka = strncmp(pair, "kafka.", 6) == 0 && strncmp(pair, "kafka.consumer.", 15) != 0;
-    if (!kafka && strncmp(pair, "bootstrap.servers=", 18) != 0) {
-        fprintf(stderr,
-                "stormwatch produce: option -X: \"%s\" is not kafka.PROP=VALUE, "
-                "kafka.producer.PROP=VALUE or bootstrap.servers=VALUE\n",
-                pair);
-        return false;
-    }
-    if (sw_conf_set_pair(conf, pair, errstr, sizeof(errstr)) != SW_CONF_OK) {
-        fprintf(stderr, "stormwatch produce: option -X: %s\n", errstr);
-        return false;
-    }
-    return true;
-}
-
-/* The bootstrap servers: -b, else bootstrap.servers (environment or -X),
- * else a kafka.[producer.]bootstrap.servers pass-through. */
-static const char *find_bootstrap(const sw_conf_t *conf, const char *opt)
-{
-    if (opt && *opt) return opt;
-    const char *v = sw_conf_get_str(conf, "bootstrap.servers");
-    if (v && *v) return v;
-    if (sw_conf_get_str(conf, "kafka.bootstrap.servers") ||
-        sw_conf_get_str(conf, "kafka.producer.bootstrap.servers"))
-        return ""; /* the pass-through sets it */
-    return NULL;
-}
-
 int sw_cmd_produce(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -398,7 +366,7 @@ int sw_cmd_produce(int argc, char **argv)
             if (!sw_cli_dbl("produce", "--rate", optarg, 0.001, 1e9, &pr.rate)) goto out;
             break;
         case 'X':
-            if (!set_prop(conf, optarg)) goto out;
+            if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_PRODUCER, "produce")) goto out;
             break;
         case 'q': quiet = true; break;
         case 'L':
@@ -422,7 +390,7 @@ int sw_cmd_produce(int argc, char **argv)
                         "produce --help')\n");
         goto out;
     }
-    const char *bootstrap = find_bootstrap(conf, bootstrap_opt);
+    const char *bootstrap = sw_kafka_tool_bootstrap(conf, bootstrap_opt, SW_KAFKA_PRODUCER);
     if (!bootstrap) {
         fprintf(stderr, "stormwatch produce: no Kafka bootstrap servers: give -b HOST:PORT or "
                         "set STORMWATCH_BOOTSTRAP_SERVERS\n");

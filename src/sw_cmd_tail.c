@@ -492,36 +492,6 @@ static int tail_loop(tail_t *tl)
     }
 }
 
-/* -X NAME=VALUE: only what a consumer uses. */
-static bool set_prop(sw_conf_t *conf, const char *pair)
-{
-    char errstr[512];
-    bool kafka = strncmp(pair, "kafka.", 6) == 0 && strncmp(pair, "kafka.producer.", 15) != 0;
-    if (!kafka && strncmp(pair, "bootstrap.servers=", 18) != 0) {
-        fprintf(stderr,
-                "stormwatch tail: option -X: \"%s\" is not kafka.PROP=VALUE, "
-                "kafka.consumer.PROP=VALUE or bootstrap.servers=VALUE\n",
-                pair);
-        return false;
-    }
-    if (sw_conf_set_pair(conf, pair, errstr, sizeof(errstr)) != SW_CONF_OK) {
-        fprintf(stderr, "stormwatch tail: option -X: %s\n", errstr);
-        return false;
-    }
-    return true;
-}
-
-static const char *find_bootstrap(const sw_conf_t *conf, const char *opt)
-{
-    if (opt && *opt) return opt;
-    const char *v = sw_conf_get_str(conf, "bootstrap.servers");
-    if (v && *v) return v;
-    if (sw_conf_get_str(conf, "kafka.bootstrap.servers") ||
-        sw_conf_get_str(conf, "kafka.consumer.bootstrap.servers"))
-        return "";
-    return NULL;
-}
-
 static void tail_clear(tail_t *tl)
 {
     for (int32_t p = 0; p < tl->started; p++) rd_kafka_consume_stop(tl->rkt, p);
@@ -606,7 +576,7 @@ int sw_cmd_tail(int argc, char **argv)
             tl.alert_id = (int32_t)v;
             break;
         case 'X':
-            if (!set_prop(conf, optarg)) goto out;
+            if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_CONSUMER, "tail")) goto out;
             break;
         case 'L':
             if (!sw_log_parse_level(optarg, &level)) {
@@ -646,7 +616,7 @@ int sw_cmd_tail(int argc, char **argv)
                     fixed[i]);
             goto out;
         }
-    const char *bootstrap = find_bootstrap(conf, bootstrap_opt);
+    const char *bootstrap = sw_kafka_tool_bootstrap(conf, bootstrap_opt, SW_KAFKA_CONSUMER);
     if (!bootstrap) {
         fprintf(stderr, "stormwatch tail: no Kafka bootstrap servers: give -b HOST:PORT or set "
                         "STORMWATCH_BOOTSTRAP_SERVERS\n");

@@ -236,3 +236,35 @@ sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr,
     free(tmp);
     return SW_OK;
 }
+
+bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role, const char *cmd)
+{
+    bool producer = role == SW_KAFKA_PRODUCER;
+    const char *other = producer ? "kafka.consumer." : "kafka.producer.";
+    char errstr[512];
+    bool kafka = strncmp(pair, "kafka.", 6) == 0 && strncmp(pair, other, 15) != 0;
+    if (!kafka && strncmp(pair, "bootstrap.servers=", 18) != 0) {
+        fprintf(stderr,
+                "stormwatch %s: option -X: \"%s\" is not kafka.PROP=VALUE, "
+                "kafka.%s.PROP=VALUE or bootstrap.servers=VALUE\n",
+                cmd, pair, producer ? "producer" : "consumer");
+        return false;
+    }
+    if (sw_conf_set_pair(conf, pair, errstr, sizeof(errstr)) != SW_CONF_OK) {
+        fprintf(stderr, "stormwatch %s: option -X: %s\n", cmd, errstr);
+        return false;
+    }
+    return true;
+}
+
+const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const char *opt, sw_kafka_role_t role)
+{
+    if (opt && *opt) return opt;
+    const char *v = sw_conf_get_str(conf, "bootstrap.servers");
+    if (v && *v) return v;
+    const char *own = role == SW_KAFKA_PRODUCER ? "kafka.producer.bootstrap.servers"
+                                                : "kafka.consumer.bootstrap.servers";
+    if (sw_conf_get_str(conf, "kafka.bootstrap.servers") || sw_conf_get_str(conf, own))
+        return ""; /* the pass-through sets it */
+    return NULL;
+}

@@ -50,6 +50,21 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
                                const char *group_id, sw_kafka_ctx_t *ctx, char *errstr,
                                size_t errstr_size);
 
+/**
+ * @brief A `-X NAME=VALUE` of a one-client tool (produce: producer, tail:
+ *        consumer): only bootstrap.servers and the kafka.* pass-through
+ *        its @p role uses are taken; errors go to stderr prefixed
+ *        "stormwatch @p cmd: option -X:".
+ */
+bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role, const char *cmd);
+
+/**
+ * @brief A tool's bootstrap servers: @p opt (-b), else bootstrap.servers,
+ *        else "" when a kafka.[role.]bootstrap.servers pass-through sets
+ *        them; NULL when nothing does.
+ */
+const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const char *opt, sw_kafka_role_t role);
+
 /** @brief rd_kafka_conf_set() with the error text "property "NAME": TEXT". */
 sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,
                       size_t errstr_size);
