@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "stormwatch/sw_types.h"
 
@@ -55,5 +56,20 @@ int sw_test_http_get(int port, const char *path, sw_buf_t *body);
 /** @brief Value of the Prometheus sample line that starts with @p series
  *         (name and labels as rendered); -1 when absent. */
 double sw_test_metric(const char *text, const char *series);
+
+/**
+ * A check that reports and counts, and lets the test go on (a cmocka test
+ * then fails once at its end). The test file defines `int g_fail` (the
+ * count) and `g_case` (a string naming the case being checked).
+ */
+#define SW_CHECK(cond, ...)                                                                \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+            g_fail++;                                                                      \
+        }                                                                                  \
+    } while (0)
 
 #endif /* SW_TESTLIB_H */

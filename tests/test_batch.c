@@ -37,16 +37,6 @@
 static int g_fail;
 static const char *g_case = "";
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 /* Parameters of a case; zero fields take the SPEC 4 defaults. */
 typedef struct bparams_s {
     int64_t min_bytes;
@@ -514,13 +504,13 @@ static int feed_case(const batch_case_t *c, sw_batch_t *b, sw_tdec_t *dec, sw_bu
         const char *semi = strchr(p, ';');
         size_t len = semi ? (size_t)(semi - p) : strlen(p);
         if (!event_line(p, len, line)) {
-            CHECK(false, "bad event notation \"%.*s\"", (int)len, p);
+            SW_CHECK(false, "bad event notation \"%.*s\"", (int)len, p);
             return -1;
         }
         sw_event_t ev;
         char err[256];
         sw_err_t rc = sw_tdec_json(dec, line->data, line->len, &ev, err, sizeof(err));
-        CHECK(rc == SW_OK, "event %d \"%s\" did not decode: %s", n + 1, line->data, err);
+        SW_CHECK(rc == SW_OK, "event %d \"%s\" did not decode: %s", n + 1, line->data, err);
         if (rc != SW_OK) return -1;
         assert_int_equal(sw_batch_add(b, &ev, NULL, 0), SW_OK);
         n++;
@@ -548,7 +538,7 @@ static void test_table(void **state)
             sw_batch_destroy(b);
             continue;
         }
-        CHECK(sw_batch_events(b) == (size_t)n, "sw_batch_events %zu, expected %d",
+        SW_CHECK(sw_batch_events(b) == (size_t)n, "sw_batch_events %zu, expected %d",
               sw_batch_events(b), n);
         sw_arena_t arena;
         sw_arena_init(&arena);
@@ -563,12 +553,12 @@ static void test_table(void **state)
 
         json_error_t jerr;
         json_t *jg = json_loads(got.data, 0, &jerr);
-        CHECK(jg != NULL, "output is not JSON (%s): %s", jerr.text, got.data);
+        SW_CHECK(jg != NULL, "output is not JSON (%s): %s", jerr.text, got.data);
         json_t *jw = json_loads(want_text.data, 0, &jerr);
-        CHECK(jw != NULL, "expectation is not JSON (%s): %s", jerr.text, want_text.data);
+        SW_CHECK(jw != NULL, "expectation is not JSON (%s): %s", jerr.text, want_text.data);
         char why[1024];
         if (jg && jw)
-            CHECK(sw_test_json_equal(jg, jw, false, why, sizeof(why)),
+            SW_CHECK(sw_test_json_equal(jg, jw, false, why, sizeof(why)),
                   "%s (got != expected)\n  got:      %s\n  expected: %s", why, got.data,
                   want_text.data);
         json_decref(jg);
@@ -583,7 +573,7 @@ static void test_table(void **state)
         sw_buf_init(&again);
         sw_alert_json_analysis(&again, &a2, 0);
         sw_buf_cstr(&again);
-        CHECK(strcmp(again.data, got.data) == 0, "second run differs:\n  %s\n  %s", again.data,
+        SW_CHECK(strcmp(again.data, got.data) == 0, "second run differs:\n  %s\n  %s", again.data,
               got.data);
         sw_buf_clear(&again);
         sw_arena_clear(&arena2);
@@ -620,23 +610,23 @@ static void test_incremental(void **state)
         sw_event_t ev;
         char err[128];
         sw_err_t rc = sw_tdec_json(dec, lines[i], strlen(lines[i]), &ev, err, sizeof(err));
-        CHECK(rc == SW_OK, "line %zu: %s", i + 1, err);
+        SW_CHECK(rc == SW_OK, "line %zu: %s", i + 1, err);
         assert_int_equal(sw_batch_add(b, &ev, NULL, 0), SW_OK);
         sw_analysis_t a;
         sw_arena_reset(&arena);
         sw_batch_run(b, &arena, &a);
-        CHECK(a.n_participating == (i < 2 ? 1u : 2u), "after %zu events: %zu ranks", i + 1,
+        SW_CHECK(a.n_participating == (i < 2 ? 1u : 2u), "after %zu events: %zu ranks", i + 1,
               a.n_participating);
         if (i == 3) {
             /* gaps 10 and 20: median 15 > lead 10, so medium */
-            CHECK(a.has_onset && a.onset_ns == 20, "onset %d/%llu, expected 20", a.has_onset,
+            SW_CHECK(a.has_onset && a.onset_ns == 20, "onset %d/%llu, expected 20", a.has_onset,
                   (unsigned long long)a.onset_ns);
-            CHECK(a.n_suspects == 2 && a.suspects[0].rank == 0 &&
+            SW_CHECK(a.n_suspects == 2 && a.suspects[0].rank == 0 &&
                       a.suspects[0].confidence == SW_CONF_MEDIUM,
                   "%zu suspects, first rank %lld confidence %s", a.n_suspects,
                   a.n_suspects ? (long long)a.suspects[0].rank : -1LL,
                   a.n_suspects ? sw_confidence_str(a.suspects[0].confidence) : "-");
-            CHECK(a.anchor_rank == 0, "anchor %lld", (long long)a.anchor_rank);
+            SW_CHECK(a.anchor_rank == 0, "anchor %lld", (long long)a.anchor_rank);
         }
     }
     sw_arena_clear(&arena);

@@ -25,16 +25,6 @@
 static int g_fail;
 static const char *g_case = "";
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 static void end_test(void)
 {
     if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
@@ -237,26 +227,26 @@ static void test_table(void **state)
         const cli_case_t *c = &k_cases[i];
         g_case = c->name;
         int rc = run(c->args, NULL, &out, &err);
-        CHECK(rc == c->rc, "`stormwatch %s` exited %d, expected %d; stderr: %.300s", c->args, rc,
+        SW_CHECK(rc == c->rc, "`stormwatch %s` exited %d, expected %d; stderr: %.300s", c->args, rc,
               c->rc, err.data);
         for (size_t k = 0; k < 24 && c->out[k]; k++)
-            CHECK(strstr(out.data, c->out[k]) != NULL, "stdout lacks \"%s\":\n%.400s", c->out[k],
+            SW_CHECK(strstr(out.data, c->out[k]) != NULL, "stdout lacks \"%s\":\n%.400s", c->out[k],
                   out.data);
         for (size_t k = 0; k < 6 && c->err[k]; k++)
-            CHECK(strstr(err.data, c->err[k]) != NULL, "stderr lacks \"%s\":\n%.400s", c->err[k],
+            SW_CHECK(strstr(err.data, c->err[k]) != NULL, "stderr lacks \"%s\":\n%.400s", c->err[k],
                   err.data);
-        if (c->out_empty) CHECK(out.len == 0, "stdout not empty: %.200s", out.data);
+        if (c->out_empty) SW_CHECK(out.len == 0, "stdout not empty: %.200s", out.data);
         /* help and version go to stdout only, and exit 0 */
         if (c->rc == 0 && (strstr(c->args, "help") || strstr(c->args, "version") ||
                            strcmp(c->args, "-h") == 0 || strstr(c->args, " -h")))
-            CHECK(err.len == 0, "stderr not empty: %.200s", err.data);
+            SW_CHECK(err.len == 0, "stderr not empty: %.200s", err.data);
     }
     /* the version is "stormwatch X.Y.Z" */
     g_case = "--version format";
     run("--version", NULL, &out, &err);
     int x, y, z;
     char nl;
-    CHECK(sscanf(out.data, "stormwatch %d.%d.%d%c", &x, &y, &z, &nl) == 4 && nl == '\n',
+    SW_CHECK(sscanf(out.data, "stormwatch %d.%d.%d%c", &x, &y, &z, &nl) == 4 && nl == '\n',
           "version line \"%s\"", out.data);
     fprintf(stderr, "%zu command lines\n", sizeof(k_cases) / sizeof(k_cases[0]));
     sw_buf_clear(&out);
@@ -289,25 +279,25 @@ static void test_analyze_output(void **state)
 
     g_case = "analyze prints valid JSON equal to the fixture";
     int rc = run("analyze @F/gen1.jsonl", NULL, &ref, &err);
-    CHECK(rc == 0, "exit %d: %s", rc, err.data);
+    SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
     json_t *a = parse(&ref, why, sizeof(why));
-    CHECK(a != NULL && json_is_object(a), "not a JSON object: %s", why);
-    CHECK(err.len == 0, "stderr not empty: %.200s", err.data);
+    SW_CHECK(a != NULL && json_is_object(a), "not a JSON object: %s", why);
+    SW_CHECK(err.len == 0, "stderr not empty: %.200s", err.data);
     snprintf(path, sizeof(path), "%s/gen1.batch.json", sw_test_fixtures());
     json_error_t je;
     json_t *want = json_load_file(path, 0, &je);
-    CHECK(want != NULL, "cannot read %s", path);
-    if (a && want) CHECK(sw_test_json_equal(a, want, false, why, sizeof(why)), "%s", why);
+    SW_CHECK(want != NULL, "cannot read %s", path);
+    if (a && want) SW_CHECK(sw_test_json_equal(a, want, false, why, sizeof(why)), "%s", why);
     json_decref(want);
 
     g_case = "analyze --compact prints one line";
     rc = run("analyze --compact @F/gen1.jsonl", NULL, &out, &err);
-    CHECK(rc == 0, "exit %d", rc);
+    SW_CHECK(rc == 0, "exit %d", rc);
     const char *nl = memchr(out.data, '\n', out.len);
-    CHECK(nl && (size_t)(nl - out.data) == out.len - 1, "%zu bytes, newline at %ld", out.len,
+    SW_CHECK(nl && (size_t)(nl - out.data) == out.len - 1, "%zu bytes, newline at %ld", out.len,
           nl ? (long)(nl - out.data) : -1L);
     json_t *b = parse(&out, why, sizeof(why));
-    CHECK(b && a && json_equal(a, b), "compact output differs from the indented one");
+    SW_CHECK(b && a && json_equal(a, b), "compact output differs from the indented one");
     json_decref(b);
 
     static const struct {
@@ -325,8 +315,8 @@ static void test_analyze_output(void **state)
     for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
         g_case = same[i].name;
         rc = run(same[i].args, same[i].use_stdin ? in : NULL, &out, &err);
-        CHECK(rc == 0, "exit %d: %s", rc, err.data);
-        CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
+        SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
+        SW_CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
               "output differs from `analyze gen1.jsonl` (%zu vs %zu bytes)", out.len, ref.len);
     }
     json_decref(a);
@@ -344,9 +334,9 @@ static void test_analyze_output(void **state)
     snprintf(path, sizeof(path), "%s/joined.jsonl", tmpdir());
     assert_true(write_file(path, joined.data, joined.len));
     rc = run("analyze @F/two_jobs.jsonl @F/missing_rank.jsonl", NULL, &out, &err);
-    CHECK(rc == 0, "exit %d", rc);
+    SW_CHECK(rc == 0, "exit %d", rc);
     run("analyze @T/joined.jsonl", NULL, &ref, &err);
-    CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
+    SW_CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
           "analyze A B differs from analyze cat(A, B)");
     sw_buf_clear(&joined);
     sw_buf_clear(&part);
@@ -354,12 +344,12 @@ static void test_analyze_output(void **state)
     g_case = "invalid lines on stdin are named <stdin>:LINE";
     snprintf(path, sizeof(path), "%s/bad.jsonl", tmpdir());
     rc = run("analyze --compact", path, &out, &err);
-    CHECK(rc == 0 && strstr(err.data, "<stdin>:2: field \"rank\" is -3") != NULL,
+    SW_CHECK(rc == 0 && strstr(err.data, "<stdin>:2: field \"rank\" is -3") != NULL,
           "exit %d, stderr %.300s", rc, err.data);
 
     g_case = "the first missing file stops analyze";
     rc = run("analyze @F/gen1.jsonl @T/nope.jsonl", NULL, &out, &err);
-    CHECK(rc == 1 && out.len == 0 && strstr(err.data, "nope.jsonl"),
+    SW_CHECK(rc == 1 && out.len == 0 && strstr(err.data, "nope.jsonl"),
           "exit %d, %zu bytes of stdout, stderr %.200s", rc, out.len, err.data);
 
     sw_buf_clear(&out);
@@ -384,23 +374,23 @@ static void test_replay_output(void **state)
 
     g_case = "replay two_jobs.jsonl";
     int rc = run("replay @F/two_jobs.jsonl", NULL, &ref, &err);
-    CHECK(rc == 0, "exit %d: %s", rc, err.data);
+    SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
     json_t *recs = sw_test_parse_lines(ref.data, ref.len, why, sizeof(why));
-    CHECK(recs != NULL, "not JSON Lines: %s", why);
+    SW_CHECK(recs != NULL, "not JSON Lines: %s", why);
     size_t nlines = 0;
     for (size_t i = 0; i < ref.len; i++) nlines += ref.data[i] == '\n';
-    CHECK(ref.len && ref.data[ref.len - 1] == '\n', "output does not end with a newline");
+    SW_CHECK(ref.len && ref.data[ref.len - 1] == '\n', "output does not end with a newline");
     if (recs) {
-        CHECK(json_array_size(recs) == nlines, "%zu records on %zu lines", json_array_size(recs),
+        SW_CHECK(json_array_size(recs) == nlines, "%zu records on %zu lines", json_array_size(recs),
               nlines);
         const char *want[] = {"trigger", "summary", "summary"};
         const char *want_job[] = {"a", "a", "b"};
-        CHECK(json_array_size(recs) == 3, "%zu records, expected 3", json_array_size(recs));
+        SW_CHECK(json_array_size(recs) == 3, "%zu records, expected 3", json_array_size(recs));
         for (size_t i = 0; i < json_array_size(recs) && i < 3; i++) {
             json_t *r = json_array_get(recs, i);
             const char *act = json_string_value(json_object_get(r, "action"));
             const char *job = json_string_value(json_object_get(r, "job_id"));
-            CHECK(json_is_object(r) && act && strcmp(act, want[i]) == 0 && job &&
+            SW_CHECK(json_is_object(r) && act && strcmp(act, want[i]) == 0 && job &&
                       strcmp(job, want_job[i]) == 0,
                   "record %zu: action %s job %s, expected %s %s", i + 1, act ? act : "?",
                   job ? job : "?", want[i], want_job[i]);
@@ -414,7 +404,7 @@ static void test_replay_output(void **state)
     snprintf(gz, sizeof(gz), "%s/two_jobs.jsonl.gz", tmpdir());
     assert_true(gzip_file(src, gz));
     rc = run("replay @T/two_jobs.jsonl.gz", NULL, &out, &err);
-    CHECK(rc == 0 && out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
+    SW_CHECK(rc == 0 && out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
           "exit %d, output differs from the plain input (%zu vs %zu bytes)", rc, out.len, ref.len);
 
     /* first appearance by any event type: job b's first event (not a
@@ -431,9 +421,9 @@ static void test_replay_output(void **state)
     snprintf(path, sizeof(path), "%s/order.jsonl", tmpdir());
     assert_true(write_file(path, order, sizeof(order) - 1));
     rc = run("replay @T/order.jsonl", NULL, &out, &err);
-    CHECK(rc == 0, "exit %d: %s", rc, err.data);
+    SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
     recs = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
-    CHECK(recs != NULL, "not JSON Lines: %s", why);
+    SW_CHECK(recs != NULL, "not JSON Lines: %s", why);
     if (recs) {
         json_t *want = json_loads("[{\"action\": \"summary\", \"job_id\": \"b\"},"
                                   " {\"action\": \"summary\", \"job_id\": \"a\"},"
@@ -448,7 +438,7 @@ static void test_replay_output(void **state)
             json_object_set(o, "job_id", json_object_get(r, "job_id"));
             json_array_append_new(got, o);
         }
-        CHECK(sw_test_json_equal(got, want, false, why, sizeof(why)), "%s (got != expected)", why);
+        SW_CHECK(sw_test_json_equal(got, want, false, why, sizeof(why)), "%s (got != expected)", why);
         json_decref(got);
         json_decref(want);
     }
@@ -456,18 +446,18 @@ static void test_replay_output(void **state)
 
     g_case = "replay --stats";
     rc = run("replay --stats @F/gen1.jsonl", NULL, &out, &err);
-    CHECK(rc == 0, "exit %d", rc);
-    CHECK(out.len > 0, "no records");
+    SW_CHECK(rc == 0, "exit %d", rc);
+    SW_CHECK(out.len > 0, "no records");
     json_t *st = parse(&err, why, sizeof(why));
-    CHECK(st != NULL && json_is_object(st), "stderr is not one JSON object: %s\n%.300s", why,
+    SW_CHECK(st != NULL && json_is_object(st), "stderr is not one JSON object: %s\n%.300s", why,
           err.data);
     if (st) {
         json_t *bpr = json_object_get(st, "bytes_per_retained_sample");
-        CHECK(json_is_number(bpr) && json_number_value(bpr) > 0, "bytes_per_retained_sample %s",
+        SW_CHECK(json_is_number(bpr) && json_number_value(bpr) > 0, "bytes_per_retained_sample %s",
               bpr ? "not > 0" : "absent");
         json_t *ev = json_object_get(st, "events");
         json_t *lines = json_object_get(st, "lines");
-        CHECK(json_is_integer(ev) && json_is_integer(lines) &&
+        SW_CHECK(json_is_integer(ev) && json_is_integer(lines) &&
                   json_integer_value(ev) == json_integer_value(lines) && json_integer_value(ev) > 0,
               "events %lld, lines %lld", (long long)json_integer_value(ev),
               (long long)json_integer_value(lines));
@@ -476,14 +466,14 @@ static void test_replay_output(void **state)
         for (const char *p = out.data; (p = strstr(p, "\"action\": \"summary\"")) != NULL; p++)
             printed++;
         json_t *recsum = json_object_get(json_object_get(st, "records"), "summary");
-        CHECK(json_is_integer(recsum) && json_integer_value(recsum) == printed && printed > 0,
+        SW_CHECK(json_is_integer(recsum) && json_integer_value(recsum) == printed && printed > 0,
               "summary records %lld, printed %lld", (long long)json_integer_value(recsum), printed);
     }
     json_decref(st);
 
     g_case = "replay without --stats prints nothing on stderr";
     rc = run("replay @F/gen1.jsonl", NULL, &out, &err);
-    CHECK(rc == 0 && err.len == 0, "exit %d, stderr %.200s", rc, err.data);
+    SW_CHECK(rc == 0 && err.len == 0, "exit %d, stderr %.200s", rc, err.data);
 
     sw_buf_clear(&out);
     sw_buf_clear(&err);
@@ -502,24 +492,24 @@ static void test_gen_roundtrip(void **state)
     sw_buf_init(&again);
     g_case = "gen | analyze";
     int rc = run("gen --ranks 4 --samples 60 --seed 7 --quiet -o @T/g.jsonl", NULL, &out, &err);
-    CHECK(rc == 0 && out.len == 0, "gen exit %d, stdout %zu bytes, stderr %.200s", rc, out.len,
+    SW_CHECK(rc == 0 && out.len == 0, "gen exit %d, stdout %zu bytes, stderr %.200s", rc, out.len,
           err.data);
     rc = run("gen --ranks 4 --samples 60 --seed 7 --quiet", NULL, &again, &err);
-    CHECK(rc == 0, "gen to stdout exit %d", rc);
+    SW_CHECK(rc == 0, "gen to stdout exit %d", rc);
     char path[1200];
     snprintf(path, sizeof(path), "%s/g.jsonl", tmpdir());
     sw_buf_t file;
     sw_buf_init(&file);
-    CHECK(sw_test_read_file(path, &file), "gen -o wrote nothing");
-    CHECK(file.len == again.len && memcmp(file.data, again.data, file.len) == 0,
+    SW_CHECK(sw_test_read_file(path, &file), "gen -o wrote nothing");
+    SW_CHECK(file.len == again.len && memcmp(file.data, again.data, file.len) == 0,
           "gen -o and gen to stdout differ");
     rc = run("analyze --strict @T/g.jsonl", NULL, &out, &err);
-    CHECK(rc == 0, "analyze --strict of gen output: exit %d: %.300s", rc, err.data);
+    SW_CHECK(rc == 0, "analyze --strict of gen output: exit %d: %.300s", rc, err.data);
     char why[256];
     json_t *a = parse(&out, why, sizeof(why));
-    CHECK(a != NULL, "not JSON: %s", why);
+    SW_CHECK(a != NULL, "not JSON: %s", why);
     json_t *sus = json_object_get(a, "first_cause_suspects");
-    CHECK(json_array_size(sus) >= 1 &&
+    SW_CHECK(json_array_size(sus) >= 1 &&
               json_integer_value(json_object_get(json_array_get(sus, 0), "rank")) == 3,
           "first suspect is not the default storm rank 3");
     json_decref(a);

@@ -29,16 +29,6 @@
 static int g_fail;
 static const char *g_case = "";
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 static void end_test(void)
 {
     if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
@@ -276,34 +266,34 @@ static void test_table(void **state)
         tmp_path(path, sizeof(path), c->file);
         build_file(c, path);
         struct stat st;
-        CHECK(stat(path, &st) == 0, "cannot stat %s", path);
+        SW_CHECK(stat(path, &st) == 0, "cannot stat %s", path);
         read_result_t r;
         read_all(path, &r);
-        CHECK(r.end == c->end, "reading ended with %s \"%s\", expected %s", res_name(r.end), r.err,
+        SW_CHECK(r.end == c->end, "reading ended with %s \"%s\", expected %s", res_name(r.end), r.err,
               res_name(c->end));
         if (c->want) {
             /* with NUL bytes (text_len set) the text has no final newline, so
              * the joined lines are as long as the text */
             size_t wl = c->text_len ? c->text_len : strlen(c->want);
-            CHECK(r.lines.len == wl && memcmp(r.lines.data, c->want, wl) == 0,
+            SW_CHECK(r.lines.len == wl && memcmp(r.lines.data, c->want, wl) == 0,
                   "lines \"%s\" (%zu bytes), expected \"%s\"", r.lines.data, r.lines.len, c->want);
-            CHECK(r.nlines == c->want_lines, "%zu lines, expected %zu", r.nlines, c->want_lines);
+            SW_CHECK(r.nlines == c->want_lines, "%zu lines, expected %zu", r.nlines, c->want_lines);
         }
-        CHECK(r.lineno_ok, "a line number differed from the line's position (last %llu)",
+        SW_CHECK(r.lineno_ok, "a line number differed from the line's position (last %llu)",
               (unsigned long long)r.last_lineno);
         if (c->end == SW_INPUT_ERROR) {
             if (c->err1)
-                CHECK(strstr(r.err, c->err1) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err1);
+                SW_CHECK(strstr(r.err, c->err1) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err1);
             if (c->err2)
-                CHECK(strstr(r.err, c->err2) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err2);
+                SW_CHECK(strstr(r.err, c->err2) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err2);
         } else {
-            CHECK(r.raw_bytes == (uint64_t)st.st_size, "raw bytes %llu, file size %lld",
+            SW_CHECK(r.raw_bytes == (uint64_t)st.st_size, "raw bytes %llu, file size %lld",
                   (unsigned long long)r.raw_bytes, (long long)st.st_size);
         }
         if (c->gzip >= 0 && r.name[0])
-            CHECK(r.gzip == (c->gzip == 1), "is_gzip %d, expected %d", r.gzip, c->gzip);
+            SW_CHECK(r.gzip == (c->gzip == 1), "is_gzip %d, expected %d", r.gzip, c->gzip);
         if (r.name[0])
-            CHECK(strcmp(r.name, path) == 0, "name \"%s\", expected \"%s\"", r.name, path);
+            SW_CHECK(strcmp(r.name, path) == 0, "name \"%s\", expected \"%s\"", r.name, path);
         sw_buf_clear(&r.lines);
         unlink(path);
     }
@@ -329,12 +319,12 @@ static void test_every_truncation(void **state)
         assert_true(write_file(path, gz.data, cut));
         read_result_t r;
         read_all(path, &r);
-        CHECK(r.end == SW_INPUT_ERROR, "cut at %zu of %zu: ended with %s", cut, gz.len,
+        SW_CHECK(r.end == SW_INPUT_ERROR, "cut at %zu of %zu: ended with %s", cut, gz.len,
               res_name(r.end));
-        CHECK(strstr(r.err, path) != NULL && strstr(r.err, "truncated") != NULL,
+        SW_CHECK(strstr(r.err, path) != NULL && strstr(r.err, "truncated") != NULL,
               "cut at %zu: message \"%s\"", cut, r.err);
         /* whole lines, a prefix of the text */
-        CHECK(r.lines.len <= text.len && memcmp(r.lines.data, text.data, r.lines.len) == 0 &&
+        SW_CHECK(r.lines.len <= text.len && memcmp(r.lines.data, text.data, r.lines.len) == 0 &&
                   (r.nlines == 0 || text.data[r.lines.len] == '\n'),
               "cut at %zu: %zu lines read are not whole lines of the text", cut, r.nlines);
         sw_buf_clear(&r.lines);
@@ -378,7 +368,7 @@ static void test_long_lines(void **state)
         sw_input_t *in;
         char err[512];
         in = sw_input_open(path, err, sizeof(err));
-        CHECK(in != NULL, "open: %s", err);
+        SW_CHECK(in != NULL, "open: %s", err);
         if (!in) continue;
         size_t off = 0, lineno = 0;
         for (;;) {
@@ -386,23 +376,23 @@ static void test_long_lines(void **state)
             size_t len;
             sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
             if (res != SW_INPUT_LINE) {
-                CHECK(res == SW_INPUT_EOF, "line %zu: %s \"%s\"", lineno + 1, res_name(res), err);
+                SW_CHECK(res == SW_INPUT_EOF, "line %zu: %s \"%s\"", lineno + 1, res_name(res), err);
                 break;
             }
             lineno++;
             const char *nl = memchr(text.data + off, '\n', text.len - off);
             size_t want_len = nl ? (size_t)(nl - (text.data + off)) : text.len - off;
             if (len != want_len || memcmp(line, text.data + off, len) != 0) {
-                CHECK(false, "line %zu: %zu bytes, expected %zu (or different content)", lineno, len,
+                SW_CHECK(false, "line %zu: %zu bytes, expected %zu (or different content)", lineno, len,
                       want_len);
                 break;
             }
-            CHECK(sw_input_lineno(in) == lineno, "lineno %llu, expected %zu",
+            SW_CHECK(sw_input_lineno(in) == lineno, "lineno %llu, expected %zu",
                   (unsigned long long)sw_input_lineno(in), lineno);
             off += want_len + 1;
         }
-        CHECK(off == text.len, "read %zu of %zu bytes", off, text.len);
-        CHECK(lineno == n + 100000, "%zu lines, expected %zu", lineno, n + 100000);
+        SW_CHECK(off == text.len, "read %zu of %zu bytes", off, text.len);
+        SW_CHECK(lineno == n + 100000, "%zu lines, expected %zu", lineno, n + 100000);
         sw_input_close(in);
         unlink(path);
     }
@@ -444,27 +434,27 @@ static void test_line_limit(void **state)
         assert_int_equal(fclose(f), 0);
         char err[512] = "";
         sw_input_t *in = sw_input_open(path, err, sizeof(err));
-        CHECK(in != NULL, "open: %s", err);
+        SW_CHECK(in != NULL, "open: %s", err);
         if (!in) continue;
         const char *line = NULL;
         size_t len = 0;
         sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
-        CHECK(res == cases[i].first, "first line: %s \"%s\", expected %s", res_name(res), err,
+        SW_CHECK(res == cases[i].first, "first line: %s \"%s\", expected %s", res_name(res), err,
               res_name(cases[i].first));
         if (res == SW_INPUT_LINE)
-            CHECK(len == cases[i].len, "first line of %zu bytes, expected %zu", len, cases[i].len);
+            SW_CHECK(len == cases[i].len, "first line of %zu bytes, expected %zu", len, cases[i].len);
         if (res == SW_INPUT_TOOLONG)
-            CHECK(strstr(err, "longer than") != NULL, "message \"%s\"", err);
-        CHECK(sw_input_lineno(in) == 1, "lineno %llu", (unsigned long long)sw_input_lineno(in));
+            SW_CHECK(strstr(err, "longer than") != NULL, "message \"%s\"", err);
+        SW_CHECK(sw_input_lineno(in) == 1, "lineno %llu", (unsigned long long)sw_input_lineno(in));
         res = sw_input_next(in, &line, &len, err, sizeof(err));
-        CHECK(res == SW_INPUT_LINE && len == 2 && memcmp(line, "ok", 2) == 0,
+        SW_CHECK(res == SW_INPUT_LINE && len == 2 && memcmp(line, "ok", 2) == 0,
               "second line: %s \"%.*s\"", res_name(res), (int)(res == SW_INPUT_LINE ? len : 0), line);
-        CHECK(sw_input_lineno(in) == 2, "lineno %llu", (unsigned long long)sw_input_lineno(in));
+        SW_CHECK(sw_input_lineno(in) == 2, "lineno %llu", (unsigned long long)sw_input_lineno(in));
         res = sw_input_next(in, &line, &len, err, sizeof(err));
-        CHECK(res == SW_INPUT_LINE && len == 4 && memcmp(line, "last", 4) == 0, "third line: %s",
+        SW_CHECK(res == SW_INPUT_LINE && len == 4 && memcmp(line, "last", 4) == 0, "third line: %s",
               res_name(res));
         res = sw_input_next(in, &line, &len, err, sizeof(err));
-        CHECK(res == SW_INPUT_EOF, "end: %s", res_name(res));
+        SW_CHECK(res == SW_INPUT_EOF, "end: %s", res_name(res));
         sw_input_close(in);
     }
     unlink(path);
@@ -496,35 +486,35 @@ static void test_stdin(void **state)
 
         char err[512] = "";
         sw_input_t *in = sw_input_open("-", err, sizeof(err));
-        CHECK(in != NULL, "open: %s", err);
+        SW_CHECK(in != NULL, "open: %s", err);
         if (in) {
-            CHECK(strcmp(sw_input_name(in), "<stdin>") == 0, "name \"%s\"", sw_input_name(in));
-            CHECK(sw_input_is_gzip(in) == (gz == 1), "is_gzip %d", sw_input_is_gzip(in));
+            SW_CHECK(strcmp(sw_input_name(in), "<stdin>") == 0, "name \"%s\"", sw_input_name(in));
+            SW_CHECK(sw_input_is_gzip(in) == (gz == 1), "is_gzip %d", sw_input_is_gzip(in));
             sw_tdec_t *dec = sw_tdec_new();
             const char *line;
             size_t len;
             int64_t want_ts[] = {1, -1, 2};
             for (int k = 0; k < 3; k++) {
                 sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
-                CHECK(res == SW_INPUT_LINE, "line %d: %s \"%s\"", k + 1, res_name(res), err);
+                SW_CHECK(res == SW_INPUT_LINE, "line %d: %s \"%s\"", k + 1, res_name(res), err);
                 if (res != SW_INPUT_LINE) break;
-                CHECK(sw_input_lineno(in) == (uint64_t)k + 1, "lineno %llu",
+                SW_CHECK(sw_input_lineno(in) == (uint64_t)k + 1, "lineno %llu",
                       (unsigned long long)sw_input_lineno(in));
                 if (want_ts[k] < 0) {
-                    CHECK(len == 0, "line %d has %zu bytes, expected a blank line", k + 1, len);
+                    SW_CHECK(len == 0, "line %d has %zu bytes, expected a blank line", k + 1, len);
                     continue;
                 }
                 /* the CR of CRLF stays in the line and the decoder skips it */
-                if (k == 0) CHECK(len && line[len - 1] == '\r', "line 1 lost its CR");
+                if (k == 0) SW_CHECK(len && line[len - 1] == '\r', "line 1 lost its CR");
                 sw_event_t ev;
                 char derr[256];
                 sw_err_t rc = sw_tdec_json(dec, line, len, &ev, derr, sizeof(derr));
-                CHECK(rc == SW_OK && ev.timestamp_ns == want_ts[k], "line %d: %s (ts %lld)", k + 1,
+                SW_CHECK(rc == SW_OK && ev.timestamp_ns == want_ts[k], "line %d: %s (ts %lld)", k + 1,
                       rc ? derr : "ok", rc ? -1LL : (long long)ev.timestamp_ns);
             }
             sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
-            CHECK(res == SW_INPUT_EOF, "end: %s \"%s\"", res_name(res), err);
-            CHECK(sw_input_raw_bytes(in) == data.len, "raw bytes %llu, expected %zu",
+            SW_CHECK(res == SW_INPUT_EOF, "end: %s \"%s\"", res_name(res), err);
+            SW_CHECK(sw_input_raw_bytes(in) == data.len, "raw bytes %llu, expected %zu",
                   (unsigned long long)sw_input_raw_bytes(in), data.len);
             sw_tdec_destroy(dec);
             sw_input_close(in);
@@ -548,9 +538,9 @@ static void test_open_errors(void **state)
     unlink(path);
     err[0] = '\0';
     sw_input_t *in = sw_input_open(path, err, sizeof(err));
-    CHECK(in == NULL, "opened a missing file");
+    SW_CHECK(in == NULL, "opened a missing file");
     sw_input_close(in);
-    CHECK(strstr(err, path) != NULL && strstr(err, "cannot open") != NULL, "message \"%s\"", err);
+    SW_CHECK(strstr(err, path) != NULL && strstr(err, "cannot open") != NULL, "message \"%s\"", err);
 
     g_case = "a directory";
     err[0] = '\0';
@@ -560,10 +550,10 @@ static void test_open_errors(void **state)
         const char *line;
         size_t len;
         sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
-        CHECK(res == SW_INPUT_ERROR, "reading a directory gave %s", res_name(res));
+        SW_CHECK(res == SW_INPUT_ERROR, "reading a directory gave %s", res_name(res));
         sw_input_close(in);
     }
-    CHECK(strstr(err, sw_test_tmp()) != NULL, "message \"%s\" does not name the directory", err);
+    SW_CHECK(strstr(err, sw_test_tmp()) != NULL, "message \"%s\" does not name the directory", err);
 
     g_case = "sw_input_close(NULL)";
     sw_input_close(NULL);

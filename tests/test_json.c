@@ -29,18 +29,8 @@
 static int g_fail;
 static const char *g_case = "";
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 #define CHECK_I64(got, want)                                                               \
-    CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got),  \
+    SW_CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got),  \
           (long long)(want))
 
 /* Byte-exact comparison of a view with an expected byte string. */
@@ -48,7 +38,7 @@ static const char *g_case = "";
     do {                                                                                   \
         sw_str_t v_ = (view);                                                              \
         size_t wl_ = (want_len);                                                           \
-        CHECK(v_.len == wl_ && (wl_ == 0 || memcmp(v_.ptr, (want), wl_) == 0),             \
+        SW_CHECK(v_.len == wl_ && (wl_ == 0 || memcmp(v_.ptr, (want), wl_) == 0),             \
               "got %zu bytes \"%.*s\", expected %zu bytes \"%.*s\"", v_.len,               \
               (int)(v_.len > 80 ? 80 : v_.len), v_.ptr ? v_.ptr : "", wl_,                 \
               (int)(wl_ > 80 ? 80 : wl_), (want));                                         \
@@ -583,7 +573,7 @@ static void test_table(void **state)
         sw_event_t ev;
         char err[512] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
-        CHECK(rc == c->want_err, "got %d (%s) \"%s\", expected %d (%s)", (int)rc, sw_err2str(rc),
+        SW_CHECK(rc == c->want_err, "got %d (%s) \"%s\", expected %d (%s)", (int)rc, sw_err2str(rc),
               err, (int)c->want_err, sw_err2str(c->want_err));
         if (rc != c->want_err) continue;
         if (rc == SW_OK) {
@@ -592,10 +582,10 @@ static void test_table(void **state)
         }
         size_t wl = strlen(c->want);
         if (wl && c->want[wl - 1] == '*')
-            CHECK(strncmp(err, c->want, wl - 1) == 0, "message \"%s\", expected a prefix \"%.*s\"",
+            SW_CHECK(strncmp(err, c->want, wl - 1) == 0, "message \"%s\", expected a prefix \"%.*s\"",
                   err, (int)(wl - 1), c->want);
         else
-            CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err, c->want);
+            SW_CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err, c->want);
     }
     fprintf(stderr, "%zu decoder cases\n", sizeof(k_cases) / sizeof(k_cases[0]));
     sw_tdec_destroy(dec);
@@ -638,7 +628,7 @@ static void test_bytes(void **state)
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
-        CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        SW_CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
         if (rc == SW_OK) CHECK_BYTES(ev.host, c->want, c->want_len);
     }
     sw_tdec_destroy(dec);
@@ -709,10 +699,10 @@ static void test_key_prediction(void **state)
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
         if (!k_seq[i].want) {
-            CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
+            SW_CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
             continue;
         }
-        CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        SW_CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
         if (rc == SW_OK) check_fields(__FILE__, __LINE__, &ev, k_seq[i].want);
     }
     /* A fresh decoder gives the same results as the trained one. */
@@ -724,7 +714,7 @@ static void test_key_prediction(void **state)
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(fresh, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
-        CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+        SW_CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
         if (rc == SW_OK) check_fields(__FILE__, __LINE__, &ev, k_seq[i].want);
         sw_tdec_destroy(fresh);
     }
@@ -788,10 +778,10 @@ static void test_nesting(void **state)
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, line, strlen(line), &ev, err, sizeof(err));
         if (cases[i].ok) {
-            CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
+            SW_CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
         } else {
-            CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
-            CHECK(strstr(err, "nesting deeper than 256 levels") != NULL,
+            SW_CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
+            SW_CHECK(strstr(err, "nesting deeper than 256 levels") != NULL,
                   "message \"%s\", expected it to mention the nesting limit", err);
         }
         free(line);
@@ -817,10 +807,10 @@ static void test_long_strings(void **state)
     for (size_t i = 0; i < n; i++) sw_buf_putc(&b, (char)('a' + i % 26));
     sw_buf_puts(&b, "\"}");
     sw_err_t rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
-    CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+    SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
     if (rc == SW_OK) {
         CHECK_I64(ev.host.len, n);
-        CHECK(ev.host.ptr[0] == 'a' && ev.host.ptr[n - 1] == (char)('a' + (n - 1) % 26),
+        SW_CHECK(ev.host.ptr[0] == 'a' && ev.host.ptr[n - 1] == (char)('a' + (n - 1) % 26),
               "first/last bytes %c/%c", ev.host.ptr[0], ev.host.ptr[n - 1]);
     }
 
@@ -832,17 +822,17 @@ static void test_long_strings(void **state)
     for (size_t i = 0; i < n / 2; i++) sw_buf_puts(&b, i % 2 ? "\\n" : "\\u00e9");
     sw_buf_puts(&b, "\", \"host\": \"x\\ty\"}");
     rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
-    CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+    SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
     if (rc == SW_OK) {
         CHECK_I64(ev.job_id.len, (n / 4) * 2 + (n / 4) * 1);
-        CHECK(memcmp(ev.job_id.ptr, "\xc3\xa9\n\xc3\xa9\n", 6) == 0, "job_id starts with %02x",
+        SW_CHECK(memcmp(ev.job_id.ptr, "\xc3\xa9\n\xc3\xa9\n", 6) == 0, "job_id starts with %02x",
               (unsigned char)ev.job_id.ptr[0]);
         CHECK_BYTES(ev.host, "x\ty", 3);
     }
     g_case = "short line after long ones";
     const char *shortl = "{\"timestamp_ns\": 7, \"event_type\": \"x\", \"host\": \"\\u0041\"}";
     rc = sw_tdec_json(dec, shortl, strlen(shortl), &ev, err, sizeof(err));
-    CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+    SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
     if (rc == SW_OK) CHECK_BYTES(ev.host, "A", 1);
 
     /* Many path elements: 32 are kept; more than SW_PHASE_PATH_MAX (32)
@@ -858,17 +848,17 @@ static void test_long_strings(void **state)
         for (int i = 0; i < count; i++) sw_buf_printf(&b, "%s\"p%d\", \"\"", i ? ", " : "", i);
         sw_buf_puts(&b, "], \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}");
         rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
-        CHECK(rc == SW_OK, "got %d \"%s\", expected a valid event", (int)rc, err);
+        SW_CHECK(rc == SW_OK, "got %d \"%s\", expected a valid event", (int)rc, err);
         if (rc != SW_OK) continue;
         if (count <= SW_PHASE_PATH_MAX) {
-            CHECK(ev.has_phase && sw_phase_boundary_ok(&ev), "has_phase %d, boundary_ok %d",
+            SW_CHECK(ev.has_phase && sw_phase_boundary_ok(&ev), "has_phase %d, boundary_ok %d",
                   ev.has_phase, sw_phase_boundary_ok(&ev));
             CHECK_I64(ev.phase.path_len, count);
             char last[8];
             snprintf(last, sizeof(last), "p%d", count - 1);
             CHECK_BYTES(ev.phase.path[count - 1], last, strlen(last));
         } else {
-            CHECK(!sw_phase_boundary_ok(&ev), "boundary_ok %d for %d path elements",
+            SW_CHECK(!sw_phase_boundary_ok(&ev), "boundary_ok %d for %d path elements",
                   sw_phase_boundary_ok(&ev), count);
         }
     }
@@ -921,7 +911,7 @@ static void test_event_kind(void **state)
         g_case = name;
         sw_str_t t = {cases[i].type, len};
         sw_ev_kind_t k = sw_event_kind(t);
-        CHECK(k == cases[i].want, "got %s, expected %s", kind_name(k), kind_name(cases[i].want));
+        SW_CHECK(k == cases[i].want, "got %s, expected %s", kind_name(k), kind_name(cases[i].want));
     }
 
     static const struct {
@@ -935,7 +925,7 @@ static void test_event_kind(void **state)
         snprintf(name, sizeof(name), "sw_tdec_blank case %zu", i + 1);
         g_case = name;
         bool got = sw_tdec_blank(blanks[i].text, strlen(blanks[i].text));
-        CHECK(got == blanks[i].blank, "got %d, expected %d for \"%s\"", got, blanks[i].blank,
+        SW_CHECK(got == blanks[i].blank, "got %d, expected %d for \"%s\"", got, blanks[i].blank,
               blanks[i].text);
     }
     end_test();

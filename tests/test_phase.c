@@ -24,16 +24,6 @@
 static int g_fail;
 static const char *g_case = "";
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 /* One step of a script. */
 typedef struct pop_s {
     char op;             /* E enter, X exit, M exit event with action "enter",
@@ -297,12 +287,12 @@ static void run_case(const phase_case_t *c)
         sw_phase_resolve(ph, sw_str(o->session), o->rank, o->ts, &arena, &attr);
         json_t *got = render_attr(&attr);
         json_t *want = parse_quoted(o->want);
-        CHECK(want != NULL, "expectation of step %zu is not JSON: %s", i + 1, o->want);
+        SW_CHECK(want != NULL, "expectation of step %zu is not JSON: %s", i + 1, o->want);
         char why[1024];
         if (want && !sw_test_json_equal(got, want, false, why, sizeof(why))) {
             char *g = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
             char *w = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
-            CHECK(false, "step %zu, query (%s, rank %lld, t=%lld): %s (got != expected)\n"
+            SW_CHECK(false, "step %zu, query (%s, rank %lld, t=%lld): %s (got != expected)\n"
                          "  got:      %s\n  expected: %s",
                   i + 1, o->session, (long long)o->rank, (long long)o->ts, why, g, w);
             free(g);
@@ -311,10 +301,10 @@ static void run_case(const phase_case_t *c)
         json_decref(got);
         json_decref(want);
     }
-    CHECK(nq > 0, "the case has no query");
-    CHECK(sw_phase_boundaries(ph) == (size_t)c->want_boundaries, "%zu boundaries, expected %d",
+    SW_CHECK(nq > 0, "the case has no query");
+    SW_CHECK(sw_phase_boundaries(ph) == (size_t)c->want_boundaries, "%zu boundaries, expected %d",
           sw_phase_boundaries(ph), c->want_boundaries);
-    CHECK(sw_phase_bytes(ph) > 0, "sw_phase_bytes %zu", sw_phase_bytes(ph));
+    SW_CHECK(sw_phase_bytes(ph) > 0, "sw_phase_bytes %zu", sw_phase_bytes(ph));
     sw_arena_clear(&arena);
     sw_phase_destroy(ph);
 }
@@ -364,7 +354,7 @@ static void test_boundary_ok(void **state)
         sw_event_t ev;
         make_event(&cases[i].op, &ev);
         bool got = sw_phase_boundary_ok(&ev);
-        CHECK(got == cases[i].ok, "got %d, expected %d", got, cases[i].ok);
+        SW_CHECK(got == cases[i].ok, "got %d, expected %d", got, cases[i].ok);
     }
     /* Not a phase boundary without a phase scope. */
     g_case = "boundary_ok: no phase scope";
@@ -372,7 +362,7 @@ static void test_boundary_ok(void **state)
     pop_t o = ENTER(0, 1, "A", 1, "a", "T");
     make_event(&o, &ev);
     ev.has_phase = false;
-    CHECK(!sw_phase_boundary_ok(&ev), "got true");
+    SW_CHECK(!sw_phase_boundary_ok(&ev), "got true");
     if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
 }
 
@@ -400,7 +390,7 @@ static void test_many_out_of_order(void **state)
         make_event(&ops[k], &ev);
         sw_phase_add(ph, &ev);
     }
-    CHECK(sw_phase_boundaries(ph) == 2 * N, "%zu boundaries", sw_phase_boundaries(ph));
+    SW_CHECK(sw_phase_boundaries(ph) == 2 * N, "%zu boundaries", sw_phase_boundaries(ph));
     sw_arena_t arena;
     sw_arena_init(&arena);
     for (int i = 0; i < N; i += 37) {
@@ -412,10 +402,10 @@ static void test_many_out_of_order(void **state)
          * are the odd ones, and the match is the one with the largest
          * sequence: i itself when odd, else i - 1 (span 0 alone at i = 0) */
         int want = i % 2 ? i : (i >= 1 ? i - 1 : 0);
-        CHECK(a.resolution == SW_PHASE_UNIQUE, "t=%d: resolution %d", 10 * i + 5,
+        SW_CHECK(a.resolution == SW_PHASE_UNIQUE, "t=%d: resolution %d", 10 * i + 5,
               (int)a.resolution);
         if (a.resolution == SW_PHASE_UNIQUE)
-            CHECK(a.scope_id.len == strlen(scopes[want]) &&
+            SW_CHECK(a.scope_id.len == strlen(scopes[want]) &&
                       memcmp(a.scope_id.ptr, scopes[want], a.scope_id.len) == 0,
                   "t=%d: scope %.*s, expected %s", 10 * i + 5, (int)a.scope_id.len, a.scope_id.ptr,
                   scopes[want]);
@@ -489,7 +479,7 @@ static void test_fold(void **state)
                     json_t *ja = render_attr(&a), *jb = render_attr(&b);
                     if (!json_equal(ja, jb)) {
                         char *x = json_dumps(ja, JSON_COMPACT), *y = json_dumps(jb, JSON_COMPACT);
-                        CHECK(false, "round %d event %d t=%lld %s: full %s, folded %s", round, k,
+                        SW_CHECK(false, "round %d event %d t=%lld %s: full %s, folded %s", round, k,
                               (long long)t, sessions[si], x, y);
                         free(x);
                         free(y);
@@ -502,14 +492,14 @@ static void test_fold(void **state)
             }
         }
         /* Random scopes leave many enters open for good: those stay. */
-        CHECK(sw_phase_boundaries(folded) < sw_phase_boundaries(full), "folded keeps %zu of %zu",
+        SW_CHECK(sw_phase_boundaries(folded) < sw_phase_boundaries(full), "folded keeps %zu of %zu",
               sw_phase_boundaries(folded), sw_phase_boundaries(full));
         sw_phase_destroy(full);
         sw_phase_destroy(folded);
     }
     fprintf(stderr, "fold: %zu attributions compared (%zu not null), %zu boundaries dropped\n",
             compared, non_null, dropped);
-    CHECK(non_null > compared / 4, "only %zu of %zu attributions are not null", non_null, compared);
+    SW_CHECK(non_null > compared / 4, "only %zu of %zu attributions are not null", non_null, compared);
 
     /* Well-formed training steps (train > fwd, bwd, one scope id each):
      * folded behind the newest step, the index stays small however long
@@ -540,11 +530,11 @@ static void test_fold(void **state)
     sw_phase_attr_t a;
     sw_arena_reset(&arena);
     sw_phase_resolve(ph, sw_str("s"), 0, 1000 + 19999 * 100 + 60, &arena, &a);
-    CHECK(a.resolution == SW_PHASE_UNIQUE && a.scope_id.len == strlen("bwd-19999") &&
+    SW_CHECK(a.resolution == SW_PHASE_UNIQUE && a.scope_id.len == strlen("bwd-19999") &&
               memcmp(a.scope_id.ptr, "bwd-19999", a.scope_id.len) == 0,
           "last step's backward span not found");
-    CHECK(most <= 2 * 256 + 6, "the index grew to %zu boundaries", most);
-    CHECK(sw_phase_bytes(ph) < 256 * 1024, "the index holds %zu bytes", sw_phase_bytes(ph));
+    SW_CHECK(most <= 2 * 256 + 6, "the index grew to %zu boundaries", most);
+    SW_CHECK(sw_phase_bytes(ph) < 256 * 1024, "the index holds %zu bytes", sw_phase_bytes(ph));
     fprintf(stderr, "fold: 120000 well-formed boundaries, at most %zu kept, %zu bytes at the end\n",
             most, sw_phase_bytes(ph));
     sw_phase_destroy(ph);

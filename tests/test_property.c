@@ -36,16 +36,6 @@
 static int g_fail;
 static char g_case[256];
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 static const char k_ignored[] = "Ignored non-sample events during cross-rank analysis.";
 
 static uint64_t splitmix(uint64_t *s)
@@ -130,7 +120,7 @@ static bool decode_line(sw_tdec_t *dec, const input_t *in, size_t i, sw_event_t 
     while (len && (p[len - 1] == '\n' || p[len - 1] == '\r')) len--;
     char err[256];
     sw_err_t rc = sw_tdec_json(dec, p, len, ev, err, sizeof(err));
-    CHECK(rc == SW_OK, "line %zu of `stormwatch gen %s` does not decode: %s", i + 1, in->desc, err);
+    SW_CHECK(rc == SW_OK, "line %zu of `stormwatch gen %s` does not decode: %s", i + 1, in->desc, err);
     return rc == SW_OK;
 }
 
@@ -150,33 +140,33 @@ static void check_timeline(const sw_analysis_t *a, const sw_suspect_t *s)
 {
     size_t budget = 4096 / a->n_suspects;
     budget = budget > 250 ? 250 : budget < 8 ? 8 : budget;
-    CHECK(s->n_timeline > 0, "rank %lld: no timeline", (long long)s->rank);
+    SW_CHECK(s->n_timeline > 0, "rank %lld: no timeline", (long long)s->rank);
     if (!s->n_timeline) return;
-    CHECK(s->n_timeline <= budget, "rank %lld: %zu points > %zu", (long long)s->rank,
+    SW_CHECK(s->n_timeline <= budget, "rank %lld: %zu points > %zu", (long long)s->rank,
           s->n_timeline, budget);
     for (size_t k = 0; k < a->n_counts; k++)
         if (a->counts[k].rank == s->rank) {
-            CHECK(s->timeline_window == a->counts[k].value, "rank %lld: window %lld != count %lld",
+            SW_CHECK(s->timeline_window == a->counts[k].value, "rank %lld: window %lld != count %lld",
                   (long long)s->rank, (long long)s->timeline_window, (long long)a->counts[k].value);
-            CHECK(s->n_timeline == (size_t)(s->timeline_window < (int64_t)budget ? s->timeline_window
+            SW_CHECK(s->n_timeline == (size_t)(s->timeline_window < (int64_t)budget ? s->timeline_window
                                                                               : (int64_t)budget),
                   "rank %lld: %zu points of %lld", (long long)s->rank, s->n_timeline,
                   (long long)s->timeline_window);
         }
     for (size_t k = 1; k < s->n_timeline; k++)
-        CHECK(s->timeline_aligned_ns[k - 1] <= s->timeline_aligned_ns[k], "rank %lld: point %zu out of order",
+        SW_CHECK(s->timeline_aligned_ns[k - 1] <= s->timeline_aligned_ns[k], "rank %lld: point %zu out of order",
               (long long)s->rank, k);
     size_t sp = s->timeline_spike, st = s->timeline_spike_start;
-    CHECK(st <= sp && sp < s->n_timeline, "rank %lld: spike indices %zu, %zu", (long long)s->rank, st, sp);
+    SW_CHECK(st <= sp && sp < s->n_timeline, "rank %lld: spike indices %zu, %zu", (long long)s->rank, st, sp);
     if (!(st <= sp && sp < s->n_timeline)) return;
-    CHECK((uint64_t)s->timeline_aligned_ns[sp] == s->aligned_first_spike_timestamp_ns,
+    SW_CHECK((uint64_t)s->timeline_aligned_ns[sp] == s->aligned_first_spike_timestamp_ns,
           "rank %lld: spike point at %lld, suspect at %llu", (long long)s->rank,
           (long long)s->timeline_aligned_ns[sp], (unsigned long long)s->aligned_first_spike_timestamp_ns);
-    CHECK(s->timeline_used[sp] - s->timeline_used[st] == s->peak_delta_bytes,
+    SW_CHECK(s->timeline_used[sp] - s->timeline_used[st] == s->peak_delta_bytes,
           "rank %lld: excerpt rise %lld != peak %lld", (long long)s->rank,
           (long long)(s->timeline_used[sp] - s->timeline_used[st]), (long long)s->peak_delta_bytes);
     if ((size_t)s->spike_window_samples + 1 <= budget / 2)
-        CHECK(sp - st == (size_t)s->spike_window_samples, "rank %lld: run of %zu points, %lld steps",
+        SW_CHECK(sp - st == (size_t)s->spike_window_samples, "rank %lld: run of %zu points, %lld steps",
               (long long)s->rank, sp - st + 1, (long long)s->spike_window_samples);
 }
 
@@ -223,8 +213,8 @@ static void run_stream(const input_t *in, sw_params_t p, int copies, records_t *
         for (int c = 0; c < k; c++) {
             const sw_record_t *rec = NULL;
             sw_err_t rc = sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
-            CHECK(rc == SW_OK, "line %zu: feed failed: %s", i + 1, err);
-            if (c > 0) CHECK(rec == NULL, "line %zu: a duplicate caused a record", i + 1);
+            SW_CHECK(rc == SW_OK, "line %zu: feed failed: %s", i + 1, err);
+            if (c > 0) SW_CHECK(rec == NULL, "line %zu: a duplicate caused a record", i + 1);
             if (rec) {
                 sw_alert_json_record(&r->json, rec);
                 sw_buf_putc(&r->json, '\n');
@@ -270,7 +260,7 @@ static void test_stream_equals_batch(void **state)
         input_t in;
         snprintf(g_case, sizeof(g_case), "seed %llu", (unsigned long long)seed);
         if (!make_input(seed, 64, 400, &in)) {
-            CHECK(false, "no generator options fit");
+            SW_CHECK(false, "no generator options fit");
             continue;
         }
         snprintf(g_case, sizeof(g_case), "stormwatch gen %s", in.desc);
@@ -285,7 +275,7 @@ static void test_stream_equals_batch(void **state)
             sw_event_t ev;
             if (!decode_line(dec, &in, i, &ev)) break;
             if (ev.kind != SW_EV_SAMPLE) nonsample++;
-            CHECK(sw_batch_add(b, &ev, NULL, 0) == SW_OK, "batch refused line %zu", i + 1);
+            SW_CHECK(sw_batch_add(b, &ev, NULL, 0) == SW_OK, "batch refused line %zu", i + 1);
         }
         sw_tdec_destroy(dec);
         sw_arena_t arena;
@@ -293,7 +283,7 @@ static void test_stream_equals_batch(void **state)
         sw_analysis_t ba;
         sw_batch_run(b, &arena, &ba);
         /* the one expected difference: the batch's note on non-samples */
-        CHECK((nonsample > 0) == in.opts.phases, "%zu non-sample events with phases=%d", nonsample,
+        SW_CHECK((nonsample > 0) == in.opts.phases, "%zu non-sample events with phases=%d", nonsample,
               in.opts.phases);
         sw_str_t *notes = sw_arena_alloc(&arena, (ba.n_notes + 1) * sizeof(*notes));
         size_t nn = 0, ignored = 0;
@@ -301,7 +291,7 @@ static void test_stream_equals_batch(void **state)
             if (sw_str_eq(ba.notes[k], sw_str(k_ignored))) ignored++;
             else notes[nn++] = ba.notes[k];
         }
-        CHECK(ignored == (nonsample > 0 ? 1u : 0u), "the batch has %zu \"Ignored\" notes", ignored);
+        SW_CHECK(ignored == (nonsample > 0 ? 1u : 0u), "the batch has %zu \"Ignored\" notes", ignored);
         ba.notes = notes;
         ba.n_notes = nn;
         sw_buf_t bj;
@@ -314,9 +304,9 @@ static void test_stream_equals_batch(void **state)
         p.stale_ms = 0;
         records_t r;
         run_stream(&in, p, 1, &r, NULL);
-        CHECK(r.nsummaries == 1, "%zu summaries, expected 1", r.nsummaries);
+        SW_CHECK(r.nsummaries == 1, "%zu summaries, expected 1", r.nsummaries);
         if (r.nsummaries == 1 && strcmp(r.summary.data, bj.data) != 0) {
-            CHECK(false, "the stream summary differs from the batch analysis");
+            SW_CHECK(false, "the stream summary differs from the batch analysis");
             show_diff(r.summary.data, bj.data);
         }
         with_phases += in.opts.phases;
@@ -335,9 +325,9 @@ static void test_stream_equals_batch(void **state)
             total_events, with_phases, with_suspects, with_onset, attributed);
     /* the inputs must exercise what they are meant to */
     snprintf(g_case, sizeof(g_case), "coverage of the random inputs");
-    CHECK(with_phases >= 5 && with_phases <= 25, "%d of 30 inputs with phases", with_phases);
-    CHECK(with_onset >= 10, "only %d of 30 inputs have a cluster onset", with_onset);
-    CHECK(attributed >= 5, "only %d suspects have a phase attribution", attributed);
+    SW_CHECK(with_phases >= 5 && with_phases <= 25, "%d of 30 inputs with phases", with_phases);
+    SW_CHECK(with_onset >= 10, "only %d of 30 inputs have a cluster onset", with_onset);
+    SW_CHECK(attributed >= 5, "only %d suspects have a phase attribution", attributed);
     if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
 }
 
@@ -352,7 +342,7 @@ static void test_determinism_and_duplicates(void **state)
         input_t in;
         snprintf(g_case, sizeof(g_case), "seed %llu", (unsigned long long)seed);
         if (!make_input(seed, 24, 250, &in)) {
-            CHECK(false, "no generator options fit");
+            SW_CHECK(false, "no generator options fit");
             continue;
         }
         snprintf(g_case, sizeof(g_case), "stormwatch gen %s", in.desc);
@@ -365,13 +355,13 @@ static void test_determinism_and_duplicates(void **state)
         sw_detect_stats_t sa, sd;
         run_stream(&in, p, 1, &a, &sa);
         run_stream(&in, p, 1, &b, NULL);
-        CHECK(a.n > 0, "no records at all");
-        CHECK(a.n == b.n && strcmp(a.json.data, b.json.data) == 0,
+        SW_CHECK(a.n > 0, "no records at all");
+        SW_CHECK(a.n == b.n && strcmp(a.json.data, b.json.data) == 0,
               "two runs over the same events differ (%zu vs %zu records)", a.n, b.n);
 
         run_stream(&in, p, 2, &d, &sd);
         if (!(a.n == d.n && strcmp(a.json.data, d.json.data) == 0)) {
-            CHECK(false, "every sample twice gives other records (%zu vs %zu)", d.n, a.n);
+            SW_CHECK(false, "every sample twice gives other records (%zu vs %zu)", d.n, a.n);
             /* the first differing record */
             const char *x = a.json.data, *y = d.json.data;
             while (*x && *x == *y) {
@@ -381,11 +371,11 @@ static void test_determinism_and_duplicates(void **state)
             while (x > a.json.data && x[-1] != '\n') x--, y--;
             fprintf(stderr, "  once:  %.1500s\n  twice: %.1500s\n", x, y);
         }
-        CHECK(sd.duplicates == sa.samples && sd.samples == 2 * sa.samples,
+        SW_CHECK(sd.duplicates == sa.samples && sd.samples == 2 * sa.samples,
               "duplicates %llu, samples %llu (once: %llu samples)",
               (unsigned long long)sd.duplicates, (unsigned long long)sd.samples,
               (unsigned long long)sa.samples);
-        CHECK(sa.duplicates == 0, "%llu duplicates counted without any",
+        SW_CHECK(sa.duplicates == 0, "%llu duplicates counted without any",
               (unsigned long long)sa.duplicates);
         total_records += a.n;
         free_records(&a);

@@ -28,16 +28,6 @@ static int g_fail;
 static int g_failed_tests; /* keeps the scratch dir for a look after a failure */
 static const char *g_case = "";
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
-    } while (0)
-
 static void end_test(void)
 {
     int n = g_fail;
@@ -260,18 +250,18 @@ static void check_page(const char *name, const char *html, size_t want_charts)
 {
     char why[512];
     g_case = name;
-    CHECK(well_formed(html, why, sizeof(why)), "%s", why);
-    CHECK(count(html, "<svg") == want_charts, "%zu charts, expected %zu (one per episode)",
+    SW_CHECK(well_formed(html, why, sizeof(why)), "%s", why);
+    SW_CHECK(count(html, "<svg") == want_charts, "%zu charts, expected %zu (one per episode)",
           count(html, "<svg"), want_charts);
-    CHECK(count(html, "</svg>") == want_charts, "unbalanced svg");
-    CHECK(count(html, "role=\"img\"") == want_charts && count(html, "aria-label=\"") == want_charts,
+    SW_CHECK(count(html, "</svg>") == want_charts, "unbalanced svg");
+    SW_CHECK(count(html, "role=\"img\"") == want_charts && count(html, "aria-label=\"") == want_charts,
           "every chart has role=img and an aria-label");
-    CHECK(count(html, "class=\"onset\" x1") >= want_charts, "every chart marks the onset");
+    SW_CHECK(count(html, "class=\"onset\" x1") >= want_charts, "every chart marks the onset");
     int series = check_series(html, why, sizeof(why));
-    CHECK(series >= 0, "%s", why);
-    CHECK(!strstr(html, "http://") || count(html, "http://") == count(html, "http://www.w3.org/2000/svg"),
+    SW_CHECK(series >= 0, "%s", why);
+    SW_CHECK(!strstr(html, "http://") || count(html, "http://") == count(html, "http://www.w3.org/2000/svg"),
           "nothing but the SVG namespace names a URL");
-    CHECK(!strstr(html, "https://") && !strstr(html, " src=\"") && !strstr(html, "<link"),
+    SW_CHECK(!strstr(html, "https://") && !strstr(html, " src=\"") && !strstr(html, "<link"),
           "the page loads nothing");
 }
 
@@ -319,10 +309,10 @@ static void test_fixtures(void **state)
                       sw_test_bin(), window, stale, sw_test_fixtures(), de->d_name, tmpdir(), base,
                       tmpdir(), base);
         int rc = sw_test_run(sw_buf_cstr(&cmd), &recs);
-        CHECK(rc == 0, "replay exit %d", rc);
+        SW_CHECK(rc == 0, "replay exit %d", rc);
         char err[512];
         int bad = render_lines(recs.data, recs.len, &html, err, sizeof(err));
-        CHECK(bad == 0, "replay's records rejected: %s", err);
+        SW_CHECK(bad == 0, "replay's records rejected: %s", err);
         size_t want = chartable_episodes(recs.data, recs.len);
         check_page(base, html.data, want);
         g_case = base;
@@ -333,15 +323,15 @@ static void test_fixtures(void **state)
         sw_buf_printf(&cmd, "'%s' report -o '%s/%s.html' '%s/%s.alerts.jsonl' && cat '%s/%s.html'",
                       sw_test_bin(), tmpdir(), base, tmpdir(), base, tmpdir(), base);
         rc = sw_test_run(sw_buf_cstr(&cmd), &file_html);
-        CHECK(rc == 0, "report exit %d", rc);
-        CHECK(count(file_html.data, "<svg") == want, "the command's page has %zu charts, want %zu",
+        SW_CHECK(rc == 0, "report exit %d", rc);
+        SW_CHECK(count(file_html.data, "<svg") == want, "the command's page has %zu charts, want %zu",
               count(file_html.data, "<svg"), want);
         cases++;
     }
     closedir(dir);
     g_case = "fixtures";
-    CHECK(cases >= 40, "only %d fixtures found in %s", cases, sw_test_fixtures());
-    CHECK(charts >= 30, "only %d episodes charted over the fixtures", charts);
+    SW_CHECK(cases >= 40, "only %d fixtures found in %s", cases, sw_test_fixtures());
+    SW_CHECK(charts >= 30, "only %d episodes charted over the fixtures", charts);
     fprintf(stderr, "report: %d fixtures, %d charts, %d with timelines\n", cases, charts,
             with_timeline);
     sw_buf_clear(&recs);
@@ -368,29 +358,29 @@ static void test_generated_storm(void **state)
              "&& '%s' report --title 'Storms & <friends>' '%s/gen.jsonl.gz'",
              sw_test_bin(), sw_test_bin(), tmpdir(), tmpdir(), sw_test_bin(), tmpdir());
     int rc = sw_test_run(cmd, &html);
-    CHECK(rc == 0, "exit %d", rc);
+    SW_CHECK(rc == 0, "exit %d", rc);
     char path[1200];
     snprintf(path, sizeof(path), "%s/gen.jsonl", tmpdir());
     assert_true(sw_test_read_file(path, &out));
     size_t want = chartable_episodes(out.data, out.len);
-    CHECK(want == 4, "2 jobs x 2 storms give 4 episodes, got %zu", want);
+    SW_CHECK(want == 4, "2 jobs x 2 storms give 4 episodes, got %zu", want);
     check_page("gen", html.data, want);
     g_case = "gen";
-    CHECK(strstr(html.data, "<title>Storms &amp; &lt;friends&gt;</title>"), "title escaped");
-    CHECK(count(html.data, "<section class=\"episode") == 4, "4 episode sections");
-    CHECK(count(html.data, "<section class=\"summary") == 2, "2 job summaries");
-    CHECK(count(html.data, "<table class=\"lifecycle\"") == 4, "a lifecycle per episode");
-    CHECK(count(html.data, "<table class=\"suspects\"") >= 4 &&
+    SW_CHECK(strstr(html.data, "<title>Storms &amp; &lt;friends&gt;</title>"), "title escaped");
+    SW_CHECK(count(html.data, "<section class=\"episode") == 4, "4 episode sections");
+    SW_CHECK(count(html.data, "<section class=\"summary") == 2, "2 job summaries");
+    SW_CHECK(count(html.data, "<table class=\"lifecycle\"") == 4, "a lifecycle per episode");
+    SW_CHECK(count(html.data, "<table class=\"suspects\"") >= 4 &&
               count(html.data, "<table class=\"suspects\"") + count(html.data, "No suspects.") == 6,
           "suspects of 4 episodes and 2 summaries");
-    CHECK(strstr(html.data, "The resolve record (revision"), "the resolve is named as not charted");
-    CHECK(strstr(html.data, "(charted)"), "the charted lifecycle row is marked");
-    CHECK(strstr(html.data, " GiB</text>"), "y ticks in GiB");
-    CHECK(strstr(html.data, " ms</text>") || strstr(html.data, " s</text>"), "x ticks in ms or s");
-    CHECK(strstr(html.data, "train / forward") || strstr(html.data, "train / backward"),
+    SW_CHECK(strstr(html.data, "The resolve record (revision"), "the resolve is named as not charted");
+    SW_CHECK(strstr(html.data, "(charted)"), "the charted lifecycle row is marked");
+    SW_CHECK(strstr(html.data, " GiB</text>"), "y ticks in GiB");
+    SW_CHECK(strstr(html.data, " ms</text>") || strstr(html.data, " s</text>"), "x ticks in ms or s");
+    SW_CHECK(strstr(html.data, "train / forward") || strstr(html.data, "train / backward"),
           "phases shown");
-    CHECK(strstr(html.data, "stormwatch/job-0/episode/1"), "dedup key shown");
-    CHECK(count(html.data, "<path class=\"series\"") >= 8, "a series per suspect");
+    SW_CHECK(strstr(html.data, "stormwatch/job-0/episode/1"), "dedup key shown");
+    SW_CHECK(count(html.data, "<path class=\"series\"") >= 8, "a series per suspect");
     sw_buf_clear(&out);
     sw_buf_clear(&html);
     end_test();
@@ -502,32 +492,32 @@ static void test_hand_written(void **state)
     char err[512];
     int bad = render_lines(in.data, in.len, &html, err, sizeof(err));
     g_case = "hand";
-    CHECK(bad == 0, "rejected: %s", err);
+    SW_CHECK(bad == 0, "rejected: %s", err);
     check_page("hand", html.data, 4);
     g_case = "hand";
     const char *h = html.data;
-    CHECK(!strstr(h, "<script") && !strstr(h, "<img") && !strstr(h, "<b>"), "input markup escaped");
-    CHECK(strstr(h, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;\xEF\xBF\xBD\xC3\xA9"),
+    SW_CHECK(!strstr(h, "<script") && !strstr(h, "<img") && !strstr(h, "<b>"), "input markup escaped");
+    SW_CHECK(strstr(h, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;\xEF\xBF\xBD\xC3\xA9"),
           "job id escaped, control character replaced, UTF-8 kept");
-    CHECK(strstr(h, "train / &lt;b&gt;fwd&lt;/b&gt;"), "phase escaped");
-    CHECK(strstr(h, "b &amp; c <span class=\"muted\">(ambiguous; heuristic phase_summary)</span>"),
+    SW_CHECK(strstr(h, "train / &lt;b&gt;fwd&lt;/b&gt;"), "phase escaped");
+    SW_CHECK(strstr(h, "b &amp; c <span class=\"muted\">(ambiguous; heuristic phase_summary)</span>"),
           "ambiguous phase with its summary");
-    CHECK(strstr(h, "<td>unknown</td>"), "no attribution: unknown");
-    CHECK(strstr(h, "Charted from the <strong>update</strong> record, revision 1"),
+    SW_CHECK(strstr(h, "<td>unknown</td>"), "no attribution: unknown");
+    SW_CHECK(strstr(h, "Charted from the <strong>update</strong> record, revision 1"),
           "the latest update is charted and the choice described");
-    CHECK(strstr(h, "The resolve record (revision 2) is not charted"), "the resolve is named");
-    CHECK(strstr(h, "1 repeated record of this episode"), "the duplicate is counted");
-    CHECK(count(h, "no timeline in record") >= 3, "suspects without a timeline say so");
-    CHECK(strstr(h, "each spike is drawn at its aligned_first_spike_timestamp_ns"),
+    SW_CHECK(strstr(h, "The resolve record (revision 2) is not charted"), "the resolve is named");
+    SW_CHECK(strstr(h, "1 repeated record of this episode"), "the duplicate is counted");
+    SW_CHECK(count(h, "no timeline in record") >= 3, "suspects without a timeline say so");
+    SW_CHECK(strstr(h, "each spike is drawn at its aligned_first_spike_timestamp_ns"),
           "a chart without timelines says what it draws");
-    CHECK(strstr(h, "not drawn: timeline arrays differ in length"), "malformed timeline named");
-    CHECK(strstr(h, "<em>null job_id</em>"), "the null job is named");
-    CHECK(strstr(h, "+6 GiB"), "peak delta in GiB");
-    CHECK(strstr(h, "+700 MiB"), "peak delta in MiB");
-    CHECK(strstr(h, "250 ms"), "lead in ms");
-    CHECK(strstr(h, "1000-point excerpt"), "the oversized excerpt is named");
-    CHECK(strstr(h, "SUMMARY"), "summary line shown");
-    CHECK(strstr(h, "2025-11-21 04:40:15.000 UTC"), "onset in UTC");
+    SW_CHECK(strstr(h, "not drawn: timeline arrays differ in length"), "malformed timeline named");
+    SW_CHECK(strstr(h, "<em>null job_id</em>"), "the null job is named");
+    SW_CHECK(strstr(h, "+6 GiB"), "peak delta in GiB");
+    SW_CHECK(strstr(h, "+700 MiB"), "peak delta in MiB");
+    SW_CHECK(strstr(h, "250 ms"), "lead in ms");
+    SW_CHECK(strstr(h, "1000-point excerpt"), "the oversized excerpt is named");
+    SW_CHECK(strstr(h, "SUMMARY"), "summary line shown");
+    SW_CHECK(strstr(h, "2025-11-21 04:40:15.000 UTC"), "onset in UTC");
     sw_buf_clear(&in);
     sw_buf_clear(&sus);
     sw_buf_clear(&html);
@@ -558,16 +548,16 @@ static void test_units(void **state)
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         b.len = 0;
         sw_report_bytes(&b, t[i].v);
-        CHECK(!strcmp(sw_buf_cstr(&b), t[i].bytes), "bytes(%lld) = \"%s\", want \"%s\"",
+        SW_CHECK(!strcmp(sw_buf_cstr(&b), t[i].bytes), "bytes(%lld) = \"%s\", want \"%s\"",
               (long long)t[i].v, b.data, t[i].bytes);
         b.len = 0;
         sw_report_duration(&b, t[i].v);
-        CHECK(!strcmp(sw_buf_cstr(&b), t[i].dur), "duration(%lld) = \"%s\", want \"%s\"",
+        SW_CHECK(!strcmp(sw_buf_cstr(&b), t[i].dur), "duration(%lld) = \"%s\", want \"%s\"",
               (long long)t[i].v, b.data, t[i].dur);
     }
     b.len = 0;
     sw_report_escape(&b, (sw_str_t){"a<\"&'>\xff\xc3\x28\xe2\x82\xac", 12});
-    CHECK(!strcmp(sw_buf_cstr(&b), "a&lt;&quot;&amp;&#39;&gt;\xEF\xBF\xBD\xEF\xBF\xBD(\xE2\x82\xAC"),
+    SW_CHECK(!strcmp(sw_buf_cstr(&b), "a&lt;&quot;&amp;&#39;&gt;\xEF\xBF\xBD\xEF\xBF\xBD(\xE2\x82\xAC"),
           "escape: \"%s\"", b.data);
     sw_buf_clear(&b);
     end_test();
@@ -609,18 +599,18 @@ static void test_invalid(void **state)
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char err[512] = "";
         sw_err_t rc = sw_report_add(rep, t[i].line, strlen(t[i].line), "in.jsonl", 7, err, sizeof(err));
-        CHECK(rc != SW_OK, "accepted: %s", t[i].line);
-        CHECK(!strncmp(err, t[i].msg, strlen(t[i].msg)), "message \"%s\", want \"%s...\"", err, t[i].msg);
+        SW_CHECK(rc != SW_OK, "accepted: %s", t[i].line);
+        SW_CHECK(!strncmp(err, t[i].msg, strlen(t[i].msg)), "message \"%s\", want \"%s...\"", err, t[i].msg);
     }
     char err[64];
-    CHECK(sw_report_add(rep, "  \r", 3, "in.jsonl", 8, err, sizeof(err)) == SW_OK, "blank line");
-    CHECK(sw_report_records(rep) == 0 && sw_report_episodes(rep) == 0, "nothing was added");
+    SW_CHECK(sw_report_add(rep, "  \r", 3, "in.jsonl", 8, err, sizeof(err)) == SW_OK, "blank line");
+    SW_CHECK(sw_report_records(rep) == 0 && sw_report_episodes(rep) == 0, "nothing was added");
     sw_buf_t html;
     sw_buf_init(&html);
     sw_report_render(rep, NULL, &html);
     check_page("invalid-empty", sw_buf_cstr(&html), 0);
     g_case = "invalid";
-    CHECK(strstr(html.data, "no storm episode"), "an empty report says so");
+    SW_CHECK(strstr(html.data, "no storm episode"), "an empty report says so");
     sw_buf_clear(&html);
     sw_report_destroy(rep);
     end_test();
@@ -646,44 +636,44 @@ static void test_command(void **state)
     snprintf(cmd, sizeof(cmd), "'%s' report -o '%s/mixed.html' '%s' 2>&1; echo rc=$?", sw_test_bin(),
              tmpdir(), path);
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "(skipped)"),
+    SW_CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "(skipped)"),
           "names file and line: %s", out.data);
-    CHECK(strstr(out.data, "1 invalid line skipped") && strstr(out.data, "rc=0"), "%s", out.data);
+    SW_CHECK(strstr(out.data, "1 invalid line skipped") && strstr(out.data, "rc=0"), "%s", out.data);
     snprintf(path, sizeof(path), "%s/mixed.html", tmpdir());
     sw_buf_t html;
     sw_buf_init(&html);
-    CHECK(sw_test_read_file(path, &html) && strstr(html.data, "1 invalid line skipped"),
+    SW_CHECK(sw_test_read_file(path, &html) && strstr(html.data, "1 invalid line skipped"),
           "the page counts the skipped line");
     snprintf(cmd, sizeof(cmd), "'%s' report --strict '%s/mixed.jsonl' 2>&1 >/dev/null; echo rc=$?",
              sw_test_bin(), tmpdir());
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "rc=2"), "%s", out.data);
+    SW_CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "rc=2"), "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' report '%s/nope.jsonl' 2>&1 >/dev/null; echo rc=$?", sw_test_bin(),
              tmpdir());
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "nope.jsonl") && strstr(out.data, "rc=1"), "%s", out.data);
+    SW_CHECK(strstr(out.data, "nope.jsonl") && strstr(out.data, "rc=1"), "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' report -o '%s/no/such/dir.html' </dev/null 2>&1; echo rc=$?",
              sw_test_bin(), tmpdir());
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "cannot write") && strstr(out.data, "rc=1"), "%s", out.data);
+    SW_CHECK(strstr(out.data, "cannot write") && strstr(out.data, "rc=1"), "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' report --bogus 2>&1; echo rc=$?", sw_test_bin());
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "--bogus") && strstr(out.data, "rc=2"), "%s", out.data);
+    SW_CHECK(strstr(out.data, "--bogus") && strstr(out.data, "rc=2"), "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' report --help; echo rc=$?", sw_test_bin());
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "-o, --output FILE") && strstr(out.data, "--strict") &&
+    SW_CHECK(strstr(out.data, "-o, --output FILE") && strstr(out.data, "--strict") &&
               strstr(out.data, "rc=0"),
           "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' --help", sw_test_bin());
     sw_test_run(cmd, &out);
-    CHECK(strstr(out.data, "  report "), "the command list names report");
+    SW_CHECK(strstr(out.data, "  report "), "the command list names report");
     /* stdin, with '-' and without a file */
     snprintf(cmd, sizeof(cmd), "echo '{\"action\": \"summary\", \"job_id\": null, \"episode\": 0, "
                                "\"revision\": 0}' | '%s' report - | grep -c '<em>null job_id</em>'",
              sw_test_bin());
-    CHECK(sw_test_run(cmd, &out) == 0, "stdin '-': %s", out.data);
+    SW_CHECK(sw_test_run(cmd, &out) == 0, "stdin '-': %s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' report </dev/null | grep -c 'no storm episode'", sw_test_bin());
-    CHECK(sw_test_run(cmd, &out) == 0, "stdin, empty: %s", out.data);
+    SW_CHECK(sw_test_run(cmd, &out) == 0, "stdin, empty: %s", out.data);
     sw_buf_clear(&out);
     sw_buf_clear(&html);
     end_test();
