@@ -213,3 +213,71 @@ double sw_test_metric(const char *text, const char *series)
     }
     return -1;
 }
+
+bool sw_test_event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n)
+{
+#define EQ_I(f)                                                                                  \
+    if (a->f != b->f) {                                                                          \
+        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f);              \
+        return false;                                                                            \
+    }
+#define EQ_S(f)                                                                                  \
+    if (!sw_str_eq(a->f, b->f)) {                                                                \
+        snprintf(why, n, "%s: \"%.*s\" != \"%.*s\"", #f, (int)a->f.len, a->f.ptr ? a->f.ptr : "",  \
+                 (int)b->f.len, b->f.ptr ? b->f.ptr : "");                                       \
+        return false;                                                                            \
+    }
+#define EQ_OI(f)                                                                                 \
+    EQ_I(f.set);                                                                                 \
+    if (a->f.set) EQ_I(f.value);
+#define EQ_OS(f)                                                                                 \
+    EQ_I(f.set);                                                                                 \
+    if (a->f.set) EQ_S(f.value);
+    EQ_I(timestamp_ns);
+    EQ_S(event_type);
+    EQ_I(kind);
+    EQ_I(rank);
+    EQ_I(world_size);
+    EQ_I(has_job_id);
+    if (a->has_job_id) EQ_S(job_id);
+    EQ_I(has_session_id);
+    if (a->has_session_id) EQ_S(session_id);
+    EQ_I(pid);
+    EQ_S(host);
+    EQ_I(has_device_used);
+    EQ_I(device_used_bytes);
+    EQ_I(sampling_interval_ms);
+    EQ_I(has_phase);
+    if (a->has_phase) {
+        EQ_I(phase.enter);
+        EQ_S(phase.name);
+        EQ_I(phase.path_len);
+        for (int i = 0; i < a->phase.path_len; i++) EQ_S(phase.path[i]);
+        EQ_S(phase.scope_id);
+        EQ_I(phase.has_parent);
+        if (a->phase.has_parent) EQ_S(phase.parent_scope_id);
+        EQ_I(phase.thread_id);
+        EQ_S(phase.thread_name);
+        EQ_I(phase.sequence);
+        EQ_I(phase.has_depth);
+        if (a->phase.has_depth) EQ_I(phase.depth);
+    }
+    EQ_OI(schema_version);
+    EQ_OI(device_id);
+    EQ_OI(local_rank);
+    EQ_OI(allocator_allocated_bytes);
+    EQ_OI(allocator_reserved_bytes);
+    EQ_OI(allocator_active_bytes);
+    EQ_OI(allocator_inactive_bytes);
+    EQ_OI(allocator_change_bytes);
+    EQ_OI(device_free_bytes);
+    EQ_OI(device_total_bytes);
+    EQ_OS(collector);
+    EQ_OS(context);
+    EQ_S(metadata_json);
+    return true;
+#undef EQ_I
+#undef EQ_S
+#undef EQ_OI
+#undef EQ_OS
+}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "stormwatch/sw_event.h"
 #include "stormwatch/sw_types.h"
 
 /**
@@ -56,6 +57,10 @@ int sw_test_http_get(int port, const char *path, sw_buf_t *body);
 /** @brief Value of the Prometheus sample line that starts with @p series
  *         (name and labels as rendered); -1 when absent. */
 double sw_test_metric(const char *text, const char *series);
+
+/** @brief Field-by-field equality of two events (optional fields only
+ *         when set); @p why names the first difference. */
+bool sw_test_event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n);
 
 /**
  * A check that reports and counts, and lets the test go on (a cmocka test

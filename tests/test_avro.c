@@ -127,80 +127,6 @@ static json_t *avro_c_json(avro_value_t *val, const char *body, size_t len, char
     return out;
 }
 
-static bool str_eq(sw_str_t a, sw_str_t b)
-{
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-/* Field-by-field equality of two events; why names the first difference. */
-static bool event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n)
-{
-#define EQ_I(f)                                                                                  \
-    if (a->f != b->f) {                                                                          \
-        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f);              \
-        return false;                                                                            \
-    }
-#define EQ_S(f)                                                                                  \
-    if (!str_eq(a->f, b->f)) {                                                                   \
-        snprintf(why, n, "%s: \"%.*s\" != \"%.*s\"", #f, (int)a->f.len, a->f.ptr ? a->f.ptr : "",  \
-                 (int)b->f.len, b->f.ptr ? b->f.ptr : "");                                       \
-        return false;                                                                            \
-    }
-#define EQ_OI(f)                                                                                 \
-    EQ_I(f.set);                                                                                 \
-    if (a->f.set) EQ_I(f.value);
-#define EQ_OS(f)                                                                                 \
-    EQ_I(f.set);                                                                                 \
-    if (a->f.set) EQ_S(f.value);
-    EQ_I(timestamp_ns);
-    EQ_S(event_type);
-    EQ_I(kind);
-    EQ_I(rank);
-    EQ_I(world_size);
-    EQ_I(has_job_id);
-    if (a->has_job_id) EQ_S(job_id);
-    EQ_I(has_session_id);
-    if (a->has_session_id) EQ_S(session_id);
-    EQ_I(pid);
-    EQ_S(host);
-    EQ_I(has_device_used);
-    EQ_I(device_used_bytes);
-    EQ_I(sampling_interval_ms);
-    EQ_I(has_phase);
-    if (a->has_phase) {
-        EQ_I(phase.enter);
-        EQ_S(phase.name);
-        EQ_I(phase.path_len);
-        for (int i = 0; i < a->phase.path_len; i++) EQ_S(phase.path[i]);
-        EQ_S(phase.scope_id);
-        EQ_I(phase.has_parent);
-        if (a->phase.has_parent) EQ_S(phase.parent_scope_id);
-        EQ_I(phase.thread_id);
-        EQ_S(phase.thread_name);
-        EQ_I(phase.sequence);
-        EQ_I(phase.has_depth);
-        if (a->phase.has_depth) EQ_I(phase.depth);
-    }
-    EQ_OI(schema_version);
-    EQ_OI(device_id);
-    EQ_OI(local_rank);
-    EQ_OI(allocator_allocated_bytes);
-    EQ_OI(allocator_reserved_bytes);
-    EQ_OI(allocator_active_bytes);
-    EQ_OI(allocator_inactive_bytes);
-    EQ_OI(allocator_change_bytes);
-    EQ_OI(device_free_bytes);
-    EQ_OI(device_total_bytes);
-    EQ_OS(collector);
-    EQ_OS(context);
-    EQ_S(metadata_json);
-    return true;
-#undef EQ_I
-#undef EQ_S
-#undef EQ_OI
-#undef EQ_OS
-}
-
 static json_t *int_or_null(json_t *v)
 {
     return json_is_integer(v) ? json_incref(v) : json_null();
@@ -446,7 +372,7 @@ static int check_event_line(ctx_t *ctx, const char *file, size_t lineno, const c
     /* (b) Our decoder gives back the same event, framed and bare. */
     rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, EV_SCHEMA_ID, &back, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s:%zu: decode: %s", file, lineno, err);
-    SW_ASSERT(event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: decoded event differs: %s", file,
+    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: decoded event differs: %s", file,
               lineno, why);
     size_t framed = msg.len;
     msg.len = 0;
@@ -455,7 +381,7 @@ static int check_event_line(ctx_t *ctx, const char *file, size_t lineno, const c
               lineno, rc, msg.len);
     rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, -1, &back, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s:%zu: bare decode: %s", file, lineno, err);
-    SW_ASSERT(event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: bare decoded event differs: %s",
+    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: bare decoded event differs: %s",
               file, lineno, why);
 
     /* (c) Without the typed scope (Avro C writes the value read in (a) with
@@ -478,7 +404,7 @@ static int check_event_line(ctx_t *ctx, const char *file, size_t lineno, const c
         msg.len = size + 5;
         rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, EV_SCHEMA_ID, &back, err, sizeof(err));
         SW_ASSERT(rc == SW_OK, "%s:%zu: decode: %s", file, lineno, err);
-        SW_ASSERT(event_eq(&ev, &back, why, sizeof(why)),
+        SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)),
                   "%s:%zu: event from metadata.phase_scope differs: %s", file, lineno, why);
     }
     sw_buf_clear(&msg);
@@ -645,23 +571,23 @@ static int test_avro_c_written(ctx_t *ctx)
     SW_ASSERT(ev.rank == 3 && ev.world_size == 4 && ev.pid == -1 && ev.sampling_interval_ms == 0,
               "rank %lld world %lld pid %lld interval %lld", (long long)ev.rank,
               (long long)ev.world_size, (long long)ev.pid, (long long)ev.sampling_interval_ms);
-    SW_ASSERT(str_eq(ev.host, sw_str("unknown")), "host \"%.*s\"", (int)ev.host.len, ev.host.ptr);
-    SW_ASSERT(ev.has_job_id && str_eq(ev.job_id, sw_str("job-α")), "job_id");
-    SW_ASSERT(ev.has_session_id && str_eq(ev.session_id, sw_str("s3")), "session_id");
+    SW_ASSERT(sw_str_eq(ev.host, sw_str("unknown")), "host \"%.*s\"", (int)ev.host.len, ev.host.ptr);
+    SW_ASSERT(ev.has_job_id && sw_str_eq(ev.job_id, sw_str("job-α")), "job_id");
+    SW_ASSERT(ev.has_session_id && sw_str_eq(ev.session_id, sw_str("s3")), "session_id");
     SW_ASSERT(!ev.has_device_used && !ev.schema_version.set && !ev.collector.set, "nulls kept");
     SW_ASSERT(ev.device_total_bytes.set && ev.device_total_bytes.value == 85899345920LL,
               "device_total_bytes %lld", (long long)ev.device_total_bytes.value);
-    SW_ASSERT(str_eq(ev.metadata_json, sw_str(meta)), "metadata \"%.*s\"",
+    SW_ASSERT(sw_str_eq(ev.metadata_json, sw_str(meta)), "metadata \"%.*s\"",
               (int)ev.metadata_json.len, ev.metadata_json.ptr);
-    SW_ASSERT(ev.has_phase && ev.phase.enter && str_eq(ev.phase.name, sw_str("fwd")),
+    SW_ASSERT(ev.has_phase && ev.phase.enter && sw_str_eq(ev.phase.name, sw_str("fwd")),
               "typed phase scope not used (has_phase %d)", ev.has_phase);
-    SW_ASSERT(ev.phase.path_len == 2 && str_eq(ev.phase.path[0], sw_str("train")) &&
-                  str_eq(ev.phase.path[1], sw_str("fwd")),
+    SW_ASSERT(ev.phase.path_len == 2 && sw_str_eq(ev.phase.path[0], sw_str("train")) &&
+                  sw_str_eq(ev.phase.path[1], sw_str("fwd")),
               "path_len %d", ev.phase.path_len);
     SW_ASSERT(ev.phase.has_depth && ev.phase.depth == 2 && ev.phase.has_parent &&
-                  str_eq(ev.phase.parent_scope_id, sw_str("S0")) && ev.phase.thread_id == 7 &&
-                  ev.phase.sequence == 3 && str_eq(ev.phase.thread_name, sw_str("Main")) &&
-                  str_eq(ev.phase.scope_id, sw_str("S1")),
+                  sw_str_eq(ev.phase.parent_scope_id, sw_str("S0")) && ev.phase.thread_id == 7 &&
+                  ev.phase.sequence == 3 && sw_str_eq(ev.phase.thread_name, sw_str("Main")) &&
+                  sw_str_eq(ev.phase.scope_id, sw_str("S1")),
               "phase fields");
 
     /* Without the typed field, metadata.phase_scope is used. */
@@ -674,8 +600,8 @@ static int test_avro_c_written(ctx_t *ctx)
     avro_writer_free(w);
     rc = sw_avro_decode_event(ctx->dec, buf, len, EV_SCHEMA_ID, &ev, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "decode: %s", err);
-    SW_ASSERT(ev.has_phase && str_eq(ev.phase.name, sw_str("meta")) && ev.phase.path_len == 1 &&
-                  str_eq(ev.phase.path[0], sw_str("m")) && !ev.phase.has_parent &&
+    SW_ASSERT(ev.has_phase && sw_str_eq(ev.phase.name, sw_str("meta")) && ev.phase.path_len == 1 &&
+                  sw_str_eq(ev.phase.path[0], sw_str("m")) && !ev.phase.has_parent &&
                   !ev.phase.has_depth && ev.phase.thread_id == 9 && ev.phase.sequence == 4,
               "metadata phase scope: has_phase %d name \"%.*s\" path_len %d", ev.has_phase,
               (int)ev.phase.name.len, ev.phase.name.ptr, ev.phase.path_len);
@@ -701,7 +627,7 @@ static int test_avro_c_written(ctx_t *ctx)
     rc = sw_avro_decode_event(dec2, again.data, again.len, EV_SCHEMA_ID, &ev2, err, sizeof(err));
     SW_ASSERT(rc == SW_OK && !ev2.has_phase, "re-encoded: rc %d has_phase %d (%s)", rc, ev2.has_phase,
               err);
-    SW_ASSERT(str_eq(ev2.metadata_json, sw_str("{\"k\": [1, 2.5, \"x\"]}")), "metadata \"%.*s\"",
+    SW_ASSERT(sw_str_eq(ev2.metadata_json, sw_str("{\"k\": [1, 2.5, \"x\"]}")), "metadata \"%.*s\"",
               (int)ev2.metadata_json.len, ev2.metadata_json.ptr);
     sw_avro_dec_destroy(dec2);
     sw_buf_clear(&again);
@@ -745,9 +671,9 @@ static int test_negative_block(ctx_t *ctx)
     sw_err_t rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "decode: %s", err);
     SW_ASSERT(ev.has_phase && !ev.phase.enter && ev.phase.path_len == 3 &&
-                  str_eq(ev.phase.path[2], sw_str("c")) && ev.phase.sequence == 5,
+                  sw_str_eq(ev.phase.path[2], sw_str("c")) && ev.phase.sequence == 5,
               "has_phase %d path_len %d", ev.has_phase, ev.phase.path_len);
-    SW_ASSERT(str_eq(ev.metadata_json, sw_str("{}")), "metadata default");
+    SW_ASSERT(sw_str_eq(ev.metadata_json, sw_str("{}")), "metadata default");
     sw_buf_clear(&b);
     sw_buf_clear(&part);
     return 0;
@@ -868,10 +794,10 @@ static int test_event_errors(ctx_t *ctx)
                               __LINE__);
     tb_event(&b, 1, "other", NULL, " null ", NULL);
     rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err, sizeof(err));
-    SW_ASSERT(rc == SW_OK && str_eq(ev.metadata_json, sw_str("{}")), "rc %d: %s", rc, err);
+    SW_ASSERT(rc == SW_OK && sw_str_eq(ev.metadata_json, sw_str("{}")), "rc %d: %s", rc, err);
     tb_event(&b, 1, "other", NULL, " {\"x\": {}} ", NULL);
     rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err, sizeof(err));
-    SW_ASSERT(rc == SW_OK && str_eq(ev.metadata_json, sw_str("{\"x\": {}}")), "rc %d: %s", rc, err);
+    SW_ASSERT(rc == SW_OK && sw_str_eq(ev.metadata_json, sw_str("{\"x\": {}}")), "rc %d: %s", rc, err);
 
     /* SPEC 2 validation, with the JSON decoder's messages. */
     tb_event(&b, -1, "other", NULL, NULL, NULL);
@@ -965,7 +891,7 @@ static int test_event_surrogates(ctx_t *ctx)
     json_decref(got);
     rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &back, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s", err);
-    SW_ASSERT(event_eq(&ev, &back, why, sizeof(why)), "%s", why);
+    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s", why);
     sw_buf_clear(&b);
     return 0;
 }

@@ -179,80 +179,6 @@ static int cmp_str(const void *a, const void *b)
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
 
-static bool str_eq(sw_str_t a, sw_str_t b)
-{
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-/* Field-by-field equality; why names the first difference. */
-static bool event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n)
-{
-#define EQ_I(f)                                                                       \
-    if (a->f != b->f) {                                                               \
-        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f);   \
-        return false;                                                                 \
-    }
-#define EQ_S(f)                                                                       \
-    if (!str_eq(a->f, b->f)) {                                                        \
-        snprintf(why, n, "%s: \"%.*s\" != \"%.*s\"", #f, (int)a->f.len,               \
-                 a->f.ptr ? a->f.ptr : "", (int)b->f.len, b->f.ptr ? b->f.ptr : "");  \
-        return false;                                                                 \
-    }
-#define EQ_OI(f) \
-    EQ_I(f.set); \
-    if (a->f.set) EQ_I(f.value);
-#define EQ_OS(f) \
-    EQ_I(f.set); \
-    if (a->f.set) EQ_S(f.value);
-    EQ_I(timestamp_ns);
-    EQ_S(event_type);
-    EQ_I(kind);
-    EQ_I(rank);
-    EQ_I(world_size);
-    EQ_I(has_job_id);
-    if (a->has_job_id) EQ_S(job_id);
-    EQ_I(has_session_id);
-    if (a->has_session_id) EQ_S(session_id);
-    EQ_I(pid);
-    EQ_S(host);
-    EQ_I(has_device_used);
-    EQ_I(device_used_bytes);
-    EQ_I(sampling_interval_ms);
-    EQ_I(has_phase);
-    if (a->has_phase) {
-        EQ_I(phase.enter);
-        EQ_S(phase.name);
-        EQ_I(phase.path_len);
-        for (int i = 0; i < a->phase.path_len; i++) EQ_S(phase.path[i]);
-        EQ_S(phase.scope_id);
-        EQ_I(phase.has_parent);
-        if (a->phase.has_parent) EQ_S(phase.parent_scope_id);
-        EQ_I(phase.thread_id);
-        EQ_S(phase.thread_name);
-        EQ_I(phase.sequence);
-        EQ_I(phase.has_depth);
-        if (a->phase.has_depth) EQ_I(phase.depth);
-    }
-    EQ_OI(schema_version);
-    EQ_OI(device_id);
-    EQ_OI(local_rank);
-    EQ_OI(allocator_allocated_bytes);
-    EQ_OI(allocator_reserved_bytes);
-    EQ_OI(allocator_active_bytes);
-    EQ_OI(allocator_inactive_bytes);
-    EQ_OI(allocator_change_bytes);
-    EQ_OI(device_free_bytes);
-    EQ_OI(device_total_bytes);
-    EQ_OS(collector);
-    EQ_OS(context);
-    EQ_S(metadata_json);
-    return true;
-#undef EQ_I
-#undef EQ_S
-#undef EQ_OI
-#undef EQ_OS
-}
-
 /* sw_event_json(line's event) must decode to the same event, straight
  * and through Avro (encode, decode, print). One line; a valid object. */
 static int roundtrip_line(sw_tdec_t *d1, sw_tdec_t *d2, sw_avro_dec_t *adec, const char *where,
@@ -279,7 +205,7 @@ static int roundtrip_line(sw_tdec_t *d1, sw_tdec_t *d2, sw_avro_dec_t *adec, con
                 __LINE__, where, errstr, out.data);
         goto done;
     }
-    if (!event_eq(&ev, &back, why, sizeof(why))) {
+    if (!sw_test_event_eq(&ev, &back, why, sizeof(why))) {
         fprintf(stderr, "%s:%d: FAIL: %s: round trip differs: %s\n  output: %s\n", __FILE__,
                 __LINE__, where, why, out.data);
         goto done;
@@ -294,7 +220,7 @@ static int roundtrip_line(sw_tdec_t *d1, sw_tdec_t *d2, sw_avro_dec_t *adec, con
         sw_event_json(&out, &via);
         sw_buf_cstr(&out);
         if (sw_tdec_json(d2, out.data, out.len, &back, errstr, sizeof(errstr)) != SW_OK ||
-            !event_eq(&ev, &back, why, sizeof(why))) {
+            !sw_test_event_eq(&ev, &back, why, sizeof(why))) {
             fprintf(stderr, "%s:%d: FAIL: %s: via Avro: %s\n  output: %s\n", __FILE__, __LINE__,
                     where, errstr[0] ? errstr : why, out.data);
             goto done;
@@ -411,7 +337,7 @@ static int test_event_json_typed_phase(void)
     /* Same event except the metadata text, which now holds the scope. */
     back.metadata_json = ev.metadata_json;
     sw_event_t want = ev;
-    if (!back.has_phase || !event_eq(&want, &back, why, sizeof(why))) {
+    if (!back.has_phase || !sw_test_event_eq(&want, &back, why, sizeof(why))) {
         fprintf(stderr, "%s:%d: FAIL: typed scope lost: %s: %s\n", __FILE__, __LINE__,
                 back.has_phase ? why : "no phase scope", out.data);
         goto done;
@@ -462,7 +388,7 @@ static int test_event_json_corners(void)
         goto done;
     }
     back.metadata_json = ev.metadata_json;
-    if (!event_eq(&ev, &back, why, sizeof(why))) {
+    if (!sw_test_event_eq(&ev, &back, why, sizeof(why))) {
         fprintf(stderr, "%s:%d: FAIL: %s: %s\n", __FILE__, __LINE__, why, out.data);
         goto done;
     }
@@ -775,7 +701,7 @@ static int test_avro_roundtrip(mock_t *mk)
             fprintf(stderr, "%s:%d: FAIL: printed event %zu does not decode: %s: %.300s\n",
                     __FILE__, __LINE__, i, errstr, got[i]);
             bad = true;
-        } else if (!event_eq(&a, &b, why, sizeof(why))) {
+        } else if (!sw_test_event_eq(&a, &b, why, sizeof(why))) {
             fprintf(stderr, "%s:%d: FAIL: printed event differs from its source line: %s\n"
                             "  source: %.300s\n  tail:   %.300s\n",
                     __FILE__, __LINE__, why, src_sorted[i], got[i]);
