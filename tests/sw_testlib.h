@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "stormwatch/sw_event.h"
 #include "stormwatch/sw_types.h"
@@ -48,6 +49,32 @@ json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_
             fputc('\n', stderr);                                                  \
             return 1;                                                             \
         }                                                                         \
+    } while (0)
+
+/* Assertions on strings and integers with both values in the message. */
+#define SW_ASSERT_STREQ(got, want)                                                       \
+    do {                                                                                 \
+        const char *g_ = (got), *w_ = (want);                                            \
+        SW_ASSERT(g_ && w_ && strcmp(g_, w_) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", \
+                  #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");                         \
+    } while (0)
+
+#define SW_ASSERT_CONTAINS(hay, needle)                                                       \
+    do {                                                                                      \
+        const char *h_ = (hay), *n_ = (needle);                                               \
+        SW_ASSERT(h_ && strstr(h_, n_), "%s lacks \"%s\":\n%s", #hay, n_, h_ ? h_ : "(null)"); \
+    } while (0)
+
+#define SW_ASSERT_LACKS(hay, needle)                                         \
+    do {                                                                     \
+        const char *h_ = (hay), *n_ = (needle);                              \
+        SW_ASSERT(!strstr(h_, n_), "%s contains \"%s\":\n%s", #hay, n_, h_); \
+    } while (0)
+
+#define SW_ASSERT_I64(got, want)                                      \
+    do {                                                              \
+        long long g_ = (long long)(got), w_ = (long long)(want);      \
+        SW_ASSERT(g_ == w_, "%s: got %lld, want %lld", #got, g_, w_); \
     } while (0)
 
 /** @brief GET http://127.0.0.1:@p port@p path; @returns the status code

@@ -17,31 +17,6 @@
 
 #define HINT " (see 'stormwatch run -X list')"
 
-#define ASSERT_STREQ(got, want)                                                          \
-    do {                                                                                 \
-        const char *g_ = (got), *w_ = (want);                                            \
-        SW_ASSERT(g_ && w_ && strcmp(g_, w_) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", \
-                  #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");                         \
-    } while (0)
-
-#define ASSERT_CONTAINS(hay, needle)                                                          \
-    do {                                                                                      \
-        const char *h_ = (hay), *n_ = (needle);                                               \
-        SW_ASSERT(h_ && strstr(h_, n_), "%s lacks \"%s\":\n%s", #hay, n_, h_ ? h_ : "(null)"); \
-    } while (0)
-
-#define ASSERT_LACKS(hay, needle)                                                      \
-    do {                                                                               \
-        const char *h_ = (hay), *n_ = (needle);                                        \
-        SW_ASSERT(!strstr(h_, n_), "%s contains \"%s\":\n%s", #hay, n_, h_);           \
-    } while (0)
-
-#define ASSERT_I64(got, want)                                                              \
-    do {                                                                                   \
-        long long g_ = (long long)(got), w_ = (long long)(want);                           \
-        SW_ASSERT(g_ == w_, "%s: got %lld, want %lld", #got, g_, w_);                      \
-    } while (0)
-
 /* Every property with its default, in table order: the expected dump of a
  * fresh configuration. */
 static const struct {
@@ -107,19 +82,19 @@ static int test_defaults(void)
     for (size_t i = 0; i < N_DEFAULTS; i++)
         sw_buf_printf(&want, "%s=%s\n", defaults[i].name, defaults[i].def);
     char *got = dump_of(conf);
-    ASSERT_STREQ(got, sw_buf_cstr(&want));
+    SW_ASSERT_STREQ(got, sw_buf_cstr(&want));
     free(got);
     sw_buf_clear(&want);
 
     sw_params_t p = sw_conf_params(conf), d = sw_params_default();
-    ASSERT_I64(p.spike_min_bytes, d.spike_min_bytes);
+    SW_ASSERT_I64(p.spike_min_bytes, d.spike_min_bytes);
     SW_ASSERT(p.spike_fraction == d.spike_fraction, "got %.17g, want %.17g", p.spike_fraction,
               d.spike_fraction);
-    ASSERT_I64(p.skew_note_multiplier, d.skew_note_multiplier);
-    ASSERT_I64(p.window_samples, d.window_samples);
-    ASSERT_I64(p.stale_ms, d.stale_ms);
-    ASSERT_I64(p.max_jobs, d.max_jobs);
-    ASSERT_I64(p.max_ranks_per_job, d.max_ranks_per_job);
+    SW_ASSERT_I64(p.skew_note_multiplier, d.skew_note_multiplier);
+    SW_ASSERT_I64(p.window_samples, d.window_samples);
+    SW_ASSERT_I64(p.stale_ms, d.stale_ms);
+    SW_ASSERT_I64(p.max_jobs, d.max_jobs);
+    SW_ASSERT_I64(p.max_ranks_per_job, d.max_ranks_per_job);
 
     /* The same values through the typed getters and the SW_DEFAULT_* macros. */
     static const struct {
@@ -135,12 +110,12 @@ static int test_defaults(void)
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         int64_t v = -1;
-        ASSERT_I64(sw_conf_get_i64(conf, ints[i].name, &v), SW_OK);
+        SW_ASSERT_I64(sw_conf_get_i64(conf, ints[i].name, &v), SW_OK);
         SW_ASSERT(v == ints[i].want, "%s: got %lld, want %lld", ints[i].name, (long long)v,
                   (long long)ints[i].want);
     }
     double f = -1;
-    ASSERT_I64(sw_conf_get_dbl(conf, "spike.fraction", &f), SW_OK);
+    SW_ASSERT_I64(sw_conf_get_dbl(conf, "spike.fraction", &f), SW_OK);
     SW_ASSERT(f == SW_DEFAULT_SPIKE_FRACTION, "spike.fraction: got %.17g", f);
     sw_conf_destroy(conf);
     sw_conf_destroy(NULL);
@@ -259,7 +234,7 @@ static int test_bad_values(void)
         SW_ASSERT(strcmp(before, after) == 0, "case %zu changed the conf:\n%s", i, after);
         free(after);
         /* errstr is optional. */
-        ASSERT_I64(sw_conf_set(conf, bad[i].name, bad[i].value, NULL, 0), bad[i].res);
+        SW_ASSERT_I64(sw_conf_set(conf, bad[i].name, bad[i].value, NULL, 0), bad[i].res);
     }
     free(before);
 
@@ -284,7 +259,7 @@ static int test_bad_values(void)
                      "configuration property \"x.enable\": value \"%s\" is not a boolean "
                      "(expected true, false, yes, no, 1 or 0)",
                      bools[i].value);
-            ASSERT_STREQ(errstr, want);
+            SW_ASSERT_STREQ(errstr, want);
         }
     }
     sw_conf_destroy(conf);
@@ -321,18 +296,18 @@ static int test_good_values(void)
         SW_ASSERT(res == SW_CONF_OK, "%s=%s: %d %s", good[i].name, good[i].value, res, errstr);
         char *d = dump_of2(conf, true), line[256];
         snprintf(line, sizeof(line), "\n%s=%s\n", good[i].name, good[i].dumped);
-        ASSERT_CONTAINS(d, line);
+        SW_ASSERT_CONTAINS(d, line);
         free(d);
     }
     /* NULL resets to the default. */
-    ASSERT_I64(sw_conf_set(conf, "window.samples", NULL, NULL, 0), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "window.samples", NULL, NULL, 0), SW_CONF_OK);
     int64_t v = 0;
-    ASSERT_I64(sw_conf_get_i64(conf, "window.samples", &v), SW_OK);
-    ASSERT_I64(v, 512);
+    SW_ASSERT_I64(sw_conf_get_i64(conf, "window.samples", &v), SW_OK);
+    SW_ASSERT_I64(v, 512);
     /* Setting twice keeps the last value. */
-    ASSERT_I64(sw_conf_set(conf, "group.id", "first", NULL, 0), SW_CONF_OK);
-    ASSERT_I64(sw_conf_set(conf, "group.id", "second", NULL, 0), SW_CONF_OK);
-    ASSERT_STREQ(sw_conf_get_str(conf, "group.id"), "second");
+    SW_ASSERT_I64(sw_conf_set(conf, "group.id", "first", NULL, 0), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "group.id", "second", NULL, 0), SW_CONF_OK);
+    SW_ASSERT_STREQ(sw_conf_get_str(conf, "group.id"), "second");
     sw_conf_destroy(conf);
     return 0;
 }
@@ -343,32 +318,32 @@ static int test_getters_and_lists(void)
     int64_t i = 7;
     double d = 7;
     bool b = true;
-    ASSERT_I64(sw_conf_get_i64(conf, "no.such", &i), SW_ERR_NOT_FOUND);
-    ASSERT_I64(sw_conf_get_i64(conf, "spike.fraction", &i), SW_ERR_INVALID_ARG);
-    ASSERT_I64(i, 7);
-    ASSERT_I64(sw_conf_get_dbl(conf, "window.samples", &d), SW_ERR_INVALID_ARG);
-    ASSERT_I64(sw_conf_get_bool(conf, "window.samples", &b), SW_ERR_INVALID_ARG);
-    ASSERT_I64(sw_conf_get_bool(conf, "no.such", &b), SW_ERR_NOT_FOUND);
+    SW_ASSERT_I64(sw_conf_get_i64(conf, "no.such", &i), SW_ERR_NOT_FOUND);
+    SW_ASSERT_I64(sw_conf_get_i64(conf, "spike.fraction", &i), SW_ERR_INVALID_ARG);
+    SW_ASSERT_I64(i, 7);
+    SW_ASSERT_I64(sw_conf_get_dbl(conf, "window.samples", &d), SW_ERR_INVALID_ARG);
+    SW_ASSERT_I64(sw_conf_get_bool(conf, "window.samples", &b), SW_ERR_INVALID_ARG);
+    SW_ASSERT_I64(sw_conf_get_bool(conf, "no.such", &b), SW_ERR_NOT_FOUND);
     SW_ASSERT(sw_conf_get_str(conf, "window.samples") == NULL, "int read as string");
     SW_ASSERT(sw_conf_get_str(conf, "no.such") == NULL, "unknown read as string");
     SW_ASSERT(sw_conf_get_str(conf, "kafka.client.id") == NULL, "unset pass-through");
-    ASSERT_STREQ(sw_conf_get_str(conf, "input.format"), "auto");
-    ASSERT_STREQ(sw_conf_get_str(conf, "bootstrap.servers"), "");
-    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 1);
-    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "stormwatch.telemetry");
-    ASSERT_I64(sw_conf_get_list_cnt(conf, "group.id"), 0);
+    SW_ASSERT_STREQ(sw_conf_get_str(conf, "input.format"), "auto");
+    SW_ASSERT_STREQ(sw_conf_get_str(conf, "bootstrap.servers"), "");
+    SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 1);
+    SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "stormwatch.telemetry");
+    SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "group.id"), 0);
     SW_ASSERT(sw_conf_get_list_elem(conf, "group.id", 0) == NULL, "non-list element");
 
-    ASSERT_I64(sw_conf_set(conf, "input.topics", "gpu.mem, ^gpu\\.rank[0-9]+$ ,\tother", NULL, 0),
+    SW_ASSERT_I64(sw_conf_set(conf, "input.topics", "gpu.mem, ^gpu\\.rank[0-9]+$ ,\tother", NULL, 0),
                SW_CONF_OK);
-    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 3);
-    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "gpu.mem");
-    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^gpu\\.rank[0-9]+$");
-    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 2), "other");
+    SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 3);
+    SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "gpu.mem");
+    SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^gpu\\.rank[0-9]+$");
+    SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 2), "other");
     SW_ASSERT(sw_conf_get_list_elem(conf, "input.topics", 3) == NULL, "past the end");
 
-    ASSERT_I64(sw_conf_set(conf, "kafka.client.id", "sw-1", NULL, 0), SW_CONF_OK);
-    ASSERT_STREQ(sw_conf_get_str(conf, "kafka.client.id"), "sw-1");
+    SW_ASSERT_I64(sw_conf_set(conf, "kafka.client.id", "sw-1", NULL, 0), SW_CONF_OK);
+    SW_ASSERT_STREQ(sw_conf_get_str(conf, "kafka.client.id"), "sw-1");
     sw_conf_destroy(conf);
     return 0;
 }
@@ -387,13 +362,13 @@ static int test_params(void)
                   "%s=%s: %s", kv[i][0], kv[i][1], errstr);
     }
     sw_params_t p = sw_conf_params(conf);
-    ASSERT_I64(p.spike_min_bytes, 1024);
+    SW_ASSERT_I64(p.spike_min_bytes, 1024);
     SW_ASSERT(p.spike_fraction == 0.5, "spike_fraction %.17g", p.spike_fraction);
-    ASSERT_I64(p.skew_note_multiplier, 9);
-    ASSERT_I64(p.window_samples, 64);
-    ASSERT_I64(p.stale_ms, 0);
-    ASSERT_I64(p.max_jobs, 0);
-    ASSERT_I64(p.max_ranks_per_job, 16);
+    SW_ASSERT_I64(p.skew_note_multiplier, 9);
+    SW_ASSERT_I64(p.window_samples, 64);
+    SW_ASSERT_I64(p.stale_ms, 0);
+    SW_ASSERT_I64(p.max_jobs, 0);
+    SW_ASSERT_I64(p.max_ranks_per_job, 16);
     sw_conf_destroy(conf);
     return 0;
 }
@@ -432,11 +407,11 @@ static int test_file(void)
     SW_ASSERT(err == SW_OK, "load %s: %d %s", path, err, errstr);
     int64_t v = 0;
     sw_conf_get_i64(conf, "window.samples", &v);
-    ASSERT_I64(v, 200);
-    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
-    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b.*");
-    ASSERT_STREQ(sw_conf_get_str(conf, "kafka.sasl.username"), "user=x#1");
-    ASSERT_STREQ(sw_conf_get_str(conf, "kafka.consumer.sasl.password"), "p#ss w0rd");
+    SW_ASSERT_I64(v, 200);
+    SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
+    SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b.*");
+    SW_ASSERT_STREQ(sw_conf_get_str(conf, "kafka.sasl.username"), "user=x#1");
+    SW_ASSERT_STREQ(sw_conf_get_str(conf, "kafka.consumer.sasl.password"), "p#ss w0rd");
     unlink(path);
 
     /* Malformed line: file:line and the line, quoted. */
@@ -444,57 +419,57 @@ static int test_file(void)
                    "# header\nstale.ms=5\nwindow.samples 100\nmax.jobs=1\n"))
         return 1;
     err = sw_conf_load_file(conf, path, errstr, sizeof(errstr));
-    ASSERT_I64(err, SW_ERR_PARSE);
+    SW_ASSERT_I64(err, SW_ERR_PARSE);
     snprintf(want, sizeof(want), "%s:3: expected property=value, got \"window.samples 100\"", path);
-    ASSERT_STREQ(errstr, want);
+    SW_ASSERT_STREQ(errstr, want);
     /* Lines before the error stay applied, lines after do not. */
     sw_conf_get_i64(conf, "stale.ms", &v);
-    ASSERT_I64(v, 5);
+    SW_ASSERT_I64(v, 5);
     sw_conf_get_i64(conf, "max.jobs", &v);
-    ASSERT_I64(v, 10000);
+    SW_ASSERT_I64(v, 10000);
     unlink(path);
 
     /* Empty property name. */
     if (write_file(path, sizeof(path), "noname.conf", " = 5\n")) return 1;
-    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
+    SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
     snprintf(want, sizeof(want), "%s:1: expected property=value, got an empty property name", path);
-    ASSERT_STREQ(errstr, want);
+    SW_ASSERT_STREQ(errstr, want);
     unlink(path);
 
     /* Unknown name with a suggestion. */
     if (write_file(path, sizeof(path), "unknown.conf", "\n# x\nwindw.samples=100\n")) return 1;
-    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
+    SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
     snprintf(want, sizeof(want),
              "%s:3: configuration property \"windw.samples\" is unknown; did you mean "
              "\"window.samples\"?" HINT,
              path);
-    ASSERT_STREQ(errstr, want);
+    SW_ASSERT_STREQ(errstr, want);
     unlink(path);
 
     /* Bad value. */
     if (write_file(path, sizeof(path), "value.conf", "input.format = xml\n")) return 1;
-    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_INVALID_ARG);
+    SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_INVALID_ARG);
     snprintf(want, sizeof(want),
              "%s:1: configuration property \"input.format\": value \"xml\" is not one of auto, "
              "json, avro",
              path);
-    ASSERT_STREQ(errstr, want);
+    SW_ASSERT_STREQ(errstr, want);
     unlink(path);
 
     /* A malformed secret line is not echoed. */
     if (write_file(path, sizeof(path), "secret.conf", "kafka.sasl.password hunter2\n")) return 1;
-    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
+    SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
     snprintf(want, sizeof(want),
              "%s:1: expected property=value, got \"kafka.sasl.password [redacted]\"", path);
-    ASSERT_STREQ(errstr, want);
+    SW_ASSERT_STREQ(errstr, want);
     unlink(path);
 
     /* Missing file: the message names the path. */
     snprintf(path, sizeof(path), "%s/conf_%ld_missing.conf", sw_test_tmp(), (long)getpid());
-    ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_IO);
+    SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_IO);
     snprintf(want, sizeof(want), "cannot read configuration file \"%s\": No such file or directory",
              path);
-    ASSERT_STREQ(errstr, want);
+    SW_ASSERT_STREQ(errstr, want);
     sw_conf_destroy(conf);
     return 0;
 }
@@ -519,11 +494,11 @@ static int test_env(void)
     SW_ASSERT(err == SW_OK, "%d %s", err, errstr);
     int64_t v = 0;
     sw_conf_get_i64(conf, "window.samples", &v);
-    ASSERT_I64(v, 100);
+    SW_ASSERT_I64(v, 100);
     sw_conf_get_i64(conf, "avro.schema.id.alert", &v);
-    ASSERT_I64(v, 42);
-    ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
-    ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b");
+    SW_ASSERT_I64(v, 42);
+    SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
+    SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b");
 
     /* Pass-through: unscoped first, then scoped, each in environ order. */
     static const struct {
@@ -538,14 +513,14 @@ static int test_env(void)
     sw_conf_kafka_t kp;
     while (sw_conf_kafka_next(conf, &it, &kp)) {
         SW_ASSERT(n < 3, "extra pass-through property %s", kp.name);
-        ASSERT_I64(kp.scope, want[n].scope);
-        ASSERT_STREQ(kp.name, want[n].name);
-        ASSERT_STREQ(kp.rk_name, want[n].rk_name);
-        ASSERT_STREQ(kp.value, want[n].value);
+        SW_ASSERT_I64(kp.scope, want[n].scope);
+        SW_ASSERT_STREQ(kp.name, want[n].name);
+        SW_ASSERT_STREQ(kp.rk_name, want[n].rk_name);
+        SW_ASSERT_STREQ(kp.value, want[n].value);
         SW_ASSERT(kp.secret == (n == 0), "%s: secret %d", kp.name, kp.secret);
         n++;
     }
-    ASSERT_I64(n, 3);
+    SW_ASSERT_I64(n, 3);
 
     /* Unknown STORMWATCH_ variables name the variable. */
     static const struct {
@@ -572,10 +547,10 @@ static int test_env(void)
     for (size_t i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
         char *one[] = {(char *)bad_env[i].var, NULL};
         err = sw_conf_load_env(conf, one, errstr, sizeof(errstr));
-        ASSERT_I64(err, bad_env[i].err);
-        ASSERT_STREQ(errstr, bad_env[i].msg);
+        SW_ASSERT_I64(err, bad_env[i].err);
+        SW_ASSERT_STREQ(errstr, bad_env[i].msg);
     }
-    ASSERT_I64(sw_conf_load_env(conf, NULL, errstr, sizeof(errstr)), SW_OK);
+    SW_ASSERT_I64(sw_conf_load_env(conf, NULL, errstr, sizeof(errstr)), SW_OK);
     sw_conf_destroy(conf);
     return 0;
 }
@@ -601,36 +576,36 @@ static int test_precedence(void)
               "%s", errstr);
 
     sw_params_t p = sw_conf_params(conf);
-    ASSERT_I64(p.window_samples, 300); /* -X */
-    ASSERT_I64(p.stale_ms, 2);         /* environment */
-    ASSERT_I64(p.max_jobs, 7);         /* file */
-    ASSERT_I64(p.max_ranks_per_job, SW_DEFAULT_MAX_RANKS_PER_JOB); /* default */
+    SW_ASSERT_I64(p.window_samples, 300); /* -X */
+    SW_ASSERT_I64(p.stale_ms, 2);         /* environment */
+    SW_ASSERT_I64(p.max_jobs, 7);         /* file */
+    SW_ASSERT_I64(p.max_ranks_per_job, SW_DEFAULT_MAX_RANKS_PER_JOB); /* default */
 
     /* kafka.consumer.client.id was set again last: it moved to the end. */
     size_t it = 0;
     sw_conf_kafka_t kp;
     SW_ASSERT(sw_conf_kafka_next(conf, &it, &kp), "first pass-through");
-    ASSERT_STREQ(kp.name, "kafka.client.id");
-    ASSERT_STREQ(kp.value, "file");
+    SW_ASSERT_STREQ(kp.name, "kafka.client.id");
+    SW_ASSERT_STREQ(kp.value, "file");
     SW_ASSERT(sw_conf_kafka_next(conf, &it, &kp), "second pass-through");
-    ASSERT_STREQ(kp.name, "kafka.consumer.client.id");
-    ASSERT_STREQ(kp.value, "cli-c");
+    SW_ASSERT_STREQ(kp.name, "kafka.consumer.client.id");
+    SW_ASSERT_STREQ(kp.value, "cli-c");
     SW_ASSERT(!sw_conf_kafka_next(conf, &it, &kp), "only two pass-through properties");
 
     /* NULL removes a pass-through property. */
-    ASSERT_I64(sw_conf_set(conf, "kafka.client.id", NULL, NULL, 0), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "kafka.client.id", NULL, NULL, 0), SW_CONF_OK);
     it = 0;
     SW_ASSERT(sw_conf_kafka_next(conf, &it, &kp), "one left");
-    ASSERT_STREQ(kp.name, "kafka.consumer.client.id");
+    SW_ASSERT_STREQ(kp.name, "kafka.consumer.client.id");
     SW_ASSERT(!sw_conf_kafka_next(conf, &it, &kp), "only one left");
 
     /* -X pairs: malformed forms. */
-    ASSERT_I64(sw_conf_set_pair(conf, "window.samples", errstr, sizeof(errstr)), SW_CONF_INVALID);
-    ASSERT_STREQ(errstr, "expected property=value, got \"window.samples\"");
-    ASSERT_I64(sw_conf_set_pair(conf, "=5", errstr, sizeof(errstr)), SW_CONF_INVALID);
-    ASSERT_STREQ(errstr, "expected property=value, got an empty property name");
-    ASSERT_I64(sw_conf_set_pair(conf, "windw.samples=5", errstr, sizeof(errstr)), SW_CONF_UNKNOWN);
-    ASSERT_STREQ(errstr, "configuration property \"windw.samples\" is unknown; did you mean "
+    SW_ASSERT_I64(sw_conf_set_pair(conf, "window.samples", errstr, sizeof(errstr)), SW_CONF_INVALID);
+    SW_ASSERT_STREQ(errstr, "expected property=value, got \"window.samples\"");
+    SW_ASSERT_I64(sw_conf_set_pair(conf, "=5", errstr, sizeof(errstr)), SW_CONF_INVALID);
+    SW_ASSERT_STREQ(errstr, "expected property=value, got an empty property name");
+    SW_ASSERT_I64(sw_conf_set_pair(conf, "windw.samples=5", errstr, sizeof(errstr)), SW_CONF_UNKNOWN);
+    SW_ASSERT_STREQ(errstr, "configuration property \"windw.samples\" is unknown; did you mean "
                          "\"window.samples\"?" HINT);
     sw_conf_destroy(conf);
     return 0;
@@ -679,40 +654,40 @@ static int test_secrets(void)
         {"kafka.sasl.username", "alice"},
     };
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-        ASSERT_I64(sw_conf_set(conf, kv[i][0], kv[i][1], NULL, 0), SW_CONF_OK);
+        SW_ASSERT_I64(sw_conf_set(conf, kv[i][0], kv[i][1], NULL, 0), SW_CONF_OK);
     char *d = dump_of2(conf, true);
-    ASSERT_CONTAINS(d, "\nkafka.sasl.password=[redacted]\n");
-    ASSERT_CONTAINS(d, "\nkafka.consumer.ssl.key.password=[redacted]\n");
-    ASSERT_CONTAINS(d, "\nkafka.producer.sasl.oauthbearer.client.secret=[redacted]\n");
-    ASSERT_CONTAINS(d, "\nkafka.ssl.key.pem=[redacted]\n");
-    ASSERT_CONTAINS(d, "\nkafka.ssl.certificate.pem=-----BEGIN CERTIFICATE-----\n");
-    ASSERT_CONTAINS(d, "\nkafka.sasl.username=alice\n");
-    ASSERT_LACKS(d, "hunter2");
-    ASSERT_LACKS(d, "keypass9");
-    ASSERT_LACKS(d, "s3cr3t");
-    ASSERT_LACKS(d, "PRIVATE");
+    SW_ASSERT_CONTAINS(d, "\nkafka.sasl.password=[redacted]\n");
+    SW_ASSERT_CONTAINS(d, "\nkafka.consumer.ssl.key.password=[redacted]\n");
+    SW_ASSERT_CONTAINS(d, "\nkafka.producer.sasl.oauthbearer.client.secret=[redacted]\n");
+    SW_ASSERT_CONTAINS(d, "\nkafka.ssl.key.pem=[redacted]\n");
+    SW_ASSERT_CONTAINS(d, "\nkafka.ssl.certificate.pem=-----BEGIN CERTIFICATE-----\n");
+    SW_ASSERT_CONTAINS(d, "\nkafka.sasl.username=alice\n");
+    SW_ASSERT_LACKS(d, "hunter2");
+    SW_ASSERT_LACKS(d, "keypass9");
+    SW_ASSERT_LACKS(d, "s3cr3t");
+    SW_ASSERT_LACKS(d, "PRIVATE");
     free(d);
 
     /* Errors about a secret value never quote it. */
     char errstr[512] = "";
     bool b;
-    ASSERT_I64(sw_conf_parse_bool("kafka.sasl.password", "hunter2", &b, errstr, sizeof(errstr)),
+    SW_ASSERT_I64(sw_conf_parse_bool("kafka.sasl.password", "hunter2", &b, errstr, sizeof(errstr)),
                SW_CONF_INVALID);
-    ASSERT_STREQ(errstr, "configuration property \"kafka.sasl.password\": value [redacted] is not "
+    SW_ASSERT_STREQ(errstr, "configuration property \"kafka.sasl.password\": value [redacted] is not "
                          "a boolean (expected true, false, yes, no, 1 or 0)");
-    ASSERT_I64(sw_conf_set_pair(conf, "kafka.sasl.password:hunter2", errstr, sizeof(errstr)),
+    SW_ASSERT_I64(sw_conf_set_pair(conf, "kafka.sasl.password:hunter2", errstr, sizeof(errstr)),
                SW_CONF_INVALID);
-    ASSERT_LACKS(errstr, "hunter2");
-    ASSERT_STREQ(errstr, "expected property=value, got \"kafka.sasl.password [redacted]\"");
-    ASSERT_I64(sw_conf_set(conf, "kafka.sasl.passwrd.x", "hunter2", errstr, sizeof(errstr)),
+    SW_ASSERT_LACKS(errstr, "hunter2");
+    SW_ASSERT_STREQ(errstr, "expected property=value, got \"kafka.sasl.password [redacted]\"");
+    SW_ASSERT_I64(sw_conf_set(conf, "kafka.sasl.passwrd.x", "hunter2", errstr, sizeof(errstr)),
                SW_CONF_OK);
-    ASSERT_I64(sw_conf_set(conf, "sasl.password", "hunter2", errstr, sizeof(errstr)),
+    SW_ASSERT_I64(sw_conf_set(conf, "sasl.password", "hunter2", errstr, sizeof(errstr)),
                SW_CONF_UNKNOWN);
-    ASSERT_LACKS(errstr, "hunter2");
+    SW_ASSERT_LACKS(errstr, "hunter2");
     char *env[] = {"STORMWATCH_SASL_PASSWORD=hunter2", NULL};
-    ASSERT_I64(sw_conf_load_env(conf, env, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
-    ASSERT_LACKS(errstr, "hunter2");
-    ASSERT_CONTAINS(errstr, "STORMWATCH_SASL_PASSWORD");
+    SW_ASSERT_I64(sw_conf_load_env(conf, env, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
+    SW_ASSERT_LACKS(errstr, "hunter2");
+    SW_ASSERT_CONTAINS(errstr, "STORMWATCH_SASL_PASSWORD");
     sw_conf_destroy(conf);
     return 0;
 }
@@ -729,9 +704,9 @@ static int test_list_and_markdown(void)
         char row[128];
         /* -X list: every property starts a line. */
         snprintf(row, sizeof(row), "\n%s ", defaults[i].name);
-        ASSERT_CONTAINS(l, row);
+        SW_ASSERT_CONTAINS(l, row);
         snprintf(row, sizeof(row), "\n| `%s` |", defaults[i].name);
-        ASSERT_CONTAINS(m, row);
+        SW_ASSERT_CONTAINS(m, row);
     }
     /* Types, ranges, allowed values, defaults and pass-through forms. */
     static const char *const in_list[] = {
@@ -741,12 +716,12 @@ static int test_list_and_markdown(void)
         "empty starts the embedded mock cluster", "list", "enum", "double", "int", "string",
     };
     for (size_t i = 0; i < sizeof(in_list) / sizeof(in_list[0]); i++)
-        ASSERT_CONTAINS(l, in_list[i]);
-    ASSERT_CONTAINS(m, "| Property | Type | Range / values | Default | Description |\n|---|");
-    ASSERT_CONTAINS(m, "| `input.format` | enum | auto, json, avro | `auto` |");
-    ASSERT_CONTAINS(m, "| `window.samples` | int | 1..1000000 | `512` | ");
-    ASSERT_CONTAINS(m, "| `bootstrap.servers` | string | any | (empty) | ");
-    ASSERT_CONTAINS(m, "| `kafka.consumer.<p>` |");
+        SW_ASSERT_CONTAINS(l, in_list[i]);
+    SW_ASSERT_CONTAINS(m, "| Property | Type | Range / values | Default | Description |\n|---|");
+    SW_ASSERT_CONTAINS(m, "| `input.format` | enum | auto, json, avro | `auto` |");
+    SW_ASSERT_CONTAINS(m, "| `window.samples` | int | 1..1000000 | `512` | ");
+    SW_ASSERT_CONTAINS(m, "| `bootstrap.servers` | string | any | (empty) | ");
+    SW_ASSERT_CONTAINS(m, "| `kafka.consumer.<p>` |");
     /* Every Markdown line is a table row with five cells. */
     size_t rows = 0;
     for (const char *p = m; *p; rows++) {
@@ -758,7 +733,7 @@ static int test_list_and_markdown(void)
         SW_ASSERT(*p == '|' && pipes == 6, "bad Markdown row: %.*s", (int)(nl - p), p);
         p = nl + 1;
     }
-    ASSERT_I64(rows, 2 + N_DEFAULTS + 3);
+    SW_ASSERT_I64(rows, 2 + N_DEFAULTS + 3);
     sw_buf_clear(&list);
     sw_buf_clear(&md);
     return 0;

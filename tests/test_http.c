@@ -28,31 +28,6 @@
 #include "stormwatch/sw_metrics.h"
 #include "sw_testlib.h"
 
-#define ASSERT_STREQ(got, want)                                                          \
-    do {                                                                                 \
-        const char *g_ = (got), *w_ = (want);                                            \
-        SW_ASSERT(g_ && w_ && strcmp(g_, w_) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", \
-                  #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");                         \
-    } while (0)
-
-#define ASSERT_CONTAINS(hay, needle)                                                          \
-    do {                                                                                      \
-        const char *h_ = (hay), *n_ = (needle);                                               \
-        SW_ASSERT(h_ && strstr(h_, n_), "%s lacks \"%s\":\n%s", #hay, n_, h_ ? h_ : "(null)"); \
-    } while (0)
-
-#define ASSERT_LACKS(hay, needle)                                            \
-    do {                                                                     \
-        const char *h_ = (hay), *n_ = (needle);                              \
-        SW_ASSERT(!strstr(h_, n_), "%s contains \"%s\":\n%s", #hay, n_, h_); \
-    } while (0)
-
-#define ASSERT_I64(got, want)                                         \
-    do {                                                              \
-        long long g_ = (long long)(got), w_ = (long long)(want);      \
-        SW_ASSERT(g_ == w_, "%s: got %lld, want %lld", #got, g_, w_); \
-    } while (0)
-
 #define HIST "stormwatch_event_processing_seconds"
 
 /* The bucket bounds the format promises, in ns and as rendered. */
@@ -348,7 +323,7 @@ static const char *header(const resp_t *r, const char *name, char *out, size_t o
                   (path));                                                                   \
         SW_ASSERT(r_->status == (want_status), "%s %s: status %d, want %d; body: %s",        \
                   (method), (path), r_->status, (want_status), r_->body);                    \
-        if (want_body) ASSERT_STREQ(r_->body, (const char *)(want_body));                    \
+        if (want_body) SW_ASSERT_STREQ(r_->body, (const char *)(want_body));                    \
     } while (0)
 
 static resp_t g_resp;
@@ -392,40 +367,40 @@ static int test_render_format(void)
 
     const char *text = render(m, &out);
     if (check_exposition(text)) return 1;
-    ASSERT_CONTAINS(text, "# HELP stormwatch_decode_errors_total Input messages that could not "
+    SW_ASSERT_CONTAINS(text, "# HELP stormwatch_decode_errors_total Input messages that could not "
                           "be decoded (sent to the DLQ).\n"
                           "# TYPE stormwatch_decode_errors_total counter\n"
                           "stormwatch_decode_errors_total 3\n");
-    ASSERT_CONTAINS(text, "# TYPE stormwatch_up gauge\nstormwatch_up 1\n");
-    ASSERT_CONTAINS(text, "\nstormwatch_build_info{version=\"" SW_VERSION "\"} 1\n");
-    ASSERT_CONTAINS(text, "\nstormwatch_input_bytes_total 1234567\n");
-    ASSERT_CONTAINS(text, "# TYPE stormwatch_records_out_total counter\n"
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_up gauge\nstormwatch_up 1\n");
+    SW_ASSERT_CONTAINS(text, "\nstormwatch_build_info{version=\"" SW_VERSION "\"} 1\n");
+    SW_ASSERT_CONTAINS(text, "\nstormwatch_input_bytes_total 1234567\n");
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_records_out_total counter\n"
                           "stormwatch_records_out_total{action=\"trigger\"} 1\n"
                           "stormwatch_records_out_total{action=\"update\"} 0\n"
                           "stormwatch_records_out_total{action=\"resolve\"} 2\n"
                           "stormwatch_records_out_total{action=\"summary\"} 0\n");
-    ASSERT_CONTAINS(text, "stormwatch_dlq_records_total{kind=\"decode\"} 0\n"
+    SW_ASSERT_CONTAINS(text, "stormwatch_dlq_records_total{kind=\"decode\"} 0\n"
                           "stormwatch_dlq_records_total{kind=\"invalid\"} 0\n"
                           "stormwatch_dlq_records_total{kind=\"limit\"} 4\n"
                           "stormwatch_dlq_records_total{kind=\"format\"} 0\n");
     /* Topics sorted; quote, backslash and newline escaped. */
-    ASSERT_CONTAINS(text, "# TYPE stormwatch_events_in_total counter\n"
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_events_in_total counter\n"
                           "stormwatch_events_in_total{topic=\"a.topic\"} 1\n"
                           "stormwatch_events_in_total{topic=\"b.topic\"} 2\n"
                           "stormwatch_events_in_total{topic=\"we\\\"ird\\\\topic\\nx\"} 5\n");
-    ASSERT_CONTAINS(text, "\nstormwatch_assigned_partitions 6\n");
-    ASSERT_CONTAINS(text, "\nstormwatch_consumer_total_lag 12\n");
-    ASSERT_CONTAINS(text, "# TYPE stormwatch_last_event_timestamp_seconds gauge\n"
+    SW_ASSERT_CONTAINS(text, "\nstormwatch_assigned_partitions 6\n");
+    SW_ASSERT_CONTAINS(text, "\nstormwatch_consumer_total_lag 12\n");
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_last_event_timestamp_seconds gauge\n"
                           "stormwatch_last_event_timestamp_seconds 1732168800.125\n");
-    ASSERT_CONTAINS(text, "# TYPE " HIST " histogram\n" HIST "_bucket{le=\"1e-06\"} 0\n");
-    ASSERT_CONTAINS(text, HIST "_bucket{le=\"+Inf\"} 0\n" HIST "_sum 0\n" HIST "_count 0\n");
+    SW_ASSERT_CONTAINS(text, "# TYPE " HIST " histogram\n" HIST "_bucket{le=\"1e-06\"} 0\n");
+    SW_ASSERT_CONTAINS(text, HIST "_bucket{le=\"+Inf\"} 0\n" HIST "_sum 0\n" HIST "_count 0\n");
     double start = 0;
     SW_ASSERT(sample_value(text, "process_start_time_seconds", &start), "no start time");
     double now = (double)sw_wall_ms() / 1000.0;
     SW_ASSERT(start <= now && start > now - 60, "start time %.3f, now %.3f", start, now);
     /* Lag series are hidden until measured. */
-    ASSERT_CONTAINS(text, "# TYPE stormwatch_consumer_lag gauge\n# HELP");
-    ASSERT_LACKS(text, "stormwatch_consumer_lag{");
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_consumer_lag gauge\n# HELP");
+    SW_ASSERT_LACKS(text, "stormwatch_consumer_lag{");
 
     sw_metrics_series_set(l1, 7);
     sw_metrics_series_set(l0, 0);
@@ -433,21 +408,21 @@ static int test_render_format(void)
     SW_ASSERT(sw_metrics_lag_add(m, "t", 1) == l1, "second reference, different series");
     text = render(m, &out);
     if (check_exposition(text)) return 1;
-    ASSERT_CONTAINS(text, "# TYPE stormwatch_consumer_lag gauge\n"
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_consumer_lag gauge\n"
                           "stormwatch_consumer_lag{topic=\"t\",partition=\"0\"} 0\n"
                           "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
                           "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
     sw_metrics_lag_remove(m, l1); /* one reference left */
     sw_metrics_lag_remove(m, l0);
     text = render(m, &out);
-    ASSERT_LACKS(text, "partition=\"0\"");
-    ASSERT_CONTAINS(text, "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
+    SW_ASSERT_LACKS(text, "partition=\"0\"");
+    SW_ASSERT_CONTAINS(text, "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
                           "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
     sw_metrics_lag_remove(m, l1);
     sw_metrics_lag_remove(m, NULL);
     text = render(m, &out);
-    ASSERT_LACKS(text, "partition=\"1\"");
-    ASSERT_CONTAINS(text, "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
+    SW_ASSERT_LACKS(text, "partition=\"1\"");
+    SW_ASSERT_CONTAINS(text, "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
 
     /* Engine stats: gauges from the total, counters from deltas. */
     sw_detect_stats_t prev, cur, tot;
@@ -474,8 +449,8 @@ static int test_render_format(void)
     ASSERT_SAMPLE(text, "stormwatch_engine_state_bytes", 1 << 20);
     SW_ASSERT(sw_metrics_get(m, SW_M_DUPLICATE_SAMPLES) == 9, "get: %g",
               sw_metrics_get(m, SW_M_DUPLICATE_SAMPLES));
-    ASSERT_I64(sw_metrics_series_get(l10), 3);
-    ASSERT_I64(sw_metrics_series_get(weird), 5);
+    SW_ASSERT_I64(sw_metrics_series_get(l10), 3);
+    SW_ASSERT_I64(sw_metrics_series_get(weird), 5);
 
     sw_metrics_lag_remove(m, l10);
     sw_buf_clear(&out);
@@ -494,7 +469,7 @@ static int test_histogram(void)
     for (size_t i = 0; i < sizeof(obs) / sizeof(obs[0]); i++) sw_metrics_observe_ns(m, obs[i]);
     const char *text = render(m, &out);
     if (check_exposition(text)) return 1;
-    ASSERT_CONTAINS(text, HIST "_bucket{le=\"1e-06\"} 2\n"
+    SW_ASSERT_CONTAINS(text, HIST "_bucket{le=\"1e-06\"} 2\n"
                           HIST "_bucket{le=\"2.5e-06\"} 4\n"
                           HIST "_bucket{le=\"5e-06\"} 4\n"
                           HIST "_bucket{le=\"1e-05\"} 4\n"
@@ -524,12 +499,12 @@ static int test_histogram(void)
         uint64_t per[N_BUCKETS], count;
         double sum;
         if (read_histogram(text, per, &count, &sum)) return 1;
-        ASSERT_I64(count, total);
+        SW_ASSERT_I64(count, total);
         SW_ASSERT(sum == (double)total_ns / 1e9, "round %d: _sum %.17g, want %.17g", round, sum,
                   (double)total_ns / 1e9);
         text = render(m, &out);
         if (read_histogram(text, per, &count, &sum)) return 1;
-        ASSERT_I64(count, total);
+        SW_ASSERT_I64(count, total);
     }
     sw_buf_clear(&out);
     sw_metrics_destroy(m);
@@ -592,7 +567,7 @@ static int test_concurrency(void)
     for (int j = 0; j < N_OBS; j++) {
         int b = 0;
         while (k_obs_ns[j] > k_bound_ns[b]) b++;
-        ASSERT_I64(b, k_obs_bucket[j]);
+        SW_ASSERT_I64(b, k_obs_bucket[j]);
     }
     hammer_t hm;
     memset(&hm, 0, sizeof(hm));
@@ -648,15 +623,15 @@ static int test_concurrency(void)
     uint64_t per[N_BUCKETS], count;
     double sum;
     if (read_histogram(text, per, &count, &sum) || check_obs_sum(per, sum, -1)) return 1;
-    ASSERT_I64(count, hm.iterations);
+    SW_ASSERT_I64(count, hm.iterations);
     for (int j = 0; j < N_OBS; j++) {
         uint64_t want = hm.iterations / N_OBS + ((uint64_t)j < hm.iterations % N_OBS);
-        ASSERT_I64(per[k_obs_bucket[j]], want);
+        SW_ASSERT_I64(per[k_obs_bucket[j]], want);
     }
     ASSERT_SAMPLE(text, "stormwatch_decode_errors_total", hm.iterations);
     ASSERT_SAMPLE(text, "stormwatch_events_in_total{topic=\"gpu.mem\"}", hm.iterations);
     ASSERT_SAMPLE(text, "stormwatch_jobs_tracked", hm.iterations - 1);
-    ASSERT_LACKS(text, "topic=\"hammer\"");
+    SW_ASSERT_LACKS(text, "topic=\"hammer\"");
     sw_buf_clear(&out);
     sw_metrics_destroy(hm.m);
     return 0;
@@ -667,29 +642,29 @@ static int test_health_rules(void)
     sw_metrics_t *m = sw_metrics_new();
     char why[256] = "";
     SW_ASSERT(!sw_metrics_check_health(m, 5000, 30000, why, sizeof(why)), "healthy before a beat");
-    ASSERT_STREQ(why, "no heartbeat yet");
+    SW_ASSERT_STREQ(why, "no heartbeat yet");
     sw_metrics_heartbeat(m, 1000);
     SW_ASSERT(sw_metrics_check_health(m, 1000, 30000, why, sizeof(why)), "unhealthy at once");
     SW_ASSERT(sw_metrics_check_health(m, 30999, 30000, why, sizeof(why)), "unhealthy at 29.999 s");
     SW_ASSERT(!sw_metrics_check_health(m, 31000, 30000, why, sizeof(why)), "healthy at 30 s");
-    ASSERT_STREQ(why, "stale: last heartbeat 30.0 s ago (limit 30.0 s)");
+    SW_ASSERT_STREQ(why, "stale: last heartbeat 30.0 s ago (limit 30.0 s)");
     sw_metrics_heartbeat(m, 31000);
     SW_ASSERT(sw_metrics_check_health(m, 31500, 30000, why, sizeof(why)), "a new beat counts");
 
     SW_ASSERT(!sw_metrics_check_ready(m, 100, why, sizeof(why)), "ready without partitions");
-    ASSERT_STREQ(why, "no partitions assigned");
+    SW_ASSERT_STREQ(why, "no partitions assigned");
     sw_metrics_set_ready_state(m, true, -1);
     SW_ASSERT(!sw_metrics_check_ready(m, 100, why, sizeof(why)), "ready with unknown lag");
-    ASSERT_STREQ(why, "consumer lag unknown");
+    SW_ASSERT_STREQ(why, "consumer lag unknown");
     sw_metrics_set_ready_state(m, true, 100);
     SW_ASSERT(sw_metrics_check_ready(m, 100, why, sizeof(why)), "not ready at the limit");
     sw_metrics_set_ready_state(m, true, 12345);
     SW_ASSERT(!sw_metrics_check_ready(m, 1000, why, sizeof(why)), "ready while lagging");
-    ASSERT_STREQ(why, "lagging: 12345 messages behind (limit 1000)");
-    ASSERT_I64(sw_metrics_get(m, SW_M_CONSUMER_TOTAL_LAG), 12345);
+    SW_ASSERT_STREQ(why, "lagging: 12345 messages behind (limit 1000)");
+    SW_ASSERT_I64(sw_metrics_get(m, SW_M_CONSUMER_TOTAL_LAG), 12345);
     sw_metrics_set_ready_state(m, false, 0);
     SW_ASSERT(!sw_metrics_check_ready(m, 1000, why, sizeof(why)), "ready after revocation");
-    ASSERT_STREQ(why, "no partitions assigned");
+    SW_ASSERT_STREQ(why, "no partitions assigned");
     sw_metrics_destroy(m);
     return 0;
 }
@@ -708,31 +683,31 @@ static int test_http_routes(void)
 
     sw_metrics_add(m, SW_M_COMMITS, 42);
     SW_ASSERT(http(port, "GET", "/metrics", NULL, &g_resp) == 0, "GET /metrics");
-    ASSERT_I64(g_resp.status, 200);
-    ASSERT_STREQ(header(&g_resp, "Content-Type", hv, sizeof(hv)),
+    SW_ASSERT_I64(g_resp.status, 200);
+    SW_ASSERT_STREQ(header(&g_resp, "Content-Type", hv, sizeof(hv)),
                  "text/plain; version=0.0.4; charset=utf-8");
     sw_buf_t want;
     sw_buf_init(&want);
     sw_metrics_render(m, &want);
-    ASSERT_STREQ(g_resp.body, sw_buf_cstr(&want));
+    SW_ASSERT_STREQ(g_resp.body, sw_buf_cstr(&want));
     sw_buf_clear(&want);
     if (check_exposition(g_resp.body)) return 1;
-    ASSERT_CONTAINS(g_resp.body, "\nstormwatch_commits_total 42\n");
+    SW_ASSERT_CONTAINS(g_resp.body, "\nstormwatch_commits_total 42\n");
     ASSERT_HTTP(port, "GET", "/metrics?name[]=up", 200, NULL);
-    ASSERT_CONTAINS(g_resp.body, "\nstormwatch_up 1\n");
+    SW_ASSERT_CONTAINS(g_resp.body, "\nstormwatch_up 1\n");
     ASSERT_HTTP(port, "HEAD", "/metrics", 200, "");
 
     ASSERT_HTTP(port, "GET", "/", 404, "not found\n");
     ASSERT_HTTP(port, "GET", "/metricsx", 404, "not found\n");
     ASSERT_HTTP(port, "DELETE", "/healthz", 405, "method not allowed\n");
-    ASSERT_STREQ(header(&g_resp, "Allow", hv, sizeof(hv)), "GET, HEAD");
+    SW_ASSERT_STREQ(header(&g_resp, "Allow", hv, sizeof(hv)), "GET, HEAD");
     SW_ASSERT(http(port, "POST", "/metrics", "a=b&c=d", &g_resp) == 0, "POST /metrics");
-    ASSERT_I64(g_resp.status, 405);
-    ASSERT_STREQ(g_resp.body, "method not allowed\n");
+    SW_ASSERT_I64(g_resp.status, 405);
+    SW_ASSERT_STREQ(g_resp.body, "method not allowed\n");
 
     /* Liveness follows the heartbeat (same monotonic clock as the server). */
     ASSERT_HTTP(port, "GET", "/healthz", 503, "no heartbeat yet\n");
-    ASSERT_STREQ(header(&g_resp, "Content-Type", hv, sizeof(hv)), "text/plain; charset=utf-8");
+    SW_ASSERT_STREQ(header(&g_resp, "Content-Type", hv, sizeof(hv)), "text/plain; charset=utf-8");
     sw_metrics_heartbeat(m, sw_clock_ms());
     ASSERT_HTTP(port, "GET", "/healthz", 200, "ok\n");
     sw_metrics_heartbeat(m, sw_clock_ms() - 45000);
@@ -787,7 +762,7 @@ static int test_bind_errors(void)
     SW_ASSERT(!sw_http_start(addr, m, 0, 1000, err, sizeof(err)), "bound %s twice", addr);
     snprintf(want, sizeof(want), "metrics.listen \"%s\": cannot bind: Address already in use",
              addr);
-    ASSERT_STREQ(err, want);
+    SW_ASSERT_STREQ(err, want);
     /* The first server still answers. */
     ASSERT_HTTP(sw_http_port(h), "GET", "/readyz", 503, "no partitions assigned\n");
     sw_http_stop(h);
@@ -813,10 +788,10 @@ static int test_bind_errors(void)
         err[0] = '\0';
         sw_http_t *hb = sw_http_start(bad[i].listen, m, 0, 1000, err, sizeof(err));
         SW_ASSERT(!hb, "\"%s\" accepted", bad[i].listen);
-        ASSERT_STREQ(err, bad[i].err);
+        SW_ASSERT_STREQ(err, bad[i].err);
     }
     SW_ASSERT(!sw_http_start(":0", m, 0, 0, err, sizeof(err)), "stale 0 accepted");
-    ASSERT_STREQ(err, "metrics.listen \":0\": max lag 0 and stale time 0 ms must be >= 0 and > 0");
+    SW_ASSERT_STREQ(err, "metrics.listen \":0\": max lag 0 and stale time 0 ms must be >= 0 and > 0");
     SW_ASSERT(!sw_http_start(":0", m, -1, 1000, err, sizeof(err)), "max lag -1 accepted");
     SW_ASSERT(!sw_http_start(NULL, m, 0, 1000, err, sizeof(err)), "NULL accepted");
     sw_metrics_destroy(m);
@@ -871,7 +846,7 @@ static int test_restart(void)
         /* The port has connections in TIME_WAIT: SO_REUSEADDR lets us rebind. */
         h = sw_http_start(addr, m, 0, 1000, err, sizeof(err));
         SW_ASSERT(h, "restart %d: %s", i, err);
-        ASSERT_I64(sw_http_port(h), port);
+        SW_ASSERT_I64(sw_http_port(h), port);
         sw_metrics_add(m, SW_M_REBALANCES, 1);
         ASSERT_HTTP(port, "GET", "/metrics", 200, NULL);
         double v = 0;
@@ -880,7 +855,7 @@ static int test_restart(void)
         if (i % 2) ASSERT_HTTP(port, "GET", "/readyz", 503, NULL);
         sw_http_stop(h);
     }
-    ASSERT_I64(count_fds(), fds);
+    SW_ASSERT_I64(count_fds(), fds);
     sw_metrics_destroy(m);
     return 0;
 }
