@@ -74,68 +74,8 @@ cleanup() {  # newest first: clients before the mock cluster they talk to
 trap cleanup EXIT
 trap 'die "unexpected failure at bench/kafka.sh line $LINENO: $BASH_COMMAND"' ERR
 
-# stop_pid PID [SECONDS]: SIGTERM, wait up to SECONDS (default 120), then SIGKILL.
-stop_pid() {
-    local pid=$1 limit=${2:-120} i
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < limit * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        log "process $pid did not stop within ${limit}s; killing it"
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-    local keep=() p
-    for p in "${PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
-    PIDS=("${keep[@]}")
-}
-
-# kv FILE KEY -> value of a key=value line
-kv() { sed -n "s/^$2=//p" "$1" | tail -n 1; }
-
 # ---------------------------------------------------------------- binaries
-declare -a CMDS_USED=()
-note() { CMDS_USED+=("$(quote_cmd "$@")"); }
-
-if [[ ! -f $KBUILD/CMakeCache.txt ]]; then
-    log "configuring ${KBUILD#"$ROOT"/} (RelWithDebInfo)"
-    cmake -S . -B "$KBUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF >&2
-fi
-BIN=${SW_BIN:-${BENCH_BIN:-}}
-FROM_HEAD=${KBENCH_FROM_HEAD:-0}
-if [[ -z $BIN && $FROM_HEAD == 1 ]]; then
-    # The committed HEAD, exported clean: other people's uncommitted edits
-    # in this work tree do not end up in the measured binary.
-    HEAD_REV=$(git -C "$ROOT" rev-parse --short HEAD)
-    HEAD_DIR=$KBUILD/head-$HEAD_REV
-    if [[ ! -x $HEAD_DIR/build/stormwatch ]]; then
-        log "building stormwatch from a clean export of HEAD ($HEAD_REV) in ${HEAD_DIR#"$ROOT"/}"
-        rm -rf "$HEAD_DIR"
-        mkdir -p "$HEAD_DIR/src"
-        git -C "$ROOT" archive HEAD | tar -x -C "$HEAD_DIR/src"
-        cmake -S "$HEAD_DIR/src" -B "$HEAD_DIR/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF >&2
-        cmake --build "$HEAD_DIR/build" -j2 --target stormwatch >&2
-    fi
-    BIN=$HEAD_DIR/build/stormwatch
-    log "building ${KBUILD#"$ROOT"/}: sw_kbench (measuring HEAD $HEAD_REV)"
-    cmake --build "$KBUILD" -j2 --target sw_kbench >&2
-elif [[ -z $BIN ]]; then
-    log "building ${KBUILD#"$ROOT"/}: stormwatch, sw_kbench"
-    cmake --build "$KBUILD" -j2 --target stormwatch sw_kbench >&2
-    BIN=$KBUILD/stormwatch
-else
-    log "building ${KBUILD#"$ROOT"/}: sw_kbench (measuring $BIN)"
-    cmake --build "$KBUILD" -j2 --target sw_kbench >&2
-fi
-KB=$KBUILD/bench/sw_kbench
-[[ -x $BIN ]] || die "no stormwatch binary at $BIN"
-[[ -x $KB ]] || die "no sw_kbench at $KB"
-VERSION=$("$BIN" --version | awk '{ print $NF }')
-BUILD_TYPE=unknown
-BIN_DIR=$(dirname "$BIN")
-[[ -f $BIN_DIR/CMakeCache.txt ]] && BUILD_TYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BIN_DIR/CMakeCache.txt")
+kbench_binaries
 
 # ---------------------------------------------------------------- cluster
 LAT_TOPICS=()
@@ -144,7 +84,7 @@ log "starting the mock cluster ($BROKERS brokers)"
 rm -f "$RUN/bootstrap"
 MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic kb.alerts:8 --topic kb.dlq:8
     --topic kb.state:1 --topic kb.lat.alerts:8 "${LAT_TOPICS[@]}" --bootstrap-file "$RUN/bootstrap")
-note "${MOCK[@]}"
+note_cmd "${MOCK[@]}"
 "${MOCK[@]}" >"$RUN/mock.out" 2>"$RUN/mock.err" &
 MOCK_PID=$!
 PIDS+=("$MOCK_PID")
@@ -162,7 +102,7 @@ sw_start() {
         -X "group.id=$group" -X metrics.listen=127.0.0.1:0 "$@")
     # shellcheck disable=SC2206
     [[ -n $SW_ARGS ]] && cmd+=($SW_ARGS)
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" 2>"$logf" &
     SW_PID=$!
     PIDS+=("$SW_PID")
@@ -183,7 +123,7 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 if [[ $DO_TP == 1 || $PROFILE == 1 ]]; then
 log "producing $(fmt_int "$EVENTS") Avro events ($JOBS jobs x $RANKS ranks x $SAMPLES samples) to kb.in ($PARTS partitions)"
 LOAD=("$KB" load -b "$BOOT" -t kb.in -P "$PARTS" --gen "jobs=$JOBS,ranks=$RANKS,samples=$SAMPLES,prefix=kb")
-note "${LOAD[@]}"
+note_cmd "${LOAD[@]}"
 "${LOAD[@]}" >"$RUN/load.out" 2>"$RUN/load.err" || { cat "$RUN/load.err" >&2; die "load failed"; }
 [[ $(kv "$RUN/load.out" delivered) == "$EVENTS" ]] || die "load delivered $(kv "$RUN/load.out" delivered) of $EVENTS"
 [[ $(kv "$RUN/load.out" topic_high_watermark_sum) == "$EVENTS" ]] || die "kb.in holds $(kv "$RUN/load.out" topic_high_watermark_sum) messages, expected $EVENTS"
@@ -218,7 +158,7 @@ run_count() {  # VARIANT REP
     [[ $v == tuned ]] && x=(-X "$TUNED_X")
     local f="$RUN/count.$v.$r.out" spawn=$EPOCHREALTIME
     local cmd=("$KB" count -b "$BOOT" -t kb.in -n "$EVENTS" -g "kb-count-$v-$r" "${x[@]}")
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$f" 2>"$RUN/count.$v.$r.err" || { cat "$RUN/count.$v.$r.err" >&2; die "count consumer failed"; }
     tp_row count "$v" "$r" "$spawn" "$f"
 }
@@ -267,7 +207,7 @@ for ((i = 1; DO_LAT && i <= ${#LATV[@]}; i++)); do
     sw_start "kb-lat-$i" "kb.lat$i.in" kb.lat.alerts "$RUN/lat.$i.log" "${xargs_arr[@]}"
     cmd=("$KB" latency -b "$BOOT" -t "kb.lat$i.in" -o kb.lat.alerts --storms "$STORMS" --warmup 3
         --gap-min-ms 50 --gap-max-ms 550 --timeout-ms 30000 --raw "$RUN/lat.$i.tsv" -j "kb-lat$i" --seed "$i")
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$RUN/lat.$i.out" 2>"$RUN/lat.$i.err" || log "  latency run $i reported missed triggers (see $RUN/lat.$i.err)"
     stop_pid "$SW_PID"
     f=$RUN/lat.$i.out
@@ -291,7 +231,7 @@ if [[ $PROFILE == 1 ]]; then
         -X "bootstrap.servers=$BOOT" -X input.topics=kb.in -X output.topic=kb.alerts -X dlq.topic=kb.dlq
         -X state.topic=kb.state -X group.id=kb-profile -X metrics.listen=127.0.0.1:0
         -X "kafka.consumer.$TUNED_X")
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" 2>"$RUN/profile.log" &
     SW_PID=$!
     PIDS+=("$SW_PID")

@@ -105,3 +105,71 @@ verdict_max() {
         if (v <= t) printf "PASS (%.0f%% headroom)", (1 - v / t) * 100
         else printf "**FAIL** (%.0f%% over target)", (v / t - 1) * 100 }'
 }
+
+# ---------------------------------------------------------------- kafka.sh, soak.sh
+
+# stop_pid PID [SECONDS]: SIGTERM, wait up to SECONDS (default 120), then
+# SIGKILL; PID leaves the caller's PIDS array.
+stop_pid() {
+    local pid=$1 limit=${2:-120} i
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < limit * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        log "process $pid did not stop within ${limit}s; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+    local keep=() p
+    for p in "${PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
+    PIDS=("${keep[@]}")
+}
+
+# kv FILE KEY -> value of a key=value line
+kv() { sed -n "s/^$2=//p" "$1" | tail -n 1; }
+
+# kbench_binaries: configure $KBUILD (RelWithDebInfo) if needed, build
+# sw_kbench there and pick the stormwatch to measure: $SW_BIN or $BENCH_BIN,
+# else with KBENCH_FROM_HEAD=1 one built from a clean export of HEAD (so
+# uncommitted edits in the work tree are not measured), else $KBUILD's.
+# Sets BIN, KB, VERSION, BUILD_TYPE, FROM_HEAD and (from HEAD) HEAD_REV.
+kbench_binaries() {
+    if [[ ! -f $KBUILD/CMakeCache.txt ]]; then
+        log "configuring ${KBUILD#"$ROOT"/} (RelWithDebInfo)"
+        cmake -S "$ROOT" -B "$KBUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF >&2
+    fi
+    BIN=${SW_BIN:-${BENCH_BIN:-}}
+    FROM_HEAD=${KBENCH_FROM_HEAD:-0}
+    if [[ -z $BIN && $FROM_HEAD == 1 ]]; then
+        HEAD_REV=$(git -C "$ROOT" rev-parse --short HEAD)
+        local head_dir=$KBUILD/head-$HEAD_REV
+        if [[ ! -x $head_dir/build/stormwatch ]]; then
+            log "building stormwatch from a clean export of HEAD ($HEAD_REV) in ${head_dir#"$ROOT"/}"
+            rm -rf "$head_dir"
+            mkdir -p "$head_dir/src"
+            git -C "$ROOT" archive HEAD | tar -x -C "$head_dir/src"
+            cmake -S "$head_dir/src" -B "$head_dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF >&2
+            cmake --build "$head_dir/build" -j2 --target stormwatch >&2
+        fi
+        BIN=$head_dir/build/stormwatch
+        log "building ${KBUILD#"$ROOT"/}: sw_kbench (measuring HEAD $HEAD_REV)"
+        cmake --build "$KBUILD" -j2 --target sw_kbench >&2
+    elif [[ -z $BIN ]]; then
+        log "building ${KBUILD#"$ROOT"/}: stormwatch, sw_kbench"
+        cmake --build "$KBUILD" -j2 --target stormwatch sw_kbench >&2
+        BIN=$KBUILD/stormwatch
+    else
+        log "building ${KBUILD#"$ROOT"/}: sw_kbench (measuring $BIN)"
+        cmake --build "$KBUILD" -j2 --target sw_kbench >&2
+    fi
+    KB=$KBUILD/bench/sw_kbench
+    [[ -x $BIN ]] || die "no stormwatch binary at $BIN"
+    [[ -x $KB ]] || die "no sw_kbench at $KB"
+    VERSION=$("$BIN" --version | awk '{ print $NF }')
+    BUILD_TYPE=unknown
+    local cache
+    cache=$(dirname "$BIN")/CMakeCache.txt
+    if [[ -f $cache ]]; then BUILD_TYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$cache"); fi
+}

@@ -59,62 +59,8 @@ cleanup() {  # newest first: clients before the mock cluster they talk to
 trap cleanup EXIT
 trap 'die "unexpected failure at bench/soak.sh line $LINENO: $BASH_COMMAND"' ERR
 
-stop_pid() {  # PID [SECONDS]
-    local pid=$1 limit=${2:-120} i
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < limit * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        log "process $pid did not stop within ${limit}s; killing it"
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-    local keep=() p
-    for p in "${PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
-    PIDS=("${keep[@]}")
-}
-kv() { sed -n "s/^$2=//p" "$1" | tail -n 1; }
-declare -a CMDS_USED=()
-note() { CMDS_USED+=("$(quote_cmd "$@")"); }
-
 # ---------------------------------------------------------------- binaries
-if [[ ! -f $KBUILD/CMakeCache.txt ]]; then
-    log "configuring ${KBUILD#"$ROOT"/} (RelWithDebInfo)"
-    cmake -S . -B "$KBUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF >&2
-fi
-BIN=${SW_BIN:-${BENCH_BIN:-}}
-FROM_HEAD=${KBENCH_FROM_HEAD:-0}
-if [[ -z $BIN && $FROM_HEAD == 1 ]]; then
-    # The committed HEAD, exported clean: other people's uncommitted edits
-    # in this work tree do not end up in the measured binary.
-    HEAD_REV=$(git -C "$ROOT" rev-parse --short HEAD)
-    HEAD_DIR=$KBUILD/head-$HEAD_REV
-    if [[ ! -x $HEAD_DIR/build/stormwatch ]]; then
-        log "building stormwatch from a clean export of HEAD ($HEAD_REV) in ${HEAD_DIR#"$ROOT"/}"
-        rm -rf "$HEAD_DIR"
-        mkdir -p "$HEAD_DIR/src"
-        git -C "$ROOT" archive HEAD | tar -x -C "$HEAD_DIR/src"
-        cmake -S "$HEAD_DIR/src" -B "$HEAD_DIR/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF >&2
-        cmake --build "$HEAD_DIR/build" -j2 --target stormwatch >&2
-    fi
-    BIN=$HEAD_DIR/build/stormwatch
-    log "building ${KBUILD#"$ROOT"/}: sw_kbench (measuring HEAD $HEAD_REV)"
-    cmake --build "$KBUILD" -j2 --target sw_kbench >&2
-elif [[ -z $BIN ]]; then
-    log "building ${KBUILD#"$ROOT"/}: stormwatch, sw_kbench"
-    cmake --build "$KBUILD" -j2 --target stormwatch sw_kbench >&2
-    BIN=$KBUILD/stormwatch
-else
-    log "building ${KBUILD#"$ROOT"/}: sw_kbench (measuring $BIN)"
-    cmake --build "$KBUILD" -j2 --target sw_kbench >&2
-fi
-KB=$KBUILD/bench/sw_kbench
-[[ -x $BIN && -x $KB ]] || die "missing binaries ($BIN, $KB)"
-VERSION=$("$BIN" --version | awk '{ print $NF }')
-BUILD_TYPE=unknown
-[[ -f $(dirname "$BIN")/CMakeCache.txt ]] && BUILD_TYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$(dirname "$BIN")/CMakeCache.txt")
+kbench_binaries
 
 # ---------------------------------------------------------------- cluster
 # One input topic per variant (a new group reads its topic from the start).
@@ -124,7 +70,7 @@ log "starting the mock cluster (3 brokers)"
 MOCK=("$BIN" mock --brokers 3 --topic "soak.main:$MAIN_PARTS" --topic "soak.idle:$JOBS"
     --topic "soak.limit:$LIMIT_PARTS" --topic soak.alerts:8 --topic soak.dlq:8 --topic soak.state:1
     --bootstrap-file "$RUN/bootstrap")
-note "${MOCK[@]}"
+note_cmd "${MOCK[@]}"
 "${MOCK[@]}" >"$RUN/mock.out" 2>"$RUN/mock.err" &
 PIDS+=("$!")
 for ((i = 0; i < 300; i++)); do [[ -s $RUN/bootstrap ]] && break; sleep 0.1; done
@@ -141,7 +87,7 @@ sw_start() {
         -X metrics.listen=127.0.0.1:0 "$@")
     # shellcheck disable=SC2206
     [[ -n $SW_ARGS ]] && cmd+=($SW_ARGS)
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" 2>"$logf" &
     SW_PID=$!
     PIDS+=("$SW_PID")
@@ -181,7 +127,7 @@ load() {
     for g in "$@"; do gens+=(--gen "$g"); done
     local cmd=("$KB" load -b "$BOOT" -t "$topic" -P "$parts" "${gens[@]}" --throttle-url "$SW_URL"
         --max-ahead "$AHEAD" --progress)
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$RUN/$name.load.out" 2>"$RUN/$name.load.err" || { cat "$RUN/$name.load.err" >&2; die "load $name failed"; }
     LOADED=$(kv "$RUN/$name.load.out" delivered)
     log "  $name: produced $(fmt_int "$LOADED") events ($(kv "$RUN/$name.load.out" avg_value_bytes) B each) in $(kv "$RUN/$name.load.out" seconds) s"
@@ -190,7 +136,7 @@ load() {
 # start_sampler NAME: 1 Hz samples of the daemon into NAME.tsv
 start_sampler() {
     local cmd=("$KB" watch --url "$SW_URL" --pid "$SW_PID" --interval-ms 1000 --tsv "$RUN/$1.tsv")
-    note "${cmd[@]}"
+    note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$RUN/$1.watch.out" 2>"$RUN/$1.watch.err" &
     SAMPLER_PID=$!
     PIDS+=("$SAMPLER_PID")
