@@ -281,3 +281,16 @@ bool sw_test_event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_
 #undef EQ_OI
 #undef EQ_OS
 }
+
+int sw_test_metrics_port(const char *log_path)
+{
+    sw_buf_t log;
+    sw_buf_init(&log);
+    int port = 0;
+    if (sw_test_read_file(log_path, &log)) {
+        const char *at = strstr(sw_buf_cstr(&log), "(port ");
+        if (at) port = atoi(at + 6);
+    }
+    sw_buf_clear(&log);
+    return port;
+}

@@ -81,6 +81,10 @@ json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_
  *         (0 on error), the body in *body. */
 int sw_test_http_get(int port, const char *path, sw_buf_t *body);
 
+/** @brief The metrics port a daemon logged ("... (port N)") in log file
+ *         @p log_path; 0 when there is none. */
+int sw_test_metrics_port(const char *log_path);
+
 /** @brief Value of the Prometheus sample line that starts with @p series
  *         (name and labels as rendered); -1 when absent. */
 double sw_test_metric(const char *text, const char *series);

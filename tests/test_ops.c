@@ -134,9 +134,7 @@ static int test_daemon(void)
     sw_buf_t log, body;
     sw_buf_init(&log);
     sw_buf_init(&body);
-    SW_ASSERT(read_file(path_in("run.err"), &log) == 0, "no log");
-    const char *at = strstr(log.data, "(port ");
-    int port = at ? atoi(at + 6) : 0;
+    int port = sw_test_metrics_port(path_in("run.err"));
     SW_ASSERT(port > 0, "no port in the log");
     int failed = 0;
     int st = sw_test_http_get(port, "/healthz", &body);
