@@ -469,8 +469,10 @@ static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
          * sent (and a restart would meet it again): send it condensed. */
         size_t full = r->value.len;
         sw_record_t small;
-        if (sw_record_condense(rec, &arena, &small)) avro = encode_record(r, p, &small);
-        m_add(r, SW_M_RECORDS_CONDENSED, 1);
+        if (sw_record_condense(rec, &arena, &small)) {
+            avro = encode_record(r, p, &small);
+            m_add(r, SW_M_RECORDS_CONDENSED, 1);
+        }
         sw_log(r->log, SW_LOG_WARN,
                "%s record for %s [%d] offset %lld is %zu bytes, over message.max.bytes: sent "
                "condensed (%zu bytes; rank lists, suspects and notes cut, as its last note says)",
