@@ -295,9 +295,9 @@ RATIO_CPU=$(calc "$s_cpu / $c_cpu")
 read -r pr pr_lo pr_hi < <(paired default 7)
 fi
 
-DEF_LINGER=$(sed -n 's/.*{"linger.ms", "\([0-9]*\)"}.*/\1/p' src/sw_kafka.c | head -n 1)
-DEF_FETCH=$(sed -n 's/.*{"fetch.wait.max.ms", "\([0-9]*\)"}.*/\1/p' src/sw_kafka.c | head -n 1)
-DEF_QMIN=$(sed -n 's/.*{"queued.min.messages", "\([0-9]*\)"}.*/\1/p' src/sw_kafka.c | head -n 1)
+DEF_LINGER=$(sed -n 's/.*{"linger.ms", "\([0-9]*\)"}.*/\1/p' src/kafka/sw_kafka.c | head -n 1)
+DEF_FETCH=$(sed -n 's/.*{"fetch.wait.max.ms", "\([0-9]*\)"}.*/\1/p' src/kafka/sw_kafka.c | head -n 1)
+DEF_QMIN=$(sed -n 's/.*{"queued.min.messages", "\([0-9]*\)"}.*/\1/p' src/kafka/sw_kafka.c | head -n 1)
 CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 GIT_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ $FROM_HEAD == 1 && -z ${SW_BIN:-${BENCH_BIN:-}} ]]; then GIT_REV="$HEAD_REV (clean export of HEAD)"
@@ -383,7 +383,7 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
     echo "Settings that matter (librdkafka $RDK):"
     echo
     setting() {  # VALUE_FROM_SRC LIBRDKAFKA_DEFAULT
-        if [[ -n $1 ]]; then echo "$1 (set in src/sw_kafka.c; the librdkafka default is $2)"
+        if [[ -n $1 ]]; then echo "$1 (set in src/kafka/sw_kafka.c; the librdkafka default is $2)"
         else echo "$2 (the librdkafka default; stormwatch does not set it)"; fi
     }
     echo "- stormwatch producer: linger.ms = $(setting "$DEF_LINGER" 5)."

@@ -26,11 +26,11 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "stormwatch/sw_alloc.h"
-#include "stormwatch/sw_codec_avro.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_gen.h"
-#include "stormwatch/sw_types.h"
+#include "sw_alloc.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_telemetry.h"
+#include "sw_gen.h"
+#include "sw_types.h"
 
 #define KB_MAX_GENS 8     /* --gen specs per load */
 #define KB_MAX_X 32       /* -X properties per command */

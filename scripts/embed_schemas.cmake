@@ -1,6 +1,6 @@
 # Embed the Avro schema files into a C source as NUL-terminated arrays.
 # Usage: cmake -DOUT=file.c -DNAMES="a;b" -DFILES="x.avsc;y.avsc" -P embed_schemas.cmake
-set(code "/* Generated from the schemas/ folder by scripts/embed_schemas.cmake. */\n#include \"stormwatch/sw_schemas.h\"\n")
+set(code "/* Generated from the schemas/ folder by scripts/embed_schemas.cmake. */\n#include \"sw_schemas.h\"\n")
 list(LENGTH NAMES n)
 math(EXPR last "${n} - 1")
 foreach(i RANGE ${last})

@@ -1,10 +1,10 @@
 /* Test helpers for processes and Kafka (see sw_proc.h). */
 #include "sw_proc.h"
 
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_avro.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
 
 #include <fcntl.h>
 #include <signal.h>

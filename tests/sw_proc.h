@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "stormwatch/sw_types.h"
+#include "sw_types.h"
 
 /** @brief Start argv[0] with argv; stdout/stderr to the given files (NULL: inherit). */
 pid_t sw_proc_spawn(char *const argv[], const char *out_path, const char *err_path);

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stormwatch/sw_event.h"
-#include "stormwatch/sw_types.h"
+#include "sw_event.h"
+#include "sw_types.h"
 
 /**
  * @brief SPEC 7 equality of @p got and @p want: same keys (order free),

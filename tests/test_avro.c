@@ -1,5 +1,5 @@
 /*
- * The hand-written Avro codecs (src/sw_codec_avro.c) against Avro C: the
+ * The hand-written Avro codecs (src/codec/sw_codec_avro.c) against Avro C: the
  * embedded schemas parse; every valid fixture event survives encode ->
  * Avro C decode (same values as the JSON line) and encode -> our decode
  * (same sw_event_t); Avro C's own encoding decodes with ours; every stream
@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_avro.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_schemas.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_schemas.h"
 #include "sw_testlib.h"
 
 #define EV_SCHEMA_ID 1

@@ -4,15 +4,15 @@
  * precedence, pass-through order, secret redaction, list parsing and the
  * generated -X list / Markdown output. No Kafka, no network.
  */
-#include "stormwatch/sw_conf.h"
+#include "sw_conf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "stormwatch/sw_alloc.h"
-#include "stormwatch/sw_analysis.h"
+#include "sw_alloc.h"
+#include "sw_analysis.h"
 #include "sw_testlib.h"
 
 #define HINT " (see 'stormwatch run -X list')"

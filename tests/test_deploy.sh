@@ -138,12 +138,12 @@ def read(rel):
 # ---- facts from the sources ----
 # The daemon's shutdown budget: the longest rd_kafka_flush() timeout.
 flush_ms = []
-for src in glob.glob(os.path.join(root, "src", "*.c")):
+for src in glob.glob(os.path.join(root, "src", "*", "*.c")):
     with open(src) as f:
         flush_ms += [int(m) for m in re.findall(r"rd_kafka_flush\s*\([^,()]+,\s*(\d+)\s*\)", f.read())]
 flush_s = max(flush_ms) / 1000.0 if flush_ms else 60.0
 if not flush_ms:
-    print("note: no rd_kafka_flush(..., N) in src/*.c; assuming a 60 s flush budget")
+    print("note: no rd_kafka_flush(..., N) in src/*/*.c; assuming a 60 s flush budget")
 DEFAULTS = {"group.id": "stormwatch", "input.topics": "stormwatch.telemetry",
             "output.topic": "stormwatch.alerts", "dlq.topic": "stormwatch.dlq",
             "bootstrap.servers": "", "metrics.listen": ""}

@@ -19,9 +19,9 @@
 
 #include <cmocka.h>
 
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_phase.h"
+#include "sw_codec_alert.h"
+#include "sw_detect.h"
+#include "sw_phase.h"
 #include "sw_assemble.h"
 
 /* ---- the naive model ---------------------------------------------------- */

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_gen.h"
+#include "sw_codec_telemetry.h"
+#include "sw_gen.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 

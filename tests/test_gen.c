@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stormwatch/sw_arena.h"
-#include "stormwatch/sw_batch.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_gen.h"
+#include "sw_arena.h"
+#include "sw_batch.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_gen.h"
 #include "sw_testlib.h"
 
 /* ---- helpers --------------------------------------------------------------- */

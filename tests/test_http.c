@@ -7,7 +7,7 @@
  * socket client (routes, status codes, headers, bind errors, port 0,
  * repeated start/stop without leaking descriptors).
  */
-#include "stormwatch/sw_http.h"
+#include "sw_http.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -23,9 +23,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "stormwatch/sw_analysis.h"
-#include "stormwatch/sw_log.h"
-#include "stormwatch/sw_metrics.h"
+#include "sw_analysis.h"
+#include "sw_log.h"
+#include "sw_metrics.h"
 #include "sw_testlib.h"
 
 #define HIST "stormwatch_event_processing_seconds"

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_input.h"
+#include "sw_codec_telemetry.h"
+#include "sw_input.h"
 #include "sw_testlib.h"
 
 static int g_fail;

@@ -21,9 +21,9 @@
 
 #include <cmocka.h>
 
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_event.h"
-#include "stormwatch/sw_phase.h"
+#include "sw_codec_telemetry.h"
+#include "sw_event.h"
+#include "sw_phase.h"
 #include "sw_testlib.h"
 
 static int g_fail;

@@ -24,11 +24,11 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_pager.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_conf.h"
-#include "stormwatch/sw_detect.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_pager.h"
+#include "sw_codec_telemetry.h"
+#include "sw_conf.h"
+#include "sw_detect.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "stormwatch/sw_arena.h"
-#include "stormwatch/sw_phase.h"
+#include "sw_arena.h"
+#include "sw_phase.h"
 #include "sw_testlib.h"
 
 static int g_fail;

@@ -26,11 +26,11 @@
 
 #include <cmocka.h>
 
-#include "stormwatch/sw_batch.h"
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_gen.h"
+#include "sw_batch.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_gen.h"
 #include "sw_testlib.h"
 
 static int g_fail;

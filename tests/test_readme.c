@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stormwatch/sw_conf.h"
+#include "sw_conf.h"
 #include "sw_testlib.h"
 
 int main(void)

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "stormwatch/sw_report.h"
+#include "sw_report.h"
 #include "sw_testlib.h"
 
 static int g_fail;

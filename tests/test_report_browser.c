@@ -17,7 +17,7 @@
 
 #include <zlib.h>
 
-#include "stormwatch/sw_alloc.h"
+#include "sw_alloc.h"
 #include "sw_testlib.h"
 
 #define SKIP 77

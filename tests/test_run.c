@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_avro.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_gen.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_gen.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 

@@ -23,11 +23,11 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_avro.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_event_json.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_event_json.h"
 #include "sw_testlib.h"
 
 /* Time allowed to any one command (ms); every test stays well under 30 s. */

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "stormwatch/sw_intern.h"
+#include "sw_intern.h"
 #include "sw_assemble.h"
 #include "sw_window.h"
 

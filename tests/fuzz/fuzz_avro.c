@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "stormwatch/sw_codec_telemetry.h"
+#include "sw_codec_telemetry.h"
 #include "sw_json.h"
 
 #define EV_ID 1

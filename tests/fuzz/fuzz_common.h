@@ -19,16 +19,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "stormwatch/sw_analysis.h"
-#include "stormwatch/sw_arena.h"
-#include "stormwatch/sw_codec_alert.h"
-#include "stormwatch/sw_codec_avro.h"
-#include "stormwatch/sw_codec_telemetry.h"
-#include "stormwatch/sw_detect.h"
-#include "stormwatch/sw_event.h"
-#include "stormwatch/sw_event_json.h"
-#include "stormwatch/sw_jdom.h"
-#include "stormwatch/sw_types.h"
+#include "sw_analysis.h"
+#include "sw_arena.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_event.h"
+#include "sw_event_json.h"
+#include "sw_jdom.h"
+#include "sw_types.h"
 
 /* Each target uses part of these helpers. */
 #define FUZZ_UNUSED __attribute__((unused))

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "stormwatch/sw_conf.h"
+#include "sw_conf.h"
 
 static void check_errstr(const char *err, size_t size, const char *what)
 {

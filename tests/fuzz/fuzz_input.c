@@ -23,7 +23,7 @@
 #include <zlib.h>
 
 #include "fuzz_common.h"
-#include "stormwatch/sw_input.h"
+#include "sw_input.h"
 
 /* Largest reference decoding compared line by line. */
 #define REF_MAX ((size_t)SW_INPUT_MAX_LINE + 4u * 1024u * 1024u)

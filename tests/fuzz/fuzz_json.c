@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "stormwatch/sw_batch.h"
-#include "stormwatch/sw_codec_telemetry.h"
+#include "sw_batch.h"
+#include "sw_codec_telemetry.h"
 
 /* Engine parameters: small windows and limits, so that eviction, stale
  * windows and the limits all happen on short inputs. */

@@ -140,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /* Corpus generator                                                    */
 /* ------------------------------------------------------------------ */
 
-#include "stormwatch/sw_codec_telemetry.h"
+#include "sw_codec_telemetry.h"
 
 static void gen_write(const char *dir, const void *p, size_t n)
 {

@@ -1,0 +1,173 @@
+/*
+ * CLI helpers (see sw_cli.h). This is the only place the file commands
+ * print decode errors; the codecs only return them.
+ */
+#include "sw_cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_codec_telemetry.h"
+#include "sw_input.h"
+
+bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min, int64_t max,
+                int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end != '\0' || errno == ERANGE) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is not an integer (expected %lld..%lld)\n",
+                cmd, opt, value, (long long)min, (long long)max);
+        return false;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is out of range (expected %lld..%lld)\n",
+                cmd, opt, value, (long long)min, (long long)max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min, double max,
+                double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is not a number (expected %g..%g)\n",
+                cmd, opt, value, min, max);
+        return false;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is out of range (expected %g..%g)\n",
+                cmd, opt, value, min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_)
+{
+    const char *arg = optind_ - 1 < argc && optind_ >= 1 ? argv[optind_ - 1] : "?";
+    if (optopt_ && strchr(arg, '=') == NULL && arg[0] == '-' && arg[1] != '-' &&
+        arg[1] != (char)optopt_)
+        fprintf(stderr, "stormwatch %s: unknown option '-%c' (see 'stormwatch %s --help')\n", cmd,
+                optopt_, cmd);
+    else
+        fprintf(stderr, "stormwatch %s: unknown option or missing value: '%s' (see 'stormwatch %s --help')\n",
+                cmd, arg, cmd);
+    return SW_EXIT_USAGE;
+}
+
+/* One decoded event with the buffers it borrows from. */
+typedef struct slot_s {
+    sw_tdec_t *dec;
+    sw_buf_t line;      /* private copy of the line */
+    sw_event_t ev;
+    const char *file;   /* borrowed from the open input */
+    uint64_t lineno;
+    bool full;
+} slot_t;
+
+int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool strict,
+                             sw_cli_event_cb cb, sw_cli_prefetch_cb prefetch, void *opaque,
+                             sw_cli_read_stats_t *stats)
+{
+    static char *stdin_only[] = {(char *)"-"};
+    char errstr[512];
+    int rc = SW_EXIT_OK;
+    memset(stats, 0, sizeof(*stats));
+    if (nfiles == 0) {
+        files = stdin_only;
+        nfiles = 1;
+    }
+    slot_t slots[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&slots[i], 0, sizeof(slots[i]));
+        slots[i].dec = sw_tdec_new();
+        sw_buf_init(&slots[i].line);
+    }
+    int cur = 0; /* slot holding the event to hand on next */
+    sw_input_t *in = NULL;
+    for (int fi = 0; fi < nfiles && rc == SW_EXIT_OK; fi++) {
+        in = sw_input_open(files[fi], errstr, sizeof(errstr));
+        if (!in) {
+            fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
+            rc = SW_EXIT_RUNTIME;
+            break;
+        }
+        const char *name = sw_input_name(in);
+        for (;;) {
+            const char *line;
+            size_t len;
+            sw_input_res_t r = sw_input_next(in, &line, &len, errstr, sizeof(errstr));
+            if (r == SW_INPUT_EOF) break;
+            if (r == SW_INPUT_ERROR) {
+                fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
+                rc = SW_EXIT_RUNTIME;
+                break;
+            }
+            uint64_t lineno = sw_input_lineno(in);
+            if (r != SW_INPUT_TOOLONG && sw_tdec_blank(line, len)) continue;
+            stats->lines++;
+            slot_t *nx = &slots[cur ^ 1];
+            sw_err_t err = SW_ERR_PARSE;
+            if (r != SW_INPUT_TOOLONG) {
+                nx->line.len = 0;
+                sw_buf_put(&nx->line, line, len);
+                err = sw_tdec_json(nx->dec, nx->line.data, len, &nx->ev, errstr, sizeof(errstr));
+            }
+            if (err) {
+                stats->invalid++;
+                fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)lineno, errstr);
+                if (strict) {
+                    rc = SW_EXIT_USAGE;
+                    break;
+                }
+                continue;
+            }
+            nx->file = name;
+            nx->lineno = lineno;
+            nx->full = true;
+            stats->valid++;
+            if (prefetch) prefetch(opaque, &nx->ev);
+            slot_t *c = &slots[cur];
+            cur ^= 1;
+            if (c->full) {
+                c->full = false;
+                if (!cb(opaque, &c->ev, c->file, c->lineno)) {
+                    rc = SW_EXIT_RUNTIME;
+                    break;
+                }
+            }
+        }
+        /* The pending event borrows the file name: hand it on before closing. */
+        slot_t *c = &slots[cur];
+        if (c->full && rc != SW_EXIT_RUNTIME) {
+            c->full = false;
+            if (!cb(opaque, &c->ev, c->file, c->lineno)) rc = SW_EXIT_RUNTIME;
+        }
+        stats->bytes += sw_input_raw_bytes(in);
+        sw_input_close(in);
+    }
+    for (int i = 0; i < 2; i++) {
+        sw_tdec_destroy(slots[i].dec);
+        sw_buf_clear(&slots[i].line);
+    }
+    if (stats->invalid && rc == SW_EXIT_OK)
+        fprintf(stderr, "stormwatch %s: %llu invalid line%s skipped\n", cmd,
+                (unsigned long long)stats->invalid, stats->invalid == 1 ? "" : "s");
+    return rc;
+}
+
+int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
+                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats)
+{
+    return sw_cli_read_events_ahead(cmd, files, nfiles, strict, cb, NULL, opaque, stats);
+}

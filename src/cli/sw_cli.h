@@ -1,0 +1,66 @@
+/*
+ * Helpers shared by the CLI commands: option value parsing with messages
+ * that name the option and the value, and the loop that reads telemetry
+ * files, reports invalid lines as FILE:LINE and hands valid events on.
+ */
+#ifndef SW_CLI_H
+#define SW_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sw_event.h"
+
+/** Exit codes of every command. */
+#define SW_EXIT_OK 0
+#define SW_EXIT_RUNTIME 1
+#define SW_EXIT_USAGE 2
+
+/** @brief Parse an integer option; prints the error. @returns false on error. */
+bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min, int64_t max,
+                int64_t *out);
+
+/** @brief Parse a real option in [min, max]; prints the error. */
+bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min, double max,
+                double *out);
+
+/** @brief Report an unknown option or a missing argument; @returns SW_EXIT_USAGE. */
+int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_);
+
+/** Called for each valid event; return false to stop reading (fatal). */
+typedef bool (*sw_cli_event_cb)(void *opaque, const sw_event_t *ev, const char *file,
+                                uint64_t line);
+
+/** Counters of one read. */
+typedef struct sw_cli_read_stats_s {
+    uint64_t lines;    /**< non-blank lines read */
+    uint64_t valid;    /**< valid events handed on */
+    uint64_t invalid;  /**< invalid lines skipped */
+    uint64_t bytes;    /**< bytes read from files (compressed for gzip) */
+} sw_cli_read_stats_t;
+
+/**
+ * @brief Read every file in turn ("-" = stdin; none = stdin) and call @p cb
+ *        for each valid event. Invalid lines are reported on stderr as
+ *        FILE:LINE: message and skipped, or are fatal with @p strict.
+ * @returns SW_EXIT_OK, SW_EXIT_USAGE (strict and an invalid line) or
+ *          SW_EXIT_RUNTIME (unreadable or truncated input, or cb failed).
+ */
+int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
+                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats);
+
+/** Told about the event that will be handed on next (see sw_detect_prefetch). */
+typedef void (*sw_cli_prefetch_cb)(void *opaque, const sw_event_t *next);
+
+/**
+ * @brief As sw_cli_read_events(), one event ahead: each event is decoded
+ *        while the previous one is still to be handed on, and @p prefetch
+ *        is called with it first, so the consumer can start loading the
+ *        state it will need. Events are handed on in the same order.
+ */
+int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool strict,
+                             sw_cli_event_cb cb, sw_cli_prefetch_cb prefetch, void *opaque,
+                             sw_cli_read_stats_t *stats);
+
+#endif /* SW_CLI_H */

@@ -1,0 +1,207 @@
+/*
+ * `stormwatch run`: configuration (defaults, -c FILE, STORMWATCH_*
+ * environment, -X name=value, in that order), every configuration error
+ * reported before connecting (exit 2), the embedded mock cluster when no
+ * bootstrap.servers is set, then the daemon (sw_run).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_conf.h"
+#include "sw_http.h"
+#include "sw_kafka.h"
+#include "sw_log.h"
+#include "sw_run.h"
+#include "sw_cli.h"
+#include "sw_cmds.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: stormwatch run [-c FILE] [-X NAME=VALUE]... [--bootstrap-file FILE]\n"
+            "       stormwatch run -X list | -X dump\n"
+            "\n"
+            "The Kafka consumer-group daemon: reads TelemetryEvent records (JSON or\n"
+            "Confluent Avro) from input.topics, keeps the SPEC 6 state per partition and\n"
+            "job, writes first-cause alert records to output.topic and bad input to\n"
+            "dlq.topic. Without bootstrap.servers it starts an embedded mock Kafka cluster\n"
+            "(librdkafka's, on loopback), creates the topics and prints its address.\n"
+            "\n"
+            "Options:\n"
+            "  -c, --config FILE        properties file (name=value lines, # comments)\n"
+            "  -X NAME=VALUE            set a property (repeatable; wins over -c and env)\n"
+            "  -X list                  list every property with type, range and default\n"
+            "  -X dump                  print the effective configuration (secrets hidden)\n"
+            "  -X markdown              the property list as a Markdown table\n"
+            "  --bootstrap-file FILE    write the bootstrap address used to FILE\n"
+            "  -h, --help               show this help\n"
+            "\n"
+            "Precedence, lowest first: defaults, -c FILE, STORMWATCH_* environment\n"
+            "variables (STORMWATCH_WINDOW_SAMPLES=100 sets window.samples;\n"
+            "STORMWATCH_KAFKA_SASL_PASSWORD sets kafka.sasl.password), -X.\n"
+            "kafka.<p>, kafka.consumer.<p> and kafka.producer.<p> pass <p> to librdkafka.\n"
+            "Exit status: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure,\n"
+            "2 usage or configuration error.\n");
+}
+
+int sw_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"bootstrap-file", required_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config_file = NULL, *bootstrap_file = NULL;
+    char **xs = calloc((size_t)argc + 1, sizeof(*xs));
+    int nx = 0, c, rc = SW_EXIT_USAGE;
+    bool list = false, dump = false, markdown = false;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:X:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': config_file = optarg; break;
+        case 'B': bootstrap_file = optarg; break;
+        case 'X':
+            if (!strcmp(optarg, "list")) list = true;
+            else if (!strcmp(optarg, "markdown")) markdown = true;
+            else if (!strcmp(optarg, "dump")) dump = true;
+            else xs[nx++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            free(xs);
+            return SW_EXIT_OK;
+        default:
+            free(xs);
+            return sw_cli_bad_option("run", argc, argv, optind, optopt);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "stormwatch run: unexpected argument '%s' (see 'stormwatch run --help')\n",
+                argv[optind]);
+        free(xs);
+        return SW_EXIT_USAGE;
+    }
+    sw_buf_t out;
+    sw_buf_init(&out);
+    if (list || markdown) {
+        if (markdown) sw_conf_markdown(&out);
+        else sw_conf_list(&out);
+        fputs(sw_buf_cstr(&out), stdout);
+        sw_buf_clear(&out);
+        free(xs);
+        return SW_EXIT_OK;
+    }
+    char err[1024];
+    sw_conf_t *conf = sw_conf_new();
+    sw_mock_t *mock = NULL;
+    sw_metrics_t *metrics = NULL;
+    sw_http_t *http = NULL;
+    if (config_file && sw_conf_load_file(conf, config_file, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch run: %s\n", err);
+        goto done;
+    }
+    if (sw_conf_load_env(conf, environ, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch run: %s\n", err);
+        goto done;
+    }
+    for (int i = 0; i < nx; i++) {
+        if (sw_conf_set_pair(conf, xs[i], err, sizeof(err)) != SW_CONF_OK) {
+            /* The name only: the value may be a secret (err redacts it). */
+            fprintf(stderr, "stormwatch run: -X %.*s: %s\n", (int)strcspn(xs[i], "="), xs[i], err);
+            goto done;
+        }
+    }
+    if (dump) {
+        sw_conf_dump(conf, &out);
+        fputs(sw_buf_cstr(&out), stdout);
+        rc = SW_EXIT_OK;
+        goto done;
+    }
+    sw_log_level_t level = SW_LOG_INFO;
+    sw_log_parse_level(sw_conf_get_str(conf, "log.level"), &level);
+    sw_log_t log = sw_log_make(level, "stormwatch run");
+    sw_kafka_ctx_t kctx = {&log, NULL, false, ""};
+
+    /* Every setting is checked before anything starts or connects. */
+    if (sw_conf_check(conf, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch run: %s\n", err);
+        goto done;
+    }
+    const char *bootstrap = sw_conf_get_str(conf, "bootstrap.servers");
+    for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
+        rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap, NULL, &kctx, err,
+                                            sizeof(err));
+        if (!kc) {
+            fprintf(stderr, "stormwatch run: %s\n", err);
+            goto done;
+        }
+        rd_kafka_conf_destroy(kc);
+    }
+
+    volatile sig_atomic_t *running = sw_main_running();
+    if (!bootstrap || !*bootstrap) {
+        int64_t brokers = 3, partitions = 8;
+        sw_conf_get_i64(conf, "mock.brokers", &brokers);
+        sw_conf_get_i64(conf, "mock.partitions", &partitions);
+        mock = sw_mock_new((int)brokers, &kctx, err, sizeof(err));
+        if (!mock) {
+            fprintf(stderr, "stormwatch run: %s\n", err);
+            rc = SW_EXIT_RUNTIME;
+            goto done;
+        }
+        size_t nt = sw_conf_get_list_cnt(conf, "input.topics");
+        for (size_t i = 0; i <= nt + 2; i++) {
+            const char *t = i < nt ? sw_conf_get_list_elem(conf, "input.topics", i)
+                            : i == nt ? sw_conf_get_str(conf, "output.topic")
+                            : i == nt + 1 ? sw_conf_get_str(conf, "dlq.topic")
+                                          : sw_conf_get_str(conf, "state.topic");
+            if (t[0] == '^') continue; /* a pattern names no topic to create */
+            if (sw_mock_topic(mock, t, i == nt + 2 ? 1 : (int)partitions, err, sizeof(err)) != SW_OK) {
+                fprintf(stderr, "stormwatch run: %s\n", err);
+                rc = SW_EXIT_RUNTIME;
+                goto done;
+            }
+        }
+        bootstrap = sw_mock_bootstrap(mock);
+        printf("embedded Kafka cluster (%d brokers, %d partitions per topic) at %s\n",
+               (int)brokers, (int)partitions, bootstrap);
+        fflush(stdout);
+    }
+    if (bootstrap_file && sw_write_file_atomic(bootstrap_file, bootstrap, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch run: %s\n", err);
+        rc = SW_EXIT_RUNTIME;
+        goto done;
+    }
+    const char *listen = sw_conf_get_str(conf, "metrics.listen");
+    if (listen && *listen) {
+        int64_t max_lag = 10000;
+        sw_conf_get_i64(conf, "ready.max.lag", &max_lag);
+        metrics = sw_metrics_new();
+        http = sw_http_start(listen, metrics, max_lag, 90000, err, sizeof(err));
+        if (!http) {
+            fprintf(stderr, "stormwatch run: %s\n", err);
+            rc = SW_EXIT_USAGE;
+            goto done;
+        }
+        /* Alive from now on; the consumer loop keeps the heartbeat fresh. */
+        sw_metrics_heartbeat(metrics, sw_clock_ms());
+        sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
+               sw_http_port(http));
+    }
+    sw_run_opts_t ro = {conf, bootstrap, running, &log, metrics};
+    rc = sw_run(&ro);
+done:
+    sw_http_stop(http);
+    sw_metrics_destroy(metrics);
+    sw_mock_destroy(mock);
+    sw_conf_destroy(conf);
+    sw_buf_clear(&out);
+    free(xs);
+    return rc;
+}

@@ -1,0 +1,638 @@
+/*
+ * `stormwatch tail`: print every record of a topic as one JSON line, from
+ * all partitions, without joining a consumer group: JSON values as they
+ * are (on one line), Confluent-framed Avro alerts and telemetry decoded to
+ * JSON, anything else base64. For tests and for humans watching alerts,
+ * telemetry or the dead-letter topic. Commits nothing, decides nothing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_codec_avro.h"
+#include "sw_event_json.h"
+#include "sw_jw.h"
+#include "sw_kafka.h"
+#include "sw_cli.h"
+#include "sw_cmds.h"
+#include "sw_json.h"
+
+extern char **environ;
+
+/* Longest wait inside one poll, so signals and deadlines are seen (ms). */
+#define TAIL_TICK_MS 100
+/* Pause between metadata requests while the topic does not exist (ms). */
+#define TAIL_METADATA_RETRY_MS 500
+
+typedef struct tail_s {
+    const char *topic;
+    bool from_end;
+    int64_t count;        /* stop after this many records, 0 = never */
+    int64_t idle_exit_ms; /* 0 = never */
+    int64_t timeout_ms;   /* 0 = never */
+    bool envelope;
+    int32_t telemetry_id, alert_id;
+    volatile sig_atomic_t *running;
+
+    sw_log_t log;
+    sw_kafka_ctx_t ctx;
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    rd_kafka_queue_t *rkqu;
+    int32_t nparts;
+    bool *eof;            /* per partition: reached the end once */
+    int32_t neof;
+    int32_t started;      /* partitions started (stopped at the end) */
+    sw_avro_dec_t *adec;
+    sw_buf_t line, val;
+    char *scratch;        /* room for the JSON scanner */
+    size_t scratch_cap;
+    uint64_t printed;
+    bool out_closed;      /* stdout went away (EPIPE) */
+    bool out_failed;      /* any other write error */
+} tail_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: stormwatch tail -t TOPIC [OPTIONS]\n"
+            "\n"
+            "Prints every record of TOPIC, all partitions, as one JSON line each, without\n"
+            "joining a consumer group (nothing is committed). JSON values are printed as\n"
+            "they are (on one line); Confluent-framed Avro alerts and telemetry are decoded\n"
+            "to JSON; anything else prints as {\"undecodable\": true, \"error\": \"...\",\n"
+            "\"value_base64\": \"...\"}; a null value (tombstone) prints as null.\n"
+            "\n"
+            "Options:\n"
+            "  -t, --topic TOPIC          topic to read (required); waits for it to exist\n"
+            "  -b, --bootstrap SERVERS    host:port,... (default: environment variable\n"
+            "                             STORMWATCH_BOOTSTRAP_SERVERS)\n"
+            "  --from beginning|end       where to start in each partition (default beginning)\n"
+            "  --count N                  exit 0 after N records\n"
+            "  --idle-exit MS             exit after MS without a record, counted once every\n"
+            "                             partition has been read to its end\n"
+            "  --timeout MS               exit after MS in total\n"
+            "  --envelope                 print {\"topic\", \"partition\", \"offset\",\n"
+            "                             \"timestamp_ms\", \"key\", \"headers\", \"value\"}\n"
+            "                             (key: string or null; headers: name -> string, the\n"
+            "                             last one of a repeated name)\n"
+            "  --schema-id-telemetry N    Avro schema id of telemetry (default 1)\n"
+            "  --schema-id-alert N        Avro schema id of alerts (default 2)\n"
+            "  -X kafka.PROP=VALUE        librdkafka consumer property (repeatable; also\n"
+            "                             kafka.consumer.PROP=VALUE)\n"
+            "  --log-level LEVEL          error, warn, info or debug (default warn)\n"
+            "  -h, --help                 show this help\n"
+            "\n"
+            "The STORMWATCH_* environment variables of 'stormwatch run' are read as well;\n"
+            "-X wins.\n"
+            "\n"
+            "Exit status: 0 after --count records, --idle-exit, --timeout without --count, or\n"
+            "SIGTERM/SIGINT; 1 when --timeout or --idle-exit ends it before --count records,\n"
+            "or on a runtime error; 2 usage or configuration error.\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Value rendering                                                     */
+/* ------------------------------------------------------------------ */
+
+static void put_base64(sw_buf_t *out, const unsigned char *p, size_t n)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    sw_buf_reserve(out, (n + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], tbl[(v >> 6) & 63], tbl[v & 63]};
+        sw_buf_put(out, q, 4);
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], i + 1 < n ? tbl[(v >> 6) & 63] : '=',
+                     '='};
+        sw_buf_put(out, q, 4);
+    }
+}
+
+/* A JSON string of arbitrary bytes: bytes that are not UTF-8 become
+ * U+FFFD. @returns false when some were replaced. */
+static bool put_bytes_str(sw_jw_t *jw, const void *ptr, size_t len)
+{
+    const unsigned char *p = ptr;
+    size_t i = 0;
+    while (i < len) {
+        size_t k = sw_utf8_seq(p + i, len - i, true);
+        if (k == 0) break;
+        i += k;
+    }
+    if (i == len) {
+        sw_jw_str(jw, (sw_str_t){(const char *)p, len});
+        return true;
+    }
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    for (i = 0; i < len;) {
+        size_t k = sw_utf8_seq(p + i, len - i, true);
+        if (k) sw_buf_put(&tmp, p + i, k);
+        else sw_buf_put(&tmp, "\xef\xbf\xbd", 3);
+        i += k ? k : 1;
+    }
+    sw_jw_str(jw, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+    return false;
+}
+
+static void put_undecodable(sw_buf_t *out, const char *why, const void *p, size_t n)
+{
+    sw_jw_t jw;
+    sw_jw_init(&jw, out, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "undecodable");
+    sw_jw_bool(&jw, true);
+    sw_jw_key(&jw, "error");
+    put_bytes_str(&jw, why, strlen(why));
+    sw_jw_key(&jw, "value_base64");
+    sw_jw_raw(&jw, sw_str("\""));
+    put_base64(out, p, n);
+    sw_buf_putc(out, '"');
+    sw_jw_end_obj(&jw);
+}
+
+/* Whitespace outside strings removed: a JSON value on one line. */
+static void put_compact(sw_buf_t *out, const char *p, size_t n)
+{
+    bool in_str = false, esc = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (esc) esc = false;
+            else if (c == '\\') esc = true;
+            else if (c == '"') in_str = false;
+        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            continue;
+        } else if (c == '"') {
+            in_str = true;
+        }
+        sw_buf_putc(out, c);
+    }
+}
+
+/* A JSON value: as it is, trimmed, compacted when it spans lines.
+ * @returns false (out unchanged) when the bytes are not one JSON value. */
+static bool put_json(tail_t *tl, sw_buf_t *out, const char *p, size_t n, char *why,
+                     size_t why_size)
+{
+    if (tl->scratch_cap < n + 16) {
+        tl->scratch_cap = n + 16 > 4096 ? n + 16 : 4096;
+        free(tl->scratch);
+        tl->scratch = sw_malloc(tl->scratch_cap);
+    }
+    sw_jscan_t js;
+    sw_jval_t v;
+    sw_jscan_init(&js, p, n, tl->scratch);
+    sw_jscan_ws(&js);
+    bool ok = js.p < js.end && sw_jscan_value(&js, &v, 0);
+    if (ok) {
+        sw_jscan_ws(&js);
+        if (js.p != js.end) {
+            js.err = "unexpected data after the value";
+            js.err_at = js.p;
+            ok = false;
+        }
+    } else if (js.p >= js.end) {
+        js.err = "no value";
+        js.err_at = js.p;
+    }
+    if (!ok) {
+        snprintf(why, why_size, "not JSON (%s at column %zu) and not Confluent-framed Avro",
+                 js.err ? js.err : "invalid", sw_jscan_offset(&js, js.err_at) + 1);
+        return false;
+    }
+    if (memchr(v.raw, '\n', v.raw_len) || memchr(v.raw, '\r', v.raw_len))
+        put_compact(out, v.raw, v.raw_len);
+    else
+        sw_buf_put(out, v.raw, v.raw_len);
+    return true;
+}
+
+/* The decoded value of a record, appended to out. */
+static void put_value(tail_t *tl, sw_buf_t *out, const void *payload, size_t len)
+{
+    char why[512];
+    if (!payload) {
+        sw_buf_puts(out, "null");
+        return;
+    }
+    const unsigned char *p = payload;
+    if (len >= SW_AVRO_HEADER_LEN && p[0] == SW_AVRO_MAGIC) {
+        int32_t id;
+        if (sw_avro_schema_id(p, len, &id, why, sizeof(why)) != SW_OK) {
+            put_undecodable(out, why, p, len);
+            return;
+        }
+        if (id == tl->alert_id &&
+            sw_avro_decode_record_json(p, len, id, out, why, sizeof(why)) == SW_OK)
+            return;
+        if (id == tl->telemetry_id) {
+            sw_event_t ev;
+            if (sw_avro_decode_event(tl->adec, p, len, id, &ev, why, sizeof(why)) == SW_OK) {
+                sw_event_json(out, &ev);
+                return;
+            }
+        }
+        if (id != tl->alert_id && id != tl->telemetry_id)
+            snprintf(why, sizeof(why),
+                     "Avro schema id %d is neither the telemetry id (%d) nor the alert id (%d)",
+                     (int)id, (int)tl->telemetry_id, (int)tl->alert_id);
+        put_undecodable(out, why, p, len);
+        return;
+    }
+    if (!put_json(tl, out, payload, len, why, sizeof(why))) put_undecodable(out, why, p, len);
+}
+
+static void put_headers(sw_jw_t *jw, const rd_kafka_message_t *rkm)
+{
+    rd_kafka_headers_t *hdrs = NULL;
+    sw_jw_obj(jw);
+    if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+        size_t cnt = rd_kafka_header_cnt(hdrs);
+        for (size_t i = 0; i < cnt; i++) {
+            const char *name;
+            const void *val;
+            size_t size;
+            if (rd_kafka_header_get_all(hdrs, i, &name, &val, &size)) break;
+            /* A repeated name: the last one wins (a JSON object has one). */
+            bool later = false;
+            for (size_t j = i + 1; j < cnt && !later; j++) {
+                const char *n2;
+                const void *v2;
+                size_t s2;
+                later = !rd_kafka_header_get_all(hdrs, j, &n2, &v2, &s2) && !strcmp(name, n2);
+            }
+            if (later) continue;
+            sw_jw_key(jw, name);
+            if (val) put_bytes_str(jw, val, size);
+            else sw_jw_null(jw);
+        }
+    }
+    sw_jw_end_obj(jw);
+}
+
+/* The whole output line of one record, into tl->line. */
+static void render(tail_t *tl, const rd_kafka_message_t *rkm)
+{
+    tl->line.len = 0;
+    if (!tl->envelope) {
+        put_value(tl, &tl->line, rkm->payload, rkm->len);
+        sw_buf_putc(&tl->line, '\n');
+        return;
+    }
+    tl->val.len = 0;
+    put_value(tl, &tl->val, rkm->payload, rkm->len);
+    sw_jw_t jw;
+    sw_jw_init(&jw, &tl->line, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "topic");
+    sw_jw_cstr(&jw, rd_kafka_topic_name(rkm->rkt));
+    sw_jw_key(&jw, "partition");
+    sw_jw_i64(&jw, rkm->partition);
+    sw_jw_key(&jw, "offset");
+    sw_jw_i64(&jw, rkm->offset);
+    sw_jw_key(&jw, "timestamp_ms");
+    rd_kafka_timestamp_type_t tstype;
+    int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
+    if (tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) sw_jw_null(&jw);
+    else sw_jw_i64(&jw, ts);
+    sw_jw_key(&jw, "key");
+    bool key_utf8 = true;
+    if (rkm->key) key_utf8 = put_bytes_str(&jw, rkm->key, rkm->key_len);
+    else sw_jw_null(&jw);
+    if (!key_utf8) {
+        /* Not text: the exact bytes as well. */
+        sw_jw_key(&jw, "key_base64");
+        sw_jw_raw(&jw, sw_str("\""));
+        put_base64(&tl->line, rkm->key, rkm->key_len);
+        sw_buf_putc(&tl->line, '"');
+    }
+    sw_jw_key(&jw, "headers");
+    put_headers(&jw, rkm);
+    sw_jw_key(&jw, "value");
+    sw_jw_raw(&jw, (sw_str_t){tl->val.data, tl->val.len});
+    sw_jw_end_obj(&jw);
+    sw_buf_putc(&tl->line, '\n');
+}
+
+/* One line out, flushed: tests and humans read it as it comes. */
+static void emit(tail_t *tl)
+{
+    errno = 0;
+    if (fwrite(tl->line.data, 1, tl->line.len, stdout) != tl->line.len || fflush(stdout)) {
+        if (errno == EPIPE) tl->out_closed = true;
+        else tl->out_failed = true;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Kafka                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Partitions of the topic from metadata, waiting while the topic does
+ * not exist. @returns SW_OK; SW_ERR_STATE when stopped or past the
+ * deadline; SW_ERR_KAFKA for another error (errstr says which). */
+static sw_err_t find_partitions(tail_t *tl, int64_t deadline_ms, char *errstr,
+                                size_t errstr_size)
+{
+    bool said = false;
+    for (;;) {
+        const struct rd_kafka_metadata *md = NULL;
+        int64_t now = sw_clock_ms();
+        int wait = 5000;
+        if (deadline_ms && deadline_ms - now < wait) wait = (int)(deadline_ms - now);
+        if (wait < 1) wait = 1;
+        rd_kafka_resp_err_t err = rd_kafka_metadata(tl->rk, 0, tl->rkt, &md, wait);
+        if (!err && md->topic_cnt == 1) err = md->topics[0].err;
+        if (!err && md->topics[0].partition_cnt > 0) {
+            tl->nparts = md->topics[0].partition_cnt;
+            rd_kafka_metadata_destroy(md);
+            return SW_OK;
+        }
+        if (md) rd_kafka_metadata_destroy(md);
+        bool transient = err == RD_KAFKA_RESP_ERR_NO_ERROR ||
+                         err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+                         err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+                         err == RD_KAFKA_RESP_ERR__TIMED_OUT ||
+                         err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+                         err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
+        if (!transient) {
+            snprintf(errstr, errstr_size, "topic \"%s\": metadata: %s", tl->topic,
+                     rd_kafka_err2str(err));
+            return SW_ERR_KAFKA;
+        }
+        if (!said) {
+            sw_log(&tl->log, SW_LOG_INFO, "waiting for topic \"%s\" (%s)", tl->topic,
+                   err ? rd_kafka_err2str(err) : "no partitions yet");
+            said = true;
+        }
+        for (int64_t until = sw_clock_ms() + TAIL_METADATA_RETRY_MS;
+             *tl->running && sw_clock_ms() < until;)
+            rd_kafka_poll(tl->rk, 50);
+        if (!*tl->running || (deadline_ms && sw_clock_ms() >= deadline_ms)) {
+            snprintf(errstr, errstr_size, "topic \"%s\" not found: %s", tl->topic,
+                     err ? rd_kafka_err2str(err) : "no partitions");
+            return SW_ERR_STATE;
+        }
+    }
+}
+
+/* The client: our consumer settings, the user's, then no group.id, so
+ * that librdkafka creates no group handle (no coordinator lookups). */
+static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
+{
+    char errstr[512];
+    rd_kafka_conf_t *kc =
+        sw_kafka_conf(conf, SW_KAFKA_CONSUMER, bootstrap, NULL, &tl->ctx, errstr, sizeof(errstr));
+    if (kc && (sw_kafka_set(kc, "group.id", "", errstr, sizeof(errstr)) ||
+               sw_kafka_set(kc, "enable.partition.eof", "true", errstr, sizeof(errstr)))) {
+        rd_kafka_conf_destroy(kc);
+        kc = NULL;
+    }
+    if (!kc) {
+        fprintf(stderr, "stormwatch tail: %s\n", errstr);
+        return SW_EXIT_USAGE;
+    }
+    tl->rk = rd_kafka_new(RD_KAFKA_CONSUMER, kc, errstr, sizeof(errstr));
+    if (!tl->rk) {
+        rd_kafka_conf_destroy(kc);
+        fprintf(stderr, "stormwatch tail: %s\n", errstr);
+        return SW_EXIT_USAGE;
+    }
+    tl->rkt = rd_kafka_topic_new(tl->rk, tl->topic, NULL);
+    if (!tl->rkt) {
+        fprintf(stderr, "stormwatch tail: topic \"%s\": %s\n", tl->topic,
+                rd_kafka_err2str(rd_kafka_last_error()));
+        return SW_EXIT_USAGE;
+    }
+    tl->rkqu = rd_kafka_queue_new(tl->rk);
+    return SW_EXIT_OK;
+}
+
+/* Read until a stop condition. @returns the exit status. */
+static int tail_loop(tail_t *tl)
+{
+    char errstr[512];
+    int64_t start = sw_clock_ms();
+    int64_t deadline = tl->timeout_ms ? start + tl->timeout_ms : 0;
+    sw_err_t err = find_partitions(tl, deadline, errstr, sizeof(errstr));
+    if (err) {
+        if (!*tl->running) return SW_EXIT_OK;
+        fprintf(stderr, "stormwatch tail: %s\n", errstr);
+        return SW_EXIT_RUNTIME;
+    }
+    tl->eof = sw_calloc((size_t)tl->nparts, sizeof(bool));
+    int64_t offset = tl->from_end ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+    for (int32_t p = 0; p < tl->nparts; p++) {
+        if (rd_kafka_consume_start_queue(tl->rkt, p, offset, tl->rkqu) == -1) {
+            fprintf(stderr, "stormwatch tail: topic \"%s\" [%d]: cannot start: %s\n", tl->topic,
+                    (int)p, rd_kafka_err2str(rd_kafka_last_error()));
+            return SW_EXIT_RUNTIME;
+        }
+        tl->started = p + 1;
+    }
+    int64_t idle_since = 0; /* set once every partition reached its end */
+    sw_log_limit_t lim = {0};
+    for (;;) {
+        if (!*tl->running || tl->out_closed) return SW_EXIT_OK;
+        if (tl->out_failed) {
+            fprintf(stderr, "stormwatch tail: write: %s\n", strerror(errno));
+            return SW_EXIT_RUNTIME;
+        }
+        if (tl->ctx.fatal) {
+            fprintf(stderr, "stormwatch tail: fatal Kafka error: %s\n", tl->ctx.fatal_reason);
+            return SW_EXIT_RUNTIME;
+        }
+        if (tl->count && tl->printed >= (uint64_t)tl->count) return SW_EXIT_OK;
+        int64_t now = sw_clock_ms();
+        bool short_count = tl->count && tl->printed < (uint64_t)tl->count;
+        if (deadline && now >= deadline) {
+            if (short_count)
+                fprintf(stderr, "stormwatch tail: timed out after %lld ms with %llu of %lld records\n",
+                        (long long)tl->timeout_ms, (unsigned long long)tl->printed,
+                        (long long)tl->count);
+            return short_count ? SW_EXIT_RUNTIME : SW_EXIT_OK;
+        }
+        if (tl->idle_exit_ms && idle_since && now - idle_since >= tl->idle_exit_ms) {
+            if (short_count)
+                fprintf(stderr, "stormwatch tail: idle for %lld ms with %llu of %lld records\n",
+                        (long long)tl->idle_exit_ms, (unsigned long long)tl->printed,
+                        (long long)tl->count);
+            return short_count ? SW_EXIT_RUNTIME : SW_EXIT_OK;
+        }
+        int wait = TAIL_TICK_MS;
+        if (deadline && deadline - now < wait) wait = (int)(deadline - now);
+        rd_kafka_poll(tl->rk, 0); /* error and log callbacks */
+        rd_kafka_message_t *rkm = rd_kafka_consume_queue(tl->rkqu, wait < 1 ? 1 : wait);
+        if (!rkm) continue;
+        if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            if (rkm->partition >= 0 && rkm->partition < tl->nparts && !tl->eof[rkm->partition]) {
+                tl->eof[rkm->partition] = true;
+                if (++tl->neof == tl->nparts) idle_since = sw_clock_ms();
+            }
+        } else if (rkm->err) {
+            sw_log_limited(&tl->log, &lim, SW_LOG_WARN, "topic \"%s\" [%d]: %s", tl->topic,
+                           (int)rkm->partition, rd_kafka_message_errstr(rkm));
+        } else {
+            render(tl, rkm);
+            emit(tl);
+            tl->printed++;
+            if (idle_since) idle_since = sw_clock_ms();
+        }
+        rd_kafka_message_destroy(rkm);
+    }
+}
+
+static void tail_clear(tail_t *tl)
+{
+    for (int32_t p = 0; p < tl->started; p++) rd_kafka_consume_stop(tl->rkt, p);
+    if (tl->rkqu) rd_kafka_queue_destroy(tl->rkqu);
+    if (tl->rkt) rd_kafka_topic_destroy(tl->rkt);
+    if (tl->rk) rd_kafka_destroy(tl->rk);
+    sw_avro_dec_destroy(tl->adec);
+    sw_buf_clear(&tl->line);
+    sw_buf_clear(&tl->val);
+    free(tl->scratch);
+    free(tl->eof);
+}
+
+int sw_cmd_tail(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"topic", required_argument, NULL, 't'},
+        {"bootstrap", required_argument, NULL, 'b'},
+        {"bootstrap-servers", required_argument, NULL, 'b'},
+        {"from", required_argument, NULL, 'f'},
+        {"count", required_argument, NULL, 'n'},
+        {"idle-exit", required_argument, NULL, 'i'},
+        {"timeout", required_argument, NULL, 'T'},
+        {"envelope", no_argument, NULL, 'e'},
+        {"schema-id-telemetry", required_argument, NULL, 'S'},
+        {"schema-id-alert", required_argument, NULL, 'A'},
+        {"log-level", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    tail_t tl;
+    memset(&tl, 0, sizeof(tl));
+    tl.telemetry_id = 1;
+    tl.alert_id = 2;
+    const char *bootstrap_opt = NULL;
+    sw_log_level_t level = SW_LOG_WARN;
+    int rc = SW_EXIT_USAGE, c;
+    char errstr[512];
+    sw_conf_t *conf = sw_conf_new();
+    if (!conf) {
+        fprintf(stderr, "stormwatch tail: the built-in configuration is invalid\n");
+        return SW_EXIT_RUNTIME;
+    }
+    if (sw_conf_load_env(conf, environ, errstr, sizeof(errstr)) != SW_OK) {
+        fprintf(stderr, "stormwatch tail: %s\n", errstr);
+        goto out;
+    }
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "t:b:X:h", opts, NULL)) != -1) {
+        int64_t v;
+        switch (c) {
+        case 't': tl.topic = optarg; break;
+        case 'b': bootstrap_opt = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "beginning") && strcmp(optarg, "end")) {
+                fprintf(stderr,
+                        "stormwatch tail: option --from: value \"%s\" is not beginning or end\n",
+                        optarg);
+                goto out;
+            }
+            tl.from_end = !strcmp(optarg, "end");
+            break;
+        case 'n':
+            if (!sw_cli_i64("tail", "--count", optarg, 1, INT64_MAX, &tl.count)) goto out;
+            break;
+        case 'i':
+            if (!sw_cli_i64("tail", "--idle-exit", optarg, 1, INT64_C(1) << 40, &tl.idle_exit_ms))
+                goto out;
+            break;
+        case 'T':
+            if (!sw_cli_i64("tail", "--timeout", optarg, 1, INT64_C(1) << 40, &tl.timeout_ms))
+                goto out;
+            break;
+        case 'e': tl.envelope = true; break;
+        case 'S':
+            if (!sw_cli_i64("tail", "--schema-id-telemetry", optarg, 0, INT32_MAX, &v)) goto out;
+            tl.telemetry_id = (int32_t)v;
+            break;
+        case 'A':
+            if (!sw_cli_i64("tail", "--schema-id-alert", optarg, 0, INT32_MAX, &v)) goto out;
+            tl.alert_id = (int32_t)v;
+            break;
+        case 'X':
+            if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_CONSUMER, "tail")) goto out;
+            break;
+        case 'L':
+            if (!sw_log_parse_level(optarg, &level)) {
+                fprintf(stderr,
+                        "stormwatch tail: option --log-level: value \"%s\" is not error, warn, "
+                        "info or debug\n",
+                        optarg);
+                goto out;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            rc = SW_EXIT_OK;
+            goto out;
+        default: rc = sw_cli_bad_option("tail", argc, argv, optind, optopt); goto out;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "stormwatch tail: unexpected argument '%s' (see 'stormwatch tail --help')\n",
+                argv[optind]);
+        goto out;
+    }
+    if (!tl.topic || !*tl.topic) {
+        fprintf(stderr,
+                "stormwatch tail: option -t TOPIC is required (see 'stormwatch tail --help')\n");
+        goto out;
+    }
+    /* tail sets these itself; say so rather than ignore the user's. */
+    static const char *const fixed[] = {"kafka.group.id", "kafka.consumer.group.id",
+                                        "kafka.enable.partition.eof",
+                                        "kafka.consumer.enable.partition.eof"};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        if (sw_conf_get_str(conf, fixed[i])) {
+            fprintf(stderr,
+                    "stormwatch tail: property \"%s\" cannot be set: tail reads without a "
+                    "consumer group and needs end-of-partition events\n",
+                    fixed[i]);
+            goto out;
+        }
+    const char *bootstrap = sw_kafka_tool_bootstrap(conf, bootstrap_opt, SW_KAFKA_CONSUMER);
+    if (!bootstrap) {
+        fprintf(stderr, "stormwatch tail: no Kafka bootstrap servers: give -b HOST:PORT or set "
+                        "STORMWATCH_BOOTSTRAP_SERVERS\n");
+        goto out;
+    }
+    tl.log = sw_log_make(level, "stormwatch tail");
+    tl.ctx.log = &tl.log;
+    tl.ctx.user = &tl;
+    tl.running = sw_main_running();
+    tl.adec = sw_avro_dec_new();
+    sw_buf_init(&tl.line);
+    sw_buf_init(&tl.val);
+    if ((rc = tail_open(&tl, conf, bootstrap)) != SW_EXIT_OK) goto out;
+    rc = tail_loop(&tl);
+out:
+    tail_clear(&tl);
+    sw_conf_destroy(conf);
+    return rc;
+}

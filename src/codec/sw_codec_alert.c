@@ -1,0 +1,320 @@
+/*
+ * Analysis and record -> JSON (SPEC 3.8, 6). Keys are written in the order
+ * the SPEC lists them; consumers compare parsed values, not text. No I/O.
+ */
+#include "sw_codec_alert.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sw_alloc.h"
+#include "sw_jw.h"
+
+static void put_phase(sw_jw_t *jw, const sw_phase_attr_t *ph)
+{
+    if (ph->resolution == SW_PHASE_NONE) {
+        sw_jw_null(jw);
+        return;
+    }
+    sw_jw_obj(jw);
+    sw_jw_key(jw, "phase_resolution");
+    sw_jw_cstr(jw, ph->resolution == SW_PHASE_UNIQUE ? "unique" : "ambiguous");
+    sw_jw_key(jw, "phase_paths");
+    sw_jw_arr(jw);
+    for (size_t i = 0; i < ph->n_paths; i++) sw_jw_str(jw, ph->paths[i]);
+    sw_jw_end_arr(jw);
+    if (ph->resolution == SW_PHASE_UNIQUE) {
+        sw_jw_key(jw, "phase_source");
+        sw_jw_cstr(jw, "heuristic");
+        sw_jw_key(jw, "phase_path");
+        sw_jw_str(jw, ph->path);
+        sw_jw_key(jw, "scope_id");
+        sw_jw_str(jw, ph->scope_id);
+        sw_jw_key(jw, "thread_id");
+        sw_jw_i64(jw, ph->thread_id);
+        sw_jw_key(jw, "thread_name");
+        sw_jw_str(jw, ph->thread_name);
+    } else if (ph->has_summary) {
+        sw_jw_key(jw, "phase_summary");
+        sw_jw_obj(jw);
+        sw_jw_key(jw, "phase_path");
+        sw_jw_str(jw, ph->summary_path);
+        sw_jw_key(jw, "source");
+        sw_jw_cstr(jw, "heuristic");
+        sw_jw_end_obj(jw);
+    }
+    sw_jw_end_obj(jw);
+}
+
+static void put_suspect(sw_jw_t *jw, const sw_suspect_t *s)
+{
+    sw_jw_obj(jw);
+    sw_jw_key(jw, "rank");
+    sw_jw_i64(jw, s->rank);
+    sw_jw_key(jw, "first_spike_timestamp_ns");
+    sw_jw_i64(jw, s->first_spike_timestamp_ns);
+    sw_jw_key(jw, "aligned_first_spike_timestamp_ns");
+    sw_jw_u64(jw, s->aligned_first_spike_timestamp_ns);
+    sw_jw_key(jw, "peak_delta_bytes");
+    sw_jw_i64(jw, s->peak_delta_bytes);
+    sw_jw_key(jw, "spike_window_samples");
+    sw_jw_i64(jw, s->spike_window_samples);
+    sw_jw_key(jw, "lead_over_cluster_onset_ns");
+    sw_jw_i64(jw, s->lead_over_cluster_onset_ns);
+    sw_jw_key(jw, "confidence");
+    sw_jw_cstr(jw, sw_confidence_str(s->confidence));
+    sw_jw_key(jw, "evidence");
+    sw_jw_obj(jw);
+    sw_jw_key(jw, "device_used_delta_bytes");
+    sw_jw_i64(jw, s->peak_delta_bytes);
+    sw_jw_key(jw, "supporting_ranks_at_or_before_onset");
+    sw_jw_i64(jw, s->supporting_ranks);
+    sw_jw_end_obj(jw);
+    sw_jw_key(jw, "phase_attribution");
+    put_phase(jw, &s->phase);
+    if (s->n_timeline) {
+        sw_jw_key(jw, "timeline");
+        sw_jw_obj(jw);
+        sw_jw_key(jw, "aligned_timestamp_ns");
+        sw_jw_arr(jw);
+        for (size_t i = 0; i < s->n_timeline; i++) sw_jw_i64(jw, s->timeline_aligned_ns[i]);
+        sw_jw_end_arr(jw);
+        sw_jw_key(jw, "device_used_bytes");
+        sw_jw_arr(jw);
+        for (size_t i = 0; i < s->n_timeline; i++) sw_jw_i64(jw, s->timeline_used[i]);
+        sw_jw_end_arr(jw);
+        sw_jw_key(jw, "window_samples");
+        sw_jw_i64(jw, s->timeline_window);
+        sw_jw_key(jw, "spike_start_index");
+        sw_jw_u64(jw, s->timeline_spike_start);
+        sw_jw_key(jw, "spike_index");
+        sw_jw_u64(jw, s->timeline_spike);
+        sw_jw_end_obj(jw);
+    }
+    sw_jw_end_obj(jw);
+}
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Index of rank in v (ascending by rank), or n. */
+static size_t find_rank(const sw_rank_val_t *v, size_t n, int64_t rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].rank < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo].rank == rank ? lo : n;
+}
+
+/* A rank map; alerts keep only the suspects' ranks and the anchor. */
+static void put_map(sw_jw_t *jw, const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
+                    bool trim)
+{
+    sw_jw_obj(jw);
+    if (!trim) {
+        for (size_t i = 0; i < n; i++) {
+            sw_jw_key_i64(jw, v[i].rank);
+            sw_jw_i64(jw, v[i].value);
+        }
+        sw_jw_end_obj(jw);
+        return;
+    }
+    size_t nk = 0;
+    int64_t small[16];
+    int64_t *keys = a->n_suspects + 1 <= 16 ? small : sw_malloc((a->n_suspects + 1) * sizeof(*keys));
+    if (a->anchor_rank >= 0) keys[nk++] = a->anchor_rank;
+    for (size_t i = 0; i < a->n_suspects; i++) keys[nk++] = a->suspects[i].rank;
+    qsort(keys, nk, sizeof(*keys), i64_cmp);
+    for (size_t k = 0; k < nk; k++) {
+        if (k && keys[k] == keys[k - 1]) continue;
+        size_t i = find_rank(v, n, keys[k]);
+        if (i == n) continue;
+        sw_jw_key_i64(jw, v[i].rank);
+        sw_jw_i64(jw, v[i].value);
+    }
+    if (keys != small) free(keys);
+    sw_jw_end_obj(jw);
+}
+
+static void put_body(sw_jw_t *jw, const sw_analysis_t *a, bool trim)
+{
+    sw_jw_key(jw, "world_size");
+    sw_jw_i64(jw, a->world_size);
+    sw_jw_key(jw, "participating_ranks");
+    sw_jw_arr(jw);
+    for (size_t i = 0; i < a->n_participating; i++) sw_jw_i64(jw, a->participating[i]);
+    sw_jw_end_arr(jw);
+    sw_jw_key(jw, "missing_ranks");
+    sw_jw_arr(jw);
+    for (size_t i = 0; i < a->n_missing; i++) sw_jw_i64(jw, a->missing[i]);
+    sw_jw_end_arr(jw);
+    sw_jw_key(jw, "rank_sample_counts");
+    put_map(jw, a, a->counts, a->n_counts, trim);
+    sw_jw_key(jw, "alignment_offsets_ns");
+    put_map(jw, a, a->offsets, a->n_offsets, trim);
+    sw_jw_key(jw, "cluster_onset_timestamp_ns");
+    if (a->has_onset) sw_jw_u64(jw, a->onset_ns);
+    else sw_jw_null(jw);
+    sw_jw_key(jw, "first_cause_suspects");
+    sw_jw_arr(jw);
+    for (size_t i = 0; i < a->n_suspects; i++) put_suspect(jw, &a->suspects[i]);
+    sw_jw_end_arr(jw);
+    sw_jw_key(jw, "notes");
+    sw_jw_arr(jw);
+    for (size_t i = 0; i < a->n_notes; i++) sw_jw_str(jw, a->notes[i]);
+    sw_jw_end_arr(jw);
+}
+
+static void put_job_id(sw_jw_t *jw, const sw_analysis_t *a)
+{
+    sw_jw_key(jw, "job_id");
+    if (a->has_job_id) sw_jw_str(jw, a->job_id);
+    else sw_jw_null(jw);
+}
+
+void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent)
+{
+    sw_jw_t jw;
+    sw_jw_init(&jw, buf, indent);
+    sw_jw_obj(&jw);
+    put_job_id(&jw, a);
+    put_body(&jw, a, false);
+    sw_jw_end_obj(&jw);
+}
+
+const char *sw_record_severity(const sw_record_t *rec)
+{
+    if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY) return "info";
+    if (rec->analysis.n_suspects == 0) return "warning";
+    switch (rec->analysis.suspects[0].confidence) {
+    case SW_CONF_HIGH: return "critical";
+    case SW_CONF_MEDIUM: return "error";
+    case SW_CONF_LOW: break;
+    }
+    return "warning";
+}
+
+void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf)
+{
+    sw_buf_puts(buf, "stormwatch/");
+    if (rec->analysis.has_job_id) sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
+    else sw_buf_puts(buf, "<null>");
+    sw_buf_puts(buf, "/episode/");
+    sw_buf_put_i64(buf, rec->episode);
+}
+
+/* "1.25 s", "300 ms", "12 us" or "40 ns". */
+static void put_duration(sw_buf_t *buf, int64_t ns)
+{
+    char tmp[48];
+    if (ns >= 1000000000) snprintf(tmp, sizeof(tmp), "%.2f s", (double)ns / 1e9);
+    else if (ns >= 1000000) snprintf(tmp, sizeof(tmp), "%.0f ms", (double)ns / 1e6);
+    else if (ns >= 1000) snprintf(tmp, sizeof(tmp), "%.0f us", (double)ns / 1e3);
+    else snprintf(tmp, sizeof(tmp), "%lld ns", (long long)ns);
+    sw_buf_puts(buf, tmp);
+}
+
+static void put_phase_text(sw_buf_t *buf, const sw_phase_attr_t *ph)
+{
+    if (ph->resolution == SW_PHASE_UNIQUE) {
+        sw_buf_puts(buf, "phase ");
+        sw_buf_put(buf, ph->path.ptr, ph->path.len);
+    } else if (ph->resolution == SW_PHASE_AMBIGUOUS) {
+        sw_buf_puts(buf, "phase ambiguous");
+        if (ph->has_summary) {
+            sw_buf_puts(buf, " (likely ");
+            sw_buf_put(buf, ph->summary_path.ptr, ph->summary_path.len);
+            sw_buf_putc(buf, ')');
+        }
+    } else {
+        sw_buf_puts(buf, "phase unknown");
+    }
+}
+
+void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
+{
+    const sw_analysis_t *a = &rec->analysis;
+    static const char *const verbs[] = {"TRIGGER", "UPDATE", "RESOLVED", "SUMMARY"};
+    sw_buf_puts(buf, verbs[rec->action]);
+    sw_buf_puts(buf, " job ");
+    if (a->has_job_id) sw_buf_put(buf, a->job_id.ptr, a->job_id.len);
+    else sw_buf_puts(buf, "<null>");
+    if (rec->episode > 0) {
+        sw_buf_puts(buf, " episode ");
+        sw_buf_put_i64(buf, rec->episode);
+    }
+    sw_buf_puts(buf, ": ");
+    if (rec->action == SW_ACTION_RESOLVE) {
+        sw_buf_puts(buf, "no cross-rank memory storm in the current windows");
+        return;
+    }
+    if (!a->has_onset || a->n_suspects == 0) {
+        sw_buf_puts(buf, rec->episode > 0 ? "no cross-rank memory storm in the current windows ("
+                                          : "no cross-rank memory storm detected (");
+        sw_buf_put_i64(buf, (int64_t)a->n_participating);
+        sw_buf_puts(buf, a->n_participating == 1 ? " rank)" : " ranks)");
+        return;
+    }
+    const sw_suspect_t *s = &a->suspects[0];
+    sw_buf_puts(buf, "memory storm first seen on rank ");
+    sw_buf_put_i64(buf, s->rank);
+    sw_buf_puts(buf, " (lead ");
+    put_duration(buf, s->lead_over_cluster_onset_ns);
+    sw_buf_puts(buf, ", ");
+    sw_buf_puts(buf, sw_confidence_str(s->confidence));
+    sw_buf_puts(buf, " confidence, ");
+    put_phase_text(buf, &s->phase);
+    char gib[32];
+    snprintf(gib, sizeof(gib), ", +%.2f GiB, ", (double)s->peak_delta_bytes / 1073741824.0);
+    sw_buf_puts(buf, gib);
+    sw_buf_put_i64(buf, (int64_t)a->n_suspects);
+    sw_buf_puts(buf, a->n_suspects == 1 ? " rank at onset)" : " ranks at onset)");
+}
+
+void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
+{
+    sw_jw_t jw;
+    sw_jw_init(&jw, buf, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "action");
+    sw_jw_cstr(&jw, sw_action_str(rec->action));
+    put_job_id(&jw, &rec->analysis);
+    sw_jw_key(&jw, "episode");
+    sw_jw_i64(&jw, rec->episode);
+    sw_jw_key(&jw, "revision");
+    sw_jw_i64(&jw, rec->revision);
+    sw_jw_key(&jw, "event_timestamp_ns");
+    if (rec->has_event_ts) sw_jw_i64(&jw, rec->event_timestamp_ns);
+    else sw_jw_null(&jw);
+    put_body(&jw, &rec->analysis, rec->action != SW_ACTION_SUMMARY);
+    sw_jw_key(&jw, "severity");
+    sw_jw_cstr(&jw, sw_record_severity(rec));
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_record_dedup_key(rec, &tmp);
+    sw_jw_key(&jw, "dedup_key");
+    sw_jw_str(&jw, (sw_str_t){tmp.data, tmp.len});
+    tmp.len = 0;
+    sw_record_summary(rec, &tmp);
+    sw_jw_key(&jw, "summary");
+    sw_jw_str(&jw, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+    if (rec->source.set) {
+        sw_jw_key(&jw, "source");
+        sw_jw_obj(&jw);
+        sw_jw_key(&jw, "topic");
+        sw_jw_str(&jw, rec->source.topic);
+        sw_jw_key(&jw, "partition");
+        sw_jw_i64(&jw, rec->source.partition);
+        sw_jw_key(&jw, "offset");
+        sw_jw_i64(&jw, rec->source.offset);
+        sw_jw_end_obj(&jw);
+    }
+    sw_jw_end_obj(&jw);
+}

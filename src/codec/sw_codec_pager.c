@@ -1,0 +1,481 @@
+/*
+ * Record -> pager request bodies (PagerDuty Events API v2, Alertmanager v2
+ * postable alerts). The rule for what pages lives in sw_pager_decide(); the
+ * size limits of PagerDuty are enforced here so that a body never gets
+ * refused for its size. No I/O, no clock, no globals.
+ */
+#include "sw_codec_pager.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sw_codec_alert.h"
+#include "sw_jw.h"
+
+#define NULL_JOB "<null>"
+/* Bounds of free-text values that come from the input (job ids, notes). */
+#define GROUP_MAX 1024
+#define SOURCE_MAX 512
+#define DESCRIPTION_MAX 4096
+#define LIST_MAX 1024
+#define DESC_SUSPECTS 10
+/* Bytes of the job id kept in a dedup key that had to be shortened. */
+#define DEDUP_JOB_PREFIX 160
+
+sw_pager_action_t sw_pager_decide(const sw_record_t *rec)
+{
+    switch (rec->action) {
+    case SW_ACTION_TRIGGER:
+    case SW_ACTION_UPDATE: return SW_PAGER_TRIGGER;
+    case SW_ACTION_RESOLVE: return SW_PAGER_RESOLVE;
+    case SW_ACTION_SUMMARY:
+        return rec->episode >= 1 && rec->analysis.has_onset ? SW_PAGER_RESOLVE : SW_PAGER_SKIP;
+    }
+    return SW_PAGER_SKIP;
+}
+
+const char *sw_pager_format_str(sw_pager_format_t format)
+{
+    return format == SW_PAGER_ALERTMANAGER ? "alertmanager" : "pagerduty";
+}
+
+bool sw_pager_format_parse(const char *s, sw_pager_format_t *format)
+{
+    if (!s) return false;
+    if (strcmp(s, "pagerduty") == 0) *format = SW_PAGER_PAGERDUTY;
+    else if (strcmp(s, "alertmanager") == 0) *format = SW_PAGER_ALERTMANAGER;
+    else return false;
+    return true;
+}
+
+size_t sw_pager_utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max) return len;
+    /* s[max] is the first byte left out: step back over at most three
+     * continuation bytes to the lead byte of the sequence it belongs to. */
+    size_t n = max;
+    for (int k = 0; k < 3 && n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80; k++) n--;
+    if (((unsigned char)s[n] & 0xc0) == 0x80) return max; /* not UTF-8 here */
+    return n;
+}
+
+/* @p s cut to @p max bytes; a cut string ends in U+2026 (within max). */
+static void put_cut(sw_jw_t *jw, sw_str_t s, size_t max)
+{
+    static const char ellipsis[] = "\xe2\x80\xa6";
+    if (s.len <= max) {
+        sw_jw_str(jw, s);
+        return;
+    }
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_buf_put(&tmp, s.ptr, sw_pager_utf8_cut(s.ptr, s.len, max - (sizeof(ellipsis) - 1)));
+    sw_buf_puts(&tmp, ellipsis);
+    sw_jw_str(jw, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+}
+
+void sw_pager_rfc3339(int64_t ns, sw_buf_t *out)
+{
+    /* Floor division, so that times before 1970 count back from the epoch;
+     * none of these steps can overflow for any int64 input. */
+    int64_t secs = ns / 1000000000, frac = ns % 1000000000;
+    if (frac < 0) {
+        frac += 1000000000;
+        secs--;
+    }
+    int64_t days = secs / 86400, sod = secs % 86400;
+    if (sod < 0) {
+        sod += 86400;
+        days--;
+    }
+    /* Civil date of a day count (proleptic Gregorian calendar, 400-year
+     * eras starting on March 1st so that the leap day comes last). */
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;                                     /* 0..146096 */
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365 */
+    int64_t mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
+    int64_t day = doy - (153 * mp + 2) / 5 + 1;
+    int64_t month = mp < 10 ? mp + 3 : mp - 9;
+    int64_t year = yoe + era * 400 + (month <= 2);
+    sw_buf_printf(out, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%09lldZ", (long long)year,
+                  (long long)month, (long long)day, (long long)(sod / 3600),
+                  (long long)(sod / 60 % 60), (long long)(sod % 60), (long long)frac);
+}
+
+void sw_pager_dedup_key(const sw_record_t *rec, sw_buf_t *out)
+{
+    size_t start = out->len;
+    sw_record_dedup_key(rec, out);
+    if (out->len - start <= SW_PAGER_DEDUP_KEY_MAX) return;
+    /* Only a very long job id gets here: keep its start for people and a
+     * hash of all of it for uniqueness. */
+    out->len = start;
+    const sw_str_t *job = &rec->analysis.job_id;
+    sw_buf_puts(out, "stormwatch/");
+    sw_buf_put(out, job->ptr, sw_pager_utf8_cut(job->ptr, job->len, DEDUP_JOB_PREFIX));
+    sw_buf_printf(out, "~%016llx/episode/",
+                  (unsigned long long)sw_hash_bytes(job->ptr, job->len, 0));
+    sw_buf_put_i64(out, rec->episode);
+}
+
+/* Time of the record: its sample's, or now for a summary. */
+static int64_t record_ns(const sw_record_t *rec, const sw_pager_opts_t *opts)
+{
+    return rec->has_event_ts ? rec->event_timestamp_ns : opts->now_ns;
+}
+
+static sw_str_t job_str(const sw_record_t *rec)
+{
+    return rec->analysis.has_job_id ? rec->analysis.job_id : sw_str(NULL_JOB);
+}
+
+static void put_key_str(sw_jw_t *jw, const char *key, sw_str_t s)
+{
+    sw_jw_key(jw, key);
+    sw_jw_str(jw, s);
+}
+
+static void put_key_cstr(sw_jw_t *jw, const char *key, const char *s)
+{
+    sw_jw_key(jw, key);
+    sw_jw_cstr(jw, s);
+}
+
+static void put_key_rfc3339(sw_jw_t *jw, const char *key, int64_t ns)
+{
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_pager_rfc3339(ns, &tmp);
+    put_key_str(jw, key, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+}
+
+/* The human line; a summary that resolves says why the episode ends. */
+static void put_summary(sw_jw_t *jw, const sw_record_t *rec)
+{
+    static const char verb[] = "SUMMARY ";
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_record_summary(rec, &tmp);
+    sw_str_t line = {tmp.data, tmp.len};
+    sw_buf_t res;
+    sw_buf_init(&res);
+    if (rec->action == SW_ACTION_SUMMARY && line.len >= sizeof(verb) - 1 &&
+        memcmp(line.ptr, verb, sizeof(verb) - 1) == 0) {
+        sw_buf_puts(&res, "RESOLVED (job idle or input ended) ");
+        sw_buf_put(&res, line.ptr + sizeof(verb) - 1, line.len - (sizeof(verb) - 1));
+        line = (sw_str_t){res.data, res.len};
+    }
+    sw_jw_key(jw, "summary");
+    put_cut(jw, line, SW_PAGER_SUMMARY_MAX);
+    sw_buf_clear(&res);
+    sw_buf_clear(&tmp);
+}
+
+static void put_dedup_key(sw_jw_t *jw, const sw_record_t *rec)
+{
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_pager_dedup_key(rec, &tmp);
+    put_key_str(jw, "dedup_key", (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+}
+
+/* PagerDuty accepts critical, error, warning and info. */
+static const char *pd_severity(const sw_record_t *rec)
+{
+    static const char *const ok[] = {"critical", "error", "warning", "info"};
+    const char *sev = sw_record_severity(rec);
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (strcmp(sev, ok[i]) == 0) return ok[i];
+    return "warning";
+}
+
+/* ---- PagerDuty ----------------------------------------------------------- */
+
+/* How much of the record custom_details carries. */
+typedef enum pd_detail_e {
+    PD_FULL = 0,    /* the SPEC record as the JSON format writes it */
+    PD_NO_RANKS,    /* rank maps and rank lists emptied */
+    PD_LIFECYCLE    /* lifecycle fields only (always fits) */
+} pd_detail_t;
+
+/* Append JSON record text @p obj (an object) with a "truncated" member. */
+static void splice_truncated(sw_buf_t *obj, const char *why)
+{
+    if (obj->len && obj->data[obj->len - 1] == '}') obj->len--;
+    sw_buf_puts(obj, ", \"truncated\": ");
+    sw_json_put_str(obj, sw_str(why));
+    sw_buf_putc(obj, '}');
+}
+
+static void pd_details(sw_jw_t *jw, const sw_record_t *rec, pd_detail_t level)
+{
+    sw_jw_key(jw, "custom_details");
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    if (level == PD_FULL) {
+        sw_alert_json_record(&tmp, rec);
+    } else if (level == PD_NO_RANKS) {
+        sw_record_t small = *rec;
+        sw_analysis_t *a = &small.analysis;
+        char why[320];
+        snprintf(why, sizeof(why),
+                 "rank_sample_counts, alignment_offsets_ns, participating_ranks and "
+                 "missing_ranks emptied (%zu participating, %zu missing ranks): the full record "
+                 "would exceed PagerDuty's 512 KB event limit",
+                 a->n_participating, a->n_missing);
+        a->n_counts = a->n_offsets = a->n_participating = a->n_missing = 0;
+        sw_alert_json_record(&tmp, &small);
+        splice_truncated(&tmp, why);
+    }
+    if (level != PD_LIFECYCLE) {
+        sw_jw_raw(jw, (sw_str_t){tmp.data, tmp.len});
+        sw_buf_clear(&tmp);
+        return;
+    }
+    const sw_analysis_t *a = &rec->analysis;
+    sw_jw_obj(jw);
+    put_key_cstr(jw, "action", sw_action_str(rec->action));
+    sw_jw_key(jw, "job_id");
+    if (a->has_job_id) put_cut(jw, a->job_id, GROUP_MAX);
+    else sw_jw_null(jw);
+    sw_jw_key(jw, "episode");
+    sw_jw_i64(jw, rec->episode);
+    sw_jw_key(jw, "revision");
+    sw_jw_i64(jw, rec->revision);
+    sw_jw_key(jw, "event_timestamp_ns");
+    if (rec->has_event_ts) sw_jw_i64(jw, rec->event_timestamp_ns);
+    else sw_jw_null(jw);
+    sw_jw_key(jw, "world_size");
+    sw_jw_i64(jw, a->world_size);
+    sw_jw_key(jw, "cluster_onset_timestamp_ns");
+    if (a->has_onset) sw_jw_u64(jw, a->onset_ns);
+    else sw_jw_null(jw);
+    if (a->n_suspects) {
+        sw_jw_key(jw, "first_cause_rank");
+        sw_jw_i64(jw, a->suspects[0].rank);
+        put_key_cstr(jw, "confidence", sw_confidence_str(a->suspects[0].confidence));
+        sw_jw_key(jw, "suspects");
+        sw_jw_i64(jw, (int64_t)a->n_suspects);
+    }
+    put_key_cstr(jw, "severity", sw_record_severity(rec));
+    put_dedup_key(jw, rec);
+    put_key_cstr(jw, "truncated",
+                 "only the lifecycle fields are kept: the full record would exceed PagerDuty's "
+                 "512 KB event limit even without its rank maps");
+    sw_jw_end_obj(jw);
+}
+
+static void pd_source(sw_jw_t *jw, const sw_record_t *rec)
+{
+    sw_jw_key(jw, "source");
+    if (!rec->source.set) {
+        sw_jw_cstr(jw, "stormwatch");
+        return;
+    }
+    /* The input partition: stable for a job (jobs never span partitions). */
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_buf_put(&tmp, rec->source.topic.ptr, rec->source.topic.len);
+    sw_buf_printf(&tmp, "/%d", (int)rec->source.partition);
+    put_cut(jw, (sw_str_t){tmp.data, tmp.len}, SOURCE_MAX);
+    sw_buf_clear(&tmp);
+}
+
+static void pd_event(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_t *opts,
+                     sw_pager_action_t act, pd_detail_t level)
+{
+    sw_jw_t jw;
+    sw_jw_init(&jw, out, 0);
+    sw_jw_obj(&jw);
+    put_key_cstr(&jw, "routing_key", opts->routing_key ? opts->routing_key : "");
+    put_key_cstr(&jw, "event_action", act == SW_PAGER_RESOLVE ? "resolve" : "trigger");
+    put_dedup_key(&jw, rec);
+    sw_jw_key(&jw, "payload");
+    sw_jw_obj(&jw);
+    put_summary(&jw, rec);
+    put_key_cstr(&jw, "severity", pd_severity(rec));
+    pd_source(&jw, rec);
+    put_key_rfc3339(&jw, "timestamp", record_ns(rec, opts));
+    put_key_cstr(&jw, "component", "stormwatch");
+    sw_jw_key(&jw, "group");
+    put_cut(&jw, job_str(rec), GROUP_MAX);
+    put_key_cstr(&jw, "class", "gpu-memory-storm");
+    pd_details(&jw, rec, level);
+    sw_jw_end_obj(&jw);
+    sw_jw_end_obj(&jw);
+}
+
+/* ---- Alertmanager -------------------------------------------------------- */
+
+static void put_key_i64_str(sw_jw_t *jw, const char *key, int64_t v)
+{
+    char tmp[24];
+    snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+    put_key_cstr(jw, key, tmp);
+}
+
+/* Suspects, world and notes as a few lines of text, bounded. */
+static void am_description(sw_jw_t *jw, const sw_record_t *rec)
+{
+    const sw_analysis_t *a = &rec->analysis;
+    sw_buf_t d;
+    sw_buf_init(&d);
+    if (a->n_suspects) {
+        sw_buf_puts(&d, "Suspects at the cluster onset:");
+        for (size_t i = 0; i < a->n_suspects && i < DESC_SUSPECTS; i++) {
+            const sw_suspect_t *s = &a->suspects[i];
+            sw_buf_printf(&d, "%s rank %lld (%s confidence, lead %.3f s, +%.2f GiB)",
+                          i ? "," : "", (long long)s->rank, sw_confidence_str(s->confidence),
+                          (double)s->lead_over_cluster_onset_ns / 1e9,
+                          (double)s->peak_delta_bytes / 1073741824.0);
+        }
+        if (a->n_suspects > DESC_SUSPECTS)
+            sw_buf_printf(&d, " and %zu more", a->n_suspects - DESC_SUSPECTS);
+        sw_buf_puts(&d, ".\n");
+    } else {
+        sw_buf_puts(&d, "No first-cause suspects in the current windows.\n");
+    }
+    sw_buf_printf(&d, "World size %lld: %zu ranks reporting, %zu missing.", (long long)a->world_size,
+                  a->n_participating, a->n_missing);
+    for (size_t i = 0; i < a->n_notes && d.len < DESCRIPTION_MAX; i++) {
+        sw_buf_putc(&d, '\n');
+        sw_buf_put(&d, a->notes[i].ptr, a->notes[i].len);
+    }
+    sw_jw_key(jw, "description");
+    put_cut(jw, (sw_str_t){d.data, d.len}, DESCRIPTION_MAX);
+    sw_buf_clear(&d);
+}
+
+static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_t *opts,
+                     sw_pager_action_t act)
+{
+    const sw_analysis_t *a = &rec->analysis;
+    int64_t t = record_ns(rec, opts);
+    sw_jw_t jw;
+    sw_jw_init(&jw, out, 0);
+    sw_jw_arr(&jw);
+    sw_jw_obj(&jw);
+    /* Labels identify the alert: only values fixed for the whole episode,
+     * so that trigger, updates and resolve all land on the same alert. */
+    sw_jw_key(&jw, "labels");
+    sw_jw_obj(&jw);
+    put_key_cstr(&jw, "alertname", "GPUMemoryStorm");
+    put_key_str(&jw, "job_id", job_str(rec));
+    put_key_i64_str(&jw, "episode", rec->episode);
+    put_dedup_key(&jw, rec);
+    sw_jw_end_obj(&jw);
+    /* Annotations carry what may change within the episode. */
+    sw_jw_key(&jw, "annotations");
+    sw_jw_obj(&jw);
+    put_summary(&jw, rec);
+    am_description(&jw, rec);
+    put_key_cstr(&jw, "severity", sw_record_severity(rec));
+    put_key_cstr(&jw, "action", sw_action_str(rec->action));
+    put_key_i64_str(&jw, "revision", rec->revision);
+    if (a->n_suspects) {
+        put_key_i64_str(&jw, "first_cause_rank", a->suspects[0].rank);
+        put_key_cstr(&jw, "confidence", sw_confidence_str(a->suspects[0].confidence));
+        put_key_i64_str(&jw, "lead_over_cluster_onset_ns", a->suspects[0].lead_over_cluster_onset_ns);
+        sw_buf_t ranks;
+        sw_buf_init(&ranks);
+        for (size_t i = 0; i < a->n_suspects && ranks.len <= LIST_MAX; i++)
+            sw_buf_printf(&ranks, "%s%lld", i ? ", " : "", (long long)a->suspects[i].rank);
+        sw_jw_key(&jw, "suspect_ranks");
+        put_cut(&jw, (sw_str_t){ranks.data, ranks.len}, LIST_MAX);
+        sw_buf_clear(&ranks);
+    }
+    if (a->has_onset) {
+        char tmp[24];
+        snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)a->onset_ns);
+        put_key_cstr(&jw, "cluster_onset_timestamp_ns", tmp);
+    }
+    if (rec->has_event_ts) put_key_i64_str(&jw, "event_timestamp_ns", rec->event_timestamp_ns);
+    put_key_i64_str(&jw, "world_size", a->world_size);
+    if (rec->source.set) {
+        sw_buf_t src;
+        sw_buf_init(&src);
+        sw_buf_put(&src, rec->source.topic.ptr, rec->source.topic.len);
+        sw_buf_printf(&src, "/%d@%lld", (int)rec->source.partition, (long long)rec->source.offset);
+        sw_jw_key(&jw, "source");
+        put_cut(&jw, (sw_str_t){src.data, src.len}, SOURCE_MAX);
+        sw_buf_clear(&src);
+    }
+    sw_jw_end_obj(&jw);
+    put_key_rfc3339(&jw, "startsAt", t);
+    /* Firing alerts carry no endsAt: Alertmanager keeps them until the
+     * resolve (or its resolve_timeout, when nothing more arrives). */
+    if (act == SW_PAGER_RESOLVE) put_key_rfc3339(&jw, "endsAt", t);
+    if (opts->generator_url && *opts->generator_url)
+        put_key_cstr(&jw, "generatorURL", opts->generator_url);
+    sw_jw_end_obj(&jw);
+    sw_jw_end_arr(&jw);
+}
+
+static int hex_val(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* The code unit of the \uXXXX escape at p[0..6), or -1. */
+static long u_escape(const char *p, const char *end)
+{
+    if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return -1;
+    long v = 0;
+    for (int k = 2; k < 6; k++) {
+        int h = hex_val(p[k]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* Input strings may hold lone surrogates (kept as WTF-8 by the decoder and
+ * written back as \uD8xx escapes). Strict parsers refuse those, and a pager
+ * that refuses a body may stop the HTTP sink: replace each lone one by
+ * \ufffd, in place (same length). In JSON text every backslash starts an
+ * escape, so stepping escape by escape never misreads one. */
+static void fix_lone_surrogates(sw_buf_t *out, size_t start)
+{
+    char *p = out->data + start, *end = out->data + out->len;
+    while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+        long u = u_escape(p, end);
+        if (u < 0xd800 || u > 0xdfff) {
+            p += 2;
+            continue;
+        }
+        long next = u <= 0xdbff ? u_escape(p + 6, end) : -1;
+        if (next >= 0xdc00 && next <= 0xdfff) {
+            p += 12; /* a valid pair */
+            continue;
+        }
+        memcpy(p, "\\ufffd", 6);
+        p += 6;
+    }
+}
+
+sw_pager_action_t sw_pager_encode(const sw_record_t *rec, const sw_pager_opts_t *opts,
+                                  sw_buf_t *out)
+{
+    sw_pager_action_t act = sw_pager_decide(rec);
+    if (act == SW_PAGER_SKIP) return act;
+    size_t start = out->len;
+    if (opts->format == SW_PAGER_ALERTMANAGER) {
+        am_alert(out, rec, opts, act);
+    } else {
+        for (pd_detail_t level = PD_FULL;; level++) {
+            pd_event(out, rec, opts, act, level);
+            if (out->len - start <= SW_PAGER_EVENT_MAX || level == PD_LIFECYCLE) break;
+            out->len = start;
+        }
+    }
+    fix_lone_surrogates(out, start);
+    return act;
+}

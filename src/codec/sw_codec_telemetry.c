@@ -1,0 +1,654 @@
+/*
+ * JSON -> sw_event_t. One pass over the line: known keys are captured
+ * (last occurrence wins, as in Python's json), everything else is
+ * validated and skipped. Validation runs after the object is complete so
+ * that it sees the final value of each field. No I/O.
+ */
+#include "sw_codec_telemetry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_json.h"
+
+enum field_e {
+    F_TIMESTAMP_NS,
+    F_EVENT_TYPE,
+    F_RANK,
+    F_WORLD_SIZE,
+    F_JOB_ID,
+    F_SESSION_ID,
+    F_PID,
+    F_HOST,
+    F_DEVICE_USED_BYTES,
+    F_SAMPLING_INTERVAL_MS,
+    F_METADATA,
+    F_SCHEMA_VERSION,
+    F_DEVICE_ID,
+    F_LOCAL_RANK,
+    F_ALLOC_ALLOCATED,
+    F_ALLOC_RESERVED,
+    F_ALLOC_ACTIVE,
+    F_ALLOC_INACTIVE,
+    F_ALLOC_CHANGE,
+    F_DEVICE_FREE,
+    F_DEVICE_TOTAL,
+    F_COLLECTOR,
+    F_CONTEXT,
+    F__CNT
+};
+
+static const struct {
+    const char *name;
+    size_t len;
+} k_fields[F__CNT] = {
+#define FLD(s) {s, sizeof(s) - 1}
+    FLD("timestamp_ns"), FLD("event_type"), FLD("rank"), FLD("world_size"),
+    FLD("job_id"), FLD("session_id"), FLD("pid"), FLD("host"),
+    FLD("device_used_bytes"), FLD("sampling_interval_ms"), FLD("metadata"),
+    FLD("schema_version"), FLD("device_id"), FLD("local_rank"),
+    FLD("allocator_allocated_bytes"), FLD("allocator_reserved_bytes"),
+    FLD("allocator_active_bytes"), FLD("allocator_inactive_bytes"),
+    FLD("allocator_change_bytes"), FLD("device_free_bytes"), FLD("device_total_bytes"),
+    FLD("collector"), FLD("context"),
+#undef FLD
+};
+
+struct sw_tdec_s {
+    char *scratch;
+    size_t scratch_cap;
+    /* Producers write keys in a fixed order: next[f] is the field that
+     * followed field f last time (next[F__CNT]: the first field), tried
+     * with one compare before the general key scan. */
+    int8_t next[F__CNT + 1];
+};
+
+sw_tdec_t *sw_tdec_new(void)
+{
+    sw_tdec_t *dec = sw_calloc(1, sizeof(sw_tdec_t));
+    memset(dec->next, -1, sizeof(dec->next));
+    return dec;
+}
+
+void sw_tdec_destroy(sw_tdec_t *dec)
+{
+    if (!dec) return;
+    free(dec->scratch);
+    free(dec);
+}
+
+bool sw_tdec_blank(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\f' && c != '\v') return false;
+    }
+    return true;
+}
+
+sw_ev_kind_t sw_event_kind(sw_str_t t)
+{
+    /* Case-folded "sample": ASCII letters in either case, and U+017F
+     * (long s, C5 BF) which Python's casefold() maps to 's'. */
+    static const char k_sample[] = "sample";
+    size_t i = 0, k = 0;
+    while (k < 6 && i < t.len) {
+        unsigned char c = (unsigned char)t.ptr[i];
+        if (k == 0 && c == 0xc5 && i + 1 < t.len && (unsigned char)t.ptr[i + 1] == 0xbf) {
+            i += 2;
+            k++;
+            continue;
+        }
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c + 32);
+        if (c != (unsigned char)k_sample[k]) break;
+        i++;
+        k++;
+    }
+    if (k == 6 && i == t.len) return SW_EV_SAMPLE;
+    if (t.len == 11 && memcmp(t.ptr, "phase_enter", 11) == 0) return SW_EV_PHASE_ENTER;
+    if (t.len == 10 && memcmp(t.ptr, "phase_exit", 10) == 0) return SW_EV_PHASE_EXIT;
+    return SW_EV_OTHER;
+}
+
+/* Fields by key length, as id + 1 (0 ends a list): a key costs one
+ * table lookup and at most four compares. */
+static const uint8_t k_by_len[26][5] = {
+    [3] = {F_PID + 1},
+    [4] = {F_RANK + 1, F_HOST + 1},
+    [6] = {F_JOB_ID + 1},
+    [7] = {F_CONTEXT + 1},
+    [8] = {F_METADATA + 1},
+    [9] = {F_DEVICE_ID + 1, F_COLLECTOR + 1},
+    [10] = {F_EVENT_TYPE + 1, F_WORLD_SIZE + 1, F_SESSION_ID + 1, F_LOCAL_RANK + 1},
+    [12] = {F_TIMESTAMP_NS + 1},
+    [14] = {F_SCHEMA_VERSION + 1},
+    [17] = {F_DEVICE_USED_BYTES + 1, F_DEVICE_FREE + 1},
+    [18] = {F_DEVICE_TOTAL + 1},
+    [20] = {F_SAMPLING_INTERVAL_MS + 1},
+    [22] = {F_ALLOC_ACTIVE + 1, F_ALLOC_CHANGE + 1},
+    [24] = {F_ALLOC_RESERVED + 1, F_ALLOC_INACTIVE + 1},
+    [25] = {F_ALLOC_ALLOCATED + 1},
+};
+
+/* Equality of n >= 1 bytes with word loads (keys are short). */
+static inline bool bytes_eq(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return false;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
+}
+
+static int field_id(sw_str_t k)
+{
+    if (k.len >= 26) return -1;
+    for (const uint8_t *c = k_by_len[k.len]; *c; c++)
+        if (bytes_eq(k_fields[*c - 1].name, k.ptr, k.len)) return *c - 1;
+    return -1;
+}
+
+/* The value text quoted in messages: the raw JSON, shortened. */
+static void quote_raw(char *dst, size_t dstsize, const sw_jval_t *v)
+{
+    size_t n = v->raw_len;
+    if (n > 60) {
+        snprintf(dst, dstsize, "%.57s...", v->raw);
+        return;
+    }
+    snprintf(dst, dstsize, "%.*s", (int)n, v->raw);
+}
+
+static sw_err_t field_error(char *errstr, size_t errstr_size, const char *field,
+                            const sw_jval_t *v, const char *expected)
+{
+    char shown[72];
+    if (v->type == SW_J_ABSENT) snprintf(shown, sizeof(shown), "missing");
+    else quote_raw(shown, sizeof(shown), v);
+    snprintf(errstr, errstr_size, "field \"%s\" is %s, expected %s%s", field, shown, expected,
+             v->type == SW_J_BIGINT ? " (the value does not fit in 64 bits)" : "");
+    return SW_ERR_INVALID_ARG;
+}
+
+/* ---- metadata.phase_scope (SPEC 2), shared with the Avro decoder ---- */
+
+enum ps_field_e {
+    P_ACTION,
+    P_NAME,
+    P_PATH,
+    P_SCOPE_ID,
+    P_PARENT_SCOPE_ID,
+    P_THREAD_ID,
+    P_THREAD_NAME,
+    P_SEQUENCE,
+    P_DEPTH,
+    P__CNT
+};
+
+static const struct {
+    const char *name;
+    size_t len;
+} k_ps_fields[P__CNT] = {
+#define FLD(s) {s, sizeof(s) - 1}
+    FLD("action"), FLD("name"), FLD("path"), FLD("scope_id"), FLD("parent_scope_id"),
+    FLD("thread_id"), FLD("thread_name"), FLD("sequence"), FLD("depth"),
+#undef FLD
+};
+
+static int ps_field_id(sw_str_t k)
+{
+    for (int i = 0; i < P__CNT; i++)
+        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0)
+            return i;
+    return -1;
+}
+
+static void ps_take(sw_phase_scope_t *ps, int id, const sw_jval_t *v, bool *typed)
+{
+    switch (id) {
+    case P_ACTION:
+        if (v->type == SW_J_STRING) {
+            if (v->s.len == 5 && memcmp(v->s.ptr, "enter", 5) == 0) {
+                ps->enter = true;
+                *typed = true;
+            } else if (v->s.len == 4 && memcmp(v->s.ptr, "exit", 4) == 0) {
+                ps->enter = false;
+                *typed = true;
+            }
+        }
+        break;
+    case P_NAME:
+        if ((*typed = v->type == SW_J_STRING)) ps->name = v->s;
+        break;
+    case P_SCOPE_ID:
+        if ((*typed = v->type == SW_J_STRING)) ps->scope_id = v->s;
+        break;
+    case P_PARENT_SCOPE_ID:
+        *typed = v->type == SW_J_STRING || v->type == SW_J_NULL;
+        ps->has_parent = v->type == SW_J_STRING;
+        if (ps->has_parent) ps->parent_scope_id = v->s;
+        break;
+    case P_THREAD_ID:
+        if ((*typed = v->type == SW_J_INT)) ps->thread_id = v->i;
+        break;
+    case P_THREAD_NAME:
+        if ((*typed = v->type == SW_J_STRING)) ps->thread_name = v->s;
+        break;
+    case P_SEQUENCE:
+        if ((*typed = v->type == SW_J_INT)) ps->sequence = v->i;
+        break;
+    case P_DEPTH:
+        ps->has_depth = *typed = v->type == SW_J_INT;
+        ps->depth = ps->has_depth ? v->i : 0;
+        break;
+    default: break; /* P_PATH that is not an array */
+    }
+}
+
+/* A phase_scope object at the cursor into *ps; *ok says whether all its
+ * typed fields were present with the right types. */
+static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int depth)
+{
+    bool seen[P__CNT] = {false};
+    bool typed[P__CNT] = {false};
+    bool overflow = false;
+    memset(ps, 0, sizeof(*ps));
+    js->p++; /* '{' */
+    sw_jscan_ws(js);
+    if (js->p < js->end && *js->p == '}') {
+        js->p++;
+        *ok = false;
+        return true;
+    }
+    for (;;) {
+        sw_str_t key = {0};
+        sw_jscan_ws(js);
+        if (!sw_jscan_string(js, &key)) return false;
+        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
+        sw_jscan_ws(js);
+        int id = ps_field_id(key);
+        if (id == P_PATH && js->p < js->end && *js->p == '[') {
+            /* Path: keep the non-empty strings, skip anything else. */
+            seen[id] = typed[id] = true;
+            ps->path_len = 0;
+            overflow = false;
+            js->p++;
+            sw_jscan_ws(js);
+            if (js->p < js->end && *js->p == ']') {
+                js->p++;
+            } else {
+                for (;;) {
+                    sw_jval_t el;
+                    if (!sw_jscan_value(js, &el, depth + 2)) return false;
+                    if (el.type == SW_J_STRING && el.s.len > 0) {
+                        if (ps->path_len < SW_PHASE_PATH_MAX) ps->path[ps->path_len++] = el.s;
+                        else overflow = true;
+                    }
+                    sw_jscan_ws(js);
+                    if (js->p < js->end && *js->p == ',') {
+                        js->p++;
+                        continue;
+                    }
+                    if (!sw_jscan_expect(js, ']', "expected ',' or ']' in array")) return false;
+                    break;
+                }
+            }
+        } else {
+            sw_jval_t v;
+            if (!sw_jscan_value(js, &v, depth + 1)) return false;
+            if (id >= 0) {
+                seen[id] = true;
+                typed[id] = false;
+                ps_take(ps, id, &v, &typed[id]);
+            }
+        }
+        sw_jscan_ws(js);
+        if (js->p < js->end && *js->p == ',') {
+            js->p++;
+            continue;
+        }
+        if (!sw_jscan_expect(js, '}', "expected ',' or '}' in object")) return false;
+        break;
+    }
+    *ok = typed[P_ACTION] && typed[P_NAME] && typed[P_PATH] && typed[P_SCOPE_ID] &&
+          (!seen[P_PARENT_SCOPE_ID] || typed[P_PARENT_SCOPE_ID]) && typed[P_THREAD_ID] &&
+          typed[P_THREAD_NAME] && typed[P_SEQUENCE] && !overflow;
+    return true;
+}
+
+bool sw_json_metadata_phase(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth)
+{
+    js->p++; /* '{' */
+    sw_jscan_ws(js);
+    *has_phase = false;
+    if (js->p < js->end && *js->p == '}') {
+        js->p++;
+        return true;
+    }
+    for (;;) {
+        sw_str_t key = {0};
+        sw_jscan_ws(js);
+        if (!sw_jscan_string(js, &key)) return false;
+        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
+        sw_jscan_ws(js);
+        sw_jval_t v;
+        if (key.len == 11 && memcmp(key.ptr, "phase_scope", 11) == 0) {
+            if (js->p < js->end && *js->p == '{') {
+                if (!json_phase_scope(js, ps, has_phase, depth + 1)) return false;
+            } else {
+                if (!sw_jscan_value(js, &v, depth + 1)) return false;
+                *has_phase = false;
+            }
+        } else if (!sw_jscan_value(js, &v, depth + 1)) {
+            return false;
+        }
+        sw_jscan_ws(js);
+        if (js->p < js->end && *js->p == ',') {
+            js->p++;
+            continue;
+        }
+        return sw_jscan_expect(js, '}', "expected ',' or '}' in object");
+    }
+}
+
+bool sw_json_may_have_phase(sw_str_t text)
+{
+    return text.len > 0 &&
+           (memmem(text.ptr, text.len, "phase", 5) || memmem(text.ptr, text.len, "\\u", 2));
+}
+
+bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
+{
+    sw_jscan_t js;
+    sw_jscan_init(&js, text.ptr, text.len, scratch);
+    sw_jscan_ws(&js);
+    bool has = false;
+    return js.p < js.end && *js.p == '{' && sw_json_metadata_phase(&js, ps, &has, 1) && has;
+}
+
+/* Shared by JSON and Avro paths: SPEC 2 rules over captured values. */
+static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_t errstr_size)
+{
+    const sw_jval_t *v;
+
+    v = &f[F_TIMESTAMP_NS];
+    if (v->type != SW_J_INT || v->i < 0)
+        return field_error(errstr, errstr_size, "timestamp_ns", v, "an integer >= 0");
+    ev->timestamp_ns = v->i;
+
+    v = &f[F_EVENT_TYPE];
+    if (v->type != SW_J_STRING || v->s.len == 0)
+        return field_error(errstr, errstr_size, "event_type", v, "a non-empty string");
+    ev->event_type = v->s;
+    ev->kind = sw_event_kind(v->s);
+
+    v = &f[F_WORLD_SIZE];
+    if (v->type == SW_J_ABSENT) ev->world_size = 1;
+    else if (v->type != SW_J_INT || v->i < 1)
+        return field_error(errstr, errstr_size, "world_size", v, "an integer >= 1");
+    else ev->world_size = v->i;
+
+    v = &f[F_RANK];
+    if (v->type == SW_J_ABSENT) {
+        ev->rank = 0;
+    } else if (v->type != SW_J_INT || v->i < 0) {
+        return field_error(errstr, errstr_size, "rank", v, "an integer >= 0");
+    } else if (v->i >= ev->world_size) {
+        char exp[64];
+        snprintf(exp, sizeof(exp), "an integer < world_size (%lld)", (long long)ev->world_size);
+        return field_error(errstr, errstr_size, "rank", v, exp);
+    } else {
+        ev->rank = v->i;
+    }
+
+    v = &f[F_JOB_ID];
+    ev->has_job_id = false;
+    ev->job_id.ptr = NULL;
+    ev->job_id.len = 0;
+    if (v->type == SW_J_STRING && v->s.len > 0) {
+        ev->has_job_id = true;
+        ev->job_id = v->s;
+    } else if (v->type != SW_J_ABSENT && v->type != SW_J_NULL) {
+        return field_error(errstr, errstr_size, "job_id", v, "null or a non-empty string");
+    }
+
+    v = &f[F_SESSION_ID];
+    ev->has_session_id = false;
+    ev->session_id.ptr = NULL;
+    ev->session_id.len = 0;
+    if (v->type == SW_J_STRING) {
+        ev->has_session_id = true;
+        ev->session_id = v->s;
+    } else if (v->type != SW_J_ABSENT && v->type != SW_J_NULL) {
+        return field_error(errstr, errstr_size, "session_id", v, "null or a string");
+    }
+
+    v = &f[F_PID];
+    if (v->type == SW_J_ABSENT) ev->pid = -1;
+    else if (v->type != SW_J_INT) return field_error(errstr, errstr_size, "pid", v, "an integer");
+    else ev->pid = v->i;
+
+    v = &f[F_HOST];
+    if (v->type == SW_J_ABSENT) ev->host = sw_str("unknown");
+    else if (v->type != SW_J_STRING)
+        return field_error(errstr, errstr_size, "host", v, "a string");
+    else ev->host = v->s;
+
+    v = &f[F_DEVICE_USED_BYTES];
+    ev->has_device_used = false;
+    ev->device_used_bytes = 0;
+    if (v->type == SW_J_ABSENT) {
+        if (ev->kind == SW_EV_SAMPLE)
+            return field_error(errstr, errstr_size, "device_used_bytes", v,
+                               "an integer >= 0 (required for a sample)");
+    } else if (v->type != SW_J_INT || v->i < 0) {
+        return field_error(errstr, errstr_size, "device_used_bytes", v, "an integer >= 0");
+    } else {
+        ev->has_device_used = true;
+        ev->device_used_bytes = v->i;
+    }
+
+    v = &f[F_SAMPLING_INTERVAL_MS];
+    if (v->type == SW_J_ABSENT) ev->sampling_interval_ms = 0;
+    else if (v->type != SW_J_INT || v->i < 0)
+        return field_error(errstr, errstr_size, "sampling_interval_ms", v, "an integer >= 0");
+    else ev->sampling_interval_ms = v->i;
+
+    v = &f[F_METADATA];
+    if (v->type != SW_J_ABSENT && v->type != SW_J_NULL && v->type != SW_J_OBJECT) {
+        char exp[64];
+        snprintf(exp, sizeof(exp), "an object or null (got %s)", sw_jtype_name(v->type));
+        return field_error(errstr, errstr_size, "metadata", v, exp);
+    }
+    if (v->type == SW_J_OBJECT) {
+        ev->metadata_json.ptr = v->raw;
+        ev->metadata_json.len = v->raw_len;
+    } else {
+        ev->metadata_json = sw_str("{}");
+        ev->has_phase = false;
+    }
+    return SW_OK;
+}
+
+static void carry_i64(sw_opt_i64_t *o, const sw_jval_t *v)
+{
+    o->set = v->type == SW_J_INT;
+    o->value = o->set ? v->i : 0;
+}
+
+static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
+{
+    o->set = v->type == SW_J_STRING;
+    if (o->set) o->value = v->s;
+    else o->value = sw_str("");
+}
+
+sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev,
+                      char *errstr, size_t errstr_size)
+{
+    if (dec->scratch_cap < len + 16) {
+        dec->scratch_cap = len + 16 > 4096 ? len + 16 : 4096;
+        free(dec->scratch);
+        dec->scratch = sw_malloc(dec->scratch_cap);
+    }
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
+    sw_jval_t f[F__CNT];
+    for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
+    /* Every field of *ev is assigned by validate() and the carry_*() calls;
+     * the phase scope only when has_phase. No memset: it is ~1 KiB. */
+    ev->has_phase = false;
+
+    sw_jscan_ws(&js);
+    if (js.p >= js.end || *js.p != '{') {
+        sw_jval_t top;
+        if (js.p < js.end && sw_jscan_value(&js, &top, 0)) {
+            sw_jscan_ws(&js);
+            if (js.p == js.end) {
+                snprintf(errstr, errstr_size, "not a JSON object: the line is %s",
+                         sw_jtype_name(top.type));
+                return SW_ERR_PARSE;
+            }
+        }
+        snprintf(errstr, errstr_size, "not valid JSON: %s at column %zu",
+                 js.err ? js.err : "expected '{'",
+                 sw_jscan_offset(&js, js.err ? js.err_at : js.p) + 1);
+        return SW_ERR_PARSE;
+    }
+    js.p++;
+    sw_jscan_ws(&js);
+    bool ok = true;
+    if (js.p < js.end && *js.p == '}') {
+        js.p++;
+    } else {
+        int prev = F__CNT;
+        for (;;) {
+            sw_jscan_ws(&js);
+            int id = dec->next[prev];
+            size_t klen = id >= 0 ? k_fields[id].len : 0;
+            if (id >= 0 && (size_t)(js.end - js.p) > klen + 1 && js.p[0] == '"' &&
+                js.p[klen + 1] == '"' && bytes_eq(js.p + 1, k_fields[id].name, klen)) {
+                js.p += klen + 2; /* the predicted key, byte for byte */
+            } else {
+                sw_str_t key;
+                if (!(ok = sw_jscan_string(&js, &key))) break;
+                id = field_id(key);
+            }
+            if (id >= 0) {
+                dec->next[prev] = (int8_t)id;
+                prev = id;
+            }
+            if (js.p < js.end && *js.p == ':') js.p++;
+            else if (!(ok = sw_jscan_expect(&js, ':', "expected ':' after object key"))) break;
+            sw_jscan_ws(&js);
+            sw_jval_t skipped;
+            sw_jval_t *v = id >= 0 ? &f[id] : &skipped;
+            if (id == F_METADATA && js.p < js.end && *js.p == '{') {
+                v->type = SW_J_OBJECT;
+                v->raw = js.p;
+                if (!(ok = sw_json_metadata_phase(&js, &ev->phase, &ev->has_phase, 1))) break;
+                v->raw_len = (size_t)(js.p - v->raw);
+            } else if (!sw_jscan_int_fast(&js, v)) {
+                if (!(ok = sw_jscan_value(&js, v, 1))) break;
+            }
+            sw_jscan_ws(&js);
+            if (js.p < js.end && *js.p == ',') {
+                js.p++;
+                continue;
+            }
+            ok = sw_jscan_expect(&js, '}', "expected ',' or '}' in object");
+            break;
+        }
+    }
+    if (ok) {
+        sw_jscan_ws(&js);
+        if (js.p != js.end) {
+            js.err = "unexpected data after the object";
+            js.err_at = js.p;
+            ok = false;
+        }
+    }
+    if (!ok) {
+        snprintf(errstr, errstr_size, "not valid JSON: %s at column %zu", js.err,
+                 sw_jscan_offset(&js, js.err_at) + 1);
+        return SW_ERR_PARSE;
+    }
+    sw_err_t err = validate(f, ev, errstr, errstr_size);
+    if (err) return err;
+    carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
+    carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
+    carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);
+    carry_i64(&ev->allocator_allocated_bytes, &f[F_ALLOC_ALLOCATED]);
+    carry_i64(&ev->allocator_reserved_bytes, &f[F_ALLOC_RESERVED]);
+    carry_i64(&ev->allocator_active_bytes, &f[F_ALLOC_ACTIVE]);
+    carry_i64(&ev->allocator_inactive_bytes, &f[F_ALLOC_INACTIVE]);
+    carry_i64(&ev->allocator_change_bytes, &f[F_ALLOC_CHANGE]);
+    carry_i64(&ev->device_free_bytes, &f[F_DEVICE_FREE]);
+    carry_i64(&ev->device_total_bytes, &f[F_DEVICE_TOTAL]);
+    carry_str(&ev->collector, &f[F_COLLECTOR]);
+    carry_str(&ev->context, &f[F_CONTEXT]);
+    return SW_OK;
+}
+
+sw_err_t sw_event_validate(const sw_event_t *ev, char *errstr, size_t errstr_size)
+{
+    /* Avro types the fields, so only ranges are left to check. */
+    char shown[32];
+    if (ev->timestamp_ns < 0) {
+        snprintf(shown, sizeof(shown), "%lld", (long long)ev->timestamp_ns);
+        snprintf(errstr, errstr_size, "field \"timestamp_ns\" is %s, expected an integer >= 0", shown);
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->event_type.len == 0) {
+        snprintf(errstr, errstr_size, "field \"event_type\" is \"\", expected a non-empty string");
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->world_size < 1) {
+        snprintf(errstr, errstr_size, "field \"world_size\" is %lld, expected an integer >= 1",
+                 (long long)ev->world_size);
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->rank < 0) {
+        snprintf(errstr, errstr_size, "field \"rank\" is %lld, expected an integer >= 0",
+                 (long long)ev->rank);
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->rank >= ev->world_size) {
+        snprintf(errstr, errstr_size,
+                 "field \"rank\" is %lld, expected an integer < world_size (%lld)",
+                 (long long)ev->rank, (long long)ev->world_size);
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->has_job_id && ev->job_id.len == 0) {
+        snprintf(errstr, errstr_size, "field \"job_id\" is \"\", expected null or a non-empty string");
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->kind == SW_EV_SAMPLE && !ev->has_device_used) {
+        snprintf(errstr, errstr_size,
+                 "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)");
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->has_device_used && ev->device_used_bytes < 0) {
+        snprintf(errstr, errstr_size, "field \"device_used_bytes\" is %lld, expected an integer >= 0",
+                 (long long)ev->device_used_bytes);
+        return SW_ERR_INVALID_ARG;
+    }
+    if (ev->sampling_interval_ms < 0) {
+        snprintf(errstr, errstr_size,
+                 "field \"sampling_interval_ms\" is %lld, expected an integer >= 0",
+                 (long long)ev->sampling_interval_ms);
+        return SW_ERR_INVALID_ARG;
+    }
+    return SW_OK;
+}

@@ -1,0 +1,341 @@
+/*
+ * Batch analysis (SPEC 3), a straight transcription of the reference:
+ * select samples, pick the most common job_id, group by rank, align on the
+ * anchor's first sample, find each rank's first qualifying spike, rank the
+ * candidates. It is also the oracle the stream engine is tested against.
+ * Pure: no I/O, no globals.
+ */
+#include "sw_batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_imap.h"
+#include "sw_intern.h"
+#include "sw_phase.h"
+#include "sw_assemble.h"
+
+typedef struct bsample_s {
+    int64_t ts;
+    int64_t used;
+    int64_t pid;
+    int64_t rank;
+    int64_t world_size;
+    int64_t interval_ms;
+    uint32_t host;    /* interned; replaced by its sort order in run() */
+    uint32_t job;     /* interned; 0 = null */
+    uint32_t session; /* interned; 0 = null */
+    uint32_t arrival;
+} bsample_t;
+
+struct sw_batch_s {
+    sw_params_t params;
+    sw_intern_t *strs;
+    bsample_t *s;
+    size_t n, cap;
+    size_t n_events;
+    sw_phase_t *phase;
+};
+
+sw_batch_t *sw_batch_new(sw_params_t params)
+{
+    sw_batch_t *b = sw_calloc(1, sizeof(*b));
+    b->params = params;
+    b->strs = sw_intern_new();
+    b->phase = sw_phase_new();
+    return b;
+}
+
+void sw_batch_destroy(sw_batch_t *b)
+{
+    if (!b) return;
+    sw_intern_destroy(b->strs);
+    sw_phase_destroy(b->phase);
+    free(b->s);
+    free(b);
+}
+
+size_t sw_batch_events(const sw_batch_t *b)
+{
+    return b->n_events;
+}
+
+sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t errstr_size)
+{
+    if (ev->kind == SW_EV_SAMPLE && (ev->world_size > SW_WORLD_SIZE_MAX || ev->rank >= SW_WORLD_SIZE_MAX)) {
+        bool ws = ev->world_size > SW_WORLD_SIZE_MAX;
+        sw_errfmt(errstr, errstr_size, "%s %lld exceeds the largest supported world size (%d)",
+                  ws ? "world_size" : "rank", (long long)(ws ? ev->world_size : ev->rank),
+                  SW_WORLD_SIZE_MAX);
+        return SW_ERR_LIMIT;
+    }
+    b->n_events++;
+    sw_phase_add(b->phase, ev);
+    if (ev->kind != SW_EV_SAMPLE) return SW_OK;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 1024;
+        b->s = sw_reallocarray(b->s, b->cap, sizeof(*b->s));
+    }
+    bsample_t *s = &b->s[b->n];
+    s->ts = ev->timestamp_ns;
+    s->used = ev->device_used_bytes;
+    s->pid = ev->pid;
+    s->rank = ev->rank;
+    s->world_size = ev->world_size;
+    s->interval_ms = ev->sampling_interval_ms;
+    s->host = sw_intern_add(b->strs, ev->host);
+    s->job = ev->has_job_id ? sw_intern_add(b->strs, ev->job_id) : 0;
+    s->session = ev->has_session_id ? sw_intern_add(b->strs, ev->session_id) : 0;
+    s->arrival = (uint32_t)b->n;
+    b->n++;
+    return SW_OK;
+}
+
+/* Samples of one rank in (timestamp, pid, host) order, stable. */
+static int sample_cmp(const void *pa, const void *pb)
+{
+    const bsample_t *a = pa, *b = pb;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->host != b->host) return a->host < b->host ? -1 : 1;
+    return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
+}
+
+typedef struct host_ord_s {
+    sw_str_t s;
+    uint32_t id;
+} host_ord_t;
+
+static int host_ord_cmp(const void *pa, const void *pb)
+{
+    return sw_str_cmp(((const host_ord_t *)pa)->s, ((const host_ord_t *)pb)->s);
+}
+
+static int i128_cmp(const void *pa, const void *pb)
+{
+    sw_i128 a = *(const sw_i128 *)pa, b = *(const sw_i128 *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int cand_qsort_cmp(const void *a, const void *b)
+{
+    return sw_cand_cmp(a, b);
+}
+
+/* Median of SPEC 3.4 over a list it sorts in place. */
+static sw_i128 median_sorted(sw_i128 *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof(*v), i128_cmp);
+    return sw_median_of(v[(n - 1) / 2], v[n / 2], n);
+}
+
+/* First qualifying spike of one rank's ordered samples (the reference's
+ * _find_rank_spike_candidate). @returns the spike's index, or n for none. */
+static size_t find_candidate(const bsample_t *s, size_t n, const sw_params_t *p, int64_t offset,
+                             sw_cand_t *c)
+{
+    if (n < 2) return n;
+    int64_t max_used = s[0].used;
+    for (size_t i = 1; i < n; i++)
+        if (s[i].used > max_used) max_used = s[i].used;
+    int64_t threshold;
+    if (!sw_spike_threshold(max_used, p->spike_min_bytes, p->spike_fraction, &threshold))
+        return n;
+    int64_t cum = 0, steps = 0;
+    for (size_t i = 1; i < n; i++) {
+        int64_t delta = s[i].used - s[i - 1].used;
+        if (delta <= 0) {
+            cum = 0;
+            steps = 0;
+            continue;
+        }
+        cum += delta;
+        steps++;
+        if (cum < threshold) continue;
+        c->rank = s[i].rank;
+        c->spike_ts = s[i].ts;
+        c->aligned = (uint64_t)s[i].ts - (uint64_t)offset;
+        c->peak = cum;
+        c->samples = steps;
+        return i;
+    }
+    return n;
+}
+
+void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
+{
+    static const char *const k_none = "No telemetry events were provided.";
+    static const char *const k_ignored = "Ignored non-sample events during cross-rank analysis.";
+    static const char *const k_nosample =
+        "No sample telemetry events were available for distributed analysis.";
+    static const char *const k_multi =
+        "Multiple job_id values were observed; filtering to the most common value.";
+    const char *pre[2];
+    size_t npre = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->anchor_rank = -1;
+    if (b->n_events == 0 || b->n == 0) {
+        sw_str_t *notes = sw_arena_alloc(arena, 2 * sizeof(*notes));
+        size_t nn = 0;
+        if (b->n_events == 0) notes[nn++] = sw_str(k_none);
+        else notes[nn++] = sw_str(k_ignored);
+        notes[nn++] = sw_str(k_nosample);
+        out->notes = notes;
+        out->n_notes = nn;
+        return;
+    }
+    if (b->n != b->n_events) pre[npre++] = k_ignored;
+
+    /* Most common job_id among samples; ties go to the first seen. */
+    uint32_t nstr = sw_intern_count(b->strs) + 1;
+    size_t *jcount = sw_calloc(nstr, sizeof(*jcount));
+    uint32_t *jfirst = sw_calloc(nstr, sizeof(*jfirst));
+    uint32_t leader = 0, distinct = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        uint32_t j = b->s[i].job;
+        if (!j) continue;
+        if (jcount[j]++ == 0) {
+            jfirst[j] = (uint32_t)i;
+            distinct++;
+        }
+        if (!leader || jcount[j] > jcount[leader] ||
+            (jcount[j] == jcount[leader] && jfirst[j] < jfirst[leader]))
+            leader = j;
+    }
+    free(jcount);
+    free(jfirst);
+
+    bsample_t *s = sw_malloc(b->n * sizeof(*s));
+    size_t n = 0;
+    bool filter = distinct > 1;
+    if (filter) pre[npre++] = k_multi;
+    for (size_t i = 0; i < b->n; i++)
+        if (!filter || b->s[i].job == leader) s[n++] = b->s[i];
+
+    /* Hosts compare as strings: replace ids by their sorted order. */
+    uint32_t nh = sw_intern_count(b->strs);
+    host_ord_t *ho = sw_malloc((size_t)nh * sizeof(*ho));
+    uint32_t *order = sw_calloc((size_t)nh + 1, sizeof(*order));
+    for (uint32_t id = 1; id <= nh; id++) {
+        ho[id - 1].s = sw_intern_get(b->strs, id);
+        ho[id - 1].id = id;
+    }
+    qsort(ho, nh, sizeof(*ho), host_ord_cmp);
+    for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
+    free(ho);
+    for (size_t i = 0; i < n; i++) s[i].host = order[s[i].host];
+    free(order);
+    qsort(s, n, sizeof(*s), sample_cmp);
+
+    /* Groups by rank, in ascending rank order. */
+    size_t ngroups = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || s[i].rank != s[i - 1].rank) ngroups++;
+    size_t *gstart = sw_malloc((ngroups + 1) * sizeof(*gstart));
+    int64_t *ranks = sw_arena_alloc(arena, ngroups * sizeof(*ranks));
+    int64_t *counts = sw_arena_alloc(arena, ngroups * sizeof(*counts));
+    int64_t *offsets = sw_arena_alloc(arena, ngroups * sizeof(*offsets));
+    size_t g = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || s[i].rank != s[i - 1].rank) {
+            gstart[g] = i;
+            ranks[g] = s[i].rank;
+            g++;
+        }
+    }
+    gstart[ngroups] = n;
+    for (g = 0; g < ngroups; g++) counts[g] = (int64_t)(gstart[g + 1] - gstart[g]);
+
+    /* World size: most common claim > 1 (first seen wins ties), at least
+     * the observed max rank + 1. */
+    sw_imap_t claims;
+    sw_imap_init(&claims);
+    size_t *ccount = sw_calloc(n + 1, sizeof(*ccount));
+    uint32_t *cfirst = sw_calloc(n + 1, sizeof(*cfirst));
+    int64_t *cvalue = sw_calloc(n + 1, sizeof(*cvalue));
+    uint32_t nclaims = 0;
+    int64_t declared = 1;
+    uint32_t best = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].world_size <= 1) continue;
+        uint32_t ci;
+        if (!sw_imap_get(&claims, s[i].world_size, &ci)) {
+            ci = nclaims++;
+            cvalue[ci] = s[i].world_size;
+            cfirst[ci] = s[i].arrival;
+            sw_imap_put(&claims, s[i].world_size, ci);
+        } else if (s[i].arrival < cfirst[ci]) {
+            cfirst[ci] = s[i].arrival;
+        }
+        ccount[ci]++;
+    }
+    for (uint32_t ci = 0; ci < nclaims; ci++)
+        if (best == UINT32_MAX || ccount[ci] > ccount[best] ||
+            (ccount[ci] == ccount[best] && cfirst[ci] < cfirst[best]))
+            best = ci;
+    if (best != UINT32_MAX) declared = cvalue[best];
+    sw_imap_clear(&claims);
+    free(ccount);
+    free(cfirst);
+    free(cvalue);
+    int64_t observed = ranks[ngroups - 1] + 1;
+    int64_t world_size = declared > observed ? declared : observed;
+
+    /* Anchor and offsets. */
+    size_t anchor_g = 0; /* ranks ascending: rank 0, when present, is first */
+    int64_t anchor_ts = s[gstart[anchor_g]].ts;
+    for (g = 0; g < ngroups; g++) offsets[g] = s[gstart[g]].ts - anchor_ts;
+
+    /* Median sampling interval. */
+    sw_i128 *vals = sw_malloc((n ? n : 1) * sizeof(*vals));
+    size_t nv = 0;
+    for (g = 0; g < ngroups; g++)
+        for (size_t i = gstart[g] + 1; i < gstart[g + 1]; i++)
+            if (s[i].ts - s[i - 1].ts > 0) vals[nv++] = s[i].ts - s[i - 1].ts;
+    if (nv == 0)
+        for (size_t i = 0; i < n; i++)
+            if (s[i].interval_ms > 0) vals[nv++] = (sw_i128)s[i].interval_ms * 1000000;
+    sw_i128 median = median_sorted(vals, nv);
+    free(vals);
+
+    /* Candidates, sorted. */
+    sw_cand_t *cands = sw_arena_alloc(arena, ngroups * sizeof(*cands));
+    size_t nc = 0;
+    for (g = 0; g < ngroups; g++) {
+        size_t len = gstart[g + 1] - gstart[g];
+        sw_cand_t *c = &cands[nc];
+        size_t at = find_candidate(&s[gstart[g]], len, &b->params, offsets[g], c);
+        if (at == len) continue;
+        const bsample_t *spike = &s[gstart[g] + at];
+        c->has_session = spike->session != 0;
+        c->session = sw_intern_get(b->strs, spike->session);
+        nc++;
+    }
+    qsort(cands, nc, sizeof(*cands), cand_qsort_cmp);
+
+    sw_assemble_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.has_job_id = leader != 0;
+    in.job_id = sw_intern_get(b->strs, leader);
+    in.world_size = world_size;
+    in.ranks = ranks;
+    in.counts = counts;
+    in.offsets = offsets;
+    in.n_ranks = ngroups;
+    in.anchor_rank = ranks[anchor_g];
+    in.median_ns = median;
+    in.skew_multiplier = b->params.skew_note_multiplier;
+    in.cands = cands;
+    in.n_cands = nc;
+    in.n_cands_total = nc;
+    in.phase = b->phase;
+    in.pre_notes = pre;
+    in.n_pre_notes = npre;
+    sw_assemble(&in, arena, out);
+    free(gstart);
+    free(s);
+}

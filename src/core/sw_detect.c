@@ -1,0 +1,1392 @@
+/*
+ * Stream engine (SPEC 6). Per job it keeps, incrementally:
+ *  - per rank: a window (sw_window.c), first and newest timestamps, and
+ *    the rank's first qualifying spike (its candidate);
+ *  - the candidates in a treap ordered by (time since the rank's first
+ *    sample, -peak, rank). That order equals the SPEC's aligned-time order
+ *    for every anchor, because aligned = (spike - first) + anchor_first;
+ *  - multisets of timestamp gaps and sampling intervals for the median;
+ *  - world-size claim counts with the current leader;
+ *  - a min-heap of ranks by newest timestamp for the staleness sweep;
+ *  - the lifecycle and the last signature. The signature's suspect list is
+ *    re-read from the treap only when a candidate change touched the
+ *    suspects' region (time <= onset), which is the only way it can change.
+ * Records are built from this state in O(ranks + suspects) only when one is
+ * emitted. Pure: no I/O, no clock, no globals.
+ */
+#include "sw_detect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_arena.h"
+#include "sw_imap.h"
+#include "sw_intern.h"
+#include "sw_phase.h"
+#include "sw_assemble.h"
+#include "sw_mset.h"
+#include "sw_varint.h"
+#include "sw_window.h"
+
+#define NIL UINT32_MAX
+
+/* Inline copy of a rank's last source, checked against each sample without
+ * touching the job's tables (strings longer than the buffers just miss). */
+#define SRC_HOST_MAX 24
+#define SRC_SESS_MAX 32
+#define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
+
+typedef struct rank_s {
+    /* Hot: touched by every sample of the rank. */
+    int64_t rank;
+    int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
+    int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
+    int64_t empty_off;   /* input offset at which the window was last emptied
+                            (or one before the rank's first sample): samples
+                            after it are the window's candidates (restore) */
+    sw_win_t win;
+    uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
+    uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
+    int64_t c_pid;       /* last_src's pid, interval and strings */
+    int64_t c_interval;
+    uint8_t c_host_len, c_sess_len;
+    bool c_sess_null;
+    bool c_inline;       /* the strings fit the buffers below */
+    char c_host[SRC_HOST_MAX];
+    char c_sess[SRC_SESS_MAX];
+    /* Warm: the rank's candidate, changed only when its spike changes. */
+    bool has_cand;
+    int64_t c_rel;       /* spike timestamp - first_ts */
+    int64_t c_spike_ts;
+    int64_t c_peak;
+    int64_t c_samples;
+    uint32_t c_src;
+    uint32_t t_left, t_right, t_prio; /* candidate treap */
+} rank_t;
+
+typedef struct heap_ent_s {
+    int64_t key;         /* the rank's newest timestamp */
+    uint32_t ri;         /* index in ranks */
+} heap_ent_t;
+
+typedef struct claim_s {
+    int64_t ws;
+    uint64_t count;
+    uint64_t first;      /* order of first claim */
+} claim_t;
+
+typedef struct sig_ent_s {
+    int64_t rank;
+    int64_t spike_ts;
+} sig_ent_t;
+
+typedef struct job_s {
+    uint64_t hash;
+    int64_t first_off;          /* input offset of the job's first event */
+    int64_t last_off;           /* input offset of its latest event */
+    bool has_job_id;
+    char *job_id;
+    size_t job_id_len;
+    bool has_sample;
+    int64_t last_ms;
+    sw_intern_t *strs;          /* hosts and sessions */
+    sw_src_t *srcs;
+    size_t nsrcs, capsrcs;
+    uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
+    size_t src_nslots;
+    rank_t *ranks;
+    size_t nranks, capranks;
+    sw_imap_t rank_map;         /* rank -> index in ranks */
+    int64_t min_rank, max_rank;
+    claim_t *claims;
+    size_t nclaims, capclaims;
+    sw_imap_t claim_map;        /* world_size -> index in claims */
+    uint64_t claim_seq;
+    int64_t claim_leader;       /* index in claims, -1 none */
+    bool has_newest;
+    int64_t newest_ts;          /* newest sample timestamp of the job */
+    size_t insufficient;        /* ranks with fewer than two retained samples */
+    uint64_t retained;
+    sw_mset_t gaps;
+    sw_vcount_t intervals;
+    uint32_t t_root;
+    size_t ncands;
+    heap_ent_t *heap;
+    size_t nheap, capheap;
+    uint32_t *hpos;             /* per rank: heap index, NIL when absent */
+    bool open;
+    int64_t episode, revision;
+    bool sig_valid;
+    uint64_t sig_onset;
+    sw_confidence_t sig_conf;
+    int64_t sig_boundary;       /* rel of the onset candidate; INT64_MAX when none */
+    int64_t sig_rel0;           /* rel of the earliest candidate */
+    size_t sig_earliest;        /* suspects at the earliest time */
+    sig_ent_t *sig;
+    size_t nsig, capsig;
+    bool region_dirty;
+    sw_phase_t *phase;
+    int64_t *sorted;            /* participating ranks ascending (cache) */
+    bool sorted_dirty;
+} job_t;
+
+struct sw_detector_s {
+    sw_params_t params;
+    int64_t stale_ns;
+    job_t **jobs;               /* creation order; NULL holes after expiry */
+    size_t njobs, capjobs, live_jobs;
+    job_t **jslots;             /* job map slots */
+    size_t jcap;
+    sw_arena_t arena;
+    sw_record_t rec;
+    uint32_t *stack;            /* treap traversal */
+    size_t capstack;
+    sig_ent_t *tmp_sig;
+    int64_t *tmp_rel;
+    size_t captmp;
+    sw_detect_stats_t st;
+    uint64_t arrivals;          /* events fed (stands in for offsets) */
+    int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */
+};
+
+/* ---- small helpers --------------------------------------------------- */
+
+static uint32_t mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+#define GROW(ptr, n, cap, init)                                          \
+    do {                                                                 \
+        if ((n) >= (cap)) {                                              \
+            (cap) = (cap) ? (cap) * 2 : (init);                          \
+            while ((cap) <= (n)) (cap) *= 2;                             \
+            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));       \
+        }                                                                \
+    } while (0)
+
+/* ---- job map --------------------------------------------------------- */
+
+static uint64_t job_key_hash(bool has, const char *p, size_t n)
+{
+    return has ? sw_hash_bytes(p, n, 0x51ed) : 0x9e3779b97f4a7c15ULL;
+}
+
+static bool job_matches(const job_t *j, bool has, const char *p, size_t n)
+{
+    if (j->has_job_id != has) return false;
+    return !has || (j->job_id_len == n && memcmp(j->job_id, p, n) == 0);
+}
+
+static job_t *jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
+{
+    if (!det->jcap) return NULL;
+    uint64_t h = job_key_hash(has, p, n);
+    for (size_t i = h & (det->jcap - 1);; i = (i + 1) & (det->jcap - 1)) {
+        job_t *j = det->jslots[i];
+        if (!j) return NULL;
+        if (j->hash == h && job_matches(j, has, p, n)) return j;
+    }
+}
+
+static void jmap_put_raw(job_t **slots, size_t cap, job_t *j)
+{
+    size_t i = j->hash & (cap - 1);
+    while (slots[i]) i = (i + 1) & (cap - 1);
+    slots[i] = j;
+}
+
+static void jmap_put(sw_detector_t *det, job_t *j)
+{
+    if ((det->live_jobs + 1) * 2 > det->jcap) {
+        size_t cap = det->jcap ? det->jcap * 2 : 16;
+        job_t **slots = sw_calloc(cap, sizeof(*slots));
+        for (size_t i = 0; i < det->jcap; i++)
+            if (det->jslots[i]) jmap_put_raw(slots, cap, det->jslots[i]);
+        free(det->jslots);
+        det->jslots = slots;
+        det->jcap = cap;
+    }
+    jmap_put_raw(det->jslots, det->jcap, j);
+}
+
+static void jmap_del(sw_detector_t *det, job_t *j)
+{
+    size_t mask = det->jcap - 1, i = j->hash & mask;
+    while (det->jslots[i] != j) i = (i + 1) & mask;
+    for (size_t k = (i + 1) & mask; det->jslots[k]; k = (k + 1) & mask) {
+        size_t home = det->jslots[k]->hash & mask;
+        bool between = (i <= k) ? (home > i && home <= k) : (home > i || home <= k);
+        if (!between) {
+            det->jslots[i] = det->jslots[k];
+            i = k;
+        }
+    }
+    det->jslots[i] = NULL;
+}
+
+/* ---- candidate treap ------------------------------------------------- */
+
+static bool t_less(const rank_t *a, const rank_t *b)
+{
+    if (a->c_rel != b->c_rel) return a->c_rel < b->c_rel;
+    if (a->c_peak != b->c_peak) return a->c_peak > b->c_peak;
+    return a->rank < b->rank;
+}
+
+static void t_split(job_t *j, uint32_t t, const rank_t *key, uint32_t *l, uint32_t *r)
+{
+    if (t == NIL) {
+        *l = *r = NIL;
+        return;
+    }
+    rank_t *n = &j->ranks[t];
+    if (t_less(n, key)) {
+        t_split(j, n->t_right, key, &n->t_right, r);
+        *l = t;
+    } else {
+        t_split(j, n->t_left, key, l, &n->t_left);
+        *r = t;
+    }
+}
+
+static uint32_t t_merge(job_t *j, uint32_t a, uint32_t b)
+{
+    if (a == NIL) return b;
+    if (b == NIL) return a;
+    if (j->ranks[a].t_prio > j->ranks[b].t_prio) {
+        j->ranks[a].t_right = t_merge(j, j->ranks[a].t_right, b);
+        return a;
+    }
+    j->ranks[b].t_left = t_merge(j, a, j->ranks[b].t_left);
+    return b;
+}
+
+static uint32_t t_insert(job_t *j, uint32_t t, uint32_t x)
+{
+    if (t == NIL) return x;
+    rank_t *n = &j->ranks[t], *nx = &j->ranks[x];
+    if (nx->t_prio > n->t_prio) {
+        t_split(j, t, nx, &nx->t_left, &nx->t_right);
+        return x;
+    }
+    if (t_less(nx, n)) n->t_left = t_insert(j, n->t_left, x);
+    else n->t_right = t_insert(j, n->t_right, x);
+    return t;
+}
+
+static uint32_t t_erase(job_t *j, uint32_t t, uint32_t x)
+{
+    if (t == NIL) return NIL;
+    if (t == x) return t_merge(j, j->ranks[t].t_left, j->ranks[t].t_right);
+    rank_t *n = &j->ranks[t];
+    if (t_less(&j->ranks[x], n)) n->t_left = t_erase(j, n->t_left, x);
+    else n->t_right = t_erase(j, n->t_right, x);
+    return t;
+}
+
+/* In-order iteration from the smallest candidate. */
+typedef struct titer_s {
+    sw_detector_t *det;
+    job_t *j;
+    size_t n;
+} titer_t;
+
+static void titer_push_left(titer_t *it, uint32_t t)
+{
+    while (t != NIL) {
+        GROW(it->det->stack, it->n, it->det->capstack, 64);
+        it->det->stack[it->n++] = t;
+        t = it->j->ranks[t].t_left;
+    }
+}
+
+static void titer_begin(titer_t *it, sw_detector_t *det, job_t *j)
+{
+    it->det = det;
+    it->j = j;
+    it->n = 0;
+    titer_push_left(it, j->t_root);
+}
+
+static uint32_t titer_next(titer_t *it)
+{
+    if (!it->n) return NIL;
+    uint32_t x = it->det->stack[--it->n];
+    titer_push_left(it, it->j->ranks[x].t_right);
+    return x;
+}
+
+/* ---- stale heap (min by newest timestamp) -----------------------------
+ * Keys live in the heap array and positions in a compact array beside the
+ * ranks, so a sift touches only these two small arrays. */
+
+static void heap_set(job_t *j, size_t i, heap_ent_t e)
+{
+    j->heap[i] = e;
+    j->hpos[e.ri] = (uint32_t)i;
+}
+
+static void heap_up(job_t *j, size_t i)
+{
+    heap_ent_t x = j->heap[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (j->heap[p].key <= x.key) break;
+        heap_set(j, i, j->heap[p]);
+        i = p;
+    }
+    heap_set(j, i, x);
+}
+
+static void heap_down(job_t *j, size_t i)
+{
+    heap_ent_t x = j->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= j->nheap) break;
+        if (c + 1 < j->nheap && j->heap[c + 1].key < j->heap[c].key) c++;
+        if (j->heap[c].key >= x.key) break;
+        heap_set(j, i, j->heap[c]);
+        i = c;
+    }
+    heap_set(j, i, x);
+}
+
+/* Insert rank ri, or move it after its newest timestamp grew. */
+static void heap_update(job_t *j, uint32_t ri, int64_t key)
+{
+    uint32_t pos = j->hpos[ri];
+    if (pos == NIL) {
+        GROW(j->heap, j->nheap, j->capheap, 16);
+        heap_ent_t e = {key, ri};
+        heap_set(j, j->nheap++, e);
+        heap_up(j, j->nheap - 1);
+        return;
+    }
+    j->heap[pos].key = key;
+    heap_down(j, pos);
+}
+
+static void heap_pop_top(job_t *j)
+{
+    j->hpos[j->heap[0].ri] = NIL;
+    if (--j->nheap) {
+        heap_set(j, 0, j->heap[j->nheap]);
+        heap_down(j, 0);
+    }
+}
+
+/* ---- sources ---------------------------------------------------------- */
+
+static uint64_t src_hash(int64_t pid, int64_t interval, uint32_t host, uint32_t session)
+{
+    uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)interval + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+    h ^= ((uint64_t)host << 32 | session) + 0x8cb92ba72f3d8dd7ULL + (h << 6) + (h >> 2);
+    return h ^ (h >> 29);
+}
+
+static void src_slots_put(job_t *j, uint32_t id)
+{
+    const sw_src_t *s = &j->srcs[id];
+    size_t mask = j->src_nslots - 1;
+    size_t i = src_hash(s->pid, s->interval_ms, s->host, s->session) & mask;
+    while (j->src_slots[i]) i = (i + 1) & mask;
+    j->src_slots[i] = id + 1;
+}
+
+static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
+{
+    const sw_src_t *s = &j->srcs[id];
+    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms) return false;
+    if (!sw_str_eq(sw_intern_get(j->strs, s->host), ev->host)) return false;
+    if (!ev->has_session_id) return s->session == 0;
+    return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
+}
+
+/* The rank's inline copy of its last source matches the event. */
+static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
+{
+    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid ||
+        r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
+        memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
+        return false;
+    if (!ev->has_session_id) return r->c_sess_null;
+    return !r->c_sess_null && r->c_sess_len == ev->session_id.len &&
+           memcmp(r->c_sess, ev->session_id.ptr, ev->session_id.len) == 0;
+}
+
+static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
+{
+    r->last_src = id;
+    r->phase_grp = NIL;
+    r->c_pid = ev->pid;
+    r->c_interval = ev->sampling_interval_ms;
+    r->c_inline = ev->host.len <= SRC_HOST_MAX && ev->session_id.len <= SRC_SESS_MAX;
+    if (!r->c_inline) return;
+    r->c_host_len = (uint8_t)ev->host.len;
+    if (ev->host.len) memcpy(r->c_host, ev->host.ptr, ev->host.len);
+    r->c_sess_null = !ev->has_session_id;
+    r->c_sess_len = (uint8_t)ev->session_id.len;
+    if (ev->session_id.len) memcpy(r->c_sess, ev->session_id.ptr, ev->session_id.len);
+}
+
+static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
+{
+    if (src_cached(r, ev)) return r->last_src;
+    if (r->last_src != NIL && !r->c_inline && src_is(j, r->last_src, ev)) return r->last_src;
+    uint32_t host = sw_intern_add(j->strs, ev->host);
+    uint32_t session = ev->has_session_id ? sw_intern_add(j->strs, ev->session_id) : 0;
+    if (j->src_nslots) {
+        size_t mask = j->src_nslots - 1;
+        size_t i = src_hash(ev->pid, ev->sampling_interval_ms, host, session) & mask;
+        for (; j->src_slots[i]; i = (i + 1) & mask) {
+            const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
+            if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
+                s->host == host && s->session == session) {
+                src_remember(r, j->src_slots[i] - 1, ev);
+                return r->last_src;
+            }
+        }
+    }
+    GROW(j->srcs, j->nsrcs, j->capsrcs, 8);
+    uint32_t id = (uint32_t)j->nsrcs++;
+    j->srcs[id].pid = ev->pid;
+    j->srcs[id].interval_ms = ev->sampling_interval_ms;
+    j->srcs[id].host = host;
+    j->srcs[id].session = session;
+    if (j->nsrcs * 2 > j->src_nslots) {
+        free(j->src_slots);
+        j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 16;
+        j->src_slots = sw_calloc(j->src_nslots, sizeof(*j->src_slots));
+        for (uint32_t k = 0; k < j->nsrcs; k++) src_slots_put(j, k);
+    } else {
+        src_slots_put(j, id);
+    }
+    src_remember(r, id, ev);
+    return id;
+}
+
+/* ---- jobs and ranks --------------------------------------------------- */
+
+static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
+{
+    job_t *j = sw_calloc(1, sizeof(*j));
+    j->first_off = j->last_off = offset;
+    j->has_job_id = ev->has_job_id;
+    if (ev->has_job_id) {
+        j->job_id = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
+        j->job_id_len = ev->job_id.len;
+    }
+    j->hash = job_key_hash(ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    j->strs = sw_intern_new();
+    sw_imap_init(&j->rank_map);
+    sw_imap_init(&j->claim_map);
+    sw_mset_init(&j->gaps);
+    sw_vcount_init(&j->intervals);
+    j->claim_leader = -1;
+    j->t_root = NIL;
+    j->sig_boundary = INT64_MAX;
+    j->phase = sw_phase_new();
+    GROW(det->jobs, det->njobs, det->capjobs, 16);
+    det->jobs[det->njobs++] = j;
+    jmap_put(det, j);
+    det->live_jobs++;
+    return j;
+}
+
+static void job_destroy(job_t *j)
+{
+    if (!j) return;
+    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win);
+    free(j->ranks);
+    sw_imap_clear(&j->rank_map);
+    sw_imap_clear(&j->claim_map);
+    free(j->claims);
+    sw_mset_clear(&j->gaps);
+    sw_vcount_clear(&j->intervals);
+    free(j->heap);
+    free(j->hpos);
+    free(j->sig);
+    free(j->sorted);
+    free(j->srcs);
+    free(j->src_slots);
+    sw_intern_destroy(j->strs);
+    sw_phase_destroy(j->phase);
+    free(j->job_id);
+    free(j);
+}
+
+static size_t job_bytes(const sw_detector_t *det, const job_t *j)
+{
+    size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
+               j->nranks * sw_win_bytes((uint32_t)det->params.window_samples) +
+               sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
+               j->capclaims * sizeof(claim_t) + sw_mset_bytes(&j->gaps) +
+               sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
+               j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
+               j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
+               sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len;
+    return b;
+}
+
+static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
+{
+    if (j->nranks >= j->capranks) {
+        size_t cap = j->capranks;
+        GROW(j->ranks, j->nranks, cap, 8);
+        j->hpos = sw_reallocarray(j->hpos, cap, sizeof(*j->hpos));
+        j->capranks = cap;
+    }
+    uint32_t ri = (uint32_t)j->nranks++;
+    rank_t *r = &j->ranks[ri];
+    memset(r, 0, sizeof(*r));
+    r->rank = rank;
+    r->empty_off = offset - 1;
+    sw_win_init(&r->win, (uint32_t)det->params.window_samples);
+    r->t_left = r->t_right = NIL;
+    r->t_prio = mix32(ri * 2654435761U + 1);
+    j->hpos[ri] = NIL;
+    r->last_src = NIL;
+    r->phase_grp = NIL;
+    sw_imap_put(&j->rank_map, rank, ri);
+    if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
+    if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
+    j->sorted_dirty = true;
+    j->insufficient++;
+    return ri;
+}
+
+static void claim_add(job_t *j, int64_t ws)
+{
+    uint32_t ci;
+    if (!sw_imap_get(&j->claim_map, ws, &ci)) {
+        GROW(j->claims, j->nclaims, j->capclaims, 4);
+        ci = (uint32_t)j->nclaims++;
+        j->claims[ci].ws = ws;
+        j->claims[ci].count = 0;
+        j->claims[ci].first = j->claim_seq;
+        sw_imap_put(&j->claim_map, ws, ci);
+    }
+    j->claim_seq++;
+    claim_t *c = &j->claims[ci];
+    c->count++;
+    if (j->claim_leader < 0) {
+        j->claim_leader = ci;
+        return;
+    }
+    const claim_t *l = &j->claims[j->claim_leader];
+    if (c->count > l->count || (c->count == l->count && c->first < l->first))
+        j->claim_leader = ci;
+}
+
+static int64_t job_world_size(const job_t *j)
+{
+    int64_t declared = j->claim_leader >= 0 ? j->claims[j->claim_leader].ws : 1;
+    int64_t observed = j->max_rank + 1;
+    return declared > observed ? declared : observed;
+}
+
+static int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
+{
+    uint32_t ri;
+    if (!sw_imap_get(&j->rank_map, 0, &ri)) sw_imap_get(&j->rank_map, j->min_rank, &ri);
+    if (anchor_rank) *anchor_rank = j->ranks[ri].rank;
+    return j->ranks[ri].first_ts;
+}
+
+static sw_i128 job_median(job_t *j)
+{
+    size_t n = sw_mset_size(&j->gaps);
+    if (n)
+        return sw_median_of(sw_mset_kth(&j->gaps, (n - 1) / 2), sw_mset_kth(&j->gaps, n / 2), n);
+    n = sw_vcount_size(&j->intervals);
+    if (n)
+        return sw_median_of((sw_i128)sw_vcount_kth(&j->intervals, (n - 1) / 2) * 1000000,
+                            (sw_i128)sw_vcount_kth(&j->intervals, n / 2) * 1000000, n);
+    return 0;
+}
+
+/* Re-derive rank ri's candidate and keep the treap in step. */
+static void cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
+{
+    rank_t *r = &j->ranks[ri];
+    sw_win_cand_t wc;
+    bool has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                                &wc);
+    int64_t rel = has ? wc.spike_ts - r->first_ts : 0;
+    if (has == r->has_cand && (!has || (rel == r->c_rel && wc.peak == r->c_peak))) {
+        if (has) {
+            r->c_spike_ts = wc.spike_ts;
+            r->c_samples = wc.samples;
+            r->c_src = wc.src;
+        }
+        return;
+    }
+    if (r->has_cand) {
+        if (r->c_rel <= j->sig_boundary) j->region_dirty = true;
+        j->t_root = t_erase(j, j->t_root, ri);
+        r->t_left = r->t_right = NIL;
+        j->ncands--;
+    }
+    r->has_cand = has;
+    if (!has) return;
+    r->c_rel = rel;
+    r->c_spike_ts = wc.spike_ts;
+    r->c_peak = wc.peak;
+    r->c_samples = wc.samples;
+    r->c_src = wc.src;
+    if (rel <= j->sig_boundary) j->region_dirty = true;
+    j->t_root = t_insert(j, j->t_root, ri);
+    j->ncands++;
+}
+
+static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
+{
+    j->retained += n_after;
+    j->retained -= n_before;
+    if (n_before < 2 && n_after >= 2) j->insufficient--;
+    else if (n_before >= 2 && n_after < 2) j->insufficient++;
+}
+
+static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
+{
+    while (j->nheap) {
+        if (j->newest_ts - j->heap[0].key <= det->stale_ns) break;
+        uint32_t ri = j->heap[0].ri;
+        rank_t *r = &j->ranks[ri];
+        heap_pop_top(j);
+        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+        uint32_t n_before = r->win.n;
+        sw_win_empty(&r->win, &ctx);
+        r->empty_off = offset;
+        window_changed(j, n_before, 0);
+        cand_refresh(det, j, ri);
+        det->st.stale_windows++;
+    }
+}
+
+/* ---- signature and records -------------------------------------------- */
+
+/* Re-read the suspects from the treap into tmp_sig/tmp_rel.
+ * @returns their number; *boundary is the onset candidate's rel. */
+static size_t collect_suspects(sw_detector_t *det, job_t *j, int64_t *boundary)
+{
+    titer_t it;
+    titer_begin(&it, det, j);
+    size_t n = 0;
+    *boundary = INT64_MAX;
+    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
+        const rank_t *r = &j->ranks[x];
+        if (n >= 2 && r->c_rel > *boundary) break;
+        if (n + 1 > det->captmp) {
+            det->captmp = det->captmp ? det->captmp * 2 : 64;
+            det->tmp_sig = sw_reallocarray(det->tmp_sig, det->captmp, sizeof(*det->tmp_sig));
+            det->tmp_rel = sw_reallocarray(det->tmp_rel, det->captmp, sizeof(*det->tmp_rel));
+        }
+        det->tmp_sig[n].rank = r->rank;
+        det->tmp_sig[n].spike_ts = r->c_spike_ts;
+        det->tmp_rel[n] = r->c_rel;
+        n++;
+        if (n == 2) *boundary = r->c_rel;
+    }
+    return n;
+}
+
+static sw_confidence_t job_confidence(job_t *j)
+{
+    bool sparse = (uint64_t)job_world_size(j) > j->nranks || j->insufficient > 0;
+    uint64_t lead = (uint64_t)(j->sig_boundary - j->sig_rel0);
+    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
+    return sw_earliest_confidence(j->ncands, j->sig_earliest, sparse, lead, median);
+}
+
+/* Refresh the signature (onset, suspects, earliest confidence) of an open
+ * job with an onset. @returns true when it changed. */
+static bool sig_refresh(sw_detector_t *det, job_t *j)
+{
+    bool changed = !j->sig_valid;
+    if (j->region_dirty || !j->sig_valid) {
+        int64_t boundary;
+        size_t n = collect_suspects(det, j, &boundary);
+        if (n != j->nsig || memcmp(det->tmp_sig, j->sig, n * sizeof(*j->sig)) != 0) {
+            changed = true;
+            GROW(j->sig, n, j->capsig, 8);
+            memcpy(j->sig, det->tmp_sig, n * sizeof(*j->sig));
+            j->nsig = n;
+        }
+        j->sig_boundary = boundary;
+        j->sig_rel0 = det->tmp_rel[0];
+        j->sig_earliest = 0;
+        while (j->sig_earliest < n && det->tmp_rel[j->sig_earliest] == j->sig_rel0)
+            j->sig_earliest++;
+        j->region_dirty = false;
+    }
+    uint64_t onset = (uint64_t)j->sig_boundary + (uint64_t)anchor_first(j, NULL);
+    sw_confidence_t conf = job_confidence(j);
+    if (onset != j->sig_onset || conf != j->sig_conf) changed = true;
+    j->sig_onset = onset;
+    j->sig_conf = conf;
+    j->sig_valid = true;
+    return changed;
+}
+
+static void sig_reset(job_t *j)
+{
+    j->sig_valid = false;
+    j->sig_boundary = INT64_MAX;
+    j->nsig = 0;
+    j->region_dirty = false;
+}
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Each suspect's timeline excerpt, from its window. The budget shrinks
+ * with many suspects so that a record stays small. */
+static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analysis_t *out)
+{
+    if (out->n_suspects == 0) return;
+    size_t max = SW_TIMELINE_RECORD_POINTS / out->n_suspects;
+    if (max > SW_TIMELINE_MAX_POINTS) max = SW_TIMELINE_MAX_POINTS;
+    if (max < SW_TIMELINE_MIN_POINTS) max = SW_TIMELINE_MIN_POINTS;
+    uint32_t *idx = sw_arena_alloc(&det->arena, max * sizeof(*idx));
+    /* The suspects live in the detector's arena: this is their last step. */
+    sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    for (size_t i = 0; i < out->n_suspects; i++) {
+        uint32_t ri;
+        if (!sw_imap_get(&j->rank_map, sus[i].rank, &ri)) continue;
+        const rank_t *r = &j->ranks[ri];
+        sw_win_excerpt_t x;
+        x.max = max;
+        x.aligned = sw_arena_alloc(&det->arena, max * sizeof(*x.aligned));
+        x.used = sw_arena_alloc(&det->arena, max * sizeof(*x.used));
+        sw_win_excerpt(&r->win, &ctx, r->c_spike_ts, r->c_src, r->c_samples,
+                       (int64_t)((uint64_t)r->first_ts - (uint64_t)afirst), idx, &x);
+        sus[i].n_timeline = x.n;
+        sus[i].timeline_aligned_ns = x.aligned;
+        sus[i].timeline_used = x.used;
+        sus[i].timeline_spike_start = x.spike_start;
+        sus[i].timeline_spike = x.spike;
+        sus[i].timeline_window = r->win.n;
+    }
+}
+
+/* Analysis A of SPEC 6 step 4 from the incremental state. */
+static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
+{
+    sw_arena_reset(&det->arena);
+    if (j->sorted_dirty) {
+        j->sorted = sw_reallocarray(j->sorted, j->nranks, sizeof(*j->sorted));
+        for (size_t i = 0; i < j->nranks; i++) j->sorted[i] = j->ranks[i].rank;
+        qsort(j->sorted, j->nranks, sizeof(*j->sorted), i64_cmp);
+        j->sorted_dirty = false;
+    }
+    int64_t anchor_rank;
+    int64_t afirst = anchor_first(j, &anchor_rank);
+    int64_t *counts = sw_arena_alloc(&det->arena, j->nranks * sizeof(*counts));
+    int64_t *offsets = sw_arena_alloc(&det->arena, j->nranks * sizeof(*offsets));
+    for (size_t i = 0; i < j->nranks; i++) {
+        uint32_t ri;
+        sw_imap_get(&j->rank_map, j->sorted[i], &ri);
+        counts[i] = j->ranks[ri].win.n;
+        offsets[i] = j->ranks[ri].first_ts - afirst;
+    }
+    /* Candidates up to the last suspect, in order. */
+    titer_t it;
+    titer_begin(&it, det, j);
+    size_t cap = 8, n = 0;
+    sw_cand_t *cands = sw_arena_alloc(&det->arena, cap * sizeof(*cands));
+    int64_t boundary = INT64_MAX;
+    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
+        const rank_t *r = &j->ranks[x];
+        if (n >= 2 && r->c_rel > boundary) break;
+        if (n == cap) {
+            sw_cand_t *bigger = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*cands));
+            memcpy(bigger, cands, n * sizeof(*cands));
+            cands = bigger;
+            cap *= 2;
+        }
+        sw_cand_t *c = &cands[n++];
+        c->rank = r->rank;
+        c->spike_ts = r->c_spike_ts;
+        c->aligned = (uint64_t)r->c_rel + (uint64_t)afirst;
+        c->peak = r->c_peak;
+        c->samples = r->c_samples;
+        uint32_t session = j->srcs[r->c_src].session;
+        c->has_session = session != 0;
+        c->session = sw_intern_get(j->strs, session);
+        if (n == 2) boundary = r->c_rel;
+    }
+    sw_assemble_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.has_job_id = j->has_job_id;
+    in.job_id.ptr = j->job_id;
+    in.job_id.len = j->job_id_len;
+    in.world_size = job_world_size(j);
+    in.ranks = j->sorted;
+    in.counts = counts;
+    in.offsets = offsets;
+    in.n_ranks = j->nranks;
+    in.anchor_rank = anchor_rank;
+    in.median_ns = job_median(j);
+    in.skew_multiplier = det->params.skew_note_multiplier;
+    in.cands = cands;
+    in.n_cands = n;
+    in.n_cands_total = j->ncands;
+    in.phase = j->phase;
+    sw_assemble(&in, &det->arena, out);
+    add_timelines(det, j, afirst, out);
+}
+
+static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,
+                               int64_t ts, int64_t cause_offset)
+{
+    sw_record_t *rec = &det->rec;
+    build_analysis(det, j, &rec->analysis);
+    rec->action = action;
+    rec->episode = j->episode;
+    rec->revision = j->revision;
+    rec->has_event_ts = has_ts;
+    rec->event_timestamp_ns = has_ts ? ts : 0;
+    rec->cause_offset = cause_offset;
+    memset(&rec->source, 0, sizeof(rec->source));
+    det->st.records[action]++;
+    return rec;
+}
+
+/* SPEC 6 step 5. */
+static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
+{
+    bool onset = j->ncands >= 2;
+    if (!j->open) {
+        if (!onset) return NULL;
+        j->episode++;
+        j->revision = 0;
+        j->open = true;
+        sig_reset(j);
+        sig_refresh(det, j);
+        return emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
+    }
+    if (!onset) {
+        j->revision++;
+        j->open = false;
+        sig_reset(j);
+        return emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
+    }
+    if (!sig_refresh(det, j)) return NULL;
+    j->revision++;
+    return emit(det, j, SW_ACTION_UPDATE, true, ts, off);
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+/* Copy a message into errstr without stdio. */
+static void snprintf_like(char *errstr, size_t errstr_size, const char *msg)
+{
+    if (!errstr_size) return;
+    size_t n = strlen(msg);
+    if (n >= errstr_size) n = errstr_size - 1;
+    memcpy(errstr, msg, n);
+    errstr[n] = '\0';
+}
+
+/* "<a><v><b><limit>)" into errstr without stdio (v < 0: omitted). */
+static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t v, const char *b,
+                        int64_t limit)
+{
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    sw_buf_puts(&buf, a);
+    if (v >= 0) sw_buf_put_i64(&buf, v);
+    sw_buf_puts(&buf, b);
+    sw_buf_put_i64(&buf, limit);
+    sw_buf_putc(&buf, ')');
+    if (errstr_size) {
+        size_t n = buf.len < errstr_size - 1 ? buf.len : errstr_size - 1;
+        memcpy(errstr, buf.data, n);
+        errstr[n] = '\0';
+    }
+    sw_buf_clear(&buf);
+}
+
+sw_detector_t *sw_detect_new(sw_params_t params)
+{
+    sw_detector_t *det = sw_calloc(1, sizeof(*det));
+    if (params.window_samples < 1) params.window_samples = 1;
+    if (params.window_samples > UINT32_MAX / 4) params.window_samples = UINT32_MAX / 4;
+    det->params = params;
+    det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
+    det->rebuild_x = INT64_MIN;
+    sw_arena_init(&det->arena);
+    return det;
+}
+
+void sw_detect_destroy(sw_detector_t *det)
+{
+    if (!det) return;
+    for (size_t i = 0; i < det->njobs; i++) job_destroy(det->jobs[i]);
+    free(det->jobs);
+    free(det->jslots);
+    free(det->stack);
+    free(det->tmp_sig);
+    free(det->tmp_rel);
+    sw_arena_clear(&det->arena);
+    free(det);
+}
+
+sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
+                        const sw_record_t **rec, char *errstr, size_t errstr_size)
+{
+    /* Without input offsets the arrival number stands in for them. */
+    return sw_detect_feed_at(det, ev, now_ms, (int64_t)det->arrivals, rec, errstr, errstr_size);
+}
+
+/* max.ranks.per.job, or (0 = unlimited) the hard ceiling (*hard). */
+static int64_t rank_limit(const sw_detector_t *det, bool *hard)
+{
+    int64_t max_ranks = det->params.max_ranks_per_job;
+    *hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
+    return *hard ? SW_WORLD_SIZE_MAX : max_ranks;
+}
+
+sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
+                           int64_t offset, const sw_record_t **rec, char *errstr,
+                           size_t errstr_size)
+{
+    det->arrivals++;
+    *rec = NULL;
+    bool sample = ev->kind == SW_EV_SAMPLE;
+    bool hard;
+    int64_t max_ranks = rank_limit(det, &hard);
+    if (sample && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
+        det->st.limit_rejects++;
+        bool ws = ev->world_size > max_ranks;
+        limit_error(errstr, errstr_size, ws ? "world_size " : "rank ", ws ? ev->world_size : ev->rank,
+                    hard ? " exceeds the largest supported world size (" : " exceeds max.ranks.per.job (",
+                    max_ranks);
+        return SW_ERR_LIMIT;
+    }
+    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    if (!j) {
+        if (det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs) {
+            det->st.limit_rejects++;
+            limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
+                        det->params.max_jobs);
+            return SW_ERR_LIMIT;
+        }
+        j = job_create(det, ev, offset);
+    }
+    det->st.events++;
+    j->last_ms = now_ms;
+    j->last_off = offset;
+    if (!sample) {
+        sw_phase_add(j->phase, ev);
+        return SW_OK;
+    }
+    det->st.samples++;
+
+    uint32_t ri;
+    bool new_rank = false;
+    if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+        ri = rank_create(det, j, ev->rank, offset);
+        new_rank = true;
+    }
+    rank_t *r = &j->ranks[ri];
+    uint32_t src = src_get(j, r, ev);
+    int64_t ts = ev->timestamp_ns;
+    /* The phase index sees every event, duplicates included (SPEC 6); a
+     * sample only extends its group's session end. */
+    if (ev->has_session_id) {
+        if (r->phase_grp == NIL) r->phase_grp = sw_phase_group(j->phase, ev->session_id, ev->rank);
+        sw_phase_touch(j->phase, r->phase_grp, ts);
+    }
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    uint32_t n_before = r->win.n;
+    /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
+     * the window untouched and stops here. */
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
+    if (wr == SW_WIN_DUP) {
+        det->st.duplicates++;
+        return SW_OK;
+    }
+    bool first_changed = false;
+    if (new_rank) {
+        r->first_ts = r->newest_ts = ts;
+    } else {
+        if (ts < r->newest_ts) det->st.late++;
+        if (ts < r->first_ts) {
+            r->first_ts = ts;
+            first_changed = true;
+        }
+        if (ts > r->newest_ts) r->newest_ts = ts;
+    }
+    if (wr == SW_WIN_TOO_OLD) det->st.too_old++;
+    if (ev->world_size > 1) claim_add(j, ev->world_size);
+    if (!j->has_newest || ts > j->newest_ts) {
+        j->newest_ts = ts;
+        j->has_newest = true;
+    }
+    j->has_sample = true;
+    window_changed(j, n_before, r->win.n);
+    /* Phase spans that closed before this rank's full window can no longer
+     * be attributed (a later sample older than the window is too old). */
+    if (r->phase_grp != NIL && r->win.n == r->win.cap && sw_phase_fold_due(j->phase, r->phase_grp))
+        det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
+    if (r->win.n) heap_update(j, ri, r->newest_ts);
+    if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
+    /* Step 3: staleness. */
+    stale_sweep(det, j, offset);
+    /* Steps 4-5. */
+    *rec = lifecycle(det, j, ts, offset);
+    return SW_OK;
+}
+
+void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
+{
+    if (ev->kind != SW_EV_SAMPLE) return;
+    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    uint32_t ri;
+    if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
+    const rank_t *r = &j->ranks[ri];
+    /* Reading r waits for its first line; everything after is issued
+     * without waiting and lands while the current event is processed. */
+    __builtin_prefetch((const char *)r + 64, 1);
+    __builtin_prefetch((const char *)r + 128, 1);
+    sw_win_prefetch(&r->win);
+    if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
+    if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
+}
+
+void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)
+{
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (!j || !j->has_sample) continue;
+        cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+    }
+}
+
+size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_record_cb cb,
+                        void *opaque)
+{
+    size_t expired = 0, k = 0;
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (now_ms - j->last_ms >= idle_ms) {
+            if (j->has_sample) cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+            jmap_del(det, j);
+            job_destroy(j);
+            det->live_jobs--;
+            expired++;
+            continue;
+        }
+        det->jobs[k++] = j;
+    }
+    det->njobs = k;
+    return expired;
+}
+
+void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
+{
+    *st = det->st;
+    st->jobs = det->live_jobs;
+    st->ranks = 0;
+    st->retained = 0;
+    st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
+                det->arena.total + det->capstack * sizeof(uint32_t) +
+                det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t));
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        st->ranks += j->nranks;
+        st->retained += j->retained;
+        st->bytes += job_bytes(det, j);
+    }
+}
+
+/* ---- state snapshots (restore after a restart or a rebalance) -----------
+ * A snapshot holds everything but the windows: per job its first and last
+ * offsets, claims, lifecycle, last signature and phase index, and per rank
+ * the first and newest timestamps and the offset of its last emptying. The
+ * windows are rebuilt by re-reading the input from sw_detect_min_offset():
+ * a window is exactly the window.samples greatest non-duplicate samples the
+ * rank received after its last emptying, so inserting those samples again,
+ * in order, into an empty window gives the same window. */
+
+#define SNAP_MAGIC "SWS1"
+
+static void params_put(sw_buf_t *b, const sw_params_t *p)
+{
+    uint64_t frac;
+    memcpy(&frac, &p->spike_fraction, 8);
+    sw_vput_i(b, p->window_samples);
+    sw_vput_i(b, p->stale_ms);
+    sw_vput_i(b, p->spike_min_bytes);
+    sw_vput_u(b, frac);
+    sw_vput_i(b, p->skew_note_multiplier);
+}
+
+bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
+{
+    int64_t m = INT64_MAX;
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        for (size_t k = 0; k < j->nranks; k++) {
+            int64_t o = sw_win_min_offset(&j->ranks[k].win);
+            if (o < m) m = o;
+        }
+    }
+    *offset = m;
+    return m != INT64_MAX;
+}
+
+void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out)
+{
+    sw_buf_put(out, SNAP_MAGIC, 4);
+    params_put(out, &det->params);
+    sw_vput_i(out, next_offset);
+    sw_vput_u(out, det->njobs);
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        sw_vput_u(out, j->has_job_id);
+        sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
+        sw_vput_i(out, j->first_off);
+        sw_vput_i(out, j->last_off);
+        sw_vput_u(out, j->has_sample);
+        sw_vput_u(out, j->claim_seq);
+        sw_vput_i(out, j->claim_leader);
+        sw_vput_u(out, j->nclaims);
+        for (size_t k = 0; k < j->nclaims; k++) {
+            sw_vput_i(out, j->claims[k].ws);
+            sw_vput_u(out, j->claims[k].count);
+            sw_vput_u(out, j->claims[k].first);
+        }
+        sw_vput_u(out, j->has_newest);
+        sw_vput_i(out, j->newest_ts);
+        sw_vput_u(out, j->open);
+        sw_vput_i(out, j->episode);
+        sw_vput_i(out, j->revision);
+        sw_vput_u(out, j->sig_valid);
+        sw_vput_u(out, j->sig_onset);
+        sw_vput_u(out, j->sig_conf);
+        sw_vput_i(out, j->sig_boundary);
+        sw_vput_i(out, j->sig_rel0);
+        sw_vput_u(out, j->sig_earliest);
+        sw_vput_u(out, j->region_dirty);
+        sw_vput_u(out, j->nsig);
+        for (size_t k = 0; k < j->nsig; k++) {
+            sw_vput_i(out, j->sig[k].rank);
+            sw_vput_i(out, j->sig[k].spike_ts);
+        }
+        sw_vput_u(out, j->nranks);
+        for (size_t k = 0; k < j->nranks; k++) {
+            const rank_t *r = &j->ranks[k];
+            sw_vput_i(out, r->rank);
+            sw_vput_i(out, r->first_ts);
+            sw_vput_i(out, r->newest_ts);
+            sw_vput_i(out, r->empty_off);
+        }
+        sw_phase_save(j->phase, out);
+    }
+}
+
+sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
+                                 int64_t *next_offset, char *errstr, size_t errstr_size)
+{
+    sw_detector_t *det = sw_detect_new(params);
+    sw_vrd_t r = {data, (const uint8_t *)data + len, false};
+    const char *why = "malformed state snapshot";
+    if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
+        why = "not a stormwatch state snapshot (bad magic)";
+        goto err;
+    }
+    r.p += 4;
+    sw_buf_t mine;
+    sw_buf_init(&mine);
+    params_put(&mine, &det->params);
+    bool same = (size_t)(r.end - r.p) >= mine.len && memcmp(r.p, mine.data, mine.len) == 0;
+    r.p += same ? mine.len : 0;
+    sw_buf_clear(&mine);
+    if (!same) {
+        why = "the snapshot was taken with other analysis parameters (window.samples, stale.ms, "
+              "spike.min.bytes, spike.fraction or skew.note.multiplier)";
+        goto err;
+    }
+    det->rebuild_x = sw_vget_i(&r);
+    uint64_t njobs = sw_vget_u(&r);
+    if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
+    if (det->params.max_jobs > 0 && njobs > (uint64_t)det->params.max_jobs) r.bad = true;
+    /* Everything read is checked against what the engine itself can
+     * produce: a damaged snapshot is refused, never trusted. */
+    bool hard;
+    int64_t max_ranks = rank_limit(det, &hard);
+    for (uint64_t i = 0; i < njobs && !r.bad; i++) {
+        sw_event_t ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.has_job_id = sw_vget_u(&r) != 0;
+        ev.job_id = sw_vget_bytes(&r);
+        if (r.bad || (ev.has_job_id && ev.job_id.len == 0) ||
+            sw_utf8_bad_at(ev.job_id.ptr, ev.job_id.len, true) != ev.job_id.len ||
+            jmap_find(det, ev.has_job_id, ev.job_id.ptr, ev.job_id.len)) {
+            r.bad = true;
+            break;
+        }
+        job_t *j = job_create(det, &ev, 0);
+        j->first_off = sw_vget_i(&r);
+        j->last_off = sw_vget_i(&r);
+        j->has_sample = sw_vget_u(&r) != 0;
+        j->claim_seq = sw_vget_u(&r);
+        j->claim_leader = sw_vget_i(&r);
+        uint64_t nc = sw_vget_u(&r);
+        if (nc > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nc && !r.bad; k++) {
+            int64_t ws = sw_vget_i(&r);
+            uint32_t dup;
+            GROW(j->claims, j->nclaims, j->capclaims, 4);
+            claim_t *c = &j->claims[j->nclaims];
+            c->ws = ws;
+            c->count = sw_vget_u(&r);
+            c->first = sw_vget_u(&r);
+            if (ws < 2 || ws > max_ranks || c->count == 0 || sw_imap_get(&j->claim_map, ws, &dup)) {
+                r.bad = true;
+                break;
+            }
+            sw_imap_put(&j->claim_map, ws, (uint32_t)j->nclaims++);
+        }
+        if (j->claim_leader < -1 || j->claim_leader >= (int64_t)j->nclaims ||
+            (j->nclaims > 0) != (j->claim_leader >= 0))
+            r.bad = true;
+        j->has_newest = sw_vget_u(&r) != 0;
+        j->newest_ts = sw_vget_i(&r);
+        j->open = sw_vget_u(&r) != 0;
+        j->episode = sw_vget_i(&r);
+        j->revision = sw_vget_i(&r);
+        j->sig_valid = sw_vget_u(&r) != 0;
+        j->sig_onset = sw_vget_u(&r);
+        j->sig_conf = (sw_confidence_t)sw_vget_u(&r);
+        j->sig_boundary = sw_vget_i(&r);
+        j->sig_rel0 = sw_vget_i(&r);
+        j->sig_earliest = sw_vget_u(&r);
+        bool dirty = sw_vget_u(&r) != 0;
+        uint64_t ns = sw_vget_u(&r);
+        /* Episodes and revisions count up by one per record: a live engine
+         * never gets near 2^62, and a bound keeps the increments defined. */
+        if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
+            j->episode > COUNT_MAX || j->revision > COUNT_MAX ||
+            (uint64_t)j->sig_conf > SW_CONF_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
+            r.bad = true;
+            break;
+        }
+        if (ns > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < ns && !r.bad; k++) {
+            GROW(j->sig, j->nsig, j->capsig, 8);
+            j->sig[j->nsig].rank = sw_vget_i(&r);
+            j->sig[j->nsig].spike_ts = sw_vget_i(&r);
+            j->nsig++;
+        }
+        uint64_t nr = sw_vget_u(&r);
+        if (nr > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample || ns > nr) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nr && !r.bad; k++) {
+            int64_t rank = sw_vget_i(&r);
+            uint32_t ri;
+            if (rank < 0 || rank >= max_ranks || sw_imap_get(&j->rank_map, rank, &ri)) {
+                r.bad = true;
+                break;
+            }
+            ri = rank_create(det, j, rank, 0);
+            rank_t *rk = &j->ranks[ri];
+            rk->first_ts = sw_vget_i(&r);
+            rk->newest_ts = sw_vget_i(&r);
+            rk->empty_off = sw_vget_i(&r);
+            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts) r.bad = true;
+        }
+        for (size_t k = 0; k < j->nsig && !r.bad; k++) {
+            uint32_t ri;
+            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri)) r.bad = true;
+        }
+        const uint8_t *p = r.p;
+        if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
+            r.bad = true;
+            break;
+        }
+        r.p = p;
+        j->region_dirty = dirty;
+        j->last_ms = now_ms;
+    }
+    if (r.bad || r.p != r.end) goto err;
+    *next_offset = det->rebuild_x;
+    return det;
+err:
+    snprintf_like(errstr, errstr_size, why);
+    sw_detect_destroy(det);
+    return NULL;
+}
+
+bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
+{
+    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x) return false;
+    bool hard;
+    int64_t max_ranks = rank_limit(det, &hard);
+    if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
+    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    uint32_t ri;
+    if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
+    rank_t *r = &j->ranks[ri];
+    if (offset <= r->empty_off) return false;
+    uint32_t src = src_get(j, r, ev);
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
+    return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
+}
+
+void sw_detect_rebuild_done(sw_detector_t *det)
+{
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        bool dirty = j->region_dirty;
+        j->retained = 0;
+        j->insufficient = 0;
+        for (size_t k = 0; k < j->nranks; k++) {
+            rank_t *r = &j->ranks[k];
+            j->retained += r->win.n;
+            if (r->win.n < 2) j->insufficient++;
+            if (r->win.n) heap_update(j, (uint32_t)k, r->newest_ts);
+            cand_refresh(det, j, (uint32_t)k);
+        }
+        /* The snapshot's flag, not the one the re-insertions left. */
+        j->region_dirty = dirty;
+    }
+    det->rebuild_x = INT64_MIN;
+}
+
+bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out)
+{
+    job_t *j = jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
+    if (!j || !j->has_sample) return false;
+    build_analysis(det, j, out);
+    return true;
+}

@@ -1,0 +1,636 @@
+/*
+ * Phase index (SPEC 5). Boundaries are kept per (session_id, rank) group
+ * with interned strings; spans are rebuilt lazily, only for a group whose
+ * boundaries changed since its last replay. Still-open spans end at the
+ * group's session end, read at query time. Pure: no I/O, no globals.
+ */
+#include "sw_phase.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_imap.h"
+#include "sw_intern.h"
+#include "sw_varint.h"
+
+typedef struct boundary_s {
+    int64_t ts;
+    int64_t sequence;
+    int64_t thread_id;
+    uint32_t scope;       /* interned scope_id */
+    uint32_t thread_name; /* interned */
+    uint32_t label;       /* interned path joined with " / " */
+    uint32_t depth;       /* path elements */
+    uint32_t arrival;     /* arrival order inside the group (stable sort) */
+    bool enter;
+} boundary_t;
+
+typedef struct span_s {
+    int64_t start;
+    int64_t end;          /* valid when closed */
+    int64_t sequence;
+    int64_t thread_id;
+    uint32_t scope;
+    uint32_t label;
+    uint32_t thread_name;
+    uint32_t depth;
+    bool closed;
+} span_t;
+
+typedef struct group_s {
+    int64_t end_ts;       /* session end: max timestamp of any event */
+    boundary_t *b;
+    size_t nb, capb;
+    span_t *spans;
+    size_t ns, caps;
+    size_t fold_at;       /* boundaries at which a fold is due */
+    bool dirty;           /* spans must be rebuilt */
+} group_t;
+
+struct sw_phase_s {
+    sw_intern_t *strs;
+    sw_imap_t *by_session;  /* session id -> (rank -> group index) */
+    size_t nsessions;       /* entries of by_session (index = interned id) */
+    group_t *groups;
+    size_t ngroups, capgroups;
+    size_t nboundaries;
+    size_t dropped;         /* boundaries folded away since the last string compaction */
+    sw_buf_t tmp;
+};
+
+/* A group is folded once it holds this many boundaries, and again each
+ * time it doubles what the previous fold kept. */
+#define FOLD_MIN 256
+
+sw_phase_t *sw_phase_new(void)
+{
+    sw_phase_t *ph = sw_calloc(1, sizeof(*ph));
+    ph->strs = sw_intern_new();
+    sw_buf_init(&ph->tmp);
+    return ph;
+}
+
+void sw_phase_destroy(sw_phase_t *ph)
+{
+    if (!ph) return;
+    for (size_t i = 0; i < ph->ngroups; i++) {
+        free(ph->groups[i].b);
+        free(ph->groups[i].spans);
+    }
+    free(ph->groups);
+    for (size_t i = 0; i < ph->nsessions; i++) sw_imap_clear(&ph->by_session[i]);
+    free(ph->by_session);
+    sw_intern_destroy(ph->strs);
+    sw_buf_clear(&ph->tmp);
+    free(ph);
+}
+
+/* Python's str.isspace() for one code point. */
+static bool is_unicode_space(uint32_t cp)
+{
+    return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 ||
+           cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+/* True when s has a character that is not whitespace (str.strip() != ""). */
+static bool str_nonblank(sw_str_t s)
+{
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    size_t i = 0;
+    while (i < s.len) {
+        uint32_t cp;
+        unsigned char c = p[i];
+        size_t n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+        if (i + n > s.len) return true;
+        if (n == 1) cp = c;
+        else if (n == 2) cp = ((uint32_t)(c & 0x1f) << 6) | (p[i + 1] & 0x3f);
+        else if (n == 3)
+            cp = ((uint32_t)(c & 0x0f) << 12) | ((uint32_t)(p[i + 1] & 0x3f) << 6) |
+                 (p[i + 2] & 0x3f);
+        else cp = 0x10000; /* no 4-byte whitespace */
+        if (!is_unicode_space(cp)) return true;
+        i += n;
+    }
+    return false;
+}
+
+bool sw_phase_boundary_ok(const sw_event_t *ev)
+{
+    if (ev->kind != SW_EV_PHASE_ENTER && ev->kind != SW_EV_PHASE_EXIT) return false;
+    if (!ev->has_session_id || !ev->has_phase) return false;
+    if (ev->phase.enter != (ev->kind == SW_EV_PHASE_ENTER)) return false;
+    if (!str_nonblank(ev->phase.name)) return false;
+    return ev->phase.path_len >= 1;
+}
+
+static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool create)
+{
+    uint32_t sid = create ? sw_intern_add(ph->strs, session) : sw_intern_find(ph->strs, session);
+    if (!sid) return NULL;
+    if (sid >= ph->nsessions) {
+        if (!create) return NULL;
+        size_t n = (size_t)sid + 1;
+        ph->by_session = sw_reallocarray(ph->by_session, n, sizeof(*ph->by_session));
+        for (size_t i = ph->nsessions; i < n; i++) sw_imap_init(&ph->by_session[i]);
+        ph->nsessions = n;
+    }
+    uint32_t gi;
+    if (sw_imap_get(&ph->by_session[sid], rank, &gi)) return &ph->groups[gi];
+    if (!create) return NULL;
+    if (ph->ngroups == ph->capgroups) {
+        ph->capgroups = ph->capgroups ? ph->capgroups * 2 : 8;
+        ph->groups = sw_reallocarray(ph->groups, ph->capgroups, sizeof(*ph->groups));
+    }
+    gi = (uint32_t)ph->ngroups++;
+    group_t *g = &ph->groups[gi];
+    memset(g, 0, sizeof(*g));
+    g->end_ts = -1;
+    g->fold_at = FOLD_MIN;
+    sw_imap_put(&ph->by_session[sid], rank, gi);
+    return g;
+}
+
+uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank)
+{
+    return (uint32_t)(group_get(ph, session, rank, true) - ph->groups);
+}
+
+void sw_phase_touch(sw_phase_t *ph, uint32_t group, int64_t ts_ns)
+{
+    group_t *g = &ph->groups[group];
+    if (ts_ns > g->end_ts) g->end_ts = ts_ns;
+}
+
+const void *sw_phase_group_addr(const sw_phase_t *ph, uint32_t group)
+{
+    return &ph->groups[group];
+}
+
+void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev)
+{
+    if (!ev->has_session_id) return;
+    bool boundary = sw_phase_boundary_ok(ev);
+    group_t *g = group_get(ph, ev->session_id, ev->rank, true);
+    if (ev->timestamp_ns > g->end_ts) g->end_ts = ev->timestamp_ns;
+    if (!boundary) return;
+
+    const sw_phase_scope_t *ps = &ev->phase;
+    ph->tmp.len = 0;
+    for (int i = 0; i < ps->path_len; i++) {
+        if (i) sw_buf_put(&ph->tmp, " / ", 3);
+        sw_buf_put(&ph->tmp, ps->path[i].ptr, ps->path[i].len);
+    }
+    sw_str_t label = {ph->tmp.data, ph->tmp.len};
+
+    if (g->nb == g->capb) {
+        g->capb = g->capb ? g->capb * 2 : 8;
+        g->b = sw_reallocarray(g->b, g->capb, sizeof(*g->b));
+    }
+    boundary_t *b = &g->b[g->nb];
+    b->ts = ev->timestamp_ns;
+    b->sequence = ps->sequence;
+    b->thread_id = ps->thread_id;
+    b->scope = sw_intern_add(ph->strs, ps->scope_id);
+    b->thread_name = sw_intern_add(ph->strs, ps->thread_name);
+    b->label = sw_intern_add(ph->strs, label);
+    b->depth = (uint32_t)ps->path_len;
+    b->arrival = (uint32_t)g->nb;
+    b->enter = ps->enter;
+    g->nb++;
+    g->dirty = true;
+    ph->nboundaries++;
+}
+
+/* Boundaries sort by (timestamp, sequence, scope_id, arrival): SPEC 5. */
+static int boundary_cmp(const boundary_t *a, const boundary_t *b, const sw_intern_t *strs)
+{
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    if (a->sequence != b->sequence) return a->sequence < b->sequence ? -1 : 1;
+    if (a->scope != b->scope) {
+        int c = sw_str_cmp(sw_intern_get(strs, a->scope), sw_intern_get(strs, b->scope));
+        if (c) return c;
+    }
+    return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
+}
+
+/* Insertion sort: boundaries nearly always arrive in order. Falls back to
+ * a merge sort when the data is badly out of order. */
+static void boundaries_sort(boundary_t *v, size_t n, const sw_intern_t *strs)
+{
+    size_t moves = 0;
+    for (size_t i = 1; i < n; i++) {
+        boundary_t x = v[i];
+        size_t j = i;
+        while (j > 0 && boundary_cmp(&v[j - 1], &x, strs) > 0) {
+            v[j] = v[j - 1];
+            j--;
+            if (++moves > 8 * n + 64) break;
+        }
+        v[j] = x;
+        if (moves > 8 * n + 64) {
+            /* Bottom-up merge sort of the whole array. */
+            boundary_t *tmp = sw_malloc(n * sizeof(*tmp));
+            for (size_t width = 1; width < n; width *= 2) {
+                for (size_t lo = 0; lo < n; lo += 2 * width) {
+                    size_t mid = lo + width < n ? lo + width : n;
+                    size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+                    size_t a = lo, b = mid, k = lo;
+                    while (a < mid && b < hi)
+                        tmp[k++] = boundary_cmp(&v[b], &v[a], strs) < 0 ? v[b++] : v[a++];
+                    while (a < mid) tmp[k++] = v[a++];
+                    while (b < hi) tmp[k++] = v[b++];
+                }
+                memcpy(v, tmp, n * sizeof(*v));
+            }
+            free(tmp);
+            return;
+        }
+    }
+}
+
+typedef struct stack_s {
+    int64_t thread_id;
+    size_t *items; /* boundary indices */
+    size_t n, cap;
+} stack_t;
+
+static void span_push(group_t *g, const span_t *s)
+{
+    if (g->ns == g->caps) {
+        g->caps = g->caps ? g->caps * 2 : 8;
+        g->spans = sw_reallocarray(g->spans, g->caps, sizeof(*g->spans));
+    }
+    g->spans[g->ns++] = *s;
+}
+
+/* Replay the sorted boundaries through one stack per thread (SPEC 5). */
+static void group_rebuild(sw_phase_t *ph, group_t *g)
+{
+    boundaries_sort(g->b, g->nb, ph->strs);
+    for (size_t i = 0; i < g->nb; i++) g->b[i].arrival = (uint32_t)i;
+    g->ns = 0;
+    stack_t *stacks = NULL;
+    size_t nstacks = 0, capstacks = 0;
+    sw_imap_t by_thread;
+    sw_imap_init(&by_thread);
+    for (size_t i = 0; i < g->nb; i++) {
+        const boundary_t *b = &g->b[i];
+        uint32_t si;
+        if (!sw_imap_get(&by_thread, b->thread_id, &si)) {
+            if (!b->enter) continue; /* exit on an empty stack: ignored */
+            if (nstacks == capstacks) {
+                capstacks = capstacks ? capstacks * 2 : 4;
+                stacks = sw_reallocarray(stacks, capstacks, sizeof(*stacks));
+            }
+            si = (uint32_t)nstacks++;
+            memset(&stacks[si], 0, sizeof(stacks[si]));
+            stacks[si].thread_id = b->thread_id;
+            sw_imap_put(&by_thread, b->thread_id, si);
+        }
+        stack_t *st = &stacks[si];
+        if (b->enter) {
+            if (st->n == st->cap) {
+                st->cap = st->cap ? st->cap * 2 : 8;
+                st->items = sw_reallocarray(st->items, st->cap, sizeof(*st->items));
+            }
+            st->items[st->n++] = i;
+            continue;
+        }
+        if (st->n == 0 || g->b[st->items[st->n - 1]].scope != b->scope) continue;
+        const boundary_t *e = &g->b[st->items[--st->n]];
+        span_t s = {e->ts, b->ts, e->sequence, e->thread_id, e->scope,
+                    e->label, b->thread_name, e->depth, true};
+        span_push(g, &s);
+    }
+    for (size_t k = 0; k < nstacks; k++) {
+        for (size_t j = 0; j < stacks[k].n; j++) {
+            const boundary_t *e = &g->b[stacks[k].items[j]];
+            span_t s = {e->ts, 0, e->sequence, e->thread_id, e->scope,
+                        e->label, e->thread_name, e->depth, false};
+            span_push(g, &s);
+        }
+        free(stacks[k].items);
+    }
+    free(stacks);
+    sw_imap_clear(&by_thread);
+    g->dirty = false;
+}
+
+/* (sequence, scope_id) order used to pick among spans. */
+static int span_rank_cmp(const sw_phase_t *ph, const span_t *a, const span_t *b)
+{
+    if (a->sequence != b->sequence) return a->sequence < b->sequence ? -1 : 1;
+    if (a->scope == b->scope) return 0;
+    return sw_str_cmp(sw_intern_get(ph->strs, a->scope), sw_intern_get(ph->strs, b->scope));
+}
+
+typedef struct thread_acc_s {
+    int64_t thread_id;
+    uint32_t depth;        /* deepest depth */
+    uint32_t label;        /* label of the deepest spans (first seen) */
+    bool ambiguous;        /* deepest spans carry several labels */
+    const span_t *best;    /* deepest span with the largest (sequence, scope) */
+} thread_acc_t;
+
+static int label_cmp(const void *a, const void *b)
+{
+    return sw_str_cmp(*(const sw_str_t *)a, *(const sw_str_t *)b);
+}
+
+void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts_ns,
+                      sw_arena_t *arena, sw_phase_attr_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->resolution = SW_PHASE_NONE;
+    group_t *g = group_get(ph, session, rank, false);
+    if (!g || g->nb == 0) return;
+    if (g->dirty) group_rebuild(ph, g);
+
+    /* Per thread: the deepest active spans. */
+    thread_acc_t *acc = NULL;
+    size_t nacc = 0, capacc = 0;
+    const span_t *top = NULL; /* active span with the largest (sequence, scope) */
+    for (size_t i = 0; i < g->ns; i++) {
+        const span_t *s = &g->spans[i];
+        int64_t end = s->closed ? s->end : g->end_ts;
+        if (!(s->start <= ts_ns && ts_ns <= end)) continue;
+        if (!top || span_rank_cmp(ph, s, top) > 0) top = s;
+        size_t k;
+        for (k = 0; k < nacc; k++)
+            if (acc[k].thread_id == s->thread_id) break;
+        if (k == nacc) {
+            if (nacc == capacc) {
+                capacc = capacc ? capacc * 2 : 4;
+                acc = sw_reallocarray(acc, capacc, sizeof(*acc));
+            }
+            acc[nacc].thread_id = s->thread_id;
+            acc[nacc].depth = s->depth;
+            acc[nacc].label = s->label;
+            acc[nacc].ambiguous = false;
+            acc[nacc].best = s;
+            nacc++;
+            continue;
+        }
+        thread_acc_t *t = &acc[k];
+        if (s->depth > t->depth) {
+            t->depth = s->depth;
+            t->label = s->label;
+            t->ambiguous = false;
+            t->best = s;
+        } else if (s->depth == t->depth) {
+            if (s->label != t->label) t->ambiguous = true;
+            if (span_rank_cmp(ph, s, t->best) > 0) t->best = s;
+        }
+    }
+    if (nacc == 0) {
+        free(acc);
+        return;
+    }
+
+    /* Distinct labels of the deepest spans of every thread, sorted. A
+     * thread's deepest spans are re-scanned for their labels only when the
+     * thread is ambiguous. */
+    size_t capl = 0, nl = 0, nmatch = 0;
+    bool any_ambiguous = false;
+    for (size_t k = 0; k < nacc; k++) capl += acc[k].ambiguous ? g->ns : 1;
+    uint32_t *ids = sw_malloc(capl * sizeof(*ids));
+    for (size_t k = 0; k < nacc; k++) {
+        if (!acc[k].ambiguous) {
+            ids[nl++] = acc[k].label;
+            nmatch++;
+            continue;
+        }
+        any_ambiguous = true;
+        for (size_t i = 0; i < g->ns; i++) {
+            const span_t *s = &g->spans[i];
+            int64_t end = s->closed ? s->end : g->end_ts;
+            if (s->thread_id == acc[k].thread_id && s->depth == acc[k].depth &&
+                s->start <= ts_ns && ts_ns <= end)
+                ids[nl++] = s->label;
+        }
+    }
+    sw_str_t *labels = sw_arena_alloc(arena, nl * sizeof(*labels));
+    size_t nd = 0;
+    for (size_t i = 0; i < nl; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < i && !dup; j++) dup = ids[j] == ids[i];
+        if (!dup) labels[nd++] = sw_intern_get(ph->strs, ids[i]);
+    }
+    free(ids);
+    qsort(labels, nd, sizeof(*labels), label_cmp);
+
+    if (any_ambiguous || nmatch != 1) {
+        out->resolution = SW_PHASE_AMBIGUOUS;
+        out->paths = labels;
+        out->n_paths = nd;
+        if (nd >= 2) {
+            out->has_summary = true;
+            out->summary_path = sw_intern_get(ph->strs, top->label);
+        }
+    } else {
+        const span_t *m = acc[0].best;
+        out->resolution = SW_PHASE_UNIQUE;
+        out->paths = labels;
+        out->n_paths = nd;
+        out->path = sw_intern_get(ph->strs, m->label);
+        out->scope_id = sw_intern_get(ph->strs, m->scope);
+        out->thread_id = m->thread_id;
+        out->thread_name = sw_intern_get(ph->strs, m->thread_name);
+    }
+    free(acc);
+}
+
+bool sw_phase_fold_due(const sw_phase_t *ph, uint32_t group)
+{
+    return ph->groups[group].nb >= ph->groups[group].fold_at;
+}
+
+/* Fold one group at the horizon (see sw_phase_fold). */
+static size_t group_fold(sw_phase_t *ph, group_t *g, int64_t horizon)
+{
+    boundaries_sort(g->b, g->nb, ph->strs);
+    size_t prefix = 0;
+    while (prefix < g->nb && g->b[prefix].ts < horizon) prefix++;
+    if (prefix == 0) return 0;
+    /* Replay the prefix through the per-thread stacks; keep[i] marks the
+     * enters still open at its end. */
+    bool *keep = sw_calloc(prefix, sizeof(*keep));
+    size_t *stack = sw_malloc(prefix * sizeof(*stack));
+    int64_t *stack_thread = sw_malloc(prefix * sizeof(*stack_thread));
+    size_t depth = 0;
+    for (size_t i = 0; i < prefix; i++) {
+        const boundary_t *b = &g->b[i];
+        if (b->enter) {
+            stack_thread[depth] = b->thread_id;
+            stack[depth++] = i;
+            keep[i] = true;
+            continue;
+        }
+        /* The top of b's thread's stack: the last open enter of that thread. */
+        size_t k = depth;
+        while (k > 0 && stack_thread[k - 1] != b->thread_id) k--;
+        if (k == 0 || g->b[stack[k - 1]].scope != b->scope) continue;
+        keep[stack[k - 1]] = false;
+        memmove(&stack[k - 1], &stack[k], (depth - k) * sizeof(*stack));
+        memmove(&stack_thread[k - 1], &stack_thread[k], (depth - k) * sizeof(*stack_thread));
+        depth--;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < g->nb; i++)
+        if (i >= prefix || keep[i]) g->b[w++] = g->b[i];
+    free(keep);
+    free(stack);
+    free(stack_thread);
+    size_t dropped = g->nb - w;
+    g->nb = w;
+    for (size_t i = 0; i < g->nb; i++) g->b[i].arrival = (uint32_t)i;
+    g->dirty = true;
+    return dropped;
+}
+
+/* Re-intern every string still referenced into a fresh table: sessions
+ * first (by_session is indexed by their ids), then boundary strings. */
+static void compact_strings(sw_phase_t *ph)
+{
+    sw_intern_t *nt = sw_intern_new();
+    size_t cap = 1;
+    for (size_t sid = 1; sid < ph->nsessions; sid++)
+        if (ph->by_session[sid].count) cap++;
+    sw_imap_t *nby = sw_calloc(cap, sizeof(*nby));
+    sw_imap_init(&nby[0]);
+    for (size_t sid = 1; sid < ph->nsessions; sid++) {
+        if (!ph->by_session[sid].count) {
+            sw_imap_clear(&ph->by_session[sid]);
+            continue;
+        }
+        uint32_t nsid = sw_intern_add(nt, sw_intern_get(ph->strs, (uint32_t)sid));
+        nby[nsid] = ph->by_session[sid];
+    }
+    sw_imap_clear(&ph->by_session[0]);
+    for (size_t gi = 0; gi < ph->ngroups; gi++) {
+        group_t *g = &ph->groups[gi];
+        for (size_t i = 0; i < g->nb; i++) {
+            boundary_t *b = &g->b[i];
+            b->scope = sw_intern_add(nt, sw_intern_get(ph->strs, b->scope));
+            b->thread_name = sw_intern_add(nt, sw_intern_get(ph->strs, b->thread_name));
+            b->label = sw_intern_add(nt, sw_intern_get(ph->strs, b->label));
+        }
+        g->dirty = true;
+    }
+    free(ph->by_session);
+    ph->by_session = nby;
+    ph->nsessions = cap;
+    sw_intern_destroy(ph->strs);
+    ph->strs = nt;
+    ph->dropped = 0;
+}
+
+size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns)
+{
+    size_t dropped = 0;
+    for (size_t sid = 1; sid < ph->nsessions; sid++) {
+        uint32_t gi;
+        if (!sw_imap_get(&ph->by_session[sid], rank, &gi)) continue;
+        group_t *g = &ph->groups[gi];
+        dropped += group_fold(ph, g, horizon_ns);
+        g->fold_at = g->nb * 2 > FOLD_MIN ? g->nb * 2 : FOLD_MIN;
+    }
+    ph->nboundaries -= dropped;
+    ph->dropped += dropped;
+    if (ph->dropped > 4096 && ph->dropped > ph->nboundaries) compact_strings(ph);
+    return dropped;
+}
+
+void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
+{
+    /* Groups by session: walk every session's rank map. */
+    sw_vput_u(out, ph->ngroups);
+    for (size_t sid = 1; sid < ph->nsessions; sid++) {
+        const sw_imap_t *m = &ph->by_session[sid];
+        for (size_t k = 0; k < m->cap; k++) {
+            if (m->vals[k] == UINT32_MAX) continue;
+            const group_t *g = &ph->groups[m->vals[k]];
+            sw_vput_bytes(out, sw_intern_get(ph->strs, (uint32_t)sid));
+            sw_vput_i(out, m->keys[k]);
+            sw_vput_i(out, g->end_ts);
+            sw_vput_u(out, g->nb);
+            for (size_t i = 0; i < g->nb; i++) {
+                const boundary_t *b = &g->b[i];
+                sw_vput_i(out, b->ts);
+                sw_vput_i(out, b->sequence);
+                sw_vput_i(out, b->thread_id);
+                sw_vput_bytes(out, sw_intern_get(ph->strs, b->scope));
+                sw_vput_bytes(out, sw_intern_get(ph->strs, b->thread_name));
+                sw_vput_bytes(out, sw_intern_get(ph->strs, b->label));
+                sw_vput_u(out, b->depth);
+                sw_vput_u(out, b->arrival);
+                sw_vput_u(out, b->enter);
+            }
+        }
+    }
+}
+
+/* Strings as the decoders give them: UTF-8, lone surrogates allowed. */
+static bool wtf8(sw_str_t s)
+{
+    return sw_utf8_bad_at(s.ptr, s.len, true) == s.len;
+}
+
+bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
+{
+    sw_vrd_t r = {*data, end, false};
+    uint64_t ng = sw_vget_u(&r);
+    for (uint64_t gi = 0; gi < ng && !r.bad; gi++) {
+        sw_str_t session = sw_vget_bytes(&r);
+        int64_t rank = sw_vget_i(&r);
+        int64_t end_ts = sw_vget_i(&r);
+        uint64_t nb = sw_vget_u(&r);
+        if (r.bad || nb > (uint64_t)(r.end - r.p) || rank < 0 || !wtf8(session)) return false;
+        group_t *g = group_get(ph, session, rank, true);
+        g->end_ts = end_ts;
+        for (uint64_t i = 0; i < nb && !r.bad; i++) {
+            if (g->nb == g->capb) {
+                g->capb = g->capb ? g->capb * 2 : 8;
+                g->b = sw_reallocarray(g->b, g->capb, sizeof(*g->b));
+            }
+            boundary_t *b = &g->b[g->nb];
+            b->ts = sw_vget_i(&r);
+            b->sequence = sw_vget_i(&r);
+            b->thread_id = sw_vget_i(&r);
+            sw_str_t scope = sw_vget_bytes(&r), tname = sw_vget_bytes(&r), label = sw_vget_bytes(&r);
+            uint64_t depth = sw_vget_u(&r), arrival = sw_vget_u(&r), enter = sw_vget_u(&r);
+            if (r.bad || !wtf8(scope) || !wtf8(tname) || !wtf8(label) || depth < 1 ||
+                depth > SW_PHASE_PATH_MAX || arrival > UINT32_MAX || enter > 1)
+                return false;
+            b->scope = sw_intern_add(ph->strs, scope);
+            b->thread_name = sw_intern_add(ph->strs, tname);
+            b->label = sw_intern_add(ph->strs, label);
+            b->depth = (uint32_t)depth;
+            b->arrival = (uint32_t)arrival;
+            b->enter = enter != 0;
+            g->nb++;
+            ph->nboundaries++;
+        }
+        g->dirty = true;
+        if (g->nb * 2 > g->fold_at) g->fold_at = g->nb * 2;
+    }
+    if (r.bad) return false;
+    *data = r.p;
+    return true;
+}
+
+size_t sw_phase_boundaries(const sw_phase_t *ph)
+{
+    return ph->nboundaries;
+}
+
+size_t sw_phase_bytes(const sw_phase_t *ph)
+{
+    size_t bytes = sizeof(*ph) + sw_intern_bytes(ph->strs) + ph->capgroups * sizeof(group_t);
+    for (size_t i = 0; i < ph->ngroups; i++)
+        bytes += ph->groups[i].capb * sizeof(boundary_t) + ph->groups[i].caps * sizeof(span_t);
+    for (size_t i = 0; i < ph->nsessions; i++) bytes += sw_imap_bytes(&ph->by_session[i]);
+    return bytes;
+}

@@ -1,0 +1,439 @@
+/*
+ * Per-rank window (see sw_window.h).
+ *
+ * A run is a maximal stretch of strictly rising device_used: a base sample
+ * followed by one or more samples each above the previous. Its gain is the
+ * last value minus the base value. The reference's first qualifying spike
+ * is, exactly, inside the first run whose gain reaches the threshold, at
+ * the first sample of that run whose rise from the base reaches it. Runs
+ * only change at the two ends of the window on in-order traffic: appending
+ * extends or opens the last run, evicting the oldest sample moves the
+ * first run's base. Both are point updates of the gain tree.
+ */
+#include "sw_window.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_analysis.h"
+#include "sw_assemble.h"
+
+static uint32_t pow2_at_least(uint32_t x)
+{
+    uint32_t p = 1;
+    while (p < x) p *= 2;
+    return p;
+}
+
+size_t sw_win_bytes(uint32_t cap)
+{
+    uint32_t rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
+    return (size_t)cap * (sizeof(sw_wslot_t) + 2 * sizeof(uint32_t)) +
+           (size_t)rcap * (2 * sizeof(uint32_t) + 2 * sizeof(int64_t));
+}
+
+void sw_win_init(sw_win_t *win, uint32_t cap)
+{
+    memset(win, 0, sizeof(*win));
+    win->cap = cap;
+    win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
+    char *m = sw_malloc(sw_win_bytes(cap));
+    win->mem = m;
+    win->slot = (sw_wslot_t *)m;
+    m += (size_t)cap * sizeof(sw_wslot_t);
+    win->rtree = (int64_t *)m;
+    m += (size_t)win->rcap * 2 * sizeof(int64_t);
+    win->src = (uint32_t *)m;
+    m += (size_t)cap * sizeof(uint32_t);
+    win->dq = (uint32_t *)m;
+    m += (size_t)cap * sizeof(uint32_t);
+    win->rbase = (uint32_t *)m;
+    m += (size_t)win->rcap * sizeof(uint32_t);
+    win->rend = (uint32_t *)m;
+    for (uint32_t i = 0; i < 2 * win->rcap; i++) win->rtree[i] = -1;
+}
+
+void sw_win_prefetch(const sw_win_t *win)
+{
+    if (!win->n) return;
+    uint32_t last = win->head + win->n - 1;
+    if (last >= win->cap) last -= win->cap;
+    __builtin_prefetch(&win->slot[last], 1);
+    __builtin_prefetch(&win->slot[win->head], 1);
+    __builtin_prefetch(&win->src[last], 1);
+    __builtin_prefetch(&win->src[win->head], 1);
+    __builtin_prefetch(&win->rtree[1], 1);
+    __builtin_prefetch(&win->dq[win->dq_head], 1);
+    if (win->rn) {
+        uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
+        __builtin_prefetch(&win->rend[tail], 1);
+        __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
+        __builtin_prefetch(&win->rbase[win->rhead], 1);
+    }
+}
+
+void sw_win_clear(sw_win_t *win)
+{
+    free(win->mem);
+    memset(win, 0, sizeof(*win));
+}
+
+static inline uint32_t slot(const sw_win_t *win, uint32_t i)
+{
+    uint32_t s = win->head + i;
+    return s >= win->cap ? s - win->cap : s;
+}
+
+static inline uint32_t logical(const sw_win_t *win, uint32_t s)
+{
+    return s >= win->head ? s - win->head : s + win->cap - win->head;
+}
+
+int64_t sw_win_min_offset(const sw_win_t *win)
+{
+    int64_t m = INT64_MAX;
+    for (uint32_t i = 0; i < win->n; i++) {
+        int64_t o = win->slot[slot(win, i)].off;
+        if (o < m) m = o;
+    }
+    return m;
+}
+
+/* (timestamp, pid, host) order of SPEC 3.2. */
+static int key_cmp(const sw_win_ctx_t *ctx, int64_t ts_a, uint32_t src_a, int64_t ts_b,
+                   uint32_t src_b)
+{
+    if (ts_a != ts_b) return ts_a < ts_b ? -1 : 1;
+    if (src_a == src_b) return 0;
+    const sw_src_t *a = &ctx->srcs[src_a], *b = &ctx->srcs[src_b];
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->host == b->host) return 0;
+    return sw_str_cmp(sw_intern_get(ctx->strs, a->host), sw_intern_get(ctx->strs, b->host));
+}
+
+/* Lower bound of the key among retained samples; *equal says whether the
+ * sample there has the same key. */
+static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts,
+                            uint32_t src, bool *equal)
+{
+    uint32_t lo = 0, hi = win->n;
+    if (win->n) {
+        uint32_t last = slot(win, win->n - 1);
+        int c = key_cmp(ctx, win->slot[last].ts, win->src[last], ts, src);
+        if (c < 0) {
+            *equal = false;
+            return win->n;
+        }
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t s = slot(win, mid);
+        if (key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *equal = false;
+    if (lo < win->n) {
+        uint32_t s = slot(win, lo);
+        *equal = key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) == 0;
+    }
+    return lo;
+}
+
+bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32_t src)
+{
+    bool equal;
+    lower_bound(win, ctx, ts, src, &equal);
+    return equal;
+}
+
+static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
+{
+    uint32_t p = win->rcap + i;
+    win->rtree[p] = v;
+    for (p /= 2; p >= 1; p /= 2) {
+        int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
+        int64_t m = l > r ? l : r;
+        if (win->rtree[p] == m) break; /* ancestors already hold their max */
+        win->rtree[p] = m;
+    }
+}
+
+static void tree_rebuild(sw_win_t *win)
+{
+    for (uint32_t p = win->rcap - 1; p >= 1; p--) {
+        int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
+        win->rtree[p] = l > r ? l : r;
+    }
+}
+
+/* First leaf in [l, r) of node (covering [nl, nr)) with gain >= t, or -1. */
+static int64_t tree_first_ge(const sw_win_t *win, uint32_t node, uint32_t nl, uint32_t nr,
+                             uint32_t l, uint32_t r, int64_t t)
+{
+    if (nr <= l || r <= nl || win->rtree[node] < t) return -1;
+    if (nr - nl == 1) return nl;
+    uint32_t mid = nl + (nr - nl) / 2;
+    int64_t x = tree_first_ge(win, 2 * node, nl, mid, l, r, t);
+    if (x >= 0) return x;
+    return tree_first_ge(win, 2 * node + 1, mid, nr, l, r, t);
+}
+
+static inline void gap_add(const sw_win_ctx_t *ctx, int64_t d)
+{
+    if (d > 0) sw_mset_insert(ctx->gaps, d);
+}
+
+static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
+{
+    if (d > 0) sw_mset_remove(ctx->gaps, d);
+}
+
+static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)
+{
+    int64_t iv = ctx->srcs[src].interval_ms;
+    if (iv > 0) sw_vcount_insert(ctx->intervals, iv);
+}
+
+static inline void interval_del(const sw_win_ctx_t *ctx, uint32_t src)
+{
+    int64_t iv = ctx->srcs[src].interval_ms;
+    if (iv > 0) sw_vcount_remove(ctx->intervals, iv);
+}
+
+static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
+{
+    uint32_t h = win->head;
+    uint32_t s1 = slot(win, 1);
+    if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
+    interval_del(ctx, win->src[h]);
+    if (win->rn && win->rbase[win->rhead] == h) {
+        uint32_t r = win->rhead;
+        if (win->rend[r] == s1) {
+            tree_set(win, r, -1);
+            win->rhead = (win->rhead + 1) & (win->rcap - 1);
+            win->rn--;
+        } else {
+            win->rbase[r] = s1;
+            tree_set(win, r, win->slot[win->rend[r]].used - win->slot[s1].used);
+        }
+    }
+    if (win->dq_n && win->dq[win->dq_head] == h) {
+        win->dq_head = win->dq_head + 1 == win->cap ? 0 : win->dq_head + 1;
+        win->dq_n--;
+    }
+    win->head = h + 1 == win->cap ? 0 : h + 1;
+    win->n--;
+}
+
+static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                      uint32_t src, int64_t off)
+{
+    uint32_t s = slot(win, win->n);
+    if (win->n) {
+        uint32_t last = slot(win, win->n - 1);
+        gap_add(ctx, ts - win->slot[last].ts);
+        if (used > win->slot[last].used) {
+            uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
+            if (win->rn && win->rend[tail] == last) {
+                win->rend[tail] = s;
+                tree_set(win, tail, used - win->slot[win->rbase[tail]].used);
+            } else {
+                tail = (win->rhead + win->rn) & (win->rcap - 1);
+                win->rbase[tail] = last;
+                win->rend[tail] = s;
+                win->rn++;
+                tree_set(win, tail, used - win->slot[last].used);
+            }
+        }
+    }
+    interval_add(ctx, src);
+    while (win->dq_n) {
+        uint32_t b = win->dq_head + win->dq_n - 1;
+        if (b >= win->cap) b -= win->cap;
+        if (win->slot[win->dq[b]].used > used) break;
+        win->dq_n--;
+    }
+    uint32_t b = win->dq_head + win->dq_n;
+    if (b >= win->cap) b -= win->cap;
+    win->dq[b] = s;
+    win->dq_n++;
+    win->slot[s].ts = ts;
+    win->slot[s].used = used;
+    win->slot[s].off = off;
+    win->src[s] = src;
+    win->n++;
+}
+
+/* Recompute runs and the sliding maximum from the samples: O(n). */
+static void rebuild(sw_win_t *win)
+{
+    for (uint32_t i = 0; i < win->rcap; i++) win->rtree[win->rcap + i] = -1;
+    win->rhead = 0;
+    win->rn = 0;
+    win->dq_head = 0;
+    win->dq_n = 0;
+    for (uint32_t i = 0; i < win->n; i++) {
+        uint32_t s = slot(win, i);
+        int64_t u = win->slot[s].used;
+        if (i) {
+            uint32_t prev = slot(win, i - 1);
+            if (u > win->slot[prev].used) {
+                if (win->rn && win->rend[win->rn - 1] == prev) {
+                    win->rend[win->rn - 1] = s;
+                } else {
+                    win->rbase[win->rn] = prev;
+                    win->rend[win->rn] = s;
+                    win->rn++;
+                }
+                win->rtree[win->rcap + win->rn - 1] = u - win->slot[win->rbase[win->rn - 1]].used;
+            }
+        }
+        while (win->dq_n && win->slot[win->dq[win->dq_n - 1]].used <= u) win->dq_n--;
+        win->dq[win->dq_n++] = s;
+    }
+    tree_rebuild(win);
+}
+
+sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                           uint32_t src, int64_t off)
+{
+    bool equal;
+    uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
+    if (equal) return SW_WIN_DUP;
+    if (win->n == win->cap) {
+        if (pos == 0) return SW_WIN_TOO_OLD;
+        pop_front(win, ctx);
+        pos--;
+    }
+    if (pos == win->n) {
+        push_back(win, ctx, ts, used, src, off);
+        return SW_WIN_APPENDED;
+    }
+    /* Late sample inside the window: fix the gaps around it, shift the
+     * newer samples one slot, then rebuild runs and maximum. */
+    uint32_t sp = slot(win, pos);
+    if (pos > 0) {
+        uint32_t prev = slot(win, pos - 1);
+        gap_del(ctx, win->slot[sp].ts - win->slot[prev].ts);
+        gap_add(ctx, ts - win->slot[prev].ts);
+    }
+    gap_add(ctx, win->slot[sp].ts - ts);
+    interval_add(ctx, src);
+    for (uint32_t i = win->n; i > pos; i--) {
+        uint32_t to = slot(win, i), from = slot(win, i - 1);
+        win->slot[to] = win->slot[from];
+        win->src[to] = win->src[from];
+    }
+    win->slot[sp].ts = ts;
+    win->slot[sp].used = used;
+    win->slot[sp].off = off;
+    win->src[sp] = src;
+    win->n++;
+    rebuild(win);
+    return SW_WIN_INSERTED;
+}
+
+void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
+{
+    for (uint32_t i = 0; i < win->n; i++) {
+        uint32_t s = slot(win, i);
+        if (i) gap_del(ctx, win->slot[s].ts - win->slot[slot(win, i - 1)].ts);
+        interval_del(ctx, win->src[s]);
+    }
+    win->n = 0;
+    win->head = 0;
+    rebuild(win);
+}
+
+bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
+                      sw_win_cand_t *out)
+{
+    if (win->n < 2 || win->rn == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->slot[win->dq[win->dq_head]].used, min_bytes, fraction, &threshold))
+        return false;
+    if (win->rtree[1] < threshold) return false;
+    /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
+    uint32_t end = win->rhead + win->rn;
+    int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead,
+                              end < win->rcap ? end : win->rcap, threshold);
+    if (r < 0 && end > win->rcap) r = tree_first_ge(win, 1, 0, win->rcap, 0, end - win->rcap, threshold);
+    if (r < 0) return false;
+    uint32_t base = win->rbase[r];
+    uint32_t lb = logical(win, base), le = logical(win, win->rend[r]);
+    int64_t target = win->slot[base].used;
+    /* First sample of the run whose rise reaches the threshold. */
+    uint32_t lo = lb + 1, hi = le;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (win->slot[slot(win, mid)].used - target >= threshold) hi = mid;
+        else lo = mid + 1;
+    }
+    uint32_t s = slot(win, lo);
+    out->spike_ts = win->slot[s].ts;
+    out->peak = win->slot[s].used - target;
+    out->samples = (int64_t)(lo - lb);
+    out->src = win->src[s];
+    return true;
+}
+
+size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max, uint32_t *out)
+{
+    if (n <= max) {
+        for (size_t i = 0; i < n; i++) out[i] = (uint32_t)i;
+        return n;
+    }
+    if (npinned > max) npinned = max;
+    /* Unpinned points number m; the k-th chosen is the floor(k*m/b)-th of
+     * them, so the b picks spread evenly and start with the first. */
+    size_t m = n - npinned, b = max - npinned, k = 0, u = 0, p = 0, got = 0;
+    size_t next = 0;
+    for (size_t i = 0; i < n && got < max; i++) {
+        if (p < npinned && pinned[p] == i) {
+            out[got++] = (uint32_t)i;
+            p++;
+            continue;
+        }
+        if (k < b && u == next) {
+            out[got++] = (uint32_t)i;
+            k++;
+            next = (size_t)(((unsigned __int128)k * m) / b);
+        }
+        u++;
+    }
+    return got;
+}
+
+void sw_win_excerpt(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t spike_ts,
+                    uint32_t spike_src, int64_t steps, int64_t offset, uint32_t *idx,
+                    sw_win_excerpt_t *x)
+{
+    x->n = 0;
+    x->spike_start = x->spike = 0;
+    if (win->n == 0) return;
+    bool equal;
+    uint32_t at = lower_bound(win, ctx, spike_ts, spike_src, &equal);
+    if (at >= win->n) at = win->n - 1;
+    uint32_t base = steps > 0 && (uint64_t)steps <= at ? at - (uint32_t)steps : 0;
+    /* Pinned: the whole rising run when it takes at most half the budget,
+     * else its base and its spike sample; and the last sample. */
+    size_t pins[SW_TIMELINE_MAX_POINTS / 2 + 1], np = 0;
+    size_t run = (size_t)(at - base) + 1;
+    if (run <= x->max / 2 && run < sizeof(pins) / sizeof(pins[0])) {
+        for (uint32_t i = base; i <= at; i++) pins[np++] = i;
+    } else {
+        pins[np++] = base;
+        if (at != base) pins[np++] = at;
+    }
+    if (win->n - 1 != at) pins[np++] = win->n - 1;
+    size_t got = sw_pick_points(win->n, pins, np, x->max, idx);
+    for (size_t k = 0; k < got; k++) {
+        const sw_wslot_t *sl = &win->slot[slot(win, idx[k])];
+        x->aligned[k] = (int64_t)((uint64_t)sl->ts - (uint64_t)offset);
+        x->used[k] = sl->used;
+        if (idx[k] == base) x->spike_start = k;
+        if (idx[k] == at) x->spike = k;
+    }
+    x->n = got;
+}

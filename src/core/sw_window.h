@@ -1,0 +1,145 @@
+/*
+ * Internal to the core: one rank's window of retained samples (SPEC 6),
+ * kept in (timestamp, pid, host) order in a fixed ring allocated once.
+ * Beside the samples it maintains, incrementally, what the first-spike
+ * search needs: the rising runs of device_used with their gains in a max
+ * segment tree, and a sliding maximum of device_used. It also keeps the
+ * job's multisets of positive timestamp gaps and sampling intervals in
+ * step with its contents. In-order samples cost O(log W); a late sample
+ * that lands inside the window costs O(W) for this rank only.
+ * Pure: no I/O, no globals.
+ */
+#ifndef SW_WINDOW_H
+#define SW_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_intern.h"
+#include "sw_mset.h"
+
+/** A sample source of a job: what orders and describes a sample besides
+ *  its timestamp and device_used. */
+typedef struct sw_src_s {
+    int64_t pid;
+    int64_t interval_ms;  /**< sampling_interval_ms */
+    uint32_t host;        /**< interned in the job's table */
+    uint32_t session;     /**< interned; 0 = null */
+} sw_src_t;
+
+/** What the window needs from its job. */
+typedef struct sw_win_ctx_s {
+    const sw_src_t *srcs;     /**< the job's source table */
+    const sw_intern_t *strs;  /**< host strings */
+    sw_mset_t *gaps;          /**< positive consecutive timestamp gaps */
+    sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
+} sw_win_ctx_t;
+
+/** A retained sample's numbers, together so one cache line holds both. */
+typedef struct sw_wslot_s {
+    int64_t ts;        /**< timestamp_ns */
+    int64_t used;      /**< device_used_bytes */
+    int64_t off;       /**< input offset the sample came from (state restore) */
+} sw_wslot_t;
+
+/** The window; fields are private to sw_window.c and sw_detect.c. */
+typedef struct sw_win_s {
+    uint32_t cap;      /**< window.samples */
+    uint32_t head;     /**< slot of the oldest sample */
+    uint32_t n;        /**< samples retained */
+    sw_wslot_t *slot;  /**< [cap] samples */
+    uint32_t *src;     /**< [cap] source id */
+    uint32_t *dq;      /**< [cap] ring of slots with decreasing used (sliding max) */
+    uint32_t dq_head, dq_n;
+    uint32_t rcap;     /**< runs ring size, power of two >= cap / 2 */
+    uint32_t rhead, rn;
+    uint32_t *rbase;   /**< [rcap] slot of each run's base sample */
+    uint32_t *rend;    /**< [rcap] slot of each run's last sample */
+    int64_t *rtree;    /**< [2 * rcap] max segment tree of run gains (-1 = none) */
+    void *mem;         /**< the one allocation behind the arrays */
+} sw_win_t;
+
+/** Outcome of sw_win_insert(). */
+typedef enum sw_win_res_e {
+    SW_WIN_APPENDED = 0, /**< newest sample, added at the end */
+    SW_WIN_INSERTED = 1, /**< late sample, added inside the window */
+    SW_WIN_TOO_OLD = 2,  /**< late sample older than a full window: no change */
+    SW_WIN_DUP = 3       /**< same (timestamp, pid, host) retained: no change */
+} sw_win_res_t;
+
+/** A rank's first qualifying spike inside its window. */
+typedef struct sw_win_cand_s {
+    int64_t spike_ts;   /**< timestamp of the spike sample */
+    int64_t peak;       /**< rise from the run's base, bytes */
+    int64_t samples;    /**< rising steps up to the spike */
+    uint32_t src;       /**< source of the spike sample */
+} sw_win_cand_t;
+
+/** @brief Allocate a window of @p cap samples (cap >= 1). */
+void sw_win_init(sw_win_t *win, uint32_t cap);
+
+/** @brief Free the window's storage. */
+void sw_win_clear(sw_win_t *win);
+
+/** @brief True when a sample with this (timestamp, source) key is retained. */
+bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32_t src);
+
+/**
+ * @brief Insert a sample, keeping only the window.samples greatest. The
+ *        context's multisets are updated for what enters and leaves.
+ */
+sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                           uint32_t src, int64_t off);
+
+/**
+ * @brief Choose at most @p max of @p n ordered points: the pinned indices
+ *        (ascending, distinct, < n) always, the others spread evenly over
+ *        the rest of the budget (the first of them included).
+ * @param out receives the chosen indices, ascending; room for min(n, max).
+ * @returns the number chosen (n when n <= max).
+ */
+size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max, uint32_t *out);
+
+/** A timeline excerpt being filled (arrays with room for max points). */
+typedef struct sw_win_excerpt_s {
+    size_t max;            /**< budget, >= 3 */
+    int64_t *aligned;      /**< out: timestamp - offset */
+    int64_t *used;         /**< out: device_used */
+    size_t n;              /**< out: points */
+    size_t spike_start;    /**< out: index of the spike's base sample */
+    size_t spike;          /**< out: index of the spike sample */
+} sw_win_excerpt_t;
+
+/**
+ * @brief Down-sampled excerpt of the window: the spike (the sample with key
+ *        (@p spike_ts, @p spike_src), @p steps rising steps after its base),
+ *        the last sample, and evenly spread others.
+ * @param offset subtracted from each timestamp (wrapping, like the aligned
+ *        spike time).
+ * @param idx scratch of x->max entries.
+ */
+void sw_win_excerpt(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t spike_ts,
+                    uint32_t spike_src, int64_t steps, int64_t offset, uint32_t *idx,
+                    sw_win_excerpt_t *x);
+
+/** @brief Smallest input offset among retained samples (INT64_MAX when empty). */
+int64_t sw_win_min_offset(const sw_win_t *win);
+
+/** @brief Empty the window (staleness), taking its values out of the multisets. */
+void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
+
+/**
+ * @brief The first qualifying spike (SPEC 3.3 over the window).
+ * @returns false when there is none.
+ */
+bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
+                      sw_win_cand_t *out);
+
+/** @brief Bytes allocated for a window of @p cap samples. */
+size_t sw_win_bytes(uint32_t cap);
+
+/** @brief Prefetch what the next insert into @p win will touch. */
+void sw_win_prefetch(const sw_win_t *win);
+
+#endif /* SW_WINDOW_H */

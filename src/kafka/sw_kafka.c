@@ -1,0 +1,270 @@
+/*
+ * Kafka plumbing (see sw_kafka.h). Only this module, the daemon and the
+ * Kafka tools include librdkafka.
+ */
+#include "sw_kafka.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sw_alloc.h"
+
+struct sw_mock_s {
+    rd_kafka_t *rk;                  /* hosts the cluster */
+    rd_kafka_mock_cluster_t *mcluster;
+    int brokers;
+    char *bootstrap;
+};
+
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    sw_kafka_ctx_t *ctx = rd_kafka_opaque(rk);
+    if (!ctx || !ctx->log) return;
+    sw_log_level_t lv = level <= 3 ? SW_LOG_ERROR : level == 4 ? SW_LOG_WARN
+                        : level <= 6 ? SW_LOG_INFO : SW_LOG_DEBUG;
+    sw_log(ctx->log, lv, "librdkafka %s %s: %s", rd_kafka_name(rk), fac, buf);
+}
+
+static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    sw_kafka_ctx_t *ctx = opaque;
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        char text[200];
+        rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, text, sizeof(text));
+        if (ctx) {
+            snprintf(ctx->fatal_reason, sizeof(ctx->fatal_reason), "%s: %s",
+                     rd_kafka_err2name(orig), text);
+            ctx->fatal = true;
+            sw_log(ctx->log, SW_LOG_ERROR, "fatal Kafka error on %s: %s", rd_kafka_name(rk),
+                   ctx->fatal_reason);
+        }
+        return;
+    }
+    if (!ctx || !ctx->log) return;
+    /* Transport errors recover by themselves; say them once in a while. */
+    sw_log_level_t lv = err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+                                err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
+                            ? SW_LOG_WARN
+                            : SW_LOG_ERROR;
+    sw_log(ctx->log, lv, "Kafka %s: %s: %s", rd_kafka_name(rk),
+           rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+}
+
+sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,
+                      size_t errstr_size)
+{
+    char rkerr[512];
+    if (rd_kafka_conf_set(kc, name, value, rkerr, sizeof(rkerr)) != RD_KAFKA_CONF_OK) {
+        snprintf(errstr, errstr_size, "librdkafka property \"%s\": %s", name, rkerr);
+        return SW_ERR_INVALID_ARG;
+    }
+    return SW_OK;
+}
+
+rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, const char *bootstrap,
+                               const char *group_id, sw_kafka_ctx_t *ctx, char *errstr,
+                               size_t errstr_size)
+{
+    rd_kafka_conf_t *kc = rd_kafka_conf_new();
+    struct kv {
+        const char *k, *v;
+    };
+    static const struct kv consumer[] = {
+        {"enable.auto.commit", "false"},
+        {"enable.auto.offset.store", "false"},
+        {"auto.offset.reset", "earliest"},
+        {"partition.assignment.strategy", "cooperative-sticky"},
+        {"enable.partition.eof", "false"},
+        {"client.id", "stormwatch"},
+        /* Alert latency: a broker that holds an empty fetch for its full
+         * wait (librdkafka's mock cluster does) would add up to this much;
+         * real brokers answer as soon as data arrives. */
+        {"fetch.wait.max.ms", "5"},
+        /* librdkafka 2.0 stops fetching while this many messages wait in
+         * the consumer queue and looks again only about once a second: keep
+         * over a second of input queued (memory stays bounded by
+         * queued.max.messages.kbytes, 64 MiB by default). */
+        {"queued.min.messages", "1000000"},
+        {NULL, NULL},
+    };
+    static const struct kv producer[] = {
+        {"enable.idempotence", "true"},
+        {"linger.ms", "2"},
+        {"client.id", "stormwatch"},
+        {NULL, NULL},
+    };
+    static const struct kv admin[] = {
+        {"client.id", "stormwatch"},
+        {NULL, NULL},
+    };
+    const struct kv *defs = role == SW_KAFKA_CONSUMER ? consumer
+                            : role == SW_KAFKA_PRODUCER ? producer
+                                                        : admin;
+    for (const struct kv *d = defs; d->k; d++)
+        if (sw_kafka_set(kc, d->k, d->v, errstr, errstr_size)) goto err;
+    if (bootstrap && *bootstrap && sw_kafka_set(kc, "bootstrap.servers", bootstrap, errstr, errstr_size))
+        goto err;
+    if (role == SW_KAFKA_CONSUMER) {
+        const char *gid = group_id ? group_id : sw_conf_get_str(conf, "group.id");
+        if (sw_kafka_set(kc, "group.id", gid, errstr, errstr_size)) goto err;
+    }
+    if (conf) {
+        size_t idx = 0;
+        sw_conf_kafka_t kp;
+        while (sw_conf_kafka_next(conf, &idx, &kp)) {
+            bool applies = kp.scope == SW_CONF_SCOPE_BOTH ||
+                           (kp.scope == SW_CONF_SCOPE_CONSUMER && role == SW_KAFKA_CONSUMER) ||
+                           (kp.scope == SW_CONF_SCOPE_PRODUCER && role == SW_KAFKA_PRODUCER);
+            if (!applies) continue;
+            char rkerr[512];
+            if (rd_kafka_conf_set(kc, kp.rk_name, kp.value, rkerr, sizeof(rkerr)) !=
+                RD_KAFKA_CONF_OK) {
+                /* librdkafka's text may echo the value: not for secrets. */
+                if (kp.secret)
+                    snprintf(errstr, errstr_size,
+                             "configuration property \"%s\": librdkafka refused the value",
+                             kp.name);
+                else
+                    snprintf(errstr, errstr_size, "configuration property \"%s\": %s", kp.name,
+                             rkerr);
+                goto err;
+            }
+        }
+    }
+    rd_kafka_conf_set_log_cb(kc, log_cb);
+    rd_kafka_conf_set_error_cb(kc, error_cb);
+    rd_kafka_conf_set_opaque(kc, ctx);
+    return kc;
+err:
+    rd_kafka_conf_destroy(kc);
+    return NULL;
+}
+
+sw_mock_t *sw_mock_new(int brokers, sw_kafka_ctx_t *ctx, char *errstr, size_t errstr_size)
+{
+    sw_mock_t *m = sw_calloc(1, sizeof(*m));
+    rd_kafka_conf_t *kc = rd_kafka_conf_new();
+    char rkerr[512];
+    rd_kafka_conf_set(kc, "client.id", "stormwatch-mock", NULL, 0);
+    /* The host client never connects anywhere: keep its warnings quiet. */
+    rd_kafka_conf_set(kc, "log_level", "3", NULL, 0);
+    rd_kafka_conf_set_log_cb(kc, log_cb);
+    rd_kafka_conf_set_opaque(kc, ctx);
+    m->rk = rd_kafka_new(RD_KAFKA_PRODUCER, kc, rkerr, sizeof(rkerr));
+    if (!m->rk) {
+        snprintf(errstr, errstr_size, "cannot create the mock cluster's host client: %s", rkerr);
+        rd_kafka_conf_destroy(kc);
+        free(m);
+        return NULL;
+    }
+    m->mcluster = rd_kafka_mock_cluster_new(m->rk, brokers);
+    if (!m->mcluster) {
+        snprintf(errstr, errstr_size, "cannot start a mock cluster of %d brokers", brokers);
+        rd_kafka_destroy(m->rk);
+        free(m);
+        return NULL;
+    }
+    m->brokers = brokers;
+    m->bootstrap = sw_strdup(rd_kafka_mock_cluster_bootstraps(m->mcluster));
+    return m;
+}
+
+const char *sw_mock_bootstrap(const sw_mock_t *m)
+{
+    return m->bootstrap;
+}
+
+rd_kafka_mock_cluster_t *sw_mock_cluster(sw_mock_t *m)
+{
+    return m->mcluster;
+}
+
+int sw_mock_brokers(const sw_mock_t *m)
+{
+    return m->brokers;
+}
+
+sw_err_t sw_mock_topic(sw_mock_t *m, const char *topic, int partitions, char *errstr,
+                       size_t errstr_size)
+{
+    int rf = m->brokers < 3 ? m->brokers : 3;
+    rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(m->mcluster, topic, partitions, rf);
+    if (err) {
+        snprintf(errstr, errstr_size, "cannot create topic \"%s\" (%d partitions): %s", topic,
+                 partitions, rd_kafka_err2str(err));
+        return SW_ERR_KAFKA;
+    }
+    return SW_OK;
+}
+
+void sw_mock_destroy(sw_mock_t *m)
+{
+    if (!m) return;
+    if (m->mcluster) rd_kafka_mock_cluster_destroy(m->mcluster);
+    if (m->rk) rd_kafka_destroy(m->rk);
+    free(m->bootstrap);
+    free(m);
+}
+
+sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr,
+                              size_t errstr_size)
+{
+    size_t n = strlen(path) + 16;
+    char *tmp = sw_malloc(n);
+    snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    bool ok = f != NULL;
+    if (ok) {
+        ok = fprintf(f, "%s\n", text) >= 0;
+        ok = fclose(f) == 0 && ok;
+    }
+    if (!ok) {
+        snprintf(errstr, errstr_size, "%s: cannot write: %s", tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return SW_ERR_IO;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(errstr, errstr_size, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return SW_ERR_IO;
+    }
+    free(tmp);
+    return SW_OK;
+}
+
+bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role, const char *cmd)
+{
+    bool producer = role == SW_KAFKA_PRODUCER;
+    const char *other = producer ? "kafka.consumer." : "kafka.producer.";
+    char errstr[512];
+    bool kafka = strncmp(pair, "kafka.", 6) == 0 && strncmp(pair, other, 15) != 0;
+    if (!kafka && strncmp(pair, "bootstrap.servers=", 18) != 0) {
+        fprintf(stderr,
+                "stormwatch %s: option -X: \"%s\" is not kafka.PROP=VALUE, "
+                "kafka.%s.PROP=VALUE or bootstrap.servers=VALUE\n",
+                cmd, pair, producer ? "producer" : "consumer");
+        return false;
+    }
+    if (sw_conf_set_pair(conf, pair, errstr, sizeof(errstr)) != SW_CONF_OK) {
+        fprintf(stderr, "stormwatch %s: option -X: %s\n", cmd, errstr);
+        return false;
+    }
+    return true;
+}
+
+const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const char *opt, sw_kafka_role_t role)
+{
+    if (opt && *opt) return opt;
+    const char *v = sw_conf_get_str(conf, "bootstrap.servers");
+    if (v && *v) return v;
+    const char *own = role == SW_KAFKA_PRODUCER ? "kafka.producer.bootstrap.servers"
+                                                : "kafka.consumer.bootstrap.servers";
+    if (sw_conf_get_str(conf, "kafka.bootstrap.servers") || sw_conf_get_str(conf, own))
+        return ""; /* the pass-through sets it */
+    return NULL;
+}

@@ -1,0 +1,322 @@
+/*
+ * The HTTP endpoint (see sw_http.h). We create, bind and listen on the
+ * socket ourselves, so bind errors carry errno's text and port 0 can be
+ * read back; libmicrohttpd then serves it from its own thread (epoll where
+ * available, so descriptor numbers above FD_SETSIZE are fine). The request
+ * handler only reads the registry; it must not block.
+ */
+#include "sw_http.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "sw_alloc.h"
+
+struct sw_http_s {
+    struct MHD_Daemon *mhd;
+    sw_metrics_t *m;         /* borrowed */
+    int64_t max_lag;         /* messages */
+    int64_t stale_ms;
+    int port;
+    pthread_mutex_t log_lock;
+    bool starting;           /* log into start_err, not stderr (log_lock) */
+    char start_err[512];     /* last libmicrohttpd message while starting */
+};
+
+static const char k_ctype_metrics[] = "text/plain; version=0.0.4; charset=utf-8";
+static const char k_ctype_text[] = "text/plain; charset=utf-8";
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libmicrohttpd's messages: kept for the error text while starting, one
+ * stderr line (in the logger's format) afterwards. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    sw_http_t *h = cls;
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+    pthread_mutex_lock(&h->log_lock);
+    if (h->starting) {
+        snprintf(h->start_err, sizeof(h->start_err), "%s", line);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        char when[32];
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+        fprintf(stderr, "%s.%03dZ WARN metrics http: %s\n", when, (int)(ts.tv_nsec / 1000000),
+                line);
+    }
+    pthread_mutex_unlock(&h->log_lock);
+}
+
+/* ---- requests -------------------------------------------------------- */
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status,
+                               const char *ctype, const char *body, bool allow_hdr)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO; /* out of memory: drop the connection */
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (allow_hdr) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result respond_metrics(sw_http_t *h, struct MHD_Connection *conn)
+{
+    sw_buf_t out;
+    sw_buf_init(&out);
+    sw_metrics_render(h->m, &out);
+    /* The response takes the buffer; libmicrohttpd frees it when sent. */
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(out.len, out.data, free);
+    if (!resp) {
+        sw_buf_clear(&out);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, k_ctype_metrics);
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result respond_check(struct MHD_Connection *conn, bool ok, const char *why)
+{
+    char body[320];
+    snprintf(body, sizeof(body), "%s\n", ok ? "ok" : why);
+    return respond(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, k_ctype_text, body,
+                   false);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    (void)version;
+    (void)upload_data;
+    sw_http_t *h = cls;
+    /* Answer only once the whole request is read: a response queued on
+     * the first call (headers only) makes libmicrohttpd close the
+     * connection, and scrapers reuse theirs. Bodies are discarded. */
+    if (!*req_cls) {
+        *req_cls = h;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    enum { R_METRICS, R_HEALTHZ, R_READYZ, R_NONE } route = R_NONE;
+    if (strcmp(url, "/metrics") == 0) route = R_METRICS;
+    else if (strcmp(url, "/healthz") == 0) route = R_HEALTHZ;
+    else if (strcmp(url, "/readyz") == 0) route = R_READYZ;
+    if (route == R_NONE)
+        return respond(conn, MHD_HTTP_NOT_FOUND, k_ctype_text, "not found\n", false);
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, k_ctype_text, "method not allowed\n",
+                       true);
+    char why[256] = "";
+    switch (route) {
+    case R_METRICS: return respond_metrics(h, conn);
+    case R_HEALTHZ: {
+        bool ok = sw_metrics_check_health(h->m, mono_ms(), h->stale_ms, why, sizeof(why));
+        return respond_check(conn, ok, why);
+    }
+    case R_READYZ: {
+        bool ok = sw_metrics_check_ready(h->m, h->max_lag, why, sizeof(why));
+        return respond_check(conn, ok, why);
+    }
+    default: return MHD_NO;
+    }
+}
+
+/* ---- starting and stopping ------------------------------------------- */
+
+/* Split @p addr into host and port. @returns false with errstr set. */
+static bool parse_listen(const char *addr, char *host, size_t host_size, char *port,
+                         size_t port_size, char *errstr, size_t errstr_size)
+{
+    const char *colon;
+    const char *h0 = addr, *h1;
+    if (addr[0] == '[') {
+        const char *rb = strchr(addr, ']');
+        if (!rb || rb[1] != ':') goto bad;
+        h0 = addr + 1;
+        h1 = rb;
+        colon = rb + 1;
+    } else {
+        colon = strrchr(addr, ':');
+        if (!colon) goto bad;
+        h1 = colon;
+        if (memchr(addr, ':', (size_t)(colon - addr))) {
+            snprintf(errstr, errstr_size,
+                     "metrics.listen \"%s\": an IPv6 address needs brackets, e.g. "
+                     "\"[::1]:9090\"",
+                     addr);
+            return false;
+        }
+    }
+    const char *p = colon + 1;
+    char *end = NULL;
+    errno = 0;
+    long v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+    if (v < 0 || v > 65535 || errno || !end || *end || end - p > 5) {
+        snprintf(errstr, errstr_size,
+                 "metrics.listen \"%s\": port \"%s\" is not an integer (expected 0..65535)",
+                 addr, p);
+        return false;
+    }
+    size_t hl = (size_t)(h1 - h0);
+    if (hl >= host_size) {
+        snprintf(errstr, errstr_size, "metrics.listen \"%s\": host name too long", addr);
+        return false;
+    }
+    memcpy(host, h0, hl);
+    host[hl] = '\0';
+    snprintf(port, port_size, "%ld", v);
+    return true;
+bad:
+    snprintf(errstr, errstr_size, "metrics.listen \"%s\": expected host:port or :port", addr);
+    return false;
+}
+
+/* A listening socket on the first address of @p addr that binds.
+ * @returns the descriptor, or -1 with errstr set. */
+static int listen_socket(const char *addr, char *errstr, size_t errstr_size)
+{
+    char host[256], port[8];
+    if (!parse_listen(addr, host, sizeof(host), port, sizeof(port), errstr, errstr_size))
+        return -1;
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(host[0] ? host : "0.0.0.0", port, &hints, &res);
+    if (gai) {
+        snprintf(errstr, errstr_size, "metrics.listen \"%s\": cannot resolve \"%s\": %s", addr,
+                 host, gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1, first_errno = 0;
+    const char *first_what = NULL;
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        const char *what = "cannot create a socket";
+        int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (s >= 0) {
+            int one = 1;
+            /* Rebind at once after a restart (TIME_WAIT); Linux still
+             * refuses a port another socket listens on. */
+            setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+            what = "cannot bind";
+            if (bind(s, ai->ai_addr, ai->ai_addrlen) == 0) {
+                what = "cannot listen";
+                if (listen(s, 64) == 0) {
+                    fd = s;
+                    break;
+                }
+            }
+        }
+        if (!first_what) {
+            first_what = what;
+            first_errno = errno;
+        }
+        if (s >= 0) close(s);
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        snprintf(errstr, errstr_size, "metrics.listen \"%s\": %s: %s", addr,
+                 first_what ? first_what : "cannot bind",
+                 first_what ? strerror(first_errno) : "no address");
+    return fd;
+}
+
+sw_http_t *sw_http_start(const char *addr, sw_metrics_t *m, int64_t max_lag, int64_t stale_ms,
+                         char *errstr, size_t errstr_size)
+{
+    if (!addr || !m) {
+        snprintf(errstr, errstr_size, "metrics.listen: no address or no registry given");
+        return NULL;
+    }
+    if (max_lag < 0 || stale_ms <= 0) {
+        snprintf(errstr, errstr_size,
+                 "metrics.listen \"%s\": max lag %lld and stale time %lld ms must be >= 0 and > 0",
+                 addr, (long long)max_lag, (long long)stale_ms);
+        return NULL;
+    }
+    int fd = listen_socket(addr, errstr, errstr_size);
+    if (fd < 0) return NULL;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int port = -1;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6) port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+
+    sw_http_t *h = sw_calloc(1, sizeof(*h));
+    h->m = m;
+    h->max_lag = max_lag;
+    h->stale_ms = stale_ms;
+    h->port = port;
+    pthread_mutex_init(&h->log_lock, NULL);
+    h->starting = true;
+    /* The logger comes first so that no message goes to MHD's own. On
+     * failure libmicrohttpd closes fd on almost every path; the few early
+     * ones (out of descriptors or memory) leave it open, and we would
+     * rather leak it there than close a number another thread reused. */
+    h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO,
+                              0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                              h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
+    pthread_mutex_lock(&h->log_lock);
+    h->starting = false;
+    pthread_mutex_unlock(&h->log_lock);
+    if (!h->mhd) {
+        snprintf(errstr, errstr_size, "metrics.listen \"%s\": cannot start the HTTP server: %s",
+                 addr, h->start_err[0] ? h->start_err : "libmicrohttpd gave no reason");
+        pthread_mutex_destroy(&h->log_lock);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+int sw_http_port(const sw_http_t *h)
+{
+    return h->port;
+}
+
+void sw_http_stop(sw_http_t *h)
+{
+    if (!h) return;
+    if (h->mhd) MHD_stop_daemon(h->mhd); /* joins the thread, closes the socket */
+    pthread_mutex_destroy(&h->log_lock);
+    free(h);
+}

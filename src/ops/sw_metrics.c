@@ -1,0 +1,612 @@
+/*
+ * The metrics registry (see sw_metrics.h). Scalars are an array of atomics
+ * indexed by sw_metric_t; one static table gives every exported family its
+ * name, type, help text and where its value lives, and the renderer walks
+ * that table. Labelled series sit in small sorted tables under the mutex;
+ * their values are atomics, so updates through a series pointer never lock.
+ */
+#include "sw_metrics.h"
+
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sw_alloc.h"
+#include "sw_analysis.h"
+
+#ifndef SW_VERSION
+#define SW_VERSION "unknown"
+#endif
+
+/* The fixed-label ids follow sw_action_t, so callers may add the action. */
+_Static_assert(SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_UPDATE == SW_M_RECORDS_OUT_UPDATE &&
+                   SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_RESOLVE == SW_M_RECORDS_OUT_RESOLVE &&
+                   SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_SUMMARY == SW_M_RECORDS_OUT_SUMMARY,
+               "records_out ids must follow sw_action_t");
+
+typedef enum mtype_e { MT_COUNTER, MT_GAUGE, MT_GAUGE_DOUBLE, MT_HISTOGRAM } mtype_t;
+static const char *const k_type_names[] = {"counter", "gauge", "gauge", "histogram"};
+
+/* Where a row's samples come from. */
+typedef enum src_e { SRC_SCALAR, SRC_EVENTS_IN, SRC_LAG, SRC_HISTOGRAM } src_t;
+
+/* Labelled families with a dynamic label set. */
+enum { FAM_EVENTS_IN, FAM_LAG, FAM__CNT };
+
+/* One row per series of the output (one row for a whole dynamic family or
+ * the histogram). Rows of one family are adjacent; the first carries the
+ * help text. */
+typedef struct desc_s {
+    const char *name;
+    mtype_t type;
+    src_t src;
+    int id;              /* sw_metric_t of SRC_SCALAR rows, else -1 */
+    const char *lname;   /* fixed label name, or NULL */
+    const char *lvalue;  /* its value (escaped when rendered) */
+    const char *help;    /* NULL on the later rows of a family */
+} desc_t;
+
+#define SCALAR(n, t, i, h) {n, t, SRC_SCALAR, i, NULL, NULL, h}
+#define LABELLED(n, t, i, ln, lv, h) {n, t, SRC_SCALAR, i, ln, lv, h}
+
+static const desc_t k_desc[] = {
+    SCALAR("stormwatch_up", MT_GAUGE, SW_M_UP, "1 while the daemon runs."),
+    LABELLED("stormwatch_build_info", MT_GAUGE, SW_M_BUILD_INFO, "version", SW_VERSION,
+             "Always 1; the label gives the stormwatch version."),
+    SCALAR("process_start_time_seconds", MT_GAUGE_DOUBLE, SW_M_START_TIME,
+           "Start time of the process since the Unix epoch, in seconds."),
+    {"stormwatch_events_in_total", MT_COUNTER, SRC_EVENTS_IN, -1, NULL, NULL,
+     "Input messages consumed, by input topic."},
+    SCALAR("stormwatch_input_bytes_total", MT_COUNTER, SW_M_INPUT_BYTES,
+           "Bytes of input message values consumed."),
+    SCALAR("stormwatch_decode_errors_total", MT_COUNTER, SW_M_DECODE_ERRORS,
+           "Input messages that could not be decoded (sent to the DLQ)."),
+    SCALAR("stormwatch_invalid_events_total", MT_COUNTER, SW_M_INVALID_EVENTS,
+           "Decoded input events that broke the event rules (sent to the DLQ)."),
+    SCALAR("stormwatch_limit_rejects_total", MT_COUNTER, SW_M_LIMIT_REJECTS,
+           "Input events refused by max.jobs or max.ranks.per.job (sent to the DLQ)."),
+    LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_DECODE, "kind", "decode",
+             "Records sent to the dead-letter topic, by kind of error."),
+    LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_INVALID, "kind", "invalid", NULL),
+    LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_LIMIT, "kind", "limit", NULL),
+    LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_FORMAT, "kind", "format", NULL),
+    SCALAR("stormwatch_duplicate_samples_total", MT_COUNTER, SW_M_DUPLICATE_SAMPLES,
+           "Samples dropped as duplicates by the engine."),
+    SCALAR("stormwatch_late_samples_total", MT_COUNTER, SW_M_LATE_SAMPLES,
+           "Samples older than their rank's newest sample."),
+    SCALAR("stormwatch_jobs_tracked", MT_GAUGE, SW_M_JOBS_TRACKED,
+           "Jobs the engines track now."),
+    SCALAR("stormwatch_ranks_tracked", MT_GAUGE, SW_M_RANKS_TRACKED,
+           "Ranks the engines track now."),
+    SCALAR("stormwatch_retained_samples", MT_GAUGE, SW_M_RETAINED_SAMPLES,
+           "Samples held in all rank windows now."),
+    SCALAR("stormwatch_engine_state_bytes", MT_GAUGE, SW_M_ENGINE_STATE_BYTES,
+           "Bytes of engine state now."),
+    {"stormwatch_event_processing_seconds", MT_HISTOGRAM, SRC_HISTOGRAM, -1, NULL, NULL,
+     "Time to process one input message (decode, engine, produce), in seconds."},
+    LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_TRIGGER, "action",
+             "trigger", "Alert records produced, by action."),
+    LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_UPDATE, "action",
+             "update", NULL),
+    LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_RESOLVE, "action",
+             "resolve", NULL),
+    LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_SUMMARY, "action",
+             "summary", NULL),
+    SCALAR("stormwatch_records_delivered_total", MT_COUNTER, SW_M_RECORDS_DELIVERED,
+           "Records (alerts and dead letters) acknowledged by the broker."),
+    SCALAR("stormwatch_produce_errors_total", MT_COUNTER, SW_M_PRODUCE_ERRORS,
+           "Records the broker did not take."),
+    SCALAR("stormwatch_records_condensed_total", MT_COUNTER, SW_M_RECORDS_CONDENSED,
+           "Records over the producer's message.max.bytes, sent condensed."),
+    SCALAR("stormwatch_summaries_not_paged_total", MT_COUNTER, SW_M_SUMMARIES_NOT_PAGED,
+           "Job summaries a pager format did not send (no open episode to resolve)."),
+    SCALAR("stormwatch_rebalances_total", MT_COUNTER, SW_M_REBALANCES,
+           "Consumer group assignments and revocations."),
+    SCALAR("stormwatch_assigned_partitions", MT_GAUGE, SW_M_ASSIGNED_PARTITIONS,
+           "Input partitions assigned to this instance now."),
+    {"stormwatch_consumer_lag", MT_GAUGE, SRC_LAG, -1, NULL, NULL,
+     "Messages behind the high watermark, by assigned partition."},
+    SCALAR("stormwatch_consumer_total_lag", MT_GAUGE, SW_M_CONSUMER_TOTAL_LAG,
+           "Messages behind the high watermarks, over all assigned partitions."),
+    SCALAR("stormwatch_commits_total", MT_COUNTER, SW_M_COMMITS, "Offset commits sent."),
+    SCALAR("stormwatch_commit_errors_total", MT_COUNTER, SW_M_COMMIT_ERRORS,
+           "Offset commits that failed."),
+    SCALAR("stormwatch_last_event_timestamp_seconds", MT_GAUGE_DOUBLE, SW_M_LAST_EVENT_TIMESTAMP,
+           "Timestamp of the newest input message since the Unix epoch, in seconds."),
+};
+#define N_DESC (sizeof(k_desc) / sizeof(k_desc[0]))
+
+/* Histogram bucket upper bounds in nanoseconds, and as rendered. */
+#define N_BOUNDS 13
+#define N_BUCKETS (N_BOUNDS + 1)
+static const uint64_t k_bound_ns[N_BOUNDS] = {1000,   2500,   5000,    10000,   25000,
+                                             50000,  100000, 250000,  500000,  1000000,
+                                             2500000, 10000000, 100000000};
+static const char *const k_bound_le[N_BUCKETS] = {
+    "1e-06", "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001",
+    "0.00025", "0.0005", "0.001", "0.0025", "0.01", "0.1", "+Inf"};
+
+/* One of the two shards of the histogram; count is raised last. */
+typedef struct hshard_s {
+    _Atomic uint64_t bucket[N_BUCKETS]; /* observations per bucket (not cumulative) */
+    _Atomic uint64_t sum_ns;            /* sum of observations, ns */
+    _Atomic uint64_t count;             /* observations completed in this shard */
+} hshard_t;
+
+#define HOT_BIT (UINT64_C(1) << 63)
+
+struct sw_metrics_series_s {
+    _Atomic uint64_t value; /* counter, or int64 gauge bits */
+    int fam;                /* FAM_* */
+    char *topic;
+    int32_t partition;      /* -1 for events_in */
+    int refs;               /* lag references (mutex) */
+    char *labels;           /* rendered pairs, e.g. topic="a",partition="3" */
+};
+
+typedef struct family_s {
+    sw_metrics_series_t **v; /* sorted by topic, partition */
+    size_t n, cap;
+} family_t;
+
+struct sw_metrics_s {
+    _Atomic uint64_t val[SW_M__CNT]; /* counters; gauges as int64 or double bits */
+    mtype_t type[SW_M__CNT];         /* from k_desc */
+    /* Histogram, two shards (as Prometheus' Go client): observers add to
+     * the hot shard; a reader flips the hot bit, waits until the observers
+     * that started before the flip are done with the now cold shard, reads
+     * it and folds it into the hot one. Observers never wait. */
+    _Atomic uint64_t hist_started; /* bit 63: hot shard; below: observations begun */
+    hshard_t shard[2];
+    _Atomic int64_t heartbeat_ms;  /* monotonic; INT64_MIN before the first */
+    _Atomic bool assigned;
+    _Atomic int64_t total_lag;     /* messages; negative: unknown */
+    pthread_mutex_t lock;          /* families and histogram reads */
+    family_t fam[FAM__CNT];
+};
+
+/* ---- scalars --------------------------------------------------------- */
+
+static uint64_t dbits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof(u));
+    return u;
+}
+
+static double bitsd(uint64_t u)
+{
+    double v;
+    memcpy(&v, &u, sizeof(v));
+    return v;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000000) / 1000.0;
+}
+
+sw_metrics_t *sw_metrics_new(void)
+{
+    sw_metrics_t *m = sw_calloc(1, sizeof(*m));
+    bool seen[SW_M__CNT] = {false};
+    for (size_t i = 0; i < N_DESC; i++) {
+        const desc_t *d = &k_desc[i];
+        if (d->src != SRC_SCALAR) continue;
+        /* A table error is a programming error: every id exactly once. */
+        assert(d->id >= 0 && d->id < SW_M__CNT && !seen[d->id]);
+        seen[d->id] = true;
+        m->type[d->id] = d->type;
+    }
+    for (int id = 0; id < SW_M__CNT; id++) {
+        assert(seen[id]);
+        atomic_init(&m->val[id], m->type[id] == MT_GAUGE_DOUBLE ? dbits(0.0) : 0);
+    }
+    atomic_init(&m->hist_started, 0);
+    for (int s = 0; s < 2; s++) {
+        for (int b = 0; b < N_BUCKETS; b++) atomic_init(&m->shard[s].bucket[b], 0);
+        atomic_init(&m->shard[s].sum_ns, 0);
+        atomic_init(&m->shard[s].count, 0);
+    }
+    atomic_init(&m->heartbeat_ms, INT64_MIN);
+    atomic_init(&m->assigned, false);
+    atomic_init(&m->total_lag, -1);
+    pthread_mutex_init(&m->lock, NULL);
+    sw_metrics_set(m, SW_M_UP, 1);
+    sw_metrics_set(m, SW_M_BUILD_INFO, 1);
+    sw_metrics_set_double(m, SW_M_START_TIME, wall_s());
+    return m;
+}
+
+static void series_free(sw_metrics_series_t *s)
+{
+    free(s->topic);
+    free(s->labels);
+    free(s);
+}
+
+void sw_metrics_destroy(sw_metrics_t *m)
+{
+    if (!m) return;
+    for (int f = 0; f < FAM__CNT; f++) {
+        for (size_t i = 0; i < m->fam[f].n; i++) series_free(m->fam[f].v[i]);
+        free(m->fam[f].v);
+    }
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void sw_metrics_add(sw_metrics_t *m, sw_metric_t id, uint64_t n)
+{
+    assert(id >= 0 && id < SW_M__CNT && m->type[id] == MT_COUNTER);
+    atomic_fetch_add_explicit(&m->val[id], n, memory_order_relaxed);
+}
+
+void sw_metrics_set(sw_metrics_t *m, sw_metric_t id, int64_t v)
+{
+    assert(id >= 0 && id < SW_M__CNT && m->type[id] == MT_GAUGE);
+    atomic_store_explicit(&m->val[id], (uint64_t)v, memory_order_relaxed);
+}
+
+void sw_metrics_set_double(sw_metrics_t *m, sw_metric_t id, double v)
+{
+    assert(id >= 0 && id < SW_M__CNT && m->type[id] == MT_GAUGE_DOUBLE);
+    atomic_store_explicit(&m->val[id], dbits(v), memory_order_relaxed);
+}
+
+/* The registry is never defined const: readers cast it away to reach the
+ * atomics and the mutex; nothing observable changes. */
+static sw_metrics_t *unconst(const sw_metrics_t *m)
+{
+    return (sw_metrics_t *)m;
+}
+
+static double scalar_value(sw_metrics_t *m, int id)
+{
+    uint64_t u = atomic_load_explicit(&m->val[id], memory_order_relaxed);
+    switch (m->type[id]) {
+    case MT_COUNTER: return (double)u;
+    case MT_GAUGE: return (double)(int64_t)u;
+    default: return bitsd(u);
+    }
+}
+
+double sw_metrics_get(const sw_metrics_t *m, sw_metric_t id)
+{
+    assert(id >= 0 && id < SW_M__CNT);
+    return scalar_value(unconst(m), id);
+}
+
+/* ---- labelled series ------------------------------------------------- */
+
+static void put_escaped(sw_buf_t *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\') sw_buf_puts(out, "\\\\");
+        else if (*s == '"') sw_buf_puts(out, "\\\"");
+        else if (*s == '\n') sw_buf_puts(out, "\\n");
+        else sw_buf_putc(out, *s);
+    }
+}
+
+static int series_cmp(const sw_metrics_series_t *s, const char *topic, int32_t partition)
+{
+    int c = strcmp(s->topic, topic);
+    if (c) return c;
+    return (s->partition > partition) - (s->partition < partition);
+}
+
+/* Find or create a series; caller holds the mutex. */
+static sw_metrics_series_t *family_get(sw_metrics_t *m, int fam, const char *topic,
+                                       int32_t partition)
+{
+    family_t *f = &m->fam[fam];
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = series_cmp(f->v[mid], topic, partition);
+        if (c == 0) return f->v[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    sw_metrics_series_t *s = sw_calloc(1, sizeof(*s));
+    s->fam = fam;
+    s->topic = sw_strdup(topic);
+    s->partition = partition;
+    atomic_init(&s->value, fam == FAM_LAG ? (uint64_t)INT64_C(-1) : 0);
+    sw_buf_t lb;
+    sw_buf_init(&lb);
+    sw_buf_puts(&lb, "topic=\"");
+    put_escaped(&lb, topic);
+    sw_buf_putc(&lb, '"');
+    if (fam == FAM_LAG) sw_buf_printf(&lb, ",partition=\"%d\"", (int)partition);
+    s->labels = sw_memdup0(lb.data, lb.len);
+    sw_buf_clear(&lb);
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 8;
+        f->v = sw_reallocarray(f->v, f->cap, sizeof(*f->v));
+    }
+    memmove(&f->v[lo + 1], &f->v[lo], (f->n - lo) * sizeof(*f->v));
+    f->v[lo] = s;
+    f->n++;
+    return s;
+}
+
+sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic)
+{
+    pthread_mutex_lock(&m->lock);
+    sw_metrics_series_t *s = family_get(m, FAM_EVENTS_IN, topic, -1);
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+sw_metrics_series_t *sw_metrics_lag_add(sw_metrics_t *m, const char *topic, int32_t partition)
+{
+    pthread_mutex_lock(&m->lock);
+    sw_metrics_series_t *s = family_get(m, FAM_LAG, topic, partition);
+    s->refs++;
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+void sw_metrics_lag_remove(sw_metrics_t *m, sw_metrics_series_t *s)
+{
+    if (!s) return;
+    assert(s->fam == FAM_LAG);
+    pthread_mutex_lock(&m->lock);
+    if (--s->refs == 0) {
+        family_t *f = &m->fam[FAM_LAG];
+        for (size_t i = 0; i < f->n; i++) {
+            if (f->v[i] != s) continue;
+            memmove(&f->v[i], &f->v[i + 1], (f->n - i - 1) * sizeof(*f->v));
+            f->n--;
+            break;
+        }
+        series_free(s);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void sw_metrics_series_add(sw_metrics_series_t *s, uint64_t n)
+{
+    assert(s->fam == FAM_EVENTS_IN);
+    atomic_fetch_add_explicit(&s->value, n, memory_order_relaxed);
+}
+
+void sw_metrics_series_set(sw_metrics_series_t *s, int64_t v)
+{
+    assert(s->fam == FAM_LAG);
+    atomic_store_explicit(&s->value, (uint64_t)v, memory_order_relaxed);
+}
+
+int64_t sw_metrics_series_get(const sw_metrics_series_t *s)
+{
+    return (int64_t)atomic_load_explicit(&((sw_metrics_series_t *)s)->value,
+                                         memory_order_relaxed);
+}
+
+/* ---- histogram ------------------------------------------------------- */
+
+uint64_t sw_metrics_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sw_metrics_observe_ns(sw_metrics_t *m, uint64_t ns)
+{
+    int b = 0;
+    while (b < N_BOUNDS && ns > k_bound_ns[b]) b++;
+    /* acq_rel: pairs with the reader's flip, so a shard the reader zeroed
+     * is seen zeroed before we add to it. */
+    uint64_t n = atomic_fetch_add_explicit(&m->hist_started, 1, memory_order_acq_rel);
+    hshard_t *sh = &m->shard[n >> 63];
+    atomic_fetch_add_explicit(&sh->bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sh->sum_ns, ns, memory_order_relaxed);
+    /* release: a reader that sees the count sees the bucket and the sum. */
+    atomic_fetch_add_explicit(&sh->count, 1, memory_order_release);
+}
+
+/* A consistent snapshot of all observations so far. Caller holds the
+ * mutex (one reader at a time). Waits only for observations in flight. */
+static void hist_snapshot(sw_metrics_t *m, uint64_t bucket[N_BUCKETS], uint64_t *sum_ns,
+                          uint64_t *count)
+{
+    uint64_t n = atomic_fetch_add_explicit(&m->hist_started, HOT_BIT, memory_order_acq_rel) +
+                 HOT_BIT;
+    uint64_t started = n & ~HOT_BIT;
+    hshard_t *hot = &m->shard[n >> 63];
+    hshard_t *cold = &m->shard[(n >> 63) ^ 1];
+    /* The cold shard holds every observation begun before the flip (the
+     * previous read folded everything into it while it was hot). */
+    while (atomic_load_explicit(&cold->count, memory_order_acquire) != started) sched_yield();
+    for (int b = 0; b < N_BUCKETS; b++) {
+        bucket[b] = atomic_load_explicit(&cold->bucket[b], memory_order_relaxed);
+        atomic_fetch_add_explicit(&hot->bucket[b], bucket[b], memory_order_relaxed);
+        atomic_store_explicit(&cold->bucket[b], 0, memory_order_relaxed);
+    }
+    *sum_ns = atomic_load_explicit(&cold->sum_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hot->sum_ns, *sum_ns, memory_order_relaxed);
+    atomic_store_explicit(&cold->sum_ns, 0, memory_order_relaxed);
+    *count = started;
+    atomic_store_explicit(&cold->count, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hot->count, started, memory_order_release);
+}
+
+/* ---- engine, health, readiness --------------------------------------- */
+
+void sw_metrics_engine_gauges(sw_metrics_t *m, const sw_detect_stats_t *total)
+{
+    sw_metrics_set(m, SW_M_JOBS_TRACKED, (int64_t)total->jobs);
+    sw_metrics_set(m, SW_M_RANKS_TRACKED, (int64_t)total->ranks);
+    sw_metrics_set(m, SW_M_RETAINED_SAMPLES, (int64_t)total->retained);
+    sw_metrics_set(m, SW_M_ENGINE_STATE_BYTES, (int64_t)total->bytes);
+}
+
+void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
+                                const sw_detect_stats_t *cur)
+{
+    /* Engine counters only grow; a smaller value means a new engine was
+     * paired with an old prev: count it from zero rather than wrap. */
+    uint64_t d = cur->duplicates >= prev->duplicates ? cur->duplicates - prev->duplicates
+                                                     : cur->duplicates;
+    uint64_t l = cur->late >= prev->late ? cur->late - prev->late : cur->late;
+    if (d) sw_metrics_add(m, SW_M_DUPLICATE_SAMPLES, d);
+    if (l) sw_metrics_add(m, SW_M_LATE_SAMPLES, l);
+}
+
+void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms)
+{
+    atomic_store_explicit(&m->heartbeat_ms, now_ms, memory_order_relaxed);
+}
+
+void sw_metrics_set_ready_state(sw_metrics_t *m, bool assigned, int64_t total_lag)
+{
+    atomic_store_explicit(&m->assigned, assigned, memory_order_relaxed);
+    atomic_store_explicit(&m->total_lag, total_lag < 0 ? -1 : total_lag, memory_order_relaxed);
+    if (total_lag >= 0) sw_metrics_set(m, SW_M_CONSUMER_TOTAL_LAG, total_lag);
+}
+
+bool sw_metrics_check_health(const sw_metrics_t *m, int64_t now_ms, int64_t stale_ms, char *why,
+                             size_t why_size)
+{
+    int64_t hb = atomic_load_explicit(&unconst(m)->heartbeat_ms, memory_order_relaxed);
+    if (hb == INT64_MIN) {
+        snprintf(why, why_size, "no heartbeat yet");
+        return false;
+    }
+    int64_t age = now_ms - hb;
+    if (age < stale_ms) return true;
+    snprintf(why, why_size, "stale: last heartbeat %.1f s ago (limit %.1f s)",
+             (double)age / 1000.0, (double)stale_ms / 1000.0);
+    return false;
+}
+
+bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, size_t why_size)
+{
+    sw_metrics_t *mm = unconst(m);
+    if (!atomic_load_explicit(&mm->assigned, memory_order_relaxed)) {
+        snprintf(why, why_size, "no partitions assigned");
+        return false;
+    }
+    int64_t lag = atomic_load_explicit(&mm->total_lag, memory_order_relaxed);
+    if (lag < 0) {
+        snprintf(why, why_size, "consumer lag unknown");
+        return false;
+    }
+    if (lag <= max_lag) return true;
+    snprintf(why, why_size, "lagging: %lld messages behind (limit %lld)", (long long)lag,
+             (long long)max_lag);
+    return false;
+}
+
+/* ---- rendering ------------------------------------------------------- */
+
+/* Shortest text that reads back as the same double; Prometheus spellings
+ * for the special values. */
+static void put_double(sw_buf_t *out, double v)
+{
+    if (isnan(v)) {
+        sw_buf_puts(out, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        sw_buf_puts(out, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    char tmp[32];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v) break;
+    }
+    sw_buf_puts(out, tmp);
+}
+
+static void put_help(sw_buf_t *out, const char *name, const char *help)
+{
+    sw_buf_printf(out, "# HELP %s ", name);
+    for (const char *p = help; *p; p++) {
+        if (*p == '\\') sw_buf_puts(out, "\\\\");
+        else if (*p == '\n') sw_buf_puts(out, "\\n");
+        else sw_buf_putc(out, *p);
+    }
+    sw_buf_putc(out, '\n');
+}
+
+static void render_scalar(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
+{
+    sw_buf_puts(out, d->name);
+    if (d->lname) {
+        sw_buf_printf(out, "{%s=\"", d->lname);
+        put_escaped(out, d->lvalue);
+        sw_buf_puts(out, "\"}");
+    }
+    sw_buf_putc(out, ' ');
+    uint64_t u = atomic_load_explicit(&m->val[d->id], memory_order_relaxed);
+    if (d->type == MT_COUNTER) sw_buf_put_u64(out, u);
+    else if (d->type == MT_GAUGE) sw_buf_put_i64(out, (int64_t)u);
+    else put_double(out, bitsd(u));
+    sw_buf_putc(out, '\n');
+}
+
+static void render_family(sw_metrics_t *m, const desc_t *d, int fam, sw_buf_t *out)
+{
+    const family_t *f = &m->fam[fam];
+    for (size_t i = 0; i < f->n; i++) {
+        const sw_metrics_series_t *s = f->v[i];
+        uint64_t u = atomic_load_explicit(&f->v[i]->value, memory_order_relaxed);
+        if (fam == FAM_LAG && (int64_t)u < 0) continue; /* unknown yet */
+        sw_buf_printf(out, "%s{%s} ", d->name, s->labels);
+        if (fam == FAM_LAG) sw_buf_put_i64(out, (int64_t)u);
+        else sw_buf_put_u64(out, u);
+        sw_buf_putc(out, '\n');
+    }
+}
+
+static void render_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
+{
+    uint64_t bucket[N_BUCKETS], sum_ns, count;
+    hist_snapshot(m, bucket, &sum_ns, &count);
+    uint64_t cum = 0;
+    for (int b = 0; b < N_BUCKETS; b++) {
+        cum += bucket[b];
+        sw_buf_printf(out, "%s_bucket{le=\"%s\"} ", d->name, k_bound_le[b]);
+        sw_buf_put_u64(out, cum);
+        sw_buf_putc(out, '\n');
+    }
+    /* cum == count: the snapshot is consistent, so le="+Inf" == _count. */
+    sw_buf_printf(out, "%s_sum ", d->name);
+    put_double(out, (double)sum_ns / 1e9);
+    sw_buf_printf(out, "\n%s_count ", d->name);
+    sw_buf_put_u64(out, count);
+    sw_buf_putc(out, '\n');
+}
+
+void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
+{
+    sw_metrics_t *m = unconst(cm);
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < N_DESC; i++) {
+        const desc_t *d = &k_desc[i];
+        if (d->help) {
+            put_help(out, d->name, d->help);
+            sw_buf_printf(out, "# TYPE %s %s\n", d->name, k_type_names[d->type]);
+        }
+        switch (d->src) {
+        case SRC_SCALAR: render_scalar(m, d, out); break;
+        case SRC_EVENTS_IN: render_family(m, d, FAM_EVENTS_IN, out); break;
+        case SRC_LAG: render_family(m, d, FAM_LAG, out); break;
+        case SRC_HISTOGRAM: render_histogram(m, d, out); break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+}
