@@ -6,7 +6,7 @@
 #                      binary links (librdkafka, libmicrohttpd, zlib; Avro C)
 #   test, bench, all   also what the tests link and call: cmocka and jansson
 #                      (unit tests), python3 + python3-yaml and docker-compose
-#                      (tests/test_deploy.sh: compose and structural checks),
+#                      (tests/e2e/test_deploy.sh: compose and structural checks),
 #                      kubectl (kubernetes-client, only when no kubectl is on
 #                      PATH: kustomize rendering), clang + libclang-rt-14-dev
 #                      (libFuzzer: test_fuzz_short runs scripts/fuzz.sh),
