@@ -1,0 +1,67 @@
+/*
+ * Which partition a job belongs to, and whether an input message sits where
+ * its job's engine is. Kafka producers place a keyed message with a
+ * partitioner: Java clients and librdkafka's murmur2 partitioners use
+ * Kafka's murmur2 hash, librdkafka's default (consistent_random) and kcat
+ * use CRC-32. A job's owner partition is the partition its job_id key gets
+ * under the configured partitioner; a message elsewhere, or keyed by
+ * something else, is not where that job's engine runs. Pure: no I/O.
+ */
+#ifndef SW_PARTITION_H
+#define SW_PARTITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_types.h"
+
+typedef enum sw_partitioner_e {
+    SW_PARTITIONER_MURMUR2 = 0, /**< Kafka's default (Java clients, librdkafka murmur2[_random]) */
+    SW_PARTITIONER_CRC32 = 1,   /**< librdkafka's default consistent[_random] (kcat, Fluent Bit) */
+    SW_PARTITIONER__CNT
+} sw_partitioner_t;
+
+typedef enum sw_route_e {
+    SW_ROUTE_LOCAL = 0,     /**< keyed by its job_id and on that job's owner partition */
+    SW_ROUTE_MISKEYED = 1,  /**< no key, or a key other than its job_id */
+    SW_ROUTE_MISPLACED = 2, /**< keyed by its job_id, but another partitioner placed it */
+    SW_ROUTE__CNT
+} sw_route_t;
+
+/** @brief Kafka's murmur2 hash of a key (the Java client's Utils.murmur2). */
+uint32_t sw_murmur2(const void *key, size_t len);
+
+/**
+ * @brief The partition a key gets from a partitioner, as the producers'
+ *        clients compute it.
+ * @param key borrowed; NULL with len 0 is the empty key.
+ * @returns 0..partition_cnt-1, or -1 when partition_cnt < 1.
+ */
+int32_t sw_partition_of(sw_partitioner_t p, const void *key, size_t len, int32_t partition_cnt);
+
+/** @brief "murmur2" or "crc32" (the property's values). */
+const char *sw_partitioner_name(sw_partitioner_t p);
+
+/**
+ * @brief Parse a partitioner name: librdkafka's names are accepted too
+ *        (murmur2, murmur2_random -> MURMUR2; consistent, consistent_random,
+ *        crc32 -> CRC32).
+ * @returns true and sets *p, or false for anything else.
+ */
+bool sw_partitioner_parse(const char *name, sw_partitioner_t *p);
+
+/**
+ * @brief Classify an input message by its key and place.
+ * @param key, key_len the message key (borrowed; NULL = no key).
+ * @param job the event's job_id; job_null for a null job_id, whose key is
+ *        the empty key.
+ * @param partition, partition_cnt where the message was read.
+ */
+sw_route_t sw_route_classify(const void *key, size_t key_len, sw_str_t job, bool job_null,
+                             int32_t partition, int32_t partition_cnt, sw_partitioner_t p);
+
+/** @brief "local", "miskeyed" or "misplaced". */
+const char *sw_route_name(sw_route_t r);
+
+#endif /* SW_PARTITION_H */

@@ -1,0 +1,125 @@
+/*
+ * Owner partitions (src/kafka/sw_partition.c) against two independent
+ * implementations: vectors from python3-kafka's murmur2 (the Java client's
+ * port) and zlib's crc32, and librdkafka's own partitioner functions
+ * (rd_kafka_msg_partitioner_murmur2 / _consistent, which ignore their topic
+ * argument) on random keys and partition counts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <librdkafka/rdkafka.h>
+
+#include "sw_partition.h"
+
+/* Printed by: from kafka.partitioner.default import murmur2; zlib.crc32. */
+static const struct {
+    const char *key;
+    size_t len;
+    uint32_t murmur2, crc32;
+} k_vectors[] = {
+    {"", 0, 275646681U, 0U},
+    {"a", 1, 2731586172U, 3904355907U},
+    {"ab", 2, 316155434U, 2659403885U},
+    {"abc", 3, 479470107U, 891568578U},
+    {"abcd", 4, 2971317748U, 3984772369U},
+    {"job-0", 5, 3373751509U, 994380457U},
+    {"job-17", 6, 1968236083U, 3700761989U},
+    {"training/llama-70b/run-2026-11-23", 33, 4046288632U, 853723662U},
+    {"\xff\x00\x80\x7f", 4, 2015219808U, 74984715U},
+};
+
+static void test_vectors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(k_vectors) / sizeof(k_vectors[0]); i++) {
+        assert_int_equal(sw_murmur2(k_vectors[i].key, k_vectors[i].len), k_vectors[i].murmur2);
+        for (int32_t n = 1; n <= 64; n++) {
+            assert_int_equal(sw_partition_of(SW_PARTITIONER_MURMUR2, k_vectors[i].key,
+                                             k_vectors[i].len, n),
+                             (int32_t)((k_vectors[i].murmur2 & 0x7fffffffu) % (uint32_t)n));
+            assert_int_equal(
+                sw_partition_of(SW_PARTITIONER_CRC32, k_vectors[i].key, k_vectors[i].len, n),
+                (int32_t)(k_vectors[i].crc32 % (uint32_t)n));
+        }
+    }
+    assert_int_equal(sw_partition_of(SW_PARTITIONER_MURMUR2, "x", 1, 0), -1);
+}
+
+static uint64_t rng(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void test_same_as_librdkafka(void **state)
+{
+    (void)state;
+    uint64_t s = 42;
+    char key[300];
+    for (int it = 0; it < 20000; it++) {
+        size_t len = (size_t)(rng(&s) % sizeof(key));
+        for (size_t i = 0; i < len; i++) key[i] = (char)rng(&s);
+        int32_t n = (int32_t)(rng(&s) % 1000) + 1;
+        assert_int_equal(sw_partition_of(SW_PARTITIONER_MURMUR2, key, len, n),
+                         rd_kafka_msg_partitioner_murmur2(NULL, key, len, n, NULL, NULL));
+        assert_int_equal(sw_partition_of(SW_PARTITIONER_CRC32, key, len, n),
+                         rd_kafka_msg_partitioner_consistent(NULL, key, len, n, NULL, NULL));
+    }
+}
+
+static void test_classify(void **state)
+{
+    (void)state;
+    sw_str_t job = sw_str("job-0");
+    int32_t own = sw_partition_of(SW_PARTITIONER_MURMUR2, "job-0", 5, 8);
+    assert_int_equal(sw_route_classify("job-0", 5, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                     SW_ROUTE_LOCAL);
+    assert_int_equal(
+        sw_route_classify("job-0", 5, job, false, (own + 1) % 8, 8, SW_PARTITIONER_MURMUR2),
+        SW_ROUTE_MISPLACED);
+    assert_int_equal(sw_route_classify(NULL, 0, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                     SW_ROUTE_MISKEYED);
+    assert_int_equal(sw_route_classify("node-7", 6, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                     SW_ROUTE_MISKEYED);
+    assert_int_equal(sw_route_classify("job-00", 6, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                     SW_ROUTE_MISKEYED);
+    /* A null job_id is keyed by the empty key. */
+    int32_t own_null = sw_partition_of(SW_PARTITIONER_CRC32, "", 0, 8);
+    assert_int_equal(sw_route_classify("", 0, job, true, own_null, 8, SW_PARTITIONER_CRC32),
+                     SW_ROUTE_LOCAL);
+    assert_int_equal(sw_route_classify(NULL, 0, job, true, own_null, 8, SW_PARTITIONER_CRC32),
+                     SW_ROUTE_MISKEYED);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    sw_partitioner_t p;
+    assert_true(sw_partitioner_parse("consistent_random", &p));
+    assert_int_equal(p, SW_PARTITIONER_CRC32);
+    assert_true(sw_partitioner_parse("murmur2_random", &p));
+    assert_int_equal(p, SW_PARTITIONER_MURMUR2);
+    assert_false(sw_partitioner_parse("fnv1a", &p));
+    assert_false(sw_partitioner_parse(NULL, &p));
+    assert_string_equal(sw_partitioner_name(SW_PARTITIONER_CRC32), "crc32");
+    assert_string_equal(sw_route_name(SW_ROUTE_MISPLACED), "misplaced");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vectors),
+        cmocka_unit_test(test_same_as_librdkafka),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
