@@ -33,6 +33,15 @@ const char *sw_confidence_str(sw_confidence_t c)
     return "low";
 }
 
+const char *sw_resolve_reason_str(sw_resolve_reason_t r)
+{
+    switch (r) {
+    case SW_RESOLVE_SUSPECT_LOST: return "suspect_lost";
+    case SW_RESOLVE_ONSET_GONE: return "onset_gone";
+    default: return "";
+    }
+}
+
 const char *sw_action_str(sw_action_t a)
 {
     switch (a) {

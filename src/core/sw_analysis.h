@@ -79,6 +79,14 @@ typedef struct sw_suspect_s {
     bool has_session;                          /**< spike sample had a session_id */
     sw_str_t session_id;                       /**< its session_id */
     sw_phase_attr_t phase;                     /**< phase attribution */
+    /* Where the spike ran (extra keys of records; the spike sample's). */
+    bool has_source;                           /**< host and pid below are set */
+    sw_str_t host;                             /**< host of the spike sample */
+    int64_t pid;                               /**< its pid (-1 when absent) */
+    bool has_device_id;                        /**< device_id was sent */
+    int64_t device_id;                         /**< the GPU's device index */
+    bool has_local_rank;                       /**< local_rank was sent */
+    int64_t local_rank;                        /**< rank within the host */
     /* Timeline excerpt of the rank's window (stream records; none in the
      * batch analysis): parallel arrays of aligned time and device_used,
      * down-sampled, always holding the spike's first and last sample and
@@ -144,6 +152,16 @@ typedef enum sw_action_e {
 /** @brief "trigger", "update", "resolve" or "summary". */
 const char *sw_action_str(sw_action_t a);
 
+/** Why an episode resolved (SPEC 6 step 5). */
+typedef enum sw_resolve_reason_e {
+    SW_RESOLVE_NONE = 0,         /**< not a resolve record */
+    SW_RESOLVE_SUSPECT_LOST = 1, /**< a verdict suspect's spike left its window or went stale */
+    SW_RESOLVE_ONSET_GONE = 2    /**< fewer than two candidates remain: no cluster onset */
+} sw_resolve_reason_t;
+
+/** @brief "suspect_lost", "onset_gone" (or "" for NONE). */
+const char *sw_resolve_reason_str(sw_resolve_reason_t r);
+
 /** Where the sample that caused a record came from (Kafka provenance). */
 typedef struct sw_record_source_s {
     bool set;            /**< false: not from Kafka (files) */
@@ -163,6 +181,8 @@ typedef struct sw_record_s {
     int64_t cause_offset;        /**< input offset of the sample that caused it; for a
                                       summary, of the job's last event */
     sw_record_source_t source;   /**< provenance, set by the Kafka layer */
+    sw_resolve_reason_t resolve_reason; /**< resolve records: why */
+    int64_t resolve_rank;        /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
 } sw_record_t;
 
 /** What sw_record_condense() keeps: rank lists' first entries, suspects

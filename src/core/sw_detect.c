@@ -63,6 +63,7 @@ typedef struct rank_s {
     int64_t c_samples;
     uint32_t c_src;
     uint32_t t_left, t_right, t_prio; /* candidate treap */
+    bool in_verdict;     /* one of the open episode's verdict suspects */
 } rank_t;
 
 typedef struct heap_ent_s {
@@ -126,6 +127,25 @@ typedef struct job_s {
     sig_ent_t *sig;
     size_t nsig, capsig;
     bool region_dirty;
+    /* The horizon (SPEC 6 step 4): candidates at aligned time <= horizon
+     * belong to an episode that has ended. Candidates are ordered by rel
+     * (= aligned - anchor first), so those are a prefix of the treap:
+     * rel <= excl_key with excl_key = horizon - anchor first. n_excl counts
+     * them, kept in step by cand_refresh and recounted when excl_key moves
+     * (a resolve, or a new anchor). */
+    bool has_horizon;
+    uint64_t horizon;
+    bool excl_valid;
+    int64_t excl_key;
+    size_t n_excl;
+    /* The verdict (SPEC 6 step 5): onset and suspects of the open
+     * episode's last trigger or update record, deep-copied into v_arena. */
+    bool has_verdict;
+    uint64_t v_onset;
+    sw_suspect_t *v_sus;
+    size_t v_n;
+    sw_arena_t v_arena;
+    bool v_touched;             /* a verdict rank's candidate may have changed */
     sw_phase_t *phase;
     int64_t *sorted;            /* participating ranks ascending (cache) */
     bool sorted_dirty;
@@ -323,6 +343,33 @@ static uint32_t titer_next(titer_t *it)
     return x;
 }
 
+/* In-order iteration from the first candidate with rel > key: the path to
+ * that lower bound is pushed in O(log n), then titer_next goes on as usual. */
+static void titer_begin_after(titer_t *it, sw_detector_t *det, job_t *j, int64_t key)
+{
+    it->det = det;
+    it->j = j;
+    it->n = 0;
+    for (uint32_t t = j->t_root; t != NIL;) {
+        if (j->ranks[t].c_rel > key) {
+            GROW(det->stack, it->n, det->capstack, 64);
+            det->stack[it->n++] = t;
+            t = j->ranks[t].t_left;
+        } else {
+            t = j->ranks[t].t_right;
+        }
+    }
+}
+
+/* The candidate with the largest rel, NIL when there is none. */
+static uint32_t t_last(const job_t *j)
+{
+    uint32_t t = j->t_root;
+    if (t == NIL) return NIL;
+    while (j->ranks[t].t_right != NIL) t = j->ranks[t].t_right;
+    return t;
+}
+
 /* ---- stale heap (min by newest timestamp) -----------------------------
  * Keys live in the heap array and positions in a compact array beside the
  * ranks, so a sift touches only these two small arrays. */
@@ -494,6 +541,8 @@ static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->claim_leader = -1;
     j->t_root = NIL;
     j->sig_boundary = INT64_MAX;
+    j->excl_key = INT64_MIN;
+    sw_arena_init(&j->v_arena);
     j->phase = sw_phase_new();
     GROW(det->jobs, det->njobs, det->capjobs, 16);
     det->jobs[det->njobs++] = j;
@@ -520,6 +569,7 @@ static void job_destroy(job_t *j)
     free(j->src_slots);
     sw_intern_destroy(j->strs);
     sw_phase_destroy(j->phase);
+    sw_arena_clear(&j->v_arena);
     free(j->job_id);
     free(j);
 }
@@ -533,7 +583,8 @@ static size_t job_bytes(const sw_detector_t *det, const job_t *j)
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
                j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
-               sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len;
+               sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
+               j->v_arena.total;
     return b;
 }
 
@@ -602,6 +653,41 @@ static int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
     return j->ranks[ri].first_ts;
 }
 
+/* horizon - anchor first, clamped: candidates with rel <= it are behind
+ * the horizon. INT64_MIN without a horizon (rel is never negative). */
+static int64_t horizon_key(const job_t *j)
+{
+    if (!j->has_horizon || !j->has_sample) return INT64_MIN;
+    sw_i128 k = (sw_i128)j->horizon - (sw_i128)anchor_first(j, NULL);
+    if (k < INT64_MIN) return INT64_MIN;
+    if (k > INT64_MAX) return INT64_MAX;
+    return (int64_t)k;
+}
+
+/* Bring n_excl in step with the current horizon and anchor. */
+static void excl_sync(sw_detector_t *det, job_t *j)
+{
+    int64_t key = horizon_key(j);
+    if (j->excl_valid && key == j->excl_key) return;
+    size_t n = 0;
+    if (key != INT64_MIN) {
+        titer_t it;
+        titer_begin(&it, det, j);
+        for (uint32_t x = titer_next(&it); x != NIL && j->ranks[x].c_rel <= key; x = titer_next(&it))
+            n++;
+    }
+    j->n_excl = n;
+    j->excl_key = key;
+    j->excl_valid = true;
+    j->v_touched = true;
+}
+
+/* Candidates of analysis A: those beyond the horizon. */
+static size_t cands_eff(const job_t *j)
+{
+    return j->ncands - j->n_excl;
+}
+
 static sw_i128 job_median(job_t *j)
 {
     size_t n = sw_mset_size(&j->gaps);
@@ -630,11 +716,13 @@ static void cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
         }
         return;
     }
+    if (r->in_verdict) j->v_touched = true;
     if (r->has_cand) {
         if (r->c_rel <= j->sig_boundary) j->region_dirty = true;
         j->t_root = t_erase(j, j->t_root, ri);
         r->t_left = r->t_right = NIL;
         j->ncands--;
+        if (j->excl_valid && r->c_rel <= j->excl_key) j->n_excl--;
     }
     r->has_cand = has;
     if (!has) return;
@@ -646,6 +734,7 @@ static void cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     if (rel <= j->sig_boundary) j->region_dirty = true;
     j->t_root = t_insert(j, j->t_root, ri);
     j->ncands++;
+    if (j->excl_valid && rel <= j->excl_key) j->n_excl++;
 }
 
 static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
@@ -680,7 +769,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
 static size_t collect_suspects(sw_detector_t *det, job_t *j, int64_t *boundary)
 {
     titer_t it;
-    titer_begin(&it, det, j);
+    titer_begin_after(&it, det, j, j->excl_key);
     size_t n = 0;
     *boundary = INT64_MAX;
     for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
@@ -705,7 +794,7 @@ static sw_confidence_t job_confidence(job_t *j)
     bool sparse = (uint64_t)job_world_size(j) > j->nranks || j->insufficient > 0;
     uint64_t lead = (uint64_t)(j->sig_boundary - j->sig_rel0);
     sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
-    return sw_earliest_confidence(j->ncands, j->sig_earliest, sparse, lead, median);
+    return sw_earliest_confidence(cands_eff(j), j->sig_earliest, sparse, lead, median);
 }
 
 /* Refresh the signature (onset, suspects, earliest confidence) of an open
@@ -783,8 +872,9 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analy
     }
 }
 
-/* Analysis A of SPEC 6 step 4 from the incremental state. */
-static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
+/* Analysis A of SPEC 6 step 4 from the incremental state; without
+ * use_horizon every candidate counts (summaries, step 6). */
+static void build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_analysis_t *out)
 {
     sw_arena_reset(&det->arena);
     if (j->sorted_dirty) {
@@ -805,7 +895,12 @@ static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
     }
     /* Candidates up to the last suspect, in order. */
     titer_t it;
-    titer_begin(&it, det, j);
+    if (use_horizon) {
+        excl_sync(det, j);
+        titer_begin_after(&it, det, j, j->excl_key);
+    } else {
+        titer_begin(&it, det, j);
+    }
     size_t cap = 8, n = 0;
     sw_cand_t *cands = sw_arena_alloc(&det->arena, cap * sizeof(*cands));
     int64_t boundary = INT64_MAX;
@@ -844,17 +939,19 @@ static void build_analysis(sw_detector_t *det, job_t *j, sw_analysis_t *out)
     in.skew_multiplier = det->params.skew_note_multiplier;
     in.cands = cands;
     in.n_cands = n;
-    in.n_cands_total = j->ncands;
+    in.n_cands_total = use_horizon ? cands_eff(j) : j->ncands;
     in.phase = j->phase;
     sw_assemble(&in, &det->arena, out);
     add_timelines(det, j, afirst, out);
 }
 
-static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,
-                               int64_t ts, int64_t cause_offset)
+static sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,
+                         int64_t ts, int64_t cause_offset)
 {
     sw_record_t *rec = &det->rec;
-    build_analysis(det, j, &rec->analysis);
+    build_analysis(det, j, action != SW_ACTION_SUMMARY, &rec->analysis);
+    rec->resolve_reason = SW_RESOLVE_NONE;
+    rec->resolve_rank = -1;
     rec->action = action;
     rec->episode = j->episode;
     rec->revision = j->revision;
@@ -866,10 +963,90 @@ static const sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action,
     return rec;
 }
 
+/* ---- the verdict ------------------------------------------------------ */
+
+static const int64_t *copy_i64s(sw_arena_t *a, const int64_t *v, size_t n)
+{
+    if (!n) return NULL;
+    int64_t *c = sw_arena_alloc(a, n * sizeof(*c));
+    memcpy(c, v, n * sizeof(*c));
+    return c;
+}
+
+/* A deep copy of one suspect (strings, phase labels, timeline) in @p a. */
+static void suspect_copy(sw_arena_t *a, const sw_suspect_t *in, sw_suspect_t *out)
+{
+    *out = *in;
+    out->session_id = sw_arena_str(a, in->session_id);
+    out->host = sw_arena_str(a, in->host);
+    if (in->phase.n_paths) {
+        sw_str_t *paths = sw_arena_alloc(a, in->phase.n_paths * sizeof(*paths));
+        for (size_t i = 0; i < in->phase.n_paths; i++) paths[i] = sw_arena_str(a, in->phase.paths[i]);
+        out->phase.paths = paths;
+    } else {
+        out->phase.paths = NULL;
+    }
+    out->phase.summary_path = sw_arena_str(a, in->phase.summary_path);
+    out->phase.path = sw_arena_str(a, in->phase.path);
+    out->phase.scope_id = sw_arena_str(a, in->phase.scope_id);
+    out->phase.thread_name = sw_arena_str(a, in->phase.thread_name);
+    out->timeline_aligned_ns = copy_i64s(a, in->timeline_aligned_ns, in->n_timeline);
+    out->timeline_used = copy_i64s(a, in->timeline_used, in->n_timeline);
+}
+
+static void verdict_clear(job_t *j)
+{
+    for (size_t i = 0; i < j->v_n; i++) {
+        uint32_t ri;
+        if (sw_imap_get(&j->rank_map, j->v_sus[i].rank, &ri)) j->ranks[ri].in_verdict = false;
+    }
+    sw_arena_reset(&j->v_arena);
+    j->v_sus = NULL;
+    j->v_n = 0;
+    j->has_verdict = false;
+    j->v_touched = false;
+}
+
+/* The record's onset and suspects become the episode's verdict. */
+static void verdict_store(job_t *j, const sw_analysis_t *a)
+{
+    verdict_clear(j);
+    j->has_verdict = true;
+    j->v_onset = a->onset_ns;
+    j->v_n = a->n_suspects;
+    j->v_sus = a->n_suspects ? sw_arena_alloc(&j->v_arena, a->n_suspects * sizeof(*j->v_sus)) : NULL;
+    for (size_t i = 0; i < a->n_suspects; i++) {
+        suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
+        uint32_t ri;
+        if (sw_imap_get(&j->rank_map, a->suspects[i].rank, &ri)) j->ranks[ri].in_verdict = true;
+    }
+}
+
+/* A verdict suspect (rank r, first spike t) is lost when A has no
+ * candidate of rank r with first_spike_timestamp_ns <= t: its rank has no
+ * candidate, or only one behind the horizon, or a later one. Only a
+ * candidate change of a verdict rank (or a moved horizon key) can change
+ * the answer, so it is re-read only then. @returns the lost rank, or -1. */
+static int64_t verdict_lost(job_t *j)
+{
+    if (!j->v_touched) return -1;
+    for (size_t i = 0; i < j->v_n; i++) {
+        uint32_t ri;
+        const sw_suspect_t *v = &j->v_sus[i];
+        if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
+        const rank_t *r = &j->ranks[ri];
+        if (!r->has_cand || r->c_rel <= j->excl_key || r->c_spike_ts > v->first_spike_timestamp_ns)
+            return v->rank;
+    }
+    j->v_touched = false;
+    return -1;
+}
+
 /* SPEC 6 step 5. */
 static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
 {
-    bool onset = j->ncands >= 2;
+    excl_sync(det, j);
+    bool onset = cands_eff(j) >= 2;
     if (!j->open) {
         if (!onset) return NULL;
         j->episode++;
@@ -877,17 +1054,49 @@ static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, in
         j->open = true;
         sig_reset(j);
         sig_refresh(det, j);
-        return emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
+        sw_record_t *rec = emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
+        verdict_store(j, &rec->analysis);
+        return rec;
     }
-    if (!onset) {
+    int64_t lost = onset ? verdict_lost(j) : -1;
+    if (!onset || lost >= 0) {
         j->revision++;
         j->open = false;
+        sw_record_t *rec = emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
+        rec->resolve_reason = onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE;
+        rec->resolve_rank = lost;
+        /* The horizon moves past every candidate of A and the verdict. */
+        uint64_t h = j->has_horizon ? j->horizon : 0;
+        uint32_t last = cands_eff(j) ? t_last(j) : NIL;
+        if (last != NIL) {
+            uint64_t a = (uint64_t)j->ranks[last].c_rel + (uint64_t)anchor_first(j, NULL);
+            if (a > h) h = a;
+        }
+        for (size_t i = 0; i < j->v_n; i++)
+            if (j->v_sus[i].aligned_first_spike_timestamp_ns > h)
+                h = j->v_sus[i].aligned_first_spike_timestamp_ns;
+        j->has_horizon = true;
+        j->horizon = h;
+        j->excl_valid = false;
+        /* The record says the verdict it closes; the verdict's memory stays
+         * valid until the next trigger, after this record is consumed. */
+        rec->analysis.has_onset = true;
+        rec->analysis.onset_ns = j->v_onset;
+        rec->analysis.suspects = j->v_sus;
+        rec->analysis.n_suspects = j->v_n;
+        for (size_t i = 0; i < j->v_n; i++) {
+            uint32_t ri;
+            if (sw_imap_get(&j->rank_map, j->v_sus[i].rank, &ri)) j->ranks[ri].in_verdict = false;
+        }
+        j->v_touched = false;
         sig_reset(j);
-        return emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
+        return rec;
     }
     if (!sig_refresh(det, j)) return NULL;
     j->revision++;
-    return emit(det, j, SW_ACTION_UPDATE, true, ts, off);
+    sw_record_t *rec = emit(det, j, SW_ACTION_UPDATE, true, ts, off);
+    verdict_store(j, &rec->analysis);
+    return rec;
 }
 
 /* ---- public API -------------------------------------------------------- */
@@ -1124,7 +1333,11 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
  * rank received after its last emptying, so inserting those samples again,
  * in order, into an empty window gives the same window. */
 
-#define SNAP_MAGIC "SWS1"
+/* SWS2: SWS1 plus the horizon and the verdict (episodes keep their answer).
+ * An SWS1 snapshot lacks them and is refused: the partition is then
+ * processed from its committed offset without state, never misread. */
+#define SNAP_MAGIC "SWS2"
+#define SNAP_MAGIC_OLD "SWS1"
 
 static void params_put(sw_buf_t *b, const sw_params_t *p)
 {
@@ -1149,6 +1362,118 @@ bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
     }
     *offset = m;
     return m != INT64_MAX;
+}
+
+static void i64s_put(sw_buf_t *b, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) sw_vput_i(b, v[i]);
+}
+
+static void suspect_put(sw_buf_t *b, const sw_suspect_t *s)
+{
+    sw_vput_i(b, s->rank);
+    sw_vput_i(b, s->first_spike_timestamp_ns);
+    sw_vput_u(b, s->aligned_first_spike_timestamp_ns);
+    sw_vput_i(b, s->peak_delta_bytes);
+    sw_vput_i(b, s->spike_window_samples);
+    sw_vput_i(b, s->lead_over_cluster_onset_ns);
+    sw_vput_u(b, s->confidence);
+    sw_vput_i(b, s->supporting_ranks);
+    sw_vput_u(b, s->has_session);
+    sw_vput_bytes(b, s->session_id);
+    sw_vput_u(b, s->phase.resolution);
+    sw_vput_u(b, s->phase.n_paths);
+    for (size_t i = 0; i < s->phase.n_paths; i++) sw_vput_bytes(b, s->phase.paths[i]);
+    sw_vput_u(b, s->phase.has_summary);
+    sw_vput_bytes(b, s->phase.summary_path);
+    sw_vput_bytes(b, s->phase.path);
+    sw_vput_bytes(b, s->phase.scope_id);
+    sw_vput_i(b, s->phase.thread_id);
+    sw_vput_bytes(b, s->phase.thread_name);
+    sw_vput_u(b, s->has_source);
+    sw_vput_bytes(b, s->host);
+    sw_vput_i(b, s->pid);
+    sw_vput_u(b, s->has_device_id);
+    sw_vput_i(b, s->device_id);
+    sw_vput_u(b, s->has_local_rank);
+    sw_vput_i(b, s->local_rank);
+    sw_vput_u(b, s->n_timeline);
+    i64s_put(b, s->timeline_aligned_ns, s->n_timeline);
+    i64s_put(b, s->timeline_used, s->n_timeline);
+    sw_vput_u(b, s->timeline_spike_start);
+    sw_vput_u(b, s->timeline_spike);
+    sw_vput_i(b, s->timeline_window);
+}
+
+static bool str_ok(sw_str_t s)
+{
+    return sw_utf8_bad_at(s.ptr, s.len, true) == s.len;
+}
+
+/* Read one suspect written by suspect_put into @p a; strings are checked
+ * as the decoders check them. @returns false when malformed. */
+static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->rank = sw_vget_i(r);
+    s->first_spike_timestamp_ns = sw_vget_i(r);
+    s->aligned_first_spike_timestamp_ns = sw_vget_u(r);
+    s->peak_delta_bytes = sw_vget_i(r);
+    s->spike_window_samples = sw_vget_i(r);
+    s->lead_over_cluster_onset_ns = sw_vget_i(r);
+    uint64_t conf = sw_vget_u(r);
+    s->supporting_ranks = sw_vget_i(r);
+    s->has_session = sw_vget_u(r) != 0;
+    s->session_id = sw_arena_str(a, sw_vget_bytes(r));
+    uint64_t res = sw_vget_u(r);
+    uint64_t np = sw_vget_u(r);
+    if (r->bad || conf > SW_CONF_HIGH || res > SW_PHASE_AMBIGUOUS || np > (uint64_t)(r->end - r->p))
+        return false;
+    s->confidence = (sw_confidence_t)conf;
+    s->phase.resolution = (sw_phase_res_t)res;
+    s->phase.n_paths = np;
+    if (np) {
+        sw_str_t *paths = sw_arena_alloc(a, np * sizeof(*paths));
+        for (uint64_t i = 0; i < np; i++) {
+            paths[i] = sw_arena_str(a, sw_vget_bytes(r));
+            if (!str_ok(paths[i])) return false;
+        }
+        s->phase.paths = paths;
+    }
+    s->phase.has_summary = sw_vget_u(r) != 0;
+    s->phase.summary_path = sw_arena_str(a, sw_vget_bytes(r));
+    s->phase.path = sw_arena_str(a, sw_vget_bytes(r));
+    s->phase.scope_id = sw_arena_str(a, sw_vget_bytes(r));
+    s->phase.thread_id = sw_vget_i(r);
+    s->phase.thread_name = sw_arena_str(a, sw_vget_bytes(r));
+    s->has_source = sw_vget_u(r) != 0;
+    s->host = sw_arena_str(a, sw_vget_bytes(r));
+    s->pid = sw_vget_i(r);
+    s->has_device_id = sw_vget_u(r) != 0;
+    s->device_id = sw_vget_i(r);
+    s->has_local_rank = sw_vget_u(r) != 0;
+    s->local_rank = sw_vget_i(r);
+    uint64_t nt = sw_vget_u(r);
+    if (r->bad || nt > SW_TIMELINE_MAX_POINTS || !str_ok(s->session_id) ||
+        !str_ok(s->phase.summary_path) || !str_ok(s->phase.path) || !str_ok(s->phase.scope_id) ||
+        !str_ok(s->phase.thread_name) || !str_ok(s->host) || s->rank < 0 ||
+        s->first_spike_timestamp_ns < 0 || s->supporting_ranks < 1)
+        return false;
+    s->n_timeline = nt;
+    if (nt) {
+        int64_t *al = sw_arena_alloc(a, nt * sizeof(*al));
+        int64_t *us = sw_arena_alloc(a, nt * sizeof(*us));
+        for (uint64_t i = 0; i < nt; i++) al[i] = sw_vget_i(r);
+        for (uint64_t i = 0; i < nt; i++) us[i] = sw_vget_i(r);
+        s->timeline_aligned_ns = al;
+        s->timeline_used = us;
+    }
+    s->timeline_spike_start = sw_vget_u(r);
+    s->timeline_spike = sw_vget_u(r);
+    s->timeline_window = sw_vget_i(r);
+    if (r->bad || (nt && (s->timeline_spike_start >= nt || s->timeline_spike >= nt)))
+        return false;
+    return true;
 }
 
 void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out)
@@ -1189,6 +1514,12 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, j->sig[k].rank);
             sw_vput_i(out, j->sig[k].spike_ts);
         }
+        sw_vput_u(out, j->has_horizon);
+        sw_vput_u(out, j->horizon);
+        sw_vput_u(out, j->has_verdict);
+        sw_vput_u(out, j->v_onset);
+        sw_vput_u(out, j->v_n);
+        for (size_t k = 0; k < j->v_n; k++) suspect_put(out, &j->v_sus[k]);
         sw_vput_u(out, j->nranks);
         for (size_t k = 0; k < j->nranks; k++) {
             const rank_t *r = &j->ranks[k];
@@ -1207,6 +1538,11 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
     sw_detector_t *det = sw_detect_new(params);
     sw_vrd_t r = {data, (const uint8_t *)data + len, false};
     const char *why = "malformed state snapshot";
+    if (len >= 4 && memcmp(data, SNAP_MAGIC_OLD, 4) == 0) {
+        why = "state snapshot of an earlier stormwatch version (SWS1: no episode horizon or "
+              "verdict); refused, the partition is processed from its committed offset";
+        goto err;
+    }
     if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
         why = "not a stormwatch state snapshot (bad magic)";
         goto err;
@@ -1301,6 +1637,24 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             j->sig[j->nsig].spike_ts = sw_vget_i(&r);
             j->nsig++;
         }
+        j->has_horizon = sw_vget_u(&r) != 0;
+        j->horizon = sw_vget_u(&r);
+        j->has_verdict = sw_vget_u(&r) != 0;
+        j->v_onset = sw_vget_u(&r);
+        uint64_t nv = sw_vget_u(&r);
+        /* An open episode has a verdict of at least one suspect; a closed
+         * one keeps the one it closed with (or none before the first). */
+        if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->open && (!j->has_verdict || nv == 0)) ||
+            (!j->has_verdict && nv) || (!j->has_horizon && j->horizon)) {
+            r.bad = true;
+            break;
+        }
+        if (nv) j->v_sus = sw_arena_alloc(&j->v_arena, nv * sizeof(*j->v_sus));
+        for (uint64_t k = 0; k < nv && !r.bad; k++) {
+            if (!suspect_get(&r, &j->v_arena, &j->v_sus[k])) r.bad = true;
+            else j->v_n++;
+        }
+        if (r.bad) break;
         uint64_t nr = sw_vget_u(&r);
         if (nr > (uint64_t)(r.end - r.p)) {
             r.bad = true;
@@ -1327,6 +1681,11 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         for (size_t k = 0; k < j->nsig && !r.bad; k++) {
             uint32_t ri;
             if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri)) r.bad = true;
+        }
+        for (size_t k = 0; k < j->v_n && !r.bad; k++) {
+            uint32_t ri;
+            if (!sw_imap_get(&j->rank_map, j->v_sus[k].rank, &ri)) r.bad = true;
+            else if (j->open) j->ranks[ri].in_verdict = true;
         }
         const uint8_t *p = r.p;
         if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
@@ -1379,6 +1738,8 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         }
         /* The snapshot's flag, not the one the re-insertions left. */
         j->region_dirty = dirty;
+        j->excl_valid = false;
+        j->v_touched = true;
     }
     det->rebuild_x = INT64_MIN;
 }
@@ -1387,6 +1748,6 @@ bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *o
 {
     job_t *j = jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     if (!j || !j->has_sample) return false;
-    build_analysis(det, j, out);
+    build_analysis(det, j, false, out);
     return true;
 }

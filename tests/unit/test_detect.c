@@ -57,6 +57,13 @@ typedef struct mjob_s {
     size_t sig_n;
     int64_t sig_rank[64], sig_ts[64];
     int sig_conf[64];
+    /* horizon and verdict (SPEC 6 steps 4-5) */
+    bool has_horizon;
+    uint64_t horizon;
+    uint64_t v_onset;
+    size_t v_n;
+    sw_suspect_t v_sus[64];
+    sw_arena_t v_arena;
     sw_phase_t *phase;
 } mjob_t;
 
@@ -158,8 +165,12 @@ static void model_timeline(sw_arena_t *arena, const mrank_t *r, size_t at, size_
     s->timeline_window = (int64_t)n;
 }
 
-/* Analysis A (SPEC 6 step 4) from scratch. */
-static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
+/* Analysis A (SPEC 6 step 4) from scratch; with use_horizon a rank whose
+ * first qualifying spike is at or behind the horizon has no candidate.
+ * *max_aligned (when not NULL) gets the latest aligned time among A's
+ * candidates (0 when none). */
+static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_t *out,
+                           uint64_t *max_aligned)
 {
     sw_arena_reset(&m->arena);
     mrank_t *rs = sw_arena_alloc(&m->arena, j->nranks * sizeof(*rs));
@@ -234,6 +245,9 @@ static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
             cum += d;
             steps++;
             if (cum < t) continue;
+            if (use_horizon && j->has_horizon &&
+                (uint64_t)r->w[k].ts - (uint64_t)offsets[i] <= j->horizon)
+                break; /* the rank's candidate belongs to an ended episode */
             sw_cand_t *c = &cands[nc++];
             c->rank = r->rank;
             c->spike_ts = r->w[k].ts;
@@ -247,6 +261,9 @@ static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
         }
     }
     qsort(cands, nc, sizeof(*cands), cand_cmp);
+    if (max_aligned) *max_aligned = nc ? cands[nc - 1].aligned : 0;
+    for (size_t c = 0; max_aligned && c < nc; c++)
+        if (cands[c].aligned > *max_aligned) *max_aligned = cands[c].aligned;
     sw_assemble_in_t in;
     memset(&in, 0, sizeof(in));
     in.has_job_id = j->has_id;
@@ -272,6 +289,36 @@ static void model_analysis(model_t *m, mjob_t *j, sw_analysis_t *out)
         model_timeline(&m->arena, &rs[i], spike_at[i], (size_t)sus[s].spike_window_samples,
                        offsets[i], out->n_suspects, &sus[s]);
     }
+}
+
+/* Rank r's candidate in A exists and is at or before raw time t: its first
+ * qualifying spike in the window, not behind the horizon. */
+static bool model_cand_at_or_before(const model_t *m, const mjob_t *j, const mrank_t *r, int64_t t)
+{
+    if (r->n < 2) return false;
+    int64_t mx = r->w[0].used;
+    for (size_t k = 1; k < r->n; k++)
+        if (r->w[k].used > mx) mx = r->w[k].used;
+    int64_t th;
+    if (!sw_spike_threshold(mx, m->p.spike_min_bytes, m->p.spike_fraction, &th)) return false;
+    /* the anchor: rank 0 when present, else the lowest rank */
+    const mrank_t *anchor = NULL;
+    for (size_t i = 0; i < j->nranks; i++)
+        if (!anchor || j->ranks[i].rank < anchor->rank) anchor = &j->ranks[i];
+    int64_t off = r->first - anchor->first;
+    int64_t cum = 0;
+    for (size_t k = 1; k < r->n; k++) {
+        int64_t d = r->w[k].used - r->w[k - 1].used;
+        if (d <= 0) {
+            cum = 0;
+            continue;
+        }
+        cum += d;
+        if (cum < th) continue;
+        if (j->has_horizon && (uint64_t)r->w[k].ts - (uint64_t)off <= j->horizon) return false;
+        return r->w[k].ts <= t;
+    }
+    return false;
 }
 
 /* One event through the model; *rec set when a record is emitted. */
@@ -319,19 +366,50 @@ static bool model_feed(model_t *m, const sw_event_t *ev, sw_record_t *rec)
     if (m->p.stale_ms > 0)
         for (size_t i = 0; i < j->nranks; i++)
             if (j->ranks[i].newest < j->newest - m->p.stale_ms * 1000000) j->ranks[i].n = 0;
-    model_analysis(m, j, &rec->analysis);
-    const sw_analysis_t *a = &rec->analysis;
-    bool emit = false;
+    uint64_t max_aligned;
+    model_analysis(m, j, true, &rec->analysis, &max_aligned);
+    sw_analysis_t *a = &rec->analysis;
+    rec->resolve_reason = SW_RESOLVE_NONE;
+    rec->resolve_rank = -1;
+    bool emit = false, store = false;
+    /* A verdict suspect is lost when no candidate of A has its rank and a
+     * first spike at or before the verdict's (the first such, in order). */
+    int64_t lost = -1;
+    if (j->open && a->has_onset) {
+        /* Candidates of A are not all suspects: rebuild them per rank. */
+        for (size_t v = 0; v < j->v_n && lost < 0; v++) {
+            bool found = false;
+            for (size_t i = 0; i < j->nranks && !found; i++) {
+                const mrank_t *vr = &j->ranks[i];
+                if (vr->rank != j->v_sus[v].rank) continue;
+                found = model_cand_at_or_before(m, j, vr, j->v_sus[v].first_spike_timestamp_ns);
+            }
+            if (!found) lost = j->v_sus[v].rank;
+        }
+    }
     if (!j->open && a->has_onset) {
         j->episode++;
         j->revision = 0;
         j->open = true;
         rec->action = SW_ACTION_TRIGGER;
-        emit = true;
-    } else if (j->open && !a->has_onset) {
+        emit = store = true;
+    } else if (j->open && (!a->has_onset || lost >= 0)) {
         j->revision++;
         j->open = false;
         rec->action = SW_ACTION_RESOLVE;
+        rec->resolve_reason = a->has_onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE;
+        rec->resolve_rank = lost;
+        uint64_t h = j->has_horizon ? j->horizon : 0;
+        if (max_aligned > h) h = max_aligned;
+        for (size_t v = 0; v < j->v_n; v++)
+            if (j->v_sus[v].aligned_first_spike_timestamp_ns > h)
+                h = j->v_sus[v].aligned_first_spike_timestamp_ns;
+        j->has_horizon = true;
+        j->horizon = h;
+        a->has_onset = true;
+        a->onset_ns = j->v_onset;
+        a->suspects = j->v_sus;
+        a->n_suspects = j->v_n;
         emit = true;
     } else if (j->open) {
         bool same = j->sig_onset == a->onset_ns && j->sig_n == a->n_suspects;
@@ -342,16 +420,42 @@ static bool model_feed(model_t *m, const sw_event_t *ev, sw_record_t *rec)
         if (!same) {
             j->revision++;
             rec->action = SW_ACTION_UPDATE;
-            emit = true;
+            emit = store = true;
         }
     }
-    if (a->has_onset) {
+    if (store) {
         j->sig_onset = a->onset_ns;
         j->sig_n = a->n_suspects;
         for (size_t i = 0; i < a->n_suspects && i < 64; i++) {
             j->sig_rank[i] = a->suspects[i].rank;
             j->sig_ts[i] = a->suspects[i].first_spike_timestamp_ns;
             j->sig_conf[i] = (int)a->suspects[i].confidence;
+        }
+        /* The verdict: a plain copy whose strings and arrays are copied too. */
+        sw_arena_reset(&j->v_arena);
+        j->v_onset = a->onset_ns;
+        j->v_n = a->n_suspects < 64 ? a->n_suspects : 64;
+        for (size_t i = 0; i < j->v_n; i++) {
+            sw_suspect_t *d = &j->v_sus[i];
+            *d = a->suspects[i];
+            d->session_id = sw_arena_str(&j->v_arena, d->session_id);
+            d->host = sw_arena_str(&j->v_arena, d->host);
+            sw_str_t *paths = sw_arena_alloc(&j->v_arena, (d->phase.n_paths + 1) * sizeof(*paths));
+            for (size_t k = 0; k < d->phase.n_paths; k++)
+                paths[k] = sw_arena_str(&j->v_arena, d->phase.paths[k]);
+            d->phase.paths = paths;
+            d->phase.summary_path = sw_arena_str(&j->v_arena, d->phase.summary_path);
+            d->phase.path = sw_arena_str(&j->v_arena, d->phase.path);
+            d->phase.scope_id = sw_arena_str(&j->v_arena, d->phase.scope_id);
+            d->phase.thread_name = sw_arena_str(&j->v_arena, d->phase.thread_name);
+            int64_t *al = sw_arena_alloc(&j->v_arena, (d->n_timeline + 1) * sizeof(*al));
+            int64_t *us = sw_arena_alloc(&j->v_arena, (d->n_timeline + 1) * sizeof(*us));
+            if (d->n_timeline) {
+                memcpy(al, d->timeline_aligned_ns, d->n_timeline * sizeof(*al));
+                memcpy(us, d->timeline_used, d->n_timeline * sizeof(*us));
+            }
+            d->timeline_aligned_ns = al;
+            d->timeline_used = us;
         }
     }
     rec->episode = j->episode;
@@ -367,6 +471,7 @@ static void model_clear(model_t *m)
     for (size_t i = 0; i < m->njobs; i++) {
         for (size_t k = 0; k < m->jobs[i]->nranks; k++) free(m->jobs[i]->ranks[k].w);
         sw_phase_destroy(m->jobs[i]->phase);
+        sw_arena_clear(&m->jobs[i]->v_arena);
         free(m->jobs[i]);
     }
     sw_arena_clear(&m->arena);
@@ -532,7 +637,7 @@ static void differential(uint64_t seed, int nranks, int njobs, int64_t window, i
         if (!mj->has_sample) fail();
         analysis_json(&ea, &a);
         sw_analysis_t ma;
-        model_analysis(&m, mj, &ma);
+        model_analysis(&m, mj, false, &ma, NULL);
         analysis_json(&ma, &b);
         if (strcmp(a.data, b.data) != 0) {
             fprintf(stderr, "seed %llu event %zu analysis:\nengine: %s\nmodel:  %s\n",
