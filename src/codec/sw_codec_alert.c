@@ -46,7 +46,7 @@ static void put_phase(sw_jw_t *jw, const sw_phase_attr_t *ph)
     sw_jw_end_obj(jw);
 }
 
-static void put_suspect(sw_jw_t *jw, const sw_suspect_t *s)
+static void put_suspect(sw_jw_t *jw, const sw_suspect_t *s, bool extras)
 {
     sw_jw_obj(jw);
     sw_jw_key(jw, "rank");
@@ -90,6 +90,23 @@ static void put_suspect(sw_jw_t *jw, const sw_suspect_t *s)
         sw_jw_key(jw, "spike_index");
         sw_jw_u64(jw, s->timeline_spike);
         sw_jw_end_obj(jw);
+    }
+    /* Where it runs (extra keys of records; the batch output keeps SPEC
+     * 3.8's keys): on-call acts without a lookup. */
+    if (extras && s->has_source) {
+        sw_jw_key(jw, "host");
+        sw_jw_str(jw, s->host);
+        sw_jw_key(jw, "pid");
+        sw_jw_i64(jw, s->pid);
+        sw_jw_key(jw, "device_id");
+        if (s->has_device_id) sw_jw_i64(jw, s->device_id);
+        else sw_jw_null(jw);
+        sw_jw_key(jw, "local_rank");
+        if (s->has_local_rank) sw_jw_i64(jw, s->local_rank);
+        else sw_jw_null(jw);
+        sw_jw_key(jw, "session_id");
+        if (s->has_session) sw_jw_str(jw, s->session_id);
+        else sw_jw_null(jw);
     }
     sw_jw_end_obj(jw);
 }
@@ -142,7 +159,7 @@ static void put_map(sw_jw_t *jw, const sw_analysis_t *a, const sw_rank_val_t *v,
     sw_jw_end_obj(jw);
 }
 
-static void put_body(sw_jw_t *jw, const sw_analysis_t *a, bool trim)
+static void put_body(sw_jw_t *jw, const sw_analysis_t *a, bool trim, bool extras)
 {
     sw_jw_key(jw, "world_size");
     sw_jw_i64(jw, a->world_size);
@@ -163,7 +180,7 @@ static void put_body(sw_jw_t *jw, const sw_analysis_t *a, bool trim)
     else sw_jw_null(jw);
     sw_jw_key(jw, "first_cause_suspects");
     sw_jw_arr(jw);
-    for (size_t i = 0; i < a->n_suspects; i++) put_suspect(jw, &a->suspects[i]);
+    for (size_t i = 0; i < a->n_suspects; i++) put_suspect(jw, &a->suspects[i], extras);
     sw_jw_end_arr(jw);
     sw_jw_key(jw, "notes");
     sw_jw_arr(jw);
@@ -184,8 +201,31 @@ void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent)
     sw_jw_init(&jw, buf, indent);
     sw_jw_obj(&jw);
     put_job_id(&jw, a);
-    put_body(&jw, a, false);
+    put_body(&jw, a, false, false);
     sw_jw_end_obj(&jw);
+}
+
+const char *sw_record_episode_severity(const sw_record_t *rec)
+{
+    switch (rec->episode_confidence) {
+    case SW_CONF_HIGH: return "critical";
+    case SW_CONF_MEDIUM: return "error";
+    case -2: return "info";
+    default: return "warning";
+    }
+}
+
+void sw_suspect_where(const sw_suspect_t *s, sw_buf_t *buf)
+{
+    sw_buf_puts(buf, "rank ");
+    sw_buf_put_i64(buf, s->rank);
+    if (!s->has_source) return;
+    sw_buf_puts(buf, " on ");
+    sw_buf_put(buf, s->host.ptr, s->host.len);
+    if (s->has_device_id) {
+        sw_buf_puts(buf, " GPU ");
+        sw_buf_put_i64(buf, s->device_id);
+    }
 }
 
 const char *sw_record_severity(const sw_record_t *rec)
@@ -251,7 +291,21 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
     }
     sw_buf_puts(buf, ": ");
     if (rec->action == SW_ACTION_RESOLVE) {
-        sw_buf_puts(buf, "no cross-rank memory storm in the current windows");
+        if (a->n_suspects == 0) {
+            sw_buf_puts(buf, "ended");
+            return;
+        }
+        sw_buf_puts(buf, "memory storm that started on ");
+        sw_suspect_where(&a->suspects[0], buf);
+        sw_buf_puts(buf, " ended (");
+        if (rec->resolve_reason == SW_RESOLVE_SUSPECT_LOST) {
+            sw_buf_puts(buf, "the spike of rank ");
+            sw_buf_put_i64(buf, rec->resolve_rank);
+            sw_buf_puts(buf, " left its window");
+        } else {
+            sw_buf_puts(buf, "fewer than two ranks still show a spike");
+        }
+        sw_buf_putc(buf, ')');
         return;
     }
     if (!a->has_onset || a->n_suspects == 0) {
@@ -262,8 +316,8 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
         return;
     }
     const sw_suspect_t *s = &a->suspects[0];
-    sw_buf_puts(buf, "memory storm first seen on rank ");
-    sw_buf_put_i64(buf, s->rank);
+    sw_buf_puts(buf, "memory storm first seen on ");
+    sw_suspect_where(s, buf);
     sw_buf_puts(buf, " (lead ");
     put_duration(buf, s->lead_over_cluster_onset_ns);
     sw_buf_puts(buf, ", ");
@@ -292,7 +346,7 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
     sw_jw_key(&jw, "event_timestamp_ns");
     if (rec->has_event_ts) sw_jw_i64(&jw, rec->event_timestamp_ns);
     else sw_jw_null(&jw);
-    put_body(&jw, &rec->analysis, rec->action != SW_ACTION_SUMMARY);
+    put_body(&jw, &rec->analysis, rec->action != SW_ACTION_SUMMARY, true);
     sw_jw_key(&jw, "severity");
     sw_jw_cstr(&jw, sw_record_severity(rec));
     sw_buf_t tmp;
@@ -315,6 +369,18 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
         sw_jw_key(&jw, "offset");
         sw_jw_i64(&jw, rec->source.offset);
         sw_jw_end_obj(&jw);
+    }
+    if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason != SW_RESOLVE_NONE) {
+        sw_jw_key(&jw, "resolve_reason");
+        sw_jw_cstr(&jw, sw_resolve_reason_str(rec->resolve_reason));
+        if (rec->resolve_rank >= 0) {
+            sw_jw_key(&jw, "resolve_lost_rank");
+            sw_jw_i64(&jw, rec->resolve_rank);
+        }
+    }
+    if (rec->action == SW_ACTION_SUMMARY) {
+        sw_jw_key(&jw, "episode_open");
+        sw_jw_bool(&jw, rec->episode_open);
     }
     sw_jw_end_obj(&jw);
 }

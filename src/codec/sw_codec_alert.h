@@ -26,6 +26,16 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec);
  */
 const char *sw_record_severity(const sw_record_t *rec);
 
+/**
+ * @brief The severity of the record's episode, fixed from its trigger on
+ *        (critical, error or warning; info without an episode): what an
+ *        Alertmanager label may carry, since labels identify the alert.
+ */
+const char *sw_record_episode_severity(const sw_record_t *rec);
+
+/** @brief "rank 3 on node-112 GPU 5" (host and GPU when known). */
+void sw_suspect_where(const sw_suspect_t *s, sw_buf_t *buf);
+
 /** @brief Append the dedup key, stable for one episode of one job. */
 void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf);
 

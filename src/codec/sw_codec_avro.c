@@ -868,6 +868,8 @@ static void put_i64_array(sw_buf_t *out, const int64_t *v, size_t n)
     put_long(out, 0);
 }
 
+static void put_suspect_where(sw_buf_t *out, const sw_suspect_t *s);
+
 static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
 {
     put_long(out, s->rank);
@@ -882,6 +884,7 @@ static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
     put_phase_attr(out, &s->phase);
     if (!s->n_timeline) {
         put_long(out, 0); /* timeline: null */
+        put_suspect_where(out, s);
         return;
     }
     put_long(out, 1);
@@ -890,6 +893,17 @@ static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
     put_long(out, s->timeline_window);
     put_long(out, (int64_t)s->timeline_spike_start);
     put_long(out, (int64_t)s->timeline_spike);
+    put_suspect_where(out, s);
+}
+
+/* Where the spike ran: host, pid, device_id, local_rank, session_id. */
+static void put_suspect_where(sw_buf_t *out, const sw_suspect_t *s)
+{
+    put_opt_str_clean(out, s->has_source, s->host);
+    put_opt_long(out, s->has_source, s->pid);
+    put_opt_long(out, s->has_source && s->has_device_id, s->device_id);
+    put_opt_long(out, s->has_source && s->has_local_rank, s->local_rank);
+    put_opt_str_clean(out, s->has_source && s->has_session, s->session_id);
 }
 
 static sw_err_t too_big(char *errstr, size_t errstr_size, const char *field, uint64_t v)
@@ -969,6 +983,12 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
         put_long(out, rec->source.partition);
         put_long(out, rec->source.offset);
     }
+    bool resolve = rec->action == SW_ACTION_RESOLVE && rec->resolve_reason != SW_RESOLVE_NONE;
+    put_opt_str(out, resolve, sw_str(sw_resolve_reason_str(rec->resolve_reason)));
+    put_opt_long(out, resolve && rec->resolve_rank >= 0, rec->resolve_rank);
+    bool summary = rec->action == SW_ACTION_SUMMARY;
+    put_long(out, summary ? 1 : 0);
+    if (summary) sw_buf_putc(out, rec->episode_open ? 1 : 0); /* Avro boolean: one byte */
     return SW_OK;
 }
 
@@ -1218,7 +1238,40 @@ static bool js_suspect(rd_t *rd, sw_jw_t *jw)
         rd->prefix = "";
         sw_jw_end_obj(jw);
     }
+    /* Where it ran: written flat, all five, when the host is set. */
+    bool has[5] = {false};
+    sw_str_t strs[5] = {{0}};
+    int64_t longs[5] = {0};
+    static const char *const names[5] = {"host", "pid", "device_id", "local_rank", "session_id"};
+    for (int i = 0; i < 5; i++) {
+        rd->field = names[i];
+        if (!rd_opt(rd, &has[i])) return false;
+        if (!has[i]) continue;
+        if (i == 0 || i == 4 ? !rd_str(rd, &strs[i]) : !rd_long(rd, &longs[i])) return false;
+    }
+    if (has[0]) {
+        for (int i = 0; i < 5; i++) {
+            sw_jw_key(jw, names[i]);
+            if (!has[i]) sw_jw_null(jw);
+            else if (i == 0 || i == 4) sw_jw_str(jw, strs[i]);
+            else sw_jw_i64(jw, longs[i]);
+        }
+    }
     sw_jw_end_obj(jw);
+    return true;
+}
+
+static bool rd_bool(rd_t *rd, bool *out)
+{
+    const unsigned char *at = rd->p;
+    if (rd->p >= rd->end) return rd_truncated(rd, at, "a boolean");
+    unsigned char c = *rd->p++;
+    if (c > 1) {
+        char nm[160];
+        return rd_fail(rd, SW_ERR_AVRO, "Avro: boolean byte %u at byte %zu in %s is not 0 or 1",
+                       (unsigned)c, rd_off(rd, at), rd_name(rd, nm, sizeof(nm)));
+    }
+    *out = c == 1;
     return true;
 }
 
@@ -1276,6 +1329,31 @@ static bool js_record(rd_t *rd, sw_jw_t *jw)
         if (!js_long(rd, jw, "offset")) return false;
         rd->prefix = "";
         sw_jw_end_obj(jw);
+    }
+    /* Extra keys written only where they apply, as sw_alert_json_record. */
+    sw_str_t reason = {0};
+    int64_t lost = 0;
+    rd->field = "resolve_reason";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        if (!rd_str(rd, &reason)) return false;
+        sw_jw_key(jw, "resolve_reason");
+        sw_jw_str(jw, reason);
+    }
+    rd->field = "resolve_lost_rank";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        if (!rd_long(rd, &lost)) return false;
+        sw_jw_key(jw, "resolve_lost_rank");
+        sw_jw_i64(jw, lost);
+    }
+    rd->field = "episode_open";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        bool open = false;
+        if (!rd_bool(rd, &open)) return false;
+        sw_jw_key(jw, "episode_open");
+        sw_jw_bool(jw, open);
     }
     sw_jw_end_obj(jw);
     return rd_done(rd);

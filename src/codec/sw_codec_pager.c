@@ -29,7 +29,7 @@ sw_pager_action_t sw_pager_decide(const sw_record_t *rec)
     case SW_ACTION_UPDATE: return SW_PAGER_TRIGGER;
     case SW_ACTION_RESOLVE: return SW_PAGER_RESOLVE;
     case SW_ACTION_SUMMARY:
-        return rec->episode >= 1 && rec->analysis.has_onset ? SW_PAGER_RESOLVE : SW_PAGER_SKIP;
+        return rec->episode >= 1 && rec->episode_open ? SW_PAGER_RESOLVE : SW_PAGER_SKIP;
     }
     return SW_PAGER_SKIP;
 }

@@ -239,6 +239,13 @@ void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *o
         s->supporting_ranks = (int64_t)n_sus;
         s->has_session = c->has_session;
         s->session_id = c->session;
+        s->has_source = c->has_source;
+        s->host = c->host;
+        s->pid = c->pid;
+        s->has_device_id = c->has_device_id;
+        s->device_id = c->device_id;
+        s->has_local_rank = c->has_local_rank;
+        s->local_rank = c->local_rank;
         if (c->has_session && in->phase)
             sw_phase_resolve(in->phase, c->session, c->rank, c->spike_ts, arena, &s->phase);
     }

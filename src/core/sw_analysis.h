@@ -181,6 +181,11 @@ typedef struct sw_record_s {
     int64_t cause_offset;        /**< input offset of the sample that caused it; for a
                                       summary, of the job's last event */
     sw_record_source_t source;   /**< provenance, set by the Kafka layer */
+    int episode_confidence;      /**< confidence of the first suspect of the episode's
+                                      trigger (0..2, sw_confidence_t), fixed for the whole
+                                      episode; -1: the trigger had no suspect; -2: no episode */
+    bool episode_open;           /**< the job's episode is open after this record (a
+                                      summary of an open episode closes it for pagers) */
     sw_resolve_reason_t resolve_reason; /**< resolve records: why */
     int64_t resolve_rank;        /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
 } sw_record_t;

@@ -27,6 +27,12 @@ typedef struct sw_cand_s {
     int64_t samples;   /**< rising steps */
     bool has_session;
     sw_str_t session;
+    /* Where the spike sample ran (copied to the suspect). */
+    bool has_source;
+    sw_str_t host;
+    int64_t pid;
+    bool has_device_id, has_local_rank;
+    int64_t device_id, local_rank;
 } sw_cand_t;
 
 /** @brief Candidate order of SPEC 3.7: (aligned, -peak, rank). */

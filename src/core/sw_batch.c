@@ -27,6 +27,8 @@ typedef struct bsample_s {
     uint32_t job;     /* interned; 0 = null */
     uint32_t session; /* interned; 0 = null */
     uint32_t arrival;
+    uint32_t host_id; /* interned host (host itself becomes a sort order) */
+    int64_t device_id, local_rank; /* INT64_MIN when absent (shown, not analysed) */
 } bsample_t;
 
 struct sw_batch_s {
@@ -88,6 +90,9 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->job = ev->has_job_id ? sw_intern_add(b->strs, ev->job_id) : 0;
     s->session = ev->has_session_id ? sw_intern_add(b->strs, ev->session_id) : 0;
     s->arrival = (uint32_t)b->n;
+    s->host_id = s->host;
+    s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
+    s->local_rank = ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
     b->n++;
     return SW_OK;
 }
@@ -313,6 +318,13 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
         const bsample_t *spike = &s[gstart[g] + at];
         c->has_session = spike->session != 0;
         c->session = sw_intern_get(b->strs, spike->session);
+        c->has_source = true;
+        c->host = sw_intern_get(b->strs, spike->host_id);
+        c->pid = spike->pid;
+        c->has_device_id = spike->device_id != INT64_MIN;
+        c->device_id = spike->device_id;
+        c->has_local_rank = spike->local_rank != INT64_MIN;
+        c->local_rank = spike->local_rank;
         nc++;
     }
     qsort(cands, nc, sizeof(*cands), cand_qsort_cmp);

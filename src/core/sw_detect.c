@@ -48,7 +48,8 @@ typedef struct rank_s {
     sw_win_t win;
     uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
-    int64_t c_pid;       /* last_src's pid, interval and strings */
+    int64_t c_pid;       /* last_src's pid, device, local rank, interval and strings */
+    int64_t c_dev, c_lrank;
     int64_t c_interval;
     uint8_t c_host_len, c_sess_len;
     bool c_sess_null;
@@ -146,6 +147,7 @@ typedef struct job_s {
     size_t v_n;
     sw_arena_t v_arena;
     bool v_touched;             /* a verdict rank's candidate may have changed */
+    int trig_conf;              /* episode_confidence of the records (sw_analysis.h) */
     sw_phase_t *phase;
     int64_t *sorted;            /* participating ranks ascending (cache) */
     bool sorted_dirty;
@@ -449,10 +451,22 @@ static void src_slots_put(job_t *j, uint32_t id)
     j->src_slots[i] = id + 1;
 }
 
+static inline int64_t ev_device(const sw_event_t *ev)
+{
+    return ev->device_id.set ? ev->device_id.value : SW_SRC_UNSET;
+}
+
+static inline int64_t ev_local_rank(const sw_event_t *ev)
+{
+    return ev->local_rank.set ? ev->local_rank.value : SW_SRC_UNSET;
+}
+
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms) return false;
+    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms ||
+        s->device_id != ev_device(ev) || s->local_rank != ev_local_rank(ev))
+        return false;
     if (!sw_str_eq(sw_intern_get(j->strs, s->host), ev->host)) return false;
     if (!ev->has_session_id) return s->session == 0;
     return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
@@ -461,7 +475,8 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 /* The rank's inline copy of its last source matches the event. */
 static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
 {
-    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid ||
+    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid || r->c_dev != ev_device(ev) ||
+        r->c_lrank != ev_local_rank(ev) ||
         r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
         memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
         return false;
@@ -475,6 +490,8 @@ static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
     r->last_src = id;
     r->phase_grp = NIL;
     r->c_pid = ev->pid;
+    r->c_dev = ev_device(ev);
+    r->c_lrank = ev_local_rank(ev);
     r->c_interval = ev->sampling_interval_ms;
     r->c_inline = ev->host.len <= SRC_HOST_MAX && ev->session_id.len <= SRC_SESS_MAX;
     if (!r->c_inline) return;
@@ -497,7 +514,8 @@ static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
         for (; j->src_slots[i]; i = (i + 1) & mask) {
             const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
             if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
-                s->host == host && s->session == session) {
+                s->host == host && s->session == session && s->device_id == ev_device(ev) &&
+                s->local_rank == ev_local_rank(ev)) {
                 src_remember(r, j->src_slots[i] - 1, ev);
                 return r->last_src;
             }
@@ -509,6 +527,8 @@ static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     j->srcs[id].interval_ms = ev->sampling_interval_ms;
     j->srcs[id].host = host;
     j->srcs[id].session = session;
+    j->srcs[id].device_id = ev_device(ev);
+    j->srcs[id].local_rank = ev_local_rank(ev);
     if (j->nsrcs * 2 > j->src_nslots) {
         free(j->src_slots);
         j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 16;
@@ -542,6 +562,7 @@ static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->t_root = NIL;
     j->sig_boundary = INT64_MAX;
     j->excl_key = INT64_MIN;
+    j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
     j->phase = sw_phase_new();
     GROW(det->jobs, det->njobs, det->capjobs, 16);
@@ -919,9 +940,16 @@ static void build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_an
         c->aligned = (uint64_t)r->c_rel + (uint64_t)afirst;
         c->peak = r->c_peak;
         c->samples = r->c_samples;
-        uint32_t session = j->srcs[r->c_src].session;
-        c->has_session = session != 0;
-        c->session = sw_intern_get(j->strs, session);
+        const sw_src_t *src = &j->srcs[r->c_src];
+        c->has_session = src->session != 0;
+        c->session = sw_intern_get(j->strs, src->session);
+        c->has_source = true;
+        c->host = sw_intern_get(j->strs, src->host);
+        c->pid = src->pid;
+        c->has_device_id = src->device_id != SW_SRC_UNSET;
+        c->device_id = src->device_id;
+        c->has_local_rank = src->local_rank != SW_SRC_UNSET;
+        c->local_rank = src->local_rank;
         if (n == 2) boundary = r->c_rel;
     }
     sw_assemble_in_t in;
@@ -952,6 +980,8 @@ static sw_record_t *emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     build_analysis(det, j, action != SW_ACTION_SUMMARY, &rec->analysis);
     rec->resolve_reason = SW_RESOLVE_NONE;
     rec->resolve_rank = -1;
+    rec->episode_open = j->open;
+    rec->episode_confidence = j->episode > 0 ? j->trig_conf : -2;
     rec->action = action;
     rec->episode = j->episode;
     rec->revision = j->revision;
@@ -1054,7 +1084,11 @@ static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, in
         j->open = true;
         sig_reset(j);
         sig_refresh(det, j);
+        /* The episode's severity is the trigger's, whatever follows. */
+        j->trig_conf = -1;
         sw_record_t *rec = emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
+        j->trig_conf = rec->analysis.n_suspects ? (int)rec->analysis.suspects[0].confidence : -1;
+        rec->episode_confidence = j->trig_conf;
         verdict_store(j, &rec->analysis);
         return rec;
     }
@@ -1516,6 +1550,7 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         }
         sw_vput_u(out, j->has_horizon);
         sw_vput_u(out, j->horizon);
+        sw_vput_i(out, j->trig_conf);
         sw_vput_u(out, j->has_verdict);
         sw_vput_u(out, j->v_onset);
         sw_vput_u(out, j->v_n);
@@ -1639,6 +1674,9 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         }
         j->has_horizon = sw_vget_u(&r) != 0;
         j->horizon = sw_vget_u(&r);
+        int64_t tc = sw_vget_i(&r);
+        if (tc < -1 || tc > SW_CONF_HIGH) r.bad = true;
+        j->trig_conf = (int)tc;
         j->has_verdict = sw_vget_u(&r) != 0;
         j->v_onset = sw_vget_u(&r);
         uint64_t nv = sw_vget_u(&r);

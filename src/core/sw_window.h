@@ -26,7 +26,12 @@ typedef struct sw_src_s {
     int64_t interval_ms;  /**< sampling_interval_ms */
     uint32_t host;        /**< interned in the job's table */
     uint32_t session;     /**< interned; 0 = null */
+    int64_t device_id;    /**< SW_SRC_UNSET when absent (shown, not analysed) */
+    int64_t local_rank;   /**< SW_SRC_UNSET when absent (shown, not analysed) */
 } sw_src_t;
+
+/** device_id / local_rank of a source that did not send one. */
+#define SW_SRC_UNSET INT64_MIN
 
 /** What the window needs from its job. */
 typedef struct sw_win_ctx_s {

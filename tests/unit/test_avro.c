@@ -50,7 +50,7 @@ static const char *const k_alert_fields[] = {
     "action", "job_id", "episode", "revision", "event_timestamp_ns", "world_size",
     "participating_ranks", "missing_ranks", "rank_sample_counts", "alignment_offsets_ns",
     "cluster_onset_timestamp_ns", "first_cause_suspects", "notes", "severity", "dedup_key",
-    "summary", "source"};
+    "summary", "source", "resolve_reason", "resolve_lost_rank", "episode_open"};
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -59,7 +59,7 @@ static const char *const k_alert_fields[] = {
 /* Avro C writes a non-null union value as {"branch type name": value}. */
 static bool is_branch_name(const char *k)
 {
-    static const char *const names[] = {"string", "long", "int", "PhaseScope", "PhaseAttribution",
+    static const char *const names[] = {"string", "long", "int", "boolean", "PhaseScope", "PhaseAttribution",
                                         "PhaseSummary", "AlertSource", "Timeline"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         size_t n = strlen(names[i]), kl = strlen(k);
@@ -202,11 +202,20 @@ static json_t *expected_event(json_t *src, const sw_event_t *ev)
  * left out there. */
 static void alert_drop_nulls(json_t *rec)
 {
-    if (json_is_null(json_object_get(rec, "source"))) json_object_del(rec, "source");
+    static const char *const extras[] = {"source", "resolve_reason", "resolve_lost_rank",
+                                         "episode_open"};
+    for (size_t k = 0; k < sizeof(extras) / sizeof(extras[0]); k++)
+        if (json_is_null(json_object_get(rec, extras[k]))) json_object_del(rec, extras[k]);
     size_t i;
     json_t *s;
     json_array_foreach(json_object_get(rec, "first_cause_suspects"), i, s) {
         if (json_is_null(json_object_get(s, "timeline"))) json_object_del(s, "timeline");
+        /* Where it ran: all five keys, or none when there is no host. */
+        if (json_is_null(json_object_get(s, "host"))) {
+            static const char *const where[] = {"host", "pid", "device_id", "local_rank",
+                                                "session_id"};
+            for (size_t k = 0; k < 5; k++) json_object_del(s, where[k]);
+        }
         json_t *pa = json_object_get(s, "phase_attribution");
         if (!json_is_object(pa)) continue;
         const char *k;

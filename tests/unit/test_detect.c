@@ -256,6 +256,10 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_
             c->samples = steps;
             c->has_session = r->w[k].has_session;
             c->session = sw_arena_str(&m->arena, sw_str(r->w[k].session));
+            c->has_source = true;
+            c->host = sw_arena_str(&m->arena, sw_str(r->w[k].host));
+            c->pid = r->w[k].pid;
+            c->has_device_id = c->has_local_rank = false;
             spike_at[i] = k;
             break;
         }

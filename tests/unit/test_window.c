@@ -216,7 +216,7 @@ static void test_threshold_beyond_any_rise(void **state)
     /* fraction 1.0 of INT64_MAX-ish maxima: the product rounds to 2^63, no
      * candidate can qualify (Python's int() would be exact and larger). */
     sw_intern_t *strs = sw_intern_new();
-    sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0};
+    sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
     sw_mset_t gaps;
     sw_vcount_t ivals;
     sw_mset_init(&gaps);
