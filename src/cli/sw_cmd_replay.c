@@ -170,7 +170,8 @@ int sw_cmd_replay(int argc, char **argv)
     };
     sw_params_t p = sw_params_default();
     bool strict = false, stats = false, pager = false;
-    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY_PLACEHOLDER, NULL, 0};
+    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY_PLACEHOLDER, NULL, 0, NULL,
+                          SW_PAGER_DEFAULT_ENDS_AFTER_MS};
     int c;
     opterr = 0;
     optind = 1;

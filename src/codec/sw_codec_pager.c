@@ -368,17 +368,46 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
     put_key_str(&jw, "job_id", job_str(rec));
     put_key_i64_str(&jw, "episode", rec->episode);
     put_dedup_key(&jw, rec);
+    /* The trigger's severity, for routing: the same on every record of the
+     * episode, resolve included. */
+    put_key_cstr(&jw, "severity", sw_record_episode_severity(rec));
+    for (const char *p = opts->labels; p && *p;) {
+        const char *eq = strchr(p, '='), *comma = strchr(p, ',');
+        if (!comma) comma = p + strlen(p);
+        if (eq && eq < comma) {
+            char name[256];
+            size_t nn = (size_t)(eq - p) < sizeof(name) - 1 ? (size_t)(eq - p) : sizeof(name) - 1;
+            memcpy(name, p, nn);
+            name[nn] = '\0';
+            sw_jw_key(&jw, name);
+            sw_jw_str(&jw, (sw_str_t){eq + 1, (size_t)(comma - eq - 1)});
+        }
+        p = *comma ? comma + 1 : comma;
+    }
     sw_jw_end_obj(&jw);
     /* Annotations carry what may change within the episode. */
     sw_jw_key(&jw, "annotations");
     sw_jw_obj(&jw);
     put_summary(&jw, rec);
     am_description(&jw, rec);
-    put_key_cstr(&jw, "severity", sw_record_severity(rec));
+    put_key_cstr(&jw, "current_severity", sw_record_severity(rec));
     put_key_cstr(&jw, "action", sw_action_str(rec->action));
     put_key_i64_str(&jw, "revision", rec->revision);
     if (a->n_suspects) {
         put_key_i64_str(&jw, "first_cause_rank", a->suspects[0].rank);
+        if (a->suspects[0].has_source) {
+            sw_buf_t where;
+            sw_buf_init(&where);
+            sw_suspect_where(&a->suspects[0], &where);
+            sw_jw_key(&jw, "first_cause_where");
+            put_cut(&jw, (sw_str_t){where.data, where.len}, SOURCE_MAX);
+            sw_buf_clear(&where);
+            put_key_str(&jw, "first_cause_host", a->suspects[0].host);
+            if (a->suspects[0].has_device_id)
+                put_key_i64_str(&jw, "first_cause_device_id", a->suspects[0].device_id);
+        }
+        if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason != SW_RESOLVE_NONE)
+            put_key_cstr(&jw, "resolve_reason", sw_resolve_reason_str(rec->resolve_reason));
         put_key_cstr(&jw, "confidence", sw_confidence_str(a->suspects[0].confidence));
         put_key_i64_str(&jw, "lead_over_cluster_onset_ns", a->suspects[0].lead_over_cluster_onset_ns);
         sw_buf_t ranks;
@@ -407,9 +436,12 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
     }
     sw_jw_end_obj(&jw);
     put_key_rfc3339(&jw, "startsAt", t);
-    /* Firing alerts carry no endsAt: Alertmanager keeps them until the
-     * resolve (or its resolve_timeout, when nothing more arrives). */
+    /* A firing alert's endsAt lies ends_after_ms ahead, so an episode
+     * longer than Alertmanager's resolve_timeout stays firing; a resolve
+     * ends it at its own time. */
     if (act == SW_PAGER_RESOLVE) put_key_rfc3339(&jw, "endsAt", t);
+    else if (opts->ends_after_ms > 0)
+        put_key_rfc3339(&jw, "endsAt", opts->now_ns + opts->ends_after_ms * INT64_C(1000000));
     if (opts->generator_url && *opts->generator_url)
         put_key_cstr(&jw, "generatorURL", opts->generator_url);
     sw_jw_end_obj(&jw);

@@ -34,8 +34,17 @@ typedef struct sw_pager_opts_s {
     const char *routing_key;   /**< PagerDuty integration key (secret); NULL is written as "" */
     const char *generator_url; /**< Alertmanager generatorURL; NULL or "" leaves it out */
     int64_t now_ns;            /**< ns since the Unix epoch: the time of a record without an
-                                    event timestamp (a summary that resolves) */
+                                    event timestamp (a summary that resolves), and the
+                                    time a firing Alertmanager alert's endsAt counts from */
+    const char *labels;        /**< Alertmanager: static labels "name=value,..." (validated
+                                    by the configuration); NULL or "" for none */
+    int64_t ends_after_ms;     /**< Alertmanager: endsAt of a firing alert = now_ns + this;
+                                    0 leaves endsAt out */
 } sw_pager_opts_t;
+
+/** Default of alertmanager.ends.after.ms: 15 minutes, well above Alertmanager's
+ *  5-minute resolve_timeout. */
+#define SW_PAGER_DEFAULT_ENDS_AFTER_MS 900000
 
 /** PagerDuty limits: payload.summary, dedup_key and the whole event, in bytes. */
 #define SW_PAGER_SUMMARY_MAX 1024

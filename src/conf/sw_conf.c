@@ -32,6 +32,7 @@ typedef enum prop_type_e {
 #define PROP_F_TOPIC 0x2u    /* Kafka topic name (list: each non-^ element) */
 #define PROP_F_HOSTPORT 0x4u /* empty, or HOST:PORT with PORT 0..65535 */
 #define PROP_F_URL 0x8u      /* empty, or an http:// or https:// URL */
+#define PROP_F_LABELS 0x10u  /* empty, or name=value,... Alertmanager labels */
 
 typedef struct prop_s {
     const char *name;
@@ -60,6 +61,8 @@ enum prop_id {
     P_AVRO_SCHEMA_ID_ALERT,
     P_PAGERDUTY_ROUTING_KEY,
     P_ALERTMANAGER_GENERATOR_URL,
+    P_ALERTMANAGER_LABELS,
+    P_ALERTMANAGER_ENDS_AFTER_MS,
     P_WINDOW_SAMPLES,
     P_STALE_MS,
     P_SPIKE_MIN_BYTES,
@@ -128,6 +131,15 @@ static const prop_t prop_table[P__CNT] = {
     [P_ALERTMANAGER_GENERATOR_URL] = STR_PROP("alertmanager.generator.url", 0, 2048, PROP_F_URL,
         "", "generatorURL of the alerts written with output.format=alertmanager (a link for "
         "the people paged); empty leaves it out."),
+    [P_ALERTMANAGER_LABELS] = STR_PROP("alertmanager.labels", 0, 4096, PROP_F_LABELS, "",
+        "Static labels added to every alert written with output.format=alertmanager, as "
+        "name=value,... (e.g. cluster=a100-east,team=ml-infra) for routing; names as "
+        "Prometheus labels, not alertname, job_id, episode, dedup_key or severity."),
+    [P_ALERTMANAGER_ENDS_AFTER_MS] = INT_PROP("alertmanager.ends.after.ms", 0,
+        INT64_C(604800000), "900000",
+        "endsAt of a firing Alertmanager alert, this many ms after it is written, so that an "
+        "episode longer than Alertmanager's resolve_timeout is not auto-resolved; 0 leaves "
+        "endsAt out (Alertmanager then applies resolve_timeout)."),
     [P_WINDOW_SAMPLES] = INT_PROP("window.samples", 1, 1000000, "512",
         "Samples kept per rank in the sliding analysis window."),
     [P_STALE_MS] = INT_PROP("stale.ms", 0, INT64_C(1000000000000), "60000",
@@ -473,6 +485,56 @@ static bool url_ok(const char *s)
     return true;
 }
 
+/* Empty, or name=value,... with Prometheus label names ([a-zA-Z_][a-zA-Z0-9_]*, no
+ * leading "__"), each once, none of the labels the alert itself sets, and
+ * values of printable ASCII without ',' (which separates them). */
+static bool labels_ok(const char *s, char *why, size_t why_size)
+{
+    static const char *const reserved[] = {"alertname", "job_id", "episode", "dedup_key",
+                                           "severity"};
+    const char *p = s;
+    char seen[4096] = ",";
+    while (*p) {
+        const char *eq = strchr(p, '='), *comma = strchr(p, ',');
+        if (!comma) comma = p + strlen(p);
+        if (!eq || eq > comma || eq == p) {
+            snprintf(why, why_size, "has \"%.*s\", expected name=value", (int)(comma - p), p);
+            return false;
+        }
+        size_t n = (size_t)(eq - p);
+        bool name_ok = (isalpha((unsigned char)p[0]) || p[0] == '_') &&
+                       !(n >= 2 && p[0] == '_' && p[1] == '_');
+        for (size_t k = 1; k < n && name_ok; k++)
+            name_ok = isalnum((unsigned char)p[k]) || p[k] == '_';
+        if (!name_ok) {
+            snprintf(why, why_size, "has label name \"%.*s\", expected [a-zA-Z_][a-zA-Z0-9_]*",
+                     (int)n, p);
+            return false;
+        }
+        for (size_t k = 0; k < sizeof(reserved) / sizeof(reserved[0]); k++)
+            if (strlen(reserved[k]) == n && strncmp(p, reserved[k], n) == 0) {
+                snprintf(why, why_size, "sets label \"%s\", which stormwatch sets itself",
+                         reserved[k]);
+                return false;
+            }
+        char key[260];
+        snprintf(key, sizeof(key), ",%.*s,", (int)(n < 256 ? n : 256), p);
+        if (strstr(seen, key)) {
+            snprintf(why, why_size, "sets label \"%.*s\" twice", (int)n, p);
+            return false;
+        }
+        if (strlen(seen) + strlen(key) < sizeof(seen)) strcat(seen, key + 1);
+        for (const char *v = eq + 1; v < comma; v++)
+            if ((unsigned char)*v < 0x20 || (unsigned char)*v >= 0x7f) {
+                snprintf(why, why_size, "has a control or non-ASCII byte in label \"%.*s\"",
+                         (int)n, p);
+                return false;
+            }
+        p = *comma ? comma + 1 : comma;
+    }
+    return true;
+}
+
 /* Empty, or HOST:PORT with a decimal PORT of 0..65535. */
 static bool hostport_ok(const char *s)
 {
@@ -644,12 +706,15 @@ static sw_conf_res_t prop_parse(const prop_t *prop, const char *value, conf_val_
     case PROP_STR: {
         size_t len = strlen(value);
         const char *why = NULL;
+        char lab_err[160];
         if (prop->flags & PROP_F_TOPIC) {
             why = topic_problem(value, len);
         } else if ((prop->flags & PROP_F_HOSTPORT) && !hostport_ok(value)) {
             why = "is not host:port (expected e.g. \"0.0.0.0:9100\", or empty to disable)";
         } else if ((prop->flags & PROP_F_URL) && !url_ok(value)) {
             why = "is not an http:// or https:// URL without blanks (or empty)";
+        } else if ((prop->flags & PROP_F_LABELS) && !labels_ok(value, lab_err, sizeof(lab_err))) {
+            why = lab_err;
         } else if ((int64_t)len < prop->min || (int64_t)len > prop->max) {
             value_err_start(&msg, prop->name, value, secret);
             if (len == 0)

@@ -1341,6 +1341,8 @@ int sw_run(const sw_run_opts_t *opts)
     r.out_pager = sw_pager_format_parse(sw_conf_get_str(conf, "output.format"), &r.pager.format);
     r.pager.routing_key = sw_conf_get_str(conf, "pagerduty.routing.key");
     r.pager.generator_url = sw_conf_get_str(conf, "alertmanager.generator.url");
+    r.pager.labels = sw_conf_get_str(conf, "alertmanager.labels");
+    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &r.pager.ends_after_ms);
     r.out_topic = sw_conf_get_str(conf, "output.topic");
     r.dlq_topic = sw_conf_get_str(conf, "dlq.topic");
     r.state_topic = sw_conf_get_str(conf, "state.topic");

@@ -168,7 +168,9 @@ static void check_am(model_t *m, const sw_record_t *rec, json_t *spec, const cha
     json_t *v;
     json_object_foreach(labels, k, v) assert_true(json_is_string(v));
     json_object_foreach(ann, k, v) assert_true(json_is_string(v));
-    assert_int_equal(json_object_size(labels), 4);
+    assert_int_equal(json_object_size(labels), 5);
+    /* Routing label: the trigger's severity for the whole episode. */
+    assert_string_equal(str_of(labels, "severity"), sw_record_episode_severity(rec));
     assert_string_equal(str_of(labels, "alertname"), "GPUMemoryStorm");
     json_t *jid = json_object_get(spec, "job_id");
     assert_string_equal(str_of(labels, "job_id"), json_is_null(jid) ? "<null>" : json_string_value(jid));
@@ -186,7 +188,7 @@ static void check_am(model_t *m, const sw_record_t *rec, json_t *spec, const cha
     } else {
         json_object_set(m->labels, ep_key, labels);
     }
-    assert_string_equal(str_of(ann, "severity"), str_of(spec, "severity"));
+    assert_string_equal(str_of(ann, "current_severity"), str_of(spec, "severity"));
     assert_string_equal(str_of(ann, "action"), sw_action_str(rec->action));
     assert_true(*str_of(ann, "summary") && *str_of(ann, "description"));
     if (rec->analysis.n_suspects) {
@@ -252,7 +254,7 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
     sw_alert_json_record(&spec_txt, &rec);
     json_t *spec = parse_buf(spec_txt.data, spec_txt.len);
 
-    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY, GEN_URL, NOW_NS};
+    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY, GEN_URL, NOW_NS, NULL, 0};
     sw_pager_action_t act = sw_pager_encode(&rec, &po, &body);
     assert_int_equal(act, sw_pager_decide(&rec));
     if (skip) assert_int_equal(body.len, 0);
@@ -372,6 +374,8 @@ static void fake_init(fake_t *f, const char *job, size_t job_len)
     sw_analysis_t *a = &f->rec.analysis;
     f->rec.action = SW_ACTION_TRIGGER;
     f->rec.episode = 1;
+    f->rec.episode_confidence = SW_CONF_HIGH;
+    f->rec.episode_open = true;
     f->rec.has_event_ts = true;
     f->rec.event_timestamp_ns = INT64_C(1700000000123456789);
     a->has_job_id = job != NULL;
@@ -399,7 +403,7 @@ static void fake_clear(fake_t *f)
 
 static json_t *encode(const sw_record_t *rec, sw_pager_format_t fmt, size_t *len)
 {
-    sw_pager_opts_t po = {fmt, ROUTING_KEY, NULL, NOW_NS};
+    sw_pager_opts_t po = {fmt, ROUTING_KEY, NULL, NOW_NS, NULL, 0};
     sw_buf_t b;
     sw_buf_init(&b);
     assert_int_not_equal(sw_pager_encode(rec, &po, &b), SW_PAGER_SKIP);
@@ -668,7 +672,7 @@ static void test_alertmanager_shape(void **state)
     (void)state;
     fake_t f;
     fake_init(&f, "job-7", 5);
-    sw_pager_opts_t po = {SW_PAGER_ALERTMANAGER, NULL, NULL, NOW_NS};
+    sw_pager_opts_t po = {SW_PAGER_ALERTMANAGER, NULL, NULL, NOW_NS, NULL, 0};
     sw_buf_t b;
     sw_buf_init(&b);
     /* Trigger, an update that moves the first cause and the severity, then
@@ -696,28 +700,51 @@ static void test_alertmanager_shape(void **state)
         else assert_true(json_equal(labels, json_object_get(al, "labels")));
         json_t *ann = json_object_get(al, "annotations");
         assert_string_equal(str_of(ann, "first_cause_rank"), step == 0 ? "1" : "0");
-        assert_string_equal(str_of(ann, "severity"), step == 0 ? "critical" : step == 1 ? "warning" : "info");
+        assert_string_equal(str_of(ann, "current_severity"),
+                            step == 0 ? "critical" : step == 1 ? "warning" : "info");
         assert_null(json_object_get(al, "generatorURL")); /* not configured */
         if (step == 2) assert_string_equal(str_of(al, "endsAt"), "2023-11-14T22:13:25.123456789Z");
-        else assert_null(json_object_get(al, "endsAt"));
+        else assert_null(json_object_get(al, "endsAt")); /* ends.after.ms = 0 */
         json_decref(am);
     }
-    assert_null(json_object_get(labels, "severity"));
+    /* The severity label stays the trigger's; the first cause is no label. */
+    assert_string_equal(str_of(labels, "severity"), "critical");
     assert_null(json_object_get(labels, "first_cause_rank"));
     json_decref(labels);
     /* Summaries: skipped without an open episode, a resolve with one. */
     f.rec.action = SW_ACTION_SUMMARY;
     f.rec.has_event_ts = false;
+    f.rec.episode_open = false;
+    f.rec.analysis.has_onset = true; /* evidence of an ended episode: still no page */
     b.len = 0;
     assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_SKIP);
     assert_int_equal(b.len, 0);
-    f.rec.analysis.has_onset = true;
+    f.rec.episode_open = true;
     assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_RESOLVE);
     json_t *am = parse_buf(b.data, b.len);
     char want[64];
     rfc_oracle(NOW_NS, want, sizeof(want));
     assert_string_equal(str_of(json_array_get(am, 0), "endsAt"), want);
     json_decref(am);
+    /* alertmanager.ends.after.ms: a firing alert ends that far ahead of
+     * now, so Alertmanager's resolve_timeout cannot end a long episode;
+     * static labels join the alert's own. */
+    f.rec.action = SW_ACTION_UPDATE;
+    f.rec.has_event_ts = true;
+    po.ends_after_ms = 900000;
+    po.labels = "cluster=a100-east,team=ml_infra";
+    b.len = 0;
+    assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_TRIGGER);
+    am = parse_buf(b.data, b.len);
+    rfc_oracle(NOW_NS + INT64_C(900000) * 1000000, want, sizeof(want));
+    assert_string_equal(str_of(json_array_get(am, 0), "endsAt"), want);
+    json_t *lab = json_object_get(json_array_get(am, 0), "labels");
+    assert_string_equal(str_of(lab, "cluster"), "a100-east");
+    assert_string_equal(str_of(lab, "team"), "ml_infra");
+    assert_string_equal(str_of(lab, "severity"), "critical");
+    json_decref(am);
+    f.rec.action = SW_ACTION_SUMMARY;
+    f.rec.has_event_ts = false;
     f.rec.episode = 0; /* never had an episode: never a page */
     assert_int_equal(sw_pager_decide(&f.rec), SW_PAGER_SKIP);
     sw_buf_clear(&b);
@@ -889,9 +916,9 @@ static void test_daemon(void **state)
         sw_proc_kill(mock);
         fail_msg("the mock cluster did not start (see %s)", err_path);
     }
-    /* Partition 0: gen13 (three episodes; the last is still open when the
-     * job goes idle, so its summary resolves). Partition 1: a quiet job
-     * whose summary is no page. */
+    /* Partition 0: gen13 (its lifecycle records as in gen13.stream.jsonl;
+     * the last episode is still open when the job goes idle, so its summary
+     * resolves). Partition 1: a quiet job whose summary is no page. */
     char fx[1200];
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
     char **lines = NULL;
@@ -927,9 +954,17 @@ static void test_daemon(void **state)
     pid_t daemon = sw_proc_spawn(dargv, out_path, err_path);
     unsetenv("STORMWATCH_PAGERDUTY_ROUTING_KEY");
 
-    /* 5 lifecycle records and the resolving summary of job-13; nothing for
-     * the quiet job. */
-    size_t want = 6;
+    /* gen13's lifecycle records and its resolving summary; nothing for the
+     * quiet job. */
+    char sfx[1200];
+    snprintf(sfx, sizeof(sfx), "%s/gen13.stream.jsonl", sw_test_fixtures());
+    char **slines = NULL;
+    int ns = read_file_lines(sfx, &slines);
+    assert_true(ns > 1 && strstr(slines[ns - 1], "\"summary\"") &&
+                strstr(slines[ns - 2], "\"trigger\""));
+    size_t want = (size_t)ns;
+    for (int i = 0; i < ns; i++) free(slines[i]);
+    free(slines);
     sw_kmsg_t *m;
     size_t got = sw_kc_read(boot, "out.pd", 2, want, 3000, 60000, &m);
     /* Every input offset gets committed, the skipped summary's included. */

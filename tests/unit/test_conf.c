@@ -33,6 +33,8 @@ static const struct {
     {"avro.schema.id.alert", "2"},
     {"pagerduty.routing.key", "[redacted]"},
     {"alertmanager.generator.url", ""},
+    {"alertmanager.labels", ""},
+    {"alertmanager.ends.after.ms", "900000"},
     {"window.samples", "512"},
     {"stale.ms", "60000"},
     {"spike.min.bytes", "67108864"},
@@ -194,6 +196,18 @@ static const struct {
     {"input.topics", "", SW_CONF_INVALID,
      "configuration property \"input.topics\": value \"\" has an empty element (expected a "
      "comma-separated list of non-empty entries)"},
+    {"alertmanager.labels", "cluster", SW_CONF_INVALID,
+     "configuration property \"alertmanager.labels\": value \"cluster\" has \"cluster\", "
+     "expected name=value"},
+    {"alertmanager.labels", "team=a,9x=b", SW_CONF_INVALID,
+     "configuration property \"alertmanager.labels\": value \"team=a,9x=b\" has label name "
+     "\"9x\", expected [a-zA-Z_][a-zA-Z0-9_]*"},
+    {"alertmanager.labels", "severity=page", SW_CONF_INVALID,
+     "configuration property \"alertmanager.labels\": value \"severity=page\" sets label "
+     "\"severity\", which stormwatch sets itself"},
+    {"alertmanager.labels", "team=a,team=b", SW_CONF_INVALID,
+     "configuration property \"alertmanager.labels\": value \"team=a,team=b\" sets label "
+     "\"team\" twice"},
     {"input.topics", "a,bad topic", SW_CONF_INVALID,
      "configuration property \"input.topics\": element \"bad topic\" is not a valid topic name "
      "(expected characters a-z A-Z 0-9 . _ -)"},
