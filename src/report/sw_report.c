@@ -45,6 +45,8 @@ typedef struct susp_s {
     int64_t lead_ns;           /* lead_over_cluster_onset_ns */
     int64_t spike_samples;     /* spike_window_samples, -1 when absent */
     sw_str_t confidence;       /* owned; len 0: unknown */
+    sw_str_t host;             /* owned; len 0: not in the record */
+    int64_t device_id;         /* -1 when absent */
     phase_kind_t phase_kind;
     sw_str_t phase;            /* owned label (paths joined by " | " when ambiguous) */
     /* Timeline excerpt; n_tl == 0: none (or unusable, see tl_problem). */
@@ -70,6 +72,8 @@ typedef struct rec_s {
     int64_t *missing;          /* owned */
     size_t n_missing;
     sw_str_t severity, dedup_key, summary; /* owned, len 0 when absent */
+    sw_str_t resolve_reason;   /* owned; resolve records: why the episode ended */
+    int64_t resolve_lost_rank; /* -1 when absent */
     bool has_source;
     sw_str_t source_topic;     /* owned */
     int64_t source_partition, source_offset;
@@ -144,6 +148,7 @@ static void rec_free(rec_t *r)
     str_free(&r->severity);
     str_free(&r->dedup_key);
     str_free(&r->summary);
+    str_free(&r->resolve_reason);
     str_free(&r->source_topic);
     str_free(&r->offset_max_rank);
     for (size_t i = 0; i < r->n_notes; i++) str_free(&r->notes[i]);
@@ -151,6 +156,7 @@ static void rec_free(rec_t *r)
     for (size_t i = 0; i < r->n_sus; i++) {
         susp_t *s = &r->sus[i];
         str_free(&s->confidence);
+        str_free(&s->host);
         str_free(&s->phase);
         str_free(&s->tl_problem);
         susp_clear_timeline(s);
@@ -378,6 +384,8 @@ static sw_err_t parse_suspect(const perr_t *pe, const sw_jnode_t *n, size_t idx,
     s->lead_ns = s->has_lead ? v->i : 0;
     s->spike_samples = sw_jdom_int(sw_jdom_get(n, "spike_window_samples"), -1);
     s->confidence = opt_str(n, "confidence");
+    s->host = opt_str(n, "host");
+    s->device_id = sw_jdom_int(sw_jdom_get(n, "device_id"), -1);
     parse_phase(sw_jdom_get(n, "phase_attribution"), s);
     parse_timeline(sw_jdom_get(n, "timeline"), s);
     return SW_OK;
@@ -475,6 +483,8 @@ static sw_err_t parse_record(const perr_t *pe, const sw_jnode_t *root, rec_t *r)
     r->severity = opt_str(root, "severity");
     r->dedup_key = opt_str(root, "dedup_key");
     r->summary = opt_str(root, "summary");
+    r->resolve_reason = opt_str(root, "resolve_reason");
+    r->resolve_lost_rank = sw_jdom_int(sw_jdom_get(root, "resolve_lost_rank"), -1);
     const sw_jnode_t *src = sw_jdom_get(root, "source");
     if (src && src->type == SW_JN_OBJECT) {
         r->has_source = true;
@@ -1454,12 +1464,20 @@ static void put_suspects(sw_buf_t *out, const rec_t *r)
         sw_buf_puts(out, "<p class=\"muted\">No suspects.</p>\n");
         return;
     }
-    sw_buf_puts(out, "<table class=\"suspects\"><thead><tr><th>rank</th><th>lead over onset</th>"
+    sw_buf_puts(out, "<table class=\"suspects\"><thead><tr><th>rank</th><th>runs on</th>"
+                     "<th>lead over onset</th>"
                      "<th>spike (aligned, from onset)</th><th>peak delta</th><th>rising samples</th>"
                      "<th>confidence</th><th>phase</th><th>timeline</th></tr></thead><tbody>");
     for (size_t i = 0; i < r->n_sus; i++) {
         const susp_t *s = &r->sus[i];
-        sw_buf_printf(out, "<tr><td class=\"num\">%" PRId64 "</td><td class=\"num\">", s->rank);
+        sw_buf_printf(out, "<tr><td class=\"num\">%" PRId64 "</td><td>", s->rank);
+        if (s->host.len) {
+            esc(out, s->host);
+            if (s->device_id >= 0) sw_buf_printf(out, " GPU %" PRId64, s->device_id);
+        } else {
+            sw_buf_puts(out, "?");
+        }
+        sw_buf_puts(out, "</td><td class=\"num\">");
         if (!s->has_lead) sw_buf_puts(out, "?");
         else if (s->lead_ns == 0) sw_buf_puts(out, "0 (at onset)");
         else sw_report_duration(out, s->lead_ns);
@@ -1574,10 +1592,27 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
         }
         sw_buf_puts(out, ": the latest trigger/update of this episode, which carries its final "
                          "cluster onset and suspects. ");
-        if (resolve)
-            sw_buf_printf(out, "The resolve record (revision %" PRId64 ") is not charted: it has no "
-                               "cluster onset.",
-                          resolve->revision);
+        if (resolve) {
+            sw_buf_printf(out, "The episode resolved (revision %" PRId64, resolve->revision);
+            if (resolve->has_event) {
+                sw_buf_puts(out, ", event at ");
+                put_utc(out, resolve->event_ns);
+            }
+            sw_buf_puts(out, ") keeping this verdict");
+            if (resolve->resolve_reason.len && !strcmp(resolve->resolve_reason.ptr, "suspect_lost")) {
+                sw_buf_puts(out, ": the spike of ");
+                if (resolve->resolve_lost_rank >= 0)
+                    sw_buf_printf(out, "rank %" PRId64, resolve->resolve_lost_rank);
+                else
+                    sw_buf_puts(out, "a suspect");
+                sw_buf_puts(out, " left its window (aged out or went stale).");
+            } else if (resolve->resolve_reason.len &&
+                       !strcmp(resolve->resolve_reason.ptr, "onset_gone")) {
+                sw_buf_puts(out, ": fewer than two ranks still showed a spike.");
+            } else {
+                sw_buf_puts(out, ".");
+            }
+        }
         else
             sw_buf_puts(out, "No resolve record: the episode was still open at the end of the input.");
     }
@@ -1785,7 +1820,8 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
                       opts->skipped_lines, opts->skipped_lines == 1 ? "" : "s");
     sw_buf_puts(out, "</p>\n<p class=\"muted\">Each episode (one job, one episode number) is "
                      "charted from its latest trigger or update record: that record carries the "
-                     "final cluster onset and suspects, while the resolve record has none. Times "
+                     "episode's verdict (cluster onset and suspects), which its resolve record "
+                     "repeats when it says why the episode ended. Times "
                      "on the charts are aligned clocks relative to the cluster onset; memory is in "
                      "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n</header>\n");
     put_overview(out, rep, sorted);

@@ -697,6 +697,109 @@ static int test_truth_json(void)
     return 0;
 }
 
+/* ---- one episode per storm (SPEC 6: evidence that ages out ends an episode) ---- */
+
+typedef struct episode_ctx_s {
+    sw_detector_t *det;
+    const sw_gen_storm_t *truth;
+    size_t ntruth;
+    size_t records, triggers[8], resolves[8];
+    int64_t last_episode[8];
+    bool open[8];
+} episode_ctx_t;
+
+static int on_episode(void *opaque, const sw_event_t *ev)
+{
+    episode_ctx_t *c = opaque;
+    const sw_record_t *rec = NULL;
+    char errstr[256];
+    SW_ASSERT(sw_detect_feed(c->det, ev, 0, &rec, errstr, sizeof(errstr)) == SW_OK, "feed: %s", errstr);
+    if (!rec) return 0;
+    c->records++;
+    const sw_analysis_t *a = &rec->analysis;
+    /* job-<j> */
+    size_t j = (size_t)strtol(a->job_id.ptr + 4, NULL, 10);
+    SW_ASSERT(j < 8, "job %.*s", (int)a->job_id.len, a->job_id.ptr);
+    /* The storm this episode belongs to: the job's (episode - 1)th. */
+    const sw_gen_storm_t *storm = NULL;
+    for (size_t k = 0; k < c->ntruth; k++)
+        if (c->truth[k].job == (int64_t)j && c->truth[k].storm == rec->episode - 1) storm = &c->truth[k];
+    SW_ASSERT(storm, "job-%zu episode %lld: more episodes than storms", j, (long long)rec->episode);
+    SW_ASSERT(a->n_suspects > 0 && a->suspects[0].rank == storm->rank,
+              "job-%zu episode %lld %s revision %lld names rank %lld first, the storm started on "
+              "rank %lld",
+              j, (long long)rec->episode, sw_action_str(rec->action), (long long)rec->revision,
+              (long long)(a->n_suspects ? a->suspects[0].rank : -1), (long long)storm->rank);
+    SW_ASSERT(a->suspects[0].has_source && a->suspects[0].host.len > 0,
+              "job-%zu episode %lld: the first suspect has no host", j, (long long)rec->episode);
+    switch (rec->action) {
+    case SW_ACTION_TRIGGER:
+        SW_ASSERT(!c->open[j] && rec->episode == c->last_episode[j] + 1,
+                  "job-%zu: trigger of episode %lld while %s", j, (long long)rec->episode,
+                  c->open[j] ? "open" : "out of order");
+        c->open[j] = true;
+        c->last_episode[j] = rec->episode;
+        c->triggers[j]++;
+        break;
+    case SW_ACTION_UPDATE:
+        SW_ASSERT(c->open[j], "job-%zu: update of a closed episode", j);
+        break;
+    case SW_ACTION_RESOLVE:
+        SW_ASSERT(c->open[j], "job-%zu: episode %lld resolved twice", j, (long long)rec->episode);
+        c->open[j] = false;
+        c->resolves[j]++;
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+static int test_stream_episode_per_storm(void)
+{
+    /* Storms 720 samples apart and windows of 512: every storm's evidence
+     * ages out before the next storm, and each storm must give exactly one
+     * episode whose every record names the storm rank first. */
+    static const struct {
+        int64_t ranks, jobs;
+        uint64_t seed;
+    } cases[] = {{16, 3, 21}, {64, 2, 22}, {200, 2, 23}, {512, 1, 24}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sw_gen_opts_t o;
+        sw_gen_opts_default(&o);
+        o.ranks = cases[i].ranks;
+        o.jobs = cases[i].jobs;
+        o.samples = 2400;
+        o.storms = 3;
+        o.storm_at = 0.1;
+        o.storm_rank = SW_GEN_STORM_RANK_RANDOM;
+        o.seed = cases[i].seed;
+        sw_buf_t buf;
+        sw_buf_init(&buf);
+        sw_gen_t *gen = gen_all(&o, &buf);
+        SW_ASSERT(gen, "generator refused valid options");
+        episode_ctx_t c;
+        memset(&c, 0, sizeof(c));
+        c.truth = truth_of(gen, &c.ntruth);
+        SW_ASSERT(c.ntruth == (size_t)(o.jobs * o.storms), "%zu storms", c.ntruth);
+        sw_params_t p = sw_params_default();
+        p.window_samples = 512;
+        c.det = sw_detect_new(p);
+        int rc = each_event(&buf, on_episode, &c);
+        sw_detect_destroy(c.det);
+        sw_buf_clear(&buf);
+        sw_gen_destroy(gen);
+        if (rc) return 1;
+        for (int64_t j = 0; j < o.jobs; j++)
+            SW_ASSERT(c.triggers[j] == 3 && c.resolves[j] >= 2 && c.resolves[j] <= 3,
+                      "%lld ranks, job-%lld: %zu episodes and %zu resolves for 3 storms",
+                      (long long)o.ranks, (long long)j, c.triggers[j], c.resolves[j]);
+        printf("episode per storm: %lld ranks x %lld jobs, %zu records, every one naming the storm "
+               "rank\n",
+               (long long)o.ranks, (long long)o.jobs, c.records);
+    }
+    return 0;
+}
+
 /* ---- 7. the CLI --------------------------------------------------------------- */
 
 static int test_cli(void)
@@ -804,6 +907,7 @@ int main(void)
         {"stream_one_storm", test_stream_one_storm},
         {"stream_three_storms", test_stream_three_storms},
         {"stream_jobs", test_stream_jobs},
+        {"stream_episode_per_storm", test_stream_episode_per_storm},
         {"no_storms", test_no_storms},
         {"duplicates_and_late", test_duplicates_and_late},
         {"option_errors", test_option_errors},

@@ -373,7 +373,9 @@ static void test_generated_storm(void **state)
     SW_CHECK(count(html.data, "<table class=\"suspects\"") >= 4 &&
               count(html.data, "<table class=\"suspects\"") + count(html.data, "No suspects.") == 6,
           "suspects of 4 episodes and 2 summaries");
-    SW_CHECK(strstr(html.data, "The resolve record (revision"), "the resolve is named as not charted");
+    SW_CHECK(strstr(html.data, "The episode resolved (revision"), "the resolve is named with its verdict");
+    SW_CHECK(strstr(html.data, "left its window") || strstr(html.data, "still showed a spike"),
+             "the report says why an episode resolved");
     SW_CHECK(strstr(html.data, "(charted)"), "the charted lifecycle row is marked");
     SW_CHECK(strstr(html.data, " GiB</text>"), "y ticks in GiB");
     SW_CHECK(strstr(html.data, " ms</text>") || strstr(html.data, " s</text>"), "x ticks in ms or s");
@@ -505,7 +507,7 @@ static void test_hand_written(void **state)
     SW_CHECK(strstr(h, "<td>unknown</td>"), "no attribution: unknown");
     SW_CHECK(strstr(h, "Charted from the <strong>update</strong> record, revision 1"),
           "the latest update is charted and the choice described");
-    SW_CHECK(strstr(h, "The resolve record (revision 2) is not charted"), "the resolve is named");
+    SW_CHECK(strstr(h, "The episode resolved (revision 2"), "the resolve is named");
     SW_CHECK(strstr(h, "1 repeated record of this episode"), "the duplicate is counted");
     SW_CHECK(count(h, "no timeline in record") >= 3, "suspects without a timeline say so");
     SW_CHECK(strstr(h, "each spike is drawn at its aligned_first_spike_timestamp_ns"),
