@@ -737,8 +737,16 @@ static void on_summary(void *opaque, const sw_record_t *rec)
 /* Records from offset @p from on (and the final summaries) of a detector
  * fed the stream; with @p snap_at >= 0 the detector is snapshotted there,
  * destroyed, restored, rebuilt from its minimum offset, and goes on. */
+/* Event indexes just after a trigger or a resolve (restore points
+ * mid-episode and just after an episode ended). */
+typedef struct marks_s {
+    long at[64];
+    size_t n;
+} marks_t;
+
 static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t scale,
-                       size_t events, size_t from, long snap_at, outlog_t *out, size_t *rebuilt)
+                       size_t events, size_t from, long snap_at, outlog_t *out, size_t *rebuilt,
+                       marks_t *marks)
 {
     sw_detector_t *det = sw_detect_new(p);
     gen_t g;
@@ -784,6 +792,9 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             record_json(rec, &buf);
             out_push(out, buf.data);
         }
+        if (rec && marks && marks->n < 64 &&
+            (rec->action == SW_ACTION_TRIGGER || rec->action == SW_ACTION_RESOLVE))
+            marks->at[marks->n++] = (long)i + 1;
     }
     sumctx_t sc = {out, &buf};
     sw_detect_finish(det, on_summary, &sc);
@@ -806,8 +817,9 @@ static void test_restore(void **state)
         size_t events = 2500;
         for (long snap_at = 137; snap_at < (long)events; snap_at += 311 + (long)(seed * 17 % 101)) {
             outlog_t a = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &a, &rebuilt);
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt);
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &a, &rebuilt, NULL);
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt,
+                       NULL);
             if (a.n != b.n) {
                 fprintf(stderr, "seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
                         (unsigned long long)seed, snap_at, a.n, b.n);
@@ -826,9 +838,52 @@ static void test_restore(void **state)
             out_clear(&b);
         }
     }
-    fprintf(stderr, "restore: %zu snapshot points, %zu records compared, %zu samples re-inserted\n",
-            points, compared, rebuilt);
-    assert_true(points > 100 && compared > 1000 && rebuilt > 1000);
+    /* Snapshot points right after a trigger (mid-episode: the verdict must
+     * survive) and right after a resolve (the horizon must survive). */
+    size_t marked = 0;
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        int nranks = 2 + (int)(seed % 5);
+        int njobs = 1 + (int)(seed % 3);
+        sw_params_t p = sw_params_default();
+        p.window_samples = 2 + (int64_t)(seed % 9);
+        p.stale_ms = seed % 2 ? 2000 : 0;
+        p.spike_min_bytes = 500;
+        int64_t scale = seed % 2 ? 1000000 : 1;
+        size_t events = 1500;
+        outlog_t a = {0};
+        marks_t mk = {{0}, 0};
+        run_stream(seed, nranks, njobs, p, scale, events, 0, -1, &a, &rebuilt, &mk);
+        out_clear(&a);
+        for (size_t m = 0; m < mk.n; m += 3) {
+            long snap_at = mk.at[m];
+            if (snap_at >= (long)events) continue;
+            outlog_t u = {0}, b = {0};
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &u, &rebuilt, NULL);
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt,
+                       NULL);
+            if (u.n != b.n) {
+                fprintf(stderr, "seed %llu snapshot after a trigger/resolve at %ld: %zu records "
+                                "uninterrupted, %zu restored\n",
+                        (unsigned long long)seed, snap_at, u.n, b.n);
+                fail();
+            }
+            for (size_t k = 0; k < u.n; k++)
+                if (strcmp(u.v[k], b.v[k]) != 0) {
+                    fprintf(stderr, "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\n"
+                                    "restored:      %s\n",
+                            (unsigned long long)seed, snap_at, k, u.v[k], b.v[k]);
+                    fail();
+                }
+            compared += u.n;
+            marked++;
+            out_clear(&u);
+            out_clear(&b);
+        }
+    }
+    fprintf(stderr, "restore: %zu snapshot points (%zu just after a trigger or a resolve), %zu "
+                    "records compared, %zu samples re-inserted\n",
+            points + marked, marked, compared, rebuilt);
+    assert_true(points > 100 && marked > 50 && compared > 1000 && rebuilt > 1000);
 }
 
 static void test_restore_refuses_other_params(void **state)
