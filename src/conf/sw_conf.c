@@ -208,6 +208,8 @@ struct sw_conf_s {
     kprop_t *kprops;         /**< order of last set */
     size_t n_kprops;
     size_t cap_kprops;
+    char **ignored_env;      /**< Kubernetes service-link variables passed over */
+    size_t n_ignored_env;
 };
 
 #define LIST_HINT "see 'stormwatch run -X list'"
@@ -777,7 +779,14 @@ void sw_conf_destroy(sw_conf_t *conf)
     for (size_t i = 0; i < P__CNT; i++) val_clear(&conf->vals[i]);
     for (size_t k = 0; k < conf->n_kprops; k++) kprop_clear(&conf->kprops[k]);
     free(conf->kprops);
+    for (size_t k = 0; k < conf->n_ignored_env; k++) free(conf->ignored_env[k]);
+    free(conf->ignored_env);
     free(conf);
+}
+
+const char *sw_conf_ignored_env(const sw_conf_t *conf, size_t i)
+{
+    return i < conf->n_ignored_env ? conf->ignored_env[i] : NULL;
 }
 
 static kprop_t *kprop_find(const sw_conf_t *conf, const char *name)
@@ -1008,6 +1017,80 @@ static void put_quoted_n(sw_buf_t *b, const char *s, size_t len)
     free(copy);
 }
 
+/* [0-9]+ over s[0..n). */
+static bool all_digits(const char *s, size_t n)
+{
+    if (!n) return false;
+    for (size_t k = 0; k < n; k++)
+        if (!isdigit((unsigned char)s[k])) return false;
+    return true;
+}
+
+/* An IP address as Kubernetes writes one (IPv4 or IPv6 characters). */
+static bool ip_like(const char *s)
+{
+    if (!*s) return false;
+    for (; *s; s++)
+        if (!isxdigit((unsigned char)*s) && *s != '.' && *s != ':') return false;
+    return true;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suf, size_t *pre)
+{
+    size_t k = strlen(suf);
+    if (n < k || strncmp(s + n - k, suf, k) != 0) return false;
+    *pre = n - k;
+    return true;
+}
+
+/* Whether var[0..len) = value is a variable Kubernetes injects for a
+ * Service whose name starts with "stormwatch" (service links, e.g. the
+ * stormwatch-metrics Service gives STORMWATCH_METRICS_SERVICE_HOST=10.0.0.7,
+ * STORMWATCH_METRICS_PORT=tcp://10.0.0.7:9464 and
+ * STORMWATCH_METRICS_PORT_9464_TCP_ADDR=10.0.0.7): the name's shape and the
+ * value's shape must both match, so that a mistyped property stays an
+ * error. */
+static bool service_link_var(const char *var, size_t len, const char *value)
+{
+    size_t pre;
+    bool url = strncmp(value, "tcp://", 6) == 0 || strncmp(value, "udp://", 6) == 0 ||
+               strncmp(value, "sctp://", 7) == 0;
+    bool digits = all_digits(value, strlen(value));
+    if (ends_with(var, len, "SERVICE_HOST", &pre) && (pre == 0 || var[pre - 1] == '_'))
+        return ip_like(value);
+    if (ends_with(var, len, "SERVICE_PORT", &pre) && (pre == 0 || var[pre - 1] == '_'))
+        return digits;
+    /* <SVC>_SERVICE_PORT_<PORTNAME> */
+    const char *sp = NULL;
+    for (const char *p = var; p + 13 <= var + len; p++)
+        if (strncmp(p, "SERVICE_PORT_", 13) == 0 && (p == var || p[-1] == '_')) sp = p;
+    if (sp && sp + 13 < var + len) return digits;
+    /* <SVC>_PORT_<n>_<PROTO>[_PROTO|_PORT|_ADDR] */
+    for (const char *p = var; p + 5 < var + len; p++) {
+        if (strncmp(p, "PORT_", 5) != 0 || (p != var && p[-1] != '_')) continue;
+        const char *n = p + 5, *e = var + len, *q = n;
+        while (q < e && isdigit((unsigned char)*q)) q++;
+        if (q == n || q >= e || *q != '_') continue;
+        q++;
+        size_t rest = (size_t)(e - q);
+        static const char *const protos[] = {"TCP", "UDP", "SCTP"};
+        for (size_t k = 0; k < 3; k++) {
+            size_t pl = strlen(protos[k]);
+            if (rest < pl || strncmp(q, protos[k], pl) != 0) continue;
+            const char *tail = q + pl;
+            size_t tl = (size_t)(e - tail);
+            if (tl == 0) return url;
+            if (tl == 6 && !strncmp(tail, "_PROTO", 6))
+                return !strcmp(value, "tcp") || !strcmp(value, "udp") || !strcmp(value, "sctp");
+            if (tl == 5 && !strncmp(tail, "_PORT", 5)) return digits;
+            if (tl == 5 && !strncmp(tail, "_ADDR", 5)) return ip_like(value);
+        }
+    }
+    /* <SVC>_PORT */
+    if (ends_with(var, len, "PORT", &pre) && (pre == 0 || var[pre - 1] == '_')) return url;
+    return false;
+}
+
 /* Apply one STORMWATCH_ variable: @p var points after the prefix, its
  * name ends at @p eq. */
 static sw_err_t env_apply(sw_conf_t *conf, const char *entry, const char *var, const char *eq,
@@ -1037,6 +1120,15 @@ static sw_err_t env_apply(sw_conf_t *conf, const char *entry, const char *var, c
             sw_buf_puts(&name, prop_table[i].name);
             mapped = true;
         }
+    }
+    if (!mapped && service_link_var(var, len, eq + 1)) {
+        /* Kubernetes injects these for every Service of the namespace
+         * (unless the pod sets enableServiceLinks: false): not ours. */
+        conf->ignored_env = sw_reallocarray(conf->ignored_env, conf->n_ignored_env + 1,
+                                            sizeof(*conf->ignored_env));
+        conf->ignored_env[conf->n_ignored_env++] = sw_memdup0(entry, (size_t)(eq - entry));
+        sw_buf_clear(&name);
+        return SW_OK;
     }
     if (!mapped) {
         put_env_name(&name, var, len);
@@ -1359,4 +1451,7 @@ void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out)
         sw_buf_printf(out, "%s=%s\n", kp->name,
                       sw_conf_is_secret(kp->name) ? REDACTED : kp->value);
     }
+    for (size_t k = 0; k < conf->n_ignored_env; k++)
+        sw_buf_printf(out, "# ignored: %s (a Kubernetes service link variable)\n",
+                      conf->ignored_env[k]);
 }

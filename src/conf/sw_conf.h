@@ -132,6 +132,17 @@ sw_err_t sw_conf_load_file(sw_conf_t *conf, const char *path, char *errstr, size
 sw_err_t sw_conf_load_env(sw_conf_t *conf, char *const *envp, char *errstr, size_t errstr_size);
 
 /**
+ * @brief The i-th STORMWATCH_* variable sw_conf_load_env() passed over as a
+ *        Kubernetes service link (the variables Kubernetes injects for a
+ *        Service named stormwatch-*: <SVC>_SERVICE_HOST, <SVC>_SERVICE_PORT
+ *        [_<NAME>], <SVC>_PORT, <SVC>_PORT_<n>_<PROTO>[_PROTO|_PORT|_ADDR],
+ *        each with a value of the shape Kubernetes writes).
+ * @returns the variable's name (borrowed: valid until sw_conf_destroy()),
+ *          or NULL when i is past the last one.
+ */
+const char *sw_conf_ignored_env(const sw_conf_t *conf, size_t i);
+
+/**
  * @brief Current value of an int property.
  * @returns SW_OK; SW_ERR_NOT_FOUND (no such property) or
  *          SW_ERR_INVALID_ARG (not an int property), *valp then untouched.

@@ -446,6 +446,32 @@ for rel, path in renders:
     eff = effective(props, {k2: v for k2, v in env.items() if not v.startswith(("redacted", "from-field"))})
     check(eff["bootstrap.servers"] != "", "%s: bootstrap.servers is set (empty would start the mock cluster)" % rel)
     dumped = daemon_dump(conf_text, {k2: v for k2, v in env.items() if k2.startswith("STORMWATCH_")}, rel)
+    # Kubernetes service links: enableServiceLinks is off in the pod, and
+    # should a cluster inject them anyway (older controllers, a copied
+    # manifest), the variables of every Service of the render are passed
+    # over, not fatal.
+    check(pod.get("enableServiceLinks") is False, "%s: enableServiceLinks: false" % rel)
+    links = {}
+    for svc in by_kind.get("Service", []):
+        up = svc["metadata"]["name"].upper().replace("-", "_")
+        ip = "10.96.0.17"
+        links[up + "_SERVICE_HOST"] = ip
+        for i, sp in enumerate(svc["spec"].get("ports", [])):
+            port, proto = sp.get("port"), sp.get("protocol", "TCP")
+            if i == 0:
+                links[up + "_SERVICE_PORT"] = str(port)
+                links[up + "_PORT"] = "%s://%s:%s" % (proto.lower(), ip, port)
+            if sp.get("name"):
+                links[up + "_SERVICE_PORT_" + sp["name"].upper().replace("-", "_")] = str(port)
+            base = "%s_PORT_%s_%s" % (up, port, proto)
+            links[base] = "%s://%s:%s" % (proto.lower(), ip, port)
+            links[base + "_PROTO"] = proto.lower()
+            links[base + "_PORT"] = str(port)
+            links[base + "_ADDR"] = ip
+    sw_links = {k2: v for k2, v in links.items() if k2.startswith("STORMWATCH_")}
+    check(len(sw_links) > 0, "%s: the render has a stormwatch-* Service (service links to test)" % rel)
+    daemon_dump(conf_text, dict({k2: v for k2, v in env.items() if k2.startswith("STORMWATCH_")},
+                                **sw_links), rel + " with Kubernetes service-link variables")
     if dumped is not None:
         for k2, v in env.items():
             if k2.startswith("STORMWATCH_") and not v.startswith(("redacted", "from-field")):

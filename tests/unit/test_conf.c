@@ -565,6 +565,46 @@ static int test_env(void)
         SW_ASSERT_STREQ(errstr, bad_env[i].msg);
     }
     SW_ASSERT_I64(sw_conf_load_env(conf, NULL, errstr, sizeof(errstr)), SW_OK);
+
+    /* Kubernetes service links of Services named stormwatch and
+     * stormwatch-metrics (what a pod in the namespace gets unless
+     * enableServiceLinks is false) are passed over, and dump says so. */
+    char *k8s[] = {
+        "STORMWATCH_METRICS_SERVICE_HOST=10.96.12.7",
+        "STORMWATCH_METRICS_SERVICE_PORT=9464",
+        "STORMWATCH_METRICS_SERVICE_PORT_METRICS=9464",
+        "STORMWATCH_METRICS_PORT=tcp://10.96.12.7:9464",
+        "STORMWATCH_METRICS_PORT_9464_TCP=tcp://10.96.12.7:9464",
+        "STORMWATCH_METRICS_PORT_9464_TCP_PROTO=tcp",
+        "STORMWATCH_METRICS_PORT_9464_TCP_PORT=9464",
+        "STORMWATCH_METRICS_PORT_9464_TCP_ADDR=10.96.12.7",
+        "STORMWATCH_SERVICE_HOST=fd00::12",
+        "STORMWATCH_PORT=tcp://[fd00::12]:8080",
+        NULL,
+    };
+    err = sw_conf_load_env(conf, k8s, errstr, sizeof(errstr));
+    SW_ASSERT(err == SW_OK, "service links refused: %s", errstr);
+    size_t ni = 0;
+    while (sw_conf_ignored_env(conf, ni)) ni++;
+    SW_ASSERT_I64(ni, 10);
+    SW_ASSERT_STREQ(sw_conf_ignored_env(conf, 3), "STORMWATCH_METRICS_PORT");
+    sw_buf_t dump;
+    sw_buf_init(&dump);
+    sw_conf_dump(conf, &dump);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&dump),
+                       "# ignored: STORMWATCH_METRICS_PORT_9464_TCP_ADDR (a Kubernetes service link "
+                       "variable)");
+    sw_buf_clear(&dump);
+    /* The same names with values Kubernetes never writes stay errors. */
+    static const char *const not_links[] = {"STORMWATCH_METRICS_PORT=9464",
+                                            "STORMWATCH_METRICS_SERVICE_HOST=metrics.local",
+                                            "STORMWATCH_METRICS_PORT_9464_TCP_PROTO=http",
+                                            "STORMWATCH_WINDOW_SAMPLE=tcp://1.2.3.4:5"};
+    for (size_t i = 0; i < sizeof(not_links) / sizeof(not_links[0]); i++) {
+        char *one[] = {(char *)not_links[i], NULL};
+        SW_ASSERT(sw_conf_load_env(conf, one, errstr, sizeof(errstr)) == SW_ERR_NOT_FOUND,
+                  "%s accepted", not_links[i]);
+    }
     sw_conf_destroy(conf);
     return 0;
 }
