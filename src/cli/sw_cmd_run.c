@@ -117,18 +117,18 @@ int sw_cmd_run(int argc, char **argv)
             goto done;
         }
     }
-    if (dump) {
-        sw_conf_dump(conf, &out);
-        fputs(sw_buf_cstr(&out), stdout);
-        rc = SW_EXIT_OK;
-        goto done;
-    }
     sw_log_level_t level = SW_LOG_INFO;
     sw_log_parse_level(sw_conf_get_str(conf, "log.level"), &level);
     sw_log_t log = sw_log_make(level, "stormwatch run");
     sw_kafka_ctx_t kctx = {&log, NULL, false, ""};
 
-    /* Every setting is checked before anything starts or connects. */
+    for (size_t i = 0; sw_conf_ignored_env(conf, i); i++)
+        sw_log(&log, SW_LOG_DEBUG, "environment variable %s passed over (a Kubernetes service link)",
+               sw_conf_ignored_env(conf, i));
+
+    /* Every setting is checked before anything starts or connects; -X dump
+     * runs exactly these checks, so a configuration it prints is one that
+     * run accepts. */
     if (sw_conf_check(conf, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch run: %s\n", err);
         goto done;
@@ -142,6 +142,12 @@ int sw_cmd_run(int argc, char **argv)
             goto done;
         }
         rd_kafka_conf_destroy(kc);
+    }
+    if (dump) {
+        sw_conf_dump(conf, &out);
+        fputs(sw_buf_cstr(&out), stdout);
+        rc = SW_EXIT_OK;
+        goto done;
     }
 
     volatile sig_atomic_t *running = sw_main_running();

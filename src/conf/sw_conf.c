@@ -1261,6 +1261,18 @@ sw_err_t sw_conf_check(const sw_conf_t *conf, char *errstr, size_t errstr_size)
                      prop_table[P_PAGERDUTY_ROUTING_KEY].name);
         return SW_ERR_INVALID_ARG;
     }
+    /* PagerDuty answers 400 to any other key: say so before connecting
+     * (the length only; the value is a secret). */
+    size_t klen = strlen(conf->vals[P_PAGERDUTY_ROUTING_KEY].text);
+    if (strcmp(conf->vals[P_OUTPUT_FORMAT].text, "pagerduty") == 0 && klen != 32) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size,
+                     "configuration property \"%s\": value [redacted] is %zu characters long "
+                     "(expected the 32-character integration key of a PagerDuty Events API v2 "
+                     "integration)",
+                     prop_table[P_PAGERDUTY_ROUTING_KEY].name, klen);
+        return SW_ERR_INVALID_ARG;
+    }
     return SW_OK;
 }
 

@@ -753,7 +753,8 @@ static void test_alertmanager_shape(void **state)
 
 /* ---- configuration and the binary ------------------------------------------ */
 
-#define SECRET "S3cr3t-R0uting-K3y-7f1e"
+/* 28 characters: with a 4-character suffix, a 32-character routing key. */
+#define SECRET "S3cr3tR0utingK3y7f1e00000000"
 
 static void test_conf_check(void **state)
 {
@@ -764,7 +765,7 @@ static void test_conf_check(void **state)
     assert_int_equal(sw_conf_set(conf, "output.format", "pagerduty", err, sizeof(err)), SW_CONF_OK);
     assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_ERR_INVALID_ARG);
     assert_non_null(strstr(err, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
-    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", SECRET, err, sizeof(err)), SW_CONF_OK);
+    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", SECRET "abcd", err, sizeof(err)), SW_CONF_OK);
     assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
     assert_true(sw_conf_is_secret("pagerduty.routing.key"));
     sw_buf_t out;
@@ -819,20 +820,21 @@ static void test_binary_secrets(void **state)
     snprintf(dir, sizeof(dir), "%s/pager", sw_test_tmp());
     snprintf(conf_path, sizeof(conf_path), "%s/pager.conf", dir);
     assert_int_equal(run_cmd(&out, "mkdir -p '%s' && printf 'output.format = pagerduty\\n"
-                                   "pagerduty.routing.key = %s-file\\n' > '%s'",
+                                   "pagerduty.routing.key = %sfile\\n' > '%s'",
                              dir, SECRET, conf_path),
                      0);
     /* -X, a file and the environment: dumped redacted. */
     for (int i = 0; i < 3; i++) {
         int rc;
         if (i == 0)
-            rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%s-x "
+            rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%sxxxx "
                                "-X dump 2>&1",
                          bin, SECRET);
         else if (i == 1)
             rc = run_cmd(&out, "'%s' run -c '%s' -X dump 2>&1", bin, conf_path);
         else
-            rc = run_cmd(&out, "STORMWATCH_PAGERDUTY_ROUTING_KEY=%s-env '%s' run -X dump 2>&1",
+            rc = run_cmd(&out, "STORMWATCH_PAGERDUTY_ROUTING_KEY=%s-env "
+                               "STORMWATCH_OUTPUT_FORMAT=pagerduty '%s' run -X dump 2>&1",
                          SECRET, bin);
         assert_int_equal(rc, 0);
         if (!strstr(out.data, "\npagerduty.routing.key=[redacted]\n") || strstr(out.data, SECRET))
@@ -846,6 +848,16 @@ static void test_binary_secrets(void **state)
     assert_int_equal(rc, 2);
     assert_non_null(strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
     assert_true(sw_proc_now_ms() - t0 < 10000);
+    /* -X dump runs run's checks: the same configuration, the same exit 2. */
+    rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X dump 2>&1", bin);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
+    /* PagerDuty keys are 32 characters; it answers 400 to others. */
+    rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%s -X dump 2>&1",
+                 bin, SECRET);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out.data, "is 28 characters long (expected the 32-character integration key"));
+    assert_null(strstr(out.data, SECRET));
     /* A bad value: the error never quotes the secret. */
     rc = run_cmd(&out, "'%s' run -X 'pagerduty.routing.key=%s has blanks but is far too long for a "
                        "routing key: %0250d' 2>&1",
@@ -948,7 +960,7 @@ static void test_daemon(void **state)
                      "stale.ms=0", "-X", "state.restore=off", "-X", "commit.interval.ms=200",
                      "-X", "job.idle.ms=1500", "-X", "log.level=debug", "-X",
                      "kafka.consumer.session.timeout.ms=6000", NULL};
-    setenv("STORMWATCH_PAGERDUTY_ROUTING_KEY", SECRET, 1);
+    setenv("STORMWATCH_PAGERDUTY_ROUTING_KEY", SECRET "abcd", 1);
     snprintf(out_path, sizeof(out_path), "%s/run.out", dir);
     snprintf(err_path, sizeof(err_path), "%s/run.err", dir);
     pid_t daemon = sw_proc_spawn(dargv, out_path, err_path);
@@ -992,7 +1004,7 @@ static void test_daemon(void **state)
         assert_string_equal(sw_kmsg_header(&m[i], "stormwatch.format"), "pagerduty");
         assert_string_equal(sw_kmsg_header(&m[i], "content-type"), "application/json");
         json_t *pd = parse_buf(m[i].value, m[i].len);
-        assert_string_equal(str_of(pd, "routing_key"), SECRET);
+        assert_string_equal(str_of(pd, "routing_key"), SECRET "abcd");
         assert_string_equal(str_of(pd, "event_action"), actions[i]);
         json_t *p = json_object_get(pd, "payload");
         json_t *cd = json_object_get(p, "custom_details");
