@@ -103,6 +103,7 @@ static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"}
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
 typedef struct run_s {
+    int64_t last_event_ms;   /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
     const sw_log_t *log;
@@ -567,6 +568,14 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
     r->st.bytes += m->len;
     if (p->m_events) sw_metrics_series_add(p->m_events, 1);
     m_add(r, SW_M_INPUT_BYTES, m->len);
+    if (r->m) {
+        /* The newest message's timestamp (CreateTime or LogAppendTime). */
+        int64_t ts_ms = rd_kafka_message_timestamp(m, NULL);
+        if (ts_ms > r->last_event_ms) {
+            r->last_event_ms = ts_ms;
+            sw_metrics_set_double(r->m, SW_M_LAST_EVENT_TIMESTAMP, (double)ts_ms / 1000.0);
+        }
+    }
     p->next = m->offset + 1;
     if (!decode(r, m, &ev, err, sizeof(err), &rc)) {
         bool invalid = rc == SW_ERR_INVALID_ARG;

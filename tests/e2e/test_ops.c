@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sw_codec_telemetry.h"
@@ -242,6 +243,14 @@ static int test_daemon(void)
             fprintf(stderr, "FAIL: %s is %g, expected %g\n", exact[i].series, v, exact[i].want);
             failed = 1;
         }
+    }
+    /* The newest input message's timestamp: produced during this test. */
+    double last_ts = sw_test_metric(body.data, "stormwatch_last_event_timestamp_seconds");
+    double now_s = (double)time(NULL);
+    if (!(last_ts > now_s - 600 && last_ts <= now_s + 5)) {
+        fprintf(stderr, "FAIL: stormwatch_last_event_timestamp_seconds is %f, now is %f\n", last_ts,
+                now_s);
+        failed = 1;
     }
     snprintf(series, sizeof(series), "stormwatch_consumer_lag{topic=\"in.ops\",partition=\"0\"}");
     if (sw_test_metric(body.data, series) != 0) {
