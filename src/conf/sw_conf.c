@@ -164,7 +164,9 @@ static const prop_t prop_table[P__CNT] = {
         "at_least_once commits offsets after alerts are delivered; exactly_once uses Kafka "
         "transactions."),
     [P_COMMIT_INTERVAL_MS] = INT_PROP("commit.interval.ms", 10, 3600000, "1000",
-        "Interval in ms between offset commits (or transaction commits)."),
+        "Interval in ms between offset commits (or transaction commits); unset with "
+        "processing.guarantee=exactly_once it is 100 (as Kafka Streams), so alerts wait at "
+        "most ~100 ms for their transaction."),
     [P_STATE_RESTORE] = ENUM_PROP("state.restore", on_off, "on",
         "on: snapshot per-partition state to state.topic and rebuild it when a partition is "
         "assigned (restart, rebalance), so alerts are neither lost nor repeated; off: start "
@@ -193,6 +195,7 @@ typedef struct conf_val_s {
     bool b;        /**< PROP_BOOL */
     char **elems;  /**< PROP_LIST elements (owned) */
     size_t n_elems;
+    bool set;      /**< set by the user (file, environment, -X), not the default */
 } conf_val_t;
 
 /** One pass-through property. */
@@ -784,6 +787,12 @@ void sw_conf_destroy(sw_conf_t *conf)
     free(conf);
 }
 
+bool sw_conf_is_set(const sw_conf_t *conf, const char *name)
+{
+    size_t idx;
+    return prop_find(name, &idx) && conf->vals[idx].set;
+}
+
 const char *sw_conf_ignored_env(const sw_conf_t *conf, size_t i)
 {
     return i < conf->n_ignored_env ? conf->ignored_env[i] : NULL;
@@ -823,6 +832,7 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
         if (res != SW_CONF_OK) return res;
         val_clear(&conf->vals[idx]);
         conf->vals[idx] = val;
+        conf->vals[idx].set = value != NULL;
         return SW_CONF_OK;
     }
 

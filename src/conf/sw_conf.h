@@ -143,6 +143,13 @@ sw_err_t sw_conf_load_env(sw_conf_t *conf, char *const *envp, char *errstr, size
 const char *sw_conf_ignored_env(const sw_conf_t *conf, size_t i);
 
 /**
+ * @brief Whether a table property was set by the user (a file, the
+ *        environment or -X, even to its default value) rather than left at
+ *        its default. false for unknown names.
+ */
+bool sw_conf_is_set(const sw_conf_t *conf, const char *name);
+
+/**
  * @brief Current value of an int property.
  * @returns SW_OK; SW_ERR_NOT_FOUND (no such property) or
  *          SW_ERR_INVALID_ARG (not an int property), *valp then untouched.

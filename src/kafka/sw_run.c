@@ -1336,6 +1336,11 @@ int sw_run(const sw_run_opts_t *opts)
     r.params = sw_conf_params(conf);
     sw_conf_get_i64(conf, "job.idle.ms", &r.idle_ms);
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
+    /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
+     * unless the user chose an interval. */
+    if (!strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") &&
+        !sw_conf_is_set(conf, "commit.interval.ms"))
+        r.commit_interval_ms = 100;
     sw_conf_get_i64(conf, "snapshot.interval.ms", &r.snapshot_interval_ms);
     r.restore = strcmp(sw_conf_get_str(conf, "state.restore"), "on") == 0;
     r.eos = strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") == 0;

@@ -511,6 +511,11 @@ static int test_env(void)
     SW_ASSERT_I64(v, 100);
     sw_conf_get_i64(conf, "avro.schema.id.alert", &v);
     SW_ASSERT_I64(v, 42);
+    /* What the user set, and what is a default (exactly_once's commit
+     * interval of 100 ms applies only to an unset commit.interval.ms). */
+    SW_ASSERT(sw_conf_is_set(conf, "window.samples"), "window.samples set by the environment");
+    SW_ASSERT(!sw_conf_is_set(conf, "commit.interval.ms"), "commit.interval.ms left at its default");
+    SW_ASSERT(!sw_conf_is_set(conf, "no.such.property"), "unknown names are not set");
     SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
     SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b");
 
