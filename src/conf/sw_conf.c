@@ -217,6 +217,9 @@ struct sw_conf_s {
 
 #define LIST_HINT "see 'stormwatch run -X list'"
 #define REDACTED "[redacted]"
+/* -X dump: whether a secret is set, never its value. */
+#define REDACTED_SET "[redacted, set]"
+#define REDACTED_UNSET "[redacted, unset]"
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers. */
@@ -272,8 +275,13 @@ static bool name_looks_secret(const char *name)
         /* The name itself, or any dotted suffix of it. */
         if (has_suffix_ci(name, secrets[i]) && (n == m || name[n - m - 1] == '.')) return true;
     }
-    return has_suffix_ci(name, ".password") || strcasecmp(name, "password") == 0 ||
-           strcasestr(name, "secret") != NULL;
+    /* Anything that looks like one: a misspelled secret (kafka.sasl.pasword)
+     * must not be printed either. Over-redacting a path is harmless. */
+    static const char *const parts[] = {"pass", "pasw", "pwd", "secret", "key", "token",
+                                        "credential", NULL};
+    for (size_t i = 0; parts[i]; i++)
+        if (strcasestr(name, parts[i])) return true;
+    return false;
 }
 
 static const prop_t *prop_find(const char *name, size_t *idxp)
@@ -1466,12 +1474,16 @@ void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out)
     for (size_t i = 0; i < P__CNT; i++) {
         const prop_t *prop = &prop_table[i];
         sw_buf_printf(out, "%s=%s\n", prop->name,
-                      sw_conf_is_secret(prop->name) ? REDACTED : conf->vals[i].text);
+                      !sw_conf_is_secret(prop->name) ? conf->vals[i].text
+                      : *conf->vals[i].text         ? REDACTED_SET
+                                                    : REDACTED_UNSET);
     }
     for (size_t k = 0; k < conf->n_kprops; k++) {
         const kprop_t *kp = &conf->kprops[k];
         sw_buf_printf(out, "%s=%s\n", kp->name,
-                      sw_conf_is_secret(kp->name) ? REDACTED : kp->value);
+                      !sw_conf_is_secret(kp->name) ? kp->value
+                      : *kp->value                 ? REDACTED_SET
+                                                   : REDACTED_UNSET);
     }
     for (size_t k = 0; k < conf->n_ignored_env; k++)
         sw_buf_printf(out, "# ignored: %s (a Kubernetes service link variable)\n",

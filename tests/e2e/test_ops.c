@@ -112,10 +112,10 @@ static int test_dump(void)
     sw_buf_init(&out);
     SW_ASSERT(read_file(path_in("dump.out"), &out) == 0, "no dump output");
     int failed = check_no_secret("-X dump", out.data);
-    if (!strstr(out.data, "kafka.sasl.password=[redacted]") ||
-        !strstr(out.data, "kafka.producer.ssl.key.password=[redacted]") ||
-        !strstr(out.data, "kafka.ssl.keystore.password=[redacted]") ||
-        !strstr(out.data, "kafka.consumer.ssl.key.password=[redacted]") ||
+    if (!strstr(out.data, "kafka.sasl.password=[redacted, set]") ||
+        !strstr(out.data, "kafka.producer.ssl.key.password=[redacted, set]") ||
+        !strstr(out.data, "kafka.ssl.keystore.password=[redacted, set]") ||
+        !strstr(out.data, "kafka.consumer.ssl.key.password=[redacted, set]") ||
         !strstr(out.data, "kafka.sasl.username=file-user")) {
         fprintf(stderr, "FAIL: -X dump does not list the secrets as redacted or the user name:\n%s\n",
                 out.data);

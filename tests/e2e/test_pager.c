@@ -771,7 +771,7 @@ static void test_conf_check(void **state)
     sw_buf_t out;
     sw_buf_init(&out);
     sw_conf_dump(conf, &out);
-    assert_non_null(strstr(sw_buf_cstr(&out), "\npagerduty.routing.key=[redacted]\n"));
+    assert_non_null(strstr(sw_buf_cstr(&out), "\npagerduty.routing.key=[redacted, set]\n"));
     assert_null(strstr(sw_buf_cstr(&out), SECRET));
     /* Alertmanager needs no key; its URL is checked. */
     assert_int_equal(sw_conf_set(conf, "output.format", "alertmanager", err, sizeof(err)), SW_CONF_OK);
@@ -837,7 +837,7 @@ static void test_binary_secrets(void **state)
                                "STORMWATCH_OUTPUT_FORMAT=pagerduty '%s' run -X dump 2>&1",
                          SECRET, bin);
         assert_int_equal(rc, 0);
-        if (!strstr(out.data, "\npagerduty.routing.key=[redacted]\n") || strstr(out.data, SECRET))
+        if (!strstr(out.data, "\npagerduty.routing.key=[redacted, set]\n") || strstr(out.data, SECRET))
             fail_msg("dump %d shows the key or lacks the redacted line:\n%s", i, out.data);
     }
     /* No key: a config error naming the property, exit 2, nothing connects
@@ -848,6 +848,14 @@ static void test_binary_secrets(void **state)
     assert_int_equal(rc, 2);
     assert_non_null(strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
     assert_true(sw_proc_now_ms() - t0 < 10000);
+    /* A misspelled secret: refused by dump as by run, the value never printed. */
+    rc = run_cmd(&out, "'%s' run -X kafka.sasl.pasword=%s -X dump 2>&1", bin, SECRET);
+    assert_int_equal(rc, 2);
+    assert_null(strstr(out.data, SECRET));
+    rc = run_cmd(&out, "STORMWATCH_KAFKA_SSL_KEY_PASSWRD=%s '%s' run -X dump 2>&1", SECRET, bin);
+    assert_int_equal(rc, 2);
+    assert_null(strstr(out.data, SECRET));
+    assert_non_null(strstr(out.data, "kafka.ssl.key.passwrd"));
     /* -X dump runs run's checks: the same configuration, the same exit 2. */
     rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X dump 2>&1", bin);
     assert_int_equal(rc, 2);

@@ -67,7 +67,7 @@ static void check_dump(const sw_conf_t *conf, const char *dump)
         FUZZ_CHECK(strncmp(kp.name, "kafka.", 6) == 0, "pass-through name %s", kp.name);
         FUZZ_CHECK(kp.rk_name > kp.name && kp.rk_name[0] != '\0', "librdkafka name of %s",
                    kp.name);
-        if (!kp.secret || strcmp(kp.value, "[redacted]") == 0) continue;
+        if (!kp.secret || strncmp(kp.value, "[redacted", 9) == 0) continue;
         sw_buf_t line;
         sw_buf_init(&line);
         sw_buf_printf(&line, "%s=%s", kp.name, kp.value);
@@ -87,7 +87,7 @@ static void check_dump_roundtrip(const sw_conf_t *conf)
     const char *text = sw_buf_cstr(&dump);
     FUZZ_CHECK(strlen(text) == dump.len, "dump holds a NUL byte");
     check_dump(conf, text);
-    bool redacted = strstr(text, "[redacted]") != NULL;
+    bool redacted = strstr(text, "[redacted") != NULL;
     size_t idx = 0, n_kafka = 0;
     sw_conf_kafka_t kp;
     while (sw_conf_kafka_next(conf, &idx, &kp)) {
