@@ -377,6 +377,28 @@ bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
     return js.p < js.end && *js.p == '{' && sw_json_metadata_phase(&js, ps, &has, 1) && has;
 }
 
+/* The identifier bounds (SW_IDENT_MAX), after SPEC 2's rules. */
+static sw_err_t ident_bounds(const sw_event_t *ev, char *errstr, size_t errstr_size)
+{
+    const struct {
+        const char *name;
+        bool set;
+        sw_str_t s;
+    } ids[] = {{"event_type", true, ev->event_type},
+               {"job_id", ev->has_job_id, ev->job_id},
+               {"host", true, ev->host},
+               {"session_id", ev->has_session_id, ev->session_id}};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+        if (ids[i].set && ids[i].s.len > SW_IDENT_MAX) {
+            snprintf(errstr, errstr_size,
+                     "field \"%s\" is %zu bytes long, expected at most %d (identifiers are "
+                     "bounded so that every alert fits in a Kafka message)",
+                     ids[i].name, ids[i].s.len, SW_IDENT_MAX);
+            return SW_ERR_INVALID_ARG;
+        }
+    return SW_OK;
+}
+
 /* Shared by JSON and Avro paths: SPEC 2 rules over captured values. */
 static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_t errstr_size)
 {
@@ -586,6 +608,8 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
     }
     sw_err_t err = validate(f, ev, errstr, errstr_size);
     if (err) return err;
+    err = ident_bounds(ev, errstr, errstr_size);
+    if (err) return err;
     carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
     carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
     carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);
@@ -650,5 +674,5 @@ sw_err_t sw_event_validate(const sw_event_t *ev, char *errstr, size_t errstr_siz
                  (long long)ev->sampling_interval_ms);
         return SW_ERR_INVALID_ARG;
     }
-    return SW_OK;
+    return ident_bounds(ev, errstr, errstr_size);
 }

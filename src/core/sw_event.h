@@ -20,6 +20,12 @@ typedef enum sw_ev_kind_e {
     SW_EV_PHASE_EXIT = 3   /**< event_type is exactly "phase_exit" */
 } sw_ev_kind_t;
 
+/** Longest event_type, job_id, host and session_id accepted, in bytes: an
+ *  event with a longer one is invalid (dead-lettered), so that every alert
+ *  it can cause fits in a Kafka message (a record repeats the job id, and
+ *  each suspect its host and session). */
+#define SW_IDENT_MAX 1024
+
 /** Maximum number of path elements kept for a phase scope. */
 #define SW_PHASE_PATH_MAX 32
 

@@ -801,33 +801,64 @@ static void test_long_strings(void **state)
     sw_event_t ev;
     char err[256] = "";
 
-    /* 1 MiB plain host (fast path) */
+    /* 1 MiB plain string (fast path), in a carried field: identifiers
+     * (event_type, job_id, host, session_id) are bounded, see below. */
     g_case = "1 MiB plain string";
-    sw_buf_puts(&b, "{" BASE ", \"host\": \"");
+    sw_buf_puts(&b, "{" BASE ", \"context\": \"");
     for (size_t i = 0; i < n; i++) sw_buf_putc(&b, (char)('a' + i % 26));
     sw_buf_puts(&b, "\"}");
     sw_err_t rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
     SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
     if (rc == SW_OK) {
-        CHECK_I64(ev.host.len, n);
-        SW_CHECK(ev.host.ptr[0] == 'a' && ev.host.ptr[n - 1] == (char)('a' + (n - 1) % 26),
-              "first/last bytes %c/%c", ev.host.ptr[0], ev.host.ptr[n - 1]);
+        CHECK_I64(ev.context.value.len, n);
+        SW_CHECK(ev.context.value.ptr[0] == 'a' &&
+                     ev.context.value.ptr[n - 1] == (char)('a' + (n - 1) % 26),
+                 "first/last bytes %c/%c", ev.context.value.ptr[0], ev.context.value.ptr[n - 1]);
     }
 
-    /* 1 MiB of escapes in a job_id (slow path, scratch space) then a
-     * short line on the same decoder */
+    /* 1 MiB of escapes (slow path, scratch space) then a short line on the
+     * same decoder */
     g_case = "1 MiB of escapes";
     b.len = 0;
-    sw_buf_puts(&b, "{" BASE ", \"job_id\": \"");
+    sw_buf_puts(&b, "{" BASE ", \"collector\": \"");
     for (size_t i = 0; i < n / 2; i++) sw_buf_puts(&b, i % 2 ? "\\n" : "\\u00e9");
     sw_buf_puts(&b, "\", \"host\": \"x\\ty\"}");
     rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
     SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
     if (rc == SW_OK) {
-        CHECK_I64(ev.job_id.len, (n / 4) * 2 + (n / 4) * 1);
-        SW_CHECK(memcmp(ev.job_id.ptr, "\xc3\xa9\n\xc3\xa9\n", 6) == 0, "job_id starts with %02x",
-              (unsigned char)ev.job_id.ptr[0]);
+        CHECK_I64(ev.collector.value.len, (n / 4) * 2 + (n / 4) * 1);
+        SW_CHECK(memcmp(ev.collector.value.ptr, "\xc3\xa9\n\xc3\xa9\n", 6) == 0,
+                 "collector starts with %02x", (unsigned char)ev.collector.value.ptr[0]);
         CHECK_BYTES(ev.host, "x\ty", 3);
+    }
+
+    /* Identifiers longer than SW_IDENT_MAX bytes make the event invalid,
+     * naming the field and its length (a 600 KB job_id would make an
+     * unsendable alert). */
+    static const char *const ids[] = {"job_id", "host", "session_id", "event_type"};
+    for (size_t k = 0; k < 4; k++) {
+        for (size_t len = SW_IDENT_MAX; len <= SW_IDENT_MAX + 1; len++) {
+            static char nm[80];
+            snprintf(nm, sizeof(nm), "%s of %zu bytes", ids[k], len);
+            g_case = nm;
+            b.len = 0;
+            sw_buf_printf(&b, "{\"timestamp_ns\": 1, \"%s\": \"", ids[k]);
+            for (size_t i = 0; i < len; i++) sw_buf_putc(&b, 'j');
+            if (strcmp(ids[k], "event_type") != 0) sw_buf_puts(&b, "\", \"event_type\": \"x\"}");
+            else sw_buf_puts(&b, "\"}");
+            rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
+            if (len <= SW_IDENT_MAX) {
+                SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
+            } else {
+                char want[200];
+                snprintf(want, sizeof(want),
+                         "field \"%s\" is %zu bytes long, expected at most %d (identifiers are "
+                         "bounded so that every alert fits in a Kafka message)",
+                         ids[k], len, SW_IDENT_MAX);
+                SW_CHECK(rc == SW_ERR_INVALID_ARG && strcmp(err, want) == 0, "got %d \"%s\"",
+                         (int)rc, err);
+            }
+        }
     }
     g_case = "short line after long ones";
     const char *shortl = "{\"timestamp_ns\": 7, \"event_type\": \"x\", \"host\": \"\\u0041\"}";
