@@ -58,10 +58,14 @@ done < purity-undefined.txt
 if [ -s purity-forbidden.txt ]; then
     bad "libsw_core.a calls functions outside its allow-list: $(tr '\n' ' ' < purity-forbidden.txt)"
 fi
-# Writable data (B/D/C/G/S: bss, data, common, small data). Sanitizer
-# builds add their own module descriptors; skip those.
-nm --defined-only "$core_lib" | awk 'NF==3 && $2 ~ /^[BbDdCGgSs]$/ {print $3}' \
-    | grep -v '^\(__asan\|__ubsan\|__sancov\|\.L\|___asan\)' > purity-data.txt || true
+# Writable data: symbols in .data or .bss sections (.data.rel.ro is
+# read-only after relocation: a "static const char *const" lives there in
+# position-independent builds). Sanitizer builds add their own module
+# descriptors; skip those.
+objdump -t "$core_lib" | awk '$0 ~ / O / || $0 ~ / [lg] +[A-Za-z]* *\.(data|bss)/ {
+        for (i = 1; i <= NF; i++) if ($i ~ /^\.(data|bss|sdata|sbss)/) { sec = $i; break }
+        if (sec ~ /^\.(data|bss|sdata|sbss)/ && sec !~ /^\.data\.rel\.ro/) print $NF; sec = "" }' \
+    | grep -v '^\(__asan\|__ubsan\|__sancov\|\.L\|___asan\|\.data\|\.bss\)' > purity-data.txt || true
 if [ -s purity-data.txt ]; then
     bad "libsw_core.a defines writable data (globals or statics): $(tr '\n' ' ' < purity-data.txt)"
 fi
