@@ -103,6 +103,7 @@ static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"}
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
 typedef struct run_s {
+    bool assigned_once;      /* a rebalance callback assigned (maybe nothing) */
     int64_t last_event_ms;   /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
@@ -1081,6 +1082,26 @@ static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
 
 /* ---- rebalances -------------------------------------------------------- */
 
+/* librdkafka before 2.3.0 asserts in rd_kafka_sticky_assignor_state_destroy
+ * when a cooperative-sticky consumer that has joined its group (the group
+ * chose the protocol) is destroyed before its first assignment (upstream
+ * issue 4312). At stop, give the assignment a moment to arrive (it is
+ * normally in flight: SyncGroup follows JoinGroup), and report whether
+ * closing and destroying the consumer would still abort. */
+static bool consumer_close_would_abort(run_t *r)
+{
+    if (r->assigned_once || rd_kafka_version() >= 0x020300ff) return false;
+    int64_t until = sw_clock_ms() + 5000;
+    while (!r->assigned_once && strcmp(rd_kafka_rebalance_protocol(r->consumer), "NONE") != 0 &&
+           sw_clock_ms() < until) {
+        /* Serves the rebalance callback; a message that arrives now is not
+         * processed, so its offset is not committed (it is read again). */
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
+        if (m) rd_kafka_message_destroy(m);
+    }
+    return !r->assigned_once && strcmp(rd_kafka_rebalance_protocol(r->consumer), "COOPERATIVE") == 0;
+}
+
 static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
 {
@@ -1090,6 +1111,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     m_add(r, SW_M_REBALANCES, 1);
     if (r->m) sw_metrics_set_ready_state(r->m, r->st.partitions > 0, -1);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        r->assigned_once = true;
         rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
         if (r->restore && rd_kafka_committed(rk, c, 30000))
             sw_log(r->log, SW_LOG_WARN, "cannot read the committed offsets; starting empty");
@@ -1424,8 +1446,20 @@ int sw_run(const sw_run_opts_t *opts)
             r.failed = true;
         }
         if (!r.restore && !r.failed) commit_plain(&r, NULL, true);
-        /* Closing revokes every partition: final snapshots and commits. */
-        rd_kafka_consumer_close(r.consumer);
+        if (consumer_close_would_abort(&r)) {
+            /* Leave the handle to the process exit: the group forgets this
+             * member after session.timeout.ms; it owned no partition. */
+            sw_log(r.log, SW_LOG_WARN,
+                   "stopping before the first assignment: the consumer is not closed (librdkafka "
+                   "%s aborts destroying a cooperative-sticky consumer in that state, upstream "
+                   "issue 4312, fixed in 2.3.0); the group drops this member after "
+                   "session.timeout.ms",
+                   rd_kafka_version_str());
+            r.consumer = NULL;
+        } else {
+            /* Closing revokes every partition: final snapshots and commits. */
+            rd_kafka_consumer_close(r.consumer);
+        }
         if (r.eos && r.in_txn) {
             rd_kafka_flush(r.producer, 60000);
             txn_commit(&r, NULL);
