@@ -208,8 +208,8 @@ void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent)
 const char *sw_record_episode_severity(const sw_record_t *rec)
 {
     switch (rec->episode_confidence) {
-    case SW_CONF_HIGH: return "critical";
-    case SW_CONF_MEDIUM: return "error";
+    case SW_CONFIDENCE_HIGH: return "critical";
+    case SW_CONFIDENCE_MEDIUM: return "error";
     case -2: return "info";
     default: return "warning";
     }
@@ -233,9 +233,9 @@ const char *sw_record_severity(const sw_record_t *rec)
     if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY) return "info";
     if (rec->analysis.n_suspects == 0) return "warning";
     switch (rec->analysis.suspects[0].confidence) {
-    case SW_CONF_HIGH: return "critical";
-    case SW_CONF_MEDIUM: return "error";
-    case SW_CONF_LOW: break;
+    case SW_CONFIDENCE_HIGH: return "critical";
+    case SW_CONFIDENCE_MEDIUM: return "error";
+    case SW_CONFIDENCE_LOW: break;
     }
     return "warning";
 }

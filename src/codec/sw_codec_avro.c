@@ -935,7 +935,7 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
                      "first_cause_suspects[%zu].aligned_first_spike_timestamp_ns", i);
             return too_big(errstr, errstr_size, field, s->aligned_first_spike_timestamp_ns);
         }
-        if (s->confidence < SW_CONF_LOW || s->confidence > SW_CONF_HIGH ||
+        if (s->confidence < SW_CONFIDENCE_LOW || s->confidence > SW_CONFIDENCE_HIGH ||
             s->phase.resolution < SW_PHASE_NONE || s->phase.resolution > SW_PHASE_AMBIGUOUS) {
             snprintf(errstr, errstr_size,
                      "first_cause_suspects[%zu]: confidence %d or phase resolution %d is not "

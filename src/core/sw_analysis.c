@@ -26,9 +26,9 @@ sw_params_t sw_params_default(void)
 const char *sw_confidence_str(sw_confidence_t c)
 {
     switch (c) {
-    case SW_CONF_HIGH: return "high";
-    case SW_CONF_MEDIUM: return "medium";
-    case SW_CONF_LOW: break;
+    case SW_CONFIDENCE_HIGH: return "high";
+    case SW_CONFIDENCE_MEDIUM: return "medium";
+    case SW_CONFIDENCE_LOW: break;
     }
     return "low";
 }
@@ -85,10 +85,10 @@ bool sw_spike_threshold(int64_t max_used, int64_t min_bytes, double fraction, in
 sw_confidence_t sw_earliest_confidence(size_t n_cands_total, size_t earliest_count, bool sparse,
                                        uint64_t lead, sw_i128 median_ns)
 {
-    if (n_cands_total < 2) return SW_CONF_LOW;
+    if (n_cands_total < 2) return SW_CONFIDENCE_LOW;
     if (earliest_count == 1 && !sparse && (median_ns <= 0 || (sw_i128)lead >= median_ns))
-        return SW_CONF_HIGH;
-    return sparse ? SW_CONF_LOW : SW_CONF_MEDIUM;
+        return SW_CONFIDENCE_HIGH;
+    return sparse ? SW_CONFIDENCE_LOW : SW_CONFIDENCE_MEDIUM;
 }
 
 /* Notes under construction: deduplicated, first occurrence kept. */
@@ -235,7 +235,7 @@ void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *o
         s->peak_delta_bytes = c->peak;
         s->spike_window_samples = c->samples;
         s->lead_over_cluster_onset_ns = out->has_onset ? (int64_t)(cutoff - c->aligned) : 0;
-        s->confidence = c->aligned == earliest ? top : SW_CONF_LOW;
+        s->confidence = c->aligned == earliest ? top : SW_CONFIDENCE_LOW;
         s->supporting_ranks = (int64_t)n_sus;
         s->has_session = c->has_session;
         s->session_id = c->session;

@@ -38,9 +38,9 @@ sw_params_t sw_params_default(void);
 
 /** Confidence of a suspect. */
 typedef enum sw_confidence_e {
-    SW_CONF_LOW = 0,
-    SW_CONF_MEDIUM = 1,
-    SW_CONF_HIGH = 2
+    SW_CONFIDENCE_LOW = 0,
+    SW_CONFIDENCE_MEDIUM = 1,
+    SW_CONFIDENCE_HIGH = 2
 } sw_confidence_t;
 
 /** @brief "low", "medium" or "high". */

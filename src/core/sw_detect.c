@@ -1461,7 +1461,7 @@ static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
     s->session_id = sw_arena_str(a, sw_vget_bytes(r));
     uint64_t res = sw_vget_u(r);
     uint64_t np = sw_vget_u(r);
-    if (r->bad || conf > SW_CONF_HIGH || res > SW_PHASE_AMBIGUOUS || np > (uint64_t)(r->end - r->p))
+    if (r->bad || conf > SW_CONFIDENCE_HIGH || res > SW_PHASE_AMBIGUOUS || np > (uint64_t)(r->end - r->p))
         return false;
     s->confidence = (sw_confidence_t)conf;
     s->phase.resolution = (sw_phase_res_t)res;
@@ -1658,7 +1658,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
          * never gets near 2^62, and a bound keeps the increments defined. */
         if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
             j->episode > COUNT_MAX || j->revision > COUNT_MAX ||
-            (uint64_t)j->sig_conf > SW_CONF_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
+            (uint64_t)j->sig_conf > SW_CONFIDENCE_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
             r.bad = true;
             break;
         }
@@ -1675,7 +1675,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->has_horizon = sw_vget_u(&r) != 0;
         j->horizon = sw_vget_u(&r);
         int64_t tc = sw_vget_i(&r);
-        if (tc < -1 || tc > SW_CONF_HIGH) r.bad = true;
+        if (tc < -1 || tc > SW_CONFIDENCE_HIGH) r.bad = true;
         j->trig_conf = (int)tc;
         j->has_verdict = sw_vget_u(&r) != 0;
         j->v_onset = sw_vget_u(&r);

@@ -377,7 +377,7 @@ static int check_batch(int64_t ranks, int64_t samples, bool phases, uint64_t see
               (long long)ranks, (long long)samples, phases, (unsigned long long)seed, an.has_onset,
               an.n_suspects);
     const sw_suspect_t *s = &an.suspects[0];
-    SW_ASSERT(s->rank == t[0].rank && s->confidence == SW_CONF_HIGH,
+    SW_ASSERT(s->rank == t[0].rank && s->confidence == SW_CONFIDENCE_HIGH,
               "%lldx%lld phases=%d seed=%llu: first suspect rank %lld confidence %s, expected rank "
               "%lld high",
               (long long)ranks, (long long)samples, phases, (unsigned long long)seed,

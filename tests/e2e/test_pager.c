@@ -138,7 +138,7 @@ static void check_pd(model_t *m, const sw_record_t *rec, json_t *spec, const cha
     /* The SPEC severity rule seen from here. */
     if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY)
         assert_string_equal(sev, "info");
-    else if (rec->analysis.n_suspects && rec->analysis.suspects[0].confidence == SW_CONF_HIGH)
+    else if (rec->analysis.n_suspects && rec->analysis.suspects[0].confidence == SW_CONFIDENCE_HIGH)
         assert_string_equal(sev, "critical");
     assert_string_equal(str_of(p, "source"), "gpu.telemetry/3");
     char want_ts[64];
@@ -374,7 +374,7 @@ static void fake_init(fake_t *f, const char *job, size_t job_len)
     sw_analysis_t *a = &f->rec.analysis;
     f->rec.action = SW_ACTION_TRIGGER;
     f->rec.episode = 1;
-    f->rec.episode_confidence = SW_CONF_HIGH;
+    f->rec.episode_confidence = SW_CONFIDENCE_HIGH;
     f->rec.episode_open = true;
     f->rec.has_event_ts = true;
     f->rec.event_timestamp_ns = INT64_C(1700000000123456789);
@@ -387,7 +387,7 @@ static void fake_init(fake_t *f, const char *job, size_t job_len)
     a->has_onset = true;
     a->onset_ns = UINT64_C(1700000000000000000);
     f->sus[0].rank = 1;
-    f->sus[0].confidence = SW_CONF_HIGH;
+    f->sus[0].confidence = SW_CONFIDENCE_HIGH;
     f->sus[0].lead_over_cluster_onset_ns = 250000000;
     f->sus[0].peak_delta_bytes = INT64_C(4) << 30;
     f->sus[0].supporting_ranks = 1;
@@ -683,7 +683,7 @@ static void test_alertmanager_shape(void **state)
             f.rec.action = SW_ACTION_UPDATE;
             f.rec.revision = 1;
             f.sus[0].rank = 0;
-            f.sus[0].confidence = SW_CONF_LOW;
+            f.sus[0].confidence = SW_CONFIDENCE_LOW;
         } else if (step == 2) {
             f.rec.action = SW_ACTION_RESOLVE;
             f.rec.revision = 2;

@@ -1081,7 +1081,7 @@ static int test_record_errors(ctx_t *ctx)
     s.aligned_first_spike_timestamp_ns = (uint64_t)INT64_MAX + 1;
     s.peak_delta_bytes = 1 << 30;
     s.spike_window_samples = 2;
-    s.confidence = SW_CONF_HIGH;
+    s.confidence = SW_CONFIDENCE_HIGH;
     s.supporting_ranks = 1;
     int64_t ranks[2] = {0, 1};
     sw_rank_val_t counts[2] = {{0, 5}, {1, 6}};

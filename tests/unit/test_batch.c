@@ -622,7 +622,7 @@ static void test_incremental(void **state)
             SW_CHECK(a.has_onset && a.onset_ns == 20, "onset %d/%llu, expected 20", a.has_onset,
                   (unsigned long long)a.onset_ns);
             SW_CHECK(a.n_suspects == 2 && a.suspects[0].rank == 0 &&
-                      a.suspects[0].confidence == SW_CONF_MEDIUM,
+                      a.suspects[0].confidence == SW_CONFIDENCE_MEDIUM,
                   "%zu suspects, first rank %lld confidence %s", a.n_suspects,
                   a.n_suspects ? (long long)a.suspects[0].rank : -1LL,
                   a.n_suspects ? sw_confidence_str(a.suspects[0].confidence) : "-");
