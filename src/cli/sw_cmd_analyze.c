@@ -52,6 +52,7 @@ int sw_cmd_analyze(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     sw_params_t params = sw_params_default();
+    sw_hash_key_random(&params.hash_key); /* input strings cannot be chosen to collide */
     bool strict = false, compact = false;
     int c;
     opterr = 0;

@@ -169,6 +169,7 @@ int sw_cmd_replay(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     sw_params_t p = sw_params_default();
+    sw_hash_key_random(&p.hash_key); /* input strings cannot be chosen to collide */
     bool strict = false, stats = false, pager = false;
     sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY_PLACEHOLDER, NULL, 0, NULL,
                           SW_PAGER_DEFAULT_ENDS_AFTER_MS};

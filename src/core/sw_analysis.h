@@ -13,6 +13,7 @@
 
 #include "sw_types.h"
 #include "sw_arena.h"
+#include "sw_hash.h"
 
 /** Analysis parameters (SPEC 4); the core takes them by value. */
 typedef struct sw_params_s {
@@ -23,6 +24,9 @@ typedef struct sw_params_s {
     int64_t stale_ms;             /**< stream staleness, ms; 0 = never (default 60000) */
     int64_t max_jobs;             /**< stream: jobs tracked at once; 0 = unlimited */
     int64_t max_ranks_per_job;    /**< stream: rank/world_size bound; 0 = unlimited */
+    sw_hash_key_t hash_key;       /**< key of every table keyed by input strings (job ids,
+                                       hosts, sessions); a process draws it at random,
+                                       sw_params_default() leaves it zero */
 } sw_params_t;
 
 #define SW_DEFAULT_SPIKE_MIN_BYTES ((int64_t)64 * 1024 * 1024)

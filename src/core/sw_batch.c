@@ -44,8 +44,8 @@ sw_batch_t *sw_batch_new(sw_params_t params)
 {
     sw_batch_t *b = sw_calloc(1, sizeof(*b));
     b->params = params;
-    b->strs = sw_intern_new();
-    b->phase = sw_phase_new();
+    b->strs = sw_intern_new_keyed(params.hash_key);
+    b->phase = sw_phase_new_keyed(params.hash_key);
     return b;
 }
 

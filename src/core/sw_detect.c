@@ -195,9 +195,9 @@ static uint32_t mix32(uint32_t x)
 
 /* ---- job map --------------------------------------------------------- */
 
-static uint64_t job_key_hash(bool has, const char *p, size_t n)
+static uint64_t job_key_hash(const sw_detector_t *det, bool has, const char *p, size_t n)
 {
-    return has ? sw_hash_bytes(p, n, 0x51ed) : 0x9e3779b97f4a7c15ULL;
+    return has ? sw_siphash13(&det->params.hash_key, p, n) : 0x9e3779b97f4a7c15ULL;
 }
 
 static bool job_matches(const job_t *j, bool has, const char *p, size_t n)
@@ -209,7 +209,7 @@ static bool job_matches(const job_t *j, bool has, const char *p, size_t n)
 static job_t *jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
 {
     if (!det->jcap) return NULL;
-    uint64_t h = job_key_hash(has, p, n);
+    uint64_t h = job_key_hash(det, has, p, n);
     for (size_t i = h & (det->jcap - 1);; i = (i + 1) & (det->jcap - 1)) {
         job_t *j = det->jslots[i];
         if (!j) return NULL;
@@ -552,8 +552,8 @@ static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
         j->job_id = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
         j->job_id_len = ev->job_id.len;
     }
-    j->hash = job_key_hash(ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
-    j->strs = sw_intern_new();
+    j->hash = job_key_hash(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    j->strs = sw_intern_new_keyed(det->params.hash_key);
     sw_imap_init(&j->rank_map);
     sw_imap_init(&j->claim_map);
     sw_mset_init(&j->gaps);
@@ -564,7 +564,7 @@ static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->excl_key = INT64_MIN;
     j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
-    j->phase = sw_phase_new();
+    j->phase = sw_phase_new_keyed(det->params.hash_key);
     GROW(det->jobs, det->njobs, det->capjobs, 16);
     det->jobs[det->njobs++] = j;
     jmap_put(det, j);

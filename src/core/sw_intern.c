@@ -19,11 +19,24 @@ struct sw_intern_s {
     uint32_t cap_ids;
     uint32_t *slots;    /* hash slots holding ids; 0 = empty */
     size_t nslots;      /* power of two */
+    sw_hash_key_t key;  /* SipHash key */
 };
 
 sw_intern_t *sw_intern_new(void)
 {
+    sw_hash_key_t zero = {0, 0};
+    return sw_intern_new_keyed(zero);
+}
+
+sw_hash_key_t sw_intern_key(const sw_intern_t *tab)
+{
+    return tab->key;
+}
+
+sw_intern_t *sw_intern_new_keyed(sw_hash_key_t key)
+{
     sw_intern_t *tab = sw_calloc(1, sizeof(*tab));
+    tab->key = key;
     sw_arena_init(&tab->bytes);
     tab->cap_ids = 16;
     tab->strs = sw_calloc(tab->cap_ids, sizeof(*tab->strs));
@@ -60,7 +73,7 @@ static void intern_grow(sw_intern_t *tab)
 
 uint32_t sw_intern_find(const sw_intern_t *tab, sw_str_t s)
 {
-    uint64_t h = sw_hash_bytes(s.ptr, s.len, 0);
+    uint64_t h = sw_siphash13(&tab->key, s.ptr, s.len);
     size_t i = (size_t)h & (tab->nslots - 1);
     for (;;) {
         uint32_t id = tab->slots[i];
@@ -72,7 +85,7 @@ uint32_t sw_intern_find(const sw_intern_t *tab, sw_str_t s)
 
 uint32_t sw_intern_add(sw_intern_t *tab, sw_str_t s)
 {
-    uint64_t h = sw_hash_bytes(s.ptr, s.len, 0);
+    uint64_t h = sw_siphash13(&tab->key, s.ptr, s.len);
     size_t i = (size_t)h & (tab->nslots - 1);
     for (;;) {
         uint32_t id = tab->slots[i];

@@ -8,12 +8,20 @@
 
 #include <stdint.h>
 
+#include "sw_hash.h"
 #include "sw_types.h"
 
 typedef struct sw_intern_s sw_intern_t;
 
 /** @brief New empty table. @returns caller frees with sw_intern_destroy(). */
 sw_intern_t *sw_intern_new(void);
+
+/** @brief As sw_intern_new(), hashing with @p key (the process's key: see
+ *         sw_hash.h) so that input strings cannot be chosen to collide. */
+sw_intern_t *sw_intern_new_keyed(sw_hash_key_t key);
+
+/** @brief The key @p tab hashes with. */
+sw_hash_key_t sw_intern_key(const sw_intern_t *tab);
 /** @brief Free the table (accepts NULL). */
 void sw_intern_destroy(sw_intern_t *tab);
 /** @brief Id of @p s, adding a copy when new. @returns id >= 1. */

@@ -65,8 +65,14 @@ struct sw_phase_s {
 
 sw_phase_t *sw_phase_new(void)
 {
+    sw_hash_key_t zero = {0, 0};
+    return sw_phase_new_keyed(zero);
+}
+
+sw_phase_t *sw_phase_new_keyed(sw_hash_key_t key)
+{
     sw_phase_t *ph = sw_calloc(1, sizeof(*ph));
-    ph->strs = sw_intern_new();
+    ph->strs = sw_intern_new_keyed(key);
     sw_buf_init(&ph->tmp);
     return ph;
 }
@@ -494,7 +500,7 @@ static size_t group_fold(sw_phase_t *ph, group_t *g, int64_t horizon)
  * first (by_session is indexed by their ids), then boundary strings. */
 static void compact_strings(sw_phase_t *ph)
 {
-    sw_intern_t *nt = sw_intern_new();
+    sw_intern_t *nt = sw_intern_new_keyed(sw_intern_key(ph->strs));
     size_t cap = 1;
     for (size_t sid = 1; sid < ph->nsessions; sid++)
         if (ph->by_session[sid].count) cap++;

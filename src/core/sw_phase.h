@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sw_analysis.h"
+#include "sw_hash.h"
 #include "sw_arena.h"
 #include "sw_event.h"
 
@@ -17,6 +18,9 @@ typedef struct sw_phase_s sw_phase_t;
 
 /** @brief New empty index. @returns caller frees with sw_phase_destroy(). */
 sw_phase_t *sw_phase_new(void);
+
+/** @brief As sw_phase_new(), its strings hashed with @p key (sw_hash.h). */
+sw_phase_t *sw_phase_new_keyed(sw_hash_key_t key);
 
 /** @brief Free the index (accepts NULL). */
 void sw_phase_destroy(sw_phase_t *ph);

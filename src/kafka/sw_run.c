@@ -1356,6 +1356,7 @@ int sw_run(const sw_run_opts_t *opts)
     r.kctx.user = &r;
     const sw_conf_t *conf = opts->conf;
     r.params = sw_conf_params(conf);
+    sw_hash_key_random(&r.params.hash_key); /* input strings cannot be chosen to collide */
     sw_conf_get_i64(conf, "job.idle.ms", &r.idle_ms);
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
     /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
