@@ -366,6 +366,11 @@ int sw_cmd_produce(int argc, char **argv)
             if (!sw_cli_dbl("produce", "--rate", optarg, 0.001, 1e9, &pr.rate)) goto out;
             break;
         case 'X':
+            if (!strcmp(optarg, "list")) { /* librdkafka's properties, as kcat -X list */
+                rd_kafka_conf_properties_show(stdout);
+                rc = SW_EXIT_OK;
+                goto out;
+            }
             if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_PRODUCER, "produce")) goto out;
             break;
         case 'q': quiet = true; break;

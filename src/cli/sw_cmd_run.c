@@ -22,7 +22,7 @@ extern char **environ;
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: stormwatch run [-c FILE] [-X NAME=VALUE]... [--bootstrap-file FILE]\n"
+            "Usage: stormwatch run [-c FILE] [-b BROKERS] [-X NAME=VALUE]... [--bootstrap-file FILE]\n"
             "       stormwatch run -X list | -X dump\n"
             "\n"
             "The Kafka consumer-group daemon: reads TelemetryEvent records (JSON or\n"
@@ -33,6 +33,7 @@ static void usage(FILE *f)
             "\n"
             "Options:\n"
             "  -c, --config FILE        properties file (name=value lines, # comments)\n"
+            "  -b, --brokers BROKERS    bootstrap.servers (host:port,...), as kcat's -b\n"
             "  -X NAME=VALUE            set a property (repeatable; wins over -c and env)\n"
             "  -X list                  list every property with type, range and default\n"
             "  -X dump                  print the effective configuration (secrets hidden)\n"
@@ -52,6 +53,7 @@ int sw_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
+        {"brokers", required_argument, NULL, 'b'},
         {"bootstrap-file", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -62,9 +64,11 @@ int sw_cmd_run(int argc, char **argv)
     bool list = false, dump = false, markdown = false;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:X:h", opts, NULL)) != -1) {
+    const char *brokers_opt = NULL;
+    while ((c = getopt_long(argc, argv, "c:b:X:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': config_file = optarg; break;
+        case 'b': brokers_opt = optarg; break;
         case 'B': bootstrap_file = optarg; break;
         case 'X':
             if (!strcmp(optarg, "list")) list = true;
@@ -108,6 +112,12 @@ int sw_cmd_run(int argc, char **argv)
     }
     if (sw_conf_load_env(conf, environ, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch run: %s\n", err);
+        goto done;
+    }
+    /* -b is bootstrap.servers, set where -X would set it (a later -X wins). */
+    if (brokers_opt &&
+        sw_conf_set(conf, "bootstrap.servers", brokers_opt, err, sizeof(err)) != SW_CONF_OK) {
+        fprintf(stderr, "stormwatch run: -b: %s\n", err);
         goto done;
     }
     for (int i = 0; i < nx; i++) {

@@ -576,6 +576,11 @@ int sw_cmd_tail(int argc, char **argv)
             tl.alert_id = (int32_t)v;
             break;
         case 'X':
+            if (!strcmp(optarg, "list")) { /* librdkafka's properties, as kcat -X list */
+                rd_kafka_conf_properties_show(stdout);
+                rc = SW_EXIT_OK;
+                goto out;
+            }
             if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_CONSUMER, "tail")) goto out;
             break;
         case 'L':

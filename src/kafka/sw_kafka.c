@@ -242,15 +242,29 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
     bool producer = role == SW_KAFKA_PRODUCER;
     const char *other = producer ? "kafka.consumer." : "kafka.producer.";
     char errstr[512];
-    bool kafka = strncmp(pair, "kafka.", 6) == 0 && strncmp(pair, other, 15) != 0;
-    if (!kafka && strncmp(pair, "bootstrap.servers=", 18) != 0) {
-        fprintf(stderr,
-                "stormwatch %s: option -X: \"%s\" is not kafka.PROP=VALUE, "
-                "kafka.%s.PROP=VALUE or bootstrap.servers=VALUE\n",
-                cmd, pair, producer ? "producer" : "consumer");
+    if (strncmp(pair, other, 15) == 0) {
+        fprintf(stderr, "stormwatch %s: option -X: \"%.*s\" configures the %s, and %s has only a %s\n",
+                cmd, (int)strcspn(pair, "="), pair, producer ? "consumer" : "producer", cmd,
+                producer ? "producer" : "consumer");
         return false;
     }
-    if (sw_conf_set_pair(conf, pair, errstr, sizeof(errstr)) != SW_CONF_OK) {
+    /* kcat-style: a bare librdkafka name (acks=all, fetch.wait.max.ms=10)
+     * is the one client's property; kafka.* and bootstrap.servers as in run. */
+    sw_buf_t full;
+    sw_buf_init(&full);
+    if (strncmp(pair, "kafka.", 6) != 0 && strncmp(pair, "bootstrap.servers=", 18) != 0) {
+        if (!strchr(pair, '=')) {
+            fprintf(stderr, "stormwatch %s: option -X: \"%s\" is not NAME=VALUE (or list)\n", cmd,
+                    pair);
+            return false;
+        }
+        sw_buf_puts(&full, producer ? "kafka.producer." : "kafka.consumer.");
+        sw_buf_puts(&full, pair);
+        pair = sw_buf_cstr(&full);
+    }
+    sw_conf_res_t res = sw_conf_set_pair(conf, pair, errstr, sizeof(errstr));
+    sw_buf_clear(&full);
+    if (res != SW_CONF_OK) {
         fprintf(stderr, "stormwatch %s: option -X: %s\n", cmd, errstr);
         return false;
     }

@@ -531,6 +531,40 @@ static int teardown(void **state)
     return 0;
 }
 
+/* kcat's habits: -b everywhere, bare librdkafka names for the command's one
+ * client, -X list for librdkafka's property table. */
+static void test_kcat_style(void **state)
+{
+    (void)state;
+    sw_buf_t out, err;
+    sw_buf_init(&out);
+    sw_buf_init(&err);
+    /* run -b is bootstrap.servers (and -X dump shows it). */
+    assert_int_equal(run("run -b 127.0.0.1:9092 -X dump", NULL, &out, &err), 0);
+    assert_non_null(strstr(out.data, "\nbootstrap.servers=127.0.0.1:9092\n") ||
+                    strncmp(out.data, "bootstrap.servers=127.0.0.1:9092\n", 33) == 0);
+    /* produce/tail -X list: librdkafka's table, exit 0. */
+    assert_int_equal(run("produce -X list", NULL, &out, &err), 0);
+    assert_non_null(strstr(out.data, "bootstrap.servers"));
+    assert_non_null(strstr(out.data, "acks"));
+    assert_int_equal(run("tail -X list", NULL, &out, &err), 0);
+    assert_non_null(strstr(out.data, "fetch.wait.max.ms"));
+    /* Bare names go to the one client; librdkafka judges them, naming the
+     * property (before anything connects: the broker address is closed). */
+    assert_int_equal(run("produce -t x -b 127.0.0.1:1 -X acks=all -X bogus.prop=1", NULL, &out, &err),
+                     2);
+    assert_non_null(strstr(err.data, "\"kafka.producer.bogus.prop\": No such configuration property"));
+    assert_int_equal(run("tail -t x -b 127.0.0.1:1 -X fetch.wait.max.ms=10 -X no.such=1", NULL, &out,
+                         &err),
+                     2);
+    assert_non_null(strstr(err.data, "\"kafka.consumer.no.such\": No such configuration property"));
+    /* The other client's scope is refused with a reason. */
+    assert_int_equal(run("tail -t x -X kafka.producer.acks=all", NULL, &out, &err), 2);
+    assert_non_null(strstr(err.data, "tail has only a consumer"));
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
@@ -543,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_analyze_output),
         cmocka_unit_test(test_replay_output),
         cmocka_unit_test(test_gen_roundtrip),
+        cmocka_unit_test(test_kcat_style),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
