@@ -24,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "sw_alloc.h"
+#include "sw_log.h"
 
 struct sw_http_s {
     struct MHD_Daemon *mhd;
@@ -34,6 +35,8 @@ struct sw_http_s {
     pthread_mutex_t log_lock;
     bool starting;           /* log into start_err, not stderr (log_lock) */
     char start_err[512];     /* last libmicrohttpd message while starting */
+    sw_log_t mhd_log;        /* libmicrohttpd's messages after starting */
+    sw_log_limit_t mhd_lim;  /* rate limit: a flood of bad requests is one line a while */
 };
 
 static const char k_ctype_metrics[] = "text/plain; version=0.0.4; charset=utf-8";
@@ -59,14 +62,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     if (h->starting) {
         snprintf(h->start_err, sizeof(h->start_err), "%s", line);
     } else {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        struct tm tm;
-        gmtime_r(&ts.tv_sec, &tm);
-        char when[32];
-        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-        fprintf(stderr, "%s.%03dZ WARN metrics http: %s\n", when, (int)(ts.tv_nsec / 1000000),
-                line);
+        /* Rate-limited like every other log line: malformed requests are
+         * the client's, and a flood of them must not flood the log. */
+        sw_log_limited(&h->mhd_log, &h->mhd_lim, SW_LOG_WARN, "%s", line);
     }
     pthread_mutex_unlock(&h->log_lock);
 }
@@ -285,6 +283,7 @@ sw_http_t *sw_http_start(const char *addr, sw_metrics_t *m, int64_t max_lag, int
     h->stale_ms = stale_ms;
     h->port = port;
     pthread_mutex_init(&h->log_lock, NULL);
+    h->mhd_log = sw_log_make(SW_LOG_WARN, "metrics http");
     h->starting = true;
     /* The logger comes first so that no message goes to MHD's own. On
      * failure libmicrohttpd closes fd on almost every path; the few early

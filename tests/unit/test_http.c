@@ -15,6 +15,8 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -860,6 +862,63 @@ static int test_restart(void)
     return 0;
 }
 
+/* A flood of malformed requests: libmicrohttpd's complaints go through the
+ * rate-limited log (at most 10 lines per 10 s, then a count), not one line
+ * per request. */
+static int test_log_flood(void)
+{
+    sw_metrics_t *m = sw_metrics_new();
+    char err[256] = "";
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/http-flood.log", getenv("SW_TMP") ? getenv("SW_TMP") : "/tmp");
+    mkdir(getenv("SW_TMP") ? getenv("SW_TMP") : "/tmp", 0755);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    SW_ASSERT(saved >= 0 && fd >= 0, "redirect stderr to %s", path);
+    dup2(fd, 2);
+    close(fd);
+    sw_http_t *h = sw_http_start("127.0.0.1:0", m, 100, 30000, err, sizeof(err));
+    int port = h ? sw_http_port(h) : 0;
+    int sent = 0;
+    for (int i = 0; h && i < 300; i++) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) == 0) {
+            static const char bad[] = "GET /metrics HTTP/1.1\r\nthis line has no colon\r\n\r\n";
+            if (write(s, bad, sizeof(bad) - 1) == (ssize_t)(sizeof(bad) - 1)) sent++;
+            char buf[512];
+            while (read(s, buf, sizeof(buf)) > 0) {
+            }
+        }
+        if (s >= 0) close(s);
+    }
+    /* Probes are still answered. */
+    int probe = h ? http(port, "GET", "/metrics", NULL, &g_resp) : -1;
+    sw_http_stop(h);
+    sw_metrics_destroy(m);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    SW_ASSERT(h, "start: %s", err);
+    SW_ASSERT(sent == 300, "sent %d malformed requests", sent);
+    SW_ASSERT(probe == 0 && g_resp.status == 200, "/metrics answered during the flood");
+    sw_buf_t log;
+    sw_buf_init(&log);
+    SW_ASSERT(sw_test_read_file(path, &log), "read %s", path);
+    size_t lines = 0;
+    for (size_t i = 0; i < log.len; i++) lines += log.data[i] == '\n';
+    printf("log flood: 300 malformed requests, %zu log lines\n", lines);
+    SW_ASSERT(lines >= 1 && lines <= 12, "%zu log lines for 300 malformed requests:\n%s", lines,
+              sw_buf_cstr(&log));
+    sw_buf_clear(&log);
+    return 0;
+}
+
 int main(void)
 {
     static const struct {
@@ -874,6 +933,7 @@ int main(void)
         {"bind_errors", test_bind_errors},
         {"port_zero", test_port_zero},
         {"restart", test_restart},
+        {"log_flood", test_log_flood},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
