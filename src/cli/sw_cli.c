@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_arena.h"
 #include "sw_codec_telemetry.h"
 #include "sw_input.h"
+#include "sw_jdom.h"
 
 bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min, int64_t max,
                 int64_t *out)
@@ -75,6 +77,55 @@ typedef struct slot_s {
     bool full;
 } slot_t;
 
+sw_cli_kind_t sw_cli_line_kind(const char *line, size_t len)
+{
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    char err[64];
+    const sw_jnode_t *root = sw_jdom_parse(line, len, &arena, err, sizeof(err));
+    sw_cli_kind_t kind = SW_CLI_KIND_OTHER;
+    if (root && root->type == SW_JN_OBJECT) {
+        if (sw_jdom_get(root, "action") && sw_jdom_get(root, "episode") &&
+            sw_jdom_get(root, "first_cause_suspects"))
+            kind = SW_CLI_KIND_RECORD;
+        else if (sw_jdom_get(root, "participating_ranks") && sw_jdom_get(root, "first_cause_suspects"))
+            kind = SW_CLI_KIND_ANALYSIS;
+        else if (sw_jdom_get(root, "timestamp_ns") && sw_jdom_get(root, "event_type"))
+            kind = SW_CLI_KIND_TELEMETRY;
+    }
+    sw_arena_clear(&arena);
+    return kind;
+}
+
+/* The first lines of a file: while every one of them is an alert record or
+ * analyze's output, their errors are held back; after SW_CLI_SNIFF_LINES
+ * such lines (or all of a shorter file) one message says what to run. */
+typedef struct sniff_s {
+    int seen;                               /* non-blank lines looked at */
+    int wrong;                              /* of them, of the wrong kind */
+    sw_cli_kind_t kind;                     /* the wrong kind seen first */
+    char held[SW_CLI_SNIFF_LINES][600];     /* their error messages */
+} sniff_t;
+
+static void sniff_release(sniff_t *sn)
+{
+    for (int i = 0; i < sn->wrong && i < SW_CLI_SNIFF_LINES; i++) fprintf(stderr, "%s\n", sn->held[i]);
+    sn->wrong = 0;
+    sn->seen = SW_CLI_SNIFF_LINES; /* decided: not a wrong file */
+}
+
+static void sniff_verdict(const char *cmd, const char *name, const sniff_t *sn)
+{
+    fprintf(stderr,
+            "stormwatch %s: %s holds %s, not telemetry events: run 'stormwatch report %s' for "
+            "an HTML report of them%s\n",
+            cmd, name,
+            sn->kind == SW_CLI_KIND_RECORD ? "alert records (replay or run output)"
+                                           : "an analysis (analyze output)",
+            strcmp(name, "<stdin>") ? name : "-",
+            sn->kind == SW_CLI_KIND_RECORD ? "" : " (it reads records; analyze output is final)");
+}
+
 int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool strict,
                              sw_cli_event_cb cb, sw_cli_prefetch_cb prefetch, void *opaque,
                              sw_cli_read_stats_t *stats)
@@ -103,11 +154,22 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
             break;
         }
         const char *name = sw_input_name(in);
+        sniff_t sn;
+        memset(&sn, 0, sizeof(sn));
         for (;;) {
             const char *line;
             size_t len;
             sw_input_res_t r = sw_input_next(in, &line, &len, errstr, sizeof(errstr));
-            if (r == SW_INPUT_EOF) break;
+            if (r == SW_INPUT_EOF) {
+                if (sn.wrong > 0 && sn.wrong == sn.seen && sn.seen < SW_CLI_SNIFF_LINES) {
+                    sniff_verdict(cmd, name, &sn);
+                    stats->invalid = 0;
+                    rc = SW_EXIT_USAGE;
+                } else if (sn.wrong) {
+                    sniff_release(&sn);
+                }
+                break;
+            }
             if (r == SW_INPUT_ERROR) {
                 fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
                 rc = SW_EXIT_RUNTIME;
@@ -122,6 +184,29 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
                 nx->line.len = 0;
                 sw_buf_put(&nx->line, line, len);
                 err = sw_tdec_json(nx->dec, nx->line.data, len, &nx->ev, errstr, sizeof(errstr));
+            }
+            if (err && sn.seen < SW_CLI_SNIFF_LINES && sn.wrong == sn.seen &&
+                r != SW_INPUT_TOOLONG) {
+                sw_cli_kind_t k = sw_cli_line_kind(line, len);
+                if (k == SW_CLI_KIND_RECORD || k == SW_CLI_KIND_ANALYSIS) {
+                    if (!sn.wrong) sn.kind = k;
+                    snprintf(sn.held[sn.wrong], sizeof(sn.held[0]), "%s:%llu: %s", name,
+                             (unsigned long long)lineno, errstr);
+                    sn.wrong++;
+                    sn.seen++;
+                    stats->invalid++;
+                    if (sn.wrong == SW_CLI_SNIFF_LINES) {
+                        sniff_verdict(cmd, name, &sn);
+                        stats->invalid = 0;
+                        rc = SW_EXIT_USAGE;
+                        break;
+                    }
+                    continue;
+                }
+            }
+            if (sn.seen < SW_CLI_SNIFF_LINES) {
+                if (sn.wrong) sniff_release(&sn);
+                sn.seen++;
             }
             if (err) {
                 stats->invalid++;

@@ -63,4 +63,18 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
                              sw_cli_event_cb cb, sw_cli_prefetch_cb prefetch, void *opaque,
                              sw_cli_read_stats_t *stats);
 
+/** What a JSON line looks like, for telling a user they fed the wrong file. */
+typedef enum sw_cli_kind_e {
+    SW_CLI_KIND_OTHER = 0,     /**< anything else */
+    SW_CLI_KIND_TELEMETRY = 1, /**< an object with timestamp_ns and event_type */
+    SW_CLI_KIND_RECORD = 2,    /**< an alert record (action, episode, first_cause_suspects) */
+    SW_CLI_KIND_ANALYSIS = 3   /**< analyze's output (participating_ranks, no action) */
+} sw_cli_kind_t;
+
+/** @brief The kind of one input line (parsed as JSON; OTHER when it is not). */
+sw_cli_kind_t sw_cli_line_kind(const char *line, size_t len);
+
+/** Lines of a file looked at before deciding it is of the wrong kind. */
+#define SW_CLI_SNIFF_LINES 3
+
 #endif /* SW_CLI_H */

@@ -43,6 +43,16 @@ static void usage(FILE *f)
             "  stormwatch gen | stormwatch replay | stormwatch report -o report.html\n");
 }
 
+static int telemetry_verdict(const char *path, uint64_t lineno)
+{
+    const char *shown = strcmp(path, "-") ? path : "<stdin>";
+    fprintf(stderr,
+            "stormwatch report: %s holds telemetry events (line %llu has timestamp_ns and "
+            "event_type), not alert records: run 'stormwatch replay %s | stormwatch report'\n",
+            shown, (unsigned long long)lineno, strcmp(path, "-") ? path : "-");
+    return SW_EXIT_USAGE;
+}
+
 /* Read one input into the report. @returns an exit code. */
 static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *skipped)
 {
@@ -53,11 +63,21 @@ static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *s
         return SW_EXIT_RUNTIME;
     }
     int rc = SW_EXIT_OK;
+    /* Telemetry instead of alert records: after a few such lines (or all
+     * of a short file), one message that says what to run. */
+    int seen = 0, telemetry = 0;
+    uint64_t first_line = 0;
     for (;;) {
         const char *line;
         size_t len;
         sw_input_res_t res = sw_input_next(in, &line, &len, errstr, sizeof(errstr));
-        if (res == SW_INPUT_EOF) break;
+        if (res == SW_INPUT_EOF) {
+            if (telemetry > 0 && telemetry == seen) {
+                *skipped -= (uint64_t)telemetry;
+                rc = telemetry_verdict(path, first_line);
+            }
+            break;
+        }
         if (res == SW_INPUT_ERROR) {
             fprintf(stderr, "stormwatch report: %s\n", errstr);
             rc = SW_EXIT_RUNTIME;
@@ -72,8 +92,23 @@ static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *s
             }
             continue;
         }
+        bool blank = true;
+        for (size_t k = 0; k < len && blank; k++) blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r';
+        bool sniffing = !blank && seen < SW_CLI_SNIFF_LINES && telemetry == seen;
+        if (sniffing) seen++;
         if (sw_report_add(rep, line, len, sw_input_name(in), sw_input_lineno(in), errstr,
                           sizeof(errstr)) != SW_OK) {
+            if (sniffing && sw_cli_line_kind(line, len) == SW_CLI_KIND_TELEMETRY) {
+                if (!telemetry) first_line = sw_input_lineno(in);
+                telemetry++;
+                (*skipped)++;
+                if (telemetry == SW_CLI_SNIFF_LINES) {
+                    *skipped -= (uint64_t)telemetry;
+                    rc = telemetry_verdict(path, first_line);
+                    break;
+                }
+                continue;
+            }
             fprintf(stderr, "%s%s\n", errstr, strict ? "" : " (skipped)");
             (*skipped)++;
             if (strict) {

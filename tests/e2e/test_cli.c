@@ -565,6 +565,44 @@ static void test_kcat_style(void **state)
     sw_buf_clear(&err);
 }
 
+/* The wrong kind of file: one message that says what to run, exit 2. */
+static void test_wrong_kind(void **state)
+{
+    (void)state;
+    sw_buf_t out, err;
+    sw_buf_init(&out);
+    sw_buf_init(&err);
+    char fx[1200], recs[1200], args[3000];
+    snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
+    snprintf(recs, sizeof(recs), "%s/gen13.records.jsonl", tmpdir());
+    snprintf(args, sizeof(args), "replay --window-samples 8 '%s'", fx);
+    assert_int_equal(run(args, NULL, &out, &err), 0);
+    FILE *f = fopen(recs, "w");
+    assert_non_null(f);
+    fwrite(out.data, 1, out.len, f);
+    fclose(f);
+    /* report fed telemetry */
+    snprintf(args, sizeof(args), "report -o /dev/null '%s'", fx);
+    assert_int_equal(run(args, NULL, &out, &err), 2);
+    assert_non_null(strstr(err.data, "holds telemetry events (line 1 has timestamp_ns and event_type), "
+                                     "not alert records: run 'stormwatch replay"));
+    assert_null(strchr(strchr(err.data, '\n') + 1, '\n')); /* one line */
+    /* analyze and replay fed alert records */
+    const char *cmds[] = {"analyze", "replay"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof(args), "%s '%s'", cmds[i], recs);
+        assert_int_equal(run(args, NULL, &out, &err), 2);
+        assert_non_null(strstr(err.data, "holds alert records (replay or run output), not telemetry "
+                                         "events: run 'stormwatch report"));
+        assert_null(strchr(strchr(err.data, '\n') + 1, '\n'));
+    }
+    /* ...and the right kinds still work. */
+    snprintf(args, sizeof(args), "report -o /dev/null '%s'", recs);
+    assert_int_equal(run(args, NULL, &out, &err), 0);
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
@@ -578,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_replay_output),
         cmocka_unit_test(test_gen_roundtrip),
         cmocka_unit_test(test_kcat_style),
+        cmocka_unit_test(test_wrong_kind),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
