@@ -4,9 +4,12 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "sw_alloc.h"
 #include "sw_arena.h"
+#include "sw_intern.h"
 #include "sw_batch.h"
 #include "sw_codec_alert.h"
 #include "sw_cli.h"
@@ -19,12 +22,16 @@ static void usage(FILE *f)
             "\n"
             "Batch first-cause analysis (SPEC 3) of TelemetryEvent JSON Lines, plain or\n"
             "gzip (detected by magic bytes). FILE '-' or no FILE reads standard input.\n"
-            "Prints one JSON object.\n"
+            "Prints one JSON object. With several jobs in the input it analyses the most\n"
+            "common job_id (the reference's rule) and names the jobs left out on stderr.\n"
             "\n"
             "Options:\n"
             "  --spike-min-bytes B   threshold floor in bytes (default %lld)\n"
             "  --spike-fraction F    fraction of a rank's peak, 0..1 (default %.2f)\n"
             "  --skew-multiplier M   skew note factor (default %d)\n"
+            "  --job ID              analyse job ID only (\"null\" for events without job_id)\n"
+            "  --all-jobs            analyse every job: one JSON object per line, in the\n"
+            "                        order the jobs first appear\n"
             "  --strict              the first invalid line is fatal (exit 2)\n"
             "  --compact             print on one line instead of indented\n"
             "  -h, --help            show this help\n",
@@ -32,12 +39,102 @@ static void usage(FILE *f)
             SW_DEFAULT_SKEW_NOTE_MULTIPLIER);
 }
 
+/* Jobs of the input: ids interned (1..n), 0 = the null job_id; per job its
+ * samples and (with --all-jobs) its own batch. */
+typedef struct jobs_s {
+    sw_params_t params;
+    sw_intern_t *ids;
+    uint64_t *samples;         /* [id], id 0 = null job */
+    sw_batch_t **batches;      /* [id] (--all-jobs) */
+    uint32_t *order;           /* ids in first-seen order */
+    size_t n, cap;             /* order entries; samples, batches and seen hold cap */
+    bool *seen;                /* [id] */
+    bool all;                  /* --all-jobs */
+    const char *only;          /* --job ID, NULL for every job */
+    sw_batch_t *b;             /* the one batch (not --all-jobs) */
+} jobs_t;
+
+static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
+{
+    uint32_t id = ev->has_job_id ? sw_intern_add(js->ids, ev->job_id) : 0;
+    if (id >= js->cap) {
+        size_t cap = js->cap ? js->cap : 16;
+        while (cap <= id) cap *= 2;
+        js->samples = sw_reallocarray(js->samples, cap, sizeof(*js->samples));
+        js->batches = sw_reallocarray(js->batches, cap, sizeof(*js->batches));
+        js->seen = sw_reallocarray(js->seen, cap, sizeof(*js->seen));
+        memset(js->samples + js->cap, 0, (cap - js->cap) * sizeof(*js->samples));
+        memset(js->batches + js->cap, 0, (cap - js->cap) * sizeof(*js->batches));
+        memset(js->seen + js->cap, 0, (cap - js->cap) * sizeof(*js->seen));
+        js->cap = cap;
+    }
+    if (!js->seen[id]) {
+        js->seen[id] = true;
+        js->order = sw_reallocarray(js->order, js->n + 1, sizeof(*js->order));
+        js->order[js->n++] = id;
+    }
+    return id;
+}
+
+static bool job_matches(const jobs_t *js, const sw_event_t *ev)
+{
+    if (!js->only) return true;
+    if (!strcmp(js->only, "null")) return !ev->has_job_id;
+    return ev->has_job_id && ev->job_id.len == strlen(js->only) &&
+           memcmp(ev->job_id.ptr, js->only, ev->job_id.len) == 0;
+}
+
 static bool add_event(void *opaque, const sw_event_t *ev, const char *file, uint64_t line)
 {
+    jobs_t *js = opaque;
     char err[160];
-    if (sw_batch_add(opaque, ev, err, sizeof(err)) != SW_OK)
+    if (!job_matches(js, ev)) return true;
+    uint32_t id = job_of(js, ev);
+    if (ev->kind == SW_EV_SAMPLE) js->samples[id]++;
+    sw_batch_t *b = js->b;
+    if (js->all) {
+        if (!js->batches[id]) js->batches[id] = sw_batch_new(js->params);
+        b = js->batches[id];
+    }
+    if (sw_batch_add(b, ev, err, sizeof(err)) != SW_OK)
         fprintf(stderr, "%s:%llu: %s (skipped)\n", file, (unsigned long long)line, err);
     return true;
+}
+
+static sw_str_t job_name(const jobs_t *js, uint32_t id)
+{
+    return id ? sw_intern_get(js->ids, id) : sw_str("null");
+}
+
+/* Which jobs the reference's rule left out, on stderr. */
+static void note_left_out(const jobs_t *js, const sw_analysis_t *a)
+{
+    size_t with_samples = 0;
+    for (size_t i = 0; i < js->n; i++) with_samples += js->samples[js->order[i]] > 0;
+    if (with_samples < 2) return;
+    sw_buf_t b;
+    sw_buf_init(&b);
+    sw_buf_printf(&b, "stormwatch analyze: %zu jobs in the input; analysed ", with_samples);
+    if (a->has_job_id) sw_buf_put(&b, a->job_id.ptr, a->job_id.len);
+    else sw_buf_puts(&b, "null");
+    sw_buf_puts(&b, " (the most common job_id); left out:");
+    size_t shown = 0, rest = 0;
+    for (size_t i = 0; i < js->n; i++) {
+        uint32_t id = js->order[i];
+        sw_str_t nm = job_name(js, id);
+        if (!js->samples[id] || (a->has_job_id && id && sw_str_eq(nm, a->job_id))) continue;
+        if (shown >= 10) {
+            rest++;
+            continue;
+        }
+        sw_buf_printf(&b, "%s %.*s (%llu samples)", shown ? "," : "", (int)nm.len, nm.ptr,
+                      (unsigned long long)js->samples[id]);
+        shown++;
+    }
+    if (rest) sw_buf_printf(&b, " and %zu more", rest);
+    sw_buf_puts(&b, "; use --job ID or --all-jobs");
+    fprintf(stderr, "%s\n", sw_buf_cstr(&b));
+    sw_buf_clear(&b);
 }
 
 int sw_cmd_analyze(int argc, char **argv)
@@ -48,12 +145,15 @@ int sw_cmd_analyze(int argc, char **argv)
         {"skew-multiplier", required_argument, NULL, 'k'},
         {"strict", no_argument, NULL, 's'},
         {"compact", no_argument, NULL, 'c'},
+        {"job", required_argument, NULL, 'j'},
+        {"all-jobs", no_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     sw_params_t params = sw_params_default();
     sw_hash_key_random(&params.hash_key); /* input strings cannot be chosen to collide */
-    bool strict = false, compact = false;
+    bool strict = false, compact = false, all = false;
+    const char *only = NULL;
     int c;
     opterr = 0;
     optind = 1;
@@ -75,29 +175,55 @@ int sw_cmd_analyze(int argc, char **argv)
             break;
         case 's': strict = true; break;
         case 'c': compact = true; break;
+        case 'j': only = optarg; break;
+        case 'a': all = true; break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option("analyze", argc, argv, optind, optopt);
         }
     }
-    sw_batch_t *b = sw_batch_new(params);
+    if (all && only) {
+        fprintf(stderr, "stormwatch analyze: --job and --all-jobs exclude each other\n");
+        return SW_EXIT_USAGE;
+    }
+    jobs_t js;
+    memset(&js, 0, sizeof(js));
+    js.params = params;
+    js.ids = sw_intern_new_keyed(params.hash_key);
+    js.all = all;
+    js.only = only;
+    js.b = all ? NULL : sw_batch_new(params);
     sw_cli_read_stats_t st;
-    int rc = sw_cli_read_events("analyze", argv + optind, argc - optind, strict, add_event, b, &st);
+    int rc = sw_cli_read_events("analyze", argv + optind, argc - optind, strict, add_event, &js, &st);
+    sw_buf_t out;
+    sw_buf_init(&out);
+    if (rc == SW_EXIT_OK && only && js.n == 0)
+        fprintf(stderr, "stormwatch analyze: no event of job %s in the input\n", only);
     if (rc == SW_EXIT_OK) {
         sw_arena_t arena;
         sw_arena_init(&arena);
-        sw_analysis_t a;
-        sw_batch_run(b, &arena, &a);
-        sw_buf_t out;
-        sw_buf_init(&out);
-        sw_alert_json_analysis(&out, &a, compact ? 0 : 2);
-        sw_buf_putc(&out, '\n');
+        size_t runs = all ? js.n : 1;
+        for (size_t i = 0; i < runs; i++) {
+            sw_batch_t *b = all ? js.batches[js.order[i]] : js.b;
+            sw_analysis_t a;
+            sw_arena_reset(&arena);
+            sw_batch_run(b, &arena, &a);
+            if (!all && !only) note_left_out(&js, &a);
+            sw_alert_json_analysis(&out, &a, compact || all ? 0 : 2);
+            sw_buf_putc(&out, '\n');
+        }
         if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
             perror("stormwatch analyze: write");
             rc = SW_EXIT_RUNTIME;
         }
-        sw_buf_clear(&out);
         sw_arena_clear(&arena);
     }
-    sw_batch_destroy(b);
+    sw_buf_clear(&out);
+    sw_batch_destroy(js.b);
+    for (size_t i = 0; i < js.n; i++) sw_batch_destroy(js.batches[js.order[i]]);
+    free(js.batches);
+    free(js.samples);
+    free(js.order);
+    free(js.seen);
+    sw_intern_destroy(js.ids);
     return rc;
 }
