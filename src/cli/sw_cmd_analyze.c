@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sw_alloc.h"
 #include "sw_arena.h"
@@ -32,6 +33,10 @@ static void usage(FILE *f)
             "  --job ID              analyse job ID only (\"null\" for events without job_id)\n"
             "  --all-jobs            analyse every job: one JSON object per line, in the\n"
             "                        order the jobs first appear\n"
+            "  --format text|json    text: one line per job with the answer (first-cause\n"
+            "                        rank, where it runs, lead, confidence, phase), then\n"
+            "                        the notes; json: SPEC 3.8's object (default: text on\n"
+            "                        a terminal, json in a pipe)\n"
             "  --strict              the first invalid line is fatal (exit 2)\n"
             "  --compact             print on one line instead of indented\n"
             "  -h, --help            show this help\n",
@@ -106,6 +111,49 @@ static sw_str_t job_name(const jobs_t *js, uint32_t id)
     return id ? sw_intern_get(js->ids, id) : sw_str("null");
 }
 
+/* "1.25 s", "300 ms", "12 us" or "40 ns". */
+static void put_dur(sw_buf_t *b, int64_t ns)
+{
+    if (ns >= 1000000000) sw_buf_printf(b, "%.2f s", (double)ns / 1e9);
+    else if (ns >= 1000000) sw_buf_printf(b, "%.0f ms", (double)ns / 1e6);
+    else if (ns >= 1000) sw_buf_printf(b, "%.0f us", (double)ns / 1e3);
+    else sw_buf_printf(b, "%lld ns", (long long)ns);
+}
+
+/* The answer first: one line per job, then its notes indented. */
+static void put_text(sw_buf_t *b, const sw_analysis_t *a)
+{
+    sw_buf_puts(b, "job ");
+    if (a->has_job_id) sw_buf_put(b, a->job_id.ptr, a->job_id.len);
+    else sw_buf_puts(b, "null");
+    sw_buf_puts(b, ": ");
+    if (!a->n_suspects) {
+        sw_buf_printf(b, "no first cause (no cross-rank spike), %zu ranks", a->n_participating);
+    } else {
+        const sw_suspect_t *s = &a->suspects[0];
+        sw_buf_printf(b, "first cause rank %lld", (long long)s->rank);
+        if (s->has_source) {
+            sw_buf_puts(b, " on ");
+            sw_buf_put(b, s->host.ptr, s->host.len);
+            if (s->has_device_id) sw_buf_printf(b, " GPU %lld", (long long)s->device_id);
+        }
+        sw_buf_puts(b, ", lead ");
+        put_dur(b, s->lead_over_cluster_onset_ns);
+        sw_buf_printf(b, ", %s confidence, phase ", sw_confidence_str(s->confidence));
+        if (s->phase.resolution == SW_PHASE_UNIQUE) sw_buf_put(b, s->phase.path.ptr, s->phase.path.len);
+        else if (s->phase.resolution == SW_PHASE_AMBIGUOUS) sw_buf_puts(b, "ambiguous");
+        else sw_buf_puts(b, "unknown");
+        sw_buf_printf(b, ", +%.2f GiB, %zu of %lld ranks at the onset", (double)s->peak_delta_bytes / 1073741824.0,
+                      a->n_suspects, (long long)a->world_size);
+    }
+    sw_buf_putc(b, '\n');
+    for (size_t i = 0; i < a->n_notes; i++) {
+        /* A note can list 100,000 ranks: a terminal line shows its start. */
+        size_t n = a->notes[i].len > 300 ? 300 : a->notes[i].len;
+        sw_buf_printf(b, "  note: %.*s%s\n", (int)n, a->notes[i].ptr, n < a->notes[i].len ? " ..." : "");
+    }
+}
+
 /* Which jobs the reference's rule left out, on stderr. */
 static void note_left_out(const jobs_t *js, const sw_analysis_t *a)
 {
@@ -147,12 +195,14 @@ int sw_cmd_analyze(int argc, char **argv)
         {"compact", no_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},
         {"all-jobs", no_argument, NULL, 'a'},
+        {"format", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     sw_params_t params = sw_params_default();
     sw_hash_key_random(&params.hash_key); /* input strings cannot be chosen to collide */
     bool strict = false, compact = false, all = false;
+    int text = -1; /* -1: text on a terminal */
     const char *only = NULL;
     int c;
     opterr = 0;
@@ -177,6 +227,14 @@ int sw_cmd_analyze(int argc, char **argv)
         case 'c': compact = true; break;
         case 'j': only = optarg; break;
         case 'a': all = true; break;
+        case 'F':
+            if (!strcmp(optarg, "text")) text = 1;
+            else if (!strcmp(optarg, "json")) text = 0;
+            else {
+                fprintf(stderr, "stormwatch analyze: --format \"%s\": expected text or json\n", optarg);
+                return SW_EXIT_USAGE;
+            }
+            break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option("analyze", argc, argv, optind, optopt);
         }
@@ -185,6 +243,7 @@ int sw_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "stormwatch analyze: --job and --all-jobs exclude each other\n");
         return SW_EXIT_USAGE;
     }
+    if (text < 0) text = isatty(STDOUT_FILENO) ? 1 : 0;
     jobs_t js;
     memset(&js, 0, sizeof(js));
     js.params = params;
@@ -208,8 +267,12 @@ int sw_cmd_analyze(int argc, char **argv)
             sw_arena_reset(&arena);
             sw_batch_run(b, &arena, &a);
             if (!all && !only) note_left_out(&js, &a);
-            sw_alert_json_analysis(&out, &a, compact || all ? 0 : 2);
-            sw_buf_putc(&out, '\n');
+            if (text) {
+                put_text(&out, &a);
+            } else {
+                sw_alert_json_analysis(&out, &a, compact || all ? 0 : 2);
+                sw_buf_putc(&out, '\n');
+            }
         }
         if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
             perror("stormwatch analyze: write");

@@ -640,6 +640,34 @@ static void test_analyze_jobs(void **state)
     sw_buf_clear(&err);
 }
 
+/* The answer on the first line: --format text, and the default on a
+ * terminal (a pty made by script(1)); JSON stays the default in pipes. */
+static void test_analyze_text(void **state)
+{
+    (void)state;
+    sw_buf_t out, err;
+    sw_buf_init(&out);
+    sw_buf_init(&err);
+    char fx[1200], args[2000];
+    snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
+    snprintf(args, sizeof(args), "analyze --format text '%s'", fx);
+    assert_int_equal(run(args, NULL, &out, &err), 0);
+    assert_true(strncmp(out.data, "job job-13: first cause rank 1 on node-000 GPU 1, lead ", 55) == 0);
+    assert_non_null(strstr(out.data, " confidence, phase "));
+    snprintf(args, sizeof(args), "analyze '%s'", fx);
+    assert_int_equal(run(args, NULL, &out, &err), 0);
+    assert_true(out.data[0] == '{'); /* a pipe: JSON */
+    char cmd[3000];
+    snprintf(cmd, sizeof(cmd), "script -qec \"'%s' analyze '%s'\" /dev/null", sw_test_bin(), fx);
+    assert_int_equal(sw_test_run(cmd, &out), 0);
+    assert_non_null(strstr(out.data, "job job-13: first cause rank 1 on node-000 GPU 1"));
+    snprintf(args, sizeof(args), "analyze --format yaml '%s'", fx);
+    assert_int_equal(run(args, NULL, &out, &err), 2);
+    assert_non_null(strstr(err.data, "--format \"yaml\": expected text or json"));
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
@@ -655,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_kcat_style),
         cmocka_unit_test(test_wrong_kind),
         cmocka_unit_test(test_analyze_jobs),
+        cmocka_unit_test(test_analyze_text),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
