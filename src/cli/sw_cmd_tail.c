@@ -30,6 +30,11 @@ extern char **environ;
 typedef struct tail_s {
     const char *topic;
     bool from_end;
+    int64_t start_offset; /* kcat -o: RD_KAFKA_OFFSET_* or an offset (when !start_ts) */
+    bool start_ts;        /* -o s@MS: start at the first record at or after start_ms */
+    int64_t start_ms;
+    int32_t only;         /* -p N: only this partition; -1 = every partition */
+    bool exit_at_end;     /* -e: exit once every partition read reached its end */
     int64_t count;        /* stop after this many records, 0 = never */
     int64_t idle_exit_ms; /* 0 = never */
     int64_t timeout_ms;   /* 0 = never */
@@ -71,6 +76,13 @@ static void usage(FILE *f)
             "  -b, --bootstrap SERVERS    host:port,... (default: environment variable\n"
             "                             STORMWATCH_BOOTSTRAP_SERVERS)\n"
             "  --from beginning|end       where to start in each partition (default beginning)\n"
+            "  -o beginning|end|OFFSET|-N|s@MS\n"
+            "                             kcat's start: an offset, the last N records of\n"
+            "                             each partition, or the first record at or after a\n"
+            "                             time (ms since the epoch)\n"
+            "  -p N                       read partition N only\n"
+            "  -e                         exit once every partition read is at its end\n"
+            "  -c N                       exit after N records (as --count)\n"
             "  --count N                  exit 0 after N records\n"
             "  --idle-exit MS             exit after MS without a record, counted once every\n"
             "                             partition has been read to its end\n"
@@ -430,16 +442,50 @@ static int tail_loop(tail_t *tl)
         fprintf(stderr, "stormwatch tail: %s\n", errstr);
         return SW_EXIT_RUNTIME;
     }
+    if (tl->only >= tl->nparts) {
+        fprintf(stderr, "stormwatch tail: -p %d: topic \"%s\" has partitions 0..%d\n",
+                (int)tl->only, tl->topic, (int)tl->nparts - 1);
+        return SW_EXIT_USAGE;
+    }
     tl->eof = sw_calloc((size_t)tl->nparts, sizeof(bool));
-    int64_t offset = tl->from_end ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+    int64_t offset = tl->from_end ? RD_KAFKA_OFFSET_END : tl->start_offset;
+    /* -o s@MS: each partition's first offset at or after the time. */
+    rd_kafka_topic_partition_list_t *times = NULL;
+    if (tl->start_ts) {
+        times = rd_kafka_topic_partition_list_new(tl->nparts);
+        for (int32_t p = 0; p < tl->nparts; p++)
+            rd_kafka_topic_partition_list_add(times, tl->topic, p)->offset = tl->start_ms;
+        rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(tl->rk, times, 10000);
+        if (e) {
+            fprintf(stderr, "stormwatch tail: -o s@%lld: offsets for the time: %s\n",
+                    (long long)tl->start_ms, rd_kafka_err2str(e));
+            rd_kafka_topic_partition_list_destroy(times);
+            return SW_EXIT_RUNTIME;
+        }
+    }
     for (int32_t p = 0; p < tl->nparts; p++) {
-        if (rd_kafka_consume_start_queue(tl->rkt, p, offset, tl->rkqu) == -1) {
+        if (tl->only >= 0 && p != tl->only) {
+            /* Not read: counts as at its end. */
+            tl->eof[p] = true;
+            tl->neof++;
+            continue;
+        }
+        int64_t at = offset;
+        if (times) {
+            at = times->elems[p].offset;
+            sw_log(&tl->log, SW_LOG_DEBUG, "-o s@%lld: partition %d starts at offset %lld (%s)",
+                   (long long)tl->start_ms, (int)p, (long long)at,
+                   rd_kafka_err2str(times->elems[p].err));
+            if (at < 0) at = RD_KAFKA_OFFSET_END; /* nothing that recent */
+        }
+        if (rd_kafka_consume_start_queue(tl->rkt, p, at, tl->rkqu) == -1) {
             fprintf(stderr, "stormwatch tail: topic \"%s\" [%d]: cannot start: %s\n", tl->topic,
                     (int)p, rd_kafka_err2str(rd_kafka_last_error()));
             return SW_EXIT_RUNTIME;
         }
         tl->started = p + 1;
     }
+    if (times) rd_kafka_topic_partition_list_destroy(times);
     int64_t idle_since = 0; /* set once every partition reached its end */
     sw_log_limit_t lim = {0};
     for (;;) {
@@ -460,6 +506,12 @@ static int tail_loop(tail_t *tl)
                 fprintf(stderr, "stormwatch tail: timed out after %lld ms with %llu of %lld records\n",
                         (long long)tl->timeout_ms, (unsigned long long)tl->printed,
                         (long long)tl->count);
+            return short_count ? SW_EXIT_RUNTIME : SW_EXIT_OK;
+        }
+        if (tl->exit_at_end && idle_since) {
+            if (short_count)
+                fprintf(stderr, "stormwatch tail: at the end with %llu of %lld records\n",
+                        (unsigned long long)tl->printed, (long long)tl->count);
             return short_count ? SW_EXIT_RUNTIME : SW_EXIT_OK;
         }
         if (tl->idle_exit_ms && idle_since && now - idle_since >= tl->idle_exit_ms) {
@@ -494,7 +546,8 @@ static int tail_loop(tail_t *tl)
 
 static void tail_clear(tail_t *tl)
 {
-    for (int32_t p = 0; p < tl->started; p++) rd_kafka_consume_stop(tl->rkt, p);
+    for (int32_t p = 0; p < tl->started; p++)
+        if (tl->only < 0 || p == tl->only) rd_kafka_consume_stop(tl->rkt, p);
     if (tl->rkqu) rd_kafka_queue_destroy(tl->rkqu);
     if (tl->rkt) rd_kafka_topic_destroy(tl->rkt);
     if (tl->rk) rd_kafka_destroy(tl->rk);
@@ -515,7 +568,10 @@ int sw_cmd_tail(int argc, char **argv)
         {"count", required_argument, NULL, 'n'},
         {"idle-exit", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 'T'},
-        {"envelope", no_argument, NULL, 'e'},
+        {"envelope", no_argument, NULL, 'E'},
+        {"offset", required_argument, NULL, 'o'},
+        {"partition", required_argument, NULL, 'p'},
+        {"exit", no_argument, NULL, 'e'},
         {"schema-id-telemetry", required_argument, NULL, 'S'},
         {"schema-id-alert", required_argument, NULL, 'A'},
         {"log-level", required_argument, NULL, 'L'},
@@ -526,6 +582,8 @@ int sw_cmd_tail(int argc, char **argv)
     memset(&tl, 0, sizeof(tl));
     tl.telemetry_id = 1;
     tl.alert_id = 2;
+    tl.start_offset = RD_KAFKA_OFFSET_BEGINNING;
+    tl.only = -1;
     const char *bootstrap_opt = NULL;
     sw_log_level_t level = SW_LOG_WARN;
     int rc = SW_EXIT_USAGE, c;
@@ -541,7 +599,7 @@ int sw_cmd_tail(int argc, char **argv)
     }
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:b:X:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:b:X:ho:p:c:e", opts, NULL)) != -1) {
         int64_t v;
         switch (c) {
         case 't': tl.topic = optarg; break;
@@ -556,8 +614,32 @@ int sw_cmd_tail(int argc, char **argv)
             tl.from_end = !strcmp(optarg, "end");
             break;
         case 'n':
-            if (!sw_cli_i64("tail", "--count", optarg, 1, INT64_MAX, &tl.count)) goto out;
+        case 'c':
+            if (!sw_cli_i64("tail", c == 'c' ? "-c" : "--count", optarg, 1, INT64_MAX, &tl.count))
+                goto out;
             break;
+        case 'o':
+            /* kcat's -o: beginning, end, an offset, -N (the last N of each
+             * partition) or s@MS (from a time, ms since the epoch). */
+            if (!strcmp(optarg, "beginning")) {
+                tl.start_offset = RD_KAFKA_OFFSET_BEGINNING;
+            } else if (!strcmp(optarg, "end")) {
+                tl.start_offset = RD_KAFKA_OFFSET_END;
+            } else if (!strncmp(optarg, "s@", 2)) {
+                if (!sw_cli_i64("tail", "-o s@", optarg + 2, 0, INT64_MAX, &tl.start_ms)) goto out;
+                tl.start_ts = true;
+            } else if (optarg[0] == '-') {
+                if (!sw_cli_i64("tail", "-o -N", optarg + 1, 1, INT64_C(1) << 40, &v)) goto out;
+                tl.start_offset = RD_KAFKA_OFFSET_TAIL(v);
+            } else {
+                if (!sw_cli_i64("tail", "-o", optarg, 0, INT64_MAX, &tl.start_offset)) goto out;
+            }
+            break;
+        case 'p':
+            if (!sw_cli_i64("tail", "-p", optarg, 0, INT32_MAX, &v)) goto out;
+            tl.only = (int32_t)v;
+            break;
+        case 'e': tl.exit_at_end = true; break;
         case 'i':
             if (!sw_cli_i64("tail", "--idle-exit", optarg, 1, INT64_C(1) << 40, &tl.idle_exit_ms))
                 goto out;
@@ -566,7 +648,7 @@ int sw_cmd_tail(int argc, char **argv)
             if (!sw_cli_i64("tail", "--timeout", optarg, 1, INT64_C(1) << 40, &tl.timeout_ms))
                 goto out;
             break;
-        case 'e': tl.envelope = true; break;
+        case 'E': tl.envelope = true; break;
         case 'S':
             if (!sw_cli_i64("tail", "--schema-id-telemetry", optarg, 0, INT32_MAX, &v)) goto out;
             tl.telemetry_id = (int32_t)v;
