@@ -72,7 +72,10 @@ static void usage(FILE *f)
             "\"value_base64\": \"...\"}; a null value (tombstone) prints as null.\n"
             "\n"
             "Options:\n"
-            "  -t, --topic TOPIC          topic to read (required); waits for it to exist\n"
+            "  -t, --topic TOPIC          topic to read (required); a topic that does not\n"
+            "                             exist is named in a warning with the close names\n"
+            "                             of the cluster's topics, then waited for (with -e:\n"
+            "                             an error, exit 1)\n"
             "  -b, --bootstrap SERVERS    host:port,... (default: environment variable\n"
             "                             STORMWATCH_BOOTSTRAP_SERVERS)\n"
             "  --from beginning|end       where to start in each partition (default beginning)\n"
@@ -350,6 +353,44 @@ static void emit(tail_t *tl)
 /* Kafka                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Levenshtein distance of two short strings (topic names: < 250 bytes). */
+static size_t name_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b), prev[256], row[256];
+    if (n > 255 || m > 255) return (size_t)-1;
+    for (size_t j = 0; j <= m; j++) prev[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, row, (m + 1) * sizeof(*row));
+    }
+    return prev[m];
+}
+
+/* "; did you mean X or Y?" from the cluster's topics close to the name. */
+static void topic_suggestions(tail_t *tl, char *out, size_t out_size)
+{
+    out[0] = '\0';
+    const struct rd_kafka_metadata *md = NULL;
+    if (rd_kafka_metadata(tl->rk, 1, NULL, &md, 5000) || !md) return;
+    size_t len = 0, shown = 0;
+    size_t limit = strlen(tl->topic) / 3 + 2;
+    for (int i = 0; i < md->topic_cnt && shown < 3; i++) {
+        const char *t = md->topics[i].topic;
+        if (t[0] == '_' || name_distance(tl->topic, t) > limit) continue;
+        int w = snprintf(out + len, out_size - len, "%s\"%s\"", shown ? " or " : "; did you mean ", t);
+        if (w < 0 || (size_t)w >= out_size - len) break;
+        len += (size_t)w;
+        shown++;
+    }
+    if (shown && len + 2 < out_size) memcpy(out + len, "?", 2);
+    rd_kafka_metadata_destroy(md);
+}
+
 /* Partitions of the topic from metadata, waiting while the topic does
  * not exist. @returns SW_OK; SW_ERR_STATE when stopped or past the
  * deadline; SW_ERR_KAFKA for another error (errstr says which). */
@@ -383,8 +424,17 @@ static sw_err_t find_partitions(tail_t *tl, int64_t deadline_ms, char *errstr,
             return SW_ERR_KAFKA;
         }
         if (!said) {
-            sw_log(&tl->log, SW_LOG_INFO, "waiting for topic \"%s\" (%s)", tl->topic,
-                   err ? rd_kafka_err2str(err) : "no partitions yet");
+            /* Not silence: a mistyped name is the likely cause. With -e
+             * (read what is there and exit) it is an error. */
+            char sugg[600];
+            topic_suggestions(tl, sugg, sizeof(sugg));
+            if (tl->exit_at_end) {
+                snprintf(errstr, errstr_size, "topic \"%s\" does not exist (%s)%s", tl->topic,
+                         err ? rd_kafka_err2str(err) : "no partitions", sugg);
+                return SW_ERR_NOT_FOUND;
+            }
+            sw_log(&tl->log, SW_LOG_WARN, "topic \"%s\" does not exist yet (%s)%s; waiting for it",
+                   tl->topic, err ? rd_kafka_err2str(err) : "no partitions", sugg);
             said = true;
         }
         for (int64_t until = sw_clock_ms() + TAIL_METADATA_RETRY_MS;
