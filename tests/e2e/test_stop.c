@@ -67,7 +67,15 @@ static void test_stop_before_assignment(void **state)
         snprintf(out_path, sizeof(out_path), "%s/b%d.out", dir, i);
         snprintf(b_err, sizeof(b_err), "%s/b%d.err", dir, i);
         pid_t b = sw_proc_spawn(argv_run, out_path, b_err);
-        /* 0.1 s to ~4 s: before, during and after the join. */
+        /* From its first log line (signal handlers are in place by then;
+         * a sanitizer build starts slowly): 0.1 s to ~4 s, before, during
+         * and after the join. */
+        if (!sw_proc_wait_text(b_err, "consuming", 1, 60000)) {
+            sw_proc_kill(b);
+            sw_proc_kill(a);
+            sw_proc_kill(mock);
+            fail_msg("instance %d did not start (see %s)", i, b_err);
+        }
         usleep((useconds_t)(100000 + i * 330000));
         bool was_assigned = sw_proc_count_text(b_err, "assigned") > 0;
         kill(b, SIGTERM);
