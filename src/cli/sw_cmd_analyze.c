@@ -111,15 +111,6 @@ static sw_str_t job_name(const jobs_t *js, uint32_t id)
     return id ? sw_intern_get(js->ids, id) : sw_str("null");
 }
 
-/* "1.25 s", "300 ms", "12 us" or "40 ns". */
-static void put_dur(sw_buf_t *b, int64_t ns)
-{
-    if (ns >= 1000000000) sw_buf_printf(b, "%.2f s", (double)ns / 1e9);
-    else if (ns >= 1000000) sw_buf_printf(b, "%.0f ms", (double)ns / 1e6);
-    else if (ns >= 1000) sw_buf_printf(b, "%.0f us", (double)ns / 1e3);
-    else sw_buf_printf(b, "%lld ns", (long long)ns);
-}
-
 /* The answer first: one line per job, then its notes indented. */
 static void put_text(sw_buf_t *b, const sw_analysis_t *a)
 {
@@ -131,18 +122,12 @@ static void put_text(sw_buf_t *b, const sw_analysis_t *a)
         sw_buf_printf(b, "no first cause (no cross-rank spike), %zu ranks", a->n_participating);
     } else {
         const sw_suspect_t *s = &a->suspects[0];
-        sw_buf_printf(b, "first cause rank %lld", (long long)s->rank);
-        if (s->has_source) {
-            sw_buf_puts(b, " on ");
-            sw_buf_put(b, s->host.ptr, s->host.len);
-            if (s->has_device_id) sw_buf_printf(b, " GPU %lld", (long long)s->device_id);
-        }
+        sw_buf_puts(b, "first cause ");
+        sw_suspect_where(s, b);
         sw_buf_puts(b, ", lead ");
-        put_dur(b, s->lead_over_cluster_onset_ns);
-        sw_buf_printf(b, ", %s confidence, phase ", sw_confidence_str(s->confidence));
-        if (s->phase.resolution == SW_PHASE_UNIQUE) sw_buf_put(b, s->phase.path.ptr, s->phase.path.len);
-        else if (s->phase.resolution == SW_PHASE_AMBIGUOUS) sw_buf_puts(b, "ambiguous");
-        else sw_buf_puts(b, "unknown");
+        sw_duration_text(b, s->lead_over_cluster_onset_ns);
+        sw_buf_printf(b, ", %s confidence, ", sw_confidence_str(s->confidence));
+        sw_phase_text(b, &s->phase);
         sw_buf_printf(b, ", +%.2f GiB, %zu of %lld ranks at the onset", (double)s->peak_delta_bytes / 1073741824.0,
                       a->n_suspects, (long long)a->world_size);
     }

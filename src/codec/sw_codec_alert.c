@@ -250,7 +250,7 @@ void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf)
 }
 
 /* "1.25 s", "300 ms", "12 us" or "40 ns". */
-static void put_duration(sw_buf_t *buf, int64_t ns)
+void sw_duration_text(sw_buf_t *buf, int64_t ns)
 {
     char tmp[48];
     if (ns >= 1000000000) snprintf(tmp, sizeof(tmp), "%.2f s", (double)ns / 1e9);
@@ -260,7 +260,7 @@ static void put_duration(sw_buf_t *buf, int64_t ns)
     sw_buf_puts(buf, tmp);
 }
 
-static void put_phase_text(sw_buf_t *buf, const sw_phase_attr_t *ph)
+void sw_phase_text(sw_buf_t *buf, const sw_phase_attr_t *ph)
 {
     if (ph->resolution == SW_PHASE_UNIQUE) {
         sw_buf_puts(buf, "phase ");
@@ -319,11 +319,11 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
     sw_buf_puts(buf, "memory storm first seen on ");
     sw_suspect_where(s, buf);
     sw_buf_puts(buf, " (lead ");
-    put_duration(buf, s->lead_over_cluster_onset_ns);
+    sw_duration_text(buf, s->lead_over_cluster_onset_ns);
     sw_buf_puts(buf, ", ");
     sw_buf_puts(buf, sw_confidence_str(s->confidence));
     sw_buf_puts(buf, " confidence, ");
-    put_phase_text(buf, &s->phase);
+    sw_phase_text(buf, &s->phase);
     char gib[32];
     snprintf(gib, sizeof(gib), ", +%.2f GiB, ", (double)s->peak_delta_bytes / 1073741824.0);
     sw_buf_puts(buf, gib);

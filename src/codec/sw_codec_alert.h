@@ -33,6 +33,12 @@ const char *sw_record_severity(const sw_record_t *rec);
  */
 const char *sw_record_episode_severity(const sw_record_t *rec);
 
+/** @brief "1.25 s", "300 ms", "12 us" or "40 ns". */
+void sw_duration_text(sw_buf_t *buf, int64_t ns);
+
+/** @brief "phase train / forward", "phase ambiguous (likely X)" or "phase unknown". */
+void sw_phase_text(sw_buf_t *buf, const sw_phase_attr_t *ph);
+
 /** @brief "rank 3 on node-112 GPU 5" (host and GPU when known). */
 void sw_suspect_where(const sw_suspect_t *s, sw_buf_t *buf);
 
