@@ -353,24 +353,6 @@ static void emit(tail_t *tl)
 /* Kafka                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Levenshtein distance of two short strings (topic names: < 250 bytes). */
-static size_t name_distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b), prev[256], row[256];
-    if (n > 255 || m > 255) return (size_t)-1;
-    for (size_t j = 0; j <= m; j++) prev[j] = j;
-    for (size_t i = 1; i <= n; i++) {
-        row[0] = i;
-        for (size_t j = 1; j <= m; j++) {
-            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            size_t del = prev[j] + 1, ins = row[j - 1] + 1;
-            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, row, (m + 1) * sizeof(*row));
-    }
-    return prev[m];
-}
-
 /* "; did you mean X or Y?" from the cluster's topics close to the name. */
 static void topic_suggestions(tail_t *tl, char *out, size_t out_size)
 {
@@ -381,7 +363,7 @@ static void topic_suggestions(tail_t *tl, char *out, size_t out_size)
     size_t limit = strlen(tl->topic) / 3 + 2;
     for (int i = 0; i < md->topic_cnt && shown < 3; i++) {
         const char *t = md->topics[i].topic;
-        if (t[0] == '_' || name_distance(tl->topic, t) > limit) continue;
+        if (t[0] == '_' || sw_edit_distance_ci(tl->topic, t) > limit) continue;
         int w = snprintf(out + len, out_size - len, "%s\"%s\"", shown ? " or " : "; did you mean ", t);
         if (w < 0 || (size_t)w >= out_size - len) break;
         len += (size_t)w;

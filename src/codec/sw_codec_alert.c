@@ -205,14 +205,19 @@ void sw_alert_json_analysis(sw_buf_t *buf, const sw_analysis_t *a, int indent)
     sw_jw_end_obj(&jw);
 }
 
-const char *sw_record_episode_severity(const sw_record_t *rec)
+/* Pager severity of a first suspect's confidence. */
+static const char *confidence_severity(int confidence)
 {
-    switch (rec->episode_confidence) {
+    switch (confidence) {
     case SW_CONFIDENCE_HIGH: return "critical";
     case SW_CONFIDENCE_MEDIUM: return "error";
-    case -2: return "info";
     default: return "warning";
     }
+}
+
+const char *sw_record_episode_severity(const sw_record_t *rec)
+{
+    return rec->episode_confidence == -2 ? "info" : confidence_severity(rec->episode_confidence);
 }
 
 void sw_suspect_where(const sw_suspect_t *s, sw_buf_t *buf)
@@ -232,12 +237,7 @@ const char *sw_record_severity(const sw_record_t *rec)
 {
     if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY) return "info";
     if (rec->analysis.n_suspects == 0) return "warning";
-    switch (rec->analysis.suspects[0].confidence) {
-    case SW_CONFIDENCE_HIGH: return "critical";
-    case SW_CONFIDENCE_MEDIUM: return "error";
-    case SW_CONFIDENCE_LOW: break;
-    }
-    return "warning";
+    return confidence_severity((int)rec->analysis.suspects[0].confidence);
 }
 
 void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf)

@@ -334,25 +334,6 @@ bool sw_conf_is_secret(const char *name)
 /* ------------------------------------------------------------------------ */
 /* Suggestions for unknown names. */
 
-/* Levenshtein distance of a (lower-cased on the fly) and b, both at most
- * 255 bytes long. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    size_t row[256], prev[256];
-    for (size_t j = 0; j <= m; j++) prev[j] = j;
-    for (size_t i = 1; i <= n; i++) {
-        row[0] = i;
-        char ca = (char)tolower((unsigned char)a[i - 1]);
-        for (size_t j = 1; j <= m; j++) {
-            size_t sub = prev[j - 1] + (ca == b[j - 1] ? 0 : 1);
-            size_t del = prev[j] + 1, ins = row[j - 1] + 1;
-            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, row, (m + 1) * sizeof(*row));
-    }
-    return prev[m];
-}
 
 /* Length of the first dotted component including its '.', or 0. */
 static size_t first_component_len(const char *s)
@@ -371,7 +352,7 @@ static size_t suggest(const char *name, size_t out[3])
     size_t len = strlen(name), comp = first_component_len(name);
     for (size_t i = 0; i < P__CNT; i++) {
         const char *cand = prop_table[i].name;
-        size_t d = len <= 255 ? edit_distance(name, cand) : 1000;
+        size_t d = len <= 255 ? sw_edit_distance_ci(name, cand) : 1000;
         if (d > 999) d = 999;
         bool strong = d <= 3 || (len >= 3 && strncasecmp(cand, name, len) == 0);
         if (!strong && !(comp > 1 && strncasecmp(name, cand, comp) == 0)) continue;

@@ -1024,12 +1024,18 @@ static void suspect_copy(sw_arena_t *a, const sw_suspect_t *in, sw_suspect_t *ou
     out->timeline_used = copy_i64s(a, in->timeline_used, in->n_timeline);
 }
 
-static void verdict_clear(job_t *j)
+/* Mark (or unmark) the ranks of the verdict's suspects. */
+static void verdict_mark(job_t *j, bool on)
 {
     for (size_t i = 0; i < j->v_n; i++) {
         uint32_t ri;
-        if (sw_imap_get(&j->rank_map, j->v_sus[i].rank, &ri)) j->ranks[ri].in_verdict = false;
+        if (sw_imap_get(&j->rank_map, j->v_sus[i].rank, &ri)) j->ranks[ri].in_verdict = on;
     }
+}
+
+static void verdict_clear(job_t *j)
+{
+    verdict_mark(j, false);
     sw_arena_reset(&j->v_arena);
     j->v_sus = NULL;
     j->v_n = 0;
@@ -1045,11 +1051,8 @@ static void verdict_store(job_t *j, const sw_analysis_t *a)
     j->v_onset = a->onset_ns;
     j->v_n = a->n_suspects;
     j->v_sus = a->n_suspects ? sw_arena_alloc(&j->v_arena, a->n_suspects * sizeof(*j->v_sus)) : NULL;
-    for (size_t i = 0; i < a->n_suspects; i++) {
-        suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
-        uint32_t ri;
-        if (sw_imap_get(&j->rank_map, a->suspects[i].rank, &ri)) j->ranks[ri].in_verdict = true;
-    }
+    for (size_t i = 0; i < a->n_suspects; i++) suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
+    verdict_mark(j, true);
 }
 
 /* A verdict suspect (rank r, first spike t) is lost when A has no
@@ -1118,10 +1121,7 @@ static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, in
         rec->analysis.onset_ns = j->v_onset;
         rec->analysis.suspects = j->v_sus;
         rec->analysis.n_suspects = j->v_n;
-        for (size_t i = 0; i < j->v_n; i++) {
-            uint32_t ri;
-            if (sw_imap_get(&j->rank_map, j->v_sus[i].rank, &ri)) j->ranks[ri].in_verdict = false;
-        }
+        verdict_mark(j, false);
         j->v_touched = false;
         sig_reset(j);
         return rec;
@@ -1723,8 +1723,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         for (size_t k = 0; k < j->v_n && !r.bad; k++) {
             uint32_t ri;
             if (!sw_imap_get(&j->rank_map, j->v_sus[k].rank, &ri)) r.bad = true;
-            else if (j->open) j->ranks[ri].in_verdict = true;
         }
+        if (!r.bad && j->open) verdict_mark(j, true);
         const uint8_t *p = r.p;
         if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
             r.bad = true;

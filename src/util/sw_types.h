@@ -40,6 +40,11 @@ size_t sw_utf8_bad_at(const void *data, size_t len, bool allow_surrogates);
 /** @brief FNV-1a style 64-bit hash of a byte string. */
 uint64_t sw_hash_bytes(const void *p, size_t len, uint64_t seed);
 
+/** @brief Levenshtein distance of two NUL-terminated strings, ignoring ASCII
+ *         case (for "did you mean" suggestions). SIZE_MAX when either is
+ *         longer than 255 bytes. */
+size_t sw_edit_distance_ci(const char *a, const char *b);
+
 /** A growable byte buffer. Fields are public for fast appends. */
 typedef struct sw_buf_s {
     char *data;  /**< bytes (owned); NUL-terminated after sw_buf_cstr() */

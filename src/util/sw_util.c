@@ -7,6 +7,7 @@
 #include "sw_err.h"
 #include "sw_types.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -205,6 +206,25 @@ void sw_buf_put_i64(sw_buf_t *buf, int64_t v)
     } else {
         sw_buf_put_u64(buf, (uint64_t)v);
     }
+}
+
+size_t sw_edit_distance_ci(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 255 || m > 255) return SIZE_MAX;
+    size_t row[256], prev[256];
+    for (size_t j = 0; j <= m; j++) prev[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        row[0] = i;
+        int ca = tolower((unsigned char)a[i - 1]);
+        for (size_t j = 1; j <= m; j++) {
+            size_t sub = prev[j - 1] + (ca == tolower((unsigned char)b[j - 1]) ? 0 : 1);
+            size_t del = prev[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, row, (m + 1) * sizeof(*row));
+    }
+    return prev[m];
 }
 
 void sw_errfmt(char *errstr, size_t errstr_size, const char *fmt, ...)
