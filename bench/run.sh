@@ -90,6 +90,7 @@ T_ARGS="--ranks $T_RANKS --samples $T_SAMPLES${T_EXTRA:+ $T_EXTRA}"
 BIG_ARGS="--ranks $RANKS_BIG --samples $S_SAMPLES_BIG $S_EXTRA"
 SMALL_ARGS="--ranks $RANKS_SMALL --samples $S_SAMPLES_SMALL $S_EXTRA"
 BASE_ARGS="--ranks 8 --samples 64 --storms 0"
+WIDE_ARGS="--ranks 131072 --samples 4 --storms 0"   # a wide job that has just started
 
 # Cache file name keyed by generator version and options.
 input_path() {
@@ -102,10 +103,11 @@ T_GZ=$T_FILE.gz1.gz
 BIG_FILE=$(input_path "$BIG_ARGS")
 SMALL_FILE=$(input_path "$SMALL_ARGS")
 BASE_FILE=$(input_path "$BASE_ARGS")
+WIDE_FILE=$(input_path "$WIDE_ARGS")
 
 # ---------------------------------------------------------------- inputs
 mkdir -p "$IN"
-WANTED=("$T_FILE" "$T_GZ" "$BIG_FILE" "$SMALL_FILE" "$BASE_FILE")
+WANTED=("$T_FILE" "$T_GZ" "$BIG_FILE" "$SMALL_FILE" "$BASE_FILE" "$WIDE_FILE")
 # Prune inputs this run does not use (old options, other mode, leftovers of an
 # interrupted run) so the cache never holds more than one run's inputs.
 for f in "$IN"/*; do
@@ -161,6 +163,7 @@ fi
 gen_input "$BIG_ARGS" "$BIG_FILE"
 gen_input "$SMALL_ARGS" "$SMALL_FILE"
 gen_input "$BASE_ARGS" "$BASE_FILE"
+gen_input "$WIDE_ARGS" "$WIDE_FILE"
 
 meta() { awk -v k="$2" '{ print (k == "events") ? $1 : $2 }' "$1.meta"; }
 T_EVENTS=$(meta "$T_FILE" events);       T_BYTES=$(meta "$T_FILE" bytes)
@@ -168,6 +171,7 @@ GZ_BYTES=$(meta "$T_GZ" bytes)
 BIG_EVENTS=$(meta "$BIG_FILE" events);   BIG_BYTES=$(meta "$BIG_FILE" bytes)
 SMALL_EVENTS=$(meta "$SMALL_FILE" events); SMALL_BYTES=$(meta "$SMALL_FILE" bytes)
 BASE_EVENTS=$(meta "$BASE_FILE" events)
+WIDE_EVENTS=$(meta "$WIDE_FILE" events)
 
 # Warm the page cache so that the first repetition is not a disk benchmark.
 log "warming the page cache"
@@ -195,6 +199,7 @@ for ((r = 1; r <= REPS; r++)); do
     run_timed replay_base "$r" "${REPLAY[@]}" "$BASE_FILE"
     run_timed replay_small "$r" "${REPLAY[@]}" "$SMALL_FILE"
     run_timed replay_big "$r" "${REPLAY[@]}" "$BIG_FILE"
+    run_timed replay_wide "$r" "${REPLAY[@]}" "$WIDE_FILE"
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -292,6 +297,16 @@ row "2. baseline max RSS of \`replay\` on a tiny file ($BASE_EVENTS events, 8 ra
 RSS_BPS=$(calc "($b_rss - $base_rss) * 1024 / $RETAINED")
 row "2. (max RSS - baseline) per retained sample, whole process" \
     "$(fmt_f "$RSS_BPS" 1) B ($(fmt_f "$(calc "($b_rss - $base_rss) / 1024")" 1) MiB / $(fmt_int "$RETAINED"))" "<= $TARGET_BPS B (cross-check)" "$(v verdict_max "$RSS_BPS" "$TARGET_BPS")"
+
+stats_check replay_wide "$WIDE_EVENTS"
+read -r w_rss w_lo w_hi < <(rss_med replay_wide)
+W_BYTES=$(json_num "$RAW_DIR/replay_wide.1.err" engine_bytes)
+W_RET=$(json_num "$RAW_DIR/replay_wide.1.err" retained_samples)
+W_RANKS=$(json_num "$RAW_DIR/replay_wide.1.err" ranks)
+W_BPS=$(json_num "$RAW_DIR/replay_wide.1.err" bytes_per_retained_sample)
+row "2. a wide job just started: 131,072 ranks x 4 samples ($(fmt_int "$WIDE_EVENTS") events, windows of $WINDOW)" \
+    "**$W_BPS B** per retained sample, $(fmt_f "$(calc "$W_BYTES / $W_RANKS")" 0) B per rank (engine_bytes $(fmt_int "$W_BYTES") / $(fmt_int "$W_RET") samples); max RSS $(fmt_f "$(calc "$w_rss / 1024")" 1) MiB" \
+    "windows sized by the samples held (issue 16: ~100 B a sample + a per-rank constant)" "info"
 
 # --- 3. rank scaling
 rate_cell replay_small "$SMALL_EVENTS" "$SMALL_BYTES"; EVS_SMALL=$EVS

@@ -98,6 +98,7 @@ typedef struct job_s {
     uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
     rank_t *ranks;
+    size_t win_bytes;           /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
     sw_imap_t rank_map;         /* rank -> index in ranks */
     int64_t min_rank, max_rank;
@@ -595,10 +596,10 @@ static void job_destroy(job_t *j)
     free(j);
 }
 
-static size_t job_bytes(const sw_detector_t *det, const job_t *j)
+static size_t job_bytes(const job_t *j)
 {
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
-               j->nranks * sw_win_bytes((uint32_t)det->params.window_samples) +
+               j->win_bytes +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_mset_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
@@ -623,6 +624,7 @@ static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     r->rank = rank;
     r->empty_off = offset - 1;
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
+    j->win_bytes += sw_win_bytes(r->win.cap);
     r->t_left = r->t_right = NIL;
     r->t_prio = mix32(ri * 2654435761U + 1);
     j->hpos[ri] = NIL;
@@ -1259,7 +1261,9 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */
+    uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
+    if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
         return SW_OK;
@@ -1285,7 +1289,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && r->win.n == r->win.cap && sw_phase_fold_due(j->phase, r->phase_grp))
+    if (r->phase_grp != NIL && sw_win_full(&r->win) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
@@ -1354,7 +1358,7 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
         const job_t *j = det->jobs[i];
         st->ranks += j->nranks;
         st->retained += j->retained;
-        st->bytes += job_bytes(det, j);
+        st->bytes += job_bytes(j);
     }
 }
 
@@ -1756,7 +1760,9 @@ bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
     if (offset <= r->empty_off) return false;
     uint32_t src = src_get(j, r, ev);
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
+    if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
 }
 

@@ -33,9 +33,9 @@ size_t sw_win_bytes(uint32_t cap)
            (size_t)rcap * (2 * sizeof(uint32_t) + 2 * sizeof(int64_t));
 }
 
-void sw_win_init(sw_win_t *win, uint32_t cap)
+/* Point the arrays into one allocation of @p cap slots. */
+static void win_alloc(sw_win_t *win, uint32_t cap)
 {
-    memset(win, 0, sizeof(*win));
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
     char *m = sw_malloc(sw_win_bytes(cap));
@@ -52,6 +52,16 @@ void sw_win_init(sw_win_t *win, uint32_t cap)
     m += (size_t)win->rcap * sizeof(uint32_t);
     win->rend = (uint32_t *)m;
     for (uint32_t i = 0; i < 2 * win->rcap; i++) win->rtree[i] = -1;
+}
+
+/* First slots of a window: enough for a rank that reports rarely. */
+#define WIN_FIRST_CAP 4u
+
+void sw_win_init(sw_win_t *win, uint32_t max)
+{
+    memset(win, 0, sizeof(*win));
+    win->max = max;
+    win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP);
 }
 
 void sw_win_prefetch(const sw_win_t *win)
@@ -295,12 +305,31 @@ static void rebuild(sw_win_t *win)
     tree_rebuild(win);
 }
 
+/* Double the slots (up to max): the samples move to the start of the new
+ * ring, runs and maximum are recomputed. O(n), amortised O(1) a sample. */
+static void grow(sw_win_t *win)
+{
+    sw_win_t old = *win;
+    uint32_t cap = old.cap > old.max / 2 ? old.max : old.cap * 2;
+    win_alloc(win, cap);
+    for (uint32_t i = 0; i < old.n; i++) {
+        uint32_t s = slot(&old, i);
+        win->slot[i] = old.slot[s];
+        win->src[i] = old.src[s];
+    }
+    win->head = 0;
+    win->n = old.n;
+    free(old.mem);
+    rebuild(win);
+}
+
 sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
                            uint32_t src, int64_t off)
 {
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
+    if (win->n == win->cap && win->cap < win->max) grow(win);
     if (win->n == win->cap) {
         if (pos == 0) return SW_WIN_TOO_OLD;
         pop_front(win, ctx);

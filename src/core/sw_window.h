@@ -1,6 +1,8 @@
 /*
  * Internal to the core: one rank's window of retained samples (SPEC 6),
- * kept in (timestamp, pid, host) order in a fixed ring allocated once.
+ * kept in (timestamp, pid, host) order in a ring that grows with the
+ * samples held (doubling, up to window.samples), so that a rank that has
+ * sent four samples costs four slots, not window.samples.
  * Beside the samples it maintains, incrementally, what the first-spike
  * search needs: the rising runs of device_used with their gains in a max
  * segment tree, and a sliding maximum of device_used. It also keeps the
@@ -50,7 +52,8 @@ typedef struct sw_wslot_s {
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
 typedef struct sw_win_s {
-    uint32_t cap;      /**< window.samples */
+    uint32_t cap;      /**< slots allocated (grows to max) */
+    uint32_t max;      /**< window.samples */
     uint32_t head;     /**< slot of the oldest sample */
     uint32_t n;        /**< samples retained */
     sw_wslot_t *slot;  /**< [cap] samples */
@@ -81,8 +84,15 @@ typedef struct sw_win_cand_s {
     uint32_t src;       /**< source of the spike sample */
 } sw_win_cand_t;
 
-/** @brief Allocate a window of @p cap samples (cap >= 1). */
-void sw_win_init(sw_win_t *win, uint32_t cap);
+/** @brief Set up a window of at most @p max samples (max >= 1); storage
+ *         for a few is allocated now, the rest as samples arrive. */
+void sw_win_init(sw_win_t *win, uint32_t max);
+
+/** @brief True when the window holds window.samples samples. */
+static inline bool sw_win_full(const sw_win_t *win)
+{
+    return win->n == win->max;
+}
 
 /** @brief Free the window's storage. */
 void sw_win_clear(sw_win_t *win);

@@ -83,6 +83,7 @@ typedef struct part_s {
     int64_t committed_x;     /* snapshot offset of the last commit sent */
     int64_t confirmed_x;     /* snapshot offset of the last commit the broker took */
     int64_t last_snap_ms;
+    bool origin;             /* assigned without a usable snapshot: write one first */
     sw_metrics_series_t *m_events, *m_lag;
     sw_detect_stats_t mprev; /* engine counters last published */
 } part_t;
@@ -1021,6 +1022,7 @@ static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         memcpy(md, c->metadata, c->metadata_size);
     if (!r->restore || sscanf(md, "sw1:%lld:%u:%llu:%lld", &first, &n, &id, &x) != 4) {
         p->det = sw_detect_new(r->params);
+        p->origin = r->restore;
         if (r->restore)
             sw_log(r->log, SW_LOG_INFO, "%s [%d]: no state snapshot committed; starting empty at %s",
                    p->topic, (int)p->partition,
@@ -1075,9 +1077,88 @@ static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                p->topic, (int)p->partition, err, (long long)c->offset);
         sw_imap_clear(&p->suppress);
         p->det = sw_detect_new(r->params);
+        p->origin = true;
     }
     sw_buf_clear(&z);
     sw_buf_clear(&env);
+}
+
+/* Where consumption of a partition without a usable snapshot starts: the
+ * committed offset, else where auto.offset.reset points (-1: unknown). */
+static int64_t start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c)
+{
+    if (c && c->offset >= 0) return c->offset;
+    char reset[32] = "earliest";
+    size_t n = sizeof(reset);
+    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
+    int64_t lo, hi;
+    if (rd_kafka_query_watermark_offsets(r->reader, p->topic, p->partition, &lo, &hi, 10000))
+        return -1;
+    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 || strcmp(reset, "largest") == 0
+               ? hi
+               : lo;
+}
+
+/* The origin snapshots: a partition assigned without a usable snapshot
+ * gets one of its empty engine, as of the offset where it starts, with the
+ * output topics' end offsets, committed before its first message is read.
+ * A kill at any later moment then restores from it and finds everything
+ * sent since on the output: no record is sent twice, even in a
+ * partition's first seconds. Called in the rebalance callback, before the
+ * partitions are assigned; bounded by @p budget_ms in all. A partition
+ * whose origin could not be committed (brokers unreachable) is consumed
+ * anyway, with a warning: until its first periodic snapshot, a kill may
+ * repeat its records (never lose one). */
+static void origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
+{
+    int64_t t0 = sw_clock_ms(), deadline = t0 + budget_ms;
+    for (int i = 0; i < n; i++) {
+        ps[i]->snap.active = false;
+        if (ps[i]->next >= 0) snapshot_start(r, ps[i]);
+    }
+    for (;;) {
+        int waiting = 0;
+        for (int i = 0; i < n; i++)
+            if (ps[i]->snap.active && !ps[i]->snap.failed && ps[i]->snap.left) waiting++;
+        if (!waiting || sw_clock_ms() >= deadline) break;
+        rd_kafka_poll(r->producer, 50);
+    }
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n);
+    for (int i = 0; i < n; i++) {
+        part_t *p = ps[i];
+        if (!snapshot_commit_ready(p)) continue;
+        char md[128];
+        snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)p->snap.first_off, p->snap.n,
+                 (unsigned long long)p->snap.id, (long long)p->snap.x);
+        rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
+        tp->offset = p->snap.x;
+        tp->metadata = sw_strdup(md);
+        tp->metadata_size = strlen(md);
+    }
+    bool taken = list->cnt && commit_list(r, list, true);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        part_t *p = ps[i];
+        p->origin = false;
+        bool mine = rd_kafka_topic_partition_list_find(list, p->topic, p->partition) != NULL;
+        if (taken && mine) {
+            p->committed_x = p->confirmed_x = p->snap.x;
+            ok++;
+        } else {
+            sw_log(r->log, SW_LOG_WARN,
+                   "%s [%d]: the origin snapshot could not be committed%s; consuming anyway: until "
+                   "its first periodic snapshot, a crash may repeat this partition's records (none "
+                   "is lost)",
+                   p->topic, (int)p->partition,
+                   p->next < 0 ? " (its start offset is unknown)" : "");
+        }
+        p->snap.active = false;
+        p->last_snap_ms = sw_clock_ms();
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    if (ok)
+        sw_log(r->log, SW_LOG_INFO, "origin snapshots committed for %d new partition%s in %lld ms",
+               ok, ok == 1 ? "" : "s", (long long)(sw_clock_ms() - t0));
 }
 
 /* ---- rebalances -------------------------------------------------------- */
@@ -1120,11 +1201,19 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
         if (r->restore && rd_kafka_committed(rk, c, 30000))
             sw_log(r->log, SW_LOG_WARN, "cannot read the committed offsets; starting empty");
+        part_t **fresh = sw_calloc((size_t)list->cnt + 1, sizeof(*fresh));
+        int nfresh = 0;
         for (int i = 0; i < list->cnt; i++) {
             part_t *p = part_new(r, list->elems[i].topic, list->elems[i].partition);
             sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
             restore_partition(r, p, &c->elems[i]);
+            if (p->origin) {
+                p->next = start_offset(r, p, &c->elems[i]);
+                fresh[nfresh++] = p;
+            }
         }
+        if (nfresh) origin_snapshots(r, fresh, nfresh, 15000);
+        free(fresh);
         rd_kafka_topic_partition_list_destroy(c);
         rd_kafka_error_t *e = NULL;
         if (cooperative) e = rd_kafka_incremental_assign(rk, list);

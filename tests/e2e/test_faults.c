@@ -263,11 +263,12 @@ static int check_output(const stream_t *s, const char *t, const char *what)
         if (f) fclose(f);
         fprintf(stderr, "  output records written to %s\n", path);
     }
+    size_t alerts_got = sw_kt_count(got);
     json_decref(got);
     json_decref(want);
     sw_kmsg_free(m, got_n);
-    printf("%s: %zu alert records + %d summaries compared: %s\n", what, want_n, s->jobs,
-           failed ? "FAILED" : "ok");
+    printf("%s: %zu alert records + %d summaries compared (output held %zu alert records): %s\n", what,
+           want_n, s->jobs, alerts_got, failed ? "FAILED" : "ok");
     return failed;
 }
 
@@ -422,6 +423,93 @@ static int test_exactly_once(void)
     return failed;
 }
 
+/* ---- chaos: seeded random kill -9 points --------------------------------- */
+
+static uint64_t g_rng;
+
+static int rnd(int lo, int hi) /* uniform in [lo, hi] */
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return lo + (int)(g_rng % (uint64_t)(hi - lo + 1));
+}
+
+typedef enum kill_at_e { KILL_STARTING, KILL_ASSIGNED, KILL_RESTORING, KILL_RUNNING } kill_at_t;
+static const char *const k_kill_at[] = {"while starting", "just after its assignment",
+                                        "during restore", "while running"};
+
+/* One chaos run on topics in.<t> (4 partitions): telemetry produced at a
+ * steady rate (~20 s) while @p instances daemons of one group are killed
+ * with SIGKILL at @p kills seeded random moments and restarted. The first
+ * kill always lands in the first few hundred milliseconds after the first
+ * assignment of a fresh group, before any periodic snapshot (the case that
+ * used to repeat records). Then the output is compared record by record
+ * with an uninterrupted run: lost 0, repeated 0. */
+static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
+{
+    g_rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    stream_t s;
+    char prefix[8];
+    snprintf(prefix, sizeof(prefix), "%sj", t);
+    if (make_stream(&s, prefix, 4, 16, 400, 3, seed)) return 1;
+    pid_t d[2] = {0, 0};
+    int gen[2] = {0, 0};
+    char tag[2][32], log[2][80];
+    for (int k = 0; k < instances; k++) {
+        snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
+        snprintf(log[k], sizeof(log[k]), "run-%s.err", tag[k]);
+        d[k] = daemon_start(t, tag[k], NULL, NULL);
+    }
+    /* A backlog first, so that the first assignment has records to send at once. */
+    if (produce(&s, t, 0, s.n / 10, 0)) return 1;
+    pid_t prod = fork();
+    if (prod == 0) _exit(produce(&s, t, s.n / 10, s.n, 80000) ? 1 : 0);
+    printf("chaos %s: seed %llu, %d instance%s, %d kills\n", t, (unsigned long long)seed, instances,
+           instances == 1 ? "" : "s", kills);
+    for (int i = 0; i < kills; i++) {
+        int k = instances == 1 ? 0 : rnd(0, 1);
+        kill_at_t at = i == 0 ? KILL_ASSIGNED : (kill_at_t)rnd(0, 3);
+        int delay = 0;
+        switch (at) {
+        case KILL_STARTING: /* the process was just started (or restarted) */
+            delay = rnd(0, 400);
+            break;
+        case KILL_ASSIGNED:
+            SW_ASSERT(sw_proc_wait_text(path_in(log[k]), ASSIGNED, 1, JOIN_WAIT_MS), "%s was never assigned",
+                      tag[k]);
+            delay = i == 0 ? rnd(50, 250) : rnd(0, 800);
+            break;
+        case KILL_RESTORING: /* restore runs right after "assigned" is logged */
+            SW_ASSERT(sw_proc_wait_text(path_in(log[k]), ASSIGNED, 1, JOIN_WAIT_MS), "%s was never assigned",
+                      tag[k]);
+            delay = rnd(0, 30);
+            break;
+        case KILL_RUNNING:
+            SW_ASSERT(sw_proc_wait_text(path_in(log[k]), ASSIGNED, 1, JOIN_WAIT_MS), "%s was never assigned",
+                      tag[k]);
+            delay = rnd(500, 3000);
+            break;
+        }
+        usleep((useconds_t)delay * 1000);
+        kill(d[k], SIGKILL);
+        sw_proc_wait(d[k], 10000);
+        printf("  kill %d: %s %s + %d ms\n", i + 1, tag[k], k_kill_at[at], delay);
+        gen[k]++;
+        snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
+        snprintf(log[k], sizeof(log[k]), "run-%s.err", tag[k]);
+        d[k] = daemon_start(t, tag[k], NULL, NULL);
+    }
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    char what[96];
+    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9", (unsigned long long)seed,
+             instances, instances == 1 ? "" : "s", kills);
+    int failed = check_output(&s, t, what);
+    for (int k = 0; k < instances; k++) SW_ASSERT(stop(d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
+    free_stream(&s);
+    return failed;
+}
+
 int main(void)
 {
     const char *sel = getenv("SW_FAULTS_ONLY");
@@ -438,7 +526,8 @@ int main(void)
     argv[n++] = path_in("bootstrap");
     static const char *topics[] = {"in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4",
                                    "dlq.r:4", "state.r:1", "in.f:4",  "out.f:4", "dlq.f:4", "state.f:1",
-                                   "in.e:4", "out.e:4", "dlq.e:4", "state.e:1"};
+                                   "in.e:4", "out.e:4", "dlq.e:4", "state.e:1", "in.c:4",  "out.c:4",
+                                   "dlq.c:4", "state.c:1", "in.d:4",  "out.d:4", "dlq.d:4", "state.d:1"};
     for (size_t i = 0; i < sizeof(topics) / sizeof(topics[0]); i++) {
         argv[n++] = "--topic";
         argv[n++] = (char *)topics[i];
@@ -455,6 +544,13 @@ int main(void)
     if (!only || !strcmp(only, "rebalance")) failed += test_rebalance();
     if (!only || !strcmp(only, "faults")) failed += test_broker_faults();
     if (!only || !strcmp(only, "eos")) failed += test_exactly_once();
+    /* Chaos: SW_CHAOS_SEED picks the kill moments (scripts/chaos.sh runs
+     * many seeds); SW_CHAOS_KILLS their number. */
+    const char *seed_s = getenv("SW_CHAOS_SEED"), *kills_s = getenv("SW_CHAOS_KILLS");
+    uint64_t seed = seed_s ? strtoull(seed_s, NULL, 10) : 1;
+    int kills = kills_s ? atoi(kills_s) : 5;
+    if (!only || !strcmp(only, "chaos1")) failed += test_chaos("c", 1, kills, seed);
+    if (!only || !strcmp(only, "chaos2")) failed += test_chaos("d", 2, kills, seed + 1000);
     close(g_mock_in);
     sw_proc_kill(g_mock);
     printf("test_faults: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);

@@ -236,6 +236,44 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_intern_destroy(strs);
 }
 
+/* Storage follows the samples held: a few slots at first, doubling up to
+ * window.samples, never beyond; the window is full only at window.samples
+ * (the model test above checks the contents across every growth). */
+static void test_storage_follows_samples(void **state)
+{
+    (void)state;
+    sw_intern_t *strs = sw_intern_new();
+    sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
+    sw_mset_t gaps;
+    sw_vcount_t ivals;
+    sw_mset_init(&gaps);
+    sw_vcount_init(&ivals);
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
+    sw_win_t win;
+    sw_win_init(&win, 100);
+    assert_int_equal(win.cap, 4);
+    for (int64_t i = 0; i < 4; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i);
+    assert_int_equal(win.cap, 4);
+    assert_int_equal(sw_mset_size(&gaps), 3);
+    sw_win_insert(&win, &ctx, 5, 7, 0, 4); /* late: lands inside, forces a growth */
+    assert_int_equal(win.cap, 8);
+    assert_int_equal(win.n, 5);
+    assert_int_equal(win.slot[win.head + 1].ts, 5);
+    for (int64_t i = 4; i < 60; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i + 1);
+    assert_int_equal(win.cap, 64);
+    assert_false(sw_win_full(&win));
+    for (int64_t i = 60; i < 300; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i + 1);
+    assert_int_equal(win.cap, 100);
+    assert_int_equal(win.n, 100);
+    assert_true(sw_win_full(&win));
+    assert_int_equal(sw_mset_size(&gaps), 99);
+    assert_true(sw_win_bytes(4) < sw_win_bytes(100) / 10);
+    sw_win_clear(&win);
+    sw_mset_clear(&gaps);
+    sw_vcount_clear(&ivals);
+    sw_intern_destroy(strs);
+}
+
 /* sw_pick_points: every pinned point kept, min(n, max) points in order,
  * the unpinned ones spread evenly: consecutive picks among them are at most
  * ceil(unpinned / budget) + 1 apart, the first unpinned one is picked. */
@@ -286,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_late_and_duplicates),
         cmocka_unit_test(test_threshold_beyond_any_rise),
         cmocka_unit_test(test_pick_points),
+        cmocka_unit_test(test_storage_follows_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
