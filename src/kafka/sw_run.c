@@ -83,7 +83,10 @@ typedef struct part_s {
     int64_t committed_x;     /* snapshot offset of the last commit sent */
     int64_t confirmed_x;     /* snapshot offset of the last commit the broker took */
     int64_t last_snap_ms;
-    bool origin;             /* assigned without a usable snapshot: write one first */
+    bool origin;             /* assigned without a usable snapshot: held (paused)
+                                until its origin snapshot is committed */
+    int64_t origin_x;        /* the offset the origin snapshot is taken at */
+    int64_t held_from;       /* lowest offset that reached us while held, -1 none */
     sw_metrics_series_t *m_events, *m_lag;
     sw_detect_stats_t mprev; /* engine counters last published */
 } part_t;
@@ -220,6 +223,7 @@ static part_t *part_new(run_t *r, const char *topic, int32_t partition)
     p->mode = PM_NORMAL;
     p->committed_x = -1;
     p->confirmed_x = -1;
+    p->held_from = -1;
     p->last_snap_ms = sw_clock_ms();
     sw_imap_init(&p->suppress);
     p->id = (uint32_t)r->nparts;
@@ -547,6 +551,10 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
     }
     part_t *p = part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
     if (!p) return; /* not ours (fetched before a revocation finished) */
+    if (p->origin) { /* held (paused): read again from here once released */
+        if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
+        return;
+    }
     char err[512];
     sw_event_t ev;
     sw_err_t rc;
@@ -852,10 +860,16 @@ static void snapshot_commit(run_t *r, part_t *p, bool sync)
     rd_kafka_topic_partition_list_destroy(list);
 }
 
+static void origin_tick(run_t *r, part_t *p, int64_t now);
+
 static void snapshots_tick(run_t *r, int64_t now)
 {
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
+        if (p && p->origin) {
+            origin_tick(r, p, now);
+            continue;
+        }
         if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
         if (p->snap.active && p->snap.failed) p->snap.active = false;
         if (snapshot_commit_ready(p)) snapshot_commit(r, p, false);
@@ -1101,19 +1115,20 @@ static int64_t start_offset(run_t *r, const part_t *p, const rd_kafka_topic_part
 
 /* The origin snapshots: a partition assigned without a usable snapshot
  * gets one of its empty engine, as of the offset where it starts, with the
- * output topics' end offsets, committed before its first message is read.
- * A kill at any later moment then restores from it and finds everything
- * sent since on the output: no record is sent twice, even in a
+ * output topics' end offsets, committed before its first message is
+ * processed. A kill at any later moment then restores from it and finds
+ * everything sent since on the output: no record is sent twice, even in a
  * partition's first seconds. Called in the rebalance callback, before the
- * partitions are assigned; bounded by @p budget_ms in all. A partition
- * whose origin could not be committed (brokers unreachable) is consumed
- * anyway, with a warning: until its first periodic snapshot, a kill may
- * repeat its records (never lose one). */
-static void origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
+ * partitions are assigned, bounded by @p budget_ms. A partition whose
+ * origin could not be committed now (a rebalance in progress, brokers
+ * unreachable) stays held: assigned but paused, and origin_tick() retries
+ * until the commit is confirmed. @returns the partitions held. */
+static int origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
 {
     int64_t t0 = sw_clock_ms(), deadline = t0 + budget_ms;
     for (int i = 0; i < n; i++) {
         ps[i]->snap.active = false;
+        ps[i]->origin_x = ps[i]->next;
         if (ps[i]->next >= 0) snapshot_start(r, ps[i]);
     }
     for (;;) {
@@ -1121,7 +1136,7 @@ static void origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         for (int i = 0; i < n; i++)
             if (ps[i]->snap.active && !ps[i]->snap.failed && ps[i]->snap.left) waiting++;
         if (!waiting || sw_clock_ms() >= deadline) break;
-        rd_kafka_poll(r->producer, 50);
+        rd_kafka_poll(r->producer, 20);
     }
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n);
     for (int i = 0; i < n; i++) {
@@ -1136,29 +1151,77 @@ static void origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         tp->metadata_size = strlen(md);
     }
     bool taken = list->cnt && commit_list(r, list, true);
-    int ok = 0;
+    int ok = 0, held = 0;
     for (int i = 0; i < n; i++) {
         part_t *p = ps[i];
-        p->origin = false;
-        bool mine = rd_kafka_topic_partition_list_find(list, p->topic, p->partition) != NULL;
-        if (taken && mine) {
-            p->committed_x = p->confirmed_x = p->snap.x;
-            ok++;
-        } else {
-            sw_log(r->log, SW_LOG_WARN,
-                   "%s [%d]: the origin snapshot could not be committed%s; consuming anyway: until "
-                   "its first periodic snapshot, a crash may repeat this partition's records (none "
-                   "is lost)",
-                   p->topic, (int)p->partition,
-                   p->next < 0 ? " (its start offset is unknown)" : "");
-        }
-        p->snap.active = false;
         p->last_snap_ms = sw_clock_ms();
+        if (taken && rd_kafka_topic_partition_list_find(list, p->topic, p->partition)) {
+            p->committed_x = p->confirmed_x = p->snap.x;
+            p->snap.active = false;
+            p->origin = false;
+            ok++;
+            continue;
+        }
+        p->snap.active = false; /* origin_tick() takes a new one */
+        held++;
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: held until its origin snapshot is committed (%s); retrying", p->topic,
+               (int)p->partition,
+               p->next < 0 ? "its start offset is unknown" : "the commit was not taken yet");
     }
     rd_kafka_topic_partition_list_destroy(list);
     if (ok)
         sw_log(r->log, SW_LOG_INFO, "origin snapshots committed for %d new partition%s in %lld ms",
                ok, ok == 1 ? "" : "s", (long long)(sw_clock_ms() - t0));
+    return held;
+}
+
+/* Pause (@p pause) or resume the held partition @p p. */
+static void origin_pause(run_t *r, part_t *p, bool pause)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
+    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
+                                  : rd_kafka_resume_partitions(r->consumer, l);
+    if (e)
+        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic, (int)p->partition,
+               pause ? "pause" : "resume", rd_kafka_err2str(e));
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* A held partition: take its origin snapshot again until a commit of it
+ * is confirmed, then consume it from where it starts. */
+static void origin_tick(run_t *r, part_t *p, int64_t now)
+{
+    if (p->origin_x < 0) { /* the start offset was unknown: ask again */
+        if (now - p->last_snap_ms < 1000) return;
+        p->last_snap_ms = now;
+        p->origin_x = p->next = start_offset(r, p, NULL);
+        if (p->origin_x < 0) return;
+    }
+    if (p->confirmed_x >= p->origin_x) {
+        p->origin = false;
+        if (p->held_from >= 0) {
+            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
+            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
+            if (e) rd_kafka_error_destroy(e);
+            rd_kafka_topic_partition_list_destroy(l);
+        }
+        origin_pause(r, p, false);
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: origin snapshot committed; consuming from offset %lld",
+               p->topic, (int)p->partition, (long long)p->origin_x);
+        return;
+    }
+    if (p->snap.active && p->snap.failed) p->snap.active = false;
+    if (p->snap.active) {
+        if (snapshot_commit_ready(p)) snapshot_commit(r, p, r->eos);
+        return;
+    }
+    if (p->committed_x >= p->origin_x) return; /* a commit of it is in flight */
+    if (now - p->last_snap_ms < 200) return;
+    p->next = p->origin_x;
+    snapshot_start(r, p);
 }
 
 /* ---- rebalances -------------------------------------------------------- */
@@ -1212,8 +1275,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 fresh[nfresh++] = p;
             }
         }
-        if (nfresh) origin_snapshots(r, fresh, nfresh, 15000);
-        free(fresh);
+        int held = nfresh ? origin_snapshots(r, fresh, nfresh, 15000) : 0;
         rd_kafka_topic_partition_list_destroy(c);
         rd_kafka_error_t *e = NULL;
         if (cooperative) e = rd_kafka_incremental_assign(rk, list);
@@ -1222,6 +1284,9 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             sw_log(r->log, SW_LOG_ERROR, "assign failed: %s", rd_kafka_error_string(e));
             rd_kafka_error_destroy(e);
         }
+        for (int i = 0; held && i < nfresh; i++)
+            if (fresh[i]->origin) origin_pause(r, fresh[i], true);
+        free(fresh);
         m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
         return;
     }
@@ -1231,7 +1296,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (r->restore) {
             for (int i = 0; i < list->cnt; i++) {
                 part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
-                if (p) snapshot_final(r, p);
+                if (p && !p->origin) snapshot_final(r, p);
             }
         } else {
             rd_kafka_flush(r->producer, 60000);
@@ -1242,6 +1307,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
                (int)list->elems[i].partition);
+        if (p && p->origin) origin_pause(r, p, false); /* a later owner starts unpaused */
         if (p) part_destroy(r, p);
     }
     rd_kafka_error_t *e = NULL;

@@ -298,6 +298,12 @@ static int test_kill9(void)
 {
     stream_t s;
     if (make_stream(&s, "kj", 4, 16, 400, 3, 21)) return 1;
+    /* The first commits are refused: the first assignment cannot commit
+     * its origin snapshots at once, so its partitions are held (paused)
+     * until a retry is taken, then consumed. */
+    SW_ASSERT(mock_cmd("errors OffsetCommit 3 REBALANCE_IN_PROGRESS,COORDINATOR_NOT_AVAILABLE,"
+                       "REBALANCE_IN_PROGRESS"),
+              "mock refused the fault");
     pid_t prod = produce_in_child(&s, "k", 100000); /* ~25 s of telemetry */
     const int rounds = 4;
     static const int run_ms[] = {1500, 700, 2300, 1100};
@@ -319,6 +325,11 @@ static int test_kill9(void)
     int restores = restored_count("k", rounds + 1);
     printf("  kill -9 points: %d, partition restores from snapshots: %d\n", rounds, restores);
     SW_ASSERT(restores >= rounds, "only %d restores after %d kills", restores, rounds);
+    int held = sw_proc_count_text(path_in("run-k0.err"), "held until its origin snapshot is committed");
+    int released = sw_proc_count_text(path_in("run-k0.err"), "origin snapshot committed; consuming");
+    printf("  first commits refused: %d partitions held, %d released after a retry\n", held, released);
+    SW_ASSERT(held >= 1 && released == held, "held %d, released %d (see %s)", held, released,
+              path_in("run-k0.err"));
     free_stream(&s);
     return failed;
 }
