@@ -3,6 +3,7 @@
  * print decode errors; the codecs only return them.
  */
 #include "sw_cli.h"
+#include "sw_progress.h"
 
 #include <errno.h>
 #include <math.h>
@@ -146,6 +147,8 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
     }
     int cur = 0; /* slot holding the event to hand on next */
     sw_input_t *in = NULL;
+    sw_progress_t prog;
+    sw_progress_start(&prog, cmd, "events", sw_progress_files_size(files, nfiles));
     for (int fi = 0; fi < nfiles && rc == SW_EXIT_OK; fi++) {
         in = sw_input_open(files[fi], errstr, sizeof(errstr));
         if (!in) {
@@ -178,6 +181,7 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
             uint64_t lineno = sw_input_lineno(in);
             if (r != SW_INPUT_TOOLONG && sw_tdec_blank(line, len)) continue;
             stats->lines++;
+            sw_progress_tick(&prog, stats->lines, stats->bytes + sw_input_raw_bytes(in));
             slot_t *nx = &slots[cur ^ 1];
             sw_err_t err = SW_ERR_PARSE;
             if (r != SW_INPUT_TOOLONG) {
@@ -241,6 +245,7 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
         stats->bytes += sw_input_raw_bytes(in);
         sw_input_close(in);
     }
+    sw_progress_end(&prog);
     for (int i = 0; i < 2; i++) {
         sw_tdec_destroy(slots[i].dec);
         sw_buf_clear(&slots[i].line);

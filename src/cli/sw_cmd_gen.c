@@ -14,6 +14,7 @@
 
 #include "sw_gen.h"
 #include "sw_cli.h"
+#include "sw_progress.h"
 #include "sw_cmds.h"
 
 /* Bytes collected before each write. */
@@ -281,12 +282,21 @@ int sw_cmd_gen(int argc, char **argv)
         return SW_EXIT_RUNTIME;
     }
     bool ok = true;
+    sw_progress_t prog;
+    /* Progress only when the events go to a file: on a terminal stdout
+     * they are the output. */
+    sw_progress_start(&prog, "gen", "events", 0);
+    if (!out_path || !strcmp(out_path, "-")) prog.on = false;
+    uint64_t events = 0, written = 0;
     while (ok && sw_gen_next(gen, &buf)) {
+        sw_progress_tick(&prog, ++events, written + buf.len);
         if (buf.len >= GEN_CHUNK) {
             ok = out_write(&out, buf.data, buf.len);
+            written += buf.len;
             buf.len = 0;
         }
     }
+    sw_progress_end(&prog);
     if (ok) ok = out_write(&out, buf.data, buf.len);
     const char *name = out.name;
     if (!out_close(&out)) ok = false;

@@ -16,6 +16,7 @@
 #include "sw_input.h"
 #include "sw_kafka.h"
 #include "sw_cli.h"
+#include "sw_progress.h"
 #include "sw_cmds.h"
 
 extern char **environ;
@@ -203,6 +204,10 @@ static int produce_file(produce_t *pr, const char *path)
     }
     const char *name = sw_input_name(in);
     int rc = SW_EXIT_OK;
+    sw_progress_t prog;
+    char *one[] = {(char *)path};
+    sw_progress_start(&prog, "produce", "lines", sw_progress_files_size(one, 1));
+    uint64_t lines = 0;
     while (!pr->stop) {
         const char *line;
         size_t len;
@@ -220,8 +225,10 @@ static int produce_file(produce_t *pr, const char *path)
             continue;
         }
         if (sw_tdec_blank(line, len)) continue;
+        sw_progress_tick(&prog, ++lines, sw_input_raw_bytes(in));
         if (!produce_line(pr, name, sw_input_lineno(in), line, len)) pr->stop = true;
     }
+    sw_progress_end(&prog);
     sw_input_close(in);
     return rc;
 }

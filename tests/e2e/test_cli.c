@@ -667,6 +667,36 @@ static void test_analyze_text(void **state)
     sw_buf_clear(&out);
     sw_buf_clear(&err);
 }
+/* Progress of a long run over files: drawn on a terminal (stderr a tty,
+ * through script(1)) once the run has lasted a second, never in a pipe or
+ * a file. The input arrives slowly through a pipe, so that the run lasts
+ * long enough whatever the machine's speed. */
+static void test_progress(void **state)
+{
+    (void)state;
+    char part[1300], cmd[4000];
+    snprintf(part, sizeof(part), "%s/progress.jsonl", tmpdir());
+    /* 8,000 events on each side of the pause. */
+    snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 16 --samples 500 --quiet -o '%s'", sw_test_bin(), part);
+    assert_int_equal(system(cmd), 0);
+    const char *slow = "sh -c \\\"(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - > /dev/null\\\"";
+    char inner[3000];
+    snprintf(inner, sizeof(inner), slow, part, part, sw_test_bin());
+    snprintf(cmd, sizeof(cmd), "script -qec \"%s\" /dev/null", inner);
+    sw_buf_t out;
+    sw_buf_init(&out);
+    assert_int_equal(sw_test_run(cmd, &out), 0);
+    if (!strstr(sw_buf_cstr(&out), "stormwatch replay: ") || !strstr(out.data, " events/s"))
+        fail_msg("no progress line on a terminal; got: %.400s", out.data);
+    /* The line is erased at the end: the last thing drawn is the erase. */
+    assert_non_null(strstr(out.data, "\r\033[K"));
+    /* Not a terminal: nothing but the run's own output. */
+    snprintf(cmd, sizeof(cmd), "(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - 2>&1 >/dev/null", part,
+             part, sw_test_bin());
+    assert_int_equal(sw_test_run(cmd, &out), 0);
+    assert_null(strstr(sw_buf_cstr(&out), "events/s"));
+    sw_buf_clear(&out);
+}
 
 int main(void)
 {
@@ -684,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_wrong_kind),
         cmocka_unit_test(test_analyze_jobs),
         cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_progress),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
