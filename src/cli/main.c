@@ -5,19 +5,39 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "sw_cli.h"
 #include "sw_cmds.h"
 
-/* The only mutable file-scope variable of the project: cleared by
- * SIGTERM/SIGINT, polled by the long-running commands. */
+/* The only mutable file-scope variables of the project: cleared by the
+ * first SIGTERM/SIGINT and polled by the long-running commands; the number
+ * of those signals (a second one means: stop now). */
 static volatile sig_atomic_t run = 1;
+static volatile sig_atomic_t stops = 0;
+
+/* A signal within this long of the first is the same request: tools such
+ * as timeout(1) signal the process and then its group. */
+#define SAME_STOP_MS 300
 
 static void on_signal(int sig)
 {
     (void)sig;
+    static int64_t first_ms; /* touched only here */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     run = 0;
+    if (stops == 0) first_ms = now;
+    else if (now - first_ms < SAME_STOP_MS) return;
+    if (stops < 100) stops++;
+}
+
+volatile sig_atomic_t *sw_main_stops(void)
+{
+    return &stops;
 }
 
 volatile sig_atomic_t *sw_main_running(void)

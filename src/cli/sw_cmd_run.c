@@ -130,7 +130,7 @@ int sw_cmd_run(int argc, char **argv)
     sw_log_level_t level = SW_LOG_INFO;
     sw_log_parse_level(sw_conf_get_str(conf, "log.level"), &level);
     sw_log_t log = sw_log_make(level, "stormwatch run");
-    sw_kafka_ctx_t kctx = {&log, NULL, false, ""};
+    sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
 
     for (size_t i = 0; sw_conf_ignored_env(conf, i); i++)
         sw_log(&log, SW_LOG_DEBUG, "environment variable %s passed over (a Kubernetes service link)",
@@ -210,7 +210,7 @@ int sw_cmd_run(int argc, char **argv)
         sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
                sw_http_port(http));
     }
-    sw_run_opts_t ro = {conf, bootstrap, running, &log, metrics};
+    sw_run_opts_t ro = {conf, bootstrap, running, &log, metrics, sw_main_stops()};
     rc = sw_run(&ro);
 done:
     sw_http_stop(http);

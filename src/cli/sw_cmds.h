@@ -24,4 +24,7 @@ int sw_cmd_report(int argc, char **argv);
  */
 volatile sig_atomic_t *sw_main_running(void);
 
+/** How many SIGTERM/SIGINT arrived (a second one: stop at once). */
+volatile sig_atomic_t *sw_main_stops(void);
+
 #endif /* SW_CMDS_H */

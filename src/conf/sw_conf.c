@@ -73,6 +73,7 @@ enum prop_id {
     P_MAX_RANKS_PER_JOB,
     P_PROCESSING_GUARANTEE,
     P_COMMIT_INTERVAL_MS,
+    P_SHUTDOWN_TIMEOUT_MS,
     P_STATE_RESTORE,
     P_STATE_TOPIC,
     P_SNAPSHOT_INTERVAL_MS,
@@ -167,6 +168,10 @@ static const prop_t prop_table[P__CNT] = {
         "Interval in ms between offset commits (or transaction commits); unset with "
         "processing.guarantee=exactly_once it is 100 (as Kafka Streams), so alerts wait at "
         "most ~100 ms for their transaction."),
+    [P_SHUTDOWN_TIMEOUT_MS] = INT_PROP("shutdown.timeout.ms", 100, 3600000, "30000",
+        "Total time a stop (SIGTERM, SIGINT) may take, whatever the partition count: records "
+        "are flushed first, then state snapshots, then offset commits; what is not done by "
+        "then is left to the next owner (nothing is lost). A second signal stops at once."),
     [P_STATE_RESTORE] = ENUM_PROP("state.restore", on_off, "on",
         "on: snapshot per-partition state to state.topic and rebuild it when a partition is "
         "assigned (restart, rebalance), so alerts are neither lost nor repeated; off: start "

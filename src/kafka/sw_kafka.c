@@ -44,6 +44,8 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
         return;
     }
     if (!ctx || !ctx->log) return;
+    ctx->last_err = err;
+    snprintf(ctx->last_reason, sizeof(ctx->last_reason), "%s", reason);
     /* Transport errors recover by themselves; say them once in a while. */
     sw_log_level_t lv = err == RD_KAFKA_RESP_ERR__TRANSPORT ||
                                 err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
@@ -51,6 +53,31 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
                             : SW_LOG_ERROR;
     sw_log(ctx->log, lv, "Kafka %s: %s: %s", rd_kafka_name(rk),
            rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+}
+
+const char *sw_kafka_err_kind(int err)
+{
+    switch ((rd_kafka_resp_err_t)err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+        return "broker unreachable";
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR_ILLEGAL_SASL_STATE:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM:
+        return "authentication failed";
+    case RD_KAFKA_RESP_ERR__SSL:
+        return "TLS failed";
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+        return "not authorized";
+    default:
+        return NULL;
+    }
 }
 
 sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,

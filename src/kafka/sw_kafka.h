@@ -33,7 +33,16 @@ typedef struct sw_kafka_ctx_s {
     void *user;             /**< the command's own state */
     volatile bool fatal;    /**< a fatal librdkafka error was reported */
     char fatal_reason[256]; /**< its text */
+    volatile int last_err;  /**< the latest non-fatal client error (0: none) */
+    char last_reason[256];  /**< its text */
 } sw_kafka_ctx_t;
+
+/**
+ * @brief What a client error means for an operator: "broker unreachable",
+ *        "authentication failed", "TLS failed", "not authorized" or NULL
+ *        when the code is none of those.
+ */
+const char *sw_kafka_err_kind(int err);
 
 /**
  * @brief Build a librdkafka configuration for @p role: stormwatch's

@@ -150,7 +150,46 @@ typedef struct run_s {
     sw_run_stats_t st;
     sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap;
     part_t *expiring;        /* partition whose idle jobs are being summarised */
+    bool stopping;           /* the stop sequence runs (see stop()) */
+    int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */
+    int64_t shutdown_ms;     /* shutdown.timeout.ms */
+    int commits_waiting;     /* stop: asynchronous commits not yet answered */
 } run_t;
+
+/* ---- bounded stop helpers ------------------------------------------------ */
+
+/* A second SIGTERM/SIGINT: the stop is abandoned. */
+static bool stop_abandoned(const run_t *r)
+{
+    return r->opts->stops && *r->opts->stops >= 2;
+}
+
+/* The stop is over: abandoned, or past shutdown.timeout.ms. */
+static bool stop_over(const run_t *r)
+{
+    return r->stopping && (stop_abandoned(r) || sw_clock_ms() >= r->stop_deadline);
+}
+
+/* Milliseconds a blocking call may take now: what is left of the stop
+ * (at least 1), or @p normal outside a stop. */
+static int stop_budget(const run_t *r, int normal)
+{
+    if (!r->stopping) return normal;
+    int64_t left = r->stop_deadline - sw_clock_ms();
+    return left < 1 ? 1 : left > normal && normal > 0 ? normal : (int)left;
+}
+
+/* Flush the producer until it is empty, in slices that notice a second
+ * signal; outside a stop at most @p normal_ms. @returns true when empty. */
+static bool flush_bounded(run_t *r, int normal_ms)
+{
+    int64_t until = sw_clock_ms() + normal_ms;
+    while (rd_kafka_outq_len(r->producer) > 0) {
+        if (stop_over(r) || (!r->stopping && sw_clock_ms() >= until)) return false;
+        rd_kafka_flush(r->producer, 100);
+    }
+    return true;
+}
 
 /* ---- pending offsets ------------------------------------------------- */
 
@@ -665,12 +704,14 @@ static bool txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets)
     if (!r->in_txn) return false;
     if (offsets && offsets->cnt) {
         rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata(r->consumer);
-        rd_kafka_error_t *e = rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd, -1);
+        rd_kafka_error_t *e =
+            rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd, stop_budget(r, -1));
         rd_kafka_consumer_group_metadata_destroy(cgmd);
         if (!txn_ok(r, e, "send_offsets_to_transaction")) return false;
     }
     r->in_txn = false;
-    if (!txn_ok(r, rd_kafka_commit_transaction(r->producer, -1), "commit_transaction")) return false;
+    if (!txn_ok(r, rd_kafka_commit_transaction(r->producer, stop_budget(r, -1)), "commit_transaction"))
+        return false;
     return txn_begin(r);
 }
 
@@ -684,7 +725,7 @@ static bool commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sy
     r->st.commits++;
     m_add(r, SW_M_COMMITS, 1);
     if (r->eos) {
-        rd_kafka_flush(r->producer, 60000);
+        flush_bounded(r, 60000);
         return txn_commit(r, list);
     }
     rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);
@@ -698,7 +739,7 @@ static bool commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sy
 }
 
 /* state.restore=off: commit what is done, for every partition (or @p only). */
-static void commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync)
+static bool commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync)
 {
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(8);
     for (size_t i = 0; i < r->nparts; i++) {
@@ -713,8 +754,65 @@ static void commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, 
                    (int)p->partition, (long long)off,
                    p->qn ? " (records of later offsets still unacknowledged)" : "");
     }
+    bool sent = list->cnt > 0;
     commit_list(r, list, sync);
     rd_kafka_topic_partition_list_destroy(list);
+    return sent;
+}
+
+/* Wait until the cluster answers a metadata request, saying why not
+ * (broker unreachable, authentication, TLS, authorization) every few
+ * seconds, until it answers or a stop is requested. @returns false on a
+ * stop or a fatal error. */
+static bool wait_cluster(run_t *r)
+{
+    int64_t t0 = sw_clock_ms();
+    int attempts = 0;
+    for (;;) {
+        const rd_kafka_metadata_t *md = NULL;
+        rd_kafka_resp_err_t e = rd_kafka_metadata(r->producer, 0, NULL, &md, 2000);
+        if (!e) {
+            rd_kafka_metadata_destroy(md);
+            if (attempts)
+                sw_log(r->log, SW_LOG_INFO, "the Kafka cluster answers (after %lld ms)",
+                       (long long)(sw_clock_ms() - t0));
+            return true;
+        }
+        attempts++;
+        rd_kafka_poll(r->producer, 0); /* serves the error callback: the reason */
+        if (r->kctx.fatal || !*r->opts->running) return false;
+        int last = r->kctx.last_err ? r->kctx.last_err : e;
+        const char *kind = sw_kafka_err_kind(last);
+        sw_log(r->log, SW_LOG_WARN,
+               "cannot reach the Kafka cluster at %s: %s (%s%s%s); retrying (%lld s so far)",
+               r->opts->bootstrap, kind ? kind : rd_kafka_err2name((rd_kafka_resp_err_t)last),
+               rd_kafka_err2name((rd_kafka_resp_err_t)last), r->kctx.last_err ? ": " : "",
+               r->kctx.last_err ? r->kctx.last_reason : "", (long long)(sw_clock_ms() - t0) / 1000);
+        for (int i = 0; i < 30 && *r->opts->running; i++) usleep(100000);
+        if (!*r->opts->running) return false;
+    }
+}
+
+/* Partitions of @p topic: 0 when it does not exist; -1 (with *why) when
+ * the cluster could not say or refused to. */
+static int topic_check(run_t *r, const char *topic, const char **why)
+{
+    const rd_kafka_metadata_t *md = NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->producer, topic, NULL);
+    int n = -1;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(r->producer, 0, rkt, &md, 10000);
+    if (!e && md->topic_cnt == 1) {
+        e = md->topics[0].err;
+        if (!e) n = md->topics[0].partition_cnt;
+        else if (e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) n = 0;
+    }
+    if (md) rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    if (n < 0 && why) {
+        const char *kind = sw_kafka_err_kind(e);
+        *why = kind ? kind : rd_kafka_err2str(e);
+    }
+    return n;
 }
 
 static int topic_partitions(run_t *r, const char *topic)
@@ -757,6 +855,15 @@ static bool output_positions(run_t *r, sw_buf_t *out)
     return true;
 }
 
+/* Whether a suppression key (offset * 8 + action) still matters for a
+ * snapshot as of offset @p x (see snapshot_start). */
+static bool carry_suppressed(int64_t key, int64_t x, int64_t y)
+{
+    /* A summary names its job's last input, which is at or after y (the
+     * oldest input a retained sample came from) while the job is alive. */
+    return key / 8 >= x || (key % 8 == SW_ACTION_SUMMARY && key / 8 >= y);
+}
+
 /* Start writing a snapshot of @p p as of its next offset. */
 static void snapshot_start(run_t *r, part_t *p)
 {
@@ -774,15 +881,19 @@ static void snapshot_start(run_t *r, part_t *p)
         sw_buf_clear(&env);
         return;
     }
-    /* Records a previous owner already sent past x, not yet met again:
-     * they lie before this snapshot's positions, so the next owner must
-     * learn them from here. */
+    /* Records a previous owner already sent that this one has not made
+     * again yet: they lie before this snapshot's positions, so the next
+     * owner must learn them from here. Those of inputs at or after x, and
+     * summaries of inputs at or after y: a job's idle summary names its last input
+     * but is made later, when the job has been idle for job.idle.ms, so a
+     * job alive in this snapshot may be summarised again by the next
+     * owner although its summary is on the output already. */
     size_t nsup = 0;
     for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && p->suppress.keys[k] / 8 >= x) nsup++;
+        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y)) nsup++;
     sw_vput_u(&env, nsup);
     for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && p->suppress.keys[k] / 8 >= x)
+        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
             sw_vput_i(&env, p->suppress.keys[k]);
     sw_buf_t snap;
     sw_buf_init(&snap);
@@ -1242,7 +1353,7 @@ static bool consumer_close_would_abort(run_t *r)
     if (r->assigned_once || rd_kafka_version() >= 0x020300ff) return false;
     int64_t until = sw_clock_ms() + 5000;
     while (!r->assigned_once && strcmp(rd_kafka_rebalance_protocol(r->consumer), "NONE") != 0 &&
-           sw_clock_ms() < until) {
+           sw_clock_ms() < until && !stop_over(r)) {
         /* Serves the rebalance callback; a message that arrives now is not
          * processed, so its offset is not committed (it is read again). */
         rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
@@ -1292,7 +1403,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     }
     /* Revocation: finish in-flight work for these partitions first. */
     bool lost = rd_kafka_assignment_lost(rk);
-    if (!lost) {
+    if (!lost && !r->stopping) { /* a stop has done this already, within its deadline */
         if (r->restore) {
             for (int i = 0; i < list->cnt; i++) {
                 part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
@@ -1327,6 +1438,7 @@ static void offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
     (void)rk;
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
+    if (r->commits_waiting > 0) r->commits_waiting--;
     if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
         m_add(r, SW_M_COMMIT_ERRORS, 1);
         sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
@@ -1433,6 +1545,7 @@ static int setup(run_t *r)
             sw_log(r->log, SW_LOG_ERROR, "cannot create the state reader: %s", err);
             return 2;
         }
+        if (!wait_cluster(r)) return r->kctx.fatal ? 1 : -1;
         r->out_parts = topic_partitions(r, r->out_topic);
         r->dlq_parts = topic_partitions(r, r->dlq_topic);
         /* End offsets now: every later record of ours lands at or after. */
@@ -1445,7 +1558,14 @@ static int setup(run_t *r)
                                     ? -1
                                     : hi;
             }
-        if (topic_partitions(r, r->state_topic) < 1) {
+        const char *why = NULL;
+        int sp = topic_check(r, r->state_topic, &why);
+        if (sp < 0) {
+            sw_log(r->log, SW_LOG_ERROR, "cannot check the state topic \"%s\": %s", r->state_topic,
+                   why);
+            return 1;
+        }
+        if (sp == 0) {
             sw_log(r->log, SW_LOG_ERROR,
                    "state topic \"%s\" does not exist (create it with one partition, or set "
                    "state.restore=off)",
@@ -1505,6 +1625,111 @@ static void publish_metrics(run_t *r)
     sw_metrics_set_ready_state(r->m, r->st.partitions > 0, total_lag);
 }
 
+/* Log what a stop leaves uncommitted: the next owner of each such
+ * partition reads it again from its committed offset (nothing is lost;
+ * with state.restore=on, records already on the output are not re-sent). */
+static void log_uncommitted(run_t *r)
+{
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p || p->next < 0) continue;
+        bool done = r->restore ? p->confirmed_x >= p->next : (p->qn == 0 && !r->commits_waiting);
+        if (done) continue;
+        sw_log(r->log, SW_LOG_WARN,
+               "%s [%d]: not committed past offset %lld (input read up to %lld; %zu offsets with "
+               "unacknowledged records): its next owner reads it again from the committed offset",
+               p->topic, (int)p->partition, (long long)(r->restore ? p->confirmed_x : committable(p)),
+               (long long)p->next - 1, p->qn);
+    }
+}
+
+/* The stop, within shutdown.timeout.ms whatever the partition count, in
+ * priority order: flush the records, take the final snapshots, commit
+ * (asynchronously, answers awaited in slices), leave the group. A second
+ * signal or the deadline ends it where it is: what was not committed is
+ * logged and left to the next owner, and the consumer is destroyed
+ * without the close handshake (the group drops this member after
+ * session.timeout.ms). @returns 0 (complete), 1 (deadline) or 130
+ * (second signal). */
+static int stop(run_t *r)
+{
+    r->stopping = true;
+    r->stop_deadline = sw_clock_ms() + r->shutdown_ms;
+    int64_t t0 = sw_clock_ms();
+    sw_log(r->log, SW_LOG_INFO,
+           "stopping: flushing records, then snapshots and commits (at most %lld ms, "
+           "shutdown.timeout.ms; a second signal stops at once)",
+           (long long)r->shutdown_ms);
+    bool flushed = flush_bounded(r, 0);
+    if (!flushed && !stop_abandoned(r))
+        sw_log(r->log, SW_LOG_ERROR, "%d records still unacknowledged at the stop deadline",
+               rd_kafka_outq_len(r->producer));
+    r->commits_waiting = 0;
+    if (flushed && r->restore) {
+        for (size_t i = 0; i < r->nparts; i++) {
+            part_t *p = r->parts[i];
+            if (!p || p->origin || p->mode != PM_NORMAL || p->next < 0 || p->failed ||
+                p->next <= p->confirmed_x)
+                continue;
+            p->snap.active = false; /* any snapshot in flight is superseded */
+            snapshot_start(r, p);
+        }
+        flush_bounded(r, 0);
+        for (size_t i = 0; i < r->nparts && !stop_over(r); i++) {
+            part_t *p = r->parts[i];
+            if (!p || !snapshot_commit_ready(p)) continue;
+            snapshot_commit(r, p, r->eos);
+            if (!r->eos) r->commits_waiting++;
+        }
+    } else if (flushed && !r->failed && !r->eos) {
+        if (commit_plain(r, NULL, false)) r->commits_waiting++;
+    } else if (flushed && !r->failed) {
+        commit_plain(r, NULL, true);
+    }
+    /* Commit answers arrive through the consumer's queue. A message read
+     * now is not processed, so its offset is not committed. */
+    while (r->commits_waiting > 0 && !stop_over(r)) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
+        if (m) rd_kafka_message_destroy(m);
+    }
+    if (r->eos && r->in_txn && !stop_over(r)) {
+        flush_bounded(r, 0);
+        txn_commit(r, NULL);
+    }
+    if (stop_over(r)) {
+        bool second = stop_abandoned(r);
+        sw_log(r->log, second ? SW_LOG_WARN : SW_LOG_ERROR,
+               second ? "second stop signal: stopping now, after %lld ms"
+                      : "the stop took shutdown.timeout.ms (%lld ms) without finishing; stopping "
+                        "now (are the brokers reachable?)",
+               (long long)(sw_clock_ms() - t0));
+        log_uncommitted(r);
+        /* No close handshake: it would wait for the brokers. */
+        rd_kafka_destroy_flags(r->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+        r->consumer = NULL;
+        rd_kafka_purge(r->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        return second ? 130 : 1;
+    }
+    if (consumer_close_would_abort(r)) {
+        /* Leave the handle to the process exit: the group forgets this
+         * member after session.timeout.ms; it owned no partition. */
+        sw_log(r->log, SW_LOG_WARN,
+               "stopping before the first assignment: the consumer is not closed (librdkafka "
+               "%s aborts destroying a cooperative-sticky consumer in that state, upstream "
+               "issue 4312, fixed in 2.3.0); the group drops this member after "
+               "session.timeout.ms",
+               rd_kafka_version_str());
+        g_undestroyed_consumer = r->consumer;
+        r->consumer = NULL;
+    } else {
+        /* Closing revokes every partition (already flushed, snapshotted
+         * and committed above) and leaves the group. */
+        rd_kafka_consumer_close(r->consumer);
+    }
+    sw_log(r->log, SW_LOG_INFO, "stopped in %lld ms", (long long)(sw_clock_ms() - t0));
+    return 0;
+}
+
 int sw_run(const sw_run_opts_t *opts)
 {
     run_t r;
@@ -1519,6 +1744,7 @@ int sw_run(const sw_run_opts_t *opts)
     sw_hash_key_random(&r.params.hash_key); /* input strings cannot be chosen to collide */
     sw_conf_get_i64(conf, "job.idle.ms", &r.idle_ms);
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
+    sw_conf_get_i64(conf, "shutdown.timeout.ms", &r.shutdown_ms);
     /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
      * unless the user chose an interval. */
     if (!strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") &&
@@ -1553,7 +1779,10 @@ int sw_run(const sw_run_opts_t *opts)
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
     else
         rc = setup(&r);
-    if (rc == 0) {
+    if (rc < 0) { /* stopped while waiting for the cluster */
+        sw_log(r.log, SW_LOG_INFO, "stopped before the Kafka cluster answered");
+        rc = 0;
+    } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
                "consuming %s as group %s; alerts to %s, dead letters to %s; %s%s",
                sw_conf_get_list_elem(conf, "input.topics", 0), sw_conf_get_str(conf, "group.id"),
@@ -1570,6 +1799,7 @@ int sw_run(const sw_run_opts_t *opts)
         rd_kafka_queue_t *cq = rd_kafka_queue_get_consumer(r.consumer);
         rd_kafka_message_t *batch[256];
         int64_t last_snap_tick = 0;
+        int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
             ssize_t got = 0;
             rd_kafka_message_t *first = rd_kafka_consumer_poll(r.consumer, 100);
@@ -1586,6 +1816,13 @@ int sw_run(const sw_run_opts_t *opts)
             int64_t now = sw_clock_ms();
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
+                if (!r.assigned_once && now - join_t0 >= join_note_s * 1000) {
+                    sw_log(r.log, SW_LOG_INFO,
+                           "waiting %lld s for the group's first assignment (joining a group that "
+                           "is already consuming waits up to its members' session.timeout.ms)",
+                           (long long)join_note_s);
+                    join_note_s *= 2;
+                }
                 expire_idle(&r);
                 publish_metrics(&r);
                 last_tick = now;
@@ -1600,34 +1837,9 @@ int sw_run(const sw_run_opts_t *opts)
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
         }
         rd_kafka_queue_destroy(cq);
-        sw_log(r.log, SW_LOG_INFO, "stopping: flushing the producer and committing offsets");
-        if (rd_kafka_flush(r.producer, 60000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            sw_log(r.log, SW_LOG_ERROR, "%d records still unacknowledged after 60 s",
-                   rd_kafka_outq_len(r.producer));
-            r.failed = true;
-        }
-        if (!r.restore && !r.failed) commit_plain(&r, NULL, true);
-        if (consumer_close_would_abort(&r)) {
-            /* Leave the handle to the process exit: the group forgets this
-             * member after session.timeout.ms; it owned no partition. */
-            sw_log(r.log, SW_LOG_WARN,
-                   "stopping before the first assignment: the consumer is not closed (librdkafka "
-                   "%s aborts destroying a cooperative-sticky consumer in that state, upstream "
-                   "issue 4312, fixed in 2.3.0); the group drops this member after "
-                   "session.timeout.ms",
-                   rd_kafka_version_str());
-            g_undestroyed_consumer = r.consumer;
-            r.consumer = NULL;
-        } else {
-            /* Closing revokes every partition: final snapshots and commits. */
-            rd_kafka_consumer_close(r.consumer);
-        }
-        if (r.eos && r.in_txn) {
-            rd_kafka_flush(r.producer, 60000);
-            txn_commit(&r, NULL);
-        }
+        int stop_rc = stop(&r);
         log_stats(&r, &stats_msgs, &last_stats);
-        rc = r.kctx.fatal || r.failed ? 1 : 0;
+        rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
         if (r.kctx.fatal) sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
     }
     if (r.consumer) rd_kafka_destroy(r.consumer);

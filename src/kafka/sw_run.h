@@ -39,13 +39,16 @@ typedef struct sw_run_opts_s {
     volatile sig_atomic_t *running;   /**< cleared by someone else to stop */
     const sw_log_t *log;              /**< borrowed */
     sw_metrics_t *metrics;            /**< borrowed; NULL: no metrics */
+    volatile sig_atomic_t *stops;     /**< stop requests so far (NULL: none); a
+                                           second one abandons the stop at once */
 } sw_run_opts_t;
 
 /**
  * @brief Run the daemon until *running becomes 0 or a fatal error.
  * @returns 0 after a clean shutdown, 1 after a runtime failure (fatal Kafka
- *          error, a record the broker did not take), 2 when the Kafka
- *          configuration is refused.
+ *          error, a record the broker did not take) or a stop that did not
+ *          finish within shutdown.timeout.ms, 130 after a second stop
+ *          request, 2 when the Kafka configuration is refused.
  */
 int sw_run(const sw_run_opts_t *opts);
 

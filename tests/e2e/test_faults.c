@@ -521,6 +521,64 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
     return failed;
 }
 
+/* ---- bounded stop --------------------------------------------------------- */
+
+/* Stop a daemon with the brokers gone: within shutdown.timeout.ms whatever
+ * is left to commit (exit 1), and at once on a second signal (exit 130);
+ * then, brokers back, a restart completes the output exactly once. */
+static int test_bounded_stop(void)
+{
+    stream_t s;
+    if (make_stream(&s, "sj", 4, 16, 400, 3, 31)) return 1;
+    /* No periodic snapshot: the stop has state to snapshot and commit. */
+    pid_t d = daemon_start("s", "s0", "shutdown.timeout.ms=3000", "snapshot.interval.ms=3600000");
+    SW_ASSERT(sw_proc_wait_text(path_in("run-s0.err"), ASSIGNED, 4, JOIN_WAIT_MS), "s0 did not take 4 partitions");
+    if (produce(&s, "s", 0, s.n / 3, 0)) return 1;
+    usleep(2000000);
+    SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
+    usleep(500000);
+    int64_t t0 = sw_proc_now_ms();
+    kill(d, SIGTERM);
+    int rc = sw_proc_wait(d, 60000);
+    int64_t took = sw_proc_now_ms() - t0;
+    if (rc < 0) sw_proc_kill(d);
+    printf("  brokers down, SIGTERM, shutdown.timeout.ms=3000: exit %d after %lld ms\n", rc, (long long)took);
+    SW_ASSERT(rc == 1 && took < 8000, "the stop with the brokers gone exited %d after %lld ms", rc, (long long)took);
+    SW_ASSERT(sw_proc_count_text(path_in("run-s0.err"), "the stop took shutdown.timeout.ms") == 1,
+              "no message about the stop deadline in %s", path_in("run-s0.err"));
+    SW_ASSERT(mock_cmd("broker up -1"), "mock refused broker up");
+
+    /* A second signal: at once. */
+    d = daemon_start("s", "s1", "snapshot.interval.ms=3600000", NULL); /* shutdown.timeout.ms: 30 s */
+    SW_ASSERT(sw_proc_wait_text(path_in("run-s1.err"), ASSIGNED, 4, JOIN_WAIT_MS), "s1 did not take 4 partitions");
+    if (produce(&s, "s", s.n / 3, 2 * s.n / 3, 0)) return 1;
+    usleep(2000000);
+    SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
+    usleep(500000);
+    t0 = sw_proc_now_ms();
+    kill(d, SIGTERM);
+    usleep(500000);
+    kill(d, SIGTERM);
+    rc = sw_proc_wait(d, 60000);
+    took = sw_proc_now_ms() - t0;
+    if (rc < 0) sw_proc_kill(d);
+    printf("  brokers down, SIGTERM then SIGTERM 500 ms later: exit %d after %lld ms\n", rc, (long long)took);
+    SW_ASSERT(rc == 130 && took < 3000, "a second signal exited %d after %lld ms", rc, (long long)took);
+    SW_ASSERT(sw_proc_count_text(path_in("run-s1.err"), "second stop signal: stopping now") == 1,
+              "no message about the second signal in %s", path_in("run-s1.err"));
+    SW_ASSERT(mock_cmd("broker up -1"), "mock refused broker up");
+
+    /* Brokers back: the restart finishes the work, nothing lost or repeated. */
+    d = daemon_start("s", "s2", NULL, NULL);
+    SW_ASSERT(sw_proc_wait_text(path_in("run-s2.err"), ASSIGNED, 1, JOIN_WAIT_MS), "s2 was never assigned");
+    if (produce(&s, "s", 2 * s.n / 3, s.n, 0)) return 1;
+    int failed = check_output(&s, "s", "stops with the brokers gone, then a restart");
+    SW_ASSERT(stop(d) == 0, "s2 did not exit 0 after SIGTERM");
+    SW_ASSERT(sw_proc_count_text(path_in("run-s2.err"), "stopped in ") == 1, "no 'stopped in' line");
+    free_stream(&s);
+    return failed;
+}
+
 int main(void)
 {
     const char *sel = getenv("SW_FAULTS_ONLY");
@@ -538,7 +596,8 @@ int main(void)
     static const char *topics[] = {"in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4",
                                    "dlq.r:4", "state.r:1", "in.f:4",  "out.f:4", "dlq.f:4", "state.f:1",
                                    "in.e:4", "out.e:4", "dlq.e:4", "state.e:1", "in.c:4",  "out.c:4",
-                                   "dlq.c:4", "state.c:1", "in.d:4",  "out.d:4", "dlq.d:4", "state.d:1"};
+                                   "dlq.c:4", "state.c:1", "in.d:4",  "out.d:4", "dlq.d:4", "state.d:1",
+                                   "in.s:4",  "out.s:4", "dlq.s:4", "state.s:1"};
     for (size_t i = 0; i < sizeof(topics) / sizeof(topics[0]); i++) {
         argv[n++] = "--topic";
         argv[n++] = (char *)topics[i];
@@ -555,6 +614,7 @@ int main(void)
     if (!only || !strcmp(only, "rebalance")) failed += test_rebalance();
     if (!only || !strcmp(only, "faults")) failed += test_broker_faults();
     if (!only || !strcmp(only, "eos")) failed += test_exactly_once();
+    if (!only || !strcmp(only, "stop")) failed += test_bounded_stop();
     /* Chaos: SW_CHAOS_SEED picks the kill moments (scripts/chaos.sh runs
      * many seeds); SW_CHAOS_KILLS their number. */
     const char *seed_s = getenv("SW_CHAOS_SEED"), *kills_s = getenv("SW_CHAOS_KILLS");

@@ -5,7 +5,8 @@
  * (upstream issue 4312); the daemon works around it. Here a second
  * instance joins a group that a first one holds (its join waits for the
  * rebalance) and is stopped with SIGTERM at spread moments of its join,
- * again and again: every stop must exit 0, never by a signal.
+ * again and again: every stop must exit 0, never by a signal. And with no
+ * broker at all, the daemon diagnoses it, retries, and stops at once.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -100,10 +101,40 @@ static void test_stop_before_assignment(void **state)
     assert_int_equal(rc, 0);
     assert_true(before_assignment >= 3);
 }
+/* No broker at the bootstrap address: the daemon says so (not "the state
+ * topic does not exist"), keeps retrying, and stops at once on SIGTERM. */
+static void test_unreachable_cluster(void **state)
+{
+    (void)state;
+    const char *bin = sw_test_bin();
+    char dir[1024], out_path[1100], err_path[1100];
+    snprintf(dir, sizeof(dir), "%s/stop", sw_test_tmp());
+    char mk[1200];
+    snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
+    assert_int_equal(system(mk), 0);
+    snprintf(out_path, sizeof(out_path), "%s/unreachable.out", dir);
+    snprintf(err_path, sizeof(err_path), "%s/unreachable.err", dir);
+    char *argv_run[] = {(char *)bin, "run", "-X", "bootstrap.servers=127.0.0.1:1", NULL};
+    pid_t d = sw_proc_spawn(argv_run, out_path, err_path);
+    bool said = sw_proc_wait_text(err_path, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2,
+                                  60000);
+    int64_t t0 = sw_proc_now_ms();
+    kill(d, SIGTERM);
+    int rc = sw_proc_wait(d, 30000);
+    int64_t took = sw_proc_now_ms() - t0;
+    if (rc < 0) sw_proc_kill(d);
+    if (!said) fail_msg("no diagnosis of the unreachable broker, twice, in %s", err_path);
+    assert_int_equal(sw_proc_count_text(err_path, "does not exist"), 0);
+    assert_int_equal(sw_proc_count_text(err_path, "stopped before the Kafka cluster answered"), 1);
+    printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc, (long long)took);
+    assert_int_equal(rc, 0);
+    assert_true(took < 5000);
+}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unreachable_cluster),
         cmocka_unit_test(test_stop_before_assignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
