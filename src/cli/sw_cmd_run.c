@@ -105,7 +105,7 @@ int sw_cmd_run(int argc, char **argv)
     sw_conf_t *conf = sw_conf_new();
     sw_mock_t *mock = NULL;
     sw_metrics_t *metrics = NULL;
-    sw_http_t *http = NULL;
+    sw_http_t *http = NULL, *probes = NULL;
     if (config_file && sw_conf_load_file(conf, config_file, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch run: %s\n", err);
         goto done;
@@ -209,10 +209,27 @@ int sw_cmd_run(int argc, char **argv)
         sw_metrics_heartbeat(metrics, sw_clock_ms());
         sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
                sw_http_port(http));
+        const char *hl = sw_conf_get_str(conf, "health.listen");
+        if (hl && *hl) {
+            probes = sw_http_start_probes(hl, metrics, max_lag, 90000, err, sizeof(err));
+            if (!probes) {
+                fprintf(stderr, "stormwatch run: %s\n", err);
+                rc = SW_EXIT_USAGE;
+                goto done;
+            }
+            sw_log(&log, SW_LOG_INFO, "probes on http://%s/healthz and /readyz (port %d)", hl,
+                   sw_http_port(probes));
+        }
+    } else if (*sw_conf_get_str(conf, "health.listen")) {
+        fprintf(stderr, "stormwatch run: health.listen needs metrics.listen (the probes report "
+                        "what the metrics registry holds)\n");
+        rc = SW_EXIT_USAGE;
+        goto done;
     }
     sw_run_opts_t ro = {conf, bootstrap, running, &log, metrics, sw_main_stops()};
     rc = sw_run(&ro);
 done:
+    sw_http_stop(probes);
     sw_http_stop(http);
     sw_metrics_destroy(metrics);
     sw_mock_destroy(mock);

@@ -74,10 +74,12 @@ enum prop_id {
     P_PROCESSING_GUARANTEE,
     P_COMMIT_INTERVAL_MS,
     P_SHUTDOWN_TIMEOUT_MS,
+    P_TOPICS_CREATE,
     P_STATE_RESTORE,
     P_STATE_TOPIC,
     P_SNAPSHOT_INTERVAL_MS,
     P_METRICS_LISTEN,
+    P_HEALTH_LISTEN,
     P_READY_MAX_LAG,
     P_LOG_LEVEL,
     P_MOCK_BROKERS,
@@ -172,6 +174,11 @@ static const prop_t prop_table[P__CNT] = {
         "Total time a stop (SIGTERM, SIGINT) may take, whatever the partition count: records "
         "are flushed first, then state snapshots, then offset commits; what is not done by "
         "then is left to the next owner (nothing is lost). A second signal stops at once."),
+    [P_TOPICS_CREATE] = ENUM_PROP("topics.create", on_off, "on",
+        "on: create the topics the daemon writes when they are missing (state.topic with one "
+        "partition, output.topic and dlq.topic with the input's partition count; cleanup.policy "
+        "delete, broker-default replication), through the Admin API, as Kafka Streams does; off: "
+        "a missing one is an error naming it."),
     [P_STATE_RESTORE] = ENUM_PROP("state.restore", on_off, "on",
         "on: snapshot per-partition state to state.topic and rebuild it when a partition is "
         "assigned (restart, rebalance), so alerts are neither lost nor repeated; off: start "
@@ -182,6 +189,10 @@ static const prop_t prop_table[P__CNT] = {
         "Interval in ms between state snapshots; offsets are committed with each one."),
     [P_METRICS_LISTEN] = STR_PROP("metrics.listen", 0, 1024, PROP_F_HOSTPORT, "",
         "host:port of the HTTP metrics endpoint; empty disables it."),
+    [P_HEALTH_LISTEN] = STR_PROP("health.listen", 0, 1024, PROP_F_HOSTPORT, "",
+        "host:port of a second HTTP server that answers only /healthz and /readyz (point "
+        "Kubernetes probes there: clients flooding the metrics port cannot starve them); empty: "
+        "the probes are served on metrics.listen only. Needs metrics.listen."),
     [P_READY_MAX_LAG] = INT_PROP("ready.max.lag", 0, 1000000000000, "10000",
         "/readyz reports ready while the total consumer lag is at most this many messages."),
     [P_LOG_LEVEL] = ENUM_PROP("log.level", log_levels, "info",

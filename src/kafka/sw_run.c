@@ -794,20 +794,25 @@ static bool wait_cluster(run_t *r)
 }
 
 /* Partitions of @p topic: 0 when it does not exist; -1 (with *why) when
- * the cluster could not say or refused to. */
+ * the cluster could not say or refused to. Asks for every topic's
+ * metadata: a request naming the topic would make a broker with
+ * auto.create.topics.enable create it with the broker's defaults. */
 static int topic_check(run_t *r, const char *topic, const char **why)
 {
     const rd_kafka_metadata_t *md = NULL;
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->producer, topic, NULL);
     int n = -1;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(r->producer, 0, rkt, &md, 10000);
-    if (!e && md->topic_cnt == 1) {
-        e = md->topics[0].err;
-        if (!e) n = md->topics[0].partition_cnt;
-        else if (e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) n = 0;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(r->producer, 1, NULL, &md, 10000);
+    if (!e) {
+        n = 0;
+        for (int i = 0; i < md->topic_cnt; i++) {
+            if (strcmp(md->topics[i].topic, topic) != 0) continue;
+            e = md->topics[i].err;
+            if (!e) n = md->topics[i].partition_cnt;
+            else if (e != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) n = -1;
+            break;
+        }
     }
     if (md) rd_kafka_metadata_destroy(md);
-    rd_kafka_topic_destroy(rkt);
     if (n < 0 && why) {
         const char *kind = sw_kafka_err_kind(e);
         *why = kind ? kind : rd_kafka_err2str(e);
@@ -1479,6 +1484,112 @@ static int subscribe(run_t *r)
     return 0;
 }
 
+/* The topics the daemon writes (output, dead letters, state): created
+ * when missing and topics.create=on (Admin API, cleanup.policy=delete,
+ * the broker's replication factor), else an error that names them and
+ * says how to create them. @returns 0, or 1 (logged). */
+static int ensure_topics(run_t *r)
+{
+    const sw_conf_t *conf = r->opts->conf;
+    bool create = strcmp(sw_conf_get_str(conf, "topics.create"), "on") == 0;
+    /* Partitions for output and dead letters: the (first) input topic's. */
+    int in_parts = 0;
+    const char *in0 = sw_conf_get_list_elem(conf, "input.topics", 0);
+    if (in0 && in0[0] != '^') in_parts = topic_check(r, in0, NULL);
+    if (in_parts < 1) in_parts = 1;
+    struct {
+        const char *name;
+        int parts;
+        const char *retention_ms; /* NULL: the broker's default */
+    } want[3] = {{r->out_topic, in_parts, NULL}, {r->dlq_topic, in_parts, NULL},
+                 {r->state_topic, 1, "604800000"}};
+    int nwant = r->restore ? 3 : 2;
+    rd_kafka_NewTopic_t *nt[3];
+    const char *names[3];
+    int n = 0;
+    for (int i = 0; i < nwant; i++) {
+        const char *why = NULL;
+        int p = topic_check(r, want[i].name, &why);
+        if (p < 0) {
+            sw_log(r->log, SW_LOG_ERROR, "cannot check topic \"%s\": %s", want[i].name, why);
+            goto fail;
+        }
+        if (p > 0) continue;
+        if (!create) {
+            sw_log(r->log, SW_LOG_ERROR,
+                   "topic \"%s\" does not exist: create it (%d partition%s, cleanup.policy=delete; "
+                   "see README, Topics an operator creates) or set topics.create=on",
+                   want[i].name, want[i].parts, want[i].parts == 1 ? "" : "s");
+            goto fail;
+        }
+        char err[256];
+        nt[n] = rd_kafka_NewTopic_new(want[i].name, want[i].parts, -1, err, sizeof(err));
+        if (!nt[n]) {
+            sw_log(r->log, SW_LOG_ERROR, "cannot create topic \"%s\": %s", want[i].name, err);
+            goto fail;
+        }
+        names[n] = want[i].name;
+        rd_kafka_NewTopic_set_config(nt[n], "cleanup.policy", "delete");
+        if (want[i].retention_ms) rd_kafka_NewTopic_set_config(nt[n], "retention.ms", want[i].retention_ms);
+        n++;
+    }
+    if (!n) return 0;
+    rd_kafka_queue_t *q = rd_kafka_queue_new(r->producer);
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(r->producer, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    char err[256];
+    rd_kafka_AdminOptions_set_request_timeout(o, 10000, err, sizeof(err));
+    rd_kafka_CreateTopics(r->producer, nt, (size_t)n, o, q);
+    rd_kafka_event_t *ev = NULL;
+    for (int i = 0; i < 150 && !ev && *r->opts->running; i++) ev = rd_kafka_queue_poll(q, 100);
+    int bad = 0;
+    const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
+    const rd_kafka_topic_result_t **tr = NULL;
+    size_t cnt = 0;
+    if (res) tr = rd_kafka_CreateTopics_result_topics(res, &cnt);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i];
+        rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR__TIMED_OUT;
+        const char *text = ev ? rd_kafka_event_error_string(ev) : "no answer in 15 s";
+        for (size_t k = 0; k < cnt; k++)
+            if (!strcmp(rd_kafka_topic_result_name(tr[k]), name)) {
+                e = rd_kafka_topic_result_error(tr[k]);
+                text = rd_kafka_topic_result_error_string(tr[k]);
+            }
+        if (!e || e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+            sw_log(r->log, SW_LOG_INFO, "created topic \"%s\" (topics.create=on)", name);
+            continue;
+        }
+        /* No Admin API answer (an old broker, a cluster without a
+         * controller such as librdkafka's mock): a broker that creates
+         * topics on first use still can, with its defaults. */
+        if (e != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
+            e != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED && topic_partitions(r, name) > 0) {
+            sw_log(r->log, SW_LOG_WARN,
+                   "topic \"%s\" could not be created through the Admin API (%s%s%s); the broker "
+                   "auto-created it with its defaults (check its partitions and cleanup.policy)",
+                   name, rd_kafka_err2name(e), text ? ": " : "", text ? text : "");
+            continue;
+        }
+        bad = 1;
+        sw_log(r->log, SW_LOG_ERROR,
+               "cannot create topic \"%s\": %s%s%s (create it yourself, see README, Topics an "
+               "operator creates)",
+               name, rd_kafka_err2name(e), text ? ": " : "", text ? text : "");
+    }
+    if (ev) rd_kafka_event_destroy(ev);
+    rd_kafka_AdminOptions_destroy(o);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy_array(nt, (size_t)n);
+    if (bad) return 1;
+    /* Until the metadata shows them (a new topic takes a moment). */
+    for (int i = 0; i < nwant; i++)
+        for (int k = 0; k < 50 && topic_check(r, want[i].name, NULL) < 1; k++) usleep(100000);
+    return 0;
+fail:
+    rd_kafka_NewTopic_destroy_array(nt, (size_t)n);
+    return 1;
+}
+
 static int setup(run_t *r)
 {
     const sw_conf_t *conf = r->opts->conf;
@@ -1500,6 +1611,9 @@ static int setup(run_t *r)
             return 2;
         }
     }
+    /* Topics are checked and created by ensure_topics(), with their
+     * settings, never auto-created by a broker's defaults. */
+    sw_kafka_set(pc, "allow.auto.create.topics", "false", err, sizeof(err));
     rd_kafka_conf_set_dr_msg_cb(pc, dr_cb);
     /* What the producer takes at most (key, value and headers together):
      * records are kept under it with room for the headers we add. */
@@ -1536,6 +1650,8 @@ static int setup(run_t *r)
         return 2;
     }
     rd_kafka_poll_set_consumer(r->consumer);
+    if (!wait_cluster(r)) return r->kctx.fatal ? 1 : -1;
+    if (ensure_topics(r)) return 1;
     if (r->restore) {
         rd_kafka_conf_t *rc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap,
                                             "stormwatch-state-reader", &r->kctx, err, sizeof(err));
@@ -1545,7 +1661,6 @@ static int setup(run_t *r)
             sw_log(r->log, SW_LOG_ERROR, "cannot create the state reader: %s", err);
             return 2;
         }
-        if (!wait_cluster(r)) return r->kctx.fatal ? 1 : -1;
         r->out_parts = topic_partitions(r, r->out_topic);
         r->dlq_parts = topic_partitions(r, r->dlq_topic);
         /* End offsets now: every later record of ours lands at or after. */
@@ -1558,20 +1673,6 @@ static int setup(run_t *r)
                                     ? -1
                                     : hi;
             }
-        const char *why = NULL;
-        int sp = topic_check(r, r->state_topic, &why);
-        if (sp < 0) {
-            sw_log(r->log, SW_LOG_ERROR, "cannot check the state topic \"%s\": %s", r->state_topic,
-                   why);
-            return 1;
-        }
-        if (sp == 0) {
-            sw_log(r->log, SW_LOG_ERROR,
-                   "state topic \"%s\" does not exist (create it with one partition, or set "
-                   "state.restore=off)",
-                   r->state_topic);
-            return 1;
-        }
     }
     return subscribe(r);
 }

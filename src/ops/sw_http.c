@@ -37,6 +37,7 @@ struct sw_http_s {
     char start_err[512];     /* last libmicrohttpd message while starting */
     sw_log_t mhd_log;        /* libmicrohttpd's messages after starting */
     sw_log_limit_t mhd_lim;  /* rate limit: a flood of bad requests is one line a while */
+    bool probes_only;        /* /healthz and /readyz only (health.listen) */
 };
 
 static const char k_ctype_metrics[] = "text/plain; version=0.0.4; charset=utf-8";
@@ -130,7 +131,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     enum { R_METRICS, R_HEALTHZ, R_READYZ, R_NONE } route = R_NONE;
-    if (strcmp(url, "/metrics") == 0) route = R_METRICS;
+    if (strcmp(url, "/metrics") == 0 && !h->probes_only) route = R_METRICS;
     else if (strcmp(url, "/healthz") == 0) route = R_HEALTHZ;
     else if (strcmp(url, "/readyz") == 0) route = R_READYZ;
     if (route == R_NONE)
@@ -254,21 +255,44 @@ static int listen_socket(const char *addr, char *errstr, size_t errstr_size)
     return fd;
 }
 
+static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m, int64_t max_lag,
+                             int64_t stale_ms, bool probes_only, char *errstr, size_t errstr_size);
+
 sw_http_t *sw_http_start(const char *addr, sw_metrics_t *m, int64_t max_lag, int64_t stale_ms,
                          char *errstr, size_t errstr_size)
 {
+    return http_start("metrics.listen", addr, m, max_lag, stale_ms, false, errstr, errstr_size);
+}
+
+sw_http_t *sw_http_start_probes(const char *addr, sw_metrics_t *m, int64_t max_lag,
+                                int64_t stale_ms, char *errstr, size_t errstr_size)
+{
+    return http_start("health.listen", addr, m, max_lag, stale_ms, true, errstr, errstr_size);
+}
+
+static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m, int64_t max_lag,
+                             int64_t stale_ms, bool probes_only, char *errstr, size_t errstr_size)
+{
     if (!addr || !m) {
-        snprintf(errstr, errstr_size, "metrics.listen: no address or no registry given");
+        snprintf(errstr, errstr_size, "%s: no address or no registry given", prop);
         return NULL;
     }
     if (max_lag < 0 || stale_ms <= 0) {
         snprintf(errstr, errstr_size,
-                 "metrics.listen \"%s\": max lag %lld and stale time %lld ms must be >= 0 and > 0",
+                 "%s \"%s\": max lag %lld and stale time %lld ms must be >= 0 and > 0", prop,
                  addr, (long long)max_lag, (long long)stale_ms);
         return NULL;
     }
     int fd = listen_socket(addr, errstr, errstr_size);
-    if (fd < 0) return NULL;
+    if (fd < 0) {
+        /* The address helpers name metrics.listen: name the real property. */
+        if (strcmp(prop, "metrics.listen") != 0 && strncmp(errstr, "metrics.listen", 14) == 0) {
+            char rest[512];
+            snprintf(rest, sizeof(rest), "%s", errstr + 14);
+            snprintf(errstr, errstr_size, "%s%s", prop, rest);
+        }
+        return NULL;
+    }
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     int port = -1;
@@ -282,6 +306,7 @@ sw_http_t *sw_http_start(const char *addr, sw_metrics_t *m, int64_t max_lag, int
     h->max_lag = max_lag;
     h->stale_ms = stale_ms;
     h->port = port;
+    h->probes_only = probes_only;
     pthread_mutex_init(&h->log_lock, NULL);
     h->mhd_log = sw_log_make(SW_LOG_WARN, "metrics http");
     h->starting = true;
@@ -292,13 +317,18 @@ sw_http_t *sw_http_start(const char *addr, sw_metrics_t *m, int64_t max_lag, int
     h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO,
                               0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
                               h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
+                              /* Room for many scrapers, but no one address may
+                               * hold more than a few (slow clients); probes
+                               * have their own listener (health.listen). */
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(probes_only ? 64 : 256),
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)(probes_only ? 16 : 32),
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(probes_only ? 5 : 10),
+                              MHD_OPTION_END);
     pthread_mutex_lock(&h->log_lock);
     h->starting = false;
     pthread_mutex_unlock(&h->log_lock);
     if (!h->mhd) {
-        snprintf(errstr, errstr_size, "metrics.listen \"%s\": cannot start the HTTP server: %s",
+        snprintf(errstr, errstr_size, "%s \"%s\": cannot start the HTTP server: %s", prop,
                  addr, h->start_err[0] ? h->start_err : "libmicrohttpd gave no reason");
         pthread_mutex_destroy(&h->log_lock);
         free(h);

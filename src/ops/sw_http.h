@@ -49,6 +49,15 @@ typedef struct sw_http_s sw_http_t;
 sw_http_t *sw_http_start(const char *listen, sw_metrics_t *m, int64_t max_lag, int64_t stale_ms,
                          char *errstr, size_t errstr_size);
 
+/**
+ * @brief A second server for the probes only (/healthz, /readyz; /metrics
+ *        is 404): clients flooding the metrics port (slow, many) cannot
+ *        starve the liveness probe. Same arguments; errors name
+ *        health.listen.
+ */
+sw_http_t *sw_http_start_probes(const char *listen, sw_metrics_t *m, int64_t max_lag,
+                                int64_t stale_ms, char *errstr, size_t errstr_size);
+
 /** @brief The port actually bound (the chosen one when asked for 0). */
 int sw_http_port(const sw_http_t *h);
 

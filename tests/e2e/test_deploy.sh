@@ -136,14 +136,19 @@ def read(rel):
         return f.read()
 
 # ---- facts from the sources ----
-# The daemon's shutdown budget: the longest rd_kafka_flush() timeout.
-flush_ms = []
-for src in glob.glob(os.path.join(root, "src", "*", "*.c")):
-    with open(src) as f:
-        flush_ms += [int(m) for m in re.findall(r"rd_kafka_flush\s*\([^,()]+,\s*(\d+)\s*\)", f.read())]
-flush_s = max(flush_ms) / 1000.0 if flush_ms else 60.0
+# The daemon's stop budget: shutdown.timeout.ms (its default in the
+# configuration table, or the value the shipped configuration sets).
+conf_src = read("src/conf/sw_conf.c")
+m = re.search(r'INT_PROP\("shutdown\.timeout\.ms",\s*\d+,\s*\d+,\s*"(\d+)"', conf_src)
+flush_ms = [int(m.group(1))] if m else []
+for rel in ("deploy/base/stormwatch.conf",):
+    m2 = re.search(r"^\s*shutdown\.timeout\.ms\s*=\s*(\d+)", read(rel), re.M)
+    if m2:
+        flush_ms.append(int(m2.group(1)))
+flush_s = max(flush_ms) / 1000.0 if flush_ms else 30.0
 if not flush_ms:
-    print("note: no rd_kafka_flush(..., N) in src/*/*.c; assuming a 60 s flush budget")
+    print("FAIL: no shutdown.timeout.ms default found in src/conf/sw_conf.c")
+    fails += 1
 DEFAULTS = {"group.id": "stormwatch", "input.topics": "stormwatch.telemetry",
             "output.topic": "stormwatch.alerts", "dlq.topic": "stormwatch.dlq",
             "bootstrap.servers": "", "metrics.listen": ""}
@@ -480,12 +485,15 @@ for rel, path in renders:
     cports = {p.get("name"): p["containerPort"] for p in ctr.get("ports", [])}
     check(cports.get("http-metrics") == 9464, "%s: containerPort http-metrics 9464" % rel)
     check(port_of(eff["metrics.listen"]) == 9464, "%s: metrics.listen (%s) on 9464" % (rel, eff["metrics.listen"]))
+    check(cports.get("http-health") == 9465, "%s: containerPort http-health 9465" % rel)
+    check(port_of(eff.get("health.listen", "")) == 9465,
+          "%s: health.listen (%s) on 9465, the probes' own listener" % (rel, eff.get("health.listen")))
     def probe(name, path):
         p = ctr.get(name) or {}
         g = p.get("httpGet") or {}
         port = g.get("port")
         port = cports.get(port, port)
-        check(g.get("path") == path and port == 9464, "%s: %s GET %s on 9464" % (rel, name, path))
+        check(g.get("path") == path and port == 9465, "%s: %s GET %s on 9465 (health.listen)" % (rel, name, path))
     probe("readinessProbe", "/readyz")
     probe("livenessProbe", "/healthz")
     probe("startupProbe", "/healthz")

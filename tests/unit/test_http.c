@@ -919,6 +919,83 @@ static int test_log_flood(void)
     return 0;
 }
 
+/* Slow clients: 200 connections to the metrics port that send a header
+ * line every 2 s and never finish their request. The metrics server lets
+ * no address hold more than 32 of them; the probe server (health.listen)
+ * answers every /healthz and /readyz meanwhile. */
+static int slow_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return -1;
+    }
+    send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+    return fd;
+}
+
+static int test_slow_clients(void)
+{
+    sw_metrics_t *m = sw_metrics_new();
+    sw_metrics_heartbeat(m, sw_clock_ms());
+    char err[256] = "";
+    sw_http_t *h = sw_http_start("127.0.0.1:0", m, 100, 30000, err, sizeof(err));
+    SW_ASSERT(h, "start: %s", err);
+    sw_http_t *p = sw_http_start_probes("127.0.0.1:0", m, 100, 30000, err, sizeof(err));
+    SW_ASSERT(p, "start probes: %s", err);
+    SW_ASSERT(!sw_http_start_probes("127.0.0.1:x", m, 100, 30000, err, sizeof(err)), "bad port accepted");
+    SW_ASSERT_CONTAINS(err, "health.listen \"127.0.0.1:x\"");
+    int mport = sw_http_port(h), pport = sw_http_port(p);
+    enum { N = 200 };
+    int fds[N], open_n = 0;
+    for (int i = 0; i < N; i++) {
+        fds[i] = slow_connect(mport);
+        open_n += fds[i] >= 0;
+    }
+    int answered = 0, probes = 0, refused_metrics = 0;
+    for (int round = 0; round < 12; round++) {
+        for (int i = 0; i < N; i++)
+            if (fds[i] >= 0 && send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        for (int k = 0; k < 2; k++) {
+            probes++;
+            if (http(pport, "GET", k ? "/readyz" : "/healthz", NULL, &g_resp) == 0 &&
+                (g_resp.status == 200 || (k && g_resp.status == 503)))
+                answered++;
+        }
+        usleep(1000000);
+    }
+    /* The probe server serves no metrics. */
+    ASSERT_HTTP(pport, "GET", "/metrics", 404, NULL);
+    int still = 0;
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0) {
+            char c;
+            ssize_t r = recv(fds[i], &c, 1, MSG_DONTWAIT);
+            if (r == 0) refused_metrics++; /* closed by the server */
+            else still++;
+            close(fds[i]);
+        }
+    printf("slow clients: %d connected, %d still open after 12 s (per-address cap 32); probes "
+           "answered %d of %d\n",
+           open_n, still, answered, probes);
+    SW_ASSERT(answered == probes, "the probe server answered %d of %d probes", answered, probes);
+    SW_ASSERT(still <= 40, "%d slow connections held the metrics server", still);
+    sw_http_stop(p);
+    sw_http_stop(h);
+    sw_metrics_destroy(m);
+    (void)refused_metrics;
+    return 0;
+}
+
 int main(void)
 {
     static const struct {
@@ -934,6 +1011,7 @@ int main(void)
         {"port_zero", test_port_zero},
         {"restart", test_restart},
         {"log_flood", test_log_flood},
+        {"slow_clients", test_slow_clients},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
