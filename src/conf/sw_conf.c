@@ -71,6 +71,7 @@ enum prop_id {
     P_JOB_IDLE_MS,
     P_MAX_JOBS,
     P_MAX_RANKS_PER_JOB,
+    P_MAX_MEMORY_BYTES,
     P_PROCESSING_GUARANTEE,
     P_COMMIT_INTERVAL_MS,
     P_SHUTDOWN_TIMEOUT_MS,
@@ -163,6 +164,11 @@ static const prop_t prop_table[P__CNT] = {
     [P_MAX_RANKS_PER_JOB] = INT_PROP("max.ranks.per.job", 0, 16777216, "131072",
         "Samples with a rank >= this or a larger world_size are rejected (0 = up to "
         "16777216, the largest supported world size)."),
+    [P_MAX_MEMORY_BYTES] = INT_PROP("max.memory.bytes", 0, 1099511627776, "805306368",
+        "Budget for the engines' state across all partitions (0 = none; the default fits the "
+        "shipped manifests' 1 GiB limit with room for librdkafka's buffers). Over it, new jobs "
+        "evict the oldest one-rank jobs (they can never trigger) and are refused only when "
+        "there are none; checked every second."),
     [P_PROCESSING_GUARANTEE] = ENUM_PROP("processing.guarantee", guarantees, "at_least_once",
         "at_least_once commits offsets after alerts are delivered; exactly_once uses Kafka "
         "transactions."),

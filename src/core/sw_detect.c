@@ -97,6 +97,9 @@ typedef struct job_s {
     size_t nsrcs, capsrcs;
     uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
+    size_t idx;                 /* position in det->jobs */
+    struct job_s *junk_prev, *junk_next; /* in det's list of one-rank jobs */
+    bool in_junk;
     rank_t *ranks;
     size_t win_bytes;           /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
@@ -171,6 +174,10 @@ struct sw_detector_s {
     sw_detect_stats_t st;
     uint64_t arrivals;          /* events fed (stands in for offsets) */
     int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */
+    job_t *junk_head, *junk_tail; /* jobs with at most one rank, least recently
+                                     active first: the first to go when jobs
+                                     must be evicted */
+    bool pressure;              /* over the memory budget (sw_detect_set_pressure) */
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -544,6 +551,33 @@ static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 
 /* ---- jobs and ranks --------------------------------------------------- */
 
+/* ---- the one-rank jobs (eviction candidates) ---------------------------
+ * A job with at most one rank can never trigger (an onset needs two ranks)
+ * and holds little that matters: when max.jobs or the memory budget is
+ * reached, the oldest of them makes room for a new job, so that a flood
+ * of made-up job ids cannot lock out jobs that report like real ones. */
+
+static void junk_add(sw_detector_t *det, job_t *j)
+{
+    j->in_junk = true;
+    j->junk_next = NULL;
+    j->junk_prev = det->junk_tail;
+    if (det->junk_tail) det->junk_tail->junk_next = j;
+    else det->junk_head = j;
+    det->junk_tail = j;
+}
+
+static void junk_del(sw_detector_t *det, job_t *j)
+{
+    if (!j->in_junk) return;
+    if (j->junk_prev) j->junk_prev->junk_next = j->junk_next;
+    else det->junk_head = j->junk_next;
+    if (j->junk_next) j->junk_next->junk_prev = j->junk_prev;
+    else det->junk_tail = j->junk_prev;
+    j->junk_prev = j->junk_next = NULL;
+    j->in_junk = false;
+}
+
 static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     job_t *j = sw_calloc(1, sizeof(*j));
@@ -567,9 +601,11 @@ static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     sw_arena_init(&j->v_arena);
     j->phase = sw_phase_new_keyed(det->params.hash_key);
     GROW(det->jobs, det->njobs, det->capjobs, 16);
+    j->idx = det->njobs;
     det->jobs[det->njobs++] = j;
     jmap_put(det, j);
     det->live_jobs++;
+    junk_add(det, j);
     return j;
 }
 
@@ -596,6 +632,26 @@ static void job_destroy(job_t *j)
     free(j);
 }
 
+/* Evict the least recently active one-rank job (no record: it never had
+ * an onset).
+ * @returns false when there is none. */
+static bool evict_one(sw_detector_t *det)
+{
+    job_t *j = det->junk_head;
+    if (!j) return false;
+    junk_del(det, j);
+    jmap_del(det, j);
+    size_t i = j->idx;
+    job_t *last = det->jobs[det->njobs - 1];
+    det->jobs[i] = last;
+    last->idx = i;
+    det->njobs--;
+    det->live_jobs--;
+    job_destroy(j);
+    det->st.evicted++;
+    return true;
+}
+
 static size_t job_bytes(const job_t *j)
 {
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
@@ -619,6 +675,7 @@ static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
         j->capranks = cap;
     }
     uint32_t ri = (uint32_t)j->nranks++;
+    if (j->nranks == 2) junk_del(det, j); /* a second rank: a job that may trigger */
     rank_t *r = &j->ranks[ri];
     memset(r, 0, sizeof(*r));
     r->rank = rank;
@@ -1225,10 +1282,17 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
-        if (det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs) {
+        bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
+        if ((full || det->pressure) && !evict_one(det)) {
             det->st.limit_rejects++;
-            limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
-                        det->params.max_jobs);
+            if (full)
+                limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
+                            det->params.max_jobs);
+            else
+                limit_error(errstr, errstr_size,
+                            "a new job would exceed max.memory.bytes (jobs tracked, each with two "
+                            "ranks or more: ",
+                            -1, "", (int64_t)det->live_jobs);
             return SW_ERR_LIMIT;
         }
         j = job_create(det, ev, offset);
@@ -1236,6 +1300,10 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     det->st.events++;
     j->last_ms = now_ms;
     j->last_off = offset;
+    if (j->in_junk && j != det->junk_tail) { /* least recently active first */
+        junk_del(det, j);
+        junk_add(det, j);
+    }
     if (!sample) {
         sw_phase_add(j->phase, ev);
         return SW_OK;
@@ -1333,16 +1401,30 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         job_t *j = det->jobs[i];
         if (now_ms - j->last_ms >= idle_ms) {
             if (j->has_sample) cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+            junk_del(det, j);
             jmap_del(det, j);
             job_destroy(j);
             det->live_jobs--;
             expired++;
             continue;
         }
+        j->idx = k;
         det->jobs[k++] = j;
     }
     det->njobs = k;
     return expired;
+}
+
+void sw_detect_set_pressure(sw_detector_t *det, bool over_budget)
+{
+    det->pressure = over_budget;
+}
+
+size_t sw_detect_evict(sw_detector_t *det, size_t max)
+{
+    size_t n = 0;
+    while (n < max && evict_one(det)) n++;
+    return n;
 }
 
 void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)

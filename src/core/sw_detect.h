@@ -26,7 +26,8 @@ typedef struct sw_detect_stats_s {
     uint64_t late;            /**< samples older than their rank's newest */
     uint64_t too_old;         /**< late samples that left a full window unchanged */
     uint64_t stale_windows;   /**< windows emptied as stale */
-    uint64_t limit_rejects;   /**< events refused by max.jobs / max.ranks.per.job */
+    uint64_t limit_rejects;   /**< events refused by max.jobs / max.ranks.per.job / budget */
+    uint64_t evicted;         /**< one-rank jobs evicted to make room (max.jobs, budget) */
     uint64_t phase_dropped;   /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[4];      /**< records emitted, by sw_action_t */
     uint64_t jobs;            /**< jobs tracked now */
@@ -34,6 +35,17 @@ typedef struct sw_detect_stats_s {
     uint64_t retained;        /**< samples in all windows now */
     uint64_t bytes;           /**< bytes of engine state now */
 } sw_detect_stats_t;
+
+/**
+ * @brief Say whether the engine is over its share of the memory budget
+ *        (max.memory.bytes; the caller measures). Over it, a new job first
+ *        evicts the oldest job that has one rank (it can never trigger),
+ *        and is refused (SW_ERR_LIMIT) only when there is none.
+ */
+void sw_detect_set_pressure(sw_detector_t *det, bool over_budget);
+
+/** @brief Evict up to @p max one-rank jobs, oldest first. @returns how many. */
+size_t sw_detect_evict(sw_detector_t *det, size_t max);
 
 /** Called for each summary record; @p rec is borrowed during the call. */
 typedef void (*sw_record_cb)(void *opaque, const sw_record_t *rec);

@@ -28,6 +28,7 @@
  */
 #include "sw_run.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,9 @@ typedef struct run_s {
     int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */
     int64_t shutdown_ms;     /* shutdown.timeout.ms */
     int commits_waiting;     /* stop: asynchronous commits not yet answered */
+    int64_t memory_budget;   /* max.memory.bytes (0: none) */
+    uint64_t trimmed_at;     /* engine bytes at the last malloc_trim */
+    bool over_budget;
 } run_t;
 
 /* ---- bounded stop helpers ------------------------------------------------ */
@@ -656,6 +660,41 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     /* A summary waits like a record of the last processed offset, so that
      * offset is not committed before the summary is acknowledged. */
     send_record(r, p, p->next - 1, (sw_record_t *)rec);
+}
+
+/* Once a second: the engines' memory against max.memory.bytes. Over it,
+ * each engine evicts its oldest one-rank jobs, and new jobs do the same
+ * before they are refused. When much was freed (jobs expired or evicted),
+ * the allocator returns it to the system, so that RSS follows. */
+static void memory_tick(run_t *r)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p || !p->det) continue;
+        sw_detect_stats_t st;
+        sw_detect_stats(p->det, &st);
+        total += st.bytes;
+    }
+    bool over = r->memory_budget > 0 && total > (uint64_t)r->memory_budget;
+    if (over != r->over_budget)
+        sw_log(r->log, over ? SW_LOG_WARN : SW_LOG_INFO,
+               over ? "engine state %llu bytes is over max.memory.bytes (%lld): new jobs evict "
+                      "the oldest one-rank jobs"
+                    : "engine state %llu bytes is back under max.memory.bytes (%lld)",
+               (unsigned long long)total, (long long)r->memory_budget);
+    r->over_budget = over;
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p || !p->det) continue;
+        sw_detect_set_pressure(p->det, over);
+        if (over) sw_detect_evict(p->det, 1000);
+    }
+    if (total > r->trimmed_at) r->trimmed_at = total; /* the high mark since the last trim */
+    if (r->trimmed_at > total + (32u << 20)) {
+        malloc_trim(0);
+        r->trimmed_at = total;
+    }
 }
 
 static void expire_idle(run_t *r)
@@ -1846,6 +1885,8 @@ int sw_run(const sw_run_opts_t *opts)
     sw_conf_get_i64(conf, "job.idle.ms", &r.idle_ms);
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
     sw_conf_get_i64(conf, "shutdown.timeout.ms", &r.shutdown_ms);
+    sw_conf_get_i64(conf, "max.memory.bytes", &r.memory_budget);
+    m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
     /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
      * unless the user chose an interval. */
     if (!strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") &&
@@ -1925,6 +1966,7 @@ int sw_run(const sw_run_opts_t *opts)
                     join_note_s *= 2;
                 }
                 expire_idle(&r);
+                memory_tick(&r);
                 publish_metrics(&r);
                 last_tick = now;
             }

@@ -80,6 +80,10 @@ static const desc_t k_desc[] = {
            "Samples dropped as duplicates by the engine."),
     SCALAR("stormwatch_late_samples_total", MT_COUNTER, SW_M_LATE_SAMPLES,
            "Samples older than their rank's newest sample."),
+    SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
+           "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
+    SCALAR("stormwatch_memory_budget_bytes", MT_GAUGE, SW_M_MEMORY_BUDGET,
+           "max.memory.bytes: the engines' memory budget (0 = none)."),
     SCALAR("stormwatch_jobs_tracked", MT_GAUGE, SW_M_JOBS_TRACKED,
            "Jobs the engines track now."),
     SCALAR("stormwatch_ranks_tracked", MT_GAUGE, SW_M_RANKS_TRACKED,
@@ -460,8 +464,10 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
     uint64_t d = cur->duplicates >= prev->duplicates ? cur->duplicates - prev->duplicates
                                                      : cur->duplicates;
     uint64_t l = cur->late >= prev->late ? cur->late - prev->late : cur->late;
+    uint64_t e = cur->evicted >= prev->evicted ? cur->evicted - prev->evicted : cur->evicted;
     if (d) sw_metrics_add(m, SW_M_DUPLICATE_SAMPLES, d);
     if (l) sw_metrics_add(m, SW_M_LATE_SAMPLES, l);
+    if (e) sw_metrics_add(m, SW_M_JOBS_EVICTED, e);
 }
 
 void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms)

@@ -43,6 +43,7 @@ static const struct {
     {"job.idle.ms", "300000"},
     {"max.jobs", "10000"},
     {"max.ranks.per.job", "131072"},
+    {"max.memory.bytes", "805306368"},
     {"processing.guarantee", "at_least_once"},
     {"commit.interval.ms", "1000"},
     {"shutdown.timeout.ms", "30000"},
@@ -140,11 +141,11 @@ static const struct {
      "configuration property \"spike\" is unknown; did you mean \"spike.fraction\" or "
      "\"spike.min.bytes\"?" HINT},
     {"max.job", "1", SW_CONF_UNKNOWN,
-     "configuration property \"max.job\" is unknown; did you mean \"max.jobs\" or "
-     "\"max.ranks.per.job\"?" HINT},
+     "configuration property \"max.job\" is unknown; did you mean \"max.jobs\", "
+     "\"max.ranks.per.job\" or \"max.memory.bytes\"?" HINT},
     {"max.ranks", "1", SW_CONF_UNKNOWN,
-     "configuration property \"max.ranks\" is unknown; did you mean \"max.ranks.per.job\" or "
-     "\"max.jobs\"?" HINT},
+     "configuration property \"max.ranks\" is unknown; did you mean \"max.ranks.per.job\", "
+     "\"max.jobs\" or \"max.memory.bytes\"?" HINT},
     {"input.topic", "a", SW_CONF_UNKNOWN,
      "configuration property \"input.topic\" is unknown; did you mean \"input.topics\", "
      "\"output.topic\" or \"input.format\"?" HINT},

@@ -928,12 +928,144 @@ static void test_restore_refuses_other_params(void **state)
     sw_buf_clear(&snap);
 }
 
+/* A flood of made-up job ids (one sample each) interleaved with real jobs,
+ * with max.jobs far below the flood: the flood's one-rank jobs are evicted
+ * to make room, never a job that reports like a real one, and the real
+ * jobs' records are exactly those of a run without the flood. Then the
+ * memory-budget path: under pressure a new job evicts the oldest one-rank
+ * job, and is refused only when every job has two ranks or more. */
+static void collect_real(void *opaque, const sw_record_t *rec)
+{
+    sumctx_t *c = opaque;
+    if (rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f') return;
+    record_json(rec, c->buf);
+    out_push(c->log, c->buf->data);
+}
+
+static void test_flood_evicts_one_rank_jobs(void **state)
+{
+    (void)state;
+    uint64_t evicted = 0;
+    size_t compared = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        sw_params_t p = sw_params_default();
+        p.window_samples = 8;
+        p.spike_min_bytes = 500;
+        outlog_t want = {0}, got = {0};
+        sw_buf_t buf;
+        sw_buf_init(&buf);
+        char err[256], fid[32];
+        for (int flood = 0; flood < 2; flood++) {
+            sw_params_t q = p;
+            q.max_jobs = flood ? 64 : 0;
+            sw_detector_t *det = sw_detect_new(q);
+            gen_t g;
+            memset(&g, 0, sizeof(g));
+            g.s = seed;
+            g.scale = 1000000;
+            g.ordered = true;
+            outlog_t *out = flood ? &got : &want;
+            uint64_t fn = 0;
+            for (size_t i = 0; i < 3000; i++) {
+                sw_event_t ev;
+                gen_event(&g, &ev, 5, 3);
+                const sw_record_t *rec;
+                assert_int_equal(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+                if (rec && !(rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f')) {
+                    record_json(rec, &buf);
+                    out_push(out, buf.data);
+                }
+                for (int k = 0; flood && k < 4; k++) {
+                    sw_event_t fe = ev;
+                    snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
+                    fe.kind = SW_EV_SAMPLE;
+                    fe.event_type = sw_str("sample");
+                    fe.has_phase = false;
+                    fe.has_job_id = true;
+                    fe.job_id = sw_str(fid);
+                    fe.rank = 0;
+                    fe.world_size = 1;
+                    assert_int_equal(sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)),
+                                     SW_OK);
+                    assert_null(rec);
+                }
+            }
+            sumctx_t sc = {out, &buf};
+            sw_detect_finish(det, collect_real, &sc);
+            sw_detect_stats_t st;
+            sw_detect_stats(det, &st);
+            if (flood) {
+                assert_true(st.jobs <= 64);
+                assert_int_equal(st.limit_rejects, 0);
+                evicted += st.evicted;
+            }
+            sw_detect_destroy(det);
+        }
+        assert_int_equal(got.n, want.n);
+        for (size_t k = 0; k < want.n; k++) assert_string_equal(got.v[k], want.v[k]);
+        compared += want.n;
+        out_clear(&want);
+        out_clear(&got);
+        sw_buf_clear(&buf);
+    }
+    printf("flood: %zu records of real jobs equal with and without 72,000 flood jobs; %llu "
+           "one-rank jobs evicted\n",
+           compared, (unsigned long long)evicted);
+    assert_true(compared > 20);
+    assert_true(evicted > 60000);
+
+    /* Memory pressure: a two-rank job stays, a one-rank job goes. */
+    sw_detector_t *det = sw_detect_new(sw_params_default());
+    sw_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = SW_EV_SAMPLE;
+    ev.event_type = sw_str("sample");
+    ev.has_job_id = true;
+    ev.host = sw_str("h");
+    ev.has_device_used = true;
+    ev.device_used_bytes = 1000;
+    ev.world_size = 2;
+    ev.sampling_interval_ms = 100;
+    const sw_record_t *rec;
+    char err[256];
+    const char *ids[] = {"real", "real", "one", "new", "newer"};
+    const int64_t ranks[] = {0, 1, 0, 0, 0};
+    for (int i = 0; i < 5; i++) {
+        if (i == 3) sw_detect_set_pressure(det, true);
+        ev.job_id = sw_str(ids[i]);
+        ev.rank = ranks[i];
+        ev.timestamp_ns = 1000 + i;
+        sw_err_t rc = sw_detect_feed_at(det, &ev, 0, i, &rec, err, sizeof(err));
+        if (i < 4) assert_int_equal(rc, SW_OK);
+        else {
+            /* "new" has one rank: it makes room for "newer". */
+            assert_int_equal(rc, SW_OK);
+        }
+    }
+    sw_detect_stats_t st;
+    sw_detect_stats(det, &st);
+    assert_int_equal(st.evicted, 2); /* "one", then "new" */
+    assert_int_equal(st.jobs, 2);    /* "real" and "newer" */
+    /* Only two-rank jobs left but one: evict "newer" too, then refuse. */
+    ev.job_id = sw_str("newer");
+    ev.rank = 1;
+    assert_int_equal(sw_detect_feed_at(det, &ev, 0, 5, &rec, err, sizeof(err)), SW_OK);
+    ev.job_id = sw_str("last");
+    ev.rank = 0;
+    assert_int_equal(sw_detect_feed_at(det, &ev, 0, 6, &rec, err, sizeof(err)), SW_ERR_LIMIT);
+    assert_non_null(strstr(err, "max.memory.bytes"));
+    sw_detect_set_pressure(det, false);
+    assert_int_equal(sw_detect_feed_at(det, &ev, 0, 7, &rec, err, sizeof(err)), SW_OK);
+    sw_detect_destroy(det);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_restore_refuses_other_params),
+        cmocka_unit_test(test_flood_evicts_one_rank_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
