@@ -160,7 +160,7 @@ typedef struct job_s {
 struct sw_detector_s {
     sw_params_t params;
     int64_t stale_ns;
-    job_t **jobs;               /* creation order; NULL holes after expiry */
+    job_t **jobs;               /* creation order; NULL holes after evictions */
     size_t njobs, capjobs, live_jobs;
     job_t **jslots;             /* job map slots */
     size_t jcap;
@@ -641,14 +641,21 @@ static bool evict_one(sw_detector_t *det)
     if (!j) return false;
     junk_del(det, j);
     jmap_del(det, j);
-    size_t i = j->idx;
-    job_t *last = det->jobs[det->njobs - 1];
-    det->jobs[i] = last;
-    last->idx = i;
-    det->njobs--;
+    /* A hole keeps the others in creation order (the order of the final
+     * summaries); holes are compacted once they are half the array. */
+    det->jobs[j->idx] = NULL;
     det->live_jobs--;
     job_destroy(j);
     det->st.evicted++;
+    if (2 * (det->njobs - det->live_jobs) > det->njobs) {
+        size_t k = 0;
+        for (size_t i = 0; i < det->njobs; i++)
+            if (det->jobs[i]) {
+                det->jobs[i]->idx = k;
+                det->jobs[k++] = det->jobs[i];
+            }
+        det->njobs = k;
+    }
     return true;
 }
 
@@ -1238,7 +1245,8 @@ sw_detector_t *sw_detect_new(sw_params_t params)
 void sw_detect_destroy(sw_detector_t *det)
 {
     if (!det) return;
-    for (size_t i = 0; i < det->njobs; i++) job_destroy(det->jobs[i]);
+    for (size_t i = 0; i < det->njobs; i++)
+        if (det->jobs[i]) job_destroy(det->jobs[i]);
     free(det->jobs);
     free(det->jslots);
     free(det->stack);
@@ -1399,6 +1407,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
     size_t expired = 0, k = 0;
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
+        if (!j) continue;
         if (now_ms - j->last_ms >= idle_ms) {
             if (j->has_sample) cb(opaque, emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
             junk_del(det, j);
@@ -1438,6 +1447,7 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
                 det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t));
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
+        if (!j) continue;
         st->ranks += j->nranks;
         st->retained += j->retained;
         st->bytes += job_bytes(j);
@@ -1475,6 +1485,7 @@ bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
     int64_t m = INT64_MAX;
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
+        if (!j) continue;
         for (size_t k = 0; k < j->nranks; k++) {
             int64_t o = sw_win_min_offset(&j->ranks[k].win);
             if (o < m) m = o;
@@ -1601,9 +1612,10 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
     sw_buf_put(out, SNAP_MAGIC, 4);
     params_put(out, &det->params);
     sw_vput_i(out, next_offset);
-    sw_vput_u(out, det->njobs);
+    sw_vput_u(out, det->live_jobs);
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
+        if (!j) continue;
         sw_vput_u(out, j->has_job_id);
         sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
         sw_vput_i(out, j->first_off);
@@ -1852,6 +1864,7 @@ void sw_detect_rebuild_done(sw_detector_t *det)
 {
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
+        if (!j) continue;
         bool dirty = j->region_dirty;
         j->retained = 0;
         j->insufficient = 0;

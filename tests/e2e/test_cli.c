@@ -698,6 +698,79 @@ static void test_progress(void **state)
     sw_buf_clear(&out);
 }
 
+/* A flood of made-up job ids (one sample each, 10 per real event) among
+ * real jobs, replayed with --max-jobs 500: the real jobs' records are those
+ * of a replay without the flood, no event is refused, the flood's one-rank
+ * jobs are evicted, and the engine's state stays bounded. */
+static void test_job_id_flood(void **state)
+{
+    (void)state;
+    char real[1300], flood[1300], cmd[4000];
+    snprintf(real, sizeof(real), "%s/flood-real.jsonl", tmpdir());
+    snprintf(flood, sizeof(flood), "%s/flood.jsonl", tmpdir());
+    snprintf(cmd, sizeof(cmd), "'%s' gen --jobs 3 --ranks 16 --samples 300 --storms 2 --quiet -o '%s'",
+             sw_test_bin(), real);
+    assert_int_equal(system(cmd), 0);
+    sw_buf_t in, fl;
+    sw_buf_init(&in);
+    sw_buf_init(&fl);
+    assert_true(sw_test_read_file(real, &in));
+    long n = 0;
+    for (const char *p = in.data; p < in.data + in.len;) {
+        const char *nl = memchr(p, '\n', (size_t)(in.data + in.len - p));
+        size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(in.data + in.len - p);
+        sw_buf_put(&fl, p, len);
+        for (int k = 0; k < 10; k++, n++)
+            sw_buf_printf(&fl,
+                          "{\"event_type\": \"sample\", \"job_id\": \"flood-%ld\", \"rank\": 0, "
+                          "\"world_size\": 1, \"timestamp_ns\": 1763700000000000000, \"pid\": 1, "
+                          "\"host\": \"x\", \"device_used_bytes\": 1000, \"sampling_interval_ms\": 100}\n",
+                          n);
+        p += len;
+    }
+    assert_true(write_file(flood, fl.data, fl.len));
+    sw_buf_t a, b, err;
+    sw_buf_init(&a);
+    sw_buf_init(&b);
+    sw_buf_init(&err);
+    char args[3000];
+    snprintf(args, sizeof(args), "replay '%s'", real);
+    assert_int_equal(run(args, NULL, &a, &err), 0);
+    snprintf(args, sizeof(args), "replay --max-jobs 500 --stats '%s'", flood);
+    assert_int_equal(run(args, NULL, &b, &err), 0);
+    /* The real jobs' records, in order, without the flood's summaries. */
+    sw_buf_t kept;
+    sw_buf_init(&kept);
+    for (const char *p = b.data; p && p < b.data + b.len;) {
+        const char *nl = memchr(p, '\n', (size_t)(b.data + b.len - p));
+        size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(b.data + b.len - p);
+        if (!memmem(p, len, "\"flood-", 7)) sw_buf_put(&kept, p, len);
+        p += len;
+    }
+    sw_buf_cstr(&kept);
+    sw_buf_cstr(&a);
+    if (kept.len != a.len || memcmp(kept.data, a.data, a.len) != 0)
+        fail_msg("the real jobs' records differ with the flood (%zu bytes vs %zu)", kept.len, a.len);
+    assert_non_null(strstr(a.data, "\"action\": \"trigger\""));
+    const char *st = strstr(err.data, "\"limit_rejects\": 0, \"jobs_evicted\": ");
+    if (!st) fail_msg("refusals or no evictions: %s", err.data);
+    long evicted = atol(st + strlen("\"limit_rejects\": 0, \"jobs_evicted\": "));
+    const char *eb = strstr(err.data, "\"peak_engine_bytes\": ");
+    assert_non_null(eb);
+    long peak = atol(eb + strlen("\"peak_engine_bytes\": "));
+    printf("flood: %ld flood jobs among 3 real ones, --max-jobs 500: %ld evicted, none refused, "
+           "real records equal, peak engine state %ld bytes\n",
+           n, evicted, peak);
+    assert_true(evicted > n - 550);
+    assert_true(peak < 40L * 1024 * 1024);
+    sw_buf_clear(&in);
+    sw_buf_clear(&fl);
+    sw_buf_clear(&a);
+    sw_buf_clear(&b);
+    sw_buf_clear(&kept);
+    sw_buf_clear(&err);
+}
+
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
@@ -715,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_analyze_jobs),
         cmocka_unit_test(test_analyze_text),
         cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_job_id_flood),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
