@@ -46,7 +46,8 @@ TUNED_X=${KBENCH_TUNED_X:-queued.min.messages=1000000}
 # Latency variants: "label|stormwatch -X arguments" (one line each).
 DEFAULT_LAT_VARIANTS="as shipped (fetch.wait.max.ms=5)|
 kafka.producer.linger.ms=0|-X kafka.producer.linger.ms=0
-state.restore=off|-X state.restore=off"
+state.restore=off|-X state.restore=off
+processing.guarantee=exactly_once (commit.interval.ms 100)|-X processing.guarantee=exactly_once"
 LAT_VARIANTS=${KBENCH_LAT_VARIANTS:-$DEFAULT_LAT_VARIANTS}
 mapfile -t LATV < <(printf '%s\n' "$LAT_VARIANTS" | sed '/^[[:space:]]*$/d')
 

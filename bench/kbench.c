@@ -906,9 +906,12 @@ static int cmd_latency(int argc, char **argv)
     char wait_s[32], group[128];
     snprintf(wait_s, sizeof(wait_s), "%lld", obs_wait);
     snprintf(group, sizeof(group), "sw-kbench-observer-%d", (int)getpid());
+    /* read_committed: with exactly_once an alert counts once its
+     * transaction commits, as a pager reading the topic sees it. */
     const char *cdefs[] = {"group.id", group, "enable.auto.commit", "false",
                            "enable.partition.eof", "false", "fetch.wait.max.ms", wait_s,
-                           "fetch.error.backoff.ms", "5", NULL};
+                           "fetch.error.backoff.ms", "5", "isolation.level", "read_committed",
+                           NULL};
     rd_kafka_t *obs = knew(RD_KAFKA_CONSUMER, kconf(bootstrap, cdefs, NULL));
     rd_kafka_poll_set_consumer(obs);
     rd_kafka_topic_partition_list_t *tl = rd_kafka_topic_partition_list_new(out_parts);
