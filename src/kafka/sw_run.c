@@ -25,538 +25,7 @@
  *
  * processing.guarantee=exactly_once wraps the same flow in Kafka
  * transactions: records, snapshots and offsets commit atomically.
- */
-#include "sw_run.h"
-
-#include <malloc.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <zlib.h>
-
-#include "sw_alloc.h"
-#include "sw_codec_alert.h"
-#include "sw_codec_avro.h"
-#include "sw_codec_pager.h"
-#include "sw_codec_telemetry.h"
-#include "sw_detect.h"
-#include "sw_imap.h"
-#include "sw_kafka.h"
-#include "sw_varint.h"
-
-#define SNAP_CHUNK (512u * 1024u)   /* bytes of compressed snapshot per message */
-#define SUPPRESS_DLQ 4              /* "action" of dead letters in suppression keys */
-
-typedef struct pend_s {
-    int64_t offset;   /* input offset */
-    uint32_t left;    /* records of that offset not yet acknowledged */
-} pend_t;
-
-typedef struct snapfl_s {
-    bool active;       /* a snapshot is being written */
-    bool failed;       /* one of its chunks was refused */
-    int64_t x, y;      /* taken at offset x; input from y rebuilds the windows */
-    uint64_t id;
-    uint32_t n, left;  /* chunks, chunks not yet acknowledged */
-    int64_t first_off; /* state topic offset of chunk 0 */
-} snapfl_t;
-
-typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
-
-typedef struct part_s {
-    char *topic;
-    int32_t partition;
-    uint32_t id;             /* stable id carried by delivery tokens */
-    sw_detector_t *det;
-    int64_t next;            /* next offset to process; -1 before the first */
-    pend_t *q;               /* ring of pending offsets, ascending */
-    size_t qhead, qn, qcap;
-    bool failed;             /* a record was refused: never commit past it */
-    pmode_t mode;
-    int64_t rebuild_x;       /* rebuild mode: offsets below it refill windows */
-    int64_t rebuild_y;
-    uint64_t rebuilt;        /* samples re-inserted */
-    int64_t restore_t0;      /* when the restore started (ms) */
-    sw_imap_t suppress;      /* records already on the output: offset*8+action */
-    uint64_t suppressed;
-    snapfl_t snap;
-    int64_t committed_x;     /* snapshot offset of the last commit sent */
-    int64_t confirmed_x;     /* snapshot offset of the last commit the broker took */
-    int64_t last_snap_ms;
-    bool origin;             /* assigned without a usable snapshot: held (paused)
-                                until its origin snapshot is committed */
-    int64_t origin_x;        /* the offset the origin snapshot is taken at */
-    int64_t held_from;       /* lowest offset that reached us while held, -1 none */
-    sw_metrics_series_t *m_events, *m_lag;
-    sw_detect_stats_t mprev; /* engine counters last published */
-} part_t;
-
-typedef enum tok_kind_e { TOK_RECORD, TOK_SNAPSHOT } tok_kind_t;
-
-typedef struct token_s {
-    uint32_t part_id;
-    tok_kind_t kind;
-    uint32_t chunk;
-    int64_t offset;   /* input offset (records) */
-    uint64_t snap_id; /* snapshots */
-} token_t;
-
-typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT } dlq_kind_t;
-static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"};
-
-typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
-
-typedef struct run_s {
-    bool assigned_once;      /* a rebalance callback assigned (maybe nothing) */
-    int64_t last_event_ms;   /* newest input message timestamp seen, ms (metric) */
-    sw_kafka_ctx_t kctx;
-    const sw_run_opts_t *opts;
-    const sw_log_t *log;
-    sw_metrics_t *m;         /* may be NULL */
-    sw_params_t params;
-    int64_t idle_ms;
-    int64_t commit_interval_ms;
-    int64_t snapshot_interval_ms;
-    bool restore;
-    bool eos;
-    fmt_t in_fmt;
-    bool out_avro;
-    bool out_pager;          /* output.format pagerduty or alertmanager */
-    sw_pager_opts_t pager;   /* its options (strings borrowed from the conf) */
-    uint64_t not_paged;      /* summaries that were not a page (never produced) */
-    int32_t schema_telemetry;
-    int32_t schema_alert;
-    size_t max_value;     /* largest value we produce: message.max.bytes less room for headers */
-    const char *out_topic;
-    const char *dlq_topic;
-    const char *state_topic;
-    int out_parts, dlq_parts;
-    /* Per output partition, then per dead-letter partition: an offset no
-     * later record of ours can precede (end offset at start, then one past
-     * each delivery); -1 = unknown. Snapshots record these. */
-    int64_t *out_pos;
-    rd_kafka_t *consumer;
-    rd_kafka_t *producer;
-    rd_kafka_t *reader;      /* reads snapshots and the output back (restore) */
-    part_t **parts;          /* indexed by id; NULL when revoked */
-    size_t nparts;
-    part_t *last;            /* lookup cache */
-    sw_tdec_t *tdec;
-    sw_avro_dec_t *adec;
-    sw_buf_t value;
-    bool failed;             /* exit 1 */
-    bool in_txn;             /* exactly_once: a transaction is open */
-    uint64_t snap_seq;
-    sw_run_stats_t st;
-    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap;
-    part_t *expiring;        /* partition whose idle jobs are being summarised */
-    bool stopping;           /* the stop sequence runs (see stop()) */
-    int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */
-    int64_t shutdown_ms;     /* shutdown.timeout.ms */
-    int commits_waiting;     /* stop: asynchronous commits not yet answered */
-    int64_t memory_budget;   /* max.memory.bytes (0: none) */
-    uint64_t trimmed_at;     /* engine bytes at the last malloc_trim */
-    bool over_budget;
-} run_t;
-
-/* ---- bounded stop helpers ------------------------------------------------ */
-
-/* A second SIGTERM/SIGINT: the stop is abandoned. */
-static bool stop_abandoned(const run_t *r)
-{
-    return r->opts->stops && *r->opts->stops >= 2;
-}
-
-/* The stop is over: abandoned, or past shutdown.timeout.ms. */
-static bool stop_over(const run_t *r)
-{
-    return r->stopping && (stop_abandoned(r) || sw_clock_ms() >= r->stop_deadline);
-}
-
-/* Milliseconds a blocking call may take now: what is left of the stop
- * (at least 1), or @p normal outside a stop. */
-static int stop_budget(const run_t *r, int normal)
-{
-    if (!r->stopping) return normal;
-    int64_t left = r->stop_deadline - sw_clock_ms();
-    return left < 1 ? 1 : left > normal && normal > 0 ? normal : (int)left;
-}
-
-/* Flush the producer until it is empty, in slices that notice a second
- * signal; outside a stop at most @p normal_ms. @returns true when empty. */
-static bool flush_bounded(run_t *r, int normal_ms)
-{
-    int64_t until = sw_clock_ms() + normal_ms;
-    while (rd_kafka_outq_len(r->producer) > 0) {
-        if (stop_over(r) || (!r->stopping && sw_clock_ms() >= until)) return false;
-        rd_kafka_flush(r->producer, 100);
-    }
-    return true;
-}
-
-/* ---- pending offsets ------------------------------------------------- */
-
-static void pend_add(part_t *p, int64_t offset)
-{
-    if (p->qn) {
-        pend_t *tail = &p->q[(p->qhead + p->qn - 1) % p->qcap];
-        if (tail->offset == offset) {
-            tail->left++;
-            return;
-        }
-    }
-    if (p->qn == p->qcap) {
-        size_t cap = p->qcap ? p->qcap * 2 : 16;
-        pend_t *q = sw_malloc(cap * sizeof(*q));
-        for (size_t i = 0; i < p->qn; i++) q[i] = p->q[(p->qhead + i) % p->qcap];
-        free(p->q);
-        p->q = q;
-        p->qcap = cap;
-        p->qhead = 0;
-    }
-    pend_t *e = &p->q[(p->qhead + p->qn) % p->qcap];
-    e->offset = offset;
-    e->left = 1;
-    p->qn++;
-}
-
-static void pend_done(part_t *p, int64_t offset)
-{
-    /* Acknowledgements come nearly in order: search from the head. */
-    for (size_t i = 0; i < p->qn; i++) {
-        pend_t *e = &p->q[(p->qhead + i) % p->qcap];
-        if (e->offset != offset) continue;
-        if (e->left) e->left--;
-        break;
-    }
-    while (p->qn && p->q[p->qhead].left == 0) {
-        p->qhead = (p->qhead + 1) % p->qcap;
-        p->qn--;
-    }
-}
-
-/* Nothing before this offset waits for an acknowledgement. */
-static int64_t committable(const part_t *p)
-{
-    if (p->qn) return p->q[p->qhead].offset;
-    return p->next;
-}
-
-/* ---- metrics helpers (all tolerate a NULL registry) --------------------- */
-
-static void m_add(run_t *r, sw_metric_t id, uint64_t n)
-{
-    if (r->m) sw_metrics_add(r->m, id, n);
-}
-
-static void m_set(run_t *r, sw_metric_t id, int64_t v)
-{
-    if (r->m) sw_metrics_set(r->m, id, v);
-}
-
-/* ---- partitions ------------------------------------------------------ */
-
-static part_t *part_new(run_t *r, const char *topic, int32_t partition)
-{
-    part_t *p = sw_calloc(1, sizeof(*p));
-    p->topic = sw_strdup(topic);
-    p->partition = partition;
-    p->next = -1;
-    p->mode = PM_NORMAL;
-    p->committed_x = -1;
-    p->confirmed_x = -1;
-    p->held_from = -1;
-    p->last_snap_ms = sw_clock_ms();
-    sw_imap_init(&p->suppress);
-    p->id = (uint32_t)r->nparts;
-    r->parts = sw_reallocarray(r->parts, r->nparts + 1, sizeof(*r->parts));
-    r->parts[r->nparts++] = p;
-    r->st.partitions++;
-    if (r->m) {
-        p->m_events = sw_metrics_events_in(r->m, topic);
-        p->m_lag = sw_metrics_lag_add(r->m, topic, partition);
-    }
-    return p;
-}
-
-static void part_destroy(run_t *r, part_t *p)
-{
-    r->parts[p->id] = NULL;
-    if (r->last == p) r->last = NULL;
-    r->st.partitions--;
-    if (r->m && p->det) {
-        sw_detect_stats_t cur;
-        sw_detect_stats(p->det, &cur);
-        sw_metrics_engine_counters(r->m, &p->mprev, &cur);
-    }
-    if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
-    sw_detect_destroy(p->det);
-    sw_imap_clear(&p->suppress);
-    free(p->q);
-    free(p->topic);
-    free(p);
-}
-
-static part_t *part_find(run_t *r, const char *topic, int32_t partition)
-{
-    if (r->last && r->last->partition == partition && strcmp(r->last->topic, topic) == 0)
-        return r->last;
-    for (size_t i = 0; i < r->nparts; i++) {
-        part_t *p = r->parts[i];
-        if (p && p->partition == partition && strcmp(p->topic, topic) == 0) return r->last = p;
-    }
-    return NULL;
-}
-
-/* ---- producing ------------------------------------------------------- */
-
-/* Hand one message to the producer, retrying while its queue is full. */
-static bool produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
-                        size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
-                        token_t *tok)
-{
-    for (;;) {
-        rd_kafka_resp_err_t err = rd_kafka_producev(
-            r->producer, RD_KAFKA_V_TOPIC(topic),
-            RD_KAFKA_V_PARTITION(partition >= 0 ? partition : RD_KAFKA_PARTITION_UA),
-            RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, vlen),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
-            RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
-        if (!err) return true;
-        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-            rd_kafka_poll(r->producer, 50);
-            continue;
-        }
-        sw_log(r->log, SW_LOG_ERROR, "cannot produce to %s: %s", topic, rd_kafka_err2str(err));
-        if (hdrs) rd_kafka_headers_destroy(hdrs);
-        return false;
-    }
-}
-
-/* A record caused by input @p offset of @p p: pending until acknowledged. */
-static void produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
-                           size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs)
-{
-    token_t *tok = sw_calloc(1, sizeof(*tok));
-    tok->part_id = p->id;
-    tok->kind = TOK_RECORD;
-    tok->offset = offset;
-    pend_add(p, offset);
-    if (!produce_msg(r, topic, -1, key, keylen, value, vlen, hdrs, tok)) {
-        free(tok);
-        p->failed = true; /* the pending entry never completes */
-        r->failed = true;
-        r->st.produce_errors++;
-        m_add(r, SW_M_PRODUCE_ERRORS, 1);
-    }
-}
-
-static void hdr_add(rd_kafka_headers_t *h, const char *name, const char *value)
-{
-    rd_kafka_header_add(h, name, -1, value, -1);
-}
-
-static void hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v)
-{
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
-    hdr_add(h, name, tmp);
-}
-
-/* A record of ours landed at @p offset of @p topic [@p partition]. */
-static void note_position(run_t *r, const char *topic, int32_t partition, int64_t offset)
-{
-    if (!r->out_pos || offset < 0) return;
-    int base = !strcmp(topic, r->out_topic) ? 0 : !strcmp(topic, r->dlq_topic) ? r->out_parts : -1;
-    int n = base == 0 ? r->out_parts : r->dlq_parts;
-    if (base < 0 || partition < 0 || partition >= n) return;
-    int64_t *pos = &r->out_pos[base + partition];
-    if (*pos >= 0 && offset + 1 > *pos) *pos = offset + 1;
-}
-
-static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
-{
-    (void)rk;
-    run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
-    token_t *tok = m->_private;
-    if (!tok) return;
-    if (r->stopping && (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE ||
-                        m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)) {
-        free(tok); /* an abandoned stop purged it: logged as not committed */
-        return;
-    }
-    part_t *p = tok->part_id < r->nparts ? r->parts[tok->part_id] : NULL;
-    if (tok->kind == TOK_SNAPSHOT) {
-        if (p && p->snap.active && p->snap.id == tok->snap_id) {
-            if (m->err) {
-                sw_log(r->log, SW_LOG_WARN, "state snapshot of %s [%d] not stored (%s); retrying later",
-                       p->topic, (int)p->partition, rd_kafka_err2str(m->err));
-                p->snap.failed = true;
-            } else {
-                if (tok->chunk == 0) p->snap.first_off = m->offset;
-                if (p->snap.left) p->snap.left--;
-            }
-        }
-        free(tok);
-        return;
-    }
-    if (m->err) {
-        r->st.produce_errors++;
-        m_add(r, SW_M_PRODUCE_ERRORS, 1);
-        sw_log(r->log, SW_LOG_ERROR,
-               "record for %s [%d] offset %lld was not delivered to %s: %s; stopping without "
-               "committing past it",
-               p ? p->topic : "?", p ? (int)p->partition : -1, (long long)tok->offset,
-               rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
-        if (p) p->failed = true;
-        r->failed = true;
-    } else {
-        r->st.delivered++;
-        m_add(r, SW_M_RECORDS_DELIVERED, 1);
-        if (p) pend_done(p, tok->offset);
-        note_position(r, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
-    }
-    free(tok);
-}
-
-static bool suppressed(run_t *r, part_t *p, int64_t offset, int action)
-{
-    (void)r;
-    uint32_t v;
-    int64_t key = offset * 8 + action;
-    if (!p->suppress.count || !sw_imap_get(&p->suppress, key, &v)) return false;
-    sw_imap_del(&p->suppress, key);
-    p->suppressed++;
-    return true;
-}
-
-static void send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
-                     const char *why)
-{
-    sw_log_limited(r->log, &r->lim_bad, SW_LOG_WARN, "topic %s [%d] offset %lld: %s (sent to %s)",
-                   p->topic, (int)p->partition, (long long)m->offset, why, r->dlq_topic);
-    if (suppressed(r, p, m->offset, SUPPRESS_DLQ)) return;
-    r->st.dlq++;
-    m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
-    rd_kafka_headers_t *in = NULL;
-    rd_kafka_headers_t *h = NULL;
-    if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
-        h = rd_kafka_headers_copy(in);
-    else
-        h = rd_kafka_headers_new(6);
-    hdr_add(h, "stormwatch.error", why);
-    hdr_add(h, "stormwatch.error.kind", k_dlq_kind[kind]);
-    hdr_add(h, "stormwatch.source.topic", p->topic);
-    hdr_add_i64(h, "stormwatch.source.partition", p->partition);
-    hdr_add_i64(h, "stormwatch.source.offset", m->offset);
-    size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;
-    if (len > room) {
-        /* The input was bigger than we may produce (its topic allows more
-         * than message.max.bytes): keep the head, say how long it was. */
-        hdr_add_i64(h, "stormwatch.truncated.from", (int64_t)len);
-        len = room;
-    }
-    produce_record(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, len, h);
-}
-
-/* @p rec in the output format into r->value. @returns whether it is Avro. */
-static bool encode_record(run_t *r, part_t *p, const sw_record_t *rec)
-{
-    r->value.len = 0;
-    bool avro = r->out_avro;
-    if (r->out_pager) {
-        r->pager.now_ns = sw_wall_ms() * INT64_C(1000000);
-        sw_pager_encode(rec, &r->pager, &r->value);
-    }
-    if (avro) {
-        char err[256];
-        if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
-            /* Never lose an alert to a format limit: fall back to JSON. */
-            sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s",
-                   p->topic, (int)p->partition, (long long)rec->cause_offset, err);
-            r->value.len = 0;
-            avro = false;
-        }
-    }
-    if (!avro && !r->out_pager) sw_alert_json_record(&r->value, rec);
-    return avro;
-}
-
-/* @p pend_offset: the offset the record waits on (the sample's; for an
- * idle summary the last processed one). */
-static void send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec)
-{
-    rec->source.set = true;
-    rec->source.topic = sw_str(p->topic);
-    rec->source.partition = p->partition;
-    rec->source.offset = rec->cause_offset;
-    if (rec->action != SW_ACTION_SUMMARY) {
-        sw_buf_t line;
-        sw_buf_init(&line);
-        sw_record_summary(rec, &line);
-        sw_log(r->log, SW_LOG_INFO, "%s", sw_buf_cstr(&line));
-        sw_buf_clear(&line);
-    }
-    if (suppressed(r, p, rec->cause_offset, (int)rec->action)) return;
-    if (r->out_pager && sw_pager_decide(rec) == SW_PAGER_SKIP) {
-        /* A summary without an open episode is no page. Nothing is produced,
-         * so nothing enters the pending FIFO and its input offset commits as
-         * if it had been delivered. */
-        r->not_paged++;
-        m_add(r, SW_M_SUMMARIES_NOT_PAGED, 1);
-        sw_log(r->log, SW_LOG_DEBUG,
-               "%s [%d] offset %lld: job summary (episode %lld) not sent: no open episode to "
-               "resolve, so no %s page (%llu so far)",
-               p->topic, (int)p->partition, (long long)rec->cause_offset, (long long)rec->episode,
-               sw_pager_format_str(r->pager.format), (unsigned long long)r->not_paged);
-        return;
-    }
-    r->st.records[rec->action]++;
-    m_add(r, (sw_metric_t)(SW_M_RECORDS_OUT_TRIGGER + rec->action), 1);
-    const sw_analysis_t *a = &rec->analysis;
-    size_t keylen = a->has_job_id ? a->job_id.len : 0;
-    bool avro = encode_record(r, p, rec);
-    sw_arena_t arena;
-    sw_arena_init(&arena);
-    if (r->value.len + keylen > r->max_value) {
-        /* Over the producer's message.max.bytes the record could never be
-         * sent (and a restart would meet it again): send it condensed. */
-        size_t full = r->value.len;
-        sw_record_t small;
-        if (sw_record_condense(rec, &arena, &small)) {
-            avro = encode_record(r, p, &small);
-            m_add(r, SW_M_RECORDS_CONDENSED, 1);
-        }
-        sw_log(r->log, SW_LOG_WARN,
-               "%s record for %s [%d] offset %lld is %zu bytes, over message.max.bytes: sent "
-               "condensed (%zu bytes; rank lists, suspects and notes cut, as its last note says)",
-               sw_action_str(rec->action), p->topic, (int)p->partition, (long long)rec->cause_offset,
-               full, r->value.len);
-        if (r->value.len + keylen > r->max_value) {
-            sw_log(r->log, SW_LOG_ERROR,
-                   "%s record for %s [%d] offset %lld is still %zu bytes condensed: not sent "
-                   "(raise kafka.producer.message.max.bytes and the topic's max.message.bytes)",
-                   sw_action_str(rec->action), p->topic, (int)p->partition,
-                   (long long)rec->cause_offset, r->value.len);
-            r->st.produce_errors++;
-            m_add(r, SW_M_PRODUCE_ERRORS, 1);
-            sw_arena_clear(&arena);
-            return;
-        }
-    }
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
-    hdr_add(h, "stormwatch.format",
-            r->out_pager ? sw_pager_format_str(r->pager.format) : avro ? "avro" : "json");
-    hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
-    hdr_add(h, "stormwatch.source.topic", p->topic);
-    hdr_add_i64(h, "stormwatch.source.partition", p->partition);
-    hdr_add_i64(h, "stormwatch.source.offset", rec->cause_offset);
-    hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
-    const char *key = a->has_job_id ? a->job_id.ptr : "";
-    produce_record(r, p, pend_offset, r->out_topic, key, keylen, r->value.data, r->value.len, h);
-    sw_arena_clear(&arena);
-}
+ */#include "sw_run_int.h"
 
 /* ---- consuming ------------------------------------------------------- */
 
@@ -577,7 +46,7 @@ static bool decode(run_t *r, const rd_kafka_message_t *m, sw_event_t *ev, char *
     return *rc == SW_OK;
 }
 
-static void rebuild_finish(run_t *r, part_t *p)
+void sw_run_rebuild_finish(run_t *r, part_t *p)
 {
     sw_detect_rebuild_done(p->det);
     p->mode = PM_NORMAL;
@@ -597,7 +66,7 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
                        rd_kafka_message_errstr(m));
         return;
     }
-    part_t *p = part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
+    part_t *p = sw_run_part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
     if (!p) return; /* not ours (fetched before a revocation finished) */
     if (p->origin) { /* held (paused): read again from here once released */
         if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
@@ -616,16 +85,16 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
             p->next = m->offset + 1;
             if (decode(r, m, &ev, err, sizeof(err), &rc) && sw_detect_rebuild(p->det, &ev, m->offset))
                 p->rebuilt++;
-            if (p->next == p->rebuild_x) rebuild_finish(r, p);
+            if (p->next == p->rebuild_x) sw_run_rebuild_finish(r, p);
             return;
         }
-        rebuild_finish(r, p);
+        sw_run_rebuild_finish(r, p);
     }
     uint64_t t0 = sw_metrics_now_ns();
     r->st.messages++;
     r->st.bytes += m->len;
     if (p->m_events) sw_metrics_series_add(p->m_events, 1);
-    m_add(r, SW_M_INPUT_BYTES, m->len);
+    sw_run_m_add(r, SW_M_INPUT_BYTES, m->len);
     if (r->m) {
         /* The newest message's timestamp (CreateTime or LogAppendTime). */
         int64_t ts_ms = rd_kafka_message_timestamp(m, NULL);
@@ -639,20 +108,20 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
         bool invalid = rc == SW_ERR_INVALID_ARG;
         if (invalid) {
             r->st.invalid++;
-            m_add(r, SW_M_INVALID_EVENTS, 1);
+            sw_run_m_add(r, SW_M_INVALID_EVENTS, 1);
         } else {
             r->st.decode_errors++;
-            m_add(r, SW_M_DECODE_ERRORS, 1);
+            sw_run_m_add(r, SW_M_DECODE_ERRORS, 1);
         }
-        send_dlq(r, p, m, invalid ? DLQ_INVALID : DLQ_DECODE, err);
+        sw_run_send_dlq(r, p, m, invalid ? DLQ_INVALID : DLQ_DECODE, err);
     } else {
         const sw_record_t *rec;
         if (sw_detect_feed_at(p->det, &ev, sw_clock_ms(), m->offset, &rec, err, sizeof(err)) != SW_OK) {
             r->st.limited++;
-            m_add(r, SW_M_LIMIT_REJECTS, 1);
-            send_dlq(r, p, m, DLQ_LIMIT, err);
+            sw_run_m_add(r, SW_M_LIMIT_REJECTS, 1);
+            sw_run_send_dlq(r, p, m, DLQ_LIMIT, err);
         } else if (rec) {
-            send_record(r, p, m->offset, (sw_record_t *)rec);
+            sw_run_send_record(r, p, m->offset, (sw_record_t *)rec);
         }
     }
     if (r->m) sw_metrics_observe_ns(r->m, sw_metrics_now_ns() - t0);
@@ -664,7 +133,7 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     part_t *p = r->expiring;
     /* A summary waits like a record of the last processed offset, so that
      * offset is not committed before the summary is acknowledged. */
-    send_record(r, p, p->next - 1, (sw_record_t *)rec);
+    sw_run_send_record(r, p, p->next - 1, (sw_record_t *)rec);
 }
 
 /* Once a second: the engines' memory against max.memory.bytes. Over it,
@@ -714,94 +183,6 @@ static void expire_idle(run_t *r)
                       n == 1 ? "" : "s", p->topic, (int)p->partition);
     }
     r->expiring = NULL;
-}
-
-/* ---- transactions (exactly_once) --------------------------------------- */
-
-/* An error of the transactional API: fatal ones (fencing) stop the daemon. */
-static bool txn_ok(run_t *r, rd_kafka_error_t *e, const char *what)
-{
-    if (!e) return true;
-    sw_log(r->log, SW_LOG_ERROR,
-           "exactly_once: %s failed: %s%s; stopping (a restart resumes from the last committed "
-           "transaction)",
-           what, rd_kafka_error_string(e),
-           rd_kafka_error_is_fatal(e) ? " (fatal: this producer was fenced by a newer instance or "
-                                        "the transaction coordinator refused it)"
-                                      : "");
-    rd_kafka_error_destroy(e);
-    r->failed = true;
-    return false;
-}
-
-static bool txn_begin(run_t *r)
-{
-    if (!r->eos || r->in_txn || r->failed) return true;
-    if (!txn_ok(r, rd_kafka_begin_transaction(r->producer), "begin_transaction")) return false;
-    r->in_txn = true;
-    return true;
-}
-
-/* Commit the open transaction with @p offsets (may be empty). */
-static bool txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets)
-{
-    if (!r->in_txn) return false;
-    if (offsets && offsets->cnt) {
-        rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata(r->consumer);
-        rd_kafka_error_t *e =
-            rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd, stop_budget(r, -1));
-        rd_kafka_consumer_group_metadata_destroy(cgmd);
-        if (!txn_ok(r, e, "send_offsets_to_transaction")) return false;
-    }
-    r->in_txn = false;
-    if (!txn_ok(r, rd_kafka_commit_transaction(r->producer, stop_budget(r, -1)), "commit_transaction"))
-        return false;
-    return txn_begin(r);
-}
-
-/* ---- snapshots and commits ---------------------------------------------- */
-
-/* Commit @p list: in a transaction, or with the consumer. @returns true
- * when a synchronous commit (or transaction) was taken. */
-static bool commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync)
-{
-    if (!list->cnt) return true;
-    r->st.commits++;
-    m_add(r, SW_M_COMMITS, 1);
-    if (r->eos) {
-        flush_bounded(r, 60000);
-        return txn_commit(r, list);
-    }
-    rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);
-    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
-        m_add(r, SW_M_COMMIT_ERRORS, 1);
-        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
-                       rd_kafka_err2str(err));
-        return false;
-    }
-    return sync;
-}
-
-/* state.restore=off: commit what is done, for every partition (or @p only). */
-static bool commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync)
-{
-    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(8);
-    for (size_t i = 0; i < r->nparts; i++) {
-        part_t *p = r->parts[i];
-        if (!p) continue;
-        int64_t off = committable(p);
-        if (off < 0) continue;
-        if (only && !rd_kafka_topic_partition_list_find(only, p->topic, p->partition)) continue;
-        rd_kafka_topic_partition_list_add(list, p->topic, p->partition)->offset = off;
-        if (sync)
-            sw_log(r->log, SW_LOG_INFO, "committing %s [%d] at offset %lld%s", p->topic,
-                   (int)p->partition, (long long)off,
-                   p->qn ? " (records of later offsets still unacknowledged)" : "");
-    }
-    bool sent = list->cnt > 0;
-    commit_list(r, list, sync);
-    rd_kafka_topic_partition_list_destroy(list);
-    return sent;
 }
 
 /* Wait until the cluster answers a metadata request, saying why not
@@ -864,7 +245,7 @@ static int topic_check(run_t *r, const char *topic, const char **why)
     return n;
 }
 
-static int topic_partitions(run_t *r, const char *topic)
+int sw_run_topic_partitions(run_t *r, const char *topic)
 {
     const rd_kafka_metadata_t *md = NULL;
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->producer, topic, NULL);
@@ -875,513 +256,6 @@ static int topic_partitions(run_t *r, const char *topic)
     }
     rd_kafka_topic_destroy(rkt);
     return n;
-}
-
-/* Where the next owner scans the output and dead-letter topics for records
- * of inputs at or after the snapshot: offsets that none of them can
- * precede. Known from the end offsets at start and the delivery reports
- * since, so a snapshot asks the brokers nothing (a position still unknown
- * is asked for once). @returns false when a broker could not say. */
-static bool output_positions(run_t *r, sw_buf_t *out)
-{
-    sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts));
-    for (int t = 0; t < 2; t++) {
-        const char *topic = t ? r->dlq_topic : r->out_topic;
-        int n = t ? r->dlq_parts : r->out_parts;
-        for (int q = 0; q < n; q++) {
-            int64_t *pos = &r->out_pos[(t ? r->out_parts : 0) + q];
-            int64_t lo, hi;
-            if (*pos < 0) {
-                if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
-                    return false;
-                *pos = hi;
-            }
-            sw_vput_u(out, (uint64_t)t);
-            sw_vput_u(out, (uint64_t)q);
-            sw_vput_i(out, *pos);
-        }
-    }
-    return true;
-}
-
-/* Whether a suppression key (offset * 8 + action) still matters for a
- * snapshot as of offset @p x (see snapshot_start). */
-static bool carry_suppressed(int64_t key, int64_t x, int64_t y)
-{
-    /* A summary names its job's last input, which is at or after y (the
-     * oldest input a retained sample came from) while the job is alive. */
-    return key / 8 >= x || (key % 8 == SW_ACTION_SUMMARY && key / 8 >= y);
-}
-
-/* Start writing a snapshot of @p p as of its next offset. */
-static void snapshot_start(run_t *r, part_t *p)
-{
-    int64_t x = p->next, y;
-    if (!sw_detect_min_offset(p->det, &y) || y > x) y = x;
-    sw_buf_t env;
-    sw_buf_init(&env);
-    sw_buf_put(&env, "SWE1", 4);
-    sw_vput_i(&env, x);
-    sw_vput_i(&env, y);
-    if (!output_positions(r, &env)) {
-        sw_log_limited(r->log, &r->lim_snap, SW_LOG_WARN,
-                       "%s [%d]: snapshot postponed: the output topics' end offsets are unknown",
-                       p->topic, (int)p->partition);
-        sw_buf_clear(&env);
-        return;
-    }
-    /* Records a previous owner already sent that this one has not made
-     * again yet: they lie before this snapshot's positions, so the next
-     * owner must learn them from here. Those of inputs at or after x, and
-     * summaries of inputs at or after y: a job's idle summary names its last input
-     * but is made later, when the job has been idle for job.idle.ms, so a
-     * job alive in this snapshot may be summarised again by the next
-     * owner although its summary is on the output already. */
-    size_t nsup = 0;
-    for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y)) nsup++;
-    sw_vput_u(&env, nsup);
-    for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
-            sw_vput_i(&env, p->suppress.keys[k]);
-    sw_buf_t snap;
-    sw_buf_init(&snap);
-    sw_detect_snapshot(p->det, x, &snap);
-    sw_vput_bytes(&env, (sw_str_t){snap.data, snap.len});
-    sw_buf_clear(&snap);
-    uLongf zlen = compressBound(env.len);
-    unsigned char *z = sw_malloc(zlen);
-    if (compress2(z, &zlen, (const Bytef *)env.data, env.len, 1) != Z_OK) {
-        sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic, (int)p->partition);
-        free(z);
-        sw_buf_clear(&env);
-        return;
-    }
-    sw_buf_clear(&env);
-    snapfl_t *s = &p->snap;
-    memset(s, 0, sizeof(*s));
-    s->active = true;
-    s->x = x;
-    s->y = y;
-    s->id = ((uint64_t)sw_wall_ms() << 16) ^ ((uint64_t)getpid() << 40) ^ ++r->snap_seq;
-    s->n = (uint32_t)((zlen + SNAP_CHUNK - 1) / SNAP_CHUNK);
-    s->left = s->n;
-    s->first_off = -1;
-    char key[300];
-    snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
-    for (uint32_t i = 0; i < s->n; i++) {
-        size_t off = (size_t)i * SNAP_CHUNK, len = zlen - off < SNAP_CHUNK ? zlen - off : SNAP_CHUNK;
-        rd_kafka_headers_t *h = rd_kafka_headers_new(3);
-        char v[32];
-        snprintf(v, sizeof(v), "%llu", (unsigned long long)s->id);
-        hdr_add(h, "stormwatch.snapshot.id", v);
-        snprintf(v, sizeof(v), "%u/%u", i, s->n);
-        hdr_add(h, "stormwatch.snapshot.chunk", v);
-        token_t *tok = sw_calloc(1, sizeof(*tok));
-        tok->part_id = p->id;
-        tok->kind = TOK_SNAPSHOT;
-        tok->chunk = i;
-        tok->snap_id = s->id;
-        if (!produce_msg(r, r->state_topic, 0, key, strlen(key), z + off, len, h, tok)) {
-            free(tok);
-            s->failed = true;
-            break;
-        }
-    }
-    free(z);
-    p->last_snap_ms = sw_clock_ms();
-}
-
-/* Commit the snapshot of @p p once it and the input before it are safe. */
-static bool snapshot_commit_ready(const part_t *p)
-{
-    return p->snap.active && !p->snap.failed && p->snap.left == 0 && committable(p) >= p->snap.x &&
-           !p->failed;
-}
-
-static void snapshot_commit(run_t *r, part_t *p, bool sync)
-{
-    snapfl_t *s = &p->snap;
-    char md[128];
-    snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)s->first_off, s->n,
-             (unsigned long long)s->id, (long long)s->x);
-    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
-    tp->offset = s->y;
-    tp->metadata = sw_strdup(md);
-    tp->metadata_size = strlen(md);
-    p->committed_x = s->x;
-    s->active = false;
-    if (commit_list(r, list, sync) && sync) {
-        p->confirmed_x = s->x;
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: committed offset %lld with the state as of offset %lld",
-               p->topic, (int)p->partition, (long long)s->y, (long long)s->x);
-    }
-    rd_kafka_topic_partition_list_destroy(list);
-}
-
-static void origin_tick(run_t *r, part_t *p, int64_t now);
-
-static void snapshots_tick(run_t *r, int64_t now)
-{
-    for (size_t i = 0; i < r->nparts; i++) {
-        part_t *p = r->parts[i];
-        if (p && p->origin) {
-            origin_tick(r, p, now);
-            continue;
-        }
-        if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
-        if (p->snap.active && p->snap.failed) p->snap.active = false;
-        if (snapshot_commit_ready(p)) snapshot_commit(r, p, false);
-        if (!p->snap.active && p->next > p->committed_x &&
-            now - p->last_snap_ms >= r->snapshot_interval_ms)
-            snapshot_start(r, p);
-    }
-}
-
-/* A final snapshot of @p p, flushed and committed now (revocation, stop). */
-static void snapshot_final(run_t *r, part_t *p)
-{
-    if (p->mode != PM_NORMAL || p->next < 0 || p->failed) return;
-    if (p->next <= p->confirmed_x) return; /* nothing new since the last commit */
-    for (int attempt = 0; attempt < 3; attempt++) {
-        p->snap.active = false; /* any snapshot in flight is superseded */
-        snapshot_start(r, p);
-        if (!p->snap.active) continue;
-        rd_kafka_flush(r->producer, 30000);
-        if (!snapshot_commit_ready(p)) continue;
-        snapshot_commit(r, p, true);
-        if (p->confirmed_x >= p->snap.x) return;
-    }
-    sw_log(r->log, SW_LOG_WARN,
-           "%s [%d]: the final snapshot could not be committed; the next owner rebuilds from "
-           "offset %lld's snapshot and skips what the output already holds",
-           p->topic, (int)p->partition, (long long)p->confirmed_x);
-}
-
-/* ---- restore ---------------------------------------------------------- */
-
-/* Read the @p n chunks of snapshot @p id from the state topic at @p first. */
-static bool read_snapshot(run_t *r, const char *key, int64_t first, uint32_t n, uint64_t id,
-                          sw_buf_t *out, char *err, size_t errsz)
-{
-    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(tp, r->state_topic, 0)->offset = first;
-    rd_kafka_assign(r->reader, tp);
-    rd_kafka_topic_partition_list_destroy(tp);
-    uint32_t got = 0;
-    int64_t deadline = sw_clock_ms() + 30000;
-    char want_id[32];
-    snprintf(want_id, sizeof(want_id), "%llu", (unsigned long long)id);
-    while (got < n && sw_clock_ms() < deadline) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
-        if (!m) continue;
-        if (m->err) {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                snprintf(err, errsz, "reading %s: %s", r->state_topic, rd_kafka_message_errstr(m));
-                rd_kafka_message_destroy(m);
-                break;
-            }
-            rd_kafka_message_destroy(m);
-            continue;
-        }
-        rd_kafka_headers_t *h;
-        const void *v;
-        size_t vs;
-        bool mine = m->key_len == strlen(key) && memcmp(m->key, key, m->key_len) == 0 &&
-                    !rd_kafka_message_headers(m, &h) &&
-                    !rd_kafka_header_get_last(h, "stormwatch.snapshot.id", &v, &vs) &&
-                    vs == strlen(want_id) && memcmp(v, want_id, vs) == 0;
-        if (mine) {
-            sw_buf_put(out, m->payload, m->len);
-            got++;
-        }
-        rd_kafka_message_destroy(m);
-    }
-    rd_kafka_assign(r->reader, NULL);
-    if (got < n && !*err)
-        snprintf(err, errsz, "only %u of %u chunks of snapshot %s found in %s from offset %lld", got,
-                 n, want_id, r->state_topic, (long long)first);
-    return got == n;
-}
-
-/* Note what the output and dead-letter topics hold past the snapshot for
- * source partition @p p: those records are not sent again. */
-static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
-{
-    uint64_t npos = sw_vget_u(rd);
-    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new((int)npos + 1);
-    int64_t *end = sw_calloc(npos + 1, sizeof(*end));
-    int need = 0;
-    for (uint64_t i = 0; i < npos && !rd->bad; i++) {
-        int t = (int)sw_vget_u(rd);
-        int q = (int)sw_vget_u(rd);
-        int64_t from = sw_vget_i(rd);
-        const char *topic = t ? r->dlq_topic : r->out_topic;
-        int64_t lo, hi;
-        if (rd_kafka_query_watermark_offsets(r->reader, topic, q, &lo, &hi, 10000) || hi <= from)
-            continue;
-        rd_kafka_topic_partition_list_add(tp, topic, q)->offset = from;
-        end[tp->cnt - 1] = hi;
-        need++;
-    }
-    if (!need) {
-        rd_kafka_topic_partition_list_destroy(tp);
-        free(end);
-        return;
-    }
-    rd_kafka_assign(r->reader, tp);
-    char src_part[16];
-    snprintf(src_part, sizeof(src_part), "%d", (int)p->partition);
-    int64_t deadline = sw_clock_ms() + 60000;
-    int done = 0;
-    while (done < need && sw_clock_ms() < deadline) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
-        if (!m) continue;
-        if (!m->err) {
-            const char *topic = rd_kafka_topic_name(m->rkt);
-            rd_kafka_headers_t *h;
-            const void *v;
-            size_t vs;
-            if (!rd_kafka_message_headers(m, &h)) {
-                char buf[3][256];
-                const char *names[3] = {"stormwatch.source.topic", "stormwatch.source.partition",
-                                        "stormwatch.source.offset"};
-                bool ok = true;
-                for (int k = 0; k < 3 && ok; k++) {
-                    ok = !rd_kafka_header_get_last(h, names[k], &v, &vs) && vs < sizeof(buf[k]);
-                    if (ok) {
-                        memcpy(buf[k], v, vs);
-                        buf[k][vs] = '\0';
-                    }
-                }
-                if (ok && !strcmp(buf[0], p->topic) && !strcmp(buf[1], src_part)) {
-                    int action = SUPPRESS_DLQ;
-                    if (!strcmp(topic, r->out_topic)) {
-                        action = -1;
-                        if (!rd_kafka_header_get_last(h, "stormwatch.action", &v, &vs))
-                            for (int a = 0; a < 4; a++)
-                                if (vs == strlen(sw_action_str((sw_action_t)a)) &&
-                                    !memcmp(v, sw_action_str((sw_action_t)a), vs))
-                                    action = a;
-                    }
-                    if (action >= 0) sw_imap_put(&p->suppress, atoll(buf[2]) * 8 + action, 1);
-                }
-            }
-            for (int k = 0; k < tp->cnt; k++)
-                if (!strcmp(tp->elems[k].topic, topic) && tp->elems[k].partition == m->partition &&
-                    m->offset + 1 >= end[k] && end[k] >= 0) {
-                    end[k] = -1;
-                    done++;
-                }
-        }
-        rd_kafka_message_destroy(m);
-    }
-    rd_kafka_assign(r->reader, NULL);
-    rd_kafka_topic_partition_list_destroy(tp);
-    free(end);
-}
-
-/* Rebuild @p p's state from its committed snapshot, if there is one. */
-static void restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
-{
-    p->det = NULL;
-    char err[512] = "";
-    long long first;
-    unsigned n;
-    unsigned long long id;
-    long long x;
-    char md[160] = "";
-    if (c && c->metadata && c->metadata_size && c->metadata_size < sizeof(md))
-        memcpy(md, c->metadata, c->metadata_size);
-    if (!r->restore || sscanf(md, "sw1:%lld:%u:%llu:%lld", &first, &n, &id, &x) != 4) {
-        p->det = sw_detect_new(r->params);
-        p->origin = r->restore;
-        if (r->restore)
-            sw_log(r->log, SW_LOG_INFO, "%s [%d]: no state snapshot committed; starting empty at %s",
-                   p->topic, (int)p->partition,
-                   c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
-        return;
-    }
-    p->restore_t0 = sw_clock_ms();
-    char key[300];
-    snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
-    sw_buf_t z, env;
-    sw_buf_init(&z);
-    sw_buf_init(&env);
-    if (read_snapshot(r, key, first, n, id, &z, err, sizeof(err))) {
-        /* Inflate (the size is not stored: grow until it fits). */
-        uLongf cap = z.len * 4 + 4096;
-        for (;;) {
-            sw_buf_reserve(&env, cap);
-            uLongf len = cap;
-            int zr = uncompress((Bytef *)env.data, &len, (const Bytef *)z.data, z.len);
-            if (zr == Z_BUF_ERROR) {
-                cap *= 2;
-                continue;
-            }
-            if (zr == Z_OK) env.len = len;
-            else snprintf(err, sizeof(err), "snapshot %llu is corrupt (zlib error %d)", id, zr);
-            break;
-        }
-    }
-    sw_vrd_t rd = {(const uint8_t *)env.data, (const uint8_t *)env.data + env.len, false};
-    if (env.len >= 4 && memcmp(env.data, "SWE1", 4) == 0) {
-        rd.p += 4;
-        int64_t sx = sw_vget_i(&rd), sy = sw_vget_i(&rd);
-        scan_output(r, p, &rd);
-        uint64_t nsup = sw_vget_u(&rd);
-        for (uint64_t k = 0; k < nsup && !rd.bad; k++) sw_imap_put(&p->suppress, sw_vget_i(&rd), 1);
-        sw_str_t snap = sw_vget_bytes(&rd);
-        int64_t nx;
-        if (!rd.bad)
-            p->det = sw_detect_restore(r->params, snap.ptr, snap.len, sw_clock_ms(), &nx, err, sizeof(err));
-        if (p->det) {
-            p->rebuild_x = sx;
-            p->rebuild_y = sy;
-            p->mode = PM_REBUILD;
-            if (c->offset >= sx) rebuild_finish(r, p); /* nothing to re-read */
-        }
-    } else if (!*err) {
-        snprintf(err, sizeof(err), "snapshot %llu has no envelope", id);
-    }
-    if (!p->det) {
-        sw_log(r->log, SW_LOG_ERROR,
-               "%s [%d]: cannot restore the state (%s); starting empty at the committed offset %lld",
-               p->topic, (int)p->partition, err, (long long)c->offset);
-        sw_imap_clear(&p->suppress);
-        p->det = sw_detect_new(r->params);
-        p->origin = true;
-    }
-    sw_buf_clear(&z);
-    sw_buf_clear(&env);
-}
-
-/* Where consumption of a partition without a usable snapshot starts: the
- * committed offset, else where auto.offset.reset points (-1: unknown). */
-static int64_t start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c)
-{
-    if (c && c->offset >= 0) return c->offset;
-    char reset[32] = "earliest";
-    size_t n = sizeof(reset);
-    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
-    int64_t lo, hi;
-    if (rd_kafka_query_watermark_offsets(r->reader, p->topic, p->partition, &lo, &hi, 10000))
-        return -1;
-    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 || strcmp(reset, "largest") == 0
-               ? hi
-               : lo;
-}
-
-/* The origin snapshots: a partition assigned without a usable snapshot
- * gets one of its empty engine, as of the offset where it starts, with the
- * output topics' end offsets, committed before its first message is
- * processed. A kill at any later moment then restores from it and finds
- * everything sent since on the output: no record is sent twice, even in a
- * partition's first seconds. Called in the rebalance callback, before the
- * partitions are assigned, bounded by @p budget_ms. A partition whose
- * origin could not be committed now (a rebalance in progress, brokers
- * unreachable) stays held: assigned but paused, and origin_tick() retries
- * until the commit is confirmed. @returns the partitions held. */
-static int origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
-{
-    int64_t t0 = sw_clock_ms(), deadline = t0 + budget_ms;
-    for (int i = 0; i < n; i++) {
-        ps[i]->snap.active = false;
-        ps[i]->origin_x = ps[i]->next;
-        if (ps[i]->next >= 0) snapshot_start(r, ps[i]);
-    }
-    for (;;) {
-        int waiting = 0;
-        for (int i = 0; i < n; i++)
-            if (ps[i]->snap.active && !ps[i]->snap.failed && ps[i]->snap.left) waiting++;
-        if (!waiting || sw_clock_ms() >= deadline) break;
-        rd_kafka_poll(r->producer, 20);
-    }
-    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n);
-    for (int i = 0; i < n; i++) {
-        part_t *p = ps[i];
-        if (!snapshot_commit_ready(p)) continue;
-        char md[128];
-        snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)p->snap.first_off, p->snap.n,
-                 (unsigned long long)p->snap.id, (long long)p->snap.x);
-        rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
-        tp->offset = p->snap.x;
-        tp->metadata = sw_strdup(md);
-        tp->metadata_size = strlen(md);
-    }
-    bool taken = list->cnt && commit_list(r, list, true);
-    int ok = 0, held = 0;
-    for (int i = 0; i < n; i++) {
-        part_t *p = ps[i];
-        p->last_snap_ms = sw_clock_ms();
-        if (taken && rd_kafka_topic_partition_list_find(list, p->topic, p->partition)) {
-            p->committed_x = p->confirmed_x = p->snap.x;
-            p->snap.active = false;
-            p->origin = false;
-            ok++;
-            continue;
-        }
-        p->snap.active = false; /* origin_tick() takes a new one */
-        held++;
-        sw_log(r->log, SW_LOG_INFO,
-               "%s [%d]: held until its origin snapshot is committed (%s); retrying", p->topic,
-               (int)p->partition,
-               p->next < 0 ? "its start offset is unknown" : "the commit was not taken yet");
-    }
-    rd_kafka_topic_partition_list_destroy(list);
-    if (ok)
-        sw_log(r->log, SW_LOG_INFO, "origin snapshots committed for %d new partition%s in %lld ms",
-               ok, ok == 1 ? "" : "s", (long long)(sw_clock_ms() - t0));
-    return held;
-}
-
-/* Pause (@p pause) or resume the held partition @p p. */
-static void origin_pause(run_t *r, part_t *p, bool pause)
-{
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
-    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
-                                  : rd_kafka_resume_partitions(r->consumer, l);
-    if (e)
-        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic, (int)p->partition,
-               pause ? "pause" : "resume", rd_kafka_err2str(e));
-    rd_kafka_topic_partition_list_destroy(l);
-}
-
-/* A held partition: take its origin snapshot again until a commit of it
- * is confirmed, then consume it from where it starts. */
-static void origin_tick(run_t *r, part_t *p, int64_t now)
-{
-    if (p->origin_x < 0) { /* the start offset was unknown: ask again */
-        if (now - p->last_snap_ms < 1000) return;
-        p->last_snap_ms = now;
-        p->origin_x = p->next = start_offset(r, p, NULL);
-        if (p->origin_x < 0) return;
-    }
-    if (p->confirmed_x >= p->origin_x) {
-        p->origin = false;
-        if (p->held_from >= 0) {
-            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
-            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
-            if (e) rd_kafka_error_destroy(e);
-            rd_kafka_topic_partition_list_destroy(l);
-        }
-        origin_pause(r, p, false);
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: origin snapshot committed; consuming from offset %lld",
-               p->topic, (int)p->partition, (long long)p->origin_x);
-        return;
-    }
-    if (p->snap.active && p->snap.failed) p->snap.active = false;
-    if (p->snap.active) {
-        if (snapshot_commit_ready(p)) snapshot_commit(r, p, r->eos);
-        return;
-    }
-    if (p->committed_x >= p->origin_x) return; /* a commit of it is in flight */
-    if (now - p->last_snap_ms < 200) return;
-    p->next = p->origin_x;
-    snapshot_start(r, p);
 }
 
 /* ---- rebalances -------------------------------------------------------- */
@@ -1402,7 +276,7 @@ static bool consumer_close_would_abort(run_t *r)
     if (r->assigned_once || rd_kafka_version() >= 0x020300ff) return false;
     int64_t until = sw_clock_ms() + 5000;
     while (!r->assigned_once && strcmp(rd_kafka_rebalance_protocol(r->consumer), "NONE") != 0 &&
-           sw_clock_ms() < until && !stop_over(r)) {
+           sw_clock_ms() < until && !sw_run_stop_over(r)) {
         /* Serves the rebalance callback; a message that arrives now is not
          * processed, so its offset is not committed (it is read again). */
         rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
@@ -1417,7 +291,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
     bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
     r->st.rebalances++;
-    m_add(r, SW_M_REBALANCES, 1);
+    sw_run_m_add(r, SW_M_REBALANCES, 1);
     if (r->m) sw_metrics_set_ready_state(r->m, r->st.partitions > 0, -1);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         r->assigned_once = true;
@@ -1427,15 +301,15 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t **fresh = sw_calloc((size_t)list->cnt + 1, sizeof(*fresh));
         int nfresh = 0;
         for (int i = 0; i < list->cnt; i++) {
-            part_t *p = part_new(r, list->elems[i].topic, list->elems[i].partition);
+            part_t *p = sw_run_part_new(r, list->elems[i].topic, list->elems[i].partition);
             sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
-            restore_partition(r, p, &c->elems[i]);
+            sw_run_restore_partition(r, p, &c->elems[i]);
             if (p->origin) {
-                p->next = start_offset(r, p, &c->elems[i]);
+                p->next = sw_run_start_offset(r, p, &c->elems[i]);
                 fresh[nfresh++] = p;
             }
         }
-        int held = nfresh ? origin_snapshots(r, fresh, nfresh, 15000) : 0;
+        int held = nfresh ? sw_run_origin_snapshots(r, fresh, nfresh, 15000) : 0;
         rd_kafka_topic_partition_list_destroy(c);
         rd_kafka_error_t *e = NULL;
         if (cooperative) e = rd_kafka_incremental_assign(rk, list);
@@ -1445,9 +319,9 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(e);
         }
         for (int i = 0; held && i < nfresh; i++)
-            if (fresh[i]->origin) origin_pause(r, fresh[i], true);
+            if (fresh[i]->origin) sw_run_origin_pause(r, fresh[i], true);
         free(fresh);
-        m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
+        sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
         return;
     }
     /* Revocation: finish in-flight work for these partitions first. */
@@ -1455,20 +329,20 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (!lost && !r->stopping) { /* a stop has done this already, within its deadline */
         if (r->restore) {
             for (int i = 0; i < list->cnt; i++) {
-                part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
-                if (p && !p->origin) snapshot_final(r, p);
+                part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
+                if (p && !p->origin) sw_run_snapshot_final(r, p);
             }
         } else {
             rd_kafka_flush(r->producer, 60000);
-            commit_plain(r, list, true);
+            sw_run_commit_plain(r, list, true);
         }
     }
     for (int i = 0; i < list->cnt; i++) {
-        part_t *p = part_find(r, list->elems[i].topic, list->elems[i].partition);
+        part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
                (int)list->elems[i].partition);
-        if (p && p->origin) origin_pause(r, p, false); /* a later owner starts unpaused */
-        if (p) part_destroy(r, p);
+        if (p && p->origin) sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
+        if (p) sw_run_part_destroy(r, p);
     }
     rd_kafka_error_t *e = NULL;
     if (cooperative) e = rd_kafka_incremental_unassign(rk, list);
@@ -1477,7 +351,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         sw_log(r->log, SW_LOG_ERROR, "unassign failed: %s", rd_kafka_error_string(e));
         rd_kafka_error_destroy(e);
     }
-    m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
+    sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
 }
 
 /* The broker's answer to a commit, partition by partition: a snapshot
@@ -1489,13 +363,13 @@ static void offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
     if (r->commits_waiting > 0) r->commits_waiting--;
     if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
-        m_add(r, SW_M_COMMIT_ERRORS, 1);
+        sw_run_m_add(r, SW_M_COMMIT_ERRORS, 1);
         sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
                        rd_kafka_err2str(err));
     }
     for (int i = 0; offsets && i < offsets->cnt; i++) {
         const rd_kafka_topic_partition_t *tp = &offsets->elems[i];
-        part_t *p = part_find(r, tp->topic, tp->partition);
+        part_t *p = sw_run_part_find(r, tp->topic, tp->partition);
         if (!p) continue;
         long long x;
         char md[160] = "";
@@ -1607,7 +481,7 @@ static int ensure_topics(run_t *r)
          * controller such as librdkafka's mock): a broker that creates
          * topics on first use still can, with its defaults. */
         if (e != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
-            e != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED && topic_partitions(r, name) > 0) {
+            e != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED && sw_run_topic_partitions(r, name) > 0) {
             sw_log(r->log, SW_LOG_WARN,
                    "topic \"%s\" could not be created through the Admin API (%s%s%s); the broker "
                    "auto-created it with its defaults (check its partitions and cleanup.policy)",
@@ -1658,7 +532,7 @@ static int setup(run_t *r)
     /* Topics are checked and created by ensure_topics(), with their
      * settings, never auto-created by a broker's defaults. */
     sw_kafka_set(pc, "allow.auto.create.topics", "false", err, sizeof(err));
-    rd_kafka_conf_set_dr_msg_cb(pc, dr_cb);
+    rd_kafka_conf_set_dr_msg_cb(pc, sw_run_dr_cb);
     /* What the producer takes at most (key, value and headers together):
      * records are kept under it with room for the headers we add. */
     char mmb[32];
@@ -1674,9 +548,9 @@ static int setup(run_t *r)
         return 2;
     }
     if (r->eos) {
-        if (!txn_ok(r, rd_kafka_init_transactions(r->producer, 60000), "init_transactions"))
+        if (!sw_run_txn_ok(r, rd_kafka_init_transactions(r->producer, 60000), "init_transactions"))
             return 1;
-        if (!txn_begin(r)) return 1;
+        if (!sw_run_txn_begin(r)) return 1;
     }
     rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap, NULL,
                                         &r->kctx, err, sizeof(err));
@@ -1705,8 +579,8 @@ static int setup(run_t *r)
             sw_log(r->log, SW_LOG_ERROR, "cannot create the state reader: %s", err);
             return 2;
         }
-        r->out_parts = topic_partitions(r, r->out_topic);
-        r->dlq_parts = topic_partitions(r, r->dlq_topic);
+        r->out_parts = sw_run_topic_partitions(r, r->out_topic);
+        r->dlq_parts = sw_run_topic_partitions(r, r->dlq_topic);
         /* End offsets now: every later record of ours lands at or after. */
         r->out_pos = sw_malloc(((size_t)(r->out_parts + r->dlq_parts) + 1) * sizeof(*r->out_pos));
         for (int t = 0, k = 0; t < 2; t++)
@@ -1765,8 +639,8 @@ static void publish_metrics(run_t *r)
         sum.bytes += cur.bytes;
     }
     sw_metrics_engine_gauges(r->m, &sum);
-    m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
-    m_set(r, SW_M_CONSUMER_TOTAL_LAG, total_lag);
+    sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
+    sw_run_m_set(r, SW_M_CONSUMER_TOTAL_LAG, total_lag);
     sw_metrics_set_ready_state(r->m, r->st.partitions > 0, total_lag);
 }
 
@@ -1783,7 +657,7 @@ static void log_uncommitted(run_t *r)
         sw_log(r->log, SW_LOG_WARN,
                "%s [%d]: not committed past offset %lld (input read up to %lld; %zu offsets with "
                "unacknowledged records): its next owner reads it again from the committed offset",
-               p->topic, (int)p->partition, (long long)(r->restore ? p->confirmed_x : committable(p)),
+               p->topic, (int)p->partition, (long long)(r->restore ? p->confirmed_x : sw_run_committable(p)),
                (long long)p->next - 1, p->qn);
     }
 }
@@ -1805,8 +679,8 @@ static int stop(run_t *r)
            "stopping: flushing records, then snapshots and commits (at most %lld ms, "
            "shutdown.timeout.ms; a second signal stops at once)",
            (long long)r->shutdown_ms);
-    bool flushed = flush_bounded(r, 0);
-    if (!flushed && !stop_abandoned(r))
+    bool flushed = sw_run_flush_bounded(r, 0);
+    if (!flushed && !sw_run_stop_abandoned(r))
         sw_log(r->log, SW_LOG_ERROR, "%d records still unacknowledged at the stop deadline",
                rd_kafka_outq_len(r->producer));
     r->commits_waiting = 0;
@@ -1817,32 +691,32 @@ static int stop(run_t *r)
                 p->next <= p->confirmed_x)
                 continue;
             p->snap.active = false; /* any snapshot in flight is superseded */
-            snapshot_start(r, p);
+            sw_run_snapshot_start(r, p);
         }
-        flush_bounded(r, 0);
-        for (size_t i = 0; i < r->nparts && !stop_over(r); i++) {
+        sw_run_flush_bounded(r, 0);
+        for (size_t i = 0; i < r->nparts && !sw_run_stop_over(r); i++) {
             part_t *p = r->parts[i];
-            if (!p || !snapshot_commit_ready(p)) continue;
-            snapshot_commit(r, p, r->eos);
+            if (!p || !sw_run_snapshot_commit_ready(p)) continue;
+            sw_run_snapshot_commit(r, p, r->eos);
             if (!r->eos) r->commits_waiting++;
         }
     } else if (flushed && !r->failed && !r->eos) {
-        if (commit_plain(r, NULL, false)) r->commits_waiting++;
+        if (sw_run_commit_plain(r, NULL, false)) r->commits_waiting++;
     } else if (flushed && !r->failed) {
-        commit_plain(r, NULL, true);
+        sw_run_commit_plain(r, NULL, true);
     }
     /* Commit answers arrive through the consumer's queue. A message read
      * now is not processed, so its offset is not committed. */
-    while (r->commits_waiting > 0 && !stop_over(r)) {
+    while (r->commits_waiting > 0 && !sw_run_stop_over(r)) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
         if (m) rd_kafka_message_destroy(m);
     }
-    if (r->eos && r->in_txn && !stop_over(r)) {
-        flush_bounded(r, 0);
-        txn_commit(r, NULL);
+    if (r->eos && r->in_txn && !sw_run_stop_over(r)) {
+        sw_run_flush_bounded(r, 0);
+        sw_run_txn_commit(r, NULL);
     }
-    if (stop_over(r)) {
-        bool second = stop_abandoned(r);
+    if (sw_run_stop_over(r)) {
+        bool second = sw_run_stop_abandoned(r);
         sw_log(r->log, second ? SW_LOG_WARN : SW_LOG_ERROR,
                second ? "second stop signal: stopping now, after %lld ms"
                       : "the stop took shutdown.timeout.ms (%lld ms) without finishing; stopping "
@@ -1894,7 +768,7 @@ int sw_run(const sw_run_opts_t *opts)
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
     sw_conf_get_i64(conf, "shutdown.timeout.ms", &r.shutdown_ms);
     sw_conf_get_i64(conf, "max.memory.bytes", &r.memory_budget);
-    m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
+    sw_run_m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
     /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
      * unless the user chose an interval. */
     if (!strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") &&
@@ -1979,10 +853,10 @@ int sw_run(const sw_run_opts_t *opts)
                 last_tick = now;
             }
             if (r.restore) {
-                if (now != last_snap_tick) snapshots_tick(&r, now); /* at most once a millisecond */
+                if (now != last_snap_tick) sw_run_snapshots_tick(&r, now); /* at most once a millisecond */
                 last_snap_tick = now;
             } else if (now - last_commit >= r.commit_interval_ms) {
-                commit_plain(&r, NULL, false);
+                sw_run_commit_plain(&r, NULL, false);
                 last_commit = now;
             }
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
@@ -1997,7 +871,7 @@ int sw_run(const sw_run_opts_t *opts)
     if (r.reader) rd_kafka_destroy(r.reader);
     if (r.producer) rd_kafka_destroy(r.producer);
     for (size_t i = 0; i < r.nparts; i++)
-        if (r.parts[i]) part_destroy(&r, r.parts[i]);
+        if (r.parts[i]) sw_run_part_destroy(&r, r.parts[i]);
     free(r.parts);
     free(r.out_pos);
     sw_tdec_destroy(r.tdec);
@@ -2005,3 +879,4 @@ int sw_run(const sw_run_opts_t *opts)
     sw_buf_clear(&r.value);
     return rc;
 }
+

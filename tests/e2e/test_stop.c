@@ -56,6 +56,7 @@ static void test_stop_before_assignment(void **state)
     char a_err[1100];
     snprintf(out_path, sizeof(out_path), "%s/a.out", dir);
     snprintf(a_err, sizeof(a_err), "%s/a.err", dir);
+    unlink(a_err);
     pid_t a = sw_proc_spawn(argv_run, out_path, a_err);
     if (!sw_proc_wait_text(a_err, "assigned", 1, 60000)) {
         sw_proc_kill(a);
@@ -67,6 +68,7 @@ static void test_stop_before_assignment(void **state)
         char b_err[1100];
         snprintf(out_path, sizeof(out_path), "%s/b%d.out", dir, i);
         snprintf(b_err, sizeof(b_err), "%s/b%d.err", dir, i);
+        unlink(b_err); /* a previous run's log must not answer the waits below */
         pid_t b = sw_proc_spawn(argv_run, out_path, b_err);
         /* From its first log line (signal handlers are in place by then;
          * a sanitizer build starts slowly): 0.1 s to ~4 s, before, during
@@ -115,6 +117,7 @@ static void test_unreachable_cluster(void **state)
     snprintf(out_path, sizeof(out_path), "%s/unreachable.out", dir);
     snprintf(err_path, sizeof(err_path), "%s/unreachable.err", dir);
     char *argv_run[] = {(char *)bin, "run", "-X", "bootstrap.servers=127.0.0.1:1", NULL};
+    unlink(err_path); /* a previous run's log must not answer the wait below */
     pid_t d = sw_proc_spawn(argv_run, out_path, err_path);
     bool said = sw_proc_wait_text(err_path, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2,
                                   60000);

@@ -1,0 +1,193 @@
+/*
+ * Internal to the daemon (src/kafka/sw_run*.c): its state and the
+ * functions its files share. Not for other folders.
+ *   sw_run.c       consuming, rebalances, setup and topics, the stop, the loop
+ *   sw_run_out.c   delivery: pending offsets, producing, acknowledgements,
+ *                  commits and transactions, the bounded-stop helpers
+ *   sw_run_state.c state snapshots, origin snapshots, restore and the scan
+ *                  of the output for records already sent
+ */
+#ifndef SW_RUN_INT_H
+#define SW_RUN_INT_H
+
+#include "sw_run.h"
+
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "sw_alloc.h"
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_pager.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_imap.h"
+#include "sw_kafka.h"
+#include "sw_varint.h"
+
+#define SNAP_CHUNK (512u * 1024u)   /* bytes of compressed snapshot per message */
+#define SUPPRESS_DLQ 4              /* "action" of dead letters in suppression keys */
+
+typedef struct pend_s {
+    int64_t offset;   /* input offset */
+    uint32_t left;    /* records of that offset not yet acknowledged */
+} pend_t;
+
+typedef struct snapfl_s {
+    bool active;       /* a snapshot is being written */
+    bool failed;       /* one of its chunks was refused */
+    int64_t x, y;      /* taken at offset x; input from y rebuilds the windows */
+    uint64_t id;
+    uint32_t n, left;  /* chunks, chunks not yet acknowledged */
+    int64_t first_off; /* state topic offset of chunk 0 */
+} snapfl_t;
+
+typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
+
+typedef struct part_s {
+    char *topic;
+    int32_t partition;
+    uint32_t id;             /* stable id carried by delivery tokens */
+    sw_detector_t *det;
+    int64_t next;            /* next offset to process; -1 before the first */
+    pend_t *q;               /* ring of pending offsets, ascending */
+    size_t qhead, qn, qcap;
+    bool failed;             /* a record was refused: never commit past it */
+    pmode_t mode;
+    int64_t rebuild_x;       /* rebuild mode: offsets below it refill windows */
+    int64_t rebuild_y;
+    uint64_t rebuilt;        /* samples re-inserted */
+    int64_t restore_t0;      /* when the restore started (ms) */
+    sw_imap_t suppress;      /* records already on the output: offset*8+action */
+    uint64_t suppressed;
+    snapfl_t snap;
+    int64_t committed_x;     /* snapshot offset of the last commit sent */
+    int64_t confirmed_x;     /* snapshot offset of the last commit the broker took */
+    int64_t last_snap_ms;
+    bool origin;             /* assigned without a usable snapshot: held (paused)
+                                until its origin snapshot is committed */
+    int64_t origin_x;        /* the offset the origin snapshot is taken at */
+    int64_t held_from;       /* lowest offset that reached us while held, -1 none */
+    sw_metrics_series_t *m_events, *m_lag;
+    sw_detect_stats_t mprev; /* engine counters last published */
+} part_t;
+
+typedef enum tok_kind_e { TOK_RECORD, TOK_SNAPSHOT } tok_kind_t;
+
+typedef struct token_s {
+    uint32_t part_id;
+    tok_kind_t kind;
+    uint32_t chunk;
+    int64_t offset;   /* input offset (records) */
+    uint64_t snap_id; /* snapshots */
+} token_t;
+
+typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT } dlq_kind_t;
+static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"};
+
+typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
+
+typedef struct run_s {
+    bool assigned_once;      /* a rebalance callback assigned (maybe nothing) */
+    int64_t last_event_ms;   /* newest input message timestamp seen, ms (metric) */
+    sw_kafka_ctx_t kctx;
+    const sw_run_opts_t *opts;
+    const sw_log_t *log;
+    sw_metrics_t *m;         /* may be NULL */
+    sw_params_t params;
+    int64_t idle_ms;
+    int64_t commit_interval_ms;
+    int64_t snapshot_interval_ms;
+    bool restore;
+    bool eos;
+    fmt_t in_fmt;
+    bool out_avro;
+    bool out_pager;          /* output.format pagerduty or alertmanager */
+    sw_pager_opts_t pager;   /* its options (strings borrowed from the conf) */
+    uint64_t not_paged;      /* summaries that were not a page (never produced) */
+    int32_t schema_telemetry;
+    int32_t schema_alert;
+    size_t max_value;     /* largest value we produce: message.max.bytes less room for headers */
+    const char *out_topic;
+    const char *dlq_topic;
+    const char *state_topic;
+    int out_parts, dlq_parts;
+    /* Per output partition, then per dead-letter partition: an offset no
+     * later record of ours can precede (end offset at start, then one past
+     * each delivery); -1 = unknown. Snapshots record these. */
+    int64_t *out_pos;
+    rd_kafka_t *consumer;
+    rd_kafka_t *producer;
+    rd_kafka_t *reader;      /* reads snapshots and the output back (restore) */
+    part_t **parts;          /* indexed by id; NULL when revoked */
+    size_t nparts;
+    part_t *last;            /* lookup cache */
+    sw_tdec_t *tdec;
+    sw_avro_dec_t *adec;
+    sw_buf_t value;
+    bool failed;             /* exit 1 */
+    bool in_txn;             /* exactly_once: a transaction is open */
+    uint64_t snap_seq;
+    sw_run_stats_t st;
+    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap;
+    part_t *expiring;        /* partition whose idle jobs are being summarised */
+    bool stopping;           /* the stop sequence runs (see stop()) */
+    int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */
+    int64_t shutdown_ms;     /* shutdown.timeout.ms */
+    int commits_waiting;     /* stop: asynchronous commits not yet answered */
+    int64_t memory_budget;   /* max.memory.bytes (0: none) */
+    uint64_t trimmed_at;     /* engine bytes at the last malloc_trim */
+    bool over_budget;
+} run_t;
+
+/* ---- shared functions --------------------------------------------------- */
+
+bool sw_run_stop_abandoned(const run_t *r);
+bool sw_run_stop_over(const run_t *r);
+int sw_run_stop_budget(const run_t *r, int normal);
+bool sw_run_flush_bounded(run_t *r, int normal_ms);
+void sw_run_pend_add(part_t *p, int64_t offset);
+void sw_run_pend_done(part_t *p, int64_t offset);
+int64_t sw_run_committable(const part_t *p);
+void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n);
+void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v);
+part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition);
+void sw_run_part_destroy(run_t *r, part_t *p);
+part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
+bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
+                        size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
+                        token_t *tok);
+void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
+                           size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs);
+void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value);
+void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v);
+void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
+void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
+bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action);
+void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
+                     const char *why);
+bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec);
+void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec);
+bool sw_run_txn_ok(run_t *r, rd_kafka_error_t *e, const char *what);
+bool sw_run_txn_begin(run_t *r);
+bool sw_run_txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets);
+bool sw_run_commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync);
+bool sw_run_commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync);
+void sw_run_snapshot_start(run_t *r, part_t *p);
+bool sw_run_snapshot_commit_ready(const part_t *p);
+void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync);
+void sw_run_snapshots_tick(run_t *r, int64_t now);
+void sw_run_snapshot_final(run_t *r, part_t *p);
+void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c);
+int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c);
+int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms);
+void sw_run_origin_pause(run_t *r, part_t *p, bool pause);
+void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);
+void sw_run_rebuild_finish(run_t *r, part_t *p);
+int sw_run_topic_partitions(run_t *r, const char *topic);
+
+#endif /* SW_RUN_INT_H */

@@ -1,0 +1,489 @@
+/* Delivery of the daemon (see sw_run.c for the design, sw_run_int.h). */
+#include "sw_run_int.h"
+
+/* ---- bounded stop helpers ------------------------------------------------ */
+
+/* A second SIGTERM/SIGINT: the stop is abandoned. */
+bool sw_run_stop_abandoned(const run_t *r)
+{
+    return r->opts->stops && *r->opts->stops >= 2;
+}
+
+/* The stop is over: abandoned, or past shutdown.timeout.ms. */
+bool sw_run_stop_over(const run_t *r)
+{
+    return r->stopping && (sw_run_stop_abandoned(r) || sw_clock_ms() >= r->stop_deadline);
+}
+
+/* Milliseconds a blocking call may take now: what is left of the stop
+ * (at least 1), or @p normal outside a stop. */
+int sw_run_stop_budget(const run_t *r, int normal)
+{
+    if (!r->stopping) return normal;
+    int64_t left = r->stop_deadline - sw_clock_ms();
+    return left < 1 ? 1 : left > normal && normal > 0 ? normal : (int)left;
+}
+
+/* Flush the producer until it is empty, in slices that notice a second
+ * signal; outside a stop at most @p normal_ms. @returns true when empty. */
+bool sw_run_flush_bounded(run_t *r, int normal_ms)
+{
+    int64_t until = sw_clock_ms() + normal_ms;
+    while (rd_kafka_outq_len(r->producer) > 0) {
+        if (sw_run_stop_over(r) || (!r->stopping && sw_clock_ms() >= until)) return false;
+        rd_kafka_flush(r->producer, 100);
+    }
+    return true;
+}
+
+/* ---- pending offsets ------------------------------------------------- */
+
+void sw_run_pend_add(part_t *p, int64_t offset)
+{
+    if (p->qn) {
+        pend_t *tail = &p->q[(p->qhead + p->qn - 1) % p->qcap];
+        if (tail->offset == offset) {
+            tail->left++;
+            return;
+        }
+    }
+    if (p->qn == p->qcap) {
+        size_t cap = p->qcap ? p->qcap * 2 : 16;
+        pend_t *q = sw_malloc(cap * sizeof(*q));
+        for (size_t i = 0; i < p->qn; i++) q[i] = p->q[(p->qhead + i) % p->qcap];
+        free(p->q);
+        p->q = q;
+        p->qcap = cap;
+        p->qhead = 0;
+    }
+    pend_t *e = &p->q[(p->qhead + p->qn) % p->qcap];
+    e->offset = offset;
+    e->left = 1;
+    p->qn++;
+}
+
+void sw_run_pend_done(part_t *p, int64_t offset)
+{
+    /* Acknowledgements come nearly in order: search from the head. */
+    for (size_t i = 0; i < p->qn; i++) {
+        pend_t *e = &p->q[(p->qhead + i) % p->qcap];
+        if (e->offset != offset) continue;
+        if (e->left) e->left--;
+        break;
+    }
+    while (p->qn && p->q[p->qhead].left == 0) {
+        p->qhead = (p->qhead + 1) % p->qcap;
+        p->qn--;
+    }
+}
+
+/* Nothing before this offset waits for an acknowledgement. */
+int64_t sw_run_committable(const part_t *p)
+{
+    if (p->qn) return p->q[p->qhead].offset;
+    return p->next;
+}
+
+/* ---- metrics helpers (all tolerate a NULL registry) --------------------- */
+
+void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n)
+{
+    if (r->m) sw_metrics_add(r->m, id, n);
+}
+
+void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v)
+{
+    if (r->m) sw_metrics_set(r->m, id, v);
+}
+
+/* ---- partitions ------------------------------------------------------ */
+
+part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
+{
+    part_t *p = sw_calloc(1, sizeof(*p));
+    p->topic = sw_strdup(topic);
+    p->partition = partition;
+    p->next = -1;
+    p->mode = PM_NORMAL;
+    p->committed_x = -1;
+    p->confirmed_x = -1;
+    p->held_from = -1;
+    p->last_snap_ms = sw_clock_ms();
+    sw_imap_init(&p->suppress);
+    p->id = (uint32_t)r->nparts;
+    r->parts = sw_reallocarray(r->parts, r->nparts + 1, sizeof(*r->parts));
+    r->parts[r->nparts++] = p;
+    r->st.partitions++;
+    if (r->m) {
+        p->m_events = sw_metrics_events_in(r->m, topic);
+        p->m_lag = sw_metrics_lag_add(r->m, topic, partition);
+    }
+    return p;
+}
+
+void sw_run_part_destroy(run_t *r, part_t *p)
+{
+    r->parts[p->id] = NULL;
+    if (r->last == p) r->last = NULL;
+    r->st.partitions--;
+    if (r->m && p->det) {
+        sw_detect_stats_t cur;
+        sw_detect_stats(p->det, &cur);
+        sw_metrics_engine_counters(r->m, &p->mprev, &cur);
+    }
+    if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
+    sw_detect_destroy(p->det);
+    sw_imap_clear(&p->suppress);
+    free(p->q);
+    free(p->topic);
+    free(p);
+}
+
+part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition)
+{
+    if (r->last && r->last->partition == partition && strcmp(r->last->topic, topic) == 0)
+        return r->last;
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (p && p->partition == partition && strcmp(p->topic, topic) == 0) return r->last = p;
+    }
+    return NULL;
+}
+
+/* ---- producing ------------------------------------------------------- */
+
+/* Hand one message to the producer, retrying while its queue is full. */
+bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
+                        size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
+                        token_t *tok)
+{
+    for (;;) {
+        rd_kafka_resp_err_t err = rd_kafka_producev(
+            r->producer, RD_KAFKA_V_TOPIC(topic),
+            RD_KAFKA_V_PARTITION(partition >= 0 ? partition : RD_KAFKA_PARTITION_UA),
+            RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, vlen),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
+            RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
+        if (!err) return true;
+        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            rd_kafka_poll(r->producer, 50);
+            continue;
+        }
+        sw_log(r->log, SW_LOG_ERROR, "cannot produce to %s: %s", topic, rd_kafka_err2str(err));
+        if (hdrs) rd_kafka_headers_destroy(hdrs);
+        return false;
+    }
+}
+
+/* A record caused by input @p offset of @p p: pending until acknowledged. */
+void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
+                           size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs)
+{
+    token_t *tok = sw_calloc(1, sizeof(*tok));
+    tok->part_id = p->id;
+    tok->kind = TOK_RECORD;
+    tok->offset = offset;
+    sw_run_pend_add(p, offset);
+    if (!sw_run_produce_msg(r, topic, -1, key, keylen, value, vlen, hdrs, tok)) {
+        free(tok);
+        p->failed = true; /* the pending entry never completes */
+        r->failed = true;
+        r->st.produce_errors++;
+        sw_run_m_add(r, SW_M_PRODUCE_ERRORS, 1);
+    }
+}
+
+void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value)
+{
+    rd_kafka_header_add(h, name, -1, value, -1);
+}
+
+void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v)
+{
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+    sw_run_hdr_add(h, name, tmp);
+}
+
+/* A record of ours landed at @p offset of @p topic [@p partition]. */
+void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset)
+{
+    if (!r->out_pos || offset < 0) return;
+    int base = !strcmp(topic, r->out_topic) ? 0 : !strcmp(topic, r->dlq_topic) ? r->out_parts : -1;
+    int n = base == 0 ? r->out_parts : r->dlq_parts;
+    if (base < 0 || partition < 0 || partition >= n) return;
+    int64_t *pos = &r->out_pos[base + partition];
+    if (*pos >= 0 && offset + 1 > *pos) *pos = offset + 1;
+}
+
+void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
+    token_t *tok = m->_private;
+    if (!tok) return;
+    if (r->stopping && (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE ||
+                        m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)) {
+        free(tok); /* an abandoned stop purged it: logged as not committed */
+        return;
+    }
+    part_t *p = tok->part_id < r->nparts ? r->parts[tok->part_id] : NULL;
+    if (tok->kind == TOK_SNAPSHOT) {
+        if (p && p->snap.active && p->snap.id == tok->snap_id) {
+            if (m->err) {
+                sw_log(r->log, SW_LOG_WARN, "state snapshot of %s [%d] not stored (%s); retrying later",
+                       p->topic, (int)p->partition, rd_kafka_err2str(m->err));
+                p->snap.failed = true;
+            } else {
+                if (tok->chunk == 0) p->snap.first_off = m->offset;
+                if (p->snap.left) p->snap.left--;
+            }
+        }
+        free(tok);
+        return;
+    }
+    if (m->err) {
+        r->st.produce_errors++;
+        sw_run_m_add(r, SW_M_PRODUCE_ERRORS, 1);
+        sw_log(r->log, SW_LOG_ERROR,
+               "record for %s [%d] offset %lld was not delivered to %s: %s; stopping without "
+               "committing past it",
+               p ? p->topic : "?", p ? (int)p->partition : -1, (long long)tok->offset,
+               rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
+        if (p) p->failed = true;
+        r->failed = true;
+    } else {
+        r->st.delivered++;
+        sw_run_m_add(r, SW_M_RECORDS_DELIVERED, 1);
+        if (p) sw_run_pend_done(p, tok->offset);
+        sw_run_note_position(r, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
+    }
+    free(tok);
+}
+
+bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action)
+{
+    (void)r;
+    uint32_t v;
+    int64_t key = offset * 8 + action;
+    if (!p->suppress.count || !sw_imap_get(&p->suppress, key, &v)) return false;
+    sw_imap_del(&p->suppress, key);
+    p->suppressed++;
+    return true;
+}
+
+void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
+                     const char *why)
+{
+    sw_log_limited(r->log, &r->lim_bad, SW_LOG_WARN, "topic %s [%d] offset %lld: %s (sent to %s)",
+                   p->topic, (int)p->partition, (long long)m->offset, why, r->dlq_topic);
+    if (sw_run_suppressed(r, p, m->offset, SUPPRESS_DLQ)) return;
+    r->st.dlq++;
+    sw_run_m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
+    rd_kafka_headers_t *in = NULL;
+    rd_kafka_headers_t *h = NULL;
+    if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
+        h = rd_kafka_headers_copy(in);
+    else
+        h = rd_kafka_headers_new(6);
+    sw_run_hdr_add(h, "stormwatch.error", why);
+    sw_run_hdr_add(h, "stormwatch.error.kind", k_dlq_kind[kind]);
+    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
+    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
+    sw_run_hdr_add_i64(h, "stormwatch.source.offset", m->offset);
+    size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;
+    if (len > room) {
+        /* The input was bigger than we may produce (its topic allows more
+         * than message.max.bytes): keep the head, say how long it was. */
+        sw_run_hdr_add_i64(h, "stormwatch.truncated.from", (int64_t)len);
+        len = room;
+    }
+    sw_run_produce_record(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, len, h);
+}
+
+/* @p rec in the output format into r->value. @returns whether it is Avro. */
+bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec)
+{
+    r->value.len = 0;
+    bool avro = r->out_avro;
+    if (r->out_pager) {
+        r->pager.now_ns = sw_wall_ms() * INT64_C(1000000);
+        sw_pager_encode(rec, &r->pager, &r->value);
+    }
+    if (avro) {
+        char err[256];
+        if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
+            /* Never lose an alert to a format limit: fall back to JSON. */
+            sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s",
+                   p->topic, (int)p->partition, (long long)rec->cause_offset, err);
+            r->value.len = 0;
+            avro = false;
+        }
+    }
+    if (!avro && !r->out_pager) sw_alert_json_record(&r->value, rec);
+    return avro;
+}
+
+/* @p pend_offset: the offset the record waits on (the sample's; for an
+ * idle summary the last processed one). */
+void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec)
+{
+    rec->source.set = true;
+    rec->source.topic = sw_str(p->topic);
+    rec->source.partition = p->partition;
+    rec->source.offset = rec->cause_offset;
+    if (rec->action != SW_ACTION_SUMMARY) {
+        sw_buf_t line;
+        sw_buf_init(&line);
+        sw_record_summary(rec, &line);
+        sw_log(r->log, SW_LOG_INFO, "%s", sw_buf_cstr(&line));
+        sw_buf_clear(&line);
+    }
+    if (sw_run_suppressed(r, p, rec->cause_offset, (int)rec->action)) return;
+    if (r->out_pager && sw_pager_decide(rec) == SW_PAGER_SKIP) {
+        /* A summary without an open episode is no page. Nothing is produced,
+         * so nothing enters the pending FIFO and its input offset commits as
+         * if it had been delivered. */
+        r->not_paged++;
+        sw_run_m_add(r, SW_M_SUMMARIES_NOT_PAGED, 1);
+        sw_log(r->log, SW_LOG_DEBUG,
+               "%s [%d] offset %lld: job summary (episode %lld) not sent: no open episode to "
+               "resolve, so no %s page (%llu so far)",
+               p->topic, (int)p->partition, (long long)rec->cause_offset, (long long)rec->episode,
+               sw_pager_format_str(r->pager.format), (unsigned long long)r->not_paged);
+        return;
+    }
+    r->st.records[rec->action]++;
+    sw_run_m_add(r, (sw_metric_t)(SW_M_RECORDS_OUT_TRIGGER + rec->action), 1);
+    const sw_analysis_t *a = &rec->analysis;
+    size_t keylen = a->has_job_id ? a->job_id.len : 0;
+    bool avro = sw_run_encode_record(r, p, rec);
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    if (r->value.len + keylen > r->max_value) {
+        /* Over the producer's message.max.bytes the record could never be
+         * sent (and a restart would meet it again): send it condensed. */
+        size_t full = r->value.len;
+        sw_record_t small;
+        if (sw_record_condense(rec, &arena, &small)) {
+            avro = sw_run_encode_record(r, p, &small);
+            sw_run_m_add(r, SW_M_RECORDS_CONDENSED, 1);
+        }
+        sw_log(r->log, SW_LOG_WARN,
+               "%s record for %s [%d] offset %lld is %zu bytes, over message.max.bytes: sent "
+               "condensed (%zu bytes; rank lists, suspects and notes cut, as its last note says)",
+               sw_action_str(rec->action), p->topic, (int)p->partition, (long long)rec->cause_offset,
+               full, r->value.len);
+        if (r->value.len + keylen > r->max_value) {
+            sw_log(r->log, SW_LOG_ERROR,
+                   "%s record for %s [%d] offset %lld is still %zu bytes condensed: not sent "
+                   "(raise kafka.producer.message.max.bytes and the topic's max.message.bytes)",
+                   sw_action_str(rec->action), p->topic, (int)p->partition,
+                   (long long)rec->cause_offset, r->value.len);
+            r->st.produce_errors++;
+            sw_run_m_add(r, SW_M_PRODUCE_ERRORS, 1);
+            sw_arena_clear(&arena);
+            return;
+        }
+    }
+    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    sw_run_hdr_add(h, "stormwatch.format",
+            r->out_pager ? sw_pager_format_str(r->pager.format) : avro ? "avro" : "json");
+    sw_run_hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
+    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
+    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
+    sw_run_hdr_add_i64(h, "stormwatch.source.offset", rec->cause_offset);
+    sw_run_hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
+    const char *key = a->has_job_id ? a->job_id.ptr : "";
+    sw_run_produce_record(r, p, pend_offset, r->out_topic, key, keylen, r->value.data, r->value.len, h);
+    sw_arena_clear(&arena);
+}
+
+/* ---- transactions (exactly_once) --------------------------------------- */
+
+/* An error of the transactional API: fatal ones (fencing) stop the daemon. */
+bool sw_run_txn_ok(run_t *r, rd_kafka_error_t *e, const char *what)
+{
+    if (!e) return true;
+    sw_log(r->log, SW_LOG_ERROR,
+           "exactly_once: %s failed: %s%s; stopping (a restart resumes from the last committed "
+           "transaction)",
+           what, rd_kafka_error_string(e),
+           rd_kafka_error_is_fatal(e) ? " (fatal: this producer was fenced by a newer instance or "
+                                        "the transaction coordinator refused it)"
+                                      : "");
+    rd_kafka_error_destroy(e);
+    r->failed = true;
+    return false;
+}
+
+bool sw_run_txn_begin(run_t *r)
+{
+    if (!r->eos || r->in_txn || r->failed) return true;
+    if (!sw_run_txn_ok(r, rd_kafka_begin_transaction(r->producer), "begin_transaction")) return false;
+    r->in_txn = true;
+    return true;
+}
+
+/* Commit the open transaction with @p offsets (may be empty). */
+bool sw_run_txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets)
+{
+    if (!r->in_txn) return false;
+    if (offsets && offsets->cnt) {
+        rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata(r->consumer);
+        rd_kafka_error_t *e =
+            rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd, sw_run_stop_budget(r, -1));
+        rd_kafka_consumer_group_metadata_destroy(cgmd);
+        if (!sw_run_txn_ok(r, e, "send_offsets_to_transaction")) return false;
+    }
+    r->in_txn = false;
+    if (!sw_run_txn_ok(r, rd_kafka_commit_transaction(r->producer, sw_run_stop_budget(r, -1)), "commit_transaction"))
+        return false;
+    return sw_run_txn_begin(r);
+}
+
+/* ---- snapshots and commits ---------------------------------------------- */
+
+/* Commit @p list: in a transaction, or with the consumer. @returns true
+ * when a synchronous commit (or transaction) was taken. */
+bool sw_run_commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync)
+{
+    if (!list->cnt) return true;
+    r->st.commits++;
+    sw_run_m_add(r, SW_M_COMMITS, 1);
+    if (r->eos) {
+        sw_run_flush_bounded(r, 60000);
+        return sw_run_txn_commit(r, list);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_commit(r->consumer, list, !sync);
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+        sw_run_m_add(r, SW_M_COMMIT_ERRORS, 1);
+        sw_log_limited(r->log, &r->lim_commit, SW_LOG_WARN, "offset commit failed: %s",
+                       rd_kafka_err2str(err));
+        return false;
+    }
+    return sync;
+}
+
+/* state.restore=off: commit what is done, for every partition (or @p only). */
+bool sw_run_commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync)
+{
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(8);
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p) continue;
+        int64_t off = sw_run_committable(p);
+        if (off < 0) continue;
+        if (only && !rd_kafka_topic_partition_list_find(only, p->topic, p->partition)) continue;
+        rd_kafka_topic_partition_list_add(list, p->topic, p->partition)->offset = off;
+        if (sync)
+            sw_log(r->log, SW_LOG_INFO, "committing %s [%d] at offset %lld%s", p->topic,
+                   (int)p->partition, (long long)off,
+                   p->qn ? " (records of later offsets still unacknowledged)" : "");
+    }
+    bool sent = list->cnt > 0;
+    sw_run_commit_list(r, list, sync);
+    rd_kafka_topic_partition_list_destroy(list);
+    return sent;
+}
+

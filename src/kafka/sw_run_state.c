@@ -1,0 +1,510 @@
+/* State snapshots and restore of the daemon (see sw_run.c, sw_run_int.h). */
+#include "sw_run_int.h"
+
+/* Where the next owner scans the output and dead-letter topics for records
+ * of inputs at or after the snapshot: offsets that none of them can
+ * precede. Known from the end offsets at start and the delivery reports
+ * since, so a snapshot asks the brokers nothing (a position still unknown
+ * is asked for once). @returns false when a broker could not say. */
+static bool output_positions(run_t *r, sw_buf_t *out)
+{
+    sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts));
+    for (int t = 0; t < 2; t++) {
+        const char *topic = t ? r->dlq_topic : r->out_topic;
+        int n = t ? r->dlq_parts : r->out_parts;
+        for (int q = 0; q < n; q++) {
+            int64_t *pos = &r->out_pos[(t ? r->out_parts : 0) + q];
+            int64_t lo, hi;
+            if (*pos < 0) {
+                if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
+                    return false;
+                *pos = hi;
+            }
+            sw_vput_u(out, (uint64_t)t);
+            sw_vput_u(out, (uint64_t)q);
+            sw_vput_i(out, *pos);
+        }
+    }
+    return true;
+}
+
+/* Whether a suppression key (offset * 8 + action) still matters for a
+ * snapshot as of offset @p x (see snapshot_start). */
+static bool carry_suppressed(int64_t key, int64_t x, int64_t y)
+{
+    /* A summary names its job's last input, which is at or after y (the
+     * oldest input a retained sample came from) while the job is alive. */
+    return key / 8 >= x || (key % 8 == SW_ACTION_SUMMARY && key / 8 >= y);
+}
+
+/* Start writing a snapshot of @p p as of its next offset. */
+void sw_run_snapshot_start(run_t *r, part_t *p)
+{
+    int64_t x = p->next, y;
+    if (!sw_detect_min_offset(p->det, &y) || y > x) y = x;
+    sw_buf_t env;
+    sw_buf_init(&env);
+    sw_buf_put(&env, "SWE1", 4);
+    sw_vput_i(&env, x);
+    sw_vput_i(&env, y);
+    if (!output_positions(r, &env)) {
+        sw_log_limited(r->log, &r->lim_snap, SW_LOG_WARN,
+                       "%s [%d]: snapshot postponed: the output topics' end offsets are unknown",
+                       p->topic, (int)p->partition);
+        sw_buf_clear(&env);
+        return;
+    }
+    /* Records a previous owner already sent that this one has not made
+     * again yet: they lie before this snapshot's positions, so the next
+     * owner must learn them from here. Those of inputs at or after x, and
+     * summaries of inputs at or after y: a job's idle summary names its last input
+     * but is made later, when the job has been idle for job.idle.ms, so a
+     * job alive in this snapshot may be summarised again by the next
+     * owner although its summary is on the output already. */
+    size_t nsup = 0;
+    for (size_t k = 0; k < p->suppress.cap; k++)
+        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y)) nsup++;
+    sw_vput_u(&env, nsup);
+    for (size_t k = 0; k < p->suppress.cap; k++)
+        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
+            sw_vput_i(&env, p->suppress.keys[k]);
+    sw_buf_t snap;
+    sw_buf_init(&snap);
+    sw_detect_snapshot(p->det, x, &snap);
+    sw_vput_bytes(&env, (sw_str_t){snap.data, snap.len});
+    sw_buf_clear(&snap);
+    uLongf zlen = compressBound(env.len);
+    unsigned char *z = sw_malloc(zlen);
+    if (compress2(z, &zlen, (const Bytef *)env.data, env.len, 1) != Z_OK) {
+        sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic, (int)p->partition);
+        free(z);
+        sw_buf_clear(&env);
+        return;
+    }
+    sw_buf_clear(&env);
+    snapfl_t *s = &p->snap;
+    memset(s, 0, sizeof(*s));
+    s->active = true;
+    s->x = x;
+    s->y = y;
+    s->id = ((uint64_t)sw_wall_ms() << 16) ^ ((uint64_t)getpid() << 40) ^ ++r->snap_seq;
+    s->n = (uint32_t)((zlen + SNAP_CHUNK - 1) / SNAP_CHUNK);
+    s->left = s->n;
+    s->first_off = -1;
+    char key[300];
+    snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
+    for (uint32_t i = 0; i < s->n; i++) {
+        size_t off = (size_t)i * SNAP_CHUNK, len = zlen - off < SNAP_CHUNK ? zlen - off : SNAP_CHUNK;
+        rd_kafka_headers_t *h = rd_kafka_headers_new(3);
+        char v[32];
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)s->id);
+        sw_run_hdr_add(h, "stormwatch.snapshot.id", v);
+        snprintf(v, sizeof(v), "%u/%u", i, s->n);
+        sw_run_hdr_add(h, "stormwatch.snapshot.chunk", v);
+        token_t *tok = sw_calloc(1, sizeof(*tok));
+        tok->part_id = p->id;
+        tok->kind = TOK_SNAPSHOT;
+        tok->chunk = i;
+        tok->snap_id = s->id;
+        if (!sw_run_produce_msg(r, r->state_topic, 0, key, strlen(key), z + off, len, h, tok)) {
+            free(tok);
+            s->failed = true;
+            break;
+        }
+    }
+    free(z);
+    p->last_snap_ms = sw_clock_ms();
+}
+
+/* Commit the snapshot of @p p once it and the input before it are safe. */
+bool sw_run_snapshot_commit_ready(const part_t *p)
+{
+    return p->snap.active && !p->snap.failed && p->snap.left == 0 && sw_run_committable(p) >= p->snap.x &&
+           !p->failed;
+}
+
+void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
+{
+    snapfl_t *s = &p->snap;
+    char md[128];
+    snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)s->first_off, s->n,
+             (unsigned long long)s->id, (long long)s->x);
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
+    tp->offset = s->y;
+    tp->metadata = sw_strdup(md);
+    tp->metadata_size = strlen(md);
+    p->committed_x = s->x;
+    s->active = false;
+    if (sw_run_commit_list(r, list, sync) && sync) {
+        p->confirmed_x = s->x;
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: committed offset %lld with the state as of offset %lld",
+               p->topic, (int)p->partition, (long long)s->y, (long long)s->x);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+}
+
+void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);
+
+void sw_run_snapshots_tick(run_t *r, int64_t now)
+{
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (p && p->origin) {
+            sw_run_origin_tick(r, p, now);
+            continue;
+        }
+        if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
+        if (p->snap.active && p->snap.failed) p->snap.active = false;
+        if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, false);
+        if (!p->snap.active && p->next > p->committed_x &&
+            now - p->last_snap_ms >= r->snapshot_interval_ms)
+            sw_run_snapshot_start(r, p);
+    }
+}
+
+/* A final snapshot of @p p, flushed and committed now (revocation, stop). */
+void sw_run_snapshot_final(run_t *r, part_t *p)
+{
+    if (p->mode != PM_NORMAL || p->next < 0 || p->failed) return;
+    if (p->next <= p->confirmed_x) return; /* nothing new since the last commit */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        p->snap.active = false; /* any snapshot in flight is superseded */
+        sw_run_snapshot_start(r, p);
+        if (!p->snap.active) continue;
+        rd_kafka_flush(r->producer, 30000);
+        if (!sw_run_snapshot_commit_ready(p)) continue;
+        sw_run_snapshot_commit(r, p, true);
+        if (p->confirmed_x >= p->snap.x) return;
+    }
+    sw_log(r->log, SW_LOG_WARN,
+           "%s [%d]: the final snapshot could not be committed; the next owner rebuilds from "
+           "offset %lld's snapshot and skips what the output already holds",
+           p->topic, (int)p->partition, (long long)p->confirmed_x);
+}
+
+/* ---- restore ---------------------------------------------------------- */
+
+/* Read the @p n chunks of snapshot @p id from the state topic at @p first. */
+static bool read_snapshot(run_t *r, const char *key, int64_t first, uint32_t n, uint64_t id,
+                          sw_buf_t *out, char *err, size_t errsz)
+{
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(tp, r->state_topic, 0)->offset = first;
+    rd_kafka_assign(r->reader, tp);
+    rd_kafka_topic_partition_list_destroy(tp);
+    uint32_t got = 0;
+    int64_t deadline = sw_clock_ms() + 30000;
+    char want_id[32];
+    snprintf(want_id, sizeof(want_id), "%llu", (unsigned long long)id);
+    while (got < n && sw_clock_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
+        if (!m) continue;
+        if (m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                snprintf(err, errsz, "reading %s: %s", r->state_topic, rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+                break;
+            }
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        rd_kafka_headers_t *h;
+        const void *v;
+        size_t vs;
+        bool mine = m->key_len == strlen(key) && memcmp(m->key, key, m->key_len) == 0 &&
+                    !rd_kafka_message_headers(m, &h) &&
+                    !rd_kafka_header_get_last(h, "stormwatch.snapshot.id", &v, &vs) &&
+                    vs == strlen(want_id) && memcmp(v, want_id, vs) == 0;
+        if (mine) {
+            sw_buf_put(out, m->payload, m->len);
+            got++;
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(r->reader, NULL);
+    if (got < n && !*err)
+        snprintf(err, errsz, "only %u of %u chunks of snapshot %s found in %s from offset %lld", got,
+                 n, want_id, r->state_topic, (long long)first);
+    return got == n;
+}
+
+/* Note what the output and dead-letter topics hold past the snapshot for
+ * source partition @p p: those records are not sent again. */
+static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
+{
+    uint64_t npos = sw_vget_u(rd);
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new((int)npos + 1);
+    int64_t *end = sw_calloc(npos + 1, sizeof(*end));
+    int need = 0;
+    for (uint64_t i = 0; i < npos && !rd->bad; i++) {
+        int t = (int)sw_vget_u(rd);
+        int q = (int)sw_vget_u(rd);
+        int64_t from = sw_vget_i(rd);
+        const char *topic = t ? r->dlq_topic : r->out_topic;
+        int64_t lo, hi;
+        if (rd_kafka_query_watermark_offsets(r->reader, topic, q, &lo, &hi, 10000) || hi <= from)
+            continue;
+        rd_kafka_topic_partition_list_add(tp, topic, q)->offset = from;
+        end[tp->cnt - 1] = hi;
+        need++;
+    }
+    if (!need) {
+        rd_kafka_topic_partition_list_destroy(tp);
+        free(end);
+        return;
+    }
+    rd_kafka_assign(r->reader, tp);
+    char src_part[16];
+    snprintf(src_part, sizeof(src_part), "%d", (int)p->partition);
+    int64_t deadline = sw_clock_ms() + 60000;
+    int done = 0;
+    while (done < need && sw_clock_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
+        if (!m) continue;
+        if (!m->err) {
+            const char *topic = rd_kafka_topic_name(m->rkt);
+            rd_kafka_headers_t *h;
+            const void *v;
+            size_t vs;
+            if (!rd_kafka_message_headers(m, &h)) {
+                char buf[3][256];
+                const char *names[3] = {"stormwatch.source.topic", "stormwatch.source.partition",
+                                        "stormwatch.source.offset"};
+                bool ok = true;
+                for (int k = 0; k < 3 && ok; k++) {
+                    ok = !rd_kafka_header_get_last(h, names[k], &v, &vs) && vs < sizeof(buf[k]);
+                    if (ok) {
+                        memcpy(buf[k], v, vs);
+                        buf[k][vs] = '\0';
+                    }
+                }
+                if (ok && !strcmp(buf[0], p->topic) && !strcmp(buf[1], src_part)) {
+                    int action = SUPPRESS_DLQ;
+                    if (!strcmp(topic, r->out_topic)) {
+                        action = -1;
+                        if (!rd_kafka_header_get_last(h, "stormwatch.action", &v, &vs))
+                            for (int a = 0; a < 4; a++)
+                                if (vs == strlen(sw_action_str((sw_action_t)a)) &&
+                                    !memcmp(v, sw_action_str((sw_action_t)a), vs))
+                                    action = a;
+                    }
+                    if (action >= 0) sw_imap_put(&p->suppress, atoll(buf[2]) * 8 + action, 1);
+                }
+            }
+            for (int k = 0; k < tp->cnt; k++)
+                if (!strcmp(tp->elems[k].topic, topic) && tp->elems[k].partition == m->partition &&
+                    m->offset + 1 >= end[k] && end[k] >= 0) {
+                    end[k] = -1;
+                    done++;
+                }
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(r->reader, NULL);
+    rd_kafka_topic_partition_list_destroy(tp);
+    free(end);
+}
+
+/* Rebuild @p p's state from its committed snapshot, if there is one. */
+void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
+{
+    p->det = NULL;
+    char err[512] = "";
+    long long first;
+    unsigned n;
+    unsigned long long id;
+    long long x;
+    char md[160] = "";
+    if (c && c->metadata && c->metadata_size && c->metadata_size < sizeof(md))
+        memcpy(md, c->metadata, c->metadata_size);
+    if (!r->restore || sscanf(md, "sw1:%lld:%u:%llu:%lld", &first, &n, &id, &x) != 4) {
+        p->det = sw_detect_new(r->params);
+        p->origin = r->restore;
+        if (r->restore)
+            sw_log(r->log, SW_LOG_INFO, "%s [%d]: no state snapshot committed; starting empty at %s",
+                   p->topic, (int)p->partition,
+                   c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
+        return;
+    }
+    p->restore_t0 = sw_clock_ms();
+    char key[300];
+    snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
+    sw_buf_t z, env;
+    sw_buf_init(&z);
+    sw_buf_init(&env);
+    if (read_snapshot(r, key, first, n, id, &z, err, sizeof(err))) {
+        /* Inflate (the size is not stored: grow until it fits). */
+        uLongf cap = z.len * 4 + 4096;
+        for (;;) {
+            sw_buf_reserve(&env, cap);
+            uLongf len = cap;
+            int zr = uncompress((Bytef *)env.data, &len, (const Bytef *)z.data, z.len);
+            if (zr == Z_BUF_ERROR) {
+                cap *= 2;
+                continue;
+            }
+            if (zr == Z_OK) env.len = len;
+            else snprintf(err, sizeof(err), "snapshot %llu is corrupt (zlib error %d)", id, zr);
+            break;
+        }
+    }
+    sw_vrd_t rd = {(const uint8_t *)env.data, (const uint8_t *)env.data + env.len, false};
+    if (env.len >= 4 && memcmp(env.data, "SWE1", 4) == 0) {
+        rd.p += 4;
+        int64_t sx = sw_vget_i(&rd), sy = sw_vget_i(&rd);
+        scan_output(r, p, &rd);
+        uint64_t nsup = sw_vget_u(&rd);
+        for (uint64_t k = 0; k < nsup && !rd.bad; k++) sw_imap_put(&p->suppress, sw_vget_i(&rd), 1);
+        sw_str_t snap = sw_vget_bytes(&rd);
+        int64_t nx;
+        if (!rd.bad)
+            p->det = sw_detect_restore(r->params, snap.ptr, snap.len, sw_clock_ms(), &nx, err, sizeof(err));
+        if (p->det) {
+            p->rebuild_x = sx;
+            p->rebuild_y = sy;
+            p->mode = PM_REBUILD;
+            if (c->offset >= sx) sw_run_rebuild_finish(r, p); /* nothing to re-read */
+        }
+    } else if (!*err) {
+        snprintf(err, sizeof(err), "snapshot %llu has no envelope", id);
+    }
+    if (!p->det) {
+        sw_log(r->log, SW_LOG_ERROR,
+               "%s [%d]: cannot restore the state (%s); starting empty at the committed offset %lld",
+               p->topic, (int)p->partition, err, (long long)c->offset);
+        sw_imap_clear(&p->suppress);
+        p->det = sw_detect_new(r->params);
+        p->origin = true;
+    }
+    sw_buf_clear(&z);
+    sw_buf_clear(&env);
+}
+
+/* Where consumption of a partition without a usable snapshot starts: the
+ * committed offset, else where auto.offset.reset points (-1: unknown). */
+int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c)
+{
+    if (c && c->offset >= 0) return c->offset;
+    char reset[32] = "earliest";
+    size_t n = sizeof(reset);
+    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
+    int64_t lo, hi;
+    if (rd_kafka_query_watermark_offsets(r->reader, p->topic, p->partition, &lo, &hi, 10000))
+        return -1;
+    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 || strcmp(reset, "largest") == 0
+               ? hi
+               : lo;
+}
+
+/* The origin snapshots: a partition assigned without a usable snapshot
+ * gets one of its empty engine, as of the offset where it starts, with the
+ * output topics' end offsets, committed before its first message is
+ * processed. A kill at any later moment then restores from it and finds
+ * everything sent since on the output: no record is sent twice, even in a
+ * partition's first seconds. Called in the rebalance callback, before the
+ * partitions are assigned, bounded by @p budget_ms. A partition whose
+ * origin could not be committed now (a rebalance in progress, brokers
+ * unreachable) stays held: assigned but paused, and sw_run_origin_tick() retries
+ * until the commit is confirmed. @returns the partitions held. */
+int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
+{
+    int64_t t0 = sw_clock_ms(), deadline = t0 + budget_ms;
+    for (int i = 0; i < n; i++) {
+        ps[i]->snap.active = false;
+        ps[i]->origin_x = ps[i]->next;
+        if (ps[i]->next >= 0) sw_run_snapshot_start(r, ps[i]);
+    }
+    for (;;) {
+        int waiting = 0;
+        for (int i = 0; i < n; i++)
+            if (ps[i]->snap.active && !ps[i]->snap.failed && ps[i]->snap.left) waiting++;
+        if (!waiting || sw_clock_ms() >= deadline) break;
+        rd_kafka_poll(r->producer, 20);
+    }
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n);
+    for (int i = 0; i < n; i++) {
+        part_t *p = ps[i];
+        if (!sw_run_snapshot_commit_ready(p)) continue;
+        char md[128];
+        snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)p->snap.first_off, p->snap.n,
+                 (unsigned long long)p->snap.id, (long long)p->snap.x);
+        rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
+        tp->offset = p->snap.x;
+        tp->metadata = sw_strdup(md);
+        tp->metadata_size = strlen(md);
+    }
+    bool taken = list->cnt && sw_run_commit_list(r, list, true);
+    int ok = 0, held = 0;
+    for (int i = 0; i < n; i++) {
+        part_t *p = ps[i];
+        p->last_snap_ms = sw_clock_ms();
+        if (taken && rd_kafka_topic_partition_list_find(list, p->topic, p->partition)) {
+            p->committed_x = p->confirmed_x = p->snap.x;
+            p->snap.active = false;
+            p->origin = false;
+            ok++;
+            continue;
+        }
+        p->snap.active = false; /* sw_run_origin_tick() takes a new one */
+        held++;
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: held until its origin snapshot is committed (%s); retrying", p->topic,
+               (int)p->partition,
+               p->next < 0 ? "its start offset is unknown" : "the commit was not taken yet");
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    if (ok)
+        sw_log(r->log, SW_LOG_INFO, "origin snapshots committed for %d new partition%s in %lld ms",
+               ok, ok == 1 ? "" : "s", (long long)(sw_clock_ms() - t0));
+    return held;
+}
+
+/* Pause (@p pause) or resume the held partition @p p. */
+void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
+    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
+                                  : rd_kafka_resume_partitions(r->consumer, l);
+    if (e)
+        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic, (int)p->partition,
+               pause ? "pause" : "resume", rd_kafka_err2str(e));
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* A held partition: take its origin snapshot again until a commit of it
+ * is confirmed, then consume it from where it starts. */
+void sw_run_origin_tick(run_t *r, part_t *p, int64_t now)
+{
+    if (p->origin_x < 0) { /* the start offset was unknown: ask again */
+        if (now - p->last_snap_ms < 1000) return;
+        p->last_snap_ms = now;
+        p->origin_x = p->next = sw_run_start_offset(r, p, NULL);
+        if (p->origin_x < 0) return;
+    }
+    if (p->confirmed_x >= p->origin_x) {
+        p->origin = false;
+        if (p->held_from >= 0) {
+            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
+            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
+            if (e) rd_kafka_error_destroy(e);
+            rd_kafka_topic_partition_list_destroy(l);
+        }
+        sw_run_origin_pause(r, p, false);
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: origin snapshot committed; consuming from offset %lld",
+               p->topic, (int)p->partition, (long long)p->origin_x);
+        return;
+    }
+    if (p->snap.active && p->snap.failed) p->snap.active = false;
+    if (p->snap.active) {
+        if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, r->eos);
+        return;
+    }
+    if (p->committed_x >= p->origin_x) return; /* a commit of it is in flight */
+    if (now - p->last_snap_ms < 200) return;
+    p->next = p->origin_x;
+    sw_run_snapshot_start(r, p);
+}
+
