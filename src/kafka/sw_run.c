@@ -58,6 +58,38 @@ void sw_run_rebuild_finish(run_t *r, part_t *p)
            p->suppress.count);
 }
 
+/* A message whose key is not its job_id (no key, or another key): its
+ * job's events may sit in several partitions and be analysed by several
+ * engines, each with part of the ranks. Counted and said (rate-limited),
+ * with what was seen, so that the producers can be fixed. A null job_id's
+ * key is the empty key. */
+static void check_key(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw_event_t *ev)
+{
+    size_t jl = ev->has_job_id ? ev->job_id.len : 0;
+    if (m->key_len == jl && (!jl || memcmp(m->key, ev->job_id.ptr, jl) == 0)) return;
+    r->st.miskeyed++;
+    if (p->m_miskeyed) sw_metrics_series_add(p->m_miskeyed, 1);
+    char key[80];
+    if (!m->key) {
+        snprintf(key, sizeof(key), "no key");
+    } else {
+        size_t n = 0;
+        const unsigned char *k = m->key;
+        key[n++] = '"';
+        for (size_t i = 0; i < m->key_len && n < 64; i++) key[n++] = k[i] >= 32 && k[i] < 127 ? (char)k[i] : '?';
+        if (m->key_len > 62) key[n++] = '.', key[n++] = '.';
+        key[n++] = '"';
+        key[n] = '\0';
+    }
+    sw_log_limited(r->log, &r->lim_key, SW_LOG_WARN,
+                   "%s [%d] offset %lld: message key %s is not its job_id \"%.*s\": a job's events "
+                   "must all be keyed by its job_id, or the job is split over engines and its "
+                   "answers are wrong (README, Keying; %llu such messages so far)",
+                   p->topic, (int)p->partition, (long long)m->offset, key,
+                   ev->has_job_id ? (int)(ev->job_id.len > 200 ? 200 : ev->job_id.len) : 4,
+                   ev->has_job_id ? ev->job_id.ptr : "null", (unsigned long long)r->st.miskeyed);
+}
+
 static void handle(run_t *r, const rd_kafka_message_t *m)
 {
     if (m->err) {
@@ -115,6 +147,7 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
         }
         sw_run_send_dlq(r, p, m, invalid ? DLQ_INVALID : DLQ_DECODE, err);
     } else {
+        check_key(r, p, m, &ev);
         const sw_record_t *rec;
         if (sw_detect_feed_at(p->det, &ev, sw_clock_ms(), m->offset, &rec, err, sizeof(err)) != SW_OK) {
             r->st.limited++;

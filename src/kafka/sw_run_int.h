@@ -72,7 +72,7 @@ typedef struct part_s {
                                 until its origin snapshot is committed */
     int64_t origin_x;        /* the offset the origin snapshot is taken at */
     int64_t held_from;       /* lowest offset that reached us while held, -1 none */
-    sw_metrics_series_t *m_events, *m_lag;
+    sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
     sw_detect_stats_t mprev; /* engine counters last published */
 } part_t;
 
@@ -133,7 +133,7 @@ typedef struct run_s {
     bool in_txn;             /* exactly_once: a transaction is open */
     uint64_t snap_seq;
     sw_run_stats_t st;
-    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap;
+    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key;
     part_t *expiring;        /* partition whose idle jobs are being summarised */
     bool stopping;           /* the stop sequence runs (see stop()) */
     int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */

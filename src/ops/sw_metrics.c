@@ -34,10 +34,10 @@ typedef enum mtype_e { MT_COUNTER, MT_GAUGE, MT_GAUGE_DOUBLE, MT_HISTOGRAM } mty
 static const char *const k_type_names[] = {"counter", "gauge", "gauge", "histogram"};
 
 /* Where a row's samples come from. */
-typedef enum src_e { SRC_SCALAR, SRC_EVENTS_IN, SRC_LAG, SRC_HISTOGRAM } src_t;
+typedef enum src_e { SRC_SCALAR, SRC_EVENTS_IN, SRC_LAG, SRC_HISTOGRAM, SRC_MISKEYED } src_t;
 
 /* Labelled families with a dynamic label set. */
-enum { FAM_EVENTS_IN, FAM_LAG, FAM__CNT };
+enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM__CNT };
 
 /* One row per series of the output (one row for a whole dynamic family or
  * the histogram). Rows of one family are adjacent; the first carries the
@@ -63,6 +63,9 @@ static const desc_t k_desc[] = {
            "Start time of the process since the Unix epoch, in seconds."),
     {"stormwatch_events_in_total", MT_COUNTER, SRC_EVENTS_IN, -1, NULL, NULL,
      "Input messages consumed, by input topic."},
+    {"stormwatch_miskeyed_messages_total", MT_COUNTER, SRC_MISKEYED, -1, NULL, NULL,
+     "Input messages whose key is not their job_id (no key, or another key), by input topic: "
+     "their job may be analysed by several engines (key telemetry by job_id)."},
     SCALAR("stormwatch_input_bytes_total", MT_COUNTER, SW_M_INPUT_BYTES,
            "Bytes of input message values consumed."),
     SCALAR("stormwatch_decode_errors_total", MT_COUNTER, SW_M_DECODE_ERRORS,
@@ -352,6 +355,14 @@ sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic)
     return s;
 }
 
+sw_metrics_series_t *sw_metrics_miskeyed(sw_metrics_t *m, const char *topic)
+{
+    pthread_mutex_lock(&m->lock);
+    sw_metrics_series_t *s = family_get(m, FAM_MISKEYED, topic, -1);
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
 sw_metrics_series_t *sw_metrics_lag_add(sw_metrics_t *m, const char *topic, int32_t partition)
 {
     pthread_mutex_lock(&m->lock);
@@ -381,7 +392,7 @@ void sw_metrics_lag_remove(sw_metrics_t *m, sw_metrics_series_t *s)
 
 void sw_metrics_series_add(sw_metrics_series_t *s, uint64_t n)
 {
-    assert(s->fam == FAM_EVENTS_IN);
+    assert(s->fam == FAM_EVENTS_IN || s->fam == FAM_MISKEYED);
     atomic_fetch_add_explicit(&s->value, n, memory_order_relaxed);
 }
 
@@ -611,6 +622,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
         case SRC_SCALAR: render_scalar(m, d, out); break;
         case SRC_EVENTS_IN: render_family(m, d, FAM_EVENTS_IN, out); break;
         case SRC_LAG: render_family(m, d, FAM_LAG, out); break;
+        case SRC_MISKEYED: render_family(m, d, FAM_MISKEYED, out); break;
         case SRC_HISTOGRAM: render_histogram(m, d, out); break;
         }
     }

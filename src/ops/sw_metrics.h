@@ -143,6 +143,10 @@ double sw_metrics_get(const sw_metrics_t *m, sw_metric_t id);
  */
 sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic);
 
+/** @brief The series stormwatch_miskeyed_messages_total{topic=@p topic};
+ *         as sw_metrics_events_in() (add with sw_metrics_series_add()). */
+sw_metrics_series_t *sw_metrics_miskeyed(sw_metrics_t *m, const char *topic);
+
 /**
  * @brief Reference the gauge stormwatch_consumer_lag{topic,partition}
  *        (created on first reference; takes the mutex). It is not exported

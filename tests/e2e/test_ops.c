@@ -167,7 +167,7 @@ static int test_daemon(void)
     sw_tdec_t *dec = sw_tdec_new();
     sw_buf_t line;
     sw_buf_init(&line);
-    uint64_t sent = 0, bad = 0, records[4] = {0}, samples = 0;
+    uint64_t sent = 0, bad = 0, records[4] = {0}, samples = 0, miskeyed = 0;
     int scraped_midway = 0;
     while (sw_gen_next(gen, &line)) {
         if (sent % 400 == 200) {
@@ -181,8 +181,13 @@ static int test_daemon(void)
         SW_ASSERT(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)) == SW_OK, "%s", err);
         if (rec) records[rec->action]++;
         samples += ev.kind == SW_EV_SAMPLE;
-        SW_ASSERT(sw_kp_send(rk, "in.ops", 0, ev.job_id.ptr, ev.job_id.len, line.data, line.len - 1),
-                  "produce");
+        /* Now and then keyed by host, or not keyed (on the same partition,
+         * so the answer is unchanged): counted as mis-keyed and warned. */
+        bool by_host = sent % 500 == 250, no_key = sent % 500 == 450;
+        const void *key = by_host ? (const void *)"node-000" : no_key ? NULL : (const void *)ev.job_id.ptr;
+        size_t keylen = by_host ? 8 : no_key ? 0 : ev.job_id.len;
+        miskeyed += by_host || no_key;
+        SW_ASSERT(sw_kp_send(rk, "in.ops", 0, key, keylen, line.data, line.len - 1), "produce");
         sent++;
         line.len = 0;
         if (sent == 1000) {
@@ -236,6 +241,7 @@ static int test_daemon(void)
         {"stormwatch_jobs_tracked", 0},       /* the job went idle: state freed */
         {"stormwatch_retained_samples", 0},
         {"stormwatch_event_processing_seconds_count", (double)sent},
+        {"stormwatch_miskeyed_messages_total{topic=\"in.ops\"}", (double)miskeyed},
     };
     for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
         double v = sw_test_metric(body.data, exact[i].series);
@@ -281,6 +287,11 @@ static int test_daemon(void)
         lf = 1;
     }
     printf("secrets in the debug log (%zu bytes): %s\n", log.len, lf ? "FAILED" : "absent");
+    if (!strstr(log.data, "offset ") || !strstr(log.data, ": message key \"node-000\" is not its job_id \"")) {
+        fprintf(stderr, "FAIL: no warning naming a message keyed by host\n");
+        failed = 1;
+    }
+    printf("mis-keyed messages: %llu counted and warned about\n", (unsigned long long)miskeyed);
     failed |= lf;
     sw_buf_clear(&line);
     sw_buf_clear(&log);
