@@ -578,6 +578,33 @@ static void junk_del(sw_detector_t *det, job_t *j)
     j->in_junk = false;
 }
 
+/* Least recently active first: by the offset of the job's latest event,
+ * then by creation (the list's order in a live engine, where every event
+ * moves its job to the tail). */
+static int junk_cmp(const void *a, const void *b)
+{
+    const job_t *x = *(job_t *const *)a, *y = *(job_t *const *)b;
+    if (x->last_off != y->last_off) return x->last_off < y->last_off ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A restored engine orders its one-rank jobs as the live one did, so that
+ * both evict the same jobs. */
+static void junk_rebuild(sw_detector_t *det)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < det->njobs; i++) n += det->jobs[i] && det->jobs[i]->in_junk;
+    if (!n) return;
+    job_t **v = sw_malloc(n * sizeof(*v));
+    n = 0;
+    for (size_t i = 0; i < det->njobs; i++)
+        if (det->jobs[i] && det->jobs[i]->in_junk) v[n++] = det->jobs[i];
+    qsort(v, n, sizeof(*v), junk_cmp);
+    det->junk_head = det->junk_tail = NULL;
+    for (size_t i = 0; i < n; i++) junk_add(det, v[i]);
+    free(v);
+}
+
 static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     job_t *j = sw_calloc(1, sizeof(*j));
@@ -1833,6 +1860,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->last_ms = now_ms;
     }
     if (r.bad || r.p != r.end) goto err;
+    junk_rebuild(det);
     *next_offset = det->rebuild_x;
     return det;
 err:
