@@ -13,193 +13,7 @@
  *    suspects' region (time <= onset), which is the only way it can change.
  * Records are built from this state in O(ranks + suspects) only when one is
  * emitted. Pure: no I/O, no clock, no globals.
- */
-#include "sw_detect.h"
-
-#include <stdlib.h>
-#include <string.h>
-
-#include "sw_alloc.h"
-#include "sw_arena.h"
-#include "sw_imap.h"
-#include "sw_intern.h"
-#include "sw_phase.h"
-#include "sw_assemble.h"
-#include "sw_mset.h"
-#include "sw_varint.h"
-#include "sw_window.h"
-
-#define NIL UINT32_MAX
-
-/* Inline copy of a rank's last source, checked against each sample without
- * touching the job's tables (strings longer than the buffers just miss). */
-#define SRC_HOST_MAX 24
-#define SRC_SESS_MAX 32
-#define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
-
-typedef struct rank_s {
-    /* Hot: touched by every sample of the rank. */
-    int64_t rank;
-    int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
-    int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
-    int64_t empty_off;   /* input offset at which the window was last emptied
-                            (or one before the rank's first sample): samples
-                            after it are the window's candidates (restore) */
-    sw_win_t win;
-    uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
-    uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
-    int64_t c_pid;       /* last_src's pid, device, local rank, interval and strings */
-    int64_t c_dev, c_lrank;
-    int64_t c_interval;
-    uint8_t c_host_len, c_sess_len;
-    bool c_sess_null;
-    bool c_inline;       /* the strings fit the buffers below */
-    char c_host[SRC_HOST_MAX];
-    char c_sess[SRC_SESS_MAX];
-    /* Warm: the rank's candidate, changed only when its spike changes. */
-    bool has_cand;
-    int64_t c_rel;       /* spike timestamp - first_ts */
-    int64_t c_spike_ts;
-    int64_t c_peak;
-    int64_t c_samples;
-    uint32_t c_src;
-    uint32_t t_left, t_right, t_prio; /* candidate treap */
-    bool in_verdict;     /* one of the open episode's verdict suspects */
-} rank_t;
-
-typedef struct heap_ent_s {
-    int64_t key;         /* the rank's newest timestamp */
-    uint32_t ri;         /* index in ranks */
-} heap_ent_t;
-
-typedef struct claim_s {
-    int64_t ws;
-    uint64_t count;
-    uint64_t first;      /* order of first claim */
-} claim_t;
-
-typedef struct sig_ent_s {
-    int64_t rank;
-    int64_t spike_ts;
-} sig_ent_t;
-
-typedef struct job_s {
-    uint64_t hash;
-    int64_t first_off;          /* input offset of the job's first event */
-    int64_t last_off;           /* input offset of its latest event */
-    bool has_job_id;
-    char *job_id;
-    size_t job_id_len;
-    bool has_sample;
-    int64_t last_ms;
-    sw_intern_t *strs;          /* hosts and sessions */
-    sw_src_t *srcs;
-    size_t nsrcs, capsrcs;
-    uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
-    size_t src_nslots;
-    size_t idx;                 /* position in det->jobs */
-    struct job_s *junk_prev, *junk_next; /* in det's list of one-rank jobs */
-    bool in_junk;
-    rank_t *ranks;
-    size_t win_bytes;           /* storage of the ranks' windows (they grow) */
-    size_t nranks, capranks;
-    sw_imap_t rank_map;         /* rank -> index in ranks */
-    int64_t min_rank, max_rank;
-    claim_t *claims;
-    size_t nclaims, capclaims;
-    sw_imap_t claim_map;        /* world_size -> index in claims */
-    uint64_t claim_seq;
-    int64_t claim_leader;       /* index in claims, -1 none */
-    bool has_newest;
-    int64_t newest_ts;          /* newest sample timestamp of the job */
-    size_t insufficient;        /* ranks with fewer than two retained samples */
-    uint64_t retained;
-    sw_mset_t gaps;
-    sw_vcount_t intervals;
-    uint32_t t_root;
-    size_t ncands;
-    heap_ent_t *heap;
-    size_t nheap, capheap;
-    uint32_t *hpos;             /* per rank: heap index, NIL when absent */
-    bool open;
-    int64_t episode, revision;
-    bool sig_valid;
-    uint64_t sig_onset;
-    sw_confidence_t sig_conf;
-    int64_t sig_boundary;       /* rel of the onset candidate; INT64_MAX when none */
-    int64_t sig_rel0;           /* rel of the earliest candidate */
-    size_t sig_earliest;        /* suspects at the earliest time */
-    sig_ent_t *sig;
-    size_t nsig, capsig;
-    bool region_dirty;
-    /* The horizon (SPEC 6 step 4): candidates at aligned time <= horizon
-     * belong to an episode that has ended. Candidates are ordered by rel
-     * (= aligned - anchor first), so those are a prefix of the treap:
-     * rel <= excl_key with excl_key = horizon - anchor first. n_excl counts
-     * them, kept in step by cand_refresh and recounted when excl_key moves
-     * (a resolve, or a new anchor). */
-    bool has_horizon;
-    uint64_t horizon;
-    bool excl_valid;
-    int64_t excl_key;
-    size_t n_excl;
-    /* The verdict (SPEC 6 step 5): onset and suspects of the open
-     * episode's last trigger or update record, deep-copied into v_arena. */
-    bool has_verdict;
-    uint64_t v_onset;
-    sw_suspect_t *v_sus;
-    size_t v_n;
-    sw_arena_t v_arena;
-    bool v_touched;             /* a verdict rank's candidate may have changed */
-    int trig_conf;              /* episode_confidence of the records (sw_analysis.h) */
-    sw_phase_t *phase;
-    int64_t *sorted;            /* participating ranks ascending (cache) */
-    bool sorted_dirty;
-} job_t;
-
-struct sw_detector_s {
-    sw_params_t params;
-    int64_t stale_ns;
-    job_t **jobs;               /* creation order; NULL holes after evictions */
-    size_t njobs, capjobs, live_jobs;
-    job_t **jslots;             /* job map slots */
-    size_t jcap;
-    sw_arena_t arena;
-    sw_record_t rec;
-    uint32_t *stack;            /* treap traversal */
-    size_t capstack;
-    sig_ent_t *tmp_sig;
-    int64_t *tmp_rel;
-    size_t captmp;
-    sw_detect_stats_t st;
-    uint64_t arrivals;          /* events fed (stands in for offsets) */
-    int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */
-    job_t *junk_head, *junk_tail; /* jobs with at most one rank, least recently
-                                     active first: the first to go when jobs
-                                     must be evicted */
-    bool pressure;              /* over the memory budget (sw_detect_set_pressure) */
-};
-
-/* ---- small helpers --------------------------------------------------- */
-
-static uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
-#define GROW(ptr, n, cap, init)                                          \
-    do {                                                                 \
-        if ((n) >= (cap)) {                                              \
-            (cap) = (cap) ? (cap) * 2 : (init);                          \
-            while ((cap) <= (n)) (cap) *= 2;                             \
-            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));       \
-        }                                                                \
-    } while (0)
+ */#include "sw_detect_int.h"
 
 /* ---- job map --------------------------------------------------------- */
 
@@ -214,7 +28,7 @@ static bool job_matches(const job_t *j, bool has, const char *p, size_t n)
     return !has || (j->job_id_len == n && memcmp(j->job_id, p, n) == 0);
 }
 
-static job_t *jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
+job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
 {
     if (!det->jcap) return NULL;
     uint64_t h = job_key_hash(det, has, p, n);
@@ -417,7 +231,7 @@ static void heap_down(job_t *j, size_t i)
 }
 
 /* Insert rank ri, or move it after its newest timestamp grew. */
-static void heap_update(job_t *j, uint32_t ri, int64_t key)
+void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key)
 {
     uint32_t pos = j->hpos[ri];
     if (pos == NIL) {
@@ -510,7 +324,7 @@ static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
     if (ev->session_id.len) memcpy(r->c_sess, ev->session_id.ptr, ev->session_id.len);
 }
 
-static uint32_t src_get(job_t *j, rank_t *r, const sw_event_t *ev)
+uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 {
     if (src_cached(r, ev)) return r->last_src;
     if (r->last_src != NIL && !r->c_inline && src_is(j, r->last_src, ev)) return r->last_src;
@@ -590,7 +404,7 @@ static int junk_cmp(const void *a, const void *b)
 
 /* A restored engine orders its one-rank jobs as the live one did, so that
  * both evict the same jobs. */
-static void junk_rebuild(sw_detector_t *det)
+void sw_det_junk_rebuild(sw_detector_t *det)
 {
     size_t n = 0;
     for (size_t i = 0; i < det->njobs; i++) n += det->jobs[i] && det->jobs[i]->in_junk;
@@ -605,7 +419,7 @@ static void junk_rebuild(sw_detector_t *det)
     free(v);
 }
 
-static job_t *job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
+job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     job_t *j = sw_calloc(1, sizeof(*j));
     j->first_off = j->last_off = offset;
@@ -700,7 +514,7 @@ static size_t job_bytes(const job_t *j)
     return b;
 }
 
-static uint32_t rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
+uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
 {
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
@@ -815,7 +629,7 @@ static sw_i128 job_median(job_t *j)
 }
 
 /* Re-derive rank ri's candidate and keep the treap in step. */
-static void cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
+void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
 {
     rank_t *r = &j->ranks[ri];
     sw_win_cand_t wc;
@@ -871,7 +685,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
         sw_win_empty(&r->win, &ctx);
         r->empty_off = offset;
         window_changed(j, n_before, 0);
-        cand_refresh(det, j, ri);
+        sw_det_cand_refresh(det, j, ri);
         det->st.stale_windows++;
     }
 }
@@ -1118,7 +932,7 @@ static void suspect_copy(sw_arena_t *a, const sw_suspect_t *in, sw_suspect_t *ou
 }
 
 /* Mark (or unmark) the ranks of the verdict's suspects. */
-static void verdict_mark(job_t *j, bool on)
+void sw_det_verdict_mark(job_t *j, bool on)
 {
     for (size_t i = 0; i < j->v_n; i++) {
         uint32_t ri;
@@ -1128,7 +942,7 @@ static void verdict_mark(job_t *j, bool on)
 
 static void verdict_clear(job_t *j)
 {
-    verdict_mark(j, false);
+    sw_det_verdict_mark(j, false);
     sw_arena_reset(&j->v_arena);
     j->v_sus = NULL;
     j->v_n = 0;
@@ -1145,7 +959,7 @@ static void verdict_store(job_t *j, const sw_analysis_t *a)
     j->v_n = a->n_suspects;
     j->v_sus = a->n_suspects ? sw_arena_alloc(&j->v_arena, a->n_suspects * sizeof(*j->v_sus)) : NULL;
     for (size_t i = 0; i < a->n_suspects; i++) suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
-    verdict_mark(j, true);
+    sw_det_verdict_mark(j, true);
 }
 
 /* A verdict suspect (rank r, first spike t) is lost when A has no
@@ -1214,7 +1028,7 @@ static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, in
         rec->analysis.onset_ns = j->v_onset;
         rec->analysis.suspects = j->v_sus;
         rec->analysis.n_suspects = j->v_n;
-        verdict_mark(j, false);
+        sw_det_verdict_mark(j, false);
         j->v_touched = false;
         sig_reset(j);
         return rec;
@@ -1229,7 +1043,7 @@ static const sw_record_t *lifecycle(sw_detector_t *det, job_t *j, int64_t ts, in
 /* ---- public API -------------------------------------------------------- */
 
 /* Copy a message into errstr without stdio. */
-static void snprintf_like(char *errstr, size_t errstr_size, const char *msg)
+void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg)
 {
     if (!errstr_size) return;
     size_t n = strlen(msg);
@@ -1291,7 +1105,7 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
 }
 
 /* max.ranks.per.job, or (0 = unlimited) the hard ceiling (*hard). */
-static int64_t rank_limit(const sw_detector_t *det, bool *hard)
+int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard)
 {
     int64_t max_ranks = det->params.max_ranks_per_job;
     *hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
@@ -1306,7 +1120,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     *rec = NULL;
     bool sample = ev->kind == SW_EV_SAMPLE;
     bool hard;
-    int64_t max_ranks = rank_limit(det, &hard);
+    int64_t max_ranks = sw_det_rank_limit(det, &hard);
     if (sample && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
         det->st.limit_rejects++;
         bool ws = ev->world_size > max_ranks;
@@ -1315,7 +1129,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
                     max_ranks);
         return SW_ERR_LIMIT;
     }
-    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
         if ((full || det->pressure) && !evict_one(det)) {
@@ -1330,7 +1144,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
                             -1, "", (int64_t)det->live_jobs);
             return SW_ERR_LIMIT;
         }
-        j = job_create(det, ev, offset);
+        j = sw_det_job_create(det, ev, offset);
     }
     det->st.events++;
     j->last_ms = now_ms;
@@ -1348,11 +1162,11 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     uint32_t ri;
     bool new_rank = false;
     if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
-        ri = rank_create(det, j, ev->rank, offset);
+        ri = sw_det_rank_create(det, j, ev->rank, offset);
         new_rank = true;
     }
     rank_t *r = &j->ranks[ri];
-    uint32_t src = src_get(j, r, ev);
+    uint32_t src = sw_det_src_get(j, r, ev);
     int64_t ts = ev->timestamp_ns;
     /* The phase index sees every event, duplicates included (SPEC 6); a
      * sample only extends its group's session end. */
@@ -1394,8 +1208,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
      * be attributed (a later sample older than the window is too old). */
     if (r->phase_grp != NIL && sw_win_full(&r->win) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
-    if (r->win.n) heap_update(j, ri, r->newest_ts);
-    if (wr != SW_WIN_TOO_OLD || first_changed) cand_refresh(det, j, ri);
+    if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
+    if (wr != SW_WIN_TOO_OLD || first_changed) sw_det_cand_refresh(det, j, ri);
     /* Step 3: staleness. */
     stale_sweep(det, j, offset);
     /* Steps 4-5. */
@@ -1406,7 +1220,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
 void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
 {
     if (ev->kind != SW_EV_SAMPLE) return;
-    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
     const rank_t *r = &j->ranks[ri];
@@ -1481,440 +1295,11 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
     }
 }
 
-/* ---- state snapshots (restore after a restart or a rebalance) -----------
- * A snapshot holds everything but the windows: per job its first and last
- * offsets, claims, lifecycle, last signature and phase index, and per rank
- * the first and newest timestamps and the offset of its last emptying. The
- * windows are rebuilt by re-reading the input from sw_detect_min_offset():
- * a window is exactly the window.samples greatest non-duplicate samples the
- * rank received after its last emptying, so inserting those samples again,
- * in order, into an empty window gives the same window. */
-
-/* SWS2: SWS1 plus the horizon and the verdict (episodes keep their answer).
- * An SWS1 snapshot lacks them and is refused: the partition is then
- * processed from its committed offset without state, never misread. */
-#define SNAP_MAGIC "SWS2"
-#define SNAP_MAGIC_OLD "SWS1"
-
-static void params_put(sw_buf_t *b, const sw_params_t *p)
-{
-    uint64_t frac;
-    memcpy(&frac, &p->spike_fraction, 8);
-    sw_vput_i(b, p->window_samples);
-    sw_vput_i(b, p->stale_ms);
-    sw_vput_i(b, p->spike_min_bytes);
-    sw_vput_u(b, frac);
-    sw_vput_i(b, p->skew_note_multiplier);
-}
-
-bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
-{
-    int64_t m = INT64_MAX;
-    for (size_t i = 0; i < det->njobs; i++) {
-        const job_t *j = det->jobs[i];
-        if (!j) continue;
-        for (size_t k = 0; k < j->nranks; k++) {
-            int64_t o = sw_win_min_offset(&j->ranks[k].win);
-            if (o < m) m = o;
-        }
-    }
-    *offset = m;
-    return m != INT64_MAX;
-}
-
-static void i64s_put(sw_buf_t *b, const int64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) sw_vput_i(b, v[i]);
-}
-
-static void suspect_put(sw_buf_t *b, const sw_suspect_t *s)
-{
-    sw_vput_i(b, s->rank);
-    sw_vput_i(b, s->first_spike_timestamp_ns);
-    sw_vput_u(b, s->aligned_first_spike_timestamp_ns);
-    sw_vput_i(b, s->peak_delta_bytes);
-    sw_vput_i(b, s->spike_window_samples);
-    sw_vput_i(b, s->lead_over_cluster_onset_ns);
-    sw_vput_u(b, s->confidence);
-    sw_vput_i(b, s->supporting_ranks);
-    sw_vput_u(b, s->has_session);
-    sw_vput_bytes(b, s->session_id);
-    sw_vput_u(b, s->phase.resolution);
-    sw_vput_u(b, s->phase.n_paths);
-    for (size_t i = 0; i < s->phase.n_paths; i++) sw_vput_bytes(b, s->phase.paths[i]);
-    sw_vput_u(b, s->phase.has_summary);
-    sw_vput_bytes(b, s->phase.summary_path);
-    sw_vput_bytes(b, s->phase.path);
-    sw_vput_bytes(b, s->phase.scope_id);
-    sw_vput_i(b, s->phase.thread_id);
-    sw_vput_bytes(b, s->phase.thread_name);
-    sw_vput_u(b, s->has_source);
-    sw_vput_bytes(b, s->host);
-    sw_vput_i(b, s->pid);
-    sw_vput_u(b, s->has_device_id);
-    sw_vput_i(b, s->device_id);
-    sw_vput_u(b, s->has_local_rank);
-    sw_vput_i(b, s->local_rank);
-    sw_vput_u(b, s->n_timeline);
-    i64s_put(b, s->timeline_aligned_ns, s->n_timeline);
-    i64s_put(b, s->timeline_used, s->n_timeline);
-    sw_vput_u(b, s->timeline_spike_start);
-    sw_vput_u(b, s->timeline_spike);
-    sw_vput_i(b, s->timeline_window);
-}
-
-static bool str_ok(sw_str_t s)
-{
-    return sw_utf8_bad_at(s.ptr, s.len, true) == s.len;
-}
-
-/* Read one suspect written by suspect_put into @p a; strings are checked
- * as the decoders check them. @returns false when malformed. */
-static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
-{
-    memset(s, 0, sizeof(*s));
-    s->rank = sw_vget_i(r);
-    s->first_spike_timestamp_ns = sw_vget_i(r);
-    s->aligned_first_spike_timestamp_ns = sw_vget_u(r);
-    s->peak_delta_bytes = sw_vget_i(r);
-    s->spike_window_samples = sw_vget_i(r);
-    s->lead_over_cluster_onset_ns = sw_vget_i(r);
-    uint64_t conf = sw_vget_u(r);
-    s->supporting_ranks = sw_vget_i(r);
-    s->has_session = sw_vget_u(r) != 0;
-    s->session_id = sw_arena_str(a, sw_vget_bytes(r));
-    uint64_t res = sw_vget_u(r);
-    uint64_t np = sw_vget_u(r);
-    if (r->bad || conf > SW_CONFIDENCE_HIGH || res > SW_PHASE_AMBIGUOUS || np > (uint64_t)(r->end - r->p))
-        return false;
-    s->confidence = (sw_confidence_t)conf;
-    s->phase.resolution = (sw_phase_res_t)res;
-    s->phase.n_paths = np;
-    if (np) {
-        sw_str_t *paths = sw_arena_alloc(a, np * sizeof(*paths));
-        for (uint64_t i = 0; i < np; i++) {
-            paths[i] = sw_arena_str(a, sw_vget_bytes(r));
-            if (!str_ok(paths[i])) return false;
-        }
-        s->phase.paths = paths;
-    }
-    s->phase.has_summary = sw_vget_u(r) != 0;
-    s->phase.summary_path = sw_arena_str(a, sw_vget_bytes(r));
-    s->phase.path = sw_arena_str(a, sw_vget_bytes(r));
-    s->phase.scope_id = sw_arena_str(a, sw_vget_bytes(r));
-    s->phase.thread_id = sw_vget_i(r);
-    s->phase.thread_name = sw_arena_str(a, sw_vget_bytes(r));
-    s->has_source = sw_vget_u(r) != 0;
-    s->host = sw_arena_str(a, sw_vget_bytes(r));
-    s->pid = sw_vget_i(r);
-    s->has_device_id = sw_vget_u(r) != 0;
-    s->device_id = sw_vget_i(r);
-    s->has_local_rank = sw_vget_u(r) != 0;
-    s->local_rank = sw_vget_i(r);
-    uint64_t nt = sw_vget_u(r);
-    if (r->bad || nt > SW_TIMELINE_MAX_POINTS || !str_ok(s->session_id) ||
-        !str_ok(s->phase.summary_path) || !str_ok(s->phase.path) || !str_ok(s->phase.scope_id) ||
-        !str_ok(s->phase.thread_name) || !str_ok(s->host) || s->rank < 0 ||
-        s->first_spike_timestamp_ns < 0 || s->supporting_ranks < 1)
-        return false;
-    s->n_timeline = nt;
-    if (nt) {
-        int64_t *al = sw_arena_alloc(a, nt * sizeof(*al));
-        int64_t *us = sw_arena_alloc(a, nt * sizeof(*us));
-        for (uint64_t i = 0; i < nt; i++) al[i] = sw_vget_i(r);
-        for (uint64_t i = 0; i < nt; i++) us[i] = sw_vget_i(r);
-        s->timeline_aligned_ns = al;
-        s->timeline_used = us;
-    }
-    s->timeline_spike_start = sw_vget_u(r);
-    s->timeline_spike = sw_vget_u(r);
-    s->timeline_window = sw_vget_i(r);
-    if (r->bad || (nt && (s->timeline_spike_start >= nt || s->timeline_spike >= nt)))
-        return false;
-    return true;
-}
-
-void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out)
-{
-    sw_buf_put(out, SNAP_MAGIC, 4);
-    params_put(out, &det->params);
-    sw_vput_i(out, next_offset);
-    sw_vput_u(out, det->live_jobs);
-    for (size_t i = 0; i < det->njobs; i++) {
-        const job_t *j = det->jobs[i];
-        if (!j) continue;
-        sw_vput_u(out, j->has_job_id);
-        sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
-        sw_vput_i(out, j->first_off);
-        sw_vput_i(out, j->last_off);
-        sw_vput_u(out, j->has_sample);
-        sw_vput_u(out, j->claim_seq);
-        sw_vput_i(out, j->claim_leader);
-        sw_vput_u(out, j->nclaims);
-        for (size_t k = 0; k < j->nclaims; k++) {
-            sw_vput_i(out, j->claims[k].ws);
-            sw_vput_u(out, j->claims[k].count);
-            sw_vput_u(out, j->claims[k].first);
-        }
-        sw_vput_u(out, j->has_newest);
-        sw_vput_i(out, j->newest_ts);
-        sw_vput_u(out, j->open);
-        sw_vput_i(out, j->episode);
-        sw_vput_i(out, j->revision);
-        sw_vput_u(out, j->sig_valid);
-        sw_vput_u(out, j->sig_onset);
-        sw_vput_u(out, j->sig_conf);
-        sw_vput_i(out, j->sig_boundary);
-        sw_vput_i(out, j->sig_rel0);
-        sw_vput_u(out, j->sig_earliest);
-        sw_vput_u(out, j->region_dirty);
-        sw_vput_u(out, j->nsig);
-        for (size_t k = 0; k < j->nsig; k++) {
-            sw_vput_i(out, j->sig[k].rank);
-            sw_vput_i(out, j->sig[k].spike_ts);
-        }
-        sw_vput_u(out, j->has_horizon);
-        sw_vput_u(out, j->horizon);
-        sw_vput_i(out, j->trig_conf);
-        sw_vput_u(out, j->has_verdict);
-        sw_vput_u(out, j->v_onset);
-        sw_vput_u(out, j->v_n);
-        for (size_t k = 0; k < j->v_n; k++) suspect_put(out, &j->v_sus[k]);
-        sw_vput_u(out, j->nranks);
-        for (size_t k = 0; k < j->nranks; k++) {
-            const rank_t *r = &j->ranks[k];
-            sw_vput_i(out, r->rank);
-            sw_vput_i(out, r->first_ts);
-            sw_vput_i(out, r->newest_ts);
-            sw_vput_i(out, r->empty_off);
-        }
-        sw_phase_save(j->phase, out);
-    }
-}
-
-sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
-                                 int64_t *next_offset, char *errstr, size_t errstr_size)
-{
-    sw_detector_t *det = sw_detect_new(params);
-    sw_vrd_t r = {data, (const uint8_t *)data + len, false};
-    const char *why = "malformed state snapshot";
-    if (len >= 4 && memcmp(data, SNAP_MAGIC_OLD, 4) == 0) {
-        why = "state snapshot of an earlier stormwatch version (SWS1: no episode horizon or "
-              "verdict); refused, the partition is processed from its committed offset";
-        goto err;
-    }
-    if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
-        why = "not a stormwatch state snapshot (bad magic)";
-        goto err;
-    }
-    r.p += 4;
-    sw_buf_t mine;
-    sw_buf_init(&mine);
-    params_put(&mine, &det->params);
-    bool same = (size_t)(r.end - r.p) >= mine.len && memcmp(r.p, mine.data, mine.len) == 0;
-    r.p += same ? mine.len : 0;
-    sw_buf_clear(&mine);
-    if (!same) {
-        why = "the snapshot was taken with other analysis parameters (window.samples, stale.ms, "
-              "spike.min.bytes, spike.fraction or skew.note.multiplier)";
-        goto err;
-    }
-    det->rebuild_x = sw_vget_i(&r);
-    uint64_t njobs = sw_vget_u(&r);
-    if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
-    if (det->params.max_jobs > 0 && njobs > (uint64_t)det->params.max_jobs) r.bad = true;
-    /* Everything read is checked against what the engine itself can
-     * produce: a damaged snapshot is refused, never trusted. */
-    bool hard;
-    int64_t max_ranks = rank_limit(det, &hard);
-    for (uint64_t i = 0; i < njobs && !r.bad; i++) {
-        sw_event_t ev;
-        memset(&ev, 0, sizeof(ev));
-        ev.has_job_id = sw_vget_u(&r) != 0;
-        ev.job_id = sw_vget_bytes(&r);
-        if (r.bad || (ev.has_job_id && ev.job_id.len == 0) ||
-            sw_utf8_bad_at(ev.job_id.ptr, ev.job_id.len, true) != ev.job_id.len ||
-            jmap_find(det, ev.has_job_id, ev.job_id.ptr, ev.job_id.len)) {
-            r.bad = true;
-            break;
-        }
-        job_t *j = job_create(det, &ev, 0);
-        j->first_off = sw_vget_i(&r);
-        j->last_off = sw_vget_i(&r);
-        j->has_sample = sw_vget_u(&r) != 0;
-        j->claim_seq = sw_vget_u(&r);
-        j->claim_leader = sw_vget_i(&r);
-        uint64_t nc = sw_vget_u(&r);
-        if (nc > (uint64_t)(r.end - r.p)) {
-            r.bad = true;
-            break;
-        }
-        for (uint64_t k = 0; k < nc && !r.bad; k++) {
-            int64_t ws = sw_vget_i(&r);
-            uint32_t dup;
-            GROW(j->claims, j->nclaims, j->capclaims, 4);
-            claim_t *c = &j->claims[j->nclaims];
-            c->ws = ws;
-            c->count = sw_vget_u(&r);
-            c->first = sw_vget_u(&r);
-            if (ws < 2 || ws > max_ranks || c->count == 0 || sw_imap_get(&j->claim_map, ws, &dup)) {
-                r.bad = true;
-                break;
-            }
-            sw_imap_put(&j->claim_map, ws, (uint32_t)j->nclaims++);
-        }
-        if (j->claim_leader < -1 || j->claim_leader >= (int64_t)j->nclaims ||
-            (j->nclaims > 0) != (j->claim_leader >= 0))
-            r.bad = true;
-        j->has_newest = sw_vget_u(&r) != 0;
-        j->newest_ts = sw_vget_i(&r);
-        j->open = sw_vget_u(&r) != 0;
-        j->episode = sw_vget_i(&r);
-        j->revision = sw_vget_i(&r);
-        j->sig_valid = sw_vget_u(&r) != 0;
-        j->sig_onset = sw_vget_u(&r);
-        j->sig_conf = (sw_confidence_t)sw_vget_u(&r);
-        j->sig_boundary = sw_vget_i(&r);
-        j->sig_rel0 = sw_vget_i(&r);
-        j->sig_earliest = sw_vget_u(&r);
-        bool dirty = sw_vget_u(&r) != 0;
-        uint64_t ns = sw_vget_u(&r);
-        /* Episodes and revisions count up by one per record: a live engine
-         * never gets near 2^62, and a bound keeps the increments defined. */
-        if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
-            j->episode > COUNT_MAX || j->revision > COUNT_MAX ||
-            (uint64_t)j->sig_conf > SW_CONFIDENCE_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
-            r.bad = true;
-            break;
-        }
-        if (ns > (uint64_t)(r.end - r.p)) {
-            r.bad = true;
-            break;
-        }
-        for (uint64_t k = 0; k < ns && !r.bad; k++) {
-            GROW(j->sig, j->nsig, j->capsig, 8);
-            j->sig[j->nsig].rank = sw_vget_i(&r);
-            j->sig[j->nsig].spike_ts = sw_vget_i(&r);
-            j->nsig++;
-        }
-        j->has_horizon = sw_vget_u(&r) != 0;
-        j->horizon = sw_vget_u(&r);
-        int64_t tc = sw_vget_i(&r);
-        if (tc < -1 || tc > SW_CONFIDENCE_HIGH) r.bad = true;
-        j->trig_conf = (int)tc;
-        j->has_verdict = sw_vget_u(&r) != 0;
-        j->v_onset = sw_vget_u(&r);
-        uint64_t nv = sw_vget_u(&r);
-        /* An open episode has a verdict of at least one suspect; a closed
-         * one keeps the one it closed with (or none before the first). */
-        if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->open && (!j->has_verdict || nv == 0)) ||
-            (!j->has_verdict && nv) || (!j->has_horizon && j->horizon)) {
-            r.bad = true;
-            break;
-        }
-        if (nv) j->v_sus = sw_arena_alloc(&j->v_arena, nv * sizeof(*j->v_sus));
-        for (uint64_t k = 0; k < nv && !r.bad; k++) {
-            if (!suspect_get(&r, &j->v_arena, &j->v_sus[k])) r.bad = true;
-            else j->v_n++;
-        }
-        if (r.bad) break;
-        uint64_t nr = sw_vget_u(&r);
-        if (nr > (uint64_t)(r.end - r.p)) {
-            r.bad = true;
-            break;
-        }
-        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample || ns > nr) {
-            r.bad = true;
-            break;
-        }
-        for (uint64_t k = 0; k < nr && !r.bad; k++) {
-            int64_t rank = sw_vget_i(&r);
-            uint32_t ri;
-            if (rank < 0 || rank >= max_ranks || sw_imap_get(&j->rank_map, rank, &ri)) {
-                r.bad = true;
-                break;
-            }
-            ri = rank_create(det, j, rank, 0);
-            rank_t *rk = &j->ranks[ri];
-            rk->first_ts = sw_vget_i(&r);
-            rk->newest_ts = sw_vget_i(&r);
-            rk->empty_off = sw_vget_i(&r);
-            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts) r.bad = true;
-        }
-        for (size_t k = 0; k < j->nsig && !r.bad; k++) {
-            uint32_t ri;
-            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri)) r.bad = true;
-        }
-        for (size_t k = 0; k < j->v_n && !r.bad; k++) {
-            uint32_t ri;
-            if (!sw_imap_get(&j->rank_map, j->v_sus[k].rank, &ri)) r.bad = true;
-        }
-        if (!r.bad && j->open) verdict_mark(j, true);
-        const uint8_t *p = r.p;
-        if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
-            r.bad = true;
-            break;
-        }
-        r.p = p;
-        j->region_dirty = dirty;
-        j->last_ms = now_ms;
-    }
-    if (r.bad || r.p != r.end) goto err;
-    junk_rebuild(det);
-    *next_offset = det->rebuild_x;
-    return det;
-err:
-    snprintf_like(errstr, errstr_size, why);
-    sw_detect_destroy(det);
-    return NULL;
-}
-
-bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
-{
-    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x) return false;
-    bool hard;
-    int64_t max_ranks = rank_limit(det, &hard);
-    if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
-    job_t *j = jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
-    uint32_t ri;
-    if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
-    rank_t *r = &j->ranks[ri];
-    if (offset <= r->empty_off) return false;
-    uint32_t src = src_get(j, r, ev);
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
-    uint32_t cap_before = r->win.cap;
-    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
-    if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
-    return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
-}
-
-void sw_detect_rebuild_done(sw_detector_t *det)
-{
-    for (size_t i = 0; i < det->njobs; i++) {
-        job_t *j = det->jobs[i];
-        if (!j) continue;
-        bool dirty = j->region_dirty;
-        j->retained = 0;
-        j->insufficient = 0;
-        for (size_t k = 0; k < j->nranks; k++) {
-            rank_t *r = &j->ranks[k];
-            j->retained += r->win.n;
-            if (r->win.n < 2) j->insufficient++;
-            if (r->win.n) heap_update(j, (uint32_t)k, r->newest_ts);
-            cand_refresh(det, j, (uint32_t)k);
-        }
-        /* The snapshot's flag, not the one the re-insertions left. */
-        j->region_dirty = dirty;
-        j->excl_valid = false;
-        j->v_touched = true;
-    }
-    det->rebuild_x = INT64_MIN;
-}
-
 bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out)
 {
-    job_t *j = jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
+    job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     if (!j || !j->has_sample) return false;
     build_analysis(det, j, false, out);
     return true;
 }
+

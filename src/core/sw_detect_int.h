@@ -1,0 +1,210 @@
+/*
+ * Internal to the stream engine (src/core/sw_detect*.c): its state and the
+ * functions its files share. Not for other modules. Pure, like the engine.
+ *   sw_detect.c        jobs, ranks, candidates, the lifecycle, the public API
+ *   sw_detect_state.c  snapshots, restore and the rebuild of the windows
+ */
+#ifndef SW_DETECT_INT_H
+#define SW_DETECT_INT_H
+
+#include "sw_detect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_arena.h"
+#include "sw_imap.h"
+#include "sw_intern.h"
+#include "sw_phase.h"
+#include "sw_assemble.h"
+#include "sw_mset.h"
+#include "sw_varint.h"
+#include "sw_window.h"
+
+#define NIL UINT32_MAX
+
+/* Inline copy of a rank's last source, checked against each sample without
+ * touching the job's tables (strings longer than the buffers just miss). */
+#define SRC_HOST_MAX 24
+#define SRC_SESS_MAX 32
+#define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
+
+typedef struct rank_s {
+    /* Hot: touched by every sample of the rank. */
+    int64_t rank;
+    int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
+    int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
+    int64_t empty_off;   /* input offset at which the window was last emptied
+                            (or one before the rank's first sample): samples
+                            after it are the window's candidates (restore) */
+    sw_win_t win;
+    uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
+    uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
+    int64_t c_pid;       /* last_src's pid, device, local rank, interval and strings */
+    int64_t c_dev, c_lrank;
+    int64_t c_interval;
+    uint8_t c_host_len, c_sess_len;
+    bool c_sess_null;
+    bool c_inline;       /* the strings fit the buffers below */
+    char c_host[SRC_HOST_MAX];
+    char c_sess[SRC_SESS_MAX];
+    /* Warm: the rank's candidate, changed only when its spike changes. */
+    bool has_cand;
+    int64_t c_rel;       /* spike timestamp - first_ts */
+    int64_t c_spike_ts;
+    int64_t c_peak;
+    int64_t c_samples;
+    uint32_t c_src;
+    uint32_t t_left, t_right, t_prio; /* candidate treap */
+    bool in_verdict;     /* one of the open episode's verdict suspects */
+} rank_t;
+
+typedef struct heap_ent_s {
+    int64_t key;         /* the rank's newest timestamp */
+    uint32_t ri;         /* index in ranks */
+} heap_ent_t;
+
+typedef struct claim_s {
+    int64_t ws;
+    uint64_t count;
+    uint64_t first;      /* order of first claim */
+} claim_t;
+
+typedef struct sig_ent_s {
+    int64_t rank;
+    int64_t spike_ts;
+} sig_ent_t;
+
+typedef struct job_s {
+    uint64_t hash;
+    int64_t first_off;          /* input offset of the job's first event */
+    int64_t last_off;           /* input offset of its latest event */
+    bool has_job_id;
+    char *job_id;
+    size_t job_id_len;
+    bool has_sample;
+    int64_t last_ms;
+    sw_intern_t *strs;          /* hosts and sessions */
+    sw_src_t *srcs;
+    size_t nsrcs, capsrcs;
+    uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
+    size_t src_nslots;
+    size_t idx;                 /* position in det->jobs */
+    struct job_s *junk_prev, *junk_next; /* in det's list of one-rank jobs */
+    bool in_junk;
+    rank_t *ranks;
+    size_t win_bytes;           /* storage of the ranks' windows (they grow) */
+    size_t nranks, capranks;
+    sw_imap_t rank_map;         /* rank -> index in ranks */
+    int64_t min_rank, max_rank;
+    claim_t *claims;
+    size_t nclaims, capclaims;
+    sw_imap_t claim_map;        /* world_size -> index in claims */
+    uint64_t claim_seq;
+    int64_t claim_leader;       /* index in claims, -1 none */
+    bool has_newest;
+    int64_t newest_ts;          /* newest sample timestamp of the job */
+    size_t insufficient;        /* ranks with fewer than two retained samples */
+    uint64_t retained;
+    sw_mset_t gaps;
+    sw_vcount_t intervals;
+    uint32_t t_root;
+    size_t ncands;
+    heap_ent_t *heap;
+    size_t nheap, capheap;
+    uint32_t *hpos;             /* per rank: heap index, NIL when absent */
+    bool open;
+    int64_t episode, revision;
+    bool sig_valid;
+    uint64_t sig_onset;
+    sw_confidence_t sig_conf;
+    int64_t sig_boundary;       /* rel of the onset candidate; INT64_MAX when none */
+    int64_t sig_rel0;           /* rel of the earliest candidate */
+    size_t sig_earliest;        /* suspects at the earliest time */
+    sig_ent_t *sig;
+    size_t nsig, capsig;
+    bool region_dirty;
+    /* The horizon (SPEC 6 step 4): candidates at aligned time <= horizon
+     * belong to an episode that has ended. Candidates are ordered by rel
+     * (= aligned - anchor first), so those are a prefix of the treap:
+     * rel <= excl_key with excl_key = horizon - anchor first. n_excl counts
+     * them, kept in step by cand_refresh and recounted when excl_key moves
+     * (a resolve, or a new anchor). */
+    bool has_horizon;
+    uint64_t horizon;
+    bool excl_valid;
+    int64_t excl_key;
+    size_t n_excl;
+    /* The verdict (SPEC 6 step 5): onset and suspects of the open
+     * episode's last trigger or update record, deep-copied into v_arena. */
+    bool has_verdict;
+    uint64_t v_onset;
+    sw_suspect_t *v_sus;
+    size_t v_n;
+    sw_arena_t v_arena;
+    bool v_touched;             /* a verdict rank's candidate may have changed */
+    int trig_conf;              /* episode_confidence of the records (sw_analysis.h) */
+    sw_phase_t *phase;
+    int64_t *sorted;            /* participating ranks ascending (cache) */
+    bool sorted_dirty;
+} job_t;
+
+struct sw_detector_s {
+    sw_params_t params;
+    int64_t stale_ns;
+    job_t **jobs;               /* creation order; NULL holes after evictions */
+    size_t njobs, capjobs, live_jobs;
+    job_t **jslots;             /* job map slots */
+    size_t jcap;
+    sw_arena_t arena;
+    sw_record_t rec;
+    uint32_t *stack;            /* treap traversal */
+    size_t capstack;
+    sig_ent_t *tmp_sig;
+    int64_t *tmp_rel;
+    size_t captmp;
+    sw_detect_stats_t st;
+    uint64_t arrivals;          /* events fed (stands in for offsets) */
+    int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */
+    job_t *junk_head, *junk_tail; /* jobs with at most one rank, least recently
+                                     active first: the first to go when jobs
+                                     must be evicted */
+    bool pressure;              /* over the memory budget (sw_detect_set_pressure) */
+};
+
+/* ---- small helpers --------------------------------------------------- */
+
+static inline uint32_t mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+#define GROW(ptr, n, cap, init)                                          \
+    do {                                                                 \
+        if ((n) >= (cap)) {                                              \
+            (cap) = (cap) ? (cap) * 2 : (init);                          \
+            while ((cap) <= (n)) (cap) *= 2;                             \
+            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));       \
+        }                                                                \
+    } while (0)
+
+/* ---- shared functions ---------------------------------------------------- */
+
+job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n);
+void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key);
+uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev);
+void sw_det_junk_rebuild(sw_detector_t *det);
+job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
+uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset);
+void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
+void sw_det_verdict_mark(job_t *j, bool on);
+void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg);
+int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard);
+
+#endif /* SW_DETECT_INT_H */

@@ -1,0 +1,433 @@
+/* Snapshots, restore and rebuild of the stream engine (see sw_detect_int.h). */
+#include "sw_detect_int.h"
+
+/* ---- state snapshots (restore after a restart or a rebalance) -----------
+ * A snapshot holds everything but the windows: per job its first and last
+ * offsets, claims, lifecycle, last signature and phase index, and per rank
+ * the first and newest timestamps and the offset of its last emptying. The
+ * windows are rebuilt by re-reading the input from sw_detect_min_offset():
+ * a window is exactly the window.samples greatest non-duplicate samples the
+ * rank received after its last emptying, so inserting those samples again,
+ * in order, into an empty window gives the same window. */
+
+/* SWS2: SWS1 plus the horizon and the verdict (episodes keep their answer).
+ * An SWS1 snapshot lacks them and is refused: the partition is then
+ * processed from its committed offset without state, never misread. */
+#define SNAP_MAGIC "SWS2"
+#define SNAP_MAGIC_OLD "SWS1"
+
+static void params_put(sw_buf_t *b, const sw_params_t *p)
+{
+    uint64_t frac;
+    memcpy(&frac, &p->spike_fraction, 8);
+    sw_vput_i(b, p->window_samples);
+    sw_vput_i(b, p->stale_ms);
+    sw_vput_i(b, p->spike_min_bytes);
+    sw_vput_u(b, frac);
+    sw_vput_i(b, p->skew_note_multiplier);
+}
+
+bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
+{
+    int64_t m = INT64_MAX;
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        if (!j) continue;
+        for (size_t k = 0; k < j->nranks; k++) {
+            int64_t o = sw_win_min_offset(&j->ranks[k].win);
+            if (o < m) m = o;
+        }
+    }
+    *offset = m;
+    return m != INT64_MAX;
+}
+
+static void i64s_put(sw_buf_t *b, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) sw_vput_i(b, v[i]);
+}
+
+static void suspect_put(sw_buf_t *b, const sw_suspect_t *s)
+{
+    sw_vput_i(b, s->rank);
+    sw_vput_i(b, s->first_spike_timestamp_ns);
+    sw_vput_u(b, s->aligned_first_spike_timestamp_ns);
+    sw_vput_i(b, s->peak_delta_bytes);
+    sw_vput_i(b, s->spike_window_samples);
+    sw_vput_i(b, s->lead_over_cluster_onset_ns);
+    sw_vput_u(b, s->confidence);
+    sw_vput_i(b, s->supporting_ranks);
+    sw_vput_u(b, s->has_session);
+    sw_vput_bytes(b, s->session_id);
+    sw_vput_u(b, s->phase.resolution);
+    sw_vput_u(b, s->phase.n_paths);
+    for (size_t i = 0; i < s->phase.n_paths; i++) sw_vput_bytes(b, s->phase.paths[i]);
+    sw_vput_u(b, s->phase.has_summary);
+    sw_vput_bytes(b, s->phase.summary_path);
+    sw_vput_bytes(b, s->phase.path);
+    sw_vput_bytes(b, s->phase.scope_id);
+    sw_vput_i(b, s->phase.thread_id);
+    sw_vput_bytes(b, s->phase.thread_name);
+    sw_vput_u(b, s->has_source);
+    sw_vput_bytes(b, s->host);
+    sw_vput_i(b, s->pid);
+    sw_vput_u(b, s->has_device_id);
+    sw_vput_i(b, s->device_id);
+    sw_vput_u(b, s->has_local_rank);
+    sw_vput_i(b, s->local_rank);
+    sw_vput_u(b, s->n_timeline);
+    i64s_put(b, s->timeline_aligned_ns, s->n_timeline);
+    i64s_put(b, s->timeline_used, s->n_timeline);
+    sw_vput_u(b, s->timeline_spike_start);
+    sw_vput_u(b, s->timeline_spike);
+    sw_vput_i(b, s->timeline_window);
+}
+
+static bool str_ok(sw_str_t s)
+{
+    return sw_utf8_bad_at(s.ptr, s.len, true) == s.len;
+}
+
+/* Read one suspect written by suspect_put into @p a; strings are checked
+ * as the decoders check them. @returns false when malformed. */
+static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->rank = sw_vget_i(r);
+    s->first_spike_timestamp_ns = sw_vget_i(r);
+    s->aligned_first_spike_timestamp_ns = sw_vget_u(r);
+    s->peak_delta_bytes = sw_vget_i(r);
+    s->spike_window_samples = sw_vget_i(r);
+    s->lead_over_cluster_onset_ns = sw_vget_i(r);
+    uint64_t conf = sw_vget_u(r);
+    s->supporting_ranks = sw_vget_i(r);
+    s->has_session = sw_vget_u(r) != 0;
+    s->session_id = sw_arena_str(a, sw_vget_bytes(r));
+    uint64_t res = sw_vget_u(r);
+    uint64_t np = sw_vget_u(r);
+    if (r->bad || conf > SW_CONFIDENCE_HIGH || res > SW_PHASE_AMBIGUOUS || np > (uint64_t)(r->end - r->p))
+        return false;
+    s->confidence = (sw_confidence_t)conf;
+    s->phase.resolution = (sw_phase_res_t)res;
+    s->phase.n_paths = np;
+    if (np) {
+        sw_str_t *paths = sw_arena_alloc(a, np * sizeof(*paths));
+        for (uint64_t i = 0; i < np; i++) {
+            paths[i] = sw_arena_str(a, sw_vget_bytes(r));
+            if (!str_ok(paths[i])) return false;
+        }
+        s->phase.paths = paths;
+    }
+    s->phase.has_summary = sw_vget_u(r) != 0;
+    s->phase.summary_path = sw_arena_str(a, sw_vget_bytes(r));
+    s->phase.path = sw_arena_str(a, sw_vget_bytes(r));
+    s->phase.scope_id = sw_arena_str(a, sw_vget_bytes(r));
+    s->phase.thread_id = sw_vget_i(r);
+    s->phase.thread_name = sw_arena_str(a, sw_vget_bytes(r));
+    s->has_source = sw_vget_u(r) != 0;
+    s->host = sw_arena_str(a, sw_vget_bytes(r));
+    s->pid = sw_vget_i(r);
+    s->has_device_id = sw_vget_u(r) != 0;
+    s->device_id = sw_vget_i(r);
+    s->has_local_rank = sw_vget_u(r) != 0;
+    s->local_rank = sw_vget_i(r);
+    uint64_t nt = sw_vget_u(r);
+    if (r->bad || nt > SW_TIMELINE_MAX_POINTS || !str_ok(s->session_id) ||
+        !str_ok(s->phase.summary_path) || !str_ok(s->phase.path) || !str_ok(s->phase.scope_id) ||
+        !str_ok(s->phase.thread_name) || !str_ok(s->host) || s->rank < 0 ||
+        s->first_spike_timestamp_ns < 0 || s->supporting_ranks < 1)
+        return false;
+    s->n_timeline = nt;
+    if (nt) {
+        int64_t *al = sw_arena_alloc(a, nt * sizeof(*al));
+        int64_t *us = sw_arena_alloc(a, nt * sizeof(*us));
+        for (uint64_t i = 0; i < nt; i++) al[i] = sw_vget_i(r);
+        for (uint64_t i = 0; i < nt; i++) us[i] = sw_vget_i(r);
+        s->timeline_aligned_ns = al;
+        s->timeline_used = us;
+    }
+    s->timeline_spike_start = sw_vget_u(r);
+    s->timeline_spike = sw_vget_u(r);
+    s->timeline_window = sw_vget_i(r);
+    if (r->bad || (nt && (s->timeline_spike_start >= nt || s->timeline_spike >= nt)))
+        return false;
+    return true;
+}
+
+void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out)
+{
+    sw_buf_put(out, SNAP_MAGIC, 4);
+    params_put(out, &det->params);
+    sw_vput_i(out, next_offset);
+    sw_vput_u(out, det->live_jobs);
+    for (size_t i = 0; i < det->njobs; i++) {
+        const job_t *j = det->jobs[i];
+        if (!j) continue;
+        sw_vput_u(out, j->has_job_id);
+        sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
+        sw_vput_i(out, j->first_off);
+        sw_vput_i(out, j->last_off);
+        sw_vput_u(out, j->has_sample);
+        sw_vput_u(out, j->claim_seq);
+        sw_vput_i(out, j->claim_leader);
+        sw_vput_u(out, j->nclaims);
+        for (size_t k = 0; k < j->nclaims; k++) {
+            sw_vput_i(out, j->claims[k].ws);
+            sw_vput_u(out, j->claims[k].count);
+            sw_vput_u(out, j->claims[k].first);
+        }
+        sw_vput_u(out, j->has_newest);
+        sw_vput_i(out, j->newest_ts);
+        sw_vput_u(out, j->open);
+        sw_vput_i(out, j->episode);
+        sw_vput_i(out, j->revision);
+        sw_vput_u(out, j->sig_valid);
+        sw_vput_u(out, j->sig_onset);
+        sw_vput_u(out, j->sig_conf);
+        sw_vput_i(out, j->sig_boundary);
+        sw_vput_i(out, j->sig_rel0);
+        sw_vput_u(out, j->sig_earliest);
+        sw_vput_u(out, j->region_dirty);
+        sw_vput_u(out, j->nsig);
+        for (size_t k = 0; k < j->nsig; k++) {
+            sw_vput_i(out, j->sig[k].rank);
+            sw_vput_i(out, j->sig[k].spike_ts);
+        }
+        sw_vput_u(out, j->has_horizon);
+        sw_vput_u(out, j->horizon);
+        sw_vput_i(out, j->trig_conf);
+        sw_vput_u(out, j->has_verdict);
+        sw_vput_u(out, j->v_onset);
+        sw_vput_u(out, j->v_n);
+        for (size_t k = 0; k < j->v_n; k++) suspect_put(out, &j->v_sus[k]);
+        sw_vput_u(out, j->nranks);
+        for (size_t k = 0; k < j->nranks; k++) {
+            const rank_t *r = &j->ranks[k];
+            sw_vput_i(out, r->rank);
+            sw_vput_i(out, r->first_ts);
+            sw_vput_i(out, r->newest_ts);
+            sw_vput_i(out, r->empty_off);
+        }
+        sw_phase_save(j->phase, out);
+    }
+}
+
+sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
+                                 int64_t *next_offset, char *errstr, size_t errstr_size)
+{
+    sw_detector_t *det = sw_detect_new(params);
+    sw_vrd_t r = {data, (const uint8_t *)data + len, false};
+    const char *why = "malformed state snapshot";
+    if (len >= 4 && memcmp(data, SNAP_MAGIC_OLD, 4) == 0) {
+        why = "state snapshot of an earlier stormwatch version (SWS1: no episode horizon or "
+              "verdict); refused, the partition is processed from its committed offset";
+        goto err;
+    }
+    if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
+        why = "not a stormwatch state snapshot (bad magic)";
+        goto err;
+    }
+    r.p += 4;
+    sw_buf_t mine;
+    sw_buf_init(&mine);
+    params_put(&mine, &det->params);
+    bool same = (size_t)(r.end - r.p) >= mine.len && memcmp(r.p, mine.data, mine.len) == 0;
+    r.p += same ? mine.len : 0;
+    sw_buf_clear(&mine);
+    if (!same) {
+        why = "the snapshot was taken with other analysis parameters (window.samples, stale.ms, "
+              "spike.min.bytes, spike.fraction or skew.note.multiplier)";
+        goto err;
+    }
+    det->rebuild_x = sw_vget_i(&r);
+    uint64_t njobs = sw_vget_u(&r);
+    if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
+    if (det->params.max_jobs > 0 && njobs > (uint64_t)det->params.max_jobs) r.bad = true;
+    /* Everything read is checked against what the engine itself can
+     * produce: a damaged snapshot is refused, never trusted. */
+    bool hard;
+    int64_t max_ranks = sw_det_rank_limit(det, &hard);
+    for (uint64_t i = 0; i < njobs && !r.bad; i++) {
+        sw_event_t ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.has_job_id = sw_vget_u(&r) != 0;
+        ev.job_id = sw_vget_bytes(&r);
+        if (r.bad || (ev.has_job_id && ev.job_id.len == 0) ||
+            sw_utf8_bad_at(ev.job_id.ptr, ev.job_id.len, true) != ev.job_id.len ||
+            sw_det_jmap_find(det, ev.has_job_id, ev.job_id.ptr, ev.job_id.len)) {
+            r.bad = true;
+            break;
+        }
+        job_t *j = sw_det_job_create(det, &ev, 0);
+        j->first_off = sw_vget_i(&r);
+        j->last_off = sw_vget_i(&r);
+        j->has_sample = sw_vget_u(&r) != 0;
+        j->claim_seq = sw_vget_u(&r);
+        j->claim_leader = sw_vget_i(&r);
+        uint64_t nc = sw_vget_u(&r);
+        if (nc > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nc && !r.bad; k++) {
+            int64_t ws = sw_vget_i(&r);
+            uint32_t dup;
+            GROW(j->claims, j->nclaims, j->capclaims, 4);
+            claim_t *c = &j->claims[j->nclaims];
+            c->ws = ws;
+            c->count = sw_vget_u(&r);
+            c->first = sw_vget_u(&r);
+            if (ws < 2 || ws > max_ranks || c->count == 0 || sw_imap_get(&j->claim_map, ws, &dup)) {
+                r.bad = true;
+                break;
+            }
+            sw_imap_put(&j->claim_map, ws, (uint32_t)j->nclaims++);
+        }
+        if (j->claim_leader < -1 || j->claim_leader >= (int64_t)j->nclaims ||
+            (j->nclaims > 0) != (j->claim_leader >= 0))
+            r.bad = true;
+        j->has_newest = sw_vget_u(&r) != 0;
+        j->newest_ts = sw_vget_i(&r);
+        j->open = sw_vget_u(&r) != 0;
+        j->episode = sw_vget_i(&r);
+        j->revision = sw_vget_i(&r);
+        j->sig_valid = sw_vget_u(&r) != 0;
+        j->sig_onset = sw_vget_u(&r);
+        j->sig_conf = (sw_confidence_t)sw_vget_u(&r);
+        j->sig_boundary = sw_vget_i(&r);
+        j->sig_rel0 = sw_vget_i(&r);
+        j->sig_earliest = sw_vget_u(&r);
+        bool dirty = sw_vget_u(&r) != 0;
+        uint64_t ns = sw_vget_u(&r);
+        /* Episodes and revisions count up by one per record: a live engine
+         * never gets near 2^62, and a bound keeps the increments defined. */
+        if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
+            j->episode > COUNT_MAX || j->revision > COUNT_MAX ||
+            (uint64_t)j->sig_conf > SW_CONFIDENCE_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
+            r.bad = true;
+            break;
+        }
+        if (ns > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < ns && !r.bad; k++) {
+            GROW(j->sig, j->nsig, j->capsig, 8);
+            j->sig[j->nsig].rank = sw_vget_i(&r);
+            j->sig[j->nsig].spike_ts = sw_vget_i(&r);
+            j->nsig++;
+        }
+        j->has_horizon = sw_vget_u(&r) != 0;
+        j->horizon = sw_vget_u(&r);
+        int64_t tc = sw_vget_i(&r);
+        if (tc < -1 || tc > SW_CONFIDENCE_HIGH) r.bad = true;
+        j->trig_conf = (int)tc;
+        j->has_verdict = sw_vget_u(&r) != 0;
+        j->v_onset = sw_vget_u(&r);
+        uint64_t nv = sw_vget_u(&r);
+        /* An open episode has a verdict of at least one suspect; a closed
+         * one keeps the one it closed with (or none before the first). */
+        if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->open && (!j->has_verdict || nv == 0)) ||
+            (!j->has_verdict && nv) || (!j->has_horizon && j->horizon)) {
+            r.bad = true;
+            break;
+        }
+        if (nv) j->v_sus = sw_arena_alloc(&j->v_arena, nv * sizeof(*j->v_sus));
+        for (uint64_t k = 0; k < nv && !r.bad; k++) {
+            if (!suspect_get(&r, &j->v_arena, &j->v_sus[k])) r.bad = true;
+            else j->v_n++;
+        }
+        if (r.bad) break;
+        uint64_t nr = sw_vget_u(&r);
+        if (nr > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample || ns > nr) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nr && !r.bad; k++) {
+            int64_t rank = sw_vget_i(&r);
+            uint32_t ri;
+            if (rank < 0 || rank >= max_ranks || sw_imap_get(&j->rank_map, rank, &ri)) {
+                r.bad = true;
+                break;
+            }
+            ri = sw_det_rank_create(det, j, rank, 0);
+            rank_t *rk = &j->ranks[ri];
+            rk->first_ts = sw_vget_i(&r);
+            rk->newest_ts = sw_vget_i(&r);
+            rk->empty_off = sw_vget_i(&r);
+            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts) r.bad = true;
+        }
+        for (size_t k = 0; k < j->nsig && !r.bad; k++) {
+            uint32_t ri;
+            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri)) r.bad = true;
+        }
+        for (size_t k = 0; k < j->v_n && !r.bad; k++) {
+            uint32_t ri;
+            if (!sw_imap_get(&j->rank_map, j->v_sus[k].rank, &ri)) r.bad = true;
+        }
+        if (!r.bad && j->open) sw_det_verdict_mark(j, true);
+        const uint8_t *p = r.p;
+        if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
+            r.bad = true;
+            break;
+        }
+        r.p = p;
+        j->region_dirty = dirty;
+        j->last_ms = now_ms;
+    }
+    if (r.bad || r.p != r.end) goto err;
+    sw_det_junk_rebuild(det);
+    *next_offset = det->rebuild_x;
+    return det;
+err:
+    sw_det_snprintf_like(errstr, errstr_size, why);
+    sw_detect_destroy(det);
+    return NULL;
+}
+
+bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
+{
+    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x) return false;
+    bool hard;
+    int64_t max_ranks = sw_det_rank_limit(det, &hard);
+    if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
+    job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    uint32_t ri;
+    if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
+    rank_t *r = &j->ranks[ri];
+    if (offset <= r->empty_off) return false;
+    uint32_t src = sw_det_src_get(j, r, ev);
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    uint32_t cap_before = r->win.cap;
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
+    if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+    return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
+}
+
+void sw_detect_rebuild_done(sw_detector_t *det)
+{
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (!j) continue;
+        bool dirty = j->region_dirty;
+        j->retained = 0;
+        j->insufficient = 0;
+        for (size_t k = 0; k < j->nranks; k++) {
+            rank_t *r = &j->ranks[k];
+            j->retained += r->win.n;
+            if (r->win.n < 2) j->insufficient++;
+            if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);
+            sw_det_cand_refresh(det, j, (uint32_t)k);
+        }
+        /* The snapshot's flag, not the one the re-insertions left. */
+        j->region_dirty = dirty;
+        j->excl_valid = false;
+        j->v_touched = true;
+    }
+    det->rebuild_x = INT64_MIN;
+}
+
