@@ -235,7 +235,7 @@ void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key)
 {
     uint32_t pos = j->hpos[ri];
     if (pos == NIL) {
-        GROW(j->heap, j->nheap, j->capheap, 16);
+        GROW(j->heap, j->nheap, j->capheap, 2);
         heap_ent_t e = {key, ri};
         heap_set(j, j->nheap++, e);
         heap_up(j, j->nheap - 1);
@@ -343,7 +343,7 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
             }
         }
     }
-    GROW(j->srcs, j->nsrcs, j->capsrcs, 8);
+    GROW(j->srcs, j->nsrcs, j->capsrcs, 2);
     uint32_t id = (uint32_t)j->nsrcs++;
     j->srcs[id].pid = ev->pid;
     j->srcs[id].interval_ms = ev->sampling_interval_ms;
@@ -353,7 +353,7 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     j->srcs[id].local_rank = ev_local_rank(ev);
     if (j->nsrcs * 2 > j->src_nslots) {
         free(j->src_slots);
-        j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 16;
+        j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 4;
         j->src_slots = sw_calloc(j->src_nslots, sizeof(*j->src_slots));
         for (uint32_t k = 0; k < j->nsrcs; k++) src_slots_put(j, k);
     } else {
@@ -518,7 +518,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
 {
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
-        GROW(j->ranks, j->nranks, cap, 8);
+        GROW(j->ranks, j->nranks, cap, 2); /* small first: most flood jobs, and new jobs, have one rank */
         j->hpos = sw_reallocarray(j->hpos, cap, sizeof(*j->hpos));
         j->capranks = cap;
     }

@@ -38,11 +38,11 @@ sw_intern_t *sw_intern_new_keyed(sw_hash_key_t key)
     sw_intern_t *tab = sw_calloc(1, sizeof(*tab));
     tab->key = key;
     sw_arena_init(&tab->bytes);
-    tab->cap_ids = 16;
+    tab->cap_ids = 4; /* grows by doubling; many tables hold a few strings */
     tab->strs = sw_calloc(tab->cap_ids, sizeof(*tab->strs));
     tab->hashes = sw_calloc(tab->cap_ids, sizeof(*tab->hashes));
     tab->n = 1;
-    tab->nslots = 32;
+    tab->nslots = 8;
     tab->slots = sw_calloc(tab->nslots, sizeof(*tab->slots));
     return tab;
 }

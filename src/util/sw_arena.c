@@ -53,7 +53,7 @@ void *sw_arena_alloc(sw_arena_t *arena, size_t size)
 {
     size = (size + 7) & ~(size_t)7;
     if (!arena->head || arena->used + size > arena->head->size) {
-        size_t csize = arena->head ? arena->head->size * 2 : 4096;
+        size_t csize = arena->head ? arena->head->size * 2 : 256; /* small first, then doubling */
         while (csize < size) csize *= 2;
         sw_arena_chunk_t *c = sw_malloc(sizeof(*c) + csize);
         c->next = arena->head;
