@@ -78,6 +78,8 @@ enum prop_id {
     P_TOPICS_CREATE,
     P_STATE_RESTORE,
     P_STATE_TOPIC,
+    P_REPARTITION,
+    P_REPARTITION_TOPIC,
     P_SNAPSHOT_INTERVAL_MS,
     P_METRICS_LISTEN,
     P_HEALTH_LISTEN,
@@ -191,6 +193,15 @@ static const prop_t prop_table[P__CNT] = {
         "empty."),
     [P_STATE_TOPIC] = STR_PROP("state.topic", 1, TOPIC_MAX_LEN, PROP_F_TOPIC, "stormwatch.state",
         "Topic (one partition) that holds the state snapshots referenced by committed offsets."),
+    [P_REPARTITION] = ENUM_PROP("repartition", on_off, "on",
+        "on: every input message is forwarded, bytes and headers unchanged, to repartition.topic "
+        "keyed by its job_id (murmur2, as Kafka's clients place keys) and the engines read only "
+        "that topic, so each job is analysed by one engine whatever the producers' keys; off: "
+        "the engines read the input topics directly (one hop less; right only when every "
+        "producer keys by job_id: mis-keyed input is counted and logged). See README, Keying."),
+    [P_REPARTITION_TOPIC] = STR_PROP("repartition.topic", 0, TOPIC_MAX_LEN, PROP_F_TOPIC, "",
+        "Internal topic the input is forwarded through with repartition=on (partitions: the "
+        "input's count; retention 7 days); empty: <group.id>.repartition."),
     [P_SNAPSHOT_INTERVAL_MS] = INT_PROP("snapshot.interval.ms", 100, 3600000, "10000",
         "Interval in ms between state snapshots; offsets are committed with each one."),
     [P_METRICS_LISTEN] = STR_PROP("metrics.listen", 0, 1024, PROP_F_HOSTPORT, "",
@@ -724,7 +735,7 @@ static sw_conf_res_t prop_parse(const prop_t *prop, const char *value, conf_val_
         const char *why = NULL;
         char lab_err[160];
         if (prop->flags & PROP_F_TOPIC) {
-            why = topic_problem(value, len);
+            if (len > 0 || prop->min > 0) why = topic_problem(value, len);
         } else if ((prop->flags & PROP_F_HOSTPORT) && !hostport_ok(value)) {
             why = "is not host:port (expected e.g. \"0.0.0.0:9100\", or empty to disable)";
         } else if ((prop->flags & PROP_F_URL) && !url_ok(value)) {
@@ -1338,7 +1349,7 @@ static void put_values(sw_buf_t *b, const prop_t *prop)
         return;
     case PROP_STR:
         if (prop->flags & PROP_F_TOPIC)
-            sw_buf_puts(b, "topic name");
+            sw_buf_puts(b, prop->min > 0 ? "topic name" : "topic name or empty");
         else if (prop->flags & PROP_F_HOSTPORT)
             sw_buf_puts(b, "host:port or empty");
         else if (prop->flags & PROP_F_URL)

@@ -69,6 +69,7 @@ static void check_key(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw
     if (m->key_len == jl && (!jl || memcmp(m->key, ev->job_id.ptr, jl) == 0)) return;
     r->st.miskeyed++;
     if (p->m_miskeyed) sw_metrics_series_add(p->m_miskeyed, 1);
+    if (p->forward) return; /* repartition=on: it is forwarded keyed by its job_id */
     char key[80];
     if (!m->key) {
         snprintf(key, sizeof(key), "no key");
@@ -84,10 +85,47 @@ static void check_key(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw
     sw_log_limited(r->log, &r->lim_key, SW_LOG_WARN,
                    "%s [%d] offset %lld: message key %s is not its job_id \"%.*s\": a job's events "
                    "must all be keyed by its job_id, or the job is split over engines and its "
-                   "answers are wrong (README, Keying; %llu such messages so far)",
+                   "answers are wrong: key the producers by job_id or set repartition=on "
+                   "(README, Keying; %llu such messages so far)",
                    p->topic, (int)p->partition, (long long)m->offset, key,
                    ev->has_job_id ? (int)(ev->job_id.len > 200 ? 200 : ev->job_id.len) : 4,
                    ev->has_job_id ? ev->job_id.ptr : "null", (unsigned long long)r->st.miskeyed);
+}
+
+/* repartition=on: the input message @p m (decoded as @p ev) goes to
+ * repartition.topic unchanged — value, key replaced by its job_id, the
+ * producer's headers followed by where it came from — in the partition
+ * Kafka's murmur2 gives its job_id, so that every event of a job, whatever
+ * its producer keyed, reaches one partition and one engine. Pending (not
+ * committed past) until the broker has it; never sent twice across a
+ * restore (the copies past the snapshot are found by their source
+ * headers, like records). */
+static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw_event_t *ev)
+{
+    const char *key = ev->has_job_id ? ev->job_id.ptr : "";
+    size_t keylen = ev->has_job_id ? ev->job_id.len : 0;
+    if (m->len + keylen > r->max_value) {
+        char why[160];
+        snprintf(why, sizeof(why),
+                 "cannot forward to %s: %zu bytes of value and key exceed what the producer may "
+                 "send (message.max.bytes)",
+                 r->rep_topic, m->len + keylen);
+        sw_run_send_dlq(r, p, m, DLQ_LIMIT, why);
+        return;
+    }
+    if (sw_run_suppressed(r, p, m->offset, SUPPRESS_FWD)) return;
+    rd_kafka_headers_t *in = NULL, *h;
+    if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
+        h = rd_kafka_headers_copy(in);
+    else
+        h = rd_kafka_headers_new(3);
+    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
+    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
+    sw_run_hdr_add_i64(h, "stormwatch.source.offset", m->offset);
+    int32_t q = sw_partition_of(SW_PARTITIONER_MURMUR2, key, keylen, r->rep_parts);
+    r->st.forwarded++;
+    sw_run_m_add(r, SW_M_FORWARDED, 1);
+    sw_run_produce_record(r, p, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
 }
 
 static void handle(run_t *r, const rd_kafka_message_t *m)
@@ -149,7 +187,9 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
     } else {
         check_key(r, p, m, &ev);
         const sw_record_t *rec;
-        if (sw_detect_feed_at(p->det, &ev, sw_clock_ms(), m->offset, &rec, err, sizeof(err)) != SW_OK) {
+        if (p->forward) {
+            forward(r, p, m, &ev);
+        } else if (sw_detect_feed_at(p->det, &ev, sw_clock_ms(), m->offset, &rec, err, sizeof(err)) != SW_OK) {
             r->st.limited++;
             sw_run_m_add(r, SW_M_LIMIT_REJECTS, 1);
             sw_run_send_dlq(r, p, m, DLQ_LIMIT, err);
@@ -422,10 +462,11 @@ static int subscribe(run_t *r)
 {
     const sw_conf_t *conf = r->opts->conf;
     size_t n = sw_conf_get_list_cnt(conf, "input.topics");
-    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new((int)n);
+    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new((int)n + 1);
     for (size_t i = 0; i < n; i++)
         rd_kafka_topic_partition_list_add(topics, sw_conf_get_list_elem(conf, "input.topics", i),
                                           RD_KAFKA_PARTITION_UA);
+    if (r->rep_topic) rd_kafka_topic_partition_list_add(topics, r->rep_topic, RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t err = rd_kafka_subscribe(r->consumer, topics);
     rd_kafka_topic_partition_list_destroy(topics);
     if (err) {
@@ -452,11 +493,13 @@ static int ensure_topics(run_t *r)
         const char *name;
         int parts;
         const char *retention_ms; /* NULL: the broker's default */
-    } want[3] = {{r->out_topic, in_parts, NULL}, {r->dlq_topic, in_parts, NULL},
-                 {r->state_topic, 1, "604800000"}};
-    int nwant = r->restore ? 3 : 2;
-    rd_kafka_NewTopic_t *nt[3];
-    const char *names[3];
+    } want[4] = {{r->out_topic, in_parts, NULL}, {r->dlq_topic, in_parts, NULL},
+                 {r->rep_topic, in_parts, "604800000"}, {r->state_topic, 1, "604800000"}};
+    int nwant = 4;
+    if (!r->restore) nwant--;                       /* no state topic */
+    if (!r->rep_topic) want[2] = want[3], nwant--;  /* no repartition topic */
+    rd_kafka_NewTopic_t *nt[4];
+    const char *names[4];
     int n = 0;
     for (int i = 0; i < nwant; i++) {
         const char *why = NULL;
@@ -614,12 +657,23 @@ static int setup(run_t *r)
         }
         r->out_parts = sw_run_topic_partitions(r, r->out_topic);
         r->dlq_parts = sw_run_topic_partitions(r, r->dlq_topic);
+    }
+    if (r->rep_topic) {
+        r->rep_parts = sw_run_topic_partitions(r, r->rep_topic);
+        if (r->rep_parts < 1) {
+            sw_log(r->log, SW_LOG_ERROR, "cannot read the partitions of \"%s\" (repartition.topic)",
+                   r->rep_topic);
+            return 1;
+        }
+    }
+    if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
-        r->out_pos = sw_malloc(((size_t)(r->out_parts + r->dlq_parts) + 1) * sizeof(*r->out_pos));
-        for (int t = 0, k = 0; t < 2; t++)
-            for (int q = 0; q < (t ? r->dlq_parts : r->out_parts); q++, k++) {
+        int npos = r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0);
+        r->out_pos = sw_malloc(((size_t)npos + 1) * sizeof(*r->out_pos));
+        for (int t = 0, k = 0, tn; sw_run_pos_topic(r, t, &tn); t++)
+            for (int q = 0; q < tn; q++, k++) {
                 int64_t lo, hi;
-                r->out_pos[k] = rd_kafka_query_watermark_offsets(r->producer, t ? r->dlq_topic : r->out_topic,
+                r->out_pos[k] = rd_kafka_query_watermark_offsets(r->producer, sw_run_pos_topic(r, t, &tn),
                                                                  q, &lo, &hi, 10000)
                                     ? -1
                                     : hi;
@@ -826,6 +880,13 @@ int sw_run(const sw_run_opts_t *opts)
     r.out_topic = sw_conf_get_str(conf, "output.topic");
     r.dlq_topic = sw_conf_get_str(conf, "dlq.topic");
     r.state_topic = sw_conf_get_str(conf, "state.topic");
+    if (!strcmp(sw_conf_get_str(conf, "repartition"), "on")) {
+        const char *rt = sw_conf_get_str(conf, "repartition.topic");
+        if (rt[0]) snprintf(r.rep_topic_buf, sizeof(r.rep_topic_buf), "%s", rt);
+        else snprintf(r.rep_topic_buf, sizeof(r.rep_topic_buf), "%s.repartition",
+                      sw_conf_get_str(conf, "group.id"));
+        r.rep_topic = r.rep_topic_buf;
+    }
     r.tdec = sw_tdec_new();
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);
@@ -841,9 +902,10 @@ int sw_run(const sw_run_opts_t *opts)
         rc = 0;
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
-               "consuming %s as group %s; alerts to %s, dead letters to %s; %s%s",
-               sw_conf_get_list_elem(conf, "input.topics", 0), sw_conf_get_str(conf, "group.id"),
-               r.out_topic, r.dlq_topic,
+               "consuming %s%s%s as group %s; alerts to %s, dead letters to %s; %s%s",
+               sw_conf_get_list_elem(conf, "input.topics", 0),
+               r.rep_topic ? " through " : " (repartition=off)", r.rep_topic ? r.rep_topic : "",
+               sw_conf_get_str(conf, "group.id"), r.out_topic, r.dlq_topic,
                r.restore ? "state snapshots in " : "no state restore",
                r.restore ? r.state_topic : "");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;

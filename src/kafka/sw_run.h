@@ -24,6 +24,7 @@ typedef struct sw_run_stats_s {
     uint64_t invalid;         /**< decoded input that broke SPEC 2 */
     uint64_t limited;         /**< input refused by max.jobs / max.ranks.per.job */
     uint64_t miskeyed;        /**< input whose key is not its job_id */
+    uint64_t forwarded;       /**< input forwarded to repartition.topic */
     uint64_t dlq;             /**< records sent to the DLQ */
     uint64_t records[4];      /**< alert records by action */
     uint64_t delivered;       /**< records acknowledged by the broker */

@@ -27,10 +27,12 @@
 #include "sw_detect.h"
 #include "sw_imap.h"
 #include "sw_kafka.h"
+#include "sw_partition.h"
 #include "sw_varint.h"
 
 #define SNAP_CHUNK (512u * 1024u)   /* bytes of compressed snapshot per message */
 #define SUPPRESS_DLQ 4              /* "action" of dead letters in suppression keys */
+#define SUPPRESS_FWD 5              /* "action" of forwarded copies (repartition.topic) */
 
 typedef struct pend_s {
     int64_t offset;   /* input offset */
@@ -52,6 +54,10 @@ typedef struct part_s {
     char *topic;
     int32_t partition;
     uint32_t id;             /* stable id carried by delivery tokens */
+    bool forward;            /* repartition=on, an input topic's partition: its messages
+                                are forwarded to repartition.topic, not analysed here
+                                (its engine stays empty; snapshots and suppression work
+                                as for any partition) */
     sw_detector_t *det;
     int64_t next;            /* next offset to process; -1 before the first */
     pend_t *q;               /* ring of pending offsets, ascending */
@@ -115,8 +121,12 @@ typedef struct run_s {
     const char *out_topic;
     const char *dlq_topic;
     const char *state_topic;
+    const char *rep_topic;   /* repartition.topic, or NULL with repartition=off */
+    char rep_topic_buf[320];
+    int rep_parts;           /* its partitions */
     int out_parts, dlq_parts;
-    /* Per output partition, then per dead-letter partition: an offset no
+    /* Per output partition, then per dead-letter partition, then per
+     * repartition.topic partition (repartition=on): an offset no
      * later record of ours can precede (end offset at start, then one past
      * each delivery); -1 = unknown. Snapshots record these. */
     int64_t *out_pos;
@@ -161,8 +171,9 @@ part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
                         token_t *tok);
-void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
-                           size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs);
+void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, int32_t partition,
+                           const void *key, size_t keylen, const void *value, size_t vlen,
+                           rd_kafka_headers_t *hdrs);
 void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value);
 void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v);
 void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
@@ -189,5 +200,6 @@ void sw_run_origin_pause(run_t *r, part_t *p, bool pause);
 void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);
 void sw_run_rebuild_finish(run_t *r, part_t *p);
 int sw_run_topic_partitions(run_t *r, const char *topic);
+const char *sw_run_pos_topic(const run_t *r, int t, int *nparts);
 
 #endif /* SW_RUN_INT_H */

@@ -103,6 +103,7 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     part_t *p = sw_calloc(1, sizeof(*p));
     p->topic = sw_strdup(topic);
     p->partition = partition;
+    p->forward = r->rep_topic && strcmp(topic, r->rep_topic) != 0;
     p->next = -1;
     p->mode = PM_NORMAL;
     p->committed_x = -1;
@@ -177,15 +178,16 @@ bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const vo
 }
 
 /* A record caused by input @p offset of @p p: pending until acknowledged. */
-void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, const void *key,
-                           size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs)
+void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, int32_t partition,
+                           const void *key, size_t keylen, const void *value, size_t vlen,
+                           rd_kafka_headers_t *hdrs)
 {
     token_t *tok = sw_calloc(1, sizeof(*tok));
     tok->part_id = p->id;
     tok->kind = TOK_RECORD;
     tok->offset = offset;
     sw_run_pend_add(p, offset);
-    if (!sw_run_produce_msg(r, topic, -1, key, keylen, value, vlen, hdrs, tok)) {
+    if (!sw_run_produce_msg(r, topic, partition, key, keylen, value, vlen, hdrs, tok)) {
         free(tok);
         p->failed = true; /* the pending entry never completes */
         r->failed = true;
@@ -206,12 +208,31 @@ void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v)
     sw_run_hdr_add(h, name, tmp);
 }
 
+/* The topics whose end positions snapshots carry, by index: 0 output,
+ * 1 dead letters, 2 repartition.topic (repartition=on); NULL past them. */
+const char *sw_run_pos_topic(const run_t *r, int t, int *nparts)
+{
+    *nparts = 0;
+    switch (t) {
+    case 0: *nparts = r->out_parts; return r->out_topic;
+    case 1: *nparts = r->dlq_parts; return r->dlq_topic;
+    case 2:
+        if (!r->rep_topic) return NULL;
+        *nparts = r->rep_parts;
+        return r->rep_topic;
+    default: return NULL;
+    }
+}
+
 /* A record of ours landed at @p offset of @p topic [@p partition]. */
 void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset)
 {
     if (!r->out_pos || offset < 0) return;
-    int base = !strcmp(topic, r->out_topic) ? 0 : !strcmp(topic, r->dlq_topic) ? r->out_parts : -1;
-    int n = base == 0 ? r->out_parts : r->dlq_parts;
+    int base = -1, n = 0;
+    if (!strcmp(topic, r->out_topic)) base = 0, n = r->out_parts;
+    else if (!strcmp(topic, r->dlq_topic)) base = r->out_parts, n = r->dlq_parts;
+    else if (r->rep_topic && !strcmp(topic, r->rep_topic))
+        base = r->out_parts + r->dlq_parts, n = r->rep_parts;
     if (base < 0 || partition < 0 || partition >= n) return;
     int64_t *pos = &r->out_pos[base + partition];
     if (*pos >= 0 && offset + 1 > *pos) *pos = offset + 1;
@@ -299,7 +320,7 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
         sw_run_hdr_add_i64(h, "stormwatch.truncated.from", (int64_t)len);
         len = room;
     }
-    sw_run_produce_record(r, p, m->offset, r->dlq_topic, m->key, m->key_len, m->payload, len, h);
+    sw_run_produce_record(r, p, m->offset, r->dlq_topic, -1, m->key, m->key_len, m->payload, len, h);
 }
 
 /* @p rec in the output format into r->value. @returns whether it is Avro. */
@@ -396,7 +417,7 @@ void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
     sw_run_hdr_add_i64(h, "stormwatch.source.offset", rec->cause_offset);
     sw_run_hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
     const char *key = a->has_job_id ? a->job_id.ptr : "";
-    sw_run_produce_record(r, p, pend_offset, r->out_topic, key, keylen, r->value.data, r->value.len, h);
+    sw_run_produce_record(r, p, pend_offset, r->out_topic, -1, key, keylen, r->value.data, r->value.len, h);
     sw_arena_clear(&arena);
 }
 

@@ -8,12 +8,13 @@
  * is asked for once). @returns false when a broker could not say. */
 static bool output_positions(run_t *r, sw_buf_t *out)
 {
-    sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts));
-    for (int t = 0; t < 2; t++) {
-        const char *topic = t ? r->dlq_topic : r->out_topic;
-        int n = t ? r->dlq_parts : r->out_parts;
-        for (int q = 0; q < n; q++) {
-            int64_t *pos = &r->out_pos[(t ? r->out_parts : 0) + q];
+    int nt = r->rep_topic ? 3 : 2;
+    sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0)));
+    for (int t = 0, k = 0; t < nt; t++) {
+        int n;
+        const char *topic = sw_run_pos_topic(r, t, &n);
+        for (int q = 0; q < n; q++, k++) {
+            int64_t *pos = &r->out_pos[k];
             int64_t lo, hi;
             if (*pos < 0) {
                 if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
@@ -241,8 +242,10 @@ static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
         int t = (int)sw_vget_u(rd);
         int q = (int)sw_vget_u(rd);
         int64_t from = sw_vget_i(rd);
-        const char *topic = t ? r->dlq_topic : r->out_topic;
+        int tn;
+        const char *topic = sw_run_pos_topic(r, t, &tn);
         int64_t lo, hi;
+        if (!topic || q >= tn) continue; /* a topic this run does not write */
         if (rd_kafka_query_watermark_offsets(r->reader, topic, q, &lo, &hi, 10000) || hi <= from)
             continue;
         rd_kafka_topic_partition_list_add(tp, topic, q)->offset = from;
@@ -281,6 +284,7 @@ static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
                 }
                 if (ok && !strcmp(buf[0], p->topic) && !strcmp(buf[1], src_part)) {
                     int action = SUPPRESS_DLQ;
+                    if (r->rep_topic && !strcmp(topic, r->rep_topic)) action = SUPPRESS_FWD;
                     if (!strcmp(topic, r->out_topic)) {
                         action = -1;
                         if (!rd_kafka_header_get_last(h, "stormwatch.action", &v, &vs))

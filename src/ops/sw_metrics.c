@@ -85,6 +85,9 @@ static const desc_t k_desc[] = {
            "Samples older than their rank's newest sample."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
            "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
+    SCALAR("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED,
+           "Input messages forwarded to the repartition topic keyed by their job_id "
+           "(repartition=on)."),
     SCALAR("stormwatch_memory_budget_bytes", MT_GAUGE, SW_M_MEMORY_BUDGET,
            "max.memory.bytes: the engines' memory budget (0 = none)."),
     SCALAR("stormwatch_jobs_tracked", MT_GAUGE, SW_M_JOBS_TRACKED,

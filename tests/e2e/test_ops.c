@@ -88,6 +88,7 @@ static int daemon_argv(char **argv, const char *last)
                         "log.level=debug",
                         "job.idle.ms=2000",
                         "commit.interval.ms=200",
+                        "repartition=off", /* the mis-keyed warning of that mode */
                         "kafka.consumer.session.timeout.ms=6000",
                         "kafka.debug=conf,security,generic",
                         "kafka.sasl.password=PW-s3cret-one",

@@ -966,6 +966,7 @@ static void test_daemon(void **state)
                      "output.topic=out.pd", "-X", "dlq.topic=dlq.pd", "-X", "group.id=pager",
                      "-X", "output.format=pagerduty", "-X", "window.samples=8", "-X",
                      "stale.ms=0", "-X", "state.restore=off", "-X", "commit.interval.ms=200",
+                     "-X", "repartition=off", /* headers name the input partition */
                      "-X", "job.idle.ms=1500", "-X", "log.level=debug", "-X",
                      "kafka.consumer.session.timeout.ms=6000", NULL};
     setenv("STORMWATCH_PAGERDUTY_ROUTING_KEY", SECRET "abcd", 1);

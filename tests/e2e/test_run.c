@@ -105,6 +105,11 @@ static pid_t start_daemon(const char *tag, char **extra, int nextra)
     argv[n++] = "kafka.consumer.topic.metadata.refresh.interval.ms=1000";
     argv[n++] = "-X";
     argv[n++] = "commit.interval.ms=200";
+    /* These scenarios check records against their input partitions (the
+     * source headers name them): engines on the input, as with job-keyed
+     * producers. repartition=on is tested in test_keying. */
+    argv[n++] = "-X";
+    argv[n++] = "repartition=off";
     argv[n++] = "-X";
     argv[n++] = "job.idle.ms=1500";
     for (int i = 0; i < nextra; i++) argv[n++] = extra[i];

@@ -50,6 +50,8 @@ static const struct {
     {"topics.create", "on"},
     {"state.restore", "on"},
     {"state.topic", "stormwatch.state"},
+    {"repartition", "on"},
+    {"repartition.topic", ""},
     {"snapshot.interval.ms", "10000"},
     {"metrics.listen", ""},
     {"health.listen", ""},
