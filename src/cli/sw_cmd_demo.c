@@ -181,7 +181,8 @@ int sw_cmd_demo(int argc, char **argv)
     }
     if (sw_mock_topic(mock, T_IN, 8, err, sizeof(err)) || sw_mock_topic(mock, T_OUT, 4, err, sizeof(err)) ||
         sw_mock_topic(mock, T_DLQ, 4, err, sizeof(err)) ||
-        sw_mock_topic(mock, "stormwatch.state", 1, err, sizeof(err))) {
+        sw_mock_topic(mock, "stormwatch.state", 1, err, sizeof(err)) ||
+        sw_mock_topic(mock, "stormwatch.repartition", 8, err, sizeof(err))) {
         fprintf(stderr, "stormwatch demo: %s\n", err);
         sw_mock_destroy(mock);
         goto done;

@@ -172,12 +172,15 @@ int sw_cmd_run(int argc, char **argv)
             goto done;
         }
         size_t nt = sw_conf_get_list_cnt(conf, "input.topics");
-        for (size_t i = 0; i <= nt + 2; i++) {
+        char rep[320];
+        sw_run_repartition_topic(conf, rep, sizeof(rep));
+        for (size_t i = 0; i <= nt + 3; i++) {
             const char *t = i < nt ? sw_conf_get_list_elem(conf, "input.topics", i)
                             : i == nt ? sw_conf_get_str(conf, "output.topic")
                             : i == nt + 1 ? sw_conf_get_str(conf, "dlq.topic")
+                            : i == nt + 3 ? rep
                                           : sw_conf_get_str(conf, "state.topic");
-            if (t[0] == '^') continue; /* a pattern names no topic to create */
+            if (!t[0] || t[0] == '^') continue; /* a pattern names no topic to create */
             if (sw_mock_topic(mock, t, i == nt + 2 ? 1 : (int)partitions, err, sizeof(err)) != SW_OK) {
                 fprintf(stderr, "stormwatch run: %s\n", err);
                 rc = SW_EXIT_RUNTIME;

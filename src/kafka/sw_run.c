@@ -839,6 +839,16 @@ static int stop(run_t *r)
     return 0;
 }
 
+bool sw_run_repartition_topic(const sw_conf_t *conf, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (strcmp(sw_conf_get_str(conf, "repartition"), "on") != 0) return false;
+    const char *rt = sw_conf_get_str(conf, "repartition.topic");
+    if (rt[0]) snprintf(buf, size, "%s", rt);
+    else snprintf(buf, size, "%s.repartition", sw_conf_get_str(conf, "group.id"));
+    return true;
+}
+
 int sw_run(const sw_run_opts_t *opts)
 {
     run_t r;
@@ -880,13 +890,8 @@ int sw_run(const sw_run_opts_t *opts)
     r.out_topic = sw_conf_get_str(conf, "output.topic");
     r.dlq_topic = sw_conf_get_str(conf, "dlq.topic");
     r.state_topic = sw_conf_get_str(conf, "state.topic");
-    if (!strcmp(sw_conf_get_str(conf, "repartition"), "on")) {
-        const char *rt = sw_conf_get_str(conf, "repartition.topic");
-        if (rt[0]) snprintf(r.rep_topic_buf, sizeof(r.rep_topic_buf), "%s", rt);
-        else snprintf(r.rep_topic_buf, sizeof(r.rep_topic_buf), "%s.repartition",
-                      sw_conf_get_str(conf, "group.id"));
+    if (sw_run_repartition_topic(conf, r.rep_topic_buf, sizeof(r.rep_topic_buf)))
         r.rep_topic = r.rep_topic_buf;
-    }
     r.tdec = sw_tdec_new();
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);

@@ -54,4 +54,11 @@ typedef struct sw_run_opts_s {
  */
 int sw_run(const sw_run_opts_t *opts);
 
+/**
+ * @brief The repartition topic @p conf names (repartition.topic, or
+ *        "<group.id>.repartition" when that is empty) into @p buf.
+ * @returns false, with buf "", when repartition=off.
+ */
+bool sw_run_repartition_topic(const sw_conf_t *conf, char *buf, size_t size);
+
 #endif /* SW_RUN_H */
