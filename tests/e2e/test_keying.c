@@ -6,7 +6,8 @@
  *    keyed by host, and a mix of job-keyed and unkeyed producers for the
  *    same jobs; two instances in one group;
  *  - once more with one instance killed (kill -9) twice while it forwards,
- *    and restarted.
+ *    and restarted; and with a second instance joining and the first
+ *    leaving while it forwards (partitions of both stages move).
  * For every job: exactly one engine's records (one summary; its records in
  * one output partition), equal to an uninterrupted engine fed that job's
  * events in the order the repartition topic holds them; every input
@@ -394,6 +395,43 @@ static int scenario_kill(const char *sc, const input_t *in)
     return failed;
 }
 
+/* Unkeyed, live; a second instance joins a third of the way in and the
+ * first leaves at two thirds: partitions of both stages move twice while
+ * messages are being forwarded. */
+static int scenario_rebalance(const char *sc, const input_t *in)
+{
+    char ea[200], eb[200], pa[1100], pb[1100];
+    snprintf(ea, sizeof(ea), "run-%s-a.err", sc);
+    snprintf(eb, sizeof(eb), "run-%s-b.err", sc);
+    snprintf(pa, sizeof(pa), "%s", path_in(ea));
+    snprintf(pb, sizeof(pb), "%s", path_in(eb));
+    pid_t a = start_daemon("a", sc, "on");
+    SW_ASSERT(sw_proc_wait_text(pa, "assigned", 1, 120000), "not assigned (see %s)", pa);
+    size_t third = in->n / 3;
+    int failed = produce_all(sc, in, KEY_NONE, 100000, 0, third);
+    pid_t b = start_daemon("b", sc, "on");
+    failed |= produce_all(sc, in, KEY_NONE, 100000, third, 2 * third);
+    if (!sw_proc_wait_text(pb, "assigned", 1, 120000)) {
+        fprintf(stderr, "FAIL [%s]: the second instance was never assigned (see %s)\n", sc, pb);
+        failed = 1;
+    }
+    if (stop(a) != 0) {
+        fprintf(stderr, "FAIL [%s]: the first instance did not stop cleanly\n", sc);
+        failed = 1;
+    }
+    failed |= produce_all(sc, in, KEY_NONE, 100000, 2 * third, in->n);
+    failed |= check(sc, in, true, false);
+    if (stop(b) != 0) failed = 1;
+    int moved = sw_proc_count_text(pa, "revoked") + sw_proc_count_text(pb, "restored");
+    printf("  (no key, a second instance joins and the first leaves while forwarding: %d "
+           "revocations and restores)\n", moved);
+    if (moved < 2) {
+        fprintf(stderr, "FAIL [%s]: no partition moved (see %s, %s)\n", sc, pa, pb);
+        failed = 1;
+    }
+    return failed;
+}
+
 /* repartition=off with unkeyed input: what the default prevents. */
 static int scenario_off(const char *sc, const input_t *in)
 {
@@ -427,15 +465,15 @@ static int scenario_off(const char *sc, const input_t *in)
 
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey", "hostkey", "mixed", "kill", "off"};
-    static char topics[5 * 5][100];
-    char *argv[2 * 5 * 5 + 10];
+    static const char *const sc[] = {"nokey", "hostkey", "mixed", "kill", "moving", "off"};
+    static char topics[6 * 5][100];
+    char *argv[2 * 6 * 5 + 10];
     int na = 0, nt = 0;
     argv[na++] = (char *)sw_test_bin();
     argv[na++] = "mock";
     argv[na++] = "--bootstrap-file";
     argv[na++] = path_in("bootstrap");
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         const char *fmt[] = {"in.%s:8", "out.%s:8", "dlq.%s:8", "state.%s:1", "g%s.repartition:8"};
         for (int k = 0; k < 5; k++) {
             snprintf(topics[nt], sizeof(topics[nt]), fmt[k], sc[i]);
@@ -472,6 +510,7 @@ int main(void)
     RUN("hostkey", scenario_two("hostkey", KEY_HOST, &in));
     RUN("mixed", scenario_two("mixed", KEY_MIXED, &in));
     RUN("kill", scenario_kill("kill", &in));
+    RUN("moving", scenario_rebalance("moving", &in));
     RUN("off", scenario_off("off", &in));
 #undef RUN
     free_input(&in);
