@@ -665,6 +665,15 @@ static int setup(run_t *r)
                    r->rep_topic);
             return 1;
         }
+        /* Any count is right (a job's partition is murmur2(job_id) mod the
+         * count); it only bounds how many engines share the work. */
+        const char *in0 = sw_conf_get_list_elem(conf, "input.topics", 0);
+        int in_parts = in0 && in0[0] != '^' ? sw_run_topic_partitions(r, in0) : 0;
+        if (in_parts > r->rep_parts)
+            sw_log(r->log, SW_LOG_WARN,
+                   "%s has %d partitions, fewer than %s's %d: at most %d instances analyse "
+                   "(changing its count moves jobs between engines: do it while no storm is open)",
+                   r->rep_topic, r->rep_parts, in0, in_parts, r->rep_parts);
     }
     if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
