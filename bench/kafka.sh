@@ -80,7 +80,15 @@ kbench_binaries
 
 # ---------------------------------------------------------------- cluster
 LAT_TOPICS=()
-for ((i = 1; i <= ${#LATV[@]}; i++)); do LAT_TOPICS+=(--topic "kb.lat$i.in:8"); done
+for ((i = 1; i <= ${#LATV[@]}; i++)); do
+    LAT_TOPICS+=(--topic "kb.lat$i.in:8" --topic "kb-lat-$i.repartition:8")
+done
+# With repartition=on (the default) each group's engines read
+# <group.id>.repartition: made here, as the mock has no Admin API.
+for ((r = 1; r <= REPS; r++)); do
+    for v in default tuned; do LAT_TOPICS+=(--topic "kb-sw-$v-$r.repartition:$PARTS"); done
+done
+LAT_TOPICS+=(--topic "kb-profile.repartition:$PARTS")
 log "starting the mock cluster ($BROKERS brokers)"
 rm -f "$RUN/bootstrap"
 MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic kb.alerts:8 --topic kb.dlq:8

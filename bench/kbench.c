@@ -408,11 +408,21 @@ static void load_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque
     }
 }
 
+/* Events the daemon's engines consumed, from its /metrics: with
+ * repartition=on every input message is counted twice (read from the input
+ * and forwarded, then read from the repartition topic), so the forwarded
+ * ones are taken off once. */
+static double engine_events(const char *text)
+{
+    return metric_sum(text, "stormwatch_events_in_total", NULL) -
+           metric_sum(text, "stormwatch_forwarded_messages_total", NULL);
+}
+
 /* Events the daemon consumed, from its /metrics; -1 when unreachable. */
 static double consumed_events(const url_t *u, sw_buf_t *body)
 {
     if (!http_get(u, body)) return -1;
-    return metric_sum(body->data, "stormwatch_events_in_total", NULL);
+    return engine_events(body->data);
 }
 
 static int cmd_load(int argc, char **argv)
@@ -739,7 +749,7 @@ static int cmd_watch(int argc, char **argv)
         if (!http_get(&url, &body)) continue; /* not up yet */
         if (!t_up) t_up = t;
         const char *x = body.data;
-        ev = metric_sum(x, "stormwatch_events_in_total", NULL);
+        ev = engine_events(x);
         double cpu = pid ? proc_cpu_s(pid) : -1;
         if (ev > 0 && !t_first) t_first = t;
         /* Stalls: >= 100 ms without progress while the count is not reached. */

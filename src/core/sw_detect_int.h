@@ -1,8 +1,10 @@
 /*
  * Internal to the stream engine (src/core/sw_detect*.c): its state and the
  * functions its files share. Not for other modules. Pure, like the engine.
- *   sw_detect.c        jobs, ranks, candidates, the lifecycle, the public API
- *   sw_detect_state.c  snapshots, restore and the rebuild of the windows
+ *   sw_detect.c         jobs, ranks, sources, candidates, the public API
+ *   sw_detect_verdict.c signature, analysis, verdict and the lifecycle
+ *   sw_detect_state.c   snapshots, restore and the rebuild of the windows
+ *   sw_detect_cands.h   the candidate treap and stale heap (inline)
  */
 #ifndef SW_DETECT_INT_H
 #define SW_DETECT_INT_H
@@ -197,13 +199,16 @@ static inline uint32_t mix32(uint32_t x)
 /* ---- shared functions ---------------------------------------------------- */
 
 job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n);
-void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key);
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev);
 void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset);
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
 void sw_det_verdict_mark(job_t *j, bool on);
+const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, int64_t ts, int64_t off);
+sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts, int64_t ts,
+                         int64_t cause_offset);
+void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_analysis_t *out);
 void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg);
 int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard);
 

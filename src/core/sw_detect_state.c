@@ -1,5 +1,5 @@
 /* Snapshots, restore and rebuild of the stream engine (see sw_detect_int.h). */
-#include "sw_detect_int.h"
+#include "sw_detect_cands.h"
 
 /* ---- state snapshots (restore after a restart or a rebalance) -----------
  * A snapshot holds everything but the windows: per job its first and last

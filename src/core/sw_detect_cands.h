@@ -1,0 +1,214 @@
+/*
+ * The engine's two per-job containers, inline because both engine files
+ * (sw_detect.c: every sample; sw_detect_verdict.c: every record) use them
+ * on their hot paths: the treap of candidates ordered by (time since the
+ * rank's first sample, -peak, rank), its in-order iterator, and the min-heap
+ * of ranks by newest timestamp for the staleness sweep. Internal to
+ * src/core/sw_detect*.c.
+ */
+#ifndef SW_DETECT_CANDS_H
+#define SW_DETECT_CANDS_H
+
+#include "sw_detect_int.h"
+
+/* ---- candidate treap ------------------------------------------------- */
+
+static inline bool t_less(const rank_t *a, const rank_t *b)
+{
+    if (a->c_rel != b->c_rel) return a->c_rel < b->c_rel;
+    if (a->c_peak != b->c_peak) return a->c_peak > b->c_peak;
+    return a->rank < b->rank;
+}
+
+static inline void t_split(job_t *j, uint32_t t, const rank_t *key, uint32_t *l, uint32_t *r)
+{
+    if (t == NIL) {
+        *l = *r = NIL;
+        return;
+    }
+    rank_t *n = &j->ranks[t];
+    if (t_less(n, key)) {
+        t_split(j, n->t_right, key, &n->t_right, r);
+        *l = t;
+    } else {
+        t_split(j, n->t_left, key, l, &n->t_left);
+        *r = t;
+    }
+}
+
+static inline uint32_t t_merge(job_t *j, uint32_t a, uint32_t b)
+{
+    if (a == NIL) return b;
+    if (b == NIL) return a;
+    if (j->ranks[a].t_prio > j->ranks[b].t_prio) {
+        j->ranks[a].t_right = t_merge(j, j->ranks[a].t_right, b);
+        return a;
+    }
+    j->ranks[b].t_left = t_merge(j, a, j->ranks[b].t_left);
+    return b;
+}
+
+static inline uint32_t t_insert(job_t *j, uint32_t t, uint32_t x)
+{
+    if (t == NIL) return x;
+    rank_t *n = &j->ranks[t], *nx = &j->ranks[x];
+    if (nx->t_prio > n->t_prio) {
+        t_split(j, t, nx, &nx->t_left, &nx->t_right);
+        return x;
+    }
+    if (t_less(nx, n)) n->t_left = t_insert(j, n->t_left, x);
+    else n->t_right = t_insert(j, n->t_right, x);
+    return t;
+}
+
+static inline uint32_t t_erase(job_t *j, uint32_t t, uint32_t x)
+{
+    if (t == NIL) return NIL;
+    if (t == x) return t_merge(j, j->ranks[t].t_left, j->ranks[t].t_right);
+    rank_t *n = &j->ranks[t];
+    if (t_less(&j->ranks[x], n)) n->t_left = t_erase(j, n->t_left, x);
+    else n->t_right = t_erase(j, n->t_right, x);
+    return t;
+}
+
+/* In-order iteration from the smallest candidate. */
+typedef struct titer_s {
+    sw_detector_t *det;
+    job_t *j;
+    size_t n;
+} titer_t;
+
+static inline void titer_push_left(titer_t *it, uint32_t t)
+{
+    while (t != NIL) {
+        GROW(it->det->stack, it->n, it->det->capstack, 64);
+        it->det->stack[it->n++] = t;
+        t = it->j->ranks[t].t_left;
+    }
+}
+
+static inline void titer_begin(titer_t *it, sw_detector_t *det, job_t *j)
+{
+    it->det = det;
+    it->j = j;
+    it->n = 0;
+    titer_push_left(it, j->t_root);
+}
+
+static inline uint32_t titer_next(titer_t *it)
+{
+    if (!it->n) return NIL;
+    uint32_t x = it->det->stack[--it->n];
+    titer_push_left(it, it->j->ranks[x].t_right);
+    return x;
+}
+
+/* In-order iteration from the first candidate with rel > key: the path to
+ * that lower bound is pushed in O(log n), then titer_next goes on as usual. */
+static inline void titer_begin_after(titer_t *it, sw_detector_t *det, job_t *j, int64_t key)
+{
+    it->det = det;
+    it->j = j;
+    it->n = 0;
+    for (uint32_t t = j->t_root; t != NIL;) {
+        if (j->ranks[t].c_rel > key) {
+            GROW(det->stack, it->n, det->capstack, 64);
+            det->stack[it->n++] = t;
+            t = j->ranks[t].t_left;
+        } else {
+            t = j->ranks[t].t_right;
+        }
+    }
+}
+
+/* The candidate with the largest rel, NIL when there is none. */
+static inline uint32_t t_last(const job_t *j)
+{
+    uint32_t t = j->t_root;
+    if (t == NIL) return NIL;
+    while (j->ranks[t].t_right != NIL) t = j->ranks[t].t_right;
+    return t;
+}
+
+/* ---- stale heap (min by newest timestamp) -----------------------------
+ * Keys live in the heap array and positions in a compact array beside the
+ * ranks, so a sift touches only these two small arrays. */
+
+static inline void heap_set(job_t *j, size_t i, heap_ent_t e)
+{
+    j->heap[i] = e;
+    j->hpos[e.ri] = (uint32_t)i;
+}
+
+static inline void heap_up(job_t *j, size_t i)
+{
+    heap_ent_t x = j->heap[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (j->heap[p].key <= x.key) break;
+        heap_set(j, i, j->heap[p]);
+        i = p;
+    }
+    heap_set(j, i, x);
+}
+
+static inline void heap_down(job_t *j, size_t i)
+{
+    heap_ent_t x = j->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= j->nheap) break;
+        if (c + 1 < j->nheap && j->heap[c + 1].key < j->heap[c].key) c++;
+        if (j->heap[c].key >= x.key) break;
+        heap_set(j, i, j->heap[c]);
+        i = c;
+    }
+    heap_set(j, i, x);
+}
+
+/* Insert rank ri, or move it after its newest timestamp grew. */
+static inline void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key)
+{
+    uint32_t pos = j->hpos[ri];
+    if (pos == NIL) {
+        GROW(j->heap, j->nheap, j->capheap, 2);
+        heap_ent_t e = {key, ri};
+        heap_set(j, j->nheap++, e);
+        heap_up(j, j->nheap - 1);
+        return;
+    }
+    j->heap[pos].key = key;
+    heap_down(j, pos);
+}
+
+static inline void heap_pop_top(job_t *j)
+{
+    j->hpos[j->heap[0].ri] = NIL;
+    if (--j->nheap) {
+        heap_set(j, 0, j->heap[j->nheap]);
+        heap_down(j, 0);
+    }
+}
+
+/* ---- anchor and horizon --------------------------------------------- */
+
+static inline int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
+{
+    uint32_t ri;
+    if (!sw_imap_get(&j->rank_map, 0, &ri)) sw_imap_get(&j->rank_map, j->min_rank, &ri);
+    if (anchor_rank) *anchor_rank = j->ranks[ri].rank;
+    return j->ranks[ri].first_ts;
+}
+
+/* horizon - anchor first, clamped: candidates with rel <= it are behind
+ * the horizon. INT64_MIN without a horizon (rel is never negative). */
+static inline int64_t horizon_key(const job_t *j)
+{
+    if (!j->has_horizon || !j->has_sample) return INT64_MIN;
+    sw_i128 k = (sw_i128)j->horizon - (sw_i128)anchor_first(j, NULL);
+    if (k < INT64_MIN) return INT64_MIN;
+    if (k > INT64_MAX) return INT64_MAX;
+    return (int64_t)k;
+}
+
+#endif /* SW_DETECT_CANDS_H */
