@@ -93,12 +93,34 @@ typedef enum sw_metric_e {
     SW_M_COMMITS,              /**< stormwatch_commits_total */
     SW_M_COMMIT_ERRORS,        /**< stormwatch_commit_errors_total */
     SW_M_REBALANCES,           /**< stormwatch_rebalances_total */
+    /* stormwatch notify: deliveries by sink (sw_sink_t order) and outcome:
+     * SW_M_NOTIFY_DELIVERED + 2 * sink + (permanent ? 1 : 0) */
+    SW_M_NOTIFY_DELIVERED,     /**< stormwatch_notify_deliveries_total{sink="alertmanager",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED_AM_PERMANENT, /**< ...{sink="alertmanager",outcome="permanent"} */
+    SW_M_NOTIFY_DELIVERED_PD_ACCEPTED,  /**< ...{sink="pagerduty",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED_PD_PERMANENT, /**< ...{sink="pagerduty",outcome="permanent"} */
+    SW_M_NOTIFY_DELIVERED_WH_ACCEPTED,  /**< ...{sink="webhook",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED_WH_PERMANENT, /**< ...{sink="webhook",outcome="permanent"} */
+    SW_M_NOTIFY_RETRIES,       /**< stormwatch_notify_retries_total{sink="alertmanager"}; + sink */
+    SW_M_NOTIFY_RETRIES_PD,    /**< ...{sink="pagerduty"} */
+    SW_M_NOTIFY_RETRIES_WH,    /**< ...{sink="webhook"} */
+    SW_M_NOTIFY_RECORDS,       /**< stormwatch_notify_records_total{verdict="skip"};
+                                    + sw_notify_verdict_t */
+    SW_M_NOTIFY_RECORDS_DUPLICATE, /**< ...{verdict="duplicate"} */
+    SW_M_NOTIFY_RECORDS_TRIGGER,   /**< ...{verdict="trigger"} */
+    SW_M_NOTIFY_RECORDS_RESOLVE,   /**< ...{verdict="resolve"} */
+    SW_M_NOTIFY_RESENDS,       /**< stormwatch_notify_resends_total (Alertmanager re-sends) */
+    SW_M_NOTIFY_RESEND_ERRORS, /**< stormwatch_notify_resend_errors_total */
+    SW_M_NOTIFY_DLQ,           /**< stormwatch_notify_dlq_records_total */
+    SW_M_NOTIFY_REQUEST_NS,    /**< stormwatch_notify_request_nanoseconds_total */
+    SW_M_NOTIFY_REQUESTS,      /**< stormwatch_notify_requests_total */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
     SW_M_RETAINED_SAMPLES,     /**< stormwatch_retained_samples */
     SW_M_ENGINE_STATE_BYTES,   /**< stormwatch_engine_state_bytes */
     SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
+    SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
     SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);
                                     set by sw_metrics_set_ready_state() */
     SW_M_UP,                   /**< stormwatch_up (1, set by sw_metrics_new()) */

@@ -1,0 +1,771 @@
+/*
+ * `stormwatch notify` (see sw_notify_run.h): the consumer loop, the sinks'
+ * retry loops, Alertmanager re-sends, dead letters, commits with the
+ * rebuild offset in their metadata, and the bounded stop. Decisions (what
+ * a record means, when to re-send, how long to wait) come from
+ * src/notify/sw_notify.h; bodies from sw_codec_pager.h.
+ *
+ * Records are handled one at a time, in partition order: a record is
+ * offered to every sink in turn, each retried until it accepts or refuses
+ * for good, and only then is its offset committable. A sink that keeps
+ * failing therefore holds its partition back (nothing is skipped), while
+ * the Alertmanager re-sends of open episodes go on during the waits.
+ */
+#include "sw_notify_run.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sw_alloc.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_pager.h"
+#include "sw_codec_record.h"
+#include "sw_kafka.h"
+#include "sw_notify.h"
+#include "sw_notify_http.h"
+
+#define MAX_URLS 16
+#define DUE_BATCH 64
+#define DLQ_BODY_MAX 4096
+#define METADATA_FMT "notify1:rebuild=%" SCNd64
+
+/* One sink as configured. */
+typedef struct sink_s {
+    bool on;
+    sw_sink_t kind;
+    char *urls_buf;                    /* owned copy of the URLs, split in place */
+    const char *urls[MAX_URLS];        /* POST targets (Alertmanager: .../api/v2/alerts) */
+    char *am_targets[MAX_URLS];        /* owned, Alertmanager only */
+    size_t n_urls;
+    sw_notify_http_t *http;
+    sw_notify_bucket_t bucket[MAX_URLS];
+} sink_t;
+
+/* What is known of one partition of the alert topic. */
+typedef struct npart_s {
+    bool assigned;
+    int64_t replay_until;  /* records below were delivered before: rebuild only */
+    int64_t done;          /* next offset to commit (-1: nothing done yet) */
+    bool dirty;            /* done moved since the last commit */
+} npart_t;
+
+typedef struct notify_s {
+    const sw_notify_run_opts_t *opts;
+    const sw_log_t *log;
+    sw_metrics_t *m;
+    sw_kafka_ctx_t kctx;
+    rd_kafka_t *consumer;
+    rd_kafka_t *producer;
+    const char *topic;       /* output.topic: the alerts */
+    const char *dlq_topic;
+    int32_t alert_schema_id;
+    sink_t sinks[SW_SINK__CNT];
+    sw_notify_backoff_t backoff;
+    sw_notify_t *table;
+    sw_pager_opts_t am_opts, pd_opts;
+    npart_t *parts;
+    size_t n_parts;
+    int64_t commit_interval_ms;
+    int64_t shutdown_ms;
+    int64_t last_commit_ms;
+    uint64_t rnd;            /* xorshift state for the jitter */
+    sw_notify_resp_t resp;
+    sw_buf_t body;
+    sw_buf_t json;           /* the record as JSON (Avro decoded) */
+    sw_arena_t arena;
+    sw_log_limit_t lim_bad, lim_retry;
+    uint64_t delivered, dlq, duplicates;
+} notify_t;
+
+static bool running(const notify_t *n)
+{
+    return *n->opts->running && !n->kctx.fatal;
+}
+
+static void m_add(notify_t *n, sw_metric_t id, uint64_t v)
+{
+    if (n->m) sw_metrics_add(n->m, id, v);
+}
+
+static uint64_t next_rnd(notify_t *n)
+{
+    uint64_t x = n->rnd;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    n->rnd = x;
+    return x;
+}
+
+static npart_t *npart(notify_t *n, int32_t partition)
+{
+    if (partition < 0) return NULL;
+    if ((size_t)partition >= n->n_parts) {
+        size_t want = (size_t)partition + 1;
+        n->parts = sw_reallocarray(n->parts, want, sizeof(*n->parts));
+        for (size_t i = n->n_parts; i < want; i++)
+            n->parts[i] = (npart_t){false, -1, -1, false};
+        n->n_parts = want;
+    }
+    return &n->parts[partition];
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+static size_t split_urls(char *buf, const char **out, size_t max)
+{
+    size_t k = 0;
+    for (char *p = buf; p && *p && k < max;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        while (*p == ' ' || *p == '\t') p++;
+        char *e = p + strlen(p);
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+        if (*p) out[k++] = p;
+        p = comma ? comma + 1 : NULL;
+    }
+    return k;
+}
+
+sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr_size)
+{
+    const char *am = sw_conf_get_str(conf, "alertmanager.url");
+    const char *key = sw_conf_get_str(conf, "pagerduty.routing.key");
+    const char *wh = sw_conf_get_str(conf, "webhook.url");
+    if (!*am && !*key && !*wh) {
+        sw_errfmt(errstr, errstr_size,
+                  "no sink configured: set alertmanager.url, pagerduty.routing.key (with "
+                  "pagerduty.url) or webhook.url");
+        return SW_ERR_INVALID_ARG;
+    }
+    if (*key && strlen(key) != 32) {
+        sw_errfmt(errstr, errstr_size,
+                  "configuration property \"pagerduty.routing.key\": value [redacted] is %zu "
+                  "characters long (expected the 32-character integration key of a PagerDuty "
+                  "Events API v2 integration)",
+                  strlen(key));
+        return SW_ERR_INVALID_ARG;
+    }
+    if (*key && !*sw_conf_get_str(conf, "pagerduty.url")) {
+        sw_errfmt(errstr, errstr_size,
+                  "configuration property \"pagerduty.url\" is empty but pagerduty.routing.key "
+                  "is set (expected the Events API v2 endpoint)");
+        return SW_ERR_INVALID_ARG;
+    }
+    int64_t resend = 0, ends = 0;
+    sw_conf_get_i64(conf, "alertmanager.resend.ms", &resend);
+    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &ends);
+    if (*am && (ends == 0 || resend >= ends)) {
+        sw_errfmt(errstr, errstr_size,
+                  "configuration property \"alertmanager.resend.ms\": value \"%lld\" is not below "
+                  "alertmanager.ends.after.ms (%lld): open episodes would expire in Alertmanager "
+                  "between re-sends (expected alertmanager.ends.after.ms > 0 and a few times "
+                  "alertmanager.resend.ms)",
+                  (long long)resend, (long long)ends);
+        return SW_ERR_INVALID_ARG;
+    }
+    int64_t lo = 0, hi = 0;
+    sw_conf_get_i64(conf, "notify.retry.backoff.ms", &lo);
+    sw_conf_get_i64(conf, "notify.retry.backoff.max.ms", &hi);
+    if (hi < lo) {
+        sw_errfmt(errstr, errstr_size,
+                  "configuration property \"notify.retry.backoff.max.ms\": value \"%lld\" is below "
+                  "notify.retry.backoff.ms (%lld)",
+                  (long long)hi, (long long)lo);
+        return SW_ERR_INVALID_ARG;
+    }
+    return SW_OK;
+}
+
+static bool sink_setup(notify_t *n, sw_sink_t kind, char *errstr, size_t errstr_size)
+{
+    const sw_conf_t *conf = n->opts->conf;
+    sink_t *s = &n->sinks[kind];
+    s->kind = kind;
+    const char *name = sw_sink_name(kind);
+    char prop[96];
+    const char *urls;
+    if (kind == SW_SINK_PAGERDUTY) {
+        if (!*sw_conf_get_str(conf, "pagerduty.routing.key")) return true;
+        urls = sw_conf_get_str(conf, "pagerduty.url");
+    } else {
+        snprintf(prop, sizeof(prop), "%s.url", name);
+        urls = sw_conf_get_str(conf, prop);
+    }
+    if (!urls || !*urls) return true;
+    s->on = true;
+    s->urls_buf = sw_strdup(urls);
+    s->n_urls = split_urls(s->urls_buf, s->urls, kind == SW_SINK_ALERTMANAGER ? MAX_URLS : 1);
+    if (kind == SW_SINK_ALERTMANAGER) {
+        for (size_t i = 0; i < s->n_urls; i++) {
+            size_t len = strlen(s->urls[i]);
+            bool slash = len && s->urls[i][len - 1] == '/';
+            s->am_targets[i] = sw_malloc(len + 16);
+            snprintf(s->am_targets[i], len + 16, "%s%s", s->urls[i],
+                     slash ? "api/v2/alerts" : "/api/v2/alerts");
+            s->urls[i] = s->am_targets[i];
+        }
+    }
+    int64_t timeout_ms = 10000;
+    double rate = 0;
+    snprintf(prop, sizeof(prop), "%s.timeout.ms", name);
+    sw_conf_get_i64(conf, prop, &timeout_ms);
+    snprintf(prop, sizeof(prop), "%s.rate.limit", name);
+    sw_conf_get_dbl(conf, prop, &rate);
+    char bearer[96], basic[96], ca[96];
+    snprintf(bearer, sizeof(bearer), "%s.auth.bearer.token", name);
+    snprintf(basic, sizeof(basic), "%s.auth.basic", name);
+    snprintf(ca, sizeof(ca), "%s.ssl.ca.location", name);
+    sw_notify_http_opts_t ho = {
+        .urls = s->urls,
+        .n_urls = s->n_urls,
+        .timeout_ms = timeout_ms,
+        .bearer_token = sw_conf_get_str(conf, bearer),
+        .basic_auth = sw_conf_get_str(conf, basic),
+        .ca_location = sw_conf_get_str(conf, ca),
+        .hmac_secret = kind == SW_SINK_WEBHOOK ? sw_conf_get_str(conf, "webhook.hmac.secret") : NULL,
+    };
+    s->http = sw_notify_http_new(&ho, errstr, errstr_size);
+    if (!s->http) return false;
+    for (size_t i = 0; i < s->n_urls; i++) sw_notify_bucket_init(&s->bucket[i], rate, sw_clock_ms());
+    sw_log(n->log, SW_LOG_INFO, "sink %s: %zu URL%s, first %s", name, s->n_urls,
+           s->n_urls == 1 ? "" : "s", s->urls[0]);
+    return true;
+}
+
+static void sinks_destroy(notify_t *n)
+{
+    for (int k = 0; k < SW_SINK__CNT; k++) {
+        sink_t *s = &n->sinks[k];
+        sw_notify_http_destroy(s->http);
+        for (size_t i = 0; i < MAX_URLS; i++) free(s->am_targets[i]);
+        free(s->urls_buf);
+    }
+}
+
+/* ---- waiting ------------------------------------------------------------- */
+
+static void resend_due(notify_t *n);
+
+/* Sleep @p ms in slices, re-sending due Alertmanager episodes meanwhile.
+ * @returns false when a stop came. */
+static bool wait_ms(notify_t *n, int64_t ms)
+{
+    int64_t until = sw_clock_ms() + ms;
+    while (running(n)) {
+        int64_t left = until - sw_clock_ms();
+        if (left <= 0) return true;
+        if (n->m) sw_metrics_heartbeat(n->m, sw_clock_ms());
+        resend_due(n);
+        rd_kafka_poll(n->producer, 0);
+        usleep((useconds_t)(left > 100 ? 100000 : left * 1000));
+    }
+    return false;
+}
+
+/* One rate-limited POST to URL @p i of sink @p s. @returns the outcome. */
+static sw_notify_outcome_t post_once(notify_t *n, sink_t *s, size_t i, const char *body, size_t len)
+{
+    int64_t wait;
+    while ((wait = sw_notify_bucket_take(&s->bucket[i], sw_clock_ms())) > 0)
+        if (!wait_ms(n, wait)) return SW_NOTIFY_RETRY;
+    sw_notify_http_post(s->http, i, body, len, &n->resp);
+    m_add(n, SW_M_NOTIFY_REQUESTS, 1);
+    m_add(n, SW_M_NOTIFY_REQUEST_NS, (uint64_t)n->resp.elapsed_ns);
+    return sw_notify_classify(n->resp.status);
+}
+
+/* ---- dead letters ---------------------------------------------------------- */
+
+static void dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
+                     const char *sink, long status, const sw_buf_t *answer)
+{
+    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    rd_kafka_header_add(h, "stormwatch.notify.reason", -1, reason, -1);
+    if (sink) rd_kafka_header_add(h, "stormwatch.notify.sink", -1, sink, -1);
+    char tmp[32];
+    if (status > 0) {
+        snprintf(tmp, sizeof(tmp), "%ld", status);
+        rd_kafka_header_add(h, "stormwatch.notify.http.status", -1, tmp, -1);
+    }
+    if (answer && answer->len)
+        rd_kafka_header_add(h, "stormwatch.notify.http.body", -1, answer->data,
+                            answer->len > DLQ_BODY_MAX ? DLQ_BODY_MAX : (ssize_t)answer->len);
+    rd_kafka_header_add(h, "stormwatch.source.topic", -1, rd_kafka_topic_name(rkm->rkt), -1);
+    snprintf(tmp, sizeof(tmp), "%d", (int)rkm->partition);
+    rd_kafka_header_add(h, "stormwatch.source.partition", -1, tmp, -1);
+    snprintf(tmp, sizeof(tmp), "%lld", (long long)rkm->offset);
+    rd_kafka_header_add(h, "stormwatch.source.offset", -1, tmp, -1);
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        n->producer, RD_KAFKA_V_TOPIC(n->dlq_topic),
+        RD_KAFKA_V_KEY(rkm->key, rkm->key_len), RD_KAFKA_V_VALUE(rkm->payload, rkm->len),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
+    if (e) {
+        rd_kafka_headers_destroy(h);
+        sw_log(n->log, SW_LOG_ERROR, "cannot dead-letter %s [%d] offset %lld to %s: %s",
+               rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset,
+               n->dlq_topic, rd_kafka_err2str(e));
+        return;
+    }
+    n->dlq++;
+    m_add(n, SW_M_NOTIFY_DLQ, 1);
+}
+
+/* ---- delivery -------------------------------------------------------------- */
+
+typedef enum deliv_e { DELIV_DONE, DELIV_STOPPED } deliv_t;
+
+/* The body of @p rec for sink @p s into n->body. @returns false when the
+ * sink sends nothing for it. */
+static bool make_body(notify_t *n, sink_t *s, const sw_record_t *rec, const char *json, size_t len)
+{
+    n->body.len = 0;
+    if (s->kind == SW_SINK_WEBHOOK) {
+        sw_buf_put(&n->body, json, len);
+        return true;
+    }
+    sw_pager_opts_t *po = s->kind == SW_SINK_ALERTMANAGER ? &n->am_opts : &n->pd_opts;
+    po->now_ns = wall_ns();
+    return sw_pager_encode(rec, po, &n->body) != SW_PAGER_SKIP;
+}
+
+/* Deliver @p rec to sink @p s: retried until some URL accepts, or every
+ * URL refuses for good (then dead-lettered). */
+static deliv_t deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
+                       const sw_record_t *rec, const char *json, size_t len)
+{
+    for (unsigned attempt = 0;; attempt++) {
+        if (!make_body(n, s, rec, json, len)) return DELIV_DONE;
+        bool accepted = false, retry = false;
+        int64_t retry_after = -1;
+        long status = 0;
+        for (size_t i = 0; i < s->n_urls && !accepted; i++) {
+            sw_notify_outcome_t o = post_once(n, s, i, n->body.data, n->body.len);
+            if (!running(n)) return DELIV_STOPPED;
+            status = n->resp.status;
+            if (o == SW_NOTIFY_ACCEPTED) {
+                accepted = true;
+            } else if (o == SW_NOTIFY_RETRY) {
+                retry = true;
+                int64_t ra;
+                if (sw_notify_retry_after(n->resp.retry_after, sw_wall_ms(), &ra) && ra > retry_after)
+                    retry_after = ra;
+                sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
+                               "%s %s: %s%s%s for %s [%d] offset %lld; retrying", sw_sink_name(s->kind),
+                               s->urls[i], status ? "HTTP " : "no answer: ",
+                               status ? "" : n->resp.error, "", rd_kafka_topic_name(rkm->rkt),
+                               (int)rkm->partition, (long long)rkm->offset);
+                if (status)
+                    sw_log(n->log, SW_LOG_DEBUG, "%s answered HTTP %ld", s->urls[i], status);
+            } else {
+                sw_log(n->log, SW_LOG_WARN, "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
+                       sw_sink_name(s->kind), s->urls[i], rd_kafka_topic_name(rkm->rkt),
+                       (int)rkm->partition, (long long)rkm->offset, status,
+                       (int)(n->resp.body.len > 300 ? 300 : n->resp.body.len), n->resp.body.data);
+            }
+        }
+        if (accepted) {
+            n->delivered++;
+            m_add(n, (sw_metric_t)(SW_M_NOTIFY_DELIVERED + 2 * s->kind), 1);
+            return DELIV_DONE;
+        }
+        if (!retry) {
+            char reason[128];
+            snprintf(reason, sizeof(reason), "%s refused the record (HTTP %ld)",
+                     sw_sink_name(s->kind), status);
+            dlq_send(n, rkm, reason, sw_sink_name(s->kind), status, &n->resp.body);
+            m_add(n, (sw_metric_t)(SW_M_NOTIFY_DELIVERED + 2 * s->kind + 1), 1);
+            return DELIV_DONE;
+        }
+        m_add(n, (sw_metric_t)(SW_M_NOTIFY_RETRIES + s->kind), 1);
+        int64_t delay = sw_notify_backoff_ms(&n->backoff, attempt, next_rnd(n), retry_after);
+        if (!wait_ms(n, delay)) return DELIV_STOPPED;
+    }
+}
+
+/* Re-send every due open episode to every Alertmanager URL, once each. */
+static void resend_due(notify_t *n)
+{
+    sink_t *s = &n->sinks[SW_SINK_ALERTMANAGER];
+    if (!s->on) return;
+    int64_t now = sw_clock_ms();
+    if (sw_notify_next_due(n->table) > now) return;
+    sw_notify_episode_t due[DUE_BATCH];
+    size_t k;
+    while ((k = sw_notify_due(n->table, now, due, DUE_BATCH)) > 0) {
+        for (size_t i = 0; i < k; i++) {
+            /* Copied: the table entry may change while we wait below. */
+            char *json = sw_memdup0(due[i].json, due[i].json_len);
+            size_t len = due[i].json_len;
+            int conf = due[i].episode_confidence;
+            sw_arena_t arena;
+            sw_arena_init(&arena);
+            sw_record_t rec;
+            char err[256];
+            if (sw_record_parse_json(json, len, &arena, &rec, err, sizeof(err)) == SW_OK) {
+                rec.episode_confidence = conf;
+                sw_buf_t body;
+                sw_buf_init(&body);
+                n->am_opts.now_ns = wall_ns();
+                sw_pager_encode(&rec, &n->am_opts, &body);
+                bool any = false;
+                for (size_t u = 0; u < s->n_urls; u++) {
+                    sw_notify_http_post(s->http, u, body.data, body.len, &n->resp);
+                    m_add(n, SW_M_NOTIFY_REQUESTS, 1);
+                    m_add(n, SW_M_NOTIFY_REQUEST_NS, (uint64_t)n->resp.elapsed_ns);
+                    if (sw_notify_classify(n->resp.status) == SW_NOTIFY_ACCEPTED) any = true;
+                }
+                m_add(n, any ? SW_M_NOTIFY_RESENDS : SW_M_NOTIFY_RESEND_ERRORS, 1);
+                if (!any)
+                    sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
+                                   "alertmanager: re-send failed (HTTP %ld%s%s); again in "
+                                   "alertmanager.resend.ms",
+                                   n->resp.status, *n->resp.error ? ", " : "", n->resp.error);
+                sw_buf_clear(&body);
+            }
+            sw_arena_clear(&arena);
+            free(json);
+        }
+        if (k < DUE_BATCH) break;
+    }
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+/* The record as JSON into n->json. @returns false with @p why. */
+static bool record_json(notify_t *n, const rd_kafka_message_t *rkm, char *why, size_t why_size)
+{
+    n->json.len = 0;
+    const unsigned char *p = rkm->payload;
+    if (!p || rkm->len == 0) {
+        snprintf(why, why_size, "empty value");
+        return false;
+    }
+    if (p[0] == 0 && rkm->len >= 5) {
+        return sw_avro_decode_record_json(p, rkm->len, n->alert_schema_id, &n->json, why,
+                                          why_size) == SW_OK;
+    }
+    sw_buf_put(&n->json, p, rkm->len);
+    return true;
+}
+
+/* Handle one alert record. @returns false when a stop interrupted its
+ * delivery (its offset is then not done: the next owner delivers it). */
+static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
+{
+    npart_t *pt = npart(n, rkm->partition);
+    bool replay = rkm->offset < pt->replay_until;
+    char why[512];
+    sw_record_t rec;
+    sw_arena_reset(&n->arena);
+    if (!record_json(n, rkm, why, sizeof(why)) ||
+        sw_record_parse_json(n->json.data, n->json.len, &n->arena, &rec, why, sizeof(why)) != SW_OK) {
+        if (!replay) {
+            sw_log_limited(n->log, &n->lim_bad, SW_LOG_WARN, "%s [%d] offset %lld: %s; dead-lettered",
+                           rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
+                           (long long)rkm->offset, why);
+            dlq_send(n, rkm, why, NULL, 0, NULL);
+        }
+        pt->done = rkm->offset + 1;
+        pt->dirty = true;
+        return true;
+    }
+    int conf = rec.episode_confidence;
+    sw_notify_verdict_t v = sw_notify_decide(n->table, &rec, &conf);
+    rec.episode_confidence = conf;
+    if (!replay) m_add(n, (sw_metric_t)(SW_M_NOTIFY_RECORDS + v), 1);
+    if (!replay && (v == SW_NOTIFY_TRIGGER || v == SW_NOTIFY_RESOLVE)) {
+        for (int k = 0; k < SW_SINK__CNT; k++) {
+            sink_t *s = &n->sinks[k];
+            if (!s->on) continue;
+            if (deliver(n, s, rkm, &rec, n->json.data, n->json.len) == DELIV_STOPPED) return false;
+        }
+        sw_log(n->log, SW_LOG_DEBUG, "%s [%d] offset %lld: %s delivered",
+               rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset,
+               sw_notify_verdict_str(v));
+    } else if (!replay && v == SW_NOTIFY_DUPLICATE) {
+        n->duplicates++;
+    }
+    sw_notify_apply(n->table, &rec, v, conf, n->json.data, n->json.len, rkm->partition,
+                    rkm->offset, sw_clock_ms());
+    if (n->m) sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
+    pt->done = rkm->offset + 1;
+    pt->dirty = true;
+    return true;
+}
+
+/* ---- commits and rebalances ------------------------------------------------ */
+
+/* Commit the done offsets of the assigned partitions (or of @p only), each
+ * with its rebuild offset in the metadata. */
+static void commit(notify_t *n, const rd_kafka_topic_partition_list_t *only, bool sync)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(4);
+    for (size_t i = 0; i < n->n_parts; i++) {
+        npart_t *pt = &n->parts[i];
+        if (!pt->assigned || !pt->dirty || pt->done < 0) continue;
+        if (only) {
+            bool in = false;
+            for (int k = 0; k < only->cnt; k++) in |= only->elems[k].partition == (int32_t)i;
+            if (!in) continue;
+        }
+        rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(l, n->topic, (int32_t)i);
+        tp->offset = pt->done;
+        char md[64];
+        snprintf(md, sizeof(md), "notify1:rebuild=%lld",
+                 (long long)sw_notify_rebuild_offset(n->table, (int32_t)i, pt->done));
+        tp->metadata = sw_strdup(md);
+        tp->metadata_size = strlen(md);
+        pt->dirty = false;
+    }
+    if (l->cnt) {
+        rd_kafka_resp_err_t e = rd_kafka_commit(n->consumer, l, sync ? 0 : 1);
+        m_add(n, SW_M_COMMITS, 1);
+        if (e) {
+            m_add(n, SW_M_COMMIT_ERRORS, 1);
+            sw_log(n->log, SW_LOG_WARN, "offset commit failed: %s", rd_kafka_err2str(e));
+            for (int k = 0; k < l->cnt; k++) npart(n, l->elems[k].partition)->dirty = true;
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+    n->last_commit_ms = sw_clock_ms();
+}
+
+static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *list, void *opaque)
+{
+    notify_t *n = ((sw_kafka_ctx_t *)opaque)->user;
+    m_add(n, SW_M_REBALANCES, 1);
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
+        if (rd_kafka_committed(rk, c, 30000))
+            sw_log(n->log, SW_LOG_WARN, "cannot read the committed offsets; starting from "
+                                        "auto.offset.reset");
+        for (int i = 0; i < list->cnt; i++) {
+            rd_kafka_topic_partition_t *tp = &list->elems[i];
+            const rd_kafka_topic_partition_t *ct = &c->elems[i];
+            npart_t *pt = npart(n, tp->partition);
+            pt->assigned = true;
+            pt->dirty = false;
+            pt->done = -1;
+            pt->replay_until = -1;
+            int64_t rebuild = -1;
+            if (ct->offset >= 0) {
+                char md[64] = "";
+                if (ct->metadata && ct->metadata_size < sizeof(md))
+                    memcpy(md, ct->metadata, ct->metadata_size);
+                if (sscanf(md, METADATA_FMT, &rebuild) != 1 || rebuild < 0 || rebuild > ct->offset)
+                    rebuild = ct->offset;
+                pt->replay_until = ct->offset;
+                pt->done = ct->offset;
+                tp->offset = rebuild;
+            }
+            sw_log(n->log, SW_LOG_INFO,
+                   "assigned %s [%d]: committed %lld, rebuilding open episodes from %lld",
+                   tp->topic, (int)tp->partition, (long long)ct->offset, (long long)rebuild);
+        }
+        rd_kafka_topic_partition_list_destroy(c);
+        rd_kafka_assign(rk, list);
+    } else {
+        if (!rd_kafka_assignment_lost(rk)) commit(n, list, true);
+        for (int i = 0; i < list->cnt; i++) {
+            npart_t *pt = npart(n, list->elems[i].partition);
+            pt->assigned = false;
+            sw_notify_drop_partition(n->table, list->elems[i].partition);
+            sw_log(n->log, SW_LOG_INFO, "revoked %s [%d]", list->elems[i].topic,
+                   (int)list->elems[i].partition);
+        }
+        rd_kafka_assign(rk, NULL);
+    }
+    size_t assigned = 0;
+    for (size_t i = 0; i < n->n_parts; i++) assigned += n->parts[i].assigned;
+    if (n->m) {
+        sw_metrics_set(n->m, SW_M_ASSIGNED_PARTITIONS, (int64_t)assigned);
+        sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
+        sw_metrics_set_ready_state(n->m, assigned > 0, -1);
+    }
+}
+
+/* ---- setup, loop, stop -------------------------------------------------------- */
+
+static int setup(notify_t *n)
+{
+    const sw_conf_t *conf = n->opts->conf;
+    char err[512];
+    for (int k = 0; k < SW_SINK__CNT; k++)
+        if (!sink_setup(n, (sw_sink_t)k, err, sizeof(err))) {
+            sw_log(n->log, SW_LOG_ERROR, "%s", err);
+            return 2;
+        }
+    rd_kafka_conf_t *pc = sw_kafka_conf(conf, SW_KAFKA_PRODUCER, n->opts->bootstrap, NULL, &n->kctx,
+                                        err, sizeof(err));
+    if (!pc) {
+        sw_log(n->log, SW_LOG_ERROR, "%s", err);
+        return 2;
+    }
+    n->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
+    if (!n->producer) {
+        rd_kafka_conf_destroy(pc);
+        sw_log(n->log, SW_LOG_ERROR, "cannot create the producer: %s", err);
+        return 2;
+    }
+    rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, n->opts->bootstrap,
+                                        sw_conf_get_str(conf, "notify.group.id"), &n->kctx, err,
+                                        sizeof(err));
+    if (!cc) {
+        sw_log(n->log, SW_LOG_ERROR, "%s", err);
+        return 2;
+    }
+    /* Eager assignment: every assignment rebuilds its partitions' episodes
+     * from the committed metadata anyway, and an eager consumer can be
+     * closed before its first assignment on every librdkafka version. */
+    sw_kafka_set(cc, "partition.assignment.strategy", "range,roundrobin", err, sizeof(err));
+    rd_kafka_conf_set_rebalance_cb(cc, rebalance_cb);
+    n->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, err, sizeof(err));
+    if (!n->consumer) {
+        rd_kafka_conf_destroy(cc);
+        sw_log(n->log, SW_LOG_ERROR, "cannot create the consumer: %s", err);
+        return 2;
+    }
+    rd_kafka_poll_set_consumer(n->consumer);
+    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(topics, n->topic, RD_KAFKA_PARTITION_UA);
+    rd_kafka_resp_err_t e = rd_kafka_subscribe(n->consumer, topics);
+    rd_kafka_topic_partition_list_destroy(topics);
+    if (e) {
+        sw_log(n->log, SW_LOG_ERROR, "cannot subscribe to %s: %s", n->topic, rd_kafka_err2str(e));
+        return 1;
+    }
+    return 0;
+}
+
+static int stop(notify_t *n)
+{
+    int64_t t0 = sw_clock_ms();
+    int64_t deadline = t0 + n->shutdown_ms;
+    sw_log(n->log, SW_LOG_INFO, "stopping: committing, flushing dead letters, leaving the group "
+                                "(at most %lld ms, shutdown.timeout.ms)", (long long)n->shutdown_ms);
+    commit(n, NULL, false);
+    while (rd_kafka_outq_len(n->producer) > 0 && sw_clock_ms() < deadline &&
+           !(n->opts->stops && *n->opts->stops > 1))
+        rd_kafka_poll(n->producer, 50);
+    /* The async commit's answer arrives through the consumer queue. */
+    int64_t settle = sw_clock_ms() + 1000;
+    while (sw_clock_ms() < settle && sw_clock_ms() < deadline &&
+           !(n->opts->stops && *n->opts->stops > 1)) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(n->consumer, 50);
+        if (m) rd_kafka_message_destroy(m); /* not handled: read again by the next owner */
+        if (!rd_kafka_outq_len(n->producer)) break;
+    }
+    if (sw_clock_ms() >= deadline || (n->opts->stops && *n->opts->stops > 1)) {
+        sw_log(n->log, SW_LOG_WARN, "stop cut short after %lld ms: the group drops this member "
+                                    "after session.timeout.ms", (long long)(sw_clock_ms() - t0));
+        rd_kafka_destroy_flags(n->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+        n->consumer = NULL;
+        return 1;
+    }
+    rd_kafka_consumer_close(n->consumer);
+    sw_log(n->log, SW_LOG_INFO, "stopped in %lld ms (%llu delivered, %llu duplicates skipped, %llu "
+                                "dead-lettered)",
+           (long long)(sw_clock_ms() - t0), (unsigned long long)n->delivered,
+           (unsigned long long)n->duplicates, (unsigned long long)n->dlq);
+    return 0;
+}
+
+int sw_notify_run(const sw_notify_run_opts_t *opts)
+{
+    notify_t n;
+    memset(&n, 0, sizeof(n));
+    n.opts = opts;
+    n.log = opts->log;
+    n.m = opts->metrics;
+    n.kctx.log = opts->log;
+    n.kctx.user = &n;
+    const sw_conf_t *conf = opts->conf;
+    n.topic = sw_conf_get_str(conf, "output.topic");
+    n.dlq_topic = sw_conf_get_str(conf, "notify.dlq.topic");
+    int64_t v = 0;
+    sw_conf_get_i64(conf, "avro.schema.id.alert", &v);
+    n.alert_schema_id = (int32_t)v;
+    sw_conf_get_i64(conf, "notify.retry.backoff.ms", &n.backoff.base_ms);
+    sw_conf_get_i64(conf, "notify.retry.backoff.max.ms", &n.backoff.max_ms);
+    n.commit_interval_ms = 1000;
+    sw_conf_get_i64(conf, "commit.interval.ms", &n.commit_interval_ms);
+    n.shutdown_ms = 30000;
+    sw_conf_get_i64(conf, "shutdown.timeout.ms", &n.shutdown_ms);
+    int64_t resend_ms = 60000, ends_ms = 0;
+    sw_conf_get_i64(conf, "alertmanager.resend.ms", &resend_ms);
+    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &ends_ms);
+    n.table = sw_notify_new(resend_ms);
+    n.am_opts = (sw_pager_opts_t){.format = SW_PAGER_ALERTMANAGER,
+                                  .generator_url = sw_conf_get_str(conf, "alertmanager.generator.url"),
+                                  .labels = sw_conf_get_str(conf, "alertmanager.labels"),
+                                  .ends_after_ms = ends_ms};
+    n.pd_opts = (sw_pager_opts_t){.format = SW_PAGER_PAGERDUTY,
+                                  .routing_key = sw_conf_get_str(conf, "pagerduty.routing.key")};
+    n.rnd = (uint64_t)wall_ns() ^ ((uint64_t)getpid() << 32) ^ UINT64_C(0x9e3779b97f4a7c15);
+    if (!n.rnd) n.rnd = 1;
+    n.lim_bad = (sw_log_limit_t){0};
+    sw_buf_init(&n.resp.body);
+    sw_buf_init(&n.body);
+    sw_buf_init(&n.json);
+    sw_arena_init(&n.arena);
+    int rc = setup(&n);
+    if (rc == 0) {
+        sw_log(n.log, SW_LOG_INFO, "delivering %s (group %s) to the sinks; dead letters to %s",
+               n.topic, sw_conf_get_str(conf, "notify.group.id"), n.dlq_topic);
+        n.last_commit_ms = sw_clock_ms();
+        while (running(&n)) {
+            if (n.m) sw_metrics_heartbeat(n.m, sw_clock_ms());
+            resend_due(&n);
+            if (sw_clock_ms() - n.last_commit_ms >= n.commit_interval_ms) commit(&n, NULL, false);
+            rd_kafka_poll(n.producer, 0);
+            rd_kafka_message_t *rkm = rd_kafka_consumer_poll(n.consumer, 100);
+            if (!rkm) continue;
+            if (rkm->err) {
+                if (rkm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                    sw_log_limited(n.log, &n.lim_bad, SW_LOG_WARN, "consumer: %s",
+                                   rd_kafka_message_errstr(rkm));
+                rd_kafka_message_destroy(rkm);
+                continue;
+            }
+            if (!npart(&n, rkm->partition)->assigned) {
+                rd_kafka_message_destroy(rkm);
+                continue;
+            }
+            bool ok = handle(&n, rkm);
+            rd_kafka_message_destroy(rkm);
+            if (!ok) break;
+        }
+        if (n.kctx.fatal) {
+            sw_log(n.log, SW_LOG_ERROR, "fatal Kafka error: %s", n.kctx.fatal_reason);
+            rc = 1;
+        }
+        int src = stop(&n);
+        if (!rc) rc = src;
+    }
+    if (n.consumer) rd_kafka_destroy(n.consumer);
+    if (n.producer) {
+        rd_kafka_flush(n.producer, 1000);
+        rd_kafka_destroy(n.producer);
+    }
+    sinks_destroy(&n);
+    sw_notify_destroy(n.table);
+    free(n.parts);
+    sw_buf_clear(&n.resp.body);
+    sw_buf_clear(&n.body);
+    sw_buf_clear(&n.json);
+    sw_arena_clear(&n.arena);
+    return rc;
+}
