@@ -441,6 +441,8 @@ static void resend_due(notify_t *n)
     }
 }
 
+static void commit(notify_t *n, const rd_kafka_topic_partition_list_t *only, bool sync);
+
 /* ---- records --------------------------------------------------------------- */
 
 /* The record as JSON into n->json. @returns false with @p why. */
@@ -502,6 +504,9 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
     if (n->m) sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
     pt->done = rkm->offset + 1;
     pt->dirty = true;
+    /* A page is committed at once (synchronously): a crash after it can
+     * only repeat the one record whose answer it did not see. */
+    if (!replay && (v == SW_NOTIFY_TRIGGER || v == SW_NOTIFY_RESOLVE)) commit(n, NULL, true);
     return true;
 }
 
