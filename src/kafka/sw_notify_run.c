@@ -79,6 +79,11 @@ typedef struct notify_s {
     sw_arena_t arena;
     sw_log_limit_t lim_bad, lim_retry;
     uint64_t delivered, dlq, duplicates;
+    uint64_t generation;     /* assignments and revocations so far */
+    bool paused;             /* the assignment is paused (a delivery waits) */
+    rd_kafka_message_t **stash; /* read while paused, handled next (in order) */
+    size_t n_stash, cap_stash;
+    int64_t last_lag_ms;
 } notify_t;
 
 static bool running(const notify_t *n)
@@ -258,18 +263,46 @@ static void sinks_destroy(notify_t *n)
 
 static void resend_due(notify_t *n);
 
-/* Sleep @p ms in slices, re-sending due Alertmanager episodes meanwhile.
+/* Pause or resume fetching of the whole assignment (a delivery waits:
+ * the consumer is still polled, so it stays in the group past
+ * max.poll.interval.ms, but hands out nothing new meanwhile). */
+static void set_paused(notify_t *n, bool pause)
+{
+    if (n->paused == pause) return;
+    rd_kafka_topic_partition_list_t *a = NULL;
+    if (rd_kafka_assignment(n->consumer, &a) == RD_KAFKA_RESP_ERR_NO_ERROR && a) {
+        if (a->cnt) {
+            if (pause) rd_kafka_pause_partitions(n->consumer, a);
+            else rd_kafka_resume_partitions(n->consumer, a);
+        }
+        rd_kafka_topic_partition_list_destroy(a);
+    }
+    n->paused = pause;
+}
+
+/* Sleep @p ms in slices, re-sending due Alertmanager episodes and serving
+ * the consumer (rebalances, group heartbeats) meanwhile; a message it
+ * still hands out is stashed and handled after the current one.
  * @returns false when a stop came. */
 static bool wait_ms(notify_t *n, int64_t ms)
 {
     int64_t until = sw_clock_ms() + ms;
+    set_paused(n, true);
     while (running(n)) {
         int64_t left = until - sw_clock_ms();
         if (left <= 0) return true;
         if (n->m) sw_metrics_heartbeat(n->m, sw_clock_ms());
         resend_due(n);
         rd_kafka_poll(n->producer, 0);
-        usleep((useconds_t)(left > 100 ? 100000 : left * 1000));
+        rd_kafka_message_t *rkm =
+            rd_kafka_consumer_poll(n->consumer, (int)(left > 100 ? 100 : left));
+        if (rkm) {
+            if (n->n_stash == n->cap_stash) {
+                n->cap_stash = n->cap_stash ? n->cap_stash * 2 : 16;
+                n->stash = sw_reallocarray(n->stash, n->cap_stash, sizeof(*n->stash));
+            }
+            n->stash[n->n_stash++] = rkm;
+        }
     }
     return false;
 }
@@ -420,18 +453,23 @@ static void resend_due(notify_t *n)
                 n->am_opts.now_ns = wall_ns();
                 sw_pager_encode(&rec, &n->am_opts, &body);
                 bool any = false;
+                /* Its own answer buffer: a delivery may be waiting on n->resp. */
+                sw_notify_resp_t resp;
+                memset(&resp, 0, sizeof(resp));
+                sw_buf_init(&resp.body);
                 for (size_t u = 0; u < s->n_urls; u++) {
-                    sw_notify_http_post(s->http, u, body.data, body.len, &n->resp);
+                    sw_notify_http_post(s->http, u, body.data, body.len, &resp);
                     m_add(n, SW_M_NOTIFY_REQUESTS, 1);
-                    m_add(n, SW_M_NOTIFY_REQUEST_NS, (uint64_t)n->resp.elapsed_ns);
-                    if (sw_notify_classify(n->resp.status) == SW_NOTIFY_ACCEPTED) any = true;
+                    m_add(n, SW_M_NOTIFY_REQUEST_NS, (uint64_t)resp.elapsed_ns);
+                    if (sw_notify_classify(resp.status) == SW_NOTIFY_ACCEPTED) any = true;
                 }
                 m_add(n, any ? SW_M_NOTIFY_RESENDS : SW_M_NOTIFY_RESEND_ERRORS, 1);
                 if (!any)
                     sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
                                    "alertmanager: re-send failed (HTTP %ld%s%s); again in "
                                    "alertmanager.resend.ms",
-                                   n->resp.status, *n->resp.error ? ", " : "", n->resp.error);
+                                   resp.status, *resp.error ? ", " : "", resp.error);
+                sw_buf_clear(&resp.body);
                 sw_buf_clear(&body);
             }
             sw_arena_clear(&arena);
@@ -488,10 +526,21 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
     rec.episode_confidence = conf;
     if (!replay) m_add(n, (sw_metric_t)(SW_M_NOTIFY_RECORDS + v), 1);
     if (!replay && (v == SW_NOTIFY_TRIGGER || v == SW_NOTIFY_RESOLVE)) {
+        uint64_t gen = n->generation;
         for (int k = 0; k < SW_SINK__CNT; k++) {
             sink_t *s = &n->sinks[k];
             if (!s->on) continue;
             if (deliver(n, s, rkm, &rec, n->json.data, n->json.len) == DELIV_STOPPED) return false;
+        }
+        set_paused(n, false);
+        if (n->generation != gen) {
+            /* A rebalance while it waited: the partition was revoked (its
+             * next owner reads this record again from the committed
+             * offset), maybe handed back (then re-read from there too). */
+            sw_log(n->log, SW_LOG_INFO, "%s [%d] offset %lld: rebalanced during its delivery; "
+                                        "left to the partition's owner",
+                   rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset);
+            return true;
         }
         sw_log(n->log, SW_LOG_DEBUG, "%s [%d] offset %lld: %s delivered",
                rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset,
@@ -552,6 +601,12 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
     notify_t *n = ((sw_kafka_ctx_t *)opaque)->user;
     m_add(n, SW_M_REBALANCES, 1);
+    n->generation++;
+    n->paused = false; /* a new assignment starts unpaused */
+    /* Stashed messages belong to the old assignment: they are read again
+     * from the committed offsets by whoever owns them now. */
+    for (size_t i = 0; i < n->n_stash; i++) rd_kafka_message_destroy(n->stash[i]);
+    n->n_stash = 0;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
         if (rd_kafka_committed(rk, c, 30000))
@@ -600,6 +655,31 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
         sw_metrics_set_ready_state(n->m, assigned > 0, -1);
     }
+}
+
+/* Consumer lag (high watermark - next offset to deliver) over the
+ * assignment, for stormwatch_consumer_total_lag and /readyz. */
+static void publish_lag(notify_t *n)
+{
+    n->last_lag_ms = sw_clock_ms();
+    if (!n->m) return;
+    int64_t total = 0;
+    size_t assigned = 0;
+    for (size_t i = 0; i < n->n_parts; i++) {
+        npart_t *pt = &n->parts[i];
+        if (!pt->assigned) continue;
+        assigned++;
+        int64_t lo = -1, hi = -1;
+        rd_kafka_get_watermark_offsets(n->consumer, n->topic, (int32_t)i, &lo, &hi);
+        if (hi < 0) {
+            total = -1;
+            break;
+        }
+        int64_t at = pt->done >= 0 ? pt->done : lo;
+        if (at < 0) at = 0;
+        total += hi > at ? hi - at : 0;
+    }
+    sw_metrics_set_ready_state(n->m, assigned > 0, assigned ? total : -1);
 }
 
 /* ---- setup, loop, stop -------------------------------------------------------- */
@@ -659,6 +739,9 @@ static int stop(notify_t *n)
 {
     int64_t t0 = sw_clock_ms();
     int64_t deadline = t0 + n->shutdown_ms;
+    /* Stashed messages are not handled: the next owner reads them again. */
+    for (size_t i = 0; i < n->n_stash; i++) rd_kafka_message_destroy(n->stash[i]);
+    n->n_stash = 0;
     sw_log(n->log, SW_LOG_INFO, "stopping: committing, flushing dead letters, leaving the group "
                                 "(at most %lld ms, shutdown.timeout.ms)", (long long)n->shutdown_ms);
     commit(n, NULL, false);
@@ -736,7 +819,15 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
             resend_due(&n);
             if (sw_clock_ms() - n.last_commit_ms >= n.commit_interval_ms) commit(&n, NULL, false);
             rd_kafka_poll(n.producer, 0);
-            rd_kafka_message_t *rkm = rd_kafka_consumer_poll(n.consumer, 100);
+            if (sw_clock_ms() - n.last_lag_ms >= 1000) publish_lag(&n);
+            rd_kafka_message_t *rkm = NULL;
+            if (n.n_stash) {
+                rkm = n.stash[0];
+                memmove(n.stash, n.stash + 1, (n.n_stash - 1) * sizeof(*n.stash));
+                n.n_stash--;
+            } else {
+                rkm = rd_kafka_consumer_poll(n.consumer, 100);
+            }
             if (!rkm) continue;
             if (rkm->err) {
                 if (rkm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
@@ -768,6 +859,7 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
     sinks_destroy(&n);
     sw_notify_destroy(n.table);
     free(n.parts);
+    free(n.stash);
     sw_buf_clear(&n.resp.body);
     sw_buf_clear(&n.body);
     sw_buf_clear(&n.json);

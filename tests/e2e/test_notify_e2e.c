@@ -454,6 +454,20 @@ static void test_pagerduty_webhook(void **state)
     bool done = wait_committed(e.boot, "pd", "alerts", 2, nv, 60000);
     sw_kmsg_t *dl = NULL;
     size_t ndl = sw_kc_read(e.boot, "ndlq", 1, 2, 500, 20000, &dl);
+    /* Metrics and probes while it runs: caught up, so ready. */
+    char err_path0[1200];
+    snprintf(err_path0, sizeof(err_path0), "%s/notify.err", e.dir);
+    int mport = sw_test_metrics_port(err_path0);
+    sw_buf_t mbody, rbody;
+    sw_buf_init(&mbody);
+    sw_buf_init(&rbody);
+    int ready = 0;
+    for (int i = 0; i < 50 && ready != 200; i++) {
+        ready = mport ? sw_test_http_get(mport, "/readyz", &rbody) : 0;
+        if (ready != 200) usleep(100000);
+    }
+    int healthy = mport ? sw_test_http_get(mport, "/healthz", &rbody) : 0;
+    if (mport) sw_test_http_get(mport, "/metrics", &mbody);
     kill(n, SIGTERM);
     int rc = reap(n, 30000);
     env_stop(&e);
@@ -513,6 +527,18 @@ static void test_pagerduty_webhook(void **state)
         }
     }
     assert_true(got400 && gotbad);
+    assert_int_equal(healthy, 200);
+    if (ready != 200) fail_msg("/readyz answered %d: %s", ready, sw_buf_cstr(&rbody));
+    const char *mt = sw_buf_cstr(&mbody);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") == 4);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") == 1);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"pagerduty\"}") >= 3);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") == 4);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
+    sw_buf_clear(&mbody);
+    sw_buf_clear(&rbody);
     /* The routing key never reaches the log. */
     assert_int_equal(sw_proc_count_text(err_path, ROUTING_KEY), 0);
     assert_true(sw_proc_count_text(err_path, "retrying") >= 1);
