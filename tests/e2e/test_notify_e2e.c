@@ -13,6 +13,8 @@
  *    twice: every page is accepted exactly once per sink, Retry-After is
  *    honoured, the 400 and an undecodable record are dead-lettered with
  *    status, body and reason, webhook signatures check out.
+ *  - stop_retrying: SIGTERM while a sink refuses connections stops at once
+ *    (exit 0) without committing the undelivered record.
  *  - kill9: notify is killed (SIGKILL) while a webhook request is in
  *    flight, then restarted: it rebuilds the open episode from the commit
  *    metadata, delivers every record exactly once and skips duplicates
@@ -607,6 +609,39 @@ static void test_kill9(void **state)
     srv_stop(&s);
 }
 
+/* ---- stop while a sink is down ----------------------------------------------- */
+
+static void test_stop_retrying(void **state)
+{
+    (void)state;
+    env_t e;
+    env_start(&e, "stop");
+    char **a;
+    int na = job_records(&e, "job-A", &a);
+    produce(e.boot, "alerts", 0, "job-A", a, 1);
+    /* Nothing listens there: connection refused, retried forever. */
+    char wh_url[128];
+    snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", free_port());
+    char *extra[] = {wh_url, "notify.retry.backoff.ms=100", "notify.retry.backoff.max.ms=400",
+                     "shutdown.timeout.ms=5000", NULL};
+    pid_t n = spawn_notify(&e, "stop", "notify", extra);
+    char err_path[1200];
+    snprintf(err_path, sizeof(err_path), "%s/notify.err", e.dir);
+    bool retrying = sw_proc_wait_text(err_path, "retrying", 2, 30000);
+    int64_t t0 = sw_proc_now_ms();
+    kill(n, SIGTERM);
+    int rc = reap(n, 20000);
+    int64_t took = sw_proc_now_ms() - t0;
+    int64_t committed = sw_kc_committed(e.boot, "stop", "alerts", 2);
+    env_stop(&e);
+    if (!retrying) fail_msg("notify did not retry the refused connection (see %s)", err_path);
+    assert_int_equal(rc, 0);
+    if (took > 5000) fail_msg("the stop took %lld ms (shutdown.timeout.ms=5000)", (long long)took);
+    /* Not delivered, so not committed: the next start delivers it. */
+    assert_int_equal(committed, 0);
+    free_lines(a, na);
+}
+
 /* ---- Alertmanager ------------------------------------------------------------ */
 
 typedef struct am_s {
@@ -710,8 +745,9 @@ static void test_alertmanager(void **state)
                      "alertmanager.labels=cluster=e2e", NULL};
     pid_t n = spawn_notify(&e, "am", "notify", extra);
 
-    /* Telemetry -> run -> alerts: gen13 gives two episodes (trigger,
-     * resolve, trigger, and the summary that ends the second). */
+    /* Telemetry -> run -> alerts (Confluent Avro, which notify decodes):
+     * gen13 gives two episodes (trigger, resolve, trigger, and the summary
+     * that ends the second). */
     char fx[1200];
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
     char **tel;
@@ -726,7 +762,7 @@ static void test_alertmanager(void **state)
                      "output.topic=alerts", "-X", "dlq.topic=dlq", "-X", "group.id=am-run", "-X",
                      "window.samples=8", "-X", "stale.ms=0", "-X", "state.restore=off", "-X",
                      "commit.interval.ms=200", "-X", "job.idle.ms=1500", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", NULL};
+                     "kafka.consumer.session.timeout.ms=6000", "-X", "output.format=avro", NULL};
     pid_t run = track(sw_proc_spawn(rargv, out, err));
     bool piped = wait_committed(e.boot, "am", "alerts", 2, 4, 60000);
     kill(run, SIGTERM);
@@ -794,6 +830,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_pagerduty_webhook, teardown),
         cmocka_unit_test_teardown(test_kill9, teardown),
+        cmocka_unit_test_teardown(test_stop_retrying, teardown),
         cmocka_unit_test_teardown(test_alertmanager, teardown),
     };
     /* SW_NOTIFY_ONLY=NAME runs one case (e.g. test_kill9). */
