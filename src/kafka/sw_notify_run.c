@@ -394,13 +394,17 @@ static deliv_t deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
                 int64_t ra;
                 if (sw_notify_retry_after(n->resp.retry_after, sw_wall_ms(), &ra) && ra > retry_after)
                     retry_after = ra;
-                sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
-                               "%s %s: %s%s%s for %s [%d] offset %lld; retrying", sw_sink_name(s->kind),
-                               s->urls[i], status ? "HTTP " : "no answer: ",
-                               status ? "" : n->resp.error, "", rd_kafka_topic_name(rkm->rkt),
-                               (int)rkm->partition, (long long)rkm->offset);
+                char what[300];
                 if (status)
-                    sw_log(n->log, SW_LOG_DEBUG, "%s answered HTTP %ld", s->urls[i], status);
+                    snprintf(what, sizeof(what), "HTTP %ld%s%s", status,
+                             *n->resp.retry_after ? ", Retry-After: " : "", n->resp.retry_after);
+                else
+                    snprintf(what, sizeof(what), "no answer: %s", n->resp.error);
+                sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
+                               "%s %s: %s for %s [%d] offset %lld; retrying (attempt %u)",
+                               sw_sink_name(s->kind), s->urls[i], what,
+                               rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
+                               (long long)rkm->offset, attempt + 1);
             } else {
                 sw_log(n->log, SW_LOG_WARN, "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
                        sw_sink_name(s->kind), s->urls[i], rd_kafka_topic_name(rkm->rkt),
