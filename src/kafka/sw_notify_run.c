@@ -520,9 +520,9 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
                            rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
                            (long long)rkm->offset, why);
             dlq_send(n, rkm, why, NULL, 0, NULL);
+            pt->done = rkm->offset + 1;
+            pt->dirty = true;
         }
-        pt->done = rkm->offset + 1;
-        pt->dirty = true;
         return true;
     }
     int conf = rec.episode_confidence;
@@ -555,6 +555,9 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
     sw_notify_apply(n->table, &rec, v, conf, n->json.data, n->json.len, rkm->partition,
                     rkm->offset, sw_clock_ms());
     if (n->m) sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
+    /* A record re-read to rebuild was committed before: the commit never
+     * moves back. */
+    if (replay) return true;
     pt->done = rkm->offset + 1;
     pt->dirty = true;
     /* A page is committed at once (synchronously): a crash after it can

@@ -18,7 +18,8 @@
  *  - kill9: notify is killed (SIGKILL) while a webhook request is in
  *    flight, then restarted: it rebuilds the open episode from the commit
  *    metadata, delivers every record exactly once and skips duplicates
- *    produced afterwards.
+ *    produced afterwards; a clean restart with two open episodes re-reads
+ *    them without sending or committing backwards.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -592,18 +593,49 @@ static void test_kill9(void **state)
     char *dups[] = {a[1], b[0]};
     produce(e.boot, "alerts", 0, "k", dups, 2);
     bool done2 = done && wait_committed(e.boot, "k9", "alerts", 2, 10, 30000);
+    /* Two episodes left open (offsets 10 and 11), then a clean restart:
+     * the third start re-reads both without sending them and without ever
+     * committing backwards, and knows a repeat of one as a duplicate. */
+    char **c, **d;
+    job_records(&e, "job-C", &c);
+    job_records(&e, "job-D", &d);
+    char *opens[] = {c[0], d[0]};
+    produce(e.boot, "alerts", 0, "k", opens, 2);
+    bool done3 = done2 && wait_committed(e.boot, "k9", "alerts", 2, 12, 30000);
     kill(n2, SIGTERM);
     int rc = reap(n2, 30000);
+    pid_t n3 = spawn_notify(&e, "k9", "notify3", extra);
+    char err3[1200];
+    snprintf(err3, sizeof(err3), "%s/notify3.err", e.dir);
+    bool rebuilt = sw_proc_wait_text(err3, "committed 12, rebuilding open episodes from 10", 1, 30000);
+    int64_t low = 12, until = sw_proc_now_ms() + 1500;
+    while (rebuilt && sw_proc_now_ms() < until) {
+        int64_t c0 = sw_kc_committed(e.boot, "k9", "alerts", 2);
+        if (c0 < low) low = c0;
+        usleep(100000);
+    }
+    char *again[] = {d[0]};
+    produce(e.boot, "alerts", 0, "k", again, 1);
+    bool done4 = rebuilt && wait_committed(e.boot, "k9", "alerts", 2, 13, 30000);
+    kill(n3, SIGTERM);
+    int rc3 = reap(n3, 30000);
     env_stop(&e);
     char err2[1200];
     snprintf(err2, sizeof(err2), "%s/notify2.err", e.dir);
     if (!done2) fail_msg("notify did not catch up after the restart (see %s)", err2);
+    if (!done3) fail_msg("notify did not deliver C and D (see %s)", err2);
     assert_int_equal(rc, 0);
     /* B's episode 1 was open at offset 1 when the commit said 3. */
     assert_true(sw_proc_count_text(err2, "committed 3, rebuilding open episodes from 1") == 1);
+    if (!rebuilt) fail_msg("the third start did not rebuild from offset 10 (see %s)", err3);
+    if (low < 12) fail_msg("the rebuild committed offset %lld, below 12", (long long)low);
+    if (!done4) fail_msg("the repeat of D's trigger was not committed (see %s)", err3);
+    assert_int_equal(rc3, 0);
     json_t *seen = json_object();
-    assert_int_equal(accepted_once(&s, "/wh", seen), 8);
+    assert_int_equal(accepted_once(&s, "/wh", seen), 10);
     json_decref(seen);
+    free_lines(c, 4);
+    free_lines(d, 4);
     free_lines(a, na);
     free_lines(b, 4);
     srv_stop(&s);
