@@ -401,10 +401,11 @@ static deliv_t deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
                 else
                     snprintf(what, sizeof(what), "no answer: %s", n->resp.error);
                 sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
-                               "%s %s: %s for %s [%d] offset %lld; retrying (attempt %u)",
+                               "%s %s: %s for %s [%d] offset %lld; %s (attempt %u)",
                                sw_sink_name(s->kind), s->urls[i], what,
                                rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
-                               (long long)rkm->offset, attempt + 1);
+                               (long long)rkm->offset,
+                               i + 1 < s->n_urls ? "trying the next URL" : "retrying", attempt + 1);
             } else {
                 sw_log(n->log, SW_LOG_WARN, "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
                        sw_sink_name(s->kind), s->urls[i], rd_kafka_topic_name(rkm->rkt),

@@ -771,8 +771,11 @@ static void test_alertmanager(void **state)
     fclose(f);
     am_start(&e, &am, "1");
 
-    char am_url[128];
-    snprintf(am_url, sizeof(am_url), "alertmanager.url=http://127.0.0.1:%d", am.port);
+    /* An HA pair whose first member is down: every record still lands
+     * (the second accepts it), and the re-sends go to both. */
+    char am_url[160];
+    snprintf(am_url, sizeof(am_url), "alertmanager.url=http://127.0.0.1:%d, http://127.0.0.1:%d/",
+             free_port(), am.port);
     char *extra[] = {am_url, "alertmanager.resend.ms=1000", "alertmanager.ends.after.ms=4000",
                      "alertmanager.labels=cluster=e2e", NULL};
     pid_t n = spawn_notify(&e, "am", "notify", extra);
