@@ -31,6 +31,7 @@
 #define MAX_URLS 16
 #define DUE_BATCH 64
 #define DLQ_BODY_MAX 4096
+_Static_assert(SW_SINK__CNT == SW_METRICS_SINKS, "sinks of sw_notify.h and sw_metrics.h");
 #define METADATA_FMT "notify1:rebuild=%" SCNd64
 
 /* One sink as configured. */
@@ -314,8 +315,7 @@ static sw_notify_outcome_t post_once(notify_t *n, sink_t *s, size_t i, const cha
     while ((wait = sw_notify_bucket_take(&s->bucket[i], sw_clock_ms())) > 0)
         if (!wait_ms(n, wait)) return SW_NOTIFY_RETRY;
     sw_notify_http_post(s->http, i, body, len, &n->resp);
-    m_add(n, SW_M_NOTIFY_REQUESTS, 1);
-    m_add(n, SW_M_NOTIFY_REQUEST_NS, (uint64_t)n->resp.elapsed_ns);
+    sw_metrics_observe_request(n->m, (unsigned)s->kind, (uint64_t)n->resp.elapsed_ns);
     return sw_notify_classify(n->resp.status);
 }
 
@@ -464,8 +464,7 @@ static void resend_due(notify_t *n)
                 sw_buf_init(&resp.body);
                 for (size_t u = 0; u < s->n_urls; u++) {
                     sw_notify_http_post(s->http, u, body.data, body.len, &resp);
-                    m_add(n, SW_M_NOTIFY_REQUESTS, 1);
-                    m_add(n, SW_M_NOTIFY_REQUEST_NS, (uint64_t)resp.elapsed_ns);
+                    sw_metrics_observe_request(n->m, SW_SINK_ALERTMANAGER, (uint64_t)resp.elapsed_ns);
                     if (sw_notify_classify(resp.status) == SW_NOTIFY_ACCEPTED) any = true;
                 }
                 m_add(n, any ? SW_M_NOTIFY_RESENDS : SW_M_NOTIFY_RESEND_ERRORS, 1);

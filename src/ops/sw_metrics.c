@@ -34,7 +34,14 @@ typedef enum mtype_e { MT_COUNTER, MT_GAUGE, MT_GAUGE_DOUBLE, MT_HISTOGRAM } mty
 static const char *const k_type_names[] = {"counter", "gauge", "gauge", "histogram"};
 
 /* Where a row's samples come from. */
-typedef enum src_e { SRC_SCALAR, SRC_EVENTS_IN, SRC_LAG, SRC_HISTOGRAM, SRC_MISKEYED } src_t;
+typedef enum src_e {
+    SRC_SCALAR,
+    SRC_EVENTS_IN,
+    SRC_LAG,
+    SRC_HISTOGRAM,
+    SRC_MISKEYED,
+    SRC_REQ_HISTOGRAM
+} src_t;
 
 /* Labelled families with a dynamic label set. */
 enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM__CNT };
@@ -153,11 +160,9 @@ static const desc_t k_desc[] = {
            "Records stormwatch notify dead-lettered (undecodable, or refused for good)."),
     SCALAR("stormwatch_notify_open_episodes", MT_GAUGE, SW_M_NOTIFY_OPEN_EPISODES,
            "Episodes open now (kept and re-sent to Alertmanager)."),
-    SCALAR("stormwatch_notify_request_nanoseconds_total", MT_COUNTER, SW_M_NOTIFY_REQUEST_NS,
-           "Time spent in sink HTTP requests, in nanoseconds (divide by "
-           "stormwatch_notify_requests_total for the mean latency)."),
-    SCALAR("stormwatch_notify_requests_total", MT_COUNTER, SW_M_NOTIFY_REQUESTS,
-           "Sink HTTP requests made (every attempt, re-sends included)."),
+    {"stormwatch_notify_request_duration_seconds", MT_HISTOGRAM, SRC_REQ_HISTOGRAM, -1, NULL,
+     NULL, "Time of each stormwatch notify HTTP request (every attempt, re-sends included), "
+           "by sink, in seconds."},
     SCALAR("stormwatch_rebalances_total", MT_COUNTER, SW_M_REBALANCES,
            "Consumer group assignments and revocations."),
     SCALAR("stormwatch_assigned_partitions", MT_GAUGE, SW_M_ASSIGNED_PARTITIONS,
@@ -184,6 +189,17 @@ static const char *const k_bound_le[N_BUCKETS] = {
     "1e-06", "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001",
     "0.00025", "0.0005", "0.001", "0.0025", "0.01", "0.1", "+Inf"};
 
+/* Request histogram bounds (Prometheus' default buckets), ns and as rendered. */
+#define N_REQ_BOUNDS 11
+#define N_REQ_BUCKETS (N_REQ_BOUNDS + 1)
+static const uint64_t k_req_bound_ns[N_REQ_BOUNDS] = {
+    5000000, 10000000, 25000000, 50000000, 100000000, 250000000, 500000000,
+    1000000000, 2500000000u, 5000000000u, 10000000000u};
+static const char *const k_req_le[N_REQ_BUCKETS] = {"0.005", "0.01", "0.025", "0.05",
+                                                     "0.1",   "0.25", "0.5",   "1",
+                                                     "2.5",   "5",    "10",    "+Inf"};
+static const char *const k_sink_names[SW_METRICS_SINKS] = {"alertmanager", "pagerduty", "webhook"};
+
 /* One of the two shards of the histogram; count is raised last. */
 typedef struct hshard_s {
     _Atomic uint64_t bucket[N_BUCKETS]; /* observations per bucket (not cumulative) */
@@ -209,6 +225,10 @@ typedef struct family_s {
 
 struct sw_metrics_s {
     _Atomic uint64_t val[SW_M__CNT]; /* counters; gauges as int64 or double bits */
+    /* notify's request histogram: one writer (the daemon thread); the count
+     * is the sum of the buckets, so le="+Inf" always equals _count. */
+    _Atomic uint64_t req_bucket[SW_METRICS_SINKS][N_REQ_BUCKETS];
+    _Atomic uint64_t req_sum_ns[SW_METRICS_SINKS];
     mtype_t type[SW_M__CNT];         /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
@@ -634,6 +654,34 @@ static void render_family(sw_metrics_t *m, const desc_t *d, int fam, sw_buf_t *o
     }
 }
 
+void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns)
+{
+    if (!m || sink >= SW_METRICS_SINKS) return;
+    int b = 0;
+    while (b < N_REQ_BOUNDS && ns > k_req_bound_ns[b]) b++;
+    atomic_fetch_add_explicit(&m->req_sum_ns[sink], ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->req_bucket[sink][b], 1, memory_order_release);
+}
+
+static void render_req_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
+{
+    for (int k = 0; k < SW_METRICS_SINKS; k++) {
+        uint64_t cum = 0;
+        for (int b = 0; b < N_REQ_BUCKETS; b++) {
+            cum += atomic_load_explicit(&m->req_bucket[k][b], memory_order_acquire);
+            sw_buf_printf(out, "%s_bucket{sink=\"%s\",le=\"%s\"} ", d->name, k_sink_names[k],
+                          k_req_le[b]);
+            sw_buf_put_u64(out, cum);
+            sw_buf_putc(out, '\n');
+        }
+        sw_buf_printf(out, "%s_sum{sink=\"%s\"} ", d->name, k_sink_names[k]);
+        put_double(out, (double)atomic_load_explicit(&m->req_sum_ns[k], memory_order_relaxed) / 1e9);
+        sw_buf_printf(out, "\n%s_count{sink=\"%s\"} ", d->name, k_sink_names[k]);
+        sw_buf_put_u64(out, cum);
+        sw_buf_putc(out, '\n');
+    }
+}
+
 static void render_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
 {
     uint64_t bucket[N_BUCKETS], sum_ns, count;
@@ -669,6 +717,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
         case SRC_LAG: render_family(m, d, FAM_LAG, out); break;
         case SRC_MISKEYED: render_family(m, d, FAM_MISKEYED, out); break;
         case SRC_HISTOGRAM: render_histogram(m, d, out); break;
+        case SRC_REQ_HISTOGRAM: render_req_histogram(m, d, out); break;
         }
     }
     pthread_mutex_unlock(&m->lock);

@@ -112,8 +112,6 @@ typedef enum sw_metric_e {
     SW_M_NOTIFY_RESENDS,       /**< stormwatch_notify_resends_total (Alertmanager re-sends) */
     SW_M_NOTIFY_RESEND_ERRORS, /**< stormwatch_notify_resend_errors_total */
     SW_M_NOTIFY_DLQ,           /**< stormwatch_notify_dlq_records_total */
-    SW_M_NOTIFY_REQUEST_NS,    /**< stormwatch_notify_request_nanoseconds_total */
-    SW_M_NOTIFY_REQUESTS,      /**< stormwatch_notify_requests_total */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
@@ -132,6 +130,18 @@ typedef enum sw_metric_e {
                                     set by sw_metrics_new()) */
     SW_M__CNT
 } sw_metric_t;
+
+/** Sinks of stormwatch notify, in sw_sink_t order (src/notify/sw_notify.h):
+ *  the sink label of stormwatch_notify_request_duration_seconds. */
+#define SW_METRICS_SINKS 3
+
+/**
+ * @brief One HTTP request of notify to sink @p sink (0 alertmanager,
+ *        1 pagerduty, 2 webhook) took @p ns: observed in the histogram
+ *        stormwatch_notify_request_duration_seconds{sink} (buckets 5 ms to
+ *        10 s). Out-of-range sinks are ignored.
+ */
+void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns);
 
 /** @brief New registry: every value 0, up = 1, build_info = 1, start time now.
  *  @returns caller frees with sw_metrics_destroy(). */

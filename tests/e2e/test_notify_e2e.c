@@ -540,6 +540,10 @@ static void test_pagerduty_webhook(void **state)
     assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
     assert_true(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") == 4);
     assert_true(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
+    /* Every PagerDuty attempt timed: 429, 500, the timeout, 4 accepted, the 400. */
+    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") == 8);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") == 8);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >= 0.5);
     sw_buf_clear(&mbody);
     sw_buf_clear(&rbody);
     /* The routing key never reaches the log. */
