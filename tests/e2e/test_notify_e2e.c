@@ -12,7 +12,8 @@
  *    with Retry-After, 500, 503, a timeout and 400; records are produced
  *    twice: every page is accepted exactly once per sink, Retry-After is
  *    honoured, the 400 and an undecodable record are dead-lettered with
- *    status, body and reason, webhook signatures check out.
+ *    status, body and reason, webhook signatures and auth headers (basic,
+ *    bearer) check out, metrics and probes answer.
  *  - stop_retrying: SIGTERM while a sink refuses connections stops at once
  *    (exit 0) without committing the undelivered record.
  *  - kill9: notify is killed (SIGKILL) while a webhook request is in
@@ -241,6 +242,7 @@ typedef struct req_s {
     char path[16];
     char *body;
     char signature[80];
+    char auth[128];      /* the Authorization header */
     int status;          /* what the client was answered (0: never saw an answer) */
     int64_t at_ms;       /* arrival */
 } req_t;
@@ -296,6 +298,8 @@ static enum MHD_Result on_req(void *cls, struct MHD_Connection *c, const char *u
         r->body = strdup(body);
         const char *sig = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Stormwatch-Signature");
         snprintf(r->signature, sizeof(r->signature), "%s", sig ? sig : "");
+        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        snprintf(r->auth, sizeof(r->auth), "%s", auth ? auth : "");
         r->status = a == ANS_TIMEOUT || a == ANS_KILL ? 0 : status;
         r->at_ms = sw_proc_now_ms();
     }
@@ -452,7 +456,9 @@ static void test_pagerduty_webhook(void **state)
     char *extra[] = {pd_url, wh_url, "pagerduty.routing.key=" ROUTING_KEY,
                      "webhook.hmac.secret=" HMAC_SECRET, "pagerduty.timeout.ms=500",
                      "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
-                     "pagerduty.rate.limit=0", "metrics.listen=127.0.0.1:0", NULL};
+                     "pagerduty.rate.limit=0", "metrics.listen=127.0.0.1:0",
+                     "pagerduty.auth.basic=pd-user:pd-pass", "webhook.auth.bearer.token=wh-token",
+                     NULL};
     pid_t n = spawn_notify(&e, "pd", "notify", extra);
     bool done = wait_committed(e.boot, "pd", "alerts", 2, nv, 60000);
     sw_kmsg_t *dl = NULL;
@@ -498,10 +504,13 @@ static void test_pagerduty_webhook(void **state)
     for (int i = 0; i < s.n; i++) {
         req_t *r = &s.reqs[i];
         if (!strcmp(r->path, "/pd")) {
+            /* base64("pd-user:pd-pass") */
+            assert_string_equal(r->auth, "Basic cGQtdXNlcjpwZC1wYXNz");
             if (pd_seen == 0) t429 = r->at_ms;
             if (pd_seen == 1) t_next = r->at_ms;
             pd_seen++;
         } else {
+            assert_string_equal(r->auth, "Bearer wh-token");
             char want[72];
             sw_notify_signature(HMAC_SECRET, r->body, strlen(r->body), want);
             assert_string_equal(r->signature, want);
@@ -546,8 +555,10 @@ static void test_pagerduty_webhook(void **state)
     assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >= 0.5);
     sw_buf_clear(&mbody);
     sw_buf_clear(&rbody);
-    /* The routing key never reaches the log. */
+    /* The routing key and the credentials never reach the log. */
     assert_int_equal(sw_proc_count_text(err_path, ROUTING_KEY), 0);
+    assert_int_equal(sw_proc_count_text(err_path, "pd-pass"), 0);
+    assert_int_equal(sw_proc_count_text(err_path, "wh-token"), 0);
     assert_true(sw_proc_count_text(err_path, "retrying") >= 1);
     sw_kmsg_free(dl, ndl);
     free_lines(a, na);
