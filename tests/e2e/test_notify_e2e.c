@@ -14,6 +14,8 @@
  *    honoured, the 400 and an undecodable record are dead-lettered with
  *    status, body and reason, webhook signatures and auth headers (basic,
  *    bearer) check out, metrics and probes answer.
+ *  - rebalance: a second instance joins; the partition that changes hands
+ *    is rebuilt by its new owner: repeats are skipped, resolves sent once.
  *  - stop_retrying: SIGTERM while a sink refuses connections stops at once
  *    (exit 0) without committing the undelivered record.
  *  - kill9: notify is killed (SIGKILL) while a webhook request is in
@@ -656,6 +658,61 @@ static void test_kill9(void **state)
     srv_stop(&s);
 }
 
+/* ---- rebalance ---------------------------------------------------------------- */
+
+static void test_rebalance(void **state)
+{
+    (void)state;
+    env_t e;
+    env_start(&e, "rebalance");
+    srv_t s;
+    memset(&s, 0, sizeof(s));
+    srv_start(&s);
+    char **a, **b;
+    int na = job_records(&e, "job-A", &a);
+    job_records(&e, "job-B", &b);
+    /* One open episode per partition, delivered by the first instance. */
+    produce(e.boot, "alerts", 0, "job-A", &a[0], 1);
+    produce(e.boot, "alerts", 1, "job-B", &b[0], 1);
+    char wh_url[128];
+    snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
+    char *extra[] = {wh_url, NULL};
+    pid_t n1 = spawn_notify(&e, "rb", "notify1", extra);
+    bool first = wait_committed(e.boot, "rb", "alerts", 2, 2, 60000);
+    /* A second instance: the group splits the two partitions; the one that
+     * changes hands is rebuilt by its new owner from the commit metadata. */
+    pid_t n2 = spawn_notify(&e, "rb", "notify2", extra);
+    char err1[1200], err2[1200];
+    snprintf(err1, sizeof(err1), "%s/notify1.err", e.dir);
+    snprintf(err2, sizeof(err2), "%s/notify2.err", e.dir);
+    bool split = sw_proc_wait_text(err2, "committed 1, rebuilding open episodes from 0", 1, 60000);
+    /* Repeats of both triggers (skipped by whichever owns them), then the
+     * resolves (each sent once). */
+    produce(e.boot, "alerts", 0, "job-A", &a[0], 1);
+    produce(e.boot, "alerts", 1, "job-B", &b[0], 1);
+    produce(e.boot, "alerts", 0, "job-A", &a[1], 1);
+    produce(e.boot, "alerts", 1, "job-B", &b[1], 1);
+    bool done = split && wait_committed(e.boot, "rb", "alerts", 2, 6, 60000);
+    kill(n2, SIGTERM);
+    kill(n1, SIGTERM);
+    int rc2 = reap(n2, 30000), rc1 = reap(n1, 30000);
+    env_stop(&e);
+    if (!first) fail_msg("the first instance did not deliver the triggers (see %s)", err1);
+    if (!split) fail_msg("the second instance did not take over a partition (see %s)", err2);
+    if (!done) fail_msg("the records after the rebalance were not all committed (see %s, %s)",
+                        err1, err2);
+    assert_int_equal(rc1, 0);
+    assert_int_equal(rc2, 0);
+    json_t *seen = json_object();
+    assert_int_equal(accepted_once(&s, "/wh", seen), 4);
+    assert_non_null(json_object_get(seen, "job-A/1/1/resolve"));
+    assert_non_null(json_object_get(seen, "job-B/1/1/resolve"));
+    json_decref(seen);
+    free_lines(a, na);
+    free_lines(b, 4);
+    srv_stop(&s);
+}
+
 /* ---- stop while a sink is down ----------------------------------------------- */
 
 static void test_stop_retrying(void **state)
@@ -881,6 +938,7 @@ int main(void)
         cmocka_unit_test_teardown(test_pagerduty_webhook, teardown),
         cmocka_unit_test_teardown(test_kill9, teardown),
         cmocka_unit_test_teardown(test_stop_retrying, teardown),
+        cmocka_unit_test_teardown(test_rebalance, teardown),
         cmocka_unit_test_teardown(test_alertmanager, teardown),
     };
     /* SW_NOTIFY_ONLY=NAME runs one case (e.g. test_kill9). */
