@@ -81,6 +81,7 @@ typedef struct notify_s {
     sw_log_limit_t lim_bad, lim_retry;
     uint64_t delivered, dlq, duplicates;
     uint64_t generation;     /* assignments and revocations so far */
+    uint64_t dlq_failed;     /* dead letters the broker did not take */
     bool paused;             /* the assignment is paused (a delivery waits) */
     rd_kafka_message_t **stash; /* read while paused, handled next (in order) */
     size_t n_stash, cap_stash;
@@ -321,7 +322,22 @@ static sw_notify_outcome_t post_once(notify_t *n, sink_t *s, size_t i, const cha
 
 /* ---- dead letters ---------------------------------------------------------- */
 
-static void dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
+/* Delivery reports of the dead letters. */
+static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    notify_t *n = ((sw_kafka_ctx_t *)opaque)->user;
+    if (m->err) {
+        n->dlq_failed++;
+        sw_log(n->log, SW_LOG_ERROR, "dead letter to %s not written: %s", n->dlq_topic,
+               rd_kafka_err2str(m->err));
+    }
+}
+
+/* Write the dead letter and wait for the broker's acknowledgement (the
+ * record's offset is committed after it). @returns false when it was not
+ * written (the caller retries it). */
+static bool dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
                      const char *sink, long status, const sw_buf_t *answer)
 {
     rd_kafka_headers_t *h = rd_kafka_headers_new(8);
@@ -349,10 +365,26 @@ static void dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *rea
         sw_log(n->log, SW_LOG_ERROR, "cannot dead-letter %s [%d] offset %lld to %s: %s",
                rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset,
                n->dlq_topic, rd_kafka_err2str(e));
-        return;
+        return false;
     }
+    uint64_t failed = n->dlq_failed;
+    rd_kafka_flush(n->producer, 30000);
+    if (n->dlq_failed != failed || rd_kafka_outq_len(n->producer) > 0) return false;
     n->dlq++;
     m_add(n, SW_M_NOTIFY_DLQ, 1);
+    return true;
+}
+
+/* dlq_send() until it is written, backing off between tries.
+ * @returns false when a stop came first. */
+static bool wait_ms(notify_t *n, int64_t ms);
+static bool dlq_send_retry(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
+                           const char *sink, long status, const sw_buf_t *answer)
+{
+    for (unsigned attempt = 0;; attempt++) {
+        if (dlq_send(n, rkm, reason, sink, status, answer)) return true;
+        if (!wait_ms(n, sw_notify_backoff_ms(&n->backoff, attempt, next_rnd(n), -1))) return false;
+    }
 }
 
 /* ---- delivery -------------------------------------------------------------- */
@@ -422,7 +454,13 @@ static deliv_t deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
             char reason[128];
             snprintf(reason, sizeof(reason), "%s refused the record (HTTP %ld)",
                      sw_sink_name(s->kind), status);
-            dlq_send(n, rkm, reason, sw_sink_name(s->kind), status, &n->resp.body);
+            /* The answer is copied: retries of the dead letter reuse n->resp. */
+            sw_buf_t answer;
+            sw_buf_init(&answer);
+            sw_buf_put(&answer, n->resp.body.data, n->resp.body.len);
+            bool written = dlq_send_retry(n, rkm, reason, sw_sink_name(s->kind), status, &answer);
+            sw_buf_clear(&answer);
+            if (!written) return DELIV_STOPPED;
             m_add(n, (sw_metric_t)(SW_M_NOTIFY_DELIVERED + 2 * s->kind + 1), 1);
             return DELIV_DONE;
         }
@@ -519,7 +557,7 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
             sw_log_limited(n->log, &n->lim_bad, SW_LOG_WARN, "%s [%d] offset %lld: %s; dead-lettered",
                            rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
                            (long long)rkm->offset, why);
-            dlq_send(n, rkm, why, NULL, 0, NULL);
+            if (!dlq_send_retry(n, rkm, why, NULL, 0, NULL)) return false;
             pt->done = rkm->offset + 1;
             pt->dirty = true;
         }
@@ -706,6 +744,7 @@ static int setup(notify_t *n)
         sw_log(n->log, SW_LOG_ERROR, "%s", err);
         return 2;
     }
+    rd_kafka_conf_set_dr_msg_cb(pc, dr_cb);
     n->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!n->producer) {
         rd_kafka_conf_destroy(pc);
