@@ -14,6 +14,8 @@
  *    honoured, the 400 and an undecodable record are dead-lettered with
  *    status, body and reason, webhook signatures and auth headers (basic,
  *    bearer) check out, metrics and probes answer.
+ *  - conf_errors: configuration errors before connecting (exit 2, the
+ *    property named, secrets never quoted), -X dump.
  *  - rebalance: a second instance joins; the partition that changes hands
  *    is rebuilt by its new owner: repeats are skipped, resolves sent once.
  *  - stop_retrying: SIGTERM while a sink refuses connections stops at once
@@ -658,6 +660,73 @@ static void test_kill9(void **state)
     srv_stop(&s);
 }
 
+/* ---- configuration errors -------------------------------------------------------- */
+
+/* Run `stormwatch notify ARGS` (no cluster needed: every error comes
+ * before connecting); @returns its exit status, stderr in @p err. */
+static int notify_cli(const char *args, sw_buf_t *err)
+{
+    char path[1200], cmd[4000];
+    snprintf(path, sizeof(path), "%s/notify-cli.err", sw_test_tmp());
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && '%s' notify %s 2>'%s'", sw_test_tmp(),
+             sw_test_bin(), args, path);
+    sw_buf_t out;
+    sw_buf_init(&out);
+    int rc = sw_test_run(cmd, &out);
+    sw_buf_clear(&out);
+    err->len = 0;
+    sw_test_read_file(path, err);
+    sw_buf_cstr(err);
+    return rc;
+}
+
+static void test_conf_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args;
+        const char *want;
+    } cases[] = {
+        {"-b 127.0.0.1:9", "no sink configured"},
+        {"-b 127.0.0.1:9 -X alertmanager.url=ftp://am:9093",
+         "\"alertmanager.url\": value \"ftp://am:9093\" is not a comma-separated list"},
+        {"-b 127.0.0.1:9 -X alertmanager.url=http://am:9093,", "is not a comma-separated list"},
+        {"-b 127.0.0.1:9 -X alertmanager.url=http://am:9093 -X alertmanager.resend.ms=900000",
+         "\"alertmanager.resend.ms\": value \"900000\" is not below alertmanager.ends.after.ms"},
+        {"-b 127.0.0.1:9 -X pagerduty.routing.key=short-secret-key",
+         "\"pagerduty.routing.key\": value [redacted] is 16 characters long"},
+        {"-b 127.0.0.1:9 -X webhook.url=http://h/x -X notify.retry.backoff.ms=5000 "
+         "-X notify.retry.backoff.max.ms=100",
+         "\"notify.retry.backoff.max.ms\": value \"100\" is below"},
+        {"-X webhook.url=http://h/x", "bootstrap.servers is empty"},
+        {"-X webhook.rate.limit=-1", "\"webhook.rate.limit\": value \"-1\" is out of range"},
+    };
+    sw_buf_t err;
+    sw_buf_init(&err);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc = notify_cli(cases[i].args, &err);
+        if (rc != 2 || !strstr(err.data, cases[i].want))
+            fail_msg("notify %s: exit %d, stderr \"%s\", want exit 2 and \"%s\"", cases[i].args, rc,
+                     err.data, cases[i].want);
+        assert_null(strstr(err.data, "short-secret-key"));
+    }
+    /* -X dump: secrets redacted, the notify settings shown. */
+    sw_buf_t out;
+    sw_buf_init(&out);
+    char cmd[2000];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' notify -b 127.0.0.1:9 -X webhook.url=http://h/x -X webhook.hmac.secret=s3cr3t "
+             "-X dump",
+             sw_test_bin());
+    assert_int_equal(sw_test_run(cmd, &out), 0);
+    const char *d = sw_buf_cstr(&out);
+    assert_non_null(strstr(d, "\nwebhook.url=http://h/x\n"));
+    assert_non_null(strstr(d, "\nwebhook.hmac.secret=[redacted, set]\n"));
+    assert_null(strstr(d, "s3cr3t"));
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 /* ---- rebalance ---------------------------------------------------------------- */
 
 static void test_rebalance(void **state)
@@ -935,6 +1004,7 @@ static void test_alertmanager(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conf_errors),
         cmocka_unit_test_teardown(test_pagerduty_webhook, teardown),
         cmocka_unit_test_teardown(test_kill9, teardown),
         cmocka_unit_test_teardown(test_stop_retrying, teardown),
