@@ -727,6 +727,73 @@ static void publish_lag(notify_t *n)
     sw_metrics_set_ready_state(n->m, assigned > 0, assigned ? total : -1);
 }
 
+/* notify.dlq.topic exists, or is created (topics.create=on: one partition,
+ * cleanup.policy=delete, the broker's replication), as run does for its
+ * topics; asks for every topic's metadata, so that no broker auto-creates
+ * it with its defaults. @returns false (logged) when it is missing and
+ * topics.create=off, or the metadata cannot be read. */
+static bool ensure_dlq_topic(notify_t *n)
+{
+    const rd_kafka_metadata_t *md = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(n->producer, 1, NULL, &md, 10000);
+    if (e) {
+        sw_log(n->log, SW_LOG_ERROR, "cannot check topic \"%s\": %s", n->dlq_topic,
+               rd_kafka_err2str(e));
+        return false;
+    }
+    bool found = false;
+    for (int i = 0; i < md->topic_cnt && !found; i++)
+        found = !strcmp(md->topics[i].topic, n->dlq_topic) && !md->topics[i].err;
+    rd_kafka_metadata_destroy(md);
+    if (found) return true;
+    if (strcmp(sw_conf_get_str(n->opts->conf, "topics.create"), "on") != 0) {
+        sw_log(n->log, SW_LOG_ERROR,
+               "topic \"%s\" (notify.dlq.topic) does not exist: create it (1 partition, "
+               "cleanup.policy=delete) or set topics.create=on", n->dlq_topic);
+        return false;
+    }
+    char err[256];
+    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(n->dlq_topic, 1, -1, err, sizeof(err));
+    if (!nt) {
+        sw_log(n->log, SW_LOG_ERROR, "cannot create topic \"%s\": %s", n->dlq_topic, err);
+        return false;
+    }
+    sw_log(n->log, SW_LOG_INFO, "creating topic \"%s\" (notify.dlq.topic, topics.create=on)",
+           n->dlq_topic);
+    rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "delete");
+    rd_kafka_queue_t *q = rd_kafka_queue_new(n->producer);
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(n->producer, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_set_request_timeout(o, 10000, err, sizeof(err));
+    rd_kafka_CreateTopics(n->producer, &nt, 1, o, q);
+    rd_kafka_event_t *ev = NULL;
+    for (int i = 0; i < 150 && !ev && running(n); i++) ev = rd_kafka_queue_poll(q, 100);
+    rd_kafka_resp_err_t ce = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    char text[256] = "no answer in 15 s";
+    const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
+    size_t cnt = 0;
+    const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &cnt) : NULL;
+    if (cnt) {
+        ce = rd_kafka_topic_result_error(tr[0]);
+        snprintf(text, sizeof(text), "%s", rd_kafka_topic_result_error_string(tr[0]) ?: "");
+    } else if (ev) {
+        ce = rd_kafka_event_error(ev);
+        snprintf(text, sizeof(text), "%s", rd_kafka_event_error_string(ev) ?: "");
+    }
+    if (ev) rd_kafka_event_destroy(ev);
+    rd_kafka_AdminOptions_destroy(o);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy(nt);
+    if (!ce || ce == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+        sw_log(n->log, SW_LOG_INFO, "created topic \"%s\" (topics.create=on)", n->dlq_topic);
+        return true;
+    }
+    /* Not fatal: a dead letter that cannot be written is retried (its
+     * record held back) until the topic exists. */
+    sw_log(n->log, SW_LOG_WARN, "cannot create topic \"%s\": %s; dead letters wait until it exists",
+           n->dlq_topic, text);
+    return true;
+}
+
 /* ---- setup, loop, stop -------------------------------------------------------- */
 
 static int setup(notify_t *n)
@@ -770,6 +837,7 @@ static int setup(notify_t *n)
         return 2;
     }
     rd_kafka_poll_set_consumer(n->consumer);
+    if (!ensure_dlq_topic(n)) return 1;
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(topics, n->topic, RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t e = rd_kafka_subscribe(n->consumer, topics);
