@@ -442,7 +442,8 @@ static deliv_t deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
                 sw_log(n->log, SW_LOG_WARN, "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
                        sw_sink_name(s->kind), s->urls[i], rd_kafka_topic_name(rkm->rkt),
                        (int)rkm->partition, (long long)rkm->offset, status,
-                       (int)(n->resp.body.len > 300 ? 300 : n->resp.body.len), n->resp.body.data);
+                       (int)(n->resp.body.len > 300 ? 300 : n->resp.body.len),
+                       n->resp.body.len ? n->resp.body.data : "");
             }
         }
         if (accepted) {
