@@ -157,6 +157,7 @@ int sw_cmd_notify(int argc, char **argv)
         int64_t max_lag = 10000;
         sw_conf_get_i64(conf, "ready.max.lag", &max_lag);
         metrics = sw_metrics_new();
+        sw_metrics_enable_notify(metrics);
         http = sw_http_start(listen, metrics, max_lag, 90000, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "stormwatch notify: %s\n", err);

@@ -229,6 +229,7 @@ struct sw_metrics_s {
      * is the sum of the buckets, so le="+Inf" always equals _count. */
     _Atomic uint64_t req_bucket[SW_METRICS_SINKS][N_REQ_BUCKETS];
     _Atomic uint64_t req_sum_ns[SW_METRICS_SINKS];
+    _Atomic bool notify;             /* render stormwatch_notify_* */
     mtype_t type[SW_M__CNT];         /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
@@ -654,6 +655,11 @@ static void render_family(sw_metrics_t *m, const desc_t *d, int fam, sw_buf_t *o
     }
 }
 
+void sw_metrics_enable_notify(sw_metrics_t *m)
+{
+    atomic_store_explicit(&m->notify, true, memory_order_relaxed);
+}
+
 void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns)
 {
     if (!m || sink >= SW_METRICS_SINKS) return;
@@ -705,8 +711,10 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
 {
     sw_metrics_t *m = unconst(cm);
     pthread_mutex_lock(&m->lock);
+    bool notify = atomic_load_explicit(&m->notify, memory_order_relaxed);
     for (size_t i = 0; i < N_DESC; i++) {
         const desc_t *d = &k_desc[i];
+        if (!notify && strncmp(d->name, "stormwatch_notify_", 18) == 0) continue;
         if (d->help) {
             put_help(out, d->name, d->help);
             sw_buf_printf(out, "# TYPE %s %s\n", d->name, k_type_names[d->type]);

@@ -143,6 +143,12 @@ typedef enum sw_metric_e {
  */
 void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns);
 
+/**
+ * @brief Render the stormwatch_notify_* families (off by default, so that
+ *        `run` does not export notify's zeros); `notify` turns them on.
+ */
+void sw_metrics_enable_notify(sw_metrics_t *m);
+
 /** @brief New registry: every value 0, up = 1, build_info = 1, start time now.
  *  @returns caller frees with sw_metrics_destroy(). */
 sw_metrics_t *sw_metrics_new(void);

@@ -942,9 +942,18 @@ static void test_alertmanager(void **state)
                      "output.topic=alerts", "-X", "dlq.topic=dlq", "-X", "group.id=am-run", "-X",
                      "window.samples=8", "-X", "stale.ms=0", "-X", "state.restore=off", "-X",
                      "commit.interval.ms=200", "-X", "job.idle.ms=1500", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", "-X", "output.format=avro", NULL};
+                     "kafka.consumer.session.timeout.ms=6000", "-X", "output.format=avro", "-X",
+                     "metrics.listen=127.0.0.1:0", NULL};
     pid_t run = track(sw_proc_spawn(rargv, out, err));
     bool piped = wait_committed(e.boot, "am", "alerts", 2, 4, 60000);
+    /* run's /metrics leaves notify's families out. */
+    sw_buf_t rm;
+    sw_buf_init(&rm);
+    int rport = sw_test_metrics_port(err);
+    int rstatus = rport ? sw_test_http_get(rport, "/metrics", &rm) : 0;
+    bool run_clean = rstatus == 200 && strstr(sw_buf_cstr(&rm), "stormwatch_up") &&
+                     !strstr(sw_buf_cstr(&rm), "stormwatch_notify_");
+    sw_buf_clear(&rm);
     kill(run, SIGTERM);
     reap(run, 30000);
     double firing = am_metric(am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
@@ -991,6 +1000,8 @@ static void test_alertmanager(void **state)
     if (firing < 2 || resolved < 2)
         fail_msg("Alertmanager received %g firing and %g resolved alerts, expected >= 2 each",
                  firing, resolved);
+    if (!run_clean) fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families",
+                             rport, rstatus);
     if (gone) fail_msg("job-13's episodes all ended, yet Alertmanager holds one active");
     if (!labels_ok) fail_msg("long-1's alert missing or with unexpected labels (see %s)", nerr);
     if (!still) fail_msg("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);
