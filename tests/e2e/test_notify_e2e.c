@@ -13,7 +13,8 @@
  *    twice: every page is accepted exactly once per sink, Retry-After is
  *    honoured, the 400 and an undecodable record are dead-lettered with
  *    status, body and reason, webhook signatures and auth headers (basic,
- *    bearer) check out, metrics and probes answer.
+ *    bearer) check out, the webhook rate limit holds, metrics and probes
+ *    answer.
  *  - conf_errors: configuration errors before connecting (exit 2, the
  *    property named, secrets never quoted), -X dump.
  *  - rebalance: a second instance joins; the partition that changes hands
@@ -463,7 +464,7 @@ static void test_pagerduty_webhook(void **state)
                      "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
                      "pagerduty.rate.limit=0", "metrics.listen=127.0.0.1:0",
                      "pagerduty.auth.basic=pd-user:pd-pass", "webhook.auth.bearer.token=wh-token",
-                     NULL};
+                     "webhook.rate.limit=2", NULL};
     pid_t n = spawn_notify(&e, "pd", "notify", extra);
     bool done = wait_committed(e.boot, "pd", "alerts", 2, nv, 60000);
     sw_kmsg_t *dl = NULL;
@@ -504,8 +505,8 @@ static void test_pagerduty_webhook(void **state)
     json_decref(seen);
     /* Retry-After: 1 was waited for (backoff alone is at most 200 ms); every
      * signature is the HMAC of its body. */
-    int64_t t429 = -1, t_next = -1;
-    int pd_seen = 0;
+    int64_t t429 = -1, t_next = -1, wh_first = -1, wh_last = -1;
+    int pd_seen = 0, wh_seen = 0;
     for (int i = 0; i < s.n; i++) {
         req_t *r = &s.reqs[i];
         if (!strcmp(r->path, "/pd")) {
@@ -516,11 +517,18 @@ static void test_pagerduty_webhook(void **state)
             pd_seen++;
         } else {
             assert_string_equal(r->auth, "Bearer wh-token");
+            if (wh_first < 0) wh_first = r->at_ms;
+            wh_last = r->at_ms;
+            wh_seen++;
             char want[72];
             sw_notify_signature(HMAC_SECRET, r->body, strlen(r->body), want);
             assert_string_equal(r->signature, want);
         }
     }
+    /* webhook.rate.limit=2: a burst of 2, then one request per 500 ms. */
+    assert_int_equal(wh_seen, 6);
+    if (wh_last - wh_first < 1900)
+        fail_msg("6 webhook requests within %lld ms at 2 per second", (long long)(wh_last - wh_first));
     if (t_next - t429 < 950) fail_msg("retried %lld ms after a 429 with Retry-After: 1",
                                       (long long)(t_next - t429));
     /* Dead letters: PagerDuty's 400 with its body, and the undecodable value. */
