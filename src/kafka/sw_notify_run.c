@@ -5,15 +5,16 @@
  * a record means, when to re-send, how long to wait) come from
  * src/notify/sw_notify.h; bodies from sw_codec_pager.h.
  *
+ * The sinks, retries, dead letters and re-sends are in sw_notify_sink.c.
+ *
  * Records are handled one at a time, in partition order: a record is
  * offered to every sink in turn, each retried until it accepts or refuses
  * for good, and only then is its offset committable. A sink that keeps
  * failing therefore holds its partition back (nothing is skipped), while
  * the Alertmanager re-sends of open episodes go on during the waits.
  */
-#include "sw_notify_run.h"
+#include "sw_notify_run_int.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,91 +23,11 @@
 
 #include "sw_alloc.h"
 #include "sw_codec_avro.h"
-#include "sw_codec_pager.h"
 #include "sw_codec_record.h"
-#include "sw_kafka.h"
-#include "sw_notify.h"
-#include "sw_notify_http.h"
 
-#define MAX_URLS 16
-#define DUE_BATCH 64
-#define DLQ_BODY_MAX 4096
-_Static_assert(SW_SINK__CNT == SW_METRICS_SINKS, "sinks of sw_notify.h and sw_metrics.h");
 #define METADATA_FMT "notify1:rebuild=%" SCNd64
 
-/* One sink as configured. */
-typedef struct sink_s {
-    bool on;
-    sw_sink_t kind;
-    char *urls_buf;                    /* owned copy of the URLs, split in place */
-    const char *urls[MAX_URLS];        /* POST targets (Alertmanager: .../api/v2/alerts) */
-    char *am_targets[MAX_URLS];        /* owned, Alertmanager only */
-    size_t n_urls;
-    sw_notify_http_t *http;
-    sw_notify_bucket_t bucket[MAX_URLS];
-} sink_t;
-
-/* What is known of one partition of the alert topic. */
-typedef struct npart_s {
-    bool assigned;
-    int64_t replay_until;  /* records below were delivered before: rebuild only */
-    int64_t done;          /* next offset to commit (-1: nothing done yet) */
-    bool dirty;            /* done moved since the last commit */
-} npart_t;
-
-typedef struct notify_s {
-    const sw_notify_run_opts_t *opts;
-    const sw_log_t *log;
-    sw_metrics_t *m;
-    sw_kafka_ctx_t kctx;
-    rd_kafka_t *consumer;
-    rd_kafka_t *producer;
-    const char *topic;       /* output.topic: the alerts */
-    const char *dlq_topic;
-    int32_t alert_schema_id;
-    sink_t sinks[SW_SINK__CNT];
-    sw_notify_backoff_t backoff;
-    sw_notify_t *table;
-    sw_pager_opts_t am_opts, pd_opts;
-    npart_t *parts;
-    size_t n_parts;
-    int64_t commit_interval_ms;
-    int64_t shutdown_ms;
-    int64_t last_commit_ms;
-    uint64_t rnd;            /* xorshift state for the jitter */
-    sw_notify_resp_t resp;
-    sw_buf_t body;
-    sw_buf_t json;           /* the record as JSON (Avro decoded) */
-    sw_arena_t arena;
-    sw_log_limit_t lim_bad, lim_retry;
-    uint64_t delivered, dlq, duplicates;
-    uint64_t generation;     /* assignments and revocations so far */
-    uint64_t dlq_failed;     /* dead letters the broker did not take */
-    bool paused;             /* the assignment is paused (a delivery waits) */
-    rd_kafka_message_t **stash; /* read while paused, handled next (in order) */
-    size_t n_stash, cap_stash;
-    int64_t last_lag_ms;
-} notify_t;
-
-static bool running(const notify_t *n)
-{
-    return *n->opts->running && !n->kctx.fatal;
-}
-
-static void m_add(notify_t *n, sw_metric_t id, uint64_t v)
-{
-    if (n->m) sw_metrics_add(n->m, id, v);
-}
-
-static uint64_t next_rnd(notify_t *n)
-{
-    uint64_t x = n->rnd;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    n->rnd = x;
-    return x;
-}
+static void commit(notify_t *n, const rd_kafka_topic_partition_list_t *only, bool sync);
 
 static npart_t *npart(notify_t *n, int32_t partition)
 {
@@ -120,409 +41,6 @@ static npart_t *npart(notify_t *n, int32_t partition)
     }
     return &n->parts[partition];
 }
-
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* ---- configuration ------------------------------------------------------ */
-
-static size_t split_urls(char *buf, const char **out, size_t max)
-{
-    size_t k = 0;
-    for (char *p = buf; p && *p && k < max;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = '\0';
-        while (*p == ' ' || *p == '\t') p++;
-        char *e = p + strlen(p);
-        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
-        if (*p) out[k++] = p;
-        p = comma ? comma + 1 : NULL;
-    }
-    return k;
-}
-
-sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr_size)
-{
-    const char *am = sw_conf_get_str(conf, "alertmanager.url");
-    const char *key = sw_conf_get_str(conf, "pagerduty.routing.key");
-    const char *wh = sw_conf_get_str(conf, "webhook.url");
-    if (!*am && !*key && !*wh) {
-        sw_errfmt(errstr, errstr_size,
-                  "no sink configured: set alertmanager.url, pagerduty.routing.key (with "
-                  "pagerduty.url) or webhook.url");
-        return SW_ERR_INVALID_ARG;
-    }
-    if (*key && strlen(key) != 32) {
-        sw_errfmt(errstr, errstr_size,
-                  "configuration property \"pagerduty.routing.key\": value [redacted] is %zu "
-                  "characters long (expected the 32-character integration key of a PagerDuty "
-                  "Events API v2 integration)",
-                  strlen(key));
-        return SW_ERR_INVALID_ARG;
-    }
-    if (*key && !*sw_conf_get_str(conf, "pagerduty.url")) {
-        sw_errfmt(errstr, errstr_size,
-                  "configuration property \"pagerduty.url\" is empty but pagerduty.routing.key "
-                  "is set (expected the Events API v2 endpoint)");
-        return SW_ERR_INVALID_ARG;
-    }
-    int64_t resend = 0, ends = 0;
-    sw_conf_get_i64(conf, "alertmanager.resend.ms", &resend);
-    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &ends);
-    if (*am && (ends == 0 || resend >= ends)) {
-        sw_errfmt(errstr, errstr_size,
-                  "configuration property \"alertmanager.resend.ms\": value \"%lld\" is not below "
-                  "alertmanager.ends.after.ms (%lld): open episodes would expire in Alertmanager "
-                  "between re-sends (expected alertmanager.ends.after.ms > 0 and a few times "
-                  "alertmanager.resend.ms)",
-                  (long long)resend, (long long)ends);
-        return SW_ERR_INVALID_ARG;
-    }
-    int64_t lo = 0, hi = 0;
-    sw_conf_get_i64(conf, "notify.retry.backoff.ms", &lo);
-    sw_conf_get_i64(conf, "notify.retry.backoff.max.ms", &hi);
-    if (hi < lo) {
-        sw_errfmt(errstr, errstr_size,
-                  "configuration property \"notify.retry.backoff.max.ms\": value \"%lld\" is below "
-                  "notify.retry.backoff.ms (%lld)",
-                  (long long)hi, (long long)lo);
-        return SW_ERR_INVALID_ARG;
-    }
-    return SW_OK;
-}
-
-static bool sink_setup(notify_t *n, sw_sink_t kind, char *errstr, size_t errstr_size)
-{
-    const sw_conf_t *conf = n->opts->conf;
-    sink_t *s = &n->sinks[kind];
-    s->kind = kind;
-    const char *name = sw_sink_name(kind);
-    char prop[96];
-    const char *urls;
-    if (kind == SW_SINK_PAGERDUTY) {
-        if (!*sw_conf_get_str(conf, "pagerduty.routing.key")) return true;
-        urls = sw_conf_get_str(conf, "pagerduty.url");
-    } else {
-        snprintf(prop, sizeof(prop), "%s.url", name);
-        urls = sw_conf_get_str(conf, prop);
-    }
-    if (!urls || !*urls) return true;
-    s->on = true;
-    s->urls_buf = sw_strdup(urls);
-    s->n_urls = split_urls(s->urls_buf, s->urls, kind == SW_SINK_ALERTMANAGER ? MAX_URLS : 1);
-    if (kind == SW_SINK_ALERTMANAGER) {
-        for (size_t i = 0; i < s->n_urls; i++) {
-            size_t len = strlen(s->urls[i]);
-            bool slash = len && s->urls[i][len - 1] == '/';
-            s->am_targets[i] = sw_malloc(len + 16);
-            snprintf(s->am_targets[i], len + 16, "%s%s", s->urls[i],
-                     slash ? "api/v2/alerts" : "/api/v2/alerts");
-            s->urls[i] = s->am_targets[i];
-        }
-    }
-    int64_t timeout_ms = 10000;
-    double rate = 0;
-    snprintf(prop, sizeof(prop), "%s.timeout.ms", name);
-    sw_conf_get_i64(conf, prop, &timeout_ms);
-    snprintf(prop, sizeof(prop), "%s.rate.limit", name);
-    sw_conf_get_dbl(conf, prop, &rate);
-    char bearer[96], basic[96], ca[96];
-    snprintf(bearer, sizeof(bearer), "%s.auth.bearer.token", name);
-    snprintf(basic, sizeof(basic), "%s.auth.basic", name);
-    snprintf(ca, sizeof(ca), "%s.ssl.ca.location", name);
-    sw_notify_http_opts_t ho = {
-        .urls = s->urls,
-        .n_urls = s->n_urls,
-        .timeout_ms = timeout_ms,
-        .bearer_token = sw_conf_get_str(conf, bearer),
-        .basic_auth = sw_conf_get_str(conf, basic),
-        .ca_location = sw_conf_get_str(conf, ca),
-        .hmac_secret = kind == SW_SINK_WEBHOOK ? sw_conf_get_str(conf, "webhook.hmac.secret") : NULL,
-    };
-    s->http = sw_notify_http_new(&ho, errstr, errstr_size);
-    if (!s->http) return false;
-    for (size_t i = 0; i < s->n_urls; i++) sw_notify_bucket_init(&s->bucket[i], rate, sw_clock_ms());
-    sw_log(n->log, SW_LOG_INFO, "sink %s: %zu URL%s, first %s", name, s->n_urls,
-           s->n_urls == 1 ? "" : "s", s->urls[0]);
-    return true;
-}
-
-static void sinks_destroy(notify_t *n)
-{
-    for (int k = 0; k < SW_SINK__CNT; k++) {
-        sink_t *s = &n->sinks[k];
-        sw_notify_http_destroy(s->http);
-        for (size_t i = 0; i < MAX_URLS; i++) free(s->am_targets[i]);
-        free(s->urls_buf);
-    }
-}
-
-/* ---- waiting ------------------------------------------------------------- */
-
-static void resend_due(notify_t *n);
-
-/* Pause or resume fetching of the whole assignment (a delivery waits:
- * the consumer is still polled, so it stays in the group past
- * max.poll.interval.ms, but hands out nothing new meanwhile). */
-static void set_paused(notify_t *n, bool pause)
-{
-    if (n->paused == pause) return;
-    rd_kafka_topic_partition_list_t *a = NULL;
-    if (rd_kafka_assignment(n->consumer, &a) == RD_KAFKA_RESP_ERR_NO_ERROR && a) {
-        if (a->cnt) {
-            if (pause) rd_kafka_pause_partitions(n->consumer, a);
-            else rd_kafka_resume_partitions(n->consumer, a);
-        }
-        rd_kafka_topic_partition_list_destroy(a);
-    }
-    n->paused = pause;
-}
-
-/* Sleep @p ms in slices, re-sending due Alertmanager episodes and serving
- * the consumer (rebalances, group heartbeats) meanwhile; a message it
- * still hands out is stashed and handled after the current one.
- * @returns false when a stop came. */
-static bool wait_ms(notify_t *n, int64_t ms)
-{
-    int64_t until = sw_clock_ms() + ms;
-    set_paused(n, true);
-    while (running(n)) {
-        int64_t left = until - sw_clock_ms();
-        if (left <= 0) return true;
-        if (n->m) sw_metrics_heartbeat(n->m, sw_clock_ms());
-        resend_due(n);
-        rd_kafka_poll(n->producer, 0);
-        rd_kafka_message_t *rkm =
-            rd_kafka_consumer_poll(n->consumer, (int)(left > 100 ? 100 : left));
-        if (rkm) {
-            if (n->n_stash == n->cap_stash) {
-                n->cap_stash = n->cap_stash ? n->cap_stash * 2 : 16;
-                n->stash = sw_reallocarray(n->stash, n->cap_stash, sizeof(*n->stash));
-            }
-            n->stash[n->n_stash++] = rkm;
-        }
-    }
-    return false;
-}
-
-/* One rate-limited POST to URL @p i of sink @p s. @returns the outcome. */
-static sw_notify_outcome_t post_once(notify_t *n, sink_t *s, size_t i, const char *body, size_t len)
-{
-    int64_t wait;
-    while ((wait = sw_notify_bucket_take(&s->bucket[i], sw_clock_ms())) > 0)
-        if (!wait_ms(n, wait)) return SW_NOTIFY_RETRY;
-    sw_notify_http_post(s->http, i, body, len, &n->resp);
-    sw_metrics_observe_request(n->m, (unsigned)s->kind, (uint64_t)n->resp.elapsed_ns);
-    return sw_notify_classify(n->resp.status);
-}
-
-/* ---- dead letters ---------------------------------------------------------- */
-
-/* Delivery reports of the dead letters. */
-static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
-{
-    (void)rk;
-    notify_t *n = ((sw_kafka_ctx_t *)opaque)->user;
-    if (m->err) {
-        n->dlq_failed++;
-        sw_log(n->log, SW_LOG_ERROR, "dead letter to %s not written: %s", n->dlq_topic,
-               rd_kafka_err2str(m->err));
-    }
-}
-
-/* Write the dead letter and wait for the broker's acknowledgement (the
- * record's offset is committed after it). @returns false when it was not
- * written (the caller retries it). */
-static bool dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
-                     const char *sink, long status, const sw_buf_t *answer)
-{
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
-    rd_kafka_header_add(h, "stormwatch.notify.reason", -1, reason, -1);
-    if (sink) rd_kafka_header_add(h, "stormwatch.notify.sink", -1, sink, -1);
-    char tmp[32];
-    if (status > 0) {
-        snprintf(tmp, sizeof(tmp), "%ld", status);
-        rd_kafka_header_add(h, "stormwatch.notify.http.status", -1, tmp, -1);
-    }
-    if (answer && answer->len)
-        rd_kafka_header_add(h, "stormwatch.notify.http.body", -1, answer->data,
-                            answer->len > DLQ_BODY_MAX ? DLQ_BODY_MAX : (ssize_t)answer->len);
-    rd_kafka_header_add(h, "stormwatch.source.topic", -1, rd_kafka_topic_name(rkm->rkt), -1);
-    snprintf(tmp, sizeof(tmp), "%d", (int)rkm->partition);
-    rd_kafka_header_add(h, "stormwatch.source.partition", -1, tmp, -1);
-    snprintf(tmp, sizeof(tmp), "%lld", (long long)rkm->offset);
-    rd_kafka_header_add(h, "stormwatch.source.offset", -1, tmp, -1);
-    rd_kafka_resp_err_t e = rd_kafka_producev(
-        n->producer, RD_KAFKA_V_TOPIC(n->dlq_topic),
-        RD_KAFKA_V_KEY(rkm->key, rkm->key_len), RD_KAFKA_V_VALUE(rkm->payload, rkm->len),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
-    if (e) {
-        rd_kafka_headers_destroy(h);
-        sw_log(n->log, SW_LOG_ERROR, "cannot dead-letter %s [%d] offset %lld to %s: %s",
-               rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset,
-               n->dlq_topic, rd_kafka_err2str(e));
-        return false;
-    }
-    uint64_t failed = n->dlq_failed;
-    rd_kafka_flush(n->producer, 30000);
-    if (n->dlq_failed != failed || rd_kafka_outq_len(n->producer) > 0) return false;
-    n->dlq++;
-    m_add(n, SW_M_NOTIFY_DLQ, 1);
-    return true;
-}
-
-/* dlq_send() until it is written, backing off between tries.
- * @returns false when a stop came first. */
-static bool wait_ms(notify_t *n, int64_t ms);
-static bool dlq_send_retry(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
-                           const char *sink, long status, const sw_buf_t *answer)
-{
-    for (unsigned attempt = 0;; attempt++) {
-        if (dlq_send(n, rkm, reason, sink, status, answer)) return true;
-        if (!wait_ms(n, sw_notify_backoff_ms(&n->backoff, attempt, next_rnd(n), -1))) return false;
-    }
-}
-
-/* ---- delivery -------------------------------------------------------------- */
-
-typedef enum deliv_e { DELIV_DONE, DELIV_STOPPED } deliv_t;
-
-/* The body of @p rec for sink @p s into n->body. @returns false when the
- * sink sends nothing for it. */
-static bool make_body(notify_t *n, sink_t *s, const sw_record_t *rec, const char *json, size_t len)
-{
-    n->body.len = 0;
-    if (s->kind == SW_SINK_WEBHOOK) {
-        sw_buf_put(&n->body, json, len);
-        return true;
-    }
-    sw_pager_opts_t *po = s->kind == SW_SINK_ALERTMANAGER ? &n->am_opts : &n->pd_opts;
-    po->now_ns = wall_ns();
-    return sw_pager_encode(rec, po, &n->body) != SW_PAGER_SKIP;
-}
-
-/* Deliver @p rec to sink @p s: retried until some URL accepts, or every
- * URL refuses for good (then dead-lettered). */
-static deliv_t deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
-                       const sw_record_t *rec, const char *json, size_t len)
-{
-    for (unsigned attempt = 0;; attempt++) {
-        if (!make_body(n, s, rec, json, len)) return DELIV_DONE;
-        bool accepted = false, retry = false;
-        int64_t retry_after = -1;
-        long status = 0;
-        for (size_t i = 0; i < s->n_urls && !accepted; i++) {
-            sw_notify_outcome_t o = post_once(n, s, i, n->body.data, n->body.len);
-            if (!running(n)) return DELIV_STOPPED;
-            status = n->resp.status;
-            if (o == SW_NOTIFY_ACCEPTED) {
-                accepted = true;
-            } else if (o == SW_NOTIFY_RETRY) {
-                retry = true;
-                int64_t ra;
-                if (sw_notify_retry_after(n->resp.retry_after, sw_wall_ms(), &ra) && ra > retry_after)
-                    retry_after = ra;
-                char what[300];
-                if (status)
-                    snprintf(what, sizeof(what), "HTTP %ld%s%s", status,
-                             *n->resp.retry_after ? ", Retry-After: " : "", n->resp.retry_after);
-                else
-                    snprintf(what, sizeof(what), "no answer: %s", n->resp.error);
-                sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
-                               "%s %s: %s for %s [%d] offset %lld; %s (attempt %u)",
-                               sw_sink_name(s->kind), s->urls[i], what,
-                               rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
-                               (long long)rkm->offset,
-                               i + 1 < s->n_urls ? "trying the next URL" : "retrying", attempt + 1);
-            } else {
-                sw_log(n->log, SW_LOG_WARN, "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
-                       sw_sink_name(s->kind), s->urls[i], rd_kafka_topic_name(rkm->rkt),
-                       (int)rkm->partition, (long long)rkm->offset, status,
-                       (int)(n->resp.body.len > 300 ? 300 : n->resp.body.len),
-                       n->resp.body.len ? n->resp.body.data : "");
-            }
-        }
-        if (accepted) {
-            n->delivered++;
-            m_add(n, (sw_metric_t)(SW_M_NOTIFY_DELIVERED + 2 * s->kind), 1);
-            return DELIV_DONE;
-        }
-        if (!retry) {
-            char reason[128];
-            snprintf(reason, sizeof(reason), "%s refused the record (HTTP %ld)",
-                     sw_sink_name(s->kind), status);
-            /* The answer is copied: retries of the dead letter reuse n->resp. */
-            sw_buf_t answer;
-            sw_buf_init(&answer);
-            sw_buf_put(&answer, n->resp.body.data, n->resp.body.len);
-            bool written = dlq_send_retry(n, rkm, reason, sw_sink_name(s->kind), status, &answer);
-            sw_buf_clear(&answer);
-            if (!written) return DELIV_STOPPED;
-            m_add(n, (sw_metric_t)(SW_M_NOTIFY_DELIVERED + 2 * s->kind + 1), 1);
-            return DELIV_DONE;
-        }
-        m_add(n, (sw_metric_t)(SW_M_NOTIFY_RETRIES + s->kind), 1);
-        int64_t delay = sw_notify_backoff_ms(&n->backoff, attempt, next_rnd(n), retry_after);
-        if (!wait_ms(n, delay)) return DELIV_STOPPED;
-    }
-}
-
-/* Re-send every due open episode to every Alertmanager URL, once each. */
-static void resend_due(notify_t *n)
-{
-    sink_t *s = &n->sinks[SW_SINK_ALERTMANAGER];
-    if (!s->on) return;
-    int64_t now = sw_clock_ms();
-    if (sw_notify_next_due(n->table) > now) return;
-    sw_notify_episode_t due[DUE_BATCH];
-    size_t k;
-    while ((k = sw_notify_due(n->table, now, due, DUE_BATCH)) > 0) {
-        for (size_t i = 0; i < k; i++) {
-            /* Copied: the table entry may change while we wait below. */
-            char *json = sw_memdup0(due[i].json, due[i].json_len);
-            size_t len = due[i].json_len;
-            int conf = due[i].episode_confidence;
-            sw_arena_t arena;
-            sw_arena_init(&arena);
-            sw_record_t rec;
-            char err[256];
-            if (sw_record_parse_json(json, len, &arena, &rec, err, sizeof(err)) == SW_OK) {
-                rec.episode_confidence = conf;
-                sw_buf_t body;
-                sw_buf_init(&body);
-                n->am_opts.now_ns = wall_ns();
-                sw_pager_encode(&rec, &n->am_opts, &body);
-                bool any = false;
-                /* Its own answer buffer: a delivery may be waiting on n->resp. */
-                sw_notify_resp_t resp;
-                memset(&resp, 0, sizeof(resp));
-                sw_buf_init(&resp.body);
-                for (size_t u = 0; u < s->n_urls; u++) {
-                    sw_notify_http_post(s->http, u, body.data, body.len, &resp);
-                    sw_metrics_observe_request(n->m, SW_SINK_ALERTMANAGER, (uint64_t)resp.elapsed_ns);
-                    if (sw_notify_classify(resp.status) == SW_NOTIFY_ACCEPTED) any = true;
-                }
-                m_add(n, any ? SW_M_NOTIFY_RESENDS : SW_M_NOTIFY_RESEND_ERRORS, 1);
-                if (!any)
-                    sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
-                                   "alertmanager: re-send failed (HTTP %ld%s%s); again in "
-                                   "alertmanager.resend.ms",
-                                   resp.status, *resp.error ? ", " : "", resp.error);
-                sw_buf_clear(&resp.body);
-                sw_buf_clear(&body);
-            }
-            sw_arena_clear(&arena);
-            free(json);
-        }
-        if (k < DUE_BATCH) break;
-    }
-}
-
-static void commit(notify_t *n, const rd_kafka_topic_partition_list_t *only, bool sync);
 
 /* ---- records --------------------------------------------------------------- */
 
@@ -558,7 +76,7 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
             sw_log_limited(n->log, &n->lim_bad, SW_LOG_WARN, "%s [%d] offset %lld: %s; dead-lettered",
                            rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
                            (long long)rkm->offset, why);
-            if (!dlq_send_retry(n, rkm, why, NULL, 0, NULL)) return false;
+            if (!sw_nsink_dlq(n, rkm, why, NULL, 0, NULL)) return false;
             pt->done = rkm->offset + 1;
             pt->dirty = true;
         }
@@ -567,15 +85,15 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
     int conf = rec.episode_confidence;
     sw_notify_verdict_t v = sw_notify_decide(n->table, &rec, &conf);
     rec.episode_confidence = conf;
-    if (!replay) m_add(n, (sw_metric_t)(SW_M_NOTIFY_RECORDS + v), 1);
+    if (!replay) sw_nrun_m_add(n, (sw_metric_t)(SW_M_NOTIFY_RECORDS + v), 1);
     if (!replay && (v == SW_NOTIFY_TRIGGER || v == SW_NOTIFY_RESOLVE)) {
         uint64_t gen = n->generation;
         for (int k = 0; k < SW_SINK__CNT; k++) {
             sink_t *s = &n->sinks[k];
             if (!s->on) continue;
-            if (deliver(n, s, rkm, &rec, n->json.data, n->json.len) == DELIV_STOPPED) return false;
+            if (sw_nsink_deliver(n, s, rkm, &rec, n->json.data, n->json.len) == SW_DELIV_STOPPED) return false;
         }
-        set_paused(n, false);
+        sw_nsink_set_paused(n, false);
         if (n->generation != gen) {
             /* A rebalance while it waited: the partition was revoked (its
              * next owner reads this record again from the committed
@@ -631,9 +149,9 @@ static void commit(notify_t *n, const rd_kafka_topic_partition_list_t *only, boo
     }
     if (l->cnt) {
         rd_kafka_resp_err_t e = rd_kafka_commit(n->consumer, l, sync ? 0 : 1);
-        m_add(n, SW_M_COMMITS, 1);
+        sw_nrun_m_add(n, SW_M_COMMITS, 1);
         if (e) {
-            m_add(n, SW_M_COMMIT_ERRORS, 1);
+            sw_nrun_m_add(n, SW_M_COMMIT_ERRORS, 1);
             sw_log(n->log, SW_LOG_WARN, "offset commit failed: %s", rd_kafka_err2str(e));
             for (int k = 0; k < l->cnt; k++) npart(n, l->elems[k].partition)->dirty = true;
         }
@@ -646,7 +164,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
 {
     notify_t *n = ((sw_kafka_ctx_t *)opaque)->user;
-    m_add(n, SW_M_REBALANCES, 1);
+    sw_nrun_m_add(n, SW_M_REBALANCES, 1);
     n->generation++;
     n->paused = false; /* a new assignment starts unpaused */
     /* Stashed messages belong to the old assignment: they are read again
@@ -767,7 +285,7 @@ static bool ensure_dlq_topic(notify_t *n)
     rd_kafka_AdminOptions_set_request_timeout(o, 10000, err, sizeof(err));
     rd_kafka_CreateTopics(n->producer, &nt, 1, o, q);
     rd_kafka_event_t *ev = NULL;
-    for (int i = 0; i < 150 && !ev && running(n); i++) ev = rd_kafka_queue_poll(q, 100);
+    for (int i = 0; i < 150 && !ev && sw_nrun_running(n); i++) ev = rd_kafka_queue_poll(q, 100);
     rd_kafka_resp_err_t ce = RD_KAFKA_RESP_ERR__TIMED_OUT;
     char text[256] = "no answer in 15 s";
     const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
@@ -802,7 +320,7 @@ static int setup(notify_t *n)
     const sw_conf_t *conf = n->opts->conf;
     char err[512];
     for (int k = 0; k < SW_SINK__CNT; k++)
-        if (!sink_setup(n, (sw_sink_t)k, err, sizeof(err))) {
+        if (!sw_nsink_setup(n, (sw_sink_t)k, err, sizeof(err))) {
             sw_log(n->log, SW_LOG_ERROR, "%s", err);
             return 2;
         }
@@ -812,7 +330,7 @@ static int setup(notify_t *n)
         sw_log(n->log, SW_LOG_ERROR, "%s", err);
         return 2;
     }
-    rd_kafka_conf_set_dr_msg_cb(pc, dr_cb);
+    rd_kafka_conf_set_dr_msg_cb(pc, sw_nsink_dr_cb);
     n->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!n->producer) {
         rd_kafka_conf_destroy(pc);
@@ -917,7 +435,7 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
                                   .ends_after_ms = ends_ms};
     n.pd_opts = (sw_pager_opts_t){.format = SW_PAGER_PAGERDUTY,
                                   .routing_key = sw_conf_get_str(conf, "pagerduty.routing.key")};
-    n.rnd = (uint64_t)wall_ns() ^ ((uint64_t)getpid() << 32) ^ UINT64_C(0x9e3779b97f4a7c15);
+    n.rnd = (uint64_t)sw_nrun_wall_ns() ^ ((uint64_t)getpid() << 32) ^ UINT64_C(0x9e3779b97f4a7c15);
     if (!n.rnd) n.rnd = 1;
     n.lim_bad = (sw_log_limit_t){0};
     sw_buf_init(&n.resp.body);
@@ -929,9 +447,9 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
         sw_log(n.log, SW_LOG_INFO, "delivering %s (group %s) to the sinks; dead letters to %s",
                n.topic, sw_conf_get_str(conf, "notify.group.id"), n.dlq_topic);
         n.last_commit_ms = sw_clock_ms();
-        while (running(&n)) {
+        while (sw_nrun_running(&n)) {
             if (n.m) sw_metrics_heartbeat(n.m, sw_clock_ms());
-            resend_due(&n);
+            sw_nsink_resend_due(&n);
             if (sw_clock_ms() - n.last_commit_ms >= n.commit_interval_ms) commit(&n, NULL, false);
             rd_kafka_poll(n.producer, 0);
             if (sw_clock_ms() - n.last_lag_ms >= 1000) publish_lag(&n);
@@ -971,7 +489,7 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
         rd_kafka_flush(n.producer, 1000);
         rd_kafka_destroy(n.producer);
     }
-    sinks_destroy(&n);
+    sw_nsink_destroy(&n);
     sw_notify_destroy(n.table);
     free(n.parts);
     free(n.stash);
