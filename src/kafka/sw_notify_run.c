@@ -1,11 +1,10 @@
 /*
- * `stormwatch notify` (see sw_notify_run.h): the consumer loop, the sinks'
- * retry loops, Alertmanager re-sends, dead letters, commits with the
- * rebuild offset in their metadata, and the bounded stop. Decisions (what
+ * `stormwatch notify` (see sw_notify_run.h): the consumer loop, records
+ * decoded and decided, commits with the rebuild offset in their metadata,
+ * rebalances, the notify DLQ topic, and the bounded stop. Decisions (what
  * a record means, when to re-send, how long to wait) come from
- * src/notify/sw_notify.h; bodies from sw_codec_pager.h.
- *
- * The sinks, retries, dead letters and re-sends are in sw_notify_sink.c.
+ * src/notify/sw_notify.h; the sinks, their retries, dead letters and the
+ * Alertmanager re-sends are in sw_notify_sink.c.
  *
  * Records are handled one at a time, in partition order: a record is
  * offered to every sink in turn, each retried until it accepts or refuses
@@ -29,6 +28,7 @@
 
 static void commit(notify_t *n, const rd_kafka_topic_partition_list_t *only, bool sync);
 
+/* The state of @p partition, grown on first use. */
 static npart_t *npart(notify_t *n, int32_t partition)
 {
     if (partition < 0) return NULL;
