@@ -3,7 +3,9 @@
 # scripts/build.sh. `make` builds build/stormwatch; `make test` installs
 # missing Debian packages, builds and runs every test (and, with CI=true, the
 # suite again under ASan+UBSan); `make demo` sets everything up and runs the
-# main job on its embedded default; `make bench` runs the benchmarks.
+# main job on its embedded default, then shows the alerts as Alertmanager holds
+# them (scripts/demo-alertmanager.sh, when it is installed); `make bench` runs
+# the benchmarks.
 
 BUILD      ?= build
 ASAN       ?= build-asan
@@ -36,7 +38,7 @@ help:
 	@echo "make             build $(BUILD)/stormwatch (and the tests when cmocka and jansson are installed)"
 	@echo "make test        install missing packages, build, run all tests (CI=true: then again under ASan+UBSan)"
 	@echo "make test-asan   install missing packages, run the test suite under ASan+UBSan ($(ASAN))"
-	@echo "make demo        install missing packages, build, run 'stormwatch demo'"
+	@echo "make demo        install missing packages, build, run 'stormwatch demo', then notify -> Alertmanager"
 	@echo "make bench       run the benchmarks (bench/run.sh)"
 	@echo "make bench-kafka run the Kafka benchmark (bench/kafka.sh)"
 	@echo "make soak        run the soak test (bench/soak.sh)"
@@ -67,6 +69,7 @@ test-asan: deps
 demo: deps-build
 	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) --target stormwatch -- -DSW_BUILD_TESTS=$(TESTS_AUTO)
 	$(BUILD)/stormwatch demo
+	scripts/demo-alertmanager.sh $(BUILD)/stormwatch
 
 bench: deps
 	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) --target stormwatch -- -DSW_BUILD_TESTS=$(TESTS_AUTO)

@@ -3,20 +3,23 @@
 # those that are missing. Uses apt-get as root, or through sudo.
 # Usage: scripts/install-deps.sh [build|test|demo|bench|all]
 #   build, demo        compiler, CMake, pkg-config and the libraries the
-#                      binary links (librdkafka, libmicrohttpd, zlib; Avro C)
+#                      binary links (librdkafka, libmicrohttpd, zlib, libcurl
+#                      for notify's HTTP sinks; Avro C)
 #   test, bench, all   also what the tests link and call: cmocka and jansson
 #                      (unit tests), python3 + python3-yaml and docker-compose
 #                      (tests/e2e/test_deploy.sh: compose and structural checks),
 #                      kubectl (kubernetes-client, only when no kubectl is on
 #                      PATH: kustomize rendering), clang + libclang-rt-14-dev
 #                      (libFuzzer: test_fuzz_short runs scripts/fuzz.sh),
-#                      chromium (test_report_browser: the report, headless)
+#                      chromium (test_report_browser: the report, headless),
+#                      prometheus-alertmanager (test_notify_e2e: a real
+#                      Alertmanager 0.25 that notify delivers to)
 set -eu
 what=${1:-test}
-pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev"
+pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev"
 case "$what" in
   build|demo) ;;
-  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml docker-compose clang libclang-rt-14-dev chromium"
+  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager"
     # Debian 12's kubectl, unless one (e.g. a newer upstream build) is on PATH.
     command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client" ;;
   *) echo "install-deps.sh: unknown target '$what' (expected build, test, demo, bench or all)" >&2; exit 2 ;;

@@ -65,6 +65,7 @@ static void usage(FILE *f)
             "  replay    stream analysis of JSONL files (one record per line)\n"
             "  gen       write synthetic telemetry with an injected storm\n"
             "  run       the Kafka consumer-group daemon (embedded cluster by default)\n"
+            "  notify    deliver the alert topic to Alertmanager, PagerDuty and webhooks\n"
             "  produce   publish JSONL telemetry to a Kafka topic\n"
             "  tail      print the records of a Kafka topic as JSON lines\n"
             "  mock      run librdkafka's mock Kafka cluster on loopback\n"
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "replay")) return sw_cmd_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "gen")) return sw_cmd_gen(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return sw_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "notify")) return sw_cmd_notify(argc - 1, argv + 1);
     if (!strcmp(cmd, "produce")) return sw_cmd_produce(argc - 1, argv + 1);
     if (!strcmp(cmd, "tail")) return sw_cmd_tail(argc - 1, argv + 1);
     if (!strcmp(cmd, "mock")) return sw_cmd_mock(argc - 1, argv + 1);

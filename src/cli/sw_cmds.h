@@ -11,6 +11,7 @@ int sw_cmd_analyze(int argc, char **argv);
 int sw_cmd_replay(int argc, char **argv);
 int sw_cmd_gen(int argc, char **argv);
 int sw_cmd_run(int argc, char **argv);
+int sw_cmd_notify(int argc, char **argv);
 int sw_cmd_produce(int argc, char **argv);
 int sw_cmd_tail(int argc, char **argv);
 int sw_cmd_mock(int argc, char **argv);

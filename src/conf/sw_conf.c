@@ -33,6 +33,7 @@ typedef enum prop_type_e {
 #define PROP_F_HOSTPORT 0x4u /* empty, or HOST:PORT with PORT 0..65535 */
 #define PROP_F_URL 0x8u      /* empty, or an http:// or https:// URL */
 #define PROP_F_LABELS 0x10u  /* empty, or name=value,... Alertmanager labels */
+#define PROP_F_URLS 0x20u    /* empty, or comma-separated http:// or https:// URLs */
 
 typedef struct prop_s {
     const char *name;
@@ -87,6 +88,30 @@ enum prop_id {
     P_LOG_LEVEL,
     P_MOCK_BROKERS,
     P_MOCK_PARTITIONS,
+    P_NOTIFY_GROUP_ID,
+    P_NOTIFY_DLQ_TOPIC,
+    P_NOTIFY_RETRY_BACKOFF_MS,
+    P_NOTIFY_RETRY_BACKOFF_MAX_MS,
+    P_ALERTMANAGER_URL,
+    P_ALERTMANAGER_RESEND_MS,
+    P_ALERTMANAGER_TIMEOUT_MS,
+    P_ALERTMANAGER_AUTH_BEARER_TOKEN,
+    P_ALERTMANAGER_AUTH_BASIC,
+    P_ALERTMANAGER_SSL_CA_LOCATION,
+    P_ALERTMANAGER_RATE_LIMIT,
+    P_PAGERDUTY_URL,
+    P_PAGERDUTY_TIMEOUT_MS,
+    P_PAGERDUTY_AUTH_BEARER_TOKEN,
+    P_PAGERDUTY_AUTH_BASIC,
+    P_PAGERDUTY_SSL_CA_LOCATION,
+    P_PAGERDUTY_RATE_LIMIT,
+    P_WEBHOOK_URL,
+    P_WEBHOOK_HMAC_SECRET,
+    P_WEBHOOK_TIMEOUT_MS,
+    P_WEBHOOK_AUTH_BEARER_TOKEN,
+    P_WEBHOOK_AUTH_BASIC,
+    P_WEBHOOK_SSL_CA_LOCATION,
+    P_WEBHOOK_RATE_LIMIT,
     P__CNT
 };
 
@@ -218,6 +243,67 @@ static const prop_t prop_table[P__CNT] = {
         "Brokers of the embedded mock cluster (when bootstrap.servers is empty)."),
     [P_MOCK_PARTITIONS] = INT_PROP("mock.partitions", 1, 1024, "8",
         "Partitions of each topic of the embedded mock cluster."),
+    /* stormwatch notify (see README "Paging"): it reads output.topic. */
+    [P_NOTIFY_GROUP_ID] = STR_PROP("notify.group.id", 1, 65535, 0, "stormwatch-notify",
+        "Kafka consumer group of stormwatch notify on output.topic (separate from group.id)."),
+    [P_NOTIFY_DLQ_TOPIC] = STR_PROP("notify.dlq.topic", 1, TOPIC_MAX_LEN, PROP_F_TOPIC,
+        "stormwatch.notify.dlq", "Dead-letter topic of stormwatch notify: alert records that "
+        "cannot be decoded, and records a sink refused for good (HTTP status and body in the "
+        "headers)."),
+    [P_NOTIFY_RETRY_BACKOFF_MS] = INT_PROP("notify.retry.backoff.ms", 1, 3600000, "500",
+        "First retry delay of a failed delivery (5xx, 408, 429, timeout, network error); each "
+        "retry doubles it, with jitter, up to notify.retry.backoff.max.ms. A Retry-After wins."),
+    [P_NOTIFY_RETRY_BACKOFF_MAX_MS] = INT_PROP("notify.retry.backoff.max.ms", 1, 3600000,
+        "60000", "Longest retry delay of a failed delivery; retries go on until the sink "
+        "accepts or refuses for good, or notify stops."),
+    [P_ALERTMANAGER_URL] = STR_PROP("alertmanager.url", 0, 8192, PROP_F_URLS, "",
+        "Alertmanager base URLs for stormwatch notify, comma-separated (every member of an HA "
+        "cluster; alerts are POSTed to each at /api/v2/alerts); empty disables the sink."),
+    [P_ALERTMANAGER_RESEND_MS] = INT_PROP("alertmanager.resend.ms", 1000, 3600000, "60000",
+        "stormwatch notify re-sends every open episode to Alertmanager this often (endsAt "
+        "alertmanager.ends.after.ms ahead), so it never auto-resolves and survives "
+        "Alertmanager restarts; must be below alertmanager.ends.after.ms."),
+    [P_ALERTMANAGER_TIMEOUT_MS] = INT_PROP("alertmanager.timeout.ms", 100, 600000, "10000",
+        "Timeout of one request to Alertmanager, connection included."),
+    [P_ALERTMANAGER_AUTH_BEARER_TOKEN] = STR_PROP("alertmanager.auth.bearer.token", 0, 4096,
+        PROP_F_SECRET, "", "Bearer token sent to Alertmanager (Authorization header); empty: none."),
+    [P_ALERTMANAGER_AUTH_BASIC] = STR_PROP("alertmanager.auth.basic", 0, 4096, PROP_F_SECRET, "",
+        "user:password for HTTP basic auth to Alertmanager; empty: none."),
+    [P_ALERTMANAGER_SSL_CA_LOCATION] = STR_PROP("alertmanager.ssl.ca.location", 0, 4096, 0, "",
+        "CA certificates (PEM file) to verify Alertmanager's https certificate; empty: the "
+        "system's."),
+    [P_ALERTMANAGER_RATE_LIMIT] = DBL_PROP("alertmanager.rate.limit", 0.0, 100000.0, "0",
+        "Most requests per second to each Alertmanager (0 = no limit)."),
+    [P_PAGERDUTY_URL] = STR_PROP("pagerduty.url", 0, 2048, PROP_F_URL,
+        "https://events.pagerduty.com/v2/enqueue", "PagerDuty Events API v2 endpoint of "
+        "stormwatch notify; the sink is on when pagerduty.routing.key is set."),
+    [P_PAGERDUTY_TIMEOUT_MS] = INT_PROP("pagerduty.timeout.ms", 100, 600000, "10000",
+        "Timeout of one request to PagerDuty, connection included."),
+    [P_PAGERDUTY_AUTH_BEARER_TOKEN] = STR_PROP("pagerduty.auth.bearer.token", 0, 4096,
+        PROP_F_SECRET, "", "Bearer token sent to pagerduty.url (a proxy in front of it); empty: none."),
+    [P_PAGERDUTY_AUTH_BASIC] = STR_PROP("pagerduty.auth.basic", 0, 4096, PROP_F_SECRET, "",
+        "user:password for HTTP basic auth to pagerduty.url; empty: none."),
+    [P_PAGERDUTY_SSL_CA_LOCATION] = STR_PROP("pagerduty.ssl.ca.location", 0, 4096, 0, "",
+        "CA certificates (PEM file) to verify pagerduty.url; empty: the system's."),
+    [P_PAGERDUTY_RATE_LIMIT] = DBL_PROP("pagerduty.rate.limit", 0.0, 100000.0, "2",
+        "Most requests per second to PagerDuty (its Events API allows about 120 a minute per "
+        "routing key; 0 = no limit)."),
+    [P_WEBHOOK_URL] = STR_PROP("webhook.url", 0, 2048, PROP_F_URL, "",
+        "URL that stormwatch notify POSTs each paging record to, as JSON; empty disables the "
+        "sink."),
+    [P_WEBHOOK_HMAC_SECRET] = STR_PROP("webhook.hmac.secret", 0, 4096, PROP_F_SECRET, "",
+        "When set, each webhook request carries X-Stormwatch-Signature: sha256=<hex "
+        "HMAC-SHA256 of the body under this secret>."),
+    [P_WEBHOOK_TIMEOUT_MS] = INT_PROP("webhook.timeout.ms", 100, 600000, "10000",
+        "Timeout of one webhook request, connection included."),
+    [P_WEBHOOK_AUTH_BEARER_TOKEN] = STR_PROP("webhook.auth.bearer.token", 0, 4096, PROP_F_SECRET,
+        "", "Bearer token sent to webhook.url (Authorization header); empty: none."),
+    [P_WEBHOOK_AUTH_BASIC] = STR_PROP("webhook.auth.basic", 0, 4096, PROP_F_SECRET, "",
+        "user:password for HTTP basic auth to webhook.url; empty: none."),
+    [P_WEBHOOK_SSL_CA_LOCATION] = STR_PROP("webhook.ssl.ca.location", 0, 4096, 0, "",
+        "CA certificates (PEM file) to verify webhook.url; empty: the system's."),
+    [P_WEBHOOK_RATE_LIMIT] = DBL_PROP("webhook.rate.limit", 0.0, 100000.0, "0",
+        "Most requests per second to webhook.url (0 = no limit)."),
 };
 
 /** Current value of one table property. */
@@ -512,6 +598,26 @@ static bool url_ok(const char *s)
     return true;
 }
 
+/* Empty, or comma-separated URLs (each url_ok(), blanks around commas
+ * allowed, no empty element). */
+static bool urls_ok(const char *s)
+{
+    if (!*s) return true;
+    char one[2049];
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        while (len && (*p == ' ' || *p == '\t')) p++, len--;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
+        if (!len || len >= sizeof(one)) return false;
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (!url_ok(one)) return false;
+        if (!comma) return true;
+        p = comma + 1;
+    }
+}
+
 /* Empty, or name=value,... with Prometheus label names ([a-zA-Z_][a-zA-Z0-9_]*, no
  * leading "__"), each once, none of the labels the alert itself sets, and
  * values of printable ASCII without ',' (which separates them). */
@@ -740,6 +846,9 @@ static sw_conf_res_t prop_parse(const prop_t *prop, const char *value, conf_val_
             why = "is not host:port (expected e.g. \"0.0.0.0:9100\", or empty to disable)";
         } else if ((prop->flags & PROP_F_URL) && !url_ok(value)) {
             why = "is not an http:// or https:// URL without blanks (or empty)";
+        } else if ((prop->flags & PROP_F_URLS) && !urls_ok(value)) {
+            why = "is not a comma-separated list of http:// or https:// URLs without blanks "
+                  "(or empty)";
         } else if ((prop->flags & PROP_F_LABELS) && !labels_ok(value, lab_err, sizeof(lab_err))) {
             why = lab_err;
         } else if ((int64_t)len < prop->min || (int64_t)len > prop->max) {
@@ -1354,6 +1463,8 @@ static void put_values(sw_buf_t *b, const prop_t *prop)
             sw_buf_puts(b, "host:port or empty");
         else if (prop->flags & PROP_F_URL)
             sw_buf_puts(b, "http(s) URL or empty");
+        else if (prop->flags & PROP_F_URLS)
+            sw_buf_puts(b, "http(s) URLs, comma-separated, or empty");
         else if (prop->min > 0)
             sw_buf_puts(b, "non-empty");
         else

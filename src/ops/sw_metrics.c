@@ -34,7 +34,14 @@ typedef enum mtype_e { MT_COUNTER, MT_GAUGE, MT_GAUGE_DOUBLE, MT_HISTOGRAM } mty
 static const char *const k_type_names[] = {"counter", "gauge", "gauge", "histogram"};
 
 /* Where a row's samples come from. */
-typedef enum src_e { SRC_SCALAR, SRC_EVENTS_IN, SRC_LAG, SRC_HISTOGRAM, SRC_MISKEYED } src_t;
+typedef enum src_e {
+    SRC_SCALAR,
+    SRC_EVENTS_IN,
+    SRC_LAG,
+    SRC_HISTOGRAM,
+    SRC_MISKEYED,
+    SRC_REQ_HISTOGRAM
+} src_t;
 
 /* Labelled families with a dynamic label set. */
 enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM__CNT };
@@ -116,6 +123,49 @@ static const desc_t k_desc[] = {
            "Records over the producer's message.max.bytes, sent condensed."),
     SCALAR("stormwatch_summaries_not_paged_total", MT_COUNTER, SW_M_SUMMARIES_NOT_PAGED,
            "Job summaries a pager format did not send (no open episode to resolve)."),
+    /* stormwatch notify. Two labels: the first is written into the label
+     * name (a fixed, safe text), the second is the escaped value. */
+    LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED,
+             "sink=\"alertmanager\",outcome", "accepted",
+             "Alert records delivered by stormwatch notify, by sink and outcome (accepted: "
+             "2xx; permanent: refused for good and dead-lettered)."),
+    LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED_AM_PERMANENT,
+             "sink=\"alertmanager\",outcome", "permanent", NULL),
+    LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED_PD_ACCEPTED,
+             "sink=\"pagerduty\",outcome", "accepted", NULL),
+    LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED_PD_PERMANENT,
+             "sink=\"pagerduty\",outcome", "permanent", NULL),
+    LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED_WH_ACCEPTED,
+             "sink=\"webhook\",outcome", "accepted", NULL),
+    LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED_WH_PERMANENT,
+             "sink=\"webhook\",outcome", "permanent", NULL),
+    LABELLED("stormwatch_notify_retries_total", MT_COUNTER, SW_M_NOTIFY_RETRIES, "sink",
+             "alertmanager", "Requests stormwatch notify will retry (429, 408, 5xx, timeout, "
+             "network error), by sink."),
+    LABELLED("stormwatch_notify_retries_total", MT_COUNTER, SW_M_NOTIFY_RETRIES_PD, "sink",
+             "pagerduty", NULL),
+    LABELLED("stormwatch_notify_retries_total", MT_COUNTER, SW_M_NOTIFY_RETRIES_WH, "sink",
+             "webhook", NULL),
+    LABELLED("stormwatch_notify_records_total", MT_COUNTER, SW_M_NOTIFY_RECORDS, "verdict", "skip",
+             "Alert records read by stormwatch notify, by what they meant: skip (nothing to "
+             "page), duplicate (already delivered), trigger, resolve."),
+    LABELLED("stormwatch_notify_records_total", MT_COUNTER, SW_M_NOTIFY_RECORDS_DUPLICATE,
+             "verdict", "duplicate", NULL),
+    LABELLED("stormwatch_notify_records_total", MT_COUNTER, SW_M_NOTIFY_RECORDS_TRIGGER, "verdict",
+             "trigger", NULL),
+    LABELLED("stormwatch_notify_records_total", MT_COUNTER, SW_M_NOTIFY_RECORDS_RESOLVE, "verdict",
+             "resolve", NULL),
+    SCALAR("stormwatch_notify_resends_total", MT_COUNTER, SW_M_NOTIFY_RESENDS,
+           "Open episodes re-sent to Alertmanager (every alertmanager.resend.ms)."),
+    SCALAR("stormwatch_notify_resend_errors_total", MT_COUNTER, SW_M_NOTIFY_RESEND_ERRORS,
+           "Re-sends no Alertmanager accepted (tried again at the next interval)."),
+    SCALAR("stormwatch_notify_dlq_records_total", MT_COUNTER, SW_M_NOTIFY_DLQ,
+           "Records stormwatch notify dead-lettered (undecodable, or refused for good)."),
+    SCALAR("stormwatch_notify_open_episodes", MT_GAUGE, SW_M_NOTIFY_OPEN_EPISODES,
+           "Episodes open now (kept and re-sent to Alertmanager)."),
+    {"stormwatch_notify_request_duration_seconds", MT_HISTOGRAM, SRC_REQ_HISTOGRAM, -1, NULL,
+     NULL, "Time of each stormwatch notify HTTP request (every attempt, re-sends included), "
+           "by sink, in seconds."},
     SCALAR("stormwatch_rebalances_total", MT_COUNTER, SW_M_REBALANCES,
            "Consumer group assignments and revocations."),
     SCALAR("stormwatch_assigned_partitions", MT_GAUGE, SW_M_ASSIGNED_PARTITIONS,
@@ -142,6 +192,17 @@ static const char *const k_bound_le[N_BUCKETS] = {
     "1e-06", "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001",
     "0.00025", "0.0005", "0.001", "0.0025", "0.01", "0.1", "+Inf"};
 
+/* Request histogram bounds (Prometheus' default buckets), ns and as rendered. */
+#define N_REQ_BOUNDS 11
+#define N_REQ_BUCKETS (N_REQ_BOUNDS + 1)
+static const uint64_t k_req_bound_ns[N_REQ_BOUNDS] = {
+    5000000, 10000000, 25000000, 50000000, 100000000, 250000000, 500000000,
+    1000000000, 2500000000u, 5000000000u, 10000000000u};
+static const char *const k_req_le[N_REQ_BUCKETS] = {"0.005", "0.01", "0.025", "0.05",
+                                                     "0.1",   "0.25", "0.5",   "1",
+                                                     "2.5",   "5",    "10",    "+Inf"};
+static const char *const k_sink_names[SW_METRICS_SINKS] = {"alertmanager", "pagerduty", "webhook"};
+
 /* One of the two shards of the histogram; count is raised last. */
 typedef struct hshard_s {
     _Atomic uint64_t bucket[N_BUCKETS]; /* observations per bucket (not cumulative) */
@@ -167,6 +228,11 @@ typedef struct family_s {
 
 struct sw_metrics_s {
     _Atomic uint64_t val[SW_M__CNT]; /* counters; gauges as int64 or double bits */
+    /* notify's request histogram: one writer (the daemon thread); the count
+     * is the sum of the buckets, so le="+Inf" always equals _count. */
+    _Atomic uint64_t req_bucket[SW_METRICS_SINKS][N_REQ_BUCKETS];
+    _Atomic uint64_t req_sum_ns[SW_METRICS_SINKS];
+    _Atomic bool notify;             /* render stormwatch_notify_* */
     mtype_t type[SW_M__CNT];         /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
@@ -592,6 +658,39 @@ static void render_family(sw_metrics_t *m, const desc_t *d, int fam, sw_buf_t *o
     }
 }
 
+void sw_metrics_enable_notify(sw_metrics_t *m)
+{
+    atomic_store_explicit(&m->notify, true, memory_order_relaxed);
+}
+
+void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns)
+{
+    if (!m || sink >= SW_METRICS_SINKS) return;
+    int b = 0;
+    while (b < N_REQ_BOUNDS && ns > k_req_bound_ns[b]) b++;
+    atomic_fetch_add_explicit(&m->req_sum_ns[sink], ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->req_bucket[sink][b], 1, memory_order_release);
+}
+
+static void render_req_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
+{
+    for (int k = 0; k < SW_METRICS_SINKS; k++) {
+        uint64_t cum = 0;
+        for (int b = 0; b < N_REQ_BUCKETS; b++) {
+            cum += atomic_load_explicit(&m->req_bucket[k][b], memory_order_acquire);
+            sw_buf_printf(out, "%s_bucket{sink=\"%s\",le=\"%s\"} ", d->name, k_sink_names[k],
+                          k_req_le[b]);
+            sw_buf_put_u64(out, cum);
+            sw_buf_putc(out, '\n');
+        }
+        sw_buf_printf(out, "%s_sum{sink=\"%s\"} ", d->name, k_sink_names[k]);
+        put_double(out, (double)atomic_load_explicit(&m->req_sum_ns[k], memory_order_relaxed) / 1e9);
+        sw_buf_printf(out, "\n%s_count{sink=\"%s\"} ", d->name, k_sink_names[k]);
+        sw_buf_put_u64(out, cum);
+        sw_buf_putc(out, '\n');
+    }
+}
+
 static void render_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
 {
     uint64_t bucket[N_BUCKETS], sum_ns, count;
@@ -615,8 +714,10 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
 {
     sw_metrics_t *m = unconst(cm);
     pthread_mutex_lock(&m->lock);
+    bool notify = atomic_load_explicit(&m->notify, memory_order_relaxed);
     for (size_t i = 0; i < N_DESC; i++) {
         const desc_t *d = &k_desc[i];
+        if (!notify && strncmp(d->name, "stormwatch_notify_", 18) == 0) continue;
         if (d->help) {
             put_help(out, d->name, d->help);
             sw_buf_printf(out, "# TYPE %s %s\n", d->name, k_type_names[d->type]);
@@ -627,6 +728,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
         case SRC_LAG: render_family(m, d, FAM_LAG, out); break;
         case SRC_MISKEYED: render_family(m, d, FAM_MISKEYED, out); break;
         case SRC_HISTOGRAM: render_histogram(m, d, out); break;
+        case SRC_REQ_HISTOGRAM: render_req_histogram(m, d, out); break;
         }
     }
     pthread_mutex_unlock(&m->lock);

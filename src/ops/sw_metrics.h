@@ -94,12 +94,32 @@ typedef enum sw_metric_e {
     SW_M_COMMITS,              /**< stormwatch_commits_total */
     SW_M_COMMIT_ERRORS,        /**< stormwatch_commit_errors_total */
     SW_M_REBALANCES,           /**< stormwatch_rebalances_total */
+    /* stormwatch notify: deliveries by sink (sw_sink_t order) and outcome:
+     * SW_M_NOTIFY_DELIVERED + 2 * sink + (permanent ? 1 : 0) */
+    SW_M_NOTIFY_DELIVERED,     /**< stormwatch_notify_deliveries_total{sink="alertmanager",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED_AM_PERMANENT, /**< ...{sink="alertmanager",outcome="permanent"} */
+    SW_M_NOTIFY_DELIVERED_PD_ACCEPTED,  /**< ...{sink="pagerduty",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED_PD_PERMANENT, /**< ...{sink="pagerduty",outcome="permanent"} */
+    SW_M_NOTIFY_DELIVERED_WH_ACCEPTED,  /**< ...{sink="webhook",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED_WH_PERMANENT, /**< ...{sink="webhook",outcome="permanent"} */
+    SW_M_NOTIFY_RETRIES,       /**< stormwatch_notify_retries_total{sink="alertmanager"}; + sink */
+    SW_M_NOTIFY_RETRIES_PD,    /**< ...{sink="pagerduty"} */
+    SW_M_NOTIFY_RETRIES_WH,    /**< ...{sink="webhook"} */
+    SW_M_NOTIFY_RECORDS,       /**< stormwatch_notify_records_total{verdict="skip"};
+                                    + sw_notify_verdict_t */
+    SW_M_NOTIFY_RECORDS_DUPLICATE, /**< ...{verdict="duplicate"} */
+    SW_M_NOTIFY_RECORDS_TRIGGER,   /**< ...{verdict="trigger"} */
+    SW_M_NOTIFY_RECORDS_RESOLVE,   /**< ...{verdict="resolve"} */
+    SW_M_NOTIFY_RESENDS,       /**< stormwatch_notify_resends_total (Alertmanager re-sends) */
+    SW_M_NOTIFY_RESEND_ERRORS, /**< stormwatch_notify_resend_errors_total */
+    SW_M_NOTIFY_DLQ,           /**< stormwatch_notify_dlq_records_total */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
     SW_M_RETAINED_SAMPLES,     /**< stormwatch_retained_samples */
     SW_M_ENGINE_STATE_BYTES,   /**< stormwatch_engine_state_bytes */
     SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
+    SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
     SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);
                                     set by sw_metrics_set_ready_state() */
     SW_M_UP,                   /**< stormwatch_up (1, set by sw_metrics_new()) */
@@ -111,6 +131,24 @@ typedef enum sw_metric_e {
                                     set by sw_metrics_new()) */
     SW_M__CNT
 } sw_metric_t;
+
+/** Sinks of stormwatch notify, in sw_sink_t order (src/notify/sw_notify.h):
+ *  the sink label of stormwatch_notify_request_duration_seconds. */
+#define SW_METRICS_SINKS 3
+
+/**
+ * @brief One HTTP request of notify to sink @p sink (0 alertmanager,
+ *        1 pagerduty, 2 webhook) took @p ns: observed in the histogram
+ *        stormwatch_notify_request_duration_seconds{sink} (buckets 5 ms to
+ *        10 s). Out-of-range sinks are ignored.
+ */
+void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns);
+
+/**
+ * @brief Render the stormwatch_notify_* families (off by default, so that
+ *        `run` does not export notify's zeros); `notify` turns them on.
+ */
+void sw_metrics_enable_notify(sw_metrics_t *m);
 
 /** @brief New registry: every value 0, up = 1, build_info = 1, start time now.
  *  @returns caller frees with sw_metrics_destroy(). */

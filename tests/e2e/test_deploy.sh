@@ -10,7 +10,9 @@
 #     grace period > the daemon's flush budget, replicas <= partitions, the
 #     KEDA ScaledObject's target and consumer group, topics, ports, and every
 #     stormwatch.conf + STORMWATCH_* environment checked by the daemon
-#     itself (`stormwatch run -c FILE -X dump`) when a binary is built.
+#     itself (`stormwatch run -c FILE -X dump`) when a binary is built; the
+#     notify side too (compose's Alertmanager and notify services, the
+#     stormwatch-notify Deployment, `stormwatch notify -c FILE -X dump`).
 #
 # A missing tool (docker-compose, kubectl, python3 with yaml) fails the test
 # when CI=true and is skipped with a "SKIP ..." line otherwise.
@@ -557,6 +559,67 @@ for rel, path in renders:
                 check(md.get("topic") in eff["input.topics"].split(","), "%s: topic %s in input.topics" % (rel, md.get("topic")))
             check(md.get("bootstrapServers") == eff["bootstrap.servers"], "%s: bootstrapServers == bootstrap.servers" % rel)
             check(str(md.get("lagThreshold", "")).isdigit(), "%s: lagThreshold set" % rel)
+
+# ---- compose: Alertmanager and notify ----
+if compose_out:
+    with open(compose_out) as f:
+        csvcs = (yaml.safe_load(f) or {}).get("services", {})
+    check("alertmanager" in csvcs and "notify" in csvcs, "compose: services alertmanager and notify")
+    nsvc = csvcs.get("notify", {})
+    ncmd = nsvc.get("command")
+    check(ncmd == ["notify"] or ncmd == "notify", "compose: notify runs stormwatch notify (%s)" % ncmd)
+    nenv = {k: str(v) for k, v in (nsvc.get("environment") or {}).items()}
+    check(nenv.get("STORMWATCH_ALERTMANAGER_URL", "").startswith("http://alertmanager:"),
+          "compose: notify delivers to the alertmanager service")
+    init_cmd = str(csvcs.get("kafka-init", {}).get("command", ""))
+    check(nenv.get("STORMWATCH_NOTIFY_DLQ_TOPIC", "stormwatch.notify.dlq") in init_cmd,
+          "compose: kafka-init creates notify.dlq.topic")
+    if sw_bin:
+        r = subprocess.run([sw_bin, "notify", "-X", "dump"], env={k: v for k, v in nenv.items()
+                           if k.startswith("STORMWATCH_")}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=30)
+        check(r.returncode == 0, "compose: notify accepts its environment (notify -X dump)%s"
+              % ("" if r.returncode == 0 else ": " + r.stderr.strip()))
+
+# ---- the notify Deployment (stormwatch notify on output.topic) ----
+for rel, path in renders:
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    deps = [d for d in docs if d.get("kind") == "Deployment" and d["metadata"]["name"] == "stormwatch-notify"]
+    if not check(len(deps) == 1, "%s: Deployment stormwatch-notify" % rel):
+        continue
+    pod = deps[0]["spec"]["template"]["spec"]
+    ctrs = [x for x in pod.get("containers", []) if x["name"] == "notify"]
+    if not check(len(ctrs) == 1, "%s: notify: container notify" % rel):
+        continue
+    ctr = ctrs[0]
+    cargs = ctr.get("args", [])
+    check(cargs[:2] == ["notify", "-c"] and len(cargs) >= 3, "%s: notify: args notify -c FILE (%s)" % (rel, cargs))
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True, "%s: notify: runAsNonRoot" % rel)
+    check(ctr.get("securityContext", {}).get("readOnlyRootFilesystem") is True, "%s: notify: read-only root" % rel)
+    check(pod.get("enableServiceLinks") is False, "%s: notify: enableServiceLinks: false" % rel)
+    for name, want in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        g = (ctr.get(name) or {}).get("httpGet") or {}
+        check(g.get("path") == want, "%s: notify: %s GET %s" % (rel, name, want))
+    cms = [d for d in docs if d.get("kind") == "ConfigMap" and d["metadata"]["name"].startswith("stormwatch-config")]
+    conf_text = cms[0].get("data", {}).get(os.path.basename(cargs[2] if len(cargs) >= 3 else "")) if cms else None
+    check(conf_text is not None, "%s: notify: its -c FILE comes from the ConfigMap" % rel)
+    env = {e["name"]: str(e["value"]) for e in ctr.get("env", []) if "value" in e and e["name"].startswith("STORMWATCH_")
+           and "$(" not in str(e["value"])}
+    if sw_bin and conf_text is not None:
+        cpath = os.path.join(os.environ.get("TMPDIR", "/tmp"), "test_deploy_notify_%d.conf" % os.getpid())
+        with open(cpath, "w") as f:
+            f.write(conf_text)
+        try:
+            r = subprocess.run([sw_bin, "notify", "-c", cpath, "-X", "dump"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+        finally:
+            os.unlink(cpath)
+        check(r.returncode == 0, "%s: notify accepts the configuration (notify -X dump)%s"
+              % (rel, "" if r.returncode == 0 else ": " + r.stderr.strip()))
+        if r.returncode == 0:
+            d = parse_props(r.stdout)
+            check(d.get("alertmanager.url", "") != "", "%s: notify: alertmanager.url is set" % rel)
 
 print("test_deploy: %d structural checks, %d failed" % (checks, fails))
 sys.exit(1 if fails else 0)

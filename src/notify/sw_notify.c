@@ -1,0 +1,509 @@
+/*
+ * The notify decisions (see sw_notify.h): the per-job episode table, the
+ * re-send schedule, answer classification, backoff, Retry-After, the rate
+ * limit bucket and HMAC-SHA256. No I/O, no clock, no globals: the caller
+ * passes the time and the random numbers.
+ */
+#include "sw_notify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sw_alloc.h"
+#include "sw_codec_pager.h"
+
+const char *sw_sink_name(sw_sink_t sink)
+{
+    switch (sink) {
+    case SW_SINK_ALERTMANAGER: return "alertmanager";
+    case SW_SINK_PAGERDUTY: return "pagerduty";
+    case SW_SINK_WEBHOOK: return "webhook";
+    default: return "?";
+    }
+}
+
+sw_notify_outcome_t sw_notify_classify(long status)
+{
+    if (status >= 200 && status < 300) return SW_NOTIFY_ACCEPTED;
+    if (status == 0 || status == 408 || status == 429 || status >= 500) return SW_NOTIFY_RETRY;
+    return SW_NOTIFY_PERMANENT;
+}
+
+const char *sw_notify_outcome_str(sw_notify_outcome_t o)
+{
+    switch (o) {
+    case SW_NOTIFY_ACCEPTED: return "accepted";
+    case SW_NOTIFY_RETRY: return "retry";
+    default: return "permanent";
+    }
+}
+
+int64_t sw_notify_backoff_ms(const sw_notify_backoff_t *b, unsigned attempt, uint64_t rnd,
+                             int64_t retry_after_ms)
+{
+    int64_t d = b->base_ms > 0 ? b->base_ms : 1;
+    for (unsigned i = 0; i < attempt && d < b->max_ms; i++) d *= 2;
+    if (d > b->max_ms) d = b->max_ms;
+    int64_t half = d / 2;
+    int64_t delay = half + (half > 0 ? (int64_t)(rnd % (uint64_t)(d - half + 1)) : 0);
+    if (retry_after_ms >= 0 && delay < retry_after_ms) delay = retry_after_ms;
+    return delay;
+}
+
+static int month_of(const char *m)
+{
+    static const char *const names[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    for (int i = 0; i < 12; i++)
+        if (strncmp(m, names[i], 3) == 0) return i;
+    return -1;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (no timegm(): the
+ * process time zone must not matter). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+bool sw_notify_retry_after(const char *value, int64_t now_epoch_ms, int64_t *ms)
+{
+    if (!value) return false;
+    while (*value == ' ' || *value == '\t') value++;
+    if (*value >= '0' && *value <= '9') {
+        char *end = NULL;
+        long long s = strtoll(value, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n') end++;
+        if (*end || s < 0 || s > 86400LL * 365) return false;
+        *ms = (int64_t)s * 1000;
+        return true;
+    }
+    /* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
+    char wd[4], mon[4], zone[4];
+    int d, y, hh, mm, ss;
+    if (sscanf(value, "%3s, %d %3s %d %d:%d:%d %3s", wd, &d, mon, &y, &hh, &mm, &ss, zone) != 8)
+        return false;
+    int m = month_of(mon);
+    if (m < 0 || strcmp(zone, "GMT") != 0 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60)
+        return false;
+    int64_t t = days_from_civil(y, m + 1, d) * 86400 + hh * 3600 + mm * 60 + ss;
+    int64_t delta = t * 1000 - now_epoch_ms;
+    *ms = delta > 0 ? delta : 0;
+    return true;
+}
+
+void sw_notify_bucket_init(sw_notify_bucket_t *b, double rate_per_s, int64_t now_ms)
+{
+    b->rate_per_s = rate_per_s > 0 ? rate_per_s : 0;
+    b->tokens = b->rate_per_s > 1 ? b->rate_per_s : 1;
+    b->last_ms = now_ms;
+}
+
+int64_t sw_notify_bucket_take(sw_notify_bucket_t *b, int64_t now_ms)
+{
+    if (b->rate_per_s <= 0) return 0;
+    double cap = b->rate_per_s > 1 ? b->rate_per_s : 1;
+    if (now_ms > b->last_ms) {
+        b->tokens += (double)(now_ms - b->last_ms) * b->rate_per_s / 1000.0;
+        if (b->tokens > cap) b->tokens = cap;
+        b->last_ms = now_ms;
+    }
+    if (b->tokens >= 1.0) {
+        b->tokens -= 1.0;
+        return 0;
+    }
+    int64_t wait = (int64_t)((1.0 - b->tokens) * 1000.0 / b->rate_per_s) + 1;
+    return wait;
+}
+
+const char *sw_notify_verdict_str(sw_notify_verdict_t v)
+{
+    switch (v) {
+    case SW_NOTIFY_SKIP: return "skip";
+    case SW_NOTIFY_DUPLICATE: return "duplicate";
+    case SW_NOTIFY_TRIGGER: return "trigger";
+    default: return "resolve";
+    }
+}
+
+/* ---- the episode table ---------------------------------------------------- */
+
+typedef struct job_s {
+    char *id;               /* owned job id bytes (NULL for the null job) */
+    size_t id_len;
+    bool null_id;
+    int64_t episode;        /* last applied (episode, revision) */
+    int64_t revision;
+    bool open;              /* its episode is open */
+    int confidence;         /* episode_confidence of the episode */
+    char *json;             /* owned: last trigger/update while open */
+    size_t json_len;
+    int32_t partition;
+    int64_t first_offset;   /* the record that opened the episode */
+    int64_t next_due_ms;    /* next Alertmanager re-send */
+} job_t;
+
+struct sw_notify_s {
+    int64_t resend_ms;
+    job_t *jobs;
+    size_t n_jobs, cap_jobs;
+    uint32_t *slots;        /* open addressing: job index + 1, 0 = empty */
+    size_t n_slots;         /* a power of two */
+    size_t n_open;
+};
+
+#define HASH_SEED UINT64_C(0x9e3779b97f4a7c15)
+
+static uint64_t job_hash(bool null_id, const char *p, size_t len)
+{
+    return null_id ? 1 : sw_hash_bytes(p, len, HASH_SEED);
+}
+
+static void reindex(sw_notify_t *n)
+{
+    size_t want = 16;
+    while (want < n->n_jobs * 2 + 2) want *= 2;
+    free(n->slots);
+    n->slots = sw_calloc(want, sizeof(*n->slots));
+    n->n_slots = want;
+    for (size_t i = 0; i < n->n_jobs; i++) {
+        const job_t *j = &n->jobs[i];
+        size_t s = job_hash(j->null_id, j->id, j->id_len) & (want - 1);
+        while (n->slots[s]) s = (s + 1) & (want - 1);
+        n->slots[s] = (uint32_t)(i + 1);
+    }
+}
+
+static job_t *job_find(const sw_notify_t *n, const sw_analysis_t *a)
+{
+    if (!n->n_slots) return NULL;
+    bool null_id = !a->has_job_id;
+    size_t s = job_hash(null_id, a->job_id.ptr, a->job_id.len) & (n->n_slots - 1);
+    while (n->slots[s]) {
+        job_t *j = &n->jobs[n->slots[s] - 1];
+        if (j->null_id == null_id &&
+            (null_id || (j->id_len == a->job_id.len && memcmp(j->id, a->job_id.ptr, j->id_len) == 0)))
+            return j;
+        s = (s + 1) & (n->n_slots - 1);
+    }
+    return NULL;
+}
+
+static job_t *job_add(sw_notify_t *n, const sw_analysis_t *a)
+{
+    if (n->n_jobs == n->cap_jobs) {
+        n->cap_jobs = n->cap_jobs ? n->cap_jobs * 2 : 16;
+        n->jobs = sw_reallocarray(n->jobs, n->cap_jobs, sizeof(*n->jobs));
+    }
+    job_t *j = &n->jobs[n->n_jobs++];
+    memset(j, 0, sizeof(*j));
+    j->null_id = !a->has_job_id;
+    if (!j->null_id) {
+        j->id = sw_memdup0(a->job_id.ptr, a->job_id.len);
+        j->id_len = a->job_id.len;
+    }
+    j->episode = -1;
+    if (n->n_jobs * 2 + 2 > n->n_slots) {
+        reindex(n);
+    } else {
+        size_t s = job_hash(j->null_id, j->id, j->id_len) & (n->n_slots - 1);
+        while (n->slots[s]) s = (s + 1) & (n->n_slots - 1);
+        n->slots[s] = (uint32_t)n->n_jobs;
+    }
+    return j;
+}
+
+sw_notify_t *sw_notify_new(int64_t resend_ms)
+{
+    sw_notify_t *n = sw_calloc(1, sizeof(*n));
+    n->resend_ms = resend_ms > 0 ? resend_ms : 1;
+    return n;
+}
+
+void sw_notify_destroy(sw_notify_t *n)
+{
+    if (!n) return;
+    for (size_t i = 0; i < n->n_jobs; i++) {
+        free(n->jobs[i].id);
+        free(n->jobs[i].json);
+    }
+    free(n->jobs);
+    free(n->slots);
+    free(n);
+}
+
+/* (e1, r1) < (e2, r2) */
+static bool older(int64_t e1, int64_t r1, int64_t e2, int64_t r2)
+{
+    return e1 < e2 || (e1 == e2 && r1 < r2);
+}
+
+sw_notify_verdict_t sw_notify_decide(const sw_notify_t *n, const sw_record_t *rec,
+                                     int *episode_confidence)
+{
+    const job_t *j = job_find(n, &rec->analysis);
+    *episode_confidence = rec->episode_confidence;
+    if (j && j->episode == rec->episode && j->episode >= 1) *episode_confidence = j->confidence;
+    if (rec->action == SW_ACTION_SUMMARY) {
+        if (sw_pager_decide(rec) == SW_PAGER_SKIP) return SW_NOTIFY_SKIP;
+        /* It closes the episode it names, unless that was closed already
+         * (a resolve, or this summary delivered before). */
+        if (!j) return SW_NOTIFY_RESOLVE;
+        if (older(rec->episode, rec->revision, j->episode, j->revision)) return SW_NOTIFY_DUPLICATE;
+        if (rec->episode == j->episode && !j->open) return SW_NOTIFY_DUPLICATE;
+        return SW_NOTIFY_RESOLVE;
+    }
+    if (j && !older(j->episode, j->revision, rec->episode, rec->revision))
+        return SW_NOTIFY_DUPLICATE;
+    return rec->action == SW_ACTION_RESOLVE ? SW_NOTIFY_RESOLVE : SW_NOTIFY_TRIGGER;
+}
+
+static void job_close(sw_notify_t *n, job_t *j)
+{
+    if (j->open) n->n_open--;
+    j->open = false;
+    free(j->json);
+    j->json = NULL;
+    j->json_len = 0;
+}
+
+void sw_notify_apply(sw_notify_t *n, const sw_record_t *rec, sw_notify_verdict_t verdict,
+                     int episode_confidence, const char *json, size_t json_len,
+                     int32_t partition, int64_t offset, int64_t now_ms)
+{
+    if (verdict != SW_NOTIFY_TRIGGER && verdict != SW_NOTIFY_RESOLVE) return;
+    job_t *j = job_find(n, &rec->analysis);
+    if (!j) j = job_add(n, &rec->analysis);
+    bool same_episode = j->episode == rec->episode;
+    j->episode = rec->episode;
+    j->revision = rec->revision;
+    j->partition = partition;
+    if (verdict == SW_NOTIFY_RESOLVE) {
+        job_close(n, j);
+        return;
+    }
+    if (!j->open || !same_episode) {
+        if (!j->open) n->n_open++;
+        j->open = true;
+        j->first_offset = offset;
+        j->confidence = episode_confidence;
+    }
+    free(j->json);
+    j->json = sw_memdup0(json, json_len);
+    j->json_len = json_len;
+    j->next_due_ms = now_ms + n->resend_ms;
+}
+
+size_t sw_notify_due(sw_notify_t *n, int64_t now_ms, sw_notify_episode_t *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n->n_jobs && k < max; i++) {
+        job_t *j = &n->jobs[i];
+        if (!j->open || j->next_due_ms > now_ms) continue;
+        out[k].json = j->json;
+        out[k].json_len = j->json_len;
+        out[k].episode_confidence = j->confidence;
+        out[k].partition = j->partition;
+        out[k].first_offset = j->first_offset;
+        k++;
+        j->next_due_ms = now_ms + n->resend_ms;
+    }
+    return k;
+}
+
+void sw_notify_all_due(sw_notify_t *n, int64_t now_ms)
+{
+    for (size_t i = 0; i < n->n_jobs; i++)
+        if (n->jobs[i].open) n->jobs[i].next_due_ms = now_ms;
+}
+
+int64_t sw_notify_next_due(const sw_notify_t *n)
+{
+    int64_t t = INT64_MAX;
+    for (size_t i = 0; i < n->n_jobs; i++)
+        if (n->jobs[i].open && n->jobs[i].next_due_ms < t) t = n->jobs[i].next_due_ms;
+    return t;
+}
+
+size_t sw_notify_open_count(const sw_notify_t *n)
+{
+    return n->n_open;
+}
+
+int64_t sw_notify_rebuild_offset(const sw_notify_t *n, int32_t partition, int64_t next_offset)
+{
+    int64_t r = next_offset;
+    for (size_t i = 0; i < n->n_jobs; i++) {
+        const job_t *j = &n->jobs[i];
+        if (j->open && j->partition == partition && j->first_offset < r) r = j->first_offset;
+    }
+    return r;
+}
+
+void sw_notify_drop_partition(sw_notify_t *n, int32_t partition)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n->n_jobs; i++) {
+        job_t *j = &n->jobs[i];
+        if (j->partition == partition) {
+            job_close(n, j);
+            free(j->id);
+            continue;
+        }
+        n->jobs[w++] = *j;
+    }
+    n->n_jobs = w;
+    reindex(n);
+}
+
+/* ---- SHA-256 and HMAC ------------------------------------------------------ */
+
+static const uint32_t k_sha[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2};
+
+typedef struct sha_s {
+    uint32_t h[8];
+    uint8_t buf[64];
+    size_t used;
+    uint64_t total;
+} sha_t;
+
+static uint32_t ror(uint32_t x, int n)
+{
+    return (x >> n) | (x << (32 - n));
+}
+
+static void sha_block(sha_t *s, const uint8_t *p)
+{
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5],
+             g = s->h[6], h = s->h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k_sha[i] + w[i];
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
+    }
+    s->h[0] += a;
+    s->h[1] += b;
+    s->h[2] += c;
+    s->h[3] += d;
+    s->h[4] += e;
+    s->h[5] += f;
+    s->h[6] += g;
+    s->h[7] += h;
+}
+
+static void sha_init(sha_t *s)
+{
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, iv, sizeof(iv));
+    s->used = 0;
+    s->total = 0;
+}
+
+static void sha_update(sha_t *s, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    s->total += len;
+    while (len) {
+        size_t take = 64 - s->used < len ? 64 - s->used : len;
+        memcpy(s->buf + s->used, p, take);
+        s->used += take;
+        p += take;
+        len -= take;
+        if (s->used == 64) {
+            sha_block(s, s->buf);
+            s->used = 0;
+        }
+    }
+}
+
+static void sha_final(sha_t *s, uint8_t out[SW_SHA256_LEN])
+{
+    uint64_t bits = s->total * 8;
+    uint8_t pad = 0x80;
+    sha_update(s, &pad, 1);
+    pad = 0;
+    while (s->used != 56) sha_update(s, &pad, 1);
+    uint8_t len_be[8];
+    for (int i = 0; i < 8; i++) len_be[i] = (uint8_t)(bits >> (56 - 8 * i));
+    sha_update(s, len_be, 8);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(s->h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)s->h[i];
+    }
+}
+
+void sw_sha256(const void *data, size_t len, uint8_t out[SW_SHA256_LEN])
+{
+    sha_t s;
+    sha_init(&s);
+    sha_update(&s, data, len);
+    sha_final(&s, out);
+}
+
+void sw_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                    uint8_t out[SW_SHA256_LEN])
+{
+    uint8_t k[64] = {0}, pad[64], inner[SW_SHA256_LEN];
+    if (key_len > 64) sw_sha256(key, key_len, k);
+    else if (key_len) memcpy(k, key, key_len);
+    sha_t s;
+    for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x36;
+    sha_init(&s);
+    sha_update(&s, pad, 64);
+    sha_update(&s, data, len);
+    sha_final(&s, inner);
+    for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x5c;
+    sha_init(&s);
+    sha_update(&s, pad, 64);
+    sha_update(&s, inner, sizeof(inner));
+    sha_final(&s, out);
+}
+
+void sw_notify_signature(const char *secret, const void *body, size_t len, char out[72])
+{
+    uint8_t mac[SW_SHA256_LEN];
+    sw_hmac_sha256(secret, strlen(secret), body, len, mac);
+    static const char hex[] = "0123456789abcdef";
+    memcpy(out, "sha256=", 7);
+    for (int i = 0; i < SW_SHA256_LEN; i++) {
+        out[7 + 2 * i] = hex[mac[i] >> 4];
+        out[8 + 2 * i] = hex[mac[i] & 15];
+    }
+    out[7 + 2 * SW_SHA256_LEN] = '\0';
+}

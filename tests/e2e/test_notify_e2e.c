@@ -1,0 +1,1040 @@
+/*
+ * `stormwatch notify` end to end, each case with its own mock cluster (a
+ * `stormwatch mock` process) and its own notify group:
+ *  - alertmanager: a real Alertmanager (Debian's prometheus-alertmanager,
+ *    own config with a 3 s resolve_timeout, own storage, no clustering):
+ *    telemetry -> run -> alert topic -> notify -> Alertmanager (it counts
+ *    the firing and resolved alerts it received); an episode longer than
+ *    resolve_timeout and endsAt stays active with the expected labels; an
+ *    Alertmanager restarted (empty storage) mid-episode gets it back; the
+ *    resolve ends it.
+ *  - pagerduty_webhook: an in-test HTTP server (libmicrohttpd) scripts 429
+ *    with Retry-After, 500, 503, a timeout and 400; records are produced
+ *    twice: every page is accepted exactly once per sink, Retry-After is
+ *    honoured, the 400 and an undecodable record are dead-lettered with
+ *    status, body and reason, webhook signatures and auth headers (basic,
+ *    bearer) check out, the webhook rate limit holds, metrics and probes
+ *    answer.
+ *  - conf_errors: configuration errors before connecting (exit 2, the
+ *    property named, secrets never quoted), -X dump.
+ *  - rebalance: a second instance joins; the partition that changes hands
+ *    is rebuilt by its new owner: repeats are skipped, resolves sent once.
+ *  - stop_retrying: SIGTERM while a sink refuses connections stops at once
+ *    (exit 0) without committing the undelivered record; a missing
+ *    notify.dlq.topic is created.
+ *  - kill9: notify is killed (SIGKILL) while a webhook request is in
+ *    flight, then restarted: it rebuilds the open episode from the commit
+ *    metadata, delivers every record exactly once and skips duplicates
+ *    produced afterwards; a clean restart with two open episodes re-reads
+ *    them without sending or committing backwards.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "sw_notify.h"
+#include "sw_proc.h"
+#include "sw_testlib.h"
+
+#define ROUTING_KEY "0123456789abcdef0123456789abcdef"
+#define HMAC_SECRET "webhook-s3cret"
+#define AM_BIN "/usr/bin/prometheus-alertmanager"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Every process a case started and has not reaped yet: the teardown kills
+ * them when an assertion ends the case early (mock clusters of other
+ * tests are never touched). */
+static pid_t g_pids[32];
+
+static pid_t track(pid_t pid)
+{
+    for (size_t i = 0; i < sizeof(g_pids) / sizeof(g_pids[0]); i++)
+        if (!g_pids[i]) {
+            g_pids[i] = pid;
+            break;
+        }
+    return pid;
+}
+
+static void untrack(pid_t pid)
+{
+    for (size_t i = 0; i < sizeof(g_pids) / sizeof(g_pids[0]); i++)
+        if (g_pids[i] == pid) g_pids[i] = 0;
+}
+
+/* sw_proc_wait() that forgets the pid once reaped. */
+static int reap(pid_t pid, int64_t timeout_ms)
+{
+    int rc = sw_proc_wait(pid, timeout_ms);
+    if (rc < 0) sw_proc_kill(pid);
+    untrack(pid);
+    return rc;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(g_pids) / sizeof(g_pids[0]); i++)
+        if (g_pids[i]) {
+            sw_proc_kill(g_pids[i]);
+            g_pids[i] = 0;
+        }
+    return 0;
+}
+
+typedef struct env_s {
+    char dir[1024];
+    char *boot;
+    pid_t mock;
+} env_t;
+
+static void env_start(env_t *e, const char *name)
+{
+    snprintf(e->dir, sizeof(e->dir), "%s/notify-%s", sw_test_tmp(), name);
+    char cmd[2200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", e->dir, e->dir);
+    assert_int_equal(system(cmd), 0);
+    char boot_path[1100], out[1100], err[1100];
+    snprintf(boot_path, sizeof(boot_path), "%s/bootstrap", e->dir);
+    snprintf(out, sizeof(out), "%s/mock.out", e->dir);
+    snprintf(err, sizeof(err), "%s/mock.err", e->dir);
+    char *argv[] = {(char *)sw_test_bin(), "mock", "--brokers", "1", "--bootstrap-file", boot_path,
+                    "--topic", "tel:2", "--topic", "alerts:2", "--topic", "dlq:1", "--topic",
+                    "ndlq:1", "--topic", "stormwatch.state:1", NULL};
+    e->mock = track(sw_proc_spawn(argv, out, err));
+    e->boot = sw_proc_wait_file(boot_path, 20000);
+    if (!e->boot) {
+        sw_proc_kill(e->mock);
+        fail_msg("the mock cluster did not start (see %s)", err);
+    }
+}
+
+static void env_stop(env_t *e)
+{
+    sw_proc_kill(e->mock); /* only the mock this test started */
+    untrack(e->mock);
+    free(e->boot);
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(sa);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+/* Lines of a file (caller frees each and the array). */
+static int read_lines(const char *path, char ***out)
+{
+    sw_buf_t b;
+    sw_buf_init(&b);
+    assert_true(sw_test_read_file(path, &b));
+    int n = 0, cap = 0;
+    char **v = NULL;
+    const char *p = sw_buf_cstr(&b), *end = b.data + b.len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (len) {
+            if (n == cap) v = realloc(v, (size_t)(cap = cap ? cap * 2 : 64) * sizeof(*v));
+            v[n++] = strndup(p, len);
+        }
+        p += len + 1;
+    }
+    sw_buf_clear(&b);
+    *out = v;
+    return n;
+}
+
+static void free_lines(char **v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* @p line with every "job-13" replaced by @p job (caller frees). */
+static char *rename_job(const char *line, const char *job)
+{
+    sw_buf_t b;
+    sw_buf_init(&b);
+    const char *p = line, *q;
+    while ((q = strstr(p, "job-13")) != NULL) {
+        sw_buf_put(&b, p, (size_t)(q - p));
+        sw_buf_puts(&b, job);
+        p = q + 6;
+    }
+    sw_buf_puts(&b, p);
+    char *s = strdup(sw_buf_cstr(&b));
+    sw_buf_clear(&b);
+    return s;
+}
+
+static void produce(const char *boot, const char *topic, int32_t partition, const char *key,
+                    char **values, int n)
+{
+    rd_kafka_t *rk = sw_kp_new(boot);
+    for (int i = 0; i < n; i++)
+        assert_true(sw_kp_send(rk, topic, partition, key, strlen(key), values[i], strlen(values[i])));
+    assert_true(sw_kp_flush(rk, 10000));
+    sw_kp_destroy(rk);
+}
+
+static bool wait_committed(const char *boot, const char *group, const char *topic, int parts,
+                           int64_t want, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms;
+    while (sw_proc_now_ms() < deadline) {
+        if (sw_kc_committed(boot, group, topic, parts) >= want) return true;
+        usleep(200000);
+    }
+    return false;
+}
+
+/* notify with the common settings plus @p extra (NULL-terminated -X values). */
+static pid_t spawn_notify(const env_t *e, const char *group, const char *tag, char *const *extra)
+{
+    char *argv[64];
+    int k = 0;
+    static char bs[1100], grp[200];
+    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", e->boot);
+    snprintf(grp, sizeof(grp), "notify.group.id=%s", group);
+    argv[k++] = (char *)sw_test_bin();
+    argv[k++] = "notify";
+    const char *common[] = {bs, grp, "output.topic=alerts", "notify.dlq.topic=ndlq",
+                            "kafka.consumer.session.timeout.ms=6000", "log.level=debug",
+                            "commit.interval.ms=200", NULL};
+    for (int i = 0; common[i]; i++) {
+        argv[k++] = "-X";
+        argv[k++] = (char *)common[i];
+    }
+    for (int i = 0; extra && extra[i]; i++) {
+        argv[k++] = "-X";
+        argv[k++] = extra[i];
+    }
+    argv[k] = NULL;
+    char out[1200], err[1200];
+    snprintf(out, sizeof(out), "%s/%s.out", e->dir, tag);
+    snprintf(err, sizeof(err), "%s/%s.err", e->dir, tag);
+    return track(sw_proc_spawn(argv, out, err));
+}
+
+/* ---- the scripted HTTP server ----------------------------------------------- */
+
+typedef enum ans_e { ANS_OK, ANS_429, ANS_500, ANS_503, ANS_TIMEOUT, ANS_KILL } ans_t;
+
+typedef struct req_s {
+    char path[16];
+    char *body;
+    char signature[80];
+    char auth[128];      /* the Authorization header */
+    int status;          /* what the client was answered (0: never saw an answer) */
+    int64_t at_ms;       /* arrival */
+} req_t;
+
+typedef struct srv_s {
+    struct MHD_Daemon *d;
+    int port;
+    pthread_mutex_t lock;
+    req_t reqs[512];
+    int n;
+    const ans_t *pd_script, *wh_script; /* by request number, then ANS_OK */
+    int n_pd_script, n_wh_script;
+    int n_pd, n_wh;
+    pid_t kill_pid;      /* ANS_KILL: SIGKILL this process */
+} srv_t;
+
+typedef struct conn_s {
+    sw_buf_t body;
+} conn_t;
+
+static enum MHD_Result on_req(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    (void)method;
+    srv_t *s = cls;
+    conn_t *cc = *con_cls;
+    if (!cc) {
+        cc = calloc(1, sizeof(*cc));
+        sw_buf_init(&cc->body);
+        *con_cls = cc;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        sw_buf_put(&cc->body, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    const char *body = sw_buf_cstr(&cc->body);
+    bool pd = strcmp(url, "/pd") == 0;
+    pthread_mutex_lock(&s->lock);
+    int idx = pd ? s->n_pd++ : s->n_wh++;
+    ans_t a = ANS_OK;
+    if (pd && idx < s->n_pd_script) a = s->pd_script[idx];
+    if (!pd && idx < s->n_wh_script) a = s->wh_script[idx];
+    int status = a == ANS_OK ? (pd ? 202 : 200) : a == ANS_429 ? 429 : a == ANS_503 ? 503 : 500;
+    /* PagerDuty answers 400 to a bad routing key: here, to job-bad. */
+    if (pd && a == ANS_OK && strstr(body, "job-bad")) status = 400;
+    req_t *r = s->n < 512 ? &s->reqs[s->n++] : NULL;
+    if (r) {
+        snprintf(r->path, sizeof(r->path), "%s", url);
+        r->body = strdup(body);
+        const char *sig = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Stormwatch-Signature");
+        snprintf(r->signature, sizeof(r->signature), "%s", sig ? sig : "");
+        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        snprintf(r->auth, sizeof(r->auth), "%s", auth ? auth : "");
+        r->status = a == ANS_TIMEOUT || a == ANS_KILL ? 0 : status;
+        r->at_ms = sw_proc_now_ms();
+    }
+    pid_t victim = a == ANS_KILL ? s->kill_pid : 0;
+    pthread_mutex_unlock(&s->lock);
+    if (a == ANS_TIMEOUT) usleep(1500000); /* the client gives up after 500 ms */
+    if (victim > 0) kill(victim, SIGKILL);
+    const char *text = status == 400 ? "{\"status\":\"invalid event\",\"message\":\"Event object "
+                                       "is invalid\",\"errors\":[\"Invalid routing key\"]}"
+                                     : "{\"status\":\"success\"}";
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (status == 429) MHD_add_response_header(resp, "Retry-After", "1");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    conn_t *cc = *con_cls;
+    if (cc) {
+        sw_buf_clear(&cc->body);
+        free(cc);
+        *con_cls = NULL;
+    }
+}
+
+static void srv_start(srv_t *s)
+{
+    pthread_mutex_init(&s->lock, NULL);
+    s->port = free_port();
+    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
+                            (uint16_t)s->port, NULL, NULL, on_req, s, MHD_OPTION_NOTIFY_COMPLETED,
+                            on_done, s, MHD_OPTION_END);
+    assert_non_null(s->d);
+}
+
+static void srv_stop(srv_t *s)
+{
+    MHD_stop_daemon(s->d);
+    for (int i = 0; i < s->n; i++) free(s->reqs[i].body);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* "job/episode/revision/action" of a webhook body (the record). */
+static void record_key(const char *json, char *out, size_t n)
+{
+    json_error_t je;
+    json_t *v = json_loads(json, 0, &je);
+    if (!v) fail_msg("webhook body is not JSON: %s", json);
+    snprintf(out, n, "%s/%lld/%lld/%s", json_string_value(json_object_get(v, "job_id")),
+             (long long)json_integer_value(json_object_get(v, "episode")),
+             (long long)json_integer_value(json_object_get(v, "revision")),
+             json_string_value(json_object_get(v, "action")));
+    json_decref(v);
+}
+
+/* "dedup_key/event_action" of a PagerDuty body. */
+static void pd_key(const char *json, char *out, size_t n)
+{
+    json_error_t je;
+    json_t *v = json_loads(json, 0, &je);
+    if (!v) fail_msg("PagerDuty body is not JSON: %s", json);
+    assert_string_equal(json_string_value(json_object_get(v, "routing_key")), ROUTING_KEY);
+    snprintf(out, n, "%s/%s", json_string_value(json_object_get(v, "dedup_key")),
+             json_string_value(json_object_get(v, "event_action")));
+    json_decref(v);
+}
+
+/* Accepted requests to @p path, keyed; fails on a key accepted twice. */
+static int accepted_once(srv_t *s, const char *path, json_t *seen)
+{
+    int n = 0;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->n; i++) {
+        req_t *r = &s->reqs[i];
+        if (strcmp(r->path, path) || r->status < 200 || r->status >= 300) continue;
+        char key[512];
+        if (!strcmp(path, "/pd")) pd_key(r->body, key, sizeof(key));
+        else record_key(r->body, key, sizeof(key));
+        if (json_object_get(seen, key)) {
+            pthread_mutex_unlock(&s->lock);
+            fail_msg("%s accepted twice: %s", path, key);
+        }
+        json_object_set_new(seen, key, json_true());
+        n++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+/* The records `stormwatch replay` gives for gen13 with window.samples=8
+ * and stale.ms=0 (trigger, resolve, trigger, and a summary that closes the
+ * open second episode), for job @p job. */
+static int job_records(const env_t *e, const char *job, char ***out)
+{
+    char path[1200], cmd[4000];
+    snprintf(path, sizeof(path), "%s/gen13.records.jsonl", e->dir);
+    snprintf(cmd, sizeof(cmd), "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'",
+             sw_test_bin(), sw_test_fixtures(), path);
+    assert_int_equal(system(cmd), 0);
+    char **lines;
+    int n = read_lines(path, &lines);
+    assert_int_equal(n, 4);
+    for (int i = 0; i < n; i++) {
+        char *r = rename_job(lines[i], job);
+        free(lines[i]);
+        lines[i] = r;
+    }
+    *out = lines;
+    return n;
+}
+
+/* ---- PagerDuty and webhook ------------------------------------------------- */
+
+static void test_pagerduty_webhook(void **state)
+{
+    (void)state;
+    env_t e;
+    env_start(&e, "pd");
+    srv_t s;
+    memset(&s, 0, sizeof(s));
+    static const ans_t pd_script[] = {ANS_429, ANS_500, ANS_TIMEOUT};
+    static const ans_t wh_script[] = {ANS_503};
+    s.pd_script = pd_script;
+    s.n_pd_script = 3;
+    s.wh_script = wh_script;
+    s.n_wh_script = 1;
+    srv_start(&s);
+
+    /* job-A's six records, all of them again (at-least-once input), a
+     * trigger PagerDuty refuses (400), a value that is no record. */
+    char **a;
+    int na = job_records(&e, "job-A", &a);
+    char **bad;
+    job_records(&e, "job-bad", &bad);
+    char *vals[16];
+    int nv = 0;
+    assert_int_equal(na, 4);
+    for (int i = 0; i < na; i++) vals[nv++] = a[i];
+    for (int i = 0; i < na; i++) vals[nv++] = a[i];
+    vals[nv++] = bad[0];
+    vals[nv++] = "this is not an alert record";
+    produce(e.boot, "alerts", 0, "job-A", vals, nv);
+
+    char pd_url[128], wh_url[128];
+    snprintf(pd_url, sizeof(pd_url), "pagerduty.url=http://127.0.0.1:%d/pd", s.port);
+    snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
+    char *extra[] = {pd_url, wh_url, "pagerduty.routing.key=" ROUTING_KEY,
+                     "webhook.hmac.secret=" HMAC_SECRET, "pagerduty.timeout.ms=500",
+                     "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
+                     "pagerduty.rate.limit=0", "metrics.listen=127.0.0.1:0",
+                     "pagerduty.auth.basic=pd-user:pd-pass", "webhook.auth.bearer.token=wh-token",
+                     "webhook.rate.limit=2", NULL};
+    pid_t n = spawn_notify(&e, "pd", "notify", extra);
+    bool done = wait_committed(e.boot, "pd", "alerts", 2, nv, 60000);
+    sw_kmsg_t *dl = NULL;
+    size_t ndl = sw_kc_read(e.boot, "ndlq", 1, 2, 500, 20000, &dl);
+    /* Metrics and probes while it runs: caught up, so ready. */
+    char err_path0[1200];
+    snprintf(err_path0, sizeof(err_path0), "%s/notify.err", e.dir);
+    int mport = sw_test_metrics_port(err_path0);
+    sw_buf_t mbody, rbody;
+    sw_buf_init(&mbody);
+    sw_buf_init(&rbody);
+    int ready = 0;
+    for (int i = 0; i < 50 && ready != 200; i++) {
+        ready = mport ? sw_test_http_get(mport, "/readyz", &rbody) : 0;
+        if (ready != 200) usleep(100000);
+    }
+    int healthy = mport ? sw_test_http_get(mport, "/healthz", &rbody) : 0;
+    if (mport) sw_test_http_get(mport, "/metrics", &mbody);
+    kill(n, SIGTERM);
+    int rc = reap(n, 30000);
+    env_stop(&e);
+    char err_path[1200];
+    snprintf(err_path, sizeof(err_path), "%s/notify.err", e.dir);
+    if (!done) fail_msg("notify did not commit all %d records (see %s)", nv, err_path);
+    assert_int_equal(rc, 0);
+
+    /* PagerDuty: 2 triggers and 2 resolves of job-A (the summary resolves
+     * episode 2), each accepted once. */
+    json_t *seen = json_object();
+    assert_int_equal(accepted_once(&s, "/pd", seen), 4);
+    assert_non_null(json_object_get(seen, "stormwatch/job-A/episode/2/resolve"));
+    json_decref(seen);
+    /* Webhook: job-A's four records and job-bad's trigger. */
+    seen = json_object();
+    assert_int_equal(accepted_once(&s, "/wh", seen), 5);
+    assert_non_null(json_object_get(seen, "job-A/2/0/summary"));
+    assert_non_null(json_object_get(seen, "job-bad/1/0/trigger"));
+    json_decref(seen);
+    /* Retry-After: 1 was waited for (backoff alone is at most 200 ms); every
+     * signature is the HMAC of its body. */
+    int64_t t429 = -1, t_next = -1, wh_first = -1, wh_last = -1;
+    int pd_seen = 0, wh_seen = 0;
+    for (int i = 0; i < s.n; i++) {
+        req_t *r = &s.reqs[i];
+        if (!strcmp(r->path, "/pd")) {
+            /* base64("pd-user:pd-pass") */
+            assert_string_equal(r->auth, "Basic cGQtdXNlcjpwZC1wYXNz");
+            if (pd_seen == 0) t429 = r->at_ms;
+            if (pd_seen == 1) t_next = r->at_ms;
+            pd_seen++;
+        } else {
+            assert_string_equal(r->auth, "Bearer wh-token");
+            if (wh_first < 0) wh_first = r->at_ms;
+            wh_last = r->at_ms;
+            wh_seen++;
+            char want[72];
+            sw_notify_signature(HMAC_SECRET, r->body, strlen(r->body), want);
+            assert_string_equal(r->signature, want);
+        }
+    }
+    /* webhook.rate.limit=2: a burst of 2, then one request per 500 ms. */
+    assert_int_equal(wh_seen, 6);
+    if (wh_last - wh_first < 1900)
+        fail_msg("6 webhook requests within %lld ms at 2 per second", (long long)(wh_last - wh_first));
+    if (t_next - t429 < 950) fail_msg("retried %lld ms after a 429 with Retry-After: 1",
+                                      (long long)(t_next - t429));
+    /* Dead letters: PagerDuty's 400 with its body, and the undecodable value. */
+    assert_int_equal(ndl, 2);
+    bool got400 = false, gotbad = false;
+    for (size_t i = 0; i < ndl; i++) {
+        const char *st = sw_kmsg_header(&dl[i], "stormwatch.notify.http.status");
+        const char *why = sw_kmsg_header(&dl[i], "stormwatch.notify.reason");
+        assert_non_null(why);
+        if (st && !strcmp(st, "400")) {
+            got400 = true;
+            assert_string_equal(sw_kmsg_header(&dl[i], "stormwatch.notify.sink"), "pagerduty");
+            assert_non_null(strstr(sw_kmsg_header(&dl[i], "stormwatch.notify.http.body"),
+                                   "Invalid routing key"));
+            assert_non_null(strstr(dl[i].value, "job-bad"));
+        } else {
+            gotbad = true;
+            assert_non_null(strstr(why, "not JSON"));
+            assert_string_equal(dl[i].value, "this is not an alert record");
+            assert_string_equal(sw_kmsg_header(&dl[i], "stormwatch.source.offset"), "9");
+        }
+    }
+    assert_true(got400 && gotbad);
+    assert_int_equal(healthy, 200);
+    if (ready != 200) fail_msg("/readyz answered %d: %s", ready, sw_buf_cstr(&rbody));
+    const char *mt = sw_buf_cstr(&mbody);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") == 4);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") == 1);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"pagerduty\"}") >= 3);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") == 4);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
+    /* Every PagerDuty attempt timed: 429, 500, the timeout, 4 accepted, the 400. */
+    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") == 8);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") == 8);
+    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >= 0.5);
+    sw_buf_clear(&mbody);
+    sw_buf_clear(&rbody);
+    /* The routing key and the credentials never reach the log. */
+    assert_int_equal(sw_proc_count_text(err_path, ROUTING_KEY), 0);
+    assert_int_equal(sw_proc_count_text(err_path, "pd-pass"), 0);
+    assert_int_equal(sw_proc_count_text(err_path, "wh-token"), 0);
+    assert_true(sw_proc_count_text(err_path, "retrying") >= 1);
+    sw_kmsg_free(dl, ndl);
+    free_lines(a, na);
+    free_lines(bad, 4);
+    srv_stop(&s);
+}
+
+/* ---- kill -9 ----------------------------------------------------------------- */
+
+static void test_kill9(void **state)
+{
+    (void)state;
+    env_t e;
+    env_start(&e, "kill9");
+    srv_t s;
+    memset(&s, 0, sizeof(s));
+    /* The 4th webhook request kills notify before it is answered. */
+    static const ans_t wh_script[] = {ANS_OK, ANS_OK, ANS_OK, ANS_KILL};
+    s.wh_script = wh_script;
+    s.n_wh_script = 4;
+    srv_start(&s);
+    char **a, **b;
+    int na = job_records(&e, "job-A", &a);
+    job_records(&e, "job-B", &b);
+    /* A and B interleaved on one partition: A trigger, B trigger, A resolve,
+     * B resolve (the kill), ... */
+    char *vals[8];
+    for (int i = 0; i < 4; i++) {
+        vals[2 * i] = a[i];
+        vals[2 * i + 1] = b[i];
+    }
+    produce(e.boot, "alerts", 0, "k", vals, 8);
+    char wh_url[128];
+    snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
+    char *extra[] = {wh_url, "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
+                     NULL};
+    pid_t n1 = spawn_notify(&e, "k9", "notify1", extra);
+    pthread_mutex_lock(&s.lock);
+    s.kill_pid = n1;
+    pthread_mutex_unlock(&s.lock);
+    reap(n1, 60000);
+    /* Killed in flight: 3 records committed (one synchronous commit per page). */
+    assert_int_equal(sw_kc_committed(e.boot, "k9", "alerts", 2), 3);
+    pid_t n2 = spawn_notify(&e, "k9", "notify2", extra);
+    bool done = wait_committed(e.boot, "k9", "alerts", 2, 8, 60000);
+    /* Duplicates after the restart: A's first resolve, B's first trigger. */
+    char *dups[] = {a[1], b[0]};
+    produce(e.boot, "alerts", 0, "k", dups, 2);
+    bool done2 = done && wait_committed(e.boot, "k9", "alerts", 2, 10, 30000);
+    /* Two episodes left open (offsets 10 and 11), then a clean restart:
+     * the third start re-reads both without sending them and without ever
+     * committing backwards, and knows a repeat of one as a duplicate. */
+    char **c, **d;
+    job_records(&e, "job-C", &c);
+    job_records(&e, "job-D", &d);
+    char *opens[] = {c[0], d[0]};
+    produce(e.boot, "alerts", 0, "k", opens, 2);
+    bool done3 = done2 && wait_committed(e.boot, "k9", "alerts", 2, 12, 30000);
+    kill(n2, SIGTERM);
+    int rc = reap(n2, 30000);
+    pid_t n3 = spawn_notify(&e, "k9", "notify3", extra);
+    char err3[1200];
+    snprintf(err3, sizeof(err3), "%s/notify3.err", e.dir);
+    bool rebuilt = sw_proc_wait_text(err3, "committed 12, rebuilding open episodes from 10", 1, 30000);
+    int64_t low = 12, until = sw_proc_now_ms() + 1500;
+    while (rebuilt && sw_proc_now_ms() < until) {
+        int64_t c0 = sw_kc_committed(e.boot, "k9", "alerts", 2);
+        if (c0 < low) low = c0;
+        usleep(100000);
+    }
+    char *again[] = {d[0]};
+    produce(e.boot, "alerts", 0, "k", again, 1);
+    bool done4 = rebuilt && wait_committed(e.boot, "k9", "alerts", 2, 13, 30000);
+    kill(n3, SIGTERM);
+    int rc3 = reap(n3, 30000);
+    env_stop(&e);
+    char err2[1200];
+    snprintf(err2, sizeof(err2), "%s/notify2.err", e.dir);
+    if (!done2) fail_msg("notify did not catch up after the restart (see %s)", err2);
+    if (!done3) fail_msg("notify did not deliver C and D (see %s)", err2);
+    assert_int_equal(rc, 0);
+    /* B's episode 1 was open at offset 1 when the commit said 3. */
+    assert_true(sw_proc_count_text(err2, "committed 3, rebuilding open episodes from 1") == 1);
+    if (!rebuilt) fail_msg("the third start did not rebuild from offset 10 (see %s)", err3);
+    if (low < 12) fail_msg("the rebuild committed offset %lld, below 12", (long long)low);
+    if (!done4) fail_msg("the repeat of D's trigger was not committed (see %s)", err3);
+    assert_int_equal(rc3, 0);
+    json_t *seen = json_object();
+    assert_int_equal(accepted_once(&s, "/wh", seen), 10);
+    json_decref(seen);
+    free_lines(c, 4);
+    free_lines(d, 4);
+    free_lines(a, na);
+    free_lines(b, 4);
+    srv_stop(&s);
+}
+
+/* ---- configuration errors -------------------------------------------------------- */
+
+/* Run `stormwatch notify ARGS` (no cluster needed: every error comes
+ * before connecting); @returns its exit status, stderr in @p err. */
+static int notify_cli(const char *args, sw_buf_t *err)
+{
+    char path[1200], cmd[4000];
+    snprintf(path, sizeof(path), "%s/notify-cli.err", sw_test_tmp());
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && '%s' notify %s 2>'%s'", sw_test_tmp(),
+             sw_test_bin(), args, path);
+    sw_buf_t out;
+    sw_buf_init(&out);
+    int rc = sw_test_run(cmd, &out);
+    sw_buf_clear(&out);
+    err->len = 0;
+    sw_test_read_file(path, err);
+    sw_buf_cstr(err);
+    return rc;
+}
+
+static void test_conf_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args;
+        const char *want;
+    } cases[] = {
+        {"-b 127.0.0.1:9", "no sink configured"},
+        {"-b 127.0.0.1:9 -X alertmanager.url=ftp://am:9093",
+         "\"alertmanager.url\": value \"ftp://am:9093\" is not a comma-separated list"},
+        {"-b 127.0.0.1:9 -X alertmanager.url=http://am:9093,", "is not a comma-separated list"},
+        {"-b 127.0.0.1:9 -X alertmanager.url=http://am:9093 -X alertmanager.resend.ms=900000",
+         "\"alertmanager.resend.ms\": value \"900000\" is not below alertmanager.ends.after.ms"},
+        {"-b 127.0.0.1:9 -X pagerduty.routing.key=short-secret-key",
+         "\"pagerduty.routing.key\": value [redacted] is 16 characters long"},
+        {"-b 127.0.0.1:9 -X webhook.url=http://h/x -X notify.retry.backoff.ms=5000 "
+         "-X notify.retry.backoff.max.ms=100",
+         "\"notify.retry.backoff.max.ms\": value \"100\" is below"},
+        {"-X webhook.url=http://h/x", "bootstrap.servers is empty"},
+        {"-X webhook.rate.limit=-1", "\"webhook.rate.limit\": value \"-1\" is out of range"},
+    };
+    sw_buf_t err;
+    sw_buf_init(&err);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc = notify_cli(cases[i].args, &err);
+        if (rc != 2 || !strstr(err.data, cases[i].want))
+            fail_msg("notify %s: exit %d, stderr \"%s\", want exit 2 and \"%s\"", cases[i].args, rc,
+                     err.data, cases[i].want);
+        assert_null(strstr(err.data, "short-secret-key"));
+    }
+    /* -X dump: secrets redacted, the notify settings shown. */
+    sw_buf_t out;
+    sw_buf_init(&out);
+    char cmd[2000];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' notify -b 127.0.0.1:9 -X webhook.url=http://h/x -X webhook.hmac.secret=s3cr3t "
+             "-X dump",
+             sw_test_bin());
+    assert_int_equal(sw_test_run(cmd, &out), 0);
+    const char *d = sw_buf_cstr(&out);
+    assert_non_null(strstr(d, "\nwebhook.url=http://h/x\n"));
+    assert_non_null(strstr(d, "\nwebhook.hmac.secret=[redacted, set]\n"));
+    assert_null(strstr(d, "s3cr3t"));
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
+/* ---- rebalance ---------------------------------------------------------------- */
+
+static void test_rebalance(void **state)
+{
+    (void)state;
+    env_t e;
+    env_start(&e, "rebalance");
+    srv_t s;
+    memset(&s, 0, sizeof(s));
+    srv_start(&s);
+    char **a, **b;
+    int na = job_records(&e, "job-A", &a);
+    job_records(&e, "job-B", &b);
+    /* One open episode per partition, delivered by the first instance. */
+    produce(e.boot, "alerts", 0, "job-A", &a[0], 1);
+    produce(e.boot, "alerts", 1, "job-B", &b[0], 1);
+    char wh_url[128];
+    snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
+    char *extra[] = {wh_url, NULL};
+    pid_t n1 = spawn_notify(&e, "rb", "notify1", extra);
+    bool first = wait_committed(e.boot, "rb", "alerts", 2, 2, 60000);
+    /* A second instance: the group splits the two partitions; the one that
+     * changes hands is rebuilt by its new owner from the commit metadata. */
+    pid_t n2 = spawn_notify(&e, "rb", "notify2", extra);
+    char err1[1200], err2[1200];
+    snprintf(err1, sizeof(err1), "%s/notify1.err", e.dir);
+    snprintf(err2, sizeof(err2), "%s/notify2.err", e.dir);
+    bool split = sw_proc_wait_text(err2, "committed 1, rebuilding open episodes from 0", 1, 60000);
+    /* Repeats of both triggers (skipped by whichever owns them), then the
+     * resolves (each sent once). */
+    produce(e.boot, "alerts", 0, "job-A", &a[0], 1);
+    produce(e.boot, "alerts", 1, "job-B", &b[0], 1);
+    produce(e.boot, "alerts", 0, "job-A", &a[1], 1);
+    produce(e.boot, "alerts", 1, "job-B", &b[1], 1);
+    bool done = split && wait_committed(e.boot, "rb", "alerts", 2, 6, 60000);
+    kill(n2, SIGTERM);
+    kill(n1, SIGTERM);
+    int rc2 = reap(n2, 30000), rc1 = reap(n1, 30000);
+    env_stop(&e);
+    if (!first) fail_msg("the first instance did not deliver the triggers (see %s)", err1);
+    if (!split) fail_msg("the second instance did not take over a partition (see %s)", err2);
+    if (!done) fail_msg("the records after the rebalance were not all committed (see %s, %s)",
+                        err1, err2);
+    assert_int_equal(rc1, 0);
+    assert_int_equal(rc2, 0);
+    json_t *seen = json_object();
+    assert_int_equal(accepted_once(&s, "/wh", seen), 4);
+    assert_non_null(json_object_get(seen, "job-A/1/1/resolve"));
+    assert_non_null(json_object_get(seen, "job-B/1/1/resolve"));
+    json_decref(seen);
+    free_lines(a, na);
+    free_lines(b, 4);
+    srv_stop(&s);
+}
+
+/* ---- stop while a sink is down ----------------------------------------------- */
+
+static void test_stop_retrying(void **state)
+{
+    (void)state;
+    env_t e;
+    env_start(&e, "stop");
+    char **a;
+    int na = job_records(&e, "job-A", &a);
+    produce(e.boot, "alerts", 0, "job-A", a, 1);
+    /* Nothing listens there: connection refused, retried forever. */
+    char wh_url[128];
+    snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", free_port());
+    char *extra[] = {wh_url, "notify.retry.backoff.ms=100", "notify.retry.backoff.max.ms=400",
+                     "shutdown.timeout.ms=5000", "notify.dlq.topic=ndlq-created", NULL};
+    pid_t n = spawn_notify(&e, "stop", "notify", extra);
+    char err_path[1200];
+    snprintf(err_path, sizeof(err_path), "%s/notify.err", e.dir);
+    bool retrying = sw_proc_wait_text(err_path, "retrying", 2, 30000);
+    int64_t t0 = sw_proc_now_ms();
+    kill(n, SIGTERM);
+    int rc = reap(n, 20000);
+    int64_t took = sw_proc_now_ms() - t0;
+    int64_t committed = sw_kc_committed(e.boot, "stop", "alerts", 2);
+    env_stop(&e);
+    if (!retrying) fail_msg("notify did not retry the refused connection (see %s)", err_path);
+    /* A missing notify.dlq.topic is created (topics.create=on); the mock
+     * cluster of librdkafka 2.0 cannot, which is not fatal. */
+    assert_int_equal(sw_proc_count_text(err_path, "creating topic \"ndlq-created\""), 1);
+    assert_int_equal(rc, 0);
+    if (took > 5000) fail_msg("the stop took %lld ms (shutdown.timeout.ms=5000)", (long long)took);
+    /* Not delivered, so not committed: the next start delivers it. */
+    assert_int_equal(committed, 0);
+    free_lines(a, na);
+}
+
+/* ---- Alertmanager ------------------------------------------------------------ */
+
+typedef struct am_s {
+    pid_t pid;
+    int port;
+    char conf[1200];
+} am_t;
+
+static pid_t am_start(const env_t *e, am_t *am, const char *tag)
+{
+    char storage[1300], listen[64], out[1300], err[1300], conf_arg[1300], st_arg[1400];
+    snprintf(storage, sizeof(storage), "%s/am-%s", e->dir, tag);
+    snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", am->port);
+    snprintf(conf_arg, sizeof(conf_arg), "--config.file=%s", am->conf);
+    snprintf(st_arg, sizeof(st_arg), "--storage.path=%s", storage);
+    snprintf(out, sizeof(out), "%s/am-%s.out", e->dir, tag);
+    snprintf(err, sizeof(err), "%s/am-%s.err", e->dir, tag);
+    char *argv[] = {AM_BIN, conf_arg, st_arg, listen, "--cluster.listen-address=", NULL};
+    am->pid = track(sw_proc_spawn(argv, out, err));
+    sw_buf_t body;
+    sw_buf_init(&body);
+    int64_t deadline = sw_proc_now_ms() + 20000;
+    while (sw_proc_now_ms() < deadline && sw_test_http_get(am->port, "/-/ready", &body) != 200)
+        usleep(100000);
+    sw_buf_clear(&body);
+    return am->pid;
+}
+
+/* The alert of job @p job that Alertmanager holds as active, or NULL
+ * (caller json_decref()s). */
+static json_t *am_alert(int port, const char *job)
+{
+    sw_buf_t body;
+    sw_buf_init(&body);
+    json_t *found = NULL;
+    if (sw_test_http_get(port, "/api/v2/alerts", &body) == 200) {
+        json_error_t je;
+        json_t *arr = json_loads(sw_buf_cstr(&body), 0, &je);
+        size_t i;
+        json_t *al;
+        json_array_foreach(arr, i, al) {
+            json_t *labels = json_object_get(al, "labels");
+            const char *state = json_string_value(json_object_get(json_object_get(al, "status"), "state"));
+            if (!strcmp(json_string_value(json_object_get(labels, "job_id")) ?: "", job) && state &&
+                !strcmp(state, "active"))
+                found = json_incref(al);
+        }
+        json_decref(arr);
+    }
+    sw_buf_clear(&body);
+    return found;
+}
+
+static json_t *am_wait_alert(int port, const char *job, bool want, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms;
+    for (;;) {
+        json_t *al = am_alert(port, job);
+        if ((al != NULL) == want || sw_proc_now_ms() >= deadline) return al;
+        json_decref(al);
+        usleep(200000);
+    }
+}
+
+static double am_metric(int port, const char *series)
+{
+    sw_buf_t body;
+    sw_buf_init(&body);
+    double v = -1;
+    if (sw_test_http_get(port, "/metrics", &body) == 200) v = sw_test_metric(sw_buf_cstr(&body), series);
+    sw_buf_clear(&body);
+    return v;
+}
+
+static void test_alertmanager(void **state)
+{
+    (void)state;
+    if (access(AM_BIN, X_OK) != 0) {
+        const char *ci = getenv("CI");
+        if (ci && !strcmp(ci, "true")) fail_msg("%s is not installed", AM_BIN);
+        print_message("skipped: %s is not installed (scripts/install-deps.sh test)\n", AM_BIN);
+        return;
+    }
+    env_t e;
+    env_start(&e, "am");
+    am_t am;
+    memset(&am, 0, sizeof(am));
+    am.port = free_port();
+    snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
+    FILE *f = fopen(am.conf, "w");
+    assert_non_null(f);
+    fputs("global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
+          "receivers:\n  - name: blackhole\n",
+          f);
+    fclose(f);
+    am_start(&e, &am, "1");
+
+    /* An HA pair whose first member is down: every record still lands
+     * (the second accepts it), and the re-sends go to both. */
+    char am_url[160];
+    snprintf(am_url, sizeof(am_url), "alertmanager.url=http://127.0.0.1:%d, http://127.0.0.1:%d/",
+             free_port(), am.port);
+    char *extra[] = {am_url, "alertmanager.resend.ms=1000", "alertmanager.ends.after.ms=4000",
+                     "alertmanager.labels=cluster=e2e", NULL};
+    pid_t n = spawn_notify(&e, "am", "notify", extra);
+
+    /* Telemetry -> run -> alerts (Confluent Avro, which notify decodes):
+     * gen13 gives two episodes (trigger, resolve, trigger, and the summary
+     * that ends the second). */
+    char fx[1200];
+    snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
+    char **tel;
+    int ntel = read_lines(fx, &tel);
+    produce(e.boot, "tel", 0, "job-13", tel, ntel);
+    free_lines(tel, ntel);
+    char bs[1100], out[1200], err[1200];
+    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", e.boot);
+    snprintf(out, sizeof(out), "%s/run.out", e.dir);
+    snprintf(err, sizeof(err), "%s/run.err", e.dir);
+    char *rargv[] = {(char *)sw_test_bin(), "run", "-X", bs, "-X", "input.topics=tel", "-X",
+                     "output.topic=alerts", "-X", "dlq.topic=dlq", "-X", "group.id=am-run", "-X",
+                     "window.samples=8", "-X", "stale.ms=0", "-X", "state.restore=off", "-X",
+                     "commit.interval.ms=200", "-X", "job.idle.ms=1500", "-X",
+                     "kafka.consumer.session.timeout.ms=6000", "-X", "output.format=avro", "-X",
+                     "metrics.listen=127.0.0.1:0", NULL};
+    pid_t run = track(sw_proc_spawn(rargv, out, err));
+    bool piped = wait_committed(e.boot, "am", "alerts", 2, 4, 60000);
+    /* run's /metrics leaves notify's families out. */
+    sw_buf_t rm;
+    sw_buf_init(&rm);
+    int rport = sw_test_metrics_port(err);
+    int rstatus = rport ? sw_test_http_get(rport, "/metrics", &rm) : 0;
+    bool run_clean = rstatus == 200 && strstr(sw_buf_cstr(&rm), "stormwatch_up") &&
+                     !strstr(sw_buf_cstr(&rm), "stormwatch_notify_");
+    sw_buf_clear(&rm);
+    kill(run, SIGTERM);
+    reap(run, 30000);
+    double firing = am_metric(am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
+    double resolved = am_metric(am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
+    json_t *gone = am_alert(am.port, "job-13");
+
+    /* A long episode: its trigger alone, straight onto the alert topic. */
+    char **lg;
+    job_records(&e, "long-1", &lg);
+    produce(e.boot, "alerts", 1, "long-1", &lg[0], 1);
+    json_t *al = am_wait_alert(am.port, "long-1", true, 20000);
+    int64_t t0 = sw_proc_now_ms();
+    bool labels_ok = false;
+    if (al) {
+        json_t *l = json_object_get(al, "labels");
+        labels_ok = !strcmp(json_string_value(json_object_get(l, "alertname")), "GPUMemoryStorm") &&
+                    !strcmp(json_string_value(json_object_get(l, "episode")), "1") &&
+                    !strcmp(json_string_value(json_object_get(l, "severity")), "critical") &&
+                    !strcmp(json_string_value(json_object_get(l, "cluster")), "e2e") &&
+                    !strcmp(json_string_value(json_object_get(l, "dedup_key")),
+                            "stormwatch/long-1/episode/1");
+    }
+    json_decref(al);
+    /* Longer than resolve_timeout (3 s) and endsAt (4 s): still active. */
+    while (sw_proc_now_ms() - t0 < 8000) usleep(200000);
+    json_t *still = am_alert(am.port, "long-1");
+    /* Alertmanager restarted with empty storage: the re-sends bring it back. */
+    kill(am.pid, SIGTERM);
+    reap(am.pid, 20000);
+    am_start(&e, &am, "2");
+    json_t *empty_at_start = am_alert(am.port, "long-1");
+    json_t *back = am_wait_alert(am.port, "long-1", true, 10000);
+    /* The resolve ends it. */
+    produce(e.boot, "alerts", 1, "long-1", &lg[1], 1);
+    json_t *after = am_wait_alert(am.port, "long-1", false, 10000);
+    kill(n, SIGTERM);
+    int rc = reap(n, 30000);
+    kill(am.pid, SIGTERM);
+    reap(am.pid, 20000);
+    env_stop(&e);
+    char nerr[1200];
+    snprintf(nerr, sizeof(nerr), "%s/notify.err", e.dir);
+    if (!piped) fail_msg("notify did not commit run's 4 records (see %s and %s)", err, nerr);
+    if (firing < 2 || resolved < 2)
+        fail_msg("Alertmanager received %g firing and %g resolved alerts, expected >= 2 each",
+                 firing, resolved);
+    if (!run_clean) fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families",
+                             rport, rstatus);
+    if (gone) fail_msg("job-13's episodes all ended, yet Alertmanager holds one active");
+    if (!labels_ok) fail_msg("long-1's alert missing or with unexpected labels (see %s)", nerr);
+    if (!still) fail_msg("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);
+    if (empty_at_start)
+        print_message("note: the restarted Alertmanager had long-1 before the first re-send\n");
+    if (!back) fail_msg("the restarted Alertmanager did not get long-1 back (see %s)", nerr);
+    if (after) fail_msg("long-1 still active after its resolve (see %s)", nerr);
+    assert_int_equal(rc, 0);
+    json_decref(still);
+    json_decref(back);
+    json_decref(empty_at_start);
+    free_lines(lg, 4);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conf_errors),
+        cmocka_unit_test_teardown(test_pagerduty_webhook, teardown),
+        cmocka_unit_test_teardown(test_kill9, teardown),
+        cmocka_unit_test_teardown(test_stop_retrying, teardown),
+        cmocka_unit_test_teardown(test_rebalance, teardown),
+        cmocka_unit_test_teardown(test_alertmanager, teardown),
+    };
+    /* SW_NOTIFY_ONLY=NAME runs one case (e.g. test_kill9). */
+    if (getenv("SW_NOTIFY_ONLY")) cmocka_set_test_filter(getenv("SW_NOTIFY_ONLY"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
