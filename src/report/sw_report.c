@@ -149,7 +149,7 @@ static void put_lifecycle(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
     for (size_t i = 0; i < ep->n; i++) {
         const rec_t *r = recs[i];
         sw_buf_printf(out, "<tr class=\"%s%s\"><td>%s%s</td><td class=\"num\">%" PRId64 "</td><td>",
-                      sw_report_act_names[r->act], r == chart ? " charted" : "", sw_report_act_names[r->act],
+                      sw_action_str((sw_action_t)r->act), r == chart ? " charted" : "", sw_action_str((sw_action_t)r->act),
                       r == chart ? " <span class=\"muted\">(charted)</span>" : "", r->revision);
         if (r->has_event) sw_report_put_utc(out, r->event_ns);
         else sw_buf_puts(out, "\xE2\x80\x94");
@@ -196,7 +196,7 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
                          "resolve), so there is no onset or suspect list to chart.");
     } else {
         sw_buf_printf(out, "Charted from the <strong>%s</strong> record, revision %" PRId64,
-                      sw_report_act_names[chart->act], chart->revision);
+                      sw_action_str((sw_action_t)chart->act), chart->revision);
         if (chart->has_event) {
             sw_buf_puts(out, " (event at ");
             sw_report_put_utc(out, chart->event_ns);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "sw_alloc.h"
+#include "sw_analysis.h"
 #include "sw_arena.h"
 #include "sw_jdom.h"
 
@@ -28,7 +29,6 @@
 
 typedef enum act_e { ACT_TRIGGER = 0, ACT_UPDATE, ACT_RESOLVE, ACT_SUMMARY } act_t;
 
-extern const char *const sw_report_act_names[4];
 
 /* How a suspect's phase was given. */
 typedef enum phase_kind_e {

@@ -1,8 +1,6 @@
 /* The report's model: records parsed, validated and kept (see sw_report_int.h). */
 #include "sw_report_int.h"
 
-const char *const sw_report_act_names[4] = {"trigger", "update", "resolve", "summary"};
-
 static sw_str_t str_dup(sw_str_t s)
 {
     sw_str_t r = {sw_memdup0(s.ptr ? s.ptr : "", s.len), s.len};
@@ -287,7 +285,7 @@ static sw_err_t parse_record(const perr_t *pe, const sw_jnode_t *root, rec_t *r)
     int act = -1;
     if (v && v->type == SW_JN_STRING)
         for (int i = 0; i < 4; i++)
-            if (sw_str_eq(v->s, sw_str(sw_report_act_names[i]))) act = i;
+            if (sw_str_eq(v->s, sw_str(sw_action_str((sw_action_t)i)))) act = i;
     if (act < 0) return field_err(pe, "action", v, "trigger, update, resolve or summary");
     r->act = (act_t)act;
     v = sw_jdom_get(root, "job_id");
