@@ -34,9 +34,7 @@ uint64_t sw_nrun_rnd(notify_t *n)
 
 int64_t sw_nrun_wall_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return sw_wall_ns();
 }
 
 /* ---- configuration ------------------------------------------------------ */

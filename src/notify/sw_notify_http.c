@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sw_alloc.h"
+#include "sw_log.h"
 #include "sw_notify.h"
 
 #define BODY_MAX (64 * 1024)
@@ -129,11 +130,9 @@ long sw_notify_http_post(sw_notify_http_t *h, size_t url_idx, const char *body, 
     }
     if (h->opts.ca_location && *h->opts.ca_location)
         curl_easy_setopt(c, CURLOPT_CAINFO, h->opts.ca_location);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = sw_clock_ns();
     CURLcode rc = curl_easy_perform(c);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    resp->elapsed_ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+    resp->elapsed_ns = sw_clock_ns() - t0;
     if (rc == CURLE_OK) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
     } else {

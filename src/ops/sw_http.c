@@ -43,13 +43,6 @@ struct sw_http_s {
 static const char k_ctype_metrics[] = "text/plain; version=0.0.4; charset=utf-8";
 static const char k_ctype_text[] = "text/plain; charset=utf-8";
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* libmicrohttpd's messages: kept for the error text while starting, one
  * stderr line (in the logger's format) afterwards. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -143,7 +136,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     switch (route) {
     case R_METRICS: return respond_metrics(h, conn);
     case R_HEALTHZ: {
-        bool ok = sw_metrics_check_health(h->m, mono_ms(), h->stale_ms, why, sizeof(why));
+        bool ok = sw_metrics_check_health(h->m, sw_clock_ms(), h->stale_ms, why, sizeof(why));
         return respond_check(conn, ok, why);
     }
     case R_READYZ: {

@@ -19,6 +19,7 @@
 
 #include "sw_alloc.h"
 #include "sw_analysis.h"
+#include "sw_log.h"
 
 #ifndef SW_VERSION
 #define SW_VERSION "unknown"
@@ -263,13 +264,6 @@ static double bitsd(uint64_t u)
     return v;
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000000) / 1000.0;
-}
-
 sw_metrics_t *sw_metrics_new(void)
 {
     sw_metrics_t *m = sw_calloc(1, sizeof(*m));
@@ -298,7 +292,7 @@ sw_metrics_t *sw_metrics_new(void)
     pthread_mutex_init(&m->lock, NULL);
     sw_metrics_set(m, SW_M_UP, 1);
     sw_metrics_set(m, SW_M_BUILD_INFO, 1);
-    sw_metrics_set_double(m, SW_M_START_TIME, wall_s());
+    sw_metrics_set_double(m, SW_M_START_TIME, ((double)sw_wall_ms() / 1000.0));
     return m;
 }
 
@@ -481,9 +475,7 @@ int64_t sw_metrics_series_get(const sw_metrics_series_t *s)
 
 uint64_t sw_metrics_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)sw_clock_ns();
 }
 
 void sw_metrics_observe_ns(sw_metrics_t *m, uint64_t ns)

@@ -29,16 +29,26 @@ bool sw_log_parse_level(const char *s, sw_log_level_t *level)
 
 int64_t sw_clock_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return sw_clock_ns() / 1000000;
 }
 
 int64_t sw_wall_ms(void)
 {
+    return sw_wall_ns() / 1000000;
+}
+
+int64_t sw_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t sw_wall_ns(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void vlog(const sw_log_t *lg, sw_log_level_t level, const char *suffix, const char *fmt,

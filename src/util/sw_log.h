@@ -55,4 +55,10 @@ int64_t sw_clock_ms(void);
 /** @brief Milliseconds since the Unix epoch (for timestamps in messages). */
 int64_t sw_wall_ms(void);
 
+/** @brief Nanoseconds of the monotonic clock (for durations). */
+int64_t sw_clock_ns(void);
+
+/** @brief Nanoseconds since the Unix epoch. */
+int64_t sw_wall_ns(void);
+
 #endif /* SW_LOG_H */
