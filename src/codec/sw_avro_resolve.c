@@ -1,0 +1,1035 @@
+/*
+ * Avro schema resolution (see sw_avro_resolve.h): schemas parsed from JSON
+ * into nodes, a writer/reader pair resolved into a tree of rewrite steps,
+ * and the rewrite itself, which never reads past the body and names the
+ * field of the first problem. Everything a plan needs lives in its arena.
+ * No I/O, no libavro.
+ */
+#include "sw_avro_resolve.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_arena.h"
+#include "sw_jdom.h"
+
+/* ---- schemas ----------------------------------------------------------- */
+
+typedef enum at_e {
+    AT_NULL,
+    AT_BOOLEAN,
+    AT_INT,
+    AT_LONG,
+    AT_FLOAT,
+    AT_DOUBLE,
+    AT_BYTES,
+    AT_STRING,
+    AT_RECORD,
+    AT_ENUM,
+    AT_ARRAY,
+    AT_MAP,
+    AT_UNION,
+    AT_FIXED
+} at_t;
+
+static const char *const k_at_name[] = {"null",  "boolean", "int",    "long", "float",
+                                        "double", "bytes",   "string", "record", "enum",
+                                        "array", "map",     "union",  "fixed"};
+
+typedef struct anode_s anode_t;
+
+typedef struct afield_s {
+    sw_str_t name;
+    anode_t *type;
+    const sw_jnode_t *dflt; /* NULL: no default */
+} afield_t;
+
+struct anode_s {
+    at_t t;
+    sw_str_t name;     /* unqualified name (record, enum, fixed) */
+    sw_str_t fullname; /* namespace.name */
+    size_t n;          /* fields, branches or symbols */
+    afield_t *fields;
+    anode_t **branches;
+    sw_str_t *symbols;
+    const sw_jnode_t *enum_dflt; /* enum "default" symbol, or NULL */
+    anode_t *items;              /* array items, map values */
+    int64_t size;                /* fixed: bytes */
+};
+
+typedef struct named_s {
+    anode_t *node;
+    struct named_s *next;
+} named_t;
+
+typedef struct parser_s {
+    sw_arena_t *arena;
+    named_t *named; /* named types defined so far */
+    const char *who; /* "reader schema" or "writer schema id 7" */
+    char *errstr;
+    size_t errstr_size;
+} parser_t;
+
+static bool p_fail(parser_t *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool p_fail(parser_t *ps, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(ps->errstr, ps->errstr_size, "%s: %s", ps->who, msg);
+    return false;
+}
+
+static bool str_is(sw_str_t s, const char *c)
+{
+    size_t n = strlen(c);
+    return s.len == n && memcmp(s.ptr, c, n) == 0;
+}
+
+static int primitive(sw_str_t s)
+{
+    for (int t = AT_NULL; t <= AT_STRING; t++)
+        if (str_is(s, k_at_name[t])) return t;
+    return -1;
+}
+
+static sw_str_t join_name(parser_t *ps, sw_str_t ns, sw_str_t name)
+{
+    if (!ns.len || memchr(name.ptr, '.', name.len)) return name;
+    char *p = sw_arena_alloc(ps->arena, ns.len + name.len + 2);
+    memcpy(p, ns.ptr, ns.len);
+    p[ns.len] = '.';
+    memcpy(p + ns.len + 1, name.ptr, name.len);
+    p[ns.len + name.len + 1] = '\0';
+    return (sw_str_t){p, ns.len + name.len + 1};
+}
+
+static anode_t *find_named(parser_t *ps, sw_str_t full)
+{
+    for (named_t *n = ps->named; n; n = n->next)
+        if (sw_str_eq(n->node->fullname, full)) return n->node;
+    return NULL;
+}
+
+static anode_t *parse_node(parser_t *ps, const sw_jnode_t *j, sw_str_t ns, const char *path,
+                           int depth);
+
+/* A named type: registered before its fields, so that it may refer to itself. */
+static anode_t *parse_named(parser_t *ps, const sw_jnode_t *j, at_t t, sw_str_t *ns,
+                            const char *path)
+{
+    const sw_jnode_t *name = sw_jdom_get(j, "name");
+    if (!name || name->type != SW_JN_STRING || !name->s.len) {
+        p_fail(ps, "field \"%s\": a %s needs a \"name\"", path, k_at_name[t]);
+        return NULL;
+    }
+    const sw_jnode_t *jns = sw_jdom_get(j, "namespace");
+    if (jns && jns->type == SW_JN_STRING) *ns = jns->s;
+    anode_t *a = sw_arena_calloc(ps->arena, 1, sizeof(*a));
+    a->t = t;
+    a->fullname = join_name(ps, *ns, name->s);
+    const char *dot = memrchr(a->fullname.ptr, '.', a->fullname.len);
+    a->name = dot ? (sw_str_t){dot + 1, a->fullname.len - (size_t)(dot + 1 - a->fullname.ptr)}
+                  : a->fullname;
+    if (dot) *ns = (sw_str_t){a->fullname.ptr, (size_t)(dot - a->fullname.ptr)};
+    named_t *nm = sw_arena_calloc(ps->arena, 1, sizeof(*nm));
+    nm->node = a;
+    nm->next = ps->named;
+    ps->named = nm;
+    return a;
+}
+
+static const char *sub_path(parser_t *ps, const char *path, sw_str_t field)
+{
+    size_t pl = strlen(path);
+    char *p = sw_arena_alloc(ps->arena, pl + field.len + 2);
+    if (pl) {
+        memcpy(p, path, pl);
+        p[pl++] = '.';
+    }
+    memcpy(p + pl, field.ptr, field.len);
+    p[pl + field.len] = '\0';
+    return p;
+}
+
+static anode_t *parse_record(parser_t *ps, const sw_jnode_t *j, sw_str_t ns, const char *path,
+                             int depth)
+{
+    anode_t *a = parse_named(ps, j, AT_RECORD, &ns, path);
+    if (!a) return NULL;
+    const sw_jnode_t *fields = sw_jdom_get(j, "fields");
+    if (!fields || fields->type != SW_JN_ARRAY) {
+        p_fail(ps, "record \"%.*s\" needs a \"fields\" array", (int)a->name.len, a->name.ptr);
+        return NULL;
+    }
+    if (fields->n > SW_AVRO_MAX_FIELDS) {
+        p_fail(ps, "record \"%.*s\" has %zu fields (at most %d)", (int)a->name.len, a->name.ptr,
+               fields->n, SW_AVRO_MAX_FIELDS);
+        return NULL;
+    }
+    a->n = fields->n;
+    a->fields = sw_arena_calloc(ps->arena, a->n ? a->n : 1, sizeof(*a->fields));
+    for (size_t i = 0; i < a->n; i++) {
+        const sw_jnode_t *f = &fields->items[i];
+        const sw_jnode_t *fname = f->type == SW_JN_OBJECT ? sw_jdom_get(f, "name") : NULL;
+        if (!fname || fname->type != SW_JN_STRING || !fname->s.len) {
+            p_fail(ps, "record \"%.*s\": field %zu has no \"name\"", (int)a->name.len,
+                   a->name.ptr, i);
+            return NULL;
+        }
+        for (size_t k = 0; k < i; k++)
+            if (sw_str_eq(a->fields[k].name, fname->s)) {
+                p_fail(ps, "record \"%.*s\": field \"%.*s\" appears twice", (int)a->name.len,
+                       a->name.ptr, (int)fname->s.len, fname->s.ptr);
+                return NULL;
+            }
+        const char *fpath = sub_path(ps, path, fname->s);
+        const sw_jnode_t *ft = sw_jdom_get(f, "type");
+        if (!ft) {
+            p_fail(ps, "field \"%s\" has no \"type\"", fpath);
+            return NULL;
+        }
+        a->fields[i].name = fname->s;
+        a->fields[i].dflt = sw_jdom_get(f, "default");
+        a->fields[i].type = parse_node(ps, ft, ns, fpath, depth + 1);
+        if (!a->fields[i].type) return NULL;
+    }
+    return a;
+}
+
+static anode_t *parse_object(parser_t *ps, const sw_jnode_t *j, sw_str_t ns, const char *path,
+                             int depth)
+{
+    const sw_jnode_t *type = sw_jdom_get(j, "type");
+    if (!type) {
+        p_fail(ps, "field \"%s\": a type object needs a \"type\"", path);
+        return NULL;
+    }
+    if (type->type != SW_JN_STRING) return parse_node(ps, type, ns, path, depth + 1);
+    int prim = primitive(type->s);
+    if (prim >= 0) { /* {"type": "long", "logicalType": ...}: the bytes are a long */
+        anode_t *a = sw_arena_calloc(ps->arena, 1, sizeof(*a));
+        a->t = (at_t)prim;
+        return a;
+    }
+    if (str_is(type->s, "record") || str_is(type->s, "error"))
+        return parse_record(ps, j, ns, path, depth);
+    if (str_is(type->s, "enum")) {
+        anode_t *a = parse_named(ps, j, AT_ENUM, &ns, path);
+        if (!a) return NULL;
+        const sw_jnode_t *sy = sw_jdom_get(j, "symbols");
+        if (!sy || sy->type != SW_JN_ARRAY || !sy->n) {
+            p_fail(ps, "field \"%s\": enum needs a non-empty \"symbols\" array", path);
+            return NULL;
+        }
+        a->n = sy->n;
+        a->symbols = sw_arena_calloc(ps->arena, a->n, sizeof(*a->symbols));
+        for (size_t i = 0; i < a->n; i++) {
+            if (sy->items[i].type != SW_JN_STRING) {
+                p_fail(ps, "field \"%s\": enum symbol %zu is not a string", path, i);
+                return NULL;
+            }
+            a->symbols[i] = sy->items[i].s;
+        }
+        a->enum_dflt = sw_jdom_get(j, "default");
+        return a;
+    }
+    if (str_is(type->s, "array") || str_is(type->s, "map")) {
+        bool arr = str_is(type->s, "array");
+        const sw_jnode_t *it = sw_jdom_get(j, arr ? "items" : "values");
+        if (!it) {
+            p_fail(ps, "field \"%s\": %s needs \"%s\"", path, arr ? "array" : "map",
+                   arr ? "items" : "values");
+            return NULL;
+        }
+        anode_t *a = sw_arena_calloc(ps->arena, 1, sizeof(*a));
+        a->t = arr ? AT_ARRAY : AT_MAP;
+        a->items = parse_node(ps, it, ns, path, depth + 1);
+        return a->items ? a : NULL;
+    }
+    if (str_is(type->s, "fixed")) {
+        anode_t *a = parse_named(ps, j, AT_FIXED, &ns, path);
+        if (!a) return NULL;
+        const sw_jnode_t *sz = sw_jdom_get(j, "size");
+        if (!sz || sz->type != SW_JN_INT || sz->i < 0 || sz->i > (1 << 20)) {
+            p_fail(ps, "field \"%s\": fixed needs a \"size\" of 0..1048576", path);
+            return NULL;
+        }
+        a->size = sz->i;
+        return a;
+    }
+    /* A named type referenced as {"type": "Name"}. */
+    return parse_node(ps, type, ns, path, depth + 1);
+}
+
+static anode_t *parse_node(parser_t *ps, const sw_jnode_t *j, sw_str_t ns, const char *path,
+                           int depth)
+{
+    if (depth > SW_AVRO_MAX_DEPTH) {
+        p_fail(ps, "field \"%s\": schema nested deeper than %d levels", path, SW_AVRO_MAX_DEPTH);
+        return NULL;
+    }
+    if (j->type == SW_JN_STRING) {
+        int prim = primitive(j->s);
+        if (prim >= 0) {
+            anode_t *a = sw_arena_calloc(ps->arena, 1, sizeof(*a));
+            a->t = (at_t)prim;
+            return a;
+        }
+        anode_t *a = find_named(ps, join_name(ps, ns, j->s));
+        if (!a) a = find_named(ps, j->s);
+        if (!a) p_fail(ps, "field \"%s\": unknown type \"%.*s\"", path, (int)j->s.len, j->s.ptr);
+        return a;
+    }
+    if (j->type == SW_JN_ARRAY) {
+        anode_t *a = sw_arena_calloc(ps->arena, 1, sizeof(*a));
+        a->t = AT_UNION;
+        a->n = j->n;
+        a->branches = sw_arena_calloc(ps->arena, a->n ? a->n : 1, sizeof(*a->branches));
+        if (!a->n) {
+            p_fail(ps, "field \"%s\": empty union", path);
+            return NULL;
+        }
+        for (size_t i = 0; i < a->n; i++) {
+            a->branches[i] = parse_node(ps, &j->items[i], ns, path, depth + 1);
+            if (!a->branches[i]) return NULL;
+            if (a->branches[i]->t == AT_UNION) {
+                p_fail(ps, "field \"%s\": a union inside a union", path);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    if (j->type == SW_JN_OBJECT) return parse_object(ps, j, ns, path, depth);
+    p_fail(ps, "field \"%s\": a type must be a string, an array or an object", path);
+    return NULL;
+}
+
+static anode_t *schema_parse(parser_t *ps, const char *text, size_t len)
+{
+    char jerr[200];
+    sw_jnode_t *root = sw_jdom_parse(text, len, ps->arena, jerr, sizeof(jerr));
+    if (!root) {
+        p_fail(ps, "not valid JSON: %s", jerr);
+        return NULL;
+    }
+    return parse_node(ps, root, (sw_str_t){"", 0}, "", 0);
+}
+
+/* Same binary layout (names, docs and defaults aside). */
+static bool same_layout(const anode_t *w, const anode_t *r, int depth)
+{
+    if (w == r) return true;
+    if (w->t != r->t || depth > SW_AVRO_MAX_DEPTH) return false;
+    switch (w->t) {
+    case AT_RECORD:
+        if (w->n != r->n) return false;
+        for (size_t i = 0; i < w->n; i++)
+            if (!same_layout(w->fields[i].type, r->fields[i].type, depth + 1)) return false;
+        return true;
+    case AT_UNION:
+        if (w->n != r->n) return false;
+        for (size_t i = 0; i < w->n; i++)
+            if (!same_layout(w->branches[i], r->branches[i], depth + 1)) return false;
+        return true;
+    case AT_ARRAY:
+    case AT_MAP:
+        return same_layout(w->items, r->items, depth + 1);
+    case AT_ENUM: /* indexes are only the same when the symbols are */
+        if (w->n != r->n) return false;
+        for (size_t i = 0; i < w->n; i++)
+            if (!sw_str_eq(w->symbols[i], r->symbols[i])) return false;
+        return true;
+    case AT_FIXED:
+        return w->size == r->size;
+    default:
+        return true;
+    }
+}
+
+/* ---- resolution -------------------------------------------------------- */
+
+typedef enum op_kind_e {
+    OP_COPY,      /* same layout: copy the writer's bytes */
+    OP_TO_FLOAT,  /* int/long -> float */
+    OP_TO_DOUBLE, /* int/long -> double */
+    OP_F2D,       /* float -> double */
+    OP_RECORD,
+    OP_ARRAY,
+    OP_MAP,
+    OP_WUNION,  /* writer union: pick the step of the branch written */
+    OP_TO_UNION,/* writer non-union into a reader union branch */
+    OP_ENUM,
+    OP_FAIL /* a writer union branch the reader cannot take */
+} op_kind_t;
+
+typedef struct op_s op_t;
+struct op_s {
+    op_kind_t k;
+    const anode_t *w;  /* writer type (skipping, copying) */
+    const char *path;  /* field path, for messages */
+    const char *why;   /* OP_FAIL: the message */
+    int64_t branch;    /* OP_TO_UNION: reader branch index */
+    op_t *sub;         /* OP_TO_UNION, OP_ARRAY, OP_MAP */
+    op_t **wb;         /* OP_WUNION: per writer branch */
+    /* OP_RECORD: per reader field, the writer field (-1: default bytes) */
+    size_t nr;
+    int *from;
+    op_t **fop;
+    sw_str_t *dflt;
+    bool in_order; /* every writer field read, in the reader's order */
+    /* OP_ENUM: writer index -> reader index (-1: error) */
+    int64_t *emap;
+};
+
+struct sw_avro_plan_s {
+    sw_arena_t arena;
+    int32_t id;
+    bool identity;
+    const anode_t *writer;
+    op_t *root;
+};
+
+typedef struct res_s {
+    sw_arena_t *arena;
+    const char *who;
+    char *errstr;
+    size_t errstr_size;
+} res_t;
+
+static bool r_fail(res_t *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool r_fail(res_t *rs, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(rs->errstr, rs->errstr_size, "%s: %s", rs->who, msg);
+    return false;
+}
+
+static const char *type_name(const anode_t *a, char *buf, size_t size)
+{
+    if (a->t == AT_RECORD || a->t == AT_ENUM || a->t == AT_FIXED)
+        snprintf(buf, size, "%s \"%.*s\"", k_at_name[a->t], (int)a->name.len, a->name.ptr);
+    else if (a->t == AT_UNION) {
+        size_t n = (size_t)snprintf(buf, size, "[");
+        for (size_t i = 0; i < a->n && n < size; i++) {
+            char sub[80];
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "",
+                                  type_name(a->branches[i], sub, sizeof(sub)));
+        }
+        if (n < size) snprintf(buf + n, size - n, "]");
+    } else snprintf(buf, size, "\"%s\"", k_at_name[a->t]);
+    return buf;
+}
+
+/* Spec "schemas match" for non-union writer @p w against non-union @p r. */
+static bool matches(const anode_t *w, const anode_t *r, int depth)
+{
+    if (depth > SW_AVRO_MAX_DEPTH) return false;
+    if (w->t == r->t) {
+        switch (w->t) {
+        case AT_RECORD:
+        case AT_ENUM:
+            return sw_str_eq(w->name, r->name);
+        case AT_FIXED:
+            return sw_str_eq(w->name, r->name) && w->size == r->size;
+        case AT_ARRAY:
+        case AT_MAP:
+            if (w->items->t == AT_UNION || r->items->t == AT_UNION) return true;
+            return matches(w->items, r->items, depth + 1);
+        default:
+            return true;
+        }
+    }
+    switch (w->t) {
+    case AT_INT:
+        return r->t == AT_LONG || r->t == AT_FLOAT || r->t == AT_DOUBLE;
+    case AT_LONG:
+        return r->t == AT_FLOAT || r->t == AT_DOUBLE;
+    case AT_FLOAT:
+        return r->t == AT_DOUBLE;
+    case AT_STRING:
+        return r->t == AT_BYTES;
+    case AT_BYTES:
+        return r->t == AT_STRING;
+    default:
+        return false;
+    }
+}
+
+static op_t *resolve(res_t *rs, const anode_t *w, const anode_t *r, const char *path, int depth);
+
+static op_t *new_op(res_t *rs, op_kind_t k, const anode_t *w, const char *path)
+{
+    op_t *op = sw_arena_calloc(rs->arena, 1, sizeof(*op));
+    op->k = k;
+    op->w = w;
+    op->path = path;
+    return op;
+}
+
+/* The reader union branch a non-union writer type goes to: an exact type
+ * first, then one it promotes to (as Avro's Java and C implementations). */
+static int64_t union_branch(const anode_t *w, const anode_t *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->branches[i]->t == w->t && matches(w, r->branches[i], 0)) return (int64_t)i;
+    for (size_t i = 0; i < r->n; i++)
+        if (matches(w, r->branches[i], 0)) return (int64_t)i;
+    return -1;
+}
+
+/* Encode the JSON default @p j of reader type @p r (spec: a union's default
+ * is of its first branch). */
+static bool put_default(res_t *rs, sw_buf_t *out, const anode_t *r, const sw_jnode_t *j,
+                        const char *path, int depth);
+
+static void put_zz(sw_buf_t *out, int64_t v)
+{
+    uint64_t u = ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);
+    while (u >= 0x80) {
+        sw_buf_putc(out, (char)(u | 0x80));
+        u >>= 7;
+    }
+    sw_buf_putc(out, (char)u);
+}
+
+static bool put_default(res_t *rs, sw_buf_t *out, const anode_t *r, const sw_jnode_t *j,
+                        const char *path, int depth)
+{
+    char tn[200];
+    bool ok = depth <= SW_AVRO_MAX_DEPTH;
+    switch (r->t) {
+    case AT_NULL:
+        ok = ok && j->type == SW_JN_NULL;
+        break;
+    case AT_BOOLEAN:
+        ok = ok && j->type == SW_JN_BOOL;
+        if (ok) sw_buf_putc(out, j->b ? 1 : 0);
+        break;
+    case AT_INT:
+    case AT_LONG:
+        ok = ok && j->type == SW_JN_INT &&
+             (r->t == AT_LONG || (j->i >= INT32_MIN && j->i <= INT32_MAX));
+        if (ok) put_zz(out, j->i);
+        break;
+    case AT_FLOAT:
+    case AT_DOUBLE:
+        ok = ok && (j->type == SW_JN_INT || j->type == SW_JN_NUMBER);
+        if (ok && r->t == AT_FLOAT) {
+            float f = (float)j->d;
+            sw_buf_put(out, &f, 4); /* little-endian hosts only (as the rest) */
+        } else if (ok) {
+            sw_buf_put(out, &j->d, 8);
+        }
+        break;
+    case AT_STRING:
+    case AT_BYTES:
+    case AT_FIXED:
+        ok = ok && j->type == SW_JN_STRING && (r->t != AT_FIXED || (int64_t)j->s.len == r->size);
+        if (ok && r->t != AT_FIXED) put_zz(out, (int64_t)j->s.len);
+        if (ok) sw_buf_put(out, j->s.ptr, j->s.len);
+        break;
+    case AT_ENUM:
+        ok = false;
+        for (size_t i = 0; j->type == SW_JN_STRING && i < r->n && !ok; i++)
+            if (sw_str_eq(r->symbols[i], j->s)) {
+                put_zz(out, (int64_t)i);
+                ok = true;
+            }
+        break;
+    case AT_UNION:
+        put_zz(out, 0);
+        return put_default(rs, out, r->branches[0], j, path, depth + 1);
+    case AT_ARRAY:
+    case AT_MAP:
+        ok = ok && j->type == (r->t == AT_ARRAY ? SW_JN_ARRAY : SW_JN_OBJECT);
+        if (ok && j->n) {
+            put_zz(out, (int64_t)j->n);
+            for (size_t i = 0; i < j->n; i++) {
+                if (r->t == AT_MAP) {
+                    put_zz(out, (int64_t)j->keys[i].len);
+                    sw_buf_put(out, j->keys[i].ptr, j->keys[i].len);
+                }
+                if (!put_default(rs, out, r->items, &j->items[i], path, depth + 1)) return false;
+            }
+        }
+        if (ok) put_zz(out, 0);
+        break;
+    case AT_RECORD:
+        ok = ok && j->type == SW_JN_OBJECT;
+        for (size_t i = 0; ok && i < r->n; i++) {
+            char key[256];
+            snprintf(key, sizeof(key), "%.*s", (int)r->fields[i].name.len, r->fields[i].name.ptr);
+            const sw_jnode_t *v = sw_jdom_get(j, key);
+            if (!v) v = r->fields[i].dflt;
+            if (!v) return r_fail(rs, "field \"%s\": default lacks field \"%s\"", path, key);
+            if (!put_default(rs, out, r->fields[i].type, v, path, depth + 1)) return false;
+        }
+        break;
+    }
+    if (!ok)
+        return r_fail(rs, "reader field \"%s\": its default does not match its type %s", path,
+                      type_name(r, tn, sizeof(tn)));
+    return true;
+}
+
+static op_t *resolve_record(res_t *rs, const anode_t *w, const anode_t *r, const char *path,
+                            int depth)
+{
+    op_t *op = new_op(rs, OP_RECORD, w, path);
+    op->nr = r->n;
+    op->from = sw_arena_calloc(rs->arena, r->n ? r->n : 1, sizeof(*op->from));
+    op->fop = sw_arena_calloc(rs->arena, r->n ? r->n : 1, sizeof(*op->fop));
+    op->dflt = sw_arena_calloc(rs->arena, r->n ? r->n : 1, sizeof(*op->dflt));
+    op->in_order = w->n == r->n;
+    for (size_t i = 0; i < r->n; i++) {
+        const afield_t *rf = &r->fields[i];
+        char fp[300];
+        snprintf(fp, sizeof(fp), "%s%s%.*s", path, *path ? "." : "", (int)rf->name.len,
+                 rf->name.ptr);
+        char *fpath = sw_arena_alloc(rs->arena, strlen(fp) + 1);
+        strcpy(fpath, fp);
+        op->from[i] = -1;
+        for (size_t k = 0; k < w->n; k++)
+            if (sw_str_eq(w->fields[k].name, rf->name)) op->from[i] = (int)k;
+        if (op->from[i] != (int)i) op->in_order = false;
+        if (op->from[i] >= 0) {
+            op->fop[i] = resolve(rs, w->fields[op->from[i]].type, rf->type, fpath, depth + 1);
+            if (!op->fop[i]) return NULL;
+            continue;
+        }
+        if (!rf->dflt) {
+            r_fail(rs, "reader field \"%s\" is not in the writer schema and has no default", fpath);
+            return NULL;
+        }
+        sw_buf_t b;
+        sw_buf_init(&b);
+        bool ok = put_default(rs, &b, rf->type, rf->dflt, fpath, depth + 1);
+        if (ok) {
+            char *p = sw_arena_alloc(rs->arena, b.len ? b.len : 1);
+            memcpy(p, b.data, b.len);
+            op->dflt[i] = (sw_str_t){p, b.len};
+        }
+        sw_buf_clear(&b);
+        if (!ok) return NULL;
+    }
+    return op;
+}
+
+static op_t *resolve(res_t *rs, const anode_t *w, const anode_t *r, const char *path, int depth)
+{
+    char wn[200], rn[200];
+    if (depth > SW_AVRO_MAX_DEPTH) {
+        r_fail(rs, "field \"%s\": schema nested deeper than %d levels", path, SW_AVRO_MAX_DEPTH);
+        return NULL;
+    }
+    if (same_layout(w, r, 0)) return new_op(rs, OP_COPY, w, path);
+    if (w->t == AT_UNION) {
+        op_t *op = new_op(rs, OP_WUNION, w, path);
+        op->wb = sw_arena_calloc(rs->arena, w->n, sizeof(*op->wb));
+        bool any = false;
+        for (size_t i = 0; i < w->n; i++) {
+            const anode_t *wb = w->branches[i];
+            bool ok = r->t == AT_UNION ? union_branch(wb, r) >= 0 : matches(wb, r, 0);
+            if (ok) {
+                op->wb[i] = resolve(rs, wb, r, path, depth + 1);
+                if (!op->wb[i]) return NULL;
+                any = true;
+                continue;
+            }
+            /* Resolved lazily, per spec: an error only if this branch is written. */
+            op_t *f = new_op(rs, OP_FAIL, wb, path);
+            char msg[500];
+            snprintf(msg, sizeof(msg),
+                     "field \"%s\": writer union branch %zu (%s) cannot be read as reader type %s",
+                     path, i, type_name(wb, wn, sizeof(wn)), type_name(r, rn, sizeof(rn)));
+            char *m = sw_arena_alloc(rs->arena, strlen(msg) + 1);
+            strcpy(m, msg);
+            f->why = m;
+            op->wb[i] = f;
+        }
+        if (!any) {
+            r_fail(rs, "field \"%s\": writer type %s cannot be read as reader type %s", path,
+                   type_name(w, wn, sizeof(wn)), type_name(r, rn, sizeof(rn)));
+            return NULL;
+        }
+        return op;
+    }
+    if (r->t == AT_UNION) {
+        int64_t b = union_branch(w, r);
+        if (b < 0) {
+            r_fail(rs, "field \"%s\": writer type %s cannot be read as reader type %s", path,
+                   type_name(w, wn, sizeof(wn)), type_name(r, rn, sizeof(rn)));
+            return NULL;
+        }
+        op_t *op = new_op(rs, OP_TO_UNION, w, path);
+        op->branch = b;
+        op->sub = resolve(rs, w, r->branches[b], path, depth + 1);
+        return op->sub ? op : NULL;
+    }
+    if (!matches(w, r, 0)) {
+        r_fail(rs, "field \"%s\": writer type %s cannot be read as reader type %s", path,
+               type_name(w, wn, sizeof(wn)), type_name(r, rn, sizeof(rn)));
+        return NULL;
+    }
+    switch (r->t) {
+    case AT_LONG: /* int -> long: the same zig-zag varint */
+    case AT_STRING:
+    case AT_BYTES:
+        return new_op(rs, OP_COPY, w, path);
+    case AT_FLOAT:
+    case AT_DOUBLE:
+        if (w->t == AT_FLOAT) return new_op(rs, OP_F2D, w, path);
+        return new_op(rs, r->t == AT_FLOAT ? OP_TO_FLOAT : OP_TO_DOUBLE, w, path);
+    case AT_RECORD:
+        return resolve_record(rs, w, r, path, depth);
+    case AT_ARRAY:
+    case AT_MAP: {
+        op_t *op = new_op(rs, r->t == AT_ARRAY ? OP_ARRAY : OP_MAP, w, path);
+        op->sub = resolve(rs, w->items, r->items, path, depth + 1);
+        return op->sub ? op : NULL;
+    }
+    case AT_ENUM: {
+        op_t *op = new_op(rs, OP_ENUM, w, path);
+        op->emap = sw_arena_calloc(rs->arena, w->n, sizeof(*op->emap));
+        int64_t dflt = -1;
+        for (size_t k = 0; r->enum_dflt && r->enum_dflt->type == SW_JN_STRING && k < r->n; k++)
+            if (sw_str_eq(r->symbols[k], r->enum_dflt->s)) dflt = (int64_t)k;
+        for (size_t i = 0; i < w->n; i++) {
+            op->emap[i] = dflt;
+            for (size_t k = 0; k < r->n; k++)
+                if (sw_str_eq(r->symbols[k], w->symbols[i])) op->emap[i] = (int64_t)k;
+        }
+        return op;
+    }
+    default: /* same primitive or fixed: same_layout() took it */
+        return new_op(rs, OP_COPY, w, path);
+    }
+}
+
+sw_avro_plan_t *sw_avro_plan_new(const char *writer_json, size_t writer_len,
+                                 const char *reader_json, size_t reader_len, int32_t schema_id,
+                                 char *errstr, size_t errstr_size)
+{
+    sw_avro_plan_t *plan = sw_calloc(1, sizeof(*plan));
+    sw_arena_init(&plan->arena);
+    plan->id = schema_id;
+    char who[64];
+    if (schema_id >= 0) snprintf(who, sizeof(who), "writer schema id %ld", (long)schema_id);
+    else snprintf(who, sizeof(who), "writer schema");
+    parser_t pw = {&plan->arena, NULL, who, errstr, errstr_size};
+    parser_t pr = {&plan->arena, NULL, "reader schema", errstr, errstr_size};
+    const anode_t *r = NULL;
+    plan->writer = schema_parse(&pw, writer_json, writer_len);
+    if (!plan->writer) goto err;
+    r = schema_parse(&pr, reader_json, reader_len);
+    if (!r) goto err;
+    res_t rs = {&plan->arena, who, errstr, errstr_size};
+    if (plan->writer->t == AT_RECORD && r->t == AT_RECORD &&
+        !sw_str_eq(plan->writer->name, r->name)) {
+        r_fail(&rs, "record name \"%.*s\" is not the reader's \"%.*s\"",
+               (int)plan->writer->name.len, plan->writer->name.ptr, (int)r->name.len,
+               r->name.ptr);
+        goto err;
+    }
+    plan->root = resolve(&rs, plan->writer, r, "", 0);
+    if (!plan->root) goto err;
+    plan->identity = plan->root->k == OP_COPY;
+    return plan;
+err:
+    sw_avro_plan_destroy(plan);
+    return NULL;
+}
+
+void sw_avro_plan_destroy(sw_avro_plan_t *plan)
+{
+    if (!plan) return;
+    sw_arena_clear(&plan->arena);
+    free(plan);
+}
+
+bool sw_avro_plan_identity(const sw_avro_plan_t *plan)
+{
+    return plan->identity;
+}
+
+int32_t sw_avro_plan_id(const sw_avro_plan_t *plan)
+{
+    return plan->id;
+}
+
+/* ---- rewriting --------------------------------------------------------- */
+
+typedef struct cur_s {
+    const unsigned char *base, *p, *end;
+    int32_t id;
+    const char *path; /* field being read */
+    sw_err_t err;
+    char *errstr;
+    size_t errstr_size;
+} cur_t;
+
+static bool c_fail(cur_t *c, sw_err_t err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool c_fail(cur_t *c, sw_err_t err, const char *fmt, ...)
+{
+    if (c->err) return false;
+    c->err = err;
+    char msg[500];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(c->errstr, c->errstr_size, "Avro (writer schema id %ld): %s", (long)c->id, msg);
+    return false;
+}
+
+static bool c_trunc(cur_t *c)
+{
+    return c_fail(c, SW_ERR_TRUNCATED, "truncated at byte %zu of the body while reading field \"%s\"",
+                  (size_t)(c->p - c->base), c->path);
+}
+
+static bool c_long(cur_t *c, int64_t *out)
+{
+    uint64_t v = 0;
+    const unsigned char *s = c->p;
+    for (int i = 0;; i++) {
+        if (c->p >= c->end) return c_trunc(c);
+        unsigned char b = *c->p++;
+        if (i == 9 && b > 1)
+            return c_fail(c, SW_ERR_AVRO, "varint at byte %zu in field \"%s\" does not fit in 64 bits",
+                          (size_t)(s - c->base), c->path);
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) break;
+    }
+    *out = (int64_t)((v >> 1) ^ (0 - (v & 1)));
+    return true;
+}
+
+static bool c_skip_n(cur_t *c, int64_t n)
+{
+    if (n < 0)
+        return c_fail(c, SW_ERR_AVRO, "negative length %lld at byte %zu in field \"%s\"",
+                      (long long)n, (size_t)(c->p - c->base), c->path);
+    if ((uint64_t)n > (size_t)(c->end - c->p)) {
+        c->p = c->end;
+        return c_trunc(c);
+    }
+    c->p += n;
+    return true;
+}
+
+/* Count of the next array/map block; *size >= 0 when the writer gave it. */
+static bool c_block(cur_t *c, int64_t *count, int64_t *size)
+{
+    *size = -1;
+    if (!c_long(c, count)) return false;
+    if (*count < 0) {
+        if (*count == INT64_MIN)
+            return c_fail(c, SW_ERR_AVRO, "block count out of range in field \"%s\"", c->path);
+        *count = -*count;
+        if (!c_long(c, size)) return false;
+        if (*size < 0 || (uint64_t)*size > (size_t)(c->end - c->p))
+            return c_fail(c, SW_ERR_AVRO, "bad block size %lld at byte %zu in field \"%s\"",
+                          (long long)*size, (size_t)(c->p - c->base), c->path);
+    }
+    /* Every item takes a byte, except null and empty records: bounded anyway. */
+    if ((uint64_t)*count > (size_t)(c->end - c->p) + 1000000)
+        return c_fail(c, SW_ERR_AVRO, "block of %lld items at byte %zu in field \"%s\" is larger "
+                      "than the body", (long long)*count, (size_t)(c->p - c->base), c->path);
+    return true;
+}
+
+static bool c_index(cur_t *c, size_t n, int64_t *out)
+{
+    const unsigned char *s = c->p;
+    if (!c_long(c, out)) return false;
+    if (*out < 0 || (uint64_t)*out >= n)
+        return c_fail(c, SW_ERR_AVRO, "index %lld at byte %zu in field \"%s\" is out of range "
+                      "(expected 0..%zu)", (long long)*out, (size_t)(s - c->base), c->path, n - 1);
+    return true;
+}
+
+static bool skip(cur_t *c, const anode_t *w, int depth)
+{
+    int64_t n = 0, size = 0;
+    if (depth > SW_AVRO_MAX_DEPTH)
+        return c_fail(c, SW_ERR_AVRO, "value nested deeper than %d levels in field \"%s\"",
+                      SW_AVRO_MAX_DEPTH, c->path);
+    switch (w->t) {
+    case AT_NULL:
+        return true;
+    case AT_BOOLEAN:
+        return c_skip_n(c, 1);
+    case AT_INT:
+    case AT_LONG:
+    case AT_ENUM:
+        return c_long(c, &n);
+    case AT_FLOAT:
+        return c_skip_n(c, 4);
+    case AT_DOUBLE:
+        return c_skip_n(c, 8);
+    case AT_BYTES:
+    case AT_STRING:
+        return c_long(c, &n) && c_skip_n(c, n);
+    case AT_FIXED:
+        return c_skip_n(c, w->size);
+    case AT_RECORD:
+        for (size_t i = 0; i < w->n; i++)
+            if (!skip(c, w->fields[i].type, depth + 1)) return false;
+        return true;
+    case AT_UNION:
+        return c_index(c, w->n, &n) && skip(c, w->branches[n], depth + 1);
+    case AT_ARRAY:
+    case AT_MAP:
+        for (;;) {
+            if (!c_block(c, &n, &size)) return false;
+            if (n == 0) return true;
+            if (size >= 0) {
+                c->p += size;
+                continue;
+            }
+            for (int64_t i = 0; i < n; i++) {
+                if (w->t == AT_MAP && !skip(c, &(anode_t){.t = AT_STRING}, depth + 1)) return false;
+                if (!skip(c, w->items, depth + 1)) return false;
+            }
+        }
+    }
+    return false;
+}
+
+static bool rewrite(cur_t *c, const op_t *op, sw_buf_t *out, int depth);
+
+static bool rewrite_record(cur_t *c, const op_t *op, sw_buf_t *out, int depth)
+{
+    const anode_t *w = op->w;
+    if (op->in_order) { /* same fields, same order: one pass */
+        for (size_t i = 0; i < op->nr; i++) {
+            c->path = op->fop[i]->path;
+            if (!rewrite(c, op->fop[i], out, depth + 1)) return false;
+        }
+        return true;
+    }
+    const unsigned char *at[SW_AVRO_MAX_FIELDS + 1];
+    for (size_t k = 0; k < w->n; k++) {
+        at[k] = c->p;
+        c->path = op->path;
+        if (!skip(c, w->fields[k].type, depth + 1)) return false;
+    }
+    const unsigned char *after = c->p;
+    for (size_t i = 0; i < op->nr; i++) {
+        if (op->from[i] < 0) {
+            sw_buf_put(out, op->dflt[i].ptr, op->dflt[i].len);
+            continue;
+        }
+        c->p = at[op->from[i]];
+        c->path = op->fop[i]->path;
+        if (!rewrite(c, op->fop[i], out, depth + 1)) return false;
+    }
+    c->p = after;
+    return true;
+}
+
+static bool rewrite(cur_t *c, const op_t *op, sw_buf_t *out, int depth)
+{
+    const unsigned char *s = c->p;
+    int64_t n = 0, size = 0;
+    if (depth > SW_AVRO_MAX_DEPTH)
+        return c_fail(c, SW_ERR_AVRO, "value nested deeper than %d levels in field \"%s\"",
+                      SW_AVRO_MAX_DEPTH, c->path);
+    switch (op->k) {
+    case OP_COPY:
+        if (!skip(c, op->w, depth)) return false;
+        sw_buf_put(out, s, (size_t)(c->p - s));
+        return true;
+    case OP_TO_FLOAT:
+    case OP_TO_DOUBLE:
+    case OP_F2D: {
+        double d = 0;
+        if (op->k == OP_F2D) {
+            float f = 0;
+            if (!c_skip_n(c, 4)) return false;
+            memcpy(&f, s, 4);
+            d = f;
+        } else {
+            if (!c_long(c, &n)) return false;
+            d = (double)n;
+        }
+        if (op->k == OP_TO_FLOAT) {
+            float f = (float)d;
+            sw_buf_put(out, &f, 4);
+        } else {
+            sw_buf_put(out, &d, 8);
+        }
+        return true;
+    }
+    case OP_RECORD:
+        return rewrite_record(c, op, out, depth);
+    case OP_ARRAY:
+    case OP_MAP:
+        for (;;) {
+            if (!c_block(c, &n, &size)) return false;
+            put_zz(out, n);
+            if (n == 0) return true;
+            for (int64_t i = 0; i < n; i++) {
+                if (op->k == OP_MAP) {
+                    const unsigned char *k = c->p;
+                    if (!c_long(c, &size) || !c_skip_n(c, size)) return false;
+                    sw_buf_put(out, k, (size_t)(c->p - k));
+                }
+                if (!rewrite(c, op->sub, out, depth + 1)) return false;
+            }
+        }
+    case OP_WUNION:
+        if (!c_index(c, op->w->n, &n)) return false;
+        return rewrite(c, op->wb[n], out, depth + 1);
+    case OP_TO_UNION:
+        put_zz(out, op->branch);
+        return rewrite(c, op->sub, out, depth + 1);
+    case OP_ENUM:
+        if (!c_index(c, op->w->n, &n)) return false;
+        if (op->emap[n] < 0)
+            return c_fail(c, SW_ERR_AVRO,
+                          "field \"%s\": enum symbol \"%.*s\" at byte %zu is not in the reader "
+                          "schema, which has no default",
+                          c->path, (int)op->w->symbols[n].len, op->w->symbols[n].ptr,
+                          (size_t)(s - c->base));
+        put_zz(out, op->emap[n]);
+        return true;
+    case OP_FAIL:
+        return c_fail(c, SW_ERR_AVRO, "%s (at byte %zu)", op->why, (size_t)(s - c->base));
+    }
+    return false;
+}
+
+sw_err_t sw_avro_plan_rewrite(const sw_avro_plan_t *plan, const void *body, size_t len,
+                              sw_buf_t *out, char *errstr, size_t errstr_size)
+{
+    cur_t c;
+    c.base = body ? body : (const void *)"";
+    c.p = c.base;
+    c.end = c.base + len;
+    c.id = plan->id;
+    c.path = "";
+    c.err = SW_OK;
+    c.errstr = errstr;
+    c.errstr_size = errstr_size;
+    if (!rewrite(&c, plan->root, out, 0)) return c.err;
+    if (c.p != c.end)
+        c_fail(&c, SW_ERR_AVRO, "%zu trailing bytes at byte %zu after the record",
+               (size_t)(c.end - c.p), (size_t)(c.p - c.base));
+    return c.err;
+}
