@@ -93,6 +93,12 @@ typedef enum sw_metric_e {
     SW_M_COMMITS,              /**< stormwatch_commits_total */
     SW_M_COMMIT_ERRORS,        /**< stormwatch_commit_errors_total */
     SW_M_REBALANCES,           /**< stormwatch_rebalances_total */
+    SW_M_SCHEMA_REGISTRY_ERRORS, /**< stormwatch_schema_registry_errors_total */
+    SW_M_SCHEMA_REGISTRY_UP,   /**< stormwatch_schema_registry_up (1 after a
+                                    request succeeded, 0 after one failed) */
+    SW_M_SCHEMA_REGISTRY_HELD, /**< stormwatch_schema_registry_held_partitions:
+                                    paused until the registry answers; not
+                                    ready while > 0 */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */

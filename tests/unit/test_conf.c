@@ -31,6 +31,14 @@ static const struct {
     {"output.format", "json"},
     {"avro.schema.id.telemetry", "1"},
     {"avro.schema.id.alert", "2"},
+    {"avro.schema.ids.telemetry", ""},
+    {"schema.registry.url", ""},
+    {"schema.registry.basic.auth.user.info", "[redacted, unset]"},
+    {"schema.registry.ssl.ca.location", ""},
+    {"schema.registry.ssl.certificate.location", ""},
+    {"schema.registry.ssl.key.location", "[redacted, unset]"},
+    {"schema.registry.request.timeout.ms", "5000"},
+    {"auto.register.schemas", "true"},
     {"pagerduty.routing.key", "[redacted, unset]"},
     {"alertmanager.generator.url", ""},
     {"alertmanager.labels", ""},
@@ -706,11 +714,14 @@ static int test_secrets(void)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         SW_ASSERT(sw_conf_is_secret(names[i].name) == names[i].secret, "%s: want %d",
                   names[i].name, names[i].secret);
-    /* Of the table, only pagerduty.routing.key is secret (its dump shows
-     * it); the check runs on all. */
+    /* Of the table, pagerduty.routing.key and the registry's basic auth are
+     * secret, and the key file's path is treated as one by its name (its
+     * dump shows it); the check runs on all. */
     for (size_t i = 0; i < N_DEFAULTS; i++)
         SW_ASSERT(sw_conf_is_secret(defaults[i].name) ==
-                      (strcmp(defaults[i].name, "pagerduty.routing.key") == 0),
+                      (strcmp(defaults[i].name, "pagerduty.routing.key") == 0 ||
+                       strcmp(defaults[i].name, "schema.registry.basic.auth.user.info") == 0 ||
+                       strcmp(defaults[i].name, "schema.registry.ssl.key.location") == 0),
                   "%s: secret is %d", defaults[i].name, sw_conf_is_secret(defaults[i].name));
 
     sw_conf_t *conf = sw_conf_new();
