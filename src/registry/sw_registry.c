@@ -40,6 +40,7 @@ struct sw_registry_s {
     CURL *curl;
     entry_t *cache; /* ring of cache_max entries */
     size_t cache_max, cache_n, cache_next;
+    size_t last;    /* index of the last hit: consecutive messages share ids */
     int64_t backoff_ms, next_try_ms;
     uint64_t errors;
     bool up;
@@ -119,8 +120,12 @@ int64_t sw_registry_backoff_ms(const sw_registry_t *reg)
 
 static entry_t *cache_find(sw_registry_t *reg, int32_t id)
 {
+    if (reg->last < reg->cache_n && reg->cache[reg->last].id == id) return &reg->cache[reg->last];
     for (size_t i = 0; i < reg->cache_n; i++)
-        if (reg->cache[i].id == id) return &reg->cache[i];
+        if (reg->cache[i].id == id) {
+            reg->last = i;
+            return &reg->cache[i];
+        }
     return NULL;
 }
 
