@@ -2,7 +2,7 @@
 # Avro decoding speed, one run, side by side: today's fixed-id path against
 # the schema-registry path (identity plan; writer schemas v1 and v3 that
 # need resolution). Inputs: `stormwatch gen` (64 ranks x 500 samples =
-# 32,000 events), v1/v3 messages encoded by python3-avro
+# 32,000 events), all encoded by python3-avro with schemas v1, v2 (today's) and v3
 # (tests/registry/sr_encode.py). Prints a Markdown table (bench/README.md).
 #
 #   bench/avro.sh [SECONDS per row, default 3]
@@ -17,8 +17,11 @@ cmake --build "$BUILD" -j2 --target stormwatch sw_avrobench >&2
 EV=$OUT/events.jsonl
 [[ -s $EV ]] || "$BUILD/stormwatch" gen --ranks 64 --samples 500 --quiet -o "$EV"
 REG=$ROOT/tests/registry
-for v in 1 3; do
+cp "$ROOT/schemas/telemetry_event.avsc" "$OUT/telemetry_v2.avsc"
+for v in 1 2 3; do
     id=$((10 + v))
-    [[ -s $OUT/v$v.bin ]] || (cd "$REG" && /usr/bin/python3 sr_encode.py --schema "$id=telemetry_v$v.avsc" "$EV" "$OUT/v$v.bin" >&2)
+    avsc=$REG/telemetry_v$v.avsc
+    [[ $v == 2 ]] && avsc=$OUT/telemetry_v2.avsc
+    [[ -s $OUT/v$v.bin ]] || /usr/bin/python3 "$REG/sr_encode.py" --schema "$id=$avsc" "$EV" "$OUT/v$v.bin" >&2
 done
-"$BUILD/bench/sw_avrobench" "$EV" "$OUT/v1.bin" "$REG/telemetry_v1.avsc" "$OUT/v3.bin" "$REG/telemetry_v3.avsc" "${1:-3}"
+"$BUILD/bench/sw_avrobench" "$OUT/v2.bin" "$OUT/v1.bin" "$REG/telemetry_v1.avsc" "$OUT/v3.bin" "$REG/telemetry_v3.avsc" "${1:-3}"

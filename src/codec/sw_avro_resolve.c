@@ -8,6 +8,7 @@
 #include "sw_avro_resolve.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,10 +323,15 @@ static anode_t *schema_parse(parser_t *ps, const char *text, size_t len)
     return parse_node(ps, root, (sw_str_t){"", 0}, "", 0);
 }
 
-/* Same binary layout (names, docs and defaults aside). */
+/* Bytes written with @p w read as @p r unchanged (names, docs and defaults
+ * aside): the same layout, or an int read as a long (the same zig-zag
+ * varint), or string and bytes (the reader checks UTF-8). */
 static bool same_layout(const anode_t *w, const anode_t *r, int depth)
 {
     if (w == r) return true;
+    if (w->t == AT_INT && r->t == AT_LONG) return true;
+    if ((w->t == AT_STRING && r->t == AT_BYTES) || (w->t == AT_BYTES && r->t == AT_STRING))
+        return true;
     if (w->t != r->t || depth > SW_AVRO_MAX_DEPTH) return false;
     switch (w->t) {
     case AT_RECORD:
@@ -388,13 +394,77 @@ struct op_s {
     int64_t *emap;
 };
 
+/* How the one pass over a writer record's fields skips each (fields_kind). */
+enum { FK_OTHER, FK_NULL, FK_VARINT, FK_LEN, FK_OPT_VARINT, FK_OPT_LEN, FK_OPT_OTHER };
+
+/* Where a reader field comes from (fields_src): a writer field index when
+ * its bytes are read as they are, else one of these. */
+enum { FS_DEFAULT = -1, FS_CONVERT = -2 };
+
 struct sw_avro_plan_s {
     sw_arena_t arena;
     int32_t id;
     bool identity;
     const anode_t *writer;
     op_t *root;
+    unsigned char *fields_kind; /* per writer field (root OP_RECORD) */
+    const unsigned char *dflt_end; /* end of the arena copy of op->dflt (see plan_flatten) */
+    bool has_default, has_convert; /* some fields_src FS_DEFAULT, FS_CONVERT */
+    int16_t *fields_src;        /* per reader field (root OP_RECORD) */
 };
+
+static unsigned char field_kind(const anode_t *w)
+{
+    bool opt = false;
+    if (w->t == AT_UNION && w->n == 2 && w->branches[0]->t == AT_NULL) {
+        opt = true;
+        w = w->branches[1];
+    } else if (w->t == AT_UNION) {
+        return FK_OTHER;
+    }
+    switch (w->t) {
+    case AT_NULL:
+        return opt ? FK_OTHER : FK_NULL;
+    case AT_INT:
+    case AT_LONG:
+    case AT_ENUM:
+        return opt ? FK_OPT_VARINT : FK_VARINT;
+    case AT_STRING:
+    case AT_BYTES:
+        return opt ? FK_OPT_LEN : FK_LEN;
+    default:
+        return opt ? FK_OPT_OTHER : FK_OTHER;
+    }
+}
+
+/* The flat tables of sw_avro_plan_fields(). */
+static void plan_flatten(sw_avro_plan_t *plan)
+{
+    const op_t *op = plan->root;
+    if (op->k != OP_RECORD) return;
+    plan->fields_kind = sw_arena_calloc(&plan->arena, op->w->n + 1, 1);
+    for (size_t k = 0; k < op->w->n; k++) plan->fields_kind[k] = field_kind(op->w->fields[k].type);
+    /* Every default in one block of the plan: spans point there, nothing
+     * is copied per message. */
+    size_t total = 0;
+    for (size_t i = 0; i < op->nr; i++) total += op->from[i] < 0 ? op->dflt[i].len : 0;
+    unsigned char *d = sw_arena_alloc(&plan->arena, total + 1);
+    for (size_t i = 0; i < op->nr; i++) {
+        if (op->from[i] >= 0) continue;
+        memcpy(d, op->dflt[i].ptr, op->dflt[i].len);
+        op->dflt[i].ptr = (const char *)d;
+        d += op->dflt[i].len;
+    }
+    plan->dflt_end = d;
+    plan->fields_src = sw_arena_calloc(&plan->arena, op->nr + 1, sizeof(int16_t));
+    for (size_t i = 0; i < op->nr; i++) {
+        plan->fields_src[i] = op->from[i] < 0 ? FS_DEFAULT
+                              : op->fop[i]->k == OP_COPY ? (int16_t)op->from[i]
+                                                         : FS_CONVERT;
+        plan->has_default |= plan->fields_src[i] == FS_DEFAULT;
+        plan->has_convert |= plan->fields_src[i] == FS_CONVERT;
+    }
+}
 
 typedef struct res_s {
     sw_arena_t *arena;
@@ -746,6 +816,7 @@ sw_avro_plan_t *sw_avro_plan_new(const char *writer_json, size_t writer_len,
     plan->root = resolve(&rs, plan->writer, r, "", 0);
     if (!plan->root) goto err;
     plan->identity = plan->root->k == OP_COPY;
+    plan_flatten(plan);
     return plan;
 err:
     sw_avro_plan_destroy(plan);
@@ -802,7 +873,28 @@ static bool c_trunc(cur_t *c)
                   (size_t)(c->p - c->base), c->path);
 }
 
-static bool c_long(cur_t *c, int64_t *out)
+static bool c_long_slow(cur_t *c, int64_t *out);
+
+/* Most varints end well before the body does: no bounds check per byte. */
+static inline bool c_long(cur_t *c, int64_t *out)
+{
+    const unsigned char *p = c->p;
+    if (c->end - p >= 10) {
+        uint64_t v = 0;
+        for (unsigned i = 0; i < 9; i++) {
+            uint64_t b = p[i];
+            v |= (b & 0x7f) << (7 * i);
+            if (b < 0x80) {
+                c->p = p + i + 1;
+                *out = (int64_t)((v >> 1) ^ (0 - (v & 1)));
+                return true;
+            }
+        }
+    }
+    return c_long_slow(c, out);
+}
+
+__attribute__((noinline)) static bool c_long_slow(cur_t *c, int64_t *out)
 {
     uint64_t v = 0;
     const unsigned char *s = c->p;
@@ -861,6 +953,29 @@ static bool c_index(cur_t *c, size_t n, int64_t *out)
         return c_fail(c, SW_ERR_AVRO, "index %lld at byte %zu in field \"%s\" is out of range "
                       "(expected 0..%zu)", (long long)*out, (size_t)(s - c->base), c->path, n - 1);
     return true;
+}
+
+static bool skip(cur_t *c, const anode_t *w, int depth);
+
+/* The common field types inline: ["null", long] and ["null", string]. */
+static inline bool skip_field(cur_t *c, const anode_t *w)
+{
+    int64_t n = 0;
+    if (w->t == AT_UNION && w->n == 2 && w->branches[0]->t == AT_NULL && c->p < c->end &&
+        *c->p <= 2) {
+        if (*c->p++ == 0) return true;
+        w = w->branches[1];
+    }
+    switch (w->t) {
+    case AT_LONG:
+    case AT_INT:
+        return c_long(c, &n);
+    case AT_STRING:
+    case AT_BYTES:
+        return c_long(c, &n) && c_skip_n(c, n);
+    default:
+        return skip(c, w, 1);
+    }
 }
 
 static bool skip(cur_t *c, const anode_t *w, int depth)
@@ -1032,4 +1147,134 @@ sw_err_t sw_avro_plan_rewrite(const sw_avro_plan_t *plan, const void *body, size
         c_fail(&c, SW_ERR_AVRO, "%zu trailing bytes at byte %zu after the record",
                (size_t)(c.end - c.p), (size_t)(c.p - c.base));
     return c.err;
+}
+
+size_t sw_avro_plan_nfields(const sw_avro_plan_t *plan)
+{
+    return plan->root->k == OP_RECORD ? plan->root->nr : 0;
+}
+
+sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_t len,
+                             sw_avro_span_t *spans, sw_buf_t *scratch, char *errstr,
+                             size_t errstr_size)
+{
+    const op_t *op = plan->root;
+    const anode_t *w = op->w;
+    cur_t c;
+    c.base = body ? body : (const void *)"";
+    c.p = c.base;
+    c.end = c.base + len;
+    c.id = plan->id;
+    c.path = "";
+    c.err = SW_OK;
+    c.errstr = errstr;
+    c.errstr_size = errstr_size;
+    scratch->len = 0;
+    const unsigned char *at[SW_AVRO_MAX_FIELDS + 1];
+    /* The common field types inline while 20 bytes are left (a varint
+     * takes at most 10); anything else, and any doubt, the careful way. */
+    const unsigned char *p = c.p, *end = c.end;
+    const unsigned char *kind = plan->fields_kind;
+    for (size_t k = 0; k < w->n; k++) {
+        at[k] = p;
+        unsigned char fk = kind[k];
+        if (end - p >= 20 && fk != FK_OTHER) {
+            if (fk == FK_OPT_VARINT || fk == FK_OPT_LEN || fk == FK_OPT_OTHER) {
+                if (*p == 0) {
+                    p++;
+                    continue;
+                }
+                if (*p != 2 || fk == FK_OPT_OTHER) goto careful;
+                p++;
+                fk = fk == FK_OPT_VARINT ? FK_VARINT : FK_LEN;
+            }
+            if (fk == FK_NULL) continue;
+            if (fk == FK_VARINT) {
+                /* The varint ends at the first byte without its top bit. */
+                uint64_t x;
+                memcpy(&x, p, 8);
+                uint64_t stop = ~x & UINT64_C(0x8080808080808080);
+                if (stop) {
+                    p += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+                } else if (p[8] < 0x80) { /* 9 bytes: timestamps in ns */
+                    p += 9;
+                } else {
+                    goto careful; /* 10 bytes */
+                }
+                continue;
+            }
+            int64_t n;
+            if (p[0] < 0x80) { /* strings under 64 bytes: one length byte */
+                n = (int64_t)(p[0] >> 1) ^ -(int64_t)(p[0] & 1);
+                p++;
+            } else {
+                uint64_t v = 0;
+                unsigned i = 0;
+                for (; i < 9; i++) {
+                    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+                    if (p[i] < 0x80) break;
+                }
+                if (i == 9) goto careful;
+                p += i + 1;
+                n = (int64_t)((v >> 1) ^ (0 - (v & 1)));
+            }
+            if (n >= 0 && n <= end - p) {
+                p += n;
+                continue;
+            }
+        }
+    careful:
+        c.p = p = at[k];
+        if (!skip_field(&c, w->fields[k].type)) {
+            c.err = SW_OK; /* again, with the field's name in the message */
+            c.p = at[k];
+            char fp[256];
+            snprintf(fp, sizeof(fp), "%.*s", (int)w->fields[k].name.len, w->fields[k].name.ptr);
+            c.path = fp;
+            skip(&c, w->fields[k].type, 1);
+            return c.err ? c.err : SW_ERR_AVRO;
+        }
+        p = c.p;
+    }
+    c.p = p;
+    at[w->n] = c.p;
+    if (c.p != c.end) {
+        c_fail(&c, SW_ERR_AVRO, "%zu trailing bytes at byte %zu after the record",
+               (size_t)(c.end - c.p), (size_t)(c.p - c.base));
+        return c.err;
+    }
+    /* The body's end is restored for the spans (the last rewrite narrowed it). */
+    const unsigned char *body_end = c.end;
+    /* Scratch may move while it grows: offsets first, pointers at the end. */
+    size_t sofs[SW_AVRO_MAX_FIELDS + 1];
+    const int16_t *src = plan->fields_src;
+    bool convert = plan->has_convert;
+    if (!plan->has_default) {
+        for (size_t i = 0; i < op->nr; i++) {
+            spans[i].p = at[src[i] < 0 ? 0 : src[i]];
+            spans[i].end = body_end;
+        }
+    } else {
+        for (size_t i = 0; i < op->nr; i++) {
+            bool own = src[i] >= 0;
+            spans[i].p = own ? at[src[i]] : (const unsigned char *)op->dflt[i].ptr;
+            spans[i].end = own ? body_end : plan->dflt_end;
+        }
+    }
+    for (size_t i = 0; convert && i < op->nr; i++) {
+        int wk = op->from[i];
+        if (src[i] != FS_CONVERT) continue;
+        sofs[i] = scratch->len;
+        c.p = at[wk];
+        c.end = at[wk + 1];
+        c.path = op->fop[i]->path;
+        if (!rewrite(&c, op->fop[i], scratch, 1)) return c.err;
+    }
+    const unsigned char *sb = (const unsigned char *)(scratch->data ? scratch->data : "");
+    for (size_t i = 0; convert && i < op->nr; i++) {
+        if (src[i] != FS_CONVERT) continue;
+        spans[i].p = sb + sofs[i];
+        spans[i].end = sb + scratch->len;
+    }
+    return SW_OK;
 }

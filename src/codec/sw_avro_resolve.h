@@ -63,4 +63,34 @@ int32_t sw_avro_plan_id(const sw_avro_plan_t *plan);
 sw_err_t sw_avro_plan_rewrite(const sw_avro_plan_t *plan, const void *body, size_t len,
                               sw_buf_t *out, char *errstr, size_t errstr_size);
 
+/** Where one reader field's value is, in the reader's layout. */
+typedef struct sw_avro_span_s {
+    const unsigned char *p;   /**< first byte */
+    const unsigned char *end; /**< end of the buffer that holds it (the body or
+                                   the scratch buffer), not of the field: the
+                                   value was checked to end where its encoding
+                                   says, and decoders then read varints without
+                                   a bounds check per byte */
+} sw_avro_span_t;
+
+/**
+ * @brief Number of top-level reader fields when both schemas are records
+ *        (sw_avro_plan_fields() applies), else 0.
+ */
+size_t sw_avro_plan_nfields(const sw_avro_plan_t *plan);
+
+/**
+ * @brief The faster alternative to sw_avro_plan_rewrite() for record
+ *        schemas: one pass over the writer's fields, and for each reader
+ *        field where its value is: in @p body when the layouts agree (no
+ *        copy), else rewritten into @p scratch (reset first), or its
+ *        default.
+ * @param spans sw_avro_plan_nfields() entries, filled on SW_OK; they point
+ *        into @p body and @p scratch (valid until either changes).
+ * @returns as sw_avro_plan_rewrite().
+ */
+sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_t len,
+                             sw_avro_span_t *spans, sw_buf_t *scratch, char *errstr,
+                             size_t errstr_size);
+
 #endif /* SW_AVRO_RESOLVE_H */
