@@ -159,7 +159,7 @@ int main(void)
     const char *tmp = sw_test_tmp();
     snprintf(g_dir, sizeof(g_dir), "%s/registry", tmp);
     snprintf(g_src, sizeof(g_src), "%s/..", sw_test_fixtures());
-    char cmd[2400];
+    char cmd[8192];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return 1;
     if (system("/usr/bin/python3 -c 'import avro.io' 2>/dev/null") != 0) {
@@ -186,7 +186,8 @@ int main(void)
     }
     {
         char *argv[] = {(char *)sw_test_bin(), "mock", "--bootstrap-file", bf, "--topic",
-                        "in.sr:1", "--topic", "out.sr:1", "--topic", "dlq.sr:1", NULL};
+                        "in.sr:1", "--topic", "out.sr:1", "--topic", "dlq.sr:1", "--topic",
+                        "out.ids:1", "--topic", "dlq.ids:1", "--topic", "in.p:1", NULL};
         char mo[600], me[600];
         path_in(mo, sizeof(mo), "mock.out");
         path_in(me, sizeof(me), "mock.err");
@@ -345,6 +346,74 @@ int main(void)
         goto out;
     }
     printf("tail decodes the %zu records through the registry: ok\n", lines);
+
+    /* produce --format avro registers telemetry_event.avsc under in.p-value; tail decodes. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' produce -q -t in.p -b '%s' --format avro -X '%s' '%s/gen22.jsonl' && "
+             "'%s' tail -t in.p -b '%s' -e -X '%s'",
+             sw_test_bin(), g_boot, url, sw_test_fixtures(), sw_test_bin(), g_boot, url);
+    trc = sw_test_run(cmd, &tout);
+    lines = 0;
+    for (size_t i = 0; i < tout.len; i++) lines += tout.data[i] == '\n';
+    t = sw_buf_cstr(&tout);
+    regs = sw_proc_count_text(stublog, "POST /subjects/in.p-value/versions");
+    if (trc != 0 || (int)lines != c2 || strstr(t, "undecodable") || !strstr(t, "\"event_type\"") ||
+        regs != 1) {
+        fprintf(stderr, "FAIL produce/tail: exit %d, %zu lines (want %d), %d registrations:\n%.1000s\n",
+                trc, lines, c2, regs, t);
+        goto out;
+    }
+    printf("produce --format avro registered in.p-value once; tail decodes its %zu events: ok\n",
+           lines);
+    sw_buf_clear(&tout);
+
+    /* Without a registry (air-gapped): avro.schema.ids.telemetry maps ids to files. */
+    kill(daemon, SIGTERM);
+    sw_proc_wait(daemon, 30000);
+    char ids[4000], ierr[600], iout[600];
+    snprintf(ids, sizeof(ids),
+             "avro.schema.ids.telemetry=11=%s/registry/telemetry_v1.avsc,13=%s/registry/"
+             "telemetry_v3.avsc,14=%s/registry/telemetry_v4.avsc",
+             g_src, g_src, g_src);
+    path_in(ierr, sizeof(ierr), "ids.err");
+    path_in(iout, sizeof(iout), "ids.out");
+    char *iargv[] = {(char *)sw_test_bin(), "run", "-X", bs, "-X", "input.topics=in.sr", "-X",
+                     "output.topic=out.ids", "-X", "dlq.topic=dlq.ids", "-X", "group.id=ids", "-X",
+                     "input.format=avro", "-X", "output.format=avro", "-X",
+                     "avro.schema.id.telemetry=12", "-X", ids, "-X", "state.restore=off", "-X",
+                     "topics.create=off", "-X", "window.samples=10", "-X",
+                     "kafka.consumer.session.timeout.ms=6000", NULL};
+    daemon = sw_proc_spawn(iargv, iout, ierr);
+    got = sw_kc_read(g_boot, "out.ids", 1, want_n, 2000, 60000, &m);
+    nd = sw_kc_read(g_boot, "dlq.ids", 1, 1, 1500, 30000, &d);
+    by = sw_kt_group_by_job(m, got, "in.sr", 0, 1, true);
+    sw_kt_drop_summaries(by);
+    bool same = sw_test_json_equal(by, want1, true, why, sizeof(why));
+    const char *reason = nd ? hdr(&d[0]) : "";
+    if (got != want_n || !same || nd != 1 ||
+        !strstr(reason, "unknown schema id 99 (expected 12, 11, 13 or 14)")) {
+        fprintf(stderr, "FAIL ids mode: %zu alerts (want %zu), equal %d (%s), %zu dead letters: %s\n",
+                got, want_n, same, same ? "" : why, nd, reason);
+        goto out;
+    }
+    printf("avro.schema.ids.telemetry without a registry: the same %zu alerts; %s: ok\n", got,
+           reason);
+    json_decref(by);
+    sw_kmsg_free(m, got);
+    sw_kmsg_free(d, nd);
+
+    /* A schema file that cannot be read is a configuration error (exit 2). */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run -X bootstrap.servers=127.0.0.1:1 -X avro.schema.ids.telemetry=5=/nonexistent.avsc "
+             "2>&1; echo \"exit $?\"",
+             sw_test_bin());
+    sw_test_run(cmd, &tout);
+    t = sw_buf_cstr(&tout);
+    if (!strstr(t, "exit 2") || !strstr(t, "element \"5=/nonexistent.avsc\": cannot read")) {
+        fprintf(stderr, "FAIL bad schema file: %s\n", t);
+        goto out;
+    }
+    printf("a missing schema file: exit 2 naming it: ok\n");
     sw_buf_clear(&tout);
     sw_kp_destroy(rk);
     failed = 0;
