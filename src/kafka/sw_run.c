@@ -110,6 +110,9 @@ static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
 static void registry_tick(run_t *r)
 {
     if (!r->reg_plans || !sw_registry_remote(r->reg)) return;
+    bool any = false;
+    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->reg_hold;
+    if (!any) return; /* publish_metrics() keeps the gauges current */
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
         if (!p || !p->reg_hold) continue;

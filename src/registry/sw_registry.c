@@ -313,20 +313,23 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
     sw_err_t err = SW_OK;
     char why[600];
     long status = http(reg, path, NULL, &body, errstr, errstr_size);
-    if (status == 0 || status == 401 || status == 403 || status == 408 || status == 429) {
-        if (status) {
-            sw_str_t msg;
-            error_code(&body, &arena, &msg);
-            snprintf(errstr, errstr_size, "schema registry GET %s: HTTP %ld %.*s", path, status,
-                     (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
-        }
+    if (status == 0) {
         err = unreachable(reg);
         goto out;
     }
-    reachable(reg);
     if (status != 200) {
         sw_str_t msg;
         int64_t code = error_code(&body, &arena, &msg);
+        if (code != 40403) {
+            /* Not the registry's "schema not found" (a wrong URL or proxy, a
+             * registry error): the data may be fine, so it waits. */
+            snprintf(errstr, errstr_size, "schema registry GET %s: HTTP %ld, error_code %lld: "
+                     "%.*s (expected 200, or 404 with error_code 40403)", path, status,
+                     (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+            err = unreachable(reg);
+            goto out;
+        }
+        reachable(reg);
         snprintf(why, sizeof(why), "unknown schema id %ld (schema registry: HTTP %ld, error_code "
                  "%lld: %.*s)", (long)id, status, (long long)code,
                  (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
@@ -334,6 +337,7 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
         err = entry_result(e, plan, errstr, errstr_size);
         goto out;
     }
+    reachable(reg);
     char jerr[128];
     sw_jnode_t *root = sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr,
                                      sizeof(jerr));

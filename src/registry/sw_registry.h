@@ -66,8 +66,10 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
  *          SW_ERR_AVRO: the schema does not resolve against the reader;
  *          both are final for the id (cached) and @p errstr names the id
  *          (and the field). SW_ERR_IO: the registry could not answer
- *          (unreachable, timeout, 5xx, 401/403): try again later; during
- *          the backoff after a failure it is returned without a request.
+ *          (unreachable, timeout, 5xx) or answered anything but the schema
+ *          or 404 with error_code 40403 (401/403, a wrong URL's 404, ...):
+ *          try again later; during the backoff after a failure it is
+ *          returned without a request.
  */
 sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan,
                           char *errstr, size_t errstr_size);

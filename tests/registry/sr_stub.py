@@ -12,7 +12,8 @@ documented paths, JSON shapes, error codes and content type
   GET  /subjects                    -> ["subject", ...]
   GET  /subjects/{subject}/versions -> [1, 2, ...]           | 404 40401
 
-Usage: sr_stub.py --port-file F [--port N] [--log F] [--state F] [--schema ID=FILE]...
+Usage: sr_stub.py --port-file F [--port N] [--log F] [--state F] [--user-info U:P]
+                  [--schema ID=FILE]... [--subject SUBJECT=ID]...
 --state keeps schemas and subjects in a file across restarts (as the real
 registry keeps them in its _schemas topic).
 Every request is appended to --log as "METHOD PATH" (one per line), so tests
@@ -20,6 +21,7 @@ can count registrations. Schemas are compared as parsed JSON (the real
 registry compares canonical forms).
 """
 import argparse
+import base64
 import json
 import os
 import sys
@@ -54,7 +56,7 @@ class State:
         return None
 
 
-def handler(state, log_path):
+def handler(state, log_path, user_info=None):
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -77,8 +79,19 @@ def handler(state, log_path):
         def parts(self):
             return [urllib.parse.unquote(p) for p in self.path.split("?")[0].split("/") if p]
 
+        def authorized(self):
+            if not user_info:
+                return True
+            want = "Basic " + base64.b64encode(user_info.encode()).decode()
+            if self.headers.get("Authorization") == want:
+                return True
+            self.send(401, {"error_code": 40101, "message": "Unauthorized"})
+            return False
+
         def do_GET(self):
             self.note()
+            if not self.authorized():
+                return
             p = self.parts()
             if len(p) == 3 and p[:2] == ["schemas", "ids"] and p[2].isdigit():
                 sid = int(p[2])
@@ -95,6 +108,8 @@ def handler(state, log_path):
 
         def do_POST(self):
             self.note()
+            if not self.authorized():
+                return
             p = self.parts()
             n = int(self.headers.get("Content-Length") or 0)
             try:
@@ -133,6 +148,7 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log")
     ap.add_argument("--state")
+    ap.add_argument("--user-info", help="USER:PASSWORD required as HTTP basic auth (else 401)")
     ap.add_argument("--schema", action="append", default=[], help="ID=FILE")
     ap.add_argument("--subject", action="append", default=[], help="SUBJECT=ID (pre-registered)")
     a = ap.parse_args()
@@ -145,7 +161,7 @@ def main():
         subj, sid = s.split("=", 1)
         state.subjects.setdefault(subj, []).append(int(sid))
     ThreadingHTTPServer.allow_reuse_address = True
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), handler(state, a.log))
+    srv = ThreadingHTTPServer(("127.0.0.1", a.port), handler(state, a.log, a.user_info))
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])
