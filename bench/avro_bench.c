@@ -149,12 +149,18 @@ int main(int argc, char **argv)
     double fixed = rate[0], ident = rate[1], r1 = rate[2], r3 = rate[3];
     double b2 = (double)v2.all.len / (double)v2.n - 4, b1 = (double)v1.all.len / (double)v1.n - 4,
            b3 = (double)v3.all.len / (double)v3.n - 4;
-    printf("| Avro decoding, %zu events, best of %d interleaved rounds (CPU time) | bytes/event | events/s | vs fixed id |\n"
-           "|---|---|---|---|\n", v2.n, rounds);
-    printf("| fixed id (avro.schema.id.telemetry, no registry) | %.0f | %.2f M | 1.00 |\n", b2, fixed / 1e6);
-    printf("| registry, writer = reader schema (identity plan) | %.0f | %.2f M | %.2f |\n", b2, ident / 1e6, ident / fixed);
-    printf("| registry, writer v1 (13 of the 24 fields, ints; resolved) | %.0f | %.2f M | %.2f |\n", b1, r1 / 1e6, r1 / fixed);
-    printf("| registry, writer v3 (24 fields reversed + 1; resolved) | %.0f | %.2f M | %.2f |\n", b3, r3 / 1e6, r3 / fixed);
+    printf(
+        "| Avro decoding, %zu events, best of %d interleaved rounds (CPU time) | bytes/event | events/s | vs fixed id |\n"
+        "|---|---|---|---|\n",
+        v2.n, rounds);
+    printf("| fixed id (avro.schema.id.telemetry, no registry) | %.0f | %.2f M | 1.00 |\n", b2,
+           fixed / 1e6);
+    printf("| registry, writer = reader schema (identity plan) | %.0f | %.2f M | %.2f |\n", b2,
+           ident / 1e6, ident / fixed);
+    printf("| registry, writer v1 (13 of the 24 fields, ints; resolved) | %.0f | %.2f M | %.2f |\n",
+           b1, r1 / 1e6, r1 / fixed);
+    printf("| registry, writer v3 (24 fields reversed + 1; resolved) | %.0f | %.2f M | %.2f |\n",
+           b3, r3 / 1e6, r3 / fixed);
     sw_avro_dec_destroy(dec);
     sw_registry_destroy(reg);
     return 0;

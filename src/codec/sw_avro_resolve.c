@@ -36,9 +36,9 @@ typedef enum at_e {
     AT_FIXED
 } at_t;
 
-static const char *const k_at_name[] = {"null",  "boolean", "int",    "long", "float",
+static const char *const k_at_name[] = {"null",   "boolean", "int",    "long",   "float",
                                         "double", "bytes",   "string", "record", "enum",
-                                        "array", "map",     "union",  "fixed"};
+                                        "array",  "map",     "union",  "fixed"};
 
 typedef struct anode_s anode_t;
 
@@ -68,7 +68,7 @@ typedef struct named_s {
 
 typedef struct parser_s {
     sw_arena_t *arena;
-    named_t *named; /* named types defined so far */
+    named_t *named;  /* named types defined so far */
     const char *who; /* "reader schema" or "writer schema id 7" */
     char *errstr;
     size_t errstr_size;
@@ -180,8 +180,8 @@ static anode_t *parse_record(parser_t *ps, const sw_jnode_t *j, sw_str_t ns, con
         const sw_jnode_t *f = &fields->items[i];
         const sw_jnode_t *fname = f->type == SW_JN_OBJECT ? sw_jdom_get(f, "name") : NULL;
         if (!fname || fname->type != SW_JN_STRING || !fname->s.len) {
-            p_fail(ps, "record \"%.*s\": field %zu has no \"name\"", (int)a->name.len,
-                   a->name.ptr, i);
+            p_fail(ps, "record \"%.*s\": field %zu has no \"name\"", (int)a->name.len, a->name.ptr,
+                   i);
             return NULL;
         }
         for (size_t k = 0; k < i; k++)
@@ -345,17 +345,14 @@ static bool same_layout(const anode_t *w, const anode_t *r, int depth)
             if (!same_layout(w->branches[i], r->branches[i], depth + 1)) return false;
         return true;
     case AT_ARRAY:
-    case AT_MAP:
-        return same_layout(w->items, r->items, depth + 1);
+    case AT_MAP: return same_layout(w->items, r->items, depth + 1);
     case AT_ENUM: /* indexes are only the same when the symbols are */
         if (w->n != r->n) return false;
         for (size_t i = 0; i < w->n; i++)
             if (!sw_str_eq(w->symbols[i], r->symbols[i])) return false;
         return true;
-    case AT_FIXED:
-        return w->size == r->size;
-    default:
-        return true;
+    case AT_FIXED: return w->size == r->size;
+    default: return true;
     }
 }
 
@@ -369,8 +366,8 @@ typedef enum op_kind_e {
     OP_RECORD,
     OP_ARRAY,
     OP_MAP,
-    OP_WUNION,  /* writer union: pick the step of the branch written */
-    OP_TO_UNION,/* writer non-union into a reader union branch */
+    OP_WUNION,   /* writer union: pick the step of the branch written */
+    OP_TO_UNION, /* writer non-union into a reader union branch */
     OP_ENUM,
     OP_FAIL /* a writer union branch the reader cannot take */
 } op_kind_t;
@@ -378,12 +375,12 @@ typedef enum op_kind_e {
 typedef struct op_s op_t;
 struct op_s {
     op_kind_t k;
-    const anode_t *w;  /* writer type (skipping, copying) */
-    const char *path;  /* field path, for messages */
-    const char *why;   /* OP_FAIL: the message */
-    int64_t branch;    /* OP_TO_UNION: reader branch index */
-    op_t *sub;         /* OP_TO_UNION, OP_ARRAY, OP_MAP */
-    op_t **wb;         /* OP_WUNION: per writer branch */
+    const anode_t *w; /* writer type (skipping, copying) */
+    const char *path; /* field path, for messages */
+    const char *why;  /* OP_FAIL: the message */
+    int64_t branch;   /* OP_TO_UNION: reader branch index */
+    op_t *sub;        /* OP_TO_UNION, OP_ARRAY, OP_MAP */
+    op_t **wb;        /* OP_WUNION: per writer branch */
     /* OP_RECORD: per reader field, the writer field (-1: default bytes) */
     size_t nr;
     int *from;
@@ -407,10 +404,10 @@ struct sw_avro_plan_s {
     bool identity;
     const anode_t *writer;
     op_t *root;
-    unsigned char *fields_kind; /* per writer field (root OP_RECORD) */
+    unsigned char *fields_kind;    /* per writer field (root OP_RECORD) */
     const unsigned char *dflt_end; /* end of the arena copy of op->dflt (see plan_flatten) */
     bool has_default, has_convert; /* some fields_src FS_DEFAULT, FS_CONVERT */
-    int16_t *fields_src;        /* per reader field (root OP_RECORD) */
+    int16_t *fields_src;           /* per reader field (root OP_RECORD) */
 };
 
 static unsigned char field_kind(const anode_t *w)
@@ -423,17 +420,13 @@ static unsigned char field_kind(const anode_t *w)
         return FK_OTHER;
     }
     switch (w->t) {
-    case AT_NULL:
-        return opt ? FK_OTHER : FK_NULL;
+    case AT_NULL: return opt ? FK_OTHER : FK_NULL;
     case AT_INT:
     case AT_LONG:
-    case AT_ENUM:
-        return opt ? FK_OPT_VARINT : FK_VARINT;
+    case AT_ENUM: return opt ? FK_OPT_VARINT : FK_VARINT;
     case AT_STRING:
-    case AT_BYTES:
-        return opt ? FK_OPT_LEN : FK_LEN;
-    default:
-        return opt ? FK_OPT_OTHER : FK_OTHER;
+    case AT_BYTES: return opt ? FK_OPT_LEN : FK_LEN;
+    default: return opt ? FK_OPT_OTHER : FK_OTHER;
     }
 }
 
@@ -458,7 +451,7 @@ static void plan_flatten(sw_avro_plan_t *plan)
     plan->dflt_end = d;
     plan->fields_src = sw_arena_calloc(&plan->arena, op->nr + 1, sizeof(int16_t));
     for (size_t i = 0; i < op->nr; i++) {
-        plan->fields_src[i] = op->from[i] < 0 ? FS_DEFAULT
+        plan->fields_src[i] = op->from[i] < 0            ? FS_DEFAULT
                               : op->fop[i]->k == OP_COPY ? (int16_t)op->from[i]
                                                          : FS_CONVERT;
         plan->has_default |= plan->fields_src[i] == FS_DEFAULT;
@@ -498,7 +491,8 @@ static const char *type_name(const anode_t *a, char *buf, size_t size)
                                   type_name(a->branches[i], sub, sizeof(sub)));
         }
         if (n < size) snprintf(buf + n, size - n, "]");
-    } else snprintf(buf, size, "\"%s\"", k_at_name[a->t]);
+    } else
+        snprintf(buf, size, "\"%s\"", k_at_name[a->t]);
     return buf;
 }
 
@@ -509,31 +503,22 @@ static bool matches(const anode_t *w, const anode_t *r, int depth)
     if (w->t == r->t) {
         switch (w->t) {
         case AT_RECORD:
-        case AT_ENUM:
-            return sw_str_eq(w->name, r->name);
-        case AT_FIXED:
-            return sw_str_eq(w->name, r->name) && w->size == r->size;
+        case AT_ENUM: return sw_str_eq(w->name, r->name);
+        case AT_FIXED: return sw_str_eq(w->name, r->name) && w->size == r->size;
         case AT_ARRAY:
         case AT_MAP:
             if (w->items->t == AT_UNION || r->items->t == AT_UNION) return true;
             return matches(w->items, r->items, depth + 1);
-        default:
-            return true;
+        default: return true;
         }
     }
     switch (w->t) {
-    case AT_INT:
-        return r->t == AT_LONG || r->t == AT_FLOAT || r->t == AT_DOUBLE;
-    case AT_LONG:
-        return r->t == AT_FLOAT || r->t == AT_DOUBLE;
-    case AT_FLOAT:
-        return r->t == AT_DOUBLE;
-    case AT_STRING:
-        return r->t == AT_BYTES;
-    case AT_BYTES:
-        return r->t == AT_STRING;
-    default:
-        return false;
+    case AT_INT: return r->t == AT_LONG || r->t == AT_FLOAT || r->t == AT_DOUBLE;
+    case AT_LONG: return r->t == AT_FLOAT || r->t == AT_DOUBLE;
+    case AT_FLOAT: return r->t == AT_DOUBLE;
+    case AT_STRING: return r->t == AT_BYTES;
+    case AT_BYTES: return r->t == AT_STRING;
+    default: return false;
     }
 }
 
@@ -580,9 +565,7 @@ static bool put_default(res_t *rs, sw_buf_t *out, const anode_t *r, const sw_jno
     char tn[200];
     bool ok = depth <= SW_AVRO_MAX_DEPTH;
     switch (r->t) {
-    case AT_NULL:
-        ok = ok && j->type == SW_JN_NULL;
-        break;
+    case AT_NULL: ok = ok && j->type == SW_JN_NULL; break;
     case AT_BOOLEAN:
         ok = ok && j->type == SW_JN_BOOL;
         if (ok) sw_buf_putc(out, j->b ? 1 : 0);
@@ -618,9 +601,7 @@ static bool put_default(res_t *rs, sw_buf_t *out, const anode_t *r, const sw_jno
                 ok = true;
             }
         break;
-    case AT_UNION:
-        put_zz(out, 0);
-        return put_default(rs, out, r->branches[0], j, path, depth + 1);
+    case AT_UNION: put_zz(out, 0); return put_default(rs, out, r->branches[0], j, path, depth + 1);
     case AT_ARRAY:
     case AT_MAP:
         ok = ok && j->type == (r->t == AT_ARRAY ? SW_JN_ARRAY : SW_JN_OBJECT);
@@ -756,14 +737,12 @@ static op_t *resolve(res_t *rs, const anode_t *w, const anode_t *r, const char *
     switch (r->t) {
     case AT_LONG: /* int -> long: the same zig-zag varint */
     case AT_STRING:
-    case AT_BYTES:
-        return new_op(rs, OP_COPY, w, path);
+    case AT_BYTES: return new_op(rs, OP_COPY, w, path);
     case AT_FLOAT:
     case AT_DOUBLE:
         if (w->t == AT_FLOAT) return new_op(rs, OP_F2D, w, path);
         return new_op(rs, r->t == AT_FLOAT ? OP_TO_FLOAT : OP_TO_DOUBLE, w, path);
-    case AT_RECORD:
-        return resolve_record(rs, w, r, path, depth);
+    case AT_RECORD: return resolve_record(rs, w, r, path, depth);
     case AT_ARRAY:
     case AT_MAP: {
         op_t *op = new_op(rs, r->t == AT_ARRAY ? OP_ARRAY : OP_MAP, w, path);
@@ -796,8 +775,10 @@ sw_avro_plan_t *sw_avro_plan_new(const char *writer_json, size_t writer_len,
     sw_arena_init(&plan->arena);
     plan->id = schema_id;
     char who[64];
-    if (schema_id >= 0) snprintf(who, sizeof(who), "writer schema id %ld", (long)schema_id);
-    else snprintf(who, sizeof(who), "writer schema");
+    if (schema_id >= 0)
+        snprintf(who, sizeof(who), "writer schema id %ld", (long)schema_id);
+    else
+        snprintf(who, sizeof(who), "writer schema");
     parser_t pw = {&plan->arena, NULL, who, errstr, errstr_size};
     parser_t pr = {&plan->arena, NULL, "reader schema", errstr, errstr_size};
     const anode_t *r = NULL;
@@ -809,8 +790,7 @@ sw_avro_plan_t *sw_avro_plan_new(const char *writer_json, size_t writer_len,
     if (plan->writer->t == AT_RECORD && r->t == AT_RECORD &&
         !sw_str_eq(plan->writer->name, r->name)) {
         r_fail(&rs, "record name \"%.*s\" is not the reader's \"%.*s\"",
-               (int)plan->writer->name.len, plan->writer->name.ptr, (int)r->name.len,
-               r->name.ptr);
+               (int)plan->writer->name.len, plan->writer->name.ptr, (int)r->name.len, r->name.ptr);
         goto err;
     }
     plan->root = resolve(&rs, plan->writer, r, "", 0);
@@ -869,7 +849,8 @@ static bool c_fail(cur_t *c, sw_err_t err, const char *fmt, ...)
 
 static bool c_trunc(cur_t *c)
 {
-    return c_fail(c, SW_ERR_TRUNCATED, "truncated at byte %zu of the body while reading field \"%s\"",
+    return c_fail(c, SW_ERR_TRUNCATED,
+                  "truncated at byte %zu of the body while reading field \"%s\"",
                   (size_t)(c->p - c->base), c->path);
 }
 
@@ -902,7 +883,8 @@ __attribute__((noinline)) static bool c_long_slow(cur_t *c, int64_t *out)
         if (c->p >= c->end) return c_trunc(c);
         unsigned char b = *c->p++;
         if (i == 9 && b > 1)
-            return c_fail(c, SW_ERR_AVRO, "varint at byte %zu in field \"%s\" does not fit in 64 bits",
+            return c_fail(c, SW_ERR_AVRO,
+                          "varint at byte %zu in field \"%s\" does not fit in 64 bits",
                           (size_t)(s - c->base), c->path);
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) break;
@@ -940,8 +922,10 @@ static bool c_block(cur_t *c, int64_t *count, int64_t *size)
     }
     /* Every item takes a byte, except null and empty records: bounded anyway. */
     if ((uint64_t)*count > (size_t)(c->end - c->p) + 1000000)
-        return c_fail(c, SW_ERR_AVRO, "block of %lld items at byte %zu in field \"%s\" is larger "
-                      "than the body", (long long)*count, (size_t)(c->p - c->base), c->path);
+        return c_fail(c, SW_ERR_AVRO,
+                      "block of %lld items at byte %zu in field \"%s\" is larger "
+                      "than the body",
+                      (long long)*count, (size_t)(c->p - c->base), c->path);
     return true;
 }
 
@@ -950,8 +934,10 @@ static bool c_index(cur_t *c, size_t n, int64_t *out)
     const unsigned char *s = c->p;
     if (!c_long(c, out)) return false;
     if (*out < 0 || (uint64_t)*out >= n)
-        return c_fail(c, SW_ERR_AVRO, "index %lld at byte %zu in field \"%s\" is out of range "
-                      "(expected 0..%zu)", (long long)*out, (size_t)(s - c->base), c->path, n - 1);
+        return c_fail(c, SW_ERR_AVRO,
+                      "index %lld at byte %zu in field \"%s\" is out of range "
+                      "(expected 0..%zu)",
+                      (long long)*out, (size_t)(s - c->base), c->path, n - 1);
     return true;
 }
 
@@ -968,13 +954,10 @@ static inline bool skip_field(cur_t *c, const anode_t *w)
     }
     switch (w->t) {
     case AT_LONG:
-    case AT_INT:
-        return c_long(c, &n);
+    case AT_INT: return c_long(c, &n);
     case AT_STRING:
-    case AT_BYTES:
-        return c_long(c, &n) && c_skip_n(c, n);
-    default:
-        return skip(c, w, 1);
+    case AT_BYTES: return c_long(c, &n) && c_skip_n(c, n);
+    default: return skip(c, w, 1);
     }
 }
 
@@ -985,29 +968,21 @@ static bool skip(cur_t *c, const anode_t *w, int depth)
         return c_fail(c, SW_ERR_AVRO, "value nested deeper than %d levels in field \"%s\"",
                       SW_AVRO_MAX_DEPTH, c->path);
     switch (w->t) {
-    case AT_NULL:
-        return true;
-    case AT_BOOLEAN:
-        return c_skip_n(c, 1);
+    case AT_NULL: return true;
+    case AT_BOOLEAN: return c_skip_n(c, 1);
     case AT_INT:
     case AT_LONG:
-    case AT_ENUM:
-        return c_long(c, &n);
-    case AT_FLOAT:
-        return c_skip_n(c, 4);
-    case AT_DOUBLE:
-        return c_skip_n(c, 8);
+    case AT_ENUM: return c_long(c, &n);
+    case AT_FLOAT: return c_skip_n(c, 4);
+    case AT_DOUBLE: return c_skip_n(c, 8);
     case AT_BYTES:
-    case AT_STRING:
-        return c_long(c, &n) && c_skip_n(c, n);
-    case AT_FIXED:
-        return c_skip_n(c, w->size);
+    case AT_STRING: return c_long(c, &n) && c_skip_n(c, n);
+    case AT_FIXED: return c_skip_n(c, w->size);
     case AT_RECORD:
         for (size_t i = 0; i < w->n; i++)
             if (!skip(c, w->fields[i].type, depth + 1)) return false;
         return true;
-    case AT_UNION:
-        return c_index(c, w->n, &n) && skip(c, w->branches[n], depth + 1);
+    case AT_UNION: return c_index(c, w->n, &n) && skip(c, w->branches[n], depth + 1);
     case AT_ARRAY:
     case AT_MAP:
         for (;;) {
@@ -1091,8 +1066,7 @@ static bool rewrite(cur_t *c, const op_t *op, sw_buf_t *out, int depth)
         }
         return true;
     }
-    case OP_RECORD:
-        return rewrite_record(c, op, out, depth);
+    case OP_RECORD: return rewrite_record(c, op, out, depth);
     case OP_ARRAY:
     case OP_MAP:
         for (;;) {
@@ -1111,9 +1085,7 @@ static bool rewrite(cur_t *c, const op_t *op, sw_buf_t *out, int depth)
     case OP_WUNION:
         if (!c_index(c, op->w->n, &n)) return false;
         return rewrite(c, op->wb[n], out, depth + 1);
-    case OP_TO_UNION:
-        put_zz(out, op->branch);
-        return rewrite(c, op->sub, out, depth + 1);
+    case OP_TO_UNION: put_zz(out, op->branch); return rewrite(c, op->sub, out, depth + 1);
     case OP_ENUM:
         if (!c_index(c, op->w->n, &n)) return false;
         if (op->emap[n] < 0)
@@ -1124,8 +1096,7 @@ static bool rewrite(cur_t *c, const op_t *op, sw_buf_t *out, int depth)
                           (size_t)(s - c->base));
         put_zz(out, op->emap[n]);
         return true;
-    case OP_FAIL:
-        return c_fail(c, SW_ERR_AVRO, "%s (at byte %zu)", op->why, (size_t)(s - c->base));
+    case OP_FAIL: return c_fail(c, SW_ERR_AVRO, "%s (at byte %zu)", op->why, (size_t)(s - c->base));
     }
     return false;
 }

@@ -21,7 +21,7 @@
 
 /* Backoff after a failed round of requests: doubles from the first to the last. */
 #define BACKOFF_FIRST_MS 250
-#define BACKOFF_MAX_MS 4000
+#define BACKOFF_MAX_MS   4000
 
 typedef struct entry_s {
     int32_t id;
@@ -40,7 +40,7 @@ struct sw_registry_s {
     CURL *curl;
     entry_t *cache; /* ring of cache_max entries */
     size_t cache_max, cache_n, cache_next;
-    size_t last;    /* index of the last hit: consecutive messages share ids */
+    size_t last; /* index of the last hit: consecutive messages share ids */
     int64_t backoff_ms, next_try_ms;
     uint64_t errors;
     bool up;
@@ -198,8 +198,9 @@ static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_
     }
     CURL *c = reg->curl;
     struct curl_slist *hdr = NULL;
-    hdr = curl_slist_append(hdr, "Accept: application/vnd.schemaregistry.v1+json, "
-                                 "application/vnd.schemaregistry+json; q=0.9, application/json; q=0.5");
+    hdr = curl_slist_append(hdr,
+                            "Accept: application/vnd.schemaregistry.v1+json, "
+                            "application/vnd.schemaregistry+json; q=0.9, application/json; q=0.5");
     if (post) hdr = curl_slist_append(hdr, "Content-Type: application/vnd.schemaregistry.v1+json");
     long status = 0;
     for (size_t i = 0; i < reg->n_urls; i++) {
@@ -252,8 +253,8 @@ static int64_t error_code(const sw_buf_t *body, sw_arena_t *arena, sw_str_t *mes
 {
     char jerr[128];
     *message = sw_str("");
-    sw_jnode_t *root = sw_jdom_parse(body->data ? body->data : "", body->len, arena, jerr,
-                                     sizeof(jerr));
+    sw_jnode_t *root =
+        sw_jdom_parse(body->data ? body->data : "", body->len, arena, jerr, sizeof(jerr));
     if (!root || root->type != SW_JN_OBJECT) return 0;
     *message = sw_jdom_str(sw_jdom_get(root, "message"), "");
     return sw_jdom_int(sw_jdom_get(root, "error_code"), 0);
@@ -287,18 +288,20 @@ static bool backing_off(sw_registry_t *reg, char *errstr, size_t errstr_size)
     return true;
 }
 
-sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan,
-                          char *errstr, size_t errstr_size)
+sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
+                          size_t errstr_size)
 {
     entry_t *e = cache_find(reg, id);
     if (e) return entry_result(e, plan, errstr, errstr_size);
     if (!reg->n_urls) {
         /* No registry: what was not preloaded is unknown (not cached: cheap). */
-        size_t n = (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ",
-                                    (long)id);
+        size_t n =
+            (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ", (long)id);
         for (size_t i = 0; i < reg->cache_n && n < errstr_size; i++)
             n += (size_t)snprintf(errstr + n, errstr_size - n, "%s%ld",
-                                  i == 0 ? "" : i + 1 == reg->cache_n ? " or " : ", ",
+                                  i == 0                  ? ""
+                                  : i + 1 == reg->cache_n ? " or "
+                                                          : ", ",
                                   (long)reg->cache[i].id);
         if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
         return SW_ERR_NOT_FOUND;
@@ -323,29 +326,33 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
         if (code != 40403) {
             /* Not the registry's "schema not found" (a wrong URL or proxy, a
              * registry error): the data may be fine, so it waits. */
-            snprintf(errstr, errstr_size, "schema registry GET %s: HTTP %ld, error_code %lld: "
-                     "%.*s (expected 200, or 404 with error_code 40403)", path, status,
-                     (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+            snprintf(errstr, errstr_size,
+                     "schema registry GET %s: HTTP %ld, error_code %lld: "
+                     "%.*s (expected 200, or 404 with error_code 40403)",
+                     path, status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
             err = unreachable(reg);
             goto out;
         }
         reachable(reg);
-        snprintf(why, sizeof(why), "unknown schema id %ld (schema registry: HTTP %ld, error_code "
-                 "%lld: %.*s)", (long)id, status, (long long)code,
-                 (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+        snprintf(why, sizeof(why),
+                 "unknown schema id %ld (schema registry: HTTP %ld, error_code "
+                 "%lld: %.*s)",
+                 (long)id, status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
         e = cache_put(reg, id, NULL, SW_ERR_NOT_FOUND, why);
         err = entry_result(e, plan, errstr, errstr_size);
         goto out;
     }
     reachable(reg);
     char jerr[128];
-    sw_jnode_t *root = sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr,
-                                     sizeof(jerr));
+    sw_jnode_t *root =
+        sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr, sizeof(jerr));
     const sw_jnode_t *schema = root ? sw_jdom_get(root, "schema") : NULL;
     sw_str_t type = sw_jdom_str(root ? sw_jdom_get(root, "schemaType") : NULL, "AVRO");
     if (!schema || schema->type != SW_JN_STRING) {
-        snprintf(why, sizeof(why), "schema id %ld: the registry's answer has no \"schema\" "
-                 "string", (long)id);
+        snprintf(why, sizeof(why),
+                 "schema id %ld: the registry's answer has no \"schema\" "
+                 "string",
+                 (long)id);
         e = cache_put(reg, id, NULL, SW_ERR_AVRO, why);
     } else if (!(type.len == 4 && memcmp(type.ptr, "AVRO", 4) == 0)) {
         snprintf(why, sizeof(why), "schema id %ld is a %.*s schema, expected AVRO", (long)id,
@@ -379,7 +386,8 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
         if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
             *s == '.' || *s == '_' || *s == '-')
             sw_buf_putc(&path, (char)*s);
-        else sw_buf_printf(&path, "%%%02X", *s);
+        else
+            sw_buf_printf(&path, "%%%02X", *s);
     }
     if (do_register) sw_buf_puts(&path, "/versions");
     sw_buf_t req, body;
@@ -397,8 +405,7 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
     const char *p = sw_buf_cstr(&path);
     long status = http(reg, p, sw_buf_cstr(&req), &body, errstr, errstr_size);
     if (status == 0 || status == 401 || status == 403 || status == 408 || status == 429) {
-        if (status)
-            snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld", p, status);
+        if (status) snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld", p, status);
         err = unreachable(reg);
         goto out;
     }
@@ -406,18 +413,18 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
     if (status != 200) {
         sw_str_t msg;
         int64_t code = error_code(&body, &arena, &msg);
-        snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld, error_code %lld: %.*s",
-                 p, status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+        snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld, error_code %lld: %.*s", p,
+                 status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
         err = status == 404 ? SW_ERR_NOT_FOUND : SW_ERR_INVALID_ARG;
         goto out;
     }
     char jerr[128];
-    sw_jnode_t *root = sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr,
-                                     sizeof(jerr));
+    sw_jnode_t *root =
+        sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr, sizeof(jerr));
     const sw_jnode_t *jid = root ? sw_jdom_get(root, "id") : NULL;
     if (!jid || jid->type != SW_JN_INT || jid->i < 0 || jid->i > INT32_MAX) {
-        snprintf(errstr, errstr_size, "schema registry POST %s: the answer has no \"id\" 0..%ld",
-                 p, (long)INT32_MAX);
+        snprintf(errstr, errstr_size, "schema registry POST %s: the answer has no \"id\" 0..%ld", p,
+                 (long)INT32_MAX);
         err = SW_ERR_INVALID_ARG;
         goto out;
     }

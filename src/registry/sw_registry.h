@@ -28,10 +28,10 @@ typedef struct sw_registry_conf_s {
     const char *ca_location; /**< PEM file or "" */
     const char *cert_location;
     const char *key_location;
-    int64_t timeout_ms;      /**< per request and URL */
-    const char *reader;      /**< reader schema JSON the plans resolve to */
+    int64_t timeout_ms; /**< per request and URL */
+    const char *reader; /**< reader schema JSON the plans resolve to */
     size_t reader_len;
-    size_t cache_max;        /**< most cached ids; 0 = 1024 */
+    size_t cache_max; /**< most cached ids; 0 = 1024 */
 } sw_registry_conf_t;
 
 /** Most entries the cache keeps by default. */
@@ -71,8 +71,8 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
  *          try again later; during the backoff after a failure it is
  *          returned without a request.
  */
-sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan,
-                          char *errstr, size_t errstr_size);
+sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
+                          size_t errstr_size);
 
 /**
  * @brief The id of @p schema under @p subject: registered (POST

@@ -34,7 +34,8 @@ sw_registry_t *sw_registry_from_conf(const sw_conf_t *conf, const char *reader, 
 {
     size_t n_urls = sw_conf_get_list_cnt(conf, "schema.registry.url");
     const char **urls = sw_calloc(n_urls ? n_urls : 1, sizeof(*urls));
-    for (size_t i = 0; i < n_urls; i++) urls[i] = sw_conf_get_list_elem(conf, "schema.registry.url", i);
+    for (size_t i = 0; i < n_urls; i++)
+        urls[i] = sw_conf_get_list_elem(conf, "schema.registry.url", i);
     int64_t timeout_ms = 5000;
     sw_conf_get_i64(conf, "schema.registry.request.timeout.ms", &timeout_ms);
     sw_registry_conf_t rc = {

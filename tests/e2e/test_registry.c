@@ -39,7 +39,8 @@ static void sleep_ms(int ms)
 
 static pid_t start_stub(int port)
 {
-    char pf[600], log[600], st[600], s11[1200], s12[1200], s13[1200], s14[1200], ports[32], stub[1200];
+    char pf[600], log[600], st[600], s11[1200], s12[1200], s13[1200], s14[1200], ports[32],
+        stub[1200];
     path_in(pf, sizeof(pf), "stub.port");
     path_in(log, sizeof(log), "stub.log");
     path_in(st, sizeof(st), "stub.state");
@@ -50,8 +51,10 @@ static pid_t start_stub(int port)
     snprintf(s13, sizeof(s13), "13=%s/registry/telemetry_v3.avsc", g_src);
     snprintf(s14, sizeof(s14), "14=%s/registry/telemetry_v4.avsc", g_src);
     snprintf(ports, sizeof(ports), "%d", port);
-    char *argv[] = {"/usr/bin/python3", stub, "--port", ports, "--port-file", pf, "--log", log,
-                    "--state", st, "--schema", s11, "--schema", s12, "--schema", s13, "--schema", s14, NULL};
+    char *argv[] = {
+        "/usr/bin/python3", stub, "--port",   ports, "--port-file", pf,  "--log",    log,
+        "--state",          st,   "--schema", s11,   "--schema",    s12, "--schema", s13,
+        "--schema",         s14,  NULL};
     char out[600], err[600];
     path_in(out, sizeof(out), "stub.out");
     path_in(err, sizeof(err), "stub.err");
@@ -99,7 +102,8 @@ static int produce_file(rd_kafka_t *rk, const char *path, const char *key)
     int n = read_msgs(path, &all, off, len, 4096);
     SW_ASSERT(n > 0, "no messages in %s", path);
     for (int i = 0; i < n; i++)
-        SW_ASSERT(sw_kp_send(rk, "in.sr", 0, key, strlen(key), all.data + off[i], len[i]), "produce");
+        SW_ASSERT(sw_kp_send(rk, "in.sr", 0, key, strlen(key), all.data + off[i], len[i]),
+                  "produce");
     sw_buf_clear(&all);
     return 0;
 }
@@ -168,6 +172,12 @@ int main(void)
     }
     int failed = 1;
     pid_t mock = -1, stub = -1, daemon = -1;
+    char **l13 = NULL, **l2 = NULL;
+    size_t *n13 = NULL, *n2 = NULL;
+    int c13 = 0, c2 = 0;
+    json_t *want1 = NULL;
+    sw_buf_t tout;
+    sw_buf_init(&tout);
     char p1[600], p2[600], bf[600], runerr[600], runout[600], stublog[600];
     path_in(p1, sizeof(p1), "phase1.bin");
     path_in(p2, sizeof(p2), "phase2.bin");
@@ -185,9 +195,23 @@ int main(void)
         return 1;
     }
     {
-        char *argv[] = {(char *)sw_test_bin(), "mock", "--bootstrap-file", bf, "--topic",
-                        "in.sr:1", "--topic", "out.sr:1", "--topic", "dlq.sr:1", "--topic",
-                        "out.ids:1", "--topic", "dlq.ids:1", "--topic", "in.p:1", NULL};
+        char *argv[] = {(char *)sw_test_bin(),
+                        "mock",
+                        "--bootstrap-file",
+                        bf,
+                        "--topic",
+                        "in.sr:1",
+                        "--topic",
+                        "out.sr:1",
+                        "--topic",
+                        "dlq.sr:1",
+                        "--topic",
+                        "out.ids:1",
+                        "--topic",
+                        "dlq.ids:1",
+                        "--topic",
+                        "in.p:1",
+                        NULL};
         char mo[600], me[600];
         path_in(mo, sizeof(mo), "mock.out");
         path_in(me, sizeof(me), "mock.err");
@@ -214,20 +238,44 @@ int main(void)
     snprintf(url, sizeof(url), "schema.registry.url=http://127.0.0.1:%d", port);
     char bs[1100];
     snprintf(bs, sizeof(bs), "bootstrap.servers=%s", g_boot);
-    char *dargv[] = {(char *)sw_test_bin(), "run", "-X", bs, "-X", "input.topics=in.sr", "-X",
-                     "output.topic=out.sr", "-X", "dlq.topic=dlq.sr", "-X", "group.id=sr", "-X",
-                     "input.format=avro", "-X", "output.format=avro", "-X", url, "-X",
-                     "state.restore=off", "-X", "topics.create=off", "-X",
-                     "metrics.listen=127.0.0.1:0", "-X", "commit.interval.ms=200", "-X", "window.samples=10", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", NULL};
+    char *dargv[] = {(char *)sw_test_bin(),
+                     "run",
+                     "-X",
+                     bs,
+                     "-X",
+                     "input.topics=in.sr",
+                     "-X",
+                     "output.topic=out.sr",
+                     "-X",
+                     "dlq.topic=dlq.sr",
+                     "-X",
+                     "group.id=sr",
+                     "-X",
+                     "input.format=avro",
+                     "-X",
+                     "output.format=avro",
+                     "-X",
+                     url,
+                     "-X",
+                     "state.restore=off",
+                     "-X",
+                     "topics.create=off",
+                     "-X",
+                     "metrics.listen=127.0.0.1:0",
+                     "-X",
+                     "commit.interval.ms=200",
+                     "-X",
+                     "window.samples=10",
+                     "-X",
+                     "kafka.consumer.session.timeout.ms=6000",
+                     NULL};
     daemon = sw_proc_spawn(dargv, runout, runerr);
 
     /* Expected: the JSON path (the engine fed the fixture lines). */
-    char **l13, **l2;
-    size_t *n13, *n2;
-    int c13 = read_lines_of("gen25", &l13, &n13), c2 = read_lines_of("gen22", &l2, &n2);
+    c13 = read_lines_of("gen25", &l13, &n13);
+    c2 = read_lines_of("gen22", &l2, &n2);
     if (c13 <= 0 || c2 <= 0) goto out;
-    json_t *want1 = sw_kt_replay_by_job_w(l13, n13, c13, 10);
+    want1 = sw_kt_replay_by_job_w(l13, n13, c13, 10);
     size_t want1_n = count_records(want1);
     printf("phase 1: %d events (v1/v2/v3), %zu alerts expected\n", c13, want1_n);
 
@@ -240,8 +288,7 @@ int main(void)
     }
     sw_kmsg_free(m, got);
     size_t nd = sw_kc_read(g_boot, "dlq.sr", 1, 1, 1500, 30000, &d);
-    if (nd != 1 || !strstr(hdr(&d[0]), "unknown schema id 99") ||
-        !strstr(hdr(&d[0]), "40403")) {
+    if (nd != 1 || !strstr(hdr(&d[0]), "unknown schema id 99") || !strstr(hdr(&d[0]), "40403")) {
         fprintf(stderr, "FAIL unknown id: %zu dead letters, reason \"%s\"\n", nd,
                 nd ? hdr(&d[0]) : "");
         goto out;
@@ -258,7 +305,8 @@ int main(void)
     bool saw_held = false, saw_unready = false;
     while (sw_proc_now_ms() - t0 < 10000) {
         double held = -1;
-        if (mport > 0 && metric_of(mport, "stormwatch_schema_registry_held_partitions", &held) == 200 &&
+        if (mport > 0 &&
+            metric_of(mport, "stormwatch_schema_registry_held_partitions", &held) == 200 &&
             held == 1)
             saw_held = true;
         sw_buf_t body;
@@ -277,14 +325,16 @@ int main(void)
     got = sw_kc_read(g_boot, "out.sr", 1, want1_n + 1, 1000, 5000, &m);
     sw_kmsg_free(m, got);
     if (!saw_held || !saw_unready || errors < 1 || up != 0 || nd != 1 || got != want1_n) {
-        fprintf(stderr,
-                "FAIL registry down: held partition seen %d, /readyz 503 seen %d, errors %g, up %g, "
-                "%zu dead letters (want 1), %zu alerts (want %zu)\n",
-                saw_held, saw_unready, errors, up, nd, got, want1_n);
+        fprintf(
+            stderr,
+            "FAIL registry down: held partition seen %d, /readyz 503 seen %d, errors %g, up %g, "
+            "%zu dead letters (want 1), %zu alerts (want %zu)\n",
+            saw_held, saw_unready, errors, up, nd, got, want1_n);
         goto out;
     }
-    printf("registry down 10 s: partition held, /readyz 503, %g registry errors, no dead letters: ok\n",
-           errors);
+    printf(
+        "registry down 10 s: partition held, /readyz 503, %g registry errors, no dead letters: ok\n",
+        errors);
 
     if ((stub = start_stub(port)) < 0) goto out;
     json_t *want2 = sw_kt_replay_by_job_w(l2, n2, c2, 10);
@@ -306,7 +356,8 @@ int main(void)
         if (sw_avro_schema_id(m[i].value, m[i].len, &id, why, sizeof(why)) != SW_OK) id = -2;
         if (i == 0) alert_id = id;
         if (id != alert_id || id < 0) {
-            fprintf(stderr, "FAIL: record %zu has schema id %d, record 0 has %d\n", i, id, alert_id);
+            fprintf(stderr, "FAIL: record %zu has schema id %d, record 0 has %d\n", i, id,
+                    alert_id);
             goto out;
         }
         /* The test helper reads the fixed id 2. */
@@ -314,7 +365,8 @@ int main(void)
         m[i].value[4] = 2;
     }
     char needle[100];
-    snprintf(needle, sizeof(needle), "alert schema: id %d under subject out.sr-value", (int)alert_id);
+    snprintf(needle, sizeof(needle), "alert schema: id %d under subject out.sr-value",
+             (int)alert_id);
     if (regs != 1 || alert_id == 2 || !sw_proc_wait_text(runerr, needle, 1, 1000)) {
         fprintf(stderr, "FAIL registration: %d POSTs, id %d, log line \"%s\" missing?\n", regs,
                 (int)alert_id, needle);
@@ -334,15 +386,15 @@ int main(void)
     sw_kmsg_free(m, got);
 
     /* tail with the registry decodes what the daemon wrote. */
-    sw_buf_t tout;
-    sw_buf_init(&tout);
-    snprintf(cmd, sizeof(cmd), "'%s' tail -t out.sr -b '%s' -e -X '%s'", sw_test_bin(), g_boot, url);
+    snprintf(cmd, sizeof(cmd), "'%s' tail -t out.sr -b '%s' -e -X '%s'", sw_test_bin(), g_boot,
+             url);
     int trc = sw_test_run(cmd, &tout);
     size_t lines = 0;
     for (size_t i = 0; i < tout.len; i++) lines += tout.data[i] == '\n';
     const char *t = sw_buf_cstr(&tout);
     if (trc != 0 || lines != want_n || strstr(t, "undecodable") || !strstr(t, "\"action\"")) {
-        fprintf(stderr, "FAIL tail: exit %d, %zu lines (want %zu):\n%.2000s\n", trc, lines, want_n, t);
+        fprintf(stderr, "FAIL tail: exit %d, %zu lines (want %zu):\n%.2000s\n", trc, lines, want_n,
+                t);
         goto out;
     }
     printf("tail decodes the %zu records through the registry: ok\n", lines);
@@ -359,7 +411,8 @@ int main(void)
     regs = sw_proc_count_text(stublog, "POST /subjects/in.p-value/versions");
     if (trc != 0 || (int)lines != c2 || strstr(t, "undecodable") || !strstr(t, "\"event_type\"") ||
         regs != 1) {
-        fprintf(stderr, "FAIL produce/tail: exit %d, %zu lines (want %d), %d registrations:\n%.1000s\n",
+        fprintf(stderr,
+                "FAIL produce/tail: exit %d, %zu lines (want %d), %d registrations:\n%.1000s\n",
                 trc, lines, c2, regs, t);
         goto out;
     }
@@ -377,12 +430,35 @@ int main(void)
              g_src, g_src, g_src);
     path_in(ierr, sizeof(ierr), "ids.err");
     path_in(iout, sizeof(iout), "ids.out");
-    char *iargv[] = {(char *)sw_test_bin(), "run", "-X", bs, "-X", "input.topics=in.sr", "-X",
-                     "output.topic=out.ids", "-X", "dlq.topic=dlq.ids", "-X", "group.id=ids", "-X",
-                     "input.format=avro", "-X", "output.format=avro", "-X",
-                     "avro.schema.id.telemetry=12", "-X", ids, "-X", "state.restore=off", "-X",
-                     "topics.create=off", "-X", "window.samples=10", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", NULL};
+    char *iargv[] = {(char *)sw_test_bin(),
+                     "run",
+                     "-X",
+                     bs,
+                     "-X",
+                     "input.topics=in.sr",
+                     "-X",
+                     "output.topic=out.ids",
+                     "-X",
+                     "dlq.topic=dlq.ids",
+                     "-X",
+                     "group.id=ids",
+                     "-X",
+                     "input.format=avro",
+                     "-X",
+                     "output.format=avro",
+                     "-X",
+                     "avro.schema.id.telemetry=12",
+                     "-X",
+                     ids,
+                     "-X",
+                     "state.restore=off",
+                     "-X",
+                     "topics.create=off",
+                     "-X",
+                     "window.samples=10",
+                     "-X",
+                     "kafka.consumer.session.timeout.ms=6000",
+                     NULL};
     daemon = sw_proc_spawn(iargv, iout, ierr);
     got = sw_kc_read(g_boot, "out.ids", 1, want_n, 2000, 60000, &m);
     nd = sw_kc_read(g_boot, "dlq.ids", 1, 1, 1500, 30000, &d);
@@ -392,8 +468,9 @@ int main(void)
     const char *reason = nd ? hdr(&d[0]) : "";
     if (got != want_n || !same || nd != 1 ||
         !strstr(reason, "unknown schema id 99 (expected 12, 11, 13 or 14)")) {
-        fprintf(stderr, "FAIL ids mode: %zu alerts (want %zu), equal %d (%s), %zu dead letters: %s\n",
-                got, want_n, same, same ? "" : why, nd, reason);
+        fprintf(stderr,
+                "FAIL ids mode: %zu alerts (want %zu), equal %d (%s), %zu dead letters: %s\n", got,
+                want_n, same, same ? "" : why, nd, reason);
         goto out;
     }
     printf("avro.schema.ids.telemetry without a registry: the same %zu alerts; %s: ok\n", got,
@@ -403,10 +480,11 @@ int main(void)
     sw_kmsg_free(d, nd);
 
     /* A schema file that cannot be read is a configuration error (exit 2). */
-    snprintf(cmd, sizeof(cmd),
-             "'%s' run -X bootstrap.servers=127.0.0.1:1 -X avro.schema.ids.telemetry=5=/nonexistent.avsc "
-             "2>&1; echo \"exit $?\"",
-             sw_test_bin());
+    snprintf(
+        cmd, sizeof(cmd),
+        "'%s' run -X bootstrap.servers=127.0.0.1:1 -X avro.schema.ids.telemetry=5=/nonexistent.avsc "
+        "2>&1; echo \"exit $?\"",
+        sw_test_bin());
     sw_test_run(cmd, &tout);
     t = sw_buf_cstr(&tout);
     if (!strstr(t, "exit 2") || !strstr(t, "element \"5=/nonexistent.avsc\": cannot read")) {
@@ -418,6 +496,14 @@ int main(void)
     sw_kp_destroy(rk);
     failed = 0;
 out:
+    for (int i = 0; i < c13; i++) free(l13[i]);
+    for (int i = 0; i < c2; i++) free(l2[i]);
+    free(l13);
+    free(n13);
+    free(l2);
+    free(n2);
+    json_decref(want1);
+    sw_buf_clear(&tout);
     if (daemon > 0) {
         kill(daemon, SIGTERM);
         if (sw_proc_wait(daemon, 30000) < 0) sw_proc_kill(daemon);

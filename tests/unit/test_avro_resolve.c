@@ -139,10 +139,9 @@ static int check_same(const char *what, const sw_event_t *got, const sw_event_t 
 static int test_identity(sw_avro_dec_t *dec)
 {
     char err[512] = "";
-    sw_avro_plan_t *plan =
-        sw_avro_plan_new(sw_schema_telemetry_event, sw_schema_telemetry_event_len,
-                         sw_schema_telemetry_event, sw_schema_telemetry_event_len, 7, err,
-                         sizeof(err));
+    sw_avro_plan_t *plan = sw_avro_plan_new(
+        sw_schema_telemetry_event, sw_schema_telemetry_event_len, sw_schema_telemetry_event,
+        sw_schema_telemetry_event_len, 7, err, sizeof(err));
     SW_ASSERT(plan, "%s", err);
     SW_ASSERT(sw_avro_plan_identity(plan), "own schema is not the identity");
     sw_event_t ev, back;
@@ -151,12 +150,14 @@ static int test_identity(sw_avro_dec_t *dec)
     sw_buf_init(&msg);
     SW_ASSERT(sw_avro_encode_event(&ev, 7, &msg, err, sizeof(err)) == SW_OK, "%s", err);
     SW_ASSERT(sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &back, err, sizeof(err)) ==
-                  SW_OK, "%s", err);
+                  SW_OK,
+              "%s", err);
     if (check_same("identity", &back, &ev)) return 1;
     /* The header must carry the plan's id. */
     msg.data[4] = 8;
     SW_ASSERT(sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &back, err, sizeof(err)) ==
-                  SW_ERR_AVRO, "wrong id accepted");
+                  SW_ERR_AVRO,
+              "wrong id accepted");
     SW_ASSERT_CONTAINS(err, "schema id 8");
     sw_buf_clear(&msg);
     sw_avro_plan_destroy(plan);
@@ -182,14 +183,15 @@ static int test_versions(sw_avro_dec_t *dec)
         sw_buf_t msg;
         sw_buf_init(&msg);
         v[i].make(&msg, v[i].id);
-        sw_err_t rc = sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &got, err, sizeof(err));
+        sw_err_t rc =
+            sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &got, err, sizeof(err));
         SW_ASSERT(rc == SW_OK, "%s: %s", v[i].name, err);
         if (check_same(v[i].name, &got, &want)) return 1;
         /* Every truncation fails cleanly, naming the id. */
         for (size_t n = 5; n < msg.len; n++) {
             rc = sw_avro_decode_event_plan(dec, plan, msg.data, n, &got, err, sizeof(err));
-            SW_ASSERT(rc == SW_ERR_TRUNCATED || rc == SW_ERR_AVRO, "%s cut at %zu: rc %d", v[i].name,
-                      n, rc);
+            SW_ASSERT(rc == SW_ERR_TRUNCATED || rc == SW_ERR_AVRO, "%s cut at %zu: rc %d",
+                      v[i].name, n, rc);
             char want_id[40];
             snprintf(want_id, sizeof(want_id), "writer schema id %d", (int)v[i].id);
             SW_ASSERT_CONTAINS(err, want_id);
@@ -223,9 +225,9 @@ static int test_unresolvable(void)
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
         char err[512] = "";
-        sw_avro_plan_t *plan = sw_avro_plan_new(c[i].schema, strlen(c[i].schema),
-                                                sw_schema_telemetry_event,
-                                                sw_schema_telemetry_event_len, 9, err, sizeof(err));
+        sw_avro_plan_t *plan =
+            sw_avro_plan_new(c[i].schema, strlen(c[i].schema), sw_schema_telemetry_event,
+                             sw_schema_telemetry_event_len, 9, err, sizeof(err));
         SW_ASSERT(!plan, "case %zu resolved", i);
         SW_ASSERT_CONTAINS(err, c[i].want);
     }
@@ -252,9 +254,12 @@ static int test_lazy_branch(sw_avro_dec_t *dec)
         put_long(&msg, 5);
         put_str(&msg, "sample");
         put_long(&msg, branch);
-        if (branch == 1) put_long(&msg, 0);
-        else sw_buf_putc(&msg, 1);
-        sw_err_t rc = sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &ev, err, sizeof(err));
+        if (branch == 1)
+            put_long(&msg, 0);
+        else
+            sw_buf_putc(&msg, 1);
+        sw_err_t rc =
+            sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &ev, err, sizeof(err));
         if (branch == 1) {
             /* device_used_bytes is absent: a sample without it breaks SPEC 2, not Avro */
             SW_ASSERT(rc == SW_OK || rc == SW_ERR_INVALID_ARG, "%s", err);
@@ -273,10 +278,9 @@ static int test_lazy_branch(sw_avro_dec_t *dec)
 static int test_alert_identity(void)
 {
     char err[512] = "";
-    sw_avro_plan_t *plan =
-        sw_avro_plan_new(sw_schema_first_cause_alert, sw_schema_first_cause_alert_len,
-                         sw_schema_first_cause_alert, sw_schema_first_cause_alert_len, 3, err,
-                         sizeof(err));
+    sw_avro_plan_t *plan = sw_avro_plan_new(
+        sw_schema_first_cause_alert, sw_schema_first_cause_alert_len, sw_schema_first_cause_alert,
+        sw_schema_first_cause_alert_len, 3, err, sizeof(err));
     SW_ASSERT(plan, "%s", err);
     SW_ASSERT(sw_avro_plan_identity(plan), "alert schema is not the identity");
     sw_avro_plan_destroy(plan);

@@ -31,8 +31,19 @@ static pid_t start_stub(const char *src, int *port, const char *user_info)
     snprintf(out, sizeof(out), "%s/stub.out", g_dir);
     snprintf(err, sizeof(err), "%s/stub.err", g_dir);
     unlink(pf);
-    char *argv[] = {"/usr/bin/python3", stub, "--port-file", pf, "--log", g_log, "--schema", s1,
-                    "--schema", s2, "--user-info", (char *)user_info, NULL};
+    char *argv[] = {"/usr/bin/python3",
+                    stub,
+                    "--port-file",
+                    pf,
+                    "--log",
+                    g_log,
+                    "--schema",
+                    s1,
+                    "--schema",
+                    s2,
+                    "--user-info",
+                    (char *)user_info,
+                    NULL};
     if (!user_info) argv[10] = NULL;
     pid_t pid = sw_proc_spawn(argv, out, err);
     char *p = sw_proc_wait_file(pf, 20000);
@@ -87,11 +98,14 @@ static int run(int port)
     SW_ASSERT(rc == SW_ERR_NOT_FOUND, "lookup before register: rc %d %s", rc, err);
     SW_ASSERT_CONTAINS(err, "40401");
     SW_ASSERT(sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, true, &id,
-                                     err, sizeof(err)) == SW_OK, "%s", err);
+                                     err, sizeof(err)) == SW_OK,
+              "%s", err);
     SW_ASSERT(sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, true, &id2,
-                                     err, sizeof(err)) == SW_OK, "%s", err);
+                                     err, sizeof(err)) == SW_OK,
+              "%s", err);
     SW_ASSERT(sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, false, &id3,
-                                     err, sizeof(err)) == SW_OK, "%s", err);
+                                     err, sizeof(err)) == SW_OK,
+              "%s", err);
     SW_ASSERT(id == 8 && id2 == 8 && id3 == 8, "ids %d %d %d (the stub has it as 8)", id, id2, id3);
     uint64_t errors = 0;
     bool up = false;
