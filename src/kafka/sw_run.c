@@ -983,8 +983,9 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.out_avro && sw_registry_remote(r.reg)) rc = registry_alert_id(&r, conf);
         if (rc == 0) rc = setup(&r);
     }
-    if (rc < 0) { /* stopped while waiting for the cluster */
-        sw_log(r.log, SW_LOG_INFO, "stopped before the Kafka cluster answered");
+    if (rc < 0) { /* stopped while waiting for the cluster (or the registry) */
+        sw_log(r.log, SW_LOG_INFO, "stopped before the %s answered",
+               r.consumer ? "Kafka cluster" : "schema registry");
         rc = 0;
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
