@@ -1148,34 +1148,41 @@ sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_
     const unsigned char *kind = plan->fields_kind;
     for (size_t k = 0; k < w->n; k++) {
         at[k] = p;
-        unsigned char fk = kind[k];
-        if (end - p >= 20 && fk != FK_OTHER) {
-            if (fk == FK_OPT_VARINT || fk == FK_OPT_LEN || fk == FK_OPT_OTHER) {
-                if (*p == 0) {
-                    p++;
-                    continue;
-                }
-                if (*p != 2 || fk == FK_OPT_OTHER) goto careful;
+        if (end - p < 20) goto careful;
+        switch (kind[k]) {
+        case FK_NULL:
+            continue;
+        case FK_OPT_OTHER:
+            if (*p != 0) goto careful;
+            p++;
+            continue;
+        case FK_OPT_VARINT:
+            if (*p == 0) {
                 p++;
-                fk = fk == FK_OPT_VARINT ? FK_VARINT : FK_LEN;
-            }
-            if (fk == FK_NULL) continue;
-            if (fk == FK_VARINT) {
-                /* The varint ends at the first byte without its top bit. */
-                uint64_t x;
-                memcpy(&x, p, 8);
-                uint64_t stop = ~x & UINT64_C(0x8080808080808080);
-                if (stop) {
-                    p += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-                } else if (p[8] < 0x80) { /* 9 bytes: timestamps in ns */
-                    p += 9;
-                } else {
-                    goto careful; /* 10 bytes */
-                }
                 continue;
             }
+            if (*p++ != 2) goto careful;
+            __attribute__((fallthrough));
+        case FK_VARINT: {
+            /* The varint ends at the first byte without its top bit. */
+            uint64_t x;
+            memcpy(&x, p, 8);
+            uint64_t stop = ~x & UINT64_C(0x8080808080808080);
+            if (stop) p += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+            else if (p[8] < 0x80) p += 9; /* timestamps in ns */
+            else goto careful;            /* 10 bytes */
+            continue;
+        }
+        case FK_OPT_LEN:
+            if (*p == 0) {
+                p++;
+                continue;
+            }
+            if (*p++ != 2) goto careful;
+            __attribute__((fallthrough));
+        case FK_LEN: {
             int64_t n;
-            if (p[0] < 0x80) { /* strings under 64 bytes: one length byte */
+            if (p[0] < 0x80) { /* under 64 bytes: one length byte */
                 n = (int64_t)(p[0] >> 1) ^ -(int64_t)(p[0] & 1);
                 p++;
             } else {
@@ -1189,10 +1196,12 @@ sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_
                 p += i + 1;
                 n = (int64_t)((v >> 1) ^ (0 - (v & 1)));
             }
-            if (n >= 0 && n <= end - p) {
-                p += n;
-                continue;
-            }
+            if (n < 0 || n > end - p) goto careful;
+            p += n;
+            continue;
+        }
+        default:
+            break;
         }
     careful:
         c.p = p = at[k];
