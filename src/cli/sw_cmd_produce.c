@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "sw_codec_avro.h"
+#include "sw_registry.h"
+#include "sw_schemas.h"
 #include "sw_codec_telemetry.h"
 #include "sw_input.h"
 #include "sw_kafka.h"
@@ -87,7 +89,10 @@ static void usage(FILE *f)
             "  -b, --bootstrap SERVERS  host:port,... (default: environment variable\n"
             "                           STORMWATCH_BOOTSTRAP_SERVERS)\n"
             "  --format json|avro       value encoding (default json)\n"
-            "  --schema-id N            Confluent schema id for avro, 0..2147483647 (default 1)\n"
+            "  --schema-id N            Confluent schema id for avro, 0..2147483647 (default 1;\n"
+            "                           with -X schema.registry.url=URL: the id the registry\n"
+            "                           gives telemetry_event.avsc under subject TOPIC-value,\n"
+            "                           registered unless -X auto.register.schemas=false)\n"
             "  --partition N            write every message to partition N (default: by key,\n"
             "                           murmur2 like the Java client)\n"
             "  --raw                    send invalid lines too, untouched, with an empty key\n"
@@ -326,6 +331,7 @@ int sw_cmd_produce(int argc, char **argv)
     produce_t pr;
     memset(&pr, 0, sizeof(pr));
     pr.schema_id = 1;
+    bool schema_id_set = false;
     pr.partition = RD_KAFKA_PARTITION_UA;
     const char *bootstrap_opt = NULL;
     bool quiet = false;
@@ -363,6 +369,7 @@ int sw_cmd_produce(int argc, char **argv)
         case 'S':
             if (!sw_cli_i64("produce", "--schema-id", optarg, 0, INT32_MAX, &v)) goto out;
             pr.schema_id = (int32_t)v;
+            schema_id_set = true;
             break;
         case 'p':
             if (!sw_cli_i64("produce", "--partition", optarg, 0, INT32_MAX, &v)) goto out;
@@ -412,6 +419,26 @@ int sw_cmd_produce(int argc, char **argv)
     pr.ctx.log = &pr.log;
     pr.ctx.user = &pr;
     pr.running = sw_main_running();
+    if (pr.avro && !schema_id_set && sw_conf_get_list_cnt(conf, "schema.registry.url") > 0) {
+        /* As Confluent's serializers: the id of telemetry_event.avsc under
+         * <topic>-value, registered unless auto.register.schemas=false. */
+        char subject[300], rerr[600];
+        bool do_register = true;
+        sw_conf_get_bool(conf, "auto.register.schemas", &do_register);
+        snprintf(subject, sizeof(subject), "%s-value", pr.topic);
+        sw_registry_t *reg = sw_registry_from_conf(conf, sw_schema_telemetry_event,
+                                                   sw_schema_telemetry_event_len, -1, false, rerr,
+                                                   sizeof(rerr));
+        sw_err_t err = reg ? sw_registry_subject_id(reg, subject, sw_schema_telemetry_event,
+                                                    do_register, &pr.schema_id, rerr, sizeof(rerr))
+                           : SW_ERR_INVALID_ARG;
+        sw_registry_destroy(reg);
+        if (err) {
+            fprintf(stderr, "stormwatch produce: schema id of subject %s: %s\n", subject, rerr);
+            rc = SW_EXIT_RUNTIME;
+            goto out;
+        }
+    }
     if ((rc = produce_open(&pr, conf, bootstrap)) != SW_EXIT_OK) goto out;
 
     pr.dec = sw_tdec_new();

@@ -13,6 +13,8 @@
 
 #include "sw_alloc.h"
 #include "sw_codec_avro.h"
+#include "sw_registry.h"
+#include "sw_schemas.h"
 #include "sw_event_json.h"
 #include "sw_jw.h"
 #include "sw_kafka.h"
@@ -52,6 +54,8 @@ typedef struct tail_s {
     int32_t neof;
     int32_t started;      /* partitions started (stopped at the end) */
     sw_avro_dec_t *adec;
+    sw_registry_t *reg_alert; /* with schema.registry.url: alert writer schemas */
+    sw_registry_t *reg_event; /* ... and telemetry writer schemas */
     sw_buf_t line, val;
     char *scratch;        /* room for the JSON scanner */
     size_t scratch_cap;
@@ -96,6 +100,10 @@ static void usage(FILE *f)
             "                             last one of a repeated name)\n"
             "  --schema-id-telemetry N    Avro schema id of telemetry (default 1)\n"
             "  --schema-id-alert N        Avro schema id of alerts (default 2)\n"
+            "  -X schema.registry.url=URL Confluent Schema Registry: decode Avro records of\n"
+            "                             any schema id it knows (alerts or telemetry; the\n"
+            "                             --schema-id-* options are then not used; also\n"
+            "                             schema.registry.basic.auth.user.info, ...ssl.*)\n"
             "  -X kafka.PROP=VALUE        librdkafka consumer property (repeatable; also\n"
             "                             kafka.consumer.PROP=VALUE)\n"
             "  --log-level LEVEL          error, warn, info or debug (default warn)\n"
@@ -244,6 +252,21 @@ static void put_value(tail_t *tl, sw_buf_t *out, const void *payload, size_t len
     if (len >= SW_AVRO_HEADER_LEN && p[0] == SW_AVRO_MAGIC) {
         int32_t id;
         if (sw_avro_schema_id(p, len, &id, why, sizeof(why)) != SW_OK) {
+            put_undecodable(out, why, p, len);
+            return;
+        }
+        if (tl->reg_alert) { /* the registry says what the id is */
+            const sw_avro_plan_t *plan = NULL;
+            sw_event_t ev;
+            sw_err_t err = sw_registry_plan(tl->reg_alert, id, &plan, why, sizeof(why));
+            if (!err && sw_avro_decode_record_json_plan(plan, p, len, out, why, sizeof(why)) == SW_OK)
+                return;
+            if (err != SW_ERR_IO &&
+                sw_registry_plan(tl->reg_event, id, &plan, why, sizeof(why)) == SW_OK &&
+                sw_avro_decode_event_plan(tl->adec, plan, p, len, &ev, why, sizeof(why)) == SW_OK) {
+                sw_event_json(out, &ev);
+                return;
+            }
             put_undecodable(out, why, p, len);
             return;
         }
@@ -584,6 +607,8 @@ static void tail_clear(tail_t *tl)
     if (tl->rkt) rd_kafka_topic_destroy(tl->rkt);
     if (tl->rk) rd_kafka_destroy(tl->rk);
     sw_avro_dec_destroy(tl->adec);
+    sw_registry_destroy(tl->reg_alert);
+    sw_registry_destroy(tl->reg_event);
     sw_buf_clear(&tl->line);
     sw_buf_clear(&tl->val);
     free(tl->scratch);
@@ -746,6 +771,15 @@ int sw_cmd_tail(int argc, char **argv)
     tl.ctx.user = &tl;
     tl.running = sw_main_running();
     tl.adec = sw_avro_dec_new();
+    if (sw_conf_get_list_cnt(conf, "schema.registry.url") > 0) {
+        char rerr[512];
+        tl.reg_alert = sw_registry_from_conf(conf, sw_schema_first_cause_alert,
+                                             sw_schema_first_cause_alert_len, -1, false, rerr,
+                                             sizeof(rerr));
+        tl.reg_event = sw_registry_from_conf(conf, sw_schema_telemetry_event,
+                                             sw_schema_telemetry_event_len, -1, false, rerr,
+                                             sizeof(rerr));
+    }
     sw_buf_init(&tl.line);
     sw_buf_init(&tl.val);
     if ((rc = tail_open(&tl, conf, bootstrap)) != SW_EXIT_OK) goto out;

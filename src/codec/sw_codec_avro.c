@@ -9,6 +9,7 @@
 #include "sw_codec_avro.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,7 @@ typedef struct rd_s {
     const unsigned char *base; /* start of the message: offsets count from here */
     const unsigned char *p;
     const unsigned char *end;
+    const unsigned char *limit; /* end of the message (end may be a field's) */
     const char *field;         /* field being read, for messages */
     const char *prefix;        /* enclosing record fields ("source."), or "" */
     const char *outer;         /* array field that holds it, or NULL */
@@ -142,6 +144,7 @@ static void rd_init(rd_t *rd, const void *data, size_t len, char *errstr, size_t
     rd->base = data ? data : (const void *)""; /* no arithmetic on NULL */
     rd->p = rd->base;
     rd->end = rd->base + len;
+    rd->limit = rd->end;
     rd->field = "";
     rd->prefix = "";
     rd->outer = NULL;
@@ -153,7 +156,11 @@ static void rd_init(rd_t *rd, const void *data, size_t len, char *errstr, size_t
 
 static size_t rd_off(const rd_t *rd, const unsigned char *at)
 {
-    return (size_t)(at - rd->base);
+    /* A field converted while resolving a writer schema lies outside the
+     * message: no offset (compared as integers, not as pointers). */
+    uintptr_t a = (uintptr_t)at, b = (uintptr_t)rd->base;
+    if (a < b || a > (uintptr_t)rd->limit) return 0;
+    return (size_t)(a - b);
 }
 
 static size_t rd_left(const rd_t *rd)
@@ -544,6 +551,7 @@ sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t 
 struct sw_avro_dec_s {
     char *scratch;      /* unescaped JSON strings of the metadata text */
     size_t scratch_cap; /* bytes */
+    sw_buf_t resolved;  /* a body rewritten into the reader's layout */
 };
 
 sw_avro_dec_t *sw_avro_dec_new(void)
@@ -555,6 +563,7 @@ void sw_avro_dec_destroy(sw_avro_dec_t *dec)
 {
     if (!dec) return;
     free(dec->scratch);
+    sw_buf_clear(&dec->resolved);
     free(dec);
 }
 
@@ -694,55 +703,85 @@ static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev,
     return SW_OK;
 }
 
-sw_err_t sw_avro_decode_event(sw_avro_dec_t *dec, const void *data, size_t len,
-                              int32_t expected_schema_id, sw_event_t *ev, char *errstr,
-                              size_t errstr_size)
+/* Field @p i of the reader schema: from its span when the body was resolved
+ * from another writer schema (sw_avro_plan_fields), else where the
+ * previous field ended. */
+#define SEEK(i)                                      \
+    do {                                             \
+        if (sp) {                                    \
+            rd->p = sp[i].p;                         \
+            rd->end = sp[i].end;                     \
+        }                                            \
+    } while (0)
+
+/* The TelemetryEvent fields after the header, in the reader's order;
+ * @p sp: NULL (one body in the reader's layout) or one span per field. */
+static sw_err_t decode_fields(sw_avro_dec_t *dec, rd_t *rd, const sw_avro_span_t *sp,
+                              sw_event_t *ev, char *errstr, size_t errstr_size)
 {
-    rd_t rd;
     sw_opt_i64_t dev_used;
     sw_opt_str_t host, meta, job, sess;
     bool typed = false, typed_ok = false;
-    rd_init(&rd, data, len, errstr, errstr_size);
-    memset(ev, 0, sizeof(*ev));
-
-    if (!rd_header(&rd, expected_schema_id)) return rd.err;
-    if (!rd_opt_long(&rd, "schema_version", &ev->schema_version)) return rd.err;
-    rd.field = "timestamp_ns";
-    if (!rd_long(&rd, &ev->timestamp_ns)) return rd.err;
-    rd.field = "event_type";
-    if (!rd_str(&rd, &ev->event_type)) return rd.err;
-    if (!rd_opt_str(&rd, "collector", &ev->collector)) return rd.err;
-    if (!rd_long_or(&rd, "sampling_interval_ms", 0, &ev->sampling_interval_ms)) return rd.err;
-    if (!rd_long_or(&rd, "pid", -1, &ev->pid)) return rd.err;
-    if (!rd_opt_str(&rd, "host", &host)) return rd.err;
+    SEEK(0);
+    if (!rd_opt_long(rd, "schema_version", &ev->schema_version)) return rd->err;
+    SEEK(1);
+    rd->field = "timestamp_ns";
+    if (!rd_long(rd, &ev->timestamp_ns)) return rd->err;
+    SEEK(2);
+    rd->field = "event_type";
+    if (!rd_str(rd, &ev->event_type)) return rd->err;
+    SEEK(3);
+    if (!rd_opt_str(rd, "collector", &ev->collector)) return rd->err;
+    SEEK(4);
+    if (!rd_long_or(rd, "sampling_interval_ms", 0, &ev->sampling_interval_ms)) return rd->err;
+    SEEK(5);
+    if (!rd_long_or(rd, "pid", -1, &ev->pid)) return rd->err;
+    SEEK(6);
+    if (!rd_opt_str(rd, "host", &host)) return rd->err;
     ev->host = host.set ? host.value : sw_str("unknown");
-    if (!rd_opt_long(&rd, "device_id", &ev->device_id)) return rd.err;
-    if (!rd_opt_long(&rd, "allocator_allocated_bytes", &ev->allocator_allocated_bytes) ||
-        !rd_opt_long(&rd, "allocator_reserved_bytes", &ev->allocator_reserved_bytes) ||
-        !rd_opt_long(&rd, "allocator_active_bytes", &ev->allocator_active_bytes) ||
-        !rd_opt_long(&rd, "allocator_inactive_bytes", &ev->allocator_inactive_bytes) ||
-        !rd_opt_long(&rd, "allocator_change_bytes", &ev->allocator_change_bytes))
-        return rd.err;
-    if (!rd_opt_long(&rd, "device_used_bytes", &dev_used)) return rd.err;
+    SEEK(7);
+    if (!rd_opt_long(rd, "device_id", &ev->device_id)) return rd->err;
+    SEEK(8);
+    if (!rd_opt_long(rd, "allocator_allocated_bytes", &ev->allocator_allocated_bytes)) return rd->err;
+    SEEK(9);
+    if (!rd_opt_long(rd, "allocator_reserved_bytes", &ev->allocator_reserved_bytes)) return rd->err;
+    SEEK(10);
+    if (!rd_opt_long(rd, "allocator_active_bytes", &ev->allocator_active_bytes)) return rd->err;
+    SEEK(11);
+    if (!rd_opt_long(rd, "allocator_inactive_bytes", &ev->allocator_inactive_bytes)) return rd->err;
+    SEEK(12);
+    if (!rd_opt_long(rd, "allocator_change_bytes", &ev->allocator_change_bytes)) return rd->err;
+    SEEK(13);
+    if (!rd_opt_long(rd, "device_used_bytes", &dev_used)) return rd->err;
     ev->has_device_used = dev_used.set;
     ev->device_used_bytes = dev_used.value;
-    if (!rd_opt_long(&rd, "device_free_bytes", &ev->device_free_bytes)) return rd.err;
-    if (!rd_opt_long(&rd, "device_total_bytes", &ev->device_total_bytes)) return rd.err;
-    if (!rd_opt_str(&rd, "context", &ev->context)) return rd.err;
-    if (!rd_opt_str(&rd, "metadata", &meta)) return rd.err;
-    if (!rd_opt_str(&rd, "job_id", &job)) return rd.err;
+    SEEK(14);
+    if (!rd_opt_long(rd, "device_free_bytes", &ev->device_free_bytes)) return rd->err;
+    SEEK(15);
+    if (!rd_opt_long(rd, "device_total_bytes", &ev->device_total_bytes)) return rd->err;
+    SEEK(16);
+    if (!rd_opt_str(rd, "context", &ev->context)) return rd->err;
+    SEEK(17);
+    if (!rd_opt_str(rd, "metadata", &meta)) return rd->err;
+    SEEK(18);
+    if (!rd_opt_str(rd, "job_id", &job)) return rd->err;
     ev->has_job_id = job.set;
     ev->job_id = job.value;
-    if (!rd_long_or(&rd, "rank", 0, &ev->rank)) return rd.err;
-    if (!rd_opt_long(&rd, "local_rank", &ev->local_rank)) return rd.err;
-    if (!rd_long_or(&rd, "world_size", 1, &ev->world_size)) return rd.err;
-    if (!rd_opt_str(&rd, "session_id", &sess)) return rd.err;
+    SEEK(19);
+    if (!rd_long_or(rd, "rank", 0, &ev->rank)) return rd->err;
+    SEEK(20);
+    if (!rd_opt_long(rd, "local_rank", &ev->local_rank)) return rd->err;
+    SEEK(21);
+    if (!rd_long_or(rd, "world_size", 1, &ev->world_size)) return rd->err;
+    SEEK(22);
+    if (!rd_opt_str(rd, "session_id", &sess)) return rd->err;
     ev->has_session_id = sess.set;
     ev->session_id = sess.value;
-    rd.field = "phase_scope";
-    if (!rd_opt(&rd, &typed)) return rd.err;
-    if (typed && !rd_phase_scope(&rd, &ev->phase, &typed_ok)) return rd.err;
-    if (!rd_done(&rd)) return rd.err;
+    SEEK(23);
+    rd->field = "phase_scope";
+    if (!rd_opt(rd, &typed)) return rd->err;
+    if (typed && !rd_phase_scope(rd, &ev->phase, &typed_ok)) return rd->err;
+    if (!sp && !rd_done(rd)) return rd->err;
 
     /* SPEC 2 ranges first, in the JSON decoder's order, then metadata
      * (last there too). */
@@ -764,6 +803,22 @@ sw_err_t sw_avro_decode_event(sw_avro_dec_t *dec, const void *data, size_t len,
         err = meta_parse(dec, meta.value, ev, &ev->phase, &ev->has_phase, errstr, errstr_size);
     }
     return err;
+}
+
+#undef SEEK
+
+/* Reader fields of the telemetry schema (decode_fields reads 24). */
+#define EVENT_FIELDS 24
+
+sw_err_t sw_avro_decode_event(sw_avro_dec_t *dec, const void *data, size_t len,
+                              int32_t expected_schema_id, sw_event_t *ev, char *errstr,
+                              size_t errstr_size)
+{
+    rd_t rd;
+    rd_init(&rd, data, len, errstr, errstr_size);
+    memset(ev, 0, sizeof(*ev));
+    if (!rd_header(&rd, expected_schema_id)) return rd.err;
+    return decode_fields(dec, &rd, NULL, ev, errstr, errstr_size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1373,4 +1428,79 @@ sw_err_t sw_avro_decode_record_json(const void *data, size_t len, int32_t expect
         return rd.err;
     }
     return SW_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resolved writer schemas                                             */
+/* ------------------------------------------------------------------ */
+
+/* The body after the Confluent header of @p plan's id, rewritten into the
+ * reader's layout in @p into (reset first). */
+static sw_err_t plan_body(const sw_avro_plan_t *plan, const void *data, size_t len, sw_buf_t *into,
+                          char *errstr, size_t errstr_size)
+{
+    rd_t rd;
+    rd_init(&rd, data, len, errstr, errstr_size);
+    if (!rd_header(&rd, sw_avro_plan_id(plan))) return rd.err;
+    into->len = 0;
+    return sw_avro_plan_rewrite(plan, rd.p, rd_left(&rd), into, errstr, errstr_size);
+}
+
+/* A message about the rewritten body: say so, since its offsets are not
+ * the message's. */
+static void plan_errstr(const sw_avro_plan_t *plan, char *errstr, size_t errstr_size)
+{
+    if (!errstr || !errstr_size) return;
+    char tmp[512];
+    snprintf(tmp, sizeof(tmp), "%s", errstr);
+    snprintf(errstr, errstr_size, "%s (body resolved from writer schema id %ld)", tmp,
+             (long)sw_avro_plan_id(plan));
+}
+
+sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan,
+                                   const void *data, size_t len, sw_event_t *ev, char *errstr,
+                                   size_t errstr_size)
+{
+    if (sw_avro_plan_identity(plan))
+        return sw_avro_decode_event(dec, data, len, sw_avro_plan_id(plan), ev, errstr,
+                                    errstr_size);
+    memset(ev, 0, sizeof(*ev));
+    if (sw_avro_plan_nfields(plan) == EVENT_FIELDS) {
+        /* One pass over the writer's fields; each reader field is decoded
+         * where it lies (no copy unless it must be converted). */
+        sw_avro_span_t spans[EVENT_FIELDS];
+        rd_t rd;
+        rd_init(&rd, data, len, errstr, errstr_size);
+        if (!rd_header(&rd, sw_avro_plan_id(plan))) return rd.err;
+        sw_err_t err = sw_avro_plan_fields(plan, rd.p, rd_left(&rd), spans, &dec->resolved,
+                                           errstr, errstr_size);
+        if (err) return err;
+        err = decode_fields(dec, &rd, spans, ev, errstr, errstr_size);
+        if (err && err != SW_ERR_INVALID_ARG) plan_errstr(plan, errstr, errstr_size);
+        return err;
+    }
+    sw_err_t err = plan_body(plan, data, len, &dec->resolved, errstr, errstr_size);
+    if (err) return err;
+    err = sw_avro_decode_event(dec, dec->resolved.data, dec->resolved.len, -1, ev, errstr,
+                               errstr_size);
+    /* SPEC 2 messages (INVALID_ARG) name fields, not offsets: kept as they are. */
+    if (err && err != SW_ERR_INVALID_ARG) plan_errstr(plan, errstr, errstr_size);
+    return err;
+}
+
+sw_err_t sw_avro_decode_record_json_plan(const sw_avro_plan_t *plan, const void *data, size_t len,
+                                         sw_buf_t *json_out, char *errstr, size_t errstr_size)
+{
+    if (sw_avro_plan_identity(plan))
+        return sw_avro_decode_record_json(data, len, sw_avro_plan_id(plan), json_out, errstr,
+                                          errstr_size);
+    sw_buf_t body;
+    sw_buf_init(&body);
+    sw_err_t err = plan_body(plan, data, len, &body, errstr, errstr_size);
+    if (!err) {
+        err = sw_avro_decode_record_json(body.data, body.len, -1, json_out, errstr, errstr_size);
+        if (err) plan_errstr(plan, errstr, errstr_size);
+    }
+    sw_buf_clear(&body);
+    return err;
 }

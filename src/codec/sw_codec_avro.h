@@ -3,7 +3,8 @@
  * and schemas/first_cause_alert.avsc (FirstCauseAlert out), with optional
  * Confluent framing (magic byte 0, 4-byte big-endian schema id). Hand-written
  * for exactly these two schemas: no libavro at run time, strict decoding
- * with byte offsets in every error. No I/O, no schema registry.
+ * with byte offsets in every error. Other writer schemas are read through
+ * a resolution plan (sw_avro_resolve.h). No I/O, no schema registry.
  */
 #ifndef SW_CODEC_AVRO_H
 #define SW_CODEC_AVRO_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "sw_analysis.h"
+#include "sw_avro_resolve.h"
 #include "sw_err.h"
 #include "sw_event.h"
 #include "sw_types.h"
@@ -101,5 +103,27 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
  */
 sw_err_t sw_avro_decode_record_json(const void *data, size_t len, int32_t expected_schema_id,
                                     sw_buf_t *json_out, char *errstr, size_t errstr_size);
+
+/**
+ * @brief sw_avro_decode_event() for a Confluent-framed message written with
+ *        @p plan's writer schema (the header must carry its id): an
+ *        identity plan decodes in place, any other rewrites the body into
+ *        schemas/telemetry_event.avsc's layout first (kept in @p dec).
+ * @param plan borrowed during the call; resolved against
+ *        sw_schema_telemetry_event.
+ * @returns as sw_avro_decode_event(); errors in a rewritten body name the
+ *          writer schema id, the field and the offset in the body.
+ */
+sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan,
+                                   const void *data, size_t len, sw_event_t *ev, char *errstr,
+                                   size_t errstr_size);
+
+/**
+ * @brief sw_avro_decode_record_json() for a message written with @p plan's
+ *        writer schema (resolved against sw_schema_first_cause_alert).
+ * @returns as sw_avro_decode_record_json().
+ */
+sw_err_t sw_avro_decode_record_json_plan(const sw_avro_plan_t *plan, const void *data, size_t len,
+                                         sw_buf_t *json_out, char *errstr, size_t errstr_size);
 
 #endif /* SW_CODEC_AVRO_H */

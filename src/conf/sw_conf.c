@@ -34,6 +34,8 @@ typedef enum prop_type_e {
 #define PROP_F_URL 0x8u      /* empty, or an http:// or https:// URL */
 #define PROP_F_LABELS 0x10u  /* empty, or name=value,... Alertmanager labels */
 #define PROP_F_URLS 0x20u    /* empty, or comma-separated http:// or https:// URLs */
+#define PROP_F_EMPTY 0x40u   /* list: may be empty (no elements) */
+#define PROP_F_IDFILE 0x80u  /* list: each element ID=PATH, ID 0..2147483647 */
 
 typedef struct prop_s {
     const char *name;
@@ -60,6 +62,14 @@ enum prop_id {
     P_OUTPUT_FORMAT,
     P_AVRO_SCHEMA_ID_TELEMETRY,
     P_AVRO_SCHEMA_ID_ALERT,
+    P_AVRO_SCHEMA_IDS_TELEMETRY,
+    P_SCHEMA_REGISTRY_URL,
+    P_SCHEMA_REGISTRY_USER_INFO,
+    P_SCHEMA_REGISTRY_CA,
+    P_SCHEMA_REGISTRY_CERT,
+    P_SCHEMA_REGISTRY_KEY,
+    P_SCHEMA_REGISTRY_TIMEOUT_MS,
+    P_AUTO_REGISTER_SCHEMAS,
     P_PAGERDUTY_ROUTING_KEY,
     P_ALERTMANAGER_GENERATOR_URL,
     P_ALERTMANAGER_LABELS,
@@ -130,6 +140,7 @@ static const char *const on_off[] = {"on", "off", NULL};
      .desc = DESC}
 #define ENUM_PROP(N, ALLOWED, DEF, DESC) \
     {.name = N, .type = PROP_ENUM, .allowed = ALLOWED, .defval = DEF, .desc = DESC}
+#define BOOL_PROP(N, DEF, DESC) {.name = N, .type = PROP_BOOL, .defval = DEF, .desc = DESC}
 #define LIST_PROP(N, FL, DEF, DESC) \
     {.name = N, .type = PROP_LIST, .flags = FL, .defval = DEF, .desc = DESC}
 
@@ -155,7 +166,31 @@ static const prop_t prop_table[P__CNT] = {
     [P_AVRO_SCHEMA_ID_TELEMETRY] = INT_PROP("avro.schema.id.telemetry", 0, 2147483647, "1",
         "Confluent schema id of schemas/telemetry_event.avsc (Avro input)."),
     [P_AVRO_SCHEMA_ID_ALERT] = INT_PROP("avro.schema.id.alert", 0, 2147483647, "2",
-        "Confluent schema id of schemas/first_cause_alert.avsc (Avro output)."),
+        "Confluent schema id of schemas/first_cause_alert.avsc (Avro output) without "
+        "schema.registry.url; with it, the id the registry gives for <output.topic>-value."),
+    [P_AVRO_SCHEMA_IDS_TELEMETRY] = LIST_PROP("avro.schema.ids.telemetry",
+        PROP_F_EMPTY | PROP_F_IDFILE, "",
+        "Further accepted writer schemas of Avro input without a registry, as "
+        "id=path.avsc,... (each resolved against schemas/telemetry_event.avsc at start); "
+        "with schema.registry.url these ids are not looked up."),
+    [P_SCHEMA_REGISTRY_URL] = LIST_PROP("schema.registry.url", PROP_F_EMPTY | PROP_F_URL, "",
+        "Confluent Schema Registry URLs (http:// or https://, comma-separated, tried in "
+        "order); set, Avro input is read with any schema id it knows and Avro output "
+        "registers or looks up first_cause_alert.avsc under <output.topic>-value."),
+    [P_SCHEMA_REGISTRY_USER_INFO] = STR_PROP("schema.registry.basic.auth.user.info", 0, 4096,
+        PROP_F_SECRET, "", "USER:PASSWORD for HTTP basic authentication to the registry; empty: none."),
+    [P_SCHEMA_REGISTRY_CA] = STR_PROP("schema.registry.ssl.ca.location", 0, 4096, 0, "",
+        "CA certificate file (PEM) that verifies an https registry; empty: the system's."),
+    [P_SCHEMA_REGISTRY_CERT] = STR_PROP("schema.registry.ssl.certificate.location", 0, 4096, 0,
+        "", "Client certificate file (PEM) for TLS client authentication to the registry."),
+    [P_SCHEMA_REGISTRY_KEY] = STR_PROP("schema.registry.ssl.key.location", 0, 4096, 0, "",
+        "Private key file (PEM) of schema.registry.ssl.certificate.location."),
+    [P_SCHEMA_REGISTRY_TIMEOUT_MS] = INT_PROP("schema.registry.request.timeout.ms", 100,
+        600000, "5000", "Timeout in ms of one registry request (per URL)."),
+    [P_AUTO_REGISTER_SCHEMAS] = BOOL_PROP("auto.register.schemas", "true",
+        "true: register first_cause_alert.avsc under <output.topic>-value (POST "
+        "/subjects/{subject}/versions, which returns the existing id when it is registered); "
+        "false: only look it up (POST /subjects/{subject}), as Confluent's serializers."),
     [P_PAGERDUTY_ROUTING_KEY] = STR_PROP("pagerduty.routing.key", 0, 255, PROP_F_SECRET, "",
         "Integration (routing) key of the PagerDuty service's Events API v2 integration; "
         "required with output.format=pagerduty, where every output record carries it."),
@@ -704,6 +739,19 @@ sw_conf_res_t sw_conf_parse_bool(const char *name, const char *value, bool *valp
     return SW_CONF_INVALID;
 }
 
+/* An ID=PATH element of avro.schema.ids.telemetry, or why it is not. */
+static const char *idfile_problem(const char *el)
+{
+    const char *eq = strchr(el, '=');
+    if (!eq || eq == el || !eq[1]) return "is not ID=PATH (e.g. 7=schemas/telemetry_v1.avsc)";
+    char *end = NULL;
+    errno = 0;
+    long long id = strtoll(el, &end, 10);
+    if (end != eq || errno || id < 0 || id > 2147483647)
+        return "has an ID that is not an integer 0..2147483647";
+    return NULL;
+}
+
 /* Split a list value into trimmed elements; every element must be
  * non-empty (and a topic or ^regex with PROP_F_TOPIC). On error @p msg
  * holds the reason and @p val is cleared. */
@@ -711,6 +759,14 @@ static bool list_parse(const prop_t *prop, const char *value, conf_val_t *val, s
 {
     bool secret = prop_secret(prop);
     const char *p = value;
+    if (prop->flags & PROP_F_EMPTY) {
+        const char *q = value;
+        while (is_blank(*q)) q++;
+        if (!*q) {
+            val->text = sw_strdup("");
+            return true;
+        }
+    }
     for (;;) {
         const char *end = strchr(p, ',');
         if (!end) end = p + strlen(p);
@@ -728,8 +784,15 @@ static bool list_parse(const prop_t *prop, const char *value, conf_val_t *val, s
             val_clear(val);
             return false;
         }
-        if ((prop->flags & PROP_F_TOPIC) && *s != '^' &&
-            (why = topic_problem(s, (size_t)(e - s))) != NULL) {
+        char *el = sw_memdup0(s, (size_t)(e - s));
+        if ((prop->flags & PROP_F_URL) && !url_ok(el))
+            why = "is not an http:// or https:// URL without blanks";
+        else if (prop->flags & PROP_F_IDFILE)
+            why = idfile_problem(el);
+        free(el);
+        if (!why && (prop->flags & PROP_F_TOPIC) && *s != '^')
+            why = topic_problem(s, (size_t)(e - s));
+        if (why) {
             char *elem = sw_memdup0(s, (size_t)(e - s));
             sw_buf_puts(msg, "configuration property ");
             put_quoted(msg, prop->name);

@@ -279,7 +279,10 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
      * is the one client's property; kafka.* and bootstrap.servers as in run. */
     sw_buf_t full;
     sw_buf_init(&full);
-    if (strncmp(pair, "kafka.", 6) != 0 && strncmp(pair, "bootstrap.servers=", 18) != 0) {
+    /* The registry's properties are stormwatch's (named as Confluent's clients name them). */
+    bool ours = strncmp(pair, "schema.registry.", 16) == 0 ||
+                strncmp(pair, "auto.register.schemas=", 22) == 0;
+    if (strncmp(pair, "kafka.", 6) != 0 && strncmp(pair, "bootstrap.servers=", 18) != 0 && !ours) {
         if (!strchr(pair, '=')) {
             fprintf(stderr, "stormwatch %s: option -X: \"%s\" is not NAME=VALUE (or list)\n", cmd,
                     pair);

@@ -27,6 +27,10 @@
  * transactions: records, snapshots and offsets commit atomically.
  */#include "sw_run_int.h"
 
+#include <time.h>
+
+#include "sw_schemas.h"
+
 /* ---- consuming ------------------------------------------------------- */
 
 static bool decode(run_t *r, const rd_kafka_message_t *m, sw_event_t *ev, char *err, size_t errsz,
@@ -41,9 +45,139 @@ static bool decode(run_t *r, const rd_kafka_message_t *m, sw_event_t *ev, char *
     }
     fmt_t fmt = r->in_fmt;
     if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
-    if (fmt == FMT_AVRO) *rc = sw_avro_decode_event(r->adec, v, n, r->schema_telemetry, ev, err, errsz);
-    else *rc = sw_tdec_json(r->tdec, (const char *)v, n, ev, err, errsz);
+    if (fmt != FMT_AVRO) {
+        *rc = sw_tdec_json(r->tdec, (const char *)v, n, ev, err, errsz);
+    } else if (!r->reg_plans) {
+        *rc = sw_avro_decode_event(r->adec, v, n, r->schema_telemetry, ev, err, errsz);
+    } else {
+        /* Writer schema by id; a registry failure (SW_ERR_IO) never gets
+         * here: handle() holds the partition first (registry_wait). */
+        int32_t id = 0;
+        const sw_avro_plan_t *plan = NULL;
+        *rc = sw_avro_schema_id(v, n, &id, err, errsz);
+        if (!*rc) *rc = sw_registry_plan(r->reg, id, &plan, err, errsz);
+        if (*rc == SW_ERR_NOT_FOUND || *rc == SW_ERR_IO) *rc = SW_ERR_AVRO;
+        if (!*rc) *rc = sw_avro_decode_event_plan(r->adec, plan, v, n, ev, err, errsz);
+    }
     return *rc == SW_OK;
+}
+
+/* Publish the registry's counters (errors, up, partitions waiting). */
+static void registry_metrics(run_t *r)
+{
+    if (!r->m || !r->reg || !sw_registry_remote(r->reg)) return;
+    uint64_t errors = 0;
+    bool up = false;
+    sw_registry_stats(r->reg, &errors, &up);
+    if (errors > r->reg_errors) sw_run_m_add(r, SW_M_SCHEMA_REGISTRY_ERRORS, errors - r->reg_errors);
+    r->reg_errors = errors;
+    sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
+    int64_t held = 0;
+    for (size_t i = 0; i < r->nparts; i++)
+        if (r->parts[i] && r->parts[i]->reg_hold) held++;
+    sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_HELD, held);
+}
+
+/* An Avro message whose writer schema the registry cannot give now: hold
+ * (pause) its partition at this offset and read it again once the
+ * registry answers; good data is never dead-lettered for an outage.
+ * @returns true when the message waits. */
+static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
+{
+    const unsigned char *v = m->payload;
+    if (!r->reg_plans || !sw_registry_remote(r->reg) || !v || m->len == 0) return false;
+    if (r->in_fmt == FMT_JSON || (r->in_fmt == FMT_AUTO && v[0] != 0)) return false;
+    int32_t id = 0;
+    const sw_avro_plan_t *plan = NULL;
+    char err[512];
+    if (sw_avro_schema_id(v, m->len, &id, err, sizeof(err)) != SW_OK) return false;
+    if (sw_registry_plan(r->reg, id, &plan, err, sizeof(err)) != SW_ERR_IO) return false;
+    p->reg_hold = true;
+    p->reg_id = id;
+    p->held_from = m->offset;
+    sw_run_origin_pause(r, p, true);
+    sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                   "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the partition is "
+                   "paused until the registry answers",
+                   p->topic, (int)p->partition, (long long)m->offset, (long)id, err);
+    registry_metrics(r);
+    return true;
+}
+
+/* Held partitions: once the backoff allows, ask again; when the registry
+ * answers (a plan, or a final "unknown id"), consume again from the held
+ * offset. */
+static void registry_tick(run_t *r)
+{
+    if (!r->reg_plans || !sw_registry_remote(r->reg)) return;
+    bool any = false;
+    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->reg_hold;
+    if (!any) return; /* publish_metrics() keeps the gauges current */
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p || !p->reg_hold) continue;
+        if (sw_registry_backoff_ms(r->reg) > 0) break;
+        const sw_avro_plan_t *plan = NULL;
+        char err[512];
+        if (sw_registry_plan(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) break;
+        p->reg_hold = false;
+        int64_t from = p->held_from;
+        if (!p->origin) {
+            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
+            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
+            if (e) rd_kafka_error_destroy(e);
+            rd_kafka_topic_partition_list_destroy(l);
+            p->held_from = -1;
+            sw_run_origin_pause(r, p, false);
+        }
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: schema registry answers again; consuming from offset %lld",
+               p->topic, (int)p->partition, (long long)from);
+    }
+    registry_metrics(r);
+}
+
+/* Output with a registry: the id of first_cause_alert.avsc under
+ * <output.topic>-value (registered or looked up), asked until the
+ * registry answers or the daemon is stopped. @returns 0, 1 (refused) or
+ * -1 (stopped). */
+static int registry_alert_id(run_t *r, const sw_conf_t *conf)
+{
+    bool do_register = true;
+    sw_conf_get_bool(conf, "auto.register.schemas", &do_register);
+    char subject[300], err[600];
+    snprintf(subject, sizeof(subject), "%s-value", r->out_topic);
+    while (*r->opts->running) {
+        int32_t id = 0;
+        sw_err_t rc = sw_registry_subject_id(r->reg, subject, sw_schema_first_cause_alert,
+                                             do_register, &id, err, sizeof(err));
+        registry_metrics(r);
+        if (rc == SW_OK) {
+            r->schema_alert = id;
+            sw_log(r->log, SW_LOG_INFO, "alert schema: id %ld under subject %s (%s)", (long)id,
+                   subject, do_register ? "registered" : "looked up");
+            return 0;
+        }
+        if (rc != SW_ERR_IO) {
+            sw_log(r->log, SW_LOG_ERROR, "cannot get the alert schema's id under subject %s: %s%s",
+                   subject, err,
+                   rc == SW_ERR_NOT_FOUND && !do_register
+                       ? " (auto.register.schemas=false: register schemas/first_cause_alert.avsc "
+                         "under that subject first)"
+                       : "");
+            return 1;
+        }
+        sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN, "alert schema under subject %s: %s; retrying",
+                       subject, err);
+        int64_t wait = sw_registry_backoff_ms(r->reg);
+        while (wait > 0 && *r->opts->running) {
+            int64_t step = wait > 100 ? 100 : wait;
+            struct timespec ts = {0, (long)step * 1000000L};
+            nanosleep(&ts, NULL);
+            wait -= step;
+        }
+    }
+    return -1;
 }
 
 void sw_run_rebuild_finish(run_t *r, part_t *p)
@@ -138,10 +272,11 @@ static void handle(run_t *r, const rd_kafka_message_t *m)
     }
     part_t *p = sw_run_part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
     if (!p) return; /* not ours (fetched before a revocation finished) */
-    if (p->origin) { /* held (paused): read again from here once released */
+    if (p->origin || p->reg_hold) { /* held (paused): read again from here once released */
         if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
         return;
     }
+    if (registry_wait(r, p, m)) return;
     char err[512];
     sw_event_t ev;
     sw_err_t rc;
@@ -414,7 +549,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
                (int)list->elems[i].partition);
-        if (p && p->origin) sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
+        if (p && (p->origin || p->reg_hold)) sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
         if (p) sw_run_part_destroy(r, p);
     }
     rd_kafka_error_t *e = NULL;
@@ -905,14 +1040,27 @@ int sw_run(const sw_run_opts_t *opts)
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);
 
-    char cerr[512];
+    char cerr[1024];
     int rc = 2;
-    if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK)
+    /* Avro input through plans whenever more than the one fixed id can
+     * arrive (a registry, or avro.schema.ids.telemetry); otherwise the
+     * fixed-id path, as before. */
+    r.reg_plans = sw_conf_get_list_cnt(conf, "schema.registry.url") > 0 ||
+                  sw_conf_get_list_cnt(conf, "avro.schema.ids.telemetry") > 0;
+    if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
-    else
-        rc = setup(&r);
-    if (rc < 0) { /* stopped while waiting for the cluster */
-        sw_log(r.log, SW_LOG_INFO, "stopped before the Kafka cluster answered");
+    } else if (!(r.reg = sw_registry_from_conf(conf, sw_schema_telemetry_event,
+                                               sw_schema_telemetry_event_len, r.schema_telemetry,
+                                               true, cerr, sizeof(cerr)))) {
+        sw_log(r.log, SW_LOG_ERROR, "%s", cerr);
+    } else {
+        rc = 0;
+        if (r.out_avro && sw_registry_remote(r.reg)) rc = registry_alert_id(&r, conf);
+        if (rc == 0) rc = setup(&r);
+    }
+    if (rc < 0) { /* stopped while waiting for the cluster (or the registry) */
+        sw_log(r.log, SW_LOG_INFO, "stopped before the %s answered",
+               r.consumer ? "Kafka cluster" : "schema registry");
         rc = 0;
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
@@ -946,6 +1094,7 @@ int sw_run(const sw_run_opts_t *opts)
                 rd_kafka_message_destroy(batch[i]);
             }
             rd_kafka_poll(r.producer, 0);
+            registry_tick(&r);
             int64_t now = sw_clock_ms();
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
@@ -958,6 +1107,7 @@ int sw_run(const sw_run_opts_t *opts)
                 }
                 expire_idle(&r);
                 memory_tick(&r);
+                registry_metrics(&r);
                 publish_metrics(&r);
                 last_tick = now;
             }
@@ -985,6 +1135,7 @@ int sw_run(const sw_run_opts_t *opts)
     free(r.out_pos);
     sw_tdec_destroy(r.tdec);
     sw_avro_dec_destroy(r.adec);
+    sw_registry_destroy(r.reg);
     sw_buf_clear(&r.value);
     return rc;
 }

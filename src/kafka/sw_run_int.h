@@ -28,6 +28,7 @@
 #include "sw_imap.h"
 #include "sw_kafka.h"
 #include "sw_partition.h"
+#include "sw_registry.h"
 #include "sw_varint.h"
 
 #define SNAP_CHUNK (512u * 1024u)   /* bytes of compressed snapshot per message */
@@ -78,6 +79,8 @@ typedef struct part_s {
                                 until its origin snapshot is committed */
     int64_t origin_x;        /* the offset the origin snapshot is taken at */
     int64_t held_from;       /* lowest offset that reached us while held, -1 none */
+    bool reg_hold;           /* paused until the schema registry gives reg_id */
+    int32_t reg_id;          /* the writer schema id it waits for */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
     sw_detect_stats_t mprev; /* engine counters last published */
 } part_t;
@@ -138,12 +141,15 @@ typedef struct run_s {
     part_t *last;            /* lookup cache */
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
+    sw_registry_t *reg;      /* writer schemas by id (registry, files, fixed id) */
+    bool reg_plans;          /* Avro input through reg's plans, not the fixed id */
+    uint64_t reg_errors;     /* registry failures already counted in the metric */
     sw_buf_t value;
     bool failed;             /* exit 1 */
     bool in_txn;             /* exactly_once: a transaction is open */
     uint64_t snap_seq;
     sw_run_stats_t st;
-    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key;
+    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
     part_t *expiring;        /* partition whose idle jobs are being summarised */
     bool stopping;           /* the stop sequence runs (see stop()) */
     int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */

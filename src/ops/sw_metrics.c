@@ -169,6 +169,12 @@ static const desc_t k_desc[] = {
            "by sink, in seconds."},
     SCALAR("stormwatch_rebalances_total", MT_COUNTER, SW_M_REBALANCES,
            "Consumer group assignments and revocations."),
+    SCALAR("stormwatch_schema_registry_errors_total", MT_COUNTER, SW_M_SCHEMA_REGISTRY_ERRORS,
+           "Schema registry requests that failed (unreachable, timeout, 5xx, auth)."),
+    SCALAR("stormwatch_schema_registry_up", MT_GAUGE, SW_M_SCHEMA_REGISTRY_UP,
+           "1 when the last schema registry request succeeded, 0 when it failed."),
+    SCALAR("stormwatch_schema_registry_held_partitions", MT_GAUGE, SW_M_SCHEMA_REGISTRY_HELD,
+           "Input partitions paused until the schema registry answers (not ready while > 0)."),
     SCALAR("stormwatch_assigned_partitions", MT_GAUGE, SW_M_ASSIGNED_PARTITIONS,
            "Input partitions assigned to this instance now."),
     {"stormwatch_consumer_lag", MT_GAUGE, SRC_LAG, -1, NULL, NULL,
@@ -276,6 +282,7 @@ sw_metrics_t *sw_metrics_new(void)
         seen[d->id] = true;
         m->type[d->id] = d->type;
     }
+    (void)seen; /* only read by the assert: a Release build (NDEBUG) still compiles */
     for (int id = 0; id < SW_M__CNT; id++) {
         assert(seen[id]);
         atomic_init(&m->val[id], m->type[id] == MT_GAUGE_DOUBLE ? dbits(0.0) : 0);
@@ -574,6 +581,11 @@ bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, s
     sw_metrics_t *mm = unconst(m);
     if (!atomic_load_explicit(&mm->assigned, memory_order_relaxed)) {
         snprintf(why, why_size, "no partitions assigned");
+        return false;
+    }
+    double held = sw_metrics_get(m, SW_M_SCHEMA_REGISTRY_HELD);
+    if (held > 0) {
+        snprintf(why, why_size, "%.0f partitions wait for the schema registry", held);
         return false;
     }
     int64_t lag = atomic_load_explicit(&mm->total_lag, memory_order_relaxed);

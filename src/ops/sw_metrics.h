@@ -113,6 +113,12 @@ typedef enum sw_metric_e {
     SW_M_NOTIFY_RESENDS,       /**< stormwatch_notify_resends_total (Alertmanager re-sends) */
     SW_M_NOTIFY_RESEND_ERRORS, /**< stormwatch_notify_resend_errors_total */
     SW_M_NOTIFY_DLQ,           /**< stormwatch_notify_dlq_records_total */
+    SW_M_SCHEMA_REGISTRY_ERRORS, /**< stormwatch_schema_registry_errors_total */
+    SW_M_SCHEMA_REGISTRY_UP,   /**< stormwatch_schema_registry_up (1 after a
+                                    request succeeded, 0 after one failed) */
+    SW_M_SCHEMA_REGISTRY_HELD, /**< stormwatch_schema_registry_held_partitions:
+                                    paused until the registry answers; not
+                                    ready while > 0 */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */

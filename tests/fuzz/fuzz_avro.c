@@ -7,8 +7,12 @@
  * encodes to decodes to the same event and encodes to the same bytes.
  * sw_event_json() (`stormwatch tail`) writes it as one JSON line that
  * decodes to the same event. Decoded record JSON must be valid JSON.
- * Decoded events also go through the stream engine. Deterministic; writes
- * nothing to stdout.
+ * Decoded events also go through the stream engine. The same bytes framed
+ * with the ids of two other writer schemas (an older subset with ints; a
+ * reordered one with extra fields and another PhaseScope) decode through
+ * resolution plans the fast way (sw_avro_decode_event_plan) and the plain
+ * way (sw_avro_plan_rewrite, then the decoder): both accept the same
+ * inputs and give the same event. Deterministic; writes nothing to stdout.
  *
  * Corpus generator (not used while fuzzing): with SW_FUZZ_GEN_CORPUS=DIR
  * and SW_FUZZ_FIXTURES=tests/fixtures, LLVMFuzzerInitialize() writes seed
@@ -27,6 +31,8 @@
 #include "fuzz_common.h"
 #include "sw_codec_telemetry.h"
 #include "sw_json.h"
+#include "sw_schemas.h"
+#include "sw_event_json.h"
 
 #define EV_ID 1
 #define REC_ID 2
@@ -605,6 +611,79 @@ static void generate(const char *fixtures)
     fprintf(stderr, "fuzz_avro: wrote %u seed files to %s\n", gen_count, gen_dir);
 }
 
+/* Writer schemas of the resolution checks (ids 11 and 13). */
+static const char k_writer_v1[] =
+    "{\"type\":\"record\",\"name\":\"TelemetryEvent\",\"fields\":["
+    "{\"name\":\"timestamp_ns\",\"type\":\"long\"},{\"name\":\"event_type\",\"type\":\"string\"},"
+    "{\"name\":\"pid\",\"type\":[\"null\",\"int\"],\"default\":null},"
+    "{\"name\":\"host\",\"type\":\"string\"},"
+    "{\"name\":\"device_used_bytes\",\"type\":[\"null\",\"long\"],\"default\":null},"
+    "{\"name\":\"metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null},"
+    "{\"name\":\"job_id\",\"type\":[\"null\",\"string\"],\"default\":null},"
+    "{\"name\":\"rank\",\"type\":\"int\"},{\"name\":\"world_size\",\"type\":[\"null\",\"int\"]}]}";
+static const char k_writer_v3[] =
+    "{\"type\":\"record\",\"name\":\"TelemetryEvent\",\"fields\":["
+    "{\"name\":\"gpu_model\",\"type\":\"string\"},"
+    "{\"name\":\"job_id\",\"type\":[\"null\",\"string\"]},"
+    "{\"name\":\"rank\",\"type\":[\"null\",\"long\"]},"
+    "{\"name\":\"event_type\",\"type\":\"string\"},{\"name\":\"timestamp_ns\",\"type\":\"long\"},"
+    "{\"name\":\"tags\",\"type\":{\"type\":\"map\",\"values\":[\"null\",\"double\",\"string\"]}},"
+    "{\"name\":\"host\",\"type\":[\"null\",\"string\"]},"
+    "{\"name\":\"device_used_bytes\",\"type\":[\"null\",\"long\"]},"
+    "{\"name\":\"session_id\",\"type\":[\"null\",\"string\"]},"
+    "{\"name\":\"phase_scope\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"PhaseScope\","
+    "\"fields\":[{\"name\":\"name\",\"type\":\"string\"},{\"name\":\"action\",\"type\":\"string\"},"
+    "{\"name\":\"path\",\"type\":{\"type\":\"array\",\"items\":\"string\"}},"
+    "{\"name\":\"scope_id\",\"type\":\"string\"},"
+    "{\"name\":\"parent_scope_id\",\"type\":[\"null\",\"string\"]},"
+    "{\"name\":\"thread_id\",\"type\":\"int\"},{\"name\":\"thread_name\",\"type\":\"string\"},"
+    "{\"name\":\"sequence\",\"type\":\"long\"}]}]},"
+    "{\"name\":\"world_size\",\"type\":[\"null\",\"int\",\"string\"]}]}";
+static sw_avro_plan_t *g_plans[2];
+
+/* @p data framed with the plan's id: the fast and the plain way agree. */
+static void check_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, const uint8_t *data,
+                       size_t size)
+{
+    char err[512], err2[512];
+    sw_event_t a, b;
+    uint8_t *msg = malloc(size + 5);
+    int32_t id = sw_avro_plan_id(plan);
+    msg[0] = 0;
+    msg[1] = (uint8_t)(id >> 24);
+    msg[2] = (uint8_t)(id >> 16);
+    msg[3] = (uint8_t)(id >> 8);
+    msg[4] = (uint8_t)id;
+    if (size) memcpy(msg + 5, data, size);
+    err[0] = err2[0] = '\0';
+    sw_err_t ra = sw_avro_decode_event_plan(dec, plan, msg, size + 5, &a, err, sizeof(err));
+    FUZZ_CHECK(ra == SW_OK || err[0] != '\0', "plan decode failed without a message");
+    sw_buf_t body, ja, jb;
+    sw_buf_init(&body);
+    sw_buf_init(&ja);
+    sw_buf_init(&jb);
+    sw_avro_dec_t *dec2 = sw_avro_dec_new();
+    sw_err_t rb = sw_avro_plan_rewrite(plan, data, size, &body, err2, sizeof(err2));
+    if (rb == SW_OK)
+        rb = sw_avro_decode_event(dec2, body.data ? body.data : "", body.len, -1, &b, err2,
+                                  sizeof(err2));
+    FUZZ_CHECK((ra == SW_OK) == (rb == SW_OK), "plan decode %d (%s), rewrite + decode %d (%s)",
+               (int)ra, err, (int)rb, err2);
+    if (ra == SW_OK && rb == SW_OK) {
+        fuzz_check_event(&a, "avro plan");
+        sw_event_json(&ja, &a);
+        sw_event_json(&jb, &b);
+        FUZZ_CHECK(ja.len == jb.len && memcmp(ja.data, jb.data, ja.len) == 0,
+                   "plan decode and rewrite + decode differ:\n%.*s\n%.*s", (int)ja.len, ja.data,
+                   (int)jb.len, jb.data);
+    }
+    sw_avro_dec_destroy(dec2);
+    sw_buf_clear(&body);
+    sw_buf_clear(&ja);
+    sw_buf_clear(&jb);
+    free(msg);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -617,6 +696,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         const char *fixtures = getenv("SW_FUZZ_FIXTURES");
         generate(fixtures && *fixtures ? fixtures : "tests/fixtures");
         exit(0);
+    }
+    char err[512];
+    const char *w[2] = {k_writer_v1, k_writer_v3};
+    for (int i = 0; i < 2; i++) {
+        g_plans[i] = sw_avro_plan_new(w[i], strlen(w[i]), sw_schema_telemetry_event,
+                                      sw_schema_telemetry_event_len, 11 + 2 * i, err, sizeof(err));
+        FUZZ_CHECK(g_plans[i] != NULL, "writer schema %d: %s", i, err);
     }
     return 0;
 }
@@ -642,6 +728,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_event(dec, copy, size, -1, true);
     check_record(copy, size, REC_ID);
     check_record(copy, size, -1);
+    /* The body after a header, or all of it, as written by other schemas. */
+    size_t skip = size >= SW_AVRO_HEADER_LEN && copy[0] == 0 ? SW_AVRO_HEADER_LEN : 0;
+    for (int i = 0; i < 2; i++) check_plan(dec, g_plans[i], copy + skip, size - skip);
     sw_avro_dec_destroy(dec);
     free(copy);
     return 0;

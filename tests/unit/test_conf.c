@@ -31,6 +31,14 @@ static const struct {
     {"output.format", "json"},
     {"avro.schema.id.telemetry", "1"},
     {"avro.schema.id.alert", "2"},
+    {"avro.schema.ids.telemetry", ""},
+    {"schema.registry.url", ""},
+    {"schema.registry.basic.auth.user.info", "[redacted, unset]"},
+    {"schema.registry.ssl.ca.location", ""},
+    {"schema.registry.ssl.certificate.location", ""},
+    {"schema.registry.ssl.key.location", "[redacted, unset]"},
+    {"schema.registry.request.timeout.ms", "5000"},
+    {"auto.register.schemas", "true"},
     {"pagerduty.routing.key", "[redacted, unset]"},
     {"alertmanager.generator.url", ""},
     {"alertmanager.labels", ""},
@@ -733,7 +741,8 @@ static int test_secrets(void)
         SW_ASSERT(sw_conf_is_secret(names[i].name) == names[i].secret, "%s: want %d",
                   names[i].name, names[i].secret);
     /* The table's secrets are the properties whose dump is redacted (the
-     * routing key, notify's tokens, passwords and HMAC secret); the check
+     * routing key, notify's tokens, passwords and HMAC secret, the
+     * registry's basic auth, and the key file's path by its name); the check
      * runs on all. */
     for (size_t i = 0; i < N_DEFAULTS; i++)
         SW_ASSERT(sw_conf_is_secret(defaults[i].name) ==

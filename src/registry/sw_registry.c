@@ -1,0 +1,438 @@
+/*
+ * Schema registry client (see sw_registry.h): blocking libcurl requests,
+ * one easy handle reused, URLs tried in order (the next one after a
+ * transport error or a 5xx), responses parsed with sw_jdom; a bounded
+ * FIFO cache of plans and of final failures by id; an exponential backoff
+ * after a failed round. Never exits; every failure is returned.
+ */
+#include "sw_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "sw_alloc.h"
+#include "sw_arena.h"
+#include "sw_jdom.h"
+#include "sw_jw.h"
+#include "sw_log.h"
+
+/* Backoff after a failed round of requests: doubles from the first to the last. */
+#define BACKOFF_FIRST_MS 250
+#define BACKOFF_MAX_MS   4000
+
+typedef struct entry_s {
+    int32_t id;
+    sw_avro_plan_t *plan; /* NULL: final failure, see why */
+    sw_err_t err;
+    char *why;
+} entry_t;
+
+struct sw_registry_s {
+    char **urls; /* without a trailing '/' */
+    size_t n_urls;
+    char *user_info, *ca, *cert, *key;
+    int64_t timeout_ms;
+    char *reader;
+    size_t reader_len;
+    CURL *curl;
+    entry_t *cache; /* ring of cache_max entries */
+    size_t cache_max, cache_n, cache_next;
+    size_t last; /* index of the last hit: consecutive messages share ids */
+    int64_t backoff_ms, next_try_ms;
+    uint64_t errors;
+    bool up;
+};
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? sw_strdup(s) : NULL;
+}
+
+sw_registry_t *sw_registry_new(const sw_registry_conf_t *rc)
+{
+    sw_registry_t *reg = sw_calloc(1, sizeof(*reg));
+    reg->n_urls = rc->n_urls;
+    reg->urls = sw_calloc(rc->n_urls ? rc->n_urls : 1, sizeof(*reg->urls));
+    for (size_t i = 0; i < rc->n_urls; i++) {
+        reg->urls[i] = sw_strdup(rc->urls[i]);
+        size_t n = strlen(reg->urls[i]);
+        while (n > 0 && reg->urls[i][n - 1] == '/') reg->urls[i][--n] = '\0';
+    }
+    reg->user_info = dup_or_null(rc->user_info);
+    reg->ca = dup_or_null(rc->ca_location);
+    reg->cert = dup_or_null(rc->cert_location);
+    reg->key = dup_or_null(rc->key_location);
+    reg->timeout_ms = rc->timeout_ms > 0 ? rc->timeout_ms : 5000;
+    reg->reader = sw_malloc(rc->reader_len + 1);
+    memcpy(reg->reader, rc->reader, rc->reader_len);
+    reg->reader[rc->reader_len] = '\0';
+    reg->reader_len = rc->reader_len;
+    reg->cache_max = rc->cache_max ? rc->cache_max : SW_REGISTRY_CACHE_MAX;
+    reg->cache = sw_calloc(reg->cache_max, sizeof(*reg->cache));
+    reg->up = true;
+    return reg;
+}
+
+static void entry_clear(entry_t *e)
+{
+    sw_avro_plan_destroy(e->plan);
+    free(e->why);
+    memset(e, 0, sizeof(*e));
+}
+
+void sw_registry_destroy(sw_registry_t *reg)
+{
+    if (!reg) return;
+    for (size_t i = 0; i < reg->n_urls; i++) free(reg->urls[i]);
+    free(reg->urls);
+    free(reg->user_info);
+    free(reg->ca);
+    free(reg->cert);
+    free(reg->key);
+    free(reg->reader);
+    for (size_t i = 0; reg->cache && i < reg->cache_n; i++) entry_clear(&reg->cache[i]);
+    free(reg->cache);
+    if (reg->curl) curl_easy_cleanup(reg->curl);
+    free(reg);
+}
+
+bool sw_registry_remote(const sw_registry_t *reg)
+{
+    return reg->n_urls > 0;
+}
+
+void sw_registry_stats(const sw_registry_t *reg, uint64_t *errors, bool *up)
+{
+    *errors = reg->errors;
+    *up = reg->up;
+}
+
+int64_t sw_registry_backoff_ms(const sw_registry_t *reg)
+{
+    int64_t left = reg->next_try_ms - sw_clock_ms();
+    return left > 0 ? left : 0;
+}
+
+/* ---- cache ------------------------------------------------------------- */
+
+static entry_t *cache_find(sw_registry_t *reg, int32_t id)
+{
+    if (reg->last < reg->cache_n && reg->cache[reg->last].id == id) return &reg->cache[reg->last];
+    for (size_t i = 0; i < reg->cache_n; i++)
+        if (reg->cache[i].id == id) {
+            reg->last = i;
+            return &reg->cache[i];
+        }
+    return NULL;
+}
+
+/* Takes ownership of plan. The oldest entry goes when the cache is full. */
+static entry_t *cache_put(sw_registry_t *reg, int32_t id, sw_avro_plan_t *plan, sw_err_t err,
+                          const char *why)
+{
+    entry_t *e;
+    if (reg->cache_n < reg->cache_max) {
+        e = &reg->cache[reg->cache_n++];
+    } else {
+        e = &reg->cache[reg->cache_next];
+        reg->cache_next = (reg->cache_next + 1) % reg->cache_max;
+        entry_clear(e);
+    }
+    e->id = id;
+    e->plan = plan;
+    e->err = err;
+    e->why = why ? sw_strdup(why) : NULL;
+    return e;
+}
+
+static sw_err_t entry_result(const entry_t *e, const sw_avro_plan_t **plan, char *errstr,
+                             size_t errstr_size)
+{
+    if (e->plan) {
+        *plan = e->plan;
+        return SW_OK;
+    }
+    snprintf(errstr, errstr_size, "%s", e->why ? e->why : "unknown schema");
+    return e->err;
+}
+
+sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, size_t len,
+                         char *errstr, size_t errstr_size)
+{
+    sw_avro_plan_t *plan =
+        sw_avro_plan_new(schema, len, reg->reader, reg->reader_len, id, errstr, errstr_size);
+    if (!plan) return SW_ERR_AVRO;
+    entry_t *e = cache_find(reg, id);
+    if (e) {
+        entry_clear(e);
+        e->id = id;
+        e->plan = plan;
+    } else {
+        cache_put(reg, id, plan, SW_OK, NULL);
+    }
+    return SW_OK;
+}
+
+/* ---- HTTP -------------------------------------------------------------- */
+
+static size_t on_body(char *p, size_t size, size_t n, void *opaque)
+{
+    sw_buf_t *body = opaque;
+    if (body->len + size * n > ((size_t)16 << 20)) return 0; /* 16 MiB: not a schema */
+    sw_buf_put(body, p, size * n);
+    return size * n;
+}
+
+/* One request to each URL in turn until one answers below 500. @returns
+ * the HTTP status with the body, or 0 with errstr saying why none did. */
+static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_t *body,
+                 char *errstr, size_t errstr_size)
+{
+    if (!reg->curl) reg->curl = curl_easy_init();
+    if (!reg->curl) {
+        snprintf(errstr, errstr_size, "schema registry: cannot initialise libcurl");
+        return 0;
+    }
+    CURL *c = reg->curl;
+    struct curl_slist *hdr = NULL;
+    hdr = curl_slist_append(hdr,
+                            "Accept: application/vnd.schemaregistry.v1+json, "
+                            "application/vnd.schemaregistry+json; q=0.9, application/json; q=0.5");
+    if (post) hdr = curl_slist_append(hdr, "Content-Type: application/vnd.schemaregistry.v1+json");
+    long status = 0;
+    for (size_t i = 0; i < reg->n_urls; i++) {
+        char url[4096], cerr[CURL_ERROR_SIZE] = "";
+        snprintf(url, sizeof(url), "%s%s", reg->urls[i], path);
+        curl_easy_reset(c);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)reg->timeout_ms);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)reg->timeout_ms);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+        curl_easy_setopt(c, CURLOPT_USERAGENT, "stormwatch/" SW_VERSION);
+        if (post) {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(post));
+        }
+        if (reg->user_info) {
+            curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+            curl_easy_setopt(c, CURLOPT_USERPWD, reg->user_info);
+        }
+        if (reg->ca) curl_easy_setopt(c, CURLOPT_CAINFO, reg->ca);
+        if (reg->cert) curl_easy_setopt(c, CURLOPT_SSLCERT, reg->cert);
+        if (reg->key) curl_easy_setopt(c, CURLOPT_SSLKEY, reg->key);
+        body->len = 0;
+        CURLcode rc = curl_easy_perform(c);
+        if (rc != CURLE_OK) {
+            snprintf(errstr, errstr_size, "schema registry %s%s: %s", reg->urls[i], path,
+                     cerr[0] ? cerr : curl_easy_strerror(rc));
+            status = 0;
+            continue;
+        }
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 500) {
+            snprintf(errstr, errstr_size, "schema registry %s%s: HTTP %ld", reg->urls[i], path,
+                     status);
+            status = 0;
+            continue;
+        }
+        break;
+    }
+    curl_slist_free_all(hdr);
+    return status;
+}
+
+/* The registry's error body {"error_code": N, "message": "..."}. */
+static int64_t error_code(const sw_buf_t *body, sw_arena_t *arena, sw_str_t *message)
+{
+    char jerr[128];
+    *message = sw_str("");
+    sw_jnode_t *root =
+        sw_jdom_parse(body->data ? body->data : "", body->len, arena, jerr, sizeof(jerr));
+    if (!root || root->type != SW_JN_OBJECT) return 0;
+    *message = sw_jdom_str(sw_jdom_get(root, "message"), "");
+    return sw_jdom_int(sw_jdom_get(root, "error_code"), 0);
+}
+
+/* A round failed: count it, back off. */
+static sw_err_t unreachable(sw_registry_t *reg)
+{
+    reg->errors++;
+    reg->up = false;
+    reg->backoff_ms = reg->backoff_ms ? reg->backoff_ms * 2 : BACKOFF_FIRST_MS;
+    if (reg->backoff_ms > BACKOFF_MAX_MS) reg->backoff_ms = BACKOFF_MAX_MS;
+    reg->next_try_ms = sw_clock_ms() + reg->backoff_ms;
+    return SW_ERR_IO;
+}
+
+static void reachable(sw_registry_t *reg)
+{
+    reg->up = true;
+    reg->backoff_ms = 0;
+    reg->next_try_ms = 0;
+}
+
+static bool backing_off(sw_registry_t *reg, char *errstr, size_t errstr_size)
+{
+    int64_t left = sw_registry_backoff_ms(reg);
+    if (left <= 0) return false;
+    snprintf(errstr, errstr_size,
+             "schema registry unreachable after %llu failed requests; next attempt in %lld ms",
+             (unsigned long long)reg->errors, (long long)left);
+    return true;
+}
+
+sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
+                          size_t errstr_size)
+{
+    entry_t *e = cache_find(reg, id);
+    if (e) return entry_result(e, plan, errstr, errstr_size);
+    if (!reg->n_urls) {
+        /* No registry: what was not preloaded is unknown (not cached: cheap). */
+        size_t n =
+            (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ", (long)id);
+        for (size_t i = 0; i < reg->cache_n && n < errstr_size; i++)
+            n += (size_t)snprintf(errstr + n, errstr_size - n, "%s%ld",
+                                  i == 0                  ? ""
+                                  : i + 1 == reg->cache_n ? " or "
+                                                          : ", ",
+                                  (long)reg->cache[i].id);
+        if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
+        return SW_ERR_NOT_FOUND;
+    }
+    if (backing_off(reg, errstr, errstr_size)) return SW_ERR_IO;
+    char path[64];
+    snprintf(path, sizeof(path), "/schemas/ids/%ld", (long)id);
+    sw_buf_t body;
+    sw_buf_init(&body);
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    sw_err_t err = SW_OK;
+    char why[600];
+    long status = http(reg, path, NULL, &body, errstr, errstr_size);
+    if (status == 0) {
+        err = unreachable(reg);
+        goto out;
+    }
+    if (status != 200) {
+        sw_str_t msg;
+        int64_t code = error_code(&body, &arena, &msg);
+        if (code != 40403) {
+            /* Not the registry's "schema not found" (a wrong URL or proxy, a
+             * registry error): the data may be fine, so it waits. */
+            snprintf(errstr, errstr_size,
+                     "schema registry GET %s: HTTP %ld, error_code %lld: "
+                     "%.*s (expected 200, or 404 with error_code 40403)",
+                     path, status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+            err = unreachable(reg);
+            goto out;
+        }
+        reachable(reg);
+        snprintf(why, sizeof(why),
+                 "unknown schema id %ld (schema registry: HTTP %ld, error_code "
+                 "%lld: %.*s)",
+                 (long)id, status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+        e = cache_put(reg, id, NULL, SW_ERR_NOT_FOUND, why);
+        err = entry_result(e, plan, errstr, errstr_size);
+        goto out;
+    }
+    reachable(reg);
+    char jerr[128];
+    sw_jnode_t *root =
+        sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr, sizeof(jerr));
+    const sw_jnode_t *schema = root ? sw_jdom_get(root, "schema") : NULL;
+    sw_str_t type = sw_jdom_str(root ? sw_jdom_get(root, "schemaType") : NULL, "AVRO");
+    if (!schema || schema->type != SW_JN_STRING) {
+        snprintf(why, sizeof(why),
+                 "schema id %ld: the registry's answer has no \"schema\" "
+                 "string",
+                 (long)id);
+        e = cache_put(reg, id, NULL, SW_ERR_AVRO, why);
+    } else if (!(type.len == 4 && memcmp(type.ptr, "AVRO", 4) == 0)) {
+        snprintf(why, sizeof(why), "schema id %ld is a %.*s schema, expected AVRO", (long)id,
+                 (int)(type.len > 40 ? 40 : type.len), type.ptr);
+        e = cache_put(reg, id, NULL, SW_ERR_AVRO, why);
+    } else {
+        sw_avro_plan_t *p = sw_avro_plan_new(schema->s.ptr, schema->s.len, reg->reader,
+                                             reg->reader_len, id, why, sizeof(why));
+        e = cache_put(reg, id, p, p ? SW_OK : SW_ERR_AVRO, p ? NULL : why);
+    }
+    err = entry_result(e, plan, errstr, errstr_size);
+out:
+    sw_arena_clear(&arena);
+    sw_buf_clear(&body);
+    return err;
+}
+
+sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const char *schema,
+                                bool do_register, int32_t *id, char *errstr, size_t errstr_size)
+{
+    if (!reg->n_urls) {
+        snprintf(errstr, errstr_size, "no schema.registry.url");
+        return SW_ERR_STATE;
+    }
+    if (backing_off(reg, errstr, errstr_size)) return SW_ERR_IO;
+    /* Subject names go into the path percent-encoded (topics: [a-zA-Z0-9._-]). */
+    sw_buf_t path;
+    sw_buf_init(&path);
+    sw_buf_puts(&path, "/subjects/");
+    for (const unsigned char *s = (const unsigned char *)subject; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            *s == '.' || *s == '_' || *s == '-')
+            sw_buf_putc(&path, (char)*s);
+        else
+            sw_buf_printf(&path, "%%%02X", *s);
+    }
+    if (do_register) sw_buf_puts(&path, "/versions");
+    sw_buf_t req, body;
+    sw_buf_init(&req);
+    sw_buf_init(&body);
+    sw_jw_t jw;
+    sw_jw_init(&jw, &req, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "schema");
+    sw_jw_cstr(&jw, schema);
+    sw_jw_end_obj(&jw);
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    sw_err_t err = SW_OK;
+    const char *p = sw_buf_cstr(&path);
+    long status = http(reg, p, sw_buf_cstr(&req), &body, errstr, errstr_size);
+    if (status == 0 || status == 401 || status == 403 || status == 408 || status == 429) {
+        if (status) snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld", p, status);
+        err = unreachable(reg);
+        goto out;
+    }
+    reachable(reg);
+    if (status != 200) {
+        sw_str_t msg;
+        int64_t code = error_code(&body, &arena, &msg);
+        snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld, error_code %lld: %.*s", p,
+                 status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
+        err = status == 404 ? SW_ERR_NOT_FOUND : SW_ERR_INVALID_ARG;
+        goto out;
+    }
+    char jerr[128];
+    sw_jnode_t *root =
+        sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr, sizeof(jerr));
+    const sw_jnode_t *jid = root ? sw_jdom_get(root, "id") : NULL;
+    if (!jid || jid->type != SW_JN_INT || jid->i < 0 || jid->i > INT32_MAX) {
+        snprintf(errstr, errstr_size, "schema registry POST %s: the answer has no \"id\" 0..%ld", p,
+                 (long)INT32_MAX);
+        err = SW_ERR_INVALID_ARG;
+        goto out;
+    }
+    *id = (int32_t)jid->i;
+out:
+    sw_arena_clear(&arena);
+    sw_buf_clear(&req);
+    sw_buf_clear(&body);
+    sw_buf_clear(&path);
+    return err;
+}

@@ -1,0 +1,163 @@
+/*
+ * The schema registry client (src/registry/sw_registry.c) against
+ * tests/registry/sr_stub.py, the stand-in for the Confluent Schema Registry:
+ * a known id resolves (and is asked once), an unknown id is final with the
+ * registry's 40403 in the reason, an unresolvable schema names the field,
+ * a dead first URL falls through to the second, basic auth is sent, a
+ * 401 or a wrong URL's 404 is "try again" (never final), the backoff
+ * answers without a request, subjects register once and are looked up
+ * (40401 for a missing subject).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sw_proc.h"
+#include "sw_registry.h"
+#include "sw_schemas.h"
+#include "sw_testlib.h"
+
+static char g_dir[600], g_log[700];
+
+static pid_t start_stub(const char *src, int *port, const char *user_info)
+{
+    char pf[700], stub[1200], s1[1200], s2[1200], out[700], err[700];
+    snprintf(pf, sizeof(pf), "%s/port", g_dir);
+    snprintf(stub, sizeof(stub), "%s/registry/sr_stub.py", src);
+    snprintf(s1, sizeof(s1), "7=%s/registry/telemetry_v1.avsc", src);
+    snprintf(s2, sizeof(s2), "8=%s/../schemas/first_cause_alert.avsc", src);
+    snprintf(out, sizeof(out), "%s/stub.out", g_dir);
+    snprintf(err, sizeof(err), "%s/stub.err", g_dir);
+    unlink(pf);
+    char *argv[] = {"/usr/bin/python3",
+                    stub,
+                    "--port-file",
+                    pf,
+                    "--log",
+                    g_log,
+                    "--schema",
+                    s1,
+                    "--schema",
+                    s2,
+                    "--user-info",
+                    (char *)user_info,
+                    NULL};
+    if (!user_info) argv[10] = NULL;
+    pid_t pid = sw_proc_spawn(argv, out, err);
+    char *p = sw_proc_wait_file(pf, 20000);
+    if (!p) return -1;
+    *port = atoi(p);
+    free(p);
+    return pid;
+}
+
+static sw_registry_t *client(const char *u1, const char *u2, const char *user_info)
+{
+    const char *urls[2] = {u1, u2};
+    sw_registry_conf_t rc = {.urls = urls,
+                             .n_urls = u2 ? 2 : 1,
+                             .user_info = user_info,
+                             .timeout_ms = 2000,
+                             .reader = sw_schema_telemetry_event,
+                             .reader_len = sw_schema_telemetry_event_len};
+    return sw_registry_new(&rc);
+}
+
+static int run(int port)
+{
+    char url[100], dead[100], wrong[120], err[1024];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    snprintf(dead, sizeof(dead), "http://127.0.0.1:1");
+    snprintf(wrong, sizeof(wrong), "http://127.0.0.1:%d/nope/", port);
+    const sw_avro_plan_t *plan = NULL;
+
+    /* A dead first URL, then the stub; auth sent. */
+    sw_registry_t *reg = client(dead, url, "u:p");
+    SW_ASSERT(sw_registry_remote(reg), "no URLs");
+    sw_err_t rc = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_OK && plan && !sw_avro_plan_identity(plan), "id 7: rc %d: %s", rc, err);
+    SW_ASSERT(sw_registry_plan(reg, 7, &plan, err, sizeof(err)) == SW_OK, "cached: %s", err);
+    SW_ASSERT_I64(sw_proc_count_text(g_log, "GET /schemas/ids/7"), 1);
+    rc = sw_registry_plan(reg, 99, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_ERR_NOT_FOUND, "id 99: rc %d", rc);
+    SW_ASSERT_CONTAINS(err, "unknown schema id 99");
+    SW_ASSERT_CONTAINS(err, "40403");
+    SW_ASSERT(sw_registry_plan(reg, 99, &plan, err, sizeof(err)) == SW_ERR_NOT_FOUND, "99 again");
+    SW_ASSERT_I64(sw_proc_count_text(g_log, "GET /schemas/ids/99"), 1);
+    /* The alert schema is no TelemetryEvent: final, naming both names. */
+    rc = sw_registry_plan(reg, 8, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_ERR_AVRO, "id 8: rc %d", rc);
+    SW_ASSERT_CONTAINS(err, "writer schema id 8: record name \"FirstCauseAlert\"");
+
+    /* Subjects: lookup of a missing one, register twice, lookup. */
+    int32_t id = -1, id2 = -2, id3 = -3;
+    rc = sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, false, &id, err,
+                                sizeof(err));
+    SW_ASSERT(rc == SW_ERR_NOT_FOUND, "lookup before register: rc %d %s", rc, err);
+    SW_ASSERT_CONTAINS(err, "40401");
+    SW_ASSERT(sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, true, &id,
+                                     err, sizeof(err)) == SW_OK,
+              "%s", err);
+    SW_ASSERT(sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, true, &id2,
+                                     err, sizeof(err)) == SW_OK,
+              "%s", err);
+    SW_ASSERT(sw_registry_subject_id(reg, "alerts-value", sw_schema_first_cause_alert, false, &id3,
+                                     err, sizeof(err)) == SW_OK,
+              "%s", err);
+    SW_ASSERT(id == 8 && id2 == 8 && id3 == 8, "ids %d %d %d (the stub has it as 8)", id, id2, id3);
+    uint64_t errors = 0;
+    bool up = false;
+    sw_registry_stats(reg, &errors, &up);
+    SW_ASSERT(up && errors == 0, "up %d errors %llu", up, (unsigned long long)errors);
+    sw_registry_destroy(reg);
+
+    /* Without auth: 401, not final; then the backoff answers alone. */
+    reg = client(url, NULL, "");
+    rc = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_ERR_IO, "401: rc %d: %s", rc, err);
+    SW_ASSERT_CONTAINS(err, "HTTP 401");
+    int before = sw_proc_count_text(g_log, "GET /schemas/ids/7");
+    rc = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_ERR_IO && sw_registry_backoff_ms(reg) > 0, "backoff: rc %d", rc);
+    SW_ASSERT_CONTAINS(err, "next attempt in");
+    SW_ASSERT_I64(sw_proc_count_text(g_log, "GET /schemas/ids/7"), before);
+    sw_registry_stats(reg, &errors, &up);
+    SW_ASSERT(!up && errors == 1, "up %d errors %llu", up, (unsigned long long)errors);
+    sw_registry_destroy(reg);
+
+    /* A wrong base URL (the stub's plain 404): not final either. */
+    reg = client(wrong, NULL, "u:p");
+    rc = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_ERR_IO, "wrong URL: rc %d: %s", rc, err);
+    SW_ASSERT_CONTAINS(err, "expected 200, or 404 with error_code 40403");
+    sw_registry_destroy(reg);
+
+    /* Nothing listening at all. */
+    reg = client(dead, NULL, "");
+    rc = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
+    SW_ASSERT(rc == SW_ERR_IO, "dead: rc %d", rc);
+    sw_registry_destroy(reg);
+    return 0;
+}
+
+int main(void)
+{
+    snprintf(g_dir, sizeof(g_dir), "%s/registry_client", sw_test_tmp());
+    snprintf(g_log, sizeof(g_log), "%s/stub.log", g_dir);
+    char cmd[1400], src[1100];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
+    if (system(cmd) != 0) return 1;
+    snprintf(src, sizeof(src), "%s/..", sw_test_fixtures());
+    int port = 0;
+    pid_t stub = start_stub(src, &port, "u:p");
+    if (stub < 0) {
+        fprintf(stderr, "FAIL: the registry stub did not start (%s)\n", g_dir);
+        return 1;
+    }
+    int failed = run(port);
+    sw_proc_kill(stub);
+    printf("test_registry_client: %s\n", failed ? "FAILED" : "all passed");
+    return failed;
+}
