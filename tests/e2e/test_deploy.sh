@@ -140,7 +140,7 @@ def read(rel):
 # ---- facts from the sources ----
 # The daemon's stop budget: shutdown.timeout.ms (its default in the
 # configuration table, or the value the shipped configuration sets).
-conf_src = read("src/conf/sw_conf.c")
+conf_src = read("src/conf/sw_conf_table.c")
 m = re.search(r'INT_PROP\("shutdown\.timeout\.ms",\s*\d+,\s*\d+,\s*"(\d+)"', conf_src)
 flush_ms = [int(m.group(1))] if m else []
 for rel in ("deploy/base/stormwatch.conf",):
@@ -149,7 +149,7 @@ for rel in ("deploy/base/stormwatch.conf",):
         flush_ms.append(int(m2.group(1)))
 flush_s = max(flush_ms) / 1000.0 if flush_ms else 30.0
 if not flush_ms:
-    print("FAIL: no shutdown.timeout.ms default found in src/conf/sw_conf.c")
+    print("FAIL: no shutdown.timeout.ms default found in src/conf/sw_conf_table.c")
     fails += 1
 DEFAULTS = {"group.id": "stormwatch", "input.topics": "stormwatch.telemetry",
             "output.topic": "stormwatch.alerts", "dlq.topic": "stormwatch.dlq",
