@@ -1,7 +1,9 @@
 /*
  * Internal to the daemon (src/kafka/sw_run*.c): its state and the
  * functions its files share. Not for other folders.
- *   sw_run.c       consuming, rebalances, setup and topics, the stop, the loop
+ *   sw_run.c       consuming, forwarding, rebalances, the stop, the loop
+ *   sw_run_setup.c clients, the cluster, topics, the registry's alert id,
+ *                  the subscription
  *   sw_run_out.c   delivery: pending offsets, producing, acknowledgements,
  *                  commits and transactions, the bounded-stop helpers
  *   sw_run_state.c state snapshots, origin snapshots, restore and the scan
@@ -207,5 +209,12 @@ void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);
 void sw_run_rebuild_finish(run_t *r, part_t *p);
 int sw_run_topic_partitions(run_t *r, const char *topic);
 const char *sw_run_pos_topic(const run_t *r, int t, int *nparts);
+int sw_run_setup(run_t *r);
+int sw_run_registry_alert_id(run_t *r, const sw_conf_t *conf);
+void sw_run_registry_metrics(run_t *r);
+void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *list, void *opaque);
+void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t *offsets, void *opaque);
 
 #endif /* SW_RUN_INT_H */
