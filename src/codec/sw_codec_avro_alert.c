@@ -1,0 +1,617 @@
+/*
+ * Alert records in Avro (schemas/first_cause_alert.avsc; see
+ * sw_codec_avro.h): sw_record_t -> Avro, and Avro -> the SPEC record's JSON
+ * (for tail, report and notify). Checks everything before the first byte
+ * is written; the decoder never reads past the end. Pure: no I/O.
+ */
+#include "sw_codec_avro_int.h"
+
+/* ------------------------------------------------------------------ */
+/* FirstCauseAlert: encoder                                            */
+/* ------------------------------------------------------------------ */
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Index of rank in v (ascending by rank), or n. */
+static size_t find_rank(const sw_rank_val_t *v, size_t n, int64_t rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].rank < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo].rank == rank ? lo : n;
+}
+
+static void put_map_entry(sw_buf_t *out, const sw_rank_val_t *e)
+{
+    char key[24];
+    int n = snprintf(key, sizeof(key), "%lld", (long long)e->rank);
+    put_str(out, (sw_str_t){key, (size_t)n});
+    put_long(out, e->value);
+}
+
+/* A rank map; alerts keep only the suspects' ranks and the anchor, as
+ * put_map() of sw_codec_alert.c does. */
+static void put_rank_map(sw_buf_t *out, const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
+                         bool trim)
+{
+    if (!trim) {
+        if (n) {
+            put_long(out, (int64_t)n);
+            for (size_t i = 0; i < n; i++) put_map_entry(out, &v[i]);
+        }
+        put_long(out, 0);
+        return;
+    }
+    size_t nk = 0, nsel = 0;
+    int64_t small[16];
+    size_t small_sel[16];
+    size_t cap = a->n_suspects + 1;
+    int64_t *keys = cap <= 16 ? small : sw_malloc(cap * sizeof(*keys));
+    size_t *sel = cap <= 16 ? small_sel : sw_malloc(cap * sizeof(*sel));
+    if (a->anchor_rank >= 0) keys[nk++] = a->anchor_rank;
+    for (size_t i = 0; i < a->n_suspects; i++) keys[nk++] = a->suspects[i].rank;
+    qsort(keys, nk, sizeof(*keys), i64_cmp);
+    for (size_t k = 0; k < nk; k++) {
+        if (k && keys[k] == keys[k - 1]) continue;
+        size_t i = find_rank(v, n, keys[k]);
+        if (i < n) sel[nsel++] = i;
+    }
+    if (nsel) {
+        put_long(out, (int64_t)nsel);
+        for (size_t k = 0; k < nsel; k++) put_map_entry(out, &v[sel[k]]);
+    }
+    put_long(out, 0);
+    if (keys != small) free(keys);
+    if (sel != small_sel) free(sel);
+}
+
+static void put_phase_attr(sw_buf_t *out, const sw_phase_attr_t *ph)
+{
+    if (ph->resolution == SW_PHASE_NONE) {
+        put_long(out, 0);
+        return;
+    }
+    bool unique = ph->resolution == SW_PHASE_UNIQUE;
+    put_long(out, 1);
+    put_long(out, unique ? 0 : 1); /* PhaseResolution */
+    if (ph->n_paths) {
+        put_long(out, (int64_t)ph->n_paths);
+        for (size_t i = 0; i < ph->n_paths; i++) put_str_clean(out, ph->paths[i]);
+    }
+    put_long(out, 0);
+    bool summary = !unique && ph->has_summary;
+    put_long(out, summary ? 1 : 0);
+    if (summary) {
+        put_str_clean(out, ph->summary_path);
+        put_cstr(out, "heuristic");
+    }
+    put_opt_str(out, unique, sw_str("heuristic"));
+    put_opt_str_clean(out, unique, ph->path);
+    put_opt_str_clean(out, unique, ph->scope_id);
+    put_opt_long(out, unique, ph->thread_id);
+    put_opt_str_clean(out, unique, ph->thread_name);
+}
+
+static void put_i64_array(sw_buf_t *out, const int64_t *v, size_t n)
+{
+    if (n) {
+        put_long(out, (int64_t)n);
+        for (size_t i = 0; i < n; i++) put_long(out, v[i]);
+    }
+    put_long(out, 0);
+}
+
+static void put_suspect_where(sw_buf_t *out, const sw_suspect_t *s);
+
+static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
+{
+    put_long(out, s->rank);
+    put_long(out, s->first_spike_timestamp_ns);
+    put_long(out, (int64_t)s->aligned_first_spike_timestamp_ns); /* checked <= INT64_MAX */
+    put_long(out, s->peak_delta_bytes);
+    put_long(out, s->spike_window_samples);
+    put_long(out, s->lead_over_cluster_onset_ns);
+    put_long(out, (int64_t)s->confidence); /* low, medium, high = 0, 1, 2 */
+    put_long(out, s->peak_delta_bytes); /* evidence.device_used_delta_bytes */
+    put_long(out, s->supporting_ranks);
+    put_phase_attr(out, &s->phase);
+    if (!s->n_timeline) {
+        put_long(out, 0); /* timeline: null */
+        put_suspect_where(out, s);
+        return;
+    }
+    put_long(out, 1);
+    put_i64_array(out, s->timeline_aligned_ns, s->n_timeline);
+    put_i64_array(out, s->timeline_used, s->n_timeline);
+    put_long(out, s->timeline_window);
+    put_long(out, (int64_t)s->timeline_spike_start);
+    put_long(out, (int64_t)s->timeline_spike);
+    put_suspect_where(out, s);
+}
+
+/* Where the spike ran: host, pid, device_id, local_rank, session_id. */
+static void put_suspect_where(sw_buf_t *out, const sw_suspect_t *s)
+{
+    put_opt_str_clean(out, s->has_source, s->host);
+    put_opt_long(out, s->has_source, s->pid);
+    put_opt_long(out, s->has_source && s->has_device_id, s->device_id);
+    put_opt_long(out, s->has_source && s->has_local_rank, s->local_rank);
+    put_opt_str_clean(out, s->has_source && s->has_session, s->session_id);
+}
+
+static sw_err_t too_big(char *errstr, size_t errstr_size, const char *field, uint64_t v)
+{
+    snprintf(errstr, errstr_size,
+             "field \"%s\" is %llu, expected at most 9223372036854775807 (an Avro long)", field,
+             (unsigned long long)v);
+    return SW_ERR_INVALID_ARG;
+}
+
+sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf_t *out,
+                               char *errstr, size_t errstr_size)
+{
+    /* Every check before the first byte, so that out is unchanged on error.
+     * Enum values outside the schema's symbols are refused, not clamped. */
+    const sw_analysis_t *a = &rec->analysis;
+    if (rec->action < SW_ACTION_TRIGGER || rec->action > SW_ACTION_SUMMARY) {
+        snprintf(errstr, errstr_size, "field \"action\" is %d, expected 0..3 (trigger..summary)",
+                 (int)rec->action);
+        return SW_ERR_INVALID_ARG;
+    }
+    if (a->has_onset && a->onset_ns > (uint64_t)INT64_MAX)
+        return too_big(errstr, errstr_size, "cluster_onset_timestamp_ns", a->onset_ns);
+    for (size_t i = 0; i < a->n_suspects; i++) {
+        const sw_suspect_t *s = &a->suspects[i];
+        if (s->aligned_first_spike_timestamp_ns > (uint64_t)INT64_MAX) {
+            char field[96];
+            snprintf(field, sizeof(field),
+                     "first_cause_suspects[%zu].aligned_first_spike_timestamp_ns", i);
+            return too_big(errstr, errstr_size, field, s->aligned_first_spike_timestamp_ns);
+        }
+        if (s->confidence < SW_CONFIDENCE_LOW || s->confidence > SW_CONFIDENCE_HIGH ||
+            s->phase.resolution < SW_PHASE_NONE || s->phase.resolution > SW_PHASE_AMBIGUOUS) {
+            snprintf(errstr, errstr_size,
+                     "first_cause_suspects[%zu]: confidence %d or phase resolution %d is not "
+                     "a known value",
+                     i, (int)s->confidence, (int)s->phase.resolution);
+            return SW_ERR_INVALID_ARG;
+        }
+    }
+
+    put_header(out, schema_id);
+    put_long(out, (int64_t)rec->action);
+    put_opt_str_clean(out, a->has_job_id, a->job_id);
+    put_long(out, rec->episode);
+    put_long(out, rec->revision);
+    put_opt_long(out, rec->has_event_ts, rec->event_timestamp_ns);
+    put_long(out, a->world_size);
+    put_i64_array(out, a->participating, a->n_participating);
+    put_i64_array(out, a->missing, a->n_missing);
+    bool trim = rec->action != SW_ACTION_SUMMARY;
+    put_rank_map(out, a, a->counts, a->n_counts, trim);
+    put_rank_map(out, a, a->offsets, a->n_offsets, trim);
+    put_opt_long(out, a->has_onset, (int64_t)a->onset_ns);
+    if (a->n_suspects) {
+        put_long(out, (int64_t)a->n_suspects);
+        for (size_t i = 0; i < a->n_suspects; i++) put_suspect(out, &a->suspects[i]);
+    }
+    put_long(out, 0);
+    if (a->n_notes) {
+        put_long(out, (int64_t)a->n_notes);
+        for (size_t i = 0; i < a->n_notes; i++) put_str_clean(out, a->notes[i]);
+    }
+    put_long(out, 0);
+    put_cstr(out, sw_record_severity(rec));
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    sw_record_dedup_key(rec, &tmp);
+    put_str_clean(out, (sw_str_t){tmp.data, tmp.len});
+    tmp.len = 0;
+    sw_record_summary(rec, &tmp);
+    put_str_clean(out, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+    put_long(out, rec->source.set ? 1 : 0);
+    if (rec->source.set) {
+        put_str_clean(out, rec->source.topic);
+        put_long(out, rec->source.partition);
+        put_long(out, rec->source.offset);
+    }
+    bool resolve = rec->action == SW_ACTION_RESOLVE && rec->resolve_reason != SW_RESOLVE_NONE;
+    put_opt_str(out, resolve, sw_str(sw_resolve_reason_str(rec->resolve_reason)));
+    put_opt_long(out, resolve && rec->resolve_rank >= 0, rec->resolve_rank);
+    bool summary = rec->action == SW_ACTION_SUMMARY;
+    put_long(out, summary ? 1 : 0);
+    if (summary) sw_buf_putc(out, rec->episode_open ? 1 : 0); /* Avro boolean: one byte */
+    return SW_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* FirstCauseAlert: decoder to JSON                                    */
+/* ------------------------------------------------------------------ */
+
+static const char *const k_actions[] = {"trigger", "update", "resolve", "summary"};
+static const char *const k_confidences[] = {"low", "medium", "high"};
+
+static bool js_long(rd_t *rd, sw_jw_t *jw, const char *field)
+{
+    int64_t v = 0;
+    rd->field = field;
+    if (!rd_long(rd, &v)) return false;
+    sw_jw_key(jw, field);
+    sw_jw_i64(jw, v);
+    return true;
+}
+
+static bool js_opt_long(rd_t *rd, sw_jw_t *jw, const char *field)
+{
+    bool set = false;
+    int64_t v = 0;
+    rd->field = field;
+    if (!rd_opt(rd, &set)) return false;
+    sw_jw_key(jw, field);
+    if (!set) {
+        sw_jw_null(jw);
+        return true;
+    }
+    if (!rd_long(rd, &v)) return false;
+    sw_jw_i64(jw, v);
+    return true;
+}
+
+static bool js_str(rd_t *rd, sw_jw_t *jw, const char *field)
+{
+    sw_str_t s = {0};
+    rd->field = field;
+    if (!rd_str(rd, &s)) return false;
+    sw_jw_key(jw, field);
+    sw_jw_str(jw, s);
+    return true;
+}
+
+static bool js_opt_str(rd_t *rd, sw_jw_t *jw, const char *field)
+{
+    bool set = false;
+    sw_str_t s = {0};
+    rd->field = field;
+    if (!rd_opt(rd, &set)) return false;
+    sw_jw_key(jw, field);
+    if (!set) {
+        sw_jw_null(jw);
+        return true;
+    }
+    if (!rd_str(rd, &s)) return false;
+    sw_jw_str(jw, s);
+    return true;
+}
+
+static bool js_long_array(rd_t *rd, sw_jw_t *jw, const char *field)
+{
+    rd->field = field;
+    sw_jw_key(jw, field);
+    sw_jw_arr(jw);
+    for (;;) {
+        int64_t n = 0, v = 0;
+        if (!rd_block(rd, &n)) return false;
+        if (n == 0) break;
+        for (int64_t i = 0; i < n; i++) {
+            if (!rd_long(rd, &v)) return false;
+            sw_jw_i64(jw, v);
+        }
+    }
+    sw_jw_end_arr(jw);
+    return true;
+}
+
+static bool js_str_array(rd_t *rd, sw_jw_t *jw, const char *field, const char *key)
+{
+    rd->field = field;
+    sw_jw_key(jw, key);
+    sw_jw_arr(jw);
+    for (;;) {
+        int64_t n = 0;
+        sw_str_t s = {0};
+        if (!rd_block(rd, &n)) return false;
+        if (n == 0) break;
+        for (int64_t i = 0; i < n; i++) {
+            if (!rd_str(rd, &s)) return false;
+            sw_jw_str(jw, s);
+        }
+    }
+    sw_jw_end_arr(jw);
+    return true;
+}
+
+/* A decimal rank: "0" or [1-9][0-9]* that fits in int64. */
+static bool parse_rank_key(sw_str_t k, int64_t *rank)
+{
+    if (k.len == 0 || k.len > 19 || (k.len > 1 && k.ptr[0] == '0')) return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < k.len; i++) {
+        if (k.ptr[i] < '0' || k.ptr[i] > '9') return false;
+        v = v * 10 + (uint64_t)(k.ptr[i] - '0');
+    }
+    if (v > (uint64_t)INT64_MAX) return false;
+    *rank = (int64_t)v;
+    return true;
+}
+
+static bool js_rank_map(rd_t *rd, sw_jw_t *jw, const char *field)
+{
+    rd->field = field;
+    sw_jw_key(jw, field);
+    sw_jw_obj(jw);
+    for (;;) {
+        int64_t n = 0, v = 0, rank = 0;
+        sw_str_t key = {0};
+        if (!rd_block(rd, &n)) return false;
+        if (n == 0) break;
+        for (int64_t i = 0; i < n; i++) {
+            const unsigned char *at = rd->p;
+            if (!rd_str(rd, &key)) return false;
+            if (!parse_rank_key(key, &rank)) {
+                char shown[24], nm[160];
+                size_t m = key.len < sizeof(shown) - 1 ? key.len : sizeof(shown) - 1;
+                for (size_t j = 0; j < m; j++) {
+                    unsigned char c = (unsigned char)key.ptr[j];
+                    shown[j] = c < 0x20 || c >= 0x7f || c == '"' ? '?' : (char)c;
+                }
+                shown[m] = '\0';
+                return sw_avro_rd_fail(rd, SW_ERR_AVRO,
+                               "Avro: map key \"%s%s\" at byte %zu in %s is not a decimal rank",
+                               shown, key.len > m ? "..." : "", rd_off(rd, at),
+                               rd_name(rd, nm, sizeof(nm)));
+            }
+            if (!rd_long(rd, &v)) return false;
+            sw_jw_key_i64(jw, rank);
+            sw_jw_i64(jw, v);
+        }
+    }
+    sw_jw_end_obj(jw);
+    return true;
+}
+
+/* PhaseAttribution: Avro lists phase_summary before the unique fields,
+ * sw_alert_json_record() writes it after them, so those are held until
+ * the record is read. Null members are left out, as there. */
+static bool js_phase_attr(rd_t *rd, sw_jw_t *jw)
+{
+    bool set, has_summary = false;
+    int res = 0;
+    sw_str_t sum_path = {0}, sum_src = {0};
+    bool has[5] = {false};
+    sw_str_t strs[5] = {{0}};
+    int64_t thread_id = 0;
+    static const char *const names[5] = {"phase_source", "phase_path", "scope_id", "thread_id",
+                                         "thread_name"};
+    static const char *const fields[5] = {"phase_attribution.phase_source",
+                                          "phase_attribution.phase_path",
+                                          "phase_attribution.scope_id",
+                                          "phase_attribution.thread_id",
+                                          "phase_attribution.thread_name"};
+
+    rd->field = "phase_attribution";
+    sw_jw_key(jw, "phase_attribution");
+    if (!rd_opt(rd, &set)) return false;
+    if (!set) {
+        sw_jw_null(jw);
+        return true;
+    }
+    sw_jw_obj(jw);
+    rd->field = "phase_attribution.phase_resolution";
+    if (!rd_index(rd, 2, "enum", &res)) return false;
+    sw_jw_key(jw, "phase_resolution");
+    sw_jw_cstr(jw, res == 0 ? "unique" : "ambiguous");
+    if (!js_str_array(rd, jw, "phase_attribution.phase_paths", "phase_paths")) return false;
+    rd->field = "phase_attribution.phase_summary";
+    if (!rd_opt(rd, &has_summary)) return false;
+    if (has_summary) {
+        rd->field = "phase_attribution.phase_summary.phase_path";
+        if (!rd_str(rd, &sum_path)) return false;
+        rd->field = "phase_attribution.phase_summary.source";
+        if (!rd_str(rd, &sum_src)) return false;
+    }
+    for (int i = 0; i < 5; i++) {
+        rd->field = fields[i];
+        if (!rd_opt(rd, &has[i])) return false;
+        if (!has[i]) continue;
+        if (i == 3 ? !rd_long(rd, &thread_id) : !rd_str(rd, &strs[i])) return false;
+    }
+    for (int i = 0; i < 5; i++) {
+        if (!has[i]) continue;
+        sw_jw_key(jw, names[i]);
+        if (i == 3) sw_jw_i64(jw, thread_id);
+        else sw_jw_str(jw, strs[i]);
+    }
+    if (has_summary) {
+        sw_jw_key(jw, "phase_summary");
+        sw_jw_obj(jw);
+        sw_jw_key(jw, "phase_path");
+        sw_jw_str(jw, sum_path);
+        sw_jw_key(jw, "source");
+        sw_jw_str(jw, sum_src);
+        sw_jw_end_obj(jw);
+    }
+    sw_jw_end_obj(jw);
+    return true;
+}
+
+static bool js_suspect(rd_t *rd, sw_jw_t *jw)
+{
+    int conf = 0;
+    sw_jw_obj(jw);
+    if (!js_long(rd, jw, "rank") || !js_long(rd, jw, "first_spike_timestamp_ns") ||
+        !js_long(rd, jw, "aligned_first_spike_timestamp_ns") ||
+        !js_long(rd, jw, "peak_delta_bytes") || !js_long(rd, jw, "spike_window_samples") ||
+        !js_long(rd, jw, "lead_over_cluster_onset_ns"))
+        return false;
+    rd->field = "confidence";
+    if (!rd_index(rd, 3, "enum", &conf)) return false;
+    sw_jw_key(jw, "confidence");
+    sw_jw_cstr(jw, k_confidences[conf]);
+    sw_jw_key(jw, "evidence");
+    sw_jw_obj(jw);
+    rd->prefix = "evidence.";
+    if (!js_long(rd, jw, "device_used_delta_bytes") ||
+        !js_long(rd, jw, "supporting_ranks_at_or_before_onset"))
+        return false;
+    rd->prefix = "";
+    sw_jw_end_obj(jw);
+    if (!js_phase_attr(rd, jw)) return false;
+    bool set = false;
+    rd->field = "timeline";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        sw_jw_key(jw, "timeline");
+        sw_jw_obj(jw);
+        rd->prefix = "timeline.";
+        if (!js_long_array(rd, jw, "aligned_timestamp_ns") ||
+            !js_long_array(rd, jw, "device_used_bytes") || !js_long(rd, jw, "window_samples") ||
+            !js_long(rd, jw, "spike_start_index") || !js_long(rd, jw, "spike_index"))
+            return false;
+        rd->prefix = "";
+        sw_jw_end_obj(jw);
+    }
+    /* Where it ran: written flat, all five, when the host is set. */
+    bool has[5] = {false};
+    sw_str_t strs[5] = {{0}};
+    int64_t longs[5] = {0};
+    static const char *const names[5] = {"host", "pid", "device_id", "local_rank", "session_id"};
+    for (int i = 0; i < 5; i++) {
+        rd->field = names[i];
+        if (!rd_opt(rd, &has[i])) return false;
+        if (!has[i]) continue;
+        if (i == 0 || i == 4 ? !rd_str(rd, &strs[i]) : !rd_long(rd, &longs[i])) return false;
+    }
+    if (has[0]) {
+        for (int i = 0; i < 5; i++) {
+            sw_jw_key(jw, names[i]);
+            if (!has[i]) sw_jw_null(jw);
+            else if (i == 0 || i == 4) sw_jw_str(jw, strs[i]);
+            else sw_jw_i64(jw, longs[i]);
+        }
+    }
+    sw_jw_end_obj(jw);
+    return true;
+}
+
+static bool rd_bool(rd_t *rd, bool *out)
+{
+    const unsigned char *at = rd->p;
+    if (rd->p >= rd->end) return sw_avro_rd_truncated(rd, at, "a boolean");
+    unsigned char c = *rd->p++;
+    if (c > 1) {
+        char nm[160];
+        return sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: boolean byte %u at byte %zu in %s is not 0 or 1",
+                       (unsigned)c, rd_off(rd, at), rd_name(rd, nm, sizeof(nm)));
+    }
+    *out = c == 1;
+    return true;
+}
+
+static bool js_record(rd_t *rd, sw_jw_t *jw)
+{
+    int action = 0;
+    bool set = false;
+    sw_jw_obj(jw);
+    rd->field = "action";
+    if (!rd_index(rd, 4, "enum", &action)) return false;
+    sw_jw_key(jw, "action");
+    sw_jw_cstr(jw, k_actions[action]);
+    if (!js_opt_str(rd, jw, "job_id") || !js_long(rd, jw, "episode") ||
+        !js_long(rd, jw, "revision") || !js_opt_long(rd, jw, "event_timestamp_ns") ||
+        !js_long(rd, jw, "world_size") || !js_long_array(rd, jw, "participating_ranks") ||
+        !js_long_array(rd, jw, "missing_ranks") || !js_rank_map(rd, jw, "rank_sample_counts") ||
+        !js_rank_map(rd, jw, "alignment_offsets_ns") ||
+        !js_opt_long(rd, jw, "cluster_onset_timestamp_ns"))
+        return false;
+
+    rd->field = "first_cause_suspects";
+    sw_jw_key(jw, "first_cause_suspects");
+    sw_jw_arr(jw);
+    size_t idx = 0;
+    for (;;) {
+        int64_t n = 0;
+        rd->outer = NULL;
+        rd->field = "first_cause_suspects";
+        if (!rd_block(rd, &n)) return false;
+        if (n == 0) break;
+        for (int64_t i = 0; i < n; i++, idx++) {
+            rd->outer = "first_cause_suspects";
+            rd->index = idx;
+            if (!js_suspect(rd, jw)) return false;
+        }
+    }
+    rd->outer = NULL;
+    sw_jw_end_arr(jw);
+
+    if (!js_str_array(rd, jw, "notes", "notes") || !js_str(rd, jw, "severity") ||
+        !js_str(rd, jw, "dedup_key") || !js_str(rd, jw, "summary"))
+        return false;
+    rd->field = "source";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        int32_t partition = 0;
+        sw_jw_key(jw, "source");
+        sw_jw_obj(jw);
+        rd->prefix = "source.";
+        if (!js_str(rd, jw, "topic")) return false;
+        rd->field = "partition";
+        if (!rd_int(rd, &partition)) return false;
+        sw_jw_key(jw, "partition");
+        sw_jw_i64(jw, partition);
+        if (!js_long(rd, jw, "offset")) return false;
+        rd->prefix = "";
+        sw_jw_end_obj(jw);
+    }
+    /* Extra keys written only where they apply, as sw_alert_json_record. */
+    sw_str_t reason = {0};
+    int64_t lost = 0;
+    rd->field = "resolve_reason";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        if (!rd_str(rd, &reason)) return false;
+        sw_jw_key(jw, "resolve_reason");
+        sw_jw_str(jw, reason);
+    }
+    rd->field = "resolve_lost_rank";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        if (!rd_long(rd, &lost)) return false;
+        sw_jw_key(jw, "resolve_lost_rank");
+        sw_jw_i64(jw, lost);
+    }
+    rd->field = "episode_open";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        bool open = false;
+        if (!rd_bool(rd, &open)) return false;
+        sw_jw_key(jw, "episode_open");
+        sw_jw_bool(jw, open);
+    }
+    sw_jw_end_obj(jw);
+    return rd_done(rd);
+}
+
+sw_err_t sw_avro_decode_record_json(const void *data, size_t len, int32_t expected_schema_id,
+                                    sw_buf_t *json_out, char *errstr, size_t errstr_size)
+{
+    rd_t rd;
+    sw_jw_t jw;
+    size_t mark = json_out->len;
+    rd_init(&rd, data, len, errstr, errstr_size);
+    if (!rd_header(&rd, expected_schema_id)) return rd.err;
+    sw_jw_init(&jw, json_out, 0);
+    if (!js_record(&rd, &jw)) {
+        json_out->len = mark;
+        return rd.err;
+    }
+    return SW_OK;
+}
+
