@@ -240,6 +240,11 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         goto err;
     }
     det->rebuild_x = sw_vget_i(&r);
+    if (!r.bad && (det->rebuild_x < 0 || det->rebuild_x > COUNT_MAX)) {
+        /* Kafka offsets are never negative; the engine counts from here. */
+        why = "the snapshot's next input offset is out of range (negative or above 2^62)";
+        goto err;
+    }
     uint64_t njobs = sw_vget_u(&r);
     if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
     if (det->params.max_jobs > 0 && njobs > (uint64_t)det->params.max_jobs) r.bad = true;
