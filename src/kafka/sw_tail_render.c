@@ -1,0 +1,290 @@
+/*
+ * How `stormwatch tail` shows a Kafka record (see sw_tail_render.h): the
+ * value decoded (JSON as it is, one line; Confluent Avro telemetry or alert
+ * records by their schema id, through the registry when there is one;
+ * anything else as {"undecodable": true, "error", "value_base64"}), and
+ * with the envelope the topic, partition, offset, timestamp, key and
+ * headers. No I/O: the caller writes the line.
+ */
+#include "sw_tail_render.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+#include "sw_event_json.h"
+#include "sw_json.h"
+#include "sw_jw.h"
+
+struct sw_render_s {
+    int32_t telemetry_id, alert_id;
+    sw_registry_t *reg_alert; /* borrowed; NULL without a registry */
+    sw_registry_t *reg_event;
+    sw_avro_dec_t *adec;
+    sw_buf_t val;             /* the value, before the envelope is written */
+    char *scratch;            /* room for the JSON scanner */
+    size_t scratch_cap;
+};
+
+sw_render_t *sw_render_new(int32_t telemetry_id, int32_t alert_id, sw_registry_t *reg_alert,
+                           sw_registry_t *reg_event)
+{
+    sw_render_t *rd = sw_calloc(1, sizeof(*rd));
+    rd->telemetry_id = telemetry_id;
+    rd->alert_id = alert_id;
+    rd->reg_alert = reg_alert;
+    rd->reg_event = reg_event;
+    rd->adec = sw_avro_dec_new();
+    sw_buf_init(&rd->val);
+    return rd;
+}
+
+void sw_render_destroy(sw_render_t *rd)
+{
+    if (!rd) return;
+    sw_avro_dec_destroy(rd->adec);
+    sw_buf_clear(&rd->val);
+    free(rd->scratch);
+    free(rd);
+}
+
+
+static void put_base64(sw_buf_t *out, const unsigned char *p, size_t n)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    sw_buf_reserve(out, (n + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], tbl[(v >> 6) & 63], tbl[v & 63]};
+        sw_buf_put(out, q, 4);
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], i + 1 < n ? tbl[(v >> 6) & 63] : '=',
+                     '='};
+        sw_buf_put(out, q, 4);
+    }
+}
+
+/* A JSON string of arbitrary bytes: bytes that are not UTF-8 become
+ * U+FFFD. @returns false when some were replaced. */
+static bool put_bytes_str(sw_jw_t *jw, const void *ptr, size_t len)
+{
+    const unsigned char *p = ptr;
+    size_t i = 0;
+    while (i < len) {
+        size_t k = sw_utf8_seq(p + i, len - i, true);
+        if (k == 0) break;
+        i += k;
+    }
+    if (i == len) {
+        sw_jw_str(jw, (sw_str_t){(const char *)p, len});
+        return true;
+    }
+    sw_buf_t tmp;
+    sw_buf_init(&tmp);
+    for (i = 0; i < len;) {
+        size_t k = sw_utf8_seq(p + i, len - i, true);
+        if (k) sw_buf_put(&tmp, p + i, k);
+        else sw_buf_put(&tmp, "\xef\xbf\xbd", 3);
+        i += k ? k : 1;
+    }
+    sw_jw_str(jw, (sw_str_t){tmp.data, tmp.len});
+    sw_buf_clear(&tmp);
+    return false;
+}
+
+static void put_undecodable(sw_buf_t *out, const char *why, const void *p, size_t n)
+{
+    sw_jw_t jw;
+    sw_jw_init(&jw, out, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "undecodable");
+    sw_jw_bool(&jw, true);
+    sw_jw_key(&jw, "error");
+    put_bytes_str(&jw, why, strlen(why));
+    sw_jw_key(&jw, "value_base64");
+    sw_jw_raw(&jw, sw_str("\""));
+    put_base64(out, p, n);
+    sw_buf_putc(out, '"');
+    sw_jw_end_obj(&jw);
+}
+
+/* Whitespace outside strings removed: a JSON value on one line. */
+static void put_compact(sw_buf_t *out, const char *p, size_t n)
+{
+    bool in_str = false, esc = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (esc) esc = false;
+            else if (c == '\\') esc = true;
+            else if (c == '"') in_str = false;
+        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            continue;
+        } else if (c == '"') {
+            in_str = true;
+        }
+        sw_buf_putc(out, c);
+    }
+}
+
+/* A JSON value: as it is, trimmed, compacted when it spans lines.
+ * @returns false (out unchanged) when the bytes are not one JSON value. */
+static bool put_json(sw_render_t *rd, sw_buf_t *out, const char *p, size_t n, char *why,
+                     size_t why_size)
+{
+    if (rd->scratch_cap < n + 16) {
+        rd->scratch_cap = n + 16 > 4096 ? n + 16 : 4096;
+        free(rd->scratch);
+        rd->scratch = sw_malloc(rd->scratch_cap);
+    }
+    sw_jscan_t js;
+    sw_jval_t v;
+    sw_jscan_init(&js, p, n, rd->scratch);
+    sw_jscan_ws(&js);
+    bool ok = js.p < js.end && sw_jscan_value(&js, &v, 0);
+    if (ok) {
+        sw_jscan_ws(&js);
+        if (js.p != js.end) {
+            js.err = "unexpected data after the value";
+            js.err_at = js.p;
+            ok = false;
+        }
+    } else if (js.p >= js.end) {
+        js.err = "no value";
+        js.err_at = js.p;
+    }
+    if (!ok) {
+        snprintf(why, why_size, "not JSON (%s at column %zu) and not Confluent-framed Avro",
+                 js.err ? js.err : "invalid", sw_jscan_offset(&js, js.err_at) + 1);
+        return false;
+    }
+    if (memchr(v.raw, '\n', v.raw_len) || memchr(v.raw, '\r', v.raw_len))
+        put_compact(out, v.raw, v.raw_len);
+    else
+        sw_buf_put(out, v.raw, v.raw_len);
+    return true;
+}
+
+void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t len)
+{
+    char why[512];
+    if (!payload) {
+        sw_buf_puts(out, "null");
+        return;
+    }
+    const unsigned char *p = payload;
+    if (len >= SW_AVRO_HEADER_LEN && p[0] == SW_AVRO_MAGIC) {
+        int32_t id;
+        if (sw_avro_schema_id(p, len, &id, why, sizeof(why)) != SW_OK) {
+            put_undecodable(out, why, p, len);
+            return;
+        }
+        if (rd->reg_alert) { /* the registry says what the id is */
+            const sw_avro_plan_t *plan = NULL;
+            sw_event_t ev;
+            sw_err_t err = sw_registry_plan(rd->reg_alert, id, &plan, why, sizeof(why));
+            if (!err && sw_avro_decode_record_json_plan(plan, p, len, out, why, sizeof(why)) == SW_OK)
+                return;
+            if (err != SW_ERR_IO &&
+                sw_registry_plan(rd->reg_event, id, &plan, why, sizeof(why)) == SW_OK &&
+                sw_avro_decode_event_plan(rd->adec, plan, p, len, &ev, why, sizeof(why)) == SW_OK) {
+                sw_event_json(out, &ev);
+                return;
+            }
+            put_undecodable(out, why, p, len);
+            return;
+        }
+        if (id == rd->alert_id &&
+            sw_avro_decode_record_json(p, len, id, out, why, sizeof(why)) == SW_OK)
+            return;
+        if (id == rd->telemetry_id) {
+            sw_event_t ev;
+            if (sw_avro_decode_event(rd->adec, p, len, id, &ev, why, sizeof(why)) == SW_OK) {
+                sw_event_json(out, &ev);
+                return;
+            }
+        }
+        if (id != rd->alert_id && id != rd->telemetry_id)
+            snprintf(why, sizeof(why),
+                     "Avro schema id %d is neither the telemetry id (%d) nor the alert id (%d)",
+                     (int)id, (int)rd->telemetry_id, (int)rd->alert_id);
+        put_undecodable(out, why, p, len);
+        return;
+    }
+    if (!put_json(rd, out, payload, len, why, sizeof(why))) put_undecodable(out, why, p, len);
+}
+
+static void put_headers(sw_jw_t *jw, const rd_kafka_message_t *rkm)
+{
+    rd_kafka_headers_t *hdrs = NULL;
+    sw_jw_obj(jw);
+    if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+        size_t cnt = rd_kafka_header_cnt(hdrs);
+        for (size_t i = 0; i < cnt; i++) {
+            const char *name;
+            const void *val;
+            size_t size;
+            if (rd_kafka_header_get_all(hdrs, i, &name, &val, &size)) break;
+            /* A repeated name: the last one wins (a JSON object has one). */
+            bool later = false;
+            for (size_t j = i + 1; j < cnt && !later; j++) {
+                const char *n2;
+                const void *v2;
+                size_t s2;
+                later = !rd_kafka_header_get_all(hdrs, j, &n2, &v2, &s2) && !strcmp(name, n2);
+            }
+            if (later) continue;
+            sw_jw_key(jw, name);
+            if (val) put_bytes_str(jw, val, size);
+            else sw_jw_null(jw);
+        }
+    }
+    sw_jw_end_obj(jw);
+}
+
+void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope, const rd_kafka_message_t *rkm)
+{
+    line->len = 0;
+    if (!envelope) {
+        sw_render_value(rd, line, rkm->payload, rkm->len);
+        sw_buf_putc(line, '\n');
+        return;
+    }
+    rd->val.len = 0;
+    sw_render_value(rd, &rd->val, rkm->payload, rkm->len);
+    sw_jw_t jw;
+    sw_jw_init(&jw, line, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "topic");
+    sw_jw_cstr(&jw, rd_kafka_topic_name(rkm->rkt));
+    sw_jw_key(&jw, "partition");
+    sw_jw_i64(&jw, rkm->partition);
+    sw_jw_key(&jw, "offset");
+    sw_jw_i64(&jw, rkm->offset);
+    sw_jw_key(&jw, "timestamp_ms");
+    rd_kafka_timestamp_type_t tstype;
+    int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
+    if (tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) sw_jw_null(&jw);
+    else sw_jw_i64(&jw, ts);
+    sw_jw_key(&jw, "key");
+    bool key_utf8 = true;
+    if (rkm->key) key_utf8 = put_bytes_str(&jw, rkm->key, rkm->key_len);
+    else sw_jw_null(&jw);
+    if (!key_utf8) {
+        /* Not text: the exact bytes as well. */
+        sw_jw_key(&jw, "key_base64");
+        sw_jw_raw(&jw, sw_str("\""));
+        put_base64(line, rkm->key, rkm->key_len);
+        sw_buf_putc(line, '"');
+    }
+    sw_jw_key(&jw, "headers");
+    put_headers(&jw, rkm);
+    sw_jw_key(&jw, "value");
+    sw_jw_raw(&jw, (sw_str_t){rd->val.data, rd->val.len});
+    sw_jw_end_obj(&jw);
+    sw_buf_putc(line, '\n');
+}
