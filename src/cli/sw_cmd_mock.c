@@ -16,6 +16,7 @@
 
 #include "sw_alloc.h"
 #include "sw_kafka.h"
+#include "sw_mock_control.h"
 #include "sw_cli.h"
 #include "sw_cmds.h"
 
@@ -32,29 +33,9 @@ typedef struct mock_topic_s {
 
 typedef struct mock_s {
     sw_mock_t *m;
-    rd_kafka_mock_cluster_t *mcluster; /* borrowed from m */
     int brokers;
-    bool quit; /* `quit` was received */
+    sw_mockctl_t ctl; /* the control protocol (its quit: `quit` was received) */
 } mock_t;
-
-/* Kafka API keys by protocol name (the requests the mock answers that
- * stormwatch's clients send). */
-static const struct {
-    const char *name;
-    int16_t key;
-} k_apis[] = {
-    {"Produce", 0},          {"Fetch", 1},
-    {"ListOffsets", 2},      {"Metadata", 3},
-    {"OffsetCommit", 8},     {"OffsetFetch", 9},
-    {"FindCoordinator", 10}, {"JoinGroup", 11},
-    {"Heartbeat", 12},       {"LeaveGroup", 13},
-    {"SyncGroup", 14},       {"DescribeGroups", 15},
-    {"ApiVersions", 18},     {"InitProducerId", 22},
-    {"OffsetForLeaderEpoch", 23}, {"AddPartitionsToTxn", 24},
-    {"AddOffsetsToTxn", 25}, {"EndTxn", 26},
-    {"TxnOffsetCommit", 28},
-};
-#define N_APIS (sizeof(k_apis) / sizeof(k_apis[0]))
 
 static void usage(FILE *f, int64_t def_partitions)
 {
@@ -96,229 +77,6 @@ static void usage(FILE *f, int64_t def_partitions)
             (long long)def_partitions);
 }
 
-/* Topic names as Kafka allows them: 1..249 of [a-zA-Z0-9._-]. */
-static bool topic_name_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > 249) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return false;
-    }
-    return true;
-}
-
-/* A decimal integer in [min, max]; false with errstr naming what. */
-static bool parse_ll(const char *what, const char *s, long long min, long long max,
-                     long long *out, char *errstr, size_t errstr_size)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = s ? strtoll(s, &end, 10) : 0;
-    if (!s || end == s || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        snprintf(errstr, errstr_size, "%s \"%s\" is not an integer in %lld..%lld", what,
-                 s ? s : "", min, max);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static bool api_by_name(const char *name, int16_t *key, char *errstr, size_t errstr_size)
-{
-    for (size_t i = 0; i < N_APIS; i++)
-        if (strcasecmp(name, k_apis[i].name) == 0) {
-            *key = k_apis[i].key;
-            return true;
-        }
-    size_t n = (size_t)snprintf(errstr, errstr_size, "unknown request \"%s\" (expected one of",
-                                name);
-    for (size_t i = 0; i < N_APIS && n < errstr_size; i++)
-        n += (size_t)snprintf(errstr + n, errstr_size - n, "%s %s", i ? "," : "",
-                              k_apis[i].name);
-    if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
-    return false;
-}
-
-/* A librdkafka error by name: "NOT_LEADER_FOR_PARTITION", "_TRANSPORT",
- * with or without the RD_KAFKA_RESP_ERR_ prefix, any case. */
-static bool err_by_name(const char *name, rd_kafka_resp_err_t *err, char *errstr,
-                        size_t errstr_size)
-{
-    static const char prefix[] = "RD_KAFKA_RESP_ERR_";
-    if (strncasecmp(name, prefix, sizeof(prefix) - 1) == 0) name += sizeof(prefix) - 1;
-    const struct rd_kafka_err_desc *descs;
-    size_t cnt;
-    rd_kafka_get_err_descs(&descs, &cnt);
-    for (size_t i = 0; i < cnt; i++)
-        if (descs[i].name && strcasecmp(descs[i].name, name) == 0) {
-            *err = descs[i].code;
-            return true;
-        }
-    snprintf(errstr, errstr_size,
-             "unknown error name \"%s\" (expected a librdkafka error name such as "
-             "NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT or _TRANSPORT)",
-             name);
-    return false;
-}
-
-static bool broker_id(const mock_t *mk, const char *s, int32_t *id, char *errstr,
-                      size_t errstr_size)
-{
-    long long v;
-    if (!parse_ll("broker id", s, -1, mk->brokers, &v, errstr, errstr_size) || v == 0) {
-        snprintf(errstr, errstr_size, "broker id \"%s\" is not 1..%d or -1 (all)", s ? s : "",
-                 mk->brokers);
-        return false;
-    }
-    *id = (int32_t)v;
-    return true;
-}
-
-static bool rk_ok(rd_kafka_resp_err_t err, char *errstr, size_t errstr_size)
-{
-    if (!err) return true;
-    snprintf(errstr, errstr_size, "%s: %s", rd_kafka_err2name(err), rd_kafka_err2str(err));
-    return false;
-}
-
-static bool cmd_errors(mock_t *mk, char **tok, int ntok, char *errstr, size_t errstr_size)
-{
-    int16_t api;
-    long long cnt;
-    if (ntok != 4) {
-        snprintf(errstr, errstr_size, "usage: errors REQUEST COUNT ERRNAME[,ERRNAME...]");
-        return false;
-    }
-    if (!api_by_name(tok[1], &api, errstr, errstr_size)) return false;
-    if (!parse_ll("count", tok[2], 1, 100000, &cnt, errstr, errstr_size)) return false;
-    rd_kafka_resp_err_t names[64];
-    size_t nnames = 0;
-    char *save = NULL;
-    for (char *e = strtok_r(tok[3], ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-        if (nnames == sizeof(names) / sizeof(names[0])) {
-            snprintf(errstr, errstr_size, "more than %zu error names", nnames);
-            return false;
-        }
-        if (!err_by_name(e, &names[nnames], errstr, errstr_size)) return false;
-        nnames++;
-    }
-    if (nnames == 0) {
-        snprintf(errstr, errstr_size, "no error name given");
-        return false;
-    }
-    rd_kafka_resp_err_t *errs = sw_calloc((size_t)cnt, sizeof(*errs));
-    for (long long i = 0; i < cnt; i++) errs[i] = names[(size_t)i % nnames];
-    rd_kafka_mock_push_request_errors_array(mk->mcluster, api, (size_t)cnt, errs);
-    free(errs);
-    return true;
-}
-
-/* Run one control command. @returns true for "ok". */
-static bool control_cmd(mock_t *mk, char *line, char *errstr, size_t errstr_size)
-{
-    char *tok[8];
-    int ntok = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
-        if (ntok == (int)(sizeof(tok) / sizeof(tok[0]))) {
-            snprintf(errstr, errstr_size, "too many words");
-            return false;
-        }
-        tok[ntok++] = t;
-    }
-    if (ntok == 0) {
-        snprintf(errstr, errstr_size, "empty command");
-        return false;
-    }
-    const char *cmd = tok[0];
-    int32_t id;
-    long long v, w;
-    if (!strcmp(cmd, "quit")) {
-        mk->quit = true;
-        return true;
-    }
-    if (!strcmp(cmd, "topic")) {
-        if (ntok != 3) {
-            snprintf(errstr, errstr_size, "usage: topic NAME PARTITIONS");
-            return false;
-        }
-        if (!topic_name_ok(tok[1], strlen(tok[1]))) {
-            snprintf(errstr, errstr_size,
-                     "topic name \"%s\" is not 1..249 characters of [a-zA-Z0-9._-]", tok[1]);
-            return false;
-        }
-        if (!parse_ll("partitions", tok[2], 1, 100000, &v, errstr, errstr_size)) return false;
-        return sw_mock_topic(mk->m, tok[1], (int)v, errstr, errstr_size) == SW_OK;
-    }
-    if (!strcmp(cmd, "broker")) {
-        bool rtt = ntok >= 2 && !strcmp(tok[1], "rtt");
-        bool updown = ntok >= 2 && (!strcmp(tok[1], "down") || !strcmp(tok[1], "up"));
-        if (!(updown && ntok == 3) && !(rtt && ntok == 4)) {
-            snprintf(errstr, errstr_size, "usage: broker down|up BROKER, or broker rtt BROKER MS");
-            return false;
-        }
-        if (!broker_id(mk, tok[2], &id, errstr, errstr_size)) return false;
-        if (rtt) {
-            if (!parse_ll("rtt", tok[3], 0, 3600000, &v, errstr, errstr_size)) return false;
-            return rk_ok(rd_kafka_mock_broker_set_rtt(mk->mcluster, id, (int)v), errstr,
-                         errstr_size);
-        }
-        return rk_ok(!strcmp(tok[1], "down") ? rd_kafka_mock_broker_set_down(mk->mcluster, id)
-                                             : rd_kafka_mock_broker_set_up(mk->mcluster, id),
-                     errstr, errstr_size);
-    }
-    if (!strcmp(cmd, "errors")) return cmd_errors(mk, tok, ntok, errstr, errstr_size);
-    if (!strcmp(cmd, "clear")) {
-        int16_t api;
-        if (ntok > 2) {
-            snprintf(errstr, errstr_size, "usage: clear [REQUEST]");
-            return false;
-        }
-        if (ntok == 2) {
-            if (!api_by_name(tok[1], &api, errstr, errstr_size)) return false;
-            rd_kafka_mock_clear_request_errors(mk->mcluster, api);
-            return true;
-        }
-        for (size_t i = 0; i < N_APIS; i++)
-            rd_kafka_mock_clear_request_errors(mk->mcluster, k_apis[i].key);
-        return true;
-    }
-    if (!strcmp(cmd, "leader")) {
-        if (ntok != 4) {
-            snprintf(errstr, errstr_size, "usage: leader TOPIC PARTITION BROKER");
-            return false;
-        }
-        if (!parse_ll("partition", tok[2], 0, 100000, &v, errstr, errstr_size)) return false;
-        if (!parse_ll("broker id", tok[3], -1, mk->brokers, &w, errstr, errstr_size) || w == 0) {
-            snprintf(errstr, errstr_size, "broker id \"%s\" is not 1..%d or -1 (no leader)",
-                     tok[3], mk->brokers);
-            return false;
-        }
-        return rk_ok(rd_kafka_mock_partition_set_leader(mk->mcluster, tok[1], (int32_t)v,
-                                                        (int32_t)w),
-                     errstr, errstr_size);
-    }
-    if (!strcmp(cmd, "coordinator")) {
-        if (ntok != 4 || (strcmp(tok[1], "group") && strcmp(tok[1], "transaction"))) {
-            snprintf(errstr, errstr_size, "usage: coordinator group|transaction KEY BROKER");
-            return false;
-        }
-        if (!broker_id(mk, tok[3], &id, errstr, errstr_size) || id < 1) {
-            snprintf(errstr, errstr_size, "broker id \"%s\" is not 1..%d", tok[3], mk->brokers);
-            return false;
-        }
-        return rk_ok(rd_kafka_mock_coordinator_set(mk->mcluster, tok[1], tok[2], id), errstr,
-                     errstr_size);
-    }
-    snprintf(errstr, errstr_size,
-             "unknown command \"%s\" (expected topic, broker, errors, clear, leader, "
-             "coordinator or quit)",
-             cmd);
-    return false;
-}
-
 /* Answer one line; blank lines and # comments get no answer. */
 static void control_line(mock_t *mk, char *line)
 {
@@ -326,7 +84,7 @@ static void control_line(mock_t *mk, char *line)
     while (*p == ' ' || *p == '\t' || *p == '\r') p++;
     if (*p == '\0' || *p == '#') return;
     char errstr[512];
-    if (control_cmd(mk, p, errstr, sizeof(errstr))) fputs("ok\n", stdout);
+    if (sw_mockctl_line(&mk->ctl, p, errstr, sizeof(errstr))) fputs("ok\n", stdout);
     else printf("error: %s\n", errstr);
     fflush(stdout);
 }
@@ -340,7 +98,7 @@ static int serve(mock_t *mk, bool control)
     char pending[MOCK_LINE_MAX + 1];
     size_t npending = 0;
     bool discarding = false; /* inside a line over MOCK_LINE_MAX */
-    while (*running && !mk->quit) {
+    while (*running && !mk->ctl.quit) {
         if (eof) {
             poll(NULL, 0, MOCK_TICK_MS);
             continue;
@@ -367,7 +125,7 @@ static int serve(mock_t *mk, bool control)
             eof = true;
             continue;
         }
-        for (ssize_t i = 0; i < n && !mk->quit; i++) {
+        for (ssize_t i = 0; i < n && !mk->ctl.quit; i++) {
             char c = chunk[i];
             if (c == '\n') {
                 if (discarding) {
@@ -400,7 +158,8 @@ static int run_mock(int brokers, const mock_topic_t *topics, int ntopics,
     sw_main_running(); /* handlers before the cluster's threads start */
     mk.m = sw_mock_new(brokers, &ctx, errstr, sizeof(errstr));
     if (!mk.m) goto err;
-    mk.mcluster = sw_mock_cluster(mk.m);
+    mk.ctl.m = mk.m;
+    mk.ctl.brokers = mk.brokers;
     for (int i = 0; i < ntopics; i++) {
         char *name = sw_memdup0(topics[i].name, topics[i].name_len);
         sw_err_t err = sw_mock_topic(mk.m, name, topics[i].partitions, errstr, sizeof(errstr));
@@ -461,7 +220,7 @@ int sw_cmd_mock(int argc, char **argv)
             t->name_len = colon ? (size_t)(colon - optarg) : strlen(optarg);
             int64_t parts = def_partitions;
             if (colon && !sw_cli_i64("mock", "--topic", colon + 1, 1, 100000, &parts)) goto out;
-            if (!topic_name_ok(t->name, t->name_len)) {
+            if (!sw_mock_topic_name_ok(t->name, t->name_len)) {
                 fprintf(stderr,
                         "stormwatch mock: option --topic: \"%s\" is not NAME[:PARTITIONS] with "
                         "NAME 1..249 characters of [a-zA-Z0-9._-]\n",
