@@ -236,8 +236,9 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
 /* FirstCauseAlert: decoder to JSON                                    */
 /* ------------------------------------------------------------------ */
 
-static const char *const k_actions[] = {"trigger", "update", "resolve", "summary"};
-static const char *const k_confidences[] = {"low", "medium", "high"};
+/* The schema's enum symbols are in the order of sw_action_t and
+ * sw_confidence_t: their names come from sw_action_str/sw_confidence_str
+ * (test_avro's round trips of every fixture record check the order). */
 
 static bool js_long(rd_t *rd, sw_jw_t *jw, const char *field)
 {
@@ -454,7 +455,7 @@ static bool js_suspect(rd_t *rd, sw_jw_t *jw)
     rd->field = "confidence";
     if (!rd_index(rd, 3, "enum", &conf)) return false;
     sw_jw_key(jw, "confidence");
-    sw_jw_cstr(jw, k_confidences[conf]);
+    sw_jw_cstr(jw, sw_confidence_str((sw_confidence_t)conf));
     sw_jw_key(jw, "evidence");
     sw_jw_obj(jw);
     rd->prefix = "evidence.";
@@ -523,7 +524,7 @@ static bool js_record(rd_t *rd, sw_jw_t *jw)
     rd->field = "action";
     if (!rd_index(rd, 4, "enum", &action)) return false;
     sw_jw_key(jw, "action");
-    sw_jw_cstr(jw, k_actions[action]);
+    sw_jw_cstr(jw, sw_action_str((sw_action_t)action));
     if (!js_opt_str(rd, jw, "job_id") || !js_long(rd, jw, "episode") ||
         !js_long(rd, jw, "revision") || !js_opt_long(rd, jw, "event_timestamp_ns") ||
         !js_long(rd, jw, "world_size") || !js_long_array(rd, jw, "participating_ranks") ||
