@@ -7,7 +7,8 @@
  *    same jobs; two instances in one group;
  *  - once more with one instance killed (kill -9) twice while it forwards,
  *    and restarted; and with a second instance joining and the first
- *    leaving while it forwards (partitions of both stages move).
+ *    leaving while it forwards (partitions of both stages move); and with
+ *    processing.guarantee=exactly_once.
  * For every job: exactly one engine's records (one summary; its records in
  * one output partition), equal to an uninterrupted engine fed that job's
  * events in the order the repartition topic holds them; every input
@@ -37,6 +38,7 @@ static char g_dir[512];
 static char g_boot[1024];
 static pid_t g_mock;
 static int g_baseline; /* first causes right with job-keyed input */
+static const char *g_extra; /* one more -X for the daemons, or NULL */
 
 static char *path_in(const char *name)
 {
@@ -151,6 +153,10 @@ static pid_t start_daemon(const char *tag, const char *sc, const char *repartiti
     for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
         argv[n++] = "-X";
         argv[n++] = (char *)xs[i];
+    }
+    if (g_extra) {
+        argv[n++] = "-X";
+        argv[n++] = (char *)g_extra;
     }
     argv[n] = NULL;
     char o[200], e[200];
@@ -432,6 +438,30 @@ static int scenario_rebalance(const char *sc, const input_t *in)
     return failed;
 }
 
+/* processing.guarantee=exactly_once: the forwarded copies go out in the
+ * same transactions as the input offsets, and the engines read the
+ * repartition topic read_committed. Mixed keys, live, one instance. (The
+ * mock cluster's transactions are not real: this runs the transactional
+ * path, it cannot prove atomicity.) */
+static int scenario_eos(const char *sc, const input_t *in)
+{
+    char e[200], pe[1100];
+    snprintf(e, sizeof(e), "run-%s-a.err", sc);
+    snprintf(pe, sizeof(pe), "%s", path_in(e));
+    g_extra = "processing.guarantee=exactly_once";
+    pid_t a = start_daemon("a", sc, "on");
+    g_extra = NULL;
+    SW_ASSERT(sw_proc_wait_text(pe, "assigned", 1, 120000), "not assigned (see %s)", pe);
+    int failed = produce_all(sc, in, KEY_MIXED, 100000, 0, in->n);
+    failed |= check(sc, in, true, true);
+    if (stop(a) != 0) {
+        fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM (see %s)\n", sc, pe);
+        failed = 1;
+    }
+    printf("  (job-keyed and unkeyed mixed, processing.guarantee=exactly_once)\n");
+    return failed;
+}
+
 /* repartition=off with unkeyed input: what the default prevents. */
 static int scenario_off(const char *sc, const input_t *in)
 {
@@ -465,15 +495,15 @@ static int scenario_off(const char *sc, const input_t *in)
 
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey", "hostkey", "mixed", "kill", "moving", "off"};
-    static char topics[6 * 5][100];
-    char *argv[2 * 6 * 5 + 10];
+    static const char *const sc[] = {"nokey", "hostkey", "mixed", "kill", "moving", "eos", "off"};
+    static char topics[7 * 5][100];
+    char *argv[2 * 7 * 5 + 10];
     int na = 0, nt = 0;
     argv[na++] = (char *)sw_test_bin();
     argv[na++] = "mock";
     argv[na++] = "--bootstrap-file";
     argv[na++] = path_in("bootstrap");
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         const char *fmt[] = {"in.%s:8", "out.%s:8", "dlq.%s:8", "state.%s:1", "g%s.repartition:8"};
         for (int k = 0; k < 5; k++) {
             snprintf(topics[nt], sizeof(topics[nt]), fmt[k], sc[i]);
@@ -511,6 +541,7 @@ int main(void)
     RUN("mixed", scenario_two("mixed", KEY_MIXED, &in));
     RUN("kill", scenario_kill("kill", &in));
     RUN("moving", scenario_rebalance("moving", &in));
+    RUN("eos", scenario_eos("eos", &in));
     RUN("off", scenario_off("off", &in));
 #undef RUN
     free_input(&in);
