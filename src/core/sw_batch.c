@@ -75,10 +75,7 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     b->n_events++;
     sw_phase_add(b->phase, ev);
     if (ev->kind != SW_EV_SAMPLE) return SW_OK;
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 1024;
-        b->s = sw_reallocarray(b->s, b->cap, sizeof(*b->s));
-    }
+    SW_GROW(b->s, b->n, b->cap, 1024);
     bsample_t *s = &b->s[b->n];
     s->ts = ev->timestamp_ns;
     s->used = ev->device_used_bytes;

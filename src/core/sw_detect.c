@@ -164,7 +164,7 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
             }
         }
     }
-    GROW(j->srcs, j->nsrcs, j->capsrcs, 2);
+    SW_GROW(j->srcs, j->nsrcs, j->capsrcs, 2);
     uint32_t id = (uint32_t)j->nsrcs++;
     j->srcs[id].pid = ev->pid;
     j->srcs[id].interval_ms = ev->sampling_interval_ms;
@@ -262,7 +262,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
     j->phase = sw_phase_new_keyed(det->params.hash_key);
-    GROW(det->jobs, det->njobs, det->capjobs, 16);
+    SW_GROW(det->jobs, det->njobs, det->capjobs, 16);
     j->idx = det->njobs;
     det->jobs[det->njobs++] = j;
     jmap_put(det, j);
@@ -339,7 +339,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
 {
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
-        GROW(j->ranks, j->nranks, cap, 2); /* small first: most flood jobs, and new jobs, have one rank */
+        SW_GROW(j->ranks, j->nranks, cap, 2); /* small first: most flood jobs, and new jobs, have one rank */
         j->hpos = sw_reallocarray(j->hpos, cap, sizeof(*j->hpos));
         j->capranks = cap;
     }
@@ -368,7 +368,7 @@ static void claim_add(job_t *j, int64_t ws)
 {
     uint32_t ci;
     if (!sw_imap_get(&j->claim_map, ws, &ci)) {
-        GROW(j->claims, j->nclaims, j->capclaims, 4);
+        SW_GROW(j->claims, j->nclaims, j->capclaims, 4);
         ci = (uint32_t)j->nclaims++;
         j->claims[ci].ws = ws;
         j->claims[ci].count = 0;

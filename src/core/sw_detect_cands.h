@@ -81,7 +81,7 @@ typedef struct titer_s {
 static inline void titer_push_left(titer_t *it, uint32_t t)
 {
     while (t != NIL) {
-        GROW(it->det->stack, it->n, it->det->capstack, 64);
+        SW_GROW(it->det->stack, it->n, it->det->capstack, 64);
         it->det->stack[it->n++] = t;
         t = it->j->ranks[t].t_left;
     }
@@ -112,7 +112,7 @@ static inline void titer_begin_after(titer_t *it, sw_detector_t *det, job_t *j, 
     it->n = 0;
     for (uint32_t t = j->t_root; t != NIL;) {
         if (j->ranks[t].c_rel > key) {
-            GROW(det->stack, it->n, det->capstack, 64);
+            SW_GROW(det->stack, it->n, det->capstack, 64);
             det->stack[it->n++] = t;
             t = j->ranks[t].t_left;
         } else {
@@ -171,7 +171,7 @@ static inline void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key)
 {
     uint32_t pos = j->hpos[ri];
     if (pos == NIL) {
-        GROW(j->heap, j->nheap, j->capheap, 2);
+        SW_GROW(j->heap, j->nheap, j->capheap, 2);
         heap_ent_t e = {key, ri};
         heap_set(j, j->nheap++, e);
         heap_up(j, j->nheap - 1);

@@ -187,14 +187,6 @@ static inline uint32_t mix32(uint32_t x)
     return x;
 }
 
-#define GROW(ptr, n, cap, init)                                          \
-    do {                                                                 \
-        if ((n) >= (cap)) {                                              \
-            (cap) = (cap) ? (cap) * 2 : (init);                          \
-            while ((cap) <= (n)) (cap) *= 2;                             \
-            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));       \
-        }                                                                \
-    } while (0)
 
 /* ---- shared functions ---------------------------------------------------- */
 

@@ -277,7 +277,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         for (uint64_t k = 0; k < nc && !r.bad; k++) {
             int64_t ws = sw_vget_i(&r);
             uint32_t dup;
-            GROW(j->claims, j->nclaims, j->capclaims, 4);
+            SW_GROW(j->claims, j->nclaims, j->capclaims, 4);
             claim_t *c = &j->claims[j->nclaims];
             c->ws = ws;
             c->count = sw_vget_u(&r);
@@ -317,7 +317,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             break;
         }
         for (uint64_t k = 0; k < ns && !r.bad; k++) {
-            GROW(j->sig, j->nsig, j->capsig, 8);
+            SW_GROW(j->sig, j->nsig, j->capsig, 8);
             j->sig[j->nsig].rank = sw_vget_i(&r);
             j->sig[j->nsig].spike_ts = sw_vget_i(&r);
             j->nsig++;

@@ -94,7 +94,7 @@ static bool sig_refresh(sw_detector_t *det, job_t *j)
         size_t n = collect_suspects(det, j, &boundary);
         if (n != j->nsig || memcmp(det->tmp_sig, j->sig, n * sizeof(*j->sig)) != 0) {
             changed = true;
-            GROW(j->sig, n, j->capsig, 8);
+            SW_GROW(j->sig, n, j->capsig, 8);
             memcpy(j->sig, det->tmp_sig, n * sizeof(*j->sig));
             j->nsig = n;
         }

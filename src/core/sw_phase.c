@@ -297,10 +297,7 @@ static void group_rebuild(sw_phase_t *ph, group_t *g)
         }
         stack_t *st = &stacks[si];
         if (b->enter) {
-            if (st->n == st->cap) {
-                st->cap = st->cap ? st->cap * 2 : 8;
-                st->items = sw_reallocarray(st->items, st->cap, sizeof(*st->items));
-            }
+            SW_GROW(st->items, st->n, st->cap, 8);
             st->items[st->n++] = i;
             continue;
         }

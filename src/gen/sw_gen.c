@@ -339,10 +339,7 @@ static inline bool ev_before(const gev_t *a, const gev_t *b)
 
 static void pend_push(grank_t *rk, const gev_t *ev)
 {
-    if (rk->npend == rk->cap) {
-        rk->cap = rk->cap ? rk->cap * 2 : 4;
-        rk->pend = sw_reallocarray(rk->pend, rk->cap, sizeof(*rk->pend));
-    }
+    SW_GROW(rk->pend, rk->npend, rk->cap, 4);
     uint32_t i = rk->npend++;
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;

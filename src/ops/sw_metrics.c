@@ -407,10 +407,7 @@ static sw_metrics_series_t *family_get(sw_metrics_t *m, int fam, const char *top
     if (fam == FAM_LAG) sw_buf_printf(&lb, ",partition=\"%d\"", (int)partition);
     s->labels = sw_memdup0(lb.data, lb.len);
     sw_buf_clear(&lb);
-    if (f->n == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 8;
-        f->v = sw_reallocarray(f->v, f->cap, sizeof(*f->v));
-    }
+    SW_GROW(f->v, f->n, f->cap, 8);
     memmove(&f->v[lo + 1], &f->v[lo], (f->n - lo) * sizeof(*f->v));
     f->v[lo] = s;
     f->n++;

@@ -472,10 +472,7 @@ static void add_lifecycle(sw_report_t *rep, job_t *job, rec_t *r)
         }
     }
     rec_t *prev = sw_report_ep_chart(ep);
-    if (ep->n == ep->cap) {
-        ep->cap = ep->cap ? ep->cap * 2 : 4;
-        ep->recs = sw_reallocarray(ep->recs, ep->cap, sizeof(*ep->recs));
-    }
+    SW_GROW(ep->recs, ep->n, ep->cap, 4);
     ep->recs[ep->n++] = r;
     /* Only the charted record keeps its timelines: memory stays bounded
      * by one record per episode. */

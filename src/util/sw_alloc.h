@@ -21,4 +21,19 @@ char *sw_strdup(const char *s);
 /** @brief Copy @p len bytes into a new NUL-terminated string. Caller frees. */
 char *sw_memdup0(const void *p, size_t len);
 
+/**
+ * Make room for element @p n of the array @p ptr of capacity @p cap: the
+ * capacity doubles (from @p init) until it holds index n, and the array is
+ * reallocated (aborts on out-of-memory like the rest). One idiom for every
+ * growing array.
+ */
+#define SW_GROW(ptr, n, cap, init)                                     \
+    do {                                                               \
+        if ((n) >= (cap)) {                                            \
+            (cap) = (cap) ? (cap) * 2 : (init);                        \
+            while ((cap) <= (n)) (cap) *= 2;                           \
+            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));     \
+        }                                                              \
+    } while (0)
+
 #endif /* SW_ALLOC_H */
