@@ -111,24 +111,6 @@ static void put_suspect(sw_jw_t *jw, const sw_suspect_t *s, bool extras)
     sw_jw_end_obj(jw);
 }
 
-static int i64_cmp(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Index of rank in v (ascending by rank), or n. */
-static size_t find_rank(const sw_rank_val_t *v, size_t n, int64_t rank)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].rank < rank) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && v[lo].rank == rank ? lo : n;
-}
-
 /* A rank map; alerts keep only the suspects' ranks and the anchor. */
 static void put_map(sw_jw_t *jw, const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
                     bool trim)
@@ -142,20 +124,14 @@ static void put_map(sw_jw_t *jw, const sw_analysis_t *a, const sw_rank_val_t *v,
         sw_jw_end_obj(jw);
         return;
     }
-    size_t nk = 0;
-    int64_t small[16];
-    int64_t *keys = a->n_suspects + 1 <= 16 ? small : sw_malloc((a->n_suspects + 1) * sizeof(*keys));
-    if (a->anchor_rank >= 0) keys[nk++] = a->anchor_rank;
-    for (size_t i = 0; i < a->n_suspects; i++) keys[nk++] = a->suspects[i].rank;
-    qsort(keys, nk, sizeof(*keys), i64_cmp);
-    for (size_t k = 0; k < nk; k++) {
-        if (k && keys[k] == keys[k - 1]) continue;
-        size_t i = find_rank(v, n, keys[k]);
-        if (i == n) continue;
-        sw_jw_key_i64(jw, v[i].rank);
-        sw_jw_i64(jw, v[i].value);
+    size_t small[16];
+    size_t *sel = a->n_suspects + 1 <= 16 ? small : sw_malloc((a->n_suspects + 1) * sizeof(*sel));
+    size_t nsel = sw_analysis_kept_ranks(a, v, n, sel);
+    for (size_t k = 0; k < nsel; k++) {
+        sw_jw_key_i64(jw, v[sel[k]].rank);
+        sw_jw_i64(jw, v[sel[k]].value);
     }
-    if (keys != small) free(keys);
+    if (sel != small) free(sel);
     sw_jw_end_obj(jw);
 }
 

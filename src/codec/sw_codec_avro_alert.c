@@ -10,24 +10,6 @@
 /* FirstCauseAlert: encoder                                            */
 /* ------------------------------------------------------------------ */
 
-static int i64_cmp(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Index of rank in v (ascending by rank), or n. */
-static size_t find_rank(const sw_rank_val_t *v, size_t n, int64_t rank)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].rank < rank) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && v[lo].rank == rank ? lo : n;
-}
-
 static void put_map_entry(sw_buf_t *out, const sw_rank_val_t *e)
 {
     char key[24];
@@ -49,26 +31,15 @@ static void put_rank_map(sw_buf_t *out, const sw_analysis_t *a, const sw_rank_va
         put_long(out, 0);
         return;
     }
-    size_t nk = 0, nsel = 0;
-    int64_t small[16];
     size_t small_sel[16];
     size_t cap = a->n_suspects + 1;
-    int64_t *keys = cap <= 16 ? small : sw_malloc(cap * sizeof(*keys));
     size_t *sel = cap <= 16 ? small_sel : sw_malloc(cap * sizeof(*sel));
-    if (a->anchor_rank >= 0) keys[nk++] = a->anchor_rank;
-    for (size_t i = 0; i < a->n_suspects; i++) keys[nk++] = a->suspects[i].rank;
-    qsort(keys, nk, sizeof(*keys), i64_cmp);
-    for (size_t k = 0; k < nk; k++) {
-        if (k && keys[k] == keys[k - 1]) continue;
-        size_t i = find_rank(v, n, keys[k]);
-        if (i < n) sel[nsel++] = i;
-    }
+    size_t nsel = sw_analysis_kept_ranks(a, v, n, sel);
     if (nsel) {
         put_long(out, (int64_t)nsel);
         for (size_t k = 0; k < nsel; k++) put_map_entry(out, &v[sel[k]]);
     }
     put_long(out, 0);
-    if (keys != small) free(keys);
     if (sel != small_sel) free(sel);
 }
 

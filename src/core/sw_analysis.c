@@ -6,6 +6,7 @@
  */
 #include "sw_assemble.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sw_alloc.h"
@@ -374,4 +375,42 @@ bool sw_record_condense(const sw_record_t *in, sw_arena_t *arena, sw_record_t *o
     sw_buf_clear(&what);
     sw_buf_clear(&tmp);
     return cut;
+}
+
+static int size_cmp(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Index of rank in v (ascending by rank), or n. */
+static size_t find_rank(const sw_rank_val_t *v, size_t n, int64_t rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].rank < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo].rank == rank ? lo : n;
+}
+
+size_t sw_analysis_kept_ranks(const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
+                              size_t *sel)
+{
+    size_t nsel = 0;
+    if (a->anchor_rank >= 0) {
+        size_t i = find_rank(v, n, a->anchor_rank);
+        if (i < n) sel[nsel++] = i;
+    }
+    for (size_t k = 0; k < a->n_suspects; k++) {
+        size_t i = find_rank(v, n, a->suspects[k].rank);
+        if (i < n) sel[nsel++] = i;
+    }
+    /* Ascending rank = ascending index (v is sorted); each once. */
+    qsort(sel, nsel, sizeof(*sel), size_cmp);
+    size_t w = 0;
+    for (size_t k = 0; k < nsel; k++)
+        if (!w || sel[k] != sel[w - 1]) sel[w++] = sel[k];
+    return w;
 }

@@ -215,4 +215,14 @@ typedef struct sw_record_s {
  */
 bool sw_record_condense(const sw_record_t *in, sw_arena_t *arena, sw_record_t *out);
 
+/**
+ * @brief The entries of a rank map that an alert keeps (the anchor's and
+ *        the suspects' ranks), for the encoders' trimmed maps.
+ * @param v the map, ascending by rank; @p sel room for a->n_suspects + 1.
+ * @returns how many indices into @p v were written to @p sel, each rank
+ *          once, ascending; ranks the map does not hold are left out.
+ */
+size_t sw_analysis_kept_ranks(const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
+                              size_t *sel);
+
 #endif /* SW_ANALYSIS_H */
