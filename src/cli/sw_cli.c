@@ -6,6 +6,7 @@
 #include "sw_progress.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,4 +261,34 @@ int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
                        sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats)
 {
     return sw_cli_read_events_ahead(cmd, files, nfiles, strict, cb, NULL, opaque, stats);
+}
+
+extern char **environ;
+
+bool sw_cli_conf_load(const char *cmd, sw_conf_t *conf, const char *config_file,
+                      const char *brokers, char *const *xs, int nx)
+{
+    char err[1024];
+    if (config_file && sw_conf_load_file(conf, config_file, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch %s: %s\n", cmd, err);
+        return false;
+    }
+    if (sw_conf_load_env(conf, environ, err, sizeof(err)) != SW_OK) {
+        fprintf(stderr, "stormwatch %s: %s\n", cmd, err);
+        return false;
+    }
+    /* -b is bootstrap.servers, set where -X would set it (a later -X wins). */
+    if (brokers && sw_conf_set(conf, "bootstrap.servers", brokers, err, sizeof(err)) != SW_CONF_OK) {
+        fprintf(stderr, "stormwatch %s: -b: %s\n", cmd, err);
+        return false;
+    }
+    for (int i = 0; i < nx; i++) {
+        if (sw_conf_set_pair(conf, xs[i], err, sizeof(err)) != SW_CONF_OK) {
+            /* The name only: the value may be a secret (err redacts it). */
+            fprintf(stderr, "stormwatch %s: -X %.*s: %s\n", cmd, (int)strcspn(xs[i], "="), xs[i],
+                    err);
+            return false;
+        }
+    }
+    return true;
 }

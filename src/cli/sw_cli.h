@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sw_conf.h"
 #include "sw_event.h"
 
 /** Exit codes of every command. */
@@ -24,6 +25,17 @@ bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min
 /** @brief Parse a real option in [min, max]; prints the error. */
 bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min, double max,
                 double *out);
+
+/**
+ * @brief The daemon commands' (run, notify) configuration into @p conf, in
+ *        the order that makes later sources win: -c @p config_file (may be
+ *        NULL), the STORMWATCH_* environment, -b @p brokers (may be NULL),
+ *        then each -X NAME=VALUE of @p xs. Errors are printed as
+ *        "stormwatch CMD: ..."; a -X error names the property, never the
+ *        value (it may be a secret). @returns false on error.
+ */
+bool sw_cli_conf_load(const char *cmd, sw_conf_t *conf, const char *config_file,
+                      const char *brokers, char *const *xs, int nx);
 
 /** @brief Report an unknown option or a missing argument; @returns SW_EXIT_USAGE. */
 int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_);

@@ -17,7 +17,6 @@
 #include "sw_cli.h"
 #include "sw_cmds.h"
 
-extern char **environ;
 
 static void usage(FILE *f)
 {
@@ -106,27 +105,7 @@ int sw_cmd_run(int argc, char **argv)
     sw_mock_t *mock = NULL;
     sw_metrics_t *metrics = NULL;
     sw_http_t *http = NULL, *probes = NULL;
-    if (config_file && sw_conf_load_file(conf, config_file, err, sizeof(err)) != SW_OK) {
-        fprintf(stderr, "stormwatch run: %s\n", err);
-        goto done;
-    }
-    if (sw_conf_load_env(conf, environ, err, sizeof(err)) != SW_OK) {
-        fprintf(stderr, "stormwatch run: %s\n", err);
-        goto done;
-    }
-    /* -b is bootstrap.servers, set where -X would set it (a later -X wins). */
-    if (brokers_opt &&
-        sw_conf_set(conf, "bootstrap.servers", brokers_opt, err, sizeof(err)) != SW_CONF_OK) {
-        fprintf(stderr, "stormwatch run: -b: %s\n", err);
-        goto done;
-    }
-    for (int i = 0; i < nx; i++) {
-        if (sw_conf_set_pair(conf, xs[i], err, sizeof(err)) != SW_CONF_OK) {
-            /* The name only: the value may be a secret (err redacts it). */
-            fprintf(stderr, "stormwatch run: -X %.*s: %s\n", (int)strcspn(xs[i], "="), xs[i], err);
-            goto done;
-        }
-    }
+    if (!sw_cli_conf_load("run", conf, config_file, brokers_opt, xs, nx)) goto done;
     sw_log_level_t level = SW_LOG_INFO;
     sw_log_parse_level(sw_conf_get_str(conf, "log.level"), &level);
     sw_log_t log = sw_log_make(level, "stormwatch run");
