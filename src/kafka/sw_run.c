@@ -204,14 +204,8 @@ static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw_e
         return;
     }
     if (sw_run_suppressed(r, p, m->offset, SUPPRESS_FWD)) return;
-    rd_kafka_headers_t *in = NULL, *h;
-    if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
-        h = rd_kafka_headers_copy(in);
-    else
-        h = rd_kafka_headers_new(3);
-    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
-    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
-    sw_run_hdr_add_i64(h, "stormwatch.source.offset", m->offset);
+    rd_kafka_headers_t *h = sw_run_input_headers(m);
+    sw_run_hdr_add_source(h, p, m->offset);
     int32_t q = sw_partition_of(SW_PARTITIONER_MURMUR2, key, keylen, r->rep_parts);
     r->st.forwarded++;
     sw_run_m_add(r, SW_M_FORWARDED, 1);

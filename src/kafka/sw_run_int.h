@@ -129,6 +129,8 @@ typedef struct run_s {
     const char *rep_topic;   /* repartition.topic, or NULL with repartition=off */
     char rep_topic_buf[320];
     int rep_parts;           /* its partitions */
+    int in_parts;            /* the first input topic's partitions, read once at start
+                                (0: a pattern, missing, or unknown) */
     int out_parts, dlq_parts;
     /* Per output partition, then per dead-letter partition, then per
      * repartition.topic partition (repartition=on): an offset no
@@ -184,6 +186,8 @@ void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topi
                            rd_kafka_headers_t *hdrs);
 void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value);
 void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v);
+rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m);
+void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offset);
 void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
 void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action);

@@ -201,6 +201,24 @@ void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value)
     rd_kafka_header_add(h, name, -1, value, -1);
 }
 
+/* A copy of the input message's headers (or none), for what we send on
+ * with it: dead letters and forwarded copies keep the producer's headers. */
+rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m)
+{
+    rd_kafka_headers_t *in = NULL;
+    if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
+        return rd_kafka_headers_copy(in);
+    return rd_kafka_headers_new(6);
+}
+
+/* Where a message of ours comes from: the headers the restore scan reads. */
+void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offset)
+{
+    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
+    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
+    sw_run_hdr_add_i64(h, "stormwatch.source.offset", offset);
+}
+
 void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v)
 {
     char tmp[32];
@@ -302,17 +320,10 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
     if (sw_run_suppressed(r, p, m->offset, SUPPRESS_DLQ)) return;
     r->st.dlq++;
     sw_run_m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
-    rd_kafka_headers_t *in = NULL;
-    rd_kafka_headers_t *h = NULL;
-    if (rd_kafka_message_headers(m, &in) == RD_KAFKA_RESP_ERR_NO_ERROR && in)
-        h = rd_kafka_headers_copy(in);
-    else
-        h = rd_kafka_headers_new(6);
+    rd_kafka_headers_t *h = sw_run_input_headers(m);
     sw_run_hdr_add(h, "stormwatch.error", why);
     sw_run_hdr_add(h, "stormwatch.error.kind", k_dlq_kind[kind]);
-    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
-    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
-    sw_run_hdr_add_i64(h, "stormwatch.source.offset", m->offset);
+    sw_run_hdr_add_source(h, p, m->offset);
     size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;
     if (len > room) {
         /* The input was bigger than we may produce (its topic allows more
@@ -412,9 +423,7 @@ void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
     sw_run_hdr_add(h, "stormwatch.format",
             r->out_pager ? sw_pager_format_str(r->pager.format) : avro ? "avro" : "json");
     sw_run_hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
-    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
-    sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
-    sw_run_hdr_add_i64(h, "stormwatch.source.offset", rec->cause_offset);
+    sw_run_hdr_add_source(h, p, rec->cause_offset);
     sw_run_hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
     const char *key = a->has_job_id ? a->job_id.ptr : "";
     sw_run_produce_record(r, p, pend_offset, r->out_topic, -1, key, keylen, r->value.data, r->value.len, h);

@@ -153,10 +153,10 @@ static int ensure_topics(run_t *r)
     const sw_conf_t *conf = r->opts->conf;
     bool create = strcmp(sw_conf_get_str(conf, "topics.create"), "on") == 0;
     /* Partitions for output and dead letters: the (first) input topic's. */
-    int in_parts = 0;
     const char *in0 = sw_conf_get_list_elem(conf, "input.topics", 0);
-    if (in0 && in0[0] != '^') in_parts = topic_check(r, in0, NULL);
-    if (in_parts < 1) in_parts = 1;
+    r->in_parts = in0 && in0[0] != '^' ? topic_check(r, in0, NULL) : 0;
+    if (r->in_parts < 0) r->in_parts = 0;
+    int in_parts = r->in_parts < 1 ? 1 : r->in_parts;
     struct {
         const char *name;
         int parts;
@@ -335,13 +335,12 @@ int sw_run_setup(run_t *r)
         }
         /* Any count is right (a job's partition is murmur2(job_id) mod the
          * count); it only bounds how many engines share the work. */
-        const char *in0 = sw_conf_get_list_elem(conf, "input.topics", 0);
-        int in_parts = in0 && in0[0] != '^' ? sw_run_topic_partitions(r, in0) : 0;
-        if (in_parts > r->rep_parts)
+        if (r->in_parts > r->rep_parts)
             sw_log(r->log, SW_LOG_WARN,
                    "%s has %d partitions, fewer than %s's %d: at most %d instances analyse "
                    "(changing its count moves jobs between engines: do it while no storm is open)",
-                   r->rep_topic, r->rep_parts, in0, in_parts, r->rep_parts);
+                   r->rep_topic, r->rep_parts, sw_conf_get_list_elem(conf, "input.topics", 0),
+                   r->in_parts, r->rep_parts);
     }
     if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
