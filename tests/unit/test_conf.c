@@ -55,6 +55,7 @@ static const struct {
     {"processing.guarantee", "at_least_once"},
     {"commit.interval.ms", "1000"},
     {"shutdown.timeout.ms", "30000"},
+    {"worker.threads", "0"},
     {"topics.create", "on"},
     {"state.restore", "on"},
     {"state.topic", "stormwatch.state"},
