@@ -30,261 +30,6 @@
 
 #include "sw_schemas.h"
 
-/* ---- consuming ------------------------------------------------------- */
-
-static bool decode(run_t *r, const rd_kafka_message_t *m, sw_event_t *ev, char *err, size_t errsz,
-                   sw_err_t *rc)
-{
-    const unsigned char *v = m->payload;
-    size_t n = m->len;
-    if (!v || n == 0) {
-        snprintf(err, errsz, "empty message");
-        *rc = SW_ERR_PARSE;
-        return false;
-    }
-    fmt_t fmt = r->in_fmt;
-    if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
-    if (fmt != FMT_AVRO) {
-        *rc = sw_tdec_json(r->tdec, (const char *)v, n, ev, err, errsz);
-    } else if (!r->reg_plans) {
-        *rc = sw_avro_decode_event(r->adec, v, n, r->schema_telemetry, ev, err, errsz);
-    } else {
-        /* Writer schema by id; a registry failure (SW_ERR_IO) never gets
-         * here: handle() holds the partition first (registry_wait). */
-        int32_t id = 0;
-        const sw_avro_plan_t *plan = NULL;
-        *rc = sw_avro_schema_id(v, n, &id, err, errsz);
-        if (!*rc) *rc = sw_registry_plan(r->reg, id, &plan, err, errsz);
-        if (*rc == SW_ERR_NOT_FOUND || *rc == SW_ERR_IO) *rc = SW_ERR_AVRO;
-        if (!*rc) *rc = sw_avro_decode_event_plan(r->adec, plan, v, n, ev, err, errsz);
-    }
-    return *rc == SW_OK;
-}
-
-/* Publish the registry's counters (errors, up, partitions waiting). */
-void sw_run_registry_metrics(run_t *r)
-{
-    if (!r->m || !r->reg || !sw_registry_remote(r->reg)) return;
-    uint64_t errors = 0;
-    bool up = false;
-    sw_registry_stats(r->reg, &errors, &up);
-    if (errors > r->reg_errors) sw_run_m_add(r, SW_M_SCHEMA_REGISTRY_ERRORS, errors - r->reg_errors);
-    r->reg_errors = errors;
-    sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
-    int64_t held = 0;
-    for (size_t i = 0; i < r->nparts; i++)
-        if (r->parts[i] && r->parts[i]->reg_hold) held++;
-    sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_HELD, held);
-}
-
-/* An Avro message whose writer schema the registry cannot give now: hold
- * (pause) its partition at this offset and read it again once the
- * registry answers; good data is never dead-lettered for an outage.
- * @returns true when the message waits. */
-static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
-{
-    const unsigned char *v = m->payload;
-    if (!r->reg_plans || !sw_registry_remote(r->reg) || !v || m->len == 0) return false;
-    if (r->in_fmt == FMT_JSON || (r->in_fmt == FMT_AUTO && v[0] != 0)) return false;
-    int32_t id = 0;
-    const sw_avro_plan_t *plan = NULL;
-    char err[512];
-    if (sw_avro_schema_id(v, m->len, &id, err, sizeof(err)) != SW_OK) return false;
-    if (sw_registry_plan(r->reg, id, &plan, err, sizeof(err)) != SW_ERR_IO) return false;
-    p->reg_hold = true;
-    p->reg_id = id;
-    p->held_from = m->offset;
-    sw_run_origin_pause(r, p, true);
-    sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
-                   "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the partition is "
-                   "paused until the registry answers",
-                   p->topic, (int)p->partition, (long long)m->offset, (long)id, err);
-    sw_run_registry_metrics(r);
-    return true;
-}
-
-/* Held partitions: once the backoff allows, ask again; when the registry
- * answers (a plan, or a final "unknown id"), consume again from the held
- * offset. */
-static void registry_tick(run_t *r)
-{
-    if (!r->reg_plans || !sw_registry_remote(r->reg)) return;
-    bool any = false;
-    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->reg_hold;
-    if (!any) return; /* publish_metrics() keeps the gauges current */
-    for (size_t i = 0; i < r->nparts; i++) {
-        part_t *p = r->parts[i];
-        if (!p || !p->reg_hold) continue;
-        if (sw_registry_backoff_ms(r->reg) > 0) break;
-        const sw_avro_plan_t *plan = NULL;
-        char err[512];
-        if (sw_registry_plan(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) break;
-        p->reg_hold = false;
-        int64_t from = p->held_from;
-        if (!p->origin) {
-            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
-            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
-            if (e) rd_kafka_error_destroy(e);
-            rd_kafka_topic_partition_list_destroy(l);
-            p->held_from = -1;
-            sw_run_origin_pause(r, p, false);
-        }
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: schema registry answers again; consuming from offset %lld",
-               p->topic, (int)p->partition, (long long)from);
-    }
-    sw_run_registry_metrics(r);
-}
-
-void sw_run_rebuild_finish(run_t *r, part_t *p)
-{
-    sw_detect_rebuild_done(p->det);
-    p->mode = PM_NORMAL;
-    sw_log(r->log, SW_LOG_INFO,
-           "%s [%d]: state restored: snapshot at offset %lld, windows rebuilt from offset %lld "
-           "(%llu samples) in %lld ms; %zu records already on the output will not be sent again",
-           p->topic, (int)p->partition, (long long)p->rebuild_x, (long long)p->rebuild_y,
-           (unsigned long long)p->rebuilt, (long long)(sw_clock_ms() - p->restore_t0),
-           p->suppress.count);
-}
-
-/* A message whose key is not its job_id (no key, or another key): its
- * job's events may sit in several partitions and be analysed by several
- * engines, each with part of the ranks. Counted and said (rate-limited),
- * with what was seen, so that the producers can be fixed. A null job_id's
- * key is the empty key. */
-static void check_key(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw_event_t *ev)
-{
-    size_t jl = ev->has_job_id ? ev->job_id.len : 0;
-    if (m->key_len == jl && (!jl || memcmp(m->key, ev->job_id.ptr, jl) == 0)) return;
-    r->st.miskeyed++;
-    if (p->m_miskeyed) sw_metrics_series_add(p->m_miskeyed, 1);
-    if (p->forward) return; /* repartition=on: it is forwarded keyed by its job_id */
-    char key[80];
-    if (!m->key) {
-        snprintf(key, sizeof(key), "no key");
-    } else {
-        size_t n = 0;
-        const unsigned char *k = m->key;
-        key[n++] = '"';
-        for (size_t i = 0; i < m->key_len && n < 64; i++) key[n++] = k[i] >= 32 && k[i] < 127 ? (char)k[i] : '?';
-        if (m->key_len > 62) key[n++] = '.', key[n++] = '.';
-        key[n++] = '"';
-        key[n] = '\0';
-    }
-    sw_log_limited(r->log, &r->lim_key, SW_LOG_WARN,
-                   "%s [%d] offset %lld: message key %s is not its job_id \"%.*s\": a job's events "
-                   "must all be keyed by its job_id, or the job is split over engines and its "
-                   "answers are wrong: key the producers by job_id or set repartition=on "
-                   "(README, Keying; %llu such messages so far)",
-                   p->topic, (int)p->partition, (long long)m->offset, key,
-                   ev->has_job_id ? (int)(ev->job_id.len > 200 ? 200 : ev->job_id.len) : 4,
-                   ev->has_job_id ? ev->job_id.ptr : "null", (unsigned long long)r->st.miskeyed);
-}
-
-/* repartition=on: the input message @p m (decoded as @p ev) goes to
- * repartition.topic unchanged — value, key replaced by its job_id, the
- * producer's headers followed by where it came from — in the partition
- * Kafka's murmur2 gives its job_id, so that every event of a job, whatever
- * its producer keyed, reaches one partition and one engine. Pending (not
- * committed past) until the broker has it; never sent twice across a
- * restore (the copies past the snapshot are found by their source
- * headers, like records). */
-static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const sw_event_t *ev)
-{
-    const char *key = ev->has_job_id ? ev->job_id.ptr : "";
-    size_t keylen = ev->has_job_id ? ev->job_id.len : 0;
-    if (m->len + keylen > r->max_value) {
-        char why[160];
-        snprintf(why, sizeof(why),
-                 "cannot forward to %s: %zu bytes of value and key exceed what the producer may "
-                 "send (message.max.bytes)",
-                 r->rep_topic, m->len + keylen);
-        sw_run_send_dlq(r, p, m, DLQ_LIMIT, why);
-        return;
-    }
-    if (sw_run_suppressed(r, p, m->offset, SUPPRESS_FWD)) return;
-    rd_kafka_headers_t *h = sw_run_input_headers(m);
-    sw_run_hdr_add_source(h, p, m->offset);
-    int32_t q = sw_partition_of(SW_PARTITIONER_MURMUR2, key, keylen, r->rep_parts);
-    r->st.forwarded++;
-    sw_run_m_add(r, SW_M_FORWARDED, 1);
-    sw_run_produce_record(r, p, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
-}
-
-static void handle(run_t *r, const rd_kafka_message_t *m)
-{
-    if (m->err) {
-        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
-        sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
-                       rd_kafka_message_errstr(m));
-        return;
-    }
-    part_t *p = sw_run_part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
-    if (!p) return; /* not ours (fetched before a revocation finished) */
-    if (p->origin || p->reg_hold) { /* held (paused): read again from here once released */
-        if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
-        return;
-    }
-    if (registry_wait(r, p, m)) return;
-    char err[512];
-    sw_event_t ev;
-    sw_err_t rc;
-    if (p->mode == PM_REBUILD) {
-        if (p->next < 0 && m->offset > p->rebuild_y)
-            sw_log(r->log, SW_LOG_WARN,
-                   "%s [%d]: input from offset %lld to %lld is gone (retention); windows are "
-                   "rebuilt from what is left",
-                   p->topic, (int)p->partition, (long long)p->rebuild_y, (long long)m->offset - 1);
-        if (m->offset < p->rebuild_x) {
-            p->next = m->offset + 1;
-            if (decode(r, m, &ev, err, sizeof(err), &rc) && sw_detect_rebuild(p->det, &ev, m->offset))
-                p->rebuilt++;
-            if (p->next == p->rebuild_x) sw_run_rebuild_finish(r, p);
-            return;
-        }
-        sw_run_rebuild_finish(r, p);
-    }
-    uint64_t t0 = sw_metrics_now_ns();
-    r->st.messages++;
-    r->st.bytes += m->len;
-    if (p->m_events) sw_metrics_series_add(p->m_events, 1);
-    sw_run_m_add(r, SW_M_INPUT_BYTES, m->len);
-    if (r->m) {
-        /* The newest message's timestamp (CreateTime or LogAppendTime). */
-        int64_t ts_ms = rd_kafka_message_timestamp(m, NULL);
-        if (ts_ms > r->last_event_ms) {
-            r->last_event_ms = ts_ms;
-            sw_metrics_set_double(r->m, SW_M_LAST_EVENT_TIMESTAMP, (double)ts_ms / 1000.0);
-        }
-    }
-    p->next = m->offset + 1;
-    if (!decode(r, m, &ev, err, sizeof(err), &rc)) {
-        bool invalid = rc == SW_ERR_INVALID_ARG;
-        if (invalid) {
-            r->st.invalid++;
-            sw_run_m_add(r, SW_M_INVALID_EVENTS, 1);
-        } else {
-            r->st.decode_errors++;
-            sw_run_m_add(r, SW_M_DECODE_ERRORS, 1);
-        }
-        sw_run_send_dlq(r, p, m, invalid ? DLQ_INVALID : DLQ_DECODE, err);
-    } else {
-        check_key(r, p, m, &ev);
-        const sw_record_t *rec;
-        if (p->forward) {
-            forward(r, p, m, &ev);
-        } else if (sw_detect_feed_at(p->det, &ev, sw_clock_ms(), m->offset, &rec, err, sizeof(err)) != SW_OK) {
-            r->st.limited++;
-            sw_run_m_add(r, SW_M_LIMIT_REJECTS, 1);
-            sw_run_send_dlq(r, p, m, DLQ_LIMIT, err);
-        } else if (rec) {
-            sw_run_send_record(r, p, m->offset, (sw_record_t *)rec);
-        }
-    }
-    if (r->m) sw_metrics_observe_ns(r->m, sw_metrics_now_ns() - t0);
-}
-
 static void on_expired(void *opaque, const sw_record_t *rec)
 {
     run_t *r = opaque;
@@ -387,6 +132,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         int nfresh = 0;
         for (int i = 0; i < list->cnt; i++) {
             part_t *p = sw_run_part_new(r, list->elems[i].topic, list->elems[i].partition);
+            sw_run_part_queue(r, p); /* before the assignment: its messages stay in its queue */
             sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
             sw_run_restore_partition(r, p, &c->elems[i]);
             if (p->origin) {
@@ -599,6 +345,8 @@ static int stop(run_t *r)
                (long long)(sw_clock_ms() - t0));
         log_uncommitted(r);
         /* No close handshake: it would wait for the brokers. */
+        for (size_t i = 0; i < r->nparts; i++)
+            if (r->parts[i]) sw_run_part_queue_release(r->parts[i]);
         rd_kafka_destroy_flags(r->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         r->consumer = NULL;
         rd_kafka_purge(r->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -632,6 +380,7 @@ int sw_run(const sw_run_opts_t *opts)
     run_t r;
     memset(&r, 0, sizeof(r));
     r.opts = opts;
+    r.wake[0] = r.wake[1] = -1;
     r.log = opts->log;
     r.m = opts->metrics;
     r.kctx.log = opts->log;
@@ -643,6 +392,8 @@ int sw_run(const sw_run_opts_t *opts)
     sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
     sw_conf_get_i64(conf, "shutdown.timeout.ms", &r.shutdown_ms);
     sw_conf_get_i64(conf, "max.memory.bytes", &r.memory_budget);
+    int64_t worker_threads = 0;
+    sw_conf_get_i64(conf, "worker.threads", &worker_threads);
     sw_run_m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
     /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
      * unless the user chose an interval. */
@@ -683,6 +434,8 @@ int sw_run(const sw_run_opts_t *opts)
                   sw_conf_get_list_cnt(conf, "avro.schema.ids.telemetry") > 0;
     if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
+    } else if (sw_run_wake_open(&r) != 0) {
+        rc = 1;
     } else if (!(r.reg = sw_registry_from_conf(conf, sw_schema_telemetry_event,
                                                sw_schema_telemetry_event_len, r.schema_telemetry,
                                                true, cerr, sizeof(cerr)))) {
@@ -706,29 +459,30 @@ int sw_run(const sw_run_opts_t *opts)
                r.restore ? r.state_topic : "");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
         uint64_t stats_msgs = 0;
-        /* Wait for one message, then take what else is queued in one batch
-         * (one queue lock per batch, not per message; a batch call with a
-         * timeout would wait for a full batch). Rebalance callbacks run
-         * inside these calls; messages of a partition revoked meanwhile are
-         * not ours any more and are skipped. */
+        /* Rounds (sw_run_work.c): each partition's queue is read on its
+         * own, and its messages are decoded and analysed on the worker
+         * threads. The consumer's queue brings rebalances (their callbacks
+         * run inside rd_kafka_consumer_poll) and errors; the pipe wakes the
+         * loop when any queue stops being empty, the producer's delivery
+         * reports included. */
         rd_kafka_queue_t *cq = rd_kafka_queue_get_consumer(r.consumer);
-        rd_kafka_message_t *batch[256];
+        rd_kafka_queue_t *pq = rd_kafka_queue_get_main(r.producer);
+        rd_kafka_queue_io_event_enable(cq, r.wake[1], "c", 1);
+        rd_kafka_queue_io_event_enable(pq, r.wake[1], "d", 1);
+        int nw = sw_run_workers_start(&r, worker_threads);
+        sw_log(r.log, SW_LOG_INFO, "%d thread%s decode and analyse (worker.threads)", nw,
+               nw == 1 ? "" : "s");
         int64_t last_snap_tick = 0;
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
+        bool more = false;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
-            ssize_t got = 0;
-            rd_kafka_message_t *first = rd_kafka_consumer_poll(r.consumer, 100);
-            if (first) {
-                batch[got++] = first;
-                ssize_t more = rd_kafka_consume_batch_queue(cq, 0, batch + 1, sizeof(batch) / sizeof(batch[0]) - 1);
-                if (more > 0) got += more;
-            }
-            for (ssize_t i = 0; i < got; i++) {
-                if (!r.failed) handle(&r, batch[i]);
-                rd_kafka_message_destroy(batch[i]);
-            }
+            sw_run_wake_wait(&r, more ? 0 : 100);
+            rd_kafka_message_t *sm;
+            while (*opts->running && (sm = rd_kafka_consumer_poll(r.consumer, 0)) != NULL)
+                sw_run_take_stray(&r, sm);
+            more = sw_run_round(&r);
             rd_kafka_poll(r.producer, 0);
-            registry_tick(&r);
+            sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
@@ -754,19 +508,27 @@ int sw_run(const sw_run_opts_t *opts)
             }
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
         }
+        sw_run_workers_stop(&r);
+        rd_kafka_queue_io_event_enable(cq, -1, NULL, 0);
+        rd_kafka_queue_io_event_enable(pq, -1, NULL, 0);
         rd_kafka_queue_destroy(cq);
+        rd_kafka_queue_destroy(pq);
         int stop_rc = stop(&r);
         log_stats(&r, &stats_msgs, &last_stats);
         rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
         if (r.kctx.fatal) sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
     }
+    for (size_t i = 0; i < r.nparts; i++) /* queue handles would keep the consumer alive */
+        if (r.parts[i]) sw_run_part_queue_release(r.parts[i]);
     if (r.consumer) rd_kafka_destroy(r.consumer);
     if (r.reader) rd_kafka_destroy(r.reader);
     if (r.producer) rd_kafka_destroy(r.producer);
     for (size_t i = 0; i < r.nparts; i++)
         if (r.parts[i]) sw_run_part_destroy(&r, r.parts[i]);
     free(r.parts);
+    free(r.jobs);
     free(r.out_pos);
+    sw_run_wake_close(&r);
     sw_tdec_destroy(r.tdec);
     sw_avro_dec_destroy(r.adec);
     sw_registry_destroy(r.reg);

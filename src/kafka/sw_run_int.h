@@ -8,6 +8,8 @@
  *                  commits and transactions, the bounded-stop helpers
  *   sw_run_state.c state snapshots, origin snapshots, restore and the scan
  *                  of the output for records already sent
+ *   sw_run_work.c  rounds over the partitions' queues, the worker threads
+ *                  that decode and analyse, the schema registry's holds
  */
 #ifndef SW_RUN_INT_H
 #define SW_RUN_INT_H
@@ -15,6 +17,8 @@
 #include "sw_run.h"
 
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +57,37 @@ typedef struct snapfl_s {
 
 typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
 
+#define WORK_BATCH 1024 /* messages taken from one partition's queue per round */
+
+/* What a worker found for one message, applied by the main thread. */
+typedef enum wkind_e { WK_NONE, WK_INVALID, WK_DECODE, WK_LIMIT, WK_FORWARD, WK_RECORD } wkind_t;
+
+typedef struct wout_s {
+    uint32_t idx;            /* the message, in the partition's round */
+    uint8_t kind;            /* wkind_t */
+    bool miskeyed;           /* its key is not its job_id */
+    bool has_job;            /* job: its job_id (miskeyed, or the key of a copy) */
+    uint32_t job, job_len;   /* in the work area's text */
+    uint32_t err, err_len;   /* the error (WK_INVALID, WK_DECODE, WK_LIMIT), in text */
+    const sw_record_t *rec;  /* WK_RECORD: borrowed from the engine until it sees more */
+} wout_t;
+
+/* A partition's part of a round (sw_run_work.c). Between rounds it is
+ * empty; during a pass only the one worker that took the partition
+ * touches it and the partition's engine. */
+typedef struct pwork_s {
+    rd_kafka_message_t **m;  /* the round's messages in offset order (NULL: done with) */
+    size_t n, cap;
+    size_t w0, w1;           /* [w0, w1): the range decoded and analysed by a worker */
+    size_t pos;              /* the next message of the range */
+    wout_t *out;             /* what the range gave, in order */
+    size_t nout, capout, applied;
+    sw_buf_t text;           /* errors and job ids of out */
+    uint64_t msgs, bytes;    /* processed since the last apply */
+    int64_t max_ts;          /* newest message timestamp among them (ms) */
+    int64_t last;            /* offset of the last processed, -1 none */
+} pwork_t;
+
 typedef struct part_s {
     char *topic;
     int32_t partition;
@@ -85,6 +120,8 @@ typedef struct part_s {
     int32_t reg_id;          /* the writer schema id it waits for */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
     sw_detect_stats_t mprev; /* engine counters last published */
+    rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */
+    pwork_t w;
 } part_t;
 
 typedef enum tok_kind_e { TOK_RECORD, TOK_SNAPSHOT } tok_kind_t;
@@ -101,6 +138,16 @@ typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT } dlq_k
 static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"};
 
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
+
+struct run_s;
+
+/* A thread that decodes and analyses; workers[0] is the main thread. */
+typedef struct sw_worker_s {
+    struct run_s *r;
+    pthread_t th;
+    sw_tdec_t *tdec;
+    sw_avro_dec_t *adec;
+} sw_worker_t;
 
 typedef struct run_s {
     bool assigned_once;      /* a rebalance callback assigned (maybe nothing) */
@@ -162,6 +209,20 @@ typedef struct run_s {
     int64_t memory_budget;   /* max.memory.bytes (0: none) */
     uint64_t trimmed_at;     /* engine bytes at the last malloc_trim */
     bool over_budget;
+    /* Rounds and workers (sw_run_work.c). */
+    int wake[2];             /* pipe: a queue stopped being empty */
+    sw_worker_t *workers;
+    int nworkers;            /* the main thread included */
+    pthread_mutex_t wlock;   /* wgen, wbusy, wquit */
+    pthread_cond_t wgo, wdone;
+    uint64_t wgen;           /* a pass starts: the workers take jobs */
+    int wbusy;               /* workers still in the pass */
+    bool wquit;
+    pthread_mutex_t reg_lock;/* the registry's cache, during a pass */
+    part_t **jobs;           /* the pass's partitions, largest range first */
+    size_t njobs, capjobs;
+    atomic_size_t jnext;     /* the next job to take */
+    int64_t pass_now;        /* stream time of the pass (ms) for idleness */
 } run_t;
 
 /* ---- shared functions --------------------------------------------------- */
@@ -216,6 +277,17 @@ const char *sw_run_pos_topic(const run_t *r, int t, int *nparts);
 int sw_run_setup(run_t *r);
 int sw_run_registry_alert_id(run_t *r, const sw_conf_t *conf);
 void sw_run_registry_metrics(run_t *r);
+void sw_run_registry_tick(run_t *r);
+void sw_run_take_stray(run_t *r, rd_kafka_message_t *m);
+bool sw_run_round(run_t *r);
+int sw_run_workers_start(run_t *r, int64_t threads);
+void sw_run_workers_stop(run_t *r);
+void sw_run_work_free(part_t *p);
+void sw_run_part_queue(run_t *r, part_t *p);
+void sw_run_part_queue_release(part_t *p);
+int sw_run_wake_open(run_t *r);
+void sw_run_wake_close(run_t *r);
+void sw_run_wake_wait(run_t *r, int ms);
 void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque);
 void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,

@@ -109,6 +109,8 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     p->committed_x = -1;
     p->confirmed_x = -1;
     p->held_from = -1;
+    p->w.max_ts = -1;
+    p->w.last = -1;
     p->last_snap_ms = sw_clock_ms();
     sw_imap_init(&p->suppress);
     p->id = (uint32_t)r->nparts;
@@ -134,6 +136,8 @@ void sw_run_part_destroy(run_t *r, part_t *p)
         sw_metrics_engine_counters(r->m, &p->mprev, &cur);
     }
     if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
+    sw_run_part_queue_release(p);
+    sw_run_work_free(p);
     sw_detect_destroy(p->det);
     sw_imap_clear(&p->suppress);
     free(p->q);

@@ -1,0 +1,648 @@
+/*
+ * Consuming (see sw_run_int.h): rounds over the partitions' own queues,
+ * and the worker threads that decode and analyse.
+ *
+ * Each assigned partition has its own librdkafka queue (not forwarded to
+ * the consumer's), so that one read takes a slice of every partition that
+ * has data. A round, on the main thread:
+ *  1. takes up to WORK_BATCH messages of each partition's queue;
+ *  2. sorts out what must happen on the main thread, message by message in
+ *     offset order: held partitions (origin snapshot, schema registry),
+ *     registry lookups, state rebuilds. What is left of each partition is
+ *     one contiguous range for the workers;
+ *  3. runs a pass: the worker threads (and the main thread) take partitions
+ *     one at a time, largest first, and decode and analyse each range in
+ *     offset order, writing what they find into the partition's own work
+ *     area (records, dead letters, copies to forward, counters). A worker
+ *     never produces, commits, logs or touches shared state;
+ *  4. applies the results on the main thread, which alone produces,
+ *     commits and snapshots. An engine's record is borrowed until that
+ *     engine sees the next event, so a worker stops its partition at a
+ *     record; the partition goes on in the next pass of the same round,
+ *     after the record was sent.
+ * Between rounds nothing runs on the workers: rebalances, snapshots, idle
+ * expiry and memory pressure see every engine at rest, as with one thread.
+ */
+#include "sw_run_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+
+/* ---- decoding ----------------------------------------------------------- */
+
+static bool decode(run_t *r, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev, char *err,
+                   size_t errsz, sw_err_t *rc)
+{
+    const unsigned char *v = m->payload;
+    size_t n = m->len;
+    if (!v || n == 0) {
+        snprintf(err, errsz, "empty message");
+        *rc = SW_ERR_PARSE;
+        return false;
+    }
+    fmt_t fmt = r->in_fmt;
+    if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
+    if (fmt != FMT_AVRO) {
+        *rc = sw_tdec_json(w->tdec, (const char *)v, n, ev, err, errsz);
+    } else if (!r->reg_plans) {
+        *rc = sw_avro_decode_event(w->adec, v, n, r->schema_telemetry, ev, err, errsz);
+    } else {
+        /* Writer schema by id. The round looked every id up before the
+         * workers started (registry_wait: a registry failure holds the
+         * partition instead), so this is a cache hit; the lock covers the
+         * cache's bookkeeping and the rare miss. */
+        int32_t id = 0;
+        const sw_avro_plan_t *plan = NULL;
+        *rc = sw_avro_schema_id(v, n, &id, err, errsz);
+        if (!*rc) {
+            if (r->nworkers > 1) pthread_mutex_lock(&r->reg_lock);
+            *rc = sw_registry_plan(r->reg, id, &plan, err, errsz);
+            if (*rc == SW_ERR_NOT_FOUND || *rc == SW_ERR_IO) *rc = SW_ERR_AVRO;
+            if (!*rc) *rc = sw_avro_decode_event_plan(w->adec, plan, v, n, ev, err, errsz);
+            if (r->nworkers > 1) pthread_mutex_unlock(&r->reg_lock);
+        }
+    }
+    return *rc == SW_OK;
+}
+
+/* ---- the schema registry ------------------------------------------------ */
+
+/* Publish the registry's counters (errors, up, partitions waiting). */
+void sw_run_registry_metrics(run_t *r)
+{
+    if (!r->m || !r->reg || !sw_registry_remote(r->reg)) return;
+    uint64_t errors = 0;
+    bool up = false;
+    sw_registry_stats(r->reg, &errors, &up);
+    if (errors > r->reg_errors) sw_run_m_add(r, SW_M_SCHEMA_REGISTRY_ERRORS, errors - r->reg_errors);
+    r->reg_errors = errors;
+    sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
+    int64_t held = 0;
+    for (size_t i = 0; i < r->nparts; i++)
+        if (r->parts[i] && r->parts[i]->reg_hold) held++;
+    sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_HELD, held);
+}
+
+/* An Avro message whose writer schema the registry cannot give now: hold
+ * (pause) its partition at this offset and read it again once the
+ * registry answers; good data is never dead-lettered for an outage.
+ * @returns true when the message waits. */
+static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
+{
+    const unsigned char *v = m->payload;
+    if (!r->reg_plans || !sw_registry_remote(r->reg) || !v || m->len == 0) return false;
+    if (r->in_fmt == FMT_JSON || (r->in_fmt == FMT_AUTO && v[0] != 0)) return false;
+    int32_t id = 0;
+    const sw_avro_plan_t *plan = NULL;
+    char err[512];
+    if (sw_avro_schema_id(v, m->len, &id, err, sizeof(err)) != SW_OK) return false;
+    if (sw_registry_plan(r->reg, id, &plan, err, sizeof(err)) != SW_ERR_IO) return false;
+    p->reg_hold = true;
+    p->reg_id = id;
+    p->held_from = m->offset;
+    sw_run_origin_pause(r, p, true);
+    sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                   "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the partition is "
+                   "paused until the registry answers",
+                   p->topic, (int)p->partition, (long long)m->offset, (long)id, err);
+    sw_run_registry_metrics(r);
+    return true;
+}
+
+/* Held partitions: once the backoff allows, ask again; when the registry
+ * answers (a plan, or a final "unknown id"), consume again from the held
+ * offset. */
+void sw_run_registry_tick(run_t *r)
+{
+    if (!r->reg_plans || !sw_registry_remote(r->reg)) return;
+    bool any = false;
+    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->reg_hold;
+    if (!any) return; /* publish_metrics() keeps the gauges current */
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p || !p->reg_hold) continue;
+        if (sw_registry_backoff_ms(r->reg) > 0) break;
+        const sw_avro_plan_t *plan = NULL;
+        char err[512];
+        if (sw_registry_plan(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) break;
+        p->reg_hold = false;
+        int64_t from = p->held_from;
+        if (!p->origin) {
+            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
+            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
+            if (e) rd_kafka_error_destroy(e);
+            rd_kafka_topic_partition_list_destroy(l);
+            p->held_from = -1;
+            sw_run_origin_pause(r, p, false);
+        }
+        sw_log(r->log, SW_LOG_INFO, "%s [%d]: schema registry answers again; consuming from offset %lld",
+               p->topic, (int)p->partition, (long long)from);
+    }
+    sw_run_registry_metrics(r);
+}
+
+void sw_run_rebuild_finish(run_t *r, part_t *p)
+{
+    sw_detect_rebuild_done(p->det);
+    p->mode = PM_NORMAL;
+    sw_log(r->log, SW_LOG_INFO,
+           "%s [%d]: state restored: snapshot at offset %lld, windows rebuilt from offset %lld "
+           "(%llu samples) in %lld ms; %zu records already on the output will not be sent again",
+           p->topic, (int)p->partition, (long long)p->rebuild_x, (long long)p->rebuild_y,
+           (unsigned long long)p->rebuilt, (long long)(sw_clock_ms() - p->restore_t0),
+           p->suppress.count);
+}
+
+/* ---- what the main thread applies ----------------------------------------- */
+
+/* A message whose key is not its job_id (no key, or another key): its
+ * job's events may sit in several partitions and be analysed by several
+ * engines, each with part of the ranks. Counted and said (rate-limited),
+ * with what was seen, so that the producers can be fixed. A null job_id's
+ * key is the empty key. */
+static bool miskeyed(const rd_kafka_message_t *m, const sw_event_t *ev)
+{
+    size_t jl = ev->has_job_id ? ev->job_id.len : 0;
+    return !(m->key_len == jl && (!jl || memcmp(m->key, ev->job_id.ptr, jl) == 0));
+}
+
+static void note_miskeyed(run_t *r, part_t *p, const rd_kafka_message_t *m, bool has_job,
+                          const char *job, size_t job_len)
+{
+    r->st.miskeyed++;
+    if (p->m_miskeyed) sw_metrics_series_add(p->m_miskeyed, 1);
+    if (p->forward) return; /* repartition=on: it is forwarded keyed by its job_id */
+    char key[80];
+    if (!m->key) {
+        snprintf(key, sizeof(key), "no key");
+    } else {
+        size_t n = 0;
+        const unsigned char *k = m->key;
+        key[n++] = '"';
+        for (size_t i = 0; i < m->key_len && n < 64; i++) key[n++] = k[i] >= 32 && k[i] < 127 ? (char)k[i] : '?';
+        if (m->key_len > 62) key[n++] = '.', key[n++] = '.';
+        key[n++] = '"';
+        key[n] = '\0';
+    }
+    sw_log_limited(r->log, &r->lim_key, SW_LOG_WARN,
+                   "%s [%d] offset %lld: message key %s is not its job_id \"%.*s\": a job's events "
+                   "must all be keyed by its job_id, or the job is split over engines and its "
+                   "answers are wrong: key the producers by job_id or set repartition=on "
+                   "(README, Keying; %llu such messages so far)",
+                   p->topic, (int)p->partition, (long long)m->offset, key,
+                   has_job ? (int)(job_len > 200 ? 200 : job_len) : 4, has_job ? job : "null",
+                   (unsigned long long)r->st.miskeyed);
+}
+
+/* repartition=on: the input message @p m goes to repartition.topic
+ * unchanged — value, key replaced by its job_id @p key, the producer's
+ * headers followed by where it came from — in the partition Kafka's
+ * murmur2 gives its job_id, so that every event of a job, whatever its
+ * producer keyed, reaches one partition and one engine. Pending (not
+ * committed past) until the broker has it; never sent twice across a
+ * restore (the copies past the snapshot are found by their source
+ * headers, like records). */
+static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char *key, size_t keylen)
+{
+    if (m->len + keylen > r->max_value) {
+        char why[160];
+        snprintf(why, sizeof(why),
+                 "cannot forward to %s: %zu bytes of value and key exceed what the producer may "
+                 "send (message.max.bytes)",
+                 r->rep_topic, m->len + keylen);
+        sw_run_send_dlq(r, p, m, DLQ_LIMIT, why);
+        return;
+    }
+    if (sw_run_suppressed(r, p, m->offset, SUPPRESS_FWD)) return;
+    rd_kafka_headers_t *h = sw_run_input_headers(m);
+    sw_run_hdr_add_source(h, p, m->offset);
+    int32_t q = sw_partition_of(SW_PARTITIONER_MURMUR2, key, keylen, r->rep_parts);
+    r->st.forwarded++;
+    sw_run_m_add(r, SW_M_FORWARDED, 1);
+    sw_run_produce_record(r, p, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
+}
+
+/* ---- a partition's work area ------------------------------------------------ */
+
+static void text_put(pwork_t *pw, uint32_t *at, uint32_t *len, const char *s, size_t n)
+{
+    *at = (uint32_t)pw->text.len;
+    *len = (uint32_t)n;
+    sw_buf_put(&pw->text, s, n);
+    sw_buf_putc(&pw->text, '\0');
+}
+
+static void out_push(pwork_t *pw, const wout_t *o)
+{
+    SW_GROW(pw->out, pw->nout, pw->capout, 16);
+    pw->out[pw->nout++] = *o;
+}
+
+/* Destroy the round's messages and empty the work area (kept allocated). */
+static void work_reset(pwork_t *pw)
+{
+    for (size_t i = 0; i < pw->n; i++)
+        if (pw->m[i]) rd_kafka_message_destroy(pw->m[i]);
+    pw->n = pw->w0 = pw->w1 = pw->pos = 0;
+    pw->nout = pw->applied = 0;
+    pw->text.len = 0;
+    pw->msgs = pw->bytes = 0;
+    pw->max_ts = -1;
+    pw->last = -1;
+}
+
+void sw_run_work_free(part_t *p)
+{
+    pwork_t *pw = &p->w;
+    work_reset(pw);
+    free(pw->m);
+    free(pw->out);
+    sw_buf_clear(&pw->text);
+    memset(pw, 0, sizeof(*pw));
+}
+
+static void work_push(pwork_t *pw, rd_kafka_message_t *m)
+{
+    SW_GROW(pw->m, pw->n, pw->cap, WORK_BATCH);
+    pw->m[pw->n++] = m;
+}
+
+/* ---- the workers ----------------------------------------------------------- */
+
+/* One partition's range, in offset order, up to its end or its next
+ * record. Touches only the partition's engine and work area. */
+static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
+{
+    pwork_t *pw = &p->w;
+    char err[512];
+    while (pw->pos < pw->w1) {
+        size_t i = pw->pos++;
+        rd_kafka_message_t *m = pw->m[i];
+        if (m->err) continue; /* said by the main thread when the round took it */
+        uint64_t t0 = r->m ? sw_metrics_now_ns() : 0;
+        pw->msgs++;
+        pw->bytes += m->len;
+        int64_t ts = rd_kafka_message_timestamp(m, NULL);
+        if (ts > pw->max_ts) pw->max_ts = ts;
+        pw->last = m->offset;
+        sw_event_t ev;
+        sw_err_t rc;
+        wout_t o;
+        memset(&o, 0, sizeof(o));
+        o.idx = (uint32_t)i;
+        o.kind = WK_NONE;
+        if (!decode(r, w, m, &ev, err, sizeof(err), &rc)) {
+            o.kind = rc == SW_ERR_INVALID_ARG ? WK_INVALID : WK_DECODE;
+            text_put(pw, &o.err, &o.err_len, err, strlen(err));
+        } else {
+            o.miskeyed = miskeyed(m, &ev);
+            if ((o.miskeyed || p->forward) && ev.has_job_id) {
+                o.has_job = true;
+                text_put(pw, &o.job, &o.job_len, ev.job_id.ptr, ev.job_id.len);
+            }
+            const sw_record_t *rec = NULL;
+            if (p->forward) {
+                o.kind = WK_FORWARD;
+            } else if (sw_detect_feed_at(p->det, &ev, r->pass_now, m->offset, &rec, err,
+                                         sizeof(err)) != SW_OK) {
+                o.kind = WK_LIMIT;
+                text_put(pw, &o.err, &o.err_len, err, strlen(err));
+            } else if (rec) {
+                o.kind = WK_RECORD;
+                o.rec = rec;
+            }
+        }
+        if (o.kind != WK_NONE || o.miskeyed) {
+            out_push(pw, &o);
+        } else {
+            rd_kafka_message_destroy(m); /* nothing refers to it any more */
+            pw->m[i] = NULL;
+        }
+        if (r->m) sw_metrics_observe_ns(r->m, sw_metrics_now_ns() - t0);
+        if (o.kind == WK_RECORD) return; /* sent before its engine sees more */
+    }
+}
+
+static void work_jobs(run_t *r, sw_worker_t *w)
+{
+    for (;;) {
+        size_t j = atomic_fetch_add_explicit(&r->jnext, 1, memory_order_relaxed);
+        if (j >= r->njobs) return;
+        work_partition(r, w, r->jobs[j]);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    sw_worker_t *w = arg;
+    run_t *r = w->r;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&r->wlock);
+    for (;;) {
+        while (!r->wquit && r->wgen == seen) pthread_cond_wait(&r->wgo, &r->wlock);
+        if (r->wquit) break;
+        seen = r->wgen;
+        pthread_mutex_unlock(&r->wlock);
+        work_jobs(r, w);
+        pthread_mutex_lock(&r->wlock);
+        if (--r->wbusy == 0) pthread_cond_signal(&r->wdone);
+    }
+    pthread_mutex_unlock(&r->wlock);
+    return NULL;
+}
+
+/* How many threads worker.threads=0 means: the CPUs this process may run on. */
+static int cpus_allowed(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int sw_run_workers_start(run_t *r, int64_t threads)
+{
+    int n = threads > 0 ? (int)threads : cpus_allowed();
+    if (n > 64) n = 64;
+    r->workers = sw_calloc((size_t)n, sizeof(*r->workers));
+    r->workers[0].r = r; /* the main thread: the run's own decoders */
+    r->workers[0].tdec = r->tdec;
+    r->workers[0].adec = r->adec;
+    pthread_mutex_init(&r->wlock, NULL);
+    pthread_cond_init(&r->wgo, NULL);
+    pthread_cond_init(&r->wdone, NULL);
+    pthread_mutex_init(&r->reg_lock, NULL);
+    r->nworkers = 1;
+    for (int i = 1; i < n; i++) {
+        sw_worker_t *w = &r->workers[i];
+        w->r = r;
+        w->tdec = sw_tdec_new();
+        w->adec = sw_avro_dec_new();
+        int e = pthread_create(&w->th, NULL, worker_main, w);
+        if (e) {
+            sw_log(r->log, SW_LOG_WARN, "cannot start worker thread %d of %d: %s; going on with %d", i + 1,
+                   n, strerror(e), r->nworkers);
+            sw_tdec_destroy(w->tdec);
+            sw_avro_dec_destroy(w->adec);
+            break;
+        }
+        r->nworkers++;
+    }
+    return r->nworkers;
+}
+
+void sw_run_workers_stop(run_t *r)
+{
+    if (!r->workers) return;
+    pthread_mutex_lock(&r->wlock);
+    r->wquit = true;
+    pthread_cond_broadcast(&r->wgo);
+    pthread_mutex_unlock(&r->wlock);
+    for (int i = 1; i < r->nworkers; i++) {
+        pthread_join(r->workers[i].th, NULL);
+        sw_tdec_destroy(r->workers[i].tdec);
+        sw_avro_dec_destroy(r->workers[i].adec);
+    }
+    pthread_mutex_destroy(&r->wlock);
+    pthread_cond_destroy(&r->wgo);
+    pthread_cond_destroy(&r->wdone);
+    pthread_mutex_destroy(&r->reg_lock);
+    free(r->workers);
+    r->workers = NULL;
+    r->nworkers = 0;
+}
+
+/* Largest remaining range first: the pass ends when its longest job does. */
+static int by_remaining_desc(const void *a, const void *b)
+{
+    const part_t *pa = *(part_t *const *)a, *pb = *(part_t *const *)b;
+    size_t ra = pa->w.w1 - pa->w.pos, rb = pb->w.w1 - pb->w.pos;
+    return ra < rb ? 1 : ra > rb ? -1 : 0;
+}
+
+static void run_pass(run_t *r)
+{
+    if (r->njobs > 1) qsort(r->jobs, r->njobs, sizeof(*r->jobs), by_remaining_desc);
+    r->pass_now = sw_clock_ms();
+    atomic_store_explicit(&r->jnext, 0, memory_order_relaxed);
+    if (r->nworkers <= 1 || r->njobs <= 1) {
+        work_jobs(r, &r->workers[0]);
+        return;
+    }
+    pthread_mutex_lock(&r->wlock);
+    r->wbusy = r->nworkers - 1;
+    r->wgen++;
+    pthread_cond_broadcast(&r->wgo);
+    pthread_mutex_unlock(&r->wlock);
+    work_jobs(r, &r->workers[0]);
+    pthread_mutex_lock(&r->wlock);
+    while (r->wbusy > 0) pthread_cond_wait(&r->wdone, &r->wlock);
+    pthread_mutex_unlock(&r->wlock);
+}
+
+/* ---- the main thread's parts of a round -------------------------------------- */
+
+/* What the workers found in @p p since the last apply, in offset order. */
+static void apply(run_t *r, part_t *p)
+{
+    pwork_t *pw = &p->w;
+    r->st.messages += pw->msgs;
+    r->st.bytes += pw->bytes;
+    if (p->m_events && pw->msgs) sw_metrics_series_add(p->m_events, pw->msgs);
+    if (pw->bytes) sw_run_m_add(r, SW_M_INPUT_BYTES, pw->bytes);
+    if (r->m && pw->max_ts > r->last_event_ms) {
+        /* The newest message's timestamp (CreateTime or LogAppendTime). */
+        r->last_event_ms = pw->max_ts;
+        sw_metrics_set_double(r->m, SW_M_LAST_EVENT_TIMESTAMP, (double)pw->max_ts / 1000.0);
+    }
+    if (pw->last >= 0) p->next = pw->last + 1;
+    pw->msgs = pw->bytes = 0;
+    for (; pw->applied < pw->nout && !r->failed; pw->applied++) {
+        const wout_t *o = &pw->out[pw->applied];
+        const rd_kafka_message_t *m = pw->m[o->idx];
+        const char *text = pw->text.data;
+        if (o->miskeyed) note_miskeyed(r, p, m, o->has_job, text + o->job, o->job_len);
+        switch ((wkind_t)o->kind) {
+        case WK_INVALID:
+            r->st.invalid++;
+            sw_run_m_add(r, SW_M_INVALID_EVENTS, 1);
+            sw_run_send_dlq(r, p, m, DLQ_INVALID, text + o->err);
+            break;
+        case WK_DECODE:
+            r->st.decode_errors++;
+            sw_run_m_add(r, SW_M_DECODE_ERRORS, 1);
+            sw_run_send_dlq(r, p, m, DLQ_DECODE, text + o->err);
+            break;
+        case WK_LIMIT:
+            r->st.limited++;
+            sw_run_m_add(r, SW_M_LIMIT_REJECTS, 1);
+            sw_run_send_dlq(r, p, m, DLQ_LIMIT, text + o->err);
+            break;
+        case WK_FORWARD:
+            forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);
+            break;
+        case WK_RECORD:
+            sw_run_send_record(r, p, m->offset, (sw_record_t *)o->rec);
+            break;
+        case WK_NONE:
+            break;
+        }
+    }
+}
+
+/* Step 2 of a round for @p p: its messages in offset order, up to the range
+ * the workers take. @returns whether there is such a range. */
+static bool sort_out(run_t *r, part_t *p)
+{
+    pwork_t *pw = &p->w;
+    bool open = false;
+    char err[512];
+    for (size_t i = 0; i < pw->n; i++) {
+        const rd_kafka_message_t *m = pw->m[i];
+        if (m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
+                               rd_kafka_message_errstr(m));
+            continue; /* inside the range, the workers pass over it */
+        }
+        if (p->origin || p->reg_hold) { /* held (paused): read again from here once released */
+            if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
+            continue;
+        }
+        if (registry_wait(r, p, m)) continue;
+        if (p->mode == PM_REBUILD) {
+            if (p->next < 0 && m->offset > p->rebuild_y)
+                sw_log(r->log, SW_LOG_WARN,
+                       "%s [%d]: input from offset %lld to %lld is gone (retention); windows are "
+                       "rebuilt from what is left",
+                       p->topic, (int)p->partition, (long long)p->rebuild_y, (long long)m->offset - 1);
+            if (m->offset < p->rebuild_x) {
+                sw_event_t ev;
+                sw_err_t rc;
+                p->next = m->offset + 1;
+                if (decode(r, &r->workers[0], m, &ev, err, sizeof(err), &rc) &&
+                    sw_detect_rebuild(p->det, &ev, m->offset))
+                    p->rebuilt++;
+                if (p->next == p->rebuild_x) sw_run_rebuild_finish(r, p);
+                continue;
+            }
+            sw_run_rebuild_finish(r, p);
+        }
+        /* Analysed normally: the rebuild, if any, is over, and a hold only
+         * ever comes after (everything after it is held), so the range is
+         * contiguous. */
+        if (!open) pw->w0 = i;
+        open = true;
+        pw->w1 = i + 1;
+    }
+    pw->pos = pw->w0;
+    return open;
+}
+
+/* A message the consumer's own queue gave (only before a partition's queue
+ * was split off; rebalances and errors come that way too): it joins its
+ * partition's next round. */
+void sw_run_take_stray(run_t *r, rd_kafka_message_t *m)
+{
+    if (m->err) {
+        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+            sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
+                           rd_kafka_message_errstr(m));
+        rd_kafka_message_destroy(m);
+        return;
+    }
+    part_t *p = sw_run_part_find(r, rd_kafka_topic_name(m->rkt), m->partition);
+    if (!p) { /* not ours (fetched before a revocation finished) */
+        rd_kafka_message_destroy(m);
+        return;
+    }
+    work_push(&p->w, m);
+}
+
+bool sw_run_round(run_t *r)
+{
+    bool more = false;
+    r->njobs = 0;
+    if (r->capjobs < r->nparts) {
+        r->jobs = sw_reallocarray(r->jobs, r->nparts, sizeof(*r->jobs));
+        r->capjobs = r->nparts;
+    }
+    for (size_t i = 0; i < r->nparts; i++) {
+        part_t *p = r->parts[i];
+        if (!p) continue;
+        pwork_t *pw = &p->w;
+        if (p->queue) {
+            SW_GROW(pw->m, pw->n + WORK_BATCH - 1, pw->cap, WORK_BATCH);
+            ssize_t got = rd_kafka_consume_batch_queue(p->queue, 0, pw->m + pw->n, WORK_BATCH);
+            if (got > 0) pw->n += (size_t)got;
+            if (got == WORK_BATCH) more = true;
+        }
+        if (pw->n && sort_out(r, p)) r->jobs[r->njobs++] = p;
+    }
+    while (r->njobs > 0 && !r->failed) {
+        run_pass(r);
+        size_t k = 0;
+        for (size_t j = 0; j < r->njobs; j++) {
+            part_t *p = r->jobs[j];
+            apply(r, p);
+            if (p->w.pos < p->w.w1) r->jobs[k++] = p; /* stopped at a record */
+        }
+        r->njobs = k;
+    }
+    for (size_t i = 0; i < r->nparts; i++)
+        if (r->parts[i]) work_reset(&r->parts[i]->w);
+    return more;
+}
+
+/* ---- partition queues and wake-ups ------------------------------------------ */
+
+/* Called for each partition of an assignment before it is assigned: its
+ * messages stay in its own queue (read by rounds), and the queue says when
+ * it stops being empty. */
+void sw_run_part_queue(run_t *r, part_t *p)
+{
+    p->queue = rd_kafka_queue_get_partition(r->consumer, p->topic, p->partition);
+    if (!p->queue) return; /* stays forwarded to the consumer's queue: sw_run_take_stray */
+    rd_kafka_queue_forward(p->queue, NULL);
+    rd_kafka_queue_io_event_enable(p->queue, r->wake[1], "p", 1);
+}
+
+void sw_run_part_queue_release(part_t *p)
+{
+    if (!p->queue) return;
+    rd_kafka_queue_io_event_enable(p->queue, -1, NULL, 0);
+    rd_kafka_queue_destroy(p->queue);
+    p->queue = NULL;
+}
+
+int sw_run_wake_open(run_t *r)
+{
+    r->wake[0] = r->wake[1] = -1;
+    if (pipe2(r->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
+        sw_log(r->log, SW_LOG_ERROR, "cannot create the wake-up pipe: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void sw_run_wake_close(run_t *r)
+{
+    for (int i = 0; i < 2; i++)
+        if (r->wake[i] >= 0) close(r->wake[i]);
+    r->wake[0] = r->wake[1] = -1;
+}
+
+/* Sleep until a queue has something (or @p ms pass), then empty the pipe. */
+void sw_run_wake_wait(run_t *r, int ms)
+{
+    if (ms > 0) {
+        struct pollfd pfd = {.fd = r->wake[0], .events = POLLIN};
+        (void)poll(&pfd, 1, ms); /* a signal ends it early: the loop looks at running */
+    }
+    char buf[256];
+    while (read(r->wake[0], buf, sizeof(buf)) > 0) {
+    }
+}
