@@ -396,16 +396,63 @@ if compose_out:
 def labels_match(selector, labels):
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
+def env_list(pod):
+    return [e for c in pod.get("containers", []) if c["name"] == "stormwatch" for e in c.get("env", [])]
+
+STATIC_ENV = ("STORMWATCH_KAFKA_CONSUMER_GROUP_INSTANCE_ID", "STORMWATCH_KAFKA_CONSUMER_SESSION_TIMEOUT_MS")
+
+def check_statefulset(rel, ss, by_kind):
+    """Static membership: group.instance.id is the pod's own name, the
+    session outlasts a restart, pods start in parallel, a headless Service
+    governs them, and the pod is the base Deployment's but for that."""
+    spec, pod = ss["spec"], ss["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in env_list(pod)}
+    names = [e["name"] for e in env_list(pod)]
+    pn = (env.get("POD_NAME", {}).get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath")
+    gid = env.get(STATIC_ENV[0], {}).get("value")
+    check(pn == "metadata.name" and gid == "$(POD_NAME)" and names.index("POD_NAME") < names.index(STATIC_ENV[0]),
+          "%s: group.instance.id = the pod's name (%s from %s)" % (rel, gid, pn))
+    st = env.get(STATIC_ENV[1], {}).get("value", "")
+    check(st.isdigit() and 30000 <= int(st) <= 1800000 and int(st) > 1000 * flush_s,
+          "%s: session.timeout.ms %s outlasts a restart (> the %gs stop budget) and is within the "
+          "brokers' default group.max.session.timeout.ms (30 min)" % (rel, st, flush_s))
+    check(spec.get("podManagementPolicy") == "Parallel",
+          "%s: podManagementPolicy Parallel (readiness needs the whole group)" % rel)
+    hl = [s for s in by_kind.get("Service", []) if s["metadata"]["name"] == spec.get("serviceName")]
+    check(len(hl) == 1 and hl[0]["spec"].get("clusterIP") == "None",
+          "%s: serviceName %s is a headless Service of the render" % (rel, spec.get("serviceName")))
+    # Drift: the rendered base Deployment's pod template, plus the static
+    # variables; images are pinned alike (test below).
+    base = None
+    for brel, bpath in renders:
+        if brel == "deploy/base":
+            with open(bpath) as f:
+                base = [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "Deployment"
+                        and d["metadata"]["name"] == "stormwatch"]
+    if not check(bool(base), "%s: the base Deployment renders (to compare pod templates)" % rel):
+        return
+    mine = json.loads(json.dumps(ss["spec"]["template"]))
+    for c in mine["spec"].get("containers", []):
+        c["env"] = [e for e in c.get("env", []) if e["name"] not in STATIC_ENV]
+    theirs = base[0]["spec"]["template"]
+    check(mine == theirs, "%s: the StatefulSet's pod template is the base Deployment's plus %s"
+          % (rel, ", ".join(STATIC_ENV)))
+
 for rel, path in renders:
     with open(path) as f:
         docs = [d for d in yaml.safe_load_all(f) if d]
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d.get("kind"), []).append(d)
-    deps = [d for d in by_kind.get("Deployment", []) if d["metadata"]["name"] == "stormwatch"]
-    if not check(len(deps) == 1, "%s: Deployment stormwatch" % rel):
+    # The daemon's workload: the base Deployment, or the statefulset
+    # overlay's StatefulSet (static membership) in its place.
+    deps = [d for k in ("Deployment", "StatefulSet") for d in by_kind.get(k, [])
+            if d["metadata"]["name"] == "stormwatch"]
+    if not check(len(deps) == 1, "%s: one Deployment or StatefulSet stormwatch" % rel):
         continue
     dep = deps[0]
+    if dep["kind"] == "StatefulSet":
+        check_statefulset(rel, dep, by_kind)
     spec, pod = dep["spec"], dep["spec"]["template"]["spec"]
     pod_labels = dep["spec"]["template"]["metadata"].get("labels", {})
     check(labels_match(spec["selector"].get("matchLabels"), pod_labels), "%s: selector matches the pod labels" % rel)
