@@ -28,10 +28,35 @@ static void nap_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* The children started and not reaped yet, for sw_proc_kill_all(). */
+static pid_t g_children[64];
+
+static pid_t track(pid_t pid)
+{
+    for (size_t i = 0; pid > 0 && i < sizeof(g_children) / sizeof(g_children[0]); i++)
+        if (!g_children[i]) {
+            g_children[i] = pid;
+            break;
+        }
+    return pid;
+}
+
+static void untrack(pid_t pid)
+{
+    for (size_t i = 0; i < sizeof(g_children) / sizeof(g_children[0]); i++)
+        if (g_children[i] == pid) g_children[i] = 0;
+}
+
+void sw_proc_kill_all(void)
+{
+    for (size_t i = 0; i < sizeof(g_children) / sizeof(g_children[0]); i++)
+        if (g_children[i]) sw_proc_kill(g_children[i]);
+}
+
 pid_t sw_proc_spawn(char *const argv[], const char *out_path, const char *err_path)
 {
     pid_t pid = fork();
-    if (pid != 0) return pid;
+    if (pid != 0) return track(pid);
     if (out_path) {
         int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) dup2(fd, 1);
@@ -54,7 +79,7 @@ pid_t sw_proc_spawn_io(char *const argv[], int *in_fd, const char *out_path, con
     if (pid != 0) {
         close(fds[0]);
         *in_fd = fds[1];
-        return pid;
+        return track(pid);
     }
     close(fds[1]);
     dup2(fds[0], 0);
@@ -77,7 +102,10 @@ int sw_proc_wait(pid_t pid, int64_t timeout_ms)
     for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r == pid) {
+            untrack(pid);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
         if (r < 0) return -1;
         if (sw_proc_now_ms() >= deadline) return -1;
         nap_ms(20);
@@ -89,6 +117,7 @@ void sw_proc_kill(pid_t pid)
     if (pid <= 0) return;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    untrack(pid);
 }
 
 char *sw_proc_wait_file(const char *path, int64_t timeout_ms)
@@ -299,6 +328,16 @@ int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *to
     rd_kafka_topic_partition_list_destroy(tp);
     rd_kafka_destroy(rk);
     return sum;
+}
+
+int64_t sw_kc_wait_committed(const char *bootstrap, const char *group, const char *topic,
+                             int partitions, int64_t want, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms, got;
+    while ((got = sw_kc_committed(bootstrap, group, topic, partitions)) < want &&
+           sw_proc_now_ms() < deadline)
+        nap_ms(200);
+    return got;
 }
 
 /* Records of messages from source topic @p src, grouped per job id. */

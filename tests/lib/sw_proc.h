@@ -23,6 +23,13 @@ int sw_proc_wait(pid_t pid, int64_t timeout_ms);
 /** @brief SIGKILL and reap (accepts 0). */
 void sw_proc_kill(pid_t pid);
 
+/**
+ * @brief SIGKILL and reap every child that sw_proc_spawn() or
+ *        sw_proc_spawn_io() started and nobody reaped yet: the cleanup
+ *        of a test that failed half-way (a cmocka teardown).
+ */
+void sw_proc_kill_all(void);
+
 /** @brief Wait for a non-empty file; @returns its first line (caller frees) or NULL. */
 char *sw_proc_wait_file(const char *path, int64_t timeout_ms);
 
@@ -77,6 +84,13 @@ void sw_kmsg_free(sw_kmsg_t *m, size_t n);
 
 /** @brief Sum of the committed offsets of @p group on @p topic's partitions. */
 int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic, int partitions);
+
+/**
+ * @brief Wait until sw_kc_committed() reaches @p want. @returns the last
+ *        sum read (>= @p want unless @p timeout_ms passed).
+ */
+int64_t sw_kc_wait_committed(const char *bootstrap, const char *group, const char *topic,
+                             int partitions, int64_t want, int64_t timeout_ms);
 
 /**
  * @brief Records of output messages whose source is @p src, partitions
