@@ -29,6 +29,7 @@
 #include "sw_codec_telemetry.h"
 #include "sw_conf.h"
 #include "sw_detect.h"
+#include "sw_daemon.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
@@ -918,24 +919,15 @@ static int read_file_lines(const char *path, char ***lines)
 static void test_daemon(void **state)
 {
     (void)state;
-    const char *bin = sw_test_bin();
-    char dir[1024], boot_path[1100], err_path[1100], out_path[1100];
+    char dir[1024];
     snprintf(dir, sizeof(dir), "%s/pager-run", sw_test_tmp());
     char cmd[2200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
     assert_int_equal(system(cmd), 0);
-    snprintf(boot_path, sizeof(boot_path), "%s/bootstrap", dir);
-    char *margv[] = {(char *)bin, "mock", "--brokers", "1", "--bootstrap-file", boot_path,
-                     "--topic", "in.pd:2", "--topic", "out.pd:2", "--topic", "dlq.pd:1",
-                     "--topic", "stormwatch.state:1", NULL};
-    snprintf(out_path, sizeof(out_path), "%s/mock.out", dir);
-    snprintf(err_path, sizeof(err_path), "%s/mock.err", dir);
-    pid_t mock = sw_proc_spawn(margv, out_path, err_path);
-    char *boot = sw_proc_wait_file(boot_path, 20000);
-    if (!boot) {
-        sw_proc_kill(mock);
-        fail_msg("the mock cluster did not start (see %s)", err_path);
-    }
+    sw_test_mock_t mock;
+    static const char *const topics[] = {"in.pd:2", "out.pd:2", "dlq.pd:1", "stormwatch.state:1", NULL};
+    if (!sw_test_mock_start(&mock, dir, 1, false, topics)) fail_msg("the mock cluster did not start");
+    const char *boot = mock.boot;
     /* Partition 0: gen13 (its lifecycle records as in gen13.stream.jsonl;
      * the last episode is still open when the job goes idle, so its summary
      * resolves). Partition 1: a quiet job whose summary is no page. */
@@ -960,19 +952,16 @@ static void test_daemon(void **state)
     sw_kp_destroy(rk);
 
     /* The key goes in through the environment, as the README advises. */
-    char bs[1100];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", boot);
-    char *dargv[] = {(char *)bin, "run", "-X", bs, "-X", "input.topics=in.pd", "-X",
-                     "output.topic=out.pd", "-X", "dlq.topic=dlq.pd", "-X", "group.id=pager",
-                     "-X", "output.format=pagerduty", "-X", "window.samples=8", "-X",
-                     "stale.ms=0", "-X", "state.restore=off", "-X", "commit.interval.ms=200",
-                     "-X", "repartition=off", /* headers name the input partition */
-                     "-X", "job.idle.ms=1500", "-X", "log.level=debug", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", NULL};
+    sw_test_daemon_t d;
+    sw_test_daemon_init(&d, "run", dir, "run", boot);
+    static const char *const props[] = {"input.topics=in.pd", "output.topic=out.pd", "dlq.topic=dlq.pd",
+                                        "group.id=pager", "output.format=pagerduty", "window.samples=8",
+                                        "stale.ms=0", "state.restore=off", "commit.interval.ms=200",
+                                        "repartition=off", /* headers name the input partition */
+                                        "job.idle.ms=1500", "log.level=debug", NULL};
+    sw_test_daemon_xs(&d, props);
     setenv("STORMWATCH_PAGERDUTY_ROUTING_KEY", SECRET "abcd", 1);
-    snprintf(out_path, sizeof(out_path), "%s/run.out", dir);
-    snprintf(err_path, sizeof(err_path), "%s/run.err", dir);
-    pid_t daemon = sw_proc_spawn(dargv, out_path, err_path);
+    sw_test_daemon_start(&d);
     unsetenv("STORMWATCH_PAGERDUTY_ROUTING_KEY");
 
     /* gen13's lifecycle records and its resolving summary; nothing for the
@@ -989,20 +978,12 @@ static void test_daemon(void **state)
     sw_kmsg_t *m;
     size_t got = sw_kc_read(boot, "out.pd", 2, want, 3000, 60000, &m);
     /* Every input offset gets committed, the skipped summary's included. */
-    int64_t committed = -1, deadline = sw_proc_now_ms() + 20000;
-    while (sw_proc_now_ms() < deadline) {
-        committed = sw_kc_committed(boot, "pager", "in.pd", 2);
-        if (committed == n + quiet) break;
-        usleep(200000);
-    }
-    bool skipped_logged = sw_proc_wait_text(err_path, "not sent: no open episode", 1, 10000);
-    kill(daemon, SIGTERM);
-    int rc = sw_proc_wait(daemon, 30000);
-    if (rc < 0) sw_proc_kill(daemon);
-    sw_proc_kill(mock);
-    free(boot);
+    int64_t committed = sw_kc_wait_committed(boot, "pager", "in.pd", 2, n + quiet, 20000);
+    bool skipped_logged = sw_test_daemon_wait_log(&d, "not sent: no open episode", 1, 10000);
+    int rc = sw_test_daemon_stop(&d, 30000);
+    sw_test_mock_stop(&mock);
 
-    if (got != want) fail_msg("%zu records on out.pd, expected %zu (see %s)", got, want, err_path);
+    if (got != want) fail_msg("%zu records on out.pd, expected %zu (see %s)", got, want, d.log);
     assert_int_equal(rc, 0);
     assert_int_equal(committed, n + quiet);
     assert_true(skipped_logged);
@@ -1029,8 +1010,8 @@ static void test_daemon(void **state)
     free(lines);
     /* The secret is in the records (PagerDuty wants it in the body), never
      * in the log. */
-    assert_int_equal(sw_proc_count_text(err_path, SECRET), 0);
-    assert_int_equal(sw_proc_count_text(out_path, SECRET), 0);
+    assert_int_equal(sw_test_daemon_count(&d, SECRET), 0);
+    assert_int_equal(sw_proc_count_text(d.out, SECRET), 0);
 }
 
 int main(void)
@@ -1044,7 +1025,7 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_conf_check),
         cmocka_unit_test(test_binary_secrets),
-        cmocka_unit_test(test_daemon),
+        cmocka_unit_test_teardown(test_daemon, sw_test_kill_children),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

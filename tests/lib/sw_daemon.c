@@ -250,3 +250,10 @@ void sw_test_daemon_kill(sw_test_daemon_t *d)
     }
     d->pid = 0;
 }
+
+int sw_test_kill_children(void **state)
+{
+    (void)state;
+    sw_proc_kill_all();
+    return 0;
+}

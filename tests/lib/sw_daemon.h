@@ -113,4 +113,11 @@ int sw_test_daemon_stop(sw_test_daemon_t *d, int64_t timeout_ms);
 /** @brief SIGKILL and reap (idempotent). */
 void sw_test_daemon_kill(sw_test_daemon_t *d);
 
+/**
+ * @brief A cmocka teardown (cmocka_unit_test_teardown(CASE,
+ *        sw_test_kill_children)): kill what a failed case left running,
+ *        its mock cluster and daemons (sw_proc_kill_all()).
+ */
+int sw_test_kill_children(void **state);
+
 #endif /* SW_DAEMON_H */
