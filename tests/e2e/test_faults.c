@@ -49,8 +49,8 @@ typedef struct stream_s {
     char prefix[16];
 } stream_t;
 
-static int make_stream(stream_t *s, const char *prefix, int jobs, int ranks, int samples, int storms,
-                       uint64_t seed)
+static int make_stream(stream_t *s, const char *prefix, int jobs, int ranks, int samples,
+                       int storms, uint64_t seed)
 {
     sw_gen_opts_t go;
     sw_gen_opts_default(&go);
@@ -107,10 +107,12 @@ static int produce(const stream_t *s, const char *t, int from, int to, useconds_
     size_t plen = strlen(s->prefix) + 1;
     for (int i = from; i < to; i++) {
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, s->lines[i], s->lens[i], &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, s->lines[i], s->lens[i], &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         int part = atoi(ev.job_id.ptr + plen);
-        SW_ASSERT(sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->lines[i], s->lens[i]),
-                  "produce");
+        SW_ASSERT(
+            sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->lines[i], s->lens[i]),
+            "produce");
         if (pace_us && i % 100 == 99) {
             rd_kafka_poll(rk, 0);
             usleep(pace_us);
@@ -144,10 +146,13 @@ static void daemon_start(sw_test_daemon_t *d, const char *t, const char *tag, co
     sw_test_daemon_x(d, "state.topic=state.%s", t);
     /* repartition=off: records are compared per input partition (their
      * source headers); the forwarding stage under kill -9 is test_keying's. */
-    static const char *const common[] = {"window.samples=100", "repartition=off",
+    static const char *const common[] = {"window.samples=100",
+                                         "repartition=off",
                                          "kafka.consumer.topic.metadata.refresh.interval.ms=1000",
-                                         "snapshot.interval.ms=300", "job.idle.ms=3000",
-                                         "log.level=info", NULL};
+                                         "snapshot.interval.ms=300",
+                                         "job.idle.ms=3000",
+                                         "log.level=info",
+                                         NULL};
     sw_test_daemon_xs(d, common);
     sw_test_daemon_xs(d, (const char *const[]){extra1, extra2, NULL});
     sw_test_daemon_start(d);
@@ -173,14 +178,16 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     int failed = 0;
     const char *job;
     json_t *arr;
-    json_object_foreach(got, job, arr) {
+    json_object_foreach(got, job, arr)
+    {
         size_t summaries = 0;
         for (size_t i = 0; i < json_array_size(arr); i++) {
             json_t *a = json_object_get(json_array_get(arr, i), "action");
             summaries += json_is_string(a) && !strcmp(json_string_value(a), "summary");
         }
         if (summaries != 1) {
-            fprintf(stderr, "FAIL %s: job %s has %zu summaries, expected 1\n", what, job, summaries);
+            fprintf(stderr, "FAIL %s: job %s has %zu summaries, expected 1\n", what, job,
+                    summaries);
             failed = 1;
         }
     }
@@ -203,8 +210,9 @@ static int check_output(const stream_t *s, const char *t, const char *what)
         for (size_t i = 0; f && i < got_n; i++) {
             json_error_t e;
             json_t *v = json_loadb(m[i].value, m[i].len, 0, &e);
-            fprintf(f, "p%d@%lld src=%s/%s action=%s job=%s ep=%lld rev=%lld\n", (int)m[i].partition,
-                    (long long)m[i].offset, sw_kmsg_header(&m[i], "stormwatch.source.partition"),
+            fprintf(f, "p%d@%lld src=%s/%s action=%s job=%s ep=%lld rev=%lld\n",
+                    (int)m[i].partition, (long long)m[i].offset,
+                    sw_kmsg_header(&m[i], "stormwatch.source.partition"),
                     sw_kmsg_header(&m[i], "stormwatch.source.offset"),
                     sw_kmsg_header(&m[i], "stormwatch.action"),
                     json_string_value(json_object_get(v, "job_id")),
@@ -219,8 +227,8 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     json_decref(got);
     json_decref(want);
     sw_kmsg_free(m, got_n);
-    printf("%s: %zu alert records + %d summaries compared (output held %zu alert records): %s\n", what,
-           want_n, s->jobs, alerts_got, failed ? "FAILED" : "ok");
+    printf("%s: %zu alert records + %d summaries compared (output held %zu alert records): %s\n",
+           what, want_n, s->jobs, alerts_got, failed ? "FAILED" : "ok");
     return failed;
 }
 
@@ -275,9 +283,12 @@ static int test_kill9(void)
     int restores = restored_count("k", rounds + 1);
     printf("  kill -9 points: %d, partition restores from snapshots: %d\n", rounds, restores);
     SW_ASSERT(restores >= rounds, "only %d restores after %d kills", restores, rounds);
-    int held = sw_proc_count_text(path_in("run-k0.err"), "held until its origin snapshot is committed");
-    int released = sw_proc_count_text(path_in("run-k0.err"), "origin snapshot committed; consuming");
-    printf("  first commits refused: %d partitions held, %d released after a retry\n", held, released);
+    int held = sw_proc_count_text(path_in("run-k0.err"),
+                                  "held until its origin snapshot is committed");
+    int released = sw_proc_count_text(path_in("run-k0.err"),
+                                      "origin snapshot committed; consuming");
+    printf("  first commits refused: %d partitions held, %d released after a retry\n", held,
+           released);
     SW_ASSERT(held >= 1 && released == held, "held %d, released %d (see %s)", held, released,
               path_in("run-k0.err"));
     free_stream(&s);
@@ -292,7 +303,7 @@ static int test_rebalance(void)
     daemon_start(&a, "r", "rA", NULL, NULL);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 4, JOIN_WAIT_MS), "A did not take 4 partitions");
     pid_t prod = produce_in_child(&s, "r", 60000); /* ~15 s */
-    usleep(3000000); /* B joins about a fifth into the telemetry */
+    usleep(3000000);                               /* B joins about a fifth into the telemetry */
     daemon_start(&b, "r", "rB", NULL, NULL);
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, JOIN_WAIT_MS), "B was never assigned");
     usleep(3000000); /* B consumes for a while, then leaves mid-storm */
@@ -304,8 +315,10 @@ static int test_rebalance(void)
      * A restoring proves that one came back after B left. */
     int to_b = sw_test_daemon_count(&b, "state restored");
     int to_a = sw_test_daemon_count(&a, "state restored");
-    SW_ASSERT(to_b >= 1 && to_a >= 1, "no partition moved (B restored %d, A restored %d)", to_b, to_a);
-    printf("  partitions moved between instances: %d to B, %d back to A; revoked %d, lost %d\n", to_b, to_a,
+    SW_ASSERT(to_b >= 1 && to_a >= 1, "no partition moved (B restored %d, A restored %d)", to_b,
+              to_a);
+    printf("  partitions moved between instances: %d to B, %d back to A; revoked %d, lost %d\n",
+           to_b, to_a,
            sw_test_daemon_count(&a, " run: revoked ") + sw_test_daemon_count(&b, " run: revoked "),
            sw_test_daemon_count(&a, " run: lost ") + sw_test_daemon_count(&b, " run: lost "));
     free_stream(&s);
@@ -323,7 +336,11 @@ static int test_broker_faults(void)
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "daemon did not join");
     pid_t prod = produce_in_child(&s, "f", 80000); /* ~20 s */
     int faults = 0;
-#define FAULT(...) do { SW_ASSERT(mock_cmd(__VA_ARGS__), "mock refused a fault"); faults++; } while (0)
+#define FAULT(...)                                                \
+    do {                                                          \
+        SW_ASSERT(mock_cmd(__VA_ARGS__), "mock refused a fault"); \
+        faults++;                                                 \
+    } while (0)
     usleep(1500000);
     FAULT("broker rtt -1 300");
     usleep(1500000);
@@ -460,10 +477,11 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
     }
     SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
     char what[96];
-    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9", (unsigned long long)seed,
-             instances, instances == 1 ? "" : "s", kills);
+    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9",
+             (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills);
     int failed = check_output(&s, t, what);
-    for (int k = 0; k < instances; k++) SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
+    for (int k = 0; k < instances; k++)
+        SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
     free_stream(&s);
     return failed;
 }
@@ -488,14 +506,17 @@ static int test_bounded_stop(void)
     int64_t t0 = sw_proc_now_ms();
     int rc = sw_test_daemon_stop(&d, 60000);
     int64_t took = sw_proc_now_ms() - t0;
-    printf("  brokers down, SIGTERM, shutdown.timeout.ms=3000: exit %d after %lld ms\n", rc, (long long)took);
-    SW_ASSERT(rc == 1 && took < 8000, "the stop with the brokers gone exited %d after %lld ms", rc, (long long)took);
+    printf("  brokers down, SIGTERM, shutdown.timeout.ms=3000: exit %d after %lld ms\n", rc,
+           (long long)took);
+    SW_ASSERT(rc == 1 && took < 8000, "the stop with the brokers gone exited %d after %lld ms", rc,
+              (long long)took);
     SW_ASSERT(sw_test_daemon_count(&d, "the stop took shutdown.timeout.ms") == 1,
               "no message about the stop deadline in %s", d.log);
     SW_ASSERT(mock_cmd("broker up -1"), "mock refused broker up");
 
     /* A second signal: at once. */
-    daemon_start(&d, "s", "s1", "snapshot.interval.ms=3600000", NULL); /* shutdown.timeout.ms: 30 s */
+    daemon_start(&d, "s", "s1", "snapshot.interval.ms=3600000",
+                 NULL); /* shutdown.timeout.ms: 30 s */
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "s1 did not take 4 partitions");
     if (produce(&s, "s", s.n / 3, 2 * s.n / 3, 0)) return 1;
     usleep(2000000);
@@ -506,8 +527,10 @@ static int test_bounded_stop(void)
     usleep(500000);
     rc = sw_test_daemon_stop(&d, 60000); /* the second SIGTERM */
     took = sw_proc_now_ms() - t0;
-    printf("  brokers down, SIGTERM then SIGTERM 500 ms later: exit %d after %lld ms\n", rc, (long long)took);
-    SW_ASSERT(rc == 130 && took < 3000, "a second signal exited %d after %lld ms", rc, (long long)took);
+    printf("  brokers down, SIGTERM then SIGTERM 500 ms later: exit %d after %lld ms\n", rc,
+           (long long)took);
+    SW_ASSERT(rc == 130 && took < 3000, "a second signal exited %d after %lld ms", rc,
+              (long long)took);
     SW_ASSERT(sw_test_daemon_count(&d, "second stop signal: stopping now") == 1,
               "no message about the second signal in %s", d.log);
     SW_ASSERT(mock_cmd("broker up -1"), "mock refused broker up");
@@ -530,11 +553,11 @@ int main(void)
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return 1;
-    static const char *const topics[] = {"in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4",
-                                         "dlq.r:4", "state.r:1", "in.f:4",  "out.f:4", "dlq.f:4", "state.f:1",
-                                         "in.e:4", "out.e:4", "dlq.e:4", "state.e:1", "in.c:4",  "out.c:4",
-                                         "dlq.c:4", "state.c:1", "in.d:4",  "out.d:4", "dlq.d:4", "state.d:1",
-                                         "in.s:4",  "out.s:4", "dlq.s:4", "state.s:1", NULL};
+    static const char *const topics[] = {
+        "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
+        "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
+        "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
+        "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return 1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     int failed = 0;

@@ -38,7 +38,7 @@
 static char g_dir[512];
 static char g_boot[1024];
 static sw_test_mock_t g_mock;
-static int g_baseline; /* first causes right with job-keyed input */
+static int g_baseline;      /* first causes right with job-keyed input */
 static const char *g_extra; /* one more -X for the daemons, or NULL */
 
 static char *path_in(const char *name)
@@ -88,7 +88,8 @@ static int make_input(input_t *in, uint64_t seed)
     in->m = NULL;
     while (sw_gen_next(gen, &line)) {
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         if (in->n == cap) {
             cap = cap ? cap * 2 : 4096;
             in->m = realloc(in->m, cap * sizeof(*in->m));
@@ -107,7 +108,8 @@ static int make_input(input_t *in, uint64_t seed)
     size_t ns = sw_gen_truth(gen, &st);
     for (int j = 0; j < NJOBS; j++) in->truth[j] = -1;
     for (size_t i = 0; i < ns; i++)
-        if (st[i].storm == 0 && st[i].job >= 0 && st[i].job < NJOBS) in->truth[st[i].job] = (int)st[i].rank;
+        if (st[i].storm == 0 && st[i].job >= 0 && st[i].job < NJOBS)
+            in->truth[st[i].job] = (int)st[i].rank;
     sw_buf_clear(&line);
     sw_tdec_destroy(dec);
     sw_gen_destroy(gen);
@@ -129,12 +131,14 @@ static bool send_one(rd_kafka_t *rk, const char *topic, const msg_t *m, size_t i
     if (k == KEY_MIXED && m->rank % 2 == 0) key = m->job, kl = strlen(m->job);
     /* Keyed messages where the Java client puts them; unkeyed ones spread
      * (round robin, as sticky and random partitioners do over time). */
-    int32_t part = key ? sw_partition_of(SW_PARTITIONER_MURMUR2, key, kl, NPARTS) : (int32_t)(i % NPARTS);
+    int32_t part = key ? sw_partition_of(SW_PARTITIONER_MURMUR2, key, kl, NPARTS)
+                       : (int32_t)(i % NPARTS);
     return sw_kp_send(rk, topic, part, key, kl, m->line, m->len);
 }
 
 /* Instance @p tag of scenario @p sc (log run-SC-TAG.err), started. */
-static void start_daemon(sw_test_daemon_t *d, const char *tag, const char *sc, const char *repartition)
+static void start_daemon(sw_test_daemon_t *d, const char *tag, const char *sc,
+                         const char *repartition)
 {
     char name[200];
     snprintf(name, sizeof(name), "run-%s-%s", sc, tag);
@@ -184,7 +188,8 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
             continue;
         }
         if (seen[(size_t)o * NPARTS + (size_t)p]++) twice++;
-        if (!r[i].key || sw_partition_of(SW_PARTITIONER_MURMUR2, r[i].key, r[i].key_len, NPARTS) != r[i].partition)
+        if (!r[i].key || sw_partition_of(SW_PARTITIONER_MURMUR2, r[i].key, r[i].key_len, NPARTS) !=
+                             r[i].partition)
             wrong_place++;
         lines[i] = r[i].value;
         lens[i] = r[i].len;
@@ -219,7 +224,8 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
             if (action && !strcmp(action, "trigger")) {
                 if (json_integer_value(json_object_get(rec, "episode")) == 1) episode1++;
                 json_t *fc = json_array_get(json_object_get(rec, "first_cause_suspects"), 0);
-                if (first_rank < 0 && fc) first_rank = (int)json_integer_value(json_object_get(fc, "rank"));
+                if (first_rank < 0 && fc)
+                    first_rank = (int)json_integer_value(json_object_get(fc, "rank"));
             }
         }
         one_engine += summaries == 1 && episode1 <= 1;
@@ -227,11 +233,13 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
         /* The same records as the replay, summaries aside. */
         json_t *gcopy = json_deep_copy(got);
         json_t *only = json_object();
-        json_object_set(only, job, json_object_get(gcopy, job) ? json_object_get(gcopy, job) : json_array());
+        json_object_set(only, job,
+                        json_object_get(gcopy, job) ? json_object_get(gcopy, job) : json_array());
         sw_kt_drop_summaries(only);
         json_t *w = json_object_get(want, job);
         char why[512] = "";
-        bool eq = sw_test_json_equal(json_object_get(only, job), w ? w : json_array(), true, why, sizeof(why));
+        bool eq = sw_test_json_equal(json_object_get(only, job), w ? w : json_array(), true, why,
+                                     sizeof(why));
         exact += eq;
         if (!eq) { /* for a look: the job's events in the topic's order, and what came out */
             char fn[200];
@@ -249,15 +257,17 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
         }
         if (expect_exact && (!eq || summaries != 1 || episode1 > 1)) {
             fprintf(stderr, "FAIL [%s] %s: %zu summaries, %zu first episodes; %s%s\n", sc, job,
-                    summaries, episode1, eq ? "records as the replay" : "records differ from the replay: ", why);
+                    summaries, episode1,
+                    eq ? "records as the replay" : "records differ from the replay: ", why);
             failed = 1;
         }
         json_decref(only);
         json_decref(gcopy);
     }
-    printf("%-30s %2d/%d jobs by one engine, %2d/%d equal to the replay of the repartition "
-           "topic, first cause = the storm's rank in %2d/%d\n",
-           sc, one_engine, NJOBS, exact, NJOBS, right, NJOBS);
+    printf(
+        "%-30s %2d/%d jobs by one engine, %2d/%d equal to the replay of the repartition "
+        "topic, first cause = the storm's rank in %2d/%d\n",
+        sc, one_engine, NJOBS, exact, NJOBS, right, NJOBS);
     /* Live telemetry through the repartition topic must answer as well as
      * job-keyed input does (after a restart the backlog of several input
      * partitions is forwarded in bursts: reported only). A sanitizer build forwards several times slower,
@@ -335,11 +345,13 @@ static int scenario_two(const char *sc, keying_t k, const input_t *in)
     sw_test_daemon_t a, b;
     start_daemon(&a, "a", sc, "on");
     start_daemon(&b, "b", sc, "on");
-    bool joined = sw_test_daemon_wait_assigned(&a, 1, 120000) && sw_test_daemon_wait_assigned(&b, 1, 120000);
+    bool joined = sw_test_daemon_wait_assigned(&a, 1, 120000) &&
+                  sw_test_daemon_wait_assigned(&b, 1, 120000);
     if (!joined) {
         sw_test_daemon_kill(&a);
         sw_test_daemon_kill(&b);
-        fprintf(stderr, "FAIL [%s]: the instances were not both assigned (see %s, %s)\n", sc, a.log, b.log);
+        fprintf(stderr, "FAIL [%s]: the instances were not both assigned (see %s, %s)\n", sc, a.log,
+                b.log);
         return 1;
     }
     /* At the rate the ranks sample (16 x 12 ranks at 10 Hz): live telemetry. */
@@ -362,7 +374,8 @@ static int scenario_kill(const char *sc, const input_t *in)
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, KEY_MIXED, 30000, 0, third);
-    sw_test_daemon_kill(&a); /* mid-forwarding: the input is produced faster than... at most seconds ago */
+    sw_test_daemon_kill(
+        &a); /* mid-forwarding: the input is produced faster than... at most seconds ago */
     sw_test_daemon_start(&a);
     failed |= produce_all(sc, in, KEY_MIXED, 30000, third, 2 * third);
     usleep(800000); /* the second kill point */
@@ -402,8 +415,10 @@ static int scenario_rebalance(const char *sc, const input_t *in)
     failed |= check(sc, in, true, false);
     if (stop(&b) != 0) failed = 1;
     int moved = sw_test_daemon_count(&a, "revoked") + sw_test_daemon_count(&b, "restored");
-    printf("  (no key, a second instance joins and the first leaves while forwarding: %d "
-           "revocations and restores)\n", moved);
+    printf(
+        "  (no key, a second instance joins and the first leaves while forwarding: %d "
+        "revocations and restores)\n",
+        moved);
     if (moved < 2) {
         fprintf(stderr, "FAIL [%s]: no partition moved (see %s, %s)\n", sc, a.log, b.log);
         failed = 1;
@@ -451,12 +466,16 @@ static int scenario_off(const char *sc, const input_t *in)
     sw_kmsg_free(o, no);
     bool warned = sw_test_daemon_count(&a, "is not its job_id") > 0;
     if (!warned || summaries <= NJOBS) {
-        fprintf(stderr, "FAIL [%s]: repartition=off with unkeyed input: %zu summaries for %d jobs, "
-                        "warning %s\n", sc, summaries, NJOBS, warned ? "logged" : "missing");
+        fprintf(stderr,
+                "FAIL [%s]: repartition=off with unkeyed input: %zu summaries for %d jobs, "
+                "warning %s\n",
+                sc, summaries, NJOBS, warned ? "logged" : "missing");
         failed = 1;
     }
-    printf("%-30s repartition=off, no key: %zu summaries for %d jobs (jobs split over engines), "
-           "mis-keyed input warned about\n", sc, summaries, NJOBS);
+    printf(
+        "%-30s repartition=off, no key: %zu summaries for %d jobs (jobs split over engines), "
+        "mis-keyed input warned about\n",
+        sc, summaries, NJOBS);
     if (stop(&a) != 0) failed = 1;
     return failed;
 }
@@ -506,7 +525,8 @@ int main(void)
     RUN("off", scenario_off("off", &in));
 #undef RUN
     free_input(&in);
-    if (getenv("SW_KEYING_KEEP")) printf("mock cluster left running at %s (pid %d)\n", g_boot, (int)g_mock.pid);
+    if (getenv("SW_KEYING_KEEP"))
+        printf("mock cluster left running at %s (pid %d)\n", g_boot, (int)g_mock.pid);
     else sw_test_mock_stop(&g_mock);
     printf("test_keying: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
     return failed ? 1 : 0;

@@ -79,8 +79,8 @@ static void env_start(env_t *e, const char *name)
     char cmd[2200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", e->dir, e->dir);
     assert_int_equal(system(cmd), 0);
-    static const char *const topics[] = {"tel:2", "alerts:2", "dlq:1", "ndlq:1", "stormwatch.state:1",
-                                         NULL};
+    static const char *const topics[] = {"tel:2",  "alerts:2",           "dlq:1",
+                                         "ndlq:1", "stormwatch.state:1", NULL};
     if (!sw_test_mock_start(&e->mock, e->dir, 1, false, topics))
         fail_msg("the mock cluster did not start (see %s)", e->mock.err);
     e->boot = e->mock.boot;
@@ -156,7 +156,8 @@ static void produce(const char *boot, const char *topic, int32_t partition, cons
 {
     rd_kafka_t *rk = sw_kp_new(boot);
     for (int i = 0; i < n; i++)
-        assert_true(sw_kp_send(rk, topic, partition, key, strlen(key), values[i], strlen(values[i])));
+        assert_true(
+            sw_kp_send(rk, topic, partition, key, strlen(key), values[i], strlen(values[i])));
     assert_true(sw_kp_flush(rk, 10000));
     sw_kp_destroy(rk);
 }
@@ -174,8 +175,8 @@ static void start_notify(sw_test_daemon_t *d, const env_t *e, const char *group,
 {
     sw_test_daemon_init(d, "notify", e->dir, tag, e->boot);
     sw_test_daemon_x(d, "notify.group.id=%s", group);
-    static const char *const common[] = {"output.topic=alerts", "notify.dlq.topic=ndlq", "log.level=debug",
-                                         "commit.interval.ms=200", NULL};
+    static const char *const common[] = {"output.topic=alerts", "notify.dlq.topic=ndlq",
+                                         "log.level=debug", "commit.interval.ms=200", NULL};
     sw_test_daemon_xs(d, common);
     sw_test_daemon_xs(d, (const char *const *)extra);
     sw_test_daemon_start(d);
@@ -189,9 +190,9 @@ typedef struct req_s {
     char path[16];
     char *body;
     char signature[80];
-    char auth[128];      /* the Authorization header */
-    int status;          /* what the client was answered (0: never saw an answer) */
-    int64_t at_ms;       /* arrival */
+    char auth[128]; /* the Authorization header */
+    int status;     /* what the client was answered (0: never saw an answer) */
+    int64_t at_ms;  /* arrival */
 } req_t;
 
 typedef struct srv_s {
@@ -203,7 +204,7 @@ typedef struct srv_s {
     const ans_t *pd_script, *wh_script; /* by request number, then ANS_OK */
     int n_pd_script, n_wh_script;
     int n_pd, n_wh;
-    pid_t kill_pid;      /* ANS_KILL: SIGKILL this process */
+    pid_t kill_pid; /* ANS_KILL: SIGKILL this process */
 } srv_t;
 
 typedef struct conn_s {
@@ -257,8 +258,8 @@ static enum MHD_Result on_req(void *cls, struct MHD_Connection *c, const char *u
     const char *text = status == 400 ? "{\"status\":\"invalid event\",\"message\":\"Event object "
                                        "is invalid\",\"errors\":[\"Invalid routing key\"]}"
                                      : "{\"status\":\"success\"}";
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
+                                                                MHD_RESPMEM_MUST_COPY);
     if (status == 429) MHD_add_response_header(resp, "Retry-After", "1");
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
@@ -350,8 +351,9 @@ static int job_records(const env_t *e, const char *job, char ***out)
 {
     char path[1200], cmd[4000];
     snprintf(path, sizeof(path), "%s/gen13.records.jsonl", e->dir);
-    snprintf(cmd, sizeof(cmd), "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'",
-             sw_test_bin(), sw_test_fixtures(), path);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'", sw_test_bin(),
+             sw_test_fixtures(), path);
     assert_int_equal(system(cmd), 0);
     char **lines;
     int n = read_lines(path, &lines);
@@ -400,12 +402,19 @@ static void test_pagerduty_webhook(void **state)
     char pd_url[128], wh_url[128];
     snprintf(pd_url, sizeof(pd_url), "pagerduty.url=http://127.0.0.1:%d/pd", s.port);
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
-    char *extra[] = {pd_url, wh_url, "pagerduty.routing.key=" ROUTING_KEY,
-                     "webhook.hmac.secret=" HMAC_SECRET, "pagerduty.timeout.ms=500",
-                     "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
-                     "pagerduty.rate.limit=0", "metrics.listen=127.0.0.1:0",
-                     "pagerduty.auth.basic=pd-user:pd-pass", "webhook.auth.bearer.token=wh-token",
-                     "webhook.rate.limit=2", NULL};
+    char *extra[] = {pd_url,
+                     wh_url,
+                     "pagerduty.routing.key=" ROUTING_KEY,
+                     "webhook.hmac.secret=" HMAC_SECRET,
+                     "pagerduty.timeout.ms=500",
+                     "notify.retry.backoff.ms=20",
+                     "notify.retry.backoff.max.ms=200",
+                     "pagerduty.rate.limit=0",
+                     "metrics.listen=127.0.0.1:0",
+                     "pagerduty.auth.basic=pd-user:pd-pass",
+                     "webhook.auth.bearer.token=wh-token",
+                     "webhook.rate.limit=2",
+                     NULL};
     sw_test_daemon_t n;
     start_notify(&n, &e, "pd", "notify", extra);
     bool done = wait_committed(e.boot, "pd", "alerts", 2, nv, 60000);
@@ -463,9 +472,10 @@ static void test_pagerduty_webhook(void **state)
     /* webhook.rate.limit=2: a burst of 2, then one request per 500 ms. */
     assert_int_equal(wh_seen, 6);
     if (wh_last - wh_first < 1900)
-        fail_msg("6 webhook requests within %lld ms at 2 per second", (long long)(wh_last - wh_first));
-    if (t_next - t429 < 950) fail_msg("retried %lld ms after a 429 with Retry-After: 1",
-                                      (long long)(t_next - t429));
+        fail_msg("6 webhook requests within %lld ms at 2 per second",
+                 (long long)(wh_last - wh_first));
+    if (t_next - t429 < 950)
+        fail_msg("retried %lld ms after a 429 with Retry-After: 1", (long long)(t_next - t429));
     /* Dead letters: PagerDuty's 400 with its body, and the undecodable value. */
     assert_int_equal(ndl, 2);
     bool got400 = false, gotbad = false;
@@ -490,17 +500,33 @@ static void test_pagerduty_webhook(void **state)
     assert_int_equal(healthy, 200);
     if (ready != 200) fail_msg("/readyz answered %d: %s", ready, sw_buf_cstr(&rbody));
     const char *mt = sw_buf_cstr(&mbody);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") == 4);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") == 1);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
+    assert_true(
+        sw_test_metric(
+            mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") ==
+        4);
+    assert_true(
+        sw_test_metric(
+            mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") ==
+        1);
+    assert_true(
+        sw_test_metric(
+            mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
     assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"pagerduty\"}") >= 3);
     assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
     assert_true(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") == 4);
     assert_true(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
     /* Every PagerDuty attempt timed: 429, 500, the timeout, 4 accepted, the 400. */
-    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") == 8);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") == 8);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >= 0.5);
+    assert_true(sw_test_metric(
+                    mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") ==
+                8);
+    assert_true(
+        sw_test_metric(
+            mt,
+            "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") ==
+        8);
+    assert_true(
+        sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >=
+        0.5);
     sw_buf_clear(&mbody);
     sw_buf_clear(&rbody);
     /* The routing key and the credentials never reach the log. */
@@ -541,8 +567,7 @@ static void test_kill9(void **state)
     produce(e.boot, "alerts", 0, "k", vals, 8);
     char wh_url[128];
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
-    char *extra[] = {wh_url, "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
-                     NULL};
+    char *extra[] = {wh_url, "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200", NULL};
     sw_test_daemon_t n1, n2, n3;
     start_notify(&n1, &e, "k9", "notify1", extra);
     pthread_mutex_lock(&s.lock);
@@ -569,7 +594,8 @@ static void test_kill9(void **state)
     int rc = sw_test_daemon_stop(&n2, 30000);
     start_notify(&n3, &e, "k9", "notify3", extra);
     const char *err3 = n3.log;
-    bool rebuilt = sw_test_daemon_wait_log(&n3, "committed 12, rebuilding open episodes from 10", 1, 30000);
+    bool rebuilt = sw_test_daemon_wait_log(&n3, "committed 12, rebuilding open episodes from 10", 1,
+                                           30000);
     int64_t low = 12, until = sw_proc_now_ms() + 1500;
     while (rebuilt && sw_proc_now_ms() < until) {
         int64_t c0 = sw_kc_committed(e.boot, "k9", "alerts", 2);
@@ -694,7 +720,8 @@ static void test_rebalance(void **state)
      * changes hands is rebuilt by its new owner from the commit metadata. */
     start_notify(&n2, &e, "rb", "notify2", extra);
     const char *err1 = n1.log, *err2 = n2.log;
-    bool split = sw_test_daemon_wait_log(&n2, "committed 1, rebuilding open episodes from 0", 1, 60000);
+    bool split = sw_test_daemon_wait_log(&n2, "committed 1, rebuilding open episodes from 0", 1,
+                                         60000);
     /* Repeats of both triggers (skipped by whichever owns them), then the
      * resolves (each sent once). */
     produce(e.boot, "alerts", 0, "job-A", &a[0], 1);
@@ -708,8 +735,8 @@ static void test_rebalance(void **state)
     env_stop(&e);
     if (!first) fail_msg("the first instance did not deliver the triggers (see %s)", err1);
     if (!split) fail_msg("the second instance did not take over a partition (see %s)", err2);
-    if (!done) fail_msg("the records after the rebalance were not all committed (see %s, %s)",
-                        err1, err2);
+    if (!done)
+        fail_msg("the records after the rebalance were not all committed (see %s, %s)", err1, err2);
     assert_int_equal(rc1, 0);
     assert_int_equal(rc2, 0);
     json_t *seen = json_object();
@@ -735,8 +762,12 @@ static void test_stop_retrying(void **state)
     /* Nothing listens there: connection refused, retried forever. */
     char wh_url[128];
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", free_port());
-    char *extra[] = {wh_url, "notify.retry.backoff.ms=100", "notify.retry.backoff.max.ms=400",
-                     "shutdown.timeout.ms=5000", "notify.dlq.topic=ndlq-created", NULL};
+    char *extra[] = {wh_url,
+                     "notify.retry.backoff.ms=100",
+                     "notify.retry.backoff.max.ms=400",
+                     "shutdown.timeout.ms=5000",
+                     "notify.dlq.topic=ndlq-created",
+                     NULL};
     sw_test_daemon_t n;
     start_notify(&n, &e, "stop", "notify", extra);
     const char *err_path = n.log;
@@ -797,9 +828,11 @@ static json_t *am_alert(int port, const char *job)
         json_t *arr = json_loads(sw_buf_cstr(&body), 0, &je);
         size_t i;
         json_t *al;
-        json_array_foreach(arr, i, al) {
+        json_array_foreach(arr, i, al)
+        {
             json_t *labels = json_object_get(al, "labels");
-            const char *state = json_string_value(json_object_get(json_object_get(al, "status"), "state"));
+            const char *state = json_string_value(
+                json_object_get(json_object_get(al, "status"), "state"));
             if (!strcmp(json_string_value(json_object_get(labels, "job_id")) ?: "", job) && state &&
                 !strcmp(state, "active"))
                 found = json_incref(al);
@@ -826,7 +859,8 @@ static double am_metric(int port, const char *series)
     sw_buf_t body;
     sw_buf_init(&body);
     double v = -1;
-    if (sw_test_http_get(port, "/metrics", &body) == 200) v = sw_test_metric(sw_buf_cstr(&body), series);
+    if (sw_test_http_get(port, "/metrics", &body) == 200)
+        v = sw_test_metric(sw_buf_cstr(&body), series);
     sw_buf_clear(&body);
     return v;
 }
@@ -848,9 +882,10 @@ static void test_alertmanager(void **state)
     snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
     FILE *f = fopen(am.conf, "w");
     assert_non_null(f);
-    fputs("global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
-          "receivers:\n  - name: blackhole\n",
-          f);
+    fputs(
+        "global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
+        "receivers:\n  - name: blackhole\n",
+        f);
     fclose(f);
     am_start(&e, &am, "1");
 
@@ -875,10 +910,11 @@ static void test_alertmanager(void **state)
     free_lines(tel, ntel);
     sw_test_daemon_t run;
     sw_test_daemon_init(&run, "run", e.dir, "run", e.boot);
-    static const char *const rprops[] = {"input.topics=tel", "output.topic=alerts", "dlq.topic=dlq",
-                                         "group.id=am-run", "window.samples=8", "stale.ms=0",
-                                         "state.restore=off", "commit.interval.ms=200", "job.idle.ms=1500",
-                                         "output.format=avro", "metrics.listen=127.0.0.1:0", NULL};
+    static const char *const rprops[] = {
+        "input.topics=tel",   "output.topic=alerts",        "dlq.topic=dlq",
+        "group.id=am-run",    "window.samples=8",           "stale.ms=0",
+        "state.restore=off",  "commit.interval.ms=200",     "job.idle.ms=1500",
+        "output.format=avro", "metrics.listen=127.0.0.1:0", NULL};
     sw_test_daemon_xs(&run, rprops);
     sw_test_daemon_start(&run);
     const char *err = run.log;
@@ -892,8 +928,10 @@ static void test_alertmanager(void **state)
                      !strstr(sw_buf_cstr(&rm), "stormwatch_notify_");
     sw_buf_clear(&rm);
     sw_test_daemon_stop(&run, 30000);
-    double firing = am_metric(am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
-    double resolved = am_metric(am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
+    double firing = am_metric(
+        am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
+    double resolved = am_metric(
+        am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
     json_t *gone = am_alert(am.port, "job-13");
 
     /* A long episode: its trigger alone, straight onto the alert topic. */
@@ -934,8 +972,9 @@ static void test_alertmanager(void **state)
     if (firing < 2 || resolved < 2)
         fail_msg("Alertmanager received %g firing and %g resolved alerts, expected >= 2 each",
                  firing, resolved);
-    if (!run_clean) fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families",
-                             rport, rstatus);
+    if (!run_clean)
+        fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families", rport,
+                 rstatus);
     if (gone) fail_msg("job-13's episodes all ended, yet Alertmanager holds one active");
     if (!labels_ok) fail_msg("long-1's alert missing or with unexpected labels (see %s)", nerr);
     if (!still) fail_msg("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);

@@ -61,8 +61,9 @@ static bool daemon_init(sw_test_daemon_t *d, const char *tag, const char *last)
     snprintf(conf, sizeof(conf), "%s/ops.conf", g_dir);
     FILE *f = fopen(conf, "w");
     if (!f) return false;
-    fprintf(f, "# secrets in a file, as a Kubernetes Secret mount would give them\n"
-               "kafka.ssl.keystore.password=%s\nkafka.sasl.username=file-user\n",
+    fprintf(f,
+            "# secrets in a file, as a Kubernetes Secret mount would give them\n"
+            "kafka.ssl.keystore.password=%s\nkafka.sasl.username=file-user\n",
             k_secrets[3]);
     fclose(f);
     sw_test_daemon_init(d, "run", g_dir, tag, g_boot);
@@ -91,8 +92,8 @@ static int test_dump(void)
 {
     sw_test_daemon_t d;
     SW_ASSERT(daemon_init(&d, "dump", "dump"), "cannot write the config file");
-    SW_ASSERT(sw_test_daemon_start(&d) && sw_test_daemon_wait_exit(&d, 20000) == 0, "-X dump failed (see %s)",
-              d.log);
+    SW_ASSERT(sw_test_daemon_start(&d) && sw_test_daemon_wait_exit(&d, 20000) == 0,
+              "-X dump failed (see %s)", d.log);
     sw_buf_t out;
     sw_buf_init(&out);
     SW_ASSERT(read_file(d.out, &out) == 0, "no dump output");
@@ -102,7 +103,8 @@ static int test_dump(void)
         !strstr(out.data, "kafka.ssl.keystore.password=[redacted, set]") ||
         !strstr(out.data, "kafka.consumer.ssl.key.password=[redacted, set]") ||
         !strstr(out.data, "kafka.sasl.username=file-user")) {
-        fprintf(stderr, "FAIL: -X dump does not list the secrets as redacted or the user name:\n%s\n",
+        fprintf(stderr,
+                "FAIL: -X dump does not list the secrets as redacted or the user name:\n%s\n",
                 out.data);
         failed = 1;
     }
@@ -154,12 +156,14 @@ static int test_daemon(void)
     int scraped_midway = 0;
     while (sw_gen_next(gen, &line)) {
         if (sent % 400 == 200) {
-            SW_ASSERT(sw_kp_send(rk, "in.ops", 0, "opsjob-0", 8, "{\"not\": \"telemetry\"}", 20), "produce");
+            SW_ASSERT(sw_kp_send(rk, "in.ops", 0, "opsjob-0", 8, "{\"not\": \"telemetry\"}", 20),
+                      "produce");
             sent++;
             bad++;
         }
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         const sw_record_t *rec;
         SW_ASSERT(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)) == SW_OK, "%s", err);
         if (rec) records[rec->action]++;
@@ -167,7 +171,9 @@ static int test_daemon(void)
         /* Now and then keyed by host, or not keyed (on the same partition,
          * so the answer is unchanged): counted as mis-keyed and warned. */
         bool by_host = sent % 500 == 250, no_key = sent % 500 == 450;
-        const void *key = by_host ? (const void *)"node-000" : no_key ? NULL : (const void *)ev.job_id.ptr;
+        const void *key = by_host  ? (const void *)"node-000"
+                          : no_key ? NULL
+                                   : (const void *)ev.job_id.ptr;
         size_t keylen = by_host ? 8 : no_key ? 0 : ev.job_id.len;
         miskeyed += by_host || no_key;
         SW_ASSERT(sw_kp_send(rk, "in.ops", 0, key, keylen, line.data, line.len - 1), "produce");
@@ -190,7 +196,8 @@ static int test_daemon(void)
     size_t got = sw_kc_read(g_boot, "out.ops", 2, want, 500, 60000, &m);
     sw_kmsg_free(m, got);
     if (got != want) {
-        fprintf(stderr, "FAIL: %zu records on the output, expected %llu\n", got, (unsigned long long)want);
+        fprintf(stderr, "FAIL: %zu records on the output, expected %llu\n", got,
+                (unsigned long long)want);
         failed = 1;
     }
     if (!scraped_midway) {
@@ -203,7 +210,8 @@ static int test_daemon(void)
         usleep(300000);
         st = sw_test_http_get(port, "/metrics", &body);
     } while (sw_proc_now_ms() < deadline &&
-             (sw_test_metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") != (double)sent ||
+             (sw_test_metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") !=
+                  (double)sent ||
               sw_test_metric(body.data, "stormwatch_consumer_total_lag") != 0 ||
               sw_test_metric(body.data, "stormwatch_records_out_total{action=\"summary\"}") != 1));
     char series[128];
@@ -221,7 +229,7 @@ static int test_daemon(void)
         {"stormwatch_records_out_total{action=\"summary\"}", 1},
         {"stormwatch_consumer_total_lag", 0},
         {"stormwatch_assigned_partitions", 2},
-        {"stormwatch_jobs_tracked", 0},       /* the job went idle: state freed */
+        {"stormwatch_jobs_tracked", 0}, /* the job went idle: state freed */
         {"stormwatch_retained_samples", 0},
         {"stormwatch_event_processing_seconds_count", (double)sent},
         {"stormwatch_miskeyed_messages_total{topic=\"in.ops\"}", (double)miskeyed},
@@ -247,12 +255,14 @@ static int test_daemon(void)
         failed = 1;
     }
     if (sw_test_metric(body.data, "stormwatch_rebalances_total") < 1 ||
-        sw_test_metric(body.data, "stormwatch_decode_errors_total") + sw_test_metric(body.data, "stormwatch_invalid_events_total") !=
+        sw_test_metric(body.data, "stormwatch_decode_errors_total") +
+                sw_test_metric(body.data, "stormwatch_invalid_events_total") !=
             (double)bad) {
         fprintf(stderr, "FAIL: rebalances %g, decode errors %g + invalid %g (expected %llu bad)\n",
                 sw_test_metric(body.data, "stormwatch_rebalances_total"),
                 sw_test_metric(body.data, "stormwatch_decode_errors_total"),
-                sw_test_metric(body.data, "stormwatch_invalid_events_total"), (unsigned long long)bad);
+                sw_test_metric(body.data, "stormwatch_invalid_events_total"),
+                (unsigned long long)bad);
         failed = 1;
     }
     failed |= check_no_secret("/metrics", body.data);
@@ -269,7 +279,8 @@ static int test_daemon(void)
         lf = 1;
     }
     printf("secrets in the debug log (%zu bytes): %s\n", log.len, lf ? "FAILED" : "absent");
-    if (!strstr(log.data, "offset ") || !strstr(log.data, ": message key \"node-000\" is not its job_id \"")) {
+    if (!strstr(log.data, "offset ") ||
+        !strstr(log.data, ": message key \"node-000\" is not its job_id \"")) {
         fprintf(stderr, "FAIL: no warning naming a message keyed by host\n");
         failed = 1;
     }
@@ -291,8 +302,9 @@ int main(void)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return 1;
     sw_test_mock_t mock;
-    if (!sw_test_mock_start(&mock, g_dir, 0, false,
-                            (const char *const[]){"in.ops:2", "out.ops:2", "dlq.ops:2", "state.ops:1", NULL}))
+    if (!sw_test_mock_start(
+            &mock, g_dir, 0, false,
+            (const char *const[]){"in.ops:2", "out.ops:2", "dlq.ops:2", "state.ops:1", NULL}))
         return 1;
     snprintf(g_boot, sizeof(g_boot), "%s", mock.boot);
     /* A secret in the environment too (what a container would get). */

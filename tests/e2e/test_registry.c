@@ -194,7 +194,8 @@ int main(void)
         fprintf(stderr, "FAIL: sr_encode.py\n");
         return 1;
     }
-    static const char *const topics[] = {"in.sr:1", "out.sr:1", "dlq.sr:1", "out.ids:1", "dlq.ids:1", "in.p:1",
+    static const char *const topics[] = {"in.sr:1", "out.sr:1", "dlq.sr:1", "out.ids:1",
+                                         "dlq.ids:1", "in.p:1",
                                          /* repartition=on (default): each group's internal topic,
                                           * so both stages decode through the registry */
                                          "sr.repartition:1", "ids.repartition:1", NULL};
@@ -213,10 +214,12 @@ int main(void)
     char url[200];
     snprintf(url, sizeof(url), "schema.registry.url=http://127.0.0.1:%d", port);
     sw_test_daemon_init(&daemon, "run", g_dir, "run", g_boot);
-    static const char *const props[] = {"input.topics=in.sr", "output.topic=out.sr", "dlq.topic=dlq.sr",
-                                        "group.id=sr", "input.format=avro", "output.format=avro",
-                                        "state.restore=off", "topics.create=off", "metrics.listen=127.0.0.1:0",
-                                        "commit.interval.ms=200", "window.samples=10", NULL};
+    static const char *const props[] = {"input.topics=in.sr",         "output.topic=out.sr",
+                                        "dlq.topic=dlq.sr",           "group.id=sr",
+                                        "input.format=avro",          "output.format=avro",
+                                        "state.restore=off",          "topics.create=off",
+                                        "metrics.listen=127.0.0.1:0", "commit.interval.ms=200",
+                                        "window.samples=10",          NULL};
     sw_test_daemon_xs(&daemon, props);
     sw_test_daemon_x(&daemon, "%s", url);
     sw_test_daemon_start(&daemon);
@@ -329,9 +332,10 @@ int main(void)
         fprintf(stderr, "FAIL: alerts differ from the JSON path: %s\n", why);
         goto out;
     }
-    printf("%zu alerts equal the JSON path's; alert schema registered once (id %d) and on every "
-           "record: ok\n",
-           want_n, (int)alert_id);
+    printf(
+        "%zu alerts equal the JSON path's; alert schema registered once (id %d) and on every "
+        "record: ok\n",
+        want_n, (int)alert_id);
     json_decref(by);
     sw_kmsg_free(m, got);
 
@@ -378,10 +382,10 @@ int main(void)
              "telemetry_v3.avsc,14=%s/registry/telemetry_v4.avsc",
              g_src, g_src, g_src);
     sw_test_daemon_init(&daemon, "run", g_dir, "ids", g_boot);
-    const char *const iprops[] = {"input.topics=in.sr", "output.topic=out.ids", "dlq.topic=dlq.ids",
-                                         "group.id=ids", "input.format=avro", "output.format=avro",
-                                         "avro.schema.id.telemetry=12", ids, "state.restore=off",
-                                         "topics.create=off", "window.samples=10", NULL};
+    const char *const iprops[] = {
+        "input.topics=in.sr", "output.topic=out.ids", "dlq.topic=dlq.ids",           "group.id=ids",
+        "input.format=avro",  "output.format=avro",   "avro.schema.id.telemetry=12", ids,
+        "state.restore=off",  "topics.create=off",    "window.samples=10",           NULL};
     sw_test_daemon_xs(&daemon, iprops);
     sw_test_daemon_start(&daemon);
     got = sw_kc_read(g_boot, "out.ids", 1, want_n, 2000, 60000, &m);

@@ -33,11 +33,11 @@ typedef struct tcase_s {
     char name[96];
     int64_t window, stale;
     int group;
-    int base;          /* first partition of the case in its group's topic */
-    int abase;         /* the same in the Avro topic, -1 when not there */
-    char *jobs[16];    /* job ids in first-appearance order ("" = null job) */
+    int base;       /* first partition of the case in its group's topic */
+    int abase;      /* the same in the Avro topic, -1 when not there */
+    char *jobs[16]; /* job ids in first-appearance order ("" = null job) */
     int njobs;
-    size_t expected;   /* records in NAME.stream.jsonl */
+    size_t expected; /* records in NAME.stream.jsonl */
 } tcase_t;
 
 static char g_boot[1024];
@@ -107,7 +107,9 @@ static void start_daemon(sw_test_daemon_t *d, const char *tag, const char *const
 static json_t *expected_by_job(const tcase_t *c)
 {
     char path[1200];
-    if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+    if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >=
+        (int)sizeof(path))
+        abort();
     sw_buf_t b;
     sw_buf_init(&b);
     sw_test_read_file(path, &b);
@@ -117,7 +119,8 @@ static json_t *expected_by_job(const tcase_t *c)
     json_t *by = json_object();
     size_t i;
     json_t *v;
-    json_array_foreach(all, i, v) {
+    json_array_foreach(all, i, v)
+    {
         json_t *jid = json_object_get(v, "job_id");
         const char *job = json_is_string(jid) ? json_string_value(jid) : "";
         json_t *arr = json_object_get(by, job);
@@ -145,14 +148,18 @@ static int load_cases(void)
         memset(c, 0, sizeof(*c));
         snprintf(c->name, sizeof(c->name), "%.*s", (int)(len - 12), de->d_name);
         char path[1200];
-        if (snprintf(path, sizeof(path), "%s/%s", sw_test_fixtures(), de->d_name) >= (int)sizeof(path)) abort();
+        if (snprintf(path, sizeof(path), "%s/%s", sw_test_fixtures(), de->d_name) >=
+            (int)sizeof(path))
+            abort();
         json_error_t e;
         json_t *p = json_load_file(path, 0, &e);
         c->window = json_integer_value(json_object_get(p, "window.samples"));
         c->stale = json_integer_value(json_object_get(p, "stale.ms"));
         json_decref(p);
         /* jobs by first appearance */
-        if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+        if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >=
+            (int)sizeof(path))
+            abort();
         char **lines;
         size_t *lens;
         int n = read_lines(path, &lines, &lens);
@@ -170,7 +177,9 @@ static int load_cases(void)
         }
         sw_tdec_destroy(dec);
         free_lines(lines, lens, n);
-        if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+        if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >=
+            (int)sizeof(path))
+            abort();
         sw_buf_t b;
         sw_buf_init(&b);
         sw_test_read_file(path, &b);
@@ -195,7 +204,9 @@ static int job_partition(const tcase_t *c, const sw_event_t *ev)
 static int produce_case(rd_kafka_t *rk, const tcase_t *c, const char *topic, int base, bool avro)
 {
     char path[1200];
-    if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+    if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >=
+        (int)sizeof(path))
+        abort();
     char **lines;
     size_t *lens;
     int n = read_lines(path, &lines, &lens);
@@ -320,7 +331,8 @@ static int test_fixtures_through_kafka(void)
         sw_test_daemon_x(&d[g], "group.id=g%d", g);
         if (avro) sw_test_daemon_x(&d[g], "input.topics=ina");
         else sw_test_daemon_x(&d[g], "input.topics=in.g%d", g);
-        sw_test_daemon_xs(&d[g], (const char *const[]){"output.topic=out.fx", "dlq.topic=dlq.fx", NULL});
+        sw_test_daemon_xs(&d[g],
+                          (const char *const[]){"output.topic=out.fx", "dlq.topic=dlq.fx", NULL});
         sw_test_daemon_x(&d[g], "window.samples=%lld", avro ? 512LL : (long long)gw[g]);
         sw_test_daemon_x(&d[g], "stale.ms=%lld", avro ? 60000LL : (long long)gs[g]);
         sw_test_daemon_x(&d[g], "output.format=%s", avro ? "avro" : "json");
@@ -348,8 +360,8 @@ static int test_fixtures_through_kafka(void)
             failed = 1;
         }
     }
-    printf("fixtures through Kafka: %d cases in %d parameter groups (+ Avro in/out), %s\n", g_ncases,
-           ng, failed ? "FAILED" : "ok");
+    printf("fixtures through Kafka: %d cases in %d parameter groups (+ Avro in/out), %s\n",
+           g_ncases, ng, failed ? "FAILED" : "ok");
     return failed ? 1 : 0;
 }
 
@@ -359,8 +371,9 @@ static int test_dlq(void)
 {
     sw_test_daemon_t d;
     start_daemon(&d, "run-dlq",
-                 (const char *const[]){"group.id=gdlq", "input.topics=in.dlq", "output.topic=out.dlq",
-                                       "dlq.topic=dlq.dlq", "max.ranks.per.job=64", NULL});
+                 (const char *const[]){"group.id=gdlq", "input.topics=in.dlq",
+                                       "output.topic=out.dlq", "dlq.topic=dlq.dlq",
+                                       "max.ranks.per.job=64", NULL});
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, 30000), "daemon did not join (log %s)", d.log);
     /* Good telemetry with a storm, bad records in the middle. */
     sw_gen_opts_t go;
@@ -378,7 +391,8 @@ static int test_dlq(void)
     } bad[] = {
 #define BAD(s, kind) {s, sizeof(s) - 1, kind}
         BAD("not json at all", "decode"),
-        BAD("{\"timestamp_ns\": -5, \"event_type\": \"sample\", \"device_used_bytes\": 1}", "invalid"),
+        BAD("{\"timestamp_ns\": -5, \"event_type\": \"sample\", \"device_used_bytes\": 1}",
+            "invalid"),
         BAD("", "decode"),
         BAD("\x00\x00\x00\x00\x4d\x02", "decode"), /* Avro with schema id 77 */
         BAD("\x00\x00\x00\x00\x01\x02", "decode"), /* Avro, schema id 1, truncated */
@@ -400,12 +414,14 @@ static int test_dlq(void)
             b++;
         }
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         const sw_record_t *rec;
         sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
         want_records += rec != NULL;
-        SW_ASSERT(sw_kp_send(rk, "in.dlq", 0, ev.job_id.ptr, ev.job_id.len, line.data, line.len - 1),
-                  "produce good");
+        SW_ASSERT(
+            sw_kp_send(rk, "in.dlq", 0, ev.job_id.ptr, ev.job_id.len, line.data, line.len - 1),
+            "produce good");
         line.len = 0;
     }
     SW_ASSERT(b == nbad, "only %zu bad records were interleaved", b);
@@ -429,17 +445,20 @@ static int test_dlq(void)
         if (x->len != bad[k].len || memcmp(x->value, bad[k].value, x->len) != 0 || !kind ||
             strcmp(kind, bad[k].kind) != 0 || !why || !*why || !src || strcmp(src, "in.dlq") != 0 ||
             !off || !x->key || strcmp(x->key, "k") != 0) {
-            fprintf(stderr, "FAIL dlq record %zu: value %zu bytes (want %zu), kind %s (want %s), error \"%s\", "
-                            "source %s offset %s, key %s\n",
-                    k, x->len, bad[k].len, kind ? kind : "-", bad[k].kind, why ? why : "-",
-                    src ? src : "-", off ? off : "-", x->key ? x->key : "(null)");
+            fprintf(
+                stderr,
+                "FAIL dlq record %zu: value %zu bytes (want %zu), kind %s (want %s), error \"%s\", "
+                "source %s offset %s, key %s\n",
+                k, x->len, bad[k].len, kind ? kind : "-", bad[k].kind, why ? why : "-",
+                src ? src : "-", off ? off : "-", x->key ? x->key : "(null)");
             failed = 1;
         }
     }
     sw_kmsg_free(m, n);
     n = sw_kc_read(g_boot, "out.dlq", 4, want_records, 1500, 60000, &m);
     if (n != want_records || want_records < 2) {
-        fprintf(stderr, "FAIL dlq: %zu alert records after the bad input, expected %zu\n", n, want_records);
+        fprintf(stderr, "FAIL dlq: %zu alert records after the bad input, expected %zu\n", n,
+                want_records);
         failed = 1;
     }
     sw_kmsg_free(m, n);
@@ -462,8 +481,9 @@ static int test_oversized(void)
 {
     sw_test_daemon_t d;
     start_daemon(&d, "run-big",
-                 (const char *const[]){"group.id=gbig", "input.topics=in.big", "output.topic=out.big",
-                                       "dlq.topic=dlq.big", "kafka.producer.message.max.bytes=100000",
+                 (const char *const[]){"group.id=gbig", "input.topics=in.big",
+                                       "output.topic=out.big", "dlq.topic=dlq.big",
+                                       "kafka.producer.message.max.bytes=100000",
                                        "metrics.listen=127.0.0.1:0", NULL});
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, 30000), "daemon did not join (log %s)", d.log);
     rd_kafka_t *rk = sw_kp_new(g_boot);
@@ -471,10 +491,11 @@ static int test_oversized(void)
     for (int k = 0; k < 12; k++)
         for (int r = 0; r < 2; r++) {
             long long used = (k < 8 ? 1LL : 12LL + r) << 30;
-            int n = snprintf(line, sizeof(line),
-                             "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
-                             "\"world_size\": 131072, \"job_id\": \"wide\", \"device_used_bytes\": %lld}",
-                             1000000000LL + k * 100000000LL + r * 1000000LL, r, used);
+            int n = snprintf(
+                line, sizeof(line),
+                "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
+                "\"world_size\": 131072, \"job_id\": \"wide\", \"device_used_bytes\": %lld}",
+                1000000000LL + k * 100000000LL + r * 1000000LL, r, used);
             SW_ASSERT(sw_kp_send(rk, "in.big", 0, "wide", 4, line, (size_t)n), "produce");
         }
     size_t big_len = 150000;
@@ -517,7 +538,8 @@ static int test_oversized(void)
     sw_buf_t body;
     sw_buf_init(&body);
     int port = sw_test_daemon_metrics_port(&d, 0);
-    SW_ASSERT(port > 0 && sw_test_http_get(port, "/metrics", &body) == 200, "no /metrics (port %d)", port);
+    SW_ASSERT(port > 0 && sw_test_http_get(port, "/metrics", &body) == 200, "no /metrics (port %d)",
+              port);
     double condensed = sw_test_metric(body.data, "stormwatch_records_condensed_total");
     if (condensed < 2) {
         fprintf(stderr, "FAIL oversized: stormwatch_records_condensed_total is %g\n", condensed);
@@ -533,8 +555,9 @@ static int test_oversized(void)
 
 static int test_two_instances(void)
 {
-    static const char *const extra[] = {"group.id=gtwo", "input.topics=in.two", "output.topic=out.two",
-                                        "dlq.topic=dlq.two", "job.idle.ms=600000", NULL};
+    static const char *const extra[] = {"group.id=gtwo",        "input.topics=in.two",
+                                        "output.topic=out.two", "dlq.topic=dlq.two",
+                                        "job.idle.ms=600000",   NULL};
     sw_test_daemon_t a, b;
     start_daemon(&a, "run-twoA", extra);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 8, 30000), "A did not take 8 partitions");
@@ -550,7 +573,8 @@ static int test_two_instances(void)
     }
     int held_a = 8 - sw_test_daemon_count(&a, "revoked");
     int held_b = sw_test_daemon_count(&b, ": assigned ");
-    SW_ASSERT(held_a + held_b == 8 && held_a > 0 && held_b > 0, "assignment A %d + B %d", held_a, held_b);
+    SW_ASSERT(held_a + held_b == 8 && held_a > 0 && held_b > 0, "assignment A %d + B %d", held_a,
+              held_b);
 
     sw_gen_opts_t go;
     sw_gen_opts_default(&go);
@@ -582,7 +606,8 @@ static int test_two_instances(void)
         sw_event_t ev;
         SW_ASSERT(sw_tdec_json(dec, lines[n], lens[n], &ev, err, sizeof(err)) == SW_OK, "%s", err);
         int part = atoi(ev.job_id.ptr + 4); /* "two-<j>": job j on partition j */
-        SW_ASSERT(sw_kp_send(rk, "in.two", part, ev.job_id.ptr, ev.job_id.len, lines[n], lens[n]), "produce");
+        SW_ASSERT(sw_kp_send(rk, "in.two", part, ev.job_id.ptr, ev.job_id.len, lines[n], lens[n]),
+                  "produce");
         n++;
         line.len = 0;
     }
@@ -599,8 +624,8 @@ static int test_two_instances(void)
     char why[1024];
     int failed = 0;
     if (got_n != want_n || !sw_test_json_equal(got, want, true, why, sizeof(why))) {
-        fprintf(stderr, "FAIL two instances: %zu records, expected %zu exactly once: %s\n", got_n, want_n,
-                got_n == want_n ? why : "count differs");
+        fprintf(stderr, "FAIL two instances: %zu records, expected %zu exactly once: %s\n", got_n,
+                want_n, got_n == want_n ? why : "count differs");
         failed = 1;
     }
     SW_ASSERT(json_object_size(want) == 8 && want_n >= 8,
@@ -665,8 +690,8 @@ static int produce_range(char **lines, size_t *lens, int from, int to, useconds_
 
 static int test_sigterm(void)
 {
-    static const char *const extra[] = {"group.id=gterm", "input.topics=in.term", "output.topic=out.term",
-                                        "dlq.topic=dlq.term", NULL};
+    static const char *const extra[] = {"group.id=gterm", "input.topics=in.term",
+                                        "output.topic=out.term", "dlq.topic=dlq.term", NULL};
     sw_test_daemon_t d;
     start_daemon(&d, "run-term1", extra);
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, 30000), "daemon did not join");
@@ -732,13 +757,15 @@ static int test_sigterm(void)
     size_t got_n = sw_kc_read(g_boot, "out.term", 4, want_n, 3000, 90000, &m);
     SW_ASSERT(sw_test_daemon_stop(&d, 30000) == 0, "restarted daemon did not exit 0");
     long long done2 = final_messages(d.log);
-    SW_ASSERT(done2 == total - done, "restart processed %lld new messages, expected %lld (total %d)",
-              done2, total - done, total);
+    SW_ASSERT(done2 == total - done,
+              "restart processed %lld new messages, expected %lld (total %d)", done2, total - done,
+              total);
     json_t *got = sw_kt_group_by_job(m, got_n, "in.term", 0, 4, false);
     /* Summaries come from idleness, not from the input: compare the rest. */
     const char *job;
     json_t *arr;
-    json_object_foreach(got, job, arr) {
+    json_object_foreach(got, job, arr)
+    {
         size_t n = json_array_size(arr);
         json_t *last = n ? json_array_get(arr, n - 1) : NULL;
         if (last && !strcmp(json_string_value(json_object_get(last, "action")), "summary"))
@@ -754,8 +781,9 @@ static int test_sigterm(void)
     free_lines(lines, lens, total);
     sw_buf_clear(&line);
     sw_gen_destroy(gen);
-    printf("SIGTERM mid-stream: %lld of %d processed and committed, the restart did the other %lld: ok\n",
-           done, total, done2);
+    printf(
+        "SIGTERM mid-stream: %lld of %d processed and committed, the restart did the other %lld: ok\n",
+        done, total, done2);
     return 0;
 }
 

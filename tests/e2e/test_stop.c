@@ -34,9 +34,10 @@ static void test_stop_before_assignment(void **state)
     snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
     assert_int_equal(system(mk), 0);
     sw_test_mock_t mock;
-    static const char *const topics[] = {"in.stop:4", "out.stop:1", "dlq.stop:1", "stormwatch.state:1",
-                                         NULL};
-    if (!sw_test_mock_start(&mock, dir, 1, false, topics)) fail_msg("the mock cluster did not start");
+    static const char *const topics[] = {"in.stop:4", "out.stop:1", "dlq.stop:1",
+                                         "stormwatch.state:1", NULL};
+    if (!sw_test_mock_start(&mock, dir, 1, false, topics))
+        fail_msg("the mock cluster did not start");
     static const char *const props[] = {"input.topics=in.stop", "output.topic=out.stop",
                                         "dlq.topic=dlq.stop", "group.id=stopper", NULL};
     /* A holds the group, so that B's join is a rebalance with a window
@@ -63,7 +64,8 @@ static void test_stop_before_assignment(void **state)
         bool was_assigned = sw_test_daemon_count(&b, ": assigned ") > 0;
         int rc = sw_test_daemon_stop(&b, 60000);
         if (rc != 0)
-            fail_msg("stop %d (after %d ms) exited %d, expected 0 (see %s)", i, 100 + i * 330, rc, b.log);
+            fail_msg("stop %d (after %d ms) exited %d, expected 0 (see %s)", i, 100 + i * 330, rc,
+                     b.log);
         stops++;
         before_assignment += !was_assigned;
     }
@@ -88,15 +90,16 @@ static void test_unreachable_cluster(void **state)
     sw_test_daemon_init(&d, "run", dir, "unreachable", NULL);
     sw_test_daemon_x(&d, "bootstrap.servers=127.0.0.1:1");
     sw_test_daemon_start(&d);
-    bool said = sw_test_daemon_wait_log(&d, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2,
-                                        60000);
+    bool said = sw_test_daemon_wait_log(
+        &d, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2, 60000);
     int64_t t0 = sw_proc_now_ms();
     int rc = sw_test_daemon_stop(&d, 30000);
     int64_t took = sw_proc_now_ms() - t0;
     if (!said) fail_msg("no diagnosis of the unreachable broker, twice, in %s", d.log);
     assert_int_equal(sw_test_daemon_count(&d, "does not exist"), 0);
     assert_int_equal(sw_test_daemon_count(&d, "stopped before the Kafka cluster answered"), 1);
-    printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc, (long long)took);
+    printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc,
+           (long long)took);
     assert_int_equal(rc, 0);
     assert_true(took < 5000);
 }

@@ -90,7 +90,8 @@ bool sw_test_mock_cmd(sw_test_mock_t *m, const char *fmt, ...)
     while (f && fgets(l, sizeof(l), f)) snprintf(last, sizeof(last), "%s", l);
     if (f) fclose(f);
     bool ok = strncmp(last, "ok", 2) == 0;
-    if (!ok) fprintf(stderr, "mock command \"%.*s\" answered: %s\n", (int)strlen(line) - 1, line, last);
+    if (!ok)
+        fprintf(stderr, "mock command \"%.*s\" answered: %s\n", (int)strlen(line) - 1, line, last);
     return ok;
 }
 

@@ -18,11 +18,11 @@
 
 /** A mock cluster started by sw_test_mock_start(). */
 typedef struct sw_test_mock_s {
-    pid_t pid;          /**< 0 once stopped */
-    int ctl;            /**< stdin of a --control mock (sw_test_mock_cmd()), else -1 */
-    char boot[1024];    /**< its bootstrap.servers */
-    char out[1100];     /**< DIR/mock.out: its stdout (control answers) */
-    char err[1100];     /**< DIR/mock.err */
+    pid_t pid;       /**< 0 once stopped */
+    int ctl;         /**< stdin of a --control mock (sw_test_mock_cmd()), else -1 */
+    char boot[1024]; /**< its bootstrap.servers */
+    char out[1100];  /**< DIR/mock.out: its stdout (control answers) */
+    char err[1100];  /**< DIR/mock.err */
 } sw_test_mock_t;
 
 /**
@@ -36,7 +36,8 @@ bool sw_test_mock_start(sw_test_mock_t *m, const char *dir, int brokers, bool co
                         const char *const *topics);
 
 /** @brief One control command to a --control mock; true when it answered "ok". */
-bool sw_test_mock_cmd(sw_test_mock_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool sw_test_mock_cmd(sw_test_mock_t *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /** @brief Kill the mock and reap it (idempotent). */
 void sw_test_mock_stop(sw_test_mock_t *m);
@@ -49,13 +50,13 @@ void sw_test_mock_stop(sw_test_mock_t *m);
  * sw_test_daemon_start(). argv points into the struct: do not copy it.
  */
 typedef struct sw_test_daemon_s {
-    pid_t pid;          /**< 0 when not running */
-    int status;         /**< once reaped: exit status or 128+signal; -1 before */
-    char log[1100];     /**< DIR/TAG.err: its stderr, which the waits read */
-    char out[1100];     /**< DIR/TAG.out: its stdout */
+    pid_t pid;      /**< 0 when not running */
+    int status;     /**< once reaped: exit status or 128+signal; -1 before */
+    char log[1100]; /**< DIR/TAG.err: its stderr, which the waits read */
+    char out[1100]; /**< DIR/TAG.out: its stdout */
     int argc;
     char *argv[SW_TEST_DAEMON_MAX_ARGS + 1];
-    char strs[8192];    /**< the arguments' text */
+    char strs[8192]; /**< the arguments' text */
     size_t used;
 } sw_test_daemon_t;
 
@@ -72,7 +73,8 @@ void sw_test_daemon_init(sw_test_daemon_t *d, const char *cmd, const char *dir, 
 void sw_test_daemon_arg(sw_test_daemon_t *d, const char *arg);
 
 /** @brief Append "-X" and the formatted property (e.g. "group.id=g.%s"). */
-void sw_test_daemon_x(sw_test_daemon_t *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sw_test_daemon_x(sw_test_daemon_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /** @brief Append "-X" and each of the NULL-terminated @p props (NULL: none). */
 void sw_test_daemon_xs(sw_test_daemon_t *d, const char *const *props);
@@ -84,7 +86,8 @@ bool sw_test_daemon_start(sw_test_daemon_t *d);
  * @brief Wait until the log holds @p needle @p times times. @returns false
  *        after @p timeout_ms, or as soon as the process has exited.
  */
-bool sw_test_daemon_wait_log(sw_test_daemon_t *d, const char *needle, int times, int64_t timeout_ms);
+bool sw_test_daemon_wait_log(sw_test_daemon_t *d, const char *needle, int times,
+                             int64_t timeout_ms);
 
 /**
  * @brief Wait until the daemon has logged @p partitions assignments

@@ -193,7 +193,8 @@ bool sw_kp_send(rd_kafka_t *rk, const char *topic, int32_t partition, const void
 {
     for (;;) {
         rd_kafka_resp_err_t e = rd_kafka_producev(
-            rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
+            rk, RD_KAFKA_V_TOPIC(topic),
+            RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
             RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, len),
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -271,7 +272,8 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
                 const char *name;
                 const void *val;
                 size_t vs;
-                for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs); i++) {
+                for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs);
+                     i++) {
                     x->hdr_names[x->nhdr] = strdup(name);
                     x->hdr_values[x->nhdr] = val ? strndup(val, vs) : strdup("");
                     x->nhdr++;
@@ -355,7 +357,8 @@ json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int
             sw_buf_t js;
             sw_buf_init(&js);
             char err[256];
-            if (sw_avro_decode_record_json(m[i].value, m[i].len, 2, &js, err, sizeof(err)) != SW_OK) {
+            if (sw_avro_decode_record_json(m[i].value, m[i].len, 2, &js, err, sizeof(err)) !=
+                SW_OK) {
                 fprintf(stderr, "undecodable Avro alert: %s\n", err);
                 sw_buf_clear(&js);
                 continue;
@@ -377,7 +380,6 @@ json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int
     }
     return by;
 }
-
 
 /* Records an uninterrupted engine gives for these events, as JSON per job. */
 json_t *sw_kt_replay_by_job(char **lines, size_t *lens, int n)
@@ -405,7 +407,8 @@ json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_
         sw_alert_json_record(&js, rec);
         json_error_t e;
         json_t *v = json_loadb(js.data, js.len, 0, &e);
-        const char *job = rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id")) : "";
+        const char *job = rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id"))
+                                                   : "";
         json_t *arr = json_object_get(by, job);
         if (!arr) {
             arr = json_array();
@@ -419,15 +422,16 @@ json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_
     return by;
 }
 
-
 void sw_kt_drop_summaries(json_t *by)
 {
     const char *job;
     json_t *arr;
-    json_object_foreach(by, job, arr) {
+    json_object_foreach(by, job, arr)
+    {
         for (size_t i = json_array_size(arr); i-- > 0;) {
             json_t *a = json_object_get(json_array_get(arr, i), "action");
-            if (json_is_string(a) && !strcmp(json_string_value(a), "summary")) json_array_remove(arr, i);
+            if (json_is_string(a) && !strcmp(json_string_value(a), "summary"))
+                json_array_remove(arr, i);
         }
     }
 }

@@ -46,9 +46,9 @@ int64_t sw_proc_now_ms(void);
 typedef struct sw_kmsg_s {
     int32_t partition;
     int64_t offset;
-    char *key;          /**< NUL-terminated copy, NULL when null */
+    char *key; /**< NUL-terminated copy, NULL when null */
     size_t key_len;
-    char *value;        /**< NUL-terminated copy */
+    char *value; /**< NUL-terminated copy */
     size_t len;
     char *hdr_names[16];
     char *hdr_values[16];
@@ -83,7 +83,8 @@ const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name);
 void sw_kmsg_free(sw_kmsg_t *m, size_t n);
 
 /** @brief Sum of the committed offsets of @p group on @p topic's partitions. */
-int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic, int partitions);
+int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic,
+                        int partitions);
 
 /**
  * @brief Wait until sw_kc_committed() reaches @p want. @returns the last
