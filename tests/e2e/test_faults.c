@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 #include "sw_codec_telemetry.h"
+#include "sw_daemon.h"
 #include "sw_gen.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
 static char g_boot[1024];
-static pid_t g_mock;
-static int g_mock_in = -1;
+static sw_test_mock_t g_mock;
 static char g_dir[512];
 
 static char *path_in(const char *name)
@@ -38,38 +38,8 @@ static char *path_in(const char *name)
     return buf[k];
 }
 
-static int count_lines(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int n = 0, c;
-    while ((c = fgetc(f)) != EOF) n += c == '\n';
-    fclose(f);
-    return n;
-}
-
 /* One control command to the mock; @returns true when it answered "ok". */
-static bool mock_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static bool mock_cmd(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line) - 1, fmt, ap);
-    va_end(ap);
-    strcat(line, "\n");
-    int before = count_lines(path_in("mock.out"));
-    if (write(g_mock_in, line, strlen(line)) < 0) return false;
-    int64_t deadline = sw_proc_now_ms() + 10000;
-    while (count_lines(path_in("mock.out")) <= before && sw_proc_now_ms() < deadline) usleep(10000);
-    FILE *f = fopen(path_in("mock.out"), "r");
-    char last[512] = "", l[512];
-    while (f && fgets(l, sizeof(l), f)) snprintf(last, sizeof(last), "%s", l);
-    if (f) fclose(f);
-    bool ok = strncmp(last, "ok", 2) == 0;
-    if (!ok) fprintf(stderr, "mock command \"%.*s\" answered: %s", (int)strlen(line) - 1, line, last);
-    return ok;
-}
+#define mock_cmd(...) sw_test_mock_cmd(&g_mock, __VA_ARGS__)
 
 typedef struct stream_s {
     char **lines;
@@ -79,8 +49,8 @@ typedef struct stream_s {
     char prefix[16];
 } stream_t;
 
-static int make_stream(stream_t *s, const char *prefix, int jobs, int ranks, int samples, int storms,
-                       uint64_t seed)
+static int make_stream(stream_t *s, const char *prefix, int jobs, int ranks, int samples,
+                       int storms, uint64_t seed)
 {
     sw_gen_opts_t go;
     sw_gen_opts_default(&go);
@@ -137,10 +107,12 @@ static int produce(const stream_t *s, const char *t, int from, int to, useconds_
     size_t plen = strlen(s->prefix) + 1;
     for (int i = from; i < to; i++) {
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, s->lines[i], s->lens[i], &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, s->lines[i], s->lens[i], &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         int part = atoi(ev.job_id.ptr + plen);
-        SW_ASSERT(sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->lines[i], s->lens[i]),
-                  "produce");
+        SW_ASSERT(
+            sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->lines[i], s->lens[i]),
+            "produce");
         if (pace_us && i % 100 == 99) {
             rd_kafka_poll(rk, 0);
             usleep(pace_us);
@@ -159,54 +131,36 @@ static pid_t produce_in_child(const stream_t *s, const char *t, useconds_t pace_
     return pid;
 }
 
-static pid_t daemon_start(const char *t, const char *tag, const char *extra1, const char *extra2)
+/* `stormwatch run` on topics in.<t>, out.<t>, ... as group g.<t>, its log
+ * in run-<tag>.err; @p extra1 and @p extra2 are -X values or NULL. */
+static void daemon_start(sw_test_daemon_t *d, const char *t, const char *tag, const char *extra1,
+                         const char *extra2)
 {
-    static char a[12][256];
-    if (snprintf(a[0], 256, "bootstrap.servers=%s", g_boot) >= 256) abort();
-    snprintf(a[1], 256, "group.id=g.%s", t);
-    snprintf(a[2], 256, "input.topics=in.%s", t);
-    snprintf(a[3], 256, "output.topic=out.%s", t);
-    snprintf(a[4], 256, "dlq.topic=dlq.%s", t);
-    snprintf(a[5], 256, "state.topic=state.%s", t);
-    char *argv[48];
-    int n = 0;
-    argv[n++] = (char *)sw_test_bin();
-    argv[n++] = "run";
-    for (int i = 0; i < 6; i++) {
-        argv[n++] = "-X";
-        argv[n++] = a[i];
-    }
+    char name[64];
+    snprintf(name, sizeof(name), "run-%s", tag);
+    sw_test_daemon_init(d, "run", g_dir, name, g_boot);
+    sw_test_daemon_x(d, "group.id=g.%s", t);
+    sw_test_daemon_x(d, "input.topics=in.%s", t);
+    sw_test_daemon_x(d, "output.topic=out.%s", t);
+    sw_test_daemon_x(d, "dlq.topic=dlq.%s", t);
+    sw_test_daemon_x(d, "state.topic=state.%s", t);
     /* repartition=off: records are compared per input partition (their
      * source headers); the forwarding stage under kill -9 is test_keying's. */
-    const char *common[] = {"kafka.consumer.session.timeout.ms=6000", "window.samples=100",
-                            "repartition=off",
-                            "kafka.consumer.topic.metadata.refresh.interval.ms=1000",
-                            "snapshot.interval.ms=300", "job.idle.ms=3000", "log.level=info"};
-    for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++) {
-        argv[n++] = "-X";
-        argv[n++] = (char *)common[i];
-    }
-    if (extra1) {
-        argv[n++] = "-X";
-        argv[n++] = (char *)extra1;
-    }
-    if (extra2) {
-        argv[n++] = "-X";
-        argv[n++] = (char *)extra2;
-    }
-    argv[n] = NULL;
-    char out[600], err[600];
-    snprintf(out, sizeof(out), "%s/run-%s.out", g_dir, tag);
-    snprintf(err, sizeof(err), "%s/run-%s.err", g_dir, tag);
-    return sw_proc_spawn(argv, out, err);
+    static const char *const common[] = {"window.samples=100",
+                                         "repartition=off",
+                                         "kafka.consumer.topic.metadata.refresh.interval.ms=1000",
+                                         "snapshot.interval.ms=300",
+                                         "job.idle.ms=3000",
+                                         "log.level=info",
+                                         NULL};
+    sw_test_daemon_xs(d, common);
+    sw_test_daemon_xs(d, (const char *const[]){extra1, extra2, NULL});
+    sw_test_daemon_start(d);
 }
 
-static int stop(pid_t pid)
+static int stop(sw_test_daemon_t *d)
 {
-    kill(pid, SIGTERM);
-    int rc = sw_proc_wait(pid, 60000);
-    if (rc < 0) sw_proc_kill(pid);
-    return rc;
+    return sw_test_daemon_stop(d, 60000);
 }
 
 /* The output of topic out.<t> against an uninterrupted run of @p s. */
@@ -224,14 +178,16 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     int failed = 0;
     const char *job;
     json_t *arr;
-    json_object_foreach(got, job, arr) {
+    json_object_foreach(got, job, arr)
+    {
         size_t summaries = 0;
         for (size_t i = 0; i < json_array_size(arr); i++) {
             json_t *a = json_object_get(json_array_get(arr, i), "action");
             summaries += json_is_string(a) && !strcmp(json_string_value(a), "summary");
         }
         if (summaries != 1) {
-            fprintf(stderr, "FAIL %s: job %s has %zu summaries, expected 1\n", what, job, summaries);
+            fprintf(stderr, "FAIL %s: job %s has %zu summaries, expected 1\n", what, job,
+                    summaries);
             failed = 1;
         }
     }
@@ -254,8 +210,9 @@ static int check_output(const stream_t *s, const char *t, const char *what)
         for (size_t i = 0; f && i < got_n; i++) {
             json_error_t e;
             json_t *v = json_loadb(m[i].value, m[i].len, 0, &e);
-            fprintf(f, "p%d@%lld src=%s/%s action=%s job=%s ep=%lld rev=%lld\n", (int)m[i].partition,
-                    (long long)m[i].offset, sw_kmsg_header(&m[i], "stormwatch.source.partition"),
+            fprintf(f, "p%d@%lld src=%s/%s action=%s job=%s ep=%lld rev=%lld\n",
+                    (int)m[i].partition, (long long)m[i].offset,
+                    sw_kmsg_header(&m[i], "stormwatch.source.partition"),
                     sw_kmsg_header(&m[i], "stormwatch.source.offset"),
                     sw_kmsg_header(&m[i], "stormwatch.action"),
                     json_string_value(json_object_get(v, "job_id")),
@@ -270,8 +227,8 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     json_decref(got);
     json_decref(want);
     sw_kmsg_free(m, got_n);
-    printf("%s: %zu alert records + %d summaries compared (output held %zu alert records): %s\n", what,
-           want_n, s->jobs, alerts_got, failed ? "FAILED" : "ok");
+    printf("%s: %zu alert records + %d summaries compared (output held %zu alert records): %s\n",
+           what, want_n, s->jobs, alerts_got, failed ? "FAILED" : "ok");
     return failed;
 }
 
@@ -293,7 +250,6 @@ static int restored_count(const char *prefix, int n)
  * with ILLEGAL_GENERATION, so the whole assignment is lost and one more round
  * follows. Under CI load that has taken more than 30 s. */
 #define JOIN_WAIT_MS 120000
-#define ASSIGNED "stormwatch run: assigned "
 
 /* ---- scenarios ----------------------------------------------------------- */
 
@@ -313,24 +269,26 @@ static int test_kill9(void)
     for (int i = 0; i < rounds; i++) {
         char tag[16];
         snprintf(tag, sizeof(tag), "k%d", i);
-        pid_t d = daemon_start("k", tag, NULL, NULL);
-        char log[32];
-        snprintf(log, sizeof(log), "run-%s.err", tag);
-        SW_ASSERT(sw_proc_wait_text(path_in(log), ASSIGNED, 1, JOIN_WAIT_MS), "instance %d did not join", i);
-        usleep((useconds_t)run_ms[i] * 1000);
-        kill(d, SIGKILL);
-        sw_proc_wait(d, 10000);
+        sw_test_daemon_t d;
+        daemon_start(&d, "k", tag, NULL, NULL);
+        SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, JOIN_WAIT_MS), "instance %d did not join", i);
+        usleep((useconds_t)run_ms[i] * 1000); /* the kill point */
+        sw_test_daemon_kill(&d);
     }
-    pid_t d = daemon_start("k", "k4", NULL, NULL);
+    sw_test_daemon_t d;
+    daemon_start(&d, "k", "k4", NULL, NULL);
     SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
     int failed = check_output(&s, "k", "kill -9 at 4 points mid-stream");
-    SW_ASSERT(stop(d) == 0, "the last instance did not exit 0 after SIGTERM");
+    SW_ASSERT(stop(&d) == 0, "the last instance did not exit 0 after SIGTERM");
     int restores = restored_count("k", rounds + 1);
     printf("  kill -9 points: %d, partition restores from snapshots: %d\n", rounds, restores);
     SW_ASSERT(restores >= rounds, "only %d restores after %d kills", restores, rounds);
-    int held = sw_proc_count_text(path_in("run-k0.err"), "held until its origin snapshot is committed");
-    int released = sw_proc_count_text(path_in("run-k0.err"), "origin snapshot committed; consuming");
-    printf("  first commits refused: %d partitions held, %d released after a retry\n", held, released);
+    int held = sw_proc_count_text(path_in("run-k0.err"),
+                                  "held until its origin snapshot is committed");
+    int released = sw_proc_count_text(path_in("run-k0.err"),
+                                      "origin snapshot committed; consuming");
+    printf("  first commits refused: %d partitions held, %d released after a retry\n", held,
+           released);
     SW_ASSERT(held >= 1 && released == held, "held %d, released %d (see %s)", held, released,
               path_in("run-k0.err"));
     free_stream(&s);
@@ -341,27 +299,28 @@ static int test_rebalance(void)
 {
     stream_t s;
     if (make_stream(&s, "rj", 4, 16, 400, 3, 22)) return 1;
-    pid_t a = daemon_start("r", "rA", NULL, NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-rA.err"), ASSIGNED, 4, JOIN_WAIT_MS), "A did not take 4 partitions");
+    sw_test_daemon_t a, b;
+    daemon_start(&a, "r", "rA", NULL, NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 4, JOIN_WAIT_MS), "A did not take 4 partitions");
     pid_t prod = produce_in_child(&s, "r", 60000); /* ~15 s */
-    usleep(3000000);
-    pid_t b = daemon_start("r", "rB", NULL, NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-rB.err"), ASSIGNED, 1, JOIN_WAIT_MS), "B was never assigned");
-    usleep(3000000);
-    SW_ASSERT(stop(b) == 0, "B did not exit 0 when leaving");
+    usleep(3000000);                               /* B joins about a fifth into the telemetry */
+    daemon_start(&b, "r", "rB", NULL, NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, JOIN_WAIT_MS), "B was never assigned");
+    usleep(3000000); /* B consumes for a while, then leaves mid-storm */
+    SW_ASSERT(stop(&b) == 0, "B did not exit 0 when leaving");
     SW_ASSERT(sw_proc_wait(prod, 120000) == 0, "telemetry could not be produced");
     int failed = check_output(&s, "r", "second instance joins and leaves mid-storm");
-    SW_ASSERT(stop(a) == 0, "A did not exit 0");
+    SW_ASSERT(stop(&a) == 0, "A did not exit 0");
     /* B restoring a partition from a snapshot proves that one moved to it;
      * A restoring proves that one came back after B left. */
-    int to_b = sw_proc_count_text(path_in("run-rB.err"), "state restored");
-    int to_a = sw_proc_count_text(path_in("run-rA.err"), "state restored");
-    SW_ASSERT(to_b >= 1 && to_a >= 1, "no partition moved (B restored %d, A restored %d)", to_b, to_a);
-    printf("  partitions moved between instances: %d to B, %d back to A; revoked %d, lost %d\n", to_b, to_a,
-           sw_proc_count_text(path_in("run-rA.err"), " run: revoked ") +
-               sw_proc_count_text(path_in("run-rB.err"), " run: revoked "),
-           sw_proc_count_text(path_in("run-rA.err"), " run: lost ") +
-               sw_proc_count_text(path_in("run-rB.err"), " run: lost "));
+    int to_b = sw_test_daemon_count(&b, "state restored");
+    int to_a = sw_test_daemon_count(&a, "state restored");
+    SW_ASSERT(to_b >= 1 && to_a >= 1, "no partition moved (B restored %d, A restored %d)", to_b,
+              to_a);
+    printf("  partitions moved between instances: %d to B, %d back to A; revoked %d, lost %d\n",
+           to_b, to_a,
+           sw_test_daemon_count(&a, " run: revoked ") + sw_test_daemon_count(&b, " run: revoked "),
+           sw_test_daemon_count(&a, " run: lost ") + sw_test_daemon_count(&b, " run: lost "));
     free_stream(&s);
     return failed;
 }
@@ -372,11 +331,16 @@ static int test_broker_faults(void)
     if (make_stream(&s, "fj", 4, 16, 400, 3, 23)) return 1;
     /* The faults stall the telemetry itself for seconds: jobs must not go
      * idle meanwhile (in production job.idle.ms is minutes). */
-    pid_t d = daemon_start("f", "f0", "job.idle.ms=15000", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-f0.err"), ASSIGNED, 4, JOIN_WAIT_MS), "daemon did not join");
+    sw_test_daemon_t d, d2;
+    daemon_start(&d, "f", "f0", "job.idle.ms=15000", NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "daemon did not join");
     pid_t prod = produce_in_child(&s, "f", 80000); /* ~20 s */
     int faults = 0;
-#define FAULT(...) do { SW_ASSERT(mock_cmd(__VA_ARGS__), "mock refused a fault"); faults++; } while (0)
+#define FAULT(...)                                                \
+    do {                                                          \
+        SW_ASSERT(mock_cmd(__VA_ARGS__), "mock refused a fault"); \
+        faults++;                                                 \
+    } while (0)
     usleep(1500000);
     FAULT("broker rtt -1 300");
     usleep(1500000);
@@ -397,16 +361,16 @@ static int test_broker_faults(void)
     /* A second instance joins while joins and syncs fail a few times. */
     FAULT("errors JoinGroup 3 COORDINATOR_NOT_AVAILABLE");
     FAULT("errors SyncGroup 2 REBALANCE_IN_PROGRESS");
-    pid_t d2 = daemon_start("f", "f1", "job.idle.ms=15000", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-f1.err"), ASSIGNED, 1, JOIN_WAIT_MS), "joining under errors failed");
+    daemon_start(&d2, "f", "f1", "job.idle.ms=15000", NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d2, 1, JOIN_WAIT_MS), "joining under errors failed");
     usleep(1500000);
-    SW_ASSERT(stop(d2) == 0, "the second instance did not exit 0");
+    SW_ASSERT(stop(&d2) == 0, "the second instance did not exit 0");
 #undef FAULT
     SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
     int64_t t0 = sw_proc_now_ms();
     int failed = check_output(&s, "f", "broker and request faults during storms");
-    SW_ASSERT(sw_proc_wait(d, 0) == -1, "the daemon died during the faults (log %s)", path_in("run-f0.err"));
-    SW_ASSERT(stop(d) == 0, "the daemon did not exit 0 after the faults");
+    SW_ASSERT(sw_test_daemon_running(&d), "the daemon died during the faults (log %s)", d.log);
+    SW_ASSERT(stop(&d) == 0, "the daemon did not exit 0 after the faults");
     printf("  faults injected: %d; output complete %.1f s after the last telemetry\n", faults,
            (double)(sw_proc_now_ms() - t0) / 1000.0);
     free_stream(&s);
@@ -417,21 +381,21 @@ static int test_exactly_once(void)
 {
     stream_t s;
     if (make_stream(&s, "ej", 4, 8, 300, 2, 24)) return 1;
-    pid_t d = daemon_start("e", "e0", "processing.guarantee=exactly_once", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-e0.err"), ASSIGNED, 4, JOIN_WAIT_MS), "daemon did not join");
+    sw_test_daemon_t d;
+    daemon_start(&d, "e", "e0", "processing.guarantee=exactly_once", NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "daemon did not join");
     if (produce(&s, "e", 0, s.n, 0)) return 1;
     int failed = check_output(&s, "e", "exactly_once transactions on the mock cluster");
-    SW_ASSERT(stop(d) == 0, "exactly_once daemon did not exit 0");
+    SW_ASSERT(stop(&d) == 0, "exactly_once daemon did not exit 0");
     /* A fenced producer must stop the daemon, loudly. */
-    d = daemon_start("e", "e1", "processing.guarantee=exactly_once", NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-e1.err"), ASSIGNED, 4, JOIN_WAIT_MS), "restart did not join");
+    daemon_start(&d, "e", "e1", "processing.guarantee=exactly_once", NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "restart did not join");
     SW_ASSERT(mock_cmd("errors EndTxn 1 PRODUCER_FENCED"), "mock refused the fault");
     if (produce(&s, "e", 0, 200, 0)) return 1;
-    int rc = sw_proc_wait(d, 60000);
-    if (rc < 0) sw_proc_kill(d);
+    int rc = sw_test_daemon_wait_exit(&d, 60000);
     SW_ASSERT(rc == 1, "a fenced exactly_once daemon exited %d, expected 1", rc);
-    SW_ASSERT(sw_proc_count_text(path_in("run-e1.err"), "exactly_once: commit_transaction failed") == 1,
-              "no clear message about the failed transaction in %s", path_in("run-e1.err"));
+    SW_ASSERT(sw_test_daemon_count(&d, "exactly_once: commit_transaction failed") == 1,
+              "no clear message about the failed transaction in %s", d.log);
     printf("  fenced producer: exit 1 with a clear message: ok\n");
     free_stream(&s);
     return failed;
@@ -467,13 +431,12 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
     char prefix[8];
     snprintf(prefix, sizeof(prefix), "%sj", t);
     if (make_stream(&s, prefix, 4, 16, 400, 3, seed)) return 1;
-    pid_t d[2] = {0, 0};
+    static sw_test_daemon_t d[2];
     int gen[2] = {0, 0};
-    char tag[2][32], log[2][80];
+    char tag[2][32];
     for (int k = 0; k < instances; k++) {
         snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
-        snprintf(log[k], sizeof(log[k]), "run-%s.err", tag[k]);
-        d[k] = daemon_start(t, tag[k], NULL, NULL);
+        daemon_start(&d[k], t, tag[k], NULL, NULL);
     }
     /* A backlog first, so that the first assignment has records to send at once. */
     if (produce(&s, t, 0, s.n / 10, 0)) return 1;
@@ -490,36 +453,35 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
             delay = rnd(0, 400);
             break;
         case KILL_ASSIGNED:
-            SW_ASSERT(sw_proc_wait_text(path_in(log[k]), ASSIGNED, 1, JOIN_WAIT_MS), "%s was never assigned",
+            SW_ASSERT(sw_test_daemon_wait_assigned(&d[k], 1, JOIN_WAIT_MS), "%s was never assigned",
                       tag[k]);
             delay = i == 0 ? rnd(50, 250) : rnd(0, 800);
             break;
         case KILL_RESTORING: /* restore runs right after "assigned" is logged */
-            SW_ASSERT(sw_proc_wait_text(path_in(log[k]), ASSIGNED, 1, JOIN_WAIT_MS), "%s was never assigned",
+            SW_ASSERT(sw_test_daemon_wait_assigned(&d[k], 1, JOIN_WAIT_MS), "%s was never assigned",
                       tag[k]);
             delay = rnd(0, 30);
             break;
         case KILL_RUNNING:
-            SW_ASSERT(sw_proc_wait_text(path_in(log[k]), ASSIGNED, 1, JOIN_WAIT_MS), "%s was never assigned",
+            SW_ASSERT(sw_test_daemon_wait_assigned(&d[k], 1, JOIN_WAIT_MS), "%s was never assigned",
                       tag[k]);
             delay = rnd(500, 3000);
             break;
         }
         usleep((useconds_t)delay * 1000);
-        kill(d[k], SIGKILL);
-        sw_proc_wait(d[k], 10000);
+        sw_test_daemon_kill(&d[k]);
         printf("  kill %d: %s %s + %d ms\n", i + 1, tag[k], k_kill_at[at], delay);
         gen[k]++;
         snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
-        snprintf(log[k], sizeof(log[k]), "run-%s.err", tag[k]);
-        d[k] = daemon_start(t, tag[k], NULL, NULL);
+        daemon_start(&d[k], t, tag[k], NULL, NULL);
     }
     SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
     char what[96];
-    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9", (unsigned long long)seed,
-             instances, instances == 1 ? "" : "s", kills);
+    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9",
+             (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills);
     int failed = check_output(&s, t, what);
-    for (int k = 0; k < instances; k++) SW_ASSERT(stop(d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
+    for (int k = 0; k < instances; k++)
+        SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
     free_stream(&s);
     return failed;
 }
@@ -534,50 +496,52 @@ static int test_bounded_stop(void)
     stream_t s;
     if (make_stream(&s, "sj", 4, 16, 400, 3, 31)) return 1;
     /* No periodic snapshot: the stop has state to snapshot and commit. */
-    pid_t d = daemon_start("s", "s0", "shutdown.timeout.ms=3000", "snapshot.interval.ms=3600000");
-    SW_ASSERT(sw_proc_wait_text(path_in("run-s0.err"), ASSIGNED, 4, JOIN_WAIT_MS), "s0 did not take 4 partitions");
+    sw_test_daemon_t d;
+    daemon_start(&d, "s", "s0", "shutdown.timeout.ms=3000", "snapshot.interval.ms=3600000");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "s0 did not take 4 partitions");
     if (produce(&s, "s", 0, s.n / 3, 0)) return 1;
     usleep(2000000);
     SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
     usleep(500000);
     int64_t t0 = sw_proc_now_ms();
-    kill(d, SIGTERM);
-    int rc = sw_proc_wait(d, 60000);
+    int rc = sw_test_daemon_stop(&d, 60000);
     int64_t took = sw_proc_now_ms() - t0;
-    if (rc < 0) sw_proc_kill(d);
-    printf("  brokers down, SIGTERM, shutdown.timeout.ms=3000: exit %d after %lld ms\n", rc, (long long)took);
-    SW_ASSERT(rc == 1 && took < 8000, "the stop with the brokers gone exited %d after %lld ms", rc, (long long)took);
-    SW_ASSERT(sw_proc_count_text(path_in("run-s0.err"), "the stop took shutdown.timeout.ms") == 1,
-              "no message about the stop deadline in %s", path_in("run-s0.err"));
+    printf("  brokers down, SIGTERM, shutdown.timeout.ms=3000: exit %d after %lld ms\n", rc,
+           (long long)took);
+    SW_ASSERT(rc == 1 && took < 8000, "the stop with the brokers gone exited %d after %lld ms", rc,
+              (long long)took);
+    SW_ASSERT(sw_test_daemon_count(&d, "the stop took shutdown.timeout.ms") == 1,
+              "no message about the stop deadline in %s", d.log);
     SW_ASSERT(mock_cmd("broker up -1"), "mock refused broker up");
 
     /* A second signal: at once. */
-    d = daemon_start("s", "s1", "snapshot.interval.ms=3600000", NULL); /* shutdown.timeout.ms: 30 s */
-    SW_ASSERT(sw_proc_wait_text(path_in("run-s1.err"), ASSIGNED, 4, JOIN_WAIT_MS), "s1 did not take 4 partitions");
+    daemon_start(&d, "s", "s1", "snapshot.interval.ms=3600000",
+                 NULL); /* shutdown.timeout.ms: 30 s */
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "s1 did not take 4 partitions");
     if (produce(&s, "s", s.n / 3, 2 * s.n / 3, 0)) return 1;
     usleep(2000000);
     SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
     usleep(500000);
     t0 = sw_proc_now_ms();
-    kill(d, SIGTERM);
+    kill(d.pid, SIGTERM);
     usleep(500000);
-    kill(d, SIGTERM);
-    rc = sw_proc_wait(d, 60000);
+    rc = sw_test_daemon_stop(&d, 60000); /* the second SIGTERM */
     took = sw_proc_now_ms() - t0;
-    if (rc < 0) sw_proc_kill(d);
-    printf("  brokers down, SIGTERM then SIGTERM 500 ms later: exit %d after %lld ms\n", rc, (long long)took);
-    SW_ASSERT(rc == 130 && took < 3000, "a second signal exited %d after %lld ms", rc, (long long)took);
-    SW_ASSERT(sw_proc_count_text(path_in("run-s1.err"), "second stop signal: stopping now") == 1,
-              "no message about the second signal in %s", path_in("run-s1.err"));
+    printf("  brokers down, SIGTERM then SIGTERM 500 ms later: exit %d after %lld ms\n", rc,
+           (long long)took);
+    SW_ASSERT(rc == 130 && took < 3000, "a second signal exited %d after %lld ms", rc,
+              (long long)took);
+    SW_ASSERT(sw_test_daemon_count(&d, "second stop signal: stopping now") == 1,
+              "no message about the second signal in %s", d.log);
     SW_ASSERT(mock_cmd("broker up -1"), "mock refused broker up");
 
     /* Brokers back: the restart finishes the work, nothing lost or repeated. */
-    d = daemon_start("s", "s2", NULL, NULL);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-s2.err"), ASSIGNED, 1, JOIN_WAIT_MS), "s2 was never assigned");
+    daemon_start(&d, "s", "s2", NULL, NULL);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, JOIN_WAIT_MS), "s2 was never assigned");
     if (produce(&s, "s", 2 * s.n / 3, s.n, 0)) return 1;
     int failed = check_output(&s, "s", "stops with the brokers gone, then a restart");
-    SW_ASSERT(stop(d) == 0, "s2 did not exit 0 after SIGTERM");
-    SW_ASSERT(sw_proc_count_text(path_in("run-s2.err"), "stopped in ") == 1, "no 'stopped in' line");
+    SW_ASSERT(stop(&d) == 0, "s2 did not exit 0 after SIGTERM");
+    SW_ASSERT(sw_test_daemon_count(&d, "stopped in ") == 1, "no 'stopped in' line");
     free_stream(&s);
     return failed;
 }
@@ -606,16 +570,13 @@ static unsigned owned(const char *path, const char *t, int *given_up)
     return mask;
 }
 
-/* Wait until A and B own all 4 partitions between them, both some. */
-static bool split_settled(const char *t, const char *ta, const char *tb, int64_t timeout_ms)
+/* Wait until A and B (their logs) own all 4 partitions between them, both some. */
+static bool split_settled(const char *t, const char *log_a, const char *log_b, int64_t timeout_ms)
 {
-    char la[64], lb[64];
-    snprintf(la, sizeof(la), "run-%s.err", ta);
-    snprintf(lb, sizeof(lb), "run-%s.err", tb);
     int64_t until = sw_proc_now_ms() + timeout_ms;
     for (;;) {
         int ga, gb;
-        unsigned a = owned(path_in(la), t, &ga), b = owned(path_in(lb), t, &gb);
+        unsigned a = owned(log_a, t, &ga), b = owned(log_b, t, &gb);
         if (a && b && (a | b) == 0xf && !(a & b)) return true;
         if (sw_proc_now_ms() > until) return false;
         usleep(200000);
@@ -647,42 +608,45 @@ static int test_static(void)
         snprintf(ta0, sizeof(ta0), "%sA0", t);
         snprintf(ta1, sizeof(ta1), "%sA1", t);
         snprintf(tb, sizeof(tb), "%sB", t);
-        char la0[32], la1[32], lb[32];
-        snprintf(la0, sizeof(la0), "run-%s.err", ta0);
-        snprintf(la1, sizeof(la1), "run-%s.err", ta1);
-        snprintf(lb, sizeof(lb), "run-%s.err", tb);
         const char *session = st ? "kafka.consumer.session.timeout.ms=15000" : NULL;
-        pid_t a = daemon_start(t, ta0, st ? ida : NULL, session);
-        SW_ASSERT(sw_proc_wait_text(path_in(la0), ASSIGNED, 4, JOIN_WAIT_MS), "%s did not take 4 partitions", ta0);
-        pid_t b = daemon_start(t, tb, st ? idb : NULL, session);
-        SW_ASSERT(split_settled(t, ta0, tb, JOIN_WAIT_MS), "%s and %s never split the partitions", ta0, tb);
+        sw_test_daemon_t a, b;
+        daemon_start(&a, t, ta0, st ? ida : NULL, session);
+        SW_ASSERT(sw_test_daemon_wait_assigned(&a, 4, JOIN_WAIT_MS), "%s did not take 4 partitions", ta0);
+        daemon_start(&b, t, tb, st ? idb : NULL, session);
+        SW_ASSERT(split_settled(t, a.log, b.log, JOIN_WAIT_MS), "%s and %s never split the partitions",
+                  ta0, tb);
         int gb0, ga, gb1, gb2;
-        unsigned own_b = owned(path_in(lb), t, &gb0), own_a = owned(path_in(la0), t, &ga);
-        SW_ASSERT(stop(a) == 0, "%s did not exit 0", ta0);
+        unsigned own_b = owned(b.log, t, &gb0), own_a = owned(a.log, t, &ga);
+        SW_ASSERT(stop(&a) == 0, "%s did not exit 0", ta0);
         int64_t until = sw_proc_now_ms() + 8000;
         unsigned away = own_b;
         while (sw_proc_now_ms() < until) { /* what B owns while A is away */
-            away = owned(path_in(lb), t, &gb1);
+            away = owned(b.log, t, &gb1);
             if (!st && away == 0xf) break;
             usleep(100000);
         }
-        a = daemon_start(t, ta1, st ? ida : NULL, session);
-        SW_ASSERT(split_settled(t, ta1, tb, JOIN_WAIT_MS), "%s and %s never split the partitions again", ta1, tb);
-        unsigned back_b = owned(path_in(lb), t, &gb2), back_a = owned(path_in(la1), t, &ga);
-        printf("  %s members: A %#x B %#x; A stopped: B %#x; A back: A %#x B %#x; B gave up %d partition%s\n",
+        daemon_start(&a, t, ta1, st ? ida : NULL, session);
+        SW_ASSERT(split_settled(t, a.log, b.log, JOIN_WAIT_MS),
+                  "%s and %s never split the partitions again", ta1, tb);
+        unsigned back_b = owned(b.log, t, &gb2), back_a = owned(a.log, t, &ga);
+        printf("  %s members: A %#x B %#x; A stopped: B %#x; A back: A %#x B %#x; B gave up %d "
+               "partition%s\n",
                st ? "static" : "dynamic (control)", own_a, own_b, away, back_a, back_b, gb2 - gb0,
                gb2 - gb0 == 1 ? "" : "s");
         if (st) {
             SW_ASSERT(away == own_b && back_b == own_b && gb2 == gb0,
                       "static members: B's partitions moved (B %#x, %#x while A was away, %#x after; "
-                      "gave up %d)", own_b, away, back_b, gb2 - gb0);
-            SW_ASSERT(back_a == own_a, "static members: A came back to %#x, not its %#x", back_a, own_a);
+                      "gave up %d)",
+                      own_b, away, back_b, gb2 - gb0);
+            SW_ASSERT(back_a == own_a, "static members: A came back to %#x, not its %#x", back_a,
+                      own_a);
         } else {
             SW_ASSERT(away == 0xf && gb2 > gb0,
-                      "control: dynamic members did not move A's partitions to B (B %#x while A was "
-                      "away, gave up %d): the test cannot tell", away, gb2 - gb0);
+                      "control: dynamic members did not move A's partitions to B (B %#x while A "
+                      "was away, gave up %d): the test cannot tell",
+                      away, gb2 - gb0);
         }
-        SW_ASSERT(stop(a) == 0 && stop(b) == 0, "the members did not exit 0");
+        SW_ASSERT(stop(&a) == 0 && stop(&b) == 0, "the members did not exit 0");
     }
     return failed;
 }
@@ -694,30 +658,14 @@ int main(void)
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return 1;
-    char *argv[96];
-    int n = 0;
-    argv[n++] = (char *)sw_test_bin();
-    argv[n++] = "mock";
-    argv[n++] = "--control";
-    argv[n++] = "--bootstrap-file";
-    argv[n++] = path_in("bootstrap");
-    static const char *topics[] = {"in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4",
-                                   "dlq.r:4", "state.r:1", "in.f:4",  "out.f:4", "dlq.f:4", "state.f:1",
-                                   "in.e:4", "out.e:4", "dlq.e:4", "state.e:1", "in.c:4",  "out.c:4",
-                                   "dlq.c:4", "state.c:1", "in.d:4",  "out.d:4", "dlq.d:4", "state.d:1",
-                                   "in.s:4",  "out.s:4", "dlq.s:4", "state.s:1", "in.m:4",
-                                   "out.m:4", "dlq.m:4", "state.m:1", "in.n:4",  "out.n:4",
-                                   "dlq.n:4", "state.n:1"};
-    for (size_t i = 0; i < sizeof(topics) / sizeof(topics[0]); i++) {
-        argv[n++] = "--topic";
-        argv[n++] = (char *)topics[i];
-    }
-    argv[n] = NULL;
-    g_mock = sw_proc_spawn_io(argv, &g_mock_in, path_in("mock.out"), path_in("mock.err"));
-    char *boot = sw_proc_wait_file(path_in("bootstrap"), 30000);
-    SW_ASSERT(boot, "the mock cluster did not start (see %s)", path_in("mock.err"));
-    snprintf(g_boot, sizeof(g_boot), "%s", boot);
-    free(boot);
+    static const char *const topics[] = {
+        "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
+        "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
+        "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
+        "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
+        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", NULL};
+    if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return 1;
+    snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     int failed = 0;
     const char *only = getenv("SW_FAULTS_ONLY"); /* one scenario, for debugging */
     if (!only || !strcmp(only, "kill9")) failed += test_kill9();
@@ -733,8 +681,7 @@ int main(void)
     int kills = kills_s ? atoi(kills_s) : 5;
     if (!only || !strcmp(only, "chaos1")) failed += test_chaos("c", 1, kills, seed);
     if (!only || !strcmp(only, "chaos2")) failed += test_chaos("d", 2, kills, seed + 1000);
-    close(g_mock_in);
-    sw_proc_kill(g_mock);
+    sw_test_mock_stop(&g_mock);
     printf("test_faults: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
     return failed ? 1 : 0;
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "sw_codec_telemetry.h"
+#include "sw_daemon.h"
 #include "sw_gen.h"
 #include "sw_partition.h"
 #include "sw_proc.h"
@@ -36,8 +37,8 @@
 
 static char g_dir[512];
 static char g_boot[1024];
-static pid_t g_mock;
-static int g_baseline; /* first causes right with job-keyed input */
+static sw_test_mock_t g_mock;
+static int g_baseline;      /* first causes right with job-keyed input */
 static const char *g_extra; /* one more -X for the daemons, or NULL */
 
 static char *path_in(const char *name)
@@ -87,7 +88,8 @@ static int make_input(input_t *in, uint64_t seed)
     in->m = NULL;
     while (sw_gen_next(gen, &line)) {
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         if (in->n == cap) {
             cap = cap ? cap * 2 : 4096;
             in->m = realloc(in->m, cap * sizeof(*in->m));
@@ -106,7 +108,8 @@ static int make_input(input_t *in, uint64_t seed)
     size_t ns = sw_gen_truth(gen, &st);
     for (int j = 0; j < NJOBS; j++) in->truth[j] = -1;
     for (size_t i = 0; i < ns; i++)
-        if (st[i].storm == 0 && st[i].job >= 0 && st[i].job < NJOBS) in->truth[st[i].job] = (int)st[i].rank;
+        if (st[i].storm == 0 && st[i].job >= 0 && st[i].job < NJOBS)
+            in->truth[st[i].job] = (int)st[i].rank;
     sw_buf_clear(&line);
     sw_tdec_destroy(dec);
     sw_gen_destroy(gen);
@@ -128,42 +131,30 @@ static bool send_one(rd_kafka_t *rk, const char *topic, const msg_t *m, size_t i
     if (k == KEY_MIXED && m->rank % 2 == 0) key = m->job, kl = strlen(m->job);
     /* Keyed messages where the Java client puts them; unkeyed ones spread
      * (round robin, as sticky and random partitioners do over time). */
-    int32_t part = key ? sw_partition_of(SW_PARTITIONER_MURMUR2, key, kl, NPARTS) : (int32_t)(i % NPARTS);
+    int32_t part = key ? sw_partition_of(SW_PARTITIONER_MURMUR2, key, kl, NPARTS)
+                       : (int32_t)(i % NPARTS);
     return sw_kp_send(rk, topic, part, key, kl, m->line, m->len);
 }
 
-static pid_t start_daemon(const char *tag, const char *sc, const char *repartition)
+/* Instance @p tag of scenario @p sc (log run-SC-TAG.err), started. */
+static void start_daemon(sw_test_daemon_t *d, const char *tag, const char *sc,
+                         const char *repartition)
 {
-    static char bs[1100], grp[100], in[100], out[100], dlq[100], st[100], rep[100];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", g_boot);
-    snprintf(grp, sizeof(grp), "group.id=g%s", sc);
-    snprintf(in, sizeof(in), "input.topics=in.%s", sc);
-    snprintf(out, sizeof(out), "output.topic=out.%s", sc);
-    snprintf(dlq, sizeof(dlq), "dlq.topic=dlq.%s", sc);
-    snprintf(st, sizeof(st), "state.topic=state.%s", sc);
-    snprintf(rep, sizeof(rep), "repartition=%s", repartition);
-    const char *xs[] = {bs, grp, in, out, dlq, st, rep,
-                        "kafka.consumer.session.timeout.ms=6000",
-                        "kafka.consumer.topic.metadata.refresh.interval.ms=1000",
-                        "commit.interval.ms=200", "snapshot.interval.ms=700", "job.idle.ms=3000"};
-    char *argv[40];
-    int n = 0;
-    argv[n++] = (char *)sw_test_bin();
-    argv[n++] = "run";
-    for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
-        argv[n++] = "-X";
-        argv[n++] = (char *)xs[i];
-    }
-    if (g_extra) {
-        argv[n++] = "-X";
-        argv[n++] = (char *)g_extra;
-    }
-    argv[n] = NULL;
-    char o[200], e[200];
-    snprintf(o, sizeof(o), "run-%s-%s.out", sc, tag);
-    snprintf(e, sizeof(e), "run-%s-%s.err", sc, tag);
-    unlink(path_in(e));
-    return sw_proc_spawn(argv, path_in(o), path_in(e));
+    char name[200];
+    snprintf(name, sizeof(name), "run-%s-%s", sc, tag);
+    sw_test_daemon_init(d, "run", g_dir, name, g_boot);
+    sw_test_daemon_x(d, "group.id=g%s", sc);
+    sw_test_daemon_x(d, "input.topics=in.%s", sc);
+    sw_test_daemon_x(d, "output.topic=out.%s", sc);
+    sw_test_daemon_x(d, "dlq.topic=dlq.%s", sc);
+    sw_test_daemon_x(d, "state.topic=state.%s", sc);
+    sw_test_daemon_x(d, "repartition=%s", repartition);
+    static const char *const common[] = {"kafka.consumer.topic.metadata.refresh.interval.ms=1000",
+                                         "commit.interval.ms=200", "snapshot.interval.ms=700",
+                                         "job.idle.ms=3000", NULL};
+    sw_test_daemon_xs(d, common);
+    sw_test_daemon_xs(d, (const char *const[]){g_extra, NULL});
+    sw_test_daemon_start(d);
 }
 
 static int cmp_kmsg(const void *a, const void *b)
@@ -197,7 +188,8 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
             continue;
         }
         if (seen[(size_t)o * NPARTS + (size_t)p]++) twice++;
-        if (!r[i].key || sw_partition_of(SW_PARTITIONER_MURMUR2, r[i].key, r[i].key_len, NPARTS) != r[i].partition)
+        if (!r[i].key || sw_partition_of(SW_PARTITIONER_MURMUR2, r[i].key, r[i].key_len, NPARTS) !=
+                             r[i].partition)
             wrong_place++;
         lines[i] = r[i].value;
         lens[i] = r[i].len;
@@ -232,7 +224,8 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
             if (action && !strcmp(action, "trigger")) {
                 if (json_integer_value(json_object_get(rec, "episode")) == 1) episode1++;
                 json_t *fc = json_array_get(json_object_get(rec, "first_cause_suspects"), 0);
-                if (first_rank < 0 && fc) first_rank = (int)json_integer_value(json_object_get(fc, "rank"));
+                if (first_rank < 0 && fc)
+                    first_rank = (int)json_integer_value(json_object_get(fc, "rank"));
             }
         }
         one_engine += summaries == 1 && episode1 <= 1;
@@ -240,11 +233,13 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
         /* The same records as the replay, summaries aside. */
         json_t *gcopy = json_deep_copy(got);
         json_t *only = json_object();
-        json_object_set(only, job, json_object_get(gcopy, job) ? json_object_get(gcopy, job) : json_array());
+        json_object_set(only, job,
+                        json_object_get(gcopy, job) ? json_object_get(gcopy, job) : json_array());
         sw_kt_drop_summaries(only);
         json_t *w = json_object_get(want, job);
         char why[512] = "";
-        bool eq = sw_test_json_equal(json_object_get(only, job), w ? w : json_array(), true, why, sizeof(why));
+        bool eq = sw_test_json_equal(json_object_get(only, job), w ? w : json_array(), true, why,
+                                     sizeof(why));
         exact += eq;
         if (!eq) { /* for a look: the job's events in the topic's order, and what came out */
             char fn[200];
@@ -262,15 +257,17 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
         }
         if (expect_exact && (!eq || summaries != 1 || episode1 > 1)) {
             fprintf(stderr, "FAIL [%s] %s: %zu summaries, %zu first episodes; %s%s\n", sc, job,
-                    summaries, episode1, eq ? "records as the replay" : "records differ from the replay: ", why);
+                    summaries, episode1,
+                    eq ? "records as the replay" : "records differ from the replay: ", why);
             failed = 1;
         }
         json_decref(only);
         json_decref(gcopy);
     }
-    printf("%-30s %2d/%d jobs by one engine, %2d/%d equal to the replay of the repartition "
-           "topic, first cause = the storm's rank in %2d/%d\n",
-           sc, one_engine, NJOBS, exact, NJOBS, right, NJOBS);
+    printf(
+        "%-30s %2d/%d jobs by one engine, %2d/%d equal to the replay of the repartition "
+        "topic, first cause = the storm's rank in %2d/%d\n",
+        sc, one_engine, NJOBS, exact, NJOBS, right, NJOBS);
     /* Live telemetry through the repartition topic must answer as well as
      * job-keyed input does (after a restart the backlog of several input
      * partitions is forwarded in bursts: reported only). A sanitizer build forwards several times slower,
@@ -337,35 +334,30 @@ static int produce_all(const char *sc, const input_t *in, keying_t k, useconds_t
     return 0;
 }
 
-static int stop(pid_t pid)
+static int stop(sw_test_daemon_t *d)
 {
-    kill(pid, SIGTERM);
-    int rc = sw_proc_wait(pid, 60000);
-    if (rc < 0) sw_proc_kill(pid);
-    return rc;
+    return sw_test_daemon_stop(d, 60000);
 }
 
 /* Two instances, every message produced, then checked. */
 static int scenario_two(const char *sc, keying_t k, const input_t *in)
 {
-    pid_t a = start_daemon("a", sc, "on"), b = start_daemon("b", sc, "on");
-    char ea[200], eb[200];
-    snprintf(ea, sizeof(ea), "run-%s-a.err", sc);
-    snprintf(eb, sizeof(eb), "run-%s-b.err", sc);
-    char pa[1100], pb[1100];
-    snprintf(pa, sizeof(pa), "%s", path_in(ea));
-    snprintf(pb, sizeof(pb), "%s", path_in(eb));
-    bool joined = sw_proc_wait_text(pa, "assigned", 1, 120000) && sw_proc_wait_text(pb, "assigned", 1, 120000);
+    sw_test_daemon_t a, b;
+    start_daemon(&a, "a", sc, "on");
+    start_daemon(&b, "b", sc, "on");
+    bool joined = sw_test_daemon_wait_assigned(&a, 1, 120000) &&
+                  sw_test_daemon_wait_assigned(&b, 1, 120000);
     if (!joined) {
-        sw_proc_kill(a);
-        sw_proc_kill(b);
-        fprintf(stderr, "FAIL [%s]: the instances were not both assigned (see %s, %s)\n", sc, pa, pb);
+        sw_test_daemon_kill(&a);
+        sw_test_daemon_kill(&b);
+        fprintf(stderr, "FAIL [%s]: the instances were not both assigned (see %s, %s)\n", sc, a.log,
+                b.log);
         return 1;
     }
     /* At the rate the ranks sample (16 x 12 ranks at 10 Hz): live telemetry. */
     int failed = produce_all(sc, in, k, 100000, 0, in->n);
     failed |= check(sc, in, true, true);
-    int ra = stop(a), rb = stop(b);
+    int ra = stop(&a), rb = stop(&b);
     if (ra != 0 || rb != 0) {
         fprintf(stderr, "FAIL [%s]: exit statuses %d and %d after SIGTERM\n", sc, ra, rb);
         failed = 1;
@@ -377,23 +369,21 @@ static int scenario_two(const char *sc, keying_t k, const input_t *in)
 /* One instance, mixed keys, killed twice while forwarding. */
 static int scenario_kill(const char *sc, const input_t *in)
 {
-    char e[200];
-    snprintf(e, sizeof(e), "run-%s-a.err", sc);
-    char pe[1100];
-    snprintf(pe, sizeof(pe), "%s", path_in(e));
-    pid_t a = start_daemon("a", sc, "on");
-    SW_ASSERT(sw_proc_wait_text(pe, "assigned", 1, 120000), "not assigned (see %s)", pe);
+    sw_test_daemon_t a;
+    start_daemon(&a, "a", sc, "on");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, KEY_MIXED, 30000, 0, third);
-    sw_proc_kill(a); /* mid-forwarding: the input is produced faster than... at most seconds ago */
-    a = start_daemon("a", sc, "on");
+    sw_test_daemon_kill(
+        &a); /* mid-forwarding: the input is produced faster than... at most seconds ago */
+    sw_test_daemon_start(&a);
     failed |= produce_all(sc, in, KEY_MIXED, 30000, third, 2 * third);
-    usleep(800000);
-    sw_proc_kill(a);
-    a = start_daemon("a", sc, "on");
+    usleep(800000); /* the second kill point */
+    sw_test_daemon_kill(&a);
+    sw_test_daemon_start(&a);
     failed |= produce_all(sc, in, KEY_MIXED, 0, 2 * third, in->n);
     failed |= check(sc, in, true, false);
-    if (stop(a) != 0) {
+    if (stop(&a) != 0) {
         fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM\n", sc);
         failed = 1;
     }
@@ -406,33 +396,31 @@ static int scenario_kill(const char *sc, const input_t *in)
  * messages are being forwarded. */
 static int scenario_rebalance(const char *sc, const input_t *in)
 {
-    char ea[200], eb[200], pa[1100], pb[1100];
-    snprintf(ea, sizeof(ea), "run-%s-a.err", sc);
-    snprintf(eb, sizeof(eb), "run-%s-b.err", sc);
-    snprintf(pa, sizeof(pa), "%s", path_in(ea));
-    snprintf(pb, sizeof(pb), "%s", path_in(eb));
-    pid_t a = start_daemon("a", sc, "on");
-    SW_ASSERT(sw_proc_wait_text(pa, "assigned", 1, 120000), "not assigned (see %s)", pa);
+    sw_test_daemon_t a, b;
+    start_daemon(&a, "a", sc, "on");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, KEY_NONE, 100000, 0, third);
-    pid_t b = start_daemon("b", sc, "on");
+    start_daemon(&b, "b", sc, "on");
     failed |= produce_all(sc, in, KEY_NONE, 100000, third, 2 * third);
-    if (!sw_proc_wait_text(pb, "assigned", 1, 120000)) {
-        fprintf(stderr, "FAIL [%s]: the second instance was never assigned (see %s)\n", sc, pb);
+    if (!sw_test_daemon_wait_assigned(&b, 1, 120000)) {
+        fprintf(stderr, "FAIL [%s]: the second instance was never assigned (see %s)\n", sc, b.log);
         failed = 1;
     }
-    if (stop(a) != 0) {
+    if (stop(&a) != 0) {
         fprintf(stderr, "FAIL [%s]: the first instance did not stop cleanly\n", sc);
         failed = 1;
     }
     failed |= produce_all(sc, in, KEY_NONE, 100000, 2 * third, in->n);
     failed |= check(sc, in, true, false);
-    if (stop(b) != 0) failed = 1;
-    int moved = sw_proc_count_text(pa, "revoked") + sw_proc_count_text(pb, "restored");
-    printf("  (no key, a second instance joins and the first leaves while forwarding: %d "
-           "revocations and restores)\n", moved);
+    if (stop(&b) != 0) failed = 1;
+    int moved = sw_test_daemon_count(&a, "revoked") + sw_test_daemon_count(&b, "restored");
+    printf(
+        "  (no key, a second instance joins and the first leaves while forwarding: %d "
+        "revocations and restores)\n",
+        moved);
     if (moved < 2) {
-        fprintf(stderr, "FAIL [%s]: no partition moved (see %s, %s)\n", sc, pa, pb);
+        fprintf(stderr, "FAIL [%s]: no partition moved (see %s, %s)\n", sc, a.log, b.log);
         failed = 1;
     }
     return failed;
@@ -445,17 +433,15 @@ static int scenario_rebalance(const char *sc, const input_t *in)
  * path, it cannot prove atomicity.) */
 static int scenario_eos(const char *sc, const input_t *in)
 {
-    char e[200], pe[1100];
-    snprintf(e, sizeof(e), "run-%s-a.err", sc);
-    snprintf(pe, sizeof(pe), "%s", path_in(e));
+    sw_test_daemon_t a;
     g_extra = "processing.guarantee=exactly_once";
-    pid_t a = start_daemon("a", sc, "on");
+    start_daemon(&a, "a", sc, "on");
     g_extra = NULL;
-    SW_ASSERT(sw_proc_wait_text(pe, "assigned", 1, 120000), "not assigned (see %s)", pe);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_MIXED, 100000, 0, in->n);
     failed |= check(sc, in, true, true);
-    if (stop(a) != 0) {
-        fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM (see %s)\n", sc, pe);
+    if (stop(&a) != 0) {
+        fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM (see %s)\n", sc, a.log);
         failed = 1;
     }
     printf("  (job-keyed and unkeyed mixed, processing.guarantee=exactly_once)\n");
@@ -465,12 +451,9 @@ static int scenario_eos(const char *sc, const input_t *in)
 /* repartition=off with unkeyed input: what the default prevents. */
 static int scenario_off(const char *sc, const input_t *in)
 {
-    char e[200];
-    snprintf(e, sizeof(e), "run-%s-a.err", sc);
-    char pe[1100];
-    snprintf(pe, sizeof(pe), "%s", path_in(e));
-    pid_t a = start_daemon("a", sc, "off");
-    SW_ASSERT(sw_proc_wait_text(pe, "assigned", 1, 120000), "not assigned (see %s)", pe);
+    sw_test_daemon_t a;
+    start_daemon(&a, "a", sc, "off");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_NONE, 0, 0, in->n);
     /* No repartition topic: wait for every job's summaries (several per
      * job: each partition's engine saw part of it), then count. */
@@ -481,15 +464,19 @@ static int scenario_off(const char *sc, const input_t *in)
     size_t summaries = 0;
     for (size_t i = 0; i < no; i++) summaries += strstr(o[i].value, "\"summary\"") != NULL;
     sw_kmsg_free(o, no);
-    bool warned = sw_proc_count_text(pe, "is not its job_id") > 0;
+    bool warned = sw_test_daemon_count(&a, "is not its job_id") > 0;
     if (!warned || summaries <= NJOBS) {
-        fprintf(stderr, "FAIL [%s]: repartition=off with unkeyed input: %zu summaries for %d jobs, "
-                        "warning %s\n", sc, summaries, NJOBS, warned ? "logged" : "missing");
+        fprintf(stderr,
+                "FAIL [%s]: repartition=off with unkeyed input: %zu summaries for %d jobs, "
+                "warning %s\n",
+                sc, summaries, NJOBS, warned ? "logged" : "missing");
         failed = 1;
     }
-    printf("%-30s repartition=off, no key: %zu summaries for %d jobs (jobs split over engines), "
-           "mis-keyed input warned about\n", sc, summaries, NJOBS);
-    if (stop(a) != 0) failed = 1;
+    printf(
+        "%-30s repartition=off, no key: %zu summaries for %d jobs (jobs split over engines), "
+        "mis-keyed input warned about\n",
+        sc, summaries, NJOBS);
+    if (stop(&a) != 0) failed = 1;
     return failed;
 }
 
@@ -497,26 +484,19 @@ static int start_mock(void)
 {
     static const char *const sc[] = {"nokey", "hostkey", "mixed", "kill", "moving", "eos", "off"};
     static char topics[7 * 5][100];
-    char *argv[2 * 7 * 5 + 10];
-    int na = 0, nt = 0;
-    argv[na++] = (char *)sw_test_bin();
-    argv[na++] = "mock";
-    argv[na++] = "--bootstrap-file";
-    argv[na++] = path_in("bootstrap");
+    const char *list[7 * 5 + 1];
+    int nt = 0;
     for (int i = 0; i < 7; i++) {
         const char *fmt[] = {"in.%s:8", "out.%s:8", "dlq.%s:8", "state.%s:1", "g%s.repartition:8"};
         for (int k = 0; k < 5; k++) {
             snprintf(topics[nt], sizeof(topics[nt]), fmt[k], sc[i]);
-            argv[na++] = "--topic";
-            argv[na++] = topics[nt++];
+            list[nt] = topics[nt];
+            nt++;
         }
     }
-    argv[na] = NULL;
-    g_mock = sw_proc_spawn(argv, path_in("mock.out"), path_in("mock.err"));
-    char *boot = sw_proc_wait_file(path_in("bootstrap"), 20000);
-    SW_ASSERT(boot, "the mock cluster did not start (see %s)", path_in("mock.err"));
-    snprintf(g_boot, sizeof(g_boot), "%s", boot);
-    free(boot);
+    list[nt] = NULL;
+    if (!sw_test_mock_start(&g_mock, g_dir, 0, false, list)) return 1;
+    snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     return 0;
 }
 
@@ -545,8 +525,9 @@ int main(void)
     RUN("off", scenario_off("off", &in));
 #undef RUN
     free_input(&in);
-    if (getenv("SW_KEYING_KEEP")) printf("mock cluster left running at %s (pid %d)\n", g_boot, (int)g_mock);
-    else sw_proc_kill(g_mock);
+    if (getenv("SW_KEYING_KEEP"))
+        printf("mock cluster left running at %s (pid %d)\n", g_boot, (int)g_mock.pid);
+    else sw_test_mock_stop(&g_mock);
     printf("test_keying: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
     return failed ? 1 : 0;
 }

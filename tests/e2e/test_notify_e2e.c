@@ -46,6 +46,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "sw_daemon.h"
 #include "sw_notify.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
@@ -56,51 +57,20 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Every process a case started and has not reaped yet: the teardown kills
- * them when an assertion ends the case early (mock clusters of other
- * tests are never touched). */
-static pid_t g_pids[32];
-
-static pid_t track(pid_t pid)
-{
-    for (size_t i = 0; i < sizeof(g_pids) / sizeof(g_pids[0]); i++)
-        if (!g_pids[i]) {
-            g_pids[i] = pid;
-            break;
-        }
-    return pid;
-}
-
-static void untrack(pid_t pid)
-{
-    for (size_t i = 0; i < sizeof(g_pids) / sizeof(g_pids[0]); i++)
-        if (g_pids[i] == pid) g_pids[i] = 0;
-}
-
-/* sw_proc_wait() that forgets the pid once reaped. */
+/* sw_proc_wait(), and SIGKILL when the process did not exit in time. (The
+ * cases' processes are tracked by sw_proc: the teardown,
+ * sw_test_kill_children, kills what an assertion left running.) */
 static int reap(pid_t pid, int64_t timeout_ms)
 {
     int rc = sw_proc_wait(pid, timeout_ms);
     if (rc < 0) sw_proc_kill(pid);
-    untrack(pid);
     return rc;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < sizeof(g_pids) / sizeof(g_pids[0]); i++)
-        if (g_pids[i]) {
-            sw_proc_kill(g_pids[i]);
-            g_pids[i] = 0;
-        }
-    return 0;
 }
 
 typedef struct env_s {
     char dir[1024];
-    char *boot;
-    pid_t mock;
+    const char *boot;
+    sw_test_mock_t mock;
 } env_t;
 
 static void env_start(env_t *e, const char *name)
@@ -109,26 +79,16 @@ static void env_start(env_t *e, const char *name)
     char cmd[2200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", e->dir, e->dir);
     assert_int_equal(system(cmd), 0);
-    char boot_path[1100], out[1100], err[1100];
-    snprintf(boot_path, sizeof(boot_path), "%s/bootstrap", e->dir);
-    snprintf(out, sizeof(out), "%s/mock.out", e->dir);
-    snprintf(err, sizeof(err), "%s/mock.err", e->dir);
-    char *argv[] = {(char *)sw_test_bin(), "mock", "--brokers", "1", "--bootstrap-file", boot_path,
-                    "--topic", "tel:2", "--topic", "alerts:2", "--topic", "dlq:1", "--topic",
-                    "ndlq:1", "--topic", "stormwatch.state:1", NULL};
-    e->mock = track(sw_proc_spawn(argv, out, err));
-    e->boot = sw_proc_wait_file(boot_path, 20000);
-    if (!e->boot) {
-        sw_proc_kill(e->mock);
-        fail_msg("the mock cluster did not start (see %s)", err);
-    }
+    static const char *const topics[] = {"tel:2",  "alerts:2",           "dlq:1",
+                                         "ndlq:1", "stormwatch.state:1", NULL};
+    if (!sw_test_mock_start(&e->mock, e->dir, 1, false, topics))
+        fail_msg("the mock cluster did not start (see %s)", e->mock.err);
+    e->boot = e->mock.boot;
 }
 
 static void env_stop(env_t *e)
 {
-    sw_proc_kill(e->mock); /* only the mock this test started */
-    untrack(e->mock);
-    free(e->boot);
+    sw_test_mock_stop(&e->mock); /* only the mock this test started */
 }
 
 static int free_port(void)
@@ -196,7 +156,8 @@ static void produce(const char *boot, const char *topic, int32_t partition, cons
 {
     rd_kafka_t *rk = sw_kp_new(boot);
     for (int i = 0; i < n; i++)
-        assert_true(sw_kp_send(rk, topic, partition, key, strlen(key), values[i], strlen(values[i])));
+        assert_true(
+            sw_kp_send(rk, topic, partition, key, strlen(key), values[i], strlen(values[i])));
     assert_true(sw_kp_flush(rk, 10000));
     sw_kp_destroy(rk);
 }
@@ -204,40 +165,21 @@ static void produce(const char *boot, const char *topic, int32_t partition, cons
 static bool wait_committed(const char *boot, const char *group, const char *topic, int parts,
                            int64_t want, int64_t timeout_ms)
 {
-    int64_t deadline = sw_proc_now_ms() + timeout_ms;
-    while (sw_proc_now_ms() < deadline) {
-        if (sw_kc_committed(boot, group, topic, parts) >= want) return true;
-        usleep(200000);
-    }
-    return false;
+    return sw_kc_wait_committed(boot, group, topic, parts, want, timeout_ms) >= want;
 }
 
-/* notify with the common settings plus @p extra (NULL-terminated -X values). */
-static pid_t spawn_notify(const env_t *e, const char *group, const char *tag, char *const *extra)
+/* notify as TAG with the common settings plus @p extra (NULL-terminated -X
+ * values), started. */
+static void start_notify(sw_test_daemon_t *d, const env_t *e, const char *group, const char *tag,
+                         char *const *extra)
 {
-    char *argv[64];
-    int k = 0;
-    static char bs[1100], grp[200];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", e->boot);
-    snprintf(grp, sizeof(grp), "notify.group.id=%s", group);
-    argv[k++] = (char *)sw_test_bin();
-    argv[k++] = "notify";
-    const char *common[] = {bs, grp, "output.topic=alerts", "notify.dlq.topic=ndlq",
-                            "kafka.consumer.session.timeout.ms=6000", "log.level=debug",
-                            "commit.interval.ms=200", NULL};
-    for (int i = 0; common[i]; i++) {
-        argv[k++] = "-X";
-        argv[k++] = (char *)common[i];
-    }
-    for (int i = 0; extra && extra[i]; i++) {
-        argv[k++] = "-X";
-        argv[k++] = extra[i];
-    }
-    argv[k] = NULL;
-    char out[1200], err[1200];
-    snprintf(out, sizeof(out), "%s/%s.out", e->dir, tag);
-    snprintf(err, sizeof(err), "%s/%s.err", e->dir, tag);
-    return track(sw_proc_spawn(argv, out, err));
+    sw_test_daemon_init(d, "notify", e->dir, tag, e->boot);
+    sw_test_daemon_x(d, "notify.group.id=%s", group);
+    static const char *const common[] = {"output.topic=alerts", "notify.dlq.topic=ndlq",
+                                         "log.level=debug", "commit.interval.ms=200", NULL};
+    sw_test_daemon_xs(d, common);
+    sw_test_daemon_xs(d, (const char *const *)extra);
+    sw_test_daemon_start(d);
 }
 
 /* ---- the scripted HTTP server ----------------------------------------------- */
@@ -248,9 +190,9 @@ typedef struct req_s {
     char path[16];
     char *body;
     char signature[80];
-    char auth[128];      /* the Authorization header */
-    int status;          /* what the client was answered (0: never saw an answer) */
-    int64_t at_ms;       /* arrival */
+    char auth[128]; /* the Authorization header */
+    int status;     /* what the client was answered (0: never saw an answer) */
+    int64_t at_ms;  /* arrival */
 } req_t;
 
 typedef struct srv_s {
@@ -262,7 +204,7 @@ typedef struct srv_s {
     const ans_t *pd_script, *wh_script; /* by request number, then ANS_OK */
     int n_pd_script, n_wh_script;
     int n_pd, n_wh;
-    pid_t kill_pid;      /* ANS_KILL: SIGKILL this process */
+    pid_t kill_pid; /* ANS_KILL: SIGKILL this process */
 } srv_t;
 
 typedef struct conn_s {
@@ -316,8 +258,8 @@ static enum MHD_Result on_req(void *cls, struct MHD_Connection *c, const char *u
     const char *text = status == 400 ? "{\"status\":\"invalid event\",\"message\":\"Event object "
                                        "is invalid\",\"errors\":[\"Invalid routing key\"]}"
                                      : "{\"status\":\"success\"}";
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
+                                                                MHD_RESPMEM_MUST_COPY);
     if (status == 429) MHD_add_response_header(resp, "Retry-After", "1");
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
@@ -409,8 +351,9 @@ static int job_records(const env_t *e, const char *job, char ***out)
 {
     char path[1200], cmd[4000];
     snprintf(path, sizeof(path), "%s/gen13.records.jsonl", e->dir);
-    snprintf(cmd, sizeof(cmd), "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'",
-             sw_test_bin(), sw_test_fixtures(), path);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'", sw_test_bin(),
+             sw_test_fixtures(), path);
     assert_int_equal(system(cmd), 0);
     char **lines;
     int n = read_lines(path, &lines);
@@ -459,35 +402,36 @@ static void test_pagerduty_webhook(void **state)
     char pd_url[128], wh_url[128];
     snprintf(pd_url, sizeof(pd_url), "pagerduty.url=http://127.0.0.1:%d/pd", s.port);
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
-    char *extra[] = {pd_url, wh_url, "pagerduty.routing.key=" ROUTING_KEY,
-                     "webhook.hmac.secret=" HMAC_SECRET, "pagerduty.timeout.ms=500",
-                     "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
-                     "pagerduty.rate.limit=0", "metrics.listen=127.0.0.1:0",
-                     "pagerduty.auth.basic=pd-user:pd-pass", "webhook.auth.bearer.token=wh-token",
-                     "webhook.rate.limit=2", NULL};
-    pid_t n = spawn_notify(&e, "pd", "notify", extra);
+    char *extra[] = {pd_url,
+                     wh_url,
+                     "pagerduty.routing.key=" ROUTING_KEY,
+                     "webhook.hmac.secret=" HMAC_SECRET,
+                     "pagerduty.timeout.ms=500",
+                     "notify.retry.backoff.ms=20",
+                     "notify.retry.backoff.max.ms=200",
+                     "pagerduty.rate.limit=0",
+                     "metrics.listen=127.0.0.1:0",
+                     "pagerduty.auth.basic=pd-user:pd-pass",
+                     "webhook.auth.bearer.token=wh-token",
+                     "webhook.rate.limit=2",
+                     NULL};
+    sw_test_daemon_t n;
+    start_notify(&n, &e, "pd", "notify", extra);
     bool done = wait_committed(e.boot, "pd", "alerts", 2, nv, 60000);
     sw_kmsg_t *dl = NULL;
     size_t ndl = sw_kc_read(e.boot, "ndlq", 1, 2, 500, 20000, &dl);
     /* Metrics and probes while it runs: caught up, so ready. */
-    char err_path0[1200];
-    snprintf(err_path0, sizeof(err_path0), "%s/notify.err", e.dir);
-    int mport = sw_test_metrics_port(err_path0);
+    int mport = sw_test_daemon_metrics_port(&n, 0);
     sw_buf_t mbody, rbody;
     sw_buf_init(&mbody);
     sw_buf_init(&rbody);
-    int ready = 0;
-    for (int i = 0; i < 50 && ready != 200; i++) {
-        ready = mport ? sw_test_http_get(mport, "/readyz", &rbody) : 0;
-        if (ready != 200) usleep(100000);
-    }
+    sw_test_daemon_wait_ready(&n, mport, 5000);
+    int ready = mport ? sw_test_http_get(mport, "/readyz", &rbody) : 0;
     int healthy = mport ? sw_test_http_get(mport, "/healthz", &rbody) : 0;
     if (mport) sw_test_http_get(mport, "/metrics", &mbody);
-    kill(n, SIGTERM);
-    int rc = reap(n, 30000);
+    int rc = sw_test_daemon_stop(&n, 30000);
     env_stop(&e);
-    char err_path[1200];
-    snprintf(err_path, sizeof(err_path), "%s/notify.err", e.dir);
+    const char *err_path = n.log;
     if (!done) fail_msg("notify did not commit all %d records (see %s)", nv, err_path);
     assert_int_equal(rc, 0);
 
@@ -528,9 +472,10 @@ static void test_pagerduty_webhook(void **state)
     /* webhook.rate.limit=2: a burst of 2, then one request per 500 ms. */
     assert_int_equal(wh_seen, 6);
     if (wh_last - wh_first < 1900)
-        fail_msg("6 webhook requests within %lld ms at 2 per second", (long long)(wh_last - wh_first));
-    if (t_next - t429 < 950) fail_msg("retried %lld ms after a 429 with Retry-After: 1",
-                                      (long long)(t_next - t429));
+        fail_msg("6 webhook requests within %lld ms at 2 per second",
+                 (long long)(wh_last - wh_first));
+    if (t_next - t429 < 950)
+        fail_msg("retried %lld ms after a 429 with Retry-After: 1", (long long)(t_next - t429));
     /* Dead letters: PagerDuty's 400 with its body, and the undecodable value. */
     assert_int_equal(ndl, 2);
     bool got400 = false, gotbad = false;
@@ -555,17 +500,33 @@ static void test_pagerduty_webhook(void **state)
     assert_int_equal(healthy, 200);
     if (ready != 200) fail_msg("/readyz answered %d: %s", ready, sw_buf_cstr(&rbody));
     const char *mt = sw_buf_cstr(&mbody);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") == 4);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") == 1);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
+    assert_true(
+        sw_test_metric(
+            mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") ==
+        4);
+    assert_true(
+        sw_test_metric(
+            mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") ==
+        1);
+    assert_true(
+        sw_test_metric(
+            mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
     assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"pagerduty\"}") >= 3);
     assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
     assert_true(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") == 4);
     assert_true(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
     /* Every PagerDuty attempt timed: 429, 500, the timeout, 4 accepted, the 400. */
-    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") == 8);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") == 8);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >= 0.5);
+    assert_true(sw_test_metric(
+                    mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") ==
+                8);
+    assert_true(
+        sw_test_metric(
+            mt,
+            "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") ==
+        8);
+    assert_true(
+        sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >=
+        0.5);
     sw_buf_clear(&mbody);
     sw_buf_clear(&rbody);
     /* The routing key and the credentials never reach the log. */
@@ -606,16 +567,16 @@ static void test_kill9(void **state)
     produce(e.boot, "alerts", 0, "k", vals, 8);
     char wh_url[128];
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
-    char *extra[] = {wh_url, "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200",
-                     NULL};
-    pid_t n1 = spawn_notify(&e, "k9", "notify1", extra);
+    char *extra[] = {wh_url, "notify.retry.backoff.ms=20", "notify.retry.backoff.max.ms=200", NULL};
+    sw_test_daemon_t n1, n2, n3;
+    start_notify(&n1, &e, "k9", "notify1", extra);
     pthread_mutex_lock(&s.lock);
-    s.kill_pid = n1;
+    s.kill_pid = n1.pid;
     pthread_mutex_unlock(&s.lock);
-    reap(n1, 60000);
+    sw_test_daemon_wait_exit(&n1, 60000);
     /* Killed in flight: 3 records committed (one synchronous commit per page). */
     assert_int_equal(sw_kc_committed(e.boot, "k9", "alerts", 2), 3);
-    pid_t n2 = spawn_notify(&e, "k9", "notify2", extra);
+    start_notify(&n2, &e, "k9", "notify2", extra);
     bool done = wait_committed(e.boot, "k9", "alerts", 2, 8, 60000);
     /* Duplicates after the restart: A's first resolve, B's first trigger. */
     char *dups[] = {a[1], b[0]};
@@ -630,12 +591,11 @@ static void test_kill9(void **state)
     char *opens[] = {c[0], d[0]};
     produce(e.boot, "alerts", 0, "k", opens, 2);
     bool done3 = done2 && wait_committed(e.boot, "k9", "alerts", 2, 12, 30000);
-    kill(n2, SIGTERM);
-    int rc = reap(n2, 30000);
-    pid_t n3 = spawn_notify(&e, "k9", "notify3", extra);
-    char err3[1200];
-    snprintf(err3, sizeof(err3), "%s/notify3.err", e.dir);
-    bool rebuilt = sw_proc_wait_text(err3, "committed 12, rebuilding open episodes from 10", 1, 30000);
+    int rc = sw_test_daemon_stop(&n2, 30000);
+    start_notify(&n3, &e, "k9", "notify3", extra);
+    const char *err3 = n3.log;
+    bool rebuilt = sw_test_daemon_wait_log(&n3, "committed 12, rebuilding open episodes from 10", 1,
+                                           30000);
     int64_t low = 12, until = sw_proc_now_ms() + 1500;
     while (rebuilt && sw_proc_now_ms() < until) {
         int64_t c0 = sw_kc_committed(e.boot, "k9", "alerts", 2);
@@ -645,11 +605,9 @@ static void test_kill9(void **state)
     char *again[] = {d[0]};
     produce(e.boot, "alerts", 0, "k", again, 1);
     bool done4 = rebuilt && wait_committed(e.boot, "k9", "alerts", 2, 13, 30000);
-    kill(n3, SIGTERM);
-    int rc3 = reap(n3, 30000);
+    int rc3 = sw_test_daemon_stop(&n3, 30000);
     env_stop(&e);
-    char err2[1200];
-    snprintf(err2, sizeof(err2), "%s/notify2.err", e.dir);
+    const char *err2 = n2.log;
     if (!done2) fail_msg("notify did not catch up after the restart (see %s)", err2);
     if (!done3) fail_msg("notify did not deliver C and D (see %s)", err2);
     assert_int_equal(rc, 0);
@@ -755,15 +713,15 @@ static void test_rebalance(void **state)
     char wh_url[128];
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", s.port);
     char *extra[] = {wh_url, NULL};
-    pid_t n1 = spawn_notify(&e, "rb", "notify1", extra);
+    sw_test_daemon_t n1, n2;
+    start_notify(&n1, &e, "rb", "notify1", extra);
     bool first = wait_committed(e.boot, "rb", "alerts", 2, 2, 60000);
     /* A second instance: the group splits the two partitions; the one that
      * changes hands is rebuilt by its new owner from the commit metadata. */
-    pid_t n2 = spawn_notify(&e, "rb", "notify2", extra);
-    char err1[1200], err2[1200];
-    snprintf(err1, sizeof(err1), "%s/notify1.err", e.dir);
-    snprintf(err2, sizeof(err2), "%s/notify2.err", e.dir);
-    bool split = sw_proc_wait_text(err2, "committed 1, rebuilding open episodes from 0", 1, 60000);
+    start_notify(&n2, &e, "rb", "notify2", extra);
+    const char *err1 = n1.log, *err2 = n2.log;
+    bool split = sw_test_daemon_wait_log(&n2, "committed 1, rebuilding open episodes from 0", 1,
+                                         60000);
     /* Repeats of both triggers (skipped by whichever owns them), then the
      * resolves (each sent once). */
     produce(e.boot, "alerts", 0, "job-A", &a[0], 1);
@@ -771,14 +729,14 @@ static void test_rebalance(void **state)
     produce(e.boot, "alerts", 0, "job-A", &a[1], 1);
     produce(e.boot, "alerts", 1, "job-B", &b[1], 1);
     bool done = split && wait_committed(e.boot, "rb", "alerts", 2, 6, 60000);
-    kill(n2, SIGTERM);
-    kill(n1, SIGTERM);
-    int rc2 = reap(n2, 30000), rc1 = reap(n1, 30000);
+    kill(n2.pid, SIGTERM);
+    kill(n1.pid, SIGTERM);
+    int rc2 = sw_test_daemon_wait_exit(&n2, 30000), rc1 = sw_test_daemon_wait_exit(&n1, 30000);
     env_stop(&e);
     if (!first) fail_msg("the first instance did not deliver the triggers (see %s)", err1);
     if (!split) fail_msg("the second instance did not take over a partition (see %s)", err2);
-    if (!done) fail_msg("the records after the rebalance were not all committed (see %s, %s)",
-                        err1, err2);
+    if (!done)
+        fail_msg("the records after the rebalance were not all committed (see %s, %s)", err1, err2);
     assert_int_equal(rc1, 0);
     assert_int_equal(rc2, 0);
     json_t *seen = json_object();
@@ -804,15 +762,18 @@ static void test_stop_retrying(void **state)
     /* Nothing listens there: connection refused, retried forever. */
     char wh_url[128];
     snprintf(wh_url, sizeof(wh_url), "webhook.url=http://127.0.0.1:%d/wh", free_port());
-    char *extra[] = {wh_url, "notify.retry.backoff.ms=100", "notify.retry.backoff.max.ms=400",
-                     "shutdown.timeout.ms=5000", "notify.dlq.topic=ndlq-created", NULL};
-    pid_t n = spawn_notify(&e, "stop", "notify", extra);
-    char err_path[1200];
-    snprintf(err_path, sizeof(err_path), "%s/notify.err", e.dir);
-    bool retrying = sw_proc_wait_text(err_path, "retrying", 2, 30000);
+    char *extra[] = {wh_url,
+                     "notify.retry.backoff.ms=100",
+                     "notify.retry.backoff.max.ms=400",
+                     "shutdown.timeout.ms=5000",
+                     "notify.dlq.topic=ndlq-created",
+                     NULL};
+    sw_test_daemon_t n;
+    start_notify(&n, &e, "stop", "notify", extra);
+    const char *err_path = n.log;
+    bool retrying = sw_test_daemon_wait_log(&n, "retrying", 2, 30000);
     int64_t t0 = sw_proc_now_ms();
-    kill(n, SIGTERM);
-    int rc = reap(n, 20000);
+    int rc = sw_test_daemon_stop(&n, 20000);
     int64_t took = sw_proc_now_ms() - t0;
     int64_t committed = sw_kc_committed(e.boot, "stop", "alerts", 2);
     env_stop(&e);
@@ -845,7 +806,7 @@ static pid_t am_start(const env_t *e, am_t *am, const char *tag)
     snprintf(out, sizeof(out), "%s/am-%s.out", e->dir, tag);
     snprintf(err, sizeof(err), "%s/am-%s.err", e->dir, tag);
     char *argv[] = {AM_BIN, conf_arg, st_arg, listen, "--cluster.listen-address=", NULL};
-    am->pid = track(sw_proc_spawn(argv, out, err));
+    am->pid = sw_proc_spawn(argv, out, err);
     sw_buf_t body;
     sw_buf_init(&body);
     int64_t deadline = sw_proc_now_ms() + 20000;
@@ -867,9 +828,11 @@ static json_t *am_alert(int port, const char *job)
         json_t *arr = json_loads(sw_buf_cstr(&body), 0, &je);
         size_t i;
         json_t *al;
-        json_array_foreach(arr, i, al) {
+        json_array_foreach(arr, i, al)
+        {
             json_t *labels = json_object_get(al, "labels");
-            const char *state = json_string_value(json_object_get(json_object_get(al, "status"), "state"));
+            const char *state = json_string_value(
+                json_object_get(json_object_get(al, "status"), "state"));
             if (!strcmp(json_string_value(json_object_get(labels, "job_id")) ?: "", job) && state &&
                 !strcmp(state, "active"))
                 found = json_incref(al);
@@ -896,7 +859,8 @@ static double am_metric(int port, const char *series)
     sw_buf_t body;
     sw_buf_init(&body);
     double v = -1;
-    if (sw_test_http_get(port, "/metrics", &body) == 200) v = sw_test_metric(sw_buf_cstr(&body), series);
+    if (sw_test_http_get(port, "/metrics", &body) == 200)
+        v = sw_test_metric(sw_buf_cstr(&body), series);
     sw_buf_clear(&body);
     return v;
 }
@@ -918,9 +882,10 @@ static void test_alertmanager(void **state)
     snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
     FILE *f = fopen(am.conf, "w");
     assert_non_null(f);
-    fputs("global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
-          "receivers:\n  - name: blackhole\n",
-          f);
+    fputs(
+        "global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
+        "receivers:\n  - name: blackhole\n",
+        f);
     fclose(f);
     am_start(&e, &am, "1");
 
@@ -931,7 +896,8 @@ static void test_alertmanager(void **state)
              free_port(), am.port);
     char *extra[] = {am_url, "alertmanager.resend.ms=1000", "alertmanager.ends.after.ms=4000",
                      "alertmanager.labels=cluster=e2e", NULL};
-    pid_t n = spawn_notify(&e, "am", "notify", extra);
+    sw_test_daemon_t n;
+    start_notify(&n, &e, "am", "notify", extra);
 
     /* Telemetry -> run -> alerts (Confluent Avro, which notify decodes):
      * gen13 gives two episodes (trigger, resolve, trigger, and the summary
@@ -942,30 +908,30 @@ static void test_alertmanager(void **state)
     int ntel = read_lines(fx, &tel);
     produce(e.boot, "tel", 0, "job-13", tel, ntel);
     free_lines(tel, ntel);
-    char bs[1100], out[1200], err[1200];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", e.boot);
-    snprintf(out, sizeof(out), "%s/run.out", e.dir);
-    snprintf(err, sizeof(err), "%s/run.err", e.dir);
-    char *rargv[] = {(char *)sw_test_bin(), "run", "-X", bs, "-X", "input.topics=tel", "-X",
-                     "output.topic=alerts", "-X", "dlq.topic=dlq", "-X", "group.id=am-run", "-X",
-                     "window.samples=8", "-X", "stale.ms=0", "-X", "state.restore=off", "-X",
-                     "commit.interval.ms=200", "-X", "job.idle.ms=1500", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", "-X", "output.format=avro", "-X",
-                     "metrics.listen=127.0.0.1:0", NULL};
-    pid_t run = track(sw_proc_spawn(rargv, out, err));
+    sw_test_daemon_t run;
+    sw_test_daemon_init(&run, "run", e.dir, "run", e.boot);
+    static const char *const rprops[] = {
+        "input.topics=tel",   "output.topic=alerts",        "dlq.topic=dlq",
+        "group.id=am-run",    "window.samples=8",           "stale.ms=0",
+        "state.restore=off",  "commit.interval.ms=200",     "job.idle.ms=1500",
+        "output.format=avro", "metrics.listen=127.0.0.1:0", NULL};
+    sw_test_daemon_xs(&run, rprops);
+    sw_test_daemon_start(&run);
+    const char *err = run.log;
     bool piped = wait_committed(e.boot, "am", "alerts", 2, 4, 60000);
     /* run's /metrics leaves notify's families out. */
     sw_buf_t rm;
     sw_buf_init(&rm);
-    int rport = sw_test_metrics_port(err);
+    int rport = sw_test_daemon_metrics_port(&run, 0);
     int rstatus = rport ? sw_test_http_get(rport, "/metrics", &rm) : 0;
     bool run_clean = rstatus == 200 && strstr(sw_buf_cstr(&rm), "stormwatch_up") &&
                      !strstr(sw_buf_cstr(&rm), "stormwatch_notify_");
     sw_buf_clear(&rm);
-    kill(run, SIGTERM);
-    reap(run, 30000);
-    double firing = am_metric(am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
-    double resolved = am_metric(am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
+    sw_test_daemon_stop(&run, 30000);
+    double firing = am_metric(
+        am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
+    double resolved = am_metric(
+        am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
     json_t *gone = am_alert(am.port, "job-13");
 
     /* A long episode: its trigger alone, straight onto the alert topic. */
@@ -997,19 +963,18 @@ static void test_alertmanager(void **state)
     /* The resolve ends it. */
     produce(e.boot, "alerts", 1, "long-1", &lg[1], 1);
     json_t *after = am_wait_alert(am.port, "long-1", false, 10000);
-    kill(n, SIGTERM);
-    int rc = reap(n, 30000);
+    int rc = sw_test_daemon_stop(&n, 30000);
     kill(am.pid, SIGTERM);
     reap(am.pid, 20000);
     env_stop(&e);
-    char nerr[1200];
-    snprintf(nerr, sizeof(nerr), "%s/notify.err", e.dir);
+    const char *nerr = n.log;
     if (!piped) fail_msg("notify did not commit run's 4 records (see %s and %s)", err, nerr);
     if (firing < 2 || resolved < 2)
         fail_msg("Alertmanager received %g firing and %g resolved alerts, expected >= 2 each",
                  firing, resolved);
-    if (!run_clean) fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families",
-                             rport, rstatus);
+    if (!run_clean)
+        fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families", rport,
+                 rstatus);
     if (gone) fail_msg("job-13's episodes all ended, yet Alertmanager holds one active");
     if (!labels_ok) fail_msg("long-1's alert missing or with unexpected labels (see %s)", nerr);
     if (!still) fail_msg("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);
@@ -1028,11 +993,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conf_errors),
-        cmocka_unit_test_teardown(test_pagerduty_webhook, teardown),
-        cmocka_unit_test_teardown(test_kill9, teardown),
-        cmocka_unit_test_teardown(test_stop_retrying, teardown),
-        cmocka_unit_test_teardown(test_rebalance, teardown),
-        cmocka_unit_test_teardown(test_alertmanager, teardown),
+        cmocka_unit_test_teardown(test_pagerduty_webhook, sw_test_kill_children),
+        cmocka_unit_test_teardown(test_kill9, sw_test_kill_children),
+        cmocka_unit_test_teardown(test_stop_retrying, sw_test_kill_children),
+        cmocka_unit_test_teardown(test_rebalance, sw_test_kill_children),
+        cmocka_unit_test_teardown(test_alertmanager, sw_test_kill_children),
     };
     /* SW_NOTIFY_ONLY=NAME runs one case (e.g. test_kill9). */
     if (getenv("SW_NOTIFY_ONLY")) cmocka_set_test_filter(getenv("SW_NOTIFY_ONLY"));

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sw_codec_telemetry.h"
+#include "sw_daemon.h"
 #include "sw_detect.h"
 #include "sw_gen.h"
 #include "sw_proc.h"
@@ -32,15 +33,6 @@ static char g_boot[1024];
 
 static const char *const k_secrets[] = {"PW-s3cret-one", "KEY-s3cret-two", "KS-s3cret-three",
                                         "FILE-s3cret-four"};
-
-static char *path_in(const char *name)
-{
-    static char buf[4][1024];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
-    return buf[k];
-}
 
 static int read_file(const char *path, sw_buf_t *out)
 {
@@ -60,65 +52,59 @@ static int check_no_secret(const char *what, const char *text)
     return failed;
 }
 
-/* The daemon's arguments, shared by `-X dump` and the real run. */
-static int daemon_argv(char **argv, const char *last)
+/* The daemon as TAG, with the arguments `-X dump` and the real run share,
+ * then @p last (a -X value, or NULL). @returns false when the config file
+ * cannot be written. */
+static bool daemon_init(sw_test_daemon_t *d, const char *tag, const char *last)
 {
-    static char bs[1100], conf[600], cfgarg[700];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", g_boot);
+    char conf[600];
     snprintf(conf, sizeof(conf), "%s/ops.conf", g_dir);
     FILE *f = fopen(conf, "w");
-    if (!f) return -1;
-    fprintf(f, "# secrets in a file, as a Kubernetes Secret mount would give them\n"
-               "kafka.ssl.keystore.password=%s\nkafka.sasl.username=file-user\n",
+    if (!f) return false;
+    fprintf(f,
+            "# secrets in a file, as a Kubernetes Secret mount would give them\n"
+            "kafka.ssl.keystore.password=%s\nkafka.sasl.username=file-user\n",
             k_secrets[3]);
     fclose(f);
-    snprintf(cfgarg, sizeof(cfgarg), "%s", conf);
-    int n = 0;
-    argv[n++] = (char *)sw_test_bin();
-    argv[n++] = "run";
-    argv[n++] = "-c";
-    argv[n++] = cfgarg;
-    const char *xs[] = {bs,
-                        "group.id=gops",
-                        "input.topics=in.ops",
-                        "output.topic=out.ops",
-                        "dlq.topic=dlq.ops",
-                        "state.topic=state.ops",
-                        "metrics.listen=127.0.0.1:0",
-                        "log.level=debug",
-                        "job.idle.ms=2000",
-                        "commit.interval.ms=200",
-                        "repartition=off", /* the mis-keyed warning of that mode */
-                        "kafka.consumer.session.timeout.ms=6000",
-                        "kafka.debug=conf,security,generic",
-                        "kafka.sasl.password=PW-s3cret-one",
-                        "kafka.producer.ssl.key.password=KEY-s3cret-two",
-                        last};
-    for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
-        if (!xs[i]) continue;
-        argv[n++] = "-X";
-        argv[n++] = (char *)xs[i];
-    }
-    argv[n] = NULL;
-    return n;
+    sw_test_daemon_init(d, "run", g_dir, tag, g_boot);
+    sw_test_daemon_arg(d, "-c");
+    sw_test_daemon_arg(d, conf);
+    static const char *const xs[] = {"group.id=gops",
+                                     "input.topics=in.ops",
+                                     "output.topic=out.ops",
+                                     "dlq.topic=dlq.ops",
+                                     "state.topic=state.ops",
+                                     "metrics.listen=127.0.0.1:0",
+                                     "log.level=debug",
+                                     "job.idle.ms=2000",
+                                     "commit.interval.ms=200",
+                                     "repartition=off", /* the mis-keyed warning of that mode */
+                                     "kafka.debug=conf,security,generic",
+                                     "kafka.sasl.password=PW-s3cret-one",
+                                     "kafka.producer.ssl.key.password=KEY-s3cret-two",
+                                     NULL};
+    sw_test_daemon_xs(d, xs);
+    sw_test_daemon_xs(d, (const char *const[]){last, NULL});
+    return true;
 }
 
 static int test_dump(void)
 {
-    char *argv[64];
-    SW_ASSERT(daemon_argv(argv, "dump") > 0, "cannot write the config file");
-    pid_t pid = sw_proc_spawn(argv, path_in("dump.out"), path_in("dump.err"));
-    SW_ASSERT(sw_proc_wait(pid, 20000) == 0, "-X dump failed (see %s)", path_in("dump.err"));
+    sw_test_daemon_t d;
+    SW_ASSERT(daemon_init(&d, "dump", "dump"), "cannot write the config file");
+    SW_ASSERT(sw_test_daemon_start(&d) && sw_test_daemon_wait_exit(&d, 20000) == 0,
+              "-X dump failed (see %s)", d.log);
     sw_buf_t out;
     sw_buf_init(&out);
-    SW_ASSERT(read_file(path_in("dump.out"), &out) == 0, "no dump output");
+    SW_ASSERT(read_file(d.out, &out) == 0, "no dump output");
     int failed = check_no_secret("-X dump", out.data);
     if (!strstr(out.data, "kafka.sasl.password=[redacted, set]") ||
         !strstr(out.data, "kafka.producer.ssl.key.password=[redacted, set]") ||
         !strstr(out.data, "kafka.ssl.keystore.password=[redacted, set]") ||
         !strstr(out.data, "kafka.consumer.ssl.key.password=[redacted, set]") ||
         !strstr(out.data, "kafka.sasl.username=file-user")) {
-        fprintf(stderr, "FAIL: -X dump does not list the secrets as redacted or the user name:\n%s\n",
+        fprintf(stderr,
+                "FAIL: -X dump does not list the secrets as redacted or the user name:\n%s\n",
                 out.data);
         failed = 1;
     }
@@ -129,26 +115,24 @@ static int test_dump(void)
 
 static int test_daemon(void)
 {
-    char *argv[64];
-    SW_ASSERT(daemon_argv(argv, NULL) > 0, "cannot write the config file");
-    pid_t pid = sw_proc_spawn(argv, path_in("run.out"), path_in("run.err"));
-    SW_ASSERT(sw_proc_wait_text(path_in("run.err"), "(port ", 1, 20000), "no metrics endpoint logged");
+    sw_test_daemon_t d;
+    SW_ASSERT(daemon_init(&d, "run", NULL), "cannot write the config file");
+    sw_test_daemon_start(&d);
+    int port = sw_test_daemon_metrics_port(&d, 20000);
+    SW_ASSERT(port > 0, "no metrics endpoint logged (see %s)", d.log);
     sw_buf_t log, body;
     sw_buf_init(&log);
     sw_buf_init(&body);
-    int port = sw_test_metrics_port(path_in("run.err"));
-    SW_ASSERT(port > 0, "no port in the log");
     int failed = 0;
     int st = sw_test_http_get(port, "/healthz", &body);
     if (st != 200) {
         fprintf(stderr, "FAIL: /healthz answered %d at start\n", st);
         failed = 1;
     }
-    SW_ASSERT(sw_proc_wait_text(path_in("run.err"), "assigned", 1, 30000), "daemon did not join");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, 30000), "daemon did not join");
     /* Ready once assigned and caught up (the topic is empty). */
-    int64_t deadline = sw_proc_now_ms() + 20000;
-    while ((st = sw_test_http_get(port, "/readyz", &body)) != 200 && sw_proc_now_ms() < deadline) usleep(100000);
-    if (st != 200) {
+    if (!sw_test_daemon_wait_ready(&d, port, 20000)) {
+        st = sw_test_http_get(port, "/readyz", &body);
         fprintf(stderr, "FAIL: /readyz answered %d after the assignment: %s\n", st, body.data);
         failed = 1;
     }
@@ -172,12 +156,14 @@ static int test_daemon(void)
     int scraped_midway = 0;
     while (sw_gen_next(gen, &line)) {
         if (sent % 400 == 200) {
-            SW_ASSERT(sw_kp_send(rk, "in.ops", 0, "opsjob-0", 8, "{\"not\": \"telemetry\"}", 20), "produce");
+            SW_ASSERT(sw_kp_send(rk, "in.ops", 0, "opsjob-0", 8, "{\"not\": \"telemetry\"}", 20),
+                      "produce");
             sent++;
             bad++;
         }
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         const sw_record_t *rec;
         SW_ASSERT(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)) == SW_OK, "%s", err);
         if (rec) records[rec->action]++;
@@ -185,7 +171,9 @@ static int test_daemon(void)
         /* Now and then keyed by host, or not keyed (on the same partition,
          * so the answer is unchanged): counted as mis-keyed and warned. */
         bool by_host = sent % 500 == 250, no_key = sent % 500 == 450;
-        const void *key = by_host ? (const void *)"node-000" : no_key ? NULL : (const void *)ev.job_id.ptr;
+        const void *key = by_host  ? (const void *)"node-000"
+                          : no_key ? NULL
+                                   : (const void *)ev.job_id.ptr;
         size_t keylen = by_host ? 8 : no_key ? 0 : ev.job_id.len;
         miskeyed += by_host || no_key;
         SW_ASSERT(sw_kp_send(rk, "in.ops", 0, key, keylen, line.data, line.len - 1), "produce");
@@ -208,7 +196,8 @@ static int test_daemon(void)
     size_t got = sw_kc_read(g_boot, "out.ops", 2, want, 500, 60000, &m);
     sw_kmsg_free(m, got);
     if (got != want) {
-        fprintf(stderr, "FAIL: %zu records on the output, expected %llu\n", got, (unsigned long long)want);
+        fprintf(stderr, "FAIL: %zu records on the output, expected %llu\n", got,
+                (unsigned long long)want);
         failed = 1;
     }
     if (!scraped_midway) {
@@ -216,12 +205,13 @@ static int test_daemon(void)
         failed = 1;
     }
     /* Counters settle at the next publication (every second). */
-    deadline = sw_proc_now_ms() + 15000;
+    int64_t deadline = sw_proc_now_ms() + 15000;
     do {
         usleep(300000);
         st = sw_test_http_get(port, "/metrics", &body);
     } while (sw_proc_now_ms() < deadline &&
-             (sw_test_metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") != (double)sent ||
+             (sw_test_metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") !=
+                  (double)sent ||
               sw_test_metric(body.data, "stormwatch_consumer_total_lag") != 0 ||
               sw_test_metric(body.data, "stormwatch_records_out_total{action=\"summary\"}") != 1));
     char series[128];
@@ -239,7 +229,7 @@ static int test_daemon(void)
         {"stormwatch_records_out_total{action=\"summary\"}", 1},
         {"stormwatch_consumer_total_lag", 0},
         {"stormwatch_assigned_partitions", 2},
-        {"stormwatch_jobs_tracked", 0},       /* the job went idle: state freed */
+        {"stormwatch_jobs_tracked", 0}, /* the job went idle: state freed */
         {"stormwatch_retained_samples", 0},
         {"stormwatch_event_processing_seconds_count", (double)sent},
         {"stormwatch_miskeyed_messages_total{topic=\"in.ops\"}", (double)miskeyed},
@@ -265,12 +255,14 @@ static int test_daemon(void)
         failed = 1;
     }
     if (sw_test_metric(body.data, "stormwatch_rebalances_total") < 1 ||
-        sw_test_metric(body.data, "stormwatch_decode_errors_total") + sw_test_metric(body.data, "stormwatch_invalid_events_total") !=
+        sw_test_metric(body.data, "stormwatch_decode_errors_total") +
+                sw_test_metric(body.data, "stormwatch_invalid_events_total") !=
             (double)bad) {
         fprintf(stderr, "FAIL: rebalances %g, decode errors %g + invalid %g (expected %llu bad)\n",
                 sw_test_metric(body.data, "stormwatch_rebalances_total"),
                 sw_test_metric(body.data, "stormwatch_decode_errors_total"),
-                sw_test_metric(body.data, "stormwatch_invalid_events_total"), (unsigned long long)bad);
+                sw_test_metric(body.data, "stormwatch_invalid_events_total"),
+                (unsigned long long)bad);
         failed = 1;
     }
     failed |= check_no_secret("/metrics", body.data);
@@ -279,16 +271,16 @@ static int test_daemon(void)
            (unsigned long long)sent, (unsigned long long)bad, (unsigned long long)want,
            failed ? "FAILED" : "ok");
 
-    kill(pid, SIGTERM);
-    SW_ASSERT(sw_proc_wait(pid, 30000) == 0, "daemon did not exit 0 after SIGTERM");
-    SW_ASSERT(read_file(path_in("run.err"), &log) == 0, "no log");
+    SW_ASSERT(sw_test_daemon_stop(&d, 30000) == 0, "daemon did not exit 0 after SIGTERM");
+    SW_ASSERT(read_file(d.log, &log) == 0, "no log");
     int lf = check_no_secret("the log", log.data);
     if (!strstr(log.data, "file-user") && !strstr(log.data, "DEBUG")) {
         fprintf(stderr, "FAIL: the log is not at debug level\n");
         lf = 1;
     }
     printf("secrets in the debug log (%zu bytes): %s\n", log.len, lf ? "FAILED" : "absent");
-    if (!strstr(log.data, "offset ") || !strstr(log.data, ": message key \"node-000\" is not its job_id \"")) {
+    if (!strstr(log.data, "offset ") ||
+        !strstr(log.data, ": message key \"node-000\" is not its job_id \"")) {
         fprintf(stderr, "FAIL: no warning naming a message keyed by host\n");
         failed = 1;
     }
@@ -309,20 +301,17 @@ int main(void)
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return 1;
-    char *margv[] = {(char *)sw_test_bin(), "mock",         "--bootstrap-file", path_in("bootstrap"),
-                     "--topic",             "in.ops:2",     "--topic",          "out.ops:2",
-                     "--topic",             "dlq.ops:2",    "--topic",          "state.ops:1",
-                     NULL};
-    pid_t mock = sw_proc_spawn(margv, path_in("mock.out"), path_in("mock.err"));
-    char *boot = sw_proc_wait_file(path_in("bootstrap"), 20000);
-    SW_ASSERT(boot, "the mock cluster did not start (see %s)", path_in("mock.err"));
-    snprintf(g_boot, sizeof(g_boot), "%s", boot);
-    free(boot);
+    sw_test_mock_t mock;
+    if (!sw_test_mock_start(
+            &mock, g_dir, 0, false,
+            (const char *const[]){"in.ops:2", "out.ops:2", "dlq.ops:2", "state.ops:1", NULL}))
+        return 1;
+    snprintf(g_boot, sizeof(g_boot), "%s", mock.boot);
     /* A secret in the environment too (what a container would get). */
     setenv("STORMWATCH_KAFKA_CONSUMER_SSL_KEY_PASSWORD", "KS-s3cret-three", 1);
     int failed = test_dump();
     failed += test_daemon();
-    sw_proc_kill(mock);
+    sw_test_mock_stop(&mock);
     printf("test_ops: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
     return failed ? 1 : 0;
 }

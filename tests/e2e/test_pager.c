@@ -29,6 +29,7 @@
 #include "sw_codec_telemetry.h"
 #include "sw_conf.h"
 #include "sw_detect.h"
+#include "sw_daemon.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
@@ -42,7 +43,9 @@ static json_t *parse_buf(const char *data, size_t len)
 {
     json_error_t e;
     json_t *v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &e);
-    if (!v) fail_msg("not JSON (%s at %d): %.*s", e.text, e.position, (int)(len > 400 ? 400 : len), data);
+    if (!v)
+        fail_msg("not JSON (%s at %d): %.*s", e.text, e.position, (int)(len > 400 ? 400 : len),
+                 data);
     return v;
 }
 
@@ -86,12 +89,12 @@ static bool utf8_valid(const char *s, size_t n)
 /* ---- the fixture run ------------------------------------------------------- */
 
 typedef struct model_s {
-    json_t *open;     /* job key -> true while an episode is open */
-    json_t *keys;     /* "job\x1fepisode" -> PagerDuty dedup key */
-    json_t *owners;   /* dedup key -> "job\x1fepisode" */
-    json_t *labels;   /* "job\x1fepisode" -> Alertmanager labels */
-    json_t *ranks;    /* "job\x1fepisode" -> first-cause rank of the trigger */
-    int n[4];         /* records by action */
+    json_t *open;   /* job key -> true while an episode is open */
+    json_t *keys;   /* "job\x1fepisode" -> PagerDuty dedup key */
+    json_t *owners; /* dedup key -> "job\x1fepisode" */
+    json_t *labels; /* "job\x1fepisode" -> Alertmanager labels */
+    json_t *ranks;  /* "job\x1fepisode" -> first-cause rank of the trigger */
+    int n[4];       /* records by action */
     int summary_resolves, summary_skips, rank_changes;
     const char *name;
 } model_t;
@@ -120,8 +123,9 @@ static void check_pd(model_t *m, const sw_record_t *rec, json_t *spec, const cha
         assert_string_equal(dk, json_string_value(known));
     } else {
         json_t *owner = json_object_get(m->owners, dk);
-        if (owner) fail_msg("%s: dedup key %s of %s already used by %s", m->name, dk, ep_key,
-                            json_string_value(owner));
+        if (owner)
+            fail_msg("%s: dedup key %s of %s already used by %s", m->name, dk, ep_key,
+                     json_string_value(owner));
         json_object_set_new(m->keys, ep_key, json_string(dk));
         json_object_set_new(m->owners, dk, json_string(ep_key));
     }
@@ -173,7 +177,8 @@ static void check_am(model_t *m, const sw_record_t *rec, json_t *spec, const cha
     assert_string_equal(str_of(labels, "severity"), sw_record_episode_severity(rec));
     assert_string_equal(str_of(labels, "alertname"), "GPUMemoryStorm");
     json_t *jid = json_object_get(spec, "job_id");
-    assert_string_equal(str_of(labels, "job_id"), json_is_null(jid) ? "<null>" : json_string_value(jid));
+    assert_string_equal(str_of(labels, "job_id"),
+                        json_is_null(jid) ? "<null>" : json_string_value(jid));
     char ep[24];
     snprintf(ep, sizeof(ep), "%lld", (long long)rec->episode);
     assert_string_equal(str_of(labels, "episode"), ep);
@@ -245,8 +250,9 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
         if (!r0) json_object_set_new(m->ranks, ep_key, json_integer(rec.analysis.suspects[0].rank));
         else if (json_integer_value(r0) != rec.analysis.suspects[0].rank) m->rank_changes++;
     }
-    assert_int_equal(sw_pager_decide(&rec), skip ? SW_PAGER_SKIP : resolves ? SW_PAGER_RESOLVE
-                                                                           : SW_PAGER_TRIGGER);
+    assert_int_equal(sw_pager_decide(&rec), skip       ? SW_PAGER_SKIP
+                                            : resolves ? SW_PAGER_RESOLVE
+                                                       : SW_PAGER_TRIGGER);
 
     sw_buf_t spec_txt, body;
     sw_buf_init(&spec_txt);
@@ -341,11 +347,11 @@ static void test_fixtures(void **state)
         cases++;
     }
     closedir(d);
-    printf("%d fixtures: %d trigger, %d update, %d resolve, %d summary records; summaries: %d "
-           "resolve an open episode, %d skipped; first-cause rank moved within an episode %d "
-           "times (annotations, not labels)\n",
-           cases, m.n[0], m.n[1], m.n[2], m.n[3], m.summary_resolves, m.summary_skips,
-           m.rank_changes);
+    printf(
+        "%d fixtures: %d trigger, %d update, %d resolve, %d summary records; summaries: %d "
+        "resolve an open episode, %d skipped; first-cause rank moved within an episode %d "
+        "times (annotations, not labels)\n",
+        cases, m.n[0], m.n[1], m.n[2], m.n[3], m.summary_resolves, m.summary_skips, m.rank_changes);
     assert_true(cases >= 10);
     /* Every branch of the mapping was exercised. */
     assert_true(m.n[0] > 0 && m.n[1] > 0 && m.n[2] > 0);
@@ -492,9 +498,8 @@ static void test_utf8_cut(void **state)
             if (c < 3) assert_memory_equal(s, full.data, n - 3); /* a prefix, then "..." */
             /* The same line in Alertmanager's annotations. */
             json_t *am = encode(&f.rec, SW_PAGER_ALERTMANAGER, NULL);
-            assert_string_equal(str_of(json_object_get(json_array_get(am, 0), "annotations"),
-                                       "summary"),
-                                s);
+            assert_string_equal(
+                str_of(json_object_get(json_array_get(am, 0), "annotations"), "summary"), s);
             const char *dk = str_of(pd, "dedup_key");
             assert_true(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX && utf8_valid(dk, strlen(dk)));
             json_decref(pd);
@@ -509,7 +514,10 @@ static void test_utf8_cut(void **state)
     static const struct {
         const char *job, *group;
     } sur[] = {
-        {"a\xed\xa0\x80" "b", "a\xef\xbf\xbd" "b"},
+        {"a\xed\xa0\x80"
+         "b",
+         "a\xef\xbf\xbd"
+         "b"},
         {"\xed\xb0\x80", "\xef\xbf\xbd"},
         {"\xed\xa0\x80\xed\xb0\x80", "\xf0\x90\x80\x80"},
         {"x\\ud800", "x\\ud800"},
@@ -700,8 +708,9 @@ static void test_alertmanager_shape(void **state)
         else assert_true(json_equal(labels, json_object_get(al, "labels")));
         json_t *ann = json_object_get(al, "annotations");
         assert_string_equal(str_of(ann, "first_cause_rank"), step == 0 ? "1" : "0");
-        assert_string_equal(str_of(ann, "current_severity"),
-                            step == 0 ? "critical" : step == 1 ? "warning" : "info");
+        assert_string_equal(str_of(ann, "current_severity"), step == 0   ? "critical"
+                                                             : step == 1 ? "warning"
+                                                                         : "info");
         assert_null(json_object_get(al, "generatorURL")); /* not configured */
         if (step == 2) assert_string_equal(str_of(al, "endsAt"), "2023-11-14T22:13:25.123456789Z");
         else assert_null(json_object_get(al, "endsAt")); /* ends.after.ms = 0 */
@@ -764,8 +773,10 @@ static void test_conf_check(void **state)
     assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
     assert_int_equal(sw_conf_set(conf, "output.format", "pagerduty", err, sizeof(err)), SW_CONF_OK);
     assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_ERR_INVALID_ARG);
-    assert_non_null(strstr(err, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
-    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", SECRET "abcd", err, sizeof(err)), SW_CONF_OK);
+    assert_non_null(
+        strstr(err, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
+    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", SECRET "abcd", err, sizeof(err)),
+                     SW_CONF_OK);
     assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
     assert_true(sw_conf_is_secret("pagerduty.routing.key"));
     sw_buf_t out;
@@ -774,14 +785,18 @@ static void test_conf_check(void **state)
     assert_non_null(strstr(sw_buf_cstr(&out), "\npagerduty.routing.key=[redacted, set]\n"));
     assert_null(strstr(sw_buf_cstr(&out), SECRET));
     /* Alertmanager needs no key; its URL is checked. */
-    assert_int_equal(sw_conf_set(conf, "output.format", "alertmanager", err, sizeof(err)), SW_CONF_OK);
-    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", NULL, err, sizeof(err)), SW_CONF_OK);
+    assert_int_equal(sw_conf_set(conf, "output.format", "alertmanager", err, sizeof(err)),
+                     SW_CONF_OK);
+    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", NULL, err, sizeof(err)),
+                     SW_CONF_OK);
     assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
-    assert_int_equal(sw_conf_set(conf, "alertmanager.generator.url", "grafana/d/x", err, sizeof(err)),
-                     SW_CONF_INVALID);
-    assert_string_equal(err, "configuration property \"alertmanager.generator.url\": value "
-                             "\"grafana/d/x\" is not an http:// or https:// URL without blanks (or "
-                             "empty)");
+    assert_int_equal(
+        sw_conf_set(conf, "alertmanager.generator.url", "grafana/d/x", err, sizeof(err)),
+        SW_CONF_INVALID);
+    assert_string_equal(err,
+                        "configuration property \"alertmanager.generator.url\": value "
+                        "\"grafana/d/x\" is not an http:// or https:// URL without blanks (or "
+                        "empty)");
     assert_int_equal(sw_conf_set(conf, "alertmanager.generator.url", GEN_URL, err, sizeof(err)),
                      SW_CONF_OK);
     /* A bad secret value is never echoed. */
@@ -819,34 +834,38 @@ static void test_binary_secrets(void **state)
     char dir[1024], conf_path[1100];
     snprintf(dir, sizeof(dir), "%s/pager", sw_test_tmp());
     snprintf(conf_path, sizeof(conf_path), "%s/pager.conf", dir);
-    assert_int_equal(run_cmd(&out, "mkdir -p '%s' && printf 'output.format = pagerduty\\n"
-                                   "pagerduty.routing.key = %sfile\\n' > '%s'",
+    assert_int_equal(run_cmd(&out,
+                             "mkdir -p '%s' && printf 'output.format = pagerduty\\n"
+                             "pagerduty.routing.key = %sfile\\n' > '%s'",
                              dir, SECRET, conf_path),
                      0);
     /* -X, a file and the environment: dumped redacted. */
     for (int i = 0; i < 3; i++) {
         int rc;
         if (i == 0)
-            rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%sxxxx "
-                               "-X dump 2>&1",
+            rc = run_cmd(&out,
+                         "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%sxxxx "
+                         "-X dump 2>&1",
                          bin, SECRET);
-        else if (i == 1)
-            rc = run_cmd(&out, "'%s' run -c '%s' -X dump 2>&1", bin, conf_path);
+        else if (i == 1) rc = run_cmd(&out, "'%s' run -c '%s' -X dump 2>&1", bin, conf_path);
         else
-            rc = run_cmd(&out, "STORMWATCH_PAGERDUTY_ROUTING_KEY=%s-env "
-                               "STORMWATCH_OUTPUT_FORMAT=pagerduty '%s' run -X dump 2>&1",
+            rc = run_cmd(&out,
+                         "STORMWATCH_PAGERDUTY_ROUTING_KEY=%s-env "
+                         "STORMWATCH_OUTPUT_FORMAT=pagerduty '%s' run -X dump 2>&1",
                          SECRET, bin);
         assert_int_equal(rc, 0);
-        if (!strstr(out.data, "\npagerduty.routing.key=[redacted, set]\n") || strstr(out.data, SECRET))
+        if (!strstr(out.data, "\npagerduty.routing.key=[redacted, set]\n") ||
+            strstr(out.data, SECRET))
             fail_msg("dump %d shows the key or lacks the redacted line:\n%s", i, out.data);
     }
     /* No key: a config error naming the property, exit 2, nothing connects
      * (the bootstrap address is a closed port). */
     int64_t t0 = sw_proc_now_ms();
-    int rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X bootstrap.servers=127.0.0.1:9 2>&1",
-                     bin);
+    int rc = run_cmd(
+        &out, "'%s' run -X output.format=pagerduty -X bootstrap.servers=127.0.0.1:9 2>&1", bin);
     assert_int_equal(rc, 2);
-    assert_non_null(strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
+    assert_non_null(
+        strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
     assert_true(sw_proc_now_ms() - t0 < 10000);
     /* A misspelled secret: refused by dump as by run, the value never printed. */
     rc = run_cmd(&out, "'%s' run -X kafka.sasl.pasword=%s -X dump 2>&1", bin, SECRET);
@@ -859,16 +878,20 @@ static void test_binary_secrets(void **state)
     /* -X dump runs run's checks: the same configuration, the same exit 2. */
     rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X dump 2>&1", bin);
     assert_int_equal(rc, 2);
-    assert_non_null(strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
+    assert_non_null(
+        strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
     /* PagerDuty keys are 32 characters; it answers 400 to others. */
-    rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%s -X dump 2>&1",
+    rc = run_cmd(&out,
+                 "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%s -X dump 2>&1",
                  bin, SECRET);
     assert_int_equal(rc, 2);
-    assert_non_null(strstr(out.data, "is 28 characters long (expected the 32-character integration key"));
+    assert_non_null(
+        strstr(out.data, "is 28 characters long (expected the 32-character integration key"));
     assert_null(strstr(out.data, SECRET));
     /* A bad value: the error never quotes the secret. */
-    rc = run_cmd(&out, "'%s' run -X 'pagerduty.routing.key=%s has blanks but is far too long for a "
-                       "routing key: %0250d' 2>&1",
+    rc = run_cmd(&out,
+                 "'%s' run -X 'pagerduty.routing.key=%s has blanks but is far too long for a "
+                 "routing key: %0250d' 2>&1",
                  bin, SECRET, 0);
     assert_int_equal(rc, 2);
     assert_non_null(strstr(out.data, "pagerduty.routing.key"));
@@ -876,8 +899,9 @@ static void test_binary_secrets(void **state)
     /* The preview writes the same bodies offline. */
     char fx[1200];
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
-    rc = run_cmd(&out, "'%s' replay --window-samples 8 --stale-ms 0 --output-format pagerduty "
-                       "--routing-key %s '%s'",
+    rc = run_cmd(&out,
+                 "'%s' replay --window-samples 8 --stale-ms 0 --output-format pagerduty "
+                 "--routing-key %s '%s'",
                  bin, ROUTING_KEY, fx);
     assert_int_equal(rc, 0);
     json_t *lines = sw_test_parse_lines(out.data, out.len, NULL, 0);
@@ -918,24 +942,17 @@ static int read_file_lines(const char *path, char ***lines)
 static void test_daemon(void **state)
 {
     (void)state;
-    const char *bin = sw_test_bin();
-    char dir[1024], boot_path[1100], err_path[1100], out_path[1100];
+    char dir[1024];
     snprintf(dir, sizeof(dir), "%s/pager-run", sw_test_tmp());
     char cmd[2200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
     assert_int_equal(system(cmd), 0);
-    snprintf(boot_path, sizeof(boot_path), "%s/bootstrap", dir);
-    char *margv[] = {(char *)bin, "mock", "--brokers", "1", "--bootstrap-file", boot_path,
-                     "--topic", "in.pd:2", "--topic", "out.pd:2", "--topic", "dlq.pd:1",
-                     "--topic", "stormwatch.state:1", NULL};
-    snprintf(out_path, sizeof(out_path), "%s/mock.out", dir);
-    snprintf(err_path, sizeof(err_path), "%s/mock.err", dir);
-    pid_t mock = sw_proc_spawn(margv, out_path, err_path);
-    char *boot = sw_proc_wait_file(boot_path, 20000);
-    if (!boot) {
-        sw_proc_kill(mock);
-        fail_msg("the mock cluster did not start (see %s)", err_path);
-    }
+    sw_test_mock_t mock;
+    static const char *const topics[] = {"in.pd:2", "out.pd:2", "dlq.pd:1", "stormwatch.state:1",
+                                         NULL};
+    if (!sw_test_mock_start(&mock, dir, 1, false, topics))
+        fail_msg("the mock cluster did not start");
+    const char *boot = mock.boot;
     /* Partition 0: gen13 (its lifecycle records as in gen13.stream.jsonl;
      * the last episode is still open when the job goes idle, so its summary
      * resolves). Partition 1: a quiet job whose summary is no page. */
@@ -960,19 +977,17 @@ static void test_daemon(void **state)
     sw_kp_destroy(rk);
 
     /* The key goes in through the environment, as the README advises. */
-    char bs[1100];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", boot);
-    char *dargv[] = {(char *)bin, "run", "-X", bs, "-X", "input.topics=in.pd", "-X",
-                     "output.topic=out.pd", "-X", "dlq.topic=dlq.pd", "-X", "group.id=pager",
-                     "-X", "output.format=pagerduty", "-X", "window.samples=8", "-X",
-                     "stale.ms=0", "-X", "state.restore=off", "-X", "commit.interval.ms=200",
-                     "-X", "repartition=off", /* headers name the input partition */
-                     "-X", "job.idle.ms=1500", "-X", "log.level=debug", "-X",
-                     "kafka.consumer.session.timeout.ms=6000", NULL};
+    sw_test_daemon_t d;
+    sw_test_daemon_init(&d, "run", dir, "run", boot);
+    static const char *const props[] = {
+        "input.topics=in.pd", "output.topic=out.pd",     "dlq.topic=dlq.pd",
+        "group.id=pager",     "output.format=pagerduty", "window.samples=8",
+        "stale.ms=0",         "state.restore=off",       "commit.interval.ms=200",
+        "repartition=off", /* headers name the input partition */
+        "job.idle.ms=1500",   "log.level=debug",         NULL};
+    sw_test_daemon_xs(&d, props);
     setenv("STORMWATCH_PAGERDUTY_ROUTING_KEY", SECRET "abcd", 1);
-    snprintf(out_path, sizeof(out_path), "%s/run.out", dir);
-    snprintf(err_path, sizeof(err_path), "%s/run.err", dir);
-    pid_t daemon = sw_proc_spawn(dargv, out_path, err_path);
+    sw_test_daemon_start(&d);
     unsetenv("STORMWATCH_PAGERDUTY_ROUTING_KEY");
 
     /* gen13's lifecycle records and its resolving summary; nothing for the
@@ -989,25 +1004,17 @@ static void test_daemon(void **state)
     sw_kmsg_t *m;
     size_t got = sw_kc_read(boot, "out.pd", 2, want, 3000, 60000, &m);
     /* Every input offset gets committed, the skipped summary's included. */
-    int64_t committed = -1, deadline = sw_proc_now_ms() + 20000;
-    while (sw_proc_now_ms() < deadline) {
-        committed = sw_kc_committed(boot, "pager", "in.pd", 2);
-        if (committed == n + quiet) break;
-        usleep(200000);
-    }
-    bool skipped_logged = sw_proc_wait_text(err_path, "not sent: no open episode", 1, 10000);
-    kill(daemon, SIGTERM);
-    int rc = sw_proc_wait(daemon, 30000);
-    if (rc < 0) sw_proc_kill(daemon);
-    sw_proc_kill(mock);
-    free(boot);
+    int64_t committed = sw_kc_wait_committed(boot, "pager", "in.pd", 2, n + quiet, 20000);
+    bool skipped_logged = sw_test_daemon_wait_log(&d, "not sent: no open episode", 1, 10000);
+    int rc = sw_test_daemon_stop(&d, 30000);
+    sw_test_mock_stop(&mock);
 
-    if (got != want) fail_msg("%zu records on out.pd, expected %zu (see %s)", got, want, err_path);
+    if (got != want) fail_msg("%zu records on out.pd, expected %zu (see %s)", got, want, d.log);
     assert_int_equal(rc, 0);
     assert_int_equal(committed, n + quiet);
     assert_true(skipped_logged);
-    static const char *const actions[] = {"trigger", "resolve", "trigger", "resolve", "trigger",
-                                          "resolve"};
+    static const char *const actions[] = {"trigger", "resolve", "trigger",
+                                          "resolve", "trigger", "resolve"};
     for (size_t i = 0; i < got; i++) {
         assert_int_equal(m[i].partition, 0); /* the job's key */
         assert_string_equal(sw_kmsg_header(&m[i], "stormwatch.format"), "pagerduty");
@@ -1029,8 +1036,8 @@ static void test_daemon(void **state)
     free(lines);
     /* The secret is in the records (PagerDuty wants it in the body), never
      * in the log. */
-    assert_int_equal(sw_proc_count_text(err_path, SECRET), 0);
-    assert_int_equal(sw_proc_count_text(out_path, SECRET), 0);
+    assert_int_equal(sw_test_daemon_count(&d, SECRET), 0);
+    assert_int_equal(sw_proc_count_text(d.out, SECRET), 0);
 }
 
 int main(void)
@@ -1044,7 +1051,7 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_conf_check),
         cmocka_unit_test(test_binary_secrets),
-        cmocka_unit_test(test_daemon),
+        cmocka_unit_test_teardown(test_daemon, sw_test_kill_children),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sw_codec_avro.h"
+#include "sw_daemon.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
@@ -171,19 +172,18 @@ int main(void)
         return 1;
     }
     int failed = 1;
-    pid_t mock = -1, stub = -1, daemon = -1;
+    pid_t stub = -1;
+    sw_test_mock_t mock = {.ctl = -1};
+    static sw_test_daemon_t daemon; /* pid 0: not running */
     char **l13 = NULL, **l2 = NULL;
     size_t *n13 = NULL, *n2 = NULL;
     int c13 = 0, c2 = 0;
     json_t *want1 = NULL;
     sw_buf_t tout;
     sw_buf_init(&tout);
-    char p1[600], p2[600], bf[600], runerr[600], runout[600], stublog[600];
+    char p1[600], p2[600], stublog[600];
     path_in(p1, sizeof(p1), "phase1.bin");
     path_in(p2, sizeof(p2), "phase2.bin");
-    path_in(bf, sizeof(bf), "bootstrap");
-    path_in(runerr, sizeof(runerr), "run.err");
-    path_in(runout, sizeof(runout), "run.out");
     path_in(stublog, sizeof(stublog), "stub.log");
     /* Phase 1: job-25 in v1, v2, v3 by turns; phase 2: job-22 in v4 (a new id). */
     char s3[2400];
@@ -194,42 +194,13 @@ int main(void)
         fprintf(stderr, "FAIL: sr_encode.py\n");
         return 1;
     }
-    {
-        char *argv[] = {(char *)sw_test_bin(),
-                        "mock",
-                        "--bootstrap-file",
-                        bf,
-                        "--topic",
-                        "in.sr:1",
-                        "--topic",
-                        "out.sr:1",
-                        "--topic",
-                        "dlq.sr:1",
-                        "--topic",
-                        "out.ids:1",
-                        "--topic",
-                        "dlq.ids:1",
-                        "--topic",
-                        "in.p:1",
-                        /* repartition=on (default): each group's internal topic,
-                         * so both stages decode through the registry */
-                        "--topic",
-                        "sr.repartition:1",
-                        "--topic",
-                        "ids.repartition:1",
-                        NULL};
-        char mo[600], me[600];
-        path_in(mo, sizeof(mo), "mock.out");
-        path_in(me, sizeof(me), "mock.err");
-        mock = sw_proc_spawn(argv, mo, me);
-        char *boot = sw_proc_wait_file(bf, 20000);
-        if (!boot) {
-            fprintf(stderr, "FAIL: the mock cluster did not start (see %s)\n", me);
-            goto out;
-        }
-        snprintf(g_boot, sizeof(g_boot), "%s", boot);
-        free(boot);
-    }
+    static const char *const topics[] = {"in.sr:1", "out.sr:1", "dlq.sr:1", "out.ids:1",
+                                         "dlq.ids:1", "in.p:1",
+                                         /* repartition=on (default): each group's internal topic,
+                                          * so both stages decode through the registry */
+                                         "sr.repartition:1", "ids.repartition:1", NULL};
+    if (!sw_test_mock_start(&mock, g_dir, 0, false, topics)) goto out;
+    snprintf(g_boot, sizeof(g_boot), "%s", mock.boot);
     if ((stub = start_stub(0)) < 0) goto out;
     int port = g_port;
 
@@ -242,40 +213,16 @@ int main(void)
 
     char url[200];
     snprintf(url, sizeof(url), "schema.registry.url=http://127.0.0.1:%d", port);
-    char bs[1100];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", g_boot);
-    char *dargv[] = {(char *)sw_test_bin(),
-                     "run",
-                     "-X",
-                     bs,
-                     "-X",
-                     "input.topics=in.sr",
-                     "-X",
-                     "output.topic=out.sr",
-                     "-X",
-                     "dlq.topic=dlq.sr",
-                     "-X",
-                     "group.id=sr",
-                     "-X",
-                     "input.format=avro",
-                     "-X",
-                     "output.format=avro",
-                     "-X",
-                     url,
-                     "-X",
-                     "state.restore=off",
-                     "-X",
-                     "topics.create=off",
-                     "-X",
-                     "metrics.listen=127.0.0.1:0",
-                     "-X",
-                     "commit.interval.ms=200",
-                     "-X",
-                     "window.samples=10",
-                     "-X",
-                     "kafka.consumer.session.timeout.ms=6000",
-                     NULL};
-    daemon = sw_proc_spawn(dargv, runout, runerr);
+    sw_test_daemon_init(&daemon, "run", g_dir, "run", g_boot);
+    static const char *const props[] = {"input.topics=in.sr",         "output.topic=out.sr",
+                                        "dlq.topic=dlq.sr",           "group.id=sr",
+                                        "input.format=avro",          "output.format=avro",
+                                        "state.restore=off",          "topics.create=off",
+                                        "metrics.listen=127.0.0.1:0", "commit.interval.ms=200",
+                                        "window.samples=10",          NULL};
+    sw_test_daemon_xs(&daemon, props);
+    sw_test_daemon_x(&daemon, "%s", url);
+    sw_test_daemon_start(&daemon);
 
     /* Expected: the JSON path (the engine fed the fixture lines). */
     c13 = read_lines_of("gen25", &l13, &n13);
@@ -289,7 +236,7 @@ int main(void)
     size_t got = sw_kc_read(g_boot, "out.sr", 1, want1_n, 2000, 60000, &m);
     if (got != want1_n) {
         fprintf(stderr, "FAIL phase 1: %zu alerts on out.sr, expected %zu (see %s)\n", got, want1_n,
-                runerr);
+                daemon.log);
         goto out;
     }
     sw_kmsg_free(m, got);
@@ -303,7 +250,7 @@ int main(void)
     sw_kmsg_free(d, nd);
 
     /* Registry down: phase 2 carries id 14, never seen before. */
-    int mport = sw_test_metrics_port(runerr);
+    int mport = sw_test_daemon_metrics_port(&daemon, 0);
     sw_proc_kill(stub);
     stub = -1;
     if (produce_file(rk, p2, "job-22") || !sw_kp_flush(rk, 30000)) goto out;
@@ -350,7 +297,7 @@ int main(void)
     got = sw_kc_read(g_boot, "out.sr", 1, want_n, 2000, 60000, &m);
     if (got != want_n) {
         fprintf(stderr, "FAIL after the outage: %zu alerts, expected %zu (see %s)\n", got, want_n,
-                runerr);
+                daemon.log);
         goto out;
     }
     /* One registration; its id frames every record. */
@@ -373,7 +320,7 @@ int main(void)
     char needle[100];
     snprintf(needle, sizeof(needle), "alert schema: id %d under subject out.sr-value",
              (int)alert_id);
-    if (regs != 1 || alert_id == 2 || !sw_proc_wait_text(runerr, needle, 1, 1000)) {
+    if (regs != 1 || alert_id == 2 || !sw_test_daemon_wait_log(&daemon, needle, 1, 1000)) {
         fprintf(stderr, "FAIL registration: %d POSTs, id %d, log line \"%s\" missing?\n", regs,
                 (int)alert_id, needle);
         goto out;
@@ -385,9 +332,10 @@ int main(void)
         fprintf(stderr, "FAIL: alerts differ from the JSON path: %s\n", why);
         goto out;
     }
-    printf("%zu alerts equal the JSON path's; alert schema registered once (id %d) and on every "
-           "record: ok\n",
-           want_n, (int)alert_id);
+    printf(
+        "%zu alerts equal the JSON path's; alert schema registered once (id %d) and on every "
+        "record: ok\n",
+        want_n, (int)alert_id);
     json_decref(by);
     sw_kmsg_free(m, got);
 
@@ -427,45 +375,19 @@ int main(void)
     sw_buf_clear(&tout);
 
     /* Without a registry (air-gapped): avro.schema.ids.telemetry maps ids to files. */
-    kill(daemon, SIGTERM);
-    sw_proc_wait(daemon, 30000);
-    char ids[4000], ierr[600], iout[600];
+    sw_test_daemon_stop(&daemon, 30000);
+    char ids[4000];
     snprintf(ids, sizeof(ids),
              "avro.schema.ids.telemetry=11=%s/registry/telemetry_v1.avsc,13=%s/registry/"
              "telemetry_v3.avsc,14=%s/registry/telemetry_v4.avsc",
              g_src, g_src, g_src);
-    path_in(ierr, sizeof(ierr), "ids.err");
-    path_in(iout, sizeof(iout), "ids.out");
-    char *iargv[] = {(char *)sw_test_bin(),
-                     "run",
-                     "-X",
-                     bs,
-                     "-X",
-                     "input.topics=in.sr",
-                     "-X",
-                     "output.topic=out.ids",
-                     "-X",
-                     "dlq.topic=dlq.ids",
-                     "-X",
-                     "group.id=ids",
-                     "-X",
-                     "input.format=avro",
-                     "-X",
-                     "output.format=avro",
-                     "-X",
-                     "avro.schema.id.telemetry=12",
-                     "-X",
-                     ids,
-                     "-X",
-                     "state.restore=off",
-                     "-X",
-                     "topics.create=off",
-                     "-X",
-                     "window.samples=10",
-                     "-X",
-                     "kafka.consumer.session.timeout.ms=6000",
-                     NULL};
-    daemon = sw_proc_spawn(iargv, iout, ierr);
+    sw_test_daemon_init(&daemon, "run", g_dir, "ids", g_boot);
+    const char *const iprops[] = {
+        "input.topics=in.sr", "output.topic=out.ids", "dlq.topic=dlq.ids",           "group.id=ids",
+        "input.format=avro",  "output.format=avro",   "avro.schema.id.telemetry=12", ids,
+        "state.restore=off",  "topics.create=off",    "window.samples=10",           NULL};
+    sw_test_daemon_xs(&daemon, iprops);
+    sw_test_daemon_start(&daemon);
     got = sw_kc_read(g_boot, "out.ids", 1, want_n, 2000, 60000, &m);
     nd = sw_kc_read(g_boot, "dlq.ids", 1, 1, 1500, 30000, &d);
     by = sw_kt_group_by_job(m, got, "ids.repartition", 0, 1, true);
@@ -510,12 +432,9 @@ out:
     free(n2);
     json_decref(want1);
     sw_buf_clear(&tout);
-    if (daemon > 0) {
-        kill(daemon, SIGTERM);
-        if (sw_proc_wait(daemon, 30000) < 0) sw_proc_kill(daemon);
-    }
+    sw_test_daemon_stop(&daemon, 30000);
     if (stub > 0) sw_proc_kill(stub);
-    if (mock > 0) sw_proc_kill(mock);
+    sw_test_mock_stop(&mock);
     printf("test_registry: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
     return failed;
 }

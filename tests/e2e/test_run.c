@@ -20,6 +20,7 @@
 #include "sw_codec_alert.h"
 #include "sw_codec_avro.h"
 #include "sw_codec_telemetry.h"
+#include "sw_daemon.h"
 #include "sw_detect.h"
 #include "sw_gen.h"
 #include "sw_proc.h"
@@ -32,29 +33,20 @@ typedef struct tcase_s {
     char name[96];
     int64_t window, stale;
     int group;
-    int base;          /* first partition of the case in its group's topic */
-    int abase;         /* the same in the Avro topic, -1 when not there */
-    char *jobs[16];    /* job ids in first-appearance order ("" = null job) */
+    int base;       /* first partition of the case in its group's topic */
+    int abase;      /* the same in the Avro topic, -1 when not there */
+    char *jobs[16]; /* job ids in first-appearance order ("" = null job) */
     int njobs;
-    size_t expected;   /* records in NAME.stream.jsonl */
+    size_t expected; /* records in NAME.stream.jsonl */
 } tcase_t;
 
 static char g_boot[1024];
-static pid_t g_mock;
+static sw_test_mock_t g_mock;
 static char g_dir[512];
 static tcase_t g_cases[MAX_CASES];
 static int g_ncases;
 
 /* ---- small utilities ------------------------------------------------------ */
-
-static char *path_in(const char *name)
-{
-    static char buf[4][1024];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
-    return buf[k];
-}
 
 static int read_lines(const char *path, char ***lines, size_t **lens)
 {
@@ -89,50 +81,35 @@ static void free_lines(char **lines, size_t *lens, int n)
     free(lens);
 }
 
-static pid_t start_daemon(const char *tag, char **extra, int nextra)
+/* `stormwatch run` as TAG (log DIR/TAG.err) with the settings every
+ * scenario here shares. */
+static void daemon_init(sw_test_daemon_t *d, const char *tag)
 {
-    char *argv[64];
-    int n = 0;
-    static char bs[1100];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", g_boot);
-    argv[n++] = (char *)sw_test_bin();
-    argv[n++] = "run";
-    argv[n++] = "-X";
-    argv[n++] = bs;
-    argv[n++] = "-X";
-    argv[n++] = "kafka.consumer.session.timeout.ms=6000";
-    argv[n++] = "-X";
-    argv[n++] = "kafka.consumer.topic.metadata.refresh.interval.ms=1000";
-    argv[n++] = "-X";
-    argv[n++] = "commit.interval.ms=200";
+    sw_test_daemon_init(d, "run", g_dir, tag, g_boot);
     /* These scenarios check records against their input partitions (the
      * source headers name them): engines on the input, as with job-keyed
      * producers. repartition=on is tested in test_keying. */
-    argv[n++] = "-X";
-    argv[n++] = "repartition=off";
-    argv[n++] = "-X";
-    argv[n++] = "job.idle.ms=1500";
-    for (int i = 0; i < nextra; i++) argv[n++] = extra[i];
-    argv[n] = NULL;
-    char out[600], err[600];
-    snprintf(out, sizeof(out), "%s/run-%s.out", g_dir, tag);
-    snprintf(err, sizeof(err), "%s/run-%s.err", g_dir, tag);
-    return sw_proc_spawn(argv, out, err);
+    static const char *const common[] = {"kafka.consumer.topic.metadata.refresh.interval.ms=1000",
+                                         "commit.interval.ms=200", "repartition=off",
+                                         "job.idle.ms=1500", NULL};
+    sw_test_daemon_xs(d, common);
 }
 
-static int stop_daemon(pid_t pid)
+/* The same with @p extra (NULL-terminated -X values), started. */
+static void start_daemon(sw_test_daemon_t *d, const char *tag, const char *const *extra)
 {
-    kill(pid, SIGTERM);
-    int rc = sw_proc_wait(pid, 30000);
-    if (rc < 0) sw_proc_kill(pid);
-    return rc;
+    daemon_init(d, tag);
+    sw_test_daemon_xs(d, extra);
+    sw_test_daemon_start(d);
 }
 
 /* Expected records of a case, per job. */
 static json_t *expected_by_job(const tcase_t *c)
 {
     char path[1200];
-    if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+    if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >=
+        (int)sizeof(path))
+        abort();
     sw_buf_t b;
     sw_buf_init(&b);
     sw_test_read_file(path, &b);
@@ -142,7 +119,8 @@ static json_t *expected_by_job(const tcase_t *c)
     json_t *by = json_object();
     size_t i;
     json_t *v;
-    json_array_foreach(all, i, v) {
+    json_array_foreach(all, i, v)
+    {
         json_t *jid = json_object_get(v, "job_id");
         const char *job = json_is_string(jid) ? json_string_value(jid) : "";
         json_t *arr = json_object_get(by, job);
@@ -170,14 +148,18 @@ static int load_cases(void)
         memset(c, 0, sizeof(*c));
         snprintf(c->name, sizeof(c->name), "%.*s", (int)(len - 12), de->d_name);
         char path[1200];
-        if (snprintf(path, sizeof(path), "%s/%s", sw_test_fixtures(), de->d_name) >= (int)sizeof(path)) abort();
+        if (snprintf(path, sizeof(path), "%s/%s", sw_test_fixtures(), de->d_name) >=
+            (int)sizeof(path))
+            abort();
         json_error_t e;
         json_t *p = json_load_file(path, 0, &e);
         c->window = json_integer_value(json_object_get(p, "window.samples"));
         c->stale = json_integer_value(json_object_get(p, "stale.ms"));
         json_decref(p);
         /* jobs by first appearance */
-        if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+        if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >=
+            (int)sizeof(path))
+            abort();
         char **lines;
         size_t *lens;
         int n = read_lines(path, &lines, &lens);
@@ -195,7 +177,9 @@ static int load_cases(void)
         }
         sw_tdec_destroy(dec);
         free_lines(lines, lens, n);
-        if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+        if (snprintf(path, sizeof(path), "%s/%s.stream.jsonl", sw_test_fixtures(), c->name) >=
+            (int)sizeof(path))
+            abort();
         sw_buf_t b;
         sw_buf_init(&b);
         sw_test_read_file(path, &b);
@@ -220,7 +204,9 @@ static int job_partition(const tcase_t *c, const sw_event_t *ev)
 static int produce_case(rd_kafka_t *rk, const tcase_t *c, const char *topic, int base, bool avro)
 {
     char path[1200];
-    if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >= (int)sizeof(path)) abort();
+    if (snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), c->name) >=
+        (int)sizeof(path))
+        abort();
     char **lines;
     size_t *lens;
     int n = read_lines(path, &lines, &lens);
@@ -336,34 +322,26 @@ static int test_fixtures_through_kafka(void)
 {
     int ng = g_ng;
     int64_t *gw = g_gw, *gs = g_gs;
-    pid_t pids[MAX_GROUPS + 1];
-    char args[MAX_GROUPS + 1][8][128];
+    static sw_test_daemon_t d[MAX_GROUPS + 1];
     for (int g = 0; g <= ng; g++) {
         bool avro = g == ng; /* the last daemon: Avro in and out, default parameters */
-        int k = 0;
-        char *extra[16];
-        snprintf(args[g][0], 128, "group.id=g%d", g);
-        snprintf(args[g][1], 128, avro ? "input.topics=ina" : "input.topics=in.g%d", g);
-        snprintf(args[g][2], 128, "output.topic=out.fx");
-        snprintf(args[g][3], 128, "dlq.topic=dlq.fx");
-        snprintf(args[g][4], 128, "window.samples=%lld", avro ? 512LL : (long long)gw[g]);
-        snprintf(args[g][5], 128, "stale.ms=%lld", avro ? 60000LL : (long long)gs[g]);
-        snprintf(args[g][6], 128, "output.format=%s", avro ? "avro" : "json");
-        for (int a = 0; a < 7; a++) {
-            extra[k++] = "-X";
-            extra[k++] = args[g][a];
-        }
         char tag[32];
-        snprintf(tag, sizeof(tag), "g%d", g);
-        pids[g] = start_daemon(tag, extra, k);
+        snprintf(tag, sizeof(tag), "run-g%d", g);
+        daemon_init(&d[g], tag);
+        sw_test_daemon_x(&d[g], "group.id=g%d", g);
+        if (avro) sw_test_daemon_x(&d[g], "input.topics=ina");
+        else sw_test_daemon_x(&d[g], "input.topics=in.g%d", g);
+        sw_test_daemon_xs(&d[g],
+                          (const char *const[]){"output.topic=out.fx", "dlq.topic=dlq.fx", NULL});
+        sw_test_daemon_x(&d[g], "window.samples=%lld", avro ? 512LL : (long long)gw[g]);
+        sw_test_daemon_x(&d[g], "stale.ms=%lld", avro ? 60000LL : (long long)gs[g]);
+        sw_test_daemon_x(&d[g], "output.format=%s", avro ? "avro" : "json");
+        sw_test_daemon_start(&d[g]);
     }
     /* Let every daemon join its group before producing. */
-    for (int g = 0; g <= ng; g++) {
-        char tag[64];
-        snprintf(tag, sizeof(tag), "run-g%d.err", g);
-        if (!sw_proc_wait_text(path_in(tag), "assigned", 1, 30000))
+    for (int g = 0; g <= ng; g++)
+        if (!sw_test_daemon_wait_assigned(&d[g], 1, 30000))
             fprintf(stderr, "warning: daemon g%d did not report an assignment in 30 s\n", g);
-    }
     rd_kafka_t *rk = sw_kp_new(g_boot);
     for (int i = 0; i < g_ncases; i++) {
         char topic[64];
@@ -376,16 +354,14 @@ static int test_fixtures_through_kafka(void)
     sw_kp_destroy(rk);
     int failed = check_fixture_output();
     for (int g = 0; g <= ng; g++) {
-        int rc = stop_daemon(pids[g]);
+        int rc = sw_test_daemon_stop(&d[g], 30000);
         if (rc != 0) {
-            char tag[64];
-            snprintf(tag, sizeof(tag), "run-g%d.err", g);
-            fprintf(stderr, "FAIL daemon g%d exited %d after SIGTERM (log %s)\n", g, rc, path_in(tag));
+            fprintf(stderr, "FAIL daemon g%d exited %d after SIGTERM (log %s)\n", g, rc, d[g].log);
             failed = 1;
         }
     }
-    printf("fixtures through Kafka: %d cases in %d parameter groups (+ Avro in/out), %s\n", g_ncases,
-           ng, failed ? "FAILED" : "ok");
+    printf("fixtures through Kafka: %d cases in %d parameter groups (+ Avro in/out), %s\n",
+           g_ncases, ng, failed ? "FAILED" : "ok");
     return failed ? 1 : 0;
 }
 
@@ -393,11 +369,12 @@ static int test_fixtures_through_kafka(void)
 
 static int test_dlq(void)
 {
-    pid_t pid = start_daemon("dlq", (char *[]){"-X", "group.id=gdlq", "-X", "input.topics=in.dlq",
-                                                "-X", "output.topic=out.dlq", "-X", "dlq.topic=dlq.dlq",
-                                                "-X", "max.ranks.per.job=64"},
-                             10);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-dlq.err"), "assigned", 1, 30000), "daemon did not join");
+    sw_test_daemon_t d;
+    start_daemon(&d, "run-dlq",
+                 (const char *const[]){"group.id=gdlq", "input.topics=in.dlq",
+                                       "output.topic=out.dlq", "dlq.topic=dlq.dlq",
+                                       "max.ranks.per.job=64", NULL});
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, 30000), "daemon did not join (log %s)", d.log);
     /* Good telemetry with a storm, bad records in the middle. */
     sw_gen_opts_t go;
     sw_gen_opts_default(&go);
@@ -414,7 +391,8 @@ static int test_dlq(void)
     } bad[] = {
 #define BAD(s, kind) {s, sizeof(s) - 1, kind}
         BAD("not json at all", "decode"),
-        BAD("{\"timestamp_ns\": -5, \"event_type\": \"sample\", \"device_used_bytes\": 1}", "invalid"),
+        BAD("{\"timestamp_ns\": -5, \"event_type\": \"sample\", \"device_used_bytes\": 1}",
+            "invalid"),
         BAD("", "decode"),
         BAD("\x00\x00\x00\x00\x4d\x02", "decode"), /* Avro with schema id 77 */
         BAD("\x00\x00\x00\x00\x01\x02", "decode"), /* Avro, schema id 1, truncated */
@@ -436,12 +414,14 @@ static int test_dlq(void)
             b++;
         }
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        SW_ASSERT(sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                  err);
         const sw_record_t *rec;
         sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
         want_records += rec != NULL;
-        SW_ASSERT(sw_kp_send(rk, "in.dlq", 0, ev.job_id.ptr, ev.job_id.len, line.data, line.len - 1),
-                  "produce good");
+        SW_ASSERT(
+            sw_kp_send(rk, "in.dlq", 0, ev.job_id.ptr, ev.job_id.len, line.data, line.len - 1),
+            "produce good");
         line.len = 0;
     }
     SW_ASSERT(b == nbad, "only %zu bad records were interleaved", b);
@@ -465,21 +445,24 @@ static int test_dlq(void)
         if (x->len != bad[k].len || memcmp(x->value, bad[k].value, x->len) != 0 || !kind ||
             strcmp(kind, bad[k].kind) != 0 || !why || !*why || !src || strcmp(src, "in.dlq") != 0 ||
             !off || !x->key || strcmp(x->key, "k") != 0) {
-            fprintf(stderr, "FAIL dlq record %zu: value %zu bytes (want %zu), kind %s (want %s), error \"%s\", "
-                            "source %s offset %s, key %s\n",
-                    k, x->len, bad[k].len, kind ? kind : "-", bad[k].kind, why ? why : "-",
-                    src ? src : "-", off ? off : "-", x->key ? x->key : "(null)");
+            fprintf(
+                stderr,
+                "FAIL dlq record %zu: value %zu bytes (want %zu), kind %s (want %s), error \"%s\", "
+                "source %s offset %s, key %s\n",
+                k, x->len, bad[k].len, kind ? kind : "-", bad[k].kind, why ? why : "-",
+                src ? src : "-", off ? off : "-", x->key ? x->key : "(null)");
             failed = 1;
         }
     }
     sw_kmsg_free(m, n);
     n = sw_kc_read(g_boot, "out.dlq", 4, want_records, 1500, 60000, &m);
     if (n != want_records || want_records < 2) {
-        fprintf(stderr, "FAIL dlq: %zu alert records after the bad input, expected %zu\n", n, want_records);
+        fprintf(stderr, "FAIL dlq: %zu alert records after the bad input, expected %zu\n", n,
+                want_records);
         failed = 1;
     }
     sw_kmsg_free(m, n);
-    SW_ASSERT(stop_daemon(pid) == 0, "daemon did not exit 0 after SIGTERM");
+    SW_ASSERT(sw_test_daemon_stop(&d, 30000) == 0, "daemon did not exit 0 after SIGTERM");
     sw_buf_clear(&line);
     sw_tdec_destroy(dec);
     sw_detect_destroy(det);
@@ -496,21 +479,23 @@ static int test_dlq(void)
  * cut to the limit, with its length in a header. */
 static int test_oversized(void)
 {
-    pid_t pid = start_daemon("big", (char *[]){"-X", "group.id=gbig", "-X", "input.topics=in.big",
-                                                "-X", "output.topic=out.big", "-X", "dlq.topic=dlq.big",
-                                                "-X", "kafka.producer.message.max.bytes=100000",
-                                                "-X", "metrics.listen=127.0.0.1:0"},
-                             12);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-big.err"), "assigned", 1, 30000), "daemon did not join");
+    sw_test_daemon_t d;
+    start_daemon(&d, "run-big",
+                 (const char *const[]){"group.id=gbig", "input.topics=in.big",
+                                       "output.topic=out.big", "dlq.topic=dlq.big",
+                                       "kafka.producer.message.max.bytes=100000",
+                                       "metrics.listen=127.0.0.1:0", NULL});
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, 30000), "daemon did not join (log %s)", d.log);
     rd_kafka_t *rk = sw_kp_new(g_boot);
     char line[512];
     for (int k = 0; k < 12; k++)
         for (int r = 0; r < 2; r++) {
             long long used = (k < 8 ? 1LL : 12LL + r) << 30;
-            int n = snprintf(line, sizeof(line),
-                             "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
-                             "\"world_size\": 131072, \"job_id\": \"wide\", \"device_used_bytes\": %lld}",
-                             1000000000LL + k * 100000000LL + r * 1000000LL, r, used);
+            int n = snprintf(
+                line, sizeof(line),
+                "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
+                "\"world_size\": 131072, \"job_id\": \"wide\", \"device_used_bytes\": %lld}",
+                1000000000LL + k * 100000000LL + r * 1000000LL, r, used);
             SW_ASSERT(sw_kp_send(rk, "in.big", 0, "wide", 4, line, (size_t)n), "produce");
         }
     size_t big_len = 150000;
@@ -548,19 +533,20 @@ static int test_oversized(void)
         failed = 1;
     }
     sw_kmsg_free(m, n);
-    SW_ASSERT(sw_proc_count_text(path_in("run-big.err"), "sent condensed") >= 2,
+    SW_ASSERT(sw_test_daemon_count(&d, "sent condensed") >= 2,
               "no warning about condensed records");
     sw_buf_t body;
     sw_buf_init(&body);
-    int port = sw_test_metrics_port(path_in("run-big.err"));
-    SW_ASSERT(port > 0 && sw_test_http_get(port, "/metrics", &body) == 200, "no /metrics (port %d)", port);
+    int port = sw_test_daemon_metrics_port(&d, 0);
+    SW_ASSERT(port > 0 && sw_test_http_get(port, "/metrics", &body) == 200, "no /metrics (port %d)",
+              port);
     double condensed = sw_test_metric(body.data, "stormwatch_records_condensed_total");
     if (condensed < 2) {
         fprintf(stderr, "FAIL oversized: stormwatch_records_condensed_total is %g\n", condensed);
         failed = 1;
     }
     sw_buf_clear(&body);
-    SW_ASSERT(stop_daemon(pid) == 0, "daemon did not exit 0 after SIGTERM");
+    SW_ASSERT(sw_test_daemon_stop(&d, 30000) == 0, "daemon did not exit 0 after SIGTERM");
     printf("oversized records and dead letters: %s\n", failed ? "FAILED" : "ok");
     return failed;
 }
@@ -569,23 +555,26 @@ static int test_oversized(void)
 
 static int test_two_instances(void)
 {
-    char *extra[] = {"-X", "group.id=gtwo", "-X", "input.topics=in.two", "-X", "output.topic=out.two",
-                     "-X", "dlq.topic=dlq.two", "-X", "job.idle.ms=600000"};
-    pid_t a = start_daemon("twoA", extra, 10);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-twoA.err"), "assigned", 8, 30000), "A did not take 8 partitions");
-    pid_t b = start_daemon("twoB", extra, 10);
+    static const char *const extra[] = {"group.id=gtwo",        "input.topics=in.two",
+                                        "output.topic=out.two", "dlq.topic=dlq.two",
+                                        "job.idle.ms=600000",   NULL};
+    sw_test_daemon_t a, b;
+    start_daemon(&a, "run-twoA", extra);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 8, 30000), "A did not take 8 partitions");
+    start_daemon(&b, "run-twoB", extra);
     /* Cooperative rebalance: B gets partitions, A gives the same number up. */
-    SW_ASSERT(sw_proc_wait_text(path_in("run-twoB.err"), "assigned", 1, 30000), "B was never assigned");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 30000), "B was never assigned");
     int64_t settle = sw_proc_now_ms() + 3000;
     while (sw_proc_now_ms() < settle) {
-        int ra = sw_proc_count_text(path_in("run-twoA.err"), "revoked");
-        int bb = sw_proc_count_text(path_in("run-twoB.err"), "assigned");
+        int ra = sw_test_daemon_count(&a, "revoked");
+        int bb = sw_test_daemon_count(&b, ": assigned ");
         if (ra == bb && bb > 0) break;
         usleep(50000);
     }
-    int held_a = 8 - sw_proc_count_text(path_in("run-twoA.err"), "revoked");
-    int held_b = sw_proc_count_text(path_in("run-twoB.err"), "assigned");
-    SW_ASSERT(held_a + held_b == 8 && held_a > 0 && held_b > 0, "assignment A %d + B %d", held_a, held_b);
+    int held_a = 8 - sw_test_daemon_count(&a, "revoked");
+    int held_b = sw_test_daemon_count(&b, ": assigned ");
+    SW_ASSERT(held_a + held_b == 8 && held_a > 0 && held_b > 0, "assignment A %d + B %d", held_a,
+              held_b);
 
     sw_gen_opts_t go;
     sw_gen_opts_default(&go);
@@ -617,7 +606,8 @@ static int test_two_instances(void)
         sw_event_t ev;
         SW_ASSERT(sw_tdec_json(dec, lines[n], lens[n], &ev, err, sizeof(err)) == SW_OK, "%s", err);
         int part = atoi(ev.job_id.ptr + 4); /* "two-<j>": job j on partition j */
-        SW_ASSERT(sw_kp_send(rk, "in.two", part, ev.job_id.ptr, ev.job_id.len, lines[n], lens[n]), "produce");
+        SW_ASSERT(sw_kp_send(rk, "in.two", part, ev.job_id.ptr, ev.job_id.len, lines[n], lens[n]),
+                  "produce");
         n++;
         line.len = 0;
     }
@@ -634,8 +624,8 @@ static int test_two_instances(void)
     char why[1024];
     int failed = 0;
     if (got_n != want_n || !sw_test_json_equal(got, want, true, why, sizeof(why))) {
-        fprintf(stderr, "FAIL two instances: %zu records, expected %zu exactly once: %s\n", got_n, want_n,
-                got_n == want_n ? why : "count differs");
+        fprintf(stderr, "FAIL two instances: %zu records, expected %zu exactly once: %s\n", got_n,
+                want_n, got_n == want_n ? why : "count differs");
         failed = 1;
     }
     SW_ASSERT(json_object_size(want) == 8 && want_n >= 8,
@@ -644,8 +634,8 @@ static int test_two_instances(void)
     json_decref(got);
     json_decref(want);
     sw_kmsg_free(m, got_n);
-    SW_ASSERT(stop_daemon(b) == 0, "instance B did not exit 0");
-    SW_ASSERT(stop_daemon(a) == 0, "instance A did not exit 0");
+    SW_ASSERT(sw_test_daemon_stop(&b, 30000) == 0, "instance B did not exit 0");
+    SW_ASSERT(sw_test_daemon_stop(&a, 30000) == 0, "instance A did not exit 0");
     free_lines(lines, lens, n);
     sw_buf_clear(&line);
     sw_tdec_destroy(dec);
@@ -700,10 +690,11 @@ static int produce_range(char **lines, size_t *lens, int from, int to, useconds_
 
 static int test_sigterm(void)
 {
-    char *extra[] = {"-X", "group.id=gterm", "-X", "input.topics=in.term", "-X", "output.topic=out.term",
-                     "-X", "dlq.topic=dlq.term"};
-    pid_t pid = start_daemon("term1", extra, 8);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-term1.err"), "assigned", 4, 30000), "daemon did not join");
+    static const char *const extra[] = {"group.id=gterm", "input.topics=in.term",
+                                        "output.topic=out.term", "dlq.topic=dlq.term", NULL};
+    sw_test_daemon_t d;
+    start_daemon(&d, "run-term1", extra);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, 30000), "daemon did not join");
     /* 4 jobs x 16 ranks x 400 samples: about 4 MB a partition, under the
      * mock cluster's ~5 MiB retention, so every offset stays readable. */
     sw_gen_opts_t go;
@@ -734,17 +725,16 @@ static int test_sigterm(void)
     /* First 40% at once: the storm starts in there. */
     int first = total * 2 / 5;
     if (produce_range(lines, lens, 0, first, 0)) return 1;
-    SW_ASSERT(sw_proc_wait_text(path_in("run-term1.err"), "TRIGGER", 1, 60000), "no alert before SIGTERM");
+    SW_ASSERT(sw_test_daemon_wait_log(&d, "TRIGGER", 1, 60000), "no alert before SIGTERM");
     /* The rest from a child process, paced, while the daemon is stopped. */
     pid_t child = fork();
     if (child == 0) _exit(produce_range(lines, lens, first, total, 20000) ? 1 : 0);
     /* SIGTERM while the second part is still arriving (the child needs ~3 s). */
     usleep(1200000);
-    kill(pid, SIGTERM);
-    int rc = sw_proc_wait(pid, 30000);
-    SW_ASSERT(rc == 0, "daemon exited %d after SIGTERM (log %s)", rc, path_in("run-term1.err"));
+    int rc = sw_test_daemon_stop(&d, 30000);
+    SW_ASSERT(rc == 0, "daemon exited %d after SIGTERM (log %s)", rc, d.log);
     SW_ASSERT(sw_proc_wait(child, 120000) == 0, "the second half could not be produced");
-    long long done = final_messages(path_in("run-term1.err"));
+    long long done = final_messages(d.log);
     int64_t committed = sw_kc_committed(g_boot, "gterm", "in.term", 4);
     /* The committed offsets are where the windows' oldest samples came from
      * (the state snapshot holds the rest): at most what was processed. */
@@ -753,8 +743,8 @@ static int test_sigterm(void)
               "processed %lld of %d messages (first part %d), committed %lld", done, total, first,
               (long long)committed);
     /* A new instance goes on from the committed offsets. */
-    pid = start_daemon("term2", extra, 8);
-    SW_ASSERT(sw_proc_wait_text(path_in("run-term2.err"), "assigned", 4, 30000), "restart did not join");
+    start_daemon(&d, "run-term2", extra);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, 30000), "restart did not join");
     /* The restart rebuilds its state and goes on: the output must be what an
      * uninterrupted run gives, every record exactly once. */
     json_t *want = sw_kt_replay_by_job(lines, lens, total);
@@ -765,15 +755,17 @@ static int test_sigterm(void)
     want_n += 4; /* the jobs' summaries once idle */
     sw_kmsg_t *m;
     size_t got_n = sw_kc_read(g_boot, "out.term", 4, want_n, 3000, 90000, &m);
-    SW_ASSERT(stop_daemon(pid) == 0, "restarted daemon did not exit 0");
-    long long done2 = final_messages(path_in("run-term2.err"));
-    SW_ASSERT(done2 == total - done, "restart processed %lld new messages, expected %lld (total %d)",
-              done2, total - done, total);
+    SW_ASSERT(sw_test_daemon_stop(&d, 30000) == 0, "restarted daemon did not exit 0");
+    long long done2 = final_messages(d.log);
+    SW_ASSERT(done2 == total - done,
+              "restart processed %lld new messages, expected %lld (total %d)", done2, total - done,
+              total);
     json_t *got = sw_kt_group_by_job(m, got_n, "in.term", 0, 4, false);
     /* Summaries come from idleness, not from the input: compare the rest. */
     const char *job;
     json_t *arr;
-    json_object_foreach(got, job, arr) {
+    json_object_foreach(got, job, arr)
+    {
         size_t n = json_array_size(arr);
         json_t *last = n ? json_array_get(arr, n - 1) : NULL;
         if (last && !strcmp(json_string_value(json_object_get(last, "action")), "summary"))
@@ -789,25 +781,22 @@ static int test_sigterm(void)
     free_lines(lines, lens, total);
     sw_buf_clear(&line);
     sw_gen_destroy(gen);
-    printf("SIGTERM mid-stream: %lld of %d processed and committed, the restart did the other %lld: ok\n",
-           done, total, done2);
+    printf(
+        "SIGTERM mid-stream: %lld of %d processed and committed, the restart did the other %lld: ok\n",
+        done, total, done2);
     return 0;
 }
 
 static int start_mock(void)
 {
     static char topics[3 * MAX_CASES + 3 * MAX_GROUPS + 32][200];
-    char *argv[2 * (3 * MAX_CASES + 3 * MAX_GROUPS + 32) + 8];
-    int na = 0, nt = 0;
-    argv[na++] = (char *)sw_test_bin();
-    argv[na++] = "mock";
-    argv[na++] = "--bootstrap-file";
-    argv[na++] = path_in("bootstrap");
-#define TOPIC(...)                                                           \
-    do {                                                                     \
-        snprintf(topics[nt], sizeof(topics[nt]), __VA_ARGS__);               \
-        argv[na++] = "--topic";                                              \
-        argv[na++] = topics[nt++];                                           \
+    const char *list[3 * MAX_CASES + 3 * MAX_GROUPS + 32 + 1];
+    int nt = 0;
+#define TOPIC(...)                                             \
+    do {                                                       \
+        snprintf(topics[nt], sizeof(topics[nt]), __VA_ARGS__); \
+        list[nt] = topics[nt];                                 \
+        nt++;                                                  \
     } while (0)
     for (int g = 0; g < g_ng; g++) TOPIC("in.g%d:%d", g, g_gparts[g]);
     TOPIC("ina:%d", g_gparts[g_ng]);
@@ -824,12 +813,9 @@ static int start_mock(void)
     TOPIC("dlq.term:4");
     TOPIC("stormwatch.state:1");
 #undef TOPIC
-    argv[na] = NULL;
-    g_mock = sw_proc_spawn(argv, path_in("mock.out"), path_in("mock.err"));
-    char *boot = sw_proc_wait_file(path_in("bootstrap"), 20000);
-    SW_ASSERT(boot, "the mock cluster did not start (see %s)", path_in("mock.err"));
-    snprintf(g_boot, sizeof(g_boot), "%s", boot);
-    free(boot);
+    list[nt] = NULL;
+    if (!sw_test_mock_start(&g_mock, g_dir, 0, false, list)) return 1;
+    snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     return 0;
 }
 
@@ -848,7 +834,7 @@ int main(void)
     failed += test_oversized();
     failed += test_two_instances();
     failed += test_sigterm();
-    sw_proc_kill(g_mock);
+    sw_test_mock_stop(&g_mock);
     for (int i = 0; i < g_ncases; i++)
         for (int k = 0; k < g_cases[i].njobs; k++) free(g_cases[i].jobs[k]);
     printf("test_run: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);

@@ -21,83 +21,56 @@
 
 #include <cmocka.h>
 
+#include "sw_daemon.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
 static void test_stop_before_assignment(void **state)
 {
     (void)state;
-    const char *bin = sw_test_bin();
-    char dir[1024], boot_path[1100], out_path[1100], err_path[1100];
+    char dir[1024];
     snprintf(dir, sizeof(dir), "%s/stop", sw_test_tmp());
     char mk[1200];
     snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
     assert_int_equal(system(mk), 0);
-    snprintf(boot_path, sizeof(boot_path), "%s/bootstrap", dir);
-    unlink(boot_path);
-    char *margv[] = {(char *)bin, "mock", "--brokers", "1", "--bootstrap-file", boot_path,
-                     "--topic", "in.stop:4", "--topic", "out.stop:1", "--topic", "dlq.stop:1",
-                     "--topic", "stormwatch.state:1", NULL};
-    snprintf(out_path, sizeof(out_path), "%s/mock.out", dir);
-    snprintf(err_path, sizeof(err_path), "%s/mock.err", dir);
-    pid_t mock = sw_proc_spawn(margv, out_path, err_path);
-    char *boot = sw_proc_wait_file(boot_path, 20000);
-    if (!boot) {
-        sw_proc_kill(mock);
-        fail_msg("the mock cluster did not start (see %s)", err_path);
-    }
-    char bs[1100];
-    snprintf(bs, sizeof(bs), "bootstrap.servers=%s", boot);
-    char *argv_run[] = {(char *)bin, "run", "-X", bs, "-X", "input.topics=in.stop", "-X",
-                        "output.topic=out.stop", "-X", "dlq.topic=dlq.stop", "-X",
-                        "group.id=stopper", "-X", "kafka.consumer.session.timeout.ms=6000", NULL};
+    sw_test_mock_t mock;
+    static const char *const topics[] = {"in.stop:4", "out.stop:1", "dlq.stop:1",
+                                         "stormwatch.state:1", NULL};
+    if (!sw_test_mock_start(&mock, dir, 1, false, topics))
+        fail_msg("the mock cluster did not start");
+    static const char *const props[] = {"input.topics=in.stop", "output.topic=out.stop",
+                                        "dlq.topic=dlq.stop", "group.id=stopper", NULL};
     /* A holds the group, so that B's join is a rebalance with a window
      * between JoinGroup and SyncGroup. */
-    char a_err[1100];
-    snprintf(out_path, sizeof(out_path), "%s/a.out", dir);
-    snprintf(a_err, sizeof(a_err), "%s/a.err", dir);
-    unlink(a_err);
-    pid_t a = sw_proc_spawn(argv_run, out_path, a_err);
-    if (!sw_proc_wait_text(a_err, "assigned", 1, 60000)) {
-        sw_proc_kill(a);
-        sw_proc_kill(mock);
-        fail_msg("the first instance was not assigned (see %s)", a_err);
-    }
+    sw_test_daemon_t a, b;
+    sw_test_daemon_init(&a, "run", dir, "a", mock.boot);
+    sw_test_daemon_xs(&a, props);
+    sw_test_daemon_start(&a);
+    if (!sw_test_daemon_wait_assigned(&a, 1, 60000))
+        fail_msg("the first instance was not assigned (see %s)", a.log);
     int stops = 0, before_assignment = 0;
     for (int i = 0; i < 12; i++) {
-        char b_err[1100];
-        snprintf(out_path, sizeof(out_path), "%s/b%d.out", dir, i);
-        snprintf(b_err, sizeof(b_err), "%s/b%d.err", dir, i);
-        unlink(b_err); /* a previous run's log must not answer the waits below */
-        pid_t b = sw_proc_spawn(argv_run, out_path, b_err);
+        char tag[16];
+        snprintf(tag, sizeof(tag), "b%d", i);
+        sw_test_daemon_init(&b, "run", dir, tag, mock.boot);
+        sw_test_daemon_xs(&b, props);
+        sw_test_daemon_start(&b);
         /* From its first log line (signal handlers are in place by then;
          * a sanitizer build starts slowly): 0.1 s to ~4 s, before, during
          * and after the join. */
-        if (!sw_proc_wait_text(b_err, "consuming", 1, 60000)) {
-            sw_proc_kill(b);
-            sw_proc_kill(a);
-            sw_proc_kill(mock);
-            fail_msg("instance %d did not start (see %s)", i, b_err);
-        }
-        usleep((useconds_t)(100000 + i * 330000));
-        bool was_assigned = sw_proc_count_text(b_err, "assigned") > 0;
-        kill(b, SIGTERM);
-        int rc = sw_proc_wait(b, 60000);
-        if (rc < 0) sw_proc_kill(b);
-        if (rc != 0) {
-            sw_proc_kill(a);
-            sw_proc_kill(mock);
+        if (!sw_test_daemon_wait_log(&b, "consuming", 1, 60000))
+            fail_msg("instance %d did not start (see %s)", i, b.log);
+        usleep((useconds_t)(100000 + i * 330000)); /* the stop moment */
+        bool was_assigned = sw_test_daemon_count(&b, ": assigned ") > 0;
+        int rc = sw_test_daemon_stop(&b, 60000);
+        if (rc != 0)
             fail_msg("stop %d (after %d ms) exited %d, expected 0 (see %s)", i, 100 + i * 330, rc,
-                     b_err);
-        }
+                     b.log);
         stops++;
         before_assignment += !was_assigned;
     }
-    kill(a, SIGTERM);
-    int rc = sw_proc_wait(a, 60000);
-    if (rc < 0) sw_proc_kill(a);
-    sw_proc_kill(mock);
-    free(boot);
+    int rc = sw_test_daemon_stop(&a, 60000);
+    sw_test_mock_stop(&mock);
     printf("stops: %d, %d of them before the instance's first assignment; all exited 0\n", stops,
            before_assignment);
     assert_int_equal(rc, 0);
@@ -108,28 +81,25 @@ static void test_stop_before_assignment(void **state)
 static void test_unreachable_cluster(void **state)
 {
     (void)state;
-    const char *bin = sw_test_bin();
-    char dir[1024], out_path[1100], err_path[1100];
+    char dir[1024];
     snprintf(dir, sizeof(dir), "%s/stop", sw_test_tmp());
     char mk[1200];
     snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
     assert_int_equal(system(mk), 0);
-    snprintf(out_path, sizeof(out_path), "%s/unreachable.out", dir);
-    snprintf(err_path, sizeof(err_path), "%s/unreachable.err", dir);
-    char *argv_run[] = {(char *)bin, "run", "-X", "bootstrap.servers=127.0.0.1:1", NULL};
-    unlink(err_path); /* a previous run's log must not answer the wait below */
-    pid_t d = sw_proc_spawn(argv_run, out_path, err_path);
-    bool said = sw_proc_wait_text(err_path, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2,
-                                  60000);
+    sw_test_daemon_t d;
+    sw_test_daemon_init(&d, "run", dir, "unreachable", NULL);
+    sw_test_daemon_x(&d, "bootstrap.servers=127.0.0.1:1");
+    sw_test_daemon_start(&d);
+    bool said = sw_test_daemon_wait_log(
+        &d, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2, 60000);
     int64_t t0 = sw_proc_now_ms();
-    kill(d, SIGTERM);
-    int rc = sw_proc_wait(d, 30000);
+    int rc = sw_test_daemon_stop(&d, 30000);
     int64_t took = sw_proc_now_ms() - t0;
-    if (rc < 0) sw_proc_kill(d);
-    if (!said) fail_msg("no diagnosis of the unreachable broker, twice, in %s", err_path);
-    assert_int_equal(sw_proc_count_text(err_path, "does not exist"), 0);
-    assert_int_equal(sw_proc_count_text(err_path, "stopped before the Kafka cluster answered"), 1);
-    printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc, (long long)took);
+    if (!said) fail_msg("no diagnosis of the unreachable broker, twice, in %s", d.log);
+    assert_int_equal(sw_test_daemon_count(&d, "does not exist"), 0);
+    assert_int_equal(sw_test_daemon_count(&d, "stopped before the Kafka cluster answered"), 1);
+    printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc,
+           (long long)took);
     assert_int_equal(rc, 0);
     assert_true(took < 5000);
 }
@@ -137,8 +107,8 @@ static void test_unreachable_cluster(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unreachable_cluster),
-        cmocka_unit_test(test_stop_before_assignment),
+        cmocka_unit_test_teardown(test_unreachable_cluster, sw_test_kill_children),
+        cmocka_unit_test_teardown(test_stop_before_assignment, sw_test_kill_children),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

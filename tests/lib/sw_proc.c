@@ -28,10 +28,35 @@ static void nap_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* The children started and not reaped yet, for sw_proc_kill_all(). */
+static pid_t g_children[64];
+
+static pid_t track(pid_t pid)
+{
+    for (size_t i = 0; pid > 0 && i < sizeof(g_children) / sizeof(g_children[0]); i++)
+        if (!g_children[i]) {
+            g_children[i] = pid;
+            break;
+        }
+    return pid;
+}
+
+static void untrack(pid_t pid)
+{
+    for (size_t i = 0; i < sizeof(g_children) / sizeof(g_children[0]); i++)
+        if (g_children[i] == pid) g_children[i] = 0;
+}
+
+void sw_proc_kill_all(void)
+{
+    for (size_t i = 0; i < sizeof(g_children) / sizeof(g_children[0]); i++)
+        if (g_children[i]) sw_proc_kill(g_children[i]);
+}
+
 pid_t sw_proc_spawn(char *const argv[], const char *out_path, const char *err_path)
 {
     pid_t pid = fork();
-    if (pid != 0) return pid;
+    if (pid != 0) return track(pid);
     if (out_path) {
         int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) dup2(fd, 1);
@@ -54,7 +79,7 @@ pid_t sw_proc_spawn_io(char *const argv[], int *in_fd, const char *out_path, con
     if (pid != 0) {
         close(fds[0]);
         *in_fd = fds[1];
-        return pid;
+        return track(pid);
     }
     close(fds[1]);
     dup2(fds[0], 0);
@@ -77,7 +102,10 @@ int sw_proc_wait(pid_t pid, int64_t timeout_ms)
     for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r == pid) {
+            untrack(pid);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
         if (r < 0) return -1;
         if (sw_proc_now_ms() >= deadline) return -1;
         nap_ms(20);
@@ -89,6 +117,7 @@ void sw_proc_kill(pid_t pid)
     if (pid <= 0) return;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    untrack(pid);
 }
 
 char *sw_proc_wait_file(const char *path, int64_t timeout_ms)
@@ -164,7 +193,8 @@ bool sw_kp_send(rd_kafka_t *rk, const char *topic, int32_t partition, const void
 {
     for (;;) {
         rd_kafka_resp_err_t e = rd_kafka_producev(
-            rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
+            rk, RD_KAFKA_V_TOPIC(topic),
+            RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
             RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, len),
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -242,7 +272,8 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
                 const char *name;
                 const void *val;
                 size_t vs;
-                for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs); i++) {
+                for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs);
+                     i++) {
                     x->hdr_names[x->nhdr] = strdup(name);
                     x->hdr_values[x->nhdr] = val ? strndup(val, vs) : strdup("");
                     x->nhdr++;
@@ -301,6 +332,16 @@ int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *to
     return sum;
 }
 
+int64_t sw_kc_wait_committed(const char *bootstrap, const char *group, const char *topic,
+                             int partitions, int64_t want, int64_t timeout_ms)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms, got;
+    while ((got = sw_kc_committed(bootstrap, group, topic, partitions)) < want &&
+           sw_proc_now_ms() < deadline)
+        nap_ms(200);
+    return got;
+}
+
 /* Records of messages from source topic @p src, grouped per job id. */
 json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int phi, bool avro)
 {
@@ -316,7 +357,8 @@ json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int
             sw_buf_t js;
             sw_buf_init(&js);
             char err[256];
-            if (sw_avro_decode_record_json(m[i].value, m[i].len, 2, &js, err, sizeof(err)) != SW_OK) {
+            if (sw_avro_decode_record_json(m[i].value, m[i].len, 2, &js, err, sizeof(err)) !=
+                SW_OK) {
                 fprintf(stderr, "undecodable Avro alert: %s\n", err);
                 sw_buf_clear(&js);
                 continue;
@@ -338,7 +380,6 @@ json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int
     }
     return by;
 }
-
 
 /* Records an uninterrupted engine gives for these events, as JSON per job. */
 json_t *sw_kt_replay_by_job(char **lines, size_t *lens, int n)
@@ -366,7 +407,8 @@ json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_
         sw_alert_json_record(&js, rec);
         json_error_t e;
         json_t *v = json_loadb(js.data, js.len, 0, &e);
-        const char *job = rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id")) : "";
+        const char *job = rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id"))
+                                                   : "";
         json_t *arr = json_object_get(by, job);
         if (!arr) {
             arr = json_array();
@@ -380,15 +422,16 @@ json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_
     return by;
 }
 
-
 void sw_kt_drop_summaries(json_t *by)
 {
     const char *job;
     json_t *arr;
-    json_object_foreach(by, job, arr) {
+    json_object_foreach(by, job, arr)
+    {
         for (size_t i = json_array_size(arr); i-- > 0;) {
             json_t *a = json_object_get(json_array_get(arr, i), "action");
-            if (json_is_string(a) && !strcmp(json_string_value(a), "summary")) json_array_remove(arr, i);
+            if (json_is_string(a) && !strcmp(json_string_value(a), "summary"))
+                json_array_remove(arr, i);
         }
     }
 }

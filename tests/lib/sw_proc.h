@@ -23,6 +23,13 @@ int sw_proc_wait(pid_t pid, int64_t timeout_ms);
 /** @brief SIGKILL and reap (accepts 0). */
 void sw_proc_kill(pid_t pid);
 
+/**
+ * @brief SIGKILL and reap every child that sw_proc_spawn() or
+ *        sw_proc_spawn_io() started and nobody reaped yet: the cleanup
+ *        of a test that failed half-way (a cmocka teardown).
+ */
+void sw_proc_kill_all(void);
+
 /** @brief Wait for a non-empty file; @returns its first line (caller frees) or NULL. */
 char *sw_proc_wait_file(const char *path, int64_t timeout_ms);
 
@@ -39,9 +46,9 @@ int64_t sw_proc_now_ms(void);
 typedef struct sw_kmsg_s {
     int32_t partition;
     int64_t offset;
-    char *key;          /**< NUL-terminated copy, NULL when null */
+    char *key; /**< NUL-terminated copy, NULL when null */
     size_t key_len;
-    char *value;        /**< NUL-terminated copy */
+    char *value; /**< NUL-terminated copy */
     size_t len;
     char *hdr_names[16];
     char *hdr_values[16];
@@ -76,7 +83,15 @@ const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name);
 void sw_kmsg_free(sw_kmsg_t *m, size_t n);
 
 /** @brief Sum of the committed offsets of @p group on @p topic's partitions. */
-int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic, int partitions);
+int64_t sw_kc_committed(const char *bootstrap, const char *group, const char *topic,
+                        int partitions);
+
+/**
+ * @brief Wait until sw_kc_committed() reaches @p want. @returns the last
+ *        sum read (>= @p want unless @p timeout_ms passed).
+ */
+int64_t sw_kc_wait_committed(const char *bootstrap, const char *group, const char *topic,
+                             int partitions, int64_t want, int64_t timeout_ms);
 
 /**
  * @brief Records of output messages whose source is @p src, partitions

@@ -22,8 +22,8 @@ static void show(json_t *v, char *dst, size_t n)
     free(s);
 }
 
-static bool eq(json_t *a, json_t *b, bool extra, char *path, size_t plen, size_t pcap,
-               char *why, size_t why_size)
+static bool eq(json_t *a, json_t *b, bool extra, char *path, size_t plen, size_t pcap, char *why,
+               size_t why_size)
 {
     if (json_typeof(a) != json_typeof(b)) {
         char sa[256], sb[256];
@@ -36,7 +36,8 @@ static bool eq(json_t *a, json_t *b, bool extra, char *path, size_t plen, size_t
     case JSON_OBJECT: {
         const char *k;
         json_t *va;
-        json_object_foreach(a, k, va) {
+        json_object_foreach(a, k, va)
+        {
             int n = snprintf(path + plen, pcap - plen, ".%s", k);
             json_t *vb = json_object_get(b, k);
             if (!vb && extra) continue;
@@ -49,7 +50,8 @@ static bool eq(json_t *a, json_t *b, bool extra, char *path, size_t plen, size_t
             if (!eq(va, vb, extra, path, plen + (size_t)n, pcap, why, why_size)) return false;
         }
         json_t *vb;
-        json_object_foreach(b, k, vb) {
+        json_object_foreach(b, k, vb)
+        {
             if (!json_object_get(a, k)) {
                 char sb[256];
                 snprintf(path + plen, pcap - plen, ".%s", k);
@@ -216,22 +218,22 @@ double sw_test_metric(const char *text, const char *series)
 
 bool sw_test_event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n)
 {
-#define EQ_I(f)                                                                                  \
-    if (a->f != b->f) {                                                                          \
-        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f);              \
-        return false;                                                                            \
+#define EQ_I(f)                                                                     \
+    if (a->f != b->f) {                                                             \
+        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f); \
+        return false;                                                               \
     }
-#define EQ_S(f)                                                                                  \
-    if (!sw_str_eq(a->f, b->f)) {                                                                \
-        snprintf(why, n, "%s: \"%.*s\" != \"%.*s\"", #f, (int)a->f.len, a->f.ptr ? a->f.ptr : "",  \
-                 (int)b->f.len, b->f.ptr ? b->f.ptr : "");                                       \
-        return false;                                                                            \
+#define EQ_S(f)                                                                                   \
+    if (!sw_str_eq(a->f, b->f)) {                                                                 \
+        snprintf(why, n, "%s: \"%.*s\" != \"%.*s\"", #f, (int)a->f.len, a->f.ptr ? a->f.ptr : "", \
+                 (int)b->f.len, b->f.ptr ? b->f.ptr : "");                                        \
+        return false;                                                                             \
     }
-#define EQ_OI(f)                                                                                 \
-    EQ_I(f.set);                                                                                 \
+#define EQ_OI(f) \
+    EQ_I(f.set); \
     if (a->f.set) EQ_I(f.value);
-#define EQ_OS(f)                                                                                 \
-    EQ_I(f.set);                                                                                 \
+#define EQ_OS(f) \
+    EQ_I(f.set); \
     if (a->f.set) EQ_S(f.value);
     EQ_I(timestamp_ns);
     EQ_S(event_type);
