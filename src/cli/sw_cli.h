@@ -27,6 +27,26 @@ bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min,
                 double *out);
 
 /**
+ * @brief sw_cli_i64() for an option that sets the same quantity as int
+ *        property @p prop of the configuration table: the range is the
+ *        property's (e.g. replay's --window-samples, window.samples).
+ */
+bool sw_cli_prop_i64(const char *cmd, const char *opt, const char *prop, const char *value,
+                     int64_t *out);
+
+/** @brief sw_cli_dbl() with the range of double property @p prop of the table. */
+bool sw_cli_prop_dbl(const char *cmd, const char *opt, const char *prop, const char *value,
+                     double *out);
+
+/**
+ * @brief The table's defaults as typed settings (a configuration nothing
+ *        was set in), for the defaults of the offline commands' options.
+ * @returns valid for the rest of the process (built on first use; not
+ *          thread-safe: call from the main thread).
+ */
+const sw_settings_t *sw_cli_defaults(void);
+
+/**
  * @brief The daemon commands' (run, notify) configuration into @p conf, in
  *        the order that makes later sources win: -c @p config_file (may be
  *        NULL), the STORMWATCH_* environment, -b @p brokers (may be NULL),
