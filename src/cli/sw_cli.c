@@ -56,6 +56,15 @@ bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min,
     return true;
 }
 
+bool sw_cli_log_level(const char *cmd, const char *value, sw_log_level_t *level)
+{
+    if (sw_log_parse_level(value, level)) return true;
+    fprintf(stderr,
+            "stormwatch %s: option --log-level: value \"%s\" is not error, warn, info or debug\n",
+            cmd, value);
+    return false;
+}
+
 bool sw_cli_prop_i64(const char *cmd, const char *opt, const char *prop, const char *value,
                      int64_t *out)
 {

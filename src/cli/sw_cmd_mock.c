@@ -231,13 +231,7 @@ int sw_cmd_mock(int argc, char **argv)
         case 'f': bootstrap_file = optarg; break;
         case 'c': control = true; break;
         case 'l':
-            if (!sw_log_parse_level(optarg, &level)) {
-                fprintf(stderr,
-                        "stormwatch mock: option --log-level: value \"%s\" is not error, warn, "
-                        "info or debug\n",
-                        optarg);
-                goto out;
-            }
+            if (!sw_cli_log_level("mock", optarg, &level)) goto out;
             break;
         case 'h':
             usage(stdout, sw_cli_defaults()->ops.mock_brokers, def_partitions);

@@ -4,7 +4,6 @@
  * connecting (exit 2), the metrics/probe endpoint, then the notify daemon
  * (sw_notify_run).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,62 +49,24 @@ static void usage(FILE *f)
 
 int sw_cmd_notify(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"brokers", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_file = NULL, *brokers_opt = NULL;
-    char **xs = calloc((size_t)argc + 1, sizeof(*xs));
-    int nx = 0, c, rc = SW_EXIT_USAGE;
-    bool list = false, dump = false;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:b:X:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': config_file = optarg; break;
-        case 'b': brokers_opt = optarg; break;
-        case 'X':
-            if (!strcmp(optarg, "list")) list = true;
-            else if (!strcmp(optarg, "dump")) dump = true;
-            else xs[nx++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            free(xs);
-            return SW_EXIT_OK;
-        default:
-            free(xs);
-            return sw_cli_bad_option("notify", argc, argv, optind, optopt);
-        }
+    sw_cli_daemon_args_t a;
+    int rc = sw_cli_daemon_args("notify", false, argc, argv, usage, &a);
+    if (rc >= 0) {
+        free(a.xs);
+        return rc;
     }
-    if (optind < argc) {
-        fprintf(stderr,
-                "stormwatch notify: unexpected argument '%s' (see 'stormwatch notify --help')\n",
-                argv[optind]);
-        free(xs);
-        return SW_EXIT_USAGE;
-    }
+    rc = SW_EXIT_USAGE;
     sw_buf_t out;
     sw_buf_init(&out);
-    if (list) {
-        sw_conf_list(&out);
-        fputs(sw_buf_cstr(&out), stdout);
-        sw_buf_clear(&out);
-        free(xs);
-        return SW_EXIT_OK;
-    }
     char err[1024];
     sw_conf_t *conf = sw_conf_new();
     sw_metrics_t *metrics = NULL;
     sw_http_t *http = NULL, *probes = NULL;
-    if (!sw_cli_conf_load("notify", conf, config_file, brokers_opt, xs, nx)) goto done;
+    if (!sw_cli_conf_load("notify", conf, a.config_file, a.brokers, a.xs, a.nx)) goto done;
     /* Every property typed, once; conf is not changed after this. */
     sw_settings_t set;
     sw_conf_settings(conf, &set);
     sw_log_t log = sw_log_make(set.ops.log_level, "stormwatch notify");
-    sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
     if (sw_conf_check(conf, err, sizeof(err)) != SW_OK ||
         sw_notify_check_settings(&set, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch notify: %s\n", err);
@@ -117,16 +78,8 @@ int sw_cmd_notify(int argc, char **argv)
                         "cluster that holds output.topic, e.g. -b localhost:9092)\n");
         goto done;
     }
-    for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
-        rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap,
-                                            set.kafka.group_id, &kctx, err, sizeof(err));
-        if (!kc) {
-            fprintf(stderr, "stormwatch notify: %s\n", err);
-            goto done;
-        }
-        rd_kafka_conf_destroy(kc);
-    }
-    if (dump) {
+    if (!sw_cli_kafka_check("notify", conf, &set, bootstrap, &log)) goto done;
+    if (a.dump) {
         sw_conf_dump(conf, &out);
         fputs(sw_buf_cstr(&out), stdout);
         rc = SW_EXIT_OK;
@@ -166,6 +119,6 @@ done:
     sw_metrics_destroy(metrics);
     sw_conf_destroy(conf);
     sw_buf_clear(&out);
-    free(xs);
+    free(a.xs);
     return rc;
 }

@@ -389,13 +389,7 @@ int sw_cmd_produce(int argc, char **argv)
             break;
         case 'q': quiet = true; break;
         case 'L':
-            if (!sw_log_parse_level(optarg, &level)) {
-                fprintf(stderr,
-                        "stormwatch produce: option --log-level: value \"%s\" is not error, warn, "
-                        "info or debug\n",
-                        optarg);
-                goto out;
-            }
+            if (!sw_cli_log_level("produce", optarg, &level)) goto out;
             break;
         case 'h':
             usage(stdout);
@@ -411,12 +405,9 @@ int sw_cmd_produce(int argc, char **argv)
     }
     sw_settings_t set;
     sw_conf_settings(conf, &set);
-    const char *bootstrap = sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_PRODUCER);
-    if (!bootstrap) {
-        fprintf(stderr, "stormwatch produce: no Kafka bootstrap servers: give -b HOST:PORT or "
-                        "set STORMWATCH_BOOTSTRAP_SERVERS\n");
-        goto out;
-    }
+    const char *bootstrap =
+        sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_PRODUCER, "produce");
+    if (!bootstrap) goto out;
     pr.log = sw_log_make(level, "stormwatch produce");
     pr.ctx.log = &pr.log;
     pr.ctx.user = &pr;

@@ -4,7 +4,6 @@
  * reported before connecting (exit 2), the embedded mock cluster when no
  * bootstrap.servers is set, then the daemon (sw_run).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,62 +49,21 @@ static void usage(FILE *f)
 
 int sw_cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"brokers", required_argument, NULL, 'b'},
-        {"bootstrap-file", required_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_file = NULL, *bootstrap_file = NULL;
-    char **xs = calloc((size_t)argc + 1, sizeof(*xs));
-    int nx = 0, c, rc = SW_EXIT_USAGE;
-    bool list = false, dump = false, markdown = false;
-    opterr = 0;
-    optind = 1;
-    const char *brokers_opt = NULL;
-    while ((c = getopt_long(argc, argv, "c:b:X:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': config_file = optarg; break;
-        case 'b': brokers_opt = optarg; break;
-        case 'B': bootstrap_file = optarg; break;
-        case 'X':
-            if (!strcmp(optarg, "list")) list = true;
-            else if (!strcmp(optarg, "markdown")) markdown = true;
-            else if (!strcmp(optarg, "dump")) dump = true;
-            else xs[nx++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            free(xs);
-            return SW_EXIT_OK;
-        default:
-            free(xs);
-            return sw_cli_bad_option("run", argc, argv, optind, optopt);
-        }
+    sw_cli_daemon_args_t a;
+    int rc = sw_cli_daemon_args("run", true, argc, argv, usage, &a);
+    if (rc >= 0) {
+        free(a.xs);
+        return rc;
     }
-    if (optind < argc) {
-        fprintf(stderr, "stormwatch run: unexpected argument '%s' (see 'stormwatch run --help')\n",
-                argv[optind]);
-        free(xs);
-        return SW_EXIT_USAGE;
-    }
+    rc = SW_EXIT_USAGE;
     sw_buf_t out;
     sw_buf_init(&out);
-    if (list || markdown) {
-        if (markdown) sw_conf_markdown(&out);
-        else sw_conf_list(&out);
-        fputs(sw_buf_cstr(&out), stdout);
-        sw_buf_clear(&out);
-        free(xs);
-        return SW_EXIT_OK;
-    }
     char err[1024];
     sw_conf_t *conf = sw_conf_new();
     sw_mock_t *mock = NULL;
     sw_metrics_t *metrics = NULL;
     sw_http_t *http = NULL, *probes = NULL;
-    if (!sw_cli_conf_load("run", conf, config_file, brokers_opt, xs, nx)) goto done;
+    if (!sw_cli_conf_load("run", conf, a.config_file, a.brokers, a.xs, a.nx)) goto done;
     /* Every property typed, once; conf is not changed after this. */
     sw_settings_t set;
     sw_conf_settings(conf, &set);
@@ -124,16 +82,8 @@ int sw_cmd_run(int argc, char **argv)
         goto done;
     }
     const char *bootstrap = set.kafka.bootstrap_servers;
-    for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
-        rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap,
-                                            set.kafka.group_id, &kctx, err, sizeof(err));
-        if (!kc) {
-            fprintf(stderr, "stormwatch run: %s\n", err);
-            goto done;
-        }
-        rd_kafka_conf_destroy(kc);
-    }
-    if (dump) {
+    if (!sw_cli_kafka_check("run", conf, &set, bootstrap, &log)) goto done;
+    if (a.dump) {
         sw_conf_dump(conf, &out);
         fputs(sw_buf_cstr(&out), stdout);
         rc = SW_EXIT_OK;
@@ -170,7 +120,8 @@ int sw_cmd_run(int argc, char **argv)
                partitions, bootstrap);
         fflush(stdout);
     }
-    if (bootstrap_file && sw_write_file_atomic(bootstrap_file, bootstrap, err, sizeof(err)) != SW_OK) {
+    if (a.bootstrap_file &&
+        sw_write_file_atomic(a.bootstrap_file, bootstrap, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch run: %s\n", err);
         rc = SW_EXIT_RUNTIME;
         goto done;
@@ -215,6 +166,6 @@ done:
     sw_mock_destroy(mock);
     sw_conf_destroy(conf);
     sw_buf_clear(&out);
-    free(xs);
+    free(a.xs);
     return rc;
 }

@@ -471,13 +471,7 @@ int sw_cmd_tail(int argc, char **argv)
             if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_CONSUMER, "tail")) goto out;
             break;
         case 'L':
-            if (!sw_log_parse_level(optarg, &level)) {
-                fprintf(stderr,
-                        "stormwatch tail: option --log-level: value \"%s\" is not error, warn, "
-                        "info or debug\n",
-                        optarg);
-                goto out;
-            }
+            if (!sw_cli_log_level("tail", optarg, &level)) goto out;
             break;
         case 'h':
             usage(stdout);
@@ -510,12 +504,9 @@ int sw_cmd_tail(int argc, char **argv)
         }
     sw_settings_t set;
     sw_conf_settings(conf, &set);
-    const char *bootstrap = sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_CONSUMER);
-    if (!bootstrap) {
-        fprintf(stderr, "stormwatch tail: no Kafka bootstrap servers: give -b HOST:PORT or set "
-                        "STORMWATCH_BOOTSTRAP_SERVERS\n");
-        goto out;
-    }
+    const char *bootstrap =
+        sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_CONSUMER, "tail");
+    if (!bootstrap) goto out;
     tl.log = sw_log_make(level, "stormwatch tail");
     tl.ctx.log = &tl.log;
     tl.ctx.user = &tl;

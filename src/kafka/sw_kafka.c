@@ -301,7 +301,7 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
 }
 
 const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *set,
-                                    const char *opt, sw_kafka_role_t role)
+                                    const char *opt, sw_kafka_role_t role, const char *cmd)
 {
     if (opt && *opt) return opt;
     const char *v = set->kafka.bootstrap_servers;
@@ -310,5 +310,7 @@ const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *
                                                 : "kafka.consumer.bootstrap.servers";
     if (sw_conf_get_str(conf, "kafka.bootstrap.servers") || sw_conf_get_str(conf, own))
         return ""; /* the pass-through sets it */
+    fprintf(stderr, "stormwatch %s: no Kafka bootstrap servers: give -b HOST:PORT or set "
+                    "STORMWATCH_BOOTSTRAP_SERVERS\n", cmd);
     return NULL;
 }

@@ -73,10 +73,11 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
  * @brief A tool's bootstrap servers: @p opt (-b), else bootstrap.servers
  *        (@p set, filled from @p conf), else "" when a
  *        kafka.[role.]bootstrap.servers pass-through of @p conf sets them;
- *        NULL when nothing does.
+ *        NULL when nothing does, after printing `stormwatch @p cmd: no Kafka
+ *        bootstrap servers: ...` on stderr.
  */
 const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *set,
-                                    const char *opt, sw_kafka_role_t role);
+                                    const char *opt, sw_kafka_role_t role, const char *cmd);
 
 /** @brief rd_kafka_conf_set() with the error text "property "NAME": TEXT". */
 sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,
