@@ -56,6 +56,52 @@ bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min,
     return true;
 }
 
+bool sw_cli_log_level(const char *cmd, const char *value, sw_log_level_t *level)
+{
+    if (sw_log_parse_level(value, level)) return true;
+    fprintf(stderr,
+            "stormwatch %s: option --log-level: value \"%s\" is not error, warn, info or debug\n",
+            cmd, value);
+    return false;
+}
+
+bool sw_cli_prop_i64(const char *cmd, const char *opt, const char *prop, const char *value,
+                     int64_t *out)
+{
+    int64_t lo, hi;
+    if (!sw_conf_range_i64(prop, &lo, &hi)) {
+        fprintf(stderr, "stormwatch %s: option %s: no int property \"%s\" (a bug)\n", cmd, opt,
+                prop);
+        return false;
+    }
+    return sw_cli_i64(cmd, opt, value, lo, hi, out);
+}
+
+bool sw_cli_prop_dbl(const char *cmd, const char *opt, const char *prop, const char *value,
+                     double *out)
+{
+    double lo, hi;
+    if (!sw_conf_range_dbl(prop, &lo, &hi)) {
+        fprintf(stderr, "stormwatch %s: option %s: no double property \"%s\" (a bug)\n", cmd,
+                opt, prop);
+        return false;
+    }
+    return sw_cli_dbl(cmd, opt, value, lo, hi, out);
+}
+
+const sw_settings_t *sw_cli_defaults(void)
+{
+    /* Kept for the process: the settings borrow the conf's strings. */
+    static sw_conf_t *conf;
+    static sw_settings_t set;
+    if (!conf) {
+        conf = sw_conf_new();
+        if (!conf) abort(); /* a table default fails its own check: test_conf catches it */
+        sw_conf_settings(conf, &set);
+    }
+    return &set;
+}
+
 int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_)
 {
     const char *arg = optind_ - 1 < argc && optind_ >= 1 ? argv[optind_ - 1] : "?";

@@ -27,6 +27,32 @@ bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min,
                 double *out);
 
 /**
+ * @brief Parse a --log-level value (error, warn, info or debug); prints
+ *        `stormwatch CMD: option --log-level: ...` on error.
+ */
+bool sw_cli_log_level(const char *cmd, const char *value, sw_log_level_t *level);
+
+/**
+ * @brief sw_cli_i64() for an option that sets the same quantity as int
+ *        property @p prop of the configuration table: the range is the
+ *        property's (e.g. replay's --window-samples, window.samples).
+ */
+bool sw_cli_prop_i64(const char *cmd, const char *opt, const char *prop, const char *value,
+                     int64_t *out);
+
+/** @brief sw_cli_dbl() with the range of double property @p prop of the table. */
+bool sw_cli_prop_dbl(const char *cmd, const char *opt, const char *prop, const char *value,
+                     double *out);
+
+/**
+ * @brief The table's defaults as typed settings (a configuration nothing
+ *        was set in), for the defaults of the offline commands' options.
+ * @returns valid for the rest of the process (built on first use; not
+ *          thread-safe: call from the main thread).
+ */
+const sw_settings_t *sw_cli_defaults(void);
+
+/**
  * @brief The daemon commands' (run, notify) configuration into @p conf, in
  *        the order that makes later sources win: -c @p config_file (may be
  *        NULL), the STORMWATCH_* environment, -b @p brokers (may be NULL),
@@ -36,6 +62,35 @@ bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min,
  */
 bool sw_cli_conf_load(const char *cmd, sw_conf_t *conf, const char *config_file,
                       const char *brokers, char *const *xs, int nx);
+
+/** The command line of the daemon commands (run, notify). */
+typedef struct sw_cli_daemon_args_s {
+    const char *config_file;    /**< -c FILE, or NULL */
+    const char *brokers;        /**< -b BROKERS, or NULL */
+    const char *bootstrap_file; /**< --bootstrap-file FILE (run), or NULL */
+    char **xs;                  /**< each -X NAME=VALUE in order (borrowed from argv; the
+                                     array is the caller's to free()) */
+    int nx;
+    bool list, dump, markdown;  /**< -X list, -X dump, -X markdown (run) */
+} sw_cli_daemon_args_t;
+
+/**
+ * @brief Parse run's (@p run) or notify's options into @p a: -c, -b, -X
+ *        (list, dump or NAME=VALUE), -h; run also --bootstrap-file and
+ *        -X markdown. Prints the help, -X list or -X markdown itself.
+ * @returns -1 to go on; else the exit status (help or a list printed, or
+ *          a usage error printed). Either way the caller frees a->xs.
+ */
+int sw_cli_daemon_args(const char *cmd, bool run, int argc, char **argv, void (*usage)(FILE *),
+                       sw_cli_daemon_args_t *a);
+
+/**
+ * @brief Whether librdkafka takes @p conf's Kafka properties for both the
+ *        consumer (group @p set kafka.group_id) and the producer; prints
+ *        `stormwatch CMD: ...` when not. Logs go to @p log.
+ */
+bool sw_cli_kafka_check(const char *cmd, const sw_conf_t *conf, const sw_settings_t *set,
+                        const char *bootstrap, const sw_log_t *log);
 
 /** @brief Report an unknown option or a missing argument; @returns SW_EXIT_USAGE. */
 int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_);

@@ -16,7 +16,8 @@
 #include "sw_cli.h"
 #include "sw_cmds.h"
 
-static void usage(FILE *f)
+/* Defaults shown are the configuration table's (@p d: its engine params). */
+static void usage(FILE *f, const sw_params_t *d)
 {
     fprintf(f,
             "Usage: stormwatch analyze [OPTIONS] [FILE...]\n"
@@ -40,8 +41,7 @@ static void usage(FILE *f)
             "  --strict              the first invalid line is fatal (exit 2)\n"
             "  --compact             print on one line instead of indented\n"
             "  -h, --help            show this help\n",
-            (long long)SW_DEFAULT_SPIKE_MIN_BYTES, SW_DEFAULT_SPIKE_FRACTION,
-            SW_DEFAULT_SKEW_NOTE_MULTIPLIER);
+            (long long)d->spike_min_bytes, d->spike_fraction, (int)d->skew_note_multiplier);
 }
 
 /* Jobs of the input: ids interned (1..n), 0 = the null job_id; per job its
@@ -184,7 +184,8 @@ int sw_cmd_analyze(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    sw_params_t params = sw_params_default();
+    /* Defaults and ranges: those of the properties `stormwatch run` reads. */
+    sw_params_t params = sw_cli_defaults()->engine.params;
     sw_hash_key_random(&params.hash_key); /* input strings cannot be chosen to collide */
     bool strict = false, compact = false, all = false;
     int text = -1; /* -1: text on a terminal */
@@ -195,17 +196,18 @@ int sw_cmd_analyze(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (!sw_cli_i64("analyze", "--spike-min-bytes", optarg, 0, INT64_MAX,
-                            &params.spike_min_bytes))
+            if (!sw_cli_prop_i64("analyze", "--spike-min-bytes", "spike.min.bytes", optarg,
+                                 &params.spike_min_bytes))
                 return SW_EXIT_USAGE;
             break;
         case 'f':
-            if (!sw_cli_dbl("analyze", "--spike-fraction", optarg, 0.0, 1.0, &params.spike_fraction))
+            if (!sw_cli_prop_dbl("analyze", "--spike-fraction", "spike.fraction", optarg,
+                                 &params.spike_fraction))
                 return SW_EXIT_USAGE;
             break;
         case 'k':
-            if (!sw_cli_i64("analyze", "--skew-multiplier", optarg, 1, 1000000,
-                            &params.skew_note_multiplier))
+            if (!sw_cli_prop_i64("analyze", "--skew-multiplier", "skew.note.multiplier", optarg,
+                                 &params.skew_note_multiplier))
                 return SW_EXIT_USAGE;
             break;
         case 's': strict = true; break;
@@ -220,7 +222,7 @@ int sw_cmd_analyze(int argc, char **argv)
                 return SW_EXIT_USAGE;
             }
             break;
-        case 'h': usage(stdout); return SW_EXIT_OK;
+        case 'h': usage(stdout, &sw_cli_defaults()->engine.params); return SW_EXIT_OK;
         default: return sw_cli_bad_option("analyze", argc, argv, optind, optopt);
         }
     }

@@ -30,6 +30,7 @@
 
 typedef struct demo_s {
     sw_run_opts_t ro;
+    sw_settings_t set;
     volatile sig_atomic_t run_flag;
     int rc;
 } demo_t;
@@ -193,7 +194,9 @@ int sw_cmd_demo(int argc, char **argv)
     sw_conf_set(conf, "job.idle.ms", "2000", err, sizeof(err));
     sw_conf_set(conf, "kafka.consumer.session.timeout.ms", "6000", err, sizeof(err));
     sw_conf_set(conf, "commit.interval.ms", "500", err, sizeof(err));
+    sw_conf_settings(conf, &d.set);
     d.ro.conf = conf;
+    d.ro.set = &d.set;
     d.ro.bootstrap = boot;
     d.ro.running = &d.run_flag;
     d.ro.log = &log;

@@ -37,7 +37,7 @@ typedef struct mock_s {
     sw_mockctl_t ctl; /* the control protocol (its quit: `quit` was received) */
 } mock_t;
 
-static void usage(FILE *f, int64_t def_partitions)
+static void usage(FILE *f, int64_t def_brokers, int64_t def_partitions)
 {
     fprintf(f,
             "Usage: stormwatch mock [OPTIONS]\n"
@@ -47,7 +47,7 @@ static void usage(FILE *f, int64_t def_partitions)
             "(one line) once the cluster is up.\n"
             "\n"
             "Options:\n"
-            "  --brokers N                brokers, 1..64 (default 3)\n"
+            "  --brokers N                brokers, 1..64 (default %lld)\n"
             "  --topic NAME[:PARTITIONS]  create a topic (default %lld partitions); repeatable\n"
             "  --bootstrap-file FILE      also write the bootstrap servers to FILE, atomically\n"
             "                             (removed again at exit)\n"
@@ -74,7 +74,7 @@ static void usage(FILE *f, int64_t def_partitions)
             "End of input leaves the cluster running.\n"
             "\n"
             "Exit status: 0 stopped, 1 runtime failure, 2 usage error.\n",
-            (long long)def_partitions);
+            (long long)def_brokers, (long long)def_partitions);
 }
 
 /* Answer one line; blank lines and # comments get no answer. */
@@ -195,12 +195,9 @@ int sw_cmd_mock(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int64_t def_partitions = 8;
-    sw_conf_t *defaults = sw_conf_new();
-    if (defaults) sw_conf_get_i64(defaults, "mock.partitions", &def_partitions);
-    sw_conf_destroy(defaults);
-
-    int64_t brokers = 3;
+    /* Defaults: those of mock.brokers and mock.partitions (run's embedded cluster). */
+    int64_t def_partitions = sw_cli_defaults()->ops.mock_partitions;
+    int64_t brokers = sw_cli_defaults()->ops.mock_brokers;
     const char *bootstrap_file = NULL;
     bool control = false;
     sw_log_level_t level = SW_LOG_WARN;
@@ -234,16 +231,10 @@ int sw_cmd_mock(int argc, char **argv)
         case 'f': bootstrap_file = optarg; break;
         case 'c': control = true; break;
         case 'l':
-            if (!sw_log_parse_level(optarg, &level)) {
-                fprintf(stderr,
-                        "stormwatch mock: option --log-level: value \"%s\" is not error, warn, "
-                        "info or debug\n",
-                        optarg);
-                goto out;
-            }
+            if (!sw_cli_log_level("mock", optarg, &level)) goto out;
             break;
         case 'h':
-            usage(stdout, def_partitions);
+            usage(stdout, sw_cli_defaults()->ops.mock_brokers, def_partitions);
             rc = SW_EXIT_OK;
             goto out;
         default: rc = sw_cli_bad_option("mock", argc, argv, optind, optopt); goto out;

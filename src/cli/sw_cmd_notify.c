@@ -4,7 +4,6 @@
  * connecting (exit 2), the metrics/probe endpoint, then the notify daemon
  * (sw_notify_run).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,92 +49,46 @@ static void usage(FILE *f)
 
 int sw_cmd_notify(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"brokers", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_file = NULL, *brokers_opt = NULL;
-    char **xs = calloc((size_t)argc + 1, sizeof(*xs));
-    int nx = 0, c, rc = SW_EXIT_USAGE;
-    bool list = false, dump = false;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:b:X:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': config_file = optarg; break;
-        case 'b': brokers_opt = optarg; break;
-        case 'X':
-            if (!strcmp(optarg, "list")) list = true;
-            else if (!strcmp(optarg, "dump")) dump = true;
-            else xs[nx++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            free(xs);
-            return SW_EXIT_OK;
-        default:
-            free(xs);
-            return sw_cli_bad_option("notify", argc, argv, optind, optopt);
-        }
+    sw_cli_daemon_args_t a;
+    int rc = sw_cli_daemon_args("notify", false, argc, argv, usage, &a);
+    if (rc >= 0) {
+        free(a.xs);
+        return rc;
     }
-    if (optind < argc) {
-        fprintf(stderr,
-                "stormwatch notify: unexpected argument '%s' (see 'stormwatch notify --help')\n",
-                argv[optind]);
-        free(xs);
-        return SW_EXIT_USAGE;
-    }
+    rc = SW_EXIT_USAGE;
     sw_buf_t out;
     sw_buf_init(&out);
-    if (list) {
-        sw_conf_list(&out);
-        fputs(sw_buf_cstr(&out), stdout);
-        sw_buf_clear(&out);
-        free(xs);
-        return SW_EXIT_OK;
-    }
     char err[1024];
     sw_conf_t *conf = sw_conf_new();
     sw_metrics_t *metrics = NULL;
     sw_http_t *http = NULL, *probes = NULL;
-    if (!sw_cli_conf_load("notify", conf, config_file, brokers_opt, xs, nx)) goto done;
-    sw_log_level_t level = SW_LOG_INFO;
-    sw_log_parse_level(sw_conf_get_str(conf, "log.level"), &level);
-    sw_log_t log = sw_log_make(level, "stormwatch notify");
-    sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
+    if (!sw_cli_conf_load("notify", conf, a.config_file, a.brokers, a.xs, a.nx)) goto done;
+    /* Every property typed, once; conf is not changed after this. */
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    sw_log_t log = sw_log_make(set.ops.log_level, "stormwatch notify");
     if (sw_conf_check(conf, err, sizeof(err)) != SW_OK ||
-        sw_notify_check_conf(conf, err, sizeof(err)) != SW_OK) {
+        sw_notify_check_settings(&set, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch notify: %s\n", err);
         goto done;
     }
-    const char *bootstrap = sw_conf_get_str(conf, "bootstrap.servers");
-    if (!bootstrap || !*bootstrap) {
+    const char *bootstrap = set.kafka.bootstrap_servers;
+    if (!*bootstrap) {
         fprintf(stderr, "stormwatch notify: bootstrap.servers is empty (expected the Kafka "
                         "cluster that holds output.topic, e.g. -b localhost:9092)\n");
         goto done;
     }
-    for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
-        rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap, NULL, &kctx,
-                                            err, sizeof(err));
-        if (!kc) {
-            fprintf(stderr, "stormwatch notify: %s\n", err);
-            goto done;
-        }
-        rd_kafka_conf_destroy(kc);
-    }
-    if (dump) {
+    if (!sw_cli_kafka_check("notify", conf, &set, bootstrap, &log)) goto done;
+    if (a.dump) {
         sw_conf_dump(conf, &out);
         fputs(sw_buf_cstr(&out), stdout);
         rc = SW_EXIT_OK;
         goto done;
     }
     volatile sig_atomic_t *running = sw_main_running();
-    const char *listen = sw_conf_get_str(conf, "metrics.listen");
-    if (listen && *listen) {
-        int64_t max_lag = 10000;
-        sw_conf_get_i64(conf, "ready.max.lag", &max_lag);
+    const char *listen = set.ops.metrics_listen;
+    if (*listen) {
+        int64_t max_lag = set.ops.ready_max_lag;
         metrics = sw_metrics_new();
         sw_metrics_enable_notify(metrics);
         http = sw_http_start(listen, metrics, max_lag, 90000, err, sizeof(err));
@@ -146,19 +99,19 @@ int sw_cmd_notify(int argc, char **argv)
         sw_metrics_heartbeat(metrics, sw_clock_ms());
         sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz",
                listen, sw_http_port(http));
-        const char *hl = sw_conf_get_str(conf, "health.listen");
-        if (hl && *hl) {
+        const char *hl = set.ops.health_listen;
+        if (*hl) {
             probes = sw_http_start_probes(hl, metrics, max_lag, 90000, err, sizeof(err));
             if (!probes) {
                 fprintf(stderr, "stormwatch notify: %s\n", err);
                 goto done;
             }
         }
-    } else if (*sw_conf_get_str(conf, "health.listen")) {
+    } else if (*set.ops.health_listen) {
         fprintf(stderr, "stormwatch notify: health.listen needs metrics.listen\n");
         goto done;
     }
-    sw_notify_run_opts_t no = {conf, bootstrap, running, sw_main_stops(), &log, metrics};
+    sw_notify_run_opts_t no = {conf, &set, bootstrap, running, sw_main_stops(), &log, metrics};
     rc = sw_notify_run(&no);
 done:
     sw_http_stop(probes);
@@ -166,6 +119,6 @@ done:
     sw_metrics_destroy(metrics);
     sw_conf_destroy(conf);
     sw_buf_clear(&out);
-    free(xs);
+    free(a.xs);
     return rc;
 }

@@ -389,13 +389,7 @@ int sw_cmd_produce(int argc, char **argv)
             break;
         case 'q': quiet = true; break;
         case 'L':
-            if (!sw_log_parse_level(optarg, &level)) {
-                fprintf(stderr,
-                        "stormwatch produce: option --log-level: value \"%s\" is not error, warn, "
-                        "info or debug\n",
-                        optarg);
-                goto out;
-            }
+            if (!sw_cli_log_level("produce", optarg, &level)) goto out;
             break;
         case 'h':
             usage(stdout);
@@ -409,26 +403,24 @@ int sw_cmd_produce(int argc, char **argv)
                         "produce --help')\n");
         goto out;
     }
-    const char *bootstrap = sw_kafka_tool_bootstrap(conf, bootstrap_opt, SW_KAFKA_PRODUCER);
-    if (!bootstrap) {
-        fprintf(stderr, "stormwatch produce: no Kafka bootstrap servers: give -b HOST:PORT or "
-                        "set STORMWATCH_BOOTSTRAP_SERVERS\n");
-        goto out;
-    }
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    const char *bootstrap =
+        sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_PRODUCER, "produce");
+    if (!bootstrap) goto out;
     pr.log = sw_log_make(level, "stormwatch produce");
     pr.ctx.log = &pr.log;
     pr.ctx.user = &pr;
     pr.running = sw_main_running();
-    if (pr.avro && !schema_id_set && sw_conf_get_list_cnt(conf, "schema.registry.url") > 0) {
+    if (pr.avro && !schema_id_set && set.registry.urls.n > 0) {
         /* As Confluent's serializers: the id of telemetry_event.avsc under
          * <topic>-value, registered unless auto.register.schemas=false. */
         char subject[300], rerr[600];
-        bool do_register = true;
-        sw_conf_get_bool(conf, "auto.register.schemas", &do_register);
+        bool do_register = set.registry.auto_register;
         snprintf(subject, sizeof(subject), "%s-value", pr.topic);
-        sw_registry_t *reg = sw_registry_from_conf(conf, sw_schema_telemetry_event,
-                                                   sw_schema_telemetry_event_len, -1, false, rerr,
-                                                   sizeof(rerr));
+        sw_registry_t *reg = sw_registry_from_settings(&set, sw_schema_telemetry_event,
+                                                       sw_schema_telemetry_event_len, -1, false,
+                                                       rerr, sizeof(rerr));
         sw_err_t err = reg ? sw_registry_subject_id(reg, subject, sw_schema_telemetry_event,
                                                     do_register, &pr.schema_id, rerr, sizeof(rerr))
                            : SW_ERR_INVALID_ARG;

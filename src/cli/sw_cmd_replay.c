@@ -32,7 +32,8 @@ typedef struct replay_s {
 /* Placeholder routing key of a preview without --routing-key. */
 #define ROUTING_KEY_PLACEHOLDER "ROUTING_KEY"
 
-static void usage(FILE *f)
+/* Defaults shown are the configuration table's (@p d: its engine params). */
+static void usage(FILE *f, const sw_params_t *d)
 {
     fprintf(f,
             "Usage: stormwatch replay [OPTIONS] [FILE...]\n"
@@ -64,9 +65,9 @@ static void usage(FILE *f)
             "                         at the end (events, duplicates, late, retained\n"
             "                         samples, bytes of engine state, peak bytes)\n"
             "  -h, --help             show this help\n",
-            SW_DEFAULT_WINDOW_SAMPLES, SW_DEFAULT_STALE_MS, (long long)SW_DEFAULT_SPIKE_MIN_BYTES,
-            SW_DEFAULT_SPIKE_FRACTION, SW_DEFAULT_SKEW_NOTE_MULTIPLIER, SW_DEFAULT_MAX_JOBS,
-            SW_DEFAULT_MAX_RANKS_PER_JOB);
+            (int)d->window_samples, (int)d->stale_ms, (long long)d->spike_min_bytes,
+            d->spike_fraction, (int)d->skew_note_multiplier, (int)d->max_jobs,
+            (int)d->max_ranks_per_job);
 }
 
 static void flush_out(replay_t *rp, bool force)
@@ -169,24 +170,26 @@ int sw_cmd_replay(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    sw_params_t p = sw_params_default();
+    /* Defaults and ranges: those of the properties `stormwatch run` reads. */
+    const sw_settings_t *def = sw_cli_defaults();
+    sw_params_t p = def->engine.params;
     sw_hash_key_random(&p.hash_key); /* input strings cannot be chosen to collide */
     bool strict = false, stats = false, pager = false;
     sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY_PLACEHOLDER, NULL, 0, NULL,
-                          SW_PAGER_DEFAULT_ENDS_AFTER_MS};
+                          def->pager.ends_after_ms};
     int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case 'w': ok = sw_cli_i64("replay", "--window-samples", optarg, 1, 1000000, &p.window_samples); break;
-        case 't': ok = sw_cli_i64("replay", "--stale-ms", optarg, 0, 1000000000000LL, &p.stale_ms); break;
-        case 'b': ok = sw_cli_i64("replay", "--spike-min-bytes", optarg, 0, INT64_MAX, &p.spike_min_bytes); break;
-        case 'f': ok = sw_cli_dbl("replay", "--spike-fraction", optarg, 0.0, 1.0, &p.spike_fraction); break;
-        case 'k': ok = sw_cli_i64("replay", "--skew-multiplier", optarg, 1, 1000000, &p.skew_note_multiplier); break;
-        case 'j': ok = sw_cli_i64("replay", "--max-jobs", optarg, 0, 100000000, &p.max_jobs); break;
-        case 'r': ok = sw_cli_i64("replay", "--max-ranks-per-job", optarg, 0, SW_WORLD_SIZE_MAX, &p.max_ranks_per_job); break;
+        case 'w': ok = sw_cli_prop_i64("replay", "--window-samples", "window.samples", optarg, &p.window_samples); break;
+        case 't': ok = sw_cli_prop_i64("replay", "--stale-ms", "stale.ms", optarg, &p.stale_ms); break;
+        case 'b': ok = sw_cli_prop_i64("replay", "--spike-min-bytes", "spike.min.bytes", optarg, &p.spike_min_bytes); break;
+        case 'f': ok = sw_cli_prop_dbl("replay", "--spike-fraction", "spike.fraction", optarg, &p.spike_fraction); break;
+        case 'k': ok = sw_cli_prop_i64("replay", "--skew-multiplier", "skew.note.multiplier", optarg, &p.skew_note_multiplier); break;
+        case 'j': ok = sw_cli_prop_i64("replay", "--max-jobs", "max.jobs", optarg, &p.max_jobs); break;
+        case 'r': ok = sw_cli_prop_i64("replay", "--max-ranks-per-job", "max.ranks.per.job", optarg, &p.max_ranks_per_job); break;
         case 's': strict = true; break;
         case 'S': stats = true; break;
         case 'o':
@@ -201,7 +204,7 @@ int sw_cmd_replay(int argc, char **argv)
             break;
         case 'K': po.routing_key = optarg; break;
         case 'g': po.generator_url = optarg; break;
-        case 'h': usage(stdout); return SW_EXIT_OK;
+        case 'h': usage(stdout, &def->engine.params); return SW_EXIT_OK;
         default: return sw_cli_bad_option("replay", argc, argv, optind, optopt);
         }
         if (!ok) return SW_EXIT_USAGE;

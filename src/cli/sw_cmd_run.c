@@ -4,7 +4,6 @@
  * reported before connecting (exit 2), the embedded mock cluster when no
  * bootstrap.servers is set, then the daemon (sw_run).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,65 +49,25 @@ static void usage(FILE *f)
 
 int sw_cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"brokers", required_argument, NULL, 'b'},
-        {"bootstrap-file", required_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_file = NULL, *bootstrap_file = NULL;
-    char **xs = calloc((size_t)argc + 1, sizeof(*xs));
-    int nx = 0, c, rc = SW_EXIT_USAGE;
-    bool list = false, dump = false, markdown = false;
-    opterr = 0;
-    optind = 1;
-    const char *brokers_opt = NULL;
-    while ((c = getopt_long(argc, argv, "c:b:X:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': config_file = optarg; break;
-        case 'b': brokers_opt = optarg; break;
-        case 'B': bootstrap_file = optarg; break;
-        case 'X':
-            if (!strcmp(optarg, "list")) list = true;
-            else if (!strcmp(optarg, "markdown")) markdown = true;
-            else if (!strcmp(optarg, "dump")) dump = true;
-            else xs[nx++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            free(xs);
-            return SW_EXIT_OK;
-        default:
-            free(xs);
-            return sw_cli_bad_option("run", argc, argv, optind, optopt);
-        }
+    sw_cli_daemon_args_t a;
+    int rc = sw_cli_daemon_args("run", true, argc, argv, usage, &a);
+    if (rc >= 0) {
+        free(a.xs);
+        return rc;
     }
-    if (optind < argc) {
-        fprintf(stderr, "stormwatch run: unexpected argument '%s' (see 'stormwatch run --help')\n",
-                argv[optind]);
-        free(xs);
-        return SW_EXIT_USAGE;
-    }
+    rc = SW_EXIT_USAGE;
     sw_buf_t out;
     sw_buf_init(&out);
-    if (list || markdown) {
-        if (markdown) sw_conf_markdown(&out);
-        else sw_conf_list(&out);
-        fputs(sw_buf_cstr(&out), stdout);
-        sw_buf_clear(&out);
-        free(xs);
-        return SW_EXIT_OK;
-    }
     char err[1024];
     sw_conf_t *conf = sw_conf_new();
     sw_mock_t *mock = NULL;
     sw_metrics_t *metrics = NULL;
     sw_http_t *http = NULL, *probes = NULL;
-    if (!sw_cli_conf_load("run", conf, config_file, brokers_opt, xs, nx)) goto done;
-    sw_log_level_t level = SW_LOG_INFO;
-    sw_log_parse_level(sw_conf_get_str(conf, "log.level"), &level);
-    sw_log_t log = sw_log_make(level, "stormwatch run");
+    if (!sw_cli_conf_load("run", conf, a.config_file, a.brokers, a.xs, a.nx)) goto done;
+    /* Every property typed, once; conf is not changed after this. */
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    sw_log_t log = sw_log_make(set.ops.log_level, "stormwatch run");
     sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
 
     for (size_t i = 0; sw_conf_ignored_env(conf, i); i++)
@@ -122,17 +81,9 @@ int sw_cmd_run(int argc, char **argv)
         fprintf(stderr, "stormwatch run: %s\n", err);
         goto done;
     }
-    const char *bootstrap = sw_conf_get_str(conf, "bootstrap.servers");
-    for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
-        rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap, NULL, &kctx, err,
-                                            sizeof(err));
-        if (!kc) {
-            fprintf(stderr, "stormwatch run: %s\n", err);
-            goto done;
-        }
-        rd_kafka_conf_destroy(kc);
-    }
-    if (dump) {
+    const char *bootstrap = set.kafka.bootstrap_servers;
+    if (!sw_cli_kafka_check("run", conf, &set, bootstrap, &log)) goto done;
+    if (a.dump) {
         sw_conf_dump(conf, &out);
         fputs(sw_buf_cstr(&out), stdout);
         rc = SW_EXIT_OK;
@@ -140,46 +91,44 @@ int sw_cmd_run(int argc, char **argv)
     }
 
     volatile sig_atomic_t *running = sw_main_running();
-    if (!bootstrap || !*bootstrap) {
-        int64_t brokers = 3, partitions = 8;
-        sw_conf_get_i64(conf, "mock.brokers", &brokers);
-        sw_conf_get_i64(conf, "mock.partitions", &partitions);
-        mock = sw_mock_new((int)brokers, &kctx, err, sizeof(err));
+    if (!*bootstrap) {
+        int brokers = set.ops.mock_brokers, partitions = set.ops.mock_partitions;
+        mock = sw_mock_new(brokers, &kctx, err, sizeof(err));
         if (!mock) {
             fprintf(stderr, "stormwatch run: %s\n", err);
             rc = SW_EXIT_RUNTIME;
             goto done;
         }
-        size_t nt = sw_conf_get_list_cnt(conf, "input.topics");
+        size_t nt = set.kafka.input_topics.n;
         char rep[320];
-        sw_run_repartition_topic(conf, rep, sizeof(rep));
+        sw_run_repartition_topic(&set, rep, sizeof(rep));
         for (size_t i = 0; i <= nt + 3; i++) {
-            const char *t = i < nt ? sw_conf_get_list_elem(conf, "input.topics", i)
-                            : i == nt ? sw_conf_get_str(conf, "output.topic")
-                            : i == nt + 1 ? sw_conf_get_str(conf, "dlq.topic")
+            const char *t = i < nt        ? set.kafka.input_topics.v[i]
+                            : i == nt     ? set.kafka.output_topic
+                            : i == nt + 1 ? set.kafka.dlq_topic
                             : i == nt + 3 ? rep
-                                          : sw_conf_get_str(conf, "state.topic");
+                                          : set.delivery.state_topic;
             if (!t[0] || t[0] == '^') continue; /* a pattern names no topic to create */
-            if (sw_mock_topic(mock, t, i == nt + 2 ? 1 : (int)partitions, err, sizeof(err)) != SW_OK) {
+            if (sw_mock_topic(mock, t, i == nt + 2 ? 1 : partitions, err, sizeof(err)) != SW_OK) {
                 fprintf(stderr, "stormwatch run: %s\n", err);
                 rc = SW_EXIT_RUNTIME;
                 goto done;
             }
         }
         bootstrap = sw_mock_bootstrap(mock);
-        printf("embedded Kafka cluster (%d brokers, %d partitions per topic) at %s\n",
-               (int)brokers, (int)partitions, bootstrap);
+        printf("embedded Kafka cluster (%d brokers, %d partitions per topic) at %s\n", brokers,
+               partitions, bootstrap);
         fflush(stdout);
     }
-    if (bootstrap_file && sw_write_file_atomic(bootstrap_file, bootstrap, err, sizeof(err)) != SW_OK) {
+    if (a.bootstrap_file &&
+        sw_write_file_atomic(a.bootstrap_file, bootstrap, err, sizeof(err)) != SW_OK) {
         fprintf(stderr, "stormwatch run: %s\n", err);
         rc = SW_EXIT_RUNTIME;
         goto done;
     }
-    const char *listen = sw_conf_get_str(conf, "metrics.listen");
-    if (listen && *listen) {
-        int64_t max_lag = 10000;
-        sw_conf_get_i64(conf, "ready.max.lag", &max_lag);
+    const char *listen = set.ops.metrics_listen;
+    if (*listen) {
+        int64_t max_lag = set.ops.ready_max_lag;
         metrics = sw_metrics_new();
         http = sw_http_start(listen, metrics, max_lag, 90000, err, sizeof(err));
         if (!http) {
@@ -191,8 +140,8 @@ int sw_cmd_run(int argc, char **argv)
         sw_metrics_heartbeat(metrics, sw_clock_ms());
         sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
                sw_http_port(http));
-        const char *hl = sw_conf_get_str(conf, "health.listen");
-        if (hl && *hl) {
+        const char *hl = set.ops.health_listen;
+        if (*hl) {
             probes = sw_http_start_probes(hl, metrics, max_lag, 90000, err, sizeof(err));
             if (!probes) {
                 fprintf(stderr, "stormwatch run: %s\n", err);
@@ -202,13 +151,13 @@ int sw_cmd_run(int argc, char **argv)
             sw_log(&log, SW_LOG_INFO, "probes on http://%s/healthz and /readyz (port %d)", hl,
                    sw_http_port(probes));
         }
-    } else if (*sw_conf_get_str(conf, "health.listen")) {
+    } else if (*set.ops.health_listen) {
         fprintf(stderr, "stormwatch run: health.listen needs metrics.listen (the probes report "
                         "what the metrics registry holds)\n");
         rc = SW_EXIT_USAGE;
         goto done;
     }
-    sw_run_opts_t ro = {conf, bootstrap, running, &log, metrics, sw_main_stops()};
+    sw_run_opts_t ro = {conf, &set, bootstrap, running, &log, metrics, sw_main_stops()};
     rc = sw_run(&ro);
 done:
     sw_http_stop(probes);
@@ -217,6 +166,6 @@ done:
     sw_mock_destroy(mock);
     sw_conf_destroy(conf);
     sw_buf_clear(&out);
-    free(xs);
+    free(a.xs);
     return rc;
 }

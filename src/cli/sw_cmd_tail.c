@@ -471,13 +471,7 @@ int sw_cmd_tail(int argc, char **argv)
             if (!sw_kafka_tool_prop(conf, optarg, SW_KAFKA_CONSUMER, "tail")) goto out;
             break;
         case 'L':
-            if (!sw_log_parse_level(optarg, &level)) {
-                fprintf(stderr,
-                        "stormwatch tail: option --log-level: value \"%s\" is not error, warn, "
-                        "info or debug\n",
-                        optarg);
-                goto out;
-            }
+            if (!sw_cli_log_level("tail", optarg, &level)) goto out;
             break;
         case 'h':
             usage(stdout);
@@ -508,24 +502,23 @@ int sw_cmd_tail(int argc, char **argv)
                     fixed[i]);
             goto out;
         }
-    const char *bootstrap = sw_kafka_tool_bootstrap(conf, bootstrap_opt, SW_KAFKA_CONSUMER);
-    if (!bootstrap) {
-        fprintf(stderr, "stormwatch tail: no Kafka bootstrap servers: give -b HOST:PORT or set "
-                        "STORMWATCH_BOOTSTRAP_SERVERS\n");
-        goto out;
-    }
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    const char *bootstrap =
+        sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_CONSUMER, "tail");
+    if (!bootstrap) goto out;
     tl.log = sw_log_make(level, "stormwatch tail");
     tl.ctx.log = &tl.log;
     tl.ctx.user = &tl;
     tl.running = sw_main_running();
-    if (sw_conf_get_list_cnt(conf, "schema.registry.url") > 0) {
+    if (set.registry.urls.n > 0) {
         char rerr[512];
-        tl.reg_alert = sw_registry_from_conf(conf, sw_schema_first_cause_alert,
-                                             sw_schema_first_cause_alert_len, -1, false, rerr,
-                                             sizeof(rerr));
-        tl.reg_event = sw_registry_from_conf(conf, sw_schema_telemetry_event,
-                                             sw_schema_telemetry_event_len, -1, false, rerr,
-                                             sizeof(rerr));
+        tl.reg_alert = sw_registry_from_settings(&set, sw_schema_first_cause_alert,
+                                                 sw_schema_first_cause_alert_len, -1, false, rerr,
+                                                 sizeof(rerr));
+        tl.reg_event = sw_registry_from_settings(&set, sw_schema_telemetry_event,
+                                                 sw_schema_telemetry_event_len, -1, false, rerr,
+                                                 sizeof(rerr));
     }
     tl.render = sw_render_new(tl.telemetry_id, tl.alert_id, tl.reg_alert, tl.reg_event);
     sw_buf_init(&tl.line);

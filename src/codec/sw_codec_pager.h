@@ -42,10 +42,6 @@ typedef struct sw_pager_opts_s {
                                     0 leaves endsAt out */
 } sw_pager_opts_t;
 
-/** Default of alertmanager.ends.after.ms: 15 minutes, well above Alertmanager's
- *  5-minute resolve_timeout. */
-#define SW_PAGER_DEFAULT_ENDS_AFTER_MS 900000
-
 /** PagerDuty limits: payload.summary, dedup_key and the whole event, in bytes. */
 #define SW_PAGER_SUMMARY_MAX 1024
 #define SW_PAGER_DEDUP_KEY_MAX 255

@@ -29,6 +29,7 @@
 
 #include "sw_analysis.h"
 #include "sw_err.h"
+#include "sw_log.h"
 #include "sw_types.h"
 
 /** Result of sw_conf_set(), as rd_kafka_conf_res_t. */
@@ -197,6 +198,168 @@ sw_err_t sw_conf_check(const sw_conf_t *conf, char *errstr, size_t errstr_size);
 
 /** @brief The analysis parameters (SPEC 4) from the current values. */
 sw_params_t sw_conf_params(const sw_conf_t *conf);
+
+/* ---- Typed settings ------------------------------------------------------
+ * Every table property as a typed field, filled once by sw_conf_settings()
+ * from the table's current values: enums instead of their text, on/off as
+ * bool, lists as arrays. Code below the CLI reads these fields, never a
+ * property by name. The enums list their values in the order of the
+ * table's allowed values (test_conf checks each one).
+ */
+
+/** input.format */
+typedef enum sw_in_format_e {
+    SW_IN_FORMAT_AUTO = 0, /**< auto: Confluent-framed Avro or JSON, per record */
+    SW_IN_FORMAT_JSON = 1,
+    SW_IN_FORMAT_AVRO = 2
+} sw_in_format_t;
+
+/** output.format */
+typedef enum sw_out_format_e {
+    SW_OUT_FORMAT_JSON = 0,
+    SW_OUT_FORMAT_AVRO = 1,
+    SW_OUT_FORMAT_PAGERDUTY = 2,
+    SW_OUT_FORMAT_ALERTMANAGER = 3
+} sw_out_format_t;
+
+/** processing.guarantee */
+typedef enum sw_guarantee_e {
+    SW_GUARANTEE_AT_LEAST_ONCE = 0,
+    SW_GUARANTEE_EXACTLY_ONCE = 1
+} sw_guarantee_t;
+
+/** The elements of a list property, trimmed (borrowed, see sw_settings_t). */
+typedef struct sw_conf_strs_s {
+    const char *const *v; /**< n elements */
+    size_t n;
+} sw_conf_strs_t;
+
+/** Kafka cluster, group and the daemon's topics. */
+typedef struct sw_settings_kafka_s {
+    const char *bootstrap_servers; /**< bootstrap.servers ("" = the embedded mock cluster) */
+    const char *group_id;          /**< group.id */
+    sw_conf_strs_t input_topics;   /**< input.topics (>= 1; '^' starts a regex) */
+    const char *output_topic;      /**< output.topic */
+    const char *dlq_topic;         /**< dlq.topic */
+} sw_settings_kafka_t;
+
+/** Record encodings and fixed Avro schema ids. */
+typedef struct sw_settings_format_s {
+    sw_in_format_t input;                /**< input.format */
+    sw_out_format_t output;              /**< output.format */
+    int32_t schema_id_telemetry;         /**< avro.schema.id.telemetry */
+    int32_t schema_id_alert;             /**< avro.schema.id.alert */
+    sw_conf_strs_t schema_ids_telemetry; /**< avro.schema.ids.telemetry: ID=PATH each (checked) */
+} sw_settings_format_t;
+
+/** The Confluent Schema Registry client (schema.registry.*). */
+typedef struct sw_settings_registry_s {
+    sw_conf_strs_t urls;       /**< schema.registry.url (0 elements: no registry) */
+    const char *user_info;     /**< schema.registry.basic.auth.user.info (secret; "" none) */
+    const char *ca_location;   /**< schema.registry.ssl.ca.location */
+    const char *cert_location; /**< schema.registry.ssl.certificate.location */
+    const char *key_location;  /**< schema.registry.ssl.key.location */
+    int64_t timeout_ms;        /**< schema.registry.request.timeout.ms */
+    bool auto_register;        /**< auto.register.schemas */
+} sw_settings_registry_t;
+
+/** The pager bodies of output.format=pagerduty|alertmanager (run, notify, replay). */
+typedef struct sw_settings_pager_s {
+    const char *routing_key;   /**< pagerduty.routing.key (secret; "" unset) */
+    const char *generator_url; /**< alertmanager.generator.url ("" none) */
+    const char *labels;        /**< alertmanager.labels ("" none) */
+    int64_t ends_after_ms;     /**< alertmanager.ends.after.ms (0: no endsAt) */
+} sw_settings_pager_t;
+
+/** The stream engines. */
+typedef struct sw_settings_engine_s {
+    sw_params_t params;       /**< SPEC 4 (as sw_conf_params(); hash_key zero) */
+    int64_t job_idle_ms;      /**< job.idle.ms */
+    int64_t max_memory_bytes; /**< max.memory.bytes (0: no budget) */
+} sw_settings_engine_t;
+
+/** The daemon's delivery, state and threads. */
+typedef struct sw_settings_delivery_s {
+    sw_guarantee_t guarantee;     /**< processing.guarantee */
+    int64_t commit_interval_ms;   /**< commit.interval.ms as the daemon applies it: 100
+                                       with exactly_once when the property is not set */
+    int64_t shutdown_timeout_ms;  /**< shutdown.timeout.ms */
+    int worker_threads;           /**< worker.threads (0: the CPUs this process may use) */
+    bool topics_create;           /**< topics.create=on */
+    bool state_restore;           /**< state.restore=on */
+    const char *state_topic;      /**< state.topic */
+    int64_t snapshot_interval_ms; /**< snapshot.interval.ms */
+    bool repartition;             /**< repartition=on */
+    const char *repartition_topic; /**< repartition.topic as set ("" = <group.id>.repartition) */
+} sw_settings_delivery_t;
+
+/** Logging, the HTTP endpoints and the embedded mock cluster. */
+typedef struct sw_settings_ops_s {
+    sw_log_level_t log_level;   /**< log.level */
+    const char *metrics_listen; /**< metrics.listen ("" off) */
+    const char *health_listen;  /**< health.listen ("" off) */
+    int64_t ready_max_lag;      /**< ready.max.lag */
+    int mock_brokers;           /**< mock.brokers */
+    int mock_partitions;        /**< mock.partitions */
+} sw_settings_ops_t;
+
+/** One sink of stormwatch notify (<sink>.* properties). */
+typedef struct sw_settings_sink_s {
+    const char *url;          /**< alertmanager.url (comma-separated), pagerduty.url or
+                                   webhook.url; "" leaves the sink off (PagerDuty: off
+                                   while pagerduty.routing.key is unset) */
+    int64_t timeout_ms;       /**< <sink>.timeout.ms */
+    const char *bearer_token; /**< <sink>.auth.bearer.token (secret; "" none) */
+    const char *basic_auth;   /**< <sink>.auth.basic (secret; "" none) */
+    const char *ca_location;  /**< <sink>.ssl.ca.location ("" the system's) */
+    double rate_limit;        /**< <sink>.rate.limit (0: none) */
+} sw_settings_sink_t;
+
+/** stormwatch notify. */
+typedef struct sw_settings_notify_s {
+    const char *group_id;          /**< notify.group.id */
+    const char *dlq_topic;         /**< notify.dlq.topic */
+    int64_t retry_backoff_ms;      /**< notify.retry.backoff.ms */
+    int64_t retry_backoff_max_ms;  /**< notify.retry.backoff.max.ms */
+    int64_t commit_interval_ms;    /**< commit.interval.ms as set (notify has no transactions) */
+    int64_t alertmanager_resend_ms; /**< alertmanager.resend.ms */
+    const char *webhook_hmac_secret; /**< webhook.hmac.secret (secret; "" none) */
+    sw_settings_sink_t alertmanager;
+    sw_settings_sink_t pagerduty;
+    sw_settings_sink_t webhook;
+} sw_settings_notify_t;
+
+/**
+ * Every table property, typed. Pass-through kafka.* properties are not
+ * here: sw_conf_kafka_next() hands them to the Kafka layer.
+ * Strings and list arrays are borrowed from the conf they were filled from:
+ * valid until that property is set again or the conf is destroyed (fill
+ * the settings after the last sw_conf_set*()/sw_conf_load_*()).
+ */
+typedef struct sw_settings_s {
+    sw_settings_kafka_t kafka;
+    sw_settings_format_t format;
+    sw_settings_registry_t registry;
+    sw_settings_pager_t pager;
+    sw_settings_engine_t engine;
+    sw_settings_delivery_t delivery;
+    sw_settings_ops_t ops;
+    sw_settings_notify_t notify;
+} sw_settings_t;
+
+/** @brief Fill @p set from the current values of @p conf (see sw_settings_t). */
+void sw_conf_settings(const sw_conf_t *conf, sw_settings_t *set);
+
+/**
+ * @brief The range of an int property of the table, for a command-line
+ *        option that sets the same quantity (replay's --window-samples).
+ * @returns false (and *minp, *maxp untouched) for an unknown name or a
+ *          property of another type.
+ */
+bool sw_conf_range_i64(const char *name, int64_t *minp, int64_t *maxp);
+
+/** @brief The range of a double property; as sw_conf_range_i64(). */
+bool sw_conf_range_dbl(const char *name, double *minp, double *maxp);
 
 /**
  * @brief Iterate over the pass-through properties in the order they were

@@ -8,6 +8,9 @@
 
 #include "sw_conf_int.h"
 
+/* Allowed values, in the order of the typed enums of sw_conf.h
+ * (sw_in_format_t, sw_out_format_t, sw_guarantee_t, sw_log_level_t; on_off:
+ * "on" first), which sw_conf_settings() maps by position. */
 static const char *const input_formats[] = {"auto", "json", "avro", NULL};
 static const char *const output_formats[] = {"json", "avro", "pagerduty", "alertmanager", NULL};
 static const char *const guarantees[] = {"at_least_once", "exactly_once", NULL};

@@ -134,10 +134,9 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
         if (sw_kafka_set(kc, d->k, d->v, errstr, errstr_size)) goto err;
     if (bootstrap && *bootstrap && sw_kafka_set(kc, "bootstrap.servers", bootstrap, errstr, errstr_size))
         goto err;
-    if (role == SW_KAFKA_CONSUMER) {
-        const char *gid = group_id ? group_id : sw_conf_get_str(conf, "group.id");
-        if (sw_kafka_set(kc, "group.id", gid, errstr, errstr_size)) goto err;
-    }
+    if (role == SW_KAFKA_CONSUMER && group_id &&
+        sw_kafka_set(kc, "group.id", group_id, errstr, errstr_size))
+        goto err;
     if (conf) {
         size_t idx = 0;
         sw_conf_kafka_t kp;
@@ -301,14 +300,17 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
     return true;
 }
 
-const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const char *opt, sw_kafka_role_t role)
+const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *set,
+                                    const char *opt, sw_kafka_role_t role, const char *cmd)
 {
     if (opt && *opt) return opt;
-    const char *v = sw_conf_get_str(conf, "bootstrap.servers");
-    if (v && *v) return v;
+    const char *v = set->kafka.bootstrap_servers;
+    if (*v) return v;
     const char *own = role == SW_KAFKA_PRODUCER ? "kafka.producer.bootstrap.servers"
                                                 : "kafka.consumer.bootstrap.servers";
     if (sw_conf_get_str(conf, "kafka.bootstrap.servers") || sw_conf_get_str(conf, own))
         return ""; /* the pass-through sets it */
+    fprintf(stderr, "stormwatch %s: no Kafka bootstrap servers: give -b HOST:PORT or set "
+                    "STORMWATCH_BOOTSTRAP_SERVERS\n", cmd);
     return NULL;
 }

@@ -50,7 +50,9 @@ const char *sw_kafka_err_kind(int err);
  *        earliest; producer: idempotent), bootstrap.servers, group.id
  *        (consumer), then every kafka.* pass-through property of the scope,
  *        in the order they were set. Logs and errors go to @p ctx.
- * @param group_id NULL: the conf's group.id.
+ * @param conf its pass-through properties; NULL: none.
+ * @param group_id the consumer's group.id (e.g. sw_settings_t kafka.group_id);
+ *        NULL: not set (a consumer without a group, as tail's).
  * @returns caller frees with rd_kafka_conf_destroy() unless handed to
  *          rd_kafka_new(); NULL with errstr naming the property and quoting
  *          librdkafka's text.
@@ -68,11 +70,14 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
 bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role, const char *cmd);
 
 /**
- * @brief A tool's bootstrap servers: @p opt (-b), else bootstrap.servers,
- *        else "" when a kafka.[role.]bootstrap.servers pass-through sets
- *        them; NULL when nothing does.
+ * @brief A tool's bootstrap servers: @p opt (-b), else bootstrap.servers
+ *        (@p set, filled from @p conf), else "" when a
+ *        kafka.[role.]bootstrap.servers pass-through of @p conf sets them;
+ *        NULL when nothing does, after printing `stormwatch @p cmd: no Kafka
+ *        bootstrap servers: ...` on stderr.
  */
-const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const char *opt, sw_kafka_role_t role);
+const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *set,
+                                    const char *opt, sw_kafka_role_t role, const char *cmd);
 
 /** @brief rd_kafka_conf_set() with the error text "property "NAME": TEXT". */
 sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,

@@ -265,7 +265,7 @@ static bool ensure_dlq_topic(notify_t *n)
         found = !strcmp(md->topics[i].topic, n->dlq_topic) && !md->topics[i].err;
     rd_kafka_metadata_destroy(md);
     if (found) return true;
-    if (strcmp(sw_conf_get_str(n->opts->conf, "topics.create"), "on") != 0) {
+    if (!n->opts->set->delivery.topics_create) {
         sw_log(n->log, SW_LOG_ERROR,
                "topic \"%s\" (notify.dlq.topic) does not exist: create it (1 partition, "
                "cleanup.policy=delete) or set topics.create=on", n->dlq_topic);
@@ -338,7 +338,7 @@ static int setup(notify_t *n)
         return 2;
     }
     rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, n->opts->bootstrap,
-                                        sw_conf_get_str(conf, "notify.group.id"), &n->kctx, err,
+                                        n->opts->set->notify.group_id, &n->kctx, err,
                                         sizeof(err));
     if (!cc) {
         sw_log(n->log, SW_LOG_ERROR, "%s", err);
@@ -413,28 +413,21 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
     n.m = opts->metrics;
     n.kctx.log = opts->log;
     n.kctx.user = &n;
-    const sw_conf_t *conf = opts->conf;
-    n.topic = sw_conf_get_str(conf, "output.topic");
-    n.dlq_topic = sw_conf_get_str(conf, "notify.dlq.topic");
-    int64_t v = 0;
-    sw_conf_get_i64(conf, "avro.schema.id.alert", &v);
-    n.alert_schema_id = (int32_t)v;
-    sw_conf_get_i64(conf, "notify.retry.backoff.ms", &n.backoff.base_ms);
-    sw_conf_get_i64(conf, "notify.retry.backoff.max.ms", &n.backoff.max_ms);
-    n.commit_interval_ms = 1000;
-    sw_conf_get_i64(conf, "commit.interval.ms", &n.commit_interval_ms);
-    n.shutdown_ms = 30000;
-    sw_conf_get_i64(conf, "shutdown.timeout.ms", &n.shutdown_ms);
-    int64_t resend_ms = 60000, ends_ms = 0;
-    sw_conf_get_i64(conf, "alertmanager.resend.ms", &resend_ms);
-    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &ends_ms);
-    n.table = sw_notify_new(resend_ms);
+    const sw_settings_t *set = opts->set;
+    n.topic = set->kafka.output_topic;
+    n.dlq_topic = set->notify.dlq_topic;
+    n.alert_schema_id = set->format.schema_id_alert;
+    n.backoff.base_ms = set->notify.retry_backoff_ms;
+    n.backoff.max_ms = set->notify.retry_backoff_max_ms;
+    n.commit_interval_ms = set->notify.commit_interval_ms;
+    n.shutdown_ms = set->delivery.shutdown_timeout_ms;
+    n.table = sw_notify_new(set->notify.alertmanager_resend_ms);
     n.am_opts = (sw_pager_opts_t){.format = SW_PAGER_ALERTMANAGER,
-                                  .generator_url = sw_conf_get_str(conf, "alertmanager.generator.url"),
-                                  .labels = sw_conf_get_str(conf, "alertmanager.labels"),
-                                  .ends_after_ms = ends_ms};
+                                  .generator_url = set->pager.generator_url,
+                                  .labels = set->pager.labels,
+                                  .ends_after_ms = set->pager.ends_after_ms};
     n.pd_opts = (sw_pager_opts_t){.format = SW_PAGER_PAGERDUTY,
-                                  .routing_key = sw_conf_get_str(conf, "pagerduty.routing.key")};
+                                  .routing_key = set->pager.routing_key};
     n.rnd = (uint64_t)sw_nrun_wall_ns() ^ ((uint64_t)getpid() << 32) ^ UINT64_C(0x9e3779b97f4a7c15);
     if (!n.rnd) n.rnd = 1;
     n.lim_bad = (sw_log_limit_t){0};
@@ -445,7 +438,7 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
     int rc = setup(&n);
     if (rc == 0) {
         sw_log(n.log, SW_LOG_INFO, "delivering %s (group %s) to the sinks; dead letters to %s",
-               n.topic, sw_conf_get_str(conf, "notify.group.id"), n.dlq_topic);
+               n.topic, set->notify.group_id, n.dlq_topic);
         n.last_commit_ms = sw_clock_ms();
         while (sw_nrun_running(&n)) {
             if (n.m) sw_metrics_heartbeat(n.m, sw_clock_ms());

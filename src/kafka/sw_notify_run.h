@@ -18,7 +18,8 @@
 
 /** Options of sw_notify_run() (all borrowed for the call). */
 typedef struct sw_notify_run_opts_s {
-    const sw_conf_t *conf;
+    const sw_conf_t *conf;          /**< its kafka.* pass-through properties */
+    const sw_settings_t *set;       /**< sw_conf_settings() of conf: read instead of names */
     const char *bootstrap;          /**< bootstrap.servers to use */
     volatile sig_atomic_t *running; /**< cleared (SIGTERM/SIGINT) to stop */
     volatile sig_atomic_t *stops;   /**< stop requests so far; a second abandons the stop */
@@ -27,13 +28,13 @@ typedef struct sw_notify_run_opts_s {
 } sw_notify_run_opts_t;
 
 /**
- * @brief Check the notify settings of @p conf (a sink configured, URLs,
+ * @brief Check the notify settings of @p set (a sink configured, URLs,
  *        alertmanager.resend.ms below alertmanager.ends.after.ms, the
  *        PagerDuty routing key's length) before anything connects.
  * @returns SW_OK, or SW_ERR_INVALID_ARG with one sentence naming the
  *          property (never a secret value).
  */
-sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr_size);
+sw_err_t sw_notify_check_settings(const sw_settings_t *set, char *errstr, size_t errstr_size);
 
 /**
  * @brief Run until *opts->running is cleared (or a fatal Kafka error).

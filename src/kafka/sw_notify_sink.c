@@ -54,11 +54,11 @@ static size_t split_urls(char *buf, const char **out, size_t max)
     return k;
 }
 
-sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr_size)
+sw_err_t sw_notify_check_settings(const sw_settings_t *set, char *errstr, size_t errstr_size)
 {
-    const char *am = sw_conf_get_str(conf, "alertmanager.url");
-    const char *key = sw_conf_get_str(conf, "pagerduty.routing.key");
-    const char *wh = sw_conf_get_str(conf, "webhook.url");
+    const char *am = set->notify.alertmanager.url;
+    const char *key = set->pager.routing_key;
+    const char *wh = set->notify.webhook.url;
     if (!*am && !*key && !*wh) {
         sw_errfmt(errstr, errstr_size,
                   "no sink configured: set alertmanager.url, pagerduty.routing.key (with "
@@ -73,15 +73,13 @@ sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr
                   strlen(key));
         return SW_ERR_INVALID_ARG;
     }
-    if (*key && !*sw_conf_get_str(conf, "pagerduty.url")) {
+    if (*key && !*set->notify.pagerduty.url) {
         sw_errfmt(errstr, errstr_size,
                   "configuration property \"pagerduty.url\" is empty but pagerduty.routing.key "
                   "is set (expected the Events API v2 endpoint)");
         return SW_ERR_INVALID_ARG;
     }
-    int64_t resend = 0, ends = 0;
-    sw_conf_get_i64(conf, "alertmanager.resend.ms", &resend);
-    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &ends);
+    int64_t resend = set->notify.alertmanager_resend_ms, ends = set->pager.ends_after_ms;
     if (*am && (ends == 0 || resend >= ends)) {
         sw_errfmt(errstr, errstr_size,
                   "configuration property \"alertmanager.resend.ms\": value \"%lld\" is not below "
@@ -91,9 +89,7 @@ sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr
                   (long long)resend, (long long)ends);
         return SW_ERR_INVALID_ARG;
     }
-    int64_t lo = 0, hi = 0;
-    sw_conf_get_i64(conf, "notify.retry.backoff.ms", &lo);
-    sw_conf_get_i64(conf, "notify.retry.backoff.max.ms", &hi);
+    int64_t lo = set->notify.retry_backoff_ms, hi = set->notify.retry_backoff_max_ms;
     if (hi < lo) {
         sw_errfmt(errstr, errstr_size,
                   "configuration property \"notify.retry.backoff.max.ms\": value \"%lld\" is below "
@@ -106,20 +102,16 @@ sw_err_t sw_notify_check_conf(const sw_conf_t *conf, char *errstr, size_t errstr
 
 bool sw_nsink_setup(notify_t *n, sw_sink_t kind, char *errstr, size_t errstr_size)
 {
-    const sw_conf_t *conf = n->opts->conf;
+    const sw_settings_t *set = n->opts->set;
+    const sw_settings_sink_t *ss = kind == SW_SINK_ALERTMANAGER ? &set->notify.alertmanager
+                                   : kind == SW_SINK_PAGERDUTY  ? &set->notify.pagerduty
+                                                                : &set->notify.webhook;
     sink_t *s = &n->sinks[kind];
     s->kind = kind;
     const char *name = sw_sink_name(kind);
-    char prop[96];
-    const char *urls;
-    if (kind == SW_SINK_PAGERDUTY) {
-        if (!*sw_conf_get_str(conf, "pagerduty.routing.key")) return true;
-        urls = sw_conf_get_str(conf, "pagerduty.url");
-    } else {
-        snprintf(prop, sizeof(prop), "%s.url", name);
-        urls = sw_conf_get_str(conf, prop);
-    }
-    if (!urls || !*urls) return true;
+    if (kind == SW_SINK_PAGERDUTY && !*set->pager.routing_key) return true;
+    const char *urls = ss->url;
+    if (!*urls) return true;
     s->on = true;
     s->urls_buf = sw_strdup(urls);
     s->n_urls = split_urls(s->urls_buf, s->urls, kind == SW_SINK_ALERTMANAGER ? SW_NOTIFY_MAX_URLS : 1);
@@ -133,24 +125,15 @@ bool sw_nsink_setup(notify_t *n, sw_sink_t kind, char *errstr, size_t errstr_siz
             s->urls[i] = s->am_targets[i];
         }
     }
-    int64_t timeout_ms = 10000;
-    double rate = 0;
-    snprintf(prop, sizeof(prop), "%s.timeout.ms", name);
-    sw_conf_get_i64(conf, prop, &timeout_ms);
-    snprintf(prop, sizeof(prop), "%s.rate.limit", name);
-    sw_conf_get_dbl(conf, prop, &rate);
-    char bearer[96], basic[96], ca[96];
-    snprintf(bearer, sizeof(bearer), "%s.auth.bearer.token", name);
-    snprintf(basic, sizeof(basic), "%s.auth.basic", name);
-    snprintf(ca, sizeof(ca), "%s.ssl.ca.location", name);
+    double rate = ss->rate_limit;
     sw_notify_http_opts_t ho = {
         .urls = s->urls,
         .n_urls = s->n_urls,
-        .timeout_ms = timeout_ms,
-        .bearer_token = sw_conf_get_str(conf, bearer),
-        .basic_auth = sw_conf_get_str(conf, basic),
-        .ca_location = sw_conf_get_str(conf, ca),
-        .hmac_secret = kind == SW_SINK_WEBHOOK ? sw_conf_get_str(conf, "webhook.hmac.secret") : NULL,
+        .timeout_ms = ss->timeout_ms,
+        .bearer_token = ss->bearer_token,
+        .basic_auth = ss->basic_auth,
+        .ca_location = ss->ca_location,
+        .hmac_secret = kind == SW_SINK_WEBHOOK ? set->notify.webhook_hmac_secret : NULL,
     };
     s->http = sw_notify_http_new(&ho, errstr, errstr_size);
     if (!s->http) return false;

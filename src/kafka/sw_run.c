@@ -386,40 +386,38 @@ int sw_run(const sw_run_opts_t *opts)
     r.kctx.log = opts->log;
     r.kctx.user = &r;
     const sw_conf_t *conf = opts->conf;
-    r.params = sw_conf_params(conf);
+    const sw_settings_t *set = opts->set;
+    r.set = set;
+    r.params = set->engine.params;
     sw_hash_key_random(&r.params.hash_key); /* input strings cannot be chosen to collide */
-    sw_conf_get_i64(conf, "job.idle.ms", &r.idle_ms);
-    sw_conf_get_i64(conf, "commit.interval.ms", &r.commit_interval_ms);
-    sw_conf_get_i64(conf, "shutdown.timeout.ms", &r.shutdown_ms);
-    sw_conf_get_i64(conf, "max.memory.bytes", &r.memory_budget);
-    int64_t worker_threads = 0;
-    sw_conf_get_i64(conf, "worker.threads", &worker_threads);
+    r.idle_ms = set->engine.job_idle_ms;
+    /* Already 100 with exactly_once unless the user chose an interval. */
+    r.commit_interval_ms = set->delivery.commit_interval_ms;
+    r.shutdown_ms = set->delivery.shutdown_timeout_ms;
+    r.memory_budget = set->engine.max_memory_bytes;
     sw_run_m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
-    /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
-     * unless the user chose an interval. */
-    if (!strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") &&
-        !sw_conf_is_set(conf, "commit.interval.ms"))
-        r.commit_interval_ms = 100;
-    sw_conf_get_i64(conf, "snapshot.interval.ms", &r.snapshot_interval_ms);
-    r.restore = strcmp(sw_conf_get_str(conf, "state.restore"), "on") == 0;
-    r.eos = strcmp(sw_conf_get_str(conf, "processing.guarantee"), "exactly_once") == 0;
-    int64_t v;
-    sw_conf_get_i64(conf, "avro.schema.id.telemetry", &v);
-    r.schema_telemetry = (int32_t)v;
-    sw_conf_get_i64(conf, "avro.schema.id.alert", &v);
-    r.schema_alert = (int32_t)v;
-    const char *inf = sw_conf_get_str(conf, "input.format");
-    r.in_fmt = !strcmp(inf, "json") ? FMT_JSON : !strcmp(inf, "avro") ? FMT_AVRO : FMT_AUTO;
-    r.out_avro = strcmp(sw_conf_get_str(conf, "output.format"), "avro") == 0;
-    r.out_pager = sw_pager_format_parse(sw_conf_get_str(conf, "output.format"), &r.pager.format);
-    r.pager.routing_key = sw_conf_get_str(conf, "pagerduty.routing.key");
-    r.pager.generator_url = sw_conf_get_str(conf, "alertmanager.generator.url");
-    r.pager.labels = sw_conf_get_str(conf, "alertmanager.labels");
-    sw_conf_get_i64(conf, "alertmanager.ends.after.ms", &r.pager.ends_after_ms);
-    r.out_topic = sw_conf_get_str(conf, "output.topic");
-    r.dlq_topic = sw_conf_get_str(conf, "dlq.topic");
-    r.state_topic = sw_conf_get_str(conf, "state.topic");
-    if (sw_run_repartition_topic(conf, r.rep_topic_buf, sizeof(r.rep_topic_buf)))
+    r.snapshot_interval_ms = set->delivery.snapshot_interval_ms;
+    r.restore = set->delivery.state_restore;
+    r.eos = set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE;
+    r.schema_telemetry = set->format.schema_id_telemetry;
+    r.schema_alert = set->format.schema_id_alert;
+    r.in_fmt = set->format.input == SW_IN_FORMAT_JSON   ? FMT_JSON
+               : set->format.input == SW_IN_FORMAT_AVRO ? FMT_AVRO
+                                                        : FMT_AUTO;
+    r.out_avro = set->format.output == SW_OUT_FORMAT_AVRO;
+    r.out_pager = set->format.output == SW_OUT_FORMAT_PAGERDUTY ||
+                  set->format.output == SW_OUT_FORMAT_ALERTMANAGER;
+    if (r.out_pager)
+        r.pager.format = set->format.output == SW_OUT_FORMAT_PAGERDUTY ? SW_PAGER_PAGERDUTY
+                                                                       : SW_PAGER_ALERTMANAGER;
+    r.pager.routing_key = set->pager.routing_key;
+    r.pager.generator_url = set->pager.generator_url;
+    r.pager.labels = set->pager.labels;
+    r.pager.ends_after_ms = set->pager.ends_after_ms;
+    r.out_topic = set->kafka.output_topic;
+    r.dlq_topic = set->kafka.dlq_topic;
+    r.state_topic = set->delivery.state_topic;
+    if (sw_run_repartition_topic(set, r.rep_topic_buf, sizeof(r.rep_topic_buf)))
         r.rep_topic = r.rep_topic_buf;
     r.tdec = sw_tdec_new();
     r.adec = sw_avro_dec_new();
@@ -430,19 +428,18 @@ int sw_run(const sw_run_opts_t *opts)
     /* Avro input through plans whenever more than the one fixed id can
      * arrive (a registry, or avro.schema.ids.telemetry); otherwise the
      * fixed-id path, as before. */
-    r.reg_plans = sw_conf_get_list_cnt(conf, "schema.registry.url") > 0 ||
-                  sw_conf_get_list_cnt(conf, "avro.schema.ids.telemetry") > 0;
+    r.reg_plans = set->registry.urls.n > 0 || set->format.schema_ids_telemetry.n > 0;
     if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
     } else if (sw_run_wake_open(&r) != 0) {
         rc = 1;
-    } else if (!(r.reg = sw_registry_from_conf(conf, sw_schema_telemetry_event,
-                                               sw_schema_telemetry_event_len, r.schema_telemetry,
-                                               true, cerr, sizeof(cerr)))) {
+    } else if (!(r.reg = sw_registry_from_settings(set, sw_schema_telemetry_event,
+                                                   sw_schema_telemetry_event_len,
+                                                   r.schema_telemetry, true, cerr, sizeof(cerr)))) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr);
     } else {
         rc = 0;
-        if (r.out_avro && sw_registry_remote(r.reg)) rc = sw_run_registry_alert_id(&r, conf);
+        if (r.out_avro && sw_registry_remote(r.reg)) rc = sw_run_registry_alert_id(&r);
         if (rc == 0) rc = sw_run_setup(&r);
     }
     if (rc < 0) { /* stopped while waiting for the cluster (or the registry) */
@@ -452,9 +449,9 @@ int sw_run(const sw_run_opts_t *opts)
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
                "consuming %s%s%s as group %s; alerts to %s, dead letters to %s; %s%s",
-               sw_conf_get_list_elem(conf, "input.topics", 0),
+               set->kafka.input_topics.v[0],
                r.rep_topic ? " through " : " (repartition=off)", r.rep_topic ? r.rep_topic : "",
-               sw_conf_get_str(conf, "group.id"), r.out_topic, r.dlq_topic,
+               set->kafka.group_id, r.out_topic, r.dlq_topic,
                r.restore ? "state snapshots in " : "no state restore",
                r.restore ? r.state_topic : "");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
@@ -469,7 +466,7 @@ int sw_run(const sw_run_opts_t *opts)
         rd_kafka_queue_t *pq = rd_kafka_queue_get_main(r.producer);
         rd_kafka_queue_io_event_enable(cq, r.wake[1], "c", 1);
         rd_kafka_queue_io_event_enable(pq, r.wake[1], "d", 1);
-        int nw = sw_run_workers_start(&r, worker_threads);
+        int nw = sw_run_workers_start(&r, set->delivery.worker_threads);
         sw_log(r.log, SW_LOG_INFO, "%d thread%s decode and analyse (worker.threads)", nw,
                nw == 1 ? "" : "s");
         int64_t last_snap_tick = 0;

@@ -36,7 +36,10 @@ typedef struct sw_run_stats_s {
 
 /** Options of sw_run(). */
 typedef struct sw_run_opts_s {
-    const sw_conf_t *conf;            /**< borrowed */
+    const sw_conf_t *conf;            /**< borrowed: its kafka.* pass-through properties and
+                                           sw_conf_check() */
+    const sw_settings_t *set;         /**< borrowed: sw_conf_settings() of conf, which the
+                                           daemon reads instead of property names */
     const char *bootstrap;            /**< bootstrap.servers to use (borrowed) */
     volatile sig_atomic_t *running;   /**< cleared by someone else to stop */
     const sw_log_t *log;              /**< borrowed */
@@ -55,10 +58,10 @@ typedef struct sw_run_opts_s {
 int sw_run(const sw_run_opts_t *opts);
 
 /**
- * @brief The repartition topic @p conf names (repartition.topic, or
+ * @brief The repartition topic @p set names (repartition.topic, or
  *        "<group.id>.repartition" when that is empty) into @p buf.
  * @returns false, with buf "", when repartition=off.
  */
-bool sw_run_repartition_topic(const sw_conf_t *conf, char *buf, size_t size);
+bool sw_run_repartition_topic(const sw_settings_t *set, char *buf, size_t size);
 
 #endif /* SW_RUN_H */

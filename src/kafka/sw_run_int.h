@@ -154,6 +154,7 @@ typedef struct run_s {
     int64_t last_event_ms;   /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
+    const sw_settings_t *set; /* opts->set: the typed configuration */
     const sw_log_t *log;
     sw_metrics_t *m;         /* may be NULL */
     sw_params_t params;
@@ -275,7 +276,7 @@ void sw_run_rebuild_finish(run_t *r, part_t *p);
 int sw_run_topic_partitions(run_t *r, const char *topic);
 const char *sw_run_pos_topic(const run_t *r, int t, int *nparts);
 int sw_run_setup(run_t *r);
-int sw_run_registry_alert_id(run_t *r, const sw_conf_t *conf);
+int sw_run_registry_alert_id(run_t *r);
 void sw_run_registry_metrics(run_t *r);
 void sw_run_registry_tick(run_t *r);
 void sw_run_take_stray(run_t *r, rd_kafka_message_t *m);

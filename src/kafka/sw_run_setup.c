@@ -14,10 +14,9 @@
  * <output.topic>-value (registered or looked up), asked until the
  * registry answers or the daemon is stopped. @returns 0, 1 (refused) or
  * -1 (stopped). */
-int sw_run_registry_alert_id(run_t *r, const sw_conf_t *conf)
+int sw_run_registry_alert_id(run_t *r)
 {
-    bool do_register = true;
-    sw_conf_get_bool(conf, "auto.register.schemas", &do_register);
+    bool do_register = r->set->registry.auto_register;
     char subject[300], err[600];
     snprintf(subject, sizeof(subject), "%s-value", r->out_topic);
     while (*r->opts->running) {
@@ -128,12 +127,10 @@ int sw_run_topic_partitions(run_t *r, const char *topic)
 
 static int subscribe(run_t *r)
 {
-    const sw_conf_t *conf = r->opts->conf;
-    size_t n = sw_conf_get_list_cnt(conf, "input.topics");
-    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new((int)n + 1);
-    for (size_t i = 0; i < n; i++)
-        rd_kafka_topic_partition_list_add(topics, sw_conf_get_list_elem(conf, "input.topics", i),
-                                          RD_KAFKA_PARTITION_UA);
+    const sw_conf_strs_t *in = &r->set->kafka.input_topics;
+    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new((int)in->n + 1);
+    for (size_t i = 0; i < in->n; i++)
+        rd_kafka_topic_partition_list_add(topics, in->v[i], RD_KAFKA_PARTITION_UA);
     if (r->rep_topic) rd_kafka_topic_partition_list_add(topics, r->rep_topic, RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t err = rd_kafka_subscribe(r->consumer, topics);
     rd_kafka_topic_partition_list_destroy(topics);
@@ -150,10 +147,9 @@ static int subscribe(run_t *r)
  * says how to create them. @returns 0, or 1 (logged). */
 static int ensure_topics(run_t *r)
 {
-    const sw_conf_t *conf = r->opts->conf;
-    bool create = strcmp(sw_conf_get_str(conf, "topics.create"), "on") == 0;
+    bool create = r->set->delivery.topics_create;
     /* Partitions for output and dead letters: the (first) input topic's. */
-    const char *in0 = sw_conf_get_list_elem(conf, "input.topics", 0);
+    const char *in0 = r->set->kafka.input_topics.v[0];
     r->in_parts = in0 && in0[0] != '^' ? topic_check(r, in0, NULL) : 0;
     if (r->in_parts < 0) r->in_parts = 0;
     int in_parts = r->in_parts < 1 ? 1 : r->in_parts;
@@ -265,7 +261,7 @@ int sw_run_setup(run_t *r)
     if (r->eos) {
         char tid[512], host[128] = "host";
         gethostname(host, sizeof(host) - 1);
-        snprintf(tid, sizeof(tid), "stormwatch-%s-%s-%d", sw_conf_get_str(conf, "group.id"), host,
+        snprintf(tid, sizeof(tid), "stormwatch-%s-%s-%d", r->set->kafka.group_id, host,
                  (int)getpid());
         if (sw_kafka_set(pc, "transactional.id", tid, err, sizeof(err))) {
             sw_log(r->log, SW_LOG_ERROR, "%s", err);
@@ -296,8 +292,8 @@ int sw_run_setup(run_t *r)
             return 1;
         if (!sw_run_txn_begin(r)) return 1;
     }
-    rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap, NULL,
-                                        &r->kctx, err, sizeof(err));
+    rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap,
+                                        r->set->kafka.group_id, &r->kctx, err, sizeof(err));
     if (!cc) {
         sw_log(r->log, SW_LOG_ERROR, "%s", err);
         return 2;
@@ -339,7 +335,7 @@ int sw_run_setup(run_t *r)
             sw_log(r->log, SW_LOG_WARN,
                    "%s has %d partitions, fewer than %s's %d: at most %d instances analyse "
                    "(changing its count moves jobs between engines: do it while no storm is open)",
-                   r->rep_topic, r->rep_parts, sw_conf_get_list_elem(conf, "input.topics", 0),
+                   r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0],
                    r->in_parts, r->rep_parts);
     }
     if (r->restore) {
@@ -358,12 +354,12 @@ int sw_run_setup(run_t *r)
     return subscribe(r);
 }
 
-bool sw_run_repartition_topic(const sw_conf_t *conf, char *buf, size_t size)
+bool sw_run_repartition_topic(const sw_settings_t *set, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (strcmp(sw_conf_get_str(conf, "repartition"), "on") != 0) return false;
-    const char *rt = sw_conf_get_str(conf, "repartition.topic");
+    if (!set->delivery.repartition) return false;
+    const char *rt = set->delivery.repartition_topic;
     if (rt[0]) snprintf(buf, size, "%s", rt);
-    else snprintf(buf, size, "%s.repartition", sw_conf_get_str(conf, "group.id"));
+    else snprintf(buf, size, "%s.repartition", set->kafka.group_id);
     return true;
 }

@@ -95,11 +95,12 @@ void sw_registry_stats(const sw_registry_t *reg, uint64_t *errors, bool *up);
 /** @brief Milliseconds until the next request is allowed (0: now). */
 int64_t sw_registry_backoff_ms(const sw_registry_t *reg);
 
-typedef struct sw_conf_s sw_conf_t;
+typedef struct sw_settings_s sw_settings_t;
 
 /**
- * @brief A client from the schema.registry.* properties of @p conf, whose
- *        plans resolve to @p reader (borrowed during the call).
+ * @brief A client from the schema.registry.* settings of @p set (see
+ *        sw_conf_settings()), whose plans resolve to @p reader (borrowed
+ *        during the call).
  * @param fixed_id without schema.registry.url, preload @p reader itself
  *        under this id (the fixed-id mode: avro.schema.id.*); < 0: not.
  * @param with_ids also preload avro.schema.ids.telemetry (each file read
@@ -108,8 +109,8 @@ typedef struct sw_conf_s sw_conf_t;
  *          naming the property, element and file when one cannot be read
  *          or does not resolve (a configuration error).
  */
-sw_registry_t *sw_registry_from_conf(const sw_conf_t *conf, const char *reader, size_t reader_len,
-                                     int32_t fixed_id, bool with_ids, char *errstr,
-                                     size_t errstr_size);
+sw_registry_t *sw_registry_from_settings(const sw_settings_t *set, const char *reader,
+                                         size_t reader_len, int32_t fixed_id, bool with_ids,
+                                         char *errstr, size_t errstr_size);
 
 #endif /* SW_REGISTRY_H */

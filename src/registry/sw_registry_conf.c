@@ -1,6 +1,6 @@
 /*
- * sw_registry_from_conf() (see sw_registry.h): the schema.registry.*
- * properties into a client, and the schema files of
+ * sw_registry_from_settings() (see sw_registry.h): the schema.registry.*
+ * settings into a client, and the schema files of
  * avro.schema.ids.telemetry read and resolved at start, so that a bad file
  * is a configuration error before any Kafka handle exists.
  */
@@ -28,37 +28,32 @@ static bool slurp(const char *path, sw_buf_t *out)
     return ok;
 }
 
-sw_registry_t *sw_registry_from_conf(const sw_conf_t *conf, const char *reader, size_t reader_len,
-                                     int32_t fixed_id, bool with_ids, char *errstr,
-                                     size_t errstr_size)
+sw_registry_t *sw_registry_from_settings(const sw_settings_t *set, const char *reader,
+                                         size_t reader_len, int32_t fixed_id, bool with_ids,
+                                         char *errstr, size_t errstr_size)
 {
-    size_t n_urls = sw_conf_get_list_cnt(conf, "schema.registry.url");
-    const char **urls = sw_calloc(n_urls ? n_urls : 1, sizeof(*urls));
-    for (size_t i = 0; i < n_urls; i++)
-        urls[i] = sw_conf_get_list_elem(conf, "schema.registry.url", i);
-    int64_t timeout_ms = 5000;
-    sw_conf_get_i64(conf, "schema.registry.request.timeout.ms", &timeout_ms);
+    const sw_settings_registry_t *rs = &set->registry;
+    size_t n_urls = rs->urls.n;
     sw_registry_conf_t rc = {
-        .urls = urls,
+        .urls = rs->urls.v,
         .n_urls = n_urls,
-        .user_info = sw_conf_get_str(conf, "schema.registry.basic.auth.user.info"),
-        .ca_location = sw_conf_get_str(conf, "schema.registry.ssl.ca.location"),
-        .cert_location = sw_conf_get_str(conf, "schema.registry.ssl.certificate.location"),
-        .key_location = sw_conf_get_str(conf, "schema.registry.ssl.key.location"),
-        .timeout_ms = timeout_ms,
+        .user_info = rs->user_info,
+        .ca_location = rs->ca_location,
+        .cert_location = rs->cert_location,
+        .key_location = rs->key_location,
+        .timeout_ms = rs->timeout_ms,
         .reader = reader,
         .reader_len = reader_len,
     };
     sw_registry_t *reg = sw_registry_new(&rc);
-    free(urls);
     sw_buf_t text;
     sw_buf_init(&text);
     if (!n_urls && fixed_id >= 0 &&
         sw_registry_add(reg, fixed_id, reader, reader_len, errstr, errstr_size) != SW_OK)
         goto err;
-    size_t n_ids = with_ids ? sw_conf_get_list_cnt(conf, "avro.schema.ids.telemetry") : 0;
+    size_t n_ids = with_ids ? set->format.schema_ids_telemetry.n : 0;
     for (size_t i = 0; i < n_ids; i++) {
-        const char *el = sw_conf_get_list_elem(conf, "avro.schema.ids.telemetry", i);
+        const char *el = set->format.schema_ids_telemetry.v[i];
         const char *path = strchr(el, '=') + 1; /* checked by the conf module */
         long id = strtol(el, NULL, 10);
         text.len = 0;

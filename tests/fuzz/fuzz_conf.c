@@ -138,6 +138,17 @@ static void exercise_getters(const sw_conf_t *conf)
     FUZZ_CHECK(p.window_samples >= 1 && p.stale_ms >= 0 && p.spike_fraction >= 0.0 &&
                    p.spike_fraction <= 1.0 && p.max_jobs >= 0 && p.max_ranks_per_job >= 0,
                "sw_conf_params out of the table's ranges");
+    /* The typed settings hold the same values, enums within their ranges. */
+    sw_settings_t st;
+    sw_conf_settings(conf, &st);
+    FUZZ_CHECK(memcmp(&st.engine.params, &p, sizeof(p)) == 0, "settings params differ");
+    FUZZ_CHECK(st.kafka.input_topics.n == n, "settings input.topics %zu", st.kafka.input_topics.n);
+    FUZZ_CHECK(st.format.input <= SW_IN_FORMAT_AVRO && st.format.output <= SW_OUT_FORMAT_ALERTMANAGER &&
+                   st.delivery.guarantee <= SW_GUARANTEE_EXACTLY_ONCE &&
+                   st.ops.log_level <= SW_LOG_DEBUG,
+               "settings enum out of range");
+    FUZZ_CHECK(strcmp(st.kafka.group_id, sw_conf_get_str(conf, "group.id")) == 0,
+               "settings group.id");
 }
 
 static void set_line(sw_conf_t *conf, const char *line, unsigned *n_failed)

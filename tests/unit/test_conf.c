@@ -845,6 +845,152 @@ static int test_list_and_markdown(void)
     return 0;
 }
 
+/* The typed settings against the table: a fresh conf's defaults land in
+ * every field, each allowed value of an enum property lands as its enum,
+ * and values set with -X (and the exactly_once commit interval rule) are
+ * what the fields hold. */
+static int test_settings(void)
+{
+    char errstr[512] = "";
+    sw_conf_t *conf = sw_conf_new();
+    sw_settings_t s;
+    sw_conf_settings(conf, &s);
+    SW_ASSERT_STREQ(s.kafka.bootstrap_servers, "");
+    SW_ASSERT_STREQ(s.kafka.group_id, "stormwatch");
+    SW_ASSERT_I64(s.kafka.input_topics.n, 1);
+    SW_ASSERT_STREQ(s.kafka.input_topics.v[0], "stormwatch.telemetry");
+    SW_ASSERT_STREQ(s.kafka.output_topic, "stormwatch.alerts");
+    SW_ASSERT_STREQ(s.kafka.dlq_topic, "stormwatch.dlq");
+    SW_ASSERT_I64(s.format.input, SW_IN_FORMAT_AUTO);
+    SW_ASSERT_I64(s.format.output, SW_OUT_FORMAT_JSON);
+    SW_ASSERT_I64(s.format.schema_id_telemetry, 1);
+    SW_ASSERT_I64(s.format.schema_id_alert, 2);
+    SW_ASSERT_I64(s.format.schema_ids_telemetry.n, 0);
+    SW_ASSERT_I64(s.registry.urls.n, 0);
+    SW_ASSERT_STREQ(s.registry.user_info, "");
+    SW_ASSERT_STREQ(s.registry.ca_location, "");
+    SW_ASSERT_STREQ(s.registry.cert_location, "");
+    SW_ASSERT_STREQ(s.registry.key_location, "");
+    SW_ASSERT_I64(s.registry.timeout_ms, 5000);
+    SW_ASSERT(s.registry.auto_register, "auto.register.schemas defaults to true");
+    SW_ASSERT_STREQ(s.pager.routing_key, "");
+    SW_ASSERT_STREQ(s.pager.generator_url, "");
+    SW_ASSERT_STREQ(s.pager.labels, "");
+    SW_ASSERT_I64(s.pager.ends_after_ms, 900000);
+    sw_params_t d = sw_params_default();
+    SW_ASSERT(memcmp(&s.engine.params, &d, sizeof(d)) == 0, "engine params are the defaults");
+    SW_ASSERT_I64(s.engine.job_idle_ms, 300000);
+    SW_ASSERT_I64(s.engine.max_memory_bytes, 805306368);
+    SW_ASSERT_I64(s.delivery.guarantee, SW_GUARANTEE_AT_LEAST_ONCE);
+    SW_ASSERT_I64(s.delivery.commit_interval_ms, 1000);
+    SW_ASSERT_I64(s.delivery.shutdown_timeout_ms, 30000);
+    SW_ASSERT_I64(s.delivery.worker_threads, 0);
+    SW_ASSERT(s.delivery.topics_create && s.delivery.state_restore && s.delivery.repartition,
+              "topics.create, state.restore and repartition default to on");
+    SW_ASSERT_STREQ(s.delivery.state_topic, "stormwatch.state");
+    SW_ASSERT_I64(s.delivery.snapshot_interval_ms, 10000);
+    SW_ASSERT_STREQ(s.delivery.repartition_topic, "");
+    SW_ASSERT_I64(s.ops.log_level, SW_LOG_INFO);
+    SW_ASSERT_STREQ(s.ops.metrics_listen, "");
+    SW_ASSERT_STREQ(s.ops.health_listen, "");
+    SW_ASSERT_I64(s.ops.ready_max_lag, 10000);
+    SW_ASSERT_I64(s.ops.mock_brokers, 3);
+    SW_ASSERT_I64(s.ops.mock_partitions, 8);
+    SW_ASSERT_STREQ(s.notify.group_id, "stormwatch-notify");
+    SW_ASSERT_STREQ(s.notify.dlq_topic, "stormwatch.notify.dlq");
+    SW_ASSERT_I64(s.notify.retry_backoff_ms, 500);
+    SW_ASSERT_I64(s.notify.retry_backoff_max_ms, 60000);
+    SW_ASSERT_I64(s.notify.commit_interval_ms, 1000);
+    SW_ASSERT_I64(s.notify.alertmanager_resend_ms, 60000);
+    SW_ASSERT_STREQ(s.notify.webhook_hmac_secret, "");
+    SW_ASSERT_STREQ(s.notify.alertmanager.url, "");
+    SW_ASSERT_STREQ(s.notify.pagerduty.url, "https://events.pagerduty.com/v2/enqueue");
+    SW_ASSERT_STREQ(s.notify.webhook.url, "");
+    const sw_settings_sink_t *sinks[] = {&s.notify.alertmanager, &s.notify.pagerduty,
+                                         &s.notify.webhook};
+    const double rates[] = {0, 2, 0};
+    for (size_t k = 0; k < 3; k++) {
+        SW_ASSERT_I64(sinks[k]->timeout_ms, 10000);
+        SW_ASSERT_STREQ(sinks[k]->bearer_token, "");
+        SW_ASSERT_STREQ(sinks[k]->basic_auth, "");
+        SW_ASSERT_STREQ(sinks[k]->ca_location, "");
+        SW_ASSERT(sinks[k]->rate_limit == rates[k], "sink %zu: rate %g", k, sinks[k]->rate_limit);
+    }
+
+    /* Every allowed value of the enum properties, set as with -X. */
+    static const struct {
+        const char *pair;
+        int want;
+        int field; /* 0 input, 1 output, 2 guarantee, 3 log level */
+    } enums[] = {
+        {"input.format=auto", SW_IN_FORMAT_AUTO, 0},
+        {"input.format=json", SW_IN_FORMAT_JSON, 0},
+        {"input.format=avro", SW_IN_FORMAT_AVRO, 0},
+        {"output.format=json", SW_OUT_FORMAT_JSON, 1},
+        {"output.format=avro", SW_OUT_FORMAT_AVRO, 1},
+        {"output.format=pagerduty", SW_OUT_FORMAT_PAGERDUTY, 1},
+        {"output.format=alertmanager", SW_OUT_FORMAT_ALERTMANAGER, 1},
+        {"processing.guarantee=at_least_once", SW_GUARANTEE_AT_LEAST_ONCE, 2},
+        {"processing.guarantee=exactly_once", SW_GUARANTEE_EXACTLY_ONCE, 2},
+        {"log.level=error", SW_LOG_ERROR, 3},
+        {"log.level=warn", SW_LOG_WARN, 3},
+        {"log.level=info", SW_LOG_INFO, 3},
+        {"log.level=debug", SW_LOG_DEBUG, 3},
+    };
+    for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
+        SW_ASSERT(sw_conf_set_pair(conf, enums[i].pair, errstr, sizeof(errstr)) == SW_CONF_OK,
+                  "%s: %s", enums[i].pair, errstr);
+        sw_conf_settings(conf, &s);
+        int got = enums[i].field == 0   ? (int)s.format.input
+                  : enums[i].field == 1 ? (int)s.format.output
+                  : enums[i].field == 2 ? (int)s.delivery.guarantee
+                                        : (int)s.ops.log_level;
+        SW_ASSERT(got == enums[i].want, "%s: got %d, want %d", enums[i].pair, got, enums[i].want);
+    }
+    /* exactly_once (set last above) with commit.interval.ms unset: 100 for
+     * the daemon, the property's value for notify. */
+    SW_ASSERT_I64(s.delivery.commit_interval_ms, 100);
+    SW_ASSERT_I64(s.notify.commit_interval_ms, 1000);
+    static const char *const pairs[] = {
+        "commit.interval.ms=250", "topics.create=off", "state.restore=off", "repartition=off",
+        "input.topics=a, ^b.*", "worker.threads=4", "window.samples=64",
+        "schema.registry.url=http://r1:8081,https://r2", "auto.register.schemas=false",
+        "webhook.rate.limit=2.5", "alertmanager.url=http://am:9093", "mock.partitions=3",
+    };
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        SW_ASSERT(sw_conf_set_pair(conf, pairs[i], errstr, sizeof(errstr)) == SW_CONF_OK, "%s: %s",
+                  pairs[i], errstr);
+    sw_conf_settings(conf, &s);
+    SW_ASSERT_I64(s.delivery.commit_interval_ms, 250);
+    SW_ASSERT_I64(s.notify.commit_interval_ms, 250);
+    SW_ASSERT(!s.delivery.topics_create && !s.delivery.state_restore && !s.delivery.repartition,
+              "on/off properties set to off");
+    SW_ASSERT_I64(s.kafka.input_topics.n, 2);
+    SW_ASSERT_STREQ(s.kafka.input_topics.v[1], "^b.*");
+    SW_ASSERT_I64(s.delivery.worker_threads, 4);
+    SW_ASSERT_I64(s.engine.params.window_samples, 64);
+    SW_ASSERT_I64(s.registry.urls.n, 2);
+    SW_ASSERT_STREQ(s.registry.urls.v[1], "https://r2");
+    SW_ASSERT(!s.registry.auto_register, "auto.register.schemas=false");
+    SW_ASSERT(s.notify.webhook.rate_limit == 2.5, "webhook.rate.limit");
+    SW_ASSERT_STREQ(s.notify.alertmanager.url, "http://am:9093");
+    SW_ASSERT_I64(s.ops.mock_partitions, 3);
+
+    /* Ranges for command-line options come from the table. */
+    int64_t lo = -1, hi = -1;
+    SW_ASSERT(sw_conf_range_i64("window.samples", &lo, &hi), "window.samples range");
+    SW_ASSERT(lo == 1 && hi == 1000000, "window.samples: %lld..%lld", (long long)lo,
+              (long long)hi);
+    double dlo = -1, dhi = -1;
+    SW_ASSERT(sw_conf_range_dbl("spike.fraction", &dlo, &dhi), "spike.fraction range");
+    SW_ASSERT(dlo == 0.0 && dhi == 1.0, "spike.fraction: %g..%g", dlo, dhi);
+    SW_ASSERT(!sw_conf_range_i64("spike.fraction", &lo, &hi), "a double is no int range");
+    SW_ASSERT(!sw_conf_range_dbl("window.samples", &dlo, &dhi), "an int is no double range");
+    SW_ASSERT(!sw_conf_range_i64("no.such", &lo, &hi), "unknown name");
+    sw_conf_destroy(conf);
+    return 0;
+}
+
 int main(void)
 {
     static const struct {
@@ -861,6 +1007,7 @@ int main(void)
         {"precedence", test_precedence},
         {"secrets", test_secrets},
         {"list_and_markdown", test_list_and_markdown},
+        {"settings", test_settings},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
