@@ -57,7 +57,7 @@ typedef struct snapfl_s {
 
 typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
 
-#define WORK_BATCH 1024 /* messages taken from one partition's queue per round */
+#define WORK_BATCH 256 /* messages taken from one partition's queue per round */
 
 /* What a worker found for one message, applied by the main thread. */
 typedef enum wkind_e { WK_NONE, WK_INVALID, WK_DECODE, WK_LIMIT, WK_FORWARD, WK_RECORD } wkind_t;
