@@ -32,13 +32,31 @@ DO_LAT=${KBENCH_LATENCY:-1}
 PROFILE=${KBENCH_PROFILE:-0}
 PROFILE_EVENTS=${KBENCH_PROFILE_EVENTS:-200000}
 SW_ARGS=${KBENCH_SW_ARGS:-}
+# Extra worker.threads counts measured beside the default (0 = the CPUs).
+THREADS=${KBENCH_THREADS:-1}
+# JSON input too (topic kb.jin): JSON values are ~4x larger than Avro, so
+# fewer samples over more partitions keep each under the mock's 5 MiB.
+DO_JSON=${KBENCH_JSON:-1}
+JPARTS=${KBENCH_JSON_PARTITIONS:-128}
 KBUILD=${KBENCH_BUILD:-$ROOT/build-kbench}
 OUT=${KBENCH_OUT:-${BENCH_OUT:-$ROOT/bench/out}}
-for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS; do
+for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "KBENCH_$v must be a positive integer (got '${!v}')"
 done
-for v in TUNED PROFILE DO_TP DO_LAT; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
+for v in TUNED PROFILE DO_TP DO_LAT DO_JSON; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
 EVENTS=$((JOBS * RANKS * SAMPLES))
+JSAMPLES=${KBENCH_JSON_SAMPLES:-$((SAMPLES / 2))}
+JEVENTS=$((JOBS * RANKS * JSAMPLES))
+for t in $THREADS; do [[ $t =~ ^[1-9][0-9]?$ ]] || die "KBENCH_THREADS must list thread counts 1-99 (got '$t')"; done
+
+# Throughput variants: name -> input topic, events, stormwatch and count-only
+# consumer arguments, and the count-only variant it is compared with (its own
+# when empty: then the count-only consumer runs for it too).
+declare -A V_TOPIC V_N V_SWX V_CX V_BASE V_DESC
+VARIANTS=()
+add_variant() {  # NAME TOPIC N SWX CX BASE DESC
+    VARIANTS+=("$1"); V_TOPIC[$1]=$2; V_N[$1]=$3; V_SWX[$1]=$4; V_CX[$1]=$5; V_BASE[$1]=$6; V_DESC[$1]=$7
+}
 TARGET_RATIO=0.70
 TARGET_P99_MS=20
 TUNED_X=${KBENCH_TUNED_X:-queued.min.messages=1000000}
@@ -85,13 +103,23 @@ for ((i = 1; i <= ${#LATV[@]}; i++)); do
 done
 # With repartition=on (the default) each group's engines read
 # <group.id>.repartition: made here, as the mock has no Admin API.
+add_variant default kb.in "$EVENTS" "" "" "" "Avro"
+[[ $TUNED == 1 ]] && add_variant tuned kb.in "$EVENTS" "-X kafka.consumer.$TUNED_X" "-X $TUNED_X" "" "Avro, both with \`$TUNED_X\`"
+for t in $THREADS; do add_variant "t$t" kb.in "$EVENTS" "-X worker.threads=$t" "" default "Avro"; done
+if [[ $DO_JSON == 1 ]]; then
+    add_variant json kb.jin "$JEVENTS" "" "" "" "JSON"
+    for t in $THREADS; do add_variant "json-t$t" kb.jin "$JEVENTS" "-X worker.threads=$t" "" json "JSON"; done
+fi
 for ((r = 1; r <= REPS; r++)); do
-    for v in default tuned; do LAT_TOPICS+=(--topic "kb-sw-$v-$r.repartition:$PARTS"); done
+    for v in "${VARIANTS[@]}"; do
+        np=$PARTS; [[ ${V_TOPIC[$v]} == kb.jin ]] && np=$JPARTS
+        LAT_TOPICS+=(--topic "kb-sw-$v-$r.repartition:$np")
+    done
 done
 LAT_TOPICS+=(--topic "kb-profile.repartition:$PARTS")
 log "starting the mock cluster ($BROKERS brokers)"
 rm -f "$RUN/bootstrap"
-MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic kb.alerts:8 --topic kb.dlq:8
+MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" --topic kb.alerts:8 --topic kb.dlq:8
     --topic kb.state:1 --topic kb.lat.alerts:8 "${LAT_TOPICS[@]}" --bootstrap-file "$RUN/bootstrap")
 note_cmd "${MOCK[@]}"
 "${MOCK[@]}" >"$RUN/mock.out" 2>"$RUN/mock.err" &
@@ -140,16 +168,27 @@ note_cmd "${LOAD[@]}"
     die "the mock dropped old data (log start offset $(kv "$RUN/load.out" topic_max_low_watermark)); use more partitions (KBENCH_PARTITIONS) or fewer events"
 AVG_BYTES=$(kv "$RUN/load.out" avg_value_bytes)
 PMAX_BYTES=$(kv "$RUN/load.out" max_partition_bytes_est)
+if [[ $DO_JSON == 1 && $DO_TP == 1 ]]; then
+    log "producing $(fmt_int "$JEVENTS") JSON events ($JOBS jobs x $RANKS ranks x $JSAMPLES samples) to kb.jin ($JPARTS partitions)"
+    JLOAD=("$KB" load -b "$BOOT" -t kb.jin -P "$JPARTS" --json --gen "jobs=$JOBS,ranks=$RANKS,samples=$JSAMPLES,prefix=kj")
+    note_cmd "${JLOAD[@]}"
+    "${JLOAD[@]}" >"$RUN/jload.out" 2>"$RUN/jload.err" || { cat "$RUN/jload.err" >&2; die "JSON load failed"; }
+    [[ $(kv "$RUN/jload.out" topic_high_watermark_sum) == "$JEVENTS" ]] || die "kb.jin holds $(kv "$RUN/jload.out" topic_high_watermark_sum) messages, expected $JEVENTS"
+    [[ $(kv "$RUN/jload.out" topic_max_low_watermark) == 0 ]] ||
+        die "the mock dropped old JSON data; use more partitions (KBENCH_JSON_PARTITIONS) or fewer samples (KBENCH_JSON_SAMPLES)"
+    JAVG_BYTES=$(kv "$RUN/jload.out" avg_value_bytes)
+    JPMAX_BYTES=$(kv "$RUN/jload.out" max_partition_bytes_est)
+fi
 fi
 
 # ---------------------------------------------------------------- throughput
 TP=$RUN/throughput.tsv
 printf 'consumer\tvariant\trep\tjoin_s\ttotal_s\ttotal_evs\tsteady_evs\tsteady_cpu_s\tev_per_cpu_s\tstall_s\tgap_max_ms\tmax_rss_kib\n' >"$TP"
 
-# tp_row CONSUMER VARIANT REP SPAWN OUTFILE
+# tp_row CONSUMER VARIANT REP SPAWN OUTFILE EVENTS
 tp_row() {
     local f=$5
-    awk -F= -v c="$1" -v v="$2" -v r="$3" -v s="$4" -v n="$EVENTS" '
+    awk -F= -v c="$1" -v v="$2" -v r="$3" -v s="$4" -v n="$6" '
         { x[$1] = $2 }
         END {
             steady = 0.9 * n / (x["t_95"] - x["t_05"]); cpu = x["cpu_95"] - x["cpu_05"]
@@ -163,33 +202,34 @@ tp_row() {
 }
 
 run_count() {  # VARIANT REP
-    local v=$1 r=$2 x=()
-    [[ $v == tuned ]] && x=(-X "$TUNED_X")
+    local v=$1 r=$2
+    # shellcheck disable=SC2206
+    local x=(${V_CX[$v]})
     local f="$RUN/count.$v.$r.out" spawn=$EPOCHREALTIME
-    local cmd=("$KB" count -b "$BOOT" -t kb.in -n "$EVENTS" -g "kb-count-$v-$r" "${x[@]}")
+    local cmd=("$KB" count -b "$BOOT" -t "${V_TOPIC[$v]}" -n "${V_N[$v]}" -g "kb-count-$v-$r" "${x[@]}")
     note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$f" 2>"$RUN/count.$v.$r.err" || { cat "$RUN/count.$v.$r.err" >&2; die "count consumer failed"; }
-    tp_row count "$v" "$r" "$spawn" "$f"
+    tp_row count "$v" "$r" "$spawn" "$f" "${V_N[$v]}"
 }
 
 run_sw() {  # VARIANT REP
-    local v=$1 r=$2 x=()
-    [[ $v == tuned ]] && x=(-X "kafka.consumer.$TUNED_X")
+    local v=$1 r=$2
+    # shellcheck disable=SC2206
+    local x=(${V_SWX[$v]})
     local f="$RUN/sw.$v.$r.out" spawn=$EPOCHREALTIME
-    sw_start "kb-sw-$v-$r" kb.in kb.alerts "$RUN/sw.$v.$r.log" "${x[@]}"
-    local cmd=("$KB" watch --url "$SW_URL" --pid "$SW_PID" -n "$EVENTS" --t0 "$spawn" --tsv "$RUN/sw.$v.$r.tsv")
+    sw_start "kb-sw-$v-$r" "${V_TOPIC[$v]}" kb.alerts "$RUN/sw.$v.$r.log" "${x[@]}"
+    local cmd=("$KB" watch --url "$SW_URL" --pid "$SW_PID" -n "${V_N[$v]}" --t0 "$spawn" --tsv "$RUN/sw.$v.$r.tsv")
     "${cmd[@]}" >"$f" 2>"$RUN/sw.$v.$r.watch.err" || { cat "$RUN/sw.$v.$r.watch.err" >&2; die "stormwatch did not consume everything"; }
     stop_pid "$SW_PID"
-    tp_row stormwatch "$v" "$r" "$spawn" "$f"
+    tp_row stormwatch "$v" "$r" "$spawn" "$f" "${V_N[$v]}"
 }
 
-VARIANTS=(default)
-[[ $TUNED == 1 ]] && VARIANTS+=(tuned)
 if [[ $DO_TP == 1 ]]; then
     log "[1/3] throughput: $REPS reps x {count-only consumer, stormwatch run} x {${VARIANTS[*]}}"
     for ((r = 1; r <= REPS; r++)); do
         for v in "${VARIANTS[@]}"; do
             # alternate the order so that a slow phase of the VM hits both
+            if [[ -n ${V_BASE[$v]} ]]; then run_sw "$v" "$r"; continue; fi
             if ((r % 2)); then run_count "$v" "$r"; run_sw "$v" "$r"; else run_sw "$v" "$r"; run_count "$v" "$r"; fi
         done
     done
@@ -324,6 +364,8 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
     echo "- cluster: \`stormwatch mock\`, $BROKERS brokers, one process (the mock serves all brokers from one thread)"
     [[ $AVG_BYTES == - ]] || echo "- input: $(fmt_int "$EVENTS") Confluent-Avro TelemetryEvents, $JOBS jobs x $RANKS ranks ($((JOBS * RANKS)) ranks) x $SAMPLES samples, avg value $AVG_BYTES B,"
     [[ $AVG_BYTES == - ]] || echo "  topic kb.in with $PARTS partitions, job k on partition k mod $PARTS (largest partition ~$(fmt_int "$PMAX_BYTES") B < the mock's 5 MiB; nothing dropped)"
+    [[ -z ${JAVG_BYTES:-} ]] || echo "- JSON input: $(fmt_int "$JEVENTS") events ($JSAMPLES samples per rank), avg value $JAVG_BYTES B, topic kb.jin with $JPARTS partitions (largest ~$(fmt_int "$JPMAX_BYTES") B)"
+    [[ -z $SW_ARGS ]] || echo "- stormwatch run with \`$SW_ARGS\` (KBENCH_SW_ARGS) in every run"
     echo
     if [[ $DO_TP == 1 ]]; then
     echo "## 1. Throughput: stormwatch run vs a count-only librdkafka consumer"
@@ -351,6 +393,23 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
         read -r ts_rss _ _ < <(med stormwatch tuned 12)
         echo "| both with \`$TUNED_X\`: max RSS | $(fmt_f "$(calc "$tc_rss / 1024")" 0) MiB | $(fmt_f "$(calc "$ts_rss / 1024")" 0) MiB | | info | |"
     fi
+    echo
+    echo "By input format and \`worker.threads\` (\`default\` = the CPUs; each stormwatch row beside"
+    echo "the count-only consumer on the same topic; medians of $REPS reps):"
+    echo
+    echo "| variant | input | worker.threads | count-only ev/s | stormwatch ev/s | ratio | target | count-only ev/CPU-s | stormwatch ev/CPU-s | stormwatch max RSS |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    for v in "${VARIANTS[@]}"; do
+        b=${V_BASE[$v]:-$v}
+        read -r vc _ _ < <(med count "$b" 7)
+        read -r vs vs_lo vs_hi < <(med stormwatch "$v" 7)
+        read -r vcc _ _ < <(med count "$b" 9)
+        read -r vsc _ _ < <(med stormwatch "$v" 9)
+        read -r vrss _ _ < <(med stormwatch "$v" 12)
+        th=${V_SWX[$v]#*worker.threads=}; [[ ${V_SWX[$v]} == *worker.threads=* ]] || th="default ($(nproc))"
+        vr=$(calc "$vs / $vc")
+        echo "| $v | ${V_DESC[$v]} | $th | $(fmt_si "$vc") | $(fmt_si "$vs") [$(fmt_si "$vs_lo")-$(fmt_si "$vs_hi")] | $(fmt_f "$vr" 2) | >= $TARGET_RATIO | $(fmt_si "$vcc") | $(fmt_si "$vsc") | $(fmt_f "$(calc "$vrss / 1024")" 0) MiB |"
+    done
     echo
     echo "Both consumers join a new group (cooperative-sticky), start from the beginning and stop"
     echo "when they have all $(fmt_int "$EVENTS") messages. The count-only consumer is \`sw_kbench count\`"

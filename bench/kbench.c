@@ -432,17 +432,20 @@ static int cmd_load(int argc, char **argv)
         {"partitions", required_argument, NULL, 'P'}, {"gen", required_argument, NULL, 'g'},
         {"throttle-url", required_argument, NULL, 'u'},
         {"max-ahead", required_argument, NULL, 'a'}, {"progress", no_argument, NULL, 'p'},
-        {"schema-id", required_argument, NULL, 's'}, {NULL, 0, NULL, 0},
+        {"schema-id", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {NULL, 0, NULL, 0},
     };
     const char *bootstrap = NULL, *topic = NULL, *throttle = NULL;
+    bool json = false; /* the generated JSON line as the value, not Confluent Avro */
     int partitions = 0, ngens = 0, c;
     long long max_ahead = 100000, schema_id = 1;
     bool progress = false;
     loadgen_t gens[KB_MAX_GENS];
     kprops_t kp = {{0}, 0};
     memset(gens, 0, sizeof(gens));
-    while ((c = getopt_long(argc, argv, "b:t:P:g:u:a:ps:X:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:t:P:g:u:a:ps:X:j", opts, NULL)) != -1) {
         switch (c) {
+        case 'j': json = true; break;
         case 'b': bootstrap = optarg; break;
         case 't': topic = optarg; break;
         case 'P': partitions = (int)parse_ll("--partitions", optarg, 0, 100000); break;
@@ -491,7 +494,8 @@ static int cmd_load(int argc, char **argv)
     if (throttle) base = consumed_events(&url, &body);
     if (base < 0) base = 0;
     rd_kafka_headers_t *hdr_proto = rd_kafka_headers_new(1);
-    rd_kafka_header_add(hdr_proto, "content-type", -1, "application/vnd.confluent.avro", -1);
+    rd_kafka_header_add(hdr_proto, "content-type", -1,
+                        json ? "application/json" : "application/vnd.confluent.avro", -1);
     char err[512];
     while (!stop) {
         /* Interleave the generators in proportion to their sizes. */
@@ -518,7 +522,9 @@ static int cmd_load(int argc, char **argv)
         if (sw_tdec_json(dec, line.data, line.len - 1, &ev, err, sizeof(err)) != SW_OK)
             die("generated line does not decode: %s", err);
         enc.len = 0;
-        if (sw_avro_encode_event(&ev, (int32_t)schema_id, &enc, err, sizeof(err)) != SW_OK)
+        if (json)
+            sw_buf_put(&enc, line.data, line.len - 1);
+        else if (sw_avro_encode_event(&ev, (int32_t)schema_id, &enc, err, sizeof(err)) != SW_OK)
             die("cannot encode: %s", err);
         uint32_t j = jobmap_get(&jobs, ev.has_job_id ? ev.job_id : sw_str(""));
         int32_t part = (int32_t)(j % (uint32_t)partitions);
@@ -1043,7 +1049,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: sw_kbench COMMAND [OPTIONS]   (bench driver; see bench/README.md)\n"
             "\n"
-            "  load    -b BOOT -t TOPIC [-P PARTS] --gen SPEC [--gen SPEC]... [-X p=v]...\n"
+            "  load    -b BOOT -t TOPIC [-P PARTS] [--json] --gen SPEC [--gen SPEC]... [-X p=v]...\n"
             "          [--throttle-url URL --max-ahead N] [--progress] [--schema-id N]\n"
             "          generate telemetry (sw_gen) and produce it as Confluent Avro; job k of\n"
             "          the run (first-seen order) goes to partition k %% PARTS; SPEC is\n"
