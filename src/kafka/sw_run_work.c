@@ -382,6 +382,11 @@ int sw_run_workers_start(run_t *r, int64_t threads)
         w->tdec = sw_tdec_new();
         w->adec = sw_avro_dec_new();
         int e = pthread_create(&w->th, NULL, worker_main, w);
+        if (!e) {
+            char name[16]; /* top, perf and gdb show which thread is which */
+            snprintf(name, sizeof(name), "sw-worker-%d", i);
+            pthread_setname_np(w->th, name);
+        }
         if (e) {
             sw_log(r->log, SW_LOG_WARN, "cannot start worker thread %d of %d: %s; going on with %d", i + 1,
                    n, strerror(e), r->nworkers);
