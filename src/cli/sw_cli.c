@@ -23,12 +23,14 @@ bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min
     errno = 0;
     long long v = strtoll(value, &end, 10);
     if (end == value || *end != '\0' || errno == ERANGE) {
-        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is not an integer (expected %lld..%lld)\n",
+        fprintf(stderr,
+                "stormwatch %s: option %s: value \"%s\" is not an integer (expected %lld..%lld)\n",
                 cmd, opt, value, (long long)min, (long long)max);
         return false;
     }
     if (v < min || v > max) {
-        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is out of range (expected %lld..%lld)\n",
+        fprintf(stderr,
+                "stormwatch %s: option %s: value \"%s\" is out of range (expected %lld..%lld)\n",
                 cmd, opt, value, (long long)min, (long long)max);
         return false;
     }
@@ -43,13 +45,15 @@ bool sw_cli_dbl(const char *cmd, const char *opt, const char *value, double min,
     errno = 0;
     double v = strtod(value, &end);
     if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is not a number (expected %g..%g)\n",
-                cmd, opt, value, min, max);
+        fprintf(stderr,
+                "stormwatch %s: option %s: value \"%s\" is not a number (expected %g..%g)\n", cmd,
+                opt, value, min, max);
         return false;
     }
     if (v < min || v > max) {
-        fprintf(stderr, "stormwatch %s: option %s: value \"%s\" is out of range (expected %g..%g)\n",
-                cmd, opt, value, min, max);
+        fprintf(stderr,
+                "stormwatch %s: option %s: value \"%s\" is out of range (expected %g..%g)\n", cmd,
+                opt, value, min, max);
         return false;
     }
     *out = v;
@@ -82,8 +86,8 @@ bool sw_cli_prop_dbl(const char *cmd, const char *opt, const char *prop, const c
 {
     double lo, hi;
     if (!sw_conf_range_dbl(prop, &lo, &hi)) {
-        fprintf(stderr, "stormwatch %s: option %s: no double property \"%s\" (a bug)\n", cmd,
-                opt, prop);
+        fprintf(stderr, "stormwatch %s: option %s: no double property \"%s\" (a bug)\n", cmd, opt,
+                prop);
         return false;
     }
     return sw_cli_dbl(cmd, opt, value, lo, hi, out);
@@ -110,17 +114,19 @@ int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int o
         fprintf(stderr, "stormwatch %s: unknown option '-%c' (see 'stormwatch %s --help')\n", cmd,
                 optopt_, cmd);
     else
-        fprintf(stderr, "stormwatch %s: unknown option or missing value: '%s' (see 'stormwatch %s --help')\n",
-                cmd, arg, cmd);
+        fprintf(
+            stderr,
+            "stormwatch %s: unknown option or missing value: '%s' (see 'stormwatch %s --help')\n",
+            cmd, arg, cmd);
     return SW_EXIT_USAGE;
 }
 
 /* One decoded event with the buffers it borrows from. */
 typedef struct slot_s {
     sw_tdec_t *dec;
-    sw_buf_t line;      /* private copy of the line */
+    sw_buf_t line; /* private copy of the line */
     sw_event_t ev;
-    const char *file;   /* borrowed from the open input */
+    const char *file; /* borrowed from the open input */
     uint64_t lineno;
     bool full;
 } slot_t;
@@ -136,7 +142,8 @@ sw_cli_kind_t sw_cli_line_kind(const char *line, size_t len)
         if (sw_jdom_get(root, "action") && sw_jdom_get(root, "episode") &&
             sw_jdom_get(root, "first_cause_suspects"))
             kind = SW_CLI_KIND_RECORD;
-        else if (sw_jdom_get(root, "participating_ranks") && sw_jdom_get(root, "first_cause_suspects"))
+        else if (sw_jdom_get(root, "participating_ranks") &&
+                 sw_jdom_get(root, "first_cause_suspects"))
             kind = SW_CLI_KIND_ANALYSIS;
         else if (sw_jdom_get(root, "timestamp_ns") && sw_jdom_get(root, "event_type"))
             kind = SW_CLI_KIND_TELEMETRY;
@@ -149,15 +156,16 @@ sw_cli_kind_t sw_cli_line_kind(const char *line, size_t len)
  * analyze's output, their errors are held back; after SW_CLI_SNIFF_LINES
  * such lines (or all of a shorter file) one message says what to run. */
 typedef struct sniff_s {
-    int seen;                               /* non-blank lines looked at */
-    int wrong;                              /* of them, of the wrong kind */
-    sw_cli_kind_t kind;                     /* the wrong kind seen first */
-    char held[SW_CLI_SNIFF_LINES][600];     /* their error messages */
+    int seen;                           /* non-blank lines looked at */
+    int wrong;                          /* of them, of the wrong kind */
+    sw_cli_kind_t kind;                 /* the wrong kind seen first */
+    char held[SW_CLI_SNIFF_LINES][600]; /* their error messages */
 } sniff_t;
 
 static void sniff_release(sniff_t *sn)
 {
-    for (int i = 0; i < sn->wrong && i < SW_CLI_SNIFF_LINES; i++) fprintf(stderr, "%s\n", sn->held[i]);
+    for (int i = 0; i < sn->wrong && i < SW_CLI_SNIFF_LINES; i++)
+        fprintf(stderr, "%s\n", sn->held[i]);
     sn->wrong = 0;
     sn->seen = SW_CLI_SNIFF_LINES; /* decided: not a wrong file */
 }
@@ -303,8 +311,8 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
     return rc;
 }
 
-int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
-                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats)
+int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict, sw_cli_event_cb cb,
+                       void *opaque, sw_cli_read_stats_t *stats)
 {
     return sw_cli_read_events_ahead(cmd, files, nfiles, strict, cb, NULL, opaque, stats);
 }
@@ -324,7 +332,8 @@ bool sw_cli_conf_load(const char *cmd, sw_conf_t *conf, const char *config_file,
         return false;
     }
     /* -b is bootstrap.servers, set where -X would set it (a later -X wins). */
-    if (brokers && sw_conf_set(conf, "bootstrap.servers", brokers, err, sizeof(err)) != SW_CONF_OK) {
+    if (brokers &&
+        sw_conf_set(conf, "bootstrap.servers", brokers, err, sizeof(err)) != SW_CONF_OK) {
         fprintf(stderr, "stormwatch %s: -b: %s\n", cmd, err);
         return false;
     }

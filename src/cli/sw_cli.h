@@ -71,7 +71,7 @@ typedef struct sw_cli_daemon_args_s {
     char **xs;                  /**< each -X NAME=VALUE in order (borrowed from argv; the
                                      array is the caller's to free()) */
     int nx;
-    bool list, dump, markdown;  /**< -X list, -X dump, -X markdown (run) */
+    bool list, dump, markdown; /**< -X list, -X dump, -X markdown (run) */
 } sw_cli_daemon_args_t;
 
 /**
@@ -101,10 +101,10 @@ typedef bool (*sw_cli_event_cb)(void *opaque, const sw_event_t *ev, const char *
 
 /** Counters of one read. */
 typedef struct sw_cli_read_stats_s {
-    uint64_t lines;    /**< non-blank lines read */
-    uint64_t valid;    /**< valid events handed on */
-    uint64_t invalid;  /**< invalid lines skipped */
-    uint64_t bytes;    /**< bytes read from files (compressed for gzip) */
+    uint64_t lines;   /**< non-blank lines read */
+    uint64_t valid;   /**< valid events handed on */
+    uint64_t invalid; /**< invalid lines skipped */
+    uint64_t bytes;   /**< bytes read from files (compressed for gzip) */
 } sw_cli_read_stats_t;
 
 /**
@@ -114,8 +114,8 @@ typedef struct sw_cli_read_stats_s {
  * @returns SW_EXIT_OK, SW_EXIT_USAGE (strict and an invalid line) or
  *          SW_EXIT_RUNTIME (unreadable or truncated input, or cb failed).
  */
-int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict,
-                       sw_cli_event_cb cb, void *opaque, sw_cli_read_stats_t *stats);
+int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict, sw_cli_event_cb cb,
+                       void *opaque, sw_cli_read_stats_t *stats);
 
 /** Told about the event that will be handed on next (see sw_detect_prefetch). */
 typedef void (*sw_cli_prefetch_cb)(void *opaque, const sw_event_t *next);

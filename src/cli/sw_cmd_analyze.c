@@ -49,14 +49,14 @@ static void usage(FILE *f, const sw_params_t *d)
 typedef struct jobs_s {
     sw_params_t params;
     sw_intern_t *ids;
-    uint64_t *samples;         /* [id], id 0 = null job */
-    sw_batch_t **batches;      /* [id] (--all-jobs) */
-    uint32_t *order;           /* ids in first-seen order */
-    size_t n, cap;             /* order entries; samples, batches and seen hold cap */
-    bool *seen;                /* [id] */
-    bool all;                  /* --all-jobs */
-    const char *only;          /* --job ID, NULL for every job */
-    sw_batch_t *b;             /* the one batch (not --all-jobs) */
+    uint64_t *samples;    /* [id], id 0 = null job */
+    sw_batch_t **batches; /* [id] (--all-jobs) */
+    uint32_t *order;      /* ids in first-seen order */
+    size_t n, cap;        /* order entries; samples, batches and seen hold cap */
+    bool *seen;           /* [id] */
+    bool all;             /* --all-jobs */
+    const char *only;     /* --job ID, NULL for every job */
+    sw_batch_t *b;        /* the one batch (not --all-jobs) */
 } jobs_t;
 
 static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
@@ -128,14 +128,16 @@ static void put_text(sw_buf_t *b, const sw_analysis_t *a)
         sw_duration_text(b, s->lead_over_cluster_onset_ns);
         sw_buf_printf(b, ", %s confidence, ", sw_confidence_str(s->confidence));
         sw_phase_text(b, &s->phase);
-        sw_buf_printf(b, ", +%.2f GiB, %zu of %lld ranks at the onset", (double)s->peak_delta_bytes / 1073741824.0,
-                      a->n_suspects, (long long)a->world_size);
+        sw_buf_printf(b, ", +%.2f GiB, %zu of %lld ranks at the onset",
+                      (double)s->peak_delta_bytes / 1073741824.0, a->n_suspects,
+                      (long long)a->world_size);
     }
     sw_buf_putc(b, '\n');
     for (size_t i = 0; i < a->n_notes; i++) {
         /* A note can list 100,000 ranks: a terminal line shows its start. */
         size_t n = a->notes[i].len > 300 ? 300 : a->notes[i].len;
-        sw_buf_printf(b, "  note: %.*s%s\n", (int)n, a->notes[i].ptr, n < a->notes[i].len ? " ..." : "");
+        sw_buf_printf(b, "  note: %.*s%s\n", (int)n, a->notes[i].ptr,
+                      n < a->notes[i].len ? " ..." : "");
     }
 }
 
@@ -218,7 +220,8 @@ int sw_cmd_analyze(int argc, char **argv)
             if (!strcmp(optarg, "text")) text = 1;
             else if (!strcmp(optarg, "json")) text = 0;
             else {
-                fprintf(stderr, "stormwatch analyze: --format \"%s\": expected text or json\n", optarg);
+                fprintf(stderr, "stormwatch analyze: --format \"%s\": expected text or json\n",
+                        optarg);
                 return SW_EXIT_USAGE;
             }
             break;
@@ -239,7 +242,8 @@ int sw_cmd_analyze(int argc, char **argv)
     js.only = only;
     js.b = all ? NULL : sw_batch_new(params);
     sw_cli_read_stats_t st;
-    int rc = sw_cli_read_events("analyze", argv + optind, argc - optind, strict, add_event, &js, &st);
+    int rc = sw_cli_read_events("analyze", argv + optind, argc - optind, strict, add_event, &js,
+                                &st);
     sw_buf_t out;
     sw_buf_init(&out);
     if (rc == SW_EXIT_OK && only && js.n == 0)

@@ -37,8 +37,8 @@ typedef struct demo_s {
 
 typedef struct job_seen_s {
     char id[64];
-    int64_t truth_rank;     /* rank the storm was injected on */
-    int64_t named_rank;     /* first suspect of the first trigger, -1 none */
+    int64_t truth_rank; /* rank the storm was injected on */
+    int64_t named_rank; /* first suspect of the first trigger, -1 none */
     bool summary;
 } job_seen_t;
 
@@ -49,8 +49,10 @@ static void usage(FILE *f)
             "                       [--timeout-ms MS] [--verbose]\n"
             "\n"
             "Runs the whole pipeline on an embedded Kafka cluster: synthetic telemetry\n"
-            "with one injected memory storm per job is produced to " T_IN ",\n"
-            "the filter (stormwatch run) reads it, and every alert on " T_OUT " is\n"
+            "with one injected memory storm per job is produced to " T_IN
+            ",\n"
+            "the filter (stormwatch run) reads it, and every alert on " T_OUT
+            " is\n"
             "printed as it arrives, beside where the storm was really injected. Exits 0\n"
             "when every storm was attributed to its true first rank.\n"
             "\n"
@@ -72,7 +74,8 @@ static void *daemon_thread(void *arg)
 static job_seen_t *job_find(job_seen_t *jobs, size_t n, sw_str_t id)
 {
     for (size_t i = 0; i < n; i++)
-        if (strlen(jobs[i].id) == id.len && memcmp(jobs[i].id, id.ptr, id.len) == 0) return &jobs[i];
+        if (strlen(jobs[i].id) == id.len && memcmp(jobs[i].id, id.ptr, id.len) == 0)
+            return &jobs[i];
     return NULL;
 }
 
@@ -111,10 +114,14 @@ static void show(const rd_kafka_message_t *m, job_seen_t *jobs, size_t njobs, in
 int sw_cmd_demo(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"jobs", required_argument, NULL, 'j'},     {"ranks", required_argument, NULL, 'r'},
-        {"samples", required_argument, NULL, 'n'},  {"seed", required_argument, NULL, 's'},
-        {"timeout-ms", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"jobs", required_argument, NULL, 'j'},
+        {"ranks", required_argument, NULL, 'r'},
+        {"samples", required_argument, NULL, 'n'},
+        {"seed", required_argument, NULL, 's'},
+        {"timeout-ms", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int64_t jobs = 3, ranks = 16, samples = 400, seed = 7, timeout_ms = 120000;
     bool verbose = false;
@@ -128,7 +135,9 @@ int sw_cmd_demo(int argc, char **argv)
         case 'r': ok = sw_cli_i64("demo", "--ranks", optarg, 2, 4096, &ranks); break;
         case 'n': ok = sw_cli_i64("demo", "--samples", optarg, 100, 100000, &samples); break;
         case 's': ok = sw_cli_i64("demo", "--seed", optarg, 0, INT64_MAX, &seed); break;
-        case 't': ok = sw_cli_i64("demo", "--timeout-ms", optarg, 1000, 3600000, &timeout_ms); break;
+        case 't':
+            ok = sw_cli_i64("demo", "--timeout-ms", optarg, 1000, 3600000, &timeout_ms);
+            break;
         case 'v': verbose = true; break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option("demo", argc, argv, optind, optopt);
@@ -180,7 +189,8 @@ int sw_cmd_demo(int argc, char **argv)
         fprintf(stderr, "stormwatch demo: %s\n", err);
         goto done;
     }
-    if (sw_mock_topic(mock, T_IN, 8, err, sizeof(err)) || sw_mock_topic(mock, T_OUT, 4, err, sizeof(err)) ||
+    if (sw_mock_topic(mock, T_IN, 8, err, sizeof(err)) ||
+        sw_mock_topic(mock, T_OUT, 4, err, sizeof(err)) ||
         sw_mock_topic(mock, T_DLQ, 4, err, sizeof(err)) ||
         sw_mock_topic(mock, "stormwatch.state", 1, err, sizeof(err)) ||
         sw_mock_topic(mock, "stormwatch.repartition", 8, err, sizeof(err))) {
@@ -209,16 +219,18 @@ int sw_cmd_demo(int argc, char **argv)
     started = true;
 
     /* 3. Produce the telemetry, keyed by job. */
-    rd_kafka_conf_t *pc = sw_kafka_conf(NULL, SW_KAFKA_PRODUCER, boot, NULL, &kctx, err, sizeof(err));
+    rd_kafka_conf_t *pc = sw_kafka_conf(NULL, SW_KAFKA_PRODUCER, boot, NULL, &kctx, err,
+                                        sizeof(err));
     if (pc) sw_kafka_set(pc, "linger.ms", "20", err, sizeof(err));
     prod = pc ? rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err)) : NULL;
     if (!prod) {
         fprintf(stderr, "stormwatch demo: producer: %s\n", err);
         goto stop;
     }
-    printf("stormwatch demo: producing %lld jobs x %lld ranks x %lld samples of telemetry "
-           "(with phases) to %s\n",
-           (long long)jobs, (long long)ranks, (long long)samples, T_IN);
+    printf(
+        "stormwatch demo: producing %lld jobs x %lld ranks x %lld samples of telemetry "
+        "(with phases) to %s\n",
+        (long long)jobs, (long long)ranks, (long long)samples, T_IN);
     for (size_t i = 0; i < (size_t)jobs; i++)
         printf("  %s: storm injected on rank %lld\n", seen[i].id, (long long)seen[i].truth_rank);
     fflush(stdout);
@@ -233,7 +245,8 @@ int sw_cmd_demo(int argc, char **argv)
             for (;;) {
                 rd_kafka_resp_err_t e = rd_kafka_producev(
                     prod, RD_KAFKA_V_TOPIC(T_IN),
-                    RD_KAFKA_V_KEY(ev.has_job_id ? ev.job_id.ptr : "", ev.has_job_id ? ev.job_id.len : 0),
+                    RD_KAFKA_V_KEY(ev.has_job_id ? ev.job_id.ptr : "",
+                                   ev.has_job_id ? ev.job_id.len : 0),
                     RD_KAFKA_V_VALUE(line.data, line.len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                     RD_KAFKA_V_END);
                 if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;

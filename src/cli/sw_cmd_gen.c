@@ -25,7 +25,7 @@ typedef struct gen_out_s {
     const char *name; /* for messages */
     FILE *f;          /* plain output (stdout or owned) */
     bool own_f;
-    gzFile gz;        /* gzip output (owned) */
+    gzFile gz; /* gzip output (owned) */
 } gen_out_t;
 
 static void usage(FILE *f)
@@ -76,10 +76,10 @@ static void usage(FILE *f)
             "  -h, --help          show this help\n"
             "\n"
             "Exit status: 0 ok, 1 write failure, 2 usage error.\n",
-            (long long)d.ranks, (long long)d.samples, (long long)d.jobs,
-            (unsigned long long)d.seed, (long long)d.storms, (long long)d.interval_ms, d.jitter,
-            (long long)d.skew_ms, (long long)d.start_ns, d.storm_at, (long long)d.spread_ms,
-            (long long)d.storm_bytes, d.job_prefix);
+            (long long)d.ranks, (long long)d.samples, (long long)d.jobs, (unsigned long long)d.seed,
+            (long long)d.storms, (long long)d.interval_ms, d.jitter, (long long)d.skew_ms,
+            (long long)d.start_ns, d.storm_at, (long long)d.spread_ms, (long long)d.storm_bytes,
+            d.job_prefix);
 }
 
 static bool out_open(gen_out_t *out, const char *path, bool gzip)
@@ -177,9 +177,25 @@ static void print_summary(const sw_gen_t *gen, const sw_gen_opts_t *opts)
 }
 
 enum {
-    OPT_RANKS = 256, OPT_SAMPLES, OPT_JOBS, OPT_SEED, OPT_STORM_RANK, OPT_STORMS,
-    OPT_INTERVAL, OPT_JITTER, OPT_SKEW, OPT_START, OPT_STORM_AT, OPT_SPREAD,
-    OPT_STORM_BYTES, OPT_PHASES, OPT_DUPLICATES, OPT_LATE, OPT_PREFIX, OPT_TRUTH, OPT_QUIET
+    OPT_RANKS = 256,
+    OPT_SAMPLES,
+    OPT_JOBS,
+    OPT_SEED,
+    OPT_STORM_RANK,
+    OPT_STORMS,
+    OPT_INTERVAL,
+    OPT_JITTER,
+    OPT_SKEW,
+    OPT_START,
+    OPT_STORM_AT,
+    OPT_SPREAD,
+    OPT_STORM_BYTES,
+    OPT_PHASES,
+    OPT_DUPLICATES,
+    OPT_LATE,
+    OPT_PREFIX,
+    OPT_TRUTH,
+    OPT_QUIET
 };
 
 int sw_cmd_gen(int argc, char **argv)
@@ -222,7 +238,9 @@ int sw_cmd_gen(int argc, char **argv)
         bool ok = true;
         switch (c) {
         case OPT_RANKS: ok = sw_cli_i64(cmd, "--ranks", optarg, 1, 131072, &o.ranks); break;
-        case OPT_SAMPLES: ok = sw_cli_i64(cmd, "--samples", optarg, 1, 100000000, &o.samples); break;
+        case OPT_SAMPLES:
+            ok = sw_cli_i64(cmd, "--samples", optarg, 1, 100000000, &o.samples);
+            break;
         case OPT_JOBS: ok = sw_cli_i64(cmd, "--jobs", optarg, 1, 100000, &o.jobs); break;
         case OPT_SEED:
             ok = sw_cli_i64(cmd, "--seed", optarg, 0, INT64_MAX, &seed);
@@ -237,14 +255,20 @@ int sw_cmd_gen(int argc, char **argv)
             break;
         case OPT_JITTER: ok = sw_cli_dbl(cmd, "--jitter", optarg, 0.0, 0.45, &o.jitter); break;
         case OPT_SKEW: ok = sw_cli_i64(cmd, "--skew-ms", optarg, 0, 3600000, &o.skew_ms); break;
-        case OPT_START: ok = sw_cli_i64(cmd, "--start-ns", optarg, 0, INT64_MAX / 2, &o.start_ns); break;
+        case OPT_START:
+            ok = sw_cli_i64(cmd, "--start-ns", optarg, 0, INT64_MAX / 2, &o.start_ns);
+            break;
         case OPT_STORM_AT: ok = sw_cli_dbl(cmd, "--storm-at", optarg, 0.0, 1.0, &o.storm_at); break;
-        case OPT_SPREAD: ok = sw_cli_i64(cmd, "--spread-ms", optarg, 0, 3600000, &o.spread_ms); break;
+        case OPT_SPREAD:
+            ok = sw_cli_i64(cmd, "--spread-ms", optarg, 0, 3600000, &o.spread_ms);
+            break;
         case OPT_STORM_BYTES:
             ok = sw_cli_i64(cmd, "--storm-bytes", optarg, 2LL << 30, 40LL << 30, &o.storm_bytes);
             break;
         case OPT_PHASES: o.phases = true; break;
-        case OPT_DUPLICATES: ok = sw_cli_dbl(cmd, "--duplicates", optarg, 0.0, 1.0, &o.duplicates); break;
+        case OPT_DUPLICATES:
+            ok = sw_cli_dbl(cmd, "--duplicates", optarg, 0.0, 1.0, &o.duplicates);
+            break;
         case OPT_LATE: ok = sw_cli_dbl(cmd, "--late", optarg, 0.0, 1.0, &o.late); break;
         case OPT_PREFIX: o.job_prefix = optarg; break;
         case 'o': out_path = optarg; break;

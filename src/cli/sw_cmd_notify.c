@@ -16,7 +16,6 @@
 #include "sw_log.h"
 #include "sw_notify_run.h"
 
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -74,8 +73,9 @@ int sw_cmd_notify(int argc, char **argv)
     }
     const char *bootstrap = set.kafka.bootstrap_servers;
     if (!*bootstrap) {
-        fprintf(stderr, "stormwatch notify: bootstrap.servers is empty (expected the Kafka "
-                        "cluster that holds output.topic, e.g. -b localhost:9092)\n");
+        fprintf(stderr,
+                "stormwatch notify: bootstrap.servers is empty (expected the Kafka "
+                "cluster that holds output.topic, e.g. -b localhost:9092)\n");
         goto done;
     }
     if (!sw_cli_kafka_check("notify", conf, &set, bootstrap, &log)) goto done;

@@ -50,7 +50,7 @@ typedef struct produce_s {
     int32_t schema_id;
     int32_t partition; /* RD_KAFKA_PARTITION_UA: the partitioner decides */
     bool raw;
-    double rate;       /* events per second, 0 = unlimited */
+    double rate; /* events per second, 0 = unlimited */
     volatile sig_atomic_t *running;
 
     sw_log_t log;
@@ -58,13 +58,13 @@ typedef struct produce_s {
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt;
     sw_tdec_t *dec;
-    sw_buf_t enc;      /* Avro encoding of the current event */
+    sw_buf_t enc; /* Avro encoding of the current event */
 
     int64_t start_ms;
-    uint64_t queued;    /* accepted by rd_kafka_producev() */
+    uint64_t queued; /* accepted by rd_kafka_producev() */
     uint64_t delivered, delivered_bytes;
-    uint64_t failed;    /* failed delivery or refused by producev */
-    uint64_t invalid;   /* invalid lines skipped (or sent with --raw) */
+    uint64_t failed;  /* failed delivery or refused by producev */
+    uint64_t invalid; /* invalid lines skipped (or sent with --raw) */
     struct {
         rd_kafka_resp_err_t err;
         uint64_t cnt;
@@ -141,8 +141,8 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkm, void *opaque)
 
 /* Queue one message, waiting while the local queue is full.
  * @returns false when producing must stop (signal or fatal error). */
-static bool send_msg(produce_t *pr, const char *key, size_t key_len, const void *value,
-                     size_t len, const char *content_type)
+static bool send_msg(produce_t *pr, const char *key, size_t key_len, const void *value, size_t len,
+                     const char *content_type)
 {
     if (pr->rate > 0) {
         /* Message n (0-based) is due at start + n / rate. */
@@ -225,8 +225,7 @@ static int produce_file(produce_t *pr, const char *path)
         }
         if (r == SW_INPUT_TOOLONG) {
             pr->invalid++;
-            fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)sw_input_lineno(in),
-                    errstr);
+            fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)sw_input_lineno(in), errstr);
             continue;
         }
         if (sw_tdec_blank(line, len)) continue;
@@ -269,8 +268,9 @@ static int report(produce_t *pr, bool quiet, int rc)
     if (pr->ctx.fatal)
         fprintf(stderr, "stormwatch produce: fatal Kafka error: %s\n", pr->ctx.fatal_reason);
     if (pr->failed) {
-        fprintf(stderr, "stormwatch produce: %llu message%s not delivered:",
-                (unsigned long long)pr->failed, pr->failed == 1 ? "" : "s");
+        fprintf(stderr,
+                "stormwatch produce: %llu message%s not delivered:", (unsigned long long)pr->failed,
+                pr->failed == 1 ? "" : "s");
         for (int i = 0; i < pr->nerrs; i++)
             fprintf(stderr, "%s %llu x %s (%s)", i ? "," : "", (unsigned long long)pr->errs[i].cnt,
                     rd_kafka_err2name(pr->errs[i].err), rd_kafka_err2str(pr->errs[i].err));
@@ -290,8 +290,8 @@ static int report(produce_t *pr, bool quiet, int rc)
 static int produce_open(produce_t *pr, const sw_conf_t *conf, const char *bootstrap)
 {
     char errstr[512];
-    rd_kafka_conf_t *kc =
-        sw_kafka_conf(conf, SW_KAFKA_PRODUCER, bootstrap, NULL, &pr->ctx, errstr, sizeof(errstr));
+    rd_kafka_conf_t *kc = sw_kafka_conf(conf, SW_KAFKA_PRODUCER, bootstrap, NULL, &pr->ctx, errstr,
+                                        sizeof(errstr));
     if (!kc) {
         fprintf(stderr, "stormwatch produce: %s\n", errstr);
         return SW_EXIT_USAGE;
@@ -399,14 +399,15 @@ int sw_cmd_produce(int argc, char **argv)
         }
     }
     if (!pr.topic || !*pr.topic) {
-        fprintf(stderr, "stormwatch produce: option -t TOPIC is required (see 'stormwatch "
-                        "produce --help')\n");
+        fprintf(stderr,
+                "stormwatch produce: option -t TOPIC is required (see 'stormwatch "
+                "produce --help')\n");
         goto out;
     }
     sw_settings_t set;
     sw_conf_settings(conf, &set);
-    const char *bootstrap =
-        sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_PRODUCER, "produce");
+    const char *bootstrap = sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_PRODUCER,
+                                                    "produce");
     if (!bootstrap) goto out;
     pr.log = sw_log_make(level, "stormwatch produce");
     pr.ctx.log = &pr.log;

@@ -21,12 +21,12 @@ typedef struct replay_s {
     bool failed;
     uint64_t rejected;
     bool stats;
-    uint64_t peak_bytes;     /* largest engine state seen (sampled) */
-    uint64_t peak_retained;  /* retained samples at that point */
+    uint64_t peak_bytes;    /* largest engine state seen (sampled) */
+    uint64_t peak_retained; /* retained samples at that point */
     uint64_t fed;
-    bool pager;              /* --output-format pagerduty|alertmanager */
+    bool pager; /* --output-format pagerduty|alertmanager */
     sw_pager_opts_t pager_opts;
-    int64_t max_ts_ns;       /* newest event timestamp: "now" of the summaries */
+    int64_t max_ts_ns; /* newest event timestamp: "now" of the summaries */
 } replay_t;
 
 /* Placeholder routing key of a preview without --routing-key. */
@@ -59,7 +59,8 @@ static void usage(FILE *f, const sw_params_t *d)
             "                         resolve at the newest event timestamp; the others\n"
             "                         are not printed)\n"
             "  --routing-key KEY      PagerDuty routing key written into the bodies\n"
-            "                         (default the placeholder \"" ROUTING_KEY_PLACEHOLDER "\")\n"
+            "                         (default the placeholder \"" ROUTING_KEY_PLACEHOLDER
+            "\")\n"
             "  --generator-url URL    Alertmanager generatorURL (default none)\n"
             "  --stats                print engine counters as one JSON object on stderr\n"
             "                         at the end (events, duplicates, late, retained\n"
@@ -131,25 +132,25 @@ static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
         rp->peak_bytes = st.bytes;
         rp->peak_retained = st.retained;
     }
-    fprintf(stderr,
-            "{\"lines\": %llu, \"invalid\": %llu, \"events\": %llu, \"samples\": %llu, "
-            "\"duplicates\": %llu, \"late\": %llu, \"too_old\": %llu, \"stale_windows\": %llu, "
-            "\"limit_rejects\": %llu, \"jobs_evicted\": %llu, \"phase_dropped\": %llu, \"records\": {\"trigger\": %llu, \"update\": %llu, "
-            "\"resolve\": %llu, \"summary\": %llu}, \"jobs\": %llu, \"ranks\": %llu, "
-            "\"retained_samples\": %llu, \"engine_bytes\": %llu, \"peak_engine_bytes\": %llu, "
-            "\"bytes_per_retained_sample\": %.1f}\n",
-            (unsigned long long)rs->lines, (unsigned long long)rs->invalid,
-            (unsigned long long)st.events, (unsigned long long)st.samples,
-            (unsigned long long)st.duplicates, (unsigned long long)st.late,
-            (unsigned long long)st.too_old, (unsigned long long)st.stale_windows,
-            (unsigned long long)st.limit_rejects, (unsigned long long)st.evicted,
-            (unsigned long long)st.phase_dropped,
-            (unsigned long long)st.records[0],
-            (unsigned long long)st.records[1], (unsigned long long)st.records[2],
-            (unsigned long long)st.records[3], (unsigned long long)st.jobs,
-            (unsigned long long)st.ranks, (unsigned long long)st.retained,
-            (unsigned long long)st.bytes, (unsigned long long)rp->peak_bytes,
-            rp->peak_retained ? (double)rp->peak_bytes / (double)rp->peak_retained : 0.0);
+    fprintf(
+        stderr,
+        "{\"lines\": %llu, \"invalid\": %llu, \"events\": %llu, \"samples\": %llu, "
+        "\"duplicates\": %llu, \"late\": %llu, \"too_old\": %llu, \"stale_windows\": %llu, "
+        "\"limit_rejects\": %llu, \"jobs_evicted\": %llu, \"phase_dropped\": %llu, \"records\": {\"trigger\": %llu, \"update\": %llu, "
+        "\"resolve\": %llu, \"summary\": %llu}, \"jobs\": %llu, \"ranks\": %llu, "
+        "\"retained_samples\": %llu, \"engine_bytes\": %llu, \"peak_engine_bytes\": %llu, "
+        "\"bytes_per_retained_sample\": %.1f}\n",
+        (unsigned long long)rs->lines, (unsigned long long)rs->invalid,
+        (unsigned long long)st.events, (unsigned long long)st.samples,
+        (unsigned long long)st.duplicates, (unsigned long long)st.late,
+        (unsigned long long)st.too_old, (unsigned long long)st.stale_windows,
+        (unsigned long long)st.limit_rejects, (unsigned long long)st.evicted,
+        (unsigned long long)st.phase_dropped, (unsigned long long)st.records[0],
+        (unsigned long long)st.records[1], (unsigned long long)st.records[2],
+        (unsigned long long)st.records[3], (unsigned long long)st.jobs,
+        (unsigned long long)st.ranks, (unsigned long long)st.retained, (unsigned long long)st.bytes,
+        (unsigned long long)rp->peak_bytes,
+        rp->peak_retained ? (double)rp->peak_bytes / (double)rp->peak_retained : 0.0);
 }
 
 int sw_cmd_replay(int argc, char **argv)
@@ -175,7 +176,7 @@ int sw_cmd_replay(int argc, char **argv)
     sw_params_t p = def->engine.params;
     sw_hash_key_random(&p.hash_key); /* input strings cannot be chosen to collide */
     bool strict = false, stats = false, pager = false;
-    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY_PLACEHOLDER, NULL, 0, NULL,
+    sw_pager_opts_t po = {SW_PAGER_PAGERDUTY,      ROUTING_KEY_PLACEHOLDER, NULL, 0, NULL,
                           def->pager.ends_after_ms};
     int c;
     opterr = 0;
@@ -183,13 +184,32 @@ int sw_cmd_replay(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case 'w': ok = sw_cli_prop_i64("replay", "--window-samples", "window.samples", optarg, &p.window_samples); break;
-        case 't': ok = sw_cli_prop_i64("replay", "--stale-ms", "stale.ms", optarg, &p.stale_ms); break;
-        case 'b': ok = sw_cli_prop_i64("replay", "--spike-min-bytes", "spike.min.bytes", optarg, &p.spike_min_bytes); break;
-        case 'f': ok = sw_cli_prop_dbl("replay", "--spike-fraction", "spike.fraction", optarg, &p.spike_fraction); break;
-        case 'k': ok = sw_cli_prop_i64("replay", "--skew-multiplier", "skew.note.multiplier", optarg, &p.skew_note_multiplier); break;
-        case 'j': ok = sw_cli_prop_i64("replay", "--max-jobs", "max.jobs", optarg, &p.max_jobs); break;
-        case 'r': ok = sw_cli_prop_i64("replay", "--max-ranks-per-job", "max.ranks.per.job", optarg, &p.max_ranks_per_job); break;
+        case 'w':
+            ok = sw_cli_prop_i64("replay", "--window-samples", "window.samples", optarg,
+                                 &p.window_samples);
+            break;
+        case 't':
+            ok = sw_cli_prop_i64("replay", "--stale-ms", "stale.ms", optarg, &p.stale_ms);
+            break;
+        case 'b':
+            ok = sw_cli_prop_i64("replay", "--spike-min-bytes", "spike.min.bytes", optarg,
+                                 &p.spike_min_bytes);
+            break;
+        case 'f':
+            ok = sw_cli_prop_dbl("replay", "--spike-fraction", "spike.fraction", optarg,
+                                 &p.spike_fraction);
+            break;
+        case 'k':
+            ok = sw_cli_prop_i64("replay", "--skew-multiplier", "skew.note.multiplier", optarg,
+                                 &p.skew_note_multiplier);
+            break;
+        case 'j':
+            ok = sw_cli_prop_i64("replay", "--max-jobs", "max.jobs", optarg, &p.max_jobs);
+            break;
+        case 'r':
+            ok = sw_cli_prop_i64("replay", "--max-ranks-per-job", "max.ranks.per.job", optarg,
+                                 &p.max_ranks_per_job);
+            break;
         case 's': strict = true; break;
         case 'S': stats = true; break;
         case 'o':

@@ -93,7 +93,8 @@ static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *s
             continue;
         }
         bool blank = true;
-        for (size_t k = 0; k < len && blank; k++) blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r';
+        for (size_t k = 0; k < len && blank; k++)
+            blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r';
         bool sniffing = !blank && seen < SW_CLI_SNIFF_LINES && telemetry == seen;
         if (sniffing) seen++;
         if (sw_report_add(rep, line, len, sw_input_name(in), sw_input_lineno(in), errstr,
@@ -165,7 +166,8 @@ int sw_cmd_report(int argc, char **argv)
     sw_report_t *rep = sw_report_new();
     uint64_t skipped = 0;
     int rc = SW_EXIT_OK;
-    for (int i = 0; i < nfiles && rc == SW_EXIT_OK; i++) rc = read_one(rep, files[i], strict, &skipped);
+    for (int i = 0; i < nfiles && rc == SW_EXIT_OK; i++)
+        rc = read_one(rep, files[i], strict, &skipped);
     if (rc == SW_EXIT_OK) {
         const char *names[64];
         size_t n = 0;

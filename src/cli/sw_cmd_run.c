@@ -16,35 +16,35 @@
 #include "sw_cli.h"
 #include "sw_cmds.h"
 
-
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: stormwatch run [-c FILE] [-b BROKERS] [-X NAME=VALUE]... [--bootstrap-file FILE]\n"
-            "       stormwatch run -X list | -X dump\n"
-            "\n"
-            "The Kafka consumer-group daemon: reads TelemetryEvent records (JSON or\n"
-            "Confluent Avro) from input.topics, keeps the SPEC 6 state per partition and\n"
-            "job, writes first-cause alert records to output.topic and bad input to\n"
-            "dlq.topic. Without bootstrap.servers it starts an embedded mock Kafka cluster\n"
-            "(librdkafka's, on loopback), creates the topics and prints its address.\n"
-            "\n"
-            "Options:\n"
-            "  -c, --config FILE        properties file (name=value lines, # comments)\n"
-            "  -b, --brokers BROKERS    bootstrap.servers (host:port,...), as kcat's -b\n"
-            "  -X NAME=VALUE            set a property (repeatable; wins over -c and env)\n"
-            "  -X list                  list every property with type, range and default\n"
-            "  -X dump                  print the effective configuration (secrets hidden)\n"
-            "  -X markdown              the property list as a Markdown table\n"
-            "  --bootstrap-file FILE    write the bootstrap address used to FILE\n"
-            "  -h, --help               show this help\n"
-            "\n"
-            "Precedence, lowest first: defaults, -c FILE, STORMWATCH_* environment\n"
-            "variables (STORMWATCH_WINDOW_SAMPLES=100 sets window.samples;\n"
-            "STORMWATCH_KAFKA_SASL_PASSWORD sets kafka.sasl.password), -X.\n"
-            "kafka.<p>, kafka.consumer.<p> and kafka.producer.<p> pass <p> to librdkafka.\n"
-            "Exit status: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure,\n"
-            "2 usage or configuration error.\n");
+    fprintf(
+        f,
+        "Usage: stormwatch run [-c FILE] [-b BROKERS] [-X NAME=VALUE]... [--bootstrap-file FILE]\n"
+        "       stormwatch run -X list | -X dump\n"
+        "\n"
+        "The Kafka consumer-group daemon: reads TelemetryEvent records (JSON or\n"
+        "Confluent Avro) from input.topics, keeps the SPEC 6 state per partition and\n"
+        "job, writes first-cause alert records to output.topic and bad input to\n"
+        "dlq.topic. Without bootstrap.servers it starts an embedded mock Kafka cluster\n"
+        "(librdkafka's, on loopback), creates the topics and prints its address.\n"
+        "\n"
+        "Options:\n"
+        "  -c, --config FILE        properties file (name=value lines, # comments)\n"
+        "  -b, --brokers BROKERS    bootstrap.servers (host:port,...), as kcat's -b\n"
+        "  -X NAME=VALUE            set a property (repeatable; wins over -c and env)\n"
+        "  -X list                  list every property with type, range and default\n"
+        "  -X dump                  print the effective configuration (secrets hidden)\n"
+        "  -X markdown              the property list as a Markdown table\n"
+        "  --bootstrap-file FILE    write the bootstrap address used to FILE\n"
+        "  -h, --help               show this help\n"
+        "\n"
+        "Precedence, lowest first: defaults, -c FILE, STORMWATCH_* environment\n"
+        "variables (STORMWATCH_WINDOW_SAMPLES=100 sets window.samples;\n"
+        "STORMWATCH_KAFKA_SASL_PASSWORD sets kafka.sasl.password), -X.\n"
+        "kafka.<p>, kafka.consumer.<p> and kafka.producer.<p> pass <p> to librdkafka.\n"
+        "Exit status: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure,\n"
+        "2 usage or configuration error.\n");
 }
 
 int sw_cmd_run(int argc, char **argv)
@@ -71,7 +71,8 @@ int sw_cmd_run(int argc, char **argv)
     sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
 
     for (size_t i = 0; sw_conf_ignored_env(conf, i); i++)
-        sw_log(&log, SW_LOG_DEBUG, "environment variable %s passed over (a Kubernetes service link)",
+        sw_log(&log, SW_LOG_DEBUG,
+               "environment variable %s passed over (a Kubernetes service link)",
                sw_conf_ignored_env(conf, i));
 
     /* Every setting is checked before anything starts or connects; -X dump
@@ -138,8 +139,8 @@ int sw_cmd_run(int argc, char **argv)
         }
         /* Alive from now on; the consumer loop keeps the heartbeat fresh. */
         sw_metrics_heartbeat(metrics, sw_clock_ms());
-        sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz", listen,
-               sw_http_port(http));
+        sw_log(&log, SW_LOG_INFO, "metrics on http://%s/metrics (port %d), /healthz, /readyz",
+               listen, sw_http_port(http));
         const char *hl = set.ops.health_listen;
         if (*hl) {
             probes = sw_http_start_probes(hl, metrics, max_lag, 90000, err, sizeof(err));
@@ -152,8 +153,9 @@ int sw_cmd_run(int argc, char **argv)
                    sw_http_port(probes));
         }
     } else if (*set.ops.health_listen) {
-        fprintf(stderr, "stormwatch run: health.listen needs metrics.listen (the probes report "
-                        "what the metrics registry holds)\n");
+        fprintf(stderr,
+                "stormwatch run: health.listen needs metrics.listen (the probes report "
+                "what the metrics registry holds)\n");
         rc = SW_EXIT_USAGE;
         goto done;
     }

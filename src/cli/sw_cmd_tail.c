@@ -47,16 +47,16 @@ typedef struct tail_s {
     rd_kafka_topic_t *rkt;
     rd_kafka_queue_t *rkqu;
     int32_t nparts;
-    bool *eof;            /* per partition: reached the end once */
+    bool *eof; /* per partition: reached the end once */
     int32_t neof;
-    int32_t started;      /* partitions started (stopped at the end) */
-    sw_render_t *render;  /* the record as a line */
+    int32_t started;          /* partitions started (stopped at the end) */
+    sw_render_t *render;      /* the record as a line */
     sw_registry_t *reg_alert; /* with schema.registry.url: alert writer schemas */
     sw_registry_t *reg_event; /* ... and telemetry writer schemas */
     sw_buf_t line;
     uint64_t printed;
-    bool out_closed;      /* stdout went away (EPIPE) */
-    bool out_failed;      /* any other write error */
+    bool out_closed; /* stdout went away (EPIPE) */
+    bool out_failed; /* any other write error */
 } tail_t;
 
 static void usage(FILE *f)
@@ -137,7 +137,8 @@ static void topic_suggestions(tail_t *tl, char *out, size_t out_size)
     for (int i = 0; i < md->topic_cnt && shown < 3; i++) {
         const char *t = md->topics[i].topic;
         if (t[0] == '_' || sw_edit_distance_ci(tl->topic, t) > limit) continue;
-        int w = snprintf(out + len, out_size - len, "%s\"%s\"", shown ? " or " : "; did you mean ", t);
+        int w = snprintf(out + len, out_size - len, "%s\"%s\"", shown ? " or " : "; did you mean ",
+                         t);
         if (w < 0 || (size_t)w >= out_size - len) break;
         len += (size_t)w;
         shown++;
@@ -149,8 +150,7 @@ static void topic_suggestions(tail_t *tl, char *out, size_t out_size)
 /* Partitions of the topic from metadata, waiting while the topic does
  * not exist. @returns SW_OK; SW_ERR_STATE when stopped or past the
  * deadline; SW_ERR_KAFKA for another error (errstr says which). */
-static sw_err_t find_partitions(tail_t *tl, int64_t deadline_ms, char *errstr,
-                                size_t errstr_size)
+static sw_err_t find_partitions(tail_t *tl, int64_t deadline_ms, char *errstr, size_t errstr_size)
 {
     bool said = false;
     for (;;) {
@@ -208,8 +208,8 @@ static sw_err_t find_partitions(tail_t *tl, int64_t deadline_ms, char *errstr,
 static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
 {
     char errstr[512];
-    rd_kafka_conf_t *kc =
-        sw_kafka_conf(conf, SW_KAFKA_CONSUMER, bootstrap, NULL, &tl->ctx, errstr, sizeof(errstr));
+    rd_kafka_conf_t *kc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, bootstrap, NULL, &tl->ctx, errstr,
+                                        sizeof(errstr));
     if (kc && (sw_kafka_set(kc, "group.id", "", errstr, sizeof(errstr)) ||
                sw_kafka_set(kc, "enable.partition.eof", "true", errstr, sizeof(errstr)))) {
         rd_kafka_conf_destroy(kc);
@@ -308,7 +308,8 @@ static int tail_loop(tail_t *tl)
         bool short_count = tl->count && tl->printed < (uint64_t)tl->count;
         if (deadline && now >= deadline) {
             if (short_count)
-                fprintf(stderr, "stormwatch tail: timed out after %lld ms with %llu of %lld records\n",
+                fprintf(stderr,
+                        "stormwatch tail: timed out after %lld ms with %llu of %lld records\n",
                         (long long)tl->timeout_ms, (unsigned long long)tl->printed,
                         (long long)tl->count);
             return short_count ? SW_EXIT_RUNTIME : SW_EXIT_OK;
@@ -481,7 +482,8 @@ int sw_cmd_tail(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "stormwatch tail: unexpected argument '%s' (see 'stormwatch tail --help')\n",
+        fprintf(stderr,
+                "stormwatch tail: unexpected argument '%s' (see 'stormwatch tail --help')\n",
                 argv[optind]);
         goto out;
     }
@@ -504,8 +506,8 @@ int sw_cmd_tail(int argc, char **argv)
         }
     sw_settings_t set;
     sw_conf_settings(conf, &set);
-    const char *bootstrap =
-        sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_CONSUMER, "tail");
+    const char *bootstrap = sw_kafka_tool_bootstrap(conf, &set, bootstrap_opt, SW_KAFKA_CONSUMER,
+                                                    "tail");
     if (!bootstrap) goto out;
     tl.log = sw_log_make(level, "stormwatch tail");
     tl.ctx.log = &tl.log;

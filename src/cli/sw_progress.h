@@ -15,8 +15,8 @@ typedef struct sw_progress_s {
     bool on;
     bool drawn;
     const char *cmd;
-    const char *unit;     /* "events", "lines", "messages" */
-    uint64_t total;       /* input bytes expected; 0 = unknown */
+    const char *unit; /* "events", "lines", "messages" */
+    uint64_t total;   /* input bytes expected; 0 = unknown */
     int64_t t0_ms, next_ms;
     uint32_t calls;
 } sw_progress_t;

@@ -65,10 +65,13 @@ static bool has_suffix_ci(const char *s, const char *suffix)
  * other name) carries a secret, case-insensitively. */
 static bool name_looks_secret(const char *name)
 {
-    static const char *const secrets[] = {
-        "sasl.password",         "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config",
-        "ssl.key.password",      "ssl.key.pem",                    "ssl.keystore.password",
-        NULL};
+    static const char *const secrets[] = {"sasl.password",
+                                          "sasl.oauthbearer.client.secret",
+                                          "sasl.oauthbearer.config",
+                                          "ssl.key.password",
+                                          "ssl.key.pem",
+                                          "ssl.keystore.password",
+                                          NULL};
     for (size_t i = 0; secrets[i]; i++) {
         size_t n = strlen(name), m = strlen(secrets[i]);
         /* The name itself, or any dotted suffix of it. */
@@ -76,8 +79,8 @@ static bool name_looks_secret(const char *name)
     }
     /* Anything that looks like one: a misspelled secret (kafka.sasl.pasword)
      * must not be printed either. Over-redacting a path is harmless. */
-    static const char *const parts[] = {"pass", "pasw", "pwd", "secret", "key", "token",
-                                        "credential", NULL};
+    static const char *const parts[] = {"pass", "pasw",  "pwd",        "secret",
+                                        "key",  "token", "credential", NULL};
     for (size_t i = 0; parts[i]; i++)
         if (strcasestr(name, parts[i])) return true;
     return false;
@@ -216,8 +219,8 @@ sw_conf_t *sw_conf_new(void)
         /* A missing table row or a default that fails its own check is a
          * bug; test_conf catches it through this NULL. */
         if (!sw_conf_props[i].name || !sw_conf_props[i].defval) goto err;
-        if (sw_conf_prop_parse(&sw_conf_props[i], sw_conf_props[i].defval, &conf->vals[i], NULL, 0) !=
-            SW_CONF_OK)
+        if (sw_conf_prop_parse(&sw_conf_props[i], sw_conf_props[i].defval, &conf->vals[i], NULL,
+                               0) != SW_CONF_OK)
             goto err;
     }
     return conf;
@@ -283,8 +286,8 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
     const prop_t *prop = prop_find(name, &idx);
     if (prop) {
         conf_val_t val;
-        sw_conf_res_t res =
-            sw_conf_prop_parse(prop, value ? value : prop->defval, &val, errstr, errstr_size);
+        sw_conf_res_t res = sw_conf_prop_parse(prop, value ? value : prop->defval, &val, errstr,
+                                               errstr_size);
         if (res != SW_CONF_OK) return res;
         sw_conf_val_clear(&conf->vals[idx]);
         conf->vals[idx] = val;
@@ -303,8 +306,9 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
         sw_buf_init(&msg);
         sw_buf_puts(&msg, "configuration property ");
         sw_conf_put_quoted(&msg, name);
-        sw_buf_puts(&msg, " lacks the librdkafka property name (expected kafka.<property>, "
-                          "kafka.consumer.<property> or kafka.producer.<property>)");
+        sw_buf_puts(&msg,
+                    " lacks the librdkafka property name (expected kafka.<property>, "
+                    "kafka.consumer.<property> or kafka.producer.<property>)");
         sw_conf_err_out(&msg, errstr, errstr_size);
         return SW_CONF_UNKNOWN;
     }
@@ -328,8 +332,8 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
 static void put_got(sw_buf_t *b, const char *text)
 {
     size_t n = 0;
-    while (text[n] && (isalnum((unsigned char)text[n]) || text[n] == '.' || text[n] == '_' ||
-                       text[n] == '-'))
+    while (text[n] &&
+           (isalnum((unsigned char)text[n]) || text[n] == '.' || text[n] == '_' || text[n] == '-'))
         n++;
     char *token = sw_memdup0(text, n);
     if (text[n] && sw_conf_is_secret(token)) {
@@ -344,8 +348,7 @@ static void put_got(sw_buf_t *b, const char *text)
     free(token);
 }
 
-sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr,
-                               size_t errstr_size)
+sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr, size_t errstr_size)
 {
     const char *eq = pair ? strchr(pair, '=') : NULL;
     if (!eq || eq == pair) {
@@ -414,10 +417,8 @@ sw_err_t sw_conf_load_file(sw_conf_t *conf, const char *path, char *errstr, size
         while (ne && ne > s && sw_conf_is_blank(ne[-1])) ne--;
         if (!eq || ne == s) {
             sw_buf_printf(&msg, "%s:%ld: expected property=value, got ", path, lineno);
-            if (eq)
-                sw_buf_puts(&msg, "an empty property name");
-            else
-                put_got(&msg, s);
+            if (eq) sw_buf_puts(&msg, "an empty property name");
+            else put_got(&msg, s);
             err = SW_ERR_PARSE;
             break;
         }
@@ -439,10 +440,8 @@ sw_err_t sw_conf_load_file(sw_conf_t *conf, const char *path, char *errstr, size
     }
     free(line);
     fclose(fp);
-    if (err != SW_OK)
-        sw_conf_err_out(&msg, errstr, errstr_size);
-    else
-        sw_buf_clear(&msg);
+    if (err != SW_OK) sw_conf_err_out(&msg, errstr, errstr_size);
+    else sw_buf_clear(&msg);
     return err;
 }
 
@@ -784,30 +783,24 @@ static void put_values(sw_buf_t *b, const prop_t *prop)
     case PROP_STR:
         if (prop->flags & PROP_F_TOPIC)
             sw_buf_puts(b, prop->min > 0 ? "topic name" : "topic name or empty");
-        else if (prop->flags & PROP_F_HOSTPORT)
-            sw_buf_puts(b, "host:port or empty");
-        else if (prop->flags & PROP_F_URL)
-            sw_buf_puts(b, "http(s) URL or empty");
+        else if (prop->flags & PROP_F_HOSTPORT) sw_buf_puts(b, "host:port or empty");
+        else if (prop->flags & PROP_F_URL) sw_buf_puts(b, "http(s) URL or empty");
         else if (prop->flags & PROP_F_URLS)
             sw_buf_puts(b, "http(s) URLs, comma-separated, or empty");
-        else if (prop->min > 0)
-            sw_buf_puts(b, "non-empty");
-        else
-            sw_buf_puts(b, "any");
+        else if (prop->min > 0) sw_buf_puts(b, "non-empty");
+        else sw_buf_puts(b, "any");
         return;
     case PROP_LIST:
         sw_buf_puts(b, (prop->flags & PROP_F_TOPIC) ? "topics or ^regexes, comma-separated"
-                                                     : "comma-separated");
+                                                    : "comma-separated");
         return;
     }
 }
 
 static void put_default(sw_buf_t *b, const prop_t *prop)
 {
-    if (*prop->defval)
-        sw_buf_puts(b, prop->defval);
-    else
-        sw_buf_puts(b, "\"\"");
+    if (*prop->defval) sw_buf_puts(b, prop->defval);
+    else sw_buf_puts(b, "\"\"");
 }
 
 static void put_desc(sw_buf_t *b, const prop_t *prop)
@@ -852,8 +845,7 @@ void sw_conf_list(sw_buf_t *out)
                   (int)w[2], head[2], (int)w[3], head[3], head[4]);
     for (size_t i = 0; i < P__CNT; i++) {
         const prop_t *prop = &sw_conf_props[i];
-        sw_buf_printf(out, "%-*s  %-*s  ", (int)w[0], prop->name, (int)w[1],
-                      type_name(prop->type));
+        sw_buf_printf(out, "%-*s  %-*s  ", (int)w[0], prop->name, (int)w[1], type_name(prop->type));
         cell.len = 0;
         put_values(&cell, prop);
         sw_buf_printf(out, "%-*s  ", (int)w[2], sw_buf_cstr(&cell));
@@ -865,8 +857,8 @@ void sw_conf_list(sw_buf_t *out)
     }
     sw_buf_clear(&cell);
     for (size_t k = 0; k < KAFKA_ROWS; k++)
-        sw_buf_printf(out, "%-*s  %-*s  %-*s  %-*s  %s\n", (int)w[0], kafka_rows[k][0],
-                      (int)w[1], "string", (int)w[2], "checked by librdkafka", (int)w[3], "-",
+        sw_buf_printf(out, "%-*s  %-*s  %-*s  %-*s  %s\n", (int)w[0], kafka_rows[k][0], (int)w[1],
+                      "string", (int)w[2], "checked by librdkafka", (int)w[3], "-",
                       kafka_rows[k][1]);
     sw_buf_puts(out,
                 "\nPrecedence, lowest first: defaults, -c FILE, environment, -X name=value.\n"
@@ -891,8 +883,9 @@ void sw_conf_markdown(sw_buf_t *out)
 {
     sw_buf_t cell;
     sw_buf_init(&cell);
-    sw_buf_puts(out, "| Property | Type | Range / values | Default | Description |\n"
-                     "|---|---|---|---|---|\n");
+    sw_buf_puts(out,
+                "| Property | Type | Range / values | Default | Description |\n"
+                "|---|---|---|---|---|\n");
     for (size_t i = 0; i < P__CNT; i++) {
         const prop_t *prop = &sw_conf_props[i];
         sw_buf_printf(out, "| `%s` | %s | ", prop->name, type_name(prop->type));
@@ -915,8 +908,8 @@ void sw_conf_markdown(sw_buf_t *out)
     }
     sw_buf_clear(&cell);
     for (size_t k = 0; k < KAFKA_ROWS; k++)
-        sw_buf_printf(out, "| `%s` | string | checked by librdkafka | - | %s |\n",
-                      kafka_rows[k][0], kafka_rows[k][1]);
+        sw_buf_printf(out, "| `%s` | string | checked by librdkafka | - | %s |\n", kafka_rows[k][0],
+                      kafka_rows[k][1]);
 }
 
 void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out)
@@ -925,8 +918,8 @@ void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out)
         const prop_t *prop = &sw_conf_props[i];
         sw_buf_printf(out, "%s=%s\n", prop->name,
                       !sw_conf_is_secret(prop->name) ? conf->vals[i].text
-                      : *conf->vals[i].text         ? REDACTED_SET
-                                                    : REDACTED_UNSET);
+                      : *conf->vals[i].text          ? REDACTED_SET
+                                                     : REDACTED_UNSET);
     }
     for (size_t k = 0; k < conf->n_kprops; k++) {
         const kprop_t *kp = &conf->kprops[k];

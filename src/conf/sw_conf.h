@@ -96,8 +96,7 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
  *          with `expected property=value, got "..."` in @p errstr (what
  *          follows a secret name is redacted).
  */
-sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr,
-                               size_t errstr_size);
+sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr, size_t errstr_size);
 
 /**
  * @brief Apply a configuration file: `name=value` lines split at the first
@@ -280,16 +279,16 @@ typedef struct sw_settings_engine_s {
 
 /** The daemon's delivery, state and threads. */
 typedef struct sw_settings_delivery_s {
-    sw_guarantee_t guarantee;     /**< processing.guarantee */
-    int64_t commit_interval_ms;   /**< commit.interval.ms as the daemon applies it: 100
+    sw_guarantee_t guarantee;      /**< processing.guarantee */
+    int64_t commit_interval_ms;    /**< commit.interval.ms as the daemon applies it: 100
                                        with exactly_once when the property is not set */
-    int64_t shutdown_timeout_ms;  /**< shutdown.timeout.ms */
-    int worker_threads;           /**< worker.threads (0: the CPUs this process may use) */
-    bool topics_create;           /**< topics.create=on */
-    bool state_restore;           /**< state.restore=on */
-    const char *state_topic;      /**< state.topic */
-    int64_t snapshot_interval_ms; /**< snapshot.interval.ms */
-    bool repartition;             /**< repartition=on */
+    int64_t shutdown_timeout_ms;   /**< shutdown.timeout.ms */
+    int worker_threads;            /**< worker.threads (0: the CPUs this process may use) */
+    bool topics_create;            /**< topics.create=on */
+    bool state_restore;            /**< state.restore=on */
+    const char *state_topic;       /**< state.topic */
+    int64_t snapshot_interval_ms;  /**< snapshot.interval.ms */
+    bool repartition;              /**< repartition=on */
     const char *repartition_topic; /**< repartition.topic as set ("" = <group.id>.repartition) */
 } sw_settings_delivery_t;
 
@@ -317,12 +316,12 @@ typedef struct sw_settings_sink_s {
 
 /** stormwatch notify. */
 typedef struct sw_settings_notify_s {
-    const char *group_id;          /**< notify.group.id */
-    const char *dlq_topic;         /**< notify.dlq.topic */
-    int64_t retry_backoff_ms;      /**< notify.retry.backoff.ms */
-    int64_t retry_backoff_max_ms;  /**< notify.retry.backoff.max.ms */
-    int64_t commit_interval_ms;    /**< commit.interval.ms as set (notify has no transactions) */
-    int64_t alertmanager_resend_ms; /**< alertmanager.resend.ms */
+    const char *group_id;            /**< notify.group.id */
+    const char *dlq_topic;           /**< notify.dlq.topic */
+    int64_t retry_backoff_ms;        /**< notify.retry.backoff.ms */
+    int64_t retry_backoff_max_ms;    /**< notify.retry.backoff.max.ms */
+    int64_t commit_interval_ms;      /**< commit.interval.ms as set (notify has no transactions) */
+    int64_t alertmanager_resend_ms;  /**< alertmanager.resend.ms */
     const char *webhook_hmac_secret; /**< webhook.hmac.secret (secret; "" none) */
     sw_settings_sink_t alertmanager;
     sw_settings_sink_t pagerduty;

@@ -129,13 +129,13 @@ extern const prop_t sw_conf_props[P__CNT];
 
 /** Current value of one table property. */
 typedef struct conf_val_s {
-    char *text;    /**< canonical text (owned): dump, get_str */
-    int64_t i;     /**< PROP_INT */
-    double d;      /**< PROP_DBL */
-    bool b;        /**< PROP_BOOL */
-    char **elems;  /**< PROP_LIST elements (owned) */
+    char *text;   /**< canonical text (owned): dump, get_str */
+    int64_t i;    /**< PROP_INT */
+    double d;     /**< PROP_DBL */
+    bool b;       /**< PROP_BOOL */
+    char **elems; /**< PROP_LIST elements (owned) */
     size_t n_elems;
-    bool set;      /**< set by the user (file, environment, -X), not the default */
+    bool set; /**< set by the user (file, environment, -X), not the default */
 } conf_val_t;
 
 /** One pass-through property. */
@@ -151,7 +151,7 @@ struct sw_conf_s {
     kprop_t *kprops;         /**< order of last set */
     size_t n_kprops;
     size_t cap_kprops;
-    char **ignored_env;      /**< Kubernetes service-link variables passed over */
+    char **ignored_env; /**< Kubernetes service-link variables passed over */
     size_t n_ignored_env;
 };
 

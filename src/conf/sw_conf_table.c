@@ -17,6 +17,9 @@ static const char *const guarantees[] = {"at_least_once", "exactly_once", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 
+/* The table and its initializer macros are laid out by hand (one property per
+ * entry, its description below). */
+// clang-format off
 #define INT_PROP(N, LO, HI, DEF, DESC) \
     {.name = N, .type = PROP_INT, .min = LO, .max = HI, .defval = DEF, .desc = DESC}
 #define DBL_PROP(N, LO, HI, DEF, DESC) \
@@ -228,3 +231,4 @@ const prop_t sw_conf_props[P__CNT] = {
     [P_WEBHOOK_RATE_LIMIT] = DBL_PROP("webhook.rate.limit", 0.0, 100000.0, "0",
         "Most requests per second to webhook.url (0 = no limit)."),
 };
+// clang-format on

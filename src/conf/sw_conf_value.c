@@ -29,8 +29,7 @@ void sw_conf_put_range(sw_buf_t *b, const prop_t *prop)
 {
     if (prop->type == PROP_INT)
         sw_buf_printf(b, "%lld..%lld", (long long)prop->min, (long long)prop->max);
-    else
-        sw_buf_printf(b, "%g..%g", prop->dmin, prop->dmax);
+    else sw_buf_printf(b, "%g..%g", prop->dmin, prop->dmax);
 }
 
 /* `configuration property "NAME": value "V" ` (or `value [redacted] ` for
@@ -40,10 +39,8 @@ static void value_err_start(sw_buf_t *msg, const char *name, const char *value, 
     sw_buf_puts(msg, "configuration property ");
     sw_conf_put_quoted(msg, name);
     sw_buf_puts(msg, ": value ");
-    if (secret)
-        sw_buf_puts(msg, REDACTED);
-    else
-        sw_conf_put_quoted(msg, value);
+    if (secret) sw_buf_puts(msg, REDACTED);
+    else sw_conf_put_quoted(msg, value);
     sw_buf_putc(msg, ' ');
 }
 
@@ -146,8 +143,8 @@ static bool labels_ok(const char *s, char *why, size_t why_size)
         if (strlen(seen) + strlen(key) < sizeof(seen)) strcat(seen, key + 1);
         for (const char *v = eq + 1; v < comma; v++)
             if ((unsigned char)*v < 0x20 || (unsigned char)*v >= 0x7f) {
-                snprintf(why, why_size, "has a control or non-ASCII byte in label \"%.*s\"",
-                         (int)n, p);
+                snprintf(why, why_size, "has a control or non-ASCII byte in label \"%.*s\"", (int)n,
+                         p);
                 return false;
             }
         p = *comma ? comma + 1 : comma;
@@ -239,8 +236,7 @@ static bool list_parse(const prop_t *prop, const char *value, conf_val_t *val, s
         char *el = sw_memdup0(s, (size_t)(e - s));
         if ((prop->flags & PROP_F_URL) && !url_ok(el))
             why = "is not an http:// or https:// URL without blanks";
-        else if (prop->flags & PROP_F_IDFILE)
-            why = idfile_problem(el);
+        else if (prop->flags & PROP_F_IDFILE) why = idfile_problem(el);
         free(el);
         if (!why && (prop->flags & PROP_F_TOPIC) && *s != '^')
             why = topic_problem(s, (size_t)(e - s));
@@ -249,10 +245,8 @@ static bool list_parse(const prop_t *prop, const char *value, conf_val_t *val, s
             sw_buf_puts(msg, "configuration property ");
             sw_conf_put_quoted(msg, prop->name);
             sw_buf_puts(msg, ": element ");
-            if (secret)
-                sw_buf_puts(msg, REDACTED);
-            else
-                sw_conf_put_quoted(msg, elem);
+            if (secret) sw_buf_puts(msg, REDACTED);
+            else sw_conf_put_quoted(msg, elem);
             sw_buf_printf(msg, " %s", why);
             free(elem);
             sw_conf_val_clear(val);
@@ -278,7 +272,7 @@ static bool list_parse(const prop_t *prop, const char *value, conf_val_t *val, s
 /* Parse @p value for @p prop into a fresh @p val. @returns SW_CONF_OK, or
  * SW_CONF_INVALID with the message in errstr and @p val left empty. */
 sw_conf_res_t sw_conf_prop_parse(const prop_t *prop, const char *value, conf_val_t *val,
-                                char *errstr, size_t errstr_size)
+                                 char *errstr, size_t errstr_size)
 {
     memset(val, 0, sizeof(*val));
     bool secret = sw_conf_prop_secret(prop);
@@ -362,14 +356,14 @@ sw_conf_res_t sw_conf_prop_parse(const prop_t *prop, const char *value, conf_val
         } else if ((prop->flags & PROP_F_URL) && !url_ok(value)) {
             why = "is not an http:// or https:// URL without blanks (or empty)";
         } else if ((prop->flags & PROP_F_URLS) && !urls_ok(value)) {
-            why = "is not a comma-separated list of http:// or https:// URLs without blanks "
-                  "(or empty)";
+            why =
+                "is not a comma-separated list of http:// or https:// URLs without blanks "
+                "(or empty)";
         } else if ((prop->flags & PROP_F_LABELS) && !labels_ok(value, lab_err, sizeof(lab_err))) {
             why = lab_err;
         } else if ((int64_t)len < prop->min || (int64_t)len > prop->max) {
             value_err_start(&msg, prop->name, value, secret);
-            if (len == 0)
-                sw_buf_puts(&msg, "is empty (expected a non-empty string)");
+            if (len == 0) sw_buf_puts(&msg, "is empty (expected a non-empty string)");
             else
                 sw_buf_printf(&msg, "is %zu characters long (expected %lld..%lld)", len,
                               (long long)prop->min, (long long)prop->max);
@@ -395,4 +389,3 @@ err:
     sw_conf_val_clear(val);
     return SW_CONF_INVALID;
 }
-

@@ -27,17 +27,17 @@
 #define MAX_MS 3600000
 #define MAX_PREFIX 64
 
-#define BASE_MIN (28 * GIB)   /* model + optimizer state, per rank */
+#define BASE_MIN (28 * GIB) /* model + optimizer state, per rank */
 #define BASE_MAX (36 * GIB)
-#define SAW_MIN (1434 * MIB)  /* activation sawtooth of one training step */
+#define SAW_MIN (1434 * MIB) /* activation sawtooth of one training step */
 #define SAW_MAX (1638 * MIB)
 #define NOISE (24 * MIB)      /* uniform noise, +-NOISE */
 #define CTX_BYTES (512 * MIB) /* device_used - allocator_reserved */
 #define FRAG_MIN (192 * MIB)  /* allocator_reserved - allocator_allocated */
 #define FRAG_SPAN (128 * MIB)
-#define STEP_SAMPLES 10       /* samples per training step */
-#define FWD_SAMPLES 5         /* the forward phase: first half of a step */
-#define HOLD_MS 3000          /* a storm holds ~3 s, then memory drops back */
+#define STEP_SAMPLES 10 /* samples per training step */
+#define FWD_SAMPLES 5   /* the forward phase: first half of a step */
+#define HOLD_MS 3000    /* a storm holds ~3 s, then memory drops back */
 #define NET_MAX_NS (5 * MS_NS)
 #define STORM_BYTES_MIN (2 * GIB)
 #define STORM_BYTES_MAX (40 * GIB)
@@ -45,8 +45,22 @@
 
 /* Purposes of random draws: one hash stream each. */
 enum {
-    T_START = 1, T_SKEW, T_BASE, T_AMP, T_JIT, T_NOISE, T_FRAG, T_NET, T_LATE,
-    T_LATE_BY, T_DUP, T_DUP_BY, T_SPREAD, T_RISE_LEN, T_RISE_FIRST, T_RISE_MID,
+    T_START = 1,
+    T_SKEW,
+    T_BASE,
+    T_AMP,
+    T_JIT,
+    T_NOISE,
+    T_FRAG,
+    T_NET,
+    T_LATE,
+    T_LATE_BY,
+    T_DUP,
+    T_DUP_BY,
+    T_SPREAD,
+    T_RISE_LEN,
+    T_RISE_FIRST,
+    T_RISE_MID,
     T_STORM_RANK
 };
 
@@ -60,16 +74,16 @@ typedef enum gkind_e {
 
 /* One generated event, not yet formatted. */
 typedef struct gev_s {
-    int64_t arrival_ns; /* true time + network delay (+ late delay) */
-    uint64_t order;     /* production order within the rank (tie-break) */
-    int64_t true_ns;    /* on the common clock */
-    int64_t ts_ns;      /* raw timestamp: true time + the rank's skew */
+    int64_t arrival_ns;                        /* true time + network delay (+ late delay) */
+    uint64_t order;                            /* production order within the rank (tie-break) */
+    int64_t true_ns;                           /* on the common clock */
+    int64_t ts_ns;                             /* raw timestamp: true time + the rank's skew */
     int64_t used, reserved, allocated, change; /* bytes (samples only) */
-    int64_t step;       /* training step (phase events) */
-    int64_t seq;        /* phase_scope.sequence */
-    uint8_t kind;       /* gkind_t */
-    bool dup;           /* a re-emitted copy */
-    bool late;          /* delayed by 2-5 intervals */
+    int64_t step;                              /* training step (phase events) */
+    int64_t seq;                               /* phase_scope.sequence */
+    uint8_t kind;                              /* gkind_t */
+    bool dup;                                  /* a re-emitted copy */
+    bool late;                                 /* delayed by 2-5 intervals */
 } gev_t;
 
 /* A rank's plan for one storm, in sample indexes. */
@@ -83,22 +97,22 @@ typedef struct gplan_s {
 } gplan_t;
 
 typedef struct grank_s {
-    uint64_t key;        /* hash key of (seed, job, rank) */
+    uint64_t key; /* hash key of (seed, job, rank) */
     int32_t job, rank;
-    int64_t start_ns;    /* true time of sample 0 before jitter */
-    int64_t skew_ns;     /* added to every raw timestamp */
-    int64_t base, amp;   /* baseline and sawtooth amplitude, bytes */
-    int64_t next_i;      /* next sample to produce */
-    int ph;              /* phase events already produced before next_i */
-    bool closed;         /* the final phase exit was produced */
-    int64_t seq;         /* last phase sequence number */
-    uint64_t order;      /* events produced */
-    bool has_prev;       /* prev_alloc is set */
-    int64_t prev_alloc;  /* allocator_allocated_bytes of the previous sample */
-    gplan_t plan;        /* current or next storm */
-    bool has_next;       /* next holds the produced, unqueued event */
+    int64_t start_ns;   /* true time of sample 0 before jitter */
+    int64_t skew_ns;    /* added to every raw timestamp */
+    int64_t base, amp;  /* baseline and sawtooth amplitude, bytes */
+    int64_t next_i;     /* next sample to produce */
+    int ph;             /* phase events already produced before next_i */
+    bool closed;        /* the final phase exit was produced */
+    int64_t seq;        /* last phase sequence number */
+    uint64_t order;     /* events produced */
+    bool has_prev;      /* prev_alloc is set */
+    int64_t prev_alloc; /* allocator_allocated_bytes of the previous sample */
+    gplan_t plan;       /* current or next storm */
+    bool has_next;      /* next holds the produced, unqueued event */
     gev_t next;
-    gev_t *pend;         /* min-heap by (arrival, order, dup) */
+    gev_t *pend; /* min-heap by (arrival, order, dup) */
     uint32_t npend, cap;
 } grank_t;
 
@@ -109,23 +123,23 @@ typedef struct hent_s {
 
 struct sw_gen_s {
     sw_gen_opts_t opts;
-    char *prefix;         /* owned copy of opts.job_prefix */
-    char *job_id_buf;     /* all job ids, NUL-separated */
-    char **job_ids;       /* into job_id_buf */
+    char *prefix;     /* owned copy of opts.job_prefix */
+    char *job_id_buf; /* all job ids, NUL-separated */
+    char **job_ids;   /* into job_id_buf */
     size_t *job_id_len;
     size_t max_job_id_len;
     int64_t interval_ns;
-    double jit_ns;        /* max |jitter| */
+    double jit_ns; /* max |jitter| */
     int64_t skew_ns;
     int64_t spread_ns;
-    int64_t hold;         /* samples a storm holds */
-    int64_t first_onset;  /* sample of the first storm on the storm rank */
-    int64_t spacing;      /* samples between storms */
+    int64_t hold;        /* samples a storm holds */
+    int64_t first_onset; /* sample of the first storm on the storm rank */
+    int64_t spacing;     /* samples between storms */
     int64_t hosts_per_job;
     uint64_t seed_key;
-    grank_t *ranks;       /* jobs * ranks, job-major */
+    grank_t *ranks; /* jobs * ranks, job-major */
     size_t nranks;
-    hent_t *heap;         /* ranks with queued events, by (arrival, idx) */
+    hent_t *heap; /* ranks with queued events, by (arrival, idx) */
     size_t nheap;
     sw_gen_storm_t *truth;
     size_t ntruth;
@@ -174,7 +188,8 @@ static inline int64_t boundary_true_ns(const sw_gen_t *gen, const grank_t *rk, i
 static inline int64_t normal_used(const grank_t *rk, int64_t i)
 {
     int64_t saw = rk->amp * (i % STEP_SAMPLES) / (STEP_SAMPLES - 1);
-    int64_t noise = (int64_t)(u01(rnd(rk->key, (uint64_t)i, T_NOISE)) * (double)(2 * NOISE + 1)) - NOISE;
+    int64_t noise = (int64_t)(u01(rnd(rk->key, (uint64_t)i, T_NOISE)) * (double)(2 * NOISE + 1)) -
+                    NOISE;
     return rk->base + saw + noise;
 }
 
@@ -186,7 +201,8 @@ static int64_t max64(int64_t a, int64_t b)
 /* Threshold of SPEC 3.3 for a rank whose largest device_used is max_used. */
 static int64_t spike_threshold(int64_t max_used)
 {
-    return max64(SW_DEFAULT_SPIKE_MIN_BYTES, (int64_t)((double)max_used * SW_DEFAULT_SPIKE_FRACTION));
+    return max64(SW_DEFAULT_SPIKE_MIN_BYTES,
+                 (int64_t)((double)max_used * SW_DEFAULT_SPIKE_FRACTION));
 }
 
 static int64_t ring_distance(int64_t a, int64_t b, int64_t n)
@@ -230,7 +246,8 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
     int64_t thr_hi = spike_threshold(rk->base + rk->amp + NOISE + storm) + MIB;
     int64_t thr_lo = spike_threshold(rk->base - NOISE + storm) - MIB;
     int64_t lo = max64(thr_hi, storm - thr_lo + MIB), hi = storm - 2 * MIB;
-    int64_t first = lo <= hi ? lo + (int64_t)((double)(hi - lo) * 0.5 * u01(rnd(rk->key, kk, T_RISE_FIRST)))
+    int64_t first = lo <= hi ? lo + (int64_t)((double)(hi - lo) * 0.5 *
+                                              u01(rnd(rk->key, kk, T_RISE_FIRST)))
                              : storm / 10 * 6; /* too small to be sure of detection */
     pl->h = h;
     pl->len = 2 + (int)(rnd(rk->key, kk, T_RISE_LEN) & 1);
@@ -261,7 +278,8 @@ static bool phase_event(grank_t *rk, gev_t *ev, gkind_t kind, int64_t step, int6
     ev->seq = ++rk->seq;
     ev->true_ns = true_ns;
     ev->ts_ns = true_ns + rk->skew_ns;
-    ev->arrival_ns = true_ns + (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
+    ev->arrival_ns = true_ns +
+                     (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
     return true;
 }
 
@@ -317,9 +335,11 @@ static bool rank_produce(const sw_gen_t *gen, grank_t *rk, gev_t *ev)
     ev->change = rk->has_prev ? ev->allocated - rk->prev_alloc : 0;
     rk->has_prev = true;
     rk->prev_alloc = ev->allocated;
-    ev->arrival_ns = ev->true_ns + (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
+    ev->arrival_ns = ev->true_ns +
+                     (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
     if (gen->opts.late > 0 && u01(rnd(rk->key, ev->order, T_LATE)) < gen->opts.late) {
-        double by = (2.0 + 3.0 * u01(rnd(rk->key, ev->order, T_LATE_BY))) * (double)gen->interval_ns;
+        double by = (2.0 + 3.0 * u01(rnd(rk->key, ev->order, T_LATE_BY))) *
+                    (double)gen->interval_ns;
         ev->arrival_ns += (int64_t)by;
         ev->late = true;
     }
@@ -465,7 +485,8 @@ static char *put_phase_meta(char *p, const grank_t *rk, const gev_t *ev)
     bool enter = ev->kind == GK_FWD_ENTER || ev->kind == GK_BWD_ENTER;
     bool fwd = ev->kind == GK_FWD_ENTER || ev->kind == GK_FWD_EXIT;
     PUT(p, "{\"phase_scope\": {\"action\": \"");
-    if (enter) PUT(p, "enter"); else PUT(p, "exit");
+    if (enter) PUT(p, "enter");
+    else PUT(p, "exit");
     if (fwd) PUT(p, "\", \"name\": \"forward\", \"path\": [\"train\", \"forward\"]");
     else PUT(p, "\", \"name\": \"backward\", \"path\": [\"train\", \"backward\"]");
     PUT(p, ", \"depth\": 2, \"scope_id\": \"s-");
@@ -474,9 +495,11 @@ static char *put_phase_meta(char *p, const grank_t *rk, const gev_t *ev)
     p = put_u64(p, (uint64_t)rk->rank);
     *p++ = '-';
     p = put_u64(p, (uint64_t)ev->step);
-    if (fwd) PUT(p, "-fwd"); else PUT(p, "-bwd");
-    PUT(p, "\", \"parent_scope_id\": null, \"thread_id\": 1, \"thread_name\": \"MainThread\", "
-           "\"sequence\": ");
+    if (fwd) PUT(p, "-fwd");
+    else PUT(p, "-bwd");
+    PUT(p,
+        "\", \"parent_scope_id\": null, \"thread_id\": 1, \"thread_name\": \"MainThread\", "
+        "\"sequence\": ");
     p = put_i64(p, ev->seq);
     PUT(p, "}}");
     return p;
@@ -512,8 +535,9 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     p = put_i64(p, ev->allocated);
     PUT(p, ", \"allocator_reserved_bytes\": ");
     p = put_i64(p, ev->reserved);
-    PUT(p, ", \"allocator_active_bytes\": null, \"allocator_inactive_bytes\": null, "
-           "\"allocator_change_bytes\": ");
+    PUT(p,
+        ", \"allocator_active_bytes\": null, \"allocator_inactive_bytes\": null, "
+        "\"allocator_change_bytes\": ");
     p = put_i64(p, ev->change);
     PUT(p, ", \"device_used_bytes\": ");
     p = put_i64(p, ev->used);
@@ -566,12 +590,12 @@ void sw_gen_opts_default(sw_gen_opts_t *opts)
     opts->job_prefix = "job";
 }
 
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            snprintf(errstr, errstr_size, __VA_ARGS__);     \
-            return false;                                   \
-        }                                                   \
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (!(cond)) {                                  \
+            snprintf(errstr, errstr_size, __VA_ARGS__); \
+            return false;                               \
+        }                                               \
     } while (0)
 
 static bool in_range(double v, double lo, double hi)
@@ -590,9 +614,10 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           (long long)o->jobs, MAX_JOBS);
     CHECK(o->jobs * o->ranks <= MAX_TOTAL_RANKS,
           "--jobs %lld with --ranks %lld make %lld ranks in all (expected at most %d)",
-          (long long)o->jobs, (long long)o->ranks, (long long)(o->jobs * o->ranks), MAX_TOTAL_RANKS);
-    CHECK(o->storms >= 0 && o->storms <= MAX_STORMS, "--storms %lld is out of range (expected 0..%d)",
-          (long long)o->storms, MAX_STORMS);
+          (long long)o->jobs, (long long)o->ranks, (long long)(o->jobs * o->ranks),
+          MAX_TOTAL_RANKS);
+    CHECK(o->storms >= 0 && o->storms <= MAX_STORMS,
+          "--storms %lld is out of range (expected 0..%d)", (long long)o->storms, MAX_STORMS);
     CHECK(o->jobs * o->storms <= MAX_TRUTH,
           "--jobs %lld with --storms %lld make %lld storms in all (expected at most %d)",
           (long long)o->jobs, (long long)o->storms, (long long)(o->jobs * o->storms), MAX_TRUTH);
@@ -603,10 +628,12 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           (long long)o->storm_rank, (long long)o->ranks, (long long)(o->ranks - 1));
     CHECK(o->interval_ms >= 1 && o->interval_ms <= MAX_MS,
           "--interval-ms %lld is out of range (expected 1..%d)", (long long)o->interval_ms, MAX_MS);
-    CHECK(in_range(o->jitter, 0.0, 0.45), "--jitter %g is out of range (expected 0..0.45)", o->jitter);
-    CHECK(o->skew_ms >= 0 && o->skew_ms <= MAX_MS, "--skew-ms %lld is out of range (expected 0..%d)",
-          (long long)o->skew_ms, MAX_MS);
-    CHECK(in_range(o->storm_at, 0.0, 1.0), "--storm-at %g is out of range (expected 0..1)", o->storm_at);
+    CHECK(in_range(o->jitter, 0.0, 0.45), "--jitter %g is out of range (expected 0..0.45)",
+          o->jitter);
+    CHECK(o->skew_ms >= 0 && o->skew_ms <= MAX_MS,
+          "--skew-ms %lld is out of range (expected 0..%d)", (long long)o->skew_ms, MAX_MS);
+    CHECK(in_range(o->storm_at, 0.0, 1.0), "--storm-at %g is out of range (expected 0..1)",
+          o->storm_at);
     CHECK(o->spread_ms >= 0 && o->spread_ms <= MAX_MS,
           "--spread-ms %lld is out of range (expected 0..%d)", (long long)o->spread_ms, MAX_MS);
     CHECK(o->storm_bytes >= STORM_BYTES_MIN && o->storm_bytes <= STORM_BYTES_MAX,
@@ -617,8 +644,9 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
     CHECK(in_range(o->late, 0.0, 1.0), "--late %g is out of range (expected 0..1)", o->late);
     CHECK(o->job_prefix != NULL, "--job-prefix is missing (expected 1..%d characters)", MAX_PREFIX);
     size_t plen = strlen(o->job_prefix);
-    CHECK(plen >= 1 && plen <= MAX_PREFIX, "--job-prefix \"%s\" has %zu characters (expected 1..%d)",
-          o->job_prefix, plen, MAX_PREFIX);
+    CHECK(plen >= 1 && plen <= MAX_PREFIX,
+          "--job-prefix \"%s\" has %zu characters (expected 1..%d)", o->job_prefix, plen,
+          MAX_PREFIX);
     for (size_t i = 0; i < plen; i++) {
         unsigned char c = (unsigned char)o->job_prefix[i];
         CHECK(c >= 0x20 && c < 0x7f && c != '"' && c != '\\',
@@ -633,7 +661,8 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           "%lld..%lld, so that no timestamp is negative)",
           (long long)o->start_ns, (long long)o->skew_ms, (long long)o->interval_ms,
           (long long)(skew_ns + interval_ns), (long long)(INT64_MAX / 2));
-    CHECK((double)o->start_ns + ((double)o->samples + 16.0) * (double)interval_ns + (double)skew_ns <
+    CHECK((double)o->start_ns + ((double)o->samples + 16.0) * (double)interval_ns +
+                  (double)skew_ns <
               9.0e18,
           "--samples %lld at --interval-ms %lld from --start-ns %lld run past the largest "
           "timestamp (2^63-1 ns)",
@@ -675,8 +704,10 @@ static void rank_init(sw_gen_t *gen, grank_t *rk, int32_t job, int32_t rank)
     rk->job = job;
     rk->rank = rank;
     rk->key = mix64(gen->seed_key ^ mix64(((uint64_t)(uint32_t)job << 32) | (uint32_t)rank));
-    rk->start_ns = gen->opts.start_ns + (int64_t)(u01(rnd(rk->key, 0, T_START)) * (double)gen->interval_ns);
-    rk->skew_ns = (int64_t)llround((2.0 * u01(rnd(rk->key, 0, T_SKEW)) - 1.0) * (double)gen->skew_ns);
+    rk->start_ns = gen->opts.start_ns +
+                   (int64_t)(u01(rnd(rk->key, 0, T_START)) * (double)gen->interval_ns);
+    rk->skew_ns = (int64_t)llround((2.0 * u01(rnd(rk->key, 0, T_SKEW)) - 1.0) *
+                                   (double)gen->skew_ns);
     rk->base = BASE_MIN + (int64_t)(u01(rnd(rk->key, 0, T_BASE)) * (double)(BASE_MAX - BASE_MIN));
     rk->amp = SAW_MIN + (int64_t)(u01(rnd(rk->key, 0, T_AMP)) * (double)(SAW_MAX - SAW_MIN));
 }

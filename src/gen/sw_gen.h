@@ -27,23 +27,24 @@
  * Errors of sw_gen_new() name a field by its CLI option (--ranks, ...).
  */
 typedef struct sw_gen_opts_s {
-    int64_t ranks;          /**< ranks per job, 1..131072 (default 8) */
-    int64_t samples;        /**< samples per rank, 1..100000000 (default 600) */
-    int64_t jobs;           /**< jobs, 1..100000 (default 1); jobs*ranks <= 262144 */
-    uint64_t seed;          /**< PRNG seed (default 1) */
-    int64_t storm_rank;     /**< 0..ranks-1, or SW_GEN_STORM_RANK_DEFAULT/RANDOM */
-    int64_t storms;         /**< storms per job, 0..10000 (default 1) */
-    int64_t interval_ms;    /**< sampling interval, ms, 1..3600000 (default 100) */
-    double jitter;          /**< sample time jitter, fraction of the interval, 0..0.45 (default 0.02) */
-    int64_t skew_ms;        /**< max clock skew per rank, ms, 0..3600000 (default 50) */
-    int64_t start_ns;       /**< job start, ns on the true clock (default 1763700000000000000) */
-    double storm_at;        /**< first storm, fraction of the timeline, 0..1 (default 0.5) */
-    int64_t spread_ms;      /**< spread delay unit, ms, 0..3600000 (default 300) */
-    int64_t storm_bytes;    /**< rise of a storm, bytes, 2 GiB..40 GiB (default 8 GiB) */
-    bool phases;            /**< emit forward/backward phase boundaries (default false) */
-    double duplicates;      /**< probability that a sample is delivered twice, 0..1 */
-    double late;            /**< probability that a sample arrives 2-5 intervals late, 0..1 */
-    const char *job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
+    int64_t ranks;       /**< ranks per job, 1..131072 (default 8) */
+    int64_t samples;     /**< samples per rank, 1..100000000 (default 600) */
+    int64_t jobs;        /**< jobs, 1..100000 (default 1); jobs*ranks <= 262144 */
+    uint64_t seed;       /**< PRNG seed (default 1) */
+    int64_t storm_rank;  /**< 0..ranks-1, or SW_GEN_STORM_RANK_DEFAULT/RANDOM */
+    int64_t storms;      /**< storms per job, 0..10000 (default 1) */
+    int64_t interval_ms; /**< sampling interval, ms, 1..3600000 (default 100) */
+    double jitter;     /**< sample time jitter, fraction of the interval, 0..0.45 (default 0.02) */
+    int64_t skew_ms;   /**< max clock skew per rank, ms, 0..3600000 (default 50) */
+    int64_t start_ns;  /**< job start, ns on the true clock (default 1763700000000000000) */
+    double storm_at;   /**< first storm, fraction of the timeline, 0..1 (default 0.5) */
+    int64_t spread_ms; /**< spread delay unit, ms, 0..3600000 (default 300) */
+    int64_t storm_bytes; /**< rise of a storm, bytes, 2 GiB..40 GiB (default 8 GiB) */
+    bool phases;         /**< emit forward/backward phase boundaries (default false) */
+    double duplicates;   /**< probability that a sample is delivered twice, 0..1 */
+    double late;         /**< probability that a sample arrives 2-5 intervals late, 0..1 */
+    const char *
+        job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
 } sw_gen_opts_t;
 
 /** Ground truth of one storm of one job. */

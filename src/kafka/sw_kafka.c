@@ -13,7 +13,7 @@
 #include "sw_alloc.h"
 
 struct sw_mock_s {
-    rd_kafka_t *rk;                  /* hosts the cluster */
+    rd_kafka_t *rk; /* hosts the cluster */
     rd_kafka_mock_cluster_t *mcluster;
     int brokers;
     char *bootstrap;
@@ -23,8 +23,10 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
 {
     sw_kafka_ctx_t *ctx = rd_kafka_opaque(rk);
     if (!ctx || !ctx->log) return;
-    sw_log_level_t lv = level <= 3 ? SW_LOG_ERROR : level == 4 ? SW_LOG_WARN
-                        : level <= 6 ? SW_LOG_INFO : SW_LOG_DEBUG;
+    sw_log_level_t lv = level <= 3   ? SW_LOG_ERROR
+                        : level == 4 ? SW_LOG_WARN
+                        : level <= 6 ? SW_LOG_INFO
+                                     : SW_LOG_DEBUG;
     sw_log(ctx->log, lv, "librdkafka %s %s: %s", rd_kafka_name(rk), fac, buf);
 }
 
@@ -61,22 +63,17 @@ const char *sw_kafka_err_kind(int err)
     case RD_KAFKA_RESP_ERR__TRANSPORT:
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
     case RD_KAFKA_RESP_ERR__RESOLVE:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT:
-        return "broker unreachable";
+    case RD_KAFKA_RESP_ERR__TIMED_OUT: return "broker unreachable";
     case RD_KAFKA_RESP_ERR__AUTHENTICATION:
     case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
     case RD_KAFKA_RESP_ERR_ILLEGAL_SASL_STATE:
-    case RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM:
-        return "authentication failed";
-    case RD_KAFKA_RESP_ERR__SSL:
-        return "TLS failed";
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM: return "authentication failed";
+    case RD_KAFKA_RESP_ERR__SSL: return "TLS failed";
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
-    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
-        return "not authorized";
-    default:
-        return NULL;
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED: return "not authorized";
+    default: return NULL;
     }
 }
 
@@ -127,12 +124,13 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
         {"client.id", "stormwatch"},
         {NULL, NULL},
     };
-    const struct kv *defs = role == SW_KAFKA_CONSUMER ? consumer
+    const struct kv *defs = role == SW_KAFKA_CONSUMER   ? consumer
                             : role == SW_KAFKA_PRODUCER ? producer
                                                         : admin;
     for (const struct kv *d = defs; d->k; d++)
         if (sw_kafka_set(kc, d->k, d->v, errstr, errstr_size)) goto err;
-    if (bootstrap && *bootstrap && sw_kafka_set(kc, "bootstrap.servers", bootstrap, errstr, errstr_size))
+    if (bootstrap && *bootstrap &&
+        sw_kafka_set(kc, "bootstrap.servers", bootstrap, errstr, errstr_size))
         goto err;
     if (role == SW_KAFKA_CONSUMER && group_id &&
         sw_kafka_set(kc, "group.id", group_id, errstr, errstr_size))
@@ -235,8 +233,7 @@ void sw_mock_destroy(sw_mock_t *m)
     free(m);
 }
 
-sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr,
-                              size_t errstr_size)
+sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr, size_t errstr_size)
 {
     size_t n = strlen(path) + 16;
     char *tmp = sw_malloc(n);
@@ -269,8 +266,9 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
     const char *other = producer ? "kafka.consumer." : "kafka.producer.";
     char errstr[512];
     if (strncmp(pair, other, 15) == 0) {
-        fprintf(stderr, "stormwatch %s: option -X: \"%.*s\" configures the %s, and %s has only a %s\n",
-                cmd, (int)strcspn(pair, "="), pair, producer ? "consumer" : "producer", cmd,
+        fprintf(stderr,
+                "stormwatch %s: option -X: \"%.*s\" configures the %s, and %s has only a %s\n", cmd,
+                (int)strcspn(pair, "="), pair, producer ? "consumer" : "producer", cmd,
                 producer ? "producer" : "consumer");
         return false;
     }
@@ -310,7 +308,9 @@ const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *
                                                 : "kafka.consumer.bootstrap.servers";
     if (sw_conf_get_str(conf, "kafka.bootstrap.servers") || sw_conf_get_str(conf, own))
         return ""; /* the pass-through sets it */
-    fprintf(stderr, "stormwatch %s: no Kafka bootstrap servers: give -b HOST:PORT or set "
-                    "STORMWATCH_BOOTSTRAP_SERVERS\n", cmd);
+    fprintf(stderr,
+            "stormwatch %s: no Kafka bootstrap servers: give -b HOST:PORT or set "
+            "STORMWATCH_BOOTSTRAP_SERVERS\n",
+            cmd);
     return NULL;
 }

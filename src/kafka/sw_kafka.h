@@ -21,7 +21,7 @@
 typedef enum sw_kafka_role_e {
     SW_KAFKA_CONSUMER = 0,
     SW_KAFKA_PRODUCER = 1,
-    SW_KAFKA_ADMIN = 2   /**< a plain client: metadata, mock host */
+    SW_KAFKA_ADMIN = 2 /**< a plain client: metadata, mock host */
 } sw_kafka_role_t;
 
 /**
@@ -109,7 +109,6 @@ sw_err_t sw_mock_topic(sw_mock_t *m, const char *topic, int partitions, char *er
 void sw_mock_destroy(sw_mock_t *m);
 
 /** @brief Write @p text and a newline to @p path atomically (tmp + rename). */
-sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr,
-                              size_t errstr_size);
+sw_err_t sw_write_file_atomic(const char *path, const char *text, char *errstr, size_t errstr_size);
 
 #endif /* SW_KAFKA_H */

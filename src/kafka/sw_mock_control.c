@@ -20,15 +20,24 @@ static const struct {
     const char *name;
     int16_t key;
 } k_apis[] = {
-    {"Produce", 0},          {"Fetch", 1},
-    {"ListOffsets", 2},      {"Metadata", 3},
-    {"OffsetCommit", 8},     {"OffsetFetch", 9},
-    {"FindCoordinator", 10}, {"JoinGroup", 11},
-    {"Heartbeat", 12},       {"LeaveGroup", 13},
-    {"SyncGroup", 14},       {"DescribeGroups", 15},
-    {"ApiVersions", 18},     {"InitProducerId", 22},
-    {"OffsetForLeaderEpoch", 23}, {"AddPartitionsToTxn", 24},
-    {"AddOffsetsToTxn", 25}, {"EndTxn", 26},
+    {"Produce", 0},
+    {"Fetch", 1},
+    {"ListOffsets", 2},
+    {"Metadata", 3},
+    {"OffsetCommit", 8},
+    {"OffsetFetch", 9},
+    {"FindCoordinator", 10},
+    {"JoinGroup", 11},
+    {"Heartbeat", 12},
+    {"LeaveGroup", 13},
+    {"SyncGroup", 14},
+    {"DescribeGroups", 15},
+    {"ApiVersions", 18},
+    {"InitProducerId", 22},
+    {"OffsetForLeaderEpoch", 23},
+    {"AddPartitionsToTxn", 24},
+    {"AddOffsetsToTxn", 25},
+    {"EndTxn", 26},
     {"TxnOffsetCommit", 28},
 };
 #define N_APIS (sizeof(k_apis) / sizeof(k_apis[0]))
@@ -37,7 +46,8 @@ static const struct {
 bool sw_mock_topic_name_ok(const char *s, size_t n)
 {
     if (n == 0 || n > 249) return false;
-    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return false; /* Kafka reserves them */
+    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+        return false; /* Kafka reserves them */
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -48,15 +58,15 @@ bool sw_mock_topic_name_ok(const char *s, size_t n)
 }
 
 /* A decimal integer in [min, max]; false with errstr naming what. */
-static bool parse_ll(const char *what, const char *s, long long min, long long max,
-                     long long *out, char *errstr, size_t errstr_size)
+static bool parse_ll(const char *what, const char *s, long long min, long long max, long long *out,
+                     char *errstr, size_t errstr_size)
 {
     char *end = NULL;
     errno = 0;
     long long v = s ? strtoll(s, &end, 10) : 0;
     if (!s || end == s || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        snprintf(errstr, errstr_size, "%s \"%s\" is not an integer in %lld..%lld", what,
-                 s ? s : "", min, max);
+        snprintf(errstr, errstr_size, "%s \"%s\" is not an integer in %lld..%lld", what, s ? s : "",
+                 min, max);
         return false;
     }
     *out = v;
@@ -73,8 +83,7 @@ static bool api_by_name(const char *name, int16_t *key, char *errstr, size_t err
     size_t n = (size_t)snprintf(errstr, errstr_size, "unknown request \"%s\" (expected one of",
                                 name);
     for (size_t i = 0; i < N_APIS && n < errstr_size; i++)
-        n += (size_t)snprintf(errstr + n, errstr_size - n, "%s %s", i ? "," : "",
-                              k_apis[i].name);
+        n += (size_t)snprintf(errstr + n, errstr_size - n, "%s %s", i ? "," : "", k_apis[i].name);
     if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
     return false;
 }
@@ -202,8 +211,9 @@ bool sw_mockctl_line(sw_mockctl_t *mk, char *line, char *errstr, size_t errstr_s
             return rk_ok(rd_kafka_mock_broker_set_rtt(sw_mock_cluster(mk->m), id, (int)v), errstr,
                          errstr_size);
         }
-        return rk_ok(!strcmp(tok[1], "down") ? rd_kafka_mock_broker_set_down(sw_mock_cluster(mk->m), id)
-                                             : rd_kafka_mock_broker_set_up(sw_mock_cluster(mk->m), id),
+        return rk_ok(!strcmp(tok[1], "down")
+                         ? rd_kafka_mock_broker_set_down(sw_mock_cluster(mk->m), id)
+                         : rd_kafka_mock_broker_set_up(sw_mock_cluster(mk->m), id),
                      errstr, errstr_size);
     }
     if (!strcmp(cmd, "errors")) return cmd_errors(mk, tok, ntok, errstr, errstr_size);
@@ -229,8 +239,8 @@ bool sw_mockctl_line(sw_mockctl_t *mk, char *line, char *errstr, size_t errstr_s
         }
         if (!parse_ll("partition", tok[2], 0, 100000, &v, errstr, errstr_size)) return false;
         if (!parse_ll("broker id", tok[3], -1, mk->brokers, &w, errstr, errstr_size) || w == 0) {
-            snprintf(errstr, errstr_size, "broker id \"%s\" is not 1..%d or -1 (no leader)",
-                     tok[3], mk->brokers);
+            snprintf(errstr, errstr_size, "broker id \"%s\" is not 1..%d or -1 (no leader)", tok[3],
+                     mk->brokers);
             return false;
         }
         return rk_ok(rd_kafka_mock_partition_set_leader(sw_mock_cluster(mk->m), tok[1], (int32_t)v,
@@ -246,8 +256,8 @@ bool sw_mockctl_line(sw_mockctl_t *mk, char *line, char *errstr, size_t errstr_s
             snprintf(errstr, errstr_size, "broker id \"%s\" is not 1..%d", tok[3], mk->brokers);
             return false;
         }
-        return rk_ok(rd_kafka_mock_coordinator_set(sw_mock_cluster(mk->m), tok[1], tok[2], id), errstr,
-                     errstr_size);
+        return rk_ok(rd_kafka_mock_coordinator_set(sw_mock_cluster(mk->m), tok[1], tok[2], id),
+                     errstr, errstr_size);
     }
     snprintf(errstr, errstr_size,
              "unknown command \"%s\" (expected topic, broker, errors, clear, leader, "

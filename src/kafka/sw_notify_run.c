@@ -35,8 +35,7 @@ static npart_t *npart(notify_t *n, int32_t partition)
     if ((size_t)partition >= n->n_parts) {
         size_t want = (size_t)partition + 1;
         n->parts = sw_reallocarray(n->parts, want, sizeof(*n->parts));
-        for (size_t i = n->n_parts; i < want; i++)
-            n->parts[i] = (npart_t){false, -1, -1, false};
+        for (size_t i = n->n_parts; i < want; i++) n->parts[i] = (npart_t){false, -1, -1, false};
         n->n_parts = want;
     }
     return &n->parts[partition];
@@ -71,11 +70,12 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
     sw_record_t rec;
     sw_arena_reset(&n->arena);
     if (!record_json(n, rkm, why, sizeof(why)) ||
-        sw_record_parse_json(n->json.data, n->json.len, &n->arena, &rec, why, sizeof(why)) != SW_OK) {
+        sw_record_parse_json(n->json.data, n->json.len, &n->arena, &rec, why, sizeof(why)) !=
+            SW_OK) {
         if (!replay) {
-            sw_log_limited(n->log, &n->lim_bad, SW_LOG_WARN, "%s [%d] offset %lld: %s; dead-lettered",
-                           rd_kafka_topic_name(rkm->rkt), (int)rkm->partition,
-                           (long long)rkm->offset, why);
+            sw_log_limited(n->log, &n->lim_bad, SW_LOG_WARN,
+                           "%s [%d] offset %lld: %s; dead-lettered", rd_kafka_topic_name(rkm->rkt),
+                           (int)rkm->partition, (long long)rkm->offset, why);
             if (!sw_nsink_dlq(n, rkm, why, NULL, 0, NULL)) return false;
             pt->done = rkm->offset + 1;
             pt->dirty = true;
@@ -91,15 +91,17 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
         for (int k = 0; k < SW_SINK__CNT; k++) {
             sink_t *s = &n->sinks[k];
             if (!s->on) continue;
-            if (sw_nsink_deliver(n, s, rkm, &rec, n->json.data, n->json.len) == SW_DELIV_STOPPED) return false;
+            if (sw_nsink_deliver(n, s, rkm, &rec, n->json.data, n->json.len) == SW_DELIV_STOPPED)
+                return false;
         }
         sw_nsink_set_paused(n, false);
         if (n->generation != gen) {
             /* A rebalance while it waited: the partition was revoked (its
              * next owner reads this record again from the committed
              * offset), maybe handed back (then re-read from there too). */
-            sw_log(n->log, SW_LOG_INFO, "%s [%d] offset %lld: rebalanced during its delivery; "
-                                        "left to the partition's owner",
+            sw_log(n->log, SW_LOG_INFO,
+                   "%s [%d] offset %lld: rebalanced during its delivery; "
+                   "left to the partition's owner",
                    rd_kafka_topic_name(rkm->rkt), (int)rkm->partition, (long long)rkm->offset);
             return true;
         }
@@ -109,9 +111,10 @@ static bool handle(notify_t *n, const rd_kafka_message_t *rkm)
     } else if (!replay && v == SW_NOTIFY_DUPLICATE) {
         n->duplicates++;
     }
-    sw_notify_apply(n->table, &rec, v, conf, n->json.data, n->json.len, rkm->partition,
-                    rkm->offset, sw_clock_ms());
-    if (n->m) sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
+    sw_notify_apply(n->table, &rec, v, conf, n->json.data, n->json.len, rkm->partition, rkm->offset,
+                    sw_clock_ms());
+    if (n->m)
+        sw_metrics_set(n->m, SW_M_NOTIFY_OPEN_EPISODES, (int64_t)sw_notify_open_count(n->table));
     /* A record re-read to rebuild was committed before: the commit never
      * moves back. */
     if (replay) return true;
@@ -174,8 +177,9 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
         if (rd_kafka_committed(rk, c, 30000))
-            sw_log(n->log, SW_LOG_WARN, "cannot read the committed offsets; starting from "
-                                        "auto.offset.reset");
+            sw_log(n->log, SW_LOG_WARN,
+                   "cannot read the committed offsets; starting from "
+                   "auto.offset.reset");
         for (int i = 0; i < list->cnt; i++) {
             rd_kafka_topic_partition_t *tp = &list->elems[i];
             const rd_kafka_topic_partition_t *ct = &c->elems[i];
@@ -268,7 +272,8 @@ static bool ensure_dlq_topic(notify_t *n)
     if (!n->opts->set->delivery.topics_create) {
         sw_log(n->log, SW_LOG_ERROR,
                "topic \"%s\" (notify.dlq.topic) does not exist: create it (1 partition, "
-               "cleanup.policy=delete) or set topics.create=on", n->dlq_topic);
+               "cleanup.policy=delete) or set topics.create=on",
+               n->dlq_topic);
         return false;
     }
     char err[256];
@@ -281,7 +286,8 @@ static bool ensure_dlq_topic(notify_t *n)
            n->dlq_topic);
     rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "delete");
     rd_kafka_queue_t *q = rd_kafka_queue_new(n->producer);
-    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(n->producer, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(n->producer,
+                                                           RD_KAFKA_ADMIN_OP_CREATETOPICS);
     rd_kafka_AdminOptions_set_request_timeout(o, 10000, err, sizeof(err));
     rd_kafka_CreateTopics(n->producer, &nt, 1, o, q);
     rd_kafka_event_t *ev = NULL;
@@ -290,7 +296,8 @@ static bool ensure_dlq_topic(notify_t *n)
     char text[256] = "no answer in 15 s";
     const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
     size_t cnt = 0;
-    const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &cnt) : NULL;
+    const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &cnt)
+                                             : NULL;
     if (cnt) {
         ce = rd_kafka_topic_result_error(tr[0]);
         snprintf(text, sizeof(text), "%s", rd_kafka_topic_result_error_string(tr[0]) ?: "");
@@ -338,8 +345,7 @@ static int setup(notify_t *n)
         return 2;
     }
     rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, n->opts->bootstrap,
-                                        n->opts->set->notify.group_id, &n->kctx, err,
-                                        sizeof(err));
+                                        n->opts->set->notify.group_id, &n->kctx, err, sizeof(err));
     if (!cc) {
         sw_log(n->log, SW_LOG_ERROR, "%s", err);
         return 2;
@@ -375,8 +381,10 @@ static int stop(notify_t *n)
     /* Stashed messages are not handled: the next owner reads them again. */
     for (size_t i = 0; i < n->n_stash; i++) rd_kafka_message_destroy(n->stash[i]);
     n->n_stash = 0;
-    sw_log(n->log, SW_LOG_INFO, "stopping: committing, flushing dead letters, leaving the group "
-                                "(at most %lld ms, shutdown.timeout.ms)", (long long)n->shutdown_ms);
+    sw_log(n->log, SW_LOG_INFO,
+           "stopping: committing, flushing dead letters, leaving the group "
+           "(at most %lld ms, shutdown.timeout.ms)",
+           (long long)n->shutdown_ms);
     commit(n, NULL, false);
     while (rd_kafka_outq_len(n->producer) > 0 && sw_clock_ms() < deadline &&
            !(n->opts->stops && *n->opts->stops > 1))
@@ -390,15 +398,18 @@ static int stop(notify_t *n)
         if (!rd_kafka_outq_len(n->producer)) break;
     }
     if (sw_clock_ms() >= deadline || (n->opts->stops && *n->opts->stops > 1)) {
-        sw_log(n->log, SW_LOG_WARN, "stop cut short after %lld ms: the group drops this member "
-                                    "after session.timeout.ms", (long long)(sw_clock_ms() - t0));
+        sw_log(n->log, SW_LOG_WARN,
+               "stop cut short after %lld ms: the group drops this member "
+               "after session.timeout.ms",
+               (long long)(sw_clock_ms() - t0));
         rd_kafka_destroy_flags(n->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         n->consumer = NULL;
         return 1;
     }
     rd_kafka_consumer_close(n->consumer);
-    sw_log(n->log, SW_LOG_INFO, "stopped in %lld ms (%llu delivered, %llu duplicates skipped, %llu "
-                                "dead-lettered)",
+    sw_log(n->log, SW_LOG_INFO,
+           "stopped in %lld ms (%llu delivered, %llu duplicates skipped, %llu "
+           "dead-lettered)",
            (long long)(sw_clock_ms() - t0), (unsigned long long)n->delivered,
            (unsigned long long)n->duplicates, (unsigned long long)n->dlq);
     return 0;

@@ -24,7 +24,7 @@ typedef struct sw_notify_run_opts_s {
     volatile sig_atomic_t *running; /**< cleared (SIGTERM/SIGINT) to stop */
     volatile sig_atomic_t *stops;   /**< stop requests so far; a second abandons the stop */
     const sw_log_t *log;
-    sw_metrics_t *metrics;          /**< NULL: no metrics */
+    sw_metrics_t *metrics; /**< NULL: no metrics */
 } sw_notify_run_opts_t;
 
 /**

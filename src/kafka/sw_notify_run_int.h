@@ -27,9 +27,9 @@ _Static_assert(SW_SINK__CNT == SW_METRICS_SINKS, "sinks of sw_notify.h and sw_me
 typedef struct sink_s {
     bool on;
     sw_sink_t kind;
-    char *urls_buf;                    /* owned copy of the URLs, split in place */
-    const char *urls[SW_NOTIFY_MAX_URLS];        /* POST targets (Alertmanager: .../api/v2/alerts) */
-    char *am_targets[SW_NOTIFY_MAX_URLS];        /* owned, Alertmanager only */
+    char *urls_buf;                       /* owned copy of the URLs, split in place */
+    const char *urls[SW_NOTIFY_MAX_URLS]; /* POST targets (Alertmanager: .../api/v2/alerts) */
+    char *am_targets[SW_NOTIFY_MAX_URLS]; /* owned, Alertmanager only */
     size_t n_urls;
     sw_notify_http_t *http;
     sw_notify_bucket_t bucket[SW_NOTIFY_MAX_URLS];
@@ -38,9 +38,9 @@ typedef struct sink_s {
 /* What is known of one partition of the alert topic. */
 typedef struct npart_s {
     bool assigned;
-    int64_t replay_until;  /* records below were delivered before: rebuild only */
-    int64_t done;          /* next offset to commit (-1: nothing done yet) */
-    bool dirty;            /* done moved since the last commit */
+    int64_t replay_until; /* records below were delivered before: rebuild only */
+    int64_t done;         /* next offset to commit (-1: nothing done yet) */
+    bool dirty;           /* done moved since the last commit */
 } npart_t;
 
 typedef struct notify_s {
@@ -50,7 +50,7 @@ typedef struct notify_s {
     sw_kafka_ctx_t kctx;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
-    const char *topic;       /* output.topic: the alerts */
+    const char *topic; /* output.topic: the alerts */
     const char *dlq_topic;
     int32_t alert_schema_id;
     sink_t sinks[SW_SINK__CNT];
@@ -62,22 +62,25 @@ typedef struct notify_s {
     int64_t commit_interval_ms;
     int64_t shutdown_ms;
     int64_t last_commit_ms;
-    uint64_t rnd;            /* xorshift state for the jitter */
+    uint64_t rnd; /* xorshift state for the jitter */
     sw_notify_resp_t resp;
     sw_buf_t body;
-    sw_buf_t json;           /* the record as JSON (Avro decoded) */
+    sw_buf_t json; /* the record as JSON (Avro decoded) */
     sw_arena_t arena;
     sw_log_limit_t lim_bad, lim_retry;
     uint64_t delivered, dlq, duplicates;
-    uint64_t generation;     /* assignments and revocations so far */
-    uint64_t dlq_failed;     /* dead letters the broker did not take */
-    bool paused;             /* the assignment is paused (a delivery waits) */
+    uint64_t generation;        /* assignments and revocations so far */
+    uint64_t dlq_failed;        /* dead letters the broker did not take */
+    bool paused;                /* the assignment is paused (a delivery waits) */
     rd_kafka_message_t **stash; /* read while paused, handled next (in order) */
     size_t n_stash, cap_stash;
     int64_t last_lag_ms;
 } notify_t;
 
-static inline bool sw_nrun_running(const notify_t *n) { return *n->opts->running && !n->kctx.fatal; }
+static inline bool sw_nrun_running(const notify_t *n)
+{
+    return *n->opts->running && !n->kctx.fatal;
+}
 
 /** @brief Add to a metric when the registry exists. */
 void sw_nrun_m_add(notify_t *n, sw_metric_t id, uint64_t v);
@@ -122,8 +125,8 @@ void sw_nsink_resend_due(notify_t *n);
  *        source), retried until the broker acknowledges it.
  * @returns false when a stop came first.
  */
-bool sw_nsink_dlq(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
-                  const char *sink, long status, const sw_buf_t *answer);
+bool sw_nsink_dlq(notify_t *n, const rd_kafka_message_t *rkm, const char *reason, const char *sink,
+                  long status, const sw_buf_t *answer);
 
 /** @brief Delivery reports of the dead-letter producer (rd_kafka_conf_set_dr_msg_cb). */
 void sw_nsink_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);

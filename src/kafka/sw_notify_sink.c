@@ -114,7 +114,8 @@ bool sw_nsink_setup(notify_t *n, sw_sink_t kind, char *errstr, size_t errstr_siz
     if (!*urls) return true;
     s->on = true;
     s->urls_buf = sw_strdup(urls);
-    s->n_urls = split_urls(s->urls_buf, s->urls, kind == SW_SINK_ALERTMANAGER ? SW_NOTIFY_MAX_URLS : 1);
+    s->n_urls = split_urls(s->urls_buf, s->urls,
+                           kind == SW_SINK_ALERTMANAGER ? SW_NOTIFY_MAX_URLS : 1);
     if (kind == SW_SINK_ALERTMANAGER) {
         for (size_t i = 0; i < s->n_urls; i++) {
             size_t len = strlen(s->urls[i]);
@@ -137,7 +138,8 @@ bool sw_nsink_setup(notify_t *n, sw_sink_t kind, char *errstr, size_t errstr_siz
     };
     s->http = sw_notify_http_new(&ho, errstr, errstr_size);
     if (!s->http) return false;
-    for (size_t i = 0; i < s->n_urls; i++) sw_notify_bucket_init(&s->bucket[i], rate, sw_clock_ms());
+    for (size_t i = 0; i < s->n_urls; i++)
+        sw_notify_bucket_init(&s->bucket[i], rate, sw_clock_ms());
     sw_log(n->log, SW_LOG_INFO, "sink %s: %zu URL%s, first %s", name, s->n_urls,
            s->n_urls == 1 ? "" : "s", s->urls[0]);
     return true;
@@ -154,7 +156,6 @@ void sw_nsink_destroy(notify_t *n)
 }
 
 /* ---- waiting ------------------------------------------------------------- */
-
 
 /* Pause or resume fetching of the whole assignment (a delivery waits:
  * the consumer is still polled, so it stays in the group past
@@ -187,8 +188,8 @@ bool sw_nsink_wait_ms(notify_t *n, int64_t ms)
         if (n->m) sw_metrics_heartbeat(n->m, sw_clock_ms());
         sw_nsink_resend_due(n);
         rd_kafka_poll(n->producer, 0);
-        rd_kafka_message_t *rkm =
-            rd_kafka_consumer_poll(n->consumer, (int)(left > 100 ? 100 : left));
+        rd_kafka_message_t *rkm = rd_kafka_consumer_poll(n->consumer,
+                                                         (int)(left > 100 ? 100 : left));
         if (rkm) {
             if (n->n_stash == n->cap_stash) {
                 n->cap_stash = n->cap_stash ? n->cap_stash * 2 : 16;
@@ -241,16 +242,17 @@ static bool dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *rea
     }
     if (answer && answer->len)
         rd_kafka_header_add(h, "stormwatch.notify.http.body", -1, answer->data,
-                            answer->len > SW_NOTIFY_DLQ_BODY_MAX ? SW_NOTIFY_DLQ_BODY_MAX : (ssize_t)answer->len);
+                            answer->len > SW_NOTIFY_DLQ_BODY_MAX ? SW_NOTIFY_DLQ_BODY_MAX
+                                                                 : (ssize_t)answer->len);
     rd_kafka_header_add(h, "stormwatch.source.topic", -1, rd_kafka_topic_name(rkm->rkt), -1);
     snprintf(tmp, sizeof(tmp), "%d", (int)rkm->partition);
     rd_kafka_header_add(h, "stormwatch.source.partition", -1, tmp, -1);
     snprintf(tmp, sizeof(tmp), "%lld", (long long)rkm->offset);
     rd_kafka_header_add(h, "stormwatch.source.offset", -1, tmp, -1);
     rd_kafka_resp_err_t e = rd_kafka_producev(
-        n->producer, RD_KAFKA_V_TOPIC(n->dlq_topic),
-        RD_KAFKA_V_KEY(rkm->key, rkm->key_len), RD_KAFKA_V_VALUE(rkm->payload, rkm->len),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
+        n->producer, RD_KAFKA_V_TOPIC(n->dlq_topic), RD_KAFKA_V_KEY(rkm->key, rkm->key_len),
+        RD_KAFKA_V_VALUE(rkm->payload, rkm->len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
     if (e) {
         rd_kafka_headers_destroy(h);
         sw_log(n->log, SW_LOG_ERROR, "cannot dead-letter %s [%d] offset %lld to %s: %s",
@@ -268,17 +270,17 @@ static bool dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *rea
 
 /* dlq_send() until it is written, backing off between tries.
  * @returns false when a stop came first. */
-bool sw_nsink_dlq(notify_t *n, const rd_kafka_message_t *rkm, const char *reason,
-                           const char *sink, long status, const sw_buf_t *answer)
+bool sw_nsink_dlq(notify_t *n, const rd_kafka_message_t *rkm, const char *reason, const char *sink,
+                  long status, const sw_buf_t *answer)
 {
     for (unsigned attempt = 0;; attempt++) {
         if (dlq_send(n, rkm, reason, sink, status, answer)) return true;
-        if (!sw_nsink_wait_ms(n, sw_notify_backoff_ms(&n->backoff, attempt, sw_nrun_rnd(n), -1))) return false;
+        if (!sw_nsink_wait_ms(n, sw_notify_backoff_ms(&n->backoff, attempt, sw_nrun_rnd(n), -1)))
+            return false;
     }
 }
 
 /* ---- delivery -------------------------------------------------------------- */
-
 
 /* The body of @p rec for sink @p s into n->body. @returns false when the
  * sink sends nothing for it. */
@@ -297,7 +299,7 @@ static bool make_body(notify_t *n, sink_t *s, const sw_record_t *rec, const char
 /* Deliver @p rec to sink @p s: retried until some URL accepts, or every
  * URL refuses for good (then dead-lettered). */
 sw_deliv_t sw_nsink_deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rkm,
-                       const sw_record_t *rec, const char *json, size_t len)
+                            const sw_record_t *rec, const char *json, size_t len)
 {
     for (unsigned attempt = 0;; attempt++) {
         if (!make_body(n, s, rec, json, len)) return SW_DELIV_DONE;
@@ -313,14 +315,14 @@ sw_deliv_t sw_nsink_deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rk
             } else if (o == SW_NOTIFY_RETRY) {
                 retry = true;
                 int64_t ra;
-                if (sw_notify_retry_after(n->resp.retry_after, sw_wall_ms(), &ra) && ra > retry_after)
+                if (sw_notify_retry_after(n->resp.retry_after, sw_wall_ms(), &ra) &&
+                    ra > retry_after)
                     retry_after = ra;
                 char what[300];
                 if (status)
                     snprintf(what, sizeof(what), "HTTP %ld%s%s", status,
                              *n->resp.retry_after ? ", Retry-After: " : "", n->resp.retry_after);
-                else
-                    snprintf(what, sizeof(what), "no answer: %s", n->resp.error);
+                else snprintf(what, sizeof(what), "no answer: %s", n->resp.error);
                 sw_log_limited(n->log, &n->lim_retry, SW_LOG_WARN,
                                "%s %s: %s for %s [%d] offset %lld; %s (attempt %u)",
                                sw_sink_name(s->kind), s->urls[i], what,
@@ -328,7 +330,8 @@ sw_deliv_t sw_nsink_deliver(notify_t *n, sink_t *s, const rd_kafka_message_t *rk
                                (long long)rkm->offset,
                                i + 1 < s->n_urls ? "trying the next URL" : "retrying", attempt + 1);
             } else {
-                sw_log(n->log, SW_LOG_WARN, "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
+                sw_log(n->log, SW_LOG_WARN,
+                       "%s %s refused %s [%d] offset %lld for good: HTTP %ld %.*s",
                        sw_sink_name(s->kind), s->urls[i], rd_kafka_topic_name(rkm->rkt),
                        (int)rkm->partition, (long long)rkm->offset, status,
                        (int)(n->resp.body.len > 300 ? 300 : n->resp.body.len),
@@ -392,7 +395,8 @@ void sw_nsink_resend_due(notify_t *n)
                 sw_buf_init(&resp.body);
                 for (size_t u = 0; u < s->n_urls; u++) {
                     sw_notify_http_post(s->http, u, body.data, body.len, &resp);
-                    sw_metrics_observe_request(n->m, SW_SINK_ALERTMANAGER, (uint64_t)resp.elapsed_ns);
+                    sw_metrics_observe_request(n->m, SW_SINK_ALERTMANAGER,
+                                               (uint64_t)resp.elapsed_ns);
                     if (sw_notify_classify(resp.status) == SW_NOTIFY_ACCEPTED) any = true;
                 }
                 sw_nrun_m_add(n, any ? SW_M_NOTIFY_RESENDS : SW_M_NOTIFY_RESEND_ERRORS, 1);

@@ -75,8 +75,10 @@ bool sw_partitioner_parse(const char *name, sw_partitioner_t *p)
         const char *name;
         sw_partitioner_t p;
     } k_names[] = {
-        {"murmur2", SW_PARTITIONER_MURMUR2},       {"murmur2_random", SW_PARTITIONER_MURMUR2},
-        {"crc32", SW_PARTITIONER_CRC32},           {"consistent", SW_PARTITIONER_CRC32},
+        {"murmur2", SW_PARTITIONER_MURMUR2},
+        {"murmur2_random", SW_PARTITIONER_MURMUR2},
+        {"crc32", SW_PARTITIONER_CRC32},
+        {"consistent", SW_PARTITIONER_CRC32},
         {"consistent_random", SW_PARTITIONER_CRC32},
     };
     for (size_t i = 0; name && i < sizeof(k_names) / sizeof(k_names[0]); i++)

@@ -82,8 +82,9 @@ static void expire_idle(run_t *r)
         if (!p || p->next < 0 || p->mode != PM_NORMAL) continue;
         r->expiring = p;
         size_t n = sw_detect_expire(p->det, now, r->idle_ms, on_expired, r);
-        if (n) sw_log(r->log, SW_LOG_INFO, "%zu idle job%s of %s [%d] summarised and freed", n,
-                      n == 1 ? "" : "s", p->topic, (int)p->partition);
+        if (n)
+            sw_log(r->log, SW_LOG_INFO, "%zu idle job%s of %s [%d] summarised and freed", n,
+                   n == 1 ? "" : "s", p->topic, (int)p->partition);
     }
     r->expiring = NULL;
 }
@@ -112,7 +113,8 @@ static bool consumer_close_would_abort(run_t *r)
         rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
         if (m) rd_kafka_message_destroy(m);
     }
-    return !r->assigned_once && strcmp(rd_kafka_rebalance_protocol(r->consumer), "COOPERATIVE") == 0;
+    return !r->assigned_once &&
+           strcmp(rd_kafka_rebalance_protocol(r->consumer), "COOPERATIVE") == 0;
 }
 
 void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -172,7 +174,8 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
                (int)list->elems[i].partition);
-        if (p && (p->origin || p->reg_hold)) sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
+        if (p && (p->origin || p->reg_hold))
+            sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
         if (p) sw_run_part_destroy(r, p);
     }
     rd_kafka_error_t *e = NULL;
@@ -204,7 +207,8 @@ void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (!p) continue;
         long long x;
         char md[160] = "";
-        if (tp->metadata && tp->metadata_size < sizeof(md)) memcpy(md, tp->metadata, tp->metadata_size);
+        if (tp->metadata && tp->metadata_size < sizeof(md))
+            memcpy(md, tp->metadata, tp->metadata_size);
         bool snap = sscanf(md, "sw1:%*d:%*u:%*u:%lld", &x) == 1;
         if (!err && !tp->err) {
             if (snap && x > p->confirmed_x) p->confirmed_x = x;
@@ -245,7 +249,8 @@ static void publish_metrics(run_t *r)
         if (!p) continue;
         int64_t lo, hi;
         if (p->next >= 0 &&
-            !rd_kafka_get_watermark_offsets(r->consumer, p->topic, p->partition, &lo, &hi) && hi >= 0) {
+            !rd_kafka_get_watermark_offsets(r->consumer, p->topic, p->partition, &lo, &hi) &&
+            hi >= 0) {
             int64_t lag = hi > p->next ? hi - p->next : 0;
             if (p->m_lag) sw_metrics_series_set(p->m_lag, lag);
             total_lag += lag;
@@ -278,7 +283,8 @@ static void log_uncommitted(run_t *r)
         sw_log(r->log, SW_LOG_WARN,
                "%s [%d]: not committed past offset %lld (input read up to %lld; %zu offsets with "
                "unacknowledged records): its next owner reads it again from the committed offset",
-               p->topic, (int)p->partition, (long long)(r->restore ? p->confirmed_x : sw_run_committable(p)),
+               p->topic, (int)p->partition,
+               (long long)(r->restore ? p->confirmed_x : sw_run_committable(p)),
                (long long)p->next - 1, p->qn);
     }
 }
@@ -351,7 +357,8 @@ static int stop(run_t *r)
         r->consumer = NULL;
         rd_kafka_purge(r->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
         /* Their delivery reports free what each message carried. */
-        for (int i = 0; i < 20 && rd_kafka_outq_len(r->producer) > 0; i++) rd_kafka_poll(r->producer, 10);
+        for (int i = 0; i < 20 && rd_kafka_outq_len(r->producer) > 0; i++)
+            rd_kafka_poll(r->producer, 10);
         rd_kafka_poll(r->producer, 0);
         return second ? 130 : 1;
     }
@@ -449,9 +456,8 @@ int sw_run(const sw_run_opts_t *opts)
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
                "consuming %s%s%s as group %s; alerts to %s, dead letters to %s; %s%s",
-               set->kafka.input_topics.v[0],
-               r.rep_topic ? " through " : " (repartition=off)", r.rep_topic ? r.rep_topic : "",
-               set->kafka.group_id, r.out_topic, r.dlq_topic,
+               set->kafka.input_topics.v[0], r.rep_topic ? " through " : " (repartition=off)",
+               r.rep_topic ? r.rep_topic : "", set->kafka.group_id, r.out_topic, r.dlq_topic,
                r.restore ? "state snapshots in " : "no state restore",
                r.restore ? r.state_topic : "");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
@@ -497,7 +503,8 @@ int sw_run(const sw_run_opts_t *opts)
                 last_tick = now;
             }
             if (r.restore) {
-                if (now != last_snap_tick) sw_run_snapshots_tick(&r, now); /* at most once a millisecond */
+                if (now != last_snap_tick)
+                    sw_run_snapshots_tick(&r, now); /* at most once a millisecond */
                 last_snap_tick = now;
             } else if (now - last_commit >= r.commit_interval_ms) {
                 sw_run_commit_plain(&r, NULL, false);
@@ -513,7 +520,8 @@ int sw_run(const sw_run_opts_t *opts)
         int stop_rc = stop(&r);
         log_stats(&r, &stats_msgs, &last_stats);
         rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
-        if (r.kctx.fatal) sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
+        if (r.kctx.fatal)
+            sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
     }
     for (size_t i = 0; i < r.nparts; i++) /* queue handles would keep the consumer alive */
         if (r.parts[i]) sw_run_part_queue_release(r.parts[i]);
@@ -532,4 +540,3 @@ int sw_run(const sw_run_opts_t *opts)
     sw_buf_clear(&r.value);
     return rc;
 }
-

@@ -18,33 +18,33 @@
 
 /** Counters of a running daemon (for logs and metrics). */
 typedef struct sw_run_stats_s {
-    uint64_t messages;        /**< input messages consumed */
-    uint64_t bytes;           /**< input bytes consumed */
-    uint64_t decode_errors;   /**< input that could not be decoded */
-    uint64_t invalid;         /**< decoded input that broke SPEC 2 */
-    uint64_t limited;         /**< input refused by max.jobs / max.ranks.per.job */
-    uint64_t miskeyed;        /**< input whose key is not its job_id */
-    uint64_t forwarded;       /**< input forwarded to repartition.topic */
-    uint64_t dlq;             /**< records sent to the DLQ */
-    uint64_t records[4];      /**< alert records by action */
-    uint64_t delivered;       /**< records acknowledged by the broker */
-    uint64_t produce_errors;  /**< records the broker did not take */
-    uint64_t commits;         /**< offset commits sent */
-    uint64_t rebalances;      /**< assignments and revocations */
-    uint64_t partitions;      /**< partitions assigned now */
+    uint64_t messages;       /**< input messages consumed */
+    uint64_t bytes;          /**< input bytes consumed */
+    uint64_t decode_errors;  /**< input that could not be decoded */
+    uint64_t invalid;        /**< decoded input that broke SPEC 2 */
+    uint64_t limited;        /**< input refused by max.jobs / max.ranks.per.job */
+    uint64_t miskeyed;       /**< input whose key is not its job_id */
+    uint64_t forwarded;      /**< input forwarded to repartition.topic */
+    uint64_t dlq;            /**< records sent to the DLQ */
+    uint64_t records[4];     /**< alert records by action */
+    uint64_t delivered;      /**< records acknowledged by the broker */
+    uint64_t produce_errors; /**< records the broker did not take */
+    uint64_t commits;        /**< offset commits sent */
+    uint64_t rebalances;     /**< assignments and revocations */
+    uint64_t partitions;     /**< partitions assigned now */
 } sw_run_stats_t;
 
 /** Options of sw_run(). */
 typedef struct sw_run_opts_s {
-    const sw_conf_t *conf;            /**< borrowed: its kafka.* pass-through properties and
+    const sw_conf_t *conf;          /**< borrowed: its kafka.* pass-through properties and
                                            sw_conf_check() */
-    const sw_settings_t *set;         /**< borrowed: sw_conf_settings() of conf, which the
+    const sw_settings_t *set;       /**< borrowed: sw_conf_settings() of conf, which the
                                            daemon reads instead of property names */
-    const char *bootstrap;            /**< bootstrap.servers to use (borrowed) */
-    volatile sig_atomic_t *running;   /**< cleared by someone else to stop */
-    const sw_log_t *log;              /**< borrowed */
-    sw_metrics_t *metrics;            /**< borrowed; NULL: no metrics */
-    volatile sig_atomic_t *stops;     /**< stop requests so far (NULL: none); a
+    const char *bootstrap;          /**< bootstrap.servers to use (borrowed) */
+    volatile sig_atomic_t *running; /**< cleared by someone else to stop */
+    const sw_log_t *log;            /**< borrowed */
+    sw_metrics_t *metrics;          /**< borrowed; NULL: no metrics */
+    volatile sig_atomic_t *stops;   /**< stop requests so far (NULL: none); a
                                            second one abandons the stop at once */
 } sw_run_opts_t;
 

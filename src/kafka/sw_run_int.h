@@ -37,19 +37,19 @@
 #include "sw_registry.h"
 #include "sw_varint.h"
 
-#define SNAP_CHUNK (512u * 1024u)   /* bytes of compressed snapshot per message */
-#define SUPPRESS_DLQ 4              /* "action" of dead letters in suppression keys */
-#define SUPPRESS_FWD 5              /* "action" of forwarded copies (repartition.topic) */
+#define SNAP_CHUNK (512u * 1024u) /* bytes of compressed snapshot per message */
+#define SUPPRESS_DLQ 4            /* "action" of dead letters in suppression keys */
+#define SUPPRESS_FWD 5            /* "action" of forwarded copies (repartition.topic) */
 
 typedef struct pend_s {
-    int64_t offset;   /* input offset */
-    uint32_t left;    /* records of that offset not yet acknowledged */
+    int64_t offset; /* input offset */
+    uint32_t left;  /* records of that offset not yet acknowledged */
 } pend_t;
 
 typedef struct snapfl_s {
-    bool active;       /* a snapshot is being written */
-    bool failed;       /* one of its chunks was refused */
-    int64_t x, y;      /* taken at offset x; input from y rebuilds the windows */
+    bool active;  /* a snapshot is being written */
+    bool failed;  /* one of its chunks was refused */
+    int64_t x, y; /* taken at offset x; input from y rebuilds the windows */
     uint64_t id;
     uint32_t n, left;  /* chunks, chunks not yet acknowledged */
     int64_t first_off; /* state topic offset of chunk 0 */
@@ -63,61 +63,61 @@ typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
 typedef enum wkind_e { WK_NONE, WK_INVALID, WK_DECODE, WK_LIMIT, WK_FORWARD, WK_RECORD } wkind_t;
 
 typedef struct wout_s {
-    uint32_t idx;            /* the message, in the partition's round */
-    uint8_t kind;            /* wkind_t */
-    bool miskeyed;           /* its key is not its job_id */
-    bool has_job;            /* job: its job_id (miskeyed, or the key of a copy) */
-    uint32_t job, job_len;   /* in the work area's text */
-    uint32_t err, err_len;   /* the error (WK_INVALID, WK_DECODE, WK_LIMIT), in text */
-    const sw_record_t *rec;  /* WK_RECORD: borrowed from the engine until it sees more */
+    uint32_t idx;           /* the message, in the partition's round */
+    uint8_t kind;           /* wkind_t */
+    bool miskeyed;          /* its key is not its job_id */
+    bool has_job;           /* job: its job_id (miskeyed, or the key of a copy) */
+    uint32_t job, job_len;  /* in the work area's text */
+    uint32_t err, err_len;  /* the error (WK_INVALID, WK_DECODE, WK_LIMIT), in text */
+    const sw_record_t *rec; /* WK_RECORD: borrowed from the engine until it sees more */
 } wout_t;
 
 /* A partition's part of a round (sw_run_work.c). Between rounds it is
  * empty; during a pass only the one worker that took the partition
  * touches it and the partition's engine. */
 typedef struct pwork_s {
-    rd_kafka_message_t **m;  /* the round's messages in offset order (NULL: done with) */
+    rd_kafka_message_t **m; /* the round's messages in offset order (NULL: done with) */
     size_t n, cap;
-    size_t w0, w1;           /* [w0, w1): the range decoded and analysed by a worker */
-    size_t pos;              /* the next message of the range */
-    wout_t *out;             /* what the range gave, in order */
+    size_t w0, w1; /* [w0, w1): the range decoded and analysed by a worker */
+    size_t pos;    /* the next message of the range */
+    wout_t *out;   /* what the range gave, in order */
     size_t nout, capout, applied;
-    sw_buf_t text;           /* errors and job ids of out */
-    uint64_t msgs, bytes;    /* processed since the last apply */
-    int64_t max_ts;          /* newest message timestamp among them (ms) */
-    int64_t last;            /* offset of the last processed, -1 none */
+    sw_buf_t text;        /* errors and job ids of out */
+    uint64_t msgs, bytes; /* processed since the last apply */
+    int64_t max_ts;       /* newest message timestamp among them (ms) */
+    int64_t last;         /* offset of the last processed, -1 none */
 } pwork_t;
 
 typedef struct part_s {
     char *topic;
     int32_t partition;
-    uint32_t id;             /* stable id carried by delivery tokens */
-    bool forward;            /* repartition=on, an input topic's partition: its messages
+    uint32_t id;  /* stable id carried by delivery tokens */
+    bool forward; /* repartition=on, an input topic's partition: its messages
                                 are forwarded to repartition.topic, not analysed here
                                 (its engine stays empty; snapshots and suppression work
                                 as for any partition) */
     sw_detector_t *det;
-    int64_t next;            /* next offset to process; -1 before the first */
-    pend_t *q;               /* ring of pending offsets, ascending */
+    int64_t next; /* next offset to process; -1 before the first */
+    pend_t *q;    /* ring of pending offsets, ascending */
     size_t qhead, qn, qcap;
-    bool failed;             /* a record was refused: never commit past it */
+    bool failed; /* a record was refused: never commit past it */
     pmode_t mode;
-    int64_t rebuild_x;       /* rebuild mode: offsets below it refill windows */
+    int64_t rebuild_x; /* rebuild mode: offsets below it refill windows */
     int64_t rebuild_y;
-    uint64_t rebuilt;        /* samples re-inserted */
-    int64_t restore_t0;      /* when the restore started (ms) */
-    sw_imap_t suppress;      /* records already on the output: offset*8+action */
+    uint64_t rebuilt;   /* samples re-inserted */
+    int64_t restore_t0; /* when the restore started (ms) */
+    sw_imap_t suppress; /* records already on the output: offset*8+action */
     uint64_t suppressed;
     snapfl_t snap;
-    int64_t committed_x;     /* snapshot offset of the last commit sent */
-    int64_t confirmed_x;     /* snapshot offset of the last commit the broker took */
+    int64_t committed_x; /* snapshot offset of the last commit sent */
+    int64_t confirmed_x; /* snapshot offset of the last commit the broker took */
     int64_t last_snap_ms;
-    bool origin;             /* assigned without a usable snapshot: held (paused)
+    bool origin;       /* assigned without a usable snapshot: held (paused)
                                 until its origin snapshot is committed */
-    int64_t origin_x;        /* the offset the origin snapshot is taken at */
-    int64_t held_from;       /* lowest offset that reached us while held, -1 none */
-    bool reg_hold;           /* paused until the schema registry gives reg_id */
-    int32_t reg_id;          /* the writer schema id it waits for */
+    int64_t origin_x;  /* the offset the origin snapshot is taken at */
+    int64_t held_from; /* lowest offset that reached us while held, -1 none */
+    bool reg_hold;     /* paused until the schema registry gives reg_id */
+    int32_t reg_id;    /* the writer schema id it waits for */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
     sw_detect_stats_t mprev; /* engine counters last published */
     rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */
@@ -150,13 +150,13 @@ typedef struct sw_worker_s {
 } sw_worker_t;
 
 typedef struct run_s {
-    bool assigned_once;      /* a rebalance callback assigned (maybe nothing) */
-    int64_t last_event_ms;   /* newest input message timestamp seen, ms (metric) */
+    bool assigned_once;    /* a rebalance callback assigned (maybe nothing) */
+    int64_t last_event_ms; /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
     const sw_settings_t *set; /* opts->set: the typed configuration */
     const sw_log_t *log;
-    sw_metrics_t *m;         /* may be NULL */
+    sw_metrics_t *m; /* may be NULL */
     sw_params_t params;
     int64_t idle_ms;
     int64_t commit_interval_ms;
@@ -165,19 +165,19 @@ typedef struct run_s {
     bool eos;
     fmt_t in_fmt;
     bool out_avro;
-    bool out_pager;          /* output.format pagerduty or alertmanager */
-    sw_pager_opts_t pager;   /* its options (strings borrowed from the conf) */
-    uint64_t not_paged;      /* summaries that were not a page (never produced) */
+    bool out_pager;        /* output.format pagerduty or alertmanager */
+    sw_pager_opts_t pager; /* its options (strings borrowed from the conf) */
+    uint64_t not_paged;    /* summaries that were not a page (never produced) */
     int32_t schema_telemetry;
     int32_t schema_alert;
-    size_t max_value;     /* largest value we produce: message.max.bytes less room for headers */
+    size_t max_value; /* largest value we produce: message.max.bytes less room for headers */
     const char *out_topic;
     const char *dlq_topic;
     const char *state_topic;
-    const char *rep_topic;   /* repartition.topic, or NULL with repartition=off */
+    const char *rep_topic; /* repartition.topic, or NULL with repartition=off */
     char rep_topic_buf[320];
-    int rep_parts;           /* its partitions */
-    int in_parts;            /* the first input topic's partitions, read once at start
+    int rep_parts; /* its partitions */
+    int in_parts;  /* the first input topic's partitions, read once at start
                                 (0: a pattern, missing, or unknown) */
     int out_parts, dlq_parts;
     /* Per output partition, then per dead-letter partition, then per
@@ -187,43 +187,43 @@ typedef struct run_s {
     int64_t *out_pos;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
-    rd_kafka_t *reader;      /* reads snapshots and the output back (restore) */
-    part_t **parts;          /* indexed by id; NULL when revoked */
+    rd_kafka_t *reader; /* reads snapshots and the output back (restore) */
+    part_t **parts;     /* indexed by id; NULL when revoked */
     size_t nparts;
-    part_t *last;            /* lookup cache */
+    part_t *last; /* lookup cache */
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
-    sw_registry_t *reg;      /* writer schemas by id (registry, files, fixed id) */
-    bool reg_plans;          /* Avro input through reg's plans, not the fixed id */
-    uint64_t reg_errors;     /* registry failures already counted in the metric */
+    sw_registry_t *reg;  /* writer schemas by id (registry, files, fixed id) */
+    bool reg_plans;      /* Avro input through reg's plans, not the fixed id */
+    uint64_t reg_errors; /* registry failures already counted in the metric */
     sw_buf_t value;
-    bool failed;             /* exit 1 */
-    bool in_txn;             /* exactly_once: a transaction is open */
+    bool failed; /* exit 1 */
+    bool in_txn; /* exactly_once: a transaction is open */
     uint64_t snap_seq;
     sw_run_stats_t st;
     sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
-    part_t *expiring;        /* partition whose idle jobs are being summarised */
-    bool stopping;           /* the stop sequence runs (see stop()) */
-    int64_t stop_deadline;   /* when the stop must be over (ms, sw_clock_ms) */
-    int64_t shutdown_ms;     /* shutdown.timeout.ms */
-    int commits_waiting;     /* stop: asynchronous commits not yet answered */
-    int64_t memory_budget;   /* max.memory.bytes (0: none) */
-    uint64_t trimmed_at;     /* engine bytes at the last malloc_trim */
+    part_t *expiring;      /* partition whose idle jobs are being summarised */
+    bool stopping;         /* the stop sequence runs (see stop()) */
+    int64_t stop_deadline; /* when the stop must be over (ms, sw_clock_ms) */
+    int64_t shutdown_ms;   /* shutdown.timeout.ms */
+    int commits_waiting;   /* stop: asynchronous commits not yet answered */
+    int64_t memory_budget; /* max.memory.bytes (0: none) */
+    uint64_t trimmed_at;   /* engine bytes at the last malloc_trim */
     bool over_budget;
     /* Rounds and workers (sw_run_work.c). */
-    int wake[2];             /* pipe: a queue stopped being empty */
+    int wake[2]; /* pipe: a queue stopped being empty */
     sw_worker_t *workers;
-    int nworkers;            /* the main thread included */
-    pthread_mutex_t wlock;   /* wgen, wbusy, wquit */
+    int nworkers;          /* the main thread included */
+    pthread_mutex_t wlock; /* wgen, wbusy, wquit */
     pthread_cond_t wgo, wdone;
-    uint64_t wgen;           /* a pass starts: the workers take jobs */
-    int wbusy;               /* workers still in the pass */
+    uint64_t wgen; /* a pass starts: the workers take jobs */
+    int wbusy;     /* workers still in the pass */
     bool wquit;
-    pthread_mutex_t reg_lock;/* the registry's cache, during a pass */
-    part_t **jobs;           /* the pass's partitions, largest range first */
+    pthread_mutex_t reg_lock; /* the registry's cache, during a pass */
+    part_t **jobs;            /* the pass's partitions, largest range first */
     size_t njobs, capjobs;
-    atomic_size_t jnext;     /* the next job to take */
-    int64_t pass_now;        /* stream time of the pass (ms) for idleness */
+    atomic_size_t jnext; /* the next job to take */
+    int64_t pass_now;    /* stream time of the pass (ms) for idleness */
 } run_t;
 
 /* ---- shared functions --------------------------------------------------- */
@@ -243,9 +243,9 @@ part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
                         token_t *tok);
-void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, int32_t partition,
-                           const void *key, size_t keylen, const void *value, size_t vlen,
-                           rd_kafka_headers_t *hdrs);
+void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic,
+                           int32_t partition, const void *key, size_t keylen, const void *value,
+                           size_t vlen, rd_kafka_headers_t *hdrs);
 void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value);
 void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v);
 rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m);

@@ -182,9 +182,9 @@ bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const vo
 }
 
 /* A record caused by input @p offset of @p p: pending until acknowledged. */
-void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic, int32_t partition,
-                           const void *key, size_t keylen, const void *value, size_t vlen,
-                           rd_kafka_headers_t *hdrs)
+void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic,
+                           int32_t partition, const void *key, size_t keylen, const void *value,
+                           size_t vlen, rd_kafka_headers_t *hdrs)
 {
     token_t *tok = sw_calloc(1, sizeof(*tok));
     tok->part_id = p->id;
@@ -266,8 +266,8 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
     token_t *tok = m->_private;
     if (!tok) return;
-    if (r->stopping && (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE ||
-                        m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)) {
+    if (r->stopping &&
+        (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)) {
         free(tok); /* an abandoned stop purged it: logged as not committed */
         return;
     }
@@ -275,8 +275,9 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     if (tok->kind == TOK_SNAPSHOT) {
         if (p && p->snap.active && p->snap.id == tok->snap_id) {
             if (m->err) {
-                sw_log(r->log, SW_LOG_WARN, "state snapshot of %s [%d] not stored (%s); retrying later",
-                       p->topic, (int)p->partition, rd_kafka_err2str(m->err));
+                sw_log(r->log, SW_LOG_WARN,
+                       "state snapshot of %s [%d] not stored (%s); retrying later", p->topic,
+                       (int)p->partition, rd_kafka_err2str(m->err));
                 p->snap.failed = true;
             } else {
                 if (tok->chunk == 0) p->snap.first_off = m->offset;
@@ -335,7 +336,8 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
         sw_run_hdr_add_i64(h, "stormwatch.truncated.from", (int64_t)len);
         len = room;
     }
-    sw_run_produce_record(r, p, m->offset, r->dlq_topic, -1, m->key, m->key_len, m->payload, len, h);
+    sw_run_produce_record(r, p, m->offset, r->dlq_topic, -1, m->key, m->key_len, m->payload, len,
+                          h);
 }
 
 /* @p rec in the output format into r->value. @returns whether it is Avro. */
@@ -351,8 +353,8 @@ bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec)
         char err[256];
         if (sw_avro_encode_record(rec, r->schema_alert, &r->value, err, sizeof(err)) != SW_OK) {
             /* Never lose an alert to a format limit: fall back to JSON. */
-            sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s",
-                   p->topic, (int)p->partition, (long long)rec->cause_offset, err);
+            sw_log(r->log, SW_LOG_WARN, "alert for %s [%d] offset %lld sent as JSON: %s", p->topic,
+                   (int)p->partition, (long long)rec->cause_offset, err);
             r->value.len = 0;
             avro = false;
         }
@@ -409,8 +411,8 @@ void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
         sw_log(r->log, SW_LOG_WARN,
                "%s record for %s [%d] offset %lld is %zu bytes, over message.max.bytes: sent "
                "condensed (%zu bytes; rank lists, suspects and notes cut, as its last note says)",
-               sw_action_str(rec->action), p->topic, (int)p->partition, (long long)rec->cause_offset,
-               full, r->value.len);
+               sw_action_str(rec->action), p->topic, (int)p->partition,
+               (long long)rec->cause_offset, full, r->value.len);
         if (r->value.len + keylen > r->max_value) {
             sw_log(r->log, SW_LOG_ERROR,
                    "%s record for %s [%d] offset %lld is still %zu bytes condensed: not sent "
@@ -425,12 +427,15 @@ void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *r
     }
     rd_kafka_headers_t *h = rd_kafka_headers_new(8);
     sw_run_hdr_add(h, "stormwatch.format",
-            r->out_pager ? sw_pager_format_str(r->pager.format) : avro ? "avro" : "json");
+                   r->out_pager ? sw_pager_format_str(r->pager.format)
+                   : avro       ? "avro"
+                                : "json");
     sw_run_hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
     sw_run_hdr_add_source(h, p, rec->cause_offset);
     sw_run_hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
     const char *key = a->has_job_id ? a->job_id.ptr : "";
-    sw_run_produce_record(r, p, pend_offset, r->out_topic, -1, key, keylen, r->value.data, r->value.len, h);
+    sw_run_produce_record(r, p, pend_offset, r->out_topic, -1, key, keylen, r->value.data,
+                          r->value.len, h);
     sw_arena_clear(&arena);
 }
 
@@ -455,7 +460,8 @@ bool sw_run_txn_ok(run_t *r, rd_kafka_error_t *e, const char *what)
 bool sw_run_txn_begin(run_t *r)
 {
     if (!r->eos || r->in_txn || r->failed) return true;
-    if (!sw_run_txn_ok(r, rd_kafka_begin_transaction(r->producer), "begin_transaction")) return false;
+    if (!sw_run_txn_ok(r, rd_kafka_begin_transaction(r->producer), "begin_transaction"))
+        return false;
     r->in_txn = true;
     return true;
 }
@@ -466,13 +472,14 @@ bool sw_run_txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets)
     if (!r->in_txn) return false;
     if (offsets && offsets->cnt) {
         rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata(r->consumer);
-        rd_kafka_error_t *e =
-            rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd, sw_run_stop_budget(r, -1));
+        rd_kafka_error_t *e = rd_kafka_send_offsets_to_transaction(r->producer, offsets, cgmd,
+                                                                   sw_run_stop_budget(r, -1));
         rd_kafka_consumer_group_metadata_destroy(cgmd);
         if (!sw_run_txn_ok(r, e, "send_offsets_to_transaction")) return false;
     }
     r->in_txn = false;
-    if (!sw_run_txn_ok(r, rd_kafka_commit_transaction(r->producer, sw_run_stop_budget(r, -1)), "commit_transaction"))
+    if (!sw_run_txn_ok(r, rd_kafka_commit_transaction(r->producer, sw_run_stop_budget(r, -1)),
+                       "commit_transaction"))
         return false;
     return sw_run_txn_begin(r);
 }
@@ -521,4 +528,3 @@ bool sw_run_commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, 
     rd_kafka_topic_partition_list_destroy(list);
     return sent;
 }
-

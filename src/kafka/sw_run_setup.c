@@ -39,8 +39,8 @@ int sw_run_registry_alert_id(run_t *r)
                        : "");
             return 1;
         }
-        sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN, "alert schema under subject %s: %s; retrying",
-                       subject, err);
+        sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                       "alert schema under subject %s: %s; retrying", subject, err);
         int64_t wait = sw_registry_backoff_ms(r->reg);
         while (wait > 0 && *r->opts->running) {
             int64_t step = wait > 100 ? 100 : wait;
@@ -131,7 +131,8 @@ static int subscribe(run_t *r)
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new((int)in->n + 1);
     for (size_t i = 0; i < in->n; i++)
         rd_kafka_topic_partition_list_add(topics, in->v[i], RD_KAFKA_PARTITION_UA);
-    if (r->rep_topic) rd_kafka_topic_partition_list_add(topics, r->rep_topic, RD_KAFKA_PARTITION_UA);
+    if (r->rep_topic)
+        rd_kafka_topic_partition_list_add(topics, r->rep_topic, RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t err = rd_kafka_subscribe(r->consumer, topics);
     rd_kafka_topic_partition_list_destroy(topics);
     if (err) {
@@ -157,11 +158,13 @@ static int ensure_topics(run_t *r)
         const char *name;
         int parts;
         const char *retention_ms; /* NULL: the broker's default */
-    } want[4] = {{r->out_topic, in_parts, NULL}, {r->dlq_topic, in_parts, NULL},
-                 {r->rep_topic, in_parts, "604800000"}, {r->state_topic, 1, "604800000"}};
+    } want[4] = {{r->out_topic, in_parts, NULL},
+                 {r->dlq_topic, in_parts, NULL},
+                 {r->rep_topic, in_parts, "604800000"},
+                 {r->state_topic, 1, "604800000"}};
     int nwant = 4;
-    if (!r->restore) nwant--;                       /* no state topic */
-    if (!r->rep_topic) want[2] = want[3], nwant--;  /* no repartition topic */
+    if (!r->restore) nwant--;                      /* no state topic */
+    if (!r->rep_topic) want[2] = want[3], nwant--; /* no repartition topic */
     rd_kafka_NewTopic_t *nt[4];
     const char *names[4];
     int n = 0;
@@ -188,12 +191,14 @@ static int ensure_topics(run_t *r)
         }
         names[n] = want[i].name;
         rd_kafka_NewTopic_set_config(nt[n], "cleanup.policy", "delete");
-        if (want[i].retention_ms) rd_kafka_NewTopic_set_config(nt[n], "retention.ms", want[i].retention_ms);
+        if (want[i].retention_ms)
+            rd_kafka_NewTopic_set_config(nt[n], "retention.ms", want[i].retention_ms);
         n++;
     }
     if (!n) return 0;
     rd_kafka_queue_t *q = rd_kafka_queue_new(r->producer);
-    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(r->producer, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(r->producer,
+                                                           RD_KAFKA_ADMIN_OP_CREATETOPICS);
     char err[256];
     rd_kafka_AdminOptions_set_request_timeout(o, 10000, err, sizeof(err));
     rd_kafka_CreateTopics(r->producer, nt, (size_t)n, o, q);
@@ -221,7 +226,8 @@ static int ensure_topics(run_t *r)
          * controller such as librdkafka's mock): a broker that creates
          * topics on first use still can, with its defaults. */
         if (e != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
-            e != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED && sw_run_topic_partitions(r, name) > 0) {
+            e != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED &&
+            sw_run_topic_partitions(r, name) > 0) {
             sw_log(r->log, SW_LOG_WARN,
                    "topic \"%s\" could not be created through the Admin API (%s%s%s); the broker "
                    "auto-created it with its defaults (check its partitions and cleanup.policy)",
@@ -335,8 +341,8 @@ int sw_run_setup(run_t *r)
             sw_log(r->log, SW_LOG_WARN,
                    "%s has %d partitions, fewer than %s's %d: at most %d instances analyse "
                    "(changing its count moves jobs between engines: do it while no storm is open)",
-                   r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0],
-                   r->in_parts, r->rep_parts);
+                   r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0], r->in_parts,
+                   r->rep_parts);
     }
     if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
@@ -345,8 +351,8 @@ int sw_run_setup(run_t *r)
         for (int t = 0, k = 0, tn; sw_run_pos_topic(r, t, &tn); t++)
             for (int q = 0; q < tn; q++, k++) {
                 int64_t lo, hi;
-                r->out_pos[k] = rd_kafka_query_watermark_offsets(r->producer, sw_run_pos_topic(r, t, &tn),
-                                                                 q, &lo, &hi, 10000)
+                r->out_pos[k] = rd_kafka_query_watermark_offsets(
+                                    r->producer, sw_run_pos_topic(r, t, &tn), q, &lo, &hi, 10000)
                                     ? -1
                                     : hi;
             }

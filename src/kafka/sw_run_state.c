@@ -64,7 +64,8 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
      * owner although its summary is on the output already. */
     size_t nsup = 0;
     for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y)) nsup++;
+        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
+            nsup++;
     sw_vput_u(&env, nsup);
     for (size_t k = 0; k < p->suppress.cap; k++)
         if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
@@ -77,7 +78,8 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
     uLongf zlen = compressBound(env.len);
     unsigned char *z = sw_malloc(zlen);
     if (compress2(z, &zlen, (const Bytef *)env.data, env.len, 1) != Z_OK) {
-        sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic, (int)p->partition);
+        sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic,
+               (int)p->partition);
         free(z);
         sw_buf_clear(&env);
         return;
@@ -95,7 +97,8 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
     char key[300];
     snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
     for (uint32_t i = 0; i < s->n; i++) {
-        size_t off = (size_t)i * SNAP_CHUNK, len = zlen - off < SNAP_CHUNK ? zlen - off : SNAP_CHUNK;
+        size_t off = (size_t)i * SNAP_CHUNK,
+               len = zlen - off < SNAP_CHUNK ? zlen - off : SNAP_CHUNK;
         rd_kafka_headers_t *h = rd_kafka_headers_new(3);
         char v[32];
         snprintf(v, sizeof(v), "%llu", (unsigned long long)s->id);
@@ -120,8 +123,8 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
 /* Commit the snapshot of @p p once it and the input before it are safe. */
 bool sw_run_snapshot_commit_ready(const part_t *p)
 {
-    return p->snap.active && !p->snap.failed && p->snap.left == 0 && sw_run_committable(p) >= p->snap.x &&
-           !p->failed;
+    return p->snap.active && !p->snap.failed && p->snap.left == 0 &&
+           sw_run_committable(p) >= p->snap.x && !p->failed;
 }
 
 void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
@@ -131,7 +134,8 @@ void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
     snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)s->first_off, s->n,
              (unsigned long long)s->id, (long long)s->x);
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
+    rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic,
+                                                                       p->partition);
     tp->offset = s->y;
     tp->metadata = sw_strdup(md);
     tp->metadata_size = strlen(md);
@@ -139,8 +143,9 @@ void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
     s->active = false;
     if (sw_run_commit_list(r, list, sync) && sync) {
         p->confirmed_x = s->x;
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: committed offset %lld with the state as of offset %lld",
-               p->topic, (int)p->partition, (long long)s->y, (long long)s->x);
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: committed offset %lld with the state as of offset %lld", p->topic,
+               (int)p->partition, (long long)s->y, (long long)s->x);
     }
     rd_kafka_topic_partition_list_destroy(list);
 }
@@ -225,8 +230,8 @@ static bool read_snapshot(run_t *r, const char *key, int64_t first, uint32_t n, 
     }
     rd_kafka_assign(r->reader, NULL);
     if (got < n && !*err)
-        snprintf(err, errsz, "only %u of %u chunks of snapshot %s found in %s from offset %lld", got,
-                 n, want_id, r->state_topic, (long long)first);
+        snprintf(err, errsz, "only %u of %u chunks of snapshot %s found in %s from offset %lld",
+                 got, n, want_id, r->state_topic, (long long)first);
     return got == n;
 }
 
@@ -326,8 +331,9 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         p->det = sw_detect_new(r->params);
         p->origin = r->restore;
         if (r->restore)
-            sw_log(r->log, SW_LOG_INFO, "%s [%d]: no state snapshot committed; starting empty at %s",
-                   p->topic, (int)p->partition,
+            sw_log(r->log, SW_LOG_INFO,
+                   "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
+                   (int)p->partition,
                    c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
         return;
     }
@@ -363,7 +369,8 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         sw_str_t snap = sw_vget_bytes(&rd);
         int64_t nx;
         if (!rd.bad)
-            p->det = sw_detect_restore(r->params, snap.ptr, snap.len, sw_clock_ms(), &nx, err, sizeof(err));
+            p->det = sw_detect_restore(r->params, snap.ptr, snap.len, sw_clock_ms(), &nx, err,
+                                       sizeof(err));
         if (p->det) {
             p->rebuild_x = sx;
             p->rebuild_y = sy;
@@ -374,9 +381,10 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         snprintf(err, sizeof(err), "snapshot %llu has no envelope", id);
     }
     if (!p->det) {
-        sw_log(r->log, SW_LOG_ERROR,
-               "%s [%d]: cannot restore the state (%s); starting empty at the committed offset %lld",
-               p->topic, (int)p->partition, err, (long long)c->offset);
+        sw_log(
+            r->log, SW_LOG_ERROR,
+            "%s [%d]: cannot restore the state (%s); starting empty at the committed offset %lld",
+            p->topic, (int)p->partition, err, (long long)c->offset);
         sw_imap_clear(&p->suppress);
         p->det = sw_detect_new(r->params);
         p->origin = true;
@@ -396,7 +404,8 @@ int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_part
     int64_t lo, hi;
     if (rd_kafka_query_watermark_offsets(r->reader, p->topic, p->partition, &lo, &hi, 10000))
         return -1;
-    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 || strcmp(reset, "largest") == 0
+    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
+                   strcmp(reset, "largest") == 0
                ? hi
                : lo;
 }
@@ -433,7 +442,8 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         char md[128];
         snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)p->snap.first_off, p->snap.n,
                  (unsigned long long)p->snap.id, (long long)p->snap.x);
-        rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic, p->partition);
+        rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic,
+                                                                           p->partition);
         tp->offset = p->snap.x;
         tp->metadata = sw_strdup(md);
         tp->metadata_size = strlen(md);
@@ -472,8 +482,8 @@ void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
     rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
                                   : rd_kafka_resume_partitions(r->consumer, l);
     if (e)
-        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic, (int)p->partition,
-               pause ? "pause" : "resume", rd_kafka_err2str(e));
+        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic,
+               (int)p->partition, pause ? "pause" : "resume", rd_kafka_err2str(e));
     rd_kafka_topic_partition_list_destroy(l);
 }
 
@@ -497,8 +507,9 @@ void sw_run_origin_tick(run_t *r, part_t *p, int64_t now)
             rd_kafka_topic_partition_list_destroy(l);
         }
         sw_run_origin_pause(r, p, false);
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: origin snapshot committed; consuming from offset %lld",
-               p->topic, (int)p->partition, (long long)p->origin_x);
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: origin snapshot committed; consuming from offset %lld", p->topic,
+               (int)p->partition, (long long)p->origin_x);
         return;
     }
     if (p->snap.active && p->snap.failed) p->snap.active = false;
@@ -511,4 +522,3 @@ void sw_run_origin_tick(run_t *r, part_t *p, int64_t now)
     p->next = p->origin_x;
     sw_run_snapshot_start(r, p);
 }
-

@@ -76,7 +76,8 @@ void sw_run_registry_metrics(run_t *r)
     uint64_t errors = 0;
     bool up = false;
     sw_registry_stats(r->reg, &errors, &up);
-    if (errors > r->reg_errors) sw_run_m_add(r, SW_M_SCHEMA_REGISTRY_ERRORS, errors - r->reg_errors);
+    if (errors > r->reg_errors)
+        sw_run_m_add(r, SW_M_SCHEMA_REGISTRY_ERRORS, errors - r->reg_errors);
     r->reg_errors = errors;
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
     int64_t held = 0;
@@ -138,8 +139,9 @@ void sw_run_registry_tick(run_t *r)
             p->held_from = -1;
             sw_run_origin_pause(r, p, false);
         }
-        sw_log(r->log, SW_LOG_INFO, "%s [%d]: schema registry answers again; consuming from offset %lld",
-               p->topic, (int)p->partition, (long long)from);
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: schema registry answers again; consuming from offset %lld", p->topic,
+               (int)p->partition, (long long)from);
     }
     sw_run_registry_metrics(r);
 }
@@ -182,7 +184,8 @@ static void note_miskeyed(run_t *r, part_t *p, const rd_kafka_message_t *m, bool
         size_t n = 0;
         const unsigned char *k = m->key;
         key[n++] = '"';
-        for (size_t i = 0; i < m->key_len && n < 64; i++) key[n++] = k[i] >= 32 && k[i] < 127 ? (char)k[i] : '?';
+        for (size_t i = 0; i < m->key_len && n < 64; i++)
+            key[n++] = k[i] >= 32 && k[i] < 127 ? (char)k[i] : '?';
         if (m->key_len > 62) key[n++] = '.', key[n++] = '.';
         key[n++] = '"';
         key[n] = '\0';
@@ -205,7 +208,8 @@ static void note_miskeyed(run_t *r, part_t *p, const rd_kafka_message_t *m, bool
  * committed past) until the broker has it; never sent twice across a
  * restore (the copies past the snapshot are found by their source
  * headers, like records). */
-static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char *key, size_t keylen)
+static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char *key,
+                    size_t keylen)
 {
     if (m->len + keylen > r->max_value) {
         char why[160];
@@ -388,8 +392,8 @@ int sw_run_workers_start(run_t *r, int64_t threads)
             pthread_setname_np(w->th, name);
         }
         if (e) {
-            sw_log(r->log, SW_LOG_WARN, "cannot start worker thread %d of %d: %s; going on with %d", i + 1,
-                   n, strerror(e), r->nworkers);
+            sw_log(r->log, SW_LOG_WARN, "cannot start worker thread %d of %d: %s; going on with %d",
+                   i + 1, n, strerror(e), r->nworkers);
             sw_tdec_destroy(w->tdec);
             sw_avro_dec_destroy(w->adec);
             break;
@@ -489,11 +493,8 @@ static void apply(run_t *r, part_t *p)
         case WK_FORWARD:
             forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);
             break;
-        case WK_RECORD:
-            sw_run_send_record(r, p, m->offset, (sw_record_t *)o->rec);
-            break;
-        case WK_NONE:
-            break;
+        case WK_RECORD: sw_run_send_record(r, p, m->offset, (sw_record_t *)o->rec); break;
+        case WK_NONE: break;
         }
     }
 }
@@ -523,7 +524,8 @@ static bool sort_out(run_t *r, part_t *p)
                 sw_log(r->log, SW_LOG_WARN,
                        "%s [%d]: input from offset %lld to %lld is gone (retention); windows are "
                        "rebuilt from what is left",
-                       p->topic, (int)p->partition, (long long)p->rebuild_y, (long long)m->offset - 1);
+                       p->topic, (int)p->partition, (long long)p->rebuild_y,
+                       (long long)m->offset - 1);
             if (m->offset < p->rebuild_x) {
                 sw_event_t ev;
                 sw_err_t rc;

@@ -22,8 +22,8 @@ struct sw_render_s {
     sw_registry_t *reg_alert; /* borrowed; NULL without a registry */
     sw_registry_t *reg_event;
     sw_avro_dec_t *adec;
-    sw_buf_t val;             /* the value, before the envelope is written */
-    char *scratch;            /* room for the JSON scanner */
+    sw_buf_t val;  /* the value, before the envelope is written */
+    char *scratch; /* room for the JSON scanner */
     size_t scratch_cap;
 };
 
@@ -49,7 +49,6 @@ void sw_render_destroy(sw_render_t *rd)
     free(rd);
 }
 
-
 static void put_base64(sw_buf_t *out, const unsigned char *p, size_t n)
 {
     static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -62,8 +61,7 @@ static void put_base64(sw_buf_t *out, const unsigned char *p, size_t n)
     }
     if (i < n) {
         uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-        char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], i + 1 < n ? tbl[(v >> 6) & 63] : '=',
-                     '='};
+        char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], i + 1 < n ? tbl[(v >> 6) & 63] : '=', '='};
         sw_buf_put(out, q, 4);
     }
 }
@@ -164,8 +162,7 @@ static bool put_json(sw_render_t *rd, sw_buf_t *out, const char *p, size_t n, ch
     }
     if (memchr(v.raw, '\n', v.raw_len) || memchr(v.raw, '\r', v.raw_len))
         put_compact(out, v.raw, v.raw_len);
-    else
-        sw_buf_put(out, v.raw, v.raw_len);
+    else sw_buf_put(out, v.raw, v.raw_len);
     return true;
 }
 
@@ -187,7 +184,8 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
             const sw_avro_plan_t *plan = NULL;
             sw_event_t ev;
             sw_err_t err = sw_registry_plan(rd->reg_alert, id, &plan, why, sizeof(why));
-            if (!err && sw_avro_decode_record_json_plan(plan, p, len, out, why, sizeof(why)) == SW_OK)
+            if (!err &&
+                sw_avro_decode_record_json_plan(plan, p, len, out, why, sizeof(why)) == SW_OK)
                 return;
             if (err != SW_ERR_IO &&
                 sw_registry_plan(rd->reg_event, id, &plan, why, sizeof(why)) == SW_OK &&
@@ -246,7 +244,8 @@ static void put_headers(sw_jw_t *jw, const rd_kafka_message_t *rkm)
     sw_jw_end_obj(jw);
 }
 
-void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope, const rd_kafka_message_t *rkm)
+void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
+                       const rd_kafka_message_t *rkm)
 {
     line->len = 0;
     if (!envelope) {

@@ -136,26 +136,26 @@ const char *sw_notify_verdict_str(sw_notify_verdict_t v)
 /* ---- the episode table ---------------------------------------------------- */
 
 typedef struct job_s {
-    char *id;               /* owned job id bytes (NULL for the null job) */
+    char *id; /* owned job id bytes (NULL for the null job) */
     size_t id_len;
     bool null_id;
-    int64_t episode;        /* last applied (episode, revision) */
+    int64_t episode; /* last applied (episode, revision) */
     int64_t revision;
-    bool open;              /* its episode is open */
-    int confidence;         /* episode_confidence of the episode */
-    char *json;             /* owned: last trigger/update while open */
+    bool open;      /* its episode is open */
+    int confidence; /* episode_confidence of the episode */
+    char *json;     /* owned: last trigger/update while open */
     size_t json_len;
     int32_t partition;
-    int64_t first_offset;   /* the record that opened the episode */
-    int64_t next_due_ms;    /* next Alertmanager re-send */
+    int64_t first_offset; /* the record that opened the episode */
+    int64_t next_due_ms;  /* next Alertmanager re-send */
 } job_t;
 
 struct sw_notify_s {
     int64_t resend_ms;
     job_t *jobs;
     size_t n_jobs, cap_jobs;
-    uint32_t *slots;        /* open addressing: job index + 1, 0 = empty */
-    size_t n_slots;         /* a power of two */
+    uint32_t *slots; /* open addressing: job index + 1, 0 = empty */
+    size_t n_slots;  /* a power of two */
     size_t n_open;
 };
 
@@ -188,8 +188,8 @@ static job_t *job_find(const sw_notify_t *n, const sw_analysis_t *a)
     size_t s = job_hash(null_id, a->job_id.ptr, a->job_id.len) & (n->n_slots - 1);
     while (n->slots[s]) {
         job_t *j = &n->jobs[n->slots[s] - 1];
-        if (j->null_id == null_id &&
-            (null_id || (j->id_len == a->job_id.len && memcmp(j->id, a->job_id.ptr, j->id_len) == 0)))
+        if (j->null_id == null_id && (null_id || (j->id_len == a->job_id.len &&
+                                                  memcmp(j->id, a->job_id.ptr, j->id_len) == 0)))
             return j;
         s = (s + 1) & (n->n_slots - 1);
     }
@@ -275,8 +275,8 @@ static void job_close(sw_notify_t *n, job_t *j)
 }
 
 void sw_notify_apply(sw_notify_t *n, const sw_record_t *rec, sw_notify_verdict_t verdict,
-                     int episode_confidence, const char *json, size_t json_len,
-                     int32_t partition, int64_t offset, int64_t now_ms)
+                     int episode_confidence, const char *json, size_t json_len, int32_t partition,
+                     int64_t offset, int64_t now_ms)
 {
     if (verdict != SW_NOTIFY_TRIGGER && verdict != SW_NOTIFY_RESOLVE) return;
     job_t *j = job_find(n, &rec->analysis);
@@ -366,16 +366,14 @@ void sw_notify_drop_partition(sw_notify_t *n, int32_t partition)
 /* ---- SHA-256 and HMAC ------------------------------------------------------ */
 
 static const uint32_t k_sha[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
 typedef struct sha_s {
     uint32_t h[8];
@@ -403,7 +401,8 @@ static void sha_block(sha_t *s, const uint8_t *p)
     uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5],
              g = s->h[6], h = s->h[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k_sha[i] + w[i];
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k_sha[i] +
+                      w[i];
         uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
         h = g;
         g = f;

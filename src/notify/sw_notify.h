@@ -32,9 +32,9 @@ const char *sw_sink_name(sw_sink_t sink);
 
 /** What one HTTP attempt's answer means. */
 typedef enum sw_notify_outcome_e {
-    SW_NOTIFY_ACCEPTED = 0,  /**< 2xx: delivered */
-    SW_NOTIFY_RETRY = 1,     /**< 408, 429, 5xx, timeout or network error: try again */
-    SW_NOTIFY_PERMANENT = 2  /**< any other status (400, 403, 413 ...): dead-letter */
+    SW_NOTIFY_ACCEPTED = 0, /**< 2xx: delivered */
+    SW_NOTIFY_RETRY = 1,    /**< 408, 429, 5xx, timeout or network error: try again */
+    SW_NOTIFY_PERMANENT = 2 /**< any other status (400, 403, 413 ...): dead-letter */
 } sw_notify_outcome_t;
 
 /**
@@ -137,16 +137,16 @@ sw_notify_verdict_t sw_notify_decide(const sw_notify_t *n, const sw_record_t *re
  * @param now_ms the next re-send of the episode is due resend_ms later.
  */
 void sw_notify_apply(sw_notify_t *n, const sw_record_t *rec, sw_notify_verdict_t verdict,
-                     int episode_confidence, const char *json, size_t json_len,
-                     int32_t partition, int64_t offset, int64_t now_ms);
+                     int episode_confidence, const char *json, size_t json_len, int32_t partition,
+                     int64_t offset, int64_t now_ms);
 
 /** One open episode (borrowed from the table: valid until the next change). */
 typedef struct sw_notify_episode_s {
-    const char *json;        /**< its last trigger or update record */
+    const char *json; /**< its last trigger or update record */
     size_t json_len;
-    int episode_confidence;  /**< fixed for the episode */
-    int32_t partition;       /**< alert topic partition */
-    int64_t first_offset;    /**< offset of the record that opened it */
+    int episode_confidence; /**< fixed for the episode */
+    int32_t partition;      /**< alert topic partition */
+    int64_t first_offset;   /**< offset of the record that opened it */
 } sw_notify_episode_t;
 
 /**

@@ -20,7 +20,7 @@
 
 struct sw_notify_http_s {
     sw_notify_http_opts_t opts;
-    CURL **easy;            /* one per URL */
+    CURL **easy; /* one per URL */
 };
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *opaque)

@@ -16,22 +16,22 @@
 
 /** Settings of one sink (strings borrowed: must outlive the client). */
 typedef struct sw_notify_http_opts_s {
-    const char *const *urls;   /**< one or more URLs (an Alertmanager HA pair) */
+    const char *const *urls; /**< one or more URLs (an Alertmanager HA pair) */
     size_t n_urls;
-    int64_t timeout_ms;        /**< whole request, connection included */
-    const char *bearer_token;  /**< NULL or "": no Authorization: Bearer */
-    const char *basic_auth;    /**< "user:password"; NULL or "": none */
-    const char *ca_location;   /**< PEM CA file for https; NULL or "": system CAs */
-    const char *hmac_secret;   /**< NULL or "": unsigned; else X-Stormwatch-Signature */
+    int64_t timeout_ms;       /**< whole request, connection included */
+    const char *bearer_token; /**< NULL or "": no Authorization: Bearer */
+    const char *basic_auth;   /**< "user:password"; NULL or "": none */
+    const char *ca_location;  /**< PEM CA file for https; NULL or "": system CAs */
+    const char *hmac_secret;  /**< NULL or "": unsigned; else X-Stormwatch-Signature */
 } sw_notify_http_opts_t;
 
 /** What one request got back. */
 typedef struct sw_notify_resp_s {
-    long status;            /**< HTTP status; 0 when no answer (see error) */
-    char retry_after[64];   /**< the Retry-After header ("" when none) */
-    sw_buf_t body;          /**< the answer's body (first 64 KiB) */
-    char error[256];        /**< libcurl's reason when status is 0 */
-    int64_t elapsed_ns;     /**< time the request took */
+    long status;          /**< HTTP status; 0 when no answer (see error) */
+    char retry_after[64]; /**< the Retry-After header ("" when none) */
+    sw_buf_t body;        /**< the answer's body (first 64 KiB) */
+    char error[256];      /**< libcurl's reason when status is 0 */
+    int64_t elapsed_ns;   /**< time the request took */
 } sw_notify_resp_t;
 
 typedef struct sw_notify_http_s sw_notify_http_t;

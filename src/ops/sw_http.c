@@ -28,16 +28,16 @@
 
 struct sw_http_s {
     struct MHD_Daemon *mhd;
-    sw_metrics_t *m;         /* borrowed */
-    int64_t max_lag;         /* messages */
+    sw_metrics_t *m; /* borrowed */
+    int64_t max_lag; /* messages */
     int64_t stale_ms;
     int port;
     pthread_mutex_t log_lock;
-    bool starting;           /* log into start_err, not stderr (log_lock) */
-    char start_err[512];     /* last libmicrohttpd message while starting */
-    sw_log_t mhd_log;        /* libmicrohttpd's messages after starting */
-    sw_log_limit_t mhd_lim;  /* rate limit: a flood of bad requests is one line a while */
-    bool probes_only;        /* /healthz and /readyz only (health.listen) */
+    bool starting;          /* log into start_err, not stderr (log_lock) */
+    char start_err[512];    /* last libmicrohttpd message while starting */
+    sw_log_t mhd_log;       /* libmicrohttpd's messages after starting */
+    sw_log_limit_t mhd_lim; /* rate limit: a flood of bad requests is one line a while */
+    bool probes_only;       /* /healthz and /readyz only (health.listen) */
 };
 
 static const char k_ctype_metrics[] = "text/plain; version=0.0.4; charset=utf-8";
@@ -65,11 +65,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- requests -------------------------------------------------------- */
 
-static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status,
-                               const char *ctype, const char *body, bool allow_hdr)
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status, const char *ctype,
+                               const char *body, bool allow_hdr)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(body), (void *)body,
+                                                                MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO; /* out of memory: drop the connection */
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (allow_hdr) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
@@ -84,8 +84,8 @@ static enum MHD_Result respond_metrics(sw_http_t *h, struct MHD_Connection *conn
     sw_buf_init(&out);
     sw_metrics_render(h->m, &out);
     /* The response takes the buffer; libmicrohttpd frees it when sent. */
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer_with_free_callback(out.len, out.data, free);
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(out.len,
+                                                                                   out.data, free);
     if (!resp) {
         sw_buf_clear(&out);
         return MHD_NO;
@@ -105,9 +105,8 @@ static enum MHD_Result respond_check(struct MHD_Connection *conn, bool ok, const
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
     (void)version;
     (void)upload_data;
@@ -179,8 +178,8 @@ static bool parse_listen(const char *addr, char *host, size_t host_size, char *p
     long v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
     if (v < 0 || v > 65535 || errno || !end || *end || end - p > 5) {
         snprintf(errstr, errstr_size,
-                 "metrics.listen \"%s\": port \"%s\" is not an integer (expected 0..65535)",
-                 addr, p);
+                 "metrics.listen \"%s\": port \"%s\" is not an integer (expected 0..65535)", addr,
+                 p);
         return false;
     }
     size_t hl = (size_t)(h1 - h0);
@@ -202,8 +201,7 @@ bad:
 static int listen_socket(const char *addr, char *errstr, size_t errstr_size)
 {
     char host[256], port[8];
-    if (!parse_listen(addr, host, sizeof(host), port, sizeof(port), errstr, errstr_size))
-        return -1;
+    if (!parse_listen(addr, host, sizeof(host), port, sizeof(port), errstr, errstr_size)) return -1;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -272,8 +270,8 @@ static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m
     }
     if (max_lag < 0 || stale_ms <= 0) {
         snprintf(errstr, errstr_size,
-                 "%s \"%s\": max lag %lld and stale time %lld ms must be >= 0 and > 0", prop,
-                 addr, (long long)max_lag, (long long)stale_ms);
+                 "%s \"%s\": max lag %lld and stale time %lld ms must be >= 0 and > 0", prop, addr,
+                 (long long)max_lag, (long long)stale_ms);
         return NULL;
     }
     int fd = listen_socket(addr, errstr, errstr_size);
@@ -307,22 +305,22 @@ static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m
      * failure libmicrohttpd closes fd on almost every path; the few early
      * ones (out of descriptors or memory) leave it open, and we would
      * rather leak it there than close a number another thread reused. */
-    h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO,
-                              0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-                              h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+    h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO, 0,
+                              NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                              MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                               /* Room for many scrapers, but no one address may
                                * hold more than a few (slow clients); probes
                                * have their own listener (health.listen). */
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(probes_only ? 64 : 256),
-                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)(probes_only ? 16 : 32),
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(probes_only ? 5 : 10),
-                              MHD_OPTION_END);
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                              (unsigned int)(probes_only ? 16 : 32), MHD_OPTION_CONNECTION_TIMEOUT,
+                              (unsigned int)(probes_only ? 5 : 10), MHD_OPTION_END);
     pthread_mutex_lock(&h->log_lock);
     h->starting = false;
     pthread_mutex_unlock(&h->log_lock);
     if (!h->mhd) {
-        snprintf(errstr, errstr_size, "%s \"%s\": cannot start the HTTP server: %s", prop,
-                 addr, h->start_err[0] ? h->start_err : "libmicrohttpd gave no reason");
+        snprintf(errstr, errstr_size, "%s \"%s\": cannot start the HTTP server: %s", prop, addr,
+                 h->start_err[0] ? h->start_err : "libmicrohttpd gave no reason");
         pthread_mutex_destroy(&h->log_lock);
         free(h);
         return NULL;

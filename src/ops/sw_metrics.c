@@ -54,14 +54,17 @@ typedef struct desc_s {
     const char *name;
     mtype_t type;
     src_t src;
-    int id;              /* sw_metric_t of SRC_SCALAR rows, else -1 */
-    const char *lname;   /* fixed label name, or NULL */
-    const char *lvalue;  /* its value (escaped when rendered) */
-    const char *help;    /* NULL on the later rows of a family */
+    int id;             /* sw_metric_t of SRC_SCALAR rows, else -1 */
+    const char *lname;  /* fixed label name, or NULL */
+    const char *lvalue; /* its value (escaped when rendered) */
+    const char *help;   /* NULL on the later rows of a family */
 } desc_t;
 
+/* Initializer macros, kept on their lines (clang-format 14 boxes them). */
+// clang-format off
 #define SCALAR(n, t, i, h) {n, t, SRC_SCALAR, i, NULL, NULL, h}
 #define LABELLED(n, t, i, ln, lv, h) {n, t, SRC_SCALAR, i, ln, lv, h}
+// clang-format on
 
 static const desc_t k_desc[] = {
     SCALAR("stormwatch_up", MT_GAUGE, SW_M_UP, "1 while the daemon runs."),
@@ -98,8 +101,7 @@ static const desc_t k_desc[] = {
            "(repartition=on)."),
     SCALAR("stormwatch_memory_budget_bytes", MT_GAUGE, SW_M_MEMORY_BUDGET,
            "max.memory.bytes: the engines' memory budget (0 = none)."),
-    SCALAR("stormwatch_jobs_tracked", MT_GAUGE, SW_M_JOBS_TRACKED,
-           "Jobs the engines track now."),
+    SCALAR("stormwatch_jobs_tracked", MT_GAUGE, SW_M_JOBS_TRACKED, "Jobs the engines track now."),
     SCALAR("stormwatch_ranks_tracked", MT_GAUGE, SW_M_RANKS_TRACKED,
            "Ranks the engines track now."),
     SCALAR("stormwatch_retained_samples", MT_GAUGE, SW_M_RETAINED_SAMPLES,
@@ -141,7 +143,8 @@ static const desc_t k_desc[] = {
     LABELLED("stormwatch_notify_deliveries_total", MT_COUNTER, SW_M_NOTIFY_DELIVERED_WH_PERMANENT,
              "sink=\"webhook\",outcome", "permanent", NULL),
     LABELLED("stormwatch_notify_retries_total", MT_COUNTER, SW_M_NOTIFY_RETRIES, "sink",
-             "alertmanager", "Requests stormwatch notify will retry (429, 408, 5xx, timeout, "
+             "alertmanager",
+             "Requests stormwatch notify will retry (429, 408, 5xx, timeout, "
              "network error), by sink."),
     LABELLED("stormwatch_notify_retries_total", MT_COUNTER, SW_M_NOTIFY_RETRIES_PD, "sink",
              "pagerduty", NULL),
@@ -164,9 +167,9 @@ static const desc_t k_desc[] = {
            "Records stormwatch notify dead-lettered (undecodable, or refused for good)."),
     SCALAR("stormwatch_notify_open_episodes", MT_GAUGE, SW_M_NOTIFY_OPEN_EPISODES,
            "Episodes open now (kept and re-sent to Alertmanager)."),
-    {"stormwatch_notify_request_duration_seconds", MT_HISTOGRAM, SRC_REQ_HISTOGRAM, -1, NULL,
-     NULL, "Time of each stormwatch notify HTTP request (every attempt, re-sends included), "
-           "by sink, in seconds."},
+    {"stormwatch_notify_request_duration_seconds", MT_HISTOGRAM, SRC_REQ_HISTOGRAM, -1, NULL, NULL,
+     "Time of each stormwatch notify HTTP request (every attempt, re-sends included), "
+     "by sink, in seconds."},
     SCALAR("stormwatch_rebalances_total", MT_COUNTER, SW_M_REBALANCES,
            "Consumer group assignments and revocations."),
     SCALAR("stormwatch_schema_registry_errors_total", MT_COUNTER, SW_M_SCHEMA_REGISTRY_ERRORS,
@@ -192,22 +195,21 @@ static const desc_t k_desc[] = {
 /* Histogram bucket upper bounds in nanoseconds, and as rendered. */
 #define N_BOUNDS 13
 #define N_BUCKETS (N_BOUNDS + 1)
-static const uint64_t k_bound_ns[N_BOUNDS] = {1000,   2500,   5000,    10000,   25000,
-                                             50000,  100000, 250000,  500000,  1000000,
-                                             2500000, 10000000, 100000000};
+static const uint64_t k_bound_ns[N_BOUNDS] = {1000,    2500,     5000,     10000,  25000,
+                                              50000,   100000,   250000,   500000, 1000000,
+                                              2500000, 10000000, 100000000};
 static const char *const k_bound_le[N_BUCKETS] = {
-    "1e-06", "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001",
-    "0.00025", "0.0005", "0.001", "0.0025", "0.01", "0.1", "+Inf"};
+    "1e-06",   "2.5e-06", "5e-06", "1e-05",  "2.5e-05", "5e-05", "0.0001",
+    "0.00025", "0.0005",  "0.001", "0.0025", "0.01",    "0.1",   "+Inf"};
 
 /* Request histogram bounds (Prometheus' default buckets), ns and as rendered. */
 #define N_REQ_BOUNDS 11
 #define N_REQ_BUCKETS (N_REQ_BOUNDS + 1)
 static const uint64_t k_req_bound_ns[N_REQ_BOUNDS] = {
-    5000000, 10000000, 25000000, 50000000, 100000000, 250000000, 500000000,
-    1000000000, 2500000000u, 5000000000u, 10000000000u};
-static const char *const k_req_le[N_REQ_BUCKETS] = {"0.005", "0.01", "0.025", "0.05",
-                                                     "0.1",   "0.25", "0.5",   "1",
-                                                     "2.5",   "5",    "10",    "+Inf"};
+    5000000,   10000000,   25000000,    50000000,    100000000,   250000000,
+    500000000, 1000000000, 2500000000u, 5000000000u, 10000000000u};
+static const char *const k_req_le[N_REQ_BUCKETS] = {
+    "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"};
 static const char *const k_sink_names[SW_METRICS_SINKS] = {"alertmanager", "pagerduty", "webhook"};
 
 /* One of the two shards of the histogram; count is raised last. */
@@ -223,9 +225,9 @@ struct sw_metrics_series_s {
     _Atomic uint64_t value; /* counter, or int64 gauge bits */
     int fam;                /* FAM_* */
     char *topic;
-    int32_t partition;      /* -1 for events_in */
-    int refs;               /* lag references (mutex) */
-    char *labels;           /* rendered pairs, e.g. topic="a",partition="3" */
+    int32_t partition; /* -1 for events_in */
+    int refs;          /* lag references (mutex) */
+    char *labels;      /* rendered pairs, e.g. topic="a",partition="3" */
 };
 
 typedef struct family_s {
@@ -239,18 +241,18 @@ struct sw_metrics_s {
      * is the sum of the buckets, so le="+Inf" always equals _count. */
     _Atomic uint64_t req_bucket[SW_METRICS_SINKS][N_REQ_BUCKETS];
     _Atomic uint64_t req_sum_ns[SW_METRICS_SINKS];
-    _Atomic bool notify;             /* render stormwatch_notify_* */
-    mtype_t type[SW_M__CNT];         /* from k_desc */
+    _Atomic bool notify;     /* render stormwatch_notify_* */
+    mtype_t type[SW_M__CNT]; /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
      * that started before the flip are done with the now cold shard, reads
      * it and folds it into the hot one. Observers never wait. */
     _Atomic uint64_t hist_started; /* bit 63: hot shard; below: observations begun */
     hshard_t shard[2];
-    _Atomic int64_t heartbeat_ms;  /* monotonic; INT64_MIN before the first */
+    _Atomic int64_t heartbeat_ms; /* monotonic; INT64_MIN before the first */
     _Atomic bool assigned;
-    _Atomic int64_t total_lag;     /* messages; negative: unknown */
-    pthread_mutex_t lock;          /* families and histogram reads */
+    _Atomic int64_t total_lag; /* messages; negative: unknown */
+    pthread_mutex_t lock;      /* families and histogram reads */
     family_t fam[FAM__CNT];
 };
 
@@ -471,8 +473,7 @@ void sw_metrics_series_set(sw_metrics_series_t *s, int64_t v)
 
 int64_t sw_metrics_series_get(const sw_metrics_series_t *s)
 {
-    return (int64_t)atomic_load_explicit(&((sw_metrics_series_t *)s)->value,
-                                         memory_order_relaxed);
+    return (int64_t)atomic_load_explicit(&((sw_metrics_series_t *)s)->value, memory_order_relaxed);
 }
 
 /* ---- histogram ------------------------------------------------------- */
@@ -568,8 +569,8 @@ bool sw_metrics_check_health(const sw_metrics_t *m, int64_t now_ms, int64_t stal
     }
     int64_t age = now_ms - hb;
     if (age < stale_ms) return true;
-    snprintf(why, why_size, "stale: last heartbeat %.1f s ago (limit %.1f s)",
-             (double)age / 1000.0, (double)stale_ms / 1000.0);
+    snprintf(why, why_size, "stale: last heartbeat %.1f s ago (limit %.1f s)", (double)age / 1000.0,
+             (double)stale_ms / 1000.0);
     return false;
 }
 
@@ -685,7 +686,8 @@ static void render_req_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out
             sw_buf_putc(out, '\n');
         }
         sw_buf_printf(out, "%s_sum{sink=\"%s\"} ", d->name, k_sink_names[k]);
-        put_double(out, (double)atomic_load_explicit(&m->req_sum_ns[k], memory_order_relaxed) / 1e9);
+        put_double(out,
+                   (double)atomic_load_explicit(&m->req_sum_ns[k], memory_order_relaxed) / 1e9);
         sw_buf_printf(out, "\n%s_count{sink=\"%s\"} ", d->name, k_sink_names[k]);
         sw_buf_put_u64(out, cum);
         sw_buf_putc(out, '\n');

@@ -69,54 +69,54 @@ typedef struct sw_metrics_series_s sw_metrics_series_t;
  */
 typedef enum sw_metric_e {
     /* counters: sw_metrics_add() */
-    SW_M_INPUT_BYTES = 0,      /**< stormwatch_input_bytes_total */
-    SW_M_DECODE_ERRORS,        /**< stormwatch_decode_errors_total */
-    SW_M_INVALID_EVENTS,       /**< stormwatch_invalid_events_total */
-    SW_M_LIMIT_REJECTS,        /**< stormwatch_limit_rejects_total */
-    SW_M_DLQ_DECODE,           /**< stormwatch_dlq_records_total{kind="decode"} */
-    SW_M_DLQ_INVALID,          /**< ...{kind="invalid"} */
-    SW_M_DLQ_LIMIT,            /**< ...{kind="limit"} */
-    SW_M_DLQ_FORMAT,           /**< ...{kind="format"} */
-    SW_M_DUPLICATE_SAMPLES,    /**< stormwatch_duplicate_samples_total */
-    SW_M_LATE_SAMPLES,         /**< stormwatch_late_samples_total */
-    SW_M_JOBS_EVICTED,         /**< stormwatch_jobs_evicted_total */
-    SW_M_FORWARDED,            /**< stormwatch_forwarded_messages_total */
-    SW_M_MEMORY_BUDGET,        /**< stormwatch_memory_budget_bytes */
-    SW_M_RECORDS_OUT_TRIGGER,  /**< stormwatch_records_out_total{action="trigger"};
+    SW_M_INPUT_BYTES = 0,     /**< stormwatch_input_bytes_total */
+    SW_M_DECODE_ERRORS,       /**< stormwatch_decode_errors_total */
+    SW_M_INVALID_EVENTS,      /**< stormwatch_invalid_events_total */
+    SW_M_LIMIT_REJECTS,       /**< stormwatch_limit_rejects_total */
+    SW_M_DLQ_DECODE,          /**< stormwatch_dlq_records_total{kind="decode"} */
+    SW_M_DLQ_INVALID,         /**< ...{kind="invalid"} */
+    SW_M_DLQ_LIMIT,           /**< ...{kind="limit"} */
+    SW_M_DLQ_FORMAT,          /**< ...{kind="format"} */
+    SW_M_DUPLICATE_SAMPLES,   /**< stormwatch_duplicate_samples_total */
+    SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
+    SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
+    SW_M_FORWARDED,           /**< stormwatch_forwarded_messages_total */
+    SW_M_MEMORY_BUDGET,       /**< stormwatch_memory_budget_bytes */
+    SW_M_RECORDS_OUT_TRIGGER, /**< stormwatch_records_out_total{action="trigger"};
                                     + sw_action_t gives the other actions */
-    SW_M_RECORDS_OUT_UPDATE,   /**< ...{action="update"} */
-    SW_M_RECORDS_OUT_RESOLVE,  /**< ...{action="resolve"} */
-    SW_M_RECORDS_OUT_SUMMARY,  /**< ...{action="summary"} */
-    SW_M_RECORDS_DELIVERED,    /**< stormwatch_records_delivered_total */
-    SW_M_PRODUCE_ERRORS,       /**< stormwatch_produce_errors_total */
-    SW_M_RECORDS_CONDENSED,    /**< stormwatch_records_condensed_total */
-    SW_M_SUMMARIES_NOT_PAGED,  /**< stormwatch_summaries_not_paged_total */
-    SW_M_COMMITS,              /**< stormwatch_commits_total */
-    SW_M_COMMIT_ERRORS,        /**< stormwatch_commit_errors_total */
-    SW_M_REBALANCES,           /**< stormwatch_rebalances_total */
+    SW_M_RECORDS_OUT_UPDATE,  /**< ...{action="update"} */
+    SW_M_RECORDS_OUT_RESOLVE, /**< ...{action="resolve"} */
+    SW_M_RECORDS_OUT_SUMMARY, /**< ...{action="summary"} */
+    SW_M_RECORDS_DELIVERED,   /**< stormwatch_records_delivered_total */
+    SW_M_PRODUCE_ERRORS,      /**< stormwatch_produce_errors_total */
+    SW_M_RECORDS_CONDENSED,   /**< stormwatch_records_condensed_total */
+    SW_M_SUMMARIES_NOT_PAGED, /**< stormwatch_summaries_not_paged_total */
+    SW_M_COMMITS,             /**< stormwatch_commits_total */
+    SW_M_COMMIT_ERRORS,       /**< stormwatch_commit_errors_total */
+    SW_M_REBALANCES,          /**< stormwatch_rebalances_total */
     /* stormwatch notify: deliveries by sink (sw_sink_t order) and outcome:
      * SW_M_NOTIFY_DELIVERED + 2 * sink + (permanent ? 1 : 0) */
-    SW_M_NOTIFY_DELIVERED,     /**< stormwatch_notify_deliveries_total{sink="alertmanager",outcome="accepted"} */
+    SW_M_NOTIFY_DELIVERED, /**< stormwatch_notify_deliveries_total{sink="alertmanager",outcome="accepted"} */
     SW_M_NOTIFY_DELIVERED_AM_PERMANENT, /**< ...{sink="alertmanager",outcome="permanent"} */
     SW_M_NOTIFY_DELIVERED_PD_ACCEPTED,  /**< ...{sink="pagerduty",outcome="accepted"} */
     SW_M_NOTIFY_DELIVERED_PD_PERMANENT, /**< ...{sink="pagerduty",outcome="permanent"} */
     SW_M_NOTIFY_DELIVERED_WH_ACCEPTED,  /**< ...{sink="webhook",outcome="accepted"} */
     SW_M_NOTIFY_DELIVERED_WH_PERMANENT, /**< ...{sink="webhook",outcome="permanent"} */
-    SW_M_NOTIFY_RETRIES,       /**< stormwatch_notify_retries_total{sink="alertmanager"}; + sink */
-    SW_M_NOTIFY_RETRIES_PD,    /**< ...{sink="pagerduty"} */
-    SW_M_NOTIFY_RETRIES_WH,    /**< ...{sink="webhook"} */
-    SW_M_NOTIFY_RECORDS,       /**< stormwatch_notify_records_total{verdict="skip"};
+    SW_M_NOTIFY_RETRIES,    /**< stormwatch_notify_retries_total{sink="alertmanager"}; + sink */
+    SW_M_NOTIFY_RETRIES_PD, /**< ...{sink="pagerduty"} */
+    SW_M_NOTIFY_RETRIES_WH, /**< ...{sink="webhook"} */
+    SW_M_NOTIFY_RECORDS,    /**< stormwatch_notify_records_total{verdict="skip"};
                                     + sw_notify_verdict_t */
     SW_M_NOTIFY_RECORDS_DUPLICATE, /**< ...{verdict="duplicate"} */
     SW_M_NOTIFY_RECORDS_TRIGGER,   /**< ...{verdict="trigger"} */
     SW_M_NOTIFY_RECORDS_RESOLVE,   /**< ...{verdict="resolve"} */
-    SW_M_NOTIFY_RESENDS,       /**< stormwatch_notify_resends_total (Alertmanager re-sends) */
-    SW_M_NOTIFY_RESEND_ERRORS, /**< stormwatch_notify_resend_errors_total */
-    SW_M_NOTIFY_DLQ,           /**< stormwatch_notify_dlq_records_total */
-    SW_M_SCHEMA_REGISTRY_ERRORS, /**< stormwatch_schema_registry_errors_total */
-    SW_M_SCHEMA_REGISTRY_UP,   /**< stormwatch_schema_registry_up (1 after a
+    SW_M_NOTIFY_RESENDS,           /**< stormwatch_notify_resends_total (Alertmanager re-sends) */
+    SW_M_NOTIFY_RESEND_ERRORS,     /**< stormwatch_notify_resend_errors_total */
+    SW_M_NOTIFY_DLQ,               /**< stormwatch_notify_dlq_records_total */
+    SW_M_SCHEMA_REGISTRY_ERRORS,   /**< stormwatch_schema_registry_errors_total */
+    SW_M_SCHEMA_REGISTRY_UP,       /**< stormwatch_schema_registry_up (1 after a
                                     request succeeded, 0 after one failed) */
-    SW_M_SCHEMA_REGISTRY_HELD, /**< stormwatch_schema_registry_held_partitions:
+    SW_M_SCHEMA_REGISTRY_HELD,     /**< stormwatch_schema_registry_held_partitions:
                                     paused until the registry answers; not
                                     ready while > 0 */
     /* integer gauges: sw_metrics_set() */

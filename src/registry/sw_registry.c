@@ -21,7 +21,7 @@
 
 /* Backoff after a failed round of requests: doubles from the first to the last. */
 #define BACKOFF_FIRST_MS 250
-#define BACKOFF_MAX_MS   4000
+#define BACKOFF_MAX_MS 4000
 
 typedef struct entry_s {
     int32_t id;
@@ -162,8 +162,8 @@ static sw_err_t entry_result(const entry_t *e, const sw_avro_plan_t **plan, char
 sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, size_t len,
                          char *errstr, size_t errstr_size)
 {
-    sw_avro_plan_t *plan =
-        sw_avro_plan_new(schema, len, reg->reader, reg->reader_len, id, errstr, errstr_size);
+    sw_avro_plan_t *plan = sw_avro_plan_new(schema, len, reg->reader, reg->reader_len, id, errstr,
+                                            errstr_size);
     if (!plan) return SW_ERR_AVRO;
     entry_t *e = cache_find(reg, id);
     if (e) {
@@ -253,8 +253,8 @@ static int64_t error_code(const sw_buf_t *body, sw_arena_t *arena, sw_str_t *mes
 {
     char jerr[128];
     *message = sw_str("");
-    sw_jnode_t *root =
-        sw_jdom_parse(body->data ? body->data : "", body->len, arena, jerr, sizeof(jerr));
+    sw_jnode_t *root = sw_jdom_parse(body->data ? body->data : "", body->len, arena, jerr,
+                                     sizeof(jerr));
     if (!root || root->type != SW_JN_OBJECT) return 0;
     *message = sw_jdom_str(sw_jdom_get(root, "message"), "");
     return sw_jdom_int(sw_jdom_get(root, "error_code"), 0);
@@ -295,8 +295,8 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
     if (e) return entry_result(e, plan, errstr, errstr_size);
     if (!reg->n_urls) {
         /* No registry: what was not preloaded is unknown (not cached: cheap). */
-        size_t n =
-            (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ", (long)id);
+        size_t n = (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ",
+                                    (long)id);
         for (size_t i = 0; i < reg->cache_n && n < errstr_size; i++)
             n += (size_t)snprintf(errstr + n, errstr_size - n, "%s%ld",
                                   i == 0                  ? ""
@@ -344,8 +344,8 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
     }
     reachable(reg);
     char jerr[128];
-    sw_jnode_t *root =
-        sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr, sizeof(jerr));
+    sw_jnode_t *root = sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr,
+                                     sizeof(jerr));
     const sw_jnode_t *schema = root ? sw_jdom_get(root, "schema") : NULL;
     sw_str_t type = sw_jdom_str(root ? sw_jdom_get(root, "schemaType") : NULL, "AVRO");
     if (!schema || schema->type != SW_JN_STRING) {
@@ -386,8 +386,7 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
         if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
             *s == '.' || *s == '_' || *s == '-')
             sw_buf_putc(&path, (char)*s);
-        else
-            sw_buf_printf(&path, "%%%02X", *s);
+        else sw_buf_printf(&path, "%%%02X", *s);
     }
     if (do_register) sw_buf_puts(&path, "/versions");
     sw_buf_t req, body;
@@ -419,8 +418,8 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
         goto out;
     }
     char jerr[128];
-    sw_jnode_t *root =
-        sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr, sizeof(jerr));
+    sw_jnode_t *root = sw_jdom_parse(body.data ? body.data : "", body.len, &arena, jerr,
+                                     sizeof(jerr));
     const sw_jnode_t *jid = root ? sw_jdom_get(root, "id") : NULL;
     if (!jid || jid->type != SW_JN_INT || jid->i < 0 || jid->i > INT32_MAX) {
         snprintf(errstr, errstr_size, "schema registry POST %s: the answer has no \"id\" 0..%ld", p,

@@ -4,7 +4,8 @@
  * inline CSS and one inline SVG chart per episode. Every string that came
  * from the input goes through sw_report_escape(). No I/O, no clock: times
  * shown are the records' own timestamps.
- */#include "sw_report_int.h"
+ */
+#include "sw_report_int.h"
 
 static const char css[] =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1d1d1f;"
@@ -76,10 +77,11 @@ static void put_suspects(sw_buf_t *out, const rec_t *r)
         sw_buf_puts(out, "<p class=\"muted\">No suspects.</p>\n");
         return;
     }
-    sw_buf_puts(out, "<table class=\"suspects\"><thead><tr><th>rank</th><th>runs on</th>"
-                     "<th>lead over onset</th>"
-                     "<th>spike (aligned, from onset)</th><th>peak delta</th><th>rising samples</th>"
-                     "<th>confidence</th><th>phase</th><th>timeline</th></tr></thead><tbody>");
+    sw_buf_puts(out,
+                "<table class=\"suspects\"><thead><tr><th>rank</th><th>runs on</th>"
+                "<th>lead over onset</th>"
+                "<th>spike (aligned, from onset)</th><th>peak delta</th><th>rising samples</th>"
+                "<th>confidence</th><th>phase</th><th>timeline</th></tr></thead><tbody>");
     for (size_t i = 0; i < r->n_sus; i++) {
         const susp_t *s = &r->sus[i];
         sw_buf_printf(out, "<tr><td class=\"num\">%" PRId64 "</td><td>", s->rank);
@@ -94,7 +96,8 @@ static void put_suspects(sw_buf_t *out, const rec_t *r)
         else if (s->lead_ns == 0) sw_buf_puts(out, "0 (at onset)");
         else sw_report_duration(out, s->lead_ns);
         sw_buf_puts(out, "</td><td class=\"num\">");
-        if (s->has_aligned && r->has_onset) sw_report_put_rel(out, sw_report_rel_ns(s->aligned_ns, r->onset_ns));
+        if (s->has_aligned && r->has_onset)
+            sw_report_put_rel(out, sw_report_rel_ns(s->aligned_ns, r->onset_ns));
         else if (s->has_aligned) sw_buf_printf(out, "%" PRId64 " ns", s->aligned_ns);
         else sw_buf_puts(out, "?");
         sw_buf_puts(out, "</td><td class=\"num\">");
@@ -143,18 +146,21 @@ static void put_lifecycle(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
     memcpy(recs, ep->recs, ep->n * sizeof(*recs));
     qsort(recs, ep->n, sizeof(*recs), cmp_rec);
     const rec_t *trig = first_of(ep, ACT_TRIGGER);
-    sw_buf_puts(out, "<table class=\"lifecycle\"><thead><tr><th>record</th><th>revision</th>"
-                     "<th>event time (UTC)</th><th>since trigger</th><th>onset vs charted</th>"
-                     "<th>suspects</th><th>severity</th><th>summary</th></tr></thead><tbody>");
+    sw_buf_puts(out,
+                "<table class=\"lifecycle\"><thead><tr><th>record</th><th>revision</th>"
+                "<th>event time (UTC)</th><th>since trigger</th><th>onset vs charted</th>"
+                "<th>suspects</th><th>severity</th><th>summary</th></tr></thead><tbody>");
     for (size_t i = 0; i < ep->n; i++) {
         const rec_t *r = recs[i];
         sw_buf_printf(out, "<tr class=\"%s%s\"><td>%s%s</td><td class=\"num\">%" PRId64 "</td><td>",
-                      sw_action_str((sw_action_t)r->act), r == chart ? " charted" : "", sw_action_str((sw_action_t)r->act),
+                      sw_action_str((sw_action_t)r->act), r == chart ? " charted" : "",
+                      sw_action_str((sw_action_t)r->act),
                       r == chart ? " <span class=\"muted\">(charted)</span>" : "", r->revision);
         if (r->has_event) sw_report_put_utc(out, r->event_ns);
         else sw_buf_puts(out, "\xE2\x80\x94");
         sw_buf_puts(out, "</td><td class=\"num\">");
-        if (trig && trig->has_event && r->has_event) sw_report_put_rel(out, sw_report_rel_ns(r->event_ns, trig->event_ns));
+        if (trig && trig->has_event && r->has_event)
+            sw_report_put_rel(out, sw_report_rel_ns(r->event_ns, trig->event_ns));
         else sw_buf_puts(out, "\xE2\x80\x94");
         sw_buf_puts(out, "</td><td>");
         if (!r->has_onset) sw_buf_puts(out, "none");
@@ -173,7 +179,8 @@ static void put_lifecycle(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
         }
         if (r->n_sus > 8) sw_buf_printf(out, " and %zu more", r->n_sus - 8);
         if (r->n_sus == 0) sw_buf_puts(out, "none");
-        sw_buf_printf(out, "</td><td><span class=\"badge %s\">", sw_report_sev_class(sw_report_sev_of(r)));
+        sw_buf_printf(out, "</td><td><span class=\"badge %s\">",
+                      sw_report_sev_class(sw_report_sev_of(r)));
         sw_report_esc(out, sw_report_sev_of(r));
         sw_buf_puts(out, "</span></td><td>");
         sw_report_esc(out, r->summary);
@@ -181,8 +188,10 @@ static void put_lifecycle(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
     }
     sw_buf_puts(out, "</tbody></table>\n");
     if (ep->dups)
-        sw_buf_printf(out, "<p class=\"muted\">%" PRIu64 " repeated record%s of this episode "
-                           "(same action and revision, as at-least-once delivery gives) ignored.</p>\n",
+        sw_buf_printf(out,
+                      "<p class=\"muted\">%" PRIu64
+                      " repeated record%s of this episode "
+                      "(same action and revision, as at-least-once delivery gives) ignored.</p>\n",
                       ep->dups, ep->dups == 1 ? "" : "s");
     free(recs);
 }
@@ -192,8 +201,9 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
     const rec_t *resolve = first_of(ep, ACT_RESOLVE);
     sw_buf_puts(out, "<p class=\"choice\">");
     if (!chart) {
-        sw_buf_puts(out, "This episode has no trigger or update record in the input (only its "
-                         "resolve), so there is no onset or suspect list to chart.");
+        sw_buf_puts(out,
+                    "This episode has no trigger or update record in the input (only its "
+                    "resolve), so there is no onset or suspect list to chart.");
     } else {
         sw_buf_printf(out, "Charted from the <strong>%s</strong> record, revision %" PRId64,
                       sw_action_str((sw_action_t)chart->act), chart->revision);
@@ -202,8 +212,9 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
             sw_report_put_utc(out, chart->event_ns);
             sw_buf_puts(out, ")");
         }
-        sw_buf_puts(out, ": the latest trigger/update of this episode, which carries its final "
-                         "cluster onset and suspects. ");
+        sw_buf_puts(out,
+                    ": the latest trigger/update of this episode, which carries its final "
+                    "cluster onset and suspects. ");
         if (resolve) {
             sw_buf_printf(out, "The episode resolved (revision %" PRId64, resolve->revision);
             if (resolve->has_event) {
@@ -211,12 +222,12 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
                 sw_report_put_utc(out, resolve->event_ns);
             }
             sw_buf_puts(out, ") keeping this verdict");
-            if (resolve->resolve_reason.len && !strcmp(resolve->resolve_reason.ptr, "suspect_lost")) {
+            if (resolve->resolve_reason.len &&
+                !strcmp(resolve->resolve_reason.ptr, "suspect_lost")) {
                 sw_buf_puts(out, ": the spike of ");
                 if (resolve->resolve_lost_rank >= 0)
                     sw_buf_printf(out, "rank %" PRId64, resolve->resolve_lost_rank);
-                else
-                    sw_buf_puts(out, "a suspect");
+                else sw_buf_puts(out, "a suspect");
                 sw_buf_puts(out, " left its window (aged out or went stale).");
             } else if (resolve->resolve_reason.len &&
                        !strcmp(resolve->resolve_reason.ptr, "onset_gone")) {
@@ -224,9 +235,9 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
             } else {
                 sw_buf_puts(out, ".");
             }
-        }
-        else
-            sw_buf_puts(out, "No resolve record: the episode was still open at the end of the input.");
+        } else
+            sw_buf_puts(out,
+                        "No resolve record: the episode was still open at the end of the input.");
     }
     sw_buf_puts(out, "</p>\n");
 }
@@ -234,7 +245,8 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
 static void put_facts(sw_buf_t *out, const rec_t *r, const ep_t *ep)
 {
     sw_buf_puts(out, "<dl class=\"facts\">");
-    sw_buf_printf(out, "<dt>severity</dt><dd><span class=\"badge %s\">", sw_report_sev_class(sw_report_sev_of(r)));
+    sw_buf_printf(out, "<dt>severity</dt><dd><span class=\"badge %s\">",
+                  sw_report_sev_class(sw_report_sev_of(r)));
     sw_report_esc(out, sw_report_sev_of(r));
     sw_buf_puts(out, "</span></dd><dt>dedup_key</dt><dd>");
     if (r->dedup_key.len) {
@@ -258,7 +270,8 @@ static void put_facts(sw_buf_t *out, const rec_t *r, const ep_t *ep)
         sw_buf_puts(out, "none");
     }
     sw_buf_puts(out, "</dd>");
-    if (r->world_size >= 0) sw_buf_printf(out, "<dt>world size</dt><dd>%" PRId64 "</dd>", r->world_size);
+    if (r->world_size >= 0)
+        sw_buf_printf(out, "<dt>world size</dt><dd>%" PRId64 "</dd>", r->world_size);
     if (r->n_participating >= 0)
         sw_buf_printf(out, "<dt>participating ranks</dt><dd>%" PRId64 "</dd>", r->n_participating);
     sw_buf_puts(out, "<dt>missing ranks</dt><dd>");
@@ -266,7 +279,8 @@ static void put_facts(sw_buf_t *out, const rec_t *r, const ep_t *ep)
     sw_buf_puts(out, "</dd>");
     if (r->n_counts)
         sw_buf_printf(out,
-                      "<dt>samples per rank</dt><dd>%" PRId64 " to %" PRId64 " over %zu rank%s "
+                      "<dt>samples per rank</dt><dd>%" PRId64 " to %" PRId64
+                      " over %zu rank%s "
                       "(%" PRId64 " in all)</dd>",
                       r->counts_min, r->counts_max, r->n_counts, r->n_counts == 1 ? "" : "s",
                       r->counts_sum);
@@ -315,14 +329,16 @@ static void put_summary(sw_buf_t *out, const rec_t *r, size_t j, size_t k)
 {
     sw_buf_printf(out, "<section class=\"summary sev-%s\" id=\"job-%zu-summary-%zu\">\n",
                   sw_report_sev_class(sw_report_sev_of(r)), j + 1, k + 1);
-    sw_buf_printf(out, "<h3>Job summary <span class=\"muted\">(after episode %" PRId64 ")</span></h3>\n",
+    sw_buf_printf(out,
+                  "<h3>Job summary <span class=\"muted\">(after episode %" PRId64 ")</span></h3>\n",
                   r->episode);
     sw_buf_puts(out, "<p class=\"summary-line\">");
     if (r->summary.len) sw_report_esc(out, r->summary);
     else sw_buf_puts(out, "(no summary line in the record)");
-    sw_buf_puts(out, "</p>\n<p class=\"muted\">The analysis over everything the job sent, at the "
-                     "end of its input or after it went idle; its suspects are tabled, the "
-                     "episodes above are charted.</p>\n");
+    sw_buf_puts(out,
+                "</p>\n<p class=\"muted\">The analysis over everything the job sent, at the "
+                "end of its input or after it went idle; its suspects are tabled, the "
+                "episodes above are charted.</p>\n");
     put_facts(out, r, NULL);
     sw_buf_puts(out, "<h4>Suspects</h4>\n");
     put_suspects(out, r);
@@ -342,13 +358,15 @@ static void put_overview(sw_buf_t *out, const sw_report_t *rep, ep_t ***sorted)
     sw_buf_puts(out, "<nav><h2>Episodes</h2>\n");
     size_t total = sw_report_episodes(rep);
     if (total == 0) {
-        sw_buf_puts(out, "<p>No trigger, update or resolve record in the input: no storm episode "
-                         "to report.</p></nav>\n");
+        sw_buf_puts(out,
+                    "<p>No trigger, update or resolve record in the input: no storm episode "
+                    "to report.</p></nav>\n");
         return;
     }
-    sw_buf_puts(out, "<table><thead><tr><th>job</th><th>episode</th><th>severity</th>"
-                     "<th>first suspect</th><th>lead</th><th>confidence</th><th>state</th>"
-                     "</tr></thead><tbody>");
+    sw_buf_puts(out,
+                "<table><thead><tr><th>job</th><th>episode</th><th>severity</th>"
+                "<th>first suspect</th><th>lead</th><th>confidence</th><th>state</th>"
+                "</tr></thead><tbody>");
     for (size_t j = 0; j < rep->n_jobs; j++) {
         const job_t *job = rep->jobs[j];
         for (size_t e = 0; e < job->n_eps; e++) {
@@ -359,12 +377,14 @@ static void put_overview(sw_buf_t *out, const sw_report_t *rep, ep_t ***sorted)
             sw_report_put_job_name(out, job);
             sw_buf_printf(out, "</td><td><a href=\"#job-%zu-ep-%" PRId64 "\">%" PRId64 "</a></td>",
                           j + 1, ep->episode, ep->episode);
-            sw_buf_printf(out, "<td><span class=\"badge %s\">", sw_report_sev_class(sw_report_sev_of(head)));
+            sw_buf_printf(out, "<td><span class=\"badge %s\">",
+                          sw_report_sev_class(sw_report_sev_of(head)));
             sw_report_esc(out, sw_report_sev_of(head));
             sw_buf_puts(out, "</span></td>");
             if (chart && chart->n_sus) {
                 const susp_t *s = &chart->sus[0];
-                sw_buf_printf(out, "<td class=\"num\">rank %" PRId64 "</td><td class=\"num\">", s->rank);
+                sw_buf_printf(out, "<td class=\"num\">rank %" PRId64 "</td><td class=\"num\">",
+                              s->rank);
                 if (s->has_lead) sw_report_duration(out, s->lead_ns);
                 else sw_buf_puts(out, "?");
                 sw_buf_puts(out, "</td><td>");
@@ -400,9 +420,10 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
         n_eps += job->n_eps;
         n_sums += job->n_sums;
     }
-    sw_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<title>");
+    sw_buf_puts(out,
+                "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                "<title>");
     sw_report_escc(out, title);
     sw_buf_puts(out, "</title>\n<style>");
     sw_buf_puts(out, css);
@@ -419,23 +440,27 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
             sw_buf_puts(out, "</code>");
         }
     }
-    sw_buf_printf(out, ": %zu job%s, %zu episode%s (%zu open at the end of the input), %zu job "
-                       "summar%s.",
+    sw_buf_printf(out,
+                  ": %zu job%s, %zu episode%s (%zu open at the end of the input), %zu job "
+                  "summar%s.",
                   rep->n_jobs, rep->n_jobs == 1 ? "" : "s", n_eps, n_eps == 1 ? "" : "s", n_open,
                   n_sums, n_sums == 1 ? "y" : "ies");
     if (rep->dups)
         sw_buf_printf(out, " %" PRIu64 " repeated record%s ignored.", rep->dups,
                       rep->dups == 1 ? "" : "s");
     if (opts->skipped_lines)
-        sw_buf_printf(out, " <strong>%" PRIu64 " invalid line%s skipped</strong> (see the "
-                           "command's error output).",
+        sw_buf_printf(out,
+                      " <strong>%" PRIu64
+                      " invalid line%s skipped</strong> (see the "
+                      "command's error output).",
                       opts->skipped_lines, opts->skipped_lines == 1 ? "" : "s");
-    sw_buf_puts(out, "</p>\n<p class=\"muted\">Each episode (one job, one episode number) is "
-                     "charted from its latest trigger or update record: that record carries the "
-                     "episode's verdict (cluster onset and suspects), which its resolve record "
-                     "repeats when it says why the episode ended. Times "
-                     "on the charts are aligned clocks relative to the cluster onset; memory is in "
-                     "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n</header>\n");
+    sw_buf_puts(out,
+                "</p>\n<p class=\"muted\">Each episode (one job, one episode number) is "
+                "charted from its latest trigger or update record: that record carries the "
+                "episode's verdict (cluster onset and suspects), which its resolve record "
+                "repeats when it says why the episode ended. Times "
+                "on the charts are aligned clocks relative to the cluster onset; memory is in "
+                "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n</header>\n");
     put_overview(out, rep, sorted);
     unsigned chart_no = 0;
     for (size_t j = 0; j < rep->n_jobs; j++) {
@@ -445,13 +470,15 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
         sw_buf_printf(out, " <span class=\"muted\">%zu episode%s</span></h2>\n", job->n_eps,
                       job->n_eps == 1 ? "" : "s");
         if (job->n_eps == 0)
-            sw_buf_puts(out, "<p class=\"muted\">No storm episode in the input for this job.</p>\n");
+            sw_buf_puts(out,
+                        "<p class=\"muted\">No storm episode in the input for this job.</p>\n");
         for (size_t e = 0; e < job->n_eps; e++) put_episode(out, job, j, sorted[j][e], &chart_no);
         for (size_t k = 0; k < job->n_sums; k++) put_summary(out, job->sums[k], j, k);
         sw_buf_puts(out, "</section>\n");
     }
-    sw_buf_puts(out, "<footer>Generated by <code>stormwatch report</code> from alert records "
-                     "(SPEC 6). Self-contained: no scripts, nothing loaded from the network.");
+    sw_buf_puts(out,
+                "<footer>Generated by <code>stormwatch report</code> from alert records "
+                "(SPEC 6). Self-contained: no scripts, nothing loaded from the network.");
     if (rep->n_files) {
         sw_buf_puts(out, " Inputs: ");
         for (size_t i = 0; i < rep->n_files; i++) {
@@ -466,4 +493,3 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
     for (size_t j = 0; j < rep->n_jobs; j++) free(sorted[j]);
     free(sorted);
 }
-

@@ -23,10 +23,10 @@ typedef struct sw_report_s sw_report_t;
 
 /** What the page says about its inputs. */
 typedef struct sw_report_opts_s {
-    const char *title;            /**< page title; NULL: "stormwatch incident report" */
-    const char *const *sources;   /**< input names shown in the header (borrowed) */
-    size_t n_sources;             /**< entries of sources */
-    uint64_t skipped_lines;       /**< invalid lines the caller skipped, shown */
+    const char *title;          /**< page title; NULL: "stormwatch incident report" */
+    const char *const *sources; /**< input names shown in the header (borrowed) */
+    size_t n_sources;           /**< entries of sources */
+    uint64_t skipped_lines;     /**< invalid lines the caller skipped, shown */
 } sw_report_opts_t;
 
 /**

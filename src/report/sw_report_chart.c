@@ -15,7 +15,8 @@ void sw_report_escape(sw_buf_t *out, sw_str_t s)
             case '"': sw_buf_puts(out, "&quot;"); break;
             case '\'': sw_buf_puts(out, "&#39;"); break;
             default:
-                if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) sw_buf_puts(out, "\xEF\xBF\xBD");
+                if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
+                    sw_buf_puts(out, "\xEF\xBF\xBD");
                 else sw_buf_putc(out, (char)c);
             }
             i++;
@@ -209,9 +210,9 @@ void sw_report_put_phase(sw_buf_t *out, const susp_t *s)
 
 /* Colours per suspect (colour-blind friendly order of Tableau 10 and
  * two extras); the series index picks one, cycling. */
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-                                      "#393b79", "#637939"};
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                      "#7f7f7f", "#bcbd22", "#393b79", "#637939"};
 #define N_PALETTE (sizeof(palette) / sizeof(palette[0]))
 
 #define CH_W 960.0
@@ -287,7 +288,8 @@ static size_t pick_points(const susp_t *s, int64_t onset, const chart_t *ch, siz
     if (last + 1 < s->n_tl) last++;
     size_t count = last - first + 1;
     size_t k = 1;
-    if (count > SW_REPORT_MAX_POINTS) k = (count + SW_REPORT_MAX_POINTS - 4) / (SW_REPORT_MAX_POINTS - 3);
+    if (count > SW_REPORT_MAX_POINTS)
+        k = (count + SW_REPORT_MAX_POINTS - 4) / (SW_REPORT_MAX_POINTS - 3);
     size_t n = 0;
     for (size_t i = first; i <= last; i++) {
         bool keep = (i - first) % k == 0 || i == last || (int64_t)i == s->tl_start ||
@@ -327,7 +329,8 @@ static bool chart_domain(const rec_t *r, size_t n_series, chart_t *ch)
         }
         if (!s->n_tl) continue;
         any_tl = any = true;
-        if (s->tl_start >= 0) core_lo = fmin(core_lo, (double)sw_report_rel_ns(s->tl_ns[s->tl_start], onset));
+        if (s->tl_start >= 0)
+            core_lo = fmin(core_lo, (double)sw_report_rel_ns(s->tl_ns[s->tl_start], onset));
         if (s->tl_spike >= 0) {
             double x = (double)sw_report_rel_ns(s->tl_ns[s->tl_spike], onset);
             core_lo = fmin(core_lo, x);
@@ -340,7 +343,8 @@ static bool chart_domain(const rec_t *r, size_t n_series, chart_t *ch)
             dts = sw_reallocarray(dts, cap_dt, sizeof(*dts));
         }
         for (size_t k = 1; k < s->n_tl; k++)
-            if (s->tl_ns[k] > s->tl_ns[k - 1]) dts[n_dt++] = (double)(s->tl_ns[k] - s->tl_ns[k - 1]);
+            if (s->tl_ns[k] > s->tl_ns[k - 1])
+                dts[n_dt++] = (double)(s->tl_ns[k] - s->tl_ns[k - 1]);
     }
     if (!any) {
         free(dts);
@@ -466,7 +470,8 @@ static void chart_axes(sw_buf_t *out, const chart_t *ch)
         sw_buf_puts(out, "</text>");
     }
     sw_buf_puts(out, "</g>");
-    sw_buf_printf(out, "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+    sw_buf_printf(out,
+                  "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
                   CH_ML, CH_MT, CH_PW, CH_PH);
     put_text(out, CH_ML + CH_PW / 2, CH_MT + CH_PH + 40, "middle", "axis-title", NULL);
     sw_buf_puts(out, "time relative to the cluster onset (aligned clocks)</text>");
@@ -503,23 +508,27 @@ static void chart_series(sw_buf_t *out, const rec_t *r, size_t n_series, const c
         size_t n = pick_points(s, r->onset_ns, ch, idx);
         if (n == 0) continue;
         sw_buf_printf(out,
-                      "<path class=\"series\" data-rank=\"%" PRId64 "\" data-points=\"%zu\" "
+                      "<path class=\"series\" data-rank=\"%" PRId64
+                      "\" data-points=\"%zu\" "
                       "stroke=\"%s\" d=\"",
                       s->rank, n, col);
         for (size_t k = 0; k < n; k++) {
             size_t j = idx[k];
             sw_buf_putc(out, k ? 'L' : 'M');
-            put_xy(out, cx(ch, (double)sw_report_rel_ns(s->tl_ns[j], r->onset_ns)), cy(ch, (double)s->tl_used[j]));
+            put_xy(out, cx(ch, (double)sw_report_rel_ns(s->tl_ns[j], r->onset_ns)),
+                   cy(ch, (double)s->tl_used[j]));
         }
         sw_buf_puts(out, "\"><title>");
         put_suspect_brief(out, s);
-        sw_buf_printf(out, ": device_used_bytes, %zu of %zu excerpt points</title></path>", n, s->n_tl);
+        sw_buf_printf(out, ": device_used_bytes, %zu of %zu excerpt points</title></path>", n,
+                      s->n_tl);
         /* the rising run that qualified as the spike */
         if (s->tl_start >= 0 && s->tl_spike > s->tl_start) {
             sw_buf_printf(out, "<path class=\"rise\" stroke=\"%s\" d=\"", col);
             for (int64_t j = s->tl_start; j <= s->tl_spike; j++) {
                 sw_buf_putc(out, j == s->tl_start ? 'M' : 'L');
-                put_xy(out, cx(ch, (double)sw_report_rel_ns(s->tl_ns[j], r->onset_ns)), cy(ch, (double)s->tl_used[j]));
+                put_xy(out, cx(ch, (double)sw_report_rel_ns(s->tl_ns[j], r->onset_ns)),
+                       cy(ch, (double)s->tl_used[j]));
             }
             sw_buf_puts(out, "\"/>");
         }
@@ -563,7 +572,8 @@ static void chart_spikes(sw_buf_t *out, const rec_t *r, size_t n_series, const c
         if (!s->n_tl) sw_buf_puts(out, " (no timeline in record)");
         sw_buf_puts(out, "</title>");
         if (on_series) {
-            sw_buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"/>", px, py, col);
+            sw_buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"/>", px, py,
+                          col);
         } else if (ch->delta_mode) {
             sw_buf_printf(out,
                           "<line class=\"stem\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
@@ -572,10 +582,11 @@ static void chart_spikes(sw_buf_t *out, const rec_t *r, size_t n_series, const c
         } else {
             /* no timeline beside others that have one: a dashed line at
              * the spike time and a triangle on the time axis */
-            sw_buf_printf(out,
-                          "<line class=\"stem dashed\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
-                          "y2=\"%.1f\" stroke=\"%s\"/><path d=\"M%.1f,%.1fl-6,10h12z\" fill=\"%s\"/>",
-                          px, px, CH_MT, CH_MT + CH_PH, col, px, CH_MT + CH_PH - 10, col);
+            sw_buf_printf(
+                out,
+                "<line class=\"stem dashed\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+                "y2=\"%.1f\" stroke=\"%s\"/><path d=\"M%.1f,%.1fl-6,10h12z\" fill=\"%s\"/>",
+                px, px, CH_MT, CH_MT + CH_PH, col, px, CH_MT + CH_PH - 10, col);
             py = CH_MT + CH_PH - 10;
         }
         /* labels of spikes close in time are stacked, not overprinted */
@@ -627,13 +638,14 @@ static void chart_legend(sw_buf_t *out, const rec_t *r, size_t n_series, double 
 /* The chart of an episode's charted record; a paragraph instead when
  * there is nothing to place. */
 void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const rec_t *r,
-                      unsigned chart_no)
+                         unsigned chart_no)
 {
     size_t n_series = r->n_sus < SW_REPORT_MAX_SERIES ? r->n_sus : SW_REPORT_MAX_SERIES;
     chart_t ch;
     if (!r->has_onset || n_series == 0 || !chart_domain(r, n_series, &ch)) {
-        sw_buf_puts(out, "<p class=\"nochart\">No chart: the charted record has no cluster onset "
-                         "or no suspect with a spike time.</p>\n");
+        sw_buf_puts(out,
+                    "<p class=\"nochart\">No chart: the charted record has no cluster onset "
+                    "or no suspect with a spike time.</p>\n");
         return;
     }
     size_t with_tl = 0;
@@ -664,22 +676,25 @@ void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const 
         if (!s->n_tl) sw_buf_puts(&label, " (no timeline in record)");
     }
     sw_buf_puts(&label, ".");
-    sw_buf_printf(out,
-                  "<figure class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" "
-                  "role=\"img\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
-                  "aria-labelledby=\"chart-%u-title chart-%u-desc\" aria-label=\"",
-                  CH_W, height, CH_W, height, chart_no, chart_no);
+    sw_buf_printf(
+        out,
+        "<figure class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" "
+        "role=\"img\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+        "aria-labelledby=\"chart-%u-title chart-%u-desc\" aria-label=\"",
+        CH_W, height, CH_W, height, chart_no, chart_no);
     sw_buf_put(out, label.data, label.len);
     sw_buf_printf(out, "\"><title id=\"chart-%u-title\">", chart_no);
     sw_buf_put(out, label.data, label.len);
     sw_buf_printf(out, "</title><desc id=\"chart-%u-desc\">", chart_no);
     if (ch.delta_mode)
-        sw_buf_puts(out, "No suspect carries a timeline in the record: each spike is drawn at its "
-                         "aligned_first_spike_timestamp_ns with the height of its peak delta.");
+        sw_buf_puts(out,
+                    "No suspect carries a timeline in the record: each spike is drawn at its "
+                    "aligned_first_spike_timestamp_ns with the height of its peak delta.");
     else
-        sw_buf_puts(out, "Aligned device_used_bytes timelines of the suspects, the rising run that "
-                         "qualified as each spike drawn thick, each spike sample marked, the cluster "
-                         "onset as a dashed vertical line at 0.");
+        sw_buf_puts(out,
+                    "Aligned device_used_bytes timelines of the suspects, the rising run that "
+                    "qualified as each spike drawn thick, each spike sample marked, the cluster "
+                    "onset as a dashed vertical line at 0.");
     sw_buf_puts(out, "</desc>");
     sw_buf_printf(out,
                   "<defs><clipPath id=\"clip-%u\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
@@ -695,9 +710,9 @@ void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const 
                   "<g class=\"onset-marker\"><title>cluster onset: aligned time %" PRId64 " ns (",
                   r->onset_ns);
     sw_report_put_utc(out, r->onset_ns);
-    sw_buf_printf(out,
-                  ")</title><line class=\"onset\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
-                  ox, ox, CH_MT - 6, CH_MT + CH_PH);
+    sw_buf_printf(
+        out, ")</title><line class=\"onset\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ox,
+        ox, CH_MT - 6, CH_MT + CH_PH);
     const char *anchor = ox > CH_ML + CH_PW - 48 ? "end" : ox < CH_ML + 48 ? "start" : "middle";
     put_text(out, ox, CH_MT - 10, anchor, "onset-label", NULL);
     sw_buf_puts(out, "cluster onset</text></g>");
@@ -705,8 +720,9 @@ void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const 
     chart_legend(out, r, n_series, legend_y);
     sw_buf_puts(out, "</svg>\n<figcaption>");
     if (ch.delta_mode) {
-        sw_buf_puts(out, "No timeline in record: each suspect is drawn at its aligned spike time "
-                         "with its peak delta. ");
+        sw_buf_puts(out,
+                    "No timeline in record: each suspect is drawn at its aligned spike time "
+                    "with its peak delta. ");
     } else {
         sw_buf_puts(out, "Window around the storm: ");
         sw_report_put_rel(out, (int64_t)ch.lo);
@@ -719,11 +735,14 @@ void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const 
             const susp_t *s = &r->sus[i];
             if (!s->n_tl) continue;
             sw_buf_printf(out, "Rank %" PRId64 ": %zu-point excerpt", s->rank, s->n_tl);
-            if (s->tl_window >= 0) sw_buf_printf(out, " of a %" PRId64 "-sample window", s->tl_window);
+            if (s->tl_window >= 0)
+                sw_buf_printf(out, " of a %" PRId64 "-sample window", s->tl_window);
             sw_buf_puts(out, ". ");
         }
-        if (with_tl < n_series) sw_buf_puts(out, "Suspects without a timeline in the record are "
-                                                 "marked at their aligned spike time only. ");
+        if (with_tl < n_series)
+            sw_buf_puts(out,
+                        "Suspects without a timeline in the record are "
+                        "marked at their aligned spike time only. ");
     }
     if (r->n_sus > n_series)
         sw_buf_printf(out, "The %zu earliest of %zu suspects are charted; all are in the table.",
@@ -735,4 +754,3 @@ void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const 
 /* ------------------------------------------------------------------ */
 /* Page                                                                */
 /* ------------------------------------------------------------------ */
-

@@ -29,7 +29,6 @@
 
 typedef enum act_e { ACT_TRIGGER = 0, ACT_UPDATE, ACT_RESOLVE, ACT_SUMMARY } act_t;
 
-
 /* How a suspect's phase was given. */
 typedef enum phase_kind_e {
     PHASE_UNKNOWN = 0, /* null or absent attribution */
@@ -41,25 +40,25 @@ typedef enum phase_kind_e {
 typedef struct susp_s {
     int64_t rank;
     bool has_aligned;
-    int64_t aligned_ns;        /* aligned_first_spike_timestamp_ns */
+    int64_t aligned_ns; /* aligned_first_spike_timestamp_ns */
     bool has_delta;
     int64_t peak_delta_bytes;
     bool has_lead;
-    int64_t lead_ns;           /* lead_over_cluster_onset_ns */
-    int64_t spike_samples;     /* spike_window_samples, -1 when absent */
-    sw_str_t confidence;       /* owned; len 0: unknown */
-    sw_str_t host;             /* owned; len 0: not in the record */
-    int64_t device_id;         /* -1 when absent */
+    int64_t lead_ns;       /* lead_over_cluster_onset_ns */
+    int64_t spike_samples; /* spike_window_samples, -1 when absent */
+    sw_str_t confidence;   /* owned; len 0: unknown */
+    sw_str_t host;         /* owned; len 0: not in the record */
+    int64_t device_id;     /* -1 when absent */
     phase_kind_t phase_kind;
-    sw_str_t phase;            /* owned label (paths joined by " | " when ambiguous) */
+    sw_str_t phase; /* owned label (paths joined by " | " when ambiguous) */
     /* Timeline excerpt; n_tl == 0: none (or unusable, see tl_problem). */
     size_t n_tl;
-    int64_t *tl_ns;            /* aligned timestamps (owned) */
-    int64_t *tl_used;          /* device_used_bytes (owned) */
-    int64_t tl_window;         /* window_samples, -1 when absent */
-    int64_t tl_start;          /* spike_start_index, -1 when absent or out of range */
-    int64_t tl_spike;          /* spike_index, -1 when absent or out of range */
-    sw_str_t tl_problem;       /* owned; why a timeline present in the record is not drawn */
+    int64_t *tl_ns;      /* aligned timestamps (owned) */
+    int64_t *tl_used;    /* device_used_bytes (owned) */
+    int64_t tl_window;   /* window_samples, -1 when absent */
+    int64_t tl_start;    /* spike_start_index, -1 when absent or out of range */
+    int64_t tl_spike;    /* spike_index, -1 when absent or out of range */
+    sw_str_t tl_problem; /* owned; why a timeline present in the record is not drawn */
 } susp_t;
 
 typedef struct rec_s {
@@ -70,21 +69,21 @@ typedef struct rec_s {
     int64_t event_ns;
     bool has_onset;
     int64_t onset_ns;
-    int64_t world_size;        /* -1 when absent */
-    int64_t n_participating;   /* -1 when absent */
-    int64_t *missing;          /* owned */
+    int64_t world_size;      /* -1 when absent */
+    int64_t n_participating; /* -1 when absent */
+    int64_t *missing;        /* owned */
     size_t n_missing;
     sw_str_t severity, dedup_key, summary; /* owned, len 0 when absent */
-    sw_str_t resolve_reason;   /* owned; resolve records: why the episode ended */
-    int64_t resolve_lost_rank; /* -1 when absent */
+    sw_str_t resolve_reason;               /* owned; resolve records: why the episode ended */
+    int64_t resolve_lost_rank;             /* -1 when absent */
     bool has_source;
-    sw_str_t source_topic;     /* owned */
+    sw_str_t source_topic; /* owned */
     int64_t source_partition, source_offset;
-    sw_str_t *notes;           /* owned, each owned */
+    sw_str_t *notes; /* owned, each owned */
     size_t n_notes;
-    susp_t *sus;               /* owned */
+    susp_t *sus; /* owned */
     size_t n_sus;
-    size_t n_counts;           /* rank_sample_counts entries */
+    size_t n_counts; /* rank_sample_counts entries */
     int64_t counts_min, counts_max, counts_sum;
     bool has_offset;
     int64_t offset_max_abs_ns; /* largest |alignment offset| and its rank */
@@ -96,31 +95,31 @@ typedef struct rec_s {
 
 typedef struct ep_s {
     int64_t episode;
-    rec_t **recs;              /* trigger/update/resolve in arrival order */
+    rec_t **recs; /* trigger/update/resolve in arrival order */
     size_t n, cap;
-    uint64_t dups;             /* records dropped as duplicates */
+    uint64_t dups; /* records dropped as duplicates */
 } ep_t;
 
 typedef struct job_s {
-    sw_str_t id;               /* owned */
+    sw_str_t id; /* owned */
     bool is_null;
     ep_t *eps;
     size_t n_eps, cap_eps;
-    rec_t **sums;              /* summaries in arrival order */
+    rec_t **sums; /* summaries in arrival order */
     size_t n_sums, cap_sums;
-    uint64_t *sum_hashes;      /* line hashes of the summaries (duplicates) */
+    uint64_t *sum_hashes; /* line hashes of the summaries (duplicates) */
 } job_t;
 
 struct sw_report_s {
-    job_t **jobs;              /* in order of first appearance */
+    job_t **jobs; /* in order of first appearance */
     size_t n_jobs, cap_jobs;
-    uint32_t *slots;           /* open addressing: job index + 1, 0 = empty */
+    uint32_t *slots; /* open addressing: job index + 1, 0 = empty */
     size_t n_slots;
-    char **files;              /* distinct input names, in order */
+    char **files; /* distinct input names, in order */
     size_t n_files;
     uint64_t records;
     uint64_t dups;
-    sw_arena_t arena;          /* scratch for one record's DOM */
+    sw_arena_t arena; /* scratch for one record's DOM */
 };
 
 /* ---- shared functions ---------------------------------------------------- */
@@ -137,6 +136,6 @@ void sw_report_put_job_name(sw_buf_t *out, const job_t *job);
 void sw_report_put_phase(sw_buf_t *out, const susp_t *s);
 int64_t sw_report_rel_ns(int64_t t, int64_t onset);
 void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const rec_t *r,
-                      unsigned chart_no);
+                         unsigned chart_no);
 
 #endif /* SW_REPORT_INT_H */

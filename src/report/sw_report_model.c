@@ -277,8 +277,9 @@ static sw_err_t parse_record(const perr_t *pe, const sw_jnode_t *root, rec_t *r)
     if (root->type != SW_JN_OBJECT) {
         char val[64];
         describe(val, sizeof(val), root);
-        snprintf(pe->errstr, pe->size, "%s:%" PRIu64 ": expected an alert record (JSON object), got %s",
-                 pe->file, pe->lineno, val);
+        snprintf(pe->errstr, pe->size,
+                 "%s:%" PRIu64 ": expected an alert record (JSON object), got %s", pe->file,
+                 pe->lineno, val);
         return SW_ERR_INVALID_ARG;
     }
     const sw_jnode_t *v = sw_jdom_get(root, "action");
@@ -505,7 +506,8 @@ sw_err_t sw_report_add(sw_report_t *rep, const char *line, size_t len, const cha
                        uint64_t lineno, char *errstr, size_t errstr_size)
 {
     size_t i = 0;
-    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n')) i++;
+    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n'))
+        i++;
     if (i == len) return SW_OK;
     perr_t pe = {errstr, errstr_size, file ? file : "<input>", lineno};
     char why[200];
@@ -536,4 +538,3 @@ sw_err_t sw_report_add(sw_report_t *rep, const char *line, size_t len, const cha
 /* ------------------------------------------------------------------ */
 /* Formatting                                                          */
 /* ------------------------------------------------------------------ */
-
