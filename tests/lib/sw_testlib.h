@@ -56,12 +56,15 @@ void sw_test_say_(const char *file, int line, const char *expr, const char *fmt,
     __attribute__((format(printf, 4, 5)));
 
 /** Assertion with a printf-style message. */
-#define SW_ASSERT(cond, ...)                                         \
-    do {                                                             \
-        if (!(cond)) {                                               \
-            sw_test_say_(__FILE__, __LINE__, #cond, __VA_ARGS__);    \
-            sw_test_fail_(__FILE__, __LINE__);                       \
-        }                                                            \
+#define SW_ASSERT(cond, ...) SW_ASSERT_EXPR_(cond, #cond, __VA_ARGS__)
+
+/* SW_ASSERT with the expression's text given (what the wrappers print). */
+#define SW_ASSERT_EXPR_(cond, text, ...)                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            sw_test_say_(__FILE__, __LINE__, text, __VA_ARGS__); \
+            sw_test_fail_(__FILE__, __LINE__);                   \
+        }                                                        \
     } while (0)
 
 /** Unconditional failure with a printf-style message. */
@@ -71,14 +74,14 @@ void sw_test_say_(const char *file, int line, const char *expr, const char *fmt,
         sw_test_fail_(__FILE__, __LINE__);                        \
     } while (0)
 
-#define SW_ASSERT_TRUE(cond) SW_ASSERT(cond, "is false")
-#define SW_ASSERT_FALSE(cond) SW_ASSERT(!(cond), "is true")
+#define SW_ASSERT_TRUE(cond) SW_ASSERT_EXPR_(cond, #cond, "is false")
+#define SW_ASSERT_FALSE(cond) SW_ASSERT_EXPR_(!(cond), #cond, "is true")
 #define SW_ASSERT_NULL(p)                                                      \
     do {                                                                       \
         const void *p_ = (p);                                                  \
-        SW_ASSERT(p_ == NULL, "%s is %p, want NULL", #p, (const void *)p_);    \
+        SW_ASSERT_EXPR_(p_ == NULL, #p, "is %p, want NULL", (const void *)p_); \
     } while (0)
-#define SW_ASSERT_NOT_NULL(p) SW_ASSERT((p) != NULL, "%s is NULL", #p)
+#define SW_ASSERT_NOT_NULL(p) SW_ASSERT_EXPR_((p) != NULL, #p, "is NULL")
 
 /* Assertions on strings and integers with both values in the message. */
 #define SW_ASSERT_STREQ(got, want)                                                       \
