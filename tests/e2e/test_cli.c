@@ -27,7 +27,7 @@ static const char *g_case = "";
 
 static void end_test(void)
 {
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 static char g_tmp[1024];
@@ -38,7 +38,7 @@ static const char *tmpdir(void)
         snprintf(g_tmp, sizeof(g_tmp), "%s/test_cli_%d", sw_test_tmp(), (int)getpid());
         char cmd[1200];
         snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", g_tmp);
-        assert_int_equal(system(cmd), 0);
+        SW_ASSERT_I64(system(cmd), 0);
     }
     return g_tmp;
 }
@@ -119,20 +119,20 @@ static void make_inputs(void)
         EV("10", "0", "0")
         "not json\n";
     snprintf(p, sizeof(p), "%s/bad.jsonl", tmpdir());
-    assert_true(write_file(p, bad, sizeof(bad) - 1));
+    SW_ASSERT_TRUE(write_file(p, bad, sizeof(bad) - 1));
     /* truncated gzip of a fixture */
     char src[1200], gz[1200];
     snprintf(src, sizeof(src), "%s/gen1.jsonl", sw_test_fixtures());
     snprintf(gz, sizeof(gz), "%s/gen1.jsonl.gz", tmpdir());
-    assert_true(gzip_file(src, gz));
+    SW_ASSERT_TRUE(gzip_file(src, gz));
     sw_buf_t b;
     sw_buf_init(&b);
-    assert_true(sw_test_read_file(gz, &b));
+    SW_ASSERT_TRUE(sw_test_read_file(gz, &b));
     snprintf(p, sizeof(p), "%s/trunc.jsonl.gz", tmpdir());
-    assert_true(write_file(p, b.data, b.len / 2));
+    SW_ASSERT_TRUE(write_file(p, b.data, b.len / 2));
     /* gzip content under a plain name */
     snprintf(p, sizeof(p), "%s/gen1-is-gzip.jsonl", tmpdir());
-    assert_true(write_file(p, b.data, b.len));
+    SW_ASSERT_TRUE(write_file(p, b.data, b.len));
     sw_buf_clear(&b);
 }
 
@@ -330,12 +330,12 @@ static void test_analyze_output(void **state)
     sw_buf_t joined, part;
     sw_buf_init(&joined);
     sw_buf_init(&part);
-    assert_true(sw_test_read_file(path, &joined));
+    SW_ASSERT_TRUE(sw_test_read_file(path, &joined));
     snprintf(path, sizeof(path), "%s/missing_rank.jsonl", sw_test_fixtures());
-    assert_true(sw_test_read_file(path, &part));
+    SW_ASSERT_TRUE(sw_test_read_file(path, &part));
     sw_buf_put(&joined, part.data, part.len);
     snprintf(path, sizeof(path), "%s/joined.jsonl", tmpdir());
-    assert_true(write_file(path, joined.data, joined.len));
+    SW_ASSERT_TRUE(write_file(path, joined.data, joined.len));
     rc = run("analyze @F/two_jobs.jsonl @F/missing_rank.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0, "exit %d", rc);
     run("analyze @T/joined.jsonl", NULL, &ref, &err);
@@ -405,7 +405,7 @@ static void test_replay_output(void **state)
     char src[1200], gz[1200];
     snprintf(src, sizeof(src), "%s/two_jobs.jsonl", sw_test_fixtures());
     snprintf(gz, sizeof(gz), "%s/two_jobs.jsonl.gz", tmpdir());
-    assert_true(gzip_file(src, gz));
+    SW_ASSERT_TRUE(gzip_file(src, gz));
     rc = run("replay @T/two_jobs.jsonl.gz", NULL, &out, &err);
     SW_CHECK(rc == 0 && out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
           "exit %d, output differs from the plain input (%zu vs %zu bytes)", rc, out.len, ref.len);
@@ -422,7 +422,7 @@ static void test_replay_output(void **state)
         "{\"timestamp_ns\": 10, \"event_type\": \"sample\", \"job_id\": \"a\", \"device_used_bytes\": 0}\n";
     char path[1200];
     snprintf(path, sizeof(path), "%s/order.jsonl", tmpdir());
-    assert_true(write_file(path, order, sizeof(order) - 1));
+    SW_ASSERT_TRUE(write_file(path, order, sizeof(order) - 1));
     rc = run("replay @T/order.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
     recs = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
@@ -543,27 +543,28 @@ static void test_kcat_style(void **state)
     sw_buf_init(&out);
     sw_buf_init(&err);
     /* run -b is bootstrap.servers (and -X dump shows it). */
-    assert_int_equal(run("run -b 127.0.0.1:9092 -X dump", NULL, &out, &err), 0);
-    assert_non_null(strstr(out.data, "\nbootstrap.servers=127.0.0.1:9092\n") ||
-                    strncmp(out.data, "bootstrap.servers=127.0.0.1:9092\n", 33) == 0);
+    SW_ASSERT_I64(run("run -b 127.0.0.1:9092 -X dump", NULL, &out, &err), 0);
+    SW_ASSERT_TRUE(strstr(out.data, "\nbootstrap.servers=127.0.0.1:9092\n") ||
+                   strncmp(out.data, "bootstrap.servers=127.0.0.1:9092\n", 33) == 0);
     /* produce/tail -X list: librdkafka's table, exit 0. */
-    assert_int_equal(run("produce -X list", NULL, &out, &err), 0);
-    assert_non_null(strstr(out.data, "bootstrap.servers"));
-    assert_non_null(strstr(out.data, "acks"));
-    assert_int_equal(run("tail -X list", NULL, &out, &err), 0);
-    assert_non_null(strstr(out.data, "fetch.wait.max.ms"));
+    SW_ASSERT_I64(run("produce -X list", NULL, &out, &err), 0);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "bootstrap.servers"));
+    SW_ASSERT_NOT_NULL(strstr(out.data, "acks"));
+    SW_ASSERT_I64(run("tail -X list", NULL, &out, &err), 0);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "fetch.wait.max.ms"));
     /* Bare names go to the one client; librdkafka judges them, naming the
      * property (before anything connects: the broker address is closed). */
-    assert_int_equal(run("produce -t x -b 127.0.0.1:1 -X acks=all -X bogus.prop=1", NULL, &out, &err),
-                     2);
-    assert_non_null(strstr(err.data, "\"kafka.producer.bogus.prop\": No such configuration property"));
-    assert_int_equal(run("tail -t x -b 127.0.0.1:1 -X fetch.wait.max.ms=10 -X no.such=1", NULL, &out,
-                         &err),
-                     2);
-    assert_non_null(strstr(err.data, "\"kafka.consumer.no.such\": No such configuration property"));
+    SW_ASSERT_I64(run("produce -t x -b 127.0.0.1:1 -X acks=all -X bogus.prop=1", NULL, &out, &err),
+                  2);
+    SW_ASSERT_NOT_NULL(
+        strstr(err.data, "\"kafka.producer.bogus.prop\": No such configuration property"));
+    SW_ASSERT_I64(
+        run("tail -t x -b 127.0.0.1:1 -X fetch.wait.max.ms=10 -X no.such=1", NULL, &out, &err), 2);
+    SW_ASSERT_NOT_NULL(
+        strstr(err.data, "\"kafka.consumer.no.such\": No such configuration property"));
     /* The other client's scope is refused with a reason. */
-    assert_int_equal(run("tail -t x -X kafka.producer.acks=all", NULL, &out, &err), 2);
-    assert_non_null(strstr(err.data, "tail has only a consumer"));
+    SW_ASSERT_I64(run("tail -t x -X kafka.producer.acks=all", NULL, &out, &err), 2);
+    SW_ASSERT_NOT_NULL(strstr(err.data, "tail has only a consumer"));
     sw_buf_clear(&out);
     sw_buf_clear(&err);
 }
@@ -579,29 +580,31 @@ static void test_wrong_kind(void **state)
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
     snprintf(recs, sizeof(recs), "%s/gen13.records.jsonl", tmpdir());
     snprintf(args, sizeof(args), "replay --window-samples 8 '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
     FILE *f = fopen(recs, "w");
-    assert_non_null(f);
+    SW_ASSERT_NOT_NULL(f);
     fwrite(out.data, 1, out.len, f);
     fclose(f);
     /* report fed telemetry */
     snprintf(args, sizeof(args), "report -o /dev/null '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 2);
-    assert_non_null(strstr(err.data, "holds telemetry events (line 1 has timestamp_ns and event_type), "
-                                     "not alert records: run 'stormwatch replay"));
-    assert_null(strchr(strchr(err.data, '\n') + 1, '\n')); /* one line */
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 2);
+    SW_ASSERT_NOT_NULL(strstr(err.data,
+                              "holds telemetry events (line 1 has timestamp_ns and event_type), "
+                              "not alert records: run 'stormwatch replay"));
+    SW_ASSERT_NULL(strchr(strchr(err.data, '\n') + 1, '\n')); /* one line */
     /* analyze and replay fed alert records */
     const char *cmds[] = {"analyze", "replay"};
     for (int i = 0; i < 2; i++) {
         snprintf(args, sizeof(args), "%s '%s'", cmds[i], recs);
-        assert_int_equal(run(args, NULL, &out, &err), 2);
-        assert_non_null(strstr(err.data, "holds alert records (replay or run output), not telemetry "
-                                         "events: run 'stormwatch report"));
-        assert_null(strchr(strchr(err.data, '\n') + 1, '\n'));
+        SW_ASSERT_I64(run(args, NULL, &out, &err), 2);
+        SW_ASSERT_NOT_NULL(strstr(err.data,
+                                  "holds alert records (replay or run output), not telemetry "
+                                  "events: run 'stormwatch report"));
+        SW_ASSERT_NULL(strchr(strchr(err.data, '\n') + 1, '\n'));
     }
     /* ...and the right kinds still work. */
     snprintf(args, sizeof(args), "report -o /dev/null '%s'", recs);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
     sw_buf_clear(&out);
     sw_buf_clear(&err);
 }
@@ -617,25 +620,26 @@ static void test_analyze_jobs(void **state)
     char fx[1200], args[2000];
     snprintf(fx, sizeof(fx), "%s/two_jobs.jsonl", sw_test_fixtures());
     snprintf(args, sizeof(args), "analyze --compact '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
-    assert_non_null(strstr(out.data, "\"job_id\": \"a\""));
-    assert_non_null(strstr(err.data, "2 jobs in the input; analysed a (the most common job_id); "
-                                     "left out: b (2 samples); use --job ID or --all-jobs"));
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "\"job_id\": \"a\""));
+    SW_ASSERT_NOT_NULL(strstr(err.data,
+                              "2 jobs in the input; analysed a (the most common job_id); "
+                              "left out: b (2 samples); use --job ID or --all-jobs"));
     snprintf(args, sizeof(args), "analyze --job b '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
-    assert_non_null(strstr(out.data, "\"job_id\": \"b\""));
-    assert_null(strstr(out.data, "Multiple job_id values"));
-    assert_int_equal(err.len, 0);
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "\"job_id\": \"b\""));
+    SW_ASSERT_NULL(strstr(out.data, "Multiple job_id values"));
+    SW_ASSERT_I64(err.len, 0);
     snprintf(args, sizeof(args), "analyze --all-jobs '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
     json_t *lines = sw_test_parse_lines(out.data, out.len, NULL, 0);
-    assert_non_null(lines);
-    assert_int_equal(json_array_size(lines), 2);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(lines, 0), "job_id")), "a");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(lines, 1), "job_id")), "b");
+    SW_ASSERT_NOT_NULL(lines);
+    SW_ASSERT_I64(json_array_size(lines), 2);
+    SW_ASSERT_STREQ(json_string_value(json_object_get(json_array_get(lines, 0), "job_id")), "a");
+    SW_ASSERT_STREQ(json_string_value(json_object_get(json_array_get(lines, 1), "job_id")), "b");
     json_decref(lines);
     snprintf(args, sizeof(args), "analyze --all-jobs --job a '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 2);
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 2);
     sw_buf_clear(&out);
     sw_buf_clear(&err);
 }
@@ -651,19 +655,20 @@ static void test_analyze_text(void **state)
     char fx[1200], args[2000];
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
     snprintf(args, sizeof(args), "analyze --format text '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
-    assert_true(strncmp(out.data, "job job-13: first cause rank 1 on node-000 GPU 1, lead ", 55) == 0);
-    assert_non_null(strstr(out.data, " confidence, phase "));
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_TRUE(
+        strncmp(out.data, "job job-13: first cause rank 1 on node-000 GPU 1, lead ", 55) == 0);
+    SW_ASSERT_NOT_NULL(strstr(out.data, " confidence, phase "));
     snprintf(args, sizeof(args), "analyze '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 0);
-    assert_true(out.data[0] == '{'); /* a pipe: JSON */
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 0);
+    SW_ASSERT_TRUE(out.data[0] == '{'); /* a pipe: JSON */
     char cmd[3000];
     snprintf(cmd, sizeof(cmd), "script -qec \"'%s' analyze '%s'\" /dev/null", sw_test_bin(), fx);
-    assert_int_equal(sw_test_run(cmd, &out), 0);
-    assert_non_null(strstr(out.data, "job job-13: first cause rank 1 on node-000 GPU 1"));
+    SW_ASSERT_I64(sw_test_run(cmd, &out), 0);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "job job-13: first cause rank 1 on node-000 GPU 1"));
     snprintf(args, sizeof(args), "analyze --format yaml '%s'", fx);
-    assert_int_equal(run(args, NULL, &out, &err), 2);
-    assert_non_null(strstr(err.data, "--format \"yaml\": expected text or json"));
+    SW_ASSERT_I64(run(args, NULL, &out, &err), 2);
+    SW_ASSERT_NOT_NULL(strstr(err.data, "--format \"yaml\": expected text or json"));
     sw_buf_clear(&out);
     sw_buf_clear(&err);
 }
@@ -678,23 +683,23 @@ static void test_progress(void **state)
     snprintf(part, sizeof(part), "%s/progress.jsonl", tmpdir());
     /* 8,000 events on each side of the pause. */
     snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 16 --samples 500 --quiet -o '%s'", sw_test_bin(), part);
-    assert_int_equal(system(cmd), 0);
+    SW_ASSERT_I64(system(cmd), 0);
     const char *slow = "sh -c \\\"(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - > /dev/null\\\"";
     char inner[3000];
     snprintf(inner, sizeof(inner), slow, part, part, sw_test_bin());
     snprintf(cmd, sizeof(cmd), "script -qec \"%s\" /dev/null", inner);
     sw_buf_t out;
     sw_buf_init(&out);
-    assert_int_equal(sw_test_run(cmd, &out), 0);
+    SW_ASSERT_I64(sw_test_run(cmd, &out), 0);
     if (!strstr(sw_buf_cstr(&out), "stormwatch replay: ") || !strstr(out.data, " events/s"))
-        fail_msg("no progress line on a terminal; got: %.400s", out.data);
+        SW_FAIL("no progress line on a terminal; got: %.400s", out.data);
     /* The line is erased at the end: the last thing drawn is the erase. */
-    assert_non_null(strstr(out.data, "\r\033[K"));
+    SW_ASSERT_NOT_NULL(strstr(out.data, "\r\033[K"));
     /* Not a terminal: nothing but the run's own output. */
     snprintf(cmd, sizeof(cmd), "(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - 2>&1 >/dev/null", part,
              part, sw_test_bin());
-    assert_int_equal(sw_test_run(cmd, &out), 0);
-    assert_null(strstr(sw_buf_cstr(&out), "events/s"));
+    SW_ASSERT_I64(sw_test_run(cmd, &out), 0);
+    SW_ASSERT_NULL(strstr(sw_buf_cstr(&out), "events/s"));
     sw_buf_clear(&out);
 }
 
@@ -710,11 +715,11 @@ static void test_job_id_flood(void **state)
     snprintf(flood, sizeof(flood), "%s/flood.jsonl", tmpdir());
     snprintf(cmd, sizeof(cmd), "'%s' gen --jobs 3 --ranks 16 --samples 300 --storms 2 --quiet -o '%s'",
              sw_test_bin(), real);
-    assert_int_equal(system(cmd), 0);
+    SW_ASSERT_I64(system(cmd), 0);
     sw_buf_t in, fl;
     sw_buf_init(&in);
     sw_buf_init(&fl);
-    assert_true(sw_test_read_file(real, &in));
+    SW_ASSERT_TRUE(sw_test_read_file(real, &in));
     long n = 0;
     for (const char *p = in.data; p < in.data + in.len;) {
         const char *nl = memchr(p, '\n', (size_t)(in.data + in.len - p));
@@ -728,16 +733,16 @@ static void test_job_id_flood(void **state)
                           n);
         p += len;
     }
-    assert_true(write_file(flood, fl.data, fl.len));
+    SW_ASSERT_TRUE(write_file(flood, fl.data, fl.len));
     sw_buf_t a, b, err;
     sw_buf_init(&a);
     sw_buf_init(&b);
     sw_buf_init(&err);
     char args[3000];
     snprintf(args, sizeof(args), "replay '%s'", real);
-    assert_int_equal(run(args, NULL, &a, &err), 0);
+    SW_ASSERT_I64(run(args, NULL, &a, &err), 0);
     snprintf(args, sizeof(args), "replay --max-jobs 500 --stats '%s'", flood);
-    assert_int_equal(run(args, NULL, &b, &err), 0);
+    SW_ASSERT_I64(run(args, NULL, &b, &err), 0);
     /* The real jobs' records, in order, without the flood's summaries. */
     sw_buf_t kept;
     sw_buf_init(&kept);
@@ -750,19 +755,19 @@ static void test_job_id_flood(void **state)
     sw_buf_cstr(&kept);
     sw_buf_cstr(&a);
     if (kept.len != a.len || memcmp(kept.data, a.data, a.len) != 0)
-        fail_msg("the real jobs' records differ with the flood (%zu bytes vs %zu)", kept.len, a.len);
-    assert_non_null(strstr(a.data, "\"action\": \"trigger\""));
+        SW_FAIL("the real jobs' records differ with the flood (%zu bytes vs %zu)", kept.len, a.len);
+    SW_ASSERT_NOT_NULL(strstr(a.data, "\"action\": \"trigger\""));
     const char *st = strstr(err.data, "\"limit_rejects\": 0, \"jobs_evicted\": ");
-    if (!st) fail_msg("refusals or no evictions: %s", err.data);
+    if (!st) SW_FAIL("refusals or no evictions: %s", err.data);
     long evicted = atol(st + strlen("\"limit_rejects\": 0, \"jobs_evicted\": "));
     const char *eb = strstr(err.data, "\"peak_engine_bytes\": ");
-    assert_non_null(eb);
+    SW_ASSERT_NOT_NULL(eb);
     long peak = atol(eb + strlen("\"peak_engine_bytes\": "));
     printf("flood: %ld flood jobs among 3 real ones, --max-jobs 500: %ld evicted, none refused, "
            "real records equal, peak engine state %ld bytes\n",
            n, evicted, peak);
-    assert_true(evicted > n - 550);
-    assert_true(peak < 40L * 1024 * 1024);
+    SW_ASSERT_TRUE(evicted > n - 550);
+    SW_ASSERT_TRUE(peak < 40L * 1024 * 1024);
     sw_buf_clear(&in);
     sw_buf_clear(&fl);
     sw_buf_clear(&a);

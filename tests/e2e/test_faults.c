@@ -651,37 +651,73 @@ static int test_static(void)
     return failed;
 }
 
-int main(void)
+/* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
+static int faults_setup(void **state)
 {
+    (void)state;
     const char *sel = getenv("SW_FAULTS_ONLY");
     snprintf(g_dir, sizeof(g_dir), "%s/faults%s%s", sw_test_tmp(), sel ? "-" : "", sel ? sel : "");
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
-    if (system(cmd) != 0) return 1;
+    if (system(cmd) != 0) return -1;
     static const char *const topics[] = {
         "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
         "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
         "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
         "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
         "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", NULL};
-    if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return 1;
+    if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
-    int failed = 0;
-    const char *only = getenv("SW_FAULTS_ONLY"); /* one scenario, for debugging */
-    if (!only || !strcmp(only, "kill9")) failed += test_kill9();
-    if (!only || !strcmp(only, "rebalance")) failed += test_rebalance();
-    if (!only || !strcmp(only, "faults")) failed += test_broker_faults();
-    if (!only || !strcmp(only, "eos")) failed += test_exactly_once();
-    if (!only || !strcmp(only, "stop")) failed += test_bounded_stop();
-    if (!only || !strcmp(only, "static")) failed += test_static();
-    /* Chaos: SW_CHAOS_SEED picks the kill moments (scripts/chaos.sh runs
-     * many seeds); SW_CHAOS_KILLS their number. */
-    const char *seed_s = getenv("SW_CHAOS_SEED"), *kills_s = getenv("SW_CHAOS_KILLS");
-    uint64_t seed = seed_s ? strtoull(seed_s, NULL, 10) : 1;
-    int kills = kills_s ? atoi(kills_s) : 5;
-    if (!only || !strcmp(only, "chaos1")) failed += test_chaos("c", 1, kills, seed);
-    if (!only || !strcmp(only, "chaos2")) failed += test_chaos("d", 2, kills, seed + 1000);
-    sw_test_mock_stop(&g_mock);
-    printf("test_faults: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
-    return failed ? 1 : 0;
+    printf("test_faults: logs in %s\n", g_dir);
+    return 0;
+}
+
+/* Chaos: SW_CHAOS_SEED picks the kill moments (scripts/chaos.sh runs many
+ * seeds); SW_CHAOS_KILLS their number. */
+static int chaos_kills(void)
+{
+    const char *kills_s = getenv("SW_CHAOS_KILLS");
+    return kills_s ? atoi(kills_s) : 5;
+}
+
+static uint64_t chaos_seed(void)
+{
+    const char *seed_s = getenv("SW_CHAOS_SEED");
+    return seed_s ? strtoull(seed_s, NULL, 10) : 1;
+}
+
+/* One case per scenario: it reports each difference, then fails once. */
+#define SCENARIO(name, call)                                             \
+    static void scenario_##name(void **state)                            \
+    {                                                                    \
+        (void)state;                                                     \
+        SW_ASSERT((call) == 0, "scenario %s failed (see above)", #name); \
+    }
+SCENARIO(kill9, test_kill9())
+SCENARIO(rebalance, test_rebalance())
+SCENARIO(faults, test_broker_faults())
+SCENARIO(eos, test_exactly_once())
+SCENARIO(stop, test_bounded_stop())
+SCENARIO(static, test_static())
+SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed()))
+SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000))
+#undef SCENARIO
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scenario_kill9),  cmocka_unit_test(scenario_rebalance),
+        cmocka_unit_test(scenario_faults), cmocka_unit_test(scenario_eos),
+        cmocka_unit_test(scenario_stop),   cmocka_unit_test(scenario_static),
+        cmocka_unit_test(scenario_chaos1), cmocka_unit_test(scenario_chaos2),
+    };
+    /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
+     * cmocka's filter on scenario_NAME. */
+    const char *only = getenv("SW_FAULTS_ONLY");
+    char filter[64];
+    if (only) {
+        snprintf(filter, sizeof(filter), "scenario_%s", only);
+        cmocka_set_test_filter(filter);
+    }
+    return cmocka_run_group_tests(tests, faults_setup, sw_test_kill_children);
 }

@@ -83,14 +83,13 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int main(void)
+/* Every fixture case, each checked to the end (all differences said). */
+static void test_fixtures(void **state)
 {
+    (void)state;
     const char *dir = sw_test_fixtures();
     DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "FAIL: cannot open fixtures directory %s\n", dir);
-        return 1;
-    }
+    SW_ASSERT(d != NULL, "cannot open fixtures directory %s", dir);
     char *names[4096];
     size_t n = 0;
     struct dirent *de;
@@ -109,9 +108,14 @@ int main(void)
         free(names[i]);
     }
     printf("%zu fixture cases, %d failed\n", n, failed);
-    if (n == 0) {
-        fprintf(stderr, "FAIL: no fixture cases found in %s\n", dir);
-        return 1;
-    }
-    return failed ? 1 : 0;
+    SW_ASSERT(n > 0, "no fixture cases found in %s", dir);
+    SW_ASSERT(failed == 0, "%d of %zu fixture cases failed (see above)", failed, n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

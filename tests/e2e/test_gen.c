@@ -69,8 +69,9 @@ static const sw_gen_storm_t *truth_of(const sw_gen_t *gen, size_t *n)
 
 /* ---- 1. determinism --------------------------------------------------------- */
 
-static int test_determinism(void)
+static void test_determinism(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.jobs = 3;
@@ -104,7 +105,6 @@ static int test_determinism(void)
     sw_gen_destroy(g2);
     sw_buf_clear(&a);
     sw_buf_clear(&b);
-    return 0;
 }
 
 /* ---- 2. every line decodes; field set and consistency ------------------------ */
@@ -197,8 +197,9 @@ static int check_keys(const char *line, size_t len)
     return 0;
 }
 
-static int test_decode(void)
+static void test_decode(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 12;
@@ -212,13 +213,13 @@ static int test_decode(void)
     memset(&c, 0, sizeof(c));
     c.ranks = o.ranks;
     c.check_order = true;
-    if (each_event(&buf, on_decoded, &c)) return 1;
+    SW_ASSERT_I64(each_event(&buf, on_decoded, &c), 0);
     SW_ASSERT(c.samples == 12 * 205, "samples %zu", c.samples);
     /* 21 steps of two scopes each, every scope opened and closed. */
     SW_ASSERT(c.enters == 12 * 21 * 2 - 12 && c.exits == c.enters, "enters %zu exits %zu", c.enters,
               c.exits);
     const char *nl = memchr(buf.data, '\n', buf.len);
-    if (check_keys(buf.data, (size_t)(nl - buf.data))) return 1;
+    SW_ASSERT_I64(check_keys(buf.data, (size_t)(nl - buf.data)), 0);
     sw_gen_destroy(gen);
 
     /* Delivery noise keeps every line valid too. */
@@ -230,14 +231,13 @@ static int test_decode(void)
     SW_ASSERT(gen, "generator refused valid options");
     memset(&c, 0, sizeof(c));
     c.ranks = o.ranks;
-    if (each_event(&buf, on_decoded, &c)) return 1;
+    SW_ASSERT_I64(each_event(&buf, on_decoded, &c), 0);
     sw_gen_stats_t st;
     sw_gen_stats(gen, &st);
     SW_ASSERT(c.samples == st.samples && st.samples == 2 * 12 * 300 + st.duplicates,
               "decoded %zu samples, stats %llu", c.samples, (unsigned long long)st.samples);
     sw_gen_destroy(gen);
     sw_buf_clear(&buf);
-    return 0;
 }
 
 /* ---- normal dynamics never spike (SPEC 3.3 scan per rank) -------------------- */
@@ -297,8 +297,9 @@ static size_t spike_scan(const series_t *s, int64_t *out, size_t max_out)
     return n;
 }
 
-static int test_spikes_only_at_storms(void)
+static void test_spikes_only_at_storms(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 16;
@@ -313,7 +314,7 @@ static int test_spikes_only_at_storms(void)
     SW_ASSERT(gen, "generator refused valid options");
     spikes_ctx_t c;
     memset(&c, 0, sizeof(c));
-    if (each_event(&buf, on_series, &c)) return 1;
+    SW_ASSERT_I64(each_event(&buf, on_series, &c), 0);
     size_t nt;
     const sw_gen_storm_t *t = truth_of(gen, &nt);
     SW_ASSERT(nt == 4, "truth has %zu storms", nt);
@@ -340,7 +341,6 @@ static int test_spikes_only_at_storms(void)
     }
     sw_gen_destroy(gen);
     sw_buf_clear(&buf);
-    return 0;
 }
 
 /* ---- 3. batch analysis names the storm rank ---------------------------------- */
@@ -364,7 +364,7 @@ static int check_batch(int64_t ranks, int64_t samples, bool phases, uint64_t see
     sw_gen_t *gen = gen_all(&o, &buf);
     SW_ASSERT(gen, "generator refused %lld ranks x %lld samples", (long long)ranks, (long long)samples);
     sw_batch_t *b = sw_batch_new(sw_params_default());
-    if (each_event(&buf, on_batch, b)) return 1;
+    SW_ASSERT_I64(each_event(&buf, on_batch, b), 0);
     sw_arena_t arena;
     sw_arena_init(&arena);
     sw_analysis_t an;
@@ -397,16 +397,16 @@ static int check_batch(int64_t ranks, int64_t samples, bool phases, uint64_t see
     return 0;
 }
 
-static int test_batch_finds_storm_rank(void)
+static void test_batch_finds_storm_rank(void **state)
 {
+    (void)state;
     static const struct {
         int64_t ranks, samples;
     } sizes[] = {{8, 400}, {64, 200}, {3, 120}};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         for (int phases = 0; phases <= 1; phases++)
             for (uint64_t seed = 1; seed <= 3; seed++)
-                if (check_batch(sizes[i].ranks, sizes[i].samples, phases, seed)) return 1;
-    return 0;
+                SW_ASSERT_I64(check_batch(sizes[i].ranks, sizes[i].samples, phases, seed), 0);
 }
 
 /* ---- 4. stream engine -------------------------------------------------------- */
@@ -454,8 +454,9 @@ static int run_stream(const sw_gen_opts_t *o, stream_ctx_t *c, sw_gen_t **genp, 
     return rc;
 }
 
-static int test_stream_one_storm(void)
+static void test_stream_one_storm(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 8;
@@ -463,16 +464,16 @@ static int test_stream_one_storm(void)
     o.phases = true;
     stream_ctx_t c;
     sw_gen_t *gen;
-    if (run_stream(&o, &c, &gen, NULL)) return 1;
+    SW_ASSERT_I64(run_stream(&o, &c, &gen, NULL), 0);
     c.actions[c.nact] = '\0';
     SW_ASSERT(c.ntrig == 1 && c.trigger_rank[0] == 3, "records \"%s\", %zu triggers, first suspect %lld",
               c.actions, c.ntrig, (long long)(c.ntrig ? c.trigger_rank[0] : -1));
     sw_gen_destroy(gen);
-    return 0;
 }
 
-static int test_stream_three_storms(void)
+static void test_stream_three_storms(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 8;
@@ -483,7 +484,7 @@ static int test_stream_three_storms(void)
     o.seed = 11;
     stream_ctx_t c;
     sw_gen_t *gen;
-    if (run_stream(&o, &c, &gen, NULL)) return 1;
+    SW_ASSERT_I64(run_stream(&o, &c, &gen, NULL), 0);
     c.actions[c.nact] = '\0';
     size_t nt;
     const sw_gen_storm_t *t = truth_of(gen, &nt);
@@ -504,11 +505,11 @@ static int test_stream_three_storms(void)
         }
     }
     sw_gen_destroy(gen);
-    return 0;
 }
 
-static int test_stream_jobs(void)
+static void test_stream_jobs(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.jobs = 3;
@@ -517,7 +518,7 @@ static int test_stream_jobs(void)
     o.storm_rank = SW_GEN_STORM_RANK_RANDOM;
     stream_ctx_t c;
     sw_gen_t *gen;
-    if (run_stream(&o, &c, &gen, NULL)) return 1;
+    SW_ASSERT_I64(run_stream(&o, &c, &gen, NULL), 0);
     c.actions[c.nact] = '\0';
     size_t nt;
     const sw_gen_storm_t *t = truth_of(gen, &nt);
@@ -531,13 +532,13 @@ static int test_stream_jobs(void)
                   t[k].job_id);
     }
     sw_gen_destroy(gen);
-    return 0;
 }
 
 /* ---- 5. no storms -------------------------------------------------------------- */
 
-static int test_no_storms(void)
+static void test_no_storms(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 16;
@@ -547,7 +548,7 @@ static int test_no_storms(void)
     stream_ctx_t c;
     sw_gen_t *gen;
     sw_detect_stats_t st;
-    if (run_stream(&o, &c, &gen, &st)) return 1;
+    SW_ASSERT_I64(run_stream(&o, &c, &gen, &st), 0);
     c.actions[c.nact] = '\0';
     SW_ASSERT(c.nact == 0 && st.records[SW_ACTION_TRIGGER] == 0, "records \"%s\" without storms", c.actions);
     size_t nt;
@@ -560,7 +561,7 @@ static int test_no_storms(void)
     gen = gen_all(&o, &buf);
     SW_ASSERT(gen, "generator refused valid options");
     sw_batch_t *b = sw_batch_new(sw_params_default());
-    if (each_event(&buf, on_batch, b)) return 1;
+    SW_ASSERT_I64(each_event(&buf, on_batch, b), 0);
     sw_arena_t arena;
     sw_arena_init(&arena);
     sw_analysis_t an;
@@ -575,13 +576,13 @@ static int test_no_storms(void)
     sw_batch_destroy(b);
     sw_gen_destroy(gen);
     sw_buf_clear(&buf);
-    return 0;
 }
 
 /* ---- 6. delivery noise ------------------------------------------------------- */
 
-static int test_duplicates_and_late(void)
+static void test_duplicates_and_late(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 8;
@@ -591,7 +592,7 @@ static int test_duplicates_and_late(void)
     stream_ctx_t c;
     sw_gen_t *gen;
     sw_detect_stats_t st;
-    if (run_stream(&o, &c, &gen, &st)) return 1;
+    SW_ASSERT_I64(run_stream(&o, &c, &gen, &st), 0);
     sw_gen_stats_t gs;
     sw_gen_stats(gen, &gs);
     SW_ASSERT(gs.duplicates > 50 && gs.late > 50, "generator: %llu duplicates, %llu late",
@@ -609,11 +610,10 @@ static int test_duplicates_and_late(void)
     /* Without noise the engine counts neither. */
     o.duplicates = 0;
     o.late = 0;
-    if (run_stream(&o, &c, &gen, &st)) return 1;
+    SW_ASSERT_I64(run_stream(&o, &c, &gen, &st), 0);
     SW_ASSERT(st.duplicates == 0 && st.late == 0, "%llu duplicates, %llu late without noise",
               (unsigned long long)st.duplicates, (unsigned long long)st.late);
     sw_gen_destroy(gen);
-    return 0;
 }
 
 /* ---- option errors ---------------------------------------------------------- */
@@ -627,32 +627,33 @@ static int expect_refused(const sw_gen_opts_t *o, const char *needle)
     return 0;
 }
 
-static int test_option_errors(void)
+static void test_option_errors(void **state)
 {
+    (void)state;
     sw_gen_opts_t o, d;
     sw_gen_opts_default(&d);
     o = d, o.ranks = 0;
-    if (expect_refused(&o, "--ranks")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--ranks"), 0);
     o = d, o.storm_rank = 8;
-    if (expect_refused(&o, "--storm-rank")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--storm-rank"), 0);
     o = d, o.storms = 10;
-    if (expect_refused(&o, "--storms")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--storms"), 0);
     o = d, o.storm_at = 0.99;
-    if (expect_refused(&o, "--storm-at")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--storm-at"), 0);
     o = d, o.storm_at = 0.0;
-    if (expect_refused(&o, "--storm-at")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--storm-at"), 0);
     o = d, o.jitter = 0.5;
-    if (expect_refused(&o, "--jitter")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--jitter"), 0);
     o = d, o.job_prefix = "a\"b";
-    if (expect_refused(&o, "--job-prefix")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--job-prefix"), 0);
     o = d, o.start_ns = 0;
-    if (expect_refused(&o, "--start-ns")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--start-ns"), 0);
     o = d, o.storm_bytes = 1 << 20;
-    if (expect_refused(&o, "--storm-bytes")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--storm-bytes"), 0);
     o = d, o.late = 1.5;
-    if (expect_refused(&o, "--late")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--late"), 0);
     o = d, o.jobs = 100000, o.ranks = 100;
-    if (expect_refused(&o, "--jobs")) return 1;
+    SW_ASSERT_I64(expect_refused(&o, "--jobs"), 0);
     /* Storms that fit exactly are accepted; 0 storms ignore the storm options. */
     o = d, o.storms = 5;
     char errstr[512];
@@ -664,11 +665,11 @@ static int test_option_errors(void)
     SW_ASSERT(gen, "0 storms refused: %s", errstr);
     sw_gen_destroy(gen);
     sw_gen_destroy(NULL);
-    return 0;
 }
 
-static int test_truth_json(void)
+static void test_truth_json(void **state)
 {
+    (void)state;
     sw_gen_opts_t o;
     sw_gen_opts_default(&o);
     o.ranks = 1;
@@ -694,7 +695,6 @@ static int test_truth_json(void)
     json_decref(j);
     sw_buf_clear(&buf);
     sw_gen_destroy(gen);
-    return 0;
 }
 
 /* ---- one episode per storm (SPEC 6: evidence that ages out ends an episode) ---- */
@@ -754,8 +754,9 @@ static int on_episode(void *opaque, const sw_event_t *ev)
     return 0;
 }
 
-static int test_stream_episode_per_storm(void)
+static void test_stream_episode_per_storm(void **state)
 {
+    (void)state;
     /* Storms 720 samples apart and windows of 512: every storm's evidence
      * ages out before the next storm, and each storm must give exactly one
      * episode whose every record names the storm rank first. */
@@ -788,7 +789,7 @@ static int test_stream_episode_per_storm(void)
         sw_detect_destroy(c.det);
         sw_buf_clear(&buf);
         sw_gen_destroy(gen);
-        if (rc) return 1;
+        SW_ASSERT(rc == 0, "see the failures above");
         for (int64_t j = 0; j < o.jobs; j++)
             SW_ASSERT(c.triggers[j] == 3 && c.resolves[j] >= 2 && c.resolves[j] <= 3,
                       "%lld ranks, job-%lld: %zu episodes and %zu resolves for 3 storms",
@@ -797,13 +798,13 @@ static int test_stream_episode_per_storm(void)
                "rank\n",
                (long long)o.ranks, (long long)o.jobs, c.records);
     }
-    return 0;
 }
 
 /* ---- 7. the CLI --------------------------------------------------------------- */
 
-static int test_cli(void)
+static void test_cli(void **state)
 {
+    (void)state;
     const char *bin = sw_test_bin(), *tmp = sw_test_tmp();
     char cmd[8192];
     sw_buf_t out, out2;
@@ -891,35 +892,24 @@ static int test_cli(void)
               out.data);
     sw_buf_clear(&out);
     sw_buf_clear(&out2);
-    return 0;
 }
 
 int main(void)
 {
-    static const struct {
-        const char *name;
-        int (*fn)(void);
-    } tests[] = {
-        {"determinism", test_determinism},
-        {"decode", test_decode},
-        {"spikes_only_at_storms", test_spikes_only_at_storms},
-        {"batch_finds_storm_rank", test_batch_finds_storm_rank},
-        {"stream_one_storm", test_stream_one_storm},
-        {"stream_three_storms", test_stream_three_storms},
-        {"stream_jobs", test_stream_jobs},
-        {"stream_episode_per_storm", test_stream_episode_per_storm},
-        {"no_storms", test_no_storms},
-        {"duplicates_and_late", test_duplicates_and_late},
-        {"option_errors", test_option_errors},
-        {"truth_json", test_truth_json},
-        {"cli", test_cli},
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_spikes_only_at_storms),
+        cmocka_unit_test(test_batch_finds_storm_rank),
+        cmocka_unit_test(test_stream_one_storm),
+        cmocka_unit_test(test_stream_three_storms),
+        cmocka_unit_test(test_stream_jobs),
+        cmocka_unit_test(test_stream_episode_per_storm),
+        cmocka_unit_test(test_no_storms),
+        cmocka_unit_test(test_duplicates_and_late),
+        cmocka_unit_test(test_option_errors),
+        cmocka_unit_test(test_truth_json),
+        cmocka_unit_test(test_cli),
     };
-    int failed = 0;
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int rc = tests[i].fn();
-        printf("%s %s\n", rc ? "FAIL" : "ok", tests[i].name);
-        failed += rc != 0;
-    }
-    printf("%d of %zu failed\n", failed, sizeof(tests) / sizeof(tests[0]));
-    return failed ? 1 : 0;
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

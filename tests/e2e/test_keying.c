@@ -500,34 +500,65 @@ static int start_mock(void)
     return 0;
 }
 
-int main(void)
+static input_t g_in;
+
+/* The input, the mock cluster and the job-keyed baseline of every scenario. */
+static int keying_setup(void **state)
 {
+    (void)state;
     snprintf(g_dir, sizeof(g_dir), "%s/keying", sw_test_tmp());
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
-    if (system(cmd) != 0) return 1;
-    if (start_mock()) return 1;
-    input_t in;
-    if (make_input(&in, 7)) return 1;
-    int failed = 0;
-    g_baseline = baseline_right(&in);
+    if (system(cmd) != 0) return -1;
+    if (start_mock()) return -1;
+    if (make_input(&g_in, 7)) return -1;
+    g_baseline = baseline_right(&g_in);
     printf("%-30s first cause = the storm's rank in %2d/%d (each job's events in produced order)\n",
            "job-keyed (reference)", g_baseline, NJOBS);
-    const char *only = getenv("SW_KEYING_ONLY");
-#define RUN(name, call) \
-    if (!only || !strcmp(only, name)) failed += call
-    RUN("nokey", scenario_two("nokey", KEY_NONE, &in));
-    RUN("hostkey", scenario_two("hostkey", KEY_HOST, &in));
-    RUN("mixed", scenario_two("mixed", KEY_MIXED, &in));
-    RUN("kill", scenario_kill("kill", &in));
-    RUN("moving", scenario_rebalance("moving", &in));
-    RUN("eos", scenario_eos("eos", &in));
-    RUN("off", scenario_off("off", &in));
-#undef RUN
-    free_input(&in);
-    if (getenv("SW_KEYING_KEEP"))
+    printf("test_keying: logs in %s\n", g_dir);
+    return 0;
+}
+
+/* SW_KEYING_KEEP: the mock cluster is left running (to look at it). */
+static int keying_teardown(void **state)
+{
+    free_input(&g_in);
+    if (getenv("SW_KEYING_KEEP")) {
         printf("mock cluster left running at %s (pid %d)\n", g_boot, (int)g_mock.pid);
-    else sw_test_mock_stop(&g_mock);
-    printf("test_keying: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
-    return failed ? 1 : 0;
+        return 0;
+    }
+    return sw_test_kill_children(state);
+}
+
+/* One case per scenario: it reports each difference, then fails once. */
+#define SCENARIO(name, call)                                             \
+    static void test_##name(void **state)                                \
+    {                                                                    \
+        (void)state;                                                     \
+        SW_ASSERT((call) == 0, "scenario %s failed (see above)", #name); \
+    }
+SCENARIO(nokey, scenario_two("nokey", KEY_NONE, &g_in))
+SCENARIO(hostkey, scenario_two("hostkey", KEY_HOST, &g_in))
+SCENARIO(mixed, scenario_two("mixed", KEY_MIXED, &g_in))
+SCENARIO(kill, scenario_kill("kill", &g_in))
+SCENARIO(moving, scenario_rebalance("moving", &g_in))
+SCENARIO(eos, scenario_eos("eos", &g_in))
+SCENARIO(off, scenario_off("off", &g_in))
+#undef SCENARIO
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
+        cmocka_unit_test(test_off),
+    };
+    /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
+    const char *only = getenv("SW_KEYING_ONLY");
+    char filter[64];
+    if (only) {
+        snprintf(filter, sizeof(filter), "test_%s", only);
+        cmocka_set_test_filter(filter);
+    }
+    return cmocka_run_group_tests(tests, keying_setup, keying_teardown);
 }

@@ -78,11 +78,11 @@ static void env_start(env_t *e, const char *name)
     snprintf(e->dir, sizeof(e->dir), "%s/notify-%s", sw_test_tmp(), name);
     char cmd[2200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", e->dir, e->dir);
-    assert_int_equal(system(cmd), 0);
+    SW_ASSERT_I64(system(cmd), 0);
     static const char *const topics[] = {"tel:2",  "alerts:2",           "dlq:1",
                                          "ndlq:1", "stormwatch.state:1", NULL};
     if (!sw_test_mock_start(&e->mock, e->dir, 1, false, topics))
-        fail_msg("the mock cluster did not start (see %s)", e->mock.err);
+        SW_FAIL("the mock cluster did not start (see %s)", e->mock.err);
     e->boot = e->mock.boot;
 }
 
@@ -99,8 +99,8 @@ static int free_port(void)
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(sa);
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    SW_ASSERT_I64(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    SW_ASSERT_I64(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
     close(fd);
     return ntohs(sa.sin_port);
 }
@@ -110,7 +110,7 @@ static int read_lines(const char *path, char ***out)
 {
     sw_buf_t b;
     sw_buf_init(&b);
-    assert_true(sw_test_read_file(path, &b));
+    SW_ASSERT_TRUE(sw_test_read_file(path, &b));
     int n = 0, cap = 0;
     char **v = NULL;
     const char *p = sw_buf_cstr(&b), *end = b.data + b.len;
@@ -156,9 +156,9 @@ static void produce(const char *boot, const char *topic, int32_t partition, cons
 {
     rd_kafka_t *rk = sw_kp_new(boot);
     for (int i = 0; i < n; i++)
-        assert_true(
+        SW_ASSERT_TRUE(
             sw_kp_send(rk, topic, partition, key, strlen(key), values[i], strlen(values[i])));
-    assert_true(sw_kp_flush(rk, 10000));
+    SW_ASSERT_TRUE(sw_kp_flush(rk, 10000));
     sw_kp_destroy(rk);
 }
 
@@ -287,7 +287,7 @@ static void srv_start(srv_t *s)
     s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
                             (uint16_t)s->port, NULL, NULL, on_req, s, MHD_OPTION_NOTIFY_COMPLETED,
                             on_done, s, MHD_OPTION_END);
-    assert_non_null(s->d);
+    SW_ASSERT_NOT_NULL(s->d);
 }
 
 static void srv_stop(srv_t *s)
@@ -302,7 +302,7 @@ static void record_key(const char *json, char *out, size_t n)
 {
     json_error_t je;
     json_t *v = json_loads(json, 0, &je);
-    if (!v) fail_msg("webhook body is not JSON: %s", json);
+    if (!v) SW_FAIL("webhook body is not JSON: %s", json);
     snprintf(out, n, "%s/%lld/%lld/%s", json_string_value(json_object_get(v, "job_id")),
              (long long)json_integer_value(json_object_get(v, "episode")),
              (long long)json_integer_value(json_object_get(v, "revision")),
@@ -315,8 +315,8 @@ static void pd_key(const char *json, char *out, size_t n)
 {
     json_error_t je;
     json_t *v = json_loads(json, 0, &je);
-    if (!v) fail_msg("PagerDuty body is not JSON: %s", json);
-    assert_string_equal(json_string_value(json_object_get(v, "routing_key")), ROUTING_KEY);
+    if (!v) SW_FAIL("PagerDuty body is not JSON: %s", json);
+    SW_ASSERT_STREQ(json_string_value(json_object_get(v, "routing_key")), ROUTING_KEY);
     snprintf(out, n, "%s/%s", json_string_value(json_object_get(v, "dedup_key")),
              json_string_value(json_object_get(v, "event_action")));
     json_decref(v);
@@ -335,7 +335,7 @@ static int accepted_once(srv_t *s, const char *path, json_t *seen)
         else record_key(r->body, key, sizeof(key));
         if (json_object_get(seen, key)) {
             pthread_mutex_unlock(&s->lock);
-            fail_msg("%s accepted twice: %s", path, key);
+            SW_FAIL("%s accepted twice: %s", path, key);
         }
         json_object_set_new(seen, key, json_true());
         n++;
@@ -354,10 +354,10 @@ static int job_records(const env_t *e, const char *job, char ***out)
     snprintf(cmd, sizeof(cmd),
              "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'", sw_test_bin(),
              sw_test_fixtures(), path);
-    assert_int_equal(system(cmd), 0);
+    SW_ASSERT_I64(system(cmd), 0);
     char **lines;
     int n = read_lines(path, &lines);
-    assert_int_equal(n, 4);
+    SW_ASSERT_I64(n, 4);
     for (int i = 0; i < n; i++) {
         char *r = rename_job(lines[i], job);
         free(lines[i]);
@@ -392,7 +392,7 @@ static void test_pagerduty_webhook(void **state)
     job_records(&e, "job-bad", &bad);
     char *vals[16];
     int nv = 0;
-    assert_int_equal(na, 4);
+    SW_ASSERT_I64(na, 4);
     for (int i = 0; i < na; i++) vals[nv++] = a[i];
     for (int i = 0; i < na; i++) vals[nv++] = a[i];
     vals[nv++] = bad[0];
@@ -432,20 +432,20 @@ static void test_pagerduty_webhook(void **state)
     int rc = sw_test_daemon_stop(&n, 30000);
     env_stop(&e);
     const char *err_path = n.log;
-    if (!done) fail_msg("notify did not commit all %d records (see %s)", nv, err_path);
-    assert_int_equal(rc, 0);
+    if (!done) SW_FAIL("notify did not commit all %d records (see %s)", nv, err_path);
+    SW_ASSERT_I64(rc, 0);
 
     /* PagerDuty: 2 triggers and 2 resolves of job-A (the summary resolves
      * episode 2), each accepted once. */
     json_t *seen = json_object();
-    assert_int_equal(accepted_once(&s, "/pd", seen), 4);
-    assert_non_null(json_object_get(seen, "stormwatch/job-A/episode/2/resolve"));
+    SW_ASSERT_I64(accepted_once(&s, "/pd", seen), 4);
+    SW_ASSERT_NOT_NULL(json_object_get(seen, "stormwatch/job-A/episode/2/resolve"));
     json_decref(seen);
     /* Webhook: job-A's four records and job-bad's trigger. */
     seen = json_object();
-    assert_int_equal(accepted_once(&s, "/wh", seen), 5);
-    assert_non_null(json_object_get(seen, "job-A/2/0/summary"));
-    assert_non_null(json_object_get(seen, "job-bad/1/0/trigger"));
+    SW_ASSERT_I64(accepted_once(&s, "/wh", seen), 5);
+    SW_ASSERT_NOT_NULL(json_object_get(seen, "job-A/2/0/summary"));
+    SW_ASSERT_NOT_NULL(json_object_get(seen, "job-bad/1/0/trigger"));
     json_decref(seen);
     /* Retry-After: 1 was waited for (backoff alone is at most 200 ms); every
      * signature is the HMAC of its body. */
@@ -455,85 +455,86 @@ static void test_pagerduty_webhook(void **state)
         req_t *r = &s.reqs[i];
         if (!strcmp(r->path, "/pd")) {
             /* base64("pd-user:pd-pass") */
-            assert_string_equal(r->auth, "Basic cGQtdXNlcjpwZC1wYXNz");
+            SW_ASSERT_STREQ(r->auth, "Basic cGQtdXNlcjpwZC1wYXNz");
             if (pd_seen == 0) t429 = r->at_ms;
             if (pd_seen == 1) t_next = r->at_ms;
             pd_seen++;
         } else {
-            assert_string_equal(r->auth, "Bearer wh-token");
+            SW_ASSERT_STREQ(r->auth, "Bearer wh-token");
             if (wh_first < 0) wh_first = r->at_ms;
             wh_last = r->at_ms;
             wh_seen++;
             char want[72];
             sw_notify_signature(HMAC_SECRET, r->body, strlen(r->body), want);
-            assert_string_equal(r->signature, want);
+            SW_ASSERT_STREQ(r->signature, want);
         }
     }
     /* webhook.rate.limit=2: a burst of 2, then one request per 500 ms. */
-    assert_int_equal(wh_seen, 6);
+    SW_ASSERT_I64(wh_seen, 6);
     if (wh_last - wh_first < 1900)
-        fail_msg("6 webhook requests within %lld ms at 2 per second",
-                 (long long)(wh_last - wh_first));
+        SW_FAIL("6 webhook requests within %lld ms at 2 per second",
+                (long long)(wh_last - wh_first));
     if (t_next - t429 < 950)
-        fail_msg("retried %lld ms after a 429 with Retry-After: 1", (long long)(t_next - t429));
+        SW_FAIL("retried %lld ms after a 429 with Retry-After: 1", (long long)(t_next - t429));
     /* Dead letters: PagerDuty's 400 with its body, and the undecodable value. */
-    assert_int_equal(ndl, 2);
+    SW_ASSERT_I64(ndl, 2);
     bool got400 = false, gotbad = false;
     for (size_t i = 0; i < ndl; i++) {
         const char *st = sw_kmsg_header(&dl[i], "stormwatch.notify.http.status");
         const char *why = sw_kmsg_header(&dl[i], "stormwatch.notify.reason");
-        assert_non_null(why);
+        SW_ASSERT_NOT_NULL(why);
         if (st && !strcmp(st, "400")) {
             got400 = true;
-            assert_string_equal(sw_kmsg_header(&dl[i], "stormwatch.notify.sink"), "pagerduty");
-            assert_non_null(strstr(sw_kmsg_header(&dl[i], "stormwatch.notify.http.body"),
-                                   "Invalid routing key"));
-            assert_non_null(strstr(dl[i].value, "job-bad"));
+            SW_ASSERT_STREQ(sw_kmsg_header(&dl[i], "stormwatch.notify.sink"), "pagerduty");
+            SW_ASSERT_NOT_NULL(strstr(sw_kmsg_header(&dl[i], "stormwatch.notify.http.body"),
+                                      "Invalid routing key"));
+            SW_ASSERT_NOT_NULL(strstr(dl[i].value, "job-bad"));
         } else {
             gotbad = true;
-            assert_non_null(strstr(why, "not JSON"));
-            assert_string_equal(dl[i].value, "this is not an alert record");
-            assert_string_equal(sw_kmsg_header(&dl[i], "stormwatch.source.offset"), "9");
+            SW_ASSERT_NOT_NULL(strstr(why, "not JSON"));
+            SW_ASSERT_STREQ(dl[i].value, "this is not an alert record");
+            SW_ASSERT_STREQ(sw_kmsg_header(&dl[i], "stormwatch.source.offset"), "9");
         }
     }
-    assert_true(got400 && gotbad);
-    assert_int_equal(healthy, 200);
-    if (ready != 200) fail_msg("/readyz answered %d: %s", ready, sw_buf_cstr(&rbody));
+    SW_ASSERT_TRUE(got400 && gotbad);
+    SW_ASSERT_I64(healthy, 200);
+    if (ready != 200) SW_FAIL("/readyz answered %d: %s", ready, sw_buf_cstr(&rbody));
     const char *mt = sw_buf_cstr(&mbody);
-    assert_true(
+    SW_ASSERT_TRUE(
         sw_test_metric(
             mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"accepted\"}") ==
         4);
-    assert_true(
+    SW_ASSERT_TRUE(
         sw_test_metric(
             mt, "stormwatch_notify_deliveries_total{sink=\"pagerduty\",outcome=\"permanent\"}") ==
         1);
-    assert_true(
+    SW_ASSERT_TRUE(
         sw_test_metric(
             mt, "stormwatch_notify_deliveries_total{sink=\"webhook\",outcome=\"accepted\"}") == 5);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"pagerduty\"}") >= 3);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") == 4);
-    assert_true(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
+    SW_ASSERT_TRUE(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"pagerduty\"}") >= 3);
+    SW_ASSERT_TRUE(sw_test_metric(mt, "stormwatch_notify_retries_total{sink=\"webhook\"}") >= 1);
+    SW_ASSERT_TRUE(sw_test_metric(mt, "stormwatch_notify_records_total{verdict=\"duplicate\"}") ==
+                   4);
+    SW_ASSERT_TRUE(sw_test_metric(mt, "stormwatch_notify_dlq_records_total") == 2);
     /* Every PagerDuty attempt timed: 429, 500, the timeout, 4 accepted, the 400. */
-    assert_true(sw_test_metric(
-                    mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") ==
-                8);
-    assert_true(
+    SW_ASSERT_TRUE(
+        sw_test_metric(
+            mt, "stormwatch_notify_request_duration_seconds_count{sink=\"pagerduty\"}") == 8);
+    SW_ASSERT_TRUE(
         sw_test_metric(
             mt,
             "stormwatch_notify_request_duration_seconds_bucket{sink=\"pagerduty\",le=\"+Inf\"}") ==
         8);
-    assert_true(
+    SW_ASSERT_TRUE(
         sw_test_metric(mt, "stormwatch_notify_request_duration_seconds_sum{sink=\"pagerduty\"}") >=
         0.5);
     sw_buf_clear(&mbody);
     sw_buf_clear(&rbody);
     /* The routing key and the credentials never reach the log. */
-    assert_int_equal(sw_proc_count_text(err_path, ROUTING_KEY), 0);
-    assert_int_equal(sw_proc_count_text(err_path, "pd-pass"), 0);
-    assert_int_equal(sw_proc_count_text(err_path, "wh-token"), 0);
-    assert_true(sw_proc_count_text(err_path, "retrying") >= 1);
+    SW_ASSERT_I64(sw_proc_count_text(err_path, ROUTING_KEY), 0);
+    SW_ASSERT_I64(sw_proc_count_text(err_path, "pd-pass"), 0);
+    SW_ASSERT_I64(sw_proc_count_text(err_path, "wh-token"), 0);
+    SW_ASSERT_TRUE(sw_proc_count_text(err_path, "retrying") >= 1);
     sw_kmsg_free(dl, ndl);
     free_lines(a, na);
     free_lines(bad, 4);
@@ -575,7 +576,7 @@ static void test_kill9(void **state)
     pthread_mutex_unlock(&s.lock);
     sw_test_daemon_wait_exit(&n1, 60000);
     /* Killed in flight: 3 records committed (one synchronous commit per page). */
-    assert_int_equal(sw_kc_committed(e.boot, "k9", "alerts", 2), 3);
+    SW_ASSERT_I64(sw_kc_committed(e.boot, "k9", "alerts", 2), 3);
     start_notify(&n2, &e, "k9", "notify2", extra);
     bool done = wait_committed(e.boot, "k9", "alerts", 2, 8, 60000);
     /* Duplicates after the restart: A's first resolve, B's first trigger. */
@@ -608,17 +609,17 @@ static void test_kill9(void **state)
     int rc3 = sw_test_daemon_stop(&n3, 30000);
     env_stop(&e);
     const char *err2 = n2.log;
-    if (!done2) fail_msg("notify did not catch up after the restart (see %s)", err2);
-    if (!done3) fail_msg("notify did not deliver C and D (see %s)", err2);
-    assert_int_equal(rc, 0);
+    if (!done2) SW_FAIL("notify did not catch up after the restart (see %s)", err2);
+    if (!done3) SW_FAIL("notify did not deliver C and D (see %s)", err2);
+    SW_ASSERT_I64(rc, 0);
     /* B's episode 1 was open at offset 1 when the commit said 3. */
-    assert_true(sw_proc_count_text(err2, "committed 3, rebuilding open episodes from 1") == 1);
-    if (!rebuilt) fail_msg("the third start did not rebuild from offset 10 (see %s)", err3);
-    if (low < 12) fail_msg("the rebuild committed offset %lld, below 12", (long long)low);
-    if (!done4) fail_msg("the repeat of D's trigger was not committed (see %s)", err3);
-    assert_int_equal(rc3, 0);
+    SW_ASSERT_TRUE(sw_proc_count_text(err2, "committed 3, rebuilding open episodes from 1") == 1);
+    if (!rebuilt) SW_FAIL("the third start did not rebuild from offset 10 (see %s)", err3);
+    if (low < 12) SW_FAIL("the rebuild committed offset %lld, below 12", (long long)low);
+    if (!done4) SW_FAIL("the repeat of D's trigger was not committed (see %s)", err3);
+    SW_ASSERT_I64(rc3, 0);
     json_t *seen = json_object();
-    assert_int_equal(accepted_once(&s, "/wh", seen), 10);
+    SW_ASSERT_I64(accepted_once(&s, "/wh", seen), 10);
     json_decref(seen);
     free_lines(c, 4);
     free_lines(d, 4);
@@ -673,9 +674,9 @@ static void test_conf_errors(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int rc = notify_cli(cases[i].args, &err);
         if (rc != 2 || !strstr(err.data, cases[i].want))
-            fail_msg("notify %s: exit %d, stderr \"%s\", want exit 2 and \"%s\"", cases[i].args, rc,
-                     err.data, cases[i].want);
-        assert_null(strstr(err.data, "short-secret-key"));
+            SW_FAIL("notify %s: exit %d, stderr \"%s\", want exit 2 and \"%s\"", cases[i].args, rc,
+                    err.data, cases[i].want);
+        SW_ASSERT_NULL(strstr(err.data, "short-secret-key"));
     }
     /* -X dump: secrets redacted, the notify settings shown. */
     sw_buf_t out;
@@ -685,11 +686,11 @@ static void test_conf_errors(void **state)
              "'%s' notify -b 127.0.0.1:9 -X webhook.url=http://h/x -X webhook.hmac.secret=s3cr3t "
              "-X dump",
              sw_test_bin());
-    assert_int_equal(sw_test_run(cmd, &out), 0);
+    SW_ASSERT_I64(sw_test_run(cmd, &out), 0);
     const char *d = sw_buf_cstr(&out);
-    assert_non_null(strstr(d, "\nwebhook.url=http://h/x\n"));
-    assert_non_null(strstr(d, "\nwebhook.hmac.secret=[redacted, set]\n"));
-    assert_null(strstr(d, "s3cr3t"));
+    SW_ASSERT_NOT_NULL(strstr(d, "\nwebhook.url=http://h/x\n"));
+    SW_ASSERT_NOT_NULL(strstr(d, "\nwebhook.hmac.secret=[redacted, set]\n"));
+    SW_ASSERT_NULL(strstr(d, "s3cr3t"));
     sw_buf_clear(&out);
     sw_buf_clear(&err);
 }
@@ -733,16 +734,16 @@ static void test_rebalance(void **state)
     kill(n1.pid, SIGTERM);
     int rc2 = sw_test_daemon_wait_exit(&n2, 30000), rc1 = sw_test_daemon_wait_exit(&n1, 30000);
     env_stop(&e);
-    if (!first) fail_msg("the first instance did not deliver the triggers (see %s)", err1);
-    if (!split) fail_msg("the second instance did not take over a partition (see %s)", err2);
+    if (!first) SW_FAIL("the first instance did not deliver the triggers (see %s)", err1);
+    if (!split) SW_FAIL("the second instance did not take over a partition (see %s)", err2);
     if (!done)
-        fail_msg("the records after the rebalance were not all committed (see %s, %s)", err1, err2);
-    assert_int_equal(rc1, 0);
-    assert_int_equal(rc2, 0);
+        SW_FAIL("the records after the rebalance were not all committed (see %s, %s)", err1, err2);
+    SW_ASSERT_I64(rc1, 0);
+    SW_ASSERT_I64(rc2, 0);
     json_t *seen = json_object();
-    assert_int_equal(accepted_once(&s, "/wh", seen), 4);
-    assert_non_null(json_object_get(seen, "job-A/1/1/resolve"));
-    assert_non_null(json_object_get(seen, "job-B/1/1/resolve"));
+    SW_ASSERT_I64(accepted_once(&s, "/wh", seen), 4);
+    SW_ASSERT_NOT_NULL(json_object_get(seen, "job-A/1/1/resolve"));
+    SW_ASSERT_NOT_NULL(json_object_get(seen, "job-B/1/1/resolve"));
     json_decref(seen);
     free_lines(a, na);
     free_lines(b, 4);
@@ -777,14 +778,14 @@ static void test_stop_retrying(void **state)
     int64_t took = sw_proc_now_ms() - t0;
     int64_t committed = sw_kc_committed(e.boot, "stop", "alerts", 2);
     env_stop(&e);
-    if (!retrying) fail_msg("notify did not retry the refused connection (see %s)", err_path);
+    if (!retrying) SW_FAIL("notify did not retry the refused connection (see %s)", err_path);
     /* A missing notify.dlq.topic is created (topics.create=on); the mock
      * cluster of librdkafka 2.0 cannot, which is not fatal. */
-    assert_int_equal(sw_proc_count_text(err_path, "creating topic \"ndlq-created\""), 1);
-    assert_int_equal(rc, 0);
-    if (took > 5000) fail_msg("the stop took %lld ms (shutdown.timeout.ms=5000)", (long long)took);
+    SW_ASSERT_I64(sw_proc_count_text(err_path, "creating topic \"ndlq-created\""), 1);
+    SW_ASSERT_I64(rc, 0);
+    if (took > 5000) SW_FAIL("the stop took %lld ms (shutdown.timeout.ms=5000)", (long long)took);
     /* Not delivered, so not committed: the next start delivers it. */
-    assert_int_equal(committed, 0);
+    SW_ASSERT_I64(committed, 0);
     free_lines(a, na);
 }
 
@@ -870,7 +871,7 @@ static void test_alertmanager(void **state)
     (void)state;
     if (access(AM_BIN, X_OK) != 0) {
         const char *ci = getenv("CI");
-        if (ci && !strcmp(ci, "true")) fail_msg("%s is not installed", AM_BIN);
+        if (ci && !strcmp(ci, "true")) SW_FAIL("%s is not installed", AM_BIN);
         print_message("skipped: %s is not installed (scripts/install-deps.sh test)\n", AM_BIN);
         return;
     }
@@ -881,7 +882,7 @@ static void test_alertmanager(void **state)
     am.port = free_port();
     snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
     FILE *f = fopen(am.conf, "w");
-    assert_non_null(f);
+    SW_ASSERT_NOT_NULL(f);
     fputs(
         "global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
         "receivers:\n  - name: blackhole\n",
@@ -968,21 +969,21 @@ static void test_alertmanager(void **state)
     reap(am.pid, 20000);
     env_stop(&e);
     const char *nerr = n.log;
-    if (!piped) fail_msg("notify did not commit run's 4 records (see %s and %s)", err, nerr);
+    if (!piped) SW_FAIL("notify did not commit run's 4 records (see %s and %s)", err, nerr);
     if (firing < 2 || resolved < 2)
-        fail_msg("Alertmanager received %g firing and %g resolved alerts, expected >= 2 each",
-                 firing, resolved);
+        SW_FAIL("Alertmanager received %g firing and %g resolved alerts, expected >= 2 each",
+                firing, resolved);
     if (!run_clean)
-        fail_msg("run's /metrics (port %d, HTTP %d) is missing or has notify's families", rport,
-                 rstatus);
-    if (gone) fail_msg("job-13's episodes all ended, yet Alertmanager holds one active");
-    if (!labels_ok) fail_msg("long-1's alert missing or with unexpected labels (see %s)", nerr);
-    if (!still) fail_msg("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);
+        SW_FAIL("run's /metrics (port %d, HTTP %d) is missing or has notify's families", rport,
+                rstatus);
+    if (gone) SW_FAIL("job-13's episodes all ended, yet Alertmanager holds one active");
+    if (!labels_ok) SW_FAIL("long-1's alert missing or with unexpected labels (see %s)", nerr);
+    if (!still) SW_FAIL("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);
     if (empty_at_start)
         print_message("note: the restarted Alertmanager had long-1 before the first re-send\n");
-    if (!back) fail_msg("the restarted Alertmanager did not get long-1 back (see %s)", nerr);
-    if (after) fail_msg("long-1 still active after its resolve (see %s)", nerr);
-    assert_int_equal(rc, 0);
+    if (!back) SW_FAIL("the restarted Alertmanager did not get long-1 back (see %s)", nerr);
+    if (after) SW_FAIL("long-1 still active after its resolve (see %s)", nerr);
+    SW_ASSERT_I64(rc, 0);
     json_decref(still);
     json_decref(back);
     json_decref(empty_at_start);

@@ -88,8 +88,9 @@ static bool daemon_init(sw_test_daemon_t *d, const char *tag, const char *last)
     return true;
 }
 
-static int test_dump(void)
+static void test_dump(void **state)
 {
+    (void)state;
     sw_test_daemon_t d;
     SW_ASSERT(daemon_init(&d, "dump", "dump"), "cannot write the config file");
     SW_ASSERT(sw_test_daemon_start(&d) && sw_test_daemon_wait_exit(&d, 20000) == 0,
@@ -110,11 +111,12 @@ static int test_dump(void)
     }
     sw_buf_clear(&out);
     printf("secrets in -X dump: %s\n", failed ? "FAILED" : "redacted");
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
-static int test_daemon(void)
+static void test_daemon(void **state)
 {
+    (void)state;
     sw_test_daemon_t d;
     SW_ASSERT(daemon_init(&d, "run", NULL), "cannot write the config file");
     sw_test_daemon_start(&d);
@@ -292,26 +294,35 @@ static int test_daemon(void)
     sw_tdec_destroy(dec);
     sw_detect_destroy(det);
     sw_gen_destroy(gen);
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
+}
+
+/* The mock cluster of both cases; the group's teardown ends it with
+ * whatever a failed case left running. */
+static int ops_setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof(g_dir), "%s/ops", sw_test_tmp());
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
+    if (system(cmd) != 0) return -1;
+    static sw_test_mock_t mock;
+    if (!sw_test_mock_start(
+            &mock, g_dir, 0, false,
+            (const char *const[]){"in.ops:2", "out.ops:2", "dlq.ops:2", "state.ops:1", NULL}))
+        return -1;
+    snprintf(g_boot, sizeof(g_boot), "%s", mock.boot);
+    /* A secret in the environment too (what a container would get). */
+    setenv("STORMWATCH_KAFKA_CONSUMER_SSL_KEY_PASSWORD", "KS-s3cret-three", 1);
+    printf("test_ops: logs in %s\n", g_dir);
+    return 0;
 }
 
 int main(void)
 {
-    snprintf(g_dir, sizeof(g_dir), "%s/ops", sw_test_tmp());
-    char cmd[1200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
-    if (system(cmd) != 0) return 1;
-    sw_test_mock_t mock;
-    if (!sw_test_mock_start(
-            &mock, g_dir, 0, false,
-            (const char *const[]){"in.ops:2", "out.ops:2", "dlq.ops:2", "state.ops:1", NULL}))
-        return 1;
-    snprintf(g_boot, sizeof(g_boot), "%s", mock.boot);
-    /* A secret in the environment too (what a container would get). */
-    setenv("STORMWATCH_KAFKA_CONSUMER_SSL_KEY_PASSWORD", "KS-s3cret-three", 1);
-    int failed = test_dump();
-    failed += test_daemon();
-    sw_test_mock_stop(&mock);
-    printf("test_ops: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
-    return failed ? 1 : 0;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dump),
+        cmocka_unit_test(test_daemon),
+    };
+    return cmocka_run_group_tests(tests, ops_setup, sw_test_kill_children);
 }

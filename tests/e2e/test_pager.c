@@ -44,15 +44,15 @@ static json_t *parse_buf(const char *data, size_t len)
     json_error_t e;
     json_t *v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &e);
     if (!v)
-        fail_msg("not JSON (%s at %d): %.*s", e.text, e.position, (int)(len > 400 ? 400 : len),
-                 data);
+        SW_FAIL("not JSON (%s at %d): %.*s", e.text, e.position, (int)(len > 400 ? 400 : len),
+                data);
     return v;
 }
 
 static const char *str_of(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
-    if (!json_is_string(v)) fail_msg("\"%s\" is not a string", key);
+    if (!json_is_string(v)) SW_FAIL("\"%s\" is not a string", key);
     return json_string_value(v);
 }
 
@@ -66,7 +66,7 @@ static void rfc_oracle(int64_t ns, char *out, size_t n)
     }
     time_t t = (time_t)s;
     struct tm tm;
-    assert_non_null(gmtime_r(&t, &tm));
+    SW_ASSERT_NOT_NULL(gmtime_r(&t, &tm));
     snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)f);
 }
@@ -110,52 +110,52 @@ static void check_pd(model_t *m, const sw_record_t *rec, json_t *spec, const cha
                      bool resolves, const sw_buf_t *body)
 {
     json_t *pd = parse_buf(body->data, body->len);
-    assert_true(json_is_object(pd));
-    assert_int_equal(json_object_size(pd), 4);
-    assert_string_equal(str_of(pd, "routing_key"), ROUTING_KEY);
-    assert_string_equal(str_of(pd, "event_action"), resolves ? "resolve" : "trigger");
+    SW_ASSERT_TRUE(json_is_object(pd));
+    SW_ASSERT_I64(json_object_size(pd), 4);
+    SW_ASSERT_STREQ(str_of(pd, "routing_key"), ROUTING_KEY);
+    SW_ASSERT_STREQ(str_of(pd, "event_action"), resolves ? "resolve" : "trigger");
     const char *dk = str_of(pd, "dedup_key");
-    assert_true(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX);
+    SW_ASSERT_TRUE(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX);
     /* Short job ids: the record's own dedup key. */
-    assert_string_equal(dk, str_of(spec, "dedup_key"));
+    SW_ASSERT_STREQ(dk, str_of(spec, "dedup_key"));
     json_t *known = json_object_get(m->keys, ep_key);
     if (known) {
-        assert_string_equal(dk, json_string_value(known));
+        SW_ASSERT_STREQ(dk, json_string_value(known));
     } else {
         json_t *owner = json_object_get(m->owners, dk);
         if (owner)
-            fail_msg("%s: dedup key %s of %s already used by %s", m->name, dk, ep_key,
-                     json_string_value(owner));
+            SW_FAIL("%s: dedup key %s of %s already used by %s", m->name, dk, ep_key,
+                    json_string_value(owner));
         json_object_set_new(m->keys, ep_key, json_string(dk));
         json_object_set_new(m->owners, dk, json_string(ep_key));
     }
     json_t *p = json_object_get(pd, "payload");
-    assert_true(json_is_object(p));
+    SW_ASSERT_TRUE(json_is_object(p));
     const char *summary = str_of(p, "summary");
-    assert_true(*summary && strlen(summary) <= SW_PAGER_SUMMARY_MAX);
-    if (rec->action != SW_ACTION_SUMMARY) assert_string_equal(summary, str_of(spec, "summary"));
-    else assert_non_null(strstr(summary, "RESOLVED"));
+    SW_ASSERT_TRUE(*summary && strlen(summary) <= SW_PAGER_SUMMARY_MAX);
+    if (rec->action != SW_ACTION_SUMMARY) SW_ASSERT_STREQ(summary, str_of(spec, "summary"));
+    else SW_ASSERT_NOT_NULL(strstr(summary, "RESOLVED"));
     const char *sev = str_of(p, "severity");
-    assert_true(!strcmp(sev, "critical") || !strcmp(sev, "error") || !strcmp(sev, "warning") ||
-                !strcmp(sev, "info"));
-    assert_string_equal(sev, str_of(spec, "severity"));
+    SW_ASSERT_TRUE(!strcmp(sev, "critical") || !strcmp(sev, "error") || !strcmp(sev, "warning") ||
+                   !strcmp(sev, "info"));
+    SW_ASSERT_STREQ(sev, str_of(spec, "severity"));
     /* The SPEC severity rule seen from here. */
     if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY)
-        assert_string_equal(sev, "info");
+        SW_ASSERT_STREQ(sev, "info");
     else if (rec->analysis.n_suspects && rec->analysis.suspects[0].confidence == SW_CONFIDENCE_HIGH)
-        assert_string_equal(sev, "critical");
-    assert_string_equal(str_of(p, "source"), "gpu.telemetry/3");
+        SW_ASSERT_STREQ(sev, "critical");
+    SW_ASSERT_STREQ(str_of(p, "source"), "gpu.telemetry/3");
     char want_ts[64];
     rfc_oracle(rec->has_event_ts ? rec->event_timestamp_ns : NOW_NS, want_ts, sizeof(want_ts));
-    assert_string_equal(str_of(p, "timestamp"), want_ts);
-    assert_string_equal(str_of(p, "component"), "stormwatch");
+    SW_ASSERT_STREQ(str_of(p, "timestamp"), want_ts);
+    SW_ASSERT_STREQ(str_of(p, "component"), "stormwatch");
     json_t *jid = json_object_get(spec, "job_id");
-    assert_string_equal(str_of(p, "group"), json_is_null(jid) ? "<null>" : json_string_value(jid));
-    assert_string_equal(str_of(p, "class"), "gpu-memory-storm");
+    SW_ASSERT_STREQ(str_of(p, "group"), json_is_null(jid) ? "<null>" : json_string_value(jid));
+    SW_ASSERT_STREQ(str_of(p, "class"), "gpu-memory-storm");
     json_t *cd = json_object_get(p, "custom_details");
-    assert_true(json_is_object(cd));
-    assert_true(json_equal(cd, spec));
-    assert_int_equal(json_object_size(p), 8);
+    SW_ASSERT_TRUE(json_is_object(cd));
+    SW_ASSERT_TRUE(json_equal(cd, spec));
+    SW_ASSERT_I64(json_object_size(p), 8);
     json_decref(pd);
 }
 
@@ -163,51 +163,51 @@ static void check_am(model_t *m, const sw_record_t *rec, json_t *spec, const cha
                      bool resolves, const sw_buf_t *body)
 {
     json_t *am = parse_buf(body->data, body->len);
-    assert_true(json_is_array(am));
-    assert_int_equal(json_array_size(am), 1);
+    SW_ASSERT_TRUE(json_is_array(am));
+    SW_ASSERT_I64(json_array_size(am), 1);
     json_t *al = json_array_get(am, 0);
     json_t *labels = json_object_get(al, "labels"), *ann = json_object_get(al, "annotations");
-    assert_true(json_is_object(labels) && json_is_object(ann));
+    SW_ASSERT_TRUE(json_is_object(labels) && json_is_object(ann));
     const char *k;
     json_t *v;
-    json_object_foreach(labels, k, v) assert_true(json_is_string(v));
-    json_object_foreach(ann, k, v) assert_true(json_is_string(v));
-    assert_int_equal(json_object_size(labels), 5);
+    json_object_foreach(labels, k, v) SW_ASSERT_TRUE(json_is_string(v));
+    json_object_foreach(ann, k, v) SW_ASSERT_TRUE(json_is_string(v));
+    SW_ASSERT_I64(json_object_size(labels), 5);
     /* Routing label: the trigger's severity for the whole episode. */
-    assert_string_equal(str_of(labels, "severity"), sw_record_episode_severity(rec));
-    assert_string_equal(str_of(labels, "alertname"), "GPUMemoryStorm");
+    SW_ASSERT_STREQ(str_of(labels, "severity"), sw_record_episode_severity(rec));
+    SW_ASSERT_STREQ(str_of(labels, "alertname"), "GPUMemoryStorm");
     json_t *jid = json_object_get(spec, "job_id");
-    assert_string_equal(str_of(labels, "job_id"),
-                        json_is_null(jid) ? "<null>" : json_string_value(jid));
+    SW_ASSERT_STREQ(str_of(labels, "job_id"),
+                    json_is_null(jid) ? "<null>" : json_string_value(jid));
     char ep[24];
     snprintf(ep, sizeof(ep), "%lld", (long long)rec->episode);
-    assert_string_equal(str_of(labels, "episode"), ep);
-    assert_string_equal(str_of(labels, "dedup_key"), str_of(spec, "dedup_key"));
+    SW_ASSERT_STREQ(str_of(labels, "episode"), ep);
+    SW_ASSERT_STREQ(str_of(labels, "dedup_key"), str_of(spec, "dedup_key"));
     /* One alert per episode: the same labels from trigger to resolve. */
     json_t *first = json_object_get(m->labels, ep_key);
     if (first) {
         if (!json_equal(first, labels)) {
             char *a = json_dumps(first, 0), *b = json_dumps(labels, 0);
-            fail_msg("%s: labels changed within %s: %s -> %s", m->name, ep_key, a, b);
+            SW_FAIL("%s: labels changed within %s: %s -> %s", m->name, ep_key, a, b);
         }
     } else {
         json_object_set(m->labels, ep_key, labels);
     }
-    assert_string_equal(str_of(ann, "current_severity"), str_of(spec, "severity"));
-    assert_string_equal(str_of(ann, "action"), sw_action_str(rec->action));
-    assert_true(*str_of(ann, "summary") && *str_of(ann, "description"));
+    SW_ASSERT_STREQ(str_of(ann, "current_severity"), str_of(spec, "severity"));
+    SW_ASSERT_STREQ(str_of(ann, "action"), sw_action_str(rec->action));
+    SW_ASSERT_TRUE(*str_of(ann, "summary") && *str_of(ann, "description"));
     if (rec->analysis.n_suspects) {
         char r[24];
         snprintf(r, sizeof(r), "%lld", (long long)rec->analysis.suspects[0].rank);
-        assert_string_equal(str_of(ann, "first_cause_rank"), r);
+        SW_ASSERT_STREQ(str_of(ann, "first_cause_rank"), r);
     }
     char want_ts[64];
     rfc_oracle(rec->has_event_ts ? rec->event_timestamp_ns : NOW_NS, want_ts, sizeof(want_ts));
-    assert_string_equal(str_of(al, "startsAt"), want_ts);
+    SW_ASSERT_STREQ(str_of(al, "startsAt"), want_ts);
     json_t *ends = json_object_get(al, "endsAt");
-    if (resolves) assert_string_equal(json_string_value(ends), want_ts);
-    else assert_null(ends);
-    assert_string_equal(str_of(al, "generatorURL"), GEN_URL);
+    if (resolves) SW_ASSERT_STREQ(json_string_value(ends), want_ts);
+    else SW_ASSERT_NULL(ends);
+    SW_ASSERT_STREQ(str_of(al, "generatorURL"), GEN_URL);
     json_decref(am);
 }
 
@@ -228,12 +228,12 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
     bool skip = false, resolves = false;
     switch (rec.action) {
     case SW_ACTION_TRIGGER:
-        assert_false(was_open);
+        SW_ASSERT_FALSE(was_open);
         json_object_set_new(m->open, job, json_true());
         break;
-    case SW_ACTION_UPDATE: assert_true(was_open); break;
+    case SW_ACTION_UPDATE: SW_ASSERT_TRUE(was_open); break;
     case SW_ACTION_RESOLVE:
-        assert_true(was_open);
+        SW_ASSERT_TRUE(was_open);
         json_object_set_new(m->open, job, json_false());
         resolves = true;
         break;
@@ -250,9 +250,9 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
         if (!r0) json_object_set_new(m->ranks, ep_key, json_integer(rec.analysis.suspects[0].rank));
         else if (json_integer_value(r0) != rec.analysis.suspects[0].rank) m->rank_changes++;
     }
-    assert_int_equal(sw_pager_decide(&rec), skip       ? SW_PAGER_SKIP
-                                            : resolves ? SW_PAGER_RESOLVE
-                                                       : SW_PAGER_TRIGGER);
+    SW_ASSERT_I64(sw_pager_decide(&rec), skip       ? SW_PAGER_SKIP
+                                         : resolves ? SW_PAGER_RESOLVE
+                                                    : SW_PAGER_TRIGGER);
 
     sw_buf_t spec_txt, body;
     sw_buf_init(&spec_txt);
@@ -262,14 +262,14 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
 
     sw_pager_opts_t po = {SW_PAGER_PAGERDUTY, ROUTING_KEY, GEN_URL, NOW_NS, NULL, 0};
     sw_pager_action_t act = sw_pager_encode(&rec, &po, &body);
-    assert_int_equal(act, sw_pager_decide(&rec));
-    if (skip) assert_int_equal(body.len, 0);
+    SW_ASSERT_I64(act, sw_pager_decide(&rec));
+    if (skip) SW_ASSERT_I64(body.len, 0);
     else check_pd(m, &rec, spec, ep_key, resolves, &body);
 
     body.len = 0;
     po.format = SW_PAGER_ALERTMANAGER;
-    assert_int_equal(sw_pager_encode(&rec, &po, &body), act);
-    if (skip) assert_int_equal(body.len, 0);
+    SW_ASSERT_I64(sw_pager_encode(&rec, &po, &body), act);
+    if (skip) SW_ASSERT_I64(body.len, 0);
     else check_am(m, &rec, spec, ep_key, resolves, &body);
 
     json_decref(spec);
@@ -288,7 +288,7 @@ static void run_fixture(model_t *m, const char *name)
     snprintf(path, sizeof(path), "%s/%s.params.json", sw_test_fixtures(), name);
     json_error_t e;
     json_t *pj = json_load_file(path, 0, &e);
-    assert_non_null(pj);
+    SW_ASSERT_NOT_NULL(pj);
     sw_params_t params = sw_params_default();
     params.window_samples = json_integer_value(json_object_get(pj, "window.samples"));
     params.stale_ms = json_integer_value(json_object_get(pj, "stale.ms"));
@@ -296,7 +296,7 @@ static void run_fixture(model_t *m, const char *name)
     snprintf(path, sizeof(path), "%s/%s.jsonl", sw_test_fixtures(), name);
     sw_buf_t in;
     sw_buf_init(&in);
-    assert_true(sw_test_read_file(path, &in));
+    SW_ASSERT_TRUE(sw_test_read_file(path, &in));
     sw_tdec_t *dec = sw_tdec_new();
     sw_detector_t *det = sw_detect_new(params);
     json_object_clear(m->open);
@@ -329,7 +329,7 @@ static void test_fixtures(void **state)
     m.labels = json_object();
     m.ranks = json_object();
     DIR *d = opendir(sw_test_fixtures());
-    assert_non_null(d);
+    SW_ASSERT_NOT_NULL(d);
     struct dirent *de;
     int cases = 0;
     while ((de = readdir(d)) != NULL) {
@@ -352,10 +352,10 @@ static void test_fixtures(void **state)
         "resolve an open episode, %d skipped; first-cause rank moved within an episode %d "
         "times (annotations, not labels)\n",
         cases, m.n[0], m.n[1], m.n[2], m.n[3], m.summary_resolves, m.summary_skips, m.rank_changes);
-    assert_true(cases >= 10);
+    SW_ASSERT_TRUE(cases >= 10);
     /* Every branch of the mapping was exercised. */
-    assert_true(m.n[0] > 0 && m.n[1] > 0 && m.n[2] > 0);
-    assert_true(m.summary_resolves > 0 && m.summary_skips > 0);
+    SW_ASSERT_TRUE(m.n[0] > 0 && m.n[1] > 0 && m.n[2] > 0);
+    SW_ASSERT_TRUE(m.summary_resolves > 0 && m.summary_skips > 0);
     json_decref(m.open);
     json_decref(m.keys);
     json_decref(m.owners);
@@ -412,7 +412,7 @@ static json_t *encode(const sw_record_t *rec, sw_pager_format_t fmt, size_t *len
     sw_pager_opts_t po = {fmt, ROUTING_KEY, NULL, NOW_NS, NULL, 0};
     sw_buf_t b;
     sw_buf_init(&b);
-    assert_int_not_equal(sw_pager_encode(rec, &po, &b), SW_PAGER_SKIP);
+    SW_ASSERT_I64_NE(sw_pager_encode(rec, &po, &b), SW_PAGER_SKIP);
     if (len) *len = b.len;
     json_t *v = parse_buf(b.data, b.len);
     sw_buf_clear(&b);
@@ -444,7 +444,7 @@ static void test_rfc3339(void **state)
         {INT64_MIN + 1, "1677-09-21T00:12:43.145224193Z"},
     };
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        assert_string_equal(rfc(known[i].ns, &b), known[i].want);
+        SW_ASSERT_STREQ(rfc(known[i].ns, &b), known[i].want);
     /* Against gmtime_r over the whole range (64-bit time_t), and every
      * instant parses back with strptime-free arithmetic: lengths fixed. */
     uint64_t x = 0x9e3779b97f4a7c15u;
@@ -457,8 +457,8 @@ static void test_rfc3339(void **state)
         if (i % 4 == 1) ns %= INT64_C(86400000000000) * 800; /* near the epoch */
         rfc_oracle(ns, want, sizeof(want));
         const char *got = rfc(ns, &b);
-        if (strcmp(got, want) != 0) fail_msg("%lld: got %s, want %s", (long long)ns, got, want);
-        assert_int_equal(strlen(got), 30);
+        if (strcmp(got, want) != 0) SW_FAIL("%lld: got %s, want %s", (long long)ns, got, want);
+        SW_ASSERT_I64(strlen(got), 30);
     }
     sw_buf_clear(&b);
 }
@@ -466,14 +466,14 @@ static void test_rfc3339(void **state)
 static void test_utf8_cut(void **state)
 {
     (void)state;
-    assert_int_equal(sw_pager_utf8_cut("abc", 3, 5), 3);
-    assert_int_equal(sw_pager_utf8_cut("abc", 3, 2), 2);
-    assert_int_equal(sw_pager_utf8_cut("a\xc3\xa9", 3, 2), 1);
-    assert_int_equal(sw_pager_utf8_cut("a\xe2\x80\xa6z", 5, 3), 1);
-    assert_int_equal(sw_pager_utf8_cut("a\xf0\x9f\x94\xa5z", 6, 4), 1);
-    assert_int_equal(sw_pager_utf8_cut("a\xf0\x9f\x94\xa5z", 6, 5), 5);
+    SW_ASSERT_I64(sw_pager_utf8_cut("abc", 3, 5), 3);
+    SW_ASSERT_I64(sw_pager_utf8_cut("abc", 3, 2), 2);
+    SW_ASSERT_I64(sw_pager_utf8_cut("a\xc3\xa9", 3, 2), 1);
+    SW_ASSERT_I64(sw_pager_utf8_cut("a\xe2\x80\xa6z", 5, 3), 1);
+    SW_ASSERT_I64(sw_pager_utf8_cut("a\xf0\x9f\x94\xa5z", 6, 4), 1);
+    SW_ASSERT_I64(sw_pager_utf8_cut("a\xf0\x9f\x94\xa5z", 6, 5), 5);
     /* Not UTF-8: a run of continuation bytes is cut where asked. */
-    assert_int_equal(sw_pager_utf8_cut("\x80\x80\x80\x80\x80\x80", 6, 4), 4);
+    SW_ASSERT_I64(sw_pager_utf8_cut("\x80\x80\x80\x80\x80\x80", 6, 4), 4);
 
     /* The summary of a job whose id puts the cut inside every kind of
      * sequence, at every offset. */
@@ -492,16 +492,16 @@ static void test_utf8_cut(void **state)
             json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
             const char *s = str_of(json_object_get(pd, "payload"), "summary");
             size_t n = strlen(s);
-            assert_true(n <= SW_PAGER_SUMMARY_MAX && n >= SW_PAGER_SUMMARY_MAX - 6);
-            assert_true(utf8_valid(s, n));
-            assert_memory_equal(s + n - 3, "\xe2\x80\xa6", 3);
-            if (c < 3) assert_memory_equal(s, full.data, n - 3); /* a prefix, then "..." */
+            SW_ASSERT_TRUE(n <= SW_PAGER_SUMMARY_MAX && n >= SW_PAGER_SUMMARY_MAX - 6);
+            SW_ASSERT_TRUE(utf8_valid(s, n));
+            SW_ASSERT_MEMEQ(s + n - 3, "\xe2\x80\xa6", 3);
+            if (c < 3) SW_ASSERT_MEMEQ(s, full.data, n - 3); /* a prefix, then "..." */
             /* The same line in Alertmanager's annotations. */
             json_t *am = encode(&f.rec, SW_PAGER_ALERTMANAGER, NULL);
-            assert_string_equal(
+            SW_ASSERT_STREQ(
                 str_of(json_object_get(json_array_get(am, 0), "annotations"), "summary"), s);
             const char *dk = str_of(pd, "dedup_key");
-            assert_true(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX && utf8_valid(dk, strlen(dk)));
+            SW_ASSERT_TRUE(strlen(dk) <= SW_PAGER_DEDUP_KEY_MAX && utf8_valid(dk, strlen(dk)));
             json_decref(pd);
             json_decref(am);
             sw_buf_clear(&job);
@@ -526,10 +526,10 @@ static void test_utf8_cut(void **state)
         fake_t g;
         fake_init(&g, sur[i].job, strlen(sur[i].job));
         json_t *pd = encode(&g.rec, SW_PAGER_PAGERDUTY, NULL);
-        assert_string_equal(str_of(json_object_get(pd, "payload"), "group"), sur[i].group);
+        SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "group"), sur[i].group);
         json_t *am = encode(&g.rec, SW_PAGER_ALERTMANAGER, NULL);
-        assert_string_equal(str_of(json_object_get(json_array_get(am, 0), "labels"), "job_id"),
-                            sur[i].group);
+        SW_ASSERT_STREQ(str_of(json_object_get(json_array_get(am, 0), "labels"), "job_id"),
+                        sur[i].group);
         json_decref(pd);
         json_decref(am);
         fake_clear(&g);
@@ -541,7 +541,7 @@ static void test_utf8_cut(void **state)
     sw_buf_init(&full);
     sw_record_summary(&f.rec, &full);
     json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
-    assert_string_equal(str_of(json_object_get(pd, "payload"), "summary"), sw_buf_cstr(&full));
+    SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "summary"), sw_buf_cstr(&full));
     json_decref(pd);
     sw_buf_clear(&full);
     fake_clear(&f);
@@ -571,19 +571,19 @@ static void test_long_job_dedup_key(void **state)
     f.rec.episode = 1;
     f.rec.analysis.job_id.ptr = other;
     sw_pager_dedup_key(&f.rec, &k4);
-    assert_true(k1.len <= SW_PAGER_DEDUP_KEY_MAX && k3.len <= SW_PAGER_DEDUP_KEY_MAX);
-    assert_string_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k2));
-    assert_string_not_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k3));
-    assert_string_not_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k4));
-    assert_true(strncmp(sw_buf_cstr(&k1), "stormwatch/xxxx", 15) == 0);
+    SW_ASSERT_TRUE(k1.len <= SW_PAGER_DEDUP_KEY_MAX && k3.len <= SW_PAGER_DEDUP_KEY_MAX);
+    SW_ASSERT_STREQ(sw_buf_cstr(&k1), sw_buf_cstr(&k2));
+    SW_ASSERT_STRNE(sw_buf_cstr(&k1), sw_buf_cstr(&k3));
+    SW_ASSERT_STRNE(sw_buf_cstr(&k1), sw_buf_cstr(&k4));
+    SW_ASSERT_TRUE(strncmp(sw_buf_cstr(&k1), "stormwatch/xxxx", 15) == 0);
     /* Short ids: exactly the record's dedup key. */
     fake_t g;
     fake_init(&g, NULL, 0);
     k1.len = k2.len = 0;
     sw_pager_dedup_key(&g.rec, &k1);
     sw_record_dedup_key(&g.rec, &k2);
-    assert_string_equal(sw_buf_cstr(&k1), sw_buf_cstr(&k2));
-    assert_string_equal(sw_buf_cstr(&k1), "stormwatch/<null>/episode/1");
+    SW_ASSERT_STREQ(sw_buf_cstr(&k1), sw_buf_cstr(&k2));
+    SW_ASSERT_STREQ(sw_buf_cstr(&k1), "stormwatch/<null>/episode/1");
     sw_buf_clear(&k1);
     sw_buf_clear(&k2);
     sw_buf_clear(&k3);
@@ -628,18 +628,18 @@ static void test_size_limit(void **state)
         }
         size_t len;
         json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, &len);
-        assert_true(len <= SW_PAGER_EVENT_MAX);
-        assert_string_equal(str_of(pd, "event_action"), summary ? "resolve" : "trigger");
+        SW_ASSERT_TRUE(len <= SW_PAGER_EVENT_MAX);
+        SW_ASSERT_STREQ(str_of(pd, "event_action"), summary ? "resolve" : "trigger");
         json_t *cd = json_object_get(json_object_get(pd, "payload"), "custom_details");
-        assert_non_null(strstr(str_of(cd, "truncated"), "512 KB"));
-        assert_non_null(strstr(str_of(cd, "truncated"), "131072 participating"));
-        assert_int_equal(json_object_size(json_object_get(cd, "rank_sample_counts")), 0);
-        assert_int_equal(json_object_size(json_object_get(cd, "alignment_offsets_ns")), 0);
-        assert_int_equal(json_array_size(json_object_get(cd, "participating_ranks")), 0);
+        SW_ASSERT_NOT_NULL(strstr(str_of(cd, "truncated"), "512 KB"));
+        SW_ASSERT_NOT_NULL(strstr(str_of(cd, "truncated"), "131072 participating"));
+        SW_ASSERT_I64(json_object_size(json_object_get(cd, "rank_sample_counts")), 0);
+        SW_ASSERT_I64(json_object_size(json_object_get(cd, "alignment_offsets_ns")), 0);
+        SW_ASSERT_I64(json_array_size(json_object_get(cd, "participating_ranks")), 0);
         /* What matters for the page is still there. */
-        assert_int_equal(json_array_size(json_object_get(cd, "first_cause_suspects")), 1);
-        assert_int_equal(json_integer_value(json_object_get(cd, "world_size")), 131072);
-        assert_string_equal(str_of(cd, "dedup_key"), str_of(pd, "dedup_key"));
+        SW_ASSERT_I64(json_array_size(json_object_get(cd, "first_cause_suspects")), 1);
+        SW_ASSERT_I64(json_integer_value(json_object_get(cd, "world_size")), 131072);
+        SW_ASSERT_STREQ(str_of(cd, "dedup_key"), str_of(pd, "dedup_key"));
         json_decref(pd);
         fake_clear(&f);
     }
@@ -647,8 +647,8 @@ static void test_size_limit(void **state)
     fake_t s;
     fake_init(&s, "small", 5);
     json_t *pd = encode(&s.rec, SW_PAGER_PAGERDUTY, NULL);
-    assert_null(json_object_get(json_object_get(json_object_get(pd, "payload"), "custom_details"),
-                                "truncated"));
+    SW_ASSERT_NULL(json_object_get(
+        json_object_get(json_object_get(pd, "payload"), "custom_details"), "truncated"));
     json_decref(pd);
     /* A job id of 600 KB: only the lifecycle fields fit. */
     size_t n = 600 * 1024;
@@ -658,17 +658,17 @@ static void test_size_limit(void **state)
     fake_init(&f, job, n);
     size_t len;
     pd = encode(&f.rec, SW_PAGER_PAGERDUTY, &len);
-    assert_true(len <= SW_PAGER_EVENT_MAX);
+    SW_ASSERT_TRUE(len <= SW_PAGER_EVENT_MAX);
     json_t *p = json_object_get(pd, "payload");
     json_t *cd = json_object_get(p, "custom_details");
-    assert_non_null(strstr(str_of(cd, "truncated"), "only the lifecycle fields"));
-    assert_string_equal(str_of(cd, "action"), "trigger");
-    assert_int_equal(json_integer_value(json_object_get(cd, "episode")), 1);
-    assert_int_equal(json_integer_value(json_object_get(cd, "first_cause_rank")), 1);
-    assert_true(strlen(str_of(cd, "job_id")) <= 1024);
-    assert_true(strlen(str_of(p, "group")) <= 1024);
-    assert_true(strlen(str_of(p, "summary")) <= SW_PAGER_SUMMARY_MAX);
-    assert_true(strlen(str_of(pd, "dedup_key")) <= SW_PAGER_DEDUP_KEY_MAX);
+    SW_ASSERT_NOT_NULL(strstr(str_of(cd, "truncated"), "only the lifecycle fields"));
+    SW_ASSERT_STREQ(str_of(cd, "action"), "trigger");
+    SW_ASSERT_I64(json_integer_value(json_object_get(cd, "episode")), 1);
+    SW_ASSERT_I64(json_integer_value(json_object_get(cd, "first_cause_rank")), 1);
+    SW_ASSERT_TRUE(strlen(str_of(cd, "job_id")) <= 1024);
+    SW_ASSERT_TRUE(strlen(str_of(p, "group")) <= 1024);
+    SW_ASSERT_TRUE(strlen(str_of(p, "summary")) <= SW_PAGER_SUMMARY_MAX);
+    SW_ASSERT_TRUE(strlen(str_of(pd, "dedup_key")) <= SW_PAGER_DEDUP_KEY_MAX);
     json_decref(pd);
     fake_clear(&f);
     fake_clear(&s);
@@ -699,26 +699,26 @@ static void test_alertmanager_shape(void **state)
             f.rec.event_timestamp_ns += 5000000000;
         }
         b.len = 0;
-        assert_int_equal(sw_pager_encode(&f.rec, &po, &b),
-                         step == 2 ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER);
+        SW_ASSERT_I64(sw_pager_encode(&f.rec, &po, &b),
+                      step == 2 ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER);
         json_t *am = parse_buf(b.data, b.len);
         json_t *al = json_array_get(am, 0);
-        assert_int_equal(json_array_size(am), 1);
+        SW_ASSERT_I64(json_array_size(am), 1);
         if (!labels) labels = json_incref(json_object_get(al, "labels"));
-        else assert_true(json_equal(labels, json_object_get(al, "labels")));
+        else SW_ASSERT_TRUE(json_equal(labels, json_object_get(al, "labels")));
         json_t *ann = json_object_get(al, "annotations");
-        assert_string_equal(str_of(ann, "first_cause_rank"), step == 0 ? "1" : "0");
-        assert_string_equal(str_of(ann, "current_severity"), step == 0   ? "critical"
-                                                             : step == 1 ? "warning"
-                                                                         : "info");
-        assert_null(json_object_get(al, "generatorURL")); /* not configured */
-        if (step == 2) assert_string_equal(str_of(al, "endsAt"), "2023-11-14T22:13:25.123456789Z");
-        else assert_null(json_object_get(al, "endsAt")); /* ends.after.ms = 0 */
+        SW_ASSERT_STREQ(str_of(ann, "first_cause_rank"), step == 0 ? "1" : "0");
+        SW_ASSERT_STREQ(str_of(ann, "current_severity"), step == 0   ? "critical"
+                                                         : step == 1 ? "warning"
+                                                                     : "info");
+        SW_ASSERT_NULL(json_object_get(al, "generatorURL")); /* not configured */
+        if (step == 2) SW_ASSERT_STREQ(str_of(al, "endsAt"), "2023-11-14T22:13:25.123456789Z");
+        else SW_ASSERT_NULL(json_object_get(al, "endsAt")); /* ends.after.ms = 0 */
         json_decref(am);
     }
     /* The severity label stays the trigger's; the first cause is no label. */
-    assert_string_equal(str_of(labels, "severity"), "critical");
-    assert_null(json_object_get(labels, "first_cause_rank"));
+    SW_ASSERT_STREQ(str_of(labels, "severity"), "critical");
+    SW_ASSERT_NULL(json_object_get(labels, "first_cause_rank"));
     json_decref(labels);
     /* Summaries: skipped without an open episode, a resolve with one. */
     f.rec.action = SW_ACTION_SUMMARY;
@@ -726,14 +726,14 @@ static void test_alertmanager_shape(void **state)
     f.rec.episode_open = false;
     f.rec.analysis.has_onset = true; /* evidence of an ended episode: still no page */
     b.len = 0;
-    assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_SKIP);
-    assert_int_equal(b.len, 0);
+    SW_ASSERT_I64(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_SKIP);
+    SW_ASSERT_I64(b.len, 0);
     f.rec.episode_open = true;
-    assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_RESOLVE);
+    SW_ASSERT_I64(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_RESOLVE);
     json_t *am = parse_buf(b.data, b.len);
     char want[64];
     rfc_oracle(NOW_NS, want, sizeof(want));
-    assert_string_equal(str_of(json_array_get(am, 0), "endsAt"), want);
+    SW_ASSERT_STREQ(str_of(json_array_get(am, 0), "endsAt"), want);
     json_decref(am);
     /* alertmanager.ends.after.ms: a firing alert ends that far ahead of
      * now, so Alertmanager's resolve_timeout cannot end a long episode;
@@ -743,19 +743,19 @@ static void test_alertmanager_shape(void **state)
     po.ends_after_ms = 900000;
     po.labels = "cluster=a100-east,team=ml_infra";
     b.len = 0;
-    assert_int_equal(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_TRIGGER);
+    SW_ASSERT_I64(sw_pager_encode(&f.rec, &po, &b), SW_PAGER_TRIGGER);
     am = parse_buf(b.data, b.len);
     rfc_oracle(NOW_NS + INT64_C(900000) * 1000000, want, sizeof(want));
-    assert_string_equal(str_of(json_array_get(am, 0), "endsAt"), want);
+    SW_ASSERT_STREQ(str_of(json_array_get(am, 0), "endsAt"), want);
     json_t *lab = json_object_get(json_array_get(am, 0), "labels");
-    assert_string_equal(str_of(lab, "cluster"), "a100-east");
-    assert_string_equal(str_of(lab, "team"), "ml_infra");
-    assert_string_equal(str_of(lab, "severity"), "critical");
+    SW_ASSERT_STREQ(str_of(lab, "cluster"), "a100-east");
+    SW_ASSERT_STREQ(str_of(lab, "team"), "ml_infra");
+    SW_ASSERT_STREQ(str_of(lab, "severity"), "critical");
     json_decref(am);
     f.rec.action = SW_ACTION_SUMMARY;
     f.rec.has_event_ts = false;
     f.rec.episode = 0; /* never had an episode: never a page */
-    assert_int_equal(sw_pager_decide(&f.rec), SW_PAGER_SKIP);
+    SW_ASSERT_I64(sw_pager_decide(&f.rec), SW_PAGER_SKIP);
     sw_buf_clear(&b);
     fake_clear(&f);
 }
@@ -770,43 +770,40 @@ static void test_conf_check(void **state)
     (void)state;
     char err[512];
     sw_conf_t *conf = sw_conf_new();
-    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
-    assert_int_equal(sw_conf_set(conf, "output.format", "pagerduty", err, sizeof(err)), SW_CONF_OK);
-    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_ERR_INVALID_ARG);
-    assert_non_null(
+    SW_ASSERT_I64(sw_conf_check(conf, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "output.format", "pagerduty", err, sizeof(err)), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_check(conf, err, sizeof(err)), SW_ERR_INVALID_ARG);
+    SW_ASSERT_NOT_NULL(
         strstr(err, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
-    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", SECRET "abcd", err, sizeof(err)),
-                     SW_CONF_OK);
-    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
-    assert_true(sw_conf_is_secret("pagerduty.routing.key"));
+    SW_ASSERT_I64(sw_conf_set(conf, "pagerduty.routing.key", SECRET "abcd", err, sizeof(err)),
+                  SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_check(conf, err, sizeof(err)), SW_OK);
+    SW_ASSERT_TRUE(sw_conf_is_secret("pagerduty.routing.key"));
     sw_buf_t out;
     sw_buf_init(&out);
     sw_conf_dump(conf, &out);
-    assert_non_null(strstr(sw_buf_cstr(&out), "\npagerduty.routing.key=[redacted, set]\n"));
-    assert_null(strstr(sw_buf_cstr(&out), SECRET));
+    SW_ASSERT_NOT_NULL(strstr(sw_buf_cstr(&out), "\npagerduty.routing.key=[redacted, set]\n"));
+    SW_ASSERT_NULL(strstr(sw_buf_cstr(&out), SECRET));
     /* Alertmanager needs no key; its URL is checked. */
-    assert_int_equal(sw_conf_set(conf, "output.format", "alertmanager", err, sizeof(err)),
-                     SW_CONF_OK);
-    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", NULL, err, sizeof(err)),
-                     SW_CONF_OK);
-    assert_int_equal(sw_conf_check(conf, err, sizeof(err)), SW_OK);
-    assert_int_equal(
-        sw_conf_set(conf, "alertmanager.generator.url", "grafana/d/x", err, sizeof(err)),
-        SW_CONF_INVALID);
-    assert_string_equal(err,
-                        "configuration property \"alertmanager.generator.url\": value "
-                        "\"grafana/d/x\" is not an http:// or https:// URL without blanks (or "
-                        "empty)");
-    assert_int_equal(sw_conf_set(conf, "alertmanager.generator.url", GEN_URL, err, sizeof(err)),
-                     SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "output.format", "alertmanager", err, sizeof(err)), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "pagerduty.routing.key", NULL, err, sizeof(err)), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_check(conf, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "alertmanager.generator.url", "grafana/d/x", err, sizeof(err)),
+                  SW_CONF_INVALID);
+    SW_ASSERT_STREQ(err,
+                    "configuration property \"alertmanager.generator.url\": value "
+                    "\"grafana/d/x\" is not an http:// or https:// URL without blanks (or "
+                    "empty)");
+    SW_ASSERT_I64(sw_conf_set(conf, "alertmanager.generator.url", GEN_URL, err, sizeof(err)),
+                  SW_CONF_OK);
     /* A bad secret value is never echoed. */
     char long_key[300];
     memset(long_key, 'K', sizeof(long_key) - 1);
     long_key[sizeof(long_key) - 1] = '\0';
-    assert_int_equal(sw_conf_set(conf, "pagerduty.routing.key", long_key, err, sizeof(err)),
-                     SW_CONF_INVALID);
-    assert_null(strstr(err, "KKKK"));
-    assert_non_null(strstr(err, "[redacted]"));
+    SW_ASSERT_I64(sw_conf_set(conf, "pagerduty.routing.key", long_key, err, sizeof(err)),
+                  SW_CONF_INVALID);
+    SW_ASSERT_NULL(strstr(err, "KKKK"));
+    SW_ASSERT_NOT_NULL(strstr(err, "[redacted]"));
     sw_buf_clear(&out);
     sw_conf_destroy(conf);
 }
@@ -834,11 +831,11 @@ static void test_binary_secrets(void **state)
     char dir[1024], conf_path[1100];
     snprintf(dir, sizeof(dir), "%s/pager", sw_test_tmp());
     snprintf(conf_path, sizeof(conf_path), "%s/pager.conf", dir);
-    assert_int_equal(run_cmd(&out,
-                             "mkdir -p '%s' && printf 'output.format = pagerduty\\n"
-                             "pagerduty.routing.key = %sfile\\n' > '%s'",
-                             dir, SECRET, conf_path),
-                     0);
+    SW_ASSERT_I64(run_cmd(&out,
+                          "mkdir -p '%s' && printf 'output.format = pagerduty\\n"
+                          "pagerduty.routing.key = %sfile\\n' > '%s'",
+                          dir, SECRET, conf_path),
+                  0);
     /* -X, a file and the environment: dumped redacted. */
     for (int i = 0; i < 3; i++) {
         int rc;
@@ -853,49 +850,49 @@ static void test_binary_secrets(void **state)
                          "STORMWATCH_PAGERDUTY_ROUTING_KEY=%s-env "
                          "STORMWATCH_OUTPUT_FORMAT=pagerduty '%s' run -X dump 2>&1",
                          SECRET, bin);
-        assert_int_equal(rc, 0);
+        SW_ASSERT_I64(rc, 0);
         if (!strstr(out.data, "\npagerduty.routing.key=[redacted, set]\n") ||
             strstr(out.data, SECRET))
-            fail_msg("dump %d shows the key or lacks the redacted line:\n%s", i, out.data);
+            SW_FAIL("dump %d shows the key or lacks the redacted line:\n%s", i, out.data);
     }
     /* No key: a config error naming the property, exit 2, nothing connects
      * (the bootstrap address is a closed port). */
     int64_t t0 = sw_proc_now_ms();
     int rc = run_cmd(
         &out, "'%s' run -X output.format=pagerduty -X bootstrap.servers=127.0.0.1:9 2>&1", bin);
-    assert_int_equal(rc, 2);
-    assert_non_null(
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NOT_NULL(
         strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
-    assert_true(sw_proc_now_ms() - t0 < 10000);
+    SW_ASSERT_TRUE(sw_proc_now_ms() - t0 < 10000);
     /* A misspelled secret: refused by dump as by run, the value never printed. */
     rc = run_cmd(&out, "'%s' run -X kafka.sasl.pasword=%s -X dump 2>&1", bin, SECRET);
-    assert_int_equal(rc, 2);
-    assert_null(strstr(out.data, SECRET));
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NULL(strstr(out.data, SECRET));
     rc = run_cmd(&out, "STORMWATCH_KAFKA_SSL_KEY_PASSWRD=%s '%s' run -X dump 2>&1", SECRET, bin);
-    assert_int_equal(rc, 2);
-    assert_null(strstr(out.data, SECRET));
-    assert_non_null(strstr(out.data, "kafka.ssl.key.passwrd"));
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NULL(strstr(out.data, SECRET));
+    SW_ASSERT_NOT_NULL(strstr(out.data, "kafka.ssl.key.passwrd"));
     /* -X dump runs run's checks: the same configuration, the same exit 2. */
     rc = run_cmd(&out, "'%s' run -X output.format=pagerduty -X dump 2>&1", bin);
-    assert_int_equal(rc, 2);
-    assert_non_null(
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NOT_NULL(
         strstr(out.data, "\"pagerduty.routing.key\" is required with output.format=pagerduty"));
     /* PagerDuty keys are 32 characters; it answers 400 to others. */
     rc = run_cmd(&out,
                  "'%s' run -X output.format=pagerduty -X pagerduty.routing.key=%s -X dump 2>&1",
                  bin, SECRET);
-    assert_int_equal(rc, 2);
-    assert_non_null(
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NOT_NULL(
         strstr(out.data, "is 28 characters long (expected the 32-character integration key"));
-    assert_null(strstr(out.data, SECRET));
+    SW_ASSERT_NULL(strstr(out.data, SECRET));
     /* A bad value: the error never quotes the secret. */
     rc = run_cmd(&out,
                  "'%s' run -X 'pagerduty.routing.key=%s has blanks but is far too long for a "
                  "routing key: %0250d' 2>&1",
                  bin, SECRET, 0);
-    assert_int_equal(rc, 2);
-    assert_non_null(strstr(out.data, "pagerduty.routing.key"));
-    assert_null(strstr(out.data, SECRET));
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "pagerduty.routing.key"));
+    SW_ASSERT_NULL(strstr(out.data, SECRET));
     /* The preview writes the same bodies offline. */
     char fx[1200];
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
@@ -903,17 +900,17 @@ static void test_binary_secrets(void **state)
                  "'%s' replay --window-samples 8 --stale-ms 0 --output-format pagerduty "
                  "--routing-key %s '%s'",
                  bin, ROUTING_KEY, fx);
-    assert_int_equal(rc, 0);
+    SW_ASSERT_I64(rc, 0);
     json_t *lines = sw_test_parse_lines(out.data, out.len, NULL, 0);
-    assert_non_null(lines);
-    assert_true(json_array_size(lines) >= 2);
+    SW_ASSERT_NOT_NULL(lines);
+    SW_ASSERT_TRUE(json_array_size(lines) >= 2);
     size_t i;
     json_t *v;
-    json_array_foreach(lines, i, v) assert_string_equal(str_of(v, "routing_key"), ROUTING_KEY);
+    json_array_foreach(lines, i, v) SW_ASSERT_STREQ(str_of(v, "routing_key"), ROUTING_KEY);
     json_decref(lines);
     rc = run_cmd(&out, "'%s' replay --output-format xml '%s' 2>&1", bin, fx);
-    assert_int_equal(rc, 2);
-    assert_non_null(strstr(out.data, "--output-format"));
+    SW_ASSERT_I64(rc, 2);
+    SW_ASSERT_NOT_NULL(strstr(out.data, "--output-format"));
     sw_buf_clear(&out);
 }
 
@@ -946,12 +943,12 @@ static void test_daemon(void **state)
     snprintf(dir, sizeof(dir), "%s/pager-run", sw_test_tmp());
     char cmd[2200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-    assert_int_equal(system(cmd), 0);
+    SW_ASSERT_I64(system(cmd), 0);
     sw_test_mock_t mock;
     static const char *const topics[] = {"in.pd:2", "out.pd:2", "dlq.pd:1", "stormwatch.state:1",
                                          NULL};
     if (!sw_test_mock_start(&mock, dir, 1, false, topics))
-        fail_msg("the mock cluster did not start");
+        SW_FAIL("the mock cluster did not start");
     const char *boot = mock.boot;
     /* Partition 0: gen13 (its lifecycle records as in gen13.stream.jsonl;
      * the last episode is still open when the job goes idle, so its summary
@@ -960,10 +957,10 @@ static void test_daemon(void **state)
     snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
     char **lines = NULL;
     int n = read_file_lines(fx, &lines);
-    assert_true(n > 0);
+    SW_ASSERT_TRUE(n > 0);
     rd_kafka_t *rk = sw_kp_new(boot);
     for (int i = 0; i < n; i++)
-        assert_true(sw_kp_send(rk, "in.pd", 0, "job-13", 6, lines[i], strlen(lines[i])));
+        SW_ASSERT_TRUE(sw_kp_send(rk, "in.pd", 0, "job-13", 6, lines[i], strlen(lines[i])));
     int quiet = 3;
     for (int i = 0; i < quiet; i++) {
         char ev[256];
@@ -971,9 +968,9 @@ static void test_daemon(void **state)
                  "{\"timestamp_ns\": %d000000000, \"event_type\": \"sample\", \"job_id\": "
                  "\"quiet\", \"rank\": 0, \"world_size\": 1, \"device_used_bytes\": 1000}",
                  i + 1);
-        assert_true(sw_kp_send(rk, "in.pd", 1, "quiet", 5, ev, strlen(ev)));
+        SW_ASSERT_TRUE(sw_kp_send(rk, "in.pd", 1, "quiet", 5, ev, strlen(ev)));
     }
-    assert_true(sw_kp_flush(rk, 10000));
+    SW_ASSERT_TRUE(sw_kp_flush(rk, 10000));
     sw_kp_destroy(rk);
 
     /* The key goes in through the environment, as the README advises. */
@@ -996,8 +993,8 @@ static void test_daemon(void **state)
     snprintf(sfx, sizeof(sfx), "%s/gen13.stream.jsonl", sw_test_fixtures());
     char **slines = NULL;
     int ns = read_file_lines(sfx, &slines);
-    assert_true(ns > 1 && strstr(slines[ns - 1], "\"summary\"") &&
-                strstr(slines[ns - 2], "\"trigger\""));
+    SW_ASSERT_TRUE(ns > 1 && strstr(slines[ns - 1], "\"summary\"") &&
+                   strstr(slines[ns - 2], "\"trigger\""));
     size_t want = (size_t)ns;
     for (int i = 0; i < ns; i++) free(slines[i]);
     free(slines);
@@ -1009,26 +1006,26 @@ static void test_daemon(void **state)
     int rc = sw_test_daemon_stop(&d, 30000);
     sw_test_mock_stop(&mock);
 
-    if (got != want) fail_msg("%zu records on out.pd, expected %zu (see %s)", got, want, d.log);
-    assert_int_equal(rc, 0);
-    assert_int_equal(committed, n + quiet);
-    assert_true(skipped_logged);
+    if (got != want) SW_FAIL("%zu records on out.pd, expected %zu (see %s)", got, want, d.log);
+    SW_ASSERT_I64(rc, 0);
+    SW_ASSERT_I64(committed, n + quiet);
+    SW_ASSERT_TRUE(skipped_logged);
     static const char *const actions[] = {"trigger", "resolve", "trigger",
                                           "resolve", "trigger", "resolve"};
     for (size_t i = 0; i < got; i++) {
-        assert_int_equal(m[i].partition, 0); /* the job's key */
-        assert_string_equal(sw_kmsg_header(&m[i], "stormwatch.format"), "pagerduty");
-        assert_string_equal(sw_kmsg_header(&m[i], "content-type"), "application/json");
+        SW_ASSERT_I64(m[i].partition, 0); /* the job's key */
+        SW_ASSERT_STREQ(sw_kmsg_header(&m[i], "stormwatch.format"), "pagerduty");
+        SW_ASSERT_STREQ(sw_kmsg_header(&m[i], "content-type"), "application/json");
         json_t *pd = parse_buf(m[i].value, m[i].len);
-        assert_string_equal(str_of(pd, "routing_key"), SECRET "abcd");
-        assert_string_equal(str_of(pd, "event_action"), actions[i]);
+        SW_ASSERT_STREQ(str_of(pd, "routing_key"), SECRET "abcd");
+        SW_ASSERT_STREQ(str_of(pd, "event_action"), actions[i]);
         json_t *p = json_object_get(pd, "payload");
         json_t *cd = json_object_get(p, "custom_details");
-        assert_string_equal(str_of(p, "source"), "in.pd/0");
-        assert_string_equal(str_of(p, "group"), "job-13");
-        assert_string_equal(str_of(pd, "dedup_key"), str_of(cd, "dedup_key"));
-        assert_string_equal(sw_kmsg_header(&m[i], "stormwatch.action"), str_of(cd, "action"));
-        assert_string_equal(str_of(cd, "action"), i == got - 1 ? "summary" : actions[i]);
+        SW_ASSERT_STREQ(str_of(p, "source"), "in.pd/0");
+        SW_ASSERT_STREQ(str_of(p, "group"), "job-13");
+        SW_ASSERT_STREQ(str_of(pd, "dedup_key"), str_of(cd, "dedup_key"));
+        SW_ASSERT_STREQ(sw_kmsg_header(&m[i], "stormwatch.action"), str_of(cd, "action"));
+        SW_ASSERT_STREQ(str_of(cd, "action"), i == got - 1 ? "summary" : actions[i]);
         json_decref(pd);
     }
     sw_kmsg_free(m, got);
@@ -1036,8 +1033,8 @@ static void test_daemon(void **state)
     free(lines);
     /* The secret is in the records (PagerDuty wants it in the body), never
      * in the log. */
-    assert_int_equal(sw_test_daemon_count(&d, SECRET), 0);
-    assert_int_equal(sw_proc_count_text(d.out, SECRET), 0);
+    SW_ASSERT_I64(sw_test_daemon_count(&d, SECRET), 0);
+    SW_ASSERT_I64(sw_proc_count_text(d.out, SECRET), 0);
 }
 
 int main(void)

@@ -33,7 +33,7 @@ static void end_test(void)
     int n = g_fail;
     g_fail = 0;
     if (n) g_failed_tests++;
-    if (n) fail_msg("%d check(s) failed (see above)", n);
+    if (n) SW_FAIL("%d check(s) failed (see above)", n);
 }
 
 static char g_tmp[1024];
@@ -44,7 +44,7 @@ static const char *tmpdir(void)
         snprintf(g_tmp, sizeof(g_tmp), "%s/test_report_%d", sw_test_tmp(), (int)getpid());
         char cmd[1200];
         snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", g_tmp);
-        assert_int_equal(system(cmd), 0);
+        SW_ASSERT_I64(system(cmd), 0);
     }
     return g_tmp;
 }
@@ -275,7 +275,7 @@ static void test_fixtures(void **state)
 {
     (void)state;
     DIR *dir = opendir(sw_test_fixtures());
-    assert_non_null(dir);
+    SW_ASSERT_NOT_NULL(dir);
     struct dirent *de;
     sw_buf_t recs, html, cmd, params, file_html;
     sw_buf_init(&recs);
@@ -361,7 +361,7 @@ static void test_generated_storm(void **state)
     SW_CHECK(rc == 0, "exit %d", rc);
     char path[1200];
     snprintf(path, sizeof(path), "%s/gen.jsonl", tmpdir());
-    assert_true(sw_test_read_file(path, &out));
+    SW_ASSERT_TRUE(sw_test_read_file(path, &out));
     size_t want = chartable_episodes(out.data, out.len);
     SW_CHECK(want == 4, "2 jobs x 2 storms give 4 episodes, got %zu", want);
     check_page("gen", html.data, want);
@@ -626,7 +626,7 @@ static void test_command(void **state)
     char path[1200], cmd[4096];
     snprintf(path, sizeof(path), "%s/mixed.jsonl", tmpdir());
     FILE *f = fopen(path, "w");
-    assert_non_null(f);
+    SW_ASSERT_NOT_NULL(f);
     fputs("{\"action\": \"summary\", \"job_id\": \"j\", \"episode\": 0, \"revision\": 0}\n"
           "not json\n"
           "\n"

@@ -318,8 +318,9 @@ static void assign_groups(void)
     }
 }
 
-static int test_fixtures_through_kafka(void)
+static void test_fixtures_through_kafka(void **state)
 {
+    (void)state;
     int ng = g_ng;
     int64_t *gw = g_gw, *gs = g_gs;
     static sw_test_daemon_t d[MAX_GROUPS + 1];
@@ -346,9 +347,9 @@ static int test_fixtures_through_kafka(void)
     for (int i = 0; i < g_ncases; i++) {
         char topic[64];
         snprintf(topic, sizeof(topic), "in.g%d", g_cases[i].group);
-        if (produce_case(rk, &g_cases[i], topic, g_cases[i].base, false)) return 1;
-        if (g_cases[i].abase >= 0 && produce_case(rk, &g_cases[i], "ina", g_cases[i].abase, true))
-            return 1;
+        SW_ASSERT_I64(produce_case(rk, &g_cases[i], topic, g_cases[i].base, false), 0);
+        if (g_cases[i].abase >= 0)
+            SW_ASSERT_I64(produce_case(rk, &g_cases[i], "ina", g_cases[i].abase, true), 0);
     }
     SW_ASSERT(sw_kp_flush(rk, 30000), "test producer could not deliver the fixtures");
     sw_kp_destroy(rk);
@@ -362,13 +363,14 @@ static int test_fixtures_through_kafka(void)
     }
     printf("fixtures through Kafka: %d cases in %d parameter groups (+ Avro in/out), %s\n",
            g_ncases, ng, failed ? "FAILED" : "ok");
-    return failed ? 1 : 0;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
 /* ---- dead letters ----------------------------------------------------------- */
 
-static int test_dlq(void)
+static void test_dlq(void **state)
 {
+    (void)state;
     sw_test_daemon_t d;
     start_daemon(&d, "run-dlq",
                  (const char *const[]){"group.id=gdlq", "input.topics=in.dlq",
@@ -468,7 +470,7 @@ static int test_dlq(void)
     sw_detect_destroy(det);
     sw_gen_destroy(gen);
     printf("dead-letter queue: %s\n", failed ? "FAILED" : "ok");
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
 /* ---- records and dead letters over message.max.bytes ------------------------ */
@@ -477,8 +479,9 @@ static int test_dlq(void)
  * missing ranks (about 1.9 MB) while the producer takes 100 kB. The daemon
  * sends them condensed and goes on; a 150 kB bad input goes to the DLQ
  * cut to the limit, with its length in a header. */
-static int test_oversized(void)
+static void test_oversized(void **state)
 {
+    (void)state;
     sw_test_daemon_t d;
     start_daemon(&d, "run-big",
                  (const char *const[]){"group.id=gbig", "input.topics=in.big",
@@ -548,13 +551,14 @@ static int test_oversized(void)
     sw_buf_clear(&body);
     SW_ASSERT(sw_test_daemon_stop(&d, 30000) == 0, "daemon did not exit 0 after SIGTERM");
     printf("oversized records and dead letters: %s\n", failed ? "FAILED" : "ok");
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
 /* ---- two instances, one group ------------------------------------------------ */
 
-static int test_two_instances(void)
+static void test_two_instances(void **state)
 {
+    (void)state;
     static const char *const extra[] = {"group.id=gtwo",        "input.topics=in.two",
                                         "output.topic=out.two", "dlq.topic=dlq.two",
                                         "job.idle.ms=600000",   NULL};
@@ -642,7 +646,7 @@ static int test_two_instances(void)
     sw_gen_destroy(gen);
     printf("two instances, one group (A held %d partitions, B %d): %zu records exactly once: %s\n",
            held_a, held_b, want_n, failed ? "FAILED" : "ok");
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
 /* ---- SIGTERM mid-stream ------------------------------------------------------ */
@@ -688,8 +692,9 @@ static int produce_range(char **lines, size_t *lens, int from, int to, useconds_
     return 0;
 }
 
-static int test_sigterm(void)
+static void test_sigterm(void **state)
 {
+    (void)state;
     static const char *const extra[] = {"group.id=gterm", "input.topics=in.term",
                                         "output.topic=out.term", "dlq.topic=dlq.term", NULL};
     sw_test_daemon_t d;
@@ -724,7 +729,7 @@ static int test_sigterm(void)
     }
     /* First 40% at once: the storm starts in there. */
     int first = total * 2 / 5;
-    if (produce_range(lines, lens, 0, first, 0)) return 1;
+    SW_ASSERT_I64(produce_range(lines, lens, 0, first, 0), 0);
     SW_ASSERT(sw_test_daemon_wait_log(&d, "TRIGGER", 1, 60000), "no alert before SIGTERM");
     /* The rest from a child process, paced, while the daemon is stopped. */
     pid_t child = fork();
@@ -784,7 +789,6 @@ static int test_sigterm(void)
     printf(
         "SIGTERM mid-stream: %lld of %d processed and committed, the restart did the other %lld: ok\n",
         done, total, done2);
-    return 0;
 }
 
 static int start_mock(void)
@@ -819,24 +823,37 @@ static int start_mock(void)
     return 0;
 }
 
-int main(void)
+/* The fixture cases and the mock cluster of every case; the group's
+ * teardown ends the mock with whatever a failed case left running. */
+static int run_setup(void **state)
 {
+    (void)state;
     snprintf(g_dir, sizeof(g_dir), "%s/run", sw_test_tmp());
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
-    if (system(cmd) != 0) return 1;
-    if (load_cases()) return 1;
+    if (system(cmd) != 0) return -1;
+    if (load_cases()) return -1;
     assign_groups();
-    if (start_mock()) return 1;
-    int failed = 0;
-    failed += test_fixtures_through_kafka();
-    failed += test_dlq();
-    failed += test_oversized();
-    failed += test_two_instances();
-    failed += test_sigterm();
-    sw_test_mock_stop(&g_mock);
+    if (start_mock()) return -1;
+    printf("test_run: logs in %s\n", g_dir);
+    return 0;
+}
+
+static int run_teardown(void **state)
+{
     for (int i = 0; i < g_ncases; i++)
         for (int k = 0; k < g_cases[i].njobs; k++) free(g_cases[i].jobs[k]);
-    printf("test_run: %s (logs in %s)\n", failed ? "FAILED" : "all passed", g_dir);
-    return failed ? 1 : 0;
+    return sw_test_kill_children(state);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures_through_kafka),
+        cmocka_unit_test(test_dlq),
+        cmocka_unit_test(test_oversized),
+        cmocka_unit_test(test_two_instances),
+        cmocka_unit_test(test_sigterm),
+    };
+    return cmocka_run_group_tests(tests, run_setup, run_teardown);
 }

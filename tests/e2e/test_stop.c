@@ -32,12 +32,12 @@ static void test_stop_before_assignment(void **state)
     snprintf(dir, sizeof(dir), "%s/stop", sw_test_tmp());
     char mk[1200];
     snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
-    assert_int_equal(system(mk), 0);
+    SW_ASSERT_I64(system(mk), 0);
     sw_test_mock_t mock;
     static const char *const topics[] = {"in.stop:4", "out.stop:1", "dlq.stop:1",
                                          "stormwatch.state:1", NULL};
     if (!sw_test_mock_start(&mock, dir, 1, false, topics))
-        fail_msg("the mock cluster did not start");
+        SW_FAIL("the mock cluster did not start");
     static const char *const props[] = {"input.topics=in.stop", "output.topic=out.stop",
                                         "dlq.topic=dlq.stop", "group.id=stopper", NULL};
     /* A holds the group, so that B's join is a rebalance with a window
@@ -47,7 +47,7 @@ static void test_stop_before_assignment(void **state)
     sw_test_daemon_xs(&a, props);
     sw_test_daemon_start(&a);
     if (!sw_test_daemon_wait_assigned(&a, 1, 60000))
-        fail_msg("the first instance was not assigned (see %s)", a.log);
+        SW_FAIL("the first instance was not assigned (see %s)", a.log);
     int stops = 0, before_assignment = 0;
     for (int i = 0; i < 12; i++) {
         char tag[16];
@@ -59,13 +59,13 @@ static void test_stop_before_assignment(void **state)
          * a sanitizer build starts slowly): 0.1 s to ~4 s, before, during
          * and after the join. */
         if (!sw_test_daemon_wait_log(&b, "consuming", 1, 60000))
-            fail_msg("instance %d did not start (see %s)", i, b.log);
+            SW_FAIL("instance %d did not start (see %s)", i, b.log);
         usleep((useconds_t)(100000 + i * 330000)); /* the stop moment */
         bool was_assigned = sw_test_daemon_count(&b, ": assigned ") > 0;
         int rc = sw_test_daemon_stop(&b, 60000);
         if (rc != 0)
-            fail_msg("stop %d (after %d ms) exited %d, expected 0 (see %s)", i, 100 + i * 330, rc,
-                     b.log);
+            SW_FAIL("stop %d (after %d ms) exited %d, expected 0 (see %s)", i, 100 + i * 330, rc,
+                    b.log);
         stops++;
         before_assignment += !was_assigned;
     }
@@ -73,8 +73,8 @@ static void test_stop_before_assignment(void **state)
     sw_test_mock_stop(&mock);
     printf("stops: %d, %d of them before the instance's first assignment; all exited 0\n", stops,
            before_assignment);
-    assert_int_equal(rc, 0);
-    assert_true(before_assignment >= 3);
+    SW_ASSERT_I64(rc, 0);
+    SW_ASSERT_TRUE(before_assignment >= 3);
 }
 /* No broker at the bootstrap address: the daemon says so (not "the state
  * topic does not exist"), keeps retrying, and stops at once on SIGTERM. */
@@ -85,7 +85,7 @@ static void test_unreachable_cluster(void **state)
     snprintf(dir, sizeof(dir), "%s/stop", sw_test_tmp());
     char mk[1200];
     snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
-    assert_int_equal(system(mk), 0);
+    SW_ASSERT_I64(system(mk), 0);
     sw_test_daemon_t d;
     sw_test_daemon_init(&d, "run", dir, "unreachable", NULL);
     sw_test_daemon_x(&d, "bootstrap.servers=127.0.0.1:1");
@@ -95,13 +95,13 @@ static void test_unreachable_cluster(void **state)
     int64_t t0 = sw_proc_now_ms();
     int rc = sw_test_daemon_stop(&d, 30000);
     int64_t took = sw_proc_now_ms() - t0;
-    if (!said) fail_msg("no diagnosis of the unreachable broker, twice, in %s", d.log);
-    assert_int_equal(sw_test_daemon_count(&d, "does not exist"), 0);
-    assert_int_equal(sw_test_daemon_count(&d, "stopped before the Kafka cluster answered"), 1);
+    if (!said) SW_FAIL("no diagnosis of the unreachable broker, twice, in %s", d.log);
+    SW_ASSERT_I64(sw_test_daemon_count(&d, "does not exist"), 0);
+    SW_ASSERT_I64(sw_test_daemon_count(&d, "stopped before the Kafka cluster answered"), 1);
     printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc,
            (long long)took);
-    assert_int_equal(rc, 0);
-    assert_true(took < 5000);
+    SW_ASSERT_I64(rc, 0);
+    SW_ASSERT_TRUE(took < 5000);
 }
 
 int main(void)

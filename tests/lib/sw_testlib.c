@@ -1,6 +1,7 @@
 /* Test helpers (see sw_testlib.h). */
 #include "sw_testlib.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,4 +296,22 @@ int sw_test_metrics_port(const char *log_path)
     }
     sw_buf_clear(&log);
     return port;
+}
+
+void sw_test_say_(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (expr) fprintf(stderr, "%s:%d: FAIL (%s): ", file, line, expr);
+    else fprintf(stderr, "%s:%d: FAIL: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    va_end(ap);
+}
+
+_Noreturn void sw_test_fail_(const char *file, int line)
+{
+    _fail(file, line); /* longjmps out of the running case, or exits */
+    abort();
 }

@@ -7,10 +7,14 @@
 #define SW_TESTLIB_H
 
 #include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "sw_event.h"
 #include "sw_types.h"
@@ -40,16 +44,44 @@ const char *sw_test_tmp(void);
 /** @brief Parse JSON Lines; @returns an array (caller json_decref) or NULL. */
 json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_size);
 
-/** Assertion that prints file, line, expression and a message, then fails. */
-#define SW_ASSERT(cond, ...)                                                      \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "%s:%d: FAIL (%s): ", __FILE__, __LINE__, #cond);     \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-            return 1;                                                             \
-        }                                                                         \
+/*
+ * The assertions of every test (one style): each prints FILE:LINE, the
+ * expression and a message (with both values where there are two) on
+ * stderr, then fails the running cmocka case (_fail: the case ends there,
+ * its teardown runs; outside a case the program exits non-zero). They can
+ * be used in helpers of any return type.
+ */
+_Noreturn void sw_test_fail_(const char *file, int line);
+void sw_test_say_(const char *file, int line, const char *expr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** Assertion with a printf-style message. */
+#define SW_ASSERT(cond, ...) SW_ASSERT_EXPR_(cond, #cond, __VA_ARGS__)
+
+/* SW_ASSERT with the expression's text given (what the wrappers print). */
+#define SW_ASSERT_EXPR_(cond, text, ...)                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            sw_test_say_(__FILE__, __LINE__, text, __VA_ARGS__); \
+            sw_test_fail_(__FILE__, __LINE__);                   \
+        }                                                        \
     } while (0)
+
+/** Unconditional failure with a printf-style message. */
+#define SW_FAIL(...)                                              \
+    do {                                                          \
+        sw_test_say_(__FILE__, __LINE__, NULL, __VA_ARGS__);      \
+        sw_test_fail_(__FILE__, __LINE__);                        \
+    } while (0)
+
+#define SW_ASSERT_TRUE(cond) SW_ASSERT_EXPR_(cond, #cond, "is false")
+#define SW_ASSERT_FALSE(cond) SW_ASSERT_EXPR_(!(cond), #cond, "is true")
+#define SW_ASSERT_NULL(p)                                                      \
+    do {                                                                       \
+        const void *p_ = (p);                                                  \
+        SW_ASSERT_EXPR_(p_ == NULL, #p, "is %p, want NULL", (const void *)p_); \
+    } while (0)
+#define SW_ASSERT_NOT_NULL(p) SW_ASSERT_EXPR_((p) != NULL, #p, "is NULL")
 
 /* Assertions on strings and integers with both values in the message. */
 #define SW_ASSERT_STREQ(got, want)                                                       \
@@ -57,6 +89,13 @@ json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_
         const char *g_ = (got), *w_ = (want);                                            \
         SW_ASSERT(g_ && w_ && strcmp(g_, w_) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", \
                   #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");                         \
+    } while (0)
+
+#define SW_ASSERT_STRNE(got, other)                                                      \
+    do {                                                                                 \
+        const char *g_ = (got), *o_ = (other);                                           \
+        SW_ASSERT(g_ && o_ && strcmp(g_, o_) != 0, "%s is \"%s\", want anything else",  \
+                  #got, g_ ? g_ : "(null)");                                             \
     } while (0)
 
 #define SW_ASSERT_CONTAINS(hay, needle)                                                       \
@@ -75,6 +114,22 @@ json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_
     do {                                                              \
         long long g_ = (long long)(got), w_ = (long long)(want);      \
         SW_ASSERT(g_ == w_, "%s: got %lld, want %lld", #got, g_, w_); \
+    } while (0)
+
+#define SW_ASSERT_I64_NE(got, other)                                      \
+    do {                                                                  \
+        long long g_ = (long long)(got), o_ = (long long)(other);         \
+        SW_ASSERT(g_ != o_, "%s: got %lld, want anything else", #got, g_); \
+    } while (0)
+
+/** @p n bytes at @p got equal those at @p want (the first difference said). */
+#define SW_ASSERT_MEMEQ(got, want, n)                                                       \
+    do {                                                                                    \
+        const unsigned char *g_ = (const void *)(got), *w_ = (const void *)(want);          \
+        size_t n_ = (n), i_ = 0;                                                            \
+        while (i_ < n_ && g_[i_] == w_[i_]) i_++;                                           \
+        SW_ASSERT(i_ == n_, "%s: byte %zu of %zu is 0x%02x, want 0x%02x", #got, i_, n_,     \
+                  i_ < n_ ? g_[i_] : 0, i_ < n_ ? w_[i_] : 0);                              \
     } while (0)
 
 /** @brief GET http://127.0.0.1:@p port@p path; @returns the status code

@@ -453,8 +453,9 @@ static size_t list_fixtures(char ***names)
     return n;
 }
 
-static int test_fixture_events(ctx_t *ctx)
+static void test_fixture_events(void **state)
 {
+    ctx_t *ctx = *state;
     char **names;
     size_t n = list_fixtures(&names);
     SW_ASSERT(n > 0, "no NAME.jsonl in %s", sw_test_fixtures());
@@ -481,12 +482,11 @@ static int test_fixture_events(ctx_t *ctx)
     for (size_t f = 0; f < n; f++) free(names[f]);
     free(names);
     sw_buf_clear(&text);
-    if (failed) return 1;
+    SW_ASSERT(!failed, "see the failures above");
     SW_ASSERT(ctx->n_events > 1000 && ctx->n_typed_phase > 100,
               "only %zu events (%zu with phases) checked", ctx->n_events, ctx->n_typed_phase);
-    printf("events: %zu valid fixture events (%zu phase boundaries) round-tripped\n",
-           ctx->n_events, ctx->n_typed_phase);
-    return 0;
+    printf("events: %zu valid fixture events (%zu phase boundaries) round-tripped\n", ctx->n_events,
+           ctx->n_typed_phase);
 }
 
 static void set_opt_long(avro_value_t *rec, const char *name, bool set, int64_t v)
@@ -536,8 +536,9 @@ static void fill_scope(avro_value_t *b, const char *action)
 
 /* Avro C writes, we read: a phase_enter with a typed scope (which wins
  * over the metadata's), then the same without it (metadata's is used). */
-static int test_avro_c_written(ctx_t *ctx)
+static void test_avro_c_written(void **state)
 {
+    ctx_t *ctx = *state;
     avro_value_t v, f, b;
     char buf[4096], err[512];
     sw_event_t ev;
@@ -641,13 +642,13 @@ static int test_avro_c_written(ctx_t *ctx)
     sw_avro_dec_destroy(dec2);
     sw_buf_clear(&again);
     avro_value_decref(&v);
-    return 0;
 }
 
 /* An array in blocks with a negative count (count, byte size, items) is
  * valid Avro: the path of a typed scope written that way. */
-static int test_negative_block(ctx_t *ctx)
+static void test_negative_block(void **state)
 {
+    ctx_t *ctx = *state;
     sw_buf_t b, part;
     sw_event_t ev;
     char err[512];
@@ -685,7 +686,6 @@ static int test_negative_block(ctx_t *ctx)
     SW_ASSERT(sw_str_eq(ev.metadata_json, sw_str("{}")), "metadata default");
     sw_buf_clear(&b);
     sw_buf_clear(&part);
-    return 0;
 }
 
 /* Expect decode of msg to fail with rc and a message containing want. */
@@ -704,8 +704,9 @@ static int expect_ev_error(ctx_t *ctx, const sw_buf_t *msg, sw_err_t want_rc, co
     return 0;
 }
 
-static int test_event_errors(ctx_t *ctx)
+static void test_event_errors(void **state)
 {
+    ctx_t *ctx = *state;
     sw_buf_t b;
     sw_event_t ev;
     char err[512];
@@ -869,13 +870,14 @@ static int test_event_errors(ctx_t *ctx)
     }
     sw_buf_clear(&c);
     sw_buf_clear(&b);
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
 /* A lone surrogate kept from JSON (WTF-8): refused in a top-level string,
  * and in a phase string the typed field is dropped for metadata's. */
-static int test_event_surrogates(ctx_t *ctx)
+static void test_event_surrogates(void **state)
 {
+    ctx_t *ctx = *state;
     const char *line1 = "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"host\": \"a\\ud800b\"}";
     const char *line2 =
         "{\"timestamp_ns\": 900, \"event_type\": \"phase_enter\", \"session_id\": \"s0\", "
@@ -902,7 +904,6 @@ static int test_event_surrogates(ctx_t *ctx)
     SW_ASSERT(rc == SW_OK, "%s", err);
     SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s", why);
     sw_buf_clear(&b);
-    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1032,22 +1033,22 @@ static int run_stream(ctx_t *ctx, const char *name)
     return failed;
 }
 
-static int test_fixture_records(ctx_t *ctx)
+static void test_fixture_records(void **state)
 {
+    ctx_t *ctx = *state;
     char **names;
     size_t n = list_fixtures(&names);
     int failed = 0;
     for (size_t f = 0; f < n && !failed; f++) failed |= run_stream(ctx, names[f]);
     for (size_t f = 0; f < n; f++) free(names[f]);
     free(names);
-    if (failed || ctx->rec_failures) return 1;
+    SW_ASSERT(!failed && !ctx->rec_failures, "see the failures above");
     SW_ASSERT(ctx->n_records > 100, "only %zu records checked", ctx->n_records);
     SW_ASSERT(ctx->n_unique > 0 && ctx->n_ambiguous > 0 && ctx->n_phase_summary > 0,
               "phase attributions seen: %zu unique, %zu ambiguous, %zu with summary",
               ctx->n_unique, ctx->n_ambiguous, ctx->n_phase_summary);
     printf("records: %zu stream records (x2 with source) match sw_alert_json_record\n",
            ctx->n_records);
-    return 0;
 }
 
 static int expect_rec_error(const sw_buf_t *msg, sw_err_t want_rc, const char *want, int line)
@@ -1065,8 +1066,9 @@ static int expect_rec_error(const sw_buf_t *msg, sw_err_t want_rc, const char *w
     return ok ? 0 : 1;
 }
 
-static int test_record_errors(ctx_t *ctx)
+static void test_record_errors(void **state)
 {
+    ctx_t *ctx = *state;
     int failed = 0;
     char err[512];
     sw_buf_t b, out;
@@ -1116,7 +1118,7 @@ static int test_record_errors(ctx_t *ctx)
                   strstr(err, "field \"cluster_onset_timestamp_ns\" is 18446744073709551615"),
               "rc %d: %s", rc, err);
     rec.analysis.onset_ns = (uint64_t)INT64_MAX;
-    if (check_record_one(ctx, &rec, "INT64_MAX timestamps")) return 1;
+    SW_ASSERT_I64(check_record_one(ctx, &rec, "INT64_MAX timestamps"), 0);
     rec.action = (sw_action_t)7;
     rc = sw_avro_encode_record(&rec, REC_SCHEMA_ID, &b, err, sizeof(err));
     SW_ASSERT(rc == SW_ERR_INVALID_ARG && b.len == 0 && strstr(err, "field \"action\" is 7"),
@@ -1171,8 +1173,7 @@ static int test_record_errors(ctx_t *ctx)
         b.len = 0;
         sw_buf_put(&b, m->data, cut);
         if (expect_rec_error(&b, SW_ERR_TRUNCATED, "truncated at byte", __LINE__)) {
-            fprintf(stderr, "  (cut at %zu of %zu)\n", cut, m->len);
-            return 1;
+            SW_FAIL("  (cut at %zu of %zu)", cut, m->len);
         }
     }
     b.len = 0;
@@ -1195,14 +1196,16 @@ static int test_record_errors(ctx_t *ctx)
     }
     sw_buf_clear(&b);
     sw_buf_clear(&out);
-    return failed;
+    SW_ASSERT(!failed, "see the failures above");
 }
 
 /* ------------------------------------------------------------------ */
 
-int main(void)
+/* The schemas checked, Avro C's generic values and the decoders: the
+ * group's state (a ctx_t). */
+static int ctx_new(void **state)
 {
-    ctx_t ctx;
+    static ctx_t ctx;
     int failed = 0;
     memset(&ctx, 0, sizeof(ctx));
     sw_buf_init(&ctx.longest_ev);
@@ -1213,44 +1216,41 @@ int main(void)
     failed |= check_schema(sw_schema_first_cause_alert, sw_schema_first_cause_alert_len,
                            "FirstCauseAlert", k_alert_fields,
                            sizeof(k_alert_fields) / sizeof(k_alert_fields[0]), &ctx.rec_schema);
-    if (failed || !ctx.ev_schema || !ctx.rec_schema) return 1;
+    SW_ASSERT(!failed && ctx.ev_schema && ctx.rec_schema, "the schemas (see above)");
     ctx.ev_iface = avro_generic_class_from_schema(ctx.ev_schema);
     ctx.rec_iface = avro_generic_class_from_schema(ctx.rec_schema);
-    if (!ctx.ev_iface || !ctx.rec_iface || avro_generic_value_new(ctx.ev_iface, &ctx.ev_val) ||
-        avro_generic_value_new(ctx.rec_iface, &ctx.rec_val)) {
-        fprintf(stderr, "%s:%d: FAIL: Avro C generic values: %s\n", __FILE__, __LINE__, avro_strerror());
-        return 1;
-    }
+    SW_ASSERT(ctx.ev_iface && ctx.rec_iface && !avro_generic_value_new(ctx.ev_iface, &ctx.ev_val) &&
+                  !avro_generic_value_new(ctx.rec_iface, &ctx.rec_val),
+              "Avro C generic values: %s", avro_strerror());
     ctx.dec = sw_avro_dec_new();
     ctx.tdec = sw_tdec_new();
+    *state = &ctx;
+    return 0;
+}
 
-    struct {
-        const char *name;
-        int (*fn)(ctx_t *);
-    } tests[] = {
-        {"fixture events", test_fixture_events},
-        {"Avro C written", test_avro_c_written},
-        {"negative block count", test_negative_block},
-        {"event errors", test_event_errors},
-        {"event surrogates", test_event_surrogates},
-        {"fixture records", test_fixture_records},
-        {"record errors", test_record_errors},
+static int ctx_destroy(void **state)
+{
+    ctx_t *ctx = *state;
+    sw_avro_dec_destroy(ctx->dec);
+    sw_tdec_destroy(ctx->tdec);
+    sw_buf_clear(&ctx->longest_ev);
+    sw_buf_clear(&ctx->longest_rec);
+    avro_value_decref(&ctx->ev_val);
+    avro_value_decref(&ctx->rec_val);
+    avro_value_iface_decref(ctx->ev_iface);
+    avro_value_iface_decref(ctx->rec_iface);
+    avro_schema_decref(ctx->ev_schema);
+    avro_schema_decref(ctx->rec_schema);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixture_events),   cmocka_unit_test(test_avro_c_written),
+        cmocka_unit_test(test_negative_block),   cmocka_unit_test(test_event_errors),
+        cmocka_unit_test(test_event_surrogates), cmocka_unit_test(test_fixture_records),
+        cmocka_unit_test(test_record_errors),
     };
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int bad = tests[i].fn(&ctx);
-        printf("%s: %s\n", bad ? "FAIL" : "ok", tests[i].name);
-        failed |= bad;
-    }
-
-    sw_avro_dec_destroy(ctx.dec);
-    sw_tdec_destroy(ctx.tdec);
-    sw_buf_clear(&ctx.longest_ev);
-    sw_buf_clear(&ctx.longest_rec);
-    avro_value_decref(&ctx.ev_val);
-    avro_value_decref(&ctx.rec_val);
-    avro_value_iface_decref(ctx.ev_iface);
-    avro_value_iface_decref(ctx.rec_iface);
-    avro_schema_decref(ctx.ev_schema);
-    avro_schema_decref(ctx.rec_schema);
-    return failed ? 1 : 0;
+    return cmocka_run_group_tests(tests, ctx_new, ctx_destroy);
 }

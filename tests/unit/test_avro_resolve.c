@@ -126,18 +126,18 @@ static void make_v3(sw_buf_t *b, int32_t id)
     put_long(b, 4242);
 }
 
-static int check_same(const char *what, const sw_event_t *got, const sw_event_t *want)
+static void check_same(const char *what, const sw_event_t *got, const sw_event_t *want)
 {
     char why[256];
     SW_ASSERT(sw_test_event_eq(got, want, why, sizeof(why)), "%s: %s", what, why);
     SW_ASSERT_I64(got->pid, want->pid);
     SW_ASSERT_I64(got->device_used_bytes, want->device_used_bytes);
     SW_ASSERT(got->collector.set == false && got->context.set == false, "%s: carried fields", what);
-    return 0;
 }
 
-static int test_identity(sw_avro_dec_t *dec)
+static void test_identity(void **state)
 {
+    sw_avro_dec_t *dec = *state;
     char err[512] = "";
     sw_avro_plan_t *plan = sw_avro_plan_new(
         sw_schema_telemetry_event, sw_schema_telemetry_event_len, sw_schema_telemetry_event,
@@ -152,7 +152,7 @@ static int test_identity(sw_avro_dec_t *dec)
     SW_ASSERT(sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &back, err, sizeof(err)) ==
                   SW_OK,
               "%s", err);
-    if (check_same("identity", &back, &ev)) return 1;
+    check_same("identity", &back, &ev);
     /* The header must carry the plan's id. */
     msg.data[4] = 8;
     SW_ASSERT(sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &back, err, sizeof(err)) ==
@@ -161,11 +161,11 @@ static int test_identity(sw_avro_dec_t *dec)
     SW_ASSERT_CONTAINS(err, "schema id 8");
     sw_buf_clear(&msg);
     sw_avro_plan_destroy(plan);
-    return 0;
 }
 
-static int test_versions(sw_avro_dec_t *dec)
+static void test_versions(void **state)
 {
+    sw_avro_dec_t *dec = *state;
     const struct {
         const char *name, *schema;
         void (*make)(sw_buf_t *, int32_t);
@@ -186,7 +186,7 @@ static int test_versions(sw_avro_dec_t *dec)
         sw_err_t rc =
             sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &got, err, sizeof(err));
         SW_ASSERT(rc == SW_OK, "%s: %s", v[i].name, err);
-        if (check_same(v[i].name, &got, &want)) return 1;
+        check_same(v[i].name, &got, &want);
         /* Every truncation fails cleanly, naming the id. */
         for (size_t n = 5; n < msg.len; n++) {
             rc = sw_avro_decode_event_plan(dec, plan, msg.data, n, &got, err, sizeof(err));
@@ -199,11 +199,11 @@ static int test_versions(sw_avro_dec_t *dec)
         sw_buf_clear(&msg);
         sw_avro_plan_destroy(plan);
     }
-    return 0;
 }
 
-static int test_unresolvable(void)
+static void test_unresolvable(void **state)
 {
+    (void)state;
     const struct {
         const char *schema, *want;
     } c[] = {
@@ -231,12 +231,12 @@ static int test_unresolvable(void)
         SW_ASSERT(!plan, "case %zu resolved", i);
         SW_ASSERT_CONTAINS(err, c[i].want);
     }
-    return 0;
 }
 
 /* A writer union branch without a reader counterpart fails only when written. */
-static int test_lazy_branch(sw_avro_dec_t *dec)
+static void test_lazy_branch(void **state)
 {
+    sw_avro_dec_t *dec = *state;
     static const char schema[] =
         "{\"type\":\"record\",\"name\":\"TelemetryEvent\",\"fields\":["
         "{\"name\":\"timestamp_ns\",\"type\":\"long\"},{\"name\":\"event_type\",\"type\":\"string\"},"
@@ -271,12 +271,12 @@ static int test_lazy_branch(sw_avro_dec_t *dec)
     }
     sw_buf_clear(&msg);
     sw_avro_plan_destroy(plan);
-    return 0;
 }
 
 /* The alert schema resolves to the identity against itself. */
-static int test_alert_identity(void)
+static void test_alert_identity(void **state)
 {
+    (void)state;
     char err[512] = "";
     sw_avro_plan_t *plan = sw_avro_plan_new(
         sw_schema_first_cause_alert, sw_schema_first_cause_alert_len, sw_schema_first_cause_alert,
@@ -284,32 +284,26 @@ static int test_alert_identity(void)
     SW_ASSERT(plan, "%s", err);
     SW_ASSERT(sw_avro_plan_identity(plan), "alert schema is not the identity");
     sw_avro_plan_destroy(plan);
+}
+
+static int dec_new(void **state)
+{
+    *state = sw_avro_dec_new();
+    return *state ? 0 : -1;
+}
+
+static int dec_destroy(void **state)
+{
+    sw_avro_dec_destroy(*state);
     return 0;
 }
 
 int main(void)
 {
-    int failed = 0;
-    sw_avro_dec_t *dec = sw_avro_dec_new();
-    struct {
-        const char *name;
-        int (*fn)(sw_avro_dec_t *);
-    } tests[] = {
-        {"identity", test_identity},
-        {"v1 and v3 writers", test_versions},
-        {"lazy union branch", test_lazy_branch},
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identity),       cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_lazy_branch),    cmocka_unit_test(test_unresolvable),
+        cmocka_unit_test(test_alert_identity),
     };
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int bad = tests[i].fn(dec);
-        printf("%s: %s\n", bad ? "FAIL" : "ok", tests[i].name);
-        failed |= bad;
-    }
-    int bad = test_unresolvable();
-    printf("%s: unresolvable schemas\n", bad ? "FAIL" : "ok");
-    failed |= bad;
-    bad = test_alert_identity();
-    printf("%s: alert identity\n", bad ? "FAIL" : "ok");
-    failed |= bad;
-    sw_avro_dec_destroy(dec);
-    return failed ? 1 : 0;
+    return cmocka_run_group_tests(tests, dec_new, dec_destroy);
 }

@@ -512,7 +512,7 @@ static int feed_case(const batch_case_t *c, sw_batch_t *b, sw_tdec_t *dec, sw_bu
         sw_err_t rc = sw_tdec_json(dec, line->data, line->len, &ev, err, sizeof(err));
         SW_CHECK(rc == SW_OK, "event %d \"%s\" did not decode: %s", n + 1, line->data, err);
         if (rc != SW_OK) return -1;
-        assert_int_equal(sw_batch_add(b, &ev, NULL, 0), SW_OK);
+        SW_ASSERT_I64(sw_batch_add(b, &ev, NULL, 0), SW_OK);
         n++;
         p = semi ? semi + 1 : p + len;
     }
@@ -585,7 +585,7 @@ static void test_table(void **state)
     sw_buf_clear(&got);
     sw_buf_clear(&want_text);
     sw_tdec_destroy(dec);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* Events may be added after a run: the next run sees all of them. */
@@ -611,7 +611,7 @@ static void test_incremental(void **state)
         char err[128];
         sw_err_t rc = sw_tdec_json(dec, lines[i], strlen(lines[i]), &ev, err, sizeof(err));
         SW_CHECK(rc == SW_OK, "line %zu: %s", i + 1, err);
-        assert_int_equal(sw_batch_add(b, &ev, NULL, 0), SW_OK);
+        SW_ASSERT_I64(sw_batch_add(b, &ev, NULL, 0), SW_OK);
         sw_analysis_t a;
         sw_arena_reset(&arena);
         sw_batch_run(b, &arena, &a);
@@ -632,7 +632,7 @@ static void test_incremental(void **state)
     sw_arena_clear(&arena);
     sw_tdec_destroy(dec);
     sw_batch_destroy(b);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* A world_size (or rank) beyond SW_WORLD_SIZE_MAX is refused with a
@@ -667,23 +667,23 @@ static void test_world_size_ceiling(void **state)
         ev.rank = cases[c].rank;
         ev.world_size = cases[c].ws;
         char err[160] = "";
-        assert_int_equal(sw_batch_add(b, &ev, err, sizeof(err)), cases[c].want);
-        assert_non_null(strstr(err, cases[c].msg));
+        SW_ASSERT_I64(sw_batch_add(b, &ev, err, sizeof(err)), cases[c].want);
+        SW_ASSERT_NOT_NULL(strstr(err, cases[c].msg));
         const sw_record_t *rec;
         char derr[160] = "";
-        assert_int_equal(sw_detect_feed(det, &ev, 0, &rec, derr, sizeof(derr)), cases[c].want);
-        assert_non_null(strstr(derr, cases[c].msg));
+        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, derr, sizeof(derr)), cases[c].want);
+        SW_ASSERT_NOT_NULL(strstr(derr, cases[c].msg));
         sw_arena_t arena;
         sw_arena_init(&arena);
         sw_analysis_t a;
         sw_batch_run(b, &arena, &a);
         if (cases[c].want == SW_OK) {
-            assert_int_equal(a.world_size, SW_WORLD_SIZE_MAX);
-            assert_int_equal(a.n_missing, SW_WORLD_SIZE_MAX - 1);
-            assert_int_equal(a.missing[0], 0);
-            assert_int_equal(a.missing[1], 2);
+            SW_ASSERT_I64(a.world_size, SW_WORLD_SIZE_MAX);
+            SW_ASSERT_I64(a.n_missing, SW_WORLD_SIZE_MAX - 1);
+            SW_ASSERT_I64(a.missing[0], 0);
+            SW_ASSERT_I64(a.missing[1], 2);
         } else {
-            assert_int_equal(a.n_participating, 0);
+            SW_ASSERT_I64(a.n_participating, 0);
         }
         sw_arena_clear(&arena);
         sw_detect_destroy(det);
@@ -714,7 +714,7 @@ static void test_condense(void **state)
             ev.rank = r;
             ev.world_size = ws;
             char err[160] = "";
-            assert_int_equal(sw_batch_add(b, &ev, err, sizeof(err)), SW_OK);
+            SW_ASSERT_I64(sw_batch_add(b, &ev, err, sizeof(err)), SW_OK);
         }
     sw_arena_t arena;
     sw_arena_init(&arena);
@@ -723,37 +723,38 @@ static void test_condense(void **state)
     full.action = SW_ACTION_SUMMARY;
     sw_batch_run(b, &arena, &full.analysis);
     const sw_analysis_t *a = &full.analysis, *c = &small.analysis;
-    assert_int_equal(a->n_participating, n_ranks);
-    assert_int_equal(a->n_missing, ws - n_ranks);
-    assert_true(a->n_suspects > SW_CONDENSE_SUSPECTS);
+    SW_ASSERT_I64(a->n_participating, n_ranks);
+    SW_ASSERT_I64(a->n_missing, ws - n_ranks);
+    SW_ASSERT_TRUE(a->n_suspects > SW_CONDENSE_SUSPECTS);
     sw_buf_t big, out;
     sw_buf_init(&big);
     sw_buf_init(&out);
     sw_alert_json_record(&big, &full);
-    assert_true(big.len > 1000000);
+    SW_ASSERT_TRUE(big.len > 1000000);
 
-    assert_true(sw_record_condense(&full, &arena, &small));
-    assert_int_equal(c->n_participating, SW_CONDENSE_RANKS);
-    assert_int_equal(c->n_missing, SW_CONDENSE_RANKS);
-    assert_int_equal(c->missing[0], n_ranks);
-    assert_int_equal(c->n_suspects, SW_CONDENSE_SUSPECTS);
-    assert_ptr_equal(c->suspects, a->suspects); /* the earliest, shared */
-    assert_true(c->n_counts <= SW_CONDENSE_SUSPECTS + 1 && c->n_counts == c->n_offsets);
+    SW_ASSERT_TRUE(sw_record_condense(&full, &arena, &small));
+    SW_ASSERT_I64(c->n_participating, SW_CONDENSE_RANKS);
+    SW_ASSERT_I64(c->n_missing, SW_CONDENSE_RANKS);
+    SW_ASSERT_I64(c->missing[0], n_ranks);
+    SW_ASSERT_I64(c->n_suspects, SW_CONDENSE_SUSPECTS);
+    SW_ASSERT(c->suspects == a->suspects, "got %p, want %p", (void *)c->suspects,
+              (void *)a->suspects); /* the earliest, shared */
+    SW_ASSERT_TRUE(c->n_counts <= SW_CONDENSE_SUSPECTS + 1 && c->n_counts == c->n_offsets);
     for (size_t i = 0; i < c->n_counts; i++) {
         bool kept = c->counts[i].rank == c->anchor_rank;
         for (size_t s = 0; s < c->n_suspects; s++) kept |= c->suspects[s].rank == c->counts[i].rank;
-        assert_true(kept);
+        SW_ASSERT_TRUE(kept);
     }
-    assert_int_equal(c->n_notes, a->n_notes + 1);
+    SW_ASSERT_I64(c->n_notes, a->n_notes + 1);
     /* The missing-ranks note: cut at a list item, counting the rest. */
     sw_str_t miss = c->notes[0];
-    assert_true(miss.len < SW_CONDENSE_NOTE_BYTES + 32);
+    SW_ASSERT_TRUE(miss.len < SW_CONDENSE_NOTE_BYTES + 32);
     char tail[64];
     size_t listed = 0;
     for (size_t i = 0; i + 1 < miss.len; i++) listed += miss.ptr[i] == ',' && miss.ptr[i + 1] == ' ';
     snprintf(tail, sizeof(tail), " and %lld more.", (long long)(ws - n_ranks) - (long long)(listed + 1));
-    assert_true(miss.len > strlen(tail) &&
-                memcmp(miss.ptr + miss.len - strlen(tail), tail, strlen(tail)) == 0);
+    SW_ASSERT_TRUE(miss.len > strlen(tail) &&
+                   memcmp(miss.ptr + miss.len - strlen(tail), tail, strlen(tail)) == 0);
     sw_str_t last = c->notes[c->n_notes - 1];
     const char *want[] = {"condensed to fit", "participating_ranks lists the first 1024 of 2000",
                           "missing_ranks lists the first 1024 of 198000",
@@ -761,10 +762,11 @@ static void test_condense(void **state)
                           "rank_sample_counts and alignment_offsets_ns hold the anchor",
                           "long notes are shortened"};
     char *text = strndup(last.ptr, last.len);
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) assert_non_null(strstr(text, want[i]));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        SW_ASSERT_NOT_NULL(strstr(text, want[i]));
     free(text);
     sw_alert_json_record(&out, &small);
-    assert_true(out.len < 100000);
+    SW_ASSERT_TRUE(out.len < 100000);
 
     /* A small record is left alone. */
     sw_record_t tiny = full, same;
@@ -774,8 +776,8 @@ static void test_condense(void **state)
     tiny.analysis.n_counts = tiny.analysis.n_offsets = 0;
     tiny.analysis.n_notes = 0;
     tiny.analysis.anchor_rank = 0;
-    assert_false(sw_record_condense(&tiny, &arena, &same));
-    assert_memory_equal(&same, &tiny, sizeof(tiny));
+    SW_ASSERT_FALSE(sw_record_condense(&tiny, &arena, &same));
+    SW_ASSERT_MEMEQ(&same, &tiny, sizeof(tiny));
     sw_buf_clear(&big);
     sw_buf_clear(&out);
     sw_arena_clear(&arena);

@@ -113,8 +113,9 @@ static char *dump_of(const sw_conf_t *conf)
     return dump_of2(conf, false);
 }
 
-static int test_defaults(void)
+static void test_defaults(void **state)
 {
+    (void)state;
     sw_conf_t *conf = sw_conf_new();
     SW_ASSERT(conf != NULL, "sw_conf_new() failed: a table default fails validation");
 
@@ -160,7 +161,6 @@ static int test_defaults(void)
     SW_ASSERT(f == SW_DEFAULT_SPIKE_FRACTION, "spike.fraction: got %.17g", f);
     sw_conf_destroy(conf);
     sw_conf_destroy(NULL);
-    return 0;
 }
 
 /* Every rejected value or name, with the exact message. */
@@ -271,8 +271,9 @@ static const struct {
      "kafka.<property>, kafka.consumer.<property> or kafka.producer.<property>)"},
 };
 
-static int test_bad_values(void)
+static void test_bad_values(void **state)
 {
+    (void)state;
     sw_conf_t *conf = sw_conf_new();
     char *before = dump_of(conf);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -316,12 +317,12 @@ static int test_bad_values(void)
         }
     }
     sw_conf_destroy(conf);
-    return 0;
 }
 
 /* Accepted values and their canonical text in the dump. */
-static int test_good_values(void)
+static void test_good_values(void **state)
 {
+    (void)state;
     static const struct {
         const char *name, *value, *dumped;
     } good[] = {
@@ -362,11 +363,11 @@ static int test_good_values(void)
     SW_ASSERT_I64(sw_conf_set(conf, "group.id", "second", NULL, 0), SW_CONF_OK);
     SW_ASSERT_STREQ(sw_conf_get_str(conf, "group.id"), "second");
     sw_conf_destroy(conf);
-    return 0;
 }
 
-static int test_getters_and_lists(void)
+static void test_getters_and_lists(void **state)
 {
+    (void)state;
     sw_conf_t *conf = sw_conf_new();
     int64_t i = 7;
     double d = 7;
@@ -398,11 +399,11 @@ static int test_getters_and_lists(void)
     SW_ASSERT_I64(sw_conf_set(conf, "kafka.client.id", "sw-1", NULL, 0), SW_CONF_OK);
     SW_ASSERT_STREQ(sw_conf_get_str(conf, "kafka.client.id"), "sw-1");
     sw_conf_destroy(conf);
-    return 0;
 }
 
-static int test_params(void)
+static void test_params(void **state)
 {
+    (void)state;
     sw_conf_t *conf = sw_conf_new();
     static const char *const kv[][2] = {
         {"spike.min.bytes", "1024"}, {"spike.fraction", "0.5"},   {"skew.note.multiplier", "9"},
@@ -423,38 +424,36 @@ static int test_params(void)
     SW_ASSERT_I64(p.max_jobs, 0);
     SW_ASSERT_I64(p.max_ranks_per_job, 16);
     sw_conf_destroy(conf);
-    return 0;
 }
 
 /* Write @p text to a scratch file; @p path receives its name. */
-static int write_file(char *path, size_t path_size, const char *name, const char *text)
+static void write_file(char *path, size_t path_size, const char *name, const char *text)
 {
     snprintf(path, path_size, "%s/conf_%ld_%s", sw_test_tmp(), (long)getpid(), name);
     FILE *fp = fopen(path, "w");
     SW_ASSERT(fp != NULL, "cannot write %s", path);
     fputs(text, fp);
     fclose(fp);
-    return 0;
 }
 
-static int test_file(void)
+static void test_file(void **state)
 {
+    (void)state;
     char path[1024], errstr[512], want[1200];
     sw_conf_t *conf = sw_conf_new();
 
     /* BOM, comments, blank lines, CRLF, blanks around '=', '=' in a value,
      * '#' inside a value, duplicate key (last wins). */
-    if (write_file(path, sizeof(path), "good.conf",
-                   "\xef\xbb\xbf# stormwatch test\n"
-                   "\n"
-                   "   # indented comment\n"
-                   "window.samples = 100\r\n"
-                   "\t\n"
-                   "input.topics=a, ^b.*\n"
-                   "kafka.sasl.username = user=x#1\n"
-                   "kafka.consumer.sasl.password=p#ss w0rd\n"
-                   "window.samples=200\n"))
-        return 1;
+    write_file(path, sizeof(path), "good.conf",
+               "\xef\xbb\xbf# stormwatch test\n"
+               "\n"
+               "   # indented comment\n"
+               "window.samples = 100\r\n"
+               "\t\n"
+               "input.topics=a, ^b.*\n"
+               "kafka.sasl.username = user=x#1\n"
+               "kafka.consumer.sasl.password=p#ss w0rd\n"
+               "window.samples=200\n");
     errstr[0] = '\0';
     sw_err_t err = sw_conf_load_file(conf, path, errstr, sizeof(errstr));
     SW_ASSERT(err == SW_OK, "load %s: %d %s", path, err, errstr);
@@ -468,9 +467,8 @@ static int test_file(void)
     unlink(path);
 
     /* Malformed line: file:line and the line, quoted. */
-    if (write_file(path, sizeof(path), "bad.conf",
-                   "# header\nstale.ms=5\nwindow.samples 100\nmax.jobs=1\n"))
-        return 1;
+    write_file(path, sizeof(path), "bad.conf",
+               "# header\nstale.ms=5\nwindow.samples 100\nmax.jobs=1\n");
     err = sw_conf_load_file(conf, path, errstr, sizeof(errstr));
     SW_ASSERT_I64(err, SW_ERR_PARSE);
     snprintf(want, sizeof(want), "%s:3: expected property=value, got \"window.samples 100\"", path);
@@ -483,14 +481,14 @@ static int test_file(void)
     unlink(path);
 
     /* Empty property name. */
-    if (write_file(path, sizeof(path), "noname.conf", " = 5\n")) return 1;
+    write_file(path, sizeof(path), "noname.conf", " = 5\n");
     SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
     snprintf(want, sizeof(want), "%s:1: expected property=value, got an empty property name", path);
     SW_ASSERT_STREQ(errstr, want);
     unlink(path);
 
     /* Unknown name with a suggestion. */
-    if (write_file(path, sizeof(path), "unknown.conf", "\n# x\nwindw.samples=100\n")) return 1;
+    write_file(path, sizeof(path), "unknown.conf", "\n# x\nwindw.samples=100\n");
     SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
     snprintf(want, sizeof(want),
              "%s:3: configuration property \"windw.samples\" is unknown; did you mean "
@@ -500,7 +498,7 @@ static int test_file(void)
     unlink(path);
 
     /* Bad value. */
-    if (write_file(path, sizeof(path), "value.conf", "input.format = xml\n")) return 1;
+    write_file(path, sizeof(path), "value.conf", "input.format = xml\n");
     SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_INVALID_ARG);
     snprintf(want, sizeof(want),
              "%s:1: configuration property \"input.format\": value \"xml\" is not one of auto, "
@@ -510,7 +508,7 @@ static int test_file(void)
     unlink(path);
 
     /* A malformed secret line is not echoed. */
-    if (write_file(path, sizeof(path), "secret.conf", "kafka.sasl.password hunter2\n")) return 1;
+    write_file(path, sizeof(path), "secret.conf", "kafka.sasl.password hunter2\n");
     SW_ASSERT_I64(sw_conf_load_file(conf, path, errstr, sizeof(errstr)), SW_ERR_PARSE);
     snprintf(want, sizeof(want),
              "%s:1: expected property=value, got \"kafka.sasl.password [redacted]\"", path);
@@ -524,11 +522,11 @@ static int test_file(void)
              path);
     SW_ASSERT_STREQ(errstr, want);
     sw_conf_destroy(conf);
-    return 0;
 }
 
-static int test_env(void)
+static void test_env(void **state)
 {
+    (void)state;
     char errstr[512] = "";
     sw_conf_t *conf = sw_conf_new();
     char *env[] = {
@@ -650,19 +648,18 @@ static int test_env(void)
                   "%s accepted", not_links[i]);
     }
     sw_conf_destroy(conf);
-    return 0;
 }
 
 /* defaults < file < environment < -X; pass-through order follows the last
  * setting across scopes. */
-static int test_precedence(void)
+static void test_precedence(void **state)
 {
+    (void)state;
     char path[1024], errstr[512] = "";
     sw_conf_t *conf = sw_conf_new();
-    if (write_file(path, sizeof(path), "prec.conf",
-                   "window.samples=100\nstale.ms=1\nmax.jobs=7\n"
-                   "kafka.consumer.client.id=file-c\nkafka.client.id=file\n"))
-        return 1;
+    write_file(path, sizeof(path), "prec.conf",
+               "window.samples=100\nstale.ms=1\nmax.jobs=7\n"
+               "kafka.consumer.client.id=file-c\nkafka.client.id=file\n");
     SW_ASSERT(sw_conf_load_file(conf, path, errstr, sizeof(errstr)) == SW_OK, "%s", errstr);
     unlink(path);
     char *env[] = {"STORMWATCH_WINDOW_SAMPLES=200", "STORMWATCH_STALE_MS=2", NULL};
@@ -706,11 +703,11 @@ static int test_precedence(void)
     SW_ASSERT_STREQ(errstr, "configuration property \"windw.samples\" is unknown; did you mean "
                          "\"window.samples\"?" HINT);
     sw_conf_destroy(conf);
-    return 0;
 }
 
-static int test_secrets(void)
+static void test_secrets(void **state)
 {
+    (void)state;
     static const struct {
         const char *name;
         bool secret;
@@ -795,11 +792,11 @@ static int test_secrets(void)
     SW_ASSERT_LACKS(errstr, "hunter2");
     SW_ASSERT_CONTAINS(errstr, "STORMWATCH_SASL_PASSWORD");
     sw_conf_destroy(conf);
-    return 0;
 }
 
-static int test_list_and_markdown(void)
+static void test_list_and_markdown(void **state)
 {
+    (void)state;
     sw_buf_t list, md;
     sw_buf_init(&list);
     sw_buf_init(&md);
@@ -842,15 +839,15 @@ static int test_list_and_markdown(void)
     SW_ASSERT_I64(rows, 2 + N_DEFAULTS + 3);
     sw_buf_clear(&list);
     sw_buf_clear(&md);
-    return 0;
 }
 
 /* The typed settings against the table: a fresh conf's defaults land in
  * every field, each allowed value of an enum property lands as its enum,
  * and values set with -X (and the exactly_once commit interval rule) are
  * what the fields hold. */
-static int test_settings(void)
+static void test_settings(void **state)
 {
+    (void)state;
     char errstr[512] = "";
     sw_conf_t *conf = sw_conf_new();
     sw_settings_t s;
@@ -988,33 +985,17 @@ static int test_settings(void)
     SW_ASSERT(!sw_conf_range_dbl("window.samples", &dlo, &dhi), "an int is no double range");
     SW_ASSERT(!sw_conf_range_i64("no.such", &lo, &hi), "unknown name");
     sw_conf_destroy(conf);
-    return 0;
 }
 
 int main(void)
 {
-    static const struct {
-        const char *name;
-        int (*fn)(void);
-    } tests[] = {
-        {"defaults", test_defaults},
-        {"bad_values", test_bad_values},
-        {"good_values", test_good_values},
-        {"getters_and_lists", test_getters_and_lists},
-        {"params", test_params},
-        {"file", test_file},
-        {"env", test_env},
-        {"precedence", test_precedence},
-        {"secrets", test_secrets},
-        {"list_and_markdown", test_list_and_markdown},
-        {"settings", test_settings},
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_good_values), cmocka_unit_test(test_getters_and_lists),
+        cmocka_unit_test(test_params),      cmocka_unit_test(test_file),
+        cmocka_unit_test(test_env),         cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_secrets),     cmocka_unit_test(test_list_and_markdown),
+        cmocka_unit_test(test_settings),
     };
-    int failed = 0;
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int rc = tests[i].fn();
-        printf("%s %s\n", rc ? "FAIL" : "ok  ", tests[i].name);
-        failed += rc != 0;
-    }
-    printf("%d of %zu conf tests failed\n", failed, sizeof(tests) / sizeof(tests[0]));
-    return failed ? 1 : 0;
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

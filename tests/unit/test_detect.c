@@ -23,6 +23,7 @@
 #include "sw_detect.h"
 #include "sw_phase.h"
 #include "sw_assemble.h"
+#include "sw_testlib.h"
 
 /* ---- the naive model ---------------------------------------------------- */
 
@@ -606,7 +607,7 @@ static void differential(uint64_t seed, int nranks, int njobs, int64_t window, i
         sw_event_t ev;
         gen_event(&g, &ev, nranks, njobs);
         const sw_record_t *got;
-        assert_int_equal(sw_detect_feed(det, &ev, 0, &got, err, sizeof(err)), SW_OK);
+        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &got, err, sizeof(err)), SW_OK);
         sw_record_t want;
         bool emitted = model_feed(&m, &ev, &want);
         if (emitted != (got != NULL)) {
@@ -620,16 +621,15 @@ static void differential(uint64_t seed, int nranks, int njobs, int64_t window, i
                 record_json(&want, &b);
                 fprintf(stderr, "model: %s\n", b.data);
             }
-            fail();
+            SW_FAIL("the engine and the model disagree on emitting (see above)");
         }
         if (got) {
             (*records_seen)++;
             record_json(got, &a);
             record_json(&want, &b);
             if (strcmp(a.data, b.data) != 0) {
-                fprintf(stderr, "seed %llu event %zu:\nengine: %s\nmodel:  %s\n",
-                        (unsigned long long)seed, i, a.data, b.data);
-                fail();
+                SW_FAIL("seed %llu event %zu:\nengine: %s\nmodel:  %s\n", (unsigned long long)seed,
+                        i, a.data, b.data);
             }
         }
         /* Analysis A of this event's job, after every event. */
@@ -638,15 +638,14 @@ static void differential(uint64_t seed, int nranks, int njobs, int64_t window, i
         sw_analysis_t ea;
         if (!sw_detect_analysis(det, ev.has_job_id ? id : NULL, &ea)) continue;
         mjob_t *mj = model_job(&m, &ev);
-        if (!mj->has_sample) fail();
+        SW_ASSERT(mj->has_sample, "the model has no sample of the event's job");
         analysis_json(&ea, &a);
         sw_analysis_t ma;
         model_analysis(&m, mj, false, &ma, NULL);
         analysis_json(&ma, &b);
         if (strcmp(a.data, b.data) != 0) {
-            fprintf(stderr, "seed %llu event %zu analysis:\nengine: %s\nmodel:  %s\n",
+            SW_FAIL("seed %llu event %zu analysis:\nengine: %s\nmodel:  %s\n",
                     (unsigned long long)seed, i, a.data, b.data);
-            fail();
         }
     }
     sw_detect_stats_t st;
@@ -690,13 +689,13 @@ static void test_differential(void **state)
             (unsigned long long)g_total.records[2], (unsigned long long)g_total.stale_windows,
             (unsigned long long)g_total.duplicates, (unsigned long long)g_total.late,
             (unsigned long long)g_total.too_old, (unsigned long long)g_total.phase_dropped);
-    assert_true(records > 500);
-    assert_true(g_total.records[SW_ACTION_UPDATE] > 100);
-    assert_true(g_total.records[SW_ACTION_RESOLVE] > 100);
-    assert_true(g_total.stale_windows > 100);
-    assert_true(g_total.duplicates > 100);
-    assert_true(g_total.too_old > 100);
-    assert_true(g_total.phase_dropped > 1000);
+    SW_ASSERT_TRUE(records > 500);
+    SW_ASSERT_TRUE(g_total.records[SW_ACTION_UPDATE] > 100);
+    SW_ASSERT_TRUE(g_total.records[SW_ACTION_RESOLVE] > 100);
+    SW_ASSERT_TRUE(g_total.stale_windows > 100);
+    SW_ASSERT_TRUE(g_total.duplicates > 100);
+    SW_ASSERT_TRUE(g_total.too_old > 100);
+    SW_ASSERT_TRUE(g_total.phase_dropped > 1000);
 }
 
 /* ---- state restore --------------------------------------------------------- */
@@ -767,10 +766,9 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             int64_t x = -1;
             det = sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err));
             if (!det) {
-                fprintf(stderr, "restore failed: %s\n", err);
-                fail();
+                SW_FAIL("restore failed: %s\n", err);
             }
-            assert_int_equal(x, (int64_t)i);
+            SW_ASSERT_I64(x, (int64_t)i);
             sw_buf_clear(&snap);
             /* Re-read the input from y up to the snapshot. */
             gen_t g2;
@@ -787,7 +785,7 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
         sw_event_t ev;
         gen_event(&g, &ev, nranks, njobs);
         const sw_record_t *rec;
-        assert_int_equal(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+        SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
         if (rec && i >= from) {
             record_json(rec, &buf);
             out_push(out, buf.data);
@@ -821,15 +819,14 @@ static void test_restore(void **state)
             run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt,
                        NULL);
             if (a.n != b.n) {
-                fprintf(stderr, "seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
+                SW_FAIL("seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
                         (unsigned long long)seed, snap_at, a.n, b.n);
-                fail();
             }
             for (size_t k = 0; k < a.n; k++) {
                 if (strcmp(a.v[k], b.v[k]) != 0) {
-                    fprintf(stderr, "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
-                            (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
-                    fail();
+                    SW_FAIL(
+                        "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
+                        (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
                 }
             }
             compared += a.n;
@@ -862,17 +859,17 @@ static void test_restore(void **state)
             run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt,
                        NULL);
             if (u.n != b.n) {
-                fprintf(stderr, "seed %llu snapshot after a trigger/resolve at %ld: %zu records "
-                                "uninterrupted, %zu restored\n",
-                        (unsigned long long)seed, snap_at, u.n, b.n);
-                fail();
+                SW_FAIL(
+                    "seed %llu snapshot after a trigger/resolve at %ld: %zu records "
+                    "uninterrupted, %zu restored\n",
+                    (unsigned long long)seed, snap_at, u.n, b.n);
             }
             for (size_t k = 0; k < u.n; k++)
                 if (strcmp(u.v[k], b.v[k]) != 0) {
-                    fprintf(stderr, "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\n"
-                                    "restored:      %s\n",
-                            (unsigned long long)seed, snap_at, k, u.v[k], b.v[k]);
-                    fail();
+                    SW_FAIL(
+                        "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\n"
+                        "restored:      %s\n",
+                        (unsigned long long)seed, snap_at, k, u.v[k], b.v[k]);
                 }
             compared += u.n;
             marked++;
@@ -883,7 +880,7 @@ static void test_restore(void **state)
     fprintf(stderr, "restore: %zu snapshot points (%zu just after a trigger or a resolve), %zu "
                     "records compared, %zu samples re-inserted\n",
             points + marked, marked, compared, rebuilt);
-    assert_true(points > 100 && marked > 50 && compared > 1000 && rebuilt > 1000);
+    SW_ASSERT_TRUE(points > 100 && marked > 50 && compared > 1000 && rebuilt > 1000);
 }
 
 static void test_restore_refuses_other_params(void **state)
@@ -897,10 +894,10 @@ static void test_restore_refuses_other_params(void **state)
     p.window_samples = 7;
     char err[256] = "";
     int64_t x;
-    assert_null(sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err)));
-    assert_non_null(strstr(err, "window.samples"));
-    assert_null(sw_detect_restore(sw_params_default(), "junk", 4, 0, &x, err, sizeof(err)));
-    assert_non_null(strstr(err, "magic"));
+    SW_ASSERT_NULL(sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err)));
+    SW_ASSERT_NOT_NULL(strstr(err, "window.samples"));
+    SW_ASSERT_NULL(sw_detect_restore(sw_params_default(), "junk", 4, 0, &x, err, sizeof(err)));
+    SW_ASSERT_NOT_NULL(strstr(err, "magic"));
     /* Every truncation of a real snapshot is refused, none crashes. */
     sw_detect_destroy(det);
     det = sw_detect_new(sw_params_default());
@@ -919,10 +916,10 @@ static void test_restore_refuses_other_params(void **state)
     for (size_t cut = 0; cut < snap.len; cut++) {
         sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, cut, 0, &x, err, sizeof(err));
         if (r) fprintf(stderr, "a snapshot cut to %zu of %zu bytes was accepted\n", cut, snap.len);
-        assert_null(r);
+        SW_ASSERT_NULL(r);
     }
     sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, snap.len, 0, &x, err, sizeof(err));
-    assert_non_null(r);
+    SW_ASSERT_NOT_NULL(r);
     sw_detect_destroy(r);
     sw_detect_destroy(det);
     sw_buf_clear(&snap);
@@ -970,7 +967,8 @@ static void test_flood_evicts_one_rank_jobs(void **state)
                 sw_event_t ev;
                 gen_event(&g, &ev, 5, 3);
                 const sw_record_t *rec;
-                assert_int_equal(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+                SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)),
+                              SW_OK);
                 if (rec && !(rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f')) {
                     record_json(rec, &buf);
                     out_push(out, buf.data);
@@ -985,9 +983,9 @@ static void test_flood_evicts_one_rank_jobs(void **state)
                     fe.job_id = sw_str(fid);
                     fe.rank = 0;
                     fe.world_size = 1;
-                    assert_int_equal(sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)),
-                                     SW_OK);
-                    assert_null(rec);
+                    SW_ASSERT_I64(
+                        sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+                    SW_ASSERT_NULL(rec);
                 }
             }
             sumctx_t sc = {out, &buf};
@@ -995,14 +993,14 @@ static void test_flood_evicts_one_rank_jobs(void **state)
             sw_detect_stats_t st;
             sw_detect_stats(det, &st);
             if (flood) {
-                assert_true(st.jobs <= 64);
-                assert_int_equal(st.limit_rejects, 0);
+                SW_ASSERT_TRUE(st.jobs <= 64);
+                SW_ASSERT_I64(st.limit_rejects, 0);
                 evicted += st.evicted;
             }
             sw_detect_destroy(det);
         }
-        assert_int_equal(got.n, want.n);
-        for (size_t k = 0; k < want.n; k++) assert_string_equal(got.v[k], want.v[k]);
+        SW_ASSERT_I64(got.n, want.n);
+        for (size_t k = 0; k < want.n; k++) SW_ASSERT_STREQ(got.v[k], want.v[k]);
         compared += want.n;
         out_clear(&want);
         out_clear(&got);
@@ -1011,8 +1009,8 @@ static void test_flood_evicts_one_rank_jobs(void **state)
     printf("flood: %zu records of real jobs equal with and without 72,000 flood jobs; %llu "
            "one-rank jobs evicted\n",
            compared, (unsigned long long)evicted);
-    assert_true(compared > 20);
-    assert_true(evicted > 60000);
+    SW_ASSERT_TRUE(compared > 20);
+    SW_ASSERT_TRUE(evicted > 60000);
 
     /* Memory pressure: a two-rank job stays, a one-rank job goes. */
     sw_detector_t *det = sw_detect_new(sw_params_default());
@@ -1036,26 +1034,26 @@ static void test_flood_evicts_one_rank_jobs(void **state)
         ev.rank = ranks[i];
         ev.timestamp_ns = 1000 + i;
         sw_err_t rc = sw_detect_feed_at(det, &ev, 0, i, &rec, err, sizeof(err));
-        if (i < 4) assert_int_equal(rc, SW_OK);
+        if (i < 4) SW_ASSERT_I64(rc, SW_OK);
         else {
             /* "new" has one rank: it makes room for "newer". */
-            assert_int_equal(rc, SW_OK);
+            SW_ASSERT_I64(rc, SW_OK);
         }
     }
     sw_detect_stats_t st;
     sw_detect_stats(det, &st);
-    assert_int_equal(st.evicted, 2); /* "one", then "new" */
-    assert_int_equal(st.jobs, 2);    /* "real" and "newer" */
+    SW_ASSERT_I64(st.evicted, 2); /* "one", then "new" */
+    SW_ASSERT_I64(st.jobs, 2);    /* "real" and "newer" */
     /* Only two-rank jobs left but one: evict "newer" too, then refuse. */
     ev.job_id = sw_str("newer");
     ev.rank = 1;
-    assert_int_equal(sw_detect_feed_at(det, &ev, 0, 5, &rec, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, 5, &rec, err, sizeof(err)), SW_OK);
     ev.job_id = sw_str("last");
     ev.rank = 0;
-    assert_int_equal(sw_detect_feed_at(det, &ev, 0, 6, &rec, err, sizeof(err)), SW_ERR_LIMIT);
-    assert_non_null(strstr(err, "max.memory.bytes"));
+    SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, 6, &rec, err, sizeof(err)), SW_ERR_LIMIT);
+    SW_ASSERT_NOT_NULL(strstr(err, "max.memory.bytes"));
     sw_detect_set_pressure(det, false);
-    assert_int_equal(sw_detect_feed_at(det, &ev, 0, 7, &rec, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, 7, &rec, err, sizeof(err)), SW_OK);
     sw_detect_destroy(det);
 }
 

@@ -19,6 +19,7 @@
 #include "sw_detect.h"
 #include "sw_hash.h"
 #include "sw_types.h"
+#include "sw_testlib.h"
 
 static void test_vectors(void **state)
 {
@@ -36,12 +37,12 @@ static void test_vectors(void **state)
     };
     sw_hash_key_t zero = {0, 0};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-        assert_int_equal(sw_siphash13(&zero, v[i].s, strlen(v[i].s)), v[i].h);
+        SW_ASSERT_I64(sw_siphash13(&zero, v[i].s, strlen(v[i].s)), v[i].h);
     sw_hash_key_t a, b;
-    assert_true(sw_hash_key_random(&a));
-    assert_true(sw_hash_key_random(&b));
-    assert_true(a.k0 != b.k0 || a.k1 != b.k1);
-    assert_int_not_equal(sw_siphash13(&a, "job-0", 5), sw_siphash13(&b, "job-0", 5));
+    SW_ASSERT_TRUE(sw_hash_key_random(&a));
+    SW_ASSERT_TRUE(sw_hash_key_random(&b));
+    SW_ASSERT_TRUE(a.k0 != b.k0 || a.k1 != b.k1);
+    SW_ASSERT_I64_NE(sw_siphash13(&a, "job-0", 5), sw_siphash13(&b, "job-0", 5));
 }
 
 static double now_s(void)
@@ -76,7 +77,7 @@ static double feed(char (*ids)[24], size_t n)
             ev.has_device_used = true;
             ev.device_used_bytes = 1000;
             const sw_record_t *rec;
-            assert_int_equal(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
+            SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
         }
     double t = now_s() - t0;
     sw_detect_destroy(det);
@@ -118,7 +119,7 @@ static void test_flooding(void **state)
     }
     printf("hash flooding: %d chosen ids %.3f s, %d ordinary ids %.3f s (%.2fx)\n", N, tb, N, tg,
            tb / tg);
-    assert_true(tb < 2.0 * tg + 0.01);
+    SW_ASSERT_TRUE(tb < 2.0 * tg + 0.01);
     free(bad);
     free(good);
 }

@@ -342,8 +342,9 @@ static int count_fds(void)
 
 /* ---- registry tests ---------------------------------------------------- */
 
-static int test_render_format(void)
+static void test_render_format(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     sw_buf_t out;
     sw_buf_init(&out);
@@ -368,7 +369,7 @@ static int test_render_format(void)
     sw_metrics_series_t *l10 = sw_metrics_lag_add(m, "t", 10);
 
     const char *text = render(m, &out);
-    if (check_exposition(text)) return 1;
+    SW_ASSERT_I64(check_exposition(text), 0);
     SW_ASSERT_CONTAINS(text, "# HELP stormwatch_decode_errors_total Input messages that could not "
                           "be decoded (sent to the DLQ).\n"
                           "# TYPE stormwatch_decode_errors_total counter\n"
@@ -409,7 +410,7 @@ static int test_render_format(void)
     sw_metrics_series_set(l10, 3);
     SW_ASSERT(sw_metrics_lag_add(m, "t", 1) == l1, "second reference, different series");
     text = render(m, &out);
-    if (check_exposition(text)) return 1;
+    SW_ASSERT_I64(check_exposition(text), 0);
     SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_consumer_lag gauge\n"
                           "stormwatch_consumer_lag{topic=\"t\",partition=\"0\"} 0\n"
                           "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
@@ -458,11 +459,11 @@ static int test_render_format(void)
     sw_buf_clear(&out);
     sw_metrics_destroy(m);
     sw_metrics_destroy(NULL);
-    return 0;
 }
 
-static int test_histogram(void)
+static void test_histogram(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     sw_buf_t out;
     sw_buf_init(&out);
@@ -470,7 +471,7 @@ static int test_histogram(void)
     const uint64_t obs[] = {0, 1000, 1001, 2500, 100000000, 100000001, 5000000000u};
     for (size_t i = 0; i < sizeof(obs) / sizeof(obs[0]); i++) sw_metrics_observe_ns(m, obs[i]);
     const char *text = render(m, &out);
-    if (check_exposition(text)) return 1;
+    SW_ASSERT_I64(check_exposition(text), 0);
     SW_ASSERT_CONTAINS(text, HIST "_bucket{le=\"1e-06\"} 2\n"
                           HIST "_bucket{le=\"2.5e-06\"} 4\n"
                           HIST "_bucket{le=\"5e-06\"} 4\n"
@@ -500,17 +501,16 @@ static int test_histogram(void)
         text = render(m, &out);
         uint64_t per[N_BUCKETS], count;
         double sum;
-        if (read_histogram(text, per, &count, &sum)) return 1;
+        SW_ASSERT_I64(read_histogram(text, per, &count, &sum), 0);
         SW_ASSERT_I64(count, total);
         SW_ASSERT(sum == (double)total_ns / 1e9, "round %d: _sum %.17g, want %.17g", round, sum,
                   (double)total_ns / 1e9);
         text = render(m, &out);
-        if (read_histogram(text, per, &count, &sum)) return 1;
+        SW_ASSERT_I64(read_histogram(text, per, &count, &sum), 0);
         SW_ASSERT_I64(count, total);
     }
     sw_buf_clear(&out);
     sw_metrics_destroy(m);
-    return 0;
 }
 
 /* One writer hammering counters, a series, the histogram and the label
@@ -563,8 +563,9 @@ static int check_obs_sum(const uint64_t per[N_BUCKETS], double sum, int render_n
     return 0;
 }
 
-static int test_concurrency(void)
+static void test_concurrency(void **state)
 {
+    (void)state;
     /* The table above must match the bounds the test expects. */
     for (int j = 0; j < N_OBS; j++) {
         int b = 0;
@@ -613,7 +614,7 @@ static int test_concurrency(void)
     }
     atomic_store(&hm.stop, true);
     pthread_join(th, NULL);
-    if (rc) return rc;
+    SW_ASSERT(rc == 0, "a render beside the writer failed (see above)");
     /* Counts only grow, so the first and last renders bound them all. */
     SW_ASSERT(last_count > 0 && first_count < hm.iterations,
               "renders did not overlap the writer (saw %llu..%llu of %llu)",
@@ -621,10 +622,11 @@ static int test_concurrency(void)
               (unsigned long long)hm.iterations);
 
     const char *text = render(hm.m, &out);
-    if (check_exposition(text)) return 1;
+    SW_ASSERT_I64(check_exposition(text), 0);
     uint64_t per[N_BUCKETS], count;
     double sum;
-    if (read_histogram(text, per, &count, &sum) || check_obs_sum(per, sum, -1)) return 1;
+    SW_ASSERT_I64(read_histogram(text, per, &count, &sum), 0);
+    SW_ASSERT_I64(check_obs_sum(per, sum, -1), 0);
     SW_ASSERT_I64(count, hm.iterations);
     for (int j = 0; j < N_OBS; j++) {
         uint64_t want = hm.iterations / N_OBS + ((uint64_t)j < hm.iterations % N_OBS);
@@ -636,11 +638,11 @@ static int test_concurrency(void)
     SW_ASSERT_LACKS(text, "topic=\"hammer\"");
     sw_buf_clear(&out);
     sw_metrics_destroy(hm.m);
-    return 0;
 }
 
-static int test_health_rules(void)
+static void test_health_rules(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     char why[256] = "";
     SW_ASSERT(!sw_metrics_check_health(m, 5000, 30000, why, sizeof(why)), "healthy before a beat");
@@ -668,13 +670,13 @@ static int test_health_rules(void)
     SW_ASSERT(!sw_metrics_check_ready(m, 1000, why, sizeof(why)), "ready after revocation");
     SW_ASSERT_STREQ(why, "no partitions assigned");
     sw_metrics_destroy(m);
-    return 0;
 }
 
 /* ---- HTTP tests --------------------------------------------------------- */
 
-static int test_http_routes(void)
+static void test_http_routes(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     char err[256] = "";
     sw_http_t *h = sw_http_start("127.0.0.1:0", m, 100, 30000, err, sizeof(err));
@@ -693,7 +695,7 @@ static int test_http_routes(void)
     sw_metrics_render(m, &want);
     SW_ASSERT_STREQ(g_resp.body, sw_buf_cstr(&want));
     sw_buf_clear(&want);
-    if (check_exposition(g_resp.body)) return 1;
+    SW_ASSERT_I64(check_exposition(g_resp.body), 0);
     SW_ASSERT_CONTAINS(g_resp.body, "\nstormwatch_commits_total 42\n");
     ASSERT_HTTP(port, "GET", "/metrics?name[]=up", 200, NULL);
     SW_ASSERT_CONTAINS(g_resp.body, "\nstormwatch_up 1\n");
@@ -751,11 +753,11 @@ static int test_http_routes(void)
     sw_http_stop(h);
     sw_http_stop(NULL);
     sw_metrics_destroy(m);
-    return 0;
 }
 
-static int test_bind_errors(void)
+static void test_bind_errors(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     char err[256] = "", want[256], addr[64];
     sw_http_t *h = sw_http_start("127.0.0.1:0", m, 0, 1000, err, sizeof(err));
@@ -797,11 +799,11 @@ static int test_bind_errors(void)
     SW_ASSERT(!sw_http_start(":0", m, -1, 1000, err, sizeof(err)), "max lag -1 accepted");
     SW_ASSERT(!sw_http_start(NULL, m, 0, 1000, err, sizeof(err)), "NULL accepted");
     sw_metrics_destroy(m);
-    return 0;
 }
 
-static int test_port_zero(void)
+static void test_port_zero(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     char err[256] = "";
     sw_http_t *h1 = sw_http_start(":0", m, 0, 1000, err, sizeof(err));
@@ -828,13 +830,13 @@ static int test_port_zero(void)
     }
     sw_http_stop(h1);
     sw_metrics_destroy(m);
-    return 0;
 }
 
 /* Stop and start on the same port many times; descriptors do not leak
  * (ASan's leak check covers memory). */
-static int test_restart(void)
+static void test_restart(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     char err[256] = "", addr[64];
     sw_http_t *h = sw_http_start("127.0.0.1:0", m, 0, 1000, err, sizeof(err));
@@ -859,14 +861,14 @@ static int test_restart(void)
     }
     SW_ASSERT_I64(count_fds(), fds);
     sw_metrics_destroy(m);
-    return 0;
 }
 
 /* A flood of malformed requests: libmicrohttpd's complaints go through the
  * rate-limited log (at most 10 lines per 10 s, then a count), not one line
  * per request. */
-static int test_log_flood(void)
+static void test_log_flood(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     char err[256] = "";
     char path[1024];
@@ -916,7 +918,6 @@ static int test_log_flood(void)
     SW_ASSERT(lines >= 1 && lines <= 12, "%zu log lines for 300 malformed requests:\n%s", lines,
               sw_buf_cstr(&log));
     sw_buf_clear(&log);
-    return 0;
 }
 
 /* Slow clients: 200 connections to the metrics port that send a header
@@ -940,8 +941,9 @@ static int slow_connect(int port)
     return fd;
 }
 
-static int test_slow_clients(void)
+static void test_slow_clients(void **state)
 {
+    (void)state;
     sw_metrics_t *m = sw_metrics_new();
     sw_metrics_heartbeat(m, sw_clock_ms());
     char err[256] = "";
@@ -993,33 +995,16 @@ static int test_slow_clients(void)
     sw_http_stop(h);
     sw_metrics_destroy(m);
     (void)refused_metrics;
-    return 0;
 }
 
 int main(void)
 {
-    static const struct {
-        const char *name;
-        int (*fn)(void);
-    } tests[] = {
-        {"render_format", test_render_format},
-        {"histogram", test_histogram},
-        {"concurrency", test_concurrency},
-        {"health_rules", test_health_rules},
-        {"http_routes", test_http_routes},
-        {"bind_errors", test_bind_errors},
-        {"port_zero", test_port_zero},
-        {"restart", test_restart},
-        {"log_flood", test_log_flood},
-        {"slow_clients", test_slow_clients},
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_format), cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_concurrency),   cmocka_unit_test(test_health_rules),
+        cmocka_unit_test(test_http_routes),   cmocka_unit_test(test_bind_errors),
+        cmocka_unit_test(test_port_zero),     cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_log_flood),     cmocka_unit_test(test_slow_clients),
     };
-    int failed = 0;
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int rc = tests[i].fn();
-        printf("%s %s\n", rc ? "FAIL" : "ok  ", tests[i].name);
-        fflush(stdout);
-        failed += rc != 0;
-    }
-    printf("%d of %zu http tests failed\n", failed, sizeof(tests) / sizeof(tests[0]));
-    return failed ? 1 : 0;
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

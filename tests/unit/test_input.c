@@ -31,7 +31,7 @@ static const char *g_case = "";
 
 static void end_test(void)
 {
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* ---- making files ------------------------------------------------------------ */
@@ -54,14 +54,14 @@ static void gzip_member(sw_buf_t *out, const void *data, size_t len)
 {
     z_stream zs;
     memset(&zs, 0, sizeof(zs));
-    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    SW_ASSERT_I64(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
     size_t bound = deflateBound(&zs, (uLong)len) + 64;
     sw_buf_reserve(out, bound);
     zs.next_in = (Bytef *)(uintptr_t)data;
     zs.avail_in = (uInt)len;
     zs.next_out = (Bytef *)out->data + out->len;
     zs.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    SW_ASSERT_I64(deflate(&zs, Z_FINISH), Z_STREAM_END);
     out->len += bound - zs.avail_out;
     deflateEnd(&zs);
 }
@@ -233,14 +233,14 @@ static void build_file(const input_case_t *c, const char *path)
     }
     case GZOPEN: {
         gzFile gz = gzopen(path, "wb");
-        assert_non_null(gz);
-        assert_int_equal(gzwrite(gz, c->text, (unsigned)tlen), (int)tlen);
-        assert_int_equal(gzclose(gz), Z_OK);
+        SW_ASSERT_NOT_NULL(gz);
+        SW_ASSERT_I64(gzwrite(gz, c->text, (unsigned)tlen), (int)tlen);
+        SW_ASSERT_I64(gzclose(gz), Z_OK);
         sw_buf_clear(&b);
         return;
     }
     }
-    assert_true(write_file(path, b.data, b.len));
+    SW_ASSERT_TRUE(write_file(path, b.data, b.len));
     sw_buf_clear(&b);
 }
 
@@ -316,7 +316,7 @@ static void test_every_truncation(void **state)
     char path[1024];
     tmp_path(path, sizeof(path), "cut.gz");
     for (size_t cut = 2; cut < gz.len; cut++) {
-        assert_true(write_file(path, gz.data, cut));
+        SW_ASSERT_TRUE(write_file(path, gz.data, cut));
         read_result_t r;
         read_all(path, &r);
         SW_CHECK(r.end == SW_INPUT_ERROR, "cut at %zu of %zu: ended with %s", cut, gz.len,
@@ -360,10 +360,10 @@ static void test_long_lines(void **state)
             sw_buf_t z;
             sw_buf_init(&z);
             gzip_member(&z, text.data, text.len);
-            assert_true(write_file(path, z.data, z.len));
+            SW_ASSERT_TRUE(write_file(path, z.data, z.len));
             sw_buf_clear(&z);
         } else {
-            assert_true(write_file(path, text.data, text.len));
+            SW_ASSERT_TRUE(write_file(path, text.data, text.len));
         }
         sw_input_t *in;
         char err[512];
@@ -422,16 +422,16 @@ static void test_line_limit(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         g_case = cases[i].name;
         FILE *f = fopen(path, "wb");
-        assert_non_null(f);
+        SW_ASSERT_NOT_NULL(f);
         char chunk[65536];
         memset(chunk, 'x', sizeof(chunk));
         for (size_t left = cases[i].len; left;) {
             size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
-            assert_int_equal(fwrite(chunk, 1, n, f), n);
+            SW_ASSERT_I64(fwrite(chunk, 1, n, f), n);
             left -= n;
         }
         fputs("\nok\nlast", f);
-        assert_int_equal(fclose(f), 0);
+        SW_ASSERT_I64(fclose(f), 0);
         char err[512] = "";
         sw_input_t *in = sw_input_open(path, err, sizeof(err));
         SW_CHECK(in != NULL, "open: %s", err);
@@ -475,13 +475,13 @@ static void test_stdin(void **state)
         if (gz) gzip_member(&data, text, strlen(text));
         else sw_buf_puts(&data, text);
         int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        assert_true(data.len < 65536); /* fits in the pipe: no writer thread needed */
-        assert_int_equal(write(fds[1], data.data, data.len), (ssize_t)data.len);
+        SW_ASSERT_I64(pipe(fds), 0);
+        SW_ASSERT_TRUE(data.len < 65536); /* fits in the pipe: no writer thread needed */
+        SW_ASSERT_I64(write(fds[1], data.data, data.len), (ssize_t)data.len);
         close(fds[1]);
         int saved = dup(0);
-        assert_true(saved >= 0);
-        assert_int_equal(dup2(fds[0], 0), 0);
+        SW_ASSERT_TRUE(saved >= 0);
+        SW_ASSERT_I64(dup2(fds[0], 0), 0);
         close(fds[0]);
 
         char err[512] = "";
@@ -519,7 +519,7 @@ static void test_stdin(void **state)
             sw_tdec_destroy(dec);
             sw_input_close(in);
         }
-        assert_int_equal(dup2(saved, 0), 0);
+        SW_ASSERT_I64(dup2(saved, 0), 0);
         close(saved);
         sw_buf_clear(&data);
     }

@@ -46,7 +46,7 @@ static const char *g_case = "";
 
 static void end_test(void)
 {
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* ---- rendering a decoded event as JSON ---------------------------------- */

@@ -17,6 +17,7 @@
 
 #include "sw_log.h"
 #include "sw_mock_control.h"
+#include "sw_testlib.h"
 
 static sw_log_t g_log;
 static sw_kafka_ctx_t g_ctx;
@@ -32,8 +33,8 @@ static bool run(sw_mockctl_t *c, const char *cmd, char *err, size_t n)
 static void expect_error(sw_mockctl_t *c, const char *cmd, const char *needle)
 {
     char err[512];
-    if (run(c, cmd, err, sizeof(err))) fail_msg("\"%s\" was accepted", cmd);
-    if (!strstr(err, needle)) fail_msg("\"%s\": error \"%s\" does not say \"%s\"", cmd, err, needle);
+    if (run(c, cmd, err, sizeof(err))) SW_FAIL("\"%s\" was accepted", cmd);
+    if (!strstr(err, needle)) SW_FAIL("\"%s\": error \"%s\" does not say \"%s\"", cmd, err, needle);
 }
 
 static void test_commands(void **state)
@@ -41,7 +42,7 @@ static void test_commands(void **state)
     (void)state;
     char err[512];
     sw_mock_t *m = sw_mock_new(3, &g_ctx, err, sizeof(err));
-    if (!m) fail_msg("mock cluster: %s", err);
+    if (!m) SW_FAIL("mock cluster: %s", err);
     sw_mockctl_t c = {.m = m, .brokers = 3};
     const char *ok[] = {"topic ctl.t 4",
                         "broker rtt 2 5",
@@ -56,8 +57,8 @@ static void test_commands(void **state)
                         "coordinator transaction tx1 2",
                         "  broker   up   -1  "};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-        if (!run(&c, ok[i], err, sizeof(err))) fail_msg("\"%s\" refused: %s", ok[i], err);
-    assert_false(c.quit);
+        if (!run(&c, ok[i], err, sizeof(err))) SW_FAIL("\"%s\" refused: %s", ok[i], err);
+    SW_ASSERT_FALSE(c.quit);
     expect_error(&c, "", "empty command");
     expect_error(&c, "frobnicate 1", "unknown command \"frobnicate\"");
     expect_error(&c, "topic bad/name 1", "topic name \"bad/name\"");
@@ -69,11 +70,11 @@ static void test_commands(void **state)
     expect_error(&c, "errors Produce 0 REQUEST_TIMED_OUT", "count");
     expect_error(&c, "leader ctl.t 0 7", "broker id \"7\" is not 1..3 or -1 (no leader)");
     expect_error(&c, "coordinator cluster k 1", "usage: coordinator group|transaction");
-    assert_true(run(&c, "quit", err, sizeof(err)));
-    assert_true(c.quit);
-    assert_true(sw_mock_topic_name_ok("a.b_c-9", 7));
-    assert_false(sw_mock_topic_name_ok("..", 2));
-    assert_false(sw_mock_topic_name_ok("", 0));
+    SW_ASSERT_TRUE(run(&c, "quit", err, sizeof(err)));
+    SW_ASSERT_TRUE(c.quit);
+    SW_ASSERT_TRUE(sw_mock_topic_name_ok("a.b_c-9", 7));
+    SW_ASSERT_FALSE(sw_mock_topic_name_ok("..", 2));
+    SW_ASSERT_FALSE(sw_mock_topic_name_ok("", 0));
     sw_mock_destroy(m);
 }
 

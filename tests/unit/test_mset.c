@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "sw_mset.h"
+#include "sw_testlib.h"
 
 static uint64_t rng(uint64_t *s)
 {
@@ -49,19 +50,18 @@ static void run(uint64_t seed, size_t steps, int64_t range)
         } else {
             size_t i = rng(&s) % n;
             int64_t x = ref[i];
-            assert_true(sw_mset_remove(&ms, x));
+            SW_ASSERT_TRUE(sw_mset_remove(&ms, x));
             memmove(ref + i, ref + i + 1, (n - i - 1) * sizeof(*ref));
             n--;
         }
-        assert_int_equal(sw_mset_size(&ms), n);
+        SW_ASSERT_I64(sw_mset_size(&ms), n);
         if (step % 97 == 0 || n < 8)
-            for (size_t k = 0; k < n; k++) assert_int_equal(sw_mset_kth(&ms, k), ref[k]);
-        else if (n)
-            assert_int_equal(sw_mset_kth(&ms, n / 2), ref[n / 2]);
+            for (size_t k = 0; k < n; k++) SW_ASSERT_I64(sw_mset_kth(&ms, k), ref[k]);
+        else if (n) SW_ASSERT_I64(sw_mset_kth(&ms, n / 2), ref[n / 2]);
     }
     /* Removing a value that is not there fails and changes nothing. */
-    assert_false(sw_mset_remove(&ms, range * 10));
-    assert_int_equal(sw_mset_size(&ms), n);
+    SW_ASSERT_FALSE(sw_mset_remove(&ms, range * 10));
+    SW_ASSERT_I64(sw_mset_size(&ms), n);
     free(ref);
     sw_mset_clear(&ms);
 }
@@ -84,12 +84,12 @@ static void test_grow_then_drain(void **state)
     sw_mset_t ms;
     sw_mset_init(&ms);
     for (int64_t i = 0; i < 5000; i++) sw_mset_insert(&ms, (i * 7919) % 5000);
-    for (int64_t k = 0; k < 5000; k++) assert_int_equal(sw_mset_kth(&ms, (size_t)k), k);
-    for (int64_t i = 0; i < 5000; i += 2) assert_true(sw_mset_remove(&ms, i));
-    for (int64_t k = 0; k < 2500; k++) assert_int_equal(sw_mset_kth(&ms, (size_t)k), 2 * k + 1);
-    for (int64_t i = 1; i < 5000; i += 2) assert_true(sw_mset_remove(&ms, i));
-    assert_int_equal(sw_mset_size(&ms), 0);
-    assert_int_equal(ms.nb, 0);
+    for (int64_t k = 0; k < 5000; k++) SW_ASSERT_I64(sw_mset_kth(&ms, (size_t)k), k);
+    for (int64_t i = 0; i < 5000; i += 2) SW_ASSERT_TRUE(sw_mset_remove(&ms, i));
+    for (int64_t k = 0; k < 2500; k++) SW_ASSERT_I64(sw_mset_kth(&ms, (size_t)k), 2 * k + 1);
+    for (int64_t i = 1; i < 5000; i += 2) SW_ASSERT_TRUE(sw_mset_remove(&ms, i));
+    SW_ASSERT_I64(sw_mset_size(&ms), 0);
+    SW_ASSERT_I64(ms.nb, 0);
     sw_mset_clear(&ms);
 }
 

@@ -37,26 +37,26 @@ static void test_sha256_hmac(void **state)
     char h[65];
     sw_sha256("abc", 3, d);
     hex(d, sizeof(d), h);
-    assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    SW_ASSERT_STREQ(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     sw_sha256(two, strlen(two), d);
     hex(d, sizeof(d), h);
-    assert_string_equal(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    SW_ASSERT_STREQ(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     /* RFC 4231 test case 2 */
     const char *data = "what do ya want for nothing?";
     sw_hmac_sha256("Jefe", 4, data, strlen(data), d);
     hex(d, sizeof(d), h);
-    assert_string_equal(h, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    SW_ASSERT_STREQ(h, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     /* RFC 4231 test case 6: a key longer than the block is hashed first. */
     uint8_t key[131];
     memset(key, 0xaa, sizeof(key));
     const char *big = "Test Using Larger Than Block-Size Key - Hash Key First";
     sw_hmac_sha256(key, sizeof(key), big, strlen(big), d);
     hex(d, sizeof(d), h);
-    assert_string_equal(h, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    SW_ASSERT_STREQ(h, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
     char sig[72];
     sw_notify_signature("Jefe", data, strlen(data), sig);
-    assert_string_equal(sig, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    SW_ASSERT_STREQ(sig, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
 static void test_classify_backoff(void **state)
@@ -73,35 +73,35 @@ static void test_classify_backoff(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         if (sw_notify_classify(cases[i].status) != cases[i].want)
-            fail_msg("status %ld: got %s", cases[i].status,
-                     sw_notify_outcome_str(sw_notify_classify(cases[i].status)));
+            SW_FAIL("status %ld: got %s", cases[i].status,
+                    sw_notify_outcome_str(sw_notify_classify(cases[i].status)));
     }
     sw_notify_backoff_t b = {100, 1000};
     for (uint64_t rnd = 0; rnd < 2000; rnd += 7) {
         int64_t d0 = sw_notify_backoff_ms(&b, 0, rnd * 2654435761u, -1);
-        assert_true(d0 >= 50 && d0 <= 100);
+        SW_ASSERT_TRUE(d0 >= 50 && d0 <= 100);
         int64_t d2 = sw_notify_backoff_ms(&b, 2, rnd * 2654435761u, -1);
-        assert_true(d2 >= 200 && d2 <= 400);
+        SW_ASSERT_TRUE(d2 >= 200 && d2 <= 400);
         int64_t d9 = sw_notify_backoff_ms(&b, 60, rnd * 2654435761u, -1);
-        assert_true(d9 >= 500 && d9 <= 1000);
+        SW_ASSERT_TRUE(d9 >= 500 && d9 <= 1000);
     }
     /* Jitter: not every delay the same. */
-    assert_int_not_equal(sw_notify_backoff_ms(&b, 3, 1, -1), sw_notify_backoff_ms(&b, 3, 400, -1));
+    SW_ASSERT_I64_NE(sw_notify_backoff_ms(&b, 3, 1, -1), sw_notify_backoff_ms(&b, 3, 400, -1));
     /* Retry-After wins, even over max. */
-    assert_int_equal(sw_notify_backoff_ms(&b, 0, 5, 5000), 5000);
+    SW_ASSERT_I64(sw_notify_backoff_ms(&b, 0, 5, 5000), 5000);
     int64_t ms = -1;
-    assert_true(sw_notify_retry_after("120", 0, &ms));
-    assert_int_equal(ms, 120000);
-    assert_true(sw_notify_retry_after(" 0", 0, &ms));
-    assert_int_equal(ms, 0);
+    SW_ASSERT_TRUE(sw_notify_retry_after("120", 0, &ms));
+    SW_ASSERT_I64(ms, 120000);
+    SW_ASSERT_TRUE(sw_notify_retry_after(" 0", 0, &ms));
+    SW_ASSERT_I64(ms, 0);
     /* 2015-10-21T07:28:00Z = 1445412480 s */
-    assert_true(sw_notify_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412470000, &ms));
-    assert_int_equal(ms, 10000);
-    assert_true(sw_notify_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412490000, &ms));
-    assert_int_equal(ms, 0);
-    assert_false(sw_notify_retry_after("soon", 0, &ms));
-    assert_false(sw_notify_retry_after("-3", 0, &ms));
-    assert_false(sw_notify_retry_after("12abc", 0, &ms));
+    SW_ASSERT_TRUE(sw_notify_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412470000, &ms));
+    SW_ASSERT_I64(ms, 10000);
+    SW_ASSERT_TRUE(sw_notify_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412490000, &ms));
+    SW_ASSERT_I64(ms, 0);
+    SW_ASSERT_FALSE(sw_notify_retry_after("soon", 0, &ms));
+    SW_ASSERT_FALSE(sw_notify_retry_after("-3", 0, &ms));
+    SW_ASSERT_FALSE(sw_notify_retry_after("12abc", 0, &ms));
 }
 
 static void test_bucket(void **state)
@@ -109,13 +109,13 @@ static void test_bucket(void **state)
     (void)state;
     sw_notify_bucket_t b;
     sw_notify_bucket_init(&b, 2.0, 1000);
-    assert_int_equal(sw_notify_bucket_take(&b, 1000), 0);
-    assert_int_equal(sw_notify_bucket_take(&b, 1000), 0);
+    SW_ASSERT_I64(sw_notify_bucket_take(&b, 1000), 0);
+    SW_ASSERT_I64(sw_notify_bucket_take(&b, 1000), 0);
     int64_t wait = sw_notify_bucket_take(&b, 1000);
-    assert_true(wait > 0 && wait <= 501);
-    assert_int_equal(sw_notify_bucket_take(&b, 1000 + wait), 0);
+    SW_ASSERT_TRUE(wait > 0 && wait <= 501);
+    SW_ASSERT_I64(sw_notify_bucket_take(&b, 1000 + wait), 0);
     sw_notify_bucket_init(&b, 0, 0);
-    for (int i = 0; i < 100; i++) assert_int_equal(sw_notify_bucket_take(&b, 0), 0);
+    for (int i = 0; i < 100; i++) SW_ASSERT_I64(sw_notify_bucket_take(&b, 0), 0);
 }
 
 /* A record of job @p job with the given lifecycle fields, as JSON. */
@@ -181,45 +181,45 @@ static void test_episode_table(void **state)
         sw_record_t rec;
         sw_arena_reset(&arena);
         if (sw_record_parse_json(js.data, js.len, &arena, &rec, err, sizeof(err)) != SW_OK)
-            fail_msg("step %zu: %s", i, err);
+            SW_FAIL("step %zu: %s", i, err);
         int conf = 99;
         sw_notify_verdict_t v = sw_notify_decide(n, &rec, &conf);
         if (v != s->want)
-            fail_msg("step %zu (%s %s %lld/%lld): got %s, want %s", i, s->action, s->job,
-                     (long long)s->episode, (long long)s->revision, sw_notify_verdict_str(v),
-                     sw_notify_verdict_str(s->want));
+            SW_FAIL("step %zu (%s %s %lld/%lld): got %s, want %s", i, s->action, s->job,
+                    (long long)s->episode, (long long)s->revision, sw_notify_verdict_str(v),
+                    sw_notify_verdict_str(s->want));
         if (v == SW_NOTIFY_TRIGGER || v == SW_NOTIFY_RESOLVE)
             if (conf != s->want_confidence)
-                fail_msg("step %zu: confidence %d, want %d", i, conf, s->want_confidence);
+                SW_FAIL("step %zu: confidence %d, want %d", i, conf, s->want_confidence);
         sw_notify_apply(n, &rec, v, conf, js.data, js.len, 0, (int64_t)i * 10, 0);
         if (sw_notify_open_count(n) != s->want_open)
-            fail_msg("step %zu: %zu open, want %zu", i, sw_notify_open_count(n), s->want_open);
+            SW_FAIL("step %zu: %zu open, want %zu", i, sw_notify_open_count(n), s->want_open);
     }
     /* Only a/2 is open, opened by step 12 at offset 120. */
-    assert_int_equal(sw_notify_rebuild_offset(n, 0, 1000), 120);
-    assert_int_equal(sw_notify_rebuild_offset(n, 1, 1000), 1000);
+    SW_ASSERT_I64(sw_notify_rebuild_offset(n, 0, 1000), 120);
+    SW_ASSERT_I64(sw_notify_rebuild_offset(n, 1, 1000), 1000);
     /* Re-sends: due 1000 ms after the apply (now 0), then every 1000 ms. */
     sw_notify_episode_t due[4];
-    assert_int_equal(sw_notify_next_due(n), 1000);
-    assert_int_equal(sw_notify_due(n, 999, due, 4), 0);
-    assert_int_equal(sw_notify_due(n, 1000, due, 4), 1);
-    assert_int_equal(due[0].episode_confidence, 1);
-    assert_int_equal(due[0].first_offset, 120);
-    assert_non_null(strstr(due[0].json, "\"episode\":2"));
-    assert_int_equal(sw_notify_due(n, 1500, due, 4), 0);
-    assert_int_equal(sw_notify_next_due(n), 2000);
+    SW_ASSERT_I64(sw_notify_next_due(n), 1000);
+    SW_ASSERT_I64(sw_notify_due(n, 999, due, 4), 0);
+    SW_ASSERT_I64(sw_notify_due(n, 1000, due, 4), 1);
+    SW_ASSERT_I64(due[0].episode_confidence, 1);
+    SW_ASSERT_I64(due[0].first_offset, 120);
+    SW_ASSERT_NOT_NULL(strstr(due[0].json, "\"episode\":2"));
+    SW_ASSERT_I64(sw_notify_due(n, 1500, due, 4), 0);
+    SW_ASSERT_I64(sw_notify_next_due(n), 2000);
     sw_notify_all_due(n, 1600);
-    assert_int_equal(sw_notify_due(n, 1600, due, 4), 1);
+    SW_ASSERT_I64(sw_notify_due(n, 1600, due, 4), 1);
     /* Revoked: forgotten. */
     sw_notify_drop_partition(n, 0);
-    assert_int_equal(sw_notify_open_count(n), 0);
-    assert_int_equal(sw_notify_next_due(n), INT64_MAX);
+    SW_ASSERT_I64(sw_notify_open_count(n), 0);
+    SW_ASSERT_I64(sw_notify_next_due(n), INT64_MAX);
     make_json(&js, "trigger", "a", 2, 0, "error", true);
     sw_record_t rec;
     sw_arena_reset(&arena);
-    assert_int_equal(sw_record_parse_json(js.data, js.len, &arena, &rec, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_record_parse_json(js.data, js.len, &arena, &rec, err, sizeof(err)), SW_OK);
     int conf;
-    assert_int_equal(sw_notify_decide(n, &rec, &conf), SW_NOTIFY_TRIGGER);
+    SW_ASSERT_I64(sw_notify_decide(n, &rec, &conf), SW_NOTIFY_TRIGGER);
     sw_buf_clear(&js);
     sw_arena_clear(&arena);
     sw_notify_destroy(n);
@@ -243,17 +243,17 @@ static void test_many_jobs(void **state)
             make_json(&js, "trigger", sw_buf_cstr(&job), 1, 0, "critical", true);
             sw_record_t rec;
             sw_arena_reset(&arena);
-            assert_int_equal(sw_record_parse_json(js.data, js.len, &arena, &rec, err, sizeof(err)),
-                             SW_OK);
+            SW_ASSERT_I64(sw_record_parse_json(js.data, js.len, &arena, &rec, err, sizeof(err)),
+                          SW_OK);
             int conf;
             sw_notify_verdict_t v = sw_notify_decide(n, &rec, &conf);
-            assert_int_equal(v, pass == 0 ? SW_NOTIFY_TRIGGER : SW_NOTIFY_DUPLICATE);
+            SW_ASSERT_I64(v, pass == 0 ? SW_NOTIFY_TRIGGER : SW_NOTIFY_DUPLICATE);
             sw_notify_apply(n, &rec, v, conf, js.data, js.len, i % 4, i, 0);
         }
     }
-    assert_int_equal(sw_notify_open_count(n), 3000);
+    SW_ASSERT_I64(sw_notify_open_count(n), 3000);
     sw_notify_drop_partition(n, 1);
-    assert_int_equal(sw_notify_open_count(n), 2250);
+    SW_ASSERT_I64(sw_notify_open_count(n), 2250);
     sw_buf_clear(&js);
     sw_buf_clear(&job);
     sw_arena_clear(&arena);
@@ -265,7 +265,7 @@ static void test_parse_roundtrip(void **state)
 {
     (void)state;
     DIR *d = opendir(sw_test_fixtures());
-    assert_non_null(d);
+    SW_ASSERT_NOT_NULL(d);
     struct dirent *de;
     size_t n_records = 0;
     sw_arena_t arena;
@@ -277,7 +277,7 @@ static void test_parse_roundtrip(void **state)
         snprintf(path, sizeof(path), "%s/%s", sw_test_fixtures(), de->d_name);
         sw_buf_t text;
         sw_buf_init(&text);
-        assert_true(sw_test_read_file(path, &text));
+        SW_ASSERT_TRUE(sw_test_read_file(path, &text));
         const char *p = text.data, *end = text.data + text.len;
         while (p < end) {
             const char *nlp = memchr(p, '\n', (size_t)(end - p));
@@ -287,18 +287,18 @@ static void test_parse_roundtrip(void **state)
                 char err[256];
                 sw_arena_reset(&arena);
                 if (sw_record_parse_json(p, len, &arena, &rec, err, sizeof(err)) != SW_OK)
-                    fail_msg("%s: %s", de->d_name, err);
+                    SW_FAIL("%s: %s", de->d_name, err);
                 sw_buf_t out;
                 sw_buf_init(&out);
                 sw_alert_json_record(&out, &rec);
                 json_error_t je;
                 json_t *want = json_loadb(p, len, 0, &je);
                 json_t *got = json_loadb(out.data, out.len, 0, &je);
-                assert_non_null(want);
-                assert_non_null(got);
+                SW_ASSERT_NOT_NULL(want);
+                SW_ASSERT_NOT_NULL(got);
                 char why[512];
                 if (!sw_test_json_equal(got, want, true, why, sizeof(why)))
-                    fail_msg("%s: %s\n%.*s", de->d_name, why, (int)out.len, out.data);
+                    SW_FAIL("%s: %s\n%.*s", de->d_name, why, (int)out.len, out.data);
                 /* The same record through Avro (what notify reads when run
                  * writes output.format=avro): encoded, decoded to JSON,
                  * parsed again, it writes the same JSON. */
@@ -307,21 +307,21 @@ static void test_parse_roundtrip(void **state)
                 sw_buf_init(&json2);
                 sw_buf_init(&out2);
                 if (sw_avro_encode_record(&rec, 2, &avro, err, sizeof(err)) != SW_OK)
-                    fail_msg("%s: avro encode: %s", de->d_name, err);
+                    SW_FAIL("%s: avro encode: %s", de->d_name, err);
                 if (sw_avro_decode_record_json(avro.data, avro.len, 2, &json2, err, sizeof(err)) !=
                     SW_OK)
-                    fail_msg("%s: avro decode: %s", de->d_name, err);
+                    SW_FAIL("%s: avro decode: %s", de->d_name, err);
                 sw_arena_t arena2;
                 sw_arena_init(&arena2);
                 sw_record_t rec2;
                 if (sw_record_parse_json(json2.data, json2.len, &arena2, &rec2, err, sizeof(err)) !=
                     SW_OK)
-                    fail_msg("%s: parse of the Avro-decoded record: %s", de->d_name, err);
+                    SW_FAIL("%s: parse of the Avro-decoded record: %s", de->d_name, err);
                 sw_alert_json_record(&out2, &rec2);
                 json_t *got2 = json_loadb(out2.data, out2.len, 0, &je);
-                assert_non_null(got2);
+                SW_ASSERT_NOT_NULL(got2);
                 if (!sw_test_json_equal(got2, want, true, why, sizeof(why)))
-                    fail_msg("%s (Avro): %s", de->d_name, why);
+                    SW_FAIL("%s (Avro): %s", de->d_name, why);
                 json_decref(got2);
                 sw_arena_clear(&arena2);
                 sw_buf_clear(&avro);
@@ -338,7 +338,7 @@ static void test_parse_roundtrip(void **state)
     }
     closedir(d);
     sw_arena_clear(&arena);
-    assert_true(n_records >= 20);
+    SW_ASSERT_TRUE(n_records >= 20);
 }
 
 static void test_parse_errors(void **state)
@@ -372,7 +372,7 @@ static void test_parse_errors(void **state)
         sw_err_t e = sw_record_parse_json(cases[i].json, strlen(cases[i].json), &arena, &rec, err,
                                           sizeof(err));
         if (e == SW_OK || !strstr(err, cases[i].want))
-            fail_msg("case %zu: err %d \"%s\", want \"%s\"", i, (int)e, err, cases[i].want);
+            SW_FAIL("case %zu: err %d \"%s\", want \"%s\"", i, (int)e, err, cases[i].want);
     }
     sw_arena_clear(&arena);
 }

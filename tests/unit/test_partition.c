@@ -16,6 +16,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "sw_partition.h"
+#include "sw_testlib.h"
 
 /* Printed by: from kafka.partitioner.default import murmur2; zlib.crc32. */
 static const struct {
@@ -38,17 +39,17 @@ static void test_vectors(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(k_vectors) / sizeof(k_vectors[0]); i++) {
-        assert_int_equal(sw_murmur2(k_vectors[i].key, k_vectors[i].len), k_vectors[i].murmur2);
+        SW_ASSERT_I64(sw_murmur2(k_vectors[i].key, k_vectors[i].len), k_vectors[i].murmur2);
         for (int32_t n = 1; n <= 64; n++) {
-            assert_int_equal(sw_partition_of(SW_PARTITIONER_MURMUR2, k_vectors[i].key,
-                                             k_vectors[i].len, n),
-                             (int32_t)((k_vectors[i].murmur2 & 0x7fffffffu) % (uint32_t)n));
-            assert_int_equal(
+            SW_ASSERT_I64(
+                sw_partition_of(SW_PARTITIONER_MURMUR2, k_vectors[i].key, k_vectors[i].len, n),
+                (int32_t)((k_vectors[i].murmur2 & 0x7fffffffu) % (uint32_t)n));
+            SW_ASSERT_I64(
                 sw_partition_of(SW_PARTITIONER_CRC32, k_vectors[i].key, k_vectors[i].len, n),
                 (int32_t)(k_vectors[i].crc32 % (uint32_t)n));
         }
     }
-    assert_int_equal(sw_partition_of(SW_PARTITIONER_MURMUR2, "x", 1, 0), -1);
+    SW_ASSERT_I64(sw_partition_of(SW_PARTITIONER_MURMUR2, "x", 1, 0), -1);
 }
 
 static uint64_t rng(uint64_t *s)
@@ -68,10 +69,10 @@ static void test_same_as_librdkafka(void **state)
         size_t len = (size_t)(rng(&s) % sizeof(key));
         for (size_t i = 0; i < len; i++) key[i] = (char)rng(&s);
         int32_t n = (int32_t)(rng(&s) % 1000) + 1;
-        assert_int_equal(sw_partition_of(SW_PARTITIONER_MURMUR2, key, len, n),
-                         rd_kafka_msg_partitioner_murmur2(NULL, key, len, n, NULL, NULL));
-        assert_int_equal(sw_partition_of(SW_PARTITIONER_CRC32, key, len, n),
-                         rd_kafka_msg_partitioner_consistent(NULL, key, len, n, NULL, NULL));
+        SW_ASSERT_I64(sw_partition_of(SW_PARTITIONER_MURMUR2, key, len, n),
+                      rd_kafka_msg_partitioner_murmur2(NULL, key, len, n, NULL, NULL));
+        SW_ASSERT_I64(sw_partition_of(SW_PARTITIONER_CRC32, key, len, n),
+                      rd_kafka_msg_partitioner_consistent(NULL, key, len, n, NULL, NULL));
     }
 }
 
@@ -80,37 +81,37 @@ static void test_classify(void **state)
     (void)state;
     sw_str_t job = sw_str("job-0");
     int32_t own = sw_partition_of(SW_PARTITIONER_MURMUR2, "job-0", 5, 8);
-    assert_int_equal(sw_route_classify("job-0", 5, job, false, own, 8, SW_PARTITIONER_MURMUR2),
-                     SW_ROUTE_LOCAL);
-    assert_int_equal(
+    SW_ASSERT_I64(sw_route_classify("job-0", 5, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                  SW_ROUTE_LOCAL);
+    SW_ASSERT_I64(
         sw_route_classify("job-0", 5, job, false, (own + 1) % 8, 8, SW_PARTITIONER_MURMUR2),
         SW_ROUTE_MISPLACED);
-    assert_int_equal(sw_route_classify(NULL, 0, job, false, own, 8, SW_PARTITIONER_MURMUR2),
-                     SW_ROUTE_MISKEYED);
-    assert_int_equal(sw_route_classify("node-7", 6, job, false, own, 8, SW_PARTITIONER_MURMUR2),
-                     SW_ROUTE_MISKEYED);
-    assert_int_equal(sw_route_classify("job-00", 6, job, false, own, 8, SW_PARTITIONER_MURMUR2),
-                     SW_ROUTE_MISKEYED);
+    SW_ASSERT_I64(sw_route_classify(NULL, 0, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                  SW_ROUTE_MISKEYED);
+    SW_ASSERT_I64(sw_route_classify("node-7", 6, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                  SW_ROUTE_MISKEYED);
+    SW_ASSERT_I64(sw_route_classify("job-00", 6, job, false, own, 8, SW_PARTITIONER_MURMUR2),
+                  SW_ROUTE_MISKEYED);
     /* A null job_id is keyed by the empty key. */
     int32_t own_null = sw_partition_of(SW_PARTITIONER_CRC32, "", 0, 8);
-    assert_int_equal(sw_route_classify("", 0, job, true, own_null, 8, SW_PARTITIONER_CRC32),
-                     SW_ROUTE_LOCAL);
-    assert_int_equal(sw_route_classify(NULL, 0, job, true, own_null, 8, SW_PARTITIONER_CRC32),
-                     SW_ROUTE_MISKEYED);
+    SW_ASSERT_I64(sw_route_classify("", 0, job, true, own_null, 8, SW_PARTITIONER_CRC32),
+                  SW_ROUTE_LOCAL);
+    SW_ASSERT_I64(sw_route_classify(NULL, 0, job, true, own_null, 8, SW_PARTITIONER_CRC32),
+                  SW_ROUTE_MISKEYED);
 }
 
 static void test_names(void **state)
 {
     (void)state;
     sw_partitioner_t p;
-    assert_true(sw_partitioner_parse("consistent_random", &p));
-    assert_int_equal(p, SW_PARTITIONER_CRC32);
-    assert_true(sw_partitioner_parse("murmur2_random", &p));
-    assert_int_equal(p, SW_PARTITIONER_MURMUR2);
-    assert_false(sw_partitioner_parse("fnv1a", &p));
-    assert_false(sw_partitioner_parse(NULL, &p));
-    assert_string_equal(sw_partitioner_name(SW_PARTITIONER_CRC32), "crc32");
-    assert_string_equal(sw_route_name(SW_ROUTE_MISPLACED), "misplaced");
+    SW_ASSERT_TRUE(sw_partitioner_parse("consistent_random", &p));
+    SW_ASSERT_I64(p, SW_PARTITIONER_CRC32);
+    SW_ASSERT_TRUE(sw_partitioner_parse("murmur2_random", &p));
+    SW_ASSERT_I64(p, SW_PARTITIONER_MURMUR2);
+    SW_ASSERT_FALSE(sw_partitioner_parse("fnv1a", &p));
+    SW_ASSERT_FALSE(sw_partitioner_parse(NULL, &p));
+    SW_ASSERT_STREQ(sw_partitioner_name(SW_PARTITIONER_CRC32), "crc32");
+    SW_ASSERT_STREQ(sw_route_name(SW_ROUTE_MISPLACED), "misplaced");
 }
 
 int main(void)

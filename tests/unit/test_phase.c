@@ -316,7 +316,7 @@ static void test_scripts(void **state)
     size_t n = sizeof(k_cases) / sizeof(k_cases[0]);
     for (size_t i = 0; i < n; i++) run_case(&k_cases[i]);
     fprintf(stderr, "%zu phase cases\n", n);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* sw_phase_boundary_ok() on events built field by field. */
@@ -363,7 +363,7 @@ static void test_boundary_ok(void **state)
     make_event(&o, &ev);
     ev.has_phase = false;
     SW_CHECK(!sw_phase_boundary_ok(&ev), "got true");
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* Many boundaries arriving out of order (the sort's fallback path): one
@@ -412,7 +412,7 @@ static void test_many_out_of_order(void **state)
     }
     sw_arena_clear(&arena);
     sw_phase_destroy(ph);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -539,7 +539,7 @@ static void test_fold(void **state)
             most, sw_phase_bytes(ph));
     sw_phase_destroy(ph);
     sw_arena_clear(&arena);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 int main(void)

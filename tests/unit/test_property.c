@@ -328,7 +328,7 @@ static void test_stream_equals_batch(void **state)
     SW_CHECK(with_phases >= 5 && with_phases <= 25, "%d of 30 inputs with phases", with_phases);
     SW_CHECK(with_onset >= 10, "only %d of 30 inputs have a cluster onset", with_onset);
     SW_CHECK(attributed >= 5, "only %d suspects have a phase attribution", attributed);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 /* ---- properties 2 and 3: determinism, duplicates ------------------------- */
@@ -384,7 +384,7 @@ static void test_determinism_and_duplicates(void **state)
         free_input(&in);
     }
     fprintf(stderr, "determinism and duplicates: 12 inputs, %zu records compared\n", total_records);
-    if (g_fail) fail_msg("%d check(s) failed (see above)", g_fail);
+    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
 }
 
 int main(void)

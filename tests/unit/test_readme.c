@@ -10,8 +10,9 @@
 #include "sw_conf.h"
 #include "sw_testlib.h"
 
-int main(void)
+static void test_readme(void **state)
 {
+    (void)state;
     char path[1024];
     snprintf(path, sizeof(path), "%s/../../README.md", sw_test_fixtures());
     sw_buf_t readme, table;
@@ -25,11 +26,9 @@ int main(void)
     sw_conf_markdown(&table);
     sw_buf_cstr(&table);
     size_t n = (size_t)(end - begin);
-    if (n != table.len || memcmp(begin, table.data, n) != 0) {
-        fprintf(stderr, "FAIL: README.md's property list differs from `stormwatch run -X markdown`;\n"
-                        "regenerate it between the markers.\n");
-        return 1;
-    }
+    SW_ASSERT(n == table.len && memcmp(begin, table.data, n) == 0,
+              "README.md's property list differs from `stormwatch run -X markdown`;\n"
+              "regenerate it between the markers.");
     /* The first screen (first 40 lines) carries the two commands. */
     const char *p = readme.data;
     for (int i = 0; i < 40 && p; i++) p = strchr(p + 1, '\n');
@@ -40,6 +39,12 @@ int main(void)
     free(screen);
     sw_buf_clear(&readme);
     sw_buf_clear(&table);
-    puts("README.md property list and first screen: ok");
-    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readme),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

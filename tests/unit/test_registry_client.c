@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sw_daemon.h"
 #include "sw_proc.h"
 #include "sw_registry.h"
 #include "sw_schemas.h"
@@ -65,7 +66,7 @@ static sw_registry_t *client(const char *u1, const char *u2, const char *user_in
     return sw_registry_new(&rc);
 }
 
-static int run(int port)
+static void run(int port)
 {
     char url[100], dead[100], wrong[120], err[1024];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
@@ -139,25 +140,29 @@ static int run(int port)
     rc = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
     SW_ASSERT(rc == SW_ERR_IO, "dead: rc %d", rc);
     sw_registry_destroy(reg);
-    return 0;
 }
 
-int main(void)
+/* The stub is started here, its exit in any case left to the teardown. */
+static void test_registry_client(void **state)
 {
+    (void)state;
     snprintf(g_dir, sizeof(g_dir), "%s/registry_client", sw_test_tmp());
     snprintf(g_log, sizeof(g_log), "%s/stub.log", g_dir);
     char cmd[1400], src[1100];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
-    if (system(cmd) != 0) return 1;
+    SW_ASSERT(system(cmd) == 0, "%s", cmd);
     snprintf(src, sizeof(src), "%s/..", sw_test_fixtures());
     int port = 0;
     pid_t stub = start_stub(src, &port, "u:p");
-    if (stub < 0) {
-        fprintf(stderr, "FAIL: the registry stub did not start (%s)\n", g_dir);
-        return 1;
-    }
-    int failed = run(port);
+    SW_ASSERT(stub >= 0, "the registry stub did not start (%s)", g_dir);
+    run(port);
     sw_proc_kill(stub);
-    printf("test_registry_client: %s\n", failed ? "FAILED" : "all passed");
-    return failed;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_registry_client, sw_test_kill_children),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

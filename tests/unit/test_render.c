@@ -20,6 +20,7 @@
 #include "sw_codec_telemetry.h"
 #include "sw_event_json.h"
 #include "sw_tail_render.h"
+#include "sw_testlib.h"
 
 static const char k_line[] =
     "{\"schema_version\": 2, \"event_type\": \"sample\", \"timestamp_ns\": 1763700000100000000, "
@@ -41,14 +42,14 @@ static void test_json_one_line(void **state)
     sw_render_t *rd = sw_render_new(1, 2, NULL, NULL);
     const char *pretty = "  {\n  \"a\": [1,\n 2],\r\n \"s\": \"two  words\\\" \\n\"\n}\n";
     char *got = render(rd, pretty, strlen(pretty));
-    assert_string_equal(got, "{\"a\":[1,2],\"s\":\"two  words\\\" \\n\"}");
+    SW_ASSERT_STREQ(got, "{\"a\":[1,2],\"s\":\"two  words\\\" \\n\"}");
     free(got);
     const char *flat = "{\"a\": 1}";
     got = render(rd, flat, strlen(flat));
-    assert_string_equal(got, "{\"a\": 1}"); /* a line as it is */
+    SW_ASSERT_STREQ(got, "{\"a\": 1}"); /* a line as it is */
     free(got);
     got = render(rd, NULL, 0);
-    assert_string_equal(got, "null");
+    SW_ASSERT_STREQ(got, "null");
     free(got);
     sw_render_destroy(rd);
 }
@@ -59,16 +60,16 @@ static void test_avro_telemetry(void **state)
     sw_tdec_t *dec = sw_tdec_new();
     sw_event_t ev;
     char err[512];
-    assert_int_equal(sw_tdec_json(dec, k_line, strlen(k_line), &ev, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_tdec_json(dec, k_line, strlen(k_line), &ev, err, sizeof(err)), SW_OK);
     sw_buf_t msg, want;
     sw_buf_init(&msg);
     sw_buf_init(&want);
-    assert_int_equal(sw_avro_encode_event(&ev, 7, &msg, err, sizeof(err)), SW_OK);
+    SW_ASSERT_I64(sw_avro_encode_event(&ev, 7, &msg, err, sizeof(err)), SW_OK);
     sw_event_json(&want, &ev);
     sw_buf_putc(&want, '\0');
     sw_render_t *rd = sw_render_new(7, 8, NULL, NULL);
     char *got = render(rd, msg.data, msg.len);
-    assert_string_equal(got, want.data);
+    SW_ASSERT_STREQ(got, want.data);
     free(got);
     sw_render_destroy(rd);
     /* The same bytes where 7 is not a known id. */
@@ -76,10 +77,11 @@ static void test_avro_telemetry(void **state)
     got = render(rd, msg.data, msg.len);
     json_error_t je;
     json_t *v = json_loads(got, 0, &je);
-    assert_non_null(v);
-    assert_true(json_is_true(json_object_get(v, "undecodable")));
-    assert_non_null(strstr(json_string_value(json_object_get(v, "error")),
-                           "Avro schema id 7 is neither the telemetry id (1) nor the alert id (2)"));
+    SW_ASSERT_NOT_NULL(v);
+    SW_ASSERT_TRUE(json_is_true(json_object_get(v, "undecodable")));
+    SW_ASSERT_NOT_NULL(
+        strstr(json_string_value(json_object_get(v, "error")),
+               "Avro schema id 7 is neither the telemetry id (1) nor the alert id (2)"));
     json_decref(v);
     free(got);
     sw_render_destroy(rd);
@@ -101,10 +103,10 @@ static void test_undecodable_base64(void **state)
         char *got = render(rd, k[i].in, strlen(k[i].in));
         json_error_t je;
         json_t *v = json_loads(got, 0, &je);
-        assert_non_null(v);
-        assert_true(json_is_true(json_object_get(v, "undecodable")));
-        assert_string_equal(json_string_value(json_object_get(v, "value_base64")), k[i].b64);
-        assert_non_null(strstr(json_string_value(json_object_get(v, "error")), "not JSON"));
+        SW_ASSERT_NOT_NULL(v);
+        SW_ASSERT_TRUE(json_is_true(json_object_get(v, "undecodable")));
+        SW_ASSERT_STREQ(json_string_value(json_object_get(v, "value_base64")), k[i].b64);
+        SW_ASSERT_NOT_NULL(strstr(json_string_value(json_object_get(v, "error")), "not JSON"));
         json_decref(v);
         free(got);
     }
@@ -113,8 +115,8 @@ static void test_undecodable_base64(void **state)
     char *got = render(rd, bad, sizeof(bad));
     json_error_t je;
     json_t *v = json_loads(got, 0, &je);
-    assert_non_null(v);
-    assert_string_equal(json_string_value(json_object_get(v, "value_base64")), "AAAB");
+    SW_ASSERT_NOT_NULL(v);
+    SW_ASSERT_STREQ(json_string_value(json_object_get(v, "value_base64")), "AAAB");
     json_decref(v);
     free(got);
     sw_render_destroy(rd);

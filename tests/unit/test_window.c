@@ -18,6 +18,7 @@
 #include "sw_intern.h"
 #include "sw_assemble.h"
 #include "sw_window.h"
+#include "sw_testlib.h"
 
 typedef struct ref_s {
     int64_t ts, used;
@@ -90,10 +91,10 @@ static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_vcount_t *
     }
     qsort(g, ng, sizeof(*g), i64cmp);
     qsort(iv, ni, sizeof(*iv), i64cmp);
-    assert_int_equal(sw_mset_size(gaps), ng);
-    assert_int_equal(sw_vcount_size(ivals), ni);
-    for (size_t k = 0; k < ng; k++) assert_int_equal(sw_mset_kth(gaps, k), g[k]);
-    for (size_t k = 0; k < ni; k++) assert_int_equal(sw_vcount_kth(ivals, k), iv[k]);
+    SW_ASSERT_I64(sw_mset_size(gaps), ng);
+    SW_ASSERT_I64(sw_vcount_size(ivals), ni);
+    for (size_t k = 0; k < ng; k++) SW_ASSERT_I64(sw_mset_kth(gaps, k), g[k]);
+    for (size_t k = 0; k < ni; k++) SW_ASSERT_I64(sw_vcount_kth(ivals, k), iv[k]);
 }
 
 static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t min_bytes,
@@ -158,21 +159,21 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
                 if (pos == n) want = SW_WIN_APPENDED;
             }
         }
-        assert_int_equal(sw_win_has(&win, &ctx, x.ts, x.src), dup);
+        SW_ASSERT_I64(sw_win_has(&win, &ctx, x.ts, x.src), dup);
         sw_win_res_t got = sw_win_insert(&win, &ctx, x.ts, x.used, x.src, (int64_t)step);
-        assert_int_equal(got, want);
-        assert_int_equal(win.n, n);
+        SW_ASSERT_I64(got, want);
+        SW_ASSERT_I64(win.n, n);
         sw_win_cand_t cw, cr;
         bool hw = sw_win_candidate(&win, min_bytes, frac, &cw);
         bool hr = ref_candidate(ref, n, min_bytes, frac, &cr);
-        assert_int_equal(hw, hr);
+        SW_ASSERT_I64(hw, hr);
         g_steps++;
         if (hw) g_with_cand++;
         if (hw) {
-            assert_int_equal(cw.spike_ts, cr.spike_ts);
-            assert_int_equal(cw.peak, cr.peak);
-            assert_int_equal(cw.samples, cr.samples);
-            assert_int_equal(cw.src, cr.src);
+            SW_ASSERT_I64(cw.spike_ts, cr.spike_ts);
+            SW_ASSERT_I64(cw.peak, cr.peak);
+            SW_ASSERT_I64(cw.samples, cr.samples);
+            SW_ASSERT_I64(cw.src, cr.src);
         }
         if (step % 13 == 0) check_msets(ref, n, &gaps, &ivals);
     }
@@ -194,8 +195,8 @@ static void test_in_order(void **state)
     run(14, 3, 2000, 0, 64 << 20, 0.5);
     fprintf(stderr, "in order: %zu of %zu steps had a candidate\n", g_with_cand, g_steps);
     /* Both outcomes must be common for the comparison to mean anything. */
-    assert_true(g_with_cand > g_steps / 10);
-    assert_true(g_with_cand < g_steps - g_steps / 10);
+    SW_ASSERT_TRUE(g_with_cand > g_steps / 10);
+    SW_ASSERT_TRUE(g_with_cand < g_steps - g_steps / 10);
 }
 
 static void test_late_and_duplicates(void **state)
@@ -206,8 +207,8 @@ static void test_late_and_duplicates(void **state)
     run(22, 7, 20000, 50, 64 << 20, 0.10);
     run(23, 64, 20000, 10, 0, 0.0);
     run(24, 5, 20000, 80, 1 << 20, 1.0);
-    assert_true(g_with_cand > g_steps / 10);
-    assert_true(g_with_cand < g_steps - g_steps / 10);
+    SW_ASSERT_TRUE(g_with_cand > g_steps / 10);
+    SW_ASSERT_TRUE(g_with_cand < g_steps - g_steps / 10);
 }
 
 static void test_threshold_beyond_any_rise(void **state)
@@ -227,9 +228,9 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
     sw_win_insert(&win, &ctx, 2, INT64_MAX, 0, 1);
     sw_win_cand_t c;
-    assert_false(sw_win_candidate(&win, 0, 1.0, &c));
-    assert_true(sw_win_candidate(&win, 0, 0.5, &c));
-    assert_int_equal(c.peak, INT64_MAX);
+    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, &c));
+    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, &c));
+    SW_ASSERT_I64(c.peak, INT64_MAX);
     sw_win_clear(&win);
     sw_mset_clear(&gaps);
     sw_vcount_clear(&ivals);
@@ -251,23 +252,23 @@ static void test_storage_follows_samples(void **state)
     sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
     sw_win_t win;
     sw_win_init(&win, 100);
-    assert_int_equal(win.cap, 4);
+    SW_ASSERT_I64(win.cap, 4);
     for (int64_t i = 0; i < 4; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i);
-    assert_int_equal(win.cap, 4);
-    assert_int_equal(sw_mset_size(&gaps), 3);
+    SW_ASSERT_I64(win.cap, 4);
+    SW_ASSERT_I64(sw_mset_size(&gaps), 3);
     sw_win_insert(&win, &ctx, 5, 7, 0, 4); /* late: lands inside, forces a growth */
-    assert_int_equal(win.cap, 8);
-    assert_int_equal(win.n, 5);
-    assert_int_equal(win.slot[win.head + 1].ts, 5);
+    SW_ASSERT_I64(win.cap, 8);
+    SW_ASSERT_I64(win.n, 5);
+    SW_ASSERT_I64(win.slot[win.head + 1].ts, 5);
     for (int64_t i = 4; i < 60; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i + 1);
-    assert_int_equal(win.cap, 64);
-    assert_false(sw_win_full(&win));
+    SW_ASSERT_I64(win.cap, 64);
+    SW_ASSERT_FALSE(sw_win_full(&win));
     for (int64_t i = 60; i < 300; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i + 1);
-    assert_int_equal(win.cap, 100);
-    assert_int_equal(win.n, 100);
-    assert_true(sw_win_full(&win));
-    assert_int_equal(sw_mset_size(&gaps), 99);
-    assert_true(sw_win_bytes(4) < sw_win_bytes(100) / 10);
+    SW_ASSERT_I64(win.cap, 100);
+    SW_ASSERT_I64(win.n, 100);
+    SW_ASSERT_TRUE(sw_win_full(&win));
+    SW_ASSERT_I64(sw_mset_size(&gaps), 99);
+    SW_ASSERT_TRUE(sw_win_bytes(4) < sw_win_bytes(100) / 10);
     sw_win_clear(&win);
     sw_mset_clear(&gaps);
     sw_vcount_clear(&ivals);
@@ -292,12 +293,12 @@ static void test_pick_points(void **state)
         for (size_t i = 0; i < n; i++)
             if (pinned[i]) pins[np++] = i;
         size_t got = sw_pick_points(n, pins, np, max, out);
-        assert_int_equal(got, n < max ? n : max);
-        for (size_t k = 1; k < got; k++) assert_true(out[k - 1] < out[k]);
+        SW_ASSERT_I64(got, n < max ? n : max);
+        for (size_t k = 1; k < got; k++) SW_ASSERT_TRUE(out[k - 1] < out[k]);
         size_t p = 0;
         for (size_t k = 0; k < got && p < np; k++)
             if (out[k] == pins[p]) p++;
-        assert_int_equal(p, np);
+        SW_ASSERT_I64(p, np);
         if (n <= max || np == max) continue;
         size_t unp = n - np, b = max - np, step = (unp + b - 1) / b;
         /* ordinals (among unpinned points) of the unpinned picks */
@@ -308,8 +309,8 @@ static void test_pick_points(void **state)
             while (k < got && out[k] < i) k++;
             if (k < got && out[k] == i) picked = true;
             if (picked) {
-                if (prev == SIZE_MAX) assert_int_equal(u, 0);
-                else assert_true(u - prev <= step + 1);
+                if (prev == SIZE_MAX) SW_ASSERT_I64(u, 0);
+                else SW_ASSERT_TRUE(u - prev <= step + 1);
                 prev = u;
             }
             u++;
