@@ -387,8 +387,9 @@ int sw_run_workers_start(run_t *r, int64_t threads)
         w->adec = sw_avro_dec_new();
         int e = pthread_create(&w->th, NULL, worker_main, w);
         if (!e) {
-            char name[16]; /* top, perf and gdb show which thread is which */
+            char name[32]; /* top, perf and gdb show which thread is which */
             snprintf(name, sizeof(name), "sw-worker-%d", i);
+            name[15] = '\0'; /* the kernel's limit, 15 characters */
             pthread_setname_np(w->th, name);
         }
         if (e) {
