@@ -5,10 +5,12 @@
  * of several interleaved rounds (CPU time of this thread), so that other
  * load on the machine hits all rows alike. Prints one Markdown table.
  *
- * Usage: sw_jsonbench FILE [MAX_EVENTS] [SECONDS]
+ * Usage: sw_jsonbench [-d] FILE [MAX_EVENTS] [SECONDS]
  * (FILE: JSON Lines of stormwatch gen; the first MAX_EVENTS lines, default
- * 200000, are decoded from memory; reading covers the whole file)
+ * 200000, are decoded from memory; reading covers the whole file; -d:
+ * decoding only; SECONDS 0: exactly 3 rounds, for perf stat)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +86,12 @@ static int dbl_cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) die("usage: sw_jsonbench FILE [MAX_EVENTS] [SECONDS]");
+    bool decode_only = argc > 1 && strcmp(argv[1], "-d") == 0;
+    if (decode_only) {
+        argv++;
+        argc--;
+    }
+    if (argc < 2) die("usage: sw_jsonbench [-d] FILE [MAX_EVENTS] [SECONDS]");
     size_t max_ev = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
     double secs = argc > 3 ? atof(argv[3]) : 5.0;
     char err[512];
@@ -113,9 +120,9 @@ int main(int argc, char **argv)
     int rounds = 0;
     size_t lines = 0, bytes = 0;
     double start = now_s();
-    while (rounds < ROUNDS_MAX && (rounds < 3 || now_s() - start < secs)) {
+    while (rounds < ROUNDS_MAX && (rounds < 3 || (secs > 0 && now_s() - start < secs))) {
         td[rounds] = decode_pass(&s, dec);
-        tr[rounds] = read_pass(argv[1], &lines, &bytes);
+        tr[rounds] = decode_only ? 1 : read_pass(argv[1], &lines, &bytes);
         rounds++;
     }
     qsort(td, (size_t)rounds, sizeof(double), dbl_cmp);
@@ -125,7 +132,8 @@ int main(int argc, char **argv)
     printf("| decode (sw_tdec_json, %zu events from memory, CPU) | %.0f | %.2f M | %.0f |\n", s.n,
            td[0] * 1e9 / (double)s.n, (double)s.n / td[0] / 1e6,
            (double)s.all.len / td[0] / 1e6);
-    printf("| read lines (sw_input, %zu lines, wall) | %.0f | %.2f M | %.0f |\n", lines,
+    if (!decode_only)
+        printf("| read lines (sw_input, %zu lines, wall) | %.0f | %.2f M | %.0f |\n", lines,
            tr[0] * 1e9 / (double)lines, (double)lines / tr[0] / 1e6, (double)bytes / tr[0] / 1e6);
     sw_tdec_destroy(dec);
     free(s.off);
