@@ -56,6 +56,8 @@ static const struct {
 #undef FLD
 };
 
+#define SEQ_MAX 40 /* keys of a line the fast path predicts */
+
 struct sw_tdec_s {
     char *scratch;
     size_t scratch_cap;
@@ -63,6 +65,9 @@ struct sw_tdec_s {
      * followed field f last time (next[F__CNT]: the first field), tried
      * with one compare before the general key scan. */
     int8_t next[F__CNT + 1];
+    /* The fast path's prediction: seq[k] is the field of the k-th key of
+     * the last line (-1: an unknown key, or none yet). */
+    int8_t seq[SEQ_MAX];
     bool general_only;      /* tests: skip tdec_fast() */
     uint64_t general_lines; /* lines decoded by the general path */
 };
@@ -71,6 +76,7 @@ sw_tdec_t *sw_tdec_new(void)
 {
     sw_tdec_t *dec = sw_calloc(1, sizeof(sw_tdec_t));
     memset(dec->next, -1, sizeof(dec->next));
+    memset(dec->seq, -1, sizeof(dec->seq));
     return dec;
 }
 
@@ -640,10 +646,9 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
     if (p >= end || *p != '{') return false;
     p++;
     if (p < end && *p == ' ') p++;
-    int prev = F__CNT;
-    for (;;) {
+    for (unsigned kth = 0;; kth++) {
         if (p >= end || *p != '"') return false;
-        int id = dec->next[prev];
+        int id = kth < SEQ_MAX ? dec->seq[kth] : -1;
         if (id >= 0 && key_at(p, end, id)) {
             p += k_keypat[id].len;
         } else {
@@ -652,10 +657,7 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
             if (q >= end || *q != '"' || q + 1 >= end || q[1] != ':') return false;
             id = field_id((sw_str_t){k, (size_t)(q - k)});
             p = q + 2;
-        }
-        if (id >= 0) {
-            dec->next[prev] = (int8_t)id;
-            prev = id;
+            if (kth < SEQ_MAX) dec->seq[kth] = (int8_t)id;
         }
         if (p < end && *p == ' ') p++;
         if (p >= end) return false;
