@@ -591,6 +591,45 @@ static inline bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight ASCII digits minus '0' (the first in the lowest byte) as their
+ * value. */
+static inline uint64_t swar8(uint64_t w)
+{
+    w = (w * 10) + (w >> 8);
+    return (((w & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
+            (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32;
+}
+
+/* The 1-15 digits at p (16 bytes readable, the first a digit) without a
+ * loop: one SSE2 compare finds how many there are, two 8-byte words
+ * convert them. @returns false (nothing read) for 16 digits or more. */
+static inline bool digits15(const char **pp, uint64_t *mag)
+{
+    static const uint64_t k_pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    const char *p = *pp;
+    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
+    unsigned n = (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(isd));
+    if (n >= 16) return false;
+    /* Bytes past the digits (and their borrows) are shifted out; zeros
+     * come in as leading digits. */
+    uint64_t lo;
+    memcpy(&lo, p, 8);
+    lo -= 0x3030303030303030ULL;
+    if (n <= 8) {
+        *mag = swar8(lo << (8 * (8 - n)));
+    } else {
+        uint64_t hi;
+        memcpy(&hi, p + 8, 8);
+        hi -= 0x3030303030303030ULL;
+        *mag = swar8(lo) * k_pow10[n - 8] + swar8(hi << (8 * (16 - n)));
+    }
+    *pp = p + n;
+    return true;
+}
+#endif
+
 /* A number at *pp as scan_number() reads it (integers as sw_jscan_int_fast
  * does), except NaN/Infinity and malformed numbers: false for those. */
 static inline bool fast_number(const char **pp, const char *end, sw_jval_t *v)
@@ -601,9 +640,15 @@ static inline bool fast_number(const char **pp, const char *end, sw_jval_t *v)
     if (p >= end || !is_digit(*p)) return false;
     uint64_t mag = 0;
     bool big = false;
-    if (*p == '0') p++;
-    else p = sw_json_digits(p, end, &mag, &big);
-    if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) {
+    if (*p == '0') {
+        p++;
+    } else {
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (end - p < 16 || !digits15(&p, &mag))
+#endif
+            p = sw_json_digits(p, end, &mag, &big);
+    }
+    if (p < end && (*p == '.' || (*p | 0x20) == 'e')) {
         if (*p == '.') {
             p++;
             if (p >= end || !is_digit(*p)) return false;
