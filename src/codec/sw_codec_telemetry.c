@@ -111,6 +111,7 @@ sw_ev_kind_t sw_event_kind(sw_str_t t)
     /* Case-folded "sample": ASCII letters in either case, and U+017F
      * (long s, C5 BF) which Python's casefold() maps to 's'. */
     static const char k_sample[] = "sample";
+    if (t.len == 6 && memcmp(t.ptr, k_sample, 6) == 0) return SW_EV_SAMPLE; /* the usual case */
     size_t i = 0, k = 0;
     while (k < 6 && i < t.len) {
         unsigned char c = (unsigned char)t.ptr[i];
@@ -398,6 +399,9 @@ bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
 /* The identifier bounds (SW_IDENT_MAX), after SPEC 2's rules. */
 static sw_err_t ident_bounds(const sw_event_t *ev, char *errstr, size_t errstr_size)
 {
+    if (ev->event_type.len <= SW_IDENT_MAX && ev->job_id.len <= SW_IDENT_MAX &&
+        ev->host.len <= SW_IDENT_MAX && ev->session_id.len <= SW_IDENT_MAX)
+        return SW_OK; /* the usual case, whatever is set */
     const struct {
         const char *name;
         bool set;
