@@ -590,6 +590,25 @@ static inline bool key_at(const char *p, const char *end, int id)
            memcmp(p, k_keypat[id].pat, k_keypat[id].len) == 0;
 }
 
+/* Where a string's plain content that starts at p ends (see
+ * sw_json_skip_plain()); near the end of the line, one compare of the
+ * line's last 16 bytes instead of a loop. */
+static inline const char *str_end(const char *p, const char *text, const char *end)
+{
+#if defined(__SSE2__)
+    if (end - p < 16 && end - text >= 16) {
+        const char *b = end - 16;
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)b);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m) >> (p - b);
+        return mask ? p + __builtin_ctz(mask) : end;
+    }
+#endif
+    return sw_json_skip_plain(p, end);
+}
+
 static inline bool is_digit(char c)
 {
     return c >= '0' && c <= '9';
@@ -715,7 +734,7 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
         v->raw = p;
         switch (*p) {
         case '"': {
-            const char *q = sw_json_skip_plain(p + 1, end);
+            const char *q = str_end(p + 1, text, end);
             if (q < end && *q == '"') {
                 v->s.ptr = p + 1;
                 v->s.len = (size_t)(q - p - 1);
@@ -755,9 +774,23 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
             }
             v->type = SW_J_OBJECT;
             break;
-        default:
+        default: {
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* The usual integer: 1-15 digits, then ',' or '}' (q < end:
+             * digits15() saw 16 bytes). */
+            const char *q = p;
+            uint64_t mag;
+            if (*p >= '1' && *p <= '9' && end - p >= 16 && digits15(&q, &mag) &&
+                (*q == ',' || *q == '}')) {
+                v->type = SW_J_INT;
+                v->i = (int64_t)mag;
+                p = q;
+                break;
+            }
+#endif
             if (!fast_number(&p, end, v)) return false;
             break;
+        }
         }
         v->raw_len = (size_t)(p - v->raw);
         if (p < end && *p == ',') {
