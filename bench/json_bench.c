@@ -72,8 +72,7 @@ static double decode_pass(const set_t *s, sw_tdec_t *dec)
     double t0 = cpu_s();
     for (size_t i = 0; i < s->n; i++) {
         sw_event_t ev;
-        if (sw_tdec_json(dec, s->all.data + s->off[i], s->len[i], &ev, err, sizeof(err)))
-            die(err);
+        if (sw_tdec_json(dec, s->all.data + s->off[i], s->len[i], &ev, err, sizeof(err))) die(err);
     }
     return cpu_s() - t0;
 }
@@ -127,14 +126,14 @@ int main(int argc, char **argv)
     }
     qsort(td, (size_t)rounds, sizeof(double), dbl_cmp);
     qsort(tr, (size_t)rounds, sizeof(double), dbl_cmp);
-    printf("| %s, best of %d rounds | ns/event | events/s | MB/s |\n|---|---|---|---|\n",
-           argv[1], rounds);
+    printf("| %s, best of %d rounds | ns/event | events/s | MB/s |\n|---|---|---|---|\n", argv[1],
+           rounds);
     printf("| decode (sw_tdec_json, %zu events from memory, CPU) | %.0f | %.2f M | %.0f |\n", s.n,
-           td[0] * 1e9 / (double)s.n, (double)s.n / td[0] / 1e6,
-           (double)s.all.len / td[0] / 1e6);
+           td[0] * 1e9 / (double)s.n, (double)s.n / td[0] / 1e6, (double)s.all.len / td[0] / 1e6);
     if (!decode_only)
         printf("| read lines (sw_input, %zu lines, wall) | %.0f | %.2f M | %.0f |\n", lines,
-           tr[0] * 1e9 / (double)lines, (double)lines / tr[0] / 1e6, (double)bytes / tr[0] / 1e6);
+               tr[0] * 1e9 / (double)lines, (double)lines / tr[0] / 1e6,
+               (double)bytes / tr[0] / 1e6);
     sw_tdec_destroy(dec);
     free(s.off);
     free(s.len);

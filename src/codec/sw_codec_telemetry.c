@@ -621,7 +621,8 @@ static inline uint64_t swar8(uint64_t w)
 {
     w = (w * 10) + (w >> 8);
     return (((w & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
-            (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32;
+            (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >>
+           32;
 }
 
 /* The 1-15 digits at p (16 bytes readable, the first a digit) without a
@@ -704,8 +705,7 @@ static inline bool is_ws(char c)
 
 /* The line into f[] (and ev->phase/has_phase from metadata), or false
  * when the general path must decode it; see above. */
-static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f,
-                      sw_event_t *ev)
+static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
 {
     const char *p = text, *end = text + len;
     sw_jscan_t js;

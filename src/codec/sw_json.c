@@ -11,7 +11,6 @@
 
 #include "sw_alloc.h"
 
-
 /* Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash,
  * 3 control character, 4 start of a multi-byte UTF-8 sequence. */
 static const unsigned char k_str_class[256] = {

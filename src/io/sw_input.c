@@ -29,25 +29,25 @@
 #include "sw_alloc.h"
 
 #define RAW_CHUNK (512u * 1024u)
-#define BUF_INIT (1024u * 1024u)
-#define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
-#define GZ_BLOCKS 3u             /* blocks in the ring */
+#define BUF_INIT  (1024u * 1024u)
+#define GZ_BLOCK  (1024u * 1024u) /* decoded bytes per block of the reader thread */
+#define GZ_BLOCKS 3u              /* blocks in the ring */
 
 /* The gzip stream: compressed bytes in, decoded bytes out. Owned by the
  * reader thread once it runs. */
 typedef struct gz_s {
     int fd;
-    int wake_fd;         /* readable when the input is being closed */
-    const char *name;    /* the input's name (for messages) */
+    int wake_fd;      /* readable when the input is being closed */
+    const char *name; /* the input's name (for messages) */
     z_stream zs;
     bool zs_init;
-    bool member_done;    /* inflate reached the end of a gzip member */
-    bool out_full;       /* the last inflate filled its output: more may be pending */
-    unsigned char *raw;  /* compressed input */
-    size_t raw_len;      /* bytes of raw not yet given to zlib */
+    bool member_done;   /* inflate reached the end of a gzip member */
+    bool out_full;      /* the last inflate filled its output: more may be pending */
+    unsigned char *raw; /* compressed input */
+    size_t raw_len;     /* bytes of raw not yet given to zlib */
     size_t raw_cap;
     bool raw_eof;
-    uint64_t raw_total;  /* compressed bytes read */
+    uint64_t raw_total; /* compressed bytes read */
 } gz_t;
 
 /* The reader thread and the ring of decoded blocks it fills. Everything
@@ -57,18 +57,18 @@ typedef struct gzpipe_s {
     gz_t gz;
     pthread_t thr;
     bool started;
-    int wake[2];              /* [1] written by close, [0] polled by the thread */
+    int wake[2]; /* [1] written by close, [0] polled by the thread */
     pthread_mutex_t mu;
-    pthread_cond_t cv;        /* a block published or given back, or stop */
+    pthread_cond_t cv; /* a block published or given back, or stop */
     char *blk[GZ_BLOCKS];
     size_t blk_len[GZ_BLOCKS];
-    uint64_t head, tail;      /* blocks published / given back */
-    bool done;                /* no block will follow head */
-    bool failed;              /* ... and the stream ended in an error */
-    bool stop;                /* the input is being closed */
-    uint64_t raw_total;       /* compressed bytes read as of the last block */
-    char err[512];            /* the error, when failed */
-    size_t rd;                /* caller only: bytes of blk[tail] already taken */
+    uint64_t head, tail; /* blocks published / given back */
+    bool done;           /* no block will follow head */
+    bool failed;         /* ... and the stream ended in an error */
+    bool stop;           /* the input is being closed */
+    uint64_t raw_total;  /* compressed bytes read as of the last block */
+    char err[512];       /* the error, when failed */
+    size_t rd;           /* caller only: bytes of blk[tail] already taken */
 } gzpipe_t;
 
 struct sw_input_s {
@@ -76,12 +76,12 @@ struct sw_input_s {
     bool owns_fd;
     char *name;
     bool gzip;
-    gzpipe_t *gp;        /* gzip: the reader thread */
+    gzpipe_t *gp; /* gzip: the reader thread */
     uint64_t raw_total;
-    char *buf;           /* decoded bytes */
+    char *buf; /* decoded bytes */
     size_t cap, start, end;
-    bool eof;            /* no more decoded bytes will come */
-    bool skipping;       /* inside an over-long line */
+    bool eof;      /* no more decoded bytes will come */
+    bool skipping; /* inside an over-long line */
     uint64_t lineno;
 };
 
@@ -97,7 +97,8 @@ static int raw_fill(gz_t *gz, char *errstr, size_t errstr_size)
     if (gz->raw_len == gz->raw_cap) return 0;
     for (;;) {
         /* Wait for data or for close: a pipe may stay silent for ever. */
-        struct pollfd pfd[2] = {{.fd = gz->fd, .events = POLLIN}, {.fd = gz->wake_fd, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = gz->fd, .events = POLLIN},
+                                {.fd = gz->wake_fd, .events = POLLIN}};
         int pr = poll(pfd, 2, -1);
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) {
@@ -254,8 +255,8 @@ static void gzpipe_destroy(gzpipe_t *gp)
 
 /* The reader thread over @p in's descriptor, starting with the @p len
  * bytes already read at @p first. @returns NULL with errstr filled. */
-static gzpipe_t *gzpipe_new(sw_input_t *in, const char *first, size_t len, bool eof,
-                            char *errstr, size_t errstr_size)
+static gzpipe_t *gzpipe_new(sw_input_t *in, const char *first, size_t len, bool eof, char *errstr,
+                            size_t errstr_size)
 {
     gzpipe_t *gp = sw_calloc(1, sizeof(*gp));
     gp->wake[0] = gp->wake[1] = -1;
@@ -438,7 +439,8 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
                              size_t errstr_size)
 {
     for (;;) {
-        char *nl = in->end > in->start ? memchr(in->buf + in->start, '\n', in->end - in->start) : NULL;
+        char *nl =
+            in->end > in->start ? memchr(in->buf + in->start, '\n', in->end - in->start) : NULL;
         if (nl) {
             size_t s = in->start;
             in->start = (size_t)(nl - in->buf) + 1;

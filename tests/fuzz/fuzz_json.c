@@ -82,8 +82,8 @@ static size_t walk(const sw_jnode_t *n)
 
 /* One message through the decoder and the DOM; they share the scanner,
  * so they must agree on what is JSON. @returns sw_tdec_json()'s result. */
-static sw_err_t one_message(sw_tdec_t *dec, sw_tdec_t *gdec, sw_avro_dec_t *adec,
-                            const char *text, size_t len, sw_event_t *ev)
+static sw_err_t one_message(sw_tdec_t *dec, sw_tdec_t *gdec, sw_avro_dec_t *adec, const char *text,
+                            size_t len, sw_event_t *ev)
 {
     char err[512], derr[512], gerr[512], why[256];
     err[0] = gerr[0] = '\0';

@@ -583,7 +583,8 @@ static sw_input_res_t read_compare(sw_input_t *in, const sw_buf_t *text, bool co
         pos += len + 1;
         (*nlines)++;
     }
-    if (res == SW_INPUT_EOF) SW_CHECK(pos == text->len, "EOF after %zu of %zu bytes", pos, text->len);
+    if (res == SW_INPUT_EOF)
+        SW_CHECK(pos == text->len, "EOF after %zu of %zu bytes", pos, text->len);
     return res;
 }
 
@@ -614,7 +615,8 @@ static void test_gzip_thread(void **state)
     if (in) {
         size_t n;
         sw_input_res_t res = read_compare(in, &text, true, &n);
-        SW_CHECK(res == SW_INPUT_EOF && n == 100000, "ended with %s after %zu lines", res_name(res), n);
+        SW_CHECK(res == SW_INPUT_EOF && n == 100000, "ended with %s after %zu lines", res_name(res),
+                 n);
         SW_CHECK(sw_input_raw_bytes(in) == gz.len, "raw bytes %llu, expected %zu",
                  (unsigned long long)sw_input_raw_bytes(in), gz.len);
         sw_input_close(in);
@@ -690,9 +692,12 @@ static void test_gzip_thread(void **state)
         sw_buf_t b;
         sw_buf_init(&b);
         sw_buf_put(&b, gz.data, gz.len);
-        if (bad[i].kind == 0) b.len -= gz.len / 3;
-        else if (bad[i].kind == 1) b.data[gz.len * 2 / 3] ^= 0x55;
-        else sw_buf_puts(&b, "garbage");
+        if (bad[i].kind == 0)
+            b.len -= gz.len / 3;
+        else if (bad[i].kind == 1)
+            b.data[gz.len * 2 / 3] ^= 0x55;
+        else
+            sw_buf_puts(&b, "garbage");
         assert_true(write_file(path, b.data, b.len));
         sw_buf_clear(&b);
         in = sw_input_open(path, err, sizeof(err));
@@ -702,8 +707,7 @@ static void test_gzip_thread(void **state)
         /* A flipped bit may decode to other bytes before the CRC says so. */
         sw_input_res_t res = read_compare(in, &text, bad[i].kind != 1, &n);
         SW_CHECK(res == SW_INPUT_ERROR, "ended with %s after %zu lines", res_name(res), n);
-        SW_CHECK(bad[i].kind == 2 ? n == 100000 : n > 20000,
-                 "%zu good lines before the error", n);
+        SW_CHECK(bad[i].kind == 2 ? n == 100000 : n > 20000, "%zu good lines before the error", n);
         /* the error stays */
         const char *line;
         size_t len;
@@ -756,9 +760,9 @@ static void test_open_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),      cmocka_unit_test(test_every_truncation),
-        cmocka_unit_test(test_long_lines), cmocka_unit_test(test_line_limit),
-        cmocka_unit_test(test_stdin),      cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_every_truncation),
+        cmocka_unit_test(test_long_lines),  cmocka_unit_test(test_line_limit),
+        cmocka_unit_test(test_stdin),       cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_gzip_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

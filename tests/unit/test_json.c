@@ -177,8 +177,8 @@ static sw_err_t check_same(const char *file, int line, sw_tdec_t *fast, sw_tdec_
         fprintf(stderr,
                 "%s:%d: FAIL [%s] (fast path == general path): fast %d \"%s\", general %d \"%s\"\n"
                 "  line: %.*s\n",
-                file, line, g_case, (int)rc_f, err_f, (int)rc_s, err_s, (int)(len > 300 ? 300 : len),
-                text);
+                file, line, g_case, (int)rc_f, err_f, (int)rc_s, err_s,
+                (int)(len > 300 ? 300 : len), text);
         g_fail++;
         return rc_f;
     }
@@ -945,19 +945,19 @@ static void test_long_strings(void **state)
 /* ---- the fast path's edges ------------------------------------------------- */
 
 /* A line as stormwatch gen writes it (every field, v3 order). */
-#define GEN_LINE                                                                            \
-    "{\"schema_version\": 3, \"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\"," \
-    " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4901,"  \
-    " \"host\": \"node-112\", \"device_id\": 5, \"allocator_allocated_bytes\": 33117223640,"    \
-    " \"allocator_reserved_bytes\": 33409538572, \"allocator_active_bytes\": null,"             \
-    " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": 0,"                       \
-    " \"device_used_bytes\": 33946409484, \"device_free_bytes\": 51952936436,"                  \
-    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": {},"                \
-    " \"job_id\": \"job-0\", \"rank\": 901, \"local_rank\": 5, \"world_size\": 1024,"           \
+#define GEN_LINE                                                                                   \
+    "{\"schema_version\": 3, \"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\","   \
+    " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4901,"     \
+    " \"host\": \"node-112\", \"device_id\": 5, \"allocator_allocated_bytes\": 33117223640,"       \
+    " \"allocator_reserved_bytes\": 33409538572, \"allocator_active_bytes\": null,"                \
+    " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": 0,"                          \
+    " \"device_used_bytes\": 33946409484, \"device_free_bytes\": 51952936436,"                     \
+    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": {},"                   \
+    " \"job_id\": \"job-0\", \"rank\": 901, \"local_rank\": 5, \"world_size\": 1024,"              \
     " \"session_id\": \"sess-0-901\"}"
 
-#define PHASE_LINE                                                                           \
-    "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":" \
+#define PHASE_LINE                                                                                  \
+    "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"   \
     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"fwd\", \"path\": [\"train\", \"fwd\"]," \
     " \"scope_id\": \"sc1\", \"parent_scope_id\": null, \"thread_id\": 12, \"thread_name\": \"M\"," \
     " \"sequence\": 3}}, \"rank\": 0}"
@@ -1000,13 +1000,18 @@ static const fast_case_t k_fast[] = {
      "not valid JSON: unterminated string at column 48"},
     {"16-byte plain value ending at the line's end", "{" BASE ", \"host\": \"0123456789abcdef", 1,
      "not valid JSON: unterminated string at column 48"},
-    {"escaped event_type U+017F", "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fample\","
-     " \"device_used_bytes\": 1}", 0, "{\"kind\": \"sample\"}"},
+    {"escaped event_type U+017F",
+     "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fample\","
+     " \"device_used_bytes\": 1}",
+     0, "{\"kind\": \"sample\"}"},
     /* keys */
-    {"escaped key", "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"world_size\": 3, \"r\\u0061nk\": 2}",
-     1, "{\"rank\": 2}"},
-    {"unknown keys with scalars", "{" BASE ", \"u\": 1, \"v\": \"s\", \"w\": null, \"x\": 1.5e3,"
-     " \"y\": true, \"z\": false, \"rank\": 0}", 0, "{\"rank\": 0}"},
+    {"escaped key",
+     "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"world_size\": 3, \"r\\u0061nk\": 2}", 1,
+     "{\"rank\": 2}"},
+    {"unknown keys with scalars",
+     "{" BASE ", \"u\": 1, \"v\": \"s\", \"w\": null, \"x\": 1.5e3,"
+     " \"y\": true, \"z\": false, \"rank\": 0}",
+     0, "{\"rank\": 0}"},
     {"unknown key with an object", "{" BASE ", \"u\": {\"rank\": 5}, \"rank\": 0}", 1,
      "{\"rank\": 0}"},
     {"unknown key with an array", "{" BASE ", \"u\": [1], \"rank\": 0}", 1, "{\"rank\": 0}"},
@@ -1021,8 +1026,10 @@ static const fast_case_t k_fast[] = {
     {"duplicate rank", "{" BASE ", \"rank\": -1, \"rank\": 0}", 0, "{\"rank\": 0}"},
     {"duplicate rank, bad last", "{" BASE ", \"rank\": 0, \"rank\": -1}", 0,
      "field \"rank\" is -1, expected an integer >= 0"},
-    {"duplicate event_type", "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"event_type\": \"sample\","
-     " \"device_used_bytes\": 2}", 0, "{\"kind\": \"sample\"}"},
+    {"duplicate event_type",
+     "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"event_type\": \"sample\","
+     " \"device_used_bytes\": 2}",
+     0, "{\"kind\": \"sample\"}"},
     {"duplicate metadata: phase, then {}",
      "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
      " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"p\"], \"scope_id\": \"a\","
@@ -1043,8 +1050,9 @@ static const fast_case_t k_fast[] = {
     {"metadata an array", "{" BASE ", \"metadata\": [1]}", 1,
      "field \"metadata\" is [1], expected an object or null (got an array)"},
     /* numbers */
-    {"negative integers", "{" BASE ", \"pid\": -42, \"allocator_change_bytes\": -9223372036854775808}",
-     0, "{\"pid\": -42, \"allocator_change_bytes\": -9223372036854775808}"},
+    {"negative integers",
+     "{" BASE ", \"pid\": -42, \"allocator_change_bytes\": -9223372036854775808}", 0,
+     "{\"pid\": -42, \"allocator_change_bytes\": -9223372036854775808}"},
     {"-0", "{\"timestamp_ns\": -0, \"event_type\": \"x\"}", 0, "{\"timestamp_ns\": 0}"},
     {"0", "{\"timestamp_ns\": 0, \"event_type\": \"x\"}", 0, "{\"timestamp_ns\": 0}"},
     {"int64 max", "{\"timestamp_ns\": 9223372036854775807, \"event_type\": \"x\"}", 0,
@@ -1073,16 +1081,20 @@ static const fast_case_t k_fast[] = {
      "field \"pid\" is -1.5e-3, expected an integer"},
     {"0e0 and 0.0", "{" BASE ", \"device_id\": 0e0, \"local_rank\": 0.0}", 0,
      "{\"device_id\": null, \"local_rank\": null}"},
-    {"1. is not JSON", "{" BASE ", \"rank\": 1.}", 1, "not valid JSON: invalid number at column 48"},
-    {"1e is not JSON", "{" BASE ", \"rank\": 1e}", 1, "not valid JSON: invalid number at column 48"},
-    {"1e+ is not JSON", "{" BASE ", \"rank\": 1e+}", 1, "not valid JSON: invalid number at column 48"},
+    {"1. is not JSON", "{" BASE ", \"rank\": 1.}", 1,
+     "not valid JSON: invalid number at column 48"},
+    {"1e is not JSON", "{" BASE ", \"rank\": 1e}", 1,
+     "not valid JSON: invalid number at column 48"},
+    {"1e+ is not JSON", "{" BASE ", \"rank\": 1e+}", 1,
+     "not valid JSON: invalid number at column 48"},
     {"- alone", "{" BASE ", \"rank\": -}", 1, "not valid JSON: invalid number at column 48"},
     {"leading zero", "{" BASE ", \"rank\": 01}", 1,
      "not valid JSON: expected ',' or '}' in object at column 49"},
     {"negative leading zero", "{" BASE ", \"rank\": -01}", 1,
      "not valid JSON: expected ',' or '}' in object at column 50"},
     {"NaN", "{" BASE ", \"rank\": NaN}", 1, "field \"rank\" is NaN, expected an integer >= 0"},
-    {"-Infinity", "{" BASE ", \"pid\": -Infinity}", 1, "field \"pid\" is -Infinity, expected an integer"},
+    {"-Infinity", "{" BASE ", \"pid\": -Infinity}", 1,
+     "field \"pid\" is -Infinity, expected an integer"},
     {"number at the very end", "{" BASE ", \"rank\": 12", 1, "not valid JSON: *"},
     /* literals */
     {"true where an integer goes", "{" BASE ", \"rank\": true}", 0,
@@ -1091,7 +1103,8 @@ static const fast_case_t k_fast[] = {
      "field \"event_type\" is false, expected a non-empty string"},
     {"null job_id", "{" BASE ", \"job_id\": null}", 0, "{\"job_id\": null}"},
     {"nul", "{" BASE ", \"job_id\": nul}", 1, "not valid JSON: invalid literal at column 50"},
-    {"null cut at the end", "{" BASE ", \"job_id\": nu", 1, "not valid JSON: invalid literal at column 50"},
+    {"null cut at the end", "{" BASE ", \"job_id\": nu", 1,
+     "not valid JSON: invalid literal at column 50"},
     /* structure and whitespace */
     {"empty object", "{}", 1, "field \"timestamp_ns\" is missing, expected an integer >= 0"},
     {"two spaces after a comma", "{" BASE ",  \"rank\": 0}", 1, "{\"rank\": 0}"},
@@ -1101,7 +1114,8 @@ static const fast_case_t k_fast[] = {
     {"trailing comma", "{" BASE ",}", 1, "not valid JSON: expected a string at column 39"},
     {"data after the object", "{" BASE "} x", 1,
      "not valid JSON: unexpected data after the object at column 40"},
-    {"two objects", "{" BASE "}{}", 1, "not valid JSON: unexpected data after the object at column 39"},
+    {"two objects", "{" BASE "}{}", 1,
+     "not valid JSON: unexpected data after the object at column 39"},
     {"no closing brace", "{" BASE, 1, "not valid JSON: *"},
     {"not an object", "[1]", 1, "not a JSON object: the line is an array"},
 };
@@ -1166,7 +1180,8 @@ static void test_fast_path(void **state)
                 sw_event_t ev;
                 char err[512] = "";
                 sw_tdec_t *fresh = sw_tdec_new();
-                SW_CHECK(sw_tdec_json(fresh, c->line, len, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+                SW_CHECK(sw_tdec_json(fresh, c->line, len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                         err);
                 check_fields(__FILE__, __LINE__, &ev, c->want);
                 sw_tdec_destroy(fresh);
             } else {
@@ -1176,7 +1191,8 @@ static void test_fast_path(void **state)
                 size_t wl = strlen(c->want);
                 if (wl && c->want[wl - 1] == '*')
                     SW_CHECK(strncmp(err, c->want, wl - 1) == 0,
-                             "message \"%s\", expected a prefix \"%.*s\"", err, (int)(wl - 1), c->want);
+                             "message \"%s\", expected a prefix \"%.*s\"", err, (int)(wl - 1),
+                             c->want);
                 else
                     SW_CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err,
                              c->want);
@@ -1186,8 +1202,9 @@ static void test_fast_path(void **state)
     SW_CHECK(sw_tdec_general_lines(slow) > 0, "the general decoder took no line");
     mutate_line(fast, slow, GEN_LINE);
     mutate_line(fast, slow, PHASE_LINE);
-    mutate_line(fast, slow, "{\"timestamp_ns\": -0, \"event_type\": \"s\\u00e9\", \"pid\": 1.5e-3,"
-                            " \"rank\": 0, \"host\": null, \"job_id\": true, \"metadata\": {}}");
+    mutate_line(fast, slow,
+                "{\"timestamp_ns\": -0, \"event_type\": \"s\\u00e9\", \"pid\": 1.5e-3,"
+                " \"rank\": 0, \"host\": null, \"job_id\": true, \"metadata\": {}}");
     fprintf(stderr, "%zu fast path cases, prefixes and mutations of 3 lines\n",
             sizeof(k_fast) / sizeof(k_fast[0]));
     sw_tdec_destroy(fast);
@@ -1262,9 +1279,9 @@ static void test_event_kind(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),       cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_table),          cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_key_prediction), cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_long_strings), cmocka_unit_test(test_event_kind),
+        cmocka_unit_test(test_long_strings),   cmocka_unit_test(test_event_kind),
         cmocka_unit_test(test_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
