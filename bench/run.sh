@@ -360,8 +360,9 @@ share_full() { calc "($1 > $WINDOW) ? ($1 - $WINDOW) / $1 * 100 : 0"; }
     echo "|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo
-    echo "Rates are events / wall seconds of one process (all commands are single-threaded, so"
-    echo "this is the per-core rate); MB = 10^6 bytes of input per wall second. \"min-max\" is the"
+    echo "Rates are events / wall seconds of one process (the commands are single-threaded, so"
+    echo "this is the per-core rate, except that a .gz input is inflated by a second thread: its"
+    echo "CPU may exceed its wall time); MB = 10^6 bytes of input per wall second. \"min-max\" is the"
     echo "spread over the $REPS repetitions; CPU = user+sys seconds (median), ev/CPU-s = events per"
     echo "CPU second (less sensitive to a busy machine than wall time). The VM is noisy"
     echo "(+-30% run to run): look at the spread before trusting a verdict near its target."
