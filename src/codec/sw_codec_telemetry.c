@@ -56,6 +56,8 @@ static const struct {
 #undef FLD
 };
 
+#define SEQ_MAX 40 /* keys of a line the fast path predicts */
+
 struct sw_tdec_s {
     char *scratch;
     size_t scratch_cap;
@@ -63,13 +65,29 @@ struct sw_tdec_s {
      * followed field f last time (next[F__CNT]: the first field), tried
      * with one compare before the general key scan. */
     int8_t next[F__CNT + 1];
+    /* The fast path's prediction: seq[k] is the field of the k-th key of
+     * the last line (-1: an unknown key, or none yet). */
+    int8_t seq[SEQ_MAX];
+    bool general_only;      /* tests: skip tdec_fast() */
+    uint64_t general_lines; /* lines decoded by the general path */
 };
 
 sw_tdec_t *sw_tdec_new(void)
 {
     sw_tdec_t *dec = sw_calloc(1, sizeof(sw_tdec_t));
     memset(dec->next, -1, sizeof(dec->next));
+    memset(dec->seq, -1, sizeof(dec->seq));
     return dec;
+}
+
+void sw_tdec_set_fast(sw_tdec_t *dec, bool on)
+{
+    dec->general_only = !on;
+}
+
+uint64_t sw_tdec_general_lines(const sw_tdec_t *dec)
+{
+    return dec->general_lines;
 }
 
 void sw_tdec_destroy(sw_tdec_t *dec)
@@ -93,6 +111,7 @@ sw_ev_kind_t sw_event_kind(sw_str_t t)
     /* Case-folded "sample": ASCII letters in either case, and U+017F
      * (long s, C5 BF) which Python's casefold() maps to 's'. */
     static const char k_sample[] = "sample";
+    if (t.len == 6 && memcmp(t.ptr, k_sample, 6) == 0) return SW_EV_SAMPLE; /* the usual case */
     size_t i = 0, k = 0;
     while (k < 6 && i < t.len) {
         unsigned char c = (unsigned char)t.ptr[i];
@@ -380,6 +399,9 @@ bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
 /* The identifier bounds (SW_IDENT_MAX), after SPEC 2's rules. */
 static sw_err_t ident_bounds(const sw_event_t *ev, char *errstr, size_t errstr_size)
 {
+    if (ev->event_type.len <= SW_IDENT_MAX && ev->job_id.len <= SW_IDENT_MAX &&
+        ev->host.len <= SW_IDENT_MAX && ev->session_id.len <= SW_IDENT_MAX)
+        return SW_OK; /* the usual case, whatever is set */
     const struct {
         const char *name;
         bool set;
@@ -516,6 +538,276 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
     else o->value = sw_str("");
 }
 
+/* ---- the fast path -------------------------------------------------------
+ *
+ * Lines as producers write them: `{"key": value, "key": value}` with at
+ * most one space after '{', ':' and ',', keys without escapes, values that
+ * are strings, numbers, null/true/false, and a metadata object. One pass
+ * with a local cursor and no call per token for these; a string with an
+ * escape or non-ASCII bytes, and a metadata object other than {}, go
+ * through the general scanner's functions from where they start. Anything
+ * else (other whitespace, an empty object, a container under another key,
+ * NaN/Infinity, a malformed token, bytes after the object) makes
+ * tdec_fast() give up, and sw_tdec_json() decodes the line again with the
+ * general path. The fast path fills f[] exactly as the general path would
+ * (type, raw text, value), so validation, its messages and the event are
+ * the same; it only decides sooner. */
+
+/* `"key":` of every field, padded to 32 bytes for two 16-byte compares;
+ * mask has one bit per byte of the pattern. */
+static const struct {
+    char pat[32];
+    uint32_t mask;
+    uint8_t len;
+} k_keypat[F__CNT] = {
+#define KP(s) {"\"" s "\":", ((uint32_t)1 << (sizeof(s) + 2)) - 1, sizeof(s) + 2}
+    KP("timestamp_ns"), KP("event_type"), KP("rank"), KP("world_size"),
+    KP("job_id"), KP("session_id"), KP("pid"), KP("host"),
+    KP("device_used_bytes"), KP("sampling_interval_ms"), KP("metadata"),
+    KP("schema_version"), KP("device_id"), KP("local_rank"),
+    KP("allocator_allocated_bytes"), KP("allocator_reserved_bytes"),
+    KP("allocator_active_bytes"), KP("allocator_inactive_bytes"),
+    KP("allocator_change_bytes"), KP("device_free_bytes"), KP("device_total_bytes"),
+    KP("collector"), KP("context"),
+#undef KP
+};
+
+/* Whether the `"key":` of field id is at p. */
+static inline bool key_at(const char *p, const char *end, int id)
+{
+#if defined(__SSE2__)
+    if (end - p >= 32) {
+        const char *k = k_keypat[id].pat;
+        __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+                                    _mm_loadu_si128((const __m128i *)(const void *)k));
+        __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+                                    _mm_loadu_si128((const __m128i *)(const void *)(k + 16)));
+        uint32_t eq = (uint32_t)_mm_movemask_epi8(e0) | (uint32_t)_mm_movemask_epi8(e1) << 16;
+        return (eq & k_keypat[id].mask) == k_keypat[id].mask;
+    }
+#endif
+    return (size_t)(end - p) >= k_keypat[id].len &&
+           memcmp(p, k_keypat[id].pat, k_keypat[id].len) == 0;
+}
+
+/* Where a string's plain content that starts at p ends (see
+ * sw_json_skip_plain()); near the end of the line, one compare of the
+ * line's last 16 bytes instead of a loop. */
+static inline const char *str_end(const char *p, const char *text, const char *end)
+{
+#if defined(__SSE2__)
+    if (end - p < 16 && end - text >= 16) {
+        const char *b = end - 16;
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)b);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m) >> (p - b);
+        return mask ? p + __builtin_ctz(mask) : end;
+    }
+#endif
+    return sw_json_skip_plain(p, end);
+}
+
+static inline bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight ASCII digits minus '0' (the first in the lowest byte) as their
+ * value. */
+static inline uint64_t swar8(uint64_t w)
+{
+    w = (w * 10) + (w >> 8);
+    return (((w & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
+            (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >>
+           32;
+}
+
+/* The 1-15 digits at p (16 bytes readable, the first a digit) without a
+ * loop: one SSE2 compare finds how many there are, two 8-byte words
+ * convert them. @returns false (nothing read) for 16 digits or more. */
+static inline bool digits15(const char **pp, uint64_t *mag)
+{
+    static const uint64_t k_pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    const char *p = *pp;
+    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
+    unsigned n = (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(isd));
+    if (n >= 16) return false;
+    /* Bytes past the digits (and their borrows) are shifted out; zeros
+     * come in as leading digits. */
+    uint64_t lo;
+    memcpy(&lo, p, 8);
+    lo -= 0x3030303030303030ULL;
+    if (n <= 8) {
+        *mag = swar8(lo << (8 * (8 - n)));
+    } else {
+        uint64_t hi;
+        memcpy(&hi, p + 8, 8);
+        hi -= 0x3030303030303030ULL;
+        *mag = swar8(lo) * k_pow10[n - 8] + swar8(hi << (8 * (16 - n)));
+    }
+    *pp = p + n;
+    return true;
+}
+#endif
+
+/* A number at *pp as scan_number() reads it (integers as sw_jscan_int_fast
+ * does), except NaN/Infinity and malformed numbers: false for those. */
+static inline bool fast_number(const char **pp, const char *end, sw_jval_t *v)
+{
+    const char *p = *pp;
+    bool neg = *p == '-';
+    if (neg) p++;
+    if (p >= end || !is_digit(*p)) return false;
+    uint64_t mag = 0;
+    bool big = false;
+    if (*p == '0') {
+        p++;
+    } else {
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (end - p < 16 || !digits15(&p, &mag))
+#endif
+            p = sw_json_digits(p, end, &mag, &big);
+    }
+    if (p < end && (*p == '.' || (*p | 0x20) == 'e')) {
+        if (*p == '.') {
+            p++;
+            if (p >= end || !is_digit(*p)) return false;
+            while (p < end && is_digit(*p)) p++;
+        }
+        if (p < end && (*p == 'e' || *p == 'E')) {
+            p++;
+            if (p < end && (*p == '+' || *p == '-')) p++;
+            if (p >= end || !is_digit(*p)) return false;
+            while (p < end && is_digit(*p)) p++;
+        }
+        v->type = SW_J_FLOAT;
+    } else {
+        uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        if (big || mag > limit) {
+            v->type = SW_J_BIGINT;
+        } else {
+            v->type = SW_J_INT;
+            v->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        }
+    }
+    *pp = p;
+    return true;
+}
+
+static inline bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The line into f[] (and ev->phase/has_phase from metadata), or false
+ * when the general path must decode it; see above. */
+static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
+{
+    const char *p = text, *end = text + len;
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
+    while (p < end && is_ws(*p)) p++;
+    if (p >= end || *p != '{') return false;
+    p++;
+    if (p < end && *p == ' ') p++;
+    for (unsigned kth = 0;; kth++) {
+        if (p >= end || *p != '"') return false;
+        int id = kth < SEQ_MAX ? dec->seq[kth] : -1;
+        if (id >= 0 && key_at(p, end, id)) {
+            p += k_keypat[id].len;
+        } else {
+            const char *k = p + 1;
+            const char *q = sw_json_skip_plain(k, end);
+            if (q >= end || *q != '"' || q + 1 >= end || q[1] != ':') return false;
+            id = field_id((sw_str_t){k, (size_t)(q - k)});
+            p = q + 2;
+            if (kth < SEQ_MAX) dec->seq[kth] = (int8_t)id;
+        }
+        if (p < end && *p == ' ') p++;
+        if (p >= end) return false;
+        sw_jval_t skipped;
+        sw_jval_t *v = id >= 0 ? &f[id] : &skipped;
+        v->raw = p;
+        switch (*p) {
+        case '"': {
+            const char *q = str_end(p + 1, text, end);
+            if (q < end && *q == '"') {
+                v->s.ptr = p + 1;
+                v->s.len = (size_t)(q - p - 1);
+                p = q + 1;
+            } else {
+                js.p = p;
+                if (!sw_jscan_string(&js, &v->s)) return false;
+                p = js.p;
+            }
+            v->type = SW_J_STRING;
+            break;
+        }
+        case 'n':
+            if (end - p < 4 || memcmp(p, "null", 4) != 0) return false;
+            v->type = SW_J_NULL;
+            p += 4;
+            break;
+        case 't':
+            if (end - p < 4 || memcmp(p, "true", 4) != 0) return false;
+            v->type = SW_J_TRUE;
+            p += 4;
+            break;
+        case 'f':
+            if (end - p < 5 || memcmp(p, "false", 5) != 0) return false;
+            v->type = SW_J_FALSE;
+            p += 5;
+            break;
+        case '{':
+            if (id != F_METADATA) return false;
+            if (end - p >= 2 && p[1] == '}') {
+                ev->has_phase = false;
+                p += 2;
+            } else {
+                js.p = p;
+                if (!sw_json_metadata_phase(&js, &ev->phase, &ev->has_phase, 1)) return false;
+                p = js.p;
+            }
+            v->type = SW_J_OBJECT;
+            break;
+        default: {
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* The usual integer: 1-15 digits, then ',' or '}' (q < end:
+             * digits15() saw 16 bytes). */
+            const char *q = p;
+            uint64_t mag;
+            if (*p >= '1' && *p <= '9' && end - p >= 16 && digits15(&q, &mag) &&
+                (*q == ',' || *q == '}')) {
+                v->type = SW_J_INT;
+                v->i = (int64_t)mag;
+                p = q;
+                break;
+            }
+#endif
+            if (!fast_number(&p, end, v)) return false;
+            break;
+        }
+        }
+        v->raw_len = (size_t)(p - v->raw);
+        if (p < end && *p == ',') {
+            p++;
+            if (p < end && *p == ' ') p++;
+            continue;
+        }
+        if (p < end && *p == '}') {
+            p++;
+            break;
+        }
+        return false;
+    }
+    while (p < end && is_ws(*p)) p++;
+    return p == end;
+}
+
 sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev,
                       char *errstr, size_t errstr_size)
 {
@@ -524,13 +816,19 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         free(dec->scratch);
         dec->scratch = sw_malloc(dec->scratch_cap);
     }
-    sw_jscan_t js;
-    sw_jscan_init(&js, text, len, dec->scratch);
     sw_jval_t f[F__CNT];
     for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
     /* Every field of *ev is assigned by validate() and the carry_*() calls;
      * the phase scope only when has_phase. No memset: it is ~1 KiB. */
     ev->has_phase = false;
+    if (!dec->general_only && tdec_fast(dec, text, len, f, ev)) goto validate;
+    /* The general path, from the start (the fast one may have filled some
+     * of f[] and the phase scope). */
+    for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
+    ev->has_phase = false;
+    dec->general_lines++;
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
 
     sw_jscan_ws(&js);
     if (js.p >= js.end || *js.p != '{') {
@@ -606,6 +904,7 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
                  sw_jscan_offset(&js, js.err_at) + 1);
         return SW_ERR_PARSE;
     }
+validate:;
     sw_err_t err = validate(f, ev, errstr, errstr_size);
     if (err) return err;
     err = ident_bounds(ev, errstr, errstr_size);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sw_err.h"
 #include "sw_event.h"
@@ -20,6 +21,18 @@ sw_tdec_t *sw_tdec_new(void);
 
 /** @brief Free (accepts NULL). */
 void sw_tdec_destroy(sw_tdec_t *dec);
+
+/**
+ * @brief Turn the fast path of sw_tdec_json() on (the default) or off.
+ *        Both paths give the same event or the same error for every
+ *        input; tests and the fuzz target compare them.
+ */
+void sw_tdec_set_fast(sw_tdec_t *dec, bool on);
+
+/** @brief How many lines @p dec decoded with its general path (all of
+ *         them with the fast path off; with it on, the lines it gave up
+ *         on: escapes in keys, unusual whitespace, NaN, errors...). */
+uint64_t sw_tdec_general_lines(const sw_tdec_t *dec);
 
 /** @brief True when the text holds only whitespace (a skipped blank line). */
 bool sw_tdec_blank(const char *text, size_t len);

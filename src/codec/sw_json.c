@@ -11,10 +11,6 @@
 
 #include "sw_alloc.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 /* Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash,
  * 3 control character, 4 start of a multi-byte UTF-8 sequence. */
 static const unsigned char k_str_class[256] = {
@@ -128,29 +124,6 @@ static size_t put_utf8(char *d, uint32_t cp)
     return 4;
 }
 
-/* First byte at or after p that is not plain ASCII string content: a
- * quote, a backslash, a control character or a byte >= 0x80. SSE2 looks
- * at 16 bytes at a time: as signed bytes, both controls and bytes >= 0x80
- * compare below 0x20. */
-static inline const char *skip_plain(const char *p, const char *end)
-{
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i bslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                 _mm_cmplt_epi8(v, space));
-        int mask = _mm_movemask_epi8(m);
-        if (mask) return p + __builtin_ctz((unsigned)mask);
-        p += 16;
-    }
-#endif
-    while (p < end && k_str_class[(unsigned char)*p] == 0) p++;
-    return p;
-}
-
 bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out)
 {
     const char *p = js->p;
@@ -159,7 +132,7 @@ bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out)
     const char *s = ++p;
     /* Fast path: plain ASCII up to the closing quote. */
     for (;;) {
-        p = skip_plain(p, end);
+        p = sw_json_skip_plain(p, end);
         if (p >= end) return fail(js, s - 1, "unterminated string");
         unsigned char cls = k_str_class[(unsigned char)*p];
         if (cls == 1) {

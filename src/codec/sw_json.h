@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "sw_event.h"
 #include "sw_types.h"
 
@@ -132,6 +136,36 @@ static inline bool sw_jscan_int_fast(sw_jscan_t *js, sw_jval_t *v)
     }
     js->p = p;
     return true;
+}
+
+/**
+ * @brief First byte at or after @p p that is not plain ASCII string
+ *        content: a quote, a backslash, a control character or a byte
+ *        >= 0x80 (@p end when there is none). SSE2 looks at 16 bytes at a
+ *        time: as signed bytes, both controls and bytes >= 0x80 compare
+ *        below 0x20.
+ */
+static inline const char *sw_json_skip_plain(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmplt_epi8(v, space));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+        p++;
+    }
+    return p;
 }
 
 /** @brief Consume byte @p c after whitespace. @returns false (error set) if absent. */

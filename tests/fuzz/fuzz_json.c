@@ -6,7 +6,8 @@
  * survive JSON -> Avro -> event and sw_event_json() -> sw_tdec_json()
  * unchanged, and go through the stream engine (records and counters
  * checked) and the batch analysis of `stormwatch analyze` (no rank limit
- * there). Deterministic; writes nothing to stdout.
+ * there). The fast path of sw_tdec_json() must decide as its general path
+ * (same code, message and event). Deterministic; writes nothing to stdout.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -81,16 +82,27 @@ static size_t walk(const sw_jnode_t *n)
 
 /* One message through the decoder and the DOM; they share the scanner,
  * so they must agree on what is JSON. @returns sw_tdec_json()'s result. */
-static sw_err_t one_message(sw_tdec_t *dec, sw_avro_dec_t *adec, const char *text, size_t len,
-                            sw_event_t *ev)
+static sw_err_t one_message(sw_tdec_t *dec, sw_tdec_t *gdec, sw_avro_dec_t *adec, const char *text,
+                            size_t len, sw_event_t *ev)
 {
-    char err[512], derr[512];
-    err[0] = '\0';
+    char err[512], derr[512], gerr[512], why[256];
+    err[0] = gerr[0] = '\0';
     sw_err_t rc = sw_tdec_json(dec, text, len, ev, err, sizeof(err));
     FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_PARSE || rc == SW_ERR_INVALID_ARG,
                "sw_tdec_json returned %d", (int)rc);
     FUZZ_CHECK(rc == SW_OK || err[0] != '\0', "sw_tdec_json failed without a message");
     FUZZ_CHECK(memchr(err, '\0', sizeof(err)) != NULL, "errstr not terminated");
+
+    /* The fast path decides exactly as the general one: same code, same
+     * message, same event. */
+    sw_event_t gev;
+    sw_err_t grc = sw_tdec_json(gdec, text, len, &gev, gerr, sizeof(gerr));
+    FUZZ_CHECK(grc == rc, "fast path returned %d (%s), general path %d (%s)", (int)rc, err,
+               (int)grc, gerr);
+    FUZZ_CHECK(rc == SW_OK || strcmp(err, gerr) == 0, "fast path: \"%s\", general path: \"%s\"",
+               err, gerr);
+    FUZZ_CHECK(rc != SW_OK || fuzz_event_eq(ev, &gev, why, sizeof(why)),
+               "fast and general path events differ: %s", why);
 
     sw_arena_t arena;
     sw_arena_init(&arena);
@@ -122,6 +134,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * would exceed -timeout; the cheap record checks still run. */
     fuzz_deep_records = fuzz_deep_summaries = size > (1u << 20) ? 0 : FUZZ_DEEP_RECORDS;
     sw_tdec_t *dec = sw_tdec_new();
+    sw_tdec_t *gdec = sw_tdec_new();
+    sw_tdec_set_fast(gdec, false);
     sw_avro_dec_t *adec = sw_avro_dec_new();
     sw_event_t ev;
     char err[512];
@@ -129,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The whole input as one message (a Kafka value may hold newlines). */
     char *copy = malloc(size ? size : 1);
     if (size) memcpy(copy, data, size);
-    (void)one_message(dec, adec, copy, size, &ev);
+    (void)one_message(dec, gdec, adec, copy, size, &ev);
     free(copy);
 
     /* JSON Lines into the engine, one decoder for all lines. Each line is
@@ -148,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lineno++;
         char *line = malloc(len ? len : 1);
         if (len) memcpy(line, p, len);
-        if (!sw_tdec_blank(line, len) && one_message(dec, adec, line, len, &ev) == SW_OK) {
+        if (!sw_tdec_blank(line, len) && one_message(dec, gdec, adec, line, len, &ev) == SW_OK) {
             /* The batch refuses samples beyond the world size ceiling
              * (tests/fuzz/crashes/fuzz_json/heap-overflow-*). */
             char berr[256];
@@ -190,5 +204,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sw_batch_destroy(batch);
     sw_avro_dec_destroy(adec);
     sw_tdec_destroy(dec);
+    sw_tdec_destroy(gdec);
     return 0;
 }

@@ -5,10 +5,15 @@
  * gzip inputs are made here with zlib (deflate in memory, and gzopen for
  * one file) and then truncated, corrupted, concatenated or followed by
  * garbage. Plus long lines across the buffer growth steps, the line
- * length limit, and "-" as standard input through a pipe.
+ * length limit, and "-" as standard input through a pipe. The gzip reader
+ * thread: many blocks through a pipe fed by a writer thread, a pipe that
+ * trickles (lines come before the stream ends; closing the input while
+ * the thread waits for the pipe returns), closing a big file early, and
+ * errors after several blocks of good data.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -526,6 +531,198 @@ static void test_stdin(void **state)
     end_test();
 }
 
+/* ---- the gzip reader thread ------------------------------------------------- */
+
+/* Lines "{"n": I, "pad": "xxx..."}" for I in [0, count), about 80 bytes each. */
+static void numbered_lines(sw_buf_t *text, int count)
+{
+    for (int i = 0; i < count; i++)
+        sw_buf_printf(text, "{\"n\": %d, \"pad\": \"%0*d\"}\n", i, 40 + i % 23, i);
+}
+
+typedef struct feeder_s {
+    int fd;
+    const char *data;
+    size_t len;
+} feeder_t;
+
+static void *feed_pipe(void *arg)
+{
+    feeder_t *f = arg;
+    size_t off = 0;
+    while (off < f->len) {
+        size_t n = f->len - off < 4096 ? f->len - off : 4096; /* small writes: the reader waits */
+        ssize_t w = write(f->fd, f->data + off, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+/* Read @p in to the end; the lines must be @p text's (unless !@p compare).
+ * @returns how reading ended. */
+static sw_input_res_t read_compare(sw_input_t *in, const sw_buf_t *text, bool compare,
+                                   size_t *nlines)
+{
+    const char *line;
+    size_t len, pos = 0;
+    char err[512] = "";
+    sw_input_res_t res;
+    *nlines = 0;
+    while ((res = sw_input_next(in, &line, &len, err, sizeof(err))) == SW_INPUT_LINE) {
+        if (!compare) {
+            (*nlines)++;
+            continue;
+        }
+        bool same = pos + len < text->len && memcmp(text->data + pos, line, len) == 0 &&
+                    text->data[pos + len] == '\n';
+        SW_CHECK(same, "line %zu differs from the text", *nlines + 1);
+        if (!same) return SW_INPUT_ERROR;
+        pos += len + 1;
+        (*nlines)++;
+    }
+    if (res == SW_INPUT_EOF)
+        SW_CHECK(pos == text->len, "EOF after %zu of %zu bytes", pos, text->len);
+    return res;
+}
+
+static void test_gzip_thread(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    sw_buf_t text, gz;
+    sw_buf_init(&text);
+    sw_buf_init(&gz);
+    numbered_lines(&text, 100000); /* ~8 MB: several blocks of the reader thread */
+    gzip_member(&gz, text.data, text.len);
+
+    /* Standard input through a pipe, fed by a writer thread. */
+    g_case = "8 MB of gzip through stdin";
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int saved = dup(0);
+    assert_true(saved >= 0);
+    assert_int_equal(dup2(fds[0], 0), 0);
+    close(fds[0]);
+    feeder_t fd_arg = {fds[1], gz.data, gz.len};
+    pthread_t thr;
+    assert_int_equal(pthread_create(&thr, NULL, feed_pipe, &fd_arg), 0);
+    char err[512] = "";
+    sw_input_t *in = sw_input_open("-", err, sizeof(err));
+    SW_CHECK(in != NULL, "open: %s", err);
+    if (in) {
+        size_t n;
+        sw_input_res_t res = read_compare(in, &text, true, &n);
+        SW_CHECK(res == SW_INPUT_EOF && n == 100000, "ended with %s after %zu lines", res_name(res),
+                 n);
+        SW_CHECK(sw_input_raw_bytes(in) == gz.len, "raw bytes %llu, expected %zu",
+                 (unsigned long long)sw_input_raw_bytes(in), gz.len);
+        sw_input_close(in);
+    }
+    pthread_join(thr, NULL);
+    assert_int_equal(dup2(saved, 0), 0);
+
+    /* A pipe that trickles: two lines, sync-flushed, and the writer stays. */
+    g_case = "a trickling gzip pipe";
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(dup2(fds[0], 0), 0);
+    close(fds[0]);
+    {
+        const char *two = "{\"a\": 1}\n{\"b\": 2}\n";
+        unsigned char out[4096];
+        z_stream zs;
+        memset(&zs, 0, sizeof(zs));
+        assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        zs.next_in = (Bytef *)(uintptr_t)two;
+        zs.avail_in = (uInt)strlen(two);
+        zs.next_out = out;
+        zs.avail_out = sizeof(out);
+        assert_int_equal(deflate(&zs, Z_SYNC_FLUSH), Z_OK);
+        size_t n = sizeof(out) - zs.avail_out;
+        deflateEnd(&zs);
+        assert_int_equal(write(fds[1], out, n), (ssize_t)n);
+    }
+    in = sw_input_open("-", err, sizeof(err));
+    SW_CHECK(in != NULL, "open: %s", err);
+    if (in) {
+        const char *line;
+        size_t len;
+        sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
+        SW_CHECK(res == SW_INPUT_LINE && len == 8 && memcmp(line, "{\"a\": 1}", 8) == 0,
+                 "first line: %s", res_name(res));
+        res = sw_input_next(in, &line, &len, err, sizeof(err));
+        SW_CHECK(res == SW_INPUT_LINE && len == 8 && memcmp(line, "{\"b\": 2}", 8) == 0,
+                 "second line: %s", res_name(res));
+        /* The thread now waits for the pipe: closing must not wait for it. */
+        sw_input_close(in);
+    }
+    close(fds[1]);
+    assert_int_equal(dup2(saved, 0), 0);
+    close(saved);
+
+    /* A big file closed after one line: the thread waits for a free block. */
+    g_case = "closing a big gzip file early";
+    char path[1024];
+    tmp_path(path, sizeof(path), "big.gz");
+    assert_true(write_file(path, gz.data, gz.len));
+    in = sw_input_open(path, err, sizeof(err));
+    SW_CHECK(in != NULL, "open: %s", err);
+    if (in) {
+        const char *line;
+        size_t len;
+        SW_CHECK(sw_input_next(in, &line, &len, err, sizeof(err)) == SW_INPUT_LINE, "%s", err);
+        usleep(20000); /* let the thread fill the ring */
+        sw_input_close(in);
+    }
+
+    /* Errors after several blocks of good data: the good lines, then the error. */
+    static const struct {
+        const char *name;
+        int kind; /* 0 truncated, 1 bit flipped, 2 garbage after the member */
+        const char *msg;
+    } bad[] = {
+        {"truncated after several blocks", 0, "truncated"},
+        {"corrupt after several blocks", 1, "corrupt"},
+        {"garbage after several blocks", 2, "after the gzip stream"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        g_case = bad[i].name;
+        sw_buf_t b;
+        sw_buf_init(&b);
+        sw_buf_put(&b, gz.data, gz.len);
+        if (bad[i].kind == 0)
+            b.len -= gz.len / 3;
+        else if (bad[i].kind == 1)
+            b.data[gz.len * 2 / 3] ^= 0x55;
+        else
+            sw_buf_puts(&b, "garbage");
+        assert_true(write_file(path, b.data, b.len));
+        sw_buf_clear(&b);
+        in = sw_input_open(path, err, sizeof(err));
+        SW_CHECK(in != NULL, "open: %s", err);
+        if (!in) continue;
+        size_t n;
+        /* A flipped bit may decode to other bytes before the CRC says so. */
+        sw_input_res_t res = read_compare(in, &text, bad[i].kind != 1, &n);
+        SW_CHECK(res == SW_INPUT_ERROR, "ended with %s after %zu lines", res_name(res), n);
+        SW_CHECK(bad[i].kind == 2 ? n == 100000 : n > 20000, "%zu good lines before the error", n);
+        /* the error stays */
+        const char *line;
+        size_t len;
+        err[0] = '\0';
+        res = sw_input_next(in, &line, &len, err, sizeof(err));
+        SW_CHECK(res == SW_INPUT_ERROR && strstr(err, path) && strstr(err, bad[i].msg),
+                 "then %s \"%s\"", res_name(res), err);
+        sw_input_close(in);
+    }
+    unlink(path);
+    sw_buf_clear(&text);
+    sw_buf_clear(&gz);
+    end_test();
+}
+
 /* Files that cannot be opened or read: NULL and a message naming them. */
 static void test_open_errors(void **state)
 {
@@ -563,9 +760,10 @@ static void test_open_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),      cmocka_unit_test(test_every_truncation),
-        cmocka_unit_test(test_long_lines), cmocka_unit_test(test_line_limit),
-        cmocka_unit_test(test_stdin),      cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_every_truncation),
+        cmocka_unit_test(test_long_lines),  cmocka_unit_test(test_line_limit),
+        cmocka_unit_test(test_stdin),       cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_gzip_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

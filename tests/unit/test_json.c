@@ -7,7 +7,12 @@
  *    exact message (a trailing '*' in the table means "starts with");
  *  - byte-level checks that JSON cannot express (WTF-8 surrogates, NUL);
  *  - the key prediction of the decoder across lines with reordered keys;
- *  - nesting limits, 1 MB strings, blank lines, event kinds.
+ *  - nesting limits, 1 MB strings, blank lines, event kinds;
+ *  - the fast path against the general path (sw_tdec_set_fast): every
+ *    table line, edge cases of numbers, strings, keys and whitespace, and
+ *    every prefix and one-byte mutation of a generated line give the same
+ *    result (code, message, event) both ways; plain lines take the fast
+ *    path and unusual ones the general path.
  * Every failure prints file:line, the case, the expression and the actual
  * against the expected value; all cases run, then the test fails.
  */
@@ -155,6 +160,40 @@ static void check_fields(const char *file, int line, const sw_event_t *ev, const
     }
     json_decref(got);
     json_decref(want);
+}
+
+/* ---- fast path == general path -------------------------------------------- */
+
+/* Decode @p line with @p fast (fast path on) and @p slow (off) and check
+ * that code, message and event agree. @returns the fast decoder's code. */
+static sw_err_t check_same(const char *file, int line, sw_tdec_t *fast, sw_tdec_t *slow,
+                           const char *text, size_t len)
+{
+    sw_event_t ev_f, ev_s;
+    char err_f[512] = "", err_s[512] = "";
+    sw_err_t rc_f = sw_tdec_json(fast, text, len, &ev_f, err_f, sizeof(err_f));
+    sw_err_t rc_s = sw_tdec_json(slow, text, len, &ev_s, err_s, sizeof(err_s));
+    if (rc_f != rc_s || (rc_f != SW_OK && strcmp(err_f, err_s) != 0)) {
+        fprintf(stderr,
+                "%s:%d: FAIL [%s] (fast path == general path): fast %d \"%s\", general %d \"%s\"\n"
+                "  line: %.*s\n",
+                file, line, g_case, (int)rc_f, err_f, (int)rc_s, err_s,
+                (int)(len > 300 ? 300 : len), text);
+        g_fail++;
+        return rc_f;
+    }
+    if (rc_f == SW_OK) {
+        json_t *a = render_event(&ev_f), *b = render_event(&ev_s);
+        char why[1024];
+        if (!sw_test_json_equal(a, b, false, why, sizeof(why))) {
+            fprintf(stderr, "%s:%d: FAIL [%s] (fast event == general event): %s\n  line: %.*s\n",
+                    file, line, g_case, why, (int)(len > 300 ? 300 : len), text);
+            g_fail++;
+        }
+        json_decref(a);
+        json_decref(b);
+    }
+    return rc_f;
 }
 
 /* ---- the table ----------------------------------------------------------- */
@@ -567,9 +606,12 @@ static void test_table(void **state)
     (void)state;
     g_fail = 0;
     sw_tdec_t *dec = sw_tdec_new();
+    sw_tdec_t *fast = sw_tdec_new(), *slow = sw_tdec_new();
+    sw_tdec_set_fast(slow, false);
     for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
         const json_case_t *c = &k_cases[i];
         g_case = c->name;
+        (void)check_same(__FILE__, __LINE__, fast, slow, c->line, strlen(c->line));
         sw_event_t ev;
         char err[512] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
@@ -589,6 +631,8 @@ static void test_table(void **state)
     }
     fprintf(stderr, "%zu decoder cases\n", sizeof(k_cases) / sizeof(k_cases[0]));
     sw_tdec_destroy(dec);
+    sw_tdec_destroy(fast);
+    sw_tdec_destroy(slow);
     end_test();
 }
 
@@ -898,6 +942,276 @@ static void test_long_strings(void **state)
     end_test();
 }
 
+/* ---- the fast path's edges ------------------------------------------------- */
+
+/* A line as stormwatch gen writes it (every field, v3 order). */
+#define GEN_LINE                                                                                   \
+    "{\"schema_version\": 3, \"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\","   \
+    " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4901,"     \
+    " \"host\": \"node-112\", \"device_id\": 5, \"allocator_allocated_bytes\": 33117223640,"       \
+    " \"allocator_reserved_bytes\": 33409538572, \"allocator_active_bytes\": null,"                \
+    " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": 0,"                          \
+    " \"device_used_bytes\": 33946409484, \"device_free_bytes\": 51952936436,"                     \
+    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": {},"                   \
+    " \"job_id\": \"job-0\", \"rank\": 901, \"local_rank\": 5, \"world_size\": 1024,"              \
+    " \"session_id\": \"sess-0-901\"}"
+
+#define PHASE_LINE                                                                                  \
+    "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"   \
+    " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"fwd\", \"path\": [\"train\", \"fwd\"]," \
+    " \"scope_id\": \"sc1\", \"parent_scope_id\": null, \"thread_id\": 12, \"thread_name\": \"M\"," \
+    " \"sequence\": 3}}, \"rank\": 0}"
+
+typedef struct fast_case_s {
+    const char *name;
+    const char *line;
+    int general;      /* 1: the fast path gives this line to the general path */
+    const char *want; /* SW_OK: expected fields; else the message; NULL: compare only */
+} fast_case_t;
+
+static const fast_case_t k_fast[] = {
+    /* plain lines: the fast path decodes them */
+    {"generated line", GEN_LINE, 0,
+     "{\"timestamp_ns\": 1763699999954941461, \"kind\": \"sample\", \"rank\": 901,"
+     " \"world_size\": 1024, \"job_id\": \"job-0\", \"session_id\": \"sess-0-901\","
+     " \"pid\": 4901, \"host\": \"node-112\", \"device_used_bytes\": 33946409484,"
+     " \"sampling_interval_ms\": 100, \"metadata\": \"{}\", \"schema_version\": 3,"
+     " \"allocator_active_bytes\": null, \"allocator_change_bytes\": 0,"
+     " \"device_total_bytes\": 85899345920, \"collector\": \"stormlog.cuda_tracker\","
+     " \"context\": null}"},
+    {"no spaces at all", "{\"timestamp_ns\":1,\"event_type\":\"x\",\"rank\":0}", 0,
+     "{\"timestamp_ns\": 1, \"rank\": 0}"},
+    {"phase scope through the metadata scanner", PHASE_LINE, 0,
+     "{\"boundary_ok\": true, \"phase\": {\"name\": \"fwd\", \"path\": [\"train\", \"fwd\"]}}"},
+    {"trailing CR and spaces", "{" BASE ", \"rank\": 0} \r", 0, "{\"rank\": 0}"},
+    {"leading whitespace", " \t{" BASE "}", 0, "{\"timestamp_ns\": 1}"},
+    /* strings */
+    {"escapes in a value", "{" BASE ", \"host\": \"a\\\"b\\\\c\\/d\\n\\u00e9\\ud83d\\ude00\"}", 0,
+     "{\"host\": \"a\\\"b\\\\c/d\\n\\u00e9\\ud83d\\ude00\"}"},
+    {"escape after 20 plain bytes", "{" BASE ", \"host\": \"abcdefghijklmnopqrst\\tu\"}", 0,
+     "{\"host\": \"abcdefghijklmnopqrst\\tu\"}"},
+    {"raw UTF-8 in a value", "{" BASE ", \"job_id\": \"j\xc3\xa9\"}", 0,
+     "{\"job_id\": \"j\\u00e9\"}"},
+    {"invalid UTF-8 in a value", "{" BASE ", \"host\": \"a\xc0\x80\"}", 1,
+     "not valid JSON: invalid UTF-8 in string at column 50"},
+    {"control character in a value", "{" BASE ", \"host\": \"a\x1f\"}", 1,
+     "not valid JSON: control character in string at column 50"},
+    {"unterminated value at the end", "{" BASE ", \"host\": \"abc", 1,
+     "not valid JSON: unterminated string at column 48"},
+    {"16-byte plain value ending at the line's end", "{" BASE ", \"host\": \"0123456789abcdef", 1,
+     "not valid JSON: unterminated string at column 48"},
+    {"escaped event_type U+017F",
+     "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fample\","
+     " \"device_used_bytes\": 1}",
+     0, "{\"kind\": \"sample\"}"},
+    /* keys */
+    {"escaped key",
+     "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"world_size\": 3, \"r\\u0061nk\": 2}", 1,
+     "{\"rank\": 2}"},
+    {"unknown keys with scalars",
+     "{" BASE ", \"u\": 1, \"v\": \"s\", \"w\": null, \"x\": 1.5e3,"
+     " \"y\": true, \"z\": false, \"rank\": 0}",
+     0, "{\"rank\": 0}"},
+    {"unknown key with an object", "{" BASE ", \"u\": {\"rank\": 5}, \"rank\": 0}", 1,
+     "{\"rank\": 0}"},
+    {"unknown key with an array", "{" BASE ", \"u\": [1], \"rank\": 0}", 1, "{\"rank\": 0}"},
+    {"prefix of a known key", "{" BASE ", \"ran\": 9, \"rank\": 0}", 0, "{\"rank\": 0}"},
+    {"known key plus a byte", "{" BASE ", \"rankk\": 9}", 0, "{\"rank\": 0}"},
+    {"known key cut at the end", "{" BASE ", \"rank", 1, "not valid JSON: *"},
+    {"known key, colon missing", "{" BASE ", \"rank\" 1}", 1,
+     "not valid JSON: expected ':' after object key at column 47"},
+    {"space before the colon", "{" BASE ", \"rank\" : 1, \"world_size\": 2}", 1, "{\"rank\": 1}"},
+    {"non-ASCII key", "{" BASE ", \"r\xc3\xa9\": 1}", 1, "{\"rank\": 0}"},
+    /* duplicate keys: the last wins */
+    {"duplicate rank", "{" BASE ", \"rank\": -1, \"rank\": 0}", 0, "{\"rank\": 0}"},
+    {"duplicate rank, bad last", "{" BASE ", \"rank\": 0, \"rank\": -1}", 0,
+     "field \"rank\" is -1, expected an integer >= 0"},
+    {"duplicate event_type",
+     "{\"timestamp_ns\": 1, \"event_type\": \"x\", \"event_type\": \"sample\","
+     " \"device_used_bytes\": 2}",
+     0, "{\"kind\": \"sample\"}"},
+    {"duplicate metadata: phase, then {}",
+     "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"p\"], \"scope_id\": \"a\","
+     " \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}, \"metadata\": {}}",
+     0, "{\"metadata\": \"{}\", \"phase\": null}"},
+    {"duplicate metadata: phase, then null",
+     "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\":"
+     " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"p\"], \"scope_id\": \"a\","
+     " \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}, \"metadata\": null}",
+     0, "{\"metadata\": \"{}\", \"phase\": null}"},
+    {"duplicate metadata: {}, then a phase",
+     "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\", \"session_id\": \"s\", \"metadata\": {},"
+     " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"p\"],"
+     " \"scope_id\": \"a\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
+     0, "{\"boundary_ok\": true}"},
+    {"metadata { } with a space", "{" BASE ", \"metadata\": { }}", 0, "{\"metadata\": \"{ }\"}"},
+    {"metadata, bad inside", "{" BASE ", \"metadata\": {\"a\": 01}}", 1, "not valid JSON: *"},
+    {"metadata an array", "{" BASE ", \"metadata\": [1]}", 1,
+     "field \"metadata\" is [1], expected an object or null (got an array)"},
+    /* numbers */
+    {"negative integers",
+     "{" BASE ", \"pid\": -42, \"allocator_change_bytes\": -9223372036854775808}", 0,
+     "{\"pid\": -42, \"allocator_change_bytes\": -9223372036854775808}"},
+    {"-0", "{\"timestamp_ns\": -0, \"event_type\": \"x\"}", 0, "{\"timestamp_ns\": 0}"},
+    {"0", "{\"timestamp_ns\": 0, \"event_type\": \"x\"}", 0, "{\"timestamp_ns\": 0}"},
+    {"int64 max", "{\"timestamp_ns\": 9223372036854775807, \"event_type\": \"x\"}", 0,
+     "{\"timestamp_ns\": 9223372036854775807}"},
+    {"2^63", "{\"timestamp_ns\": 9223372036854775808, \"event_type\": \"x\"}", 0,
+     "field \"timestamp_ns\" is 9223372036854775808, expected an integer >= 0 (the value does not "
+     "fit in 64 bits)"},
+    {"-2^63 - 1", "{" BASE ", \"pid\": -9223372036854775809}", 0,
+     "field \"pid\" is -9223372036854775809, expected an integer (the value does not fit in 64 "
+     "bits)"},
+    {"2^64", "{\"timestamp_ns\": 18446744073709551616, \"event_type\": \"x\"}", 0,
+     "field \"timestamp_ns\" is 18446744073709551616, expected an integer >= 0 (the value does "
+     "not fit in 64 bits)"},
+    {"19 nines", "{\"timestamp_ns\": 9999999999999999999, \"event_type\": \"x\"}", 0,
+     "field \"timestamp_ns\" is 9999999999999999999, expected an integer >= 0 (the value does "
+     "not fit in 64 bits)"},
+    {"30 digits", "{\"timestamp_ns\": 100000000000000000000000000000, \"event_type\": \"x\"}", 0,
+     "field \"timestamp_ns\" is 100000000000000000000000000000, expected an integer >= 0 (the "
+     "value does not fit in 64 bits)"},
+    {"big carried value", "{" BASE ", \"device_total_bytes\": 99999999999999999999}", 0,
+     "{\"device_total_bytes\": null}"},
+    {"exponent", "{" BASE ", \"rank\": 1e0}", 0, "field \"rank\" is 1e0, expected an integer >= 0"},
+    {"exponent with sign", "{" BASE ", \"world_size\": 1E+2}", 0,
+     "field \"world_size\" is 1E+2, expected an integer >= 1"},
+    {"fraction and exponent", "{" BASE ", \"pid\": -1.5e-3}", 0,
+     "field \"pid\" is -1.5e-3, expected an integer"},
+    {"0e0 and 0.0", "{" BASE ", \"device_id\": 0e0, \"local_rank\": 0.0}", 0,
+     "{\"device_id\": null, \"local_rank\": null}"},
+    {"1. is not JSON", "{" BASE ", \"rank\": 1.}", 1,
+     "not valid JSON: invalid number at column 48"},
+    {"1e is not JSON", "{" BASE ", \"rank\": 1e}", 1,
+     "not valid JSON: invalid number at column 48"},
+    {"1e+ is not JSON", "{" BASE ", \"rank\": 1e+}", 1,
+     "not valid JSON: invalid number at column 48"},
+    {"- alone", "{" BASE ", \"rank\": -}", 1, "not valid JSON: invalid number at column 48"},
+    {"leading zero", "{" BASE ", \"rank\": 01}", 1,
+     "not valid JSON: expected ',' or '}' in object at column 49"},
+    {"negative leading zero", "{" BASE ", \"rank\": -01}", 1,
+     "not valid JSON: expected ',' or '}' in object at column 50"},
+    {"NaN", "{" BASE ", \"rank\": NaN}", 1, "field \"rank\" is NaN, expected an integer >= 0"},
+    {"-Infinity", "{" BASE ", \"pid\": -Infinity}", 1,
+     "field \"pid\" is -Infinity, expected an integer"},
+    {"number at the very end", "{" BASE ", \"rank\": 12", 1, "not valid JSON: *"},
+    /* literals */
+    {"true where an integer goes", "{" BASE ", \"rank\": true}", 0,
+     "field \"rank\" is true, expected an integer >= 0"},
+    {"false as event_type", "{\"timestamp_ns\": 1, \"event_type\": false}", 0,
+     "field \"event_type\" is false, expected a non-empty string"},
+    {"null job_id", "{" BASE ", \"job_id\": null}", 0, "{\"job_id\": null}"},
+    {"nul", "{" BASE ", \"job_id\": nul}", 1, "not valid JSON: invalid literal at column 50"},
+    {"null cut at the end", "{" BASE ", \"job_id\": nu", 1,
+     "not valid JSON: invalid literal at column 50"},
+    /* structure and whitespace */
+    {"empty object", "{}", 1, "field \"timestamp_ns\" is missing, expected an integer >= 0"},
+    {"two spaces after a comma", "{" BASE ",  \"rank\": 0}", 1, "{\"rank\": 0}"},
+    {"tab after a colon", "{" BASE ", \"rank\":\t0}", 1, "{\"rank\": 0}"},
+    {"space before a comma", "{" BASE " , \"rank\": 0}", 1, "{\"rank\": 0}"},
+    {"newline inside", "{" BASE ",\n\"rank\": 0}", 1, "{\"rank\": 0}"},
+    {"trailing comma", "{" BASE ",}", 1, "not valid JSON: expected a string at column 39"},
+    {"data after the object", "{" BASE "} x", 1,
+     "not valid JSON: unexpected data after the object at column 40"},
+    {"two objects", "{" BASE "}{}", 1,
+     "not valid JSON: unexpected data after the object at column 39"},
+    {"no closing brace", "{" BASE, 1, "not valid JSON: *"},
+    {"not an object", "[1]", 1, "not a JSON object: the line is an array"},
+};
+
+/* Every prefix of @p line, and @p line with each byte replaced by each of
+ * a few significant bytes, decode the same both ways. */
+static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
+{
+    static const char k_subst[] = " \t\"\\-+.0159eE,:{}[]ntfxu\x80\xc3\x01";
+    size_t len = strlen(line);
+    char *buf = malloc(len + 1);
+    char name[96];
+    for (size_t n = 0; n <= len; n++) {
+        snprintf(name, sizeof(name), "prefix of %zu bytes", n);
+        g_case = name;
+        /* A heap copy of exactly n bytes: ASan sees any read past the end. */
+        char *cut = malloc(n ? n : 1);
+        memcpy(cut, line, n);
+        (void)check_same(__FILE__, __LINE__, fast, slow, cut, n);
+        free(cut);
+    }
+    for (size_t i = 0; i < len; i++) {
+        for (size_t k = 0; k < sizeof(k_subst) - 1; k++) {
+            memcpy(buf, line, len);
+            buf[i] = k_subst[k];
+            snprintf(name, sizeof(name), "byte %zu replaced by 0x%02x", i,
+                     (unsigned char)k_subst[k]);
+            g_case = name;
+            (void)check_same(__FILE__, __LINE__, fast, slow, buf, len);
+        }
+        /* and the byte deleted */
+        memcpy(buf, line, i);
+        memcpy(buf + i, line + i + 1, len - i - 1);
+        snprintf(name, sizeof(name), "byte %zu deleted", i);
+        g_case = name;
+        (void)check_same(__FILE__, __LINE__, fast, slow, buf, len - 1);
+        /* keep the fast decoder's key prediction trained on the real line */
+        (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
+    }
+    free(buf);
+}
+
+static void test_fast_path(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    sw_tdec_t *fast = sw_tdec_new(), *slow = sw_tdec_new();
+    sw_tdec_set_fast(slow, false);
+    for (size_t i = 0; i < sizeof(k_fast) / sizeof(k_fast[0]); i++) {
+        const fast_case_t *c = &k_fast[i];
+        g_case = c->name;
+        size_t len = strlen(c->line);
+        /* Twice: with the key prediction of the previous line, then of this one. */
+        for (int round = 0; round < 2; round++) {
+            uint64_t before = sw_tdec_general_lines(fast);
+            sw_err_t rc = check_same(__FILE__, __LINE__, fast, slow, c->line, len);
+            uint64_t general = sw_tdec_general_lines(fast) - before;
+            SW_CHECK(general == (uint64_t)c->general, "%s path, expected the %s path",
+                     general ? "general" : "fast", c->general ? "general" : "fast");
+            if (!c->want || round) continue;
+            if (rc == SW_OK) {
+                sw_event_t ev;
+                char err[512] = "";
+                sw_tdec_t *fresh = sw_tdec_new();
+                SW_CHECK(sw_tdec_json(fresh, c->line, len, &ev, err, sizeof(err)) == SW_OK, "%s",
+                         err);
+                check_fields(__FILE__, __LINE__, &ev, c->want);
+                sw_tdec_destroy(fresh);
+            } else {
+                sw_event_t ev;
+                char err[512] = "";
+                (void)sw_tdec_json(fast, c->line, len, &ev, err, sizeof(err));
+                size_t wl = strlen(c->want);
+                if (wl && c->want[wl - 1] == '*')
+                    SW_CHECK(strncmp(err, c->want, wl - 1) == 0,
+                             "message \"%s\", expected a prefix \"%.*s\"", err, (int)(wl - 1),
+                             c->want);
+                else
+                    SW_CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err,
+                             c->want);
+            }
+        }
+    }
+    SW_CHECK(sw_tdec_general_lines(slow) > 0, "the general decoder took no line");
+    mutate_line(fast, slow, GEN_LINE);
+    mutate_line(fast, slow, PHASE_LINE);
+    mutate_line(fast, slow,
+                "{\"timestamp_ns\": -0, \"event_type\": \"s\\u00e9\", \"pid\": 1.5e-3,"
+                " \"rank\": 0, \"host\": null, \"job_id\": true, \"metadata\": {}}");
+    fprintf(stderr, "%zu fast path cases, prefixes and mutations of 3 lines\n",
+            sizeof(k_fast) / sizeof(k_fast[0]));
+    sw_tdec_destroy(fast);
+    sw_tdec_destroy(slow);
+    end_test();
+}
+
 /* ---- event kinds and blank lines ------------------------------------------- */
 
 static void test_event_kind(void **state)
@@ -965,9 +1279,10 @@ static void test_event_kind(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),       cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_table),          cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_key_prediction), cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_long_strings), cmocka_unit_test(test_event_kind),
+        cmocka_unit_test(test_long_strings),   cmocka_unit_test(test_event_kind),
+        cmocka_unit_test(test_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
