@@ -601,14 +601,14 @@ static void test_gzip_thread(void **state)
     /* Standard input through a pipe, fed by a writer thread. */
     g_case = "8 MB of gzip through stdin";
     int fds[2];
-    assert_int_equal(pipe(fds), 0);
+    SW_ASSERT_I64(pipe(fds), 0);
     int saved = dup(0);
-    assert_true(saved >= 0);
-    assert_int_equal(dup2(fds[0], 0), 0);
+    SW_ASSERT_TRUE(saved >= 0);
+    SW_ASSERT_I64(dup2(fds[0], 0), 0);
     close(fds[0]);
     feeder_t fd_arg = {fds[1], gz.data, gz.len};
     pthread_t thr;
-    assert_int_equal(pthread_create(&thr, NULL, feed_pipe, &fd_arg), 0);
+    SW_ASSERT_I64(pthread_create(&thr, NULL, feed_pipe, &fd_arg), 0);
     char err[512] = "";
     sw_input_t *in = sw_input_open("-", err, sizeof(err));
     SW_CHECK(in != NULL, "open: %s", err);
@@ -622,27 +622,27 @@ static void test_gzip_thread(void **state)
         sw_input_close(in);
     }
     pthread_join(thr, NULL);
-    assert_int_equal(dup2(saved, 0), 0);
+    SW_ASSERT_I64(dup2(saved, 0), 0);
 
     /* A pipe that trickles: two lines, sync-flushed, and the writer stays. */
     g_case = "a trickling gzip pipe";
-    assert_int_equal(pipe(fds), 0);
-    assert_int_equal(dup2(fds[0], 0), 0);
+    SW_ASSERT_I64(pipe(fds), 0);
+    SW_ASSERT_I64(dup2(fds[0], 0), 0);
     close(fds[0]);
     {
         const char *two = "{\"a\": 1}\n{\"b\": 2}\n";
         unsigned char out[4096];
         z_stream zs;
         memset(&zs, 0, sizeof(zs));
-        assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        SW_ASSERT_I64(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
         zs.next_in = (Bytef *)(uintptr_t)two;
         zs.avail_in = (uInt)strlen(two);
         zs.next_out = out;
         zs.avail_out = sizeof(out);
-        assert_int_equal(deflate(&zs, Z_SYNC_FLUSH), Z_OK);
+        SW_ASSERT_I64(deflate(&zs, Z_SYNC_FLUSH), Z_OK);
         size_t n = sizeof(out) - zs.avail_out;
         deflateEnd(&zs);
-        assert_int_equal(write(fds[1], out, n), (ssize_t)n);
+        SW_ASSERT_I64(write(fds[1], out, n), (ssize_t)n);
     }
     in = sw_input_open("-", err, sizeof(err));
     SW_CHECK(in != NULL, "open: %s", err);
@@ -659,14 +659,14 @@ static void test_gzip_thread(void **state)
         sw_input_close(in);
     }
     close(fds[1]);
-    assert_int_equal(dup2(saved, 0), 0);
+    SW_ASSERT_I64(dup2(saved, 0), 0);
     close(saved);
 
     /* A big file closed after one line: the thread waits for a free block. */
     g_case = "closing a big gzip file early";
     char path[1024];
     tmp_path(path, sizeof(path), "big.gz");
-    assert_true(write_file(path, gz.data, gz.len));
+    SW_ASSERT_TRUE(write_file(path, gz.data, gz.len));
     in = sw_input_open(path, err, sizeof(err));
     SW_CHECK(in != NULL, "open: %s", err);
     if (in) {
@@ -698,7 +698,7 @@ static void test_gzip_thread(void **state)
             b.data[gz.len * 2 / 3] ^= 0x55;
         else
             sw_buf_puts(&b, "garbage");
-        assert_true(write_file(path, b.data, b.len));
+        SW_ASSERT_TRUE(write_file(path, b.data, b.len));
         sw_buf_clear(&b);
         in = sw_input_open(path, err, sizeof(err));
         SW_CHECK(in != NULL, "open: %s", err);
