@@ -702,6 +702,7 @@ const char *sw_conf_get_list_elem(const sw_conf_t *conf, const char *name, size_
 sw_params_t sw_conf_params(const sw_conf_t *conf)
 {
     sw_params_t p;
+    memset(&p, 0, sizeof(p)); /* hash_key zero, as sw_params_default() leaves it */
     p.spike_min_bytes = conf->vals[P_SPIKE_MIN_BYTES].i;
     p.spike_fraction = conf->vals[P_SPIKE_FRACTION].d;
     p.skew_note_multiplier = conf->vals[P_SKEW_NOTE_MULTIPLIER].i;
