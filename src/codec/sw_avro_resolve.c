@@ -401,8 +401,7 @@ static const char *type_name(const anode_t *a, char *buf, size_t size)
                                   type_name(a->branches[i], sub, sizeof(sub)));
         }
         if (n < size) snprintf(buf + n, size - n, "]");
-    } else
-        snprintf(buf, size, "\"%s\"", k_at_name[a->t]);
+    } else snprintf(buf, size, "\"%s\"", k_at_name[a->t]);
     return buf;
 }
 
@@ -677,10 +676,8 @@ sw_avro_plan_t *sw_avro_plan_new(const char *writer_json, size_t writer_len,
     sw_arena_init(&plan->arena);
     plan->id = schema_id;
     char who[64];
-    if (schema_id >= 0)
-        snprintf(who, sizeof(who), "writer schema id %ld", (long)schema_id);
-    else
-        snprintf(who, sizeof(who), "writer schema");
+    if (schema_id >= 0) snprintf(who, sizeof(who), "writer schema id %ld", (long)schema_id);
+    else snprintf(who, sizeof(who), "writer schema");
     parser_t pw = {&plan->arena, NULL, who, errstr, errstr_size};
     parser_t pr = {&plan->arena, NULL, "reader schema", errstr, errstr_size};
     const anode_t *r = NULL;

@@ -20,7 +20,7 @@
 typedef struct sw_avro_plan_s sw_avro_plan_t;
 
 /** Deepest schema nesting a plan accepts (records, arrays, unions). */
-#define SW_AVRO_MAX_DEPTH  32
+#define SW_AVRO_MAX_DEPTH 32
 /** Most fields of one record a plan accepts. */
 #define SW_AVRO_MAX_FIELDS 256
 

@@ -372,12 +372,9 @@ sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_
             uint64_t x;
             memcpy(&x, p, 8);
             uint64_t stop = ~x & UINT64_C(0x8080808080808080);
-            if (stop)
-                p += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-            else if (p[8] < 0x80)
-                p += 9; /* timestamps in ns */
-            else
-                goto careful; /* 10 bytes */
+            if (stop) p += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+            else if (p[8] < 0x80) p += 9; /* timestamps in ns */
+            else goto careful;            /* 10 bytes */
             continue;
         }
         case FK_OPT_LEN:

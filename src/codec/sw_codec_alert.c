@@ -219,7 +219,8 @@ const char *sw_record_severity(const sw_record_t *rec)
 void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf)
 {
     sw_buf_puts(buf, "stormwatch/");
-    if (rec->analysis.has_job_id) sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
+    if (rec->analysis.has_job_id)
+        sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
     else sw_buf_puts(buf, "<null>");
     sw_buf_puts(buf, "/episode/");
     sw_buf_put_i64(buf, rec->episode);

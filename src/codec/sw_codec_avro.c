@@ -26,7 +26,7 @@ bool sw_avro_rd_truncated(rd_t *rd, const unsigned char *at, const char *detail)
 {
     char nm[160];
     return sw_avro_rd_fail(rd, SW_ERR_TRUNCATED, "Avro: truncated at byte %zu while reading %s%s",
-                   rd_off(rd, at), rd_name(rd, nm, sizeof(nm)), detail);
+                           rd_off(rd, at), rd_name(rd, nm, sizeof(nm)), detail);
 }
 
 sw_err_t sw_avro_schema_id(const void *data, size_t len, int32_t *schema_id, char *errstr,
@@ -92,8 +92,8 @@ static void put_phase_scope(sw_buf_t *out, const sw_phase_scope_t *ps)
     put_long(out, ps->sequence);
 }
 
-sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t *out,
-                              char *errstr, size_t errstr_size)
+sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t *out, char *errstr,
+                              size_t errstr_size)
 {
     /* Every check before the first byte, so that out is unchanged on error. */
     bool has_meta = ev->metadata_json.len > 0;
@@ -263,9 +263,8 @@ static bool rd_phase_scope(rd_t *rd, sw_phase_scope_t *ps, bool *ok)
 
 /* Check the metadata text (a JSON object, or null = {}) and find its
  * phase_scope. Sets ev->metadata_json to the object's text. */
-static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev,
-                           sw_phase_scope_t *ps, bool *has_phase, char *errstr,
-                           size_t errstr_size)
+static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev, sw_phase_scope_t *ps,
+                           bool *has_phase, char *errstr, size_t errstr_size)
 {
     *has_phase = false;
     if (text.len == 2 && text.ptr[0] == '{' && text.ptr[1] == '}') {
@@ -328,12 +327,12 @@ static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev,
 /* Field @p i of the reader schema: from its span when the body was resolved
  * from another writer schema (sw_avro_plan_fields), else where the
  * previous field ended. */
-#define SEEK(i)                                      \
-    do {                                             \
-        if (sp) {                                    \
-            rd->p = sp[i].p;                         \
-            rd->end = sp[i].end;                     \
-        }                                            \
+#define SEEK(i)                  \
+    do {                         \
+        if (sp) {                \
+            rd->p = sp[i].p;     \
+            rd->end = sp[i].end; \
+        }                        \
     } while (0)
 
 /* The TelemetryEvent fields after the header, in the reader's order;
@@ -364,7 +363,8 @@ static sw_err_t decode_fields(sw_avro_dec_t *dec, rd_t *rd, const sw_avro_span_t
     SEEK(7);
     if (!rd_opt_long(rd, "device_id", &ev->device_id)) return rd->err;
     SEEK(8);
-    if (!rd_opt_long(rd, "allocator_allocated_bytes", &ev->allocator_allocated_bytes)) return rd->err;
+    if (!rd_opt_long(rd, "allocator_allocated_bytes", &ev->allocator_allocated_bytes))
+        return rd->err;
     SEEK(9);
     if (!rd_opt_long(rd, "allocator_reserved_bytes", &ev->allocator_reserved_bytes)) return rd->err;
     SEEK(10);
@@ -470,13 +470,11 @@ static void plan_errstr(const sw_avro_plan_t *plan, char *errstr, size_t errstr_
              (long)sw_avro_plan_id(plan));
 }
 
-sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan,
-                                   const void *data, size_t len, sw_event_t *ev, char *errstr,
-                                   size_t errstr_size)
+sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, const void *data,
+                                   size_t len, sw_event_t *ev, char *errstr, size_t errstr_size)
 {
     if (sw_avro_plan_identity(plan))
-        return sw_avro_decode_event(dec, data, len, sw_avro_plan_id(plan), ev, errstr,
-                                    errstr_size);
+        return sw_avro_decode_event(dec, data, len, sw_avro_plan_id(plan), ev, errstr, errstr_size);
     memset(ev, 0, sizeof(*ev));
     if (sw_avro_plan_nfields(plan) == EVENT_FIELDS) {
         /* One pass over the writer's fields; each reader field is decoded
@@ -485,8 +483,8 @@ sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *pla
         rd_t rd;
         rd_init(&rd, data, len, errstr, errstr_size);
         if (!rd_header(&rd, sw_avro_plan_id(plan))) return rd.err;
-        sw_err_t err = sw_avro_plan_fields(plan, rd.p, rd_left(&rd), spans, &dec->resolved,
-                                           errstr, errstr_size);
+        sw_err_t err = sw_avro_plan_fields(plan, rd.p, rd_left(&rd), spans, &dec->resolved, errstr,
+                                           errstr_size);
         if (err) return err;
         err = decode_fields(dec, &rd, spans, ev, errstr, errstr_size);
         if (err && err != SW_ERR_INVALID_ARG) plan_errstr(plan, errstr, errstr_size);

@@ -47,8 +47,8 @@ sw_err_t sw_avro_schema_id(const void *data, size_t len, int32_t *schema_id, cha
  * @returns SW_OK; SW_ERR_INVALID_ARG (out unchanged) when a string field is
  *          not valid UTF-8; @p errstr names the field.
  */
-sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t *out,
-                              char *errstr, size_t errstr_size);
+sw_err_t sw_avro_encode_event(const sw_event_t *ev, int32_t schema_id, sw_buf_t *out, char *errstr,
+                              size_t errstr_size);
 
 /** @brief New event decoder. @returns caller frees with sw_avro_dec_destroy(). */
 sw_avro_dec_t *sw_avro_dec_new(void);
@@ -114,9 +114,8 @@ sw_err_t sw_avro_decode_record_json(const void *data, size_t len, int32_t expect
  * @returns as sw_avro_decode_event(); errors in a rewritten body name the
  *          writer schema id, the field and the offset in the body.
  */
-sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan,
-                                   const void *data, size_t len, sw_event_t *ev, char *errstr,
-                                   size_t errstr_size);
+sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, const void *data,
+                                   size_t len, sw_event_t *ev, char *errstr, size_t errstr_size);
 
 /**
  * @brief sw_avro_decode_record_json() for a message written with @p plan's

@@ -90,7 +90,7 @@ static void put_suspect(sw_buf_t *out, const sw_suspect_t *s)
     put_long(out, s->spike_window_samples);
     put_long(out, s->lead_over_cluster_onset_ns);
     put_long(out, (int64_t)s->confidence); /* low, medium, high = 0, 1, 2 */
-    put_long(out, s->peak_delta_bytes); /* evidence.device_used_delta_bytes */
+    put_long(out, s->peak_delta_bytes);    /* evidence.device_used_delta_bytes */
     put_long(out, s->supporting_ranks);
     put_phase_attr(out, &s->phase);
     if (!s->n_timeline) {
@@ -335,10 +335,10 @@ static bool js_rank_map(rd_t *rd, sw_jw_t *jw, const char *field)
                     shown[j] = c < 0x20 || c >= 0x7f || c == '"' ? '?' : (char)c;
                 }
                 shown[m] = '\0';
-                return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                               "Avro: map key \"%s%s\" at byte %zu in %s is not a decimal rank",
-                               shown, key.len > m ? "..." : "", rd_off(rd, at),
-                               rd_name(rd, nm, sizeof(nm)));
+                return sw_avro_rd_fail(
+                    rd, SW_ERR_AVRO,
+                    "Avro: map key \"%s%s\" at byte %zu in %s is not a decimal rank", shown,
+                    key.len > m ? "..." : "", rd_off(rd, at), rd_name(rd, nm, sizeof(nm)));
             }
             if (!rd_long(rd, &v)) return false;
             sw_jw_key_i64(jw, rank);
@@ -362,11 +362,10 @@ static bool js_phase_attr(rd_t *rd, sw_jw_t *jw)
     int64_t thread_id = 0;
     static const char *const names[5] = {"phase_source", "phase_path", "scope_id", "thread_id",
                                          "thread_name"};
-    static const char *const fields[5] = {"phase_attribution.phase_source",
-                                          "phase_attribution.phase_path",
-                                          "phase_attribution.scope_id",
-                                          "phase_attribution.thread_id",
-                                          "phase_attribution.thread_name"};
+    static const char *const fields[5] = {
+        "phase_attribution.phase_source", "phase_attribution.phase_path",
+        "phase_attribution.scope_id", "phase_attribution.thread_id",
+        "phase_attribution.thread_name"};
 
     rd->field = "phase_attribution";
     sw_jw_key(jw, "phase_attribution");
@@ -480,8 +479,9 @@ static bool rd_bool(rd_t *rd, bool *out)
     unsigned char c = *rd->p++;
     if (c > 1) {
         char nm[160];
-        return sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: boolean byte %u at byte %zu in %s is not 0 or 1",
-                       (unsigned)c, rd_off(rd, at), rd_name(rd, nm, sizeof(nm)));
+        return sw_avro_rd_fail(rd, SW_ERR_AVRO,
+                               "Avro: boolean byte %u at byte %zu in %s is not 0 or 1", (unsigned)c,
+                               rd_off(rd, at), rd_name(rd, nm, sizeof(nm)));
     }
     *out = c == 1;
     return true;
@@ -586,4 +586,3 @@ sw_err_t sw_avro_decode_record_json(const void *data, size_t len, int32_t expect
     }
     return SW_OK;
 }
-

@@ -131,10 +131,10 @@ typedef struct rd_s {
     const unsigned char *p;
     const unsigned char *end;
     const unsigned char *limit; /* end of the message (end may be a field's) */
-    const char *field;         /* field being read, for messages */
-    const char *prefix;        /* enclosing record fields ("source."), or "" */
-    const char *outer;         /* array field that holds it, or NULL */
-    size_t index;              /* element of outer */
+    const char *field;          /* field being read, for messages */
+    const char *prefix;         /* enclosing record fields ("source."), or "" */
+    const char *outer;          /* array field that holds it, or NULL */
+    size_t index;               /* element of outer */
     sw_err_t err;
     char *errstr;
     size_t errstr_size;
@@ -197,12 +197,12 @@ __attribute__((noinline, unused)) static bool rd_varint_slow(rd_t *rd, uint64_t 
         if (i == 9) {
             if (b & 0x80)
                 return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                               "Avro: varint longer than 10 bytes at byte %zu in %s", rd_off(rd, s),
-                               rd_name(rd, nm, sizeof(nm)));
+                                       "Avro: varint longer than 10 bytes at byte %zu in %s",
+                                       rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
             if (b > 1)
                 return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                               "Avro: varint at byte %zu in %s does not fit in 64 bits",
-                               rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
+                                       "Avro: varint at byte %zu in %s does not fit in 64 bits",
+                                       rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
         }
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) break;
@@ -249,8 +249,8 @@ static inline bool rd_int(rd_t *rd, int32_t *out)
     if (!rd_long(rd, &v)) return false;
     if (v < INT32_MIN || v > INT32_MAX)
         return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                       "Avro: int value %lld at byte %zu in %s does not fit in 32 bits",
-                       (long long)v, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
+                               "Avro: int value %lld at byte %zu in %s does not fit in 32 bits",
+                               (long long)v, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
     *out = (int32_t)v;
     return true;
 }
@@ -262,15 +262,16 @@ __attribute__((noinline)) static bool rd_str_fail(rd_t *rd, const unsigned char 
 {
     char nm[160], detail[80];
     if (n < 0)
-        return sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: negative string length %lld at byte %zu in %s",
-                       (long long)n, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
+        return sw_avro_rd_fail(rd, SW_ERR_AVRO,
+                               "Avro: negative string length %lld at byte %zu in %s", (long long)n,
+                               rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
     if ((uint64_t)n > rd_left(rd)) {
         snprintf(detail, sizeof(detail), " (string of %lld bytes, %zu left)", (long long)n,
                  rd_left(rd));
         return sw_avro_rd_truncated(rd, s, detail);
     }
     return sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: invalid UTF-8 at byte %zu in %s",
-                   rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
+                           rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
 }
 
 static inline bool rd_str(rd_t *rd, sw_str_t *out)
@@ -295,10 +296,10 @@ __attribute__((noinline)) static bool rd_index_slow(rd_t *rd, int64_t n, const c
     char nm[160];
     if (!rd_long(rd, &v)) return false;
     if (v < 0 || v >= n)
-        return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                       "Avro: %s index %lld at byte %zu in %s is out of range (expected 0..%lld)",
-                       what, (long long)v, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)),
-                       (long long)(n - 1));
+        return sw_avro_rd_fail(
+            rd, SW_ERR_AVRO,
+            "Avro: %s index %lld at byte %zu in %s is out of range (expected 0..%lld)", what,
+            (long long)v, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)), (long long)(n - 1));
     *out = (int)v;
     return true;
 }
@@ -339,13 +340,14 @@ static inline bool rd_block(rd_t *rd, int64_t *count)
         int64_t size = 0;
         if (c == INT64_MIN)
             return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                           "Avro: block count %lld at byte %zu in %s is out of range", (long long)c,
-                           rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
+                                   "Avro: block count %lld at byte %zu in %s is out of range",
+                                   (long long)c, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
         c = -c;
         if (!rd_long(rd, &size)) return false;
         if (size < 0)
-            return sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: negative block size %lld at byte %zu in %s",
-                           (long long)size, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
+            return sw_avro_rd_fail(rd, SW_ERR_AVRO,
+                                   "Avro: negative block size %lld at byte %zu in %s",
+                                   (long long)size, rd_off(rd, s), rd_name(rd, nm, sizeof(nm)));
         if ((uint64_t)size > rd_left(rd)) {
             snprintf(detail, sizeof(detail), " (block of %lld bytes, %zu left)", (long long)size,
                      rd_left(rd));
@@ -366,23 +368,24 @@ static inline bool rd_header(rd_t *rd, int32_t expected)
     if (expected < 0) return true;
     size_t len = rd_left(rd);
     if (len == 0)
-        return sw_avro_rd_fail(rd, SW_ERR_TRUNCATED,
-                       "Avro: empty message, truncated at byte 0 (expected magic byte 0 and a "
-                       "4-byte schema id)");
+        return sw_avro_rd_fail(
+            rd, SW_ERR_TRUNCATED,
+            "Avro: empty message, truncated at byte 0 (expected magic byte 0 and a "
+            "4-byte schema id)");
     if (rd->p[0] != SW_AVRO_MAGIC)
         return sw_avro_rd_fail(rd, SW_ERR_AVRO,
-                       "Avro: magic byte is %u, expected 0 (Confluent wire format)",
-                       (unsigned)rd->p[0]);
+                               "Avro: magic byte is %u, expected 0 (Confluent wire format)",
+                               (unsigned)rd->p[0]);
     if (len < SW_AVRO_HEADER_LEN)
         return sw_avro_rd_fail(rd, SW_ERR_TRUNCATED,
-                       "Avro: truncated at byte %zu while reading the schema id "
-                       "(message of %zu bytes)",
-                       len, len);
+                               "Avro: truncated at byte %zu while reading the schema id "
+                               "(message of %zu bytes)",
+                               len, len);
     uint32_t id = (uint32_t)rd->p[1] << 24 | (uint32_t)rd->p[2] << 16 | (uint32_t)rd->p[3] << 8 |
                   rd->p[4];
     if ((int64_t)id != expected)
-        return sw_avro_rd_fail(rd, SW_ERR_AVRO, "unknown schema id %lld (expected %ld)", (long long)id,
-                       (long)expected);
+        return sw_avro_rd_fail(rd, SW_ERR_AVRO, "unknown schema id %lld (expected %ld)",
+                               (long long)id, (long)expected);
     rd->p += SW_AVRO_HEADER_LEN;
     return true;
 }
@@ -391,8 +394,7 @@ static inline bool rd_done(rd_t *rd)
 {
     if (rd->p == rd->end) return true;
     return sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: %zu trailing bytes at byte %zu after the record",
-                   rd_left(rd), rd_off(rd, rd->p));
+                           rd_left(rd), rd_off(rd, rd->p));
 }
-
 
 #endif /* SW_CODEC_AVRO_INT_H */

@@ -93,7 +93,7 @@ void sw_pager_rfc3339(int64_t ns, sw_buf_t *out)
      * eras starting on March 1st so that the leap day comes last). */
     int64_t z = days + 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;                                     /* 0..146096 */
+    int64_t doe = z - era * 146097;                                      /* 0..146096 */
     int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
     int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365 */
     int64_t mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
@@ -198,9 +198,9 @@ static const char *pd_severity(const sw_record_t *rec)
 
 /* How much of the record custom_details carries. */
 typedef enum pd_detail_e {
-    PD_FULL = 0,    /* the SPEC record as the JSON format writes it */
-    PD_NO_RANKS,    /* rank maps and rank lists emptied */
-    PD_LIFECYCLE    /* lifecycle fields only (always fits) */
+    PD_FULL = 0, /* the SPEC record as the JSON format writes it */
+    PD_NO_RANKS, /* rank maps and rank lists emptied */
+    PD_LIFECYCLE /* lifecycle fields only (always fits) */
 } pd_detail_t;
 
 /* Append JSON record text @p obj (an object) with a "truncated" member. */
@@ -329,8 +329,8 @@ static void am_description(sw_jw_t *jw, const sw_record_t *rec)
         sw_buf_puts(&d, "Suspects at the cluster onset:");
         for (size_t i = 0; i < a->n_suspects && i < DESC_SUSPECTS; i++) {
             const sw_suspect_t *s = &a->suspects[i];
-            sw_buf_printf(&d, "%s rank %lld (%s confidence, lead %.3f s, +%.2f GiB)",
-                          i ? "," : "", (long long)s->rank, sw_confidence_str(s->confidence),
+            sw_buf_printf(&d, "%s rank %lld (%s confidence, lead %.3f s, +%.2f GiB)", i ? "," : "",
+                          (long long)s->rank, sw_confidence_str(s->confidence),
                           (double)s->lead_over_cluster_onset_ns / 1e9,
                           (double)s->peak_delta_bytes / 1073741824.0);
         }
@@ -340,8 +340,8 @@ static void am_description(sw_jw_t *jw, const sw_record_t *rec)
     } else {
         sw_buf_puts(&d, "No first-cause suspects in the current windows.\n");
     }
-    sw_buf_printf(&d, "World size %lld: %zu ranks reporting, %zu missing.", (long long)a->world_size,
-                  a->n_participating, a->n_missing);
+    sw_buf_printf(&d, "World size %lld: %zu ranks reporting, %zu missing.",
+                  (long long)a->world_size, a->n_participating, a->n_missing);
     for (size_t i = 0; i < a->n_notes && d.len < DESCRIPTION_MAX; i++) {
         sw_buf_putc(&d, '\n');
         sw_buf_put(&d, a->notes[i].ptr, a->notes[i].len);
@@ -409,7 +409,8 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
         if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason != SW_RESOLVE_NONE)
             put_key_cstr(&jw, "resolve_reason", sw_resolve_reason_str(rec->resolve_reason));
         put_key_cstr(&jw, "confidence", sw_confidence_str(a->suspects[0].confidence));
-        put_key_i64_str(&jw, "lead_over_cluster_onset_ns", a->suspects[0].lead_over_cluster_onset_ns);
+        put_key_i64_str(&jw, "lead_over_cluster_onset_ns",
+                        a->suspects[0].lead_over_cluster_onset_ns);
         sw_buf_t ranks;
         sw_buf_init(&ranks);
         for (size_t i = 0; i < a->n_suspects && ranks.len <= LIST_MAX; i++)

@@ -170,7 +170,8 @@ static sw_err_t get_suspect(pctx_t *c, const sw_jnode_t *n, sw_suspect_t *s)
 {
     memset(s, 0, sizeof(*s));
     s->pid = -1;
-    if (n->type != SW_JN_OBJECT) return bad(c, "first_cause_suspects", "is not an array of objects");
+    if (n->type != SW_JN_OBJECT)
+        return bad(c, "first_cause_suspects", "is not an array of objects");
     sw_err_t err;
     int64_t aligned = 0;
     if ((err = get_int(c, n, "rank", true, 0, &s->rank, NULL)) != SW_OK) return err;
@@ -178,8 +179,8 @@ static sw_err_t get_suspect(pctx_t *c, const sw_jnode_t *n, sw_suspect_t *s)
                        &s->first_spike_timestamp_ns, NULL)) != SW_OK)
         return err;
     const sw_jnode_t *al = sw_jdom_get(n, "aligned_first_spike_timestamp_ns");
-    if (al && al->type == SW_JN_NUMBER && al->d >= 0) s->aligned_first_spike_timestamp_ns =
-        (uint64_t)al->d;
+    if (al && al->type == SW_JN_NUMBER && al->d >= 0)
+        s->aligned_first_spike_timestamp_ns = (uint64_t)al->d;
     else if ((err = get_int(c, n, "aligned_first_spike_timestamp_ns", false, 0, &aligned, NULL)) !=
              SW_OK)
         return err;
@@ -200,8 +201,8 @@ static sw_err_t get_suspect(pctx_t *c, const sw_jnode_t *n, sw_suspect_t *s)
     else return bad(c, "confidence", "is not \"low\", \"medium\" or \"high\"");
     const sw_jnode_t *ev = sw_jdom_get(n, "evidence");
     if (ev && ev->type == SW_JN_OBJECT &&
-        (err = get_int(c, ev, "supporting_ranks_at_or_before_onset", false, 0,
-                       &s->supporting_ranks, NULL)) != SW_OK)
+        (err = get_int(c, ev, "supporting_ranks_at_or_before_onset", false, 0, &s->supporting_ranks,
+                       NULL)) != SW_OK)
         return err;
     if ((err = get_phase(c, sw_jdom_get(n, "phase_attribution"), &s->phase)) != SW_OK) return err;
     if ((err = get_timeline(c, sw_jdom_get(n, "timeline"), s)) != SW_OK) return err;
@@ -297,7 +298,8 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
     if (notes && notes->type == SW_JN_ARRAY && notes->n) {
         sw_str_t *v = sw_arena_calloc(arena, notes->n, sizeof(*v));
         for (size_t i = 0; i < notes->n; i++) {
-            if (notes->items[i].type != SW_JN_STRING) return bad(&c, "notes", "is not an array of strings");
+            if (notes->items[i].type != SW_JN_STRING)
+                return bad(&c, "notes", "is not an array of strings");
             v[i] = sw_arena_str(arena, notes->items[i].s);
         }
         a->notes = v;
@@ -320,7 +322,8 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
         int64_t part = 0;
         if ((err = get_str(&c, src, "topic", &rec->source.topic, &has)) != SW_OK) return err;
         if ((err = get_int(&c, src, "partition", false, 0, &part, NULL)) != SW_OK) return err;
-        if ((err = get_int(&c, src, "offset", false, INT64_MIN, &rec->source.offset, NULL)) != SW_OK)
+        if ((err = get_int(&c, src, "offset", false, INT64_MIN, &rec->source.offset, NULL)) !=
+            SW_OK)
             return err;
         rec->source.partition = (int32_t)part;
         rec->source.set = has;

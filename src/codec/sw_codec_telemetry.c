@@ -40,6 +40,8 @@ enum field_e {
     F__CNT
 };
 
+/* A hand-laid table (clang-format 14 boxes its initializer macro). */
+// clang-format off
 static const struct {
     const char *name;
     size_t len;
@@ -55,6 +57,7 @@ static const struct {
     FLD("collector"), FLD("context"),
 #undef FLD
 };
+// clang-format on
 
 #define SEQ_MAX 40 /* keys of a line the fast path predicts */
 
@@ -189,8 +192,8 @@ static void quote_raw(char *dst, size_t dstsize, const sw_jval_t *v)
     snprintf(dst, dstsize, "%.*s", (int)n, v->raw);
 }
 
-static sw_err_t field_error(char *errstr, size_t errstr_size, const char *field,
-                            const sw_jval_t *v, const char *expected)
+static sw_err_t field_error(char *errstr, size_t errstr_size, const char *field, const sw_jval_t *v,
+                            const char *expected)
 {
     char shown[72];
     if (v->type == SW_J_ABSENT) snprintf(shown, sizeof(shown), "missing");
@@ -215,6 +218,8 @@ enum ps_field_e {
     P__CNT
 };
 
+/* A hand-laid table (clang-format 14 boxes its initializer macro). */
+// clang-format off
 static const struct {
     const char *name;
     size_t len;
@@ -224,12 +229,12 @@ static const struct {
     FLD("thread_id"), FLD("thread_name"), FLD("sequence"), FLD("depth"),
 #undef FLD
 };
+// clang-format on
 
 static int ps_field_id(sw_str_t k)
 {
     for (int i = 0; i < P__CNT; i++)
-        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0)
-            return i;
+        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0) return i;
     return -1;
 }
 
@@ -485,8 +490,7 @@ static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_
 
     v = &f[F_HOST];
     if (v->type == SW_J_ABSENT) ev->host = sw_str("unknown");
-    else if (v->type != SW_J_STRING)
-        return field_error(errstr, errstr_size, "host", v, "a string");
+    else if (v->type != SW_J_STRING) return field_error(errstr, errstr_size, "host", v, "a string");
     else ev->host = v->s;
 
     v = &f[F_DEVICE_USED_BYTES];
@@ -555,6 +559,8 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
 
 /* `"key":` of every field, padded to 32 bytes for two 16-byte compares;
  * mask has one bit per byte of the pattern. */
+/* A hand-laid table (clang-format 14 boxes its initializer macro). */
+// clang-format off
 static const struct {
     char pat[32];
     uint32_t mask;
@@ -571,6 +577,7 @@ static const struct {
     KP("collector"), KP("context"),
 #undef KP
 };
+// clang-format on
 
 /* Whether the `"key":` of field id is at p. */
 static inline bool key_at(const char *p, const char *end, int id)
@@ -808,8 +815,8 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
     return p == end;
 }
 
-sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev,
-                      char *errstr, size_t errstr_size)
+sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev, char *errstr,
+                      size_t errstr_size)
 {
     if (dec->scratch_cap < len + 16) {
         dec->scratch_cap = len + 16 > 4096 ? len + 16 : 4096;
@@ -930,7 +937,8 @@ sw_err_t sw_event_validate(const sw_event_t *ev, char *errstr, size_t errstr_siz
     char shown[32];
     if (ev->timestamp_ns < 0) {
         snprintf(shown, sizeof(shown), "%lld", (long long)ev->timestamp_ns);
-        snprintf(errstr, errstr_size, "field \"timestamp_ns\" is %s, expected an integer >= 0", shown);
+        snprintf(errstr, errstr_size, "field \"timestamp_ns\" is %s, expected an integer >= 0",
+                 shown);
         return SW_ERR_INVALID_ARG;
     }
     if (ev->event_type.len == 0) {
@@ -954,16 +962,19 @@ sw_err_t sw_event_validate(const sw_event_t *ev, char *errstr, size_t errstr_siz
         return SW_ERR_INVALID_ARG;
     }
     if (ev->has_job_id && ev->job_id.len == 0) {
-        snprintf(errstr, errstr_size, "field \"job_id\" is \"\", expected null or a non-empty string");
+        snprintf(errstr, errstr_size,
+                 "field \"job_id\" is \"\", expected null or a non-empty string");
         return SW_ERR_INVALID_ARG;
     }
     if (ev->kind == SW_EV_SAMPLE && !ev->has_device_used) {
-        snprintf(errstr, errstr_size,
-                 "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)");
+        snprintf(
+            errstr, errstr_size,
+            "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)");
         return SW_ERR_INVALID_ARG;
     }
     if (ev->has_device_used && ev->device_used_bytes < 0) {
-        snprintf(errstr, errstr_size, "field \"device_used_bytes\" is %lld, expected an integer >= 0",
+        snprintf(errstr, errstr_size,
+                 "field \"device_used_bytes\" is %lld, expected an integer >= 0",
                  (long long)ev->device_used_bytes);
         return SW_ERR_INVALID_ARG;
     }

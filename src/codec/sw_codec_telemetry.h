@@ -45,8 +45,8 @@ bool sw_tdec_blank(const char *text, size_t len);
  * @returns SW_OK; SW_ERR_PARSE when the text is not a JSON object;
  *          SW_ERR_INVALID_ARG when a field breaks SPEC 2. @p errstr says why.
  */
-sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev,
-                      char *errstr, size_t errstr_size);
+sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev, char *errstr,
+                      size_t errstr_size);
 
 /**
  * @brief Validate the SPEC 2 fields of an event filled by another decoder

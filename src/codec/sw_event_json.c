@@ -112,8 +112,7 @@ static void put_meta_rebuilt(sw_buf_t *out, const sw_event_t *ev)
 static void put_metadata(sw_jw_t *jw, const sw_event_t *ev)
 {
     bool found = false, same = false;
-    if (ev->has_phase || sw_json_may_have_phase(ev->metadata_json))
-        meta_phase(ev, &found, &same);
+    if (ev->has_phase || sw_json_may_have_phase(ev->metadata_json)) meta_phase(ev, &found, &same);
     bool rebuild = ev->has_phase ? !same : found;
     sw_str_t text = ev->metadata_json.len ? ev->metadata_json : sw_str("{}");
     if (!rebuild && !memchr(text.ptr, '\n', text.len) && !memchr(text.ptr, '\r', text.len)) {

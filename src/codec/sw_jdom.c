@@ -64,8 +64,9 @@ static bool parse_container(sw_jscan_t *js, sw_arena_t *arena, sw_jnode_t *out, 
                 js->p++;
                 continue;
             }
-            if (!sw_jscan_expect(js, close, obj ? "expected ',' or '}' in object"
-                                                : "expected ',' or ']' in array"))
+            if (!sw_jscan_expect(js, close,
+                                 obj ? "expected ',' or '}' in object"
+                                     : "expected ',' or ']' in array"))
                 return false;
             break;
         }
@@ -81,7 +82,8 @@ static bool parse_value(sw_jscan_t *js, sw_arena_t *arena, sw_jnode_t *out, int 
 {
     memset(out, 0, sizeof(*out));
     sw_jscan_ws(js);
-    if (js->p < js->end && (*js->p == '{' || *js->p == '[')) return parse_container(js, arena, out, depth);
+    if (js->p < js->end && (*js->p == '{' || *js->p == '['))
+        return parse_container(js, arena, out, depth);
     sw_jval_t v;
     size_t used = js->scratch_used;
     if (!sw_jscan_value(js, &v, depth)) return false;

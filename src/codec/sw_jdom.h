@@ -17,8 +17,8 @@
 typedef enum sw_jnode_type_e {
     SW_JN_NULL = 0,
     SW_JN_BOOL,
-    SW_JN_INT,     /**< integer that fits int64 */
-    SW_JN_NUMBER,  /**< any other number (see d) */
+    SW_JN_INT,    /**< integer that fits int64 */
+    SW_JN_NUMBER, /**< any other number (see d) */
     SW_JN_STRING,
     SW_JN_ARRAY,
     SW_JN_OBJECT
@@ -27,13 +27,13 @@ typedef enum sw_jnode_type_e {
 /** One value. */
 typedef struct sw_jnode_s {
     sw_jnode_type_t type;
-    bool b;                    /**< SW_JN_BOOL */
-    int64_t i;                 /**< SW_JN_INT */
-    double d;                  /**< SW_JN_INT and SW_JN_NUMBER */
-    sw_str_t s;                /**< SW_JN_STRING (unescaped) */
-    size_t n;                  /**< elements or members */
-    struct sw_jnode_s *items;  /**< array elements / member values */
-    sw_str_t *keys;            /**< member keys (objects) */
+    bool b;                   /**< SW_JN_BOOL */
+    int64_t i;                /**< SW_JN_INT */
+    double d;                 /**< SW_JN_INT and SW_JN_NUMBER */
+    sw_str_t s;               /**< SW_JN_STRING (unescaped) */
+    size_t n;                 /**< elements or members */
+    struct sw_jnode_s *items; /**< array elements / member values */
+    sw_str_t *keys;           /**< member keys (objects) */
 } sw_jnode_t;
 
 /**

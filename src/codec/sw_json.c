@@ -63,15 +63,14 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
     }
     if (c >= 0xe0 && c <= 0xef) {
         if (end - p < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
-        if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
+        if (c == 0xe0 && p[1] < 0xa0) return 0;  /* overlong */
         if (c == 0xed && p[1] >= 0xa0) return 0; /* surrogate */
         return 3;
     }
     if (c >= 0xf0 && c <= 0xf4) {
-        if (end - p < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-            (p[3] & 0xc0) != 0x80)
+        if (end - p < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
             return 0;
-        if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
+        if (c == 0xf0 && p[1] < 0x90) return 0;  /* overlong */
         if (c == 0xf4 && p[1] >= 0x90) return 0; /* > U+10FFFF */
         return 4;
     }
@@ -328,8 +327,8 @@ static bool skip_container(sw_jscan_t *js, int depth)
                 continue;
             }
             if (c == close) goto closed;
-            return fail(js, js->p, in_obj ? "expected ',' or '}' in object"
-                                           : "expected ',' or ']' in array");
+            return fail(js, js->p,
+                        in_obj ? "expected ',' or '}' in object" : "expected ',' or ']' in array");
         }
     closed:
         js->p++;

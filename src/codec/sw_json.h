@@ -28,9 +28,9 @@ typedef enum sw_jtype_e {
     SW_J_NULL,
     SW_J_TRUE,
     SW_J_FALSE,
-    SW_J_INT,        /**< integer syntax that fits int64 */
-    SW_J_BIGINT,     /**< integer syntax beyond int64 */
-    SW_J_FLOAT,      /**< fraction, exponent, NaN or +-Infinity */
+    SW_J_INT,    /**< integer syntax that fits int64 */
+    SW_J_BIGINT, /**< integer syntax beyond int64 */
+    SW_J_FLOAT,  /**< fraction, exponent, NaN or +-Infinity */
     SW_J_STRING,
     SW_J_OBJECT,
     SW_J_ARRAY
@@ -38,10 +38,10 @@ typedef enum sw_jtype_e {
 
 /** Scanner state over [p, end). */
 typedef struct sw_jscan_s {
-    const char *start;  /**< beginning of the text (for offsets) */
-    const char *p;      /**< current position */
-    const char *end;    /**< one past the last byte */
-    char *scratch;      /**< room for unescaped strings (>= text length) */
+    const char *start; /**< beginning of the text (for offsets) */
+    const char *p;     /**< current position */
+    const char *end;   /**< one past the last byte */
+    char *scratch;     /**< room for unescaped strings (>= text length) */
     size_t scratch_used;
     const char *err;    /**< static error text when a call fails */
     const char *err_at; /**< where the error was found */
@@ -50,10 +50,10 @@ typedef struct sw_jscan_s {
 /** A scanned scalar or the span of a container. */
 typedef struct sw_jval_s {
     sw_jtype_t type;
-    const char *raw;   /**< first byte of the value's text */
-    size_t raw_len;    /**< length of the value's text */
-    int64_t i;         /**< SW_J_INT value */
-    sw_str_t s;        /**< SW_J_STRING value (unescaped) */
+    const char *raw; /**< first byte of the value's text */
+    size_t raw_len;  /**< length of the value's text */
+    int64_t i;       /**< SW_J_INT value */
+    sw_str_t s;      /**< SW_J_STRING value (unescaped) */
 } sw_jval_t;
 
 /** @brief Start scanning @p len bytes; @p scratch must hold @p len bytes. */
@@ -95,7 +95,8 @@ static inline const char *sw_json_digits(const char *p, const char *end, uint64_
         w -= 0x3030303030303030ULL;
         w = (w * 10) + (w >> 8);
         w = (((w & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
-             (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32;
+             (((w >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >>
+            32;
         m = m * 100000000ULL + w;
         p += 8;
     }

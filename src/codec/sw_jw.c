@@ -52,10 +52,22 @@ static void jw_close(sw_jw_t *jw, char c)
     sw_buf_putc(jw->buf, c);
 }
 
-void sw_jw_obj(sw_jw_t *jw) { jw_open(jw, '{'); }
-void sw_jw_arr(sw_jw_t *jw) { jw_open(jw, '['); }
-void sw_jw_end_obj(sw_jw_t *jw) { jw_close(jw, '}'); }
-void sw_jw_end_arr(sw_jw_t *jw) { jw_close(jw, ']'); }
+void sw_jw_obj(sw_jw_t *jw)
+{
+    jw_open(jw, '{');
+}
+void sw_jw_arr(sw_jw_t *jw)
+{
+    jw_open(jw, '[');
+}
+void sw_jw_end_obj(sw_jw_t *jw)
+{
+    jw_close(jw, '}');
+}
+void sw_jw_end_arr(sw_jw_t *jw)
+{
+    jw_close(jw, ']');
+}
 
 void sw_jw_key(sw_jw_t *jw, const char *key)
 {
@@ -142,16 +154,25 @@ void sw_json_put_str(sw_buf_t *buf, sw_str_t s)
         else if (c == '\b') esc = "\\b";
         else if (c == '\f') esc = "\\f";
         else if (c < 0x20) {
-            tmp[0] = '\\'; tmp[1] = 'u'; tmp[2] = '0'; tmp[3] = '0';
-            tmp[4] = hex[c >> 4]; tmp[5] = hex[c & 15]; tmp[6] = '\0';
+            tmp[0] = '\\';
+            tmp[1] = 'u';
+            tmp[2] = '0';
+            tmp[3] = '0';
+            tmp[4] = hex[c >> 4];
+            tmp[5] = hex[c & 15];
+            tmp[6] = '\0';
             esc = tmp;
         } else if (c == 0xed && i + 2 < n && p[i + 1] >= 0xa0) {
             /* A lone surrogate kept as WTF-8: write it as \uDXXX. */
             unsigned cp = ((unsigned)(c & 0x0f) << 12) | ((unsigned)(p[i + 1] & 0x3f) << 6) |
                           (p[i + 2] & 0x3f);
-            tmp[0] = '\\'; tmp[1] = 'u';
-            tmp[2] = hex[(cp >> 12) & 15]; tmp[3] = hex[(cp >> 8) & 15];
-            tmp[4] = hex[(cp >> 4) & 15]; tmp[5] = hex[cp & 15]; tmp[6] = '\0';
+            tmp[0] = '\\';
+            tmp[1] = 'u';
+            tmp[2] = hex[(cp >> 12) & 15];
+            tmp[3] = hex[(cp >> 8) & 15];
+            tmp[4] = hex[(cp >> 4) & 15];
+            tmp[5] = hex[cp & 15];
+            tmp[6] = '\0';
             sw_buf_put(buf, p + i - run, run);
             run = 0;
             sw_buf_puts(buf, tmp);

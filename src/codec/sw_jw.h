@@ -16,7 +16,7 @@
 /** Writer state; fields are private. */
 typedef struct sw_jw_s {
     sw_buf_t *buf;
-    int indent;                  /**< spaces per level; 0 = one line */
+    int indent; /**< spaces per level; 0 = one line */
     int depth;
     bool first[SW_JW_MAX_DEPTH]; /**< no element written yet at this level */
     bool after_key;              /**< a key was just written */
@@ -24,10 +24,10 @@ typedef struct sw_jw_s {
 
 /** @brief Start writing into @p buf (borrowed while writing). */
 void sw_jw_init(sw_jw_t *jw, sw_buf_t *buf, int indent);
-void sw_jw_obj(sw_jw_t *jw);               /**< @brief Open an object. */
-void sw_jw_arr(sw_jw_t *jw);               /**< @brief Open an array. */
-void sw_jw_end_obj(sw_jw_t *jw);           /**< @brief Close an object. */
-void sw_jw_end_arr(sw_jw_t *jw);           /**< @brief Close an array. */
+void sw_jw_obj(sw_jw_t *jw);                  /**< @brief Open an object. */
+void sw_jw_arr(sw_jw_t *jw);                  /**< @brief Open an array. */
+void sw_jw_end_obj(sw_jw_t *jw);              /**< @brief Close an object. */
+void sw_jw_end_arr(sw_jw_t *jw);              /**< @brief Close an array. */
 void sw_jw_key(sw_jw_t *jw, const char *key); /**< @brief Write a member key. */
 void sw_jw_key_i64(sw_jw_t *jw, int64_t key); /**< @brief Write a decimal key. */
 void sw_jw_i64(sw_jw_t *jw, int64_t v);

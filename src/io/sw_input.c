@@ -29,9 +29,9 @@
 #include "sw_alloc.h"
 
 #define RAW_CHUNK (512u * 1024u)
-#define BUF_INIT  (1024u * 1024u)
-#define GZ_BLOCK  (1024u * 1024u) /* decoded bytes per block of the reader thread */
-#define GZ_BLOCKS 3u              /* blocks in the ring */
+#define BUF_INIT (1024u * 1024u)
+#define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
+#define GZ_BLOCKS 3u             /* blocks in the ring */
 
 /* The gzip stream: compressed bytes in, decoded bytes out. Owned by the
  * reader thread once it runs. */
@@ -439,8 +439,8 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
                              size_t errstr_size)
 {
     for (;;) {
-        char *nl =
-            in->end > in->start ? memchr(in->buf + in->start, '\n', in->end - in->start) : NULL;
+        char *nl = in->end > in->start ? memchr(in->buf + in->start, '\n', in->end - in->start)
+                                       : NULL;
         if (nl) {
             size_t s = in->start;
             in->start = (size_t)(nl - in->buf) + 1;
