@@ -26,9 +26,6 @@
 #include "sw_phase.h"
 #include "sw_testlib.h"
 
-static int g_fail;
-static const char *g_case = "";
-
 #define CHECK_I64(got, want)                                                               \
     SW_CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got),  \
           (long long)(want))
@@ -46,7 +43,7 @@ static const char *g_case = "";
 
 static void end_test(void)
 {
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* ---- rendering a decoded event as JSON ---------------------------------- */
@@ -137,21 +134,16 @@ static void check_fields(const char *file, int line, const sw_event_t *ev, const
     json_error_t jerr;
     json_t *want = json_loads(want_text, 0, &jerr);
     if (!want) {
-        fprintf(stderr, "%s:%d: FAIL [%s]: expectation is not JSON: %s\n", file, line, g_case,
-                jerr.text);
-        g_fail++;
+        sw_check_report_(file, line, NULL, "expectation is not JSON: %s", jerr.text);
         return;
     }
     json_t *got = render_event(ev);
     char why[1024];
     if (!sw_test_json_equal(got, want, true, why, sizeof(why))) {
         char *all = json_dumps(got, JSON_COMPACT);
-        fprintf(stderr,
-                "%s:%d: FAIL [%s] (decoded event == expected fields): %s (got != expected)\n"
-                "  decoded: %s\n",
-                file, line, g_case, why, all ? all : "?");
+        sw_check_report_(file, line, "decoded event == expected fields",
+                         "%s (got != expected)\n  decoded: %s", why, all ? all : "?");
         free(all);
-        g_fail++;
     }
     json_decref(got);
     json_decref(want);
@@ -565,11 +557,11 @@ static const json_case_t k_cases[] = {
 static void test_table(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
         const json_case_t *c = &k_cases[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         sw_event_t ev;
         char err[512] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
@@ -620,11 +612,11 @@ static const bytes_case_t k_bytes[] = {
 static void test_bytes(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     for (size_t i = 0; i < sizeof(k_bytes) / sizeof(k_bytes[0]); i++) {
         const bytes_case_t *c = &k_bytes[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
@@ -689,12 +681,12 @@ static const seq_step_t k_seq[] = {
 static void test_key_prediction(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     char name[64];
     for (size_t i = 0; i < sizeof(k_seq) / sizeof(k_seq[0]); i++) {
         snprintf(name, sizeof(name), "prediction step %zu", i + 1);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
@@ -710,7 +702,7 @@ static void test_key_prediction(void **state)
         if (!k_seq[i].want) continue;
         sw_tdec_t *fresh = sw_tdec_new();
         snprintf(name, sizeof(name), "fresh decoder, step %zu", i + 1);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(fresh, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
@@ -756,7 +748,7 @@ static char *nested_line(int levels, const char *where)
 static void test_nesting(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     static const struct {
         const char *where;
         int levels;
@@ -772,7 +764,7 @@ static void test_nesting(void **state)
     char name[96];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(name, sizeof(name), "nesting %d levels in %s", cases[i].levels, cases[i].where);
-        g_case = name;
+        sw_check_case("%s", name);
         char *line = nested_line(cases[i].levels, cases[i].where);
         sw_event_t ev;
         char err[256] = "";
@@ -793,7 +785,7 @@ static void test_nesting(void **state)
 static void test_long_strings(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     const size_t n = 1u << 20;
     sw_tdec_t *dec = sw_tdec_new();
     sw_buf_t b;
@@ -803,7 +795,7 @@ static void test_long_strings(void **state)
 
     /* 1 MiB plain string (fast path), in a carried field: identifiers
      * (event_type, job_id, host, session_id) are bounded, see below. */
-    g_case = "1 MiB plain string";
+    sw_check_case("1 MiB plain string");
     sw_buf_puts(&b, "{" BASE ", \"context\": \"");
     for (size_t i = 0; i < n; i++) sw_buf_putc(&b, (char)('a' + i % 26));
     sw_buf_puts(&b, "\"}");
@@ -818,7 +810,7 @@ static void test_long_strings(void **state)
 
     /* 1 MiB of escapes (slow path, scratch space) then a short line on the
      * same decoder */
-    g_case = "1 MiB of escapes";
+    sw_check_case("1 MiB of escapes");
     b.len = 0;
     sw_buf_puts(&b, "{" BASE ", \"collector\": \"");
     for (size_t i = 0; i < n / 2; i++) sw_buf_puts(&b, i % 2 ? "\\n" : "\\u00e9");
@@ -840,7 +832,7 @@ static void test_long_strings(void **state)
         for (size_t len = SW_IDENT_MAX; len <= SW_IDENT_MAX + 1; len++) {
             static char nm[80];
             snprintf(nm, sizeof(nm), "%s of %zu bytes", ids[k], len);
-            g_case = nm;
+            sw_check_case("%s", nm);
             b.len = 0;
             sw_buf_printf(&b, "{\"timestamp_ns\": 1, \"%s\": \"", ids[k]);
             for (size_t i = 0; i < len; i++) sw_buf_putc(&b, 'j');
@@ -860,7 +852,7 @@ static void test_long_strings(void **state)
             }
         }
     }
-    g_case = "short line after long ones";
+    sw_check_case("short line after long ones");
     const char *shortl = "{\"timestamp_ns\": 7, \"event_type\": \"x\", \"host\": \"\\u0041\"}";
     rc = sw_tdec_json(dec, shortl, strlen(shortl), &ev, err, sizeof(err));
     SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
@@ -872,7 +864,7 @@ static void test_long_strings(void **state)
     for (int count = 31; count <= 40; count++) {
         static char nm[64];
         snprintf(nm, sizeof(nm), "phase path of %d elements", count);
-        g_case = nm;
+        sw_check_case("%s", nm);
         b.len = 0;
         sw_buf_puts(&b, "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\","
                         " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [");
@@ -903,7 +895,7 @@ static void test_long_strings(void **state)
 static void test_event_kind(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     static const struct {
         const char *type;
         size_t len; /* 0: strlen */
@@ -939,7 +931,7 @@ static void test_event_kind(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t len = cases[i].len ? cases[i].len : strlen(cases[i].type);
         snprintf(name, sizeof(name), "event kind of \"%s\" (%zu bytes)", cases[i].type, len);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_str_t t = {cases[i].type, len};
         sw_ev_kind_t k = sw_event_kind(t);
         SW_CHECK(k == cases[i].want, "got %s, expected %s", kind_name(k), kind_name(cases[i].want));
@@ -954,7 +946,7 @@ static void test_event_kind(void **state)
     };
     for (size_t i = 0; i < sizeof(blanks) / sizeof(blanks[0]); i++) {
         snprintf(name, sizeof(name), "sw_tdec_blank case %zu", i + 1);
-        g_case = name;
+        sw_check_case("%s", name);
         bool got = sw_tdec_blank(blanks[i].text, strlen(blanks[i].text));
         SW_CHECK(got == blanks[i].blank, "got %d, expected %d for \"%s\"", got, blanks[i].blank,
               blanks[i].text);
