@@ -22,12 +22,9 @@
 
 #include "sw_testlib.h"
 
-static int g_fail;
-static const char *g_case = "";
-
 static void end_test(void)
 {
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 static char g_tmp[1024];
@@ -218,14 +215,14 @@ static const cli_case_t k_cases[] = {
 static void test_table(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     make_inputs();
     sw_buf_t out, err;
     sw_buf_init(&out);
     sw_buf_init(&err);
     for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
         const cli_case_t *c = &k_cases[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         int rc = run(c->args, NULL, &out, &err);
         SW_CHECK(rc == c->rc, "`stormwatch %s` exited %d, expected %d; stderr: %.300s", c->args, rc,
               c->rc, err.data);
@@ -242,7 +239,7 @@ static void test_table(void **state)
             SW_CHECK(err.len == 0, "stderr not empty: %.200s", err.data);
     }
     /* the version is "stormwatch X.Y.Z" */
-    g_case = "--version format";
+    sw_check_case("--version format");
     run("--version", NULL, &out, &err);
     int x, y, z;
     char nl;
@@ -269,7 +266,7 @@ static json_t *parse(const sw_buf_t *b, char *why, size_t n)
 static void test_analyze_output(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     make_inputs();
     sw_buf_t out, err, ref;
     sw_buf_init(&out);
@@ -277,7 +274,7 @@ static void test_analyze_output(void **state)
     sw_buf_init(&ref);
     char why[512], path[1200];
 
-    g_case = "analyze prints valid JSON equal to the fixture";
+    sw_check_case("analyze prints valid JSON equal to the fixture");
     int rc = run("analyze @F/gen1.jsonl", NULL, &ref, &err);
     SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
     json_t *a = parse(&ref, why, sizeof(why));
@@ -293,7 +290,7 @@ static void test_analyze_output(void **state)
     if (a && want) SW_CHECK(sw_test_json_equal(a, want, false, why, sizeof(why)), "%s", why);
     json_decref(want);
 
-    g_case = "analyze --compact prints one line";
+    sw_check_case("analyze --compact prints one line");
     rc = run("analyze --compact @F/gen1.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0, "exit %d", rc);
     const char *nl = memchr(out.data, '\n', out.len);
@@ -316,7 +313,7 @@ static void test_analyze_output(void **state)
     char in[1200];
     snprintf(in, sizeof(in), "%s/gen1.jsonl", sw_test_fixtures());
     for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
-        g_case = same[i].name;
+        sw_check_case("%s", same[i].name);
         rc = run(same[i].args, same[i].use_stdin ? in : NULL, &out, &err);
         SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
         SW_CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
@@ -325,7 +322,7 @@ static void test_analyze_output(void **state)
     json_decref(a);
 
     /* several files read as one input */
-    g_case = "two files are one input";
+    sw_check_case("two files are one input");
     snprintf(path, sizeof(path), "%s/two_jobs.jsonl", sw_test_fixtures());
     sw_buf_t joined, part;
     sw_buf_init(&joined);
@@ -344,13 +341,13 @@ static void test_analyze_output(void **state)
     sw_buf_clear(&joined);
     sw_buf_clear(&part);
 
-    g_case = "invalid lines on stdin are named <stdin>:LINE";
+    sw_check_case("invalid lines on stdin are named <stdin>:LINE");
     snprintf(path, sizeof(path), "%s/bad.jsonl", tmpdir());
     rc = run("analyze --compact", path, &out, &err);
     SW_CHECK(rc == 0 && strstr(err.data, "<stdin>:2: field \"rank\" is -3") != NULL,
           "exit %d, stderr %.300s", rc, err.data);
 
-    g_case = "the first missing file stops analyze";
+    sw_check_case("the first missing file stops analyze");
     rc = run("analyze @F/gen1.jsonl @T/nope.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 1 && out.len == 0 && strstr(err.data, "nope.jsonl"),
           "exit %d, %zu bytes of stdout, stderr %.200s", rc, out.len, err.data);
@@ -367,7 +364,7 @@ static void test_analyze_output(void **state)
 static void test_replay_output(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     make_inputs();
     sw_buf_t out, err, ref;
     sw_buf_init(&out);
@@ -375,7 +372,7 @@ static void test_replay_output(void **state)
     sw_buf_init(&ref);
     char why[512];
 
-    g_case = "replay two_jobs.jsonl";
+    sw_check_case("replay two_jobs.jsonl");
     int rc = run("replay @F/two_jobs.jsonl", NULL, &ref, &err);
     SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
     json_t *recs = sw_test_parse_lines(ref.data, ref.len, why, sizeof(why));
@@ -401,7 +398,7 @@ static void test_replay_output(void **state)
     }
     json_decref(recs);
 
-    g_case = "replay of gzip input";
+    sw_check_case("replay of gzip input");
     char src[1200], gz[1200];
     snprintf(src, sizeof(src), "%s/two_jobs.jsonl", sw_test_fixtures());
     snprintf(gz, sizeof(gz), "%s/two_jobs.jsonl.gz", tmpdir());
@@ -412,7 +409,7 @@ static void test_replay_output(void **state)
 
     /* first appearance by any event type: job b's first event (not a
      * sample) comes before job a's first sample; job c has no sample */
-    g_case = "summaries in first-appearance order";
+    sw_check_case("summaries in first-appearance order");
     static const char order[] =
         "{\"timestamp_ns\": 5, \"event_type\": \"oom\", \"job_id\": \"c\"}\n"
         "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"job_id\": \"b\"}\n"
@@ -447,7 +444,7 @@ static void test_replay_output(void **state)
     }
     json_decref(recs);
 
-    g_case = "replay --stats";
+    sw_check_case("replay --stats");
     rc = run("replay --stats @F/gen1.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0, "exit %d", rc);
     SW_CHECK(out.len > 0, "no records");
@@ -474,7 +471,7 @@ static void test_replay_output(void **state)
     }
     json_decref(st);
 
-    g_case = "replay without --stats prints nothing on stderr";
+    sw_check_case("replay without --stats prints nothing on stderr");
     rc = run("replay @F/gen1.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0 && err.len == 0, "exit %d, stderr %.200s", rc, err.data);
 
@@ -488,12 +485,12 @@ static void test_replay_output(void **state)
 static void test_gen_roundtrip(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_buf_t out, err, again;
     sw_buf_init(&out);
     sw_buf_init(&err);
     sw_buf_init(&again);
-    g_case = "gen | analyze";
+    sw_check_case("gen | analyze");
     int rc = run("gen --ranks 4 --samples 60 --seed 7 --quiet -o @T/g.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0 && out.len == 0, "gen exit %d, stdout %zu bytes, stderr %.200s", rc, out.len,
           err.data);

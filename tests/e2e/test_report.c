@@ -24,14 +24,12 @@
 #include "sw_report.h"
 #include "sw_testlib.h"
 
-static int g_fail;
 static int g_failed_tests; /* keeps the scratch dir for a look after a failure */
-static const char *g_case = "";
 
 static void end_test(void)
 {
-    int n = g_fail;
-    g_fail = 0;
+    int n = sw_check_failures();
+    sw_check_reset();
     if (n) g_failed_tests++;
     if (n) SW_FAIL("%d check(s) failed (see above)", n);
 }
@@ -249,7 +247,7 @@ static int render_lines(const char *text, size_t len, sw_buf_t *html, char *err,
 static void check_page(const char *name, const char *html, size_t want_charts)
 {
     char why[512];
-    g_case = name;
+    sw_check_case("%s", name);
     SW_CHECK(well_formed(html, why, sizeof(why)), "%s", why);
     SW_CHECK(count(html, "<svg") == want_charts, "%zu charts, expected %zu (one per episode)",
           count(html, "<svg"), want_charts);
@@ -289,7 +287,7 @@ static void test_fixtures(void **state)
         if (n < 7 || strcmp(de->d_name + n - 6, ".jsonl") || strstr(de->d_name, ".stream.")) continue;
         char base[512];
         snprintf(base, sizeof(base), "%.*s", (int)(n - 6), de->d_name);
-        g_case = base;
+        sw_check_case("%s", base);
         char path[1200];
         snprintf(path, sizeof(path), "%s/%s.params.json", sw_test_fixtures(), base);
         long long window = 512, stale = 60000;
@@ -315,7 +313,7 @@ static void test_fixtures(void **state)
         SW_CHECK(bad == 0, "replay's records rejected: %s", err);
         size_t want = chartable_episodes(recs.data, recs.len);
         check_page(base, html.data, want);
-        g_case = base;
+        sw_check_case("%s", base);
         if (strstr(recs.data, "\"timeline\"")) with_timeline++;
         charts += (int)want;
         /* the command gives the same page (the header names the file) */
@@ -329,7 +327,7 @@ static void test_fixtures(void **state)
         cases++;
     }
     closedir(dir);
-    g_case = "fixtures";
+    sw_check_case("fixtures");
     SW_CHECK(cases >= 40, "only %d fixtures found in %s", cases, sw_test_fixtures());
     SW_CHECK(charts >= 30, "only %d episodes charted over the fixtures", charts);
     fprintf(stderr, "report: %d fixtures, %d charts, %d with timelines\n", cases, charts,
@@ -347,7 +345,7 @@ static void test_fixtures(void **state)
 static void test_generated_storm(void **state)
 {
     (void)state;
-    g_case = "gen";
+    sw_check_case("gen");
     sw_buf_t out, html;
     sw_buf_init(&out);
     sw_buf_init(&html);
@@ -365,7 +363,7 @@ static void test_generated_storm(void **state)
     size_t want = chartable_episodes(out.data, out.len);
     SW_CHECK(want == 4, "2 jobs x 2 storms give 4 episodes, got %zu", want);
     check_page("gen", html.data, want);
-    g_case = "gen";
+    sw_check_case("gen");
     SW_CHECK(strstr(html.data, "<title>Storms &amp; &lt;friends&gt;</title>"), "title escaped");
     SW_CHECK(count(html.data, "<section class=\"episode") == 4, "4 episode sections");
     SW_CHECK(count(html.data, "<section class=\"summary") == 2, "2 job summaries");
@@ -493,10 +491,10 @@ static void test_hand_written(void **state)
     record(&in, "summary", "null", 2, 0, 0, -1, "", ", \"severity\": \"info\", \"summary\": \"SUMMARY\"");
     char err[512];
     int bad = render_lines(in.data, in.len, &html, err, sizeof(err));
-    g_case = "hand";
+    sw_check_case("hand");
     SW_CHECK(bad == 0, "rejected: %s", err);
     check_page("hand", html.data, 4);
-    g_case = "hand";
+    sw_check_case("hand");
     const char *h = html.data;
     SW_CHECK(!strstr(h, "<script") && !strstr(h, "<img") && !strstr(h, "<b>"), "input markup escaped");
     SW_CHECK(strstr(h, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;\xEF\xBF\xBD\xC3\xA9"),
@@ -546,7 +544,7 @@ static void test_units(void **state)
     };
     sw_buf_t b;
     sw_buf_init(&b);
-    g_case = "units";
+    sw_check_case("units");
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         b.len = 0;
         sw_report_bytes(&b, t[i].v);
@@ -596,7 +594,7 @@ static void test_invalid(void **state)
          "\"first_cause_suspects\": {}}",
          "in.jsonl:7: field \"first_cause_suspects\" is an object, expected an array"},
     };
-    g_case = "invalid";
+    sw_check_case("invalid");
     sw_report_t *rep = sw_report_new();
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char err[512] = "";
@@ -611,7 +609,7 @@ static void test_invalid(void **state)
     sw_buf_init(&html);
     sw_report_render(rep, NULL, &html);
     check_page("invalid-empty", sw_buf_cstr(&html), 0);
-    g_case = "invalid";
+    sw_check_case("invalid");
     SW_CHECK(strstr(html.data, "no storm episode"), "an empty report says so");
     sw_buf_clear(&html);
     sw_report_destroy(rep);
@@ -622,7 +620,7 @@ static void test_invalid(void **state)
 static void test_command(void **state)
 {
     (void)state;
-    g_case = "command";
+    sw_check_case("command");
     char path[1200], cmd[4096];
     snprintf(path, sizeof(path), "%s/mixed.jsonl", tmpdir());
     FILE *f = fopen(path, "w");

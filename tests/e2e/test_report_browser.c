@@ -222,91 +222,88 @@ static void show_log(const char *path)
     sw_buf_clear(&log);
 }
 
-int main(void)
+/* What the cases share: chromium, the scratch dir with the report of a
+ * generated storm (made by the group setup), the browser's environment. */
+static char g_chromium[1024];
+static bool g_have_chromium;
+static bool g_skipped; /* a case was skipped for want of chromium: exit 77 */
+static int g_passed;
+static char g_dir[2048];
+static char g_env[8192];
+static size_t g_charts;
+static const char k_flags[] =
+    "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+    "--no-first-run --no-default-browser-check --disable-crash-reporter "
+    "--disable-breakpad --hide-scrollbars --force-device-scale-factor=1 "
+    "--window-size=1200,1600";
+
+/* Without chromium a case is skipped outside CI and fails in CI. */
+static void need_chromium(void)
 {
-    char chromium[1024];
+    if (g_have_chromium) return;
     bool ci = getenv("CI") && !strcmp(getenv("CI"), "true");
-    if (!find_chromium(chromium, sizeof(chromium))) {
-        if (ci) {
-            fprintf(stderr, "FAIL: chromium is not installed (CI=true requires it; "
-                            "scripts/install-deps.sh test installs the Debian package)\n");
-            return 1;
-        }
-        printf("SKIP: chromium is not installed (apt-get install chromium, or "
-               "scripts/install-deps.sh test); the browser check of the report did not run\n");
-        return SKIP;
-    }
-    if (access(sw_test_bin(), X_OK) != 0) {
-        fprintf(stderr, "FAIL: the stormwatch binary \"%s\" is not executable\n", sw_test_bin());
-        return 1;
-    }
-    /* a scratch dir with an absolute path (file:// URL), its own HOME
-     * and profile, so chromium writes nothing outside it */
-    char dir[2048];
-    char *tmp_abs = realpath(sw_test_tmp(), NULL);
-    SW_ASSERT(tmp_abs, "cannot resolve %s", sw_test_tmp());
-    snprintf(dir, sizeof(dir), "%s/test_report_browser_%d", tmp_abs, (int)getpid());
-    free(tmp_abs);
-    char cmd[32768];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s/home'", dir, dir);
-    SW_ASSERT(system(cmd) == 0, "cannot create %s", dir);
+    if (ci)
+        SW_FAIL(
+            "chromium is not installed (CI=true requires it; "
+            "scripts/install-deps.sh test installs the Debian package)");
+    printf(
+        "SKIP: chromium is not installed (apt-get install chromium, or "
+        "scripts/install-deps.sh test); the browser check of the report did not run\n");
+    g_skipped = true;
+    skip();
+}
 
-    /* the report of a generated storm */
-    snprintf(cmd, sizeof(cmd),
-             "'%s' gen --ranks 8 --samples 300 --phases --seed 3 --quiet > '%s/telemetry.jsonl' && "
-             "'%s' replay '%s/telemetry.jsonl' > '%s/alerts.jsonl' && "
-             "'%s' report -o '%s/report.html' '%s/alerts.jsonl'",
-             sw_test_bin(), dir, sw_test_bin(), dir, dir, sw_test_bin(), dir, dir);
-    SW_ASSERT(system(cmd) == 0, "gen | replay | report failed: %s", cmd);
-    char path[2200];
-    snprintf(path, sizeof(path), "%s/report.html", dir);
-    sw_buf_t html, dom, png;
-    sw_buf_init(&html);
+/* The DOM chromium builds from the report. */
+static void test_dom(void **state)
+{
+    (void)state;
+    need_chromium();
+    char cmd[32768], path[2200];
+    sw_buf_t dom;
     sw_buf_init(&dom);
-    sw_buf_init(&png);
-    SW_ASSERT(sw_test_read_file(path, &html), "no %s", path);
-    size_t charts = count(html.data, "<svg");
-    SW_ASSERT(charts >= 1, "the report has no chart");
-
-    /* the DOM chromium builds from it */
-    const char *flags = "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
-                        "--no-first-run --no-default-browser-check --disable-crash-reporter "
-                        "--disable-breakpad --hide-scrollbars --force-device-scale-factor=1 "
-                        "--window-size=1200,1600";
-    char env[8192];
-    snprintf(env, sizeof(env),
-             "HOME='%s/home' XDG_CONFIG_HOME='%s/home/.config' XDG_CACHE_HOME='%s/home/.cache'",
-             dir, dir, dir);
-    snprintf(cmd, sizeof(cmd),
-             "%s timeout 120 '%s' %s --user-data-dir='%s/profile' --dump-dom 'file://%s/report.html' "
-             "> '%s/dom.html' 2> '%s/chromium-dom.log'",
-             env, chromium, flags, dir, dir, dir, dir);
+    snprintf(
+        cmd, sizeof(cmd),
+        "%s timeout 120 '%s' %s --user-data-dir='%s/profile' --dump-dom 'file://%s/report.html' "
+        "> '%s/dom.html' 2> '%s/chromium-dom.log'",
+        g_env, g_chromium, k_flags, g_dir, g_dir, g_dir, g_dir);
     int rc = system(cmd);
-    snprintf(path, sizeof(path), "%s/chromium-dom.log", dir);
+    snprintf(path, sizeof(path), "%s/chromium-dom.log", g_dir);
     if (rc != 0) show_log(path);
     SW_ASSERT(rc == 0, "chromium --dump-dom failed (status %d): %s", rc, cmd);
-    snprintf(path, sizeof(path), "%s/dom.html", dir);
+    snprintf(path, sizeof(path), "%s/dom.html", g_dir);
     SW_ASSERT(sw_test_read_file(path, &dom) && dom.len > 0, "empty DOM dump");
-    SW_ASSERT(count(dom.data, "<svg") == charts, "DOM has %zu svg elements, the page %zu",
-              count(dom.data, "<svg"), charts);
+    SW_ASSERT(count(dom.data, "<svg") == g_charts, "DOM has %zu svg elements, the page %zu",
+              count(dom.data, "<svg"), g_charts);
     SW_ASSERT(count(dom.data, "<path class=\"series\"") >= 2, "DOM has %zu series paths",
               count(dom.data, "<path class=\"series\""));
-    SW_ASSERT(count(dom.data, "<table class=\"suspects\"") >= charts, "DOM lacks the suspect tables");
-    SW_ASSERT(count(dom.data, "<table class=\"lifecycle\"") == charts, "DOM lacks the lifecycle tables");
+    SW_ASSERT(count(dom.data, "<table class=\"suspects\"") >= g_charts,
+              "DOM lacks the suspect tables");
+    SW_ASSERT(count(dom.data, "<table class=\"lifecycle\"") == g_charts,
+              "DOM lacks the lifecycle tables");
     SW_ASSERT(strstr(dom.data, "role=\"img\"") && strstr(dom.data, "<title id=\"chart-1-title\">"),
               "DOM lacks the chart's accessible name");
     SW_ASSERT(!strstr(dom.data, "<parsererror"), "the browser reports a parse error");
+    sw_buf_clear(&dom);
+    g_passed++;
+}
 
-    /* the screenshot */
+/* Its screenshot shows a drawn chart. */
+static void test_screenshot(void **state)
+{
+    (void)state;
+    need_chromium();
+    char cmd[32768], path[2200];
+    sw_buf_t png;
+    sw_buf_init(&png);
     snprintf(cmd, sizeof(cmd),
              "%s timeout 120 '%s' %s --user-data-dir='%s/profile' --screenshot='%s/report.png' "
              "'file://%s/report.html' > '%s/chromium-shot.log' 2>&1",
-             env, chromium, flags, dir, dir, dir, dir);
-    rc = system(cmd);
-    snprintf(path, sizeof(path), "%s/chromium-shot.log", dir);
+             g_env, g_chromium, k_flags, g_dir, g_dir, g_dir, g_dir);
+    int rc = system(cmd);
+    snprintf(path, sizeof(path), "%s/chromium-shot.log", g_dir);
     if (rc != 0) show_log(path);
     SW_ASSERT(rc == 0, "chromium --screenshot failed (status %d): %s", rc, cmd);
-    snprintf(path, sizeof(path), "%s/report.png", dir);
+    snprintf(path, sizeof(path), "%s/report.png", g_dir);
     SW_ASSERT(sw_test_read_file(path, &png) && png.len > 0, "no screenshot %s", path);
     img_t img;
     char why[256];
@@ -330,15 +327,72 @@ int main(void)
     SW_ASSERT(distinct >= 16, "the chart area shows only %zu colours", distinct);
     SW_ASSERT(ink * 100 >= total && ink * 2 <= total,
               "the chart area is %zu of %zu pixels non-white: blank or flat", ink, total);
-    printf("browser: %zu chart(s); screenshot %ux%u; chart area %ux%u at (%u,%u): %zu colours, "
-           "%.1f%% non-white; series pixels %zu + %zu\n",
-           charts, img.w, img.h, x1 - x0 + 1, y1 - y0 + 1, x0, y0, distinct,
-           100.0 * (double)ink / (double)total, s1.n, s2.n);
+    printf(
+        "browser: %zu chart(s); screenshot %ux%u; chart area %ux%u at (%u,%u): %zu colours, "
+        "%.1f%% non-white; series pixels %zu + %zu\n",
+        g_charts, img.w, img.h, x1 - x0 + 1, y1 - y0 + 1, x0, y0, distinct,
+        100.0 * (double)ink / (double)total, s1.n, s2.n);
     free(img.rgb);
-    sw_buf_clear(&html);
-    sw_buf_clear(&dom);
     sw_buf_clear(&png);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    g_passed++;
+}
+
+/* Find chromium; with it, the report of a generated storm in a scratch dir
+ * with an absolute path (file:// URL), its own HOME and profile, so
+ * chromium writes nothing outside it. */
+static int browser_setup(void **state)
+{
+    (void)state;
+    g_have_chromium = find_chromium(g_chromium, sizeof(g_chromium));
+    if (!g_have_chromium) return 0; /* the cases skip or fail */
+    SW_ASSERT(access(sw_test_bin(), X_OK) == 0, "the stormwatch binary \"%s\" is not executable",
+              sw_test_bin());
+    char *tmp_abs = realpath(sw_test_tmp(), NULL);
+    SW_ASSERT(tmp_abs, "cannot resolve %s", sw_test_tmp());
+    snprintf(g_dir, sizeof(g_dir), "%s/test_report_browser_%d", tmp_abs, (int)getpid());
+    free(tmp_abs);
+    char cmd[32768];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s/home'", g_dir, g_dir);
+    SW_ASSERT(system(cmd) == 0, "cannot create %s", g_dir);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' gen --ranks 8 --samples 300 --phases --seed 3 --quiet > '%s/telemetry.jsonl' && "
+             "'%s' replay '%s/telemetry.jsonl' > '%s/alerts.jsonl' && "
+             "'%s' report -o '%s/report.html' '%s/alerts.jsonl'",
+             sw_test_bin(), g_dir, sw_test_bin(), g_dir, g_dir, sw_test_bin(), g_dir, g_dir);
+    SW_ASSERT(system(cmd) == 0, "gen | replay | report failed: %s", cmd);
+    char path[2200];
+    snprintf(path, sizeof(path), "%s/report.html", g_dir);
+    sw_buf_t html;
+    sw_buf_init(&html);
+    SW_ASSERT(sw_test_read_file(path, &html), "no %s", path);
+    g_charts = count(html.data, "<svg");
+    sw_buf_clear(&html);
+    SW_ASSERT(g_charts >= 1, "the report has no chart");
+    snprintf(g_env, sizeof(g_env),
+             "HOME='%s/home' XDG_CONFIG_HOME='%s/home/.config' XDG_CACHE_HOME='%s/home/.cache'",
+             g_dir, g_dir, g_dir);
     return 0;
+}
+
+/* The scratch dir is kept for a look after a failure. */
+static int browser_teardown(void **state)
+{
+    (void)state;
+    if (g_dir[0] && g_passed == 2) {
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dom),
+        cmocka_unit_test(test_screenshot),
+    };
+    int failed = cmocka_run_group_tests(tests, browser_setup, browser_teardown);
+    /* CTest's SKIP_RETURN_CODE when a case was skipped and none failed */
+    return failed == 0 && g_skipped ? SKIP : failed;
 }

@@ -180,62 +180,50 @@ static int cmp_str(const void *a, const void *b)
 /* ------------------------------------------------------------------ */
 
 /* sw_event_json(line's event) must decode to the same event, straight
- * and through Avro (encode, decode, print). One line; a valid object. */
-static int roundtrip_line(sw_tdec_t *d1, sw_tdec_t *d2, sw_avro_dec_t *adec, const char *where,
-                          const char *line, size_t len, size_t *checked)
+ * and through Avro (encode, decode, print). One line; a valid object
+ * (counted in *checked; a line that does not decode is not checked). */
+static void roundtrip_line(sw_tdec_t *d1, sw_tdec_t *d2, sw_avro_dec_t *adec, const char *where,
+                           const char *line, size_t len, size_t *checked)
 {
     char errstr[512], why[512];
     sw_event_t ev, back, via;
-    if (sw_tdec_json(d1, line, len, &ev, errstr, sizeof(errstr)) != SW_OK) return 0;
+    if (sw_tdec_json(d1, line, len, &ev, errstr, sizeof(errstr)) != SW_OK) return;
     sw_buf_t out, enc;
     sw_buf_init(&out);
     sw_buf_init(&enc);
-    int rc = 1;
     sw_event_json(&out, &ev);
     sw_buf_cstr(&out);
     /* sw_tdec_json below is the strict parser (Python's rules: lone
      * surrogates allowed, which jansson refuses). */
     if (out.len == 0 || out.data[0] != '{' || memchr(out.data, '\n', out.len)) {
-        fprintf(stderr, "%s:%d: FAIL: %s: expected a one-line JSON object, got %s\n", __FILE__,
-                __LINE__, where, out.data);
-        goto done;
+        SW_FAIL("%s: expected a one-line JSON object, got %s", where, out.data);
     }
     if (sw_tdec_json(d2, out.data, out.len, &back, errstr, sizeof(errstr)) != SW_OK) {
-        fprintf(stderr, "%s:%d: FAIL: %s: output does not decode: %s\n  output: %s\n", __FILE__,
-                __LINE__, where, errstr, out.data);
-        goto done;
+        SW_FAIL("%s: output does not decode: %s\n  output: %s", where, errstr, out.data);
     }
     if (!sw_test_event_eq(&ev, &back, why, sizeof(why))) {
-        fprintf(stderr, "%s:%d: FAIL: %s: round trip differs: %s\n  output: %s\n", __FILE__,
-                __LINE__, where, why, out.data);
-        goto done;
+        SW_FAIL("%s: round trip differs: %s\n  output: %s", where, why, out.data);
     }
     if (sw_avro_encode_event(&ev, 1, &enc, errstr, sizeof(errstr)) == SW_OK) {
         if (sw_avro_decode_event(adec, enc.data, enc.len, 1, &via, errstr, sizeof(errstr))) {
-            fprintf(stderr, "%s:%d: FAIL: %s: Avro does not decode: %s\n", __FILE__, __LINE__,
-                    where, errstr);
-            goto done;
+            SW_FAIL("%s: Avro does not decode: %s", where, errstr);
         }
         out.len = 0;
         sw_event_json(&out, &via);
         sw_buf_cstr(&out);
         if (sw_tdec_json(d2, out.data, out.len, &back, errstr, sizeof(errstr)) != SW_OK ||
             !sw_test_event_eq(&ev, &back, why, sizeof(why))) {
-            fprintf(stderr, "%s:%d: FAIL: %s: via Avro: %s\n  output: %s\n", __FILE__, __LINE__,
-                    where, errstr[0] ? errstr : why, out.data);
-            goto done;
+            SW_FAIL("%s: via Avro: %s\n  output: %s", where, errstr[0] ? errstr : why, out.data);
         }
     }
     (*checked)++;
-    rc = 0;
-done:
     sw_buf_clear(&out);
     sw_buf_clear(&enc);
-    return rc;
 }
 
-static int test_event_json_fixtures(void)
+static void test_event_json_fixtures(void **state)
 {
+    (void)state;
     const char *dir = sw_test_fixtures();
     DIR *d = opendir(dir);
     SW_ASSERT(d != NULL, "cannot open fixtures dir %s", dir);
@@ -244,9 +232,8 @@ static int test_event_json_fixtures(void)
     sw_buf_t text;
     sw_buf_init(&text);
     size_t checked = 0;
-    int rc = 0;
     struct dirent *de;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
+    while ((de = readdir(d)) != NULL) {
         size_t nl = strlen(de->d_name);
         if (nl < 6 || strcmp(de->d_name + nl - 6, ".jsonl") || strstr(de->d_name, ".stream."))
             continue;
@@ -254,12 +241,12 @@ static int test_event_json_fixtures(void)
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         if (!sw_test_read_file(path, &text)) continue;
         size_t i = 0, lineno = 0;
-        while (rc == 0 && i < text.len) {
+        while (i < text.len) {
             const char *e = memchr(text.data + i, '\n', text.len - i);
             size_t end = e ? (size_t)(e - text.data) : text.len;
             char where[1100];
             snprintf(where, sizeof(where), "%s:%zu", de->d_name, ++lineno);
-            rc = roundtrip_line(d1, d2, adec, where, text.data + i, end - i, &checked);
+            roundtrip_line(d1, d2, adec, where, text.data + i, end - i, &checked);
             i = end + 1;
         }
     }
@@ -275,30 +262,25 @@ static int test_event_json_fixtures(void)
         "{\"timestamp_ns\": 0, \"event_type\": \"note\", \"rank\": 2, \"world_size\": 3, "
         "\"session_id\": \"\", \"context\": \"c\", \"collector\": null}",
     };
-    for (size_t k = 0; rc == 0 && k < sizeof(extra) / sizeof(extra[0]); k++) {
+    for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
         size_t before = checked;
-        rc = roundtrip_line(d1, d2, adec, extra[k], extra[k], strlen(extra[k]), &checked);
-        if (rc == 0 && checked == before) {
-            fprintf(stderr, "%s:%d: FAIL: extra line %zu does not decode: %s\n", __FILE__,
-                    __LINE__, k, extra[k]);
-            rc = 1;
-        }
+        roundtrip_line(d1, d2, adec, extra[k], extra[k], strlen(extra[k]), &checked);
+        SW_ASSERT(checked != before, "extra line %zu does not decode: %s", k, extra[k]);
     }
     sw_buf_clear(&text);
     sw_tdec_destroy(d1);
     sw_tdec_destroy(d2);
     sw_avro_dec_destroy(adec);
-    if (rc) return rc;
     SW_ASSERT(checked > 10000, "only %zu fixture lines checked", checked);
     printf("ok - sw_event_json round trips (%zu lines, straight and via Avro)\n", checked);
-    return 0;
 }
 
 /* A typed phase scope from Avro whose metadata text lacks it: the JSON
  * must still carry "phase_scope" (and the other members), and decode to
  * the same scope. */
-static int test_event_json_typed_phase(void)
+static void test_event_json_typed_phase(void **state)
 {
+    (void)state;
     static const char line[] =
         "{\"timestamp_ns\": 7, \"event_type\": \"phase_exit\", \"metadata\": {\"phase_scope\": "
         "{\"action\": \"exit\", \"name\": \"fwd\", \"path\": [\"train\", \"fwd\"], \"depth\": 2, "
@@ -311,7 +293,6 @@ static int test_event_json_typed_phase(void)
     sw_buf_t enc, out;
     sw_buf_init(&enc);
     sw_buf_init(&out);
-    int rc = 1;
     SW_ASSERT(sw_tdec_json(dec, line, sizeof(line) - 1, &ev, errstr, sizeof(errstr)) == SW_OK,
               "%s", errstr);
     SW_ASSERT(ev.has_phase, "the source line has no phase scope");
@@ -319,45 +300,36 @@ static int test_event_json_typed_phase(void)
     typed.metadata_json = sw_str("{\"k\": \"v\"}");
     if (sw_avro_encode_event(&typed, 1, &enc, errstr, sizeof(errstr)) ||
         sw_avro_decode_event(adec, enc.data, enc.len, 1, &via, errstr, sizeof(errstr))) {
-        fprintf(stderr, "%s:%d: FAIL: Avro: %s\n", __FILE__, __LINE__, errstr);
-        goto done;
+        SW_FAIL("Avro: %s", errstr);
     }
     sw_event_json(&out, &via);
     sw_buf_cstr(&out);
     if (!strstr(out.data, "\"phase_scope\": {") || !strstr(out.data, "\"k\": \"v\"")) {
-        fprintf(stderr, "%s:%d: FAIL: expected metadata with \"k\" and \"phase_scope\", got %s\n",
-                __FILE__, __LINE__, out.data);
-        goto done;
+        SW_FAIL("expected metadata with \"k\" and \"phase_scope\", got %s", out.data);
     }
     if (sw_tdec_json(dec, out.data, out.len, &back, errstr, sizeof(errstr)) != SW_OK) {
-        fprintf(stderr, "%s:%d: FAIL: output does not decode: %s: %s\n", __FILE__, __LINE__,
-                errstr, out.data);
-        goto done;
+        SW_FAIL("output does not decode: %s: %s", errstr, out.data);
     }
     /* Same event except the metadata text, which now holds the scope. */
     back.metadata_json = ev.metadata_json;
     sw_event_t want = ev;
     if (!back.has_phase || !sw_test_event_eq(&want, &back, why, sizeof(why))) {
-        fprintf(stderr, "%s:%d: FAIL: typed scope lost: %s: %s\n", __FILE__, __LINE__,
-                back.has_phase ? why : "no phase scope", out.data);
-        goto done;
+        SW_FAIL("typed scope lost: %s: %s", back.has_phase ? why : "no phase scope", out.data);
     }
-    rc = 0;
     printf("ok - typed phase scope kept in metadata\n");
-done:
     sw_buf_clear(&enc);
     sw_buf_clear(&out);
     sw_tdec_destroy(dec);
     sw_avro_dec_destroy(adec);
-    return rc;
 }
 
 /* Events no JSON line gives but Avro can: metadata text over several
  * lines (written on one line, breaks as spaces), and no phase although
  * the metadata text holds a good phase_scope (the typed field was not a
  * boundary): the JSON must not grow a phase. */
-static int test_event_json_corners(void)
+static void test_event_json_corners(void **state)
 {
+    (void)state;
     static const char line[] = "{\"timestamp_ns\": 7, \"event_type\": \"phase_enter\"}";
     static const char meta_nl[] = "{\"a\":\r\n [1,\n2], \"s\": \"x\\ny\"}";
     static const char meta_ps[] =
@@ -368,29 +340,22 @@ static int test_event_json_corners(void)
     sw_event_t ev, back;
     sw_buf_t out;
     sw_buf_init(&out);
-    int rc = 1;
     if (sw_tdec_json(dec, line, sizeof(line) - 1, &ev, errstr, sizeof(errstr)) != SW_OK) {
-        fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, errstr);
-        goto done;
+        SW_FAIL("%s", errstr);
     }
     ev.metadata_json = sw_str(meta_nl);
     sw_event_json(&out, &ev);
     sw_buf_cstr(&out);
     if (memchr(out.data, '\n', out.len) || memchr(out.data, '\r', out.len) ||
         !strstr(out.data, "\"metadata\": {\"a\":   [1, 2], \"s\": \"x\\ny\"}")) {
-        fprintf(stderr, "%s:%d: FAIL: expected the metadata on one line, got %s\n", __FILE__,
-                __LINE__, out.data);
-        goto done;
+        SW_FAIL("expected the metadata on one line, got %s", out.data);
     }
     if (sw_tdec_json(dec, out.data, out.len, &back, errstr, sizeof(errstr)) != SW_OK) {
-        fprintf(stderr, "%s:%d: FAIL: does not decode: %s: %s\n", __FILE__, __LINE__, errstr,
-                out.data);
-        goto done;
+        SW_FAIL("does not decode: %s: %s", errstr, out.data);
     }
     back.metadata_json = ev.metadata_json;
     if (!sw_test_event_eq(&ev, &back, why, sizeof(why))) {
-        fprintf(stderr, "%s:%d: FAIL: %s: %s\n", __FILE__, __LINE__, why, out.data);
-        goto done;
+        SW_FAIL("%s: %s", why, out.data);
     }
 
     ev.metadata_json = sw_str(meta_ps);
@@ -400,16 +365,12 @@ static int test_event_json_corners(void)
     sw_buf_cstr(&out);
     if (sw_tdec_json(dec, out.data, out.len, &back, errstr, sizeof(errstr)) != SW_OK ||
         back.has_phase || !strstr(out.data, "\"metadata\": {\"k\": 1}")) {
-        fprintf(stderr, "%s:%d: FAIL: expected no phase and metadata {\"k\": 1}, got %s (%s)\n",
-                __FILE__, __LINE__, out.data, back.has_phase ? "has a phase" : errstr);
-        goto done;
+        SW_FAIL("expected no phase and metadata {\"k\": 1}, got %s (%s)", out.data,
+                back.has_phase ? "has a phase" : errstr);
     }
-    rc = 0;
     printf("ok - sw_event_json: metadata line breaks, a phase_scope the event does not have\n");
-done:
     sw_buf_clear(&out);
     sw_tdec_destroy(dec);
-    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -425,7 +386,7 @@ typedef struct mock_s {
     char file[512];
 } mock_t;
 
-static int mock_start(mock_t *mk)
+static void mock_start(mock_t *mk)
 {
     memset(mk, 0, sizeof(*mk));
     mk->pid = -1;
@@ -461,7 +422,6 @@ static int mock_start(mock_t *mk)
     SW_ASSERT(ok, "expected the bootstrap \"%s\" on stdout, got \"%s\"", mk->bootstrap, got);
     SW_ASSERT(strstr(mk->bootstrap, "127.0.0.1:") != NULL, "bootstrap \"%s\"", mk->bootstrap);
     printf("ok - mock up at %s\n", mk->bootstrap);
-    return 0;
 }
 
 /* Send one control command; *answer gets the reply line. */
@@ -499,19 +459,18 @@ static void mock_kill(mock_t *mk)
     snprintf(var, sizeof(var), "%s/%s", sw_test_fixtures(), name)
 
 /* Create a topic through the control protocol. */
-static int make_topic(mock_t *mk, const char *name, int partitions)
+static void make_topic(mock_t *mk, const char *name, int partitions)
 {
     char cmd[256], ans[512];
     snprintf(cmd, sizeof(cmd), "topic %s %d", name, partitions);
     SW_ASSERT(mock_cmd(mk, cmd, ans, sizeof(ans)) && !strcmp(ans, "ok"),
               "\"%s\": expected ok, got \"%s\"", cmd, ans);
-    return 0;
 }
 
 /* produce FILE to TOPIC (extra args before the file); expects exit 0
  * and the summary line naming n messages. */
-static int produce_ok(mock_t *mk, const char *topic, const char *format, const char *file,
-                      bool raw, int n)
+static void produce_ok(mock_t *mk, const char *topic, const char *format, const char *file,
+                       bool raw, int n)
 {
     char summary[256];
     sw_buf_t out, err;
@@ -522,17 +481,15 @@ static int produce_ok(mock_t *mk, const char *topic, const char *format, const c
                     raw ? (char *)file : NULL, NULL};
     int st = run(argv, NULL, &out, &err);
     snprintf(summary, sizeof(summary), "produced %d messages to %s (", n, topic);
-    bool ok = st == 0 && strstr(err.data, summary);
-    if (!ok)
-        fprintf(stderr, "%s:%d: FAIL: produce %s to %s: expected exit 0 and \"%s\", got exit %d:\n%s\n",
-                __FILE__, __LINE__, file, topic, summary, st, err.data);
+    SW_ASSERT(st == 0 && strstr(err.data, summary),
+              "produce %s to %s: expected exit 0 and \"%s\", got exit %d:\n%s", file, topic,
+              summary, st, err.data);
     sw_buf_clear(&out);
     sw_buf_clear(&err);
-    return ok ? 0 : 1;
 }
 
 /* tail -t TOPIC --count n (and extra); the lines in *out. */
-static int tail_n(mock_t *mk, const char *topic, int n, const char *extra, sw_buf_t *out)
+static void tail_n(mock_t *mk, const char *topic, int n, const char *extra, sw_buf_t *out)
 {
     char count[32];
     snprintf(count, sizeof(count), "%d", n);
@@ -543,13 +500,11 @@ static int tail_n(mock_t *mk, const char *topic, int n, const char *extra, sw_bu
     int st = run(argv, NULL, out, &err);
     int lines = 0;
     for (size_t i = 0; i < out->len; i++) lines += out->data[i] == '\n';
-    bool ok = st == 0 && lines == n;
-    if (!ok)
-        fprintf(stderr, "%s:%d: FAIL: tail %s --count %d: expected exit 0 and %d lines, got exit "
-                        "%d and %d lines; stderr:\n%s\n",
-                __FILE__, __LINE__, topic, n, n, st, lines, err.data);
+    SW_ASSERT(st == 0 && lines == n,
+              "tail %s --count %d: expected exit 0 and %d lines, got exit %d and %d lines; "
+              "stderr:\n%s",
+              topic, n, n, st, lines, err.data);
     sw_buf_clear(&err);
-    return ok ? 0 : 1;
 }
 
 /* Non-blank lines of a file, as a sorted array over *text. */
@@ -562,36 +517,34 @@ static size_t file_lines(const char *path, sw_buf_t *text, char ***lines)
 
 /* JSON: produce then tail gives back exactly the input lines, each key's
  * lines in input order, with the content-type header. */
-static int test_json_roundtrip(mock_t *mk)
+static void test_json_roundtrip(void **state)
 {
+    mock_t *mk = *state;
     FIXTURE(src, "gen6.jsonl");
     sw_buf_t in_text, out, env;
     sw_buf_init(&in_text);
     sw_buf_init(&out);
     sw_buf_init(&env);
     char **in = NULL, **got = NULL;
-    int rc = 1;
     size_t n_in = file_lines(src, &in_text, &in);
     SW_ASSERT(n_in == 1555, "gen6.jsonl: expected 1555 lines, got %zu", n_in);
-    if (produce_ok(mk, "t", "json", src, false, 1555)) goto done;
-    if (tail_n(mk, "t", 1555, "--from=beginning", &out)) goto done;
+    produce_ok(mk, "t", "json", src, false, 1555);
+    tail_n(mk, "t", 1555, "--from=beginning", &out);
     size_t n_got = split_lines(&out, &got);
     qsort(in, n_in, sizeof(char *), cmp_str);
     qsort(got, n_got, sizeof(char *), cmp_str);
     for (size_t i = 0; i < n_in; i++)
         if (i >= n_got || strcmp(in[i], got[i])) {
-            fprintf(stderr, "%s:%d: FAIL: sorted line %zu differs:\n  input: %.200s\n  tail:  %.200s\n",
-                    __FILE__, __LINE__, i, in[i], i < n_got ? got[i] : "(none)");
-            goto done;
+            SW_FAIL("sorted line %zu differs:\n  input: %.200s\n  tail:  %.200s", i, in[i],
+                    i < n_got ? got[i] : "(none)");
         }
 
     /* The envelope: key = job_id, per key the input order, the header. */
-    if (tail_n(mk, "t", 1555, "--envelope", &env)) goto done;
+    tail_n(mk, "t", 1555, "--envelope", &env);
     char why[256];
     json_t *recs = sw_test_parse_lines(env.data, env.len, why, sizeof(why));
     if (!recs) {
-        fprintf(stderr, "%s:%d: FAIL: envelope lines are not JSON: %s\n", __FILE__, __LINE__, why);
-        goto done;
+        SW_FAIL("envelope lines are not JSON: %s", why);
     }
     /* Input order per key: the i-th record of a key is the i-th line of
      * that job in the file. */
@@ -612,7 +565,6 @@ static int test_json_roundtrip(mock_t *mk)
     }
     json_t *seen = json_object();
     json_t *rec;
-    bool bad = false;
     json_array_foreach(recs, i, rec) {
         const char *k = json_string_value(json_object_get(rec, "key"));
         const char *ct = json_string_value(
@@ -627,36 +579,31 @@ static int test_json_roundtrip(mock_t *mk)
             json_integer_value(json_object_get(rec, "partition")) < 0 ||
             json_integer_value(json_object_get(rec, "partition")) > 3) {
             char *s = json_dumps(rec, JSON_COMPACT);
-            fprintf(stderr, "%s:%d: FAIL: record %zu: expected key = job_id, content-type "
-                            "application/json and input line %lld of that key %s; got %.300s\n",
-                    __FILE__, __LINE__, i, (long long)pos, diff, s);
-            free(s);
-            bad = true;
-            break;
+            SW_FAIL(
+                "record %zu: expected key = job_id, content-type application/json and input "
+                "line %lld of that key %s; got %.300s",
+                i, (long long)pos, diff, s);
         }
     }
     json_decref(seen);
     json_decref(by_key);
     json_decref(src_lines);
     json_decref(recs);
-    if (bad) goto done;
-    rc = 0;
     printf("ok - produce json + tail: 1555 lines back, per-key order kept\n");
-done:
     free(in);
     free(got);
     sw_buf_clear(&in_text);
     sw_buf_clear(&out);
     sw_buf_clear(&env);
-    return rc;
 }
 
 /* Avro: every printed event decodes to the source line's event. */
-static int test_avro_roundtrip(mock_t *mk)
+static void test_avro_roundtrip(void **state)
 {
+    mock_t *mk = *state;
     FIXTURE(src, "gen6.jsonl");
-    if (make_topic(mk, "tav", 3)) return 1;
-    if (produce_ok(mk, "tav", "avro", src, false, 1555)) return 1;
+    make_topic(mk, "tav", 3);
+    produce_ok(mk, "tav", "avro", src, false, 1555);
     sw_buf_t in_text, out, want_buf, env;
     sw_buf_init(&in_text);
     sw_buf_init(&out);
@@ -664,9 +611,8 @@ static int test_avro_roundtrip(mock_t *mk)
     sw_buf_init(&env);
     char **in = NULL, **got = NULL, **want = NULL;
     sw_tdec_t *d1 = sw_tdec_new(), *d2 = sw_tdec_new();
-    int rc = 1;
     size_t n_in = file_lines(src, &in_text, &in);
-    if (tail_n(mk, "tav", 1555, "--schema-id-telemetry=1", &out)) goto done;
+    tail_n(mk, "tav", 1555, "--schema-id-telemetry=1", &out);
     size_t n_got = split_lines(&out, &got);
     /* Pair lines up by sw_event_json() of the source event. */
     char errstr[512], why[512];
@@ -693,34 +639,27 @@ static int test_avro_roundtrip(mock_t *mk)
         src_sorted[hit ? (size_t)(hit - want) : 0] = in[i];
         sw_buf_clear(&tmp);
     }
-    bool bad = n_got != n_in;
-    for (size_t i = 0; i < n_in && !bad; i++) {
+    SW_ASSERT(n_got == n_in, "tail printed %zu events, expected %zu", n_got, n_in);
+    for (size_t i = 0; i < n_in; i++) {
         sw_event_t a, b;
         if (sw_tdec_json(d1, src_sorted[i], strlen(src_sorted[i]), &a, errstr, sizeof(errstr)) ||
             sw_tdec_json(d2, got[i], strlen(got[i]), &b, errstr, sizeof(errstr))) {
-            fprintf(stderr, "%s:%d: FAIL: printed event %zu does not decode: %s: %.300s\n",
-                    __FILE__, __LINE__, i, errstr, got[i]);
-            bad = true;
+            SW_FAIL("printed event %zu does not decode: %s: %.300s", i, errstr, got[i]);
         } else if (!sw_test_event_eq(&a, &b, why, sizeof(why))) {
-            fprintf(stderr, "%s:%d: FAIL: printed event differs from its source line: %s\n"
-                            "  source: %.300s\n  tail:   %.300s\n",
-                    __FILE__, __LINE__, why, src_sorted[i], got[i]);
-            bad = true;
+            SW_FAIL(
+                "printed event differs from its source line: %s\n"
+                "  source: %.300s\n  tail:   %.300s",
+                why, src_sorted[i], got[i]);
         }
     }
     free(src_sorted);
-    if (bad) goto done;
     /* Keys and the Avro content type. */
-    if (tail_n(mk, "tav", 1, "--envelope", &env)) goto done;
+    tail_n(mk, "tav", 1, "--envelope", &env);
     if (!strstr(env.data, "\"content-type\": \"application/vnd.confluent.avro\"") ||
         !strstr(env.data, "\"key\": \"")) {
-        fprintf(stderr, "%s:%d: FAIL: expected an Avro content-type and a string key, got %s\n",
-                __FILE__, __LINE__, env.data);
-        goto done;
+        SW_FAIL("expected an Avro content-type and a string key, got %s", env.data);
     }
-    rc = 0;
     printf("ok - produce avro + tail: 1555 events decode to their source events\n");
-done:
     free(in);
     free(got);
     free(want);
@@ -730,7 +669,6 @@ done:
     sw_buf_clear(&out);
     sw_buf_clear(&want_buf);
     sw_buf_clear(&env);
-    return rc;
 }
 
 static int b64_val(char c)
@@ -761,18 +699,19 @@ static void b64_decode(const char *s, sw_buf_t *out)
 /* --raw sends invalid lines untouched with an empty key; without it they
  * are reported as FILE:LINE and skipped. The null job has an empty key
  * (not a null one) and stays on one partition. */
-static int test_raw_and_keys(mock_t *mk)
+static void test_raw_and_keys(void **state)
 {
+    mock_t *mk = *state;
     FIXTURE(src, "invalid_lines.jsonl");
-    if (make_topic(mk, "raw", 1) || make_topic(mk, "skip", 1) || make_topic(mk, "nulljob", 4))
-        return 1;
+    make_topic(mk, "raw", 1);
+    make_topic(mk, "skip", 1);
+    make_topic(mk, "nulljob", 4);
     sw_buf_t text, out, err, val;
     sw_buf_init(&text);
     sw_buf_init(&out);
     sw_buf_init(&err);
     sw_buf_init(&val);
     char **in = NULL;
-    int rc = 1;
     size_t n_in = file_lines(src, &text, &in);
     sw_tdec_t *dec = sw_tdec_new();
     size_t n_valid = 0;
@@ -792,20 +731,19 @@ static int test_raw_and_keys(mock_t *mk)
     char want[64];
     snprintf(want, sizeof(want), "produced %zu messages to skip", n_valid);
     if (st != 0 || !strstr(err.data, want) || !strstr(err.data, "invalid_lines.jsonl:2: ")) {
-        fprintf(stderr, "%s:%d: FAIL: expected exit 0, \"%s\" and \"invalid_lines.jsonl:2: \", "
-                        "got exit %d:\n%s\n",
-                __FILE__, __LINE__, want, st, err.data);
-        goto done;
+        SW_FAIL(
+            "expected exit 0, \"%s\" and \"invalid_lines.jsonl:2: \", "
+            "got exit %d:\n%s",
+            want, st, err.data);
     }
 
     /* Sent as they are. */
-    if (produce_ok(mk, "raw", "json", src, true, (int)n_in)) goto done;
-    if (tail_n(mk, "raw", (int)n_in, "--envelope", &out)) goto done;
+    produce_ok(mk, "raw", "json", src, true, (int)n_in);
+    tail_n(mk, "raw", (int)n_in, "--envelope", &out);
     char why[256];
     json_t *recs = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
     SW_ASSERT(recs, "tail output is not JSON lines: %s", why);
-    bool bad = false;
-    for (size_t i = 0; i < n_in && !bad; i++) {
+    for (size_t i = 0; i < n_in; i++) {
         /* One partition: the file's order. */
         json_t *rec = json_array_get(recs, i);
         json_t *v = json_object_get(rec, "value");
@@ -824,29 +762,22 @@ static int test_raw_and_keys(mock_t *mk)
         }
         if (strcmp(val.data, in[i]) || !key) {
             char *s = json_dumps(rec, JSON_COMPACT);
-            fprintf(stderr, "%s:%d: FAIL: record %zu: expected line %zu as sent, got %.300s\n",
-                    __FILE__, __LINE__, i, i + 1, s);
-            free(s);
-            bad = true;
+            SW_FAIL("record %zu: expected line %zu as sent, got %.300s", i, i + 1, s);
         }
     }
     /* Line 2 is not JSON at all: shown as undecodable, key empty. */
     json_t *r2 = json_array_get(recs, 1);
-    if (!bad && (!json_is_true(json_object_get(json_object_get(r2, "value"), "undecodable")) ||
-                 strcmp(json_string_value(json_object_get(r2, "key")), ""))) {
+    if ((!json_is_true(json_object_get(json_object_get(r2, "value"), "undecodable")) ||
+         strcmp(json_string_value(json_object_get(r2, "key")), ""))) {
         char *s = json_dumps(r2, JSON_COMPACT);
-        fprintf(stderr, "%s:%d: FAIL: expected line 2 undecodable with key \"\", got %s\n",
-                __FILE__, __LINE__, s);
-        free(s);
-        bad = true;
+        SW_FAIL("expected line 2 undecodable with key \"\", got %s", s);
     }
     json_decref(recs);
-    if (bad) goto done;
 
     /* The null job: empty key on the wire, one partition. */
     FIXTURE(nul, "null_job_id.jsonl");
-    if (produce_ok(mk, "nulljob", "json", nul, false, 5)) goto done;
-    if (tail_n(mk, "nulljob", 5, "--envelope", &out)) goto done;
+    produce_ok(mk, "nulljob", "json", nul, false, 5);
+    tail_n(mk, "nulljob", 5, "--envelope", &out);
     recs = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
     SW_ASSERT(recs, "tail output is not JSON lines: %s", why);
     json_int_t part = -1;
@@ -857,25 +788,17 @@ static int test_raw_and_keys(mock_t *mk)
         json_int_t p = json_integer_value(json_object_get(rec, "partition"));
         if (!json_is_string(k) || strcmp(json_string_value(k), "") || (part >= 0 && p != part)) {
             char *s = json_dumps(rec, JSON_COMPACT);
-            fprintf(stderr, "%s:%d: FAIL: expected key \"\" on partition %lld, got %.300s\n",
-                    __FILE__, __LINE__, (long long)part, s);
-            free(s);
-            bad = true;
-            break;
+            SW_FAIL("expected key \"\" on partition %lld, got %.300s", (long long)part, s);
         }
         part = p;
     }
     json_decref(recs);
-    if (bad) goto done;
-    rc = 0;
     printf("ok - invalid lines skipped / sent raw; null job: empty key, one partition\n");
-done:
     free(in);
     sw_buf_clear(&text);
     sw_buf_clear(&out);
     sw_buf_clear(&err);
     sw_buf_clear(&val);
-    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -927,8 +850,8 @@ static void on_summary(void *opaque, const sw_record_t *rec)
 }
 
 /* Queue one message to partition 0; takes ownership of hdrs. */
-static int produce_raw(rd_kafka_t *rk, const char *topic, const void *key, size_t key_len,
-                       const void *value, size_t len, rd_kafka_headers_t *hdrs)
+static void produce_raw(rd_kafka_t *rk, const char *topic, const void *key, size_t key_len,
+                        const void *value, size_t len, rd_kafka_headers_t *hdrs)
 {
     rd_kafka_resp_err_t err =
         rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
@@ -937,19 +860,18 @@ static int produce_raw(rd_kafka_t *rk, const char *topic, const void *key, size_
                           RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
     if (err && hdrs) rd_kafka_headers_destroy(hdrs);
     SW_ASSERT(!err, "producev: %s", rd_kafka_err2str(err));
-    return 0;
 }
 
-static int test_tail_values(mock_t *mk)
+static void test_tail_values(void **state)
 {
+    mock_t *mk = *state;
     FIXTURE(src, "gen6.jsonl");
     alerts_t al = {0};
     sw_buf_t text, out;
     sw_buf_init(&text);
     sw_buf_init(&out);
-    int rc = 1;
     char errstr[512];
-    if (make_topic(mk, "vals", 1)) return 1;
+    make_topic(mk, "vals", 1);
 
     /* Alerts: gen6's first trigger and its summaries. */
     SW_ASSERT(sw_test_read_file(src, &text), "cannot read %s", src);
@@ -1006,19 +928,16 @@ static int test_tail_values(mock_t *mk)
         rd_kafka_header_add(hdrs, "h", -1, "1", -1);
         rd_kafka_header_add(hdrs, "h", -1, "2", -1);
         rd_kafka_header_add(hdrs, "nil", -1, NULL, 0);
-        if (produce_raw(rk, "vals", "\377\000k", 3,
-                        al.msgs[i].null_value ? NULL : al.msgs[i].value.data,
-                        al.msgs[i].value.len, hdrs))
-            goto done_rk;
+        produce_raw(rk, "vals", "\377\000k", 3,
+                    al.msgs[i].null_value ? NULL : al.msgs[i].value.data, al.msgs[i].value.len,
+                    hdrs);
     }
     rd_kafka_flush(rk, 10000);
     if (rd_kafka_outq_len(rk) != 0) {
-        fprintf(stderr, "%s:%d: FAIL: test producer: %d messages not delivered\n", __FILE__,
-                __LINE__, rd_kafka_outq_len(rk));
-        goto done_rk;
+        SW_FAIL("test producer: %d messages not delivered", rd_kafka_outq_len(rk));
     }
 
-    if (tail_n(mk, "vals", (int)al.n, "--envelope", &out)) goto done_rk;
+    tail_n(mk, "vals", (int)al.n, "--envelope", &out);
     /* The key holds a NUL: parse with JSON_ALLOW_NUL. */
     json_t *recs = json_array();
     for (size_t i = 0; i < out.len;) {
@@ -1026,17 +945,11 @@ static int test_tail_values(mock_t *mk)
         size_t end = e ? (size_t)(e - out.data) : out.len;
         json_error_t je;
         json_t *r = json_loadb(out.data + i, end - i, JSON_ALLOW_NUL, &je);
-        if (!r) {
-            fprintf(stderr, "%s:%d: FAIL: tail line is not JSON: %s: %.300s\n", __FILE__,
-                    __LINE__, je.text, out.data + i);
-            json_decref(recs);
-            goto done_rk;
-        }
+        SW_ASSERT(r, "tail line is not JSON: %s: %.300s", je.text, out.data + i);
         json_array_append_new(recs, r);
         i = end + 1;
     }
-    bool bad = false;
-    for (size_t i = 0; i < al.n && !bad; i++) {
+    for (size_t i = 0; i < al.n; i++) {
         json_t *rec = json_array_get(recs, i);
         json_t *v = json_object_get(rec, "value");
         json_t *h = json_object_get(rec, "headers");
@@ -1074,21 +987,15 @@ static int test_tail_values(mock_t *mk)
         }
         if (!ok) {
             char *s = json_dumps(rec, JSON_COMPACT);
-            fprintf(stderr, "%s:%d: FAIL: record %zu (%s): %s\n  want value %s\n  got %.600s\n",
-                    __FILE__, __LINE__, i,
+            SW_FAIL("record %zu (%s): %s\n  want value %s\n  got %.600s", i,
                     i < n_alerts ? (i == 0 ? "Avro telemetry" : "Avro alert") : "odd value", diff,
                     al.msgs[i].want.len ? sw_buf_cstr(&al.msgs[i].want) : "-", s);
-            free(s);
-            bad = true;
         }
     }
     json_decref(recs);
-    if (!bad) {
-        rc = 0;
-        printf("ok - tail renders Avro alerts/telemetry, undecodable, tombstone, multi-line "
-               "JSON, binary key, repeated headers\n");
-    }
-done_rk:
+    printf(
+        "ok - tail renders Avro alerts/telemetry, undecodable, tombstone, multi-line "
+        "JSON, binary key, repeated headers\n");
     rd_kafka_destroy(rk);
     for (size_t i = 0; i < al.n; i++) {
         sw_buf_clear(&al.msgs[i].value);
@@ -1097,12 +1004,12 @@ done_rk:
     free(al.msgs);
     sw_buf_clear(&text);
     sw_buf_clear(&out);
-    return rc;
 }
 
 /* The control protocol answers; a retriable injected error is survived. */
-static int test_mock_control(mock_t *mk)
+static void test_mock_control(void **state)
 {
+    mock_t *mk = *state;
     static const struct {
         const char *cmd;
         bool ok;
@@ -1132,22 +1039,21 @@ static int test_mock_control(mock_t *mk)
     }
     /* Two Produce requests fail with a retriable error: still delivered. */
     FIXTURE(src, "two_jobs.jsonl");
-    if (make_topic(mk, "ctl", 2)) return 1;
-    if (produce_ok(mk, "ctl", "json", src, false, 8)) return 1;
+    make_topic(mk, "ctl", 2);
+    produce_ok(mk, "ctl", "json", src, false, 8);
     SW_ASSERT(mock_cmd(mk, "clear", ans, sizeof(ans)) && !strcmp(ans, "ok"),
               "clear: expected ok, got \"%s\"", ans);
     printf("ok - mock control answers ok / error:, injected errors survived\n");
-    return 0;
 }
 
 /* Failures: no broker (exit 1 in bounded time), bad -X (exit 2 with
  * librdkafka's text), usage errors (exit 2 naming the option). */
-static int test_failures(mock_t *mk)
+static void test_failures(void **state)
 {
+    mock_t *mk = *state;
     sw_buf_t out, err;
     sw_buf_init(&out);
     sw_buf_init(&err);
-    int rc = 1;
     FIXTURE(src, "two_jobs.jsonl");
 
     char *nobroker[] = {(char *)sw_test_bin(), "produce", "-b", "127.0.0.1:1", "-t", "x",
@@ -1157,10 +1063,10 @@ static int test_failures(mock_t *mk)
     int64_t took = now_ms() - t0;
     if (st != 1 || took > 10000 || !strstr(err.data, "8 messages not delivered") ||
         !strstr(err.data, "_MSG_TIMED_OUT")) {
-        fprintf(stderr, "%s:%d: FAIL: no broker: expected exit 1 within 10 s naming 8 timed-out "
-                        "messages, got exit %d after %lld ms:\n%s\n",
-                __FILE__, __LINE__, st, (long long)took, err.data);
-        goto done;
+        SW_FAIL(
+            "no broker: expected exit 1 within 10 s naming 8 timed-out "
+            "messages, got exit %d after %lld ms:\n%s",
+            st, (long long)took, err.data);
     }
 
     char *badprop[] = {(char *)sw_test_bin(), "produce", "-b", mk->bootstrap, "-t", "t",
@@ -1168,10 +1074,10 @@ static int test_failures(mock_t *mk)
     st = run(badprop, NULL, &out, &err);
     if (st != 2 || !strstr(err.data, "kafka.no.such.property") ||
         !strstr(err.data, "No such configuration property")) {
-        fprintf(stderr, "%s:%d: FAIL: unknown -X: expected exit 2 with librdkafka's message, got "
-                        "exit %d:\n%s\n",
-                __FILE__, __LINE__, st, err.data);
-        goto done;
+        SW_FAIL(
+            "unknown -X: expected exit 2 with librdkafka's message, got "
+            "exit %d:\n%s",
+            st, err.data);
     }
 
     static const struct {
@@ -1193,10 +1099,8 @@ static int test_failures(mock_t *mk)
         for (int k = 0; k < 6 && usage[i].argv[k]; k++) argv[k + 1] = (char *)usage[i].argv[k];
         st = run(argv, NULL, &out, &err);
         if (st != 2 || !strstr(err.data, usage[i].needle)) {
-            fprintf(stderr, "%s:%d: FAIL: %s %s: expected exit 2 naming %s, got exit %d:\n%s\n",
-                    __FILE__, __LINE__, usage[i].argv[0], usage[i].argv[1], usage[i].needle, st,
-                    err.data);
-            goto done;
+            SW_FAIL("%s %s: expected exit 2 naming %s, got exit %d:\n%s", usage[i].argv[0],
+                    usage[i].argv[1], usage[i].needle, st, err.data);
         }
     }
     /* No bootstrap anywhere. */
@@ -1204,48 +1108,39 @@ static int test_failures(mock_t *mk)
     unsetenv("STORMWATCH_BOOTSTRAP_SERVERS");
     st = run(nob, NULL, &out, &err);
     if (st != 2 || !strstr(err.data, "STORMWATCH_BOOTSTRAP_SERVERS")) {
-        fprintf(stderr, "%s:%d: FAIL: no bootstrap: expected exit 2, got %d:\n%s\n", __FILE__,
-                __LINE__, st, err.data);
-        goto done;
+        SW_FAIL("no bootstrap: expected exit 2, got %d:\n%s", st, err.data);
     }
     /* The environment variable works. */
     setenv("STORMWATCH_BOOTSTRAP_SERVERS", mk->bootstrap, 1);
     st = run(nob, NULL, &out, &err);
     unsetenv("STORMWATCH_BOOTSTRAP_SERVERS");
     if (st != 0 || !strstr(err.data, "produced 8 messages to x")) {
-        fprintf(stderr, "%s:%d: FAIL: bootstrap from the environment: expected exit 0, got %d:\n%s\n",
-                __FILE__, __LINE__, st, err.data);
-        goto done;
+        SW_FAIL("bootstrap from the environment: expected exit 0, got %d:\n%s", st, err.data);
     }
     for (int k = 0; k < 3; k++) {
         const char *cmd = k == 0 ? "produce" : k == 1 ? "tail" : "mock";
         char *help[] = {(char *)sw_test_bin(), (char *)cmd, "--help", NULL};
         st = run(help, NULL, &out, &err);
         if (st != 0 || !strstr(out.data, "Usage: stormwatch ")) {
-            fprintf(stderr, "%s:%d: FAIL: %s --help: expected exit 0 and usage, got %d\n",
-                    __FILE__, __LINE__, cmd, st);
-            goto done;
+            SW_FAIL("%s --help: expected exit 0 and usage, got %d", cmd, st);
         }
     }
-    rc = 0;
     printf("ok - no broker: exit 1 in %lld ms; bad -X and usage: exit 2\n", (long long)took);
-done:
     sw_buf_clear(&out);
     sw_buf_clear(&err);
-    return rc;
 }
 
 /* tail's stop rules: --timeout short of --count (1), --idle-exit (0),
  * --from end, SIGTERM (0). */
-static int test_tail_stops(mock_t *mk)
+static void test_tail_stops(void **state)
 {
+    mock_t *mk = *state;
     sw_buf_t out, err;
     sw_buf_init(&out);
     sw_buf_init(&err);
-    int rc = 1;
     FIXTURE(src, "two_jobs.jsonl");
-    if (make_topic(mk, "stops", 2)) goto done;
-    if (produce_ok(mk, "stops", "json", src, false, 8)) goto done;
+    make_topic(mk, "stops", 2);
+    produce_ok(mk, "stops", "json", src, false, 8);
 
     char *short_count[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops",
                            "--count", "9", "--timeout", "1500", NULL};
@@ -1333,19 +1228,18 @@ static int test_tail_stops(mock_t *mk)
     SW_ASSERT(lines == 8 && st == 0,
               "tail then SIGTERM: expected 8 lines and exit 0, got %d lines and exit %d", lines,
               st);
-    rc = 0;
-    printf("ok - tail: --timeout short of --count exits 1, --idle-exit, --from end, kcat's -p -e -o "
-           "-c, SIGTERM\n");
-done:
+    printf(
+        "ok - tail: --timeout short of --count exits 1, --idle-exit, --from end, kcat's -p -e -o "
+        "-c, SIGTERM\n");
     sw_buf_clear(&out);
     sw_buf_clear(&err);
-    return rc;
 }
 
 /* A second mock: stdin closed keeps it running; `quit` stops it. The
  * main one stops on SIGTERM and removes its bootstrap file. */
-static int test_mock_lifecycle(mock_t *mk)
+static void test_mock_lifecycle(void **state)
 {
+    mock_t *mk = *state;
     int in_pipe[2], out_pipe[2];
     SW_ASSERT(pipe(in_pipe) == 0 && pipe(out_pipe) == 0, "pipe: %s", strerror(errno));
     char *argv[] = {(char *)sw_test_bin(), "mock", "--brokers", "1", "--control", NULL};
@@ -1355,74 +1249,90 @@ static int test_mock_lifecycle(mock_t *mk)
     sw_buf_t pending, line;
     sw_buf_init(&pending);
     sw_buf_init(&line);
-    int rc = 1;
     bool up = read_line(out_pipe[0], &pending, &line, 10000);
     bool ok = up && write(in_pipe[1], "quit\n", 5) == 5 &&
               read_line(out_pipe[0], &pending, &line, 5000) && !strcmp(line.data, "ok");
     int st = wait_child(pid, 5000);
     if (!ok || st != 0) {
-        fprintf(stderr, "%s:%d: FAIL: quit: expected ok and exit 0, got \"%s\" and %d\n",
-                __FILE__, __LINE__, line.len ? line.data : "", st);
         kill_child(pid);
-        goto done;
+        SW_FAIL("quit: expected ok and exit 0, got \"%s\" and %d", line.len ? line.data : "", st);
     }
     /* EOF on the control input: the main mock keeps serving. */
     close(mk->ctl);
     mk->ctl = -1;
     st = wait_child(mk->pid, 300);
     if (st != -1) {
-        fprintf(stderr, "%s:%d: FAIL: mock exited (%d) when its stdin closed\n", __FILE__,
-                __LINE__, st);
-        goto done;
+        SW_FAIL("mock exited (%d) when its stdin closed", st);
     }
     FIXTURE(src, "two_jobs.jsonl");
-    if (produce_ok(mk, "t", "json", src, false, 8)) goto done;
+    produce_ok(mk, "t", "json", src, false, 8);
     kill(mk->pid, SIGTERM);
     st = wait_child(mk->pid, 10000);
     if (st != 0 || access(mk->file, F_OK) == 0) {
-        fprintf(stderr, "%s:%d: FAIL: SIGTERM: expected exit 0 and %s removed, got %d\n",
-                __FILE__, __LINE__, mk->file, st);
-        goto done;
+        SW_FAIL("SIGTERM: expected exit 0 and %s removed, got %d", mk->file, st);
     }
     mk->pid = -1;
-    rc = 0;
     printf("ok - mock: quit, stdin EOF keeps running, SIGTERM exits 0\n");
-done:
     close(in_pipe[1]);
     close(out_pipe[0]);
     sw_buf_clear(&pending);
     sw_buf_clear(&line);
-    return rc;
 }
+
+/* The mock cluster of the Kafka cases (their state); stopped by the
+ * group teardown, whatever a failed case left. */
+static int mock_setup(void **state)
+{
+    static mock_t mk;
+    *state = &mk;
+    mock_start(&mk);
+    return 0;
+}
+
+static int mock_teardown(void **state)
+{
+    mock_kill(*state);
+    return 0;
+}
+
+/* Every Kafka case stays under 30 s. */
+static int64_t g_case_t0;
+
+static int case_start(void **state)
+{
+    (void)state;
+    g_case_t0 = now_ms();
+    return 0;
+}
+
+static int case_end(void **state)
+{
+    (void)state;
+    int64_t took = now_ms() - g_case_t0;
+    if (took <= 30000) return 0;
+    fprintf(stderr, "%s:%d: FAIL: the case took %lld ms (limit 30000)\n", __FILE__, __LINE__,
+            (long long)took);
+    return -1;
+}
+
+#define KAFKA_CASE(f) cmocka_unit_test_setup_teardown(f, case_start, case_end)
 
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    int failed = 0;
-    failed += test_event_json_fixtures();
-    failed += test_event_json_typed_phase();
-    failed += test_event_json_corners();
-    mock_t mk;
-    if (mock_start(&mk) != 0) {
-        mock_kill(&mk);
-        return 1;
-    }
-    int (*const tests[])(mock_t *) = {test_json_roundtrip, test_avro_roundtrip,
-                                      test_raw_and_keys,   test_tail_values,
-                                      test_mock_control,
-                                      test_failures,       test_tail_stops,
-                                      test_mock_lifecycle};
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int64_t t0 = now_ms();
-        int r = tests[i](&mk);
-        failed += r;
-        if (!r && now_ms() - t0 > 30000) {
-            fprintf(stderr, "%s:%d: FAIL: test %zu took %lld ms (limit 30000)\n", __FILE__,
-                    __LINE__, i, (long long)(now_ms() - t0));
-            failed++;
-        }
-    }
-    mock_kill(&mk);
-    if (failed) fprintf(stderr, "%d test%s failed\n", failed, failed == 1 ? "" : "s");
+    const struct CMUnitTest events[] = {
+        cmocka_unit_test(test_event_json_fixtures),
+        cmocka_unit_test(test_event_json_typed_phase),
+        cmocka_unit_test(test_event_json_corners),
+    };
+    const struct CMUnitTest kafka[] = {
+        KAFKA_CASE(test_json_roundtrip), KAFKA_CASE(test_avro_roundtrip),
+        KAFKA_CASE(test_raw_and_keys),   KAFKA_CASE(test_tail_values),
+        KAFKA_CASE(test_mock_control),   KAFKA_CASE(test_failures),
+        KAFKA_CASE(test_tail_stops),     KAFKA_CASE(test_mock_lifecycle),
+    };
+    int failed = cmocka_run_group_tests_name("sw_event_json", events, NULL, NULL);
+    failed += cmocka_run_group_tests_name("produce, tail and mock", kafka, mock_setup,
+                                          mock_teardown);
     return failed ? 1 : 0;
 }

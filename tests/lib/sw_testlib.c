@@ -315,3 +315,37 @@ _Noreturn void sw_test_fail_(const char *file, int line)
     _fail(file, line); /* longjmps out of the running case, or exits */
     abort();
 }
+
+static int g_check_failures;
+static char g_check_case[512];
+
+void sw_check_reset(void)
+{
+    g_check_failures = 0;
+    g_check_case[0] = '\0';
+}
+
+void sw_check_case(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_check_case, sizeof(g_check_case), fmt, ap);
+    va_end(ap);
+}
+
+int sw_check_failures(void)
+{
+    return g_check_failures;
+}
+
+void sw_check_report_(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    if (expr) fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", file, line, g_check_case, expr);
+    else fprintf(stderr, "%s:%d: FAIL [%s]: ", file, line, g_check_case);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    g_check_failures++;
+}

@@ -148,19 +148,40 @@ double sw_test_metric(const char *text, const char *series);
  *         when set); @p why names the first difference. */
 bool sw_test_event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n);
 
-/**
- * A check that reports and counts, and lets the test go on (a cmocka test
- * then fails once at its end). The test file defines `int g_fail` (the
- * count) and `g_case` (a string naming the case being checked).
+/*
+ * SW_CHECK: a check that reports and counts, and lets the test go on; the
+ * case then fails once, at its SW_CHECK_END(). The count and the name of
+ * the case being checked (printed with each failure) live in sw_testlib.c,
+ * one for the program: sw_check_reset() at the start of a test,
+ * sw_check_case() as it moves from one input to the next.
  */
-#define SW_CHECK(cond, ...)                                                                \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: FAIL [%s] (%s): ", __FILE__, __LINE__, g_case, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail++;                                                                      \
-        }                                                                                  \
+#define SW_CHECK(cond, ...)                                                    \
+    do {                                                                       \
+        if (!(cond)) sw_check_report_(__FILE__, __LINE__, #cond, __VA_ARGS__); \
     } while (0)
+
+/** Fail the running case when any SW_CHECK failed since sw_check_reset(). */
+#define SW_CHECK_END()                                         \
+    do {                                                       \
+        int n_ = sw_check_failures();                          \
+        if (n_) SW_FAIL("%d check(s) failed (see above)", n_); \
+    } while (0)
+
+/** @brief Zero the count of failed checks and clear the case name. */
+void sw_check_reset(void);
+
+/** @brief Name (printf-style) the case the next failed checks report. */
+void sw_check_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** @brief Failed checks since sw_check_reset(). */
+int sw_check_failures(void);
+
+/**
+ * @brief Report one failed check ("FILE:LINE: FAIL [CASE] (EXPR): MESSAGE",
+ *        without "(EXPR)" when @p expr is NULL) and count it. What SW_CHECK
+ *        calls; also for checks a test reports itself.
+ */
+void sw_check_report_(const char *file, int line, const char *expr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* SW_TESTLIB_H */

@@ -34,9 +34,6 @@
 #include "sw_codec_telemetry.h"
 #include "sw_testlib.h"
 
-static int g_fail;
-static const char *g_case = "";
-
 /* Parameters of a case; zero fields take the SPEC 4 defaults. */
 typedef struct bparams_s {
     int64_t min_bytes;
@@ -522,7 +519,7 @@ static int feed_case(const batch_case_t *c, sw_batch_t *b, sw_tdec_t *dec, sw_bu
 static void test_table(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     sw_buf_t line, got, want_text;
     sw_buf_init(&line);
@@ -531,7 +528,7 @@ static void test_table(void **state)
     size_t ncases = sizeof(k_cases) / sizeof(k_cases[0]);
     for (size_t i = 0; i < ncases; i++) {
         const batch_case_t *c = &k_cases[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         sw_batch_t *b = sw_batch_new(case_params(c->params));
         int n = feed_case(c, b, dec, &line);
         if (n < 0) {
@@ -585,15 +582,15 @@ static void test_table(void **state)
     sw_buf_clear(&got);
     sw_buf_clear(&want_text);
     sw_tdec_destroy(dec);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* Events may be added after a run: the next run sees all of them. */
 static void test_incremental(void **state)
 {
     (void)state;
-    g_fail = 0;
-    g_case = "add after run";
+    sw_check_reset();
+    sw_check_case("add after run");
     sw_params_t p = sw_params_default();
     p.spike_min_bytes = 100;
     sw_batch_t *b = sw_batch_new(p);
@@ -632,7 +629,7 @@ static void test_incremental(void **state)
     sw_arena_clear(&arena);
     sw_tdec_destroy(dec);
     sw_batch_destroy(b);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* A world_size (or rank) beyond SW_WORLD_SIZE_MAX is refused with a

@@ -31,12 +31,9 @@
 #include "sw_input.h"
 #include "sw_testlib.h"
 
-static int g_fail;
-static const char *g_case = "";
-
 static void end_test(void)
 {
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* ---- making files ------------------------------------------------------------ */
@@ -263,10 +260,10 @@ static const char *res_name(sw_input_res_t r)
 static void test_table(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
         const input_case_t *c = &k_cases[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         char path[1024];
         tmp_path(path, sizeof(path), c->file);
         build_file(c, path);
@@ -311,8 +308,8 @@ static void test_table(void **state)
 static void test_every_truncation(void **state)
 {
     (void)state;
-    g_fail = 0;
-    g_case = "gzip cut at every length";
+    sw_check_reset();
+    sw_check_case("gzip cut at every length");
     sw_buf_t text, gz;
     sw_buf_init(&text);
     sw_buf_init(&gz);
@@ -333,7 +330,7 @@ static void test_every_truncation(void **state)
                   (r.nlines == 0 || text.data[r.lines.len] == '\n'),
               "cut at %zu: %zu lines read are not whole lines of the text", cut, r.nlines);
         sw_buf_clear(&r.lines);
-        if (g_fail > 5) break;
+        if (sw_check_failures() > 5) break;
     }
     unlink(path);
     sw_buf_clear(&text);
@@ -345,7 +342,7 @@ static void test_every_truncation(void **state)
 static void test_long_lines(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     const size_t mib = 1u << 20;
     const size_t lens[] = {mib - 1, mib, mib + 1, 2 * mib - 1, 3 * mib, 5, 0, 3 * mib + 7};
     const size_t n = sizeof(lens) / sizeof(lens[0]);
@@ -358,7 +355,7 @@ static void test_long_lines(void **state)
     /* then many short lines that straddle refills */
     for (int i = 0; i < 100000; i++) sw_buf_printf(&text, "%d\n", i);
     for (int gz = 0; gz < 2; gz++) {
-        g_case = gz ? "long lines, gzip" : "long lines, plain";
+        sw_check_case("%s", gz ? "long lines, gzip" : "long lines, plain");
         char path[1024];
         tmp_path(path, sizeof(path), gz ? "long.gz" : "long.jsonl");
         if (gz) {
@@ -411,7 +408,7 @@ static void test_long_lines(void **state)
 static void test_line_limit(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     static const struct {
         const char *name;
         size_t len;
@@ -425,7 +422,7 @@ static void test_line_limit(void **state)
     char path[1024];
     tmp_path(path, sizeof(path), "limit.jsonl");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        g_case = cases[i].name;
+        sw_check_case("%s", cases[i].name);
         FILE *f = fopen(path, "wb");
         SW_ASSERT_NOT_NULL(f);
         char chunk[65536];
@@ -470,9 +467,9 @@ static void test_line_limit(void **state)
 static void test_stdin(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     for (int gz = 0; gz < 2; gz++) {
-        g_case = gz ? "stdin, gzip" : "stdin, plain";
+        sw_check_case("%s", gz ? "stdin, gzip" : "stdin, plain");
         const char *text = "{\"timestamp_ns\": 1, \"event_type\": \"x\"}\r\n\n"
                            "{\"timestamp_ns\": 2, \"event_type\": \"x\"}";
         sw_buf_t data;
@@ -591,7 +588,7 @@ static sw_input_res_t read_compare(sw_input_t *in, const sw_buf_t *text, bool co
 static void test_gzip_thread(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_buf_t text, gz;
     sw_buf_init(&text);
     sw_buf_init(&gz);
@@ -599,7 +596,7 @@ static void test_gzip_thread(void **state)
     gzip_member(&gz, text.data, text.len);
 
     /* Standard input through a pipe, fed by a writer thread. */
-    g_case = "8 MB of gzip through stdin";
+    sw_check_case("%s", "8 MB of gzip through stdin");
     int fds[2];
     SW_ASSERT_I64(pipe(fds), 0);
     int saved = dup(0);
@@ -625,7 +622,7 @@ static void test_gzip_thread(void **state)
     SW_ASSERT_I64(dup2(saved, 0), 0);
 
     /* A pipe that trickles: two lines, sync-flushed, and the writer stays. */
-    g_case = "a trickling gzip pipe";
+    sw_check_case("%s", "a trickling gzip pipe");
     SW_ASSERT_I64(pipe(fds), 0);
     SW_ASSERT_I64(dup2(fds[0], 0), 0);
     close(fds[0]);
@@ -663,7 +660,7 @@ static void test_gzip_thread(void **state)
     close(saved);
 
     /* A big file closed after one line: the thread waits for a free block. */
-    g_case = "closing a big gzip file early";
+    sw_check_case("%s", "closing a big gzip file early");
     char path[1024];
     tmp_path(path, sizeof(path), "big.gz");
     SW_ASSERT_TRUE(write_file(path, gz.data, gz.len));
@@ -688,7 +685,7 @@ static void test_gzip_thread(void **state)
         {"garbage after several blocks", 2, "after the gzip stream"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        g_case = bad[i].name;
+        sw_check_case("%s", bad[i].name);
         sw_buf_t b;
         sw_buf_init(&b);
         sw_buf_put(&b, gz.data, gz.len);
@@ -727,10 +724,10 @@ static void test_gzip_thread(void **state)
 static void test_open_errors(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     char path[1024], err[512];
 
-    g_case = "missing file";
+    sw_check_case("missing file");
     tmp_path(path, sizeof(path), "does-not-exist.jsonl");
     unlink(path);
     err[0] = '\0';
@@ -739,7 +736,7 @@ static void test_open_errors(void **state)
     sw_input_close(in);
     SW_CHECK(strstr(err, path) != NULL && strstr(err, "cannot open") != NULL, "message \"%s\"", err);
 
-    g_case = "a directory";
+    sw_check_case("a directory");
     err[0] = '\0';
     in = sw_input_open(sw_test_tmp(), err, sizeof(err));
     if (in) {
@@ -752,7 +749,7 @@ static void test_open_errors(void **state)
     }
     SW_CHECK(strstr(err, sw_test_tmp()) != NULL, "message \"%s\" does not name the directory", err);
 
-    g_case = "sw_input_close(NULL)";
+    sw_check_case("sw_input_close(NULL)");
     sw_input_close(NULL);
     end_test();
 }

@@ -31,9 +31,6 @@
 #include "sw_phase.h"
 #include "sw_testlib.h"
 
-static int g_fail;
-static const char *g_case = "";
-
 #define CHECK_I64(got, want)                                                               \
     SW_CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got),  \
           (long long)(want))
@@ -51,7 +48,7 @@ static const char *g_case = "";
 
 static void end_test(void)
 {
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* ---- rendering a decoded event as JSON ---------------------------------- */
@@ -142,21 +139,16 @@ static void check_fields(const char *file, int line, const sw_event_t *ev, const
     json_error_t jerr;
     json_t *want = json_loads(want_text, 0, &jerr);
     if (!want) {
-        fprintf(stderr, "%s:%d: FAIL [%s]: expectation is not JSON: %s\n", file, line, g_case,
-                jerr.text);
-        g_fail++;
+        sw_check_report_(file, line, NULL, "expectation is not JSON: %s", jerr.text);
         return;
     }
     json_t *got = render_event(ev);
     char why[1024];
     if (!sw_test_json_equal(got, want, true, why, sizeof(why))) {
         char *all = json_dumps(got, JSON_COMPACT);
-        fprintf(stderr,
-                "%s:%d: FAIL [%s] (decoded event == expected fields): %s (got != expected)\n"
-                "  decoded: %s\n",
-                file, line, g_case, why, all ? all : "?");
+        sw_check_report_(file, line, "decoded event == expected fields",
+                         "%s (got != expected)\n  decoded: %s", why, all ? all : "?");
         free(all);
-        g_fail++;
     }
     json_decref(got);
     json_decref(want);
@@ -174,21 +166,17 @@ static sw_err_t check_same(const char *file, int line, sw_tdec_t *fast, sw_tdec_
     sw_err_t rc_f = sw_tdec_json(fast, text, len, &ev_f, err_f, sizeof(err_f));
     sw_err_t rc_s = sw_tdec_json(slow, text, len, &ev_s, err_s, sizeof(err_s));
     if (rc_f != rc_s || (rc_f != SW_OK && strcmp(err_f, err_s) != 0)) {
-        fprintf(stderr,
-                "%s:%d: FAIL [%s] (fast path == general path): fast %d \"%s\", general %d \"%s\"\n"
-                "  line: %.*s\n",
-                file, line, g_case, (int)rc_f, err_f, (int)rc_s, err_s,
-                (int)(len > 300 ? 300 : len), text);
-        g_fail++;
+        sw_check_report_(file, line, "fast path == general path",
+                         "fast %d \"%s\", general %d \"%s\"\n  line: %.*s", (int)rc_f, err_f,
+                         (int)rc_s, err_s, (int)(len > 300 ? 300 : len), text);
         return rc_f;
     }
     if (rc_f == SW_OK) {
         json_t *a = render_event(&ev_f), *b = render_event(&ev_s);
         char why[1024];
         if (!sw_test_json_equal(a, b, false, why, sizeof(why))) {
-            fprintf(stderr, "%s:%d: FAIL [%s] (fast event == general event): %s\n  line: %.*s\n",
-                    file, line, g_case, why, (int)(len > 300 ? 300 : len), text);
-            g_fail++;
+            sw_check_report_(file, line, "fast event == general event", "%s\n  line: %.*s", why,
+                             (int)(len > 300 ? 300 : len), text);
         }
         json_decref(a);
         json_decref(b);
@@ -604,13 +592,13 @@ static const json_case_t k_cases[] = {
 static void test_table(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     sw_tdec_t *fast = sw_tdec_new(), *slow = sw_tdec_new();
     sw_tdec_set_fast(slow, false);
     for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
         const json_case_t *c = &k_cases[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         (void)check_same(__FILE__, __LINE__, fast, slow, c->line, strlen(c->line));
         sw_event_t ev;
         char err[512] = "";
@@ -664,11 +652,11 @@ static const bytes_case_t k_bytes[] = {
 static void test_bytes(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     for (size_t i = 0; i < sizeof(k_bytes) / sizeof(k_bytes[0]); i++) {
         const bytes_case_t *c = &k_bytes[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
@@ -733,12 +721,12 @@ static const seq_step_t k_seq[] = {
 static void test_key_prediction(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *dec = sw_tdec_new();
     char name[64];
     for (size_t i = 0; i < sizeof(k_seq) / sizeof(k_seq[0]); i++) {
         snprintf(name, sizeof(name), "prediction step %zu", i + 1);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(dec, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
@@ -754,7 +742,7 @@ static void test_key_prediction(void **state)
         if (!k_seq[i].want) continue;
         sw_tdec_t *fresh = sw_tdec_new();
         snprintf(name, sizeof(name), "fresh decoder, step %zu", i + 1);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_event_t ev;
         char err[256] = "";
         sw_err_t rc = sw_tdec_json(fresh, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
@@ -800,7 +788,7 @@ static char *nested_line(int levels, const char *where)
 static void test_nesting(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     static const struct {
         const char *where;
         int levels;
@@ -816,7 +804,7 @@ static void test_nesting(void **state)
     char name[96];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(name, sizeof(name), "nesting %d levels in %s", cases[i].levels, cases[i].where);
-        g_case = name;
+        sw_check_case("%s", name);
         char *line = nested_line(cases[i].levels, cases[i].where);
         sw_event_t ev;
         char err[256] = "";
@@ -837,7 +825,7 @@ static void test_nesting(void **state)
 static void test_long_strings(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     const size_t n = 1u << 20;
     sw_tdec_t *dec = sw_tdec_new();
     sw_buf_t b;
@@ -847,7 +835,7 @@ static void test_long_strings(void **state)
 
     /* 1 MiB plain string (fast path), in a carried field: identifiers
      * (event_type, job_id, host, session_id) are bounded, see below. */
-    g_case = "1 MiB plain string";
+    sw_check_case("1 MiB plain string");
     sw_buf_puts(&b, "{" BASE ", \"context\": \"");
     for (size_t i = 0; i < n; i++) sw_buf_putc(&b, (char)('a' + i % 26));
     sw_buf_puts(&b, "\"}");
@@ -862,7 +850,7 @@ static void test_long_strings(void **state)
 
     /* 1 MiB of escapes (slow path, scratch space) then a short line on the
      * same decoder */
-    g_case = "1 MiB of escapes";
+    sw_check_case("1 MiB of escapes");
     b.len = 0;
     sw_buf_puts(&b, "{" BASE ", \"collector\": \"");
     for (size_t i = 0; i < n / 2; i++) sw_buf_puts(&b, i % 2 ? "\\n" : "\\u00e9");
@@ -884,7 +872,7 @@ static void test_long_strings(void **state)
         for (size_t len = SW_IDENT_MAX; len <= SW_IDENT_MAX + 1; len++) {
             static char nm[80];
             snprintf(nm, sizeof(nm), "%s of %zu bytes", ids[k], len);
-            g_case = nm;
+            sw_check_case("%s", nm);
             b.len = 0;
             sw_buf_printf(&b, "{\"timestamp_ns\": 1, \"%s\": \"", ids[k]);
             for (size_t i = 0; i < len; i++) sw_buf_putc(&b, 'j');
@@ -904,7 +892,7 @@ static void test_long_strings(void **state)
             }
         }
     }
-    g_case = "short line after long ones";
+    sw_check_case("short line after long ones");
     const char *shortl = "{\"timestamp_ns\": 7, \"event_type\": \"x\", \"host\": \"\\u0041\"}";
     rc = sw_tdec_json(dec, shortl, strlen(shortl), &ev, err, sizeof(err));
     SW_CHECK(rc == SW_OK, "got %d \"%s\"", (int)rc, err);
@@ -916,7 +904,7 @@ static void test_long_strings(void **state)
     for (int count = 31; count <= 40; count++) {
         static char nm[64];
         snprintf(nm, sizeof(nm), "phase path of %d elements", count);
-        g_case = nm;
+        sw_check_case("%s", nm);
         b.len = 0;
         sw_buf_puts(&b, "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\","
                         " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [");
@@ -1130,7 +1118,7 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
     char name[96];
     for (size_t n = 0; n <= len; n++) {
         snprintf(name, sizeof(name), "prefix of %zu bytes", n);
-        g_case = name;
+        sw_check_case("%s", name);
         /* A heap copy of exactly n bytes: ASan sees any read past the end. */
         char *cut = malloc(n ? n : 1);
         memcpy(cut, line, n);
@@ -1143,14 +1131,14 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
             buf[i] = k_subst[k];
             snprintf(name, sizeof(name), "byte %zu replaced by 0x%02x", i,
                      (unsigned char)k_subst[k]);
-            g_case = name;
+            sw_check_case("%s", name);
             (void)check_same(__FILE__, __LINE__, fast, slow, buf, len);
         }
         /* and the byte deleted */
         memcpy(buf, line, i);
         memcpy(buf + i, line + i + 1, len - i - 1);
         snprintf(name, sizeof(name), "byte %zu deleted", i);
-        g_case = name;
+        sw_check_case("%s", name);
         (void)check_same(__FILE__, __LINE__, fast, slow, buf, len - 1);
         /* keep the fast decoder's key prediction trained on the real line */
         (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
@@ -1161,12 +1149,12 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
 static void test_fast_path(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     sw_tdec_t *fast = sw_tdec_new(), *slow = sw_tdec_new();
     sw_tdec_set_fast(slow, false);
     for (size_t i = 0; i < sizeof(k_fast) / sizeof(k_fast[0]); i++) {
         const fast_case_t *c = &k_fast[i];
-        g_case = c->name;
+        sw_check_case("%s", c->name);
         size_t len = strlen(c->line);
         /* Twice: with the key prediction of the previous line, then of this one. */
         for (int round = 0; round < 2; round++) {
@@ -1217,7 +1205,7 @@ static void test_fast_path(void **state)
 static void test_event_kind(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     static const struct {
         const char *type;
         size_t len; /* 0: strlen */
@@ -1253,7 +1241,7 @@ static void test_event_kind(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t len = cases[i].len ? cases[i].len : strlen(cases[i].type);
         snprintf(name, sizeof(name), "event kind of \"%s\" (%zu bytes)", cases[i].type, len);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_str_t t = {cases[i].type, len};
         sw_ev_kind_t k = sw_event_kind(t);
         SW_CHECK(k == cases[i].want, "got %s, expected %s", kind_name(k), kind_name(cases[i].want));
@@ -1268,7 +1256,7 @@ static void test_event_kind(void **state)
     };
     for (size_t i = 0; i < sizeof(blanks) / sizeof(blanks[0]); i++) {
         snprintf(name, sizeof(name), "sw_tdec_blank case %zu", i + 1);
-        g_case = name;
+        sw_check_case("%s", name);
         bool got = sw_tdec_blank(blanks[i].text, strlen(blanks[i].text));
         SW_CHECK(got == blanks[i].blank, "got %d, expected %d for \"%s\"", got, blanks[i].blank,
               blanks[i].text);

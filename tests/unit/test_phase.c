@@ -21,9 +21,6 @@
 #include "sw_phase.h"
 #include "sw_testlib.h"
 
-static int g_fail;
-static const char *g_case = "";
-
 /* One step of a script. */
 typedef struct pop_s {
     char op;             /* E enter, X exit, M exit event with action "enter",
@@ -268,7 +265,7 @@ static json_t *parse_quoted(const char *text)
 
 static void run_case(const phase_case_t *c)
 {
-    g_case = c->name;
+    sw_check_case("%s", c->name);
     sw_phase_t *ph = sw_phase_new();
     sw_arena_t arena;
     sw_arena_init(&arena);
@@ -312,18 +309,18 @@ static void run_case(const phase_case_t *c)
 static void test_scripts(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     size_t n = sizeof(k_cases) / sizeof(k_cases[0]);
     for (size_t i = 0; i < n; i++) run_case(&k_cases[i]);
     fprintf(stderr, "%zu phase cases\n", n);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* sw_phase_boundary_ok() on events built field by field. */
 static void test_boundary_ok(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     static const struct {
         const char *name;
         pop_t op;
@@ -350,20 +347,20 @@ static void test_boundary_ok(void **state)
     char name[128];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(name, sizeof(name), "boundary_ok: %s", cases[i].name);
-        g_case = name;
+        sw_check_case("%s", name);
         sw_event_t ev;
         make_event(&cases[i].op, &ev);
         bool got = sw_phase_boundary_ok(&ev);
         SW_CHECK(got == cases[i].ok, "got %d, expected %d", got, cases[i].ok);
     }
     /* Not a phase boundary without a phase scope. */
-    g_case = "boundary_ok: no phase scope";
+    sw_check_case("boundary_ok: no phase scope");
     sw_event_t ev;
     pop_t o = ENTER(0, 1, "A", 1, "a", "T");
     make_event(&o, &ev);
     ev.has_phase = false;
     SW_CHECK(!sw_phase_boundary_ok(&ev), "got true");
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* Many boundaries arriving out of order (the sort's fallback path): one
@@ -372,8 +369,8 @@ static void test_boundary_ok(void **state)
 static void test_many_out_of_order(void **state)
 {
     (void)state;
-    g_fail = 0;
-    g_case = "500 nested spans in reverse arrival order";
+    sw_check_reset();
+    sw_check_case("500 nested spans in reverse arrival order");
     enum { N = 500 };
     sw_phase_t *ph = sw_phase_new();
     static char scopes[N][16], paths[N][8];
@@ -412,7 +409,7 @@ static void test_many_out_of_order(void **state)
     }
     sw_arena_clear(&arena);
     sw_phase_destroy(ph);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -431,8 +428,8 @@ static uint64_t splitmix(uint64_t *s)
 static void test_fold(void **state)
 {
     (void)state;
-    g_fail = 0;
-    g_case = "fold";
+    sw_check_reset();
+    sw_check_case("fold");
     static const char *const scopes[] = {"A", "B", "C", "D", "E", "F"};
     static const char *const paths[] = {"train", "train/fwd", "train/bwd", "eval", "train/fwd/attn"};
     static const char *const sessions[] = {"s1", "s2"};
@@ -539,7 +536,7 @@ static void test_fold(void **state)
             most, sw_phase_bytes(ph));
     sw_phase_destroy(ph);
     sw_arena_clear(&arena);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 int main(void)

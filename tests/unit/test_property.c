@@ -33,9 +33,6 @@
 #include "sw_gen.h"
 #include "sw_testlib.h"
 
-static int g_fail;
-static char g_case[256];
-
 static const char k_ignored[] = "Ignored non-sample events during cross-rank analysis.";
 
 static uint64_t splitmix(uint64_t *s)
@@ -253,17 +250,17 @@ static void show_diff(const char *got, const char *want)
 static void test_stream_equals_batch(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     int with_phases = 0, with_suspects = 0, with_onset = 0, attributed = 0;
     size_t total_events = 0;
     for (uint64_t seed = 1; seed <= 30; seed++) {
         input_t in;
-        snprintf(g_case, sizeof(g_case), "seed %llu", (unsigned long long)seed);
+        sw_check_case("seed %llu", (unsigned long long)seed);
         if (!make_input(seed, 64, 400, &in)) {
             SW_CHECK(false, "no generator options fit");
             continue;
         }
-        snprintf(g_case, sizeof(g_case), "stormwatch gen %s", in.desc);
+        sw_check_case("stormwatch gen %s", in.desc);
         total_events += in.nlines;
 
         /* batch */
@@ -324,11 +321,11 @@ static void test_stream_equals_batch(void **state)
                     "an onset, %d suspects with a phase attribution\n",
             total_events, with_phases, with_suspects, with_onset, attributed);
     /* the inputs must exercise what they are meant to */
-    snprintf(g_case, sizeof(g_case), "coverage of the random inputs");
+    sw_check_case("coverage of the random inputs");
     SW_CHECK(with_phases >= 5 && with_phases <= 25, "%d of 30 inputs with phases", with_phases);
     SW_CHECK(with_onset >= 10, "only %d of 30 inputs have a cluster onset", with_onset);
     SW_CHECK(attributed >= 5, "only %d suspects have a phase attribution", attributed);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 /* ---- properties 2 and 3: determinism, duplicates ------------------------- */
@@ -336,16 +333,16 @@ static void test_stream_equals_batch(void **state)
 static void test_determinism_and_duplicates(void **state)
 {
     (void)state;
-    g_fail = 0;
+    sw_check_reset();
     size_t total_records = 0;
     for (uint64_t seed = 101; seed <= 112; seed++) {
         input_t in;
-        snprintf(g_case, sizeof(g_case), "seed %llu", (unsigned long long)seed);
+        sw_check_case("seed %llu", (unsigned long long)seed);
         if (!make_input(seed, 24, 250, &in)) {
             SW_CHECK(false, "no generator options fit");
             continue;
         }
-        snprintf(g_case, sizeof(g_case), "stormwatch gen %s", in.desc);
+        sw_check_case("stormwatch gen %s", in.desc);
         sw_params_t p = sw_params_default();
         /* small windows so that records come and go during the stream */
         p.window_samples = 8 + (int64_t)(seed % 24);
@@ -384,7 +381,7 @@ static void test_determinism_and_duplicates(void **state)
         free_input(&in);
     }
     fprintf(stderr, "determinism and duplicates: 12 inputs, %zu records compared\n", total_records);
-    if (g_fail) SW_FAIL("%d check(s) failed (see above)", g_fail);
+    SW_CHECK_END();
 }
 
 int main(void)
