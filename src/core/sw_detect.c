@@ -5,7 +5,8 @@
  *  - the candidates in a treap ordered by (time since the rank's first
  *    sample, -peak, rank). That order equals the SPEC's aligned-time order
  *    for every anchor, because aligned = (spike - first) + anchor_first;
- *  - multisets of timestamp gaps and sampling intervals for the median;
+ *  - the count of timestamp gaps (their median is derived from the windows
+ *    when asked, sw_gapmed.h) and a multiset of sampling intervals;
  *  - world-size claim counts with the current leader;
  *  - a min-heap of ranks by newest timestamp for the staleness sweep;
  *  - the lifecycle and the last signature. The signature's suspect list is
@@ -253,7 +254,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->strs = sw_intern_new_keyed(det->params.hash_key);
     sw_imap_init(&j->rank_map);
     sw_imap_init(&j->claim_map);
-    sw_mset_init(&j->gaps);
+    sw_gapmed_init(&j->gaps);
     sw_vcount_init(&j->intervals);
     j->claim_leader = -1;
     j->t_root = NIL;
@@ -279,7 +280,7 @@ static void job_destroy(job_t *j)
     sw_imap_clear(&j->rank_map);
     sw_imap_clear(&j->claim_map);
     free(j->claims);
-    sw_mset_clear(&j->gaps);
+    sw_gapmed_clear(&j->gaps);
     sw_vcount_clear(&j->intervals);
     free(j->heap);
     free(j->hpos);
@@ -326,7 +327,7 @@ static size_t job_bytes(const job_t *j)
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
                j->win_bytes +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
-               j->capclaims * sizeof(claim_t) + sw_mset_bytes(&j->gaps) +
+               j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
                j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
@@ -508,6 +509,7 @@ void sw_detect_destroy(sw_detector_t *det)
     free(det->stack);
     free(det->tmp_sig);
     free(det->tmp_rel);
+    free(det->gap_hist);
     sw_arena_clear(&det->arena);
     free(det);
 }
@@ -700,7 +702,8 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
     st->retained = 0;
     st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
                 det->arena.total + det->capstack * sizeof(uint32_t) +
-                det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t));
+                det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t)) +
+                (det->gap_hist ? SW_GAPMED_BUCKETS * sizeof(uint64_t) : 0);
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;

@@ -16,6 +16,7 @@
 
 #include "sw_alloc.h"
 #include "sw_arena.h"
+#include "sw_gapmed.h"
 #include "sw_imap.h"
 #include "sw_intern.h"
 #include "sw_phase.h"
@@ -109,7 +110,7 @@ typedef struct job_s {
     int64_t newest_ts;          /* newest sample timestamp of the job */
     size_t insufficient;        /* ranks with fewer than two retained samples */
     uint64_t retained;
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;           /* median of the windows' positive gaps */
     sw_vcount_t intervals;
     uint32_t t_root;
     size_t ncands;
@@ -166,6 +167,7 @@ struct sw_detector_s {
     sig_ent_t *tmp_sig;
     int64_t *tmp_rel;
     size_t captmp;
+    uint64_t *gap_hist;         /* [SW_GAPMED_BUCKETS] scratch of gap rebuilds */
     sw_detect_stats_t st;
     uint64_t arrivals;          /* events fed (stands in for offsets) */
     int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */

@@ -37,11 +37,30 @@ static size_t cands_eff(const job_t *j)
     return j->ncands - j->n_excl;
 }
 
-static sw_i128 job_median(job_t *j)
+/* The two middle gaps of the job, from the gap median's bracket or, when
+ * it cannot answer, after rebuilding it from the windows (O(retained)). */
+static void gaps_middle(sw_detector_t *det, job_t *j, int64_t *a, int64_t *b)
 {
-    size_t n = sw_mset_size(&j->gaps);
-    if (n)
-        return sw_median_of(sw_mset_kth(&j->gaps, (n - 1) / 2), sw_mset_kth(&j->gaps, n / 2), n);
+    if (sw_gapmed_middle(&j->gaps, a, b)) return;
+    if (!det->gap_hist) det->gap_hist = sw_malloc(SW_GAPMED_BUCKETS * sizeof(*det->gap_hist));
+    memset(det->gap_hist, 0, SW_GAPMED_BUCKETS * sizeof(*det->gap_hist));
+    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_hist(&j->ranks[i].win, det->gap_hist);
+    sw_gapmed_rebuild_begin(&j->gaps, det->gap_hist);
+    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_keep(&j->ranks[i].win, &j->gaps);
+    /* The rebuild takes its count from the first pass, so the second
+     * answers whatever the updates before it did. */
+    *a = *b = 0;
+    (void)sw_gapmed_middle(&j->gaps, a, b);
+}
+
+static sw_i128 job_median(sw_detector_t *det, job_t *j)
+{
+    size_t n = sw_gapmed_size(&j->gaps);
+    if (n) {
+        int64_t a, b;
+        gaps_middle(det, j, &a, &b);
+        return sw_median_of(a, b, n);
+    }
     n = sw_vcount_size(&j->intervals);
     if (n)
         return sw_median_of((sw_i128)sw_vcount_kth(&j->intervals, (n - 1) / 2) * 1000000,
@@ -76,11 +95,11 @@ static size_t collect_suspects(sw_detector_t *det, job_t *j, int64_t *boundary)
     return n;
 }
 
-static sw_confidence_t job_confidence(job_t *j)
+static sw_confidence_t job_confidence(sw_detector_t *det, job_t *j)
 {
     bool sparse = (uint64_t)job_world_size(j) > j->nranks || j->insufficient > 0;
     uint64_t lead = (uint64_t)(j->sig_boundary - j->sig_rel0);
-    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
+    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(det, j) : 0;
     return sw_earliest_confidence(cands_eff(j), j->sig_earliest, sparse, lead, median);
 }
 
@@ -106,7 +125,7 @@ static bool sig_refresh(sw_detector_t *det, job_t *j)
         j->region_dirty = false;
     }
     uint64_t onset = (uint64_t)j->sig_boundary + (uint64_t)anchor_first(j, NULL);
-    sw_confidence_t conf = job_confidence(j);
+    sw_confidence_t conf = job_confidence(det, j);
     if (onset != j->sig_onset || conf != j->sig_conf) changed = true;
     j->sig_onset = onset;
     j->sig_conf = conf;
@@ -229,7 +248,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_an
     in.offsets = offsets;
     in.n_ranks = j->nranks;
     in.anchor_rank = anchor_rank;
-    in.median_ns = job_median(j);
+    in.median_ns = job_median(det, j);
     in.skew_multiplier = det->params.skew_note_multiplier;
     in.cands = cands;
     in.n_cands = n;

@@ -191,12 +191,12 @@ static int64_t tree_first_ge(const sw_win_t *win, uint32_t node, uint32_t nl, ui
 
 static inline void gap_add(const sw_win_ctx_t *ctx, int64_t d)
 {
-    if (d > 0) sw_mset_insert(ctx->gaps, d);
+    if (d > 0) sw_gapmed_add(ctx->gaps, d);
 }
 
 static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
 {
-    if (d > 0) sw_mset_remove(ctx->gaps, d);
+    if (d > 0) sw_gapmed_del(ctx->gaps, d);
 }
 
 static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)
@@ -361,6 +361,22 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     win->n++;
     rebuild(win);
     return SW_WIN_INSERTED;
+}
+
+void sw_win_gaps_hist(const sw_win_t *win, uint64_t *hist)
+{
+    for (uint32_t i = 1; i < win->n; i++) {
+        int64_t d = win->slot[slot(win, i)].ts - win->slot[slot(win, i - 1)].ts;
+        if (d > 0) sw_gapmed_hist_add(hist, d);
+    }
+}
+
+void sw_win_gaps_keep(const sw_win_t *win, sw_gapmed_t *gm)
+{
+    for (uint32_t i = 1; i < win->n; i++) {
+        int64_t d = win->slot[slot(win, i)].ts - win->slot[slot(win, i - 1)].ts;
+        if (d > 0) sw_gapmed_rebuild_add(gm, d);
+    }
 }
 
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)

@@ -6,7 +6,7 @@
  * Beside the samples it maintains, incrementally, what the first-spike
  * search needs: the rising runs of device_used with their gains in a max
  * segment tree, and a sliding maximum of device_used. It also keeps the
- * job's multisets of positive timestamp gaps and sampling intervals in
+ * job's gap median (sw_gapmed.h) and multiset of sampling intervals in
  * step with its contents. In-order samples cost O(log W); a late sample
  * that lands inside the window costs O(W) for this rank only.
  * Pure: no I/O, no globals.
@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sw_gapmed.h"
 #include "sw_intern.h"
 #include "sw_mset.h"
 
@@ -39,7 +40,7 @@ typedef struct sw_src_s {
 typedef struct sw_win_ctx_s {
     const sw_src_t *srcs;     /**< the job's source table */
     const sw_intern_t *strs;  /**< host strings */
-    sw_mset_t *gaps;          /**< positive consecutive timestamp gaps */
+    sw_gapmed_t *gaps;        /**< positive consecutive timestamp gaps */
     sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
 } sw_win_ctx_t;
 
@@ -150,6 +151,13 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
  */
 bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
                       sw_win_cand_t *out);
+
+/** @brief Count each positive gap between consecutive retained samples
+ *         in @p hist (first pass of sw_gapmed's rebuild). */
+void sw_win_gaps_hist(const sw_win_t *win, uint64_t *hist);
+
+/** @brief Offer each positive gap to @p gm (second pass of its rebuild). */
+void sw_win_gaps_keep(const sw_win_t *win, sw_gapmed_t *gm);
 
 /** @brief Bytes allocated for a window of @p cap samples. */
 size_t sw_win_bytes(uint32_t cap);

@@ -2,8 +2,10 @@
  * sw_window: random sample streams (in order, late, duplicate, too old,
  * emptied) checked against a naive window kept as a sorted array. After
  * every step the candidate must equal the reference's first qualifying
- * spike (the seed's scan) and the job multisets must hold exactly the
- * window's positive gaps and positive intervals.
+ * spike (the seed's scan), the gap median must count exactly the window's
+ * positive gaps and give their middle values (through its bracket while
+ * that can answer, rebuilt from the window when not), and the interval
+ * multiset must hold exactly the positive intervals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,7 +82,25 @@ static int i64cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_vcount_t *ivals)
+/* The middle gaps through the bracket, rebuilding it from the window when
+ * it cannot answer (as the engine does from all of a job's windows). */
+static void gaps_middle(const sw_win_t *win, sw_gapmed_t *gm, int64_t *a, int64_t *b)
+{
+    if (gm->valid) /* an exact bracket accounts for every gap */
+        assert_int_equal(gm->n_below + sw_mset_size(&gm->mid) + gm->n_above, gm->n);
+    if (sw_gapmed_middle(gm, a, b)) return;
+    static uint64_t hist[SW_GAPMED_BUCKETS];
+    memset(hist, 0, sizeof(hist));
+    sw_win_gaps_hist(win, hist);
+    size_t n = gm->n;
+    sw_gapmed_rebuild_begin(gm, hist);
+    assert_int_equal(gm->n, n);
+    sw_win_gaps_keep(win, gm);
+    assert_true(sw_gapmed_middle(gm, a, b));
+}
+
+static void check_msets(const sw_win_t *win, const ref_t *w, size_t n, sw_gapmed_t *gaps,
+                        sw_vcount_t *ivals)
 {
     int64_t g[4096], iv[4096];
     size_t ng = 0, ni = 0;
@@ -90,9 +110,14 @@ static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_vcount_t *
     }
     qsort(g, ng, sizeof(*g), i64cmp);
     qsort(iv, ni, sizeof(*iv), i64cmp);
-    assert_int_equal(sw_mset_size(gaps), ng);
+    assert_int_equal(sw_gapmed_size(gaps), ng);
     assert_int_equal(sw_vcount_size(ivals), ni);
-    for (size_t k = 0; k < ng; k++) assert_int_equal(sw_mset_kth(gaps, k), g[k]);
+    if (ng) {
+        int64_t a, b;
+        gaps_middle(win, gaps, &a, &b);
+        assert_int_equal(a, g[(ng - 1) / 2]);
+        assert_int_equal(b, g[ng / 2]);
+    }
     for (size_t k = 0; k < ni; k++) assert_int_equal(sw_vcount_kth(ivals, k), iv[k]);
 }
 
@@ -110,9 +135,9 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     }
     g_srcs = srcs;
     g_strs = strs;
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;
     sw_vcount_t ivals;
-    sw_mset_init(&gaps);
+    sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
     sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals};
     sw_win_t win;
@@ -126,7 +151,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         if (r < 2) {
             sw_win_empty(&win, &ctx);
             n = 0;
-            check_msets(ref, n, &gaps, &ivals);
+            check_msets(&win, ref, n, &gaps, &ivals);
             continue;
         }
         ref_t x;
@@ -174,12 +199,12 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
             assert_int_equal(cw.samples, cr.samples);
             assert_int_equal(cw.src, cr.src);
         }
-        if (step % 13 == 0) check_msets(ref, n, &gaps, &ivals);
+        if (step % 13 == 0) check_msets(&win, ref, n, &gaps, &ivals);
     }
-    check_msets(ref, n, &gaps, &ivals);
+    check_msets(&win, ref, n, &gaps, &ivals);
     free(ref);
     sw_win_clear(&win);
-    sw_mset_clear(&gaps);
+    sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
@@ -217,9 +242,9 @@ static void test_threshold_beyond_any_rise(void **state)
      * candidate can qualify (Python's int() would be exact and larger). */
     sw_intern_t *strs = sw_intern_new();
     sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;
     sw_vcount_t ivals;
-    sw_mset_init(&gaps);
+    sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
     sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
     sw_win_t win;
@@ -231,7 +256,7 @@ static void test_threshold_beyond_any_rise(void **state)
     assert_true(sw_win_candidate(&win, 0, 0.5, &c));
     assert_int_equal(c.peak, INT64_MAX);
     sw_win_clear(&win);
-    sw_mset_clear(&gaps);
+    sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
@@ -244,9 +269,9 @@ static void test_storage_follows_samples(void **state)
     (void)state;
     sw_intern_t *strs = sw_intern_new();
     sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;
     sw_vcount_t ivals;
-    sw_mset_init(&gaps);
+    sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
     sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
     sw_win_t win;
@@ -254,7 +279,7 @@ static void test_storage_follows_samples(void **state)
     assert_int_equal(win.cap, 4);
     for (int64_t i = 0; i < 4; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i);
     assert_int_equal(win.cap, 4);
-    assert_int_equal(sw_mset_size(&gaps), 3);
+    assert_int_equal(sw_gapmed_size(&gaps), 3);
     sw_win_insert(&win, &ctx, 5, 7, 0, 4); /* late: lands inside, forces a growth */
     assert_int_equal(win.cap, 8);
     assert_int_equal(win.n, 5);
@@ -266,10 +291,10 @@ static void test_storage_follows_samples(void **state)
     assert_int_equal(win.cap, 100);
     assert_int_equal(win.n, 100);
     assert_true(sw_win_full(&win));
-    assert_int_equal(sw_mset_size(&gaps), 99);
+    assert_int_equal(sw_gapmed_size(&gaps), 99);
     assert_true(sw_win_bytes(4) < sw_win_bytes(100) / 10);
     sw_win_clear(&win);
-    sw_mset_clear(&gaps);
+    sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
