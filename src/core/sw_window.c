@@ -29,7 +29,7 @@ static uint32_t pow2_at_least(uint32_t x)
 size_t sw_win_bytes(uint32_t cap)
 {
     uint32_t rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    return (size_t)cap * (sizeof(sw_wslot_t) + 2 * sizeof(uint32_t)) +
+    return (size_t)cap * (sizeof(sw_wslot_t) + sizeof(uint32_t)) +
            (size_t)rcap * (2 * sizeof(uint32_t) + 2 * sizeof(int64_t));
 }
 
@@ -39,19 +39,18 @@ static void win_alloc(sw_win_t *win, uint32_t cap)
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
     char *m = sw_malloc(sw_win_bytes(cap));
-    win->mem = m;
     win->slot = (sw_wslot_t *)m;
     m += (size_t)cap * sizeof(sw_wslot_t);
     win->rtree = (int64_t *)m;
     m += (size_t)win->rcap * 2 * sizeof(int64_t);
-    win->src = (uint32_t *)m;
-    m += (size_t)cap * sizeof(uint32_t);
     win->dq = (uint32_t *)m;
     m += (size_t)cap * sizeof(uint32_t);
     win->rbase = (uint32_t *)m;
     m += (size_t)win->rcap * sizeof(uint32_t);
     win->rend = (uint32_t *)m;
     for (uint32_t i = 0; i < 2 * win->rcap; i++) win->rtree[i] = -1;
+    win->top_gain = -1;
+    win->cand_valid = false;
 }
 
 /* First slots of a window: enough for a rank that reports rarely. */
@@ -70,10 +69,7 @@ void sw_win_prefetch(const sw_win_t *win)
     uint32_t last = win->head + win->n - 1;
     if (last >= win->cap) last -= win->cap;
     __builtin_prefetch(&win->slot[last], 1);
-    __builtin_prefetch(&win->slot[win->head], 1);
-    __builtin_prefetch(&win->src[last], 1);
-    __builtin_prefetch(&win->src[win->head], 1);
-    __builtin_prefetch(&win->rtree[1], 1);
+    if (win->n == win->cap) __builtin_prefetch(&win->slot[win->head], 1);
     __builtin_prefetch(&win->dq[win->dq_head], 1);
     if (win->rn) {
         uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
@@ -85,7 +81,7 @@ void sw_win_prefetch(const sw_win_t *win)
 
 void sw_win_clear(sw_win_t *win)
 {
-    free(win->mem);
+    free(win->slot);
     memset(win, 0, sizeof(*win));
 }
 
@@ -130,7 +126,7 @@ static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_
     uint32_t lo = 0, hi = win->n;
     if (win->n) {
         uint32_t last = slot(win, win->n - 1);
-        int c = key_cmp(ctx, win->slot[last].ts, win->src[last], ts, src);
+        int c = key_cmp(ctx, win->slot[last].ts, win->slot[last].src, ts, src);
         if (c < 0) {
             *equal = false;
             return win->n;
@@ -139,13 +135,13 @@ static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint32_t s = slot(win, mid);
-        if (key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) < 0) lo = mid + 1;
+        if (key_cmp(ctx, win->slot[s].ts, win->slot[s].src, ts, src) < 0) lo = mid + 1;
         else hi = mid;
     }
     *equal = false;
     if (lo < win->n) {
         uint32_t s = slot(win, lo);
-        *equal = key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) == 0;
+        *equal = key_cmp(ctx, win->slot[s].ts, win->slot[s].src, ts, src) == 0;
     }
     return lo;
 }
@@ -164,9 +160,10 @@ static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
     for (p /= 2; p >= 1; p /= 2) {
         int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
         int64_t m = l > r ? l : r;
-        if (win->rtree[p] == m) break; /* ancestors already hold their max */
+        if (win->rtree[p] == m) return; /* ancestors already hold their max */
         win->rtree[p] = m;
     }
+    win->top_gain = win->rtree[1];
 }
 
 static void tree_rebuild(sw_win_t *win)
@@ -175,6 +172,7 @@ static void tree_rebuild(sw_win_t *win)
         int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
         win->rtree[p] = l > r ? l : r;
     }
+    win->top_gain = win->rtree[1];
 }
 
 /* First leaf in [l, r) of node (covering [nl, nr)) with gain >= t, or -1. */
@@ -216,9 +214,10 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     uint32_t h = win->head;
     uint32_t s1 = slot(win, 1);
     if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
-    interval_del(ctx, win->src[h]);
+    interval_del(ctx, win->slot[h].src);
     if (win->rn && win->rbase[win->rhead] == h) {
         uint32_t r = win->rhead;
+        if (win->cand_run == r) win->cand_valid = false;
         if (win->rend[r] == s1) {
             tree_set(win, r, -1);
             win->rhead = (win->rhead + 1) & (win->rcap - 1);
@@ -231,6 +230,7 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     if (win->dq_n && win->dq[win->dq_head] == h) {
         win->dq_head = win->dq_head + 1 == win->cap ? 0 : win->dq_head + 1;
         win->dq_n--;
+        if (win->dq_n) win->top_used = win->slot[win->dq[win->dq_head]].used;
     }
     win->head = h + 1 == win->cap ? 0 : h + 1;
     win->n--;
@@ -267,11 +267,11 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     uint32_t b = win->dq_head + win->dq_n;
     if (b >= win->cap) b -= win->cap;
     win->dq[b] = s;
-    win->dq_n++;
+    if (win->dq_n++ == 0) win->top_used = used;
     win->slot[s].ts = ts;
     win->slot[s].used = used;
     win->slot[s].off = off;
-    win->src[s] = src;
+    win->slot[s].src = src;
     win->n++;
 }
 
@@ -302,7 +302,9 @@ static void rebuild(sw_win_t *win)
         while (win->dq_n && win->slot[win->dq[win->dq_n - 1]].used <= u) win->dq_n--;
         win->dq[win->dq_n++] = s;
     }
+    if (win->dq_n) win->top_used = win->slot[win->dq[0]].used;
     tree_rebuild(win);
+    win->cand_valid = false;
 }
 
 /* Double the slots (up to max): the samples move to the start of the new
@@ -315,11 +317,10 @@ static void grow(sw_win_t *win)
     for (uint32_t i = 0; i < old.n; i++) {
         uint32_t s = slot(&old, i);
         win->slot[i] = old.slot[s];
-        win->src[i] = old.src[s];
     }
     win->head = 0;
     win->n = old.n;
-    free(old.mem);
+    free(old.slot);
     rebuild(win);
 }
 
@@ -352,12 +353,11 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     for (uint32_t i = win->n; i > pos; i--) {
         uint32_t to = slot(win, i), from = slot(win, i - 1);
         win->slot[to] = win->slot[from];
-        win->src[to] = win->src[from];
     }
     win->slot[sp].ts = ts;
     win->slot[sp].used = used;
     win->slot[sp].off = off;
-    win->src[sp] = src;
+    win->slot[sp].src = src;
     win->n++;
     rebuild(win);
     return SW_WIN_INSERTED;
@@ -384,21 +384,24 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
     for (uint32_t i = 0; i < win->n; i++) {
         uint32_t s = slot(win, i);
         if (i) gap_del(ctx, win->slot[s].ts - win->slot[slot(win, i - 1)].ts);
-        interval_del(ctx, win->src[s]);
+        interval_del(ctx, win->slot[s].src);
     }
     win->n = 0;
     win->head = 0;
     rebuild(win);
 }
 
-bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
                       sw_win_cand_t *out)
 {
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
-    if (!sw_spike_threshold(win->slot[win->dq[win->dq_head]].used, min_bytes, fraction, &threshold))
-        return false;
-    if (win->rtree[1] < threshold) return false;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    if (win->top_gain < threshold) return false;
+    if (win->cand_valid && win->cand_thr == threshold) {
+        *out = win->cand;
+        return true;
+    }
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
     uint32_t end = win->rhead + win->rn;
     int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead,
@@ -419,7 +422,11 @@ bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
     out->spike_ts = win->slot[s].ts;
     out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
-    out->src = win->src[s];
+    out->src = win->slot[s].src;
+    win->cand = *out;
+    win->cand_run = (uint32_t)r;
+    win->cand_thr = threshold;
+    win->cand_valid = true;
     return true;
 }
 

@@ -44,12 +44,23 @@ typedef struct sw_win_ctx_s {
     sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
 } sw_win_ctx_t;
 
-/** A retained sample's numbers, together so one cache line holds both. */
+/** A retained sample: what every insert compares and moves, in one half
+ *  cache line (the newest and the oldest of a full ring are neighbours). */
 typedef struct sw_wslot_s {
     int64_t ts;        /**< timestamp_ns */
     int64_t used;      /**< device_used_bytes */
     int64_t off;       /**< input offset the sample came from (state restore) */
+    uint32_t src;      /**< source id */
+    uint32_t pad_;
 } sw_wslot_t;
+
+/** A rank's first qualifying spike inside its window. */
+typedef struct sw_win_cand_s {
+    int64_t spike_ts;   /**< timestamp of the spike sample */
+    int64_t peak;       /**< rise from the run's base, bytes */
+    int64_t samples;    /**< rising steps up to the spike */
+    uint32_t src;       /**< source of the spike sample */
+} sw_win_cand_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
 typedef struct sw_win_s {
@@ -57,8 +68,7 @@ typedef struct sw_win_s {
     uint32_t max;      /**< window.samples */
     uint32_t head;     /**< slot of the oldest sample */
     uint32_t n;        /**< samples retained */
-    sw_wslot_t *slot;  /**< [cap] samples */
-    uint32_t *src;     /**< [cap] source id */
+    sw_wslot_t *slot;  /**< [cap] samples; also the one allocation behind the arrays */
     uint32_t *dq;      /**< [cap] ring of slots with decreasing used (sliding max) */
     uint32_t dq_head, dq_n;
     uint32_t rcap;     /**< runs ring size, power of two >= cap / 2 */
@@ -66,7 +76,17 @@ typedef struct sw_win_s {
     uint32_t *rbase;   /**< [rcap] slot of each run's base sample */
     uint32_t *rend;    /**< [rcap] slot of each run's last sample */
     int64_t *rtree;    /**< [2 * rcap] max segment tree of run gains (-1 = none) */
-    void *mem;         /**< the one allocation behind the arrays */
+    /* Copies that spare every sample the lines they come from. */
+    int64_t top_used;  /**< used of the dq head (the maximum) when dq_n > 0 */
+    int64_t top_gain;  /**< rtree[1]: the largest run gain, -1 none */
+    /* The last candidate found, while nothing it depends on changed: the
+     * threshold, and the run it lies in (only the oldest run can change
+     * under a found candidate: the runs before it do not qualify, and
+     * appending only extends or adds runs after it). */
+    bool cand_valid;
+    uint32_t cand_run;    /**< ring index of its run */
+    int64_t cand_thr;     /**< threshold it was found with */
+    sw_win_cand_t cand;
 } sw_win_t;
 
 /** Outcome of sw_win_insert(). */
@@ -76,14 +96,6 @@ typedef enum sw_win_res_e {
     SW_WIN_TOO_OLD = 2,  /**< late sample older than a full window: no change */
     SW_WIN_DUP = 3       /**< same (timestamp, pid, host) retained: no change */
 } sw_win_res_t;
-
-/** A rank's first qualifying spike inside its window. */
-typedef struct sw_win_cand_s {
-    int64_t spike_ts;   /**< timestamp of the spike sample */
-    int64_t peak;       /**< rise from the run's base, bytes */
-    int64_t samples;    /**< rising steps up to the spike */
-    uint32_t src;       /**< source of the spike sample */
-} sw_win_cand_t;
 
 /** @brief Set up a window of at most @p max samples (max >= 1); storage
  *         for a few is allocated now, the rest as samples arrive. */
@@ -146,10 +158,11 @@ int64_t sw_win_min_offset(const sw_win_t *win);
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
 
 /**
- * @brief The first qualifying spike (SPEC 3.3 over the window).
+ * @brief The first qualifying spike (SPEC 3.3 over the window). The answer
+ *        is kept in the window until the threshold or its run changes.
  * @returns false when there is none.
  */
-bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
                       sw_win_cand_t *out);
 
 /** @brief Count each positive gap between consecutive retained samples
