@@ -68,13 +68,19 @@ void sw_win_prefetch(const sw_win_t *win)
     if (!win->n) return;
     uint32_t last = win->head + win->n - 1;
     if (last >= win->cap) last -= win->cap;
+    /* The newest slot, and the oldest when a full ring drops it (its
+     * neighbour), the ends of the maximum's queue, the gain leaves of the
+     * newest and oldest runs (and the run slots an append writes). */
     __builtin_prefetch(&win->slot[last], 1);
     if (win->n == win->cap) __builtin_prefetch(&win->slot[win->head], 1);
     __builtin_prefetch(&win->dq[win->dq_head], 1);
-    if (win->rn) {
-        uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
-        __builtin_prefetch(&win->rend[tail], 1);
-        __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
+    uint32_t dq_tail = win->dq_head + (win->dq_n ? win->dq_n - 1 : 0);
+    __builtin_prefetch(&win->dq[dq_tail >= win->cap ? dq_tail - win->cap : dq_tail], 1);
+    uint32_t tail = (win->rhead + win->rn - (win->tail_open ? 1 : 0)) & (win->rcap - 1);
+    __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
+    __builtin_prefetch(&win->rend[tail], 1);
+    if (win->rn && win->n == win->cap) {
+        __builtin_prefetch(&win->rtree[win->rcap + win->rhead], 1);
         __builtin_prefetch(&win->rbase[win->rhead], 1);
     }
 }
@@ -215,16 +221,25 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     uint32_t s1 = slot(win, 1);
     if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
     interval_del(ctx, win->slot[h].src);
-    if (win->rn && win->rbase[win->rhead] == h) {
+    if (win->rn && win->hr_base == h) {
         uint32_t r = win->rhead;
         if (win->cand_run == r) win->cand_valid = false;
-        if (win->rend[r] == s1) {
+        if (win->hr_end == s1) {
             tree_set(win, r, -1);
             win->rhead = (win->rhead + 1) & (win->rcap - 1);
             win->rn--;
+            if (win->rn) {
+                win->hr_base = win->rbase[win->rhead];
+                win->hr_end = win->rend[win->rhead];
+            } else {
+                win->tail_open = false;
+            }
         } else {
+            /* The base moves up one rising step: the gain loses that step. */
             win->rbase[r] = s1;
-            tree_set(win, r, win->slot[win->rend[r]].used - win->slot[s1].used);
+            win->hr_base = s1;
+            tree_set(win, r,
+                     win->rtree[win->rcap + r] - (win->slot[s1].used - win->slot[h].used));
         }
     }
     if (win->dq_n && win->dq[win->dq_head] == h) {
@@ -243,18 +258,27 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     if (win->n) {
         uint32_t last = slot(win, win->n - 1);
         gap_add(ctx, ts - win->slot[last].ts);
-        if (used > win->slot[last].used) {
+        int64_t step = used - win->slot[last].used;
+        if (step > 0) {
+            /* Gains grow by the step (exact: base <= last < used). */
             uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
-            if (win->rn && win->rend[tail] == last) {
+            if (win->tail_open) {
                 win->rend[tail] = s;
-                tree_set(win, tail, used - win->slot[win->rbase[tail]].used);
+                if (win->rn == 1) win->hr_end = s;
+                tree_set(win, tail, win->rtree[win->rcap + tail] + step);
             } else {
                 tail = (win->rhead + win->rn) & (win->rcap - 1);
                 win->rbase[tail] = last;
                 win->rend[tail] = s;
-                win->rn++;
-                tree_set(win, tail, used - win->slot[last].used);
+                if (win->rn++ == 0) {
+                    win->hr_base = last;
+                    win->hr_end = s;
+                }
+                win->tail_open = true;
+                tree_set(win, tail, step);
             }
+        } else {
+            win->tail_open = false;
         }
     }
     interval_add(ctx, src);
@@ -303,6 +327,11 @@ static void rebuild(sw_win_t *win)
         win->dq[win->dq_n++] = s;
     }
     if (win->dq_n) win->top_used = win->slot[win->dq[0]].used;
+    if (win->rn) {
+        win->hr_base = win->rbase[0];
+        win->hr_end = win->rend[0];
+    }
+    win->tail_open = win->rn && win->rend[win->rn - 1] == slot(win, win->n - 1);
     tree_rebuild(win);
     win->cand_valid = false;
 }

@@ -79,6 +79,9 @@ typedef struct sw_win_s {
     /* Copies that spare every sample the lines they come from. */
     int64_t top_used;  /**< used of the dq head (the maximum) when dq_n > 0 */
     int64_t top_gain;  /**< rtree[1]: the largest run gain, -1 none */
+    uint32_t hr_base;  /**< rbase[rhead] when rn > 0 */
+    uint32_t hr_end;   /**< rend[rhead] when rn > 0 */
+    bool tail_open;    /**< the newest run ends at the newest sample */
     /* The last candidate found, while nothing it depends on changed: the
      * threshold, and the run it lies in (only the oldest run can change
      * under a found candidate: the runs before it do not qualify, and
