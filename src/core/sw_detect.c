@@ -243,6 +243,7 @@ void sw_det_junk_rebuild(sw_detector_t *det)
 
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
+    det->gen++;
     job_t *j = sw_calloc(1, sizeof(*j));
     j->first_off = j->last_off = offset;
     j->has_job_id = ev->has_job_id;
@@ -302,6 +303,7 @@ static bool evict_one(sw_detector_t *det)
 {
     job_t *j = det->junk_head;
     if (!j) return false;
+    det->gen++;
     junk_del(det, j);
     jmap_del(det, j);
     /* A hole keeps the others in creation order (the order of the final
@@ -338,6 +340,7 @@ static size_t job_bytes(const job_t *j)
 
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
 {
+    det->gen++; /* the rank table may move */
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
         SW_GROW(j->ranks, j->nranks, cap, 2); /* small first: most flood jobs, and new jobs, have one rank */
@@ -529,6 +532,17 @@ int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard)
     return *hard ? SW_WORLD_SIZE_MAX : max_ranks;
 }
 
+static void prefetch_window(sw_detector_t *det);
+
+/* The job of the event sw_detect_prefetch() announced, when @p ev is that
+ * event and nothing moved since (its id is compared, not hashed again). */
+static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
+{
+    if (ev != det->cur.ev || det->cur.gen != det->gen) return NULL;
+    job_t *j = det->cur.j;
+    return job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
+}
+
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
                            int64_t offset, const sw_record_t **rec, char *errstr,
                            size_t errstr_size)
@@ -546,7 +560,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
                     max_ranks);
         return SW_ERR_LIMIT;
     }
-    job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    job_t *j = announced_job(det, ev);
+    if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
         if ((full || det->pressure) && !evict_one(det)) {
@@ -572,13 +587,17 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     if (!sample) {
         sw_phase_add(j->phase, ev);
+        prefetch_window(det);
         return SW_OK;
     }
     det->st.samples++;
 
     uint32_t ri;
     bool new_rank = false;
-    if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+    if (j == det->cur.j && det->cur.ev == ev && det->cur.gen == det->gen &&
+        j->ranks[det->cur.ri].rank == ev->rank) {
+        ri = det->cur.ri;
+    } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
         ri = sw_det_rank_create(det, j, ev->rank, offset);
         new_rank = true;
     }
@@ -600,6 +619,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
+        prefetch_window(det);
         return SW_OK;
     }
     bool first_changed = false;
@@ -631,20 +651,41 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     stale_sweep(det, j, offset);
     /* Steps 4-5. */
     *rec = sw_det_lifecycle(det, j, ts, offset);
+    prefetch_window(det);
     return SW_OK;
 }
 
+/* Prefetching runs two events ahead of the engine's use, in two stages
+ * so that neither waits for memory: sw_detect_prefetch() finds the next
+ * event's rank (hash tables that stay cached) and requests its record;
+ * once the current event is done, that record has arrived and
+ * prefetch_window() requests the window lines it points to, which then
+ * load while the caller decodes the event after. */
 void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
 {
+    det->cur = det->pf;
+    det->pf.ev = NULL;
     if (ev->kind != SW_EV_SAMPLE) return;
     job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
+    const char *r = (const char *)&j->ranks[ri];
+    for (size_t o = 0; o < sizeof(rank_t); o += 64) __builtin_prefetch(r + o, 1);
+    __builtin_prefetch(r + sizeof(rank_t) - 1, 1);
+    det->pf.ev = ev;
+    det->pf.j = j;
+    det->pf.ri = ri;
+    det->pf.gen = det->gen;
+    det->pf_win_done = false;
+}
+
+static void prefetch_window(sw_detector_t *det)
+{
+    if (!det->pf.ev || det->pf_win_done || det->pf.gen != det->gen) return;
+    det->pf_win_done = true;
+    const job_t *j = det->pf.j;
+    uint32_t ri = det->pf.ri;
     const rank_t *r = &j->ranks[ri];
-    /* Reading r waits for its first line; everything after is issued
-     * without waiting and lands while the current event is processed. */
-    __builtin_prefetch((const char *)r + 64, 1);
-    __builtin_prefetch((const char *)r + 128, 1);
     sw_win_prefetch(&r->win);
     if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
@@ -667,6 +708,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         job_t *j = det->jobs[i];
         if (!j) continue;
         if (now_ms - j->last_ms >= idle_ms) {
+            det->gen++;
             if (j->has_sample) cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
             junk_del(det, j);
             jmap_del(det, j);

@@ -153,6 +153,13 @@ typedef struct job_s {
     bool sorted_dirty;
 } job_t;
 
+typedef struct sw_announced_s {
+    const sw_event_t *ev;       /* NULL: none */
+    job_t *j;
+    uint32_t ri;
+    uint64_t gen;
+} sw_announced_t;
+
 struct sw_detector_s {
     sw_params_t params;
     int64_t stale_ns;
@@ -175,6 +182,13 @@ struct sw_detector_s {
                                      active first: the first to go when jobs
                                      must be evicted */
     bool pressure;              /* over the memory budget (sw_detect_set_pressure) */
+    /* The events announced by sw_detect_prefetch (the last one, pf, and
+     * the one before, cur, normally the event being fed): job and rank,
+     * valid while gen is unchanged (gen moves whenever a job or a rank
+     * table is created, moved or freed). */
+    uint64_t gen;
+    sw_announced_t pf, cur;
+    bool pf_win_done;           /* pf's window lines were requested */
 };
 
 /* ---- small helpers --------------------------------------------------- */
