@@ -273,10 +273,10 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     return j;
 }
 
-static void job_destroy(job_t *j)
+static void job_destroy(sw_detector_t *det, job_t *j)
 {
     if (!j) return;
-    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win);
+    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
     free(j->ranks);
     sw_imap_clear(&j->rank_map);
     sw_imap_clear(&j->claim_map);
@@ -310,7 +310,7 @@ static bool evict_one(sw_detector_t *det)
      * summaries); holes are compacted once they are half the array. */
     det->jobs[j->idx] = NULL;
     det->live_jobs--;
-    job_destroy(j);
+    job_destroy(det, j);
     det->st.evicted++;
     if (2 * (det->njobs - det->live_jobs) > det->njobs) {
         size_t k = 0;
@@ -449,7 +449,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
         uint32_t ri = j->heap[0].ri;
         rank_t *r = &j->ranks[ri];
         heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
         r->empty_off = offset;
@@ -499,6 +499,7 @@ sw_detector_t *sw_detect_new(sw_params_t params)
     det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
     det->rebuild_x = INT64_MIN;
     sw_arena_init(&det->arena);
+    sw_winpool_init(&det->winpool, (uint32_t)params.window_samples);
     return det;
 }
 
@@ -506,13 +507,14 @@ void sw_detect_destroy(sw_detector_t *det)
 {
     if (!det) return;
     for (size_t i = 0; i < det->njobs; i++)
-        if (det->jobs[i]) job_destroy(det->jobs[i]);
+        if (det->jobs[i]) job_destroy(det, det->jobs[i]);
     free(det->jobs);
     free(det->jslots);
     free(det->stack);
     free(det->tmp_sig);
     free(det->tmp_rel);
     free(det->gap_hist);
+    sw_winpool_clear(&det->winpool);
     sw_arena_clear(&det->arena);
     free(det);
 }
@@ -610,7 +612,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         if (r->phase_grp == NIL) r->phase_grp = sw_phase_group(j->phase, ev->session_id, ev->rank);
         sw_phase_touch(j->phase, r->phase_grp, ts);
     }
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */
@@ -712,7 +714,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
             if (j->has_sample) cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
             junk_del(det, j);
             jmap_del(det, j);
-            job_destroy(j);
+            job_destroy(det, j);
             det->live_jobs--;
             expired++;
             continue;
@@ -745,7 +747,8 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
     st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
                 det->arena.total + det->capstack * sizeof(uint32_t) +
                 det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t)) +
-                (det->gap_hist ? SW_GAPMED_BUCKETS * sizeof(uint64_t) : 0);
+                (det->gap_hist ? SW_GAPMED_BUCKETS * sizeof(uint64_t) : 0) +
+                sw_winpool_slack(&det->winpool);
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;

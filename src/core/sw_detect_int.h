@@ -168,6 +168,7 @@ struct sw_detector_s {
     job_t **jslots;             /* job map slots */
     size_t jcap;
     sw_arena_t arena;
+    sw_winpool_t winpool;       /* storage of full windows (huge pages) */
     sw_record_t rec;
     uint32_t *stack;            /* treap traversal */
     size_t capstack;

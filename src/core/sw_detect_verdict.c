@@ -158,7 +158,7 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analy
     uint32_t *idx = sw_arena_alloc(&det->arena, max * sizeof(*idx));
     /* The suspects live in the detector's arena: this is their last step. */
     sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
     for (size_t i = 0; i < out->n_suspects; i++) {
         uint32_t ri;
         if (!sw_imap_get(&j->rank_map, sus[i].rank, &ri)) continue;

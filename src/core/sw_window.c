@@ -33,12 +33,60 @@ size_t sw_win_bytes(uint32_t cap)
            (size_t)rcap * (2 * sizeof(uint32_t) + 2 * sizeof(int64_t));
 }
 
-/* Point the arrays into one allocation of @p cap slots. */
-static void win_alloc(sw_win_t *win, uint32_t cap)
+void sw_winpool_init(sw_winpool_t *pool, uint32_t max)
+{
+    memset(pool, 0, sizeof(*pool));
+    size_t block = (sw_win_bytes(max) + 63) & ~(size_t)63;
+    if (block <= SW_WINPOOL_CHUNK / 8) pool->block = block;
+}
+
+void sw_winpool_clear(sw_winpool_t *pool)
+{
+    for (size_t i = 0; i < pool->nchunks; i++) free(pool->chunks[i]);
+    free(pool->chunks);
+    memset(pool, 0, sizeof(*pool));
+}
+
+size_t sw_winpool_slack(const sw_winpool_t *pool)
+{
+    return pool->nchunks * SW_WINPOOL_CHUNK - pool->in_use * pool->block;
+}
+
+static void *pool_get(sw_winpool_t *pool)
+{
+    void *p = pool->free_head;
+    if (p) {
+        memcpy(&pool->free_head, p, sizeof(void *));
+    } else {
+        if (pool->left < pool->block) {
+            SW_GROW(pool->chunks, pool->nchunks, pool->capchunks, 4);
+            pool->cur = sw_malloc_huge(SW_WINPOOL_CHUNK);
+            pool->chunks[pool->nchunks++] = pool->cur;
+            pool->left = SW_WINPOOL_CHUNK;
+        }
+        p = pool->cur;
+        pool->cur += pool->block;
+        pool->left -= pool->block;
+    }
+    pool->in_use++;
+    return p;
+}
+
+static void pool_put(sw_winpool_t *pool, void *p)
+{
+    memcpy(p, &pool->free_head, sizeof(void *));
+    pool->free_head = p;
+    pool->in_use--;
+}
+
+/* Point the arrays into one allocation of @p cap slots: a pool block for a
+ * full-size window when there is a pool, else the heap. */
+static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 {
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    char *m = sw_malloc(sw_win_bytes(cap));
+    win->pooled = pool && pool->block && cap == win->max;
+    char *m = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
     win->slot = (sw_wslot_t *)m;
     m += (size_t)cap * sizeof(sw_wslot_t);
     win->rtree = (int64_t *)m;
@@ -60,7 +108,7 @@ void sw_win_init(sw_win_t *win, uint32_t max)
 {
     memset(win, 0, sizeof(*win));
     win->max = max;
-    win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP);
+    win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP, NULL);
 }
 
 void sw_win_prefetch(const sw_win_t *win)
@@ -85,9 +133,10 @@ void sw_win_prefetch(const sw_win_t *win)
     }
 }
 
-void sw_win_clear(sw_win_t *win)
+void sw_win_clear(sw_win_t *win, sw_winpool_t *pool)
 {
-    free(win->slot);
+    if (win->pooled) pool_put(pool, win->slot);
+    else free(win->slot);
     memset(win, 0, sizeof(*win));
 }
 
@@ -338,18 +387,18 @@ static void rebuild(sw_win_t *win)
 
 /* Double the slots (up to max): the samples move to the start of the new
  * ring, runs and maximum are recomputed. O(n), amortised O(1) a sample. */
-static void grow(sw_win_t *win)
+static void grow(sw_win_t *win, sw_winpool_t *pool)
 {
     sw_win_t old = *win;
     uint32_t cap = old.cap > old.max / 2 ? old.max : old.cap * 2;
-    win_alloc(win, cap);
+    win_alloc(win, cap, pool);
     for (uint32_t i = 0; i < old.n; i++) {
         uint32_t s = slot(&old, i);
         win->slot[i] = old.slot[s];
     }
     win->head = 0;
     win->n = old.n;
-    free(old.slot);
+    free(old.slot); /* a growing window is never pooled */
     rebuild(win);
 }
 
@@ -359,7 +408,7 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
-    if (win->n == win->cap && win->cap < win->max) grow(win);
+    if (win->n == win->cap && win->cap < win->max) grow(win, ctx->pool);
     if (win->n == win->cap) {
         if (pos == 0) return SW_WIN_TOO_OLD;
         pop_front(win, ctx);

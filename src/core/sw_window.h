@@ -36,12 +36,40 @@ typedef struct sw_src_s {
 /** device_id / local_rank of a source that did not send one. */
 #define SW_SRC_UNSET INT64_MIN
 
+/**
+ * Storage for full-size windows (window.samples slots): blocks of one size
+ * carved from huge-page backed chunks (sw_malloc_huge), reused through a
+ * free list. The engine touches one rank's window per sample among
+ * thousands; in 4 KiB pages each of those touches is a TLB miss. Windows
+ * still growing, and windows too large for a chunk, use the heap.
+ */
+typedef struct sw_winpool_s {
+    size_t block;      /**< bytes of a block; 0 = pool unused */
+    char **chunks;     /**< chunks of SW_WINPOOL_CHUNK bytes */
+    size_t nchunks, capchunks;
+    char *cur;         /**< unused tail of the newest chunk */
+    size_t left;       /**< its bytes */
+    void *free_head;   /**< freed blocks, linked through their first bytes */
+    size_t in_use;     /**< blocks handed out */
+} sw_winpool_t;
+
+/** Bytes of one pool chunk. */
+#define SW_WINPOOL_CHUNK ((size_t)4 << 20)
+
+/** @brief Set up a pool for windows of @p max samples (no allocation). */
+void sw_winpool_init(sw_winpool_t *pool, uint32_t max);
+/** @brief Free the chunks; every window from the pool must be gone. */
+void sw_winpool_clear(sw_winpool_t *pool);
+/** @brief Bytes held in chunks but not by a window. */
+size_t sw_winpool_slack(const sw_winpool_t *pool);
+
 /** What the window needs from its job. */
 typedef struct sw_win_ctx_s {
     const sw_src_t *srcs;     /**< the job's source table */
     const sw_intern_t *strs;  /**< host strings */
     sw_gapmed_t *gaps;        /**< positive consecutive timestamp gaps */
     sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
+    sw_winpool_t *pool;       /**< storage of full windows; NULL = the heap */
 } sw_win_ctx_t;
 
 /** A retained sample: what every insert compares and moves, in one half
@@ -71,6 +99,7 @@ typedef struct sw_win_s {
     sw_wslot_t *slot;  /**< [cap] samples; also the one allocation behind the arrays */
     uint32_t *dq;      /**< [cap] ring of slots with decreasing used (sliding max) */
     uint32_t dq_head, dq_n;
+    bool pooled;       /**< the storage is a block of a sw_winpool */
     uint32_t rcap;     /**< runs ring size, power of two >= cap / 2 */
     uint32_t rhead, rn;
     uint32_t *rbase;   /**< [rcap] slot of each run's base sample */
@@ -110,8 +139,9 @@ static inline bool sw_win_full(const sw_win_t *win)
     return win->n == win->max;
 }
 
-/** @brief Free the window's storage. */
-void sw_win_clear(sw_win_t *win);
+/** @brief Free the window's storage (to @p pool when it came from there;
+ *         NULL when no pool was ever used). */
+void sw_win_clear(sw_win_t *win, sw_winpool_t *pool);
 
 /** @brief True when a sample with this (timestamp, source) key is retained. */
 bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32_t src);

@@ -139,7 +139,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     sw_vcount_t ivals;
     sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals};
+    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals, NULL};
     sw_win_t win;
     sw_win_init(&win, cap);
     ref_t *ref = malloc((cap + 1) * sizeof(*ref));
@@ -203,7 +203,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     }
     check_msets(&win, ref, n, &gaps, &ivals);
     free(ref);
-    sw_win_clear(&win);
+    sw_win_clear(&win, NULL);
     sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
@@ -246,7 +246,7 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_vcount_t ivals;
     sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, NULL};
     sw_win_t win;
     sw_win_init(&win, 8);
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
@@ -255,7 +255,7 @@ static void test_threshold_beyond_any_rise(void **state)
     assert_false(sw_win_candidate(&win, 0, 1.0, &c));
     assert_true(sw_win_candidate(&win, 0, 0.5, &c));
     assert_int_equal(c.peak, INT64_MAX);
-    sw_win_clear(&win);
+    sw_win_clear(&win, NULL);
     sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
@@ -273,7 +273,7 @@ static void test_storage_follows_samples(void **state)
     sw_vcount_t ivals;
     sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, NULL};
     sw_win_t win;
     sw_win_init(&win, 100);
     assert_int_equal(win.cap, 4);
@@ -293,7 +293,7 @@ static void test_storage_follows_samples(void **state)
     assert_true(sw_win_full(&win));
     assert_int_equal(sw_gapmed_size(&gaps), 99);
     assert_true(sw_win_bytes(4) < sw_win_bytes(100) / 10);
-    sw_win_clear(&win);
+    sw_win_clear(&win, NULL);
     sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
