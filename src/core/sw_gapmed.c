@@ -1,6 +1,6 @@
 /*
  * Gap median with a lazy bracket (see sw_gapmed.h). The bracket leaves a
- * margin of n/32 gaps on each side of the two middle ranks, so the median
+ * margin of n/64 gaps on each side of the two middle ranks, so the median
  * must move that many ranks before a rebuild: in-order traffic from a
  * steady sampling rate hardly moves it. A bracket nobody asks about for
  * two turnovers of the gaps is dropped, so a job without open episodes
@@ -93,7 +93,7 @@ void sw_gapmed_rebuild_begin(sw_gapmed_t *gm, const uint64_t *hist)
     gm->n = (size_t)total; /* the windows are the truth */
     size_t n = gm->n;
     size_t k1 = n ? (n - 1) / 2 : 0, k2 = n / 2;
-    size_t margin = n / 32 + 8;
+    size_t margin = n / 64 + 8;
     /* Whole buckets below, as many as leave margin gaps under rank k1. */
     uint32_t lo = 0;
     uint64_t below = 0;

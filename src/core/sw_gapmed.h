@@ -17,8 +17,8 @@
 
 #include "sw_mset.h"
 
-/** Sub-buckets per power of two (log2): buckets are ~0.4% wide. */
-#define SW_GAPMED_SUB 8
+/** Sub-buckets per power of two (log2): buckets are ~0.1% wide. */
+#define SW_GAPMED_SUB 10
 /** Number of value buckets (the rebuild's histogram has this many). */
 #define SW_GAPMED_BUCKETS ((64 - SW_GAPMED_SUB) << SW_GAPMED_SUB)
 
