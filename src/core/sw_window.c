@@ -85,7 +85,9 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 {
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    win->pooled = pool && pool->block && cap == win->max;
+    bool full = cap == win->max;
+    win->pooled = pool && pool->block && full && pool->heap_full >= SW_WINPOOL_CHUNK / pool->block;
+    if (pool && full && !win->pooled) pool->heap_full++;
     char *m = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
     win->slot = (sw_wslot_t *)m;
     m += (size_t)cap * sizeof(sw_wslot_t);

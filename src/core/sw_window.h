@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sw_alloc.h"
 #include "sw_gapmed.h"
 #include "sw_intern.h"
 #include "sw_mset.h"
@@ -41,7 +42,8 @@ typedef struct sw_src_s {
  * carved from huge-page backed chunks (sw_malloc_huge), reused through a
  * free list. The engine touches one rank's window per sample among
  * thousands; in 4 KiB pages each of those touches is a TLB miss. Windows
- * still growing, and windows too large for a chunk, use the heap.
+ * still growing, windows too large for a chunk, and the first chunk's
+ * worth of full windows use the heap.
  */
 typedef struct sw_winpool_s {
     size_t block;      /**< bytes of a block; 0 = pool unused */
@@ -51,10 +53,13 @@ typedef struct sw_winpool_s {
     size_t left;       /**< its bytes */
     void *free_head;   /**< freed blocks, linked through their first bytes */
     size_t in_use;     /**< blocks handed out */
+    size_t heap_full;  /**< full-size windows put on the heap: the pool
+                            starts once they fill a chunk, so that a small
+                            engine never holds a mostly empty chunk */
 } sw_winpool_t;
 
 /** Bytes of one pool chunk. */
-#define SW_WINPOOL_CHUNK ((size_t)4 << 20)
+#define SW_WINPOOL_CHUNK SW_HUGE_BYTES
 
 /** @brief Set up a pool for windows of @p max samples (no allocation). */
 void sw_winpool_init(sw_winpool_t *pool, uint32_t max);

@@ -299,6 +299,70 @@ static void test_storage_follows_samples(void **state)
     sw_intern_destroy(strs);
 }
 
+/* Full windows past the first chunk's worth come from the pool, freed
+ * blocks are reused, and the windows hold exactly what a heap window
+ * holds (each window's samples differ so that a shared block would show). */
+static void fill_window(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t k)
+{
+    for (int64_t i = 0; i < 100; i++)
+        sw_win_insert(win, ctx, 1000 * k + 10 * i, (i % 7) * 1000 + k, 0, i);
+}
+
+static void check_window(const sw_win_t *win, int64_t k)
+{
+    assert_int_equal(win->n, 64);
+    for (uint32_t i = 0; i < 64; i++) {
+        const sw_wslot_t *sl = &win->slot[(win->head + i) % win->cap];
+        int64_t x = 36 + (int64_t)i;
+        assert_int_equal(sl->ts, 1000 * k + 10 * x);
+        assert_int_equal(sl->used, (x % 7) * 1000 + k);
+    }
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    sw_intern_t *strs = sw_intern_new();
+    sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
+    sw_gapmed_t gaps;
+    sw_vcount_t ivals;
+    sw_gapmed_init(&gaps);
+    sw_vcount_init(&ivals);
+    sw_winpool_t pool;
+    sw_winpool_init(&pool, 64);
+    assert_true(pool.block >= sw_win_bytes(64));
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
+    size_t heap = SW_WINPOOL_CHUNK / pool.block, n = 2 * heap + 50;
+    sw_win_t *w = calloc(n, sizeof(*w));
+    size_t pooled = 0;
+    for (size_t k = 0; k < n; k++) {
+        sw_win_init(&w[k], 64);
+        fill_window(&w[k], &ctx, (int64_t)k);
+        pooled += w[k].pooled;
+        assert_int_equal(w[k].pooled, k >= heap);
+    }
+    assert_int_equal(pool.in_use, pooled);
+    assert_int_equal(pool.nchunks, (pooled + heap - 1) / heap);
+    for (size_t k = 0; k < n; k++) check_window(&w[k], (int64_t)k);
+    /* Free every other window, then refill them: blocks are reused. */
+    size_t chunks = pool.nchunks;
+    for (size_t k = 0; k < n; k += 2) sw_win_clear(&w[k], &pool);
+    for (size_t k = 0; k < n; k += 2) {
+        sw_win_init(&w[k], 64);
+        fill_window(&w[k], &ctx, (int64_t)(k + n));
+    }
+    assert_int_equal(pool.nchunks, chunks);
+    for (size_t k = 0; k < n; k++) check_window(&w[k], (int64_t)(k % 2 ? k : k + n));
+    for (size_t k = 0; k < n; k++) sw_win_clear(&w[k], &pool);
+    assert_int_equal(pool.in_use, 0);
+    assert_int_equal(sw_winpool_slack(&pool), pool.nchunks * SW_WINPOOL_CHUNK);
+    free(w);
+    sw_winpool_clear(&pool);
+    sw_gapmed_clear(&gaps);
+    sw_vcount_clear(&ivals);
+    sw_intern_destroy(strs);
+}
+
 /* sw_pick_points: every pinned point kept, min(n, max) points in order,
  * the unpinned ones spread evenly: consecutive picks among them are at most
  * ceil(unpinned / budget) + 1 apart, the first unpinned one is picked. */
@@ -349,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_late_and_duplicates),
         cmocka_unit_test(test_threshold_beyond_any_rise),
         cmocka_unit_test(test_pick_points),
+        cmocka_unit_test(test_pool),
         cmocka_unit_test(test_storage_follows_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
