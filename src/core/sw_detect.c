@@ -513,7 +513,6 @@ void sw_detect_destroy(sw_detector_t *det)
     free(det->stack);
     free(det->tmp_sig);
     free(det->tmp_rel);
-    free(det->gap_hist);
     sw_winpool_clear(&det->winpool);
     sw_arena_clear(&det->arena);
     free(det);
@@ -747,7 +746,6 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
     st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
                 det->arena.total + det->capstack * sizeof(uint32_t) +
                 det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t)) +
-                (det->gap_hist ? SW_GAPMED_BUCKETS * sizeof(uint64_t) : 0) +
                 sw_winpool_slack(&det->winpool);
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];

@@ -175,7 +175,6 @@ struct sw_detector_s {
     sig_ent_t *tmp_sig;
     int64_t *tmp_rel;
     size_t captmp;
-    uint64_t *gap_hist;         /* [SW_GAPMED_BUCKETS] scratch of gap rebuilds */
     sw_detect_stats_t st;
     uint64_t arrivals;          /* events fed (stands in for offsets) */
     int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */

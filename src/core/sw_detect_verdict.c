@@ -39,13 +39,15 @@ static size_t cands_eff(const job_t *j)
 
 /* The two middle gaps of the job, from the gap median's bracket or, when
  * it cannot answer, after rebuilding it from the windows (O(retained)). */
-static void gaps_middle(sw_detector_t *det, job_t *j, int64_t *a, int64_t *b)
+static void gaps_middle(job_t *j, int64_t *a, int64_t *b)
 {
     if (sw_gapmed_middle(&j->gaps, a, b)) return;
-    if (!det->gap_hist) det->gap_hist = sw_malloc(SW_GAPMED_BUCKETS * sizeof(*det->gap_hist));
-    memset(det->gap_hist, 0, SW_GAPMED_BUCKETS * sizeof(*det->gap_hist));
-    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_hist(&j->ranks[i].win, det->gap_hist);
-    sw_gapmed_rebuild_begin(&j->gaps, det->gap_hist);
+    /* The histogram lives only for the rebuild (rare): a small engine does
+     * not keep its ~440 KB. */
+    uint64_t *hist = sw_calloc(SW_GAPMED_BUCKETS, sizeof(*hist));
+    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_hist(&j->ranks[i].win, hist);
+    sw_gapmed_rebuild_begin(&j->gaps, hist);
+    free(hist);
     for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_keep(&j->ranks[i].win, &j->gaps);
     /* The rebuild takes its count from the first pass, so the second
      * answers whatever the updates before it did. */
@@ -53,12 +55,12 @@ static void gaps_middle(sw_detector_t *det, job_t *j, int64_t *a, int64_t *b)
     (void)sw_gapmed_middle(&j->gaps, a, b);
 }
 
-static sw_i128 job_median(sw_detector_t *det, job_t *j)
+static sw_i128 job_median(job_t *j)
 {
     size_t n = sw_gapmed_size(&j->gaps);
     if (n) {
         int64_t a, b;
-        gaps_middle(det, j, &a, &b);
+        gaps_middle(j, &a, &b);
         return sw_median_of(a, b, n);
     }
     n = sw_vcount_size(&j->intervals);
@@ -95,11 +97,11 @@ static size_t collect_suspects(sw_detector_t *det, job_t *j, int64_t *boundary)
     return n;
 }
 
-static sw_confidence_t job_confidence(sw_detector_t *det, job_t *j)
+static sw_confidence_t job_confidence(job_t *j)
 {
     bool sparse = (uint64_t)job_world_size(j) > j->nranks || j->insufficient > 0;
     uint64_t lead = (uint64_t)(j->sig_boundary - j->sig_rel0);
-    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(det, j) : 0;
+    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
     return sw_earliest_confidence(cands_eff(j), j->sig_earliest, sparse, lead, median);
 }
 
@@ -125,7 +127,7 @@ static bool sig_refresh(sw_detector_t *det, job_t *j)
         j->region_dirty = false;
     }
     uint64_t onset = (uint64_t)j->sig_boundary + (uint64_t)anchor_first(j, NULL);
-    sw_confidence_t conf = job_confidence(det, j);
+    sw_confidence_t conf = job_confidence(j);
     if (onset != j->sig_onset || conf != j->sig_conf) changed = true;
     j->sig_onset = onset;
     j->sig_conf = conf;
@@ -248,7 +250,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_an
     in.offsets = offsets;
     in.n_ranks = j->nranks;
     in.anchor_rank = anchor_rank;
-    in.median_ns = job_median(det, j);
+    in.median_ns = job_median(j);
     in.skew_multiplier = det->params.skew_note_multiplier;
     in.cands = cands;
     in.n_cands = n;
