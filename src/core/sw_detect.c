@@ -5,7 +5,8 @@
  *  - the candidates in a treap ordered by (time since the rank's first
  *    sample, -peak, rank). That order equals the SPEC's aligned-time order
  *    for every anchor, because aligned = (spike - first) + anchor_first;
- *  - multisets of timestamp gaps and sampling intervals for the median;
+ *  - the count of timestamp gaps (their median is derived from the windows
+ *    when asked, sw_gapmed.h) and a multiset of sampling intervals;
  *  - world-size claim counts with the current leader;
  *  - a min-heap of ranks by newest timestamp for the staleness sweep;
  *  - the lifecycle and the last signature. The signature's suspect list is
@@ -242,6 +243,7 @@ void sw_det_junk_rebuild(sw_detector_t *det)
 
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
+    det->gen++;
     job_t *j = sw_calloc(1, sizeof(*j));
     j->first_off = j->last_off = offset;
     j->has_job_id = ev->has_job_id;
@@ -253,7 +255,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->strs = sw_intern_new_keyed(det->params.hash_key);
     sw_imap_init(&j->rank_map);
     sw_imap_init(&j->claim_map);
-    sw_mset_init(&j->gaps);
+    sw_gapmed_init(&j->gaps);
     sw_vcount_init(&j->intervals);
     j->claim_leader = -1;
     j->t_root = NIL;
@@ -271,15 +273,15 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     return j;
 }
 
-static void job_destroy(job_t *j)
+static void job_destroy(sw_detector_t *det, job_t *j)
 {
     if (!j) return;
-    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win);
+    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
     free(j->ranks);
     sw_imap_clear(&j->rank_map);
     sw_imap_clear(&j->claim_map);
     free(j->claims);
-    sw_mset_clear(&j->gaps);
+    sw_gapmed_clear(&j->gaps);
     sw_vcount_clear(&j->intervals);
     free(j->heap);
     free(j->hpos);
@@ -301,13 +303,14 @@ static bool evict_one(sw_detector_t *det)
 {
     job_t *j = det->junk_head;
     if (!j) return false;
+    det->gen++;
     junk_del(det, j);
     jmap_del(det, j);
     /* A hole keeps the others in creation order (the order of the final
      * summaries); holes are compacted once they are half the array. */
     det->jobs[j->idx] = NULL;
     det->live_jobs--;
-    job_destroy(j);
+    job_destroy(det, j);
     det->st.evicted++;
     if (2 * (det->njobs - det->live_jobs) > det->njobs) {
         size_t k = 0;
@@ -326,7 +329,7 @@ static size_t job_bytes(const job_t *j)
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
                j->win_bytes +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
-               j->capclaims * sizeof(claim_t) + sw_mset_bytes(&j->gaps) +
+               j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
                j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
@@ -337,6 +340,7 @@ static size_t job_bytes(const job_t *j)
 
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
 {
+    det->gen++; /* the rank table may move */
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
         SW_GROW(j->ranks, j->nranks, cap, 2); /* small first: most flood jobs, and new jobs, have one rank */
@@ -445,7 +449,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
         uint32_t ri = j->heap[0].ri;
         rank_t *r = &j->ranks[ri];
         heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
         r->empty_off = offset;
@@ -495,6 +499,7 @@ sw_detector_t *sw_detect_new(sw_params_t params)
     det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
     det->rebuild_x = INT64_MIN;
     sw_arena_init(&det->arena);
+    sw_winpool_init(&det->winpool, (uint32_t)params.window_samples);
     return det;
 }
 
@@ -502,12 +507,13 @@ void sw_detect_destroy(sw_detector_t *det)
 {
     if (!det) return;
     for (size_t i = 0; i < det->njobs; i++)
-        if (det->jobs[i]) job_destroy(det->jobs[i]);
+        if (det->jobs[i]) job_destroy(det, det->jobs[i]);
     free(det->jobs);
     free(det->jslots);
     free(det->stack);
     free(det->tmp_sig);
     free(det->tmp_rel);
+    sw_winpool_clear(&det->winpool);
     sw_arena_clear(&det->arena);
     free(det);
 }
@@ -527,6 +533,17 @@ int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard)
     return *hard ? SW_WORLD_SIZE_MAX : max_ranks;
 }
 
+static void prefetch_window(sw_detector_t *det);
+
+/* The job of the event sw_detect_prefetch() announced, when @p ev is that
+ * event and nothing moved since (its id is compared, not hashed again). */
+static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
+{
+    if (ev != det->cur.ev || det->cur.gen != det->gen) return NULL;
+    job_t *j = det->cur.j;
+    return job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
+}
+
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
                            int64_t offset, const sw_record_t **rec, char *errstr,
                            size_t errstr_size)
@@ -544,7 +561,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
                     max_ranks);
         return SW_ERR_LIMIT;
     }
-    job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    job_t *j = announced_job(det, ev);
+    if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
         if ((full || det->pressure) && !evict_one(det)) {
@@ -570,13 +588,17 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     if (!sample) {
         sw_phase_add(j->phase, ev);
+        prefetch_window(det);
         return SW_OK;
     }
     det->st.samples++;
 
     uint32_t ri;
     bool new_rank = false;
-    if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+    if (j == det->cur.j && det->cur.ev == ev && det->cur.gen == det->gen &&
+        j->ranks[det->cur.ri].rank == ev->rank) {
+        ri = det->cur.ri;
+    } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
         ri = sw_det_rank_create(det, j, ev->rank, offset);
         new_rank = true;
     }
@@ -589,7 +611,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         if (r->phase_grp == NIL) r->phase_grp = sw_phase_group(j->phase, ev->session_id, ev->rank);
         sw_phase_touch(j->phase, r->phase_grp, ts);
     }
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */
@@ -598,6 +620,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
+        prefetch_window(det);
         return SW_OK;
     }
     bool first_changed = false;
@@ -629,20 +652,41 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     stale_sweep(det, j, offset);
     /* Steps 4-5. */
     *rec = sw_det_lifecycle(det, j, ts, offset);
+    prefetch_window(det);
     return SW_OK;
 }
 
+/* Prefetching runs two events ahead of the engine's use, in two stages
+ * so that neither waits for memory: sw_detect_prefetch() finds the next
+ * event's rank (hash tables that stay cached) and requests its record;
+ * once the current event is done, that record has arrived and
+ * prefetch_window() requests the window lines it points to, which then
+ * load while the caller decodes the event after. */
 void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
 {
+    det->cur = det->pf;
+    det->pf.ev = NULL;
     if (ev->kind != SW_EV_SAMPLE) return;
     job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
+    const char *r = (const char *)&j->ranks[ri];
+    for (size_t o = 0; o < sizeof(rank_t); o += 64) __builtin_prefetch(r + o, 1);
+    __builtin_prefetch(r + sizeof(rank_t) - 1, 1);
+    det->pf.ev = ev;
+    det->pf.j = j;
+    det->pf.ri = ri;
+    det->pf.gen = det->gen;
+    det->pf_win_done = false;
+}
+
+static void prefetch_window(sw_detector_t *det)
+{
+    if (!det->pf.ev || det->pf_win_done || det->pf.gen != det->gen) return;
+    det->pf_win_done = true;
+    const job_t *j = det->pf.j;
+    uint32_t ri = det->pf.ri;
     const rank_t *r = &j->ranks[ri];
-    /* Reading r waits for its first line; everything after is issued
-     * without waiting and lands while the current event is processed. */
-    __builtin_prefetch((const char *)r + 64, 1);
-    __builtin_prefetch((const char *)r + 128, 1);
     sw_win_prefetch(&r->win);
     if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
@@ -665,10 +709,11 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         job_t *j = det->jobs[i];
         if (!j) continue;
         if (now_ms - j->last_ms >= idle_ms) {
+            det->gen++;
             if (j->has_sample) cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
             junk_del(det, j);
             jmap_del(det, j);
-            job_destroy(j);
+            job_destroy(det, j);
             det->live_jobs--;
             expired++;
             continue;
@@ -700,7 +745,8 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
     st->retained = 0;
     st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
                 det->arena.total + det->capstack * sizeof(uint32_t) +
-                det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t));
+                det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t)) +
+                sw_winpool_slack(&det->winpool);
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;

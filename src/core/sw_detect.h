@@ -81,6 +81,10 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
  *        touch into the CPU cache. Changes nothing. Callers that decode
  *        the next event while the current one is processed hide most memory
  *        latency this way.
+ * @remark @p ev is borrowed for the call only. The engine remembers the job
+ *         and rank it found and reuses them when the same event object is
+ *         fed (after the one being processed now), checking its job id and
+ *         rank first; any other event is looked up as usual.
  */
 void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev);
 

@@ -16,6 +16,7 @@
 
 #include "sw_alloc.h"
 #include "sw_arena.h"
+#include "sw_gapmed.h"
 #include "sw_imap.h"
 #include "sw_intern.h"
 #include "sw_phase.h"
@@ -109,7 +110,7 @@ typedef struct job_s {
     int64_t newest_ts;          /* newest sample timestamp of the job */
     size_t insufficient;        /* ranks with fewer than two retained samples */
     uint64_t retained;
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;           /* median of the windows' positive gaps */
     sw_vcount_t intervals;
     uint32_t t_root;
     size_t ncands;
@@ -152,6 +153,13 @@ typedef struct job_s {
     bool sorted_dirty;
 } job_t;
 
+typedef struct sw_announced_s {
+    const sw_event_t *ev;       /* NULL: none */
+    job_t *j;
+    uint32_t ri;
+    uint64_t gen;
+} sw_announced_t;
+
 struct sw_detector_s {
     sw_params_t params;
     int64_t stale_ns;
@@ -160,6 +168,7 @@ struct sw_detector_s {
     job_t **jslots;             /* job map slots */
     size_t jcap;
     sw_arena_t arena;
+    sw_winpool_t winpool;       /* storage of full windows (huge pages) */
     sw_record_t rec;
     uint32_t *stack;            /* treap traversal */
     size_t capstack;
@@ -173,6 +182,13 @@ struct sw_detector_s {
                                      active first: the first to go when jobs
                                      must be evicted */
     bool pressure;              /* over the memory budget (sw_detect_set_pressure) */
+    /* The events announced by sw_detect_prefetch (the last one, pf, and
+     * the one before, cur, normally the event being fed): job and rank,
+     * valid while gen is unchanged (gen moves whenever a job or a rank
+     * table is created, moved or freed). */
+    uint64_t gen;
+    sw_announced_t pf, cur;
+    bool pf_win_done;           /* pf's window lines were requested */
 };
 
 /* ---- small helpers --------------------------------------------------- */

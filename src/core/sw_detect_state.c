@@ -406,7 +406,7 @@ bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
     rank_t *r = &j->ranks[ri];
     if (offset <= r->empty_off) return false;
     uint32_t src = sw_det_src_get(j, r, ev);
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
     if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);

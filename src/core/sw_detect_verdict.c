@@ -37,11 +37,32 @@ static size_t cands_eff(const job_t *j)
     return j->ncands - j->n_excl;
 }
 
+/* The two middle gaps of the job, from the gap median's bracket or, when
+ * it cannot answer, after rebuilding it from the windows (O(retained)). */
+static void gaps_middle(job_t *j, int64_t *a, int64_t *b)
+{
+    if (sw_gapmed_middle(&j->gaps, a, b)) return;
+    /* The histogram lives only for the rebuild (rare): a small engine does
+     * not keep its ~440 KB. */
+    uint64_t *hist = sw_calloc(SW_GAPMED_BUCKETS, sizeof(*hist));
+    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_hist(&j->ranks[i].win, hist);
+    sw_gapmed_rebuild_begin(&j->gaps, hist);
+    free(hist);
+    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_keep(&j->ranks[i].win, &j->gaps);
+    /* The rebuild takes its count from the first pass, so the second
+     * answers whatever the updates before it did. */
+    *a = *b = 0;
+    (void)sw_gapmed_middle(&j->gaps, a, b);
+}
+
 static sw_i128 job_median(job_t *j)
 {
-    size_t n = sw_mset_size(&j->gaps);
-    if (n)
-        return sw_median_of(sw_mset_kth(&j->gaps, (n - 1) / 2), sw_mset_kth(&j->gaps, n / 2), n);
+    size_t n = sw_gapmed_size(&j->gaps);
+    if (n) {
+        int64_t a, b;
+        gaps_middle(j, &a, &b);
+        return sw_median_of(a, b, n);
+    }
     n = sw_vcount_size(&j->intervals);
     if (n)
         return sw_median_of((sw_i128)sw_vcount_kth(&j->intervals, (n - 1) / 2) * 1000000,
@@ -139,7 +160,7 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analy
     uint32_t *idx = sw_arena_alloc(&det->arena, max * sizeof(*idx));
     /* The suspects live in the detector's arena: this is their last step. */
     sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
     for (size_t i = 0; i < out->n_suspects; i++) {
         uint32_t ri;
         if (!sw_imap_get(&j->rank_map, sus[i].rank, &ri)) continue;

@@ -29,29 +29,78 @@ static uint32_t pow2_at_least(uint32_t x)
 size_t sw_win_bytes(uint32_t cap)
 {
     uint32_t rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    return (size_t)cap * (sizeof(sw_wslot_t) + 2 * sizeof(uint32_t)) +
+    return (size_t)cap * (sizeof(sw_wslot_t) + sizeof(uint32_t)) +
            (size_t)rcap * (2 * sizeof(uint32_t) + 2 * sizeof(int64_t));
 }
 
-/* Point the arrays into one allocation of @p cap slots. */
-static void win_alloc(sw_win_t *win, uint32_t cap)
+void sw_winpool_init(sw_winpool_t *pool, uint32_t max)
+{
+    memset(pool, 0, sizeof(*pool));
+    size_t block = (sw_win_bytes(max) + 63) & ~(size_t)63;
+    if (block <= SW_WINPOOL_CHUNK / 8) pool->block = block;
+}
+
+void sw_winpool_clear(sw_winpool_t *pool)
+{
+    for (size_t i = 0; i < pool->nchunks; i++) free(pool->chunks[i]);
+    free(pool->chunks);
+    memset(pool, 0, sizeof(*pool));
+}
+
+size_t sw_winpool_slack(const sw_winpool_t *pool)
+{
+    return pool->nchunks * SW_WINPOOL_CHUNK - pool->in_use * pool->block;
+}
+
+static void *pool_get(sw_winpool_t *pool)
+{
+    void *p = pool->free_head;
+    if (p) {
+        memcpy(&pool->free_head, p, sizeof(void *));
+    } else {
+        if (pool->left < pool->block) {
+            SW_GROW(pool->chunks, pool->nchunks, pool->capchunks, 4);
+            pool->cur = sw_malloc_huge(SW_WINPOOL_CHUNK);
+            pool->chunks[pool->nchunks++] = pool->cur;
+            pool->left = SW_WINPOOL_CHUNK;
+        }
+        p = pool->cur;
+        pool->cur += pool->block;
+        pool->left -= pool->block;
+    }
+    pool->in_use++;
+    return p;
+}
+
+static void pool_put(sw_winpool_t *pool, void *p)
+{
+    memcpy(p, &pool->free_head, sizeof(void *));
+    pool->free_head = p;
+    pool->in_use--;
+}
+
+/* Point the arrays into one allocation of @p cap slots: a pool block for a
+ * full-size window when there is a pool, else the heap. */
+static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 {
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    char *m = sw_malloc(sw_win_bytes(cap));
-    win->mem = m;
+    bool full = cap == win->max;
+    win->pooled = pool && pool->block && full && pool->heap_full >= SW_WINPOOL_CHUNK / pool->block;
+    if (pool && full && !win->pooled) pool->heap_full++;
+    char *m = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
     win->slot = (sw_wslot_t *)m;
     m += (size_t)cap * sizeof(sw_wslot_t);
     win->rtree = (int64_t *)m;
     m += (size_t)win->rcap * 2 * sizeof(int64_t);
-    win->src = (uint32_t *)m;
-    m += (size_t)cap * sizeof(uint32_t);
     win->dq = (uint32_t *)m;
     m += (size_t)cap * sizeof(uint32_t);
     win->rbase = (uint32_t *)m;
     m += (size_t)win->rcap * sizeof(uint32_t);
     win->rend = (uint32_t *)m;
     for (uint32_t i = 0; i < 2 * win->rcap; i++) win->rtree[i] = -1;
+    win->top_gain = -1;
+    win->cand_valid = false;
 }
 
 /* First slots of a window: enough for a rank that reports rarely. */
@@ -61,7 +110,7 @@ void sw_win_init(sw_win_t *win, uint32_t max)
 {
     memset(win, 0, sizeof(*win));
     win->max = max;
-    win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP);
+    win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP, NULL);
 }
 
 void sw_win_prefetch(const sw_win_t *win)
@@ -69,23 +118,27 @@ void sw_win_prefetch(const sw_win_t *win)
     if (!win->n) return;
     uint32_t last = win->head + win->n - 1;
     if (last >= win->cap) last -= win->cap;
+    /* The newest slot, and the oldest when a full ring drops it (its
+     * neighbour), the ends of the maximum's queue, the gain leaves of the
+     * newest and oldest runs (and the run slots an append writes). */
     __builtin_prefetch(&win->slot[last], 1);
-    __builtin_prefetch(&win->slot[win->head], 1);
-    __builtin_prefetch(&win->src[last], 1);
-    __builtin_prefetch(&win->src[win->head], 1);
-    __builtin_prefetch(&win->rtree[1], 1);
+    if (win->n == win->cap) __builtin_prefetch(&win->slot[win->head], 1);
     __builtin_prefetch(&win->dq[win->dq_head], 1);
-    if (win->rn) {
-        uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
-        __builtin_prefetch(&win->rend[tail], 1);
-        __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
+    uint32_t dq_tail = win->dq_head + (win->dq_n ? win->dq_n - 1 : 0);
+    __builtin_prefetch(&win->dq[dq_tail >= win->cap ? dq_tail - win->cap : dq_tail], 1);
+    uint32_t tail = (win->rhead + win->rn - (win->tail_open ? 1 : 0)) & (win->rcap - 1);
+    __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
+    __builtin_prefetch(&win->rend[tail], 1);
+    if (win->rn && win->n == win->cap) {
+        __builtin_prefetch(&win->rtree[win->rcap + win->rhead], 1);
         __builtin_prefetch(&win->rbase[win->rhead], 1);
     }
 }
 
-void sw_win_clear(sw_win_t *win)
+void sw_win_clear(sw_win_t *win, sw_winpool_t *pool)
 {
-    free(win->mem);
+    if (win->pooled) pool_put(pool, win->slot);
+    else free(win->slot);
     memset(win, 0, sizeof(*win));
 }
 
@@ -130,7 +183,7 @@ static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_
     uint32_t lo = 0, hi = win->n;
     if (win->n) {
         uint32_t last = slot(win, win->n - 1);
-        int c = key_cmp(ctx, win->slot[last].ts, win->src[last], ts, src);
+        int c = key_cmp(ctx, win->slot[last].ts, win->slot[last].src, ts, src);
         if (c < 0) {
             *equal = false;
             return win->n;
@@ -139,13 +192,13 @@ static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint32_t s = slot(win, mid);
-        if (key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) < 0) lo = mid + 1;
+        if (key_cmp(ctx, win->slot[s].ts, win->slot[s].src, ts, src) < 0) lo = mid + 1;
         else hi = mid;
     }
     *equal = false;
     if (lo < win->n) {
         uint32_t s = slot(win, lo);
-        *equal = key_cmp(ctx, win->slot[s].ts, win->src[s], ts, src) == 0;
+        *equal = key_cmp(ctx, win->slot[s].ts, win->slot[s].src, ts, src) == 0;
     }
     return lo;
 }
@@ -164,9 +217,10 @@ static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
     for (p /= 2; p >= 1; p /= 2) {
         int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
         int64_t m = l > r ? l : r;
-        if (win->rtree[p] == m) break; /* ancestors already hold their max */
+        if (win->rtree[p] == m) return; /* ancestors already hold their max */
         win->rtree[p] = m;
     }
+    win->top_gain = win->rtree[1];
 }
 
 static void tree_rebuild(sw_win_t *win)
@@ -175,6 +229,7 @@ static void tree_rebuild(sw_win_t *win)
         int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
         win->rtree[p] = l > r ? l : r;
     }
+    win->top_gain = win->rtree[1];
 }
 
 /* First leaf in [l, r) of node (covering [nl, nr)) with gain >= t, or -1. */
@@ -191,12 +246,12 @@ static int64_t tree_first_ge(const sw_win_t *win, uint32_t node, uint32_t nl, ui
 
 static inline void gap_add(const sw_win_ctx_t *ctx, int64_t d)
 {
-    if (d > 0) sw_mset_insert(ctx->gaps, d);
+    if (d > 0) sw_gapmed_add(ctx->gaps, d);
 }
 
 static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
 {
-    if (d > 0) sw_mset_remove(ctx->gaps, d);
+    if (d > 0) sw_gapmed_del(ctx->gaps, d);
 }
 
 static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)
@@ -216,21 +271,32 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     uint32_t h = win->head;
     uint32_t s1 = slot(win, 1);
     if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
-    interval_del(ctx, win->src[h]);
-    if (win->rn && win->rbase[win->rhead] == h) {
+    interval_del(ctx, win->slot[h].src);
+    if (win->rn && win->hr_base == h) {
         uint32_t r = win->rhead;
-        if (win->rend[r] == s1) {
+        if (win->cand_run == r) win->cand_valid = false;
+        if (win->hr_end == s1) {
             tree_set(win, r, -1);
             win->rhead = (win->rhead + 1) & (win->rcap - 1);
             win->rn--;
+            if (win->rn) {
+                win->hr_base = win->rbase[win->rhead];
+                win->hr_end = win->rend[win->rhead];
+            } else {
+                win->tail_open = false;
+            }
         } else {
+            /* The base moves up one rising step: the gain loses that step. */
             win->rbase[r] = s1;
-            tree_set(win, r, win->slot[win->rend[r]].used - win->slot[s1].used);
+            win->hr_base = s1;
+            tree_set(win, r,
+                     win->rtree[win->rcap + r] - (win->slot[s1].used - win->slot[h].used));
         }
     }
     if (win->dq_n && win->dq[win->dq_head] == h) {
         win->dq_head = win->dq_head + 1 == win->cap ? 0 : win->dq_head + 1;
         win->dq_n--;
+        if (win->dq_n) win->top_used = win->slot[win->dq[win->dq_head]].used;
     }
     win->head = h + 1 == win->cap ? 0 : h + 1;
     win->n--;
@@ -243,18 +309,27 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     if (win->n) {
         uint32_t last = slot(win, win->n - 1);
         gap_add(ctx, ts - win->slot[last].ts);
-        if (used > win->slot[last].used) {
+        int64_t step = used - win->slot[last].used;
+        if (step > 0) {
+            /* Gains grow by the step (exact: base <= last < used). */
             uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
-            if (win->rn && win->rend[tail] == last) {
+            if (win->tail_open) {
                 win->rend[tail] = s;
-                tree_set(win, tail, used - win->slot[win->rbase[tail]].used);
+                if (win->rn == 1) win->hr_end = s;
+                tree_set(win, tail, win->rtree[win->rcap + tail] + step);
             } else {
                 tail = (win->rhead + win->rn) & (win->rcap - 1);
                 win->rbase[tail] = last;
                 win->rend[tail] = s;
-                win->rn++;
-                tree_set(win, tail, used - win->slot[last].used);
+                if (win->rn++ == 0) {
+                    win->hr_base = last;
+                    win->hr_end = s;
+                }
+                win->tail_open = true;
+                tree_set(win, tail, step);
             }
+        } else {
+            win->tail_open = false;
         }
     }
     interval_add(ctx, src);
@@ -267,11 +342,11 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     uint32_t b = win->dq_head + win->dq_n;
     if (b >= win->cap) b -= win->cap;
     win->dq[b] = s;
-    win->dq_n++;
+    if (win->dq_n++ == 0) win->top_used = used;
     win->slot[s].ts = ts;
     win->slot[s].used = used;
     win->slot[s].off = off;
-    win->src[s] = src;
+    win->slot[s].src = src;
     win->n++;
 }
 
@@ -302,24 +377,30 @@ static void rebuild(sw_win_t *win)
         while (win->dq_n && win->slot[win->dq[win->dq_n - 1]].used <= u) win->dq_n--;
         win->dq[win->dq_n++] = s;
     }
+    if (win->dq_n) win->top_used = win->slot[win->dq[0]].used;
+    if (win->rn) {
+        win->hr_base = win->rbase[0];
+        win->hr_end = win->rend[0];
+    }
+    win->tail_open = win->rn && win->rend[win->rn - 1] == slot(win, win->n - 1);
     tree_rebuild(win);
+    win->cand_valid = false;
 }
 
 /* Double the slots (up to max): the samples move to the start of the new
  * ring, runs and maximum are recomputed. O(n), amortised O(1) a sample. */
-static void grow(sw_win_t *win)
+static void grow(sw_win_t *win, sw_winpool_t *pool)
 {
     sw_win_t old = *win;
     uint32_t cap = old.cap > old.max / 2 ? old.max : old.cap * 2;
-    win_alloc(win, cap);
+    win_alloc(win, cap, pool);
     for (uint32_t i = 0; i < old.n; i++) {
         uint32_t s = slot(&old, i);
         win->slot[i] = old.slot[s];
-        win->src[i] = old.src[s];
     }
     win->head = 0;
     win->n = old.n;
-    free(old.mem);
+    free(old.slot); /* a growing window is never pooled */
     rebuild(win);
 }
 
@@ -329,7 +410,7 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
-    if (win->n == win->cap && win->cap < win->max) grow(win);
+    if (win->n == win->cap && win->cap < win->max) grow(win, ctx->pool);
     if (win->n == win->cap) {
         if (pos == 0) return SW_WIN_TOO_OLD;
         pop_front(win, ctx);
@@ -352,15 +433,30 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
     for (uint32_t i = win->n; i > pos; i--) {
         uint32_t to = slot(win, i), from = slot(win, i - 1);
         win->slot[to] = win->slot[from];
-        win->src[to] = win->src[from];
     }
     win->slot[sp].ts = ts;
     win->slot[sp].used = used;
     win->slot[sp].off = off;
-    win->src[sp] = src;
+    win->slot[sp].src = src;
     win->n++;
     rebuild(win);
     return SW_WIN_INSERTED;
+}
+
+void sw_win_gaps_hist(const sw_win_t *win, uint64_t *hist)
+{
+    for (uint32_t i = 1; i < win->n; i++) {
+        int64_t d = win->slot[slot(win, i)].ts - win->slot[slot(win, i - 1)].ts;
+        if (d > 0) sw_gapmed_hist_add(hist, d);
+    }
+}
+
+void sw_win_gaps_keep(const sw_win_t *win, sw_gapmed_t *gm)
+{
+    for (uint32_t i = 1; i < win->n; i++) {
+        int64_t d = win->slot[slot(win, i)].ts - win->slot[slot(win, i - 1)].ts;
+        if (d > 0) sw_gapmed_rebuild_add(gm, d);
+    }
 }
 
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
@@ -368,21 +464,24 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
     for (uint32_t i = 0; i < win->n; i++) {
         uint32_t s = slot(win, i);
         if (i) gap_del(ctx, win->slot[s].ts - win->slot[slot(win, i - 1)].ts);
-        interval_del(ctx, win->src[s]);
+        interval_del(ctx, win->slot[s].src);
     }
     win->n = 0;
     win->head = 0;
     rebuild(win);
 }
 
-bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
                       sw_win_cand_t *out)
 {
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
-    if (!sw_spike_threshold(win->slot[win->dq[win->dq_head]].used, min_bytes, fraction, &threshold))
-        return false;
-    if (win->rtree[1] < threshold) return false;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    if (win->top_gain < threshold) return false;
+    if (win->cand_valid && win->cand_thr == threshold) {
+        *out = win->cand;
+        return true;
+    }
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
     uint32_t end = win->rhead + win->rn;
     int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead,
@@ -403,7 +502,11 @@ bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
     out->spike_ts = win->slot[s].ts;
     out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
-    out->src = win->src[s];
+    out->src = win->slot[s].src;
+    win->cand = *out;
+    win->cand_run = (uint32_t)r;
+    win->cand_thr = threshold;
+    win->cand_valid = true;
     return true;
 }
 

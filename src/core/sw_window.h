@@ -6,7 +6,7 @@
  * Beside the samples it maintains, incrementally, what the first-spike
  * search needs: the rising runs of device_used with their gains in a max
  * segment tree, and a sliding maximum of device_used. It also keeps the
- * job's multisets of positive timestamp gaps and sampling intervals in
+ * job's gap median (sw_gapmed.h) and multiset of sampling intervals in
  * step with its contents. In-order samples cost O(log W); a late sample
  * that lands inside the window costs O(W) for this rank only.
  * Pure: no I/O, no globals.
@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sw_alloc.h"
+#include "sw_gapmed.h"
 #include "sw_intern.h"
 #include "sw_mset.h"
 
@@ -35,20 +37,63 @@ typedef struct sw_src_s {
 /** device_id / local_rank of a source that did not send one. */
 #define SW_SRC_UNSET INT64_MIN
 
+/**
+ * Storage for full-size windows (window.samples slots): blocks of one size
+ * carved from huge-page backed chunks (sw_malloc_huge), reused through a
+ * free list. The engine touches one rank's window per sample among
+ * thousands; in 4 KiB pages each of those touches is a TLB miss. Windows
+ * still growing, windows too large for a chunk, and the first chunk's
+ * worth of full windows use the heap.
+ */
+typedef struct sw_winpool_s {
+    size_t block;      /**< bytes of a block; 0 = pool unused */
+    char **chunks;     /**< chunks of SW_WINPOOL_CHUNK bytes */
+    size_t nchunks, capchunks;
+    char *cur;         /**< unused tail of the newest chunk */
+    size_t left;       /**< its bytes */
+    void *free_head;   /**< freed blocks, linked through their first bytes */
+    size_t in_use;     /**< blocks handed out */
+    size_t heap_full;  /**< full-size windows put on the heap: the pool
+                            starts once they fill a chunk, so that a small
+                            engine never holds a mostly empty chunk */
+} sw_winpool_t;
+
+/** Bytes of one pool chunk. */
+#define SW_WINPOOL_CHUNK SW_HUGE_BYTES
+
+/** @brief Set up a pool for windows of @p max samples (no allocation). */
+void sw_winpool_init(sw_winpool_t *pool, uint32_t max);
+/** @brief Free the chunks; every window from the pool must be gone. */
+void sw_winpool_clear(sw_winpool_t *pool);
+/** @brief Bytes held in chunks but not by a window. */
+size_t sw_winpool_slack(const sw_winpool_t *pool);
+
 /** What the window needs from its job. */
 typedef struct sw_win_ctx_s {
     const sw_src_t *srcs;     /**< the job's source table */
     const sw_intern_t *strs;  /**< host strings */
-    sw_mset_t *gaps;          /**< positive consecutive timestamp gaps */
+    sw_gapmed_t *gaps;        /**< positive consecutive timestamp gaps */
     sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
+    sw_winpool_t *pool;       /**< storage of full windows; NULL = the heap */
 } sw_win_ctx_t;
 
-/** A retained sample's numbers, together so one cache line holds both. */
+/** A retained sample: what every insert compares and moves, in one half
+ *  cache line (the newest and the oldest of a full ring are neighbours). */
 typedef struct sw_wslot_s {
     int64_t ts;        /**< timestamp_ns */
     int64_t used;      /**< device_used_bytes */
     int64_t off;       /**< input offset the sample came from (state restore) */
+    uint32_t src;      /**< source id */
+    uint32_t pad_;
 } sw_wslot_t;
+
+/** A rank's first qualifying spike inside its window. */
+typedef struct sw_win_cand_s {
+    int64_t spike_ts;   /**< timestamp of the spike sample */
+    int64_t peak;       /**< rise from the run's base, bytes */
+    int64_t samples;    /**< rising steps up to the spike */
+    uint32_t src;       /**< source of the spike sample */
+} sw_win_cand_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
 typedef struct sw_win_s {
@@ -56,16 +101,29 @@ typedef struct sw_win_s {
     uint32_t max;      /**< window.samples */
     uint32_t head;     /**< slot of the oldest sample */
     uint32_t n;        /**< samples retained */
-    sw_wslot_t *slot;  /**< [cap] samples */
-    uint32_t *src;     /**< [cap] source id */
+    sw_wslot_t *slot;  /**< [cap] samples; also the one allocation behind the arrays */
     uint32_t *dq;      /**< [cap] ring of slots with decreasing used (sliding max) */
     uint32_t dq_head, dq_n;
+    bool pooled;       /**< the storage is a block of a sw_winpool */
     uint32_t rcap;     /**< runs ring size, power of two >= cap / 2 */
     uint32_t rhead, rn;
     uint32_t *rbase;   /**< [rcap] slot of each run's base sample */
     uint32_t *rend;    /**< [rcap] slot of each run's last sample */
     int64_t *rtree;    /**< [2 * rcap] max segment tree of run gains (-1 = none) */
-    void *mem;         /**< the one allocation behind the arrays */
+    /* Copies that spare every sample the lines they come from. */
+    int64_t top_used;  /**< used of the dq head (the maximum) when dq_n > 0 */
+    int64_t top_gain;  /**< rtree[1]: the largest run gain, -1 none */
+    uint32_t hr_base;  /**< rbase[rhead] when rn > 0 */
+    uint32_t hr_end;   /**< rend[rhead] when rn > 0 */
+    bool tail_open;    /**< the newest run ends at the newest sample */
+    /* The last candidate found, while nothing it depends on changed: the
+     * threshold, and the run it lies in (only the oldest run can change
+     * under a found candidate: the runs before it do not qualify, and
+     * appending only extends or adds runs after it). */
+    bool cand_valid;
+    uint32_t cand_run;    /**< ring index of its run */
+    int64_t cand_thr;     /**< threshold it was found with */
+    sw_win_cand_t cand;
 } sw_win_t;
 
 /** Outcome of sw_win_insert(). */
@@ -75,14 +133,6 @@ typedef enum sw_win_res_e {
     SW_WIN_TOO_OLD = 2,  /**< late sample older than a full window: no change */
     SW_WIN_DUP = 3       /**< same (timestamp, pid, host) retained: no change */
 } sw_win_res_t;
-
-/** A rank's first qualifying spike inside its window. */
-typedef struct sw_win_cand_s {
-    int64_t spike_ts;   /**< timestamp of the spike sample */
-    int64_t peak;       /**< rise from the run's base, bytes */
-    int64_t samples;    /**< rising steps up to the spike */
-    uint32_t src;       /**< source of the spike sample */
-} sw_win_cand_t;
 
 /** @brief Set up a window of at most @p max samples (max >= 1); storage
  *         for a few is allocated now, the rest as samples arrive. */
@@ -94,8 +144,9 @@ static inline bool sw_win_full(const sw_win_t *win)
     return win->n == win->max;
 }
 
-/** @brief Free the window's storage. */
-void sw_win_clear(sw_win_t *win);
+/** @brief Free the window's storage (to @p pool when it came from there;
+ *         NULL when no pool was ever used). */
+void sw_win_clear(sw_win_t *win, sw_winpool_t *pool);
 
 /** @brief True when a sample with this (timestamp, source) key is retained. */
 bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32_t src);
@@ -145,11 +196,19 @@ int64_t sw_win_min_offset(const sw_win_t *win);
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
 
 /**
- * @brief The first qualifying spike (SPEC 3.3 over the window).
+ * @brief The first qualifying spike (SPEC 3.3 over the window). The answer
+ *        is kept in the window until the threshold or its run changes.
  * @returns false when there is none.
  */
-bool sw_win_candidate(const sw_win_t *win, int64_t min_bytes, double fraction,
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
                       sw_win_cand_t *out);
+
+/** @brief Count each positive gap between consecutive retained samples
+ *         in @p hist (first pass of sw_gapmed's rebuild). */
+void sw_win_gaps_hist(const sw_win_t *win, uint64_t *hist);
+
+/** @brief Offer each positive gap to @p gm (second pass of its rebuild). */
+void sw_win_gaps_keep(const sw_win_t *win, sw_gapmed_t *gm);
 
 /** @brief Bytes allocated for a window of @p cap samples. */
 size_t sw_win_bytes(uint32_t cap);

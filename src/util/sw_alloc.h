@@ -21,6 +21,17 @@ char *sw_strdup(const char *s);
 /** @brief Copy @p len bytes into a new NUL-terminated string. Caller frees. */
 char *sw_memdup0(const void *p, size_t len);
 
+/** Size and alignment of the blocks of sw_malloc_huge(): one transparent
+ *  huge page (x86-64, arm64 with 4 KiB pages). */
+#define SW_HUGE_BYTES ((size_t)2 << 20)
+/**
+ * @brief @p size bytes rounded up to a multiple of SW_HUGE_BYTES, aligned
+ *        to it, which the kernel is asked to back with huge pages where it
+ *        can. Aborts on failure like sw_malloc().
+ * @returns caller frees with free().
+ */
+void *sw_malloc_huge(size_t size);
+
 /**
  * Make room for element @p n of the array @p ptr of capacity @p cap: the
  * capacity doubles (from @p init) until it holds index n, and the array is

@@ -2,8 +2,10 @@
  * sw_window: random sample streams (in order, late, duplicate, too old,
  * emptied) checked against a naive window kept as a sorted array. After
  * every step the candidate must equal the reference's first qualifying
- * spike (the seed's scan) and the job multisets must hold exactly the
- * window's positive gaps and positive intervals.
+ * spike (the seed's scan), the gap median must count exactly the window's
+ * positive gaps and give their middle values (through its bracket while
+ * that can answer, rebuilt from the window when not), and the interval
+ * multiset must hold exactly the positive intervals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,7 +83,25 @@ static int i64cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_vcount_t *ivals)
+/* The middle gaps through the bracket, rebuilding it from the window when
+ * it cannot answer (as the engine does from all of a job's windows). */
+static void gaps_middle(const sw_win_t *win, sw_gapmed_t *gm, int64_t *a, int64_t *b)
+{
+    if (gm->valid) /* an exact bracket accounts for every gap */
+        SW_ASSERT_I64(gm->n_below + sw_mset_size(&gm->mid) + gm->n_above, gm->n);
+    if (sw_gapmed_middle(gm, a, b)) return;
+    static uint64_t hist[SW_GAPMED_BUCKETS];
+    memset(hist, 0, sizeof(hist));
+    sw_win_gaps_hist(win, hist);
+    size_t n = gm->n;
+    sw_gapmed_rebuild_begin(gm, hist);
+    SW_ASSERT_I64(gm->n, n);
+    sw_win_gaps_keep(win, gm);
+    SW_ASSERT_TRUE(sw_gapmed_middle(gm, a, b));
+}
+
+static void check_msets(const sw_win_t *win, const ref_t *w, size_t n, sw_gapmed_t *gaps,
+                        sw_vcount_t *ivals)
 {
     int64_t g[4096], iv[4096];
     size_t ng = 0, ni = 0;
@@ -91,9 +111,14 @@ static void check_msets(const ref_t *w, size_t n, sw_mset_t *gaps, sw_vcount_t *
     }
     qsort(g, ng, sizeof(*g), i64cmp);
     qsort(iv, ni, sizeof(*iv), i64cmp);
-    SW_ASSERT_I64(sw_mset_size(gaps), ng);
+    SW_ASSERT_I64(sw_gapmed_size(gaps), ng);
     SW_ASSERT_I64(sw_vcount_size(ivals), ni);
-    for (size_t k = 0; k < ng; k++) SW_ASSERT_I64(sw_mset_kth(gaps, k), g[k]);
+    if (ng) {
+        int64_t a, b;
+        gaps_middle(win, gaps, &a, &b);
+        SW_ASSERT_I64(a, g[(ng - 1) / 2]);
+        SW_ASSERT_I64(b, g[ng / 2]);
+    }
     for (size_t k = 0; k < ni; k++) SW_ASSERT_I64(sw_vcount_kth(ivals, k), iv[k]);
 }
 
@@ -111,11 +136,11 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     }
     g_srcs = srcs;
     g_strs = strs;
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;
     sw_vcount_t ivals;
-    sw_mset_init(&gaps);
+    sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals};
+    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals, NULL};
     sw_win_t win;
     sw_win_init(&win, cap);
     ref_t *ref = malloc((cap + 1) * sizeof(*ref));
@@ -127,7 +152,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         if (r < 2) {
             sw_win_empty(&win, &ctx);
             n = 0;
-            check_msets(ref, n, &gaps, &ivals);
+            check_msets(&win, ref, n, &gaps, &ivals);
             continue;
         }
         ref_t x;
@@ -175,12 +200,12 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
             SW_ASSERT_I64(cw.samples, cr.samples);
             SW_ASSERT_I64(cw.src, cr.src);
         }
-        if (step % 13 == 0) check_msets(ref, n, &gaps, &ivals);
+        if (step % 13 == 0) check_msets(&win, ref, n, &gaps, &ivals);
     }
-    check_msets(ref, n, &gaps, &ivals);
+    check_msets(&win, ref, n, &gaps, &ivals);
     free(ref);
-    sw_win_clear(&win);
-    sw_mset_clear(&gaps);
+    sw_win_clear(&win, NULL);
+    sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
@@ -218,11 +243,11 @@ static void test_threshold_beyond_any_rise(void **state)
      * candidate can qualify (Python's int() would be exact and larger). */
     sw_intern_t *strs = sw_intern_new();
     sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;
     sw_vcount_t ivals;
-    sw_mset_init(&gaps);
+    sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, NULL};
     sw_win_t win;
     sw_win_init(&win, 8);
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
@@ -231,8 +256,8 @@ static void test_threshold_beyond_any_rise(void **state)
     SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, &c));
     SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, &c));
     SW_ASSERT_I64(c.peak, INT64_MAX);
-    sw_win_clear(&win);
-    sw_mset_clear(&gaps);
+    sw_win_clear(&win, NULL);
+    sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
@@ -245,17 +270,17 @@ static void test_storage_follows_samples(void **state)
     (void)state;
     sw_intern_t *strs = sw_intern_new();
     sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
-    sw_mset_t gaps;
+    sw_gapmed_t gaps;
     sw_vcount_t ivals;
-    sw_mset_init(&gaps);
+    sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals};
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, NULL};
     sw_win_t win;
     sw_win_init(&win, 100);
     SW_ASSERT_I64(win.cap, 4);
     for (int64_t i = 0; i < 4; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i);
     SW_ASSERT_I64(win.cap, 4);
-    SW_ASSERT_I64(sw_mset_size(&gaps), 3);
+    SW_ASSERT_I64(sw_gapmed_size(&gaps), 3);
     sw_win_insert(&win, &ctx, 5, 7, 0, 4); /* late: lands inside, forces a growth */
     SW_ASSERT_I64(win.cap, 8);
     SW_ASSERT_I64(win.n, 5);
@@ -267,10 +292,74 @@ static void test_storage_follows_samples(void **state)
     SW_ASSERT_I64(win.cap, 100);
     SW_ASSERT_I64(win.n, 100);
     SW_ASSERT_TRUE(sw_win_full(&win));
-    SW_ASSERT_I64(sw_mset_size(&gaps), 99);
+    SW_ASSERT_I64(sw_gapmed_size(&gaps), 99);
     SW_ASSERT_TRUE(sw_win_bytes(4) < sw_win_bytes(100) / 10);
-    sw_win_clear(&win);
-    sw_mset_clear(&gaps);
+    sw_win_clear(&win, NULL);
+    sw_gapmed_clear(&gaps);
+    sw_vcount_clear(&ivals);
+    sw_intern_destroy(strs);
+}
+
+/* Full windows past the first chunk's worth come from the pool, freed
+ * blocks are reused, and the windows hold exactly what a heap window
+ * holds (each window's samples differ so that a shared block would show). */
+static void fill_window(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t k)
+{
+    for (int64_t i = 0; i < 100; i++)
+        sw_win_insert(win, ctx, 1000 * k + 10 * i, (i % 7) * 1000 + k, 0, i);
+}
+
+static void check_window(const sw_win_t *win, int64_t k)
+{
+    SW_ASSERT_I64(win->n, 64);
+    for (uint32_t i = 0; i < 64; i++) {
+        const sw_wslot_t *sl = &win->slot[(win->head + i) % win->cap];
+        int64_t x = 36 + (int64_t)i;
+        SW_ASSERT_I64(sl->ts, 1000 * k + 10 * x);
+        SW_ASSERT_I64(sl->used, (x % 7) * 1000 + k);
+    }
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    sw_intern_t *strs = sw_intern_new();
+    sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
+    sw_gapmed_t gaps;
+    sw_vcount_t ivals;
+    sw_gapmed_init(&gaps);
+    sw_vcount_init(&ivals);
+    sw_winpool_t pool;
+    sw_winpool_init(&pool, 64);
+    SW_ASSERT_TRUE(pool.block >= sw_win_bytes(64));
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
+    size_t heap = SW_WINPOOL_CHUNK / pool.block, n = 2 * heap + 50;
+    sw_win_t *w = calloc(n, sizeof(*w));
+    size_t pooled = 0;
+    for (size_t k = 0; k < n; k++) {
+        sw_win_init(&w[k], 64);
+        fill_window(&w[k], &ctx, (int64_t)k);
+        pooled += w[k].pooled;
+        SW_ASSERT_I64(w[k].pooled, k >= heap);
+    }
+    SW_ASSERT_I64(pool.in_use, pooled);
+    SW_ASSERT_I64(pool.nchunks, (pooled + heap - 1) / heap);
+    for (size_t k = 0; k < n; k++) check_window(&w[k], (int64_t)k);
+    /* Free every other window, then refill them: blocks are reused. */
+    size_t chunks = pool.nchunks;
+    for (size_t k = 0; k < n; k += 2) sw_win_clear(&w[k], &pool);
+    for (size_t k = 0; k < n; k += 2) {
+        sw_win_init(&w[k], 64);
+        fill_window(&w[k], &ctx, (int64_t)(k + n));
+    }
+    SW_ASSERT_I64(pool.nchunks, chunks);
+    for (size_t k = 0; k < n; k++) check_window(&w[k], (int64_t)(k % 2 ? k : k + n));
+    for (size_t k = 0; k < n; k++) sw_win_clear(&w[k], &pool);
+    SW_ASSERT_I64(pool.in_use, 0);
+    SW_ASSERT_I64(sw_winpool_slack(&pool), pool.nchunks * SW_WINPOOL_CHUNK);
+    free(w);
+    sw_winpool_clear(&pool);
+    sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
 }
@@ -325,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_late_and_duplicates),
         cmocka_unit_test(test_threshold_beyond_any_rise),
         cmocka_unit_test(test_pick_points),
+        cmocka_unit_test(test_pool),
         cmocka_unit_test(test_storage_follows_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
