@@ -179,7 +179,8 @@ void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *o
     sw_buf_t tmp;
     sw_buf_init(&tmp);
     for (size_t i = 0; i < in->n_pre_notes; i++) notes_add_c(&nt, in->pre_notes[i]);
-    if (n_missing) notes_add_list(&nt, &tmp, "Missing rank data for ranks: ", out->missing, n_missing);
+    if (n_missing)
+        notes_add_list(&nt, &tmp, "Missing rank data for ranks: ", out->missing, n_missing);
     if (in->median_ns > 0) {
         sw_i128 limit = (sw_i128)in->skew_multiplier * in->median_ns;
         for (size_t i = 0; i < in->n_ranks; i++) {
@@ -223,9 +224,8 @@ void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *o
     uint64_t earliest = in->cands[0].aligned;
     for (size_t i = 0; i < n_sus && in->cands[i].aligned == earliest; i++) earliest_count++;
     bool sparse = n_missing > 0 || n_insufficient > 0;
-    sw_confidence_t top = sw_earliest_confidence(n_total, earliest_count, sparse,
-                                                 out->has_onset ? cutoff - earliest : 0,
-                                                 in->median_ns);
+    sw_confidence_t top = sw_earliest_confidence(
+        n_total, earliest_count, sparse, out->has_onset ? cutoff - earliest : 0, in->median_ns);
     sw_suspect_t *sus = sw_arena_calloc(arena, n_sus, sizeof(*sus));
     for (size_t i = 0; i < n_sus; i++) {
         const sw_cand_t *c = &in->cands[i];
@@ -286,7 +286,8 @@ static bool condense_note(sw_str_t note, sw_arena_t *arena, sw_buf_t *tmp, sw_st
     *out = note;
     if (note.len <= SW_CONDENSE_NOTE_BYTES) return false;
     size_t cut = SW_CONDENSE_NOTE_BYTES;
-    while (cut > 0 && !(note.ptr[cut] == ',' && cut + 1 < note.len && note.ptr[cut + 1] == ' ')) cut--;
+    while (cut > 0 && !(note.ptr[cut] == ',' && cut + 1 < note.len && note.ptr[cut + 1] == ' '))
+        cut--;
     if (cut == 0) {
         /* Not a list: cut at a UTF-8 character boundary. */
         cut = SW_CONDENSE_NOTE_BYTES;
@@ -341,8 +342,9 @@ bool sw_record_condense(const sw_record_t *in, sw_arena_t *arena, sw_record_t *o
     size_t nc = condense_map(c, a->counts, a->n_counts, arena, &c->counts);
     size_t no = condense_map(c, a->offsets, a->n_offsets, arena, &c->offsets);
     if (nc < a->n_counts || no < a->n_offsets) {
-        sw_buf_printf(&what, "%srank_sample_counts and alignment_offsets_ns hold the anchor and "
-                             "the suspects only (%zu ranks in the full record)",
+        sw_buf_printf(&what,
+                      "%srank_sample_counts and alignment_offsets_ns hold the anchor and "
+                      "the suspects only (%zu ranks in the full record)",
                       sep, a->n_counts);
         sep = "; ";
         cut = true;
@@ -395,8 +397,7 @@ static size_t find_rank(const sw_rank_val_t *v, size_t n, int64_t rank)
     return lo < n && v[lo].rank == rank ? lo : n;
 }
 
-size_t sw_analysis_kept_ranks(const sw_analysis_t *a, const sw_rank_val_t *v, size_t n,
-                              size_t *sel)
+size_t sw_analysis_kept_ranks(const sw_analysis_t *a, const sw_rank_val_t *v, size_t n, size_t *sel)
 {
     size_t nsel = 0;
     if (a->anchor_rank >= 0) {

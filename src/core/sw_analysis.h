@@ -52,22 +52,22 @@ const char *sw_confidence_str(sw_confidence_t c);
 
 /** How a phase attribution resolved (SPEC 5). */
 typedef enum sw_phase_res_e {
-    SW_PHASE_NONE = 0,      /**< null attribution */
-    SW_PHASE_UNIQUE = 1,    /**< one matching span */
-    SW_PHASE_AMBIGUOUS = 2  /**< several candidates */
+    SW_PHASE_NONE = 0,     /**< null attribution */
+    SW_PHASE_UNIQUE = 1,   /**< one matching span */
+    SW_PHASE_AMBIGUOUS = 2 /**< several candidates */
 } sw_phase_res_t;
 
 /** A phase attribution (SPEC 5). */
 typedef struct sw_phase_attr_s {
     sw_phase_res_t resolution;
-    const sw_str_t *paths;  /**< sorted distinct labels */
+    const sw_str_t *paths; /**< sorted distinct labels */
     size_t n_paths;
-    bool has_summary;       /**< ambiguous with >= 2 labels */
-    sw_str_t summary_path;  /**< phase_summary.phase_path */
-    sw_str_t path;          /**< unique: the label */
-    sw_str_t scope_id;      /**< unique: scope id of the match */
-    int64_t thread_id;      /**< unique: thread id */
-    sw_str_t thread_name;   /**< unique: thread name */
+    bool has_summary;      /**< ambiguous with >= 2 labels */
+    sw_str_t summary_path; /**< phase_summary.phase_path */
+    sw_str_t path;         /**< unique: the label */
+    sw_str_t scope_id;     /**< unique: scope id of the match */
+    int64_t thread_id;     /**< unique: thread id */
+    sw_str_t thread_name;  /**< unique: thread name */
 } sw_phase_attr_t;
 
 /** One first-cause suspect (SPEC 3.7, 3.8). */
@@ -79,28 +79,28 @@ typedef struct sw_suspect_s {
     int64_t spike_window_samples;              /**< rising steps in the spike */
     int64_t lead_over_cluster_onset_ns;        /**< onset - aligned, or 0 */
     sw_confidence_t confidence;
-    int64_t supporting_ranks;                  /**< number of suspects */
-    bool has_session;                          /**< spike sample had a session_id */
-    sw_str_t session_id;                       /**< its session_id */
-    sw_phase_attr_t phase;                     /**< phase attribution */
+    int64_t supporting_ranks; /**< number of suspects */
+    bool has_session;         /**< spike sample had a session_id */
+    sw_str_t session_id;      /**< its session_id */
+    sw_phase_attr_t phase;    /**< phase attribution */
     /* Where the spike ran (extra keys of records; the spike sample's). */
-    bool has_source;                           /**< host and pid below are set */
-    sw_str_t host;                             /**< host of the spike sample */
-    int64_t pid;                               /**< its pid (-1 when absent) */
-    bool has_device_id;                        /**< device_id was sent */
-    int64_t device_id;                         /**< the GPU's device index */
-    bool has_local_rank;                       /**< local_rank was sent */
-    int64_t local_rank;                        /**< rank within the host */
+    bool has_source;     /**< host and pid below are set */
+    sw_str_t host;       /**< host of the spike sample */
+    int64_t pid;         /**< its pid (-1 when absent) */
+    bool has_device_id;  /**< device_id was sent */
+    int64_t device_id;   /**< the GPU's device index */
+    bool has_local_rank; /**< local_rank was sent */
+    int64_t local_rank;  /**< rank within the host */
     /* Timeline excerpt of the rank's window (stream records; none in the
      * batch analysis): parallel arrays of aligned time and device_used,
      * down-sampled, always holding the spike's first and last sample and
      * the window's last sample. */
-    size_t n_timeline;                         /**< 0: no excerpt */
-    const int64_t *timeline_aligned_ns;        /**< raw timestamp - offset */
-    const int64_t *timeline_used;              /**< device_used_bytes */
-    size_t timeline_spike_start;               /**< index of the rising run's base sample */
-    size_t timeline_spike;                     /**< index of the spike sample */
-    int64_t timeline_window;                   /**< samples in the window */
+    size_t n_timeline;                  /**< 0: no excerpt */
+    const int64_t *timeline_aligned_ns; /**< raw timestamp - offset */
+    const int64_t *timeline_used;       /**< device_used_bytes */
+    size_t timeline_spike_start;        /**< index of the rising run's base sample */
+    size_t timeline_spike;              /**< index of the spike sample */
+    int64_t timeline_window;            /**< samples in the window */
 } sw_suspect_t;
 
 /** Largest world_size (and rank + 1) any analysis accepts: 2^24 ranks.
@@ -125,20 +125,20 @@ typedef struct sw_rank_val_s {
 
 /** The analysis summary (SPEC 3.8). */
 typedef struct sw_analysis_s {
-    bool has_job_id;                 /**< false: job_id is null */
+    bool has_job_id; /**< false: job_id is null */
     sw_str_t job_id;
     int64_t world_size;
-    const int64_t *participating;    /**< ascending */
+    const int64_t *participating; /**< ascending */
     size_t n_participating;
-    const int64_t *missing;          /**< ascending */
+    const int64_t *missing; /**< ascending */
     size_t n_missing;
-    const sw_rank_val_t *counts;     /**< rank_sample_counts, ascending rank */
+    const sw_rank_val_t *counts; /**< rank_sample_counts, ascending rank */
     size_t n_counts;
-    const sw_rank_val_t *offsets;    /**< alignment_offsets_ns, ascending rank */
+    const sw_rank_val_t *offsets; /**< alignment_offsets_ns, ascending rank */
     size_t n_offsets;
-    int64_t anchor_rank;             /**< -1 when there is no anchor */
+    int64_t anchor_rank; /**< -1 when there is no anchor */
     bool has_onset;
-    uint64_t onset_ns;               /**< cluster_onset_timestamp_ns */
+    uint64_t onset_ns; /**< cluster_onset_timestamp_ns */
     const sw_suspect_t *suspects;
     size_t n_suspects;
     const sw_str_t *notes;
@@ -168,10 +168,10 @@ const char *sw_resolve_reason_str(sw_resolve_reason_t r);
 
 /** Where the sample that caused a record came from (Kafka provenance). */
 typedef struct sw_record_source_s {
-    bool set;            /**< false: not from Kafka (files) */
-    sw_str_t topic;      /**< input topic */
-    int32_t partition;   /**< input partition */
-    int64_t offset;      /**< input offset */
+    bool set;          /**< false: not from Kafka (files) */
+    sw_str_t topic;    /**< input topic */
+    int32_t partition; /**< input partition */
+    int64_t offset;    /**< input offset */
 } sw_record_source_t;
 
 /** A stream record (SPEC 6): lifecycle fields plus the analysis. */
@@ -179,19 +179,19 @@ typedef struct sw_record_s {
     sw_action_t action;
     int64_t episode;
     int64_t revision;
-    bool has_event_ts;           /**< false for summaries */
-    int64_t event_timestamp_ns;  /**< the sample that caused it */
-    sw_analysis_t analysis;      /**< full maps; encoders trim for alerts */
-    int64_t cause_offset;        /**< input offset of the sample that caused it; for a
+    bool has_event_ts;                  /**< false for summaries */
+    int64_t event_timestamp_ns;         /**< the sample that caused it */
+    sw_analysis_t analysis;             /**< full maps; encoders trim for alerts */
+    int64_t cause_offset;               /**< input offset of the sample that caused it; for a
                                       summary, of the job's last event */
-    sw_record_source_t source;   /**< provenance, set by the Kafka layer */
-    int episode_confidence;      /**< confidence of the first suspect of the episode's
+    sw_record_source_t source;          /**< provenance, set by the Kafka layer */
+    int episode_confidence;             /**< confidence of the first suspect of the episode's
                                       trigger (0..2, sw_confidence_t), fixed for the whole
                                       episode; -1: the trigger had no suspect; -2: no episode */
-    bool episode_open;           /**< the job's episode is open after this record (a
+    bool episode_open;                  /**< the job's episode is open after this record (a
                                       summary of an open episode closes it for pagers) */
     sw_resolve_reason_t resolve_reason; /**< resolve records: why */
-    int64_t resolve_rank;        /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
+    int64_t resolve_rank; /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
 } sw_record_t;
 
 /** What sw_record_condense() keeps: rank lists' first entries, suspects

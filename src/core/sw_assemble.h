@@ -21,10 +21,10 @@ typedef __int128 sw_i128;
 /** A rank's first qualifying spike. */
 typedef struct sw_cand_s {
     int64_t rank;
-    int64_t spike_ts;  /**< raw timestamp of the spike sample, ns */
-    uint64_t aligned;  /**< spike_ts - offset(rank), ns */
-    int64_t peak;      /**< cumulative rise, bytes */
-    int64_t samples;   /**< rising steps */
+    int64_t spike_ts; /**< raw timestamp of the spike sample, ns */
+    uint64_t aligned; /**< spike_ts - offset(rank), ns */
+    int64_t peak;     /**< cumulative rise, bytes */
+    int64_t samples;  /**< rising steps */
     bool has_session;
     sw_str_t session;
     /* Where the spike sample ran (copied to the suspect). */
@@ -43,17 +43,17 @@ typedef struct sw_assemble_in_s {
     bool has_job_id;
     sw_str_t job_id;
     int64_t world_size;
-    const int64_t *ranks;      /**< participating ranks, ascending */
-    const int64_t *counts;     /**< samples per participating rank */
-    const int64_t *offsets;    /**< offset per participating rank, ns */
+    const int64_t *ranks;   /**< participating ranks, ascending */
+    const int64_t *counts;  /**< samples per participating rank */
+    const int64_t *offsets; /**< offset per participating rank, ns */
     size_t n_ranks;
     int64_t anchor_rank;
-    sw_i128 median_ns;         /**< median sampling interval (SPEC 3.4) */
+    sw_i128 median_ns; /**< median sampling interval (SPEC 3.4) */
     int64_t skew_multiplier;
-    const sw_cand_t *cands;    /**< sorted; at least every suspect */
-    size_t n_cands;            /**< entries in cands */
-    size_t n_cands_total;      /**< candidates in all */
-    sw_phase_t *phase;         /**< may be NULL (no attribution) */
+    const sw_cand_t *cands;       /**< sorted; at least every suspect */
+    size_t n_cands;               /**< entries in cands */
+    size_t n_cands_total;         /**< candidates in all */
+    sw_phase_t *phase;            /**< may be NULL (no attribution) */
     const char *const *pre_notes; /**< notes that come first */
     size_t n_pre_notes;
 } sw_assemble_in_t;

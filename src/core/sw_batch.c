@@ -27,7 +27,7 @@ typedef struct bsample_s {
     uint32_t job;     /* interned; 0 = null */
     uint32_t session; /* interned; 0 = null */
     uint32_t arrival;
-    uint32_t host_id; /* interned host (host itself becomes a sort order) */
+    uint32_t host_id;              /* interned host (host itself becomes a sort order) */
     int64_t device_id, local_rank; /* INT64_MIN when absent (shown, not analysed) */
 } bsample_t;
 
@@ -65,7 +65,8 @@ size_t sw_batch_events(const sw_batch_t *b)
 
 sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t errstr_size)
 {
-    if (ev->kind == SW_EV_SAMPLE && (ev->world_size > SW_WORLD_SIZE_MAX || ev->rank >= SW_WORLD_SIZE_MAX)) {
+    if (ev->kind == SW_EV_SAMPLE &&
+        (ev->world_size > SW_WORLD_SIZE_MAX || ev->rank >= SW_WORLD_SIZE_MAX)) {
         bool ws = ev->world_size > SW_WORLD_SIZE_MAX;
         sw_errfmt(errstr, errstr_size, "%s %lld exceeds the largest supported world size (%d)",
                   ws ? "world_size" : "rank", (long long)(ws ? ev->world_size : ev->rank),
@@ -144,8 +145,7 @@ static size_t find_candidate(const bsample_t *s, size_t n, const sw_params_t *p,
     for (size_t i = 1; i < n; i++)
         if (s[i].used > max_used) max_used = s[i].used;
     int64_t threshold;
-    if (!sw_spike_threshold(max_used, p->spike_min_bytes, p->spike_fraction, &threshold))
-        return n;
+    if (!sw_spike_threshold(max_used, p->spike_min_bytes, p->spike_fraction, &threshold)) return n;
     int64_t cum = 0, steps = 0;
     for (size_t i = 1; i < n; i++) {
         int64_t delta = s[i].used - s[i - 1].used;

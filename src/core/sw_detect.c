@@ -14,7 +14,8 @@
  *    suspects' region (time <= onset), which is the only way it can change.
  * Records are built from this state in O(ranks + suspects) only when one is
  * emitted. Pure: no I/O, no clock, no globals.
- */#include "sw_detect_cands.h"
+ */
+#include "sw_detect_cands.h"
 
 /* ---- job map --------------------------------------------------------- */
 
@@ -120,9 +121,8 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
 {
     if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid || r->c_dev != ev_device(ev) ||
-        r->c_lrank != ev_local_rank(ev) ||
-        r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
-        memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
+        r->c_lrank != ev_local_rank(ev) || r->c_interval != ev->sampling_interval_ms ||
+        r->c_host_len != ev->host.len || memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
         return false;
     if (!ev->has_session_id) return r->c_sess_null;
     return !r->c_sess_null && r->c_sess_len == ev->session_id.len &&
@@ -326,8 +326,7 @@ static bool evict_one(sw_detector_t *det)
 
 static size_t job_bytes(const job_t *j)
 {
-    size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) +
-               j->win_bytes +
+    size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) + j->win_bytes +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
@@ -343,7 +342,8 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     det->gen++; /* the rank table may move */
     if (j->nranks >= j->capranks) {
         size_t cap = j->capranks;
-        SW_GROW(j->ranks, j->nranks, cap, 2); /* small first: most flood jobs, and new jobs, have one rank */
+        SW_GROW(j->ranks, j->nranks, cap,
+                2); /* small first: most flood jobs, and new jobs, have one rank */
         j->hpos = sw_reallocarray(j->hpos, cap, sizeof(*j->hpos));
         j->capranks = cap;
     }
@@ -387,15 +387,8 @@ static void claim_add(job_t *j, int64_t ws)
         return;
     }
     const claim_t *l = &j->claims[j->claim_leader];
-    if (c->count > l->count || (c->count == l->count && c->first < l->first))
-        j->claim_leader = ci;
+    if (c->count > l->count || (c->count == l->count && c->first < l->first)) j->claim_leader = ci;
 }
-
-
-
-
-
-
 
 /* Re-derive rank ri's candidate and keep the treap in step. */
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
@@ -544,9 +537,8 @@ static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
     return job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
 }
 
-sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
-                           int64_t offset, const sw_record_t **rec, char *errstr,
-                           size_t errstr_size)
+sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
+                           const sw_record_t **rec, char *errstr, size_t errstr_size)
 {
     det->arrivals++;
     *rec = NULL;
@@ -556,9 +548,10 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (sample && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
         det->st.limit_rejects++;
         bool ws = ev->world_size > max_ranks;
-        limit_error(errstr, errstr_size, ws ? "world_size " : "rank ", ws ? ev->world_size : ev->rank,
-                    hard ? " exceeds the largest supported world size (" : " exceeds max.ranks.per.job (",
-                    max_ranks);
+        limit_error(
+            errstr, errstr_size, ws ? "world_size " : "rank ", ws ? ev->world_size : ev->rank,
+            hard ? " exceeds the largest supported world size (" : " exceeds max.ranks.per.job (",
+            max_ranks);
         return SW_ERR_LIMIT;
     }
     job_t *j = announced_job(det, ev);
@@ -617,7 +610,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
      * the window untouched and stops here. */
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
-    if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+    if (r->win.cap != cap_before)
+        j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
         prefetch_window(det);
@@ -710,7 +704,8 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         if (!j) continue;
         if (now_ms - j->last_ms >= idle_ms) {
             det->gen++;
-            if (j->has_sample) cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+            if (j->has_sample)
+                cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
             junk_del(det, j);
             jmap_del(det, j);
             job_destroy(det, j);
@@ -763,4 +758,3 @@ bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *o
     sw_det_build_analysis(det, j, false, out);
     return true;
 }
-

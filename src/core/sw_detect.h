@@ -20,20 +20,20 @@ typedef struct sw_detector_s sw_detector_t;
 
 /** Counters of the engine. */
 typedef struct sw_detect_stats_s {
-    uint64_t events;          /**< events fed */
-    uint64_t samples;         /**< sample events fed */
-    uint64_t duplicates;      /**< samples dropped as duplicates */
-    uint64_t late;            /**< samples older than their rank's newest */
-    uint64_t too_old;         /**< late samples that left a full window unchanged */
-    uint64_t stale_windows;   /**< windows emptied as stale */
-    uint64_t limit_rejects;   /**< events refused by max.jobs / max.ranks.per.job / budget */
-    uint64_t evicted;         /**< one-rank jobs evicted to make room (max.jobs, budget) */
-    uint64_t phase_dropped;   /**< phase boundaries forgotten (closed before every window) */
-    uint64_t records[4];      /**< records emitted, by sw_action_t */
-    uint64_t jobs;            /**< jobs tracked now */
-    uint64_t ranks;           /**< ranks tracked now */
-    uint64_t retained;        /**< samples in all windows now */
-    uint64_t bytes;           /**< bytes of engine state now */
+    uint64_t events;        /**< events fed */
+    uint64_t samples;       /**< sample events fed */
+    uint64_t duplicates;    /**< samples dropped as duplicates */
+    uint64_t late;          /**< samples older than their rank's newest */
+    uint64_t too_old;       /**< late samples that left a full window unchanged */
+    uint64_t stale_windows; /**< windows emptied as stale */
+    uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
+    uint64_t evicted;       /**< one-rank jobs evicted to make room (max.jobs, budget) */
+    uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
+    uint64_t records[4];    /**< records emitted, by sw_action_t */
+    uint64_t jobs;          /**< jobs tracked now */
+    uint64_t ranks;         /**< ranks tracked now */
+    uint64_t retained;      /**< samples in all windows now */
+    uint64_t bytes;         /**< bytes of engine state now */
 } sw_detect_stats_t;
 
 /**
@@ -72,9 +72,8 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
  *        engine remembers where retained samples came from, for
  *        sw_detect_min_offset() and state restore. Offsets must increase.
  */
-sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
-                           int64_t offset, const sw_record_t **rec, char *errstr,
-                           size_t errstr_size);
+sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
+                           const sw_record_t **rec, char *errstr, size_t errstr_size);
 
 /**
  * @brief Hint that @p ev will be fed next: start loading the state it will

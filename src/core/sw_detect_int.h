@@ -36,42 +36,42 @@
 typedef struct rank_s {
     /* Hot: touched by every sample of the rank. */
     int64_t rank;
-    int64_t first_ts;    /* smallest non-duplicate sample timestamp ever */
-    int64_t newest_ts;   /* largest non-duplicate sample timestamp ever */
-    int64_t empty_off;   /* input offset at which the window was last emptied
+    int64_t first_ts;  /* smallest non-duplicate sample timestamp ever */
+    int64_t newest_ts; /* largest non-duplicate sample timestamp ever */
+    int64_t empty_off; /* input offset at which the window was last emptied
                             (or one before the rank's first sample): samples
                             after it are the window's candidates (restore) */
     sw_win_t win;
-    uint32_t last_src;   /* last source of this rank (lookup cache), NIL none */
-    uint32_t phase_grp;  /* phase group of last_src's session, NIL none */
-    int64_t c_pid;       /* last_src's pid, device, local rank, interval and strings */
+    uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
+    uint32_t phase_grp; /* phase group of last_src's session, NIL none */
+    int64_t c_pid;      /* last_src's pid, device, local rank, interval and strings */
     int64_t c_dev, c_lrank;
     int64_t c_interval;
     uint8_t c_host_len, c_sess_len;
     bool c_sess_null;
-    bool c_inline;       /* the strings fit the buffers below */
+    bool c_inline; /* the strings fit the buffers below */
     char c_host[SRC_HOST_MAX];
     char c_sess[SRC_SESS_MAX];
     /* Warm: the rank's candidate, changed only when its spike changes. */
     bool has_cand;
-    int64_t c_rel;       /* spike timestamp - first_ts */
+    int64_t c_rel; /* spike timestamp - first_ts */
     int64_t c_spike_ts;
     int64_t c_peak;
     int64_t c_samples;
     uint32_t c_src;
     uint32_t t_left, t_right, t_prio; /* candidate treap */
-    bool in_verdict;     /* one of the open episode's verdict suspects */
+    bool in_verdict;                  /* one of the open episode's verdict suspects */
 } rank_t;
 
 typedef struct heap_ent_s {
-    int64_t key;         /* the rank's newest timestamp */
-    uint32_t ri;         /* index in ranks */
+    int64_t key; /* the rank's newest timestamp */
+    uint32_t ri; /* index in ranks */
 } heap_ent_t;
 
 typedef struct claim_s {
     int64_t ws;
     uint64_t count;
-    uint64_t first;      /* order of first claim */
+    uint64_t first; /* order of first claim */
 } claim_t;
 
 typedef struct sig_ent_s {
@@ -81,50 +81,50 @@ typedef struct sig_ent_s {
 
 typedef struct job_s {
     uint64_t hash;
-    int64_t first_off;          /* input offset of the job's first event */
-    int64_t last_off;           /* input offset of its latest event */
+    int64_t first_off; /* input offset of the job's first event */
+    int64_t last_off;  /* input offset of its latest event */
     bool has_job_id;
     char *job_id;
     size_t job_id_len;
     bool has_sample;
     int64_t last_ms;
-    sw_intern_t *strs;          /* hosts and sessions */
+    sw_intern_t *strs; /* hosts and sessions */
     sw_src_t *srcs;
     size_t nsrcs, capsrcs;
-    uint32_t *src_slots;        /* hash slots: source id + 1, 0 = empty */
+    uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
-    size_t idx;                 /* position in det->jobs */
+    size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of one-rank jobs */
     bool in_junk;
     rank_t *ranks;
-    size_t win_bytes;           /* storage of the ranks' windows (they grow) */
+    size_t win_bytes; /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
-    sw_imap_t rank_map;         /* rank -> index in ranks */
+    sw_imap_t rank_map; /* rank -> index in ranks */
     int64_t min_rank, max_rank;
     claim_t *claims;
     size_t nclaims, capclaims;
-    sw_imap_t claim_map;        /* world_size -> index in claims */
+    sw_imap_t claim_map; /* world_size -> index in claims */
     uint64_t claim_seq;
-    int64_t claim_leader;       /* index in claims, -1 none */
+    int64_t claim_leader; /* index in claims, -1 none */
     bool has_newest;
-    int64_t newest_ts;          /* newest sample timestamp of the job */
-    size_t insufficient;        /* ranks with fewer than two retained samples */
+    int64_t newest_ts;   /* newest sample timestamp of the job */
+    size_t insufficient; /* ranks with fewer than two retained samples */
     uint64_t retained;
-    sw_gapmed_t gaps;           /* median of the windows' positive gaps */
+    sw_gapmed_t gaps; /* median of the windows' positive gaps */
     sw_vcount_t intervals;
     uint32_t t_root;
     size_t ncands;
     heap_ent_t *heap;
     size_t nheap, capheap;
-    uint32_t *hpos;             /* per rank: heap index, NIL when absent */
+    uint32_t *hpos; /* per rank: heap index, NIL when absent */
     bool open;
     int64_t episode, revision;
     bool sig_valid;
     uint64_t sig_onset;
     sw_confidence_t sig_conf;
-    int64_t sig_boundary;       /* rel of the onset candidate; INT64_MAX when none */
-    int64_t sig_rel0;           /* rel of the earliest candidate */
-    size_t sig_earliest;        /* suspects at the earliest time */
+    int64_t sig_boundary; /* rel of the onset candidate; INT64_MAX when none */
+    int64_t sig_rel0;     /* rel of the earliest candidate */
+    size_t sig_earliest;  /* suspects at the earliest time */
     sig_ent_t *sig;
     size_t nsig, capsig;
     bool region_dirty;
@@ -146,15 +146,15 @@ typedef struct job_s {
     sw_suspect_t *v_sus;
     size_t v_n;
     sw_arena_t v_arena;
-    bool v_touched;             /* a verdict rank's candidate may have changed */
-    int trig_conf;              /* episode_confidence of the records (sw_analysis.h) */
+    bool v_touched; /* a verdict rank's candidate may have changed */
+    int trig_conf;  /* episode_confidence of the records (sw_analysis.h) */
     sw_phase_t *phase;
-    int64_t *sorted;            /* participating ranks ascending (cache) */
+    int64_t *sorted; /* participating ranks ascending (cache) */
     bool sorted_dirty;
 } job_t;
 
 typedef struct sw_announced_s {
-    const sw_event_t *ev;       /* NULL: none */
+    const sw_event_t *ev; /* NULL: none */
     job_t *j;
     uint32_t ri;
     uint64_t gen;
@@ -163,32 +163,32 @@ typedef struct sw_announced_s {
 struct sw_detector_s {
     sw_params_t params;
     int64_t stale_ns;
-    job_t **jobs;               /* creation order; NULL holes after evictions */
+    job_t **jobs; /* creation order; NULL holes after evictions */
     size_t njobs, capjobs, live_jobs;
-    job_t **jslots;             /* job map slots */
+    job_t **jslots; /* job map slots */
     size_t jcap;
     sw_arena_t arena;
-    sw_winpool_t winpool;       /* storage of full windows (huge pages) */
+    sw_winpool_t winpool; /* storage of full windows (huge pages) */
     sw_record_t rec;
-    uint32_t *stack;            /* treap traversal */
+    uint32_t *stack; /* treap traversal */
     size_t capstack;
     sig_ent_t *tmp_sig;
     int64_t *tmp_rel;
     size_t captmp;
     sw_detect_stats_t st;
-    uint64_t arrivals;          /* events fed (stands in for offsets) */
-    int64_t rebuild_x;          /* restoring: offsets below this rebuild windows */
+    uint64_t arrivals;            /* events fed (stands in for offsets) */
+    int64_t rebuild_x;            /* restoring: offsets below this rebuild windows */
     job_t *junk_head, *junk_tail; /* jobs with at most one rank, least recently
                                      active first: the first to go when jobs
                                      must be evicted */
-    bool pressure;              /* over the memory budget (sw_detect_set_pressure) */
+    bool pressure;                /* over the memory budget (sw_detect_set_pressure) */
     /* The events announced by sw_detect_prefetch (the last one, pf, and
      * the one before, cur, normally the event being fed): job and rank,
      * valid while gen is unchanged (gen moves whenever a job or a rank
      * table is created, moved or freed). */
     uint64_t gen;
     sw_announced_t pf, cur;
-    bool pf_win_done;           /* pf's window lines were requested */
+    bool pf_win_done; /* pf's window lines were requested */
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -202,7 +202,6 @@ static inline uint32_t mix32(uint32_t x)
     x ^= x >> 16;
     return x;
 }
-
 
 /* ---- shared functions ---------------------------------------------------- */
 

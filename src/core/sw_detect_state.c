@@ -105,7 +105,8 @@ static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
     s->session_id = sw_arena_str(a, sw_vget_bytes(r));
     uint64_t res = sw_vget_u(r);
     uint64_t np = sw_vget_u(r);
-    if (r->bad || conf > SW_CONFIDENCE_HIGH || res > SW_PHASE_AMBIGUOUS || np > (uint64_t)(r->end - r->p))
+    if (r->bad || conf > SW_CONFIDENCE_HIGH || res > SW_PHASE_AMBIGUOUS ||
+        np > (uint64_t)(r->end - r->p))
         return false;
     s->confidence = (sw_confidence_t)conf;
     s->phase.resolution = (sw_phase_res_t)res;
@@ -149,8 +150,7 @@ static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
     s->timeline_spike_start = sw_vget_u(r);
     s->timeline_spike = sw_vget_u(r);
     s->timeline_window = sw_vget_i(r);
-    if (r->bad || (nt && (s->timeline_spike_start >= nt || s->timeline_spike >= nt)))
-        return false;
+    if (r->bad || (nt && (s->timeline_spike_start >= nt || s->timeline_spike >= nt))) return false;
     return true;
 }
 
@@ -219,8 +219,9 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
     sw_vrd_t r = {data, (const uint8_t *)data + len, false};
     const char *why = "malformed state snapshot";
     if (len >= 4 && memcmp(data, SNAP_MAGIC_OLD, 4) == 0) {
-        why = "state snapshot of an earlier stormwatch version (SWS1: no episode horizon or "
-              "verdict); refused, the partition is processed from its committed offset";
+        why =
+            "state snapshot of an earlier stormwatch version (SWS1: no episode horizon or "
+            "verdict); refused, the partition is processed from its committed offset";
         goto err;
     }
     if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
@@ -235,8 +236,9 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
     r.p += same ? mine.len : 0;
     sw_buf_clear(&mine);
     if (!same) {
-        why = "the snapshot was taken with other analysis parameters (window.samples, stale.ms, "
-              "spike.min.bytes, spike.fraction or skew.note.multiplier)";
+        why =
+            "the snapshot was taken with other analysis parameters (window.samples, stale.ms, "
+            "spike.min.bytes, spike.fraction or skew.note.multiplier)";
         goto err;
     }
     det->rebuild_x = sw_vget_i(&r);
@@ -368,7 +370,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         }
         for (size_t k = 0; k < j->nsig && !r.bad; k++) {
             uint32_t ri;
-            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri)) r.bad = true;
+            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri))
+                r.bad = true;
         }
         for (size_t k = 0; k < j->v_n && !r.bad; k++) {
             uint32_t ri;
@@ -408,8 +411,10 @@ bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
     uint32_t src = sw_det_src_get(j, r, ev);
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
-    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src, offset);
-    if (r->win.cap != cap_before) j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src,
+                                    offset);
+    if (r->win.cap != cap_before)
+        j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
 }
 
@@ -435,4 +440,3 @@ void sw_detect_rebuild_done(sw_detector_t *det)
     }
     det->rebuild_x = INT64_MIN;
 }
-

@@ -22,7 +22,8 @@ static void excl_sync(sw_detector_t *det, job_t *j)
     if (key != INT64_MIN) {
         titer_t it;
         titer_begin(&it, det, j);
-        for (uint32_t x = titer_next(&it); x != NIL && j->ranks[x].c_rel <= key; x = titer_next(&it))
+        for (uint32_t x = titer_next(&it); x != NIL && j->ranks[x].c_rel <= key;
+             x = titer_next(&it))
             n++;
     }
     j->n_excl = n;
@@ -260,8 +261,8 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_an
     add_timelines(det, j, afirst, out);
 }
 
-sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts,
-                         int64_t ts, int64_t cause_offset)
+sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts, int64_t ts,
+                         int64_t cause_offset)
 {
     sw_record_t *rec = &det->rec;
     sw_det_build_analysis(det, j, action != SW_ACTION_SUMMARY, &rec->analysis);
@@ -298,7 +299,8 @@ static void suspect_copy(sw_arena_t *a, const sw_suspect_t *in, sw_suspect_t *ou
     out->host = sw_arena_str(a, in->host);
     if (in->phase.n_paths) {
         sw_str_t *paths = sw_arena_alloc(a, in->phase.n_paths * sizeof(*paths));
-        for (size_t i = 0; i < in->phase.n_paths; i++) paths[i] = sw_arena_str(a, in->phase.paths[i]);
+        for (size_t i = 0; i < in->phase.n_paths; i++)
+            paths[i] = sw_arena_str(a, in->phase.paths[i]);
         out->phase.paths = paths;
     } else {
         out->phase.paths = NULL;
@@ -337,8 +339,10 @@ static void verdict_store(job_t *j, const sw_analysis_t *a)
     j->has_verdict = true;
     j->v_onset = a->onset_ns;
     j->v_n = a->n_suspects;
-    j->v_sus = a->n_suspects ? sw_arena_alloc(&j->v_arena, a->n_suspects * sizeof(*j->v_sus)) : NULL;
-    for (size_t i = 0; i < a->n_suspects; i++) suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
+    j->v_sus = a->n_suspects ? sw_arena_alloc(&j->v_arena, a->n_suspects * sizeof(*j->v_sus))
+                             : NULL;
+    for (size_t i = 0; i < a->n_suspects; i++)
+        suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
     sw_det_verdict_mark(j, true);
 }
 

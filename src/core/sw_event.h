@@ -31,18 +31,18 @@ typedef enum sw_ev_kind_e {
 
 /** A well-formed metadata.phase_scope of a phase boundary (SPEC section 5). */
 typedef struct sw_phase_scope_s {
-    bool enter;               /**< action "enter" (else "exit") */
-    sw_str_t name;            /**< non-blank name */
+    bool enter;                       /**< action "enter" (else "exit") */
+    sw_str_t name;                    /**< non-blank name */
     sw_str_t path[SW_PHASE_PATH_MAX]; /**< non-empty path strings, in order */
-    int path_len;             /**< number of path elements (the depth), >= 1 */
-    sw_str_t scope_id;        /**< scope identifier */
-    bool has_parent;          /**< parent_scope_id is a string (else null) */
-    sw_str_t parent_scope_id; /**< parent scope id when has_parent */
-    int64_t thread_id;        /**< thread identifier */
-    sw_str_t thread_name;     /**< thread name */
-    int64_t sequence;         /**< ordering sequence number */
-    bool has_depth;           /**< depth was an integer (carried, not used) */
-    int64_t depth;            /**< depth as sent (ignored by the analysis) */
+    int path_len;                     /**< number of path elements (the depth), >= 1 */
+    sw_str_t scope_id;                /**< scope identifier */
+    bool has_parent;                  /**< parent_scope_id is a string (else null) */
+    sw_str_t parent_scope_id;         /**< parent scope id when has_parent */
+    int64_t thread_id;                /**< thread identifier */
+    sw_str_t thread_name;             /**< thread name */
+    int64_t sequence;                 /**< ordering sequence number */
+    bool has_depth;                   /**< depth was an integer (carried, not used) */
+    int64_t depth;                    /**< depth as sent (ignored by the analysis) */
 } sw_phase_scope_t;
 
 /** An optional integer carried through decoding (not analysed). */
@@ -53,28 +53,28 @@ typedef struct sw_opt_i64_s {
 
 /** An optional string carried through decoding (not analysed). */
 typedef struct sw_opt_str_s {
-    bool set;      /**< present as a string */
+    bool set; /**< present as a string */
     sw_str_t value;
 } sw_opt_str_t;
 
 /** One valid telemetry event. */
 typedef struct sw_event_s {
-    int64_t timestamp_ns;       /**< >= 0, nanoseconds */
-    sw_str_t event_type;        /**< non-empty */
-    sw_ev_kind_t kind;          /**< derived from event_type */
-    int64_t rank;               /**< 0 <= rank < world_size */
-    int64_t world_size;         /**< >= 1 */
-    bool has_job_id;            /**< false: job_id is null */
-    sw_str_t job_id;            /**< non-empty when has_job_id */
-    bool has_session_id;        /**< false: session_id is null */
-    sw_str_t session_id;        /**< any string when has_session_id */
-    int64_t pid;                /**< process id (-1 when absent) */
-    sw_str_t host;              /**< host name ("unknown" when absent) */
-    bool has_device_used;       /**< device_used_bytes present */
-    int64_t device_used_bytes;  /**< >= 0, bytes */
+    int64_t timestamp_ns;         /**< >= 0, nanoseconds */
+    sw_str_t event_type;          /**< non-empty */
+    sw_ev_kind_t kind;            /**< derived from event_type */
+    int64_t rank;                 /**< 0 <= rank < world_size */
+    int64_t world_size;           /**< >= 1 */
+    bool has_job_id;              /**< false: job_id is null */
+    sw_str_t job_id;              /**< non-empty when has_job_id */
+    bool has_session_id;          /**< false: session_id is null */
+    sw_str_t session_id;          /**< any string when has_session_id */
+    int64_t pid;                  /**< process id (-1 when absent) */
+    sw_str_t host;                /**< host name ("unknown" when absent) */
+    bool has_device_used;         /**< device_used_bytes present */
+    int64_t device_used_bytes;    /**< >= 0, bytes */
     int64_t sampling_interval_ms; /**< >= 0, milliseconds */
-    bool has_phase;             /**< a well-formed phase boundary */
-    sw_phase_scope_t phase;     /**< valid when has_phase */
+    bool has_phase;               /**< a well-formed phase boundary */
+    sw_phase_scope_t phase;       /**< valid when has_phase */
 
     /* Carried through (shown in reports and Avro), never analysed. */
     sw_opt_i64_t schema_version;

@@ -24,14 +24,14 @@
 
 /** The gap median; zero-initialise or sw_gapmed_init(). Fields private. */
 typedef struct sw_gapmed_s {
-    size_t n;          /**< positive gaps in all (always exact) */
-    bool valid;        /**< the bracket and the counts below are exact */
-    uint32_t lo, hi;   /**< bracket: buckets lo..hi, inclusive */
-    size_t n_below;    /**< gaps in buckets < lo */
-    size_t n_above;    /**< gaps in buckets > hi */
-    size_t ops;        /**< changes since the last query (valid only) */
-    size_t built_ops;  /**< changes since the last rebuild (valid only) */
-    sw_mset_t mid;     /**< gaps in buckets lo..hi */
+    size_t n;         /**< positive gaps in all (always exact) */
+    bool valid;       /**< the bracket and the counts below are exact */
+    uint32_t lo, hi;  /**< bracket: buckets lo..hi, inclusive */
+    size_t n_below;   /**< gaps in buckets < lo */
+    size_t n_above;   /**< gaps in buckets > hi */
+    size_t ops;       /**< changes since the last query (valid only) */
+    size_t built_ops; /**< changes since the last rebuild (valid only) */
+    sw_mset_t mid;    /**< gaps in buckets lo..hi */
 } sw_gapmed_t;
 
 /** @brief Bucket of a positive value: monotonic, exact below 2^SUB. */
@@ -51,9 +51,15 @@ void sw_gapmed_clear(sw_gapmed_t *gm);
 /** @brief Drop the bracket (its memory too); the count stays. */
 void sw_gapmed_invalidate(sw_gapmed_t *gm);
 /** @brief Bytes of memory held beyond the struct. */
-static inline size_t sw_gapmed_bytes(const sw_gapmed_t *gm) { return sw_mset_bytes(&gm->mid); }
+static inline size_t sw_gapmed_bytes(const sw_gapmed_t *gm)
+{
+    return sw_mset_bytes(&gm->mid);
+}
 /** @brief Number of gaps. */
-static inline size_t sw_gapmed_size(const sw_gapmed_t *gm) { return gm->n; }
+static inline size_t sw_gapmed_size(const sw_gapmed_t *gm)
+{
+    return gm->n;
+}
 
 /** @brief Slow path of sw_gapmed_add/del: a change inside the bracket. */
 void sw_gapmed_change(sw_gapmed_t *gm, int64_t v, bool add);

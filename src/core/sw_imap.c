@@ -68,7 +68,8 @@ bool sw_imap_get(const sw_imap_t *map, int64_t key, uint32_t *val)
 
 void sw_imap_put(sw_imap_t *map, int64_t key, uint32_t val)
 {
-    if ((map->count + 1) * 4 > map->cap * 3) imap_rehash(map, map->cap ? map->cap * 2 : 4); /* small first: many maps hold one key */
+    if ((map->count + 1) * 4 > map->cap * 3)
+        imap_rehash(map, map->cap ? map->cap * 2 : 4); /* small first: many maps hold one key */
     size_t mask = map->cap - 1;
     size_t i = imap_hash(key, mask);
     while (map->vals[i] != EMPTY && map->keys[i] != key) i = (i + 1) & mask;

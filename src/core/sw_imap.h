@@ -11,10 +11,10 @@
 
 /** The map; zero-initialise or use sw_imap_init(). Fields are private. */
 typedef struct sw_imap_s {
-    int64_t *keys;   /**< slot keys */
-    uint32_t *vals;  /**< slot values; UINT32_MAX marks an empty slot */
-    size_t cap;      /**< slots (power of two or 0) */
-    size_t count;    /**< used slots */
+    int64_t *keys;  /**< slot keys */
+    uint32_t *vals; /**< slot values; UINT32_MAX marks an empty slot */
+    size_t cap;     /**< slots (power of two or 0) */
+    size_t count;   /**< used slots */
 } sw_imap_t;
 
 /** @brief Initialise an empty map (no allocation). */

@@ -12,14 +12,14 @@
 #include "sw_arena.h"
 
 struct sw_intern_s {
-    sw_arena_t bytes;   /* string storage */
-    sw_str_t *strs;     /* id -> string; index 0 unused */
-    uint64_t *hashes;   /* id -> hash */
-    uint32_t n;         /* ids in use, including the unused 0 */
+    sw_arena_t bytes; /* string storage */
+    sw_str_t *strs;   /* id -> string; index 0 unused */
+    uint64_t *hashes; /* id -> hash */
+    uint32_t n;       /* ids in use, including the unused 0 */
     uint32_t cap_ids;
-    uint32_t *slots;    /* hash slots holding ids; 0 = empty */
-    size_t nslots;      /* power of two */
-    sw_hash_key_t key;  /* SipHash key */
+    uint32_t *slots;   /* hash slots holding ids; 0 = empty */
+    size_t nslots;     /* power of two */
+    sw_hash_key_t key; /* SipHash key */
 };
 
 sw_intern_t *sw_intern_new(void)

@@ -49,7 +49,8 @@ static size_t find_block(const sw_mset_t *ms, int64_t v)
 static void fen_add(sw_mset_t *ms, size_t b, int d)
 {
     if (ms->fen_dirty) return;
-    for (size_t i = b + 1; i <= ms->nb; i += i & (~i + 1)) ms->fen[i] = (uint32_t)((int)ms->fen[i] + d);
+    for (size_t i = b + 1; i <= ms->nb; i += i & (~i + 1))
+        ms->fen[i] = (uint32_t)((int)ms->fen[i] + d);
 }
 
 static void fen_build(sw_mset_t *ms)

@@ -17,14 +17,14 @@
 
 /** The multiset; zero-initialise or sw_mset_init(). Fields are private. */
 typedef struct sw_mset_s {
-    int64_t **blk;   /**< blocks, each sorted, capacity SW_MSET_BLOCK */
-    uint32_t *cnt;   /**< values per block */
-    int64_t *mins;   /**< first value of each block */
-    uint32_t *fen;   /**< Fenwick tree over cnt (1-based) */
-    size_t nb;       /**< blocks in use */
-    size_t capb;     /**< block slots allocated */
-    size_t n;        /**< values in all */
-    bool fen_dirty;  /**< fen must be rebuilt before a query */
+    int64_t **blk;  /**< blocks, each sorted, capacity SW_MSET_BLOCK */
+    uint32_t *cnt;  /**< values per block */
+    int64_t *mins;  /**< first value of each block */
+    uint32_t *fen;  /**< Fenwick tree over cnt (1-based) */
+    size_t nb;      /**< blocks in use */
+    size_t capb;    /**< block slots allocated */
+    size_t n;       /**< values in all */
+    bool fen_dirty; /**< fen must be rebuilt before a query */
 } sw_mset_t;
 
 /** @brief Initialise empty (no allocation). */
@@ -38,7 +38,10 @@ bool sw_mset_remove(sw_mset_t *ms, int64_t v);
 /** @brief The k-th smallest value, 0-based (k < size). */
 int64_t sw_mset_kth(sw_mset_t *ms, size_t k);
 /** @brief Number of values. */
-static inline size_t sw_mset_size(const sw_mset_t *ms) { return ms->n; }
+static inline size_t sw_mset_size(const sw_mset_t *ms)
+{
+    return ms->n;
+}
 /** @brief Bytes of memory held. */
 size_t sw_mset_bytes(const sw_mset_t *ms);
 
@@ -72,8 +75,14 @@ bool sw_vcount_remove(sw_vcount_t *vc, int64_t v);
 /** @brief The k-th smallest value, 0-based (k < size). */
 int64_t sw_vcount_kth(sw_vcount_t *vc, size_t k);
 /** @brief Number of values. */
-static inline size_t sw_vcount_size(const sw_vcount_t *vc) { return vc->n; }
+static inline size_t sw_vcount_size(const sw_vcount_t *vc)
+{
+    return vc->n;
+}
 /** @brief Bytes of memory held beyond the struct. */
-static inline size_t sw_vcount_bytes(const sw_vcount_t *vc) { return vc->big ? sw_mset_bytes(&vc->ms) : 0; }
+static inline size_t sw_vcount_bytes(const sw_vcount_t *vc)
+{
+    return vc->big ? sw_mset_bytes(&vc->ms) : 0;
+}
 
 #endif /* SW_MSET_H */

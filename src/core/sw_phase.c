@@ -28,7 +28,7 @@ typedef struct boundary_s {
 
 typedef struct span_s {
     int64_t start;
-    int64_t end;          /* valid when closed */
+    int64_t end; /* valid when closed */
     int64_t sequence;
     int64_t thread_id;
     uint32_t scope;
@@ -39,23 +39,23 @@ typedef struct span_s {
 } span_t;
 
 typedef struct group_s {
-    int64_t end_ts;       /* session end: max timestamp of any event */
+    int64_t end_ts; /* session end: max timestamp of any event */
     boundary_t *b;
     size_t nb, capb;
     span_t *spans;
     size_t ns, caps;
-    size_t fold_at;       /* boundaries at which a fold is due */
-    bool dirty;           /* spans must be rebuilt */
+    size_t fold_at; /* boundaries at which a fold is due */
+    bool dirty;     /* spans must be rebuilt */
 } group_t;
 
 struct sw_phase_s {
     sw_intern_t *strs;
-    sw_imap_t *by_session;  /* session id -> (rank -> group index) */
-    size_t nsessions;       /* entries of by_session (index = interned id) */
+    sw_imap_t *by_session; /* session id -> (rank -> group index) */
+    size_t nsessions;      /* entries of by_session (index = interned id) */
     group_t *groups;
     size_t ngroups, capgroups;
     size_t nboundaries;
-    size_t dropped;         /* boundaries folded away since the last string compaction */
+    size_t dropped; /* boundaries folded away since the last string compaction */
     sw_buf_t tmp;
 };
 
@@ -95,9 +95,9 @@ void sw_phase_destroy(sw_phase_t *ph)
 /* Python's str.isspace() for one code point. */
 static bool is_unicode_space(uint32_t cp)
 {
-    return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 ||
-           cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
-           cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+    return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 || cp == 0xa0 ||
+           cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0x202f || cp == 0x205f || cp == 0x3000;
 }
 
 /* True when s has a character that is not whitespace (str.strip() != ""). */
@@ -303,15 +303,15 @@ static void group_rebuild(sw_phase_t *ph, group_t *g)
         }
         if (st->n == 0 || g->b[st->items[st->n - 1]].scope != b->scope) continue;
         const boundary_t *e = &g->b[st->items[--st->n]];
-        span_t s = {e->ts, b->ts, e->sequence, e->thread_id, e->scope,
-                    e->label, b->thread_name, e->depth, true};
+        span_t s = {e->ts,    b->ts,          e->sequence, e->thread_id, e->scope,
+                    e->label, b->thread_name, e->depth,    true};
         span_push(g, &s);
     }
     for (size_t k = 0; k < nstacks; k++) {
         for (size_t j = 0; j < stacks[k].n; j++) {
             const boundary_t *e = &g->b[stacks[k].items[j]];
-            span_t s = {e->ts, 0, e->sequence, e->thread_id, e->scope,
-                        e->label, e->thread_name, e->depth, false};
+            span_t s = {e->ts,          0,        e->sequence, e->thread_id, e->scope, e->label,
+                        e->thread_name, e->depth, false};
             span_push(g, &s);
         }
         free(stacks[k].items);
@@ -331,10 +331,10 @@ static int span_rank_cmp(const sw_phase_t *ph, const span_t *a, const span_t *b)
 
 typedef struct thread_acc_s {
     int64_t thread_id;
-    uint32_t depth;        /* deepest depth */
-    uint32_t label;        /* label of the deepest spans (first seen) */
-    bool ambiguous;        /* deepest spans carry several labels */
-    const span_t *best;    /* deepest span with the largest (sequence, scope) */
+    uint32_t depth;     /* deepest depth */
+    uint32_t label;     /* label of the deepest spans (first seen) */
+    bool ambiguous;     /* deepest spans carry several labels */
+    const span_t *best; /* deepest span with the largest (sequence, scope) */
 } thread_acc_t;
 
 static int label_cmp(const void *a, const void *b)
@@ -409,8 +409,8 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
         for (size_t i = 0; i < g->ns; i++) {
             const span_t *s = &g->spans[i];
             int64_t end = s->closed ? s->end : g->end_ts;
-            if (s->thread_id == acc[k].thread_id && s->depth == acc[k].depth &&
-                s->start <= ts_ns && ts_ns <= end)
+            if (s->thread_id == acc[k].thread_id && s->depth == acc[k].depth && s->start <= ts_ns &&
+                ts_ns <= end)
                 ids[nl++] = s->label;
         }
     }
@@ -602,7 +602,8 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
             b->ts = sw_vget_i(&r);
             b->sequence = sw_vget_i(&r);
             b->thread_id = sw_vget_i(&r);
-            sw_str_t scope = sw_vget_bytes(&r), tname = sw_vget_bytes(&r), label = sw_vget_bytes(&r);
+            sw_str_t scope = sw_vget_bytes(&r), tname = sw_vget_bytes(&r),
+                     label = sw_vget_bytes(&r);
             uint64_t depth = sw_vget_u(&r), arrival = sw_vget_u(&r), enter = sw_vget_u(&r);
             if (r.bad || !wtf8(scope) || !wtf8(tname) || !wtf8(label) || depth < 1 ||
                 depth > SW_PHASE_PATH_MAX || arrival > UINT32_MAX || enter > 1)

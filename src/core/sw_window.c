@@ -177,8 +177,8 @@ static int key_cmp(const sw_win_ctx_t *ctx, int64_t ts_a, uint32_t src_a, int64_
 
 /* Lower bound of the key among retained samples; *equal says whether the
  * sample there has the same key. */
-static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts,
-                            uint32_t src, bool *equal)
+static uint32_t lower_bound(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32_t src,
+                            bool *equal)
 {
     uint32_t lo = 0, hi = win->n;
     if (win->n) {
@@ -289,8 +289,7 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
             /* The base moves up one rising step: the gain loses that step. */
             win->rbase[r] = s1;
             win->hr_base = s1;
-            tree_set(win, r,
-                     win->rtree[win->rcap + r] - (win->slot[s1].used - win->slot[h].used));
+            tree_set(win, r, win->rtree[win->rcap + r] - (win->slot[s1].used - win->slot[h].used));
         }
     }
     if (win->dq_n && win->dq[win->dq_head] == h) {
@@ -471,8 +470,7 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
     rebuild(win);
 }
 
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
-                      sw_win_cand_t *out)
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_cand_t *out)
 {
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
@@ -484,9 +482,10 @@ bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
     }
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
     uint32_t end = win->rhead + win->rn;
-    int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead,
-                              end < win->rcap ? end : win->rcap, threshold);
-    if (r < 0 && end > win->rcap) r = tree_first_ge(win, 1, 0, win->rcap, 0, end - win->rcap, threshold);
+    int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead, end < win->rcap ? end : win->rcap,
+                              threshold);
+    if (r < 0 && end > win->rcap)
+        r = tree_first_ge(win, 1, 0, win->rcap, 0, end - win->rcap, threshold);
     if (r < 0) return false;
     uint32_t base = win->rbase[r];
     uint32_t lb = logical(win, base), le = logical(win, win->rend[r]);

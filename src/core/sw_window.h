@@ -27,11 +27,11 @@
  *  its timestamp and device_used. */
 typedef struct sw_src_s {
     int64_t pid;
-    int64_t interval_ms;  /**< sampling_interval_ms */
-    uint32_t host;        /**< interned in the job's table */
-    uint32_t session;     /**< interned; 0 = null */
-    int64_t device_id;    /**< SW_SRC_UNSET when absent (shown, not analysed) */
-    int64_t local_rank;   /**< SW_SRC_UNSET when absent (shown, not analysed) */
+    int64_t interval_ms; /**< sampling_interval_ms */
+    uint32_t host;       /**< interned in the job's table */
+    uint32_t session;    /**< interned; 0 = null */
+    int64_t device_id;   /**< SW_SRC_UNSET when absent (shown, not analysed) */
+    int64_t local_rank;  /**< SW_SRC_UNSET when absent (shown, not analysed) */
 } sw_src_t;
 
 /** device_id / local_rank of a source that did not send one. */
@@ -46,14 +46,14 @@ typedef struct sw_src_s {
  * worth of full windows use the heap.
  */
 typedef struct sw_winpool_s {
-    size_t block;      /**< bytes of a block; 0 = pool unused */
-    char **chunks;     /**< chunks of SW_WINPOOL_CHUNK bytes */
+    size_t block;  /**< bytes of a block; 0 = pool unused */
+    char **chunks; /**< chunks of SW_WINPOOL_CHUNK bytes */
     size_t nchunks, capchunks;
-    char *cur;         /**< unused tail of the newest chunk */
-    size_t left;       /**< its bytes */
-    void *free_head;   /**< freed blocks, linked through their first bytes */
-    size_t in_use;     /**< blocks handed out */
-    size_t heap_full;  /**< full-size windows put on the heap: the pool
+    char *cur;        /**< unused tail of the newest chunk */
+    size_t left;      /**< its bytes */
+    void *free_head;  /**< freed blocks, linked through their first bytes */
+    size_t in_use;    /**< blocks handed out */
+    size_t heap_full; /**< full-size windows put on the heap: the pool
                             starts once they fill a chunk, so that a small
                             engine never holds a mostly empty chunk */
 } sw_winpool_t;
@@ -70,59 +70,59 @@ size_t sw_winpool_slack(const sw_winpool_t *pool);
 
 /** What the window needs from its job. */
 typedef struct sw_win_ctx_s {
-    const sw_src_t *srcs;     /**< the job's source table */
-    const sw_intern_t *strs;  /**< host strings */
-    sw_gapmed_t *gaps;        /**< positive consecutive timestamp gaps */
-    sw_vcount_t *intervals;   /**< sampling_interval_ms > 0 of retained samples */
-    sw_winpool_t *pool;       /**< storage of full windows; NULL = the heap */
+    const sw_src_t *srcs;    /**< the job's source table */
+    const sw_intern_t *strs; /**< host strings */
+    sw_gapmed_t *gaps;       /**< positive consecutive timestamp gaps */
+    sw_vcount_t *intervals;  /**< sampling_interval_ms > 0 of retained samples */
+    sw_winpool_t *pool;      /**< storage of full windows; NULL = the heap */
 } sw_win_ctx_t;
 
 /** A retained sample: what every insert compares and moves, in one half
  *  cache line (the newest and the oldest of a full ring are neighbours). */
 typedef struct sw_wslot_s {
-    int64_t ts;        /**< timestamp_ns */
-    int64_t used;      /**< device_used_bytes */
-    int64_t off;       /**< input offset the sample came from (state restore) */
-    uint32_t src;      /**< source id */
+    int64_t ts;   /**< timestamp_ns */
+    int64_t used; /**< device_used_bytes */
+    int64_t off;  /**< input offset the sample came from (state restore) */
+    uint32_t src; /**< source id */
     uint32_t pad_;
 } sw_wslot_t;
 
 /** A rank's first qualifying spike inside its window. */
 typedef struct sw_win_cand_s {
-    int64_t spike_ts;   /**< timestamp of the spike sample */
-    int64_t peak;       /**< rise from the run's base, bytes */
-    int64_t samples;    /**< rising steps up to the spike */
-    uint32_t src;       /**< source of the spike sample */
+    int64_t spike_ts; /**< timestamp of the spike sample */
+    int64_t peak;     /**< rise from the run's base, bytes */
+    int64_t samples;  /**< rising steps up to the spike */
+    uint32_t src;     /**< source of the spike sample */
 } sw_win_cand_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
 typedef struct sw_win_s {
-    uint32_t cap;      /**< slots allocated (grows to max) */
-    uint32_t max;      /**< window.samples */
-    uint32_t head;     /**< slot of the oldest sample */
-    uint32_t n;        /**< samples retained */
-    sw_wslot_t *slot;  /**< [cap] samples; also the one allocation behind the arrays */
-    uint32_t *dq;      /**< [cap] ring of slots with decreasing used (sliding max) */
+    uint32_t cap;     /**< slots allocated (grows to max) */
+    uint32_t max;     /**< window.samples */
+    uint32_t head;    /**< slot of the oldest sample */
+    uint32_t n;       /**< samples retained */
+    sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the arrays */
+    uint32_t *dq;     /**< [cap] ring of slots with decreasing used (sliding max) */
     uint32_t dq_head, dq_n;
-    bool pooled;       /**< the storage is a block of a sw_winpool */
-    uint32_t rcap;     /**< runs ring size, power of two >= cap / 2 */
+    bool pooled;   /**< the storage is a block of a sw_winpool */
+    uint32_t rcap; /**< runs ring size, power of two >= cap / 2 */
     uint32_t rhead, rn;
-    uint32_t *rbase;   /**< [rcap] slot of each run's base sample */
-    uint32_t *rend;    /**< [rcap] slot of each run's last sample */
-    int64_t *rtree;    /**< [2 * rcap] max segment tree of run gains (-1 = none) */
+    uint32_t *rbase; /**< [rcap] slot of each run's base sample */
+    uint32_t *rend;  /**< [rcap] slot of each run's last sample */
+    int64_t *rtree;  /**< [2 * rcap] max segment tree of run gains (-1 = none) */
     /* Copies that spare every sample the lines they come from. */
-    int64_t top_used;  /**< used of the dq head (the maximum) when dq_n > 0 */
-    int64_t top_gain;  /**< rtree[1]: the largest run gain, -1 none */
-    uint32_t hr_base;  /**< rbase[rhead] when rn > 0 */
-    uint32_t hr_end;   /**< rend[rhead] when rn > 0 */
-    bool tail_open;    /**< the newest run ends at the newest sample */
+    int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
+    int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
+    uint32_t hr_base; /**< rbase[rhead] when rn > 0 */
+    uint32_t hr_end;  /**< rend[rhead] when rn > 0 */
+    bool tail_open;   /**< the newest run ends at the newest sample */
     /* The last candidate found, while nothing it depends on changed: the
      * threshold, and the run it lies in (only the oldest run can change
      * under a found candidate: the runs before it do not qualify, and
      * appending only extends or adds runs after it). */
     bool cand_valid;
-    uint32_t cand_run;    /**< ring index of its run */
-    int64_t cand_thr;     /**< threshold it was found with */
+    uint32_t cand_run; /**< ring index of its run */
+    int64_t cand_thr;  /**< threshold it was found with */
     sw_win_cand_t cand;
 } sw_win_t;
 
@@ -169,12 +169,12 @@ size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max
 
 /** A timeline excerpt being filled (arrays with room for max points). */
 typedef struct sw_win_excerpt_s {
-    size_t max;            /**< budget, >= 3 */
-    int64_t *aligned;      /**< out: timestamp - offset */
-    int64_t *used;         /**< out: device_used */
-    size_t n;              /**< out: points */
-    size_t spike_start;    /**< out: index of the spike's base sample */
-    size_t spike;          /**< out: index of the spike sample */
+    size_t max;         /**< budget, >= 3 */
+    int64_t *aligned;   /**< out: timestamp - offset */
+    int64_t *used;      /**< out: device_used */
+    size_t n;           /**< out: points */
+    size_t spike_start; /**< out: index of the spike's base sample */
+    size_t spike;       /**< out: index of the spike sample */
 } sw_win_excerpt_t;
 
 /**
@@ -200,8 +200,7 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
  *        is kept in the window until the threshold or its run changes.
  * @returns false when there is none.
  */
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction,
-                      sw_win_cand_t *out);
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_cand_t *out);
 
 /** @brief Count each positive gap between consecutive retained samples
  *         in @p hist (first pass of sw_gapmed's rebuild). */

@@ -38,13 +38,13 @@ void *sw_malloc_huge(size_t size);
  * reallocated (aborts on out-of-memory like the rest). One idiom for every
  * growing array.
  */
-#define SW_GROW(ptr, n, cap, init)                                     \
-    do {                                                               \
-        if ((n) >= (cap)) {                                            \
-            (cap) = (cap) ? (cap) * 2 : (init);                        \
-            while ((cap) <= (n)) (cap) *= 2;                           \
-            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr)));     \
-        }                                                              \
+#define SW_GROW(ptr, n, cap, init)                                 \
+    do {                                                           \
+        if ((n) >= (cap)) {                                        \
+            (cap) = (cap) ? (cap)*2 : (init);                      \
+            while ((cap) <= (n)) (cap) *= 2;                       \
+            (ptr) = sw_reallocarray((ptr), (cap), sizeof(*(ptr))); \
+        }                                                          \
     } while (0)
 
 #endif /* SW_ALLOC_H */

@@ -11,7 +11,7 @@
 
 struct sw_arena_chunk_s {
     sw_arena_chunk_t *next;
-    size_t size;          /* usable bytes in data */
+    size_t size; /* usable bytes in data */
     _Alignas(16) char data[];
 };
 

@@ -86,8 +86,8 @@ void sw_log(const sw_log_t *lg, sw_log_level_t level, const char *fmt, ...)
     va_end(ap);
 }
 
-void sw_log_limited(const sw_log_t *lg, sw_log_limit_t *lim, sw_log_level_t level,
-                    const char *fmt, ...)
+void sw_log_limited(const sw_log_t *lg, sw_log_limit_t *lim, sw_log_level_t level, const char *fmt,
+                    ...)
 {
     if (level > lg->level) return;
     int64_t now = sw_clock_ms();

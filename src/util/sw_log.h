@@ -27,9 +27,9 @@ typedef struct sw_log_limit_s {
 
 /** A logger. */
 typedef struct sw_log_s {
-    sw_log_level_t level;  /**< messages above this level are dropped */
-    FILE *out;             /**< borrowed; stderr by default */
-    const char *prefix;    /**< e.g. "stormwatch run" (borrowed) */
+    sw_log_level_t level; /**< messages above this level are dropped */
+    FILE *out;            /**< borrowed; stderr by default */
+    const char *prefix;   /**< e.g. "stormwatch run" (borrowed) */
 } sw_log_t;
 
 /** @brief A logger at @p level writing to stderr. */
@@ -46,8 +46,8 @@ void sw_log(const sw_log_t *lg, sw_log_level_t level, const char *fmt, ...)
  * @brief Log with a rate limit: at most 10 messages per 10 s per @p lim;
  *        the next shown message says how many were suppressed.
  */
-void sw_log_limited(const sw_log_t *lg, sw_log_limit_t *lim, sw_log_level_t level,
-                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void sw_log_limited(const sw_log_t *lg, sw_log_limit_t *lim, sw_log_level_t level, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
 
 /** @brief Milliseconds of a monotonic clock (for rates and idleness). */
 int64_t sw_clock_ms(void);

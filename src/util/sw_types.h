@@ -17,7 +17,11 @@ typedef struct sw_str_s {
 } sw_str_t;
 
 /** @brief View of a NUL-terminated C string. */
-static inline sw_str_t sw_str(const char *s) { sw_str_t r = {s, s ? __builtin_strlen(s) : 0}; return r; }
+static inline sw_str_t sw_str(const char *s)
+{
+    sw_str_t r = {s, s ? __builtin_strlen(s) : 0};
+    return r;
+}
 
 /** @brief Byte-wise equality of two views. */
 bool sw_str_eq(sw_str_t a, sw_str_t b);
@@ -47,9 +51,9 @@ size_t sw_edit_distance_ci(const char *a, const char *b);
 
 /** A growable byte buffer. Fields are public for fast appends. */
 typedef struct sw_buf_s {
-    char *data;  /**< bytes (owned); NUL-terminated after sw_buf_cstr() */
-    size_t len;  /**< used bytes */
-    size_t cap;  /**< allocated bytes */
+    char *data; /**< bytes (owned); NUL-terminated after sw_buf_cstr() */
+    size_t len; /**< used bytes */
+    size_t cap; /**< allocated bytes */
 } sw_buf_t;
 
 /** @brief Initialise an empty buffer (no allocation). */
@@ -73,8 +77,7 @@ void sw_buf_put_i64(sw_buf_t *buf, int64_t v);
 /** @brief Append an unsigned decimal integer. */
 void sw_buf_put_u64(sw_buf_t *buf, uint64_t v);
 /** @brief Append printf-formatted text. */
-void sw_buf_printf(sw_buf_t *buf, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void sw_buf_printf(sw_buf_t *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** @brief NUL-terminate and return the data (borrowed: valid until the next append). */
 const char *sw_buf_cstr(sw_buf_t *buf);
 

@@ -18,7 +18,10 @@ size_t sw_utf8_seq(const unsigned char *p, size_t n, bool allow_surrogates)
 {
     unsigned char c = p[0];
     if (c < 0x80) return 1;
-    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+                 : c >= 0xe0 && c <= 0xef ? 3
+                 : c >= 0xf0 && c <= 0xf4 ? 4
+                                          : 0;
     if (len == 0 || len > n) return 0;
     for (size_t i = 1; i < len; i++)
         if ((p[i] & 0xc0) != 0x80) return 0;
