@@ -32,8 +32,8 @@
 #include "sw_gen.h"
 #include "sw_types.h"
 
-#define KB_MAX_GENS 8     /* --gen specs per load */
-#define KB_MAX_X 32       /* -X properties per command */
+#define KB_MAX_GENS 8 /* --gen specs per load */
+#define KB_MAX_X 32   /* -X properties per command */
 #define KB_HTTP_MAX (16u * 1024u * 1024u)
 #define KB_GIB ((int64_t)1024 * 1024 * 1024)
 
@@ -350,9 +350,9 @@ static void jobmap_clear(jobmap_t *jm)
 
 typedef struct loadgen_s {
     sw_gen_t *gen;
-    uint64_t total;   /* expected events */
+    uint64_t total; /* expected events */
     uint64_t emitted;
-    uint64_t delay;   /* starts once this many events of the others are out */
+    uint64_t delay; /* starts once this many events of the others are out */
     bool done;
     char spec[256];
 } loadgen_t;
@@ -376,11 +376,15 @@ static void gen_spec(const char *spec, loadgen_t *lg)
         else if (!strcmp(k, "storms")) o.storms = parse_ll("--gen storms", v, 0, 10000);
         else if (!strcmp(k, "storm_at")) o.storm_at = parse_dbl("--gen storm_at", v, 0, 1);
         else if (!strcmp(k, "spread_ms")) o.spread_ms = parse_ll("--gen spread_ms", v, 0, 3600000);
-        else if (!strcmp(k, "interval_ms")) o.interval_ms = parse_ll("--gen interval_ms", v, 1, 3600000);
+        else if (!strcmp(k, "interval_ms"))
+            o.interval_ms = parse_ll("--gen interval_ms", v, 1, 3600000);
         else if (!strcmp(k, "prefix")) snprintf(prefix, sizeof(prefix), "%s", v);
-        else if (!strcmp(k, "delay")) lg->delay = (uint64_t)parse_ll("--gen delay", v, 0, INT64_MAX);
-        else die("--gen \"%s\": unknown key \"%s\" (jobs, ranks, samples, seed, storms, storm_at, "
-                 "spread_ms, interval_ms, prefix, delay)", spec, k);
+        else if (!strcmp(k, "delay"))
+            lg->delay = (uint64_t)parse_ll("--gen delay", v, 0, INT64_MAX);
+        else
+            die("--gen \"%s\": unknown key \"%s\" (jobs, ranks, samples, seed, storms, storm_at, "
+                "spread_ms, interval_ms, prefix, delay)",
+                spec, k);
     }
     o.job_prefix = prefix;
     char err[512];
@@ -428,11 +432,15 @@ static double consumed_events(const url_t *u, sw_buf_t *body)
 static int cmd_load(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"bootstrap", required_argument, NULL, 'b'}, {"topic", required_argument, NULL, 't'},
-        {"partitions", required_argument, NULL, 'P'}, {"gen", required_argument, NULL, 'g'},
+        {"bootstrap", required_argument, NULL, 'b'},
+        {"topic", required_argument, NULL, 't'},
+        {"partitions", required_argument, NULL, 'P'},
+        {"gen", required_argument, NULL, 'g'},
         {"throttle-url", required_argument, NULL, 'u'},
-        {"max-ahead", required_argument, NULL, 'a'}, {"progress", no_argument, NULL, 'p'},
-        {"schema-id", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {"max-ahead", required_argument, NULL, 'a'},
+        {"progress", no_argument, NULL, 'p'},
+        {"schema-id", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
         {NULL, 0, NULL, 0},
     };
     const char *bootstrap = NULL, *topic = NULL, *throttle = NULL;
@@ -466,8 +474,15 @@ static int cmd_load(int argc, char **argv)
     if (throttle) url_parse(throttle, &url);
 
     static const char *const pdefs[] = {
-        "linger.ms", "20", "batch.num.messages", "20000", "queue.buffering.max.messages", "1000000",
-        "queue.buffering.max.kbytes", "1048576", NULL,
+        "linger.ms",
+        "20",
+        "batch.num.messages",
+        "20000",
+        "queue.buffering.max.messages",
+        "1000000",
+        "queue.buffering.max.kbytes",
+        "1048576",
+        NULL,
     };
     load_t ld = {0, 0, RD_KAFKA_RESP_ERR_NO_ERROR};
     rd_kafka_conf_t *kc = kconf(bootstrap, pdefs, &kp);
@@ -522,8 +537,7 @@ static int cmd_load(int argc, char **argv)
         if (sw_tdec_json(dec, line.data, line.len - 1, &ev, err, sizeof(err)) != SW_OK)
             die("generated line does not decode: %s", err);
         enc.len = 0;
-        if (json)
-            sw_buf_put(&enc, line.data, line.len - 1);
+        if (json) sw_buf_put(&enc, line.data, line.len - 1);
         else if (sw_avro_encode_event(&ev, (int32_t)schema_id, &enc, err, sizeof(err)) != SW_OK)
             die("cannot encode: %s", err);
         uint32_t j = jobmap_get(&jobs, ev.has_job_id ? ev.job_id : sw_str(""));
@@ -580,17 +594,17 @@ static int cmd_load(int argc, char **argv)
         if (part_events[p] > pmax_ev) pmax_ev = part_events[p];
         if (part_bytes[p] > pmax_bytes) pmax_bytes = part_bytes[p];
     }
-    printf("events=%llu\ndelivered=%llu\nfailed=%llu\nvalue_bytes=%llu\navg_value_bytes=%.1f\n"
-           "jobs=%zu\npartitions_used=%d\nmax_partition_events=%llu\nmax_partition_bytes_est=%llu\n"
-           "seconds=%.3f\nrate=%.0f\nthrottle_waits=%llu\nthrottle_wait_s=%.3f\n"
-           "topic_high_watermark_sum=%lld\ntopic_max_low_watermark=%lld\n",
-           (unsigned long long)queued, (unsigned long long)ld.delivered,
-           (unsigned long long)ld.failed, (unsigned long long)bytes,
-           queued ? (double)bytes / (double)queued : 0.0, jobs.n,
-           (int)(jobs.n < (size_t)partitions ? jobs.n : (size_t)partitions),
-           (unsigned long long)pmax_ev, (unsigned long long)pmax_bytes, t1 - t0,
-           (double)queued / (t1 - t0), (unsigned long long)waits, waited_s, (long long)hi_sum,
-           (long long)lo_max);
+    printf(
+        "events=%llu\ndelivered=%llu\nfailed=%llu\nvalue_bytes=%llu\navg_value_bytes=%.1f\n"
+        "jobs=%zu\npartitions_used=%d\nmax_partition_events=%llu\nmax_partition_bytes_est=%llu\n"
+        "seconds=%.3f\nrate=%.0f\nthrottle_waits=%llu\nthrottle_wait_s=%.3f\n"
+        "topic_high_watermark_sum=%lld\ntopic_max_low_watermark=%lld\n",
+        (unsigned long long)queued, (unsigned long long)ld.delivered, (unsigned long long)ld.failed,
+        (unsigned long long)bytes, queued ? (double)bytes / (double)queued : 0.0, jobs.n,
+        (int)(jobs.n < (size_t)partitions ? jobs.n : (size_t)partitions),
+        (unsigned long long)pmax_ev, (unsigned long long)pmax_bytes, t1 - t0,
+        (double)queued / (t1 - t0), (unsigned long long)waits, waited_s, (long long)hi_sum,
+        (long long)lo_max);
     if (ld.failed)
         fprintf(stderr, "sw_kbench load: %llu messages not delivered (%s)\n",
                 (unsigned long long)ld.failed, rd_kafka_err2str(ld.last_err));
@@ -612,8 +626,8 @@ static int cmd_load(int argc, char **argv)
 static int cmd_count(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"bootstrap", required_argument, NULL, 'b'}, {"topic", required_argument, NULL, 't'},
-        {"count", required_argument, NULL, 'n'}, {"group", required_argument, NULL, 'g'},
+        {"bootstrap", required_argument, NULL, 'b'},  {"topic", required_argument, NULL, 't'},
+        {"count", required_argument, NULL, 'n'},      {"group", required_argument, NULL, 'g'},
         {"timeout-ms", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0},
     };
     double t_start = now_real();
@@ -636,8 +650,16 @@ static int cmd_count(int argc, char **argv)
     /* The daemon's consumer settings that matter for fetching (sw_kafka.c),
      * everything else librdkafka's defaults. */
     const char *cdefs[] = {
-        "group.id", group, "auto.offset.reset", "earliest", "enable.auto.commit", "false",
-        "enable.partition.eof", "false", "partition.assignment.strategy", "cooperative-sticky",
+        "group.id",
+        group,
+        "auto.offset.reset",
+        "earliest",
+        "enable.auto.commit",
+        "false",
+        "enable.partition.eof",
+        "false",
+        "partition.assignment.strategy",
+        "cooperative-sticky",
         NULL,
     };
     rd_kafka_t *rk = knew(RD_KAFKA_CONSUMER, kconf(bootstrap, cdefs, &kp));
@@ -673,11 +695,12 @@ static int cmd_count(int argc, char **argv)
     double cpu_done = self_cpu_s();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("events=%lld\nbytes=%llu\nt_start=%.6f\nt_first=%.6f\nt_05=%.6f\nt_95=%.6f\n"
-           "t_done=%.6f\ncpu_05=%.3f\ncpu_95=%.3f\ncpu_done=%.3f\ngap_max_ms=%.1f\nstall_s=%.3f\n"
-           "max_rss_kib=%ld\n",
-           n, (unsigned long long)bytes, t_start, t_first, t_05, t_95, t_done, cpu_05, cpu_95,
-           cpu_done, (double)gap_max_us / 1000.0, stall_s, ru.ru_maxrss);
+    printf(
+        "events=%lld\nbytes=%llu\nt_start=%.6f\nt_first=%.6f\nt_05=%.6f\nt_95=%.6f\n"
+        "t_done=%.6f\ncpu_05=%.3f\ncpu_95=%.3f\ncpu_done=%.3f\ngap_max_ms=%.1f\nstall_s=%.3f\n"
+        "max_rss_kib=%ld\n",
+        n, (unsigned long long)bytes, t_start, t_first, t_05, t_95, t_done, cpu_05, cpu_95,
+        cpu_done, (double)gap_max_us / 1000.0, stall_s, ru.ru_maxrss);
     fflush(stdout);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
@@ -689,10 +712,14 @@ static int cmd_count(int argc, char **argv)
 static int cmd_watch(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"url", required_argument, NULL, 'u'}, {"pid", required_argument, NULL, 'p'},
-        {"count", required_argument, NULL, 'n'}, {"interval-ms", required_argument, NULL, 'i'},
-        {"tail-ms", required_argument, NULL, 'L'}, {"tsv", required_argument, NULL, 'o'},
-        {"timeout-ms", required_argument, NULL, 'T'}, {"t0", required_argument, NULL, 'z'},
+        {"url", required_argument, NULL, 'u'},
+        {"pid", required_argument, NULL, 'p'},
+        {"count", required_argument, NULL, 'n'},
+        {"interval-ms", required_argument, NULL, 'i'},
+        {"tail-ms", required_argument, NULL, 'L'},
+        {"tsv", required_argument, NULL, 'o'},
+        {"timeout-ms", required_argument, NULL, 'T'},
+        {"t0", required_argument, NULL, 'z'},
         {NULL, 0, NULL, 0},
     };
     const char *urls = NULL, *tsv = NULL;
@@ -720,8 +747,9 @@ static int cmd_watch(int argc, char **argv)
     if (tsv) {
         out = fopen(tsv, "w");
         if (!out) die("%s: %s", tsv, strerror(errno));
-        fprintf(out, "t_s\tevents\trss_kib\thwm_kib\tretained\tjobs\tranks\tengine_bytes\tlag\t"
-                     "limit_rejects\trecords_out\tsummaries\tdlq\tcpu_s\n");
+        fprintf(out,
+                "t_s\tevents\trss_kib\thwm_kib\tretained\tjobs\tranks\tengine_bytes\tlag\t"
+                "limit_rejects\trecords_out\tsummaries\tdlq\tcpu_s\n");
     }
     long long p05 = (want * 5 + 99) / 100, p95 = (want * 95 + 99) / 100;
     double t_up = 0, t_first = 0, t_05 = 0, t_95 = 0, t_done = 0;
@@ -735,7 +763,8 @@ static int cmd_watch(int argc, char **argv)
     while (!stop) {
         int64_t now_us = now_mono_us();
         if (now_us > deadline) {
-            fprintf(stderr, "sw_kbench watch: timeout after %lld ms at %.0f events\n", timeout_ms, ev);
+            fprintf(stderr, "sw_kbench watch: timeout after %lld ms at %.0f events\n", timeout_ms,
+                    ev);
             rc = 1;
             break;
         }
@@ -771,25 +800,28 @@ static int cmd_watch(int argc, char **argv)
         if (want && ev >= (double)p95 && !t_95) t_95 = t, cpu_95 = cpu;
         if (want && ev >= (double)want && !t_done) t_done = t, cpu_done = cpu;
         if (out) {
-            fprintf(out, "%.3f\t%.0f\t%lld\t%lld\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\n",
-                    t - t0, ev, rss, hwm, metric_sum(x, "stormwatch_retained_samples", NULL),
-                    metric_sum(x, "stormwatch_jobs_tracked", NULL),
-                    metric_sum(x, "stormwatch_ranks_tracked", NULL),
-                    metric_sum(x, "stormwatch_engine_state_bytes", NULL),
-                    metric_sum(x, "stormwatch_consumer_total_lag", NULL),
-                    metric_sum(x, "stormwatch_limit_rejects_total", NULL),
-                    metric_sum(x, "stormwatch_records_out_total", NULL),
-                    metric_sum(x, "stormwatch_records_out_total", "action=\"summary\""),
-                    metric_sum(x, "stormwatch_dlq_records_total", NULL), cpu);
+            fprintf(
+                out,
+                "%.3f\t%.0f\t%lld\t%lld\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\n",
+                t - t0, ev, rss, hwm, metric_sum(x, "stormwatch_retained_samples", NULL),
+                metric_sum(x, "stormwatch_jobs_tracked", NULL),
+                metric_sum(x, "stormwatch_ranks_tracked", NULL),
+                metric_sum(x, "stormwatch_engine_state_bytes", NULL),
+                metric_sum(x, "stormwatch_consumer_total_lag", NULL),
+                metric_sum(x, "stormwatch_limit_rejects_total", NULL),
+                metric_sum(x, "stormwatch_records_out_total", NULL),
+                metric_sum(x, "stormwatch_records_out_total", "action=\"summary\""),
+                metric_sum(x, "stormwatch_dlq_records_total", NULL), cpu);
             fflush(out);
         }
         if (t_done && (now_real() - t_done) * 1000 >= (double)tail_ms) break;
     }
-    printf("events=%.0f\nt_start=%.6f\nt_up=%.6f\nt_first=%.6f\nt_05=%.6f\nt_95=%.6f\n"
-           "t_done=%.6f\ncpu_05=%.3f\ncpu_95=%.3f\ncpu_done=%.3f\nmax_rss_kib=%lld\n"
-           "gap_max_ms=%.1f\nstall_s=%.3f\n",
-           ev, t0, t_up, t_first, t_05, t_95, t_done, cpu_05, cpu_95, cpu_done, max_rss,
-           gap_max_s * 1000, stall_s);
+    printf(
+        "events=%.0f\nt_start=%.6f\nt_up=%.6f\nt_first=%.6f\nt_05=%.6f\nt_95=%.6f\n"
+        "t_done=%.6f\ncpu_05=%.3f\ncpu_95=%.3f\ncpu_done=%.3f\nmax_rss_kib=%lld\n"
+        "gap_max_ms=%.1f\nstall_s=%.3f\n",
+        ev, t0, t_up, t_first, t_05, t_95, t_done, cpu_05, cpu_95, cpu_done, max_rss,
+        gap_max_s * 1000, stall_s);
     if (out) fclose(out);
     sw_buf_clear(&body);
     return rc;
@@ -814,7 +846,8 @@ static void lat_sample(sw_tdec_t *dec, sw_buf_t *json, sw_buf_t *enc, const char
     if (sw_tdec_json(dec, json->data, json->len, &ev, err, sizeof(err)) != SW_OK)
         die("latency sample: %s", err);
     enc->len = 0;
-    if (sw_avro_encode_event(&ev, 1, enc, err, sizeof(err)) != SW_OK) die("latency sample: %s", err);
+    if (sw_avro_encode_event(&ev, 1, enc, err, sizeof(err)) != SW_OK)
+        die("latency sample: %s", err);
 }
 
 static void lat_produce(rd_kafka_t *rk, const char *topic, int32_t part, const char *job,
@@ -852,7 +885,8 @@ static int64_t json_event_ts(const rd_kafka_message_t *m)
         while (p < end && *p == ' ') p++;
         char num[32];
         size_t n = 0;
-        while (p < end && n < sizeof(num) - 1 && (*p == '-' || (*p >= '0' && *p <= '9'))) num[n++] = *p++;
+        while (p < end && n < sizeof(num) - 1 && (*p == '-' || (*p >= '0' && *p <= '9')))
+            num[n++] = *p++;
         num[n] = '\0';
         return n ? strtoll(num, NULL, 10) : -1;
     }
@@ -877,13 +911,20 @@ static int64_t pct(const int64_t *v, size_t n, double p)
 static int cmd_latency(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"bootstrap", required_argument, NULL, 'b'}, {"topic", required_argument, NULL, 't'},
-        {"output", required_argument, NULL, 'o'}, {"storms", required_argument, NULL, 'n'},
-        {"ranks", required_argument, NULL, 'r'}, {"warmup", required_argument, NULL, 'w'},
-        {"gap-min-ms", required_argument, NULL, 'm'}, {"gap-max-ms", required_argument, NULL, 'M'},
-        {"timeout-ms", required_argument, NULL, 'T'}, {"raw", required_argument, NULL, 'R'},
-        {"observer-wait-ms", required_argument, NULL, 'W'}, {"job-prefix", required_argument, NULL, 'j'},
-        {"seed", required_argument, NULL, 's'}, {NULL, 0, NULL, 0},
+        {"bootstrap", required_argument, NULL, 'b'},
+        {"topic", required_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},
+        {"storms", required_argument, NULL, 'n'},
+        {"ranks", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"gap-min-ms", required_argument, NULL, 'm'},
+        {"gap-max-ms", required_argument, NULL, 'M'},
+        {"timeout-ms", required_argument, NULL, 'T'},
+        {"raw", required_argument, NULL, 'R'},
+        {"observer-wait-ms", required_argument, NULL, 'W'},
+        {"job-prefix", required_argument, NULL, 'j'},
+        {"seed", required_argument, NULL, 's'},
+        {NULL, 0, NULL, 0},
     };
     const char *bootstrap = NULL, *in = NULL, *outt = NULL, *raw = NULL, *prefix = "lat";
     long long storms = 200, ranks = 4, warmup = 3, gap_min = 50, gap_max = 300, timeout_ms = 10000;
@@ -924,9 +965,18 @@ static int cmd_latency(int argc, char **argv)
     snprintf(group, sizeof(group), "sw-kbench-observer-%d", (int)getpid());
     /* read_committed: with exactly_once an alert counts once its
      * transaction commits, as a pager reading the topic sees it. */
-    const char *cdefs[] = {"group.id", group, "enable.auto.commit", "false",
-                           "enable.partition.eof", "false", "fetch.wait.max.ms", wait_s,
-                           "fetch.error.backoff.ms", "5", "isolation.level", "read_committed",
+    const char *cdefs[] = {"group.id",
+                           group,
+                           "enable.auto.commit",
+                           "false",
+                           "enable.partition.eof",
+                           "false",
+                           "fetch.wait.max.ms",
+                           wait_s,
+                           "fetch.error.backoff.ms",
+                           "5",
+                           "isolation.level",
+                           "read_committed",
                            NULL};
     rd_kafka_t *obs = knew(RD_KAFKA_CONSUMER, kconf(bootstrap, cdefs, NULL));
     rd_kafka_poll_set_consumer(obs);
@@ -975,7 +1025,8 @@ static int cmd_latency(int argc, char **argv)
         int64_t gap_end = now_mono_us() + gap * 1000;
         long long seen_other = 0;
         while (now_mono_us() < gap_end) {
-            rd_kafka_message_t *m = rd_kafka_consumer_poll(obs, (int)((gap_end - now_mono_us()) / 1000) + 1);
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(
+                obs, (int)((gap_end - now_mono_us()) / 1000) + 1);
             if (m) {
                 if (!m->err) seen_other++;
                 rd_kafka_message_destroy(m);
@@ -993,12 +1044,14 @@ static int cmd_latency(int argc, char **argv)
             rd_kafka_message_t *m = rd_kafka_consumer_poll(obs, 100);
             if (!m) continue;
             int64_t t = now_mono_us();
-            bool hit = !m->err && m->key_len == strlen(job) && memcmp(m->key, job, m->key_len) == 0 &&
+            bool hit = !m->err && m->key_len == strlen(job) &&
+                       memcmp(m->key, job, m->key_len) == 0 &&
                        hdr_is(m, "stormwatch.action", "trigger");
             if (hit && json_event_ts(m) != ts) {
                 /* not the sample we timed (or not JSON): reported, still timed */
                 if (i >= warmup) wrong_cause++;
-                fprintf(stderr, "sw_kbench latency: trigger of %s caused by timestamp %lld, not %lld\n",
+                fprintf(stderr,
+                        "sw_kbench latency: trigger of %s caused by timestamp %lld, not %lld\n",
                         job, (long long)json_event_ts(m), (long long)ts);
             }
             if (!hit && !m->err) seen_other++;
@@ -1013,7 +1066,8 @@ static int cmd_latency(int argc, char **argv)
         other += seen_other;
         if (!t_recv) {
             missed++;
-            fprintf(stderr, "sw_kbench latency: no trigger for %s within %lld ms\n", job, timeout_ms);
+            fprintf(stderr, "sw_kbench latency: no trigger for %s within %lld ms\n", job,
+                    timeout_ms);
         } else {
             lat[nlat++] = t_recv - t_send;
         }
@@ -1046,28 +1100,29 @@ static int cmd_latency(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: sw_kbench COMMAND [OPTIONS]   (bench driver; see bench/README.md)\n"
-            "\n"
-            "  load    -b BOOT -t TOPIC [-P PARTS] [--json] --gen SPEC [--gen SPEC]... [-X p=v]...\n"
-            "          [--throttle-url URL --max-ahead N] [--progress] [--schema-id N]\n"
-            "          generate telemetry (sw_gen) and produce it as Confluent Avro; job k of\n"
-            "          the run (first-seen order) goes to partition k %% PARTS; SPEC is\n"
-            "          jobs=J,ranks=R,samples=S[,prefix=P,seed=N,storms=N,storm_at=F,\n"
-            "          spread_ms=MS,interval_ms=MS,delay=N (start after N events)]; with\n"
-            "          --throttle-url (the daemon's /metrics) it stays at most N events\n"
-            "          ahead of what the daemon consumed\n"
-            "  count   -b BOOT -t TOPIC -n N -g GROUP [-X p=v]...  count-only consumer\n"
-            "  watch   --url URL [--pid PID] [-n N] [--interval-ms MS] [--tail-ms MS]\n"
-            "          [--tsv FILE] [--t0 EPOCH_S]  poll /metrics (+ /proc/PID) until the\n"
-            "          events-in counter reaches N (then MS more), or until SIGTERM\n"
-            "  latency -b BOOT -t IN -o OUT [--storms N] [--ranks R] [--warmup N]\n"
-            "          [--gap-min-ms MS --gap-max-ms MS] [--observer-wait-ms MS] [--raw FILE]\n"
-            "          storm i: quiet history, rank 0 crosses, a random quiet gap, then rank 1's\n"
-            "          crossing sample; time from just before producing it until its trigger\n"
-            "          is read from OUT\n"
-            "\n"
-            "Results are printed as key=value lines on standard output.\n");
+    fprintf(
+        f,
+        "Usage: sw_kbench COMMAND [OPTIONS]   (bench driver; see bench/README.md)\n"
+        "\n"
+        "  load    -b BOOT -t TOPIC [-P PARTS] [--json] --gen SPEC [--gen SPEC]... [-X p=v]...\n"
+        "          [--throttle-url URL --max-ahead N] [--progress] [--schema-id N]\n"
+        "          generate telemetry (sw_gen) and produce it as Confluent Avro; job k of\n"
+        "          the run (first-seen order) goes to partition k %% PARTS; SPEC is\n"
+        "          jobs=J,ranks=R,samples=S[,prefix=P,seed=N,storms=N,storm_at=F,\n"
+        "          spread_ms=MS,interval_ms=MS,delay=N (start after N events)]; with\n"
+        "          --throttle-url (the daemon's /metrics) it stays at most N events\n"
+        "          ahead of what the daemon consumed\n"
+        "  count   -b BOOT -t TOPIC -n N -g GROUP [-X p=v]...  count-only consumer\n"
+        "  watch   --url URL [--pid PID] [-n N] [--interval-ms MS] [--tail-ms MS]\n"
+        "          [--tsv FILE] [--t0 EPOCH_S]  poll /metrics (+ /proc/PID) until the\n"
+        "          events-in counter reaches N (then MS more), or until SIGTERM\n"
+        "  latency -b BOOT -t IN -o OUT [--storms N] [--ranks R] [--warmup N]\n"
+        "          [--gap-min-ms MS --gap-max-ms MS] [--observer-wait-ms MS] [--raw FILE]\n"
+        "          storm i: quiet history, rank 0 crosses, a random quiet gap, then rank 1's\n"
+        "          crossing sample; time from just before producing it until its trigger\n"
+        "          is read from OUT\n"
+        "\n"
+        "Results are printed as key=value lines on standard output.\n");
 }
 
 int main(int argc, char **argv)

@@ -102,8 +102,9 @@ static bool gzip_file(const char *src, const char *dst)
 
 /* ---- inputs made once -------------------------------------------------- */
 
-#define EV(ts, rank, used) \
-    "{\"timestamp_ns\": " ts ", \"event_type\": \"sample\", \"rank\": " rank ", \"world_size\": 2, \"device_used_bytes\": " used "}\n"
+#define EV(ts, rank, used)                                                   \
+    "{\"timestamp_ns\": " ts ", \"event_type\": \"sample\", \"rank\": " rank \
+    ", \"world_size\": 2, \"device_used_bytes\": " used "}\n"
 
 static void make_inputs(void)
 {
@@ -147,69 +148,168 @@ typedef struct cli_case_s {
 static const cli_case_t k_cases[] = {
     {"--version", "--version", 0, {"stormwatch "}, {NULL}, false},
     {"version", "version", 0, {"stormwatch "}, {NULL}, false},
-    {"--help", "--help", 0, {"analyze", "replay", "gen", "--version", "Usage: stormwatch"}, {NULL}, false},
+    {"--help",
+     "--help",
+     0,
+     {"analyze", "replay", "gen", "--version", "Usage: stormwatch"},
+     {NULL},
+     false},
     {"-h", "-h", 0, {"analyze", "replay", "gen"}, {NULL}, false},
     {"no command", "", 2, {NULL}, {"Usage: stormwatch"}, true},
-    {"analyze --help", "analyze --help", 0,
+    {"analyze --help",
+     "analyze --help",
+     0,
      {"Usage: stormwatch analyze", "--spike-min-bytes", "--spike-fraction", "--skew-multiplier",
       "--strict", "--compact", "--help"},
-     {NULL}, false},
+     {NULL},
+     false},
     {"analyze -h", "analyze -h", 0, {"Usage: stormwatch analyze"}, {NULL}, false},
-    {"replay --help", "replay --help", 0,
+    {"replay --help",
+     "replay --help",
+     0,
      {"Usage: stormwatch replay", "--window-samples", "--stale-ms", "--spike-min-bytes",
       "--spike-fraction", "--skew-multiplier", "--max-jobs", "--max-ranks-per-job", "--strict",
       "--stats", "--help"},
-     {NULL}, false},
-    {"gen --help", "gen --help", 0,
-     {"Usage: stormwatch gen", "--ranks", "--samples", "--jobs", "--seed", "--storm-rank",
-      "--storms", "--interval-ms", "--jitter", "--skew-ms", "--start-ns", "--storm-at",
-      "--spread-ms", "--storm-bytes", "--phases", "--duplicates", "--late", "--job-prefix",
-      "--output", "--gzip", "--truth", "--quiet", "--help"},
-     {NULL}, false},
+     {NULL},
+     false},
+    {"gen --help",
+     "gen --help",
+     0,
+     {"Usage: stormwatch gen",
+      "--ranks",
+      "--samples",
+      "--jobs",
+      "--seed",
+      "--storm-rank",
+      "--storms",
+      "--interval-ms",
+      "--jitter",
+      "--skew-ms",
+      "--start-ns",
+      "--storm-at",
+      "--spread-ms",
+      "--storm-bytes",
+      "--phases",
+      "--duplicates",
+      "--late",
+      "--job-prefix",
+      "--output",
+      "--gzip",
+      "--truth",
+      "--quiet",
+      "--help"},
+     {NULL},
+     false},
     {"unknown command", "frobnicate", 2, {NULL}, {"frobnicate"}, true},
     {"unknown analyze option", "analyze --bogus @F/gen1.jsonl", 2, {NULL}, {"--bogus"}, true},
     {"unknown replay option", "replay --nope @F/gen1.jsonl", 2, {NULL}, {"--nope"}, true},
     {"unknown gen option", "gen --zzz", 2, {NULL}, {"--zzz"}, true},
     {"unknown short option", "analyze -q @F/gen1.jsonl", 2, {NULL}, {"-q"}, true},
     {"missing option value", "analyze --spike-fraction", 2, {NULL}, {"--spike-fraction"}, true},
-    {"spike fraction out of range", "analyze --spike-fraction 2 @F/gen1.jsonl", 2, {NULL},
-     {"--spike-fraction", "\"2\""}, true},
-    {"spike fraction not a number", "analyze --spike-fraction ten @F/gen1.jsonl", 2, {NULL},
-     {"--spike-fraction", "\"ten\""}, true},
-    {"spike fraction NaN", "replay --spike-fraction nan @F/gen1.jsonl", 2, {NULL},
-     {"--spike-fraction", "\"nan\""}, true},
-    {"spike min bytes not an integer", "analyze --spike-min-bytes 12abc @F/gen1.jsonl", 2, {NULL},
-     {"--spike-min-bytes", "\"12abc\""}, true},
-    {"skew multiplier fraction", "analyze --skew-multiplier 1.5 @F/gen1.jsonl", 2, {NULL},
-     {"--skew-multiplier", "\"1.5\""}, true},
-    {"skew multiplier 0", "replay --skew-multiplier 0 @F/gen1.jsonl", 2, {NULL},
-     {"--skew-multiplier", "\"0\""}, true},
-    {"window samples 0", "replay --window-samples 0 @F/gen1.jsonl", 2, {NULL},
-     {"--window-samples", "\"0\""}, true},
-    {"stale ms negative", "replay --stale-ms -1 @F/gen1.jsonl", 2, {NULL}, {"--stale-ms", "\"-1\""},
+    {"spike fraction out of range",
+     "analyze --spike-fraction 2 @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--spike-fraction", "\"2\""},
      true},
-    {"max jobs beyond 64 bits", "replay --max-jobs 99999999999999999999 @F/gen1.jsonl", 2, {NULL},
-     {"--max-jobs", "\"99999999999999999999\""}, true},
+    {"spike fraction not a number",
+     "analyze --spike-fraction ten @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--spike-fraction", "\"ten\""},
+     true},
+    {"spike fraction NaN",
+     "replay --spike-fraction nan @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--spike-fraction", "\"nan\""},
+     true},
+    {"spike min bytes not an integer",
+     "analyze --spike-min-bytes 12abc @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--spike-min-bytes", "\"12abc\""},
+     true},
+    {"skew multiplier fraction",
+     "analyze --skew-multiplier 1.5 @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--skew-multiplier", "\"1.5\""},
+     true},
+    {"skew multiplier 0",
+     "replay --skew-multiplier 0 @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--skew-multiplier", "\"0\""},
+     true},
+    {"window samples 0",
+     "replay --window-samples 0 @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--window-samples", "\"0\""},
+     true},
+    {"stale ms negative",
+     "replay --stale-ms -1 @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--stale-ms", "\"-1\""},
+     true},
+    {"max jobs beyond 64 bits",
+     "replay --max-jobs 99999999999999999999 @F/gen1.jsonl",
+     2,
+     {NULL},
+     {"--max-jobs", "\"99999999999999999999\""},
+     true},
     {"gen ranks 0", "gen --ranks 0", 2, {NULL}, {"--ranks"}, true},
-    {"analyze a missing file", "analyze @T/no-such-file.jsonl", 1, {NULL},
-     {"no-such-file.jsonl"}, true},
-    {"replay a missing file", "replay @T/no-such-file.jsonl", 1, {NULL}, {"no-such-file.jsonl"},
+    {"analyze a missing file",
+     "analyze @T/no-such-file.jsonl",
+     1,
+     {NULL},
+     {"no-such-file.jsonl"},
      true},
-    {"analyze an invalid line: FILE:LINE, exit 0, a count", "analyze @T/bad.jsonl", 0,
+    {"replay a missing file",
+     "replay @T/no-such-file.jsonl",
+     1,
+     {NULL},
+     {"no-such-file.jsonl"},
+     true},
+    {"analyze an invalid line: FILE:LINE, exit 0, a count",
+     "analyze @T/bad.jsonl",
+     0,
      {"\"world_size\"", "\"participating_ranks\""},
      {"bad.jsonl:2: field \"rank\" is -3, expected an integer >= 0", "bad.jsonl:6: not valid JSON",
       "2 invalid lines skipped"},
      false},
-    {"replay an invalid line: FILE:LINE, exit 0", "replay @T/bad.jsonl", 0, {"\"summary\""},
-     {"bad.jsonl:2: field \"rank\" is -3", "2 invalid lines skipped"}, false},
-    {"analyze --strict stops at the first invalid line", "analyze --strict @T/bad.jsonl", 2, {NULL},
-     {"bad.jsonl:2: field \"rank\" is -3"}, true},
-    {"replay --strict stops at the first invalid line", "replay --strict @T/bad.jsonl", 2, {NULL},
-     {"bad.jsonl:2:"}, true},
-    {"analyze a truncated gzip file", "analyze @T/trunc.jsonl.gz", 1, {NULL},
-     {"trunc.jsonl.gz", "truncated"}, true},
-    {"replay a truncated gzip file", "replay @T/trunc.jsonl.gz", 1, {NULL},
-     {"trunc.jsonl.gz", "truncated"}, false},
+    {"replay an invalid line: FILE:LINE, exit 0",
+     "replay @T/bad.jsonl",
+     0,
+     {"\"summary\""},
+     {"bad.jsonl:2: field \"rank\" is -3", "2 invalid lines skipped"},
+     false},
+    {"analyze --strict stops at the first invalid line",
+     "analyze --strict @T/bad.jsonl",
+     2,
+     {NULL},
+     {"bad.jsonl:2: field \"rank\" is -3"},
+     true},
+    {"replay --strict stops at the first invalid line",
+     "replay --strict @T/bad.jsonl",
+     2,
+     {NULL},
+     {"bad.jsonl:2:"},
+     true},
+    {"analyze a truncated gzip file",
+     "analyze @T/trunc.jsonl.gz",
+     1,
+     {NULL},
+     {"trunc.jsonl.gz", "truncated"},
+     true},
+    {"replay a truncated gzip file",
+     "replay @T/trunc.jsonl.gz",
+     1,
+     {NULL},
+     {"trunc.jsonl.gz", "truncated"},
+     false},
 };
 
 static void test_table(void **state)
@@ -225,13 +325,13 @@ static void test_table(void **state)
         sw_check_case("%s", c->name);
         int rc = run(c->args, NULL, &out, &err);
         SW_CHECK(rc == c->rc, "`stormwatch %s` exited %d, expected %d; stderr: %.300s", c->args, rc,
-              c->rc, err.data);
+                 c->rc, err.data);
         for (size_t k = 0; k < 24 && c->out[k]; k++)
             SW_CHECK(strstr(out.data, c->out[k]) != NULL, "stdout lacks \"%s\":\n%.400s", c->out[k],
-                  out.data);
+                     out.data);
         for (size_t k = 0; k < 6 && c->err[k]; k++)
             SW_CHECK(strstr(err.data, c->err[k]) != NULL, "stderr lacks \"%s\":\n%.400s", c->err[k],
-                  err.data);
+                     err.data);
         if (c->out_empty) SW_CHECK(out.len == 0, "stdout not empty: %.200s", out.data);
         /* help and version go to stdout only, and exit 0 */
         if (c->rc == 0 && (strstr(c->args, "help") || strstr(c->args, "version") ||
@@ -244,7 +344,7 @@ static void test_table(void **state)
     int x, y, z;
     char nl;
     SW_CHECK(sscanf(out.data, "stormwatch %d.%d.%d%c", &x, &y, &z, &nl) == 4 && nl == '\n',
-          "version line \"%s\"", out.data);
+             "version line \"%s\"", out.data);
     fprintf(stderr, "%zu command lines\n", sizeof(k_cases) / sizeof(k_cases[0]));
     sw_buf_clear(&out);
     sw_buf_clear(&err);
@@ -295,7 +395,7 @@ static void test_analyze_output(void **state)
     SW_CHECK(rc == 0, "exit %d", rc);
     const char *nl = memchr(out.data, '\n', out.len);
     SW_CHECK(nl && (size_t)(nl - out.data) == out.len - 1, "%zu bytes, newline at %ld", out.len,
-          nl ? (long)(nl - out.data) : -1L);
+             nl ? (long)(nl - out.data) : -1L);
     json_t *b = parse(&out, why, sizeof(why));
     SW_CHECK(b && a && json_equal(a, b), "compact output differs from the indented one");
     json_decref(b);
@@ -317,7 +417,7 @@ static void test_analyze_output(void **state)
         rc = run(same[i].args, same[i].use_stdin ? in : NULL, &out, &err);
         SW_CHECK(rc == 0, "exit %d: %s", rc, err.data);
         SW_CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
-              "output differs from `analyze gen1.jsonl` (%zu vs %zu bytes)", out.len, ref.len);
+                 "output differs from `analyze gen1.jsonl` (%zu vs %zu bytes)", out.len, ref.len);
     }
     json_decref(a);
 
@@ -337,7 +437,7 @@ static void test_analyze_output(void **state)
     SW_CHECK(rc == 0, "exit %d", rc);
     run("analyze @T/joined.jsonl", NULL, &ref, &err);
     SW_CHECK(out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
-          "analyze A B differs from analyze cat(A, B)");
+             "analyze A B differs from analyze cat(A, B)");
     sw_buf_clear(&joined);
     sw_buf_clear(&part);
 
@@ -345,12 +445,12 @@ static void test_analyze_output(void **state)
     snprintf(path, sizeof(path), "%s/bad.jsonl", tmpdir());
     rc = run("analyze --compact", path, &out, &err);
     SW_CHECK(rc == 0 && strstr(err.data, "<stdin>:2: field \"rank\" is -3") != NULL,
-          "exit %d, stderr %.300s", rc, err.data);
+             "exit %d, stderr %.300s", rc, err.data);
 
     sw_check_case("the first missing file stops analyze");
     rc = run("analyze @F/gen1.jsonl @T/nope.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 1 && out.len == 0 && strstr(err.data, "nope.jsonl"),
-          "exit %d, %zu bytes of stdout, stderr %.200s", rc, out.len, err.data);
+             "exit %d, %zu bytes of stdout, stderr %.200s", rc, out.len, err.data);
 
     sw_buf_clear(&out);
     sw_buf_clear(&err);
@@ -382,7 +482,7 @@ static void test_replay_output(void **state)
     SW_CHECK(ref.len && ref.data[ref.len - 1] == '\n', "output does not end with a newline");
     if (recs) {
         SW_CHECK(json_array_size(recs) == nlines, "%zu records on %zu lines", json_array_size(recs),
-              nlines);
+                 nlines);
         const char *want[] = {"trigger", "summary", "summary"};
         const char *want_job[] = {"a", "a", "b"};
         SW_CHECK(json_array_size(recs) == 3, "%zu records, expected 3", json_array_size(recs));
@@ -391,9 +491,9 @@ static void test_replay_output(void **state)
             const char *act = json_string_value(json_object_get(r, "action"));
             const char *job = json_string_value(json_object_get(r, "job_id"));
             SW_CHECK(json_is_object(r) && act && strcmp(act, want[i]) == 0 && job &&
-                      strcmp(job, want_job[i]) == 0,
-                  "record %zu: action %s job %s, expected %s %s", i + 1, act ? act : "?",
-                  job ? job : "?", want[i], want_job[i]);
+                         strcmp(job, want_job[i]) == 0,
+                     "record %zu: action %s job %s, expected %s %s", i + 1, act ? act : "?",
+                     job ? job : "?", want[i], want_job[i]);
         }
     }
     json_decref(recs);
@@ -405,7 +505,8 @@ static void test_replay_output(void **state)
     SW_ASSERT_TRUE(gzip_file(src, gz));
     rc = run("replay @T/two_jobs.jsonl.gz", NULL, &out, &err);
     SW_CHECK(rc == 0 && out.len == ref.len && memcmp(out.data, ref.data, ref.len) == 0,
-          "exit %d, output differs from the plain input (%zu vs %zu bytes)", rc, out.len, ref.len);
+             "exit %d, output differs from the plain input (%zu vs %zu bytes)", rc, out.len,
+             ref.len);
 
     /* first appearance by any event type: job b's first event (not a
      * sample) comes before job a's first sample; job c has no sample */
@@ -425,10 +526,11 @@ static void test_replay_output(void **state)
     recs = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
     SW_CHECK(recs != NULL, "not JSON Lines: %s", why);
     if (recs) {
-        json_t *want = json_loads("[{\"action\": \"summary\", \"job_id\": \"b\"},"
-                                  " {\"action\": \"summary\", \"job_id\": \"a\"},"
-                                  " {\"action\": \"summary\", \"job_id\": null}]",
-                                  0, NULL);
+        json_t *want = json_loads(
+            "[{\"action\": \"summary\", \"job_id\": \"b\"},"
+            " {\"action\": \"summary\", \"job_id\": \"a\"},"
+            " {\"action\": \"summary\", \"job_id\": null}]",
+            0, NULL);
         /* compare only action and job_id of each record */
         json_t *got = json_array();
         for (size_t i = 0; i < json_array_size(recs); i++) {
@@ -438,7 +540,8 @@ static void test_replay_output(void **state)
             json_object_set(o, "job_id", json_object_get(r, "job_id"));
             json_array_append_new(got, o);
         }
-        SW_CHECK(sw_test_json_equal(got, want, false, why, sizeof(why)), "%s (got != expected)", why);
+        SW_CHECK(sw_test_json_equal(got, want, false, why, sizeof(why)), "%s (got != expected)",
+                 why);
         json_decref(got);
         json_decref(want);
     }
@@ -450,24 +553,26 @@ static void test_replay_output(void **state)
     SW_CHECK(out.len > 0, "no records");
     json_t *st = parse(&err, why, sizeof(why));
     SW_CHECK(st != NULL && json_is_object(st), "stderr is not one JSON object: %s\n%.300s", why,
-          err.data);
+             err.data);
     if (st) {
         json_t *bpr = json_object_get(st, "bytes_per_retained_sample");
         SW_CHECK(json_is_number(bpr) && json_number_value(bpr) > 0, "bytes_per_retained_sample %s",
-              bpr ? "not > 0" : "absent");
+                 bpr ? "not > 0" : "absent");
         json_t *ev = json_object_get(st, "events");
         json_t *lines = json_object_get(st, "lines");
         SW_CHECK(json_is_integer(ev) && json_is_integer(lines) &&
-                  json_integer_value(ev) == json_integer_value(lines) && json_integer_value(ev) > 0,
-              "events %lld, lines %lld", (long long)json_integer_value(ev),
-              (long long)json_integer_value(lines));
+                     json_integer_value(ev) == json_integer_value(lines) &&
+                     json_integer_value(ev) > 0,
+                 "events %lld, lines %lld", (long long)json_integer_value(ev),
+                 (long long)json_integer_value(lines));
         /* the counters agree with the records printed */
         long long printed = 0;
         for (const char *p = out.data; (p = strstr(p, "\"action\": \"summary\"")) != NULL; p++)
             printed++;
         json_t *recsum = json_object_get(json_object_get(st, "records"), "summary");
         SW_CHECK(json_is_integer(recsum) && json_integer_value(recsum) == printed && printed > 0,
-              "summary records %lld, printed %lld", (long long)json_integer_value(recsum), printed);
+                 "summary records %lld, printed %lld", (long long)json_integer_value(recsum),
+                 printed);
     }
     json_decref(st);
 
@@ -493,7 +598,7 @@ static void test_gen_roundtrip(void **state)
     sw_check_case("gen | analyze");
     int rc = run("gen --ranks 4 --samples 60 --seed 7 --quiet -o @T/g.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0 && out.len == 0, "gen exit %d, stdout %zu bytes, stderr %.200s", rc, out.len,
-          err.data);
+             err.data);
     rc = run("gen --ranks 4 --samples 60 --seed 7 --quiet", NULL, &again, &err);
     SW_CHECK(rc == 0, "gen to stdout exit %d", rc);
     char path[1200];
@@ -502,7 +607,7 @@ static void test_gen_roundtrip(void **state)
     sw_buf_init(&file);
     SW_CHECK(sw_test_read_file(path, &file), "gen -o wrote nothing");
     SW_CHECK(file.len == again.len && memcmp(file.data, again.data, file.len) == 0,
-          "gen -o and gen to stdout differ");
+             "gen -o and gen to stdout differ");
     rc = run("analyze --strict @T/g.jsonl", NULL, &out, &err);
     SW_CHECK(rc == 0, "analyze --strict of gen output: exit %d: %.300s", rc, err.data);
     char why[256];
@@ -510,8 +615,8 @@ static void test_gen_roundtrip(void **state)
     SW_CHECK(a != NULL, "not JSON: %s", why);
     json_t *sus = json_object_get(a, "first_cause_suspects");
     SW_CHECK(json_array_size(sus) >= 1 &&
-              json_integer_value(json_object_get(json_array_get(sus, 0), "rank")) == 3,
-          "first suspect is not the default storm rank 3");
+                 json_integer_value(json_object_get(json_array_get(sus, 0), "rank")) == 3,
+             "first suspect is not the default storm rank 3");
     json_decref(a);
     sw_buf_clear(&file);
     sw_buf_clear(&out);
@@ -679,7 +784,8 @@ static void test_progress(void **state)
     char part[1300], cmd[4000];
     snprintf(part, sizeof(part), "%s/progress.jsonl", tmpdir());
     /* 8,000 events on each side of the pause. */
-    snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 16 --samples 500 --quiet -o '%s'", sw_test_bin(), part);
+    snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 16 --samples 500 --quiet -o '%s'", sw_test_bin(),
+             part);
     SW_ASSERT_I64(system(cmd), 0);
     const char *slow = "sh -c \\\"(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - > /dev/null\\\"";
     char inner[3000];
@@ -693,8 +799,8 @@ static void test_progress(void **state)
     /* The line is erased at the end: the last thing drawn is the erase. */
     SW_ASSERT_NOT_NULL(strstr(out.data, "\r\033[K"));
     /* Not a terminal: nothing but the run's own output. */
-    snprintf(cmd, sizeof(cmd), "(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - 2>&1 >/dev/null", part,
-             part, sw_test_bin());
+    snprintf(cmd, sizeof(cmd), "(cat '%s'; sleep 1.3; cat '%s') | '%s' replay - 2>&1 >/dev/null",
+             part, part, sw_test_bin());
     SW_ASSERT_I64(sw_test_run(cmd, &out), 0);
     SW_ASSERT_NULL(strstr(sw_buf_cstr(&out), "events/s"));
     sw_buf_clear(&out);
@@ -710,8 +816,9 @@ static void test_job_id_flood(void **state)
     char real[1300], flood[1300], cmd[4000];
     snprintf(real, sizeof(real), "%s/flood-real.jsonl", tmpdir());
     snprintf(flood, sizeof(flood), "%s/flood.jsonl", tmpdir());
-    snprintf(cmd, sizeof(cmd), "'%s' gen --jobs 3 --ranks 16 --samples 300 --storms 2 --quiet -o '%s'",
-             sw_test_bin(), real);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' gen --jobs 3 --ranks 16 --samples 300 --storms 2 --quiet -o '%s'", sw_test_bin(),
+             real);
     SW_ASSERT_I64(system(cmd), 0);
     sw_buf_t in, fl;
     sw_buf_init(&in);
@@ -723,11 +830,12 @@ static void test_job_id_flood(void **state)
         size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(in.data + in.len - p);
         sw_buf_put(&fl, p, len);
         for (int k = 0; k < 10; k++, n++)
-            sw_buf_printf(&fl,
-                          "{\"event_type\": \"sample\", \"job_id\": \"flood-%ld\", \"rank\": 0, "
-                          "\"world_size\": 1, \"timestamp_ns\": 1763700000000000000, \"pid\": 1, "
-                          "\"host\": \"x\", \"device_used_bytes\": 1000, \"sampling_interval_ms\": 100}\n",
-                          n);
+            sw_buf_printf(
+                &fl,
+                "{\"event_type\": \"sample\", \"job_id\": \"flood-%ld\", \"rank\": 0, "
+                "\"world_size\": 1, \"timestamp_ns\": 1763700000000000000, \"pid\": 1, "
+                "\"host\": \"x\", \"device_used_bytes\": 1000, \"sampling_interval_ms\": 100}\n",
+                n);
         p += len;
     }
     SW_ASSERT_TRUE(write_file(flood, fl.data, fl.len));
@@ -760,9 +868,10 @@ static void test_job_id_flood(void **state)
     const char *eb = strstr(err.data, "\"peak_engine_bytes\": ");
     SW_ASSERT_NOT_NULL(eb);
     long peak = atol(eb + strlen("\"peak_engine_bytes\": "));
-    printf("flood: %ld flood jobs among 3 real ones, --max-jobs 500: %ld evicted, none refused, "
-           "real records equal, peak engine state %ld bytes\n",
-           n, evicted, peak);
+    printf(
+        "flood: %ld flood jobs among 3 real ones, --max-jobs 500: %ld evicted, none refused, "
+        "real records equal, peak engine state %ld bytes\n",
+        n, evicted, peak);
     SW_ASSERT_TRUE(evicted > n - 550);
     SW_ASSERT_TRUE(peak < 40L * 1024 * 1024);
     sw_buf_clear(&in);
@@ -776,21 +885,18 @@ static void test_job_id_flood(void **state)
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
-        fprintf(stderr, "FAIL: the stormwatch binary \"%s\" is not executable (set SW_BIN, or run "
-                        "through ctest)\n", sw_test_bin());
+        fprintf(stderr,
+                "FAIL: the stormwatch binary \"%s\" is not executable (set SW_BIN, or run "
+                "through ctest)\n",
+                sw_test_bin());
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_analyze_output),
-        cmocka_unit_test(test_replay_output),
-        cmocka_unit_test(test_gen_roundtrip),
-        cmocka_unit_test(test_kcat_style),
-        cmocka_unit_test(test_wrong_kind),
-        cmocka_unit_test(test_analyze_jobs),
-        cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_progress),
-        cmocka_unit_test(test_job_id_flood),
+        cmocka_unit_test(test_table),         cmocka_unit_test(test_analyze_output),
+        cmocka_unit_test(test_replay_output), cmocka_unit_test(test_gen_roundtrip),
+        cmocka_unit_test(test_kcat_style),    cmocka_unit_test(test_wrong_kind),
+        cmocka_unit_test(test_analyze_jobs),  cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_progress),      cmocka_unit_test(test_job_id_flood),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -611,10 +611,11 @@ static int test_static(void)
         const char *session = st ? "kafka.consumer.session.timeout.ms=15000" : NULL;
         sw_test_daemon_t a, b;
         daemon_start(&a, t, ta0, st ? ida : NULL, session);
-        SW_ASSERT(sw_test_daemon_wait_assigned(&a, 4, JOIN_WAIT_MS), "%s did not take 4 partitions", ta0);
+        SW_ASSERT(sw_test_daemon_wait_assigned(&a, 4, JOIN_WAIT_MS), "%s did not take 4 partitions",
+                  ta0);
         daemon_start(&b, t, tb, st ? idb : NULL, session);
-        SW_ASSERT(split_settled(t, a.log, b.log, JOIN_WAIT_MS), "%s and %s never split the partitions",
-                  ta0, tb);
+        SW_ASSERT(split_settled(t, a.log, b.log, JOIN_WAIT_MS),
+                  "%s and %s never split the partitions", ta0, tb);
         int gb0, ga, gb1, gb2;
         unsigned own_b = owned(b.log, t, &gb0), own_a = owned(a.log, t, &ga);
         SW_ASSERT(stop(&a) == 0, "%s did not exit 0", ta0);
@@ -629,15 +630,17 @@ static int test_static(void)
         SW_ASSERT(split_settled(t, a.log, b.log, JOIN_WAIT_MS),
                   "%s and %s never split the partitions again", ta1, tb);
         unsigned back_b = owned(b.log, t, &gb2), back_a = owned(a.log, t, &ga);
-        printf("  %s members: A %#x B %#x; A stopped: B %#x; A back: A %#x B %#x; B gave up %d "
-               "partition%s\n",
-               st ? "static" : "dynamic (control)", own_a, own_b, away, back_a, back_b, gb2 - gb0,
-               gb2 - gb0 == 1 ? "" : "s");
+        printf(
+            "  %s members: A %#x B %#x; A stopped: B %#x; A back: A %#x B %#x; B gave up %d "
+            "partition%s\n",
+            st ? "static" : "dynamic (control)", own_a, own_b, away, back_a, back_b, gb2 - gb0,
+            gb2 - gb0 == 1 ? "" : "s");
         if (st) {
-            SW_ASSERT(away == own_b && back_b == own_b && gb2 == gb0,
-                      "static members: B's partitions moved (B %#x, %#x while A was away, %#x after; "
-                      "gave up %d)",
-                      own_b, away, back_b, gb2 - gb0);
+            SW_ASSERT(
+                away == own_b && back_b == own_b && gb2 == gb0,
+                "static members: B's partitions moved (B %#x, %#x while A was away, %#x after; "
+                "gave up %d)",
+                own_b, away, back_b, gb2 - gb0);
             SW_ASSERT(back_a == own_a, "static members: A came back to %#x, not its %#x", back_a,
                       own_a);
         } else {

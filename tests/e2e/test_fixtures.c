@@ -53,7 +53,8 @@ static int check_case(const char *dir, const char *name)
         if (json_is_integer(s)) stale = json_integer_value(s);
         json_decref(params);
     }
-    snprintf(cmd, sizeof(cmd), "'%s' replay --window-samples %lld --stale-ms %lld '%s/%s.jsonl' 2>/dev/null",
+    snprintf(cmd, sizeof(cmd),
+             "'%s' replay --window-samples %lld --stale-ms %lld '%s/%s.jsonl' 2>/dev/null",
              sw_test_bin(), window, stale, dir, name);
     rc = sw_test_run(cmd, &out);
     snprintf(path, sizeof(path), "%s/%s.stream.jsonl", dir, name);

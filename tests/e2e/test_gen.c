@@ -28,7 +28,8 @@ static sw_gen_t *gen_all(const sw_gen_opts_t *o, sw_buf_t *out)
         return NULL;
     }
     out->len = 0;
-    while (sw_gen_next(gen, out)) {}
+    while (sw_gen_next(gen, out)) {
+    }
     return gen;
 }
 
@@ -48,8 +49,8 @@ static int each_event(const sw_buf_t *buf, event_fn fn, void *ctx)
         sw_event_t ev;
         sw_err_t err = sw_tdec_json(dec, buf->data + i, end - i, &ev, errstr, sizeof(errstr));
         if (err != SW_OK) {
-            fprintf(stderr, "%s:%d: FAIL: line %zu does not decode: %s: %.*s\n", __FILE__,
-                    __LINE__, lineno, errstr, (int)(end - i), buf->data + i);
+            fprintf(stderr, "%s:%d: FAIL: line %zu does not decode: %s: %.*s\n", __FILE__, __LINE__,
+                    lineno, errstr, (int)(end - i), buf->data + i);
             rc = 1;
         } else {
             rc = fn(ctx, &ev);
@@ -100,7 +101,8 @@ static void test_determinism(void **state)
     o.seed = 2;
     g2 = gen_all(&o, &b);
     SW_ASSERT(g2, "generator refused seed 2");
-    SW_ASSERT(a.len != b.len || memcmp(a.data, b.data, a.len) != 0, "seeds 1 and 2 gave the same bytes");
+    SW_ASSERT(a.len != b.len || memcmp(a.data, b.data, a.len) != 0,
+              "seeds 1 and 2 gave the same bytes");
     sw_gen_destroy(g1);
     sw_gen_destroy(g2);
     sw_buf_clear(&a);
@@ -122,7 +124,8 @@ static int on_decoded(void *opaque, const sw_event_t *ev)
     SW_ASSERT(ev->rank >= 0 && ev->rank < c->ranks && ev->world_size == c->ranks,
               "rank %lld world_size %lld", (long long)ev->rank, (long long)ev->world_size);
     SW_ASSERT(ev->has_job_id && ev->has_session_id, "job_id or session_id missing");
-    SW_ASSERT(ev->device_total_bytes.set && ev->device_total_bytes.value == SW_GEN_DEVICE_TOTAL_BYTES,
+    SW_ASSERT(ev->device_total_bytes.set &&
+                  ev->device_total_bytes.value == SW_GEN_DEVICE_TOTAL_BYTES,
               "device_total_bytes %lld", (long long)ev->device_total_bytes.value);
     SW_ASSERT(ev->device_free_bytes.value == ev->device_total_bytes.value - ev->device_used_bytes,
               "free %lld used %lld", (long long)ev->device_free_bytes.value,
@@ -151,14 +154,16 @@ static int on_decoded(void *opaque, const sw_event_t *ev)
         SW_ASSERT(ev->kind == SW_EV_PHASE_ENTER || ev->kind == SW_EV_PHASE_EXIT,
                   "unexpected event_type %.*s", (int)ev->event_type.len, ev->event_type.ptr);
         SW_ASSERT(ev->has_phase, "phase event without a well-formed phase_scope");
-        SW_ASSERT(ev->device_used_bytes == 0, "phase event used %lld", (long long)ev->device_used_bytes);
+        SW_ASSERT(ev->device_used_bytes == 0, "phase event used %lld",
+                  (long long)ev->device_used_bytes);
         SW_ASSERT(ev->phase.path_len == 2 && sw_str_eq(ev->phase.path[0], sw_str("train")) &&
                       sw_str_eq(ev->phase.path[1], ev->phase.name),
                   "path_len %d", ev->phase.path_len);
         SW_ASSERT(sw_str_eq(ev->phase.name, sw_str("forward")) ||
                       sw_str_eq(ev->phase.name, sw_str("backward")),
                   "phase name %.*s", (int)ev->phase.name.len, ev->phase.name.ptr);
-        SW_ASSERT(ev->phase.enter == (ev->kind == SW_EV_PHASE_ENTER), "action does not match event_type");
+        SW_ASSERT(ev->phase.enter == (ev->kind == SW_EV_PHASE_ENTER),
+                  "action does not match event_type");
         if (ev->phase.enter) c->enters++;
         else c->exits++;
     }
@@ -181,16 +186,19 @@ static int check_keys(const char *line, size_t len)
     SW_ASSERT(json_object_size(want) == json_object_size(got), "%zu keys, the fixture has %zu",
               json_object_size(got), json_object_size(want));
     void *it1 = json_object_iter(want), *it2 = json_object_iter(got);
-    for (; it1 && it2; it1 = json_object_iter_next(want, it1), it2 = json_object_iter_next(got, it2)) {
+    for (; it1 && it2;
+         it1 = json_object_iter_next(want, it1), it2 = json_object_iter_next(got, it2)) {
         const char *k1 = json_object_iter_key(it1), *k2 = json_object_iter_key(it2);
         SW_ASSERT(strcmp(k1, k2) == 0, "key \"%s\" where the fixture has \"%s\"", k2, k1);
         json_t *v1 = json_object_iter_value(it1), *v2 = json_object_iter_value(it2);
-        SW_ASSERT(json_typeof(v1) == json_typeof(v2) || (json_is_integer(v1) && json_is_integer(v2)),
-                  "key \"%s\": JSON type %d, the fixture has %d", k1, json_typeof(v2), json_typeof(v1));
+        SW_ASSERT(
+            json_typeof(v1) == json_typeof(v2) || (json_is_integer(v1) && json_is_integer(v2)),
+            "key \"%s\": JSON type %d, the fixture has %d", k1, json_typeof(v2), json_typeof(v1));
     }
     SW_ASSERT(json_integer_value(json_object_get(got, "schema_version")) == 3, "schema_version");
-    SW_ASSERT(!strcmp(json_string_value(json_object_get(got, "collector")), "stormlog.cuda_tracker"),
-              "collector");
+    SW_ASSERT(
+        !strcmp(json_string_value(json_object_get(got, "collector")), "stormlog.cuda_tracker"),
+        "collector");
     json_decref(want);
     json_decref(got);
     sw_buf_clear(&fx);
@@ -362,7 +370,8 @@ static int check_batch(int64_t ranks, int64_t samples, bool phases, uint64_t see
     sw_buf_t buf;
     sw_buf_init(&buf);
     sw_gen_t *gen = gen_all(&o, &buf);
-    SW_ASSERT(gen, "generator refused %lld ranks x %lld samples", (long long)ranks, (long long)samples);
+    SW_ASSERT(gen, "generator refused %lld ranks x %lld samples", (long long)ranks,
+              (long long)samples);
     sw_batch_t *b = sw_batch_new(sw_params_default());
     SW_ASSERT_I64(each_event(&buf, on_batch, b), 0);
     sw_arena_t arena;
@@ -373,9 +382,9 @@ static int check_batch(int64_t ranks, int64_t samples, bool phases, uint64_t see
     const sw_gen_storm_t *t = truth_of(gen, &nt);
     SW_ASSERT(nt == 1 && t[0].rank == (ranks >= 4 ? 3 : ranks - 1), "truth: %zu storms, rank %lld",
               nt, (long long)t[0].rank);
-    SW_ASSERT(an.has_onset && an.n_suspects >= 1, "%lldx%lld phases=%d seed=%llu: onset %d, %zu suspects",
-              (long long)ranks, (long long)samples, phases, (unsigned long long)seed, an.has_onset,
-              an.n_suspects);
+    SW_ASSERT(an.has_onset && an.n_suspects >= 1,
+              "%lldx%lld phases=%d seed=%llu: onset %d, %zu suspects", (long long)ranks,
+              (long long)samples, phases, (unsigned long long)seed, an.has_onset, an.n_suspects);
     const sw_suspect_t *s = &an.suspects[0];
     SW_ASSERT(s->rank == t[0].rank && s->confidence == SW_CONFIDENCE_HIGH,
               "%lldx%lld phases=%d seed=%llu: first suspect rank %lld confidence %s, expected rank "
@@ -413,7 +422,7 @@ static void test_batch_finds_storm_rank(void **state)
 
 typedef struct stream_ctx_s {
     sw_detector_t *det;
-    char actions[256];     /* T, U, R per record */
+    char actions[256]; /* T, U, R per record */
     size_t nact;
     int64_t trigger_rank[16];
     size_t ntrig;
@@ -424,7 +433,8 @@ static int on_stream(void *opaque, const sw_event_t *ev)
     stream_ctx_t *c = opaque;
     const sw_record_t *rec = NULL;
     char errstr[256];
-    SW_ASSERT(sw_detect_feed(c->det, ev, 0, &rec, errstr, sizeof(errstr)) == SW_OK, "feed: %s", errstr);
+    SW_ASSERT(sw_detect_feed(c->det, ev, 0, &rec, errstr, sizeof(errstr)) == SW_OK, "feed: %s",
+              errstr);
     if (!rec) return 0;
     SW_ASSERT(c->nact + 1 < sizeof(c->actions), "too many records (%zu)", c->nact);
     c->actions[c->nact++] = "TURS"[rec->action];
@@ -436,7 +446,8 @@ static int on_stream(void *opaque, const sw_event_t *ev)
     return 0;
 }
 
-static int run_stream(const sw_gen_opts_t *o, stream_ctx_t *c, sw_gen_t **genp, sw_detect_stats_t *st)
+static int run_stream(const sw_gen_opts_t *o, stream_ctx_t *c, sw_gen_t **genp,
+                      sw_detect_stats_t *st)
 {
     sw_buf_t buf;
     sw_buf_init(&buf);
@@ -466,8 +477,9 @@ static void test_stream_one_storm(void **state)
     sw_gen_t *gen;
     SW_ASSERT_I64(run_stream(&o, &c, &gen, NULL), 0);
     c.actions[c.nact] = '\0';
-    SW_ASSERT(c.ntrig == 1 && c.trigger_rank[0] == 3, "records \"%s\", %zu triggers, first suspect %lld",
-              c.actions, c.ntrig, (long long)(c.ntrig ? c.trigger_rank[0] : -1));
+    SW_ASSERT(c.ntrig == 1 && c.trigger_rank[0] == 3,
+              "records \"%s\", %zu triggers, first suspect %lld", c.actions, c.ntrig,
+              (long long)(c.ntrig ? c.trigger_rank[0] : -1));
     sw_gen_destroy(gen);
 }
 
@@ -488,7 +500,8 @@ static void test_stream_three_storms(void **state)
     c.actions[c.nact] = '\0';
     size_t nt;
     const sw_gen_storm_t *t = truth_of(gen, &nt);
-    SW_ASSERT(c.ntrig == 3 && nt == 3, "records \"%s\": %zu triggers, %zu storms", c.actions, c.ntrig, nt);
+    SW_ASSERT(c.ntrig == 3 && nt == 3, "records \"%s\": %zu triggers, %zu storms", c.actions,
+              c.ntrig, nt);
     for (size_t k = 0; k < 3; k++)
         SW_ASSERT(c.trigger_rank[k] == t[k].rank, "trigger %zu names rank %lld, storm rank %lld", k,
                   (long long)c.trigger_rank[k], (long long)t[k].rank);
@@ -497,7 +510,8 @@ static void test_stream_three_storms(void **state)
     bool resolved = true;
     for (size_t i = 0; i < c.nact; i++) {
         if (c.actions[i] == 'T') {
-            SW_ASSERT(resolved, "records \"%s\": trigger %zu before the previous resolve", c.actions, trig);
+            SW_ASSERT(resolved, "records \"%s\": trigger %zu before the previous resolve",
+                      c.actions, trig);
             resolved = false;
             trig++;
         } else if (c.actions[i] == 'R') {
@@ -522,14 +536,17 @@ static void test_stream_jobs(void **state)
     c.actions[c.nact] = '\0';
     size_t nt;
     const sw_gen_storm_t *t = truth_of(gen, &nt);
-    SW_ASSERT(c.ntrig == 3 && nt == 3, "records \"%s\": %zu triggers, %zu storms", c.actions, c.ntrig, nt);
+    SW_ASSERT(c.ntrig == 3 && nt == 3, "records \"%s\": %zu triggers, %zu storms", c.actions,
+              c.ntrig, nt);
     /* Jobs share a clock, so their triggers come in storm-onset order. */
     for (size_t k = 0; k < nt; k++) {
         bool found = false;
         for (size_t i = 0; i < c.ntrig; i++) found |= c.trigger_rank[i] == t[k].rank;
         SW_ASSERT(found, "no trigger names rank %lld of %s", (long long)t[k].rank, t[k].job_id);
-        SW_ASSERT(!strcmp(t[k].job_id, k == 0 ? "job-0" : k == 1 ? "job-1" : "job-2"), "job id %s",
-                  t[k].job_id);
+        SW_ASSERT(!strcmp(t[k].job_id, k == 0   ? "job-0"
+                                       : k == 1 ? "job-1"
+                                                : "job-2"),
+                  "job id %s", t[k].job_id);
     }
     sw_gen_destroy(gen);
 }
@@ -550,7 +567,8 @@ static void test_no_storms(void **state)
     sw_detect_stats_t st;
     SW_ASSERT_I64(run_stream(&o, &c, &gen, &st), 0);
     c.actions[c.nact] = '\0';
-    SW_ASSERT(c.nact == 0 && st.records[SW_ACTION_TRIGGER] == 0, "records \"%s\" without storms", c.actions);
+    SW_ASSERT(c.nact == 0 && st.records[SW_ACTION_TRIGGER] == 0, "records \"%s\" without storms",
+              c.actions);
     size_t nt;
     truth_of(gen, &nt);
     SW_ASSERT(nt == 0, "truth has %zu storms", nt);
@@ -566,8 +584,8 @@ static void test_no_storms(void **state)
     sw_arena_init(&arena);
     sw_analysis_t an;
     sw_batch_run(b, &arena, &an);
-    SW_ASSERT(!an.has_onset && an.n_suspects == 0, "onset %d, %zu suspects without storms", an.has_onset,
-              an.n_suspects);
+    SW_ASSERT(!an.has_onset && an.n_suspects == 0, "onset %d, %zu suspects without storms",
+              an.has_onset, an.n_suspects);
     bool noted = false;
     for (size_t i = 0; i < an.n_notes; i++)
         noted |= sw_str_eq(an.notes[i], sw_str("No qualifying cross-rank spikes were detected."));
@@ -679,8 +697,9 @@ static void test_truth_json(void **state)
     SW_ASSERT(gen, "one rank refused");
     size_t nt;
     const sw_gen_storm_t *t = truth_of(gen, &nt);
-    SW_ASSERT(nt == 1 && t[0].rank == 0 && t[0].first_hit_rank == -1, "%zu storms, rank %lld hit %lld",
-              nt, (long long)t[0].rank, (long long)t[0].first_hit_rank);
+    SW_ASSERT(nt == 1 && t[0].rank == 0 && t[0].first_hit_rank == -1,
+              "%zu storms, rank %lld hit %lld", nt, (long long)t[0].rank,
+              (long long)t[0].first_hit_rank);
     sw_buf_t buf;
     sw_buf_init(&buf);
     sw_gen_truth_json(&t[0], &buf);
@@ -688,7 +707,8 @@ static void test_truth_json(void **state)
     json_t *j = json_loadb(buf.data, buf.len, 0, &e);
     SW_ASSERT(j, "truth line does not parse: %s", e.text);
     SW_ASSERT(!strcmp(json_string_value(json_object_get(j, "job_id")), "train run-0"), "job_id");
-    SW_ASSERT(json_integer_value(json_object_get(j, "onset_timestamp_ns")) == t[0].onset_timestamp_ns &&
+    SW_ASSERT(json_integer_value(json_object_get(j, "onset_timestamp_ns")) ==
+                      t[0].onset_timestamp_ns &&
                   json_is_null(json_object_get(j, "first_hit_timestamp_ns")) &&
                   json_integer_value(json_object_get(j, "storm")) == 0,
               "truth line %s", sw_buf_cstr(&buf));
@@ -713,7 +733,8 @@ static int on_episode(void *opaque, const sw_event_t *ev)
     episode_ctx_t *c = opaque;
     const sw_record_t *rec = NULL;
     char errstr[256];
-    SW_ASSERT(sw_detect_feed(c->det, ev, 0, &rec, errstr, sizeof(errstr)) == SW_OK, "feed: %s", errstr);
+    SW_ASSERT(sw_detect_feed(c->det, ev, 0, &rec, errstr, sizeof(errstr)) == SW_OK, "feed: %s",
+              errstr);
     if (!rec) return 0;
     c->records++;
     const sw_analysis_t *a = &rec->analysis;
@@ -723,7 +744,8 @@ static int on_episode(void *opaque, const sw_event_t *ev)
     /* The storm this episode belongs to: the job's (episode - 1)th. */
     const sw_gen_storm_t *storm = NULL;
     for (size_t k = 0; k < c->ntruth; k++)
-        if (c->truth[k].job == (int64_t)j && c->truth[k].storm == rec->episode - 1) storm = &c->truth[k];
+        if (c->truth[k].job == (int64_t)j && c->truth[k].storm == rec->episode - 1)
+            storm = &c->truth[k];
     SW_ASSERT(storm, "job-%zu episode %lld: more episodes than storms", j, (long long)rec->episode);
     SW_ASSERT(a->n_suspects > 0 && a->suspects[0].rank == storm->rank,
               "job-%zu episode %lld %s revision %lld names rank %lld first, the storm started on "
@@ -741,9 +763,7 @@ static int on_episode(void *opaque, const sw_event_t *ev)
         c->last_episode[j] = rec->episode;
         c->triggers[j]++;
         break;
-    case SW_ACTION_UPDATE:
-        SW_ASSERT(c->open[j], "job-%zu: update of a closed episode", j);
-        break;
+    case SW_ACTION_UPDATE: SW_ASSERT(c->open[j], "job-%zu: update of a closed episode", j); break;
     case SW_ACTION_RESOLVE:
         SW_ASSERT(c->open[j], "job-%zu: episode %lld resolved twice", j, (long long)rec->episode);
         c->open[j] = false;
@@ -794,9 +814,10 @@ static void test_stream_episode_per_storm(void **state)
             SW_ASSERT(c.triggers[j] == 3 && c.resolves[j] >= 2 && c.resolves[j] <= 3,
                       "%lld ranks, job-%lld: %zu episodes and %zu resolves for 3 storms",
                       (long long)o.ranks, (long long)j, c.triggers[j], c.resolves[j]);
-        printf("episode per storm: %lld ranks x %lld jobs, %zu records, every one naming the storm "
-               "rank\n",
-               (long long)o.ranks, (long long)o.jobs, c.records);
+        printf(
+            "episode per storm: %lld ranks x %lld jobs, %zu records, every one naming the storm "
+            "rank\n",
+            (long long)o.ranks, (long long)o.jobs, c.records);
     }
 }
 
@@ -811,7 +832,8 @@ static void test_cli(void **state)
     sw_buf_init(&out);
     sw_buf_init(&out2);
 
-    snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 4 --samples 50 --seed 3 | '%s' analyze --compact", bin, bin);
+    snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 4 --samples 50 --seed 3 | '%s' analyze --compact",
+             bin, bin);
     int rc = sw_test_run(cmd, &out);
     SW_ASSERT(rc == 0, "gen | analyze exited %d", rc);
     json_error_t e;
@@ -824,7 +846,8 @@ static void test_cli(void **state)
 
     snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 4 --samples 50 --seed 3 --quiet", bin);
     SW_ASSERT(sw_test_run(cmd, &out) == 0 && out.len > 0, "gen exited non-zero");
-    SW_ASSERT(sw_test_run(cmd, &out2) == 0 && out.len == out2.len && !memcmp(out.data, out2.data, out.len),
+    SW_ASSERT(sw_test_run(cmd, &out2) == 0 && out.len == out2.len &&
+                  !memcmp(out.data, out2.data, out.len),
               "two runs differ (%zu and %zu bytes)", out.len, out2.len);
 
     snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 0 2>&1 >/dev/null", bin);
@@ -833,26 +856,28 @@ static void test_cli(void **state)
               "--ranks 0: exit %d, stderr \"%s\"", rc, out.data);
     snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 4 --storm-rank 4 2>&1 >/dev/null", bin);
     rc = sw_test_run(cmd, &out);
-    SW_ASSERT(rc == 2 && strstr(out.data, "--storm-rank"), "--storm-rank 4: exit %d, stderr \"%s\"", rc,
-              out.data);
+    SW_ASSERT(rc == 2 && strstr(out.data, "--storm-rank"), "--storm-rank 4: exit %d, stderr \"%s\"",
+              rc, out.data);
     snprintf(cmd, sizeof(cmd), "'%s' gen --late x 2>&1 >/dev/null", bin);
     rc = sw_test_run(cmd, &out);
     SW_ASSERT(rc == 2 && strstr(out.data, "--late") && strstr(out.data, "\"x\""),
               "--late x: exit %d, stderr \"%s\"", rc, out.data);
     snprintf(cmd, sizeof(cmd), "'%s' gen --bogus 2>&1 >/dev/null", bin);
     rc = sw_test_run(cmd, &out);
-    SW_ASSERT(rc == 2 && strstr(out.data, "--bogus"), "--bogus: exit %d, stderr \"%s\"", rc, out.data);
+    SW_ASSERT(rc == 2 && strstr(out.data, "--bogus"), "--bogus: exit %d, stderr \"%s\"", rc,
+              out.data);
     snprintf(cmd, sizeof(cmd), "'%s' gen --storms 50 2>&1 >/dev/null", bin);
     rc = sw_test_run(cmd, &out);
-    SW_ASSERT(rc == 2 && strstr(out.data, "--storms"), "--storms 50: exit %d, stderr \"%s\"", rc, out.data);
+    SW_ASSERT(rc == 2 && strstr(out.data, "--storms"), "--storms 50: exit %d, stderr \"%s\"", rc,
+              out.data);
 
     snprintf(cmd, sizeof(cmd), "'%s' gen --help", bin);
     rc = sw_test_run(cmd, &out);
-    static const char *const opts[] = {"--ranks", "--samples", "--jobs", "--seed", "--storm-rank",
-                                       "--storms", "--interval-ms", "--jitter", "--skew-ms",
-                                       "--start-ns", "--storm-at", "--spread-ms", "--storm-bytes",
-                                       "--phases", "--duplicates", "--late", "--job-prefix",
-                                       "--output", "--gzip", "--truth", "--quiet", "--help"};
+    static const char *const opts[] = {
+        "--ranks",       "--samples", "--jobs",       "--seed",     "--storm-rank", "--storms",
+        "--interval-ms", "--jitter",  "--skew-ms",    "--start-ns", "--storm-at",   "--spread-ms",
+        "--storm-bytes", "--phases",  "--duplicates", "--late",     "--job-prefix", "--output",
+        "--gzip",        "--truth",   "--quiet",      "--help"};
     SW_ASSERT(rc == 0, "--help exited %d", rc);
     for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
         SW_ASSERT(strstr(out.data, opts[i]), "--help does not describe %s", opts[i]);
@@ -861,8 +886,9 @@ static void test_cli(void **state)
     char gz[1024], truth[1024];
     snprintf(gz, sizeof(gz), "%s/gen_test.jsonl.gz", tmp);
     snprintf(truth, sizeof(truth), "%s/gen_test.truth.jsonl", tmp);
-    snprintf(cmd, sizeof(cmd), "'%s' gen --ranks 16 --samples 100 --phases -z -o '%s' --truth '%s' 2>&1", bin,
-             gz, truth);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' gen --ranks 16 --samples 100 --phases -z -o '%s' --truth '%s' 2>&1", bin, gz,
+             truth);
     rc = sw_test_run(cmd, &out);
     SW_ASSERT(rc == 0 && strstr(out.data, "16 ranks") && strstr(out.data, "events written") &&
                   strstr(out.data, "job-0: 3"),
@@ -888,8 +914,8 @@ static void test_cli(void **state)
 
     snprintf(cmd, sizeof(cmd), "'%s' gen -o /nonexistent/dir/x.jsonl 2>&1", bin);
     rc = sw_test_run(cmd, &out);
-    SW_ASSERT(rc == 1 && strstr(out.data, "/nonexistent/dir/x.jsonl"), "unwritable -o: exit %d, \"%s\"", rc,
-              out.data);
+    SW_ASSERT(rc == 1 && strstr(out.data, "/nonexistent/dir/x.jsonl"),
+              "unwritable -o: exit %d, \"%s\"", rc, out.data);
     sw_buf_clear(&out);
     sw_buf_clear(&out2);
 }

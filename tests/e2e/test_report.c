@@ -84,7 +84,8 @@ static bool well_formed(const char *html, char *why, size_t why_size)
             const char *q = p + 1;
             if (*q == '#') q++;
             const char *s = q;
-            while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || (*q >= 'A' && *q <= 'Z')) q++;
+            while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || (*q >= 'A' && *q <= 'Z'))
+                q++;
             if (q == s || *q != ';') {
                 snprintf(why, why_size, "bare '&' at offset %zu: %.30s", (size_t)(p - html), p);
                 return false;
@@ -200,7 +201,8 @@ static size_t chartable_episodes(const char *text, size_t len)
     json_t *seen = json_object();
     size_t i;
     json_t *rec;
-    json_array_foreach(arr, i, rec) {
+    json_array_foreach(arr, i, rec)
+    {
         const char *act = json_string_value(json_object_get(rec, "action"));
         if (!act || (strcmp(act, "trigger") && strcmp(act, "update"))) continue;
         json_t *jid = json_object_get(rec, "job_id");
@@ -250,17 +252,19 @@ static void check_page(const char *name, const char *html, size_t want_charts)
     sw_check_case("%s", name);
     SW_CHECK(well_formed(html, why, sizeof(why)), "%s", why);
     SW_CHECK(count(html, "<svg") == want_charts, "%zu charts, expected %zu (one per episode)",
-          count(html, "<svg"), want_charts);
+             count(html, "<svg"), want_charts);
     SW_CHECK(count(html, "</svg>") == want_charts, "unbalanced svg");
-    SW_CHECK(count(html, "role=\"img\"") == want_charts && count(html, "aria-label=\"") == want_charts,
-          "every chart has role=img and an aria-label");
+    SW_CHECK(count(html, "role=\"img\"") == want_charts &&
+                 count(html, "aria-label=\"") == want_charts,
+             "every chart has role=img and an aria-label");
     SW_CHECK(count(html, "class=\"onset\" x1") >= want_charts, "every chart marks the onset");
     int series = check_series(html, why, sizeof(why));
     SW_CHECK(series >= 0, "%s", why);
-    SW_CHECK(!strstr(html, "http://") || count(html, "http://") == count(html, "http://www.w3.org/2000/svg"),
-          "nothing but the SVG namespace names a URL");
+    SW_CHECK(!strstr(html, "http://") ||
+                 count(html, "http://") == count(html, "http://www.w3.org/2000/svg"),
+             "nothing but the SVG namespace names a URL");
     SW_CHECK(!strstr(html, "https://") && !strstr(html, " src=\"") && !strstr(html, "<link"),
-          "the page loads nothing");
+             "the page loads nothing");
 }
 
 /* ------------------------------------------------------------------ */
@@ -284,7 +288,8 @@ static void test_fixtures(void **state)
     int cases = 0, charts = 0, with_timeline = 0;
     while ((de = readdir(dir)) != NULL) {
         size_t n = strlen(de->d_name);
-        if (n < 7 || strcmp(de->d_name + n - 6, ".jsonl") || strstr(de->d_name, ".stream.")) continue;
+        if (n < 7 || strcmp(de->d_name + n - 6, ".jsonl") || strstr(de->d_name, ".stream."))
+            continue;
         char base[512];
         snprintf(base, sizeof(base), "%.*s", (int)(n - 6), de->d_name);
         sw_check_case("%s", base);
@@ -302,8 +307,9 @@ static void test_fixtures(void **state)
             }
         }
         cmd.len = 0;
-        sw_buf_printf(&cmd, "'%s' replay --window-samples %lld --stale-ms %lld '%s/%s' 2>/dev/null "
-                            ">'%s/%s.alerts.jsonl' && cat '%s/%s.alerts.jsonl'",
+        sw_buf_printf(&cmd,
+                      "'%s' replay --window-samples %lld --stale-ms %lld '%s/%s' 2>/dev/null "
+                      ">'%s/%s.alerts.jsonl' && cat '%s/%s.alerts.jsonl'",
                       sw_test_bin(), window, stale, sw_test_fixtures(), de->d_name, tmpdir(), base,
                       tmpdir(), base);
         int rc = sw_test_run(sw_buf_cstr(&cmd), &recs);
@@ -322,8 +328,9 @@ static void test_fixtures(void **state)
                       sw_test_bin(), tmpdir(), base, tmpdir(), base, tmpdir(), base);
         rc = sw_test_run(sw_buf_cstr(&cmd), &file_html);
         SW_CHECK(rc == 0, "report exit %d", rc);
-        SW_CHECK(count(file_html.data, "<svg") == want, "the command's page has %zu charts, want %zu",
-              count(file_html.data, "<svg"), want);
+        SW_CHECK(count(file_html.data, "<svg") == want,
+                 "the command's page has %zu charts, want %zu", count(file_html.data, "<svg"),
+                 want);
         cases++;
     }
     closedir(dir);
@@ -369,16 +376,19 @@ static void test_generated_storm(void **state)
     SW_CHECK(count(html.data, "<section class=\"summary") == 2, "2 job summaries");
     SW_CHECK(count(html.data, "<table class=\"lifecycle\"") == 4, "a lifecycle per episode");
     SW_CHECK(count(html.data, "<table class=\"suspects\"") >= 4 &&
-              count(html.data, "<table class=\"suspects\"") + count(html.data, "No suspects.") == 6,
-          "suspects of 4 episodes and 2 summaries");
-    SW_CHECK(strstr(html.data, "The episode resolved (revision"), "the resolve is named with its verdict");
+                 count(html.data, "<table class=\"suspects\"") + count(html.data, "No suspects.") ==
+                     6,
+             "suspects of 4 episodes and 2 summaries");
+    SW_CHECK(strstr(html.data, "The episode resolved (revision"),
+             "the resolve is named with its verdict");
     SW_CHECK(strstr(html.data, "left its window") || strstr(html.data, "still showed a spike"),
              "the report says why an episode resolved");
     SW_CHECK(strstr(html.data, "(charted)"), "the charted lifecycle row is marked");
     SW_CHECK(strstr(html.data, " GiB</text>"), "y ticks in GiB");
-    SW_CHECK(strstr(html.data, " ms</text>") || strstr(html.data, " s</text>"), "x ticks in ms or s");
+    SW_CHECK(strstr(html.data, " ms</text>") || strstr(html.data, " s</text>"),
+             "x ticks in ms or s");
     SW_CHECK(strstr(html.data, "train / forward") || strstr(html.data, "train / backward"),
-          "phases shown");
+             "phases shown");
     SW_CHECK(strstr(html.data, "stormwatch/job-0/episode/1"), "dedup key shown");
     SW_CHECK(count(html.data, "<path class=\"series\"") >= 8, "a series per suspect");
     sw_buf_clear(&out);
@@ -390,45 +400,51 @@ static void test_generated_storm(void **state)
 static void record(sw_buf_t *b, const char *action, const char *job_json, int episode, int revision,
                    long long event_ns, long long onset_ns, const char *sus, const char *extra)
 {
-    sw_buf_printf(b,
-                  "{\"action\": \"%s\", \"job_id\": %s, \"episode\": %d, \"revision\": %d, "
-                  "\"event_timestamp_ns\": %lld, \"world_size\": 4, \"participating_ranks\": [0, 1, 2, 3], "
-                  "\"missing_ranks\": [], \"rank_sample_counts\": {\"0\": 100, \"2\": 99}, "
-                  "\"alignment_offsets_ns\": {\"0\": 0, \"2\": -1500000}, "
-                  "\"cluster_onset_timestamp_ns\": ",
-                  action, job_json, episode, revision, event_ns);
+    sw_buf_printf(
+        b,
+        "{\"action\": \"%s\", \"job_id\": %s, \"episode\": %d, \"revision\": %d, "
+        "\"event_timestamp_ns\": %lld, \"world_size\": 4, \"participating_ranks\": [0, 1, 2, 3], "
+        "\"missing_ranks\": [], \"rank_sample_counts\": {\"0\": 100, \"2\": 99}, "
+        "\"alignment_offsets_ns\": {\"0\": 0, \"2\": -1500000}, "
+        "\"cluster_onset_timestamp_ns\": ",
+        action, job_json, episode, revision, event_ns);
     if (onset_ns >= 0) sw_buf_printf(b, "%lld", onset_ns);
     else sw_buf_puts(b, "null");
-    sw_buf_printf(b, ", \"first_cause_suspects\": [%s], \"notes\": [\"Rank 2 starts 1500000 ns "
-                     "from the anchor; first-sample alignment may be approximate.\"]%s}\n",
+    sw_buf_printf(b,
+                  ", \"first_cause_suspects\": [%s], \"notes\": [\"Rank 2 starts 1500000 ns "
+                  "from the anchor; first-sample alignment may be approximate.\"]%s}\n",
                   sus, extra ? extra : "");
 }
 
 /* A suspect with a timeline of @p n points at 100 ms, rising from index
  * @p start to @p spike by 6 GiB. */
-static void suspect(sw_buf_t *b, int rank, long long t0, int n, int start, int spike, long long onset,
-                    const char *phase_json)
+static void suspect(sw_buf_t *b, int rank, long long t0, int n, int start, int spike,
+                    long long onset, const char *phase_json)
 {
     long long spike_t = t0 + (long long)spike * 100000000LL;
-    sw_buf_printf(b,
-                  "{\"rank\": %d, \"first_spike_timestamp_ns\": %lld, "
-                  "\"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": 6442450944, "
-                  "\"spike_window_samples\": %d, \"lead_over_cluster_onset_ns\": %lld, "
-                  "\"confidence\": \"high\", \"evidence\": {\"device_used_delta_bytes\": 6442450944, "
-                  "\"supporting_ranks_at_or_before_onset\": 2}, \"phase_attribution\": %s",
-                  rank, spike_t, spike_t, spike - start, onset - spike_t, phase_json);
+    sw_buf_printf(
+        b,
+        "{\"rank\": %d, \"first_spike_timestamp_ns\": %lld, "
+        "\"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": 6442450944, "
+        "\"spike_window_samples\": %d, \"lead_over_cluster_onset_ns\": %lld, "
+        "\"confidence\": \"high\", \"evidence\": {\"device_used_delta_bytes\": 6442450944, "
+        "\"supporting_ranks_at_or_before_onset\": 2}, \"phase_attribution\": %s",
+        rank, spike_t, spike_t, spike - start, onset - spike_t, phase_json);
     if (n > 0) {
         sw_buf_puts(b, ", \"timeline\": {\"aligned_timestamp_ns\": [");
-        for (int i = 0; i < n; i++) sw_buf_printf(b, "%s%lld", i ? ", " : "", t0 + (long long)i * 100000000LL);
+        for (int i = 0; i < n; i++)
+            sw_buf_printf(b, "%s%lld", i ? ", " : "", t0 + (long long)i * 100000000LL);
         sw_buf_puts(b, "], \"device_used_bytes\": [");
         for (int i = 0; i < n; i++) {
             long long v = 30LL << 30;
             v += (long long)(i % 10) * (64LL << 20) + rank * (512LL << 20);
-            if (i > start && i <= spike) v += (long long)(i - start) * (6LL << 30) / (spike - start);
+            if (i > start && i <= spike)
+                v += (long long)(i - start) * (6LL << 30) / (spike - start);
             if (i > spike) v += 6LL << 30;
             sw_buf_printf(b, "%s%lld", i ? ", " : "", v);
         }
-        sw_buf_printf(b, "], \"window_samples\": %d, \"spike_start_index\": %d, \"spike_index\": %d}",
+        sw_buf_printf(b,
+                      "], \"window_samples\": %d, \"spike_start_index\": %d, \"spike_index\": %d}",
                       n, start, spike);
     }
     sw_buf_puts(b, "}");
@@ -442,11 +458,13 @@ static void test_hand_written(void **state)
     sw_buf_init(&in);
     sw_buf_init(&sus);
     sw_buf_init(&html);
-    const char *unique = "{\"phase_resolution\": \"unique\", \"phase_paths\": [\"train / <b>fwd</b>\"], "
-                         "\"phase_source\": \"heuristic\", \"phase_path\": \"train / <b>fwd</b>\", "
-                         "\"scope_id\": \"s1\", \"thread_id\": 1, \"thread_name\": \"Main\"}";
-    const char *ambiguous = "{\"phase_resolution\": \"ambiguous\", \"phase_paths\": [\"a\", \"b\"], "
-                            "\"phase_summary\": {\"phase_path\": \"b & c\", \"source\": \"heuristic\"}}";
+    const char *unique =
+        "{\"phase_resolution\": \"unique\", \"phase_paths\": [\"train / <b>fwd</b>\"], "
+        "\"phase_source\": \"heuristic\", \"phase_path\": \"train / <b>fwd</b>\", "
+        "\"scope_id\": \"s1\", \"thread_id\": 1, \"thread_name\": \"Main\"}";
+    const char *ambiguous =
+        "{\"phase_resolution\": \"ambiguous\", \"phase_paths\": [\"a\", \"b\"], "
+        "\"phase_summary\": {\"phase_path\": \"b & c\", \"source\": \"heuristic\"}}";
     /* job 1 (hostile id): trigger, update, duplicate update, resolve;
      * timelines of 250 points, a third suspect without one */
     const char *hostile = "\"<script>alert('x')</script>\\u0001\\u00e9\"";
@@ -455,12 +473,15 @@ static void test_hand_written(void **state)
     suspect(&sus, 2, t0, 250, 140, 147, onset, unique);
     sw_buf_puts(&sus, ", ");
     suspect(&sus, 0, t0, 250, 148, 150, onset, ambiguous);
-    record(&in, "trigger", hostile, 1, 0, onset, onset, sus.data, ", \"severity\": \"critical\", "
-           "\"dedup_key\": \"stormwatch/<script>/episode/1\", \"summary\": \"TRIGGER <img src=x onerror=alert(1)>\"");
+    record(
+        &in, "trigger", hostile, 1, 0, onset, onset, sus.data,
+        ", \"severity\": \"critical\", "
+        "\"dedup_key\": \"stormwatch/<script>/episode/1\", \"summary\": \"TRIGGER <img src=x onerror=alert(1)>\"");
     sw_buf_puts(&sus, ", ");
-    sw_buf_printf(&sus, "{\"rank\": 3, \"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": "
-                        "1073741824, \"lead_over_cluster_onset_ns\": 0, \"confidence\": \"low\", "
-                        "\"phase_attribution\": null}",
+    sw_buf_printf(&sus,
+                  "{\"rank\": 3, \"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": "
+                  "1073741824, \"lead_over_cluster_onset_ns\": 0, \"confidence\": \"low\", "
+                  "\"phase_attribution\": null}",
                   onset);
     record(&in, "update", hostile, 1, 1, onset + 100000000LL, onset, sus.data,
            ", \"severity\": \"critical\", \"summary\": \"UPDATE\"");
@@ -470,25 +491,30 @@ static void test_hand_written(void **state)
     /* job 2 (null id): no timelines at all; an oversized timeline in a
      * second episode; a summary */
     sus.len = 0;
-    sw_buf_printf(&sus, "{\"rank\": 5, \"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": "
-                        "734003200, \"lead_over_cluster_onset_ns\": 250000000, \"confidence\": \"medium\"}, "
-                        "{\"rank\": 6, \"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": "
-                        "2147483648, \"lead_over_cluster_onset_ns\": 0, \"confidence\": \"low\"}",
-                  onset - 250000000LL, onset);
+    sw_buf_printf(
+        &sus,
+        "{\"rank\": 5, \"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": "
+        "734003200, \"lead_over_cluster_onset_ns\": 250000000, \"confidence\": \"medium\"}, "
+        "{\"rank\": 6, \"aligned_first_spike_timestamp_ns\": %lld, \"peak_delta_bytes\": "
+        "2147483648, \"lead_over_cluster_onset_ns\": 0, \"confidence\": \"low\"}",
+        onset - 250000000LL, onset);
     record(&in, "trigger", "null", 1, 0, onset, onset, sus.data, ", \"severity\": \"error\"");
     sus.len = 0;
     suspect(&sus, 1, t0, 1000, 500, 505, t0 + 507LL * 100000000LL, "null");
     sw_buf_puts(&sus, ", ");
     suspect(&sus, 2, t0, 1000, 505, 507, t0 + 507LL * 100000000LL, "null");
-    record(&in, "trigger", "null", 2, 0, t0 + 507LL * 100000000LL, t0 + 507LL * 100000000LL, sus.data, NULL);
+    record(&in, "trigger", "null", 2, 0, t0 + 507LL * 100000000LL, t0 + 507LL * 100000000LL,
+           sus.data, NULL);
     /* a malformed timeline is reported, not drawn */
     sus.len = 0;
-    sw_buf_printf(&sus, "{\"rank\": 1, \"aligned_first_spike_timestamp_ns\": %lld, \"timeline\": "
-                        "{\"aligned_timestamp_ns\": [1, 2, 3], \"device_used_bytes\": [1, 2]}}, "
-                        "{\"rank\": 2, \"aligned_first_spike_timestamp_ns\": %lld}",
+    sw_buf_printf(&sus,
+                  "{\"rank\": 1, \"aligned_first_spike_timestamp_ns\": %lld, \"timeline\": "
+                  "{\"aligned_timestamp_ns\": [1, 2, 3], \"device_used_bytes\": [1, 2]}}, "
+                  "{\"rank\": 2, \"aligned_first_spike_timestamp_ns\": %lld}",
                   onset, onset);
     record(&in, "trigger", "\"job-3\"", 1, 0, onset, onset, sus.data, NULL);
-    record(&in, "summary", "null", 2, 0, 0, -1, "", ", \"severity\": \"info\", \"summary\": \"SUMMARY\"");
+    record(&in, "summary", "null", 2, 0, 0, -1, "",
+           ", \"severity\": \"info\", \"summary\": \"SUMMARY\"");
     char err[512];
     int bad = render_lines(in.data, in.len, &html, err, sizeof(err));
     sw_check_case("hand");
@@ -496,20 +522,22 @@ static void test_hand_written(void **state)
     check_page("hand", html.data, 4);
     sw_check_case("hand");
     const char *h = html.data;
-    SW_CHECK(!strstr(h, "<script") && !strstr(h, "<img") && !strstr(h, "<b>"), "input markup escaped");
+    SW_CHECK(!strstr(h, "<script") && !strstr(h, "<img") && !strstr(h, "<b>"),
+             "input markup escaped");
     SW_CHECK(strstr(h, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;\xEF\xBF\xBD\xC3\xA9"),
-          "job id escaped, control character replaced, UTF-8 kept");
+             "job id escaped, control character replaced, UTF-8 kept");
     SW_CHECK(strstr(h, "train / &lt;b&gt;fwd&lt;/b&gt;"), "phase escaped");
-    SW_CHECK(strstr(h, "b &amp; c <span class=\"muted\">(ambiguous; heuristic phase_summary)</span>"),
-          "ambiguous phase with its summary");
+    SW_CHECK(
+        strstr(h, "b &amp; c <span class=\"muted\">(ambiguous; heuristic phase_summary)</span>"),
+        "ambiguous phase with its summary");
     SW_CHECK(strstr(h, "<td>unknown</td>"), "no attribution: unknown");
     SW_CHECK(strstr(h, "Charted from the <strong>update</strong> record, revision 1"),
-          "the latest update is charted and the choice described");
+             "the latest update is charted and the choice described");
     SW_CHECK(strstr(h, "The episode resolved (revision 2"), "the resolve is named");
     SW_CHECK(strstr(h, "1 repeated record of this episode"), "the duplicate is counted");
     SW_CHECK(count(h, "no timeline in record") >= 3, "suspects without a timeline say so");
     SW_CHECK(strstr(h, "each spike is drawn at its aligned_first_spike_timestamp_ns"),
-          "a chart without timelines says what it draws");
+             "a chart without timelines says what it draws");
     SW_CHECK(strstr(h, "not drawn: timeline arrays differ in length"), "malformed timeline named");
     SW_CHECK(strstr(h, "<em>null job_id</em>"), "the null job is named");
     SW_CHECK(strstr(h, "+6 GiB"), "peak delta in GiB");
@@ -549,16 +577,17 @@ static void test_units(void **state)
         b.len = 0;
         sw_report_bytes(&b, t[i].v);
         SW_CHECK(!strcmp(sw_buf_cstr(&b), t[i].bytes), "bytes(%lld) = \"%s\", want \"%s\"",
-              (long long)t[i].v, b.data, t[i].bytes);
+                 (long long)t[i].v, b.data, t[i].bytes);
         b.len = 0;
         sw_report_duration(&b, t[i].v);
         SW_CHECK(!strcmp(sw_buf_cstr(&b), t[i].dur), "duration(%lld) = \"%s\", want \"%s\"",
-              (long long)t[i].v, b.data, t[i].dur);
+                 (long long)t[i].v, b.data, t[i].dur);
     }
     b.len = 0;
     sw_report_escape(&b, (sw_str_t){"a<\"&'>\xff\xc3\x28\xe2\x82\xac", 12});
-    SW_CHECK(!strcmp(sw_buf_cstr(&b), "a&lt;&quot;&amp;&#39;&gt;\xEF\xBF\xBD\xEF\xBF\xBD(\xE2\x82\xAC"),
-          "escape: \"%s\"", b.data);
+    SW_CHECK(
+        !strcmp(sw_buf_cstr(&b), "a&lt;&quot;&amp;&#39;&gt;\xEF\xBF\xBD\xEF\xBF\xBD(\xE2\x82\xAC"),
+        "escape: \"%s\"", b.data);
     sw_buf_clear(&b);
     end_test();
 }
@@ -598,9 +627,11 @@ static void test_invalid(void **state)
     sw_report_t *rep = sw_report_new();
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char err[512] = "";
-        sw_err_t rc = sw_report_add(rep, t[i].line, strlen(t[i].line), "in.jsonl", 7, err, sizeof(err));
+        sw_err_t rc = sw_report_add(rep, t[i].line, strlen(t[i].line), "in.jsonl", 7, err,
+                                    sizeof(err));
         SW_CHECK(rc != SW_OK, "accepted: %s", t[i].line);
-        SW_CHECK(!strncmp(err, t[i].msg, strlen(t[i].msg)), "message \"%s\", want \"%s...\"", err, t[i].msg);
+        SW_CHECK(!strncmp(err, t[i].msg, strlen(t[i].msg)), "message \"%s\", want \"%s...\"", err,
+                 t[i].msg);
     }
     char err[64];
     SW_CHECK(sw_report_add(rep, "  \r", 3, "in.jsonl", 8, err, sizeof(err)) == SW_OK, "blank line");
@@ -625,31 +656,34 @@ static void test_command(void **state)
     snprintf(path, sizeof(path), "%s/mixed.jsonl", tmpdir());
     FILE *f = fopen(path, "w");
     SW_ASSERT_NOT_NULL(f);
-    fputs("{\"action\": \"summary\", \"job_id\": \"j\", \"episode\": 0, \"revision\": 0}\n"
-          "not json\n"
-          "\n"
-          "{\"action\": \"summary\", \"job_id\": \"k\", \"episode\": 0, \"revision\": 0}\n",
-          f);
+    fputs(
+        "{\"action\": \"summary\", \"job_id\": \"j\", \"episode\": 0, \"revision\": 0}\n"
+        "not json\n"
+        "\n"
+        "{\"action\": \"summary\", \"job_id\": \"k\", \"episode\": 0, \"revision\": 0}\n",
+        f);
     fclose(f);
     sw_buf_t out;
     sw_buf_init(&out);
-    snprintf(cmd, sizeof(cmd), "'%s' report -o '%s/mixed.html' '%s' 2>&1; echo rc=$?", sw_test_bin(),
-             tmpdir(), path);
+    snprintf(cmd, sizeof(cmd), "'%s' report -o '%s/mixed.html' '%s' 2>&1; echo rc=$?",
+             sw_test_bin(), tmpdir(), path);
     sw_test_run(cmd, &out);
     SW_CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "(skipped)"),
-          "names file and line: %s", out.data);
-    SW_CHECK(strstr(out.data, "1 invalid line skipped") && strstr(out.data, "rc=0"), "%s", out.data);
+             "names file and line: %s", out.data);
+    SW_CHECK(strstr(out.data, "1 invalid line skipped") && strstr(out.data, "rc=0"), "%s",
+             out.data);
     snprintf(path, sizeof(path), "%s/mixed.html", tmpdir());
     sw_buf_t html;
     sw_buf_init(&html);
     SW_CHECK(sw_test_read_file(path, &html) && strstr(html.data, "1 invalid line skipped"),
-          "the page counts the skipped line");
+             "the page counts the skipped line");
     snprintf(cmd, sizeof(cmd), "'%s' report --strict '%s/mixed.jsonl' 2>&1 >/dev/null; echo rc=$?",
              sw_test_bin(), tmpdir());
     sw_test_run(cmd, &out);
-    SW_CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "rc=2"), "%s", out.data);
-    snprintf(cmd, sizeof(cmd), "'%s' report '%s/nope.jsonl' 2>&1 >/dev/null; echo rc=$?", sw_test_bin(),
-             tmpdir());
+    SW_CHECK(strstr(out.data, "mixed.jsonl:2: not valid JSON") && strstr(out.data, "rc=2"), "%s",
+             out.data);
+    snprintf(cmd, sizeof(cmd), "'%s' report '%s/nope.jsonl' 2>&1 >/dev/null; echo rc=$?",
+             sw_test_bin(), tmpdir());
     sw_test_run(cmd, &out);
     SW_CHECK(strstr(out.data, "nope.jsonl") && strstr(out.data, "rc=1"), "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' report -o '%s/no/such/dir.html' </dev/null 2>&1; echo rc=$?",
@@ -662,17 +696,19 @@ static void test_command(void **state)
     snprintf(cmd, sizeof(cmd), "'%s' report --help; echo rc=$?", sw_test_bin());
     sw_test_run(cmd, &out);
     SW_CHECK(strstr(out.data, "-o, --output FILE") && strstr(out.data, "--strict") &&
-              strstr(out.data, "rc=0"),
-          "%s", out.data);
+                 strstr(out.data, "rc=0"),
+             "%s", out.data);
     snprintf(cmd, sizeof(cmd), "'%s' --help", sw_test_bin());
     sw_test_run(cmd, &out);
     SW_CHECK(strstr(out.data, "  report "), "the command list names report");
     /* stdin, with '-' and without a file */
-    snprintf(cmd, sizeof(cmd), "echo '{\"action\": \"summary\", \"job_id\": null, \"episode\": 0, "
-                               "\"revision\": 0}' | '%s' report - | grep -c '<em>null job_id</em>'",
+    snprintf(cmd, sizeof(cmd),
+             "echo '{\"action\": \"summary\", \"job_id\": null, \"episode\": 0, "
+             "\"revision\": 0}' | '%s' report - | grep -c '<em>null job_id</em>'",
              sw_test_bin());
     SW_CHECK(sw_test_run(cmd, &out) == 0, "stdin '-': %s", out.data);
-    snprintf(cmd, sizeof(cmd), "'%s' report </dev/null | grep -c 'no storm episode'", sw_test_bin());
+    snprintf(cmd, sizeof(cmd), "'%s' report </dev/null | grep -c 'no storm episode'",
+             sw_test_bin());
     SW_CHECK(sw_test_run(cmd, &out) == 0, "stdin, empty: %s", out.data);
     sw_buf_clear(&out);
     sw_buf_clear(&html);
@@ -693,17 +729,16 @@ static int teardown(void **state)
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
-        fprintf(stderr, "FAIL: the stormwatch binary \"%s\" is not executable (set SW_BIN, or run "
-                        "through ctest)\n", sw_test_bin());
+        fprintf(stderr,
+                "FAIL: the stormwatch binary \"%s\" is not executable (set SW_BIN, or run "
+                "through ctest)\n",
+                sw_test_bin());
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_units),
-        cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_hand_written),
-        cmocka_unit_test(test_generated_storm),
-        cmocka_unit_test(test_fixtures),
-        cmocka_unit_test(test_command),
+        cmocka_unit_test(test_units),        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_hand_written), cmocka_unit_test(test_generated_storm),
+        cmocka_unit_test(test_fixtures),     cmocka_unit_test(test_command),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

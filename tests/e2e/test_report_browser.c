@@ -61,7 +61,8 @@ static bool png_decode(const unsigned char *p, size_t n, img_t *img, char *why, 
             h = be32(data + 4);
             int depth = data[8], ctype = data[9], interlace = data[12];
             ch = ctype == 2 ? 3 : ctype == 6 ? 4 : ctype == 0 ? 1 : ctype == 4 ? 2 : 0;
-            if (depth != 8 || ch == 0 || interlace != 0 || w == 0 || h == 0 || w > 20000 || h > 20000) {
+            if (depth != 8 || ch == 0 || interlace != 0 || w == 0 || h == 0 || w > 20000 ||
+                h > 20000) {
                 snprintf(why, why_size, "unsupported PNG: depth %d, colour type %d, interlace %d",
                          depth, ctype, interlace);
                 goto out;
@@ -307,9 +308,10 @@ static void test_screenshot(void **state)
     SW_ASSERT(sw_test_read_file(path, &png) && png.len > 0, "no screenshot %s", path);
     img_t img;
     char why[256];
-    SW_ASSERT(png_decode((const unsigned char *)png.data, png.len, &img, why, sizeof(why)), "%s: %s",
-              path, why);
-    SW_ASSERT(img.w == 1200 && img.h == 1600, "screenshot is %ux%u, expected 1200x1600", img.w, img.h);
+    SW_ASSERT(png_decode((const unsigned char *)png.data, png.len, &img, why, sizeof(why)),
+              "%s: %s", path, why);
+    SW_ASSERT(img.w == 1200 && img.h == 1600, "screenshot is %ux%u, expected 1200x1600", img.w,
+              img.h);
     size_t distinct, ink, total;
     area_stats(&img, 0, 0, img.w - 1, img.h - 1, &distinct, &ink, &total);
     SW_ASSERT(distinct >= 64, "the page shows only %zu colours", distinct);
@@ -319,8 +321,8 @@ static void test_screenshot(void **state)
     find_t s2 = find_colour(&img, 0xd62728, 24);
     SW_ASSERT(s1.n >= 150, "only %zu pixels of the first series colour", s1.n);
     SW_ASSERT(s2.n >= 80, "only %zu pixels of the second series colour", s2.n);
-    SW_ASSERT(s1.x1 - s1.x0 >= 300, "the first series spans %u px, expected a line across the chart",
-              s1.x1 - s1.x0);
+    SW_ASSERT(s1.x1 - s1.x0 >= 300,
+              "the first series spans %u px, expected a line across the chart", s1.x1 - s1.x0);
     uint32_t x0 = s1.x0 < s2.x0 ? s1.x0 : s2.x0, x1 = s1.x1 > s2.x1 ? s1.x1 : s2.x1;
     uint32_t y0 = s1.y0 < s2.y0 ? s1.y0 : s2.y0, y1 = s1.y1 > s2.y1 ? s1.y1 : s2.y1;
     area_stats(&img, x0, y0, x1, y1, &distinct, &ink, &total);

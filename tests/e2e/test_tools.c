@@ -293,8 +293,8 @@ static void test_event_json_typed_phase(void **state)
     sw_buf_t enc, out;
     sw_buf_init(&enc);
     sw_buf_init(&out);
-    SW_ASSERT(sw_tdec_json(dec, line, sizeof(line) - 1, &ev, errstr, sizeof(errstr)) == SW_OK,
-              "%s", errstr);
+    SW_ASSERT(sw_tdec_json(dec, line, sizeof(line) - 1, &ev, errstr, sizeof(errstr)) == SW_OK, "%s",
+              errstr);
     SW_ASSERT(ev.has_phase, "the source line has no phase scope");
     sw_event_t typed = ev;
     typed.metadata_json = sw_str("{\"k\": \"v\"}");
@@ -379,8 +379,8 @@ static void test_event_json_corners(void **state)
 
 typedef struct mock_s {
     pid_t pid;
-    int ctl;       /* its stdin */
-    int out;       /* its stdout */
+    int ctl; /* its stdin */
+    int out; /* its stdout */
     sw_buf_t pending;
     char bootstrap[512];
     char file[512];
@@ -396,8 +396,8 @@ static void mock_start(mock_t *mk)
     unlink(mk->file);
     int in_pipe[2], out_pipe[2];
     SW_ASSERT(pipe(in_pipe) == 0 && pipe(out_pipe) == 0, "pipe: %s", strerror(errno));
-    char *argv[] = {(char *)sw_test_bin(), "mock", "--bootstrap-file", mk->file,
-                    "--topic", "t:4", "--control", NULL};
+    char *argv[] = {(char *)sw_test_bin(), "mock", "--bootstrap-file", mk->file, "--topic", "t:4",
+                    "--control",           NULL};
     mk->pid = spawn(argv, in_pipe[0], NULL, out_pipe[1], NULL, NULL);
     close(in_pipe[0]);
     close(out_pipe[1]);
@@ -476,9 +476,17 @@ static void produce_ok(mock_t *mk, const char *topic, const char *format, const 
     sw_buf_t out, err;
     sw_buf_init(&out);
     sw_buf_init(&err);
-    char *argv[] = {(char *)sw_test_bin(), "produce", "-b", mk->bootstrap, "-t", (char *)topic,
-                    "--format", (char *)format, raw ? "--raw" : (char *)file,
-                    raw ? (char *)file : NULL, NULL};
+    char *argv[] = {(char *)sw_test_bin(),
+                    "produce",
+                    "-b",
+                    mk->bootstrap,
+                    "-t",
+                    (char *)topic,
+                    "--format",
+                    (char *)format,
+                    raw ? "--raw" : (char *)file,
+                    raw ? (char *)file : NULL,
+                    NULL};
     int st = run(argv, NULL, &out, &err);
     snprintf(summary, sizeof(summary), "produced %d messages to %s (", n, topic);
     SW_ASSERT(st == 0 && strstr(err.data, summary),
@@ -495,8 +503,9 @@ static void tail_n(mock_t *mk, const char *topic, int n, const char *extra, sw_b
     snprintf(count, sizeof(count), "%d", n);
     sw_buf_t err;
     sw_buf_init(&err);
-    char *argv[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", (char *)topic,
-                    "--count", count, "--timeout", "15000", (char *)extra, NULL};
+    char *argv[] = {(char *)sw_test_bin(), "tail",    "-b",  mk->bootstrap, "-t",
+                    (char *)topic,         "--count", count, "--timeout",   "15000",
+                    (char *)extra,         NULL};
     int st = run(argv, NULL, out, &err);
     int lines = 0;
     for (size_t i = 0; i < out->len; i++) lines += out->data[i] == '\n';
@@ -556,7 +565,8 @@ static void test_json_roundtrip(void **state)
     json_t *by_key = json_object();
     size_t i;
     json_t *line;
-    json_array_foreach(src_lines, i, line) {
+    json_array_foreach(src_lines, i, line)
+    {
         json_t *jid = json_object_get(line, "job_id");
         const char *k = json_is_string(jid) ? json_string_value(jid) : "";
         json_t *arr = json_object_get(by_key, k);
@@ -565,7 +575,8 @@ static void test_json_roundtrip(void **state)
     }
     json_t *seen = json_object();
     json_t *rec;
-    json_array_foreach(recs, i, rec) {
+    json_array_foreach(recs, i, rec)
+    {
         const char *k = json_string_value(json_object_get(rec, "key"));
         const char *ct = json_string_value(
             json_object_get(json_object_get(rec, "headers"), "content-type"));
@@ -726,7 +737,7 @@ static void test_raw_and_keys(void **state)
 
     /* Skipped, each named FILE:LINE. */
     char *argv[] = {(char *)sw_test_bin(), "produce", "-b", mk->bootstrap, "-t", "skip",
-                    (char *)src, NULL};
+                    (char *)src,           NULL};
     int st = run(argv, NULL, &out, &err);
     char want[64];
     snprintf(want, sizeof(want), "produced %zu messages to skip", n_valid);
@@ -783,7 +794,8 @@ static void test_raw_and_keys(void **state)
     json_int_t part = -1;
     size_t i;
     json_t *rec;
-    json_array_foreach(recs, i, rec) {
+    json_array_foreach(recs, i, rec)
+    {
         json_t *k = json_object_get(rec, "key");
         json_int_t p = json_integer_value(json_object_get(rec, "partition"));
         if (!json_is_string(k) || strcmp(json_string_value(k), "") || (part >= 0 && p != part)) {
@@ -853,11 +865,10 @@ static void on_summary(void *opaque, const sw_record_t *rec)
 static void produce_raw(rd_kafka_t *rk, const char *topic, const void *key, size_t key_len,
                         const void *value, size_t len, rd_kafka_headers_t *hdrs)
 {
-    rd_kafka_resp_err_t err =
-        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                          RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_VALUE((void *)value, len),
-                          RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key, key_len),
+        RD_KAFKA_V_VALUE((void *)value, len), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
     if (err && hdrs) rd_kafka_headers_destroy(hdrs);
     SW_ASSERT(!err, "producev: %s", rd_kafka_err2str(err));
 }
@@ -962,8 +973,9 @@ static void test_tail_values(void **state)
                   json_is_null(json_object_get(h, "nil")) && kb && !strcmp(kb, "/wBr") &&
                   json_string_length(key) == 5 &&
                   !memcmp(json_string_value(key), "\xef\xbf\xbd\0k", 5);
-        snprintf(diff, sizeof(diff), "expected key U+FFFD NUL k, key_base64 /wBr, headers "
-                                     "h = 2 (the last), nil = null");
+        snprintf(diff, sizeof(diff),
+                 "expected key U+FFFD NUL k, key_base64 /wBr, headers "
+                 "h = 2 (the last), nil = null");
         if (ok && i == n_alerts) {
             ok = json_is_true(json_object_get(v, "undecodable")) &&
                  strstr(json_string_value(json_object_get(v, "error")), "schema id 7") &&
@@ -975,8 +987,8 @@ static void test_tail_values(void **state)
             snprintf(diff, sizeof(diff), "expected undecodable with an error");
         } else if (ok) {
             json_error_t je;
-            json_t *want =
-                json_loadb(al.msgs[i].want.data, al.msgs[i].want.len, JSON_DECODE_ANY, &je);
+            json_t *want = json_loadb(al.msgs[i].want.data, al.msgs[i].want.len, JSON_DECODE_ANY,
+                                      &je);
             ok = want && sw_test_json_equal(v, want, false, diff, sizeof(diff));
             json_decref(want);
         }
@@ -1056,8 +1068,9 @@ static void test_failures(void **state)
     sw_buf_init(&err);
     FIXTURE(src, "two_jobs.jsonl");
 
-    char *nobroker[] = {(char *)sw_test_bin(), "produce", "-b", "127.0.0.1:1", "-t", "x",
-                        "-X", "kafka.message.timeout.ms=1500", (char *)src, NULL};
+    char *nobroker[] = {
+        (char *)sw_test_bin(),           "produce",   "-b", "127.0.0.1:1", "-t", "x", "-X",
+        "kafka.message.timeout.ms=1500", (char *)src, NULL};
     int64_t t0 = now_ms();
     int st = run(nobroker, NULL, &out, &err);
     int64_t took = now_ms() - t0;
@@ -1069,8 +1082,9 @@ static void test_failures(void **state)
             st, (long long)took, err.data);
     }
 
-    char *badprop[] = {(char *)sw_test_bin(), "produce", "-b", mk->bootstrap, "-t", "t",
-                       "-X", "kafka.no.such.property=1", (char *)src, NULL};
+    char *badprop[] = {
+        (char *)sw_test_bin(),      "produce",   "-b", mk->bootstrap, "-t", "t", "-X",
+        "kafka.no.such.property=1", (char *)src, NULL};
     st = run(badprop, NULL, &out, &err);
     if (st != 2 || !strstr(err.data, "kafka.no.such.property") ||
         !strstr(err.data, "No such configuration property")) {
@@ -1142,36 +1156,40 @@ static void test_tail_stops(void **state)
     make_topic(mk, "stops", 2);
     produce_ok(mk, "stops", "json", src, false, 8);
 
-    char *short_count[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops",
-                           "--count", "9", "--timeout", "1500", NULL};
+    char *short_count[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "--count", "9",
+        "--timeout",           "1500", NULL};
     int st = run(short_count, NULL, &out, &err);
-    SW_ASSERT(st == 1 && strstr(err.data, "8 of 9"),
-              "--count 9 --timeout 1500 over 8 records: expected exit 1 and \"8 of 9\", got %d:\n%s",
-              st, err.data);
+    SW_ASSERT(
+        st == 1 && strstr(err.data, "8 of 9"),
+        "--count 9 --timeout 1500 over 8 records: expected exit 1 and \"8 of 9\", got %d:\n%s", st,
+        err.data);
 
     char *idle[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops",
-                    "--idle-exit", "300", NULL};
+                    "--idle-exit",         "300",  NULL};
     int64_t t0 = now_ms();
     st = run(idle, NULL, &out, &err);
     int lines = 0;
     for (size_t i = 0; i < out.len; i++) lines += out.data[i] == '\n';
     SW_ASSERT(st == 0 && lines == 8 && now_ms() - t0 < 10000,
-              "--idle-exit 300: expected exit 0 with 8 lines, got %d with %d lines:\n%s", st,
-              lines, err.data);
+              "--idle-exit 300: expected exit 0 with 8 lines, got %d with %d lines:\n%s", st, lines,
+              err.data);
 
-    char *end[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops",
-                   "--from", "end", "--idle-exit", "300", NULL};
+    char *end[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "--from", "end",
+        "--idle-exit",         "300",  NULL};
     st = run(end, NULL, &out, &err);
-    SW_ASSERT(st == 0 && out.len == 0, "--from end: expected exit 0 and nothing, got %d and %s",
-              st, out.data);
+    SW_ASSERT(st == 0 && out.len == 0, "--from end: expected exit 0 and nothing, got %d and %s", st,
+              out.data);
 
     /* kcat's options: -p, -e, -o beginning|OFFSET|-N|s@MS, -c. */
     int per[2];
     for (int p = 0; p < 2; p++) {
         char pn[4];
         snprintf(pn, sizeof(pn), "%d", p);
-        char *one[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "-p", pn,
-                       "-e", "--timeout", "20000", NULL};
+        char *one[] = {
+            (char *)sw_test_bin(), "tail",  "-b", mk->bootstrap, "-t", "stops", "-p", pn, "-e",
+            "--timeout",           "20000", NULL};
         st = run(one, NULL, &out, &err);
         per[p] = 0;
         for (size_t i = 0; i < out.len; i++) per[p] += out.data[i] == '\n';
@@ -1189,22 +1207,22 @@ static void test_tail_stops(void **state)
                * last record only; a real broker answers ListOffsets by time. */
               {"s@4102444800000", 0}}; /* 2100-01-01: nothing that recent */
     for (size_t k = 0; k < sizeof(kc) / sizeof(kc[0]); k++) {
-        char *o[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "-o",
-                     (char *)kc[k].o, "-e", "--timeout", "20000", NULL};
+        char *o[] = {(char *)sw_test_bin(), "tail", "-b",        mk->bootstrap, "-t", "stops", "-o",
+                     (char *)kc[k].o,       "-e",   "--timeout", "20000",       NULL};
         st = run(o, NULL, &out, &err);
         lines = 0;
         for (size_t i = 0; i < out.len; i++) lines += out.data[i] == '\n';
         SW_ASSERT(st == 0 && lines == kc[k].want, "-o %s -e: exit %d, %d lines, expected %d: %s",
                   kc[k].o, st, lines, kc[k].want, err.data);
     }
-    char *three[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "-c", "3",
-                     NULL};
+    char *three[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "-c", "3", NULL};
     st = run(three, NULL, &out, &err);
     lines = 0;
     for (size_t i = 0; i < out.len; i++) lines += out.data[i] == '\n';
     SW_ASSERT(st == 0 && lines == 3, "-c 3: exit %d with %d lines", st, lines);
-    char *nopart[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "-p", "5",
-                      NULL};
+    char *nopart[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "stops", "-p", "5", NULL};
     st = run(nopart, NULL, &out, &err);
     SW_ASSERT(st == 2 && strstr(err.data, "-p 5: topic \"stops\" has partitions 0..1"),
               "-p 5: exit %d: %s", st, err.data);

@@ -82,7 +82,8 @@ static void roundtrip(const sw_event_t *ev, int32_t id)
      * holds a phase_scope (its typed scope was not a boundary) is written
      * with that key left out, or the decoder would take it. */
     bool meta_kept = ev2.metadata_json.len == ev->metadata_json.len &&
-                     memcmp(ev2.metadata_json.ptr, ev->metadata_json.ptr, ev->metadata_json.len) == 0;
+                     memcmp(ev2.metadata_json.ptr, ev->metadata_json.ptr, ev->metadata_json.len) ==
+                         0;
     if (!meta_kept) {
         FUZZ_CHECK(!ev->has_phase, "metadata changed by re-encoding an event with a phase");
         sw_buf_t stripped;
@@ -311,10 +312,14 @@ static void gen_hostile(void)
     gen_write("hostile", "", 0);
     gen_write("hostile", "\0", 1);
     gen_write("hostile", "\0\0\0\0", 4);
-    static const uint8_t ids[][5] = {
-        {0, 0, 0, 0, 0},       {0, 0, 0, 0, 2},       {0, 0x7f, 0xff, 0xff, 0xff},
-        {0, 0x80, 0, 0, 0},    {0, 0xff, 0xff, 0xff, 0xff}, {1, 0, 0, 0, 1},
-        {0xff, 0, 0, 0, 1},    {'{', '"', 'a', '"', ':'}};
+    static const uint8_t ids[][5] = {{0, 0, 0, 0, 0},
+                                     {0, 0, 0, 0, 2},
+                                     {0, 0x7f, 0xff, 0xff, 0xff},
+                                     {0, 0x80, 0, 0, 0},
+                                     {0, 0xff, 0xff, 0xff, 0xff},
+                                     {1, 0, 0, 0, 1},
+                                     {0xff, 0, 0, 0, 1},
+                                     {'{', '"', 'a', '"', ':'}};
     for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
         sw_buf_t b;
         sw_buf_init(&b);
@@ -439,7 +444,16 @@ static void gen_hostile(void)
             "{\"x\": NaN, \"y\": Infinity, \"z\": -Infinity}",
             "{\"big\": 123456789012345678901234567890, \"e\": 1e999999, "
             "\"neg\": -9223372036854775809}",
-            "null", "[]", "\"text\"", "42", "{", "{}}", "{\"a\":1,}", " {} ", deep, deep_ok,
+            "null",
+            "[]",
+            "\"text\"",
+            "42",
+            "{",
+            "{}}",
+            "{\"a\":1,}",
+            " {} ",
+            deep,
+            deep_ok,
             "{\"phase_scope\": {\"action\": \"enter\", \"name\": \"train\", \"path\": [\"train\"], "
             "\"scope_id\": \"s1\", \"parent_scope_id\": null, \"thread_id\": 1, \"thread_name\": "
             "\"Main\", \"sequence\": 1, \"depth\": 1}}",
@@ -484,14 +498,14 @@ static void gen_hostile(void)
         sw_buf_init(&b);
         static const uint8_t hdr[5] = {0, 0, 0, 0, REC_ID};
         sw_buf_put(&b, hdr, 5);
-        gen_long(&b, 0);               /* action trigger */
-        gen_long(&b, 1);               /* job_id set */
+        gen_long(&b, 0); /* action trigger */
+        gen_long(&b, 1); /* job_id set */
         gen_long(&b, 3);
         sw_buf_put(&b, "job", 3);
-        gen_long(&b, 1);               /* episode */
-        gen_long(&b, 0);               /* revision */
-        gen_long(&b, 0);               /* event_timestamp_ns null */
-        gen_long(&b, 2);               /* world_size */
+        gen_long(&b, 1); /* episode */
+        gen_long(&b, 0); /* revision */
+        gen_long(&b, 0); /* event_timestamp_ns null */
+        gen_long(&b, 2); /* world_size */
         size_t mark = b.len;
         static const int64_t counts[] = {-1, INT64_MIN, INT64_MAX, 1000000, -2};
         for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {

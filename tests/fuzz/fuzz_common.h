@@ -35,9 +35,9 @@
 
 /* A broken invariant: say which and abort, so that libFuzzer keeps the
  * input as a crash artifact. */
-#define FUZZ_CHECK(cond, ...)                                                     \
-    do {                                                                          \
-        if (!(cond)) fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);           \
+#define FUZZ_CHECK(cond, ...)                                           \
+    do {                                                                \
+        if (!(cond)) fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
     } while (0)
 
 static void fuzz_fail(const char *file, int line, const char *expr, const char *fmt, ...)
@@ -90,17 +90,17 @@ FUZZ_UNUSED static bool fuzz_str_eq(sw_str_t a, sw_str_t b)
  * @p why names the first difference. */
 FUZZ_UNUSED static bool fuzz_event_eq(const sw_event_t *a, const sw_event_t *b, char *why, size_t n)
 {
-#define EQ_I(f)                                                                         \
-    if (a->f != b->f) {                                                                 \
-        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f);     \
-        return false;                                                                   \
+#define EQ_I(f)                                                                     \
+    if (a->f != b->f) {                                                             \
+        snprintf(why, n, "%s: %lld != %lld", #f, (long long)a->f, (long long)b->f); \
+        return false;                                                               \
     }
-#define EQ_S(f)                                                                         \
-    if (!fuzz_str_eq(a->f, b->f)) {                                                     \
+#define EQ_S(f)                                                                                \
+    if (!fuzz_str_eq(a->f, b->f)) {                                                            \
         snprintf(why, n, "%s: \"%.*s\" != \"%.*s\"", #f, (int)(a->f.len > 80 ? 80 : a->f.len), \
-                 a->f.ptr ? a->f.ptr : "", (int)(b->f.len > 80 ? 80 : b->f.len),         \
-                 b->f.ptr ? b->f.ptr : "");                                             \
-        return false;                                                                   \
+                 a->f.ptr ? a->f.ptr : "", (int)(b->f.len > 80 ? 80 : b->f.len),               \
+                 b->f.ptr ? b->f.ptr : "");                                                    \
+        return false;                                                                          \
     }
 #define EQ_OI(f) EQ_I(f.set) if (a->f.set) EQ_I(f.value)
 #define EQ_OS(f) EQ_I(f.set) if (a->f.set) EQ_S(f.value)
@@ -181,7 +181,7 @@ FUZZ_UNUSED static void fuzz_check_event(const sw_event_t *ev, const char *who)
     /* Touch every byte of every string: ASan catches a view into freed or
      * foreign memory here, next to the decoder that produced it. */
     volatile unsigned sum = 0;
-    const sw_str_t strs[] = {ev->event_type, ev->job_id, ev->session_id, ev->host,
+    const sw_str_t strs[] = {ev->event_type,    ev->job_id,          ev->session_id,   ev->host,
                              ev->metadata_json, ev->collector.value, ev->context.value};
     for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
         for (size_t i = 0; i < strs[k].len; i++) sum += (unsigned char)strs[k].ptr[i];
@@ -302,8 +302,8 @@ FUZZ_UNUSED static void fuzz_check_record(const sw_record_t *rec, fuzz_rec_count
         /* 0 only for a batch analysis without samples. */
         FUZZ_CHECK(a->world_size >= (a->n_participating ? 1 : 0), "record world_size %lld",
                    (long long)a->world_size);
-        FUZZ_CHECK((uint64_t)a->world_size >= a->n_participating,
-                   "world_size %lld < %zu ranks", (long long)a->world_size, a->n_participating);
+        FUZZ_CHECK((uint64_t)a->world_size >= a->n_participating, "world_size %lld < %zu ranks",
+                   (long long)a->world_size, a->n_participating);
         for (size_t i = 1; i < a->n_participating; i++)
             FUZZ_CHECK(a->participating[i - 1] < a->participating[i],
                        "participating not ascending");
@@ -334,8 +334,8 @@ FUZZ_UNUSED static void fuzz_check_record(const sw_record_t *rec, fuzz_rec_count
     sw_arena_t arena;
     sw_arena_init(&arena);
     sw_jnode_t *root = sw_jdom_parse(json.data, json.len, &arena, err, sizeof(err));
-    FUZZ_CHECK(root && root->type == SW_JN_OBJECT,
-               "sw_alert_json_record wrote invalid JSON: %s", root ? "not an object" : err);
+    FUZZ_CHECK(root && root->type == SW_JN_OBJECT, "sw_alert_json_record wrote invalid JSON: %s",
+               root ? "not an object" : err);
     sw_arena_clear(&arena);
 
     sw_buf_puts(&msg, "keep");
@@ -381,7 +381,7 @@ typedef struct fuzz_feed_count_s {
 
 /* The counters agree with what was fed and seen, and with each other. */
 FUZZ_UNUSED static void fuzz_check_stats(const sw_detector_t *det, const fuzz_feed_count_t *fed,
-                             const fuzz_rec_count_t *seen, int64_t window_samples)
+                                         const fuzz_rec_count_t *seen, int64_t window_samples)
 {
     sw_detect_stats_t st;
     sw_detect_stats(det, &st);

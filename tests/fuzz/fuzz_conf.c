@@ -38,8 +38,9 @@ static void check_hidden(const char *text, const char *secret, const char *ctx, 
         sw_buf_t b;
         sw_buf_init(&b);
         sw_conf_list(&b);
-        sw_buf_puts(&b, " configuration property is unknown; did you mean ? (see 'stormwatch run "
-                        "-X list') expected property=value, got an empty property name");
+        sw_buf_puts(&b,
+                    " configuration property is unknown; did you mean ? (see 'stormwatch run "
+                    "-X list') expected property=value, got an empty property name");
         known_text = fuzz_strdup(sw_buf_cstr(&b));
         sw_buf_clear(&b);
     }
@@ -65,8 +66,7 @@ static void check_dump(const sw_conf_t *conf, const char *dump)
     while (sw_conf_kafka_next(conf, &idx, &kp)) {
         FUZZ_CHECK(kp.secret == sw_conf_is_secret(kp.name), "secret flag of %s", kp.name);
         FUZZ_CHECK(strncmp(kp.name, "kafka.", 6) == 0, "pass-through name %s", kp.name);
-        FUZZ_CHECK(kp.rk_name > kp.name && kp.rk_name[0] != '\0', "librdkafka name of %s",
-                   kp.name);
+        FUZZ_CHECK(kp.rk_name > kp.name && kp.rk_name[0] != '\0', "librdkafka name of %s", kp.name);
         if (!kp.secret || strncmp(kp.value, "[redacted", 9) == 0) continue;
         sw_buf_t line;
         sw_buf_init(&line);
@@ -143,10 +143,10 @@ static void exercise_getters(const sw_conf_t *conf)
     sw_conf_settings(conf, &st);
     FUZZ_CHECK(memcmp(&st.engine.params, &p, sizeof(p)) == 0, "settings params differ");
     FUZZ_CHECK(st.kafka.input_topics.n == n, "settings input.topics %zu", st.kafka.input_topics.n);
-    FUZZ_CHECK(st.format.input <= SW_IN_FORMAT_AVRO && st.format.output <= SW_OUT_FORMAT_ALERTMANAGER &&
-                   st.delivery.guarantee <= SW_GUARANTEE_EXACTLY_ONCE &&
-                   st.ops.log_level <= SW_LOG_DEBUG,
-               "settings enum out of range");
+    FUZZ_CHECK(
+        st.format.input <= SW_IN_FORMAT_AVRO && st.format.output <= SW_OUT_FORMAT_ALERTMANAGER &&
+            st.delivery.guarantee <= SW_GUARANTEE_EXACTLY_ONCE && st.ops.log_level <= SW_LOG_DEBUG,
+        "settings enum out of range");
     FUZZ_CHECK(strcmp(st.kafka.group_id, sw_conf_get_str(conf, "group.id")) == 0,
                "settings group.id");
 }
@@ -218,8 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         names[n_names++] = fuzz_strdup(kp.name);
     }
     for (size_t k = 0; k < n_names; k++) {
-        FUZZ_CHECK(sw_conf_set(conf, names[k], NULL, NULL, 0) == SW_CONF_OK, "unset %s",
-                   names[k]);
+        FUZZ_CHECK(sw_conf_set(conf, names[k], NULL, NULL, 0) == SW_CONF_OK, "unset %s", names[k]);
         free(names[k]);
     }
     free(names);

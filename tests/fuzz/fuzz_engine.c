@@ -66,7 +66,7 @@ static sw_str_t put(strs_t *s, const char *text)
 }
 
 typedef struct state_s {
-    int64_t ts[8];      /* last timestamp per rank */
+    int64_t ts[8]; /* last timestamp per rank */
     int64_t now_ms;
     int64_t seq;
 } state_t;
@@ -85,14 +85,14 @@ static int64_t next_ts(rd_t *r, state_t *st, int rank)
     int64_t prev = st->ts[rank];
     int64_t ts;
     switch (op >> 5) {
-    case 0: ts = prev; break;                                     /* duplicate time */
+    case 0: ts = prev; break;                                          /* duplicate time */
     case 1: ts = ts_add(prev, -(int64_t)(u8(r) + 1) * 1000000); break; /* late */
     case 2: ts = ts_add(prev, (int64_t)u16(r) * 1000); break;          /* small step */
     case 3: ts = ts_add(prev, (int64_t)u8(r) * 100000000); break;      /* up to 25 s */
-    case 4: ts = INT64_MAX - (int64_t)u8(r); break;               /* near 2^63 */
-    case 5: ts = (int64_t)u8(r); break;                           /* near 0 */
-    case 6: ts = (int64_t)(u64(r) & INT64_MAX); break;            /* anywhere */
-    default: ts = ts_add(prev, 100000000); break;                 /* 100 ms */
+    case 4: ts = INT64_MAX - (int64_t)u8(r); break;                    /* near 2^63 */
+    case 5: ts = (int64_t)u8(r); break;                                /* near 0 */
+    case 6: ts = (int64_t)(u64(r) & INT64_MAX); break;                 /* anywhere */
+    default: ts = ts_add(prev, 100000000); break;                      /* 100 ms */
     }
     st->ts[rank] = ts;
     return ts;
@@ -109,7 +109,6 @@ static int64_t device_used(rd_t *r)
     default: return (int64_t)(op >> 3) * ((int64_t)1 << (20 + (op & 3) * 4));
     }
 }
-
 
 /* One synthetic event into *ev, its strings in *s. */
 static void make_event(rd_t *r, state_t *st, strs_t *s, sw_event_t *ev)
@@ -191,10 +190,10 @@ static void collect_cb(void *opaque, const sw_record_t *rec)
  * behave exactly like A (sw_detect.h). */
 typedef struct restore_s {
     bool on;
-    unsigned snap_at;          /* snapshot after this many events */
-    sw_detector_t *b;          /* NULL until the snapshot */
-    sw_event_t *evs;           /* every event fed, for the rebuild */
-    char **blocks;             /* their strings */
+    unsigned snap_at; /* snapshot after this many events */
+    sw_detector_t *b; /* NULL until the snapshot */
+    sw_event_t *evs;  /* every event fed, for the rebuild */
+    char **blocks;    /* their strings */
     size_t n, cap;
 } restore_t;
 
@@ -282,13 +281,14 @@ static void trace_event(const char *what, size_t offset, const sw_event_t *ev, i
                         const sw_record_t *rec)
 {
     if (!trace) return;
-    fprintf(stderr, "%s #%zu %.*s job=%.*s rank=%lld/%lld ts=%lld used=%lld pid=%lld host=%.*s "
-                    "session=%.*s interval=%lld -> rc=%d%s%s\n",
+    fprintf(stderr,
+            "%s #%zu %.*s job=%.*s rank=%lld/%lld ts=%lld used=%lld pid=%lld host=%.*s "
+            "session=%.*s interval=%lld -> rc=%d%s%s\n",
             what, offset, (int)ev->event_type.len, ev->event_type.ptr,
             ev->has_job_id ? (int)ev->job_id.len : 4, ev->has_job_id ? ev->job_id.ptr : "null",
             (long long)ev->rank, (long long)ev->world_size, (long long)ev->timestamp_ns,
-            (long long)ev->device_used_bytes, (long long)ev->pid, (int)ev->host.len,
-            ev->host.ptr, ev->has_session_id ? (int)ev->session_id.len : 4,
+            (long long)ev->device_used_bytes, (long long)ev->pid, (int)ev->host.len, ev->host.ptr,
+            ev->has_session_id ? (int)ev->session_id.len : 4,
             ev->has_session_id ? ev->session_id.ptr : "null", (long long)ev->sampling_interval_ms,
             rc, rec ? " record " : "", rec ? sw_action_str(rec->action) : "");
 }
@@ -320,7 +320,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     params.spike_min_bytes = k_min_bytes[h2 % 5];
     params.spike_fraction = k_fraction[(h2 >> 3) & 3];
     params.skew_note_multiplier = (h2 & 0x20) ? 1 : 5;
-    params.max_jobs = (h1 >> 6);                 /* 0 = unlimited .. 3 */
+    params.max_jobs = (h1 >> 6); /* 0 = unlimited .. 3 */
     params.max_ranks_per_job = (h2 & 0x40) ? 4 : 0;
 
     /* Restore mode (h2 bit 7): feed with offsets, snapshot after h3
@@ -330,8 +330,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rs.on = (h2 & 0x80) != 0;
     if (rs.on) rs.snap_at = u8(&r);
     if (trace)
-        fprintf(stderr, "params: window %lld stale.ms %lld spike.min %lld fraction %g skew %lld "
-                        "max.jobs %lld max.ranks %lld restore %d at %u\n",
+        fprintf(stderr,
+                "params: window %lld stale.ms %lld spike.min %lld fraction %g skew %lld "
+                "max.jobs %lld max.ranks %lld restore %d at %u\n",
                 (long long)params.window_samples, (long long)params.stale_ms,
                 (long long)params.spike_min_bytes, params.spike_fraction,
                 (long long)params.skew_note_multiplier, (long long)params.max_jobs,
@@ -354,8 +355,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              * clock starts at the restore). */
             if (rs.b) continue;
             int64_t idle = (int64_t)(op & 7) * 3;
-            if (trace) fprintf(stderr, "expire now_ms=%lld idle=%lld\n", (long long)st.now_ms,
-                               (long long)idle);
+            if (trace)
+                fprintf(stderr, "expire now_ms=%lld idle=%lld\n", (long long)st.now_ms,
+                        (long long)idle);
             sw_detect_expire(det, st.now_ms, idle, fuzz_record_cb, &seen);
             continue;
         }
@@ -408,7 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             same_record(rec, rec_b, offset);
         }
         if (rs.on) restore_keep(&rs, &ev, s.block); /* kept for the rebuild */
-        else free(s.block); /* the engine must have copied what it keeps */
+        else free(s.block);                         /* the engine must have copied what it keeps */
         if ((steps & 63) == 0) fuzz_check_stats(det, &fed, &seen, params.window_samples);
     }
     collect_t ca = {&seen, rs.b != NULL, {NULL, 0, 0}}, cb = {NULL, true, {NULL, 0, 0}};

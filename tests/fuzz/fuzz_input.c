@@ -146,8 +146,7 @@ static void read_back(const char *path, const bytes_t *ref, int ref_ok, bool gzi
                    (unsigned long long)sw_input_lineno(in), (unsigned long long)lines);
         if (ref_ok == -1) continue;
         /* The reference line at pos. */
-        FUZZ_CHECK(pos < ref->len, "line %llu past the end of the data",
-                   (unsigned long long)lines);
+        FUZZ_CHECK(pos < ref->len, "line %llu past the end of the data", (unsigned long long)lines);
         const uint8_t *nl = memchr(ref->p + pos, '\n', ref->len - pos);
         size_t rlen = nl ? (size_t)(nl - (ref->p + pos)) : ref->len - pos;
         if (res == SW_INPUT_TOOLONG) {

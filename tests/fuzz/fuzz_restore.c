@@ -69,8 +69,7 @@ static void snapshot_fixed_point(sw_detector_t *det, int64_t next)
     sw_detector_t *det2 = sw_detect_restore(restore_params(), s2.data, s2.len, 0, &next2, err,
                                             sizeof(err));
     FUZZ_CHECK(det2 != NULL, "a snapshot of a restored detector does not restore: %s", err);
-    FUZZ_CHECK(next2 == next, "next offset %lld, expected %lld", (long long)next2,
-               (long long)next);
+    FUZZ_CHECK(next2 == next, "next offset %lld, expected %lld", (long long)next2, (long long)next);
     sw_detect_snapshot(det2, next2, &s3);
     FUZZ_CHECK(s3.len == s2.len && memcmp(s3.data, s2.data, s2.len) == 0,
                "snapshot(restore(snapshot(restore(x)))) != snapshot(restore(x)) (%zu vs %zu bytes)",

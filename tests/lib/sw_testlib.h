@@ -55,6 +55,8 @@ _Noreturn void sw_test_fail_(const char *file, int line);
 void sw_test_say_(const char *file, int line, const char *expr, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* clang-format 14 splits "a && b" inside these macro arguments as "a &&b". */
+// clang-format off
 /** Assertion with a printf-style message. */
 #define SW_ASSERT(cond, ...) SW_ASSERT_EXPR_(cond, #cond, __VA_ARGS__)
 
@@ -131,6 +133,7 @@ void sw_test_say_(const char *file, int line, const char *expr, const char *fmt,
         SW_ASSERT(i_ == n_, "%s: byte %zu of %zu is 0x%02x, want 0x%02x", #got, i_, n_,     \
                   i_ < n_ ? g_[i_] : 0, i_ < n_ ? w_[i_] : 0);                              \
     } while (0)
+// clang-format on
 
 /** @brief GET http://127.0.0.1:@p port@p path; @returns the status code
  *         (0 on error), the body in *body. */

@@ -30,27 +30,60 @@ typedef struct ctx_s {
     avro_value_t ev_val, rec_val;
     sw_avro_dec_t *dec;
     sw_tdec_t *tdec;
-    size_t n_events;      /* valid fixture events checked */
-    size_t n_typed_phase; /* of which with a typed phase scope */
-    size_t n_records;     /* stream records checked */
+    size_t n_events;                               /* valid fixture events checked */
+    size_t n_typed_phase;                          /* of which with a typed phase scope */
+    size_t n_records;                              /* stream records checked */
     size_t n_unique, n_ambiguous, n_phase_summary; /* attributions seen */
-    int rec_failures;     /* failures inside the summary callback */
-    sw_buf_t longest_ev;  /* longest framed event message seen */
-    sw_buf_t longest_rec; /* longest framed record message seen */
+    int rec_failures;                              /* failures inside the summary callback */
+    sw_buf_t longest_ev;                           /* longest framed event message seen */
+    sw_buf_t longest_rec;                          /* longest framed record message seen */
 } ctx_t;
 
-static const char *const k_event_fields[] = {
-    "schema_version", "timestamp_ns", "event_type", "collector", "sampling_interval_ms", "pid",
-    "host", "device_id", "allocator_allocated_bytes", "allocator_reserved_bytes",
-    "allocator_active_bytes", "allocator_inactive_bytes", "allocator_change_bytes",
-    "device_used_bytes", "device_free_bytes", "device_total_bytes", "context", "metadata",
-    "job_id", "rank", "local_rank", "world_size", "session_id", "phase_scope"};
+static const char *const k_event_fields[] = {"schema_version",
+                                             "timestamp_ns",
+                                             "event_type",
+                                             "collector",
+                                             "sampling_interval_ms",
+                                             "pid",
+                                             "host",
+                                             "device_id",
+                                             "allocator_allocated_bytes",
+                                             "allocator_reserved_bytes",
+                                             "allocator_active_bytes",
+                                             "allocator_inactive_bytes",
+                                             "allocator_change_bytes",
+                                             "device_used_bytes",
+                                             "device_free_bytes",
+                                             "device_total_bytes",
+                                             "context",
+                                             "metadata",
+                                             "job_id",
+                                             "rank",
+                                             "local_rank",
+                                             "world_size",
+                                             "session_id",
+                                             "phase_scope"};
 
-static const char *const k_alert_fields[] = {
-    "action", "job_id", "episode", "revision", "event_timestamp_ns", "world_size",
-    "participating_ranks", "missing_ranks", "rank_sample_counts", "alignment_offsets_ns",
-    "cluster_onset_timestamp_ns", "first_cause_suspects", "notes", "severity", "dedup_key",
-    "summary", "source", "resolve_reason", "resolve_lost_rank", "episode_open"};
+static const char *const k_alert_fields[] = {"action",
+                                             "job_id",
+                                             "episode",
+                                             "revision",
+                                             "event_timestamp_ns",
+                                             "world_size",
+                                             "participating_ranks",
+                                             "missing_ranks",
+                                             "rank_sample_counts",
+                                             "alignment_offsets_ns",
+                                             "cluster_onset_timestamp_ns",
+                                             "first_cause_suspects",
+                                             "notes",
+                                             "severity",
+                                             "dedup_key",
+                                             "summary",
+                                             "source",
+                                             "resolve_reason",
+                                             "resolve_lost_rank",
+                                             "episode_open"};
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -59,7 +92,8 @@ static const char *const k_alert_fields[] = {
 /* Avro C writes a non-null union value as {"branch type name": value}. */
 static bool is_branch_name(const char *k)
 {
-    static const char *const names[] = {"string", "long", "int", "boolean", "PhaseScope", "PhaseAttribution",
+    static const char *const names[] = {"string",       "long",        "int",
+                                        "boolean",      "PhaseScope",  "PhaseAttribution",
                                         "PhaseSummary", "AlertSource", "Timeline"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         size_t n = strlen(names[i]), kl = strlen(k);
@@ -150,10 +184,16 @@ static json_t *or_default(json_t *v, json_t *dflt)
  * has no well-formed boundary). */
 static json_t *expected_event(json_t *src, const sw_event_t *ev)
 {
-    static const char *const carried[] = {
-        "schema_version", "device_id", "local_rank", "allocator_allocated_bytes",
-        "allocator_reserved_bytes", "allocator_active_bytes", "allocator_inactive_bytes",
-        "allocator_change_bytes", "device_free_bytes", "device_total_bytes"};
+    static const char *const carried[] = {"schema_version",
+                                          "device_id",
+                                          "local_rank",
+                                          "allocator_allocated_bytes",
+                                          "allocator_reserved_bytes",
+                                          "allocator_active_bytes",
+                                          "allocator_inactive_bytes",
+                                          "allocator_change_bytes",
+                                          "device_free_bytes",
+                                          "device_total_bytes"};
     json_t *w = json_object();
     for (size_t i = 0; i < sizeof(carried) / sizeof(carried[0]); i++)
         json_object_set_new(w, carried[i], int_or_null(json_object_get(src, carried[i])));
@@ -164,11 +204,13 @@ static json_t *expected_event(json_t *src, const sw_event_t *ev)
     json_object_set_new(w, "sampling_interval_ms",
                         or_default(json_object_get(src, "sampling_interval_ms"), json_integer(0)));
     json_object_set_new(w, "pid", or_default(json_object_get(src, "pid"), json_integer(-1)));
-    json_object_set_new(w, "host", or_default(json_object_get(src, "host"), json_string("unknown")));
+    json_object_set_new(w, "host",
+                        or_default(json_object_get(src, "host"), json_string("unknown")));
     json_object_set_new(w, "rank", or_default(json_object_get(src, "rank"), json_integer(0)));
     json_object_set_new(w, "world_size",
                         or_default(json_object_get(src, "world_size"), json_integer(1)));
-    json_object_set_new(w, "device_used_bytes", int_or_null(json_object_get(src, "device_used_bytes")));
+    json_object_set_new(w, "device_used_bytes",
+                        int_or_null(json_object_get(src, "device_used_bytes")));
     json_object_set_new(w, "job_id", str_or_null(json_object_get(src, "job_id")));
     json_object_set_new(w, "session_id", str_or_null(json_object_get(src, "session_id")));
     json_t *meta = json_object_get(src, "metadata");
@@ -184,8 +226,9 @@ static json_t *expected_event(json_t *src, const sw_event_t *ev)
     json_t *path = json_array();
     size_t i;
     json_t *el;
-    json_array_foreach(json_object_get(ps, "path"), i, el)
-        if (json_is_string(el) && json_string_length(el) > 0) json_array_append(path, el);
+    json_array_foreach(json_object_get(ps, "path"), i,
+                       el) if (json_is_string(el) && json_string_length(el) > 0)
+        json_array_append(path, el);
     json_object_set_new(p, "path", path);
     json_object_set_new(p, "depth", int_or_null(json_object_get(ps, "depth")));
     json_object_set(p, "scope_id", json_object_get(ps, "scope_id"));
@@ -208,7 +251,8 @@ static void alert_drop_nulls(json_t *rec)
         if (json_is_null(json_object_get(rec, extras[k]))) json_object_del(rec, extras[k]);
     size_t i;
     json_t *s;
-    json_array_foreach(json_object_get(rec, "first_cause_suspects"), i, s) {
+    json_array_foreach(json_object_get(rec, "first_cause_suspects"), i, s)
+    {
         if (json_is_null(json_object_get(s, "timeline"))) json_object_del(s, "timeline");
         /* Where it ran: all five keys, or none when there is no host. */
         if (json_is_null(json_object_get(s, "host"))) {
@@ -255,8 +299,8 @@ static void tb_header(sw_buf_t *b, uint32_t id)
 
 /* A framed TelemetryEvent with every optional field null except host and
  * metadata when given; *host_off gets the offset of host's value. */
-static void tb_event(sw_buf_t *b, int64_t ts, const char *type, const char *host,
-                     const char *meta, size_t *host_off)
+static void tb_event(sw_buf_t *b, int64_t ts, const char *type, const char *host, const char *meta,
+                     size_t *host_off)
 {
     b->len = 0;
     tb_header(b, EV_SCHEMA_ID);
@@ -301,7 +345,8 @@ static int check_docs(json_t *j, const char *schema)
     if (json_is_array(fields)) {
         size_t i;
         json_t *f;
-        json_array_foreach(fields, i, f) {
+        json_array_foreach(fields, i, f)
+        {
             json_t *doc = json_object_get(f, "doc");
             SW_ASSERT(json_is_string(doc) && json_string_length(doc) > 0,
                       "%s: field \"%s\" has no doc", schema,
@@ -314,14 +359,15 @@ static int check_docs(json_t *j, const char *schema)
     return 0;
 }
 
-static int check_schema(const char *text, unsigned len, const char *name,
-                        const char *const *fields, size_t n_fields, avro_schema_t *out)
+static int check_schema(const char *text, unsigned len, const char *name, const char *const *fields,
+                        size_t n_fields, avro_schema_t *out)
 {
     int rc = avro_schema_from_json_length(text, len, out);
     SW_ASSERT(rc == 0, "%s: Avro C rejects the schema: %s", name, avro_strerror());
     SW_ASSERT(strcmp(avro_schema_name(*out), name) == 0, "name is %s", avro_schema_name(*out));
     const char *ns = avro_schema_namespace(*out);
-    SW_ASSERT(ns && strcmp(ns, "io.stormwatch") == 0, "%s: namespace is %s", name, ns ? ns : "(none)");
+    SW_ASSERT(ns && strcmp(ns, "io.stormwatch") == 0, "%s: namespace is %s", name,
+              ns ? ns : "(none)");
     SW_ASSERT(avro_schema_record_size(*out) == n_fields, "%s: %zu fields, expected %zu", name,
               avro_schema_record_size(*out), n_fields);
     for (size_t i = 0; i < n_fields; i++) {
@@ -376,13 +422,14 @@ static int check_event_line(ctx_t *ctx, const char *file, size_t lineno, const c
     json_decref(got);
     json_decref(want);
     json_decref(src);
-    SW_ASSERT(same, "%s:%zu: Avro C view differs from the line: %s (avro != line)", file, lineno, why);
+    SW_ASSERT(same, "%s:%zu: Avro C view differs from the line: %s (avro != line)", file, lineno,
+              why);
 
     /* (b) Our decoder gives back the same event, framed and bare. */
     rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, EV_SCHEMA_ID, &back, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s:%zu: decode: %s", file, lineno, err);
-    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: decoded event differs: %s", file,
-              lineno, why);
+    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: decoded event differs: %s",
+              file, lineno, why);
     size_t framed = msg.len;
     msg.len = 0;
     rc = sw_avro_encode_event(&ev, -1, &msg, err, sizeof(err));
@@ -390,8 +437,8 @@ static int check_event_line(ctx_t *ctx, const char *file, size_t lineno, const c
               lineno, rc, msg.len);
     rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, -1, &back, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s:%zu: bare decode: %s", file, lineno, err);
-    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)), "%s:%zu: bare decoded event differs: %s",
-              file, lineno, why);
+    SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)),
+              "%s:%zu: bare decoded event differs: %s", file, lineno, why);
 
     /* (c) Without the typed scope (Avro C writes the value read in (a) with
      * phase_scope null), metadata.phase_scope in the text gives the same
@@ -411,7 +458,8 @@ static int check_event_line(ctx_t *ctx, const char *file, size_t lineno, const c
         SW_ASSERT(avro_value_write(w, &ctx->ev_val) == 0, "Avro C write: %s", avro_strerror());
         avro_writer_free(w);
         msg.len = size + 5;
-        rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, EV_SCHEMA_ID, &back, err, sizeof(err));
+        rc = sw_avro_decode_event(ctx->dec, msg.data, msg.len, EV_SCHEMA_ID, &back, err,
+                                  sizeof(err));
         SW_ASSERT(rc == SW_OK, "%s:%zu: decode: %s", file, lineno, err);
         SW_ASSERT(sw_test_event_eq(&ev, &back, why, sizeof(why)),
                   "%s:%zu: event from metadata.phase_scope differs: %s", file, lineno, why);
@@ -542,9 +590,10 @@ static void test_avro_c_written(void **state)
     avro_value_t v, f, b;
     char buf[4096], err[512];
     sw_event_t ev;
-    const char *meta = "{\"k\": [1, 2.5, \"x\"], \"phase_scope\": {\"action\": \"enter\", \"name\": "
-                       "\"meta\", \"path\": [\"m\", \"\", 3], \"scope_id\": \"M1\", \"thread_id\": 9, "
-                       "\"thread_name\": \"T\", \"sequence\": 4}}";
+    const char *meta =
+        "{\"k\": [1, 2.5, \"x\"], \"phase_scope\": {\"action\": \"enter\", \"name\": "
+        "\"meta\", \"path\": [\"m\", \"\", 3], \"scope_id\": \"M1\", \"thread_id\": 9, "
+        "\"thread_name\": \"T\", \"sequence\": 4}}";
     SW_ASSERT(avro_generic_value_new(ctx->ev_iface, &v) == 0, "%s", avro_strerror());
     for (size_t i = 0; i < sizeof(k_event_fields) / sizeof(k_event_fields[0]); i++) {
         avro_value_get_by_name(&v, k_event_fields[i], &f, NULL);
@@ -581,7 +630,8 @@ static void test_avro_c_written(void **state)
     SW_ASSERT(ev.rank == 3 && ev.world_size == 4 && ev.pid == -1 && ev.sampling_interval_ms == 0,
               "rank %lld world %lld pid %lld interval %lld", (long long)ev.rank,
               (long long)ev.world_size, (long long)ev.pid, (long long)ev.sampling_interval_ms);
-    SW_ASSERT(sw_str_eq(ev.host, sw_str("unknown")), "host \"%.*s\"", (int)ev.host.len, ev.host.ptr);
+    SW_ASSERT(sw_str_eq(ev.host, sw_str("unknown")), "host \"%.*s\"", (int)ev.host.len,
+              ev.host.ptr);
     SW_ASSERT(ev.has_job_id && sw_str_eq(ev.job_id, sw_str("job-α")), "job_id");
     SW_ASSERT(ev.has_session_id && sw_str_eq(ev.session_id, sw_str("s3")), "session_id");
     SW_ASSERT(!ev.has_device_used && !ev.schema_version.set && !ev.collector.set, "nulls kept");
@@ -635,8 +685,8 @@ static void test_avro_c_written(void **state)
     sw_event_t ev2;
     sw_avro_dec_t *dec2 = sw_avro_dec_new();
     rc = sw_avro_decode_event(dec2, again.data, again.len, EV_SCHEMA_ID, &ev2, err, sizeof(err));
-    SW_ASSERT(rc == SW_OK && !ev2.has_phase, "re-encoded: rc %d has_phase %d (%s)", rc, ev2.has_phase,
-              err);
+    SW_ASSERT(rc == SW_OK && !ev2.has_phase, "re-encoded: rc %d has_phase %d (%s)", rc,
+              ev2.has_phase, err);
     SW_ASSERT(sw_str_eq(ev2.metadata_json, sw_str("{\"k\": [1, 2.5, \"x\"]}")), "metadata \"%.*s\"",
               (int)ev2.metadata_json.len, ev2.metadata_json.ptr);
     sw_avro_dec_destroy(dec2);
@@ -678,7 +728,8 @@ static void test_negative_block(void **state)
     tb_long(&b, 1);
     tb_str(&b, "Main");
     tb_long(&b, 5);
-    sw_err_t rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err, sizeof(err));
+    sw_err_t rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err,
+                                       sizeof(err));
     SW_ASSERT(rc == SW_OK, "decode: %s", err);
     SW_ASSERT(ev.has_phase && !ev.phase.enter && ev.phase.path_len == 3 &&
                   sw_str_eq(ev.phase.path[2], sw_str("c")) && ev.phase.sequence == 5,
@@ -694,11 +745,11 @@ static int expect_ev_error(ctx_t *ctx, const sw_buf_t *msg, sw_err_t want_rc, co
 {
     sw_event_t ev;
     char err[512] = "";
-    sw_err_t rc =
-        sw_avro_decode_event(ctx->dec, msg->data, msg->len, EV_SCHEMA_ID, &ev, err, sizeof(err));
+    sw_err_t rc = sw_avro_decode_event(ctx->dec, msg->data, msg->len, EV_SCHEMA_ID, &ev, err,
+                                       sizeof(err));
     if (rc != want_rc || !strstr(err, want)) {
-        fprintf(stderr, "%s:%d: FAIL: rc %d (want %d), error \"%s\" lacks \"%s\"\n", __FILE__,
-                line, rc, want_rc, err, want);
+        fprintf(stderr, "%s:%d: FAIL: rc %d (want %d), error \"%s\" lacks \"%s\"\n", __FILE__, line,
+                rc, want_rc, err, want);
         return 1;
     }
     return 0;
@@ -734,14 +785,14 @@ static void test_event_errors(void **state)
     tb_header(&b, EV_SCHEMA_ID);
     tb_long(&b, 0);
     sw_buf_put(&b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
-    failed |= expect_ev_error(ctx, &b, SW_ERR_AVRO,
-                              "Avro: varint longer than 10 bytes at byte 6 in field \"timestamp_ns\"",
-                              __LINE__);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_AVRO,
+        "Avro: varint longer than 10 bytes at byte 6 in field \"timestamp_ns\"", __LINE__);
     b.len = 6;
     sw_buf_put(&b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10);
-    failed |= expect_ev_error(ctx, &b, SW_ERR_AVRO,
-                              "Avro: varint at byte 6 in field \"timestamp_ns\" does not fit in 64 bits",
-                              __LINE__);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_AVRO,
+        "Avro: varint at byte 6 in field \"timestamp_ns\" does not fit in 64 bits", __LINE__);
 
     /* Lengths, unions, UTF-8. */
     b.len = 0;
@@ -756,9 +807,10 @@ static void test_event_errors(void **state)
     b.len = 7;
     tb_long(&b, 1000);
     sw_buf_put(&b, "abc", 3);
-    failed |= expect_ev_error(ctx, &b, SW_ERR_TRUNCATED,
-                              "Avro: truncated at byte 7 while reading field \"event_type\" (string of 1000 bytes, 3 left)",
-                              __LINE__);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_TRUNCATED,
+        "Avro: truncated at byte 7 while reading field \"event_type\" (string of 1000 bytes, 3 left)",
+        __LINE__);
     b.len = 7;
     tb_bytes(&b, "\xc3\x28", 2);
     failed |= expect_ev_error(ctx, &b, SW_ERR_AVRO,
@@ -769,16 +821,18 @@ static void test_event_errors(void **state)
                               "Avro: invalid UTF-8 at byte 9 in field \"event_type\"", __LINE__);
     b.len = 5;
     tb_long(&b, 5);
-    failed |= expect_ev_error(ctx, &b, SW_ERR_AVRO,
-                              "Avro: union index 5 at byte 5 in field \"schema_version\" is out of range (expected 0..1)",
-                              __LINE__);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_AVRO,
+        "Avro: union index 5 at byte 5 in field \"schema_version\" is out of range (expected 0..1)",
+        __LINE__);
 
     /* Truncated inside host, at its exact offset. */
     size_t host_off = 0;
     char want[160];
     tb_event(&b, 1, "other", "node-7", NULL, &host_off);
     b.len = host_off + 3;
-    snprintf(want, sizeof(want), "Avro: truncated at byte %zu while reading field \"host\"", host_off);
+    snprintf(want, sizeof(want), "Avro: truncated at byte %zu while reading field \"host\"",
+             host_off);
     failed |= expect_ev_error(ctx, &b, SW_ERR_TRUNCATED, want, __LINE__);
 
     /* Trailing bytes. */
@@ -790,9 +844,9 @@ static void test_event_errors(void **state)
 
     /* Metadata text. */
     tb_event(&b, 1, "other", NULL, "[1, 2]", NULL);
-    failed |= expect_ev_error(ctx, &b, SW_ERR_INVALID_ARG,
-                              "field \"metadata\" is [1, 2], expected an object or null (got an array)",
-                              __LINE__);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_INVALID_ARG,
+        "field \"metadata\" is [1, 2], expected an object or null (got an array)", __LINE__);
     tb_event(&b, 1, "other", NULL, "\"text\"", NULL);
     failed |= expect_ev_error(ctx, &b, SW_ERR_INVALID_ARG,
                               "expected an object or null (got a string)", __LINE__);
@@ -807,7 +861,8 @@ static void test_event_errors(void **state)
     SW_ASSERT(rc == SW_OK && sw_str_eq(ev.metadata_json, sw_str("{}")), "rc %d: %s", rc, err);
     tb_event(&b, 1, "other", NULL, " {\"x\": {}} ", NULL);
     rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err, sizeof(err));
-    SW_ASSERT(rc == SW_OK && sw_str_eq(ev.metadata_json, sw_str("{\"x\": {}}")), "rc %d: %s", rc, err);
+    SW_ASSERT(rc == SW_OK && sw_str_eq(ev.metadata_json, sw_str("{\"x\": {}}")), "rc %d: %s", rc,
+              err);
 
     /* SPEC 2 validation, with the JSON decoder's messages. */
     tb_event(&b, -1, "other", NULL, NULL, NULL);
@@ -817,11 +872,13 @@ static void test_event_errors(void **state)
               "rc %d: %s", rc, err);
     tb_event(&b, 1, "", NULL, NULL, NULL);
     failed |= expect_ev_error(ctx, &b, SW_ERR_INVALID_ARG,
-                              "field \"event_type\" is \"\", expected a non-empty string", __LINE__);
-    tb_event(&b, 1, "Sample", NULL, NULL, NULL);
-    failed |= expect_ev_error(ctx, &b, SW_ERR_INVALID_ARG,
-                              "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)",
+                              "field \"event_type\" is \"\", expected a non-empty string",
                               __LINE__);
+    tb_event(&b, 1, "Sample", NULL, NULL, NULL);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_INVALID_ARG,
+        "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)",
+        __LINE__);
     sw_event_t bad;
     memset(&bad, 0, sizeof(bad));
     bad.timestamp_ns = 1;
@@ -834,12 +891,14 @@ static void test_event_errors(void **state)
     b.len = 0;
     SW_ASSERT(sw_avro_encode_event(&bad, EV_SCHEMA_ID, &b, err, sizeof(err)) == SW_OK, "%s", err);
     failed |= expect_ev_error(ctx, &b, SW_ERR_INVALID_ARG,
-                              "field \"rank\" is 5, expected an integer < world_size (2)", __LINE__);
+                              "field \"rank\" is 5, expected an integer < world_size (2)",
+                              __LINE__);
     bad.rank = 1;
     b.len = 0;
     SW_ASSERT(sw_avro_encode_event(&bad, EV_SCHEMA_ID, &b, err, sizeof(err)) == SW_OK, "%s", err);
     failed |= expect_ev_error(ctx, &b, SW_ERR_INVALID_ARG,
-                              "field \"job_id\" is \"\", expected null or a non-empty string", __LINE__);
+                              "field \"job_id\" is \"\", expected null or a non-empty string",
+                              __LINE__);
 
     /* Every truncation point of the longest fixture event. */
     const sw_buf_t *m = &ctx->longest_ev;
@@ -888,11 +947,14 @@ static void test_event_surrogates(void **state)
     char err[512], why[512];
     sw_buf_t b;
     sw_buf_init(&b);
-    SW_ASSERT(sw_tdec_json(ctx->tdec, line1, strlen(line1), &ev, err, sizeof(err)) == SW_OK, "%s", err);
+    SW_ASSERT(sw_tdec_json(ctx->tdec, line1, strlen(line1), &ev, err, sizeof(err)) == SW_OK, "%s",
+              err);
     sw_err_t rc = sw_avro_encode_event(&ev, EV_SCHEMA_ID, &b, err, sizeof(err));
-    SW_ASSERT(rc == SW_ERR_INVALID_ARG && strstr(err, "field \"host\" is not valid UTF-8") && b.len == 0,
+    SW_ASSERT(rc == SW_ERR_INVALID_ARG && strstr(err, "field \"host\" is not valid UTF-8") &&
+                  b.len == 0,
               "rc %d, %zu bytes: %s", rc, b.len, err);
-    SW_ASSERT(sw_tdec_json(ctx->tdec, line2, strlen(line2), &ev, err, sizeof(err)) == SW_OK, "%s", err);
+    SW_ASSERT(sw_tdec_json(ctx->tdec, line2, strlen(line2), &ev, err, sizeof(err)) == SW_OK, "%s",
+              err);
     SW_ASSERT(ev.has_phase, "JSON decoder dropped the scope");
     rc = sw_avro_encode_event(&ev, EV_SCHEMA_ID, &b, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s", err);
@@ -934,7 +996,8 @@ static int check_record_one(ctx_t *ctx, const sw_record_t *rec, const char *wher
     alert_drop_nulls(got);
     bool same = sw_test_json_equal(got, want, false, why, sizeof(why));
     json_decref(got);
-    SW_ASSERT(same, "%s: Avro C view differs from sw_alert_json_record: %s (avro != json)", where, why);
+    SW_ASSERT(same, "%s: Avro C view differs from sw_alert_json_record: %s (avro != json)", where,
+              why);
 
     /* Ours: the same text, byte for byte. */
     sw_buf_puts(&back, "prefix:");
@@ -947,8 +1010,8 @@ static int check_record_one(ctx_t *ctx, const sw_record_t *rec, const char *wher
     json_decref(want);
     SW_ASSERT(same, "%s: sw_avro_decode_record_json differs: %s (decoded != json)", where, why);
     SW_ASSERT(back.len - 7 == json.len && memcmp(back.data + 7, json.data, json.len) == 0,
-              "%s: same JSON value but different text:\n  %s\n  %s", where,
-              sw_buf_cstr(&back) + 7, sw_buf_cstr(&json));
+              "%s: same JSON value but different text:\n  %s\n  %s", where, sw_buf_cstr(&back) + 7,
+              sw_buf_cstr(&json));
 
     for (size_t i = 0; i < rec->analysis.n_suspects; i++) {
         const sw_phase_attr_t *ph = &rec->analysis.suspects[i].phase;
@@ -1045,8 +1108,8 @@ static void test_fixture_records(void **state)
     SW_ASSERT(!failed && !ctx->rec_failures, "see the failures above");
     SW_ASSERT(ctx->n_records > 100, "only %zu records checked", ctx->n_records);
     SW_ASSERT(ctx->n_unique > 0 && ctx->n_ambiguous > 0 && ctx->n_phase_summary > 0,
-              "phase attributions seen: %zu unique, %zu ambiguous, %zu with summary",
-              ctx->n_unique, ctx->n_ambiguous, ctx->n_phase_summary);
+              "phase attributions seen: %zu unique, %zu ambiguous, %zu with summary", ctx->n_unique,
+              ctx->n_ambiguous, ctx->n_phase_summary);
     printf("records: %zu stream records (x2 with source) match sw_alert_json_record\n",
            ctx->n_records);
 }
@@ -1057,10 +1120,12 @@ static int expect_rec_error(const sw_buf_t *msg, sw_err_t want_rc, const char *w
     sw_buf_t out;
     sw_buf_init(&out);
     sw_buf_puts(&out, "keep");
-    sw_err_t rc = sw_avro_decode_record_json(msg->data, msg->len, REC_SCHEMA_ID, &out, err, sizeof(err));
+    sw_err_t rc = sw_avro_decode_record_json(msg->data, msg->len, REC_SCHEMA_ID, &out, err,
+                                             sizeof(err));
     bool ok = rc == want_rc && strstr(err, want) && out.len == 4;
     if (!ok)
-        fprintf(stderr, "%s:%d: FAIL: rc %d (want %d), output %zu bytes, error \"%s\" lacks \"%s\"\n",
+        fprintf(stderr,
+                "%s:%d: FAIL: rc %d (want %d), output %zu bytes, error \"%s\" lacks \"%s\"\n",
                 __FILE__, line, rc, want_rc, out.len, err, want);
     sw_buf_clear(&out);
     return ok ? 0 : 1;
@@ -1108,9 +1173,12 @@ static void test_record_errors(void **state)
     rec.analysis.suspects = &s;
     rec.analysis.n_suspects = 1;
     sw_err_t rc = sw_avro_encode_record(&rec, REC_SCHEMA_ID, &b, err, sizeof(err));
-    SW_ASSERT(rc == SW_ERR_INVALID_ARG && b.len == 0 &&
-                  strstr(err, "field \"first_cause_suspects[0].aligned_first_spike_timestamp_ns\" is 9223372036854775808"),
-              "rc %d, %zu bytes: %s", rc, b.len, err);
+    SW_ASSERT(
+        rc == SW_ERR_INVALID_ARG && b.len == 0 &&
+            strstr(
+                err,
+                "field \"first_cause_suspects[0].aligned_first_spike_timestamp_ns\" is 9223372036854775808"),
+        "rc %d, %zu bytes: %s", rc, b.len, err);
     s.aligned_first_spike_timestamp_ns = (uint64_t)INT64_MAX;
     rec.analysis.onset_ns = UINT64_MAX;
     rc = sw_avro_encode_record(&rec, REC_SCHEMA_ID, &b, err, sizeof(err));
@@ -1130,8 +1198,8 @@ static void test_record_errors(void **state)
     rc = sw_avro_encode_record(&rec, REC_SCHEMA_ID, &b, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "%s", err);
     rc = sw_avro_decode_record_json(b.data, b.len, REC_SCHEMA_ID, &out, err, sizeof(err));
-    SW_ASSERT(rc == SW_OK && strstr(sw_buf_cstr(&out), "\"job_id\": \"j\xef\xbf\xbdx\""), "rc %d: %s",
-              rc, rc ? err : out.data);
+    SW_ASSERT(rc == SW_OK && strstr(sw_buf_cstr(&out), "\"job_id\": \"j\xef\xbf\xbdx\""),
+              "rc %d: %s", rc, rc ? err : out.data);
 
     /* Framing and body errors. */
     rc = sw_avro_decode_record_json("", 0, REC_SCHEMA_ID, &out, err, sizeof(err));
@@ -1142,27 +1210,29 @@ static void test_record_errors(void **state)
     b.len = 0;
     tb_header(&b, REC_SCHEMA_ID);
     tb_long(&b, 4);
-    failed |= expect_rec_error(&b, SW_ERR_AVRO,
-                               "Avro: enum index 4 at byte 5 in field \"action\" is out of range (expected 0..3)",
-                               __LINE__);
+    failed |= expect_rec_error(
+        &b, SW_ERR_AVRO,
+        "Avro: enum index 4 at byte 5 in field \"action\" is out of range (expected 0..3)",
+        __LINE__);
     b.len = 5;
-    tb_long(&b, 0);  /* trigger */
-    tb_long(&b, 0);  /* job_id null */
-    tb_long(&b, 1);  /* episode */
-    tb_long(&b, 0);  /* revision */
-    tb_long(&b, 0);  /* event_timestamp_ns null */
-    tb_long(&b, 2);  /* world_size */
-    tb_long(&b, 0);  /* participating */
-    tb_long(&b, 0);  /* missing */
+    tb_long(&b, 0); /* trigger */
+    tb_long(&b, 0); /* job_id null */
+    tb_long(&b, 1); /* episode */
+    tb_long(&b, 0); /* revision */
+    tb_long(&b, 0); /* event_timestamp_ns null */
+    tb_long(&b, 2); /* world_size */
+    tb_long(&b, 0); /* participating */
+    tb_long(&b, 0); /* missing */
     size_t key_at = b.len + 1;
     tb_long(&b, 1);
     tb_str(&b, "01");
     tb_long(&b, 3);
     tb_long(&b, 0);
     char want[200];
-    snprintf(want, sizeof(want),
-             "Avro: map key \"01\" at byte %zu in field \"rank_sample_counts\" is not a decimal rank",
-             key_at);
+    snprintf(
+        want, sizeof(want),
+        "Avro: map key \"01\" at byte %zu in field \"rank_sample_counts\" is not a decimal rank",
+        key_at);
     failed |= expect_rec_error(&b, SW_ERR_AVRO, want, __LINE__);
 
     /* Every truncation point of the longest fixture record, and trailing

@@ -175,16 +175,16 @@ static void test_versions(void **state)
     make_event(&want);
     for (size_t i = 0; i < 2; i++) {
         char err[512] = "";
-        sw_avro_plan_t *plan =
-            sw_avro_plan_new(v[i].schema, strlen(v[i].schema), sw_schema_telemetry_event,
-                             sw_schema_telemetry_event_len, v[i].id, err, sizeof(err));
+        sw_avro_plan_t *plan = sw_avro_plan_new(
+            v[i].schema, strlen(v[i].schema), sw_schema_telemetry_event,
+            sw_schema_telemetry_event_len, v[i].id, err, sizeof(err));
         SW_ASSERT(plan, "%s: %s", v[i].name, err);
         SW_ASSERT(!sw_avro_plan_identity(plan), "%s: identity", v[i].name);
         sw_buf_t msg;
         sw_buf_init(&msg);
         v[i].make(&msg, v[i].id);
-        sw_err_t rc =
-            sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &got, err, sizeof(err));
+        sw_err_t rc = sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &got, err,
+                                                sizeof(err));
         SW_ASSERT(rc == SW_OK, "%s: %s", v[i].name, err);
         check_same(v[i].name, &got, &want);
         /* Every truncation fails cleanly, naming the id. */
@@ -225,9 +225,9 @@ static void test_unresolvable(void **state)
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
         char err[512] = "";
-        sw_avro_plan_t *plan =
-            sw_avro_plan_new(c[i].schema, strlen(c[i].schema), sw_schema_telemetry_event,
-                             sw_schema_telemetry_event_len, 9, err, sizeof(err));
+        sw_avro_plan_t *plan = sw_avro_plan_new(c[i].schema, strlen(c[i].schema),
+                                                sw_schema_telemetry_event,
+                                                sw_schema_telemetry_event_len, 9, err, sizeof(err));
         SW_ASSERT(!plan, "case %zu resolved", i);
         SW_ASSERT_CONTAINS(err, c[i].want);
     }
@@ -254,12 +254,10 @@ static void test_lazy_branch(void **state)
         put_long(&msg, 5);
         put_str(&msg, "sample");
         put_long(&msg, branch);
-        if (branch == 1)
-            put_long(&msg, 0);
-        else
-            sw_buf_putc(&msg, 1);
-        sw_err_t rc =
-            sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &ev, err, sizeof(err));
+        if (branch == 1) put_long(&msg, 0);
+        else sw_buf_putc(&msg, 1);
+        sw_err_t rc = sw_avro_decode_event_plan(dec, plan, msg.data, msg.len, &ev, err,
+                                                sizeof(err));
         if (branch == 1) {
             /* device_used_bytes is absent: a sample without it breaks SPEC 2, not Avro */
             SW_ASSERT(rc == SW_OK || rc == SW_ERR_INVALID_ARG, "%s", err);

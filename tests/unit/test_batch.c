@@ -48,8 +48,14 @@ typedef struct batch_case_s {
     const char *want;
 } batch_case_t;
 
-#define DEFAULTS {0, 0, 0}
-#define SMALL {100, 0, 0} /* 100-byte floor: small numbers in the cases */
+#define DEFAULTS \
+    {            \
+        0, 0, 0  \
+    }
+#define SMALL     \
+    {             \
+        100, 0, 0 \
+    } /* 100-byte floor: small numbers in the cases */
 
 /* Notes, spelled once. */
 #define N_IGNORED "'Ignored non-sample events during cross-rank analysis.'"
@@ -59,16 +65,21 @@ typedef struct batch_case_s {
 #define N_NOSPIKE "'No qualifying cross-rank spikes were detected.'"
 #define N_ONE "'Only one rank produced a qualifying spike; confidence is limited.'"
 #define N_TWO "'At least two ranks are required for cross-rank first-cause analysis.'"
-#define N_FEW(list) "'Some ranks have fewer than two samples and cannot contribute to spike detection: " list ".'"
+#define N_FEW(list) \
+    "'Some ranks have fewer than two samples and cannot contribute to spike detection: " list ".'"
 #define N_MISSING(list) "'Missing rank data for ranks: " list ".'"
-#define N_SKEW(rank, off) "'Rank " rank " starts " off " ns from the anchor; first-sample alignment may be approximate.'"
+#define N_SKEW(rank, off) \
+    "'Rank " rank " starts " off " ns from the anchor; first-sample alignment may be approximate.'"
 
 /* One suspect. */
-#define SUSPECT(rank, ts, aligned, peak, n, lead, conf, support, phase)                         \
-    "{'rank': " rank ", 'first_spike_timestamp_ns': " ts ", 'aligned_first_spike_timestamp_ns': " \
-    aligned ", 'peak_delta_bytes': " peak ", 'spike_window_samples': " n                         \
-    ", 'lead_over_cluster_onset_ns': " lead ", 'confidence': '" conf "', 'evidence': "           \
-    "{'device_used_delta_bytes': " peak ", 'supporting_ranks_at_or_before_onset': " support "}, " \
+#define SUSPECT(rank, ts, aligned, peak, n, lead, conf, support, phase)                     \
+    "{'rank': " rank ", 'first_spike_timestamp_ns': " ts                                    \
+    ", 'aligned_first_spike_timestamp_ns': " aligned ", 'peak_delta_bytes': " peak          \
+    ", 'spike_window_samples': " n ", 'lead_over_cluster_onset_ns': " lead                  \
+    ", 'confidence': '" conf                                                                \
+    "', 'evidence': "                                                                       \
+    "{'device_used_delta_bytes': " peak ", 'supporting_ranks_at_or_before_onset': " support \
+    "}, "                                                                                   \
     "'phase_attribution': " phase "}"
 
 static const batch_case_t k_cases[] = {
@@ -79,9 +90,8 @@ static const batch_case_t k_cases[] = {
      "t=0 r=1 u=671088659; t=10 r=1 u=0; t=20 r=1 u=67108864",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 3}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': ["
-     SUSPECT("0", "20", "20", "67108865", "1", "0", "low", "1", "null")
-     "], 'notes': [" N_ONE "]}"},
+     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [" SUSPECT(
+         "0", "20", "20", "67108865", "1", "0", "low", "1", "null") "], 'notes': [" N_ONE "]}"},
     {"threshold is the double product above 2^53 (not M/10, not exact)", DEFAULTS,
      /* M1 = 864691128455135233: double product 86469112845513536, M1/10 = ...523;
       * M2 = 4611686018427388027: double product 461168601842738816, exact
@@ -93,10 +103,10 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 4, 'participating_ranks': [0, 1, 2, 3], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 3, '2': 3, '3': 3},"
      " 'alignment_offsets_ns': {'0': 0, '1': 0, '2': 0, '3': 0},"
-     " 'cluster_onset_timestamp_ns': 20, 'first_cause_suspects': ["
-     SUSPECT("2", "20", "20", "461168601842738816", "1", "0", "medium", "2", "null") ", "
-     SUSPECT("0", "20", "20", "86469112845513536", "1", "0", "medium", "2", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 20, 'first_cause_suspects': [" SUSPECT(
+         "2", "20", "20", "461168601842738816", "1", "0", "medium", "2",
+         "null") ", " SUSPECT("0", "20", "20", "86469112845513536", "1", "0", "medium", "2",
+                              "null") "], 'notes': []}"},
     {"cumulative rise over several steps; a drop or a flat step restarts it", SMALL,
      "t=0 u=0; t=10 u=40; t=20 u=80; t=30 u=120;"
      "t=0 r=1 u=0; t=10 r=1 u=60; t=20 r=1 u=50; t=30 r=1 u=110; t=40 r=1 u=170;"
@@ -104,30 +114,29 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 3, 'participating_ranks': [0, 1, 2], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 4, '1': 5, '2': 4},"
      " 'alignment_offsets_ns': {'0': 0, '1': 0, '2': 0},"
-     " 'cluster_onset_timestamp_ns': 40, 'first_cause_suspects': ["
-     SUSPECT("0", "30", "30", "120", "3", "10", "high", "2", "null") ", "
-     SUSPECT("1", "40", "40", "120", "2", "0", "low", "2", "null")
-     "], 'notes': []}"},
-    {"fraction and skew multiplier from the parameters", {100, 0.5, 2},
+     " 'cluster_onset_timestamp_ns': 40, 'first_cause_suspects': [" SUSPECT(
+         "0", "30", "30", "120", "3", "10", "high", "2",
+         "null") ", " SUSPECT("1", "40", "40", "120", "2", "0", "low", "2",
+                              "null") "], 'notes': []}"},
+    {"fraction and skew multiplier from the parameters",
+     {100, 0.5, 2},
      /* rank 0 max 1000 -> threshold 500: rise 499 is no spike; rank 1 max
       * 300 -> threshold 150; median 10, skew limit 2*10 */
      "t=0 u=1000; t=10 u=0; t=20 u=499;"
      "t=21 r=1 u=0; t=31 r=1 u=150; t=41 r=1 u=300",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 3}, 'alignment_offsets_ns': {'0': 0, '1': 21},"
-     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': ["
-     SUSPECT("1", "31", "10", "150", "1", "0", "low", "1", "null")
-     "], 'notes': [" N_SKEW("1", "21") ", " N_ONE "]}"},
+     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [" SUSPECT(
+         "1", "31", "10", "150", "1", "0", "low", "1",
+         "null") "], 'notes': [" N_SKEW("1", "21") ", " N_ONE "]}"},
 
     /* -- SPEC 3.4: median ----------------------------------------------------- */
-    {"even median truncates (10, 11 -> 10): offset 51 > 5*10", SMALL,
-     "t=0; t=10; t=21; t=51 r=1",
+    {"even median truncates (10, 11 -> 10): offset 51 > 5*10", SMALL, "t=0; t=10; t=21; t=51 r=1",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 1}, 'alignment_offsets_ns': {'0': 0, '1': 51},"
      " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [],"
      " 'notes': [" N_SKEW("1", "51") ", " N_FEW("1") ", " N_NOSPIKE "]}"},
-    {"skew note is strictly greater: offset 50 = 5*10", SMALL,
-     "t=0; t=10; t=21; t=50 r=1",
+    {"skew note is strictly greater: offset 50 = 5*10", SMALL, "t=0; t=10; t=21; t=50 r=1",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 1}, 'alignment_offsets_ns': {'0': 0, '1': 50},"
      " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [],"
@@ -172,10 +181,10 @@ static const batch_case_t k_cases[] = {
      "t=5 p=1 u=0; t=5 p=2 u=500; t=5 r=1 p=1 u=0; t=5 r=1 p=2 u=0; t=5 r=1 p=3 u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 2, '1': 3}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 5, 'first_cause_suspects': ["
-     SUSPECT("0", "5", "5", "500", "1", "0", "medium", "2", "null") ", "
-     SUSPECT("1", "5", "5", "500", "1", "0", "medium", "2", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 5, 'first_cause_suspects': [" SUSPECT(
+         "0", "5", "5", "500", "1", "0", "medium", "2",
+         "null") ", " SUSPECT("1", "5", "5", "500", "1", "0", "medium", "2",
+                              "null") "], 'notes': []}"},
 
     /* -- SPEC 3.7: candidates, suspects, confidence -------------------------- */
     {"candidate order: aligned, then bigger peak, then lower rank", SMALL,
@@ -183,11 +192,11 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 3, 'participating_ranks': [0, 1, 2], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 2, '1': 2, '2': 2},"
      " 'alignment_offsets_ns': {'0': 0, '1': 0, '2': 0},"
-     " 'cluster_onset_timestamp_ns': 10, 'first_cause_suspects': ["
-     SUSPECT("2", "10", "10", "300", "1", "0", "medium", "3", "null") ", "
-     SUSPECT("0", "10", "10", "200", "1", "0", "medium", "3", "null") ", "
-     SUSPECT("1", "10", "10", "200", "1", "0", "medium", "3", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 10, 'first_cause_suspects': [" SUSPECT(
+         "2", "10", "10", "300", "1", "0", "medium", "3",
+         "null") ", " SUSPECT("0", "10", "10", "200", "1", "0", "medium", "3",
+                              "null") ", " SUSPECT("1", "10", "10", "200", "1", "0", "medium", "3",
+                                                   "null") "], 'notes': []}"},
     {"suspects: every candidate at the onset time, not the later ones", SMALL,
      "t=0 u=0; t=10 u=500; t=20 u=500; t=30 u=500; t=40 u=500;"
      "t=0 r=1 u=0; t=10 r=1 u=0; t=20 r=1 u=0; t=30 r=1 u=500; t=40 r=1 u=500;"
@@ -196,59 +205,59 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 4, 'participating_ranks': [0, 1, 2, 3], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 5, '1': 5, '2': 5, '3': 5},"
      " 'alignment_offsets_ns': {'0': 0, '1': 0, '2': 0, '3': 0},"
-     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "20", "high", "3", "null") ", "
-     SUSPECT("1", "30", "30", "500", "1", "0", "low", "3", "null") ", "
-     SUSPECT("2", "30", "30", "500", "1", "0", "low", "3", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "20", "high", "3",
+         "null") ", " SUSPECT("1", "30", "30", "500", "1", "0", "low", "3",
+                              "null") ", " SUSPECT("2", "30", "30", "500", "1", "0", "low", "3",
+                                                   "null") "], 'notes': []}"},
     {"confidence: lead < median gives medium", SMALL,
      /* gaps 100 x5 and 130 -> median 100; lead 30 */
      "t=0 u=0; t=100 u=500; t=200 u=500; t=300 u=500;"
      "t=0 r=1 u=0; t=130 r=1 u=500; t=230 r=1 u=500; t=330 r=1 u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 4, '1': 4}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 130, 'first_cause_suspects': ["
-     SUSPECT("0", "100", "100", "500", "1", "30", "medium", "2", "null") ", "
-     SUSPECT("1", "130", "130", "500", "1", "0", "low", "2", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 130, 'first_cause_suspects': [" SUSPECT(
+         "0", "100", "100", "500", "1", "30", "medium", "2",
+         "null") ", " SUSPECT("1", "130", "130", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': []}"},
     {"confidence: lead = median gives high", SMALL,
      /* gaps 100 x3, 200, 100 x2 -> median 100; lead 100 */
      "t=0 u=0; t=100 u=500; t=200 u=500; t=300 u=500;"
      "t=0 r=1 u=0; t=200 r=1 u=500; t=300 r=1 u=500; t=400 r=1 u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 4, '1': 4}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 200, 'first_cause_suspects': ["
-     SUSPECT("0", "100", "100", "500", "1", "100", "high", "2", "null") ", "
-     SUSPECT("1", "200", "200", "500", "1", "0", "low", "2", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 200, 'first_cause_suspects': [" SUSPECT(
+         "0", "100", "100", "500", "1", "100", "high", "2",
+         "null") ", " SUSPECT("1", "200", "200", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': []}"},
     {"confidence: a missing rank makes the evidence sparse (low)", SMALL,
      "t=0 w=8 u=0; t=10 w=8 u=500; t=20 w=8 u=500; t=30 w=8 u=500;"
      "t=0 r=1 w=8 u=0; t=10 r=1 w=8 u=0; t=20 r=1 w=8 u=0; t=30 r=1 w=8 u=500",
      "{'job_id': null, 'world_size': 8, 'participating_ranks': [0, 1],"
      " 'missing_ranks': [2, 3, 4, 5, 6, 7],"
      " 'rank_sample_counts': {'0': 4, '1': 4}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "20", "low", "2", "null") ", "
-     SUSPECT("1", "30", "30", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_MISSING("2, 3, 4, 5, 6, 7") "]}"},
+     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "20", "low", "2",
+         "null") ", " SUSPECT("1", "30", "30", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': [" N_MISSING("2, 3, 4, 5, 6, 7") "]}"},
     {"confidence: a rank with one sample makes the evidence sparse (low)", SMALL,
      "t=0 u=0; t=10 u=500; t=20 u=500; t=30 u=500;"
      "t=0 r=1 u=0; t=10 r=1 u=0; t=20 r=1 u=0; t=30 r=1 u=500; t=0 r=2 u=9",
      "{'job_id': null, 'world_size': 3, 'participating_ranks': [0, 1, 2], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 4, '1': 4, '2': 1},"
      " 'alignment_offsets_ns': {'0': 0, '1': 0, '2': 0},"
-     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "20", "low", "2", "null") ", "
-     SUSPECT("1", "30", "30", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_FEW("2") "]}"},
+     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "20", "low", "2",
+         "null") ", " SUSPECT("1", "30", "30", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': [" N_FEW("2") "]}"},
     {"earliest tie with sparse evidence: low for both", SMALL,
      "t=0 w=3 u=0; t=10 w=3 u=500; t=0 r=1 w=3 u=0; t=10 r=1 w=3 u=500",
      "{'job_id': null, 'world_size': 3, 'participating_ranks': [0, 1], 'missing_ranks': [2],"
      " 'rank_sample_counts': {'0': 2, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 10, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "0", "low", "2", "null") ", "
-     SUSPECT("1", "10", "10", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_MISSING("2") "]}"},
+     " 'cluster_onset_timestamp_ns': 10, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "0", "low", "2",
+         "null") ", " SUSPECT("1", "10", "10", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': [" N_MISSING("2") "]}"},
 
     /* -- SPEC 3.1: job_id filter ---------------------------------------------- */
     {"job_id tie: the first seen wins; null samples dropped when filtering", SMALL,
@@ -269,8 +278,7 @@ static const batch_case_t k_cases[] = {
      " 'rank_sample_counts': {'0': 2, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
      " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [],"
      " 'notes': [" N_NOSPIKE "]}"},
-    {"job_id: only null ids", SMALL,
-     "t=0; t=10; t=0 r=1; t=10 r=1",
+    {"job_id: only null ids", SMALL, "t=0; t=10; t=0 r=1; t=10 r=1",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 2, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
      " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [],"
@@ -314,18 +322,19 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 6, 'participating_ranks': [2, 5],"
      " 'missing_ranks': [0, 1, 3, 4], 'rank_sample_counts': {'2': 2, '5': 2},"
      " 'alignment_offsets_ns': {'2': 0, '5': -60},"
-     " 'cluster_onset_timestamp_ns': 110, 'first_cause_suspects': ["
-     SUSPECT("2", "110", "110", "500", "1", "0", "low", "2", "null") ", "
-     SUSPECT("5", "50", "110", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_MISSING("0, 1, 3, 4") ", " N_SKEW("5", "-60") "]}"},
+     " 'cluster_onset_timestamp_ns': 110, 'first_cause_suspects': [" SUSPECT(
+         "2", "110", "110", "500", "1", "0", "low", "2",
+         "null") ", " SUSPECT("5", "50", "110", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': [" N_MISSING("0, 1, 3, 4") ", " N_SKEW("5",
+                                                                                          "-60") "]}"},
     {"anchor is rank 0 even when it starts last", SMALL,
      "t=1000 u=0; t=1010 u=0; t=1020 u=500; t=0 r=1 u=0; t=10 r=1 u=500; t=20 r=1 u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 3}, 'alignment_offsets_ns': {'0': 0, '1': -1000},"
-     " 'cluster_onset_timestamp_ns': 1020, 'first_cause_suspects': ["
-     SUSPECT("1", "10", "1010", "500", "1", "10", "high", "2", "null") ", "
-     SUSPECT("0", "1020", "1020", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_SKEW("1", "-1000") "]}"},
+     " 'cluster_onset_timestamp_ns': 1020, 'first_cause_suspects': [" SUSPECT(
+         "1", "10", "1010", "500", "1", "10", "high", "2",
+         "null") ", " SUSPECT("0", "1020", "1020", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': [" N_SKEW("1", "-1000") "]}"},
 
     /* -- SPEC 3.2: sample order --------------------------------------------- */
     {"samples ordered by (timestamp, pid, host), hosts as strings, stable", SMALL,
@@ -338,17 +347,16 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 4, 'participating_ranks': [0, 1, 2, 3], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 3, '2': 3, '3': 3},"
      " 'alignment_offsets_ns': {'0': 0, '1': 0, '2': 0, '3': 0},"
-     " 'cluster_onset_timestamp_ns': 0, 'first_cause_suspects': ["
-     SUSPECT("0", "0", "0", "500", "1", "0", "medium", "2", "null") ", "
-     SUSPECT("3", "0", "0", "500", "1", "0", "medium", "2", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 0, 'first_cause_suspects': [" SUSPECT(
+         "0", "0", "0", "500", "1", "0", "medium", "2",
+         "null") ", " SUSPECT("3", "0", "0", "500", "1", "0", "medium", "2",
+                              "null") "], 'notes': []}"},
     {"timestamps order before pids and arrival", SMALL,
      "t=20 p=0 u=500; t=10 p=9 u=0; t=30 p=0 u=0; t=10 r=1 u=0; t=20 r=1 u=0",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': ["
-     SUSPECT("0", "20", "20", "500", "1", "0", "low", "1", "null")
-     "], 'notes': [" N_ONE "]}"},
+     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [" SUSPECT(
+         "0", "20", "20", "500", "1", "0", "low", "1", "null") "], 'notes': [" N_ONE "]}"},
 
     /* -- SPEC 3.1: notes ---------------------------------------------------- */
     {"every note kind, in order", SMALL,
@@ -359,10 +367,11 @@ static const batch_case_t k_cases[] = {
      "{'job_id': 'a', 'world_size': 6, 'participating_ranks': [0, 1, 2, 3], 'missing_ranks': [4, 5],"
      " 'rank_sample_counts': {'0': 3, '1': 2, '2': 2, '3': 1},"
      " 'alignment_offsets_ns': {'0': 0, '1': 100, '2': 200, '3': 0},"
-     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': ["
-     SUSPECT("0", "20", "20", "500", "1", "0", "low", "1", "null")
-     "], 'notes': [" N_IGNORED ", " N_MULTI ", " N_MISSING("4, 5") ", " N_SKEW("1", "100") ", "
-     N_SKEW("2", "200") ", " N_FEW("3") ", " N_ONE "]}"},
+     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [" SUSPECT(
+         "0", "20", "20", "500", "1", "0", "low", "1",
+         "null") "], 'notes': [" N_IGNORED ", " N_MULTI
+                 ", " N_MISSING("4, 5") ", " N_SKEW("1", "100") ", " N_SKEW("2", "200") ", " N_FEW(
+                     "3") ", " N_ONE "]}"},
     {"empty input", DEFAULTS, "",
      "{'job_id': null, 'world_size': 0, 'participating_ranks': [], 'missing_ranks': [],"
      " 'rank_sample_counts': {}, 'alignment_offsets_ns': {}, 'cluster_onset_timestamp_ns': null,"
@@ -372,8 +381,7 @@ static const batch_case_t k_cases[] = {
      "{'job_id': null, 'world_size': 0, 'participating_ranks': [], 'missing_ranks': [],"
      " 'rank_sample_counts': {}, 'alignment_offsets_ns': {}, 'cluster_onset_timestamp_ns': null,"
      " 'first_cause_suspects': [], 'notes': [" N_IGNORED ", " N_NOSAMPLE "]}"},
-    {"single rank", SMALL,
-     "t=0 u=0; t=10 u=500; t=20 u=500",
+    {"single rank", SMALL, "t=0 u=0; t=10 u=500; t=20 u=500",
      "{'job_id': null, 'world_size': 1, 'participating_ranks': [0], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3}, 'alignment_offsets_ns': {'0': 0},"
      " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [], 'notes': [" N_TWO "]}"},
@@ -386,10 +394,10 @@ static const batch_case_t k_cases[] = {
      "t=0 e=SAMPLE u=0; t=10 e=Sample u=500; t=0 r=1 e=\\u017fample u=0; t=10 r=1 e=sAmPlE u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 2, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 10, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "0", "medium", "2", "null") ", "
-     SUSPECT("1", "10", "10", "500", "1", "0", "medium", "2", "null")
-     "], 'notes': []}"},
+     " 'cluster_onset_timestamp_ns': 10, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "0", "medium", "2",
+         "null") ", " SUSPECT("1", "10", "10", "500", "1", "0", "medium", "2",
+                              "null") "], 'notes': []}"},
 
     /* -- SPEC 5 through the batch analysis ------------------------------------ */
     {"phase attribution of suspects (unique; no phases in the other session)", SMALL,
@@ -404,13 +412,12 @@ static const batch_case_t k_cases[] = {
      "t=0 r=1 s=s1 u=0; t=20 r=1 s=s1 u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 2, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 20, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "10", "medium", "2",
-             "{'phase_resolution': 'unique', 'phase_paths': ['train / fwd'], 'phase_source':"
-             " 'heuristic', 'phase_path': 'train / fwd', 'scope_id': 'f1', 'thread_id': 1,"
-             " 'thread_name': 'MainX'}") ", "
-     SUSPECT("1", "20", "20", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_IGNORED "]}"},
+     " 'cluster_onset_timestamp_ns': 20, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "10", "medium", "2",
+         "{'phase_resolution': 'unique', 'phase_paths': ['train / fwd'], 'phase_source':"
+         " 'heuristic', 'phase_path': 'train / fwd', 'scope_id': 'f1', 'thread_id': 1,"
+         " 'thread_name': 'MainX'}") ", " SUSPECT("1", "20", "20", "500", "1", "0", "low", "2",
+                                                  "null") "], 'notes': [" N_IGNORED "]}"},
     {"a spike sample without session_id has no attribution", SMALL,
      "{'timestamp_ns': 0, 'event_type': 'phase_enter', 'session_id': 's0', 'metadata': {'phase_scope':"
      " {'action': 'enter', 'name': 'fwd', 'path': ['train'], 'scope_id': 'f1',"
@@ -418,10 +425,10 @@ static const batch_case_t k_cases[] = {
      "t=0 s=s0 u=0; t=10 u=500; t=20 s=s0 u=500; t=0 r=1 u=0; t=20 r=1 u=500",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
      " 'rank_sample_counts': {'0': 3, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
-     " 'cluster_onset_timestamp_ns': 20, 'first_cause_suspects': ["
-     SUSPECT("0", "10", "10", "500", "1", "10", "high", "2", "null") ", "
-     SUSPECT("1", "20", "20", "500", "1", "0", "low", "2", "null")
-     "], 'notes': [" N_IGNORED "]}"},
+     " 'cluster_onset_timestamp_ns': 20, 'first_cause_suspects': [" SUSPECT(
+         "0", "10", "10", "500", "1", "10", "high", "2",
+         "null") ", " SUSPECT("1", "20", "20", "500", "1", "0", "low", "2",
+                              "null") "], 'notes': [" N_IGNORED "]}"},
 };
 
 /* ---- the notation -------------------------------------------------------------- */
@@ -464,8 +471,8 @@ static bool event_line(const char *s, size_t n, sw_buf_t *out)
     size_t tlen = val['e'] ? vlen['e'] : 6;
     bool sample = tlen == 6 && strncmp(type, "sample", 6) == 0;
     long long rank = val['r'] ? strtoll(val['r'], NULL, 10) : 0;
-    sw_buf_printf(out, "{\"timestamp_ns\": %.*s, \"event_type\": \"%.*s\"", (int)vlen['t'], val['t'],
-                  (int)tlen, type);
+    sw_buf_printf(out, "{\"timestamp_ns\": %.*s, \"event_type\": \"%.*s\"", (int)vlen['t'],
+                  val['t'], (int)tlen, type);
     if (val['r']) sw_buf_printf(out, ", \"rank\": %lld", rank);
     if (val['w']) sw_buf_printf(out, ", \"world_size\": %.*s", (int)vlen['w'], val['w']);
     else if (rank > 0) sw_buf_printf(out, ", \"world_size\": %lld", rank + 1);
@@ -476,8 +483,7 @@ static bool event_line(const char *s, size_t n, sw_buf_t *out)
     if (val['s']) sw_buf_printf(out, ", \"session_id\": \"%.*s\"", (int)vlen['s'], val['s']);
     if (val['p']) sw_buf_printf(out, ", \"pid\": %.*s", (int)vlen['p'], val['p']);
     if (val['h']) sw_buf_printf(out, ", \"host\": \"%.*s\"", (int)vlen['h'], val['h']);
-    if (val['i'])
-        sw_buf_printf(out, ", \"sampling_interval_ms\": %.*s", (int)vlen['i'], val['i']);
+    if (val['i']) sw_buf_printf(out, ", \"sampling_interval_ms\": %.*s", (int)vlen['i'], val['i']);
     sw_buf_putc(out, '}');
     sw_buf_cstr(out);
     return true;
@@ -536,7 +542,7 @@ static void test_table(void **state)
             continue;
         }
         SW_CHECK(sw_batch_events(b) == (size_t)n, "sw_batch_events %zu, expected %d",
-              sw_batch_events(b), n);
+                 sw_batch_events(b), n);
         sw_arena_t arena;
         sw_arena_init(&arena);
         sw_analysis_t a;
@@ -556,8 +562,8 @@ static void test_table(void **state)
         char why[1024];
         if (jg && jw)
             SW_CHECK(sw_test_json_equal(jg, jw, false, why, sizeof(why)),
-                  "%s (got != expected)\n  got:      %s\n  expected: %s", why, got.data,
-                  want_text.data);
+                     "%s (got != expected)\n  got:      %s\n  expected: %s", why, got.data,
+                     want_text.data);
         json_decref(jg);
         json_decref(jw);
 
@@ -571,7 +577,7 @@ static void test_table(void **state)
         sw_alert_json_analysis(&again, &a2, 0);
         sw_buf_cstr(&again);
         SW_CHECK(strcmp(again.data, got.data) == 0, "second run differs:\n  %s\n  %s", again.data,
-              got.data);
+                 got.data);
         sw_buf_clear(&again);
         sw_arena_clear(&arena2);
         sw_arena_clear(&arena);
@@ -613,16 +619,16 @@ static void test_incremental(void **state)
         sw_arena_reset(&arena);
         sw_batch_run(b, &arena, &a);
         SW_CHECK(a.n_participating == (i < 2 ? 1u : 2u), "after %zu events: %zu ranks", i + 1,
-              a.n_participating);
+                 a.n_participating);
         if (i == 3) {
             /* gaps 10 and 20: median 15 > lead 10, so medium */
             SW_CHECK(a.has_onset && a.onset_ns == 20, "onset %d/%llu, expected 20", a.has_onset,
-                  (unsigned long long)a.onset_ns);
+                     (unsigned long long)a.onset_ns);
             SW_CHECK(a.n_suspects == 2 && a.suspects[0].rank == 0 &&
-                      a.suspects[0].confidence == SW_CONFIDENCE_MEDIUM,
-                  "%zu suspects, first rank %lld confidence %s", a.n_suspects,
-                  a.n_suspects ? (long long)a.suspects[0].rank : -1LL,
-                  a.n_suspects ? sw_confidence_str(a.suspects[0].confidence) : "-");
+                         a.suspects[0].confidence == SW_CONFIDENCE_MEDIUM,
+                     "%zu suspects, first rank %lld confidence %s", a.n_suspects,
+                     a.n_suspects ? (long long)a.suspects[0].rank : -1LL,
+                     a.n_suspects ? sw_confidence_str(a.suspects[0].confidence) : "-");
             SW_CHECK(a.anchor_rank == 0, "anchor %lld", (long long)a.anchor_rank);
         }
     }
@@ -643,7 +649,8 @@ static void test_world_size_ceiling(void **state)
         sw_err_t want;
         const char *msg;
     } cases[] = {
-        {0, INT64_MAX, SW_ERR_LIMIT, "world_size 9223372036854775807 exceeds the largest supported world size (16777216)"},
+        {0, INT64_MAX, SW_ERR_LIMIT,
+         "world_size 9223372036854775807 exceeds the largest supported world size (16777216)"},
         {0, SW_WORLD_SIZE_MAX + 1, SW_ERR_LIMIT, "world_size 16777217 exceeds"},
         {SW_WORLD_SIZE_MAX, INT64_MAX, SW_ERR_LIMIT, "world_size 9223372036854775807"},
         {1, SW_WORLD_SIZE_MAX, SW_OK, ""},
@@ -748,12 +755,15 @@ static void test_condense(void **state)
     SW_ASSERT_TRUE(miss.len < SW_CONDENSE_NOTE_BYTES + 32);
     char tail[64];
     size_t listed = 0;
-    for (size_t i = 0; i + 1 < miss.len; i++) listed += miss.ptr[i] == ',' && miss.ptr[i + 1] == ' ';
-    snprintf(tail, sizeof(tail), " and %lld more.", (long long)(ws - n_ranks) - (long long)(listed + 1));
+    for (size_t i = 0; i + 1 < miss.len; i++)
+        listed += miss.ptr[i] == ',' && miss.ptr[i + 1] == ' ';
+    snprintf(tail, sizeof(tail), " and %lld more.",
+             (long long)(ws - n_ranks) - (long long)(listed + 1));
     SW_ASSERT_TRUE(miss.len > strlen(tail) &&
                    memcmp(miss.ptr + miss.len - strlen(tail), tail, strlen(tail)) == 0);
     sw_str_t last = c->notes[c->n_notes - 1];
-    const char *want[] = {"condensed to fit", "participating_ranks lists the first 1024 of 2000",
+    const char *want[] = {"condensed to fit",
+                          "participating_ranks lists the first 1024 of 2000",
                           "missing_ranks lists the first 1024 of 198000",
                           "first_cause_suspects holds the earliest 64 of",
                           "rank_sample_counts and alignment_offsets_ns hold the anchor",

@@ -296,14 +296,14 @@ static void test_bad_values(void **state)
     static const struct {
         const char *value;
         bool ok, want;
-    } bools[] = {{"true", true, true},   {"yes", true, true},   {"1", true, true},
-                 {"false", true, false}, {"no", true, false},   {"0", true, false},
+    } bools[] = {{"true", true, true},   {"yes", true, true},     {"1", true, true},
+                 {"false", true, false}, {"no", true, false},     {"0", true, false},
                  {"TRUE", false, false}, {"maybe", false, false}, {"", false, false}};
     for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
         char errstr[256] = "";
         bool v = !bools[i].want;
-        sw_conf_res_t res =
-            sw_conf_parse_bool("x.enable", bools[i].value, &v, errstr, sizeof(errstr));
+        sw_conf_res_t res = sw_conf_parse_bool("x.enable", bools[i].value, &v, errstr,
+                                               sizeof(errstr));
         SW_ASSERT((res == SW_CONF_OK) == bools[i].ok, "bool \"%s\": res %d", bools[i].value, res);
         if (bools[i].ok) {
             SW_ASSERT(v == bools[i].want, "bool \"%s\": got %d", bools[i].value, v);
@@ -388,8 +388,9 @@ static void test_getters_and_lists(void **state)
     SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "group.id"), 0);
     SW_ASSERT(sw_conf_get_list_elem(conf, "group.id", 0) == NULL, "non-list element");
 
-    SW_ASSERT_I64(sw_conf_set(conf, "input.topics", "gpu.mem, ^gpu\\.rank[0-9]+$ ,\tother", NULL, 0),
-               SW_CONF_OK);
+    SW_ASSERT_I64(
+        sw_conf_set(conf, "input.topics", "gpu.mem, ^gpu\\.rank[0-9]+$ ,\tother", NULL, 0),
+        SW_CONF_OK);
     SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 3);
     SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 0), "gpu.mem");
     SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^gpu\\.rank[0-9]+$");
@@ -406,8 +407,8 @@ static void test_params(void **state)
     (void)state;
     sw_conf_t *conf = sw_conf_new();
     static const char *const kv[][2] = {
-        {"spike.min.bytes", "1024"}, {"spike.fraction", "0.5"},   {"skew.note.multiplier", "9"},
-        {"window.samples", "64"},    {"stale.ms", "0"},           {"max.jobs", "0"},
+        {"spike.min.bytes", "1024"}, {"spike.fraction", "0.5"}, {"skew.note.multiplier", "9"},
+        {"window.samples", "64"},    {"stale.ms", "0"},         {"max.jobs", "0"},
         {"max.ranks.per.job", "16"}, {"job.idle.ms", "1"},
     };
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
@@ -551,7 +552,8 @@ static void test_env(void **state)
     /* What the user set, and what is a default (exactly_once's commit
      * interval of 100 ms applies only to an unset commit.interval.ms). */
     SW_ASSERT(sw_conf_is_set(conf, "window.samples"), "window.samples set by the environment");
-    SW_ASSERT(!sw_conf_is_set(conf, "commit.interval.ms"), "commit.interval.ms left at its default");
+    SW_ASSERT(!sw_conf_is_set(conf, "commit.interval.ms"),
+              "commit.interval.ms left at its default");
     SW_ASSERT(!sw_conf_is_set(conf, "no.such.property"), "unknown names are not set");
     SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
     SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b");
@@ -633,15 +635,15 @@ static void test_env(void **state)
     sw_buf_t dump;
     sw_buf_init(&dump);
     sw_conf_dump(conf, &dump);
-    SW_ASSERT_CONTAINS(sw_buf_cstr(&dump),
-                       "# ignored: STORMWATCH_METRICS_PORT_9464_TCP_ADDR (a Kubernetes service link "
-                       "variable)");
+    SW_ASSERT_CONTAINS(
+        sw_buf_cstr(&dump),
+        "# ignored: STORMWATCH_METRICS_PORT_9464_TCP_ADDR (a Kubernetes service link "
+        "variable)");
     sw_buf_clear(&dump);
     /* The same names with values Kubernetes never writes stay errors. */
-    static const char *const not_links[] = {"STORMWATCH_METRICS_PORT=9464",
-                                            "STORMWATCH_METRICS_SERVICE_HOST=metrics.local",
-                                            "STORMWATCH_METRICS_PORT_9464_TCP_PROTO=http",
-                                            "STORMWATCH_WINDOW_SAMPLE=tcp://1.2.3.4:5"};
+    static const char *const not_links[] = {
+        "STORMWATCH_METRICS_PORT=9464", "STORMWATCH_METRICS_SERVICE_HOST=metrics.local",
+        "STORMWATCH_METRICS_PORT_9464_TCP_PROTO=http", "STORMWATCH_WINDOW_SAMPLE=tcp://1.2.3.4:5"};
     for (size_t i = 0; i < sizeof(not_links) / sizeof(not_links[0]); i++) {
         char *one[] = {(char *)not_links[i], NULL};
         SW_ASSERT(sw_conf_load_env(conf, one, errstr, sizeof(errstr)) == SW_ERR_NOT_FOUND,
@@ -671,9 +673,9 @@ static void test_precedence(void **state)
               "%s", errstr);
 
     sw_params_t p = sw_conf_params(conf);
-    SW_ASSERT_I64(p.window_samples, 300); /* -X */
-    SW_ASSERT_I64(p.stale_ms, 2);         /* environment */
-    SW_ASSERT_I64(p.max_jobs, 7);         /* file */
+    SW_ASSERT_I64(p.window_samples, 300);                             /* -X */
+    SW_ASSERT_I64(p.stale_ms, 2);                                     /* environment */
+    SW_ASSERT_I64(p.max_jobs, 7);                                     /* file */
     SW_ASSERT_I64(p.max_ranks_per_job, SW_DEFAULT_MAX_RANKS_PER_JOB); /* default */
 
     /* kafka.consumer.client.id was set again last: it moved to the end. */
@@ -695,13 +697,16 @@ static void test_precedence(void **state)
     SW_ASSERT(!sw_conf_kafka_next(conf, &it, &kp), "only one left");
 
     /* -X pairs: malformed forms. */
-    SW_ASSERT_I64(sw_conf_set_pair(conf, "window.samples", errstr, sizeof(errstr)), SW_CONF_INVALID);
+    SW_ASSERT_I64(sw_conf_set_pair(conf, "window.samples", errstr, sizeof(errstr)),
+                  SW_CONF_INVALID);
     SW_ASSERT_STREQ(errstr, "expected property=value, got \"window.samples\"");
     SW_ASSERT_I64(sw_conf_set_pair(conf, "=5", errstr, sizeof(errstr)), SW_CONF_INVALID);
     SW_ASSERT_STREQ(errstr, "expected property=value, got an empty property name");
-    SW_ASSERT_I64(sw_conf_set_pair(conf, "windw.samples=5", errstr, sizeof(errstr)), SW_CONF_UNKNOWN);
-    SW_ASSERT_STREQ(errstr, "configuration property \"windw.samples\" is unknown; did you mean "
-                         "\"window.samples\"?" HINT);
+    SW_ASSERT_I64(sw_conf_set_pair(conf, "windw.samples=5", errstr, sizeof(errstr)),
+                  SW_CONF_UNKNOWN);
+    SW_ASSERT_STREQ(errstr,
+                    "configuration property \"windw.samples\" is unknown; did you mean "
+                    "\"window.samples\"?" HINT);
     sw_conf_destroy(conf);
 }
 
@@ -736,8 +741,8 @@ static void test_secrets(void **state)
         {"sasl.password", true}, /* unknown, but never echo it */
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        SW_ASSERT(sw_conf_is_secret(names[i].name) == names[i].secret, "%s: want %d",
-                  names[i].name, names[i].secret);
+        SW_ASSERT(sw_conf_is_secret(names[i].name) == names[i].secret, "%s: want %d", names[i].name,
+                  names[i].secret);
     /* The table's secrets are the properties whose dump is redacted (the
      * routing key, notify's tokens, passwords and HMAC secret, the
      * registry's basic auth, and the key file's path by its name); the check
@@ -775,17 +780,18 @@ static void test_secrets(void **state)
     char errstr[512] = "";
     bool b;
     SW_ASSERT_I64(sw_conf_parse_bool("kafka.sasl.password", "hunter2", &b, errstr, sizeof(errstr)),
-               SW_CONF_INVALID);
-    SW_ASSERT_STREQ(errstr, "configuration property \"kafka.sasl.password\": value [redacted] is not "
-                         "a boolean (expected true, false, yes, no, 1 or 0)");
+                  SW_CONF_INVALID);
+    SW_ASSERT_STREQ(errstr,
+                    "configuration property \"kafka.sasl.password\": value [redacted] is not "
+                    "a boolean (expected true, false, yes, no, 1 or 0)");
     SW_ASSERT_I64(sw_conf_set_pair(conf, "kafka.sasl.password:hunter2", errstr, sizeof(errstr)),
-               SW_CONF_INVALID);
+                  SW_CONF_INVALID);
     SW_ASSERT_LACKS(errstr, "hunter2");
     SW_ASSERT_STREQ(errstr, "expected property=value, got \"kafka.sasl.password [redacted]\"");
     SW_ASSERT_I64(sw_conf_set(conf, "kafka.sasl.passwrd.x", "hunter2", errstr, sizeof(errstr)),
-               SW_CONF_OK);
+                  SW_CONF_OK);
     SW_ASSERT_I64(sw_conf_set(conf, "sasl.password", "hunter2", errstr, sizeof(errstr)),
-               SW_CONF_UNKNOWN);
+                  SW_CONF_UNKNOWN);
     SW_ASSERT_LACKS(errstr, "hunter2");
     char *env[] = {"STORMWATCH_SASL_PASSWORD=hunter2", NULL};
     SW_ASSERT_I64(sw_conf_load_env(conf, env, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
@@ -813,10 +819,25 @@ static void test_list_and_markdown(void **state)
     }
     /* Types, ranges, allowed values, defaults and pass-through forms. */
     static const char *const in_list[] = {
-        "window.samples", "1..1000000", "0..9223372036854775807", "auto, json, avro",
-        "at_least_once, exactly_once", "error, warn, info, debug", "0..1", "0.10", "67108864",
-        "kafka.<p>", "kafka.consumer.<p>", "kafka.producer.<p>", "STORMWATCH_WINDOW_SAMPLES",
-        "empty starts the embedded mock cluster", "list", "enum", "double", "int", "string",
+        "window.samples",
+        "1..1000000",
+        "0..9223372036854775807",
+        "auto, json, avro",
+        "at_least_once, exactly_once",
+        "error, warn, info, debug",
+        "0..1",
+        "0.10",
+        "67108864",
+        "kafka.<p>",
+        "kafka.consumer.<p>",
+        "kafka.producer.<p>",
+        "STORMWATCH_WINDOW_SAMPLES",
+        "empty starts the embedded mock cluster",
+        "list",
+        "enum",
+        "double",
+        "int",
+        "string",
     };
     for (size_t i = 0; i < sizeof(in_list) / sizeof(in_list[0]); i++)
         SW_ASSERT_CONTAINS(l, in_list[i]);
@@ -949,10 +970,18 @@ static void test_settings(void **state)
     SW_ASSERT_I64(s.delivery.commit_interval_ms, 100);
     SW_ASSERT_I64(s.notify.commit_interval_ms, 1000);
     static const char *const pairs[] = {
-        "commit.interval.ms=250", "topics.create=off", "state.restore=off", "repartition=off",
-        "input.topics=a, ^b.*", "worker.threads=4", "window.samples=64",
-        "schema.registry.url=http://r1:8081,https://r2", "auto.register.schemas=false",
-        "webhook.rate.limit=2.5", "alertmanager.url=http://am:9093", "mock.partitions=3",
+        "commit.interval.ms=250",
+        "topics.create=off",
+        "state.restore=off",
+        "repartition=off",
+        "input.topics=a, ^b.*",
+        "worker.threads=4",
+        "window.samples=64",
+        "schema.registry.url=http://r1:8081,https://r2",
+        "auto.register.schemas=false",
+        "webhook.rate.limit=2.5",
+        "alertmanager.url=http://am:9093",
+        "mock.partitions=3",
     };
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
         SW_ASSERT(sw_conf_set_pair(conf, pairs[i], errstr, sizeof(errstr)) == SW_CONF_OK, "%s: %s",
@@ -976,8 +1005,7 @@ static void test_settings(void **state)
     /* Ranges for command-line options come from the table. */
     int64_t lo = -1, hi = -1;
     SW_ASSERT(sw_conf_range_i64("window.samples", &lo, &hi), "window.samples range");
-    SW_ASSERT(lo == 1 && hi == 1000000, "window.samples: %lld..%lld", (long long)lo,
-              (long long)hi);
+    SW_ASSERT(lo == 1 && hi == 1000000, "window.samples: %lld..%lld", (long long)lo, (long long)hi);
     double dlo = -1, dhi = -1;
     SW_ASSERT(sw_conf_range_dbl("spike.fraction", &dlo, &dhi), "spike.fraction range");
     SW_ASSERT(dlo == 0.0 && dhi == 1.0, "spike.fraction: %g..%g", dlo, dhi);

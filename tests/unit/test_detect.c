@@ -87,7 +87,8 @@ static mjob_t *model_job(model_t *m, const sw_event_t *ev)
     for (size_t i = 0; i < m->njobs; i++) {
         mjob_t *j = m->jobs[i];
         if (j->has_id == ev->has_job_id &&
-            (!j->has_id || (strlen(j->id) == ev->job_id.len && !memcmp(j->id, ev->job_id.ptr, ev->job_id.len))))
+            (!j->has_id ||
+             (strlen(j->id) == ev->job_id.len && !memcmp(j->id, ev->job_id.ptr, ev->job_id.len))))
             return j;
     }
     mjob_t *j = calloc(1, sizeof(*j));
@@ -210,12 +211,14 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_
         counts[i] = (int64_t)rs[i].n;
         offsets[i] = rs[i].first - rs[anchor].first;
         for (size_t k = 1; k < rs[i].n; k++)
-            if (rs[i].w[k].ts - rs[i].w[k - 1].ts > 0) gaps[ng++] = rs[i].w[k].ts - rs[i].w[k - 1].ts;
+            if (rs[i].w[k].ts - rs[i].w[k - 1].ts > 0)
+                gaps[ng++] = rs[i].w[k].ts - rs[i].w[k - 1].ts;
     }
     if (!ng)
         for (size_t i = 0; i < n; i++)
             for (size_t k = 0; k < rs[i].n; k++)
-                if (rs[i].w[k].interval_ms > 0) gaps[ng++] = (sw_i128)rs[i].w[k].interval_ms * 1000000;
+                if (rs[i].w[k].interval_ms > 0)
+                    gaps[ng++] = (sw_i128)rs[i].w[k].interval_ms * 1000000;
     /* sort i128 by hand */
     for (size_t a = 1; a < ng; a++)
         for (size_t b = a; b > 0 && gaps[b - 1] > gaps[b]; b--) {
@@ -500,7 +503,7 @@ typedef struct gen_s {
     char job[4][8], host[8][8], session[8][8], scope[16];
     int64_t seq;
     const char *path[2];
-    bool ordered;  /* nothing late, a third of the events phase boundaries */
+    bool ordered; /* nothing late, a third of the events phase boundaries */
 } gen_t;
 
 /* A random event; strings live in g. */
@@ -717,8 +720,8 @@ static void test_differential(void **state)
         /* Toy nanosecond steps (staleness never fires), then millisecond
          * steps with stale.ms of 1-5 s (ranks go stale and come back). */
         differential(seed, nranks, njobs, window, 0, 1, 3000, false, &records, seed % 2 == 0);
-        differential(seed + 1000, nranks, njobs, window, 1000 + (int64_t)(seed % 5) * 1000,
-                     1000000, 3000, false, &records, seed % 2 == 1);
+        differential(seed + 1000, nranks, njobs, window, 1000 + (int64_t)(seed % 5) * 1000, 1000000,
+                     3000, false, &records, seed % 2 == 1);
     }
     /* Long jobs whose events arrive in order, a third of them phase
      * boundaries: the engine folds each rank's phase index behind its full
@@ -860,9 +863,10 @@ static void test_restore(void **state)
         size_t events = 2500;
         for (long snap_at = 137; snap_at < (long)events; snap_at += 311 + (long)(seed * 17 % 101)) {
             outlog_t a = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &a, &rebuilt, NULL);
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt,
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &a, &rebuilt,
                        NULL);
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b,
+                       &rebuilt, NULL);
             if (a.n != b.n) {
                 SW_FAIL("seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
                         (unsigned long long)seed, snap_at, a.n, b.n);
@@ -900,9 +904,10 @@ static void test_restore(void **state)
             long snap_at = mk.at[m];
             if (snap_at >= (long)events) continue;
             outlog_t u = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &u, &rebuilt, NULL);
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b, &rebuilt,
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &u, &rebuilt,
                        NULL);
+            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b,
+                       &rebuilt, NULL);
             if (u.n != b.n) {
                 SW_FAIL(
                     "seed %llu snapshot after a trigger/resolve at %ld: %zu records "
@@ -922,8 +927,9 @@ static void test_restore(void **state)
             out_clear(&b);
         }
     }
-    fprintf(stderr, "restore: %zu snapshot points (%zu just after a trigger or a resolve), %zu "
-                    "records compared, %zu samples re-inserted\n",
+    fprintf(stderr,
+            "restore: %zu snapshot points (%zu just after a trigger or a resolve), %zu "
+            "records compared, %zu samples re-inserted\n",
             points + marked, marked, compared, rebuilt);
     SW_ASSERT_TRUE(points > 100 && marked > 50 && compared > 1000 && rebuilt > 1000);
 }
@@ -959,11 +965,13 @@ static void test_restore_refuses_other_params(void **state)
     snap.len = 0;
     sw_detect_snapshot(det, 500, &snap);
     for (size_t cut = 0; cut < snap.len; cut++) {
-        sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, cut, 0, &x, err, sizeof(err));
+        sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, cut, 0, &x, err,
+                                             sizeof(err));
         if (r) fprintf(stderr, "a snapshot cut to %zu of %zu bytes was accepted\n", cut, snap.len);
         SW_ASSERT_NULL(r);
     }
-    sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, snap.len, 0, &x, err, sizeof(err));
+    sw_detector_t *r = sw_detect_restore(sw_params_default(), snap.data, snap.len, 0, &x, err,
+                                         sizeof(err));
     SW_ASSERT_NOT_NULL(r);
     sw_detect_destroy(r);
     sw_detect_destroy(det);
@@ -1051,9 +1059,10 @@ static void test_flood_evicts_one_rank_jobs(void **state)
         out_clear(&got);
         sw_buf_clear(&buf);
     }
-    printf("flood: %zu records of real jobs equal with and without 72,000 flood jobs; %llu "
-           "one-rank jobs evicted\n",
-           compared, (unsigned long long)evicted);
+    printf(
+        "flood: %zu records of real jobs equal with and without 72,000 flood jobs; %llu "
+        "one-rank jobs evicted\n",
+        compared, (unsigned long long)evicted);
     SW_ASSERT_TRUE(compared > 20);
     SW_ASSERT_TRUE(evicted > 60000);
 

@@ -203,7 +203,8 @@ static void test_buckets_monotonic(void **state)
     (void)state;
     uint64_t s = 9;
     SW_ASSERT_TRUE(sw_gapmed_bucket(INT64_MAX) < SW_GAPMED_BUCKETS);
-    for (int64_t v = 1; v < 5000; v++) SW_ASSERT_TRUE(sw_gapmed_bucket(v) <= sw_gapmed_bucket(v + 1));
+    for (int64_t v = 1; v < 5000; v++)
+        SW_ASSERT_TRUE(sw_gapmed_bucket(v) <= sw_gapmed_bucket(v + 1));
     for (int i = 0; i < 100000; i++) {
         int64_t a = 1 + (int64_t)(rng(&s) >> (1 + rng(&s) % 63));
         int64_t b = 1 + (int64_t)(rng(&s) >> (1 + rng(&s) % 63));

@@ -91,13 +91,14 @@ static void test_flooding(void **state)
      * fixed seed) agrees in the low 13 bits: one probe chain in a table of
      * 8192 slots, the table 4000 jobs need. */
     enum { N = 4000 };
-    char (*bad)[24] = calloc(N, sizeof(*bad));
-    char (*good)[24] = calloc(N, sizeof(*good));
+    char(*bad)[24] = calloc(N, sizeof(*bad));
+    char(*good)[24] = calloc(N, sizeof(*good));
     size_t nb = 0;
     char id[24];
     for (uint64_t k = 0; nb < N; k++) {
         int len = snprintf(id, sizeof(id), "flood-%llu", (unsigned long long)k);
-        if ((sw_hash_bytes(id, (size_t)len, 0x51ed) & 8191) == 0) memcpy(bad[nb++], id, (size_t)len + 1);
+        if ((sw_hash_bytes(id, (size_t)len, 0x51ed) & 8191) == 0)
+            memcpy(bad[nb++], id, (size_t)len + 1);
     }
     for (size_t i = 0; i < N; i++)
         snprintf(good[i], sizeof(good[i]), "flood-%llu", (unsigned long long)(i * 7919 + 13));

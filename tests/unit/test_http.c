@@ -33,12 +33,12 @@
 #define HIST "stormwatch_event_processing_seconds"
 
 /* The bucket bounds the format promises, in ns and as rendered. */
-static const uint64_t k_bound_ns[] = {1000,   2500,   5000,    10000,   25000,
-                                      50000,  100000, 250000,  500000,  1000000,
+static const uint64_t k_bound_ns[] = {1000,    2500,     5000,      10000,     25000,
+                                      50000,   100000,   250000,    500000,    1000000,
                                       2500000, 10000000, 100000000, UINT64_MAX};
-static const char *const k_le[] = {"1e-06",   "2.5e-06", "5e-06",  "1e-05",  "2.5e-05",
-                                   "5e-05",   "0.0001",  "0.00025", "0.0005", "0.001",
-                                   "0.0025",  "0.01",    "0.1",     "+Inf"};
+static const char *const k_le[] = {"1e-06",  "2.5e-06", "5e-06",   "1e-05",  "2.5e-05",
+                                   "5e-05",  "0.0001",  "0.00025", "0.0005", "0.001",
+                                   "0.0025", "0.01",    "0.1",     "+Inf"};
 #define N_BUCKETS ((int)(sizeof(k_le) / sizeof(k_le[0])))
 
 /* ---- exposition checks ------------------------------------------------ */
@@ -190,13 +190,12 @@ static bool sample_value(const char *text, const char *series, double *v)
     return false;
 }
 
-#define ASSERT_SAMPLE(text, series, want)                                                    \
-    do {                                                                                     \
-        double v_ = 0;                                                                       \
-        SW_ASSERT(sample_value((text), (series), &v_), "no sample %s in:\n%s", (series),     \
-                  (text));                                                                   \
-        SW_ASSERT(v_ == (double)(want), "%s: got %.17g, want %.17g", (series), v_,           \
-                  (double)(want));                                                           \
+#define ASSERT_SAMPLE(text, series, want)                                                         \
+    do {                                                                                          \
+        double v_ = 0;                                                                            \
+        SW_ASSERT(sample_value((text), (series), &v_), "no sample %s in:\n%s", (series), (text)); \
+        SW_ASSERT(v_ == (double)(want), "%s: got %.17g, want %.17g", (series), v_,                \
+                  (double)(want));                                                                \
     } while (0)
 
 static const char *render(const sw_metrics_t *m, sw_buf_t *out)
@@ -231,7 +230,7 @@ static int read_histogram(const char *text, uint64_t per[N_BUCKETS], uint64_t *c
 
 typedef struct resp_s {
     int status;
-    char head[2048];  /* status line and headers */
+    char head[2048]; /* status line and headers */
     char body[65536];
     size_t body_len;
 } resp_t;
@@ -318,13 +317,13 @@ static const char *header(const resp_t *r, const char *name, char *out, size_t o
     return out;
 }
 
-#define ASSERT_HTTP(port, method, path, want_status, want_body)                              \
-    do {                                                                                     \
-        resp_t *r_ = &g_resp;                                                                \
-        SW_ASSERT(http((port), (method), (path), NULL, r_) == 0, "%s %s failed", (method),   \
-                  (path));                                                                   \
-        SW_ASSERT(r_->status == (want_status), "%s %s: status %d, want %d; body: %s",        \
-                  (method), (path), r_->status, (want_status), r_->body);                    \
+#define ASSERT_HTTP(port, method, path, want_status, want_body)                                 \
+    do {                                                                                        \
+        resp_t *r_ = &g_resp;                                                                   \
+        SW_ASSERT(http((port), (method), (path), NULL, r_) == 0, "%s %s failed", (method),      \
+                  (path));                                                                      \
+        SW_ASSERT(r_->status == (want_status), "%s %s: status %d, want %d; body: %s", (method), \
+                  (path), r_->status, (want_status), r_->body);                                 \
         if (want_body) SW_ASSERT_STREQ(r_->body, (const char *)(want_body));                    \
     } while (0)
 
@@ -370,31 +369,36 @@ static void test_render_format(void **state)
 
     const char *text = render(m, &out);
     SW_ASSERT_I64(check_exposition(text), 0);
-    SW_ASSERT_CONTAINS(text, "# HELP stormwatch_decode_errors_total Input messages that could not "
-                          "be decoded (sent to the DLQ).\n"
-                          "# TYPE stormwatch_decode_errors_total counter\n"
-                          "stormwatch_decode_errors_total 3\n");
+    SW_ASSERT_CONTAINS(text,
+                       "# HELP stormwatch_decode_errors_total Input messages that could not "
+                       "be decoded (sent to the DLQ).\n"
+                       "# TYPE stormwatch_decode_errors_total counter\n"
+                       "stormwatch_decode_errors_total 3\n");
     SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_up gauge\nstormwatch_up 1\n");
     SW_ASSERT_CONTAINS(text, "\nstormwatch_build_info{version=\"" SW_VERSION "\"} 1\n");
     SW_ASSERT_CONTAINS(text, "\nstormwatch_input_bytes_total 1234567\n");
-    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_records_out_total counter\n"
-                          "stormwatch_records_out_total{action=\"trigger\"} 1\n"
-                          "stormwatch_records_out_total{action=\"update\"} 0\n"
-                          "stormwatch_records_out_total{action=\"resolve\"} 2\n"
-                          "stormwatch_records_out_total{action=\"summary\"} 0\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_dlq_records_total{kind=\"decode\"} 0\n"
-                          "stormwatch_dlq_records_total{kind=\"invalid\"} 0\n"
-                          "stormwatch_dlq_records_total{kind=\"limit\"} 4\n"
-                          "stormwatch_dlq_records_total{kind=\"format\"} 0\n");
+    SW_ASSERT_CONTAINS(text,
+                       "# TYPE stormwatch_records_out_total counter\n"
+                       "stormwatch_records_out_total{action=\"trigger\"} 1\n"
+                       "stormwatch_records_out_total{action=\"update\"} 0\n"
+                       "stormwatch_records_out_total{action=\"resolve\"} 2\n"
+                       "stormwatch_records_out_total{action=\"summary\"} 0\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_dlq_records_total{kind=\"decode\"} 0\n"
+                       "stormwatch_dlq_records_total{kind=\"invalid\"} 0\n"
+                       "stormwatch_dlq_records_total{kind=\"limit\"} 4\n"
+                       "stormwatch_dlq_records_total{kind=\"format\"} 0\n");
     /* Topics sorted; quote, backslash and newline escaped. */
-    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_events_in_total counter\n"
-                          "stormwatch_events_in_total{topic=\"a.topic\"} 1\n"
-                          "stormwatch_events_in_total{topic=\"b.topic\"} 2\n"
-                          "stormwatch_events_in_total{topic=\"we\\\"ird\\\\topic\\nx\"} 5\n");
+    SW_ASSERT_CONTAINS(text,
+                       "# TYPE stormwatch_events_in_total counter\n"
+                       "stormwatch_events_in_total{topic=\"a.topic\"} 1\n"
+                       "stormwatch_events_in_total{topic=\"b.topic\"} 2\n"
+                       "stormwatch_events_in_total{topic=\"we\\\"ird\\\\topic\\nx\"} 5\n");
     SW_ASSERT_CONTAINS(text, "\nstormwatch_assigned_partitions 6\n");
     SW_ASSERT_CONTAINS(text, "\nstormwatch_consumer_total_lag 12\n");
-    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_last_event_timestamp_seconds gauge\n"
-                          "stormwatch_last_event_timestamp_seconds 1732168800.125\n");
+    SW_ASSERT_CONTAINS(text,
+                       "# TYPE stormwatch_last_event_timestamp_seconds gauge\n"
+                       "stormwatch_last_event_timestamp_seconds 1732168800.125\n");
     SW_ASSERT_CONTAINS(text, "# TYPE " HIST " histogram\n" HIST "_bucket{le=\"1e-06\"} 0\n");
     SW_ASSERT_CONTAINS(text, HIST "_bucket{le=\"+Inf\"} 0\n" HIST "_sum 0\n" HIST "_count 0\n");
     double start = 0;
@@ -411,16 +415,18 @@ static void test_render_format(void **state)
     SW_ASSERT(sw_metrics_lag_add(m, "t", 1) == l1, "second reference, different series");
     text = render(m, &out);
     SW_ASSERT_I64(check_exposition(text), 0);
-    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_consumer_lag gauge\n"
-                          "stormwatch_consumer_lag{topic=\"t\",partition=\"0\"} 0\n"
-                          "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
-                          "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
+    SW_ASSERT_CONTAINS(text,
+                       "# TYPE stormwatch_consumer_lag gauge\n"
+                       "stormwatch_consumer_lag{topic=\"t\",partition=\"0\"} 0\n"
+                       "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
+                       "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
     sw_metrics_lag_remove(m, l1); /* one reference left */
     sw_metrics_lag_remove(m, l0);
     text = render(m, &out);
     SW_ASSERT_LACKS(text, "partition=\"0\"");
-    SW_ASSERT_CONTAINS(text, "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
-                          "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_consumer_lag{topic=\"t\",partition=\"1\"} 7\n"
+                       "stormwatch_consumer_lag{topic=\"t\",partition=\"10\"} 3\n");
     sw_metrics_lag_remove(m, l1);
     sw_metrics_lag_remove(m, NULL);
     text = render(m, &out);
@@ -472,22 +478,15 @@ static void test_histogram(void **state)
     for (size_t i = 0; i < sizeof(obs) / sizeof(obs[0]); i++) sw_metrics_observe_ns(m, obs[i]);
     const char *text = render(m, &out);
     SW_ASSERT_I64(check_exposition(text), 0);
-    SW_ASSERT_CONTAINS(text, HIST "_bucket{le=\"1e-06\"} 2\n"
-                          HIST "_bucket{le=\"2.5e-06\"} 4\n"
-                          HIST "_bucket{le=\"5e-06\"} 4\n"
-                          HIST "_bucket{le=\"1e-05\"} 4\n"
-                          HIST "_bucket{le=\"2.5e-05\"} 4\n"
-                          HIST "_bucket{le=\"5e-05\"} 4\n"
-                          HIST "_bucket{le=\"0.0001\"} 4\n"
-                          HIST "_bucket{le=\"0.00025\"} 4\n"
-                          HIST "_bucket{le=\"0.0005\"} 4\n"
-                          HIST "_bucket{le=\"0.001\"} 4\n"
-                          HIST "_bucket{le=\"0.0025\"} 4\n"
-                          HIST "_bucket{le=\"0.01\"} 4\n"
-                          HIST "_bucket{le=\"0.1\"} 5\n"
-                          HIST "_bucket{le=\"+Inf\"} 7\n"
-                          HIST "_sum 5.200004502\n"
-                          HIST "_count 7\n");
+    SW_ASSERT_CONTAINS(text,
+                       HIST "_bucket{le=\"1e-06\"} 2\n" HIST "_bucket{le=\"2.5e-06\"} 4\n" HIST
+                            "_bucket{le=\"5e-06\"} 4\n" HIST "_bucket{le=\"1e-05\"} 4\n" HIST
+                            "_bucket{le=\"2.5e-05\"} 4\n" HIST "_bucket{le=\"5e-05\"} 4\n" HIST
+                            "_bucket{le=\"0.0001\"} 4\n" HIST "_bucket{le=\"0.00025\"} 4\n" HIST
+                            "_bucket{le=\"0.0005\"} 4\n" HIST "_bucket{le=\"0.001\"} 4\n" HIST
+                            "_bucket{le=\"0.0025\"} 4\n" HIST "_bucket{le=\"0.01\"} 4\n" HIST
+                            "_bucket{le=\"0.1\"} 5\n" HIST "_bucket{le=\"+Inf\"} 7\n" HIST
+                            "_sum 5.200004502\n" HIST "_count 7\n");
     /* Reading folds one shard into the other: nothing is lost or doubled
      * across many reads interleaved with observations. */
     uint64_t total = 7, total_ns = 5200004502u;
@@ -689,7 +688,7 @@ static void test_http_routes(void **state)
     SW_ASSERT(http(port, "GET", "/metrics", NULL, &g_resp) == 0, "GET /metrics");
     SW_ASSERT_I64(g_resp.status, 200);
     SW_ASSERT_STREQ(header(&g_resp, "Content-Type", hv, sizeof(hv)),
-                 "text/plain; version=0.0.4; charset=utf-8");
+                    "text/plain; version=0.0.4; charset=utf-8");
     sw_buf_t want;
     sw_buf_init(&want);
     sw_metrics_render(m, &want);
@@ -744,8 +743,7 @@ static void test_http_routes(void **state)
               "pipelined requests");
     char statuses[64] = "";
     for (const char *p = strstr(in.data, "HTTP/1.1 "); p; p = strstr(p + 1, "HTTP/1.1 "))
-        snprintf(statuses + strlen(statuses), sizeof(statuses) - strlen(statuses), "%.3s ",
-                 p + 9);
+        snprintf(statuses + strlen(statuses), sizeof(statuses) - strlen(statuses), "%.3s ", p + 9);
     SW_ASSERT(strcmp(statuses, "200 405 404 200 ") == 0, "statuses \"%s\" on one connection:\n%s",
               statuses, in.data);
     sw_buf_clear(&in);
@@ -795,7 +793,8 @@ static void test_bind_errors(void **state)
         SW_ASSERT_STREQ(err, bad[i].err);
     }
     SW_ASSERT(!sw_http_start(":0", m, 0, 0, err, sizeof(err)), "stale 0 accepted");
-    SW_ASSERT_STREQ(err, "metrics.listen \":0\": max lag 0 and stale time 0 ms must be >= 0 and > 0");
+    SW_ASSERT_STREQ(err,
+                    "metrics.listen \":0\": max lag 0 and stale time 0 ms must be >= 0 and > 0");
     SW_ASSERT(!sw_http_start(":0", m, -1, 1000, err, sizeof(err)), "max lag -1 accepted");
     SW_ASSERT(!sw_http_start(NULL, m, 0, 1000, err, sizeof(err)), "NULL accepted");
     sw_metrics_destroy(m);
@@ -951,7 +950,8 @@ static void test_slow_clients(void **state)
     SW_ASSERT(h, "start: %s", err);
     sw_http_t *p = sw_http_start_probes("127.0.0.1:0", m, 100, 30000, err, sizeof(err));
     SW_ASSERT(p, "start probes: %s", err);
-    SW_ASSERT(!sw_http_start_probes("127.0.0.1:x", m, 100, 30000, err, sizeof(err)), "bad port accepted");
+    SW_ASSERT(!sw_http_start_probes("127.0.0.1:x", m, 100, 30000, err, sizeof(err)),
+              "bad port accepted");
     SW_ASSERT_CONTAINS(err, "health.listen \"127.0.0.1:x\"");
     int mport = sw_http_port(h), pport = sw_http_port(p);
     enum { N = 200 };
@@ -986,9 +986,10 @@ static void test_slow_clients(void **state)
             else still++;
             close(fds[i]);
         }
-    printf("slow clients: %d connected, %d still open after 12 s (per-address cap 32); probes "
-           "answered %d of %d\n",
-           open_n, still, answered, probes);
+    printf(
+        "slow clients: %d connected, %d still open after 12 s (per-address cap 32); probes "
+        "answered %d of %d\n",
+        open_n, still, answered, probes);
     SW_ASSERT(answered == probes, "the probe server answered %d of %d probes", answered, probes);
     SW_ASSERT(still <= 40, "%d slow connections held the metrics server", still);
     sw_http_stop(p);

@@ -71,11 +71,11 @@ static void gzip_member(sw_buf_t *out, const void *data, size_t len)
 /* ---- reading everything ------------------------------------------------------ */
 
 typedef struct read_result_s {
-    sw_buf_t lines;      /* lines joined with '\n' (so expected text compares at once) */
+    sw_buf_t lines; /* lines joined with '\n' (so expected text compares at once) */
     size_t nlines;
     uint64_t last_lineno;
-    bool lineno_ok;      /* every line's number was its position */
-    sw_input_res_t end;  /* SW_INPUT_EOF or SW_INPUT_ERROR */
+    bool lineno_ok;     /* every line's number was its position */
+    sw_input_res_t end; /* SW_INPUT_EOF or SW_INPUT_ERROR */
     char err[512];
     bool gzip;
     uint64_t raw_bytes;
@@ -117,49 +117,49 @@ static void read_all(const char *path, read_result_t *r)
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef enum build_e {
-    PLAIN,       /* the text as is */
-    GZ,          /* one gzip member */
-    GZ_TWO,      /* the text split at '|' into two members */
-    GZ_THREE,    /* split at '|' into members, with an empty member between */
-    GZ_TRUNC,    /* one member without its last @p arg bytes */
-    GZ_FLIP,     /* one member with byte @p arg (negative: from the end) xor 0x55 */
-    GZ_TRAIL,    /* one member followed by the bytes of @p extra */
-    GZOPEN,      /* written with gzopen()/gzwrite() */
+    PLAIN,    /* the text as is */
+    GZ,       /* one gzip member */
+    GZ_TWO,   /* the text split at '|' into two members */
+    GZ_THREE, /* split at '|' into members, with an empty member between */
+    GZ_TRUNC, /* one member without its last @p arg bytes */
+    GZ_FLIP,  /* one member with byte @p arg (negative: from the end) xor 0x55 */
+    GZ_TRAIL, /* one member followed by the bytes of @p extra */
+    GZOPEN,   /* written with gzopen()/gzwrite() */
 } build_t;
 
 typedef struct input_case_s {
     const char *name;
-    const char *file;      /* file name (suffix decides nothing) */
+    const char *file; /* file name (suffix decides nothing) */
     build_t build;
     long arg;
     const char *extra;
-    const char *text;      /* content (before compression) */
-    size_t text_len;       /* 0: strlen */
-    const char *want;      /* lines joined with '\n'; NULL: don't check */
+    const char *text; /* content (before compression) */
+    size_t text_len;  /* 0: strlen */
+    const char *want; /* lines joined with '\n'; NULL: don't check */
     size_t want_lines;
     sw_input_res_t end;
     const char *err1, *err2; /* substrings of the error message */
-    int gzip;              /* -1: don't check */
+    int gzip;                /* -1: don't check */
 } input_case_t;
 
 #define LINES3 "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}\n"
 
 static const input_case_t k_cases[] = {
-    {"plain file", "plain.jsonl", PLAIN, 0, NULL, LINES3, 0, "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3,
-     SW_INPUT_EOF, NULL, NULL, 0},
-    {"no newline at the end", "nonl.jsonl", PLAIN, 0, NULL, "a\nb", 0, "a\nb", 2, SW_INPUT_EOF, NULL,
-     NULL, 0},
+    {"plain file", "plain.jsonl", PLAIN, 0, NULL, LINES3, 0, "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}",
+     3, SW_INPUT_EOF, NULL, NULL, 0},
+    {"no newline at the end", "nonl.jsonl", PLAIN, 0, NULL, "a\nb", 0, "a\nb", 2, SW_INPUT_EOF,
+     NULL, NULL, 0},
     {"CRLF: the CR is kept", "crlf.jsonl", PLAIN, 0, NULL, "a\r\nb\r\n\r\n", 0, "a\r\nb\r\n\r", 3,
      SW_INPUT_EOF, NULL, NULL, 0},
     {"empty file", "empty.jsonl", PLAIN, 0, NULL, "", 0, "", 0, SW_INPUT_EOF, NULL, NULL, 0},
     {"one newline", "nl.jsonl", PLAIN, 0, NULL, "\n", 0, "", 1, SW_INPUT_EOF, NULL, NULL, 0},
-    {"blank lines are lines (numbering)", "blank.jsonl", PLAIN, 0, NULL, "a\n\n\nb\n", 0, "a\n\n\nb",
-     4, SW_INPUT_EOF, NULL, NULL, 0},
+    {"blank lines are lines (numbering)", "blank.jsonl", PLAIN, 0, NULL, "a\n\n\nb\n", 0,
+     "a\n\n\nb", 4, SW_INPUT_EOF, NULL, NULL, 0},
     {"one byte", "one.jsonl", PLAIN, 0, NULL, "x", 0, "x", 1, SW_INPUT_EOF, NULL, NULL, 0},
-    {"one byte 0x1f is not gzip", "one1f.gz", PLAIN, 0, NULL, "\x1f", 0, "\x1f", 1, SW_INPUT_EOF, NULL,
-     NULL, 0},
-    {"NUL bytes inside a line", "nul.jsonl", PLAIN, 0, NULL, "a\0b\nc", 5, "a\0b\nc", 2, SW_INPUT_EOF,
+    {"one byte 0x1f is not gzip", "one1f.gz", PLAIN, 0, NULL, "\x1f", 0, "\x1f", 1, SW_INPUT_EOF,
      NULL, NULL, 0},
+    {"NUL bytes inside a line", "nul.jsonl", PLAIN, 0, NULL, "a\0b\nc", 5, "a\0b\nc", 2,
+     SW_INPUT_EOF, NULL, NULL, 0},
     {"gzip file", "gz.jsonl.gz", GZ, 0, NULL, LINES3, 0, "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}", 3,
      SW_INPUT_EOF, NULL, NULL, 1},
     {"gzip content under a plain name", "looks_plain.jsonl", GZ, 0, NULL, LINES3, 0,
@@ -183,16 +183,16 @@ static const input_case_t k_cases[] = {
      SW_INPUT_ERROR, "trunc8.gz", "truncated", 1},
     {"truncated gzip (header only)", "trunchdr.gz", GZ_TRUNC, -10, NULL, LINES3, 0, "", 0,
      SW_INPUT_ERROR, "trunchdr.gz", "truncated", 1},
-    {"gzip magic alone", "magic.gz", PLAIN, 0, NULL, "\x1f\x8b", 0, "", 0, SW_INPUT_ERROR, "magic.gz",
-     "truncated", 1},
+    {"gzip magic alone", "magic.gz", PLAIN, 0, NULL, "\x1f\x8b", 0, "", 0, SW_INPUT_ERROR,
+     "magic.gz", "truncated", 1},
     {"corrupt gzip: bad compression method", "method.gz", GZ_FLIP, 2, NULL, LINES3, 0, "", 0,
      SW_INPUT_ERROR, "method.gz", "corrupt", 1},
     {"corrupt gzip: CRC of the trailer", "crc.gz", GZ_FLIP, -8, NULL, LINES3, 0, NULL, 0,
      SW_INPUT_ERROR, "crc.gz", "corrupt", 1},
     {"corrupt gzip: length of the trailer", "isize.gz", GZ_FLIP, -2, NULL, LINES3, 0, NULL, 0,
      SW_INPUT_ERROR, "isize.gz", "corrupt", 1},
-    {"trailing garbage after a gzip member", "trail.gz", GZ_TRAIL, 0, "garbage\n", LINES3, 0, NULL, 0,
-     SW_INPUT_ERROR, "trail.gz", "after the gzip stream", 1},
+    {"trailing garbage after a gzip member", "trail.gz", GZ_TRAIL, 0, "garbage\n", LINES3, 0, NULL,
+     0, SW_INPUT_ERROR, "trail.gz", "after the gzip stream", 1},
     {"one trailing byte after a gzip member", "trail1.gz", GZ_TRAIL, 0, "x", LINES3, 0, NULL, 0,
      SW_INPUT_ERROR, "trail1.gz", "after the gzip stream", 1},
     {"a half gzip magic after a member", "trail1f.gz", GZ_TRAIL, 0, "\x1f", LINES3, 0, NULL, 0,
@@ -271,26 +271,29 @@ static void test_table(void **state)
         SW_CHECK(stat(path, &st) == 0, "cannot stat %s", path);
         read_result_t r;
         read_all(path, &r);
-        SW_CHECK(r.end == c->end, "reading ended with %s \"%s\", expected %s", res_name(r.end), r.err,
-              res_name(c->end));
+        SW_CHECK(r.end == c->end, "reading ended with %s \"%s\", expected %s", res_name(r.end),
+                 r.err, res_name(c->end));
         if (c->want) {
             /* with NUL bytes (text_len set) the text has no final newline, so
              * the joined lines are as long as the text */
             size_t wl = c->text_len ? c->text_len : strlen(c->want);
             SW_CHECK(r.lines.len == wl && memcmp(r.lines.data, c->want, wl) == 0,
-                  "lines \"%s\" (%zu bytes), expected \"%s\"", r.lines.data, r.lines.len, c->want);
+                     "lines \"%s\" (%zu bytes), expected \"%s\"", r.lines.data, r.lines.len,
+                     c->want);
             SW_CHECK(r.nlines == c->want_lines, "%zu lines, expected %zu", r.nlines, c->want_lines);
         }
         SW_CHECK(r.lineno_ok, "a line number differed from the line's position (last %llu)",
-              (unsigned long long)r.last_lineno);
+                 (unsigned long long)r.last_lineno);
         if (c->end == SW_INPUT_ERROR) {
             if (c->err1)
-                SW_CHECK(strstr(r.err, c->err1) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err1);
+                SW_CHECK(strstr(r.err, c->err1) != NULL, "message \"%s\" lacks \"%s\"", r.err,
+                         c->err1);
             if (c->err2)
-                SW_CHECK(strstr(r.err, c->err2) != NULL, "message \"%s\" lacks \"%s\"", r.err, c->err2);
+                SW_CHECK(strstr(r.err, c->err2) != NULL, "message \"%s\" lacks \"%s\"", r.err,
+                         c->err2);
         } else {
             SW_CHECK(r.raw_bytes == (uint64_t)st.st_size, "raw bytes %llu, file size %lld",
-                  (unsigned long long)r.raw_bytes, (long long)st.st_size);
+                     (unsigned long long)r.raw_bytes, (long long)st.st_size);
         }
         if (c->gzip >= 0 && r.name[0])
             SW_CHECK(r.gzip == (c->gzip == 1), "is_gzip %d, expected %d", r.gzip, c->gzip);
@@ -313,7 +316,8 @@ static void test_every_truncation(void **state)
     sw_buf_t text, gz;
     sw_buf_init(&text);
     sw_buf_init(&gz);
-    for (int i = 0; i < 40; i++) sw_buf_printf(&text, "{\"line\": %d, \"pad\": \"%0*d\"}\n", i, i % 17, 0);
+    for (int i = 0; i < 40; i++)
+        sw_buf_printf(&text, "{\"line\": %d, \"pad\": \"%0*d\"}\n", i, i % 17, 0);
     gzip_member(&gz, text.data, text.len);
     char path[1024];
     tmp_path(path, sizeof(path), "cut.gz");
@@ -322,13 +326,13 @@ static void test_every_truncation(void **state)
         read_result_t r;
         read_all(path, &r);
         SW_CHECK(r.end == SW_INPUT_ERROR, "cut at %zu of %zu: ended with %s", cut, gz.len,
-              res_name(r.end));
+                 res_name(r.end));
         SW_CHECK(strstr(r.err, path) != NULL && strstr(r.err, "truncated") != NULL,
-              "cut at %zu: message \"%s\"", cut, r.err);
+                 "cut at %zu: message \"%s\"", cut, r.err);
         /* whole lines, a prefix of the text */
         SW_CHECK(r.lines.len <= text.len && memcmp(r.lines.data, text.data, r.lines.len) == 0 &&
-                  (r.nlines == 0 || text.data[r.lines.len] == '\n'),
-              "cut at %zu: %zu lines read are not whole lines of the text", cut, r.nlines);
+                     (r.nlines == 0 || text.data[r.lines.len] == '\n'),
+                 "cut at %zu: %zu lines read are not whole lines of the text", cut, r.nlines);
         sw_buf_clear(&r.lines);
         if (sw_check_failures() > 5) break;
     }
@@ -378,19 +382,20 @@ static void test_long_lines(void **state)
             size_t len;
             sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
             if (res != SW_INPUT_LINE) {
-                SW_CHECK(res == SW_INPUT_EOF, "line %zu: %s \"%s\"", lineno + 1, res_name(res), err);
+                SW_CHECK(res == SW_INPUT_EOF, "line %zu: %s \"%s\"", lineno + 1, res_name(res),
+                         err);
                 break;
             }
             lineno++;
             const char *nl = memchr(text.data + off, '\n', text.len - off);
             size_t want_len = nl ? (size_t)(nl - (text.data + off)) : text.len - off;
             if (len != want_len || memcmp(line, text.data + off, len) != 0) {
-                SW_CHECK(false, "line %zu: %zu bytes, expected %zu (or different content)", lineno, len,
-                      want_len);
+                SW_CHECK(false, "line %zu: %zu bytes, expected %zu (or different content)", lineno,
+                         len, want_len);
                 break;
             }
             SW_CHECK(sw_input_lineno(in) == lineno, "lineno %llu, expected %zu",
-                  (unsigned long long)sw_input_lineno(in), lineno);
+                     (unsigned long long)sw_input_lineno(in), lineno);
             off += want_len + 1;
         }
         SW_CHECK(off == text.len, "read %zu of %zu bytes", off, text.len);
@@ -442,19 +447,21 @@ static void test_line_limit(void **state)
         size_t len = 0;
         sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
         SW_CHECK(res == cases[i].first, "first line: %s \"%s\", expected %s", res_name(res), err,
-              res_name(cases[i].first));
+                 res_name(cases[i].first));
         if (res == SW_INPUT_LINE)
-            SW_CHECK(len == cases[i].len, "first line of %zu bytes, expected %zu", len, cases[i].len);
+            SW_CHECK(len == cases[i].len, "first line of %zu bytes, expected %zu", len,
+                     cases[i].len);
         if (res == SW_INPUT_TOOLONG)
             SW_CHECK(strstr(err, "longer than") != NULL, "message \"%s\"", err);
         SW_CHECK(sw_input_lineno(in) == 1, "lineno %llu", (unsigned long long)sw_input_lineno(in));
         res = sw_input_next(in, &line, &len, err, sizeof(err));
         SW_CHECK(res == SW_INPUT_LINE && len == 2 && memcmp(line, "ok", 2) == 0,
-              "second line: %s \"%.*s\"", res_name(res), (int)(res == SW_INPUT_LINE ? len : 0), line);
+                 "second line: %s \"%.*s\"", res_name(res), (int)(res == SW_INPUT_LINE ? len : 0),
+                 line);
         SW_CHECK(sw_input_lineno(in) == 2, "lineno %llu", (unsigned long long)sw_input_lineno(in));
         res = sw_input_next(in, &line, &len, err, sizeof(err));
         SW_CHECK(res == SW_INPUT_LINE && len == 4 && memcmp(line, "last", 4) == 0, "third line: %s",
-              res_name(res));
+                 res_name(res));
         res = sw_input_next(in, &line, &len, err, sizeof(err));
         SW_CHECK(res == SW_INPUT_EOF, "end: %s", res_name(res));
         sw_input_close(in);
@@ -470,8 +477,9 @@ static void test_stdin(void **state)
     sw_check_reset();
     for (int gz = 0; gz < 2; gz++) {
         sw_check_case("%s", gz ? "stdin, gzip" : "stdin, plain");
-        const char *text = "{\"timestamp_ns\": 1, \"event_type\": \"x\"}\r\n\n"
-                           "{\"timestamp_ns\": 2, \"event_type\": \"x\"}";
+        const char *text =
+            "{\"timestamp_ns\": 1, \"event_type\": \"x\"}\r\n\n"
+            "{\"timestamp_ns\": 2, \"event_type\": \"x\"}";
         sw_buf_t data;
         sw_buf_init(&data);
         if (gz) gzip_member(&data, text, strlen(text));
@@ -501,7 +509,7 @@ static void test_stdin(void **state)
                 SW_CHECK(res == SW_INPUT_LINE, "line %d: %s \"%s\"", k + 1, res_name(res), err);
                 if (res != SW_INPUT_LINE) break;
                 SW_CHECK(sw_input_lineno(in) == (uint64_t)k + 1, "lineno %llu",
-                      (unsigned long long)sw_input_lineno(in));
+                         (unsigned long long)sw_input_lineno(in));
                 if (want_ts[k] < 0) {
                     SW_CHECK(len == 0, "line %d has %zu bytes, expected a blank line", k + 1, len);
                     continue;
@@ -511,13 +519,13 @@ static void test_stdin(void **state)
                 sw_event_t ev;
                 char derr[256];
                 sw_err_t rc = sw_tdec_json(dec, line, len, &ev, derr, sizeof(derr));
-                SW_CHECK(rc == SW_OK && ev.timestamp_ns == want_ts[k], "line %d: %s (ts %lld)", k + 1,
-                      rc ? derr : "ok", rc ? -1LL : (long long)ev.timestamp_ns);
+                SW_CHECK(rc == SW_OK && ev.timestamp_ns == want_ts[k], "line %d: %s (ts %lld)",
+                         k + 1, rc ? derr : "ok", rc ? -1LL : (long long)ev.timestamp_ns);
             }
             sw_input_res_t res = sw_input_next(in, &line, &len, err, sizeof(err));
             SW_CHECK(res == SW_INPUT_EOF, "end: %s \"%s\"", res_name(res), err);
             SW_CHECK(sw_input_raw_bytes(in) == data.len, "raw bytes %llu, expected %zu",
-                  (unsigned long long)sw_input_raw_bytes(in), data.len);
+                     (unsigned long long)sw_input_raw_bytes(in), data.len);
             sw_tdec_destroy(dec);
             sw_input_close(in);
         }
@@ -689,12 +697,9 @@ static void test_gzip_thread(void **state)
         sw_buf_t b;
         sw_buf_init(&b);
         sw_buf_put(&b, gz.data, gz.len);
-        if (bad[i].kind == 0)
-            b.len -= gz.len / 3;
-        else if (bad[i].kind == 1)
-            b.data[gz.len * 2 / 3] ^= 0x55;
-        else
-            sw_buf_puts(&b, "garbage");
+        if (bad[i].kind == 0) b.len -= gz.len / 3;
+        else if (bad[i].kind == 1) b.data[gz.len * 2 / 3] ^= 0x55;
+        else sw_buf_puts(&b, "garbage");
         SW_ASSERT_TRUE(write_file(path, b.data, b.len));
         sw_buf_clear(&b);
         in = sw_input_open(path, err, sizeof(err));
@@ -734,7 +739,8 @@ static void test_open_errors(void **state)
     sw_input_t *in = sw_input_open(path, err, sizeof(err));
     SW_CHECK(in == NULL, "opened a missing file");
     sw_input_close(in);
-    SW_CHECK(strstr(err, path) != NULL && strstr(err, "cannot open") != NULL, "message \"%s\"", err);
+    SW_CHECK(strstr(err, path) != NULL && strstr(err, "cannot open") != NULL, "message \"%s\"",
+             err);
 
     sw_check_case("a directory");
     err[0] = '\0';

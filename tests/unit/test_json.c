@@ -31,19 +31,19 @@
 #include "sw_phase.h"
 #include "sw_testlib.h"
 
-#define CHECK_I64(got, want)                                                               \
-    SW_CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got),  \
-          (long long)(want))
+#define CHECK_I64(got, want)                                                                 \
+    SW_CHECK((int64_t)(got) == (int64_t)(want), "got %lld, expected %lld", (long long)(got), \
+             (long long)(want))
 
 /* Byte-exact comparison of a view with an expected byte string. */
-#define CHECK_BYTES(view, want, want_len)                                                  \
-    do {                                                                                   \
-        sw_str_t v_ = (view);                                                              \
-        size_t wl_ = (want_len);                                                           \
-        SW_CHECK(v_.len == wl_ && (wl_ == 0 || memcmp(v_.ptr, (want), wl_) == 0),             \
-              "got %zu bytes \"%.*s\", expected %zu bytes \"%.*s\"", v_.len,               \
-              (int)(v_.len > 80 ? 80 : v_.len), v_.ptr ? v_.ptr : "", wl_,                 \
-              (int)(wl_ > 80 ? 80 : wl_), (want));                                         \
+#define CHECK_BYTES(view, want, want_len)                                         \
+    do {                                                                          \
+        sw_str_t v_ = (view);                                                     \
+        size_t wl_ = (want_len);                                                  \
+        SW_CHECK(v_.len == wl_ && (wl_ == 0 || memcmp(v_.ptr, (want), wl_) == 0), \
+                 "got %zu bytes \"%.*s\", expected %zu bytes \"%.*s\"", v_.len,   \
+                 (int)(v_.len > 80 ? 80 : v_.len), v_.ptr ? v_.ptr : "", wl_,     \
+                 (int)(wl_ > 80 ? 80 : wl_), (want));                             \
     } while (0)
 
 static void end_test(void)
@@ -242,23 +242,26 @@ static const json_case_t k_cases[] = {
     {"session_id null", "{" BASE ", \"session_id\": null}", SW_OK, "{\"session_id\": null}"},
     {"rank below world_size, keys in any order", "{\"rank\": 3, " BASE ", \"world_size\": 4}",
      SW_OK, "{\"rank\": 3, \"world_size\": 4}"},
-    {"pid may be negative and extreme",
-     "{" BASE ", \"pid\": -9223372036854775808}", SW_OK, "{\"pid\": -9223372036854775808}"},
-    {"largest int64", "{\"timestamp_ns\": 9223372036854775807, \"event_type\": \"sample\","
-     " \"device_used_bytes\": 9223372036854775807}", SW_OK,
-     "{\"timestamp_ns\": 9223372036854775807, \"device_used_bytes\": 9223372036854775807}"},
+    {"pid may be negative and extreme", "{" BASE ", \"pid\": -9223372036854775808}", SW_OK,
+     "{\"pid\": -9223372036854775808}"},
+    {"largest int64",
+     "{\"timestamp_ns\": 9223372036854775807, \"event_type\": \"sample\","
+     " \"device_used_bytes\": 9223372036854775807}",
+     SW_OK, "{\"timestamp_ns\": 9223372036854775807, \"device_used_bytes\": 9223372036854775807}"},
     {"-0 is the integer 0", "{\"timestamp_ns\": -0, \"event_type\": \"x\", \"rank\": -0}", SW_OK,
      "{\"timestamp_ns\": 0, \"rank\": 0}"},
-    {"zero values", "{\"timestamp_ns\": 0, \"event_type\": \"sample\", \"device_used_bytes\": 0,"
-     " \"sampling_interval_ms\": 0}", SW_OK,
-     "{\"timestamp_ns\": 0, \"device_used_bytes\": 0, \"sampling_interval_ms\": 0}"},
+    {"zero values",
+     "{\"timestamp_ns\": 0, \"event_type\": \"sample\", \"device_used_bytes\": 0,"
+     " \"sampling_interval_ms\": 0}",
+     SW_OK, "{\"timestamp_ns\": 0, \"device_used_bytes\": 0, \"sampling_interval_ms\": 0}"},
     {"metadata raw text kept byte for byte",
      "{" BASE ", \"metadata\": {\"a\": [1, {\"b\": null}],  \"c\":\"\\u00e9\"}}", SW_OK,
      "{\"metadata\": \"{\\\"a\\\": [1, {\\\"b\\\": null}],  \\\"c\\\":\\\"\\\\u00e9\\\"}\","
      " \"phase\": null}"},
     {"metadata null is {}", "{" BASE ", \"metadata\": null}", SW_OK, "{\"metadata\": \"{}\"}"},
-    {"metadata with NaN and Infinity inside", "{" BASE ", \"metadata\": {\"x\": NaN, \"y\": [-Infinity]}}",
-     SW_OK, "{\"metadata\": \"{\\\"x\\\": NaN, \\\"y\\\": [-Infinity]}\"}"},
+    {"metadata with NaN and Infinity inside",
+     "{" BASE ", \"metadata\": {\"x\": NaN, \"y\": [-Infinity]}}", SW_OK,
+     "{\"metadata\": \"{\\\"x\\\": NaN, \\\"y\\\": [-Infinity]}\"}"},
     {"NaN and Infinity in unknown fields",
      "{" BASE ", \"loss\": NaN, \"a\": Infinity, \"b\": -Infinity, \"c\": 1e400}", SW_OK,
      "{\"timestamp_ns\": 1}"},
@@ -274,7 +277,8 @@ static const json_case_t k_cases[] = {
      " \"scope_id\": \"a\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}},"
      " \"metadata\": {\"k\": 1}}",
      SW_OK, "{\"metadata\": \"{\\\"k\\\": 1}\", \"phase\": null, \"boundary_ok\": false}"},
-    {"duplicate metadata: null after a phase", "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\","
+    {"duplicate metadata: null after a phase",
+     "{\"timestamp_ns\": 1, \"event_type\": \"phase_enter\","
      " \"session_id\": \"s\", \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\","
      " \"path\": [\"p\"], \"scope_id\": \"a\", \"thread_id\": 1, \"thread_name\": \"t\","
      " \"sequence\": 1}}, \"metadata\": null}",
@@ -297,18 +301,21 @@ static const json_case_t k_cases[] = {
     {"whitespace around everything, CR at the end",
      " \t{ \"timestamp_ns\" :\t1 ,\"event_type\"\n:\"x\" , \"rank\" : 0 } \r", SW_OK,
      "{\"timestamp_ns\": 1, \"rank\": 0}"},
-    {"event_type Sample", "{\"timestamp_ns\": 1, \"event_type\": \"Sample\", \"device_used_bytes\": 1}",
-     SW_OK, "{\"kind\": \"sample\"}"},
-    {"event_type SAMPLE", "{\"timestamp_ns\": 1, \"event_type\": \"SAMPLE\", \"device_used_bytes\": 1}",
-     SW_OK, "{\"kind\": \"sample\"}"},
+    {"event_type Sample",
+     "{\"timestamp_ns\": 1, \"event_type\": \"Sample\", \"device_used_bytes\": 1}", SW_OK,
+     "{\"kind\": \"sample\"}"},
+    {"event_type SAMPLE",
+     "{\"timestamp_ns\": 1, \"event_type\": \"SAMPLE\", \"device_used_bytes\": 1}", SW_OK,
+     "{\"kind\": \"sample\"}"},
     {"event_type with U+017F (escaped)",
      "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fample\", \"device_used_bytes\": 1}", SW_OK,
      "{\"kind\": \"sample\", \"event_type\": \"\\u017fample\"}"},
     {"event_type with U+017F (raw)",
-     "{\"timestamp_ns\": 1, \"event_type\": \"\xc5\xbf" "ample\", \"device_used_bytes\": 1}", SW_OK,
-     "{\"kind\": \"sample\"}"},
-    {"Phase_enter is not a phase boundary", "{\"timestamp_ns\": 1, \"event_type\": \"Phase_enter\"}",
-     SW_OK, "{\"kind\": \"other\"}"},
+     "{\"timestamp_ns\": 1, \"event_type\": \"\xc5\xbf"
+     "ample\", \"device_used_bytes\": 1}",
+     SW_OK, "{\"kind\": \"sample\"}"},
+    {"Phase_enter is not a phase boundary",
+     "{\"timestamp_ns\": 1, \"event_type\": \"Phase_enter\"}", SW_OK, "{\"kind\": \"other\"}"},
 
     /* -- phase_scope ----------------------------------------------------- */
     {"phase_enter with every scope field, path filtered",
@@ -335,7 +342,8 @@ static const json_case_t k_cases[] = {
      "{\"timestamp_ns\": 5, \"event_type\": \"phase_exit\", \"session_id\": \"s\", \"metadata\":"
      " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"], \"scope_id\": \"x\","
      " \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}",
-     SW_OK, "{\"kind\": \"phase_exit\", \"phase\": {\"action\": \"enter\"}, \"boundary_ok\": false}"},
+     SW_OK,
+     "{\"kind\": \"phase_exit\", \"phase\": {\"action\": \"enter\"}, \"boundary_ok\": false}"},
     {"null session: not a boundary",
      "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": null, \"metadata\":"
      " {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [\"a\"], \"scope_id\": \"x\","
@@ -419,8 +427,8 @@ static const json_case_t k_cases[] = {
     /* -- SPEC 2 invalid events: exact messages ---------------------------- */
     {"rank negative", "{" SAMPLE ", \"rank\": -3}", SW_ERR_INVALID_ARG,
      "field \"rank\" is -3, expected an integer >= 0"},
-    {"rank not below world_size", "{" SAMPLE ", \"rank\": 2, \"world_size\": 2}", SW_ERR_INVALID_ARG,
-     "field \"rank\" is 2, expected an integer < world_size (2)"},
+    {"rank not below world_size", "{" SAMPLE ", \"rank\": 2, \"world_size\": 2}",
+     SW_ERR_INVALID_ARG, "field \"rank\" is 2, expected an integer < world_size (2)"},
     {"rank 1 with the default world_size", "{" BASE ", \"rank\": 1}", SW_ERR_INVALID_ARG,
      "field \"rank\" is 1, expected an integer < world_size (1)"},
     {"rank a string", "{" BASE ", \"rank\": \"0\"}", SW_ERR_INVALID_ARG,
@@ -458,15 +466,16 @@ static const json_case_t k_cases[] = {
     {"host an object", "{" BASE ", \"host\": {\"a\": 1}}", SW_ERR_INVALID_ARG,
      "field \"host\" is {\"a\": 1}, expected a string"},
     {"long values are shortened in messages",
-     "{" BASE ", \"host\": [1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666]}",
+     "{" BASE
+     ", \"host\": [1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666]}",
      SW_ERR_INVALID_ARG,
      "field \"host\" is [1111111111, 2222222222, 3333333333, 4444444444, 55555555..., expected a string"},
     {"timestamp_ns fraction", "{\"timestamp_ns\": 1.5, \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
      "field \"timestamp_ns\" is 1.5, expected an integer >= 0"},
     {"timestamp_ns missing", "{\"event_type\": \"sample\", \"device_used_bytes\": 1}",
      SW_ERR_INVALID_ARG, "field \"timestamp_ns\" is missing, expected an integer >= 0"},
-    {"timestamp_ns a string", "{\"timestamp_ns\": \"1\", \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
-     "field \"timestamp_ns\" is \"1\", expected an integer >= 0"},
+    {"timestamp_ns a string", "{\"timestamp_ns\": \"1\", \"event_type\": \"x\"}",
+     SW_ERR_INVALID_ARG, "field \"timestamp_ns\" is \"1\", expected an integer >= 0"},
     {"world_size a float", "{" BASE ", \"world_size\": 2.0}", SW_ERR_INVALID_ARG,
      "field \"world_size\" is 2.0, expected an integer >= 1"},
     {"timestamp_ns negative", "{\"timestamp_ns\": -1, \"event_type\": \"x\"}", SW_ERR_INVALID_ARG,
@@ -497,15 +506,16 @@ static const json_case_t k_cases[] = {
     {"device_used_bytes missing on a U+017F sample",
      "{\"timestamp_ns\": 1, \"event_type\": \"\\u017fAMPLE\"}", SW_ERR_INVALID_ARG,
      "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)"},
-    {"device_used_bytes null on a sample", "{\"timestamp_ns\": 1, \"event_type\": \"sample\","
-     " \"device_used_bytes\": null}", SW_ERR_INVALID_ARG,
-     "field \"device_used_bytes\" is null, expected an integer >= 0"},
+    {"device_used_bytes null on a sample",
+     "{\"timestamp_ns\": 1, \"event_type\": \"sample\","
+     " \"device_used_bytes\": null}",
+     SW_ERR_INVALID_ARG, "field \"device_used_bytes\" is null, expected an integer >= 0"},
     {"device_used_bytes negative on a non-sample", "{" BASE ", \"device_used_bytes\": -1}",
      SW_ERR_INVALID_ARG, "field \"device_used_bytes\" is -1, expected an integer >= 0"},
-    {"sampling_interval_ms negative", "{" BASE ", \"sampling_interval_ms\": -1}", SW_ERR_INVALID_ARG,
-     "field \"sampling_interval_ms\" is -1, expected an integer >= 0"},
-    {"sampling_interval_ms float", "{" BASE ", \"sampling_interval_ms\": 100.0}", SW_ERR_INVALID_ARG,
-     "field \"sampling_interval_ms\" is 100.0, expected an integer >= 0"},
+    {"sampling_interval_ms negative", "{" BASE ", \"sampling_interval_ms\": -1}",
+     SW_ERR_INVALID_ARG, "field \"sampling_interval_ms\" is -1, expected an integer >= 0"},
+    {"sampling_interval_ms float", "{" BASE ", \"sampling_interval_ms\": 100.0}",
+     SW_ERR_INVALID_ARG, "field \"sampling_interval_ms\" is 100.0, expected an integer >= 0"},
     {"metadata an array", "{" BASE ", \"metadata\": [1]}", SW_ERR_INVALID_ARG,
      "field \"metadata\" is [1], expected an object or null (got an array)"},
     {"metadata a string", "{" BASE ", \"metadata\": \"{}\"}", SW_ERR_INVALID_ARG,
@@ -552,8 +562,8 @@ static const json_case_t k_cases[] = {
      "not valid JSON: invalid UTF-8 in string at column 46"},
     {"invalid UTF-8: overlong NUL (c0 80)", "{" BASE ", \"h\": \"\xc0\x80\"}", SW_ERR_PARSE,
      "not valid JSON: invalid UTF-8 in string at column 46"},
-    {"invalid UTF-8: overlong 3 bytes (e0 80 80)", "{" BASE ", \"h\": \"\xe0\x80\x80\"}", SW_ERR_PARSE,
-     "not valid JSON: invalid UTF-8 in string at column 46"},
+    {"invalid UTF-8: overlong 3 bytes (e0 80 80)", "{" BASE ", \"h\": \"\xe0\x80\x80\"}",
+     SW_ERR_PARSE, "not valid JSON: invalid UTF-8 in string at column 46"},
     {"invalid UTF-8: overlong 4 bytes (f0 80 80 80)", "{" BASE ", \"h\": \"\xf0\x80\x80\x80\"}",
      SW_ERR_PARSE, "not valid JSON: invalid UTF-8 in string at column 46"},
     {"invalid UTF-8: encoded surrogate (ed a0 80)", "{" BASE ", \"h\": \"\xed\xa0\x80\"}",
@@ -575,7 +585,8 @@ static const json_case_t k_cases[] = {
      "not valid JSON: expected ',' or ']' in array at column 12"},
     {"single quotes", "{'timestamp_ns': 1}", SW_ERR_PARSE, "not valid JSON: *"},
     {"unquoted key", "{timestamp_ns: 1}", SW_ERR_PARSE, "not valid JSON: *"},
-    {"bad literal", "{" BASE ", \"a\": tru}", SW_ERR_PARSE, "not valid JSON: invalid literal at column 45"},
+    {"bad literal", "{" BASE ", \"a\": tru}", SW_ERR_PARSE,
+     "not valid JSON: invalid literal at column 45"},
     {"-NaN is not JSON", "{" BASE ", \"a\": -NaN}", SW_ERR_PARSE, "not valid JSON: *"},
     {"nan in lower case is not JSON", "{" BASE ", \"a\": nan}", SW_ERR_PARSE, "not valid JSON: *"},
     {"+1 is not JSON", "{" BASE ", \"a\": +1}", SW_ERR_PARSE, "not valid JSON: *"},
@@ -584,7 +595,8 @@ static const json_case_t k_cases[] = {
     {"1e is not JSON", "{" BASE ", \"a\": 1e}", SW_ERR_PARSE, "not valid JSON: *"},
     {"hex is not JSON", "{" BASE ", \"a\": 0x10}", SW_ERR_PARSE, "not valid JSON: *"},
     {"UTF-8 BOM before the object", "\xef\xbb\xbf{" BASE "}", SW_ERR_PARSE, "not valid JSON: *"},
-    {"form feed is not JSON whitespace", "{" BASE ",\f\"a\": 1}", SW_ERR_PARSE, "not valid JSON: *"},
+    {"form feed is not JSON whitespace", "{" BASE ",\f\"a\": 1}", SW_ERR_PARSE,
+     "not valid JSON: *"},
     {"syntax error wins over field errors", "{\"rank\": -1, \"a\": }", SW_ERR_PARSE,
      "not valid JSON: unexpected character at column 19"},
 };
@@ -604,7 +616,7 @@ static void test_table(void **state)
         char err[512] = "";
         sw_err_t rc = sw_tdec_json(dec, c->line, strlen(c->line), &ev, err, sizeof(err));
         SW_CHECK(rc == c->want_err, "got %d (%s) \"%s\", expected %d (%s)", (int)rc, sw_err2str(rc),
-              err, (int)c->want_err, sw_err2str(c->want_err));
+                 err, (int)c->want_err, sw_err2str(c->want_err));
         if (rc != c->want_err) continue;
         if (rc == SW_OK) {
             check_fields(__FILE__, __LINE__, &ev, c->want);
@@ -612,10 +624,9 @@ static void test_table(void **state)
         }
         size_t wl = strlen(c->want);
         if (wl && c->want[wl - 1] == '*')
-            SW_CHECK(strncmp(err, c->want, wl - 1) == 0, "message \"%s\", expected a prefix \"%.*s\"",
-                  err, (int)(wl - 1), c->want);
-        else
-            SW_CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err, c->want);
+            SW_CHECK(strncmp(err, c->want, wl - 1) == 0,
+                     "message \"%s\", expected a prefix \"%.*s\"", err, (int)(wl - 1), c->want);
+        else SW_CHECK(strcmp(err, c->want) == 0, "message \"%s\", expected \"%s\"", err, c->want);
     }
     fprintf(stderr, "%zu decoder cases\n", sizeof(k_cases) / sizeof(k_cases[0]));
     sw_tdec_destroy(dec);
@@ -635,10 +646,16 @@ typedef struct bytes_case_s {
 
 static const bytes_case_t k_bytes[] = {
     {"lone high surrogate kept as WTF-8", "{" BASE ", \"host\": \"\\ud800\"}", "\xed\xa0\x80", 3},
-    {"lone low surrogate kept as WTF-8", "{" BASE ", \"host\": \"a\\udc00b\"}", "a\xed\xb0\x80" "b", 5},
+    {"lone low surrogate kept as WTF-8", "{" BASE ", \"host\": \"a\\udc00b\"}",
+     "a\xed\xb0\x80"
+     "b",
+     5},
     {"high surrogate before a non-surrogate escape", "{" BASE ", \"host\": \"\\ud800\\u0041\"}",
-     "\xed\xa0\x80" "A", 4},
-    {"two high surrogates", "{" BASE ", \"host\": \"\\uD800\\uDBFF\"}", "\xed\xa0\x80\xed\xaf\xbf", 6},
+     "\xed\xa0\x80"
+     "A",
+     4},
+    {"two high surrogates", "{" BASE ", \"host\": \"\\uD800\\uDBFF\"}", "\xed\xa0\x80\xed\xaf\xbf",
+     6},
     {"low then high: not a pair", "{" BASE ", \"host\": \"\\udc00\\ud800\"}",
      "\xed\xb0\x80\xed\xa0\x80", 6},
     {"surrogate pair U+10FFFF", "{" BASE ", \"host\": \"\\udbff\\udfff\"}", "\xf4\x8f\xbf\xbf", 4},
@@ -674,14 +691,14 @@ typedef struct seq_step_s {
     const char *want; /* expected fields */
 } seq_step_t;
 
-#define LINE_A                                                                              \
-    "{\"timestamp_ns\": 100, \"event_type\": \"sample\", \"rank\": 1, \"world_size\": 4,"  \
-    " \"job_id\": \"ja\", \"session_id\": \"sa\", \"pid\": 7, \"host\": \"ha\","            \
+#define LINE_A                                                                            \
+    "{\"timestamp_ns\": 100, \"event_type\": \"sample\", \"rank\": 1, \"world_size\": 4," \
+    " \"job_id\": \"ja\", \"session_id\": \"sa\", \"pid\": 7, \"host\": \"ha\","          \
     " \"device_used_bytes\": 10, \"sampling_interval_ms\": 5, \"device_total_bytes\": 99}"
 #define WANT_A                                                                             \
     "{\"timestamp_ns\": 100, \"kind\": \"sample\", \"rank\": 1, \"world_size\": 4,"        \
     " \"job_id\": \"ja\", \"session_id\": \"sa\", \"pid\": 7, \"host\": \"ha\","           \
-    " \"device_used_bytes\": 10, \"sampling_interval_ms\": 5, \"device_total_bytes\": 99,"  \
+    " \"device_used_bytes\": 10, \"sampling_interval_ms\": 5, \"device_total_bytes\": 99," \
     " \"device_free_bytes\": null}"
 
 static const seq_step_t k_seq[] = {
@@ -729,7 +746,8 @@ static void test_key_prediction(void **state)
         sw_check_case("%s", name);
         sw_event_t ev;
         char err[256] = "";
-        sw_err_t rc = sw_tdec_json(dec, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
+        sw_err_t rc = sw_tdec_json(dec, k_seq[i].line, strlen(k_seq[i].line), &ev, err,
+                                   sizeof(err));
         if (!k_seq[i].want) {
             SW_CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
             continue;
@@ -745,7 +763,8 @@ static void test_key_prediction(void **state)
         sw_check_case("%s", name);
         sw_event_t ev;
         char err[256] = "";
-        sw_err_t rc = sw_tdec_json(fresh, k_seq[i].line, strlen(k_seq[i].line), &ev, err, sizeof(err));
+        sw_err_t rc = sw_tdec_json(fresh, k_seq[i].line, strlen(k_seq[i].line), &ev, err,
+                                   sizeof(err));
         SW_CHECK(rc == SW_OK, "got %d \"%s\", expected SW_OK", (int)rc, err);
         if (rc == SW_OK) check_fields(__FILE__, __LINE__, &ev, k_seq[i].want);
         sw_tdec_destroy(fresh);
@@ -794,9 +813,9 @@ static void test_nesting(void **state)
         int levels;
         bool ok;
     } cases[] = {
-        {"top", 2, true},          {"top", 200, true},        {"top", 256, true},
-        {"top", 257, false},       {"top", 300, false},       {"top", 5000, false},
-        {"metadata", 200, true},   {"metadata", 256, true},   {"metadata", 257, false},
+        {"top", 2, true},           {"top", 200, true},          {"top", 256, true},
+        {"top", 257, false},        {"top", 300, false},         {"top", 5000, false},
+        {"metadata", 200, true},    {"metadata", 256, true},     {"metadata", 257, false},
         {"phase_scope", 256, true}, {"phase_scope", 257, false}, {"path", 256, true},
         {"path", 257, false},
     };
@@ -814,7 +833,7 @@ static void test_nesting(void **state)
         } else {
             SW_CHECK(rc == SW_ERR_PARSE, "got %d \"%s\", expected SW_ERR_PARSE", (int)rc, err);
             SW_CHECK(strstr(err, "nesting deeper than 256 levels") != NULL,
-                  "message \"%s\", expected it to mention the nesting limit", err);
+                     "message \"%s\", expected it to mention the nesting limit", err);
         }
         free(line);
     }
@@ -906,23 +925,27 @@ static void test_long_strings(void **state)
         snprintf(nm, sizeof(nm), "phase path of %d elements", count);
         sw_check_case("%s", nm);
         b.len = 0;
-        sw_buf_puts(&b, "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\","
-                        " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [");
+        sw_buf_puts(
+            &b,
+            "{\"timestamp_ns\": 5, \"event_type\": \"phase_enter\", \"session_id\": \"s\","
+            " \"metadata\": {\"phase_scope\": {\"action\": \"enter\", \"name\": \"n\", \"path\": [");
         for (int i = 0; i < count; i++) sw_buf_printf(&b, "%s\"p%d\", \"\"", i ? ", " : "", i);
-        sw_buf_puts(&b, "], \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}");
+        sw_buf_puts(
+            &b,
+            "], \"scope_id\": \"x\", \"thread_id\": 1, \"thread_name\": \"t\", \"sequence\": 1}}}");
         rc = sw_tdec_json(dec, b.data, b.len, &ev, err, sizeof(err));
         SW_CHECK(rc == SW_OK, "got %d \"%s\", expected a valid event", (int)rc, err);
         if (rc != SW_OK) continue;
         if (count <= SW_PHASE_PATH_MAX) {
             SW_CHECK(ev.has_phase && sw_phase_boundary_ok(&ev), "has_phase %d, boundary_ok %d",
-                  ev.has_phase, sw_phase_boundary_ok(&ev));
+                     ev.has_phase, sw_phase_boundary_ok(&ev));
             CHECK_I64(ev.phase.path_len, count);
             char last[8];
             snprintf(last, sizeof(last), "p%d", count - 1);
             CHECK_BYTES(ev.phase.path[count - 1], last, strlen(last));
         } else {
             SW_CHECK(!sw_phase_boundary_ok(&ev), "boundary_ok %d for %d path elements",
-                  sw_phase_boundary_ok(&ev), count);
+                     sw_phase_boundary_ok(&ev), count);
         }
     }
     sw_buf_clear(&b);
@@ -933,15 +956,15 @@ static void test_long_strings(void **state)
 /* ---- the fast path's edges ------------------------------------------------- */
 
 /* A line as stormwatch gen writes it (every field, v3 order). */
-#define GEN_LINE                                                                                   \
-    "{\"schema_version\": 3, \"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\","   \
-    " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4901,"     \
-    " \"host\": \"node-112\", \"device_id\": 5, \"allocator_allocated_bytes\": 33117223640,"       \
-    " \"allocator_reserved_bytes\": 33409538572, \"allocator_active_bytes\": null,"                \
-    " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": 0,"                          \
-    " \"device_used_bytes\": 33946409484, \"device_free_bytes\": 51952936436,"                     \
-    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": {},"                   \
-    " \"job_id\": \"job-0\", \"rank\": 901, \"local_rank\": 5, \"world_size\": 1024,"              \
+#define GEN_LINE                                                                                 \
+    "{\"schema_version\": 3, \"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\"," \
+    " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4901,"   \
+    " \"host\": \"node-112\", \"device_id\": 5, \"allocator_allocated_bytes\": 33117223640,"     \
+    " \"allocator_reserved_bytes\": 33409538572, \"allocator_active_bytes\": null,"              \
+    " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": 0,"                        \
+    " \"device_used_bytes\": 33946409484, \"device_free_bytes\": 51952936436,"                   \
+    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": {},"                 \
+    " \"job_id\": \"job-0\", \"rank\": 901, \"local_rank\": 5, \"world_size\": 1024,"            \
     " \"session_id\": \"sess-0-901\"}"
 
 #define PHASE_LINE                                                                                  \
@@ -1215,17 +1238,27 @@ static void test_event_kind(void **state)
         {"Sample", 0, SW_EV_SAMPLE},
         {"SAMPLE", 0, SW_EV_SAMPLE},
         {"sAmPlE", 0, SW_EV_SAMPLE},
-        {"\xc5\xbf" "ample", 0, SW_EV_SAMPLE},  /* U+017F LATIN SMALL LETTER LONG S */
-        {"\xc5\xbf" "AMPLE", 0, SW_EV_SAMPLE},
+        {"\xc5\xbf"
+         "ample",
+         0, SW_EV_SAMPLE}, /* U+017F LATIN SMALL LETTER LONG S */
+        {"\xc5\xbf"
+         "AMPLE",
+         0, SW_EV_SAMPLE},
         {"sampl", 0, SW_EV_OTHER},
         {"samples", 0, SW_EV_OTHER},
         {"sample ", 0, SW_EV_OTHER},
         {" sample", 0, SW_EV_OTHER},
-        {"s\xc5\xbf" "mple", 0, SW_EV_OTHER},
+        {"s\xc5\xbf"
+         "mple",
+         0, SW_EV_OTHER},
         {"\xc5\xbf", 0, SW_EV_OTHER},
         {"\xc5", 0, SW_EV_OTHER},
-        {"\xc5\xbe" "ample", 0, SW_EV_OTHER},   /* U+017E is not an s */
-        {"\xef\xbd\x93" "ample", 0, SW_EV_OTHER}, /* fullwidth s folds to itself */
+        {"\xc5\xbe"
+         "ample",
+         0, SW_EV_OTHER}, /* U+017E is not an s */
+        {"\xef\xbd\x93"
+         "ample",
+         0, SW_EV_OTHER}, /* fullwidth s folds to itself */
         {"sample\0", 7, SW_EV_OTHER},
         {"", 0, SW_EV_OTHER},
         {"phase_enter", 0, SW_EV_PHASE_ENTER},
@@ -1251,15 +1284,15 @@ static void test_event_kind(void **state)
         const char *text;
         bool blank;
     } blanks[] = {
-        {"", true}, {" ", true}, {"\t \r", true}, {"\r", true}, {" \f\v ", true},
-        {" x ", false}, {"{}", false}, {"\xc2\xa0", false},
+        {"", true},       {" ", true},    {"\t \r", true}, {"\r", true},
+        {" \f\v ", true}, {" x ", false}, {"{}", false},   {"\xc2\xa0", false},
     };
     for (size_t i = 0; i < sizeof(blanks) / sizeof(blanks[0]); i++) {
         snprintf(name, sizeof(name), "sw_tdec_blank case %zu", i + 1);
         sw_check_case("%s", name);
         bool got = sw_tdec_blank(blanks[i].text, strlen(blanks[i].text));
         SW_CHECK(got == blanks[i].blank, "got %d, expected %d for \"%s\"", got, blanks[i].blank,
-              blanks[i].text);
+                 blanks[i].text);
     }
     end_test();
 }

@@ -66,9 +66,9 @@ static void test_classify_backoff(void **state)
         long status;
         sw_notify_outcome_t want;
     } cases[] = {
-        {200, SW_NOTIFY_ACCEPTED}, {202, SW_NOTIFY_ACCEPTED}, {0, SW_NOTIFY_RETRY},
-        {408, SW_NOTIFY_RETRY},    {429, SW_NOTIFY_RETRY},    {500, SW_NOTIFY_RETRY},
-        {503, SW_NOTIFY_RETRY},    {400, SW_NOTIFY_PERMANENT}, {403, SW_NOTIFY_PERMANENT},
+        {200, SW_NOTIFY_ACCEPTED},  {202, SW_NOTIFY_ACCEPTED},  {0, SW_NOTIFY_RETRY},
+        {408, SW_NOTIFY_RETRY},     {429, SW_NOTIFY_RETRY},     {500, SW_NOTIFY_RETRY},
+        {503, SW_NOTIFY_RETRY},     {400, SW_NOTIFY_PERMANENT}, {403, SW_NOTIFY_PERMANENT},
         {413, SW_NOTIFY_PERMANENT}, {404, SW_NOTIFY_PERMANENT}, {301, SW_NOTIFY_PERMANENT},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -123,15 +123,16 @@ static void make_json(sw_buf_t *out, const char *action, const char *job, int64_
                       int64_t revision, const char *severity, bool episode_open)
 {
     out->len = 0;
-    sw_buf_printf(out,
-                  "{\"action\":\"%s\",\"job_id\":\"%s\",\"episode\":%lld,\"revision\":%lld,"
-                  "\"event_timestamp_ns\":1763700001098721310,\"world_size\":2,"
-                  "\"participating_ranks\":[0,1],\"missing_ranks\":[],"
-                  "\"rank_sample_counts\":{\"0\":3,\"1\":3},\"alignment_offsets_ns\":{\"0\":0,\"1\":5},"
-                  "\"cluster_onset_timestamp_ns\":1763700001095714459,\"first_cause_suspects\":[],"
-                  "\"notes\":[],\"severity\":\"%s\",\"episode_open\":%s}",
-                  action, job, (long long)episode, (long long)revision, severity,
-                  episode_open ? "true" : "false");
+    sw_buf_printf(
+        out,
+        "{\"action\":\"%s\",\"job_id\":\"%s\",\"episode\":%lld,\"revision\":%lld,"
+        "\"event_timestamp_ns\":1763700001098721310,\"world_size\":2,"
+        "\"participating_ranks\":[0,1],\"missing_ranks\":[],"
+        "\"rank_sample_counts\":{\"0\":3,\"1\":3},\"alignment_offsets_ns\":{\"0\":0,\"1\":5},"
+        "\"cluster_onset_timestamp_ns\":1763700001095714459,\"first_cause_suspects\":[],"
+        "\"notes\":[],\"severity\":\"%s\",\"episode_open\":%s}",
+        action, job, (long long)episode, (long long)revision, severity,
+        episode_open ? "true" : "false");
 }
 
 typedef struct step_s {
@@ -139,10 +140,10 @@ typedef struct step_s {
     const char *job;
     int64_t episode, revision;
     const char *severity;
-    bool episode_open;          /* summaries */
+    bool episode_open; /* summaries */
     sw_notify_verdict_t want;
     int want_confidence;
-    size_t want_open;           /* open episodes after the step */
+    size_t want_open; /* open episodes after the step */
 } step_t;
 
 static void test_episode_table(void **state)
@@ -351,7 +352,8 @@ static void test_parse_errors(void **state)
         {"not json", "not JSON"},
         {"[1]", "not a JSON object"},
         {"{\"job_id\":\"a\",\"episode\":1,\"revision\":0}", "key \"action\" is missing"},
-        {"{\"action\":\"page\",\"job_id\":\"a\",\"episode\":1,\"revision\":0}", "key \"action\" is not"},
+        {"{\"action\":\"page\",\"job_id\":\"a\",\"episode\":1,\"revision\":0}",
+         "key \"action\" is not"},
         {"{\"action\":\"trigger\",\"episode\":1,\"revision\":0}", "key \"job_id\" is missing"},
         {"{\"action\":\"trigger\",\"job_id\":\"a\",\"revision\":0}", "key \"episode\" is missing"},
         {"{\"action\":\"trigger\",\"job_id\":\"a\",\"episode\":-1,\"revision\":0}",
@@ -380,9 +382,9 @@ static void test_parse_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sha256_hmac),     cmocka_unit_test(test_classify_backoff),
-        cmocka_unit_test(test_bucket),          cmocka_unit_test(test_episode_table),
-        cmocka_unit_test(test_many_jobs),       cmocka_unit_test(test_parse_roundtrip),
+        cmocka_unit_test(test_sha256_hmac),  cmocka_unit_test(test_classify_backoff),
+        cmocka_unit_test(test_bucket),       cmocka_unit_test(test_episode_table),
+        cmocka_unit_test(test_many_jobs),    cmocka_unit_test(test_parse_roundtrip),
         cmocka_unit_test(test_parse_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,7 @@
 
 /* One step of a script. */
 typedef struct pop_s {
-    char op;             /* E enter, X exit, M exit event with action "enter",
+    char op; /* E enter, X exit, M exit event with action "enter",
                           * S sample, O other event, Q query, END */
     int64_t ts;
     const char *session; /* NULL: null session_id */
@@ -31,29 +31,55 @@ typedef struct pop_s {
     int64_t tid;
     const char *scope;
     int64_t seq;
-    const char *path;    /* path elements separated by '/' */
+    const char *path; /* path elements separated by '/' */
     const char *tname;
-    const char *name;    /* phase name (NULL: "n") */
-    const char *want;    /* Q: expected attribution */
+    const char *name; /* phase name (NULL: "n") */
+    const char *want; /* Q: expected attribution */
 } pop_t;
 
-#define ENTER(ts, tid, scope, seq, path, tname) {'E', ts, "s", 0, tid, scope, seq, path, tname, NULL, NULL}
-#define EXIT(ts, tid, scope, seq, path, tname) {'X', ts, "s", 0, tid, scope, seq, path, tname, NULL, NULL}
-#define ENTER_AT(sess, rank, ts, tid, scope, seq, path) {'E', ts, sess, rank, tid, scope, seq, path, "T", NULL, NULL}
-#define SAMPLE(sess, rank, ts) {'S', ts, sess, rank, 0, NULL, 0, NULL, NULL, NULL, NULL}
-#define OTHER(sess, rank, ts) {'O', ts, sess, rank, 0, NULL, 0, NULL, NULL, NULL, NULL}
-#define Q(ts, want) {'Q', ts, "s", 0, 0, NULL, 0, NULL, NULL, NULL, want}
-#define QAT(sess, rank, ts, want) {'Q', ts, sess, rank, 0, NULL, 0, NULL, NULL, NULL, want}
-#define END {0, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL}
+#define ENTER(ts, tid, scope, seq, path, tname)                   \
+    {                                                             \
+        'E', ts, "s", 0, tid, scope, seq, path, tname, NULL, NULL \
+    }
+#define EXIT(ts, tid, scope, seq, path, tname)                    \
+    {                                                             \
+        'X', ts, "s", 0, tid, scope, seq, path, tname, NULL, NULL \
+    }
+#define ENTER_AT(sess, rank, ts, tid, scope, seq, path)             \
+    {                                                               \
+        'E', ts, sess, rank, tid, scope, seq, path, "T", NULL, NULL \
+    }
+#define SAMPLE(sess, rank, ts)                                  \
+    {                                                           \
+        'S', ts, sess, rank, 0, NULL, 0, NULL, NULL, NULL, NULL \
+    }
+#define OTHER(sess, rank, ts)                                   \
+    {                                                           \
+        'O', ts, sess, rank, 0, NULL, 0, NULL, NULL, NULL, NULL \
+    }
+#define Q(ts, want)                                         \
+    {                                                       \
+        'Q', ts, "s", 0, 0, NULL, 0, NULL, NULL, NULL, want \
+    }
+#define QAT(sess, rank, ts, want)                               \
+    {                                                           \
+        'Q', ts, sess, rank, 0, NULL, 0, NULL, NULL, NULL, want \
+    }
+#define END                                               \
+    {                                                     \
+        0, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL \
+    }
 
 /* Expected attributions. */
-#define UNIQUE(label, scope, tid, tname)                                                     \
-    "{'phase_resolution': 'unique', 'phase_paths': ['" label "'], 'phase_source': 'heuristic'," \
-    " 'phase_path': '" label "', 'scope_id': '" scope "', 'thread_id': " tid ", 'thread_name': '" \
-    tname "'}"
+#define UNIQUE(label, scope, tid, tname)                                     \
+    "{'phase_resolution': 'unique', 'phase_paths': ['" label                 \
+    "'], 'phase_source': 'heuristic',"                                       \
+    " 'phase_path': '" label "', 'scope_id': '" scope "', 'thread_id': " tid \
+    ", 'thread_name': '" tname "'}"
 #define AMBIGUOUS(paths) "{'phase_resolution': 'ambiguous', 'phase_paths': [" paths "]}"
-#define AMBIGUOUS_S(paths, summary)                                                       \
-    "{'phase_resolution': 'ambiguous', 'phase_paths': [" paths "], 'phase_summary':"     \
+#define AMBIGUOUS_S(paths, summary)                            \
+    "{'phase_resolution': 'ambiguous', 'phase_paths': [" paths \
+    "], 'phase_summary':"                                      \
     " {'phase_path': '" summary "', 'source': 'heuristic'}}"
 
 typedef struct phase_case_s {
@@ -71,8 +97,8 @@ static const phase_case_t k_cases[] = {
      2},
     {"another rank or session: no attribution",
      {ENTER(10, 1, "A", 1, "a", "T"), EXIT(20, 1, "A", 2, "a", "T"), SAMPLE("t", 0, 15),
-      SAMPLE("s", 1, 15), QAT("s", 1, 15, "null"), QAT("t", 0, 15, "null"),
-      QAT("", 0, 15, "null"), QAT("s", 0, 15, UNIQUE("a", "A", "1", "T")), END},
+      SAMPLE("s", 1, 15), QAT("s", 1, 15, "null"), QAT("t", 0, 15, "null"), QAT("", 0, 15, "null"),
+      QAT("s", 0, 15, UNIQUE("a", "A", "1", "T")), END},
      2},
     {"label joins the path with ' / '",
      {ENTER(0, 7, "A", 1, "train/fwd/attn", "T"), SAMPLE("s", 0, 10),
@@ -107,13 +133,13 @@ static const phase_case_t k_cases[] = {
      {ENTER(0, 1, "O", 1, "train", "T"), ENTER(10, 1, "I", 2, "train/fwd", "T"),
       EXIT(20, 1, "I", 3, "train/fwd", "TI"), EXIT(30, 1, "O", 4, "train", "TO"),
       Q(10, UNIQUE("train / fwd", "I", "1", "TI")), Q(15, UNIQUE("train / fwd", "I", "1", "TI")),
-      Q(25, UNIQUE("train", "O", "1", "TO")), Q(30, UNIQUE("train", "O", "1", "TO")),
-      Q(31, "null"), END},
+      Q(25, UNIQUE("train", "O", "1", "TO")), Q(30, UNIQUE("train", "O", "1", "TO")), Q(31, "null"),
+      END},
      4},
     {"deepest per thread; the summary comes from any active span",
      {ENTER(0, 1, "X", 9, "x", "T1"), ENTER(0, 1, "XY", 2, "x/y", "T1"),
-      ENTER(0, 2, "Q", 3, "q", "T2"), SAMPLE("s", 0, 100),
-      Q(50, AMBIGUOUS_S("'q', 'x / y'", "x")), END},
+      ENTER(0, 2, "Q", 3, "q", "T2"), SAMPLE("s", 0, 100), Q(50, AMBIGUOUS_S("'q', 'x / y'", "x")),
+      END},
      3},
     {"an exit pops only the matching scope_id on the same thread",
      {ENTER(0, 1, "A", 1, "a", "T"), EXIT(5, 1, "B", 2, "b", "TB"), EXIT(6, 2, "A", 3, "a", "T2"),
@@ -146,9 +172,9 @@ static const phase_case_t k_cases[] = {
       Q(8, UNIQUE("a", "A", "1", "T")), END},
      2},
     {"equal timestamps and sequences: scope_id orders the boundaries",
-     {ENTER(5, 1, "b", 1, "pb", "T"), ENTER(5, 1, "a", 1, "pa", "T"), EXIT(10, 1, "b", 2, "pb", "TX"),
-      SAMPLE("s", 0, 20), Q(12, UNIQUE("pa", "a", "1", "T")), Q(7, AMBIGUOUS_S("'pa', 'pb'", "pb")),
-      END},
+     {ENTER(5, 1, "b", 1, "pb", "T"), ENTER(5, 1, "a", 1, "pa", "T"),
+      EXIT(10, 1, "b", 2, "pb", "TX"), SAMPLE("s", 0, 20), Q(12, UNIQUE("pa", "a", "1", "T")),
+      Q(7, AMBIGUOUS_S("'pa', 'pb'", "pb")), END},
      3},
     {"boundaries added after a query change the next answer",
      {ENTER(0, 1, "A", 1, "a", "T"), SAMPLE("s", 0, 100), Q(50, UNIQUE("a", "A", "1", "T")),
@@ -160,7 +186,9 @@ static const phase_case_t k_cases[] = {
      {{'E', 0, NULL, 0, 1, "N", 1, "a", "T", NULL, NULL},
       {'M', 1, "s", 0, 1, "A", 2, "a", "T", NULL, NULL},
       {'E', 2, "s", 0, 1, "W", 3, "w", "T", "\xe3\x80\x80\t", NULL},
-      SAMPLE("s", 0, 10), Q(5, "null"), END},
+      SAMPLE("s", 0, 10),
+      Q(5, "null"),
+      END},
      0},
     {"groups are per rank within a session",
      {ENTER_AT("s", 0, 0, 1, "A", 1, "zero"), ENTER_AT("s", 1, 0, 1, "A", 1, "one"),
@@ -289,9 +317,10 @@ static void run_case(const phase_case_t *c)
         if (want && !sw_test_json_equal(got, want, false, why, sizeof(why))) {
             char *g = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
             char *w = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
-            SW_CHECK(false, "step %zu, query (%s, rank %lld, t=%lld): %s (got != expected)\n"
-                         "  got:      %s\n  expected: %s",
-                  i + 1, o->session, (long long)o->rank, (long long)o->ts, why, g, w);
+            SW_CHECK(false,
+                     "step %zu, query (%s, rank %lld, t=%lld): %s (got != expected)\n"
+                     "  got:      %s\n  expected: %s",
+                     i + 1, o->session, (long long)o->rank, (long long)o->ts, why, g, w);
             free(g);
             free(w);
         }
@@ -300,7 +329,7 @@ static void run_case(const phase_case_t *c)
     }
     SW_CHECK(nq > 0, "the case has no query");
     SW_CHECK(sw_phase_boundaries(ph) == (size_t)c->want_boundaries, "%zu boundaries, expected %d",
-          sw_phase_boundaries(ph), c->want_boundaries);
+             sw_phase_boundaries(ph), c->want_boundaries);
     SW_CHECK(sw_phase_bytes(ph) > 0, "sw_phase_bytes %zu", sw_phase_bytes(ph));
     sw_arena_clear(&arena);
     sw_phase_destroy(ph);
@@ -333,13 +362,17 @@ static void test_boundary_ok(void **state)
         {"empty session is a string", {'E', 0, "", 0, 1, "A", 1, "a", "T", NULL, NULL}, true},
         {"blank name (spaces)", {'E', 0, "s", 0, 1, "A", 1, "a", "T", "  ", NULL}, false},
         {"blank name (U+3000, U+00A0, U+2028, U+0085)",
-         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\xe3\x80\x80\xc2\xa0\xe2\x80\xa8\xc2\x85", NULL}, false},
+         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\xe3\x80\x80\xc2\xa0\xe2\x80\xa8\xc2\x85", NULL},
+         false},
         {"blank name (U+001F, U+1680, U+205F)",
-         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\x1f\xe1\x9a\x80\xe2\x81\x9f", NULL}, false},
+         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\x1f\xe1\x9a\x80\xe2\x81\x9f", NULL},
+         false},
         {"name U+200B is not whitespace",
-         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\xe2\x80\x8b", NULL}, true},
+         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\xe2\x80\x8b", NULL},
+         true},
         {"name U+180E is not whitespace",
-         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\xe1\xa0\x8e", NULL}, true},
+         {'E', 0, "s", 0, 1, "A", 1, "a", "T", "\xe1\xa0\x8e", NULL},
+         true},
         {"empty name", {'E', 0, "s", 0, 1, "A", 1, "a", "T", "", NULL}, false},
         {"empty path", {'E', 0, "s", 0, 1, "A", 1, "", "T", NULL, NULL}, false},
         {"sample kind", SAMPLE("s", 0, 0), false},
@@ -400,12 +433,12 @@ static void test_many_out_of_order(void **state)
          * sequence: i itself when odd, else i - 1 (span 0 alone at i = 0) */
         int want = i % 2 ? i : (i >= 1 ? i - 1 : 0);
         SW_CHECK(a.resolution == SW_PHASE_UNIQUE, "t=%d: resolution %d", 10 * i + 5,
-              (int)a.resolution);
+                 (int)a.resolution);
         if (a.resolution == SW_PHASE_UNIQUE)
             SW_CHECK(a.scope_id.len == strlen(scopes[want]) &&
-                      memcmp(a.scope_id.ptr, scopes[want], a.scope_id.len) == 0,
-                  "t=%d: scope %.*s, expected %s", 10 * i + 5, (int)a.scope_id.len, a.scope_id.ptr,
-                  scopes[want]);
+                         memcmp(a.scope_id.ptr, scopes[want], a.scope_id.len) == 0,
+                     "t=%d: scope %.*s, expected %s", 10 * i + 5, (int)a.scope_id.len,
+                     a.scope_id.ptr, scopes[want]);
     }
     sw_arena_clear(&arena);
     sw_phase_destroy(ph);
@@ -431,7 +464,8 @@ static void test_fold(void **state)
     sw_check_reset();
     sw_check_case("fold");
     static const char *const scopes[] = {"A", "B", "C", "D", "E", "F"};
-    static const char *const paths[] = {"train", "train/fwd", "train/bwd", "eval", "train/fwd/attn"};
+    static const char *const paths[] = {"train", "train/fwd", "train/bwd", "eval",
+                                        "train/fwd/attn"};
     static const char *const sessions[] = {"s1", "s2"};
     uint64_t seed = 99;
     sw_arena_t arena;
@@ -450,11 +484,11 @@ static void test_fold(void **state)
             const char *session = sessions[splitmix(&seed) % 2];
             uint64_t r = splitmix(&seed) % 10;
             snprintf(scope, sizeof(scope), "%s%d", scopes[splitmix(&seed) % 6], (int)(k / 200));
-            pop_t op = r < 5 ? (pop_t)ENTER(ts, (int)(splitmix(&seed) % 3), scope, seq,
-                                            paths[splitmix(&seed) % 5], "T")
-                             : r < 9 ? (pop_t)EXIT(ts, (int)(splitmix(&seed) % 3), scope, seq,
-                                                   paths[splitmix(&seed) % 5], "X")
-                                     : (pop_t)SAMPLE("s1", 0, ts);
+            pop_t op = r < 5   ? (pop_t)ENTER(ts, (int)(splitmix(&seed) % 3), scope, seq,
+                                              paths[splitmix(&seed) % 5], "T")
+                       : r < 9 ? (pop_t)EXIT(ts, (int)(splitmix(&seed) % 3), scope, seq,
+                                             paths[splitmix(&seed) % 5], "X")
+                               : (pop_t)SAMPLE("s1", 0, ts);
             op.session = session;
             op.rank = 0;
             seq++;
@@ -477,7 +511,7 @@ static void test_fold(void **state)
                     if (!json_equal(ja, jb)) {
                         char *x = json_dumps(ja, JSON_COMPACT), *y = json_dumps(jb, JSON_COMPACT);
                         SW_CHECK(false, "round %d event %d t=%lld %s: full %s, folded %s", round, k,
-                              (long long)t, sessions[si], x, y);
+                                 (long long)t, sessions[si], x, y);
                         free(x);
                         free(y);
                     }
@@ -490,13 +524,14 @@ static void test_fold(void **state)
         }
         /* Random scopes leave many enters open for good: those stay. */
         SW_CHECK(sw_phase_boundaries(folded) < sw_phase_boundaries(full), "folded keeps %zu of %zu",
-              sw_phase_boundaries(folded), sw_phase_boundaries(full));
+                 sw_phase_boundaries(folded), sw_phase_boundaries(full));
         sw_phase_destroy(full);
         sw_phase_destroy(folded);
     }
     fprintf(stderr, "fold: %zu attributions compared (%zu not null), %zu boundaries dropped\n",
             compared, non_null, dropped);
-    SW_CHECK(non_null > compared / 4, "only %zu of %zu attributions are not null", non_null, compared);
+    SW_CHECK(non_null > compared / 4, "only %zu of %zu attributions are not null", non_null,
+             compared);
 
     /* Well-formed training steps (train > fwd, bwd, one scope id each):
      * folded behind the newest step, the index stays small however long
@@ -528,8 +563,8 @@ static void test_fold(void **state)
     sw_arena_reset(&arena);
     sw_phase_resolve(ph, sw_str("s"), 0, 1000 + 19999 * 100 + 60, &arena, &a);
     SW_CHECK(a.resolution == SW_PHASE_UNIQUE && a.scope_id.len == strlen("bwd-19999") &&
-              memcmp(a.scope_id.ptr, "bwd-19999", a.scope_id.len) == 0,
-          "last step's backward span not found");
+                 memcmp(a.scope_id.ptr, "bwd-19999", a.scope_id.len) == 0,
+             "last step's backward span not found");
     SW_CHECK(most <= 2 * 256 + 6, "the index grew to %zu boundaries", most);
     SW_CHECK(sw_phase_bytes(ph) < 256 * 1024, "the index holds %zu bytes", sw_phase_bytes(ph));
     fprintf(stderr, "fold: 120000 well-formed boundaries, at most %zu kept, %zu bytes at the end\n",

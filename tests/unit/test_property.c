@@ -46,11 +46,11 @@ static uint64_t splitmix(uint64_t *s)
 /* ---- generated input ---------------------------------------------------- */
 
 typedef struct input_s {
-    sw_buf_t text;    /* the JSON lines */
-    size_t *starts;   /* line offsets */
+    sw_buf_t text;  /* the JSON lines */
+    size_t *starts; /* line offsets */
     size_t nlines;
     sw_gen_opts_t opts;
-    char desc[200];   /* how to regenerate it */
+    char desc[200]; /* how to regenerate it */
 } input_t;
 
 /* Draw sizes from @p seed and generate. @returns false when no option set
@@ -84,13 +84,14 @@ static bool make_input(uint64_t seed, int64_t max_ranks, int64_t max_samples, in
         o.storms--;
     }
     in->opts = o;
-    snprintf(in->desc, sizeof(in->desc),
-             "--seed %llu --ranks %lld --samples %lld --storms %lld --storm-rank %lld --skew-ms %lld "
-             "--jitter %.2f%s",
-             (unsigned long long)seed, (long long)o.ranks, (long long)o.samples,
-             (long long)o.storms, (long long)o.storm_rank, (long long)o.skew_ms, o.jitter,
-             o.phases ? " --phases" : "");
-    while (sw_gen_next(gen, &in->text)) {}
+    snprintf(
+        in->desc, sizeof(in->desc),
+        "--seed %llu --ranks %lld --samples %lld --storms %lld --storm-rank %lld --skew-ms %lld "
+        "--jitter %.2f%s",
+        (unsigned long long)seed, (long long)o.ranks, (long long)o.samples, (long long)o.storms,
+        (long long)o.storm_rank, (long long)o.skew_ms, o.jitter, o.phases ? " --phases" : "");
+    while (sw_gen_next(gen, &in->text)) {
+    }
     sw_gen_destroy(gen);
     size_t cap = 1024;
     in->starts = malloc(cap * sizeof(*in->starts));
@@ -117,16 +118,17 @@ static bool decode_line(sw_tdec_t *dec, const input_t *in, size_t i, sw_event_t 
     while (len && (p[len - 1] == '\n' || p[len - 1] == '\r')) len--;
     char err[256];
     sw_err_t rc = sw_tdec_json(dec, p, len, ev, err, sizeof(err));
-    SW_CHECK(rc == SW_OK, "line %zu of `stormwatch gen %s` does not decode: %s", i + 1, in->desc, err);
+    SW_CHECK(rc == SW_OK, "line %zu of `stormwatch gen %s` does not decode: %s", i + 1, in->desc,
+             err);
     return rc == SW_OK;
 }
 
 /* ---- records ------------------------------------------------------------ */
 
 typedef struct records_s {
-    sw_buf_t json;        /* every record, one per line */
+    sw_buf_t json; /* every record, one per line */
     size_t n;
-    sw_buf_t summary;     /* analysis of the last summary (JSON text) */
+    sw_buf_t summary; /* analysis of the last summary (JSON text) */
     size_t nsummaries;
 } records_t;
 
@@ -140,31 +142,37 @@ static void check_timeline(const sw_analysis_t *a, const sw_suspect_t *s)
     SW_CHECK(s->n_timeline > 0, "rank %lld: no timeline", (long long)s->rank);
     if (!s->n_timeline) return;
     SW_CHECK(s->n_timeline <= budget, "rank %lld: %zu points > %zu", (long long)s->rank,
-          s->n_timeline, budget);
+             s->n_timeline, budget);
     for (size_t k = 0; k < a->n_counts; k++)
         if (a->counts[k].rank == s->rank) {
-            SW_CHECK(s->timeline_window == a->counts[k].value, "rank %lld: window %lld != count %lld",
-                  (long long)s->rank, (long long)s->timeline_window, (long long)a->counts[k].value);
-            SW_CHECK(s->n_timeline == (size_t)(s->timeline_window < (int64_t)budget ? s->timeline_window
-                                                                              : (int64_t)budget),
-                  "rank %lld: %zu points of %lld", (long long)s->rank, s->n_timeline,
-                  (long long)s->timeline_window);
+            SW_CHECK(s->timeline_window == a->counts[k].value,
+                     "rank %lld: window %lld != count %lld", (long long)s->rank,
+                     (long long)s->timeline_window, (long long)a->counts[k].value);
+            SW_CHECK(s->n_timeline == (size_t)(s->timeline_window < (int64_t)budget
+                                                   ? s->timeline_window
+                                                   : (int64_t)budget),
+                     "rank %lld: %zu points of %lld", (long long)s->rank, s->n_timeline,
+                     (long long)s->timeline_window);
         }
     for (size_t k = 1; k < s->n_timeline; k++)
-        SW_CHECK(s->timeline_aligned_ns[k - 1] <= s->timeline_aligned_ns[k], "rank %lld: point %zu out of order",
-              (long long)s->rank, k);
+        SW_CHECK(s->timeline_aligned_ns[k - 1] <= s->timeline_aligned_ns[k],
+                 "rank %lld: point %zu out of order", (long long)s->rank, k);
     size_t sp = s->timeline_spike, st = s->timeline_spike_start;
-    SW_CHECK(st <= sp && sp < s->n_timeline, "rank %lld: spike indices %zu, %zu", (long long)s->rank, st, sp);
+    SW_CHECK(st <= sp && sp < s->n_timeline, "rank %lld: spike indices %zu, %zu",
+             (long long)s->rank, st, sp);
     if (!(st <= sp && sp < s->n_timeline)) return;
     SW_CHECK((uint64_t)s->timeline_aligned_ns[sp] == s->aligned_first_spike_timestamp_ns,
-          "rank %lld: spike point at %lld, suspect at %llu", (long long)s->rank,
-          (long long)s->timeline_aligned_ns[sp], (unsigned long long)s->aligned_first_spike_timestamp_ns);
+             "rank %lld: spike point at %lld, suspect at %llu", (long long)s->rank,
+             (long long)s->timeline_aligned_ns[sp],
+             (unsigned long long)s->aligned_first_spike_timestamp_ns);
     SW_CHECK(s->timeline_used[sp] - s->timeline_used[st] == s->peak_delta_bytes,
-          "rank %lld: excerpt rise %lld != peak %lld", (long long)s->rank,
-          (long long)(s->timeline_used[sp] - s->timeline_used[st]), (long long)s->peak_delta_bytes);
+             "rank %lld: excerpt rise %lld != peak %lld", (long long)s->rank,
+             (long long)(s->timeline_used[sp] - s->timeline_used[st]),
+             (long long)s->peak_delta_bytes);
     if ((size_t)s->spike_window_samples + 1 <= budget / 2)
-        SW_CHECK(sp - st == (size_t)s->spike_window_samples, "rank %lld: run of %zu points, %lld steps",
-              (long long)s->rank, sp - st + 1, (long long)s->spike_window_samples);
+        SW_CHECK(sp - st == (size_t)s->spike_window_samples,
+                 "rank %lld: run of %zu points, %lld steps", (long long)s->rank, sp - st + 1,
+                 (long long)s->spike_window_samples);
 }
 
 static void on_summary(void *opaque, const sw_record_t *rec)
@@ -239,8 +247,9 @@ static void show_diff(const char *got, const char *want)
     json_t *a = json_loads(got, 0, &e), *b = json_loads(want, 0, &e);
     char why[1024] = "unparsable";
     if (a && b) sw_test_json_equal(a, b, false, why, sizeof(why));
-    fprintf(stderr, "  first difference: %s (stream != batch)\n  stream: %.2000s\n  batch:  %.2000s\n",
-            why, got, want);
+    fprintf(stderr,
+            "  first difference: %s (stream != batch)\n  stream: %.2000s\n  batch:  %.2000s\n", why,
+            got, want);
     json_decref(a);
     json_decref(b);
 }
@@ -280,15 +289,16 @@ static void test_stream_equals_batch(void **state)
         sw_analysis_t ba;
         sw_batch_run(b, &arena, &ba);
         /* the one expected difference: the batch's note on non-samples */
-        SW_CHECK((nonsample > 0) == in.opts.phases, "%zu non-sample events with phases=%d", nonsample,
-              in.opts.phases);
+        SW_CHECK((nonsample > 0) == in.opts.phases, "%zu non-sample events with phases=%d",
+                 nonsample, in.opts.phases);
         sw_str_t *notes = sw_arena_alloc(&arena, (ba.n_notes + 1) * sizeof(*notes));
         size_t nn = 0, ignored = 0;
         for (size_t k = 0; k < ba.n_notes; k++) {
             if (sw_str_eq(ba.notes[k], sw_str(k_ignored))) ignored++;
             else notes[nn++] = ba.notes[k];
         }
-        SW_CHECK(ignored == (nonsample > 0 ? 1u : 0u), "the batch has %zu \"Ignored\" notes", ignored);
+        SW_CHECK(ignored == (nonsample > 0 ? 1u : 0u), "the batch has %zu \"Ignored\" notes",
+                 ignored);
         ba.notes = notes;
         ba.n_notes = nn;
         sw_buf_t bj;
@@ -317,8 +327,9 @@ static void test_stream_equals_batch(void **state)
         sw_batch_destroy(b);
         free_input(&in);
     }
-    fprintf(stderr, "stream = batch: 30 inputs, %zu events; %d with phases, %d with suspects, %d with "
-                    "an onset, %d suspects with a phase attribution\n",
+    fprintf(stderr,
+            "stream = batch: 30 inputs, %zu events; %d with phases, %d with suspects, %d with "
+            "an onset, %d suspects with a phase attribution\n",
             total_events, with_phases, with_suspects, with_onset, attributed);
     /* the inputs must exercise what they are meant to */
     sw_check_case("coverage of the random inputs");
@@ -354,7 +365,7 @@ static void test_determinism_and_duplicates(void **state)
         run_stream(&in, p, 1, &b, NULL);
         SW_CHECK(a.n > 0, "no records at all");
         SW_CHECK(a.n == b.n && strcmp(a.json.data, b.json.data) == 0,
-              "two runs over the same events differ (%zu vs %zu records)", a.n, b.n);
+                 "two runs over the same events differ (%zu vs %zu records)", a.n, b.n);
 
         run_stream(&in, p, 2, &d, &sd);
         if (!(a.n == d.n && strcmp(a.json.data, d.json.data) == 0)) {
@@ -369,11 +380,11 @@ static void test_determinism_and_duplicates(void **state)
             fprintf(stderr, "  once:  %.1500s\n  twice: %.1500s\n", x, y);
         }
         SW_CHECK(sd.duplicates == sa.samples && sd.samples == 2 * sa.samples,
-              "duplicates %llu, samples %llu (once: %llu samples)",
-              (unsigned long long)sd.duplicates, (unsigned long long)sd.samples,
-              (unsigned long long)sa.samples);
+                 "duplicates %llu, samples %llu (once: %llu samples)",
+                 (unsigned long long)sd.duplicates, (unsigned long long)sd.samples,
+                 (unsigned long long)sa.samples);
         SW_CHECK(sa.duplicates == 0, "%llu duplicates counted without any",
-              (unsigned long long)sa.duplicates);
+                 (unsigned long long)sa.duplicates);
         total_records += a.n;
         free_records(&a);
         free_records(&b);

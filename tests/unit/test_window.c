@@ -161,7 +161,9 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         else x.ts = (now += (int64_t)(rng(&s) % 3) * 50);
         /* Random walk with occasional big jumps so runs and spikes occur. */
         uint64_t m = rng(&s) % 10;
-        used += m < 4 ? -(int64_t)(rng(&s) % (256 << 20)) : m < 8 ? (int64_t)(rng(&s) % (96 << 20)) : (int64_t)(rng(&s) % (1LL << 30));
+        used += m < 4   ? -(int64_t)(rng(&s) % (256 << 20))
+                : m < 8 ? (int64_t)(rng(&s) % (96 << 20))
+                        : (int64_t)(rng(&s) % (1LL << 30));
         if (used < (1LL << 30) || used > (6LL << 30)) used = 2LL << 30; /* mean-reverting */
         x.used = used;
         /* Reference insert. */
