@@ -106,6 +106,44 @@ static int sample_cmp(const void *pa, const void *pb)
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
 }
 
+/* Samples in sample_cmp order. They arrive mostly in time order per rank:
+ * when the ranks are dense enough, a stable counting sort by rank (which
+ * keeps arrival order, the comparator's last key) and then a check of each
+ * rank's run, sorted with sample_cmp only when out of order. The result is
+ * the same as qsort with sample_cmp (a total order: arrivals differ). *ps
+ * may be replaced (the old array freed). */
+static void sort_samples(bsample_t **ps, size_t n)
+{
+    bsample_t *s = *ps;
+    int64_t maxr = -1;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].rank > maxr) maxr = s[i].rank;
+    if (n < 2 || maxr < 0 || (uint64_t)maxr >= 4 * (uint64_t)n + 1024) {
+        qsort(s, n, sizeof(*s), sample_cmp);
+        return;
+    }
+    size_t nr = (size_t)maxr + 1;
+    size_t *start = sw_calloc(nr + 1, sizeof(*start));
+    for (size_t i = 0; i < n; i++) start[s[i].rank + 1]++;
+    for (size_t r = 0; r < nr; r++) start[r + 1] += start[r];
+    bsample_t *out = sw_malloc(n * sizeof(*out));
+    size_t *at = sw_malloc(nr * sizeof(*at));
+    memcpy(at, start, nr * sizeof(*at));
+    for (size_t i = 0; i < n; i++) out[at[s[i].rank]++] = s[i];
+    for (size_t r = 0; r < nr; r++) {
+        size_t a = start[r], b = start[r + 1];
+        for (size_t i = a + 1; i < b; i++)
+            if (sample_cmp(&out[i - 1], &out[i]) > 0) {
+                qsort(out + a, b - a, sizeof(*out), sample_cmp);
+                break;
+            }
+    }
+    free(at);
+    free(start);
+    free(s);
+    *ps = out;
+}
+
 typedef struct host_ord_s {
     sw_str_t s;
     uint32_t id;
@@ -116,23 +154,54 @@ static int host_ord_cmp(const void *pa, const void *pb)
     return sw_str_cmp(((const host_ord_t *)pa)->s, ((const host_ord_t *)pb)->s);
 }
 
-static int i128_cmp(const void *pa, const void *pb)
-{
-    sw_i128 a = *(const sw_i128 *)pa, b = *(const sw_i128 *)pb;
-    return a < b ? -1 : a > b;
-}
 
 static int cand_qsort_cmp(const void *a, const void *b)
 {
     return sw_cand_cmp(a, b);
 }
 
-/* Median of SPEC 3.4 over a list it sorts in place. */
+/* The k-th smallest of v[0..n) (0-based), v reordered so that v[k] holds
+ * it, everything before it is <= and everything after it >= (Hoare's
+ * selection with a median-of-three pivot; O(n) expected). */
+static sw_i128 select_kth(sw_i128 *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        sw_i128 a = v[lo], b = v[mid], c = v[hi];
+        sw_i128 pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        for (;;) {
+            while (v[i] < pivot) i++;
+            while (pivot < v[j]) j--;
+            if (i >= j) break;
+            sw_i128 t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+            i++;
+            j--;
+        }
+        /* v[lo..j] <= pivot <= v[j+1..hi] */
+        if (k <= j) hi = j;
+        else lo = j + 1;
+    }
+    return v[k];
+}
+
+/* Median of SPEC 3.4 over a list it reorders in place: the two middle
+ * order statistics by selection, no full sort. */
 static sw_i128 median_sorted(sw_i128 *v, size_t n)
 {
     if (!n) return 0;
-    qsort(v, n, sizeof(*v), i128_cmp);
-    return sw_median_of(v[(n - 1) / 2], v[n / 2], n);
+    size_t k = (n - 1) / 2;
+    sw_i128 lo = select_kth(v, n, k);
+    sw_i128 hi = lo;
+    if (n % 2 == 0) { /* the smallest of what lies above position k */
+        hi = v[k + 1];
+        for (size_t i = k + 2; i < n; i++)
+            if (v[i] < hi) hi = v[i];
+    }
+    return sw_median_of(lo, hi, n);
 }
 
 /* First qualifying spike of one rank's ordered samples (the reference's
@@ -231,7 +300,7 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     free(ho);
     for (size_t i = 0; i < n; i++) s[i].host = order[s[i].host];
     free(order);
-    qsort(s, n, sizeof(*s), sample_cmp);
+    sort_samples(&s, n);
 
     /* Groups by rank, in ascending rank order. */
     size_t ngroups = 0;
