@@ -34,10 +34,10 @@ PROFILE_EVENTS=${KBENCH_PROFILE_EVENTS:-200000}
 SW_ARGS=${KBENCH_SW_ARGS:-}
 # Extra worker.threads counts measured beside the default (0 = the CPUs).
 THREADS=${KBENCH_THREADS:-1}
-# JSON input too (topic kb.jin): JSON values are ~4x larger than Avro, so
-# fewer samples over more partitions keep each under the mock's 5 MiB.
+# JSON input too (topic kb.jin): JSON values are ~4.5x larger than Avro, so
+# a quarter of the samples keeps each partition (one per job) under the mock's 5 MiB.
 DO_JSON=${KBENCH_JSON:-1}
-JPARTS=${KBENCH_JSON_PARTITIONS:-128}
+JPARTS=${KBENCH_JSON_PARTITIONS:-64}
 KBUILD=${KBENCH_BUILD:-$ROOT/build-kbench}
 OUT=${KBENCH_OUT:-${BENCH_OUT:-$ROOT/bench/out}}
 for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS; do
@@ -45,7 +45,7 @@ for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS; do
 done
 for v in TUNED PROFILE DO_TP DO_LAT DO_JSON; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
 EVENTS=$((JOBS * RANKS * SAMPLES))
-JSAMPLES=${KBENCH_JSON_SAMPLES:-$((SAMPLES / 2))}
+JSAMPLES=${KBENCH_JSON_SAMPLES:-$((SAMPLES / 4))}
 JEVENTS=$((JOBS * RANKS * JSAMPLES))
 for t in $THREADS; do [[ $t =~ ^[1-9][0-9]?$ ]] || die "KBENCH_THREADS must list thread counts 1-99 (got '$t')"; done
 
