@@ -1,0 +1,210 @@
+/*
+ * metadata.phase_scope (SPEC 2) in JSON: read from a telemetry line's
+ * metadata object (sw_json_metadata_phase, used by the telemetry decoder) or
+ * from the metadata text an Avro event carries (sw_json_may_have_phase,
+ * sw_json_text_phase). Declared in sw_json.h. No I/O.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sw_json.h"
+
+
+enum ps_field_e {
+    P_ACTION,
+    P_NAME,
+    P_PATH,
+    P_SCOPE_ID,
+    P_PARENT_SCOPE_ID,
+    P_THREAD_ID,
+    P_THREAD_NAME,
+    P_SEQUENCE,
+    P_DEPTH,
+    P__CNT
+};
+
+/* A hand-laid table (clang-format 14 boxes its initializer macro). */
+// clang-format off
+static const struct {
+    const char *name;
+    size_t len;
+} k_ps_fields[P__CNT] = {
+#define FLD(s) {s, sizeof(s) - 1}
+    FLD("action"), FLD("name"), FLD("path"), FLD("scope_id"), FLD("parent_scope_id"),
+    FLD("thread_id"), FLD("thread_name"), FLD("sequence"), FLD("depth"),
+#undef FLD
+};
+// clang-format on
+
+static int ps_field_id(sw_str_t k)
+{
+    for (int i = 0; i < P__CNT; i++)
+        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0) return i;
+    return -1;
+}
+
+static void ps_take(sw_phase_scope_t *ps, int id, const sw_jval_t *v, bool *typed)
+{
+    switch (id) {
+    case P_ACTION:
+        if (v->type == SW_J_STRING) {
+            if (v->s.len == 5 && memcmp(v->s.ptr, "enter", 5) == 0) {
+                ps->enter = true;
+                *typed = true;
+            } else if (v->s.len == 4 && memcmp(v->s.ptr, "exit", 4) == 0) {
+                ps->enter = false;
+                *typed = true;
+            }
+        }
+        break;
+    case P_NAME:
+        if ((*typed = v->type == SW_J_STRING)) ps->name = v->s;
+        break;
+    case P_SCOPE_ID:
+        if ((*typed = v->type == SW_J_STRING)) ps->scope_id = v->s;
+        break;
+    case P_PARENT_SCOPE_ID:
+        *typed = v->type == SW_J_STRING || v->type == SW_J_NULL;
+        ps->has_parent = v->type == SW_J_STRING;
+        if (ps->has_parent) ps->parent_scope_id = v->s;
+        break;
+    case P_THREAD_ID:
+        if ((*typed = v->type == SW_J_INT)) ps->thread_id = v->i;
+        break;
+    case P_THREAD_NAME:
+        if ((*typed = v->type == SW_J_STRING)) ps->thread_name = v->s;
+        break;
+    case P_SEQUENCE:
+        if ((*typed = v->type == SW_J_INT)) ps->sequence = v->i;
+        break;
+    case P_DEPTH:
+        ps->has_depth = *typed = v->type == SW_J_INT;
+        ps->depth = ps->has_depth ? v->i : 0;
+        break;
+    default: break; /* P_PATH that is not an array */
+    }
+}
+
+/* A phase_scope object at the cursor into *ps; *ok says whether all its
+ * typed fields were present with the right types. */
+static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int depth)
+{
+    bool seen[P__CNT] = {false};
+    bool typed[P__CNT] = {false};
+    bool overflow = false;
+    memset(ps, 0, sizeof(*ps));
+    js->p++; /* '{' */
+    sw_jscan_ws(js);
+    if (js->p < js->end && *js->p == '}') {
+        js->p++;
+        *ok = false;
+        return true;
+    }
+    for (;;) {
+        sw_str_t key = {0};
+        sw_jscan_ws(js);
+        if (!sw_jscan_string(js, &key)) return false;
+        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
+        sw_jscan_ws(js);
+        int id = ps_field_id(key);
+        if (id == P_PATH && js->p < js->end && *js->p == '[') {
+            /* Path: keep the non-empty strings, skip anything else. */
+            seen[id] = typed[id] = true;
+            ps->path_len = 0;
+            overflow = false;
+            js->p++;
+            sw_jscan_ws(js);
+            if (js->p < js->end && *js->p == ']') {
+                js->p++;
+            } else {
+                for (;;) {
+                    sw_jval_t el;
+                    if (!sw_jscan_value(js, &el, depth + 2)) return false;
+                    if (el.type == SW_J_STRING && el.s.len > 0) {
+                        if (ps->path_len < SW_PHASE_PATH_MAX) ps->path[ps->path_len++] = el.s;
+                        else overflow = true;
+                    }
+                    sw_jscan_ws(js);
+                    if (js->p < js->end && *js->p == ',') {
+                        js->p++;
+                        continue;
+                    }
+                    if (!sw_jscan_expect(js, ']', "expected ',' or ']' in array")) return false;
+                    break;
+                }
+            }
+        } else {
+            sw_jval_t v;
+            if (!sw_jscan_value(js, &v, depth + 1)) return false;
+            if (id >= 0) {
+                seen[id] = true;
+                typed[id] = false;
+                ps_take(ps, id, &v, &typed[id]);
+            }
+        }
+        sw_jscan_ws(js);
+        if (js->p < js->end && *js->p == ',') {
+            js->p++;
+            continue;
+        }
+        if (!sw_jscan_expect(js, '}', "expected ',' or '}' in object")) return false;
+        break;
+    }
+    *ok = typed[P_ACTION] && typed[P_NAME] && typed[P_PATH] && typed[P_SCOPE_ID] &&
+          (!seen[P_PARENT_SCOPE_ID] || typed[P_PARENT_SCOPE_ID]) && typed[P_THREAD_ID] &&
+          typed[P_THREAD_NAME] && typed[P_SEQUENCE] && !overflow;
+    return true;
+}
+
+bool sw_json_metadata_phase(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phase, int depth)
+{
+    js->p++; /* '{' */
+    sw_jscan_ws(js);
+    *has_phase = false;
+    if (js->p < js->end && *js->p == '}') {
+        js->p++;
+        return true;
+    }
+    for (;;) {
+        sw_str_t key = {0};
+        sw_jscan_ws(js);
+        if (!sw_jscan_string(js, &key)) return false;
+        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
+        sw_jscan_ws(js);
+        sw_jval_t v;
+        if (key.len == 11 && memcmp(key.ptr, "phase_scope", 11) == 0) {
+            if (js->p < js->end && *js->p == '{') {
+                if (!json_phase_scope(js, ps, has_phase, depth + 1)) return false;
+            } else {
+                if (!sw_jscan_value(js, &v, depth + 1)) return false;
+                *has_phase = false;
+            }
+        } else if (!sw_jscan_value(js, &v, depth + 1)) {
+            return false;
+        }
+        sw_jscan_ws(js);
+        if (js->p < js->end && *js->p == ',') {
+            js->p++;
+            continue;
+        }
+        return sw_jscan_expect(js, '}', "expected ',' or '}' in object");
+    }
+}
+
+bool sw_json_may_have_phase(sw_str_t text)
+{
+    return text.len > 0 &&
+           (memmem(text.ptr, text.len, "phase", 5) || memmem(text.ptr, text.len, "\\u", 2));
+}
+
+bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
+{
+    sw_jscan_t js;
+    sw_jscan_init(&js, text.ptr, text.len, scratch);
+    sw_jscan_ws(&js);
+    bool has = false;
+    return js.p < js.end && *js.p == '{' && sw_json_metadata_phase(&js, ps, &has, 1) && has;
+}
+
