@@ -14,6 +14,7 @@
 sw_params_t sw_params_default(void)
 {
     sw_params_t p;
+    memset(&p, 0, sizeof(p)); /* hash_key zero, as sw_analysis.h says */
     p.spike_min_bytes = SW_DEFAULT_SPIKE_MIN_BYTES;
     p.spike_fraction = SW_DEFAULT_SPIKE_FRACTION;
     p.skew_note_multiplier = SW_DEFAULT_SKEW_NOTE_MULTIPLIER;
