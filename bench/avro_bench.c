@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "sw_codec_avro.h"
+#include "sw_log.h"
 #include "sw_registry.h"
 #include "sw_schemas.h"
 
@@ -64,9 +65,7 @@ static void load_bin(const char *path, set_t *s)
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)sw_clock_ns() / 1e9;
 }
 
 static double cpu_s(void)

@@ -18,6 +18,7 @@
 
 #include "sw_codec_telemetry.h"
 #include "sw_input.h"
+#include "sw_log.h"
 #include "sw_types.h"
 
 static void die(const char *what)
@@ -28,9 +29,7 @@ static void die(const char *what)
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)sw_clock_ns() / 1e9;
 }
 
 static double cpu_s(void)

@@ -500,6 +500,14 @@ static void apply(run_t *r, part_t *p)
     }
 }
 
+/* An error the consumer delivered as a message (end of partition: none). */
+static void note_consumer_error(run_t *r, const rd_kafka_message_t *m)
+{
+    if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+        sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
+                       rd_kafka_message_errstr(m));
+}
+
 /* Step 2 of a round for @p p: its messages in offset order, up to the range
  * the workers take. @returns whether there is such a range. */
 static bool sort_out(run_t *r, part_t *p)
@@ -510,9 +518,7 @@ static bool sort_out(run_t *r, part_t *p)
     for (size_t i = 0; i < pw->n; i++) {
         const rd_kafka_message_t *m = pw->m[i];
         if (m->err) {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
-                sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
-                               rd_kafka_message_errstr(m));
+            note_consumer_error(r, m);
             continue; /* inside the range, the workers pass over it */
         }
         if (p->origin || p->reg_hold) { /* held (paused): read again from here once released */
@@ -556,9 +562,7 @@ static bool sort_out(run_t *r, part_t *p)
 void sw_run_take_stray(run_t *r, rd_kafka_message_t *m)
 {
     if (m->err) {
-        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
-            sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
-                           rd_kafka_message_errstr(m));
+        note_consumer_error(r, m);
         rd_kafka_message_destroy(m);
         return;
     }
