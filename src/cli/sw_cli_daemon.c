@@ -68,7 +68,7 @@ int sw_cli_daemon_args(const char *cmd, bool run, int argc, char **argv, void (*
 bool sw_cli_kafka_check(const char *cmd, const sw_conf_t *conf, const sw_settings_t *set,
                         const char *bootstrap, const sw_log_t *log)
 {
-    sw_kafka_ctx_t kctx = {log, NULL, false, "", 0, ""};
+    sw_kafka_ctx_t kctx = {.log = log};
     char err[1024];
     for (int role = SW_KAFKA_CONSUMER; role <= SW_KAFKA_PRODUCER; role++) {
         rd_kafka_conf_t *kc = sw_kafka_conf(conf, (sw_kafka_role_t)role, bootstrap,

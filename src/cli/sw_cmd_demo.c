@@ -148,7 +148,7 @@ int sw_cmd_demo(int argc, char **argv)
     char err[512];
     int rc = SW_EXIT_RUNTIME;
     sw_log_t log = sw_log_make(verbose ? SW_LOG_INFO : SW_LOG_WARN, "stormwatch run");
-    sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
+    sw_kafka_ctx_t kctx = {.log = &log};
     sw_conf_t *conf = NULL;
     sw_gen_t *gen = NULL;
     rd_kafka_t *prod = NULL, *cons = NULL;

@@ -68,7 +68,7 @@ int sw_cmd_run(int argc, char **argv)
     sw_settings_t set;
     sw_conf_settings(conf, &set);
     sw_log_t log = sw_log_make(set.ops.log_level, "stormwatch run");
-    sw_kafka_ctx_t kctx = {&log, NULL, false, "", 0, ""};
+    sw_kafka_ctx_t kctx = {.log = &log};
 
     for (size_t i = 0; sw_conf_ignored_env(conf, i); i++)
         sw_log(&log, SW_LOG_DEBUG,

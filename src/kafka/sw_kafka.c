@@ -19,10 +19,136 @@ struct sw_mock_s {
     char *bootstrap;
 };
 
+/* ---- offset resets (auto.offset.reset after "Offset out of range") ------ */
+
+static const char *after(const char *s, const char *what)
+{
+    const char *p = strstr(s, what);
+    return p ? p + strlen(what) : NULL;
+}
+
+bool sw_kafka_parse_reset(const char *fac, const char *text, sw_kafka_reset_t *out)
+{
+    if (!fac || strcmp(fac, "OFFSET") != 0 || !text) return false;
+    if (!strstr(text, "Offset out of range") && !strstr(text, "OFFSET_OUT_OF_RANGE")) return false;
+    /* "[thrd:main]: " precedes the topic in librdkafka's own text. */
+    const char *t = text;
+    const char *th = strstr(t, "]: ");
+    if (strncmp(t, "[thrd:", 6) == 0 && th) t = th + 3;
+    const char *br = strstr(t, " [");
+    const char *at = after(t, "]: offset reset (at offset ");
+    if (!br || !at || (size_t)(br - t) >= sizeof(out->topic)) return false;
+    memset(out, 0, sizeof(*out));
+    memcpy(out->topic, t, (size_t)(br - t));
+    char *end = NULL;
+    long part = strtol(br + 2, &end, 10);
+    if (end == br + 2 || *end != ']' || part < 0) return false;
+    out->partition = (int32_t)part;
+    long long from = strtoll(at, &end, 10);
+    if (end == at || from < 0) return false;
+    out->from = from;
+    /* " to [cached ]BEGINNING|END[ offset N]" or " to offset BEGINNING" */
+    const char *to = strstr(end, ") to ");
+    if (!to) return false;
+    to += 5;
+    const char *colon = strchr(to, ':');
+    size_t tl = colon ? (size_t)(colon - to) : strlen(to);
+    char where[128];
+    snprintf(where, sizeof(where), "%.*s", (int)(tl < sizeof(where) ? tl : sizeof(where) - 1), to);
+    if (strstr(where, "END")) out->end = true;
+    else if (!strstr(where, "BEGINNING")) return false;
+    out->to = -1;
+    const char *num = strstr(where, "offset ");
+    while (num) {
+        long long v = strtoll(num + 7, &end, 10);
+        if (end != num + 7 && v >= 0) {
+            out->to = v;
+            break;
+        }
+        num = strstr(num + 7, "offset ");
+    }
+    return true;
+}
+
+uint64_t sw_kafka_reset_skipped(const sw_kafka_reset_t *rs)
+{
+    return rs->to > rs->from ? (uint64_t)(rs->to - rs->from) : 0;
+}
+
+static void lock_resets(sw_kafka_ctx_t *ctx)
+{
+    int free_ = 0;
+    while (!atomic_compare_exchange_weak(&ctx->resets_lock, &free_, 1)) free_ = 0;
+}
+
+static void note_reset(sw_kafka_ctx_t *ctx, const sw_kafka_reset_t *rs)
+{
+    lock_resets(ctx);
+    if (ctx->n_resets < SW_KAFKA_RESETS) ctx->resets[ctx->n_resets++] = *rs;
+    else ctx->resets_dropped++;
+    atomic_store(&ctx->resets_lock, 0);
+}
+
+uint64_t sw_kafka_account_resets(rd_kafka_t *consumer, sw_kafka_ctx_t *ctx, sw_metrics_t *m)
+{
+    if (!ctx) return 0;
+    sw_kafka_reset_t rs[SW_KAFKA_RESETS];
+    lock_resets(ctx);
+    size_t n = ctx->n_resets;
+    uint64_t dropped = ctx->resets_dropped;
+    memcpy(rs, ctx->resets, n * sizeof(*rs));
+    ctx->n_resets = 0;
+    ctx->resets_dropped = 0;
+    atomic_store(&ctx->resets_lock, 0);
+    if (dropped)
+        sw_log(ctx->log, SW_LOG_WARN,
+               "%llu more offset resets (out of range) than could be accounted; "
+               "stormwatch_input_skipped_messages_total misses them",
+               (unsigned long long)dropped);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        sw_kafka_reset_t *r = &rs[i];
+        if (r->to < 0) {
+            int64_t lo = -1, hi = -1;
+            if (rd_kafka_query_watermark_offsets(consumer, r->topic, r->partition, &lo, &hi,
+                                                 5000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+                r->to = r->end ? hi : lo;
+        }
+        uint64_t skipped = sw_kafka_reset_skipped(r);
+        if (r->to < 0) {
+            sw_log(ctx->log, SW_LOG_WARN,
+                   "data loss possible: %s [%d]: offset %lld is out of range (deleted by "
+                   "retention?); auto.offset.reset moved the consumer to the %s of the log, "
+                   "which could not be read to count what was skipped",
+                   r->topic, (int)r->partition, (long long)r->from, r->end ? "end" : "beginning");
+        } else if (skipped) {
+            sw_log(ctx->log, SW_LOG_WARN,
+                   "data loss: %s [%d]: offsets %lld to %lld (%llu messages) were deleted by "
+                   "retention before they were read; auto.offset.reset moved the consumer to the "
+                   "%s of the log, offset %lld (stormwatch_input_skipped_messages_total)",
+                   r->topic, (int)r->partition, (long long)r->from, (long long)r->to - 1,
+                   (unsigned long long)skipped, r->end ? "end" : "beginning", (long long)r->to);
+            if (m) sw_metrics_input_skipped(m, r->topic, r->partition, skipped);
+            total += skipped;
+        } else {
+            sw_log(ctx->log, SW_LOG_WARN,
+                   "%s [%d]: offset %lld is beyond the log (out of range); auto.offset.reset "
+                   "moved the consumer back to offset %lld: nothing skipped, messages from there "
+                   "are read again",
+                   r->topic, (int)r->partition, (long long)r->from, (long long)r->to);
+        }
+    }
+    return total;
+}
+
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
     sw_kafka_ctx_t *ctx = rd_kafka_opaque(rk);
-    if (!ctx || !ctx->log) return;
+    if (!ctx) return;
+    sw_kafka_reset_t rs;
+    if (rd_kafka_type(rk) == RD_KAFKA_CONSUMER && sw_kafka_parse_reset(fac, buf, &rs))
+        note_reset(ctx, &rs);
+    if (!ctx->log) return;
     sw_log_level_t lv = level <= 3   ? SW_LOG_ERROR
                         : level == 4 ? SW_LOG_WARN
                         : level <= 6 ? SW_LOG_INFO

@@ -10,12 +10,31 @@
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sw_conf.h"
 #include "sw_err.h"
 #include "sw_log.h"
+#include "sw_metrics.h"
+
+/**
+ * An offset reset after "Offset out of range": the consumer wanted @p from
+ * of topic [partition], the broker no longer (or never) had it, and
+ * auto.offset.reset moved the consumer to the beginning or the end.
+ */
+typedef struct sw_kafka_reset_s {
+    char topic[256];
+    int32_t partition;
+    int64_t from; /**< the offset the consumer asked for */
+    int64_t to;   /**< where it went, when librdkafka said so; -1: look it up */
+    bool end;     /**< to the end (latest), not the beginning (earliest) */
+} sw_kafka_reset_t;
+
+/** Resets noted by the log callback, awaiting the daemon's main loop. */
+#define SW_KAFKA_RESETS 32
 
 /** Which client a configuration is for. */
 typedef enum sw_kafka_role_e {
@@ -35,7 +54,43 @@ typedef struct sw_kafka_ctx_s {
     char fatal_reason[256]; /**< its text */
     volatile int last_err;  /**< the latest non-fatal client error (0: none) */
     char last_reason[256];  /**< its text */
+    /* Offset resets seen by the log callback (a librdkafka thread), taken
+     * by sw_kafka_account_resets() on the daemon's thread; a spin lock
+     * (zero = free, so a zeroed context is ready). */
+    atomic_int resets_lock;
+    size_t n_resets;
+    uint64_t resets_dropped; /**< resets beyond SW_KAFKA_RESETS before a take */
+    sw_kafka_reset_t resets[SW_KAFKA_RESETS];
 } sw_kafka_ctx_t;
+
+/**
+ * @brief Whether librdkafka's log line @p text of facility @p fac says that
+ *        an out-of-range offset was reset by auto.offset.reset, e.g.
+ *        "t [0]: offset reset (at offset 5, broker 1) to cached BEGINNING
+ *        offset 3001: fetch failed due to requested offset not available on
+ *        the broker: Broker: Offset out of range" (librdkafka 2.x, OFFSET, level 4); @p out
+ *        gets where from and where to (to = -1 when the line does not say).
+ */
+bool sw_kafka_parse_reset(const char *fac, const char *text, sw_kafka_reset_t *out);
+
+/**
+ * @brief How many messages a reset skipped: @p to - @p from when the
+ *        consumer moved forward, else 0 (an offset beyond the log's end
+ *        read again from the beginning skips nothing).
+ */
+uint64_t sw_kafka_reset_skipped(const sw_kafka_reset_t *rs);
+
+/**
+ * @brief The daemons' main loop, now and then: every offset reset the log
+ *        callback noted since the last call is accounted: where the
+ *        consumer went (from librdkafka's line, else the partition's
+ *        watermark, asked of the broker), the messages it skipped added to
+ *        stormwatch_input_skipped_messages_total{topic,partition} of @p m
+ *        (NULL: none), and one WARN line that says data was lost, with the
+ *        offsets (or, when nothing was skipped, that the offset was beyond
+ *        the log). @returns the messages skipped.
+ */
+uint64_t sw_kafka_account_resets(rd_kafka_t *consumer, sw_kafka_ctx_t *ctx, sw_metrics_t *m);
 
 /**
  * @brief What a client error means for an operator: "broker unreachable",

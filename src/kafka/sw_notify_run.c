@@ -456,7 +456,11 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
             sw_nsink_resend_due(&n);
             if (sw_clock_ms() - n.last_commit_ms >= n.commit_interval_ms) commit(&n, NULL, false);
             rd_kafka_poll(n.producer, 0);
-            if (sw_clock_ms() - n.last_lag_ms >= 1000) publish_lag(&n);
+            if (sw_clock_ms() - n.last_lag_ms >= 1000) {
+                /* Alert records deleted by retention before they were read. */
+                sw_kafka_account_resets(n.consumer, &n.kctx, n.m);
+                publish_lag(&n);
+            }
             rd_kafka_message_t *rkm = NULL;
             if (n.n_stash) {
                 rkm = n.stash[0];

@@ -446,6 +446,8 @@ int sw_run(const sw_run_opts_t *opts)
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr);
     } else {
         rc = 0;
+        /* The registry's metrics exist only where one is configured. */
+        if (r.m && sw_registry_remote(r.reg)) sw_metrics_enable_registry(r.m);
         if (r.out_avro && sw_registry_remote(r.reg)) rc = sw_run_registry_alert_id(&r);
         if (rc == 0) rc = sw_run_setup(&r);
     }
@@ -496,6 +498,8 @@ int sw_run(const sw_run_opts_t *opts)
                            (long long)join_note_s);
                     join_note_s *= 2;
                 }
+                /* Input deleted by retention before it was read. */
+                sw_kafka_account_resets(r.consumer, &r.kctx, r.m);
                 expire_idle(&r);
                 memory_tick(&r);
                 sw_run_registry_metrics(&r);

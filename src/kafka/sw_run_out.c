@@ -118,7 +118,7 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     r->parts[r->nparts++] = p;
     r->st.partitions++;
     if (r->m) {
-        p->m_events = sw_metrics_events_in(r->m, topic);
+        p->m_events = sw_metrics_events_in(r->m, topic, p->forward);
         p->m_miskeyed = sw_metrics_miskeyed(r->m, topic);
         p->m_lag = sw_metrics_lag_add(r->m, topic, partition);
     }

@@ -41,11 +41,17 @@ typedef enum src_e {
     SRC_LAG,
     SRC_HISTOGRAM,
     SRC_MISKEYED,
-    SRC_REQ_HISTOGRAM
+    SRC_REQ_HISTOGRAM,
+    SRC_SKIPPED
 } src_t;
 
 /* Labelled families with a dynamic label set. */
-enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM__CNT };
+enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM_SKIPPED, FAM__CNT };
+
+/* Which daemon exports a family: `run` (the default), `notify`, or both.
+ * A registry renders the families of its daemon only (notify's has no
+ * engine, no input topics, no dead-letter topic of run's). */
+enum { OWN_RUN = 1, OWN_NOTIFY = 2, OWN_BOTH = 3 };
 
 /* One row per series of the output (one row for a whole dynamic family or
  * the histogram). Rows of one family are adjacent; the first carries the
@@ -60,6 +66,38 @@ typedef struct desc_s {
     const char *help;   /* NULL on the later rows of a family */
 } desc_t;
 
+/* Families `notify` exports besides its own stormwatch_notify_* ones: the
+ * process, the consumer group and its lag, skipped input. */
+static int row_owner(const desc_t *d)
+{
+    if (strncmp(d->name, "stormwatch_notify_", 18) == 0) return OWN_NOTIFY;
+    switch (d->src) {
+    case SRC_SKIPPED: return OWN_BOTH;
+    case SRC_SCALAR: break;
+    default: return OWN_RUN;
+    }
+    switch (d->id) {
+    case SW_M_UP:
+    case SW_M_BUILD_INFO:
+    case SW_M_START_TIME:
+    case SW_M_REBALANCES:
+    case SW_M_COMMITS:
+    case SW_M_COMMIT_ERRORS:
+    case SW_M_ASSIGNED_PARTITIONS:
+    case SW_M_CONSUMER_TOTAL_LAG: return OWN_BOTH;
+    default: return OWN_RUN;
+    }
+}
+
+/* The schema registry's families exist only where one is configured
+ * (sw_metrics_enable_registry()): without one there is nothing to be up. */
+static bool registry_row(const desc_t *d)
+{
+    return d->src == SRC_SCALAR &&
+           (d->id == SW_M_SCHEMA_REGISTRY_ERRORS || d->id == SW_M_SCHEMA_REGISTRY_UP ||
+            d->id == SW_M_SCHEMA_REGISTRY_HELD);
+}
+
 /* Initializer macros, kept on their lines (clang-format 14 boxes them). */
 // clang-format off
 #define SCALAR(n, t, i, h) {n, t, SRC_SCALAR, i, NULL, NULL, h}
@@ -73,7 +111,14 @@ static const desc_t k_desc[] = {
     SCALAR("process_start_time_seconds", MT_GAUGE_DOUBLE, SW_M_START_TIME,
            "Start time of the process since the Unix epoch, in seconds."),
     {"stormwatch_events_in_total", MT_COUNTER, SRC_EVENTS_IN, -1, NULL, NULL,
-     "Input messages consumed, by input topic."},
+     "Input messages consumed, by topic and stage: forward (an input topic's messages copied "
+     "to the repartition topic, repartition=on) or engine (messages the engines analyse: the "
+     "repartition topic's, or the input's with repartition=off). Each event is counted once "
+     "per stage it passes."},
+    {"stormwatch_input_skipped_messages_total", MT_COUNTER, SRC_SKIPPED, -1, NULL, NULL,
+     "Messages never read because their offsets were out of range (deleted by retention "
+     "before they were consumed; auto.offset.reset moved past them): data lost, by topic and "
+     "partition."},
     {"stormwatch_miskeyed_messages_total", MT_COUNTER, SRC_MISKEYED, -1, NULL, NULL,
      "Input messages whose key is not their job_id (no key, or another key), by input topic: "
      "their job may be analysed by several engines (key telemetry by job_id)."},
@@ -225,7 +270,8 @@ struct sw_metrics_series_s {
     _Atomic uint64_t value; /* counter, or int64 gauge bits */
     int fam;                /* FAM_* */
     char *topic;
-    int32_t partition; /* -1 for events_in */
+    const char *stage; /* events_in: "forward" or "engine" (static); else NULL */
+    int32_t partition; /* -1 for events_in and miskeyed */
     int refs;          /* lag references (mutex) */
     char *labels;      /* rendered pairs, e.g. topic="a",partition="3" */
 };
@@ -241,7 +287,8 @@ struct sw_metrics_s {
      * is the sum of the buckets, so le="+Inf" always equals _count. */
     _Atomic uint64_t req_bucket[SW_METRICS_SINKS][N_REQ_BUCKETS];
     _Atomic uint64_t req_sum_ns[SW_METRICS_SINKS];
-    _Atomic bool notify;     /* render stormwatch_notify_* */
+    _Atomic bool notify;     /* notify's registry: render its families only */
+    _Atomic bool registry;   /* a schema registry is configured */
     mtype_t type[SW_M__CNT]; /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
@@ -298,6 +345,8 @@ sw_metrics_t *sw_metrics_new(void)
     atomic_init(&m->heartbeat_ms, INT64_MIN);
     atomic_init(&m->assigned, false);
     atomic_init(&m->total_lag, -1);
+    atomic_init(&m->notify, false);
+    atomic_init(&m->registry, false);
     pthread_mutex_init(&m->lock, NULL);
     sw_metrics_set(m, SW_M_UP, 1);
     sw_metrics_set(m, SW_M_BUILD_INFO, 1);
@@ -376,22 +425,25 @@ static void put_escaped(sw_buf_t *out, const char *s)
     }
 }
 
-static int series_cmp(const sw_metrics_series_t *s, const char *topic, int32_t partition)
+static int series_cmp(const sw_metrics_series_t *s, const char *topic, const char *stage,
+                      int32_t partition)
 {
     int c = strcmp(s->topic, topic);
+    if (c) return c;
+    c = strcmp(s->stage ? s->stage : "", stage ? stage : "");
     if (c) return c;
     return (s->partition > partition) - (s->partition < partition);
 }
 
 /* Find or create a series; caller holds the mutex. */
 static sw_metrics_series_t *family_get(sw_metrics_t *m, int fam, const char *topic,
-                                       int32_t partition)
+                                       const char *stage, int32_t partition)
 {
     family_t *f = &m->fam[fam];
     size_t lo = 0, hi = f->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = series_cmp(f->v[mid], topic, partition);
+        int c = series_cmp(f->v[mid], topic, stage, partition);
         if (c == 0) return f->v[mid];
         if (c < 0) lo = mid + 1;
         else hi = mid;
@@ -399,6 +451,7 @@ static sw_metrics_series_t *family_get(sw_metrics_t *m, int fam, const char *top
     sw_metrics_series_t *s = sw_calloc(1, sizeof(*s));
     s->fam = fam;
     s->topic = sw_strdup(topic);
+    s->stage = stage;
     s->partition = partition;
     atomic_init(&s->value, fam == FAM_LAG ? (uint64_t)INT64_C(-1) : 0);
     sw_buf_t lb;
@@ -406,7 +459,9 @@ static sw_metrics_series_t *family_get(sw_metrics_t *m, int fam, const char *top
     sw_buf_puts(&lb, "topic=\"");
     put_escaped(&lb, topic);
     sw_buf_putc(&lb, '"');
-    if (fam == FAM_LAG) sw_buf_printf(&lb, ",partition=\"%d\"", (int)partition);
+    if (stage) sw_buf_printf(&lb, ",stage=\"%s\"", stage);
+    if (fam == FAM_LAG || fam == FAM_SKIPPED)
+        sw_buf_printf(&lb, ",partition=\"%d\"", (int)partition);
     s->labels = sw_memdup0(lb.data, lb.len);
     sw_buf_clear(&lb);
     SW_GROW(f->v, f->n, f->cap, 8);
@@ -416,10 +471,11 @@ static sw_metrics_series_t *family_get(sw_metrics_t *m, int fam, const char *top
     return s;
 }
 
-sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic)
+sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic, bool forward)
 {
     pthread_mutex_lock(&m->lock);
-    sw_metrics_series_t *s = family_get(m, FAM_EVENTS_IN, topic, -1);
+    sw_metrics_series_t *s = family_get(m, FAM_EVENTS_IN, topic, forward ? "forward" : "engine",
+                                        -1);
     pthread_mutex_unlock(&m->lock);
     return s;
 }
@@ -427,15 +483,24 @@ sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic)
 sw_metrics_series_t *sw_metrics_miskeyed(sw_metrics_t *m, const char *topic)
 {
     pthread_mutex_lock(&m->lock);
-    sw_metrics_series_t *s = family_get(m, FAM_MISKEYED, topic, -1);
+    sw_metrics_series_t *s = family_get(m, FAM_MISKEYED, topic, NULL, -1);
     pthread_mutex_unlock(&m->lock);
     return s;
+}
+
+void sw_metrics_input_skipped(sw_metrics_t *m, const char *topic, int32_t partition, uint64_t n)
+{
+    if (!m) return;
+    pthread_mutex_lock(&m->lock);
+    sw_metrics_series_t *s = family_get(m, FAM_SKIPPED, topic, NULL, partition);
+    pthread_mutex_unlock(&m->lock);
+    atomic_fetch_add_explicit(&s->value, n, memory_order_relaxed);
 }
 
 sw_metrics_series_t *sw_metrics_lag_add(sw_metrics_t *m, const char *topic, int32_t partition)
 {
     pthread_mutex_lock(&m->lock);
-    sw_metrics_series_t *s = family_get(m, FAM_LAG, topic, partition);
+    sw_metrics_series_t *s = family_get(m, FAM_LAG, topic, NULL, partition);
     s->refs++;
     pthread_mutex_unlock(&m->lock);
     return s;
@@ -665,6 +730,11 @@ void sw_metrics_enable_notify(sw_metrics_t *m)
     atomic_store_explicit(&m->notify, true, memory_order_relaxed);
 }
 
+void sw_metrics_enable_registry(sw_metrics_t *m)
+{
+    atomic_store_explicit(&m->registry, true, memory_order_relaxed);
+}
+
 void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns)
 {
     if (!m || sink >= SW_METRICS_SINKS) return;
@@ -717,10 +787,12 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
 {
     sw_metrics_t *m = unconst(cm);
     pthread_mutex_lock(&m->lock);
-    bool notify = atomic_load_explicit(&m->notify, memory_order_relaxed);
+    int own = atomic_load_explicit(&m->notify, memory_order_relaxed) ? OWN_NOTIFY : OWN_RUN;
+    bool registry = atomic_load_explicit(&m->registry, memory_order_relaxed);
     for (size_t i = 0; i < N_DESC; i++) {
         const desc_t *d = &k_desc[i];
-        if (!notify && strncmp(d->name, "stormwatch_notify_", 18) == 0) continue;
+        if (!(row_owner(d) & own)) continue;
+        if (!registry && registry_row(d)) continue;
         if (d->help) {
             put_help(out, d->name, d->help);
             sw_buf_printf(out, "# TYPE %s %s\n", d->name, k_type_names[d->type]);
@@ -730,6 +802,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
         case SRC_EVENTS_IN: render_family(m, d, FAM_EVENTS_IN, out); break;
         case SRC_LAG: render_family(m, d, FAM_LAG, out); break;
         case SRC_MISKEYED: render_family(m, d, FAM_MISKEYED, out); break;
+        case SRC_SKIPPED: render_family(m, d, FAM_SKIPPED, out); break;
         case SRC_HISTOGRAM: render_histogram(m, d, out); break;
         case SRC_REQ_HISTOGRAM: render_req_histogram(m, d, out); break;
         }

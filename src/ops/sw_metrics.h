@@ -23,7 +23,7 @@
  *      sw_detect_stats(p->det, &st);
  *      sw_metrics_engine_counters(m, &p->m_seen, &st); p->m_seen = st;
  *      sum st over partitions into tot; sw_metrics_engine_gauges(m, &tot).
- *  - part_new():  p->m_events = sw_metrics_events_in(m, topic);
+ *  - part_new():  p->m_events = sw_metrics_events_in(m, topic, p->forward);
  *                 p->m_lag = sw_metrics_lag_add(m, topic, partition).
  *  - part_destroy(): publish the engine counter deltas one last time, then
  *                 sw_metrics_lag_remove(m, p->m_lag) (p->m_events stays).
@@ -151,10 +151,31 @@ typedef enum sw_metric_e {
 void sw_metrics_observe_request(sw_metrics_t *m, unsigned sink, uint64_t ns);
 
 /**
- * @brief Render the stormwatch_notify_* families (off by default, so that
- *        `run` does not export notify's zeros); `notify` turns them on.
+ * @brief Make this the registry of `stormwatch notify`: it renders the
+ *        stormwatch_notify_* families and the ones both daemons have (up,
+ *        build_info, process start time, rebalances, commits, assigned
+ *        partitions, total lag, skipped input), none of `run`'s engine,
+ *        input and output families. Without it (`run`) no notify family
+ *        is rendered.
  */
 void sw_metrics_enable_notify(sw_metrics_t *m);
+
+/**
+ * @brief A schema registry is configured (schema.registry.url): render
+ *        stormwatch_schema_registry_{up,errors_total,held_partitions}.
+ *        Without one they are absent, so that `up == 0` never fires where
+ *        there is no registry to be down.
+ */
+void sw_metrics_enable_registry(sw_metrics_t *m);
+
+/**
+ * @brief @p n messages of @p topic [@p partition] were skipped: their
+ *        offsets were out of range (deleted by retention) and the consumer
+ *        moved on by auto.offset.reset. Adds to
+ *        stormwatch_input_skipped_messages_total{topic,partition} (the
+ *        series appears at the first skip). Takes the mutex; accepts NULL.
+ */
+void sw_metrics_input_skipped(sw_metrics_t *m, const char *topic, int32_t partition, uint64_t n);
 
 /** @brief New registry: every value 0, up = 1, build_info = 1, start time now.
  *  @returns caller frees with sw_metrics_destroy(). */
@@ -181,12 +202,15 @@ void sw_metrics_set_double(sw_metrics_t *m, sw_metric_t id, double v);
 double sw_metrics_get(const sw_metrics_t *m, sw_metric_t id);
 
 /**
- * @brief The series stormwatch_events_in_total{topic=@p topic}, created on
- *        first use (takes the mutex: call it at assignment, not per event).
+ * @brief The series stormwatch_events_in_total{topic=@p topic,stage=...},
+ *        stage "forward" when @p forward (an input partition whose messages
+ *        are forwarded to the repartition topic), else "engine" (messages
+ *        the engines analyse); created on first use (takes the mutex: call
+ *        it at assignment, not per event).
  * @returns borrowed: valid until sw_metrics_destroy(); the same pointer for
  *          the same topic. Counters are never removed (they must not reset).
  */
-sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic);
+sw_metrics_series_t *sw_metrics_events_in(sw_metrics_t *m, const char *topic, bool forward);
 
 /** @brief The series stormwatch_miskeyed_messages_total{topic=@p topic};
  *         as sw_metrics_events_in() (add with sw_metrics_series_add()). */

@@ -212,7 +212,8 @@ static void test_daemon(void **state)
         usleep(300000);
         st = sw_test_http_get(port, "/metrics", &body);
     } while (sw_proc_now_ms() < deadline &&
-             (sw_test_metric(body.data, "stormwatch_events_in_total{topic=\"in.ops\"}") !=
+             (sw_test_metric(body.data,
+                             "stormwatch_events_in_total{topic=\"in.ops\",stage=\"engine\"}") !=
                   (double)sent ||
               sw_test_metric(body.data, "stormwatch_consumer_total_lag") != 0 ||
               sw_test_metric(body.data, "stormwatch_records_out_total{action=\"summary\"}") != 1));
@@ -222,7 +223,7 @@ static void test_daemon(void **state)
         double want;
     } exact[] = {
         {"stormwatch_up", 1},
-        {"stormwatch_events_in_total{topic=\"in.ops\"}", (double)sent},
+        {"stormwatch_events_in_total{topic=\"in.ops\",stage=\"engine\"}", (double)sent},
         {"stormwatch_dlq_records_total{kind=\"invalid\"}", (double)bad},
         {"stormwatch_dlq_records_total{kind=\"decode\"}", 0},
         {"stormwatch_records_out_total{action=\"trigger\"}", (double)records[0]},
@@ -265,6 +266,13 @@ static void test_daemon(void **state)
                 sw_test_metric(body.data, "stormwatch_decode_errors_total"),
                 sw_test_metric(body.data, "stormwatch_invalid_events_total"),
                 (unsigned long long)bad);
+        failed = 1;
+    }
+    /* No schema registry configured: none of its families (an `up == 0`
+     * rule would fire where there is nothing to be down); no notify ones. */
+    if (strstr(body.data, "stormwatch_schema_registry_") ||
+        strstr(body.data, "stormwatch_notify_")) {
+        fprintf(stderr, "FAIL: schema registry or notify families without a registry or notify\n");
         failed = 1;
     }
     failed |= check_no_secret("/metrics", body.data);

@@ -356,10 +356,13 @@ static void test_render_format(void **state)
     sw_metrics_set(m, SW_M_ASSIGNED_PARTITIONS, 6);
     sw_metrics_set_double(m, SW_M_LAST_EVENT_TIMESTAMP, 1732168800.125);
     sw_metrics_set_ready_state(m, true, 12);
-    sw_metrics_series_t *b = sw_metrics_events_in(m, "b.topic");
-    sw_metrics_series_t *weird = sw_metrics_events_in(m, "we\"ird\\topic\nx");
-    sw_metrics_series_t *a = sw_metrics_events_in(m, "a.topic");
-    SW_ASSERT(sw_metrics_events_in(m, "b.topic") == b, "same topic, different series");
+    sw_metrics_series_t *b = sw_metrics_events_in(m, "b.topic", false);
+    sw_metrics_series_t *weird = sw_metrics_events_in(m, "we\"ird\\topic\nx", false);
+    sw_metrics_series_t *a = sw_metrics_events_in(m, "a.topic", false);
+    sw_metrics_series_t *af = sw_metrics_events_in(m, "a.topic", true);
+    SW_ASSERT(sw_metrics_events_in(m, "b.topic", false) == b, "same topic, different series");
+    SW_ASSERT(af != a, "same topic, another stage: another series");
+    sw_metrics_series_add(af, 7);
     sw_metrics_series_add(b, 2);
     sw_metrics_series_add(weird, 5);
     sw_metrics_series_add(a, 1);
@@ -389,11 +392,13 @@ static void test_render_format(void **state)
                        "stormwatch_dlq_records_total{kind=\"limit\"} 4\n"
                        "stormwatch_dlq_records_total{kind=\"format\"} 0\n");
     /* Topics sorted; quote, backslash and newline escaped. */
-    SW_ASSERT_CONTAINS(text,
-                       "# TYPE stormwatch_events_in_total counter\n"
-                       "stormwatch_events_in_total{topic=\"a.topic\"} 1\n"
-                       "stormwatch_events_in_total{topic=\"b.topic\"} 2\n"
-                       "stormwatch_events_in_total{topic=\"we\\\"ird\\\\topic\\nx\"} 5\n");
+    SW_ASSERT_CONTAINS(
+        text,
+        "# TYPE stormwatch_events_in_total counter\n"
+        "stormwatch_events_in_total{topic=\"a.topic\",stage=\"engine\"} 1\n"
+        "stormwatch_events_in_total{topic=\"a.topic\",stage=\"forward\"} 7\n"
+        "stormwatch_events_in_total{topic=\"b.topic\",stage=\"engine\"} 2\n"
+        "stormwatch_events_in_total{topic=\"we\\\"ird\\\\topic\\nx\",stage=\"engine\"} 5\n");
     SW_ASSERT_CONTAINS(text, "\nstormwatch_assigned_partitions 6\n");
     SW_ASSERT_CONTAINS(text, "\nstormwatch_consumer_total_lag 12\n");
     SW_ASSERT_CONTAINS(text,
@@ -574,7 +579,7 @@ static void test_concurrency(void **state)
     hammer_t hm;
     memset(&hm, 0, sizeof(hm));
     hm.m = sw_metrics_new();
-    hm.topic = sw_metrics_events_in(hm.m, "gpu.mem");
+    hm.topic = sw_metrics_events_in(hm.m, "gpu.mem", false);
     atomic_init(&hm.stop, false);
     pthread_t th;
     SW_ASSERT(pthread_create(&th, NULL, hammer, &hm) == 0, "pthread_create");
@@ -595,7 +600,8 @@ static void test_concurrency(void **state)
             break;
         }
         if (!sample_value(text, "stormwatch_decode_errors_total", &errors) ||
-            !sample_value(text, "stormwatch_events_in_total{topic=\"gpu.mem\"}", &events)) {
+            !sample_value(text, "stormwatch_events_in_total{topic=\"gpu.mem\",stage=\"engine\"}",
+                          &events)) {
             fprintf(stderr, "render %d: counters missing\n", r);
             rc = 1;
             break;
@@ -632,7 +638,8 @@ static void test_concurrency(void **state)
         SW_ASSERT_I64(per[k_obs_bucket[j]], want);
     }
     ASSERT_SAMPLE(text, "stormwatch_decode_errors_total", hm.iterations);
-    ASSERT_SAMPLE(text, "stormwatch_events_in_total{topic=\"gpu.mem\"}", hm.iterations);
+    ASSERT_SAMPLE(text, "stormwatch_events_in_total{topic=\"gpu.mem\",stage=\"engine\"}",
+                  hm.iterations);
     ASSERT_SAMPLE(text, "stormwatch_jobs_tracked", hm.iterations - 1);
     SW_ASSERT_LACKS(text, "topic=\"hammer\"");
     sw_buf_clear(&out);
