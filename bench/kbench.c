@@ -412,14 +412,12 @@ static void load_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque
     }
 }
 
-/* Events the daemon's engines consumed, from its /metrics: with
- * repartition=on every input message is counted twice (read from the input
- * and forwarded, then read from the repartition topic), so the forwarded
- * ones are taken off once. */
+/* Events the daemon's engines consumed, from its /metrics: the engine
+ * stage of stormwatch_events_in_total (with repartition=on the forward
+ * stage counts the input messages once more). */
 static double engine_events(const char *text)
 {
-    return metric_sum(text, "stormwatch_events_in_total", NULL) -
-           metric_sum(text, "stormwatch_forwarded_messages_total", NULL);
+    return metric_sum(text, "stormwatch_events_in_total", "stage=\"engine\"");
 }
 
 /* Events the daemon consumed, from its /metrics; -1 when unreachable. */
