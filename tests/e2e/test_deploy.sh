@@ -628,6 +628,116 @@ if compose_out:
         check(r.returncode == 0, "compose: notify accepts its environment (notify -X dump)%s"
               % ("" if r.returncode == 0 else ": " + r.stderr.strip()))
 
+# ---- compose: the monitoring, the registry, live telemetry ----
+def vol_map(svc):
+    """Bind mounts of a rendered service: container path -> host path."""
+    out = {}
+    for v in svc.get("volumes") or []:
+        if isinstance(v, dict) and v.get("type") == "bind":
+            out[v["target"]] = v["source"]
+        elif isinstance(v, str) and ":" in v:
+            parts = v.split(":")
+            out[parts[1]] = parts[0]
+    return out
+
+def svc_port(url):
+    m = re.match(r"^https?://([\w.-]+):(\d+)", url or "")
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+if compose_out:
+    with open(compose_out) as f:
+        csvcs = (yaml.safe_load(f) or {}).get("services", {})
+    for name in ("prometheus", "grafana", "karapace", "alert-log"):
+        check(name in csvcs, "compose: service %s" % name)
+    for name, svc in csvcs.items():
+        img = svc.get("image", "")
+        check(img and not img.endswith(":latest") and (":" in img.split("/")[-1]),
+              "compose: %s image pinned (%s)" % (name, img))
+    # Alertmanager: its configuration is mounted, every receiver exists,
+    # and a webhook receiver points at a service of the stack.
+    am = csvcs.get("alertmanager", {})
+    amv = vol_map(am)
+    am_host = amv.get("/etc/alertmanager/alertmanager.yml")
+    if check(am_host is not None and os.path.isfile(am_host),
+             "compose: alertmanager mounts its configuration (%s)" % am_host):
+        with open(am_host) as f:
+            amc = yaml.safe_load(f)
+        names = {r["name"] for r in amc.get("receivers", [])}
+        def route_receivers(r):
+            yield r.get("receiver")
+            for sub in r.get("routes", []) or []:
+                yield from route_receivers(sub)
+        used = [x for x in route_receivers(amc.get("route", {})) if x]
+        check(bool(used) and all(x in names for x in used),
+              "compose: every Alertmanager route's receiver exists (%s of %s)" % (used, sorted(names)))
+        for r in amc.get("receivers", []):
+            for w in r.get("webhook_configs", []) or []:
+                host, port = svc_port(w.get("url"))
+                check(host in csvcs, "compose: receiver %s posts to service %s" % (r["name"], host))
+                if host == "alert-log":
+                    cmd = [str(x) for x in csvcs["alert-log"].get("command") or []]
+                    check(str(port) in cmd, "compose: alert-log listens on %s (%s)" % (port, cmd))
+    # The schema registry: the daemon and the generator use it.
+    sw_env = {k: str(v) for k, v in (csvcs.get("stormwatch", {}).get("environment") or {}).items()}
+    reg = sw_env.get("STORMWATCH_SCHEMA_REGISTRY_URL", "")
+    host, port = svc_port(reg)
+    kenv = {k: str(v) for k, v in (csvcs.get("karapace", {}).get("environment") or {}).items()}
+    check(host == "karapace" and str(port) == kenv.get("KARAPACE_PORT"),
+          "compose: stormwatch schema.registry.url=%s is the karapace service's port" % reg)
+    check(kenv.get("KARAPACE_BOOTSTRAP_URI") == "kafka:9092" and kenv.get("KARAPACE_KARAPACE_REGISTRY") == "true",
+          "compose: karapace is a registry on kafka:9092")
+    check(re.match(r"^ghcr\.io/aiven-open/karapace:\d+\.\d+\.\d+$", csvcs.get("karapace", {}).get("image", "")) is not None,
+          "compose: karapace (Apache-2.0, Confluent API) pinned to a release")
+    gen = csvcs.get("telemetry-gen", {})
+    gen_cmd = " ".join(gen.get("entrypoint") or []) + " " + " ".join(gen.get("command") or [])
+    check(re.search(r"stormwatch produce [^\n]*--rate \d+", gen_cmd) is not None,
+          "compose: telemetry-gen produces at a live rate (--rate)")
+    check("--format avro" in gen_cmd and "schema.registry.url=" + reg in gen_cmd,
+          "compose: telemetry-gen produces Avro registered in %s" % reg)
+    check(re.search(r"while :; do", gen_cmd) is not None and "--start-ns" in gen_cmd and gen.get("restart") != "no",
+          "compose: telemetry-gen keeps producing rounds that start now")
+    check((gen.get("depends_on") or {}).get("karapace", {}).get("condition") == "service_healthy"
+          and bool((csvcs.get("karapace", {}).get("healthcheck") or {}).get("test")),
+          "compose: telemetry-gen waits for a healthy karapace")
+    # Prometheus: the shipped rules and a configuration scraping run and notify.
+    pv = vol_map(csvcs.get("prometheus", {}))
+    rules_host = pv.get("/etc/prometheus/rules/stormwatch-rules.yml")
+    check(rules_host is not None and os.path.realpath(rules_host) ==
+          os.path.realpath(os.path.join(root, "deploy/monitoring/stormwatch-rules.yml")),
+          "compose: prometheus loads deploy/monitoring/stormwatch-rules.yml")
+    pconf = pv.get("/etc/prometheus/prometheus.yml")
+    if check(pconf is not None and os.path.isfile(pconf), "compose: prometheus mounts its configuration"):
+        with open(pconf) as f:
+            pc = yaml.safe_load(f)
+        check("rules/*.yml" in (pc.get("rule_files") or []), "compose: prometheus.yml loads rules/*.yml")
+        targets = {t for sc in pc.get("scrape_configs", []) for st in sc.get("static_configs", [])
+                   for t in st.get("targets", [])}
+        nenv = {k: str(v) for k, v in (csvcs.get("notify", {}).get("environment") or {}).items()}
+        for svc, env in (("stormwatch", sw_env), ("notify", nenv)):
+            want = "%s:%s" % (svc, port_of(env.get("STORMWATCH_METRICS_LISTEN", "")))
+            check(want in targets, "compose: prometheus scrapes %s (%s)" % (svc, want))
+        ams = [t for a in (pc.get("alerting") or {}).get("alertmanagers", []) for st in a.get("static_configs", [])
+               for t in st.get("targets", [])]
+        check("alertmanager:9093" in ams, "compose: prometheus alerts to alertmanager:9093")
+    # Grafana: the shipped dashboard and the provisioning that loads it.
+    gv = vol_map(csvcs.get("grafana", {}))
+    dash_in = [c for c, h in gv.items() if os.path.realpath(h) ==
+               os.path.realpath(os.path.join(root, "deploy/monitoring/stormwatch-dashboard.json"))]
+    prov = gv.get("/etc/grafana/provisioning")
+    if check(len(dash_in) == 1 and prov and os.path.isdir(prov),
+             "compose: grafana mounts the dashboard and docker/grafana/provisioning"):
+        with open(os.path.join(prov, "dashboards", "stormwatch.yml")) as f:
+            dp = yaml.safe_load(f)
+        paths = [p["options"]["path"] for p in dp.get("providers", []) if p.get("type") == "file"]
+        check(dp.get("apiVersion") == 1 and any(os.path.dirname(dash_in[0]) == x.rstrip("/") for x in paths),
+              "compose: a file dashboard provider reads %s" % os.path.dirname(dash_in[0]))
+        with open(os.path.join(prov, "datasources", "prometheus.yml")) as f:
+            ds = yaml.safe_load(f)
+        proms = [d for d in ds.get("datasources", []) if d.get("type") == "prometheus"]
+        host, port = svc_port(proms[0].get("url") if proms else "")
+        check(ds.get("apiVersion") == 1 and len(proms) == 1 and host == "prometheus" and port == 9090,
+              "compose: grafana's datasource is the prometheus service")
+
 # ---- the notify Deployment (stormwatch notify on output.topic) ----
 for rel, path in renders:
     with open(path) as f:
