@@ -30,7 +30,15 @@ TESTS_AUTO = $$(pkg-config --exists cmocka jansson 2>/dev/null && echo ON || ech
 # No "Entering/Leaving directory" lines from the sub-makes.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build deps deps-build test test-asan demo bench bench-kafka soak fuzz clean help
+.PHONY: all build deps deps-build test test-asan demo bench bench-kafka soak fuzz clean help install package
+
+# make install: PREFIX (the paths the installed files name) and DESTDIR (a
+# staging root, as packagers use); INSTALL_STRIP=1 strips the binary.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INSTALL_STRIP ?=
+# make package: the .deb (prefix /usr) from its own build directory.
+DEB_BUILD ?= build-deb
 
 all: build
 
@@ -43,6 +51,8 @@ help:
 	@echo "make bench-kafka run the Kafka benchmark (bench/kafka.sh)"
 	@echo "make soak        run the soak test (bench/soak.sh)"
 	@echo "make fuzz        long libFuzzer run of every target (scripts/fuzz.sh --long)"
+	@echo "make install     build and install under PREFIX (default /usr/local), into DESTDIR if set"
+	@echo "make package     build the Debian package (cpack -G DEB) in $(DEB_BUILD)"
 	@echo "make clean       remove the build directories"
 	@echo "Variables: BUILD=$(BUILD) ASAN=$(ASAN) BUILD_TYPE=$(BUILD_TYPE) JOBS=$(JOBS) CMAKE=$(CMAKE)"
 
@@ -87,5 +97,13 @@ bench-kafka soak: deps-build
 fuzz: deps
 	scripts/fuzz.sh --long
 
+install: deps-build
+	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) -- -DSW_BUILD_TESTS=$(TESTS_AUTO) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	DESTDIR='$(DESTDIR)' $(CMAKE) --install $(BUILD) $(if $(filter 1,$(INSTALL_STRIP)),--strip)
+
+package: deps-build
+	$(BUILD_SH) -B $(DEB_BUILD) -t $(BUILD_TYPE) -- -DSW_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=/usr
+	cd $(DEB_BUILD) && cpack -G DEB
+
 clean:
-	rm -rf $(BUILD) $(ASAN) build-fuzz build-dev build-tests build-tests-asan
+	rm -rf $(BUILD) $(ASAN) $(DEB_BUILD) build-fuzz build-dev build-tests build-tests-asan

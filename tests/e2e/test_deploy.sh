@@ -232,7 +232,13 @@ check(builder[1] == "debian:bookworm", "Dockerfile: builder FROM debian:bookworm
 check(runtime[1] == "debian:bookworm-slim", "Dockerfile: runtime FROM debian:bookworm-slim (%s)" % runtime[1])
 brun = " ".join(r for w, r in builder[2] if w == "RUN")
 check("scripts/install-deps.sh build" in brun, "Dockerfile: builder installs deps with scripts/install-deps.sh build")
-check("scripts/build.sh" in brun and "--strip" in brun, "Dockerfile: builder builds with scripts/build.sh and strips")
+check(re.search(r"\bmake install\b[^&]*\bDESTDIR=/out\b", brun) is not None and "INSTALL_STRIP=1" in brun,
+      "Dockerfile: builder installs with `make install` (stripped) into a staging root")
+mk = read("Makefile")
+check(re.search(r"^install:.*\n(\t.*\n)*\t\$\(BUILD_SH\)", mk, re.M) is not None and "--install $(BUILD)" in mk,
+      "Makefile: install builds with scripts/build.sh, then cmake --install")
+rcopies = [r for w, r in stages[-1][2] if w == "COPY" and "--from=builder" in r]
+check(any("/out/usr/local/bin/" in r for r in rcopies), "Dockerfile: runtime takes the binary `make install` installed")
 
 ignore_file = os.path.join(root, "docker", "Dockerfile.dockerignore")
 allow = []
