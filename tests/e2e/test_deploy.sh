@@ -85,6 +85,13 @@ elif command -v "$kubectl" >/dev/null 2>&1; then
     if "$kubectl" kustomize "$root/$rel" >"$out" 2>"$tmp/kustomize.err"; then
       ok "kubectl kustomize $rel"
       rendered="$rendered $rel=$out"
+      # kustomize 5 warns on deprecated fields (bases, patchesStrategicMerge,
+      # patchesJson6902, commonLabels, vars): none may be left.
+      if grep -qi "warning" "$tmp/kustomize.err"; then
+        fail "kubectl kustomize $rel warns: $(cat "$tmp/kustomize.err")"
+      else
+        ok "kubectl kustomize $rel: no deprecation warning"
+      fi
     else
       fail "kubectl kustomize $rel: $(grep -v '^# Warning' "$tmp/kustomize.err")"
     fi
@@ -613,6 +620,119 @@ for rel, path in renders:
             check(md.get("bootstrapServers") == eff["bootstrap.servers"], "%s: bootstrapServers == bootstrap.servers" % rel)
             check(str(md.get("lagThreshold", "")).isdigit(), "%s: lagThreshold set" % rel)
 
+# ---- kustomize fields, KEDA with SASL, NetworkPolicy, monitoring ----
+def svc_port(url):
+    m = re.match(r"^https?://([\w.-]+):(\d+)", url or "")
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+DEPRECATED = ("bases", "patchesStrategicMerge", "patchesJson6902", "commonLabels", "vars", "imageTags")
+for kf in sorted(glob.glob(os.path.join(root, "deploy", "**", "kustomization.yaml"), recursive=True)):
+    with open(kf) as f:
+        kd = yaml.safe_load(f) or {}
+    rel_k = os.path.relpath(kf, root)
+    old_fields = [k for k in DEPRECATED if k in kd]
+    check(not old_fields, "%s: no deprecated kustomize fields (%s)" % (rel_k, ", ".join(old_fields) or "none"))
+
+def env_of(ctr):
+    return {e["name"]: e for e in ctr.get("env", [])}
+
+conf_props = parse_props(read("deploy/base/stormwatch.conf"))
+for rel, path in renders:
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    by = {}
+    for d in docs:
+        by.setdefault(d["kind"], []).append(d)
+    wl = {}
+    for d in by.get("Deployment", []) + by.get("StatefulSet", []):
+        wl[d["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/component")] = d
+    det = wl.get("detector")
+    det_ctr = [c for c in det["spec"]["template"]["spec"]["containers"] if c["name"] == "stormwatch"][0] if det else {}
+    denv = env_of(det_ctr)
+    boot = denv.get("STORMWATCH_BOOTSTRAP_SERVERS", {}).get("value") or conf_props.get("bootstrap.servers", "")
+    sasl = denv.get("STORMWATCH_KAFKA_SECURITY_PROTOCOL", {}).get("value", "").startswith("SASL")
+    # KEDA: a scaler that reaches the brokers the way the pods do.
+    for so in by.get("ScaledObject", []):
+        for t in [t for t in so["spec"].get("triggers", []) if t.get("type") == "kafka"]:
+            md = t.get("metadata", {})
+            check(md.get("bootstrapServers") == boot,
+                  "%s: KEDA's bootstrapServers %s == the pods' %s" % (rel, md.get("bootstrapServers"), boot))
+            ref = (t.get("authenticationRef") or {}).get("name")
+            if not sasl:
+                check(ref is None, "%s: no TriggerAuthentication without SASL" % rel)
+                continue
+            tas = [x for x in by.get("TriggerAuthentication", []) if x["metadata"]["name"] == ref]
+            if not check(len(tas) == 1, "%s: SASL pods, so the kafka trigger authenticates (authenticationRef %s in the render)" % (rel, ref)):
+                continue
+            params = {r["parameter"]: r for r in tas[0]["spec"].get("secretTargetRef", [])}
+            check({"sasl", "username", "password", "tls", "ca"} <= set(params),
+                  "%s: TriggerAuthentication gives sasl, username, password, tls, ca (%s)" % (rel, sorted(params)))
+            pod_refs = {(e["valueFrom"]["secretKeyRef"]["name"], e["valueFrom"]["secretKeyRef"]["key"])
+                        for e in det_ctr.get("env", []) if "secretKeyRef" in (e.get("valueFrom") or {})}
+            for v in det["spec"]["template"]["spec"].get("volumes", []):
+                for it in (v.get("secret") or {}).get("items", []):
+                    pod_refs.add((v["secret"]["secretName"], it["key"]))
+            gen = {s2["metadata"]["name"]: s2 for s2 in by.get("Secret", [])}
+            for pname in ("username", "password", "ca"):
+                r = params.get(pname, {})
+                check((r.get("name"), r.get("key")) in pod_refs,
+                      "%s: KEDA's %s is the pods' own Secret %s/%s" % (rel, pname, r.get("name"), r.get("key")))
+            import base64
+            for pname, want in (("sasl", "scram_sha512"), ("tls", "enable")):
+                r = params.get(pname, {})
+                sec = gen.get(r.get("name"))
+                val = base64.b64decode(sec["data"][r["key"]]).decode() if sec and r.get("key") in (sec.get("data") or {}) else None
+                check(val == want, "%s: KEDA's %s is %s (%s)" % (rel, pname, want, val))
+            mech = denv.get("STORMWATCH_KAFKA_SASL_MECHANISMS", {}).get("value", "")
+            check(mech.lower().replace("-", "_") == "scram_sha_512" and params.get("sasl"),
+                  "%s: the pods' SASL mechanism %s is KEDA's scram_sha512" % (rel, mech))
+    # NetworkPolicy: each component's pods are selected; ingress only the
+    # metrics and probe ports; egress to DNS, Kafka, and the component's
+    # own endpoints.
+    def port_allowed(rules, port, proto="TCP"):
+        return any(any(pp.get("port") == port and pp.get("protocol", "TCP") == proto for pp in r.get("ports", []))
+                   for r in rules)
+    kafka_ports = sorted({port_of(b) for b in boot.split(",") if port_of(b)})
+    am_port = svc_port(conf_props.get("alertmanager.url", ""))[1]
+    for comp in ("detector", "notifier"):
+        if comp not in wl:
+            continue
+        labels = wl[comp]["spec"]["template"]["metadata"]["labels"]
+        nps = [n for n in by.get("NetworkPolicy", []) if labels_match(n["spec"]["podSelector"].get("matchLabels"), labels)]
+        if not check(len(nps) == 1, "%s: one NetworkPolicy selects the %s pods" % (rel, comp)):
+            continue
+        np = nps[0]["spec"]
+        check(set(np.get("policyTypes", [])) == {"Ingress", "Egress"}, "%s: %s policy restricts ingress and egress" % (rel, comp))
+        iports = sorted({pp.get("port") for r in np.get("ingress", []) for pp in r.get("ports", [])})
+        check(iports == [9464, 9465] and all(r.get("ports") for r in np.get("ingress", [])),
+              "%s: %s ingress only to metrics and probes (%s)" % (rel, comp, iports))
+        eg = np.get("egress", [])
+        check(port_allowed(eg, 53, "UDP") and port_allowed(eg, 53, "TCP"), "%s: %s egress to DNS" % (rel, comp))
+        for kp in kafka_ports:
+            check(port_allowed(eg, kp), "%s: %s egress to Kafka port %s (bootstrap.servers %s)" % (rel, comp, kp, boot))
+        if comp == "detector":
+            check(port_allowed(eg, 8081), "%s: detector egress to a schema registry (8081)" % rel)
+        else:
+            check(am_port is not None and port_allowed(eg, am_port), "%s: notifier egress to Alertmanager (%s)" % (rel, am_port))
+            check(port_allowed(eg, 443), "%s: notifier egress to pagers and webhooks (443)" % rel)
+    # The monitoring overlay: a PodMonitor over both daemons, the shipped rules.
+    for pm in by.get("PodMonitor", []):
+        eps = pm["spec"].get("podMetricsEndpoints", [])
+        for comp, d in wl.items():
+            lab = d["spec"]["template"]["metadata"]["labels"]
+            ports = {p2.get("name") for c in d["spec"]["template"]["spec"]["containers"] for p2 in c.get("ports", [])}
+            check(labels_match(pm["spec"]["selector"].get("matchLabels"), lab) and any(e.get("port") in ports for e in eps),
+                  "%s: PodMonitor scrapes the %s pods' %s" % (rel, comp, [e.get("port") for e in eps]))
+    for pr in by.get("PrometheusRule", []):
+        with open(os.path.join(root, "deploy/monitoring/stormwatch-rules.yml")) as f:
+            shipped = yaml.safe_load(f)
+        check(pr["spec"].get("groups") == shipped.get("groups"),
+              "%s: PrometheusRule has exactly deploy/monitoring/stormwatch-rules.yml (scripts/gen-prometheusrule.sh)" % rel)
+rendered_dirs = {rel for rel, _ in renders}
+for want in ("deploy/overlays/keda-sasl-tls", "deploy/overlays/monitoring"):
+    if renders:
+        check(want in rendered_dirs, "%s renders" % want)
+
 # ---- compose: Alertmanager and notify ----
 if compose_out:
     with open(compose_out) as f:
@@ -645,10 +765,6 @@ def vol_map(svc):
             parts = v.split(":")
             out[parts[1]] = parts[0]
     return out
-
-def svc_port(url):
-    m = re.match(r"^https?://([\w.-]+):(\d+)", url or "")
-    return (m.group(1), int(m.group(2))) if m else (None, None)
 
 if compose_out:
     with open(compose_out) as f:
