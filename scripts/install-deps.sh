@@ -16,14 +16,15 @@
 #                      Alertmanager 0.25 that notify delivers to; amtool),
 #                      prometheus (promtool: test_monitoring checks the
 #                      shipped rules, dashboard queries and scrapes),
-#                      help2man and dpkg-dev (test_install: the
-#                      man page, `cpack -G DEB`, dpkg-deb)
+#                      help2man, dpkg-dev, man-db and systemd (test_install:
+#                      the man page and `man --warnings`, `cpack -G DEB` with
+#                      dpkg-shlibdeps, `systemd-analyze verify` of the units)
 set -eu
 what=${1:-test}
 pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev"
 case "$what" in
   build|demo) ;;
-  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev"
+  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd"
     # Debian 12's kubectl, unless one (e.g. a newer upstream build) is on PATH.
     command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client" ;;
   *) echo "install-deps.sh: unknown target '$what' (expected build, test, demo, bench or all)" >&2; exit 2 ;;
