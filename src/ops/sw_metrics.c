@@ -42,7 +42,8 @@ typedef enum src_e {
     SRC_HISTOGRAM,
     SRC_MISKEYED,
     SRC_REQ_HISTOGRAM,
-    SRC_SKIPPED
+    SRC_SKIPPED,
+    SRC_ALERT_HISTOGRAM
 } src_t;
 
 /* Labelled families with a dynamic label set. */
@@ -163,6 +164,10 @@ static const desc_t k_desc[] = {
              "resolve", NULL),
     LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_SUMMARY, "action",
              "summary", NULL),
+    {"stormwatch_alert_latency_seconds", MT_HISTOGRAM, SRC_ALERT_HISTOGRAM, -1, NULL, NULL,
+     "Alert latency: from the Kafka timestamp of the input message that completed a trigger "
+     "(normally when its producer wrote it) to the trigger record handed to the producer, in "
+     "seconds."},
     SCALAR("stormwatch_records_delivered_total", MT_COUNTER, SW_M_RECORDS_DELIVERED,
            "Records (alerts and dead letters) acknowledged by the broker."),
     SCALAR("stormwatch_produce_errors_total", MT_COUNTER, SW_M_PRODUCE_ERRORS,
@@ -257,6 +262,14 @@ static const char *const k_req_le[N_REQ_BUCKETS] = {
     "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"};
 static const char *const k_sink_names[SW_METRICS_SINKS] = {"alertmanager", "pagerduty", "webhook"};
 
+/* Alert latency bounds, ms and as rendered. */
+#define N_ALERT_BOUNDS 12
+#define N_ALERT_BUCKETS (N_ALERT_BOUNDS + 1)
+static const int64_t k_alert_bound_ms[N_ALERT_BOUNDS] = {10,   25,   50,   100,   250,   500,
+                                                         1000, 2500, 5000, 10000, 30000, 60000};
+static const char *const k_alert_le[N_ALERT_BUCKETS] = {
+    "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "+Inf"};
+
 /* One of the two shards of the histogram; count is raised last. */
 typedef struct hshard_s {
     _Atomic uint64_t bucket[N_BUCKETS]; /* observations per bucket (not cumulative) */
@@ -287,6 +300,10 @@ struct sw_metrics_s {
      * is the sum of the buckets, so le="+Inf" always equals _count. */
     _Atomic uint64_t req_bucket[SW_METRICS_SINKS][N_REQ_BUCKETS];
     _Atomic uint64_t req_sum_ns[SW_METRICS_SINKS];
+    /* run's alert latency histogram: one writer (the daemon's main thread);
+     * the count is the sum of the buckets. */
+    _Atomic uint64_t alert_bucket[N_ALERT_BUCKETS];
+    _Atomic uint64_t alert_sum_ms;
     _Atomic bool notify;     /* notify's registry: render its families only */
     _Atomic bool registry;   /* a schema registry is configured */
     mtype_t type[SW_M__CNT]; /* from k_desc */
@@ -347,6 +364,8 @@ sw_metrics_t *sw_metrics_new(void)
     atomic_init(&m->total_lag, -1);
     atomic_init(&m->notify, false);
     atomic_init(&m->registry, false);
+    for (int b = 0; b < N_ALERT_BUCKETS; b++) atomic_init(&m->alert_bucket[b], 0);
+    atomic_init(&m->alert_sum_ms, 0);
     pthread_mutex_init(&m->lock, NULL);
     sw_metrics_set(m, SW_M_UP, 1);
     sw_metrics_set(m, SW_M_BUILD_INFO, 1);
@@ -764,6 +783,32 @@ static void render_req_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out
     }
 }
 
+void sw_metrics_observe_alert_latency(sw_metrics_t *m, int64_t ms)
+{
+    if (!m) return;
+    if (ms < 0) ms = 0; /* producer clocks ahead of ours */
+    int b = 0;
+    while (b < N_ALERT_BOUNDS && ms > k_alert_bound_ms[b]) b++;
+    atomic_fetch_add_explicit(&m->alert_sum_ms, (uint64_t)ms, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->alert_bucket[b], 1, memory_order_release);
+}
+
+static void render_alert_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
+{
+    uint64_t cum = 0;
+    for (int b = 0; b < N_ALERT_BUCKETS; b++) {
+        cum += atomic_load_explicit(&m->alert_bucket[b], memory_order_acquire);
+        sw_buf_printf(out, "%s_bucket{le=\"%s\"} ", d->name, k_alert_le[b]);
+        sw_buf_put_u64(out, cum);
+        sw_buf_putc(out, '\n');
+    }
+    sw_buf_printf(out, "%s_sum ", d->name);
+    put_double(out, (double)atomic_load_explicit(&m->alert_sum_ms, memory_order_relaxed) / 1e3);
+    sw_buf_printf(out, "\n%s_count ", d->name);
+    sw_buf_put_u64(out, cum);
+    sw_buf_putc(out, '\n');
+}
+
 static void render_histogram(sw_metrics_t *m, const desc_t *d, sw_buf_t *out)
 {
     uint64_t bucket[N_BUCKETS], sum_ns, count;
@@ -803,6 +848,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
         case SRC_LAG: render_family(m, d, FAM_LAG, out); break;
         case SRC_MISKEYED: render_family(m, d, FAM_MISKEYED, out); break;
         case SRC_SKIPPED: render_family(m, d, FAM_SKIPPED, out); break;
+        case SRC_ALERT_HISTOGRAM: render_alert_histogram(m, d, out); break;
         case SRC_HISTOGRAM: render_histogram(m, d, out); break;
         case SRC_REQ_HISTOGRAM: render_req_histogram(m, d, out); break;
         }

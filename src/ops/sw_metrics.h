@@ -42,7 +42,9 @@
  *      on every return path: sw_metrics_observe_ns(m, sw_metrics_now_ns() - t0).
  *  - send_dlq():    sw_metrics_add(m, SW_M_DLQ_DECODE + kind, 1) (dlq_kind_t
  *                   order: decode, invalid, limit, format).
- *  - send_record(): sw_metrics_add(m, SW_M_RECORDS_OUT_TRIGGER + rec->action, 1).
+ *  - send_record(): sw_metrics_add(m, SW_M_RECORDS_OUT_TRIGGER + rec->action, 1);
+ *                   a trigger: sw_metrics_observe_alert_latency() from the
+ *                   Kafka timestamp of the message that completed it.
  *  - dr_cb():       SW_M_RECORDS_DELIVERED, or SW_M_PRODUCE_ERRORS on m->err;
  *    produce():     SW_M_PRODUCE_ERRORS when rd_kafka_producev() fails.
  *  - commit():      SW_M_COMMITS per rd_kafka_commit() call;
@@ -176,6 +178,15 @@ void sw_metrics_enable_registry(sw_metrics_t *m);
  *        series appears at the first skip). Takes the mutex; accepts NULL.
  */
 void sw_metrics_input_skipped(sw_metrics_t *m, const char *topic, int32_t partition, uint64_t n);
+
+/**
+ * @brief One trigger record took @p ms from its input message's Kafka
+ *        timestamp to the producer: observed in the histogram
+ *        stormwatch_alert_latency_seconds (buckets 10 ms to 60 s; a negative
+ *        value, a producer's clock ahead of ours, counts as 0). One writer
+ *        (the daemon's main thread); accepts NULL.
+ */
+void sw_metrics_observe_alert_latency(sw_metrics_t *m, int64_t ms);
 
 /** @brief New registry: every value 0, up = 1, build_info = 1, start time now.
  *  @returns caller frees with sw_metrics_destroy(). */

@@ -235,6 +235,10 @@ static void test_daemon(void **state)
         {"stormwatch_jobs_tracked", 0}, /* the job went idle: state freed */
         {"stormwatch_retained_samples", 0},
         {"stormwatch_event_processing_seconds_count", (double)sent},
+        /* One alert latency per trigger, each within a minute (produced
+         * during this test). */
+        {"stormwatch_alert_latency_seconds_count", (double)records[SW_ACTION_TRIGGER]},
+        {"stormwatch_alert_latency_seconds_bucket{le=\"60\"}", (double)records[SW_ACTION_TRIGGER]},
         {"stormwatch_miskeyed_messages_total{topic=\"in.ops\"}", (double)miskeyed},
     };
     for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
