@@ -4,7 +4,8 @@
 # Usage: scripts/install-deps.sh [build|test|demo|bench|all]
 #   build, demo        compiler, CMake, pkg-config and the libraries the
 #                      binary links (librdkafka, libmicrohttpd, zlib, libcurl
-#                      for notify's HTTP sinks; Avro C)
+#                      for notify's HTTP sinks; libssl-dev: libcrypto for
+#                      the webhook signature; Avro C)
 #   test, bench, all   also what the tests link and call: cmocka and jansson
 #                      (unit tests), python3 + python3-yaml and docker-compose
 #                      (tests/e2e/test_deploy.sh: compose and structural checks),
@@ -21,7 +22,7 @@
 #                      dpkg-shlibdeps, `systemd-analyze verify` of the units)
 set -eu
 what=${1:-test}
-pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev"
+pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev"
 case "$what" in
   build|demo) ;;
   test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd"

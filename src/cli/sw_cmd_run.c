@@ -131,7 +131,7 @@ int sw_cmd_run(int argc, char **argv)
     if (*listen) {
         int64_t max_lag = set.ops.ready_max_lag;
         metrics = sw_metrics_new();
-        http = sw_http_start(listen, metrics, max_lag, 90000, err, sizeof(err));
+        http = sw_http_start(listen, metrics, max_lag, SW_HTTP_STALE_MS_DEFAULT, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "stormwatch run: %s\n", err);
             rc = SW_EXIT_USAGE;
@@ -143,7 +143,7 @@ int sw_cmd_run(int argc, char **argv)
                listen, sw_http_port(http));
         const char *hl = set.ops.health_listen;
         if (*hl) {
-            probes = sw_http_start_probes(hl, metrics, max_lag, 90000, err, sizeof(err));
+            probes = sw_http_start_probes(hl, metrics, max_lag, SW_HTTP_STALE_MS_DEFAULT, err, sizeof(err));
             if (!probes) {
                 fprintf(stderr, "stormwatch run: %s\n", err);
                 rc = SW_EXIT_USAGE;

@@ -1,7 +1,8 @@
 /*
  * The notify decisions (see sw_notify.h): the per-job episode table, the
  * re-send schedule, answer classification, backoff, Retry-After, the rate
- * limit bucket and HMAC-SHA256. No I/O, no clock, no globals: the caller
+ * limit bucket and the webhook signature (HMAC-SHA256 from libcrypto,
+ * HTTP dates parsed by libcurl). No I/O, no clock, no globals: the caller
  * passes the time and the random numbers.
  */
 #include "sw_notify.h"
@@ -10,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <curl/curl.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #include "sw_alloc.h"
 #include "sw_codec_pager.h"
@@ -52,27 +57,6 @@ int64_t sw_notify_backoff_ms(const sw_notify_backoff_t *b, unsigned attempt, uin
     return delay;
 }
 
-static int month_of(const char *m)
-{
-    static const char *const names[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-    for (int i = 0; i < 12; i++)
-        if (strncmp(m, names[i], 3) == 0) return i;
-    return -1;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (no timegm(): the
- * process time zone must not matter). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 bool sw_notify_retry_after(const char *value, int64_t now_epoch_ms, int64_t *ms)
 {
     if (!value) return false;
@@ -85,16 +69,11 @@ bool sw_notify_retry_after(const char *value, int64_t now_epoch_ms, int64_t *ms)
         *ms = (int64_t)s * 1000;
         return true;
     }
-    /* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
-    char wd[4], mon[4], zone[4];
-    int d, y, hh, mm, ss;
-    if (sscanf(value, "%3s, %d %3s %d %d:%d:%d %3s", wd, &d, mon, &y, &hh, &mm, &ss, zone) != 8)
-        return false;
-    int m = month_of(mon);
-    if (m < 0 || strcmp(zone, "GMT") != 0 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60)
-        return false;
-    int64_t t = days_from_civil(y, m + 1, d) * 86400 + hh * 3600 + mm * 60 + ss;
-    int64_t delta = t * 1000 - now_epoch_ms;
+    /* An HTTP-date (RFC 9110 5.6.7: IMF-fixdate, or the obsolete RFC 850
+     * and asctime forms), as libcurl parses dates. */
+    time_t t = curl_getdate(value, NULL);
+    if (t == (time_t)-1) return false;
+    int64_t delta = (int64_t)t * 1000 - now_epoch_ms;
     *ms = delta > 0 ? delta : 0;
     return true;
 }
@@ -365,133 +344,19 @@ void sw_notify_drop_partition(sw_notify_t *n, int32_t partition)
 
 /* ---- SHA-256 and HMAC ------------------------------------------------------ */
 
-static const uint32_t k_sha[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-typedef struct sha_s {
-    uint32_t h[8];
-    uint8_t buf[64];
-    size_t used;
-    uint64_t total;
-} sha_t;
-
-static uint32_t ror(uint32_t x, int n)
-{
-    return (x >> n) | (x << (32 - n));
-}
-
-static void sha_block(sha_t *s, const uint8_t *p)
-{
-    uint32_t w[64];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5],
-             g = s->h[6], h = s->h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k_sha[i] +
-                      w[i];
-        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
-    }
-    s->h[0] += a;
-    s->h[1] += b;
-    s->h[2] += c;
-    s->h[3] += d;
-    s->h[4] += e;
-    s->h[5] += f;
-    s->h[6] += g;
-    s->h[7] += h;
-}
-
-static void sha_init(sha_t *s)
-{
-    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(s->h, iv, sizeof(iv));
-    s->used = 0;
-    s->total = 0;
-}
-
-static void sha_update(sha_t *s, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    s->total += len;
-    while (len) {
-        size_t take = 64 - s->used < len ? 64 - s->used : len;
-        memcpy(s->buf + s->used, p, take);
-        s->used += take;
-        p += take;
-        len -= take;
-        if (s->used == 64) {
-            sha_block(s, s->buf);
-            s->used = 0;
-        }
-    }
-}
-
-static void sha_final(sha_t *s, uint8_t out[SW_SHA256_LEN])
-{
-    uint64_t bits = s->total * 8;
-    uint8_t pad = 0x80;
-    sha_update(s, &pad, 1);
-    pad = 0;
-    while (s->used != 56) sha_update(s, &pad, 1);
-    uint8_t len_be[8];
-    for (int i = 0; i < 8; i++) len_be[i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha_update(s, len_be, 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(s->h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)s->h[i];
-    }
-}
-
+/* libcrypto's digests: the process already loads it (librdkafka's TLS). */
 void sw_sha256(const void *data, size_t len, uint8_t out[SW_SHA256_LEN])
 {
-    sha_t s;
-    sha_init(&s);
-    sha_update(&s, data, len);
-    sha_final(&s, out);
+    SHA256(data, len, out);
 }
 
 void sw_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
                     uint8_t out[SW_SHA256_LEN])
 {
-    uint8_t k[64] = {0}, pad[64], inner[SW_SHA256_LEN];
-    if (key_len > 64) sw_sha256(key, key_len, k);
-    else if (key_len) memcpy(k, key, key_len);
-    sha_t s;
-    for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x36;
-    sha_init(&s);
-    sha_update(&s, pad, 64);
-    sha_update(&s, data, len);
-    sha_final(&s, inner);
-    for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x5c;
-    sha_init(&s);
-    sha_update(&s, pad, 64);
-    sha_update(&s, inner, sizeof(inner));
-    sha_final(&s, out);
+    static const uint8_t empty[1] = {0};
+    unsigned int out_len = SW_SHA256_LEN;
+    /* HMAC() takes a NULL key to mean "reuse the last one": never pass it. */
+    HMAC(EVP_sha256(), key_len ? key : empty, (int)key_len, data, len, out, &out_len);
 }
 
 void sw_notify_signature(const char *secret, const void *body, size_t len, char out[72])

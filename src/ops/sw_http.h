@@ -26,8 +26,11 @@
 
 typedef struct sw_http_s sw_http_t;
 
-/** Default age after which a heartbeat counts as stale (/healthz 503). */
-#define SW_HTTP_STALE_MS_DEFAULT 30000
+/** Age after which the daemons' heartbeat counts as stale (/healthz 503):
+ *  longer than any one blocking step of their loops (a bounded stop of
+ *  30 s, a rebalance, a retried HTTP delivery), so liveness restarts only a
+ *  loop that is really stuck. */
+#define SW_HTTP_STALE_MS_DEFAULT 90000
 
 /**
  * @brief Bind and start serving in a background thread.

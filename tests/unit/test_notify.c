@@ -99,6 +99,11 @@ static void test_classify_backoff(void **state)
     SW_ASSERT_I64(ms, 10000);
     SW_ASSERT_TRUE(sw_notify_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412490000, &ms));
     SW_ASSERT_I64(ms, 0);
+    /* The obsolete HTTP-date forms a server may still send (RFC 9110 5.6.7). */
+    SW_ASSERT_TRUE(sw_notify_retry_after("Wednesday, 21-Oct-15 07:28:00 GMT", 1445412470000, &ms));
+    SW_ASSERT_I64(ms, 10000);
+    SW_ASSERT_TRUE(sw_notify_retry_after("Wed Oct 21 07:28:00 2015", 1445412470000, &ms));
+    SW_ASSERT_I64(ms, 10000);
     SW_ASSERT_FALSE(sw_notify_retry_after("soon", 0, &ms));
     SW_ASSERT_FALSE(sw_notify_retry_after("-3", 0, &ms));
     SW_ASSERT_FALSE(sw_notify_retry_after("12abc", 0, &ms));
