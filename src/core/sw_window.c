@@ -470,27 +470,13 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
     rebuild(win);
 }
 
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_cand_t *out)
+/* The spike inside run @p r (ring index): its first sample whose rise from
+ * the base reaches @p threshold. */
+static void run_spike(const sw_win_t *win, uint32_t r, int64_t threshold, sw_win_cand_t *out)
 {
-    if (win->n < 2 || win->rn == 0) return false;
-    int64_t threshold;
-    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
-    if (win->top_gain < threshold) return false;
-    if (win->cand_valid && win->cand_thr == threshold) {
-        *out = win->cand;
-        return true;
-    }
-    /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
-    uint32_t end = win->rhead + win->rn;
-    int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead, end < win->rcap ? end : win->rcap,
-                              threshold);
-    if (r < 0 && end > win->rcap)
-        r = tree_first_ge(win, 1, 0, win->rcap, 0, end - win->rcap, threshold);
-    if (r < 0) return false;
     uint32_t base = win->rbase[r];
     uint32_t lb = logical(win, base), le = logical(win, win->rend[r]);
     int64_t target = win->slot[base].used;
-    /* First sample of the run whose rise reaches the threshold. */
     uint32_t lo = lb + 1, hi = le;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -502,10 +488,68 @@ bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_
     out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
     out->src = win->slot[s].src;
+    out->base_ts = win->slot[base].ts;
+}
+
+/* Ring position (0..rn) of the first run whose base is at or after ts:
+ * bases grow along the ring. */
+static uint32_t runs_from(const sw_win_t *win, int64_t ts)
+{
+    uint32_t lo = 0, hi = win->rn;
+    if (ts == INT64_MIN) return 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t r = (win->rhead + mid) & (win->rcap - 1);
+        if (win->slot[win->rbase[r]].ts < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
+                      sw_win_cand_t *out)
+{
+    if (win->n < 2 || win->rn == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    if (win->top_gain < threshold) return false;
+    if (win->cand_valid && win->cand_thr == threshold && win->cand_from == spent_ts) {
+        *out = win->cand;
+        return true;
+    }
+    /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping; the
+     * unspent ones start k runs after the head. */
+    uint32_t k = runs_from(win, spent_ts);
+    if (k == win->rn) return false;
+    uint32_t start = win->rhead + k, end = win->rhead + win->rn;
+    int64_t r = -1;
+    if (start < win->rcap)
+        r = tree_first_ge(win, 1, 0, win->rcap, start, end < win->rcap ? end : win->rcap,
+                          threshold);
+    if (r < 0 && end > win->rcap) {
+        uint32_t from = start > win->rcap ? start - win->rcap : 0;
+        r = tree_first_ge(win, 1, 0, win->rcap, from, end - win->rcap, threshold);
+    }
+    if (r < 0) return false;
+    run_spike(win, (uint32_t)r, threshold, out);
     win->cand = *out;
     win->cand_run = (uint32_t)r;
     win->cand_thr = threshold;
+    win->cand_from = spent_ts;
     win->cand_valid = true;
+    return true;
+}
+
+bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t from_ts,
+                       sw_win_cand_t *out)
+{
+    if (win->n < 2 || win->rn == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    uint32_t r = (win->rhead + win->rn - 1) & (win->rcap - 1);
+    if (win->rtree[win->rcap + r] < threshold || win->slot[win->rbase[r]].ts < from_ts)
+        return false;
+    run_spike(win, r, threshold, out);
     return true;
 }
 

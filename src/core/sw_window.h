@@ -93,6 +93,8 @@ typedef struct sw_win_cand_s {
     int64_t peak;     /**< rise from the run's base, bytes */
     int64_t samples;  /**< rising steps up to the spike */
     uint32_t src;     /**< source of the spike sample */
+    int64_t base_ts;  /**< timestamp of the run's base sample: what identifies
+                           the spike while its crossing sample moves */
 } sw_win_cand_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
@@ -123,6 +125,7 @@ typedef struct sw_win_s {
     bool cand_valid;
     uint32_t cand_run; /**< ring index of its run */
     int64_t cand_thr;  /**< threshold it was found with */
+    int64_t cand_from; /**< spent_ts it was found with */
     sw_win_cand_t cand;
 } sw_win_t;
 
@@ -196,11 +199,24 @@ int64_t sw_win_min_offset(const sw_win_t *win);
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
 
 /**
- * @brief The first qualifying spike (SPEC 3.3 over the window). The answer
- *        is kept in the window until the threshold or its run changes.
+ * @brief The first qualifying spike (SPEC 3.3 over the window) among the
+ *        rising runs whose base sample is at or after @p spent_ts (runs
+ *        that start earlier are spent; INT64_MIN: none is). The answer is
+ *        kept in the window until the threshold, @p spent_ts or its run
+ *        changes.
  * @returns false when there is none.
  */
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_cand_t *out);
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
+                      sw_win_cand_t *out);
+
+/**
+ * @brief The spike of the newest rising run when that run qualifies on its
+ *        own (its gain reaches the threshold) and starts at or after
+ *        @p from_ts. O(log W); leaves the cached candidate alone.
+ * @returns false when there is none.
+ */
+bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t from_ts,
+                       sw_win_cand_t *out);
 
 /** @brief Count each positive gap between consecutive retained samples
  *         in @p hist (first pass of sw_gapmed's rebuild). */

@@ -48,8 +48,10 @@ static int ref_cmp(const ref_t *a, const ref_t *b)
 }
 
 /* The seed's _find_rank_spike_candidate over the reference window. */
+/* The first qualifying spike whose rising run starts at or after spent
+ * (INT64_MIN: every run counts). */
 static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double frac,
-                          sw_win_cand_t *c)
+                          int64_t spent, sw_win_cand_t *c)
 {
     if (n < 2) return false;
     int64_t mx = w[0].used;
@@ -66,7 +68,14 @@ static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double fr
         }
         cum += d;
         steps++;
+        if (cum >= t && w[i - (size_t)steps].ts < spent) {
+            /* a spent run: skip the rest of it */
+            while (i + 1 < n && w[i + 1].used > w[i].used) i++;
+            cum = steps = 0;
+            continue;
+        }
         if (cum >= t) {
+            c->base_ts = w[i - (size_t)steps].ts;
             c->spike_ts = w[i].ts;
             c->peak = cum;
             c->samples = steps;
@@ -191,8 +200,11 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         SW_ASSERT_I64(got, want);
         SW_ASSERT_I64(win.n, n);
         sw_win_cand_t cw, cr;
-        bool hw = sw_win_candidate(&win, min_bytes, frac, &cw);
-        bool hr = ref_candidate(ref, n, min_bytes, frac, &cr);
+        /* Now and then runs are spent up to a random retained sample. */
+        int64_t spent = INT64_MIN;
+        if (n && rng(&s) % 3 == 0) spent = ref[rng(&s) % n].ts + (int64_t)(rng(&s) % 2);
+        bool hw = sw_win_candidate(&win, min_bytes, frac, spent, &cw);
+        bool hr = ref_candidate(ref, n, min_bytes, frac, spent, &cr);
         SW_ASSERT_I64(hw, hr);
         g_steps++;
         if (hw) g_with_cand++;
@@ -201,6 +213,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
             SW_ASSERT_I64(cw.peak, cr.peak);
             SW_ASSERT_I64(cw.samples, cr.samples);
             SW_ASSERT_I64(cw.src, cr.src);
+            SW_ASSERT_I64(cw.base_ts, cr.base_ts);
         }
         if (step % 13 == 0) check_msets(&win, ref, n, &gaps, &ivals);
     }
@@ -255,8 +268,8 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
     sw_win_insert(&win, &ctx, 2, INT64_MAX, 0, 1);
     sw_win_cand_t c;
-    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, &c));
-    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, &c));
+    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, INT64_MIN, &c));
+    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, INT64_MIN, &c));
     SW_ASSERT_I64(c.peak, INT64_MAX);
     sw_win_clear(&win, NULL);
     sw_gapmed_clear(&gaps);
