@@ -418,7 +418,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     for (;;) {
         has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
                                r->spent_ts, &wc);
-        if (!has || wc.spike_ts - wc.base_ts <= leak_ns(r) || wc.base_ts == INT64_MAX) break;
+        if (!has || wc.rise_ns <= leak_ns(r) || wc.base_ts == INT64_MAX) break;
         r->spent_ts = wc.base_ts + 1;
     }
     int64_t rel = has ? wc.spike_ts - r->first_ts : 0;

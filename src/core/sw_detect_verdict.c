@@ -104,7 +104,7 @@ static void sig_collect(sw_detector_t *det, job_t *j)
         if (r->c_rel <= tie_end) {
             SW_GROW(j->sig, ntie, j->capsig, 8);
             j->sig[ntie].rank = r->rank;
-            j->sig[ntie].spike_ts = r->c_base;
+            j->sig[ntie].spike_ts = 0; /* a tie is named by its ranks */
             ntie++;
         }
         n++;
@@ -125,8 +125,7 @@ static bool sig_refresh(sw_detector_t *det, job_t *j)
 {
     if (j->region_dirty || !j->sig_valid) sig_collect(det, j);
     j->sig_conf = job_confidence(j);
-    if (j->sig_conf != j->p_conf || j->s_onset_rank != j->p_onset_rank ||
-        j->s_onset_base != j->p_onset_base || j->nsig != j->ntie ||
+    if (j->sig_conf != j->p_conf || j->s_onset_rank != j->p_onset_rank || j->nsig != j->ntie ||
         memcmp(j->sig, j->tie, j->nsig * sizeof(*j->sig)) != 0)
         return true;
     return j->nsig < 2 && j->s_first != j->p_first;
@@ -269,7 +268,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
                 c_src = bsrc;
                 cap *= 2;
             }
-            sw_win_cand_t wc = {r->c_spike_ts, r->c_peak, r->c_samples, r->c_src, r->c_base};
+            sw_win_cand_t wc = {r->c_spike_ts, r->c_peak, r->c_samples, r->c_src, r->c_base, 0};
             cand_fill(j, r, afirst, r->c_rel, &wc, &cands[n]);
             c_src[n] = r->c_src;
             n++;
@@ -427,7 +426,9 @@ static int64_t verdict_lost(job_t *j)
         const sw_suspect_t *v = &j->v_sus[i];
         if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
         const rank_t *r = &j->ranks[ri];
-        if (!r->has_cand || r->ep_no != j->episode || r->c_base != r->ep_base) return v->rank;
+        if (!r->has_cand || r->ep_no != j->episode ||
+            (r->c_base != r->ep_base && r->c_base != INT64_MIN))
+            return v->rank;
     }
     j->v_touched = false;
     return -1;
@@ -613,6 +614,8 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
     /* The fed rank's run: part of this storm, or the start of the next? */
     rank_t *r = &j->ranks[ri];
     bool next = false;
+    if (r->has_cand && r->ep_no == j->episode && r->c_base == INT64_MIN)
+        r->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
     if (r->has_cand) {
         if (r->ep_no == j->episode && r->c_base == r->ep_base) {
             if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;

@@ -299,6 +299,9 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     }
     win->head = h + 1 == win->cap ? 0 : h + 1;
     win->n--;
+    /* The oldest run now starting on the oldest sample changes identity
+     * (sw_win_cand_t.base_ts). */
+    if (win->rn && win->hr_base == win->head && win->cand_run == win->rhead) win->cand_valid = false;
 }
 
 static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
@@ -488,7 +491,8 @@ static void run_spike(const sw_win_t *win, uint32_t r, int64_t threshold, sw_win
     out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
     out->src = win->slot[s].src;
-    out->base_ts = win->slot[base].ts;
+    out->base_ts = base == win->head ? INT64_MIN : win->slot[base].ts;
+    out->rise_ns = win->slot[s].ts - win->slot[base].ts;
 }
 
 /* Ring position (0..rn) of the first run whose base is at or after ts:
@@ -500,7 +504,9 @@ static uint32_t runs_from(const sw_win_t *win, int64_t ts)
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint32_t r = (win->rhead + mid) & (win->rcap - 1);
-        if (win->slot[win->rbase[r]].ts < ts) lo = mid + 1;
+        /* A run based on the oldest sample may have started before it. */
+        int64_t base = win->rbase[r] == win->head ? INT64_MIN : win->slot[win->rbase[r]].ts;
+        if (base < ts) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -547,7 +553,8 @@ bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, 
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
     uint32_t r = (win->rhead + win->rn - 1) & (win->rcap - 1);
-    if (win->rtree[win->rcap + r] < threshold || win->slot[win->rbase[r]].ts < from_ts)
+    if (win->rtree[win->rcap + r] < threshold || win->rbase[r] == win->head ||
+        win->slot[win->rbase[r]].ts < from_ts)
         return false;
     run_spike(win, r, threshold, out);
     return true;

@@ -94,7 +94,10 @@ typedef struct sw_win_cand_s {
     int64_t samples;  /**< rising steps up to the spike */
     uint32_t src;     /**< source of the spike sample */
     int64_t base_ts;  /**< timestamp of the run's base sample: what identifies
-                           the spike while its crossing sample moves */
+                           the spike while its crossing sample moves; INT64_MIN
+                           when the base is the window's oldest sample (the run
+                           may have started before the window) */
+    int64_t rise_ns;  /**< spike timestamp - base sample timestamp */
 } sw_win_cand_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
@@ -200,8 +203,8 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
 
 /**
  * @brief The first qualifying spike (SPEC 3.3 over the window) among the
- *        rising runs whose base sample is at or after @p spent_ts (runs
- *        that start earlier are spent; INT64_MIN: none is). The answer is
+ *        rising runs whose base (sw_win_cand_t.base_ts) is at or after
+ *        @p spent_ts (runs that start earlier are spent; INT64_MIN: none is). The answer is
  *        kept in the window until the threshold, @p spent_ts or its run
  *        changes.
  * @returns false when there is none.

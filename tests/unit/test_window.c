@@ -68,14 +68,16 @@ static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double fr
         }
         cum += d;
         steps++;
-        if (cum >= t && w[i - (size_t)steps].ts < spent) {
+        /* a run based on the oldest sample may have started before it */
+        int64_t base = i - (size_t)steps == 0 ? INT64_MIN : w[i - (size_t)steps].ts;
+        if (cum >= t && base < spent) {
             /* a spent run: skip the rest of it */
             while (i + 1 < n && w[i + 1].used > w[i].used) i++;
             cum = steps = 0;
             continue;
         }
         if (cum >= t) {
-            c->base_ts = w[i - (size_t)steps].ts;
+            c->base_ts = base;
             c->spike_ts = w[i].ts;
             c->peak = cum;
             c->samples = steps;
