@@ -400,8 +400,9 @@ static int64_t rank_interval_ns(const rank_t *r)
     return ms * 1000000;
 }
 
-/* A rising run whose spike comes more than this after its base is a leak,
- * not a storm: 10 s, or 10 sampling intervals when they are longer. */
+/* A rising run that needs more than this to reach its spike, and did not
+ * rise by a threshold in the last stretch of this length, is a leak, not a
+ * storm: 10 s, or 10 sampling intervals when they are longer. */
 static int64_t leak_ns(const rank_t *r)
 {
     int64_t iv = rank_interval_ns(r);
@@ -418,7 +419,10 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     for (;;) {
         has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
                                r->spent_ts, &wc);
-        if (!has || wc.rise_ns <= leak_ns(r) || wc.base_ts == INT64_MAX) break;
+        if (!has || wc.base_ts == INT64_MAX ||
+            !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                              &wc, leak_ns(r)))
+            break;
         r->spent_ts = wc.base_ts + 1;
     }
     int64_t rel = has ? wc.spike_ts - r->first_ts : 0;

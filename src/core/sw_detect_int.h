@@ -71,6 +71,8 @@ typedef struct rank_s {
     uint32_t proc_sess; /* and its session (interned; 0 = null) */
     int64_t warm_hi;    /* warm: highest device_used since the restart */
     int64_t warm_hi_ts; /* warm: when it last rose by half a threshold */
+    bool rs_has_ev;     /* restore: the window's hr_trunc, set after the rebuild */
+    int64_t rs_ev_used; /* and hr_orig */
 } rank_t;
 
 typedef struct heap_ent_s {

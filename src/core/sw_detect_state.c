@@ -239,6 +239,8 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, r->warm_hi);
             sw_vput_i(out, r->warm_hi_ts);
             sw_vput_i(out, r->proc_pid);
+            sw_vput_u(out, r->win.hr_trunc);
+            sw_vput_i(out, r->win.hr_orig);
             sw_vput_u(out, r->proc_sess != 0);
             sw_vput_bytes(out, sw_intern_get(j->strs, r->proc_sess));
         }
@@ -457,6 +459,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             rk->warm_hi = sw_vget_i(&r);
             rk->warm_hi_ts = sw_vget_i(&r);
             rk->proc_pid = sw_vget_i(&r);
+            rk->rs_has_ev = sw_vget_u(&r) != 0;
+            rk->rs_ev_used = sw_vget_i(&r);
             bool has_sess = sw_vget_u(&r) != 0;
             sw_str_t sess = sw_vget_bytes(&r);
             if (r.bad || !str_ok(sess)) {
@@ -537,6 +541,11 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         j->insufficient = 0;
         for (size_t k = 0; k < j->nranks; k++) {
             rank_t *r = &j->ranks[k];
+            /* The oldest run's identity as it was, not as the re-insertions
+             * left it (they may have evicted other samples, or none). */
+            r->win.hr_trunc = r->rs_has_ev && r->win.rn && r->win.rbase[r->win.rhead] == r->win.head;
+            r->win.hr_orig = r->rs_ev_used;
+            r->win.cand_valid = false;
             j->retained += r->win.n;
             if (r->win.n < 2) j->insufficient++;
             if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);

@@ -270,6 +270,13 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
 {
     uint32_t h = win->head;
     uint32_t s1 = slot(win, 1);
+    /* The base of a run that goes on leaves: the run keeps that base's time
+     * as its identity (run_base_ts). */
+    if (!win->hr_trunc && win->n >= 3 && win->slot[h].used < win->slot[s1].used &&
+        win->slot[s1].used < win->slot[slot(win, 2)].used) {
+        win->hr_trunc = true;
+        win->hr_orig = win->slot[h].ts;
+    }
     if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
     interval_del(ctx, win->slot[h].src);
     if (win->rn && win->hr_base == h) {
@@ -299,9 +306,8 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     }
     win->head = h + 1 == win->cap ? 0 : h + 1;
     win->n--;
-    /* The oldest run now starting on the oldest sample changes identity
-     * (sw_win_cand_t.base_ts). */
-    if (win->rn && win->hr_base == win->head && win->cand_run == win->rhead) win->cand_valid = false;
+    /* The oldest run may change identity (run_base_ts). */
+    if (win->rn && win->cand_run == win->rhead) win->cand_valid = false;
 }
 
 static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
@@ -406,8 +412,28 @@ static void grow(sw_win_t *win, sw_winpool_t *pool)
     rebuild(win);
 }
 
+/* An oldest run that lost its base keeps its identity while it still
+ * starts on the oldest sample. */
+static inline void trunc_check(sw_win_t *win)
+{
+    if (win->hr_trunc &&
+        (win->n < 2 || win->slot[slot(win, 1)].used <= win->slot[win->head].used))
+        win->hr_trunc = false;
+}
+
+static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                               uint32_t src, int64_t off);
+
 sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
                            uint32_t src, int64_t off)
+{
+    sw_win_res_t res = win_insert(win, ctx, ts, used, src, off);
+    trunc_check(win);
+    return res;
+}
+
+static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                               uint32_t src, int64_t off)
 {
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
@@ -470,7 +496,16 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
     }
     win->n = 0;
     win->head = 0;
+    win->hr_trunc = false;
     rebuild(win);
+}
+
+/* The identity of run @p r: its base sample's timestamp, or for the oldest
+ * run after its base was evicted, the timestamp that base had. */
+static int64_t run_base_ts(const sw_win_t *win, uint32_t r)
+{
+    if (r == win->rhead && win->hr_trunc) return win->hr_orig;
+    return win->slot[win->rbase[r]].ts;
 }
 
 /* The spike inside run @p r (ring index): its first sample whose rise from
@@ -491,7 +526,7 @@ static void run_spike(const sw_win_t *win, uint32_t r, int64_t threshold, sw_win
     out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
     out->src = win->slot[s].src;
-    out->base_ts = base == win->head ? INT64_MIN : win->slot[base].ts;
+    out->base_ts = run_base_ts(win, r);
     out->rise_ns = win->slot[s].ts - win->slot[base].ts;
 }
 
@@ -504,9 +539,7 @@ static uint32_t runs_from(const sw_win_t *win, int64_t ts)
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint32_t r = (win->rhead + mid) & (win->rcap - 1);
-        /* A run based on the oldest sample may have started before it. */
-        int64_t base = win->rbase[r] == win->head ? INT64_MIN : win->slot[win->rbase[r]].ts;
-        if (base < ts) lo = mid + 1;
+        if (run_base_ts(win, r) < ts) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -553,11 +586,36 @@ bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, 
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
     uint32_t r = (win->rhead + win->rn - 1) & (win->rcap - 1);
-    if (win->rtree[win->rcap + r] < threshold || win->rbase[r] == win->head ||
-        win->slot[win->rbase[r]].ts < from_ts)
-        return false;
+    if (win->rtree[win->rcap + r] < threshold || run_base_ts(win, r) < from_ts) return false;
     run_spike(win, r, threshold, out);
     return true;
+}
+
+bool sw_win_slow_rise(const sw_win_t *win, int64_t min_bytes, double fraction,
+                      const sw_win_cand_t *c, int64_t span_ns)
+{
+    if (c->rise_ns <= span_ns || win->n == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    /* The spike sample and the last sample at or before spike - span (both
+     * inside the run, which started earlier): binary searches by time. */
+    int64_t t0 = c->spike_ts - span_ns;
+    uint32_t lo = 0, hi = win->n, at = 0, from = 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (win->slot[slot(win, mid)].ts <= c->spike_ts) lo = mid + 1;
+        else hi = mid;
+    }
+    at = lo ? lo - 1 : 0;
+    lo = 0;
+    hi = at;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (win->slot[slot(win, mid)].ts <= t0) lo = mid + 1;
+        else hi = mid;
+    }
+    from = lo ? lo - 1 : 0;
+    return win->slot[slot(win, at)].used - win->slot[slot(win, from)].used < threshold;
 }
 
 size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max, uint32_t *out)

@@ -46,6 +46,8 @@ typedef struct msample_s {
 typedef struct mrank_s {
     int64_t rank, first, newest;
     int64_t spent; /* the engine's spent mark (runs based before it do not count) */
+    bool trunc;    /* the oldest run lost its base to an eviction */
+    int64_t orig;  /* that base's time (the run's identity) */
     msample_t *w;
     size_t n;
 } mrank_t;
@@ -250,7 +252,7 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_spent, sw_analysis_t 
             cum += d;
             steps++;
             if (cum < t) continue;
-            int64_t base = k - (size_t)steps == 0 ? INT64_MIN : r->w[k - (size_t)steps].ts;
+            int64_t base = k - (size_t)steps == 0 && r->trunc ? r->orig : r->w[k - (size_t)steps].ts;
             if (use_spent && base < r->spent) {
                 /* a spent run: skip the rest of it */
                 while (k + 1 < r->n && r->w[k + 1].used > r->w[k].used) k++;
@@ -340,16 +342,29 @@ static bool model_feed(model_t *m, const sw_event_t *ev)
     j->has_newest = j->has_sample = true;
     size_t pos = 0;
     while (pos < r->n && ms_cmp(&r->w[pos], &x) < 0) pos++;
+    if (r->n == (size_t)m->p.window_samples) {
+        if (pos == 0) goto stale; /* older than a full window: no change */
+        /* The oldest sample leaves first; when it was the base of a run
+         * that goes on, the run keeps that base's time as its identity. */
+        if (!r->trunc && r->n >= 3 && r->w[0].used < r->w[1].used && r->w[1].used < r->w[2].used) {
+            r->trunc = true;
+            r->orig = r->w[0].ts;
+        }
+        memmove(r->w, r->w + 1, (r->n - 1) * sizeof(msample_t));
+        r->n--;
+        pos--;
+    }
     memmove(r->w + pos + 1, r->w + pos, (r->n - pos) * sizeof(msample_t));
     r->w[pos] = x;
     r->n++;
-    if (r->n > (size_t)m->p.window_samples) {
-        memmove(r->w, r->w + 1, (r->n - 1) * sizeof(msample_t));
-        r->n--;
-    }
+    if (r->n < 2 || r->w[1].used <= r->w[0].used) r->trunc = false;
+stale:
     if (m->p.stale_ms > 0)
         for (size_t i = 0; i < j->nranks; i++)
-            if (j->ranks[i].newest < j->newest - m->p.stale_ms * 1000000) j->ranks[i].n = 0;
+            if (j->ranks[i].newest < j->newest - m->p.stale_ms * 1000000) {
+                j->ranks[i].n = 0;
+                j->ranks[i].trunc = false;
+            }
     return true;
 }
 
