@@ -146,6 +146,8 @@ typedef struct job_s {
     uint32_t *mem;
     size_t nmem, capmem;
     int64_t ep_first_rel, ep_last_rel;
+    bool aged;             /* the last episode ended as its evidence aged out */
+    int64_t aged_last_rel; /* then: its ep_last_rel */
     int64_t n_updates; /* updates of the open episode */
     bool pend;         /* the answer changed; published once pend_ts is due */
     int64_t pend_ts;   /* job newest timestamp when it changed */

@@ -189,6 +189,8 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         sw_vput_i(out, j->pend_ts);
         sw_vput_i(out, j->ep_first_rel);
         sw_vput_i(out, j->ep_last_rel);
+        sw_vput_u(out, j->aged);
+        sw_vput_i(out, j->aged_last_rel);
         sw_vput_u(out, j->warned);
         sw_vput_i(out, j->first_min_ts);
         sw_vput_i(out, j->first_max_ts);
@@ -350,6 +352,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->pend_ts = sw_vget_i(&r);
         j->ep_first_rel = sw_vget_i(&r);
         j->ep_last_rel = sw_vget_i(&r);
+        j->aged = sw_vget_u(&r) != 0;
+        j->aged_last_rel = sw_vget_i(&r);
         uint64_t warned = sw_vget_u(&r);
         j->first_min_ts = sw_vget_i(&r);
         j->first_max_ts = sw_vget_i(&r);

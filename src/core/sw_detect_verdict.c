@@ -523,6 +523,7 @@ static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
  * longer, after its latest member's spike. Such a run is a new storm. */
 static bool clearly_after(const job_t *j, const rank_t *r, int64_t base_ts)
 {
+    if (base_ts == INT64_MIN) return false;
     int64_t iv = r->c_interval > 0 && r->c_interval < INT64_MAX / 4000000 ? r->c_interval * 1000000
                                                                          : 1000000;
     int64_t gap = 3 * iv > 2000000000 ? 3 * iv : 2000000000;
@@ -548,6 +549,21 @@ static void verdict_tie_store(job_t *j)
 
 static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
 {
+    /* An episode that aged out while its storm still spread, then another
+     * one for the same storm: the window spans less time than the storm. */
+    uint32_t x0 = j->t_root;
+    while (x0 != NIL && j->ranks[x0].t_left != NIL) x0 = j->ranks[x0].t_left;
+    if (j->aged && x0 != NIL && !(j->warned & SW_DET_WARN_WINDOW_SPREAD) &&
+        !clearly_after(j, &j->ranks[x0], j->ranks[x0].c_base == INT64_MIN
+                                              ? INT64_MIN
+                                              : j->ranks[x0].c_rel + j->ranks[x0].first_ts))
+        warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
+             "window.samples spans less time than the spread of a storm (an episode aged out "
+             "and the same storm opened another; ",
+             j->ranks[x0].c_rel / 1000000 - j->aged_last_rel / 1000000,
+             " ms between them): the storm's first spikes leave the windows before it ends; "
+             "raise window.samples",
+             "");
     j->episode++;
     j->revision = 0;
     j->open = true;
@@ -578,6 +594,8 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
     j->revision++;
     j->open = false;
     j->pend = false;
+    j->aged = why != SW_RESOLVE_NEXT_STORM;
+    j->aged_last_rel = j->ep_last_rel;
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
     rec->resolve_reason = why;
     rec->resolve_rank = lost;
