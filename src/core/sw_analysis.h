@@ -197,8 +197,8 @@ typedef struct sw_record_s {
                                     interval of the first (the first included), ascending;
                                     resolve and a summary with a verdict: the verdict's */
     size_t n_tied;
-    bool has_verdict;          /**< summary closing an open episode: the verdict below */
-    uint64_t verdict_onset_ns; /**< its cluster_onset_timestamp_ns */
+    bool has_verdict;            /**< summary closing an open episode: the verdict below */
+    uint64_t verdict_onset_ns;   /**< its cluster_onset_timestamp_ns */
     const sw_suspect_t *verdict; /**< its first_cause_suspects */
     size_t n_verdict;
 } sw_record_t;

@@ -420,8 +420,8 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
         has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
                                r->spent_ts, &wc);
         if (!has || wc.base_ts == INT64_MAX ||
-            !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                              &wc, leak_ns(r)))
+            !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
+                              leak_ns(r)))
             break;
         r->spent_ts = wc.base_ts + 1;
     }
@@ -478,15 +478,16 @@ static void restart_track(sw_detector_t *det, rank_t *r, const sw_src_t *src, in
         r->warm_hi_ts = ts;
     } else if (r->warm) {
         int64_t thr;
-        if (!sw_spike_threshold(r->warm_hi, det->params.spike_min_bytes,
-                                det->params.spike_fraction, &thr))
+        if (!sw_spike_threshold(r->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
+                                &thr))
             thr = INT64_MAX;
         if (used > r->warm_hi) {
             if (used - r->warm_hi > thr / 2) r->warm_hi_ts = ts;
             r->warm_hi = used;
         }
         int64_t iv = rank_interval_ns(r);
-        int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
+        int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX
+                                            : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
         if ((uint64_t)ts - (uint64_t)r->warm_hi_ts >= (uint64_t)settle) r->warm = false;
     }
     if (r->warm && ts < INT64_MAX && ts + 1 > r->spent_ts) r->spent_ts = ts + 1;
@@ -838,8 +839,7 @@ bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *o
     return true;
 }
 
-bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank,
-                     int64_t *spent_ts)
+bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *spent_ts)
 {
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     uint32_t ri;

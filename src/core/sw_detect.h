@@ -160,7 +160,6 @@ bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *o
  *        the lifecycle's Analysis A (INT64_MIN: none are).
  * @returns false when the job or the rank is unknown.
  */
-bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank,
-                     int64_t *spent_ts);
+bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *spent_ts);
 
 #endif /* SW_DETECT_H */

@@ -59,7 +59,7 @@ typedef struct rank_s {
     int64_t c_peak;
     int64_t c_samples;
     uint32_t c_src;
-    int64_t c_base; /* base timestamp of the candidate's rising run */
+    int64_t c_base;                   /* base timestamp of the candidate's rising run */
     uint32_t t_left, t_right, t_prio; /* candidate treap */
     bool in_verdict;                  /* one of the open episode's verdict suspects */
     /* Cold: the lifecycle's marks (docs/semantics.md, "Episodes"). */
@@ -148,20 +148,20 @@ typedef struct job_s {
     int64_t ep_first_rel, ep_last_rel;
     bool aged;             /* the last episode ended as its evidence aged out */
     int64_t aged_last_rel; /* then: its ep_last_rel */
-    int64_t n_updates; /* updates of the open episode */
-    bool pend;         /* the answer changed; published once pend_ts is due */
-    int64_t pend_ts;   /* job newest timestamp when it changed */
-    int64_t tie_ns;    /* the tie width used for the signature (one interval) */
-    sig_ent_t *tie;    /* the published answer's tied ranks (rank, run base), ascending */
+    int64_t n_updates;     /* updates of the open episode */
+    bool pend;             /* the answer changed; published once pend_ts is due */
+    int64_t pend_ts;       /* job newest timestamp when it changed */
+    int64_t tie_ns;        /* the tie width used for the signature (one interval) */
+    sig_ent_t *tie;        /* the published answer's tied ranks (rank, run base), ascending */
     size_t ntie, captie;
     int64_t s_first, s_onset_rank, s_onset_base; /* the answer now: first rank, onset's run */
     int64_t p_first, p_onset_rank, p_onset_base; /* the answer published */
     int64_t p_rel0;                              /* its first spike's rel */
     sw_confidence_t p_conf;
     int64_t sig_onset_rel; /* rel of the onset candidate */
-    uint8_t warned;       /* SW_DET_WARN_* given for this job */
-    int64_t first_min_ts; /* smallest first timestamp of a rank (clock skew) */
-    int64_t first_max_ts; /* largest */
+    uint8_t warned;        /* SW_DET_WARN_* given for this job */
+    int64_t first_min_ts;  /* smallest first timestamp of a rank (clock skew) */
+    int64_t first_max_ts;  /* largest */
     /* The verdict (SPEC 6 step 5): onset and suspects of the open
      * episode's last trigger or update record, deep-copied into v_arena. */
     bool has_verdict;

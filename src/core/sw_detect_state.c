@@ -547,7 +547,8 @@ void sw_detect_rebuild_done(sw_detector_t *det)
             rank_t *r = &j->ranks[k];
             /* The oldest run's identity as it was, not as the re-insertions
              * left it (they may have evicted other samples, or none). */
-            r->win.hr_trunc = r->rs_has_ev && r->win.rn && r->win.rbase[r->win.rhead] == r->win.head;
+            r->win.hr_trunc = r->rs_has_ev && r->win.rn &&
+                              r->win.rbase[r->win.rhead] == r->win.head;
             r->win.hr_orig = r->rs_ev_used;
             r->win.cand_valid = false;
             j->retained += r->win.n;

@@ -280,8 +280,8 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
         for (size_t i = 0; i < j->nranks; i++) {
             rank_t *r = &j->ranks[i];
             sw_win_cand_t wc;
-            if (!sw_win_candidate(&r->win, det->params.spike_min_bytes,
-                                  det->params.spike_fraction, INT64_MIN, &wc))
+            if (!sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                                  INT64_MIN, &wc))
                 continue;
             cand_fill(j, r, afirst, wc.spike_ts - r->first_ts, &wc, &all[total].c);
             all[total].src = wc.src;
@@ -525,7 +525,7 @@ static bool clearly_after(const job_t *j, const rank_t *r, int64_t base_ts)
 {
     if (base_ts == INT64_MIN) return false;
     int64_t iv = r->c_interval > 0 && r->c_interval < INT64_MAX / 4000000 ? r->c_interval * 1000000
-                                                                         : 1000000;
+                                                                          : 1000000;
     int64_t gap = 3 * iv > 2000000000 ? 3 * iv : 2000000000;
     sw_i128 rel = (sw_i128)base_ts - r->first_ts;
     return rel > (sw_i128)j->ep_last_rel + gap;
@@ -554,9 +554,10 @@ static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int6
     uint32_t x0 = j->t_root;
     while (x0 != NIL && j->ranks[x0].t_left != NIL) x0 = j->ranks[x0].t_left;
     if (j->aged && x0 != NIL && !(j->warned & SW_DET_WARN_WINDOW_SPREAD) &&
-        !clearly_after(j, &j->ranks[x0], j->ranks[x0].c_base == INT64_MIN
-                                              ? INT64_MIN
-                                              : j->ranks[x0].c_rel + j->ranks[x0].first_ts))
+        !clearly_after(j, &j->ranks[x0],
+                       j->ranks[x0].c_base == INT64_MIN
+                           ? INT64_MIN
+                           : j->ranks[x0].c_rel + j->ranks[x0].first_ts))
         warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
              "window.samples spans less time than the spread of a storm (an episode aged out "
              "and the same storm opened another; ",

@@ -416,8 +416,7 @@ static void grow(sw_win_t *win, sw_winpool_t *pool)
  * starts on the oldest sample. */
 static inline void trunc_check(sw_win_t *win)
 {
-    if (win->hr_trunc &&
-        (win->n < 2 || win->slot[slot(win, 1)].used <= win->slot[win->head].used))
+    if (win->hr_trunc && (win->n < 2 || win->slot[slot(win, 1)].used <= win->slot[win->head].used))
         win->hr_trunc = false;
 }
 

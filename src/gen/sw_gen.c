@@ -66,12 +66,12 @@ enum {
     T_LOW
 };
 
-#define RISE_MAX 8                 /* --rise-samples */
-#define RESTART_LOW (1 * GIB)      /* device memory of a process that just started */
-#define LEAK_BYTES (6 * GIB)       /* a slow leak's rise */
-#define LEAK_MS 60000              /* over this long */
-#define QUIET_MS 10000             /* restarts and leaks end this long before a storm */
-#define INC_PID_STEP 500000        /* pid of a restarted process: + this */
+#define RISE_MAX 8            /* --rise-samples */
+#define RESTART_LOW (1 * GIB) /* device memory of a process that just started */
+#define LEAK_BYTES (6 * GIB)  /* a slow leak's rise */
+#define LEAK_MS 60000         /* over this long */
+#define QUIET_MS 10000        /* restarts and leaks end this long before a storm */
+#define INC_PID_STEP 500000   /* pid of a restarted process: + this */
 
 typedef enum gkind_e {
     GK_SAMPLE = 0,
@@ -100,8 +100,8 @@ typedef struct gev_s {
 typedef struct gplan_s {
     int64_t storm; /* storm index; >= opts.storms: no more storms */
     int64_t h;     /* first rising sample */
-    int len;              /* rising samples, 2 or 3 (or --rise-samples) */
-    int64_t v[RISE_MAX];  /* device_used of the rising samples */
+    int len;       /* rising samples, 2 or 3 (or --rise-samples) */
+    int64_t v[RISE_MAX]; /* device_used of the rising samples */
     int64_t elev;  /* bytes added to the normal pattern while holding */
     int64_t drop;  /* first sample back to the normal pattern */
 } gplan_t;
@@ -820,7 +820,8 @@ static void others_build(sw_gen_t *gen)
         grank_t *job = &gen->ranks[j * o->ranks];
         for (int64_t k = 0; k < nr + o->leaks; k++) {
             bool leak = k >= nr;
-            int64_t r = o->job_restart && !leak ? k : (o->ranks / 2 + (leak ? k - nr : k)) % o->ranks;
+            int64_t r = o->job_restart && !leak ? k
+                                                : (o->ranks / 2 + (leak ? k - nr : k)) % o->ranks;
             grank_t *rk = &job[r];
             sw_gen_other_t *t = &gen->other[gen->nother++];
             t->job_id = gen->job_ids[j];

@@ -139,8 +139,7 @@ static void test_fixtures(void **state)
         failed += check_case(dir, names[i]);
         free(names[i]);
     }
-    printf("%zu fixture cases, %d failed; %zu stream summaries compared\n", n, failed,
-           g_summaries);
+    printf("%zu fixture cases, %d failed; %zu stream summaries compared\n", n, failed, g_summaries);
     SW_ASSERT(n > 0, "no fixture cases found in %s", dir);
     SW_ASSERT(g_summaries + 1 >= n, "only %zu summaries in %zu cases", g_summaries, n);
     SW_ASSERT(failed == 0, "%d of %zu fixture cases failed (see above)", failed, n);

@@ -252,7 +252,8 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_spent, sw_analysis_t 
             cum += d;
             steps++;
             if (cum < t) continue;
-            int64_t base = k - (size_t)steps == 0 && r->trunc ? r->orig : r->w[k - (size_t)steps].ts;
+            int64_t base = k - (size_t)steps == 0 && r->trunc ? r->orig
+                                                              : r->w[k - (size_t)steps].ts;
             if (use_spent && base < r->spent) {
                 /* a spent run: skip the rest of it */
                 while (k + 1 < r->n && r->w[k + 1].used > r->w[k].used) k++;
@@ -502,8 +503,8 @@ static void check_record(sw_detector_t *det, model_t *m, const sw_event_t *ev,
     case SW_ACTION_TRIGGER:
         SW_ASSERT(!mj->open && got->episode == mj->episode + 1 && got->revision == 0,
                   "seed %llu event %zu: trigger of episode %lld rev %lld (open %d, episode %lld)",
-                  (unsigned long long)seed, i, (long long)got->episode,
-                  (long long)got->revision, mj->open, (long long)mj->episode);
+                  (unsigned long long)seed, i, (long long)got->episode, (long long)got->revision,
+                  mj->open, (long long)mj->episode);
         mj->open = true;
         mj->episode = got->episode;
         mj->revision = 0;
@@ -514,9 +515,8 @@ static void check_record(sw_detector_t *det, model_t *m, const sw_event_t *ev,
                       ++mj->updates <= 4,
                   "seed %llu event %zu: update rev %lld of episode %lld (open %d, rev %lld, "
                   "updates %lld)",
-                  (unsigned long long)seed, i, (long long)got->revision,
-                  (long long)got->episode, mj->open, (long long)mj->revision,
-                  (long long)mj->updates);
+                  (unsigned long long)seed, i, (long long)got->revision, (long long)got->episode,
+                  mj->open, (long long)mj->revision, (long long)mj->updates);
         mj->revision++;
         break;
     case SW_ACTION_RESOLVE:
@@ -541,8 +541,8 @@ static void check_record(sw_detector_t *det, model_t *m, const sw_event_t *ev,
     analysis_json(&got->analysis, a);
     analysis_json(&ma, b);
     if (strcmp(a->data, b->data) != 0)
-        SW_FAIL("seed %llu event %zu (%s):\nengine: %s\nmodel:  %s\n", (unsigned long long)seed,
-                i, sw_action_str(got->action), a->data, b->data);
+        SW_FAIL("seed %llu event %zu (%s):\nengine: %s\nmodel:  %s\n", (unsigned long long)seed, i,
+                sw_action_str(got->action), a->data, b->data);
     SW_ASSERT(got->n_tied >= 1 && got->analysis.n_suspects >= 1, "no tied rank or no suspect");
     verdict_json(&got->analysis, &mj->verdict);
 }

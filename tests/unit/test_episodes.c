@@ -39,11 +39,11 @@
 typedef struct orec_s {
     sw_action_t action;
     int64_t episode, revision, ts;
-    size_t line;         /* index of the event that caused it (summaries: all) */
-    int64_t first;       /* first suspect's rank, -1 none */
-    int64_t *tied;       /* tied ranks */
+    size_t line;   /* index of the event that caused it (summaries: all) */
+    int64_t first; /* first suspect's rank, -1 none */
+    int64_t *tied; /* tied ranks */
     size_t ntied;
-    char *json;          /* the whole record, for restore comparisons */
+    char *json; /* the whole record, for restore comparisons */
 } orec_t;
 
 typedef struct run_s {
@@ -201,8 +201,8 @@ static void run_stream(input_t *in, sw_params_t p, size_t snap_at, run_t *r)
         }
         sw_event_t ev;
         size_t end = i + 1 < in->nlines ? in->starts[i + 1] : in->text.len;
-        sw_err_t rc = sw_tdec_json(dec, in->text.data + in->starts[i], end - in->starts[i] - 1,
-                                   &ev, err, sizeof(err));
+        sw_err_t rc = sw_tdec_json(dec, in->text.data + in->starts[i], end - in->starts[i] - 1, &ev,
+                                   err, sizeof(err));
         SW_CHECK(rc == SW_OK, "line %zu: %s", i + 1, err);
         if (rc != SW_OK) break;
         bool sample = ev.kind == SW_EV_SAMPLE;
@@ -286,7 +286,8 @@ static void check_outcomes(const sw_gen_opts_t *o, sw_params_t p)
                          "storm %zu: episode %lld triggered at %lld, before the storm (%lld)", k,
                          (long long)e, (long long)x->ts, (long long)t->onset_timestamp_ns);
                 if (k + 1 < ns)
-                    SW_CHECK(x->line < in.nlines && in.ts[x->line] < storms[k + 1].onset_timestamp_ns,
+                    SW_CHECK(x->line < in.nlines &&
+                                 in.ts[x->line] < storms[k + 1].onset_timestamp_ns,
                              "storm %zu: its episode triggered after the next storm", k);
                 SW_CHECK(x->ts <= t->end_true_ns + 2 * o->skew_ms * 1000000 + 4 * iv +
                                       (int64_t)o->rise_samples * iv,
@@ -300,8 +301,8 @@ static void check_outcomes(const sw_gen_opts_t *o, sw_params_t p)
                 g_late_named++;
                 SW_CHECK(x->line >= arrive, "storm %zu: named before it arrived?", k);
                 SW_CHECK(in.newest[x->line] <= in.newest[crossed] + iv,
-                         "storm %zu: rank %lld named %lld ns of job time after its rise arrived",
-                         k, (long long)t->rank, (long long)(in.newest[x->line] - in.newest[crossed]));
+                         "storm %zu: rank %lld named %lld ns of job time after its rise arrived", k,
+                         (long long)t->rank, (long long)(in.newest[x->line] - in.newest[crossed]));
             }
             if (!n) {
                 /* Allowed only before the storm rank's rise arrived. */
@@ -323,11 +324,12 @@ static void check_outcomes(const sw_gen_opts_t *o, sw_params_t p)
         for (size_t i = 0; i < r.n; i++)
             if (r.v[i].action == SW_ACTION_TRIGGER)
                 SW_CHECK(r.v[i].line >= in.nlines ||
-                             in.ts[r.v[i].line] >= storms[0].onset_timestamp_ns -
-                                                       2 * o->skew_ms * 1000000 - iv,
+                             in.ts[r.v[i].line] >=
+                                 storms[0].onset_timestamp_ns - 2 * o->skew_ms * 1000000 - iv,
                          "a trigger at %lld before the first storm (restarts, leaks)",
                          (long long)r.v[i].ts);
-    if (no && !ns) SW_CHECK(r.n == 1 && r.v[0].action == SW_ACTION_SUMMARY, "restarts or leaks paged");
+    if (no && !ns)
+        SW_CHECK(r.n == 1 && r.v[0].action == SW_ACTION_SUMMARY, "restarts or leaks paged");
     SW_CHECK(r.warnings == 0, "%llu warnings with settings that work: %s",
              (unsigned long long)r.warnings, r.warning ? r.warning : "");
     sw_gen_destroy(gen);
@@ -483,8 +485,8 @@ static void test_ties_and_late_first_rank(void **state)
             o.samples = samples_for(o.storms, o.storm_gap_ms, o.interval_ms, o.storm_at);
             check_outcomes(&o, params(512, 60000));
         }
-    fprintf(stderr, "ties and late first ranks: %zu tied namings, %zu named by an update\n",
-            g_tied, g_late_named - late_before);
+    fprintf(stderr, "ties and late first ranks: %zu tied namings, %zu named by an update\n", g_tied,
+            g_late_named - late_before);
     SW_CHECK(g_tied > 0, "no tie was named");
     SW_CHECK(g_late_named - late_before > 0, "no late first rank was named by an update");
     SW_CHECK_END();
@@ -569,12 +571,12 @@ static void test_restore_in_episodes(void **state)
             if (at[k] >= in.nlines) continue;
             run_t b;
             run_stream(&in, p, at[k], &b);
-            SW_CHECK(a.n == b.n, "restored at line %zu: %zu records, uninterrupted %zu", at[k],
-                     b.n, a.n);
+            SW_CHECK(a.n == b.n, "restored at line %zu: %zu records, uninterrupted %zu", at[k], b.n,
+                     a.n);
             for (size_t i = 0; i < a.n && i < b.n; i++)
                 SW_CHECK(strcmp(a.v[i].json, b.v[i].json) == 0,
-                         "restored at line %zu: record %zu differs:\n%s\n%s", at[k], i,
-                         a.v[i].json, b.v[i].json);
+                         "restored at line %zu: record %zu differs:\n%s\n%s", at[k], i, a.v[i].json,
+                         b.v[i].json);
             points++;
             run_clear(&b);
         }
@@ -589,12 +591,9 @@ static void test_restore_in_episodes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_storms_in_a_row),
-        cmocka_unit_test(test_sampling_and_delivery),
-        cmocka_unit_test(test_restarts_and_leaks),
-        cmocka_unit_test(test_ties_and_late_first_rank),
-        cmocka_unit_test(test_warnings),
-        cmocka_unit_test(test_restore_in_episodes),
+        cmocka_unit_test(test_storms_in_a_row),    cmocka_unit_test(test_sampling_and_delivery),
+        cmocka_unit_test(test_restarts_and_leaks), cmocka_unit_test(test_ties_and_late_first_rank),
+        cmocka_unit_test(test_warnings),           cmocka_unit_test(test_restore_in_episodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,8 +50,8 @@ static int ref_cmp(const ref_t *a, const ref_t *b)
 /* The seed's _find_rank_spike_candidate over the reference window. */
 /* The first qualifying spike whose rising run starts at or after spent
  * (INT64_MIN: every run counts). */
-static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double frac,
-                          int64_t spent, bool trunc, int64_t orig, sw_win_cand_t *c)
+static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double frac, int64_t spent,
+                          bool trunc, int64_t orig, sw_win_cand_t *c)
 {
     if (n < 2) return false;
     int64_t mx = w[0].used;
