@@ -207,7 +207,10 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_spent, sw_analysis_t 
         }
     int64_t ws = declared > rs[n - 1].rank + 1 ? declared : rs[n - 1].rank + 1;
     size_t anchor = 0; /* sorted: rank 0 first when present */
-    sw_i128 *gaps = sw_arena_alloc(&m->arena, 4096 * sizeof(sw_i128));
+    /* 16-byte aligned (the arena aligns to 8) */
+    sw_i128 *gaps = (sw_i128 *)(((uintptr_t)sw_arena_alloc(&m->arena, 4097 * sizeof(sw_i128)) +
+                                 15) &
+                                ~(uintptr_t)15);
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         ranks[i] = rs[i].rank;
