@@ -30,6 +30,8 @@
 #include <cmocka.h>
 
 #include "sw_codec_alert.h"
+#include "sw_codec_pager.h"
+#include "sw_codec_record.h"
 #include "sw_codec_telemetry.h"
 #include "sw_detect.h"
 #include "sw_gen.h"
@@ -588,12 +590,84 @@ static void test_restore_in_episodes(void **state)
     SW_CHECK_END();
 }
 
+/* A summary that closes a job mid-episode carries the episode's verdict,
+ * and the pager resolves with the verdict's rank, also when the record is
+ * read back from JSON (what notify does), not with the summary's own first
+ * rank (nothing spent: the older storm's, still in the windows). */
+static void test_summary_verdict_pages(void **state)
+{
+    (void)state;
+    sw_check_reset();
+    size_t checked = 0;
+    for (uint64_t seed = 61; seed <= 66; seed++) {
+        sw_gen_opts_t o = base_opts(seed, 8);
+        o.storms = 2;
+        o.storm_gap_ms = 12000;
+        o.storm_at = 0.5;
+        o.samples = 300 + 120 + 60; /* ends 6 s after the second storm */
+        input_t in;
+        if (!make_input(&o, &in)) continue;
+        sw_check_case("stormwatch gen %s", in.desc);
+        char err[512];
+        sw_gen_t *gen = sw_gen_new(&o, err, sizeof(err));
+        const sw_gen_storm_t *t;
+        SW_CHECK(sw_gen_truth(gen, &t) == 2, "two storms");
+        run_t r;
+        run_stream(&in, params(512, 60000), 0, &r);
+        const orec_t *sum = r.n ? &r.v[r.n - 1] : NULL;
+        SW_CHECK(sum && sum->action == SW_ACTION_SUMMARY && sum->episode == 2, "no summary");
+        if (sum && t[0].rank != t[1].rank) {
+            SW_CHECK(sum->first == t[1].rank, "the verdict names %lld, the storm was on %lld",
+                     (long long)sum->first, (long long)t[1].rank);
+            SW_CHECK(strstr(sum->json, "\"episode_open\": true") != NULL, "%s", sum->json);
+            SW_CHECK(strstr(sum->json, "\"verdict\"") != NULL, "no verdict key: %s", sum->json);
+            sw_arena_t arena;
+            sw_arena_init(&arena);
+            sw_record_t rec;
+            SW_CHECK(sw_record_parse_json(sum->json, strlen(sum->json), &arena, &rec, err,
+                                          sizeof(err)) == SW_OK,
+                     "parse: %s", err);
+            SW_CHECK(rec.has_verdict && rec.n_verdict && rec.verdict[0].rank == t[1].rank,
+                     "the parsed verdict");
+            SW_CHECK(rec.analysis.n_suspects && rec.analysis.suspects[0].rank == t[0].rank,
+                     "the summary's own analysis names %lld (expected the older storm's %lld)",
+                     rec.analysis.n_suspects ? (long long)rec.analysis.suspects[0].rank : -1LL,
+                     (long long)t[0].rank);
+            sw_pager_opts_t po;
+            memset(&po, 0, sizeof(po));
+            po.format = SW_PAGER_PAGERDUTY;
+            po.now_ns = 1;
+            sw_buf_t body;
+            sw_buf_init(&body);
+            SW_CHECK(sw_pager_encode(&rec, &po, &body) == SW_PAGER_RESOLVE, "no resolve");
+            char want[64];
+            snprintf(want, sizeof(want), "first seen on rank %lld ", (long long)t[1].rank);
+            sw_buf_cstr(&body);
+            SW_CHECK(strstr(body.data, "RESOLVED") && strstr(body.data, want),
+                     "the resolve does not name rank %lld: %.600s", (long long)t[1].rank,
+                     body.data);
+            sw_buf_clear(&body);
+            sw_arena_clear(&arena);
+            checked++;
+        }
+        run_clear(&r);
+        sw_gen_destroy(gen);
+        free_input(&in);
+    }
+    SW_CHECK(checked >= 3, "only %zu jobs with storms on two ranks", checked);
+    SW_CHECK_END();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_storms_in_a_row),    cmocka_unit_test(test_sampling_and_delivery),
-        cmocka_unit_test(test_restarts_and_leaks), cmocka_unit_test(test_ties_and_late_first_rank),
-        cmocka_unit_test(test_warnings),           cmocka_unit_test(test_restore_in_episodes),
+        cmocka_unit_test(test_storms_in_a_row),
+        cmocka_unit_test(test_sampling_and_delivery),
+        cmocka_unit_test(test_restarts_and_leaks),
+        cmocka_unit_test(test_ties_and_late_first_rank),
+        cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_restore_in_episodes),
+        cmocka_unit_test(test_summary_verdict_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
