@@ -66,12 +66,29 @@ static void usage(FILE *f)
             "  --duplicates RATE   probability that a sample is delivered twice, 0..1 (default 0)\n"
             "  --late RATE         probability that a sample arrives 2-5 intervals late,\n"
             "                      out of order within its rank, 0..1 (default 0)\n"
+            "  --rise-samples N    a storm rises in N equal steps, 1..8, so that its crossing\n"
+            "                      sample moves as the rise goes on (default: 2-3 steps, the\n"
+            "                      first one crossing)\n"
+            "  --storm-gap-ms MS   storms in a row MS apart (default: evenly spaced)\n"
+            "  --tie-ranks K       K ranks (the storm rank and the next ones on the ring) rise\n"
+            "                      on the storm rank's own sample: a tie (default 0)\n"
+            "  --late-first-ms MS  every sample of the storm ranks arrives MS late: a late\n"
+            "                      collector on the first rank, 0..60000 (default 0)\n"
+            "  --restarts N        N ranks restart once (new pid and session, memory down to\n"
+            "                      ~1 GiB, climbing back to the working set) at --restart-at\n"
+            "  --job-restart       every rank of the job restarts at --restart-at\n"
+            "  --restart-at F      restarts at fraction F of the timeline (default 0.2)\n"
+            "  --leaks N           N ranks leak slowly (+6 GiB over 60 s, then freed) from\n"
+            "                      --leak-at F (default 0.2); restarts and leaks end 10 s\n"
+            "                      before the first storm\n"
             "  --job-prefix P      job id prefix, printable ASCII (default \"%s\")\n"
             "  -o, --output FILE   write to FILE instead of standard output\n"
             "  -z, --gzip          gzip the output\n"
             "  --truth FILE        write the ground truth as JSON Lines, one per job and storm:\n"
             "                      job_id, storm, rank, onset_timestamp_ns, first_hit_rank,\n"
-            "                      first_hit_timestamp_ns\n"
+            "                      first_hit_timestamp_ns (and tie_ranks with a tie); then one\n"
+            "                      per restart or leak: kind, job_id, rank, start_timestamp_ns,\n"
+            "                      end_timestamp_ns (none of them may page)\n"
             "  --quiet             no summary line on standard error\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -133,6 +150,9 @@ static bool write_truth(const sw_gen_t *gen, const char *path)
     sw_buf_t buf;
     sw_buf_init(&buf);
     for (size_t i = 0; i < n; i++) sw_gen_truth_json(&storms[i], &buf);
+    const sw_gen_other_t *other;
+    size_t no = sw_gen_truth_other(gen, &other);
+    for (size_t i = 0; i < no; i++) sw_gen_other_json(&other[i], &buf);
     bool ok = fwrite(buf.data, 1, buf.len, f) == buf.len;
     if (fclose(f) != 0) ok = false;
     if (!ok) fprintf(stderr, "stormwatch gen: write to %s failed: %s\n", path, strerror(errno));
@@ -194,6 +214,15 @@ enum {
     OPT_DUPLICATES,
     OPT_LATE,
     OPT_PREFIX,
+    OPT_RISE,
+    OPT_GAP,
+    OPT_TIE,
+    OPT_LATE_FIRST,
+    OPT_RESTARTS,
+    OPT_JOB_RESTART,
+    OPT_RESTART_AT,
+    OPT_LEAKS,
+    OPT_LEAK_AT,
     OPT_TRUTH,
     OPT_QUIET
 };
@@ -218,6 +247,15 @@ int sw_cmd_gen(int argc, char **argv)
         {"duplicates", required_argument, NULL, OPT_DUPLICATES},
         {"late", required_argument, NULL, OPT_LATE},
         {"job-prefix", required_argument, NULL, OPT_PREFIX},
+        {"rise-samples", required_argument, NULL, OPT_RISE},
+        {"storm-gap-ms", required_argument, NULL, OPT_GAP},
+        {"tie-ranks", required_argument, NULL, OPT_TIE},
+        {"late-first-ms", required_argument, NULL, OPT_LATE_FIRST},
+        {"restarts", required_argument, NULL, OPT_RESTARTS},
+        {"job-restart", no_argument, NULL, OPT_JOB_RESTART},
+        {"restart-at", required_argument, NULL, OPT_RESTART_AT},
+        {"leaks", required_argument, NULL, OPT_LEAKS},
+        {"leak-at", required_argument, NULL, OPT_LEAK_AT},
         {"output", required_argument, NULL, 'o'},
         {"gzip", no_argument, NULL, 'z'},
         {"truth", required_argument, NULL, OPT_TRUTH},
@@ -271,6 +309,23 @@ int sw_cmd_gen(int argc, char **argv)
             break;
         case OPT_LATE: ok = sw_cli_dbl(cmd, "--late", optarg, 0.0, 1.0, &o.late); break;
         case OPT_PREFIX: o.job_prefix = optarg; break;
+        case OPT_RISE: ok = sw_cli_i64(cmd, "--rise-samples", optarg, 0, 8, &o.rise_samples); break;
+        case OPT_GAP:
+            ok = sw_cli_i64(cmd, "--storm-gap-ms", optarg, 0, 3600000, &o.storm_gap_ms);
+            break;
+        case OPT_TIE: ok = sw_cli_i64(cmd, "--tie-ranks", optarg, 0, 131072, &o.tie_ranks); break;
+        case OPT_LATE_FIRST:
+            ok = sw_cli_i64(cmd, "--late-first-ms", optarg, 0, 60000, &o.late_first_ms);
+            break;
+        case OPT_RESTARTS:
+            ok = sw_cli_i64(cmd, "--restarts", optarg, 0, 131072, &o.restarts);
+            break;
+        case OPT_JOB_RESTART: o.job_restart = true; break;
+        case OPT_RESTART_AT:
+            ok = sw_cli_dbl(cmd, "--restart-at", optarg, 0.0, 1.0, &o.restart_at);
+            break;
+        case OPT_LEAKS: ok = sw_cli_i64(cmd, "--leaks", optarg, 0, 131072, &o.leaks); break;
+        case OPT_LEAK_AT: ok = sw_cli_dbl(cmd, "--leak-at", optarg, 0.0, 1.0, &o.leak_at); break;
         case 'o': out_path = optarg; break;
         case 'z': gzip = true; break;
         case OPT_TRUTH: truth_path = optarg; break;

@@ -106,6 +106,8 @@ static bool on_event(void *opaque, const sw_event_t *ev, const char *file, uint6
         rp->rejected++;
         return true;
     }
+    const char *warning = sw_detect_warning(rp->det);
+    if (warning) fprintf(stderr, "stormwatch replay: warning: %s\n", warning);
     if (rec) put_record(rp, rec);
     /* Sample the engine's size now and then: computing it walks the jobs. */
     if (rp->stats && (++rp->fed & 0xffff) == 0) {

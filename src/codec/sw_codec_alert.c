@@ -279,6 +279,8 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
             sw_buf_puts(buf, "the spike of rank ");
             sw_buf_put_i64(buf, rec->resolve_rank);
             sw_buf_puts(buf, " left its window");
+        } else if (rec->resolve_reason == SW_RESOLVE_NEXT_STORM) {
+            sw_buf_puts(buf, "the next storm started");
         } else {
             sw_buf_puts(buf, "fewer than two ranks still show a spike");
         }
@@ -358,6 +360,24 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
     if (rec->action == SW_ACTION_SUMMARY) {
         sw_jw_key(&jw, "episode_open");
         sw_jw_bool(&jw, rec->episode_open);
+    }
+    if (rec->n_tied) {
+        sw_jw_key(&jw, "tied_ranks");
+        sw_jw_arr(&jw);
+        for (size_t i = 0; i < rec->n_tied; i++) sw_jw_i64(&jw, rec->tied_ranks[i]);
+        sw_jw_end_arr(&jw);
+    }
+    if (rec->action == SW_ACTION_SUMMARY && rec->has_verdict) {
+        /* What on-call read for the open episode, as a resolve copies it. */
+        sw_jw_key(&jw, "verdict");
+        sw_jw_obj(&jw);
+        sw_jw_key(&jw, "cluster_onset_timestamp_ns");
+        sw_jw_u64(&jw, rec->verdict_onset_ns);
+        sw_jw_key(&jw, "first_cause_suspects");
+        sw_jw_arr(&jw);
+        for (size_t i = 0; i < rec->n_verdict; i++) put_suspect(&jw, &rec->verdict[i], true);
+        sw_jw_end_arr(&jw);
+        sw_jw_end_obj(&jw);
     }
     sw_jw_end_obj(&jw);
 }

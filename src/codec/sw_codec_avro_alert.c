@@ -200,6 +200,17 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
     bool summary = rec->action == SW_ACTION_SUMMARY;
     put_long(out, summary ? 1 : 0);
     if (summary) sw_buf_putc(out, rec->episode_open ? 1 : 0); /* Avro boolean: one byte */
+    put_long(out, rec->n_tied ? 1 : 0);
+    if (rec->n_tied) put_i64_array(out, rec->tied_ranks, rec->n_tied);
+    put_long(out, rec->has_verdict ? 1 : 0);
+    if (rec->has_verdict) {
+        put_long(out, (int64_t)rec->verdict_onset_ns);
+        if (rec->n_verdict) {
+            put_long(out, (int64_t)rec->n_verdict);
+            for (size_t i = 0; i < rec->n_verdict; i++) put_suspect(out, &rec->verdict[i]);
+        }
+        put_long(out, 0);
+    }
     return SW_OK;
 }
 
@@ -566,6 +577,36 @@ static bool js_record(rd_t *rd, sw_jw_t *jw)
         if (!rd_bool(rd, &open)) return false;
         sw_jw_key(jw, "episode_open");
         sw_jw_bool(jw, open);
+    }
+    rd->field = "tied_ranks";
+    if (!rd_opt(rd, &set)) return false;
+    if (set && !js_long_array(rd, jw, "tied_ranks")) return false;
+    rd->field = "verdict";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        sw_jw_key(jw, "verdict");
+        sw_jw_obj(jw);
+        rd->prefix = "verdict.";
+        if (!js_long(rd, jw, "cluster_onset_timestamp_ns")) return false;
+        rd->prefix = "";
+        sw_jw_key(jw, "first_cause_suspects");
+        sw_jw_arr(jw);
+        size_t vi = 0;
+        for (;;) {
+            int64_t n = 0;
+            rd->outer = NULL;
+            rd->field = "verdict.first_cause_suspects";
+            if (!rd_block(rd, &n)) return false;
+            if (n == 0) break;
+            for (int64_t i = 0; i < n; i++, vi++) {
+                rd->outer = "verdict.first_cause_suspects";
+                rd->index = vi;
+                if (!js_suspect(rd, jw)) return false;
+            }
+        }
+        rd->outer = NULL;
+        sw_jw_end_arr(jw);
+        sw_jw_end_obj(jw);
     }
     sw_jw_end_obj(jw);
     return rd_done(rd);

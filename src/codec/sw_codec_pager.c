@@ -153,9 +153,25 @@ static void put_key_rfc3339(sw_jw_t *jw, const char *key, int64_t ns)
     sw_buf_clear(&tmp);
 }
 
+/* A summary that closes an open episode resolves it with the episode's
+ * verdict (the rank on-call was paged for), as a resolve record does: the
+ * human text names the verdict's suspects; the details keep the record. */
+static const sw_record_t *as_closing(const sw_record_t *rec, sw_record_t *tmp)
+{
+    if (rec->action != SW_ACTION_SUMMARY || !rec->has_verdict) return rec;
+    *tmp = *rec;
+    tmp->analysis.has_onset = true;
+    tmp->analysis.onset_ns = rec->verdict_onset_ns;
+    tmp->analysis.suspects = rec->verdict;
+    tmp->analysis.n_suspects = rec->n_verdict;
+    return tmp;
+}
+
 /* The human line; a summary that resolves says why the episode ends. */
 static void put_summary(sw_jw_t *jw, const sw_record_t *rec)
 {
+    sw_record_t closing;
+    rec = as_closing(rec, &closing);
     static const char verb[] = "SUMMARY ";
     sw_buf_t tmp;
     sw_buf_init(&tmp);
@@ -322,7 +338,8 @@ static void put_key_i64_str(sw_jw_t *jw, const char *key, int64_t v)
 /* Suspects, world and notes as a few lines of text, bounded. */
 static void am_description(sw_jw_t *jw, const sw_record_t *rec)
 {
-    const sw_analysis_t *a = &rec->analysis;
+    sw_record_t closing;
+    const sw_analysis_t *a = &as_closing(rec, &closing)->analysis;
     sw_buf_t d;
     sw_buf_init(&d);
     if (a->n_suspects) {

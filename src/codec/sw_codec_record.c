@@ -331,6 +331,28 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
     sw_str_t reason = sw_jdom_str(sw_jdom_get(root, "resolve_reason"), "");
     if (sw_str_eq(reason, sw_str("suspect_lost"))) rec->resolve_reason = SW_RESOLVE_SUSPECT_LOST;
     else if (sw_str_eq(reason, sw_str("onset_gone"))) rec->resolve_reason = SW_RESOLVE_ONSET_GONE;
+    else if (sw_str_eq(reason, sw_str("next_storm"))) rec->resolve_reason = SW_RESOLVE_NEXT_STORM;
+    const sw_jnode_t *tied = sw_jdom_get(root, "tied_ranks");
+    if (tied && tied->type != SW_JN_NULL &&
+        (err = get_i64_array(&c, root, "tied_ranks", &rec->tied_ranks, &rec->n_tied)) != SW_OK)
+        return err;
+    /* A summary closing an open episode: the episode's verdict. */
+    const sw_jnode_t *ver = sw_jdom_get(root, "verdict");
+    if (rec->action == SW_ACTION_SUMMARY && ver && ver->type == SW_JN_OBJECT) {
+        const sw_jnode_t *vo = sw_jdom_get(ver, "cluster_onset_timestamp_ns");
+        const sw_jnode_t *vs = sw_jdom_get(ver, "first_cause_suspects");
+        if (!vo || vo->type != SW_JN_INT || vo->i < 0)
+            return bad(&c, "verdict.cluster_onset_timestamp_ns", "is not an integer >= 0");
+        if (!vs || vs->type != SW_JN_ARRAY)
+            return bad(&c, "verdict.first_cause_suspects", "is not an array");
+        sw_suspect_t *v = vs->n ? sw_arena_calloc(arena, vs->n, sizeof(*v)) : NULL;
+        for (size_t i = 0; i < vs->n; i++)
+            if ((err = get_suspect(&c, &vs->items[i], &v[i])) != SW_OK) return err;
+        rec->has_verdict = true;
+        rec->verdict_onset_ns = (uint64_t)vo->i;
+        rec->verdict = v;
+        rec->n_verdict = vs->n;
+    }
     if ((err = get_int(&c, root, "resolve_lost_rank", false, 0, &rec->resolve_rank, NULL)) != SW_OK)
         return err;
     const sw_jnode_t *open = sw_jdom_get(root, "episode_open");

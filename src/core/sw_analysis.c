@@ -40,6 +40,7 @@ const char *sw_resolve_reason_str(sw_resolve_reason_t r)
     switch (r) {
     case SW_RESOLVE_SUSPECT_LOST: return "suspect_lost";
     case SW_RESOLVE_ONSET_GONE: return "onset_gone";
+    case SW_RESOLVE_NEXT_STORM: return "next_storm";
     default: return "";
     }
 }

@@ -160,10 +160,11 @@ const char *sw_action_str(sw_action_t a);
 typedef enum sw_resolve_reason_e {
     SW_RESOLVE_NONE = 0,         /**< not a resolve record */
     SW_RESOLVE_SUSPECT_LOST = 1, /**< a verdict suspect's spike left its window or went stale */
-    SW_RESOLVE_ONSET_GONE = 2    /**< fewer than two candidates remain: no cluster onset */
+    SW_RESOLVE_ONSET_GONE = 2,   /**< fewer than two candidates remain: no cluster onset */
+    SW_RESOLVE_NEXT_STORM = 3    /**< a rank's run started clearly after the storm: the next one */
 } sw_resolve_reason_t;
 
-/** @brief "suspect_lost", "onset_gone" (or "" for NONE). */
+/** @brief "suspect_lost", "onset_gone", "next_storm" (or "" for NONE). */
 const char *sw_resolve_reason_str(sw_resolve_reason_t r);
 
 /** Where the sample that caused a record came from (Kafka provenance). */
@@ -192,6 +193,14 @@ typedef struct sw_record_s {
                                       summary of an open episode closes it for pagers) */
     sw_resolve_reason_t resolve_reason; /**< resolve records: why */
     int64_t resolve_rank; /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
+    const int64_t *tied_ranks; /**< trigger/update: ranks whose spike is within one sampling
+                                    interval of the first (the first included), ascending;
+                                    resolve and a summary with a verdict: the verdict's */
+    size_t n_tied;
+    bool has_verdict;            /**< summary closing an open episode: the verdict below */
+    uint64_t verdict_onset_ns;   /**< its cluster_onset_timestamp_ns */
+    const sw_suspect_t *verdict; /**< its first_cause_suspects */
+    size_t n_verdict;
 } sw_record_t;
 
 /** What sw_record_condense() keeps: rank lists' first entries, suspects

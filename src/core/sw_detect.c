@@ -260,7 +260,6 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->claim_leader = -1;
     j->t_root = NIL;
     j->sig_boundary = INT64_MAX;
-    j->excl_key = INT64_MIN;
     j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
     j->phase = sw_phase_new_keyed(det->params.hash_key);
@@ -286,6 +285,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->heap);
     free(j->hpos);
     free(j->sig);
+    free(j->mem);
+    free(j->tie);
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
@@ -330,7 +331,8 @@ static size_t job_bytes(const job_t *j)
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
-               j->capsig * sizeof(sig_ent_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
+               j->capsig * sizeof(sig_ent_t) + j->capmem * sizeof(uint32_t) +
+               j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
                j->v_arena.total;
@@ -360,6 +362,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
+    r->spent_ts = INT64_MIN;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
     if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
@@ -390,19 +393,46 @@ static void claim_add(job_t *j, int64_t ws)
     if (c->count > l->count || (c->count == l->count && c->first < l->first)) j->claim_leader = ci;
 }
 
-/* Re-derive rank ri's candidate and keep the treap in step. */
+/* Rank r's sampling interval in ns (its latest source's), at least 1 ms. */
+static int64_t rank_interval_ns(const rank_t *r)
+{
+    int64_t ms = r->c_interval > 0 && r->c_interval < INT64_MAX / 1000000 ? r->c_interval : 1;
+    return ms * 1000000;
+}
+
+/* A rising run that needs more than this to reach its spike, and did not
+ * rise by a threshold in the last stretch of this length, is a leak, not a
+ * storm: 10 s, or 10 sampling intervals when they are longer. */
+static int64_t leak_ns(const rank_t *r)
+{
+    int64_t iv = rank_interval_ns(r);
+    return iv > INT64_MAX / 10 ? INT64_MAX : (10 * iv > 10000000000 ? 10 * iv : 10000000000);
+}
+
+/* Re-derive rank ri's candidate (its first qualifying spike in an unspent
+ * run; leaks are spent as they are found) and keep the treap in step. */
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
 {
     rank_t *r = &j->ranks[ri];
     sw_win_cand_t wc;
-    bool has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                                &wc);
+    bool has;
+    for (;;) {
+        has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                               r->spent_ts, &wc);
+        if (!has || wc.base_ts == INT64_MAX ||
+            !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
+                              leak_ns(r)))
+            break;
+        r->spent_ts = wc.base_ts + 1;
+    }
     int64_t rel = has ? wc.spike_ts - r->first_ts : 0;
     if (has == r->has_cand && (!has || (rel == r->c_rel && wc.peak == r->c_peak))) {
         if (has) {
+            if (r->in_verdict && wc.base_ts != r->c_base) j->v_touched = true;
             r->c_spike_ts = wc.spike_ts;
             r->c_samples = wc.samples;
             r->c_src = wc.src;
+            r->c_base = wc.base_ts;
         }
         return;
     }
@@ -412,7 +442,6 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
         j->t_root = t_erase(j, j->t_root, ri);
         r->t_left = r->t_right = NIL;
         j->ncands--;
-        if (j->excl_valid && r->c_rel <= j->excl_key) j->n_excl--;
     }
     r->has_cand = has;
     if (!has) return;
@@ -421,10 +450,47 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     r->c_peak = wc.peak;
     r->c_samples = wc.samples;
     r->c_src = wc.src;
+    r->c_base = wc.base_ts;
     if (rel <= j->sig_boundary) j->region_dirty = true;
     j->t_root = t_insert(j, j->t_root, ri);
     j->ncands++;
-    if (j->excl_valid && rel <= j->excl_key) j->n_excl++;
+}
+
+/* A new pid or session on a rank (in time order) is a restart: its spike
+ * search starts again once the new process has climbed to its working
+ * set, i.e. once its memory has not risen by half a threshold for 5 s
+ * (or 5 sampling intervals when they are longer); every run that starts
+ * before that is spent. */
+static void restart_track(sw_detector_t *det, rank_t *r, const sw_src_t *src, int64_t ts,
+                          int64_t used, bool in_order, bool new_rank)
+{
+    if (new_rank) {
+        r->proc_pid = src->pid;
+        r->proc_sess = src->session;
+        return;
+    }
+    if (!in_order) return;
+    if (src->pid != r->proc_pid || src->session != r->proc_sess) {
+        r->proc_pid = src->pid;
+        r->proc_sess = src->session;
+        r->warm = true;
+        r->warm_hi = used;
+        r->warm_hi_ts = ts;
+    } else if (r->warm) {
+        int64_t thr;
+        if (!sw_spike_threshold(r->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
+                                &thr))
+            thr = INT64_MAX;
+        if (used > r->warm_hi) {
+            if (used - r->warm_hi > thr / 2) r->warm_hi_ts = ts;
+            r->warm_hi = used;
+        }
+        int64_t iv = rank_interval_ns(r);
+        int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX
+                                            : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
+        if ((uint64_t)ts - (uint64_t)r->warm_hi_ts >= (uint64_t)settle) r->warm = false;
+    }
+    if (r->warm && ts < INT64_MAX && ts + 1 > r->spent_ts) r->spent_ts = ts + 1;
 }
 
 static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
@@ -491,6 +557,7 @@ sw_detector_t *sw_detect_new(sw_params_t params)
     det->params = params;
     det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
     det->rebuild_x = INT64_MIN;
+    sw_buf_init(&det->warning);
     sw_arena_init(&det->arena);
     sw_winpool_init(&det->winpool, (uint32_t)params.window_samples);
     return det;
@@ -508,6 +575,7 @@ void sw_detect_destroy(sw_detector_t *det)
     free(det->tmp_rel);
     sw_winpool_clear(&det->winpool);
     sw_arena_clear(&det->arena);
+    sw_buf_clear(&det->warning);
     free(det);
 }
 
@@ -542,6 +610,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
 {
     det->arrivals++;
     *rec = NULL;
+    det->warning.len = 0;
     bool sample = ev->kind == SW_EV_SAMPLE;
     bool hard;
     int64_t max_ranks = sw_det_rank_limit(det, &hard);
@@ -618,13 +687,18 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         return SW_OK;
     }
     bool first_changed = false;
+    bool in_order = new_rank || ts > r->newest_ts;
+    restart_track(det, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
     if (new_rank) {
         r->first_ts = r->newest_ts = ts;
+        if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;
+        if (!j->has_sample || ts > j->first_max_ts) j->first_max_ts = ts;
     } else {
         if (ts < r->newest_ts) det->st.late++;
         if (ts < r->first_ts) {
             r->first_ts = ts;
             first_changed = true;
+            if (ts < j->first_min_ts) j->first_min_ts = ts;
         }
         if (ts > r->newest_ts) r->newest_ts = ts;
     }
@@ -641,11 +715,12 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (r->phase_grp != NIL && sw_win_full(&r->win) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
-    if (wr != SW_WIN_TOO_OLD || first_changed) sw_det_cand_refresh(det, j, ri);
+    if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) sw_det_cand_refresh(det, j, ri);
+    sw_det_warn_check(det, j, r, ts);
     /* Step 3: staleness. */
     stale_sweep(det, j, offset);
     /* Steps 4-5. */
-    *rec = sw_det_lifecycle(det, j, ts, offset);
+    *rec = sw_det_lifecycle(det, j, ri, ts, offset);
     prefetch_window(det);
     return SW_OK;
 }
@@ -720,6 +795,11 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
     return expired;
 }
 
+const char *sw_detect_warning(const sw_detector_t *det)
+{
+    return det->warning.len ? det->warning.data : NULL;
+}
+
 void sw_detect_set_pressure(sw_detector_t *det, bool over_budget)
 {
     det->pressure = over_budget;
@@ -756,5 +836,14 @@ bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *o
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     if (!j || !j->has_sample) return false;
     sw_det_build_analysis(det, j, false, out);
+    return true;
+}
+
+bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *spent_ts)
+{
+    job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
+    uint32_t ri;
+    if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
+    *spent_ts = j->ranks[ri].spent_ts;
     return true;
 }

@@ -34,7 +34,17 @@ typedef struct sw_detect_stats_s {
     uint64_t ranks;         /**< ranks tracked now */
     uint64_t retained;      /**< samples in all windows now */
     uint64_t bytes;         /**< bytes of engine state now */
+    uint64_t warnings;      /**< settings that cannot work, said once per job (sw_detect_warning) */
 } sw_detect_stats_t;
+
+/**
+ * @brief The warning the last event fed gave, or NULL: settings that cannot
+ *        work for its job (stale.ms below 5 sampling intervals, below the
+ *        clock skew or a rank's delivery delay; a window shorter than a
+ *        storm's spread), once per job and kind. One sentence naming the job.
+ * @returns borrowed: valid until the next call on @p det.
+ */
+const char *sw_detect_warning(const sw_detector_t *det);
 
 /**
  * @brief Say whether the engine is over its share of the memory budget
@@ -143,5 +153,13 @@ void sw_detect_rebuild_done(sw_detector_t *det);
  * @remark *out is borrowed: valid until the next call on @p det.
  */
 bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out);
+
+/**
+ * @brief Where rank @p rank of a job has spent its rising runs (for tests):
+ *        runs whose base sample is before *spent_ts are no candidates of
+ *        the lifecycle's Analysis A (INT64_MIN: none are).
+ * @returns false when the job or the rank is unknown.
+ */
+bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *spent_ts);
 
 #endif /* SW_DETECT_H */

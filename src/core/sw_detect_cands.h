@@ -190,7 +190,7 @@ static inline void heap_pop_top(job_t *j)
     }
 }
 
-/* ---- anchor and horizon --------------------------------------------- */
+/* ---- anchor --------------------------------------------- */
 
 static inline int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
 {
@@ -198,17 +198,6 @@ static inline int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
     if (!sw_imap_get(&j->rank_map, 0, &ri)) sw_imap_get(&j->rank_map, j->min_rank, &ri);
     if (anchor_rank) *anchor_rank = j->ranks[ri].rank;
     return j->ranks[ri].first_ts;
-}
-
-/* horizon - anchor first, clamped: candidates with rel <= it are behind
- * the horizon. INT64_MIN without a horizon (rel is never negative). */
-static inline int64_t horizon_key(const job_t *j)
-{
-    if (!j->has_horizon || !j->has_sample) return INT64_MIN;
-    sw_i128 k = (sw_i128)j->horizon - (sw_i128)anchor_first(j, NULL);
-    if (k < INT64_MIN) return INT64_MIN;
-    if (k > INT64_MAX) return INT64_MAX;
-    return (int64_t)k;
 }
 
 #endif /* SW_DETECT_CANDS_H */

@@ -59,8 +59,20 @@ typedef struct rank_s {
     int64_t c_peak;
     int64_t c_samples;
     uint32_t c_src;
+    int64_t c_base;                   /* base timestamp of the candidate's rising run */
     uint32_t t_left, t_right, t_prio; /* candidate treap */
     bool in_verdict;                  /* one of the open episode's verdict suspects */
+    /* Cold: the lifecycle's marks (docs/semantics.md, "Episodes"). */
+    bool warm;          /* climbing after a restart: its runs so far are spent */
+    int64_t spent_ts;   /* rising runs based before this are spent (INT64_MIN: none) */
+    int64_t ep_no;      /* the episode the run based at ep_base was part of (0: none) */
+    int64_t ep_base;    /* base timestamp of that run */
+    int64_t proc_pid;   /* pid of the rank's newest sample: its process */
+    uint32_t proc_sess; /* and its session (interned; 0 = null) */
+    int64_t warm_hi;    /* warm: highest device_used since the restart */
+    int64_t warm_hi_ts; /* warm: when it last rose by half a threshold */
+    bool rs_has_ev;     /* restore: the window's hr_trunc, set after the rebuild */
+    int64_t rs_ev_used; /* and hr_orig */
 } rank_t;
 
 typedef struct heap_ent_s {
@@ -122,29 +134,42 @@ typedef struct job_s {
     bool sig_valid;
     uint64_t sig_onset;
     sw_confidence_t sig_conf;
-    int64_t sig_boundary; /* rel of the onset candidate; INT64_MAX when none */
+    int64_t sig_boundary; /* candidates up to this rel make the answer; INT64_MAX when none */
     int64_t sig_rel0;     /* rel of the earliest candidate */
     size_t sig_earliest;  /* suspects at the earliest time */
     sig_ent_t *sig;
     size_t nsig, capsig;
     bool region_dirty;
-    /* The horizon (SPEC 6 step 4): candidates at aligned time <= horizon
-     * belong to an episode that has ended. Candidates are ordered by rel
-     * (= aligned - anchor first), so those are a prefix of the treap:
-     * rel <= excl_key with excl_key = horizon - anchor first. n_excl counts
-     * them, kept in step by cand_refresh and recounted when excl_key moves
-     * (a resolve, or a new anchor). */
-    bool has_horizon;
-    uint64_t horizon;
-    bool excl_valid;
-    int64_t excl_key;
-    size_t n_excl;
+    /* The open episode (SPEC 6 step 5): the ranks whose run is part of it
+     * (rank_t.ep_no/ep_base), the rel of its latest member's spike, the
+     * answer last published (trigger or update) and a change that waits. */
+    uint32_t *mem;
+    size_t nmem, capmem;
+    int64_t ep_first_rel, ep_last_rel;
+    bool aged;             /* the last episode ended as its evidence aged out */
+    int64_t aged_last_rel; /* then: its ep_last_rel */
+    int64_t n_updates;     /* updates of the open episode */
+    bool pend;             /* the answer changed; published once pend_ts is due */
+    int64_t pend_ts;       /* job newest timestamp when it changed */
+    int64_t tie_ns;        /* the tie width used for the signature (one interval) */
+    sig_ent_t *tie;        /* the published answer's tied ranks (rank, run base), ascending */
+    size_t ntie, captie;
+    int64_t s_first, s_onset_rank, s_onset_base; /* the answer now: first rank, onset's run */
+    int64_t p_first, p_onset_rank, p_onset_base; /* the answer published */
+    int64_t p_rel0;                              /* its first spike's rel */
+    sw_confidence_t p_conf;
+    int64_t sig_onset_rel; /* rel of the onset candidate */
+    uint8_t warned;        /* SW_DET_WARN_* given for this job */
+    int64_t first_min_ts;  /* smallest first timestamp of a rank (clock skew) */
+    int64_t first_max_ts;  /* largest */
     /* The verdict (SPEC 6 step 5): onset and suspects of the open
      * episode's last trigger or update record, deep-copied into v_arena. */
     bool has_verdict;
     uint64_t v_onset;
     sw_suspect_t *v_sus;
     size_t v_n;
+    int64_t *v_tie; /* the verdict's tied ranks */
+    size_t v_ntie;
     sw_arena_t v_arena;
     bool v_touched; /* a verdict rank's candidate may have changed */
     int trig_conf;  /* episode_confidence of the records (sw_analysis.h) */
@@ -189,7 +214,17 @@ struct sw_detector_s {
     uint64_t gen;
     sw_announced_t pf, cur;
     bool pf_win_done; /* pf's window lines were requested */
+    sw_buf_t warning; /* the warning of the last event fed ("" none) */
 };
+
+/* Warnings, once per job each (sw_detect_warning). */
+#define SW_DET_WARN_STALE_INTERVAL 1u
+#define SW_DET_WARN_STALE_SKEW 2u
+#define SW_DET_WARN_STALE_DELAY 4u
+#define SW_DET_WARN_WINDOW_SPREAD 8u
+
+/* Updates per episode, at most (SPEC 6 step 5, few records). */
+#define SW_DET_MAX_UPDATES 4
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -212,10 +247,12 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset);
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
 void sw_det_verdict_mark(job_t *j, bool on);
-const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, int64_t ts, int64_t off);
+const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
+                                    int64_t off);
 sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts, int64_t ts,
                          int64_t cause_offset);
-void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_analysis_t *out);
+void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_analysis_t *out);
+void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts);
 void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg);
 int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard);
 

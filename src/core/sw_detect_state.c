@@ -10,11 +10,13 @@
  * rank received after its last emptying, so inserting those samples again,
  * in order, into an empty window gives the same window. */
 
-/* SWS2: SWS1 plus the horizon and the verdict (episodes keep their answer).
- * An SWS1 snapshot lacks them and is refused: the partition is then
+/* SWS3: the lifecycle of issue 23 (per-rank spent runs, restarts, episode
+ * members, the published answer and its tie) in place of SWS2's horizon.
+ * SWS1 and SWS2 snapshots are refused by name: the partition is then
  * processed from its committed offset without state, never misread. */
-#define SNAP_MAGIC "SWS2"
-#define SNAP_MAGIC_OLD "SWS1"
+#define SNAP_MAGIC "SWS3"
+#define SNAP_MAGIC_SWS1 "SWS1"
+#define SNAP_MAGIC_SWS2 "SWS2"
 
 static void params_put(sw_buf_t *b, const sw_params_t *p)
 {
@@ -181,25 +183,50 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         sw_vput_u(out, j->open);
         sw_vput_i(out, j->episode);
         sw_vput_i(out, j->revision);
+        sw_vput_i(out, j->trig_conf);
+        sw_vput_i(out, j->n_updates);
+        sw_vput_u(out, j->pend);
+        sw_vput_i(out, j->pend_ts);
+        sw_vput_i(out, j->ep_first_rel);
+        sw_vput_i(out, j->ep_last_rel);
+        sw_vput_u(out, j->aged);
+        sw_vput_i(out, j->aged_last_rel);
+        sw_vput_u(out, j->warned);
+        sw_vput_i(out, j->first_min_ts);
+        sw_vput_i(out, j->first_max_ts);
+        /* the answer now and the one published */
         sw_vput_u(out, j->sig_valid);
-        sw_vput_u(out, j->sig_onset);
-        sw_vput_u(out, j->sig_conf);
+        sw_vput_u(out, j->region_dirty);
+        sw_vput_i(out, j->tie_ns);
         sw_vput_i(out, j->sig_boundary);
         sw_vput_i(out, j->sig_rel0);
+        sw_vput_i(out, j->sig_onset_rel);
         sw_vput_u(out, j->sig_earliest);
-        sw_vput_u(out, j->region_dirty);
+        sw_vput_u(out, j->sig_conf);
+        sw_vput_i(out, j->s_first);
+        sw_vput_i(out, j->s_onset_rank);
+        sw_vput_i(out, j->s_onset_base);
         sw_vput_u(out, j->nsig);
         for (size_t k = 0; k < j->nsig; k++) {
             sw_vput_i(out, j->sig[k].rank);
             sw_vput_i(out, j->sig[k].spike_ts);
         }
-        sw_vput_u(out, j->has_horizon);
-        sw_vput_u(out, j->horizon);
-        sw_vput_i(out, j->trig_conf);
+        sw_vput_i(out, j->p_first);
+        sw_vput_i(out, j->p_onset_rank);
+        sw_vput_i(out, j->p_onset_base);
+        sw_vput_i(out, j->p_rel0);
+        sw_vput_u(out, j->p_conf);
+        sw_vput_u(out, j->ntie);
+        for (size_t k = 0; k < j->ntie; k++) {
+            sw_vput_i(out, j->tie[k].rank);
+            sw_vput_i(out, j->tie[k].spike_ts);
+        }
         sw_vput_u(out, j->has_verdict);
         sw_vput_u(out, j->v_onset);
         sw_vput_u(out, j->v_n);
         for (size_t k = 0; k < j->v_n; k++) suspect_put(out, &j->v_sus[k]);
+        sw_vput_u(out, j->v_ntie);
+        i64s_put(out, j->v_tie, j->v_ntie);
         sw_vput_u(out, j->nranks);
         for (size_t k = 0; k < j->nranks; k++) {
             const rank_t *r = &j->ranks[k];
@@ -207,7 +234,21 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, r->first_ts);
             sw_vput_i(out, r->newest_ts);
             sw_vput_i(out, r->empty_off);
+            sw_vput_i(out, r->spent_ts);
+            sw_vput_i(out, r->ep_no);
+            sw_vput_i(out, r->ep_base);
+            sw_vput_u(out, r->warm);
+            sw_vput_i(out, r->warm_hi);
+            sw_vput_i(out, r->warm_hi_ts);
+            sw_vput_i(out, r->proc_pid);
+            sw_vput_u(out, r->win.hr_trunc);
+            sw_vput_i(out, r->win.hr_orig);
+            sw_vput_u(out, r->proc_sess != 0);
+            sw_vput_bytes(out, sw_intern_get(j->strs, r->proc_sess));
         }
+        /* members, by rank (indices follow the order above) */
+        sw_vput_u(out, j->nmem);
+        for (size_t k = 0; k < j->nmem; k++) sw_vput_u(out, j->mem[k]);
         sw_phase_save(j->phase, out);
     }
 }
@@ -218,10 +259,17 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
     sw_detector_t *det = sw_detect_new(params);
     sw_vrd_t r = {data, (const uint8_t *)data + len, false};
     const char *why = "malformed state snapshot";
-    if (len >= 4 && memcmp(data, SNAP_MAGIC_OLD, 4) == 0) {
+    if (len >= 4 && memcmp(data, SNAP_MAGIC_SWS1, 4) == 0) {
         why =
-            "state snapshot of an earlier stormwatch version (SWS1: no episode horizon or "
-            "verdict); refused, the partition is processed from its committed offset";
+            "state snapshot of an earlier stormwatch version (SWS1: no episode verdict); "
+            "refused, the partition is processed from its committed offset";
+        goto err;
+    }
+    if (len >= 4 && memcmp(data, SNAP_MAGIC_SWS2, 4) == 0) {
+        why =
+            "state snapshot of an earlier stormwatch version (SWS2: a job-wide episode horizon "
+            "instead of per-rank spent runs); refused, the partition is processed from its "
+            "committed offset";
         goto err;
     }
     if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
@@ -298,44 +346,76 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->open = sw_vget_u(&r) != 0;
         j->episode = sw_vget_i(&r);
         j->revision = sw_vget_i(&r);
+        int64_t tc = sw_vget_i(&r);
+        j->n_updates = sw_vget_i(&r);
+        j->pend = sw_vget_u(&r) != 0;
+        j->pend_ts = sw_vget_i(&r);
+        j->ep_first_rel = sw_vget_i(&r);
+        j->ep_last_rel = sw_vget_i(&r);
+        j->aged = sw_vget_u(&r) != 0;
+        j->aged_last_rel = sw_vget_i(&r);
+        uint64_t warned = sw_vget_u(&r);
+        j->first_min_ts = sw_vget_i(&r);
+        j->first_max_ts = sw_vget_i(&r);
         j->sig_valid = sw_vget_u(&r) != 0;
-        j->sig_onset = sw_vget_u(&r);
-        j->sig_conf = (sw_confidence_t)sw_vget_u(&r);
+        bool dirty = sw_vget_u(&r) != 0;
+        j->tie_ns = sw_vget_i(&r);
         j->sig_boundary = sw_vget_i(&r);
         j->sig_rel0 = sw_vget_i(&r);
+        j->sig_onset_rel = sw_vget_i(&r);
         j->sig_earliest = sw_vget_u(&r);
-        bool dirty = sw_vget_u(&r) != 0;
-        uint64_t ns = sw_vget_u(&r);
+        uint64_t sconf = sw_vget_u(&r);
+        j->s_first = sw_vget_i(&r);
+        j->s_onset_rank = sw_vget_i(&r);
+        j->s_onset_base = sw_vget_i(&r);
         /* Episodes and revisions count up by one per record: a live engine
          * never gets near 2^62, and a bound keeps the increments defined. */
-        if ((j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
-            j->episode > COUNT_MAX || j->revision > COUNT_MAX ||
-            (uint64_t)j->sig_conf > SW_CONFIDENCE_HIGH || (j->sig_valid && j->sig_earliest > ns)) {
+        if (r.bad || (j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
+            j->episode > COUNT_MAX || j->revision > COUNT_MAX || tc < -1 ||
+            tc > SW_CONFIDENCE_HIGH || j->n_updates < 0 || j->n_updates > SW_DET_MAX_UPDATES ||
+            warned > 15 || sconf > SW_CONFIDENCE_HIGH || j->tie_ns < 0 ||
+            j->first_max_ts < j->first_min_ts) {
             r.bad = true;
             break;
         }
-        if (ns > (uint64_t)(r.end - r.p)) {
-            r.bad = true;
-            break;
-        }
-        for (uint64_t k = 0; k < ns && !r.bad; k++) {
-            SW_GROW(j->sig, j->nsig, j->capsig, 8);
-            j->sig[j->nsig].rank = sw_vget_i(&r);
-            j->sig[j->nsig].spike_ts = sw_vget_i(&r);
-            j->nsig++;
-        }
-        j->has_horizon = sw_vget_u(&r) != 0;
-        j->horizon = sw_vget_u(&r);
-        int64_t tc = sw_vget_i(&r);
-        if (tc < -1 || tc > SW_CONFIDENCE_HIGH) r.bad = true;
         j->trig_conf = (int)tc;
+        j->warned = (uint8_t)warned;
+        j->sig_conf = (sw_confidence_t)sconf;
+        for (int pass = 0; pass < 2 && !r.bad; pass++) {
+            if (pass == 1) {
+                j->p_first = sw_vget_i(&r);
+                j->p_onset_rank = sw_vget_i(&r);
+                j->p_onset_base = sw_vget_i(&r);
+                j->p_rel0 = sw_vget_i(&r);
+                uint64_t pc = sw_vget_u(&r);
+                if (pc > SW_CONFIDENCE_HIGH) r.bad = true;
+                j->p_conf = (sw_confidence_t)pc;
+            }
+            uint64_t ns = sw_vget_u(&r);
+            if (r.bad || ns > (uint64_t)(r.end - r.p)) {
+                r.bad = true;
+                break;
+            }
+            sig_ent_t **v = pass ? &j->tie : &j->sig;
+            size_t *nv = pass ? &j->ntie : &j->nsig, *cv = pass ? &j->captie : &j->capsig;
+            for (uint64_t k = 0; k < ns && !r.bad; k++) {
+                SW_GROW(*v, *nv, *cv, 8);
+                (*v)[*nv].rank = sw_vget_i(&r);
+                (*v)[*nv].spike_ts = sw_vget_i(&r);
+                (*nv)++;
+            }
+        }
+        if (r.bad || (j->sig_valid && j->sig_earliest > j->nsig + 1)) {
+            r.bad = true;
+            break;
+        }
         j->has_verdict = sw_vget_u(&r) != 0;
         j->v_onset = sw_vget_u(&r);
         uint64_t nv = sw_vget_u(&r);
         /* An open episode has a verdict of at least one suspect; a closed
          * one keeps the one it closed with (or none before the first). */
         if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->open && (!j->has_verdict || nv == 0)) ||
-            (!j->has_verdict && nv) || (!j->has_horizon && j->horizon)) {
+            (!j->has_verdict && nv)) {
             r.bad = true;
             break;
         }
@@ -344,13 +424,23 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             if (!suspect_get(&r, &j->v_arena, &j->v_sus[k])) r.bad = true;
             else j->v_n++;
         }
+        uint64_t nvt = sw_vget_u(&r);
+        if (r.bad || nvt > (uint64_t)(r.end - r.p)) {
+            r.bad = true;
+            break;
+        }
+        if (nvt) {
+            j->v_tie = sw_arena_alloc(&j->v_arena, nvt * sizeof(*j->v_tie));
+            for (uint64_t k = 0; k < nvt; k++) j->v_tie[k] = sw_vget_i(&r);
+            j->v_ntie = nvt;
+        }
         if (r.bad) break;
         uint64_t nr = sw_vget_u(&r);
         if (nr > (uint64_t)(r.end - r.p)) {
             r.bad = true;
             break;
         }
-        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample || ns > nr) {
+        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample) {
             r.bad = true;
             break;
         }
@@ -366,12 +456,39 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             rk->first_ts = sw_vget_i(&r);
             rk->newest_ts = sw_vget_i(&r);
             rk->empty_off = sw_vget_i(&r);
-            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts) r.bad = true;
-        }
-        for (size_t k = 0; k < j->nsig && !r.bad; k++) {
-            uint32_t ri;
-            if (j->sig[k].spike_ts < 0 || !sw_imap_get(&j->rank_map, j->sig[k].rank, &ri))
+            rk->spent_ts = sw_vget_i(&r);
+            rk->ep_no = sw_vget_i(&r);
+            rk->ep_base = sw_vget_i(&r);
+            rk->warm = sw_vget_u(&r) != 0;
+            rk->warm_hi = sw_vget_i(&r);
+            rk->warm_hi_ts = sw_vget_i(&r);
+            rk->proc_pid = sw_vget_i(&r);
+            rk->rs_has_ev = sw_vget_u(&r) != 0;
+            rk->rs_ev_used = sw_vget_i(&r);
+            bool has_sess = sw_vget_u(&r) != 0;
+            sw_str_t sess = sw_vget_bytes(&r);
+            if (r.bad || !str_ok(sess)) {
                 r.bad = true;
+                break;
+            }
+            rk->proc_sess = has_sess ? sw_intern_add(j->strs, sess) : 0;
+            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || rk->ep_no < 0 ||
+                rk->ep_no > j->episode)
+                r.bad = true;
+        }
+        uint64_t nm = sw_vget_u(&r);
+        if (r.bad || nm > nr || (!j->open && nm)) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t k = 0; k < nm && !r.bad; k++) {
+            uint64_t ri = sw_vget_u(&r);
+            if (ri >= nr || j->ranks[ri].ep_no != j->episode) {
+                r.bad = true;
+                break;
+            }
+            SW_GROW(j->mem, j->nmem, j->capmem, 16);
+            j->mem[j->nmem++] = (uint32_t)ri;
         }
         for (size_t k = 0; k < j->v_n && !r.bad; k++) {
             uint32_t ri;
@@ -428,6 +545,12 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         j->insufficient = 0;
         for (size_t k = 0; k < j->nranks; k++) {
             rank_t *r = &j->ranks[k];
+            /* The oldest run's identity as it was, not as the re-insertions
+             * left it (they may have evicted other samples, or none). */
+            r->win.hr_trunc = r->rs_has_ev && r->win.rn &&
+                              r->win.rbase[r->win.rhead] == r->win.head;
+            r->win.hr_orig = r->rs_ev_used;
+            r->win.cand_valid = false;
             j->retained += r->win.n;
             if (r->win.n < 2) j->insufficient++;
             if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);
@@ -435,7 +558,6 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         }
         /* The snapshot's flag, not the one the re-insertions left. */
         j->region_dirty = dirty;
-        j->excl_valid = false;
         j->v_touched = true;
     }
     det->rebuild_x = INT64_MIN;

@@ -13,31 +13,6 @@ static int64_t job_world_size(const job_t *j)
     return declared > observed ? declared : observed;
 }
 
-/* Bring n_excl in step with the current horizon and anchor. */
-static void excl_sync(sw_detector_t *det, job_t *j)
-{
-    int64_t key = horizon_key(j);
-    if (j->excl_valid && key == j->excl_key) return;
-    size_t n = 0;
-    if (key != INT64_MIN) {
-        titer_t it;
-        titer_begin(&it, det, j);
-        for (uint32_t x = titer_next(&it); x != NIL && j->ranks[x].c_rel <= key;
-             x = titer_next(&it))
-            n++;
-    }
-    j->n_excl = n;
-    j->excl_key = key;
-    j->excl_valid = true;
-    j->v_touched = true;
-}
-
-/* Candidates of analysis A: those beyond the horizon. */
-static size_t cands_eff(const job_t *j)
-{
-    return j->ncands - j->n_excl;
-}
-
 /* The two middle gaps of the job, from the gap median's bracket or, when
  * it cannot answer, after rebuilding it from the windows (O(retained)). */
 static void gaps_middle(job_t *j, int64_t *a, int64_t *b)
@@ -73,67 +48,100 @@ static sw_i128 job_median(job_t *j)
 
 /* ---- signature and records -------------------------------------------- */
 
-/* Re-read the suspects from the treap into tmp_sig/tmp_rel.
- * @returns their number; *boundary is the onset candidate's rel. */
-static size_t collect_suspects(sw_detector_t *det, job_t *j, int64_t *boundary)
+/* The answer of the open episode (docs/semantics.md): the first rank, the
+ * ranks tied with it (aligned spikes within one sampling interval of its
+ * own), the onset candidate and the first suspect's confidence. Tied ranks
+ * and the onset are named by their rising run's base, which stays put
+ * while a rise that takes several samples moves its crossing sample. They
+ * are re-read from the treap, in O(tie + suspects), only when a candidate
+ * change touched that region. */
+
+static int sig_rank_cmp(const void *pa, const void *pb)
 {
-    titer_t it;
-    titer_begin_after(&it, det, j, j->excl_key);
-    size_t n = 0;
-    *boundary = INT64_MAX;
-    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
-        const rank_t *r = &j->ranks[x];
-        if (n >= 2 && r->c_rel > *boundary) break;
-        if (n + 1 > det->captmp) {
-            det->captmp = det->captmp ? det->captmp * 2 : 64;
-            det->tmp_sig = sw_reallocarray(det->tmp_sig, det->captmp, sizeof(*det->tmp_sig));
-            det->tmp_rel = sw_reallocarray(det->tmp_rel, det->captmp, sizeof(*det->tmp_rel));
-        }
-        det->tmp_sig[n].rank = r->rank;
-        det->tmp_sig[n].spike_ts = r->c_spike_ts;
-        det->tmp_rel[n] = r->c_rel;
-        n++;
-        if (n == 2) *boundary = r->c_rel;
-    }
-    return n;
+    const sig_ent_t *a = pa, *b = pb;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
 static sw_confidence_t job_confidence(job_t *j)
 {
     bool sparse = (uint64_t)job_world_size(j) > j->nranks || j->insufficient > 0;
-    uint64_t lead = (uint64_t)(j->sig_boundary - j->sig_rel0);
+    uint64_t lead = (uint64_t)(j->sig_onset_rel - j->sig_rel0);
     sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
-    return sw_earliest_confidence(cands_eff(j), j->sig_earliest, sparse, lead, median);
+    return sw_earliest_confidence(j->ncands, j->sig_earliest, sparse, lead, median);
 }
 
-/* Refresh the signature (onset, suspects, earliest confidence) of an open
- * job with an onset. @returns true when it changed. */
+/* One sampling interval: the job's median, at least 1 ns. */
+static int64_t job_tie_ns(job_t *j)
+{
+    sw_i128 m = job_median(j);
+    if (m < 1) return 1;
+    return m > INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)m;
+}
+
+/* Re-read the answer of a job with an onset into j->sig and s_*. */
+static void sig_collect(sw_detector_t *det, job_t *j)
+{
+    j->tie_ns = job_tie_ns(j);
+    titer_t it;
+    titer_begin(&it, det, j);
+    size_t n = 0, ntie = 0;
+    int64_t onset_rel = INT64_MAX, tie_end = INT64_MAX;
+    j->sig_earliest = 0;
+    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
+        const rank_t *r = &j->ranks[x];
+        if (n >= 2 && r->c_rel > onset_rel && r->c_rel > tie_end) break;
+        if (n == 0) {
+            j->sig_rel0 = r->c_rel;
+            j->s_first = r->rank;
+            tie_end = r->c_rel > INT64_MAX - j->tie_ns ? INT64_MAX : r->c_rel + j->tie_ns;
+        }
+        if (n == 1) {
+            onset_rel = r->c_rel;
+            j->s_onset_rank = r->rank;
+            j->s_onset_base = r->c_base;
+        }
+        if (r->c_rel == j->sig_rel0) j->sig_earliest++;
+        if (r->c_rel <= tie_end) {
+            SW_GROW(j->sig, ntie, j->capsig, 8);
+            j->sig[ntie].rank = r->rank;
+            j->sig[ntie].spike_ts = 0; /* a tie is named by its ranks */
+            ntie++;
+        }
+        n++;
+    }
+    qsort(j->sig, ntie, sizeof(*j->sig), sig_rank_cmp);
+    j->nsig = ntie;
+    j->sig_onset_rel = onset_rel;
+    j->sig_boundary = onset_rel > tie_end ? onset_rel : tie_end;
+    j->region_dirty = false;
+    j->sig_valid = true;
+}
+
+/* Refresh the answer of an open job with an onset. @returns true when it
+ * differs from the one published: another first rank (unless it is tied
+ * with the same ranks), other tied ranks, another onset run or another
+ * confidence. */
 static bool sig_refresh(sw_detector_t *det, job_t *j)
 {
-    bool changed = !j->sig_valid;
-    if (j->region_dirty || !j->sig_valid) {
-        int64_t boundary;
-        size_t n = collect_suspects(det, j, &boundary);
-        if (n != j->nsig || memcmp(det->tmp_sig, j->sig, n * sizeof(*j->sig)) != 0) {
-            changed = true;
-            SW_GROW(j->sig, n, j->capsig, 8);
-            memcpy(j->sig, det->tmp_sig, n * sizeof(*j->sig));
-            j->nsig = n;
-        }
-        j->sig_boundary = boundary;
-        j->sig_rel0 = det->tmp_rel[0];
-        j->sig_earliest = 0;
-        while (j->sig_earliest < n && det->tmp_rel[j->sig_earliest] == j->sig_rel0)
-            j->sig_earliest++;
-        j->region_dirty = false;
-    }
-    uint64_t onset = (uint64_t)j->sig_boundary + (uint64_t)anchor_first(j, NULL);
-    sw_confidence_t conf = job_confidence(j);
-    if (onset != j->sig_onset || conf != j->sig_conf) changed = true;
-    j->sig_onset = onset;
-    j->sig_conf = conf;
-    j->sig_valid = true;
-    return changed;
+    if (j->region_dirty || !j->sig_valid) sig_collect(det, j);
+    j->sig_conf = job_confidence(j);
+    if (j->sig_conf != j->p_conf || j->s_onset_rank != j->p_onset_rank || j->nsig != j->ntie ||
+        memcmp(j->sig, j->tie, j->nsig * sizeof(*j->sig)) != 0)
+        return true;
+    return j->nsig < 2 && j->s_first != j->p_first;
+}
+
+/* The answer now becomes the published one. */
+static void sig_publish(job_t *j)
+{
+    SW_GROW(j->tie, j->nsig, j->captie, 8);
+    memcpy(j->tie, j->sig, j->nsig * sizeof(*j->sig));
+    j->ntie = j->nsig;
+    j->p_first = j->s_first;
+    j->p_onset_rank = j->s_onset_rank;
+    j->p_onset_base = j->s_onset_base;
+    j->p_rel0 = j->sig_rel0;
+    j->p_conf = j->sig_conf;
 }
 
 static void sig_reset(job_t *j)
@@ -143,16 +151,17 @@ static void sig_reset(job_t *j)
     j->nsig = 0;
     j->region_dirty = false;
 }
-
 static int i64_cmp(const void *pa, const void *pb)
 {
     int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
     return a < b ? -1 : a > b;
 }
 
-/* Each suspect's timeline excerpt, from its window. The budget shrinks
- * with many suspects so that a record stays small. */
-static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analysis_t *out)
+/* Each suspect's timeline excerpt, from its window, around the spike the
+ * candidate @p c names. The budget shrinks with many suspects so that a
+ * record stays small. */
+static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, const sw_cand_t *c,
+                          const uint32_t *c_src, sw_analysis_t *out)
 {
     if (out->n_suspects == 0) return;
     size_t max = SW_TIMELINE_RECORD_POINTS / out->n_suspects;
@@ -170,7 +179,7 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analy
         x.max = max;
         x.aligned = sw_arena_alloc(&det->arena, max * sizeof(*x.aligned));
         x.used = sw_arena_alloc(&det->arena, max * sizeof(*x.used));
-        sw_win_excerpt(&r->win, &ctx, r->c_spike_ts, r->c_src, r->c_samples,
+        sw_win_excerpt(&r->win, &ctx, c[i].spike_ts, c_src[i], c[i].samples,
                        (int64_t)((uint64_t)r->first_ts - (uint64_t)afirst), idx, &x);
         sus[i].n_timeline = x.n;
         sus[i].timeline_aligned_ns = x.aligned;
@@ -181,9 +190,43 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, sw_analy
     }
 }
 
-/* Analysis A of SPEC 6 step 4 from the incremental state; without
- * use_horizon every candidate counts (summaries, step 6). */
-void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_analysis_t *out)
+/* A candidate of rank @p r for the record: its spike @p wc, rel @p rel. */
+static void cand_fill(const job_t *j, const rank_t *r, int64_t afirst, int64_t rel,
+                      const sw_win_cand_t *wc, sw_cand_t *c)
+{
+    c->rank = r->rank;
+    c->spike_ts = wc->spike_ts;
+    c->aligned = (uint64_t)rel + (uint64_t)afirst;
+    c->peak = wc->peak;
+    c->samples = wc->samples;
+    const sw_src_t *src = &j->srcs[wc->src];
+    c->has_session = src->session != 0;
+    c->session = sw_intern_get(j->strs, src->session);
+    c->has_source = true;
+    c->host = sw_intern_get(j->strs, src->host);
+    c->pid = src->pid;
+    c->has_device_id = src->device_id != SW_SRC_UNSET;
+    c->device_id = src->device_id;
+    c->has_local_rank = src->local_rank != SW_SRC_UNSET;
+    c->local_rank = src->local_rank;
+}
+
+typedef struct fullc_s {
+    sw_cand_t c;
+    uint32_t src;
+} fullc_t;
+
+static int fullc_cmp(const void *a, const void *b)
+{
+    return sw_cand_cmp(&((const fullc_t *)a)->c, &((const fullc_t *)b)->c);
+}
+
+/* Analysis A of SPEC 6 step 4 from the incremental state. With use_spent
+ * the lifecycle's spent runs are no candidates (triggers, updates,
+ * resolves: the treap); without, every candidate of the windows counts
+ * (summaries, step 6): each rank's first spike is searched again, O(n log
+ * n), which only a summary pays. */
+void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_analysis_t *out)
 {
     sw_arena_reset(&det->arena);
     if (j->sorted_dirty) {
@@ -203,42 +246,54 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_an
         offsets[i] = j->ranks[ri].first_ts - afirst;
     }
     /* Candidates up to the last suspect, in order. */
-    titer_t it;
-    if (use_horizon) {
-        excl_sync(det, j);
-        titer_begin_after(&it, det, j, j->excl_key);
-    } else {
+    size_t n = 0, total = 0;
+    sw_cand_t *cands;
+    uint32_t *c_src;
+    if (use_spent) {
+        size_t cap = 8;
+        cands = sw_arena_alloc(&det->arena, cap * sizeof(*cands));
+        c_src = sw_arena_alloc(&det->arena, cap * sizeof(*c_src));
+        titer_t it;
         titer_begin(&it, det, j);
-    }
-    size_t cap = 8, n = 0;
-    sw_cand_t *cands = sw_arena_alloc(&det->arena, cap * sizeof(*cands));
-    int64_t boundary = INT64_MAX;
-    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
-        const rank_t *r = &j->ranks[x];
-        if (n >= 2 && r->c_rel > boundary) break;
-        if (n == cap) {
-            sw_cand_t *bigger = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*cands));
-            memcpy(bigger, cands, n * sizeof(*cands));
-            cands = bigger;
-            cap *= 2;
+        int64_t boundary = INT64_MAX;
+        for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
+            const rank_t *r = &j->ranks[x];
+            if (n >= 2 && r->c_rel > boundary) break;
+            if (n == cap) {
+                sw_cand_t *bigger = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*cands));
+                uint32_t *bsrc = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*c_src));
+                memcpy(bigger, cands, n * sizeof(*cands));
+                memcpy(bsrc, c_src, n * sizeof(*c_src));
+                cands = bigger;
+                c_src = bsrc;
+                cap *= 2;
+            }
+            sw_win_cand_t wc = {r->c_spike_ts, r->c_peak, r->c_samples, r->c_src, r->c_base, 0};
+            cand_fill(j, r, afirst, r->c_rel, &wc, &cands[n]);
+            c_src[n] = r->c_src;
+            n++;
+            if (n == 2) boundary = r->c_rel;
         }
-        sw_cand_t *c = &cands[n++];
-        c->rank = r->rank;
-        c->spike_ts = r->c_spike_ts;
-        c->aligned = (uint64_t)r->c_rel + (uint64_t)afirst;
-        c->peak = r->c_peak;
-        c->samples = r->c_samples;
-        const sw_src_t *src = &j->srcs[r->c_src];
-        c->has_session = src->session != 0;
-        c->session = sw_intern_get(j->strs, src->session);
-        c->has_source = true;
-        c->host = sw_intern_get(j->strs, src->host);
-        c->pid = src->pid;
-        c->has_device_id = src->device_id != SW_SRC_UNSET;
-        c->device_id = src->device_id;
-        c->has_local_rank = src->local_rank != SW_SRC_UNSET;
-        c->local_rank = src->local_rank;
-        if (n == 2) boundary = r->c_rel;
+        total = j->ncands;
+    } else {
+        fullc_t *all = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*all));
+        for (size_t i = 0; i < j->nranks; i++) {
+            rank_t *r = &j->ranks[i];
+            sw_win_cand_t wc;
+            if (!sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                                  INT64_MIN, &wc))
+                continue;
+            cand_fill(j, r, afirst, wc.spike_ts - r->first_ts, &wc, &all[total].c);
+            all[total].src = wc.src;
+            total++;
+        }
+        qsort(all, total, sizeof(*all), fullc_cmp);
+        cands = sw_arena_alloc(&det->arena, (total + 1) * sizeof(*cands));
+        c_src = sw_arena_alloc(&det->arena, (total + 1) * sizeof(*c_src));
+        for (; n < total && (n < 2 || all[n].c.aligned <= cands[1].aligned); n++) {
+            cands[n] = all[n].c;
+            c_src[n] = all[n].src;
+        }
     }
     sw_assemble_in_t in;
     memset(&in, 0, sizeof(in));
@@ -255,12 +310,11 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_horizon, sw_an
     in.skew_multiplier = det->params.skew_note_multiplier;
     in.cands = cands;
     in.n_cands = n;
-    in.n_cands_total = use_horizon ? cands_eff(j) : j->ncands;
+    in.n_cands_total = total;
     in.phase = j->phase;
     sw_assemble(&in, &det->arena, out);
-    add_timelines(det, j, afirst, out);
+    add_timelines(det, j, afirst, cands, c_src, out);
 }
-
 sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts, int64_t ts,
                          int64_t cause_offset)
 {
@@ -276,6 +330,17 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     rec->has_event_ts = has_ts;
     rec->event_timestamp_ns = has_ts ? ts : 0;
     rec->cause_offset = cause_offset;
+    rec->tied_ranks = NULL;
+    rec->n_tied = 0;
+    /* A summary that closes a job mid-episode carries its verdict. */
+    rec->has_verdict = action == SW_ACTION_SUMMARY && j->open && j->has_verdict;
+    rec->verdict_onset_ns = rec->has_verdict ? j->v_onset : 0;
+    rec->verdict = rec->has_verdict ? j->v_sus : NULL;
+    rec->n_verdict = rec->has_verdict ? j->v_n : 0;
+    if (rec->has_verdict) {
+        rec->tied_ranks = j->v_tie;
+        rec->n_tied = j->v_ntie;
+    }
     memset(&rec->source, 0, sizeof(rec->source));
     det->st.records[action]++;
     return rec;
@@ -328,6 +393,8 @@ static void verdict_clear(job_t *j)
     sw_arena_reset(&j->v_arena);
     j->v_sus = NULL;
     j->v_n = 0;
+    j->v_tie = NULL;
+    j->v_ntie = 0;
     j->has_verdict = false;
     j->v_touched = false;
 }
@@ -346,11 +413,11 @@ static void verdict_store(job_t *j, const sw_analysis_t *a)
     sw_det_verdict_mark(j, true);
 }
 
-/* A verdict suspect (rank r, first spike t) is lost when A has no
- * candidate of rank r with first_spike_timestamp_ns <= t: its rank has no
- * candidate, or only one behind the horizon, or a later one. Only a
- * candidate change of a verdict rank (or a moved horizon key) can change
- * the answer, so it is re-read only then. @returns the lost rank, or -1. */
+/* A verdict suspect is lost when its rank's candidate is no longer the run
+ * the episode named (that run left the window, went stale or was spent): a
+ * rise whose crossing sample moves keeps its run, and so its suspect. Only
+ * a candidate change of a verdict rank can change the answer, so it is
+ * re-read only then. @returns the lost rank, or -1. */
 static int64_t verdict_lost(job_t *j)
 {
     if (!j->v_touched) return -1;
@@ -359,67 +426,259 @@ static int64_t verdict_lost(job_t *j)
         const sw_suspect_t *v = &j->v_sus[i];
         if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
         const rank_t *r = &j->ranks[ri];
-        if (!r->has_cand || r->c_rel <= j->excl_key || r->c_spike_ts > v->first_spike_timestamp_ns)
+        if (!r->has_cand || r->ep_no != j->episode ||
+            (r->c_base != r->ep_base && r->c_base != INT64_MIN))
             return v->rank;
     }
     j->v_touched = false;
     return -1;
 }
 
-/* SPEC 6 step 5. */
-const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
+/* ---- warnings --------------------------------------------------------- */
+
+static void warn(sw_detector_t *det, job_t *j, unsigned kind, const char *what, int64_t v,
+                 const char *unit, const char *advice)
 {
-    excl_sync(det, j);
-    bool onset = cands_eff(j) >= 2;
-    if (!j->open) {
-        if (!onset) return NULL;
-        j->episode++;
-        j->revision = 0;
-        j->open = true;
-        sig_reset(j);
-        sig_refresh(det, j);
-        /* The episode's severity is the trigger's, whatever follows. */
-        j->trig_conf = -1;
-        sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
-        j->trig_conf = rec->analysis.n_suspects ? (int)rec->analysis.suspects[0].confidence : -1;
-        rec->episode_confidence = j->trig_conf;
-        verdict_store(j, &rec->analysis);
-        return rec;
+    j->warned |= (uint8_t)kind;
+    det->st.warnings++;
+    sw_buf_t *b = &det->warning;
+    b->len = 0;
+    sw_buf_puts(b, "job ");
+    if (j->has_job_id) {
+        sw_buf_putc(b, '"');
+        sw_buf_put(b, j->job_id, j->job_id_len);
+        sw_buf_putc(b, '"');
+    } else {
+        sw_buf_puts(b, "null");
     }
-    int64_t lost = onset ? verdict_lost(j) : -1;
-    if (!onset || lost >= 0) {
-        j->revision++;
-        j->open = false;
-        sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
-        rec->resolve_reason = onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE;
-        rec->resolve_rank = lost;
-        /* The horizon moves past every candidate of A and the verdict. */
-        uint64_t h = j->has_horizon ? j->horizon : 0;
-        uint32_t last = cands_eff(j) ? t_last(j) : NIL;
-        if (last != NIL) {
-            uint64_t a = (uint64_t)j->ranks[last].c_rel + (uint64_t)anchor_first(j, NULL);
-            if (a > h) h = a;
-        }
-        for (size_t i = 0; i < j->v_n; i++)
-            if (j->v_sus[i].aligned_first_spike_timestamp_ns > h)
-                h = j->v_sus[i].aligned_first_spike_timestamp_ns;
-        j->has_horizon = true;
-        j->horizon = h;
-        j->excl_valid = false;
-        /* The record says the verdict it closes; the verdict's memory stays
-         * valid until the next trigger, after this record is consumed. */
-        rec->analysis.has_onset = true;
-        rec->analysis.onset_ns = j->v_onset;
-        rec->analysis.suspects = j->v_sus;
-        rec->analysis.n_suspects = j->v_n;
-        sw_det_verdict_mark(j, false);
-        j->v_touched = false;
-        sig_reset(j);
-        return rec;
+    sw_buf_puts(b, ": ");
+    sw_buf_puts(b, what);
+    sw_buf_put_i64(b, v);
+    sw_buf_puts(b, unit);
+    sw_buf_puts(b, advice);
+    sw_buf_cstr(b);
+}
+
+void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts)
+{
+    int64_t stale_ms = det->params.stale_ms;
+    if (stale_ms <= 0 || (j->warned & 7u) == 7u) return;
+    if (!(j->warned & SW_DET_WARN_STALE_INTERVAL) && r->c_interval > 0 &&
+        r->c_interval <= INT64_MAX / 5 && stale_ms < 5 * r->c_interval) {
+        warn(det, j, SW_DET_WARN_STALE_INTERVAL, "stale.ms is below 5 sampling intervals of ",
+             r->c_interval,
+             " ms: windows empty between samples and nothing can page; raise stale.ms (0 = "
+             "never stale)",
+             "");
+        return;
     }
-    if (!sig_refresh(det, j)) return NULL;
+    int64_t skew = (int64_t)((uint64_t)j->first_max_ts - (uint64_t)j->first_min_ts);
+    if (!(j->warned & SW_DET_WARN_STALE_SKEW) && skew > det->stale_ns && skew > 0) {
+        warn(det, j, SW_DET_WARN_STALE_SKEW, "stale.ms is below the clock skew of its ranks (",
+             skew / 1000000,
+             " ms between first samples): ranks go stale for their clock alone; raise stale.ms",
+             "");
+        return;
+    }
+    int64_t delay = (int64_t)((uint64_t)j->newest_ts - (uint64_t)ts);
+    if (!(j->warned & SW_DET_WARN_STALE_DELAY) && delay > det->stale_ns && delay > 0)
+        warn(det, j, SW_DET_WARN_STALE_DELAY, "stale.ms is below the delivery delay of rank ",
+             r->rank,
+             " (a sample arrived more than stale.ms behind the job's newest): its window "
+             "empties before its spikes count; raise stale.ms",
+             "");
+}
+
+/* ---- the lifecycle (SPEC 6 step 5; docs/semantics.md) ------------------- */
+
+/* Rank ri's candidate run becomes part of the open episode. */
+static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
+{
+    rank_t *r = &j->ranks[ri];
+    if (r->ep_no != j->episode) {
+        SW_GROW(j->mem, j->nmem, j->capmem, 16);
+        j->mem[j->nmem++] = ri;
+        r->ep_no = j->episode;
+    }
+    r->ep_base = r->c_base;
+    if (j->nmem == 1 || r->c_rel < j->ep_first_rel) j->ep_first_rel = r->c_rel;
+    if (j->nmem == 1 || r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
+    /* A window that spans less time than the storm's spread loses the
+     * storm's first spikes before its last ranks are hit. */
+    int64_t spread = j->ep_last_rel - j->ep_first_rel;
+    int64_t iv = r->c_interval > 0 && r->c_interval < INT64_MAX / 1000000 / 4
+                     ? r->c_interval * 1000000
+                     : 0;
+    if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD) && iv > 0 &&
+        det->params.window_samples < INT64_MAX / iv && spread > det->params.window_samples * iv)
+        warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
+             "window.samples spans less time than the spread of a storm (", spread / 1000000,
+             " ms from its first rank to its last): the storm's first spikes leave the windows "
+             "before it ends; raise window.samples",
+             "");
+}
+
+/* The run of rank r based at base_ts starts clearly after every run of
+ * the open episode: more than 2 s, or 3 sampling intervals when they are
+ * longer, after its latest member's spike. Such a run is a new storm. */
+static bool clearly_after(const job_t *j, const rank_t *r, int64_t base_ts)
+{
+    if (base_ts == INT64_MIN) return false;
+    int64_t iv = r->c_interval > 0 && r->c_interval < INT64_MAX / 4000000 ? r->c_interval * 1000000
+                                                                          : 1000000;
+    int64_t gap = 3 * iv > 2000000000 ? 3 * iv : 2000000000;
+    sw_i128 rel = (sw_i128)base_ts - r->first_ts;
+    return rel > (sw_i128)j->ep_last_rel + gap;
+}
+
+/* The tied ranks of the answer just emitted, for the record. */
+static void rec_tie(sw_detector_t *det, const sig_ent_t *tie, size_t n, sw_record_t *rec)
+{
+    int64_t *v = n ? sw_arena_alloc(&det->arena, n * sizeof(*v)) : NULL;
+    for (size_t i = 0; i < n; i++) v[i] = tie[i].rank;
+    rec->tied_ranks = v;
+    rec->n_tied = n;
+}
+
+static void verdict_tie_store(job_t *j)
+{
+    j->v_ntie = j->ntie;
+    j->v_tie = j->ntie ? sw_arena_alloc(&j->v_arena, j->ntie * sizeof(*j->v_tie)) : NULL;
+    for (size_t i = 0; i < j->ntie; i++) j->v_tie[i] = j->tie[i].rank;
+}
+
+static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
+{
+    /* An episode that aged out while its storm still spread, then another
+     * one for the same storm: the window spans less time than the storm. */
+    uint32_t x0 = j->t_root;
+    while (x0 != NIL && j->ranks[x0].t_left != NIL) x0 = j->ranks[x0].t_left;
+    if (j->aged && x0 != NIL && !(j->warned & SW_DET_WARN_WINDOW_SPREAD) &&
+        !clearly_after(j, &j->ranks[x0],
+                       j->ranks[x0].c_base == INT64_MIN
+                           ? INT64_MIN
+                           : j->ranks[x0].c_rel + j->ranks[x0].first_ts))
+        warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
+             "window.samples spans less time than the spread of a storm (an episode aged out "
+             "and the same storm opened another; ",
+             j->ranks[x0].c_rel / 1000000 - j->aged_last_rel / 1000000,
+             " ms between them): the storm's first spikes leave the windows before it ends; "
+             "raise window.samples",
+             "");
+    j->episode++;
+    j->revision = 0;
+    j->open = true;
+    j->nmem = 0;
+    j->n_updates = 0;
+    j->pend = false;
+    /* Every candidate now is part of the storm. */
+    titer_t it;
+    titer_begin(&it, det, j);
+    for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) member_add(det, j, x);
+    sig_reset(j);
+    sig_refresh(det, j);
+    sig_publish(j);
+    /* The episode's severity is the trigger's, whatever follows. */
+    j->trig_conf = -1;
+    sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
+    j->trig_conf = rec->analysis.n_suspects ? (int)rec->analysis.suspects[0].confidence : -1;
+    rec->episode_confidence = j->trig_conf;
+    verdict_store(j, &rec->analysis);
+    verdict_tie_store(j);
+    rec_tie(det, j->tie, j->ntie, rec);
+    return rec;
+}
+
+static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int64_t off,
+                                  sw_resolve_reason_t why, int64_t lost)
+{
     j->revision++;
+    j->open = false;
+    j->pend = false;
+    j->aged = why != SW_RESOLVE_NEXT_STORM;
+    j->aged_last_rel = j->ep_last_rel;
+    sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
+    rec->resolve_reason = why;
+    rec->resolve_rank = lost;
+    /* The record says the verdict it closes; the verdict's memory stays
+     * valid until the next trigger, after this record is consumed. */
+    rec->analysis.has_onset = true;
+    rec->analysis.onset_ns = j->v_onset;
+    rec->analysis.suspects = j->v_sus;
+    rec->analysis.n_suspects = j->v_n;
+    rec->tied_ranks = j->v_tie;
+    rec->n_tied = j->v_ntie;
+    sw_det_verdict_mark(j, false);
+    j->v_touched = false;
+    /* The storm's runs are spent: each member's run, and nothing after it
+     * (a rank whose run of this storm left its window may hold the next
+     * storm's run already). */
+    for (size_t i = 0; i < j->nmem; i++) {
+        rank_t *r = &j->ranks[j->mem[i]];
+        if (r->ep_no != j->episode || r->ep_base == INT64_MAX) continue;
+        if (r->ep_base + 1 > r->spent_ts) {
+            r->spent_ts = r->ep_base + 1;
+            sw_det_cand_refresh(det, j, j->mem[i]);
+        }
+    }
+    j->nmem = 0;
+    sig_reset(j);
+    return rec;
+}
+
+const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
+                                    int64_t off)
+{
+    if (!j->open) return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;
+    /* The fed rank's run: part of this storm, or the start of the next? */
+    rank_t *r = &j->ranks[ri];
+    bool next = false;
+    if (r->has_cand && r->ep_no == j->episode && r->c_base == INT64_MIN)
+        r->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
+    if (r->has_cand) {
+        if (r->ep_no == j->episode && r->c_base == r->ep_base) {
+            if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
+            sw_win_cand_t t;
+            next = r->ep_base < INT64_MAX &&
+                   sw_win_tail_spike(&r->win, det->params.spike_min_bytes,
+                                     det->params.spike_fraction, r->ep_base + 1, &t) &&
+                   clearly_after(j, r, t.base_ts);
+        } else if (clearly_after(j, r, r->c_base)) {
+            next = true;
+        } else {
+            member_add(det, j, ri);
+        }
+    }
+    if (next) return resolve(det, j, ts, off, SW_RESOLVE_NEXT_STORM, -1);
+    bool onset = j->ncands >= 2;
+    int64_t lost = onset ? verdict_lost(j) : -1;
+    if (!onset || lost >= 0)
+        return resolve(det, j, ts, off, onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE,
+                       lost);
+    /* An update when the answer changed: at once for a first spike earlier
+     * than the published one by more than a tie (a first rank that arrived
+     * late), else once the change has stood for half a sampling interval
+     * of the job's time, so that ranks arriving in one sample make one
+     * update, not one each; at most 4 per episode. */
+    if (!sig_refresh(det, j) || j->n_updates >= SW_DET_MAX_UPDATES) {
+        j->pend = false;
+        return NULL;
+    }
+    bool now = j->sig_rel0 < j->p_rel0 - j->tie_ns;
+    if (!now) {
+        if (!j->pend) {
+            j->pend = true;
+            j->pend_ts = j->newest_ts;
+        }
+        if ((uint64_t)j->newest_ts - (uint64_t)j->pend_ts < (uint64_t)(j->tie_ns / 2)) return NULL;
+    }
+    j->pend = false;
+    j->revision++;
+    j->n_updates++;
+    sig_publish(j);
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_UPDATE, true, ts, off);
     verdict_store(j, &rec->analysis);
+    verdict_tie_store(j);
+    rec_tie(det, j->tie, j->ntie, rec);
     return rec;
 }

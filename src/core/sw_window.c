@@ -270,6 +270,13 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
 {
     uint32_t h = win->head;
     uint32_t s1 = slot(win, 1);
+    /* The base of a run that goes on leaves: the run keeps that base's time
+     * as its identity (run_base_ts). */
+    if (!win->hr_trunc && win->n >= 3 && win->slot[h].used < win->slot[s1].used &&
+        win->slot[s1].used < win->slot[slot(win, 2)].used) {
+        win->hr_trunc = true;
+        win->hr_orig = win->slot[h].ts;
+    }
     if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
     interval_del(ctx, win->slot[h].src);
     if (win->rn && win->hr_base == h) {
@@ -299,6 +306,8 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     }
     win->head = h + 1 == win->cap ? 0 : h + 1;
     win->n--;
+    /* The oldest run may change identity (run_base_ts). */
+    if (win->rn && win->cand_run == win->rhead) win->cand_valid = false;
 }
 
 static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
@@ -403,8 +412,27 @@ static void grow(sw_win_t *win, sw_winpool_t *pool)
     rebuild(win);
 }
 
+/* An oldest run that lost its base keeps its identity while it still
+ * starts on the oldest sample. */
+static inline void trunc_check(sw_win_t *win)
+{
+    if (win->hr_trunc && (win->n < 2 || win->slot[slot(win, 1)].used <= win->slot[win->head].used))
+        win->hr_trunc = false;
+}
+
+static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                               uint32_t src, int64_t off);
+
 sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
                            uint32_t src, int64_t off)
+{
+    sw_win_res_t res = win_insert(win, ctx, ts, used, src, off);
+    trunc_check(win);
+    return res;
+}
+
+static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
+                               uint32_t src, int64_t off)
 {
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
@@ -467,30 +495,25 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
     }
     win->n = 0;
     win->head = 0;
+    win->hr_trunc = false;
     rebuild(win);
 }
 
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_cand_t *out)
+/* The identity of run @p r: its base sample's timestamp, or for the oldest
+ * run after its base was evicted, the timestamp that base had. */
+static int64_t run_base_ts(const sw_win_t *win, uint32_t r)
 {
-    if (win->n < 2 || win->rn == 0) return false;
-    int64_t threshold;
-    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
-    if (win->top_gain < threshold) return false;
-    if (win->cand_valid && win->cand_thr == threshold) {
-        *out = win->cand;
-        return true;
-    }
-    /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping. */
-    uint32_t end = win->rhead + win->rn;
-    int64_t r = tree_first_ge(win, 1, 0, win->rcap, win->rhead, end < win->rcap ? end : win->rcap,
-                              threshold);
-    if (r < 0 && end > win->rcap)
-        r = tree_first_ge(win, 1, 0, win->rcap, 0, end - win->rcap, threshold);
-    if (r < 0) return false;
+    if (r == win->rhead && win->hr_trunc) return win->hr_orig;
+    return win->slot[win->rbase[r]].ts;
+}
+
+/* The spike inside run @p r (ring index): its first sample whose rise from
+ * the base reaches @p threshold. */
+static void run_spike(const sw_win_t *win, uint32_t r, int64_t threshold, sw_win_cand_t *out)
+{
     uint32_t base = win->rbase[r];
     uint32_t lb = logical(win, base), le = logical(win, win->rend[r]);
     int64_t target = win->slot[base].used;
-    /* First sample of the run whose rise reaches the threshold. */
     uint32_t lo = lb + 1, hi = le;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -502,11 +525,96 @@ bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_
     out->peak = win->slot[s].used - target;
     out->samples = (int64_t)(lo - lb);
     out->src = win->slot[s].src;
+    out->base_ts = run_base_ts(win, r);
+    out->rise_ns = win->slot[s].ts - win->slot[base].ts;
+}
+
+/* Ring position (0..rn) of the first run whose base is at or after ts:
+ * bases grow along the ring. */
+static uint32_t runs_from(const sw_win_t *win, int64_t ts)
+{
+    uint32_t lo = 0, hi = win->rn;
+    if (ts == INT64_MIN) return 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t r = (win->rhead + mid) & (win->rcap - 1);
+        if (run_base_ts(win, r) < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
+                      sw_win_cand_t *out)
+{
+    if (win->n < 2 || win->rn == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    if (win->top_gain < threshold) return false;
+    if (win->cand_valid && win->cand_thr == threshold && win->cand_from == spent_ts) {
+        *out = win->cand;
+        return true;
+    }
+    /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping; the
+     * unspent ones start k runs after the head. */
+    uint32_t k = runs_from(win, spent_ts);
+    if (k == win->rn) return false;
+    uint32_t start = win->rhead + k, end = win->rhead + win->rn;
+    int64_t r = -1;
+    if (start < win->rcap)
+        r = tree_first_ge(win, 1, 0, win->rcap, start, end < win->rcap ? end : win->rcap,
+                          threshold);
+    if (r < 0 && end > win->rcap) {
+        uint32_t from = start > win->rcap ? start - win->rcap : 0;
+        r = tree_first_ge(win, 1, 0, win->rcap, from, end - win->rcap, threshold);
+    }
+    if (r < 0) return false;
+    run_spike(win, (uint32_t)r, threshold, out);
     win->cand = *out;
     win->cand_run = (uint32_t)r;
     win->cand_thr = threshold;
+    win->cand_from = spent_ts;
     win->cand_valid = true;
     return true;
+}
+
+bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t from_ts,
+                       sw_win_cand_t *out)
+{
+    if (win->n < 2 || win->rn == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    uint32_t r = (win->rhead + win->rn - 1) & (win->rcap - 1);
+    if (win->rtree[win->rcap + r] < threshold || run_base_ts(win, r) < from_ts) return false;
+    run_spike(win, r, threshold, out);
+    return true;
+}
+
+bool sw_win_slow_rise(const sw_win_t *win, int64_t min_bytes, double fraction,
+                      const sw_win_cand_t *c, int64_t span_ns)
+{
+    if (c->rise_ns <= span_ns || win->n == 0) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    /* The spike sample and the last sample at or before spike - span (both
+     * inside the run, which started earlier): binary searches by time. */
+    int64_t t0 = c->spike_ts - span_ns;
+    uint32_t lo = 0, hi = win->n, at = 0, from = 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (win->slot[slot(win, mid)].ts <= c->spike_ts) lo = mid + 1;
+        else hi = mid;
+    }
+    at = lo ? lo - 1 : 0;
+    lo = 0;
+    hi = at;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (win->slot[slot(win, mid)].ts <= t0) lo = mid + 1;
+        else hi = mid;
+    }
+    from = lo ? lo - 1 : 0;
+    return win->slot[slot(win, at)].used - win->slot[slot(win, from)].used < threshold;
 }
 
 size_t sw_pick_points(size_t n, const size_t *pinned, size_t npinned, size_t max, uint32_t *out)

@@ -93,6 +93,11 @@ typedef struct sw_win_cand_s {
     int64_t peak;     /**< rise from the run's base, bytes */
     int64_t samples;  /**< rising steps up to the spike */
     uint32_t src;     /**< source of the spike sample */
+    int64_t base_ts;  /**< timestamp of the run's base sample (for a run whose
+                           base was evicted, of its base before that): what
+                           identifies the spike while its crossing sample moves
+                           and while it ages out */
+    int64_t rise_ns;  /**< spike timestamp - base sample timestamp */
 } sw_win_cand_t;
 
 /** The window; fields are private to sw_window.c and sw_detect.c. */
@@ -116,6 +121,8 @@ typedef struct sw_win_s {
     uint32_t hr_base; /**< rbase[rhead] when rn > 0 */
     uint32_t hr_end;  /**< rend[rhead] when rn > 0 */
     bool tail_open;   /**< the newest run ends at the newest sample */
+    bool hr_trunc;    /**< the oldest run lost its base to an eviction */
+    int64_t hr_orig;  /**< then: the timestamp of its base before that */
     /* The last candidate found, while nothing it depends on changed: the
      * threshold, and the run it lies in (only the oldest run can change
      * under a found candidate: the runs before it do not qualify, and
@@ -123,6 +130,7 @@ typedef struct sw_win_s {
     bool cand_valid;
     uint32_t cand_run; /**< ring index of its run */
     int64_t cand_thr;  /**< threshold it was found with */
+    int64_t cand_from; /**< spent_ts it was found with */
     sw_win_cand_t cand;
 } sw_win_t;
 
@@ -196,11 +204,33 @@ int64_t sw_win_min_offset(const sw_win_t *win);
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
 
 /**
- * @brief The first qualifying spike (SPEC 3.3 over the window). The answer
- *        is kept in the window until the threshold or its run changes.
+ * @brief The first qualifying spike (SPEC 3.3 over the window) among the
+ *        rising runs whose base (sw_win_cand_t.base_ts) is at or after
+ *        @p spent_ts (runs that start earlier are spent; INT64_MIN: none is). The answer is
+ *        kept in the window until the threshold, @p spent_ts or its run
+ *        changes.
  * @returns false when there is none.
  */
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, sw_win_cand_t *out);
+bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
+                      sw_win_cand_t *out);
+
+/**
+ * @brief The spike of the newest rising run when that run qualifies on its
+ *        own (its gain reaches the threshold) and starts at or after
+ *        @p from_ts. O(log W); leaves the cached candidate alone.
+ * @returns false when there is none.
+ */
+bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t from_ts,
+                       sw_win_cand_t *out);
+
+/**
+ * @brief Whether spike @p c (found by sw_win_candidate) is a slow rise: its
+ *        run took longer than @p span_ns to reach it, and the last
+ *        @p span_ns before it rose by less than the threshold (a leak, not
+ *        a storm). O(log W).
+ */
+bool sw_win_slow_rise(const sw_win_t *win, int64_t min_bytes, double fraction,
+                      const sw_win_cand_t *c, int64_t span_ns);
 
 /** @brief Count each positive gap between consecutive retained samples
  *         in @p hist (first pass of sw_gapmed's rebuild). */

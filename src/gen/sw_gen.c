@@ -61,8 +61,17 @@ enum {
     T_RISE_LEN,
     T_RISE_FIRST,
     T_RISE_MID,
-    T_STORM_RANK
+    T_STORM_RANK,
+    T_CLIMB,
+    T_LOW
 };
+
+#define RISE_MAX 8            /* --rise-samples */
+#define RESTART_LOW (1 * GIB) /* device memory of a process that just started */
+#define LEAK_BYTES (6 * GIB)  /* a slow leak's rise */
+#define LEAK_MS 60000         /* over this long */
+#define QUIET_MS 10000        /* restarts and leaks end this long before a storm */
+#define INC_PID_STEP 500000   /* pid of a restarted process: + this */
 
 typedef enum gkind_e {
     GK_SAMPLE = 0,
@@ -84,14 +93,15 @@ typedef struct gev_s {
     uint8_t kind;                              /* gkind_t */
     bool dup;                                  /* a re-emitted copy */
     bool late;                                 /* delayed by 2-5 intervals */
+    uint8_t inc;                               /* process incarnation (restarts) */
 } gev_t;
 
 /* A rank's plan for one storm, in sample indexes. */
 typedef struct gplan_s {
     int64_t storm; /* storm index; >= opts.storms: no more storms */
     int64_t h;     /* first rising sample */
-    int len;       /* rising samples, 2 or 3 */
-    int64_t v[3];  /* device_used of the rising samples */
+    int len;       /* rising samples, 2 or 3 (or --rise-samples) */
+    int64_t v[RISE_MAX]; /* device_used of the rising samples */
     int64_t elev;  /* bytes added to the normal pattern while holding */
     int64_t drop;  /* first sample back to the normal pattern */
 } gplan_t;
@@ -110,6 +120,11 @@ typedef struct grank_s {
     bool has_prev;      /* prev_alloc is set */
     int64_t prev_alloc; /* allocator_allocated_bytes of the previous sample */
     gplan_t plan;       /* current or next storm */
+    int64_t restart_i;  /* sample where the new process starts, -1 none */
+    int64_t climb;      /* its samples of climbing */
+    int64_t leak_i;     /* first leaking sample, -1 none */
+    int64_t leak_n;     /* leaking samples */
+    int64_t late_ns;    /* every arrival this late (a late collector) */
     bool has_next;      /* next holds the produced, unqueued event */
     gev_t next;
     gev_t *pend; /* min-heap by (arrival, order, dup) */
@@ -143,6 +158,8 @@ struct sw_gen_s {
     size_t nheap;
     sw_gen_storm_t *truth;
     size_t ntruth;
+    sw_gen_other_t *other;
+    size_t nother;
     sw_gen_stats_t st;
 };
 
@@ -230,8 +247,14 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
     const sw_gen_storm_t *t = &gen->truth[(size_t)rk->job * (size_t)gen->opts.storms + (size_t)k];
     uint64_t kk = (uint64_t)k;
     int64_t h;
+    int64_t off = ((int64_t)rk->rank - t->rank + gen->opts.ranks) % gen->opts.ranks;
     if (rk->rank == t->rank) {
         h = t->onset_sample;
+    } else if (off < gen->opts.tie_ranks) {
+        /* tied: hit on the storm rank's own sample time */
+        h = (t->onset_true_ns - rk->start_ns) / gen->interval_ns - 1;
+        if (h < 1) h = 1;
+        while (sample_true_ns(gen, rk, h) < t->onset_true_ns) h++;
     } else {
         int64_t d = ring_distance(rk->rank, t->rank, gen->opts.ranks);
         double delay = (double)gen->spread_ns * (1.0 + (double)d / 8.0) +
@@ -250,6 +273,15 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
                                               u01(rnd(rk->key, kk, T_RISE_FIRST)))
                              : storm / 10 * 6; /* too small to be sure of detection */
     pl->h = h;
+    if (gen->opts.rise_samples > 0) {
+        /* Equal steps: the crossing sample moves as the window's maximum
+         * (and with it the threshold) grows during the rise. */
+        pl->len = (int)gen->opts.rise_samples;
+        for (int q = 0; q < pl->len; q++) pl->v[q] = v0 + storm * (q + 1) / pl->len;
+        pl->elev = storm - (rk->amp + 2 * NOISE + MIB);
+        pl->drop = h + pl->len + gen->hold;
+        return;
+    }
     pl->len = 2 + (int)(rnd(rk->key, kk, T_RISE_LEN) & 1);
     pl->v[0] = v0 + first;
     if (pl->len == 3) {
@@ -263,6 +295,14 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
 
 static int64_t sample_used(const sw_gen_t *gen, grank_t *rk, int64_t i)
 {
+    if (rk->restart_i >= 0 && i >= rk->restart_i && i < rk->restart_i + rk->climb) {
+        /* A new process: from ~1 GiB strictly up to its working set. */
+        int64_t low = RESTART_LOW + (int64_t)(rnd(rk->key, 0, T_LOW) % (uint64_t)(256 * MIB));
+        int64_t target = normal_used(rk, rk->restart_i + rk->climb);
+        return low + (target - low) * (i - rk->restart_i + 1) / (rk->climb + 1);
+    }
+    if (rk->leak_i >= 0 && i >= rk->leak_i && i < rk->leak_i + rk->leak_n)
+        return normal_used(rk, rk->leak_i) + LEAK_BYTES * (i - rk->leak_i + 1) / rk->leak_n;
     while (i >= rk->plan.drop) storm_plan(gen, rk, rk->plan.storm + 1, &rk->plan);
     if (i < rk->plan.h) return normal_used(rk, i);
     if (i < rk->plan.h + rk->plan.len) return rk->plan.v[i - rk->plan.h];
@@ -278,7 +318,8 @@ static bool phase_event(grank_t *rk, gev_t *ev, gkind_t kind, int64_t step, int6
     ev->seq = ++rk->seq;
     ev->true_ns = true_ns;
     ev->ts_ns = true_ns + rk->skew_ns;
-    ev->arrival_ns = true_ns +
+    ev->inc = rk->restart_i >= 0 && rk->next_i >= rk->restart_i;
+    ev->arrival_ns = true_ns + rk->late_ns +
                      (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
     return true;
 }
@@ -329,13 +370,14 @@ static bool rank_produce(const sw_gen_t *gen, grank_t *rk, gev_t *ev)
     ev->true_ns = sample_true_ns(gen, rk, i);
     ev->ts_ns = ev->true_ns + rk->skew_ns;
     ev->used = sample_used(gen, rk, i);
+    ev->inc = rk->restart_i >= 0 && i >= rk->restart_i;
     ev->reserved = ev->used - CTX_BYTES;
     ev->allocated = ev->reserved - FRAG_MIN -
                     (int64_t)(rnd(rk->key, (uint64_t)i, T_FRAG) % (uint64_t)FRAG_SPAN);
     ev->change = rk->has_prev ? ev->allocated - rk->prev_alloc : 0;
     rk->has_prev = true;
     rk->prev_alloc = ev->allocated;
-    ev->arrival_ns = ev->true_ns +
+    ev->arrival_ns = ev->true_ns + rk->late_ns +
                      (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
     if (gen->opts.late > 0 && u01(rnd(rk->key, ev->order, T_LATE)) < gen->opts.late) {
         double by = (2.0 + 3.0 * u01(rnd(rk->key, ev->order, T_LATE_BY))) *
@@ -524,7 +566,7 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     PUT(p, ", \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": ");
     p = put_i64(p, gen->opts.interval_ms);
     PUT(p, ", \"pid\": ");
-    p = put_i64(p, PID_BASE + (int64_t)rk->job * ranks + rk->rank);
+    p = put_i64(p, PID_BASE + (int64_t)rk->job * ranks + rk->rank + ev->inc * INC_PID_STEP);
     PUT(p, ", \"host\": \"node-");
     if (host < 100) *p++ = '0';
     if (host < 10) *p++ = '0';
@@ -562,6 +604,7 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     p = put_i64(p, rk->job);
     *p++ = '-';
     p = put_i64(p, rk->rank);
+    if (ev->inc) PUT(p, "-r1");
     PUT(p, "\"}\n");
     out->len = (size_t)(p - out->data);
 }
@@ -587,6 +630,8 @@ void sw_gen_opts_default(sw_gen_opts_t *opts)
     opts->phases = false;
     opts->duplicates = 0.0;
     opts->late = 0.0;
+    opts->restart_at = 0.2;
+    opts->leak_at = 0.2;
     opts->job_prefix = "job";
 }
 
@@ -642,6 +687,27 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
     CHECK(in_range(o->duplicates, 0.0, 1.0), "--duplicates %g is out of range (expected 0..1)",
           o->duplicates);
     CHECK(in_range(o->late, 0.0, 1.0), "--late %g is out of range (expected 0..1)", o->late);
+    CHECK(o->rise_samples >= 0 && o->rise_samples <= RISE_MAX,
+          "--rise-samples %lld is out of range (expected 0..%d)", (long long)o->rise_samples,
+          RISE_MAX);
+    CHECK(o->storm_gap_ms >= 0 && o->storm_gap_ms <= MAX_MS,
+          "--storm-gap-ms %lld is out of range (expected 0..%d)", (long long)o->storm_gap_ms,
+          MAX_MS);
+    CHECK(o->tie_ranks >= 0 && o->tie_ranks <= o->ranks,
+          "--tie-ranks %lld is out of range for --ranks %lld (expected 0..%lld)",
+          (long long)o->tie_ranks, (long long)o->ranks, (long long)o->ranks);
+    CHECK(o->late_first_ms >= 0 && o->late_first_ms <= 60000,
+          "--late-first-ms %lld is out of range (expected 0..60000)", (long long)o->late_first_ms);
+    CHECK(o->restarts >= 0 && o->restarts <= o->ranks,
+          "--restarts %lld is out of range for --ranks %lld (expected 0..%lld)",
+          (long long)o->restarts, (long long)o->ranks, (long long)o->ranks);
+    CHECK(o->leaks >= 0 && o->leaks <= o->ranks,
+          "--leaks %lld is out of range for --ranks %lld (expected 0..%lld)", (long long)o->leaks,
+          (long long)o->ranks, (long long)o->ranks);
+    CHECK(in_range(o->restart_at, 0.0, 1.0), "--restart-at %g is out of range (expected 0..1)",
+          o->restart_at);
+    CHECK(in_range(o->leak_at, 0.0, 1.0), "--leak-at %g is out of range (expected 0..1)",
+          o->leak_at);
     CHECK(o->job_prefix != NULL, "--job-prefix is missing (expected 1..%d characters)", MAX_PREFIX);
     size_t plen = strlen(o->job_prefix);
     CHECK(plen >= 1 && plen <= MAX_PREFIX,
@@ -668,6 +734,25 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           "timestamp (2^63-1 ns)",
           (long long)o->samples, (long long)o->interval_ms, (long long)o->start_ns);
 
+    int64_t climb_max = 10 + (5000 + o->interval_ms - 1) / o->interval_ms; /* climb, settle */
+    int64_t leak_n = LEAK_MS / o->interval_ms < 20 ? 20 : LEAK_MS / o->interval_ms;
+    int64_t quiet = (QUIET_MS + o->interval_ms - 1) / o->interval_ms;
+    int64_t first_at = o->storms ? (int64_t)(o->storm_at * (double)o->samples) : o->samples;
+    if (o->restarts || o->job_restart) {
+        int64_t at = (int64_t)(o->restart_at * (double)o->samples);
+        CHECK(at >= 2 && at + climb_max + (o->storms ? quiet : 0) <= first_at,
+              "--restart-at %g puts the restarts at sample %lld: they need %lld samples (and "
+              "%lld quiet ones before a storm) from there, before sample %lld",
+              o->restart_at, (long long)at, (long long)climb_max, (long long)quiet,
+              (long long)first_at);
+    }
+    if (o->leaks) {
+        int64_t at = (int64_t)(o->leak_at * (double)o->samples);
+        CHECK(at >= 2 && at + leak_n + (o->storms ? quiet : 0) <= first_at,
+              "--leak-at %g puts the leaks at sample %lld: they need %lld samples (and %lld quiet "
+              "ones before a storm) from there, before sample %lld",
+              o->leak_at, (long long)at, (long long)leak_n, (long long)quiet, (long long)first_at);
+    }
     if (o->storms == 0) return true;
     int64_t first = (int64_t)(o->storm_at * (double)o->samples);
     CHECK(first >= 2,
@@ -680,6 +765,14 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
     int64_t hold = (HOLD_MS + o->interval_ms - 1) / o->interval_ms;
     int64_t span = rise_span + hold + 8;
     int64_t spacing = (o->samples - first) / o->storms;
+    if (o->storm_gap_ms > 0 && o->storms > 1) {
+        int64_t gap = o->storm_gap_ms / o->interval_ms;
+        CHECK(first + (o->storms - 1) * gap + rise_span <= o->samples,
+              "--storms %lld every --storm-gap-ms %lld from --storm-at %g do not fit in --samples "
+              "%lld",
+              (long long)o->storms, (long long)o->storm_gap_ms, o->storm_at, (long long)o->samples);
+        spacing = gap;
+    }
     if (o->storms == 1)
         CHECK(spacing >= rise_span,
               "--samples %lld is too short for a storm at --storm-at %g: the spread over --ranks "
@@ -703,6 +796,7 @@ static void rank_init(sw_gen_t *gen, grank_t *rk, int32_t job, int32_t rank)
     memset(rk, 0, sizeof(*rk));
     rk->job = job;
     rk->rank = rank;
+    rk->restart_i = rk->leak_i = -1;
     rk->key = mix64(gen->seed_key ^ mix64(((uint64_t)(uint32_t)job << 32) | (uint32_t)rank));
     rk->start_ns = gen->opts.start_ns +
                    (int64_t)(u01(rnd(rk->key, 0, T_START)) * (double)gen->interval_ns);
@@ -710,6 +804,46 @@ static void rank_init(sw_gen_t *gen, grank_t *rk, int32_t job, int32_t rank)
                                    (double)gen->skew_ns);
     rk->base = BASE_MIN + (int64_t)(u01(rnd(rk->key, 0, T_BASE)) * (double)(BASE_MAX - BASE_MIN));
     rk->amp = SAW_MIN + (int64_t)(u01(rnd(rk->key, 0, T_AMP)) * (double)(SAW_MAX - SAW_MIN));
+}
+
+/* Restarts and leaks (on ranks counted from the middle of the ring, away
+ * from the default storm rank) and the late collectors of storm ranks. */
+static void others_build(sw_gen_t *gen)
+{
+    const sw_gen_opts_t *o = &gen->opts;
+    int64_t nr = o->job_restart ? o->ranks : o->restarts;
+    gen->other = sw_calloc((size_t)(o->jobs * (nr + o->leaks)) + 1, sizeof(*gen->other));
+    int64_t r_at = (int64_t)(o->restart_at * (double)o->samples);
+    int64_t l_at = (int64_t)(o->leak_at * (double)o->samples);
+    int64_t leak_n = LEAK_MS / o->interval_ms < 20 ? 20 : LEAK_MS / o->interval_ms;
+    for (int64_t j = 0; j < o->jobs; j++) {
+        grank_t *job = &gen->ranks[j * o->ranks];
+        for (int64_t k = 0; k < nr + o->leaks; k++) {
+            bool leak = k >= nr;
+            int64_t r = o->job_restart && !leak ? k
+                                                : (o->ranks / 2 + (leak ? k - nr : k)) % o->ranks;
+            grank_t *rk = &job[r];
+            sw_gen_other_t *t = &gen->other[gen->nother++];
+            t->job_id = gen->job_ids[j];
+            t->job = j;
+            t->rank = r;
+            if (leak) {
+                rk->leak_i = l_at;
+                rk->leak_n = leak_n;
+                t->kind = SW_GEN_LEAK;
+                t->start_timestamp_ns = sample_true_ns(gen, rk, l_at) + rk->skew_ns;
+                t->end_timestamp_ns = sample_true_ns(gen, rk, l_at + leak_n - 1) + rk->skew_ns;
+            } else {
+                rk->restart_i = r_at;
+                rk->climb = 5 + (int64_t)(rnd(rk->key, 0, T_CLIMB) % 6);
+                t->kind = SW_GEN_RESTART;
+                t->start_timestamp_ns = sample_true_ns(gen, rk, r_at) + rk->skew_ns;
+                t->end_timestamp_ns = sample_true_ns(gen, rk, r_at + rk->climb - 1) + rk->skew_ns;
+            }
+        }
+        for (int64_t k = 0; k < o->storms; k++)
+            job[gen->truth[j * o->storms + k].rank].late_ns = o->late_first_ms * MS_NS;
+    }
 }
 
 /* Storm ranks and onsets first (every plan needs its storm's onset), then
@@ -740,12 +874,15 @@ static void truth_build(sw_gen_t *gen)
         int64_t best_true = INT64_MAX;
         t->first_hit_rank = -1;
         t->first_hit_timestamp_ns = -1;
+        t->tie_ranks = o->tie_ranks > 1 ? o->tie_ranks : 1;
+        t->end_true_ns = t->onset_true_ns;
         for (int64_t r = 0; r < o->ranks; r++) {
             if (r == t->rank) continue;
             const grank_t *rk = &gen->ranks[t->job * o->ranks + r];
             gplan_t pl;
             storm_plan(gen, rk, t->storm, &pl);
             int64_t tt = sample_true_ns(gen, rk, pl.h);
+            if (tt > t->end_true_ns) t->end_true_ns = tt;
             if (tt < best_true) {
                 best_true = tt;
                 t->first_hit_rank = r;
@@ -773,6 +910,7 @@ sw_gen_t *sw_gen_new(const sw_gen_opts_t *opts, char *errstr, size_t errstr_size
     if (o->storms > 0) {
         gen->first_onset = (int64_t)(o->storm_at * (double)o->samples);
         gen->spacing = (o->samples - gen->first_onset) / o->storms;
+        if (o->storm_gap_ms > 0 && o->storms > 1) gen->spacing = o->storm_gap_ms / o->interval_ms;
     }
 
     size_t plen = strlen(gen->prefix), per = plen + 1 + 21;
@@ -796,6 +934,7 @@ sw_gen_t *sw_gen_new(const sw_gen_opts_t *opts, char *errstr, size_t errstr_size
     gen->ntruth = (size_t)(o->jobs * o->storms);
     gen->truth = sw_calloc(gen->ntruth ? gen->ntruth : 1, sizeof(*gen->truth));
     truth_build(gen);
+    others_build(gen);
 
     gen->heap = sw_calloc(gen->nranks, sizeof(*gen->heap));
     for (size_t n = 0; n < gen->nranks; n++) {
@@ -821,6 +960,7 @@ void sw_gen_destroy(sw_gen_t *gen)
     free(gen->ranks);
     free(gen->heap);
     free(gen->truth);
+    free(gen->other);
     free(gen->job_ids);
     free(gen->job_id_len);
     free(gen->job_id_buf);
@@ -862,6 +1002,26 @@ size_t sw_gen_truth(const sw_gen_t *gen, const sw_gen_storm_t **storms)
     return gen->ntruth;
 }
 
+size_t sw_gen_truth_other(const sw_gen_t *gen, const sw_gen_other_t **out)
+{
+    *out = gen->other;
+    return gen->nother;
+}
+
+void sw_gen_other_json(const sw_gen_other_t *o, sw_buf_t *out)
+{
+    sw_buf_puts(out, o->kind == SW_GEN_LEAK ? "{\"kind\": \"leak\"" : "{\"kind\": \"restart\"");
+    sw_buf_puts(out, ", \"job_id\": \"");
+    sw_buf_puts(out, o->job_id);
+    sw_buf_puts(out, "\", \"rank\": ");
+    sw_buf_put_i64(out, o->rank);
+    sw_buf_puts(out, ", \"start_timestamp_ns\": ");
+    sw_buf_put_i64(out, o->start_timestamp_ns);
+    sw_buf_puts(out, ", \"end_timestamp_ns\": ");
+    sw_buf_put_i64(out, o->end_timestamp_ns);
+    sw_buf_puts(out, "}\n");
+}
+
 void sw_gen_truth_json(const sw_gen_storm_t *storm, sw_buf_t *out)
 {
     /* Job ids are printable ASCII without '"' or '\\' (checked by sw_gen_new). */
@@ -879,6 +1039,10 @@ void sw_gen_truth_json(const sw_gen_storm_t *storm, sw_buf_t *out)
     sw_buf_puts(out, ", \"first_hit_timestamp_ns\": ");
     if (storm->first_hit_rank < 0) sw_buf_puts(out, "null");
     else sw_buf_put_i64(out, storm->first_hit_timestamp_ns);
+    if (storm->tie_ranks > 1) {
+        sw_buf_puts(out, ", \"tie_ranks\": ");
+        sw_buf_put_i64(out, storm->tie_ranks);
+    }
     sw_buf_puts(out, "}\n");
 }
 

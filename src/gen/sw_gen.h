@@ -43,9 +43,26 @@ typedef struct sw_gen_opts_s {
     bool phases;         /**< emit forward/backward phase boundaries (default false) */
     double duplicates;   /**< probability that a sample is delivered twice, 0..1 */
     double late;         /**< probability that a sample arrives 2-5 intervals late, 0..1 */
+    int64_t rise_samples;  /**< 0: a storm rises in 2-3 samples, its first step crossing the
+                                threshold (default); 1..8: in that many equal steps, so the
+                                crossing sample moves as the rise goes on */
+    int64_t storm_gap_ms;  /**< storms in a row this far apart, ms (0: evenly spaced over the
+                                rest of the timeline, the default) */
+    int64_t tie_ranks;     /**< ranks rising on the storm rank's own sample (it included),
+                                0..ranks: a tie (default 0) */
+    int64_t late_first_ms; /**< every sample of the storm ranks arrives this late, ms,
+                                0..60000: a late collector (default 0) */
+    int64_t restarts;      /**< ranks that restart once (new pid and session, memory down
+                                to ~1 GiB, a climb back to the working set), 0..ranks */
+    bool job_restart;      /**< every rank of each job restarts at once */
+    double restart_at;     /**< restarts at this fraction of the timeline (default 0.2) */
+    int64_t leaks;         /**< ranks with a slow leak (+6 GiB over 60 s, then freed) */
+    double leak_at;        /**< leaks start at this fraction of the timeline (default 0.2) */
     const char *
         job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
 } sw_gen_opts_t;
+
+typedef struct sw_gen_s sw_gen_t;
 
 /** Ground truth of one storm of one job. */
 typedef struct sw_gen_storm_s {
@@ -58,7 +75,36 @@ typedef struct sw_gen_storm_s {
     int64_t onset_timestamp_ns;     /**< raw timestamp of the storm rank's first rising sample */
     int64_t first_hit_rank;         /**< the second rank hit, or -1 with one rank */
     int64_t first_hit_timestamp_ns; /**< raw timestamp of its first rising sample, or -1 */
+    int64_t tie_ranks;              /**< ranks rising on the storm rank's sample (it included) */
+    int64_t end_true_ns;            /**< when its last rank is hit, on the common clock */
 } sw_gen_storm_t;
+
+/** What else a job does that is no storm (and must page nothing). */
+typedef enum sw_gen_kind_e {
+    SW_GEN_RESTART = 1, /**< a rank restarts: new pid and session, climb to its working set */
+    SW_GEN_LEAK = 2     /**< a rank leaks slowly, then frees the memory */
+} sw_gen_kind_t;
+
+/** Ground truth of one restart or leak. */
+typedef struct sw_gen_other_s {
+    const char *job_id; /**< borrowed: valid until sw_gen_destroy() */
+    int64_t job;        /**< job index */
+    sw_gen_kind_t kind;
+    int64_t rank;
+    int64_t start_timestamp_ns; /**< raw timestamp of its first sample (the new process's) */
+    int64_t end_timestamp_ns;   /**< raw timestamp of its last climbing or leaking sample */
+} sw_gen_other_t;
+
+/**
+ * @brief The restarts and leaks, by job then rank.
+ * @param out set to the array (borrowed: valid until sw_gen_destroy()).
+ * @returns the number of entries.
+ */
+size_t sw_gen_truth_other(const sw_gen_t *gen, const sw_gen_other_t **out);
+
+/** @brief Append one restart or leak as a JSON line: kind, job_id, rank,
+ *         start_timestamp_ns, end_timestamp_ns. */
+void sw_gen_other_json(const sw_gen_other_t *o, sw_buf_t *out);
 
 /** Counters of what has been emitted so far. */
 typedef struct sw_gen_stats_s {
@@ -69,8 +115,6 @@ typedef struct sw_gen_stats_s {
     uint64_t late;       /**< samples delayed by 2-5 intervals */
     uint64_t bytes;      /**< bytes of the lines emitted */
 } sw_gen_stats_t;
-
-typedef struct sw_gen_s sw_gen_t;
 
 /** @brief Fill @p opts with the defaults listed at sw_gen_opts_t. */
 void sw_gen_opts_default(sw_gen_opts_t *opts);

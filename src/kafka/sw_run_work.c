@@ -318,6 +318,8 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
                 o.kind = WK_RECORD;
                 o.rec = rec;
             }
+            const char *warning = p->forward ? NULL : sw_detect_warning(p->det);
+            if (warning) sw_log(r->log, SW_LOG_WARN, "%s", warning); /* once per job */
         }
         if (o.kind != WK_NONE || o.miskeyed) {
             out_push(pw, &o);

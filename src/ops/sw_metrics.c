@@ -140,6 +140,9 @@ static const desc_t k_desc[] = {
            "Samples dropped as duplicates by the engine."),
     SCALAR("stormwatch_late_samples_total", MT_COUNTER, SW_M_LATE_SAMPLES,
            "Samples older than their rank's newest sample."),
+    SCALAR("stormwatch_settings_warnings_total", MT_COUNTER, SW_M_SETTINGS_WARNINGS,
+           "Jobs warned that stale.ms or window.samples cannot work for them (once per job "
+           "and kind; the log says which)."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
            "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
     SCALAR("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED,
@@ -629,6 +632,8 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
     if (d) sw_metrics_add(m, SW_M_DUPLICATE_SAMPLES, d);
     if (l) sw_metrics_add(m, SW_M_LATE_SAMPLES, l);
     if (e) sw_metrics_add(m, SW_M_JOBS_EVICTED, e);
+    uint64_t w = cur->warnings >= prev->warnings ? cur->warnings - prev->warnings : cur->warnings;
+    if (w) sw_metrics_add(m, SW_M_SETTINGS_WARNINGS, w);
 }
 
 void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms)

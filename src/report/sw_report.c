@@ -232,6 +232,11 @@ static void put_choice(sw_buf_t *out, const ep_t *ep, const rec_t *chart)
             } else if (resolve->resolve_reason.len &&
                        !strcmp(resolve->resolve_reason.ptr, "onset_gone")) {
                 sw_buf_puts(out, ": fewer than two ranks still showed a spike.");
+            } else if (resolve->resolve_reason.len &&
+                       !strcmp(resolve->resolve_reason.ptr, "next_storm")) {
+                sw_buf_puts(out,
+                            ": a rank's memory rose again clearly after this storm, the start "
+                            "of the next one (the next episode).");
             } else {
                 sw_buf_puts(out, ".");
             }

@@ -83,7 +83,9 @@ static const char *const k_alert_fields[] = {"action",
                                              "source",
                                              "resolve_reason",
                                              "resolve_lost_rank",
-                                             "episode_open"};
+                                             "episode_open",
+                                             "tied_ranks",
+                                             "verdict"};
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -92,9 +94,9 @@ static const char *const k_alert_fields[] = {"action",
 /* Avro C writes a non-null union value as {"branch type name": value}. */
 static bool is_branch_name(const char *k)
 {
-    static const char *const names[] = {"string",       "long",        "int",
-                                        "boolean",      "PhaseScope",  "PhaseAttribution",
-                                        "PhaseSummary", "AlertSource", "Timeline"};
+    static const char *const names[] = {
+        "string",       "long",        "int",      "boolean", "PhaseScope", "PhaseAttribution",
+        "PhaseSummary", "AlertSource", "Timeline", "array",   "Verdict"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         size_t n = strlen(names[i]), kl = strlen(k);
         if (strcmp(k, names[i]) == 0) return true;
@@ -240,18 +242,12 @@ static json_t *expected_event(json_t *src, const sw_event_t *ev)
     return w;
 }
 
-/* Avro C view of an alert in sw_alert_json_record()'s shape: null
- * members of phase_attribution, a null timeline and a null source are
- * left out there. */
-static void alert_drop_nulls(json_t *rec)
+/* The suspects of an Avro C view in sw_alert_json_record()'s shape. */
+static void suspects_drop_nulls(json_t *arr)
 {
-    static const char *const extras[] = {"source", "resolve_reason", "resolve_lost_rank",
-                                         "episode_open"};
-    for (size_t k = 0; k < sizeof(extras) / sizeof(extras[0]); k++)
-        if (json_is_null(json_object_get(rec, extras[k]))) json_object_del(rec, extras[k]);
     size_t i;
     json_t *s;
-    json_array_foreach(json_object_get(rec, "first_cause_suspects"), i, s)
+    json_array_foreach(arr, i, s)
     {
         if (json_is_null(json_object_get(s, "timeline"))) json_object_del(s, "timeline");
         /* Where it ran: all five keys, or none when there is no host. */
@@ -267,6 +263,19 @@ static void alert_drop_nulls(json_t *rec)
         void *tmp;
         json_object_foreach_safe(pa, tmp, k, v) if (json_is_null(v)) json_object_del(pa, k);
     }
+}
+
+/* Avro C view of an alert in sw_alert_json_record()'s shape: null
+ * members of phase_attribution, a null timeline and a null source are
+ * left out there (in the verdict's suspects too). */
+static void alert_drop_nulls(json_t *rec)
+{
+    static const char *const extras[] = {"source",       "resolve_reason", "resolve_lost_rank",
+                                         "episode_open", "tied_ranks",     "verdict"};
+    for (size_t k = 0; k < sizeof(extras) / sizeof(extras[0]); k++)
+        if (json_is_null(json_object_get(rec, extras[k]))) json_object_del(rec, extras[k]);
+    suspects_drop_nulls(json_object_get(rec, "first_cause_suspects"));
+    suspects_drop_nulls(json_object_get(json_object_get(rec, "verdict"), "first_cause_suspects"));
 }
 
 /* Test-side Avro writer, for hand-made (malformed) messages. */

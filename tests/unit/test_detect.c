@@ -2,10 +2,19 @@
  * The stream engine (sw_detect) against a deliberately naive model of
  * SPEC 6 written here: windows are sorted arrays, and at every sample the
  * model recomputes Analysis A from scratch (candidates by the seed's scan,
- * median by sorting, world size by counting claims) and compares the full
- * signature. On random streams with late samples, duplicates, staleness,
- * several jobs, null job ids, missing ranks and phase events, every record
- * and, after every event, Analysis A must be identical (as JSON text).
+ * median by sorting, world size by counting claims). On random streams
+ * with late samples, duplicates, staleness, several jobs, null job ids,
+ * missing ranks, restarts and phase events: after every event Analysis A
+ * with nothing spent (what a summary says) must be identical (as JSON
+ * text); every trigger and update must carry exactly the model's Analysis
+ * A with the runs the engine has spent left out (each rank's first
+ * qualifying spike in a run based at or after its spent mark: the
+ * incremental search against a scan); every resolve must carry the onset
+ * and suspects of the episode's last trigger or update; and the counters
+ * must follow the lifecycle (episode + 1 and revision 0 at a trigger,
+ * revision + 1 otherwise, at most 4 updates an episode, a resolve only of
+ * an open episode). The lifecycle's decisions themselves are held against
+ * generated ground truth (tests/unit/test_episodes.c).
  * Also: table-driven cases for dedup, stale ranks, late samples, window
  * eviction, limits and the lifecycle.
  */
@@ -36,6 +45,9 @@ typedef struct msample_s {
 
 typedef struct mrank_s {
     int64_t rank, first, newest;
+    int64_t spent; /* the engine's spent mark (runs based before it do not count) */
+    bool trunc;    /* the oldest run lost its base to an eviction */
+    int64_t orig;  /* that base's time (the run's identity) */
     msample_t *w;
     size_t n;
 } mrank_t;
@@ -50,21 +62,10 @@ typedef struct mjob_s {
     size_t nclaims;
     int64_t newest;
     bool has_newest;
+    /* the lifecycle as the records say it (checked for consistency) */
     bool open;
-    int64_t episode, revision;
-    /* signature */
-    bool sig_set;
-    uint64_t sig_onset;
-    size_t sig_n;
-    int64_t sig_rank[64], sig_ts[64];
-    int sig_conf[64];
-    /* horizon and verdict (SPEC 6 steps 4-5) */
-    bool has_horizon;
-    uint64_t horizon;
-    uint64_t v_onset;
-    size_t v_n;
-    sw_suspect_t v_sus[64];
-    sw_arena_t v_arena;
+    int64_t episode, revision, updates;
+    sw_buf_t verdict; /* onset and suspects of the last trigger or update (JSON) */
     sw_phase_t *phase;
 } mjob_t;
 
@@ -92,6 +93,7 @@ static mjob_t *model_job(model_t *m, const sw_event_t *ev)
             return j;
     }
     mjob_t *j = calloc(1, sizeof(*j));
+    sw_buf_init(&j->verdict);
     j->has_id = ev->has_job_id;
     if (ev->has_job_id) memcpy(j->id, ev->job_id.ptr, ev->job_id.len);
     j->phase = sw_phase_new();
@@ -167,11 +169,12 @@ static void model_timeline(sw_arena_t *arena, const mrank_t *r, size_t at, size_
     s->timeline_window = (int64_t)n;
 }
 
-/* Analysis A (SPEC 6 step 4) from scratch; with use_horizon a rank whose
- * first qualifying spike is at or behind the horizon has no candidate.
+/* Analysis A (SPEC 6 step 4) from scratch; with use_spent a rank's
+ * candidate is its first qualifying spike in a rising run whose base is at
+ * or after its spent mark (the runs before are spent).
  * *max_aligned (when not NULL) gets the latest aligned time among A's
  * candidates (0 when none). */
-static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_t *out,
+static void model_analysis(model_t *m, mjob_t *j, bool use_spent, sw_analysis_t *out,
                            uint64_t *max_aligned)
 {
     sw_arena_reset(&m->arena);
@@ -204,7 +207,10 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_
         }
     int64_t ws = declared > rs[n - 1].rank + 1 ? declared : rs[n - 1].rank + 1;
     size_t anchor = 0; /* sorted: rank 0 first when present */
-    sw_i128 *gaps = sw_arena_alloc(&m->arena, 4096 * sizeof(sw_i128));
+    /* 16-byte aligned (the arena aligns to 8) */
+    sw_i128 *gaps = (sw_i128 *)(((uintptr_t)sw_arena_alloc(&m->arena, 4097 * sizeof(sw_i128)) +
+                                 15) &
+                                ~(uintptr_t)15);
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         ranks[i] = rs[i].rank;
@@ -249,9 +255,14 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_
             cum += d;
             steps++;
             if (cum < t) continue;
-            if (use_horizon && j->has_horizon &&
-                (uint64_t)r->w[k].ts - (uint64_t)offsets[i] <= j->horizon)
-                break; /* the rank's candidate belongs to an ended episode */
+            int64_t base = k - (size_t)steps == 0 && r->trunc ? r->orig
+                                                              : r->w[k - (size_t)steps].ts;
+            if (use_spent && base < r->spent) {
+                /* a spent run: skip the rest of it */
+                while (k + 1 < r->n && r->w[k + 1].used > r->w[k].used) k++;
+                cum = steps = 0;
+                continue;
+            }
             sw_cand_t *c = &cands[nc++];
             c->rank = r->rank;
             c->spike_ts = r->w[k].ts;
@@ -299,38 +310,9 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_horizon, sw_analysis_
     }
 }
 
-/* Rank r's candidate in A exists and is at or before raw time t: its first
- * qualifying spike in the window, not behind the horizon. */
-static bool model_cand_at_or_before(const model_t *m, const mjob_t *j, const mrank_t *r, int64_t t)
-{
-    if (r->n < 2) return false;
-    int64_t mx = r->w[0].used;
-    for (size_t k = 1; k < r->n; k++)
-        if (r->w[k].used > mx) mx = r->w[k].used;
-    int64_t th;
-    if (!sw_spike_threshold(mx, m->p.spike_min_bytes, m->p.spike_fraction, &th)) return false;
-    /* the anchor: rank 0 when present, else the lowest rank */
-    const mrank_t *anchor = NULL;
-    for (size_t i = 0; i < j->nranks; i++)
-        if (!anchor || j->ranks[i].rank < anchor->rank) anchor = &j->ranks[i];
-    int64_t off = r->first - anchor->first;
-    int64_t cum = 0;
-    for (size_t k = 1; k < r->n; k++) {
-        int64_t d = r->w[k].used - r->w[k - 1].used;
-        if (d <= 0) {
-            cum = 0;
-            continue;
-        }
-        cum += d;
-        if (cum < th) continue;
-        if (j->has_horizon && (uint64_t)r->w[k].ts - (uint64_t)off <= j->horizon) return false;
-        return r->w[k].ts <= t;
-    }
-    return false;
-}
-
-/* One event through the model; *rec set when a record is emitted. */
-static bool model_feed(model_t *m, const sw_event_t *ev, sw_record_t *rec)
+/* One event through the model's windows. @returns true for a sample
+ * that is no duplicate. */
+static bool model_feed(model_t *m, const sw_event_t *ev)
 {
     mjob_t *j = model_job(m, ev);
     sw_phase_add(j->phase, ev);
@@ -364,114 +346,30 @@ static bool model_feed(model_t *m, const sw_event_t *ev, sw_record_t *rec)
     j->has_newest = j->has_sample = true;
     size_t pos = 0;
     while (pos < r->n && ms_cmp(&r->w[pos], &x) < 0) pos++;
+    if (r->n == (size_t)m->p.window_samples) {
+        if (pos == 0) goto stale; /* older than a full window: no change */
+        /* The oldest sample leaves first; when it was the base of a run
+         * that goes on, the run keeps that base's time as its identity. */
+        if (!r->trunc && r->n >= 3 && r->w[0].used < r->w[1].used && r->w[1].used < r->w[2].used) {
+            r->trunc = true;
+            r->orig = r->w[0].ts;
+        }
+        memmove(r->w, r->w + 1, (r->n - 1) * sizeof(msample_t));
+        r->n--;
+        pos--;
+    }
     memmove(r->w + pos + 1, r->w + pos, (r->n - pos) * sizeof(msample_t));
     r->w[pos] = x;
     r->n++;
-    if (r->n > (size_t)m->p.window_samples) {
-        memmove(r->w, r->w + 1, (r->n - 1) * sizeof(msample_t));
-        r->n--;
-    }
+    if (r->n < 2 || r->w[1].used <= r->w[0].used) r->trunc = false;
+stale:
     if (m->p.stale_ms > 0)
         for (size_t i = 0; i < j->nranks; i++)
-            if (j->ranks[i].newest < j->newest - m->p.stale_ms * 1000000) j->ranks[i].n = 0;
-    uint64_t max_aligned;
-    model_analysis(m, j, true, &rec->analysis, &max_aligned);
-    sw_analysis_t *a = &rec->analysis;
-    rec->resolve_reason = SW_RESOLVE_NONE;
-    rec->resolve_rank = -1;
-    bool emit = false, store = false;
-    /* A verdict suspect is lost when no candidate of A has its rank and a
-     * first spike at or before the verdict's (the first such, in order). */
-    int64_t lost = -1;
-    if (j->open && a->has_onset) {
-        /* Candidates of A are not all suspects: rebuild them per rank. */
-        for (size_t v = 0; v < j->v_n && lost < 0; v++) {
-            bool found = false;
-            for (size_t i = 0; i < j->nranks && !found; i++) {
-                const mrank_t *vr = &j->ranks[i];
-                if (vr->rank != j->v_sus[v].rank) continue;
-                found = model_cand_at_or_before(m, j, vr, j->v_sus[v].first_spike_timestamp_ns);
+            if (j->ranks[i].newest < j->newest - m->p.stale_ms * 1000000) {
+                j->ranks[i].n = 0;
+                j->ranks[i].trunc = false;
             }
-            if (!found) lost = j->v_sus[v].rank;
-        }
-    }
-    if (!j->open && a->has_onset) {
-        j->episode++;
-        j->revision = 0;
-        j->open = true;
-        rec->action = SW_ACTION_TRIGGER;
-        emit = store = true;
-    } else if (j->open && (!a->has_onset || lost >= 0)) {
-        j->revision++;
-        j->open = false;
-        rec->action = SW_ACTION_RESOLVE;
-        rec->resolve_reason = a->has_onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE;
-        rec->resolve_rank = lost;
-        uint64_t h = j->has_horizon ? j->horizon : 0;
-        if (max_aligned > h) h = max_aligned;
-        for (size_t v = 0; v < j->v_n; v++)
-            if (j->v_sus[v].aligned_first_spike_timestamp_ns > h)
-                h = j->v_sus[v].aligned_first_spike_timestamp_ns;
-        j->has_horizon = true;
-        j->horizon = h;
-        a->has_onset = true;
-        a->onset_ns = j->v_onset;
-        a->suspects = j->v_sus;
-        a->n_suspects = j->v_n;
-        emit = true;
-    } else if (j->open) {
-        bool same = j->sig_onset == a->onset_ns && j->sig_n == a->n_suspects;
-        for (size_t i = 0; same && i < a->n_suspects; i++)
-            same = j->sig_rank[i] == a->suspects[i].rank &&
-                   j->sig_ts[i] == a->suspects[i].first_spike_timestamp_ns &&
-                   j->sig_conf[i] == (int)a->suspects[i].confidence;
-        if (!same) {
-            j->revision++;
-            rec->action = SW_ACTION_UPDATE;
-            emit = store = true;
-        }
-    }
-    if (store) {
-        j->sig_onset = a->onset_ns;
-        j->sig_n = a->n_suspects;
-        for (size_t i = 0; i < a->n_suspects && i < 64; i++) {
-            j->sig_rank[i] = a->suspects[i].rank;
-            j->sig_ts[i] = a->suspects[i].first_spike_timestamp_ns;
-            j->sig_conf[i] = (int)a->suspects[i].confidence;
-        }
-        /* The verdict: a plain copy whose strings and arrays are copied too. */
-        sw_arena_reset(&j->v_arena);
-        j->v_onset = a->onset_ns;
-        j->v_n = a->n_suspects < 64 ? a->n_suspects : 64;
-        for (size_t i = 0; i < j->v_n; i++) {
-            sw_suspect_t *d = &j->v_sus[i];
-            *d = a->suspects[i];
-            d->session_id = sw_arena_str(&j->v_arena, d->session_id);
-            d->host = sw_arena_str(&j->v_arena, d->host);
-            sw_str_t *paths = sw_arena_alloc(&j->v_arena, (d->phase.n_paths + 1) * sizeof(*paths));
-            for (size_t k = 0; k < d->phase.n_paths; k++)
-                paths[k] = sw_arena_str(&j->v_arena, d->phase.paths[k]);
-            d->phase.paths = paths;
-            d->phase.summary_path = sw_arena_str(&j->v_arena, d->phase.summary_path);
-            d->phase.path = sw_arena_str(&j->v_arena, d->phase.path);
-            d->phase.scope_id = sw_arena_str(&j->v_arena, d->phase.scope_id);
-            d->phase.thread_name = sw_arena_str(&j->v_arena, d->phase.thread_name);
-            int64_t *al = sw_arena_alloc(&j->v_arena, (d->n_timeline + 1) * sizeof(*al));
-            int64_t *us = sw_arena_alloc(&j->v_arena, (d->n_timeline + 1) * sizeof(*us));
-            if (d->n_timeline) {
-                memcpy(al, d->timeline_aligned_ns, d->n_timeline * sizeof(*al));
-                memcpy(us, d->timeline_used, d->n_timeline * sizeof(*us));
-            }
-            d->timeline_aligned_ns = al;
-            d->timeline_used = us;
-        }
-    }
-    rec->episode = j->episode;
-    rec->revision = j->revision;
-    rec->has_event_ts = true;
-    rec->event_timestamp_ns = x.ts;
-    memset(&rec->source, 0, sizeof(rec->source));
-    return emit;
+    return true;
 }
 
 static void model_clear(model_t *m)
@@ -479,7 +377,7 @@ static void model_clear(model_t *m)
     for (size_t i = 0; i < m->njobs; i++) {
         for (size_t k = 0; k < m->jobs[i]->nranks; k++) free(m->jobs[i]->ranks[k].w);
         sw_phase_destroy(m->jobs[i]->phase);
-        sw_arena_clear(&m->jobs[i]->v_arena);
+        sw_buf_clear(&m->jobs[i]->verdict);
         free(m->jobs[i]);
     }
     sw_arena_clear(&m->arena);
@@ -518,7 +416,7 @@ static void gen_event(gen_t *g, sw_event_t *ev, int nranks, int njobs)
     ev->rank = rk;
     uint64_t wsr = rng(&g->s) % 10;
     ev->world_size = wsr < 6 ? nranks : wsr < 8 ? nranks + 2 : rk + 1;
-    ev->pid = 100 + rk + (rng(&g->s) % 20 == 0 ? 1 : 0);
+    ev->pid = 100 + rk + (rng(&g->s) % 400 == 0 ? 1 : 0); /* a restart, now and then */
     snprintf(g->host[rk], sizeof(g->host[rk]), "h%d", rk + (rng(&g->s) % 25 == 0 ? 1 : 0));
     ev->host = sw_str(g->host[rk]);
     ev->has_session_id = rng(&g->s) % 10 != 0;
@@ -583,6 +481,74 @@ static void record_json(const sw_record_t *r, sw_buf_t *out)
 }
 
 static sw_detect_stats_t g_total; /* summed over runs: proves the paths ran */
+
+/* The onset and suspects of @p an as JSON text. */
+static void verdict_json(const sw_analysis_t *an, sw_buf_t *out)
+{
+    sw_analysis_t v;
+    memset(&v, 0, sizeof(v));
+    v.has_onset = an->has_onset;
+    v.onset_ns = an->onset_ns;
+    v.suspects = an->suspects;
+    v.n_suspects = an->n_suspects;
+    v.anchor_rank = -1;
+    analysis_json(&v, out);
+}
+
+/* A record of the engine against the model (see the file comment). */
+static void check_record(sw_detector_t *det, model_t *m, const sw_event_t *ev,
+                         const sw_record_t *got, uint64_t seed, size_t i, sw_buf_t *a, sw_buf_t *b)
+{
+    mjob_t *mj = model_job(m, ev);
+    char id[16];
+    if (ev->has_job_id) memcpy(id, ev->job_id.ptr, ev->job_id.len), id[ev->job_id.len] = '\0';
+    switch (got->action) {
+    case SW_ACTION_TRIGGER:
+        SW_ASSERT(!mj->open && got->episode == mj->episode + 1 && got->revision == 0,
+                  "seed %llu event %zu: trigger of episode %lld rev %lld (open %d, episode %lld)",
+                  (unsigned long long)seed, i, (long long)got->episode, (long long)got->revision,
+                  mj->open, (long long)mj->episode);
+        mj->open = true;
+        mj->episode = got->episode;
+        mj->revision = 0;
+        mj->updates = 0;
+        break;
+    case SW_ACTION_UPDATE:
+        SW_ASSERT(mj->open && got->episode == mj->episode && got->revision == mj->revision + 1 &&
+                      ++mj->updates <= 4,
+                  "seed %llu event %zu: update rev %lld of episode %lld (open %d, rev %lld, "
+                  "updates %lld)",
+                  (unsigned long long)seed, i, (long long)got->revision, (long long)got->episode,
+                  mj->open, (long long)mj->revision, (long long)mj->updates);
+        mj->revision++;
+        break;
+    case SW_ACTION_RESOLVE:
+        SW_ASSERT(mj->open && got->episode == mj->episode && got->revision == mj->revision + 1,
+                  "seed %llu event %zu: resolve rev %lld of episode %lld", (unsigned long long)seed,
+                  i, (long long)got->revision, (long long)got->episode);
+        mj->open = false;
+        mj->revision++;
+        verdict_json(&got->analysis, a);
+        if (strcmp(a->data, mj->verdict.data) != 0)
+            SW_FAIL("seed %llu event %zu: the resolve's verdict\n%s\nis not the last answer\n%s\n",
+                    (unsigned long long)seed, i, a->data, mj->verdict.data);
+        return;
+    default: SW_FAIL("seed %llu event %zu: a summary while feeding", (unsigned long long)seed, i);
+    }
+    /* Trigger or update: Analysis A with the engine's spent runs left out. */
+    for (size_t k = 0; k < mj->nranks; k++)
+        SW_ASSERT_TRUE(sw_detect_spent(det, ev->has_job_id ? id : NULL, mj->ranks[k].rank,
+                                       &mj->ranks[k].spent));
+    sw_analysis_t ma;
+    model_analysis(m, mj, true, &ma, NULL);
+    analysis_json(&got->analysis, a);
+    analysis_json(&ma, b);
+    if (strcmp(a->data, b->data) != 0)
+        SW_FAIL("seed %llu event %zu (%s):\nengine: %s\nmodel:  %s\n", (unsigned long long)seed, i,
+                sw_action_str(got->action), a->data, b->data);
+    SW_ASSERT(got->n_tied >= 1 && got->analysis.n_suspects >= 1, "no tied rank or no suspect");
+    verdict_json(&got->analysis, &mj->verdict);
+}
 
 /* An event with its own copy of its strings, so that it survives the
  * generation of the next one (gen_event reuses g's buffers). */
@@ -655,29 +621,10 @@ static void differential(uint64_t seed, int nranks, int njobs, int64_t window, i
         const sw_record_t *got;
         SW_ASSERT_I64(sw_detect_feed(det, &slots[cur].ev, 0, &got, err, sizeof(err)), SW_OK);
         if (pipelined) cur ^= 1;
-        sw_record_t want;
-        bool emitted = model_feed(&m, &ev, &want);
-        if (emitted != (got != NULL)) {
-            fprintf(stderr, "seed %llu event %zu: model %s a record, engine %s\n",
-                    (unsigned long long)seed, i, emitted ? "emitted" : "did not emit",
-                    got ? "did" : "did not");
-            if (got) {
-                record_json(got, &a);
-                fprintf(stderr, "engine: %s\n", a.data);
-            } else {
-                record_json(&want, &b);
-                fprintf(stderr, "model: %s\n", b.data);
-            }
-            SW_FAIL("the engine and the model disagree on emitting (see above)");
-        }
+        model_feed(&m, &ev);
         if (got) {
             (*records_seen)++;
-            record_json(got, &a);
-            record_json(&want, &b);
-            if (strcmp(a.data, b.data) != 0) {
-                SW_FAIL("seed %llu event %zu:\nengine: %s\nmodel:  %s\n", (unsigned long long)seed,
-                        i, a.data, b.data);
-            }
+            check_record(det, &m, &ev, got, seed, i, &a, &b);
         }
         /* Analysis A of this event's job, after every event. */
         char id[16];
@@ -737,8 +684,8 @@ static void test_differential(void **state)
             (unsigned long long)g_total.records[2], (unsigned long long)g_total.stale_windows,
             (unsigned long long)g_total.duplicates, (unsigned long long)g_total.late,
             (unsigned long long)g_total.too_old, (unsigned long long)g_total.phase_dropped);
-    SW_ASSERT_TRUE(records > 500);
-    SW_ASSERT_TRUE(g_total.records[SW_ACTION_UPDATE] > 100);
+    SW_ASSERT_TRUE(records > 250);
+    SW_ASSERT_TRUE(g_total.records[SW_ACTION_UPDATE] > 20);
     SW_ASSERT_TRUE(g_total.records[SW_ACTION_RESOLVE] > 100);
     SW_ASSERT_TRUE(g_total.stale_windows > 100);
     SW_ASSERT_TRUE(g_total.duplicates > 100);
@@ -784,8 +731,8 @@ static void on_summary(void *opaque, const sw_record_t *rec)
 /* Records from offset @p from on (and the final summaries) of a detector
  * fed the stream; with @p snap_at >= 0 the detector is snapshotted there,
  * destroyed, restored, rebuilt from its minimum offset, and goes on. */
-/* Event indexes just after a trigger or a resolve (restore points
- * mid-episode and just after an episode ended). */
+/* Event indexes just after a trigger, an update or a resolve (restore
+ * points mid-episode, and just after an episode ended and spent its runs). */
 typedef struct marks_s {
     long at[64];
     size_t n;
@@ -838,9 +785,7 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             record_json(rec, &buf);
             out_push(out, buf.data);
         }
-        if (rec && marks && marks->n < 64 &&
-            (rec->action == SW_ACTION_TRIGGER || rec->action == SW_ACTION_RESOLVE))
-            marks->at[marks->n++] = (long)i + 1;
+        if (rec && marks && marks->n < 64) marks->at[marks->n++] = (long)i + 1;
     }
     sumctx_t sc = {out, &buf};
     sw_detect_finish(det, on_summary, &sc);
@@ -885,7 +830,8 @@ static void test_restore(void **state)
         }
     }
     /* Snapshot points right after a trigger (mid-episode: the verdict must
-     * survive) and right after a resolve (the horizon must survive). */
+     * survive), an update, and right after a resolve (the spent runs must
+     * survive). */
     size_t marked = 0;
     for (uint64_t seed = 1; seed <= 24; seed++) {
         int nranks = 2 + (int)(seed % 5);
@@ -900,7 +846,7 @@ static void test_restore(void **state)
         marks_t mk = {{0}, 0};
         run_stream(seed, nranks, njobs, p, scale, events, 0, -1, &a, &rebuilt, &mk);
         out_clear(&a);
-        for (size_t m = 0; m < mk.n; m += 3) {
+        for (size_t m = 0; m < mk.n; m++) {
             long snap_at = mk.at[m];
             if (snap_at >= (long)events) continue;
             outlog_t u = {0}, b = {0};
@@ -931,7 +877,7 @@ static void test_restore(void **state)
             "restore: %zu snapshot points (%zu just after a trigger or a resolve), %zu "
             "records compared, %zu samples re-inserted\n",
             points + marked, marked, compared, rebuilt);
-    SW_ASSERT_TRUE(points > 100 && marked > 50 && compared > 1000 && rebuilt > 1000);
+    SW_ASSERT_TRUE(points > 100 && marked > 50 && compared > 300 && rebuilt > 1000);
 }
 
 static void test_restore_refuses_other_params(void **state)

@@ -48,8 +48,10 @@ static int ref_cmp(const ref_t *a, const ref_t *b)
 }
 
 /* The seed's _find_rank_spike_candidate over the reference window. */
-static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double frac,
-                          sw_win_cand_t *c)
+/* The first qualifying spike whose rising run starts at or after spent
+ * (INT64_MIN: every run counts). */
+static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double frac, int64_t spent,
+                          bool trunc, int64_t orig, sw_win_cand_t *c)
 {
     if (n < 2) return false;
     int64_t mx = w[0].used;
@@ -66,7 +68,16 @@ static bool ref_candidate(const ref_t *w, size_t n, int64_t min_bytes, double fr
         }
         cum += d;
         steps++;
+        /* the oldest run, after its base was evicted, keeps that base's time */
+        int64_t base = i - (size_t)steps == 0 && trunc ? orig : w[i - (size_t)steps].ts;
+        if (cum >= t && base < spent) {
+            /* a spent run: skip the rest of it */
+            while (i + 1 < n && w[i + 1].used > w[i].used) i++;
+            cum = steps = 0;
+            continue;
+        }
         if (cum >= t) {
+            c->base_ts = base;
             c->spike_ts = w[i].ts;
             c->peak = cum;
             c->samples = steps;
@@ -147,11 +158,14 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     size_t n = 0;
     uint64_t s = seed;
     int64_t now = 1000, used = 1 << 30;
+    bool trunc = false; /* the oldest run lost its base (run identity) */
+    int64_t orig = 0;   /* that base's time */
     for (size_t step = 0; step < steps; step++) {
         uint64_t r = rng(&s) % 100;
         if (r < 2) {
             sw_win_empty(&win, &ctx);
             n = 0;
+            trunc = false;
             check_msets(&win, ref, n, &gaps, &ivals);
             continue;
         }
@@ -176,23 +190,34 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         } else if (n == cap && pos == 0) {
             want = SW_WIN_TOO_OLD;
         } else {
-            want = pos == n || (n == cap && pos == n) ? SW_WIN_APPENDED : SW_WIN_INSERTED;
+            want = pos == n ? SW_WIN_APPENDED : SW_WIN_INSERTED;
+            if (n == cap) {
+                /* the oldest sample leaves first; the run it was the base
+                 * of, when it goes on, keeps that base's time */
+                if (!trunc && n >= 3 && ref[0].used < ref[1].used && ref[1].used < ref[2].used) {
+                    trunc = true;
+                    orig = ref[0].ts;
+                }
+                memmove(ref, ref + 1, (n - 1) * sizeof(*ref));
+                n--;
+                pos--;
+            }
             memmove(ref + pos + 1, ref + pos, (n - pos) * sizeof(*ref));
             ref[pos] = x;
             n++;
-            if (n > cap) {
-                memmove(ref, ref + 1, (n - 1) * sizeof(*ref));
-                n--;
-                if (pos == n) want = SW_WIN_APPENDED;
-            }
         }
         SW_ASSERT_I64(sw_win_has(&win, &ctx, x.ts, x.src), dup);
         sw_win_res_t got = sw_win_insert(&win, &ctx, x.ts, x.used, x.src, (int64_t)step);
         SW_ASSERT_I64(got, want);
         SW_ASSERT_I64(win.n, n);
         sw_win_cand_t cw, cr;
-        bool hw = sw_win_candidate(&win, min_bytes, frac, &cw);
-        bool hr = ref_candidate(ref, n, min_bytes, frac, &cr);
+        /* Now and then runs are spent up to a random retained sample. */
+        int64_t spent = INT64_MIN;
+        if (n && rng(&s) % 3 == 0) spent = ref[rng(&s) % n].ts + (int64_t)(rng(&s) % 2);
+        bool hw = sw_win_candidate(&win, min_bytes, frac, spent, &cw);
+        if (n < 2 || ref[1].used <= ref[0].used) trunc = false;
+        SW_ASSERT_I64(win.hr_trunc, trunc);
+        bool hr = ref_candidate(ref, n, min_bytes, frac, spent, trunc, orig, &cr);
         SW_ASSERT_I64(hw, hr);
         g_steps++;
         if (hw) g_with_cand++;
@@ -201,6 +226,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
             SW_ASSERT_I64(cw.peak, cr.peak);
             SW_ASSERT_I64(cw.samples, cr.samples);
             SW_ASSERT_I64(cw.src, cr.src);
+            SW_ASSERT_I64(cw.base_ts, cr.base_ts);
         }
         if (step % 13 == 0) check_msets(&win, ref, n, &gaps, &ivals);
     }
@@ -255,8 +281,8 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
     sw_win_insert(&win, &ctx, 2, INT64_MAX, 0, 1);
     sw_win_cand_t c;
-    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, &c));
-    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, &c));
+    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, INT64_MIN, &c));
+    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, INT64_MIN, &c));
     SW_ASSERT_I64(c.peak, INT64_MAX);
     sw_win_clear(&win, NULL);
     sw_gapmed_clear(&gaps);
