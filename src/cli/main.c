@@ -58,7 +58,7 @@ static void usage(FILE *f)
             "Usage: stormwatch COMMAND [OPTIONS] [ARGS]\n"
             "\n"
             "Finds which rank started a GPU memory storm in distributed training\n"
-            "telemetry (stormlog TelemetryEvent v2/v3).\n"
+            "telemetry (stormlog TelemetryEvent v2/v3/v4).\n"
             "\n"
             "Commands:\n"
             "  analyze   batch first-cause analysis of JSONL files (one JSON object)\n"

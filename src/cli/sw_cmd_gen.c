@@ -35,7 +35,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: stormwatch gen [OPTIONS]\n"
             "\n"
-            "Writes deterministic synthetic TelemetryEvent v3 JSON Lines in arrival order:\n"
+            "Writes deterministic synthetic TelemetryEvent v3 (or v4) JSON Lines in arrival order:\n"
             "jobs of ranks (8 per host) sampling device memory (a 28-36 GiB baseline, a\n"
             "~1.5 GiB training-step sawtooth and noise, never a qualifying spike), with\n"
             "memory storms that start on one rank, rise by --storm-bytes over 2-3 samples,\n"
@@ -81,6 +81,9 @@ static void usage(FILE *f)
             "  --leaks N           N ranks leak slowly (+6 GiB over 60 s, then freed) from\n"
             "                      --leak-at F (default 0.2); restarts and leaks end 10 s\n"
             "                      before the first storm\n"
+            "  --schema-version V  TelemetryEvent version written: 3, or 4 (allocator\n"
+            "                      counters null and metadata.memory_capabilities, as\n"
+            "                      stormlog's producers write them today) (default 3)\n"
             "  --job-prefix P      job id prefix, printable ASCII (default \"%s\")\n"
             "  -o, --output FILE   write to FILE instead of standard output\n"
             "  -z, --gzip          gzip the output\n"
@@ -223,6 +226,7 @@ enum {
     OPT_RESTART_AT,
     OPT_LEAKS,
     OPT_LEAK_AT,
+    OPT_SCHEMA_VERSION,
     OPT_TRUTH,
     OPT_QUIET
 };
@@ -256,6 +260,7 @@ int sw_cmd_gen(int argc, char **argv)
         {"restart-at", required_argument, NULL, OPT_RESTART_AT},
         {"leaks", required_argument, NULL, OPT_LEAKS},
         {"leak-at", required_argument, NULL, OPT_LEAK_AT},
+        {"schema-version", required_argument, NULL, OPT_SCHEMA_VERSION},
         {"output", required_argument, NULL, 'o'},
         {"gzip", no_argument, NULL, 'z'},
         {"truth", required_argument, NULL, OPT_TRUTH},
@@ -326,6 +331,9 @@ int sw_cmd_gen(int argc, char **argv)
             break;
         case OPT_LEAKS: ok = sw_cli_i64(cmd, "--leaks", optarg, 0, 131072, &o.leaks); break;
         case OPT_LEAK_AT: ok = sw_cli_dbl(cmd, "--leak-at", optarg, 0.0, 1.0, &o.leak_at); break;
+        case OPT_SCHEMA_VERSION:
+            ok = sw_cli_i64(cmd, "--schema-version", optarg, 3, 4, &o.schema_version);
+            break;
         case 'o': out_path = optarg; break;
         case 'z': gzip = true; break;
         case OPT_TRUTH: truth_path = optarg; break;

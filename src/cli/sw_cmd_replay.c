@@ -138,7 +138,8 @@ static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
         stderr,
         "{\"lines\": %llu, \"invalid\": %llu, \"events\": %llu, \"samples\": %llu, "
         "\"duplicates\": %llu, \"late\": %llu, \"too_old\": %llu, \"stale_windows\": %llu, "
-        "\"limit_rejects\": %llu, \"jobs_evicted\": %llu, \"phase_dropped\": %llu, \"records\": {\"trigger\": %llu, \"update\": %llu, "
+        "\"limit_rejects\": %llu, \"jobs_evicted\": %llu, \"phase_dropped\": %llu, "
+        "\"counterless\": %llu, \"records\": {\"trigger\": %llu, \"update\": %llu, "
         "\"resolve\": %llu, \"summary\": %llu}, \"jobs\": %llu, \"ranks\": %llu, "
         "\"retained_samples\": %llu, \"engine_bytes\": %llu, \"peak_engine_bytes\": %llu, "
         "\"bytes_per_retained_sample\": %.1f}\n",
@@ -147,7 +148,8 @@ static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
         (unsigned long long)st.duplicates, (unsigned long long)st.late,
         (unsigned long long)st.too_old, (unsigned long long)st.stale_windows,
         (unsigned long long)st.limit_rejects, (unsigned long long)st.evicted,
-        (unsigned long long)st.phase_dropped, (unsigned long long)st.records[0],
+        (unsigned long long)st.phase_dropped, (unsigned long long)st.counterless,
+        (unsigned long long)st.records[0],
         (unsigned long long)st.records[1], (unsigned long long)st.records[2],
         (unsigned long long)st.records[3], (unsigned long long)st.jobs,
         (unsigned long long)st.ranks, (unsigned long long)st.retained, (unsigned long long)st.bytes,

@@ -408,6 +408,9 @@ static sw_err_t decode_fields(sw_avro_dec_t *dec, rd_t *rd, const sw_avro_span_t
     /* SPEC 2 ranges first, in the JSON decoder's order, then metadata
      * (last there too). */
     ev->kind = sw_event_kind(ev->event_type);
+    /* v4: a null counter is the backend's capability (SPEC 2), not absent. */
+    ev->counterless = ev->kind == SW_EV_SAMPLE && !ev->has_device_used && ev->schema_version.set &&
+                      ev->schema_version.value >= 4;
     sw_err_t err = sw_event_validate(ev, errstr, errstr_size);
     if (err) return err;
     if (!meta.set) {

@@ -228,6 +228,12 @@ static sw_err_t ident_bounds(const sw_event_t *ev, char *errstr, size_t errstr_s
     return SW_OK;
 }
 
+/* TelemetryEvent v4 and later: memory counters may be null. */
+static bool counters_nullable(const sw_jval_t *schema_version)
+{
+    return schema_version->type == SW_J_INT && schema_version->i >= 4;
+}
+
 /* Shared by JSON and Avro paths: SPEC 2 rules over captured values. */
 static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_t errstr_size)
 {
@@ -297,11 +303,15 @@ static sw_err_t validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size_
 
     v = &f[F_DEVICE_USED_BYTES];
     ev->has_device_used = false;
+    ev->counterless = false;
     ev->device_used_bytes = 0;
     if (v->type == SW_J_ABSENT) {
         if (ev->kind == SW_EV_SAMPLE)
             return field_error(errstr, errstr_size, "device_used_bytes", v,
                                "an integer >= 0 (required for a sample)");
+    } else if (v->type == SW_J_NULL && counters_nullable(&f[F_SCHEMA_VERSION])) {
+        /* v4: the backend lacks the counter (metadata.memory_capabilities). */
+        ev->counterless = ev->kind == SW_EV_SAMPLE;
     } else if (v->type != SW_J_INT || v->i < 0) {
         return field_error(errstr, errstr_size, "device_used_bytes", v, "an integer >= 0");
     } else {
@@ -768,7 +778,7 @@ sw_err_t sw_event_validate(const sw_event_t *ev, char *errstr, size_t errstr_siz
                  "field \"job_id\" is \"\", expected null or a non-empty string");
         return SW_ERR_INVALID_ARG;
     }
-    if (ev->kind == SW_EV_SAMPLE && !ev->has_device_used) {
+    if (ev->kind == SW_EV_SAMPLE && !ev->has_device_used && !ev->counterless) {
         snprintf(
             errstr, errstr_size,
             "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)");

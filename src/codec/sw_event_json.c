@@ -152,10 +152,14 @@ void sw_event_json(sw_buf_t *buf, const sw_event_t *ev)
     put_opt_i64(&jw, "allocator_active_bytes", ev->allocator_active_bytes);
     put_opt_i64(&jw, "allocator_inactive_bytes", ev->allocator_inactive_bytes);
     put_opt_i64(&jw, "allocator_change_bytes", ev->allocator_change_bytes);
-    /* Absent stays absent: null is not a valid device_used_bytes. */
+    /* Absent stays absent: null is a valid device_used_bytes only for a
+     * v4 sample whose backend lacks the counter. */
     if (ev->has_device_used) {
         sw_jw_key(&jw, "device_used_bytes");
         sw_jw_i64(&jw, ev->device_used_bytes);
+    } else if (ev->counterless) {
+        sw_jw_key(&jw, "device_used_bytes");
+        sw_jw_null(&jw);
     }
     put_opt_i64(&jw, "device_free_bytes", ev->device_free_bytes);
     put_opt_i64(&jw, "device_total_bytes", ev->device_total_bytes);

@@ -95,6 +95,15 @@ sw_confidence_t sw_earliest_confidence(size_t n_cands_total, size_t earliest_cou
 }
 
 /* Notes under construction: deduplicated, first occurrence kept. */
+sw_str_t sw_counterless_note(sw_arena_t *arena, sw_buf_t *tmp, uint64_t n)
+{
+    tmp->len = 0;
+    sw_buf_puts(tmp, "Samples without device_used_bytes were skipped (backend capability): ");
+    sw_buf_put_i64(tmp, (int64_t)n);
+    sw_buf_puts(tmp, ".");
+    return sw_arena_str(arena, (sw_str_t){tmp->data, tmp->len});
+}
+
 typedef struct notes_s {
     sw_str_t *v;
     size_t n, cap;
@@ -213,6 +222,7 @@ void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *o
         else if (n_total == 1)
             notes_add_c(&nt, "Only one rank produced a qualifying spike; confidence is limited.");
     }
+    if (in->counterless) notes_add(&nt, sw_counterless_note(arena, &tmp, in->counterless));
     sw_buf_clear(&tmp);
     out->notes = nt.v;
     out->n_notes = nt.n;

@@ -56,6 +56,8 @@ typedef struct sw_assemble_in_s {
     sw_phase_t *phase;            /**< may be NULL (no attribution) */
     const char *const *pre_notes; /**< notes that come first */
     size_t n_pre_notes;
+    uint64_t counterless; /**< the job's counterless samples (SPEC 2, v4): when > 0, the
+                               last note says how many were skipped */
 } sw_assemble_in_t;
 
 /**
@@ -63,6 +65,13 @@ typedef struct sw_assemble_in_s {
  *        allocated in @p arena or borrowed from @p in.
  */
 void sw_assemble(const sw_assemble_in_t *in, sw_arena_t *arena, sw_analysis_t *out);
+
+/**
+ * @brief The note of a job with @p n counterless samples (SPEC 2, v4).
+ * @returns a string in @p arena (borrowed until the arena is reset);
+ *          @p tmp is scratch.
+ */
+sw_str_t sw_counterless_note(sw_arena_t *arena, sw_buf_t *tmp, uint64_t n);
 
 /**
  * @brief Median of SPEC 3.4 from the two middle values of a sorted list of

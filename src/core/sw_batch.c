@@ -38,6 +38,8 @@ struct sw_batch_s {
     size_t n, cap;
     size_t n_events;
     sw_phase_t *phase;
+    uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
+    size_t ncounterless;   /* entries of counterless */
 };
 
 sw_batch_t *sw_batch_new(sw_params_t params)
@@ -55,6 +57,7 @@ void sw_batch_destroy(sw_batch_t *b)
     sw_intern_destroy(b->strs);
     sw_phase_destroy(b->phase);
     free(b->s);
+    free(b->counterless);
     free(b);
 }
 
@@ -72,6 +75,19 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
                   ws ? "world_size" : "rank", (long long)(ws ? ev->world_size : ev->rank),
                   SW_WORLD_SIZE_MAX);
         return SW_ERR_LIMIT;
+    }
+    if (ev->counterless) {
+        /* Dropped like an invalid event, but counted for its job (SPEC 2). */
+        uint32_t job = ev->has_job_id ? sw_intern_add(b->strs, ev->job_id) : 0;
+        if (job >= b->ncounterless) {
+            size_t n = (size_t)job + 16;
+            b->counterless = sw_realloc(b->counterless, n * sizeof(*b->counterless));
+            memset(b->counterless + b->ncounterless, 0,
+                   (n - b->ncounterless) * sizeof(*b->counterless));
+            b->ncounterless = n;
+        }
+        b->counterless[job]++;
+        return SW_OK;
     }
     b->n_events++;
     sw_phase_add(b->phase, ev);
@@ -153,7 +169,6 @@ static int host_ord_cmp(const void *pa, const void *pb)
 {
     return sw_str_cmp(((const host_ord_t *)pa)->s, ((const host_ord_t *)pb)->s);
 }
-
 
 static int cand_qsort_cmp(const void *a, const void *b)
 {
@@ -250,11 +265,20 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     memset(out, 0, sizeof(*out));
     out->anchor_rank = -1;
     if (b->n_events == 0 || b->n == 0) {
-        sw_str_t *notes = sw_arena_alloc(arena, 2 * sizeof(*notes));
+        /* No job was chosen: every counterless sample of the input counts. */
+        uint64_t skipped = 0;
+        for (size_t i = 0; i < b->ncounterless; i++) skipped += b->counterless[i];
+        sw_str_t *notes = sw_arena_alloc(arena, 3 * sizeof(*notes));
         size_t nn = 0;
         if (b->n_events == 0) notes[nn++] = sw_str(k_none);
         else notes[nn++] = sw_str(k_ignored);
         notes[nn++] = sw_str(k_nosample);
+        if (skipped) {
+            sw_buf_t tmp;
+            sw_buf_init(&tmp);
+            notes[nn++] = sw_counterless_note(arena, &tmp, skipped);
+            sw_buf_clear(&tmp);
+        }
         out->notes = notes;
         out->n_notes = nn;
         return;
@@ -413,6 +437,7 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     in.phase = b->phase;
     in.pre_notes = pre;
     in.n_pre_notes = npre;
+    in.counterless = leader < b->ncounterless ? b->counterless[leader] : 0;
     sw_assemble(&in, arena, out);
     free(gstart);
     free(s);

@@ -641,13 +641,20 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         }
         j = sw_det_job_create(det, ev, offset);
     }
-    det->st.events++;
     j->last_ms = now_ms;
     j->last_off = offset;
     if (j->in_junk && j != det->junk_tail) { /* least recently active first */
         junk_del(det, j);
         junk_add(det, j);
     }
+    if (ev->counterless) {
+        /* SPEC 2 (v4): dropped before the analysis, only counted for its
+         * job's notes; it keeps the job active. */
+        det->st.counterless++;
+        j->counterless++;
+        return SW_OK;
+    }
+    det->st.events++;
     if (!sample) {
         sw_phase_add(j->phase, ev);
         prefetch_window(det);

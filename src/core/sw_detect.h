@@ -35,6 +35,7 @@ typedef struct sw_detect_stats_s {
     uint64_t retained;      /**< samples in all windows now */
     uint64_t bytes;         /**< bytes of engine state now */
     uint64_t warnings;      /**< settings that cannot work, said once per job (sw_detect_warning) */
+    uint64_t counterless;   /**< v4 samples without device_used_bytes, skipped (SPEC 2) */
 } sw_detect_stats_t;
 
 /**

@@ -99,6 +99,7 @@ typedef struct job_s {
     char *job_id;
     size_t job_id_len;
     bool has_sample;
+    uint64_t counterless; /* v4 samples without device_used_bytes (SPEC 2: counted, noted) */
     int64_t last_ms;
     sw_intern_t *strs; /* hosts and sessions */
     sw_src_t *srcs;

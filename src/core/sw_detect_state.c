@@ -12,6 +12,7 @@
 
 /* SWS3: the lifecycle of issue 23 (per-rank spent runs, restarts, episode
  * members, the published answer and its tie) in place of SWS2's horizon.
+ * Also the count of v4 samples without device_used_bytes per job.
  * SWS1 and SWS2 snapshots are refused by name: the partition is then
  * processed from its committed offset without state, never misread. */
 #define SNAP_MAGIC "SWS3"
@@ -170,6 +171,7 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         sw_vput_i(out, j->first_off);
         sw_vput_i(out, j->last_off);
         sw_vput_u(out, j->has_sample);
+        sw_vput_u(out, j->counterless);
         sw_vput_u(out, j->claim_seq);
         sw_vput_i(out, j->claim_leader);
         sw_vput_u(out, j->nclaims);
@@ -317,6 +319,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->first_off = sw_vget_i(&r);
         j->last_off = sw_vget_i(&r);
         j->has_sample = sw_vget_u(&r) != 0;
+        j->counterless = sw_vget_u(&r);
         j->claim_seq = sw_vget_u(&r);
         j->claim_leader = sw_vget_i(&r);
         uint64_t nc = sw_vget_u(&r);

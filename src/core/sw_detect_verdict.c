@@ -312,6 +312,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
     in.n_cands = n;
     in.n_cands_total = total;
     in.phase = j->phase;
+    in.counterless = j->counterless;
     sw_assemble(&in, &det->arena, out);
     add_timelines(det, j, afirst, cands, c_src, out);
 }

@@ -71,6 +71,9 @@ typedef struct sw_event_s {
     int64_t pid;                  /**< process id (-1 when absent) */
     sw_str_t host;                /**< host name ("unknown" when absent) */
     bool has_device_used;         /**< device_used_bytes present */
+    bool counterless;             /**< a TelemetryEvent v4 sample whose device_used_bytes is
+                                       null (its backend lacks the counter): valid, but
+                                       dropped before analysis and only counted (SPEC 2) */
     int64_t device_used_bytes;    /**< >= 0, bytes */
     int64_t sampling_interval_ms; /**< >= 0, milliseconds */
     bool has_phase;               /**< a well-formed phase boundary */

@@ -554,7 +554,10 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     const int64_t ranks = gen->opts.ranks;
     int64_t local = rk->rank % 8;
     int64_t host = (int64_t)rk->job * gen->hosts_per_job + rk->rank / 8;
-    PUT(p, "{\"schema_version\": 3, \"timestamp_ns\": ");
+    bool v4 = gen->opts.schema_version >= 4;
+    PUT(p, "{\"schema_version\": ");
+    p = put_i64(p, gen->opts.schema_version);
+    PUT(p, ", \"timestamp_ns\": ");
     p = put_i64(p, ev->ts_ns);
     switch ((gkind_t)ev->kind) {
     case GK_SAMPLE: PUT(p, ", \"event_type\": \"sample\""); break;
@@ -573,14 +576,22 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     p = put_i64(p, host);
     PUT(p, "\", \"device_id\": ");
     p = put_i64(p, local);
-    PUT(p, ", \"allocator_allocated_bytes\": ");
-    p = put_i64(p, ev->allocated);
-    PUT(p, ", \"allocator_reserved_bytes\": ");
-    p = put_i64(p, ev->reserved);
-    PUT(p,
-        ", \"allocator_active_bytes\": null, \"allocator_inactive_bytes\": null, "
-        "\"allocator_change_bytes\": ");
-    p = put_i64(p, ev->change);
+    if (v4) {
+        /* A v4 backend that reads device memory only (NVML), no allocator. */
+        PUT(p,
+            ", \"allocator_allocated_bytes\": null, \"allocator_reserved_bytes\": null, "
+            "\"allocator_active_bytes\": null, \"allocator_inactive_bytes\": null, "
+            "\"allocator_change_bytes\": null");
+    } else {
+        PUT(p, ", \"allocator_allocated_bytes\": ");
+        p = put_i64(p, ev->allocated);
+        PUT(p, ", \"allocator_reserved_bytes\": ");
+        p = put_i64(p, ev->reserved);
+        PUT(p,
+            ", \"allocator_active_bytes\": null, \"allocator_inactive_bytes\": null, "
+            "\"allocator_change_bytes\": ");
+        p = put_i64(p, ev->change);
+    }
     PUT(p, ", \"device_used_bytes\": ");
     p = put_i64(p, ev->used);
     PUT(p, ", \"device_free_bytes\": ");
@@ -588,8 +599,15 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     PUT(p, ", \"device_total_bytes\": ");
     p = put_i64(p, SW_GEN_DEVICE_TOTAL_BYTES);
     PUT(p, ", \"context\": null, \"metadata\": ");
-    if (ev->kind == GK_SAMPLE) PUT(p, "{}");
-    else p = put_phase_meta(p, rk, ev);
+    if (ev->kind != GK_SAMPLE) p = put_phase_meta(p, rk, ev);
+    else if (!v4) PUT(p, "{}");
+    else
+        PUT(p, "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\": "
+               "\"stormlog.tracker\", \"sampling_source\": \"nvml\", "
+               "\"supports_allocator_allocated\": false, \"supports_allocator_reserved\": false, "
+               "\"supports_allocator_active\": false, \"supports_allocator_inactive\": false, "
+               "\"supports_device_used\": true, \"supports_device_free\": true, "
+               "\"supports_device_total\": true}}");
     PUT(p, ", \"job_id\": \"");
     size_t jl = gen->job_id_len[rk->job];
     memcpy(p, gen->job_ids[rk->job], jl);
@@ -633,6 +651,7 @@ void sw_gen_opts_default(sw_gen_opts_t *opts)
     opts->restart_at = 0.2;
     opts->leak_at = 0.2;
     opts->job_prefix = "job";
+    opts->schema_version = 3;
 }
 
 #define CHECK(cond, ...)                                \
@@ -696,6 +715,8 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
     CHECK(o->tie_ranks >= 0 && o->tie_ranks <= o->ranks,
           "--tie-ranks %lld is out of range for --ranks %lld (expected 0..%lld)",
           (long long)o->tie_ranks, (long long)o->ranks, (long long)o->ranks);
+    CHECK(o->schema_version == 3 || o->schema_version == 4,
+          "--schema-version %lld is not supported (expected 3 or 4)", (long long)o->schema_version);
     CHECK(o->late_first_ms >= 0 && o->late_first_ms <= 60000,
           "--late-first-ms %lld is out of range (expected 0..60000)", (long long)o->late_first_ms);
     CHECK(o->restarts >= 0 && o->restarts <= o->ranks,

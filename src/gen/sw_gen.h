@@ -58,6 +58,9 @@ typedef struct sw_gen_opts_s {
     double restart_at;     /**< restarts at this fraction of the timeline (default 0.2) */
     int64_t leaks;         /**< ranks with a slow leak (+6 GiB over 60 s, then freed) */
     double leak_at;        /**< leaks start at this fraction of the timeline (default 0.2) */
+    int64_t schema_version; /**< TelemetryEvent version written: 3 (default) or 4 (the
+                                 allocator counters null, as from a backend without them,
+                                 and metadata.memory_capabilities saying so) */
     const char *
         job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
 } sw_gen_opts_t;

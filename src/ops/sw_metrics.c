@@ -143,6 +143,9 @@ static const desc_t k_desc[] = {
     SCALAR("stormwatch_settings_warnings_total", MT_COUNTER, SW_M_SETTINGS_WARNINGS,
            "Jobs warned that stale.ms or window.samples cannot work for them (once per job "
            "and kind; the log says which)."),
+    SCALAR("stormwatch_counterless_samples_total", MT_COUNTER, SW_M_COUNTERLESS_SAMPLES,
+           "TelemetryEvent v4 samples without device_used_bytes (the backend lacks the "
+           "counter): skipped, and noted in their job's records."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
            "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
     SCALAR("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED,
@@ -634,6 +637,9 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
     if (e) sw_metrics_add(m, SW_M_JOBS_EVICTED, e);
     uint64_t w = cur->warnings >= prev->warnings ? cur->warnings - prev->warnings : cur->warnings;
     if (w) sw_metrics_add(m, SW_M_SETTINGS_WARNINGS, w);
+    uint64_t c = cur->counterless >= prev->counterless ? cur->counterless - prev->counterless
+                                                       : cur->counterless;
+    if (c) sw_metrics_add(m, SW_M_COUNTERLESS_SAMPLES, c);
 }
 
 void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms)

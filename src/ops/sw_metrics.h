@@ -83,6 +83,7 @@ typedef enum sw_metric_e {
     SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
     SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
     SW_M_SETTINGS_WARNINGS,   /**< stormwatch_settings_warnings_total */
+    SW_M_COUNTERLESS_SAMPLES, /**< stormwatch_counterless_samples_total */
     SW_M_FORWARDED,           /**< stormwatch_forwarded_messages_total */
     SW_M_MEMORY_BUDGET,       /**< stormwatch_memory_budget_bytes */
     SW_M_RECORDS_OUT_TRIGGER, /**< stormwatch_records_out_total{action="trigger"};

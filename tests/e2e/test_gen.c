@@ -483,6 +483,57 @@ static void test_stream_one_storm(void **state)
     sw_gen_destroy(gen);
 }
 
+/* v4 lines (null allocator counters, memory_capabilities) analyse exactly
+ * as the same v3 lines do. */
+typedef struct v4_ctx_s {
+    size_t events, samples_with_caps;
+} v4_ctx_t;
+
+static int on_v4(void *opaque, const sw_event_t *ev)
+{
+    v4_ctx_t *c = opaque;
+    c->events++;
+    SW_ASSERT(ev->schema_version.set && ev->schema_version.value == 4, "schema_version %lld",
+              (long long)ev->schema_version.value);
+    SW_ASSERT(!ev->allocator_allocated_bytes.set && !ev->allocator_change_bytes.set,
+              "allocator counters are not null");
+    SW_ASSERT(!ev->counterless, "a gen v4 sample is counterless");
+    if (ev->kind == SW_EV_SAMPLE &&
+        memmem(ev->metadata_json.ptr, ev->metadata_json.len, "\"memory_capabilities\"", 21))
+        c->samples_with_caps++;
+    return 0;
+}
+
+static void test_stream_v4(void **state)
+{
+    (void)state;
+    sw_gen_opts_t o;
+    sw_gen_opts_default(&o);
+    o.ranks = 8;
+    o.samples = 400;
+    o.phases = true;
+    stream_ctx_t c3, c4;
+    sw_gen_t *g3, *g4;
+    SW_ASSERT_I64(run_stream(&o, &c3, &g3, NULL), 0);
+    o.schema_version = 4;
+    SW_ASSERT_I64(run_stream(&o, &c4, &g4, NULL), 0);
+    c3.actions[c3.nact] = c4.actions[c4.nact] = '\0';
+    SW_ASSERT_STREQ(c4.actions, c3.actions);
+    SW_ASSERT(c4.ntrig == c3.ntrig && c4.ntrig > 0 &&
+                  memcmp(c4.trigger_rank, c3.trigger_rank, c4.ntrig * sizeof(int64_t)) == 0,
+              "v4 triggers differ from v3's");
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    sw_gen_destroy(gen_all(&o, &buf));
+    v4_ctx_t v = {0, 0};
+    SW_ASSERT_I64(each_event(&buf, on_v4, &v), 0);
+    SW_ASSERT(v.events > 0 && v.samples_with_caps == (size_t)(o.ranks * o.samples),
+              "%zu events, %zu samples with memory_capabilities", v.events, v.samples_with_caps);
+    sw_buf_clear(&buf);
+    sw_gen_destroy(g3);
+    sw_gen_destroy(g4);
+}
+
 static void test_stream_three_storms(void **state)
 {
     (void)state;
@@ -928,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_spikes_only_at_storms),
         cmocka_unit_test(test_batch_finds_storm_rank),
         cmocka_unit_test(test_stream_one_storm),
+        cmocka_unit_test(test_stream_v4),
         cmocka_unit_test(test_stream_three_storms),
         cmocka_unit_test(test_stream_jobs),
         cmocka_unit_test(test_stream_episode_per_storm),

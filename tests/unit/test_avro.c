@@ -909,6 +909,34 @@ static void test_event_errors(void **state)
                               "field \"job_id\" is \"\", expected null or a non-empty string",
                               __LINE__);
 
+    /* TelemetryEvent v4: a null device_used_bytes on a sample is the
+     * backend's capability (counterless, valid); on a v3 sample it is an
+     * error as above. */
+    sw_event_t v4;
+    memset(&v4, 0, sizeof(v4));
+    v4.timestamp_ns = 7;
+    v4.event_type = sw_str("sample");
+    v4.host = sw_str("h");
+    v4.world_size = 2;
+    v4.rank = 1;
+    v4.schema_version.set = true;
+    v4.schema_version.value = 4;
+    v4.metadata_json = sw_str("{\"memory_capabilities\": {\"supports_device_used\": false}}");
+    b.len = 0;
+    SW_ASSERT(sw_avro_encode_event(&v4, EV_SCHEMA_ID, &b, err, sizeof(err)) == SW_OK, "%s", err);
+    rc = sw_avro_decode_event(ctx->dec, b.data, b.len, EV_SCHEMA_ID, &ev, err, sizeof(err));
+    SW_ASSERT(rc == SW_OK, "v4 counterless sample: %s", err);
+    SW_ASSERT(ev.counterless && !ev.has_device_used && ev.kind == SW_EV_SAMPLE,
+              "v4 sample without device_used_bytes: counterless %d", ev.counterless);
+    SW_ASSERT_CONTAINS(ev.metadata_json.ptr, "memory_capabilities");
+    v4.schema_version.value = 3;
+    b.len = 0;
+    SW_ASSERT(sw_avro_encode_event(&v4, EV_SCHEMA_ID, &b, err, sizeof(err)) == SW_OK, "%s", err);
+    failed |= expect_ev_error(
+        ctx, &b, SW_ERR_INVALID_ARG,
+        "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)",
+        __LINE__);
+
     /* Every truncation point of the longest fixture event. */
     const sw_buf_t *m = &ctx->longest_ev;
     SW_ASSERT(m->len > 100, "no long event message kept (%zu bytes)", m->len);

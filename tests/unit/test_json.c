@@ -95,6 +95,7 @@ static json_t *render_event(const sw_event_t *ev)
     json_object_set_new(o, "host", jstr(ev->host));
     json_object_set_new(o, "device_used_bytes",
                         ev->has_device_used ? json_integer(ev->device_used_bytes) : json_null());
+    json_object_set_new(o, "counterless", json_boolean(ev->counterless));
     json_object_set_new(o, "sampling_interval_ms", json_integer(ev->sampling_interval_ms));
     json_object_set_new(o, "metadata", jstr(ev->metadata_json));
     if (ev->has_phase) {
@@ -235,7 +236,24 @@ static const json_case_t k_cases[] = {
      "{\"device_total_bytes\": null, \"allocator_change_bytes\": null, \"collector\": null,"
      " \"context\": null, \"schema_version\": null}"},
     {"non-sample without device_used_bytes", "{" BASE "}", SW_OK,
-     "{\"kind\": \"other\", \"device_used_bytes\": null}"},
+     "{\"kind\": \"other\", \"device_used_bytes\": null, \"counterless\": false}"},
+    /* -- TelemetryEvent v4: null counters where the backend lacks them --- */
+    {"v4 sample with device_used_bytes null is counterless",
+     "{\"schema_version\": 4, \"timestamp_ns\": 1, \"event_type\": \"sample\","
+     " \"allocator_allocated_bytes\": null, \"device_used_bytes\": null,"
+     " \"device_free_bytes\": null, \"device_total_bytes\": null, \"metadata\":"
+     " {\"memory_capabilities\": {\"backend\": \"rocm\", \"supports_device_used\": false}}}",
+     SW_OK,
+     "{\"kind\": \"sample\", \"device_used_bytes\": null, \"counterless\": true,"
+     " \"schema_version\": 4, \"allocator_allocated_bytes\": null, \"device_total_bytes\": null,"
+     " \"metadata\": \"{\\\"memory_capabilities\\\": {\\\"backend\\\": \\\"rocm\\\","
+     " \\\"supports_device_used\\\": false}}\"}"},
+    {"v4 sample with device_used_bytes is an ordinary sample",
+     "{\"schema_version\": 4, " SAMPLE ", \"allocator_active_bytes\": null}", SW_OK,
+     "{\"device_used_bytes\": 5, \"counterless\": false, \"schema_version\": 4}"},
+    {"v4 non-sample with device_used_bytes null is not counterless",
+     "{\"schema_version\": 4, " BASE ", \"device_used_bytes\": null}", SW_OK,
+     "{\"kind\": \"other\", \"device_used_bytes\": null, \"counterless\": false}"},
     {"empty strings where allowed",
      "{" BASE ", \"session_id\": \"\", \"host\": \"\", \"job_id\": null}", SW_OK,
      "{\"session_id\": \"\", \"host\": \"\", \"job_id\": null}"},
@@ -510,6 +528,13 @@ static const json_case_t k_cases[] = {
      "{\"timestamp_ns\": 1, \"event_type\": \"sample\","
      " \"device_used_bytes\": null}",
      SW_ERR_INVALID_ARG, "field \"device_used_bytes\" is null, expected an integer >= 0"},
+    {"device_used_bytes null on a v3 sample",
+     "{\"schema_version\": 3, \"timestamp_ns\": 1, \"event_type\": \"sample\","
+     " \"device_used_bytes\": null}",
+     SW_ERR_INVALID_ARG, "field \"device_used_bytes\" is null, expected an integer >= 0"},
+    {"device_used_bytes missing on a v4 sample (absent is not null)",
+     "{\"schema_version\": 4, \"timestamp_ns\": 1, \"event_type\": \"sample\"}", SW_ERR_INVALID_ARG,
+     "field \"device_used_bytes\" is missing, expected an integer >= 0 (required for a sample)"},
     {"device_used_bytes negative on a non-sample", "{" BASE ", \"device_used_bytes\": -1}",
      SW_ERR_INVALID_ARG, "field \"device_used_bytes\" is -1, expected an integer >= 0"},
     {"sampling_interval_ms negative", "{" BASE ", \"sampling_interval_ms\": -1}",
