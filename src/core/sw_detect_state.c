@@ -210,6 +210,7 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         }
         sw_phase_save(j->phase, out);
     }
+    sw_crash_save(det, out); /* SPEC 8: its own section, after the jobs */
 }
 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
@@ -386,6 +387,12 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         r.p = p;
         j->region_dirty = dirty;
         j->last_ms = now_ms;
+    }
+    /* SPEC 8's section (absent from snapshots of earlier versions). */
+    if (!r.bad && r.p != r.end && !sw_crash_load(det, &r)) {
+        why = "malformed SPEC 8 section in the state snapshot (or other silence.ms / oom.warn.* "
+              "settings)";
+        r.bad = true;
     }
     if (r.bad || r.p != r.end) goto err;
     sw_det_junk_rebuild(det);
