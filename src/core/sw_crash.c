@@ -910,6 +910,19 @@ static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci,
     return now && (!was || (old_eta >= 0 && w->eta_ms < old_eta));
 }
 
+/* A sample far from full: the rank's estimate starts over next time. */
+static void warn_far(sw_cjob_t *cj, uint32_t wi, int64_t ts)
+{
+    cwarn_t *w = &cj->w[wi];
+    if (ts <= w->ts) return;
+    w->ts = ts;
+    w->npt = 0;
+    w->head = 0;
+    w->q_since = INT64_MIN;
+    w->eta_ms = -1;
+    if (w->eligible) elig_del(cj, wi);
+}
+
 static void warn_job(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
                      uint32_t changed_w)
 {
@@ -980,6 +993,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
     sw_x8_kind_t kind = sample ? SW_X8_NONE : sw_crash_kind(ev);
     bool cap = sample && ri != CNIL && ev->device_total_bytes.set &&
                ev->device_total_bytes.value > 0;
+    /* Growth is tracked only near full (headroom under twice
+     * oom.warn.headroom): a sample far from it costs this compare. */
+    bool near = cap && (double)(ev->device_total_bytes.value - ev->device_used_bytes) <
+                           2 * det->params.oom_warn_headroom * (double)ev->device_total_bytes.value;
     if (!j->cj && !sample && kind == SW_X8_NONE) {
         if (rec6) rec6->n_blind = 0;
         return; /* a phase event of a job SPEC 8 has not met: nothing to track */
@@ -1033,7 +1050,8 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
     if (cj->has_mrel) silence_sweep(det, j, ev, offset);
     if (det->xo->crash_pending) emit_crash(det, j, ev, offset, det->xo->closed_warning);
     uint32_t changed = CNIL;
-    if (cap && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c->w;
+    if (near && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c->w;
+    else if (cap && !near && c->w != CNIL) warn_far(cj, c->w, ev->timestamp_ns);
     if (cj->nw) warn_job(det, j, ev, offset, changed);
     if (rec6 && rec6->action != SW_ACTION_SUMMARY) fill_blind(det->xo, cj, rec6);
 }
