@@ -327,9 +327,14 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
 
 static const int64_t intervals[] = {50, 100, 200, 500, 1000};
 
+/* SW_CRASH_SEEDS=N multiplies the seeds (a longer sweep by hand). */
 static void run_outcomes(int64_t ranks, uint64_t seeds, const sw_genx_scenario_t *sc, size_t nsc)
 {
     sw_check_reset();
+    const char *more = getenv("SW_CRASH_SEEDS");
+    if (more && atoi(more) > 1) seeds *= (uint64_t)atoi(more);
+    const char *only = getenv("SW_CRASH_RANKS");
+    if (only && atoll(only) != ranks) return;
     outcome_t out;
     memset(&out, 0, sizeof(out));
     out.min_lead_s = 1e9;
