@@ -597,14 +597,15 @@ static void test_restore_inside(void **state)
     (void)state;
     sw_check_reset();
     size_t points = 0;
-    static const sw_genx_scenario_t sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST, SW_GENX_OUTAGE};
-    for (size_t s = 0; s < 3; s++) {
+    static const sw_genx_scenario_t sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST, SW_GENX_OUTAGE,
+                                            SW_GENX_CASCADE};
+    for (size_t s = 0; s < 4; s++) {
         sw_genx_opts_t o;
         sw_genx_opts_default(&o);
         o.scenario = sc[s];
-        o.ranks = 8;
-        o.seed = 11 + s;
-        o.interval_ms = 500;
+        o.ranks = s == 3 ? 16 : 8; /* the last: a cascade with a revision */
+        o.seed = s == 3 ? 1 : 11 + s;
+        o.interval_ms = s == 3 ? 250 : 500;
         o.watchdog_s = 60;
         char errstr[256];
         sw_genx_t *g = sw_genx_new(&o, errstr, sizeof(errstr));
@@ -619,7 +620,7 @@ static void test_restore_inside(void **state)
         sw_buf_clear(&buf);
         sw_genx_destroy(g);
         sw_params_t p = sw_params_default();
-        p.window_samples = 64;
+        p.window_samples = s == 3 ? 100 : 64;
         runlog_t whole = {0};
         run_restored(&ls, p, SIZE_MAX, &whole);
         /* Cut points: just after each SPEC 8 record (inside a warning, a
@@ -646,6 +647,7 @@ static void test_restore_inside(void **state)
             log_clear(&got);
         }
         SW_ASSERT_TRUE(s == 2 || whole.n >= 2);
+        if (s == 3) SW_ASSERT_I64(whole.n, 3); /* a warning, a crash, its revision */
         log_clear(&whole);
         lines_free(&ls);
     }
