@@ -1001,6 +1001,11 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
         if (rec6) rec6->n_blind = 0;
         return; /* a phase event of a job SPEC 8 has not met: nothing to track */
     }
+    bool hard;
+    if (!sample && ev->rank >= sw_det_rank_limit(det, &hard)) {
+        det->st.limit_rejects++; /* max.ranks.per.job bounds SPEC 8's ranks as SPEC 6's */
+        return;
+    }
     sw_cjob_t *cj = cjob_get(j);
     uint32_t ci = crank_of(cj, ev->rank, sample ? ri : CNIL);
     crank_t *c = &cj->r[ci];
