@@ -12,6 +12,7 @@
 #include "sw_arena.h"
 #include "sw_intern.h"
 #include "sw_batch.h"
+#include "sw_crash.h"
 #include "sw_codec_alert.h"
 #include "sw_cli.h"
 #include "sw_cmds.h"
@@ -57,7 +58,18 @@ typedef struct jobs_s {
     bool all;             /* --all-jobs */
     const char *only;     /* --job ID, NULL for every job */
     sw_batch_t *b;        /* the one batch (not --all-jobs) */
+    struct marker_s *mk;  /* SPEC 8 death markers, for the text answer */
+    size_t n_mk, cap_mk;
 } jobs_t;
+
+/* A death marker of the input (SPEC 8.1): its job, rank, time and place. */
+typedef struct marker_s {
+    uint32_t job;
+    int64_t rank, ts;
+    char *host;
+    bool has_dev;
+    int64_t dev;
+} marker_t;
 
 static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
 {
@@ -96,6 +108,16 @@ static bool add_event(void *opaque, const sw_event_t *ev, const char *file, uint
     if (!job_matches(js, ev)) return true;
     uint32_t id = job_of(js, ev);
     if (ev->kind == SW_EV_SAMPLE) js->samples[id]++;
+    else if (sw_crash_kind(ev) == SW_X8_DEATH) {
+        SW_GROW(js->mk, js->n_mk, js->cap_mk, 4);
+        marker_t *m = &js->mk[js->n_mk++];
+        m->job = id;
+        m->rank = ev->rank;
+        m->ts = ev->timestamp_ns;
+        m->host = sw_memdup0(ev->host.ptr, ev->host.len);
+        m->has_dev = ev->device_id.set;
+        m->dev = ev->device_id.value;
+    }
     sw_batch_t *b = js->b;
     if (js->all) {
         if (!js->batches[id]) js->batches[id] = sw_batch_new(js->params);
@@ -139,6 +161,34 @@ static void put_text(sw_buf_t *b, const sw_analysis_t *a)
         sw_buf_printf(b, "  note: %.*s%s\n", (int)n, a->notes[i].ptr,
                       n < a->notes[i].len ? " ..." : "");
     }
+}
+
+/* SPEC 8 in the batch answer: the earliest death marker of the job by
+ * aligned time (the analysis' alignment offsets; 0 for a rank without
+ * samples), when the input has any. */
+static void put_first_death(sw_buf_t *b, const jobs_t *js, uint32_t id, const sw_analysis_t *a)
+{
+    const marker_t *best = NULL;
+    int64_t best_al = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < js->n_mk; i++) {
+        const marker_t *m = &js->mk[i];
+        if (m->job != id) continue;
+        int64_t off = 0;
+        for (size_t k = 0; k < a->n_offsets; k++)
+            if (a->offsets[k].rank == m->rank) off = a->offsets[k].value;
+        int64_t al = m->ts - off;
+        n++;
+        if (!best || al < best_al || (al == best_al && m->rank < best->rank)) {
+            best = m;
+            best_al = al;
+        }
+    }
+    if (!best) return;
+    sw_buf_printf(b, "  first death: rank %lld on %s", (long long)best->rank, best->host);
+    if (best->has_dev) sw_buf_printf(b, " GPU %lld", (long long)best->dev);
+    sw_buf_printf(b, " (out of memory) at aligned %lld ns; %zu death marker%s in the input\n",
+                  (long long)best_al, n, n == 1 ? "" : "s");
 }
 
 /* Which jobs the reference's rule left out, on stderr. */
@@ -260,6 +310,13 @@ int sw_cmd_analyze(int argc, char **argv)
             if (!all && !only) note_left_out(&js, &a);
             if (text) {
                 put_text(&out, &a);
+                uint32_t id = all ? js.order[i] : 0;
+                if (!all) {
+                    /* The one job answered: the analysis' own job id. */
+                    sw_str_t jid = a.has_job_id ? a.job_id : sw_str("");
+                    id = a.has_job_id ? sw_intern_find(js.ids, jid) : 0;
+                }
+                put_first_death(&out, &js, id, &a);
             } else {
                 sw_alert_json_analysis(&out, &a, compact || all ? 0 : 2);
                 sw_buf_putc(&out, '\n');
@@ -274,6 +331,8 @@ int sw_cmd_analyze(int argc, char **argv)
     sw_buf_clear(&out);
     sw_batch_destroy(js.b);
     for (size_t i = 0; i < js.n; i++) sw_batch_destroy(js.batches[js.order[i]]);
+    for (size_t i = 0; i < js.n_mk; i++) free(js.mk[i].host);
+    free(js.mk);
     free(js.batches);
     free(js.samples);
     free(js.order);

@@ -17,6 +17,7 @@
 #include "sw_codec_telemetry.h"
 #include "sw_conf.h"
 #include "sw_gen.h"
+#include "sw_gen_crash.h"
 #include "sw_jdom.h"
 #include "sw_kafka.h"
 #include "sw_log.h"
@@ -40,7 +41,44 @@ typedef struct job_seen_s {
     int64_t truth_rank; /* rank the storm was injected on */
     int64_t named_rank; /* first suspect of the first trigger, -1 none */
     bool summary;
+    /* The SPEC 8 job (a cascade): its truth and what the records said. */
+    const sw_genx_truth_t *x;
+    bool warned;          /* a warning named the filling rank 30 s before its death */
+    int64_t crash_rank;   /* first death of the last crash record, -1 none */
 } job_seen_t;
+
+/* A warning or crash record of the cascade job, checked against its truth. */
+static const char *check_x8(job_seen_t *js, const sw_jnode_t *rec, sw_str_t action, char *buf,
+                            size_t size)
+{
+    const sw_genx_truth_t *t = js->x;
+    if (sw_str_eq(action, sw_str("crash"))) {
+        int64_t r = sw_jdom_int(sw_jdom_get(sw_jdom_get(rec, "first_death"), "rank"), -1);
+        js->crash_rank = r;
+        snprintf(buf, size, r == t->deaths[0].rank ? "  [rank %lld died first: correct]"
+                                                   : "  [NOT the first death (rank %lld was)]",
+                 (long long)(r == t->deaths[0].rank ? r : t->deaths[0].rank));
+        return buf;
+    }
+    const sw_jnode_t *ranks = sw_jdom_get(rec, "ranks");
+    for (size_t i = 0; ranks && i < ranks->n; i++) {
+        if (sw_jdom_int(sw_jdom_get(&ranks->items[i], "rank"), -1) != t->warn_rank) continue;
+        /* The record's event time on the true clock: its host's skew off. */
+        int64_t ev = sw_jdom_int(sw_jdom_get(rec, "event_timestamp_ns"), 0);
+        int64_t lead = INT64_MIN;
+        for (size_t h = 0; h < t->n_hosts; h++) {
+            int64_t l = t->deaths[0].true_ns - (ev - t->host_skew_ns[h]);
+            if (lead == INT64_MIN || l < lead) lead = l; /* the least lead any host gives */
+        }
+        bool ok = lead >= 30 * INT64_C(1000000000);
+        js->warned |= ok;
+        snprintf(buf, size, ok ? "  [rank %lld warned %.0f s before it died: correct]"
+                               : "  [rank %lld warned only %.0f s before it died]",
+                 (long long)t->warn_rank, (double)lead / 1e9);
+        return buf;
+    }
+    return "";
+}
 
 static void usage(FILE *f)
 {
@@ -104,6 +142,9 @@ static void show(const rd_kafka_message_t *m, job_seen_t *jobs, size_t njobs, in
         check = rank == js->truth_rank ? "  [injected on this rank: correct]"
                                        : "  [NOT the rank the storm was injected on]";
     }
+    char xbuf[160];
+    if (js && js->x && (sw_str_eq(action, sw_str("crash")) || sw_str_eq(action, sw_str("warning"))))
+        check = check_x8(js, rec, action, xbuf, sizeof(xbuf));
     if (js && sw_str_eq(action, sw_str("summary"))) js->summary = true;
     printf("%6.2fs  %-8.*s %.*s%s\n", (double)(sw_clock_ms() - t0) / 1000.0, (int)severity.len,
            severity.ptr, (int)summary.len, summary.ptr, check);
@@ -151,6 +192,7 @@ int sw_cmd_demo(int argc, char **argv)
     sw_kafka_ctx_t kctx = {.log = &log};
     sw_conf_t *conf = NULL;
     sw_gen_t *gen = NULL;
+    sw_genx_t *xgen = NULL;
     rd_kafka_t *prod = NULL, *cons = NULL;
     job_seen_t *seen = NULL;
     demo_t d;
@@ -176,12 +218,31 @@ int sw_cmd_demo(int argc, char **argv)
     }
     const sw_gen_storm_t *truth;
     size_t ntruth = sw_gen_truth(gen, &truth);
-    seen = sw_calloc((size_t)jobs, sizeof(*seen));
+    seen = sw_calloc((size_t)jobs + 1, sizeof(*seen));
     for (size_t i = 0; i < ntruth && i < (size_t)jobs; i++) {
         snprintf(seen[i].id, sizeof(seen[i].id), "%s", truth[i].job_id);
         seen[i].truth_rank = truth[i].rank;
         seen[i].named_rank = -1;
     }
+    /* ... and one SPEC 8 cascade: a rank fills its GPU and dies, others
+     * follow, the survivors' watchdogs fire a minute later. */
+    sw_genx_opts_t xo;
+    sw_genx_opts_default(&xo);
+    xo.ranks = 8;
+    xo.seed = (uint64_t)seed;
+    xo.watchdog_s = 60;
+    xgen = sw_genx_new(&xo, err, sizeof(err));
+    if (!xgen) {
+        fprintf(stderr, "stormwatch demo: %s\n", err);
+        rc = SW_EXIT_USAGE;
+        goto done;
+    }
+    job_seen_t *xs = &seen[jobs];
+    xs->x = sw_genx_truth(xgen, 0);
+    snprintf(xs->id, sizeof(xs->id), "%s", xs->x->job_id);
+    xs->named_rank = xs->truth_rank = -1;
+    xs->crash_rank = -1;
+    size_t njobs = (size_t)jobs + 1;
 
     /* 2. The embedded cluster and the filter. */
     sw_mock_t *mock = sw_mock_new(3, &kctx, err, sizeof(err));
@@ -233,13 +294,19 @@ int sw_cmd_demo(int argc, char **argv)
         (long long)jobs, (long long)ranks, (long long)samples, T_IN);
     for (size_t i = 0; i < (size_t)jobs; i++)
         printf("  %s: storm injected on rank %lld\n", seen[i].id, (long long)seen[i].truth_rank);
+    printf("  %s: rank %lld fills its GPU and dies first (out of memory); %zu more die; "
+           "watchdog errors from the survivors %lld s later\n",
+           xs->id, (long long)xs->x->deaths[0].rank, xs->x->n_deaths - 1,
+           (long long)xo.watchdog_s);
     fflush(stdout);
     int64_t t0 = sw_clock_ms();
     sw_tdec_t *dec = sw_tdec_new();
     sw_buf_t line;
     sw_buf_init(&line);
     uint64_t nprod = 0;
-    while (*running && sw_gen_next(gen, &line)) {
+    for (bool storms = true; *running;) {
+        if (storms && !sw_gen_next(gen, &line)) storms = false;
+        if (!storms && !sw_genx_next(xgen, &line)) break;
         sw_event_t ev;
         if (sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK) {
             for (;;) {
@@ -278,20 +345,24 @@ int sw_cmd_demo(int argc, char **argv)
     rd_kafka_topic_partition_list_destroy(tp);
     int64_t deadline = sw_clock_ms() + timeout_ms;
     size_t done_jobs = 0;
-    while (*running && done_jobs < (size_t)jobs && sw_clock_ms() < deadline && !d.rc) {
+    while (*running && done_jobs < njobs && sw_clock_ms() < deadline && !d.rc) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(cons, 200);
         if (!m) continue;
-        if (!m->err) show(m, seen, (size_t)jobs, t0);
+        if (!m->err) show(m, seen, njobs, t0);
         rd_kafka_message_destroy(m);
         done_jobs = 0;
-        for (size_t i = 0; i < (size_t)jobs; i++) done_jobs += seen[i].summary;
+        for (size_t i = 0; i < njobs; i++) done_jobs += seen[i].summary;
     }
-    bool all = done_jobs == (size_t)jobs;
+    bool all = done_jobs == njobs;
     size_t correct = 0;
     for (size_t i = 0; i < (size_t)jobs; i++) correct += seen[i].named_rank == seen[i].truth_rank;
     printf("stormwatch demo: %zu of %lld storms attributed to the rank they were injected on%s\n",
            correct, (long long)jobs, all ? "" : " (timed out before every job's summary)");
-    rc = correct == (size_t)jobs && all ? SW_EXIT_OK : SW_EXIT_RUNTIME;
+    bool x_ok = xs->warned && xs->crash_rank == xs->x->deaths[0].rank;
+    printf("stormwatch demo: cascade %s: %s, %s\n", xs->id,
+           xs->warned ? "warned 30 s or more before the first death" : "NOT warned in time",
+           xs->crash_rank == xs->x->deaths[0].rank ? "first death named" : "first death NOT named");
+    rc = correct == (size_t)jobs && all && x_ok ? SW_EXIT_OK : SW_EXIT_RUNTIME;
 stop:
     if (cons) {
         rd_kafka_consumer_close(cons);
@@ -309,6 +380,7 @@ stop:
     sw_mock_destroy(mock);
 done:
     sw_gen_destroy(gen);
+    sw_genx_destroy(xgen);
     sw_conf_destroy(conf);
     free(seen);
     return rc;

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "sw_gen.h"
+#include "sw_gen_crash.h"
 #include "sw_cli.h"
 #include "sw_progress.h"
 #include "sw_cmds.h"
@@ -93,6 +94,18 @@ static void usage(FILE *f)
             "                      per restart or leak: kind, job_id, rank, start_timestamp_ns,\n"
             "                      end_timestamp_ns (none of them may page)\n"
             "  --quiet             no summary line on standard error\n"
+            "  --crash SCENARIO    SPEC 8 failures instead of storms: cascade (a rank fills\n"
+            "                      its GPU 60-120 s from 85%% to full and dies of OOM, 1-4\n"
+            "                      more die 0.05-5 s later by marker or silently, every\n"
+            "                      survivor's NCCL watchdog fires --watchdog-s later),\n"
+            "                      silent-first (the first death sends no marker), nocap\n"
+            "                      (no device_total_bytes), plateau, peak (negative\n"
+            "                      controls) or outage (collector outages); host clocks\n"
+            "                      +-3 s (--skew-ms), delivery delays up to 10 s per host,\n"
+            "                      sampling every --interval-ms (default 200); --truth\n"
+            "                      names the first death and who must be warned by when\n"
+            "  --watchdog-s S      with --crash: watchdog errors S after the first death\n"
+            "                      (default 600)\n"
             "  -h, --help          show this help\n"
             "\n"
             "Exit status: 0 ok, 1 write failure, 2 usage error.\n",
@@ -228,7 +241,9 @@ enum {
     OPT_LEAK_AT,
     OPT_SCHEMA_VERSION,
     OPT_TRUTH,
-    OPT_QUIET
+    OPT_QUIET,
+    OPT_CRASH,
+    OPT_WATCHDOG
 };
 
 int sw_cmd_gen(int argc, char **argv)
@@ -265,6 +280,8 @@ int sw_cmd_gen(int argc, char **argv)
         {"gzip", no_argument, NULL, 'z'},
         {"truth", required_argument, NULL, OPT_TRUTH},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"crash", required_argument, NULL, OPT_CRASH},
+        {"watchdog-s", required_argument, NULL, OPT_WATCHDOG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -274,6 +291,11 @@ int sw_cmd_gen(int argc, char **argv)
     const char *out_path = NULL, *truth_path = NULL;
     bool gzip = false, quiet = false;
     int64_t seed = (int64_t)o.seed;
+    /* SPEC 8 scenarios (sw_gen_crash.c): --crash, and its own defaults for
+     * the options it shares with the storms unless they are given. */
+    sw_genx_opts_t xo;
+    sw_genx_opts_default(&xo);
+    bool crash = false, iv_set = false, skew_set = false;
     int c;
     opterr = 0;
     optind = 1;
@@ -295,9 +317,13 @@ int sw_cmd_gen(int argc, char **argv)
         case OPT_STORMS: ok = sw_cli_i64(cmd, "--storms", optarg, 0, 10000, &o.storms); break;
         case OPT_INTERVAL:
             ok = sw_cli_i64(cmd, "--interval-ms", optarg, 1, 3600000, &o.interval_ms);
+            iv_set = true;
             break;
         case OPT_JITTER: ok = sw_cli_dbl(cmd, "--jitter", optarg, 0.0, 0.45, &o.jitter); break;
-        case OPT_SKEW: ok = sw_cli_i64(cmd, "--skew-ms", optarg, 0, 3600000, &o.skew_ms); break;
+        case OPT_SKEW:
+            ok = sw_cli_i64(cmd, "--skew-ms", optarg, 0, 3600000, &o.skew_ms);
+            skew_set = true;
+            break;
         case OPT_START:
             ok = sw_cli_i64(cmd, "--start-ns", optarg, 0, INT64_MAX / 2, &o.start_ns);
             break;
@@ -338,6 +364,19 @@ int sw_cmd_gen(int argc, char **argv)
         case 'z': gzip = true; break;
         case OPT_TRUTH: truth_path = optarg; break;
         case OPT_QUIET: quiet = true; break;
+        case OPT_CRASH:
+            crash = true;
+            if (!sw_genx_scenario_parse(optarg, &xo.scenario)) {
+                fprintf(stderr,
+                        "stormwatch gen: --crash '%s' is not a scenario (expected cascade, "
+                        "silent-first, nocap, plateau, peak or outage)\n",
+                        optarg);
+                return SW_EXIT_USAGE;
+            }
+            break;
+        case OPT_WATCHDOG:
+            ok = sw_cli_i64(cmd, "--watchdog-s", optarg, 60, 3600, &xo.watchdog_s);
+            break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option(cmd, argc, argv, optind, optopt);
         }
@@ -349,6 +388,16 @@ int sw_cmd_gen(int argc, char **argv)
         return SW_EXIT_USAGE;
     }
 
+    if (crash) {
+        xo.ranks = o.ranks;
+        xo.jobs = o.jobs;
+        xo.seed = o.seed;
+        if (iv_set) xo.interval_ms = o.interval_ms;
+        if (skew_set) xo.skew_ms = o.skew_ms;
+        xo.start_ns = o.start_ns;
+        if (o.job_prefix && strcmp(o.job_prefix, "job") != 0) xo.job_prefix = o.job_prefix;
+        return sw_cmd_gen_crash(&xo, out_path, gzip, truth_path, quiet);
+    }
     char errstr[512];
     sw_gen_t *gen = sw_gen_new(&o, errstr, sizeof(errstr));
     if (!gen) {

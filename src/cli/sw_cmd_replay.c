@@ -109,6 +109,9 @@ static bool on_event(void *opaque, const sw_event_t *ev, const char *file, uint6
     const char *warning = sw_detect_warning(rp->det);
     if (warning) fprintf(stderr, "stormwatch replay: warning: %s\n", warning);
     if (rec) put_record(rp, rec);
+    /* SPEC 8's records (crash, warning) of the same event come after. */
+    for (const sw_record_t *x = sw_detect_next(rp->det); x; x = sw_detect_next(rp->det))
+        put_record(rp, x);
     /* Sample the engine's size now and then: computing it walks the jobs. */
     if (rp->stats && (++rp->fed & 0xffff) == 0) {
         sw_detect_stats_t st;
@@ -140,7 +143,7 @@ static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
         "\"duplicates\": %llu, \"late\": %llu, \"too_old\": %llu, \"stale_windows\": %llu, "
         "\"limit_rejects\": %llu, \"jobs_evicted\": %llu, \"phase_dropped\": %llu, "
         "\"counterless\": %llu, \"records\": {\"trigger\": %llu, \"update\": %llu, "
-        "\"resolve\": %llu, \"summary\": %llu}, \"jobs\": %llu, \"ranks\": %llu, "
+        "\"resolve\": %llu, \"summary\": %llu, \"crash\": %llu, \"warning\": %llu}, \"jobs\": %llu, \"ranks\": %llu, "
         "\"retained_samples\": %llu, \"engine_bytes\": %llu, \"peak_engine_bytes\": %llu, "
         "\"bytes_per_retained_sample\": %.1f}\n",
         (unsigned long long)rs->lines, (unsigned long long)rs->invalid,
@@ -151,7 +154,8 @@ static void print_stats(replay_t *rp, const sw_cli_read_stats_t *rs)
         (unsigned long long)st.phase_dropped, (unsigned long long)st.counterless,
         (unsigned long long)st.records[0],
         (unsigned long long)st.records[1], (unsigned long long)st.records[2],
-        (unsigned long long)st.records[3], (unsigned long long)st.jobs,
+        (unsigned long long)st.records[3], (unsigned long long)st.records[SW_ACTION_CRASH],
+        (unsigned long long)st.records[SW_ACTION_WARNING], (unsigned long long)st.jobs,
         (unsigned long long)st.ranks, (unsigned long long)st.retained, (unsigned long long)st.bytes,
         (unsigned long long)rp->peak_bytes,
         rp->peak_retained ? (double)rp->peak_bytes / (double)rp->peak_retained : 0.0);

@@ -6,10 +6,16 @@
 #define SW_CMDS_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 int sw_cmd_analyze(int argc, char **argv);
 int sw_cmd_replay(int argc, char **argv);
 int sw_cmd_gen(int argc, char **argv);
+
+struct sw_genx_opts_s;
+/** `gen --crash SCENARIO` (sw_cmd_gen_crash.c): @returns the exit status. */
+int sw_cmd_gen_crash(const struct sw_genx_opts_s *o, const char *out_path, bool gzip,
+                     const char *truth_path, bool quiet);
 int sw_cmd_run(int argc, char **argv);
 int sw_cmd_notify(int argc, char **argv);
 int sw_cmd_produce(int argc, char **argv);

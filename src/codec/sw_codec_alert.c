@@ -9,6 +9,7 @@
 
 #include "sw_alloc.h"
 #include "sw_jw.h"
+#include "sw_codec_x8.h"
 
 static void put_phase(sw_jw_t *jw, const sw_phase_attr_t *ph)
 {
@@ -211,6 +212,7 @@ void sw_suspect_where(const sw_suspect_t *s, sw_buf_t *buf)
 
 const char *sw_record_severity(const sw_record_t *rec)
 {
+    if (sw_action_is_x8(rec->action)) return sw_x8_severity(rec);
     if (rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY) return "info";
     if (rec->analysis.n_suspects == 0) return "warning";
     return confidence_severity((int)rec->analysis.suspects[0].confidence);
@@ -218,6 +220,10 @@ const char *sw_record_severity(const sw_record_t *rec)
 
 void sw_record_dedup_key(const sw_record_t *rec, sw_buf_t *buf)
 {
+    if (sw_action_is_x8(rec->action)) {
+        sw_x8_dedup_key(rec, buf);
+        return;
+    }
     sw_buf_puts(buf, "stormwatch/");
     if (rec->analysis.has_job_id)
         sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
@@ -258,6 +264,10 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
 {
     const sw_analysis_t *a = &rec->analysis;
     static const char *const verbs[] = {"TRIGGER", "UPDATE", "RESOLVED", "SUMMARY"};
+    if (sw_action_is_x8(rec->action)) {
+        sw_x8_summary(rec, buf);
+        return;
+    }
     sw_buf_puts(buf, verbs[rec->action]);
     sw_buf_puts(buf, " job ");
     if (a->has_job_id) sw_buf_put(buf, a->job_id.ptr, a->job_id.len);
@@ -312,6 +322,10 @@ void sw_record_summary(const sw_record_t *rec, sw_buf_t *buf)
 
 void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
 {
+    if (sw_action_is_x8(rec->action)) {
+        sw_x8_json_record(buf, rec);
+        return;
+    }
     sw_jw_t jw;
     sw_jw_init(&jw, buf, 0);
     sw_jw_obj(&jw);
@@ -379,5 +393,6 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
         sw_jw_end_arr(&jw);
         sw_jw_end_obj(&jw);
     }
+    sw_x8_json_blind(&jw, rec); /* SPEC 8.5, last so that SPEC 6's keys stay as they were */
     sw_jw_end_obj(&jw);
 }

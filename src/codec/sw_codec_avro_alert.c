@@ -5,6 +5,7 @@
  * is written; the decoder never reads past the end. Pure: no I/O.
  */
 #include "sw_codec_avro_int.h"
+#include "sw_codec_x8.h"
 
 /* ------------------------------------------------------------------ */
 /* FirstCauseAlert: encoder                                            */
@@ -125,14 +126,67 @@ static sw_err_t too_big(char *errstr, size_t errstr_size, const char *field, uin
     return SW_ERR_INVALID_ARG;
 }
 
+/* The x8 field (SPEC 8's CrashOrWarning, or null). */
+static void put_x8(sw_buf_t *out, const sw_record_t *rec)
+{
+    const sw_x8_t *x = sw_action_is_x8(rec->action) ? rec->x8 : NULL;
+    put_long(out, x ? 1 : 0);
+    if (!x) return;
+    put_long(out, x->number);
+    sw_buf_putc(out, x->open ? 1 : 0);
+    bool crash = rec->action == SW_ACTION_CRASH;
+    put_long(out, crash ? 1 : 0);
+    if (crash) {
+        const sw_death_t *d = &x->first;
+        put_long(out, d->rank);
+        put_cstr(out, d->cause == SW_DEATH_OOM ? "oom" : "silent");
+        put_long(out, d->timestamp_ns);
+        put_long(out, d->aligned_timestamp_ns);
+        put_str_clean(out, d->host);
+        put_opt_long(out, d->has_device_id, d->device_id);
+        put_opt_long(out, d->has_local_rank, d->local_rank);
+        put_long(out, d->pid);
+        put_opt_str_clean(out, d->has_session, d->session_id);
+        put_opt_str_clean(out, d->has_oom_reason, d->oom_reason);
+    }
+    put_long(out, x->deaths);
+    put_i64_array(out, x->dead_ranks, x->n_dead);
+    if (x->n_wranks) {
+        put_long(out, (int64_t)x->n_wranks);
+        for (size_t i = 0; i < x->n_wranks; i++) {
+            const sw_warn_rank_t *w = &x->wranks[i];
+            put_long(out, w->rank);
+            put_str_clean(out, w->host);
+            put_opt_long(out, w->has_device_id, w->device_id);
+            put_long(out, w->used_bytes);
+            put_long(out, w->total_bytes);
+            put_long(out, w->headroom_bytes);
+            put_long(out, w->rate_bytes_per_s);
+            put_long(out, w->eta_ms);
+        }
+    }
+    put_long(out, 0);
+    put_long(out, x->storm.set ? 1 : 0);
+    if (x->storm.set) {
+        put_long(out, x->storm.episode);
+        sw_buf_putc(out, x->storm.open ? 1 : 0);
+        put_opt_long(out, x->storm.has_rank, x->storm.first_cause_rank);
+        put_opt_long(out, x->storm.has_onset, (int64_t)x->storm.onset_ns);
+    }
+    put_long(out, x->closed_warning);
+}
+
 sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf_t *out,
                                char *errstr, size_t errstr_size)
 {
     /* Every check before the first byte, so that out is unchanged on error.
      * Enum values outside the schema's symbols are refused, not clamped. */
     const sw_analysis_t *a = &rec->analysis;
-    if (rec->action < SW_ACTION_TRIGGER || rec->action > SW_ACTION_SUMMARY) {
-        snprintf(errstr, errstr_size, "field \"action\" is %d, expected 0..3 (trigger..summary)",
+    if (rec->action < SW_ACTION_TRIGGER || rec->action > SW_ACTION_WARNING ||
+        (sw_action_is_x8(rec->action) && !rec->x8)) {
+        snprintf(errstr, errstr_size,
+                 "field \"action\" is %d, expected 0..5 (trigger..warning; crash and warning "
+                 "with their SPEC 8 part)",
                  (int)rec->action);
         return SW_ERR_INVALID_ARG;
     }
@@ -211,6 +265,9 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
         }
         put_long(out, 0);
     }
+    put_long(out, rec->n_blind ? 1 : 0);
+    if (rec->n_blind) put_i64_array(out, rec->blind_ranks, rec->n_blind);
+    put_x8(out, rec);
     return SW_OK;
 }
 
@@ -498,13 +555,236 @@ static bool rd_bool(rd_t *rd, bool *out)
     return true;
 }
 
+/* Avro's optional long / string, read into (has, value). */
+static bool rd_opt_long(rd_t *rd, const char *field, bool *has, int64_t *v)
+{
+    rd->field = field;
+    *v = 0;
+    return rd_opt(rd, has) && (!*has || rd_long(rd, v));
+}
+
+static bool rd_opt_str(rd_t *rd, const char *field, bool *has, sw_str_t *v)
+{
+    rd->field = field;
+    *v = sw_str("");
+    return rd_opt(rd, has) && (!*has || rd_str(rd, v));
+}
+
+static bool rd_long_f(rd_t *rd, const char *field, int64_t *v)
+{
+    rd->field = field;
+    return rd_long(rd, v);
+}
+
+/* An array of longs into @p a (blocks, as Avro writes them). */
+static bool rd_longs(rd_t *rd, const char *field, sw_arena_t *a, const int64_t **out, size_t *n)
+{
+    int64_t *v = NULL;
+    size_t k = 0, cap = 0;
+    rd->field = field;
+    for (;;) {
+        int64_t cnt = 0;
+        if (!rd_block(rd, &cnt)) return false;
+        if (cnt == 0) break;
+        for (int64_t i = 0; i < cnt; i++) {
+            if (k == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                int64_t *bigger = sw_arena_alloc(a, nc * sizeof(*bigger));
+                if (k) memcpy(bigger, v, k * sizeof(*v));
+                v = bigger;
+                cap = nc;
+            }
+            if (!rd_long(rd, &v[k++])) return false;
+        }
+    }
+    *out = v;
+    *n = k;
+    return true;
+}
+
+/* The blind_ranks and x8 fields, after episode_open. */
+static bool rd_x8_tail(rd_t *rd, sw_arena_t *a, sw_record_t *rec, sw_x8_t *x, bool *has_x8)
+{
+    bool set = false;
+    rd->field = "blind_ranks";
+    if (!rd_opt(rd, &set)) return false;
+    if (set && !rd_longs(rd, "blind_ranks", a, &rec->blind_ranks, &rec->n_blind)) return false;
+    rd->field = "x8";
+    if (!rd_opt(rd, has_x8)) return false;
+    if (!*has_x8) return true;
+    memset(x, 0, sizeof(*x));
+    if (!rd_long_f(rd, "x8.number", &x->number)) return false;
+    rd->field = "x8.open";
+    if (!rd_bool(rd, &x->open)) return false;
+    rd->field = "x8.first_death";
+    if (!rd_opt(rd, &set)) return false;
+    if (set) {
+        sw_death_t *d = &x->first;
+        sw_str_t cause;
+        if (!rd_long_f(rd, "x8.first_death.rank", &d->rank)) return false;
+        rd->field = "x8.first_death.cause";
+        if (!rd_str(rd, &cause)) return false;
+        d->cause = sw_str_eq(cause, sw_str("silent")) ? SW_DEATH_SILENT : SW_DEATH_OOM;
+        rd->field = "x8.first_death.host";
+        if (!rd_long_f(rd, "x8.first_death.timestamp_ns", &d->timestamp_ns) ||
+            !rd_long_f(rd, "x8.first_death.aligned_timestamp_ns", &d->aligned_timestamp_ns))
+            return false;
+        rd->field = "x8.first_death.host";
+        if (!rd_str(rd, &d->host) ||
+            !rd_opt_long(rd, "x8.first_death.device_id", &d->has_device_id, &d->device_id) ||
+            !rd_opt_long(rd, "x8.first_death.local_rank", &d->has_local_rank, &d->local_rank) ||
+            !rd_long_f(rd, "x8.first_death.pid", &d->pid) ||
+            !rd_opt_str(rd, "x8.first_death.session_id", &d->has_session, &d->session_id) ||
+            !rd_opt_str(rd, "x8.first_death.oom_reason", &d->has_oom_reason, &d->oom_reason))
+            return false;
+    }
+    if (!rd_long_f(rd, "x8.deaths", &x->deaths) ||
+        !rd_longs(rd, "x8.dead_ranks", a, &x->dead_ranks, &x->n_dead))
+        return false;
+    sw_warn_rank_t *wr = NULL;
+    size_t k = 0, cap = 0;
+    for (;;) {
+        int64_t cnt = 0;
+        rd->field = "x8.ranks";
+        if (!rd_block(rd, &cnt)) return false;
+        if (cnt == 0) break;
+        for (int64_t i = 0; i < cnt; i++) {
+            if (k == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                sw_warn_rank_t *bigger = sw_arena_alloc(a, nc * sizeof(*bigger));
+                if (k) memcpy(bigger, wr, k * sizeof(*wr));
+                wr = bigger;
+                cap = nc;
+            }
+            sw_warn_rank_t *w = &wr[k++];
+            memset(w, 0, sizeof(*w));
+            rd->field = "x8.ranks.host";
+            if (!rd_long_f(rd, "x8.ranks.rank", &w->rank)) return false;
+            rd->field = "x8.ranks.host";
+            if (!rd_str(rd, &w->host) ||
+                !rd_opt_long(rd, "x8.ranks.device_id", &w->has_device_id, &w->device_id) ||
+                !rd_long_f(rd, "x8.ranks.used_bytes", &w->used_bytes) ||
+                !rd_long_f(rd, "x8.ranks.total_bytes", &w->total_bytes) ||
+                !rd_long_f(rd, "x8.ranks.headroom_bytes", &w->headroom_bytes) ||
+                !rd_long_f(rd, "x8.ranks.rate_bytes_per_s", &w->rate_bytes_per_s) ||
+                !rd_long_f(rd, "x8.ranks.eta_ms", &w->eta_ms))
+                return false;
+        }
+    }
+    x->wranks = wr;
+    x->n_wranks = k;
+    rd->field = "x8.storm";
+    if (!rd_opt(rd, &x->storm.set)) return false;
+    if (x->storm.set) {
+        int64_t onset = 0;
+        if (!rd_long_f(rd, "x8.storm.episode", &x->storm.episode)) return false;
+        rd->field = "x8.storm.open";
+        if (!rd_bool(rd, &x->storm.open) ||
+            !rd_opt_long(rd, "x8.storm.first_cause_rank", &x->storm.has_rank,
+                         &x->storm.first_cause_rank) ||
+            !rd_opt_long(rd, "x8.storm.cluster_onset_timestamp_ns", &x->storm.has_onset, &onset))
+            return false;
+        x->storm.onset_ns = (uint64_t)onset;
+    }
+    return rd_long_f(rd, "x8.closed_warning", &x->closed_warning);
+}
+
+/* A crash or warning record: the SPEC 6 fields are read and dropped, the
+ * record is rebuilt and written as the JSON format writes it. */
+static bool js_x8_record(rd_t *rd, sw_buf_t *json_out, int action)
+{
+    sw_arena_t a;
+    sw_arena_init(&a);
+    sw_buf_t junk;
+    sw_buf_init(&junk);
+    sw_jw_t jj;
+    sw_jw_init(&jj, &junk, 0);
+    sw_jw_obj(&jj);
+    sw_record_t rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.action = (sw_action_t)action;
+    rec.resolve_rank = -1;
+    rec.episode_confidence = -2;
+    bool ok = false, set = false;
+    sw_str_t job;
+    if (!rd_opt_str(rd, "job_id", &rec.analysis.has_job_id, &job) ||
+        !rd_long_f(rd, "episode", &rec.episode) || !rd_long_f(rd, "revision", &rec.revision) ||
+        !rd_opt_long(rd, "event_timestamp_ns", &rec.has_event_ts, &rec.event_timestamp_ns))
+        goto out;
+    rec.analysis.job_id = sw_arena_str(&a, job);
+    if (!js_long(rd, &jj, "world_size") || !js_long_array(rd, &jj, "participating_ranks") ||
+        !js_long_array(rd, &jj, "missing_ranks") || !js_rank_map(rd, &jj, "rank_sample_counts") ||
+        !js_rank_map(rd, &jj, "alignment_offsets_ns") ||
+        !js_opt_long(rd, &jj, "cluster_onset_timestamp_ns"))
+        goto out;
+    for (size_t idx = 0;;) {
+        int64_t n = 0;
+        rd->outer = NULL;
+        rd->field = "first_cause_suspects";
+        if (!rd_block(rd, &n)) goto out;
+        if (n == 0) break;
+        sw_jw_key(&jj, "s");
+        sw_jw_arr(&jj);
+        for (int64_t i = 0; i < n; i++, idx++)
+            if (!js_suspect(rd, &jj)) goto out;
+        sw_jw_end_arr(&jj);
+    }
+    rd->outer = NULL;
+    if (!js_str_array(rd, &jj, "notes", "notes") || !js_str(rd, &jj, "severity") ||
+        !js_str(rd, &jj, "dedup_key") || !js_str(rd, &jj, "summary"))
+        goto out;
+    rd->field = "source";
+    if (!rd_opt(rd, &set)) goto out;
+    if (set) {
+        int32_t partition = 0;
+        sw_str_t topic;
+        rd->field = "source.topic";
+        if (!rd_str(rd, &topic)) goto out;
+        rd->field = "source.partition";
+        if (!rd_int(rd, &partition) || !rd_long_f(rd, "source.offset", &rec.source.offset))
+            goto out;
+        rec.source.set = true;
+        rec.source.topic = sw_arena_str(&a, topic);
+        rec.source.partition = partition;
+    }
+    bool h;
+    int64_t lv;
+    sw_str_t sv;
+    if (!rd_opt_str(rd, "resolve_reason", &h, &sv) ||
+        !rd_opt_long(rd, "resolve_lost_rank", &h, &lv))
+        goto out;
+    rd->field = "episode_open";
+    if (!rd_opt(rd, &set)) goto out;
+    if (set) {
+        bool b;
+        if (!rd_bool(rd, &b)) goto out;
+    }
+    sw_x8_t *x = sw_arena_alloc(&a, sizeof(*x));
+    bool has_x8 = false;
+    if (!rd_x8_tail(rd, &a, &rec, x, &has_x8)) goto out;
+    if (!has_x8) {
+        rd->field = "x8";
+        sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: field x8 is null in a crash or warning record");
+        goto out;
+    }
+    rec.x8 = x;
+    if (!rd_done(rd)) goto out;
+    sw_x8_json_record(json_out, &rec);
+    ok = true;
+out:
+    sw_buf_clear(&junk);
+    sw_arena_clear(&a);
+    return ok;
+}
+
 static bool js_record(rd_t *rd, sw_jw_t *jw)
 {
     int action = 0;
     bool set = false;
-    sw_jw_obj(jw);
     rd->field = "action";
-    if (!rd_index(rd, 4, "enum", &action)) return false;
+    if (!rd_index(rd, SW_ACTION_CNT, "enum", &action)) return false;
+    if (sw_action_is_x8(action)) return js_x8_record(rd, jw->buf, action);
+    sw_jw_obj(jw);
     sw_jw_key(jw, "action");
     sw_jw_cstr(jw, sw_action_str((sw_action_t)action));
     if (!js_opt_str(rd, jw, "job_id") || !js_long(rd, jw, "episode") ||
@@ -608,6 +888,21 @@ static bool js_record(rd_t *rd, sw_jw_t *jw)
         sw_jw_end_arr(jw);
         sw_jw_end_obj(jw);
     }
+    sw_arena_t a;
+    sw_arena_init(&a);
+    sw_record_t rec;
+    memset(&rec, 0, sizeof(rec));
+    sw_x8_t x;
+    bool has_x8 = false;
+    bool ok = rd_x8_tail(rd, &a, &rec, &x, &has_x8);
+    if (ok && has_x8) {
+        rd->field = "x8";
+        sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: field x8 is set in a SPEC 6 record");
+        ok = false;
+    }
+    if (ok) sw_x8_json_blind(jw, &rec);
+    sw_arena_clear(&a);
+    if (!ok) return false;
     sw_jw_end_obj(jw);
     return rd_done(rd);
 }

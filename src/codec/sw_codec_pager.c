@@ -11,6 +11,7 @@
 
 #include "sw_codec_alert.h"
 #include "sw_jw.h"
+#include "sw_codec_x8.h"
 
 #define NULL_JOB "<null>"
 /* Bounds of free-text values that come from the input (job ids, notes). */
@@ -30,6 +31,9 @@ sw_pager_action_t sw_pager_decide(const sw_record_t *rec)
     case SW_ACTION_RESOLVE: return SW_PAGER_RESOLVE;
     case SW_ACTION_SUMMARY:
         return rec->episode >= 1 && rec->episode_open ? SW_PAGER_RESOLVE : SW_PAGER_SKIP;
+    case SW_ACTION_CRASH: return SW_PAGER_TRIGGER;
+    case SW_ACTION_WARNING:
+        return rec->x8 && !rec->x8->open ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER;
     }
     return SW_PAGER_SKIP;
 }
@@ -116,9 +120,9 @@ void sw_pager_dedup_key(const sw_record_t *rec, sw_buf_t *out)
     const sw_str_t *job = &rec->analysis.job_id;
     sw_buf_puts(out, "stormwatch/");
     sw_buf_put(out, job->ptr, sw_pager_utf8_cut(job->ptr, job->len, DEDUP_JOB_PREFIX));
-    sw_buf_printf(out, "~%016llx/episode/",
-                  (unsigned long long)sw_hash_bytes(job->ptr, job->len, 0));
-    sw_buf_put_i64(out, rec->episode);
+    sw_buf_printf(out, "~%016llx/%s/", (unsigned long long)sw_hash_bytes(job->ptr, job->len, 0),
+                  sw_action_is_x8(rec->action) ? sw_x8_kind_str(rec) : "episode");
+    sw_buf_put_i64(out, sw_action_is_x8(rec->action) && rec->x8 ? rec->x8->number : rec->episode);
 }
 
 /* Time of the record: its sample's, or now for a summary. */
@@ -320,7 +324,10 @@ static void pd_event(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
     put_key_cstr(&jw, "component", "stormwatch");
     sw_jw_key(&jw, "group");
     put_cut(&jw, job_str(rec), GROUP_MAX);
-    put_key_cstr(&jw, "class", "gpu-memory-storm");
+    put_key_cstr(&jw, "class",
+                 rec->action == SW_ACTION_CRASH     ? "gpu-crash"
+                 : rec->action == SW_ACTION_WARNING ? "gpu-memory-full-warning"
+                                                    : "gpu-memory-storm");
     pd_details(&jw, rec, level);
     sw_jw_end_obj(&jw);
     sw_jw_end_obj(&jw);
@@ -335,6 +342,36 @@ static void put_key_i64_str(sw_jw_t *jw, const char *key, int64_t v)
     put_key_cstr(jw, key, tmp);
 }
 
+/* SPEC 8: the dead or filling ranks and the blind ones, bounded. */
+static void am_x8_description(sw_buf_t *d, const sw_record_t *rec)
+{
+    const sw_x8_t *x = rec->x8;
+    if (!x) return;
+    if (rec->action == SW_ACTION_CRASH) {
+        sw_buf_printf(d, "First death: rank %lld (%s) at aligned time %lld ns. %lld rank%s dead:",
+                      (long long)x->first.rank, x->first.cause == SW_DEATH_OOM ? "oom" : "silent",
+                      (long long)x->first.aligned_timestamp_ns, (long long)x->deaths,
+                      x->deaths == 1 ? "" : "s");
+        for (size_t i = 0; i < x->n_dead && d->len < DESCRIPTION_MAX; i++)
+            sw_buf_printf(d, " %lld", (long long)x->dead_ranks[i]);
+        sw_buf_puts(d, ".");
+    } else {
+        for (size_t i = 0; i < x->n_wranks && d->len < DESCRIPTION_MAX; i++)
+            sw_buf_printf(d, "%sRank %lld: %.1f%% of %.2f GiB used, full in %.0f s.", i ? "\n" : "",
+                          (long long)x->wranks[i].rank,
+                          x->wranks[i].total_bytes > 0 ? 100.0 * (double)x->wranks[i].used_bytes /
+                                                             (double)x->wranks[i].total_bytes
+                                                       : 0,
+                          (double)x->wranks[i].total_bytes / 1073741824.0,
+                          (double)x->wranks[i].eta_ms / 1000.0);
+    }
+    if (rec->n_blind) {
+        sw_buf_puts(d, "\nBlind ranks (collector degraded or silent):");
+        for (size_t i = 0; i < rec->n_blind && d->len < DESCRIPTION_MAX; i++)
+            sw_buf_printf(d, " %lld", (long long)rec->blind_ranks[i]);
+    }
+}
+
 /* Suspects, world and notes as a few lines of text, bounded. */
 static void am_description(sw_jw_t *jw, const sw_record_t *rec)
 {
@@ -342,6 +379,13 @@ static void am_description(sw_jw_t *jw, const sw_record_t *rec)
     const sw_analysis_t *a = &as_closing(rec, &closing)->analysis;
     sw_buf_t d;
     sw_buf_init(&d);
+    if (sw_action_is_x8(rec->action)) {
+        am_x8_description(&d, rec);
+        sw_jw_key(jw, "description");
+        put_cut(jw, (sw_str_t){d.data, d.len}, DESCRIPTION_MAX);
+        sw_buf_clear(&d);
+        return;
+    }
     if (a->n_suspects) {
         sw_buf_puts(&d, "Suspects at the cluster onset:");
         for (size_t i = 0; i < a->n_suspects && i < DESC_SUSPECTS; i++) {
@@ -381,13 +425,21 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
      * so that trigger, updates and resolve all land on the same alert. */
     sw_jw_key(&jw, "labels");
     sw_jw_obj(&jw);
-    put_key_cstr(&jw, "alertname", "GPUMemoryStorm");
+    bool x8 = sw_action_is_x8(rec->action);
+    put_key_cstr(&jw, "alertname",
+                 rec->action == SW_ACTION_CRASH     ? "GPURankCrash"
+                 : rec->action == SW_ACTION_WARNING ? "GPUMemoryNearlyFull"
+                                                    : "GPUMemoryStorm");
     put_key_str(&jw, "job_id", job_str(rec));
-    put_key_i64_str(&jw, "episode", rec->episode);
+    if (x8) put_key_i64_str(&jw, sw_x8_kind_str(rec), rec->x8 ? rec->x8->number : rec->episode);
+    else put_key_i64_str(&jw, "episode", rec->episode);
     put_dedup_key(&jw, rec);
     /* The trigger's severity, for routing: the same on every record of the
-     * episode, resolve included. */
-    put_key_cstr(&jw, "severity", sw_record_episode_severity(rec));
+     * episode, resolve included (SPEC 8: critical for a crash, warning for
+     * a warning, its close included). */
+    put_key_cstr(&jw, "severity",
+                 !x8 ? sw_record_episode_severity(rec)
+                     : rec->action == SW_ACTION_CRASH ? "critical" : "warning");
     for (const char *p = opts->labels; p && *p;) {
         const char *eq = strchr(p, '='), *comma = strchr(p, ',');
         if (!comma) comma = p + strlen(p);
@@ -442,7 +494,14 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
         put_key_cstr(&jw, "cluster_onset_timestamp_ns", tmp);
     }
     if (rec->has_event_ts) put_key_i64_str(&jw, "event_timestamp_ns", rec->event_timestamp_ns);
-    put_key_i64_str(&jw, "world_size", a->world_size);
+    if (x8 && rec->x8 && rec->action == SW_ACTION_CRASH) {
+        put_key_i64_str(&jw, "first_death_rank", rec->x8->first.rank);
+        put_key_cstr(&jw, "first_death_cause",
+                     rec->x8->first.cause == SW_DEATH_OOM ? "oom" : "silent");
+        sw_jw_key(&jw, "first_death_host");
+        put_cut(&jw, rec->x8->first.host, SOURCE_MAX);
+    }
+    if (!x8) put_key_i64_str(&jw, "world_size", a->world_size);
     if (rec->source.set) {
         sw_buf_t src;
         sw_buf_init(&src);

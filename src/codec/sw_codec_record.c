@@ -221,6 +221,114 @@ static sw_err_t get_suspect(pctx_t *c, const sw_jnode_t *n, sw_suspect_t *s)
     return SW_OK;
 }
 
+static sw_err_t get_opt_int(pctx_t *c, const sw_jnode_t *obj, const char *key, bool *has,
+                            int64_t *v)
+{
+    return get_int(c, obj, key, false, INT64_MIN, v, has);
+}
+
+/* SPEC 8's keys of a crash or warning record. */
+static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
+{
+    sw_err_t err;
+    sw_x8_t *x = sw_arena_calloc(c->arena, 1, sizeof(*x));
+    bool crash = rec->action == SW_ACTION_CRASH;
+    rec->analysis.anchor_rank = -1;
+    rec->resolve_rank = -1;
+    if ((err = get_int(c, root, crash ? "crash" : "warning", true, 0, &x->number, NULL)) != SW_OK ||
+        (err = get_int(c, root, "revision", true, 0, &rec->revision, NULL)) != SW_OK ||
+        (err = get_int(c, root, "event_timestamp_ns", false, INT64_MIN, &rec->event_timestamp_ns,
+                       &rec->has_event_ts)) != SW_OK)
+        return err;
+    rec->episode = x->number;
+    x->open = true;
+    const sw_jnode_t *n = sw_jdom_get(root, "open");
+    if (n && n->type == SW_JN_BOOL) x->open = n->b;
+    if ((err = get_int(c, root, "deaths", false, 0, &x->deaths, NULL)) != SW_OK ||
+        (err = get_i64_array(c, root, "dead_ranks", &x->dead_ranks, &x->n_dead)) != SW_OK ||
+        (err = get_int(c, root, "closed_warning", false, 0, &x->closed_warning, NULL)) != SW_OK)
+        return err;
+    const sw_jnode_t *fd = sw_jdom_get(root, "first_death");
+    if (crash && (!fd || fd->type != SW_JN_OBJECT))
+        return bad(c, "first_death", "is missing (expected an object)");
+    if (fd && fd->type == SW_JN_OBJECT) {
+        sw_death_t *d = &x->first;
+        bool has;
+        if ((err = get_int(c, fd, "rank", true, 0, &d->rank, NULL)) != SW_OK ||
+            (err = get_int(c, fd, "timestamp_ns", false, INT64_MIN, &d->timestamp_ns, NULL)) !=
+                SW_OK ||
+            (err = get_int(c, fd, "aligned_timestamp_ns", false, INT64_MIN,
+                           &d->aligned_timestamp_ns, NULL)) != SW_OK ||
+            (err = get_str(c, fd, "host", &d->host, &has)) != SW_OK ||
+            (err = get_opt_int(c, fd, "device_id", &d->has_device_id, &d->device_id)) != SW_OK ||
+            (err = get_opt_int(c, fd, "local_rank", &d->has_local_rank, &d->local_rank)) !=
+                SW_OK ||
+            (err = get_int(c, fd, "pid", false, INT64_MIN, &d->pid, NULL)) != SW_OK ||
+            (err = get_str(c, fd, "session_id", &d->session_id, &d->has_session)) != SW_OK ||
+            (err = get_str(c, fd, "oom_reason", &d->oom_reason, &d->has_oom_reason)) != SW_OK)
+            return err;
+        sw_str_t cause = sw_jdom_str(sw_jdom_get(fd, "cause"), "");
+        if (sw_str_eq(cause, sw_str("silent"))) d->cause = SW_DEATH_SILENT;
+        else if (sw_str_eq(cause, sw_str("oom"))) d->cause = SW_DEATH_OOM;
+        else return bad(c, "cause", "is not \"oom\" or \"silent\"");
+    }
+    const sw_jnode_t *wr = sw_jdom_get(root, "ranks");
+    if (wr && wr->type == SW_JN_ARRAY && wr->n) {
+        sw_warn_rank_t *v = sw_arena_calloc(c->arena, wr->n, sizeof(*v));
+        for (size_t i = 0; i < wr->n; i++) {
+            const sw_jnode_t *e = &wr->items[i];
+            bool has;
+            if (e->type != SW_JN_OBJECT) return bad(c, "ranks", "is not an array of objects");
+            if ((err = get_int(c, e, "rank", true, 0, &v[i].rank, NULL)) != SW_OK ||
+                (err = get_str(c, e, "host", &v[i].host, &has)) != SW_OK ||
+                (err = get_opt_int(c, e, "device_id", &v[i].has_device_id, &v[i].device_id)) !=
+                    SW_OK ||
+                (err = get_int(c, e, "used_bytes", false, INT64_MIN, &v[i].used_bytes, NULL)) !=
+                    SW_OK ||
+                (err = get_int(c, e, "total_bytes", false, INT64_MIN, &v[i].total_bytes, NULL)) !=
+                    SW_OK ||
+                (err = get_int(c, e, "headroom_bytes", false, INT64_MIN, &v[i].headroom_bytes,
+                               NULL)) != SW_OK ||
+                (err = get_int(c, e, "rate_bytes_per_s", false, INT64_MIN,
+                               &v[i].rate_bytes_per_s, NULL)) != SW_OK ||
+                (err = get_int(c, e, "eta_ms", false, INT64_MIN, &v[i].eta_ms, NULL)) != SW_OK)
+                return err;
+        }
+        x->wranks = v;
+        x->n_wranks = wr->n;
+    }
+    const sw_jnode_t *st = sw_jdom_get(root, "storm");
+    if (st && st->type == SW_JN_OBJECT) {
+        x->storm.set = true;
+        if ((err = get_int(c, st, "episode", false, 0, &x->storm.episode, NULL)) != SW_OK ||
+            (err = get_opt_int(c, st, "first_cause_rank", &x->storm.has_rank,
+                               &x->storm.first_cause_rank)) != SW_OK)
+            return err;
+        const sw_jnode_t *o = sw_jdom_get(st, "open");
+        x->storm.open = o && o->type == SW_JN_BOOL && o->b;
+        int64_t onset = 0;
+        if ((err = get_opt_int(c, st, "cluster_onset_timestamp_ns", &x->storm.has_onset,
+                               &onset)) != SW_OK)
+            return err;
+        x->storm.onset_ns = (uint64_t)onset;
+    }
+    const sw_jnode_t *src = sw_jdom_get(root, "source");
+    if (src && src->type == SW_JN_OBJECT) {
+        bool has = false;
+        int64_t part = 0;
+        if ((err = get_str(c, src, "topic", &rec->source.topic, &has)) != SW_OK ||
+            (err = get_int(c, src, "partition", false, 0, &part, NULL)) != SW_OK ||
+            (err = get_int(c, src, "offset", false, INT64_MIN, &rec->source.offset, NULL)) !=
+                SW_OK)
+            return err;
+        rec->source.partition = (int32_t)part;
+        rec->source.set = has;
+    }
+    rec->episode_open = crash || x->open;
+    rec->x8 = x;
+    return SW_OK;
+}
+
 static bool is_suspect(const sw_analysis_t *a, int64_t rank)
 {
     for (size_t i = 0; i < a->n_suspects; i++)
@@ -249,10 +357,12 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
     const sw_jnode_t *act = sw_jdom_get(root, "action");
     if (!act || act->type != SW_JN_STRING)
         return bad(&c, "action", "is missing (expected trigger, update, resolve or summary)");
-    static const char *const acts[] = {"trigger", "update", "resolve", "summary"};
+    static const char *const acts[] = {"trigger", "update",  "resolve",
+                                       "summary", "crash", "warning"};
     size_t k = 0;
-    while (k < 4 && !sw_str_eq(act->s, sw_str(acts[k]))) k++;
-    if (k == 4) return bad(&c, "action", "is not trigger, update, resolve or summary");
+    while (k < SW_ACTION_CNT && !sw_str_eq(act->s, sw_str(acts[k]))) k++;
+    if (k == SW_ACTION_CNT)
+        return bad(&c, "action", "is not trigger, update, resolve, summary, crash or warning");
     rec->action = (sw_action_t)k;
     sw_analysis_t *a = &rec->analysis;
     const sw_jnode_t *job = sw_jdom_get(root, "job_id");
@@ -262,6 +372,9 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
         a->has_job_id = true;
         a->job_id = sw_arena_str(arena, job->s);
     }
+    if ((err = get_i64_array(&c, root, "blind_ranks", &rec->blind_ranks, &rec->n_blind)) != SW_OK)
+        return err;
+    if (sw_action_is_x8(rec->action)) return get_x8(&c, root, rec);
     if ((err = get_int(&c, root, "episode", true, 0, &rec->episode, NULL)) != SW_OK) return err;
     if ((err = get_int(&c, root, "revision", true, 0, &rec->revision, NULL)) != SW_OK) return err;
     if ((err = get_int(&c, root, "event_timestamp_ns", false, INT64_MIN, &rec->event_timestamp_ns,

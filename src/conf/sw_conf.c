@@ -708,6 +708,9 @@ sw_params_t sw_conf_params(const sw_conf_t *conf)
     p.skew_note_multiplier = conf->vals[P_SKEW_NOTE_MULTIPLIER].i;
     p.window_samples = conf->vals[P_WINDOW_SAMPLES].i;
     p.stale_ms = conf->vals[P_STALE_MS].i;
+    p.silence_ms = conf->vals[P_SILENCE_MS].i;
+    p.oom_warn_ms = conf->vals[P_OOM_WARN_MS].i;
+    p.oom_warn_headroom = conf->vals[P_OOM_WARN_HEADROOM].d;
     p.max_jobs = conf->vals[P_MAX_JOBS].i;
     p.max_ranks_per_job = conf->vals[P_MAX_RANKS_PER_JOB].i;
     return p;

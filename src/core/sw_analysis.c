@@ -22,6 +22,9 @@ sw_params_t sw_params_default(void)
     p.stale_ms = SW_DEFAULT_STALE_MS;
     p.max_jobs = SW_DEFAULT_MAX_JOBS;
     p.max_ranks_per_job = SW_DEFAULT_MAX_RANKS_PER_JOB;
+    p.silence_ms = SW_DEFAULT_SILENCE_MS;
+    p.oom_warn_ms = SW_DEFAULT_OOM_WARN_MS;
+    p.oom_warn_headroom = SW_DEFAULT_OOM_WARN_HEADROOM;
     return p;
 }
 
@@ -51,6 +54,8 @@ const char *sw_action_str(sw_action_t a)
     case SW_ACTION_TRIGGER: return "trigger";
     case SW_ACTION_UPDATE: return "update";
     case SW_ACTION_RESOLVE: return "resolve";
+    case SW_ACTION_CRASH: return "crash";
+    case SW_ACTION_WARNING: return "warning";
     case SW_ACTION_SUMMARY: break;
     }
     return "summary";

@@ -27,6 +27,9 @@ typedef struct sw_params_s {
     sw_hash_key_t hash_key;       /**< key of every table keyed by input strings (job ids,
                                        hosts, sessions); a process draws it at random,
                                        sw_params_default() leaves it zero */
+    int64_t silence_ms;           /**< SPEC 8.2 b: a rank is silent after this, ms (30000) */
+    int64_t oom_warn_ms;          /**< SPEC 8.4: warn when full within this, ms (120000) */
+    double oom_warn_headroom;     /**< SPEC 8.4: ... and headroom under this fraction (0.10) */
 } sw_params_t;
 
 #define SW_DEFAULT_SPIKE_MIN_BYTES ((int64_t)64 * 1024 * 1024)
@@ -36,6 +39,9 @@ typedef struct sw_params_s {
 #define SW_DEFAULT_STALE_MS 60000
 #define SW_DEFAULT_MAX_JOBS 10000
 #define SW_DEFAULT_MAX_RANKS_PER_JOB 131072
+#define SW_DEFAULT_SILENCE_MS 30000
+#define SW_DEFAULT_OOM_WARN_MS 120000
+#define SW_DEFAULT_OOM_WARN_HEADROOM 0.10
 
 /** @brief The SPEC 4 defaults. */
 sw_params_t sw_params_default(void);
@@ -150,8 +156,16 @@ typedef enum sw_action_e {
     SW_ACTION_TRIGGER = 0,
     SW_ACTION_UPDATE = 1,
     SW_ACTION_RESOLVE = 2,
-    SW_ACTION_SUMMARY = 3
+    SW_ACTION_SUMMARY = 3,
+    SW_ACTION_CRASH = 4,  /**< SPEC 8.3: a first death (sw_record_t.x8) */
+    SW_ACTION_WARNING = 5 /**< SPEC 8.4: ranks about to fill their GPU (sw_record_t.x8) */
 } sw_action_t;
+
+/** Number of record actions (stats arrays). */
+#define SW_ACTION_CNT 6
+
+/** @brief true for SPEC 8's actions (crash, warning). */
+static inline bool sw_action_is_x8(int a) { return a == SW_ACTION_CRASH || a == SW_ACTION_WARNING; }
 
 /** @brief "trigger", "update", "resolve" or "summary". */
 const char *sw_action_str(sw_action_t a);
@@ -166,6 +180,76 @@ typedef enum sw_resolve_reason_e {
 
 /** @brief "suspect_lost", "onset_gone", "next_storm" (or "" for NONE). */
 const char *sw_resolve_reason_str(sw_resolve_reason_t r);
+
+/** Most ranks listed in blind_ranks and dead_ranks / warning ranks. */
+#define SW_X8_BLIND_MAX 1024
+#define SW_X8_DEAD_MAX 64
+#define SW_X8_WARN_MAX 16
+/** Longest oom_reason kept in a record, bytes (cut on a UTF-8 boundary,
+ *  then "…" appended). */
+#define SW_X8_REASON_MAX 1024
+
+/** How a rank died (SPEC 8.2). */
+typedef enum sw_death_cause_e {
+    SW_DEATH_OOM = 0,   /**< a death marker */
+    SW_DEATH_SILENT = 1 /**< its telemetry stopped while others went on */
+} sw_death_cause_t;
+
+/** The first death of a crash (SPEC 8.3 first_death). */
+typedef struct sw_death_s {
+    int64_t rank;
+    sw_death_cause_t cause;
+    int64_t timestamp_ns;         /**< d, the rank's own clock */
+    int64_t aligned_timestamp_ns; /**< d minus the rank's alignment offset */
+    sw_str_t host;
+    bool has_device_id;
+    int64_t device_id;
+    bool has_local_rank;
+    int64_t local_rank;
+    int64_t pid;
+    bool has_session;
+    sw_str_t session_id;
+    bool has_oom_reason;
+    sw_str_t oom_reason; /**< cut to SW_X8_REASON_MAX bytes plus "…" */
+} sw_death_t;
+
+/** One rank of a warning record (SPEC 8.4). */
+typedef struct sw_warn_rank_s {
+    int64_t rank;
+    sw_str_t host;
+    bool has_device_id;
+    int64_t device_id;
+    int64_t used_bytes;
+    int64_t total_bytes;
+    int64_t headroom_bytes;
+    int64_t rate_bytes_per_s;
+    int64_t eta_ms;
+} sw_warn_rank_t;
+
+/** The job's latest SPEC 6 episode, as crash and warning records show it. */
+typedef struct sw_storm_ref_s {
+    bool set; /**< false: the job never had an episode (storm: null) */
+    int64_t episode;
+    bool open;
+    bool has_rank; /**< the verdict names a first rank */
+    int64_t first_cause_rank;
+    bool has_onset;
+    uint64_t onset_ns;
+} sw_storm_ref_t;
+
+/** The SPEC 8 part of a crash or warning record. */
+typedef struct sw_x8_s {
+    int64_t number;   /**< crash or warning counter of the job */
+    bool open;        /**< warning: false on the record that closes it */
+    sw_death_t first; /**< crash: the first death */
+    int64_t deaths;   /**< crash: ranks dead now */
+    const int64_t *dead_ranks; /**< crash: by aligned death time, at most SW_X8_DEAD_MAX */
+    size_t n_dead;
+    const sw_warn_rank_t *wranks; /**< warning: by projected time, at most SW_X8_WARN_MAX */
+    size_t n_wranks;
+    sw_storm_ref_t storm;
+    int64_t closed_warning; /**< crash: the warning this crash closed, 0 none */
+} sw_x8_t;
 
 /** Where the sample that caused a record came from (Kafka provenance). */
 typedef struct sw_record_source_s {
@@ -201,6 +285,9 @@ typedef struct sw_record_s {
     uint64_t verdict_onset_ns;   /**< its cluster_onset_timestamp_ns */
     const sw_suspect_t *verdict; /**< its first_cause_suspects */
     size_t n_verdict;
+    const int64_t *blind_ranks; /**< SPEC 8.5 (not on summaries): sorted; NULL when none */
+    size_t n_blind;             /**< entries of blind_ranks (at most SW_X8_BLIND_MAX) */
+    const sw_x8_t *x8;          /**< crash and warning records: the SPEC 8 payload, else NULL */
 } sw_record_t;
 
 /** What sw_record_condense() keeps: rank lists' first entries, suspects

@@ -293,6 +293,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     sw_intern_destroy(j->strs);
     sw_phase_destroy(j->phase);
     sw_arena_clear(&j->v_arena);
+    sw_crash_job_free(j->cj);
     free(j->job_id);
     free(j);
 }
@@ -335,7 +336,7 @@ static size_t job_bytes(const job_t *j)
                j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
-               j->v_arena.total;
+               j->v_arena.total + sw_crash_job_bytes(j->cj);
     return b;
 }
 
@@ -576,6 +577,7 @@ void sw_detect_destroy(sw_detector_t *det)
     sw_winpool_clear(&det->winpool);
     sw_arena_clear(&det->arena);
     sw_buf_clear(&det->warning);
+    sw_crash_out_free(det->xo);
     free(det);
 }
 
@@ -611,6 +613,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     det->arrivals++;
     *rec = NULL;
     det->warning.len = 0;
+    sw_crash_begin(det);
     bool sample = ev->kind == SW_EV_SAMPLE;
     bool hard;
     int64_t max_ranks = sw_det_rank_limit(det, &hard);
@@ -657,6 +660,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     det->st.events++;
     if (!sample) {
         sw_phase_add(j->phase, ev);
+        sw_crash_feed(det, j, NIL, ev, NULL, offset);
         prefetch_window(det);
         return SW_OK;
     }
@@ -728,6 +732,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     stale_sweep(det, j, offset);
     /* Steps 4-5. */
     *rec = sw_det_lifecycle(det, j, ri, ts, offset);
+    /* SPEC 8, after step 5: its records follow SPEC 6's (sw_detect_next). */
+    sw_crash_feed(det, j, ri, ev, (sw_record_t *)*rec, offset);
     prefetch_window(det);
     return SW_OK;
 }
@@ -828,14 +834,21 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
     st->bytes = sizeof(*det) + det->capjobs * sizeof(job_t *) + det->jcap * sizeof(job_t *) +
                 det->arena.total + det->capstack * sizeof(uint32_t) +
                 det->captmp * (sizeof(sig_ent_t) + sizeof(int64_t)) +
-                sw_winpool_slack(&det->winpool);
+                sw_winpool_slack(&det->winpool) + sw_crash_out_bytes(det->xo);
+    st->blind_ranks = 0;
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;
+        st->blind_ranks += sw_crash_job_blind(j->cj);
         st->ranks += j->nranks;
         st->retained += j->retained;
         st->bytes += job_bytes(j);
     }
+}
+
+const sw_record_t *sw_detect_next(sw_detector_t *det)
+{
+    return sw_crash_next(det);
 }
 
 bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out)

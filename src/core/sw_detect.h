@@ -29,7 +29,10 @@ typedef struct sw_detect_stats_s {
     uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
     uint64_t evicted;       /**< one-rank jobs evicted to make room (max.jobs, budget) */
     uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
-    uint64_t records[4];    /**< records emitted, by sw_action_t */
+    uint64_t records[SW_ACTION_CNT]; /**< records emitted, by sw_action_t */
+    uint64_t deaths;        /**< SPEC 8: deaths known (markers and silences) */
+    uint64_t blind_ranks;   /**< SPEC 8.5: ranks blind now, over all jobs */
+    uint64_t watchdog;      /**< error events that are not death markers */
     uint64_t jobs;          /**< jobs tracked now */
     uint64_t ranks;         /**< ranks tracked now */
     uint64_t retained;      /**< samples in all windows now */
@@ -85,6 +88,15 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
  */
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
                            const sw_record_t **rec, char *errstr, size_t errstr_size);
+
+/**
+ * @brief The next SPEC 8 record (crash, warning) caused by the event last
+ *        fed, after SPEC 6's record that sw_detect_feed() gave; call until
+ *        it returns NULL (at most 3 per event).
+ * @remark borrowed: valid until the next feed on @p det. SPEC 6's record of
+ *         the same event stays valid meanwhile.
+ */
+const sw_record_t *sw_detect_next(sw_detector_t *det);
 
 /**
  * @brief Hint that @p ev will be fed next: start loading the state it will

@@ -24,6 +24,7 @@
 #include "sw_mset.h"
 #include "sw_varint.h"
 #include "sw_window.h"
+#include "sw_crash.h"
 
 #define NIL UINT32_MAX
 
@@ -177,6 +178,7 @@ typedef struct job_s {
     sw_phase_t *phase;
     int64_t *sorted; /* participating ranks ascending (cache) */
     bool sorted_dirty;
+    sw_cjob_t *cj; /* SPEC 8 state (sw_crash.c), NULL until it has any */
 } job_t;
 
 typedef struct sw_announced_s {
@@ -216,6 +218,7 @@ struct sw_detector_s {
     sw_announced_t pf, cur;
     bool pf_win_done; /* pf's window lines were requested */
     sw_buf_t warning; /* the warning of the last event fed ("" none) */
+    sw_xout_t *xo;    /* SPEC 8 records of the event being fed (sw_crash.c) */
 };
 
 /* Warnings, once per job each (sw_detect_warning). */

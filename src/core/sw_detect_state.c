@@ -12,7 +12,8 @@
 
 /* SWS3: the lifecycle of issue 23 (per-rank spent runs, restarts, episode
  * members, the published answer and its tie) in place of SWS2's horizon.
- * Also the count of v4 samples without device_used_bytes per job.
+ * Also the count of v4 samples without device_used_bytes per job, and
+ * SPEC 8's state in its own section after the jobs (sw_crash_save).
  * SWS1 and SWS2 snapshots are refused by name: the partition is then
  * processed from its committed offset without state, never misread. */
 #define SNAP_MAGIC "SWS3"
@@ -253,6 +254,7 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         for (size_t k = 0; k < j->nmem; k++) sw_vput_u(out, j->mem[k]);
         sw_phase_save(j->phase, out);
     }
+    sw_crash_save(det, out); /* SPEC 8: its own section, after the jobs */
 }
 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
@@ -506,6 +508,12 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         r.p = p;
         j->region_dirty = dirty;
         j->last_ms = now_ms;
+    }
+    /* SPEC 8's section. */
+    if (!r.bad && !sw_crash_load(det, &r)) {
+        why = "malformed SPEC 8 section in the state snapshot (or other silence.ms / oom.warn.* "
+              "settings)";
+        r.bad = true;
     }
     if (r.bad || r.p != r.end) goto err;
     sw_det_junk_rebuild(det);

@@ -323,6 +323,9 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     sw_det_build_analysis(det, j, action != SW_ACTION_SUMMARY, &rec->analysis);
     rec->resolve_reason = SW_RESOLVE_NONE;
     rec->resolve_rank = -1;
+    rec->blind_ranks = NULL; /* SPEC 8.5: filled in by sw_crash_feed() */
+    rec->n_blind = 0;
+    rec->x8 = NULL;
     rec->episode_open = j->open;
     rec->episode_confidence = j->episode > 0 ? j->trig_conf : -2;
     rec->action = action;

@@ -226,13 +226,15 @@ static void log_stats(run_t *r, uint64_t *last_messages, int64_t *last_ms)
     double secs = (double)(now - *last_ms) / 1000.0;
     sw_log(r->log, SW_LOG_INFO,
            "%llu messages (%.0f/s), %llu alerts (%llu trigger, %llu update, %llu resolve), "
-           "%llu summaries, %llu to the DLQ, %llu partitions",
+           "%llu summaries, %llu crash, %llu warning, %llu to the DLQ, %llu partitions",
            (unsigned long long)r->st.messages,
            secs > 0 ? (double)(r->st.messages - *last_messages) / secs : 0.0,
            (unsigned long long)(r->st.records[0] + r->st.records[1] + r->st.records[2]),
            (unsigned long long)r->st.records[0], (unsigned long long)r->st.records[1],
            (unsigned long long)r->st.records[2], (unsigned long long)r->st.records[3],
-           (unsigned long long)r->st.dlq, (unsigned long long)r->st.partitions);
+           (unsigned long long)r->st.records[SW_ACTION_CRASH],
+           (unsigned long long)r->st.records[SW_ACTION_WARNING], (unsigned long long)r->st.dlq,
+           (unsigned long long)r->st.partitions);
     *last_messages = r->st.messages;
     *last_ms = now;
 }
@@ -263,6 +265,7 @@ static void publish_metrics(run_t *r)
         sum.ranks += cur.ranks;
         sum.retained += cur.retained;
         sum.bytes += cur.bytes;
+        sum.blind_ranks += cur.blind_ranks;
     }
     sw_metrics_engine_gauges(r->m, &sum);
     sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);

@@ -26,7 +26,7 @@ typedef struct sw_run_stats_s {
     uint64_t miskeyed;       /**< input whose key is not its job_id */
     uint64_t forwarded;      /**< input forwarded to repartition.topic */
     uint64_t dlq;            /**< records sent to the DLQ */
-    uint64_t records[4];     /**< alert records by action */
+    uint64_t records[SW_ACTION_CNT]; /**< alert records by action */
     uint64_t delivered;      /**< records acknowledged by the broker */
     uint64_t produce_errors; /**< records the broker did not take */
     uint64_t commits;        /**< offset commits sent */

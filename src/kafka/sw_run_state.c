@@ -293,7 +293,7 @@ static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
                     if (!strcmp(topic, r->out_topic)) {
                         action = -1;
                         if (!rd_kafka_header_get_last(h, "stormwatch.action", &v, &vs))
-                            for (int a = 0; a < 4; a++)
+                            for (int a = 0; a < SW_ACTION_CNT; a++)
                                 if (vs == strlen(sw_action_str((sw_action_t)a)) &&
                                     !memcmp(v, sw_action_str((sw_action_t)a), vs))
                                     action = a;

@@ -320,6 +320,20 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             }
             const char *warning = p->forward ? NULL : sw_detect_warning(p->det);
             if (warning) sw_log(r->log, SW_LOG_WARN, "%s", warning); /* once per job */
+            /* SPEC 8's records of the same event follow SPEC 6's, each its
+             * own output of this message (all borrowed until the engine
+             * sees more, which it does not before they are sent). */
+            const sw_record_t *x = o.kind == WK_LIMIT || p->forward ? NULL : sw_detect_next(p->det);
+            if (x && o.kind != WK_RECORD) {
+                o.kind = WK_RECORD;
+                o.rec = x;
+                x = sw_detect_next(p->det);
+            }
+            for (; x; x = sw_detect_next(p->det)) {
+                out_push(pw, &o);
+                o.miskeyed = false;
+                o.rec = x;
+            }
         }
         if (o.kind != WK_NONE || o.miskeyed) {
             out_push(pw, &o);

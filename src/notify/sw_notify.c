@@ -18,6 +18,7 @@
 
 #include "sw_alloc.h"
 #include "sw_codec_pager.h"
+#include "sw_event.h"
 
 const char *sw_sink_name(sw_sink_t sink)
 {
@@ -160,6 +161,30 @@ static void reindex(sw_notify_t *n)
     }
 }
 
+/* The table's key of a record: its job for SPEC 6's episodes; for SPEC 8
+ * "<job>\x1fcrash" or "<job>\x1fwarning" (the null job "\x1f\x1f..."),
+ * so that crashes and warnings have their own counters, open state and
+ * re-sends beside the job's episodes. @p a is set up as the key. */
+static void rec_key(const sw_record_t *rec, sw_analysis_t *a, char *buf, size_t cap)
+{
+    *a = rec->analysis;
+    if (!sw_action_is_x8(rec->action)) return;
+    const char *kind = rec->action == SW_ACTION_CRASH ? "crash" : "warning";
+    size_t jl = rec->analysis.has_job_id ? rec->analysis.job_id.len : 0;
+    size_t kl = strlen(kind);
+    if (jl + kl + 2 > cap) jl = cap - kl - 2; /* ids are at most 1 KiB (SW_IDENT_MAX) */
+    size_t n = 0;
+    if (!rec->analysis.has_job_id) buf[n++] = '\x1f';
+    memcpy(buf + n, rec->analysis.job_id.ptr, jl);
+    n += jl;
+    buf[n++] = '\x1f';
+    memcpy(buf + n, kind, kl);
+    n += kl;
+    a->has_job_id = true;
+    a->job_id.ptr = buf;
+    a->job_id.len = n;
+}
+
 static job_t *job_find(const sw_notify_t *n, const sw_analysis_t *a)
 {
     if (!n->n_slots) return NULL;
@@ -227,7 +252,10 @@ static bool older(int64_t e1, int64_t r1, int64_t e2, int64_t r2)
 sw_notify_verdict_t sw_notify_decide(const sw_notify_t *n, const sw_record_t *rec,
                                      int *episode_confidence)
 {
-    const job_t *j = job_find(n, &rec->analysis);
+    char kb[SW_IDENT_MAX + 16];
+    sw_analysis_t key;
+    rec_key(rec, &key, kb, sizeof(kb));
+    const job_t *j = job_find(n, &key);
     *episode_confidence = rec->episode_confidence;
     if (j && j->episode == rec->episode && j->episode >= 1) *episode_confidence = j->confidence;
     if (rec->action == SW_ACTION_SUMMARY) {
@@ -241,6 +269,11 @@ sw_notify_verdict_t sw_notify_decide(const sw_notify_t *n, const sw_record_t *re
     }
     if (j && !older(j->episode, j->revision, rec->episode, rec->revision))
         return SW_NOTIFY_DUPLICATE;
+    if (rec->action == SW_ACTION_WARNING && rec->x8 && !rec->x8->open) {
+        /* A warning's close resolves it, unless it is no longer open. */
+        if (!j || j->episode != rec->episode || !j->open) return SW_NOTIFY_DUPLICATE;
+        return SW_NOTIFY_RESOLVE;
+    }
     return rec->action == SW_ACTION_RESOLVE ? SW_NOTIFY_RESOLVE : SW_NOTIFY_TRIGGER;
 }
 
@@ -257,9 +290,28 @@ void sw_notify_apply(sw_notify_t *n, const sw_record_t *rec, sw_notify_verdict_t
                      int episode_confidence, const char *json, size_t json_len, int32_t partition,
                      int64_t offset, int64_t now_ms)
 {
+    char kb[SW_IDENT_MAX + 16];
+    sw_analysis_t key;
+    rec_key(rec, &key, kb, sizeof(kb));
+    if ((rec->action == SW_ACTION_SUMMARY || rec->action == SW_ACTION_CRASH) &&
+        verdict != SW_NOTIFY_DUPLICATE) {
+        /* A job's summary ends its crash and warning alerts (no record can
+         * follow it; Alertmanager resolves them at their endsAt), and a
+         * crash ends the warning it closed: no more re-sends. */
+        for (int kind = SW_ACTION_CRASH; kind <= SW_ACTION_WARNING; kind++) {
+            if (rec->action == SW_ACTION_CRASH && kind == SW_ACTION_CRASH) continue;
+            sw_record_t other = *rec;
+            other.action = (sw_action_t)kind;
+            char ob[SW_IDENT_MAX + 16];
+            sw_analysis_t okey;
+            rec_key(&other, &okey, ob, sizeof(ob));
+            job_t *oj = job_find(n, &okey);
+            if (oj && oj->open) job_close(n, oj);
+        }
+    }
     if (verdict != SW_NOTIFY_TRIGGER && verdict != SW_NOTIFY_RESOLVE) return;
-    job_t *j = job_find(n, &rec->analysis);
-    if (!j) j = job_add(n, &rec->analysis);
+    job_t *j = job_find(n, &key);
+    if (!j) j = job_add(n, &key);
     bool same_episode = j->episode == rec->episode;
     j->episode = rec->episode;
     j->revision = rec->revision;

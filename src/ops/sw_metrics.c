@@ -28,7 +28,9 @@
 /* The fixed-label ids follow sw_action_t, so callers may add the action. */
 _Static_assert(SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_UPDATE == SW_M_RECORDS_OUT_UPDATE &&
                    SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_RESOLVE == SW_M_RECORDS_OUT_RESOLVE &&
-                   SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_SUMMARY == SW_M_RECORDS_OUT_SUMMARY,
+                   SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_SUMMARY == SW_M_RECORDS_OUT_SUMMARY &&
+                   SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_CRASH == SW_M_RECORDS_OUT_CRASH &&
+                   SW_M_RECORDS_OUT_TRIGGER + SW_ACTION_WARNING == SW_M_RECORDS_OUT_WARNING,
                "records_out ids must follow sw_action_t");
 
 typedef enum mtype_e { MT_COUNTER, MT_GAUGE, MT_GAUGE_DOUBLE, MT_HISTOGRAM } mtype_t;
@@ -148,6 +150,10 @@ static const desc_t k_desc[] = {
            "counter): skipped, and noted in their job's records."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
            "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
+    SCALAR("stormwatch_rank_deaths_total", MT_COUNTER, SW_M_RANK_DEATHS,
+           "Rank deaths the engines learnt of (death markers and silent ranks, SPEC 8)."),
+    SCALAR("stormwatch_watchdog_errors_total", MT_COUNTER, SW_M_WATCHDOG_ERRORS,
+           "error/critical events that are not death markers (NCCL watchdog and the like)."),
     SCALAR("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED,
            "Input messages forwarded to the repartition topic keyed by their job_id "
            "(repartition=on)."),
@@ -160,6 +166,8 @@ static const desc_t k_desc[] = {
            "Samples held in all rank windows now."),
     SCALAR("stormwatch_engine_state_bytes", MT_GAUGE, SW_M_ENGINE_STATE_BYTES,
            "Bytes of engine state now."),
+    SCALAR("stormwatch_blind_ranks", MT_GAUGE, SW_M_BLIND_RANKS,
+           "Ranks blind now: collector degraded or silent (SPEC 8.5)."),
     {"stormwatch_event_processing_seconds", MT_HISTOGRAM, SRC_HISTOGRAM, -1, NULL, NULL,
      "Time to process one input message (decode, engine, produce), in seconds."},
     LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_TRIGGER, "action",
@@ -174,6 +182,10 @@ static const desc_t k_desc[] = {
      "Alert latency: from the Kafka timestamp of the input message that completed a trigger "
      "(normally when its producer wrote it) to the trigger record handed to the producer, in "
      "seconds."},
+    LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_CRASH, "action",
+             "crash", NULL),
+    LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_WARNING, "action",
+             "warning", NULL),
     SCALAR("stormwatch_records_delivered_total", MT_COUNTER, SW_M_RECORDS_DELIVERED,
            "Records (alerts and dead letters) acknowledged by the broker."),
     SCALAR("stormwatch_produce_errors_total", MT_COUNTER, SW_M_PRODUCE_ERRORS,
@@ -621,6 +633,7 @@ void sw_metrics_engine_gauges(sw_metrics_t *m, const sw_detect_stats_t *total)
     sw_metrics_set(m, SW_M_RANKS_TRACKED, (int64_t)total->ranks);
     sw_metrics_set(m, SW_M_RETAINED_SAMPLES, (int64_t)total->retained);
     sw_metrics_set(m, SW_M_ENGINE_STATE_BYTES, (int64_t)total->bytes);
+    sw_metrics_set(m, SW_M_BLIND_RANKS, (int64_t)total->blind_ranks);
 }
 
 void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
@@ -640,6 +653,10 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
     uint64_t c = cur->counterless >= prev->counterless ? cur->counterless - prev->counterless
                                                        : cur->counterless;
     if (c) sw_metrics_add(m, SW_M_COUNTERLESS_SAMPLES, c);
+    uint64_t dd = cur->deaths >= prev->deaths ? cur->deaths - prev->deaths : cur->deaths;
+    uint64_t w = cur->watchdog >= prev->watchdog ? cur->watchdog - prev->watchdog : cur->watchdog;
+    if (dd) sw_metrics_add(m, SW_M_RANK_DEATHS, dd);
+    if (w) sw_metrics_add(m, SW_M_WATCHDOG_ERRORS, w);
 }
 
 void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms)

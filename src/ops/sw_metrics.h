@@ -84,6 +84,8 @@ typedef enum sw_metric_e {
     SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
     SW_M_SETTINGS_WARNINGS,   /**< stormwatch_settings_warnings_total */
     SW_M_COUNTERLESS_SAMPLES, /**< stormwatch_counterless_samples_total */
+    SW_M_RANK_DEATHS,         /**< stormwatch_rank_deaths_total (SPEC 8) */
+    SW_M_WATCHDOG_ERRORS,     /**< stormwatch_watchdog_errors_total (SPEC 8) */
     SW_M_FORWARDED,           /**< stormwatch_forwarded_messages_total */
     SW_M_MEMORY_BUDGET,       /**< stormwatch_memory_budget_bytes */
     SW_M_RECORDS_OUT_TRIGGER, /**< stormwatch_records_out_total{action="trigger"};
@@ -91,6 +93,8 @@ typedef enum sw_metric_e {
     SW_M_RECORDS_OUT_UPDATE,  /**< ...{action="update"} */
     SW_M_RECORDS_OUT_RESOLVE, /**< ...{action="resolve"} */
     SW_M_RECORDS_OUT_SUMMARY, /**< ...{action="summary"} */
+    SW_M_RECORDS_OUT_CRASH,   /**< ...{action="crash"} (SPEC 8) */
+    SW_M_RECORDS_OUT_WARNING, /**< ...{action="warning"} (SPEC 8) */
     SW_M_RECORDS_DELIVERED,   /**< stormwatch_records_delivered_total */
     SW_M_PRODUCE_ERRORS,      /**< stormwatch_produce_errors_total */
     SW_M_RECORDS_CONDENSED,   /**< stormwatch_records_condensed_total */
@@ -128,6 +132,7 @@ typedef enum sw_metric_e {
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
     SW_M_RETAINED_SAMPLES,     /**< stormwatch_retained_samples */
     SW_M_ENGINE_STATE_BYTES,   /**< stormwatch_engine_state_bytes */
+    SW_M_BLIND_RANKS,          /**< stormwatch_blind_ranks (SPEC 8.5) */
     SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
     SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
     SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);

@@ -7,6 +7,8 @@
  */
 #include "sw_report_int.h"
 
+#include "sw_codec_pager.h"
+
 static const char css[] =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1d1d1f;"
     "background:#f5f6f8;margin:0}"
@@ -406,6 +408,31 @@ static void put_overview(sw_buf_t *out, const sw_report_t *rep, ep_t ***sorted)
     sw_buf_puts(out, "</tbody></table></nav>\n");
 }
 
+/* SPEC 8: the job's warnings and crashes in arrival order, each with its
+ * event time, the first death or the ranks close to full, the dead and
+ * blind ranks. */
+static void put_x8(sw_buf_t *out, const job_t *job)
+{
+    if (!job->n_x8) return;
+    sw_buf_puts(out, "<h3>Crash and warning timeline</h3>\n<table class=\"lifecycle\">\n"
+                     "<tr><th>event time (UTC)</th><th>record</th><th>what</th>"
+                     "<th>ranks</th></tr>\n");
+    for (size_t i = 0; i < job->n_x8; i++) {
+        const x8item_t *it = &job->x8s[i];
+        sw_buf_puts(out, "<tr><td>");
+        if (it->has_event) sw_pager_rfc3339(it->event_ns, out);
+        sw_buf_printf(out, "</td><td>%s %lld%s rev %lld</td><td>",
+                      it->act == SW_ACTION_CRASH ? "crash" : "warning", (long long)it->number,
+                      it->act == SW_ACTION_WARNING && !it->open ? " (closed)" : "",
+                      (long long)it->revision);
+        sw_report_escc(out, it->summary);
+        sw_buf_puts(out, "</td><td>");
+        sw_report_escc(out, it->detail);
+        sw_buf_puts(out, "</td></tr>\n");
+    }
+    sw_buf_puts(out, "</table>\n");
+}
+
 void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_buf_t *out)
 {
     sw_report_opts_t none = {NULL, NULL, 0, 0};
@@ -478,6 +505,7 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
             sw_buf_puts(out,
                         "<p class=\"muted\">No storm episode in the input for this job.</p>\n");
         for (size_t e = 0; e < job->n_eps; e++) put_episode(out, job, j, sorted[j][e], &chart_no);
+        put_x8(out, job);
         for (size_t k = 0; k < job->n_sums; k++) put_summary(out, job->sums[k], j, k);
         sw_buf_puts(out, "</section>\n");
     }

@@ -100,8 +100,21 @@ typedef struct ep_s {
     uint64_t dups; /* records dropped as duplicates */
 } ep_t;
 
+/* A SPEC 8 record (crash or warning), as the page lists it. */
+typedef struct x8item_s {
+    int act; /* SW_ACTION_CRASH or SW_ACTION_WARNING */
+    int64_t number, revision;
+    bool has_event;
+    int64_t event_ns;
+    bool open;
+    char *summary; /* owned: the record's human line (made when absent) */
+    char *detail;  /* owned: dead ranks, or ranks close to full, and blind ranks */
+} x8item_t;
+
 typedef struct job_s {
     sw_str_t id; /* owned */
+    x8item_t *x8s; /* SPEC 8 records in arrival order, repeats dropped */
+    size_t n_x8, cap_x8;
     bool is_null;
     ep_t *eps;
     size_t n_eps, cap_eps;

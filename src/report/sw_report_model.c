@@ -1,6 +1,9 @@
 /* The report's model: records parsed, validated and kept (see sw_report_int.h). */
 #include "sw_report_int.h"
 
+#include "sw_codec_alert.h"
+#include "sw_codec_record.h"
+
 static sw_str_t str_dup(sw_str_t s)
 {
     sw_str_t r = {sw_memdup0(s.ptr ? s.ptr : "", s.len), s.len};
@@ -66,6 +69,11 @@ void sw_report_destroy(sw_report_t *rep)
         for (size_t i = 0; i < job->n_sums; i++) rec_free(job->sums[i]);
         free(job->sums);
         free(job->sum_hashes);
+        for (size_t i = 0; i < job->n_x8; i++) {
+            free(job->x8s[i].summary);
+            free(job->x8s[i].detail);
+        }
+        free(job->x8s);
         str_free(&job->id);
         free(job);
     }
@@ -502,6 +510,62 @@ static void add_summary(sw_report_t *rep, job_t *job, rec_t *r, uint64_t hash)
     job->sums[job->n_sums++] = r;
 }
 
+/* A crash or warning record: listed under its job (SPEC 8). */
+static sw_err_t add_x8(sw_report_t *rep, const char *line, size_t len, const perr_t *pe)
+{
+    sw_record_t rec;
+    char why[256];
+    if (sw_record_parse_json(line, len, &rep->arena, &rec, why, sizeof(why)) != SW_OK) {
+        snprintf(pe->errstr, pe->size, "%s:%" PRIu64 ": %s", pe->file, pe->lineno, why);
+        return SW_ERR_INVALID_ARG;
+    }
+    job_t *job = job_get(rep, rec.analysis.has_job_id ? rec.analysis.job_id : sw_str(""),
+                         !rec.analysis.has_job_id);
+    const sw_x8_t *x = rec.x8;
+    for (size_t i = 0; i < job->n_x8; i++) {
+        const x8item_t *o = &job->x8s[i];
+        if (o->act == (int)rec.action && o->number == x->number && o->revision == rec.revision &&
+            o->open == x->open) {
+            rep->dups++;
+            rep->records++;
+            return SW_OK;
+        }
+    }
+    SW_GROW(job->x8s, job->n_x8, job->cap_x8, 4);
+    x8item_t *it = &job->x8s[job->n_x8++];
+    memset(it, 0, sizeof(*it));
+    it->act = (int)rec.action;
+    it->number = x->number;
+    it->revision = rec.revision;
+    it->has_event = rec.has_event_ts;
+    it->event_ns = rec.event_timestamp_ns;
+    it->open = x->open;
+    sw_buf_t b;
+    sw_buf_init(&b);
+    sw_record_summary(&rec, &b);
+    it->summary = sw_strdup(sw_buf_cstr(&b));
+    b.len = 0;
+    if (rec.action == SW_ACTION_CRASH) {
+        sw_buf_printf(&b, "%lld dead:", (long long)x->deaths);
+        for (size_t i = 0; i < x->n_dead; i++) sw_buf_printf(&b, " %lld", (long long)x->dead_ranks[i]);
+        if ((int64_t)x->n_dead < x->deaths) sw_buf_puts(&b, " ...");
+    } else if (x->n_wranks) {
+        sw_buf_puts(&b, "close to full:");
+        for (size_t i = 0; i < x->n_wranks; i++)
+            sw_buf_printf(&b, " %lld (%.0f s)", (long long)x->wranks[i].rank,
+                          (double)x->wranks[i].eta_ms / 1000.0);
+    }
+    if (rec.n_blind) {
+        sw_buf_puts(&b, b.len ? "; blind:" : "blind:");
+        for (size_t i = 0; i < rec.n_blind; i++)
+            sw_buf_printf(&b, " %lld", (long long)rec.blind_ranks[i]);
+    }
+    it->detail = sw_strdup(sw_buf_cstr(&b));
+    sw_buf_clear(&b);
+    rep->records++;
+    return SW_OK;
+}
+
 sw_err_t sw_report_add(sw_report_t *rep, const char *line, size_t len, const char *file,
                        uint64_t lineno, char *errstr, size_t errstr_size)
 {
@@ -516,6 +580,12 @@ sw_err_t sw_report_add(sw_report_t *rep, const char *line, size_t len, const cha
     if (!root) {
         snprintf(errstr, errstr_size, "%s:%" PRIu64 ": %s", pe.file, lineno, why);
         return SW_ERR_PARSE;
+    }
+    const sw_jnode_t *act = root->type == SW_JN_OBJECT ? sw_jdom_get(root, "action") : NULL;
+    if (act && act->type == SW_JN_STRING &&
+        (sw_str_eq(act->s, sw_str("crash")) || sw_str_eq(act->s, sw_str("warning")))) {
+        sw_arena_reset(&rep->arena);
+        return add_x8(rep, line + i, len - i, &pe);
     }
     rec_t *r = sw_calloc(1, sizeof(*r));
     sw_err_t err = parse_record(&pe, root, r);

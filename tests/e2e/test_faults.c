@@ -21,7 +21,9 @@
 
 #include "sw_codec_telemetry.h"
 #include "sw_daemon.h"
+#include "sw_detect.h"
 #include "sw_gen.h"
+#include "sw_gen_crash.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
@@ -291,6 +293,125 @@ static int test_kill9(void)
            released);
     SW_ASSERT(held >= 1 && released == held, "held %d, released %d (see %s)", held, released,
               path_in("run-k0.err"));
+    free_stream(&s);
+    return failed;
+}
+
+/* SPEC 8 under kill -9: a generated cascade whose first crash record is
+ * revised by a marker that arrives later (a host delivering late). The
+ * daemon is killed between the first crash record and its revision, then
+ * started again: the output holds each crash record once, revision 0 then
+ * 1, the warning once, and no record twice. */
+static int test_crash_kill9(void)
+{
+    stream_t s;
+    memset(&s, 0, sizeof(s));
+    size_t cut = 0, want_x8 = 0;
+    uint64_t seed;
+    char err[256];
+    for (seed = 1; seed < 200 && !cut; seed++) {
+        sw_genx_opts_t o;
+        sw_genx_opts_default(&o);
+        o.ranks = 16;
+        o.seed = seed;
+        o.watchdog_s = 60;
+        o.interval_ms = 1000; /* ~1.7 MB: under the mock's 5 MiB per partition */
+        sw_genx_t *g = sw_genx_new(&o, err, sizeof(err));
+        SW_ASSERT(g, "%s", err);
+        free_stream(&s);
+        memset(&s, 0, sizeof(s));
+        snprintf(s.prefix, sizeof(s.prefix), "crash");
+        s.jobs = 1;
+        int cap = 1 << 15;
+        s.lines = malloc((size_t)cap * sizeof(char *));
+        s.lens = malloc((size_t)cap * sizeof(size_t));
+        sw_buf_t line;
+        sw_buf_init(&line);
+        sw_params_t p = sw_params_default();
+        p.window_samples = 100;
+        sw_detector_t *det = sw_detect_new(p);
+        sw_tdec_t *dec = sw_tdec_new();
+        int crashes = 0;
+        size_t first = 0, second = 0;
+        want_x8 = 0;
+        while (sw_genx_next(g, &line)) {
+            if (s.n == cap) {
+                cap *= 2;
+                s.lines = realloc(s.lines, (size_t)cap * sizeof(char *));
+                s.lens = realloc(s.lens, (size_t)cap * sizeof(size_t));
+            }
+            s.lines[s.n] = strndup(line.data, line.len - 1);
+            s.lens[s.n] = line.len - 1;
+            sw_event_t ev;
+            const sw_record_t *rec;
+            SW_ASSERT(sw_tdec_json(dec, s.lines[s.n], s.lens[s.n], &ev, err, sizeof(err)) ==
+                          SW_OK,
+                      "%s", err);
+            sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
+            for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det)) {
+                want_x8++;
+                if (x->action != SW_ACTION_CRASH) continue;
+                if (crashes == 0) first = (size_t)s.n;
+                if (crashes == 1) second = (size_t)s.n;
+                crashes++;
+            }
+            s.n++;
+            line.len = 0;
+        }
+        sw_buf_clear(&line);
+        sw_tdec_destroy(dec);
+        sw_detect_destroy(det);
+        sw_genx_destroy(g);
+        /* A revision that comes well after the first record. */
+        if (crashes == 2 && second > first + 50) cut = (first + second) / 2;
+    }
+    SW_ASSERT(cut, "no generated cascade with a revised crash record");
+    printf("crash under kill -9: seed %llu, %d events, killed after event %zu\n",
+           (unsigned long long)(seed - 1), s.n, cut);
+    SW_ASSERT(produce(&s, "x", 0, (int)cut, 0) == 0, "produce");
+    sw_test_daemon_t d;
+    daemon_start(&d, "x", "x0", NULL, NULL);
+    SW_ASSERT(sw_test_daemon_wait_log(&d, "CRASH job crash-0", 1, JOIN_WAIT_MS),
+              "the first crash record was not sent (see %s)", d.log);
+    usleep(600 * 1000); /* a snapshot or two after it */
+    sw_test_daemon_kill(&d);
+    SW_ASSERT(produce(&s, "x", (int)cut, s.n, 0) == 0, "produce");
+    daemon_start(&d, "x", "x1", NULL, NULL);
+    sw_kmsg_t *m;
+    size_t got_n = sw_kc_read(g_boot, "out.x", 4, want_x8 + 1, 4000, 180000, &m);
+    SW_ASSERT(stop(&d) == 0, "the restarted instance did not exit 0 after SIGTERM");
+    int failed = 0, crash_rev[4] = {0}, warnings = 0, summaries = 0;
+    char seen[64][48];
+    size_t nseen = 0;
+    for (size_t i = 0; i < got_n; i++) {
+        json_error_t e;
+        json_t *v = json_loadb(m[i].value, m[i].len, 0, &e);
+        const char *act = json_string_value(json_object_get(v, "action"));
+        long long rev = (long long)json_integer_value(json_object_get(v, "revision"));
+        long long num = (long long)json_integer_value(
+            json_object_get(v, act && !strcmp(act, "warning") ? "warning" : "crash"));
+        if (act && !strcmp(act, "crash") && rev >= 0 && rev < 4) crash_rev[rev]++;
+        if (act && !strcmp(act, "warning")) warnings++;
+        if (act && !strcmp(act, "summary")) summaries++;
+        char key[48];
+        snprintf(key, sizeof(key), "%s/%lld/%lld/%lld", act ? act : "?", num,
+                 (long long)json_integer_value(json_object_get(v, "episode")), rev);
+        for (size_t k = 0; k < nseen; k++)
+            if (!strcmp(seen[k], key)) {
+                fprintf(stderr, "FAIL crash kill -9: record %s sent twice\n", key);
+                failed = 1;
+            }
+        if (nseen < 64) snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+        json_decref(v);
+    }
+    sw_kmsg_free(m, got_n);
+    printf("  output: %zu records, crash revision 0: %d, revision 1: %d, warnings %d, summaries "
+           "%d; restores %d\n",
+           got_n, crash_rev[0], crash_rev[1], warnings, summaries, restored_count("x", 2));
+    SW_ASSERT(crash_rev[0] == 1 && crash_rev[1] == 1, "crash records: %d at revision 0, %d at 1",
+              crash_rev[0], crash_rev[1]);
+    SW_ASSERT(got_n == want_x8 + 1, "%zu records on the output, %zu expected", got_n, want_x8 + 1);
+    SW_ASSERT(restored_count("x", 2) >= 1, "the restart restored no snapshot");
     free_stream(&s);
     return failed;
 }
@@ -668,7 +789,8 @@ static int faults_setup(void **state)
         "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
         "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
         "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
-        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", NULL};
+        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", "in.x:4", "out.x:4", "dlq.x:4", "state.x:1",
+        NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -697,6 +819,7 @@ static uint64_t chaos_seed(void)
         SW_ASSERT((call) == 0, "scenario %s failed (see above)", #name); \
     }
 SCENARIO(kill9, test_kill9())
+SCENARIO(crash, test_crash_kill9())
 SCENARIO(rebalance, test_rebalance())
 SCENARIO(faults, test_broker_faults())
 SCENARIO(eos, test_exactly_once())
@@ -709,7 +832,8 @@ SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000))
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scenario_kill9),  cmocka_unit_test(scenario_rebalance),
+        cmocka_unit_test(scenario_kill9),  cmocka_unit_test(scenario_crash),
+        cmocka_unit_test(scenario_rebalance),
         cmocka_unit_test(scenario_faults), cmocka_unit_test(scenario_eos),
         cmocka_unit_test(scenario_stop),   cmocka_unit_test(scenario_static),
         cmocka_unit_test(scenario_chaos1), cmocka_unit_test(scenario_chaos2),

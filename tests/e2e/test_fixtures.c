@@ -89,6 +89,7 @@ static int check_case(const char *dir, const char *name)
     } else {
         json_t *a = sw_test_parse_lines(out.data, out.len, why, sizeof(why));
         json_t *b = sw_test_parse_lines(exp.data, exp.len, why, sizeof(why));
+        sw_test_drop_x8(a); /* SPEC 8's records: not compared (SPEC 8, last paragraph) */
         if (!a || !b) {
             fprintf(stderr, "FAIL %s (stream): unparsable JSON Lines: %s\n", name, why);
             failed = 1;

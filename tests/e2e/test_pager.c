@@ -243,6 +243,8 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
         if (was_open) m->summary_resolves++;
         else m->summary_skips++;
         break;
+    case SW_ACTION_CRASH:
+    case SW_ACTION_WARNING: break; /* SPEC 8 records come from sw_detect_next(), not here */
     }
     /* Labels must not hold the first-cause rank: count how often it moves. */
     if (rec.analysis.n_suspects && rec.action != SW_ACTION_SUMMARY) {

@@ -41,6 +41,13 @@ const char *sw_test_bin(void);
 const char *sw_test_fixtures(void);
 const char *sw_test_tmp(void);
 
+/**
+ * @brief Remove SPEC 8's records (action crash or warning) from an array
+ *        of records, in place: SPEC 7's comparisons of SPEC 6 outputs skip
+ *        them. @returns how many were removed (0 for NULL).
+ */
+size_t sw_test_drop_x8(json_t *records);
+
 /** @brief Parse JSON Lines; @returns an array (caller json_decref) or NULL. */
 json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_size);
 

@@ -45,6 +45,9 @@ static const struct {
     {"alertmanager.ends.after.ms", "900000"},
     {"window.samples", "512"},
     {"stale.ms", "60000"},
+    {"silence.ms", "30000"},
+    {"oom.warn.ms", "120000"},
+    {"oom.warn.headroom", "0.1"},
     {"spike.min.bytes", "67108864"},
     {"spike.fraction", "0.1"},
     {"skew.note.multiplier", "5"},
@@ -137,6 +140,9 @@ static void test_defaults(void **state)
     SW_ASSERT_I64(p.stale_ms, d.stale_ms);
     SW_ASSERT_I64(p.max_jobs, d.max_jobs);
     SW_ASSERT_I64(p.max_ranks_per_job, d.max_ranks_per_job);
+    SW_ASSERT_I64(p.silence_ms, d.silence_ms);
+    SW_ASSERT_I64(p.oom_warn_ms, d.oom_warn_ms);
+    SW_ASSERT_TRUE(p.oom_warn_headroom == d.oom_warn_headroom);
 
     /* The same values through the typed getters and the SW_DEFAULT_* macros. */
     static const struct {
@@ -147,6 +153,8 @@ static void test_defaults(void **state)
         {"skew.note.multiplier", SW_DEFAULT_SKEW_NOTE_MULTIPLIER},
         {"window.samples", SW_DEFAULT_WINDOW_SAMPLES},
         {"stale.ms", SW_DEFAULT_STALE_MS},
+        {"silence.ms", SW_DEFAULT_SILENCE_MS},
+        {"oom.warn.ms", SW_DEFAULT_OOM_WARN_MS},
         {"max.jobs", SW_DEFAULT_MAX_JOBS},
         {"max.ranks.per.job", SW_DEFAULT_MAX_RANKS_PER_JOB},
     };

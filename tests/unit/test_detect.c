@@ -473,10 +473,15 @@ static void analysis_json(const sw_analysis_t *a, sw_buf_t *out)
     sw_buf_cstr(out);
 }
 
+/* SPEC 6's record: SPEC 8.5's blind_ranks (a rank of the random streams
+ * that goes quiet is silent) is left out; test_crash checks it. */
 static void record_json(const sw_record_t *r, sw_buf_t *out)
 {
+    sw_record_t six = *r;
+    six.n_blind = 0;
+    six.blind_ranks = NULL;
     out->len = 0;
-    sw_alert_json_record(out, r);
+    sw_alert_json_record(out, &six);
     sw_buf_cstr(out);
 }
 

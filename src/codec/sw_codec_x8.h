@@ -1,0 +1,31 @@
+/*
+ * SPEC 8 records (crash, warning) as JSON, their human line, severity and
+ * dedup key; and the blind_ranks key of SPEC 6 records. Kept apart from
+ * SPEC 6's encoder (sw_codec_alert.c), which calls in here. No I/O.
+ */
+#ifndef SW_CODEC_X8_H
+#define SW_CODEC_X8_H
+
+#include "sw_analysis.h"
+#include "sw_jw.h"
+#include "sw_types.h"
+
+/** @brief Append a crash or warning record as one JSON object. */
+void sw_x8_json_record(sw_buf_t *buf, const sw_record_t *rec);
+
+/** @brief Write "blind_ranks" (SPEC 8.5) when the record has any. */
+void sw_x8_json_blind(sw_jw_t *jw, const sw_record_t *rec);
+
+/** @brief One human line: "CRASH job j crash 1: rank 5 on node-1 GPU 5 died first (oom ...)". */
+void sw_x8_summary(const sw_record_t *rec, sw_buf_t *buf);
+
+/** @brief "critical" for a crash, "warning" for an open warning, "info" when it closes. */
+const char *sw_x8_severity(const sw_record_t *rec);
+
+/** @brief "stormwatch/<job>/crash/<n>" or "stormwatch/<job>/warning/<n>". */
+void sw_x8_dedup_key(const sw_record_t *rec, sw_buf_t *buf);
+
+/** @brief "crash" or "warning" with the counter: the kind of page. */
+const char *sw_x8_kind_str(const sw_record_t *rec);
+
+#endif /* SW_CODEC_X8_H */

@@ -1,0 +1,84 @@
+/*
+ * SPEC 8, "from storm to crash", beside the stream engine: death markers,
+ * silent ranks, the first death of a crash (with late-arrival revision),
+ * warnings from device capacity and growth, blind ranks. The engine
+ * (sw_detect.c) calls sw_crash_feed() once per event, after SPEC 6's step
+ * 5, and reads the records it made with sw_crash_next(). Internal to
+ * src/core; pure like the engine: no I/O, no clock, no globals.
+ */
+#ifndef SW_CRASH_H
+#define SW_CRASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sw_analysis.h"
+#include "sw_event.h"
+#include "sw_types.h"
+#include "sw_varint.h"
+
+struct sw_detector_s;
+struct job_s;
+typedef struct sw_cjob_s sw_cjob_t;
+typedef struct sw_xout_s sw_xout_t;
+
+/** What SPEC 8.1 makes of an event_type (and its metadata and context). */
+typedef enum sw_x8_kind_e {
+    SW_X8_NONE = 0,     /**< nothing for SPEC 8 (samples, phases, other types) */
+    SW_X8_DEATH = 1,    /**< a death marker (cause oom) */
+    SW_X8_ERROR = 2,    /**< error/critical that is not a death marker (watchdog) */
+    SW_X8_DEGRADED = 3, /**< collector_degraded */
+    SW_X8_RECOVERED = 4, /**< collector_recovered */
+    SW_X8_STOP = 5      /**< stop: the session ended cleanly */
+} sw_x8_kind_t;
+
+/** @brief Classify an event for SPEC 8.1 (event_type case-folded). */
+sw_x8_kind_t sw_crash_kind(const sw_event_t *ev);
+
+/**
+ * @brief metadata.oom_reason of a death marker, unescaped and cut to
+ *        SW_X8_REASON_MAX bytes (on a UTF-8 boundary, "…" appended).
+ * @returns false when the metadata has no string oom_reason.
+ * @remark *out is written to @p buf (room for SW_X8_REASON_MAX + 8 bytes).
+ */
+bool sw_crash_reason(sw_str_t metadata_json, char *buf, sw_str_t *out);
+
+/**
+ * @brief Feed one event of job @p j (SPEC 8), after SPEC 6 handled it.
+ * @param ri   the event's SPEC 6 rank index when it is a non-duplicate
+ *             sample (UINT32_MAX otherwise).
+ * @param rec6 SPEC 6's record for this event, or NULL; its blind_ranks
+ *             are filled in here.
+ */
+void sw_crash_feed(struct sw_detector_s *det, struct job_s *j, uint32_t ri, const sw_event_t *ev,
+                   sw_record_t *rec6, int64_t offset);
+
+/** @brief The next SPEC 8 record of the event last fed, or NULL. */
+const sw_record_t *sw_crash_next(struct sw_detector_s *det);
+
+/** @brief Forget the records of the previous event (start of a feed). */
+void sw_crash_begin(struct sw_detector_s *det);
+
+/** @brief Free a job's SPEC 8 state (accepts NULL). */
+void sw_crash_job_free(sw_cjob_t *cj);
+
+/** @brief Free the detector's record buffers (accepts NULL). */
+void sw_crash_out_free(sw_xout_t *xo);
+
+/** @brief Bytes of the record buffers. */
+size_t sw_crash_out_bytes(const sw_xout_t *xo);
+
+/** @brief Bytes of a job's SPEC 8 state. */
+size_t sw_crash_job_bytes(const sw_cjob_t *cj);
+
+/** @brief Ranks blind now in the job. */
+size_t sw_crash_job_blind(const sw_cjob_t *cj);
+
+/** @brief Append the SPEC 8 section of a snapshot (every live job in order). */
+void sw_crash_save(const struct sw_detector_s *det, sw_buf_t *out);
+
+/** @brief Read it back into a restored detector. @returns false when malformed. */
+bool sw_crash_load(struct sw_detector_s *det, sw_vrd_t *r);
+
+#endif /* SW_CRASH_H */

@@ -1,0 +1,1010 @@
+/*
+ * SPEC 8 (src/core/sw_crash.c) against the ground truth of `gen --crash`
+ * (src/gen/sw_gen_crash.c): every outcome of 8.6 at 8, 64 and 1024 ranks
+ * over seeds, sampling intervals and per-host arrival orders; the negative
+ * controls; SPEC 6's records unchanged with and without SPEC 8 events
+ * (shared fixtures and generated inputs); snapshots taken inside crashes
+ * and warnings; bad input (a 1 MB oom_reason, a never-seen job, a device
+ * fuller than its capacity, floods of markers); blind ranks.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_testlib.h"
+
+#include "sw_codec_alert.h"
+#include "sw_codec_avro.h"
+#include "sw_codec_pager.h"
+#include "sw_codec_record.h"
+#include "sw_codec_telemetry.h"
+#include "sw_detect.h"
+#include "sw_gen_crash.h"
+
+#define S_NS INT64_C(1000000000)
+
+/* Under ASan/UBSan (CI runs every test so) the biggest inputs shrink: the
+ * 1024-rank jobs' watchdog comes after 120 s instead of 600 s (the outcomes
+ * do not depend on it) and the marker floods are a quarter as long. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* ---- running the engine over lines ------------------------------------------- */
+
+typedef struct xrec_s {
+    int action;
+    size_t line; /* 0-based input line that caused it */
+    int64_t number, revision;
+    int64_t first_rank;
+    bool open;
+    int64_t wranks[16];
+    size_t nw;
+    size_t n_blind;
+    int64_t blind0;
+} xrec_t;
+
+typedef struct runlog_s {
+    xrec_t *v;
+    size_t n, cap;
+    char **six; /* SPEC 6 records as JSON, blind_ranks left out */
+    size_t nsix, capsix;
+} runlog_t;
+
+static void log_clear(runlog_t *l)
+{
+    for (size_t i = 0; i < l->nsix; i++) free(l->six[i]);
+    free(l->six);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static void log_six(runlog_t *l, const sw_record_t *rec)
+{
+    sw_record_t copy = *rec;
+    copy.n_blind = 0;
+    copy.blind_ranks = NULL;
+    sw_buf_t b;
+    sw_buf_init(&b);
+    sw_alert_json_record(&b, &copy);
+    if (l->nsix == l->capsix) {
+        l->capsix = l->capsix ? l->capsix * 2 : 64;
+        l->six = realloc(l->six, l->capsix * sizeof(*l->six));
+    }
+    l->six[l->nsix++] = strdup(sw_buf_cstr(&b));
+    sw_buf_clear(&b);
+}
+
+static void log_x8(runlog_t *l, const sw_record_t *rec, size_t line)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = realloc(l->v, l->cap * sizeof(*l->v));
+    }
+    xrec_t *x = &l->v[l->n++];
+    memset(x, 0, sizeof(*x));
+    x->action = rec->action;
+    x->line = line;
+    x->number = rec->x8->number;
+    x->revision = rec->revision;
+    x->first_rank = rec->x8->first.rank;
+    x->open = rec->x8->open;
+    x->nw = rec->x8->n_wranks;
+    for (size_t i = 0; i < x->nw && i < 16; i++) x->wranks[i] = rec->x8->wranks[i].rank;
+    x->n_blind = rec->n_blind;
+    x->blind0 = rec->n_blind ? rec->blind_ranks[0] : -1;
+}
+
+static void on_summary(void *opaque, const sw_record_t *rec)
+{
+    log_six(opaque, rec);
+}
+
+/* Feed one line; records go to @p l. */
+static void feed_line(sw_detector_t *det, sw_tdec_t *dec, const char *p, size_t n, size_t line,
+                      runlog_t *l, bool with_offsets)
+{
+    sw_event_t ev;
+    char err[512];
+    SW_ASSERT(sw_tdec_json(dec, p, n, &ev, err, sizeof(err)) == SW_OK, "line %zu: %s", line, err);
+    const sw_record_t *rec;
+    sw_err_t rc = with_offsets ? sw_detect_feed_at(det, &ev, 0, (int64_t)line, &rec, err, sizeof(err))
+                               : sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
+    SW_ASSERT(rc == SW_OK, "line %zu: %s", line, err);
+    if (rec) log_six(l, rec);
+    for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det)) {
+        SW_ASSERT_NOT_NULL(x->x8);
+        SW_ASSERT_TRUE(sw_action_is_x8(x->action));
+        log_x8(l, x, line);
+    }
+}
+
+/* ---- an independent model of the input's aligned times ------------------------ */
+
+typedef struct model_s {
+    int64_t ranks;
+    int64_t *first, *newest; /* first sample, newest event (any type); INT64_MIN none */
+    int64_t *iv_ns;
+    bool has_mrel;
+    int64_t mrel;
+    int64_t silence_ns;
+} model_t;
+
+static void model_init(model_t *m, int64_t ranks)
+{
+    memset(m, 0, sizeof(*m));
+    m->ranks = ranks;
+    m->first = malloc((size_t)ranks * sizeof(int64_t));
+    m->newest = malloc((size_t)ranks * sizeof(int64_t));
+    m->iv_ns = calloc((size_t)ranks, sizeof(int64_t));
+    for (int64_t r = 0; r < ranks; r++) m->first[r] = m->newest[r] = INT64_MIN;
+    m->silence_ns = 30 * S_NS;
+}
+
+static void model_free(model_t *m)
+{
+    free(m->first);
+    free(m->newest);
+    free(m->iv_ns);
+}
+
+/* The anchor's first sample (rank 0, else the lowest rank seen). */
+static int64_t model_anchor(const model_t *m)
+{
+    for (int64_t r = 0; r < m->ranks; r++)
+        if (m->first[r] != INT64_MIN) return m->first[r];
+    return 0;
+}
+
+static void model_event(model_t *m, const sw_event_t *ev)
+{
+    int64_t r = ev->rank;
+    if (ev->kind == SW_EV_SAMPLE) {
+        if (m->first[r] == INT64_MIN || ev->timestamp_ns < m->first[r]) m->first[r] = ev->timestamp_ns;
+        m->iv_ns[r] = ev->sampling_interval_ms * 1000000;
+    }
+    if (ev->timestamp_ns > m->newest[r]) m->newest[r] = ev->timestamp_ns;
+    if (m->first[r] != INT64_MIN) {
+        int64_t rel = m->newest[r] - m->first[r];
+        if (!m->has_mrel || rel > m->mrel) m->mrel = rel;
+        m->has_mrel = true;
+    }
+}
+
+static bool model_silent(const model_t *m, int64_t r)
+{
+    if (m->first[r] == INT64_MIN || !m->has_mrel) return false;
+    int64_t thr = m->silence_ns > 10 * m->iv_ns[r] ? m->silence_ns : 10 * m->iv_ns[r];
+    return m->mrel - (m->newest[r] - m->first[r]) > thr;
+}
+
+/* ---- 8.6 outcomes of one generated job ------------------------------------------ */
+
+typedef struct exp_crash_s {
+    size_t line;
+    int64_t rank;
+} exp_crash_t;
+
+typedef struct outcome_s {
+    size_t jobs, crash_records, warned, lead_min_s_x10;
+    double min_lead_s;
+} outcome_t;
+
+static void check_job(const sw_genx_opts_t *o, outcome_t *out)
+{
+    char errstr[256];
+    sw_genx_t *g = sw_genx_new(o, errstr, sizeof(errstr));
+    SW_ASSERT(g != NULL, "%s", errstr);
+    const sw_genx_truth_t *t = sw_genx_truth(g, 0);
+    sw_check_case("%s ranks=%lld seed=%llu interval=%lld", sw_genx_scenario_str(o->scenario),
+                  (long long)o->ranks, (unsigned long long)o->seed, (long long)o->interval_ms);
+    sw_detector_t *det = sw_detect_new(sw_params_default());
+    sw_tdec_t *dec = sw_tdec_new();
+    model_t m;
+    model_init(&m, o->ranks);
+    runlog_t l;
+    memset(&l, 0, sizeof(l));
+    /* What the model expects, line by line: a crash record whenever a death
+     * becomes known (a marker arrives; a silent rank's silence holds) with
+     * an aligned time earlier than every death known before. */
+    size_t nd = t->n_deaths;
+    bool *known = calloc(nd + 1, sizeof(bool));
+    exp_crash_t *exp = calloc(nd + 1, sizeof(exp_crash_t));
+    size_t nexp = 0;
+    bool have_best = false;
+    int64_t best = 0;
+    bool *watchdog_line = NULL;
+    size_t cap_lines = 0;
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    size_t line = 0;
+    int64_t *line_true = NULL; /* true time of each line (skew removed) */
+    while (sw_genx_next(g, &buf)) {
+        const char *p = buf.data;
+        size_t n = buf.len - 1;
+        sw_event_t ev;
+        char err[256];
+        SW_ASSERT(sw_tdec_json(dec, p, n, &ev, err, sizeof(err)) == SW_OK, "%s", err);
+        if (line >= cap_lines) {
+            cap_lines = cap_lines ? cap_lines * 2 : 1 << 16;
+            watchdog_line = realloc(watchdog_line, cap_lines * sizeof(bool));
+            line_true = realloc(line_true, cap_lines * sizeof(int64_t));
+        }
+        bool is_error = ev.event_type.len == 5 && memcmp(ev.event_type.ptr, "error", 5) == 0;
+        watchdog_line[line] = is_error && ev.context.set &&
+                              memmem(ev.context.value.ptr, ev.context.value.len, "Watchdog", 8);
+        line_true[line] = ev.timestamp_ns - t->host_skew_ns[ev.rank / t->ranks_per_host];
+        model_event(&m, &ev);
+        int64_t anchor = model_anchor(&m);
+        bool marker = ev.kind != SW_EV_SAMPLE && !watchdog_line[line] &&
+                      (is_error || (ev.event_type.len == 3) ||
+                       (ev.event_type.len == 8 && memcmp(ev.event_type.ptr, "critical", 8) == 0));
+        bool any_new = false;
+        int64_t new_best = INT64_MAX, new_rank = -1;
+        for (size_t k = 0; k < nd; k++) {
+            const sw_genx_death_t *d = &t->deaths[k];
+            if (known[k]) continue;
+            int64_t al;
+            if (!d->silent && marker && ev.rank == d->rank) {
+                al = ev.timestamp_ns - (m.first[d->rank] - anchor);
+            } else if (d->silent && model_silent(&m, d->rank)) {
+                al = m.newest[d->rank] - (m.first[d->rank] - anchor);
+            } else {
+                continue;
+            }
+            known[k] = true;
+            any_new = true;
+            if (al < new_best) {
+                new_best = al;
+                new_rank = d->rank;
+            }
+        }
+        if (any_new && (!have_best || new_best < best)) {
+            exp[nexp].line = line;
+            exp[nexp].rank = new_rank;
+            nexp++;
+            have_best = true;
+            best = new_best;
+        }
+        feed_line(det, dec, p, n, line, &l, false);
+        buf.len = 0;
+        line++;
+    }
+    sw_detect_finish(det, on_summary, &l);
+    /* 8.6 bullets 1-3. */
+    size_t ncrash = 0;
+    xrec_t *last = NULL;
+    for (size_t i = 0; i < l.n; i++) {
+        xrec_t *x = &l.v[i];
+        if (x->action != SW_ACTION_CRASH) continue;
+        SW_CHECK(!watchdog_line[x->line], "crash record caused by a watchdog error (line %zu)",
+                 x->line);
+        SW_CHECK(x->number == 1, "crash %lld: one crash expected", (long long)x->number);
+        SW_CHECK(x->revision == (int64_t)ncrash, "crash record %zu has revision %lld", ncrash,
+                 (long long)x->revision);
+        if (ncrash < nexp) {
+            SW_CHECK(x->line == exp[ncrash].line && x->first_rank == exp[ncrash].rank,
+                     "crash record %zu: line %zu rank %lld, expected line %zu rank %lld", ncrash,
+                     x->line, (long long)x->first_rank, exp[ncrash].line,
+                     (long long)exp[ncrash].rank);
+        }
+        ncrash++;
+        last = x;
+    }
+    SW_CHECK(ncrash == nexp, "%zu crash records, the arrivals make %zu", ncrash, nexp);
+    SW_CHECK(ncrash <= 3, "%zu crash records (at most 3 in generated jobs)", ncrash);
+    if (nd) {
+        SW_CHECK(last && last->first_rank == t->deaths[0].rank,
+                 "last crash record names rank %lld, the first death was rank %lld",
+                 last ? (long long)last->first_rank : -1LL, (long long)t->deaths[0].rank);
+    } else {
+        SW_CHECK(ncrash == 0, "%zu crash records in a job where nobody died", ncrash);
+    }
+    /* 8.6 bullet 4. */
+    size_t nwarn = 0;
+    bool warned = false;
+    for (size_t i = 0; i < l.n; i++) {
+        xrec_t *x = &l.v[i];
+        if (x->action != SW_ACTION_WARNING) continue;
+        nwarn++;
+        if (!x->open || t->warn_rank < 0) continue;
+        for (size_t k = 0; k < x->nw; k++) {
+            if (x->wranks[k] != t->warn_rank) continue;
+            double lead = (double)(t->deaths[0].true_ns - line_true[x->line]) / 1e9;
+            if (!warned && lead < out->min_lead_s) out->min_lead_s = lead;
+            if (line_true[x->line] <= t->warn_by_true_ns) warned = true;
+        }
+    }
+    if (t->expect_warning)
+        SW_CHECK(warned, "rank %lld was not named by a warning 30 s before its death",
+                 (long long)t->warn_rank);
+    else SW_CHECK(nwarn == 0, "%zu warning records in a %s job", nwarn,
+                  sw_genx_scenario_str(o->scenario));
+    out->jobs++;
+    out->crash_records += ncrash;
+    out->warned += warned;
+    free(known);
+    free(exp);
+    free(watchdog_line);
+    free(line_true);
+    sw_buf_clear(&buf);
+    log_clear(&l);
+    model_free(&m);
+    sw_tdec_destroy(dec);
+    sw_detect_destroy(det);
+    sw_genx_destroy(g);
+}
+
+static const int64_t intervals[] = {50, 100, 200, 500, 1000};
+
+/* SW_CRASH_SEEDS=N multiplies the seeds (a longer sweep by hand). */
+static void run_outcomes(int64_t ranks, uint64_t seeds, const sw_genx_scenario_t *sc, size_t nsc)
+{
+    sw_check_reset();
+    const char *more = getenv("SW_CRASH_SEEDS");
+    if (more && atoi(more) > 1) seeds *= (uint64_t)atoi(more);
+    const char *only = getenv("SW_CRASH_RANKS");
+    if (only && atoll(only) != ranks) return;
+    outcome_t out;
+    memset(&out, 0, sizeof(out));
+    out.min_lead_s = 1e9;
+    for (size_t s = 0; s < nsc; s++) {
+        for (uint64_t seed = 1; seed <= seeds; seed++) {
+            sw_genx_opts_t o;
+            sw_genx_opts_default(&o);
+            o.scenario = sc[s];
+            o.ranks = ranks;
+            o.seed = seed * 7919 + (uint64_t)ranks;
+            o.interval_ms = ranks >= 1024 ? 1000 : intervals[(seed + s) % 5];
+            if (ranks >= 1024 && SANITIZED) o.watchdog_s = 120;
+            if (ranks >= 64 && o.interval_ms < 200) o.interval_ms = 200;
+            check_job(&o, &out);
+        }
+    }
+    printf("SPEC 8.6 at %lld ranks: %zu jobs, %zu crash records, %zu ranks warned in time "
+           "(shortest warning lead %.1f s before the death)\n",
+           (long long)ranks, out.jobs, out.crash_records, out.warned, out.min_lead_s);
+    SW_CHECK_END();
+}
+
+static const sw_genx_scenario_t all_sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST, SW_GENX_NOCAP,
+                                            SW_GENX_PLATEAU, SW_GENX_PEAK,         SW_GENX_OUTAGE};
+
+static void test_outcomes_8(void **state)
+{
+    (void)state;
+    run_outcomes(8, 10, all_sc, 6);
+}
+
+static void test_outcomes_64(void **state)
+{
+    (void)state;
+    run_outcomes(64, 3, all_sc, 6);
+}
+
+static void test_outcomes_1024(void **state)
+{
+    (void)state;
+    static const sw_genx_scenario_t sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST};
+    run_outcomes(1024, 1, sc, 2);
+}
+
+/* ---- SPEC 6 unchanged ------------------------------------------------------------- */
+
+typedef struct lines_s {
+    char **v;
+    size_t n, cap;
+} lines_t;
+
+static void lines_push(lines_t *ls, const char *p, size_t n)
+{
+    if (ls->n == ls->cap) {
+        ls->cap = ls->cap ? ls->cap * 2 : 1024;
+        ls->v = realloc(ls->v, ls->cap * sizeof(*ls->v));
+    }
+    ls->v[ls->n++] = strndup(p, n);
+}
+
+static void lines_free(lines_t *ls)
+{
+    for (size_t i = 0; i < ls->n; i++) free(ls->v[i]);
+    free(ls->v);
+    memset(ls, 0, sizeof(*ls));
+}
+
+static void run_lines(const lines_t *ls, sw_params_t p, runlog_t *l)
+{
+    sw_detector_t *det = sw_detect_new(p);
+    sw_tdec_t *dec = sw_tdec_new();
+    for (size_t i = 0; i < ls->n; i++) {
+        size_t n = strlen(ls->v[i]);
+        if (n == 0 || sw_tdec_blank(ls->v[i], n)) continue;
+        sw_event_t ev;
+        char err[256];
+        if (sw_tdec_json(dec, ls->v[i], n, &ev, err, sizeof(err)) != SW_OK) continue;
+        const sw_record_t *rec;
+        if (sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)) != SW_OK) continue;
+        if (rec) log_six(l, rec);
+        for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det))
+            log_x8(l, x, i);
+    }
+    sw_detect_finish(det, on_summary, l);
+    sw_tdec_destroy(dec);
+    sw_detect_destroy(det);
+}
+
+static void compare_six(const runlog_t *a, const runlog_t *b, const char *what)
+{
+    SW_CHECK(a->nsix == b->nsix, "%s: %zu SPEC 6 records without SPEC 8 events, %zu with", what,
+             a->nsix, b->nsix);
+    for (size_t i = 0; i < a->nsix && i < b->nsix; i++)
+        SW_CHECK(strcmp(a->six[i], b->six[i]) == 0, "%s: SPEC 6 record %zu differs:\n%s\n%s", what,
+                 i, a->six[i], b->six[i]);
+}
+
+/* A SPEC 8 event of @p ev's job and rank at its time (JSON line). */
+static void x8_line(const sw_event_t *ev, int kind, sw_buf_t *out)
+{
+    static const char *const types[] = {"error", "collector_degraded", "collector_recovered",
+                                        "stop", "OOM"};
+    out->len = 0;
+    sw_buf_printf(out, "{\"timestamp_ns\": %lld, \"event_type\": \"%s\", \"rank\": %lld, "
+                       "\"world_size\": %lld, \"pid\": %lld, \"host\": \"",
+                  (long long)ev->timestamp_ns, types[kind], (long long)ev->rank,
+                  (long long)ev->world_size, (long long)ev->pid);
+    sw_buf_put(out, ev->host.ptr, ev->host.len);
+    sw_buf_puts(out, "\", \"job_id\": ");
+    if (ev->has_job_id) {
+        sw_buf_putc(out, '"');
+        sw_buf_put(out, ev->job_id.ptr, ev->job_id.len);
+        sw_buf_putc(out, '"');
+    } else {
+        sw_buf_puts(out, "null");
+    }
+    if (kind == 0) sw_buf_puts(out, ", \"metadata\": {\"oom_reason\": \"CUDA out of memory\"}");
+    sw_buf_putc(out, '}');
+}
+
+static void test_spec6_unchanged(void **state)
+{
+    (void)state;
+    sw_check_reset();
+    size_t inputs = 0, compared = 0, x8records = 0;
+    /* The shared fixtures, with SPEC 8 events added: after every 7th event
+     * one of a death marker, collector_degraded/_recovered, stop or oom,
+     * for that event's own job and rank (never a job's first event). */
+    const char *dir = sw_test_fixtures();
+    DIR *d = opendir(dir);
+    SW_ASSERT_NOT_NULL(d);
+    struct dirent *de;
+    sw_buf_t file, extra;
+    sw_buf_init(&file);
+    sw_buf_init(&extra);
+    sw_tdec_t *dec = sw_tdec_new();
+    while ((de = readdir(d)) != NULL) {
+        size_t nl = strlen(de->d_name);
+        if (nl < 7 || strcmp(de->d_name + nl - 6, ".jsonl") != 0) continue;
+        if (nl > 13 && strcmp(de->d_name + nl - 13, ".stream.jsonl") == 0) continue;
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        file.len = 0;
+        SW_ASSERT_TRUE(sw_test_read_file(path, &file));
+        lines_t plain = {0}, mixed = {0};
+        size_t k = 0;
+        for (size_t s = 0; s < file.len;) {
+            const char *p = file.data + s, *e = memchr(p, '\n', file.len - s);
+            size_t n = e ? (size_t)(e - p) : file.len - s;
+            s += n + 1;
+            lines_push(&plain, p, n);
+            lines_push(&mixed, p, n);
+            sw_event_t ev;
+            char err[256];
+            if (n == 0 || sw_tdec_json(dec, p, n, &ev, err, sizeof(err)) != SW_OK) continue;
+            if (++k % 7 == 0) {
+                x8_line(&ev, (int)(k / 7 % 5), &extra);
+                lines_push(&mixed, extra.data, extra.len);
+            }
+        }
+        runlog_t a = {0}, b = {0};
+        run_lines(&plain, sw_params_default(), &a);
+        run_lines(&mixed, sw_params_default(), &b);
+        compare_six(&a, &b, de->d_name);
+        compared += a.nsix;
+        x8records += b.n;
+        inputs++;
+        log_clear(&a);
+        log_clear(&b);
+        lines_free(&plain);
+        lines_free(&mixed);
+    }
+    closedir(d);
+    /* Generated cascades and outages with their SPEC 8 events, and without
+     * (every non-sample line taken out, device_total_bytes kept). */
+    for (int sc = 0; sc < 2; sc++) {
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            sw_genx_opts_t o;
+            sw_genx_opts_default(&o);
+            o.scenario = sc ? SW_GENX_OUTAGE : SW_GENX_CASCADE;
+            o.ranks = 8;
+            o.seed = seed;
+            o.watchdog_s = 60;
+            char errstr[256];
+            sw_genx_t *g = sw_genx_new(&o, errstr, sizeof(errstr));
+            SW_ASSERT(g != NULL, "%s", errstr);
+            lines_t with = {0}, without = {0};
+            file.len = 0;
+            while (sw_genx_next(g, &file)) {
+                lines_push(&with, file.data, file.len - 1);
+                if (strstr(file.data, "\"event_type\": \"sample\""))
+                    lines_push(&without, file.data, file.len - 1);
+                file.len = 0;
+            }
+            sw_genx_destroy(g);
+            runlog_t a = {0}, b = {0};
+            run_lines(&without, sw_params_default(), &a);
+            run_lines(&with, sw_params_default(), &b);
+            compare_six(&a, &b, sc ? "gen --crash outage" : "gen --crash cascade");
+            compared += a.nsix;
+            x8records += b.n;
+            inputs++;
+            log_clear(&a);
+            log_clear(&b);
+            lines_free(&with);
+            lines_free(&without);
+        }
+    }
+    sw_tdec_destroy(dec);
+    sw_buf_clear(&file);
+    sw_buf_clear(&extra);
+    printf("SPEC 6 records unchanged by SPEC 8 events: %zu inputs, %zu SPEC 6 records compared, "
+           "%zu SPEC 8 records beside them\n",
+           inputs, compared, x8records);
+    SW_ASSERT_TRUE(inputs > 60);
+    SW_ASSERT_TRUE(x8records > 0);
+    SW_CHECK_END();
+}
+
+/* ---- snapshots inside crashes and warnings ---------------------------------------- */
+
+static void run_restored(const lines_t *ls, sw_params_t p, size_t cut, runlog_t *l)
+{
+    sw_detector_t *det = sw_detect_new(p);
+    sw_tdec_t *dec = sw_tdec_new();
+    char err[256];
+    for (size_t i = 0; i < ls->n; i++) {
+        if (i == cut) {
+            int64_t y;
+            if (!sw_detect_min_offset(det, &y) || y > (int64_t)i) y = (int64_t)i;
+            sw_buf_t snap;
+            sw_buf_init(&snap);
+            sw_detect_snapshot(det, (int64_t)i, &snap);
+            sw_detect_destroy(det);
+            int64_t x;
+            det = sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err));
+            SW_ASSERT(det != NULL, "restore at line %zu: %s", i, err);
+            SW_ASSERT_I64(x, (int64_t)i);
+            sw_buf_clear(&snap);
+            for (size_t k = (size_t)y; k < i; k++) {
+                sw_event_t ev;
+                SW_ASSERT(sw_tdec_json(dec, ls->v[k], strlen(ls->v[k]), &ev, err, sizeof(err)) ==
+                              SW_OK,
+                          "%s", err);
+                sw_detect_rebuild(det, &ev, (int64_t)k);
+            }
+            sw_detect_rebuild_done(det);
+        }
+        feed_line(det, dec, ls->v[i], strlen(ls->v[i]), i, l, true);
+    }
+    sw_detect_finish(det, on_summary, l);
+    sw_tdec_destroy(dec);
+    sw_detect_destroy(det);
+}
+
+static void test_restore_inside(void **state)
+{
+    (void)state;
+    sw_check_reset();
+    size_t points = 0;
+    static const sw_genx_scenario_t sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST, SW_GENX_OUTAGE,
+                                            SW_GENX_CASCADE};
+    for (size_t s = 0; s < 4; s++) {
+        sw_genx_opts_t o;
+        sw_genx_opts_default(&o);
+        o.scenario = sc[s];
+        o.ranks = s == 3 ? 16 : 8; /* the last: a cascade with a revision */
+        o.seed = s == 3 ? 1 : 11 + s;
+        o.interval_ms = s == 3 ? 250 : 500;
+        o.watchdog_s = 60;
+        char errstr[256];
+        sw_genx_t *g = sw_genx_new(&o, errstr, sizeof(errstr));
+        SW_ASSERT(g != NULL, "%s", errstr);
+        lines_t ls = {0};
+        sw_buf_t buf;
+        sw_buf_init(&buf);
+        while (sw_genx_next(g, &buf)) {
+            lines_push(&ls, buf.data, buf.len - 1);
+            buf.len = 0;
+        }
+        sw_buf_clear(&buf);
+        sw_genx_destroy(g);
+        sw_params_t p = sw_params_default();
+        p.window_samples = s == 3 ? 100 : 64;
+        runlog_t whole = {0};
+        run_restored(&ls, p, SIZE_MAX, &whole);
+        /* Cut points: just after each SPEC 8 record (inside a warning, a
+         * crash, between a crash and its revision), just before each, and
+         * a few spread over the input. */
+        size_t cuts[64], nc = 0;
+        for (size_t i = 0; i < whole.n && nc < 56; i++) {
+            cuts[nc++] = whole.v[i].line + 1;
+            if (whole.v[i].line > 0) cuts[nc++] = whole.v[i].line;
+        }
+        for (size_t k = 1; k <= 6; k++) cuts[nc++] = ls.n * k / 7;
+        for (size_t c = 0; c < nc; c++) {
+            sw_check_case("%s cut at line %zu", sw_genx_scenario_str(sc[s]), cuts[c]);
+            runlog_t got = {0};
+            run_restored(&ls, p, cuts[c], &got);
+            SW_CHECK(got.n == whole.n, "%zu SPEC 8 records after a restore, %zu without", got.n,
+                     whole.n);
+            for (size_t i = 0; i < got.n && i < whole.n; i++)
+                SW_CHECK(memcmp(&got.v[i], &whole.v[i], sizeof(xrec_t)) == 0,
+                         "SPEC 8 record %zu differs after a restore (line %zu vs %zu)", i,
+                         got.v[i].line, whole.v[i].line);
+            compare_six(&whole, &got, "restore");
+            points++;
+            log_clear(&got);
+        }
+        SW_ASSERT_TRUE(s == 2 || whole.n >= 2);
+        if (s == 3) SW_ASSERT_I64(whole.n, 3); /* a warning, a crash, its revision */
+        log_clear(&whole);
+        lines_free(&ls);
+    }
+    printf("restore inside crashes and warnings: %zu snapshot points, records equal\n", points);
+    SW_CHECK_END();
+}
+
+/* ---- bad input, blind ranks ------------------------------------------------------- */
+
+typedef struct hand_s {
+    sw_detector_t *det;
+    sw_tdec_t *dec;
+    runlog_t l;
+    size_t line;
+    sw_record_t last; /* the last SPEC 8 record (borrowed views: use at once) */
+    char reason_tail[8];
+    size_t reason_len;
+} hand_t;
+
+static void hand_line(hand_t *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void hand_line(hand_t *h, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = NULL;
+    SW_ASSERT_TRUE(vasprintf(&text, fmt, ap) >= 0);
+    va_end(ap);
+    sw_event_t ev;
+    char err[512];
+    SW_ASSERT(sw_tdec_json(h->dec, text, strlen(text), &ev, err, sizeof(err)) == SW_OK, "%s: %s",
+              text, err);
+    const sw_record_t *rec;
+    SW_ASSERT_I64(sw_detect_feed(h->det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
+    if (rec) log_six(&h->l, rec);
+    for (const sw_record_t *x = sw_detect_next(h->det); x; x = sw_detect_next(h->det)) {
+        log_x8(&h->l, x, h->line);
+        if (x->action == SW_ACTION_CRASH && x->x8->first.has_oom_reason) {
+            sw_str_t r = x->x8->first.oom_reason;
+            h->reason_len = r.len;
+            memcpy(h->reason_tail, r.ptr + (r.len >= 3 ? r.len - 3 : 0), r.len >= 3 ? 3 : r.len);
+        }
+    }
+    h->line++;
+    free(text);
+}
+
+static void sample(hand_t *h, const char *job, int rank, int ws, double t_s, double used_frac,
+                   bool cap, double total_frac)
+{
+    const int64_t total = (int64_t)80 << 30;
+    if (cap)
+        hand_line(h,
+                  "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
+                  "\"world_size\": %d, \"job_id\": \"%s\", \"pid\": %d, \"host\": \"h%d\", "
+                  "\"sampling_interval_ms\": 500, \"device_used_bytes\": %lld, "
+                  "\"device_total_bytes\": %lld}",
+                  (long long)(t_s * 1e9), rank, ws, job, 100 + rank, rank,
+                  (long long)(used_frac * (double)total), (long long)(total_frac * (double)total));
+    else
+        hand_line(h,
+                  "{\"timestamp_ns\": %lld, \"event_type\": \"sample\", \"rank\": %d, "
+                  "\"world_size\": %d, \"job_id\": \"%s\", \"pid\": %d, \"host\": \"h%d\", "
+                  "\"sampling_interval_ms\": 500, \"device_used_bytes\": %lld}",
+                  (long long)(t_s * 1e9), rank, ws, job, 100 + rank, rank,
+                  (long long)(used_frac * (double)total));
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    hand_t h;
+    memset(&h, 0, sizeof(h));
+    h.det = sw_detect_new(sw_params_default());
+    h.dec = sw_tdec_new();
+    char err[512];
+    sw_event_t ev;
+    /* A death marker for a rank >= world_size is invalid (SPEC 2). */
+    const char *bad = "{\"timestamp_ns\": 5, \"event_type\": \"oom\", \"rank\": 8, "
+                      "\"world_size\": 8, \"job_id\": \"j\"}";
+    SW_ASSERT_I64(sw_tdec_json(h.dec, bad, strlen(bad), &ev, err, sizeof(err)),
+                  SW_ERR_INVALID_ARG);
+    SW_ASSERT_CONTAINS(err, "rank");
+    /* A marker of a job never seen opens its crash at once (offset 0), with
+     * a 1 MB oom_reason cut to 1 KiB and "…". */
+    size_t big = 1 << 20;
+    char *reason = malloc(big + 1);
+    for (size_t i = 0; i < big; i++) reason[i] = (char)('a' + i % 26);
+    reason[big] = '\0';
+    hand_line(&h,
+              "{\"timestamp_ns\": 7000000000, \"event_type\": \"Error\", \"rank\": 3, "
+              "\"world_size\": 4, \"job_id\": \"new\", \"pid\": 9, \"host\": \"x\", "
+              "\"metadata\": {\"step\": [1, {\"a\": \"}\"}], \"oom_reason\": \"%s\"}}",
+              reason);
+    free(reason);
+    SW_ASSERT_I64(h.l.n, 1);
+    SW_ASSERT_I64(h.l.v[0].action, SW_ACTION_CRASH);
+    SW_ASSERT_I64(h.l.v[0].first_rank, 3);
+    SW_ASSERT_I64(h.reason_len, 1024 + 3);
+    SW_ASSERT_MEMEQ(h.reason_tail, "\xe2\x80\xa6", 3);
+    /* A watchdog error (error without OOM signs) is no death. */
+    hand_line(&h,
+              "{\"timestamp_ns\": 7100000000, \"event_type\": \"error\", \"rank\": 1, "
+              "\"world_size\": 4, \"job_id\": \"new\", \"context\": \"[Rank 1] Watchdog caught "
+              "collective operation timeout\"}");
+    SW_ASSERT_I64(h.l.n, 1);
+    /* PyTorch's message in context is a death marker. */
+    hand_line(&h,
+              "{\"timestamp_ns\": 6000000000, \"event_type\": \"CRITICAL\", \"rank\": 2, "
+              "\"world_size\": 4, \"job_id\": \"new\", \"context\": \"torch.OutOfMemoryError: "
+              "CUDA Out Of Memory. Tried to allocate\"}");
+    SW_ASSERT_I64(h.l.n, 2);
+    SW_ASSERT_I64(h.l.v[1].first_rank, 2); /* earlier: a revision */
+    SW_ASSERT_I64(h.l.v[1].revision, 1);
+
+    /* device_total_bytes below device_used_bytes: a full device, warned
+     * after 5 s of it (its projection is 0 ms), never a negative headroom. */
+    for (int i = 0; i < 30; i++) {
+        sample(&h, "full", 0, 2, 100 + i * 0.5, 0.5, true, 1.0);
+        sample(&h, "full", 1, 2, 100 + i * 0.5, 0.9, true, 0.85);
+    }
+    bool full_warned = false;
+    for (size_t i = 0; i < h.l.n; i++)
+        if (h.l.v[i].action == SW_ACTION_WARNING && h.l.v[i].nw && h.l.v[i].wranks[0] == 1)
+            full_warned = true;
+    SW_ASSERT_TRUE(full_warned);
+    /* No capacity: a rank filling to the brim is never warned about. */
+    size_t before = h.l.n;
+    for (int i = 0; i < 400; i++) {
+        sample(&h, "nocap", 0, 2, 100 + i * 0.5, 0.5, false, 0);
+        sample(&h, "nocap", 1, 2, 100 + i * 0.5, 0.7 + 0.3 * i / 400.0, false, 0);
+    }
+    SW_ASSERT_I64(h.l.n, before);
+
+    /* Blind ranks: a degraded collector, and a silent rank; a stop is
+     * neither dead nor blind. */
+    for (int i = 0; i < 60; i++) {
+        double t = 200 + i * 0.5;
+        for (int r = 0; r < 4; r++) {
+            if (r == 2 && t > 205) continue;          /* silent from 205 s */
+            if (r == 0 && t > 203) continue;          /* stopped at 203 s */
+            sample(&h, "blind", r, 4, t, 0.5, false, 0);
+        }
+        if (i == 2)
+            hand_line(&h, "{\"timestamp_ns\": %lld, \"event_type\": \"collector_degraded\", "
+                          "\"rank\": 3, \"world_size\": 4, \"job_id\": \"blind\"}",
+                      (long long)(t * 1e9));
+        if (i == 6)
+            hand_line(&h, "{\"timestamp_ns\": %lld, \"event_type\": \"stop\", \"rank\": 0, "
+                          "\"world_size\": 4, \"job_id\": \"blind\"}",
+                      (long long)(203.2 * 1e9));
+    }
+    /* Rank 2 went silent at 205 s and the job reached 229.5 s: not yet. */
+    before = h.l.n;
+    for (int i = 60; i < 80; i++) {
+        double t = 200 + i * 0.5;
+        sample(&h, "blind", 1, 4, t, 0.5, false, 0);
+        sample(&h, "blind", 3, 4, t, 0.5, false, 0);
+    }
+    SW_ASSERT_I64(h.l.n, before + 1);
+    xrec_t *x = &h.l.v[h.l.n - 1];
+    SW_ASSERT_I64(x->action, SW_ACTION_CRASH);
+    SW_ASSERT_I64(x->first_rank, 2);
+    SW_ASSERT_I64(x->n_blind, 2); /* 2 (silent) and 3 (degraded); not 0 (stopped) */
+    SW_ASSERT_I64(x->blind0, 2);
+    /* Rank 2 reports again: alive, the crash is over, a later silence is a
+     * new crash. */
+    sample(&h, "blind", 2, 4, 240.0, 0.5, false, 0);
+    sw_detect_stats_t st;
+    sw_detect_stats(h.det, &st);
+    SW_ASSERT_I64(st.blind_ranks, 1); /* rank 3 still degraded */
+    hand_line(&h, "{\"timestamp_ns\": %lld, \"event_type\": \"collector_recovered\", \"rank\": 3, "
+                  "\"world_size\": 4, \"job_id\": \"blind\"}",
+              (long long)(240.1 * 1e9));
+    sw_detect_stats(h.det, &st);
+    SW_ASSERT_I64(st.blind_ranks, 0);
+    SW_ASSERT_TRUE(st.watchdog >= 1);
+    log_clear(&h.l);
+    sw_tdec_destroy(h.dec);
+    sw_detect_destroy(h.det);
+}
+
+static void test_marker_flood(void **state)
+{
+    (void)state;
+    /* Markers of 200,000 made-up jobs under max.jobs 1000, and of 100,000
+     * ranks of one job: bounded state, no refusal. */
+    sw_params_t p = sw_params_default();
+    p.max_jobs = 1000;
+    sw_detector_t *det = sw_detect_new(p);
+    sw_tdec_t *dec = sw_tdec_new();
+    char line[512], err[256];
+    const int jobs_n = SANITIZED ? 50000 : 200000, ranks_n = SANITIZED ? 25000 : 100000;
+    for (int i = 0; i < jobs_n; i++) {
+        int n = snprintf(line, sizeof(line),
+                         "{\"timestamp_ns\": %d, \"event_type\": \"oom\", \"rank\": 0, "
+                         "\"world_size\": 1, \"job_id\": \"flood-%d\"}",
+                         i, i);
+        sw_event_t ev;
+        SW_ASSERT_I64(sw_tdec_json(dec, line, (size_t)n, &ev, err, sizeof(err)), SW_OK);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
+        while (sw_detect_next(det)) {
+        }
+    }
+    sw_detect_stats_t st;
+    sw_detect_stats(det, &st);
+    printf("%d marker jobs under max.jobs=1000: %llu jobs kept, %llu evicted, %llu bytes\n",
+           jobs_n, (unsigned long long)st.jobs, (unsigned long long)st.evicted,
+           (unsigned long long)st.bytes);
+    SW_ASSERT_TRUE(st.jobs <= 1000);
+    SW_ASSERT_I64(st.limit_rejects, 0);
+    SW_ASSERT_TRUE(st.bytes < (uint64_t)64 << 20);
+    for (int i = 0; i < ranks_n; i++) {
+        int n = snprintf(line, sizeof(line),
+                         "{\"timestamp_ns\": %d, \"event_type\": \"oom\", \"rank\": %d, "
+                         "\"world_size\": 131072, \"job_id\": \"wide\"}",
+                         i, i);
+        sw_event_t ev;
+        SW_ASSERT_I64(sw_tdec_json(dec, line, (size_t)n, &ev, err, sizeof(err)), SW_OK);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
+        while (sw_detect_next(det)) {
+        }
+    }
+    sw_detect_stats_t st2;
+    sw_detect_stats(det, &st2);
+    printf("%d markers of one job: %llu bytes more (%.0f per rank)\n", ranks_n,
+           (unsigned long long)(st2.bytes - st.bytes),
+           (double)(st2.bytes - st.bytes) / ranks_n);
+    SW_ASSERT_TRUE(st2.bytes - st.bytes < (uint64_t)ranks_n * 256);
+    SW_ASSERT_I64(st2.deaths, jobs_n + ranks_n);
+    sw_tdec_destroy(dec);
+    sw_detect_destroy(det);
+}
+
+/* Every SPEC 8 record (and SPEC 6 record with blind ranks) of a few
+ * generated failures: JSON -> parse -> JSON, and Avro -> JSON, give the
+ * JSON format's bytes; the pager bodies name the kind. */
+static void test_codecs(void **state)
+{
+    (void)state;
+    size_t n = 0, blind6 = 0;
+    static const sw_genx_scenario_t sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST, SW_GENX_OUTAGE};
+    for (size_t s = 0; s < 3; s++) {
+        sw_genx_opts_t o;
+        sw_genx_opts_default(&o);
+        o.scenario = sc[s];
+        o.ranks = 16;
+        o.seed = 5 + s;
+        o.watchdog_s = 60;
+        char errstr[512];
+        sw_genx_t *g = sw_genx_new(&o, errstr, sizeof(errstr));
+        SW_ASSERT(g != NULL, "%s", errstr);
+        sw_detector_t *det = sw_detect_new(sw_params_default());
+        sw_tdec_t *dec = sw_tdec_new();
+        sw_buf_t line, json, avro, back, pager;
+        sw_buf_init(&line);
+        sw_buf_init(&json);
+        sw_buf_init(&avro);
+        sw_buf_init(&back);
+        sw_buf_init(&pager);
+        sw_arena_t arena;
+        sw_arena_init(&arena);
+        while (sw_genx_next(g, &line)) {
+            sw_event_t ev;
+            SW_ASSERT_I64(sw_tdec_json(dec, line.data, line.len - 1, &ev, errstr, sizeof(errstr)),
+                          SW_OK);
+            const sw_record_t *r6;
+            SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &r6, errstr, sizeof(errstr)), SW_OK);
+            const sw_record_t *x = r6;
+            if (!x || !x->n_blind) x = sw_detect_next(det);
+            for (; x; x = sw_detect_next(det)) {
+                if (!sw_action_is_x8(x->action)) blind6++;
+                json.len = avro.len = back.len = 0;
+                sw_alert_json_record(&json, x);
+                SW_ASSERT_I64(sw_avro_encode_record(x, 2, &avro, errstr, sizeof(errstr)), SW_OK);
+                SW_ASSERT(sw_avro_decode_record_json(avro.data, avro.len, 2, &back, errstr,
+                                                     sizeof(errstr)) == SW_OK,
+                          "%s", errstr);
+                SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
+                          "Avro round trip:\n%.*s\n%.*s", (int)back.len, back.data,
+                          (int)json.len, json.data);
+                sw_record_t parsed;
+                sw_arena_reset(&arena);
+                SW_ASSERT(sw_record_parse_json(json.data, json.len, &arena, &parsed, errstr,
+                                               sizeof(errstr)) == SW_OK,
+                          "%s", errstr);
+                back.len = 0;
+                sw_alert_json_record(&back, &parsed);
+                SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
+                          "JSON round trip:\n%.*s\n%.*s", (int)back.len, back.data,
+                          (int)json.len, json.data);
+                if (sw_action_is_x8(x->action)) {
+                    sw_pager_opts_t po;
+                    memset(&po, 0, sizeof(po));
+                    po.format = SW_PAGER_ALERTMANAGER;
+                    pager.len = 0;
+                    SW_ASSERT_I64(sw_pager_encode(x, &po, &pager), SW_PAGER_TRIGGER);
+                    SW_ASSERT_CONTAINS(sw_buf_cstr(&pager), x->action == SW_ACTION_CRASH
+                                                                ? "\"alertname\": \"GPURankCrash\""
+                                                                : "\"alertname\": \"GPUMemoryNearlyFull\"");
+                    SW_ASSERT_CONTAINS(sw_buf_cstr(&pager), x->action == SW_ACTION_CRASH
+                                                                ? "\"severity\": \"critical\""
+                                                                : "\"severity\": \"warning\"");
+                    po.format = SW_PAGER_PAGERDUTY;
+                    pager.len = 0;
+                    sw_pager_encode(x, &po, &pager);
+                    SW_ASSERT_CONTAINS(sw_buf_cstr(&pager), x->action == SW_ACTION_CRASH
+                                                                ? "/crash/1\""
+                                                                : "/warning/1\"");
+                }
+                n++;
+            }
+            line.len = 0;
+        }
+        sw_arena_clear(&arena);
+        sw_buf_clear(&line);
+        sw_buf_clear(&json);
+        sw_buf_clear(&avro);
+        sw_buf_clear(&back);
+        sw_buf_clear(&pager);
+        sw_tdec_destroy(dec);
+        sw_detect_destroy(det);
+        sw_genx_destroy(g);
+    }
+    printf("codecs: %zu records (%zu SPEC 6 ones with blind ranks) equal through Avro and JSON\n", n,
+           blind6);
+    SW_ASSERT_TRUE(n >= 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codecs),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_marker_flood),
+        cmocka_unit_test(test_outcomes_8),
+        cmocka_unit_test(test_outcomes_64),
+        cmocka_unit_test(test_outcomes_1024),
+        cmocka_unit_test(test_spec6_unchanged),
+        cmocka_unit_test(test_restore_inside),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
