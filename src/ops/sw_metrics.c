@@ -654,9 +654,9 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
                                                        : cur->counterless;
     if (c) sw_metrics_add(m, SW_M_COUNTERLESS_SAMPLES, c);
     uint64_t dd = cur->deaths >= prev->deaths ? cur->deaths - prev->deaths : cur->deaths;
-    uint64_t w = cur->watchdog >= prev->watchdog ? cur->watchdog - prev->watchdog : cur->watchdog;
+    uint64_t wd = cur->watchdog >= prev->watchdog ? cur->watchdog - prev->watchdog : cur->watchdog;
     if (dd) sw_metrics_add(m, SW_M_RANK_DEATHS, dd);
-    if (w) sw_metrics_add(m, SW_M_WATCHDOG_ERRORS, w);
+    if (wd) sw_metrics_add(m, SW_M_WATCHDOG_ERRORS, wd);
 }
 
 void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms)
