@@ -759,6 +759,16 @@ static bool js_x8_record(rd_t *rd, sw_buf_t *json_out, int action)
         bool b;
         if (!rd_bool(rd, &b)) goto out;
     }
+    /* SPEC 6's tie and verdict: read and dropped like the fields above. */
+    rd->field = "tied_ranks";
+    if (!rd_opt(rd, &set)) goto out;
+    if (set && !js_long_array(rd, &jj, "tied_ranks")) goto out;
+    rd->field = "verdict";
+    if (!rd_opt(rd, &set)) goto out;
+    if (set) {
+        sw_avro_rd_fail(rd, SW_ERR_AVRO, "Avro: field verdict is set in a crash or warning record");
+        goto out;
+    }
     sw_x8_t *x = sw_arena_alloc(&a, sizeof(*x));
     bool has_x8 = false;
     if (!rd_x8_tail(rd, &a, &rec, x, &has_x8)) goto out;
