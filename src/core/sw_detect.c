@@ -537,6 +537,31 @@ static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
     return job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
 }
 
+/* The out-of-time guard (SPEC 6, before step 1; sw_tguard.h): false when
+ * the sample is refused (errstr says why; nothing else changed). */
+static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, char *errstr,
+                    size_t errstr_size)
+{
+    sw_tguard_t *g = &j->tguard;
+    sw_tguard_rank_t rk = {false, 0, 0};
+    uint32_t ri;
+    if (!g->has && j->nranks) { /* a job restored from a snapshot */
+        int64_t lo = j->ranks[0].first_ts;
+        for (size_t i = 1; i < j->nranks; i++)
+            if (j->ranks[i].first_ts < lo) lo = j->ranks[i].first_ts;
+        sw_tguard_restore(g, lo, j->newest_ts);
+    }
+    if (sw_imap_get(&j->rank_map, ev->rank, &ri))
+        rk = (sw_tguard_rank_t){true, j->ranks[ri].first_ts, j->ranks[ri].newest_ts};
+    if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->nranks)) return true;
+    det->st.clock_refused++;
+    sw_errfmt(errstr, errstr_size,
+              "timestamp_ns %lld of rank %lld is out of time: more than 1 h from the rank's "
+              "samples and from the job's (%lld..%lld); refused",
+              (long long)ev->timestamp_ns, (long long)ev->rank, (long long)g->lo, (long long)g->hi);
+    return false;
+}
+
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
                            const sw_record_t **rec, char *errstr, size_t errstr_size)
 {
@@ -572,6 +597,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         }
         j = sw_det_job_create(det, ev, offset);
     }
+    if (sample && !in_time(det, j, ev, errstr, errstr_size)) return SW_ERR_CLOCK;
     det->st.events++;
     j->last_ms = now_ms;
     j->last_off = offset;

@@ -28,6 +28,7 @@ typedef struct sw_detect_stats_s {
     uint64_t stale_windows; /**< windows emptied as stale */
     uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
     uint64_t evicted;       /**< one-rank jobs evicted to make room (max.jobs, budget) */
+    uint64_t clock_refused; /**< samples refused as out of time (sw_tguard.h) */
     uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[4];    /**< records emitted, by sw_action_t */
     uint64_t jobs;          /**< jobs tracked now */
@@ -62,7 +63,10 @@ void sw_detect_destroy(sw_detector_t *det);
  * @param rec    set to the record this event caused, or NULL. Borrowed:
  *               valid until the next call on @p det.
  * @returns SW_OK, or SW_ERR_LIMIT when the event would exceed max.jobs or
- *          max.ranks.per.job (state unchanged; @p errstr says which).
+ *          max.ranks.per.job (state unchanged; @p errstr says which), or
+ *          SW_ERR_CLOCK when the sample is out of time (the guard of
+ *          sw_tguard.h refused it: counted in clock_refused, nothing else
+ *          changed).
  */
 sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
                         const sw_record_t **rec, char *errstr, size_t errstr_size);

@@ -20,6 +20,7 @@
 #include "sw_imap.h"
 #include "sw_intern.h"
 #include "sw_phase.h"
+#include "sw_tguard.h"
 #include "sw_assemble.h"
 #include "sw_mset.h"
 #include "sw_varint.h"
@@ -151,6 +152,7 @@ typedef struct job_s {
     sw_phase_t *phase;
     int64_t *sorted; /* participating ranks ascending (cache) */
     bool sorted_dirty;
+    sw_tguard_t tguard; /* the out-of-time guard (sw_tguard.h) */
 } job_t;
 
 typedef struct sw_announced_s {

@@ -268,7 +268,7 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
     if (strncmp(pair, other, 15) == 0) {
         fprintf(stderr,
                 "stormwatch %s: option -X: \"%.*s\" configures the %s, and %s has only a %s\n", cmd,
-                (int)strcspn(pair, "="), pair, producer ? "consumer" : "producer", cmd,
+                (int)sw_conf_arg_name_len(pair), pair, producer ? "consumer" : "producer", cmd,
                 producer ? "producer" : "consumer");
         return false;
     }
@@ -281,8 +281,12 @@ bool sw_kafka_tool_prop(sw_conf_t *conf, const char *pair, sw_kafka_role_t role,
                 strncmp(pair, "auto.register.schemas=", 22) == 0;
     if (strncmp(pair, "kafka.", 6) != 0 && strncmp(pair, "bootstrap.servers=", 18) != 0 && !ours) {
         if (!strchr(pair, '=')) {
-            fprintf(stderr, "stormwatch %s: option -X: \"%s\" is not NAME=VALUE (or list)\n", cmd,
-                    pair);
+            sw_buf_t got; /* a secret's value after the name is not shown */
+            sw_buf_init(&got);
+            sw_conf_put_arg(&got, pair);
+            fprintf(stderr, "stormwatch %s: option -X: %s is not NAME=VALUE (or list)\n", cmd,
+                    sw_buf_cstr(&got));
+            sw_buf_clear(&got);
             return false;
         }
         sw_buf_puts(&full, producer ? "kafka.producer." : "kafka.consumer.");

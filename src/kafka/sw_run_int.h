@@ -60,7 +60,15 @@ typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
 #define WORK_BATCH 256 /* messages taken from one partition's queue per round */
 
 /* What a worker found for one message, applied by the main thread. */
-typedef enum wkind_e { WK_NONE, WK_INVALID, WK_DECODE, WK_LIMIT, WK_FORWARD, WK_RECORD } wkind_t;
+typedef enum wkind_e {
+    WK_NONE,
+    WK_INVALID,
+    WK_DECODE,
+    WK_LIMIT,
+    WK_CLOCK, /* refused by the engine's out-of-time guard */
+    WK_FORWARD,
+    WK_RECORD
+} wkind_t;
 
 typedef struct wout_s {
     uint32_t idx;           /* the message, in the partition's round */
@@ -68,7 +76,7 @@ typedef struct wout_s {
     bool miskeyed;          /* its key is not its job_id */
     bool has_job;           /* job: its job_id (miskeyed, or the key of a copy) */
     uint32_t job, job_len;  /* in the work area's text */
-    uint32_t err, err_len;  /* the error (WK_INVALID, WK_DECODE, WK_LIMIT), in text */
+    uint32_t err, err_len;  /* the error (WK_INVALID, WK_DECODE, WK_LIMIT, WK_CLOCK) */
     const sw_record_t *rec; /* WK_RECORD: borrowed from the engine until it sees more */
 } wout_t;
 
@@ -134,8 +142,8 @@ typedef struct token_s {
     uint64_t snap_id; /* snapshots */
 } token_t;
 
-typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT } dlq_kind_t;
-static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"};
+typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT, DLQ_CLOCK } dlq_kind_t;
+static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format", "clock"};
 
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 

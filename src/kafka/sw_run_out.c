@@ -1,6 +1,8 @@
 /* Delivery of the daemon (see sw_run.c for the design, sw_run_int.h). */
 #include "sw_run_int.h"
 
+#include "sw_redact.h"
+
 /* ---- bounded stop helpers ------------------------------------------------ */
 
 /* A second SIGTERM/SIGINT: the stop is abandoned. */
@@ -326,7 +328,9 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
     r->st.dlq++;
     sw_run_m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
     rd_kafka_headers_t *h = sw_run_input_headers(m);
-    sw_run_hdr_add(h, "stormwatch.error", why);
+    char *safe = sw_redact_dup(why); /* no URL credentials in a header */
+    sw_run_hdr_add(h, "stormwatch.error", safe);
+    free(safe);
     sw_run_hdr_add(h, "stormwatch.error.kind", k_dlq_kind[kind]);
     sw_run_hdr_add_source(h, p, m->offset);
     size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;

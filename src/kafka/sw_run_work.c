@@ -310,9 +310,9 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             const sw_record_t *rec = NULL;
             if (p->forward) {
                 o.kind = WK_FORWARD;
-            } else if (sw_detect_feed_at(p->det, &ev, r->pass_now, m->offset, &rec, err,
-                                         sizeof(err)) != SW_OK) {
-                o.kind = WK_LIMIT;
+            } else if ((rc = sw_detect_feed_at(p->det, &ev, r->pass_now, m->offset, &rec, err,
+                                               sizeof(err))) != SW_OK) {
+                o.kind = rc == SW_ERR_CLOCK ? WK_CLOCK : WK_LIMIT;
                 text_put(pw, &o.err, &o.err_len, err, strlen(err));
             } else if (rec) {
                 o.kind = WK_RECORD;
@@ -490,6 +490,10 @@ static void apply(run_t *r, part_t *p)
             r->st.limited++;
             sw_run_m_add(r, SW_M_LIMIT_REJECTS, 1);
             sw_run_send_dlq(r, p, m, DLQ_LIMIT, text + o->err);
+            break;
+        case WK_CLOCK:
+            r->st.clock_refused++;
+            sw_run_send_dlq(r, p, m, DLQ_CLOCK, text + o->err);
             break;
         case WK_FORWARD:
             forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);

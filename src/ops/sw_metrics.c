@@ -20,6 +20,7 @@
 #include "sw_alloc.h"
 #include "sw_analysis.h"
 #include "sw_log.h"
+#include "sw_redact.h"
 
 #ifndef SW_VERSION
 #define SW_VERSION "unknown"
@@ -90,6 +91,7 @@ static const desc_t k_desc[] = {
     LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_INVALID, "kind", "invalid", NULL),
     LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_LIMIT, "kind", "limit", NULL),
     LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_FORMAT, "kind", "format", NULL),
+    LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_CLOCK, "kind", "clock", NULL),
     SCALAR("stormwatch_duplicate_samples_total", MT_COUNTER, SW_M_DUPLICATE_SAMPLES,
            "Samples dropped as duplicates by the engine."),
     SCALAR("stormwatch_late_samples_total", MT_COUNTER, SW_M_LATE_SAMPLES,
@@ -366,14 +368,16 @@ double sw_metrics_get(const sw_metrics_t *m, sw_metric_t id)
 
 /* ---- labelled series ------------------------------------------------- */
 
-static void put_escaped(sw_buf_t *out, const char *s)
+static void put_escaped(sw_buf_t *out, const char *text)
 {
-    for (; *s; s++) {
+    char *safe = sw_redact_dup(text); /* no URL credentials in a label */
+    for (const char *s = safe; *s; s++) {
         if (*s == '\\') sw_buf_puts(out, "\\\\");
         else if (*s == '"') sw_buf_puts(out, "\\\"");
         else if (*s == '\n') sw_buf_puts(out, "\\n");
         else sw_buf_putc(out, *s);
     }
+    free(safe);
 }
 
 static int series_cmp(const sw_metrics_series_t *s, const char *topic, int32_t partition)

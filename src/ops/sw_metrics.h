@@ -77,6 +77,7 @@ typedef enum sw_metric_e {
     SW_M_DLQ_INVALID,         /**< ...{kind="invalid"} */
     SW_M_DLQ_LIMIT,           /**< ...{kind="limit"} */
     SW_M_DLQ_FORMAT,          /**< ...{kind="format"} */
+    SW_M_DLQ_CLOCK,           /**< ...{kind="clock"} (out-of-time samples) */
     SW_M_DUPLICATE_SAMPLES,   /**< stormwatch_duplicate_samples_total */
     SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
     SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */

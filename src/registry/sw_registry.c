@@ -18,6 +18,7 @@
 #include "sw_jdom.h"
 #include "sw_jw.h"
 #include "sw_log.h"
+#include "sw_redact.h"
 
 /* Backoff after a failed round of requests: doubles from the first to the last. */
 #define BACKOFF_FIRST_MS 250
@@ -31,7 +32,8 @@ typedef struct entry_s {
 } entry_t;
 
 struct sw_registry_s {
-    char **urls; /* without a trailing '/' */
+    char **urls;  /* without a trailing '/' */
+    char **shown; /* the same without user information (errors, logs) */
     size_t n_urls;
     char *user_info, *ca, *cert, *key;
     int64_t timeout_ms;
@@ -56,10 +58,12 @@ sw_registry_t *sw_registry_new(const sw_registry_conf_t *rc)
     sw_registry_t *reg = sw_calloc(1, sizeof(*reg));
     reg->n_urls = rc->n_urls;
     reg->urls = sw_calloc(rc->n_urls ? rc->n_urls : 1, sizeof(*reg->urls));
+    reg->shown = sw_calloc(rc->n_urls ? rc->n_urls : 1, sizeof(*reg->shown));
     for (size_t i = 0; i < rc->n_urls; i++) {
         reg->urls[i] = sw_strdup(rc->urls[i]);
         size_t n = strlen(reg->urls[i]);
         while (n > 0 && reg->urls[i][n - 1] == '/') reg->urls[i][--n] = '\0';
+        reg->shown[i] = sw_redact_dup(reg->urls[i]);
     }
     reg->user_info = dup_or_null(rc->user_info);
     reg->ca = dup_or_null(rc->ca_location);
@@ -86,8 +90,12 @@ static void entry_clear(entry_t *e)
 void sw_registry_destroy(sw_registry_t *reg)
 {
     if (!reg) return;
-    for (size_t i = 0; i < reg->n_urls; i++) free(reg->urls[i]);
+    for (size_t i = 0; i < reg->n_urls; i++) {
+        free(reg->urls[i]);
+        free(reg->shown[i]);
+    }
     free(reg->urls);
+    free(reg->shown);
     free(reg->user_info);
     free(reg->ca);
     free(reg->cert);
@@ -230,14 +238,14 @@ static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_
         body->len = 0;
         CURLcode rc = curl_easy_perform(c);
         if (rc != CURLE_OK) {
-            snprintf(errstr, errstr_size, "schema registry %s%s: %s", reg->urls[i], path,
+            snprintf(errstr, errstr_size, "schema registry %s%s: %s", reg->shown[i], path,
                      cerr[0] ? cerr : curl_easy_strerror(rc));
             status = 0;
             continue;
         }
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         if (status >= 500) {
-            snprintf(errstr, errstr_size, "schema registry %s%s: HTTP %ld", reg->urls[i], path,
+            snprintf(errstr, errstr_size, "schema registry %s%s: HTTP %ld", reg->shown[i], path,
                      status);
             status = 0;
             continue;
