@@ -32,8 +32,7 @@ static void take(sw_tguard_t *g, int64_t ts, bool jump)
     }
 }
 
-static bool in_time(const sw_tguard_t *g, const sw_tguard_rank_t *rk, int64_t ts,
-                    uint64_t nranks)
+static bool in_time(const sw_tguard_t *g, const sw_tguard_rank_t *rk, int64_t ts, uint64_t nranks)
 {
     if (!g->has) return true;
     if (rk->known && nranks <= 1) return true; /* no other rank to disagree with */

@@ -29,21 +29,21 @@
 #include <stdint.h>
 
 #define SW_TGUARD_SLACK_NS (3600LL * 1000000000LL) /**< H: 1 h in ns */
-#define SW_TGUARD_JUMP_SAMPLES 4 /**< refused samples that make a jump */
+#define SW_TGUARD_JUMP_SAMPLES 4                   /**< refused samples that make a jump */
 
 /** Per-job state of the guard; zero-initialised = a job without samples. */
 typedef struct sw_tguard_s {
-    bool has;           /**< the job took a sample */
-    int64_t lo, hi;     /**< smallest / largest timestamp taken (ns) */
-    bool has_jump;      /**< a jump was taken */
-    int64_t jump_ts;    /**< the last jump's timestamp (ns), moved by the
+    bool has;            /**< the job took a sample */
+    int64_t lo, hi;      /**< smallest / largest timestamp taken (ns) */
+    bool has_jump;       /**< a jump was taken */
+    int64_t jump_ts;     /**< the last jump's timestamp (ns), moved by the
                              samples taken near it */
-    uint64_t taken;     /**< samples taken */
-    uint32_t streak;    /**< refused samples in the current streak */
-    int64_t streak_ts;  /**< the streak's first timestamp (ns) */
-    int64_t streak_rank;/**< the streak's first rank */
-    bool streak_ranks2; /**< the streak spans two ranks or more */
-    uint64_t streak_at; /**< taken when the streak started */
+    uint64_t taken;      /**< samples taken */
+    uint32_t streak;     /**< refused samples in the current streak */
+    int64_t streak_ts;   /**< the streak's first timestamp (ns) */
+    int64_t streak_rank; /**< the streak's first rank */
+    bool streak_ranks2;  /**< the streak spans two ranks or more */
+    uint64_t streak_at;  /**< taken when the streak started */
 } sw_tguard_t;
 
 /** What the guard knows of the sample's rank. */

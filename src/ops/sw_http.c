@@ -35,10 +35,10 @@
 #include "sw_log.h"
 
 /* The gate: connections wait here for their request head. */
-#define GATE_MAX 512       /* waiting connections; the oldest goes for a new one */
-#define GATE_HEAD_MS 2000  /* a request head must arrive within this */
-#define GATE_PEEK 8192     /* a longer head goes on as it is (MHD answers it) */
-#define GATE_REPEEK_MS 20  /* a partial head is looked at again after this */
+#define GATE_MAX 512      /* waiting connections; the oldest goes for a new one */
+#define GATE_HEAD_MS 2000 /* a request head must arrive within this */
+#define GATE_PEEK 8192    /* a longer head goes on as it is (MHD answers it) */
+#define GATE_REPEEK_MS 20 /* a partial head is looked at again after this */
 
 typedef struct gate_conn_s {
     int fd;
@@ -51,14 +51,14 @@ typedef struct gate_conn_s {
 struct sw_http_s {
     struct MHD_Daemon *mhd;
     int listen_fd;
-    int wake[2];       /* a byte in wake[1] stops the gate thread */
+    int wake[2]; /* a byte in wake[1] stops the gate thread */
     pthread_t gate;
     bool gate_started;
     gate_conn_t *pend; /* waiting connections, oldest first */
     size_t npend;
     uint64_t gate_dropped; /* closed without a complete head (slow, or the oldest) */
-    sw_metrics_t *m; /* borrowed */
-    int64_t max_lag; /* messages */
+    sw_metrics_t *m;       /* borrowed */
+    int64_t max_lag;       /* messages */
     int64_t stale_ms;
     int port;
     pthread_mutex_t log_lock;
@@ -137,8 +137,8 @@ static enum MHD_Result respond_check(struct MHD_Connection *conn, bool ok, const
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, k_ctype_text);
     if (close_after) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    enum MHD_Result ret =
-        MHD_queue_response(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+    enum MHD_Result ret = MHD_queue_response(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                                             resp);
     MHD_destroy_response(resp);
     return ret;
 }

@@ -14,9 +14,9 @@
 
 static bool ends_token(char c)
 {
-    return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' ||
-           c == '\'' || c == ',' || c == ';' || c == '<' || c == '>' || c == '(' || c == ')' ||
-           c == '[' || c == ']' || c == '{' || c == '}';
+    return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' ||
+           c == ',' || c == ';' || c == '<' || c == '>' || c == '(' || c == ')' || c == '[' ||
+           c == ']' || c == '{' || c == '}';
 }
 
 /* The user information after "://" at @p a: its length up to and
@@ -42,9 +42,9 @@ size_t sw_redact_urls(const char *in, char *out, size_t out_size)
 {
     if (!out_size) return 0;
     size_t n = 0;
-#define PUT(c)                                  \
-    do {                                        \
-        if (n + 1 < out_size) out[n++] = (c);   \
+#define PUT(c)                                \
+    do {                                      \
+        if (n + 1 < out_size) out[n++] = (c); \
     } while (0)
     for (size_t i = 0; in[i];) {
         if (in[i] == ':' && in[i + 1] == '/' && in[i + 2] == '/') {

@@ -916,9 +916,8 @@ static void test_secrets_never_echo(void **state)
                   "stormwatch %s (exit %d) echoes the secret:\n%s%s", cmds[i], rc,
                   out.data ? out.data : "", err.data ? err.data : "");
         /* It still says something useful: the property, or the redaction. */
-        SW_ASSERT((out.len + err.len) > 0 &&
-                      (strstr(out.data ? out.data : "", "[redacted]") ||
-                       strstr(err.data ? err.data : "", "[redacted]")),
+        SW_ASSERT((out.len + err.len) > 0 && (strstr(out.data ? out.data : "", "[redacted]") ||
+                                              strstr(err.data ? err.data : "", "[redacted]")),
                   "stormwatch %s: no [redacted] in\n%s%s", cmds[i], out.data ? out.data : "",
                   err.data ? err.data : "");
     }
@@ -936,11 +935,16 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),         cmocka_unit_test(test_analyze_output),
-        cmocka_unit_test(test_replay_output), cmocka_unit_test(test_gen_roundtrip),
-        cmocka_unit_test(test_kcat_style),    cmocka_unit_test(test_wrong_kind),
-        cmocka_unit_test(test_analyze_jobs),  cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_progress),      cmocka_unit_test(test_job_id_flood),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_analyze_output),
+        cmocka_unit_test(test_replay_output),
+        cmocka_unit_test(test_gen_roundtrip),
+        cmocka_unit_test(test_kcat_style),
+        cmocka_unit_test(test_wrong_kind),
+        cmocka_unit_test(test_analyze_jobs),
+        cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_job_id_flood),
         cmocka_unit_test(test_secrets_never_echo),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);

@@ -799,11 +799,10 @@ static void test_secrets(void **state)
     SW_ASSERT_LACKS(errstr, "hunter2");
     SW_ASSERT_CONTAINS(errstr, "STORMWATCH_SASL_PASSWORD");
     /* Every spelling of NAME VALUE hides the value (issue 28). */
-    static const char *const spellings[] = {"kafka.sasl.password hunter2",
-                                            "kafka.sasl.password:hunter2",
-                                            " kafka.sasl.password\thunter2",
-                                            "kafka.sasl.password hunter2=x",
-                                            "x kafka.consumer.sasl.password hunter2"};
+    static const char *const spellings[] = {
+        "kafka.sasl.password hunter2", "kafka.sasl.password:hunter2",
+        " kafka.sasl.password\thunter2", "kafka.sasl.password hunter2=x",
+        "x kafka.consumer.sasl.password hunter2"};
     for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
         SW_ASSERT_I64(sw_conf_set_pair(conf, spellings[i], errstr, sizeof(errstr)),
                       SW_CONF_INVALID);
@@ -818,9 +817,9 @@ static void test_secrets(void **state)
     SW_ASSERT_CONTAINS(d, "\nschema.registry.url=http://[redacted]@127.0.0.1:8081\n");
     SW_ASSERT_LACKS(d, "hunter2");
     free(d);
-    SW_ASSERT_I64(sw_conf_set(conf, "schema.registry.url", "ftp://alice:hunter2@h", errstr,
-                              sizeof(errstr)),
-                  SW_CONF_INVALID);
+    SW_ASSERT_I64(
+        sw_conf_set(conf, "schema.registry.url", "ftp://alice:hunter2@h", errstr, sizeof(errstr)),
+        SW_CONF_INVALID);
     SW_ASSERT_LACKS(errstr, "hunter2");
     sw_conf_destroy(conf);
     static const char *const urls[][2] = {

@@ -1109,14 +1109,15 @@ static void test_slowloris_many_addresses(void **state)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < N; i++)
             if (fds[s][i] >= 0) close(fds[s][i]);
-    printf("slowloris: 2 x %d slow connections from 8 addresses (%llu re-opened after the "
-           "server closed them): /healthz answered within 2 s %d of %d (health.listen, worst "
-           "%lld ms) and %d of %d (metrics.listen, worst %lld ms)\n",
-           N, (unsigned long long)reopened, ok[0], probes[0], (long long)worst[0], ok[1],
-           probes[1], (long long)worst[1]);
+    printf(
+        "slowloris: 2 x %d slow connections from 8 addresses (%llu re-opened after the "
+        "server closed them): /healthz answered within 2 s %d of %d (health.listen, worst "
+        "%lld ms) and %d of %d (metrics.listen, worst %lld ms)\n",
+        N, (unsigned long long)reopened, ok[0], probes[0], (long long)worst[0], ok[1], probes[1],
+        (long long)worst[1]);
     for (int s = 0; s < 2; s++)
-        SW_ASSERT(ok[s] * 100 >= probes[s] * 95, "listener %d: %d of %d probes answered in time",
-                  s, ok[s], probes[s]);
+        SW_ASSERT(ok[s] * 100 >= probes[s] * 95, "listener %d: %d of %d probes answered in time", s,
+                  ok[s], probes[s]);
     SW_ASSERT(reopened > 0, "no slow connection was ever closed by the server");
     sw_http_stop(srv[1]);
     sw_http_stop(srv[0]);
@@ -1126,11 +1127,16 @@ static void test_slowloris_many_addresses(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_render_format), cmocka_unit_test(test_histogram),
-        cmocka_unit_test(test_concurrency),   cmocka_unit_test(test_health_rules),
-        cmocka_unit_test(test_http_routes),   cmocka_unit_test(test_bind_errors),
-        cmocka_unit_test(test_port_zero),     cmocka_unit_test(test_restart),
-        cmocka_unit_test(test_log_flood),     cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_render_format),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_concurrency),
+        cmocka_unit_test(test_health_rules),
+        cmocka_unit_test(test_http_routes),
+        cmocka_unit_test(test_bind_errors),
+        cmocka_unit_test(test_port_zero),
+        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_log_flood),
+        cmocka_unit_test(test_slow_clients),
         cmocka_unit_test(test_slowloris_many_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,11 +43,17 @@ static void test_rule(void **state)
     static const gcase_t cases[] = {
         {"first sample of a job is taken, whatever it is", {{0, INT64_MAX, true}}, 1},
         {"a job with one rank is not judged; a second rank is",
-         {{0, 0, true}, {0, INT64_MAX / 2, true}, {0, 1, true}, {1, INT64_MAX, false},
+         {{0, 0, true},
+          {0, INT64_MAX / 2, true},
+          {0, 1, true},
+          {1, INT64_MAX, false},
           {1, INT64_MAX / 2 + 7, true}},
          5},
         {"within 1 h of the rank, both ways",
-         {{0, T0, true}, {1, T0, true}, {0, T0 + H, true}, {0, T0 - H, true},
+         {{0, T0, true},
+          {1, T0, true},
+          {0, T0 + H, true},
+          {0, T0 - H, true},
           {0, T0 + 2 * H + 1, false}},
          5},
         {"2^63-1, 1 ns, +10^15 ns mid-job",
@@ -60,12 +66,21 @@ static void test_rule(void **state)
           {1, T0 + 10, true}},
          7},
         {"a new rank: within 1 h of the job",
-         {{0, T0, true}, {1, T0 + 1000, true}, {2, T0 - H / 2, true}, {3, INT64_MAX, false},
+         {{0, T0, true},
+          {1, T0 + 1000, true},
+          {2, T0 - H / 2, true},
+          {3, INT64_MAX, false},
           {4, 1, false}},
          5},
         {"a quiet rank catches up with the job",
-         {{0, T0, true}, {1, T0, true}, {0, T0 + 3 * H, false}, {1, T0 + H / 2, true},
-          {1, T0 + H, true}, {1, T0 + 2 * H, true}, {0, T0 + 2 * H, true}, {0, T0 + 5 * H, false}},
+         {{0, T0, true},
+          {1, T0, true},
+          {0, T0 + 3 * H, false},
+          {1, T0 + H / 2, true},
+          {1, T0 + H, true},
+          {1, T0 + 2 * H, true},
+          {0, T0 + 2 * H, true},
+          {0, T0 + 5 * H, false}},
          8},
         {"a whole-job jump: 4 agreeing refusals from 2 ranks, then the others follow",
          {{0, T0, true},
@@ -80,12 +95,24 @@ static void test_rule(void **state)
           {2, T0 - 50 * H, false}},
          10},
         {"one rank repeating a bad value is no jump",
-         {{0, T0, true}, {1, T0, true}, {1, INT64_MAX, false}, {1, INT64_MAX, false},
-          {1, INT64_MAX, false}, {1, INT64_MAX, false}, {1, INT64_MAX, false}, {0, T0 + 1, true}},
+         {{0, T0, true},
+          {1, T0, true},
+          {1, INT64_MAX, false},
+          {1, INT64_MAX, false},
+          {1, INT64_MAX, false},
+          {1, INT64_MAX, false},
+          {1, INT64_MAX, false},
+          {0, T0 + 1, true}},
          8},
         {"refusals that disagree never add up",
-         {{0, T0, true}, {1, T0, true}, {0, 1, false}, {1, INT64_MAX, false}, {0, 1, false},
-          {1, INT64_MAX, false}, {0, T0 + 10 * H, false}, {1, 1, false}},
+         {{0, T0, true},
+          {1, T0, true},
+          {0, 1, false},
+          {1, INT64_MAX, false},
+          {0, 1, false},
+          {1, INT64_MAX, false},
+          {0, T0 + 10 * H, false},
+          {1, 1, false}},
          8},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -140,7 +167,8 @@ static void gen_lines(lines_t *l)
     l->n = 0;
     size_t cap = 0;
     for (size_t i = 0; i < l->text.len;) {
-        if (l->n == cap) l->start = realloc(l->start, (cap = cap ? 2 * cap : 1024) * sizeof(size_t));
+        if (l->n == cap)
+            l->start = realloc(l->start, (cap = cap ? 2 * cap : 1024) * sizeof(size_t));
         l->start[l->n++] = i;
         const char *nl = memchr(l->text.data + i, '\n', l->text.len - i);
         i = nl ? (size_t)(nl - l->text.data) + 1 : l->text.len;
@@ -151,9 +179,9 @@ static void decode(sw_tdec_t *dec, const lines_t *l, size_t i, sw_event_t *ev)
 {
     size_t end = i + 1 < l->n ? l->start[i + 1] - 1 : l->text.len - 1;
     char err[256];
-    SW_ASSERT_I64(sw_tdec_json(dec, l->text.data + l->start[i], end - l->start[i], ev, err,
-                               sizeof(err)),
-                  SW_OK);
+    SW_ASSERT_I64(
+        sw_tdec_json(dec, l->text.data + l->start[i], end - l->start[i], ev, err, sizeof(err)),
+        SW_OK);
 }
 
 static void on_summary(void *opaque, const sw_record_t *rec)
