@@ -268,6 +268,7 @@ static void publish_metrics(run_t *r)
     sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
     sw_run_m_set(r, SW_M_CONSUMER_TOTAL_LAG, total_lag);
     sw_metrics_set_ready_state(r->m, r->st.partitions > 0, total_lag);
+    sw_run_output_state(r); /* the oldest undelivered record's age, as a gauge */
 }
 
 /* Log what a stop leaves uncommitted: the next owner of each such

@@ -138,8 +138,10 @@ typedef struct token_s {
     uint32_t part_id;
     tok_kind_t kind;
     uint32_t chunk;
-    int64_t offset;   /* input offset (records) */
-    uint64_t snap_id; /* snapshots */
+    int64_t offset;              /* input offset (records) */
+    uint64_t snap_id;            /* snapshots */
+    int64_t produced_ms;         /* records: handed to the producer (sw_clock_ms) */
+    struct token_s *prev, *next; /* records: run_t's list of undelivered ones */
 } token_t;
 
 typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT, DLQ_CLOCK } dlq_kind_t;
@@ -158,8 +160,9 @@ typedef struct sw_worker_s {
 } sw_worker_t;
 
 typedef struct run_s {
-    bool assigned_once;    /* a rebalance callback assigned (maybe nothing) */
-    int64_t last_event_ms; /* newest input message timestamp seen, ms (metric) */
+    token_t *undelivered, *undelivered_tail; /* records awaiting delivery, oldest first */
+    bool assigned_once;                      /* a rebalance callback assigned (maybe nothing) */
+    int64_t last_event_ms;                   /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
     const sw_settings_t *set; /* opts->set: the typed configuration */
@@ -261,6 +264,8 @@ void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offse
 void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
 void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action);
+/** Publish the output's readiness state now (once a second). */
+void sw_run_output_state(run_t *r);
 void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
                      const char *why);
 bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec);

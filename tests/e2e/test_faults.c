@@ -10,7 +10,10 @@
  *    OffsetCommit, JoinGroup and SyncGroup, leader moves, a broker down
  *    and up, while the storms are processed;
  *  - exactly_once: the transactional call flow, and a fenced producer
- *    stopping the daemon with exit 1 and a clear message.
+ *    stopping the daemon with exit 1 and a clear message;
+ *  - readiness that sees the output: the output topic's leaders gone
+ *    (input, state, dead letters and coordinator up), /readyz turns 503
+ *    within 10 s, 200 again once delivery resumes, nothing lost.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -654,6 +657,69 @@ static int test_static(void)
     return failed;
 }
 
+/* Readiness sees the output (issue 28): every partition of out.o without a
+ * leader while the input is consumed; /readyz must say "output stalled"
+ * (503) within 10 s of the telemetry, with the oldest-undelivered gauge
+ * over 5 s, and 200 again once the leaders are back; the output then
+ * equals an uninterrupted run. */
+static int test_readyz_output(void)
+{
+    stream_t s;
+    if (make_stream(&s, "oj", 2, 8, 300, 2, 31)) return 1;
+    sw_test_daemon_t d;
+    daemon_start(&d, "o", "o0", "metrics.listen=127.0.0.1:0", NULL);
+    int port = sw_test_daemon_metrics_port(&d, 30000);
+    SW_ASSERT(port > 0, "no metrics port (log %s)", d.log);
+    SW_ASSERT(sw_test_daemon_wait_ready(&d, port, JOIN_WAIT_MS), "never ready (log %s)", d.log);
+    for (int p = 0; p < 4; p++)
+        SW_ASSERT(mock_cmd("leader out.o %d -1", p), "mock refused the leader change");
+    SW_ASSERT(produce(&s, "o", 0, s.n, 0) == 0, "telemetry could not be produced");
+    int64_t t0 = sw_proc_now_ms(), t503 = -1;
+    sw_buf_t body;
+    sw_buf_init(&body);
+    int failed = 0;
+    while (sw_proc_now_ms() - t0 < 20000) {
+        int st = sw_test_http_get(port, "/readyz", &body);
+        if (st == 503 && body.data && strstr(body.data, "output stalled")) {
+            t503 = sw_proc_now_ms() - t0;
+            break;
+        }
+        usleep(250000);
+    }
+    double gauge = -1;
+    if (sw_test_http_get(port, "/metrics", &body) == 200 && body.data) {
+        static const char name[] = "\nstormwatch_output_oldest_undelivered_age_seconds ";
+        const char *g = strstr(body.data, name);
+        if (g) gauge = strtod(g + sizeof(name) - 1, NULL);
+    }
+    printf(
+        "  output leaders down: /readyz 503 (output stalled) after %lld ms; oldest "
+        "undelivered record %.1f s old\n",
+        (long long)t503, gauge);
+    if (t503 < 0 || t503 > 10000) {
+        fprintf(stderr, "FAIL readyz: not 503 \"output stalled\" within 10 s (log %s)\n", d.log);
+        failed = 1;
+    }
+    if (gauge < 4.0) { /* published once a second */
+        fprintf(stderr, "FAIL readyz: oldest undelivered gauge %.1f, expected >= 4\n", gauge);
+        failed = 1;
+    }
+    for (int p = 0; p < 4; p++)
+        SW_ASSERT(mock_cmd("leader out.o %d 1", p), "mock refused the leader change");
+    int64_t t1 = sw_proc_now_ms();
+    bool ready = sw_test_daemon_wait_ready(&d, port, 60000);
+    printf("  leaders back: /readyz 200 after %lld ms\n", (long long)(sw_proc_now_ms() - t1));
+    if (!ready) {
+        fprintf(stderr, "FAIL readyz: not ready again within 60 s of the leaders' return\n");
+        failed = 1;
+    }
+    sw_buf_clear(&body);
+    failed |= check_output(&s, "o", "output leaders down, then back");
+    SW_ASSERT(stop(&d) == 0, "the daemon did not exit 0");
+    free_stream(&s);
+    return failed;
+}
+
 /* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
 static int faults_setup(void **state)
 {
@@ -664,11 +730,12 @@ static int faults_setup(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return -1;
     static const char *const topics[] = {
-        "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
-        "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
-        "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
-        "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
-        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", NULL};
+        "in.k:4",    "out.k:4",   "dlq.k:4",   "state.k:1", "in.r:4",    "out.r:4",   "dlq.r:4",
+        "state.r:1", "in.f:4",    "out.f:4",   "dlq.f:4",   "state.f:1", "in.e:4",    "out.e:4",
+        "dlq.e:4",   "state.e:1", "in.c:4",    "out.c:4",   "dlq.c:4",   "state.c:1", "in.d:4",
+        "out.d:4",   "dlq.d:4",   "state.d:1", "in.s:4",    "out.s:4",   "dlq.s:4",   "state.s:1",
+        "in.m:4",    "out.m:4",   "dlq.m:4",   "state.m:1", "in.n:4",    "out.n:4",   "dlq.n:4",
+        "state.n:1", "in.o:4",    "out.o:4",   "dlq.o:4",   "state.o:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -704,6 +771,7 @@ SCENARIO(stop, test_bounded_stop())
 SCENARIO(static, test_static())
 SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed()))
 SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000))
+SCENARIO(readyz, test_readyz_output())
 #undef SCENARIO
 
 int main(void)
@@ -713,6 +781,7 @@ int main(void)
         cmocka_unit_test(scenario_faults), cmocka_unit_test(scenario_eos),
         cmocka_unit_test(scenario_stop),   cmocka_unit_test(scenario_static),
         cmocka_unit_test(scenario_chaos1), cmocka_unit_test(scenario_chaos2),
+        cmocka_unit_test(scenario_readyz),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */
