@@ -296,12 +296,39 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j);
 }
 
-/* Evict the least recently active one-rank job (no record: it never had
- * an onset).
- * @returns false when there is none. */
-static bool evict_one(sw_detector_t *det)
+/* How much a job has to lose (eviction, issue 28): 0 = no rank has two
+ * samples in its window (one sample per rank is what a made-up job id
+ * costs, whatever its rank count), 1 = samples but no rising run and no
+ * open episode, 2 = a rising run or an open episode (never evicted). */
+static int job_evidence(const job_t *j)
 {
-    job_t *j = det->junk_head;
+    if (j->open || j->ncands) return 2;
+    return j->insufficient >= j->nranks ? 0 : 1;
+}
+
+/* How far from the least recently active end eviction looks. */
+#define EVICT_SCAN 256
+
+/* Evict the job with the least evidence among the EVICT_SCAN least
+ * recently active (every job is in that list), never @p keep: the first
+ * of evidence 0, else the first of evidence 1. No record is emitted (it
+ * had no onset). Only evidence and order decide, so a restored engine
+ * evicts what the live one would have.
+ * @returns false when there is none. */
+static bool evict_one(sw_detector_t *det, const job_t *keep)
+{
+    job_t *j = NULL, *first1 = NULL;
+    size_t seen = 0;
+    for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
+        if (c == keep) continue;
+        int e = job_evidence(c);
+        if (e == 0) {
+            j = c;
+            break;
+        }
+        if (e == 1 && !first1) first1 = c;
+    }
+    if (!j) j = first1;
     if (!j) return false;
     det->gen++;
     junk_del(det, j);
@@ -348,7 +375,6 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
         j->capranks = cap;
     }
     uint32_t ri = (uint32_t)j->nranks++;
-    if (j->nranks == 2) junk_del(det, j); /* a second rank: a job that may trigger */
     rank_t *r = &j->ranks[ri];
     memset(r, 0, sizeof(*r));
     r->rank = rank;
@@ -583,15 +609,15 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
-        if ((full || det->pressure) && !evict_one(det)) {
+        if ((full || det->pressure) && !evict_one(det, NULL)) {
             det->st.limit_rejects++;
             if (full)
                 limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
                             det->params.max_jobs);
             else
                 limit_error(errstr, errstr_size,
-                            "a new job would exceed max.memory.bytes (jobs tracked, each with two "
-                            "ranks or more: ",
+                            "a new job would exceed max.memory.bytes (jobs tracked, each with a "
+                            "rising run or an open episode among the least recently active: ",
                             -1, "", (int64_t)det->live_jobs);
             return SW_ERR_LIMIT;
         }
@@ -754,7 +780,7 @@ void sw_detect_set_pressure(sw_detector_t *det, bool over_budget)
 size_t sw_detect_evict(sw_detector_t *det, size_t max)
 {
     size_t n = 0;
-    while (n < max && evict_one(det)) n++;
+    while (n < max && evict_one(det, NULL)) n++;
     return n;
 }
 

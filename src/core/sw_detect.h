@@ -27,7 +27,7 @@ typedef struct sw_detect_stats_s {
     uint64_t too_old;       /**< late samples that left a full window unchanged */
     uint64_t stale_windows; /**< windows emptied as stale */
     uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
-    uint64_t evicted;       /**< one-rank jobs evicted to make room (max.jobs, budget) */
+    uint64_t evicted; /**< jobs with the least evidence evicted to make room (max.jobs, budget) */
     uint64_t clock_refused; /**< samples refused as out of time (sw_tguard.h) */
     uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[4];    /**< records emitted, by sw_action_t */
@@ -39,13 +39,16 @@ typedef struct sw_detect_stats_s {
 
 /**
  * @brief Say whether the engine is over its share of the memory budget
- *        (max.memory.bytes; the caller measures). Over it, a new job first
- *        evicts the oldest job that has one rank (it can never trigger),
- *        and is refused (SW_ERR_LIMIT) only when there is none.
+ *        (max.memory.bytes; the caller measures). Over it, and with
+ *        max.jobs full, a new job first evicts the job with the least
+ *        evidence among the 256 least recently active: one where no rank
+ *        has two samples (what a made-up job id costs, whatever its rank
+ *        count), else one without a rising run or an open episode; it is
+ *        refused (SW_ERR_LIMIT) only when there is none.
  */
 void sw_detect_set_pressure(sw_detector_t *det, bool over_budget);
 
-/** @brief Evict up to @p max one-rank jobs, oldest first. @returns how many. */
+/** @brief Evict up to @p max jobs as a new job would. @returns how many. */
 size_t sw_detect_evict(sw_detector_t *det, size_t max);
 
 /** Called for each summary record; @p rec is borrowed during the call. */
