@@ -276,6 +276,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
 static void job_destroy(sw_detector_t *det, job_t *j)
 {
     if (!j) return;
+    det->acct -= j->acct;
     for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
     free(j->ranks);
     sw_imap_clear(&j->rank_map);
@@ -362,6 +363,30 @@ static size_t job_bytes(const job_t *j)
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
                j->v_arena.total;
     return b;
+}
+
+/* Memory accounting where it grows (issue 28): a job's size is taken
+ * again whenever it created a job, a rank or grew a window, and every
+ * 256th event (sources, strings, claims and phase spans grow slowly). */
+static void acct_job(sw_detector_t *det, job_t *j)
+{
+    size_t b = job_bytes(j);
+    det->acct += b - j->acct;
+    j->acct = b;
+}
+
+/* What a new job or rank adds before its first window grows (bytes). */
+#define ACCT_NEW_JOB 2048
+#define ACCT_NEW_RANK (sizeof(rank_t) + 64)
+
+/* Over the budget after adding @p more bytes: evict (never @p keep) until
+ * under it, at most 16 jobs a time. @returns false when still over. */
+static bool budget_room(sw_detector_t *det, const job_t *keep, size_t more)
+{
+    if (!det->budget) return true;
+    for (int k = 0; det->acct + more > det->budget; k++)
+        if (k == 16 || !evict_one(det, keep)) return false;
+    return true;
 }
 
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
@@ -609,7 +634,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
-        if ((full || det->pressure) && !evict_one(det, NULL)) {
+        bool room = budget_room(det, NULL, ACCT_NEW_JOB);
+        if ((full || det->pressure || !room) && (!room || !evict_one(det, NULL))) {
             det->st.limit_rejects++;
             if (full)
                 limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
@@ -622,6 +648,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
             return SW_ERR_LIMIT;
         }
         j = sw_det_job_create(det, ev, offset);
+        acct_job(det, j);
     }
     if (sample && !in_time(det, j, ev, errstr, errstr_size)) return SW_ERR_CLOCK;
     det->st.events++;
@@ -644,6 +671,13 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         j->ranks[det->cur.ri].rank == ev->rank) {
         ri = det->cur.ri;
     } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+        if (!budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
+            det->st.limit_rejects++;
+            limit_error(errstr, errstr_size,
+                        "a new rank would exceed max.memory.bytes (engine state ",
+                        (int64_t)det->acct, " bytes, budget ", (int64_t)det->budget);
+            return SW_ERR_LIMIT;
+        }
         ri = sw_det_rank_create(det, j, ev->rank, offset);
         new_rank = true;
     }
@@ -664,6 +698,10 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
     if (r->win.cap != cap_before)
         j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+    if (new_rank || r->win.cap != cap_before || (det->arrivals & 255) == 0) {
+        acct_job(det, j);
+        if (det->acct > det->budget && det->budget) budget_room(det, j, 0); /* others go */
+    }
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
         prefetch_window(det);
@@ -775,6 +813,16 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
 void sw_detect_set_pressure(sw_detector_t *det, bool over_budget)
 {
     det->pressure = over_budget;
+}
+
+void sw_detect_set_budget(sw_detector_t *det, size_t max_bytes)
+{
+    det->budget = max_bytes;
+}
+
+size_t sw_detect_accounted(const sw_detector_t *det)
+{
+    return det->acct;
 }
 
 size_t sw_detect_evict(sw_detector_t *det, size_t max)

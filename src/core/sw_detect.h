@@ -48,6 +48,22 @@ typedef struct sw_detect_stats_s {
  */
 void sw_detect_set_pressure(sw_detector_t *det, bool over_budget);
 
+/**
+ * @brief Enforce a memory budget where the state grows: a new job or rank
+ *        that would take the accounted state (sw_detect_accounted()) over
+ *        @p max_bytes first evicts as sw_detect_set_pressure() says (up to
+ *        16 jobs), and is refused (SW_ERR_LIMIT) when that is not enough;
+ *        a window that grows makes other jobs go the same way. 0: none.
+ */
+void sw_detect_set_budget(sw_detector_t *det, size_t max_bytes);
+
+/**
+ * @brief The state the budget counts: every job's size as of its last
+ *        growth (jobs, ranks, windows; sources and strings within 256
+ *        events). sw_detect_stats() bytes adds the engine's fixed tables.
+ */
+size_t sw_detect_accounted(const sw_detector_t *det);
+
 /** @brief Evict up to @p max jobs as a new job would. @returns how many. */
 size_t sw_detect_evict(sw_detector_t *det, size_t max);
 

@@ -153,6 +153,7 @@ typedef struct job_s {
     int64_t *sorted; /* participating ranks ascending (cache) */
     bool sorted_dirty;
     sw_tguard_t tguard; /* the out-of-time guard (sw_tguard.h) */
+    size_t acct;        /* job_bytes() when last accounted (det->acct) */
 } job_t;
 
 typedef struct sw_announced_s {
@@ -184,6 +185,8 @@ struct sw_detector_s {
                                      eviction looks there for the least
                                      evidence (sw_detect.c, evict_one) */
     bool pressure;                /* over the memory budget (sw_detect_set_pressure) */
+    size_t acct;                  /* sum of the jobs' acct: state that grows with jobs */
+    size_t budget;                /* sw_detect_set_budget(); 0: none */
     /* The events announced by sw_detect_prefetch (the last one, pf, and
      * the one before, cur, normally the event being fed): job and rank,
      * valid while gen is unchanged (gen moves whenever a job or a rank

@@ -39,10 +39,13 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     sw_run_send_record(r, p, p->next - 1, (sw_record_t *)rec);
 }
 
-/* Once a second: the engines' memory against max.memory.bytes. Over it,
- * each engine evicts its oldest one-rank jobs, and new jobs do the same
- * before they are refused. When much was freed (jobs expired or evicted),
- * the allocator returns it to the system, so that RSS follows. */
+/* Once a second: the engines' memory against max.memory.bytes. Each
+ * engine gets a budget where its state grows (sw_detect_set_budget): what
+ * it holds plus an equal share of what is left, so that between two ticks
+ * no engine passes the whole budget. Over it, each engine evicts the jobs
+ * with the least evidence, and new jobs do the same before they are
+ * refused. When much was freed (jobs expired or evicted), the allocator
+ * returns it to the system, so that RSS follows. */
 static void memory_tick(run_t *r)
 {
     uint64_t total = 0;
@@ -61,11 +64,18 @@ static void memory_tick(run_t *r)
                     : "engine state %llu bytes is back under max.memory.bytes (%lld)",
                (unsigned long long)total, (long long)r->memory_budget);
     r->over_budget = over;
+    size_t engines = 0;
+    for (size_t i = 0; i < r->nparts; i++) engines += r->parts[i] && r->parts[i]->det;
+    uint64_t left = r->memory_budget > 0 && total < (uint64_t)r->memory_budget
+                        ? (uint64_t)r->memory_budget - total
+                        : 0;
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
         if (!p || !p->det) continue;
         sw_detect_set_pressure(p->det, over);
         if (over) sw_detect_evict(p->det, 1000);
+        if (r->memory_budget > 0)
+            sw_detect_set_budget(p->det, sw_detect_accounted(p->det) + left / engines);
     }
     if (total > r->trimmed_at) r->trimmed_at = total; /* the high mark since the last trim */
     if (r->trimmed_at > total + (32u << 20)) {

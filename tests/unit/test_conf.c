@@ -52,7 +52,7 @@ static const struct {
     {"job.idle.ms", "300000"},
     {"max.jobs", "10000"},
     {"max.ranks.per.job", "131072"},
-    {"max.memory.bytes", "805306368"},
+    {"max.memory.bytes", "644245094"},
     {"processing.guarantee", "at_least_once"},
     {"commit.interval.ms", "1000"},
     {"shutdown.timeout.ms", "30000"},
@@ -936,7 +936,7 @@ static void test_settings(void **state)
     sw_params_t d = sw_params_default();
     SW_ASSERT(memcmp(&s.engine.params, &d, sizeof(d)) == 0, "engine params are the defaults");
     SW_ASSERT_I64(s.engine.job_idle_ms, 300000);
-    SW_ASSERT_I64(s.engine.max_memory_bytes, 805306368);
+    SW_ASSERT_I64(s.engine.max_memory_bytes, 644245094);
     SW_ASSERT_I64(s.delivery.guarantee, SW_GUARANTEE_AT_LEAST_ONCE);
     SW_ASSERT_I64(s.delivery.commit_interval_ms, 1000);
     SW_ASSERT_I64(s.delivery.shutdown_timeout_ms, 30000);

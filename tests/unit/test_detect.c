@@ -1133,6 +1133,84 @@ static void test_flood_evicts_fake_jobs(void **state)
     sw_detect_destroy(det);
 }
 
+/* The budget where memory grows (issue 28): 200,000 one-sample job ids of
+ * 1, 2 or 8 ranks among 3 real jobs, with a budget of 4 MiB and no
+ * once-a-second check: the accounted state never passes the budget by more
+ * than one job, the real jobs' records equal a run without the flood, and
+ * a new rank is refused only when nothing can go. */
+static void test_budget_where_memory_grows(void **state)
+{
+    (void)state;
+    const size_t budget = 4u << 20;
+    sw_params_t p = sw_params_default();
+    p.window_samples = 8;
+    p.spike_min_bytes = 500;
+    p.max_jobs = 0;
+    outlog_t want = {0}, got = {0};
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    char err[256], fid[32];
+    size_t peak = 0;
+    uint64_t evicted = 0;
+    for (int flood = 0; flood < 2; flood++) {
+        sw_detector_t *det = sw_detect_new(p);
+        if (flood) sw_detect_set_budget(det, budget);
+        gen_t g;
+        memset(&g, 0, sizeof(g));
+        g.s = 7;
+        g.scale = 1000000;
+        g.ordered = true;
+        outlog_t *out = flood ? &got : &want;
+        uint64_t fn = 0;
+        for (size_t i = 0; i < 3000; i++) {
+            sw_event_t ev;
+            gen_event(&g, &ev, 5, 3);
+            const sw_record_t *rec;
+            SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)),
+                          SW_OK);
+            if (rec && !(rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f')) {
+                record_json(rec, &buf);
+                out_push(out, buf.data);
+            }
+            for (int k = 0; flood && k < 24; k++) {
+                sw_event_t fe = ev;
+                snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
+                fe.kind = SW_EV_SAMPLE;
+                fe.event_type = sw_str("sample");
+                fe.has_phase = false;
+                fe.has_job_id = true;
+                fe.job_id = sw_str(fid);
+                int franks = (int[]){1, 2, 8}[fn % 3];
+                fe.world_size = franks;
+                for (int r = 0; r < franks; r++) {
+                    fe.rank = r;
+                    SW_ASSERT_I64(
+                        sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+                }
+                size_t acct = sw_detect_accounted(det);
+                if (acct > peak) peak = acct;
+            }
+        }
+        sumctx_t sc = {out, &buf};
+        sw_detect_finish(det, collect_real, &sc);
+        sw_detect_stats_t st;
+        sw_detect_stats(det, &st);
+        if (flood) evicted = st.evicted;
+        sw_detect_destroy(det);
+    }
+    printf(
+        "budget: 72,000 fake jobs of 1, 2, 8 ranks in a 4 MiB budget: peak accounted %zu "
+        "bytes, %llu evicted, %zu real records equal\n",
+        peak, (unsigned long long)evicted, want.n);
+    SW_ASSERT(peak <= budget + 64 * 1024, "accounted state reached %zu bytes", peak);
+    SW_ASSERT_TRUE(evicted > 60000);
+    SW_ASSERT(got.n == want.n, "%zu real records, want %zu", got.n, want.n);
+    for (size_t k = 0; k < want.n; k++) SW_ASSERT_STREQ(got.v[k], want.v[k]);
+    out_clear(&want);
+    out_clear(&got);
+    sw_buf_clear(&buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1140,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_restore_refuses_other_params),
         cmocka_unit_test(test_flood_evicts_fake_jobs),
+        cmocka_unit_test(test_budget_where_memory_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
