@@ -187,11 +187,11 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 
 /* ---- jobs and ranks --------------------------------------------------- */
 
-/* ---- the one-rank jobs (eviction candidates) ---------------------------
- * A job with at most one rank can never trigger (an onset needs two ranks)
- * and holds little that matters: when max.jobs or the memory budget is
- * reached, the oldest of them makes room for a new job, so that a flood
- * of made-up job ids cannot lock out jobs that report like real ones. */
+/* ---- every job, least recently active first (eviction candidates) -------
+ * When max.jobs or the memory budget is reached, the job with the least
+ * evidence near the least recently active end makes room for a new one
+ * (evict_one), so that a flood of made-up job ids, of any rank count,
+ * cannot lock out jobs that report like real ones. */
 
 static void junk_add(sw_detector_t *det, job_t *j)
 {
@@ -224,7 +224,7 @@ static int junk_cmp(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* A restored engine orders its one-rank jobs as the live one did, so that
+/* A restored engine orders its jobs as the live one did, so that
  * both evict the same jobs. */
 void sw_det_junk_rebuild(sw_detector_t *det)
 {

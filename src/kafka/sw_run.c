@@ -60,7 +60,7 @@ static void memory_tick(run_t *r)
     if (over != r->over_budget)
         sw_log(r->log, over ? SW_LOG_WARN : SW_LOG_INFO,
                over ? "engine state %llu bytes is over max.memory.bytes (%lld): new jobs evict "
-                      "the oldest one-rank jobs"
+                      "the jobs with the least evidence"
                     : "engine state %llu bytes is back under max.memory.bytes (%lld)",
                (unsigned long long)total, (long long)r->memory_budget);
     r->over_budget = over;

@@ -97,7 +97,7 @@ static const desc_t k_desc[] = {
     SCALAR("stormwatch_late_samples_total", MT_COUNTER, SW_M_LATE_SAMPLES,
            "Samples older than their rank's newest sample."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
-           "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
+           "Jobs with the least evidence evicted to make room (max.jobs or max.memory.bytes)."),
     SCALAR("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED,
            "Input messages forwarded to the repartition topic keyed by their job_id "
            "(repartition=on)."),

@@ -30,6 +30,8 @@
 
 static char g_boot[1024];
 static sw_test_mock_t g_mock;
+/* repartition=on scenarios: records come from rep.<t> (their source headers). */
+static bool g_rep;
 static char g_dir[512];
 
 static char *path_in(const char *name)
@@ -173,7 +175,7 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     size_t want_n = sw_kt_count(want);
     char topic[64], src[64];
     snprintf(topic, sizeof(topic), "out.%s", t);
-    snprintf(src, sizeof(src), "in.%s", t);
+    snprintf(src, sizeof(src), "%s.%s", g_rep ? "rep" : "in", t);
     sw_kmsg_t *m;
     size_t got_n = sw_kc_read(g_boot, topic, 4, want_n + (size_t)s->jobs, 4000, 180000, &m);
     json_t *got = sw_kt_group_by_job(m, got_n, src, 0, 4, false);
@@ -427,9 +429,15 @@ static const char *const k_kill_at[] = {"while starting", "just after its assign
  * assignment of a fresh group, before any periodic snapshot (the case that
  * used to repeat records). Then the output is compared record by record
  * with an uninterrupted run: lost 0, repeated 0. */
-static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
+/* @p rep: repartition=on (the default) through rep.<t>: every event is
+ * forwarded by job_id first, so the kills also hit the forwarding stage. */
+static int test_chaos(const char *t, int instances, int kills, uint64_t seed, bool rep)
 {
     g_rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    g_rep = rep;
+    char rep_x[64];
+    snprintf(rep_x, sizeof(rep_x), "repartition.topic=rep.%s", t);
+    const char *x1 = rep ? "repartition=on" : NULL, *x2 = rep ? rep_x : NULL;
     stream_t s;
     char prefix[8];
     snprintf(prefix, sizeof(prefix), "%sj", t);
@@ -439,7 +447,7 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
     char tag[2][32];
     for (int k = 0; k < instances; k++) {
         snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
-        daemon_start(&d[k], t, tag[k], NULL, NULL);
+        daemon_start(&d[k], t, tag[k], x1, x2);
     }
     /* A backlog first, so that the first assignment has records to send at once. */
     if (produce(&s, t, 0, s.n / 10, 0)) return 1;
@@ -476,12 +484,13 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
         printf("  kill %d: %s %s + %d ms\n", i + 1, tag[k], k_kill_at[at], delay);
         gen[k]++;
         snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
-        daemon_start(&d[k], t, tag[k], NULL, NULL);
+        daemon_start(&d[k], t, tag[k], x1, x2);
     }
     SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
     char what[96];
-    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9",
-             (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills);
+    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9%s",
+             (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills,
+             rep ? ", repartition=on" : "");
     int failed = check_output(&s, t, what);
     for (int k = 0; k < instances; k++)
         SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
@@ -769,19 +778,22 @@ SCENARIO(faults, test_broker_faults())
 SCENARIO(eos, test_exactly_once())
 SCENARIO(stop, test_bounded_stop())
 SCENARIO(static, test_static())
-SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed()))
-SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000))
+SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed(), false))
+SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000, false))
+SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, true))
+SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, true))
 SCENARIO(readyz, test_readyz_output())
 #undef SCENARIO
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scenario_kill9),  cmocka_unit_test(scenario_rebalance),
-        cmocka_unit_test(scenario_faults), cmocka_unit_test(scenario_eos),
-        cmocka_unit_test(scenario_stop),   cmocka_unit_test(scenario_static),
-        cmocka_unit_test(scenario_chaos1), cmocka_unit_test(scenario_chaos2),
-        cmocka_unit_test(scenario_readyz),
+        cmocka_unit_test(scenario_kill9),   cmocka_unit_test(scenario_rebalance),
+        cmocka_unit_test(scenario_faults),  cmocka_unit_test(scenario_eos),
+        cmocka_unit_test(scenario_stop),    cmocka_unit_test(scenario_static),
+        cmocka_unit_test(scenario_chaos1),  cmocka_unit_test(scenario_chaos2),
+        cmocka_unit_test(scenario_readyz),  cmocka_unit_test(scenario_chaos1r),
+        cmocka_unit_test(scenario_chaos2r),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */
