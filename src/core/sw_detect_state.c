@@ -13,7 +13,8 @@
 /* SWS2: SWS1 plus the horizon and the verdict (episodes keep their answer).
  * An SWS1 snapshot lacks them and is refused: the partition is then
  * processed from its committed offset without state, never misread. */
-#define SNAP_MAGIC "SWS2"
+#define SNAP_MAGIC "SWS3"      /* SWS2 + the out-of-time guards after the jobs */
+#define SNAP_MAGIC_SWS2 "SWS2" /* restored too: the guards then derive from the ranks */
 #define SNAP_MAGIC_OLD "SWS1"
 
 static void params_put(sw_buf_t *b, const sw_params_t *p)
@@ -210,6 +211,10 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         }
         sw_phase_save(j->phase, out);
     }
+    /* The out-of-time guards, job by job, after the jobs (SWS3; an SWS2
+     * snapshot restores them from the ranks). */
+    for (size_t i = 0; i < det->njobs; i++)
+        if (det->jobs[i]) sw_tguard_save(&det->jobs[i]->tguard, out);
 }
 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
@@ -224,7 +229,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             "verdict); refused, the partition is processed from its committed offset";
         goto err;
     }
-    if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
+    bool guards = len >= 4 && memcmp(data, SNAP_MAGIC, 4) == 0;
+    if (len < 4 || (!guards && memcmp(data, SNAP_MAGIC_SWS2, 4) != 0)) {
         why = "not a stormwatch state snapshot (bad magic)";
         goto err;
     }
@@ -387,6 +393,9 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         j->region_dirty = dirty;
         j->last_ms = now_ms;
     }
+    for (size_t i = 0; guards && !r.bad && i < det->njobs; i++)
+        if (det->jobs[i] && !sw_tguard_load(&det->jobs[i]->tguard, &r))
+            why = "malformed state snapshot (out-of-time guard)";
     if (r.bad || r.p != r.end) goto err;
     sw_det_junk_rebuild(det);
     *next_offset = det->rebuild_x;

@@ -74,3 +74,36 @@ void sw_tguard_restore(sw_tguard_t *g, int64_t lo, int64_t hi)
     g->lo = lo;
     g->hi = hi;
 }
+
+void sw_tguard_save(const sw_tguard_t *g, sw_buf_t *out)
+{
+    sw_vput_u(out, (uint64_t)g->has | (uint64_t)g->has_jump << 1 | (uint64_t)g->streak_ranks2 << 2);
+    sw_vput_i(out, g->lo);
+    sw_vput_i(out, g->hi);
+    sw_vput_i(out, g->jump_ts);
+    sw_vput_u(out, g->taken);
+    sw_vput_u(out, g->streak);
+    sw_vput_i(out, g->streak_ts);
+    sw_vput_i(out, g->streak_rank);
+    sw_vput_u(out, g->streak_at);
+}
+
+bool sw_tguard_load(sw_tguard_t *g, sw_vrd_t *r)
+{
+    uint64_t flags = sw_vget_u(r);
+    g->has = flags & 1;
+    g->has_jump = flags & 2;
+    g->streak_ranks2 = flags & 4;
+    g->lo = sw_vget_i(r);
+    g->hi = sw_vget_i(r);
+    g->jump_ts = sw_vget_i(r);
+    g->taken = sw_vget_u(r);
+    uint64_t streak = sw_vget_u(r);
+    g->streak_ts = sw_vget_i(r);
+    g->streak_rank = sw_vget_i(r);
+    g->streak_at = sw_vget_u(r);
+    if (flags > 7 || streak > UINT32_MAX || g->streak_at > g->taken || (g->has && g->lo > g->hi))
+        r->bad = true;
+    g->streak = (uint32_t)streak;
+    return !r->bad;
+}

@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sw_varint.h"
+
 #define SW_TGUARD_SLACK_NS (3600LL * 1000000000LL) /**< H: 1 h in ns */
 #define SW_TGUARD_JUMP_SAMPLES 4                   /**< refused samples that make a jump */
 
@@ -67,5 +69,14 @@ bool sw_tguard_check(sw_tguard_t *g, const sw_tguard_rank_t *rk, int64_t rank, i
  *        the smallest first and largest newest timestamps of its ranks.
  */
 void sw_tguard_restore(sw_tguard_t *g, int64_t lo, int64_t hi);
+
+/** @brief Append the guard's state (state snapshots). */
+void sw_tguard_save(const sw_tguard_t *g, sw_buf_t *out);
+
+/**
+ * @brief Read what sw_tguard_save() wrote.
+ * @returns false (r->bad set) when the data is malformed.
+ */
+bool sw_tguard_load(sw_tguard_t *g, sw_vrd_t *r);
 
 #endif /* SW_TGUARD_H */
