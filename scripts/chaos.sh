@@ -4,8 +4,10 @@
 # produced at a steady rate to 4 partitions of librdkafka's mock cluster
 # while `stormwatch run` is killed with SIGKILL at seeded random moments
 # (while starting, just after an assignment, during restore, while running)
-# and restarted; one instance, then two in the same group. Each run's
-# output is compared record by record with an uninterrupted run.
+# and restarted; one instance, then two in the same group, each with
+# repartition=off and with repartition=on (the default: the kills then also
+# hit the forwarding stage). Each run's output is compared record by record
+# with an uninterrupted run.
 #
 # Usage: scripts/chaos.sh [SEEDS [KILLS]]     (default 20 seeds, 6 kills)
 # Environment: BUILD (default build; needs -DSW_BUILD_TESTS=ON).
@@ -23,14 +25,14 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 runs=0 bad=0 kills=0
 seed=1
 while [ "$seed" -le "$SEEDS" ]; do
-    for inst in 1 2; do
+    for inst in 1 2 1r 2r; do
         log=$OUT/seed$seed-chaos$inst.log
         SW_FAULTS_ONLY=chaos$inst SW_CHAOS_SEED=$seed SW_CHAOS_KILLS=$KILLS \
             SW_BIN=$BUILD/stormwatch SW_FIXTURES=$ROOT/tests/fixtures SW_TMP=$OUT/tmp-$seed-$inst \
             "$BIN" >"$log" 2>&1 &
     done
     wait
-    for inst in 1 2; do
+    for inst in 1 2 1r 2r; do
         log=$OUT/seed$seed-chaos$inst.log
         runs=$((runs + 1))
         kills=$((kills + $(grep -c '^  kill ' "$log")))

@@ -340,8 +340,8 @@ bool sw_cli_conf_load(const char *cmd, sw_conf_t *conf, const char *config_file,
     for (int i = 0; i < nx; i++) {
         if (sw_conf_set_pair(conf, xs[i], err, sizeof(err)) != SW_CONF_OK) {
             /* The name only: the value may be a secret (err redacts it). */
-            fprintf(stderr, "stormwatch %s: -X %.*s: %s\n", cmd, (int)strcspn(xs[i], "="), xs[i],
-                    err);
+            fprintf(stderr, "stormwatch %s: -X %.*s: %s\n", cmd, (int)sw_conf_arg_name_len(xs[i]),
+                    xs[i], err);
             return false;
         }
     }

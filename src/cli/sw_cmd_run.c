@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_cgroup.h"
 #include "sw_conf.h"
 #include "sw_http.h"
 #include "sw_kafka.h"
@@ -89,6 +90,19 @@ int sw_cmd_run(int argc, char **argv)
         fputs(sw_buf_cstr(&out), stdout);
         rc = SW_EXIT_OK;
         goto done;
+    }
+
+    /* max.memory.bytes follows the container: 60% of its cgroup memory
+     * limit unless set (the rest is librdkafka's queues, the allocator's
+     * slack and the process; README "Memory"). */
+    if (!sw_conf_is_set(conf, "max.memory.bytes")) {
+        int64_t lim = sw_cgroup_memory_limit("/sys/fs/cgroup");
+        if (lim > 0) {
+            set.engine.max_memory_bytes = lim / 5 * 3;
+            sw_log(&log, SW_LOG_INFO,
+                   "max.memory.bytes %lld: 60%% of the container's memory limit (%lld bytes)",
+                   (long long)set.engine.max_memory_bytes, (long long)lim);
+        }
     }
 
     volatile sig_atomic_t *running = sw_main_running();

@@ -19,6 +19,7 @@
 
 #include "sw_alloc.h"
 #include "sw_conf_int.h"
+#include "sw_redact.h"
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers. */
@@ -38,10 +39,11 @@ void sw_conf_err_out(sw_buf_t *msg, char *errstr, size_t errstr_size)
 
 /* Append @p s in double quotes, escaping quotes, backslashes and control
  * characters so that a message stays on one line. */
-void sw_conf_put_quoted(sw_buf_t *b, const char *s)
+void sw_conf_put_quoted(sw_buf_t *b, const char *text)
 {
+    char *safe = sw_redact_dup(text); /* URL credentials never echo */
     sw_buf_putc(b, '"');
-    for (; *s; s++) {
+    for (const char *s = safe; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
             sw_buf_putc(b, '\\');
@@ -53,6 +55,7 @@ void sw_conf_put_quoted(sw_buf_t *b, const char *s)
         }
     }
     sw_buf_putc(b, '"');
+    free(safe);
 }
 
 static bool has_suffix_ci(const char *s, const char *suffix)
@@ -327,36 +330,58 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
     return SW_CONF_OK;
 }
 
-/* Append @p text quoted for a "got ..." message; when it starts with a
- * secret property name, everything after that name is redacted. */
-static void put_got(sw_buf_t *b, const char *text)
+static bool name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
+}
+
+size_t sw_conf_arg_name_len(const char *arg)
 {
     size_t n = 0;
-    while (text[n] &&
-           (isalnum((unsigned char)text[n]) || text[n] == '.' || text[n] == '_' || text[n] == '-'))
-        n++;
-    char *token = sw_memdup0(text, n);
-    if (text[n] && sw_conf_is_secret(token)) {
-        sw_buf_t tmp;
-        sw_buf_init(&tmp);
-        sw_buf_printf(&tmp, "%s %s", token, REDACTED);
-        sw_conf_put_quoted(b, sw_buf_cstr(&tmp));
-        sw_buf_clear(&tmp);
-    } else {
-        sw_conf_put_quoted(b, text);
+    while (name_char(arg[n])) n++;
+    return n;
+}
+
+void sw_conf_put_arg(sw_buf_t *b, const char *text)
+{
+    /* Every word that names a secret (kafka.sasl.password, in any spelling
+     * of the separator after it: space, ':', tab) hides what follows. */
+    for (size_t i = 0; text[i];) {
+        if (!name_char(text[i])) {
+            i++;
+            continue;
+        }
+        size_t n = sw_conf_arg_name_len(text + i);
+        char *token = sw_memdup0(text + i, n);
+        bool secret = sw_conf_is_secret(token);
+        free(token);
+        if (secret && text[i + n]) {
+            char *head = sw_memdup0(text, i + n);
+            sw_buf_t tmp;
+            sw_buf_init(&tmp);
+            sw_buf_printf(&tmp, "%s %s", head, REDACTED);
+            sw_conf_put_quoted(b, sw_buf_cstr(&tmp));
+            sw_buf_clear(&tmp);
+            free(head);
+            return;
+        }
+        i += n;
     }
-    free(token);
+    sw_conf_put_quoted(b, text);
 }
 
 sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr, size_t errstr_size)
 {
     const char *eq = pair ? strchr(pair, '=') : NULL;
-    if (!eq || eq == pair) {
+    /* A name is [A-Za-z0-9._-]+: "kafka.sasl.password VALUE=x" is no name,
+     * and its text is shown through sw_conf_put_arg (redacted). */
+    bool bad_name = eq && eq != pair && sw_conf_arg_name_len(pair) != (size_t)(eq - pair);
+    if (!eq || eq == pair || bad_name) {
         sw_buf_t msg;
         sw_buf_init(&msg);
-        if (!eq) {
+        if (!eq || bad_name) {
             sw_buf_puts(&msg, "expected property=value, got ");
-            put_got(&msg, pair ? pair : "");
+            sw_conf_put_arg(&msg, pair ? pair : "");
         } else {
             sw_buf_puts(&msg, "expected property=value, got an empty property name");
         }
@@ -418,7 +443,7 @@ sw_err_t sw_conf_load_file(sw_conf_t *conf, const char *path, char *errstr, size
         if (!eq || ne == s) {
             sw_buf_printf(&msg, "%s:%ld: expected property=value, got ", path, lineno);
             if (eq) sw_buf_puts(&msg, "an empty property name");
-            else put_got(&msg, s);
+            else sw_conf_put_arg(&msg, s);
             err = SW_ERR_PARSE;
             break;
         }
@@ -916,21 +941,29 @@ void sw_conf_markdown(sw_buf_t *out)
                       kafka_rows[k][1]);
 }
 
+/* "name=value\n", the value's URL credentials redacted. */
+static void dump_line(sw_buf_t *out, const char *name, const char *value)
+{
+    char *safe = sw_redact_dup(value);
+    sw_buf_printf(out, "%s=%s\n", name, safe);
+    free(safe);
+}
+
 void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out)
 {
     for (size_t i = 0; i < P__CNT; i++) {
         const prop_t *prop = &sw_conf_props[i];
-        sw_buf_printf(out, "%s=%s\n", prop->name,
-                      !sw_conf_is_secret(prop->name) ? conf->vals[i].text
-                      : *conf->vals[i].text          ? REDACTED_SET
-                                                     : REDACTED_UNSET);
+        dump_line(out, prop->name,
+                  !sw_conf_is_secret(prop->name) ? conf->vals[i].text
+                  : *conf->vals[i].text          ? REDACTED_SET
+                                                 : REDACTED_UNSET);
     }
     for (size_t k = 0; k < conf->n_kprops; k++) {
         const kprop_t *kp = &conf->kprops[k];
-        sw_buf_printf(out, "%s=%s\n", kp->name,
-                      !sw_conf_is_secret(kp->name) ? kp->value
-                      : *kp->value                 ? REDACTED_SET
-                                                   : REDACTED_UNSET);
+        dump_line(out, kp->name,
+                  !sw_conf_is_secret(kp->name) ? kp->value
+                  : *kp->value                 ? REDACTED_SET
+                                               : REDACTED_UNSET);
     }
     for (size_t k = 0; k < conf->n_ignored_env; k++)
         sw_buf_printf(out, "# ignored: %s (a Kubernetes service link variable)\n",

@@ -99,6 +99,23 @@ sw_conf_res_t sw_conf_set(sw_conf_t *conf, const char *name, const char *value, 
 sw_conf_res_t sw_conf_set_pair(sw_conf_t *conf, const char *pair, char *errstr, size_t errstr_size);
 
 /**
+ * @brief Append @p text (an argument or configuration line as the user gave
+ *        it) quoted for an error message: everything after a word that names
+ *        a secret property is replaced by `[redacted]`, whatever separates
+ *        them (`kafka.sasl.password VALUE`, `kafka.sasl.password:VALUE`),
+ *        and the user information of URLs too.
+ * @param b appended to; @p text borrowed during the call.
+ */
+void sw_conf_put_arg(sw_buf_t *b, const char *text);
+
+/**
+ * @brief Length of the property name at the start of @p arg (the longest
+ *        prefix of [A-Za-z0-9._-]): what an error may show of an argument
+ *        without its value.
+ */
+size_t sw_conf_arg_name_len(const char *arg);
+
+/**
  * @brief Apply a configuration file: `name=value` lines split at the first
  *        '=', name and value trimmed of surrounding whitespace; blank lines
  *        and lines whose first non-blank character is '#' are skipped. There

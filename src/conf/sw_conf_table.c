@@ -122,11 +122,13 @@ const prop_t sw_conf_props[P__CNT] = {
     [P_MAX_RANKS_PER_JOB] = INT_PROP("max.ranks.per.job", 0, 16777216, "131072",
         "Samples with a rank >= this or a larger world_size are rejected (0 = up to "
         "16777216, the largest supported world size)."),
-    [P_MAX_MEMORY_BYTES] = INT_PROP("max.memory.bytes", 0, 1099511627776, "805306368",
-        "Budget for the engines' state across all partitions (0 = none; the default fits the "
-        "shipped manifests' 1 GiB limit with room for librdkafka's buffers). Over it, new jobs "
-        "evict the oldest one-rank jobs (they can never trigger) and are refused only when "
-        "there are none; checked every second."),
+    [P_MAX_MEMORY_BYTES] = INT_PROP("max.memory.bytes", 0, 1099511627776, "644245094",
+        "Budget for the engines' state across all partitions (0 = none). Unset, `run` takes 60% "
+        "of the container's cgroup memory limit, else this default (60% of the shipped "
+        "manifests' 1 GiB). Enforced where the state grows: a new job or rank that would pass "
+        "it first evicts the jobs with the least evidence (no rank with two samples, then no "
+        "rising run or open episode, least recently active first) and is refused only when "
+        "none can go."),
     [P_PROCESSING_GUARANTEE] = ENUM_PROP("processing.guarantee", guarantees, "at_least_once",
         "at_least_once commits offsets after alerts are delivered; exactly_once uses Kafka "
         "transactions."),

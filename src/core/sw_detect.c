@@ -187,11 +187,11 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 
 /* ---- jobs and ranks --------------------------------------------------- */
 
-/* ---- the one-rank jobs (eviction candidates) ---------------------------
- * A job with at most one rank can never trigger (an onset needs two ranks)
- * and holds little that matters: when max.jobs or the memory budget is
- * reached, the oldest of them makes room for a new job, so that a flood
- * of made-up job ids cannot lock out jobs that report like real ones. */
+/* ---- every job, least recently active first (eviction candidates) -------
+ * When max.jobs or the memory budget is reached, the job with the least
+ * evidence near the least recently active end makes room for a new one
+ * (evict_one), so that a flood of made-up job ids, of any rank count,
+ * cannot lock out jobs that report like real ones. */
 
 static void junk_add(sw_detector_t *det, job_t *j)
 {
@@ -224,7 +224,7 @@ static int junk_cmp(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* A restored engine orders its one-rank jobs as the live one did, so that
+/* A restored engine orders its jobs as the live one did, so that
  * both evict the same jobs. */
 void sw_det_junk_rebuild(sw_detector_t *det)
 {
@@ -275,6 +275,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
 static void job_destroy(sw_detector_t *det, job_t *j)
 {
     if (!j) return;
+    det->acct -= j->acct;
     for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
     free(j->ranks);
     sw_imap_clear(&j->rank_map);
@@ -298,12 +299,39 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j);
 }
 
-/* Evict the least recently active one-rank job (no record: it never had
- * an onset).
- * @returns false when there is none. */
-static bool evict_one(sw_detector_t *det)
+/* How much a job has to lose (eviction, issue 28): 0 = no rank has two
+ * samples in its window (one sample per rank is what a made-up job id
+ * costs, whatever its rank count), 1 = samples but no rising run and no
+ * open episode, 2 = a rising run or an open episode (never evicted). */
+static int job_evidence(const job_t *j)
 {
-    job_t *j = det->junk_head;
+    if (j->open || j->ncands) return 2;
+    return j->insufficient >= j->nranks ? 0 : 1;
+}
+
+/* How far from the least recently active end eviction looks. */
+#define EVICT_SCAN 256
+
+/* Evict the job with the least evidence among the EVICT_SCAN least
+ * recently active (every job is in that list), never @p keep: the first
+ * of evidence 0, else the first of evidence 1. No record is emitted (it
+ * had no onset). Only evidence and order decide, so a restored engine
+ * evicts what the live one would have.
+ * @returns false when there is none. */
+static bool evict_one(sw_detector_t *det, const job_t *keep)
+{
+    job_t *j = NULL, *first1 = NULL;
+    size_t seen = 0;
+    for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
+        if (c == keep) continue;
+        int e = job_evidence(c);
+        if (e == 0) {
+            j = c;
+            break;
+        }
+        if (e == 1 && !first1) first1 = c;
+    }
+    if (!j) j = first1;
     if (!j) return false;
     det->gen++;
     junk_del(det, j);
@@ -340,6 +368,30 @@ static size_t job_bytes(const job_t *j)
     return b;
 }
 
+/* Memory accounting where it grows (issue 28): a job's size is taken
+ * again whenever it created a job, a rank or grew a window, and every
+ * 256th event (sources, strings, claims and phase spans grow slowly). */
+static void acct_job(sw_detector_t *det, job_t *j)
+{
+    size_t b = job_bytes(j);
+    det->acct += b - j->acct;
+    j->acct = b;
+}
+
+/* What a new job or rank adds before its first window grows (bytes). */
+#define ACCT_NEW_JOB 2048
+#define ACCT_NEW_RANK (sizeof(rank_t) + 64)
+
+/* Over the budget after adding @p more bytes: evict (never @p keep) until
+ * under it, at most 16 jobs a time. @returns false when still over. */
+static bool budget_room(sw_detector_t *det, const job_t *keep, size_t more)
+{
+    if (!det->budget) return true;
+    for (int k = 0; det->acct + more > det->budget; k++)
+        if (k == 16 || !evict_one(det, keep)) return false;
+    return true;
+}
+
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
 {
     det->gen++; /* the rank table may move */
@@ -351,7 +403,6 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
         j->capranks = cap;
     }
     uint32_t ri = (uint32_t)j->nranks++;
-    if (j->nranks == 2) junk_del(det, j); /* a second rank: a job that may trigger */
     rank_t *r = &j->ranks[ri];
     memset(r, 0, sizeof(*r));
     r->rank = rank;
@@ -607,6 +658,31 @@ static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
     return job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
 }
 
+/* The out-of-time guard (SPEC 6, before step 1; sw_tguard.h): false when
+ * the sample is refused (errstr says why; nothing else changed). */
+static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, char *errstr,
+                    size_t errstr_size)
+{
+    sw_tguard_t *g = &j->tguard;
+    sw_tguard_rank_t rk = {false, 0, 0};
+    uint32_t ri;
+    if (!g->has && j->nranks) { /* a job restored from a snapshot */
+        int64_t lo = j->ranks[0].first_ts;
+        for (size_t i = 1; i < j->nranks; i++)
+            if (j->ranks[i].first_ts < lo) lo = j->ranks[i].first_ts;
+        sw_tguard_restore(g, lo, j->newest_ts);
+    }
+    if (sw_imap_get(&j->rank_map, ev->rank, &ri))
+        rk = (sw_tguard_rank_t){true, j->ranks[ri].first_ts, j->ranks[ri].newest_ts};
+    if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->nranks)) return true;
+    det->st.clock_refused++;
+    sw_errfmt(errstr, errstr_size,
+              "timestamp_ns %lld of rank %lld is out of time: more than 1 h from the rank's "
+              "samples and from the job's (%lld..%lld); refused",
+              (long long)ev->timestamp_ns, (long long)ev->rank, (long long)g->lo, (long long)g->hi);
+    return false;
+}
+
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
                            const sw_record_t **rec, char *errstr, size_t errstr_size)
 {
@@ -630,20 +706,24 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
-        if ((full || det->pressure) && !evict_one(det)) {
+        bool room = budget_room(det, NULL, ACCT_NEW_JOB);
+        if ((full || det->pressure || !room) && (!room || !evict_one(det, NULL))) {
             det->st.limit_rejects++;
             if (full)
                 limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
                             det->params.max_jobs);
             else
                 limit_error(errstr, errstr_size,
-                            "a new job would exceed max.memory.bytes (jobs tracked, each with two "
-                            "ranks or more: ",
+                            "a new job would exceed max.memory.bytes (jobs tracked, each with a "
+                            "rising run or an open episode among the least recently active: ",
                             -1, "", (int64_t)det->live_jobs);
             return SW_ERR_LIMIT;
         }
         j = sw_det_job_create(det, ev, offset);
+        acct_job(det, j);
     }
+    if (sample && !ev->counterless && !in_time(det, j, ev, errstr, errstr_size))
+        return SW_ERR_CLOCK;
     j->last_ms = now_ms;
     j->last_off = offset;
     if (j->in_junk && j != det->junk_tail) { /* least recently active first */
@@ -672,6 +752,13 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         j->ranks[det->cur.ri].rank == ev->rank) {
         ri = det->cur.ri;
     } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+        if (!budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
+            det->st.limit_rejects++;
+            limit_error(errstr, errstr_size,
+                        "a new rank would exceed max.memory.bytes (engine state ",
+                        (int64_t)det->acct, " bytes, budget ", (int64_t)det->budget);
+            return SW_ERR_LIMIT;
+        }
         ri = sw_det_rank_create(det, j, ev->rank, offset);
         new_rank = true;
     }
@@ -692,6 +779,10 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
     if (r->win.cap != cap_before)
         j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+    if (new_rank || r->win.cap != cap_before || (det->arrivals & 255) == 0) {
+        acct_job(det, j);
+        if (det->acct > det->budget && det->budget) budget_room(det, j, 0); /* others go */
+    }
     if (wr == SW_WIN_DUP) {
         det->st.duplicates++;
         prefetch_window(det);
@@ -818,10 +909,20 @@ void sw_detect_set_pressure(sw_detector_t *det, bool over_budget)
     det->pressure = over_budget;
 }
 
+void sw_detect_set_budget(sw_detector_t *det, size_t max_bytes)
+{
+    det->budget = max_bytes;
+}
+
+size_t sw_detect_accounted(const sw_detector_t *det)
+{
+    return det->acct;
+}
+
 size_t sw_detect_evict(sw_detector_t *det, size_t max)
 {
     size_t n = 0;
-    while (n < max && evict_one(det)) n++;
+    while (n < max && evict_one(det, NULL)) n++;
     return n;
 }
 

@@ -27,7 +27,8 @@ typedef struct sw_detect_stats_s {
     uint64_t too_old;       /**< late samples that left a full window unchanged */
     uint64_t stale_windows; /**< windows emptied as stale */
     uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
-    uint64_t evicted;       /**< one-rank jobs evicted to make room (max.jobs, budget) */
+    uint64_t evicted; /**< jobs with the least evidence evicted to make room (max.jobs, budget) */
+    uint64_t clock_refused; /**< samples refused as out of time (sw_tguard.h) */
     uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[SW_ACTION_CNT]; /**< records emitted, by sw_action_t */
     uint64_t deaths;        /**< SPEC 8: deaths known (markers and silences) */
@@ -52,13 +53,32 @@ const char *sw_detect_warning(const sw_detector_t *det);
 
 /**
  * @brief Say whether the engine is over its share of the memory budget
- *        (max.memory.bytes; the caller measures). Over it, a new job first
- *        evicts the oldest job that has one rank (it can never trigger),
- *        and is refused (SW_ERR_LIMIT) only when there is none.
+ *        (max.memory.bytes; the caller measures). Over it, and with
+ *        max.jobs full, a new job first evicts the job with the least
+ *        evidence among the 256 least recently active: one where no rank
+ *        has two samples (what a made-up job id costs, whatever its rank
+ *        count), else one without a rising run or an open episode; it is
+ *        refused (SW_ERR_LIMIT) only when there is none.
  */
 void sw_detect_set_pressure(sw_detector_t *det, bool over_budget);
 
-/** @brief Evict up to @p max one-rank jobs, oldest first. @returns how many. */
+/**
+ * @brief Enforce a memory budget where the state grows: a new job or rank
+ *        that would take the accounted state (sw_detect_accounted()) over
+ *        @p max_bytes first evicts as sw_detect_set_pressure() says (up to
+ *        16 jobs), and is refused (SW_ERR_LIMIT) when that is not enough;
+ *        a window that grows makes other jobs go the same way. 0: none.
+ */
+void sw_detect_set_budget(sw_detector_t *det, size_t max_bytes);
+
+/**
+ * @brief The state the budget counts: every job's size as of its last
+ *        growth (jobs, ranks, windows; sources and strings within 256
+ *        events). sw_detect_stats() bytes adds the engine's fixed tables.
+ */
+size_t sw_detect_accounted(const sw_detector_t *det);
+
+/** @brief Evict up to @p max jobs as a new job would. @returns how many. */
 size_t sw_detect_evict(sw_detector_t *det, size_t max);
 
 /** Called for each summary record; @p rec is borrowed during the call. */
@@ -76,7 +96,10 @@ void sw_detect_destroy(sw_detector_t *det);
  * @param rec    set to the record this event caused, or NULL. Borrowed:
  *               valid until the next call on @p det.
  * @returns SW_OK, or SW_ERR_LIMIT when the event would exceed max.jobs or
- *          max.ranks.per.job (state unchanged; @p errstr says which).
+ *          max.ranks.per.job (state unchanged; @p errstr says which), or
+ *          SW_ERR_CLOCK when the sample is out of time (the guard of
+ *          sw_tguard.h refused it: counted in clock_refused, nothing else
+ *          changed).
  */
 sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
                         const sw_record_t **rec, char *errstr, size_t errstr_size);

@@ -20,6 +20,7 @@
 #include "sw_imap.h"
 #include "sw_intern.h"
 #include "sw_phase.h"
+#include "sw_tguard.h"
 #include "sw_assemble.h"
 #include "sw_mset.h"
 #include "sw_varint.h"
@@ -108,7 +109,7 @@ typedef struct job_s {
     uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
     size_t idx;                          /* position in det->jobs */
-    struct job_s *junk_prev, *junk_next; /* in det's list of one-rank jobs */
+    struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
     rank_t *ranks;
     size_t win_bytes; /* storage of the ranks' windows (they grow) */
@@ -179,6 +180,8 @@ typedef struct job_s {
     int64_t *sorted; /* participating ranks ascending (cache) */
     bool sorted_dirty;
     sw_cjob_t *cj; /* SPEC 8 state (sw_crash.c), NULL until it has any */
+    sw_tguard_t tguard; /* the out-of-time guard (sw_tguard.h) */
+    size_t acct;        /* job_bytes() when last accounted (det->acct) */
 } job_t;
 
 typedef struct sw_announced_s {
@@ -206,10 +209,12 @@ struct sw_detector_s {
     sw_detect_stats_t st;
     uint64_t arrivals;            /* events fed (stands in for offsets) */
     int64_t rebuild_x;            /* restoring: offsets below this rebuild windows */
-    job_t *junk_head, *junk_tail; /* jobs with at most one rank, least recently
-                                     active first: the first to go when jobs
-                                     must be evicted */
+    job_t *junk_head, *junk_tail; /* every job, least recently active first:
+                                     eviction looks there for the least
+                                     evidence (sw_detect.c, evict_one) */
     bool pressure;                /* over the memory budget (sw_detect_set_pressure) */
+    size_t acct;                  /* sum of the jobs' acct: state that grows with jobs */
+    size_t budget;                /* sw_detect_set_budget(); 0: none */
     /* The events announced by sw_detect_prefetch (the last one, pf, and
      * the one before, cur, normally the event being fed): job and rank,
      * valid while gen is unchanged (gen moves whenever a job or a rank

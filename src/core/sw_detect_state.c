@@ -13,7 +13,8 @@
 /* SWS3: the lifecycle of issue 23 (per-rank spent runs, restarts, episode
  * members, the published answer and its tie) in place of SWS2's horizon.
  * Also the count of v4 samples without device_used_bytes per job, and
- * SPEC 8's state in its own section after the jobs (sw_crash_save).
+ * SPEC 8's state in its own section after the jobs (sw_crash_save), then
+ * the out-of-time guards, job by job.
  * SWS1 and SWS2 snapshots are refused by name: the partition is then
  * processed from its committed offset without state, never misread. */
 #define SNAP_MAGIC "SWS3"
@@ -255,6 +256,9 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
         sw_phase_save(j->phase, out);
     }
     sw_crash_save(det, out); /* SPEC 8: its own section, after the jobs */
+    /* The out-of-time guards, job by job, after the jobs and SPEC 8's section. */
+    for (size_t i = 0; i < det->njobs; i++)
+        if (det->jobs[i]) sw_tguard_save(&det->jobs[i]->tguard, out);
 }
 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
@@ -515,6 +519,9 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
               "settings)";
         r.bad = true;
     }
+    for (size_t i = 0; !r.bad && i < det->njobs; i++)
+        if (det->jobs[i] && !sw_tguard_load(&det->jobs[i]->tguard, &r))
+            why = "malformed state snapshot (out-of-time guard)";
     if (r.bad || r.p != r.end) goto err;
     sw_det_junk_rebuild(det);
     *next_offset = det->rebuild_x;
@@ -536,6 +543,8 @@ bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
     if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
     rank_t *r = &j->ranks[ri];
     if (offset <= r->empty_off) return false;
+    /* Out of the rank's range: the out-of-time guard refused it when fed. */
+    if (ev->timestamp_ns < r->first_ts || ev->timestamp_ns > r->newest_ts) return false;
     uint32_t src = sw_det_src_get(j, r, ev);
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;

@@ -16,6 +16,7 @@
 
 #include "sw_alloc.h"
 #include "sw_codec_record.h"
+#include "sw_redact.h"
 
 void sw_nrun_m_add(notify_t *n, sw_metric_t id, uint64_t v)
 {
@@ -233,7 +234,9 @@ static bool dlq_send(notify_t *n, const rd_kafka_message_t *rkm, const char *rea
                      const char *sink, long status, const sw_buf_t *answer)
 {
     rd_kafka_headers_t *h = rd_kafka_headers_new(8);
-    rd_kafka_header_add(h, "stormwatch.notify.reason", -1, reason, -1);
+    char *safe = sw_redact_dup(reason); /* a sink URL's credentials stay out */
+    rd_kafka_header_add(h, "stormwatch.notify.reason", -1, safe, -1);
+    free(safe);
     if (sink) rd_kafka_header_add(h, "stormwatch.notify.sink", -1, sink, -1);
     char tmp[32];
     if (status > 0) {

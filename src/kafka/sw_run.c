@@ -39,10 +39,13 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     sw_run_send_record(r, p, p->next - 1, (sw_record_t *)rec);
 }
 
-/* Once a second: the engines' memory against max.memory.bytes. Over it,
- * each engine evicts its oldest one-rank jobs, and new jobs do the same
- * before they are refused. When much was freed (jobs expired or evicted),
- * the allocator returns it to the system, so that RSS follows. */
+/* Once a second: the engines' memory against max.memory.bytes. Each
+ * engine gets a budget where its state grows (sw_detect_set_budget): what
+ * it holds plus an equal share of what is left, so that between two ticks
+ * no engine passes the whole budget. Over it, each engine evicts the jobs
+ * with the least evidence, and new jobs do the same before they are
+ * refused. When much was freed (jobs expired or evicted), the allocator
+ * returns it to the system, so that RSS follows. */
 static void memory_tick(run_t *r)
 {
     uint64_t total = 0;
@@ -57,15 +60,22 @@ static void memory_tick(run_t *r)
     if (over != r->over_budget)
         sw_log(r->log, over ? SW_LOG_WARN : SW_LOG_INFO,
                over ? "engine state %llu bytes is over max.memory.bytes (%lld): new jobs evict "
-                      "the oldest one-rank jobs"
+                      "the jobs with the least evidence"
                     : "engine state %llu bytes is back under max.memory.bytes (%lld)",
                (unsigned long long)total, (long long)r->memory_budget);
     r->over_budget = over;
+    size_t engines = 0;
+    for (size_t i = 0; i < r->nparts; i++) engines += r->parts[i] && r->parts[i]->det;
+    uint64_t left = r->memory_budget > 0 && total < (uint64_t)r->memory_budget
+                        ? (uint64_t)r->memory_budget - total
+                        : 0;
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
         if (!p || !p->det) continue;
         sw_detect_set_pressure(p->det, over);
         if (over) sw_detect_evict(p->det, 1000);
+        if (r->memory_budget > 0)
+            sw_detect_set_budget(p->det, sw_detect_accounted(p->det) + left / engines);
     }
     if (total > r->trimmed_at) r->trimmed_at = total; /* the high mark since the last trim */
     if (r->trimmed_at > total + (32u << 20)) {
@@ -271,6 +281,7 @@ static void publish_metrics(run_t *r)
     sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
     sw_run_m_set(r, SW_M_CONSUMER_TOTAL_LAG, total_lag);
     sw_metrics_set_ready_state(r->m, r->st.partitions > 0, total_lag);
+    sw_run_output_state(r); /* the oldest undelivered record's age, as a gauge */
 }
 
 /* Log what a stop leaves uncommitted: the next owner of each such

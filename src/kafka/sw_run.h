@@ -23,6 +23,7 @@ typedef struct sw_run_stats_s {
     uint64_t decode_errors;  /**< input that could not be decoded */
     uint64_t invalid;        /**< decoded input that broke SPEC 2 */
     uint64_t limited;        /**< input refused by max.jobs / max.ranks.per.job */
+    uint64_t clock_refused;  /**< samples refused as out of time (dead letters of kind clock) */
     uint64_t miskeyed;       /**< input whose key is not its job_id */
     uint64_t forwarded;      /**< input forwarded to repartition.topic */
     uint64_t dlq;            /**< records sent to the DLQ */

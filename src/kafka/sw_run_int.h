@@ -60,7 +60,15 @@ typedef enum pmode_e { PM_NORMAL, PM_REBUILD } pmode_t;
 #define WORK_BATCH 256 /* messages taken from one partition's queue per round */
 
 /* What a worker found for one message, applied by the main thread. */
-typedef enum wkind_e { WK_NONE, WK_INVALID, WK_DECODE, WK_LIMIT, WK_FORWARD, WK_RECORD } wkind_t;
+typedef enum wkind_e {
+    WK_NONE,
+    WK_INVALID,
+    WK_DECODE,
+    WK_LIMIT,
+    WK_CLOCK, /* refused by the engine's out-of-time guard */
+    WK_FORWARD,
+    WK_RECORD
+} wkind_t;
 
 typedef struct wout_s {
     uint32_t idx;           /* the message, in the partition's round */
@@ -68,7 +76,7 @@ typedef struct wout_s {
     bool miskeyed;          /* its key is not its job_id */
     bool has_job;           /* job: its job_id (miskeyed, or the key of a copy) */
     uint32_t job, job_len;  /* in the work area's text */
-    uint32_t err, err_len;  /* the error (WK_INVALID, WK_DECODE, WK_LIMIT), in text */
+    uint32_t err, err_len;  /* the error (WK_INVALID, WK_DECODE, WK_LIMIT, WK_CLOCK) */
     const sw_record_t *rec; /* WK_RECORD: borrowed from the engine until it sees more */
 } wout_t;
 
@@ -130,12 +138,14 @@ typedef struct token_s {
     uint32_t part_id;
     tok_kind_t kind;
     uint32_t chunk;
-    int64_t offset;   /* input offset (records) */
-    uint64_t snap_id; /* snapshots */
+    int64_t offset;              /* input offset (records) */
+    uint64_t snap_id;            /* snapshots */
+    int64_t produced_ms;         /* records: handed to the producer (sw_clock_ms) */
+    struct token_s *prev, *next; /* records: run_t's list of undelivered ones */
 } token_t;
 
-typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT } dlq_kind_t;
-static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format"};
+typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT, DLQ_CLOCK } dlq_kind_t;
+static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format", "clock"};
 
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
@@ -150,8 +160,9 @@ typedef struct sw_worker_s {
 } sw_worker_t;
 
 typedef struct run_s {
-    bool assigned_once;    /* a rebalance callback assigned (maybe nothing) */
-    int64_t last_event_ms; /* newest input message timestamp seen, ms (metric) */
+    token_t *undelivered, *undelivered_tail; /* records awaiting delivery, oldest first */
+    bool assigned_once;                      /* a rebalance callback assigned (maybe nothing) */
+    int64_t last_event_ms;                   /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
     const sw_run_opts_t *opts;
     const sw_settings_t *set; /* opts->set: the typed configuration */
@@ -253,6 +264,8 @@ void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offse
 void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
 void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action);
+/** Publish the output's readiness state now (once a second). */
+void sw_run_output_state(run_t *r);
 void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
                      const char *why);
 bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec);

@@ -1,6 +1,8 @@
 /* Delivery of the daemon (see sw_run.c for the design, sw_run_int.h). */
 #include "sw_run_int.h"
 
+#include "sw_redact.h"
+
 /* ---- bounded stop helpers ------------------------------------------------ */
 
 /* A second SIGTERM/SIGINT: the stop is abandoned. */
@@ -158,6 +160,41 @@ part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition)
 
 /* ---- producing ------------------------------------------------------- */
 
+/* Readiness sees the output (sw_metrics_set_output_state): the oldest
+ * undelivered record and whether the producer's queue is full. */
+static void output_state(run_t *r, bool queue_full)
+{
+    if (r->m)
+        sw_metrics_set_output_state(r->m, r->undelivered ? r->undelivered->produced_ms : 0,
+                                    queue_full);
+}
+
+static void undelivered_add(run_t *r, token_t *tok)
+{
+    tok->produced_ms = sw_clock_ms();
+    tok->next = NULL;
+    tok->prev = r->undelivered_tail;
+    if (tok->prev) tok->prev->next = tok;
+    else r->undelivered = tok;
+    r->undelivered_tail = tok;
+    if (r->undelivered == tok) output_state(r, false);
+}
+
+static void undelivered_del(run_t *r, token_t *tok)
+{
+    bool was_oldest = r->undelivered == tok;
+    if (tok->prev) tok->prev->next = tok->next;
+    else r->undelivered = tok->next;
+    if (tok->next) tok->next->prev = tok->prev;
+    else r->undelivered_tail = tok->prev;
+    if (was_oldest) output_state(r, false);
+}
+
+void sw_run_output_state(run_t *r)
+{
+    output_state(r, false);
+}
+
 /* Hand one message to the producer, retrying while its queue is full. */
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
@@ -170,9 +207,14 @@ bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const vo
             RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, vlen),
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
             RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
-        if (!err) return true;
+        if (!err) {
+            if (tok && tok->kind == TOK_RECORD) undelivered_add(r, tok);
+            return true;
+        }
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            output_state(r, true); /* not ready while we wait here */
             rd_kafka_poll(r->producer, 50);
+            output_state(r, false);
             continue;
         }
         sw_log(r->log, SW_LOG_ERROR, "cannot produce to %s: %s", topic, rd_kafka_err2str(err));
@@ -190,6 +232,7 @@ void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topi
     tok->part_id = p->id;
     tok->kind = TOK_RECORD;
     tok->offset = offset;
+    tok->produced_ms = 0;
     sw_run_pend_add(p, offset);
     if (!sw_run_produce_msg(r, topic, partition, key, keylen, value, vlen, hdrs, tok)) {
         free(tok);
@@ -266,6 +309,7 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
     token_t *tok = m->_private;
     if (!tok) return;
+    if (tok->kind == TOK_RECORD) undelivered_del(r, tok);
     if (r->stopping &&
         (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)) {
         free(tok); /* an abandoned stop purged it: logged as not committed */
@@ -326,7 +370,9 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
     r->st.dlq++;
     sw_run_m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
     rd_kafka_headers_t *h = sw_run_input_headers(m);
-    sw_run_hdr_add(h, "stormwatch.error", why);
+    char *safe = sw_redact_dup(why); /* no URL credentials in a header */
+    sw_run_hdr_add(h, "stormwatch.error", safe);
+    free(safe);
     sw_run_hdr_add(h, "stormwatch.error.kind", k_dlq_kind[kind]);
     sw_run_hdr_add_source(h, p, m->offset);
     size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;

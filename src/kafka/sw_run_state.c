@@ -391,6 +391,9 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     }
     sw_buf_clear(&z);
     sw_buf_clear(&env);
+    /* Until the next memory tick shares the budget out: an equal part. */
+    if (p->det && r->memory_budget > 0)
+        sw_detect_set_budget(p->det, (size_t)r->memory_budget / (r->nparts ? r->nparts : 1));
 }
 
 /* Where consumption of a partition without a usable snapshot starts: the

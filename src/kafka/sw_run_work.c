@@ -52,16 +52,17 @@ static bool decode(run_t *r, sw_worker_t *w, const rd_kafka_message_t *m, sw_eve
         /* Writer schema by id. The round looked every id up before the
          * workers started (registry_wait: a registry failure holds the
          * partition instead), so this is a cache hit; the lock covers the
-         * cache's bookkeeping and the rare miss. */
+         * cache's bookkeeping and the rare miss, not the decode: a plan
+         * stays valid until the round ends (sw_registry_reclaim()). */
         int32_t id = 0;
         const sw_avro_plan_t *plan = NULL;
         *rc = sw_avro_schema_id(v, n, &id, err, errsz);
         if (!*rc) {
             if (r->nworkers > 1) pthread_mutex_lock(&r->reg_lock);
             *rc = sw_registry_plan(r->reg, id, &plan, err, errsz);
+            if (r->nworkers > 1) pthread_mutex_unlock(&r->reg_lock);
             if (*rc == SW_ERR_NOT_FOUND || *rc == SW_ERR_IO) *rc = SW_ERR_AVRO;
             if (!*rc) *rc = sw_avro_decode_event_plan(w->adec, plan, v, n, ev, err, errsz);
-            if (r->nworkers > 1) pthread_mutex_unlock(&r->reg_lock);
         }
     }
     return *rc == SW_OK;
@@ -127,7 +128,9 @@ void sw_run_registry_tick(run_t *r)
         if (sw_registry_backoff_ms(r->reg) > 0) break;
         const sw_avro_plan_t *plan = NULL;
         char err[512];
-        if (sw_registry_plan(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) break;
+        /* An id that waits alone (a too slow answer) holds only its own
+         * partition: the others are asked. */
+        if (sw_registry_plan(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) continue;
         p->reg_hold = false;
         int64_t from = p->held_from;
         if (!p->origin) {
@@ -310,9 +313,9 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             const sw_record_t *rec = NULL;
             if (p->forward) {
                 o.kind = WK_FORWARD;
-            } else if (sw_detect_feed_at(p->det, &ev, r->pass_now, m->offset, &rec, err,
-                                         sizeof(err)) != SW_OK) {
-                o.kind = WK_LIMIT;
+            } else if ((rc = sw_detect_feed_at(p->det, &ev, r->pass_now, m->offset, &rec, err,
+                                               sizeof(err))) != SW_OK) {
+                o.kind = rc == SW_ERR_CLOCK ? WK_CLOCK : WK_LIMIT;
                 text_put(pw, &o.err, &o.err_len, err, strlen(err));
             } else if (rec) {
                 o.kind = WK_RECORD;
@@ -456,6 +459,7 @@ static void run_pass(run_t *r)
     atomic_store_explicit(&r->jnext, 0, memory_order_relaxed);
     if (r->nworkers <= 1 || r->njobs <= 1) {
         work_jobs(r, &r->workers[0]);
+        if (r->reg) sw_registry_reclaim(r->reg);
         return;
     }
     pthread_mutex_lock(&r->wlock);
@@ -467,6 +471,7 @@ static void run_pass(run_t *r)
     pthread_mutex_lock(&r->wlock);
     while (r->wbusy > 0) pthread_cond_wait(&r->wdone, &r->wlock);
     pthread_mutex_unlock(&r->wlock);
+    if (r->reg) sw_registry_reclaim(r->reg); /* no worker holds a plan now */
 }
 
 /* ---- the main thread's parts of a round -------------------------------------- */
@@ -506,6 +511,10 @@ static void apply(run_t *r, part_t *p)
             r->st.limited++;
             sw_run_m_add(r, SW_M_LIMIT_REJECTS, 1);
             sw_run_send_dlq(r, p, m, DLQ_LIMIT, text + o->err);
+            break;
+        case WK_CLOCK:
+            r->st.clock_refused++;
+            sw_run_send_dlq(r, p, m, DLQ_CLOCK, text + o->err);
             break;
         case WK_FORWARD:
             forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);

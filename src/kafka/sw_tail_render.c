@@ -181,6 +181,9 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
             return;
         }
         if (rd->reg_alert) { /* the registry says what the id is */
+            /* The previous message's plans are no longer in use. */
+            sw_registry_reclaim(rd->reg_alert);
+            if (rd->reg_event) sw_registry_reclaim(rd->reg_event);
             const sw_avro_plan_t *plan = NULL;
             sw_event_t ev;
             sw_err_t err = sw_registry_plan(rd->reg_alert, id, &plan, why, sizeof(why));

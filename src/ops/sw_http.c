@@ -1,15 +1,23 @@
 /*
  * The HTTP endpoint (see sw_http.h). We create, bind and listen on the
  * socket ourselves, so bind errors carry errno's text and port 0 can be
- * read back; libmicrohttpd then serves it from its own thread (epoll where
- * available, so descriptor numbers above FD_SETSIZE are fine). The request
- * handler only reads the registry; it must not block.
+ * read back. A gate thread accepts every connection and hands it to
+ * libmicrohttpd only once its request head has arrived (peeked, not read):
+ * a head must be complete within GATE_HEAD_MS of the accept, and when
+ * GATE_MAX connections wait the oldest is closed to admit a new one. Slow
+ * clients (a slowloris from any number of addresses) thus hold nothing
+ * that a probe needs: a probe's head arrives at once and is served at
+ * once. libmicrohttpd serves from its own thread (epoll where available,
+ * so descriptor numbers above FD_SETSIZE are fine). The request handler
+ * only reads the registry; it must not block.
  */
 #include "sw_http.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -26,10 +34,31 @@
 #include "sw_alloc.h"
 #include "sw_log.h"
 
+/* The gate: connections wait here for their request head. */
+#define GATE_MAX 512      /* waiting connections; the oldest goes for a new one */
+#define GATE_HEAD_MS 2000 /* a request head must arrive within this */
+#define GATE_PEEK 8192    /* a longer head goes on as it is (MHD answers it) */
+#define GATE_REPEEK_MS 20 /* a partial head is looked at again after this */
+
+typedef struct gate_conn_s {
+    int fd;
+    int64_t since_ms;     /* accepted at (monotonic) */
+    int64_t next_peek_ms; /* 0: wait for data (poll) */
+    struct sockaddr_storage sa;
+    socklen_t sl;
+} gate_conn_t;
+
 struct sw_http_s {
     struct MHD_Daemon *mhd;
-    sw_metrics_t *m; /* borrowed */
-    int64_t max_lag; /* messages */
+    int listen_fd;
+    int wake[2]; /* a byte in wake[1] stops the gate thread */
+    pthread_t gate;
+    bool gate_started;
+    gate_conn_t *pend; /* waiting connections, oldest first */
+    size_t npend;
+    uint64_t gate_dropped; /* closed without a complete head (slow, or the oldest) */
+    sw_metrics_t *m;       /* borrowed */
+    int64_t max_lag;       /* messages */
     int64_t stale_ms;
     int port;
     pthread_mutex_t log_lock;
@@ -96,12 +125,22 @@ static enum MHD_Result respond_metrics(sw_http_t *h, struct MHD_Connection *conn
     return ret;
 }
 
-static enum MHD_Result respond_check(struct MHD_Connection *conn, bool ok, const char *why)
+/* A probe's answer. On the probe listener the connection is closed after
+ * it: a kept-alive connection would be one the gate no longer watches. */
+static enum MHD_Result respond_check(struct MHD_Connection *conn, bool ok, const char *why,
+                                     bool close_after)
 {
     char body[320];
     snprintf(body, sizeof(body), "%s\n", ok ? "ok" : why);
-    return respond(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, k_ctype_text, body,
-                   false);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(body), (void *)body,
+                                                                MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, k_ctype_text);
+    if (close_after) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                                             resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -136,11 +175,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     case R_METRICS: return respond_metrics(h, conn);
     case R_HEALTHZ: {
         bool ok = sw_metrics_check_health(h->m, sw_clock_ms(), h->stale_ms, why, sizeof(why));
-        return respond_check(conn, ok, why);
+        return respond_check(conn, ok, why, h->probes_only);
     }
     case R_READYZ: {
         bool ok = sw_metrics_check_ready(h->m, h->max_lag, why, sizeof(why));
-        return respond_check(conn, ok, why);
+        return respond_check(conn, ok, why, h->probes_only);
     }
     default: return MHD_NO;
     }
@@ -246,6 +285,116 @@ static int listen_socket(const char *addr, char *errstr, size_t errstr_size)
     return fd;
 }
 
+/* ---- the gate ---------------------------------------------------------- */
+
+/* Close waiting connection @p i; @p dropped: by us (slow, or the oldest). */
+static void gate_close(sw_http_t *h, size_t i, bool dropped)
+{
+    close(h->pend[i].fd);
+    memmove(&h->pend[i], &h->pend[i + 1], (h->npend - i - 1) * sizeof(*h->pend));
+    h->npend--;
+    h->gate_dropped += dropped;
+}
+
+static void gate_accept(sw_http_t *h, int64_t now)
+{
+    for (int k = 0; k < 256; k++) {
+        gate_conn_t c;
+        c.sl = sizeof(c.sa);
+        c.fd = accept4(h->listen_fd, (struct sockaddr *)&c.sa, &c.sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c.fd < 0) {
+            /* Out of descriptors: the oldest waiting connection makes room. */
+            if ((errno == EMFILE || errno == ENFILE) && h->npend) {
+                gate_close(h, 0, true);
+                continue;
+            }
+            return;
+        }
+        if (h->npend == GATE_MAX) gate_close(h, 0, true);
+        c.since_ms = now;
+        c.next_peek_ms = 0;
+        h->pend[h->npend++] = c;
+    }
+}
+
+/* Look at connection @p i's head without reading it. @returns true when
+ * the connection left the gate (handed to libmicrohttpd or closed). */
+static bool gate_peek(sw_http_t *h, size_t i, char *buf, int64_t now)
+{
+    gate_conn_t *c = &h->pend[i];
+    ssize_t n = recv(c->fd, buf, GATE_PEEK, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        c->next_peek_ms = 0;
+        return false;
+    }
+    if (n <= 0) { /* closed by the client, or an error */
+        gate_close(h, i, false);
+        return true;
+    }
+    if (n < GATE_PEEK && !memmem(buf, (size_t)n, "\r\n\r\n", 4) &&
+        !memmem(buf, (size_t)n, "\n\n", 2)) {
+        c->next_peek_ms = now + GATE_REPEEK_MS; /* the data stays readable: no poll */
+        return false;
+    }
+    gate_conn_t done = *c;
+    memmove(&h->pend[i], &h->pend[i + 1], (h->npend - i - 1) * sizeof(*h->pend));
+    h->npend--;
+    /* libmicrohttpd owns the descriptor now (it closes it on failure). */
+    MHD_add_connection(h->mhd, done.fd, (const struct sockaddr *)&done.sa, done.sl);
+    return true;
+}
+
+static void *gate_run(void *opaque)
+{
+    sw_http_t *h = opaque;
+    struct pollfd *pfd = sw_calloc(GATE_MAX + 2, sizeof(*pfd));
+    size_t *idx = sw_calloc(GATE_MAX, sizeof(*idx));
+    char *buf = sw_malloc(GATE_PEEK);
+    for (;;) {
+        int64_t now = sw_clock_ms();
+        /* Heads that did not arrive in time. */
+        for (size_t i = 0; i < h->npend;)
+            if (now - h->pend[i].since_ms >= GATE_HEAD_MS) gate_close(h, i, true);
+            else i++;
+        int64_t wait_ms = 200;
+        pfd[0] = (struct pollfd){.fd = h->wake[0], .events = POLLIN};
+        pfd[1] = (struct pollfd){.fd = h->listen_fd, .events = POLLIN};
+        nfds_t n = 2;
+        for (size_t i = 0; i < h->npend; i++) {
+            const gate_conn_t *c = &h->pend[i];
+            int64_t due = c->since_ms + GATE_HEAD_MS - now;
+            if (c->next_peek_ms) {
+                int64_t p = c->next_peek_ms - now;
+                if (p < due) due = p;
+                continue;
+            }
+            if (due < wait_ms) wait_ms = due;
+            idx[n - 2] = i;
+            pfd[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        }
+        for (size_t i = 0; i < h->npend; i++)
+            if (h->pend[i].next_peek_ms && h->pend[i].next_peek_ms - now < wait_ms)
+                wait_ms = h->pend[i].next_peek_ms - now;
+        if (wait_ms < 0) wait_ms = 0;
+        int rc = poll(pfd, n, (int)wait_ms);
+        if (rc < 0 && errno != EINTR) break;
+        if (pfd[0].revents) break;
+        now = sw_clock_ms();
+        /* Connections polled for data, then those due for another look;
+         * from the last so that removals keep the indexes valid. */
+        for (nfds_t k = n; k-- > 2;)
+            if (pfd[k].revents) gate_peek(h, idx[k - 2], buf, now);
+        for (size_t i = h->npend; i-- > 0;)
+            if (h->pend[i].next_peek_ms && h->pend[i].next_peek_ms <= now)
+                gate_peek(h, i, buf, now);
+        if (pfd[1].revents) gate_accept(h, now);
+    }
+    free(buf);
+    free(idx);
+    free(pfd);
+    return NULL;
+}
+
 static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m, int64_t max_lag,
                              int64_t stale_ms, bool probes_only, char *errstr, size_t errstr_size);
 
@@ -293,6 +442,8 @@ static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m
     }
 
     sw_http_t *h = sw_calloc(1, sizeof(*h));
+    h->listen_fd = fd;
+    h->wake[0] = h->wake[1] = -1;
     h->m = m;
     h->max_lag = max_lag;
     h->stale_ms = stale_ms;
@@ -305,11 +456,12 @@ static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m
      * failure libmicrohttpd closes fd on almost every path; the few early
      * ones (out of descriptors or memory) leave it open, and we would
      * rather leak it there than close a number another thread reused. */
-    h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO, 0,
-                              NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-                              MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+    h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
+                                  MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
+                              0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
                               /* Room for many scrapers, but no one address may
-                               * hold more than a few (slow clients); probes
+                               * hold more than a few (keep-alive connections,
+                               * whose heads the gate no longer sees); probes
                                * have their own listener (health.listen). */
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(probes_only ? 64 : 256),
                               MHD_OPTION_PER_IP_CONNECTION_LIMIT,
@@ -321,11 +473,21 @@ static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m
     if (!h->mhd) {
         snprintf(errstr, errstr_size, "%s \"%s\": cannot start the HTTP server: %s", prop, addr,
                  h->start_err[0] ? h->start_err : "libmicrohttpd gave no reason");
-        pthread_mutex_destroy(&h->log_lock);
-        free(h);
-        return NULL;
+        goto err;
     }
+    h->pend = sw_calloc(GATE_MAX, sizeof(*h->pend));
+    int fl = fcntl(fd, F_GETFL); /* the gate accepts until EAGAIN */
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 || pipe2(h->wake, O_CLOEXEC) != 0 ||
+        pthread_create(&h->gate, NULL, gate_run, h) != 0) {
+        snprintf(errstr, errstr_size, "%s \"%s\": cannot start the HTTP server: %s", prop, addr,
+                 strerror(errno));
+        goto err;
+    }
+    h->gate_started = true;
     return h;
+err:
+    sw_http_stop(h);
+    return NULL;
 }
 
 int sw_http_port(const sw_http_t *h)
@@ -336,7 +498,18 @@ int sw_http_port(const sw_http_t *h)
 void sw_http_stop(sw_http_t *h)
 {
     if (!h) return;
-    if (h->mhd) MHD_stop_daemon(h->mhd); /* joins the thread, closes the socket */
+    if (h->gate_started) {
+        ssize_t w;
+        do w = write(h->wake[1], "x", 1);
+        while (w < 0 && errno == EINTR);
+        pthread_join(h->gate, NULL);
+    }
+    for (size_t i = 0; i < h->npend; i++) close(h->pend[i].fd);
+    free(h->pend);
+    for (int k = 0; k < 2; k++)
+        if (h->wake[k] >= 0) close(h->wake[k]);
+    if (h->mhd) MHD_stop_daemon(h->mhd); /* joins its thread */
+    if (h->listen_fd >= 0) close(h->listen_fd);
     pthread_mutex_destroy(&h->log_lock);
     free(h);
 }

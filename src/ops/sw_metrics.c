@@ -20,6 +20,7 @@
 #include "sw_alloc.h"
 #include "sw_analysis.h"
 #include "sw_log.h"
+#include "sw_redact.h"
 
 #ifndef SW_VERSION
 #define SW_VERSION "unknown"
@@ -138,6 +139,7 @@ static const desc_t k_desc[] = {
     LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_INVALID, "kind", "invalid", NULL),
     LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_LIMIT, "kind", "limit", NULL),
     LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_FORMAT, "kind", "format", NULL),
+    LABELLED("stormwatch_dlq_records_total", MT_COUNTER, SW_M_DLQ_CLOCK, "kind", "clock", NULL),
     SCALAR("stormwatch_duplicate_samples_total", MT_COUNTER, SW_M_DUPLICATE_SAMPLES,
            "Samples dropped as duplicates by the engine."),
     SCALAR("stormwatch_late_samples_total", MT_COUNTER, SW_M_LATE_SAMPLES,
@@ -149,7 +151,7 @@ static const desc_t k_desc[] = {
            "TelemetryEvent v4 samples without device_used_bytes (the backend lacks the "
            "counter): skipped, and noted in their job's records."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
-           "One-rank jobs evicted to make room for new jobs (max.jobs or max.memory.bytes)."),
+           "Jobs with the least evidence evicted to make room (max.jobs or max.memory.bytes)."),
     SCALAR("stormwatch_rank_deaths_total", MT_COUNTER, SW_M_RANK_DEATHS,
            "Rank deaths the engines learnt of (death markers and silent ranks, SPEC 8)."),
     SCALAR("stormwatch_watchdog_errors_total", MT_COUNTER, SW_M_WATCHDOG_ERRORS,
@@ -257,6 +259,10 @@ static const desc_t k_desc[] = {
            "Offset commits that failed."),
     SCALAR("stormwatch_last_event_timestamp_seconds", MT_GAUGE_DOUBLE, SW_M_LAST_EVENT_TIMESTAMP,
            "Timestamp of the newest input message since the Unix epoch, in seconds."),
+    SCALAR("stormwatch_output_oldest_undelivered_age_seconds", MT_GAUGE_DOUBLE,
+           SW_M_OUTPUT_OLDEST_AGE,
+           "Age of the oldest record (alert, dead letter, forwarded copy) still waiting for "
+           "its delivery acknowledgement; 0 when none waits. Over 5 s: not ready."),
 };
 #define N_DESC (sizeof(k_desc) / sizeof(k_desc[0]))
 
@@ -333,8 +339,10 @@ struct sw_metrics_s {
     hshard_t shard[2];
     _Atomic int64_t heartbeat_ms; /* monotonic; INT64_MIN before the first */
     _Atomic bool assigned;
-    _Atomic int64_t total_lag; /* messages; negative: unknown */
-    pthread_mutex_t lock;      /* families and histogram reads */
+    _Atomic int64_t total_lag;     /* messages; negative: unknown */
+    _Atomic int64_t out_oldest_ms; /* monotonic; 0: no record waits for delivery */
+    _Atomic bool out_queue_full;   /* the producer's queue is full now */
+    pthread_mutex_t lock;          /* families and histogram reads */
     family_t fam[FAM__CNT];
 };
 
@@ -384,6 +392,8 @@ sw_metrics_t *sw_metrics_new(void)
     atomic_init(&m->registry, false);
     for (int b = 0; b < N_ALERT_BUCKETS; b++) atomic_init(&m->alert_bucket[b], 0);
     atomic_init(&m->alert_sum_ms, 0);
+    atomic_init(&m->out_oldest_ms, 0);
+    atomic_init(&m->out_queue_full, false);
     pthread_mutex_init(&m->lock, NULL);
     sw_metrics_set(m, SW_M_UP, 1);
     sw_metrics_set(m, SW_M_BUILD_INFO, 1);
@@ -452,14 +462,16 @@ double sw_metrics_get(const sw_metrics_t *m, sw_metric_t id)
 
 /* ---- labelled series ------------------------------------------------- */
 
-static void put_escaped(sw_buf_t *out, const char *s)
+static void put_escaped(sw_buf_t *out, const char *text)
 {
-    for (; *s; s++) {
+    char *safe = sw_redact_dup(text); /* no URL credentials in a label */
+    for (const char *s = safe; *s; s++) {
         if (*s == '\\') sw_buf_puts(out, "\\\\");
         else if (*s == '"') sw_buf_puts(out, "\\\"");
         else if (*s == '\n') sw_buf_puts(out, "\\n");
         else sw_buf_putc(out, *s);
     }
+    free(safe);
 }
 
 static int series_cmp(const sw_metrics_series_t *s, const char *topic, const char *stage,
@@ -686,11 +698,33 @@ bool sw_metrics_check_health(const sw_metrics_t *m, int64_t now_ms, int64_t stal
     return false;
 }
 
+void sw_metrics_set_output_state(sw_metrics_t *m, int64_t oldest_ms, bool queue_full)
+{
+    atomic_store_explicit(&m->out_oldest_ms, oldest_ms, memory_order_relaxed);
+    atomic_store_explicit(&m->out_queue_full, queue_full, memory_order_relaxed);
+    int64_t age = oldest_ms > 0 ? sw_clock_ms() - oldest_ms : 0;
+    sw_metrics_set_double(m, SW_M_OUTPUT_OLDEST_AGE, age > 0 ? (double)age / 1000.0 : 0.0);
+}
+
 bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, size_t why_size)
 {
     sw_metrics_t *mm = unconst(m);
     if (!atomic_load_explicit(&mm->assigned, memory_order_relaxed)) {
         snprintf(why, why_size, "no partitions assigned");
+        return false;
+    }
+    /* The output: computed here, so that it holds while the daemon's loop
+     * waits on a full producer queue. */
+    if (atomic_load_explicit(&mm->out_queue_full, memory_order_relaxed)) {
+        snprintf(why, why_size, "output stalled: the producer queue is full");
+        return false;
+    }
+    int64_t oldest = atomic_load_explicit(&mm->out_oldest_ms, memory_order_relaxed);
+    int64_t age = oldest > 0 ? sw_clock_ms() - oldest : 0;
+    if (age > SW_METRICS_OUTPUT_STALL_MS) {
+        snprintf(why, why_size,
+                 "output stalled: a record has waited %.1f s for its delivery (limit %.1f s)",
+                 (double)age / 1000.0, SW_METRICS_OUTPUT_STALL_MS / 1000.0);
         return false;
     }
     double held = sw_metrics_get(m, SW_M_SCHEMA_REGISTRY_HELD);

@@ -79,6 +79,7 @@ typedef enum sw_metric_e {
     SW_M_DLQ_INVALID,         /**< ...{kind="invalid"} */
     SW_M_DLQ_LIMIT,           /**< ...{kind="limit"} */
     SW_M_DLQ_FORMAT,          /**< ...{kind="format"} */
+    SW_M_DLQ_CLOCK,           /**< ...{kind="clock"} (out-of-time samples) */
     SW_M_DUPLICATE_SAMPLES,   /**< stormwatch_duplicate_samples_total */
     SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
     SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
@@ -144,6 +145,8 @@ typedef enum sw_metric_e {
                                     (Unix time of the newest message) */
     SW_M_START_TIME,           /**< process_start_time_seconds (Unix time,
                                     set by sw_metrics_new()) */
+    SW_M_OUTPUT_OLDEST_AGE,    /**< stormwatch_output_oldest_undelivered_age_seconds
+                                    (set by sw_metrics_set_output_state()) */
     SW_M__CNT
 } sw_metric_t;
 
@@ -294,6 +297,18 @@ void sw_metrics_heartbeat(sw_metrics_t *m, int64_t now_ms);
  */
 void sw_metrics_set_ready_state(sw_metrics_t *m, bool assigned, int64_t total_lag);
 
+/** Readiness turns false when a record waits longer than this for its
+ *  delivery acknowledgement (ms; README "Health and readiness"). */
+#define SW_METRICS_OUTPUT_STALL_MS 5000
+
+/**
+ * @brief Output readiness inputs: @p oldest_ms, the time (sw_clock_ms())
+ *        the oldest record still waiting for its delivery acknowledgement
+ *        was handed to the producer (0: none waits), and whether the
+ *        producer's queue is full now. Also sets SW_M_OUTPUT_OLDEST_AGE.
+ */
+void sw_metrics_set_output_state(sw_metrics_t *m, int64_t oldest_ms, bool queue_full);
+
 /**
  * @brief Liveness: the last heartbeat is younger than @p stale_ms at
  *        @p now_ms (monotonic).
@@ -305,11 +320,14 @@ bool sw_metrics_check_health(const sw_metrics_t *m, int64_t now_ms, int64_t stal
                              size_t why_size);
 
 /**
- * @brief Readiness: a partition is assigned and the known total lag is at
- *        most @p max_lag messages.
+ * @brief Readiness: a partition is assigned, the output delivers (no
+ *        record has waited over SW_METRICS_OUTPUT_STALL_MS for its
+ *        acknowledgement, the producer queue is not full) and the known
+ *        total lag is at most @p max_lag messages.
  * @returns true when ready; otherwise @p why gets one line without a
  *          newline ("no partitions assigned", "consumer lag unknown",
- *          "lagging: 12345 messages behind (limit 1000)").
+ *          "lagging: 12345 messages behind (limit 1000)", "output stalled:
+ *          ...").
  */
 bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, size_t why_size);
 

@@ -18,10 +18,25 @@
 #include "sw_jdom.h"
 #include "sw_jw.h"
 #include "sw_log.h"
+#include "sw_redact.h"
 
 /* Backoff after a failed round of requests: doubles from the first to the last. */
 #define BACKOFF_FIRST_MS 250
 #define BACKOFF_MAX_MS 4000
+/* An answer is a schema: over this it is no schema (final for the id). */
+#define ANSWER_MAX_BYTES ((size_t)1 << 20)
+/* An id whose answer started but did not finish within timeout_ms (a slow
+ * or endless body) backs off on its own, other ids are asked meanwhile;
+ * after this many such answers it is final (dead letters, not a retry
+ * forever). */
+#define SLOW_STRIKES 3
+#define SLOW_IDS 16 /* ids remembered with strikes (the oldest forgotten) */
+
+typedef struct slow_s {
+    int32_t id;
+    int strikes;
+    int64_t next_try_ms;
+} slow_t;
 
 typedef struct entry_s {
     int32_t id;
@@ -31,7 +46,8 @@ typedef struct entry_s {
 } entry_t;
 
 struct sw_registry_s {
-    char **urls; /* without a trailing '/' */
+    char **urls;  /* without a trailing '/' */
+    char **shown; /* the same without user information (errors, logs) */
     size_t n_urls;
     char *user_info, *ca, *cert, *key;
     int64_t timeout_ms;
@@ -44,6 +60,10 @@ struct sw_registry_s {
     int64_t backoff_ms, next_try_ms;
     uint64_t errors;
     bool up;
+    sw_avro_plan_t **retired; /* plans evicted from the cache, freed by sw_registry_reclaim() */
+    size_t nretired, capretired;
+    slow_t slow[SLOW_IDS]; /* ids whose answers were too slow (id 0 + strikes 0: free) */
+    size_t slow_next;
 };
 
 static char *dup_or_null(const char *s)
@@ -56,10 +76,12 @@ sw_registry_t *sw_registry_new(const sw_registry_conf_t *rc)
     sw_registry_t *reg = sw_calloc(1, sizeof(*reg));
     reg->n_urls = rc->n_urls;
     reg->urls = sw_calloc(rc->n_urls ? rc->n_urls : 1, sizeof(*reg->urls));
+    reg->shown = sw_calloc(rc->n_urls ? rc->n_urls : 1, sizeof(*reg->shown));
     for (size_t i = 0; i < rc->n_urls; i++) {
         reg->urls[i] = sw_strdup(rc->urls[i]);
         size_t n = strlen(reg->urls[i]);
         while (n > 0 && reg->urls[i][n - 1] == '/') reg->urls[i][--n] = '\0';
+        reg->shown[i] = sw_redact_dup(reg->urls[i]);
     }
     reg->user_info = dup_or_null(rc->user_info);
     reg->ca = dup_or_null(rc->ca_location);
@@ -83,11 +105,33 @@ static void entry_clear(entry_t *e)
     memset(e, 0, sizeof(*e));
 }
 
+/* An entry leaves the cache while a worker may still decode with its plan
+ * (borrowed until sw_registry_reclaim()): the plan waits for that. */
+static void entry_retire(sw_registry_t *reg, entry_t *e)
+{
+    if (e->plan) {
+        SW_GROW(reg->retired, reg->nretired, reg->capretired, 8);
+        reg->retired[reg->nretired++] = e->plan;
+        e->plan = NULL;
+    }
+    entry_clear(e);
+}
+
+void sw_registry_reclaim(sw_registry_t *reg)
+{
+    for (size_t i = 0; i < reg->nretired; i++) sw_avro_plan_destroy(reg->retired[i]);
+    reg->nretired = 0;
+}
+
 void sw_registry_destroy(sw_registry_t *reg)
 {
     if (!reg) return;
-    for (size_t i = 0; i < reg->n_urls; i++) free(reg->urls[i]);
+    for (size_t i = 0; i < reg->n_urls; i++) {
+        free(reg->urls[i]);
+        free(reg->shown[i]);
+    }
     free(reg->urls);
+    free(reg->shown);
     free(reg->user_info);
     free(reg->ca);
     free(reg->cert);
@@ -95,6 +139,8 @@ void sw_registry_destroy(sw_registry_t *reg)
     free(reg->reader);
     for (size_t i = 0; reg->cache && i < reg->cache_n; i++) entry_clear(&reg->cache[i]);
     free(reg->cache);
+    sw_registry_reclaim(reg);
+    free(reg->retired);
     if (reg->curl) curl_easy_cleanup(reg->curl);
     free(reg);
 }
@@ -139,7 +185,7 @@ static entry_t *cache_put(sw_registry_t *reg, int32_t id, sw_avro_plan_t *plan, 
     } else {
         e = &reg->cache[reg->cache_next];
         reg->cache_next = (reg->cache_next + 1) % reg->cache_max;
-        entry_clear(e);
+        entry_retire(reg, e);
     }
     e->id = id;
     e->plan = plan;
@@ -167,7 +213,7 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
     if (!plan) return SW_ERR_AVRO;
     entry_t *e = cache_find(reg, id);
     if (e) {
-        entry_clear(e);
+        entry_retire(reg, e);
         e->id = id;
         e->plan = plan;
     } else {
@@ -178,16 +224,29 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
 
 /* ---- HTTP -------------------------------------------------------------- */
 
+typedef struct sink_s {
+    sw_buf_t *body;
+    bool over; /* the answer passed ANSWER_MAX_BYTES */
+} sink_t;
+
 static size_t on_body(char *p, size_t size, size_t n, void *opaque)
 {
-    sw_buf_t *body = opaque;
-    if (body->len + size * n > ((size_t)16 << 20)) return 0; /* 16 MiB: not a schema */
-    sw_buf_put(body, p, size * n);
+    sink_t *s = opaque;
+    if (s->body->len + size * n > ANSWER_MAX_BYTES) {
+        s->over = true;
+        return 0; /* not a schema: curl stops reading */
+    }
+    sw_buf_put(s->body, p, size * n);
     return size * n;
 }
 
+/* What went wrong with the id itself, not with the registry. */
+#define HTTP_OVERSIZED (-1) /* the answer passed ANSWER_MAX_BYTES */
+#define HTTP_SLOW (-2)      /* the answer started but did not end in time */
+
 /* One request to each URL in turn until one answers below 500. @returns
- * the HTTP status with the body, or 0 with errstr saying why none did. */
+ * the HTTP status with the body, or 0 with errstr saying why none did,
+ * or HTTP_OVERSIZED / HTTP_SLOW. */
 static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_t *body,
                  char *errstr, size_t errstr_size)
 {
@@ -213,8 +272,9 @@ static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)reg->timeout_ms);
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)reg->timeout_ms);
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+        sink_t sink = {body, false};
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
         curl_easy_setopt(c, CURLOPT_USERAGENT, "stormwatch/" SW_VERSION);
         if (post) {
             curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
@@ -229,15 +289,28 @@ static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_
         if (reg->key) curl_easy_setopt(c, CURLOPT_SSLKEY, reg->key);
         body->len = 0;
         CURLcode rc = curl_easy_perform(c);
+        if (rc != CURLE_OK && sink.over) {
+            snprintf(errstr, errstr_size, "schema registry %s%s: the answer exceeds %zu bytes",
+                     reg->shown[i], path, ANSWER_MAX_BYTES);
+            status = HTTP_OVERSIZED;
+            break;
+        }
+        if (rc == CURLE_OPERATION_TIMEDOUT && body->len > 0) {
+            snprintf(errstr, errstr_size,
+                     "schema registry %s%s: the answer did not end within %lld ms (%zu bytes)",
+                     reg->shown[i], path, (long long)reg->timeout_ms, body->len);
+            status = HTTP_SLOW;
+            break;
+        }
         if (rc != CURLE_OK) {
-            snprintf(errstr, errstr_size, "schema registry %s%s: %s", reg->urls[i], path,
+            snprintf(errstr, errstr_size, "schema registry %s%s: %s", reg->shown[i], path,
                      cerr[0] ? cerr : curl_easy_strerror(rc));
             status = 0;
             continue;
         }
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         if (status >= 500) {
-            snprintf(errstr, errstr_size, "schema registry %s%s: HTTP %ld", reg->urls[i], path,
+            snprintf(errstr, errstr_size, "schema registry %s%s: HTTP %ld", reg->shown[i], path,
                      status);
             status = 0;
             continue;
@@ -288,6 +361,32 @@ static bool backing_off(sw_registry_t *reg, char *errstr, size_t errstr_size)
     return true;
 }
 
+static slow_t *slow_find(sw_registry_t *reg, int32_t id)
+{
+    for (size_t i = 0; i < SLOW_IDS; i++)
+        if (reg->slow[i].strikes && reg->slow[i].id == id) return &reg->slow[i];
+    return NULL;
+}
+
+/* One more too-slow answer for @p id: it backs off alone (doubling).
+ * @returns true when it has had SLOW_STRIKES of them (final). */
+static bool slow_strike(sw_registry_t *reg, int32_t id)
+{
+    slow_t *s = slow_find(reg, id);
+    if (!s) {
+        s = &reg->slow[reg->slow_next];
+        reg->slow_next = (reg->slow_next + 1) % SLOW_IDS;
+        memset(s, 0, sizeof(*s));
+        s->id = id;
+    }
+    s->strikes++;
+    int64_t backoff = (int64_t)BACKOFF_FIRST_MS << (s->strikes < 5 ? s->strikes : 5);
+    s->next_try_ms = sw_clock_ms() + backoff;
+    if (s->strikes < SLOW_STRIKES) return false;
+    memset(s, 0, sizeof(*s));
+    return true;
+}
+
 sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
                           size_t errstr_size)
 {
@@ -307,6 +406,15 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
         return SW_ERR_NOT_FOUND;
     }
     if (backing_off(reg, errstr, errstr_size)) return SW_ERR_IO;
+    slow_t *sl = slow_find(reg, id);
+    int64_t left = sl ? sl->next_try_ms - sw_clock_ms() : 0;
+    if (left > 0) {
+        snprintf(errstr, errstr_size,
+                 "schema id %ld: the registry's answer was too slow %d times; next attempt in "
+                 "%lld ms",
+                 (long)id, sl->strikes, (long long)left);
+        return SW_ERR_IO;
+    }
     char path[64];
     snprintf(path, sizeof(path), "/schemas/ids/%ld", (long)id);
     sw_buf_t body;
@@ -318,6 +426,17 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
     long status = http(reg, path, NULL, &body, errstr, errstr_size);
     if (status == 0) {
         err = unreachable(reg);
+        goto out;
+    }
+    if (status == HTTP_OVERSIZED || (status == HTTP_SLOW && slow_strike(reg, id))) {
+        /* Final: no schema is that large or takes that long, every time. */
+        snprintf(why, sizeof(why), "schema id %ld: %s (final)", (long)id, errstr);
+        e = cache_put(reg, id, NULL, SW_ERR_AVRO, why);
+        err = entry_result(e, plan, errstr, errstr_size);
+        goto out;
+    }
+    if (status == HTTP_SLOW) {
+        err = SW_ERR_IO; /* this id waits; others are asked meanwhile */
         goto out;
     }
     if (status != 200) {
@@ -403,6 +522,10 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
     sw_err_t err = SW_OK;
     const char *p = sw_buf_cstr(&path);
     long status = http(reg, p, sw_buf_cstr(&req), &body, errstr, errstr_size);
+    if (status < 0) { /* oversized or endless: errstr says which */
+        err = SW_ERR_INVALID_ARG;
+        goto out;
+    }
     if (status == 0 || status == 401 || status == 403 || status == 408 || status == 429) {
         if (status) snprintf(errstr, errstr_size, "schema registry POST %s: HTTP %ld", p, status);
         err = unreachable(reg);

@@ -60,7 +60,9 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
  * @brief The resolution plan of writer schema @p id: cached, or fetched
  *        and resolved now (one request per URL, each bounded by
  *        timeout_ms).
- * @param plan set on SW_OK; borrowed until the next call on @p reg.
+ * @param plan set on SW_OK; borrowed until sw_registry_reclaim() (a plan
+ *        that leaves the cache meanwhile waits for it), so it may be used
+ *        without holding the lock that serialises calls on @p reg.
  * @returns SW_OK; SW_ERR_NOT_FOUND: the registry does not know the id
  *          (40403), or there is no registry and it was not preloaded;
  *          SW_ERR_AVRO: the schema does not resolve against the reader;
@@ -73,6 +75,12 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
  */
 sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
                           size_t errstr_size);
+
+/**
+ * @brief Free the plans that left the cache since the last call. Call it
+ *        when no plan returned by sw_registry_plan() is in use any more.
+ */
+void sw_registry_reclaim(sw_registry_t *reg);
 
 /**
  * @brief The id of @p schema under @p subject: registered (POST

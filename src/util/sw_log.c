@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sw_redact.h"
+
 static const char *const k_level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
 
 sw_log_t sw_log_make(sw_log_level_t level, const char *prefix)
@@ -74,6 +76,12 @@ static void vlog(const sw_log_t *lg, sw_log_level_t level, const char *suffix, c
     }
     line[n++] = '\n';
     line[n] = '\0';
+    if (sw_redact_needed(line)) { /* a URL's user:password never reaches a log */
+        char safe[sizeof(line)];
+        sw_redact_urls(line, safe, sizeof(safe));
+        fputs(safe, lg->out ? lg->out : stderr);
+        return;
+    }
     fputs(line, lg->out ? lg->out : stderr);
 }
 

@@ -888,6 +888,49 @@ static void test_job_id_flood(void **state)
     sw_buf_clear(&err);
 }
 
+/* Secrets never echo (issue 28): a value given for a secret property in
+ * any spelling (NAME VALUE, NAME:VALUE, NAME<tab>VALUE, a leading blank,
+ * bare librdkafka names in tail and produce), and the user:password of a
+ * URL (schema.registry.url, alertmanager.url) in -X dump and in errors. */
+static void test_secrets_never_echo(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {
+        "run -X 'kafka.sasl.password s3cr3tA'",
+        "run -X kafka.sasl.password:s3cr3tA",
+        "run -X 'kafka.sasl.password\ts3cr3tA'",
+        "run -X ' kafka.sasl.password s3cr3tA'",
+        "run -X 'kafka.sasl.password s3cr3tA=x'",
+        "run -X 'kafka.consumer.ssl.key.password:s3cr3tA'",
+        "notify -X 'webhook.hmac.secret s3cr3tA'",
+        "tail -t x -X sasl.password:s3cr3tA",
+        "tail -t x -X 'sasl.password s3cr3tA'",
+        "produce -t x -X ' ssl.key.password:s3cr3tA'",
+        "run -X schema.registry.url=http://alice:s3cr3tA@127.0.0.1:1 -X dump",
+        "run -X schema.registry.url=ftp://alice:s3cr3tA@127.0.0.1:1",
+        "run -X 'schema.registry.url=http://alice:s3cr3tA@127.0.0.1:1,http://bob:s3cr3tA@x y'",
+        "notify -b 127.0.0.1:1 -X alertmanager.url=http://alice:s3cr3tA@127.0.0.1:1 -X dump",
+        "notify -b 127.0.0.1:1 -X alertmanager.url=gopher://alice:s3cr3tA@127.0.0.1:1",
+    };
+    sw_buf_t out, err;
+    sw_buf_init(&out);
+    sw_buf_init(&err);
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        int rc = run(cmds[i], NULL, &out, &err);
+        SW_ASSERT(strstr(out.data ? out.data : "", "s3cr3tA") == NULL &&
+                      strstr(err.data ? err.data : "", "s3cr3tA") == NULL,
+                  "stormwatch %s (exit %d) echoes the secret:\n%s%s", cmds[i], rc,
+                  out.data ? out.data : "", err.data ? err.data : "");
+        /* It still says something useful: the property, or the redaction. */
+        SW_ASSERT((out.len + err.len) > 0 && (strstr(out.data ? out.data : "", "[redacted]") ||
+                                              strstr(err.data ? err.data : "", "[redacted]")),
+                  "stormwatch %s: no [redacted] in\n%s%s", cmds[i], out.data ? out.data : "",
+                  err.data ? err.data : "");
+    }
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
@@ -898,11 +941,17 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),         cmocka_unit_test(test_analyze_output),
-        cmocka_unit_test(test_replay_output), cmocka_unit_test(test_gen_roundtrip),
-        cmocka_unit_test(test_kcat_style),    cmocka_unit_test(test_wrong_kind),
-        cmocka_unit_test(test_analyze_jobs),  cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_progress),      cmocka_unit_test(test_job_id_flood),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_analyze_output),
+        cmocka_unit_test(test_replay_output),
+        cmocka_unit_test(test_gen_roundtrip),
+        cmocka_unit_test(test_kcat_style),
+        cmocka_unit_test(test_wrong_kind),
+        cmocka_unit_test(test_analyze_jobs),
+        cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_job_id_flood),
+        cmocka_unit_test(test_secrets_never_echo),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

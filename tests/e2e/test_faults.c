@@ -10,7 +10,10 @@
  *    OffsetCommit, JoinGroup and SyncGroup, leader moves, a broker down
  *    and up, while the storms are processed;
  *  - exactly_once: the transactional call flow, and a fenced producer
- *    stopping the daemon with exit 1 and a clear message.
+ *    stopping the daemon with exit 1 and a clear message;
+ *  - readiness that sees the output: the output topic's leaders gone
+ *    (input, state, dead letters and coordinator up), /readyz turns 503
+ *    within 10 s, 200 again once delivery resumes, nothing lost.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +32,8 @@
 
 static char g_boot[1024];
 static sw_test_mock_t g_mock;
+/* repartition=on scenarios: records come from rep.<t> (their source headers). */
+static bool g_rep;
 static char g_dir[512];
 
 static char *path_in(const char *name)
@@ -172,7 +177,7 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     size_t want_n = sw_kt_count(want);
     char topic[64], src[64];
     snprintf(topic, sizeof(topic), "out.%s", t);
-    snprintf(src, sizeof(src), "in.%s", t);
+    snprintf(src, sizeof(src), "%s.%s", g_rep ? "rep" : "in", t);
     sw_kmsg_t *m;
     size_t got_n = sw_kc_read(g_boot, topic, 4, want_n + (size_t)s->jobs, 4000, 180000, &m);
     json_t *got = sw_kt_group_by_job(m, got_n, src, 0, 4, false);
@@ -545,19 +550,32 @@ static const char *const k_kill_at[] = {"while starting", "just after its assign
  * assignment of a fresh group, before any periodic snapshot (the case that
  * used to repeat records). Then the output is compared record by record
  * with an uninterrupted run: lost 0, repeated 0. */
-static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
+/* @p rep: repartition=on (the default) through rep.<t>: every event is
+ * forwarded by job_id first, so the kills also hit the forwarding stage. */
+static int test_chaos(const char *t, int instances, int kills, uint64_t seed, bool rep)
 {
     g_rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    g_rep = rep;
+    char rep_x[64];
+    snprintf(rep_x, sizeof(rep_x), "repartition.topic=rep.%s", t);
+    const char *x1 = rep ? "repartition=on" : NULL, *x2 = rep ? rep_x : NULL;
     stream_t s;
     char prefix[8];
     snprintf(prefix, sizeof(prefix), "%sj", t);
-    if (make_stream(&s, prefix, 4, 16, 400, 3, seed)) return 1;
+    /* With repartition=on all of it also passes through rep.<t>, whose
+     * partitions take the jobs by murmur2, each copy with its source
+     * headers (~400 bytes): 4 jobs of 8 ranks x 300 samples keep even one
+     * partition holding every job under the mock's 5 MiB (it drops the
+     * oldest beyond, which a restore would then miss). */
+    int rc = rep ? make_stream(&s, prefix, 4, 8, 300, 2, seed)
+                 : make_stream(&s, prefix, 4, 16, 400, 3, seed);
+    if (rc) return 1;
     static sw_test_daemon_t d[2];
     int gen[2] = {0, 0};
     char tag[2][32];
     for (int k = 0; k < instances; k++) {
         snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
-        daemon_start(&d[k], t, tag[k], NULL, NULL);
+        daemon_start(&d[k], t, tag[k], x1, x2);
     }
     /* A backlog first, so that the first assignment has records to send at once. */
     if (produce(&s, t, 0, s.n / 10, 0)) return 1;
@@ -594,12 +612,13 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed)
         printf("  kill %d: %s %s + %d ms\n", i + 1, tag[k], k_kill_at[at], delay);
         gen[k]++;
         snprintf(tag[k], sizeof(tag[k]), "%s%c%d", t, 'A' + k, gen[k]);
-        daemon_start(&d[k], t, tag[k], NULL, NULL);
+        daemon_start(&d[k], t, tag[k], x1, x2);
     }
     SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
     char what[96];
-    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9",
-             (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills);
+    snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9%s",
+             (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills,
+             rep ? ", repartition=on" : "");
     int failed = check_output(&s, t, what);
     for (int k = 0; k < instances; k++)
         SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
@@ -775,6 +794,69 @@ static int test_static(void)
     return failed;
 }
 
+/* Readiness sees the output (issue 28): every partition of out.o without a
+ * leader while the input is consumed; /readyz must say "output stalled"
+ * (503) within 10 s of the telemetry, with the oldest-undelivered gauge
+ * over 5 s, and 200 again once the leaders are back; the output then
+ * equals an uninterrupted run. */
+static int test_readyz_output(void)
+{
+    stream_t s;
+    if (make_stream(&s, "oj", 2, 8, 300, 2, 31)) return 1;
+    sw_test_daemon_t d;
+    daemon_start(&d, "o", "o0", "metrics.listen=127.0.0.1:0", NULL);
+    int port = sw_test_daemon_metrics_port(&d, 30000);
+    SW_ASSERT(port > 0, "no metrics port (log %s)", d.log);
+    SW_ASSERT(sw_test_daemon_wait_ready(&d, port, JOIN_WAIT_MS), "never ready (log %s)", d.log);
+    for (int p = 0; p < 4; p++)
+        SW_ASSERT(mock_cmd("leader out.o %d -1", p), "mock refused the leader change");
+    SW_ASSERT(produce(&s, "o", 0, s.n, 0) == 0, "telemetry could not be produced");
+    int64_t t0 = sw_proc_now_ms(), t503 = -1;
+    sw_buf_t body;
+    sw_buf_init(&body);
+    int failed = 0;
+    while (sw_proc_now_ms() - t0 < 20000) {
+        int st = sw_test_http_get(port, "/readyz", &body);
+        if (st == 503 && body.data && strstr(body.data, "output stalled")) {
+            t503 = sw_proc_now_ms() - t0;
+            break;
+        }
+        usleep(250000);
+    }
+    double gauge = -1;
+    if (sw_test_http_get(port, "/metrics", &body) == 200 && body.data) {
+        static const char name[] = "\nstormwatch_output_oldest_undelivered_age_seconds ";
+        const char *g = strstr(body.data, name);
+        if (g) gauge = strtod(g + sizeof(name) - 1, NULL);
+    }
+    printf(
+        "  output leaders down: /readyz 503 (output stalled) after %lld ms; oldest "
+        "undelivered record %.1f s old\n",
+        (long long)t503, gauge);
+    if (t503 < 0 || t503 > 10000) {
+        fprintf(stderr, "FAIL readyz: not 503 \"output stalled\" within 10 s (log %s)\n", d.log);
+        failed = 1;
+    }
+    if (gauge < 4.0) { /* published once a second */
+        fprintf(stderr, "FAIL readyz: oldest undelivered gauge %.1f, expected >= 4\n", gauge);
+        failed = 1;
+    }
+    for (int p = 0; p < 4; p++)
+        SW_ASSERT(mock_cmd("leader out.o %d 1", p), "mock refused the leader change");
+    int64_t t1 = sw_proc_now_ms();
+    bool ready = sw_test_daemon_wait_ready(&d, port, 60000);
+    printf("  leaders back: /readyz 200 after %lld ms\n", (long long)(sw_proc_now_ms() - t1));
+    if (!ready) {
+        fprintf(stderr, "FAIL readyz: not ready again within 60 s of the leaders' return\n");
+        failed = 1;
+    }
+    sw_buf_clear(&body);
+    failed |= check_output(&s, "o", "output leaders down, then back");
+    SW_ASSERT(stop(&d) == 0, "the daemon did not exit 0");
+    free_stream(&s);
+    return failed;
+}
+
 /* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
 static int faults_setup(void **state)
 {
@@ -790,7 +872,7 @@ static int faults_setup(void **state)
         "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
         "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
         "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", "in.x:4", "out.x:4", "dlq.x:4", "state.x:1",
-        NULL};
+        "in.o:4", "out.o:4", "dlq.o:4", "state.o:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -825,18 +907,23 @@ SCENARIO(faults, test_broker_faults())
 SCENARIO(eos, test_exactly_once())
 SCENARIO(stop, test_bounded_stop())
 SCENARIO(static, test_static())
-SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed()))
-SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000))
+SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed(), false))
+SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000, false))
+SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, true))
+SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, true))
+SCENARIO(readyz, test_readyz_output())
 #undef SCENARIO
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scenario_kill9),  cmocka_unit_test(scenario_crash),
+        cmocka_unit_test(scenario_kill9),   cmocka_unit_test(scenario_crash),
         cmocka_unit_test(scenario_rebalance),
-        cmocka_unit_test(scenario_faults), cmocka_unit_test(scenario_eos),
-        cmocka_unit_test(scenario_stop),   cmocka_unit_test(scenario_static),
-        cmocka_unit_test(scenario_chaos1), cmocka_unit_test(scenario_chaos2),
+        cmocka_unit_test(scenario_faults),  cmocka_unit_test(scenario_eos),
+        cmocka_unit_test(scenario_stop),    cmocka_unit_test(scenario_static),
+        cmocka_unit_test(scenario_chaos1),  cmocka_unit_test(scenario_chaos2),
+        cmocka_unit_test(scenario_readyz),  cmocka_unit_test(scenario_chaos1r),
+        cmocka_unit_test(scenario_chaos2r),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */

@@ -401,6 +401,12 @@ static void test_dlq(void **state)
         BAD("{\"timestamp_ns\": 5, \"event_type\": \"sample\", \"device_used_bytes\": 1, \"rank\": 100, "
             "\"world_size\": 200, \"job_id\": \"big\"}",
             "limit"),
+        /* One corrupted clock in the real job: refused by the out-of-time
+         * guard, the job's records as without it (want_records). */
+        BAD("{\"timestamp_ns\": 9223372036854775807, \"event_type\": \"sample\", "
+            "\"device_used_bytes\": 1, \"rank\": 1, \"world_size\": 4, \"job_id\": "
+            "\"dlqjob-0\", \"pid\": 1, \"host\": \"h\", \"sampling_interval_ms\": 100}",
+            "clock"),
 #undef BAD
     };
     size_t nbad = sizeof(bad) / sizeof(bad[0]);

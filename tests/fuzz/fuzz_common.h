@@ -374,9 +374,10 @@ FUZZ_UNUSED static void fuzz_record_cb(void *opaque, const sw_record_t *rec)
 }
 
 /* What the caller fed: calls that returned SW_OK (and how many of them
- * were samples) and calls refused with SW_ERR_LIMIT. */
+ * were samples), calls refused with SW_ERR_LIMIT and samples refused as
+ * out of time (SW_ERR_CLOCK). */
 typedef struct fuzz_feed_count_s {
-    uint64_t ok, samples, limited;
+    uint64_t ok, samples, limited, clock;
 } fuzz_feed_count_t;
 
 /* The counters agree with what was fed and seen, and with each other. */
@@ -391,6 +392,8 @@ FUZZ_UNUSED static void fuzz_check_stats(const sw_detector_t *det, const fuzz_fe
                (unsigned long long)st.samples, (unsigned long long)fed->samples);
     FUZZ_CHECK(st.limit_rejects == fed->limited, "stats.limit_rejects %llu, refused %llu",
                (unsigned long long)st.limit_rejects, (unsigned long long)fed->limited);
+    FUZZ_CHECK(st.clock_refused == fed->clock, "stats.clock_refused %llu, refused %llu",
+               (unsigned long long)st.clock_refused, (unsigned long long)fed->clock);
     FUZZ_CHECK(st.duplicates <= st.samples, "duplicates %llu > samples %llu",
                (unsigned long long)st.duplicates, (unsigned long long)st.samples);
     uint64_t kept = st.samples - st.duplicates;

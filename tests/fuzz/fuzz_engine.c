@@ -339,7 +339,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (long long)params.max_ranks_per_job, (int)rs.on, rs.snap_at);
 
     sw_detector_t *det = sw_detect_new(params);
-    fuzz_feed_count_t fed = {0, 0, 0};
+    fuzz_feed_count_t fed = {0, 0, 0, 0};
     fuzz_rec_count_t seen = {{0, 0, 0, 0}};
     state_t st;
     memset(&st, 0, sizeof(st));
@@ -389,12 +389,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else {
             rc = sw_detect_feed(det, &ev, st.now_ms, &rec, err, sizeof(err));
         }
-        FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_LIMIT, "sw_detect_feed returned %d", (int)rc);
+        FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_LIMIT || rc == SW_ERR_CLOCK,
+                   "sw_detect_feed returned %d", (int)rc);
         if (rc == SW_OK) {
             fed.ok++;
             fed.samples += ev.kind == SW_EV_SAMPLE;
         } else {
-            fed.limited++;
+            if (rc == SW_ERR_CLOCK) fed.clock++;
+            else fed.limited++;
             FUZZ_CHECK(rec == NULL, "a refused event produced a record");
         }
         trace_event("A", offset, &ev, (int)rc, rec);

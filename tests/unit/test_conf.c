@@ -13,6 +13,7 @@
 
 #include "sw_alloc.h"
 #include "sw_analysis.h"
+#include "sw_redact.h"
 #include "sw_testlib.h"
 
 #define HINT " (see 'stormwatch run -X list')"
@@ -54,7 +55,7 @@ static const struct {
     {"job.idle.ms", "300000"},
     {"max.jobs", "10000"},
     {"max.ranks.per.job", "131072"},
-    {"max.memory.bytes", "805306368"},
+    {"max.memory.bytes", "644245094"},
     {"processing.guarantee", "at_least_once"},
     {"commit.interval.ms", "1000"},
     {"shutdown.timeout.ms", "30000"},
@@ -805,7 +806,44 @@ static void test_secrets(void **state)
     SW_ASSERT_I64(sw_conf_load_env(conf, env, errstr, sizeof(errstr)), SW_ERR_NOT_FOUND);
     SW_ASSERT_LACKS(errstr, "hunter2");
     SW_ASSERT_CONTAINS(errstr, "STORMWATCH_SASL_PASSWORD");
+    /* Every spelling of NAME VALUE hides the value (issue 28). */
+    static const char *const spellings[] = {
+        "kafka.sasl.password hunter2", "kafka.sasl.password:hunter2",
+        " kafka.sasl.password\thunter2", "kafka.sasl.password hunter2=x",
+        "x kafka.consumer.sasl.password hunter2"};
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+        SW_ASSERT_I64(sw_conf_set_pair(conf, spellings[i], errstr, sizeof(errstr)),
+                      SW_CONF_INVALID);
+        SW_ASSERT_LACKS(errstr, "hunter2");
+        SW_ASSERT_CONTAINS(errstr, "[redacted]");
+    }
+    /* URL credentials: dump and errors. */
+    SW_ASSERT_I64(sw_conf_set(conf, "schema.registry.url", "http://alice:hunter2@127.0.0.1:8081",
+                              errstr, sizeof(errstr)),
+                  SW_CONF_OK);
+    d = dump_of2(conf, true);
+    SW_ASSERT_CONTAINS(d, "\nschema.registry.url=http://[redacted]@127.0.0.1:8081\n");
+    SW_ASSERT_LACKS(d, "hunter2");
+    free(d);
+    SW_ASSERT_I64(
+        sw_conf_set(conf, "schema.registry.url", "ftp://alice:hunter2@h", errstr, sizeof(errstr)),
+        SW_CONF_INVALID);
+    SW_ASSERT_LACKS(errstr, "hunter2");
     sw_conf_destroy(conf);
+    static const char *const urls[][2] = {
+        {"http://u:p@h:1/x", "http://[redacted]@h:1/x"},
+        /* A raw '/' in a password ends no authority: redacted to the last '@'. */
+        {"a https://u@h, b http://v:w/x@k/p", "a https://[redacted]@h, b http://[redacted]@k/p"},
+        {"http://h/a", "http://h/a"},
+        {"no url: a@b", "no url: a@b"},
+        {"x=http://u:p@h,http://u2:p2@h2", "x=http://[redacted]@h,http://[redacted]@h2"},
+    };
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+        char *r = sw_redact_dup(urls[i][0]);
+        SW_ASSERT_STREQ(r, urls[i][1]);
+        SW_ASSERT_I64(sw_redact_needed(urls[i][0]), strcmp(urls[i][0], urls[i][1]) != 0);
+        free(r);
+    }
 }
 
 static void test_list_and_markdown(void **state)
@@ -906,7 +944,7 @@ static void test_settings(void **state)
     sw_params_t d = sw_params_default();
     SW_ASSERT(memcmp(&s.engine.params, &d, sizeof(d)) == 0, "engine params are the defaults");
     SW_ASSERT_I64(s.engine.job_idle_ms, 300000);
-    SW_ASSERT_I64(s.engine.max_memory_bytes, 805306368);
+    SW_ASSERT_I64(s.engine.max_memory_bytes, 644245094);
     SW_ASSERT_I64(s.delivery.guarantee, SW_GUARANTEE_AT_LEAST_ONCE);
     SW_ASSERT_I64(s.delivery.commit_interval_ms, 1000);
     SW_ASSERT_I64(s.delivery.shutdown_timeout_ms, 30000);

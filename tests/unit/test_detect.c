@@ -929,12 +929,15 @@ static void test_restore_refuses_other_params(void **state)
     sw_buf_clear(&snap);
 }
 
-/* A flood of made-up job ids (one sample each) interleaved with real jobs,
- * with max.jobs far below the flood: the flood's one-rank jobs are evicted
- * to make room, never a job that reports like a real one, and the real
- * jobs' records are exactly those of a run without the flood. Then the
- * memory-budget path: under pressure a new job evicts the oldest one-rank
- * job, and is refused only when every job has two ranks or more. */
+/* A flood of made-up job ids interleaved with real jobs, with max.jobs far
+ * below the flood: fakes of 1, 2 and 8 ranks (one sample per rank, the
+ * cheapest way to look like a job) are evicted to make room, never a job
+ * that reports like a real one, and the real jobs' records are exactly
+ * those of a run without the flood (issue 28: two-rank fakes used to be
+ * kept and starve real jobs). Then the memory-budget path: under pressure
+ * a new job evicts the least recently active job with the least evidence
+ * (no rank with two samples; then no rising run and no open episode), and
+ * is refused only when every candidate has a rising run. */
 static void collect_real(void *opaque, const sw_record_t *rec)
 {
     sumctx_t *c = opaque;
@@ -943,12 +946,14 @@ static void collect_real(void *opaque, const sw_record_t *rec)
     out_push(c->log, c->buf->data);
 }
 
-static void test_flood_evicts_one_rank_jobs(void **state)
+static void test_flood_evicts_fake_jobs(void **state)
 {
     (void)state;
     uint64_t evicted = 0;
     size_t compared = 0;
+    static const int fake_ranks[] = {1, 2, 8};
     for (uint64_t seed = 1; seed <= 6; seed++) {
+        int franks = fake_ranks[seed % 3];
         sw_params_t p = sw_params_default();
         p.window_samples = 8;
         p.spike_min_bytes = 500;
@@ -985,11 +990,14 @@ static void test_flood_evicts_one_rank_jobs(void **state)
                     fe.has_phase = false;
                     fe.has_job_id = true;
                     fe.job_id = sw_str(fid);
-                    fe.rank = 0;
-                    fe.world_size = 1;
-                    SW_ASSERT_I64(
-                        sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
-                    SW_ASSERT_NULL(rec);
+                    fe.world_size = franks;
+                    for (int r = 0; r < franks; r++) {
+                        fe.rank = r;
+                        SW_ASSERT_I64(
+                            sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)),
+                            SW_OK);
+                        SW_ASSERT_NULL(rec);
+                    }
                 }
             }
             sumctx_t sc = {out, &buf};
@@ -997,13 +1005,14 @@ static void test_flood_evicts_one_rank_jobs(void **state)
             sw_detect_stats_t st;
             sw_detect_stats(det, &st);
             if (flood) {
-                SW_ASSERT_TRUE(st.jobs <= 64);
+                SW_ASSERT(st.jobs <= 64, "%llu jobs", (unsigned long long)st.jobs);
                 SW_ASSERT_I64(st.limit_rejects, 0);
                 evicted += st.evicted;
             }
             sw_detect_destroy(det);
         }
-        SW_ASSERT_I64(got.n, want.n);
+        SW_ASSERT(got.n == want.n, "fakes of %d ranks: %zu records of real jobs, want %zu", franks,
+                  got.n, want.n);
         for (size_t k = 0; k < want.n; k++) SW_ASSERT_STREQ(got.v[k], want.v[k]);
         compared += want.n;
         out_clear(&want);
@@ -1011,14 +1020,16 @@ static void test_flood_evicts_one_rank_jobs(void **state)
         sw_buf_clear(&buf);
     }
     printf(
-        "flood: %zu records of real jobs equal with and without 72,000 flood jobs; %llu "
-        "one-rank jobs evicted\n",
+        "flood: %zu records of real jobs equal with and without 72,000 flood jobs of 1, 2 and "
+        "8 ranks; %llu evicted\n",
         compared, (unsigned long long)evicted);
     SW_ASSERT_TRUE(compared > 20);
     SW_ASSERT_TRUE(evicted > 60000);
 
-    /* Memory pressure: a two-rank job stays, a one-rank job goes. */
-    sw_detector_t *det = sw_detect_new(sw_params_default());
+    /* Memory pressure: the least evidence goes first, whatever the rank count. */
+    sw_params_t p = sw_params_default();
+    p.spike_min_bytes = 500;
+    sw_detector_t *det = sw_detect_new(p);
     sw_event_t ev;
     memset(&ev, 0, sizeof(ev));
     ev.kind = SW_EV_SAMPLE;
@@ -1026,40 +1037,129 @@ static void test_flood_evicts_one_rank_jobs(void **state)
     ev.has_job_id = true;
     ev.host = sw_str("h");
     ev.has_device_used = true;
-    ev.device_used_bytes = 1000;
     ev.world_size = 2;
     ev.sampling_interval_ms = 100;
     const sw_record_t *rec;
     char err[256];
-    const char *ids[] = {"real", "real", "one", "new", "newer"};
-    const int64_t ranks[] = {0, 1, 0, 0, 0};
-    for (int i = 0; i < 5; i++) {
-        if (i == 3) sw_detect_set_pressure(det, true);
-        ev.job_id = sw_str(ids[i]);
-        ev.rank = ranks[i];
-        ev.timestamp_ns = 1000 + i;
-        sw_err_t rc = sw_detect_feed_at(det, &ev, 0, i, &rec, err, sizeof(err));
-        if (i < 4) SW_ASSERT_I64(rc, SW_OK);
-        else {
-            /* "new" has one rank: it makes room for "newer". */
-            SW_ASSERT_I64(rc, SW_OK);
-        }
-    }
+    int64_t off = 0;
+#define FEED(id, rk, ts, used, want)                                                          \
+    do {                                                                                      \
+        ev.job_id = sw_str(id);                                                               \
+        ev.rank = (rk);                                                                       \
+        ev.timestamp_ns = (ts);                                                               \
+        ev.device_used_bytes = (used);                                                        \
+        SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, off++, &rec, err, sizeof(err)), (want)); \
+    } while (0)
+    for (int t = 1; t <= 3; t++) FEED("storm", 0, t, t == 3 ? 5000 : 1000, SW_OK); /* rising run */
+    for (int t = 1; t <= 3; t++)
+        for (int r = 0; r < 2; r++) FEED("quiet", r, t, 1000, SW_OK); /* two samples a rank */
+    for (int r = 0; r < 2; r++) FEED("fake2", r, 1, 1000, SW_OK);     /* one sample a rank */
+    sw_detect_set_pressure(det, true);
+    sw_analysis_t a;
+    FEED("new1", 0, 1, 1000, SW_OK); /* evicts fake2, not the older quiet */
+    SW_ASSERT_FALSE(sw_detect_analysis(det, "fake2", &a));
+    SW_ASSERT_TRUE(sw_detect_analysis(det, "quiet", &a));
+    FEED("new2", 0, 1, 1000, SW_OK); /* evicts new1 */
+    SW_ASSERT_FALSE(sw_detect_analysis(det, "new1", &a));
+    FEED("new2", 0, 2, 1000, SW_OK); /* new2 has evidence now */
+    FEED("new3", 0, 1, 1000, SW_OK); /* no job without evidence: the oldest quiet one goes */
+    SW_ASSERT_FALSE(sw_detect_analysis(det, "quiet", &a));
+    SW_ASSERT_TRUE(sw_detect_analysis(det, "new2", &a));
+    SW_ASSERT_TRUE(sw_detect_analysis(det, "storm", &a));
     sw_detect_stats_t st;
     sw_detect_stats(det, &st);
-    SW_ASSERT_I64(st.evicted, 2); /* "one", then "new" */
-    SW_ASSERT_I64(st.jobs, 2);    /* "real" and "newer" */
-    /* Only two-rank jobs left but one: evict "newer" too, then refuse. */
-    ev.job_id = sw_str("newer");
-    ev.rank = 1;
-    SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, 5, &rec, err, sizeof(err)), SW_OK);
-    ev.job_id = sw_str("last");
-    ev.rank = 0;
-    SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, 6, &rec, err, sizeof(err)), SW_ERR_LIMIT);
+    SW_ASSERT_I64(st.evicted, 3);
+    SW_ASSERT_I64(st.jobs, 3); /* storm, new2, new3 */
+    sw_detect_destroy(det);
+    /* Only a job with a rising run: a new job is refused, then taken
+     * once the pressure is off. */
+    det = sw_detect_new(p);
+    for (int t = 1; t <= 3; t++) FEED("storm", 0, t, t == 3 ? 5000 : 1000, SW_OK);
+    sw_detect_set_pressure(det, true);
+    FEED("last", 0, 1, 1000, SW_ERR_LIMIT);
     SW_ASSERT_NOT_NULL(strstr(err, "max.memory.bytes"));
     sw_detect_set_pressure(det, false);
-    SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, 7, &rec, err, sizeof(err)), SW_OK);
+    FEED("last", 0, 1, 1000, SW_OK);
+#undef FEED
     sw_detect_destroy(det);
+}
+
+/* The budget where memory grows (issue 28): 200,000 one-sample job ids of
+ * 1, 2 or 8 ranks among 3 real jobs, with a budget of 4 MiB and no
+ * once-a-second check: the accounted state never passes the budget by more
+ * than one job, the real jobs' records equal a run without the flood, and
+ * a new rank is refused only when nothing can go. */
+static void test_budget_where_memory_grows(void **state)
+{
+    (void)state;
+    const size_t budget = 4u << 20;
+    sw_params_t p = sw_params_default();
+    p.window_samples = 8;
+    p.spike_min_bytes = 500;
+    p.max_jobs = 0;
+    outlog_t want = {0}, got = {0};
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    char err[256], fid[32];
+    size_t peak = 0;
+    uint64_t evicted = 0;
+    for (int flood = 0; flood < 2; flood++) {
+        sw_detector_t *det = sw_detect_new(p);
+        if (flood) sw_detect_set_budget(det, budget);
+        gen_t g;
+        memset(&g, 0, sizeof(g));
+        g.s = 7;
+        g.scale = 1000000;
+        g.ordered = true;
+        outlog_t *out = flood ? &got : &want;
+        uint64_t fn = 0;
+        for (size_t i = 0; i < 3000; i++) {
+            sw_event_t ev;
+            gen_event(&g, &ev, 5, 3);
+            const sw_record_t *rec;
+            SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)),
+                          SW_OK);
+            if (rec && !(rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f')) {
+                record_json(rec, &buf);
+                out_push(out, buf.data);
+            }
+            for (int k = 0; flood && k < 24; k++) {
+                sw_event_t fe = ev;
+                snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
+                fe.kind = SW_EV_SAMPLE;
+                fe.event_type = sw_str("sample");
+                fe.has_phase = false;
+                fe.has_job_id = true;
+                fe.job_id = sw_str(fid);
+                int franks = (int[]){1, 2, 8}[fn % 3];
+                fe.world_size = franks;
+                for (int r = 0; r < franks; r++) {
+                    fe.rank = r;
+                    SW_ASSERT_I64(
+                        sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+                }
+                size_t acct = sw_detect_accounted(det);
+                if (acct > peak) peak = acct;
+            }
+        }
+        sumctx_t sc = {out, &buf};
+        sw_detect_finish(det, collect_real, &sc);
+        sw_detect_stats_t st;
+        sw_detect_stats(det, &st);
+        if (flood) evicted = st.evicted;
+        sw_detect_destroy(det);
+    }
+    printf(
+        "budget: 72,000 fake jobs of 1, 2, 8 ranks in a 4 MiB budget: peak accounted %zu "
+        "bytes, %llu evicted, %zu real records equal\n",
+        peak, (unsigned long long)evicted, want.n);
+    SW_ASSERT(peak <= budget + 64 * 1024, "accounted state reached %zu bytes", peak);
+    SW_ASSERT_TRUE(evicted > 60000);
+    SW_ASSERT(got.n == want.n, "%zu real records, want %zu", got.n, want.n);
+    for (size_t k = 0; k < want.n; k++) SW_ASSERT_STREQ(got.v[k], want.v[k]);
+    out_clear(&want);
+    out_clear(&got);
+    sw_buf_clear(&buf);
 }
 
 int main(void)
@@ -1068,7 +1168,8 @@ int main(void)
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_restore_refuses_other_params),
-        cmocka_unit_test(test_flood_evicts_one_rank_jobs),
+        cmocka_unit_test(test_flood_evicts_fake_jobs),
+        cmocka_unit_test(test_budget_where_memory_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1005,14 +1005,146 @@ static void test_slow_clients(void **state)
     (void)refused_metrics;
 }
 
+/* A spread-out slowloris (issue 28): 200 slow connections to each
+ * listener from 8 loopback addresses (127.0.0.2-9), re-opened as soon as
+ * the server closes one, each sending a header line every 250 ms and
+ * never finishing. Meanwhile /healthz is probed on both listeners from
+ * 127.0.0.1: at least 95% of the probes are answered 200 within 2 s. */
+static int slow_connect_from(int port, int src)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)src);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return -1;
+    }
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    send(fd, "GET /healthz HTTP/1.1\r\n", 24, MSG_NOSIGNAL);
+    return fd;
+}
+
+/* GET /healthz with every step bounded by 2 s. @returns the status, or
+ * -1; *ms the time it took. */
+static int probe_timed(int port, int64_t *ms)
+{
+    int64_t t0 = sw_clock_ms();
+    int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+    *ms = 0;
+    if (fd < 0) return -1;
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(req) - 1)) {
+        char buf[256];
+        size_t n = 0;
+        ssize_t r;
+        while (n < sizeof(buf) - 1 && sw_clock_ms() - t0 < 2000 &&
+               (r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) > 0)
+            n += (size_t)r;
+        buf[n] = '\0';
+        if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1) status = -1;
+    }
+    close(fd);
+    *ms = sw_clock_ms() - t0;
+    return status;
+}
+
+static void test_slowloris_many_addresses(void **state)
+{
+    (void)state;
+    /* 127.0.0.2-9 must be usable as sources (Linux routes 127/8 to lo). */
+    int chk = slow_connect_from(9, 9);
+    if (chk < 0) {
+        printf("slowloris: cannot bind 127.0.0.9 here; skipped\n");
+        skip();
+    }
+    close(chk);
+    sw_metrics_t *m = sw_metrics_new();
+    sw_metrics_heartbeat(m, sw_clock_ms());
+    char err[256] = "";
+    sw_http_t *srv[2];
+    srv[0] = sw_http_start_probes("127.0.0.1:0", m, 100, 600000, err, sizeof(err));
+    SW_ASSERT(srv[0], "start probes: %s", err);
+    srv[1] = sw_http_start("127.0.0.1:0", m, 100, 600000, err, sizeof(err));
+    SW_ASSERT(srv[1], "start: %s", err);
+    enum { N = 200, ROUNDS = 40 };
+    int fds[2][N];
+    uint64_t reopened = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < N; i++) fds[s][i] = slow_connect_from(sw_http_port(srv[s]), 2 + i % 8);
+    int ok[2] = {0, 0}, probes[2] = {0, 0};
+    int64_t worst[2] = {0, 0};
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < N; i++) {
+                char c;
+                if (fds[s][i] >= 0 && (send(fds[s][i], "X-a: b\r\n", 8, MSG_NOSIGNAL) < 0 ||
+                                       recv(fds[s][i], &c, 1, MSG_DONTWAIT) == 0)) {
+                    close(fds[s][i]);
+                    fds[s][i] = -1;
+                }
+                if (fds[s][i] < 0) {
+                    fds[s][i] = slow_connect_from(sw_http_port(srv[s]), 2 + i % 8);
+                    reopened++;
+                }
+            }
+        for (int s = 0; s < 2; s++) {
+            int64_t ms = 0;
+            int st = probe_timed(sw_http_port(srv[s]), &ms);
+            probes[s]++;
+            if (st == 200 && ms <= 2000) ok[s]++;
+            if (ms > worst[s]) worst[s] = ms;
+        }
+        usleep(250000);
+    }
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < N; i++)
+            if (fds[s][i] >= 0) close(fds[s][i]);
+    printf(
+        "slowloris: 2 x %d slow connections from 8 addresses (%llu re-opened after the "
+        "server closed them): /healthz answered within 2 s %d of %d (health.listen, worst "
+        "%lld ms) and %d of %d (metrics.listen, worst %lld ms)\n",
+        N, (unsigned long long)reopened, ok[0], probes[0], (long long)worst[0], ok[1], probes[1],
+        (long long)worst[1]);
+    for (int s = 0; s < 2; s++)
+        SW_ASSERT(ok[s] * 100 >= probes[s] * 95, "listener %d: %d of %d probes answered in time", s,
+                  ok[s], probes[s]);
+    SW_ASSERT(reopened > 0, "no slow connection was ever closed by the server");
+    sw_http_stop(srv[1]);
+    sw_http_stop(srv[0]);
+    sw_metrics_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_render_format), cmocka_unit_test(test_histogram),
-        cmocka_unit_test(test_concurrency),   cmocka_unit_test(test_health_rules),
-        cmocka_unit_test(test_http_routes),   cmocka_unit_test(test_bind_errors),
-        cmocka_unit_test(test_port_zero),     cmocka_unit_test(test_restart),
-        cmocka_unit_test(test_log_flood),     cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_render_format),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_concurrency),
+        cmocka_unit_test(test_health_rules),
+        cmocka_unit_test(test_http_routes),
+        cmocka_unit_test(test_bind_errors),
+        cmocka_unit_test(test_port_zero),
+        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_log_flood),
+        cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_slowloris_many_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,13 +8,19 @@
  * answers without a request, subjects register once and are looked up
  * (40401 for a missing subject).
  */
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sw_daemon.h"
+#include "sw_log.h"
 #include "sw_proc.h"
 #include "sw_registry.h"
 #include "sw_schemas.h"
@@ -159,10 +165,136 @@ static void test_registry_client(void **state)
     sw_proc_kill(stub);
 }
 
+/* ---- hostile answers (issue 28) -------------------------------------------- */
+
+/* A registry in a thread that answers id 1 with 2 MiB, id 2 with one byte
+ * of a body that never ends, id 7 with the telemetry schema; it counts the
+ * requests per id. Bounded: each connection at most 3 s, the thread ends
+ * with g_hstop. */
+static atomic_bool g_hstop;
+static atomic_int g_hreq[8];
+static int g_hfd;
+
+static void *hostile_run(void *opaque)
+{
+    (void)opaque;
+    char req[2048];
+    while (!atomic_load(&g_hstop)) {
+        struct pollfd pf = {g_hfd, POLLIN, 0};
+        if (poll(&pf, 1, 100) <= 0) continue;
+        int c = accept(g_hfd, NULL, NULL);
+        if (c < 0) continue;
+        ssize_t n = recv(c, req, sizeof(req) - 1, 0);
+        req[n > 0 ? n : 0] = '\0';
+        int id = 0;
+        sscanf(req, "GET /schemas/ids/%d", &id);
+        if (id >= 0 && id < 8) atomic_fetch_add(&g_hreq[id], 1);
+        char head[256];
+        if (id == 1) {
+            size_t big = 2u << 20;
+            snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", big);
+            send(c, head, strlen(head), MSG_NOSIGNAL);
+            char *body = malloc(big);
+            memset(body, 'a', big);
+            send(c, body, big, MSG_NOSIGNAL);
+            free(body);
+        } else if (id == 2) {
+            snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{");
+            send(c, head, strlen(head), MSG_NOSIGNAL);
+            struct pollfd cp = {c, POLLIN, 0};
+            poll(&cp, 1, 3000); /* until the client gives up */
+        } else if (id == 7) {
+            sw_buf_t b;
+            sw_buf_init(&b);
+            sw_buf_puts(&b, "{\"schema\": \"");
+            for (unsigned k = 0; k < sw_schema_telemetry_event_len; k++) {
+                char ch = sw_schema_telemetry_event[k];
+                if (ch == '"' || ch == '\\') sw_buf_putc(&b, '\\');
+                if (ch == '\n') sw_buf_puts(&b, "\\n");
+                else sw_buf_putc(&b, ch);
+            }
+            sw_buf_puts(&b, "\"}");
+            snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", b.len);
+            send(c, head, strlen(head), MSG_NOSIGNAL);
+            send(c, b.data, b.len, MSG_NOSIGNAL);
+            sw_buf_clear(&b);
+        } else {
+            static const char nf[] =
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 51\r\n\r\n"
+                "{\"error_code\": 40403, \"message\": \"Schema not found\"}";
+            send(c, nf, sizeof(nf) - 1, MSG_NOSIGNAL);
+        }
+        close(c);
+    }
+    return NULL;
+}
+
+static void test_hostile_answers(void **state)
+{
+    (void)state;
+    g_hfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof(sa);
+    SW_ASSERT(bind(g_hfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(g_hfd, 16) == 0 &&
+                  getsockname(g_hfd, (struct sockaddr *)&sa, &sl) == 0,
+              "cannot listen");
+    pthread_t th;
+    atomic_store(&g_hstop, false);
+    pthread_create(&th, NULL, hostile_run, NULL);
+    char url[64], err[600];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    const char *urls[1] = {url};
+    sw_registry_conf_t rc = {.urls = urls,
+                             .n_urls = 1,
+                             .user_info = "",
+                             .timeout_ms = 400,
+                             .reader = sw_schema_telemetry_event,
+                             .reader_len = sw_schema_telemetry_event_len};
+    sw_registry_t *reg = sw_registry_new(&rc);
+    const sw_avro_plan_t *plan = NULL;
+    /* Oversized: final at once, asked once. */
+    sw_err_t e = sw_registry_plan(reg, 1, &plan, err, sizeof(err));
+    SW_ASSERT(e == SW_ERR_AVRO && strstr(err, "exceeds"), "id 1: rc %d: %s", e, err);
+    SW_ASSERT_I64(sw_registry_plan(reg, 1, &plan, err, sizeof(err)), SW_ERR_AVRO);
+    SW_ASSERT_I64(atomic_load(&g_hreq[1]), 1);
+    /* Endless: this id waits, id 7 is fetched at once meanwhile. */
+    int64_t t0 = sw_clock_ms();
+    e = sw_registry_plan(reg, 2, &plan, err, sizeof(err));
+    SW_ASSERT(e == SW_ERR_IO && strstr(err, "did not end"), "id 2: rc %d: %s", e, err);
+    SW_ASSERT(sw_clock_ms() - t0 < 2000, "a slow answer took %lld ms",
+              (long long)(sw_clock_ms() - t0));
+    e = sw_registry_plan(reg, 7, &plan, err, sizeof(err));
+    SW_ASSERT(e == SW_OK, "id 7 behind a slow id: rc %d: %s", e, err);
+    SW_ASSERT_I64(sw_registry_plan(reg, 2, &plan, err, sizeof(err)), SW_ERR_IO); /* backing off */
+    SW_ASSERT_I64(atomic_load(&g_hreq[2]), 1);
+    /* Three slow answers: final (dead letters), never asked again. */
+    int64_t deadline = sw_clock_ms() + 20000;
+    while ((e = sw_registry_plan(reg, 2, &plan, err, sizeof(err))) == SW_ERR_IO &&
+           sw_clock_ms() < deadline)
+        usleep(50000);
+    SW_ASSERT(e == SW_ERR_AVRO && strstr(err, "final"), "id 2 after strikes: rc %d: %s", e, err);
+    int asked = atomic_load(&g_hreq[2]);
+    SW_ASSERT_I64(asked, 3);
+    SW_ASSERT_I64(sw_registry_plan(reg, 2, &plan, err, sizeof(err)), SW_ERR_AVRO);
+    SW_ASSERT_I64(atomic_load(&g_hreq[2]), 3);
+    printf(
+        "hostile registry: a 2 MiB answer final at once; an endless answer waited alone "
+        "(id 7 fetched meanwhile), final after %d requests\n",
+        asked);
+    sw_registry_destroy(reg);
+    atomic_store(&g_hstop, true);
+    pthread_join(th, NULL);
+    close(g_hfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_registry_client, sw_test_kill_children),
+        cmocka_unit_test(test_hostile_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

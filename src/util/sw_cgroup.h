@@ -1,0 +1,20 @@
+/*
+ * The container's memory limit, as the kernel's cgroup files say it
+ * (v2: memory.max; v1: memory/memory.limit_in_bytes), so that the default
+ * memory budget follows the pod's limit. Reads files only; no globals.
+ */
+#ifndef SW_CGROUP_H
+#define SW_CGROUP_H
+
+#include <stdint.h>
+
+/**
+ * @brief The memory limit of the cgroup mounted at @p root (normally
+ *        "/sys/fs/cgroup"): v2's memory.max, else v1's
+ *        memory/memory.limit_in_bytes.
+ * @returns bytes, or 0 when there is none ("max", a v1 "unlimited" value
+ *          of 2^62 or more, no such file).
+ */
+int64_t sw_cgroup_memory_limit(const char *root);
+
+#endif /* SW_CGROUP_H */
