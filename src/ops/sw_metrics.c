@@ -180,14 +180,14 @@ static const desc_t k_desc[] = {
              "resolve", NULL),
     LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_SUMMARY, "action",
              "summary", NULL),
-    {"stormwatch_alert_latency_seconds", MT_HISTOGRAM, SRC_ALERT_HISTOGRAM, -1, NULL, NULL,
-     "Alert latency: from the Kafka timestamp of the input message that completed a trigger "
-     "(normally when its producer wrote it) to the trigger record handed to the producer, in "
-     "seconds."},
     LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_CRASH, "action",
              "crash", NULL),
     LABELLED("stormwatch_records_out_total", MT_COUNTER, SW_M_RECORDS_OUT_WARNING, "action",
              "warning", NULL),
+    {"stormwatch_alert_latency_seconds", MT_HISTOGRAM, SRC_ALERT_HISTOGRAM, -1, NULL, NULL,
+     "Alert latency: from the Kafka timestamp of the input message that completed a trigger "
+     "(normally when its producer wrote it) to the trigger record handed to the producer, in "
+     "seconds."},
     SCALAR("stormwatch_records_delivered_total", MT_COUNTER, SW_M_RECORDS_DELIVERED,
            "Records (alerts and dead letters) acknowledged by the broker."),
     SCALAR("stormwatch_produce_errors_total", MT_COUNTER, SW_M_PRODUCE_ERRORS,
