@@ -192,6 +192,17 @@ sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf
     }
     if (a->has_onset && a->onset_ns > (uint64_t)INT64_MAX)
         return too_big(errstr, errstr_size, "cluster_onset_timestamp_ns", a->onset_ns);
+    if (rec->has_verdict && rec->verdict_onset_ns > (uint64_t)INT64_MAX)
+        return too_big(errstr, errstr_size, "verdict.cluster_onset_timestamp_ns",
+                       rec->verdict_onset_ns);
+    for (size_t i = 0; rec->has_verdict && i < rec->n_verdict; i++)
+        if (rec->verdict[i].aligned_first_spike_timestamp_ns > (uint64_t)INT64_MAX) {
+            char field[96];
+            snprintf(field, sizeof(field),
+                     "verdict.first_cause_suspects[%zu].aligned_first_spike_timestamp_ns", i);
+            return too_big(errstr, errstr_size, field,
+                           rec->verdict[i].aligned_first_spike_timestamp_ns);
+        }
     for (size_t i = 0; i < a->n_suspects; i++) {
         const sw_suspect_t *s = &a->suspects[i];
         if (s->aligned_first_spike_timestamp_ns > (uint64_t)INT64_MAX) {

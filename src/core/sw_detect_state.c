@@ -245,8 +245,10 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, r->warm_hi);
             sw_vput_i(out, r->warm_hi_ts);
             sw_vput_i(out, r->proc_pid);
-            sw_vput_u(out, r->win.hr_trunc);
-            sw_vput_i(out, r->win.hr_orig);
+            /* Restored but not rebuilt yet: the marks the windows will get. */
+            bool rb = det->rebuild_x != INT64_MIN;
+            sw_vput_u(out, rb ? r->rs_has_ev : r->win.hr_trunc);
+            sw_vput_i(out, rb ? r->rs_ev_used : r->win.hr_orig);
             sw_vput_u(out, r->proc_sess != 0);
             sw_vput_bytes(out, sw_intern_get(j->strs, r->proc_sess));
         }
