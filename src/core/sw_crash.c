@@ -1002,10 +1002,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
         return; /* a phase event of a job SPEC 8 has not met: nothing to track */
     }
     bool hard;
-    if (!sample && ev->rank >= sw_det_rank_limit(det, &hard)) {
-        det->st.limit_rejects++; /* max.ranks.per.job bounds SPEC 8's ranks as SPEC 6's */
-        return;
-    }
+    /* max.ranks.per.job bounds SPEC 8's ranks as SPEC 6's: a marker of a
+     * rank beyond it is not tracked (SPEC 6 takes the event, as any
+     * non-sample; limit_rejects counts only refused events). */
+    if (!sample && ev->rank >= sw_det_rank_limit(det, &hard)) return;
     sw_cjob_t *cj = cjob_get(j);
     uint32_t ci = crank_of(cj, ev->rank, sample ? ri : CNIL);
     crank_t *c = &cj->r[ci];
