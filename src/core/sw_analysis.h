@@ -165,7 +165,10 @@ typedef enum sw_action_e {
 #define SW_ACTION_CNT 6
 
 /** @brief true for SPEC 8's actions (crash, warning). */
-static inline bool sw_action_is_x8(int a) { return a == SW_ACTION_CRASH || a == SW_ACTION_WARNING; }
+static inline bool sw_action_is_x8(int a)
+{
+    return a == SW_ACTION_CRASH || a == SW_ACTION_WARNING;
+}
 
 /** @brief "trigger", "update", "resolve" or "summary". */
 const char *sw_action_str(sw_action_t a);
@@ -238,10 +241,10 @@ typedef struct sw_storm_ref_s {
 
 /** The SPEC 8 part of a crash or warning record. */
 typedef struct sw_x8_s {
-    int64_t number;   /**< crash or warning counter of the job */
-    bool open;        /**< warning: false on the record that closes it */
-    sw_death_t first; /**< crash: the first death */
-    int64_t deaths;   /**< crash: ranks dead now */
+    int64_t number;            /**< crash or warning counter of the job */
+    bool open;                 /**< warning: false on the record that closes it */
+    sw_death_t first;          /**< crash: the first death */
+    int64_t deaths;            /**< crash: ranks dead now */
     const int64_t *dead_ranks; /**< crash: by aligned death time, at most SW_X8_DEAD_MAX */
     size_t n_dead;
     const sw_warn_rank_t *wranks; /**< warning: by projected time, at most SW_X8_WARN_MAX */
@@ -275,7 +278,7 @@ typedef struct sw_record_s {
     bool episode_open;                  /**< the job's episode is open after this record (a
                                       summary of an open episode closes it for pagers) */
     sw_resolve_reason_t resolve_reason; /**< resolve records: why */
-    int64_t resolve_rank; /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
+    int64_t resolve_rank;       /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
     const int64_t *blind_ranks; /**< SPEC 8.5 (not on summaries): sorted; NULL when none */
     size_t n_blind;             /**< entries of blind_ranks (at most SW_X8_BLIND_MAX) */
     const sw_x8_t *x8;          /**< crash and warning records: the SPEC 8 payload, else NULL */

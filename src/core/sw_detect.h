@@ -20,23 +20,23 @@ typedef struct sw_detector_s sw_detector_t;
 
 /** Counters of the engine. */
 typedef struct sw_detect_stats_s {
-    uint64_t events;        /**< events fed */
-    uint64_t samples;       /**< sample events fed */
-    uint64_t duplicates;    /**< samples dropped as duplicates */
-    uint64_t late;          /**< samples older than their rank's newest */
-    uint64_t too_old;       /**< late samples that left a full window unchanged */
-    uint64_t stale_windows; /**< windows emptied as stale */
-    uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
-    uint64_t evicted;       /**< one-rank jobs evicted to make room (max.jobs, budget) */
-    uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
+    uint64_t events;                 /**< events fed */
+    uint64_t samples;                /**< sample events fed */
+    uint64_t duplicates;             /**< samples dropped as duplicates */
+    uint64_t late;                   /**< samples older than their rank's newest */
+    uint64_t too_old;                /**< late samples that left a full window unchanged */
+    uint64_t stale_windows;          /**< windows emptied as stale */
+    uint64_t limit_rejects;          /**< events refused by max.jobs / max.ranks.per.job / budget */
+    uint64_t evicted;                /**< one-rank jobs evicted to make room (max.jobs, budget) */
+    uint64_t phase_dropped;          /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[SW_ACTION_CNT]; /**< records emitted, by sw_action_t */
-    uint64_t deaths;        /**< SPEC 8: deaths known (markers and silences) */
-    uint64_t blind_ranks;   /**< SPEC 8.5: ranks blind now, over all jobs */
-    uint64_t watchdog;      /**< error events that are not death markers */
-    uint64_t jobs;          /**< jobs tracked now */
-    uint64_t ranks;         /**< ranks tracked now */
-    uint64_t retained;      /**< samples in all windows now */
-    uint64_t bytes;         /**< bytes of engine state now */
+    uint64_t deaths;                 /**< SPEC 8: deaths known (markers and silences) */
+    uint64_t blind_ranks;            /**< SPEC 8.5: ranks blind now, over all jobs */
+    uint64_t watchdog;               /**< error events that are not death markers */
+    uint64_t jobs;                   /**< jobs tracked now */
+    uint64_t ranks;                  /**< ranks tracked now */
+    uint64_t retained;               /**< samples in all windows now */
+    uint64_t bytes;                  /**< bytes of engine state now */
 } sw_detect_stats_t;
 
 /**

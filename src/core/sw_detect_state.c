@@ -13,8 +13,8 @@
 /* SWS2: SWS1 plus the horizon and the verdict (episodes keep their answer).
  * An SWS1 snapshot lacks them and is refused: the partition is then
  * processed from its committed offset without state, never misread. */
-#define SNAP_MAGIC "SWS3"        /* SWS2 plus SPEC 8's section (sw_crash_save) */
-#define SNAP_MAGIC_NO_X8 "SWS2"   /* accepted: SPEC 8's state starts empty */
+#define SNAP_MAGIC "SWS3"       /* SWS2 plus SPEC 8's section (sw_crash_save) */
+#define SNAP_MAGIC_NO_X8 "SWS2" /* accepted: SPEC 8's state starts empty */
 #define SNAP_MAGIC_OLD "SWS1"
 
 static void params_put(sw_buf_t *b, const sw_params_t *p)
@@ -392,8 +392,9 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
     }
     /* SPEC 8's section (absent from SWS2 snapshots of the version before). */
     if (!r.bad && !no_x8 && !sw_crash_load(det, &r)) {
-        why = "malformed SPEC 8 section in the state snapshot (or other silence.ms / oom.warn.* "
-              "settings)";
+        why =
+            "malformed SPEC 8 section in the state snapshot (or other silence.ms / oom.warn.* "
+            "settings)";
         r.bad = true;
     }
     if (r.bad || r.p != r.end) goto err;

@@ -344,8 +344,7 @@ static int test_crash_kill9(void)
             s.lens[s.n] = line.len - 1;
             sw_event_t ev;
             const sw_record_t *rec;
-            SW_ASSERT(sw_tdec_json(dec, s.lines[s.n], s.lens[s.n], &ev, err, sizeof(err)) ==
-                          SW_OK,
+            SW_ASSERT(sw_tdec_json(dec, s.lines[s.n], s.lens[s.n], &ev, err, sizeof(err)) == SW_OK,
                       "%s", err);
             sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
             for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det)) {
@@ -405,9 +404,10 @@ static int test_crash_kill9(void)
         json_decref(v);
     }
     sw_kmsg_free(m, got_n);
-    printf("  output: %zu records, crash revision 0: %d, revision 1: %d, warnings %d, summaries "
-           "%d; restores %d\n",
-           got_n, crash_rev[0], crash_rev[1], warnings, summaries, restored_count("x", 2));
+    printf(
+        "  output: %zu records, crash revision 0: %d, revision 1: %d, warnings %d, summaries "
+        "%d; restores %d\n",
+        got_n, crash_rev[0], crash_rev[1], warnings, summaries, restored_count("x", 2));
     SW_ASSERT(crash_rev[0] == 1 && crash_rev[1] == 1, "crash records: %d at revision 0, %d at 1",
               crash_rev[0], crash_rev[1]);
     SW_ASSERT(got_n == want_x8 + 1, "%zu records on the output, %zu expected", got_n, want_x8 + 1);
@@ -785,12 +785,12 @@ static int faults_setup(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return -1;
     static const char *const topics[] = {
-        "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
-        "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
-        "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
-        "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
-        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", "in.x:4", "out.x:4", "dlq.x:4", "state.x:1",
-        NULL};
+        "in.k:4",    "out.k:4",   "dlq.k:4",   "state.k:1", "in.r:4",    "out.r:4",   "dlq.r:4",
+        "state.r:1", "in.f:4",    "out.f:4",   "dlq.f:4",   "state.f:1", "in.e:4",    "out.e:4",
+        "dlq.e:4",   "state.e:1", "in.c:4",    "out.c:4",   "dlq.c:4",   "state.c:1", "in.d:4",
+        "out.d:4",   "dlq.d:4",   "state.d:1", "in.s:4",    "out.s:4",   "dlq.s:4",   "state.s:1",
+        "in.m:4",    "out.m:4",   "dlq.m:4",   "state.m:1", "in.n:4",    "out.n:4",   "dlq.n:4",
+        "state.n:1", "in.x:4",    "out.x:4",   "dlq.x:4",   "state.x:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -832,11 +832,11 @@ SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000))
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scenario_kill9),  cmocka_unit_test(scenario_crash),
-        cmocka_unit_test(scenario_rebalance),
-        cmocka_unit_test(scenario_faults), cmocka_unit_test(scenario_eos),
-        cmocka_unit_test(scenario_stop),   cmocka_unit_test(scenario_static),
-        cmocka_unit_test(scenario_chaos1), cmocka_unit_test(scenario_chaos2),
+        cmocka_unit_test(scenario_kill9),     cmocka_unit_test(scenario_crash),
+        cmocka_unit_test(scenario_rebalance), cmocka_unit_test(scenario_faults),
+        cmocka_unit_test(scenario_eos),       cmocka_unit_test(scenario_stop),
+        cmocka_unit_test(scenario_static),    cmocka_unit_test(scenario_chaos1),
+        cmocka_unit_test(scenario_chaos2),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */

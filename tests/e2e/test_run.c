@@ -264,8 +264,9 @@ static int check_fixture_output(void)
         x8 += a && (!strcmp(a, "crash") || !strcmp(a, "warning"));
     }
     if (n - x8 != want) {
-        fprintf(stderr, "FAIL out.fx: %zu records on the output topic (and %zu crash or warning), "
-                        "expected %zu\n",
+        fprintf(stderr,
+                "FAIL out.fx: %zu records on the output topic (and %zu crash or warning), "
+                "expected %zu\n",
                 n - x8, x8, want);
         failed = 1;
     }
