@@ -43,8 +43,8 @@ typedef struct job_seen_s {
     bool summary;
     /* The SPEC 8 job (a cascade): its truth and what the records said. */
     const sw_genx_truth_t *x;
-    bool warned;          /* a warning named the filling rank 30 s before its death */
-    int64_t crash_rank;   /* first death of the last crash record, -1 none */
+    bool warned;        /* a warning named the filling rank 30 s before its death */
+    int64_t crash_rank; /* first death of the last crash record, -1 none */
 } job_seen_t;
 
 /* A warning or crash record of the cascade job, checked against its truth. */
@@ -55,8 +55,9 @@ static const char *check_x8(job_seen_t *js, const sw_jnode_t *rec, sw_str_t acti
     if (sw_str_eq(action, sw_str("crash"))) {
         int64_t r = sw_jdom_int(sw_jdom_get(sw_jdom_get(rec, "first_death"), "rank"), -1);
         js->crash_rank = r;
-        snprintf(buf, size, r == t->deaths[0].rank ? "  [rank %lld died first: correct]"
-                                                   : "  [NOT the first death (rank %lld was)]",
+        snprintf(buf, size,
+                 r == t->deaths[0].rank ? "  [rank %lld died first: correct]"
+                                        : "  [NOT the first death (rank %lld was)]",
                  (long long)(r == t->deaths[0].rank ? r : t->deaths[0].rank));
         return buf;
     }
@@ -72,8 +73,9 @@ static const char *check_x8(job_seen_t *js, const sw_jnode_t *rec, sw_str_t acti
         }
         bool ok = lead >= 30 * INT64_C(1000000000);
         js->warned |= ok;
-        snprintf(buf, size, ok ? "  [rank %lld warned %.0f s before it died: correct]"
-                               : "  [rank %lld warned only %.0f s before it died]",
+        snprintf(buf, size,
+                 ok ? "  [rank %lld warned %.0f s before it died: correct]"
+                    : "  [rank %lld warned only %.0f s before it died]",
                  (long long)t->warn_rank, (double)lead / 1e9);
         return buf;
     }
@@ -294,10 +296,10 @@ int sw_cmd_demo(int argc, char **argv)
         (long long)jobs, (long long)ranks, (long long)samples, T_IN);
     for (size_t i = 0; i < (size_t)jobs; i++)
         printf("  %s: storm injected on rank %lld\n", seen[i].id, (long long)seen[i].truth_rank);
-    printf("  %s: rank %lld fills its GPU and dies first (out of memory); %zu more die; "
-           "watchdog errors from the survivors %lld s later\n",
-           xs->id, (long long)xs->x->deaths[0].rank, xs->x->n_deaths - 1,
-           (long long)xo.watchdog_s);
+    printf(
+        "  %s: rank %lld fills its GPU and dies first (out of memory); %zu more die; "
+        "watchdog errors from the survivors %lld s later\n",
+        xs->id, (long long)xs->x->deaths[0].rank, xs->x->n_deaths - 1, (long long)xo.watchdog_s);
     fflush(stdout);
     int64_t t0 = sw_clock_ms();
     sw_tdec_t *dec = sw_tdec_new();

@@ -65,7 +65,7 @@ int sw_cmd_gen_crash(const sw_genx_opts_t *o, const char *out_path, bool gzip,
         rc = SW_EXIT_RUNTIME;
     } else if (!quiet) {
         const sw_genx_truth_t *t = sw_genx_truth(g, 0);
-        fprintf(stderr, "gen: %llu events, %lld job(s) of %lld ranks, scenario %s", 
+        fprintf(stderr, "gen: %llu events, %lld job(s) of %lld ranks, scenario %s",
                 (unsigned long long)events, (long long)o->jobs, (long long)o->ranks,
                 sw_genx_scenario_str(o->scenario));
         if (t->n_deaths)

@@ -32,8 +32,7 @@ sw_pager_action_t sw_pager_decide(const sw_record_t *rec)
     case SW_ACTION_SUMMARY:
         return rec->episode >= 1 && rec->episode_open ? SW_PAGER_RESOLVE : SW_PAGER_SKIP;
     case SW_ACTION_CRASH: return SW_PAGER_TRIGGER;
-    case SW_ACTION_WARNING:
-        return rec->x8 && !rec->x8->open ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER;
+    case SW_ACTION_WARNING: return rec->x8 && !rec->x8->open ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER;
     }
     return SW_PAGER_SKIP;
 }
@@ -438,8 +437,9 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
      * episode, resolve included (SPEC 8: critical for a crash, warning for
      * a warning, its close included). */
     put_key_cstr(&jw, "severity",
-                 !x8 ? sw_record_episode_severity(rec)
-                     : rec->action == SW_ACTION_CRASH ? "critical" : "warning");
+                 !x8                              ? sw_record_episode_severity(rec)
+                 : rec->action == SW_ACTION_CRASH ? "critical"
+                                                  : "warning");
     for (const char *p = opts->labels; p && *p;) {
         const char *eq = strchr(p, '='), *comma = strchr(p, ',');
         if (!comma) comma = p + strlen(p);

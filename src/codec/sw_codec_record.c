@@ -261,8 +261,7 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
                            &d->aligned_timestamp_ns, NULL)) != SW_OK ||
             (err = get_str(c, fd, "host", &d->host, &has)) != SW_OK ||
             (err = get_opt_int(c, fd, "device_id", &d->has_device_id, &d->device_id)) != SW_OK ||
-            (err = get_opt_int(c, fd, "local_rank", &d->has_local_rank, &d->local_rank)) !=
-                SW_OK ||
+            (err = get_opt_int(c, fd, "local_rank", &d->has_local_rank, &d->local_rank)) != SW_OK ||
             (err = get_int(c, fd, "pid", false, INT64_MIN, &d->pid, NULL)) != SW_OK ||
             (err = get_str(c, fd, "session_id", &d->session_id, &d->has_session)) != SW_OK ||
             (err = get_str(c, fd, "oom_reason", &d->oom_reason, &d->has_oom_reason)) != SW_OK)
@@ -289,8 +288,8 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
                     SW_OK ||
                 (err = get_int(c, e, "headroom_bytes", false, INT64_MIN, &v[i].headroom_bytes,
                                NULL)) != SW_OK ||
-                (err = get_int(c, e, "rate_bytes_per_s", false, INT64_MIN,
-                               &v[i].rate_bytes_per_s, NULL)) != SW_OK ||
+                (err = get_int(c, e, "rate_bytes_per_s", false, INT64_MIN, &v[i].rate_bytes_per_s,
+                               NULL)) != SW_OK ||
                 (err = get_int(c, e, "eta_ms", false, INT64_MIN, &v[i].eta_ms, NULL)) != SW_OK)
                 return err;
         }
@@ -307,8 +306,8 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
         const sw_jnode_t *o = sw_jdom_get(st, "open");
         x->storm.open = o && o->type == SW_JN_BOOL && o->b;
         int64_t onset = 0;
-        if ((err = get_opt_int(c, st, "cluster_onset_timestamp_ns", &x->storm.has_onset,
-                               &onset)) != SW_OK)
+        if ((err = get_opt_int(c, st, "cluster_onset_timestamp_ns", &x->storm.has_onset, &onset)) !=
+            SW_OK)
             return err;
         x->storm.onset_ns = (uint64_t)onset;
     }
@@ -318,8 +317,7 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
         int64_t part = 0;
         if ((err = get_str(c, src, "topic", &rec->source.topic, &has)) != SW_OK ||
             (err = get_int(c, src, "partition", false, 0, &part, NULL)) != SW_OK ||
-            (err = get_int(c, src, "offset", false, INT64_MIN, &rec->source.offset, NULL)) !=
-                SW_OK)
+            (err = get_int(c, src, "offset", false, INT64_MIN, &rec->source.offset, NULL)) != SW_OK)
             return err;
         rec->source.partition = (int32_t)part;
         rec->source.set = has;
@@ -357,8 +355,8 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
     const sw_jnode_t *act = sw_jdom_get(root, "action");
     if (!act || act->type != SW_JN_STRING)
         return bad(&c, "action", "is missing (expected trigger, update, resolve or summary)");
-    static const char *const acts[] = {"trigger", "update",  "resolve",
-                                       "summary", "crash", "warning"};
+    static const char *const acts[] = {"trigger", "update", "resolve",
+                                       "summary", "crash",  "warning"};
     size_t k = 0;
     while (k < SW_ACTION_CNT && !sw_str_eq(act->s, sw_str(acts[k]))) k++;
     if (k == SW_ACTION_CNT)

@@ -116,7 +116,8 @@ void sw_x8_summary(const sw_record_t *rec, sw_buf_t *buf)
 {
     const sw_x8_t *x = rec->x8;
     sw_buf_puts(buf, rec->action == SW_ACTION_CRASH ? "CRASH job " : "WARNING job ");
-    if (rec->analysis.has_job_id) sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
+    if (rec->analysis.has_job_id)
+        sw_buf_put(buf, rec->analysis.job_id.ptr, rec->analysis.job_id.len);
     else sw_buf_puts(buf, "<null>");
     sw_buf_putc(buf, ' ');
     sw_buf_puts(buf, sw_x8_kind_str(rec));
@@ -128,8 +129,8 @@ void sw_x8_summary(const sw_record_t *rec, sw_buf_t *buf)
     if (rec->action == SW_ACTION_CRASH) {
         const sw_death_t *d = &x->first;
         put_where(buf, d->rank, d->host, d->has_device_id, d->device_id);
-        sw_buf_puts(buf, d->cause == SW_DEATH_OOM ? " died first (out of memory" :
-                                                    " died first (went silent");
+        sw_buf_puts(buf, d->cause == SW_DEATH_OOM ? " died first (out of memory"
+                                                  : " died first (went silent");
         if (d->has_oom_reason && d->oom_reason.len) {
             sw_buf_puts(buf, ": ");
             size_t n = d->oom_reason.len;
@@ -164,7 +165,8 @@ void sw_x8_summary(const sw_record_t *rec, sw_buf_t *buf)
         }
     }
     if (rec->n_blind) {
-        snprintf(tmp, sizeof(tmp), "; %zu rank%s blind", rec->n_blind, rec->n_blind == 1 ? "" : "s");
+        snprintf(tmp, sizeof(tmp), "; %zu rank%s blind", rec->n_blind,
+                 rec->n_blind == 1 ? "" : "s");
         sw_buf_puts(buf, tmp);
     }
 }

@@ -165,7 +165,10 @@ typedef enum sw_action_e {
 #define SW_ACTION_CNT 6
 
 /** @brief true for SPEC 8's actions (crash, warning). */
-static inline bool sw_action_is_x8(int a) { return a == SW_ACTION_CRASH || a == SW_ACTION_WARNING; }
+static inline bool sw_action_is_x8(int a)
+{
+    return a == SW_ACTION_CRASH || a == SW_ACTION_WARNING;
+}
 
 /** @brief "trigger", "update", "resolve" or "summary". */
 const char *sw_action_str(sw_action_t a);
@@ -239,10 +242,10 @@ typedef struct sw_storm_ref_s {
 
 /** The SPEC 8 part of a crash or warning record. */
 typedef struct sw_x8_s {
-    int64_t number;   /**< crash or warning counter of the job */
-    bool open;        /**< warning: false on the record that closes it */
-    sw_death_t first; /**< crash: the first death */
-    int64_t deaths;   /**< crash: ranks dead now */
+    int64_t number;            /**< crash or warning counter of the job */
+    bool open;                 /**< warning: false on the record that closes it */
+    sw_death_t first;          /**< crash: the first death */
+    int64_t deaths;            /**< crash: ranks dead now */
     const int64_t *dead_ranks; /**< crash: by aligned death time, at most SW_X8_DEAD_MAX */
     size_t n_dead;
     const sw_warn_rank_t *wranks; /**< warning: by projected time, at most SW_X8_WARN_MAX */

@@ -16,8 +16,8 @@
 #include "sw_detect_cands.h"
 
 #define CNIL UINT32_MAX
-#define PERSIST_NS INT64_C(5000000000) /* a rank qualifies this long before it warns */
-#define POINT_NS INT64_C(2500000000)   /* rate points at least this far apart */
+#define PERSIST_NS INT64_C(5000000000)  /* a rank qualifies this long before it warns */
+#define POINT_NS INT64_C(2500000000)    /* rate points at least this far apart */
 #define NPOINTS 6                       /* ... kept per rank: a 12.5-15 s slope */
 #define MIN_SPAN_NS INT64_C(5000000000) /* shortest span of a rate estimate */
 #define MAX_REVISIONS 3
@@ -59,7 +59,7 @@ typedef struct sheap_s {
 struct sw_cjob_s {
     crank_t *r;
     size_t n, cap;
-    sw_imap_t map;  /* rank -> ci */
+    sw_imap_t map;   /* rank -> ci */
     uint32_t *ri2ci; /* SPEC 6 rank index -> ci */
     size_t cap_ri;
     sheap_t *heap;
@@ -308,8 +308,12 @@ bool sw_crash_reason(sw_str_t meta, char *buf, sw_str_t *out)
         } else {
             char c = p + 1 < end ? p[1] : '\\';
             p += 2;
-            tmp[0] = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == 'b' ? '\b'
-                     : c == 'f' ? '\f' : c;
+            tmp[0] = c == 'n'   ? '\n'
+                     : c == 't' ? '\t'
+                     : c == 'r' ? '\r'
+                     : c == 'b' ? '\b'
+                     : c == 'f' ? '\f'
+                                : c;
             k = 1;
         }
         if (n + k > SW_X8_REASON_MAX) {
@@ -739,8 +743,8 @@ typedef struct dsrc_s {
     sw_str_t sess, reason;
 } dsrc_t;
 
-static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
-                 const dsrc_t *src, const sw_event_t *ev, int64_t offset)
+static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d, const dsrc_t *src,
+                 const sw_event_t *ev, int64_t offset)
 {
     sw_cjob_t *cj = j->cj;
     crank_t *c = &cj->r[ci];
@@ -772,8 +776,8 @@ static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
     }
     det->xo->crash_pending = true;
     first_set(cj, c, life == LIFE_OOM ? SW_DEATH_OOM : SW_DEATH_SILENT, src->host, src->has_dev,
-              src->dev, src->has_lr, src->lr, src->pid, src->has_sess, src->sess,
-              src->has_reason, src->reason);
+              src->dev, src->has_lr, src->lr, src->pid, src->has_sess, src->sess, src->has_reason,
+              src->reason);
     (void)ev;
     (void)offset;
 }
@@ -853,8 +857,7 @@ static void elig_del(sw_cjob_t *cj, uint32_t wi)
 
 /* Update rank ci's capacity, growth and eligibility from a sample.
  * @returns true when it became eligible or its projection got shorter. */
-static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci,
-                        const sw_event_t *ev)
+static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci, const sw_event_t *ev)
 {
     crank_t *c = &cj->r[ci];
     if (c->w == CNIL) {
@@ -1002,10 +1005,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
         return; /* a phase event of a job SPEC 8 has not met: nothing to track */
     }
     bool hard;
-    if (!sample && ev->rank >= sw_det_rank_limit(det, &hard)) {
-        det->st.limit_rejects++; /* max.ranks.per.job bounds SPEC 8's ranks as SPEC 6's */
-        return;
-    }
+    /* max.ranks.per.job bounds SPEC 8's ranks as SPEC 6's: a marker of a
+     * rank beyond it is not tracked (SPEC 6 takes the event, as any
+     * non-sample; limit_rejects counts only refused events). */
+    if (!sample && ev->rank >= sw_det_rank_limit(det, &hard)) return;
     sw_cjob_t *cj = cjob_get(j);
     uint32_t ci = crank_of(cj, ev->rank, sample ? ri : CNIL);
     crank_t *c = &cj->r[ci];

@@ -25,12 +25,12 @@ typedef struct sw_xout_s sw_xout_t;
 
 /** What SPEC 8.1 makes of an event_type (and its metadata and context). */
 typedef enum sw_x8_kind_e {
-    SW_X8_NONE = 0,     /**< nothing for SPEC 8 (samples, phases, other types) */
-    SW_X8_DEATH = 1,    /**< a death marker (cause oom) */
-    SW_X8_ERROR = 2,    /**< error/critical that is not a death marker (watchdog) */
-    SW_X8_DEGRADED = 3, /**< collector_degraded */
+    SW_X8_NONE = 0,      /**< nothing for SPEC 8 (samples, phases, other types) */
+    SW_X8_DEATH = 1,     /**< a death marker (cause oom) */
+    SW_X8_ERROR = 2,     /**< error/critical that is not a death marker (watchdog) */
+    SW_X8_DEGRADED = 3,  /**< collector_degraded */
     SW_X8_RECOVERED = 4, /**< collector_recovered */
-    SW_X8_STOP = 5      /**< stop: the session ended cleanly */
+    SW_X8_STOP = 5       /**< stop: the session ended cleanly */
 } sw_x8_kind_t;
 
 /** @brief Classify an event for SPEC 8.1 (event_type case-folded). */

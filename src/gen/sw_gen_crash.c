@@ -37,10 +37,10 @@ typedef struct xrank_s {
     int o_state;          /* 0 before, 1 degraded sent, 2 recovered sent */
     int prof;
     double base, target;
-    int64_t t_a, t_b;   /* ramp/plateau rise from t_a to t_b; peaks every t_a, t_b long */
+    int64_t t_a, t_b; /* ramp/plateau rise from t_a to t_b; peaks every t_a, t_b long */
     int64_t pid;
-    int next_kind;      /* the event the heap holds for this rank */
-    int64_t next_at;    /* its true time, job-relative */
+    int next_kind;   /* the event the heap holds for this rank */
+    int64_t next_at; /* its true time, job-relative */
 } xrank_t;
 
 typedef struct xjob_s {
@@ -127,8 +127,26 @@ static double unif(const sw_genx_t *g, uint64_t a, uint64_t b, uint64_t c, doubl
 }
 
 /* Tags of the random draws. */
-enum { T_SKEW = 1, T_DELAY, T_VICTIM, T_BASE, T_RAMP, T_PRE, T_NDEATH, T_DEATHR, T_DELTA,
-       T_SILENT, T_JIT, T_NOISE, T_WD, T_PROF, T_OUT, T_MARK, T_PEAK, T_STOP };
+enum {
+    T_SKEW = 1,
+    T_DELAY,
+    T_VICTIM,
+    T_BASE,
+    T_RAMP,
+    T_PRE,
+    T_NDEATH,
+    T_DEATHR,
+    T_DELTA,
+    T_SILENT,
+    T_JIT,
+    T_NOISE,
+    T_WD,
+    T_PROF,
+    T_OUT,
+    T_MARK,
+    T_PEAK,
+    T_STOP
+};
 
 /* ---- per-rank timelines ------------------------------------------------- */
 
@@ -276,8 +294,8 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
                           jb->job_id, (int)x->rank);
         } else {
             line_head(out, jb, x, ts, "critical", iv);
-            sw_buf_printf(out,
-                          "\"context\": \"torch.OutOfMemoryError: %s\", \"metadata\": {}, ", rs);
+            sw_buf_printf(out, "\"context\": \"torch.OutOfMemoryError: %s\", \"metadata\": {}, ",
+                          rs);
         }
         x->after_done = true;
         break;
@@ -290,8 +308,7 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
                       "Timeout(ms)=%lld) ran for %lld milliseconds before timing out.\", "
                       "\"metadata\": {\"source\": \"ProcessGroupNCCL\"}, ",
                       (int)x->rank, (unsigned long long)(48000 + x->k),
-                      (long long)g->o.watchdog_s * 1000,
-                      (long long)g->o.watchdog_s * 1000 + 35);
+                      (long long)g->o.watchdog_s * 1000, (long long)g->o.watchdog_s * 1000 + 35);
         x->after_done = true;
         break;
     case EV_STOP:
@@ -451,8 +468,7 @@ static void job_setup(sw_genx_t *g, size_t ji, xrank_t *xr)
             uint64_t salt = 0;
             bool taken;
             do {
-                r = (int64_t)(h4(o->seed, T_DEATHR, ji, (uint64_t)i * 131 + salt++) %
-                              (uint64_t)R);
+                r = (int64_t)(h4(o->seed, T_DEATHR, ji, (uint64_t)i * 131 + salt++) % (uint64_t)R);
                 taken = false;
                 for (size_t k = 0; k < nd; k++) taken |= jb->deaths[k].rank == r;
             } while (taken);
@@ -472,10 +488,11 @@ static void job_setup(sw_genx_t *g, size_t ji, xrank_t *xr)
         for (int tries = 0; records_needed(g, jb) > MAX_RECORDS; tries++) {
             for (size_t k = 0; k < nd; k++) {
                 size_t h = (size_t)(jb->deaths[k].rank / RANKS_PER_HOST);
-                jb->delay[h] = tries < 50 ? (int64_t)unif(g, T_DELAY, ji, h + 7919 * (size_t)(tries + 1), 0,
-                                                          (double)o->delay_ms) *
-                                                MS_NS
-                                          : (int64_t)k * MS_NS;
+                jb->delay[h] = tries < 50
+                                   ? (int64_t)unif(g, T_DELAY, ji, h + 7919 * (size_t)(tries + 1),
+                                                   0, (double)o->delay_ms) *
+                                         MS_NS
+                                   : (int64_t)k * MS_NS;
             }
         }
         int64_t wd = t_death + o->watchdog_s * S_NS;
@@ -516,7 +533,8 @@ static void job_setup(sw_genx_t *g, size_t ji, xrank_t *xr)
                 x->prof = PROF_PLATEAU;
                 x->target = unif(g, T_PROF, ji, (uint64_t)r + 1000000, 0.80, 0.878);
                 x->t_a = (int64_t)unif(g, T_PROF, ji, (uint64_t)r + 2000000, 20, 60) * S_NS;
-                x->t_b = x->t_a + (int64_t)unif(g, T_PROF, ji, (uint64_t)r + 3000000, 20, 60) * S_NS;
+                x->t_b = x->t_a +
+                         (int64_t)unif(g, T_PROF, ji, (uint64_t)r + 3000000, 20, 60) * S_NS;
             } else if (sc == SW_GENX_PEAK && chosen) {
                 x->prof = PROF_PEAK;
                 x->base = unif(g, T_PEAK, ji, (uint64_t)r, 0.80, 0.87);
@@ -577,8 +595,7 @@ sw_genx_t *sw_genx_new(const sw_genx_opts_t *o, char *errstr, size_t errstr_size
     for (size_t j = 0; j < (size_t)o->jobs; j++) job_setup(g, j, &g->r[j * (size_t)o->ranks]);
     for (size_t i = 0; i < g->nr; i++) {
         plan_next(g, &g->r[i]);
-        if (g->r[i].next_kind != EV_NONE)
-            h_push(g, (hent_t){arrival(g, &g->r[i]), (uint32_t)i});
+        if (g->r[i].next_kind != EV_NONE) h_push(g, (hent_t){arrival(g, &g->r[i]), (uint32_t)i});
     }
     return g;
 }

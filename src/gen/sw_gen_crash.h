@@ -35,23 +35,23 @@ bool sw_genx_scenario_parse(const char *s, sw_genx_scenario_t *out);
 
 typedef struct sw_genx_opts_s {
     sw_genx_scenario_t scenario;
-    int64_t ranks;       /**< ranks per job, 2..131072 (default 8) */
-    int64_t jobs;        /**< jobs, interleaved in time (default 1) */
-    uint64_t seed;       /**< PRNG seed (default 1) */
-    int64_t interval_ms; /**< sampling interval, ms, 50..1000 (default 200) */
-    int64_t skew_ms;     /**< host clocks off by up to +-this, ms (default 3000) */
-    int64_t delay_ms;    /**< per-host delivery delay up to this, ms (default 10000) */
-    int64_t watchdog_s;  /**< survivors' watchdog errors this long after the first death (600) */
-    int64_t start_ns;    /**< job start on the true clock (default 1763700000000000000) */
+    int64_t ranks;          /**< ranks per job, 2..131072 (default 8) */
+    int64_t jobs;           /**< jobs, interleaved in time (default 1) */
+    uint64_t seed;          /**< PRNG seed (default 1) */
+    int64_t interval_ms;    /**< sampling interval, ms, 50..1000 (default 200) */
+    int64_t skew_ms;        /**< host clocks off by up to +-this, ms (default 3000) */
+    int64_t delay_ms;       /**< per-host delivery delay up to this, ms (default 10000) */
+    int64_t watchdog_s;     /**< survivors' watchdog errors this long after the first death (600) */
+    int64_t start_ns;       /**< job start on the true clock (default 1763700000000000000) */
     const char *job_prefix; /**< job ids "<prefix>-<j>" (default "crash"); borrowed */
 } sw_genx_opts_t;
 
 /** One death of a job's truth. */
 typedef struct sw_genx_death_s {
     int64_t rank;
-    bool silent;          /**< no marker: its telemetry just stops */
-    int64_t true_ns;      /**< time of death on the true clock */
-    int64_t timestamp_ns; /**< on its host's clock (the marker's timestamp) */
+    bool silent;                 /**< no marker: its telemetry just stops */
+    int64_t true_ns;             /**< time of death on the true clock */
+    int64_t timestamp_ns;        /**< on its host's clock (the marker's timestamp) */
     int64_t last_sample_true_ns; /**< its last sample, true clock */
 } sw_genx_death_t;
 
@@ -63,10 +63,10 @@ typedef struct sw_genx_truth_s {
     int64_t ranks_per_host;
     const sw_genx_death_t *deaths; /**< by true time: deaths[0] is the first */
     size_t n_deaths;
-    int64_t warn_rank;        /**< rank that must be warned, -1 none */
-    int64_t warn_by_true_ns;  /**< ... by this true time (death - 30 s) */
-    bool expect_warning;      /**< any warning at all is expected (false: none allowed) */
-    int64_t watchdog_true_ns; /**< when the survivors' watchdog errors fire, 0 none */
+    int64_t warn_rank;           /**< rank that must be warned, -1 none */
+    int64_t warn_by_true_ns;     /**< ... by this true time (death - 30 s) */
+    bool expect_warning;         /**< any warning at all is expected (false: none allowed) */
+    int64_t watchdog_true_ns;    /**< when the survivors' watchdog errors fire, 0 none */
     const int64_t *host_skew_ns; /**< per host (rank / ranks_per_host) */
     const int64_t *host_delay_ns;
     size_t n_hosts;

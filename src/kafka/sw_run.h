@@ -28,11 +28,11 @@ typedef struct sw_run_stats_s {
     uint64_t forwarded;      /**< input forwarded to repartition.topic */
     uint64_t dlq;            /**< records sent to the DLQ */
     uint64_t records[SW_ACTION_CNT]; /**< alert records by action */
-    uint64_t delivered;      /**< records acknowledged by the broker */
-    uint64_t produce_errors; /**< records the broker did not take */
-    uint64_t commits;        /**< offset commits sent */
-    uint64_t rebalances;     /**< assignments and revocations */
-    uint64_t partitions;     /**< partitions assigned now */
+    uint64_t delivered;              /**< records acknowledged by the broker */
+    uint64_t produce_errors;         /**< records the broker did not take */
+    uint64_t commits;                /**< offset commits sent */
+    uint64_t rebalances;             /**< assignments and revocations */
+    uint64_t partitions;             /**< partitions assigned now */
 } sw_run_stats_t;
 
 /** Options of sw_run(). */

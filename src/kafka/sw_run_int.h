@@ -38,8 +38,8 @@
 #include "sw_varint.h"
 
 #define SNAP_CHUNK (512u * 1024u) /* bytes of compressed snapshot per message */
-#define SUPPRESS_DLQ 6            /* "action" of dead letters in suppression keys (after sw_action_t) */
-#define SUPPRESS_FWD 7            /* "action" of forwarded copies (repartition.topic) */
+#define SUPPRESS_DLQ 6 /* "action" of dead letters in suppression keys (after sw_action_t) */
+#define SUPPRESS_FWD 7 /* "action" of forwarded copies (repartition.topic) */
 
 typedef struct pend_s {
     int64_t offset; /* input offset */

@@ -414,9 +414,10 @@ static void put_overview(sw_buf_t *out, const sw_report_t *rep, ep_t ***sorted)
 static void put_x8(sw_buf_t *out, const job_t *job)
 {
     if (!job->n_x8) return;
-    sw_buf_puts(out, "<h3>Crash and warning timeline</h3>\n<table class=\"lifecycle\">\n"
-                     "<tr><th>event time (UTC)</th><th>record</th><th>what</th>"
-                     "<th>ranks</th></tr>\n");
+    sw_buf_puts(out,
+                "<h3>Crash and warning timeline</h3>\n<table class=\"lifecycle\">\n"
+                "<tr><th>event time (UTC)</th><th>record</th><th>what</th>"
+                "<th>ranks</th></tr>\n");
     for (size_t i = 0; i < job->n_x8; i++) {
         const x8item_t *it = &job->x8s[i];
         sw_buf_puts(out, "<tr><td>");

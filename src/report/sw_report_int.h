@@ -112,7 +112,7 @@ typedef struct x8item_s {
 } x8item_t;
 
 typedef struct job_s {
-    sw_str_t id; /* owned */
+    sw_str_t id;   /* owned */
     x8item_t *x8s; /* SPEC 8 records in arrival order, repeats dropped */
     size_t n_x8, cap_x8;
     bool is_null;

@@ -547,7 +547,8 @@ static sw_err_t add_x8(sw_report_t *rep, const char *line, size_t len, const per
     b.len = 0;
     if (rec.action == SW_ACTION_CRASH) {
         sw_buf_printf(&b, "%lld dead:", (long long)x->deaths);
-        for (size_t i = 0; i < x->n_dead; i++) sw_buf_printf(&b, " %lld", (long long)x->dead_ranks[i]);
+        for (size_t i = 0; i < x->n_dead; i++)
+            sw_buf_printf(&b, " %lld", (long long)x->dead_ranks[i]);
         if ((int64_t)x->n_dead < x->deaths) sw_buf_puts(&b, " ...");
     } else if (x->n_wranks) {
         sw_buf_puts(&b, "close to full:");

@@ -349,8 +349,7 @@ static int test_crash_kill9(void)
             s.lens[s.n] = line.len - 1;
             sw_event_t ev;
             const sw_record_t *rec;
-            SW_ASSERT(sw_tdec_json(dec, s.lines[s.n], s.lens[s.n], &ev, err, sizeof(err)) ==
-                          SW_OK,
+            SW_ASSERT(sw_tdec_json(dec, s.lines[s.n], s.lens[s.n], &ev, err, sizeof(err)) == SW_OK,
                       "%s", err);
             sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
             for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det)) {
@@ -410,9 +409,10 @@ static int test_crash_kill9(void)
         json_decref(v);
     }
     sw_kmsg_free(m, got_n);
-    printf("  output: %zu records, crash revision 0: %d, revision 1: %d, warnings %d, summaries "
-           "%d; restores %d\n",
-           got_n, crash_rev[0], crash_rev[1], warnings, summaries, restored_count("x", 2));
+    printf(
+        "  output: %zu records, crash revision 0: %d, revision 1: %d, warnings %d, summaries "
+        "%d; restores %d\n",
+        got_n, crash_rev[0], crash_rev[1], warnings, summaries, restored_count("x", 2));
     SW_ASSERT(crash_rev[0] == 1 && crash_rev[1] == 1, "crash records: %d at revision 0, %d at 1",
               crash_rev[0], crash_rev[1]);
     SW_ASSERT(got_n == want_x8 + 1, "%zu records on the output, %zu expected", got_n, want_x8 + 1);

@@ -263,8 +263,18 @@ static int check_fixture_output(void)
     sw_kmsg_t *m;
     size_t n = sw_kc_read(g_boot, "out.fx", 8, want, 2500, 120000, &m);
     int failed = 0;
-    if (n != want) {
-        fprintf(stderr, "FAIL out.fx: %zu records on the output topic, expected %zu\n", n, want);
+    /* SPEC 8's records (a fixture's silent rank is a death) are not part of
+     * the fixtures: SPEC 7's comparisons skip them. */
+    size_t x8 = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *a = sw_kmsg_header(&m[k], "stormwatch.action");
+        x8 += a && (!strcmp(a, "crash") || !strcmp(a, "warning"));
+    }
+    if (n - x8 != want) {
+        fprintf(stderr,
+                "FAIL out.fx: %zu records on the output topic (and %zu crash or warning), "
+                "expected %zu\n",
+                n - x8, x8, want);
         failed = 1;
     }
     for (int i = 0; i < g_ncases; i++) {
@@ -277,6 +287,9 @@ static int check_fixture_output(void)
             else snprintf(src, sizeof(src), "in.g%d", c->group);
             int base = avro ? c->abase : c->base;
             json_t *got = sw_kt_group_by_job(m, n, src, base, base + parts, avro);
+            const char *jk;
+            json_t *jv;
+            json_object_foreach(got, jk, jv) sw_test_drop_x8(jv);
             json_t *want_by = expected_by_job(c);
             char why[1024];
             if (!sw_test_json_equal(got, want_by, true, why, sizeof(why)) ||

@@ -408,8 +408,9 @@ json_t *sw_kt_replay_by_job_w(char **lines, size_t *lens, int n, int64_t window_
             sw_alert_json_record(&js, rec);
             json_error_t e;
             json_t *v = json_loadb(js.data, js.len, 0, &e);
-            const char *job =
-                rec->analysis.has_job_id ? json_string_value(json_object_get(v, "job_id")) : "";
+            const char *job = rec->analysis.has_job_id
+                                  ? json_string_value(json_object_get(v, "job_id"))
+                                  : "";
             json_t *arr = json_object_get(by, job);
             if (!arr) {
                 arr = json_array();

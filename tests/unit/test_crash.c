@@ -115,8 +115,9 @@ static void feed_line(sw_detector_t *det, sw_tdec_t *dec, const char *p, size_t 
     char err[512];
     SW_ASSERT(sw_tdec_json(dec, p, n, &ev, err, sizeof(err)) == SW_OK, "line %zu: %s", line, err);
     const sw_record_t *rec;
-    sw_err_t rc = with_offsets ? sw_detect_feed_at(det, &ev, 0, (int64_t)line, &rec, err, sizeof(err))
-                               : sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
+    sw_err_t rc = with_offsets
+                      ? sw_detect_feed_at(det, &ev, 0, (int64_t)line, &rec, err, sizeof(err))
+                      : sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
     SW_ASSERT(rc == SW_OK, "line %zu: %s", line, err);
     if (rec) log_six(l, rec);
     for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det)) {
@@ -167,7 +168,8 @@ static void model_event(model_t *m, const sw_event_t *ev)
 {
     int64_t r = ev->rank;
     if (ev->kind == SW_EV_SAMPLE) {
-        if (m->first[r] == INT64_MIN || ev->timestamp_ns < m->first[r]) m->first[r] = ev->timestamp_ns;
+        if (m->first[r] == INT64_MIN || ev->timestamp_ns < m->first[r])
+            m->first[r] = ev->timestamp_ns;
         m->iv_ns[r] = ev->sampling_interval_ms * 1000000;
     }
     if (ev->timestamp_ns > m->newest[r]) m->newest[r] = ev->timestamp_ns;
@@ -325,8 +327,9 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
     if (t->expect_warning)
         SW_CHECK(warned, "rank %lld was not named by a warning 30 s before its death",
                  (long long)t->warn_rank);
-    else SW_CHECK(nwarn == 0, "%zu warning records in a %s job", nwarn,
-                  sw_genx_scenario_str(o->scenario));
+    else
+        SW_CHECK(nwarn == 0, "%zu warning records in a %s job", nwarn,
+                 sw_genx_scenario_str(o->scenario));
     out->jobs++;
     out->crash_records += ncrash;
     out->warned += warned;
@@ -368,9 +371,10 @@ static void run_outcomes(int64_t ranks, uint64_t seeds, const sw_genx_scenario_t
             check_job(&o, &out);
         }
     }
-    printf("SPEC 8.6 at %lld ranks: %zu jobs, %zu crash records, %zu ranks warned in time "
-           "(shortest warning lead %.1f s before the death)\n",
-           (long long)ranks, out.jobs, out.crash_records, out.warned, out.min_lead_s);
+    printf(
+        "SPEC 8.6 at %lld ranks: %zu jobs, %zu crash records, %zu ranks warned in time "
+        "(shortest warning lead %.1f s before the death)\n",
+        (long long)ranks, out.jobs, out.crash_records, out.warned, out.min_lead_s);
     SW_CHECK_END();
 }
 
@@ -455,8 +459,9 @@ static void x8_line(const sw_event_t *ev, int kind, sw_buf_t *out)
     static const char *const types[] = {"error", "collector_degraded", "collector_recovered",
                                         "stop", "OOM"};
     out->len = 0;
-    sw_buf_printf(out, "{\"timestamp_ns\": %lld, \"event_type\": \"%s\", \"rank\": %lld, "
-                       "\"world_size\": %lld, \"pid\": %lld, \"host\": \"",
+    sw_buf_printf(out,
+                  "{\"timestamp_ns\": %lld, \"event_type\": \"%s\", \"rank\": %lld, "
+                  "\"world_size\": %lld, \"pid\": %lld, \"host\": \"",
                   (long long)ev->timestamp_ns, types[kind], (long long)ev->rank,
                   (long long)ev->world_size, (long long)ev->pid);
     sw_buf_put(out, ev->host.ptr, ev->host.len);
@@ -563,9 +568,10 @@ static void test_spec6_unchanged(void **state)
     sw_tdec_destroy(dec);
     sw_buf_clear(&file);
     sw_buf_clear(&extra);
-    printf("SPEC 6 records unchanged by SPEC 8 events: %zu inputs, %zu SPEC 6 records compared, "
-           "%zu SPEC 8 records beside them\n",
-           inputs, compared, x8records);
+    printf(
+        "SPEC 6 records unchanged by SPEC 8 events: %zu inputs, %zu SPEC 6 records compared, "
+        "%zu SPEC 8 records beside them\n",
+        inputs, compared, x8records);
     SW_ASSERT_TRUE(inputs > 60);
     SW_ASSERT_TRUE(x8records > 0);
     SW_CHECK_END();
@@ -741,10 +747,10 @@ static void test_bad_input(void **state)
     char err[512];
     sw_event_t ev;
     /* A death marker for a rank >= world_size is invalid (SPEC 2). */
-    const char *bad = "{\"timestamp_ns\": 5, \"event_type\": \"oom\", \"rank\": 8, "
-                      "\"world_size\": 8, \"job_id\": \"j\"}";
-    SW_ASSERT_I64(sw_tdec_json(h.dec, bad, strlen(bad), &ev, err, sizeof(err)),
-                  SW_ERR_INVALID_ARG);
+    const char *bad =
+        "{\"timestamp_ns\": 5, \"event_type\": \"oom\", \"rank\": 8, "
+        "\"world_size\": 8, \"job_id\": \"j\"}";
+    SW_ASSERT_I64(sw_tdec_json(h.dec, bad, strlen(bad), &ev, err, sizeof(err)), SW_ERR_INVALID_ARG);
     SW_ASSERT_CONTAINS(err, "rank");
     /* A marker of a job never seen opens its crash at once (offset 0), with
      * a 1 MB oom_reason cut to 1 KiB and "…". */
@@ -802,17 +808,19 @@ static void test_bad_input(void **state)
     for (int i = 0; i < 60; i++) {
         double t = 200 + i * 0.5;
         for (int r = 0; r < 4; r++) {
-            if (r == 2 && t > 205) continue;          /* silent from 205 s */
-            if (r == 0 && t > 203) continue;          /* stopped at 203 s */
+            if (r == 2 && t > 205) continue; /* silent from 205 s */
+            if (r == 0 && t > 203) continue; /* stopped at 203 s */
             sample(&h, "blind", r, 4, t, 0.5, false, 0);
         }
         if (i == 2)
-            hand_line(&h, "{\"timestamp_ns\": %lld, \"event_type\": \"collector_degraded\", "
-                          "\"rank\": 3, \"world_size\": 4, \"job_id\": \"blind\"}",
+            hand_line(&h,
+                      "{\"timestamp_ns\": %lld, \"event_type\": \"collector_degraded\", "
+                      "\"rank\": 3, \"world_size\": 4, \"job_id\": \"blind\"}",
                       (long long)(t * 1e9));
         if (i == 6)
-            hand_line(&h, "{\"timestamp_ns\": %lld, \"event_type\": \"stop\", \"rank\": 0, "
-                          "\"world_size\": 4, \"job_id\": \"blind\"}",
+            hand_line(&h,
+                      "{\"timestamp_ns\": %lld, \"event_type\": \"stop\", \"rank\": 0, "
+                      "\"world_size\": 4, \"job_id\": \"blind\"}",
                       (long long)(203.2 * 1e9));
     }
     /* Rank 2 went silent at 205 s and the job reached 229.5 s: not yet. */
@@ -834,8 +842,9 @@ static void test_bad_input(void **state)
     sw_detect_stats_t st;
     sw_detect_stats(h.det, &st);
     SW_ASSERT_I64(st.blind_ranks, 1); /* rank 3 still degraded */
-    hand_line(&h, "{\"timestamp_ns\": %lld, \"event_type\": \"collector_recovered\", \"rank\": 3, "
-                  "\"world_size\": 4, \"job_id\": \"blind\"}",
+    hand_line(&h,
+              "{\"timestamp_ns\": %lld, \"event_type\": \"collector_recovered\", \"rank\": 3, "
+              "\"world_size\": 4, \"job_id\": \"blind\"}",
               (long long)(240.1 * 1e9));
     sw_detect_stats(h.det, &st);
     SW_ASSERT_I64(st.blind_ranks, 0);
@@ -870,8 +879,8 @@ static void test_marker_flood(void **state)
     }
     sw_detect_stats_t st;
     sw_detect_stats(det, &st);
-    printf("%d marker jobs under max.jobs=1000: %llu jobs kept, %llu evicted, %llu bytes\n",
-           jobs_n, (unsigned long long)st.jobs, (unsigned long long)st.evicted,
+    printf("%d marker jobs under max.jobs=1000: %llu jobs kept, %llu evicted, %llu bytes\n", jobs_n,
+           (unsigned long long)st.jobs, (unsigned long long)st.evicted,
            (unsigned long long)st.bytes);
     SW_ASSERT_TRUE(st.jobs <= 1000);
     SW_ASSERT_I64(st.limit_rejects, 0);
@@ -891,8 +900,7 @@ static void test_marker_flood(void **state)
     sw_detect_stats_t st2;
     sw_detect_stats(det, &st2);
     printf("%d markers of one job: %llu bytes more (%.0f per rank)\n", ranks_n,
-           (unsigned long long)(st2.bytes - st.bytes),
-           (double)(st2.bytes - st.bytes) / ranks_n);
+           (unsigned long long)(st2.bytes - st.bytes), (double)(st2.bytes - st.bytes) / ranks_n);
     SW_ASSERT_TRUE(st2.bytes - st.bytes < (uint64_t)ranks_n * 256);
     SW_ASSERT_I64(st2.deaths, jobs_n + ranks_n);
     sw_tdec_destroy(dec);
@@ -944,8 +952,8 @@ static void test_codecs(void **state)
                                                      sizeof(errstr)) == SW_OK,
                           "%s", errstr);
                 SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
-                          "Avro round trip:\n%.*s\n%.*s", (int)back.len, back.data,
-                          (int)json.len, json.data);
+                          "Avro round trip:\n%.*s\n%.*s", (int)back.len, back.data, (int)json.len,
+                          json.data);
                 sw_record_t parsed;
                 sw_arena_reset(&arena);
                 SW_ASSERT(sw_record_parse_json(json.data, json.len, &arena, &parsed, errstr,
@@ -954,17 +962,18 @@ static void test_codecs(void **state)
                 back.len = 0;
                 sw_alert_json_record(&back, &parsed);
                 SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
-                          "JSON round trip:\n%.*s\n%.*s", (int)back.len, back.data,
-                          (int)json.len, json.data);
+                          "JSON round trip:\n%.*s\n%.*s", (int)back.len, back.data, (int)json.len,
+                          json.data);
                 if (sw_action_is_x8(x->action)) {
                     sw_pager_opts_t po;
                     memset(&po, 0, sizeof(po));
                     po.format = SW_PAGER_ALERTMANAGER;
                     pager.len = 0;
                     SW_ASSERT_I64(sw_pager_encode(x, &po, &pager), SW_PAGER_TRIGGER);
-                    SW_ASSERT_CONTAINS(sw_buf_cstr(&pager), x->action == SW_ACTION_CRASH
-                                                                ? "\"alertname\": \"GPURankCrash\""
-                                                                : "\"alertname\": \"GPUMemoryNearlyFull\"");
+                    SW_ASSERT_CONTAINS(sw_buf_cstr(&pager),
+                                       x->action == SW_ACTION_CRASH
+                                           ? "\"alertname\": \"GPURankCrash\""
+                                           : "\"alertname\": \"GPUMemoryNearlyFull\"");
                     SW_ASSERT_CONTAINS(sw_buf_cstr(&pager), x->action == SW_ACTION_CRASH
                                                                 ? "\"severity\": \"critical\""
                                                                 : "\"severity\": \"warning\"");
@@ -989,22 +998,18 @@ static void test_codecs(void **state)
         sw_detect_destroy(det);
         sw_genx_destroy(g);
     }
-    printf("codecs: %zu records (%zu SPEC 6 ones with blind ranks) equal through Avro and JSON\n", n,
-           blind6);
+    printf("codecs: %zu records (%zu SPEC 6 ones with blind ranks) equal through Avro and JSON\n",
+           n, blind6);
     SW_ASSERT_TRUE(n >= 5);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_codecs),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_marker_flood),
-        cmocka_unit_test(test_outcomes_8),
-        cmocka_unit_test(test_outcomes_64),
-        cmocka_unit_test(test_outcomes_1024),
-        cmocka_unit_test(test_spec6_unchanged),
-        cmocka_unit_test(test_restore_inside),
+        cmocka_unit_test(test_codecs),          cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_marker_flood),    cmocka_unit_test(test_outcomes_8),
+        cmocka_unit_test(test_outcomes_64),     cmocka_unit_test(test_outcomes_1024),
+        cmocka_unit_test(test_spec6_unchanged), cmocka_unit_test(test_restore_inside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
