@@ -126,6 +126,7 @@ static json_t *expected_by_job(const tcase_t *c)
     char why[256];
     json_t *all = sw_test_parse_lines(b.data, b.len, why, sizeof(why));
     sw_buf_clear(&b);
+    sw_test_drop_x8(all); /* SPEC 7's comparisons of SPEC 6 outputs skip SPEC 8's */
     json_t *by = json_object();
     size_t i;
     json_t *v;
@@ -190,7 +191,11 @@ static int load_cases(void)
         sw_buf_t b;
         sw_buf_init(&b);
         replay_of(c, &b);
-        for (size_t i = 0; i < b.len; i++) c->expected += b.data[i] == '\n';
+        char why[256];
+        json_t *all = sw_test_parse_lines(b.data, b.len, why, sizeof(why));
+        sw_test_drop_x8(all);
+        c->expected = json_array_size(all);
+        json_decref(all);
         sw_buf_clear(&b);
     }
     closedir(d);
