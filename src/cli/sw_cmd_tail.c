@@ -232,6 +232,10 @@ static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
         return SW_EXIT_USAGE;
     }
     tl->rkqu = rd_kafka_queue_new(tl->rk);
+    if (sw_kafka_reachable(tl->rk, bootstrap, errstr, sizeof(errstr)) != SW_OK) {
+        fprintf(stderr, "stormwatch tail: %s\n", errstr);
+        return SW_EXIT_RUNTIME;
+    }
     return SW_EXIT_OK;
 }
 

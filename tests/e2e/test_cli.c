@@ -118,6 +118,13 @@ static void make_inputs(void)
         "not json\n";
     snprintf(p, sizeof(p), "%s/bad.jsonl", tmpdir());
     SW_ASSERT_TRUE(write_file(p, bad, sizeof(bad) - 1));
+    /* no valid line at all (CSV, a log, a wrong-schema object) */
+    static const char none[] = "timestamp_ns,rank,device_used_bytes\n"
+                               "1,0,100\n"
+                               "\n"
+                               "{\"ts\": 1, \"rank\": 0}\n";
+    snprintf(p, sizeof(p), "%s/none-valid.csv", tmpdir());
+    SW_ASSERT_TRUE(write_file(p, none, sizeof(none) - 1));
     /* truncated gzip of a fixture */
     char src[1200], gz[1200];
     snprintf(src, sizeof(src), "%s/gen1.jsonl", sw_test_fixtures());
@@ -298,6 +305,25 @@ static const cli_case_t k_cases[] = {
      {NULL},
      {"bad.jsonl:2:"},
      true},
+    {"analyze input without a valid line: exit 2, said so",
+     "analyze @T/none-valid.csv",
+     2,
+     {NULL},
+     {"none-valid.csv:1: ", "stormwatch analyze: no valid telemetry in ",
+      "none-valid.csv (3 invalid lines)"},
+     true},
+    {"replay input without a valid line: exit 2, said so",
+     "replay @T/none-valid.csv",
+     2,
+     {NULL},
+     {"stormwatch replay: no valid telemetry in ", "none-valid.csv (3 invalid lines)"},
+     true},
+    {"analyze: one file without a valid line beside a good one is no error",
+     "analyze @T/none-valid.csv @T/bad.jsonl",
+     0,
+     {"\"participating_ranks\""},
+     {"5 invalid lines skipped"},
+     false},
     {"analyze a truncated gzip file",
      "analyze @T/trunc.jsonl.gz",
      1,
