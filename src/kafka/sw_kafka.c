@@ -340,3 +340,15 @@ sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr,
                  : "");
     return SW_ERR_KAFKA;
 }
+
+const char *sw_kafka_offset_str(int64_t offset, char *buf, size_t size)
+{
+    switch (offset) {
+    case RD_KAFKA_OFFSET_BEGINNING: snprintf(buf, size, "beginning"); break;
+    case RD_KAFKA_OFFSET_END: snprintf(buf, size, "end"); break;
+    case RD_KAFKA_OFFSET_STORED: snprintf(buf, size, "stored"); break;
+    case RD_KAFKA_OFFSET_INVALID: snprintf(buf, size, "none"); break;
+    default: snprintf(buf, size, "%lld", (long long)offset); break;
+    }
+    return buf;
+}

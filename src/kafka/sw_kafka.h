@@ -45,6 +45,14 @@ typedef struct sw_kafka_ctx_s {
 const char *sw_kafka_err_kind(int err);
 
 /**
+ * @brief An offset as an operator reads it: the number, or "beginning",
+ *        "end", "stored" or "none" for librdkafka's logical offsets (-2,
+ *        -1, -1000, -1001; "offset -1001" means nothing to a reader).
+ * @returns @p buf.
+ */
+const char *sw_kafka_offset_str(int64_t offset, char *buf, size_t size);
+
+/**
  * @brief Build a librdkafka configuration for @p role: stormwatch's
  *        defaults (consumer: manual commits, cooperative-sticky,
  *        earliest; producer: idempotent), bootstrap.servers, group.id
