@@ -836,6 +836,33 @@ static void test_progress(void **state)
  * real jobs, replayed with --max-jobs 500: the real jobs' records are those
  * of a replay without the flood, no event is refused, the flood's one-rank
  * jobs are evicted, and the engine's state stays bounded. */
+/* --help cites docs/semantics.md, a file the repository has, and never a
+ * "SPEC" it does not have. */
+static void test_help_cites_docs(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {"analyze", "replay", "run", "notify", "report",
+                                       "tail", "produce", "gen", "mock", "demo"};
+    sw_buf_t out, err;
+    sw_buf_init(&out);
+    sw_buf_init(&err);
+    int citing = 0;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char args[64];
+        snprintf(args, sizeof(args), "%s --help", cmds[i]);
+        int rc = run(args, NULL, &out, &err);
+        SW_ASSERT(rc == 0, "%s: exit %d", args, rc);
+        SW_ASSERT(strstr(out.data, "SPEC") == NULL, "%s cites SPEC:\n%s", args, out.data);
+        citing += strstr(out.data, "docs/semantics.md") != NULL;
+    }
+    SW_ASSERT(citing >= 3, "only %d commands' --help cite docs/semantics.md", citing);
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/../../docs/semantics.md", sw_test_fixtures());
+    SW_ASSERT(sw_test_read_file(path, &out), "%s does not exist", path);
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 static void test_job_id_flood(void **state)
 {
     (void)state;
@@ -923,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_kcat_style),    cmocka_unit_test(test_wrong_kind),
         cmocka_unit_test(test_analyze_jobs),  cmocka_unit_test(test_analyze_text),
         cmocka_unit_test(test_progress),      cmocka_unit_test(test_job_id_flood),
+        cmocka_unit_test(test_help_cites_docs),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
