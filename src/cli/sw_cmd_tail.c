@@ -32,7 +32,7 @@ typedef struct tail_s {
     int64_t start_offset; /* kcat -o: RD_KAFKA_OFFSET_* or an offset (when !start_ts) */
     bool start_ts;        /* -o s@MS: start at the first record at or after start_ms */
     int64_t start_ms;
-    bool end_ts;          /* -o e@MS: stop each partition at its first record at or after end_ms */
+    bool end_ts; /* -o e@MS: stop each partition at its first record >= end_ms */
     int64_t end_ms;
     int64_t *stop;        /* -o e@MS: per partition the first offset not printed, -1 = its end */
     bool kcat_json;       /* -J: kcat's JSON envelope */
@@ -91,13 +91,14 @@ static void usage(FILE *f)
             "                             partition before its first record at or after MS,\n"
             "                             then exit (as kcat)\n"
             "  -J                         kcat -J's line: {\"topic\", \"partition\",\n"
-            "                             \"offset\", \"tstype\", \"ts\", \"broker\", \"headers\",\n"
-            "                             \"key\", \"payload\"} (+ \"schema_id\" and the decoded\n"
-            "                             \"value\" for Confluent Avro)\n"
-            "  -f FORMAT                  kcat -f: %%t topic, %%p partition, %%o offset, %%k key,\n"
-            "                             %%s value (raw), %%K/%%S their lengths (-1: null), %%T\n"
-            "                             timestamp (ms), %%h headers (n=v,...), %%%%; escapes\n"
-            "                             \\n \\t \\r \\\\ (no newline is added)\n"
+            "                             \"offset\", \"tstype\", \"ts\", \"broker\",\n"
+            "                             \"headers\", \"key\", \"payload\"} (+ \"schema_id\"\n"
+            "                             and the decoded \"value\" for Confluent Avro)\n"
+            "  -f FORMAT                  kcat -f: %%t topic, %%p partition, %%o offset,\n"
+            "                             %%k key, %%s value (raw), %%K/%%S their lengths\n"
+            "                             (-1: null), %%T timestamp (ms), %%h headers\n"
+            "                             (n=v,...), %%%%; escapes \\n \\t \\r \\\\ (no\n"
+            "                             newline is added)\n"
             "  -G GROUP                   read as a member of consumer group GROUP\n"
             "                             (balanced: partitions shared with the group's\n"
             "                             other members, offsets committed); -o is then\n"
@@ -235,7 +236,7 @@ static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
                (tl->group &&
                 sw_kafka_set(kc, "auto.offset.reset",
                              tl->start_offset == RD_KAFKA_OFFSET_END || tl->from_end ? "latest"
-                                                                                  : "earliest",
+                                                                                     : "earliest",
                              errstr, sizeof(errstr))))) {
         rd_kafka_conf_destroy(kc);
         kc = NULL;
@@ -651,9 +652,10 @@ int sw_cmd_tail(int argc, char **argv)
     if (tl.group && (tl.only >= 0 || tl.start_ts || tl.end_ts ||
                      (tl.start_offset != RD_KAFKA_OFFSET_BEGINNING &&
                       tl.start_offset != RD_KAFKA_OFFSET_END))) {
-        fprintf(stderr, "stormwatch tail: -G %s: the group decides the partitions and their "
-                        "offsets; -o can only be beginning or end (for partitions the group has "
-                        "no offset for), and -p is not allowed\n",
+        fprintf(stderr,
+                "stormwatch tail: -G %s: the group decides the partitions and their "
+                "offsets; -o can only be beginning or end (for partitions the group has "
+                "no offset for), and -p is not allowed\n",
                 tl.group);
         goto out;
     }

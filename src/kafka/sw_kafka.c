@@ -315,8 +315,7 @@ const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *
     return NULL;
 }
 
-sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr,
-                            size_t errstr_size)
+sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr, size_t errstr_size)
 {
     char buf[32];
     size_t n = sizeof(buf);

@@ -410,8 +410,7 @@ void sw_render_format(const char *fmt, sw_buf_t *line, const rd_kafka_message_t 
         }
         case 'h': {
             rd_kafka_headers_t *hdrs = NULL;
-            if (rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs)
-                break;
+            if (rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs) break;
             const char *name;
             const void *val;
             size_t size;

@@ -217,8 +217,8 @@ static const char *series_colour(const rec_t *r, size_t i)
 {
     static const struct {
         const char *sev, *colour;
-    } k[] = {{"critical", "#c62828"}, {"error", "#ef6c00"}, {"warning", "#b58900"},
-             {"info", "#1565c0"}};
+    } k[] = {
+        {"critical", "#c62828"}, {"error", "#ef6c00"}, {"warning", "#b58900"}, {"info", "#1565c0"}};
     if (i > 0) return FOLLOWER_COLOUR;
     const char *sev = sw_report_sev_class(sw_report_sev_of(r));
     for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++)

@@ -199,8 +199,8 @@ sw_err_t sw_cpus_quota(const char *root, const char *self_cgroup, double *cpus, 
      * container's own cgroup mounted as the root), read base alone. */
     size_t rn = strlen(rel);
     while (rn > 0 && rel[rn - 1] == '/') rel[--rn] = '\0';
-    snprintf(dir, sizeof(dir), "%s%s", base, rel);
-    if (!is_dir(dir)) {
+    int dn0 = snprintf(dir, sizeof(dir), "%s%s", base, rel);
+    if (dn0 < 0 || (size_t)dn0 >= sizeof(dir) || !is_dir(dir)) {
         snprintf(dir, sizeof(dir), "%s", base);
         rn = 0;
     }
@@ -216,8 +216,9 @@ sw_err_t sw_cpus_quota(const char *root, const char *self_cgroup, double *cpus, 
             best_q = q;
             best_p = p;
             if (src_size)
-                snprintf(src, src_size, "cgroup %s%s %lld/%lld", v2 ? "cpu.max" : "cpu.cfs_quota_us",
-                         v2 ? "" : "/cpu.cfs_period_us", (long long)q, (long long)p);
+                snprintf(src, src_size, "cgroup %s%s %lld/%lld",
+                         v2 ? "cpu.max" : "cpu.cfs_quota_us", v2 ? "" : "/cpu.cfs_period_us",
+                         (long long)q, (long long)p);
         }
         size_t dn = strlen(dir);
         if (dn <= base_len) break;
@@ -249,8 +250,8 @@ int sw_cpus_default_threads(const char *root, const char *self_cgroup, int allow
     if ((double)up < cpus) up++;
     if (up < 1) up = 1;
     if (up > allowed) {
-        snprintf(why, why_size, "%s = %.3g CPUs, bounded by the %d CPU%s this process may use",
-                 src, cpus, allowed, allowed == 1 ? "" : "s");
+        snprintf(why, why_size, "%s = %.3g CPUs, bounded by the %d CPU%s this process may use", src,
+                 cpus, allowed, allowed == 1 ? "" : "s");
         return allowed;
     }
     snprintf(why, why_size, "%s = %.3g CPU%s%s", src, cpus, cpus == 1.0 ? "" : "s",

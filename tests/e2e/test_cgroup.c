@@ -71,8 +71,9 @@ static void test_run_under_quota(void **state)
         if (stat(mount, &st) != 0) snprintf(mount, sizeof(mount), "/sys/fs/cgroup/cpu,cpuacct");
     }
     if (stat(mount, &st) != 0 || !own_path(v2, own, sizeof(own))) {
-        printf("skipped: no cgroup cpu controller at /sys/fs/cgroup (v2) or "
-               "/sys/fs/cgroup/cpu (v1)\n");
+        printf(
+            "skipped: no cgroup cpu controller at /sys/fs/cgroup (v2) or "
+            "/sys/fs/cgroup/cpu (v1)\n");
         skip();
     }
     snprintf(parent, sizeof(parent), "%s%s", mount, own);
@@ -110,9 +111,13 @@ static void test_run_under_quota(void **state)
     SW_ASSERT_TRUE(sw_test_mock_start(&mock, dir, 0, false, topics));
     sw_test_daemon_t d;
     sw_test_daemon_init(&d, "run", dir, "run", mock.boot);
-    static const char *const props[] = {"input.topics=cg.in", "output.topic=cg.out",
-                                        "dlq.topic=cg.dlq", "group.id=cg", "repartition=off",
-                                        "state.restore=off", NULL};
+    static const char *const props[] = {"input.topics=cg.in",
+                                        "output.topic=cg.out",
+                                        "dlq.topic=cg.dlq",
+                                        "group.id=cg",
+                                        "repartition=off",
+                                        "state.restore=off",
+                                        NULL};
     sw_test_daemon_xs(&d, props);
     unsetenv("STORMWATCH_WORKER_THREADS");
 
@@ -135,7 +140,8 @@ static void test_run_under_quota(void **state)
     SW_ASSERT_TRUE(started);
 
     char needle[300];
-    snprintf(needle, sizeof(needle), "worker.threads=1 (cgroup %s 50000/100000 = 0.5 CPUs, rounded up)",
+    snprintf(needle, sizeof(needle),
+             "worker.threads=1 (cgroup %s 50000/100000 = 0.5 CPUs, rounded up)",
              v2 ? "cpu.max" : "cpu.cfs_quota_us/cpu.cfs_period_us");
     bool seen = sw_test_daemon_wait_log(&d, needle, 1, 60000);
     sw_buf_t log;

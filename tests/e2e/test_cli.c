@@ -119,10 +119,11 @@ static void make_inputs(void)
     snprintf(p, sizeof(p), "%s/bad.jsonl", tmpdir());
     SW_ASSERT_TRUE(write_file(p, bad, sizeof(bad) - 1));
     /* no valid line at all (CSV, a log, a wrong-schema object) */
-    static const char none[] = "timestamp_ns,rank,device_used_bytes\n"
-                               "1,0,100\n"
-                               "\n"
-                               "{\"ts\": 1, \"rank\": 0}\n";
+    static const char none[] =
+        "timestamp_ns,rank,device_used_bytes\n"
+        "1,0,100\n"
+        "\n"
+        "{\"ts\": 1, \"rank\": 0}\n";
     snprintf(p, sizeof(p), "%s/none-valid.csv", tmpdir());
     SW_ASSERT_TRUE(write_file(p, none, sizeof(none) - 1));
     /* truncated gzip of a fixture */
@@ -841,8 +842,8 @@ static void test_progress(void **state)
 static void test_help_cites_docs(void **state)
 {
     (void)state;
-    static const char *const cmds[] = {"analyze", "replay", "run", "notify", "report",
-                                       "tail", "produce", "gen", "mock", "demo"};
+    static const char *const cmds[] = {"analyze", "replay",  "run", "notify", "report",
+                                       "tail",    "produce", "gen", "mock",   "demo"};
     sw_buf_t out, err;
     sw_buf_init(&out);
     sw_buf_init(&err);
@@ -945,11 +946,11 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),         cmocka_unit_test(test_analyze_output),
-        cmocka_unit_test(test_replay_output), cmocka_unit_test(test_gen_roundtrip),
-        cmocka_unit_test(test_kcat_style),    cmocka_unit_test(test_wrong_kind),
-        cmocka_unit_test(test_analyze_jobs),  cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_progress),      cmocka_unit_test(test_job_id_flood),
+        cmocka_unit_test(test_table),           cmocka_unit_test(test_analyze_output),
+        cmocka_unit_test(test_replay_output),   cmocka_unit_test(test_gen_roundtrip),
+        cmocka_unit_test(test_kcat_style),      cmocka_unit_test(test_wrong_kind),
+        cmocka_unit_test(test_analyze_jobs),    cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_progress),        cmocka_unit_test(test_job_id_flood),
         cmocka_unit_test(test_help_cites_docs),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);

@@ -578,8 +578,9 @@ static void test_kill9(void **state)
     /* Killed in flight: 3 records committed (one synchronous commit per page). */
     SW_ASSERT_I64(sw_kc_committed(e.boot, "k9", "alerts", 2), 3);
     /* A new group's first assignment is said in words, not as -1001. */
-    SW_ASSERT_TRUE(sw_proc_count_text(n1.log, "no committed offset (none); starting at "
-                                              "auto.offset.reset=") >= 1);
+    SW_ASSERT_TRUE(sw_proc_count_text(n1.log,
+                                      "no committed offset (none); starting at "
+                                      "auto.offset.reset=") >= 1);
     SW_ASSERT_I64(sw_proc_count_text(n1.log, "-1001"), 0);
     start_notify(&n2, &e, "k9", "notify2", extra);
     bool done = wait_committed(e.boot, "k9", "alerts", 2, 8, 60000);
@@ -726,8 +727,8 @@ static void test_rebalance(void **state)
      * changes hands is rebuilt by its new owner from the commit metadata. */
     start_notify(&n2, &e, "rb", "notify2", extra);
     const char *err1 = n1.log, *err2 = n2.log;
-    bool split = sw_test_daemon_wait_log(&n2, "committed offset 1, rebuilding open episodes from offset 0", 1,
-                                         60000);
+    bool split = sw_test_daemon_wait_log(
+        &n2, "committed offset 1, rebuilding open episodes from offset 0", 1, 60000);
     /* Repeats of both triggers (skipped by whichever owns them), then the
      * resolves (each sent once). */
     produce(e.boot, "alerts", 0, "job-A", &a[0], 1);

@@ -1086,12 +1086,14 @@ static void test_failures(void **state)
         int st = run(nobroker, NULL, &out, &err);
         took = now_ms() - t0;
         if (st != 1 || took > 8000 ||
-            !strstr(err.data, "cannot reach the Kafka cluster at 127.0.0.1:1 within "
-                              "socket.timeout.ms=1500") ||
+            !strstr(err.data,
+                    "cannot reach the Kafka cluster at 127.0.0.1:1 within "
+                    "socket.timeout.ms=1500") ||
             strstr(err.data, "does not exist")) {
-            SW_FAIL("no broker: expected %s to exit 1 within 8 s saying it cannot reach "
-                    "127.0.0.1:1, got exit %d after %lld ms:\n%s",
-                    nobroker[1], st, (long long)took, err.data);
+            SW_FAIL(
+                "no broker: expected %s to exit 1 within 8 s saying it cannot reach "
+                "127.0.0.1:1, got exit %d after %lld ms:\n%s",
+                nobroker[1], st, (long long)took, err.data);
         }
     }
     int st;
@@ -1439,8 +1441,8 @@ static void test_kcat_parity(void **state)
     sw_buf_init(&to);
     sw_buf_init(&a);
     sw_buf_init(&b);
-    char *p0[] = {kcat, "-b", mk->bootstrap, "-P", "-t", "kc", "-p", "0", "-K", "\t",
-                  "-H", "h1=one", "-H", "h2=two", "-l", in0, NULL};
+    char *p0[] = {kcat, "-b", mk->bootstrap, "-P", "-t",     "kc", "-p", "0", "-K",
+                  "\t", "-H", "h1=one",      "-H", "h2=two", "-l", in0,  NULL};
     char *p1[] = {kcat, "-b", mk->bootstrap, "-P", "-t", "kc", "-p", "1", "-l", in1, NULL};
     SW_ASSERT(run(p0, NULL, &out, &err) == 0, "kcat -P: %s", err.data);
     SW_ASSERT(run(p1, NULL, &out, &err) == 0, "kcat -P: %s", err.data);
@@ -1459,7 +1461,7 @@ static void test_kcat_parity(void **state)
     const char *fmt = "%t|%p|%o|%k|%K|%s|%S|%T|%h|%%\\t\\\\\\n";
     char *kf[] = {kcat, "-b", mk->bootstrap, "-C", "-t", "kc", "-f", (char *)fmt, "-e", "-q", NULL};
     char *tf[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-f",
-                  (char *)fmt, "-e", NULL};
+                  (char *)fmt,           "-e",   NULL};
     SW_ASSERT(run(kf, NULL, &ko, &err) == 0, "kcat -f: %s", err.data);
     SW_ASSERT(run(tf, NULL, &to, &err) == 0, "tail -f: %s", err.data);
     sort_lines(ko.data, &a);
@@ -1473,10 +1475,10 @@ static void test_kcat_parity(void **state)
     snprintf(e_at, sizeof(e_at), "e@%lld", (long long)(now_wall_ms() + 3600 * 1000));
     snprintf(s_at, sizeof(s_at), "s@%lld", (long long)(now_wall_ms() - 3600 * 1000));
     for (int k = 0; k < 2; k++) {
-        char *ke[] = {kcat, "-b", mk->bootstrap, "-C", "-t", "kc", "-J", "-o", k ? s_at : e_at,
-                      "-e", "-q", NULL};
+        char *ke[] = {kcat, "-b", mk->bootstrap,   "-C", "-t", "kc",
+                      "-J", "-o", k ? s_at : e_at, "-e", "-q", NULL};
         char *te[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-J", "-o",
-                      k ? s_at : e_at, "-e", NULL};
+                      k ? s_at : e_at,       "-e",   NULL};
         SW_ASSERT(run(ke, NULL, &ko, &err) == 0, "kcat -o %s: %s", ke[8], err.data);
         SW_ASSERT(run(te, NULL, &to, &err) == 0, "tail -o %s: %s", te[8], err.data);
         SW_ASSERT(same_json_lines(ko.data, to.data, why, sizeof(why)),
@@ -1486,24 +1488,26 @@ static void test_kcat_parity(void **state)
 
     /* -G: a balanced consumer reads every record once and commits: a
      * second run of the same group finds nothing new. */
-    char *tg[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-G", "kcg",
-                  "-J", "-e", "--timeout", "20000", NULL};
+    char *tg[] = {
+        (char *)sw_test_bin(), "tail",  "-b", mk->bootstrap, "-t", "kc", "-G", "kcg", "-J", "-e",
+        "--timeout",           "20000", NULL};
     SW_ASSERT(run(tg, NULL, &to, &err) == 0, "tail -G: %s", err.data);
     SW_ASSERT(same_json_lines(ko.data, to.data, why, sizeof(why)) || count_lines(to.data) == 3,
               "-G: %s\n%s", why, to.data);
     SW_ASSERT(count_lines(to.data) == 3, "tail -G printed:\n%s", to.data);
-    char *tg2[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-G", "kcg",
-                   "-J", "--timeout", "4000", NULL};
+    char *tg2[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-G", "kcg", "-J",
+        "--timeout",           "4000", NULL};
     SW_ASSERT(run(tg2, NULL, &to, &err) == 0, "tail -G again: %s", err.data);
     SW_ASSERT(count_lines(to.data) == 0, "tail -G again printed:\n%s", to.data);
 
     /* errors name the input */
-    char *bad[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-f", "%t %x",
-                   NULL};
+    char *bad[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-f", "%t %x", NULL};
     SW_ASSERT_I64(run(bad, NULL, &out, &err), 2);
     SW_ASSERT_CONTAINS(err.data, "unsupported token \"%x\" at position 4");
-    char *badg[] = {(char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-G", "g",
-                    "-p", "1", NULL};
+    char *badg[] = {
+        (char *)sw_test_bin(), "tail", "-b", mk->bootstrap, "-t", "kc", "-G", "g", "-p", "1", NULL};
     SW_ASSERT_I64(run(badg, NULL, &out, &err), 2);
     SW_ASSERT_CONTAINS(err.data, "-p is not allowed");
     printf("ok - tail -J, -f, -o e@/s@ as kcat; -G reads once and commits\n");
