@@ -288,6 +288,28 @@ void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
     sw_buf_putc(line, '\n');
 }
 
+/* kcat -J's "key"/"payload": text as a string, null as null; bytes that
+ * are not text (not UTF-8, or holding NUL, which many JSON readers refuse)
+ * as "NAME_base64" instead. */
+static void kcat_bytes(sw_jw_t *jw, sw_buf_t *line, const char *name, const void *ptr, size_t len)
+{
+    const unsigned char *p = ptr;
+    bool text = p != NULL && memchr(p, 0, len) == NULL;
+    for (size_t i = 0, k; text && i < len; i += k) text = (k = sw_utf8_seq(p + i, len - i, true));
+    if (!p || text) {
+        sw_jw_key(jw, name);
+        if (p) sw_jw_str(jw, (sw_str_t){(const char *)p, len});
+        else sw_jw_null(jw);
+        return;
+    }
+    char key[32];
+    snprintf(key, sizeof(key), "%s_base64", name);
+    sw_jw_key(jw, key);
+    sw_jw_raw(jw, sw_str("\""));
+    put_base64(line, p, len);
+    sw_buf_putc(line, '"');
+}
+
 void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const rd_kafka_message_t *rkm)
 {
     line->len = 0;
@@ -325,12 +347,8 @@ void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const rd_kafka_message
         }
         sw_jw_end_arr(&jw);
     }
-    sw_jw_key(&jw, "key");
-    if (rkm->key) put_bytes_str(&jw, rkm->key, rkm->key_len);
-    else sw_jw_null(&jw);
-    sw_jw_key(&jw, "payload");
-    if (rkm->payload) put_bytes_str(&jw, rkm->payload, rkm->len);
-    else sw_jw_null(&jw);
+    kcat_bytes(&jw, line, "key", rkm->key, rkm->key_len);
+    kcat_bytes(&jw, line, "payload", rkm->payload, rkm->len);
     int32_t id;
     char why[256];
     if (rkm->payload && rkm->len >= SW_AVRO_HEADER_LEN &&

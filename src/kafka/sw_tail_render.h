@@ -50,8 +50,9 @@ void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
  *        newline): {"topic", "partition", "offset", "tstype" ("create",
  *        "logappend" or "none"), "ts", "broker", "headers" (only when the
  *        record has some: [name, value, ...]), "key", "payload"} with key
- *        and payload as strings (bytes that are not UTF-8 as U+FFFD) or
- *        null, as kcat 1.7 writes them; a Confluent-framed Avro value adds
+ *        and payload as strings or null, as kcat 1.7 writes them; bytes
+ *        that are not text (not UTF-8, or with NUL) as "key_base64" /
+ *        "payload_base64" instead; a Confluent-framed Avro value adds
  *        "schema_id" and "value" (the decoded record, as tail prints it).
  */
 void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const rd_kafka_message_t *rkm);

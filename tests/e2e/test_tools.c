@@ -670,6 +670,17 @@ static void test_avro_roundtrip(void **state)
         !strstr(env.data, "\"key\": \"")) {
         SW_FAIL("expected an Avro content-type and a string key, got %s", env.data);
     }
+    /* -J: kcat's envelope plus the schema id and the decoded value. */
+    tail_n(mk, "tav", 1, "-J", &env);
+    json_t *jl = sw_test_parse_lines(env.data, env.len, why, sizeof(why));
+    SW_ASSERT(jl && json_array_size(jl) == 1, "tail -J: %s: %s", why, env.data);
+    json_t *j0 = json_array_get(jl, 0);
+    SW_ASSERT_I64(json_integer_value(json_object_get(j0, "schema_id")), 1);
+    SW_ASSERT_TRUE(json_is_string(json_object_get(j0, "payload_base64")) &&
+                   !json_object_get(j0, "payload"));
+    SW_ASSERT_TRUE(json_is_string(json_object_get(json_object_get(j0, "value"), "job_id")));
+    SW_ASSERT_TRUE(json_is_array(json_object_get(j0, "headers")));
+    json_decref(jl);
     printf("ok - produce avro + tail: 1555 events decode to their source events\n");
     free(in);
     free(got);
