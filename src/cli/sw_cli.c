@@ -204,7 +204,10 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
     sw_input_t *in = NULL;
     sw_progress_t prog;
     sw_progress_start(&prog, cmd, "events", sw_progress_files_size(files, nfiles));
+    sw_buf_t none_valid; /* "FILE (N invalid lines)" of files without a valid line */
+    sw_buf_init(&none_valid);
     for (int fi = 0; fi < nfiles && rc == SW_EXIT_OK; fi++) {
+        uint64_t valid0 = stats->valid, invalid0 = stats->invalid;
         in = sw_input_open(files[fi], errstr, sizeof(errstr));
         if (!in) {
             fprintf(stderr, "stormwatch %s: %s\n", cmd, errstr);
@@ -297,6 +300,11 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
             c->full = false;
             if (!cb(opaque, &c->ev, c->file, c->lineno)) rc = SW_EXIT_RUNTIME;
         }
+        if (rc == SW_EXIT_OK && stats->valid == valid0 && stats->invalid > invalid0) {
+            uint64_t n = stats->invalid - invalid0;
+            sw_buf_printf(&none_valid, "%s%s (%llu invalid line%s)", none_valid.len ? ", " : "",
+                          sw_input_name(in), (unsigned long long)n, n == 1 ? "" : "s");
+        }
         stats->bytes += sw_input_raw_bytes(in);
         sw_input_close(in);
     }
@@ -305,6 +313,14 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
         sw_tdec_destroy(slots[i].dec);
         sw_buf_clear(&slots[i].line);
     }
+    /* Input of which no line is valid is a usage error, not an empty
+     * answer: the user fed the wrong file or format. */
+    if (rc == SW_EXIT_OK && stats->valid == 0 && stats->invalid) {
+        fprintf(stderr, "stormwatch %s: no valid telemetry in %.*s\n", cmd, (int)none_valid.len,
+                none_valid.data);
+        rc = SW_EXIT_USAGE;
+    }
+    sw_buf_clear(&none_valid);
     if (stats->invalid && rc == SW_EXIT_OK)
         fprintf(stderr, "stormwatch %s: %llu invalid line%s skipped\n", cmd,
                 (unsigned long long)stats->invalid, stats->invalid == 1 ? "" : "s");

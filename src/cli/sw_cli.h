@@ -111,8 +111,10 @@ typedef struct sw_cli_read_stats_s {
  * @brief Read every file in turn ("-" = stdin; none = stdin) and call @p cb
  *        for each valid event. Invalid lines are reported on stderr as
  *        FILE:LINE: message and skipped, or are fatal with @p strict.
- * @returns SW_EXIT_OK, SW_EXIT_USAGE (strict and an invalid line) or
- *          SW_EXIT_RUNTIME (unreadable or truncated input, or cb failed).
+ * @returns SW_EXIT_OK, SW_EXIT_USAGE (strict and an invalid line, or input
+ *          of which no line is valid: "no valid telemetry in FILE (N invalid
+ *          lines)") or SW_EXIT_RUNTIME (unreadable or truncated input, or
+ *          cb failed).
  */
 int sw_cli_read_events(const char *cmd, char **files, int nfiles, bool strict, sw_cli_event_cb cb,
                        void *opaque, sw_cli_read_stats_t *stats);

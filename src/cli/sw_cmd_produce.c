@@ -285,8 +285,9 @@ static int report(produce_t *pr, bool quiet, int rc)
     return rc;
 }
 
-/* Build the producer. @returns SW_EXIT_OK, or SW_EXIT_USAGE with the
- * message printed (a configuration error: nothing was sent). */
+/* Build the producer. @returns SW_EXIT_OK, SW_EXIT_USAGE with the
+ * message printed (a configuration error: nothing was sent), or
+ * SW_EXIT_RUNTIME when no broker answers within socket.timeout.ms. */
 static int produce_open(produce_t *pr, const sw_conf_t *conf, const char *bootstrap)
 {
     char errstr[512];
@@ -308,6 +309,10 @@ static int produce_open(produce_t *pr, const sw_conf_t *conf, const char *bootst
         fprintf(stderr, "stormwatch produce: topic \"%s\": %s\n", pr->topic,
                 rd_kafka_err2str(rd_kafka_last_error()));
         return SW_EXIT_USAGE;
+    }
+    if (sw_kafka_reachable(pr->rk, bootstrap, errstr, sizeof(errstr)) != SW_OK) {
+        fprintf(stderr, "stormwatch produce: %s\n", errstr);
+        return SW_EXIT_RUNTIME;
     }
     return SW_EXIT_OK;
 }

@@ -32,6 +32,12 @@ typedef struct tail_s {
     int64_t start_offset; /* kcat -o: RD_KAFKA_OFFSET_* or an offset (when !start_ts) */
     bool start_ts;        /* -o s@MS: start at the first record at or after start_ms */
     int64_t start_ms;
+    bool end_ts; /* -o e@MS: stop each partition at its first record >= end_ms */
+    int64_t end_ms;
+    int64_t *stop;        /* -o e@MS: per partition the first offset not printed, -1 = its end */
+    bool kcat_json;       /* -J: kcat's JSON envelope */
+    const char *format;   /* -f: kcat's format string */
+    const char *group;    /* -G: read as a member of this consumer group */
     int32_t only;         /* -p N: only this partition; -1 = every partition */
     bool exit_at_end;     /* -e: exit once every partition read reached its end */
     int64_t count;        /* stop after this many records, 0 = never */
@@ -78,10 +84,25 @@ static void usage(FILE *f)
             "  -b, --bootstrap SERVERS    host:port,... (default: environment variable\n"
             "                             STORMWATCH_BOOTSTRAP_SERVERS)\n"
             "  --from beginning|end       where to start in each partition (default beginning)\n"
-            "  -o beginning|end|OFFSET|-N|s@MS\n"
+            "  -o beginning|end|OFFSET|-N|s@MS|e@MS\n"
             "                             kcat's start: an offset, the last N records of\n"
             "                             each partition, or the first record at or after a\n"
-            "                             time (ms since the epoch)\n"
+            "                             time (ms since the epoch); e@MS: stop each\n"
+            "                             partition before its first record at or after MS,\n"
+            "                             then exit (as kcat)\n"
+            "  -J                         kcat -J's line: {\"topic\", \"partition\",\n"
+            "                             \"offset\", \"tstype\", \"ts\", \"broker\",\n"
+            "                             \"headers\", \"key\", \"payload\"} (+ \"schema_id\"\n"
+            "                             and the decoded \"value\" for Confluent Avro)\n"
+            "  -f FORMAT                  kcat -f: %%t topic, %%p partition, %%o offset,\n"
+            "                             %%k key, %%s value (raw), %%K/%%S their lengths\n"
+            "                             (-1: null), %%T timestamp (ms), %%h headers\n"
+            "                             (n=v,...), %%%%; escapes \\n \\t \\r \\\\ (no\n"
+            "                             newline is added)\n"
+            "  -G GROUP                   read as a member of consumer group GROUP\n"
+            "                             (balanced: partitions shared with the group's\n"
+            "                             other members, offsets committed); -o is then\n"
+            "                             beginning or end (auto.offset.reset), no -p\n"
             "  -p N                       read partition N only\n"
             "  -e                         exit once every partition read is at its end\n"
             "  -c N                       exit after N records (as --count)\n"
@@ -210,8 +231,13 @@ static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
     char errstr[512];
     rd_kafka_conf_t *kc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, bootstrap, NULL, &tl->ctx, errstr,
                                         sizeof(errstr));
-    if (kc && (sw_kafka_set(kc, "group.id", "", errstr, sizeof(errstr)) ||
-               sw_kafka_set(kc, "enable.partition.eof", "true", errstr, sizeof(errstr)))) {
+    if (kc && (sw_kafka_set(kc, "group.id", tl->group ? tl->group : "", errstr, sizeof(errstr)) ||
+               sw_kafka_set(kc, "enable.partition.eof", "true", errstr, sizeof(errstr)) ||
+               (tl->group &&
+                sw_kafka_set(kc, "auto.offset.reset",
+                             tl->start_offset == RD_KAFKA_OFFSET_END || tl->from_end ? "latest"
+                                                                                     : "earliest",
+                             errstr, sizeof(errstr))))) {
         rd_kafka_conf_destroy(kc);
         kc = NULL;
     }
@@ -232,7 +258,106 @@ static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
         return SW_EXIT_USAGE;
     }
     tl->rkqu = rd_kafka_queue_new(tl->rk);
+    if (sw_kafka_reachable(tl->rk, bootstrap, errstr, sizeof(errstr)) != SW_OK) {
+        fprintf(stderr, "stormwatch tail: %s\n", errstr);
+        return SW_EXIT_RUNTIME;
+    }
     return SW_EXIT_OK;
+}
+
+static void render(tail_t *tl, const rd_kafka_message_t *rkm)
+{
+    if (tl->format) sw_render_format(tl->format, &tl->line, rkm);
+    else if (tl->kcat_json) sw_render_kcat_json(tl->render, &tl->line, rkm);
+    else sw_render_message(tl->render, &tl->line, tl->envelope, rkm);
+}
+
+/* -o s@MS / e@MS: each partition's first offset at or after @p ms into
+ * @p out (-1: none that recent). @returns false (said) on an error. */
+static bool offsets_for_time(tail_t *tl, int64_t ms, const char *what, int64_t *out)
+{
+    rd_kafka_topic_partition_list_t *times = rd_kafka_topic_partition_list_new(tl->nparts);
+    for (int32_t p = 0; p < tl->nparts; p++)
+        rd_kafka_topic_partition_list_add(times, tl->topic, p)->offset = ms;
+    rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(tl->rk, times, 10000);
+    if (e) {
+        fprintf(stderr, "stormwatch tail: -o %s%lld: offsets for the time: %s\n", what,
+                (long long)ms, rd_kafka_err2str(e));
+        rd_kafka_topic_partition_list_destroy(times);
+        return false;
+    }
+    for (int32_t p = 0; p < tl->nparts; p++) {
+        out[p] = times->elems[p].offset;
+        sw_log(&tl->log, SW_LOG_DEBUG, "-o %s%lld: partition %d: offset %lld (%s)", what,
+               (long long)ms, (int)p, (long long)out[p], rd_kafka_err2str(times->elems[p].err));
+    }
+    rd_kafka_topic_partition_list_destroy(times);
+    return true;
+}
+
+/* -G GROUP: a balanced consumer of the topic; every assigned partition at
+ * its end counts for -e and --idle-exit. @returns the exit status. */
+static int group_loop(tail_t *tl, int64_t deadline)
+{
+    rd_kafka_poll_set_consumer(tl->rk);
+    rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(sub, tl->topic, RD_KAFKA_PARTITION_UA);
+    rd_kafka_resp_err_t e = rd_kafka_subscribe(tl->rk, sub);
+    rd_kafka_topic_partition_list_destroy(sub);
+    if (e) {
+        fprintf(stderr, "stormwatch tail: -G %s: subscribe to \"%s\": %s\n", tl->group, tl->topic,
+                rd_kafka_err2str(e));
+        return SW_EXIT_RUNTIME;
+    }
+    int rc = SW_EXIT_OK;
+    int64_t idle_since = 0;
+    sw_log_limit_t lim = {0};
+    for (;;) {
+        if (!*tl->running || tl->out_closed) break;
+        if (tl->out_failed || tl->ctx.fatal) {
+            fprintf(stderr, "stormwatch tail: %s\n",
+                    tl->ctx.fatal ? tl->ctx.fatal_reason : strerror(errno));
+            rc = SW_EXIT_RUNTIME;
+            break;
+        }
+        if (tl->count && tl->printed >= (uint64_t)tl->count) break;
+        int64_t now = sw_clock_ms();
+        bool short_count = tl->count && tl->printed < (uint64_t)tl->count;
+        if ((deadline && now >= deadline) || (tl->exit_at_end && idle_since) ||
+            (tl->idle_exit_ms && idle_since && now - idle_since >= tl->idle_exit_ms)) {
+            if (short_count)
+                fprintf(stderr, "stormwatch tail: stopped with %llu of %lld records\n",
+                        (unsigned long long)tl->printed, (long long)tl->count);
+            rc = short_count ? SW_EXIT_RUNTIME : SW_EXIT_OK;
+            break;
+        }
+        int wait = TAIL_TICK_MS;
+        if (deadline && deadline - now < wait) wait = (int)(deadline - now);
+        rd_kafka_message_t *rkm = rd_kafka_consumer_poll(tl->rk, wait < 1 ? 1 : wait);
+        if (!rkm) continue;
+        if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            if (rkm->partition >= 0 && rkm->partition < tl->nparts) tl->eof[rkm->partition] = true;
+            /* every partition this member holds is at its end */
+            rd_kafka_topic_partition_list_t *as = NULL;
+            bool all = rd_kafka_assignment(tl->rk, &as) == RD_KAFKA_RESP_ERR_NO_ERROR && as &&
+                       as->cnt > 0;
+            for (int i = 0; all && i < as->cnt; i++)
+                all = as->elems[i].partition < tl->nparts && tl->eof[as->elems[i].partition];
+            if (as) rd_kafka_topic_partition_list_destroy(as);
+            if (all && !idle_since) idle_since = sw_clock_ms();
+        } else if (rkm->err) {
+            sw_log_limited(&tl->log, &lim, SW_LOG_WARN, "topic \"%s\" [%d]: %s", tl->topic,
+                           (int)rkm->partition, rd_kafka_message_errstr(rkm));
+        } else {
+            render(tl, rkm);
+            emit(tl);
+            tl->printed++;
+            if (idle_since) idle_since = sw_clock_ms();
+        }
+        rd_kafka_message_destroy(rkm);
+    }
+    rd_kafka_consumer_close(tl->rk); /* leave the group, commit */
+    return rc;
 }
 
 /* Read until a stop condition. @returns the exit status. */
@@ -253,18 +378,18 @@ static int tail_loop(tail_t *tl)
         return SW_EXIT_USAGE;
     }
     tl->eof = sw_calloc((size_t)tl->nparts, sizeof(bool));
+    if (tl->group) return group_loop(tl, deadline);
+    if (tl->end_ts) {
+        tl->stop = sw_calloc((size_t)tl->nparts, sizeof(*tl->stop));
+        if (!offsets_for_time(tl, tl->end_ms, "e@", tl->stop)) return SW_EXIT_RUNTIME;
+    }
     int64_t offset = tl->from_end ? RD_KAFKA_OFFSET_END : tl->start_offset;
     /* -o s@MS: each partition's first offset at or after the time. */
-    rd_kafka_topic_partition_list_t *times = NULL;
+    int64_t *times = NULL;
     if (tl->start_ts) {
-        times = rd_kafka_topic_partition_list_new(tl->nparts);
-        for (int32_t p = 0; p < tl->nparts; p++)
-            rd_kafka_topic_partition_list_add(times, tl->topic, p)->offset = tl->start_ms;
-        rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(tl->rk, times, 10000);
-        if (e) {
-            fprintf(stderr, "stormwatch tail: -o s@%lld: offsets for the time: %s\n",
-                    (long long)tl->start_ms, rd_kafka_err2str(e));
-            rd_kafka_topic_partition_list_destroy(times);
+        times = sw_calloc((size_t)tl->nparts, sizeof(*times));
+        if (!offsets_for_time(tl, tl->start_ms, "s@", times)) {
+            free(times);
             return SW_EXIT_RUNTIME;
         }
     }
@@ -277,20 +402,18 @@ static int tail_loop(tail_t *tl)
         }
         int64_t at = offset;
         if (times) {
-            at = times->elems[p].offset;
-            sw_log(&tl->log, SW_LOG_DEBUG, "-o s@%lld: partition %d starts at offset %lld (%s)",
-                   (long long)tl->start_ms, (int)p, (long long)at,
-                   rd_kafka_err2str(times->elems[p].err));
+            at = times[p];
             if (at < 0) at = RD_KAFKA_OFFSET_END; /* nothing that recent */
         }
         if (rd_kafka_consume_start_queue(tl->rkt, p, at, tl->rkqu) == -1) {
             fprintf(stderr, "stormwatch tail: topic \"%s\" [%d]: cannot start: %s\n", tl->topic,
                     (int)p, rd_kafka_err2str(rd_kafka_last_error()));
+            free(times);
             return SW_EXIT_RUNTIME;
         }
         tl->started = p + 1;
     }
-    if (times) rd_kafka_topic_partition_list_destroy(times);
+    free(times);
     int64_t idle_since = 0; /* set once every partition reached its end */
     sw_log_limit_t lim = {0};
     for (;;) {
@@ -341,7 +464,17 @@ static int tail_loop(tail_t *tl)
             sw_log_limited(&tl->log, &lim, SW_LOG_WARN, "topic \"%s\" [%d]: %s", tl->topic,
                            (int)rkm->partition, rd_kafka_message_errstr(rkm));
         } else {
-            sw_render_message(tl->render, &tl->line, tl->envelope, rkm);
+            if (tl->stop && rkm->partition >= 0 && rkm->partition < tl->nparts &&
+                tl->stop[rkm->partition] >= 0 && rkm->offset >= tl->stop[rkm->partition]) {
+                /* -o e@MS: this partition is done */
+                if (!tl->eof[rkm->partition]) {
+                    tl->eof[rkm->partition] = true;
+                    if (++tl->neof == tl->nparts) idle_since = sw_clock_ms();
+                }
+                rd_kafka_message_destroy(rkm);
+                continue;
+            }
+            render(tl, rkm);
             emit(tl);
             tl->printed++;
             if (idle_since) idle_since = sw_clock_ms();
@@ -362,6 +495,7 @@ static void tail_clear(tail_t *tl)
     sw_registry_destroy(tl->reg_event);
     sw_buf_clear(&tl->line);
     free(tl->eof);
+    free(tl->stop);
 }
 
 int sw_cmd_tail(int argc, char **argv)
@@ -370,7 +504,7 @@ int sw_cmd_tail(int argc, char **argv)
         {"topic", required_argument, NULL, 't'},
         {"bootstrap", required_argument, NULL, 'b'},
         {"bootstrap-servers", required_argument, NULL, 'b'},
-        {"from", required_argument, NULL, 'f'},
+        {"from", required_argument, NULL, 'F'},
         {"count", required_argument, NULL, 'n'},
         {"idle-exit", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 'T'},
@@ -405,12 +539,12 @@ int sw_cmd_tail(int argc, char **argv)
     }
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:b:X:ho:p:c:e", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:b:X:ho:p:c:eJf:G:", opts, NULL)) != -1) {
         int64_t v;
         switch (c) {
         case 't': tl.topic = optarg; break;
         case 'b': bootstrap_opt = optarg; break;
-        case 'f':
+        case 'F':
             if (strcmp(optarg, "beginning") && strcmp(optarg, "end")) {
                 fprintf(stderr,
                         "stormwatch tail: option --from: value \"%s\" is not beginning or end\n",
@@ -434,6 +568,10 @@ int sw_cmd_tail(int argc, char **argv)
             } else if (!strncmp(optarg, "s@", 2)) {
                 if (!sw_cli_i64("tail", "-o s@", optarg + 2, 0, INT64_MAX, &tl.start_ms)) goto out;
                 tl.start_ts = true;
+            } else if (!strncmp(optarg, "e@", 2)) {
+                if (!sw_cli_i64("tail", "-o e@", optarg + 2, 0, INT64_MAX, &tl.end_ms)) goto out;
+                tl.end_ts = true;
+                tl.exit_at_end = true; /* as kcat: done once every partition is */
             } else if (optarg[0] == '-') {
                 if (!sw_cli_i64("tail", "-o -N", optarg + 1, 1, INT64_C(1) << 40, &v)) goto out;
                 tl.start_offset = RD_KAFKA_OFFSET_TAIL(v);
@@ -446,6 +584,21 @@ int sw_cmd_tail(int argc, char **argv)
             tl.only = (int32_t)v;
             break;
         case 'e': tl.exit_at_end = true; break;
+        case 'J': tl.kcat_json = true; break;
+        case 'f':
+            if (sw_render_format_check(optarg, errstr, sizeof(errstr)) != SW_OK) {
+                fprintf(stderr, "stormwatch tail: %s\n", errstr);
+                goto out;
+            }
+            tl.format = optarg;
+            break;
+        case 'G':
+            if (!*optarg) {
+                fprintf(stderr, "stormwatch tail: option -G: the group name is empty\n");
+                goto out;
+            }
+            tl.group = optarg;
+            break;
         case 'i':
             if (!sw_cli_i64("tail", "--idle-exit", optarg, 1, INT64_C(1) << 40, &tl.idle_exit_ms))
                 goto out;
@@ -490,6 +643,20 @@ int sw_cmd_tail(int argc, char **argv)
     if (!tl.topic || !*tl.topic) {
         fprintf(stderr,
                 "stormwatch tail: option -t TOPIC is required (see 'stormwatch tail --help')\n");
+        goto out;
+    }
+    if ((tl.kcat_json != 0) + (tl.format != NULL) + (tl.envelope != 0) > 1) {
+        fprintf(stderr, "stormwatch tail: -J, -f and --envelope exclude each other\n");
+        goto out;
+    }
+    if (tl.group && (tl.only >= 0 || tl.start_ts || tl.end_ts ||
+                     (tl.start_offset != RD_KAFKA_OFFSET_BEGINNING &&
+                      tl.start_offset != RD_KAFKA_OFFSET_END))) {
+        fprintf(stderr,
+                "stormwatch tail: -G %s: the group decides the partitions and their "
+                "offsets; -o can only be beginning or end (for partitions the group has "
+                "no offset for), and -p is not allowed\n",
+                tl.group);
         goto out;
     }
     /* tail sets these itself; say so rather than ignore the user's. */

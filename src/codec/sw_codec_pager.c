@@ -170,27 +170,73 @@ static const sw_record_t *as_closing(const sw_record_t *rec, sw_record_t *tmp)
     return tmp;
 }
 
-/* The human line; a summary that resolves says why the episode ends. */
-static void put_summary(sw_jw_t *jw, const sw_record_t *rec)
+void sw_pager_title(const sw_record_t *rec, sw_buf_t *out)
 {
     sw_record_t closing;
     rec = as_closing(rec, &closing);
-    static const char verb[] = "SUMMARY ";
+    const sw_analysis_t *a = &rec->analysis;
+    const sw_suspect_t *s = a->n_suspects ? &a->suspects[0] : NULL;
+    bool ended = rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY;
+    if (rec->action != SW_ACTION_TRIGGER && rec->action != SW_ACTION_UPDATE && !ended) {
+        sw_record_summary(rec, out); /* not a storm record */
+        return;
+    }
+    sw_buf_puts(out, "Memory storm in job ");
+    sw_str_t job = job_str(rec);
+    sw_buf_put(out, job.ptr, job.len);
+    if (ended) {
+        sw_buf_puts(out, rec->action == SW_ACTION_SUMMARY ? " ended (job idle or input ended)"
+                                                          : " ended");
+        if (s) {
+            sw_buf_puts(out, ": ");
+            sw_suspect_where(s, out);
+            sw_buf_puts(out, " had moved first");
+        }
+        sw_buf_puts(out, " (");
+        if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason == SW_RESOLVE_SUSPECT_LOST)
+            sw_buf_printf(out, "the spike of rank %lld left its window; ",
+                          (long long)rec->resolve_rank);
+        else if (rec->action == SW_ACTION_RESOLVE && s)
+            sw_buf_puts(out, "fewer than two ranks still show a spike; ");
+    } else if (s && a->has_onset) {
+        sw_buf_puts(out, ": ");
+        sw_suspect_where(s, out);
+        sw_buf_puts(out, " moved first (lead ");
+        sw_duration_text(out, s->lead_over_cluster_onset_ns);
+        sw_buf_printf(out, ", %s confidence, ", sw_confidence_str(s->confidence));
+        sw_phase_text(out, &s->phase);
+        sw_buf_printf(out, ", +%.2f GiB, %zu rank%s at onset; ",
+                      (double)s->peak_delta_bytes / 1073741824.0, a->n_suspects,
+                      a->n_suspects == 1 ? "" : "s");
+    } else {
+        sw_buf_printf(out, ": no first cause in the current windows (%zu rank%s; ",
+                      a->n_participating, a->n_participating == 1 ? "" : "s");
+    }
+    sw_buf_printf(out, "episode %lld, %s)", (long long)rec->episode, sw_action_str(rec->action));
+}
+
+void sw_pager_source(const sw_record_t *rec, sw_buf_t *out)
+{
+    sw_record_t closing;
+    rec = as_closing(rec, &closing);
+    const sw_analysis_t *a = &rec->analysis;
+    if (a->n_suspects && a->suspects[0].has_source && a->suspects[0].host.len) {
+        sw_buf_put(out, a->suspects[0].host.ptr, a->suspects[0].host.len);
+        return;
+    }
+    sw_str_t job = job_str(rec);
+    sw_buf_puts(out, "job ");
+    sw_buf_put(out, job.ptr, job.len);
+}
+
+/* The title (sw_pager_title), cut to what the pagers show. */
+static void put_summary(sw_jw_t *jw, const sw_record_t *rec)
+{
     sw_buf_t tmp;
     sw_buf_init(&tmp);
-    sw_record_summary(rec, &tmp);
-    sw_str_t line = {tmp.data, tmp.len};
-    sw_buf_t res;
-    sw_buf_init(&res);
-    if (rec->action == SW_ACTION_SUMMARY && line.len >= sizeof(verb) - 1 &&
-        memcmp(line.ptr, verb, sizeof(verb) - 1) == 0) {
-        sw_buf_puts(&res, "RESOLVED (job idle or input ended) ");
-        sw_buf_put(&res, line.ptr + sizeof(verb) - 1, line.len - (sizeof(verb) - 1));
-        line = (sw_str_t){res.data, res.len};
-    }
+    sw_pager_title(rec, &tmp);
     sw_jw_key(jw, "summary");
-    put_cut(jw, line, SW_PAGER_SUMMARY_MAX);
-    sw_buf_clear(&res);
+    put_cut(jw, (sw_str_t){tmp.data, tmp.len}, SW_PAGER_SUMMARY_MAX);
     sw_buf_clear(&tmp);
 }
 
@@ -289,18 +335,14 @@ static void pd_details(sw_jw_t *jw, const sw_record_t *rec, pd_detail_t level)
     sw_jw_end_obj(jw);
 }
 
+/* PagerDuty's "unique location of the affected system": the first cause's
+ * host (sw_pager_source). */
 static void pd_source(sw_jw_t *jw, const sw_record_t *rec)
 {
     sw_jw_key(jw, "source");
-    if (!rec->source.set) {
-        sw_jw_cstr(jw, "stormwatch");
-        return;
-    }
-    /* The input partition: stable for a job (jobs never span partitions). */
     sw_buf_t tmp;
     sw_buf_init(&tmp);
-    sw_buf_put(&tmp, rec->source.topic.ptr, rec->source.topic.len);
-    sw_buf_printf(&tmp, "/%d", (int)rec->source.partition);
+    sw_pager_source(rec, &tmp);
     put_cut(jw, (sw_str_t){tmp.data, tmp.len}, SOURCE_MAX);
     sw_buf_clear(&tmp);
 }

@@ -97,6 +97,23 @@ sw_pager_action_t sw_pager_encode(const sw_record_t *rec, const sw_pager_opts_t 
 void sw_pager_dedup_key(const sw_record_t *rec, sw_buf_t *out);
 
 /**
+ * @brief Append the pager title of a storm record: what happened first,
+ *        the record's action last ("Memory storm in job J: rank 3 on
+ *        node-000 GPU 3 moved first (lead 1.25 s, high confidence, ...;
+ *        episode 1, trigger)"; "Memory storm in job J ended: ..."). It is
+ *        PagerDuty's payload.summary and Alertmanager's summary annotation
+ *        (both cut to SW_PAGER_SUMMARY_MAX).
+ */
+void sw_pager_title(const sw_record_t *rec, sw_buf_t *out);
+
+/**
+ * @brief Append the affected system of @p rec, PagerDuty's payload.source:
+ *        the host of the first cause; without one (no suspect, or a
+ *        suspect without host), "job J" (the job is what is affected).
+ */
+void sw_pager_source(const sw_record_t *rec, sw_buf_t *out);
+
+/**
  * @brief Append @p ns (since the Unix epoch, any int64 value, negative
  *        included) as RFC 3339 UTC with nine fraction digits:
  *        "2023-11-14T22:13:20.123456789Z".

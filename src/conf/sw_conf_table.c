@@ -142,8 +142,10 @@ const prop_t sw_conf_props[P__CNT] = {
         "then is left to the next owner (nothing is lost). A second signal stops at once."),
     [P_WORKER_THREADS] = INT_PROP("worker.threads", 0, 64, "0",
         "Threads that decode and analyse the assigned partitions' messages (each partition is "
-        "analysed by one thread at a time, in offset order); 0: the CPUs this process may run "
-        "on. Consuming, producing, commits and snapshots stay on the main thread."),
+        "analysed by one thread at a time, in offset order); 0: the cgroup CPU quota rounded up "
+        "(cpu.max, or cpu.cfs_quota_us/cpu.cfs_period_us), at most the CPUs this process may "
+        "run on; the start log says which. Consuming, producing, commits and snapshots stay on "
+        "the main thread."),
     [P_TOPICS_CREATE] = ENUM_PROP("topics.create", on_off, "on",
         "on: create the topics the daemon writes when they are missing (state.topic with one "
         "partition, output.topic and dlq.topic with the input's partition count; cleanup.policy "

@@ -451,3 +451,40 @@ const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *
             cmd);
     return NULL;
 }
+
+sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr, size_t errstr_size)
+{
+    char buf[32];
+    size_t n = sizeof(buf);
+    long long timeout_ms = 60000; /* librdkafka's default */
+    const rd_kafka_conf_t *kc = rd_kafka_conf(rk);
+    if (kc && rd_kafka_conf_get(kc, "socket.timeout.ms", buf, &n) == RD_KAFKA_CONF_OK) {
+        char *end;
+        long long v = strtoll(buf, &end, 10);
+        if (*end == '\0' && v > 0) timeout_ms = v;
+    }
+    /* Brokers only (no topic): any broker that answers will do. */
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, NULL, &md, (int)timeout_ms);
+    if (md) rd_kafka_metadata_destroy(md);
+    if (!err) return SW_OK;
+    snprintf(errstr, errstr_size,
+             "cannot reach the Kafka cluster at %s within socket.timeout.ms=%lld: %s%s", bootstrap,
+             timeout_ms, rd_kafka_err2str(err),
+             err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT
+                 ? " (check bootstrap.servers, the network and the listener the brokers advertise)"
+                 : "");
+    return SW_ERR_KAFKA;
+}
+
+const char *sw_kafka_offset_str(int64_t offset, char *buf, size_t size)
+{
+    switch (offset) {
+    case RD_KAFKA_OFFSET_BEGINNING: snprintf(buf, size, "beginning"); break;
+    case RD_KAFKA_OFFSET_END: snprintf(buf, size, "end"); break;
+    case RD_KAFKA_OFFSET_STORED: snprintf(buf, size, "stored"); break;
+    case RD_KAFKA_OFFSET_INVALID: snprintf(buf, size, "none"); break;
+    default: snprintf(buf, size, "%lld", (long long)offset); break;
+    }
+    return buf;
+}

@@ -100,6 +100,14 @@ uint64_t sw_kafka_account_resets(rd_kafka_t *consumer, sw_kafka_ctx_t *ctx, sw_m
 const char *sw_kafka_err_kind(int err);
 
 /**
+ * @brief An offset as an operator reads it: the number, or "beginning",
+ *        "end", "stored" or "none" for librdkafka's logical offsets (-2,
+ *        -1, -1000, -1001; "offset -1001" means nothing to a reader).
+ * @returns @p buf.
+ */
+const char *sw_kafka_offset_str(int64_t offset, char *buf, size_t size);
+
+/**
  * @brief Build a librdkafka configuration for @p role: stormwatch's
  *        defaults (consumer: manual commits, cooperative-sticky,
  *        earliest; producer: idempotent), bootstrap.servers, group.id
@@ -137,6 +145,19 @@ const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *
 /** @brief rd_kafka_conf_set() with the error text "property "NAME": TEXT". */
 sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, char *errstr,
                       size_t errstr_size);
+
+/**
+ * @brief Whether any broker of @p rk answers a metadata request within its
+ *        socket.timeout.ms (the tools' first step: an unreachable cluster
+ *        is said at once, not as a missing topic or after
+ *        message.timeout.ms).
+ * @param bootstrap the bootstrap.servers the client was given (named in
+ *        the message; borrowed).
+ * @returns SW_OK, or SW_ERR_KAFKA with @p errstr "cannot reach the Kafka
+ *          cluster at BOOTSTRAP within socket.timeout.ms=N: REASON".
+ */
+sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr,
+                            size_t errstr_size);
 
 /** An embedded mock cluster (librdkafka's in-process Kafka brokers). */
 typedef struct sw_mock_s sw_mock_t;

@@ -175,6 +175,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     for (size_t i = 0; i < n->n_stash; i++) rd_kafka_message_destroy(n->stash[i]);
     n->n_stash = 0;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        n->assigned_once = true;
         rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(list);
         if (rd_kafka_committed(rk, c, 30000))
             sw_log(n->log, SW_LOG_WARN,
@@ -199,9 +200,23 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 pt->done = ct->offset;
                 tp->offset = rebuild;
             }
-            sw_log(n->log, SW_LOG_INFO,
-                   "assigned %s [%d]: committed %lld, rebuilding open episodes from %lld",
-                   tp->topic, (int)tp->partition, (long long)ct->offset, (long long)rebuild);
+            if (ct->offset >= 0) {
+                sw_log(n->log, SW_LOG_INFO,
+                       "assigned %s [%d]: committed offset %lld, rebuilding open episodes from "
+                       "offset %lld",
+                       tp->topic, (int)tp->partition, (long long)ct->offset, (long long)rebuild);
+            } else {
+                char aor[32] = "", off[32];
+                size_t aor_n = sizeof(aor);
+                if (rd_kafka_conf_get(rd_kafka_conf(rk), "auto.offset.reset", aor, &aor_n) !=
+                    RD_KAFKA_CONF_OK)
+                    aor[0] = '\0';
+                sw_log(n->log, SW_LOG_INFO,
+                       "assigned %s [%d]: no committed offset (%s); starting at "
+                       "auto.offset.reset%s%s",
+                       tp->topic, (int)tp->partition,
+                       sw_kafka_offset_str(ct->offset, off, sizeof(off)), aor[0] ? "=" : "", aor);
+            }
         }
         rd_kafka_topic_partition_list_destroy(c);
         rd_kafka_assign(rk, list);
@@ -451,6 +466,8 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
         sw_log(n.log, SW_LOG_INFO, "delivering %s (group %s) to the sinks; dead letters to %s",
                n.topic, set->notify.group_id, n.dlq_topic);
         n.last_commit_ms = sw_clock_ms();
+        n.join_t0_ms = n.last_commit_ms;
+        n.join_note_s = 10;
         while (sw_nrun_running(&n)) {
             if (n.m) sw_metrics_heartbeat(n.m, sw_clock_ms());
             sw_nsink_resend_due(&n);
@@ -460,6 +477,14 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
                 /* Alert records deleted by retention before they were read. */
                 sw_kafka_account_resets(n.consumer, &n.kctx, n.m);
                 publish_lag(&n);
+                /* As run says it: a slow first join is not silence. */
+                if (!n.assigned_once && sw_clock_ms() - n.join_t0_ms >= n.join_note_s * 1000) {
+                    sw_log(n.log, SW_LOG_INFO,
+                           "waiting %lld s for the group's first assignment (joining a group that "
+                           "is already consuming waits up to its members' session.timeout.ms)",
+                           (long long)n.join_note_s);
+                    n.join_note_s *= 2;
+                }
             }
             rd_kafka_message_t *rkm = NULL;
             if (n.n_stash) {

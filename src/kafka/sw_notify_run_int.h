@@ -75,6 +75,9 @@ typedef struct notify_s {
     rd_kafka_message_t **stash; /* read while paused, handled next (in order) */
     size_t n_stash, cap_stash;
     int64_t last_lag_ms;
+    bool assigned_once;  /* a rebalance callback assigned (maybe nothing) */
+    int64_t join_t0_ms;  /* when the consumer started joining its group */
+    int64_t join_note_s; /* the next "waiting N s for the first assignment" note */
 } notify_t;
 
 static inline bool sw_nrun_running(const notify_t *n)

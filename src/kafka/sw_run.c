@@ -488,9 +488,10 @@ int sw_run(const sw_run_opts_t *opts)
         rd_kafka_queue_t *pq = rd_kafka_queue_get_main(r.producer);
         rd_kafka_queue_io_event_enable(cq, r.wake[1], "c", 1);
         rd_kafka_queue_io_event_enable(pq, r.wake[1], "d", 1);
-        int nw = sw_run_workers_start(&r, set->delivery.worker_threads);
-        sw_log(r.log, SW_LOG_INFO, "%d thread%s decode and analyse (worker.threads)", nw,
-               nw == 1 ? "" : "s");
+        char why[600];
+        int nw = sw_run_workers_start(&r, set->delivery.worker_threads, why, sizeof(why));
+        sw_log(r.log, SW_LOG_INFO, "worker.threads=%d (%s): %d thread%s decode and analyse", nw,
+               why, nw, nw == 1 ? "" : "s");
         int64_t last_snap_tick = 0;
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;

@@ -294,7 +294,7 @@ void sw_run_registry_metrics(run_t *r);
 void sw_run_registry_tick(run_t *r);
 void sw_run_take_stray(run_t *r, rd_kafka_message_t *m);
 bool sw_run_round(run_t *r);
-int sw_run_workers_start(run_t *r, int64_t threads);
+int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size);
 void sw_run_workers_stop(run_t *r);
 void sw_run_work_free(part_t *p);
 void sw_run_part_queue(run_t *r, part_t *p);

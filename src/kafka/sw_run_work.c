@@ -30,6 +30,8 @@
 #include <poll.h>
 #include <sched.h>
 
+#include "sw_cpus.h"
+
 /* ---- decoding ----------------------------------------------------------- */
 
 static bool decode(run_t *r, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev, char *err,
@@ -377,7 +379,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* How many threads worker.threads=0 means: the CPUs this process may run on. */
+/* The CPUs this process may run on (its affinity mask). */
 static int cpus_allowed(void)
 {
     cpu_set_t set;
@@ -386,10 +388,22 @@ static int cpus_allowed(void)
     return n > 0 ? (int)n : 1;
 }
 
-int sw_run_workers_start(run_t *r, int64_t threads)
+int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size)
 {
-    int n = threads > 0 ? (int)threads : cpus_allowed();
-    if (n > 64) n = 64;
+    int n;
+    if (threads > 0) {
+        n = (int)threads;
+        snprintf(why, why_size, "as set");
+    } else {
+        /* worker.threads=0: the cgroup's CPU quota rounded up, bounded by
+         * the affinity mask (a container limited to 1.5 CPUs on a 64-CPU
+         * node gets 2 threads, not 64 that the quota throttles). */
+        char src[400];
+        n = sw_cpus_default_threads("/sys/fs/cgroup", "/proc/self/cgroup", cpus_allowed(), src,
+                                    sizeof(src));
+        if (n > 64) n = 64;
+        snprintf(why, why_size, "%s%s", src, n == 64 ? ", at most 64" : "");
+    }
     r->workers = sw_calloc((size_t)n, sizeof(*r->workers));
     r->workers[0].r = r; /* the main thread: the run's own decoders */
     r->workers[0].tdec = r->tdec;

@@ -290,3 +290,160 @@ void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
     sw_jw_end_obj(&jw);
     sw_buf_putc(line, '\n');
 }
+
+/* kcat -J's "key"/"payload": text as a string, null as null; bytes that
+ * are not text (not UTF-8, or holding NUL, which many JSON readers refuse)
+ * as "NAME_base64" instead. */
+static void kcat_bytes(sw_jw_t *jw, sw_buf_t *line, const char *name, const void *ptr, size_t len)
+{
+    const unsigned char *p = ptr;
+    bool text = p != NULL && memchr(p, 0, len) == NULL;
+    for (size_t i = 0, k; text && i < len; i += k) text = (k = sw_utf8_seq(p + i, len - i, true));
+    if (!p || text) {
+        sw_jw_key(jw, name);
+        if (p) sw_jw_str(jw, (sw_str_t){(const char *)p, len});
+        else sw_jw_null(jw);
+        return;
+    }
+    char key[32];
+    snprintf(key, sizeof(key), "%s_base64", name);
+    sw_jw_key(jw, key);
+    sw_jw_raw(jw, sw_str("\""));
+    put_base64(line, p, len);
+    sw_buf_putc(line, '"');
+}
+
+void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const rd_kafka_message_t *rkm)
+{
+    line->len = 0;
+    sw_jw_t jw;
+    sw_jw_init(&jw, line, 0);
+    sw_jw_obj(&jw);
+    sw_jw_key(&jw, "topic");
+    sw_jw_cstr(&jw, rd_kafka_topic_name(rkm->rkt));
+    sw_jw_key(&jw, "partition");
+    sw_jw_i64(&jw, rkm->partition);
+    sw_jw_key(&jw, "offset");
+    sw_jw_i64(&jw, rkm->offset);
+    rd_kafka_timestamp_type_t tstype;
+    int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
+    sw_jw_key(&jw, "tstype");
+    sw_jw_cstr(&jw, tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME       ? "create"
+                    : tstype == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? "logappend"
+                                                                   : "none");
+    sw_jw_key(&jw, "ts");
+    sw_jw_i64(&jw, tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : ts);
+    sw_jw_key(&jw, "broker");
+    sw_jw_i64(&jw, rd_kafka_message_broker_id(rkm));
+    rd_kafka_headers_t *hdrs = NULL;
+    if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs &&
+        rd_kafka_header_cnt(hdrs) > 0) {
+        sw_jw_key(&jw, "headers");
+        sw_jw_arr(&jw);
+        const char *name;
+        const void *val;
+        size_t size;
+        for (size_t i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val, &size); i++) {
+            sw_jw_cstr(&jw, name);
+            if (val) put_bytes_str(&jw, val, size);
+            else sw_jw_null(&jw);
+        }
+        sw_jw_end_arr(&jw);
+    }
+    kcat_bytes(&jw, line, "key", rkm->key, rkm->key_len);
+    kcat_bytes(&jw, line, "payload", rkm->payload, rkm->len);
+    int32_t id;
+    char why[256];
+    if (rkm->payload && rkm->len >= SW_AVRO_HEADER_LEN &&
+        ((const unsigned char *)rkm->payload)[0] == SW_AVRO_MAGIC &&
+        sw_avro_schema_id(rkm->payload, rkm->len, &id, why, sizeof(why)) == SW_OK) {
+        sw_jw_key(&jw, "schema_id");
+        sw_jw_i64(&jw, id);
+        rd->val.len = 0;
+        sw_render_value(rd, &rd->val, rkm->payload, rkm->len);
+        sw_jw_key(&jw, "value");
+        sw_jw_raw(&jw, (sw_str_t){rd->val.data, rd->val.len});
+    }
+    sw_jw_end_obj(&jw);
+    sw_buf_putc(line, '\n');
+}
+
+sw_err_t sw_render_format_check(const char *fmt, char *errstr, size_t errstr_size)
+{
+    for (size_t i = 0; fmt[i]; i++) {
+        if (fmt[i] == '%') {
+            if (fmt[i + 1] && strchr("tpoksThSK%", fmt[i + 1])) {
+                i++;
+                continue;
+            }
+            sw_errfmt(errstr, errstr_size,
+                      "-f \"%s\": unsupported token \"%%%.1s\" at position %zu (expected %%t %%p "
+                      "%%o %%k %%s %%T %%h %%S %%K or %%%%)",
+                      fmt, fmt[i + 1] ? fmt + i + 1 : "", i + 1);
+            return SW_ERR_PARSE;
+        }
+        if (fmt[i] == '\\') {
+            if (fmt[i + 1] && strchr("ntr\\", fmt[i + 1])) {
+                i++;
+                continue;
+            }
+            sw_errfmt(errstr, errstr_size,
+                      "-f \"%s\": unsupported escape \"\\%.1s\" at position %zu (expected \\n "
+                      "\\t \\r or \\\\)",
+                      fmt, fmt[i + 1] ? fmt + i + 1 : "", i + 1);
+            return SW_ERR_PARSE;
+        }
+    }
+    return SW_OK;
+}
+
+void sw_render_format(const char *fmt, sw_buf_t *line, const rd_kafka_message_t *rkm)
+{
+    line->len = 0;
+    for (size_t i = 0; fmt[i]; i++) {
+        char c = fmt[i];
+        if (c == '\\' && fmt[i + 1]) {
+            c = fmt[++i];
+            sw_buf_putc(line, c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c);
+            continue;
+        }
+        if (c != '%' || !fmt[i + 1]) {
+            sw_buf_putc(line, c);
+            continue;
+        }
+        switch (fmt[++i]) {
+        case 't': sw_buf_puts(line, rd_kafka_topic_name(rkm->rkt)); break;
+        case 'p': sw_buf_put_i64(line, rkm->partition); break;
+        case 'o': sw_buf_put_i64(line, rkm->offset); break;
+        case 'k':
+            if (rkm->key) sw_buf_put(line, rkm->key, rkm->key_len);
+            break;
+        case 's':
+            if (rkm->payload) sw_buf_put(line, rkm->payload, rkm->len);
+            break;
+        case 'K': sw_buf_put_i64(line, rkm->key ? (int64_t)rkm->key_len : -1); break;
+        case 'S': sw_buf_put_i64(line, rkm->payload ? (int64_t)rkm->len : -1); break;
+        case 'T': {
+            rd_kafka_timestamp_type_t tstype;
+            int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
+            sw_buf_put_i64(line, tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : ts);
+            break;
+        }
+        case 'h': {
+            rd_kafka_headers_t *hdrs = NULL;
+            if (rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs) break;
+            const char *name;
+            const void *val;
+            size_t size;
+            for (size_t k = 0; !rd_kafka_header_get_all(hdrs, k, &name, &val, &size); k++) {
+                if (k) sw_buf_putc(line, ',');
+                sw_buf_puts(line, name);
+                sw_buf_putc(line, '=');
+                if (val) sw_buf_put(line, val, size);
+            }
+            break;
+        }
+        default: sw_buf_putc(line, fmt[i]); break; /* %% */
+        }
+    }
+}

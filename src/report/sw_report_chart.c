@@ -208,12 +208,23 @@ void sw_report_put_phase(sw_buf_t *out, const susp_t *s)
 /* Chart                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Colours per suspect (colour-blind friendly order of Tableau 10 and
- * two extras); the series index picks one, cycling. */
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                      "#9467bd", "#8c564b", "#e377c2", "#17becf",
-                                      "#7f7f7f", "#bcbd22", "#393b79", "#637939"};
-#define N_PALETTE (sizeof(palette) / sizeof(palette[0]))
+/* The first cause (suspect 0) is drawn in its record's severity colour,
+ * the followers in one neutral grey: the eye goes to the rank that moved
+ * first (titles, tooltips and the legend tell the followers apart). */
+#define FOLLOWER_COLOUR "#8a94a3"
+
+static const char *series_colour(const rec_t *r, size_t i)
+{
+    static const struct {
+        const char *sev, *colour;
+    } k[] = {
+        {"critical", "#c62828"}, {"error", "#ef6c00"}, {"warning", "#b58900"}, {"info", "#1565c0"}};
+    if (i > 0) return FOLLOWER_COLOUR;
+    const char *sev = sw_report_sev_class(sw_report_sev_of(r));
+    for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++)
+        if (strcmp(sev, k[j].sev) == 0) return k[j].colour;
+    return "#1d1d1f"; /* no known severity: the text colour */
+}
 
 #define CH_W 960.0
 #define CH_ML 88.0
@@ -503,7 +514,7 @@ static void chart_series(sw_buf_t *out, const rec_t *r, size_t n_series, const c
     sw_buf_printf(out, "<g clip-path=\"url(#clip-%u)\">", chart_no);
     for (size_t i = 0; i < n_series; i++) {
         const susp_t *s = &r->sus[i];
-        const char *col = palette[i % N_PALETTE];
+        const char *col = series_colour(r, i);
         if (!s->n_tl) continue;
         size_t n = pick_points(s, r->onset_ns, ch, idx);
         if (n == 0) continue;
@@ -545,7 +556,7 @@ static void chart_spikes(sw_buf_t *out, const rec_t *r, size_t n_series, const c
     sw_buf_puts(out, "<g class=\"spikes\">");
     for (size_t i = 0; i < n_series; i++) {
         const susp_t *s = &r->sus[i];
-        const char *col = palette[i % N_PALETTE];
+        const char *col = series_colour(r, i);
         double x, y;
         bool on_series = false;
         if (s->n_tl && s->tl_spike >= 0) {
@@ -622,7 +633,7 @@ static void chart_legend(sw_buf_t *out, const rec_t *r, size_t n_series, double 
             continue;
         }
         const susp_t *s = &r->sus[e - 1];
-        const char *col = palette[(e - 1) % N_PALETTE];
+        const char *col = series_colour(r, e - 1);
         sw_buf_printf(out,
                       "<line class=\"swatch\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
                       "stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>",

@@ -118,6 +118,14 @@ static void make_inputs(void)
         "not json\n";
     snprintf(p, sizeof(p), "%s/bad.jsonl", tmpdir());
     SW_ASSERT_TRUE(write_file(p, bad, sizeof(bad) - 1));
+    /* no valid line at all (CSV, a log, a wrong-schema object) */
+    static const char none[] =
+        "timestamp_ns,rank,device_used_bytes\n"
+        "1,0,100\n"
+        "\n"
+        "{\"ts\": 1, \"rank\": 0}\n";
+    snprintf(p, sizeof(p), "%s/none-valid.csv", tmpdir());
+    SW_ASSERT_TRUE(write_file(p, none, sizeof(none) - 1));
     /* truncated gzip of a fixture */
     char src[1200], gz[1200];
     snprintf(src, sizeof(src), "%s/gen1.jsonl", sw_test_fixtures());
@@ -298,6 +306,25 @@ static const cli_case_t k_cases[] = {
      {NULL},
      {"bad.jsonl:2:"},
      true},
+    {"analyze input without a valid line: exit 2, said so",
+     "analyze @T/none-valid.csv",
+     2,
+     {NULL},
+     {"none-valid.csv:1: ", "stormwatch analyze: no valid telemetry in ",
+      "none-valid.csv (3 invalid lines)"},
+     true},
+    {"replay input without a valid line: exit 2, said so",
+     "replay @T/none-valid.csv",
+     2,
+     {NULL},
+     {"stormwatch replay: no valid telemetry in ", "none-valid.csv (3 invalid lines)"},
+     true},
+    {"analyze: one file without a valid line beside a good one is no error",
+     "analyze @T/none-valid.csv @T/bad.jsonl",
+     0,
+     {"\"participating_ranks\""},
+     {"5 invalid lines skipped"},
+     false},
     {"analyze a truncated gzip file",
      "analyze @T/trunc.jsonl.gz",
      1,
@@ -816,6 +843,33 @@ static void test_progress(void **state)
  * real jobs, replayed with --max-jobs 500: the real jobs' records are those
  * of a replay without the flood, no event is refused, the flood's one-rank
  * jobs are evicted, and the engine's state stays bounded. */
+/* --help cites docs/semantics.md, a file the repository has, and never a
+ * "SPEC" it does not have. */
+static void test_help_cites_docs(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {"analyze", "replay",  "run", "notify", "report",
+                                       "tail",    "produce", "gen", "mock",   "demo"};
+    sw_buf_t out, err;
+    sw_buf_init(&out);
+    sw_buf_init(&err);
+    int citing = 0;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char args[64];
+        snprintf(args, sizeof(args), "%s --help", cmds[i]);
+        int rc = run(args, NULL, &out, &err);
+        SW_ASSERT(rc == 0, "%s: exit %d", args, rc);
+        SW_ASSERT(strstr(out.data, "SPEC") == NULL, "%s cites SPEC:\n%s", args, out.data);
+        citing += strstr(out.data, "docs/semantics.md") != NULL;
+    }
+    SW_ASSERT(citing >= 3, "only %d commands' --help cite docs/semantics.md", citing);
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/../../docs/semantics.md", sw_test_fixtures());
+    SW_ASSERT(sw_test_read_file(path, &out), "%s does not exist", path);
+    sw_buf_clear(&out);
+    sw_buf_clear(&err);
+}
+
 static void test_job_id_flood(void **state)
 {
     (void)state;
@@ -952,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_job_id_flood),
         cmocka_unit_test(test_secrets_never_echo),
+        cmocka_unit_test(test_help_cites_docs),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

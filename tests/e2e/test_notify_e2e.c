@@ -577,6 +577,11 @@ static void test_kill9(void **state)
     sw_test_daemon_wait_exit(&n1, 60000);
     /* Killed in flight: 3 records committed (one synchronous commit per page). */
     SW_ASSERT_I64(sw_kc_committed(e.boot, "k9", "alerts", 2), 3);
+    /* A new group's first assignment is said in words, not as -1001. */
+    SW_ASSERT_TRUE(sw_proc_count_text(n1.log,
+                                      "no committed offset (none); starting at "
+                                      "auto.offset.reset=") >= 1);
+    SW_ASSERT_I64(sw_proc_count_text(n1.log, "-1001"), 0);
     start_notify(&n2, &e, "k9", "notify2", extra);
     bool done = wait_committed(e.boot, "k9", "alerts", 2, 8, 60000);
     /* Duplicates after the restart: A's first resolve, B's first trigger. */
@@ -595,8 +600,8 @@ static void test_kill9(void **state)
     int rc = sw_test_daemon_stop(&n2, 30000);
     start_notify(&n3, &e, "k9", "notify3", extra);
     const char *err3 = n3.log;
-    bool rebuilt = sw_test_daemon_wait_log(&n3, "committed 12, rebuilding open episodes from 10", 1,
-                                           30000);
+    bool rebuilt = sw_test_daemon_wait_log(
+        &n3, "committed offset 12, rebuilding open episodes from offset 10", 1, 30000);
     int64_t low = 12, until = sw_proc_now_ms() + 1500;
     while (rebuilt && sw_proc_now_ms() < until) {
         int64_t c0 = sw_kc_committed(e.boot, "k9", "alerts", 2);
@@ -613,7 +618,8 @@ static void test_kill9(void **state)
     if (!done3) SW_FAIL("notify did not deliver C and D (see %s)", err2);
     SW_ASSERT_I64(rc, 0);
     /* B's episode 1 was open at offset 1 when the commit said 3. */
-    SW_ASSERT_TRUE(sw_proc_count_text(err2, "committed 3, rebuilding open episodes from 1") == 1);
+    SW_ASSERT_TRUE(sw_proc_count_text(
+                       err2, "committed offset 3, rebuilding open episodes from offset 1") == 1);
     if (!rebuilt) SW_FAIL("the third start did not rebuild from offset 10 (see %s)", err3);
     if (low < 12) SW_FAIL("the rebuild committed offset %lld, below 12", (long long)low);
     if (!done4) SW_FAIL("the repeat of D's trigger was not committed (see %s)", err3);
@@ -721,8 +727,8 @@ static void test_rebalance(void **state)
      * changes hands is rebuilt by its new owner from the commit metadata. */
     start_notify(&n2, &e, "rb", "notify2", extra);
     const char *err1 = n1.log, *err2 = n2.log;
-    bool split = sw_test_daemon_wait_log(&n2, "committed 1, rebuilding open episodes from 0", 1,
-                                         60000);
+    bool split = sw_test_daemon_wait_log(
+        &n2, "committed offset 1, rebuilding open episodes from offset 0", 1, 60000);
     /* Repeats of both triggers (skipped by whichever owns them), then the
      * resolves (each sent once). */
     produce(e.boot, "alerts", 0, "job-A", &a[0], 1);

@@ -133,8 +133,22 @@ static void check_pd(model_t *m, const sw_record_t *rec, json_t *spec, const cha
     SW_ASSERT_TRUE(json_is_object(p));
     const char *summary = str_of(p, "summary");
     SW_ASSERT_TRUE(*summary && strlen(summary) <= SW_PAGER_SUMMARY_MAX);
-    if (rec->action != SW_ACTION_SUMMARY) SW_ASSERT_STREQ(summary, str_of(spec, "summary"));
-    else SW_ASSERT_NOT_NULL(strstr(summary, "RESOLVED"));
+    /* The title: what happened first, the action last. */
+    sw_buf_t title;
+    sw_buf_init(&title);
+    sw_pager_title(rec, &title);
+    SW_ASSERT_STREQ(summary, sw_buf_cstr(&title));
+    sw_buf_clear(&title);
+    SW_ASSERT_TRUE(strncmp(summary, "Memory storm in job ", 20) == 0);
+    char tail[64];
+    snprintf(tail, sizeof(tail), "episode %lld, %s)", (long long)rec->episode,
+             sw_action_str(rec->action));
+    SW_ASSERT_CONTAINS(summary, tail);
+    if (rec->action == SW_ACTION_SUMMARY)
+        SW_ASSERT_CONTAINS(summary, " ended (job idle or input ended)");
+    else if (rec->action == SW_ACTION_RESOLVE) SW_ASSERT_CONTAINS(summary, " ended");
+    else if (rec->analysis.n_suspects && rec->analysis.has_onset)
+        SW_ASSERT_CONTAINS(summary, " moved first (lead ");
     const char *sev = str_of(p, "severity");
     SW_ASSERT_TRUE(!strcmp(sev, "critical") || !strcmp(sev, "error") || !strcmp(sev, "warning") ||
                    !strcmp(sev, "info"));
@@ -144,7 +158,16 @@ static void check_pd(model_t *m, const sw_record_t *rec, json_t *spec, const cha
         SW_ASSERT_STREQ(sev, "info");
     else if (rec->analysis.n_suspects && rec->analysis.suspects[0].confidence == SW_CONFIDENCE_HIGH)
         SW_ASSERT_STREQ(sev, "critical");
-    SW_ASSERT_STREQ(str_of(p, "source"), "gpu.telemetry/3");
+    /* The affected system: the first cause's host, else the job. */
+    const sw_analysis_t *an = &rec->analysis;
+    char want_src[300];
+    if (an->n_suspects && an->suspects[0].has_source && an->suspects[0].host.len)
+        snprintf(want_src, sizeof(want_src), "%.*s", (int)an->suspects[0].host.len,
+                 an->suspects[0].host.ptr);
+    else if (an->has_job_id)
+        snprintf(want_src, sizeof(want_src), "job %.*s", (int)an->job_id.len, an->job_id.ptr);
+    else snprintf(want_src, sizeof(want_src), "job <null>");
+    SW_ASSERT_STREQ(str_of(p, "source"), want_src);
     char want_ts[64];
     rfc_oracle(rec->has_event_ts ? rec->event_timestamp_ns : NOW_NS, want_ts, sizeof(want_ts));
     SW_ASSERT_STREQ(str_of(p, "timestamp"), want_ts);
@@ -490,7 +513,7 @@ static void test_utf8_cut(void **state)
             while (job.len < 1500) sw_buf_puts(&job, chars[c]);
             fake_t f;
             fake_init(&f, job.data, job.len);
-            sw_record_summary(&f.rec, &full);
+            sw_pager_title(&f.rec, &full);
             json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
             const char *s = str_of(json_object_get(pd, "payload"), "summary");
             size_t n = strlen(s);
@@ -536,15 +559,31 @@ static void test_utf8_cut(void **state)
         json_decref(am);
         fake_clear(&g);
     }
-    /* A short summary is the record's summary, unchanged. */
+    /* A short title is whole: what happened, where, then the action; the
+     * source is the first cause's host, or the job without one. */
     fake_t f;
     fake_init(&f, "job-a", 5);
+    json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
+    SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "summary"),
+                    "Memory storm in job job-a: rank 1 moved first (lead 250 ms, high confidence, "
+                    "phase unknown, +4.00 GiB, 1 rank at onset; episode 1, trigger)");
+    SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "source"), "job job-a");
+    json_decref(pd);
+    f.sus[0].has_source = true;
+    f.sus[0].host = sw_str("node-000");
+    f.sus[0].has_device_id = true;
+    f.sus[0].device_id = 3;
+    f.rec.action = SW_ACTION_RESOLVE;
+    f.rec.resolve_reason = SW_RESOLVE_SUSPECT_LOST;
+    f.rec.resolve_rank = 1;
+    pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
+    SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "summary"),
+                    "Memory storm in job job-a ended: rank 1 on node-000 GPU 3 had moved first "
+                    "(the spike of rank 1 left its window; episode 1, resolve)");
+    SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "source"), "node-000");
+    json_decref(pd);
     sw_buf_t full;
     sw_buf_init(&full);
-    sw_record_summary(&f.rec, &full);
-    json_t *pd = encode(&f.rec, SW_PAGER_PAGERDUTY, NULL);
-    SW_ASSERT_STREQ(str_of(json_object_get(pd, "payload"), "summary"), sw_buf_cstr(&full));
-    json_decref(pd);
     sw_buf_clear(&full);
     fake_clear(&f);
 }
@@ -1023,7 +1062,14 @@ static void test_daemon(void **state)
         SW_ASSERT_STREQ(str_of(pd, "event_action"), actions[i]);
         json_t *p = json_object_get(pd, "payload");
         json_t *cd = json_object_get(p, "custom_details");
-        SW_ASSERT_STREQ(str_of(p, "source"), "in.pd/0");
+        /* the first cause's host, as the record names it */
+        json_t *fc = json_array_get(json_object_get(cd, "first_cause_suspects"), 0);
+        char want_src[300];
+        if (fc && json_is_string(json_object_get(fc, "host")))
+            snprintf(want_src, sizeof(want_src), "%s", str_of(fc, "host"));
+        else snprintf(want_src, sizeof(want_src), "job job-13");
+        SW_ASSERT_STREQ(str_of(p, "source"), want_src);
+        if (i == 0) SW_ASSERT_STRNE(want_src, "job job-13"); /* gen13's trigger names a host */
         SW_ASSERT_STREQ(str_of(p, "group"), "job-13");
         SW_ASSERT_STREQ(str_of(pd, "dedup_key"), str_of(cd, "dedup_key"));
         SW_ASSERT_STREQ(sw_kmsg_header(&m[i], "stormwatch.action"), str_of(cd, "action"));

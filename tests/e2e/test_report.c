@@ -192,6 +192,49 @@ static int check_series(const char *html, char *why, size_t why_size)
     return n;
 }
 
+/* Colours: in each chart, the first cause's series (suspect 0, the first
+ * legend swatch) is drawn in a severity colour and every other series in
+ * the neutral follower grey. @returns the charts checked, -1 on error. */
+static int check_colours(const char *html, char *why, size_t why_size)
+{
+    /* the four severities; the text colour for a record without a known one */
+    static const char *const sev[] = {"#c62828", "#ef6c00", "#b58900", "#1565c0", "#1d1d1f"};
+    int charts = 0;
+    for (const char *svg = strstr(html, "<svg"); svg; svg = strstr(svg + 1, "<svg")) {
+        const char *end = strstr(svg, "</svg>");
+        if (!end) break;
+        const char *sw = strstr(svg, "<line class=\"swatch\"");
+        if (!sw || sw > end) continue;
+        int k = 0;
+        for (const char *p = sw; p && p < end; p = strstr(p + 1, "<line class=\"swatch\""), k++) {
+            const char *st = strstr(p, "stroke=\"");
+            if (!st || st > end) break;
+            char col[8];
+            snprintf(col, sizeof(col), "%.7s", st + 8);
+            bool is_sev = false;
+            for (size_t i = 0; i < 5; i++) is_sev |= strcmp(col, sev[i]) == 0;
+            if (k == 0 ? !is_sev : strcmp(col, "#8a94a3") != 0) {
+                snprintf(why, why_size, "chart %d, legend entry %d: stroke %s, expected %s", charts,
+                         k, col, k == 0 ? "a severity colour" : "the follower grey #8a94a3");
+                return -1;
+            }
+        }
+        /* the series paths use only the swatches' colours */
+        for (const char *p = strstr(svg, "<path class=\"series\""); p && p < end;
+             p = strstr(p + 1, "<path class=\"series\"")) {
+            const char *st = strstr(p, "stroke=\"");
+            bool ok = st && st < end && strncmp(st + 8, "#8a94a3", 7) == 0;
+            for (size_t i = 0; i < 5 && !ok; i++) ok = st && strncmp(st + 8, sev[i], 7) == 0;
+            if (!ok) {
+                snprintf(why, why_size, "chart %d: a series in neither colour", charts);
+                return -1;
+            }
+        }
+        charts++;
+    }
+    return charts;
+}
+
 /* Distinct (job_id, episode) of trigger/update records in JSON lines. */
 static size_t chartable_episodes(const char *text, size_t len)
 {
@@ -260,6 +303,9 @@ static void check_page(const char *name, const char *html, size_t want_charts)
     SW_CHECK(count(html, "class=\"onset\" x1") >= want_charts, "every chart marks the onset");
     int series = check_series(html, why, sizeof(why));
     SW_CHECK(series >= 0, "%s", why);
+    int coloured = check_colours(html, why, sizeof(why));
+    SW_CHECK(coloured >= 0, "%s", why);
+    SW_CHECK(want_charts == 0 || coloured > 0, "no chart with a legend of suspects");
     SW_CHECK(!strstr(html, "http://") ||
                  count(html, "http://") == count(html, "http://www.w3.org/2000/svg"),
              "nothing but the SVG namespace names a URL");

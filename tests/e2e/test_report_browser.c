@@ -315,10 +315,16 @@ static void test_screenshot(void **state)
     size_t distinct, ink, total;
     area_stats(&img, 0, 0, img.w - 1, img.h - 1, &distinct, &ink, &total);
     SW_ASSERT(distinct >= 64, "the page shows only %zu colours", distinct);
-    /* the first series (and its spike marker) in the first palette colour,
-     * the second in the second: their box is the chart's plot */
-    find_t s1 = find_colour(&img, 0x1f77b4, 24);
-    find_t s2 = find_colour(&img, 0xd62728, 24);
+    /* the first cause's series (and its spike marker) in its severity
+     * colour, the followers in the neutral grey: their box is the chart's
+     * plot */
+    static const uint32_t sev_rgb[] = {0xc62828, 0xef6c00, 0xb58900, 0x1565c0};
+    find_t s1 = find_colour(&img, sev_rgb[0], 24);
+    for (size_t i = 1; i < 4; i++) {
+        find_t c = find_colour(&img, sev_rgb[i], 24);
+        if (c.n > s1.n) s1 = c;
+    }
+    find_t s2 = find_colour(&img, 0x8a94a3, 6); /* not the frame, #9aa3ad */
     SW_ASSERT(s1.n >= 150, "only %zu pixels of the first series colour", s1.n);
     SW_ASSERT(s2.n >= 80, "only %zu pixels of the second series colour", s2.n);
     SW_ASSERT(s1.x1 - s1.x0 >= 300,

@@ -122,9 +122,38 @@ static void test_undecodable_base64(void **state)
     sw_render_destroy(rd);
 }
 
+/* kcat -f formats: the tokens and escapes kcat knows pass, anything else
+ * is named with its position. */
+static void test_format_check(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fmt, *err;
+    } k[] = {
+        {"%t %p %o %k %s %T %h %S %K %%\\n\\t\\r\\\\", NULL},
+        {"plain", NULL},
+        {"", NULL},
+        {"%s %x", "unsupported token \"%x\" at position 4"},
+        {"abc%", "unsupported token \"%\" at position 4"},
+        {"%s\\q", "unsupported escape \"\\q\" at position 3"},
+        {"x\\", "unsupported escape \"\\\" at position 2"},
+    };
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        char err[300] = "";
+        sw_err_t rc = sw_render_format_check(k[i].fmt, err, sizeof(err));
+        if (!k[i].err) {
+            SW_ASSERT(rc == SW_OK, "\"%s\": %s", k[i].fmt, err);
+        } else {
+            SW_ASSERT(rc == SW_ERR_PARSE, "\"%s\" passed", k[i].fmt);
+            SW_ASSERT_CONTAINS(err, k[i].err);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_format_check),
         cmocka_unit_test(test_json_one_line),
         cmocka_unit_test(test_avro_telemetry),
         cmocka_unit_test(test_undecodable_base64),
