@@ -94,7 +94,7 @@ static void usage(FILE *f)
             "                      per restart or leak: kind, job_id, rank, start_timestamp_ns,\n"
             "                      end_timestamp_ns (none of them may page)\n"
             "  --quiet             no summary line on standard error\n"
-            "  --crash SCENARIO    SPEC 8 failures instead of storms: cascade (a rank fills\n"
+            "  --crash SCENARIO    failures instead of storms: cascade (a rank fills\n"
             "                      its GPU 60-120 s from 85%% to full and dies of OOM, 1-4\n"
             "                      more die 0.05-5 s later by marker or silently, every\n"
             "                      survivor's NCCL watchdog fires --watchdog-s later),\n"

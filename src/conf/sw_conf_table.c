@@ -99,10 +99,10 @@ const prop_t sw_conf_props[P__CNT] = {
         "Empty a rank's window once its newest sample lags the job's newest by this many ms "
         "(0 = never stale)."),
     [P_SILENCE_MS] = INT_PROP("silence.ms", 1, INT64_C(1000000000000), "30000",
-        "A rank is silent (a death, SPEC 8.2) once the job's newest aligned event time passes "
+        "A rank is silent (a death, docs/semantics.md) once the job's newest aligned event time passes "
         "its own by more than this many ms, or 10 sampling intervals if longer, without a stop."),
     [P_OOM_WARN_MS] = INT_PROP("oom.warn.ms", 1, INT64_C(1000000000000), "120000",
-        "Warn (SPEC 8.4) when a rank's GPU is projected to fill within this many ms; also the "
+        "Warn (docs/semantics.md) when a rank's GPU is projected to fill within this many ms; also the "
         "least event time between two warning records of a job."),
     [P_OOM_WARN_HEADROOM] = DBL_PROP("oom.warn.headroom", 0.0, 1.0, "0.10",
         "... and its headroom (device_total_bytes - device_used_bytes) is under this fraction "
