@@ -124,7 +124,7 @@ int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int o
 /* One decoded event with the buffers it borrows from. */
 typedef struct slot_s {
     sw_tdec_t *dec;
-    sw_event_t ev; /* borrows the input's line, held while this slot is pending */
+    sw_event_t ev;    /* borrows the input's line, held while this slot is pending */
     const char *file; /* borrowed from the open input */
     uint64_t lineno;
     bool full;

@@ -83,8 +83,8 @@ struct sw_input_s {
     char *alt;      /* the other buffer: room is made there while a held line is in buf */
     size_t alt_cap; /* bytes */
     bool held;      /* buf holds the line of the last sw_input_hold() */
-    bool eof;      /* no more decoded bytes will come */
-    bool skipping; /* inside an over-long line */
+    bool eof;       /* no more decoded bytes will come */
+    bool skipping;  /* inside an over-long line */
     uint64_t lineno;
 };
 
