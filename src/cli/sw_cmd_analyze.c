@@ -57,11 +57,18 @@ typedef struct jobs_s {
     bool all;             /* --all-jobs */
     const char *only;     /* --job ID, NULL for every job */
     sw_batch_t *b;        /* the one batch (not --all-jobs) */
+    uint32_t last;        /* id of the last event's job_id (0 = none yet) */
 } jobs_t;
 
 static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
 {
-    uint32_t id = ev->has_job_id ? sw_intern_add(js->ids, ev->job_id) : 0;
+    /* Events come in long runs of one job: compare before hashing. */
+    uint32_t id = 0;
+    if (ev->has_job_id) {
+        if (!js->last || !sw_str_eq(sw_intern_get(js->ids, js->last), ev->job_id))
+            js->last = sw_intern_add(js->ids, ev->job_id);
+        id = js->last;
+    }
     if (id >= js->cap) {
         size_t cap = js->cap ? js->cap : 16;
         while (cap <= id) cap *= 2;
