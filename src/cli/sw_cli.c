@@ -124,8 +124,7 @@ int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int o
 /* One decoded event with the buffers it borrows from. */
 typedef struct slot_s {
     sw_tdec_t *dec;
-    sw_buf_t line; /* private copy of the line */
-    sw_event_t ev;
+    sw_event_t ev;    /* borrows the input's line, held while this slot is pending */
     const char *file; /* borrowed from the open input */
     uint64_t lineno;
     bool full;
@@ -198,7 +197,6 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
     for (int i = 0; i < 2; i++) {
         memset(&slots[i], 0, sizeof(slots[i]));
         slots[i].dec = sw_tdec_new();
-        sw_buf_init(&slots[i].line);
     }
     int cur = 0; /* slot holding the event to hand on next */
     sw_input_t *in = NULL;
@@ -242,11 +240,8 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
             sw_progress_tick(&prog, stats->lines, stats->bytes + sw_input_raw_bytes(in));
             slot_t *nx = &slots[cur ^ 1];
             sw_err_t err = SW_ERR_PARSE;
-            if (r != SW_INPUT_TOOLONG) {
-                nx->line.len = 0;
-                sw_buf_put(&nx->line, line, len);
-                err = sw_tdec_json(nx->dec, nx->line.data, len, &nx->ev, errstr, sizeof(errstr));
-            }
+            if (r != SW_INPUT_TOOLONG)
+                err = sw_tdec_json(nx->dec, line, len, &nx->ev, errstr, sizeof(errstr));
             if (err && sn.seen < SW_CLI_SNIFF_LINES && sn.wrong == sn.seen &&
                 r != SW_INPUT_TOOLONG) {
                 sw_cli_kind_t k = sw_cli_line_kind(line, len);
@@ -293,6 +288,8 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
                     break;
                 }
             }
+            /* Done with c's line: the pending event borrows this one. */
+            sw_input_hold(in);
         }
         /* The pending event borrows the file name: hand it on before closing. */
         slot_t *c = &slots[cur];
@@ -311,7 +308,6 @@ int sw_cli_read_events_ahead(const char *cmd, char **files, int nfiles, bool str
     sw_progress_end(&prog);
     for (int i = 0; i < 2; i++) {
         sw_tdec_destroy(slots[i].dec);
-        sw_buf_clear(&slots[i].line);
     }
     /* Input of which no line is valid is a usage error, not an empty
      * answer: the user fed the wrong file or format. */

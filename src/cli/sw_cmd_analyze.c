@@ -61,6 +61,7 @@ typedef struct jobs_s {
     sw_batch_t *b;        /* the one batch (not --all-jobs) */
     struct marker_s *mk;  /* SPEC 8 death markers, for the text answer */
     size_t n_mk, cap_mk;
+    uint32_t last;        /* id of the last event's job_id (0 = none yet) */
 } jobs_t;
 
 /* A death marker of the input (SPEC 8.1): its job, rank, time and place. */
@@ -74,7 +75,13 @@ typedef struct marker_s {
 
 static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
 {
-    uint32_t id = ev->has_job_id ? sw_intern_add(js->ids, ev->job_id) : 0;
+    /* Events come in long runs of one job: compare before hashing. */
+    uint32_t id = 0;
+    if (ev->has_job_id) {
+        if (!js->last || !sw_str_eq(sw_intern_get(js->ids, js->last), ev->job_id))
+            js->last = sw_intern_add(js->ids, ev->job_id);
+        id = js->last;
+    }
     if (id >= js->cap) {
         size_t cap = js->cap ? js->cap : 16;
         while (cap <= id) cap *= 2;

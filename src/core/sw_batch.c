@@ -40,7 +40,17 @@ struct sw_batch_s {
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
     size_t ncounterless;   /* entries of counterless */
+    uint32_t last_job; /* interned job_id of the last sample; 0 = none yet */
 };
+
+/* A batch's samples nearly all carry one job_id: comparing with the last
+ * one is cheaper than hashing it. */
+static uint32_t intern_job(sw_batch_t *b, sw_str_t job)
+{
+    if (b->last_job && sw_str_eq(sw_intern_get(b->strs, b->last_job), job)) return b->last_job;
+    b->last_job = sw_intern_add(b->strs, job);
+    return b->last_job;
+}
 
 sw_batch_t *sw_batch_new(sw_params_t params)
 {
@@ -101,7 +111,7 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->world_size = ev->world_size;
     s->interval_ms = ev->sampling_interval_ms;
     s->host = sw_intern_add(b->strs, ev->host);
-    s->job = ev->has_job_id ? sw_intern_add(b->strs, ev->job_id) : 0;
+    s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
     s->session = ev->has_session_id ? sw_intern_add(b->strs, ev->session_id) : 0;
     s->arrival = (uint32_t)b->n;
     s->host_id = s->host;

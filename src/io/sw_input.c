@@ -80,8 +80,11 @@ struct sw_input_s {
     uint64_t raw_total;
     char *buf; /* decoded bytes */
     size_t cap, start, end;
-    bool eof;      /* no more decoded bytes will come */
-    bool skipping; /* inside an over-long line */
+    char *alt;      /* the other buffer: room is made there while a held line is in buf */
+    size_t alt_cap; /* bytes */
+    bool held;      /* buf holds the line of the last sw_input_hold() */
+    bool eof;       /* no more decoded bytes will come */
+    bool skipping;  /* inside an over-long line */
     uint64_t lineno;
 };
 
@@ -391,6 +394,7 @@ void sw_input_close(sw_input_t *in)
     gzpipe_destroy(in->gp); /* before the descriptor it reads */
     if (in->owns_fd) close(in->fd);
     free(in->buf);
+    free(in->alt);
     free(in->name);
     free(in);
 }
@@ -398,6 +402,11 @@ void sw_input_close(sw_input_t *in)
 const char *sw_input_name(const sw_input_t *in)
 {
     return in->name;
+}
+
+void sw_input_hold(sw_input_t *in)
+{
+    in->held = true;
 }
 
 uint64_t sw_input_lineno(const sw_input_t *in)
@@ -472,8 +481,27 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
             }
             return SW_INPUT_EOF;
         }
-        /* Make room: drop consumed bytes, then grow or start skipping. */
-        if (in->start > 0) {
+        /* Make room: drop consumed bytes, then grow or start skipping. A
+         * held line lies before start: then the unread bytes move to the
+         * other buffer and the held line stays where it is. Growing below
+         * cannot move it either: buf holds it only while start > 0. */
+        if (in->start > 0 && in->held) {
+            if (in->alt_cap < in->cap) {
+                free(in->alt);
+                in->alt = sw_malloc(in->cap);
+                in->alt_cap = in->cap;
+            }
+            memcpy(in->alt, in->buf + in->start, in->end - in->start);
+            char *b = in->buf;
+            size_t c = in->cap;
+            in->buf = in->alt;
+            in->cap = in->alt_cap;
+            in->alt = b;
+            in->alt_cap = c;
+            in->held = false;
+            in->end -= in->start;
+            in->start = 0;
+        } else if (in->start > 0) {
             memmove(in->buf, in->buf + in->start, in->end - in->start);
             in->end -= in->start;
             in->start = 0;

@@ -37,6 +37,16 @@ sw_input_t *sw_input_open(const char *path, char *errstr, size_t errstr_size);
 sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, char *errstr,
                              size_t errstr_size);
 
+/**
+ * @brief Keep the line last returned (SW_INPUT_LINE) valid until the next
+ *        sw_input_hold() or sw_input_close(), not only until the next call:
+ *        one line of lookahead without copying it.
+ * @remark The held line's bytes are never moved: room for more is made in
+ *         a second buffer of the same size (so holding can double the
+ *         buffer memory, 1 MiB at first).
+ */
+void sw_input_hold(sw_input_t *in);
+
 /** @brief 1-based number of the line last returned. */
 uint64_t sw_input_lineno(const sw_input_t *in);
 

@@ -157,6 +157,7 @@ typedef struct sw_worker_s {
     pthread_t th;
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
+    sw_metrics_proc_t proc; /* processing times of this pass, published after it */
 } sw_worker_t;
 
 typedef struct run_s {

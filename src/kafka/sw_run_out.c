@@ -268,9 +268,17 @@ void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offse
 
 void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v)
 {
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
-    sw_run_hdr_add(h, name, tmp);
+    /* Decimal by hand: snprintf was ~4% of the daemon's instructions with
+     * repartition=on (two of these per forwarded copy). */
+    char tmp[24];
+    size_t i = sizeof(tmp);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[--i] = '-';
+    rd_kafka_header_add(h, name, -1, tmp + i, (ssize_t)(sizeof(tmp) - i));
 }
 
 /* The topics whose end positions snapshots carry, by index: 0 output,

@@ -287,11 +287,12 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
 {
     pwork_t *pw = &p->w;
     char err[512];
+    /* One clock read per message: its end is the next one's start. */
+    uint64_t t0 = r->m ? sw_metrics_now_ns() : 0;
     while (pw->pos < pw->w1) {
         size_t i = pw->pos++;
         rd_kafka_message_t *m = pw->m[i];
         if (m->err) continue; /* said by the main thread when the round took it */
-        uint64_t t0 = r->m ? sw_metrics_now_ns() : 0;
         pw->msgs++;
         pw->bytes += m->len;
         int64_t ts = rd_kafka_message_timestamp(m, NULL);
@@ -346,7 +347,11 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             rd_kafka_message_destroy(m); /* nothing refers to it any more */
             pw->m[i] = NULL;
         }
-        if (r->m) sw_metrics_observe_ns(r->m, sw_metrics_now_ns() - t0);
+        if (r->m) {
+            uint64_t t1 = sw_metrics_now_ns();
+            sw_metrics_proc_add(&w->proc, t1 - t0); /* no atomics shared by the workers */
+            t0 = t1;
+        }
         if (o.kind == WK_RECORD) return; /* sent before its engine sees more */
     }
 }
@@ -486,6 +491,14 @@ static void run_pass(run_t *r)
     while (r->wbusy > 0) pthread_cond_wait(&r->wdone, &r->wlock);
     pthread_mutex_unlock(&r->wlock);
     if (r->reg) sw_registry_reclaim(r->reg); /* no worker holds a plan now */
+}
+
+/* The workers' processing times of a round into the histogram (the
+ * workers are at rest: run_pass waited for them). */
+static void publish_proc(run_t *r)
+{
+    if (!r->m) return;
+    for (int i = 0; i < r->nworkers; i++) sw_metrics_observe_proc(r->m, &r->workers[i].proc);
 }
 
 /* ---- the main thread's parts of a round -------------------------------------- */
@@ -650,6 +663,7 @@ bool sw_run_round(run_t *r)
         }
         r->njobs = k;
     }
+    publish_proc(r);
     for (size_t i = 0; i < r->nparts; i++)
         if (r->parts[i]) work_reset(&r->parts[i]->w);
     return more;

@@ -611,6 +611,31 @@ void sw_metrics_observe_ns(sw_metrics_t *m, uint64_t ns)
     atomic_fetch_add_explicit(&sh->count, 1, memory_order_release);
 }
 
+void sw_metrics_proc_add(sw_metrics_proc_t *acc, uint64_t ns)
+{
+    int b = 0;
+    while (b < N_BOUNDS && ns > k_bound_ns[b]) b++;
+    acc->bucket[b]++;
+    acc->sum_ns += ns;
+    acc->count++;
+}
+
+void sw_metrics_observe_proc(sw_metrics_t *m, sw_metrics_proc_t *acc)
+{
+    _Static_assert(SW_METRICS_PROC_BUCKETS == N_BUCKETS, "bucket counts differ");
+    if (!acc->count) return;
+    /* As sw_metrics_observe_ns(), for count observations at once: begun
+     * together, completed together. */
+    uint64_t n = atomic_fetch_add_explicit(&m->hist_started, acc->count, memory_order_acq_rel);
+    hshard_t *sh = &m->shard[n >> 63];
+    for (int b = 0; b < N_BUCKETS; b++)
+        if (acc->bucket[b])
+            atomic_fetch_add_explicit(&sh->bucket[b], acc->bucket[b], memory_order_relaxed);
+    atomic_fetch_add_explicit(&sh->sum_ns, acc->sum_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sh->count, acc->count, memory_order_release);
+    memset(acc, 0, sizeof(*acc));
+}
+
 /* A consistent snapshot of all observations so far. Caller holds the
  * mutex (one reader at a time). Waits only for observations in flight. */
 static void hist_snapshot(sw_metrics_t *m, uint64_t bucket[N_BUCKETS], uint64_t *sum_ns,

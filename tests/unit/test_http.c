@@ -483,15 +483,31 @@ static void test_histogram(void **state)
     for (size_t i = 0; i < sizeof(obs) / sizeof(obs[0]); i++) sw_metrics_observe_ns(m, obs[i]);
     const char *text = render(m, &out);
     SW_ASSERT_I64(check_exposition(text), 0);
-    SW_ASSERT_CONTAINS(text,
-                       HIST "_bucket{le=\"1e-06\"} 2\n" HIST "_bucket{le=\"2.5e-06\"} 4\n" HIST
-                            "_bucket{le=\"5e-06\"} 4\n" HIST "_bucket{le=\"1e-05\"} 4\n" HIST
-                            "_bucket{le=\"2.5e-05\"} 4\n" HIST "_bucket{le=\"5e-05\"} 4\n" HIST
-                            "_bucket{le=\"0.0001\"} 4\n" HIST "_bucket{le=\"0.00025\"} 4\n" HIST
-                            "_bucket{le=\"0.0005\"} 4\n" HIST "_bucket{le=\"0.001\"} 4\n" HIST
-                            "_bucket{le=\"0.0025\"} 4\n" HIST "_bucket{le=\"0.01\"} 4\n" HIST
-                            "_bucket{le=\"0.1\"} 5\n" HIST "_bucket{le=\"+Inf\"} 7\n" HIST
-                            "_sum 5.200004502\n" HIST "_count 7\n");
+    const char *want_hist = HIST
+        "_bucket{le=\"1e-06\"} 2\n" HIST "_bucket{le=\"2.5e-06\"} 4\n" HIST
+        "_bucket{le=\"5e-06\"} 4\n" HIST "_bucket{le=\"1e-05\"} 4\n" HIST
+        "_bucket{le=\"2.5e-05\"} 4\n" HIST "_bucket{le=\"5e-05\"} 4\n" HIST
+        "_bucket{le=\"0.0001\"} 4\n" HIST "_bucket{le=\"0.00025\"} 4\n" HIST
+        "_bucket{le=\"0.0005\"} 4\n" HIST "_bucket{le=\"0.001\"} 4\n" HIST
+        "_bucket{le=\"0.0025\"} 4\n" HIST "_bucket{le=\"0.01\"} 4\n" HIST
+        "_bucket{le=\"0.1\"} 5\n" HIST "_bucket{le=\"+Inf\"} 7\n" HIST "_sum 5.200004502\n" HIST
+        "_count 7\n";
+    SW_ASSERT_CONTAINS(text, want_hist);
+    /* The same observations gathered by sw_metrics_proc_add() and
+     * published at once render the same. */
+    sw_metrics_t *m2 = sw_metrics_new();
+    sw_buf_t out2;
+    sw_buf_init(&out2);
+    sw_metrics_proc_t acc;
+    memset(&acc, 0, sizeof(acc));
+    for (size_t i = 0; i < sizeof(obs) / sizeof(obs[0]); i++) sw_metrics_proc_add(&acc, obs[i]);
+    sw_metrics_observe_proc(m2, &acc);
+    SW_ASSERT_I64(acc.count, 0);
+    SW_ASSERT_CONTAINS(render(m2, &out2), want_hist);
+    sw_metrics_observe_proc(m2, &acc); /* empty: changes nothing */
+    SW_ASSERT_CONTAINS(render(m2, &out2), want_hist);
+    sw_buf_clear(&out2);
+    sw_metrics_destroy(m2);
     /* Reading folds one shard into the other: nothing is lost or doubled
      * across many reads interleaved with observations. */
     uint64_t total = 7, total_ns = 5200004502u;
@@ -535,10 +551,14 @@ static void *hammer(void *arg)
 {
     hammer_t *hm = arg;
     uint64_t i = 0;
+    sw_metrics_proc_t acc; /* every other observation, published in batches */
+    memset(&acc, 0, sizeof(acc));
     while (!atomic_load(&hm->stop) || i < 200000) {
         sw_metrics_add(hm->m, SW_M_DECODE_ERRORS, 1);
         sw_metrics_series_add(hm->topic, 1);
-        sw_metrics_observe_ns(hm->m, k_obs_ns[i % N_OBS]);
+        if (i % 2) sw_metrics_proc_add(&acc, k_obs_ns[i % N_OBS]);
+        else sw_metrics_observe_ns(hm->m, k_obs_ns[i % N_OBS]);
+        if (i % 97 == 0) sw_metrics_observe_proc(hm->m, &acc);
         sw_metrics_set(hm->m, SW_M_JOBS_TRACKED, (int64_t)i);
         if (i % 256 == 0) {
             sw_metrics_series_t *lag = sw_metrics_lag_add(hm->m, "hammer", (int32_t)(i % 8));
@@ -547,6 +567,7 @@ static void *hammer(void *arg)
         }
         i++;
     }
+    sw_metrics_observe_proc(hm->m, &acc);
     hm->iterations = i;
     return NULL;
 }

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Benchmark smoke for `make test` (CTest test_bench_smoke): catches a 2x
+# slowdown of `replay` or `analyze` on JSON Lines without timing anything
+# against a fixed clock. Each command's CPU time is divided by the CPU time
+# md5sum takes over the same file in the same run (a scalar byte loop whose
+# speed follows the machine's), and the quotient is compared with the one
+# measured on the reference machine (RATIOS below) times a wide margin.
+# The best of REPS interleaved runs counts, so a busy machine inflates
+# little. It also checks the commands' output (the storm rank is found).
+#
+#   bench/smoke.sh [STORMWATCH]       (default build/stormwatch; SW_BIN too)
+#
+# Environment: SMOKE_REPS (default 5), SMOKE_MARGIN (default 1.4: fail
+# when a quotient exceeds 1.4 x the reference one), SMOKE_DIR (scratch
+# directory, default a mktemp -d that is removed).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SW=${1:-${SW_BIN:-$ROOT/build/stormwatch}}
+REPS=${SMOKE_REPS:-5}
+MARGIN=${SMOKE_MARGIN:-1.4}
+# CPU time over md5sum's on the reference machine (2-CPU VM, 2026-11-27,
+# HEAD of branch perf; medians of runs of this script at load 10-17).
+declare -A RATIOS=([replay]=0.9 [analyze]=0.9)
+
+die() { printf 'bench/smoke.sh: %s\n' "$*" >&2; exit 1; }
+[[ -x $SW ]] || die "no stormwatch binary at $SW"
+command -v md5sum >/dev/null || die "md5sum is missing"
+[[ $REPS =~ ^[1-9][0-9]?$ ]] || die "SMOKE_REPS must be 1-99 (got '$REPS')"
+if [[ -n ${SMOKE_DIR:-} ]]; then
+    DIR=$SMOKE_DIR
+    mkdir -p "$DIR"
+else
+    DIR=$(mktemp -d)
+    trap 'rm -rf "$DIR"' EXIT
+fi
+
+IN=$DIR/smoke.jsonl
+"$SW" gen --ranks 256 --samples 400 --storm-at 0.25 --seed 7 >"$IN" 2>"$DIR/gen.err" ||
+    die "gen failed: $(cat "$DIR/gen.err")"
+storm=$(sed -n 's/.*storm ranks: job-0: \([0-9]*\).*/\1/p' "$DIR/gen.err")
+[[ -n $storm ]] || die "gen did not name the storm rank: $(cat "$DIR/gen.err")"
+events=$(wc -l <"$IN")
+
+# cpu_s OUT CMD...: user+sys seconds of CMD (stdout to OUT), ms resolution.
+cpu_s() {
+    local out=$1 t
+    shift
+    t=$( { TIMEFORMAT='%3U %3S'; time "$@" >"$out" 2>/dev/null; } 2>&1) || die "failed: $*"
+    awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.3f", a[1] + a[2] }'
+}
+
+declare -A best=()
+for ((r = 1; r <= REPS; r++)); do
+    for id in md5 replay analyze; do
+        case $id in
+        md5) s=$(cpu_s "$DIR/md5.out" md5sum "$IN") ;;
+        replay) s=$(cpu_s "$DIR/replay.out" "$SW" replay --window-samples 512 "$IN") ;;
+        analyze) s=$(cpu_s "$DIR/analyze.out" "$SW" analyze --format json --compact "$IN") ;;
+        esac
+        if [[ -z ${best[$id]:-} ]] || awk -v a="$s" -v b="${best[$id]}" 'BEGIN { exit !(a < b) }'; then
+            best[$id]=$s
+        fi
+    done
+done
+
+# The output, not only the speed: both find the storm's first rank.
+grep -q "\"action\": *\"trigger\"" "$DIR/replay.out" || die "replay wrote no trigger record"
+grep -q "\"first_cause_suspects\": *\[{\"rank\": *${storm}[,}]" "$DIR/analyze.out" ||
+    die "analyze did not name rank $storm first: $(head -c 300 "$DIR/analyze.out")"
+grep -q "\"rank\": *${storm}[,}]" "$DIR/replay.out" || die "replay's records do not name rank $storm"
+
+fail=0
+md5=${best[md5]}
+awk -v m="$md5" 'BEGIN { exit !(m > 0) }' || die "md5sum took no measurable CPU time"
+printf '%-8s %10s %12s %9s %9s %s\n' command cpu_s events/cpu_s ratio limit verdict
+printf '%-8s %10s %12s\n' md5sum "$md5" -
+for id in replay analyze; do
+    read -r rate ratio limit ok < <(awk -v s="${best[$id]}" -v m="$md5" -v n="$events" \
+        -v ref="${RATIOS[$id]}" -v k="$MARGIN" 'BEGIN {
+            q = s / m; lim = ref * k;
+            printf "%d %.2f %.2f %d\n", (s > 0 ? n / s : 0), q, lim, q <= lim }')
+    printf '%-8s %10s %12s %9s %9s %s\n' "$id" "${best[$id]}" "$rate" "$ratio" "$limit" \
+        "$([[ $ok == 1 ]] && echo ok || echo 'SLOWER than the limit')"
+    [[ $ok == 1 ]] || fail=1
+done
+printf '(%s events, best of %s runs; ratio = CPU time / md5sum CPU time on the same file)\n' \
+    "$events" "$REPS"
+exit $fail
