@@ -277,6 +277,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     if (!j) return;
     det->acct -= j->acct;
     for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
+    sw_tguard_clear(&j->tguard);
     free(j->ranks);
     sw_imap_clear(&j->rank_map);
     sw_imap_clear(&j->claim_map);
@@ -364,7 +365,8 @@ static size_t job_bytes(const job_t *j)
                j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
-               j->v_arena.total + sw_crash_job_bytes(j->cj);
+               j->v_arena.total + sw_crash_job_bytes(j->cj) +
+               (j->tguard.refused ? SW_TGUARD_REFUSED_MAX * sizeof(int64_t) : 0);
     return b;
 }
 
@@ -660,8 +662,8 @@ static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
 
 /* The out-of-time guard (SPEC 6, before step 1; sw_tguard.h): false when
  * the sample is refused (errstr says why; nothing else changed). */
-static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, char *errstr,
-                    size_t errstr_size)
+static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
+                    char *errstr, size_t errstr_size)
 {
     sw_tguard_t *g = &j->tguard;
     sw_tguard_rank_t rk = {false, 0, 0};
@@ -676,6 +678,7 @@ static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, char *er
         rk = (sw_tguard_rank_t){true, j->ranks[ri].first_ts, j->ranks[ri].newest_ts};
     if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->nranks)) return true;
     det->st.clock_refused++;
+    sw_tguard_refused_add(g, offset); /* a state rebuild skips it too */
     sw_errfmt(errstr, errstr_size,
               "timestamp_ns %lld of rank %lld is out of time: more than 1 h from the rank's "
               "samples and from the job's (%lld..%lld); refused",
@@ -722,7 +725,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         j = sw_det_job_create(det, ev, offset);
         acct_job(det, j);
     }
-    if (sample && !ev->counterless && !in_time(det, j, ev, errstr, errstr_size))
+    if (sample && !ev->counterless && !in_time(det, j, ev, offset, errstr, errstr_size))
         return SW_ERR_CLOCK;
     j->last_ms = now_ms;
     j->last_off = offset;

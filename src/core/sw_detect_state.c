@@ -545,6 +545,10 @@ bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
     if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
     rank_t *r = &j->ranks[ri];
     if (offset <= r->empty_off) return false;
+    /* Refused by the out-of-time guard when fed (the newest refusals are
+     * remembered by offset; an older one is out of the rank's range unless
+     * the rank's range grew around it later). */
+    if (sw_tguard_was_refused(&j->tguard, offset)) return false;
     /* Out of the rank's range: the out-of-time guard refused it when fed. */
     if (ev->timestamp_ns < r->first_ts || ev->timestamp_ns > r->newest_ts) return false;
     uint32_t src = sw_det_src_get(j, r, ev);

@@ -5,6 +5,11 @@
  */
 #include "sw_tguard.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_alloc.h"
+
 static int64_t sat_add(int64_t a, int64_t b)
 {
     if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
@@ -68,6 +73,34 @@ bool sw_tguard_check(sw_tguard_t *g, const sw_tguard_rank_t *rk, int64_t rank, i
     return false;
 }
 
+void sw_tguard_refused_add(sw_tguard_t *g, int64_t offset)
+{
+    if (!g->refused) g->refused = sw_malloc(SW_TGUARD_REFUSED_MAX * sizeof(*g->refused));
+    if (g->nrefused == SW_TGUARD_REFUSED_MAX) {
+        memmove(g->refused, g->refused + 1, (SW_TGUARD_REFUSED_MAX - 1) * sizeof(*g->refused));
+        g->nrefused--;
+    }
+    g->refused[g->nrefused++] = offset;
+}
+
+bool sw_tguard_was_refused(const sw_tguard_t *g, int64_t offset)
+{
+    uint32_t lo = 0, hi = g->nrefused;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->refused[mid] < offset) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < g->nrefused && g->refused[lo] == offset;
+}
+
+void sw_tguard_clear(sw_tguard_t *g)
+{
+    free(g->refused);
+    g->refused = NULL;
+    g->nrefused = 0;
+}
+
 void sw_tguard_restore(sw_tguard_t *g, int64_t lo, int64_t hi)
 {
     g->has = true;
@@ -86,6 +119,8 @@ void sw_tguard_save(const sw_tguard_t *g, sw_buf_t *out)
     sw_vput_i(out, g->streak_ts);
     sw_vput_i(out, g->streak_rank);
     sw_vput_u(out, g->streak_at);
+    sw_vput_u(out, g->nrefused);
+    for (uint32_t i = 0; i < g->nrefused; i++) sw_vput_i(out, g->refused[i]);
 }
 
 bool sw_tguard_load(sw_tguard_t *g, sw_vrd_t *r)
@@ -105,5 +140,13 @@ bool sw_tguard_load(sw_tguard_t *g, sw_vrd_t *r)
     if (flags > 7 || streak > UINT32_MAX || g->streak_at > g->taken || (g->has && g->lo > g->hi))
         r->bad = true;
     g->streak = (uint32_t)streak;
+    uint64_t nref = sw_vget_u(r);
+    if (nref > SW_TGUARD_REFUSED_MAX) r->bad = true;
+    sw_tguard_clear(g);
+    for (uint64_t i = 0; i < nref && !r->bad; i++) {
+        int64_t off = sw_vget_i(r);
+        if (g->nrefused && off <= g->refused[g->nrefused - 1]) r->bad = true;
+        else sw_tguard_refused_add(g, off);
+    }
     return !r->bad;
 }

@@ -46,7 +46,24 @@ typedef struct sw_tguard_s {
     int64_t streak_rank; /**< the streak's first rank */
     bool streak_ranks2;  /**< the streak spans two ranks or more */
     uint64_t streak_at;  /**< taken when the streak started */
+    int64_t *refused;    /**< input offsets of the newest refused samples, ascending, at
+                              most SW_TGUARD_REFUSED_MAX (NULL before the first): a state
+                              rebuild skips them, as the live engine did */
+    uint32_t nrefused;   /**< entries of refused */
 } sw_tguard_t;
+
+/** Refused offsets a guard remembers for the state rebuild. */
+#define SW_TGUARD_REFUSED_MAX 256
+
+/** @brief Remember that the sample at input @p offset was refused
+ *         (offsets increase; the oldest of a full list is forgotten). */
+void sw_tguard_refused_add(sw_tguard_t *g, int64_t offset);
+
+/** @brief Whether the sample at @p offset is one of the refused remembered. */
+bool sw_tguard_was_refused(const sw_tguard_t *g, int64_t offset);
+
+/** @brief Free what the guard holds (it accepts a zeroed guard). */
+void sw_tguard_clear(sw_tguard_t *g);
 
 /** What the guard knows of the sample's rank. */
 typedef struct sw_tguard_rank_s {
