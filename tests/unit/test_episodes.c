@@ -641,9 +641,10 @@ static void test_summary_verdict_pages(void **state)
             sw_buf_init(&body);
             SW_CHECK(sw_pager_encode(&rec, &po, &body) == SW_PAGER_RESOLVE, "no resolve");
             char want[64];
-            snprintf(want, sizeof(want), "first seen on rank %lld ", (long long)t[1].rank);
+            snprintf(want, sizeof(want), " ended (job idle or input ended): rank %lld on ",
+                     (long long)t[1].rank);
             sw_buf_cstr(&body);
-            SW_CHECK(strstr(body.data, "RESOLVED") && strstr(body.data, want),
+            SW_CHECK(strstr(body.data, "\"event_action\": \"resolve\"") && strstr(body.data, want),
                      "the resolve does not name rank %lld: %.600s", (long long)t[1].rank,
                      body.data);
             sw_buf_clear(&body);
