@@ -487,6 +487,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
             r->c_samples = wc.samples;
             r->c_src = wc.src;
             r->c_base = wc.base_ts;
+            r->c_aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
         }
         return;
     }
@@ -505,6 +506,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     r->c_samples = wc.samples;
     r->c_src = wc.src;
     r->c_base = wc.base_ts;
+    r->c_aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
     if (rel <= j->sig_boundary) j->region_dirty = true;
     j->t_root = t_insert(j, j->t_root, ri);
     j->ncands++;

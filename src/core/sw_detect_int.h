@@ -62,6 +62,7 @@ typedef struct rank_s {
     int64_t c_samples;
     uint32_t c_src;
     int64_t c_base;                   /* base timestamp of the candidate's rising run */
+    bool c_aged;                      /* that base left the window (the run goes on) */
     uint32_t t_left, t_right, t_prio; /* candidate treap */
     bool in_verdict;                  /* one of the open episode's verdict suspects */
     /* Cold: the lifecycle's marks (docs/semantics.md, "Episodes"). */

@@ -418,8 +418,11 @@ static void verdict_store(job_t *j, const sw_analysis_t *a)
 }
 
 /* A verdict suspect is lost when its rank's candidate is no longer the run
- * the episode named (that run left the window, went stale or was spent): a
- * rise whose crossing sample moves keeps its run, and so its suspect. Only
+ * the episode named (that run left the window, went stale or was spent), or
+ * is that run with another spike because its base left the window (the
+ * rise is measured from a later sample: the evidence ages out, and must
+ * not rewrite the answer). A rise whose crossing sample moves while its
+ * base is in the window keeps its run, and so its suspect. Only
  * a candidate change of a verdict rank can change the answer, so it is
  * re-read only then. @returns the lost rank, or -1. */
 static int64_t verdict_lost(job_t *j)
@@ -431,7 +434,8 @@ static int64_t verdict_lost(job_t *j)
         if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
         const rank_t *r = &j->ranks[ri];
         if (!r->has_cand || r->ep_no != j->episode ||
-            (r->c_base != r->ep_base && r->c_base != INT64_MIN))
+            (r->c_base != r->ep_base && r->c_base != INT64_MIN) ||
+            (r->c_aged && r->c_spike_ts != v->first_spike_timestamp_ns))
             return v->rank;
     }
     j->v_touched = false;
@@ -633,9 +637,30 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
                                     int64_t off)
 {
-    if (!j->open) return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;
-    /* The fed rank's run: part of this storm, or the start of the next? */
     rank_t *r = &j->ranks[ri];
+    if (!j->open) {
+        /* After an episode ended by ageing out, a run that does not start
+         * clearly after its storm's latest spike is that storm's tail, not
+         * a new storm: it is spent, and the tail goes on (the window spans
+         * less time than the storm's spread). */
+        for (int k = 0; k < 4 && j->aged && r->has_cand && r->c_base != INT64_MIN &&
+                        r->c_base != INT64_MAX && !clearly_after(j, r, r->c_base);
+             k++) {
+            if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
+            if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD))
+                warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
+                     "window.samples spans less time than the spread of a storm (an episode aged "
+                     "out while the storm still spread; ",
+                     r->c_rel / 1000000 - j->aged_last_rel / 1000000,
+                     " ms later a rank joined it): the storm's first spikes leave the windows "
+                     "before it ends; raise window.samples",
+                     "");
+            r->spent_ts = r->c_base + 1;
+            sw_det_cand_refresh(det, j, ri);
+        }
+        return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;
+    }
+    /* The fed rank's run: part of this storm, or the start of the next? */
     bool next = false;
     if (r->has_cand && r->ep_no == j->episode && r->c_base == INT64_MIN)
         r->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
