@@ -134,13 +134,13 @@ static void free_lines(char **v, int n)
     free(v);
 }
 
-/* @p line with every "job-13" replaced by @p job (caller frees). */
+/* @p line with every "job-14" replaced by @p job (caller frees). */
 static char *rename_job(const char *line, const char *job)
 {
     sw_buf_t b;
     sw_buf_init(&b);
     const char *p = line, *q;
-    while ((q = strstr(p, "job-13")) != NULL) {
+    while ((q = strstr(p, "job-14")) != NULL) {
         sw_buf_put(&b, p, (size_t)(q - p));
         sw_buf_puts(&b, job);
         p = q + 6;
@@ -344,15 +344,15 @@ static int accepted_once(srv_t *s, const char *path, json_t *seen)
     return n;
 }
 
-/* The records `stormwatch replay` gives for gen13 with window.samples=8
+/* The records `stormwatch replay` gives for gen14 with window.samples=32
  * and stale.ms=0 (trigger, resolve, trigger, and a summary that closes the
  * open second episode), for job @p job. */
 static int job_records(const env_t *e, const char *job, char ***out)
 {
     char path[1200], cmd[4000];
-    snprintf(path, sizeof(path), "%s/gen13.records.jsonl", e->dir);
+    snprintf(path, sizeof(path), "%s/gen14.records.jsonl", e->dir);
     snprintf(cmd, sizeof(cmd),
-             "'%s' replay --window-samples 8 --stale-ms 0 '%s/gen13.jsonl' > '%s'", sw_test_bin(),
+             "'%s' replay --window-samples 32 --stale-ms 0 '%s/gen14.jsonl' > '%s'", sw_test_bin(),
              sw_test_fixtures(), path);
     SW_ASSERT_I64(system(cmd), 0);
     char **lines;
@@ -907,19 +907,19 @@ static void test_alertmanager(void **state)
     start_notify(&n, &e, "am", "notify", extra);
 
     /* Telemetry -> run -> alerts (Confluent Avro, which notify decodes):
-     * gen13 gives two episodes (trigger, resolve, trigger, and the summary
+     * gen14 gives two episodes (trigger, resolve, trigger, and the summary
      * that ends the second). */
     char fx[1200];
-    snprintf(fx, sizeof(fx), "%s/gen13.jsonl", sw_test_fixtures());
+    snprintf(fx, sizeof(fx), "%s/gen14.jsonl", sw_test_fixtures());
     char **tel;
     int ntel = read_lines(fx, &tel);
-    produce(e.boot, "tel", 0, "job-13", tel, ntel);
+    produce(e.boot, "tel", 0, "job-14", tel, ntel);
     free_lines(tel, ntel);
     sw_test_daemon_t run;
     sw_test_daemon_init(&run, "run", e.dir, "run", e.boot);
     static const char *const rprops[] = {
         "input.topics=tel",   "output.topic=alerts",        "dlq.topic=dlq",
-        "group.id=am-run",    "window.samples=8",           "stale.ms=0",
+        "group.id=am-run",    "window.samples=32",           "stale.ms=0",
         "state.restore=off",  "commit.interval.ms=200",     "job.idle.ms=1500",
         "output.format=avro", "metrics.listen=127.0.0.1:0", NULL};
     sw_test_daemon_xs(&run, rprops);
@@ -939,7 +939,7 @@ static void test_alertmanager(void **state)
         am.port, "alertmanager_alerts_received_total{status=\"firing\",version=\"v2\"}");
     double resolved = am_metric(
         am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
-    json_t *gone = am_alert(am.port, "job-13");
+    json_t *gone = am_alert(am.port, "job-14");
 
     /* A long episode: its trigger alone, straight onto the alert topic. */
     char **lg;
@@ -982,7 +982,7 @@ static void test_alertmanager(void **state)
     if (!run_clean)
         SW_FAIL("run's /metrics (port %d, HTTP %d) is missing or has notify's families", rport,
                 rstatus);
-    if (gone) SW_FAIL("job-13's episodes all ended, yet Alertmanager holds one active");
+    if (gone) SW_FAIL("job-14's episodes all ended, yet Alertmanager holds one active");
     if (!labels_ok) SW_FAIL("long-1's alert missing or with unexpected labels (see %s)", nerr);
     if (!still) SW_FAIL("long-1 was auto-resolved by Alertmanager after 8 s (see %s)", nerr);
     if (empty_at_start)
