@@ -352,17 +352,7 @@ void sw_alert_json_record(sw_buf_t *buf, const sw_record_t *rec)
     sw_jw_key(&jw, "summary");
     sw_jw_str(&jw, (sw_str_t){tmp.data, tmp.len});
     sw_buf_clear(&tmp);
-    if (rec->source.set) {
-        sw_jw_key(&jw, "source");
-        sw_jw_obj(&jw);
-        sw_jw_key(&jw, "topic");
-        sw_jw_str(&jw, rec->source.topic);
-        sw_jw_key(&jw, "partition");
-        sw_jw_i64(&jw, rec->source.partition);
-        sw_jw_key(&jw, "offset");
-        sw_jw_i64(&jw, rec->source.offset);
-        sw_jw_end_obj(&jw);
-    }
+    sw_record_json_source(&jw, rec);
     if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason != SW_RESOLVE_NONE) {
         sw_jw_key(&jw, "resolve_reason");
         sw_jw_cstr(&jw, sw_resolve_reason_str(rec->resolve_reason));

@@ -41,6 +41,20 @@ static void put_storm(sw_jw_t *jw, const sw_storm_ref_t *s)
     sw_jw_end_obj(jw);
 }
 
+void sw_record_json_source(sw_jw_t *jw, const sw_record_t *rec)
+{
+    if (!rec->source.set) return;
+    sw_jw_key(jw, "source");
+    sw_jw_obj(jw);
+    sw_jw_key(jw, "topic");
+    sw_jw_str(jw, rec->source.topic);
+    sw_jw_key(jw, "partition");
+    sw_jw_i64(jw, rec->source.partition);
+    sw_jw_key(jw, "offset");
+    sw_jw_i64(jw, rec->source.offset);
+    sw_jw_end_obj(jw);
+}
+
 void sw_x8_json_blind(sw_jw_t *jw, const sw_record_t *rec)
 {
     if (!rec->n_blind) return;
@@ -240,16 +254,6 @@ void sw_x8_json_record(sw_buf_t *buf, const sw_record_t *rec)
     sw_jw_key(&jw, "summary");
     sw_jw_str(&jw, (sw_str_t){tmp.data, tmp.len});
     sw_buf_clear(&tmp);
-    if (rec->source.set) {
-        sw_jw_key(&jw, "source");
-        sw_jw_obj(&jw);
-        sw_jw_key(&jw, "topic");
-        sw_jw_str(&jw, rec->source.topic);
-        sw_jw_key(&jw, "partition");
-        sw_jw_i64(&jw, rec->source.partition);
-        sw_jw_key(&jw, "offset");
-        sw_jw_i64(&jw, rec->source.offset);
-        sw_jw_end_obj(&jw);
-    }
+    sw_record_json_source(&jw, rec);
     sw_jw_end_obj(&jw);
 }

@@ -16,6 +16,10 @@ void sw_x8_json_record(sw_buf_t *buf, const sw_record_t *rec);
 /** @brief Write "blind_ranks" (SPEC 8.5) when the record has any. */
 void sw_x8_json_blind(sw_jw_t *jw, const sw_record_t *rec);
 
+/** @brief The "source" key (input topic, partition, offset) of a record
+ *         from Kafka, as every record encoder writes it; nothing for files. */
+void sw_record_json_source(sw_jw_t *jw, const sw_record_t *rec);
+
 /** @brief One human line: "CRASH job j crash 1: rank 5 on node-1 GPU 5 died first (oom ...)". */
 void sw_x8_summary(const sw_record_t *rec, sw_buf_t *buf);
 
