@@ -7,7 +7,7 @@
  * be re-read from to rebuild its open episodes, and HMAC-SHA256 for webhook
  * signatures. Time (ms, any monotonic or wall clock the caller picks) and
  * randomness arrive as arguments: every function here is deterministic.
- * The HTTP and Kafka layers (sw_notify_http.c, src/kafka/sw_notify_run.c)
+ * The HTTP and Kafka layers (sw_notify_http.c, src/notify/sw_notify_run.c)
  * only carry out what these functions decide.
  */
 #ifndef SW_NOTIFY_H

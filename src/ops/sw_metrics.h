@@ -7,7 +7,7 @@
  * guards only the label tables (series added or removed) and rendering.
  * The registry is an object; nothing here is global. No I/O.
  *
- * Where the daemon (src/kafka/sw_run.c) calls what:
+ * Where the daemon (src/daemon/sw_run.c) calls what:
  *
  *  - sw_run() start:  m = sw_metrics_new() (the caller of sw_run() may own
  *    it and pass it in the options, so that the HTTP server outlives the

@@ -1,6 +1,6 @@
 /*
- * Internal to stormwatch notify (src/kafka/sw_notify_run.c, the consumer
- * loop, commits and rebalances; src/kafka/sw_notify_sink.c, the sinks,
+ * Internal to stormwatch notify (src/notify/sw_notify_run.c, the consumer
+ * loop, commits and rebalances; src/notify/sw_notify_sink.c, the sinks,
  * their retries, dead letters and Alertmanager re-sends): the daemon's
  * state and the functions the two files share. Not for other files.
  */

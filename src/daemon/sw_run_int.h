@@ -1,5 +1,5 @@
 /*
- * Internal to the daemon (src/kafka/sw_run*.c): its state and the
+ * Internal to the daemon (src/daemon/sw_run*.c): its state and the
  * functions its files share. Not for other folders.
  *   sw_run.c       consuming, forwarding, rebalances, the stop, the loop
  *   sw_run_setup.c clients, the cluster, topics, the registry's alert id,
