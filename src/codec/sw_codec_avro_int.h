@@ -212,12 +212,39 @@ __attribute__((noinline, unused)) static bool rd_varint_slow(rd_t *rd, uint64_t 
 }
 
 /* Most varints end well before the buffer does: decode those without a
- * bounds check per byte; anything else (9+ bytes, near the end) takes the
- * careful path from the start. */
+ * bounds check per byte; anything else (10 bytes, near the end) takes the
+ * careful path from the start. On little-endian machines the first eight
+ * bytes are read as one word: the first byte without its high bit ends
+ * the varint, and the 7-bit groups are packed in three steps, with no
+ * loop and no branch per byte (byte counts and nanosecond timestamps take
+ * 5 to 9 bytes; this was ~10% of the daemon's instructions per event). */
 static inline bool rd_varint(rd_t *rd, uint64_t *out)
 {
     const unsigned char *p = rd->p;
     if (rd->end - p >= 10) {
+        if (p[0] < 0x80) { /* lengths, ranks, small ids */
+            rd->p = p + 1;
+            *out = p[0];
+            return true;
+        }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t stop = ~w & UINT64_C(0x8080808080808080);
+        unsigned n = stop ? (unsigned)__builtin_ctzll(stop) / 8 + 1 : 9; /* bytes, 2..9 */
+        if (n < 8) w &= (UINT64_C(1) << (8 * n)) - 1;
+        w &= UINT64_C(0x7f7f7f7f7f7f7f7f);
+        w = ((w & UINT64_C(0x7f007f007f007f00)) >> 1) | (w & UINT64_C(0x007f007f007f007f));
+        w = ((w & UINT64_C(0x3fff00003fff0000)) >> 2) | (w & UINT64_C(0x00003fff00003fff));
+        w = ((w & UINT64_C(0x0fffffff00000000)) >> 4) | (w & UINT64_C(0x000000000fffffff));
+        if (n == 9) {
+            if (p[8] >= 0x80) return rd_varint_slow(rd, out); /* 10 bytes */
+            w |= (uint64_t)p[8] << 56;
+        }
+        rd->p = p + n;
+        *out = w;
+        return true;
+#else
         uint64_t v = 0;
         for (unsigned i = 0; i < 9; i++) {
             uint64_t b = p[i];
@@ -228,6 +255,7 @@ static inline bool rd_varint(rd_t *rd, uint64_t *out)
                 return true;
             }
         }
+#endif
     }
     return rd_varint_slow(rd, out);
 }
@@ -274,14 +302,40 @@ __attribute__((noinline)) static bool rd_str_fail(rd_t *rd, const unsigned char 
                            rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
 }
 
+/* Whether the next @p n bytes are ASCII, for short strings (hosts, ids,
+ * event types) with 16 bytes left in the buffer, in two word loads; false
+ * means "check them fully", not "invalid". */
+static inline bool rd_ascii16(const rd_t *rd, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n > 16 || rd_left(rd) < 16) return false;
+    uint64_t lo, hi;
+    memcpy(&lo, rd->p, 8);
+    memcpy(&hi, rd->p + 8, 8);
+    if (n < 8) {
+        lo &= (UINT64_C(1) << (8 * n)) - 1;
+        hi = 0;
+    } else if (n < 16) {
+        hi &= (UINT64_C(1) << (8 * (n - 8))) - 1;
+    }
+    return !((lo | hi) & UINT64_C(0x8080808080808080));
+#else
+    (void)rd;
+    (void)n;
+    return false;
+#endif
+}
+
 static inline bool rd_str(rd_t *rd, sw_str_t *out)
 {
     const unsigned char *s = rd->p;
     int64_t n = 0;
     if (!rd_long(rd, &n)) return false;
     if (n < 0 || (uint64_t)n > rd_left(rd)) return rd_str_fail(rd, s, n, 0);
-    size_t bad = sw_utf8_bad_at(rd->p, (size_t)n, false);
-    if (bad != (size_t)n) return rd_str_fail(rd, s, n, bad);
+    if (!rd_ascii16(rd, (size_t)n)) {
+        size_t bad = sw_utf8_bad_at(rd->p, (size_t)n, false);
+        if (bad != (size_t)n) return rd_str_fail(rd, s, n, bad);
+    }
     out->ptr = (const char *)rd->p;
     out->len = (size_t)n;
     rd->p += n;

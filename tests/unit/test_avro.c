@@ -15,6 +15,7 @@
 
 #include "sw_codec_alert.h"
 #include "sw_codec_avro.h"
+#include "sw_codec_avro_int.h"
 #include "sw_codec_telemetry.h"
 #include "sw_detect.h"
 #include "sw_schemas.h"
@@ -1354,13 +1355,70 @@ static int ctx_destroy(void **state)
     return 0;
 }
 
+/* The word-at-a-time varint path (rd_varint) against the byte-by-byte one
+ * (rd_varint_slow): every bit length, both signs, each varint alone at the
+ * end of its buffer (the careful path) and followed by padding (the fast
+ * one); and short strings, ASCII or not, at every length around the
+ * two-word check. */
+static void test_varint_paths(void **state)
+{
+    (void)state;
+    char err[256];
+    for (int bits = 0; bits <= 64; bits++) {
+        for (int k = 0; k < 4; k++) {
+            uint64_t u = bits == 0 ? 0 : (bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1);
+            if (k == 1 && bits > 0) u = UINT64_C(1) << (bits - 1);
+            if (k == 2) u = u * UINT64_C(0x9e3779b97f4a7c15) >> (64 - (bits ? bits : 1));
+            int64_t v = k == 3 ? -(int64_t)(u >> 1) - 1 : (int64_t)u;
+            sw_buf_t b;
+            sw_buf_init(&b);
+            put_long(&b, v);
+            size_t len = b.len;
+            for (int pad = 0; pad < 2; pad++) {
+                if (pad) sw_buf_put(&b, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a", 10);
+                rd_t rd;
+                rd_init(&rd, b.data, b.len, err, sizeof(err));
+                int64_t got = 0;
+                assert_true(rd_long(&rd, &got));
+                assert_int_equal(got, v);
+                assert_int_equal((size_t)((const char *)rd.p - b.data), len);
+            }
+            sw_buf_clear(&b);
+        }
+    }
+    /* A 10-byte varint whose last byte carries more than bit 63. */
+    static const unsigned char too_big[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                            0x02, 0,    0,    0,    0,    0,    0,    0};
+    rd_t rd;
+    rd_init(&rd, too_big, sizeof(too_big), err, sizeof(err));
+    int64_t got = 0;
+    assert_false(rd_long(&rd, &got));
+    assert_non_null(strstr(err, "does not fit in 64 bits"));
+    for (size_t n = 0; n <= 20; n++) {
+        for (int bad = -1; bad < (int)n; bad++) {
+            sw_buf_t b;
+            sw_buf_init(&b);
+            put_long(&b, (int64_t)n);
+            for (size_t i = 0; i < n; i++) sw_buf_putc(&b, (int)i == bad ? (char)0xff : 'a');
+            sw_buf_put(&b, "0123456789abcdef", 16);
+            rd_init(&rd, b.data, b.len, err, sizeof(err));
+            sw_str_t s = {0};
+            bool ok = rd_str(&rd, &s);
+            assert_int_equal(ok, bad < 0);
+            if (ok) assert_int_equal(s.len, n);
+            else assert_non_null(strstr(err, "invalid UTF-8"));
+            sw_buf_clear(&b);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_events),   cmocka_unit_test(test_avro_c_written),
         cmocka_unit_test(test_negative_block),   cmocka_unit_test(test_event_errors),
         cmocka_unit_test(test_event_surrogates), cmocka_unit_test(test_fixture_records),
-        cmocka_unit_test(test_record_errors),
+        cmocka_unit_test(test_record_errors),    cmocka_unit_test(test_varint_paths),
     };
     return cmocka_run_group_tests(tests, ctx_new, ctx_destroy);
 }
