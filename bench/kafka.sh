@@ -280,6 +280,8 @@ if [[ $PROFILE == 1 ]]; then
         -X "bootstrap.servers=$BOOT" -X input.topics=kb.in -X output.topic=kb.alerts -X dlq.topic=kb.dlq
         -X state.topic=kb.state -X group.id=kb-profile -X metrics.listen=127.0.0.1:0
         -X "kafka.consumer.$TUNED_X")
+    # shellcheck disable=SC2206
+    [[ -n $SW_ARGS ]] && cmd+=($SW_ARGS) # the profile measures what the rows measure
     note_cmd "${cmd[@]}"
     "${cmd[@]}" 2>"$RUN/profile.log" &
     SW_PID=$!
