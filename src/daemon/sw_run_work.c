@@ -282,22 +282,28 @@ static void work_push(pwork_t *pw, rd_kafka_message_t *m)
 /* ---- the workers ----------------------------------------------------------- */
 
 /* One partition's range, in offset order, up to its end or its next
- * record. Touches only the partition's engine and work area. */
+ * record. Touches only the partition's engine and work area. The range's
+ * counters stay in locals until it stops: part_t's are written back once,
+ * not per message (each partition is its own allocation, so the next one
+ * in the heap, read by another worker, may share their cache line). */
 static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
 {
     pwork_t *pw = &p->w;
     char err[512];
+    size_t pos = pw->pos, end = pw->w1;
+    uint64_t msgs = 0, bytes = 0;
+    int64_t max_ts = pw->max_ts, last = pw->last;
     /* One clock read per message: its end is the next one's start. */
     uint64_t t0 = r->m ? sw_metrics_now_ns() : 0;
-    while (pw->pos < pw->w1) {
-        size_t i = pw->pos++;
+    while (pos < end) {
+        size_t i = pos++;
         rd_kafka_message_t *m = pw->m[i];
         if (m->err) continue; /* said by the main thread when the round took it */
-        pw->msgs++;
-        pw->bytes += m->len;
+        msgs++;
+        bytes += m->len;
         int64_t ts = rd_kafka_message_timestamp(m, NULL);
-        if (ts > pw->max_ts) pw->max_ts = ts;
-        pw->last = m->offset;
+        if (ts > max_ts) max_ts = ts;
+        last = m->offset;
         sw_event_t ev;
         sw_err_t rc;
         wout_t o;
@@ -352,8 +358,13 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             sw_metrics_proc_add(&w->proc, t1 - t0); /* no atomics shared by the workers */
             t0 = t1;
         }
-        if (o.kind == WK_RECORD) return; /* sent before its engine sees more */
+        if (o.kind == WK_RECORD) break; /* sent before its engine sees more */
     }
+    pw->pos = pos;
+    pw->msgs += msgs;
+    pw->bytes += bytes;
+    pw->max_ts = max_ts;
+    pw->last = last;
 }
 
 static void work_jobs(run_t *r, sw_worker_t *w)
