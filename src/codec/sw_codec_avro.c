@@ -9,6 +9,8 @@
  */
 #include "sw_codec_avro_int.h"
 
+#include <stddef.h>
+
 /* ---- the reader's failures (see sw_codec_avro_int.h) ---- */
 
 bool sw_avro_rd_fail(rd_t *rd, sw_err_t err, const char *fmt, ...)
@@ -435,13 +437,25 @@ static sw_err_t decode_fields(sw_avro_dec_t *dec, rd_t *rd, const sw_avro_span_t
 /* Reader fields of the telemetry schema (decode_fields reads 24). */
 #define EVENT_FIELDS 24
 
+/* Zero @p ev but its phase scope (632 of its 1008 bytes): the scope is
+ * read only when has_phase is set, and both places that set it
+ * (rd_phase_scope, the metadata's json_phase_scope) clear it first. */
+static void event_clear(sw_event_t *ev)
+{
+    _Static_assert(offsetof(sw_event_t, schema_version) ==
+                       offsetof(sw_event_t, phase) + sizeof(sw_phase_scope_t),
+                   "a field between phase and schema_version would be left unset");
+    memset(ev, 0, offsetof(sw_event_t, phase));
+    memset(&ev->schema_version, 0, sizeof(*ev) - offsetof(sw_event_t, schema_version));
+}
+
 sw_err_t sw_avro_decode_event(sw_avro_dec_t *dec, const void *data, size_t len,
                               int32_t expected_schema_id, sw_event_t *ev, char *errstr,
                               size_t errstr_size)
 {
     rd_t rd;
     rd_init(&rd, data, len, errstr, errstr_size);
-    memset(ev, 0, sizeof(*ev));
+    event_clear(ev);
     if (!rd_header(&rd, expected_schema_id)) return rd.err;
     return decode_fields(dec, &rd, NULL, ev, errstr, errstr_size);
 }
@@ -478,7 +492,7 @@ sw_err_t sw_avro_decode_event_plan(sw_avro_dec_t *dec, const sw_avro_plan_t *pla
 {
     if (sw_avro_plan_identity(plan))
         return sw_avro_decode_event(dec, data, len, sw_avro_plan_id(plan), ev, errstr, errstr_size);
-    memset(ev, 0, sizeof(*ev));
+    event_clear(ev);
     if (sw_avro_plan_nfields(plan) == EVENT_FIELDS) {
         /* One pass over the writer's fields; each reader field is decoded
          * where it lies (no copy unless it must be converted). */
