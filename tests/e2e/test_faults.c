@@ -27,6 +27,7 @@
 #include "sw_detect.h"
 #include "sw_gen.h"
 #include "sw_gen_crash.h"
+#include "sw_partition.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
@@ -686,14 +687,14 @@ static int test_bounded_stop(void)
     return failed;
 }
 
-/* The partitions of in.<t> that the daemon log @p path says it owns now
+/* The partitions of @p topic that the daemon log @p path says it owns now
  * (bit k: partition k), and how many it gave up (revoked or lost). */
-static unsigned owned(const char *path, const char *t, int *given_up)
+static unsigned owned_of(const char *path, const char *topic, int *given_up)
 {
-    char as[64], rs[64], ls[64], line[1024];
-    snprintf(as, sizeof(as), "run: assigned in.%s [", t);
-    snprintf(rs, sizeof(rs), "run: revoked in.%s [", t);
-    snprintf(ls, sizeof(ls), "run: lost in.%s [", t);
+    char as[96], rs[96], ls[96], line[1024];
+    snprintf(as, sizeof(as), "run: assigned %s [", topic);
+    snprintf(rs, sizeof(rs), "run: revoked %s [", topic);
+    snprintf(ls, sizeof(ls), "run: lost %s [", topic);
     unsigned mask = 0;
     *given_up = 0;
     FILE *f = fopen(path, "r");
@@ -708,6 +709,14 @@ static unsigned owned(const char *path, const char *t, int *given_up)
     }
     if (f) fclose(f);
     return mask;
+}
+
+/* The partitions of in.<t> that the daemon log @p path says it owns now. */
+static unsigned owned(const char *path, const char *t, int *given_up)
+{
+    char topic[64];
+    snprintf(topic, sizeof(topic), "in.%s", t);
+    return owned_of(path, topic, given_up);
 }
 
 /* Wait until A and B (their logs) own all 4 partitions between them, both some. */
@@ -857,6 +866,73 @@ static int test_readyz_output(void)
     return failed;
 }
 
+/* A forwarder killed while its jobs' engines live on (issue 28, the
+ * chaos2r defect): two instances, repartition=on; job J's input partition
+ * is forwarded by one instance and its repartition partition analysed by
+ * the other. The forwarder is killed mid-stream and restarted: J's copies
+ * stop for the group's session.timeout.ms and more (6 s here), twice
+ * job.idle.ms (3 s). The engine must not take that for the job's end: no
+ * idle summary while J's input is not forwarded, one summary per job, the
+ * output equal to an uninterrupted run. */
+static int test_forwarder_kill(void)
+{
+    const char *t = "w";
+    g_rep = true;
+    stream_t s;
+    if (make_stream(&s, "wj", 4, 8, 300, 2, 41)) return 1;
+    sw_test_daemon_t d[2];
+    char tag[2][16];
+    const char *x1 = "repartition=on", *x2 = "repartition.topic=rep.w";
+    int gen = 0, cross = -1, fwd = -1;
+    for (int k = 0; k < 2; k++) {
+        snprintf(tag[k], sizeof(tag[k]), "w%c%d", 'A' + k, gen);
+        daemon_start(&d[k], t, tag[k], x1, x2);
+    }
+    /* Wait until the 8 partitions (in.w and rep.w) are split between the
+     * two, then find a job whose two stages live apart. */
+    int64_t until = sw_proc_now_ms() + JOIN_WAIT_MS;
+    while (cross < 0 && sw_proc_now_ms() < until) {
+        int g;
+        unsigned in[2], rep[2];
+        for (int k = 0; k < 2; k++) {
+            in[k] = owned_of(d[k].log, "in.w", &g);
+            rep[k] = owned_of(d[k].log, "rep.w", &g);
+        }
+        if ((in[0] | in[1]) == 0xf && (rep[0] | rep[1]) == 0xf && !(in[0] & in[1]) &&
+            !(rep[0] & rep[1]) && (in[0] | rep[0]) && (in[1] | rep[1])) {
+            for (int j = 0; j < 4 && cross < 0; j++) {
+                char job[16];
+                snprintf(job, sizeof(job), "wj-%d", j);
+                int q = sw_partition_of(SW_PARTITIONER_MURMUR2, job, strlen(job), 4);
+                int f = (in[0] >> j) & 1 ? 0 : 1;
+                if (!((rep[f] >> q) & 1)) cross = j, fwd = f;
+            }
+            if (cross < 0) { /* no such job in this split: B leaves and comes back */
+                SW_ASSERT(stop(&d[1]) == 0, "%s did not exit 0", tag[1]);
+                snprintf(tag[1], sizeof(tag[1]), "wB%d", ++gen);
+                daemon_start(&d[1], t, tag[1], x1, x2);
+            }
+        }
+        usleep(200000);
+    }
+    SW_ASSERT(cross >= 0, "no split with a job forwarded by one instance, analysed by the other");
+    printf("forwarder kill: job wj-%d forwarded by %s, analysed by %s\n", cross, tag[fwd],
+           tag[1 - fwd]);
+    pid_t prod = fork();
+    if (prod == 0) _exit(produce(&s, t, 0, s.n, 120000) ? 1 : 0); /* ~12 s */
+    usleep(4000000);
+    sw_test_daemon_kill(&d[fwd]);
+    printf("  kill -9 %s 4 s into the telemetry, restarted at once\n", tag[fwd]);
+    snprintf(tag[fwd], sizeof(tag[fwd]), "w%c%d", 'A' + fwd, ++gen);
+    daemon_start(&d[fwd], t, tag[fwd], x1, x2);
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    int failed = check_output(&s, t, "a forwarder killed while its jobs' engine lives on");
+    for (int k = 0; k < 2; k++)
+        SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
+    free_stream(&s);
+    return failed;
+}
+
 /* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
 static int faults_setup(void **state)
 {
@@ -867,12 +943,13 @@ static int faults_setup(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return -1;
     static const char *const topics[] = {
-        "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
-        "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
-        "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
-        "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
-        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", "in.x:4", "out.x:4", "dlq.x:4", "state.x:1",
-        "in.o:4", "out.o:4", "dlq.o:4", "state.o:1", NULL};
+        "in.k:4",    "out.k:4",   "dlq.k:4",   "state.k:1", "in.r:4",    "out.r:4",   "dlq.r:4",
+        "state.r:1", "in.f:4",    "out.f:4",   "dlq.f:4",   "state.f:1", "in.e:4",    "out.e:4",
+        "dlq.e:4",   "state.e:1", "in.c:4",    "out.c:4",   "dlq.c:4",   "state.c:1", "in.d:4",
+        "out.d:4",   "dlq.d:4",   "state.d:1", "in.s:4",    "out.s:4",   "dlq.s:4",   "state.s:1",
+        "in.m:4",    "out.m:4",   "dlq.m:4",   "state.m:1", "in.n:4",    "out.n:4",   "dlq.n:4",
+        "state.n:1", "in.x:4",    "out.x:4",   "dlq.x:4",   "state.x:1", "in.o:4",    "out.o:4",
+        "dlq.o:4",   "state.o:1", "in.w:4",    "out.w:4",   "dlq.w:4",   "state.w:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -912,18 +989,19 @@ SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000, false))
 SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, true))
 SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, true))
 SCENARIO(readyz, test_readyz_output())
+SCENARIO(fwdkill, test_forwarder_kill())
 #undef SCENARIO
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scenario_kill9),   cmocka_unit_test(scenario_crash),
-        cmocka_unit_test(scenario_rebalance),
-        cmocka_unit_test(scenario_faults),  cmocka_unit_test(scenario_eos),
-        cmocka_unit_test(scenario_stop),    cmocka_unit_test(scenario_static),
-        cmocka_unit_test(scenario_chaos1),  cmocka_unit_test(scenario_chaos2),
-        cmocka_unit_test(scenario_readyz),  cmocka_unit_test(scenario_chaos1r),
-        cmocka_unit_test(scenario_chaos2r),
+        cmocka_unit_test(scenario_kill9),     cmocka_unit_test(scenario_crash),
+        cmocka_unit_test(scenario_rebalance), cmocka_unit_test(scenario_faults),
+        cmocka_unit_test(scenario_eos),       cmocka_unit_test(scenario_stop),
+        cmocka_unit_test(scenario_static),    cmocka_unit_test(scenario_chaos1),
+        cmocka_unit_test(scenario_chaos2),    cmocka_unit_test(scenario_readyz),
+        cmocka_unit_test(scenario_chaos1r),   cmocka_unit_test(scenario_chaos2r),
+        cmocka_unit_test(scenario_fwdkill),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */
