@@ -933,6 +933,72 @@ static int test_forwarder_kill(void)
     return failed;
 }
 
+/* A rebalance storm (issue 28, point 8): with repartition=on, one
+ * instance stays while another joins or leaves every 2 s for 60 s (two
+ * extra slots: join X, join Y, X leaves, Y leaves, ...; a leave is a
+ * SIGTERM, often before the joiner's first assignment), all of it while
+ * telemetry arrives. Lost 0, duplicated 0: the output equals an
+ * uninterrupted run, and every instance that left exited 0. */
+static int test_rebalance_storm(void)
+{
+    const char *t = "g";
+    g_rep = true;
+    const char *x1 = "repartition=on", *x2 = "repartition.topic=rep.g";
+    stream_t s;
+    if (make_stream(&s, "gj", 4, 8, 300, 2, 51)) return 1;
+    sw_test_daemon_t a, x[2];
+    bool up[2] = {false, false};
+    char tag[2][16];
+    daemon_start(&a, t, "gA", x1, x2);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 8, JOIN_WAIT_MS), "gA did not take 8 partitions");
+    pid_t prod = fork();
+    if (prod == 0) _exit(produce(&s, t, 0, s.n, 600000) ? 1 : 0); /* ~58 s */
+    int joins = 0, leaves = 0, failed = 0;
+    int64_t t0 = sw_proc_now_ms();
+    for (int i = 0; i < 30; i++) {
+        int64_t at = t0 + (int64_t)i * 2000;
+        while (sw_proc_now_ms() < at) usleep(20000);
+        int k = i % 2;          /* the slot: X, Y, X, Y, ... */
+        if ((i / 2) % 2 == 0) { /* join */
+            if (up[k]) {        /* its SIGTERM of 4 s ago: reap it first */
+                int rc = sw_test_daemon_wait_exit(&x[k], 60000);
+                if (rc != 0) {
+                    fprintf(stderr, "FAIL storm: %s exited %d after leaving (log %s)\n", tag[k], rc,
+                            x[k].log);
+                    failed = 1;
+                }
+            }
+            snprintf(tag[k], sizeof(tag[k]), "g%c%d", 'X' + k, i / 4);
+            daemon_start(&x[k], t, tag[k], x1, x2);
+            up[k] = true;
+            joins++;
+        } else if (up[k]) { /* leave: SIGTERM, reaped before the slot joins again */
+            kill(x[k].pid, SIGTERM);
+            leaves++;
+        }
+    }
+    printf("rebalance storm: %d joins, %d leaves in %.1f s\n", joins, leaves,
+           (double)(sw_proc_now_ms() - t0) / 1000.0);
+    for (int k = 0; k < 2; k++) {
+        if (!up[k]) continue;
+        int rc = sw_test_daemon_running(&x[k]) ? sw_test_daemon_stop(&x[k], 60000)
+                                               : sw_test_daemon_wait_exit(&x[k], 60000);
+        if (rc != 0) {
+            fprintf(stderr, "FAIL storm: %s exited %d (log %s)\n", tag[k], rc, x[k].log);
+            failed = 1;
+        }
+    }
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    failed |= check_output(&s, t, "an instance joins or leaves every 2 s for 60 s");
+    int revoked = sw_test_daemon_count(&a, " run: revoked "),
+        restored = sw_test_daemon_count(&a, "state restored");
+    printf("  the instance that stayed: %d partitions revoked, %d restored\n", revoked, restored);
+    SW_ASSERT(stop(&a) == 0, "gA did not exit 0 after SIGTERM");
+    SW_ASSERT(revoked >= 1, "no partition ever moved: no rebalance storm was tested");
+    free_stream(&s);
+    return failed;
+}
+
 /* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
 static int faults_setup(void **state)
 {
@@ -943,13 +1009,13 @@ static int faults_setup(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
     if (system(cmd) != 0) return -1;
     static const char *const topics[] = {
-        "in.k:4",    "out.k:4",   "dlq.k:4",   "state.k:1", "in.r:4",    "out.r:4",   "dlq.r:4",
-        "state.r:1", "in.f:4",    "out.f:4",   "dlq.f:4",   "state.f:1", "in.e:4",    "out.e:4",
-        "dlq.e:4",   "state.e:1", "in.c:4",    "out.c:4",   "dlq.c:4",   "state.c:1", "in.d:4",
-        "out.d:4",   "dlq.d:4",   "state.d:1", "in.s:4",    "out.s:4",   "dlq.s:4",   "state.s:1",
-        "in.m:4",    "out.m:4",   "dlq.m:4",   "state.m:1", "in.n:4",    "out.n:4",   "dlq.n:4",
-        "state.n:1", "in.x:4",    "out.x:4",   "dlq.x:4",   "state.x:1", "in.o:4",    "out.o:4",
-        "dlq.o:4",   "state.o:1", "in.w:4",    "out.w:4",   "dlq.w:4",   "state.w:1", NULL};
+        "in.k:4", "out.k:4", "dlq.k:4", "state.k:1", "in.r:4", "out.r:4", "dlq.r:4", "state.r:1",
+        "in.f:4", "out.f:4", "dlq.f:4", "state.f:1", "in.e:4", "out.e:4", "dlq.e:4", "state.e:1",
+        "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
+        "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
+        "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", "in.x:4", "out.x:4", "dlq.x:4", "state.x:1",
+        "in.o:4", "out.o:4", "dlq.o:4", "state.o:1", "in.w:4", "out.w:4", "dlq.w:4", "state.w:1",
+        "in.g:4", "out.g:4", "dlq.g:4", "state.g:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -990,6 +1056,7 @@ SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, true))
 SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, true))
 SCENARIO(readyz, test_readyz_output())
 SCENARIO(fwdkill, test_forwarder_kill())
+SCENARIO(storm, test_rebalance_storm())
 #undef SCENARIO
 
 int main(void)
@@ -1001,7 +1068,7 @@ int main(void)
         cmocka_unit_test(scenario_static),    cmocka_unit_test(scenario_chaos1),
         cmocka_unit_test(scenario_chaos2),    cmocka_unit_test(scenario_readyz),
         cmocka_unit_test(scenario_chaos1r),   cmocka_unit_test(scenario_chaos2r),
-        cmocka_unit_test(scenario_fwdkill),
+        cmocka_unit_test(scenario_fwdkill),   cmocka_unit_test(scenario_storm),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */
