@@ -13,7 +13,10 @@
  *    stopping the daemon with exit 1 and a clear message;
  *  - readiness that sees the output: the output topic's leaders gone
  *    (input, state, dead letters and coordinator up), /readyz turns 503
- *    within 10 s, 200 again once delivery resumes, nothing lost.
+ *    within 10 s, 200 again once delivery resumes, nothing lost;
+ *  - repartition=on: a forwarder killed while its jobs' engine lives on in
+ *    the other instance (fwdkill), and a rebalance storm, an instance
+ *    joining or leaving every 2 s for 60 s (storm).
  */
 #include <signal.h>
 #include <stdarg.h>
