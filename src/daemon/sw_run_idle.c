@@ -64,21 +64,15 @@ void sw_run_idle_free(run_t *r)
     r->fwdclock = NULL;
 }
 
-/* Whether @p topic is one of input.topics (a name, or a ^regex match). */
-static bool is_input(const run_t *r, const char *topic)
+/* Whether @p topic is one of input.topics: a name, or a match of one of
+ * the @p nre compiled ^regex entries @p re. */
+static bool is_input(const run_t *r, const regex_t *re, size_t nre, const char *topic)
 {
     const sw_conf_strs_t *in = &r->set->kafka.input_topics;
-    for (size_t i = 0; i < in->n; i++) {
-        if (in->v[i][0] != '^') {
-            if (!strcmp(in->v[i], topic)) return true;
-            continue;
-        }
-        regex_t re;
-        if (regcomp(&re, in->v[i], REG_EXTENDED | REG_NOSUB)) continue;
-        bool match = regexec(&re, topic, 0, NULL, 0) == 0;
-        regfree(&re);
-        if (match) return true;
-    }
+    for (size_t i = 0; i < in->n; i++)
+        if (in->v[i][0] != '^' && !strcmp(in->v[i], topic)) return true;
+    for (size_t i = 0; i < nre; i++)
+        if (regexec(&re[i], topic, 0, NULL, 0) == 0) return true;
     return false;
 }
 
@@ -91,13 +85,22 @@ static rd_kafka_topic_partition_list_t *input_ends(run_t *r, int64_t now)
     if (!fc->inputs || now - fc->inputs_ms >= INPUTS_MS) {
         const rd_kafka_metadata_t *md = NULL;
         if (rd_kafka_metadata(r->consumer, 1, NULL, &md, IDLE_REQ_MS)) return NULL;
+        const sw_conf_strs_t *names = &r->set->kafka.input_topics;
+        regex_t *re = sw_calloc(names->n + 1, sizeof(*re));
+        size_t nre = 0;
+        for (size_t i = 0; i < names->n; i++) /* as the consumer subscribed them */
+            if (names->v[i][0] == '^' && !regcomp(&re[nre], names->v[i], REG_EXTENDED | REG_NOSUB))
+                nre++;
         rd_kafka_topic_partition_list_t *in = rd_kafka_topic_partition_list_new(16);
         for (int t = 0; t < md->topic_cnt; t++) {
             const rd_kafka_metadata_topic_t *mt = &md->topics[t];
-            if (mt->err || !strcmp(mt->topic, r->rep_topic) || !is_input(r, mt->topic)) continue;
+            if (mt->err || !strcmp(mt->topic, r->rep_topic) || !is_input(r, re, nre, mt->topic))
+                continue;
             for (int q = 0; q < mt->partition_cnt; q++)
                 rd_kafka_topic_partition_list_add(in, mt->topic, mt->partitions[q].id);
         }
+        for (size_t i = 0; i < nre; i++) regfree(&re[i]);
+        free(re);
         rd_kafka_metadata_destroy(md);
         if (fc->inputs) rd_kafka_topic_partition_list_destroy(fc->inputs);
         fc->inputs = in;
