@@ -976,6 +976,8 @@ static int test_rebalance_storm(void)
             up[k] = true;
             joins++;
         } else if (up[k]) { /* leave: SIGTERM, reaped before the slot joins again */
+            /* Once it runs (a signal before its handlers exist would kill it: exit 143). */
+            sw_test_daemon_wait_log(&x[k], "consuming ", 1, 30000);
             kill(x[k].pid, SIGTERM);
             leaves++;
         }
@@ -984,6 +986,7 @@ static int test_rebalance_storm(void)
            (double)(sw_proc_now_ms() - t0) / 1000.0);
     for (int k = 0; k < 2; k++) {
         if (!up[k]) continue;
+        sw_test_daemon_wait_log(&x[k], "consuming ", 1, 30000);
         int rc = sw_test_daemon_running(&x[k]) ? sw_test_daemon_stop(&x[k], 60000)
                                                : sw_test_daemon_wait_exit(&x[k], 60000);
         if (rc != 0) {
