@@ -60,6 +60,17 @@ static const struct {
 // clang-format on
 
 #define SEQ_MAX 40 /* keys of a line the fast path predicts */
+#define TPAT_MAX 32 /* longest text between two values in a template */
+
+/* One key of a template: the text from the end of the previous value (or
+ * the start of the line) to the start of this key's value, e.g.
+ * `, "rank": `, and the key's field. */
+typedef struct tstep_s {
+    char pat[TPAT_MAX]; /* zero-padded */
+    uint32_t mask;      /* one bit per byte of pat that counts */
+    uint8_t len;
+    int8_t id; /* field, or -1 (an unknown key) */
+} tstep_t;
 
 struct sw_tdec_s {
     char *scratch;
@@ -71,8 +82,15 @@ struct sw_tdec_s {
     /* The fast path's prediction: seq[k] is the field of the k-th key of
      * the last line (-1: an unknown key, or none yet). */
     int8_t seq[SEQ_MAX];
-    bool general_only;      /* tests: skip tdec_fast() */
-    uint64_t general_lines; /* lines decoded by the general path */
+    /* The template path's model of a line (see tdec_tmpl()): the bytes
+     * before each value, as in the last line the fast path read. */
+    tstep_t tmpl[SEQ_MAX];
+    uint8_t ntmpl;              /* steps; 0: no template */
+    uint8_t nabsent;            /* fields no step sets ... */
+    uint8_t absent[F__CNT];     /* ... which */
+    bool general_only;          /* tests: skip tdec_tmpl() and tdec_fast() */
+    uint64_t general_lines;     /* lines decoded by the general path */
+    uint64_t tmpl_lines;        /* lines decoded by the template path */
 };
 
 sw_tdec_t *sw_tdec_new(void)
@@ -91,6 +109,11 @@ void sw_tdec_set_fast(sw_tdec_t *dec, bool on)
 uint64_t sw_tdec_general_lines(const sw_tdec_t *dec)
 {
     return dec->general_lines;
+}
+
+uint64_t sw_tdec_tmpl_lines(const sw_tdec_t *dec)
+{
+    return dec->tmpl_lines;
 }
 
 void sw_tdec_destroy(sw_tdec_t *dec)
@@ -354,7 +377,7 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
     else o->value = sw_str("");
 }
 
-/* ---- the fast path -------------------------------------------------------
+/* ---- the fast paths ------------------------------------------------------
  *
  * Lines as producers write them: `{"key": value, "key": value}` with at
  * most one space after '{', ':' and ',', keys without escapes, values that
@@ -367,7 +390,20 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
  * tdec_fast() give up, and sw_tdec_json() decodes the line again with the
  * general path. The fast path fills f[] exactly as the general path would
  * (type, raw text, value), so validation, its messages and the event are
- * the same; it only decides sooner. */
+ * the same; it only decides sooner.
+ *
+ * Before it, the template path (tdec_tmpl()): producers also write the
+ * same keys in the same order with the same separators on every line, so
+ * the text between two values is the same from line to line. A line the
+ * fast path read becomes the template: for each key, the bytes from the
+ * end of the previous value to the start of its own (`, "rank": `, at
+ * most 32), compared with the next line's in one step (two 16-byte SSE2
+ * compares). The values between them are read by the fast path's own
+ * code (fast_value()). Every byte of a line is thus either a template
+ * byte that the fast path accepted in the same place, or part of a value
+ * read as the fast path reads it; anything else (a differing byte, a
+ * value the fast path would give up on, more or fewer keys) sends the
+ * line to the fast path, and from there perhaps to the general path. */
 
 /* `"key":` of every field, padded to 32 bytes for two 16-byte compares;
  * mask has one bit per byte of the pattern. */
@@ -391,22 +427,30 @@ static const struct {
 };
 // clang-format on
 
-/* Whether the `"key":` of field id is at p. */
-static inline bool key_at(const char *p, const char *end, int id)
+/* Whether the 32-byte pattern pat (mask: the bytes that count, len: how
+ * many) is at p. */
+static inline bool pat_at(const char *p, const char *end, const char *pat, uint32_t mask,
+                          size_t len)
 {
 #if defined(__SSE2__)
     if (end - p >= 32) {
-        const char *k = k_keypat[id].pat;
         __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
-                                    _mm_loadu_si128((const __m128i *)(const void *)k));
+                                    _mm_loadu_si128((const __m128i *)(const void *)pat));
         __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
-                                    _mm_loadu_si128((const __m128i *)(const void *)(k + 16)));
+                                    _mm_loadu_si128((const __m128i *)(const void *)(pat + 16)));
         uint32_t eq = (uint32_t)_mm_movemask_epi8(e0) | (uint32_t)_mm_movemask_epi8(e1) << 16;
-        return (eq & k_keypat[id].mask) == k_keypat[id].mask;
+        return (eq & mask) == mask;
     }
+#else
+    (void)mask;
 #endif
-    return (size_t)(end - p) >= k_keypat[id].len &&
-           memcmp(p, k_keypat[id].pat, k_keypat[id].len) == 0;
+    return (size_t)(end - p) >= len && memcmp(p, pat, len) == 0;
+}
+
+/* Whether the `"key":` of field id is at p. */
+static inline bool key_at(const char *p, const char *end, int id)
+{
+    return pat_at(p, end, k_keypat[id].pat, k_keypat[id].mask, k_keypat[id].len);
 }
 
 /* Where a string's plain content that starts at p ends (see
@@ -471,6 +515,52 @@ static inline bool digits15(const char **pp, uint64_t *mag)
     *pp = p + n;
     return true;
 }
+
+/* The value of the n (1..16) ASCII digits that end at q + 16, bytes
+ * before them ignored: SSE2 multiply-adds, pairs, then fours, then
+ * eights of digits. */
+static inline uint64_t digits_at_end(const char *q, unsigned n)
+{
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
+    v = _mm_and_si128(v, _mm_cmpgt_epi8(lane, _mm_set1_epi8((char)(15 - (int)n))));
+    __m128i d2 = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi16(0xff)),
+                                               _mm_set1_epi16(10)),
+                               _mm_srli_epi16(v, 8));
+    __m128i d4 = _mm_madd_epi16(d2, _mm_set1_epi32(0x00010064)); /* x100 + x1 */
+    d4 = _mm_packs_epi32(d4, d4);
+    __m128i d8 = _mm_madd_epi16(d4, _mm_set1_epi32(0x00012710)); /* x10000 + x1 */
+    uint64_t hi = (uint32_t)_mm_cvtsi128_si32(d8);
+    uint64_t lo = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(d8, 4));
+    return hi * 100000000ULL + lo;
+}
+
+/* The usual integer at *pp: 1-19 digits, the first not 0, 16 bytes
+ * readable from *pp and 16 before it, not followed by '.', 'e' or 'E'.
+ * @returns false (nothing read) for anything else. */
+static inline bool sse_int(const char **pp, const char *text, const char *end, sw_jval_t *v)
+{
+    const char *p = *pp;
+    if (end - p < 16 || p - text < 16) return false;
+    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
+    unsigned n = (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(isd));
+    uint64_t mag = digits_at_end(p + n - 16, n);
+    if (n == 16) {
+        while (n < 19 && p + n < end && is_digit(p[n])) mag = mag * 10 + (unsigned)(p[n++] - '0');
+        if (p + n < end && is_digit(p[n])) return false; /* 20 digits or more */
+    }
+    const char *q = p + n;
+    if (q < end && (*q == '.' || (*q | 0x20) == 'e')) return false;
+    if (mag > (uint64_t)INT64_MAX) {
+        v->type = SW_J_BIGINT;
+    } else {
+        v->type = SW_J_INT;
+        v->i = (int64_t)mag;
+    }
+    *pp = q;
+    return true;
+}
 #endif
 
 /* A number at *pp as scan_number() reads it (integers as sw_jscan_int_fast
@@ -522,18 +612,163 @@ static inline bool is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* The value at p (< end) of field id (-1: unknown) into *v, and for
+ * metadata the phase scope into ev. @returns the byte after it, or NULL
+ * when the general path must decide. Every value of both fast paths goes
+ * through here. */
+__attribute__((noinline)) static const char *fast_value_any(const char *p, const char *text,
+                                                            const char *end, int id, sw_jval_t *v,
+                                                            sw_event_t *ev, sw_jscan_t *js)
+{
+    v->raw = p;
+    switch (*p) {
+    case '"': {
+        const char *q = str_end(p + 1, text, end);
+        if (q < end && *q == '"') {
+            v->s.ptr = p + 1;
+            v->s.len = (size_t)(q - p - 1);
+            p = q + 1;
+        } else {
+            js->p = p;
+            if (!sw_jscan_string(js, &v->s)) return NULL;
+            p = js->p;
+        }
+        v->type = SW_J_STRING;
+        break;
+    }
+    case 'n':
+        if (end - p < 4 || memcmp(p, "null", 4) != 0) return NULL;
+        v->type = SW_J_NULL;
+        p += 4;
+        break;
+    case 't':
+        if (end - p < 4 || memcmp(p, "true", 4) != 0) return NULL;
+        v->type = SW_J_TRUE;
+        p += 4;
+        break;
+    case 'f':
+        if (end - p < 5 || memcmp(p, "false", 5) != 0) return NULL;
+        v->type = SW_J_FALSE;
+        p += 5;
+        break;
+    case '{':
+        if (id != F_METADATA) return NULL;
+        if (end - p >= 2 && p[1] == '}') {
+            ev->has_phase = false;
+            p += 2;
+        } else {
+            js->p = p;
+            if (!sw_json_metadata_phase(js, &ev->phase, &ev->has_phase, 1)) return NULL;
+            p = js->p;
+        }
+        v->type = SW_J_OBJECT;
+        break;
+    default:
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (*p >= '1' && *p <= '9' && sse_int(&p, text, end, v)) break;
+#endif
+        if (!fast_number(&p, end, v)) return NULL;
+        break;
+    }
+    v->raw_len = (size_t)(p - v->raw);
+    return p;
+}
+
+/* fast_value_any() with the usual values inline: a plain string, an
+ * integer, null. */
+__attribute__((always_inline)) static inline const char *
+fast_value(const char *p, const char *text, const char *end, int id, sw_jval_t *v, sw_event_t *ev,
+           sw_jscan_t *js)
+{
+    const char *s = p;
+    if (*p == '"') {
+        const char *q = str_end(p + 1, text, end);
+        if (q >= end || *q != '"') return fast_value_any(s, text, end, id, v, ev, js);
+        v->s.ptr = p + 1;
+        v->s.len = (size_t)(q - p - 1);
+        v->type = SW_J_STRING;
+        p = q + 1;
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    } else if (*p >= '1' && *p <= '9') {
+        if (!sse_int(&p, text, end, v)) return fast_value_any(s, text, end, id, v, ev, js);
+#endif
+    } else if (*p == 'n' && end - p >= 4 && memcmp(p, "null", 4) == 0) {
+        v->type = SW_J_NULL;
+        p += 4;
+    } else {
+        return fast_value_any(s, text, end, id, v, ev, js);
+    }
+    v->raw = s;
+    v->raw_len = (size_t)(p - s);
+    return p;
+}
+
+/* The template of a line the fast path read: gap[k] is where the text
+ * before the k-th value starts (the line's start, or the end of the value
+ * before), val[k] where the value starts; nothing when a gap is too long. */
+static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
+                       const char *const *val, const int8_t *ids)
+{
+    dec->ntmpl = 0;
+    if (nkeys > SEQ_MAX) return;
+    bool set[F__CNT] = {false};
+    for (unsigned k = 0; k < nkeys; k++) {
+        size_t n = (size_t)(val[k] - gap[k]);
+        if (n > TPAT_MAX) return;
+        tstep_t *st = &dec->tmpl[k];
+        memset(st->pat, 0, sizeof(st->pat));
+        memcpy(st->pat, gap[k], n);
+        st->len = (uint8_t)n;
+        st->mask = n == 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+        st->id = ids[k];
+        if (ids[k] >= 0) set[ids[k]] = true;
+    }
+    dec->nabsent = 0;
+    for (int i = 0; i < F__CNT; i++)
+        if (!set[i]) dec->absent[dec->nabsent++] = (uint8_t)i;
+    dec->ntmpl = (uint8_t)nkeys;
+}
+
+/* The line into f[] (and ev->phase/has_phase from metadata) by the
+ * template, or false when the line differs from it (f[] then needs
+ * resetting). f[] holds SW_J_ABSENT for the fields the template lacks. */
+static bool tdec_tmpl(const sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f,
+                      sw_event_t *ev)
+{
+    const char *p = text, *end = text + len;
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
+    sw_jval_t skipped;
+    for (unsigned k = 0; k < dec->ntmpl; k++) {
+        const tstep_t *st = &dec->tmpl[k];
+        if (!pat_at(p, end, st->pat, st->mask, st->len)) return false;
+        p += st->len;
+        if (p >= end) return false;
+        p = fast_value(p, text, end, st->id, st->id >= 0 ? &f[st->id] : &skipped, ev, &js);
+        if (!p) return false;
+    }
+    if (p >= end || *p != '}') return false;
+    p++;
+    while (p < end && is_ws(*p)) p++;
+    return p == end;
+}
+
 /* The line into f[] (and ev->phase/has_phase from metadata), or false
- * when the general path must decode it; see above. */
+ * when the general path must decide it; see above. A line read becomes
+ * the template. */
 static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
 {
     const char *p = text, *end = text + len;
+    const char *gap[SEQ_MAX], *val[SEQ_MAX];
     sw_jscan_t js;
     sw_jscan_init(&js, text, len, dec->scratch);
     while (p < end && is_ws(*p)) p++;
     if (p >= end || *p != '{') return false;
     p++;
     if (p < end && *p == ' ') p++;
-    for (unsigned kth = 0;; kth++) {
+    const char *gs = text; /* where the text before the next value starts */
+    unsigned kth;
+    for (kth = 0;; kth++) {
         if (p >= end || *p != '"') return false;
         int id = kth < SEQ_MAX ? dec->seq[kth] : -1;
         if (id >= 0 && key_at(p, end, id)) {
@@ -548,70 +783,14 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
         }
         if (p < end && *p == ' ') p++;
         if (p >= end) return false;
+        if (kth < SEQ_MAX) {
+            gap[kth] = gs;
+            val[kth] = p;
+        }
         sw_jval_t skipped;
-        sw_jval_t *v = id >= 0 ? &f[id] : &skipped;
-        v->raw = p;
-        switch (*p) {
-        case '"': {
-            const char *q = str_end(p + 1, text, end);
-            if (q < end && *q == '"') {
-                v->s.ptr = p + 1;
-                v->s.len = (size_t)(q - p - 1);
-                p = q + 1;
-            } else {
-                js.p = p;
-                if (!sw_jscan_string(&js, &v->s)) return false;
-                p = js.p;
-            }
-            v->type = SW_J_STRING;
-            break;
-        }
-        case 'n':
-            if (end - p < 4 || memcmp(p, "null", 4) != 0) return false;
-            v->type = SW_J_NULL;
-            p += 4;
-            break;
-        case 't':
-            if (end - p < 4 || memcmp(p, "true", 4) != 0) return false;
-            v->type = SW_J_TRUE;
-            p += 4;
-            break;
-        case 'f':
-            if (end - p < 5 || memcmp(p, "false", 5) != 0) return false;
-            v->type = SW_J_FALSE;
-            p += 5;
-            break;
-        case '{':
-            if (id != F_METADATA) return false;
-            if (end - p >= 2 && p[1] == '}') {
-                ev->has_phase = false;
-                p += 2;
-            } else {
-                js.p = p;
-                if (!sw_json_metadata_phase(&js, &ev->phase, &ev->has_phase, 1)) return false;
-                p = js.p;
-            }
-            v->type = SW_J_OBJECT;
-            break;
-        default: {
-#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            /* The usual integer: 1-15 digits, then ',' or '}' (q < end:
-             * digits15() saw 16 bytes). */
-            const char *q = p;
-            uint64_t mag;
-            if (*p >= '1' && *p <= '9' && end - p >= 16 && digits15(&q, &mag) &&
-                (*q == ',' || *q == '}')) {
-                v->type = SW_J_INT;
-                v->i = (int64_t)mag;
-                p = q;
-                break;
-            }
-#endif
-            if (!fast_number(&p, end, v)) return false;
-            break;
-        }
-        }
-        v->raw_len = (size_t)(p - v->raw);
+        p = fast_value(p, text, end, id, id >= 0 ? &f[id] : &skipped, ev, &js);
+        if (!p) return false;
+        gs = p;
         if (p < end && *p == ',') {
             p++;
             if (p < end && *p == ' ') p++;
@@ -624,7 +803,9 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
         return false;
     }
     while (p < end && is_ws(*p)) p++;
-    return p == end;
+    if (p != end) return false;
+    tmpl_learn(dec, kth + 1, gap, val, dec->seq);
+    return true;
 }
 
 sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev, char *errstr,
@@ -636,10 +817,19 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         dec->scratch = sw_malloc(dec->scratch_cap);
     }
     sw_jval_t f[F__CNT];
-    for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
     /* Every field of *ev is assigned by validate() and the carry_*() calls;
      * the phase scope only when has_phase. No memset: it is ~1 KiB. */
     ev->has_phase = false;
+    if (!dec->general_only && dec->ntmpl) {
+        /* The template sets its fields; only the others start absent. */
+        for (unsigned i = 0; i < dec->nabsent; i++) f[dec->absent[i]].type = SW_J_ABSENT;
+        if (tdec_tmpl(dec, text, len, f, ev)) {
+            dec->tmpl_lines++;
+            goto validate;
+        }
+        ev->has_phase = false;
+    }
+    for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
     if (!dec->general_only && tdec_fast(dec, text, len, f, ev)) goto validate;
     /* The general path, from the start (the fast one may have filled some
      * of f[] and the phase scope). */
