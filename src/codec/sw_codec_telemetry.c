@@ -61,15 +61,21 @@ static const struct {
 
 #define SEQ_MAX 40 /* keys of a line the fast path predicts */
 #define TPAT_MAX 32 /* longest text between two values in a template */
+#define TVAL_MAX 16 /* longest value a template predicts */
 
 /* One key of a template: the text from the end of the previous value (or
  * the start of the line) to the start of this key's value, e.g.
- * `, "rank": `, and the key's field. */
+ * `, "rank": `, and the key's field; then, while it stays the same from
+ * line to line, the value's text and what it decodes to. */
 typedef struct tstep_s {
-    char pat[TPAT_MAX]; /* zero-padded */
-    uint32_t mask;      /* one bit per byte of pat that counts */
-    uint8_t len;
-    int8_t id; /* field, or -1 (an unknown key) */
+    char pat[TPAT_MAX + TVAL_MAX]; /* the text before the value, the value; zero-padded */
+    uint64_t gmask;                /* one bit per byte of the text before the value */
+    uint64_t vmask;                /* ... and of the predicted value (0: none) */
+    uint8_t len;                   /* bytes of the text before the value */
+    uint8_t vlen;                  /* bytes of the predicted value (0: none) */
+    uint8_t slot;                  /* the field's entry of f[] (F__CNT: unknown key) */
+    uint8_t vtype;                 /* sw_jtype_t of the predicted value */
+    int64_t vi;                    /* its integer */
 } tstep_t;
 
 struct sw_tdec_s {
@@ -86,6 +92,7 @@ struct sw_tdec_s {
      * before each value, as in the last line the fast path read. */
     tstep_t tmpl[SEQ_MAX];
     uint8_t ntmpl;              /* steps; 0: no template */
+    char tmpl_scratch[TVAL_MAX]; /* room for parsing a predicted value */
     uint8_t nabsent;            /* fields no step sets ... */
     uint8_t absent[F__CNT];     /* ... which */
     bool general_only;          /* tests: skip tdec_tmpl() and tdec_fast() */
@@ -703,9 +710,66 @@ fast_value(const char *p, const char *text, const char *end, int id, sw_jval_t *
     return p;
 }
 
+/* The 48 bytes at p (end - p >= 48) equal pat's where mask has a bit. */
+static inline bool pat48_at(const char *p, const char *pat, uint64_t mask)
+{
+#if defined(__SSE2__)
+    __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+                                _mm_loadu_si128((const __m128i *)(const void *)pat));
+    __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+                                _mm_loadu_si128((const __m128i *)(const void *)(pat + 16)));
+    __m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)),
+                                _mm_loadu_si128((const __m128i *)(const void *)(pat + 32)));
+    uint64_t eq = (uint64_t)(uint32_t)_mm_movemask_epi8(e0) |
+                  (uint64_t)(uint32_t)_mm_movemask_epi8(e1) << 16 |
+                  (uint64_t)(uint32_t)_mm_movemask_epi8(e2) << 32;
+    return (eq & mask) == mask;
+#else
+    for (int i = 0; i < 48; i++)
+        if (((mask >> i) & 1) && p[i] != pat[i]) return false;
+    return true;
+#endif
+}
+
+/* Whether the text of step st is at p: the text before the value and,
+ * when @p whole, the predicted value too. */
+static inline bool step_at(const char *p, const char *end, const tstep_t *st, bool whole)
+{
+    if (!whole) return pat_at(p, end, st->pat, (uint32_t)st->gmask, st->len);
+    size_t n = (size_t)st->len + st->vlen;
+    if (end - p >= 48) return pat48_at(p, st->pat, st->vmask);
+    return (size_t)(end - p) >= n && memcmp(p, st->pat, n) == 0;
+}
+
+/* Whether the value text [v, e) can be predicted, and as what: a plain
+ * string, an integer, a literal or the empty metadata object. */
+static bool tmpl_value(tstep_t *st, const char *v, const char *e, char *scratch)
+{
+    size_t n = (size_t)(e - v);
+    if (n == 0 || n > TVAL_MAX) return false;
+    sw_jval_t jv;
+    sw_jscan_t js;
+    sw_jscan_init(&js, v, n, scratch);
+    if (*v == '{') {
+        if (n != 2 || v[1] != '}') return false;
+        jv.type = SW_J_OBJECT;
+    } else if (!sw_jscan_value(&js, &jv, 1) || js.p != e) {
+        return false;
+    }
+    if (jv.type == SW_J_STRING && (jv.s.ptr != v + 1 || jv.s.len != n - 2)) return false;
+    if (jv.type == SW_J_BIGINT || jv.type == SW_J_FLOAT || jv.type == SW_J_ARRAY) return false;
+    st->vtype = (uint8_t)jv.type;
+    st->vi = jv.type == SW_J_INT ? jv.i : 0;
+    st->vlen = (uint8_t)n;
+    memcpy(st->pat + st->len, v, n);
+    st->vmask = ((uint64_t)1 << (st->len + n)) - 1;
+    return true;
+}
+
 /* The template of a line the fast path read: gap[k] is where the text
  * before the k-th value starts (the line's start, or the end of the value
- * before), val[k] where the value starts; nothing when a gap is too long. */
+ * before), val[k] where the value starts, gap[nkeys] where the last one
+ * ends; nothing when a gap is too long. */
 static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
                        const char *const *val, const int8_t *ids)
 {
@@ -719,9 +783,12 @@ static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
         memset(st->pat, 0, sizeof(st->pat));
         memcpy(st->pat, gap[k], n);
         st->len = (uint8_t)n;
-        st->mask = n == 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
-        st->id = ids[k];
+        st->gmask = ((uint64_t)1 << n) - 1;
+        st->vlen = 0;
+        st->vmask = 0;
+        st->slot = ids[k] >= 0 ? (uint8_t)ids[k] : F__CNT;
         if (ids[k] >= 0) set[ids[k]] = true;
+        (void)tmpl_value(st, val[k], gap[k + 1], dec->tmpl_scratch);
     }
     dec->nabsent = 0;
     for (int i = 0; i < F__CNT; i++)
@@ -731,20 +798,34 @@ static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
 
 /* The line into f[] (and ev->phase/has_phase from metadata) by the
  * template, or false when the line differs from it (f[] then needs
- * resetting). f[] holds SW_J_ABSENT for the fields the template lacks. */
-static bool tdec_tmpl(const sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f,
-                      sw_event_t *ev)
+ * resetting). f[] holds SW_J_ABSENT for the fields the template lacks; its
+ * entry F__CNT takes the values of unknown keys. A predicted value that
+ * differs is read, and no longer predicted. */
+static bool tdec_tmpl(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
 {
     const char *p = text, *end = text + len;
     sw_jscan_t js;
     sw_jscan_init(&js, text, len, dec->scratch);
-    sw_jval_t skipped;
     for (unsigned k = 0; k < dec->ntmpl; k++) {
-        const tstep_t *st = &dec->tmpl[k];
-        if (!pat_at(p, end, st->pat, st->mask, st->len)) return false;
+        tstep_t *st = &dec->tmpl[k];
+        sw_jval_t *v = &f[st->slot];
+        if (st->vlen && step_at(p, end, st, true)) {
+            const char *s = p + st->len;
+            v->type = (sw_jtype_t)st->vtype;
+            v->raw = s;
+            v->raw_len = st->vlen;
+            v->i = st->vi;
+            v->s.ptr = s + 1;
+            v->s.len = (size_t)st->vlen - 2; /* meaningful for a string */
+            if (st->vtype == SW_J_OBJECT) ev->has_phase = false;
+            p = s + st->vlen;
+            continue;
+        }
+        if (!step_at(p, end, st, false)) return false;
+        st->vlen = 0;
         p += st->len;
         if (p >= end) return false;
-        p = fast_value(p, text, end, st->id, st->id >= 0 ? &f[st->id] : &skipped, ev, &js);
+        p = fast_value(p, text, end, st->slot, v, ev, &js);
         if (!p) return false;
     }
     if (p >= end || *p != '}') return false;
@@ -759,7 +840,7 @@ static bool tdec_tmpl(const sw_tdec_t *dec, const char *text, size_t len, sw_jva
 static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
 {
     const char *p = text, *end = text + len;
-    const char *gap[SEQ_MAX], *val[SEQ_MAX];
+    const char *gap[SEQ_MAX + 1], *val[SEQ_MAX];
     sw_jscan_t js;
     sw_jscan_init(&js, text, len, dec->scratch);
     while (p < end && is_ws(*p)) p++;
@@ -804,6 +885,7 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
     }
     while (p < end && is_ws(*p)) p++;
     if (p != end) return false;
+    if (kth + 1 <= SEQ_MAX) gap[kth + 1] = gs;
     tmpl_learn(dec, kth + 1, gap, val, dec->seq);
     return true;
 }
@@ -816,7 +898,7 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         free(dec->scratch);
         dec->scratch = sw_malloc(dec->scratch_cap);
     }
-    sw_jval_t f[F__CNT];
+    sw_jval_t f[F__CNT + 1]; /* [F__CNT]: the template path's unknown keys */
     /* Every field of *ev is assigned by validate() and the carry_*() calls;
      * the phase scope only when has_phase. No memset: it is ~1 KiB. */
     ev->has_phase = false;
