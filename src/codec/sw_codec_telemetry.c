@@ -78,6 +78,17 @@ typedef struct tstep_s {
     int64_t vi;                    /* its integer */
 } tstep_t;
 
+/* A run of the compiled template: text that is the same on every line
+ * (the text between values and the predicted values), then one value
+ * that is read. */
+typedef struct run_s {
+    const char *text; /* in run_text */
+    sw_jval_t *v;     /* the value's entry of run_f */
+    uint16_t len;     /* bytes of text */
+    uint16_t mask;    /* under 16 bytes: one bit per byte of text */
+    uint8_t slot;     /* the value's field (F__CNT: an unknown key) */
+} run_t;
+
 struct sw_tdec_s {
     char *scratch;
     size_t scratch_cap;
@@ -95,6 +106,12 @@ struct sw_tdec_s {
     char tmpl_scratch[TVAL_MAX]; /* room for parsing a predicted value */
     uint8_t nabsent;            /* fields no step sets ... */
     uint8_t absent[F__CNT];     /* ... which */
+    /* The template compiled into runs of fixed text (see tdec_runs()). */
+    bool runs_stale;              /* the steps changed since: compile again */
+    uint8_t nruns;                /* 0: none */
+    run_t runs[SEQ_MAX];          /* each: fixed text, then a value read */
+    char run_text[SEQ_MAX * (TPAT_MAX + TVAL_MAX) + 16]; /* the runs' text, then slack */
+    sw_jval_t run_f[F__CNT + 1];  /* f[] before the values read: predicted and absent */
     bool general_only;          /* tests: skip tdec_tmpl() and tdec_fast() */
     uint64_t general_lines;     /* lines decoded by the general path */
     uint64_t tmpl_lines;        /* lines decoded by the template path */
@@ -412,6 +429,10 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
  * value the fast path would give up on, more or fewer keys) sends the
  * line to the fast path, and from there perhaps to the general path. */
 
+/* The hot helpers of the fast paths, inline even where GCC's size
+ * estimate would call them. */
+#define FAST_INLINE __attribute__((always_inline)) static inline
+
 /* `"key":` of every field, padded to 32 bytes for two 16-byte compares;
  * mask has one bit per byte of the pattern. */
 /* A hand-laid table (clang-format 14 boxes its initializer macro). */
@@ -436,7 +457,7 @@ static const struct {
 
 /* Whether the 32-byte pattern pat (mask: the bytes that count, len: how
  * many) is at p. */
-static inline bool pat_at(const char *p, const char *end, const char *pat, uint32_t mask,
+FAST_INLINE bool pat_at(const char *p, const char *end, const char *pat, uint32_t mask,
                           size_t len)
 {
 #if defined(__SSE2__)
@@ -463,7 +484,7 @@ static inline bool key_at(const char *p, const char *end, int id)
 /* Where a string's plain content that starts at p ends (see
  * sw_json_skip_plain()); near the end of the line, one compare of the
  * line's last 16 bytes instead of a loop. */
-static inline const char *str_end(const char *p, const char *text, const char *end)
+FAST_INLINE const char *str_end(const char *p, const char *text, const char *end)
 {
 #if defined(__SSE2__)
     if (end - p < 16 && end - text >= 16) {
@@ -526,7 +547,7 @@ static inline bool digits15(const char **pp, uint64_t *mag)
 /* The value of the n (1..16) ASCII digits that end at q + 16, bytes
  * before them ignored: SSE2 multiply-adds, pairs, then fours, then
  * eights of digits. */
-static inline uint64_t digits_at_end(const char *q, unsigned n)
+FAST_INLINE uint64_t digits_at_end(const char *q, unsigned n)
 {
     const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
@@ -545,10 +566,18 @@ static inline uint64_t digits_at_end(const char *q, unsigned n)
 /* The usual integer at *pp: 1-19 digits, the first not 0, 16 bytes
  * readable from *pp and 16 before it, not followed by '.', 'e' or 'E'.
  * @returns false (nothing read) for anything else. */
-static inline bool sse_int(const char **pp, const char *text, const char *end, sw_jval_t *v)
+FAST_INLINE bool sse_int(const char **pp, const char *text, const char *end, sw_jval_t *v)
 {
     const char *p = *pp;
-    if (end - p < 16 || p - text < 16) return false;
+    if (end - p < 16) return false;
+    if (!is_digit(p[1])) { /* one digit: a device, a local rank */
+        if (p[1] == '.' || (p[1] | 0x20) == 'e') return false;
+        v->type = SW_J_INT;
+        v->i = *p - '0';
+        *pp = p + 1;
+        return true;
+    }
+    if (p - text < 16) return false;
     __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
     __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
     unsigned n = (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(isd));
@@ -683,8 +712,7 @@ __attribute__((noinline)) static const char *fast_value_any(const char *p, const
 
 /* fast_value_any() with the usual values inline: a plain string, an
  * integer, null. */
-__attribute__((always_inline)) static inline const char *
-fast_value(const char *p, const char *text, const char *end, int id, sw_jval_t *v, sw_event_t *ev,
+FAST_INLINE const char *fast_value(const char *p, const char *text, const char *end, int id, sw_jval_t *v, sw_event_t *ev,
            sw_jscan_t *js)
 {
     const char *s = p;
@@ -711,7 +739,7 @@ fast_value(const char *p, const char *text, const char *end, int id, sw_jval_t *
 }
 
 /* The 48 bytes at p (end - p >= 48) equal pat's where mask has a bit. */
-static inline bool pat48_at(const char *p, const char *pat, uint64_t mask)
+FAST_INLINE bool pat48_at(const char *p, const char *pat, uint64_t mask)
 {
 #if defined(__SSE2__)
     __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
@@ -733,7 +761,7 @@ static inline bool pat48_at(const char *p, const char *pat, uint64_t mask)
 
 /* Whether the text of step st is at p: the text before the value and,
  * when @p whole, the predicted value too. */
-static inline bool step_at(const char *p, const char *end, const tstep_t *st, bool whole)
+FAST_INLINE bool step_at(const char *p, const char *end, const tstep_t *st, bool whole)
 {
     if (!whole) return pat_at(p, end, st->pat, (uint32_t)st->gmask, st->len);
     size_t n = (size_t)st->len + st->vlen;
@@ -774,6 +802,7 @@ static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
                        const char *const *val, const int8_t *ids)
 {
     dec->ntmpl = 0;
+    dec->nruns = 0;
     if (nkeys > SEQ_MAX) return;
     bool set[F__CNT] = {false};
     for (unsigned k = 0; k < nkeys; k++) {
@@ -794,6 +823,7 @@ static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
     for (int i = 0; i < F__CNT; i++)
         if (!set[i]) dec->absent[dec->nabsent++] = (uint8_t)i;
     dec->ntmpl = (uint8_t)nkeys;
+    dec->runs_stale = true;
 }
 
 /* The line into f[] (and ev->phase/has_phase from metadata) by the
@@ -822,10 +852,111 @@ static bool tdec_tmpl(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
             continue;
         }
         if (!step_at(p, end, st, false)) return false;
+        if (st->vlen) dec->runs_stale = true;
         st->vlen = 0;
         p += st->len;
         if (p >= end) return false;
         p = fast_value(p, text, end, st->slot, v, ev, &js);
+        if (!p) return false;
+    }
+    if (p >= end || *p != '}') return false;
+    p++;
+    while (p < end && is_ws(*p)) p++;
+    return p == end;
+}
+
+/* The steps compiled into runs: the text of steps with a predicted value
+ * is joined to the text of the step after them, so that a line costs one
+ * compare per value read, and the predicted values (with the absent
+ * fields) are decoded once into run_f, their text pointing into
+ * run_text. No runs when a field has two keys (its value is the last
+ * one's, which the runs cannot tell) or the line ends in a predicted
+ * value. */
+static void runs_compile(sw_tdec_t *dec)
+{
+    dec->runs_stale = false;
+    dec->nruns = 0;
+    bool seen[F__CNT + 1] = {false};
+    for (unsigned k = 0; k < dec->ntmpl; k++) {
+        uint8_t slot = dec->tmpl[k].slot;
+        if (slot < F__CNT && seen[slot]) return;
+        seen[slot] = true;
+    }
+    if (!dec->ntmpl || dec->tmpl[dec->ntmpl - 1].vlen) return;
+    for (int i = 0; i <= F__CNT; i++) dec->run_f[i].type = SW_J_ABSENT;
+    size_t at = 0, start = 0;
+    unsigned nruns = 0;
+    for (unsigned k = 0; k < dec->ntmpl; k++) {
+        const tstep_t *st = &dec->tmpl[k];
+        memcpy(dec->run_text + at, st->pat, st->len);
+        at += st->len;
+        if (st->vlen) {
+            sw_jval_t *v = &dec->run_f[st->slot];
+            memcpy(dec->run_text + at, st->pat + st->len, st->vlen);
+            v->type = (sw_jtype_t)st->vtype;
+            v->raw = dec->run_text + at;
+            v->raw_len = st->vlen;
+            v->i = st->vi;
+            v->s.ptr = v->raw + 1;
+            v->s.len = (size_t)st->vlen - 2; /* meaningful for a string */
+            at += st->vlen;
+            continue;
+        }
+        run_t *r = &dec->runs[nruns++];
+        r->text = dec->run_text + start;
+        r->len = (uint16_t)(at - start);
+        r->mask = r->len < 16 ? (uint16_t)((1u << r->len) - 1) : 0xffff;
+        r->slot = st->slot;
+        r->v = &dec->run_f[st->slot];
+        start = at;
+    }
+    memset(dec->run_text + at, 0, 16);
+    dec->nruns = (uint8_t)nruns;
+}
+
+/* Whether the text of run r is at p. */
+FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
+{
+    size_t n = r->len;
+    const char *c = r->text;
+#if defined(__SSE2__)
+    if (n >= 16) {
+        /* 16-byte chunks, the last one ending with the text. */
+        if ((size_t)(end - p) < n) return false;
+        __m128i eq = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + n - 16)),
+                                    _mm_loadu_si128((const __m128i *)(const void *)(c + n - 16)));
+        for (size_t i = 0; i + 16 < n; i += 16)
+            eq = _mm_and_si128(eq, _mm_cmpeq_epi8(
+                                       _mm_loadu_si128((const __m128i *)(const void *)(p + i)),
+                                       _mm_loadu_si128((const __m128i *)(const void *)(c + i))));
+        return _mm_movemask_epi8(eq) == 0xffff;
+    }
+    if (end - p >= 16) {
+        unsigned eq = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+                           _mm_loadu_si128((const __m128i *)(const void *)c)));
+        return (eq & r->mask) == r->mask;
+    }
+#endif
+    return (size_t)(end - p) >= n && memcmp(p, c, n) == 0;
+}
+
+/* The line into run_f by the runs, or false when it differs from them.
+ * Only the values read are written: the other entries of run_f keep what
+ * runs_compile() put there (no run reads into them: no field has two
+ * keys). Predicted values take their event strings from run_text (the
+ * decoder's: sw_tdec_json() allows it). */
+static bool tdec_runs(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev)
+{
+    const char *p = text, *end = text + len;
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
+    for (unsigned k = 0; k < dec->nruns; k++) {
+        const run_t *r = &dec->runs[k];
+        if (!run_at(p, end, r)) return false;
+        p += r->len;
+        if (p >= end) return false;
+        p = fast_value(p, text, end, r->slot, r->v, ev, &js);
         if (!p) return false;
     }
     if (p >= end || *p != '}') return false;
@@ -898,21 +1029,35 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         free(dec->scratch);
         dec->scratch = sw_malloc(dec->scratch_cap);
     }
-    sw_jval_t f[F__CNT + 1]; /* [F__CNT]: the template path's unknown keys */
+    sw_jval_t fl[F__CNT + 1]; /* [F__CNT]: the template path's unknown keys */
+    sw_jval_t *f = fl;
     /* Every field of *ev is assigned by validate() and the carry_*() calls;
      * the phase scope only when has_phase. No memset: it is ~1 KiB. */
     ev->has_phase = false;
+    if (!dec->general_only && dec->nruns) {
+        if (tdec_runs(dec, text, len, ev)) {
+            f = dec->run_f;
+            dec->tmpl_lines++;
+            goto validate;
+        }
+        ev->has_phase = false;
+    }
     if (!dec->general_only && dec->ntmpl) {
         /* The template sets its fields; only the others start absent. */
         for (unsigned i = 0; i < dec->nabsent; i++) f[dec->absent[i]].type = SW_J_ABSENT;
-        if (tdec_tmpl(dec, text, len, f, ev)) {
+        bool ok = tdec_tmpl(dec, text, len, f, ev);
+        if (dec->runs_stale) runs_compile(dec);
+        if (ok) {
             dec->tmpl_lines++;
             goto validate;
         }
         ev->has_phase = false;
     }
     for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
-    if (!dec->general_only && tdec_fast(dec, text, len, f, ev)) goto validate;
+    if (!dec->general_only && tdec_fast(dec, text, len, f, ev)) {
+        if (dec->runs_stale) runs_compile(dec);
+        goto validate;
+    }
     /* The general path, from the start (the fast one may have filled some
      * of f[] and the phase scope). */
     for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;

@@ -1195,11 +1195,13 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
     free(buf);
 }
 
-/* The template path: every value of a generated line replaced by each of
+/* The template paths: every value of a generated line replaced by each of
  * many values (numbers of every length and kind, strings, literals,
  * containers, malformed tokens), each decoded right after the line itself
- * (so the template is the line's), from a heap copy of exactly its size
- * (ASan sees any read past either end), the same both ways. */
+ * (so the template is the line's, with every value predicted), then twice
+ * more (the value no longer predicted, read by the runs), from a heap copy
+ * of exactly its size (ASan sees any read past either end), the same both
+ * ways. */
 static void template_values(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
 {
     static const char *const k_vals[] = {
@@ -1240,6 +1242,11 @@ static void template_values(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
             SW_CHECK(sw_tdec_tmpl_lines(fast) == t0 + 1, "the line again: %llu template lines",
                      (unsigned long long)(sw_tdec_tmpl_lines(fast) - t0));
             (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+            /* Twice more: the template now reads that value (or gave the
+             * line up); then the line again with the value read. */
+            (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+            (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+            (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
             free(buf);
             variants++;
         }
