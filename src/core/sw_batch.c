@@ -41,7 +41,12 @@ struct sw_batch_s {
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
     size_t ncounterless;   /* entries of counterless */
     uint32_t last_job; /* interned job_id of the last sample; 0 = none yet */
+    /* Interned host and session of the last sample of each rank (by rank
+     * mod RANK_CACHE; 0 = none yet): a rank's samples repeat them. */
+    uint32_t (*rank_cache)[2];
 };
+
+#define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
 
 /* A batch's samples nearly all carry one job_id: comparing with the last
  * one is cheaper than hashing it. */
@@ -52,12 +57,25 @@ static uint32_t intern_job(sw_batch_t *b, sw_str_t job)
     return b->last_job;
 }
 
+/* The id of s, compared first with the string of *cached (the id the
+ * same rank had last time), hashed only when it differs. */
+static uint32_t intern_cached(sw_batch_t *b, uint32_t *cached, sw_str_t s)
+{
+    if (*cached) {
+        sw_str_t last = sw_intern_get(b->strs, *cached);
+        if (last.len == s.len && (s.len == 0 || memcmp(last.ptr, s.ptr, s.len) == 0)) return *cached;
+    }
+    *cached = sw_intern_add(b->strs, s);
+    return *cached;
+}
+
 sw_batch_t *sw_batch_new(sw_params_t params)
 {
     sw_batch_t *b = sw_calloc(1, sizeof(*b));
     b->params = params;
     b->strs = sw_intern_new_keyed(params.hash_key);
     b->phase = sw_phase_new_keyed(params.hash_key);
+    b->rank_cache = sw_calloc(RANK_CACHE, sizeof(*b->rank_cache));
     return b;
 }
 
@@ -68,6 +86,7 @@ void sw_batch_destroy(sw_batch_t *b)
     sw_phase_destroy(b->phase);
     free(b->s);
     free(b->counterless);
+    free(b->rank_cache);
     free(b);
 }
 
@@ -110,9 +129,10 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->rank = ev->rank;
     s->world_size = ev->world_size;
     s->interval_ms = ev->sampling_interval_ms;
-    s->host = sw_intern_add(b->strs, ev->host);
+    uint32_t *cached = b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+    s->host = intern_cached(b, &cached[0], ev->host);
     s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
-    s->session = ev->has_session_id ? sw_intern_add(b->strs, ev->session_id) : 0;
+    s->session = ev->has_session_id ? intern_cached(b, &cached[1], ev->session_id) : 0;
     s->arrival = (uint32_t)b->n;
     s->host_id = s->host;
     s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
