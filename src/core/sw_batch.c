@@ -69,6 +69,25 @@ static uint32_t intern_cached(sw_batch_t *b, uint32_t *cached, sw_str_t s)
     return *cached;
 }
 
+/* Room for more samples: doubled; from SAMPLES_HUGE bytes on in huge
+ * pages (see samples_sorted()), moved by hand since realloc() cannot keep
+ * them. */
+#define SAMPLES_HUGE ((size_t)4 << 20)
+static void grow_samples(sw_batch_t *b)
+{
+    size_t cap = b->cap ? b->cap * 2 : 1024;
+    size_t bytes = cap * sizeof(*b->s);
+    if (bytes < SAMPLES_HUGE) {
+        b->s = sw_reallocarray(b->s, cap, sizeof(*b->s));
+    } else {
+        bsample_t *s = sw_malloc_huge(bytes);
+        if (b->n) memcpy(s, b->s, b->n * sizeof(*b->s));
+        free(b->s);
+        b->s = s;
+    }
+    b->cap = cap;
+}
+
 sw_batch_t *sw_batch_new(sw_params_t params)
 {
     sw_batch_t *b = sw_calloc(1, sizeof(*b));
@@ -121,7 +140,7 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     b->n_events++;
     sw_phase_add(b->phase, ev);
     if (ev->kind != SW_EV_SAMPLE) return SW_OK;
-    SW_GROW(b->s, b->n, b->cap, 1024);
+    if (b->n == b->cap) grow_samples(b);
     bsample_t *s = &b->s[b->n];
     s->ts = ev->timestamp_ns;
     s->used = ev->device_used_bytes;
@@ -152,30 +171,52 @@ static int sample_cmp(const void *pa, const void *pb)
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
 }
 
-/* Samples in sample_cmp order. They arrive mostly in time order per rank:
- * when the ranks are dense enough, a stable counting sort by rank (which
- * keeps arrival order, the comparator's last key) and then a check of each
- * rank's run, sorted with sample_cmp only when out of order. The result is
- * the same as qsort with sample_cmp (a total order: arrivals differ). *ps
- * may be replaced (the old array freed). */
-static void sort_samples(bsample_t **ps, size_t n)
+/* The samples of src to analyse (all, or with @p filter those of job
+ * leader), hosts replaced by their sort order (@p order), in sample_cmp
+ * order, in a new array (caller frees; *pn samples). They arrive mostly in
+ * time order per rank: when the ranks are dense enough, a stable counting
+ * sort by rank (which keeps arrival order, the comparator's last key) and
+ * then a check of each rank's run, sorted with sample_cmp only when out of
+ * order. The result is the same as qsort with sample_cmp (a total order:
+ * arrivals differ). Large arrays are asked for huge pages: a page fault
+ * per 4 KiB of them cost analyze as much as its parsing. */
+static bsample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter, uint32_t leader,
+                                 const uint32_t *order, size_t *pn)
 {
-    bsample_t *s = *ps;
+    size_t n = 0;
     int64_t maxr = -1;
-    for (size_t i = 0; i < n; i++)
-        if (s[i].rank > maxr) maxr = s[i].rank;
+    for (size_t i = 0; i < nsrc; i++) {
+        if (filter && src[i].job != leader) continue;
+        n++;
+        if (src[i].rank > maxr) maxr = src[i].rank;
+    }
+    *pn = n;
+    size_t bytes = n * sizeof(bsample_t);
+    bsample_t *out = bytes >= SW_HUGE_BYTES ? sw_malloc_huge(bytes) : sw_malloc(bytes ? bytes : 1);
     if (n < 2 || maxr < 0 || (uint64_t)maxr >= 4 * (uint64_t)n + 1024) {
-        qsort(s, n, sizeof(*s), sample_cmp);
-        return;
+        size_t k = 0;
+        for (size_t i = 0; i < nsrc; i++) {
+            if (filter && src[i].job != leader) continue;
+            out[k] = src[i];
+            out[k].host = order[out[k].host];
+            k++;
+        }
+        qsort(out, n, sizeof(*out), sample_cmp);
+        return out;
     }
     size_t nr = (size_t)maxr + 1;
     size_t *start = sw_calloc(nr + 1, sizeof(*start));
-    for (size_t i = 0; i < n; i++) start[s[i].rank + 1]++;
+    for (size_t i = 0; i < nsrc; i++)
+        if (!filter || src[i].job == leader) start[src[i].rank + 1]++;
     for (size_t r = 0; r < nr; r++) start[r + 1] += start[r];
-    bsample_t *out = sw_malloc(n * sizeof(*out));
     size_t *at = sw_malloc(nr * sizeof(*at));
     memcpy(at, start, nr * sizeof(*at));
-    for (size_t i = 0; i < n; i++) out[at[s[i].rank]++] = s[i];
+    for (size_t i = 0; i < nsrc; i++) {
+        if (filter && src[i].job != leader) continue;
+        bsample_t *o = &out[at[src[i].rank]++];
+        *o = src[i];
+        o->host = order[o->host];
+    }
     for (size_t r = 0; r < nr; r++) {
         size_t a = start[r], b = start[r + 1];
         for (size_t i = a + 1; i < b; i++)
@@ -186,8 +227,7 @@ static void sort_samples(bsample_t **ps, size_t n)
     }
     free(at);
     free(start);
-    free(s);
-    *ps = out;
+    return out;
 }
 
 typedef struct host_ord_s {
@@ -334,12 +374,8 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     free(jcount);
     free(jfirst);
 
-    bsample_t *s = sw_malloc(b->n * sizeof(*s));
-    size_t n = 0;
     bool filter = distinct > 1;
     if (filter) pre[npre++] = k_multi;
-    for (size_t i = 0; i < b->n; i++)
-        if (!filter || b->s[i].job == leader) s[n++] = b->s[i];
 
     /* Hosts compare as strings: replace ids by their sorted order. */
     uint32_t nh = sw_intern_count(b->strs);
@@ -352,9 +388,9 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     qsort(ho, nh, sizeof(*ho), host_ord_cmp);
     for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
     free(ho);
-    for (size_t i = 0; i < n; i++) s[i].host = order[s[i].host];
+    size_t n;
+    bsample_t *s = samples_sorted(b->s, b->n, filter, leader, order, &n);
     free(order);
-    sort_samples(&s, n);
 
     /* Groups by rank, in ascending rank order. */
     size_t ngroups = 0;
