@@ -31,6 +31,12 @@ typedef struct bsample_s {
     int64_t device_id, local_rank; /* INT64_MIN when absent (shown, not analysed) */
 } bsample_t;
 
+/* An interned id and its string (the table's copy: it never moves). */
+typedef struct cached_s {
+    sw_str_t s;
+    uint32_t id;
+} cached_t;
+
 struct sw_batch_s {
     sw_params_t params;
     sw_intern_t *strs;
@@ -41,32 +47,50 @@ struct sw_batch_s {
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
     size_t ncounterless;   /* entries of counterless */
     uint32_t last_job; /* interned job_id of the last sample; 0 = none yet */
+    sw_str_t last_job_s; /* its string (the table's copy) */
     /* Interned host and session of the last sample of each rank (by rank
-     * mod RANK_CACHE; 0 = none yet): a rank's samples repeat them. */
-    uint32_t (*rank_cache)[2];
+     * mod RANK_CACHE; id 0 = none yet): a rank's samples repeat them. */
+    cached_t (*rank_cache)[2];
 };
 
+
+
 #define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
+
+/* Equal bytes; the usual identifiers (8-16 bytes) in two word compares. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t x, y, z, w;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&z, a + n - 8, 8);
+        memcpy(&w, b + n - 8, 8);
+        return x == y && z == w;
+    }
+    return n == 0 || memcmp(a, b, n) == 0;
+}
+
+/* The id of s, compared first with the string of *c (what the same rank
+ * had last time), hashed only when it differs. */
+static inline uint32_t intern_cached(sw_batch_t *b, cached_t *c, sw_str_t s)
+{
+    if (c->id && c->s.len == s.len && same_bytes(c->s.ptr, s.ptr, s.len)) return c->id;
+    c->id = sw_intern_add(b->strs, s);
+    c->s = sw_intern_get(b->strs, c->id);
+    return c->id;
+}
 
 /* A batch's samples nearly all carry one job_id: comparing with the last
  * one is cheaper than hashing it. */
 static uint32_t intern_job(sw_batch_t *b, sw_str_t job)
 {
-    if (b->last_job && sw_str_eq(sw_intern_get(b->strs, b->last_job), job)) return b->last_job;
+    if (b->last_job && b->last_job_s.len == job.len &&
+        same_bytes(b->last_job_s.ptr, job.ptr, job.len))
+        return b->last_job;
     b->last_job = sw_intern_add(b->strs, job);
+    b->last_job_s = sw_intern_get(b->strs, b->last_job);
     return b->last_job;
-}
-
-/* The id of s, compared first with the string of *cached (the id the
- * same rank had last time), hashed only when it differs. */
-static uint32_t intern_cached(sw_batch_t *b, uint32_t *cached, sw_str_t s)
-{
-    if (*cached) {
-        sw_str_t last = sw_intern_get(b->strs, *cached);
-        if (last.len == s.len && (s.len == 0 || memcmp(last.ptr, s.ptr, s.len) == 0)) return *cached;
-    }
-    *cached = sw_intern_add(b->strs, s);
-    return *cached;
 }
 
 /* Room for more samples: doubled; from SAMPLES_HUGE bytes on in huge
@@ -148,7 +172,7 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->rank = ev->rank;
     s->world_size = ev->world_size;
     s->interval_ms = ev->sampling_interval_ms;
-    uint32_t *cached = b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+    cached_t *cached = b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
     s->host = intern_cached(b, &cached[0], ev->host);
     s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
     s->session = ev->has_session_id ? intern_cached(b, &cached[1], ev->session_id) : 0;
