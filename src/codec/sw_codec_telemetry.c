@@ -1143,8 +1143,10 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
 validate:;
     sw_err_t err = validate(f, ev, errstr, errstr_size);
     if (err) return err;
-    err = ident_bounds(ev, errstr, errstr_size);
-    if (err) return err;
+    if ((ev->event_type.len | ev->job_id.len | ev->host.len | ev->session_id.len) > SW_IDENT_MAX) {
+        err = ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
+        if (err) return err;
+    }
     carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
     carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
     carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);
