@@ -101,16 +101,19 @@ static size_t check_pass(const set_t *s)
         if (rc_f != rc_s || strcmp(err_f, err_s) != 0 || a.len != b.len ||
             (a.len && memcmp(a.data, b.data, a.len) != 0)) {
             if (bad++ < 5)
-                fprintf(stderr, "sw_jsonbench: line %zu differs: fast %d \"%s\" %.*s, general %d \"%s\" %.*s\n",
-                        i + 1, (int)rc_f, err_f, (int)a.len, a.data, (int)rc_s, err_s, (int)b.len,
-                        b.data);
+                fprintf(
+                    stderr,
+                    "sw_jsonbench: line %zu differs: fast %d \"%s\" %.*s, general %d \"%s\" %.*s\n",
+                    i + 1, (int)rc_f, err_f, (int)a.len, a.data, (int)rc_s, err_s, (int)b.len,
+                    b.data);
         }
         ok += rc_f == SW_OK;
     }
-    printf("%s: %zu lines (%zu valid), %zu differ; fast decoder: %llu by the template, %llu by "
-           "the general path\n",
-           "check", s->n, ok, bad, (unsigned long long)sw_tdec_tmpl_lines(fast),
-           (unsigned long long)sw_tdec_general_lines(fast));
+    printf(
+        "%s: %zu lines (%zu valid), %zu differ; fast decoder: %llu by the template, %llu by "
+        "the general path\n",
+        "check", s->n, ok, bad, (unsigned long long)sw_tdec_tmpl_lines(fast),
+        (unsigned long long)sw_tdec_general_lines(fast));
     sw_buf_clear(&a);
     sw_buf_clear(&b);
     sw_tdec_destroy(fast);

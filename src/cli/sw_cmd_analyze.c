@@ -61,8 +61,8 @@ typedef struct jobs_s {
     sw_batch_t *b;        /* the one batch (not --all-jobs) */
     struct marker_s *mk;  /* SPEC 8 death markers, for the text answer */
     size_t n_mk, cap_mk;
-    uint32_t last;        /* id of the last event's job_id (0 = none yet) */
-    sw_str_t last_s;      /* its string (the table's copy) */
+    uint32_t last;   /* id of the last event's job_id (0 = none yet) */
+    sw_str_t last_s; /* its string (the table's copy) */
 } jobs_t;
 
 /* A death marker of the input (SPEC 8.1): its job, rank, time and place. */

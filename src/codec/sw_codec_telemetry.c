@@ -59,7 +59,7 @@ static const struct {
 };
 // clang-format on
 
-#define SEQ_MAX 40 /* keys of a line the fast path predicts */
+#define SEQ_MAX 40  /* keys of a line the fast path predicts */
 #define TPAT_MAX 32 /* longest text between two values in a template */
 #define TVAL_MAX 16 /* longest value a template predicts */
 
@@ -102,19 +102,19 @@ struct sw_tdec_s {
     /* The template path's model of a line (see tdec_tmpl()): the bytes
      * before each value, as in the last line the fast path read. */
     tstep_t tmpl[SEQ_MAX];
-    uint8_t ntmpl;              /* steps; 0: no template */
+    uint8_t ntmpl;               /* steps; 0: no template */
     char tmpl_scratch[TVAL_MAX]; /* room for parsing a predicted value */
-    uint8_t nabsent;            /* fields no step sets ... */
-    uint8_t absent[F__CNT];     /* ... which */
+    uint8_t nabsent;             /* fields no step sets ... */
+    uint8_t absent[F__CNT];      /* ... which */
     /* The template compiled into runs of fixed text (see tdec_runs()). */
-    bool runs_stale;              /* the steps changed since: compile again */
-    uint8_t nruns;                /* 0: none */
-    run_t runs[SEQ_MAX];          /* each: fixed text, then a value read */
+    bool runs_stale;     /* the steps changed since: compile again */
+    uint8_t nruns;       /* 0: none */
+    run_t runs[SEQ_MAX]; /* each: fixed text, then a value read */
     char run_text[SEQ_MAX * (TPAT_MAX + TVAL_MAX) + 16]; /* the runs' text, then slack */
-    sw_jval_t run_f[F__CNT + 1];  /* f[] before the values read: predicted and absent */
-    bool general_only;          /* tests: skip tdec_tmpl() and tdec_fast() */
-    uint64_t general_lines;     /* lines decoded by the general path */
-    uint64_t tmpl_lines;        /* lines decoded by the template path */
+    sw_jval_t run_f[F__CNT + 1]; /* f[] before the values read: predicted and absent */
+    bool general_only;           /* tests: skip tdec_tmpl() and tdec_fast() */
+    uint64_t general_lines;      /* lines decoded by the general path */
+    uint64_t tmpl_lines;         /* lines decoded by the template path */
 };
 
 sw_tdec_t *sw_tdec_new(void)
@@ -457,8 +457,7 @@ static const struct {
 
 /* Whether the 32-byte pattern pat (mask: the bytes that count, len: how
  * many) is at p. */
-FAST_INLINE bool pat_at(const char *p, const char *end, const char *pat, uint32_t mask,
-                          size_t len)
+FAST_INLINE bool pat_at(const char *p, const char *end, const char *pat, uint32_t mask, size_t len)
 {
 #if defined(__SSE2__)
     if (end - p >= 32) {
@@ -552,9 +551,9 @@ FAST_INLINE uint64_t digits_at_end(const char *q, unsigned n)
     const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
     v = _mm_and_si128(v, _mm_cmpgt_epi8(lane, _mm_set1_epi8((char)(15 - (int)n))));
-    __m128i d2 = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi16(0xff)),
-                                               _mm_set1_epi16(10)),
-                               _mm_srli_epi16(v, 8));
+    __m128i d2 = _mm_add_epi16(
+        _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi16(0xff)), _mm_set1_epi16(10)),
+        _mm_srli_epi16(v, 8));
     __m128i d4 = _mm_madd_epi16(d2, _mm_set1_epi32(0x00010064)); /* x100 + x1 */
     d4 = _mm_packs_epi32(d4, d4);
     __m128i d8 = _mm_madd_epi16(d4, _mm_set1_epi32(0x00012710)); /* x10000 + x1 */
@@ -712,8 +711,8 @@ __attribute__((noinline)) static const char *fast_value_any(const char *p, const
 
 /* fast_value_any() with the usual values inline: a plain string, an
  * integer, null. */
-FAST_INLINE const char *fast_value(const char *p, const char *text, const char *end, int id, sw_jval_t *v, sw_event_t *ev,
-           sw_jscan_t *js)
+FAST_INLINE const char *fast_value(const char *p, const char *text, const char *end, int id,
+                                   sw_jval_t *v, sw_event_t *ev, sw_jscan_t *js)
 {
     const char *s = p;
     if (*p == '"') {
@@ -926,9 +925,9 @@ FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
         __m128i eq = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + n - 16)),
                                     _mm_loadu_si128((const __m128i *)(const void *)(c + n - 16)));
         for (size_t i = 0; i + 16 < n; i += 16)
-            eq = _mm_and_si128(eq, _mm_cmpeq_epi8(
-                                       _mm_loadu_si128((const __m128i *)(const void *)(p + i)),
-                                       _mm_loadu_si128((const __m128i *)(const void *)(c + i))));
+            eq = _mm_and_si128(
+                eq, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
+                                   _mm_loadu_si128((const __m128i *)(const void *)(c + i))));
         return _mm_movemask_epi8(eq) == 0xffff;
     }
     if (end - p >= 16) {

@@ -46,14 +46,12 @@ struct sw_batch_s {
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
     size_t ncounterless;   /* entries of counterless */
-    uint32_t last_job; /* interned job_id of the last sample; 0 = none yet */
-    sw_str_t last_job_s; /* its string (the table's copy) */
+    uint32_t last_job;     /* interned job_id of the last sample; 0 = none yet */
+    sw_str_t last_job_s;   /* its string (the table's copy) */
     /* Interned host and session of the last sample of each rank (by rank
      * mod RANK_CACHE; id 0 = none yet): a rank's samples repeat them. */
     cached_t (*rank_cache)[2];
 };
-
-
 
 #define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
 
