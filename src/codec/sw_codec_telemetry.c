@@ -495,6 +495,8 @@ FAST_INLINE const char *str_end(const char *p, const char *text, const char *end
         unsigned mask = (unsigned)_mm_movemask_epi8(m) >> (p - b);
         return mask ? p + __builtin_ctz(mask) : end;
     }
+#else
+    (void)text;
 #endif
     return sw_json_skip_plain(p, end);
 }
