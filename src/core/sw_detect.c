@@ -870,7 +870,15 @@ void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
     det->cur = det->pf;
     det->pf.ev = NULL;
     if (ev->kind != SW_EV_SAMPLE) return;
-    job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    /* Producers send a job's events in runs: compare with the last job
+     * found before hashing the id. */
+    job_t *j = det->pf_last_j;
+    if (!j || det->pf_last_gen != det->gen ||
+        !job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len)) {
+        j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+        det->pf_last_j = j;
+        det->pf_last_gen = det->gen;
+    }
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
     const char *r = (const char *)&j->ranks[ri];
