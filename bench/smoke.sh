@@ -10,14 +10,15 @@
 #
 #   bench/smoke.sh [STORMWATCH]       (default build/stormwatch; SW_BIN too)
 #
-# Environment: SMOKE_REPS (default 5), SMOKE_MARGIN (default 1.4: fail
-# when a quotient exceeds 1.4 x the reference one), SMOKE_DIR (scratch
+# Environment: SMOKE_REPS (default 5), SMOKE_MARGIN (default 1.8: fail
+# when a quotient exceeds 1.8 x the reference one; a 2x slowdown does, a
+# machine at load 10 does not), SMOKE_DIR (scratch
 # directory, default a mktemp -d that is removed).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SW=${1:-${SW_BIN:-$ROOT/build/stormwatch}}
 REPS=${SMOKE_REPS:-5}
-MARGIN=${SMOKE_MARGIN:-1.4}
+MARGIN=${SMOKE_MARGIN:-1.8}
 # CPU time over md5sum's on the reference machine (2-CPU VM, 2026-11-27,
 # branch offline after the decoder's template path: runs of this script at
 # load 4-9 gave replay 0.79-0.85 and analyze 0.46-0.62; main before it gave
