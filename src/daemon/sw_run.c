@@ -404,6 +404,9 @@ int sw_run(const sw_run_opts_t *opts)
     r.wake[0] = r.wake[1] = -1;
     r.log = opts->log;
     r.m = opts->metrics;
+    r.pass.m = r.m;
+    r.pass.log = r.log;
+    r.pass.plans = &r.plans;
     r.kctx.log = opts->log;
     r.kctx.user = &r;
     const sw_conf_t *conf = opts->conf;
@@ -420,9 +423,9 @@ int sw_run(const sw_run_opts_t *opts)
     r.snapshot_interval_ms = set->delivery.snapshot_interval_ms;
     r.restore = set->delivery.state_restore;
     r.eos = set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE;
-    r.schema_telemetry = set->format.schema_id_telemetry;
+    r.pass.schema_telemetry = set->format.schema_id_telemetry;
     r.schema_alert = set->format.schema_id_alert;
-    r.in_fmt = set->format.input == SW_IN_FORMAT_JSON   ? FMT_JSON
+    r.pass.in_fmt = set->format.input == SW_IN_FORMAT_JSON   ? FMT_JSON
                : set->format.input == SW_IN_FORMAT_AVRO ? FMT_AVRO
                                                         : FMT_AUTO;
     r.out_avro = set->format.output == SW_OUT_FORMAT_AVRO;
@@ -449,14 +452,15 @@ int sw_run(const sw_run_opts_t *opts)
     /* Avro input through plans whenever more than the one fixed id can
      * arrive (a registry, or avro.schema.ids.telemetry); otherwise the
      * fixed-id path, as before. */
-    r.reg_plans = set->registry.urls.n > 0 || set->format.schema_ids_telemetry.n > 0;
+    r.pass.reg_plans = set->registry.urls.n > 0 || set->format.schema_ids_telemetry.n > 0;
     if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
     } else if (sw_run_wake_open(&r) != 0) {
         rc = 1;
     } else if (!(r.reg = sw_registry_from_settings(set, sw_schema_telemetry_event,
                                                    sw_schema_telemetry_event_len,
-                                                   r.schema_telemetry, true, cerr, sizeof(cerr)))) {
+                                                   r.pass.schema_telemetry, true, cerr,
+                                                   sizeof(cerr)))) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr);
     } else {
         rc = 0;
@@ -492,6 +496,13 @@ int sw_run(const sw_run_opts_t *opts)
         int nw = sw_run_workers_start(&r, set->delivery.worker_threads, why, sizeof(why));
         sw_log(r.log, SW_LOG_INFO, "worker.threads=%d (%s): %d thread%s decode and analyse", nw,
                why, nw, nw == 1 ? "" : "s");
+        /* Registry requests on a thread of their own: the loop never waits
+         * for the registry (sw_run_work.c holds a partition instead). */
+        if (sw_registry_remote(r.reg) &&
+            sw_registry_fetcher_start(r.reg, sw_run_wake_fetched, &r) != SW_OK)
+            sw_log(r.log, SW_LOG_WARN,
+                   "cannot start the schema registry's fetcher thread: requests are made by "
+                   "the consume loop");
         int64_t last_snap_tick = 0;
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;
@@ -532,6 +543,7 @@ int sw_run(const sw_run_opts_t *opts)
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
         }
         sw_run_workers_stop(&r);
+        sw_registry_fetcher_stop(r.reg); /* before the wake-up pipe closes */
         rd_kafka_queue_io_event_enable(cq, -1, NULL, 0);
         rd_kafka_queue_io_event_enable(pq, -1, NULL, 0);
         rd_kafka_queue_destroy(cq);
@@ -551,6 +563,7 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.parts[i]) sw_run_part_destroy(&r, r.parts[i]);
     free(r.parts);
     free(r.jobs);
+    sw_run_plans_free(&r);
     free(r.out_pos);
     sw_run_wake_close(&r);
     sw_tdec_destroy(r.tdec);

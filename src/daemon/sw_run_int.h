@@ -126,6 +126,7 @@ typedef struct part_s {
     int64_t held_from; /* lowest offset that reached us while held, -1 none */
     bool reg_hold;     /* paused until the schema registry gives reg_id */
     int32_t reg_id;    /* the writer schema id it waits for */
+    bool reg_warned;   /* the hold was said (a failure, not a first fetch) */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
     sw_detect_stats_t mprev; /* engine counters last published */
     rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */
@@ -149,16 +150,62 @@ static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format",
 
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
-struct run_s;
+/* A round's writer-schema plans by id (sw_run_work.c). Written by the
+ * main thread only, while no pass runs (sort_out: each id of the round
+ * once, from the registry's cache); read by the workers without a lock
+ * during the passes, when it does not change; emptied after the round.
+ * Its plans are borrowed from the registry until sw_registry_reclaim(),
+ * which the main thread calls after emptying it. */
+typedef struct plantab_s {
+    sw_imap_t idx;               /* id -> slot */
+    const sw_avro_plan_t **plan; /* by slot; NULL: a final error */
+    sw_err_t *err;               /* by slot: SW_OK, or the error for the dead letter */
+    uint32_t *why;               /* by slot: offset of its error text in text */
+    size_t n, cap;
+    sw_buf_t text;
+} plantab_t;
 
-/* A thread that decodes and analyses; workers[0] is the main thread. */
+/* What a pass needs, and the only thing a worker sees of the run (as a
+ * const pointer). Written by the main thread between passes (the pass
+ * clock when a pass starts, the jobs when a round sorts out); read by the
+ * workers during a pass. */
+typedef struct pass_s {
+    fmt_t in_fmt;              /* input.format */
+    bool reg_plans;            /* Avro through plans (plans), not the fixed id */
+    int32_t schema_telemetry;  /* the fixed id (avro.schema.id.telemetry) */
+    const plantab_t *plans;    /* the round's plans (reg_plans) */
+    int64_t now_ms;            /* stream time of the pass (ms) for idleness */
+    const sw_log_t *log;       /* thread-safe: a new job's engine warning */
+    sw_metrics_t *m;           /* may be NULL; workers only time themselves when set */
+    struct part_s *const *jobs; /* the pass's partitions, largest range first */
+    size_t njobs;
+    atomic_size_t *jnext; /* the next job to take: the one counter workers share */
+} pass_t;
+
+struct crew_s;
+
+/* A thread that decodes and analyses; workers[0] is the main thread. Its
+ * decoders and times are its own. */
 typedef struct sw_worker_s {
-    struct run_s *r;
+    struct crew_s *crew;
     pthread_t th;
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
     sw_metrics_proc_t proc; /* processing times of this pass, published after it */
 } sw_worker_t;
+
+/* The worker threads and how a pass starts and ends (sw_run_work.c). */
+typedef struct crew_s {
+    sw_worker_t *workers;
+    int nworkers;         /* the main thread included; set before the threads start */
+    pthread_mutex_t lock; /* gen, busy, quit */
+    pthread_cond_t go, done;
+    uint64_t gen;        /* under lock: a pass starts, the workers take jobs */
+    int busy;            /* under lock: workers still in the pass */
+    bool quit;           /* under lock: the threads end */
+    const pass_t *pass;  /* the pass being run: set by the main thread before gen moves */
+    atomic_size_t jnext; /* the next job to take (pass_t.jnext points here) */
+} crew_t;
 
 typedef struct run_s {
     token_t *undelivered, *undelivered_tail; /* records awaiting delivery, oldest first */
@@ -175,12 +222,10 @@ typedef struct run_s {
     int64_t snapshot_interval_ms;
     bool restore;
     bool eos;
-    fmt_t in_fmt;
     bool out_avro;
     bool out_pager;        /* output.format pagerduty or alertmanager */
     sw_pager_opts_t pager; /* its options (strings borrowed from the conf) */
     uint64_t not_paged;    /* summaries that were not a page (never produced) */
-    int32_t schema_telemetry;
     int32_t schema_alert;
     size_t max_value; /* largest value we produce: message.max.bytes less room for headers */
     const char *out_topic;
@@ -206,7 +251,6 @@ typedef struct run_s {
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
     sw_registry_t *reg;  /* writer schemas by id (registry, files, fixed id) */
-    bool reg_plans;      /* Avro input through reg's plans, not the fixed id */
     uint64_t reg_errors; /* registry failures already counted in the metric */
     sw_buf_t value;
     bool failed; /* exit 1 */
@@ -222,20 +266,15 @@ typedef struct run_s {
     int64_t memory_budget; /* max.memory.bytes (0: none) */
     uint64_t trimmed_at;   /* engine bytes at the last malloc_trim */
     bool over_budget;
-    /* Rounds and workers (sw_run_work.c). */
-    int wake[2]; /* pipe: a queue stopped being empty */
-    sw_worker_t *workers;
-    int nworkers;          /* the main thread included */
-    pthread_mutex_t wlock; /* wgen, wbusy, wquit */
-    pthread_cond_t wgo, wdone;
-    uint64_t wgen; /* a pass starts: the workers take jobs */
-    int wbusy;     /* workers still in the pass */
-    bool wquit;
-    pthread_mutex_t reg_lock; /* the registry's cache, during a pass */
-    part_t **jobs;            /* the pass's partitions, largest range first */
+    /* Rounds and workers (sw_run_work.c); main thread only, except what
+     * pass and crew say. */
+    int wake[2]; /* pipe: a queue (or the registry's fetcher) has news; the
+                    write end is written by librdkafka's threads and the fetcher */
+    crew_t crew;
+    pass_t pass;     /* the workers' view (they get &pass as const) */
+    plantab_t plans; /* the round's writer-schema plans, behind pass.plans */
+    part_t **jobs;   /* the pass's partitions, largest range first */
     size_t njobs, capjobs;
-    atomic_size_t jnext; /* the next job to take */
-    int64_t pass_now;    /* stream time of the pass (ms) for idleness */
 } run_t;
 
 /* ---- shared functions --------------------------------------------------- */
@@ -298,6 +337,9 @@ bool sw_run_round(run_t *r);
 int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size);
 void sw_run_workers_stop(run_t *r);
 void sw_run_work_free(part_t *p);
+void sw_run_plans_free(run_t *r);
+/** The registry's fetcher has an answer: wake the loop (any thread). */
+void sw_run_wake_fetched(void *opaque);
 void sw_run_part_queue(run_t *r, part_t *p);
 void sw_run_part_queue_release(part_t *p);
 int sw_run_wake_open(run_t *r);
