@@ -215,16 +215,10 @@ void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         const rd_kafka_topic_partition_t *tp = &offsets->elems[i];
         part_t *p = sw_run_part_find(r, tp->topic, tp->partition);
         if (!p) continue;
-        long long x;
-        char md[160] = "";
-        if (tp->metadata && tp->metadata_size < sizeof(md))
-            memcpy(md, tp->metadata, tp->metadata_size);
-        bool snap = sscanf(md, "sw1:%*d:%*u:%*u:%lld", &x) == 1;
-        if (!err && !tp->err) {
-            if (snap && x > p->confirmed_x) p->confirmed_x = x;
-        } else if (snap && p->committed_x == x) {
-            p->committed_x = p->confirmed_x; /* not taken: snapshot and commit again */
-        }
+        sw_snapref_t ref;
+        char why[200];
+        if (sw_snapmeta_parse(tp->metadata, tp->metadata_size, &ref, why, sizeof(why)) == SW_OK)
+            sw_ledger_commit_answer(&p->led, ref.x, !err && !tp->err);
     }
 }
 
@@ -292,14 +286,15 @@ static void log_uncommitted(run_t *r)
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
         if (!p || p->next < 0) continue;
-        bool done = r->restore ? p->confirmed_x >= p->next : (p->qn == 0 && !r->commits_waiting);
+        bool done = r->restore ? p->led.confirmed_x >= p->next
+                              : (sw_ledger_pending(&p->led) == 0 && !r->commits_waiting);
         if (done) continue;
         sw_log(r->log, SW_LOG_WARN,
                "%s [%d]: not committed past offset %lld (input read up to %lld; %zu offsets with "
                "unacknowledged records): its next owner reads it again from the committed offset",
                p->topic, (int)p->partition,
-               (long long)(r->restore ? p->confirmed_x : sw_run_committable(p)),
-               (long long)p->next - 1, p->qn);
+               (long long)(r->restore ? p->led.confirmed_x : sw_run_committable(p)),
+               (long long)p->next - 1, sw_ledger_pending(&p->led));
     }
 }
 
@@ -328,8 +323,8 @@ static int stop(run_t *r)
     if (flushed && r->restore) {
         for (size_t i = 0; i < r->nparts; i++) {
             part_t *p = r->parts[i];
-            if (!p || p->origin || p->mode != PM_NORMAL || p->next < 0 || p->failed ||
-                p->next <= p->confirmed_x)
+            if (!p || p->origin || p->mode != PM_NORMAL || p->next < 0 || p->led.failed ||
+                p->next <= p->led.confirmed_x)
                 continue;
             p->snap.active = false; /* any snapshot in flight is superseded */
             sw_run_snapshot_start(r, p);

@@ -33,18 +33,16 @@
 #include "sw_detect.h"
 #include "sw_imap.h"
 #include "sw_kafka.h"
+#include "sw_ledger.h"
 #include "sw_partition.h"
 #include "sw_registry.h"
+#include "sw_sched.h"
+#include "sw_snapcodec.h"
 #include "sw_varint.h"
 
 #define SNAP_CHUNK (512u * 1024u) /* bytes of compressed snapshot per message */
 #define SUPPRESS_DLQ 6 /* "action" of dead letters in suppression keys (after sw_action_t) */
 #define SUPPRESS_FWD 7 /* "action" of forwarded copies (repartition.topic) */
-
-typedef struct pend_s {
-    int64_t offset; /* input offset */
-    uint32_t left;  /* records of that offset not yet acknowledged */
-} pend_t;
 
 typedef struct snapfl_s {
     bool active;  /* a snapshot is being written */
@@ -105,10 +103,8 @@ typedef struct part_s {
                                 (its engine stays empty; snapshots and suppression work
                                 as for any partition) */
     sw_detector_t *det;
-    int64_t next; /* next offset to process; -1 before the first */
-    pend_t *q;    /* ring of pending offsets, ascending */
-    size_t qhead, qn, qcap;
-    bool failed; /* a record was refused: never commit past it */
+    int64_t next;    /* next offset to process; -1 before the first */
+    sw_ledger_t led; /* its delivery ledger: pending offsets, refusals, commits */
     pmode_t mode;
     int64_t rebuild_x; /* rebuild mode: offsets below it refill windows */
     int64_t rebuild_y;
@@ -117,8 +113,6 @@ typedef struct part_s {
     sw_imap_t suppress; /* records already on the output: offset*8+action */
     uint64_t suppressed;
     snapfl_t snap;
-    int64_t committed_x; /* snapshot offset of the last commit sent */
-    int64_t confirmed_x; /* snapshot offset of the last commit the broker took */
     int64_t last_snap_ms;
     bool origin;       /* assigned without a usable snapshot: held (paused)
                                 until its origin snapshot is committed */
@@ -132,18 +126,6 @@ typedef struct part_s {
     rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */
     pwork_t w;
 } part_t;
-
-typedef enum tok_kind_e { TOK_RECORD, TOK_SNAPSHOT } tok_kind_t;
-
-typedef struct token_s {
-    uint32_t part_id;
-    tok_kind_t kind;
-    uint32_t chunk;
-    int64_t offset;              /* input offset (records) */
-    uint64_t snap_id;            /* snapshots */
-    int64_t produced_ms;         /* records: handed to the producer (sw_clock_ms) */
-    struct token_s *prev, *next; /* records: run_t's list of undelivered ones */
-} token_t;
 
 typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT, DLQ_CLOCK } dlq_kind_t;
 static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format", "clock"};
@@ -177,38 +159,20 @@ typedef struct pass_s {
     int64_t now_ms;            /* stream time of the pass (ms) for idleness */
     const sw_log_t *log;       /* thread-safe: a new job's engine warning */
     sw_metrics_t *m;           /* may be NULL; workers only time themselves when set */
-    struct part_s *const *jobs; /* the pass's partitions, largest range first */
-    size_t njobs;
-    atomic_size_t *jnext; /* the next job to take: the one counter workers share */
+    struct sw_worker_s *workers; /* by worker index: each touches only its own */
 } pass_t;
 
-struct crew_s;
-
-/* A thread that decodes and analyses; workers[0] is the main thread. Its
- * decoders and times are its own. */
+/* What one worker (sw_sched.h's worker index; 0 is the main thread) has of
+ * its own: decoders and its processing times of this round, published by
+ * the main thread after the passes. */
 typedef struct sw_worker_s {
-    struct crew_s *crew;
-    pthread_t th;
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
-    sw_metrics_proc_t proc; /* processing times of this pass, published after it */
+    sw_metrics_proc_t proc;
 } sw_worker_t;
 
-/* The worker threads and how a pass starts and ends (sw_run_work.c). */
-typedef struct crew_s {
-    sw_worker_t *workers;
-    int nworkers;         /* the main thread included; set before the threads start */
-    pthread_mutex_t lock; /* gen, busy, quit */
-    pthread_cond_t go, done;
-    uint64_t gen;        /* under lock: a pass starts, the workers take jobs */
-    int busy;            /* under lock: workers still in the pass */
-    bool quit;           /* under lock: the threads end */
-    const pass_t *pass;  /* the pass being run: set by the main thread before gen moves */
-    atomic_size_t jnext; /* the next job to take (pass_t.jnext points here) */
-} crew_t;
-
 typedef struct run_s {
-    token_t *undelivered, *undelivered_tail; /* records awaiting delivery, oldest first */
+    sw_tokens_t undelivered; /* records awaiting delivery, oldest first (sw_run_out.c) */
     bool assigned_once;                      /* a rebalance callback assigned (maybe nothing) */
     int64_t last_event_ms;                   /* newest input message timestamp seen, ms (metric) */
     sw_kafka_ctx_t kctx;
@@ -267,13 +231,16 @@ typedef struct run_s {
     uint64_t trimmed_at;   /* engine bytes at the last malloc_trim */
     bool over_budget;
     /* Rounds and workers (sw_run_work.c); main thread only, except what
-     * pass and crew say. */
+     * pass says (read by the workers during a pass) and the workers' own
+     * entries of workers. */
     int wake[2]; /* pipe: a queue (or the registry's fetcher) has news; the
                     write end is written by librdkafka's threads and the fetcher */
-    crew_t crew;
-    pass_t pass;     /* the workers' view (they get &pass as const) */
-    plantab_t plans; /* the round's writer-schema plans, behind pass.plans */
-    part_t **jobs;   /* the pass's partitions, largest range first */
+    sw_sched_t *sched;    /* the worker threads, rounds and passes (sw_sched.h) */
+    sw_worker_t *workers; /* by worker index (pass.workers) */
+    int nworkers;         /* the main thread included */
+    pass_t pass;          /* the workers' view (they get &pass as const) */
+    plantab_t plans;      /* the round's writer-schema plans, behind pass.plans */
+    void **jobs;          /* a round's partitions (part_t *) */
     size_t njobs, capjobs;
 } run_t;
 
@@ -283,8 +250,6 @@ bool sw_run_stop_abandoned(const run_t *r);
 bool sw_run_stop_over(const run_t *r);
 int sw_run_stop_budget(const run_t *r, int normal);
 bool sw_run_flush_bounded(run_t *r, int normal_ms);
-void sw_run_pend_add(part_t *p, int64_t offset);
-void sw_run_pend_done(part_t *p, int64_t offset);
 int64_t sw_run_committable(const part_t *p);
 void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n);
 void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v);
@@ -293,7 +258,7 @@ void sw_run_part_destroy(run_t *r, part_t *p);
 part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
-                        token_t *tok);
+                        sw_token_t *tok);
 void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic,
                            int32_t partition, const void *key, size_t keylen, const void *value,
                            size_t vlen, rd_kafka_headers_t *hdrs);

@@ -427,33 +427,11 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
     }
 }
 
-static void work_jobs(const pass_t *ps, sw_worker_t *w)
+/* sw_sched_work_fn: one partition of a pass, on worker @p wi. */
+static void work_job(const void *pass, int wi, void *job)
 {
-    for (;;) {
-        size_t j = atomic_fetch_add_explicit(ps->jnext, 1, memory_order_relaxed);
-        if (j >= ps->njobs) return;
-        work_partition(ps, w, ps->jobs[j]);
-    }
-}
-
-static void *worker_main(void *arg)
-{
-    sw_worker_t *w = arg;
-    crew_t *c = w->crew;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&c->lock);
-    for (;;) {
-        while (!c->quit && c->gen == seen) pthread_cond_wait(&c->go, &c->lock);
-        if (c->quit) break;
-        seen = c->gen;
-        const pass_t *ps = c->pass; /* read under the lock: set before gen moved */
-        pthread_mutex_unlock(&c->lock);
-        work_jobs(ps, w);
-        pthread_mutex_lock(&c->lock);
-        if (--c->busy == 0) pthread_cond_signal(&c->done);
-    }
-    pthread_mutex_unlock(&c->lock);
-    return NULL;
+    const pass_t *ps = pass;
+    work_partition(ps, &ps->workers[wi], job);
 }
 
 /* The CPUs this process may run on (its affinity mask). */
@@ -481,101 +459,42 @@ int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size)
         if (n > 64) n = 64;
         snprintf(why, why_size, "%s%s", src, n == 64 ? ", at most 64" : "");
     }
-    crew_t *c = &r->crew;
-    c->workers = sw_calloc((size_t)n, sizeof(*c->workers));
-    c->workers[0].crew = c; /* the main thread: the run's own decoders */
-    c->workers[0].tdec = r->tdec;
-    c->workers[0].adec = r->adec;
-    pthread_mutex_init(&c->lock, NULL);
-    pthread_cond_init(&c->go, NULL);
-    pthread_cond_init(&c->done, NULL);
-    c->nworkers = 1;
-    for (int i = 1; i < n; i++) {
-        sw_worker_t *w = &c->workers[i];
-        w->crew = c;
-        w->tdec = sw_tdec_new();
-        w->adec = sw_avro_dec_new();
-        int e = pthread_create(&w->th, NULL, worker_main, w);
-        if (!e) {
-            char name[32]; /* top, perf and gdb show which thread is which */
-            snprintf(name, sizeof(name), "sw-worker-%d", i);
-            name[15] = '\0'; /* the kernel's limit, 15 characters */
-            pthread_setname_np(w->th, name);
-        }
-        if (e) {
-            sw_log(r->log, SW_LOG_WARN, "cannot start worker thread %d of %d: %s; going on with %d",
-                   i + 1, n, strerror(e), c->nworkers);
-            sw_tdec_destroy(w->tdec);
-            sw_avro_dec_destroy(w->adec);
-            break;
-        }
-        c->nworkers++;
+    char err[200];
+    r->sched = sw_sched_new(n, work_job, &r->nworkers, err, sizeof(err));
+    if (r->nworkers < n)
+        sw_log(r->log, SW_LOG_WARN, "%s; going on with %d", err, r->nworkers);
+    r->workers = sw_calloc((size_t)r->nworkers, sizeof(*r->workers));
+    r->workers[0].tdec = r->tdec; /* the main thread: the run's own decoders */
+    r->workers[0].adec = r->adec;
+    for (int i = 1; i < r->nworkers; i++) {
+        r->workers[i].tdec = sw_tdec_new();
+        r->workers[i].adec = sw_avro_dec_new();
     }
-    return c->nworkers;
+    r->pass.workers = r->workers;
+    return r->nworkers;
 }
 
 void sw_run_workers_stop(run_t *r)
 {
-    crew_t *c = &r->crew;
-    if (!c->workers) return;
-    pthread_mutex_lock(&c->lock);
-    c->quit = true;
-    pthread_cond_broadcast(&c->go);
-    pthread_mutex_unlock(&c->lock);
-    for (int i = 1; i < c->nworkers; i++) {
-        pthread_join(c->workers[i].th, NULL);
-        sw_tdec_destroy(c->workers[i].tdec);
-        sw_avro_dec_destroy(c->workers[i].adec);
+    if (!r->sched) return;
+    sw_sched_destroy(r->sched);
+    r->sched = NULL;
+    for (int i = 1; i < r->nworkers; i++) {
+        sw_tdec_destroy(r->workers[i].tdec);
+        sw_avro_dec_destroy(r->workers[i].adec);
     }
-    pthread_mutex_destroy(&c->lock);
-    pthread_cond_destroy(&c->go);
-    pthread_cond_destroy(&c->done);
-    free(c->workers);
-    c->workers = NULL;
-    c->nworkers = 0;
-}
-
-/* Largest remaining range first: the pass ends when its longest job does. */
-static int by_remaining_desc(const void *a, const void *b)
-{
-    const part_t *pa = *(part_t *const *)a, *pb = *(part_t *const *)b;
-    size_t ra = pa->w.w1 - pa->w.pos, rb = pb->w.w1 - pb->w.pos;
-    return ra < rb ? 1 : ra > rb ? -1 : 0;
-}
-
-static void run_pass(run_t *r)
-{
-    crew_t *c = &r->crew;
-    if (r->njobs > 1) qsort(r->jobs, r->njobs, sizeof(*r->jobs), by_remaining_desc);
-    pass_t *ps = &r->pass;
-    ps->now_ms = sw_clock_ms();
-    ps->jobs = r->jobs;
-    ps->njobs = r->njobs;
-    ps->jnext = &c->jnext;
-    atomic_store_explicit(&c->jnext, 0, memory_order_relaxed);
-    if (c->nworkers <= 1 || r->njobs <= 1) {
-        work_jobs(ps, &c->workers[0]);
-        return;
-    }
-    pthread_mutex_lock(&c->lock);
-    c->pass = ps;
-    c->busy = c->nworkers - 1;
-    c->gen++;
-    pthread_cond_broadcast(&c->go);
-    pthread_mutex_unlock(&c->lock);
-    work_jobs(ps, &c->workers[0]);
-    pthread_mutex_lock(&c->lock);
-    while (c->busy > 0) pthread_cond_wait(&c->done, &c->lock);
-    pthread_mutex_unlock(&c->lock);
+    free(r->workers);
+    r->workers = NULL;
+    r->pass.workers = NULL;
+    r->nworkers = 0;
 }
 
 /* The workers' processing times of a round into the histogram (the
- * workers are at rest: run_pass waited for them). */
+ * workers are at rest: the round waited for them). */
 static void publish_proc(run_t *r)
 {
     if (!r->m) return;
-    for (int i = 0; i < r->crew.nworkers; i++)
-        sw_metrics_observe_proc(r->m, &r->crew.workers[i].proc);
+    for (int i = 0; i < r->nworkers; i++) sw_metrics_observe_proc(r->m, &r->workers[i].proc);
 }
 
 /* ---- the main thread's parts of a round -------------------------------------- */
@@ -673,7 +592,7 @@ static bool sort_out(run_t *r, part_t *p)
                 sw_event_t ev;
                 sw_err_t rc;
                 p->next = m->offset + 1;
-                if (decode(&r->pass, &r->crew.workers[0], m, &ev, err, sizeof(err), &rc) &&
+                if (decode(&r->pass, &r->workers[0], m, &ev, err, sizeof(err), &rc) &&
                     sw_detect_rebuild(p->det, &ev, m->offset))
                     p->rebuilt++;
                 if (p->next == p->rebuild_x) sw_run_rebuild_finish(r, p);
@@ -710,6 +629,32 @@ void sw_run_take_stray(run_t *r, rd_kafka_message_t *m)
     work_push(&p->w, m);
 }
 
+/* The round's hooks (sw_sched.h), on the main thread. */
+static size_t job_left(const void *job)
+{
+    const part_t *p = job;
+    return p->w.w1 - p->w.pos;
+}
+
+static void pass_begin(void *ctx, void *const *jobs, size_t njobs)
+{
+    (void)jobs;
+    (void)njobs;
+    run_t *r = ctx;
+    r->pass.now_ms = sw_clock_ms(); /* the pass clock, for idleness */
+}
+
+static void job_apply(void *ctx, void *job)
+{
+    apply(ctx, job);
+}
+
+static bool round_stop(void *ctx)
+{
+    const run_t *r = ctx;
+    return r->failed;
+}
+
 bool sw_run_round(run_t *r)
 {
     bool more = false;
@@ -730,16 +675,9 @@ bool sw_run_round(run_t *r)
         }
         if (pw->n && sort_out(r, p)) r->jobs[r->njobs++] = p;
     }
-    while (r->njobs > 0 && !r->failed) {
-        run_pass(r);
-        size_t k = 0;
-        for (size_t j = 0; j < r->njobs; j++) {
-            part_t *p = r->jobs[j];
-            apply(r, p);
-            if (p->w.pos < p->w.w1) r->jobs[k++] = p; /* stopped at a record */
-        }
-        r->njobs = k;
-    }
+    sw_sched_hooks_t h = {job_left, pass_begin, job_apply, round_stop, r};
+    sw_sched_round(r->sched, &r->pass, r->jobs, r->njobs, &h);
+    r->njobs = 0;
     publish_proc(r);
     for (size_t i = 0; i < r->nparts; i++)
         if (r->parts[i]) work_reset(&r->parts[i]->w);
