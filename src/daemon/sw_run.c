@@ -147,7 +147,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             sw_run_part_queue(r, p); /* before the assignment: its messages stay in its queue */
             sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
             sw_run_restore_partition(r, p, &c->elems[i]);
-            if (p->origin) {
+            if (p->hold.origin) {
                 p->next = sw_run_start_offset(r, p, &c->elems[i]);
                 fresh[nfresh++] = p;
             }
@@ -162,7 +162,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(e);
         }
         for (int i = 0; held && i < nfresh; i++)
-            if (fresh[i]->origin) sw_run_origin_pause(r, fresh[i], true);
+            if (fresh[i]->hold.origin) sw_run_origin_pause(r, fresh[i], true);
         free(fresh);
         sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
         return;
@@ -173,7 +173,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (r->restore) {
             for (int i = 0; i < list->cnt; i++) {
                 part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
-                if (p && !p->origin) sw_run_snapshot_final(r, p);
+                if (p && !p->hold.origin) sw_run_snapshot_final(r, p);
             }
         } else {
             rd_kafka_flush(r->producer, 60000);
@@ -184,7 +184,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
                (int)list->elems[i].partition);
-        if (p && (p->origin || p->reg_hold))
+        if (p && sw_hold_held(&p->hold))
             sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
         if (p) sw_run_part_destroy(r, p);
     }
@@ -323,7 +323,7 @@ static int stop(run_t *r)
     if (flushed && r->restore) {
         for (size_t i = 0; i < r->nparts; i++) {
             part_t *p = r->parts[i];
-            if (!p || p->origin || p->mode != PM_NORMAL || p->next < 0 || p->led.failed ||
+            if (!p || p->hold.origin || p->mode != PM_NORMAL || p->next < 0 || p->led.failed ||
                 p->next <= p->led.confirmed_x)
                 continue;
             p->snap.active = false; /* any snapshot in flight is superseded */

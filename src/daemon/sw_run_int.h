@@ -32,6 +32,7 @@
 #include "sw_codec_telemetry.h"
 #include "sw_detect.h"
 #include "sw_imap.h"
+#include "sw_hold.h"
 #include "sw_kafka.h"
 #include "sw_ledger.h"
 #include "sw_partition.h"
@@ -114,13 +115,8 @@ typedef struct part_s {
     uint64_t suppressed;
     snapfl_t snap;
     int64_t last_snap_ms;
-    bool origin;       /* assigned without a usable snapshot: held (paused)
-                                until its origin snapshot is committed */
-    int64_t origin_x;  /* the offset the origin snapshot is taken at */
-    int64_t held_from; /* lowest offset that reached us while held, -1 none */
-    bool reg_hold;     /* paused until the schema registry gives reg_id */
-    int32_t reg_id;    /* the writer schema id it waits for */
-    bool reg_warned;   /* the hold was said (a failure, not a first fetch) */
+    sw_hold_t hold;    /* paused until its origin snapshot is committed, or the
+                          registry answers (sw_hold.h) */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
     sw_detect_stats_t mprev; /* engine counters last published */
     rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */

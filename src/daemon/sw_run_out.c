@@ -69,7 +69,7 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     p->next = -1;
     p->mode = PM_NORMAL;
     sw_ledger_init(&p->led);
-    p->held_from = -1;
+    sw_hold_init(&p->hold);
     p->w.max_ts = -1;
     p->w.last = -1;
     p->last_snap_ms = sw_clock_ms();

@@ -153,7 +153,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
 {
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
-        if (p && p->origin) {
+        if (p && p->hold.origin) {
             sw_run_origin_tick(r, p, now);
             continue;
         }
@@ -322,7 +322,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                      : SW_ERR_NOT_FOUND;
     if (!r->restore || mrc == SW_ERR_NOT_FOUND) {
         p->det = sw_detect_new(r->params);
-        p->origin = r->restore;
+        p->hold.origin = r->restore;
         if (r->restore)
             sw_log(r->log, SW_LOG_INFO,
                    "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
@@ -361,7 +361,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                p->topic, (int)p->partition, what, err, (long long)c->offset);
         sw_imap_clear(&p->suppress);
         p->det = sw_detect_new(r->params);
-        p->origin = true;
+        p->hold.origin = true;
     }
     sw_snapenv_clear(&env);
     sw_buf_clear(&z);
@@ -403,7 +403,7 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
     int64_t t0 = sw_clock_ms(), deadline = t0 + budget_ms;
     for (int i = 0; i < n; i++) {
         ps[i]->snap.active = false;
-        ps[i]->origin_x = ps[i]->next;
+        ps[i]->hold.origin_x = ps[i]->next;
         if (ps[i]->next >= 0) sw_run_snapshot_start(r, ps[i]);
     }
     for (;;) {
@@ -435,7 +435,7 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
             sw_ledger_commit_sent(&p->led, p->snap.x);
             sw_ledger_commit_answer(&p->led, p->snap.x, true);
             p->snap.active = false;
-            p->origin = false;
+            p->hold.origin = false;
             ok++;
             continue;
         }
@@ -467,37 +467,40 @@ void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
 }
 
 /* A held partition: take its origin snapshot again until a commit of it
- * is confirmed, then consume it from where it starts. */
+ * is confirmed, then consume it from where it starts (the steps:
+ * sw_hold_origin_step()). */
 void sw_run_origin_tick(run_t *r, part_t *p, int64_t now)
 {
-    if (p->origin_x < 0) { /* the start offset was unknown: ask again */
-        if (now - p->last_snap_ms < 1000) return;
-        p->last_snap_ms = now;
-        p->origin_x = p->next = sw_run_start_offset(r, p, NULL);
-        if (p->origin_x < 0) return;
-    }
-    if (p->led.confirmed_x >= p->origin_x) {
-        p->origin = false;
-        if (p->held_from >= 0) {
-            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
-            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
-            if (e) rd_kafka_error_destroy(e);
-            rd_kafka_topic_partition_list_destroy(l);
+    sw_hold_t *h = &p->hold;
+    for (;;) {
+        sw_hold_snap_t s = {p->snap.active, p->snap.failed, sw_run_snapshot_commit_ready(p),
+                            p->led.committed_x, p->led.confirmed_x, p->last_snap_ms};
+        switch (sw_hold_origin_step(h, &s, now)) {
+        case SW_HOLD_WAIT: return;
+        case SW_HOLD_ASK_START:
+            p->last_snap_ms = now;
+            h->origin_x = p->next = sw_run_start_offset(r, p, NULL);
+            if (h->origin_x < 0) return;
+            continue;
+        case SW_HOLD_DROP: p->snap.active = false; continue;
+        case SW_HOLD_COMMIT: sw_run_snapshot_commit(r, p, r->eos); return;
+        case SW_HOLD_SNAPSHOT:
+            p->next = h->origin_x;
+            sw_run_snapshot_start(r, p);
+            return;
+        case SW_HOLD_RELEASE:
+            if (h->from >= 0) {
+                rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+                rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = h->from;
+                rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
+                if (e) rd_kafka_error_destroy(e);
+                rd_kafka_topic_partition_list_destroy(l);
+            }
+            sw_run_origin_pause(r, p, false);
+            sw_log(r->log, SW_LOG_INFO,
+                   "%s [%d]: origin snapshot committed; consuming from offset %lld", p->topic,
+                   (int)p->partition, (long long)h->origin_x);
+            return;
         }
-        sw_run_origin_pause(r, p, false);
-        sw_log(r->log, SW_LOG_INFO,
-               "%s [%d]: origin snapshot committed; consuming from offset %lld", p->topic,
-               (int)p->partition, (long long)p->origin_x);
-        return;
     }
-    if (p->snap.active && p->snap.failed) p->snap.active = false;
-    if (p->snap.active) {
-        if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, r->eos);
-        return;
-    }
-    if (p->led.committed_x >= p->origin_x) return; /* a commit of it is in flight */
-    if (now - p->last_snap_ms < 200) return;
-    p->next = p->origin_x;
-    sw_run_snapshot_start(r, p);
 }

@@ -146,7 +146,7 @@ void sw_run_registry_metrics(run_t *r)
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
     int64_t held = 0;
     for (size_t i = 0; i < r->nparts; i++)
-        if (r->parts[i] && r->parts[i]->reg_hold) held++;
+        if (r->parts[i] && r->parts[i]->hold.reg) held++;
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_HELD, held);
 }
 
@@ -171,12 +171,10 @@ static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
         plans_put(&r->plans, id, rc == SW_OK ? plan : NULL, rc, rc == SW_OK ? NULL : err);
         return false;
     }
-    p->reg_hold = true;
-    p->reg_id = id;
-    p->held_from = m->offset;
+    /* The first fetch of an id is no news; a failure is. */
+    sw_hold_registry(&p->hold, id, m->offset, !strstr(err, "being fetched"));
     sw_run_origin_pause(r, p, true);
-    p->reg_warned = !strstr(err, "being fetched"); /* the first fetch of an id is no news */
-    if (p->reg_warned)
+    if (p->hold.reg_warned)
         sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
                        "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the partition "
                        "is paused until the registry answers",
@@ -192,32 +190,31 @@ void sw_run_registry_tick(run_t *r)
 {
     if (!r->pass.reg_plans || !sw_registry_remote(r->reg)) return;
     bool any = false;
-    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->reg_hold;
+    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->hold.reg;
     if (!any) return; /* publish_metrics() keeps the gauges current */
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
-        if (!p || !p->reg_hold) continue;
+        if (!p || !p->hold.reg) continue;
         const sw_avro_plan_t *plan = NULL;
         char err[512];
         /* An id that waits alone (a too slow answer) holds only its own
          * partition: the others are fetched meanwhile. */
-        if (sw_registry_lookup(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) continue;
-        p->reg_hold = false;
-        int64_t from = p->held_from;
-        if (!p->origin) {
+        if (sw_registry_lookup(r->reg, p->hold.reg_id, &plan, err, sizeof(err)) == SW_ERR_IO)
+            continue;
+        int64_t from;
+        if (sw_hold_registry_release(&p->hold, &from)) {
             rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = from;
             rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
             if (e) rd_kafka_error_destroy(e);
             rd_kafka_topic_partition_list_destroy(l);
-            p->held_from = -1;
             sw_run_origin_pause(r, p, false);
         }
-        sw_log(r->log, p->reg_warned ? SW_LOG_INFO : SW_LOG_DEBUG,
+        sw_log(r->log, p->hold.reg_warned ? SW_LOG_INFO : SW_LOG_DEBUG,
                "%s [%d]: schema registry answers %sfor writer schema id %ld; consuming from "
                "offset %lld",
-               p->topic, (int)p->partition, p->reg_warned ? "again " : "", (long)p->reg_id,
-               (long long)from);
+               p->topic, (int)p->partition, p->hold.reg_warned ? "again " : "",
+               (long)p->hold.reg_id, (long long)from);
     }
     sw_run_registry_metrics(r);
 }
@@ -576,8 +573,8 @@ static bool sort_out(run_t *r, part_t *p)
             note_consumer_error(r, m);
             continue; /* inside the range, the workers pass over it */
         }
-        if (p->origin || p->reg_hold) { /* held (paused): read again from here once released */
-            if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
+        if (sw_hold_held(&p->hold)) { /* paused: read again from here once released */
+            sw_hold_note(&p->hold, m->offset);
             continue;
         }
         if (registry_wait(r, p, m)) continue;
