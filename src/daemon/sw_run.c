@@ -36,7 +36,7 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     part_t *p = r->expiring;
     /* A summary waits like a record of the last processed offset, so that
      * offset is not committed before the summary is acknowledged. */
-    sw_run_send_record(r, p, p->next - 1, (sw_record_t *)rec);
+    sw_run_send_record(r, p, p->next - 1, rec);
 }
 
 /* Once a second: the engines' memory against max.memory.bytes. Each

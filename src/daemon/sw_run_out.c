@@ -354,9 +354,11 @@ bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec)
 }
 
 /* @p pend_offset: the offset the record waits on (the sample's; for an
- * idle summary the last processed one). */
-void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec)
+ * idle summary the last processed one). @p engine_rec is the engine's,
+ * borrowed: the record sent is a copy that says where it comes from. */
+void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_record_t *engine_rec)
 {
+    sw_record_t copy = *engine_rec, *rec = &copy;
     rec->source.set = true;
     rec->source.topic = sw_str(p->topic);
     rec->source.partition = p->partition;

@@ -540,12 +540,12 @@ static void apply(run_t *r, part_t *p)
             forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);
             break;
         case WK_RECORD:
-            if (r->m && ((const sw_record_t *)o->rec)->action == SW_ACTION_TRIGGER) {
+            if (r->m && o->rec->action == SW_ACTION_TRIGGER) {
                 /* Alert latency: the triggering message's timestamp to now. */
                 int64_t ts = rd_kafka_message_timestamp(m, NULL);
                 if (ts > 0) sw_metrics_observe_alert_latency(r->m, sw_wall_ms() - ts);
             }
-            sw_run_send_record(r, p, m->offset, (sw_record_t *)o->rec);
+            sw_run_send_record(r, p, m->offset, o->rec);
             break;
         case WK_NONE: break;
         }
