@@ -25,7 +25,8 @@ typedef struct sw_hold_s {
     int64_t origin_x; /**< the offset the origin snapshot is taken at (-1: unknown yet) */
     bool reg;         /**< held until the registry answers for reg_id */
     int32_t reg_id;   /**< the writer schema id it waits for */
-    bool reg_warned;  /**< the registry hold was said (a failure, not a first fetch) */
+    bool reg_warned;  /**< the registry hold was said: a failure, not a first fetch
+                           (only such holds count as waiting for the registry) */
     int64_t from;     /**< lowest offset that reached it while held (-1: none) */
 } sw_hold_t;
 

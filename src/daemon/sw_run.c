@@ -538,12 +538,14 @@ int sw_run(const sw_run_opts_t *opts)
             if (now - last_stats >= 30000) log_stats(&r, &stats_msgs, &last_stats);
         }
         sw_run_workers_stop(&r);
-        sw_registry_fetcher_stop(r.reg); /* before the wake-up pipe closes */
         rd_kafka_queue_io_event_enable(cq, -1, NULL, 0);
         rd_kafka_queue_io_event_enable(pq, -1, NULL, 0);
         rd_kafka_queue_destroy(cq);
         rd_kafka_queue_destroy(pq);
         int stop_rc = stop(&r);
+        /* After the bounded stop (a request in flight ends within
+         * schema.registry.request.timeout.ms), before the pipe closes. */
+        sw_registry_fetcher_stop(r.reg);
         log_stats(&r, &stats_msgs, &last_stats);
         rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
         if (r.kctx.fatal)

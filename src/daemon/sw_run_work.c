@@ -133,7 +133,8 @@ void sw_run_plans_free(run_t *r)
 
 /* ---- the schema registry ------------------------------------------------ */
 
-/* Publish the registry's counters (errors, up, partitions waiting). */
+/* Publish the registry's counters (errors, up, partitions waiting: held
+ * after a failure, not while an id's first fetch is under way). */
 void sw_run_registry_metrics(run_t *r)
 {
     if (!r->m || !r->reg || !sw_registry_remote(r->reg)) return;
@@ -146,7 +147,7 @@ void sw_run_registry_metrics(run_t *r)
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
     int64_t held = 0;
     for (size_t i = 0; i < r->nparts; i++)
-        if (r->parts[i] && r->parts[i]->hold.reg) held++;
+        if (r->parts[i] && r->parts[i]->hold.reg && r->parts[i]->hold.reg_warned) held++;
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_HELD, held);
 }
 
@@ -199,8 +200,18 @@ void sw_run_registry_tick(run_t *r)
         char err[512];
         /* An id that waits alone (a too slow answer) holds only its own
          * partition: the others are fetched meanwhile. */
-        if (sw_registry_lookup(r->reg, p->hold.reg_id, &plan, err, sizeof(err)) == SW_ERR_IO)
+        if (sw_registry_lookup(r->reg, p->hold.reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) {
+            if (!p->hold.reg_warned && !strstr(err, "being fetched")) {
+                /* The first fetch failed: now it waits for the registry. */
+                p->hold.reg_warned = true;
+                sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                               "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the "
+                               "partition is paused until the registry answers",
+                               p->topic, (int)p->partition, (long long)p->hold.from,
+                               (long)p->hold.reg_id, err);
+            }
             continue;
+        }
         int64_t from;
         if (sw_hold_registry_release(&p->hold, &from)) {
             rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
