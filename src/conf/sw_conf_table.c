@@ -116,7 +116,8 @@ const prop_t sw_conf_props[P__CNT] = {
         "Note a rank's clock offset when it exceeds this many median sampling intervals."),
     [P_JOB_IDLE_MS] = INT_PROP("job.idle.ms", 1, INT64_C(1000000000000), "300000",
         "Wall-clock idleness in ms after which a job's summary is emitted and its state "
-        "freed."),
+        "freed (repartition=on: counted while the input is forwarded, at most 10x; "
+        "docs/hostile.md section 7)."),
     [P_MAX_JOBS] = INT_PROP("max.jobs", 0, 100000000, "10000",
         "Jobs tracked at once; events of further jobs are rejected (0 = unlimited)."),
     [P_MAX_RANKS_PER_JOB] = INT_PROP("max.ranks.per.job", 0, 16777216, "131072",
