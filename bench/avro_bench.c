@@ -247,6 +247,17 @@ int main(int argc, char **argv)
                                    &mc[k][mrounds]);
         mrounds++;
     }
+    /* Paired: each round's now / before (rows run back to back, so load
+     * that drifts hits both), the median over the rounds. */
+    static double pw[2][ROUNDS_MAX], pc[2][ROUNDS_MAX];
+    for (int q = 0; q < 2; q++) {
+        for (int i = 0; i < mrounds; i++) {
+            pw[q][i] = mt[2 * q][i] / mt[2 * q + 1][i];
+            pc[q][i] = mc[2 * q][i] / mc[2 * q + 1][i];
+        }
+        qsort(pw[q], (size_t)mrounds, sizeof(double), dbl_cmp);
+        qsort(pc[q], (size_t)mrounds, sizeof(double), dbl_cmp);
+    }
     double mrate[4], crate[4];
     for (int k = 0; k < 4; k++) {
         qsort(mt[k], (size_t)mrounds, sizeof(double), dbl_cmp);
@@ -264,6 +275,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < 4; k++)
         printf("| %s | %.2f M | %.2f M | %.2f, %.2f |\n", row[k], mrate[k] / 1e6, crate[k] / 1e6,
                mrate[k] / mrate[k & ~1], crate[k] / crate[k & ~1]);
+    printf("\nPaired (median over the rounds of each round's now / before): writer = reader "
+           "%.2f wall, %.2f CPU; writer v3 %.2f wall, %.2f CPU\n",
+           pw[0][mrounds / 2], pc[0][mrounds / 2], pw[1][mrounds / 2], pc[1][mrounds / 2]);
     sw_imap_clear(&idx);
     sw_avro_dec_destroy(decs[0]);
     sw_avro_dec_destroy(decs[1]);
