@@ -5,10 +5,13 @@
  * of several interleaved rounds (CPU time of this thread), so that other
  * load on the machine hits all rows alike. Prints one Markdown table.
  *
- * Usage: sw_jsonbench [-d] FILE [MAX_EVENTS] [SECONDS]
+ * Usage: sw_jsonbench [-d|-c] FILE [MAX_EVENTS] [SECONDS]
  * (FILE: JSON Lines of stormwatch gen; the first MAX_EVENTS lines, default
  * 200000, are decoded from memory; reading covers the whole file; -d:
- * decoding only; SECONDS 0: exactly 3 rounds, for perf stat)
+ * decoding only; SECONDS 0: exactly 3 rounds, for perf stat; -c: no
+ * timing, but every line decoded with the fast paths and with the general
+ * path only, and the results compared: code, message and the event as
+ * sw_event_json() writes it; exit 1 on a difference)
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include <time.h>
 
 #include "sw_codec_telemetry.h"
+#include "sw_event_json.h"
 #include "sw_input.h"
 #include "sw_log.h"
 #include "sw_types.h"
@@ -76,6 +80,47 @@ static double decode_pass(const set_t *s, sw_tdec_t *dec)
     return cpu_s() - t0;
 }
 
+/* -c: every line both ways. @returns the number of lines that differ. */
+static size_t check_pass(const set_t *s)
+{
+    sw_tdec_t *fast = sw_tdec_new(), *slow = sw_tdec_new();
+    sw_tdec_set_fast(slow, false);
+    sw_buf_t a, b;
+    sw_buf_init(&a);
+    sw_buf_init(&b);
+    size_t bad = 0, ok = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const char *text = s->all.data + s->off[i];
+        sw_event_t ev_f, ev_s;
+        char err_f[512] = "", err_s[512] = "";
+        sw_err_t rc_f = sw_tdec_json(fast, text, s->len[i], &ev_f, err_f, sizeof(err_f));
+        sw_err_t rc_s = sw_tdec_json(slow, text, s->len[i], &ev_s, err_s, sizeof(err_s));
+        a.len = b.len = 0;
+        if (rc_f == SW_OK) sw_event_json(&a, &ev_f);
+        if (rc_s == SW_OK) sw_event_json(&b, &ev_s);
+        if (rc_f != rc_s || strcmp(err_f, err_s) != 0 || a.len != b.len ||
+            (a.len && memcmp(a.data, b.data, a.len) != 0)) {
+            if (bad++ < 5)
+                fprintf(
+                    stderr,
+                    "sw_jsonbench: line %zu differs: fast %d \"%s\" %.*s, general %d \"%s\" %.*s\n",
+                    i + 1, (int)rc_f, err_f, (int)a.len, a.data, (int)rc_s, err_s, (int)b.len,
+                    b.data);
+        }
+        ok += rc_f == SW_OK;
+    }
+    printf(
+        "%s: %zu lines (%zu valid), %zu differ; fast decoder: %llu by the template, %llu by "
+        "the general path\n",
+        "check", s->n, ok, bad, (unsigned long long)sw_tdec_tmpl_lines(fast),
+        (unsigned long long)sw_tdec_general_lines(fast));
+    sw_buf_clear(&a);
+    sw_buf_clear(&b);
+    sw_tdec_destroy(fast);
+    sw_tdec_destroy(slow);
+    return bad;
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -85,11 +130,12 @@ static int dbl_cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     bool decode_only = argc > 1 && strcmp(argv[1], "-d") == 0;
-    if (decode_only) {
+    bool check = argc > 1 && strcmp(argv[1], "-c") == 0;
+    if (decode_only || check) {
         argv++;
         argc--;
     }
-    if (argc < 2) die("usage: sw_jsonbench [-d] FILE [MAX_EVENTS] [SECONDS]");
+    if (argc < 2) die("usage: sw_jsonbench [-d|-c] FILE [MAX_EVENTS] [SECONDS]");
     size_t max_ev = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
     double secs = argc > 3 ? atof(argv[3]) : 5.0;
     char err[512];
@@ -112,6 +158,13 @@ int main(int argc, char **argv)
         sw_buf_put(&s.all, line, len);
     }
     sw_input_close(in);
+    if (check) {
+        size_t bad = check_pass(&s);
+        free(s.off);
+        free(s.len);
+        sw_buf_clear(&s.all);
+        return bad ? 1 : 0;
+    }
     sw_tdec_t *dec = sw_tdec_new();
     enum { ROUNDS_MAX = 1024 };
     static double td[ROUNDS_MAX], tr[ROUNDS_MAX];

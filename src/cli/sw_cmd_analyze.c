@@ -61,7 +61,8 @@ typedef struct jobs_s {
     sw_batch_t *b;        /* the one batch (not --all-jobs) */
     struct marker_s *mk;  /* SPEC 8 death markers, for the text answer */
     size_t n_mk, cap_mk;
-    uint32_t last;        /* id of the last event's job_id (0 = none yet) */
+    uint32_t last;   /* id of the last event's job_id (0 = none yet) */
+    sw_str_t last_s; /* its string (the table's copy) */
 } jobs_t;
 
 /* A death marker of the input (SPEC 8.1): its job, rank, time and place. */
@@ -78,8 +79,11 @@ static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
     /* Events come in long runs of one job: compare before hashing. */
     uint32_t id = 0;
     if (ev->has_job_id) {
-        if (!js->last || !sw_str_eq(sw_intern_get(js->ids, js->last), ev->job_id))
+        if (!js->last || js->last_s.len != ev->job_id.len ||
+            memcmp(js->last_s.ptr, ev->job_id.ptr, ev->job_id.len) != 0) {
             js->last = sw_intern_add(js->ids, ev->job_id);
+            js->last_s = sw_intern_get(js->ids, js->last);
+        }
         id = js->last;
     }
     if (id >= js->cap) {

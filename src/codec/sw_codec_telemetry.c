@@ -59,7 +59,35 @@ static const struct {
 };
 // clang-format on
 
-#define SEQ_MAX 40 /* keys of a line the fast path predicts */
+#define SEQ_MAX 40  /* keys of a line the fast path predicts */
+#define TPAT_MAX 32 /* longest text between two values in a template */
+#define TVAL_MAX 16 /* longest value a template predicts */
+
+/* One key of a template: the text from the end of the previous value (or
+ * the start of the line) to the start of this key's value, e.g.
+ * `, "rank": `, and the key's field; then, while it stays the same from
+ * line to line, the value's text and what it decodes to. */
+typedef struct tstep_s {
+    char pat[TPAT_MAX + TVAL_MAX]; /* the text before the value, the value; zero-padded */
+    uint64_t gmask;                /* one bit per byte of the text before the value */
+    uint64_t vmask;                /* ... and of the predicted value (0: none) */
+    uint8_t len;                   /* bytes of the text before the value */
+    uint8_t vlen;                  /* bytes of the predicted value (0: none) */
+    uint8_t slot;                  /* the field's entry of f[] (F__CNT: unknown key) */
+    uint8_t vtype;                 /* sw_jtype_t of the predicted value */
+    int64_t vi;                    /* its integer */
+} tstep_t;
+
+/* A run of the compiled template: text that is the same on every line
+ * (the text between values and the predicted values), then one value
+ * that is read. */
+typedef struct run_s {
+    const char *text; /* in run_text */
+    sw_jval_t *v;     /* the value's entry of run_f */
+    uint16_t len;     /* bytes of text */
+    uint16_t mask;    /* under 16 bytes: one bit per byte of text */
+    uint8_t slot;     /* the value's field (F__CNT: an unknown key) */
+} run_t;
 
 struct sw_tdec_s {
     char *scratch;
@@ -71,8 +99,22 @@ struct sw_tdec_s {
     /* The fast path's prediction: seq[k] is the field of the k-th key of
      * the last line (-1: an unknown key, or none yet). */
     int8_t seq[SEQ_MAX];
-    bool general_only;      /* tests: skip tdec_fast() */
-    uint64_t general_lines; /* lines decoded by the general path */
+    /* The template path's model of a line (see tdec_tmpl()): the bytes
+     * before each value, as in the last line the fast path read. */
+    tstep_t tmpl[SEQ_MAX];
+    uint8_t ntmpl;               /* steps; 0: no template */
+    char tmpl_scratch[TVAL_MAX]; /* room for parsing a predicted value */
+    uint8_t nabsent;             /* fields no step sets ... */
+    uint8_t absent[F__CNT];      /* ... which */
+    /* The template compiled into runs of fixed text (see tdec_runs()). */
+    bool runs_stale;     /* the steps changed since: compile again */
+    uint8_t nruns;       /* 0: none */
+    run_t runs[SEQ_MAX]; /* each: fixed text, then a value read */
+    char run_text[SEQ_MAX * (TPAT_MAX + TVAL_MAX) + 16]; /* the runs' text, then slack */
+    sw_jval_t run_f[F__CNT + 1]; /* f[] before the values read: predicted and absent */
+    bool general_only;           /* tests: skip tdec_tmpl() and tdec_fast() */
+    uint64_t general_lines;      /* lines decoded by the general path */
+    uint64_t tmpl_lines;         /* lines decoded by the template path */
 };
 
 sw_tdec_t *sw_tdec_new(void)
@@ -91,6 +133,11 @@ void sw_tdec_set_fast(sw_tdec_t *dec, bool on)
 uint64_t sw_tdec_general_lines(const sw_tdec_t *dec)
 {
     return dec->general_lines;
+}
+
+uint64_t sw_tdec_tmpl_lines(const sw_tdec_t *dec)
+{
+    return dec->tmpl_lines;
 }
 
 void sw_tdec_destroy(sw_tdec_t *dec)
@@ -354,7 +401,7 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
     else o->value = sw_str("");
 }
 
-/* ---- the fast path -------------------------------------------------------
+/* ---- the fast paths ------------------------------------------------------
  *
  * Lines as producers write them: `{"key": value, "key": value}` with at
  * most one space after '{', ':' and ',', keys without escapes, values that
@@ -367,7 +414,24 @@ static void carry_str(sw_opt_str_t *o, const sw_jval_t *v)
  * tdec_fast() give up, and sw_tdec_json() decodes the line again with the
  * general path. The fast path fills f[] exactly as the general path would
  * (type, raw text, value), so validation, its messages and the event are
- * the same; it only decides sooner. */
+ * the same; it only decides sooner.
+ *
+ * Before it, the template path (tdec_tmpl()): producers also write the
+ * same keys in the same order with the same separators on every line, so
+ * the text between two values is the same from line to line. A line the
+ * fast path read becomes the template: for each key, the bytes from the
+ * end of the previous value to the start of its own (`, "rank": `, at
+ * most 32), compared with the next line's in one step (two 16-byte SSE2
+ * compares). The values between them are read by the fast path's own
+ * code (fast_value()). Every byte of a line is thus either a template
+ * byte that the fast path accepted in the same place, or part of a value
+ * read as the fast path reads it; anything else (a differing byte, a
+ * value the fast path would give up on, more or fewer keys) sends the
+ * line to the fast path, and from there perhaps to the general path. */
+
+/* The hot helpers of the fast paths, inline even where GCC's size
+ * estimate would call them. */
+#define FAST_INLINE __attribute__((always_inline)) static inline
 
 /* `"key":` of every field, padded to 32 bytes for two 16-byte compares;
  * mask has one bit per byte of the pattern. */
@@ -391,28 +455,35 @@ static const struct {
 };
 // clang-format on
 
-/* Whether the `"key":` of field id is at p. */
-static inline bool key_at(const char *p, const char *end, int id)
+/* Whether the 32-byte pattern pat (mask: the bytes that count, len: how
+ * many) is at p. */
+FAST_INLINE bool pat_at(const char *p, const char *end, const char *pat, uint32_t mask, size_t len)
 {
 #if defined(__SSE2__)
     if (end - p >= 32) {
-        const char *k = k_keypat[id].pat;
         __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
-                                    _mm_loadu_si128((const __m128i *)(const void *)k));
+                                    _mm_loadu_si128((const __m128i *)(const void *)pat));
         __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
-                                    _mm_loadu_si128((const __m128i *)(const void *)(k + 16)));
+                                    _mm_loadu_si128((const __m128i *)(const void *)(pat + 16)));
         uint32_t eq = (uint32_t)_mm_movemask_epi8(e0) | (uint32_t)_mm_movemask_epi8(e1) << 16;
-        return (eq & k_keypat[id].mask) == k_keypat[id].mask;
+        return (eq & mask) == mask;
     }
+#else
+    (void)mask;
 #endif
-    return (size_t)(end - p) >= k_keypat[id].len &&
-           memcmp(p, k_keypat[id].pat, k_keypat[id].len) == 0;
+    return (size_t)(end - p) >= len && memcmp(p, pat, len) == 0;
+}
+
+/* Whether the `"key":` of field id is at p. */
+static inline bool key_at(const char *p, const char *end, int id)
+{
+    return pat_at(p, end, k_keypat[id].pat, k_keypat[id].mask, k_keypat[id].len);
 }
 
 /* Where a string's plain content that starts at p ends (see
  * sw_json_skip_plain()); near the end of the line, one compare of the
  * line's last 16 bytes instead of a loop. */
-static inline const char *str_end(const char *p, const char *text, const char *end)
+FAST_INLINE const char *str_end(const char *p, const char *text, const char *end)
 {
 #if defined(__SSE2__)
     if (end - p < 16 && end - text >= 16) {
@@ -424,6 +495,8 @@ static inline const char *str_end(const char *p, const char *text, const char *e
         unsigned mask = (unsigned)_mm_movemask_epi8(m) >> (p - b);
         return mask ? p + __builtin_ctz(mask) : end;
     }
+#else
+    (void)text;
 #endif
     return sw_json_skip_plain(p, end);
 }
@@ -469,6 +542,60 @@ static inline bool digits15(const char **pp, uint64_t *mag)
         *mag = swar8(lo) * k_pow10[n - 8] + swar8(hi << (8 * (16 - n)));
     }
     *pp = p + n;
+    return true;
+}
+
+/* The value of the n (1..16) ASCII digits that end at q + 16, bytes
+ * before them ignored: SSE2 multiply-adds, pairs, then fours, then
+ * eights of digits. */
+FAST_INLINE uint64_t digits_at_end(const char *q, unsigned n)
+{
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
+    v = _mm_and_si128(v, _mm_cmpgt_epi8(lane, _mm_set1_epi8((char)(15 - (int)n))));
+    __m128i d2 = _mm_add_epi16(
+        _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi16(0xff)), _mm_set1_epi16(10)),
+        _mm_srli_epi16(v, 8));
+    __m128i d4 = _mm_madd_epi16(d2, _mm_set1_epi32(0x00010064)); /* x100 + x1 */
+    d4 = _mm_packs_epi32(d4, d4);
+    __m128i d8 = _mm_madd_epi16(d4, _mm_set1_epi32(0x00012710)); /* x10000 + x1 */
+    uint64_t hi = (uint32_t)_mm_cvtsi128_si32(d8);
+    uint64_t lo = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(d8, 4));
+    return hi * 100000000ULL + lo;
+}
+
+/* The usual integer at *pp: 1-19 digits, the first not 0, 16 bytes
+ * readable from *pp and 16 before it, not followed by '.', 'e' or 'E'.
+ * @returns false (nothing read) for anything else. */
+FAST_INLINE bool sse_int(const char **pp, const char *text, const char *end, sw_jval_t *v)
+{
+    const char *p = *pp;
+    if (end - p < 16) return false;
+    if (!is_digit(p[1])) { /* one digit: a device, a local rank */
+        if (p[1] == '.' || (p[1] | 0x20) == 'e') return false;
+        v->type = SW_J_INT;
+        v->i = *p - '0';
+        *pp = p + 1;
+        return true;
+    }
+    if (p - text < 16) return false;
+    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
+    unsigned n = (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(isd));
+    uint64_t mag = digits_at_end(p + n - 16, n);
+    if (n == 16) {
+        while (n < 19 && p + n < end && is_digit(p[n])) mag = mag * 10 + (unsigned)(p[n++] - '0');
+        if (p + n < end && is_digit(p[n])) return false; /* 20 digits or more */
+    }
+    const char *q = p + n;
+    if (q < end && (*q == '.' || (*q | 0x20) == 'e')) return false;
+    if (mag > (uint64_t)INT64_MAX) {
+        v->type = SW_J_BIGINT;
+    } else {
+        v->type = SW_J_INT;
+        v->i = (int64_t)mag;
+    }
+    *pp = q;
     return true;
 }
 #endif
@@ -522,18 +649,339 @@ static inline bool is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* The value at p (< end) of field id (-1: unknown) into *v, and for
+ * metadata the phase scope into ev. @returns the byte after it, or NULL
+ * when the general path must decide. Every value of both fast paths goes
+ * through here. */
+__attribute__((noinline)) static const char *fast_value_any(const char *p, const char *text,
+                                                            const char *end, int id, sw_jval_t *v,
+                                                            sw_event_t *ev, sw_jscan_t *js)
+{
+    v->raw = p;
+    switch (*p) {
+    case '"': {
+        const char *q = str_end(p + 1, text, end);
+        if (q < end && *q == '"') {
+            v->s.ptr = p + 1;
+            v->s.len = (size_t)(q - p - 1);
+            p = q + 1;
+        } else {
+            js->p = p;
+            if (!sw_jscan_string(js, &v->s)) return NULL;
+            p = js->p;
+        }
+        v->type = SW_J_STRING;
+        break;
+    }
+    case 'n':
+        if (end - p < 4 || memcmp(p, "null", 4) != 0) return NULL;
+        v->type = SW_J_NULL;
+        p += 4;
+        break;
+    case 't':
+        if (end - p < 4 || memcmp(p, "true", 4) != 0) return NULL;
+        v->type = SW_J_TRUE;
+        p += 4;
+        break;
+    case 'f':
+        if (end - p < 5 || memcmp(p, "false", 5) != 0) return NULL;
+        v->type = SW_J_FALSE;
+        p += 5;
+        break;
+    case '{':
+        if (id != F_METADATA) return NULL;
+        if (end - p >= 2 && p[1] == '}') {
+            ev->has_phase = false;
+            p += 2;
+        } else {
+            js->p = p;
+            if (!sw_json_metadata_phase(js, &ev->phase, &ev->has_phase, 1)) return NULL;
+            p = js->p;
+        }
+        v->type = SW_J_OBJECT;
+        break;
+    default:
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (*p >= '1' && *p <= '9' && sse_int(&p, text, end, v)) break;
+#endif
+        if (!fast_number(&p, end, v)) return NULL;
+        break;
+    }
+    v->raw_len = (size_t)(p - v->raw);
+    return p;
+}
+
+/* fast_value_any() with the usual values inline: a plain string, an
+ * integer, null. */
+FAST_INLINE const char *fast_value(const char *p, const char *text, const char *end, int id,
+                                   sw_jval_t *v, sw_event_t *ev, sw_jscan_t *js)
+{
+    const char *s = p;
+    if (*p == '"') {
+        const char *q = str_end(p + 1, text, end);
+        if (q >= end || *q != '"') return fast_value_any(s, text, end, id, v, ev, js);
+        v->s.ptr = p + 1;
+        v->s.len = (size_t)(q - p - 1);
+        v->type = SW_J_STRING;
+        p = q + 1;
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    } else if (*p >= '1' && *p <= '9') {
+        if (!sse_int(&p, text, end, v)) return fast_value_any(s, text, end, id, v, ev, js);
+#endif
+    } else if (*p == 'n' && end - p >= 4 && memcmp(p, "null", 4) == 0) {
+        v->type = SW_J_NULL;
+        p += 4;
+    } else {
+        return fast_value_any(s, text, end, id, v, ev, js);
+    }
+    v->raw = s;
+    v->raw_len = (size_t)(p - s);
+    return p;
+}
+
+/* The 48 bytes at p (end - p >= 48) equal pat's where mask has a bit. */
+FAST_INLINE bool pat48_at(const char *p, const char *pat, uint64_t mask)
+{
+#if defined(__SSE2__)
+    __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+                                _mm_loadu_si128((const __m128i *)(const void *)pat));
+    __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+                                _mm_loadu_si128((const __m128i *)(const void *)(pat + 16)));
+    __m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)),
+                                _mm_loadu_si128((const __m128i *)(const void *)(pat + 32)));
+    uint64_t eq = (uint64_t)(uint32_t)_mm_movemask_epi8(e0) |
+                  (uint64_t)(uint32_t)_mm_movemask_epi8(e1) << 16 |
+                  (uint64_t)(uint32_t)_mm_movemask_epi8(e2) << 32;
+    return (eq & mask) == mask;
+#else
+    for (int i = 0; i < 48; i++)
+        if (((mask >> i) & 1) && p[i] != pat[i]) return false;
+    return true;
+#endif
+}
+
+/* Whether the text of step st is at p: the text before the value and,
+ * when @p whole, the predicted value too. */
+FAST_INLINE bool step_at(const char *p, const char *end, const tstep_t *st, bool whole)
+{
+    if (!whole) return pat_at(p, end, st->pat, (uint32_t)st->gmask, st->len);
+    size_t n = (size_t)st->len + st->vlen;
+    if (end - p >= 48) return pat48_at(p, st->pat, st->vmask);
+    return (size_t)(end - p) >= n && memcmp(p, st->pat, n) == 0;
+}
+
+/* Whether the value text [v, e) can be predicted, and as what: a plain
+ * string, an integer, a literal or the empty metadata object. */
+static bool tmpl_value(tstep_t *st, const char *v, const char *e, char *scratch)
+{
+    size_t n = (size_t)(e - v);
+    if (n == 0 || n > TVAL_MAX) return false;
+    sw_jval_t jv;
+    sw_jscan_t js;
+    sw_jscan_init(&js, v, n, scratch);
+    if (*v == '{') {
+        if (n != 2 || v[1] != '}') return false;
+        jv.type = SW_J_OBJECT;
+    } else if (!sw_jscan_value(&js, &jv, 1) || js.p != e) {
+        return false;
+    }
+    if (jv.type == SW_J_STRING && (jv.s.ptr != v + 1 || jv.s.len != n - 2)) return false;
+    if (jv.type == SW_J_BIGINT || jv.type == SW_J_FLOAT || jv.type == SW_J_ARRAY) return false;
+    st->vtype = (uint8_t)jv.type;
+    st->vi = jv.type == SW_J_INT ? jv.i : 0;
+    st->vlen = (uint8_t)n;
+    memcpy(st->pat + st->len, v, n);
+    st->vmask = ((uint64_t)1 << (st->len + n)) - 1;
+    return true;
+}
+
+/* The template of a line the fast path read: gap[k] is where the text
+ * before the k-th value starts (the line's start, or the end of the value
+ * before), val[k] where the value starts, gap[nkeys] where the last one
+ * ends; nothing when a gap is too long. */
+static void tmpl_learn(sw_tdec_t *dec, unsigned nkeys, const char *const *gap,
+                       const char *const *val, const int8_t *ids)
+{
+    dec->ntmpl = 0;
+    dec->nruns = 0;
+    if (nkeys > SEQ_MAX) return;
+    bool set[F__CNT] = {false};
+    for (unsigned k = 0; k < nkeys; k++) {
+        size_t n = (size_t)(val[k] - gap[k]);
+        if (n > TPAT_MAX) return;
+        tstep_t *st = &dec->tmpl[k];
+        memset(st->pat, 0, sizeof(st->pat));
+        memcpy(st->pat, gap[k], n);
+        st->len = (uint8_t)n;
+        st->gmask = ((uint64_t)1 << n) - 1;
+        st->vlen = 0;
+        st->vmask = 0;
+        st->slot = ids[k] >= 0 ? (uint8_t)ids[k] : F__CNT;
+        if (ids[k] >= 0) set[ids[k]] = true;
+        (void)tmpl_value(st, val[k], gap[k + 1], dec->tmpl_scratch);
+    }
+    dec->nabsent = 0;
+    for (int i = 0; i < F__CNT; i++)
+        if (!set[i]) dec->absent[dec->nabsent++] = (uint8_t)i;
+    dec->ntmpl = (uint8_t)nkeys;
+    dec->runs_stale = true;
+}
+
+/* The line into f[] (and ev->phase/has_phase from metadata) by the
+ * template, or false when the line differs from it (f[] then needs
+ * resetting). f[] holds SW_J_ABSENT for the fields the template lacks; its
+ * entry F__CNT takes the values of unknown keys. A predicted value that
+ * differs is read, and no longer predicted. */
+static bool tdec_tmpl(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
+{
+    const char *p = text, *end = text + len;
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
+    for (unsigned k = 0; k < dec->ntmpl; k++) {
+        tstep_t *st = &dec->tmpl[k];
+        sw_jval_t *v = &f[st->slot];
+        if (st->vlen && step_at(p, end, st, true)) {
+            const char *s = p + st->len;
+            v->type = (sw_jtype_t)st->vtype;
+            v->raw = s;
+            v->raw_len = st->vlen;
+            v->i = st->vi;
+            v->s.ptr = s + 1;
+            v->s.len = (size_t)st->vlen - 2; /* meaningful for a string */
+            if (st->vtype == SW_J_OBJECT) ev->has_phase = false;
+            p = s + st->vlen;
+            continue;
+        }
+        if (!step_at(p, end, st, false)) return false;
+        if (st->vlen) dec->runs_stale = true;
+        st->vlen = 0;
+        p += st->len;
+        if (p >= end) return false;
+        p = fast_value(p, text, end, st->slot, v, ev, &js);
+        if (!p) return false;
+    }
+    if (p >= end || *p != '}') return false;
+    p++;
+    while (p < end && is_ws(*p)) p++;
+    return p == end;
+}
+
+/* The steps compiled into runs: the text of steps with a predicted value
+ * is joined to the text of the step after them, so that a line costs one
+ * compare per value read, and the predicted values (with the absent
+ * fields) are decoded once into run_f, their text pointing into
+ * run_text. No runs when a field has two keys (its value is the last
+ * one's, which the runs cannot tell) or the line ends in a predicted
+ * value. */
+static void runs_compile(sw_tdec_t *dec)
+{
+    dec->runs_stale = false;
+    dec->nruns = 0;
+    bool seen[F__CNT + 1] = {false};
+    for (unsigned k = 0; k < dec->ntmpl; k++) {
+        uint8_t slot = dec->tmpl[k].slot;
+        if (slot < F__CNT && seen[slot]) return;
+        seen[slot] = true;
+    }
+    if (!dec->ntmpl || dec->tmpl[dec->ntmpl - 1].vlen) return;
+    for (int i = 0; i <= F__CNT; i++) dec->run_f[i].type = SW_J_ABSENT;
+    size_t at = 0, start = 0;
+    unsigned nruns = 0;
+    for (unsigned k = 0; k < dec->ntmpl; k++) {
+        const tstep_t *st = &dec->tmpl[k];
+        memcpy(dec->run_text + at, st->pat, st->len);
+        at += st->len;
+        if (st->vlen) {
+            sw_jval_t *v = &dec->run_f[st->slot];
+            memcpy(dec->run_text + at, st->pat + st->len, st->vlen);
+            v->type = (sw_jtype_t)st->vtype;
+            v->raw = dec->run_text + at;
+            v->raw_len = st->vlen;
+            v->i = st->vi;
+            v->s.ptr = v->raw + 1;
+            v->s.len = (size_t)st->vlen - 2; /* meaningful for a string */
+            at += st->vlen;
+            continue;
+        }
+        run_t *r = &dec->runs[nruns++];
+        r->text = dec->run_text + start;
+        r->len = (uint16_t)(at - start);
+        r->mask = r->len < 16 ? (uint16_t)((1u << r->len) - 1) : 0xffff;
+        r->slot = st->slot;
+        r->v = &dec->run_f[st->slot];
+        start = at;
+    }
+    memset(dec->run_text + at, 0, 16);
+    dec->nruns = (uint8_t)nruns;
+}
+
+/* Whether the text of run r is at p. */
+FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
+{
+    size_t n = r->len;
+    const char *c = r->text;
+#if defined(__SSE2__)
+    if (n >= 16) {
+        /* 16-byte chunks, the last one ending with the text. */
+        if ((size_t)(end - p) < n) return false;
+        __m128i eq = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + n - 16)),
+                                    _mm_loadu_si128((const __m128i *)(const void *)(c + n - 16)));
+        for (size_t i = 0; i + 16 < n; i += 16)
+            eq = _mm_and_si128(
+                eq, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
+                                   _mm_loadu_si128((const __m128i *)(const void *)(c + i))));
+        return _mm_movemask_epi8(eq) == 0xffff;
+    }
+    if (end - p >= 16) {
+        unsigned eq = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+                           _mm_loadu_si128((const __m128i *)(const void *)c)));
+        return (eq & r->mask) == r->mask;
+    }
+#endif
+    return (size_t)(end - p) >= n && memcmp(p, c, n) == 0;
+}
+
+/* The line into run_f by the runs, or false when it differs from them.
+ * Only the values read are written: the other entries of run_f keep what
+ * runs_compile() put there (no run reads into them: no field has two
+ * keys). Predicted values take their event strings from run_text (the
+ * decoder's: sw_tdec_json() allows it). */
+static bool tdec_runs(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev)
+{
+    const char *p = text, *end = text + len;
+    sw_jscan_t js;
+    sw_jscan_init(&js, text, len, dec->scratch);
+    for (unsigned k = 0; k < dec->nruns; k++) {
+        const run_t *r = &dec->runs[k];
+        if (!run_at(p, end, r)) return false;
+        p += r->len;
+        if (p >= end) return false;
+        p = fast_value(p, text, end, r->slot, r->v, ev, &js);
+        if (!p) return false;
+    }
+    if (p >= end || *p != '}') return false;
+    p++;
+    while (p < end && is_ws(*p)) p++;
+    return p == end;
+}
+
 /* The line into f[] (and ev->phase/has_phase from metadata), or false
- * when the general path must decode it; see above. */
+ * when the general path must decide it; see above. A line read becomes
+ * the template. */
 static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev)
 {
     const char *p = text, *end = text + len;
+    const char *gap[SEQ_MAX + 1], *val[SEQ_MAX];
     sw_jscan_t js;
     sw_jscan_init(&js, text, len, dec->scratch);
     while (p < end && is_ws(*p)) p++;
     if (p >= end || *p != '{') return false;
     p++;
     if (p < end && *p == ' ') p++;
-    for (unsigned kth = 0;; kth++) {
+    const char *gs = text; /* where the text before the next value starts */
+    unsigned kth;
+    for (kth = 0;; kth++) {
         if (p >= end || *p != '"') return false;
         int id = kth < SEQ_MAX ? dec->seq[kth] : -1;
         if (id >= 0 && key_at(p, end, id)) {
@@ -548,70 +996,14 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
         }
         if (p < end && *p == ' ') p++;
         if (p >= end) return false;
+        if (kth < SEQ_MAX) {
+            gap[kth] = gs;
+            val[kth] = p;
+        }
         sw_jval_t skipped;
-        sw_jval_t *v = id >= 0 ? &f[id] : &skipped;
-        v->raw = p;
-        switch (*p) {
-        case '"': {
-            const char *q = str_end(p + 1, text, end);
-            if (q < end && *q == '"') {
-                v->s.ptr = p + 1;
-                v->s.len = (size_t)(q - p - 1);
-                p = q + 1;
-            } else {
-                js.p = p;
-                if (!sw_jscan_string(&js, &v->s)) return false;
-                p = js.p;
-            }
-            v->type = SW_J_STRING;
-            break;
-        }
-        case 'n':
-            if (end - p < 4 || memcmp(p, "null", 4) != 0) return false;
-            v->type = SW_J_NULL;
-            p += 4;
-            break;
-        case 't':
-            if (end - p < 4 || memcmp(p, "true", 4) != 0) return false;
-            v->type = SW_J_TRUE;
-            p += 4;
-            break;
-        case 'f':
-            if (end - p < 5 || memcmp(p, "false", 5) != 0) return false;
-            v->type = SW_J_FALSE;
-            p += 5;
-            break;
-        case '{':
-            if (id != F_METADATA) return false;
-            if (end - p >= 2 && p[1] == '}') {
-                ev->has_phase = false;
-                p += 2;
-            } else {
-                js.p = p;
-                if (!sw_json_metadata_phase(&js, &ev->phase, &ev->has_phase, 1)) return false;
-                p = js.p;
-            }
-            v->type = SW_J_OBJECT;
-            break;
-        default: {
-#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            /* The usual integer: 1-15 digits, then ',' or '}' (q < end:
-             * digits15() saw 16 bytes). */
-            const char *q = p;
-            uint64_t mag;
-            if (*p >= '1' && *p <= '9' && end - p >= 16 && digits15(&q, &mag) &&
-                (*q == ',' || *q == '}')) {
-                v->type = SW_J_INT;
-                v->i = (int64_t)mag;
-                p = q;
-                break;
-            }
-#endif
-            if (!fast_number(&p, end, v)) return false;
-            break;
-        }
-        }
-        v->raw_len = (size_t)(p - v->raw);
+        p = fast_value(p, text, end, id, id >= 0 ? &f[id] : &skipped, ev, &js);
+        if (!p) return false;
+        gs = p;
         if (p < end && *p == ',') {
             p++;
             if (p < end && *p == ' ') p++;
@@ -624,7 +1016,10 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
         return false;
     }
     while (p < end && is_ws(*p)) p++;
-    return p == end;
+    if (p != end) return false;
+    if (kth + 1 <= SEQ_MAX) gap[kth + 1] = gs;
+    tmpl_learn(dec, kth + 1, gap, val, dec->seq);
+    return true;
 }
 
 sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *ev, char *errstr,
@@ -635,12 +1030,35 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         free(dec->scratch);
         dec->scratch = sw_malloc(dec->scratch_cap);
     }
-    sw_jval_t f[F__CNT];
-    for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
+    sw_jval_t fl[F__CNT + 1]; /* [F__CNT]: the template path's unknown keys */
+    sw_jval_t *f = fl;
     /* Every field of *ev is assigned by validate() and the carry_*() calls;
      * the phase scope only when has_phase. No memset: it is ~1 KiB. */
     ev->has_phase = false;
-    if (!dec->general_only && tdec_fast(dec, text, len, f, ev)) goto validate;
+    if (!dec->general_only && dec->nruns) {
+        if (tdec_runs(dec, text, len, ev)) {
+            f = dec->run_f;
+            dec->tmpl_lines++;
+            goto validate;
+        }
+        ev->has_phase = false;
+    }
+    if (!dec->general_only && dec->ntmpl) {
+        /* The template sets its fields; only the others start absent. */
+        for (unsigned i = 0; i < dec->nabsent; i++) f[dec->absent[i]].type = SW_J_ABSENT;
+        bool ok = tdec_tmpl(dec, text, len, f, ev);
+        if (dec->runs_stale) runs_compile(dec);
+        if (ok) {
+            dec->tmpl_lines++;
+            goto validate;
+        }
+        ev->has_phase = false;
+    }
+    for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
+    if (!dec->general_only && tdec_fast(dec, text, len, f, ev)) {
+        if (dec->runs_stale) runs_compile(dec);
+        goto validate;
+    }
     /* The general path, from the start (the fast one may have filled some
      * of f[] and the phase scope). */
     for (int i = 0; i < F__CNT; i++) f[i].type = SW_J_ABSENT;
@@ -726,8 +1144,10 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
 validate:;
     sw_err_t err = validate(f, ev, errstr, errstr_size);
     if (err) return err;
-    err = ident_bounds(ev, errstr, errstr_size);
-    if (err) return err;
+    if ((ev->event_type.len | ev->job_id.len | ev->host.len | ev->session_id.len) > SW_IDENT_MAX) {
+        err = ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
+        if (err) return err;
+    }
     carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
     carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
     carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);

@@ -23,9 +23,9 @@ sw_tdec_t *sw_tdec_new(void);
 void sw_tdec_destroy(sw_tdec_t *dec);
 
 /**
- * @brief Turn the fast path of sw_tdec_json() on (the default) or off.
- *        Both paths give the same event or the same error for every
- *        input; tests and the fuzz target compare them.
+ * @brief Turn the fast paths of sw_tdec_json() (template and fast) on (the
+ *        default) or off. All paths give the same event or the same error
+ *        for every input; tests and the fuzz target compare them.
  */
 void sw_tdec_set_fast(sw_tdec_t *dec, bool on);
 
@@ -33,6 +33,11 @@ void sw_tdec_set_fast(sw_tdec_t *dec, bool on);
  *         them with the fast path off; with it on, the lines it gave up
  *         on: escapes in keys, unusual whitespace, NaN, errors...). */
 uint64_t sw_tdec_general_lines(const sw_tdec_t *dec);
+
+/** @brief How many lines @p dec decoded with its template path: the
+ *         lines whose text between the values was that of the last line
+ *         its fast path read (see sw_codec_telemetry.c). */
+uint64_t sw_tdec_tmpl_lines(const sw_tdec_t *dec);
 
 /** @brief True when the text holds only whitespace (a skipped blank line). */
 bool sw_tdec_blank(const char *text, size_t len);

@@ -24,17 +24,6 @@ static const unsigned char k_str_class[256] = {
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
 };
 
-void sw_jscan_init(sw_jscan_t *js, const char *text, size_t len, char *scratch)
-{
-    js->start = text;
-    js->p = text;
-    js->end = text + len;
-    js->scratch = scratch;
-    js->scratch_used = 0;
-    js->err = NULL;
-    js->err_at = text;
-}
-
 static bool fail(sw_jscan_t *js, const char *at, const char *msg)
 {
     js->err = msg;

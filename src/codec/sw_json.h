@@ -57,7 +57,16 @@ typedef struct sw_jval_s {
 } sw_jval_t;
 
 /** @brief Start scanning @p len bytes; @p scratch must hold @p len bytes. */
-void sw_jscan_init(sw_jscan_t *js, const char *text, size_t len, char *scratch);
+static inline void sw_jscan_init(sw_jscan_t *js, const char *text, size_t len, char *scratch)
+{
+    js->start = text;
+    js->p = text;
+    js->end = text + len;
+    js->scratch = scratch;
+    js->scratch_used = 0;
+    js->err = NULL;
+    js->err_at = text;
+}
 
 /** @brief Skip JSON whitespace (space, tab, CR, LF). */
 static inline void sw_jscan_ws(sw_jscan_t *js)

@@ -31,6 +31,12 @@ typedef struct bsample_s {
     int64_t device_id, local_rank; /* INT64_MIN when absent (shown, not analysed) */
 } bsample_t;
 
+/* An interned id and its string (the table's copy: it never moves). */
+typedef struct cached_s {
+    sw_str_t s;
+    uint32_t id;
+} cached_t;
+
 struct sw_batch_s {
     sw_params_t params;
     sw_intern_t *strs;
@@ -40,16 +46,68 @@ struct sw_batch_s {
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
     size_t ncounterless;   /* entries of counterless */
-    uint32_t last_job; /* interned job_id of the last sample; 0 = none yet */
+    uint32_t last_job;     /* interned job_id of the last sample; 0 = none yet */
+    sw_str_t last_job_s;   /* its string (the table's copy) */
+    /* Interned host and session of the last sample of each rank (by rank
+     * mod RANK_CACHE; id 0 = none yet): a rank's samples repeat them. */
+    cached_t (*rank_cache)[2];
 };
+
+#define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
+
+/* Equal bytes; the usual identifiers (8-16 bytes) in two word compares. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t x, y, z, w;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&z, a + n - 8, 8);
+        memcpy(&w, b + n - 8, 8);
+        return x == y && z == w;
+    }
+    return n == 0 || memcmp(a, b, n) == 0;
+}
+
+/* The id of s, compared first with the string of *c (what the same rank
+ * had last time), hashed only when it differs. */
+static inline uint32_t intern_cached(sw_batch_t *b, cached_t *c, sw_str_t s)
+{
+    if (c->id && c->s.len == s.len && same_bytes(c->s.ptr, s.ptr, s.len)) return c->id;
+    c->id = sw_intern_add(b->strs, s);
+    c->s = sw_intern_get(b->strs, c->id);
+    return c->id;
+}
 
 /* A batch's samples nearly all carry one job_id: comparing with the last
  * one is cheaper than hashing it. */
 static uint32_t intern_job(sw_batch_t *b, sw_str_t job)
 {
-    if (b->last_job && sw_str_eq(sw_intern_get(b->strs, b->last_job), job)) return b->last_job;
+    if (b->last_job && b->last_job_s.len == job.len &&
+        same_bytes(b->last_job_s.ptr, job.ptr, job.len))
+        return b->last_job;
     b->last_job = sw_intern_add(b->strs, job);
+    b->last_job_s = sw_intern_get(b->strs, b->last_job);
     return b->last_job;
+}
+
+/* Room for more samples: doubled; from SAMPLES_HUGE bytes on in huge
+ * pages (see samples_sorted()), moved by hand since realloc() cannot keep
+ * them. */
+#define SAMPLES_HUGE ((size_t)4 << 20)
+static void grow_samples(sw_batch_t *b)
+{
+    size_t cap = b->cap ? b->cap * 2 : 1024;
+    size_t bytes = cap * sizeof(*b->s);
+    if (bytes < SAMPLES_HUGE) {
+        b->s = sw_reallocarray(b->s, cap, sizeof(*b->s));
+    } else {
+        bsample_t *s = sw_malloc_huge(bytes);
+        if (b->n) memcpy(s, b->s, b->n * sizeof(*b->s));
+        free(b->s);
+        b->s = s;
+    }
+    b->cap = cap;
 }
 
 sw_batch_t *sw_batch_new(sw_params_t params)
@@ -58,6 +116,7 @@ sw_batch_t *sw_batch_new(sw_params_t params)
     b->params = params;
     b->strs = sw_intern_new_keyed(params.hash_key);
     b->phase = sw_phase_new_keyed(params.hash_key);
+    b->rank_cache = sw_calloc(RANK_CACHE, sizeof(*b->rank_cache));
     return b;
 }
 
@@ -68,6 +127,7 @@ void sw_batch_destroy(sw_batch_t *b)
     sw_phase_destroy(b->phase);
     free(b->s);
     free(b->counterless);
+    free(b->rank_cache);
     free(b);
 }
 
@@ -102,7 +162,7 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     b->n_events++;
     sw_phase_add(b->phase, ev);
     if (ev->kind != SW_EV_SAMPLE) return SW_OK;
-    SW_GROW(b->s, b->n, b->cap, 1024);
+    if (b->n == b->cap) grow_samples(b);
     bsample_t *s = &b->s[b->n];
     s->ts = ev->timestamp_ns;
     s->used = ev->device_used_bytes;
@@ -110,9 +170,10 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->rank = ev->rank;
     s->world_size = ev->world_size;
     s->interval_ms = ev->sampling_interval_ms;
-    s->host = sw_intern_add(b->strs, ev->host);
+    cached_t *cached = b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+    s->host = intern_cached(b, &cached[0], ev->host);
     s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
-    s->session = ev->has_session_id ? sw_intern_add(b->strs, ev->session_id) : 0;
+    s->session = ev->has_session_id ? intern_cached(b, &cached[1], ev->session_id) : 0;
     s->arrival = (uint32_t)b->n;
     s->host_id = s->host;
     s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
@@ -132,30 +193,52 @@ static int sample_cmp(const void *pa, const void *pb)
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
 }
 
-/* Samples in sample_cmp order. They arrive mostly in time order per rank:
- * when the ranks are dense enough, a stable counting sort by rank (which
- * keeps arrival order, the comparator's last key) and then a check of each
- * rank's run, sorted with sample_cmp only when out of order. The result is
- * the same as qsort with sample_cmp (a total order: arrivals differ). *ps
- * may be replaced (the old array freed). */
-static void sort_samples(bsample_t **ps, size_t n)
+/* The samples of src to analyse (all, or with @p filter those of job
+ * leader), hosts replaced by their sort order (@p order), in sample_cmp
+ * order, in a new array (caller frees; *pn samples). They arrive mostly in
+ * time order per rank: when the ranks are dense enough, a stable counting
+ * sort by rank (which keeps arrival order, the comparator's last key) and
+ * then a check of each rank's run, sorted with sample_cmp only when out of
+ * order. The result is the same as qsort with sample_cmp (a total order:
+ * arrivals differ). Large arrays are asked for huge pages: a page fault
+ * per 4 KiB of them cost analyze as much as its parsing. */
+static bsample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter, uint32_t leader,
+                                 const uint32_t *order, size_t *pn)
 {
-    bsample_t *s = *ps;
+    size_t n = 0;
     int64_t maxr = -1;
-    for (size_t i = 0; i < n; i++)
-        if (s[i].rank > maxr) maxr = s[i].rank;
+    for (size_t i = 0; i < nsrc; i++) {
+        if (filter && src[i].job != leader) continue;
+        n++;
+        if (src[i].rank > maxr) maxr = src[i].rank;
+    }
+    *pn = n;
+    size_t bytes = n * sizeof(bsample_t);
+    bsample_t *out = bytes >= SW_HUGE_BYTES ? sw_malloc_huge(bytes) : sw_malloc(bytes ? bytes : 1);
     if (n < 2 || maxr < 0 || (uint64_t)maxr >= 4 * (uint64_t)n + 1024) {
-        qsort(s, n, sizeof(*s), sample_cmp);
-        return;
+        size_t k = 0;
+        for (size_t i = 0; i < nsrc; i++) {
+            if (filter && src[i].job != leader) continue;
+            out[k] = src[i];
+            out[k].host = order[out[k].host];
+            k++;
+        }
+        qsort(out, n, sizeof(*out), sample_cmp);
+        return out;
     }
     size_t nr = (size_t)maxr + 1;
     size_t *start = sw_calloc(nr + 1, sizeof(*start));
-    for (size_t i = 0; i < n; i++) start[s[i].rank + 1]++;
+    for (size_t i = 0; i < nsrc; i++)
+        if (!filter || src[i].job == leader) start[src[i].rank + 1]++;
     for (size_t r = 0; r < nr; r++) start[r + 1] += start[r];
-    bsample_t *out = sw_malloc(n * sizeof(*out));
     size_t *at = sw_malloc(nr * sizeof(*at));
     memcpy(at, start, nr * sizeof(*at));
-    for (size_t i = 0; i < n; i++) out[at[s[i].rank]++] = s[i];
+    for (size_t i = 0; i < nsrc; i++) {
+        if (filter && src[i].job != leader) continue;
+        bsample_t *o = &out[at[src[i].rank]++];
+        *o = src[i];
+        o->host = order[o->host];
+    }
     for (size_t r = 0; r < nr; r++) {
         size_t a = start[r], b = start[r + 1];
         for (size_t i = a + 1; i < b; i++)
@@ -166,8 +249,7 @@ static void sort_samples(bsample_t **ps, size_t n)
     }
     free(at);
     free(start);
-    free(s);
-    *ps = out;
+    return out;
 }
 
 typedef struct host_ord_s {
@@ -314,12 +396,8 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     free(jcount);
     free(jfirst);
 
-    bsample_t *s = sw_malloc(b->n * sizeof(*s));
-    size_t n = 0;
     bool filter = distinct > 1;
     if (filter) pre[npre++] = k_multi;
-    for (size_t i = 0; i < b->n; i++)
-        if (!filter || b->s[i].job == leader) s[n++] = b->s[i];
 
     /* Hosts compare as strings: replace ids by their sorted order. */
     uint32_t nh = sw_intern_count(b->strs);
@@ -332,9 +410,9 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     qsort(ho, nh, sizeof(*ho), host_ord_cmp);
     for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
     free(ho);
-    for (size_t i = 0; i < n; i++) s[i].host = order[s[i].host];
+    size_t n;
+    bsample_t *s = samples_sorted(b->s, b->n, filter, leader, order, &n);
     free(order);
-    sort_samples(&s, n);
 
     /* Groups by rank, in ascending rank order. */
     size_t ngroups = 0;

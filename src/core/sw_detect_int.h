@@ -223,6 +223,8 @@ struct sw_detector_s {
     uint64_t gen;
     sw_announced_t pf, cur;
     bool pf_win_done; /* pf's window lines were requested */
+    job_t *pf_last_j; /* the job the last announced event found (valid while */
+    uint64_t pf_last_gen; /* gen is pf_last_gen): the next one's is often it */
     sw_buf_t warning; /* the warning of the last event fed ("" none) */
     sw_xout_t *xo;    /* SPEC 8 records of the event being fed (sw_crash.c) */
 };

@@ -6,8 +6,10 @@
  * survive JSON -> Avro -> event and sw_event_json() -> sw_tdec_json()
  * unchanged, and go through the stream engine (records and counters
  * checked) and the batch analysis of `stormwatch analyze` (no rank limit
- * there). The fast path of sw_tdec_json() must decide as its general path
- * (same code, message and event). Deterministic; writes nothing to stdout.
+ * there). The fast paths of sw_tdec_json() must decide as its general path
+ * (same code, message and event): lines that repeat the text between the
+ * values of the line before go the template paths. Deterministic; writes
+ * nothing to stdout.
  */
 #include <stddef.h>
 #include <stdint.h>

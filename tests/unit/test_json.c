@@ -1162,7 +1162,7 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
 {
     static const char k_subst[] = " \t\"\\-+.0159eE,:{}[]ntfxu\x80\xc3\x01";
     size_t len = strlen(line);
-    char *buf = malloc(len + 1);
+    char *buf = malloc(len ? len : 1); /* exactly the line: ASan sees reads past it */
     char name[96];
     for (size_t n = 0; n <= len; n++) {
         snprintf(name, sizeof(name), "prefix of %zu bytes", n);
@@ -1180,6 +1180,7 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
             snprintf(name, sizeof(name), "byte %zu replaced by 0x%02x", i,
                      (unsigned char)k_subst[k]);
             sw_check_case("%s", name);
+            /* Decoded after the real line: its template is tried first. */
             (void)check_same(__FILE__, __LINE__, fast, slow, buf, len);
         }
         /* and the byte deleted */
@@ -1192,6 +1193,112 @@ static void mutate_line(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
         (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
     }
     free(buf);
+}
+
+/* The template paths: every value of a generated line replaced by each of
+ * many values (numbers of every length and kind, strings, literals,
+ * containers, malformed tokens), each decoded right after the line itself
+ * (so the template is the line's, with every value predicted), then twice
+ * more (the value no longer predicted, read by the runs), from a heap copy
+ * of exactly its size (ASan sees any read past either end), the same both
+ * ways. */
+static void template_values(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
+{
+    static const char *const k_vals[] = {
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "10",
+        "100",
+        "1234567",
+        "12345678",
+        "123456789",
+        "123456789012345",
+        "1234567890123456",
+        "12345678901234567",
+        "123456789012345678",
+        "1234567890123456789",
+        "9223372036854775807",
+        "9223372036854775808",
+        "9999999999999999999",
+        "12345678901234567890",
+        "123456789012345678901234",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "1.5",
+        "12345678901.25",
+        "1e3",
+        "1E+2",
+        "12345678901e2",
+        "1234567890123456.5",
+        "1234567890123456789.5",
+        "01",
+        "-01",
+        "1.",
+        "1e",
+        "-",
+        "null",
+        "nul",
+        "true",
+        "false",
+        "\"x\"",
+        "\"\"",
+        "\"a\\\"b\"",
+        "\"\\u00e9\"",
+        "\"\xc3\xa9\"",
+        "\"\x01\"",
+        "\"0123456789012345678901234567890123456789\"",
+        "{}",
+        "{ }",
+        "{\"a\": 1}",
+        "[1]",
+        "[]",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "\"unterminated",
+        "1 ",
+        " 1",
+        "1,",
+        "2}",
+    };
+    size_t len = strlen(line);
+    char name[160];
+    size_t variants = 0;
+    /* Each value: after ": " up to the next ", \"" or the final '}'. */
+    for (const char *v = strstr(line, ": "); v; v = strstr(v + 1, ": ")) {
+        const char *vs = v + 2;
+        const char *ve = strstr(vs, ", \"");
+        if (!ve) ve = line + len - 1;
+        if (*vs == '{' && ve - vs > 2) continue; /* a metadata object with members */
+        for (size_t k = 0; k < sizeof(k_vals) / sizeof(k_vals[0]); k++) {
+            size_t vl = strlen(k_vals[k]);
+            size_t n = (size_t)(vs - line) + vl + (size_t)(line + len - ve);
+            char *buf = malloc(n);
+            memcpy(buf, line, (size_t)(vs - line));
+            memcpy(buf + (vs - line), k_vals[k], vl);
+            memcpy(buf + (vs - line) + vl, ve, (size_t)(line + len - ve));
+            snprintf(name, sizeof(name), "value at byte %zu replaced by %s", (size_t)(vs - line),
+                     k_vals[k]);
+            sw_check_case("%s", name);
+            /* The line twice: the second time by its own template. */
+            (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
+            uint64_t t0 = sw_tdec_tmpl_lines(fast);
+            (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
+            SW_CHECK(sw_tdec_tmpl_lines(fast) == t0 + 1, "the line again: %llu template lines",
+                     (unsigned long long)(sw_tdec_tmpl_lines(fast) - t0));
+            (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+            /* Twice more: the template now reads that value (or gave the
+             * line up); then the line again with the value read. */
+            (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+            (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+            (void)check_same(__FILE__, __LINE__, fast, slow, line, len);
+            free(buf);
+            variants++;
+        }
+    }
+    SW_CHECK(variants > 50, "%zu variants", variants);
 }
 
 static void test_fast_path(void **state)
@@ -1238,6 +1345,9 @@ static void test_fast_path(void **state)
     SW_CHECK(sw_tdec_general_lines(slow) > 0, "the general decoder took no line");
     mutate_line(fast, slow, GEN_LINE);
     mutate_line(fast, slow, PHASE_LINE);
+    template_values(fast, slow, GEN_LINE);
+    template_values(fast, slow, PHASE_LINE);
+    template_values(fast, slow, "{\"a\": 1,\"rank\":2, \"timestamp_ns\": 3,\"event_type\":\"x\"}");
     mutate_line(fast, slow,
                 "{\"timestamp_ns\": -0, \"event_type\": \"s\\u00e9\", \"pid\": 1.5e-3,"
                 " \"rank\": 0, \"host\": null, \"job_id\": true, \"metadata\": {}}");
