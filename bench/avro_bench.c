@@ -5,18 +5,24 @@
  * the reader's (identity plan: cache lookup + the same decoder), and the
  * registry path for writer schemas that need resolution (v1: fewer fields,
  * ints; v3: reordered plus an extra field; encoded by python3-avro, see
- * bench/avro.sh). Prints one Markdown table.
+ * bench/avro.sh). Prints one Markdown table. Then the daemon's two ways
+ * of finding a plan with 2 worker threads, side by side: a registry
+ * lookup under one lock per message (what the workers did before) and a
+ * lookup in an immutable id -> plan table without a lock (the round's
+ * table they get now), each thread decoding half of the events (wall time).
  *
  * Usage: sw_avrobench V2.bin V1.bin V1.avsc V3.bin V3.avsc [SECONDS]
  * (every .bin written by tests/registry/sr_encode.py from the same events;
  * V2.bin with today's schema under id 12)
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "sw_codec_avro.h"
+#include "sw_imap.h"
 #include "sw_log.h"
 #include "sw_registry.h"
 #include "sw_schemas.h"
@@ -98,6 +104,64 @@ static double pass(const set_t *s, sw_avro_dec_t *dec, sw_registry_t *reg)
     return cpu_s() - t0;
 }
 
+/* ---- 2 threads: a lock per lookup vs an immutable table ---------------- */
+
+typedef struct mt_s {
+    const set_t *s;
+    size_t from, to;
+    sw_avro_dec_t *dec;
+    sw_registry_t *reg;    /* locked: sw_registry_plan under *lock */
+    pthread_mutex_t *lock; /* NULL: the table */
+    const sw_imap_t *idx;  /* id -> slot of plans */
+    const sw_avro_plan_t *const *plans;
+    double cpu; /* CPU seconds this thread spent */
+} mt_t;
+
+static void *mt_run(void *arg)
+{
+    mt_t *t = arg;
+    char err[512];
+    double c0 = cpu_s();
+    for (size_t i = t->from; i < t->to; i++) {
+        const char *m = t->s->all.data + t->s->off[i];
+        sw_event_t ev;
+        int32_t id = 0;
+        const sw_avro_plan_t *plan = NULL;
+        sw_err_t rc = sw_avro_schema_id(m, t->s->len[i], &id, err, sizeof(err));
+        if (!rc && t->lock) {
+            pthread_mutex_lock(t->lock);
+            rc = sw_registry_plan(t->reg, id, &plan, err, sizeof(err));
+            pthread_mutex_unlock(t->lock);
+        } else if (!rc) {
+            uint32_t k;
+            if (sw_imap_get(t->idx, id, &k)) plan = t->plans[k];
+            else rc = SW_ERR_AVRO;
+        }
+        if (!rc) rc = sw_avro_decode_event_plan(t->dec, plan, m, t->s->len[i], &ev, err, sizeof(err));
+        if (rc) die(err);
+    }
+    t->cpu = cpu_s() - c0;
+    return NULL;
+}
+
+/* Wall seconds of one pass over @p s by 2 threads (halves); their CPU
+ * seconds together in *cpu. */
+static double pass2(const set_t *s, sw_avro_dec_t **decs, sw_registry_t *reg,
+                    pthread_mutex_t *lock, const sw_imap_t *idx, const sw_avro_plan_t *const *plans,
+                    double *cpu)
+{
+    mt_t t[2];
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) {
+        t[k] = (mt_t){s, k * s->n / 2, (k + 1) * s->n / 2, decs[k], reg, lock, idx, plans, 0};
+    }
+    double t0 = now_s();
+    for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, mt_run, &t[k]);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    *cpu = t[0].cpu + t[1].cpu;
+    return now_s() - t0;
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -160,6 +224,63 @@ int main(int argc, char **argv)
            b1, r1 / 1e6, r1 / fixed);
     printf("| registry, writer v3 (24 fields reversed + 1; resolved) | %.0f | %.2f M | %.2f |\n",
            b3, r3 / 1e6, r3 / fixed);
+
+    /* 2 threads, interleaved: before (a lock per lookup) and now (the
+     * round's table), identity plan (v2) and resolved (v3). */
+    sw_avro_dec_t *decs[2] = {sw_avro_dec_new(), sw_avro_dec_new()};
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    sw_imap_t idx;
+    sw_imap_init(&idx);
+    const sw_avro_plan_t *plans[3];
+    int32_t ids[3] = {11, 12, 13};
+    for (int k = 0; k < 3; k++) {
+        if (sw_registry_plan(reg, ids[k], &plans[k], err, sizeof(err))) die(err);
+        sw_imap_put(&idx, ids[k], (uint32_t)k);
+    }
+    const set_t *msets[4] = {&v2, &v2, &v3, &v3};
+    static double mt[4][ROUNDS_MAX], mc[4][ROUNDS_MAX];
+    int mrounds = 0;
+    start = now_s();
+    while (mrounds < ROUNDS_MAX && (mrounds < 15 || now_s() - start < secs)) {
+        for (int k = 0; k < 4; k++)
+            mt[k][mrounds] = pass2(msets[k], decs, reg, k % 2 == 0 ? &lock : NULL, &idx, plans,
+                                   &mc[k][mrounds]);
+        mrounds++;
+    }
+    /* Paired: each round's now / before (rows run back to back, so load
+     * that drifts hits both), the median over the rounds. */
+    static double pw[2][ROUNDS_MAX], pc[2][ROUNDS_MAX];
+    for (int q = 0; q < 2; q++) {
+        for (int i = 0; i < mrounds; i++) {
+            pw[q][i] = mt[2 * q][i] / mt[2 * q + 1][i];
+            pc[q][i] = mc[2 * q][i] / mc[2 * q + 1][i];
+        }
+        qsort(pw[q], (size_t)mrounds, sizeof(double), dbl_cmp);
+        qsort(pc[q], (size_t)mrounds, sizeof(double), dbl_cmp);
+    }
+    double mrate[4], crate[4];
+    for (int k = 0; k < 4; k++) {
+        qsort(mt[k], (size_t)mrounds, sizeof(double), dbl_cmp);
+        qsort(mc[k], (size_t)mrounds, sizeof(double), dbl_cmp);
+        mrate[k] = (double)msets[k]->n / mt[k][0]; /* the fastest round (wall time) */
+        crate[k] = (double)msets[k]->n / mc[k][0]; /* per CPU second of both threads */
+    }
+    printf("\n| Avro decoding with 2 worker threads, %zu events, best of %d interleaved rounds | events/s (wall) | events per CPU s | now / before (wall, CPU) |\n"
+           "|---|---|---|---|\n",
+           v2.n, mrounds);
+    const char *row[4] = {"before: registry lookup under one lock per message, writer = reader",
+                          "now: the round's id -> plan table, no lock, writer = reader",
+                          "before: registry lookup under one lock per message, writer v3",
+                          "now: the round's id -> plan table, no lock, writer v3"};
+    for (int k = 0; k < 4; k++)
+        printf("| %s | %.2f M | %.2f M | %.2f, %.2f |\n", row[k], mrate[k] / 1e6, crate[k] / 1e6,
+               mrate[k] / mrate[k & ~1], crate[k] / crate[k & ~1]);
+    printf("\nPaired (median over the rounds of each round's now / before): writer = reader "
+           "%.2f wall, %.2f CPU; writer v3 %.2f wall, %.2f CPU\n",
+           pw[0][mrounds / 2], pc[0][mrounds / 2], pw[1][mrounds / 2], pc[1][mrounds / 2]);
+    sw_imap_clear(&idx);
+    sw_avro_dec_destroy(decs[0]);
+    sw_avro_dec_destroy(decs[1]);
     sw_avro_dec_destroy(dec);
     sw_registry_destroy(reg);
     return 0;

@@ -59,6 +59,8 @@ typedef struct tail_s {
     sw_render_t *render;      /* the record as a line */
     sw_registry_t *reg_alert; /* with schema.registry.url: alert writer schemas */
     sw_registry_t *reg_event; /* ... and telemetry writer schemas */
+    sw_msg_header_t *hdrs;    /* the message view's headers */
+    size_t caphdrs;
     sw_buf_t line;
     uint64_t printed;
     bool out_closed; /* stdout went away (EPIPE) */
@@ -265,11 +267,59 @@ static int tail_open(tail_t *tl, const sw_conf_t *conf, const char *bootstrap)
     return SW_EXIT_OK;
 }
 
+/* sw_render_plan_fn: the registries' plans. The previous message's plans
+ * are no longer in use when a message asks for its alert plan (the first
+ * lookup of each Avro value). */
+static sw_err_t plan_of(void *opaque, int32_t id, bool alert, const sw_avro_plan_t **plan,
+                        char *why, size_t why_size)
+{
+    tail_t *tl = opaque;
+    if (alert) {
+        sw_registry_reclaim(tl->reg_alert);
+        if (tl->reg_event) sw_registry_reclaim(tl->reg_event);
+    }
+    sw_registry_t *reg = alert ? tl->reg_alert : tl->reg_event;
+    if (!reg) {
+        snprintf(why, why_size, "unknown schema id %ld", (long)id);
+        return SW_ERR_NOT_FOUND;
+    }
+    return sw_registry_plan(reg, id, plan, why, why_size);
+}
+
+/* What the renderer sees of @p rkm (its headers in tl->hdrs). */
+static void view_of(tail_t *tl, const rd_kafka_message_t *rkm, sw_msg_view_t *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->topic = rd_kafka_topic_name(rkm->rkt);
+    v->partition = rkm->partition;
+    v->offset = rkm->offset;
+    rd_kafka_timestamp_type_t tstype;
+    v->timestamp_ms = rd_kafka_message_timestamp(rkm, &tstype);
+    v->tstype = tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME       ? SW_MSG_TS_CREATE
+                : tstype == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? SW_MSG_TS_LOGAPPEND
+                                                               : SW_MSG_TS_NONE;
+    v->broker = rd_kafka_message_broker_id(rkm);
+    v->key = rkm->key;
+    v->key_len = rkm->key_len;
+    v->payload = rkm->payload;
+    v->len = rkm->len;
+    rd_kafka_headers_t *hdrs = NULL;
+    if (rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs) return;
+    sw_msg_header_t h;
+    for (size_t i = 0; !rd_kafka_header_get_all(hdrs, i, &h.name, &h.value, &h.size); i++) {
+        SW_GROW(tl->hdrs, v->nheaders, tl->caphdrs, 8);
+        tl->hdrs[v->nheaders++] = h;
+    }
+    v->headers = tl->hdrs;
+}
+
 static void render(tail_t *tl, const rd_kafka_message_t *rkm)
 {
-    if (tl->format) sw_render_format(tl->format, &tl->line, rkm);
-    else if (tl->kcat_json) sw_render_kcat_json(tl->render, &tl->line, rkm);
-    else sw_render_message(tl->render, &tl->line, tl->envelope, rkm);
+    sw_msg_view_t v;
+    view_of(tl, rkm, &v);
+    if (tl->format) sw_render_format(tl->format, &tl->line, &v);
+    else if (tl->kcat_json) sw_render_kcat_json(tl->render, &tl->line, &v);
+    else sw_render_message(tl->render, &tl->line, tl->envelope, &v);
 }
 
 /* -o s@MS / e@MS: each partition's first offset at or after @p ms into
@@ -494,6 +544,7 @@ static void tail_clear(tail_t *tl)
     sw_registry_destroy(tl->reg_alert);
     sw_registry_destroy(tl->reg_event);
     sw_buf_clear(&tl->line);
+    free(tl->hdrs);
     free(tl->eof);
     free(tl->stop);
 }
@@ -689,7 +740,7 @@ int sw_cmd_tail(int argc, char **argv)
                                                  sw_schema_telemetry_event_len, -1, false, rerr,
                                                  sizeof(rerr));
     }
-    tl.render = sw_render_new(tl.telemetry_id, tl.alert_id, tl.reg_alert, tl.reg_event);
+    tl.render = sw_render_new(tl.telemetry_id, tl.alert_id, tl.reg_alert ? plan_of : NULL, &tl);
     sw_buf_init(&tl.line);
     if ((rc = tail_open(&tl, conf, bootstrap)) != SW_EXIT_OK) goto out;
     rc = tail_loop(&tl);

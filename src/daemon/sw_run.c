@@ -36,7 +36,7 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     part_t *p = r->expiring;
     /* A summary waits like a record of the last processed offset, so that
      * offset is not committed before the summary is acknowledged. */
-    sw_run_send_record(r, p, p->next - 1, (sw_record_t *)rec);
+    sw_run_send_record(r, p, p->next - 1, rec);
 }
 
 /* Once a second: the engines' memory against max.memory.bytes. Each
@@ -149,7 +149,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             sw_run_part_queue(r, p); /* before the assignment: its messages stay in its queue */
             sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
             sw_run_restore_partition(r, p, &c->elems[i]);
-            if (p->origin) {
+            if (p->hold.origin) {
                 p->next = sw_run_start_offset(r, p, &c->elems[i]);
                 fresh[nfresh++] = p;
             }
@@ -164,7 +164,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(e);
         }
         for (int i = 0; held && i < nfresh; i++)
-            if (fresh[i]->origin) sw_run_origin_pause(r, fresh[i], true);
+            if (fresh[i]->hold.origin) sw_run_origin_pause(r, fresh[i], true);
         free(fresh);
         sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
         return;
@@ -175,7 +175,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (r->restore) {
             for (int i = 0; i < list->cnt; i++) {
                 part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
-                if (p && !p->origin) sw_run_snapshot_final(r, p);
+                if (p && !p->hold.origin) sw_run_snapshot_final(r, p);
             }
         } else {
             rd_kafka_flush(r->producer, 60000);
@@ -186,7 +186,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t *p = sw_run_part_find(r, list->elems[i].topic, list->elems[i].partition);
         sw_log(r->log, SW_LOG_INFO, "%s %s [%d]", lost ? "lost" : "revoked", list->elems[i].topic,
                (int)list->elems[i].partition);
-        if (p && (p->origin || p->reg_hold))
+        if (p && sw_hold_held(&p->hold))
             sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
         if (p) sw_run_part_destroy(r, p);
     }
@@ -217,16 +217,10 @@ void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         const rd_kafka_topic_partition_t *tp = &offsets->elems[i];
         part_t *p = sw_run_part_find(r, tp->topic, tp->partition);
         if (!p) continue;
-        long long x;
-        char md[160] = "";
-        if (tp->metadata && tp->metadata_size < sizeof(md))
-            memcpy(md, tp->metadata, tp->metadata_size);
-        bool snap = sscanf(md, "sw1:%*d:%*u:%*u:%lld", &x) == 1;
-        if (!err && !tp->err) {
-            if (snap && x > p->confirmed_x) p->confirmed_x = x;
-        } else if (snap && p->committed_x == x) {
-            p->committed_x = p->confirmed_x; /* not taken: snapshot and commit again */
-        }
+        sw_snapref_t ref;
+        char why[200];
+        if (sw_snapmeta_parse(tp->metadata, tp->metadata_size, &ref, why, sizeof(why)) == SW_OK)
+            sw_ledger_commit_answer(&p->led, ref.x, !err && !tp->err);
     }
 }
 
@@ -294,14 +288,15 @@ static void log_uncommitted(run_t *r)
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
         if (!p || p->next < 0) continue;
-        bool done = r->restore ? p->confirmed_x >= p->next : (p->qn == 0 && !r->commits_waiting);
+        bool done = r->restore ? p->led.confirmed_x >= p->next
+                              : (sw_ledger_pending(&p->led) == 0 && !r->commits_waiting);
         if (done) continue;
         sw_log(r->log, SW_LOG_WARN,
                "%s [%d]: not committed past offset %lld (input read up to %lld; %zu offsets with "
                "unacknowledged records): its next owner reads it again from the committed offset",
                p->topic, (int)p->partition,
-               (long long)(r->restore ? p->confirmed_x : sw_run_committable(p)),
-               (long long)p->next - 1, p->qn);
+               (long long)(r->restore ? p->led.confirmed_x : sw_run_committable(p)),
+               (long long)p->next - 1, sw_ledger_pending(&p->led));
     }
 }
 
@@ -330,8 +325,8 @@ static int stop(run_t *r)
     if (flushed && r->restore) {
         for (size_t i = 0; i < r->nparts; i++) {
             part_t *p = r->parts[i];
-            if (!p || p->origin || p->mode != PM_NORMAL || p->next < 0 || p->failed ||
-                p->next <= p->confirmed_x)
+            if (!p || p->hold.origin || p->mode != PM_NORMAL || p->next < 0 || p->led.failed ||
+                p->next <= p->led.confirmed_x)
                 continue;
             p->snap.active = false; /* any snapshot in flight is superseded */
             sw_run_snapshot_start(r, p);
@@ -406,6 +401,9 @@ int sw_run(const sw_run_opts_t *opts)
     r.wake[0] = r.wake[1] = -1;
     r.log = opts->log;
     r.m = opts->metrics;
+    r.pass.m = r.m;
+    r.pass.log = r.log;
+    r.pass.plans = &r.plans;
     r.kctx.log = opts->log;
     r.kctx.user = &r;
     const sw_conf_t *conf = opts->conf;
@@ -422,9 +420,9 @@ int sw_run(const sw_run_opts_t *opts)
     r.snapshot_interval_ms = set->delivery.snapshot_interval_ms;
     r.restore = set->delivery.state_restore;
     r.eos = set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE;
-    r.schema_telemetry = set->format.schema_id_telemetry;
+    r.pass.schema_telemetry = set->format.schema_id_telemetry;
     r.schema_alert = set->format.schema_id_alert;
-    r.in_fmt = set->format.input == SW_IN_FORMAT_JSON   ? FMT_JSON
+    r.pass.in_fmt = set->format.input == SW_IN_FORMAT_JSON   ? FMT_JSON
                : set->format.input == SW_IN_FORMAT_AVRO ? FMT_AVRO
                                                         : FMT_AUTO;
     r.out_avro = set->format.output == SW_OUT_FORMAT_AVRO;
@@ -451,14 +449,15 @@ int sw_run(const sw_run_opts_t *opts)
     /* Avro input through plans whenever more than the one fixed id can
      * arrive (a registry, or avro.schema.ids.telemetry); otherwise the
      * fixed-id path, as before. */
-    r.reg_plans = set->registry.urls.n > 0 || set->format.schema_ids_telemetry.n > 0;
+    r.pass.reg_plans = set->registry.urls.n > 0 || set->format.schema_ids_telemetry.n > 0;
     if (sw_conf_check(conf, cerr, sizeof(cerr)) != SW_OK) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
     } else if (sw_run_wake_open(&r) != 0) {
         rc = 1;
     } else if (!(r.reg = sw_registry_from_settings(set, sw_schema_telemetry_event,
                                                    sw_schema_telemetry_event_len,
-                                                   r.schema_telemetry, true, cerr, sizeof(cerr)))) {
+                                                   r.pass.schema_telemetry, true, cerr,
+                                                   sizeof(cerr)))) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr);
     } else {
         rc = 0;
@@ -494,6 +493,13 @@ int sw_run(const sw_run_opts_t *opts)
         int nw = sw_run_workers_start(&r, set->delivery.worker_threads, why, sizeof(why));
         sw_log(r.log, SW_LOG_INFO, "worker.threads=%d (%s): %d thread%s decode and analyse", nw,
                why, nw, nw == 1 ? "" : "s");
+        /* Registry requests on a thread of their own: the loop never waits
+         * for the registry (sw_run_work.c holds a partition instead). */
+        if (sw_registry_remote(r.reg) &&
+            sw_registry_fetcher_start(r.reg, sw_run_wake_fetched, &r) != SW_OK)
+            sw_log(r.log, SW_LOG_WARN,
+                   "cannot start the schema registry's fetcher thread: requests are made by "
+                   "the consume loop");
         int64_t last_snap_tick = 0;
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;
@@ -540,6 +546,9 @@ int sw_run(const sw_run_opts_t *opts)
         rd_kafka_queue_destroy(cq);
         rd_kafka_queue_destroy(pq);
         int stop_rc = stop(&r);
+        /* After the bounded stop (a request in flight ends within
+         * schema.registry.request.timeout.ms), before the pipe closes. */
+        sw_registry_fetcher_stop(r.reg);
         log_stats(&r, &stats_msgs, &last_stats);
         rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
         if (r.kctx.fatal)
@@ -554,6 +563,7 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.parts[i]) sw_run_part_destroy(&r, r.parts[i]);
     free(r.parts);
     free(r.jobs);
+    sw_run_plans_free(&r);
     sw_run_idle_free(&r);
     free(r.out_pos);
     sw_run_wake_close(&r);

@@ -33,20 +33,22 @@
 #include "sw_codec_telemetry.h"
 #include "sw_detect.h"
 #include "sw_imap.h"
+#include "sw_hold.h"
 #include "sw_kafka.h"
+#include "sw_ledger.h"
 #include "sw_partition.h"
 #include "sw_registry.h"
+#include "sw_sched.h"
+#include "sw_snapcodec.h"
 #include "sw_varint.h"
 
 #define SNAP_CHUNK (512u * 1024u) /* bytes of compressed snapshot per message */
 #define SUPPRESS_DLQ 6 /* "action" of dead letters in suppression keys (after sw_action_t) */
 #define SUPPRESS_FWD 7 /* "action" of forwarded copies (repartition.topic) */
 
-typedef struct pend_s {
-    int64_t offset; /* input offset */
-    uint32_t left;  /* records of that offset not yet acknowledged */
-} pend_t;
-
+/* A partition's snapshot in flight (the state side, sw_run_state.c; the
+ * delivery reports of its chunks, sw_run_out.c, set first_off, count left
+ * down and set failed). */
 typedef struct snapfl_s {
     bool active;  /* a snapshot is being written */
     bool failed;  /* one of its chunks was refused */
@@ -97,66 +99,94 @@ typedef struct pwork_s {
     int64_t last;         /* offset of the last processed, -1 none */
 } pwork_t;
 
+/* An assigned input partition. Created and destroyed by the rebalance
+ * callback (sw_run.c), which runs inside rd_kafka_consumer_poll() on the
+ * main thread, like every delivery report and commit answer: the main
+ * thread alone touches a partition, except during a pass (sw_sched.h),
+ * when the one worker that took it has its engine (det) and its work area
+ * (w), and nothing else; the main thread then leaves both alone until the
+ * pass is over. Each group below names the file that writes it. */
 typedef struct part_s {
+    /* Identity: set by sw_run_part_new(), read by all, never changed. */
     char *topic;
     int32_t partition;
     uint32_t id;  /* stable id carried by delivery tokens */
     bool forward; /* repartition=on, an input topic's partition: its messages
-                                are forwarded to repartition.topic, not analysed here
-                                (its engine stays empty; snapshots and suppression work
-                                as for any partition) */
+                     are forwarded to repartition.topic, not analysed here
+                     (its engine stays empty; snapshots and suppression work
+                     as for any partition) */
+    /* Work side (sw_run_work.c): the engine and the round's work area,
+     * the worker's during a pass, the main thread's otherwise; next is
+     * moved by the main thread when it applies a pass. */
     sw_detector_t *det;
-    int64_t next; /* next offset to process; -1 before the first */
-    pend_t *q;    /* ring of pending offsets, ascending */
-    size_t qhead, qn, qcap;
-    bool failed; /* a record was refused: never commit past it */
-    pmode_t mode;
-    int64_t rebuild_x; /* rebuild mode: offsets below it refill windows */
+    pwork_t w;
+    int64_t next;            /* next offset to process; -1 before the first */
+    rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */
+    /* Output side (sw_run_out.c): what may be committed. */
+    sw_ledger_t led; /* pending offsets, refusals, snapshot commits (sw_ledger.h) */
+    /* State side (sw_run_state.c): the snapshot flow, restore and the
+     * records already on the output; the delivery reports of snapshot
+     * chunks (sw_run_out.c) count snap.left down and set snap.failed. */
+    snapfl_t snap;
+    int64_t last_snap_ms;
+    pmode_t mode;       /* PM_REBUILD until the windows are refilled (sw_run_work.c ends it) */
+    int64_t rebuild_x;  /* rebuild mode: offsets below it refill windows */
     int64_t rebuild_y;
     uint64_t rebuilt;   /* samples re-inserted */
     int64_t restore_t0; /* when the restore started (ms) */
-    sw_imap_t suppress; /* records already on the output: offset*8+action */
+    sw_imap_t suppress; /* records already on the output: offset*8+action
+                           (consulted and emptied by sw_run_out.c as it sends) */
     uint64_t suppressed;
-    snapfl_t snap;
-    int64_t committed_x; /* snapshot offset of the last commit sent */
-    int64_t confirmed_x; /* snapshot offset of the last commit the broker took */
-    int64_t last_snap_ms;
-    bool origin;       /* assigned without a usable snapshot: held (paused)
-                                until its origin snapshot is committed */
-    int64_t origin_x;  /* the offset the origin snapshot is taken at */
-    int64_t held_from; /* lowest offset that reached us while held, -1 none */
-    bool reg_hold;     /* paused until the schema registry gives reg_id */
-    int32_t reg_id;    /* the writer schema id it waits for */
+    /* Holds (sw_hold.h): the origin hold by the state side, the registry
+     * hold by the work side. */
+    sw_hold_t hold;
+    /* Metrics (sw_run.c): series of the thread-safe registry; mprev is
+     * what the main thread last published of the engine's counters. */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
-    sw_detect_stats_t mprev; /* engine counters last published */
-    rd_kafka_queue_t *queue; /* its own queue (NULL: it comes through the consumer's) */
-    pwork_t w;
+    sw_detect_stats_t mprev;
 } part_t;
-
-typedef enum tok_kind_e { TOK_RECORD, TOK_SNAPSHOT } tok_kind_t;
-
-typedef struct token_s {
-    uint32_t part_id;
-    tok_kind_t kind;
-    uint32_t chunk;
-    int64_t offset;              /* input offset (records) */
-    uint64_t snap_id;            /* snapshots */
-    int64_t produced_ms;         /* records: handed to the producer (sw_clock_ms) */
-    struct token_s *prev, *next; /* records: run_t's list of undelivered ones */
-} token_t;
 
 typedef enum dlq_kind_e { DLQ_DECODE, DLQ_INVALID, DLQ_LIMIT, DLQ_FORMAT, DLQ_CLOCK } dlq_kind_t;
 static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format", "clock"};
 
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
-struct run_s;
 typedef struct sw_fwdclock_s sw_fwdclock_t; /* sw_run_idle.c */
 
-/* A thread that decodes and analyses; workers[0] is the main thread. */
+/* A round's writer-schema plans by id (sw_run_work.c). Written by the
+ * main thread only, while no pass runs (sort_out: each id of the round
+ * once, from the registry's cache); read by the workers without a lock
+ * during the passes, when it does not change; emptied after the round.
+ * Its plans are borrowed from the registry until sw_registry_reclaim(),
+ * which the main thread calls after emptying it. */
+typedef struct plantab_s {
+    sw_imap_t idx;               /* id -> slot */
+    const sw_avro_plan_t **plan; /* by slot; NULL: a final error */
+    sw_err_t *err;               /* by slot: SW_OK, or the error for the dead letter */
+    uint32_t *why;               /* by slot: offset of its error text in text */
+    size_t n, cap;
+    sw_buf_t text;
+} plantab_t;
+
+/* What a pass needs, and the only thing a worker sees of the run (as a
+ * const pointer). Written by the main thread between passes (the pass
+ * clock when a pass starts, the jobs when a round sorts out); read by the
+ * workers during a pass. */
+typedef struct pass_s {
+    fmt_t in_fmt;              /* input.format */
+    bool reg_plans;            /* Avro through plans (plans), not the fixed id */
+    int32_t schema_telemetry;  /* the fixed id (avro.schema.id.telemetry) */
+    const plantab_t *plans;    /* the round's plans (reg_plans) */
+    int64_t now_ms;            /* stream time of the pass (ms) for idleness */
+    const sw_log_t *log;       /* thread-safe: a new job's engine warning */
+    sw_metrics_t *m;           /* may be NULL; workers only time themselves when set */
+    struct sw_worker_s *workers; /* by worker index: each touches only its own */
+} pass_t;
+
+/* What one worker (sw_sched.h's worker index; 0 is the main thread) has of
+ * its own: decoders and its processing times of this round, published by
+ * the main thread after the passes. */
 typedef struct sw_worker_s {
-    struct run_s *r;
-    pthread_t th;
     sw_tdec_t *tdec;
     sw_avro_dec_t *adec;
     sw_metrics_proc_t proc; /* processing times of this pass, published after it */
@@ -166,27 +196,31 @@ typedef struct sw_worker_s {
     unsigned char gap[64];
 } sw_worker_t;
 
+/* The daemon. One, on sw_run()'s stack; the main thread (the consume loop,
+ * and the librdkafka callbacks it serves: rebalances, delivery reports,
+ * commit answers) alone reads and writes it, except where a group says
+ * otherwise. The workers see only pass (a const pointer) and their own
+ * entry of workers; the registry's fetcher thread only the registry (its
+ * own lock) and wake[1]. Each group names the file that writes it. */
 typedef struct run_s {
-    token_t *undelivered, *undelivered_tail; /* records awaiting delivery, oldest first */
-    bool assigned_once;                      /* a rebalance callback assigned (maybe nothing) */
-    int64_t last_event_ms;                   /* newest input message timestamp seen, ms (metric) */
-    sw_kafka_ctx_t kctx;
+    /* Settings: written once by sw_run() (sw_run.c) and sw_run_setup()
+     * before the loop starts; read-only after. */
     const sw_run_opts_t *opts;
     const sw_settings_t *set; /* opts->set: the typed configuration */
-    const sw_log_t *log;
-    sw_metrics_t *m; /* may be NULL */
+    const sw_log_t *log;      /* thread-safe */
+    sw_metrics_t *m;          /* may be NULL; thread-safe (the HTTP server reads it) */
     sw_params_t params;
     int64_t idle_ms;
     int64_t commit_interval_ms;
     int64_t snapshot_interval_ms;
+    int64_t shutdown_ms;   /* shutdown.timeout.ms */
+    int64_t memory_budget; /* max.memory.bytes (0: none) */
     bool restore;
     bool eos;
-    fmt_t in_fmt;
     bool out_avro;
     bool out_pager;        /* output.format pagerduty or alertmanager */
-    sw_pager_opts_t pager; /* its options (strings borrowed from the conf) */
-    uint64_t not_paged;    /* summaries that were not a page (never produced) */
-    int32_t schema_telemetry;
+    sw_pager_opts_t pager; /* its options (strings borrowed from the conf); now_ns
+                              is stamped by sw_run_encode_record() */
     int32_t schema_alert;
     size_t max_value; /* largest value we produce: message.max.bytes less room for headers */
     const char *out_topic;
@@ -196,54 +230,63 @@ typedef struct run_s {
     char rep_topic_buf[320];
     int rep_parts; /* its partitions */
     int in_parts;  /* the first input topic's partitions, read once at start
-                                (0: a pattern, missing, or unknown) */
+                      (0: a pattern, missing, or unknown) */
     int out_parts, dlq_parts;
+    /* Clients (sw_run_setup.c), made before the loop, destroyed after. */
+    sw_kafka_ctx_t kctx; /* fatal: set by librdkafka's error callback, on the
+                            thread that serves the handle's queue (the main one) */
+    rd_kafka_t *consumer;
+    rd_kafka_t *producer;
+    rd_kafka_t *reader;  /* reads snapshots and the output back (restore) */
+    sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
+                            requests on its fetcher thread once the loop runs */
+    /* Partitions (sw_run.c's rebalance callback adds and removes them). */
+    part_t **parts; /* indexed by id; NULL when revoked */
+    size_t nparts;
+    part_t *last;       /* lookup cache (sw_run_part_find) */
+    bool assigned_once; /* a rebalance callback assigned (maybe nothing) */
+    /* Output side (sw_run_out.c): producing, delivery, commits. */
+    sw_tokens_t undelivered; /* records awaiting delivery, oldest first (sw_ledger.h) */
     /* Per output partition, then per dead-letter partition, then per
      * repartition.topic partition (repartition=on): an offset no
      * later record of ours can precede (end offset at start, then one past
-     * each delivery); -1 = unknown. Snapshots record these. */
+     * each delivery); -1 = unknown. Snapshots (sw_run_state.c) record these. */
     int64_t *out_pos;
-    rd_kafka_t *consumer;
-    rd_kafka_t *producer;
-    rd_kafka_t *reader; /* reads snapshots and the output back (restore) */
-    part_t **parts;     /* indexed by id; NULL when revoked */
-    size_t nparts;
-    part_t *last; /* lookup cache */
-    sw_tdec_t *tdec;
-    sw_avro_dec_t *adec;
-    sw_registry_t *reg;  /* writer schemas by id (registry, files, fixed id) */
-    bool reg_plans;      /* Avro input through reg's plans, not the fixed id */
-    uint64_t reg_errors; /* registry failures already counted in the metric */
-    sw_buf_t value;
-    bool failed; /* exit 1 */
-    bool in_txn; /* exactly_once: a transaction is open */
+    sw_buf_t value;     /* the record being encoded */
+    bool in_txn;        /* exactly_once: a transaction is open */
+    uint64_t not_paged; /* summaries that were not a page (never produced) */
+    int commits_waiting; /* stop: asynchronous commits not yet answered (sw_run.c) */
+    /* State side (sw_run_state.c). */
     uint64_t snap_seq;
-    sw_run_stats_t st;
-    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
-    part_t *expiring;      /* partition whose idle jobs are being summarised */
+    /* Work side (sw_run_work.c): rounds, passes, the registry's holds. */
+    int wake[2];          /* pipe: a queue (or the registry's fetcher) has news; the
+                             write end is written by librdkafka's threads and the
+                             fetcher thread, the read end by the loop */
+    sw_sched_t *sched;    /* the worker threads, rounds and passes (sw_sched.h) */
+    sw_worker_t *workers; /* by worker index (pass.workers): each worker writes
+                             only its own entry, during a pass */
+    int nworkers;         /* the main thread included */
+    pass_t pass;          /* the workers' view (they get &pass as const): written
+                             between passes only */
+    plantab_t plans;      /* the round's writer-schema plans, behind pass.plans */
+    void **jobs;          /* a round's partitions (part_t *) */
+    size_t njobs, capjobs;
+    sw_tdec_t *tdec;      /* the main thread's decoders (workers[0]) */
+    sw_avro_dec_t *adec;
+    uint64_t reg_errors;   /* registry failures already counted in the metric */
+    int64_t last_event_ms; /* newest input message timestamp seen, ms (metric) */
+    /* The loop and the stop (sw_run.c); failed and st are written by
+     * every side, on the main thread. */
+    bool failed;           /* exit 1 */
     bool stopping;         /* the stop sequence runs (see stop()) */
     int64_t stop_deadline; /* when the stop must be over (ms, sw_clock_ms) */
-    int64_t shutdown_ms;   /* shutdown.timeout.ms */
-    int commits_waiting;   /* stop: asynchronous commits not yet answered */
-    int64_t memory_budget; /* max.memory.bytes (0: none) */
+    part_t *expiring;      /* partition whose idle jobs are being summarised */
     uint64_t trimmed_at;   /* engine bytes at the last malloc_trim */
     bool over_budget;
-    /* Rounds and workers (sw_run_work.c). */
-    int wake[2]; /* pipe: a queue stopped being empty */
-    sw_worker_t *workers;
-    int nworkers;          /* the main thread included */
-    pthread_mutex_t wlock; /* wgen, wbusy, wquit */
-    pthread_cond_t wgo, wdone;
-    uint64_t wgen; /* a pass starts: the workers take jobs */
-    int wbusy;     /* workers still in the pass */
-    bool wquit;
-    pthread_mutex_t reg_lock; /* the registry's cache, during a pass */
-    part_t **jobs;            /* the pass's partitions, largest range first */
-    size_t njobs, capjobs;
-    atomic_size_t jnext; /* the next job to take */
-    int64_t pass_now;    /* stream time of the pass (ms) for idleness */
-
-    /* repartition=on: the forwarded time idle expiry counts in (sw_run_idle.c). */
+    sw_run_stats_t st;
+    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
+    /* repartition=on: the forwarded time idle expiry counts in
+     * (sw_run_idle.c, once a second on the main thread). */
     sw_fwdclock_t *fwdclock;
 } run_t;
 
@@ -253,8 +296,6 @@ bool sw_run_stop_abandoned(const run_t *r);
 bool sw_run_stop_over(const run_t *r);
 int sw_run_stop_budget(const run_t *r, int normal);
 bool sw_run_flush_bounded(run_t *r, int normal_ms);
-void sw_run_pend_add(part_t *p, int64_t offset);
-void sw_run_pend_done(part_t *p, int64_t offset);
 int64_t sw_run_committable(const part_t *p);
 void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n);
 void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v);
@@ -263,7 +304,7 @@ void sw_run_part_destroy(run_t *r, part_t *p);
 part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
-                        token_t *tok);
+                        sw_token_t *tok);
 void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic,
                            int32_t partition, const void *key, size_t keylen, const void *value,
                            size_t vlen, rd_kafka_headers_t *hdrs);
@@ -279,7 +320,7 @@ void sw_run_output_state(run_t *r);
 void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
                      const char *why);
 bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec);
-void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec);
+void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_record_t *engine_rec);
 bool sw_run_txn_ok(run_t *r, rd_kafka_error_t *e, const char *what);
 bool sw_run_txn_begin(run_t *r);
 bool sw_run_txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets);
@@ -307,6 +348,9 @@ bool sw_run_round(run_t *r);
 int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size);
 void sw_run_workers_stop(run_t *r);
 void sw_run_work_free(part_t *p);
+void sw_run_plans_free(run_t *r);
+/** The registry's fetcher has an answer: wake the loop (any thread). */
+void sw_run_wake_fetched(void *opaque);
 void sw_run_part_queue(run_t *r, part_t *p);
 void sw_run_part_queue_release(part_t *p);
 int sw_run_wake_open(run_t *r);

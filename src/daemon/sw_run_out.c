@@ -38,52 +38,12 @@ bool sw_run_flush_bounded(run_t *r, int normal_ms)
     return true;
 }
 
-/* ---- pending offsets ------------------------------------------------- */
-
-void sw_run_pend_add(part_t *p, int64_t offset)
-{
-    if (p->qn) {
-        pend_t *tail = &p->q[(p->qhead + p->qn - 1) % p->qcap];
-        if (tail->offset == offset) {
-            tail->left++;
-            return;
-        }
-    }
-    if (p->qn == p->qcap) {
-        size_t cap = p->qcap ? p->qcap * 2 : 16;
-        pend_t *q = sw_malloc(cap * sizeof(*q));
-        for (size_t i = 0; i < p->qn; i++) q[i] = p->q[(p->qhead + i) % p->qcap];
-        free(p->q);
-        p->q = q;
-        p->qcap = cap;
-        p->qhead = 0;
-    }
-    pend_t *e = &p->q[(p->qhead + p->qn) % p->qcap];
-    e->offset = offset;
-    e->left = 1;
-    p->qn++;
-}
-
-void sw_run_pend_done(part_t *p, int64_t offset)
-{
-    /* Acknowledgements come nearly in order: search from the head. */
-    for (size_t i = 0; i < p->qn; i++) {
-        pend_t *e = &p->q[(p->qhead + i) % p->qcap];
-        if (e->offset != offset) continue;
-        if (e->left) e->left--;
-        break;
-    }
-    while (p->qn && p->q[p->qhead].left == 0) {
-        p->qhead = (p->qhead + 1) % p->qcap;
-        p->qn--;
-    }
-}
+/* ---- the ledger (sw_ledger.h) ---------------------------------------- */
 
 /* Nothing before this offset waits for an acknowledgement. */
 int64_t sw_run_committable(const part_t *p)
 {
-    if (p->qn) return p->q[p->qhead].offset;
-    return p->next;
+    return sw_ledger_committable(&p->led, p->next);
 }
 
 /* ---- metrics helpers (all tolerate a NULL registry) --------------------- */
@@ -108,9 +68,8 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     p->forward = r->rep_topic && strcmp(topic, r->rep_topic) != 0;
     p->next = -1;
     p->mode = PM_NORMAL;
-    p->committed_x = -1;
-    p->confirmed_x = -1;
-    p->held_from = -1;
+    sw_ledger_init(&p->led);
+    sw_hold_init(&p->hold);
     p->w.max_ts = -1;
     p->w.last = -1;
     p->last_snap_ms = sw_clock_ms();
@@ -142,7 +101,7 @@ void sw_run_part_destroy(run_t *r, part_t *p)
     sw_run_work_free(p);
     sw_detect_destroy(p->det);
     sw_imap_clear(&p->suppress);
-    free(p->q);
+    sw_ledger_clear(&p->led);
     free(p->topic);
     free(p);
 }
@@ -165,29 +124,7 @@ part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition)
 static void output_state(run_t *r, bool queue_full)
 {
     if (r->m)
-        sw_metrics_set_output_state(r->m, r->undelivered ? r->undelivered->produced_ms : 0,
-                                    queue_full);
-}
-
-static void undelivered_add(run_t *r, token_t *tok)
-{
-    tok->produced_ms = sw_clock_ms();
-    tok->next = NULL;
-    tok->prev = r->undelivered_tail;
-    if (tok->prev) tok->prev->next = tok;
-    else r->undelivered = tok;
-    r->undelivered_tail = tok;
-    if (r->undelivered == tok) output_state(r, false);
-}
-
-static void undelivered_del(run_t *r, token_t *tok)
-{
-    bool was_oldest = r->undelivered == tok;
-    if (tok->prev) tok->prev->next = tok->next;
-    else r->undelivered = tok->next;
-    if (tok->next) tok->next->prev = tok->prev;
-    else r->undelivered_tail = tok->prev;
-    if (was_oldest) output_state(r, false);
+        sw_metrics_set_output_state(r->m, sw_tokens_oldest_ms(&r->undelivered), queue_full);
 }
 
 void sw_run_output_state(run_t *r)
@@ -198,7 +135,7 @@ void sw_run_output_state(run_t *r)
 /* Hand one message to the producer, retrying while its queue is full. */
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
-                        token_t *tok)
+                        sw_token_t *tok)
 {
     for (;;) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -208,7 +145,9 @@ bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const vo
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
             RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
         if (!err) {
-            if (tok && tok->kind == TOK_RECORD) undelivered_add(r, tok);
+            if (tok && tok->kind == SW_TOK_RECORD &&
+                sw_tokens_add(&r->undelivered, tok, sw_clock_ms()))
+                output_state(r, false);
             return true;
         }
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -228,15 +167,12 @@ void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topi
                            int32_t partition, const void *key, size_t keylen, const void *value,
                            size_t vlen, rd_kafka_headers_t *hdrs)
 {
-    token_t *tok = sw_calloc(1, sizeof(*tok));
-    tok->part_id = p->id;
-    tok->kind = TOK_RECORD;
+    sw_token_t *tok = sw_token_new(p->id, SW_TOK_RECORD);
     tok->offset = offset;
-    tok->produced_ms = 0;
-    sw_run_pend_add(p, offset);
+    sw_ledger_add(&p->led, offset);
     if (!sw_run_produce_msg(r, topic, partition, key, keylen, value, vlen, hdrs, tok)) {
         free(tok);
-        p->failed = true; /* the pending entry never completes */
+        sw_ledger_refuse(&p->led); /* the pending entry never completes */
         r->failed = true;
         r->st.produce_errors++;
         sw_run_m_add(r, SW_M_PRODUCE_ERRORS, 1);
@@ -315,16 +251,16 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
     (void)rk;
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
-    token_t *tok = m->_private;
+    sw_token_t *tok = m->_private;
     if (!tok) return;
-    if (tok->kind == TOK_RECORD) undelivered_del(r, tok);
+    if (tok->kind == SW_TOK_RECORD && sw_tokens_del(&r->undelivered, tok)) output_state(r, false);
     if (r->stopping &&
         (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)) {
         free(tok); /* an abandoned stop purged it: logged as not committed */
         return;
     }
     part_t *p = tok->part_id < r->nparts ? r->parts[tok->part_id] : NULL;
-    if (tok->kind == TOK_SNAPSHOT) {
+    if (tok->kind == SW_TOK_SNAPSHOT) {
         if (p && p->snap.active && p->snap.id == tok->snap_id) {
             if (m->err) {
                 sw_log(r->log, SW_LOG_WARN,
@@ -347,12 +283,12 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
                "committing past it",
                p ? p->topic : "?", p ? (int)p->partition : -1, (long long)tok->offset,
                rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
-        if (p) p->failed = true;
+        if (p) sw_ledger_refuse(&p->led);
         r->failed = true;
     } else {
         r->st.delivered++;
         sw_run_m_add(r, SW_M_RECORDS_DELIVERED, 1);
-        if (p) sw_run_pend_done(p, tok->offset);
+        if (p) sw_ledger_ack(&p->led, tok->offset);
         sw_run_note_position(r, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
     }
     free(tok);
@@ -418,9 +354,11 @@ bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec)
 }
 
 /* @p pend_offset: the offset the record waits on (the sample's; for an
- * idle summary the last processed one). */
-void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, sw_record_t *rec)
+ * idle summary the last processed one). @p engine_rec is the engine's,
+ * borrowed: the record sent is a copy that says where it comes from. */
+void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_record_t *engine_rec)
 {
+    sw_record_t copy = *engine_rec, *rec = &copy;
     rec->source.set = true;
     rec->source.topic = sw_str(p->topic);
     rec->source.partition = p->partition;
@@ -575,7 +513,8 @@ bool sw_run_commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, 
         if (sync)
             sw_log(r->log, SW_LOG_INFO, "committing %s [%d] at offset %lld%s", p->topic,
                    (int)p->partition, (long long)off,
-                   p->qn ? " (records of later offsets still unacknowledged)" : "");
+                   sw_ledger_pending(&p->led) ? " (records of later offsets still unacknowledged)"
+                                              : "");
     }
     bool sent = list->cnt > 0;
     sw_run_commit_list(r, list, sync);

@@ -5,28 +5,30 @@
  * of inputs at or after the snapshot: offsets that none of them can
  * precede. Known from the end offsets at start and the delivery reports
  * since, so a snapshot asks the brokers nothing (a position still unknown
- * is asked for once). @returns false when a broker could not say. */
-static bool output_positions(run_t *r, sw_buf_t *out)
+ * is asked for once). @returns the positions (caller frees), or NULL when
+ * a broker could not say. */
+static sw_snappos_t *output_positions(run_t *r, size_t *npos)
 {
     int nt = r->rep_topic ? 3 : 2;
-    sw_vput_u(out, (uint64_t)(r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0)));
+    *npos = (size_t)(r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0));
+    sw_snappos_t *pos = sw_calloc(*npos ? *npos : 1, sizeof(*pos));
     for (int t = 0, k = 0; t < nt; t++) {
         int n;
         const char *topic = sw_run_pos_topic(r, t, &n);
         for (int q = 0; q < n; q++, k++) {
-            int64_t *pos = &r->out_pos[k];
+            int64_t *at = &r->out_pos[k];
             int64_t lo, hi;
-            if (*pos < 0) {
-                if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000))
-                    return false;
-                *pos = hi;
+            if (*at < 0) {
+                if (rd_kafka_query_watermark_offsets(r->producer, topic, q, &lo, &hi, 5000)) {
+                    free(pos);
+                    return NULL;
+                }
+                *at = hi;
             }
-            sw_vput_u(out, (uint64_t)t);
-            sw_vput_u(out, (uint64_t)q);
-            sw_vput_i(out, *pos);
+            pos[k] = (sw_snappos_t){t, q, *at};
         }
     }
-    return true;
+    return pos;
 }
 
 /* Whether a suppression key (offset * 8 + action) still matters for a
@@ -43,16 +45,15 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
 {
     int64_t x = p->next, y;
     if (!sw_detect_min_offset(p->det, &y) || y > x) y = x;
-    sw_buf_t env;
-    sw_buf_init(&env);
-    sw_buf_put(&env, "SWE1", 4);
-    sw_vput_i(&env, x);
-    sw_vput_i(&env, y);
-    if (!output_positions(r, &env)) {
+    sw_snapenv_t env;
+    memset(&env, 0, sizeof(env));
+    env.x = x;
+    env.y = y;
+    env.pos = output_positions(r, &env.npos);
+    if (!env.pos) {
         sw_log_limited(r->log, &r->lim_snap, SW_LOG_WARN,
                        "%s [%d]: snapshot postponed: the output topics' end offsets are unknown",
                        p->topic, (int)p->partition);
-        sw_buf_clear(&env);
         return;
     }
     /* Records a previous owner already sent that this one has not made
@@ -62,29 +63,27 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
      * but is made later, when the job has been idle for job.idle.ms, so a
      * job alive in this snapshot may be summarised again by the next
      * owner although its summary is on the output already. */
-    size_t nsup = 0;
+    env.sup = sw_calloc(p->suppress.count + 1, sizeof(*env.sup));
     for (size_t k = 0; k < p->suppress.cap; k++)
         if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
-            nsup++;
-    sw_vput_u(&env, nsup);
-    for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
-            sw_vput_i(&env, p->suppress.keys[k]);
-    sw_buf_t snap;
+            env.sup[env.nsup++] = p->suppress.keys[k];
+    sw_buf_t snap, zb;
     sw_buf_init(&snap);
+    sw_buf_init(&zb);
     sw_detect_snapshot(p->det, x, &snap);
-    sw_vput_bytes(&env, (sw_str_t){snap.data, snap.len});
+    env.engine = (sw_str_t){snap.data, snap.len};
+    bool packed = sw_snapenv_pack(&env, &zb);
     sw_buf_clear(&snap);
-    uLongf zlen = compressBound(env.len);
-    unsigned char *z = sw_malloc(zlen);
-    if (compress2(z, &zlen, (const Bytef *)env.data, env.len, 1) != Z_OK) {
+    free(env.pos);
+    free(env.sup);
+    if (!packed) {
         sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic,
                (int)p->partition);
-        free(z);
-        sw_buf_clear(&env);
+        sw_buf_clear(&zb);
         return;
     }
-    sw_buf_clear(&env);
+    const unsigned char *z = (const unsigned char *)zb.data;
+    size_t zlen = zb.len;
     snapfl_t *s = &p->snap;
     memset(s, 0, sizeof(*s));
     s->active = true;
@@ -105,9 +104,7 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
         sw_run_hdr_add(h, "stormwatch.snapshot.id", v);
         snprintf(v, sizeof(v), "%u/%u", i, s->n);
         sw_run_hdr_add(h, "stormwatch.snapshot.chunk", v);
-        token_t *tok = sw_calloc(1, sizeof(*tok));
-        tok->part_id = p->id;
-        tok->kind = TOK_SNAPSHOT;
+        sw_token_t *tok = sw_token_new(p->id, SW_TOK_SNAPSHOT);
         tok->chunk = i;
         tok->snap_id = s->id;
         if (!sw_run_produce_msg(r, r->state_topic, 0, key, strlen(key), z + off, len, h, tok)) {
@@ -116,7 +113,7 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
             break;
         }
     }
-    free(z);
+    sw_buf_clear(&zb);
     p->last_snap_ms = sw_clock_ms();
 }
 
@@ -124,25 +121,25 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
 bool sw_run_snapshot_commit_ready(const part_t *p)
 {
     return p->snap.active && !p->snap.failed && p->snap.left == 0 &&
-           sw_run_committable(p) >= p->snap.x && !p->failed;
+           sw_run_committable(p) >= p->snap.x && !p->led.failed;
 }
 
 void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
 {
     snapfl_t *s = &p->snap;
-    char md[128];
-    snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)s->first_off, s->n,
-             (unsigned long long)s->id, (long long)s->x);
+    char md[SW_SNAPMETA_MAX];
+    sw_snapref_t ref = {s->first_off, s->n, s->id, s->x};
+    sw_snapmeta_encode(&ref, md, sizeof(md));
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic,
                                                                        p->partition);
     tp->offset = s->y;
     tp->metadata = sw_strdup(md);
     tp->metadata_size = strlen(md);
-    p->committed_x = s->x;
+    sw_ledger_commit_sent(&p->led, s->x);
     s->active = false;
     if (sw_run_commit_list(r, list, sync) && sync) {
-        p->confirmed_x = s->x;
+        sw_ledger_commit_answer(&p->led, s->x, true);
         sw_log(r->log, SW_LOG_INFO,
                "%s [%d]: committed offset %lld with the state as of offset %lld", p->topic,
                (int)p->partition, (long long)s->y, (long long)s->x);
@@ -156,14 +153,14 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
 {
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
-        if (p && p->origin) {
+        if (p && p->hold.origin) {
             sw_run_origin_tick(r, p, now);
             continue;
         }
         if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
         if (p->snap.active && p->snap.failed) p->snap.active = false;
         if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, false);
-        if (!p->snap.active && p->next > p->committed_x &&
+        if (!p->snap.active && p->next > p->led.committed_x &&
             now - p->last_snap_ms >= r->snapshot_interval_ms)
             sw_run_snapshot_start(r, p);
     }
@@ -172,8 +169,8 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
 /* A final snapshot of @p p, flushed and committed now (revocation, stop). */
 void sw_run_snapshot_final(run_t *r, part_t *p)
 {
-    if (p->mode != PM_NORMAL || p->next < 0 || p->failed) return;
-    if (p->next <= p->confirmed_x) return; /* nothing new since the last commit */
+    if (p->mode != PM_NORMAL || p->next < 0 || p->led.failed) return;
+    if (p->next <= p->led.confirmed_x) return; /* nothing new since the last commit */
     for (int attempt = 0; attempt < 3; attempt++) {
         p->snap.active = false; /* any snapshot in flight is superseded */
         sw_run_snapshot_start(r, p);
@@ -181,12 +178,12 @@ void sw_run_snapshot_final(run_t *r, part_t *p)
         rd_kafka_flush(r->producer, 30000);
         if (!sw_run_snapshot_commit_ready(p)) continue;
         sw_run_snapshot_commit(r, p, true);
-        if (p->confirmed_x >= p->snap.x) return;
+        if (p->led.confirmed_x >= p->snap.x) return;
     }
     sw_log(r->log, SW_LOG_WARN,
            "%s [%d]: the final snapshot could not be committed; the next owner rebuilds from "
            "offset %lld's snapshot and skips what the output already holds",
-           p->topic, (int)p->partition, (long long)p->confirmed_x);
+           p->topic, (int)p->partition, (long long)p->led.confirmed_x);
 }
 
 /* ---- restore ---------------------------------------------------------- */
@@ -237,20 +234,20 @@ static bool read_snapshot(run_t *r, const char *key, int64_t first, uint32_t n, 
 
 /* Note what the output and dead-letter topics hold past the snapshot for
  * source partition @p p: those records are not sent again. */
-static void scan_output(run_t *r, part_t *p, sw_vrd_t *rd)
+static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
 {
-    uint64_t npos = sw_vget_u(rd);
+    size_t npos = env->npos;
     rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new((int)npos + 1);
     int64_t *end = sw_calloc(npos + 1, sizeof(*end));
     int need = 0;
-    for (uint64_t i = 0; i < npos && !rd->bad; i++) {
-        int t = (int)sw_vget_u(rd);
-        int q = (int)sw_vget_u(rd);
-        int64_t from = sw_vget_i(rd);
+    for (size_t i = 0; i < npos; i++) {
+        int t = env->pos[i].topic;
+        int q = env->pos[i].partition;
+        int64_t from = env->pos[i].offset;
         int tn;
         const char *topic = sw_run_pos_topic(r, t, &tn);
         int64_t lo, hi;
-        if (!topic || q >= tn) continue; /* a topic this run does not write */
+        if (!topic || q < 0 || q >= tn) continue; /* a topic this run does not write */
         if (rd_kafka_query_watermark_offsets(r->reader, topic, q, &lo, &hi, 10000) || hi <= from)
             continue;
         rd_kafka_topic_partition_list_add(tp, topic, q)->offset = from;
@@ -320,16 +317,12 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
 {
     p->det = NULL;
     char err[512] = "";
-    long long first;
-    unsigned n;
-    unsigned long long id;
-    long long x;
-    char md[160] = "";
-    if (c && c->metadata && c->metadata_size && c->metadata_size < sizeof(md))
-        memcpy(md, c->metadata, c->metadata_size);
-    if (!r->restore || sscanf(md, "sw1:%lld:%u:%llu:%lld", &first, &n, &id, &x) != 4) {
+    sw_snapref_t ref;
+    sw_err_t mrc = c ? sw_snapmeta_parse(c->metadata, c->metadata_size, &ref, err, sizeof(err))
+                     : SW_ERR_NOT_FOUND;
+    if (!r->restore || mrc == SW_ERR_NOT_FOUND) {
         p->det = sw_detect_new(r->params);
-        p->origin = r->restore;
+        p->hold.origin = r->restore;
         if (r->restore)
             sw_log(r->log, SW_LOG_INFO,
                    "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
@@ -340,57 +333,39 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     p->restore_t0 = sw_clock_ms();
     char key[300];
     snprintf(key, sizeof(key), "%s/%d", p->topic, (int)p->partition);
-    sw_buf_t z, env;
+    sw_buf_t z, raw;
     sw_buf_init(&z);
-    sw_buf_init(&env);
-    if (read_snapshot(r, key, first, n, id, &z, err, sizeof(err))) {
-        /* Inflate (the size is not stored: grow until it fits). */
-        uLongf cap = z.len * 4 + 4096;
-        for (;;) {
-            sw_buf_reserve(&env, cap);
-            uLongf len = cap;
-            int zr = uncompress((Bytef *)env.data, &len, (const Bytef *)z.data, z.len);
-            if (zr == Z_BUF_ERROR) {
-                cap *= 2;
-                continue;
-            }
-            if (zr == Z_OK) env.len = len;
-            else snprintf(err, sizeof(err), "snapshot %llu is corrupt (zlib error %d)", id, zr);
-            break;
-        }
-    }
-    sw_vrd_t rd = {(const uint8_t *)env.data, (const uint8_t *)env.data + env.len, false};
-    if (env.len >= 4 && memcmp(env.data, "SWE1", 4) == 0) {
-        rd.p += 4;
-        int64_t sx = sw_vget_i(&rd), sy = sw_vget_i(&rd);
-        scan_output(r, p, &rd);
-        uint64_t nsup = sw_vget_u(&rd);
-        for (uint64_t k = 0; k < nsup && !rd.bad; k++) sw_imap_put(&p->suppress, sw_vget_i(&rd), 1);
-        sw_str_t snap = sw_vget_bytes(&rd);
+    sw_buf_init(&raw);
+    sw_snapenv_t env;
+    memset(&env, 0, sizeof(env));
+    if (mrc == SW_OK && read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
+        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
+        scan_output(r, p, &env);
+        for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->suppress, env.sup[k], 1);
         int64_t nx;
-        if (!rd.bad)
-            p->det = sw_detect_restore(r->params, snap.ptr, snap.len, sw_clock_ms(), &nx, err,
-                                       sizeof(err));
+        p->det = sw_detect_restore(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), &nx,
+                                   err, sizeof(err));
         if (p->det) {
-            p->rebuild_x = sx;
-            p->rebuild_y = sy;
+            p->rebuild_x = env.x;
+            p->rebuild_y = env.y;
             p->mode = PM_REBUILD;
-            if (c->offset >= sx) sw_run_rebuild_finish(r, p); /* nothing to re-read */
+            if (c->offset >= env.x) sw_run_rebuild_finish(r, p); /* nothing to re-read */
         }
-    } else if (!*err) {
-        snprintf(err, sizeof(err), "snapshot %llu has no envelope", id);
     }
     if (!p->det) {
-        sw_log(
-            r->log, SW_LOG_ERROR,
-            "%s [%d]: cannot restore the state (%s); starting empty at the committed offset %lld",
-            p->topic, (int)p->partition, err, (long long)c->offset);
+        char what[40] = "";
+        if (mrc == SW_OK) snprintf(what, sizeof(what), "snapshot %llu: ", (unsigned long long)ref.id);
+        sw_log(r->log, SW_LOG_ERROR,
+               "%s [%d]: cannot restore the state (%s%s); starting empty at the committed offset "
+               "%lld",
+               p->topic, (int)p->partition, what, err, (long long)c->offset);
         sw_imap_clear(&p->suppress);
         p->det = sw_detect_new(r->params);
-        p->origin = true;
+        p->hold.origin = true;
     }
+    sw_snapenv_clear(&env);
     sw_buf_clear(&z);
-    sw_buf_clear(&env);
+    sw_buf_clear(&raw);
     /* Until the next memory tick shares the budget out: an equal part. */
     if (p->det && r->memory_budget > 0)
         sw_detect_set_budget(p->det, (size_t)r->memory_budget / (r->nparts ? r->nparts : 1));
@@ -428,7 +403,7 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
     int64_t t0 = sw_clock_ms(), deadline = t0 + budget_ms;
     for (int i = 0; i < n; i++) {
         ps[i]->snap.active = false;
-        ps[i]->origin_x = ps[i]->next;
+        ps[i]->hold.origin_x = ps[i]->next;
         if (ps[i]->next >= 0) sw_run_snapshot_start(r, ps[i]);
     }
     for (;;) {
@@ -442,9 +417,9 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
     for (int i = 0; i < n; i++) {
         part_t *p = ps[i];
         if (!sw_run_snapshot_commit_ready(p)) continue;
-        char md[128];
-        snprintf(md, sizeof(md), "sw1:%lld:%u:%llu:%lld", (long long)p->snap.first_off, p->snap.n,
-                 (unsigned long long)p->snap.id, (long long)p->snap.x);
+        char md[SW_SNAPMETA_MAX];
+        sw_snapref_t ref = {p->snap.first_off, p->snap.n, p->snap.id, p->snap.x};
+        sw_snapmeta_encode(&ref, md, sizeof(md));
         rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, p->topic,
                                                                            p->partition);
         tp->offset = p->snap.x;
@@ -457,9 +432,10 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         part_t *p = ps[i];
         p->last_snap_ms = sw_clock_ms();
         if (taken && rd_kafka_topic_partition_list_find(list, p->topic, p->partition)) {
-            p->committed_x = p->confirmed_x = p->snap.x;
+            sw_ledger_commit_sent(&p->led, p->snap.x);
+            sw_ledger_commit_answer(&p->led, p->snap.x, true);
             p->snap.active = false;
-            p->origin = false;
+            p->hold.origin = false;
             ok++;
             continue;
         }
@@ -491,37 +467,40 @@ void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
 }
 
 /* A held partition: take its origin snapshot again until a commit of it
- * is confirmed, then consume it from where it starts. */
+ * is confirmed, then consume it from where it starts (the steps:
+ * sw_hold_origin_step()). */
 void sw_run_origin_tick(run_t *r, part_t *p, int64_t now)
 {
-    if (p->origin_x < 0) { /* the start offset was unknown: ask again */
-        if (now - p->last_snap_ms < 1000) return;
-        p->last_snap_ms = now;
-        p->origin_x = p->next = sw_run_start_offset(r, p, NULL);
-        if (p->origin_x < 0) return;
-    }
-    if (p->confirmed_x >= p->origin_x) {
-        p->origin = false;
-        if (p->held_from >= 0) {
-            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
-            rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
-            if (e) rd_kafka_error_destroy(e);
-            rd_kafka_topic_partition_list_destroy(l);
+    sw_hold_t *h = &p->hold;
+    for (;;) {
+        sw_hold_snap_t s = {p->snap.active, p->snap.failed, sw_run_snapshot_commit_ready(p),
+                            p->led.committed_x, p->led.confirmed_x, p->last_snap_ms};
+        switch (sw_hold_origin_step(h, &s, now)) {
+        case SW_HOLD_WAIT: return;
+        case SW_HOLD_ASK_START:
+            p->last_snap_ms = now;
+            h->origin_x = p->next = sw_run_start_offset(r, p, NULL);
+            if (h->origin_x < 0) return;
+            continue;
+        case SW_HOLD_DROP: p->snap.active = false; continue;
+        case SW_HOLD_COMMIT: sw_run_snapshot_commit(r, p, r->eos); return;
+        case SW_HOLD_SNAPSHOT:
+            p->next = h->origin_x;
+            sw_run_snapshot_start(r, p);
+            return;
+        case SW_HOLD_RELEASE:
+            if (h->from >= 0) {
+                rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+                rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = h->from;
+                rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
+                if (e) rd_kafka_error_destroy(e);
+                rd_kafka_topic_partition_list_destroy(l);
+            }
+            sw_run_origin_pause(r, p, false);
+            sw_log(r->log, SW_LOG_INFO,
+                   "%s [%d]: origin snapshot committed; consuming from offset %lld", p->topic,
+                   (int)p->partition, (long long)h->origin_x);
+            return;
         }
-        sw_run_origin_pause(r, p, false);
-        sw_log(r->log, SW_LOG_INFO,
-               "%s [%d]: origin snapshot committed; consuming from offset %lld", p->topic,
-               (int)p->partition, (long long)p->origin_x);
-        return;
     }
-    if (p->snap.active && p->snap.failed) p->snap.active = false;
-    if (p->snap.active) {
-        if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, r->eos);
-        return;
-    }
-    if (p->committed_x >= p->origin_x) return; /* a commit of it is in flight */
-    if (now - p->last_snap_ms < 200) return;
-    p->next = p->origin_x;
-    sw_run_snapshot_start(r, p);
 }

@@ -34,8 +34,32 @@
 
 /* ---- decoding ----------------------------------------------------------- */
 
-static bool decode(run_t *r, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev, char *err,
-                   size_t errsz, sw_err_t *rc)
+/* The plan of writer schema @p id in the round's table (filled before the
+ * pass: plan_note). Lock-free: the table does not change during a pass. */
+static sw_err_t plan_of(const plantab_t *pt, int32_t id, const sw_avro_plan_t **plan, char *err,
+                        size_t errsz)
+{
+    uint32_t k;
+    if (!sw_imap_get(&pt->idx, id, &k)) {
+        snprintf(err, errsz, "schema id %ld: not looked up before the pass", (long)id);
+        return SW_ERR_AVRO;
+    }
+    if (pt->plan[k]) {
+        *plan = pt->plan[k];
+        return SW_OK;
+    }
+    snprintf(err, errsz, "%s", pt->text.data + pt->why[k]);
+    return pt->err[k];
+}
+
+/* Whether message @p v is Confluent Avro under the pass's input.format. */
+static bool is_avro(const pass_t *ps, const unsigned char *v)
+{
+    return ps->in_fmt == FMT_AVRO || (ps->in_fmt == FMT_AUTO && v[0] == 0);
+}
+
+static bool decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
+                   char *err, size_t errsz, sw_err_t *rc)
 {
     const unsigned char *v = m->payload;
     size_t n = m->len;
@@ -44,35 +68,73 @@ static bool decode(run_t *r, sw_worker_t *w, const rd_kafka_message_t *m, sw_eve
         *rc = SW_ERR_PARSE;
         return false;
     }
-    fmt_t fmt = r->in_fmt;
-    if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
-    if (fmt != FMT_AVRO) {
+    if (!is_avro(ps, v)) {
         *rc = sw_tdec_json(w->tdec, (const char *)v, n, ev, err, errsz);
-    } else if (!r->reg_plans) {
-        *rc = sw_avro_decode_event(w->adec, v, n, r->schema_telemetry, ev, err, errsz);
+    } else if (!ps->reg_plans) {
+        *rc = sw_avro_decode_event(w->adec, v, n, ps->schema_telemetry, ev, err, errsz);
     } else {
-        /* Writer schema by id. The round looked every id up before the
-         * workers started (registry_wait: a registry failure holds the
-         * partition instead), so this is a cache hit; the lock covers the
-         * cache's bookkeeping and the rare miss, not the decode: a plan
-         * stays valid until the round ends (sw_registry_reclaim()). */
+        /* Writer schema by id, from the round's table: the main thread
+         * looked every id of the round up before the pass (a registry
+         * that cannot answer yet holds the partition instead), so no
+         * worker waits for the registry or for a lock. */
         int32_t id = 0;
         const sw_avro_plan_t *plan = NULL;
         *rc = sw_avro_schema_id(v, n, &id, err, errsz);
-        if (!*rc) {
-            if (r->nworkers > 1) pthread_mutex_lock(&r->reg_lock);
-            *rc = sw_registry_plan(r->reg, id, &plan, err, errsz);
-            if (r->nworkers > 1) pthread_mutex_unlock(&r->reg_lock);
-            if (*rc == SW_ERR_NOT_FOUND || *rc == SW_ERR_IO) *rc = SW_ERR_AVRO;
-            if (!*rc) *rc = sw_avro_decode_event_plan(w->adec, plan, v, n, ev, err, errsz);
-        }
+        if (!*rc) *rc = plan_of(ps->plans, id, &plan, err, errsz);
+        if (*rc == SW_ERR_NOT_FOUND || *rc == SW_ERR_IO) *rc = SW_ERR_AVRO;
+        if (!*rc) *rc = sw_avro_decode_event_plan(w->adec, plan, v, n, ev, err, errsz);
     }
     return *rc == SW_OK;
 }
 
+/* ---- the round's plan table ------------------------------------------------ */
+
+static void plans_put(plantab_t *pt, int32_t id, const sw_avro_plan_t *plan, sw_err_t err,
+                      const char *why)
+{
+    if (pt->n == pt->cap) {
+        pt->cap = pt->cap ? pt->cap * 2 : 8;
+        pt->plan = sw_reallocarray(pt->plan, pt->cap, sizeof(*pt->plan));
+        pt->err = sw_reallocarray(pt->err, pt->cap, sizeof(*pt->err));
+        pt->why = sw_reallocarray(pt->why, pt->cap, sizeof(*pt->why));
+    }
+    size_t k = pt->n++;
+    pt->plan[k] = plan;
+    pt->err[k] = err;
+    pt->why[k] = (uint32_t)pt->text.len;
+    sw_buf_puts(&pt->text, why ? why : "");
+    sw_buf_putc(&pt->text, '\0');
+    sw_imap_put(&pt->idx, id, (uint32_t)k);
+}
+
+/* After a round: empty (kept allocated), then the registry may free the
+ * plans that left its cache meanwhile. */
+static void plans_reset(run_t *r)
+{
+    plantab_t *pt = &r->plans;
+    if (pt->n) {
+        sw_imap_clear(&pt->idx);
+        pt->n = 0;
+        pt->text.len = 0;
+    }
+    if (r->reg) sw_registry_reclaim(r->reg);
+}
+
+void sw_run_plans_free(run_t *r)
+{
+    plantab_t *pt = &r->plans;
+    sw_imap_clear(&pt->idx);
+    free(pt->plan);
+    free(pt->err);
+    free(pt->why);
+    sw_buf_clear(&pt->text);
+    memset(pt, 0, sizeof(*pt));
+}
+
 /* ---- the schema registry ------------------------------------------------ */
 
-/* Publish the registry's counters (errors, up, partitions waiting). */
+/* Publish the registry's counters (errors, up, partitions waiting: held
+ * after a failure, not while an id's first fetch is under way). */
 void sw_run_registry_metrics(run_t *r)
 {
     if (!r->m || !r->reg || !sw_registry_remote(r->reg)) return;
@@ -85,68 +147,85 @@ void sw_run_registry_metrics(run_t *r)
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_UP, up ? 1 : 0);
     int64_t held = 0;
     for (size_t i = 0; i < r->nparts; i++)
-        if (r->parts[i] && r->parts[i]->reg_hold) held++;
+        if (r->parts[i] && r->parts[i]->hold.reg && r->parts[i]->hold.reg_warned) held++;
     sw_run_m_set(r, SW_M_SCHEMA_REGISTRY_HELD, held);
 }
 
-/* An Avro message whose writer schema the registry cannot give now: hold
- * (pause) its partition at this offset and read it again once the
- * registry answers; good data is never dead-lettered for an outage.
- * @returns true when the message waits. */
+/* The writer schema of Avro message @p m into the round's table (each id
+ * once a round). A schema the registry cannot give now (not fetched yet,
+ * or the registry is down): hold (pause) the partition at this offset and
+ * read it again once the fetcher has an answer; good data is never
+ * dead-lettered for an outage. Never waits for the registry: the fetcher
+ * thread asks it. @returns true when the message waits. */
 static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
 {
     const unsigned char *v = m->payload;
-    if (!r->reg_plans || !sw_registry_remote(r->reg) || !v || m->len == 0) return false;
-    if (r->in_fmt == FMT_JSON || (r->in_fmt == FMT_AUTO && v[0] != 0)) return false;
+    if (!r->pass.reg_plans || !v || m->len == 0 || !is_avro(&r->pass, v)) return false;
     int32_t id = 0;
+    uint32_t k;
     const sw_avro_plan_t *plan = NULL;
     char err[512];
     if (sw_avro_schema_id(v, m->len, &id, err, sizeof(err)) != SW_OK) return false;
-    if (sw_registry_plan(r->reg, id, &plan, err, sizeof(err)) != SW_ERR_IO) return false;
-    p->reg_hold = true;
-    p->reg_id = id;
-    p->held_from = m->offset;
+    if (sw_imap_get(&r->plans.idx, id, &k)) return false; /* this round knows it */
+    sw_err_t rc = sw_registry_lookup(r->reg, id, &plan, err, sizeof(err));
+    if (rc != SW_ERR_IO || !sw_registry_remote(r->reg)) {
+        plans_put(&r->plans, id, rc == SW_OK ? plan : NULL, rc, rc == SW_OK ? NULL : err);
+        return false;
+    }
+    /* The first fetch of an id is no news; a failure is. */
+    sw_hold_registry(&p->hold, id, m->offset, !strstr(err, "being fetched"));
     sw_run_origin_pause(r, p, true);
-    sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
-                   "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the partition is "
-                   "paused until the registry answers",
-                   p->topic, (int)p->partition, (long long)m->offset, (long)id, err);
+    if (p->hold.reg_warned)
+        sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                       "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the partition "
+                       "is paused until the registry answers",
+                       p->topic, (int)p->partition, (long long)m->offset, (long)id, err);
     sw_run_registry_metrics(r);
     return true;
 }
 
-/* Held partitions: once the backoff allows, ask again; when the registry
- * answers (a plan, or a final "unknown id"), consume again from the held
- * offset. */
+/* Held partitions: once the fetcher has an answer for their id (a plan, or
+ * a final "unknown id"), consume again from the held offset. Asks nothing
+ * itself (a lookup queues the id again when its answer was a failure). */
 void sw_run_registry_tick(run_t *r)
 {
-    if (!r->reg_plans || !sw_registry_remote(r->reg)) return;
+    if (!r->pass.reg_plans || !sw_registry_remote(r->reg)) return;
     bool any = false;
-    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->reg_hold;
+    for (size_t i = 0; i < r->nparts && !any; i++) any = r->parts[i] && r->parts[i]->hold.reg;
     if (!any) return; /* publish_metrics() keeps the gauges current */
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
-        if (!p || !p->reg_hold) continue;
-        if (sw_registry_backoff_ms(r->reg) > 0) break;
+        if (!p || !p->hold.reg) continue;
         const sw_avro_plan_t *plan = NULL;
         char err[512];
         /* An id that waits alone (a too slow answer) holds only its own
-         * partition: the others are asked. */
-        if (sw_registry_plan(r->reg, p->reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) continue;
-        p->reg_hold = false;
-        int64_t from = p->held_from;
-        if (!p->origin) {
+         * partition: the others are fetched meanwhile. */
+        if (sw_registry_lookup(r->reg, p->hold.reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) {
+            if (!p->hold.reg_warned && !strstr(err, "being fetched")) {
+                /* The first fetch failed: now it waits for the registry. */
+                p->hold.reg_warned = true;
+                sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                               "%s [%d] offset %lld: waiting for writer schema id %ld: %s; the "
+                               "partition is paused until the registry answers",
+                               p->topic, (int)p->partition, (long long)p->hold.from,
+                               (long)p->hold.reg_id, err);
+            }
+            continue;
+        }
+        int64_t from;
+        if (sw_hold_registry_release(&p->hold, &from)) {
             rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->held_from;
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = from;
             rd_kafka_error_t *e = rd_kafka_seek_partitions(r->consumer, l, 5000);
             if (e) rd_kafka_error_destroy(e);
             rd_kafka_topic_partition_list_destroy(l);
-            p->held_from = -1;
             sw_run_origin_pause(r, p, false);
         }
-        sw_log(r->log, SW_LOG_INFO,
-               "%s [%d]: schema registry answers again; consuming from offset %lld", p->topic,
-               (int)p->partition, (long long)from);
+        sw_log(r->log, p->hold.reg_warned ? SW_LOG_INFO : SW_LOG_DEBUG,
+               "%s [%d]: schema registry answers %sfor writer schema id %ld; consuming from "
+               "offset %lld",
+               p->topic, (int)p->partition, p->hold.reg_warned ? "again " : "",
+               (long)p->hold.reg_id, (long long)from);
     }
     sw_run_registry_metrics(r);
 }
@@ -286,7 +365,7 @@ static void work_push(pwork_t *pw, rd_kafka_message_t *m)
  * counters stay in locals until it stops: part_t's are written back once,
  * not per message (each partition is its own allocation, so the next one
  * in the heap, read by another worker, may share their cache line). */
-static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
+static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
 {
     pwork_t *pw = &p->w;
     char err[512];
@@ -294,7 +373,7 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
     uint64_t msgs = 0, bytes = 0;
     int64_t max_ts = pw->max_ts, last = pw->last;
     /* One clock read per message: its end is the next one's start. */
-    uint64_t t0 = r->m ? sw_metrics_now_ns() : 0;
+    uint64_t t0 = ps->m ? sw_metrics_now_ns() : 0;
     while (pos < end) {
         size_t i = pos++;
         rd_kafka_message_t *m = pw->m[i];
@@ -310,7 +389,7 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
         memset(&o, 0, sizeof(o));
         o.idx = (uint32_t)i;
         o.kind = WK_NONE;
-        if (!decode(r, w, m, &ev, err, sizeof(err), &rc)) {
+        if (!decode(ps, w, m, &ev, err, sizeof(err), &rc)) {
             o.kind = rc == SW_ERR_INVALID_ARG ? WK_INVALID : WK_DECODE;
             text_put(pw, &o.err, &o.err_len, err, strlen(err));
         } else {
@@ -322,7 +401,7 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             const sw_record_t *rec = NULL;
             if (p->forward) {
                 o.kind = WK_FORWARD;
-            } else if ((rc = sw_detect_feed_at(p->det, &ev, r->pass_now, m->offset, &rec, err,
+            } else if ((rc = sw_detect_feed_at(p->det, &ev, ps->now_ms, m->offset, &rec, err,
                                                sizeof(err))) != SW_OK) {
                 o.kind = rc == SW_ERR_CLOCK ? WK_CLOCK : WK_LIMIT;
                 text_put(pw, &o.err, &o.err_len, err, strlen(err));
@@ -331,7 +410,7 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
                 o.rec = rec;
             }
             const char *warning = p->forward ? NULL : sw_detect_warning(p->det);
-            if (warning) sw_log(r->log, SW_LOG_WARN, "%s", warning); /* once per job */
+            if (warning) sw_log(ps->log, SW_LOG_WARN, "%s", warning); /* once per job */
             /* SPEC 8's records of the same event follow SPEC 6's, each its
              * own output of this message (all borrowed until the engine
              * sees more, which it does not before they are sent). */
@@ -353,7 +432,7 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
             rd_kafka_message_destroy(m); /* nothing refers to it any more */
             pw->m[i] = NULL;
         }
-        if (r->m) {
+        if (ps->m) {
             uint64_t t1 = sw_metrics_now_ns();
             sw_metrics_proc_add(&w->proc, t1 - t0); /* no atomics shared by the workers */
             t0 = t1;
@@ -367,32 +446,11 @@ static void work_partition(run_t *r, sw_worker_t *w, part_t *p)
     pw->last = last;
 }
 
-static void work_jobs(run_t *r, sw_worker_t *w)
+/* sw_sched_work_fn: one partition of a pass, on worker @p wi. */
+static void work_job(const void *pass, int wi, void *job)
 {
-    for (;;) {
-        size_t j = atomic_fetch_add_explicit(&r->jnext, 1, memory_order_relaxed);
-        if (j >= r->njobs) return;
-        work_partition(r, w, r->jobs[j]);
-    }
-}
-
-static void *worker_main(void *arg)
-{
-    sw_worker_t *w = arg;
-    run_t *r = w->r;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&r->wlock);
-    for (;;) {
-        while (!r->wquit && r->wgen == seen) pthread_cond_wait(&r->wgo, &r->wlock);
-        if (r->wquit) break;
-        seen = r->wgen;
-        pthread_mutex_unlock(&r->wlock);
-        work_jobs(r, w);
-        pthread_mutex_lock(&r->wlock);
-        if (--r->wbusy == 0) pthread_cond_signal(&r->wdone);
-    }
-    pthread_mutex_unlock(&r->wlock);
-    return NULL;
+    const pass_t *ps = pass;
+    work_partition(ps, &ps->workers[wi], job);
 }
 
 /* The CPUs this process may run on (its affinity mask). */
@@ -420,92 +478,38 @@ int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size)
         if (n > 64) n = 64;
         snprintf(why, why_size, "%s%s", src, n == 64 ? ", at most 64" : "");
     }
-    r->workers = sw_calloc((size_t)n, sizeof(*r->workers));
-    r->workers[0].r = r; /* the main thread: the run's own decoders */
-    r->workers[0].tdec = r->tdec;
+    char err[200];
+    r->sched = sw_sched_new(n, work_job, &r->nworkers, err, sizeof(err));
+    if (r->nworkers < n)
+        sw_log(r->log, SW_LOG_WARN, "%s; going on with %d", err, r->nworkers);
+    r->workers = sw_calloc((size_t)r->nworkers, sizeof(*r->workers));
+    r->workers[0].tdec = r->tdec; /* the main thread: the run's own decoders */
     r->workers[0].adec = r->adec;
-    pthread_mutex_init(&r->wlock, NULL);
-    pthread_cond_init(&r->wgo, NULL);
-    pthread_cond_init(&r->wdone, NULL);
-    pthread_mutex_init(&r->reg_lock, NULL);
-    r->nworkers = 1;
-    for (int i = 1; i < n; i++) {
-        sw_worker_t *w = &r->workers[i];
-        w->r = r;
-        w->tdec = sw_tdec_new();
-        w->adec = sw_avro_dec_new();
-        int e = pthread_create(&w->th, NULL, worker_main, w);
-        if (!e) {
-            char name[32]; /* top, perf and gdb show which thread is which */
-            snprintf(name, sizeof(name), "sw-worker-%d", i);
-            name[15] = '\0'; /* the kernel's limit, 15 characters */
-            pthread_setname_np(w->th, name);
-        }
-        if (e) {
-            sw_log(r->log, SW_LOG_WARN, "cannot start worker thread %d of %d: %s; going on with %d",
-                   i + 1, n, strerror(e), r->nworkers);
-            sw_tdec_destroy(w->tdec);
-            sw_avro_dec_destroy(w->adec);
-            break;
-        }
-        r->nworkers++;
+    for (int i = 1; i < r->nworkers; i++) {
+        r->workers[i].tdec = sw_tdec_new();
+        r->workers[i].adec = sw_avro_dec_new();
     }
+    r->pass.workers = r->workers;
     return r->nworkers;
 }
 
 void sw_run_workers_stop(run_t *r)
 {
-    if (!r->workers) return;
-    pthread_mutex_lock(&r->wlock);
-    r->wquit = true;
-    pthread_cond_broadcast(&r->wgo);
-    pthread_mutex_unlock(&r->wlock);
+    if (!r->sched) return;
+    sw_sched_destroy(r->sched);
+    r->sched = NULL;
     for (int i = 1; i < r->nworkers; i++) {
-        pthread_join(r->workers[i].th, NULL);
         sw_tdec_destroy(r->workers[i].tdec);
         sw_avro_dec_destroy(r->workers[i].adec);
     }
-    pthread_mutex_destroy(&r->wlock);
-    pthread_cond_destroy(&r->wgo);
-    pthread_cond_destroy(&r->wdone);
-    pthread_mutex_destroy(&r->reg_lock);
     free(r->workers);
     r->workers = NULL;
+    r->pass.workers = NULL;
     r->nworkers = 0;
 }
 
-/* Largest remaining range first: the pass ends when its longest job does. */
-static int by_remaining_desc(const void *a, const void *b)
-{
-    const part_t *pa = *(part_t *const *)a, *pb = *(part_t *const *)b;
-    size_t ra = pa->w.w1 - pa->w.pos, rb = pb->w.w1 - pb->w.pos;
-    return ra < rb ? 1 : ra > rb ? -1 : 0;
-}
-
-static void run_pass(run_t *r)
-{
-    if (r->njobs > 1) qsort(r->jobs, r->njobs, sizeof(*r->jobs), by_remaining_desc);
-    r->pass_now = sw_clock_ms();
-    atomic_store_explicit(&r->jnext, 0, memory_order_relaxed);
-    if (r->nworkers <= 1 || r->njobs <= 1) {
-        work_jobs(r, &r->workers[0]);
-        if (r->reg) sw_registry_reclaim(r->reg);
-        return;
-    }
-    pthread_mutex_lock(&r->wlock);
-    r->wbusy = r->nworkers - 1;
-    r->wgen++;
-    pthread_cond_broadcast(&r->wgo);
-    pthread_mutex_unlock(&r->wlock);
-    work_jobs(r, &r->workers[0]);
-    pthread_mutex_lock(&r->wlock);
-    while (r->wbusy > 0) pthread_cond_wait(&r->wdone, &r->wlock);
-    pthread_mutex_unlock(&r->wlock);
-    if (r->reg) sw_registry_reclaim(r->reg); /* no worker holds a plan now */
-}
-
 /* The workers' processing times of a round into the histogram (the
- * workers are at rest: run_pass waited for them). */
+ * workers are at rest: the round waited for them). */
 static void publish_proc(run_t *r)
 {
     if (!r->m) return;
@@ -558,12 +562,12 @@ static void apply(run_t *r, part_t *p)
             forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);
             break;
         case WK_RECORD:
-            if (r->m && ((const sw_record_t *)o->rec)->action == SW_ACTION_TRIGGER) {
+            if (r->m && o->rec->action == SW_ACTION_TRIGGER) {
                 /* Alert latency: the triggering message's timestamp to now. */
                 int64_t ts = rd_kafka_message_timestamp(m, NULL);
                 if (ts > 0) sw_metrics_observe_alert_latency(r->m, sw_wall_ms() - ts);
             }
-            sw_run_send_record(r, p, m->offset, (sw_record_t *)o->rec);
+            sw_run_send_record(r, p, m->offset, o->rec);
             break;
         case WK_NONE: break;
         }
@@ -591,8 +595,8 @@ static bool sort_out(run_t *r, part_t *p)
             note_consumer_error(r, m);
             continue; /* inside the range, the workers pass over it */
         }
-        if (p->origin || p->reg_hold) { /* held (paused): read again from here once released */
-            if (p->held_from < 0 || m->offset < p->held_from) p->held_from = m->offset;
+        if (sw_hold_held(&p->hold)) { /* paused: read again from here once released */
+            sw_hold_note(&p->hold, m->offset);
             continue;
         }
         if (registry_wait(r, p, m)) continue;
@@ -607,7 +611,7 @@ static bool sort_out(run_t *r, part_t *p)
                 sw_event_t ev;
                 sw_err_t rc;
                 p->next = m->offset + 1;
-                if (decode(r, &r->workers[0], m, &ev, err, sizeof(err), &rc) &&
+                if (decode(&r->pass, &r->workers[0], m, &ev, err, sizeof(err), &rc) &&
                     sw_detect_rebuild(p->det, &ev, m->offset))
                     p->rebuilt++;
                 if (p->next == p->rebuild_x) sw_run_rebuild_finish(r, p);
@@ -644,6 +648,32 @@ void sw_run_take_stray(run_t *r, rd_kafka_message_t *m)
     work_push(&p->w, m);
 }
 
+/* The round's hooks (sw_sched.h), on the main thread. */
+static size_t job_left(const void *job)
+{
+    const part_t *p = job;
+    return p->w.w1 - p->w.pos;
+}
+
+static void pass_begin(void *ctx, void *const *jobs, size_t njobs)
+{
+    (void)jobs;
+    (void)njobs;
+    run_t *r = ctx;
+    r->pass.now_ms = sw_clock_ms(); /* the pass clock, for idleness */
+}
+
+static void job_apply(void *ctx, void *job)
+{
+    apply(ctx, job);
+}
+
+static bool round_stop(void *ctx)
+{
+    const run_t *r = ctx;
+    return r->failed;
+}
+
 bool sw_run_round(run_t *r)
 {
     bool more = false;
@@ -664,19 +694,13 @@ bool sw_run_round(run_t *r)
         }
         if (pw->n && sort_out(r, p)) r->jobs[r->njobs++] = p;
     }
-    while (r->njobs > 0 && !r->failed) {
-        run_pass(r);
-        size_t k = 0;
-        for (size_t j = 0; j < r->njobs; j++) {
-            part_t *p = r->jobs[j];
-            apply(r, p);
-            if (p->w.pos < p->w.w1) r->jobs[k++] = p; /* stopped at a record */
-        }
-        r->njobs = k;
-    }
+    sw_sched_hooks_t h = {job_left, pass_begin, job_apply, round_stop, r};
+    sw_sched_round(r->sched, &r->pass, r->jobs, r->njobs, &h);
+    r->njobs = 0;
     publish_proc(r);
     for (size_t i = 0; i < r->nparts; i++)
         if (r->parts[i]) work_reset(&r->parts[i]->w);
+    plans_reset(r); /* no worker holds a plan now */
     return more;
 }
 
@@ -716,6 +740,13 @@ void sw_run_wake_close(run_t *r)
     for (int i = 0; i < 2; i++)
         if (r->wake[i] >= 0) close(r->wake[i]);
     r->wake[0] = r->wake[1] = -1;
+}
+
+void sw_run_wake_fetched(void *opaque)
+{
+    run_t *r = opaque;
+    ssize_t n = write(r->wake[1], "r", 1); /* full pipe: the loop wakes anyway */
+    (void)n;
 }
 
 /* Sleep until a queue has something (or @p ms pass), then empty the pipe. */

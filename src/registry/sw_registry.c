@@ -4,12 +4,21 @@
  * transport error or a 5xx), responses parsed with sw_jdom; a bounded
  * FIFO cache of plans and of final failures by id; an exponential backoff
  * after a failed round. Never exits; every failure is returned.
+ *
+ * Threads: reg->lock guards the cache, the retired plans, the backoff, the
+ * slow ids, the counters and the fetch queue. With a fetcher
+ * (sw_registry_fetcher_start) only the fetcher thread makes requests (it
+ * alone uses the easy handle) and it drops the lock for the request
+ * itself; everyone else only reads the cache and queues ids.
  */
 #include "sw_registry.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -31,6 +40,7 @@
  * forever). */
 #define SLOW_STRIKES 3
 #define SLOW_IDS 16 /* ids remembered with strikes (the oldest forgotten) */
+#define FETCH_QUEUE 256 /* ids waiting for the fetcher (more: asked again later) */
 
 typedef struct slow_s {
     int32_t id;
@@ -64,6 +74,17 @@ struct sw_registry_s {
     size_t nretired, capretired;
     slow_t slow[SLOW_IDS]; /* ids whose answers were too slow (id 0 + strikes 0: free) */
     size_t slow_next;
+    /* Locking (see the top): everything above from cache on is written
+     * under lock once a fetcher runs; urls .. reader never change. */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;  /* the fetcher: an id was queued, or quit */
+    bool threaded;        /* a fetcher thread runs (written before it starts) */
+    bool quit;            /* under lock: the fetcher ends */
+    pthread_t fetcher;
+    int32_t queue[FETCH_QUEUE]; /* under lock: ids to fetch, oldest first */
+    size_t nqueue;
+    void (*fetched)(void *opaque); /* called by the fetcher after each answer */
+    void *fetched_opaque;
 };
 
 static char *dup_or_null(const char *s)
@@ -95,6 +116,12 @@ sw_registry_t *sw_registry_new(const sw_registry_conf_t *rc)
     reg->cache_max = rc->cache_max ? rc->cache_max : SW_REGISTRY_CACHE_MAX;
     reg->cache = sw_calloc(reg->cache_max, sizeof(*reg->cache));
     reg->up = true;
+    pthread_mutex_init(&reg->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&reg->wake, &ca);
+    pthread_condattr_destroy(&ca);
     return reg;
 }
 
@@ -117,15 +144,25 @@ static void entry_retire(sw_registry_t *reg, entry_t *e)
     entry_clear(e);
 }
 
-void sw_registry_reclaim(sw_registry_t *reg)
+static void reclaim_locked(sw_registry_t *reg)
 {
     for (size_t i = 0; i < reg->nretired; i++) sw_avro_plan_destroy(reg->retired[i]);
     reg->nretired = 0;
 }
 
+void sw_registry_reclaim(sw_registry_t *reg)
+{
+    pthread_mutex_lock(&reg->lock);
+    reclaim_locked(reg);
+    pthread_mutex_unlock(&reg->lock);
+}
+
+static void fetcher_stop(sw_registry_t *reg);
+
 void sw_registry_destroy(sw_registry_t *reg)
 {
     if (!reg) return;
+    fetcher_stop(reg);
     for (size_t i = 0; i < reg->n_urls; i++) {
         free(reg->urls[i]);
         free(reg->shown[i]);
@@ -139,9 +176,11 @@ void sw_registry_destroy(sw_registry_t *reg)
     free(reg->reader);
     for (size_t i = 0; reg->cache && i < reg->cache_n; i++) entry_clear(&reg->cache[i]);
     free(reg->cache);
-    sw_registry_reclaim(reg);
+    reclaim_locked(reg);
     free(reg->retired);
     if (reg->curl) curl_easy_cleanup(reg->curl);
+    pthread_mutex_destroy(&reg->lock);
+    pthread_cond_destroy(&reg->wake);
     free(reg);
 }
 
@@ -150,16 +189,26 @@ bool sw_registry_remote(const sw_registry_t *reg)
     return reg->n_urls > 0;
 }
 
-void sw_registry_stats(const sw_registry_t *reg, uint64_t *errors, bool *up)
+void sw_registry_stats(sw_registry_t *reg, uint64_t *errors, bool *up)
 {
+    pthread_mutex_lock(&reg->lock);
     *errors = reg->errors;
     *up = reg->up;
+    pthread_mutex_unlock(&reg->lock);
 }
 
-int64_t sw_registry_backoff_ms(const sw_registry_t *reg)
+static int64_t backoff_left(const sw_registry_t *reg)
 {
     int64_t left = reg->next_try_ms - sw_clock_ms();
     return left > 0 ? left : 0;
+}
+
+int64_t sw_registry_backoff_ms(sw_registry_t *reg)
+{
+    pthread_mutex_lock(&reg->lock);
+    int64_t left = backoff_left(reg);
+    pthread_mutex_unlock(&reg->lock);
+    return left;
 }
 
 /* ---- cache ------------------------------------------------------------- */
@@ -211,6 +260,7 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
     sw_avro_plan_t *plan = sw_avro_plan_new(schema, len, reg->reader, reg->reader_len, id, errstr,
                                             errstr_size);
     if (!plan) return SW_ERR_AVRO;
+    pthread_mutex_lock(&reg->lock);
     entry_t *e = cache_find(reg, id);
     if (e) {
         entry_retire(reg, e);
@@ -219,6 +269,7 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
     } else {
         cache_put(reg, id, plan, SW_OK, NULL);
     }
+    pthread_mutex_unlock(&reg->lock);
     return SW_OK;
 }
 
@@ -353,7 +404,7 @@ static void reachable(sw_registry_t *reg)
 
 static bool backing_off(sw_registry_t *reg, char *errstr, size_t errstr_size)
 {
-    int64_t left = sw_registry_backoff_ms(reg);
+    int64_t left = backoff_left(reg);
     if (left <= 0) return false;
     snprintf(errstr, errstr_size,
              "schema registry unreachable after %llu failed requests; next attempt in %lld ms",
@@ -387,25 +438,26 @@ static bool slow_strike(sw_registry_t *reg, int32_t id)
     return true;
 }
 
-sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
-                          size_t errstr_size)
+/* No registry: what was not preloaded is unknown (not cached: cheap). */
+static sw_err_t unknown_local(const sw_registry_t *reg, int32_t id, char *errstr,
+                              size_t errstr_size)
 {
-    entry_t *e = cache_find(reg, id);
-    if (e) return entry_result(e, plan, errstr, errstr_size);
-    if (!reg->n_urls) {
-        /* No registry: what was not preloaded is unknown (not cached: cheap). */
-        size_t n = (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ",
-                                    (long)id);
-        for (size_t i = 0; i < reg->cache_n && n < errstr_size; i++)
-            n += (size_t)snprintf(errstr + n, errstr_size - n, "%s%ld",
-                                  i == 0                  ? ""
-                                  : i + 1 == reg->cache_n ? " or "
-                                                          : ", ",
-                                  (long)reg->cache[i].id);
-        if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
-        return SW_ERR_NOT_FOUND;
-    }
-    if (backing_off(reg, errstr, errstr_size)) return SW_ERR_IO;
+    size_t n = (size_t)snprintf(errstr, errstr_size, "unknown schema id %ld (expected ", (long)id);
+    for (size_t i = 0; i < reg->cache_n && n < errstr_size; i++)
+        n += (size_t)snprintf(errstr + n, errstr_size - n, "%s%ld",
+                              i == 0                  ? ""
+                              : i + 1 == reg->cache_n ? " or "
+                                                      : ", ",
+                              (long)reg->cache[i].id);
+    if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
+    return SW_ERR_NOT_FOUND;
+}
+
+/* @p id may not be asked for now (the registry's backoff, or the id's own
+ * after too slow answers): errstr says until when. */
+static bool waits(sw_registry_t *reg, int32_t id, char *errstr, size_t errstr_size)
+{
+    if (backing_off(reg, errstr, errstr_size)) return true;
     slow_t *sl = slow_find(reg, id);
     int64_t left = sl ? sl->next_try_ms - sw_clock_ms() : 0;
     if (left > 0) {
@@ -413,8 +465,17 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
                  "schema id %ld: the registry's answer was too slow %d times; next attempt in "
                  "%lld ms",
                  (long)id, sl->strikes, (long long)left);
-        return SW_ERR_IO;
+        return true;
     }
+    return false;
+}
+
+/* Ask the registry for @p id (not cached, URLs set, not waiting); under
+ * the lock, which a fetcher thread drops for the request itself. */
+static sw_err_t fetch_locked(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan,
+                             char *errstr, size_t errstr_size)
+{
+    entry_t *e;
     char path[64];
     snprintf(path, sizeof(path), "/schemas/ids/%ld", (long)id);
     sw_buf_t body;
@@ -423,7 +484,9 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
     sw_arena_init(&arena);
     sw_err_t err = SW_OK;
     char why[600];
+    if (reg->threaded) pthread_mutex_unlock(&reg->lock);
     long status = http(reg, path, NULL, &body, errstr, errstr_size);
+    if (reg->threaded) pthread_mutex_lock(&reg->lock);
     if (status == 0) {
         err = unreachable(reg);
         goto out;
@@ -489,11 +552,148 @@ out:
     return err;
 }
 
+/* Queue @p id for the fetcher (once). */
+static void enqueue(sw_registry_t *reg, int32_t id)
+{
+    for (size_t i = 0; i < reg->nqueue; i++)
+        if (reg->queue[i] == id) return;
+    if (reg->nqueue == FETCH_QUEUE) return; /* asked again by the caller later */
+    reg->queue[reg->nqueue++] = id;
+    pthread_cond_signal(&reg->wake);
+}
+
+sw_err_t sw_registry_lookup(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan,
+                            char *errstr, size_t errstr_size)
+{
+    if (!reg->threaded) return sw_registry_plan(reg, id, plan, errstr, errstr_size);
+    sw_err_t err = SW_ERR_IO;
+    pthread_mutex_lock(&reg->lock);
+    entry_t *e = cache_find(reg, id);
+    if (e) {
+        err = entry_result(e, plan, errstr, errstr_size);
+    } else if (!reg->n_urls) {
+        err = unknown_local(reg, id, errstr, errstr_size);
+    } else {
+        enqueue(reg, id);
+        if (!waits(reg, id, errstr, errstr_size))
+            snprintf(errstr, errstr_size, "schema id %ld: being fetched from the schema registry",
+                     (long)id);
+    }
+    pthread_mutex_unlock(&reg->lock);
+    return err;
+}
+
+sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
+                          size_t errstr_size)
+{
+    if (reg->threaded) return sw_registry_lookup(reg, id, plan, errstr, errstr_size);
+    entry_t *e = cache_find(reg, id);
+    if (e) return entry_result(e, plan, errstr, errstr_size);
+    if (!reg->n_urls) return unknown_local(reg, id, errstr, errstr_size);
+    if (waits(reg, id, errstr, errstr_size)) return SW_ERR_IO;
+    return fetch_locked(reg, id, plan, errstr, errstr_size);
+}
+
+/* ---- the fetcher thread ---------------------------------------------------- */
+
+/* The queued id to ask for now (SIZE_MAX: none), or in *wait_ms how long
+ * until one may be asked (-1: none queued). Under the lock. */
+static size_t fetch_pick(sw_registry_t *reg, int64_t *wait_ms)
+{
+    *wait_ms = -1;
+    if (!reg->nqueue) return SIZE_MAX;
+    int64_t now = sw_clock_ms(), global = reg->next_try_ms - now;
+    if (global > 0) {
+        *wait_ms = global;
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < reg->nqueue; i++) {
+        slow_t *sl = slow_find(reg, reg->queue[i]);
+        int64_t left = sl ? sl->next_try_ms - now : 0;
+        if (left <= 0) return i;
+        if (*wait_ms < 0 || left < *wait_ms) *wait_ms = left;
+    }
+    return SIZE_MAX;
+}
+
+static void *fetcher_main(void *arg)
+{
+    sw_registry_t *reg = arg;
+    pthread_mutex_lock(&reg->lock);
+    while (!reg->quit) {
+        int64_t wait_ms;
+        size_t i = fetch_pick(reg, &wait_ms);
+        if (i == SIZE_MAX) {
+            if (wait_ms < 0) {
+                pthread_cond_wait(&reg->wake, &reg->lock);
+            } else {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                int64_t ns = ts.tv_nsec + (wait_ms % 1000) * 1000000;
+                ts.tv_sec += (time_t)(wait_ms / 1000 + ns / 1000000000);
+                ts.tv_nsec = (long)(ns % 1000000000);
+                pthread_cond_timedwait(&reg->wake, &reg->lock, &ts);
+            }
+            continue;
+        }
+        int32_t id = reg->queue[i];
+        memmove(&reg->queue[i], &reg->queue[i + 1], (reg->nqueue - i - 1) * sizeof(*reg->queue));
+        reg->nqueue--;
+        if (cache_find(reg, id)) continue;
+        const sw_avro_plan_t *plan;
+        char err[600];
+        (void)fetch_locked(reg, id, &plan, err, sizeof(err)); /* the answer is in the cache */
+        if (reg->fetched) {
+            pthread_mutex_unlock(&reg->lock);
+            reg->fetched(reg->fetched_opaque);
+            pthread_mutex_lock(&reg->lock);
+        }
+    }
+    pthread_mutex_unlock(&reg->lock);
+    return NULL;
+}
+
+sw_err_t sw_registry_fetcher_start(sw_registry_t *reg, void (*fetched)(void *opaque),
+                                   void *opaque)
+{
+    if (reg->threaded || !reg->n_urls) return SW_OK;
+    reg->fetched = fetched;
+    reg->fetched_opaque = opaque;
+    reg->quit = false;
+    reg->threaded = true;
+    if (pthread_create(&reg->fetcher, NULL, fetcher_main, reg) != 0) {
+        reg->threaded = false;
+        return SW_ERR_STATE;
+    }
+    pthread_setname_np(reg->fetcher, "sw-registry");
+    return SW_OK;
+}
+
+static void fetcher_stop(sw_registry_t *reg)
+{
+    if (!reg->threaded) return;
+    pthread_mutex_lock(&reg->lock);
+    reg->quit = true;
+    pthread_cond_signal(&reg->wake);
+    pthread_mutex_unlock(&reg->lock);
+    pthread_join(reg->fetcher, NULL); /* a request in flight ends within timeout_ms */
+    reg->threaded = false;
+}
+
+void sw_registry_fetcher_stop(sw_registry_t *reg)
+{
+    fetcher_stop(reg);
+}
+
 sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const char *schema,
                                 bool do_register, int32_t *id, char *errstr, size_t errstr_size)
 {
     if (!reg->n_urls) {
         snprintf(errstr, errstr_size, "no schema.registry.url");
+        return SW_ERR_STATE;
+    }
+    if (reg->threaded) { /* the fetcher alone makes requests */
+        snprintf(errstr, errstr_size, "schema registry: subject lookups before the fetcher starts");
         return SW_ERR_STATE;
     }
     if (backing_off(reg, errstr, errstr_size)) return SW_ERR_IO;

@@ -59,7 +59,7 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
 /**
  * @brief The resolution plan of writer schema @p id: cached, or fetched
  *        and resolved now (one request per URL, each bounded by
- *        timeout_ms).
+ *        timeout_ms); with a fetcher thread, sw_registry_lookup().
  * @param plan set on SW_OK; borrowed until sw_registry_reclaim() (a plan
  *        that leaves the cache meanwhile waits for it), so it may be used
  *        without holding the lock that serialises calls on @p reg.
@@ -75,6 +75,36 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
  */
 sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan, char *errstr,
                           size_t errstr_size);
+
+/**
+ * @brief Like sw_registry_plan(), but never waits for the registry: a
+ *        cached answer, or SW_ERR_IO with the id queued for the fetcher
+ *        thread (sw_registry_fetcher_start()), which asks for it in the
+ *        background, each id with its own backoff (an id whose answers are
+ *        too slow waits alone; the others are asked meanwhile). Ask again
+ *        later (after the fetched callback, or on a timer). Without a
+ *        fetcher it is sw_registry_plan(). Thread-safe.
+ */
+sw_err_t sw_registry_lookup(sw_registry_t *reg, int32_t id, const sw_avro_plan_t **plan,
+                            char *errstr, size_t errstr_size);
+
+/**
+ * @brief Start the fetcher thread (with URLs only; without them, nothing
+ *        to fetch): from now on only it makes requests, and
+ *        sw_registry_plan() no longer blocks (it is sw_registry_lookup()).
+ *        Call sw_registry_subject_id() before, not after.
+ * @param fetched called on the fetcher thread after each answer (or
+ *        failure) is in the cache, without the lock (a wake-up for the
+ *        consumer of lookups); may be NULL.
+ * @returns SW_OK; SW_ERR_STATE when the thread cannot start (lookups then
+ *          block as sw_registry_plan() does).
+ */
+sw_err_t sw_registry_fetcher_start(sw_registry_t *reg, void (*fetched)(void *opaque),
+                                   void *opaque);
+
+/** @brief Stop the fetcher thread (waits for a request in flight: at most
+ *         timeout_ms per URL); sw_registry_destroy() does it too. */
+void sw_registry_fetcher_stop(sw_registry_t *reg);
 
 /**
  * @brief Free the plans that left the cache since the last call. Call it
@@ -98,10 +128,10 @@ sw_err_t sw_registry_subject_id(sw_registry_t *reg, const char *subject, const c
  * @brief Failed requests so far and whether the last request succeeded,
  *        for the metrics.
  */
-void sw_registry_stats(const sw_registry_t *reg, uint64_t *errors, bool *up);
+void sw_registry_stats(sw_registry_t *reg, uint64_t *errors, bool *up);
 
 /** @brief Milliseconds until the next request is allowed (0: now). */
-int64_t sw_registry_backoff_ms(const sw_registry_t *reg);
+int64_t sw_registry_backoff_ms(sw_registry_t *reg);
 
 typedef struct sw_settings_s sw_settings_t;
 

@@ -1,6 +1,9 @@
 /*
- * libFuzzer target for engine state restore (sw_detect_restore), which
- * reads snapshots back from the state topic: arbitrary bytes must give a
+ * libFuzzer target for state restore: the daemon's snapshot codec
+ * (src/daemon/sw_snapcodec.c: commit metadata and the compressed
+ * envelope; what parses encodes and parses back to the same) and engine
+ * state restore (sw_detect_restore), which reads snapshots back from the
+ * state topic: arbitrary bytes must give a
  * detector or NULL with a message. A detector restored from them must
  * snapshot to bytes that restore again and snapshot to the same bytes (a
  * fixed point after one round), survive sw_detect_rebuild(),
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "sw_snapcodec.h"
 
 /* Parameters of every snapshot here (restore refuses others). */
 static sw_params_t restore_params(void)
@@ -82,6 +86,44 @@ static void snapshot_fixed_point(sw_detector_t *det, int64_t next)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The same bytes as commit metadata and as a compressed envelope: a value
+ * or an error, never a crash; what parses goes round again unchanged. */
+static void snapcodec(const uint8_t *data, size_t size)
+{
+    char err[256], md[SW_SNAPMETA_MAX];
+    sw_snapref_t ref, again;
+    if (sw_snapmeta_parse(data, size, &ref, err, sizeof(err)) == SW_OK) {
+        size_t n = sw_snapmeta_encode(&ref, md, sizeof(md));
+        FUZZ_CHECK(sw_snapmeta_parse(md, n, &again, err, sizeof(err)) == SW_OK, "%s: %s", md, err);
+        FUZZ_CHECK(again.first == ref.first && again.chunks == ref.chunks && again.id == ref.id &&
+                       again.x == ref.x,
+                   "%s does not parse back", md);
+    } else {
+        FUZZ_CHECK(err[0] != '\0', "sw_snapmeta_parse failed without a message");
+    }
+    sw_buf_t raw, z, raw2;
+    sw_buf_init(&raw);
+    sw_buf_init(&z);
+    sw_buf_init(&raw2);
+    sw_snapenv_t env, env2;
+    if (sw_snapenv_unpack(data, size, &raw, &env, err, sizeof(err)) == SW_OK) {
+        FUZZ_CHECK(sw_snapenv_pack(&env, &z), "pack refused");
+        FUZZ_CHECK(sw_snapenv_unpack(z.data, z.len, &raw2, &env2, err, sizeof(err)) == SW_OK,
+                   "repacked: %s", err);
+        FUZZ_CHECK(env2.x == env.x && env2.y == env.y && env2.npos == env.npos &&
+                       env2.nsup == env.nsup && env2.engine.len == env.engine.len &&
+                       (!env.nsup || !memcmp(env2.sup, env.sup, env.nsup * sizeof(*env.sup))) &&
+                       (!env.engine.len ||
+                        !memcmp(env2.engine.ptr, env.engine.ptr, env.engine.len)),
+                   "the envelope does not go round");
+        sw_snapenv_clear(&env2);
+        sw_snapenv_clear(&env);
+    }
+    sw_buf_clear(&raw);
+    sw_buf_clear(&z);
+    sw_buf_clear(&raw2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
@@ -90,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* A copy of exactly size bytes: ASan sees any read past the end. */
     uint8_t *copy = malloc(size ? size : 1);
     if (size) memcpy(copy, data, size);
+    snapcodec(copy, size);
     err[0] = '\0';
     sw_detector_t *det = sw_detect_restore(restore_params(), copy, size, 1000, &next, err,
                                            sizeof(err));

@@ -19,7 +19,7 @@ allowed() {
     gen) echo "core util" ;;
     registry) echo "codec conf core util" ;;
     ops) echo "core util" ;;
-    kafka) echo "registry ops conf codec core util" ;;
+    kafka) echo "ops conf codec core util" ;;
     report) echo "codec core util" ;;
     notify) echo "kafka ops conf codec core util" ;;
     daemon) echo "kafka registry ops conf codec core util" ;;

@@ -6,7 +6,8 @@
  * a dead first URL falls through to the second, basic auth is sent, a
  * 401 or a wrong URL's 404 is "try again" (never final), the backoff
  * answers without a request, subjects register once and are looked up
- * (40401 for a missing subject).
+ * (40401 for a missing subject); with the fetcher thread no lookup waits
+ * for an answer, however slow.
  */
 #include <netinet/in.h>
 #include <poll.h>
@@ -290,11 +291,84 @@ static void test_hostile_answers(void **state)
     close(g_hfd);
 }
 
+static atomic_int g_fetched;
+
+static void on_fetched(void *opaque)
+{
+    (void)opaque;
+    atomic_fetch_add(&g_fetched, 1);
+}
+
+/* With the fetcher thread (what the daemon uses): a lookup never waits for
+ * the registry, not even for an endless answer; the id behind a slow one
+ * is fetched meanwhile; an oversized answer and three slow ones are final;
+ * every answer calls the fetched callback. */
+static void test_fetcher(void **state)
+{
+    (void)state;
+    g_hfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof(sa);
+    SW_ASSERT(bind(g_hfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(g_hfd, 16) == 0 &&
+                  getsockname(g_hfd, (struct sockaddr *)&sa, &sl) == 0,
+              "cannot listen");
+    for (int i = 0; i < 8; i++) atomic_store(&g_hreq[i], 0);
+    pthread_t th;
+    atomic_store(&g_hstop, false);
+    pthread_create(&th, NULL, hostile_run, NULL);
+    char url[64], err[600];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    const char *urls[1] = {url};
+    sw_registry_conf_t rc = {.urls = urls,
+                             .n_urls = 1,
+                             .user_info = "",
+                             .timeout_ms = 400,
+                             .reader = sw_schema_telemetry_event,
+                             .reader_len = sw_schema_telemetry_event_len};
+    sw_registry_t *reg = sw_registry_new(&rc);
+    SW_ASSERT_I64(sw_registry_fetcher_start(reg, on_fetched, NULL), SW_OK);
+    const sw_avro_plan_t *plan = NULL;
+    int64_t slowest = 0, deadline = sw_clock_ms() + 20000;
+    sw_err_t e1 = SW_ERR_IO, e2 = SW_ERR_IO, e7 = SW_ERR_IO;
+    int64_t t7 = -1, t0 = sw_clock_ms();
+    while ((e1 == SW_ERR_IO || e2 == SW_ERR_IO || e7 == SW_ERR_IO) && sw_clock_ms() < deadline) {
+        int64_t a = sw_clock_ms();
+        e2 = sw_registry_lookup(reg, 2, &plan, err, sizeof(err)); /* the endless one first */
+        e7 = sw_registry_lookup(reg, 7, &plan, err, sizeof(err));
+        e1 = sw_registry_lookup(reg, 1, &plan, err, sizeof(err));
+        int64_t took = sw_clock_ms() - a;
+        if (took > slowest) slowest = took;
+        if (e7 == SW_OK && t7 < 0) t7 = sw_clock_ms() - t0;
+        usleep(10000);
+    }
+    SW_ASSERT(e7 == SW_OK, "id 7: rc %d", e7);
+    SW_ASSERT(e1 == SW_ERR_AVRO, "id 1 (oversized): rc %d", e1);
+    e2 = sw_registry_lookup(reg, 2, &plan, err, sizeof(err));
+    SW_ASSERT(e2 == SW_ERR_AVRO && strstr(err, "final"), "id 2 (endless): rc %d: %s", e2, err);
+    SW_ASSERT(slowest < 100, "a lookup waited %lld ms for the registry", (long long)slowest);
+    SW_ASSERT(t7 >= 0 && t7 < 1500, "id 7 behind a slow id took %lld ms", (long long)t7);
+    SW_ASSERT_I64(atomic_load(&g_hreq[2]), 3);
+    SW_ASSERT_I64(atomic_load(&g_hreq[1]), 1);
+    SW_ASSERT_I64(atomic_load(&g_hreq[7]), 1);
+    SW_ASSERT(atomic_load(&g_fetched) >= 5, "fetched callbacks: %d", atomic_load(&g_fetched));
+    printf("fetcher: lookups took at most %lld ms; id 7 known after %lld ms behind an endless "
+           "id; ids 1 and 2 final\n",
+           (long long)slowest, (long long)t7);
+    sw_registry_destroy(reg); /* stops the fetcher */
+    atomic_store(&g_hstop, true);
+    pthread_join(th, NULL);
+    close(g_hfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_registry_client, sw_test_kill_children),
         cmocka_unit_test(test_hostile_answers),
+        cmocka_unit_test(test_fetcher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

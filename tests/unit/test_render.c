@@ -1,10 +1,13 @@
 /*
- * How `stormwatch tail` shows a record's value (src/kafka/sw_tail_render.c),
- * without a cluster: JSON kept as one line (whitespace outside strings
+ * How `stormwatch tail` shows a record (src/codec/sw_tail_render.c), without
+ * a cluster or a registry (a message view and a plan lookup stand in): JSON kept as one line (whitespace outside strings
  * removed), Confluent Avro telemetry decoded by its schema id to the same
  * JSON as the event decoder writes, an unknown schema id and bytes that are
  * neither JSON nor Avro shown as {"undecodable": true, ...} with the exact
- * bytes in base64 (checked against RFC 4648's vectors), a null value as null.
+ * bytes in base64 (checked against RFC 4648's vectors), a null value as null;
+ * the envelope, kcat -J's line and kcat -f's tokens of one message with
+ * headers (a repeated name, a null value) and no timestamp; an Avro value
+ * through the plan lookup (an id it knows, one it does not, "ask later").
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@
 #include "sw_codec_avro.h"
 #include "sw_codec_telemetry.h"
 #include "sw_event_json.h"
+#include "sw_schemas.h"
 #include "sw_tail_render.h"
 #include "sw_testlib.h"
 
@@ -150,6 +154,124 @@ static void test_format_check(void **state)
     }
 }
 
+/* A message as sw_cmd_tail.c would view it. */
+static sw_msg_view_t view(const void *payload, size_t len)
+{
+    static const sw_msg_header_t h[3] = {
+        {"a", "1", 1}, {"n", NULL, 0}, {"a", "2", 1}};
+    sw_msg_view_t v = {.topic = "gpu.mem", .partition = 3, .offset = 18233,
+                       .tstype = SW_MSG_TS_CREATE, .timestamp_ms = 1763700000100, .broker = 2,
+                       .key = "job-1", .key_len = 5, .payload = payload, .len = len,
+                       .headers = h, .nheaders = 3};
+    return v;
+}
+
+static void test_message_view(void **state)
+{
+    (void)state;
+    sw_render_t *rd = sw_render_new(1, 2, NULL, NULL);
+    sw_buf_t line;
+    sw_buf_init(&line);
+    const char *val = "{\"x\": 1}";
+    sw_msg_view_t v = view(val, strlen(val));
+    sw_render_message(rd, &line, false, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line), "{\"x\": 1}\n");
+    sw_render_message(rd, &line, true, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line),
+                    "{\"topic\": \"gpu.mem\", \"partition\": 3, \"offset\": 18233, "
+                    "\"timestamp_ms\": 1763700000100, \"key\": \"job-1\", \"headers\": {\"n\": "
+                    "null, \"a\": \"2\"}, \"value\": {\"x\": 1}}\n");
+    sw_render_kcat_json(rd, &line, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line),
+                    "{\"topic\": \"gpu.mem\", \"partition\": 3, \"offset\": 18233, \"tstype\": "
+                    "\"create\", \"ts\": 1763700000100, \"broker\": 2, \"headers\": [\"a\", "
+                    "\"1\", \"n\", null, \"a\", \"2\"], \"key\": \"job-1\", \"payload\": "
+                    "\"{\\\"x\\\": 1}\"}\n");
+    sw_render_format("%t/%p@%o %k=%s (%K,%S) %T [%h]%%\\n", &line, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line),
+                    "gpu.mem/3@18233 job-1={\"x\": 1} (5,8) 1763700000100 [a=1,n=,a=2]%\n");
+    /* No timestamp, no key, no value, no headers. */
+    v.tstype = SW_MSG_TS_NONE;
+    v.key = NULL;
+    v.payload = NULL;
+    v.nheaders = 0;
+    sw_render_message(rd, &line, true, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line),
+                    "{\"topic\": \"gpu.mem\", \"partition\": 3, \"offset\": 18233, "
+                    "\"timestamp_ms\": null, \"key\": null, \"headers\": {}, \"value\": null}\n");
+    sw_render_format("%T %K %S", &line, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line), "-1 -1 -1");
+    sw_buf_clear(&line);
+    sw_render_destroy(rd);
+}
+
+/* The plan lookup: id 7 is the telemetry schema, 9 is "ask later",
+ * anything else unknown; every lookup is counted. */
+typedef struct plans_s {
+    sw_avro_plan_t *telemetry;
+    int asked_alert, asked_event;
+} plans_t;
+
+static sw_err_t lookup(void *opaque, int32_t id, bool alert, const sw_avro_plan_t **plan,
+                       char *why, size_t why_size)
+{
+    plans_t *ps = opaque;
+    if (alert) ps->asked_alert++;
+    else ps->asked_event++;
+    if (id == 9) {
+        snprintf(why, why_size, "schema id 9: the registry is unreachable");
+        return SW_ERR_IO;
+    }
+    if (id == 7 && !alert) {
+        *plan = ps->telemetry;
+        return SW_OK;
+    }
+    snprintf(why, why_size, "unknown schema id %ld", (long)id);
+    return SW_ERR_NOT_FOUND;
+}
+
+static void test_plan_lookup(void **state)
+{
+    (void)state;
+    char err[512];
+    plans_t ps = {0};
+    ps.telemetry = sw_avro_plan_new(sw_schema_telemetry_event, sw_schema_telemetry_event_len,
+                                    sw_schema_telemetry_event, sw_schema_telemetry_event_len, 7,
+                                    err, sizeof(err));
+    SW_ASSERT(ps.telemetry != NULL, "%s", err);
+    sw_tdec_t *dec = sw_tdec_new();
+    sw_event_t ev;
+    SW_ASSERT_I64(sw_tdec_json(dec, k_line, strlen(k_line), &ev, err, sizeof(err)), SW_OK);
+    sw_buf_t msg, want;
+    sw_buf_init(&msg);
+    sw_buf_init(&want);
+    SW_ASSERT_I64(sw_avro_encode_event(&ev, 7, &msg, err, sizeof(err)), SW_OK);
+    sw_event_json(&want, &ev);
+    sw_buf_putc(&want, '\0');
+    sw_render_t *rd = sw_render_new(1, 2, lookup, &ps);
+    char *got = render(rd, msg.data, msg.len); /* not the alert: the telemetry plan */
+    SW_ASSERT_STREQ(got, want.data);
+    free(got);
+    SW_ASSERT_I64(ps.asked_alert, 1);
+    SW_ASSERT_I64(ps.asked_event, 1);
+    msg.data[4] = 9; /* "ask later": the event plan is not asked */
+    got = render(rd, msg.data, msg.len);
+    SW_ASSERT_CONTAINS(got, "unreachable");
+    SW_ASSERT_CONTAINS(got, "\"undecodable\": true");
+    free(got);
+    SW_ASSERT_I64(ps.asked_alert, 2);
+    SW_ASSERT_I64(ps.asked_event, 1);
+    msg.data[4] = 5; /* unknown to both */
+    got = render(rd, msg.data, msg.len);
+    SW_ASSERT_CONTAINS(got, "unknown schema id 5");
+    free(got);
+    sw_render_destroy(rd);
+    sw_avro_plan_destroy(ps.telemetry);
+    sw_buf_clear(&msg);
+    sw_buf_clear(&want);
+    sw_tdec_destroy(dec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +279,8 @@ int main(void)
         cmocka_unit_test(test_json_one_line),
         cmocka_unit_test(test_avro_telemetry),
         cmocka_unit_test(test_undecodable_base64),
+        cmocka_unit_test(test_message_view),
+        cmocka_unit_test(test_plan_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * records by their schema id, through the registry when there is one;
  * anything else as {"undecodable": true, "error", "value_base64"}), and
  * with the envelope the topic, partition, offset, timestamp, key and
- * headers. No I/O: the caller writes the line.
+ * headers. No I/O, no librdkafka, no registry: the caller fills the
+ * message view, answers plan lookups and writes the line.
  */
 #include "sw_tail_render.h"
 
@@ -19,22 +20,22 @@
 
 struct sw_render_s {
     int32_t telemetry_id, alert_id;
-    sw_registry_t *reg_alert; /* borrowed; NULL without a registry */
-    sw_registry_t *reg_event;
+    sw_render_plan_fn plans; /* NULL without a registry */
+    void *opaque;
     sw_avro_dec_t *adec;
     sw_buf_t val;  /* the value, before the envelope is written */
     char *scratch; /* room for the JSON scanner */
     size_t scratch_cap;
 };
 
-sw_render_t *sw_render_new(int32_t telemetry_id, int32_t alert_id, sw_registry_t *reg_alert,
-                           sw_registry_t *reg_event)
+sw_render_t *sw_render_new(int32_t telemetry_id, int32_t alert_id, sw_render_plan_fn plans,
+                           void *opaque)
 {
     sw_render_t *rd = sw_calloc(1, sizeof(*rd));
     rd->telemetry_id = telemetry_id;
     rd->alert_id = alert_id;
-    rd->reg_alert = reg_alert;
-    rd->reg_event = reg_event;
+    rd->plans = plans;
+    rd->opaque = opaque;
     rd->adec = sw_avro_dec_new();
     sw_buf_init(&rd->val);
     return rd;
@@ -180,18 +181,15 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
             put_undecodable(out, why, p, len);
             return;
         }
-        if (rd->reg_alert) { /* the registry says what the id is */
-            /* The previous message's plans are no longer in use. */
-            sw_registry_reclaim(rd->reg_alert);
-            if (rd->reg_event) sw_registry_reclaim(rd->reg_event);
+        if (rd->plans) { /* the registry says what the id is */
             const sw_avro_plan_t *plan = NULL;
             sw_event_t ev;
-            sw_err_t err = sw_registry_plan(rd->reg_alert, id, &plan, why, sizeof(why));
+            sw_err_t err = rd->plans(rd->opaque, id, true, &plan, why, sizeof(why));
             if (!err &&
                 sw_avro_decode_record_json_plan(plan, p, len, out, why, sizeof(why)) == SW_OK)
                 return;
             if (err != SW_ERR_IO &&
-                sw_registry_plan(rd->reg_event, id, &plan, why, sizeof(why)) == SW_OK &&
+                rd->plans(rd->opaque, id, false, &plan, why, sizeof(why)) == SW_OK &&
                 sw_avro_decode_event_plan(rd->adec, plan, p, len, &ev, why, sizeof(why)) == SW_OK) {
                 sw_event_json(out, &ev);
                 return;
@@ -219,72 +217,59 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
     if (!put_json(rd, out, payload, len, why, sizeof(why))) put_undecodable(out, why, p, len);
 }
 
-static void put_headers(sw_jw_t *jw, const rd_kafka_message_t *rkm)
+static void put_headers(sw_jw_t *jw, const sw_msg_view_t *msg)
 {
-    rd_kafka_headers_t *hdrs = NULL;
     sw_jw_obj(jw);
-    if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
-        size_t cnt = rd_kafka_header_cnt(hdrs);
-        for (size_t i = 0; i < cnt; i++) {
-            const char *name;
-            const void *val;
-            size_t size;
-            if (rd_kafka_header_get_all(hdrs, i, &name, &val, &size)) break;
-            /* A repeated name: the last one wins (a JSON object has one). */
-            bool later = false;
-            for (size_t j = i + 1; j < cnt && !later; j++) {
-                const char *n2;
-                const void *v2;
-                size_t s2;
-                later = !rd_kafka_header_get_all(hdrs, j, &n2, &v2, &s2) && !strcmp(name, n2);
-            }
-            if (later) continue;
-            sw_jw_key(jw, name);
-            if (val) put_bytes_str(jw, val, size);
-            else sw_jw_null(jw);
-        }
+    for (size_t i = 0; i < msg->nheaders; i++) {
+        const sw_msg_header_t *h = &msg->headers[i];
+        /* A repeated name: the last one wins (a JSON object has one). */
+        bool later = false;
+        for (size_t j = i + 1; j < msg->nheaders && !later; j++)
+            later = !strcmp(h->name, msg->headers[j].name);
+        if (later) continue;
+        sw_jw_key(jw, h->name);
+        if (h->value) put_bytes_str(jw, h->value, h->size);
+        else sw_jw_null(jw);
     }
     sw_jw_end_obj(jw);
 }
 
 void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
-                       const rd_kafka_message_t *rkm)
+                       const sw_msg_view_t *msg)
 {
     line->len = 0;
     if (!envelope) {
-        sw_render_value(rd, line, rkm->payload, rkm->len);
+        sw_render_value(rd, line, msg->payload, msg->len);
         sw_buf_putc(line, '\n');
         return;
     }
     rd->val.len = 0;
-    sw_render_value(rd, &rd->val, rkm->payload, rkm->len);
+    sw_render_value(rd, &rd->val, msg->payload, msg->len);
     sw_jw_t jw;
     sw_jw_init(&jw, line, 0);
     sw_jw_obj(&jw);
     sw_jw_key(&jw, "topic");
-    sw_jw_cstr(&jw, rd_kafka_topic_name(rkm->rkt));
+    sw_jw_cstr(&jw, msg->topic);
     sw_jw_key(&jw, "partition");
-    sw_jw_i64(&jw, rkm->partition);
+    sw_jw_i64(&jw, msg->partition);
     sw_jw_key(&jw, "offset");
-    sw_jw_i64(&jw, rkm->offset);
+    sw_jw_i64(&jw, msg->offset);
     sw_jw_key(&jw, "timestamp_ms");
-    rd_kafka_timestamp_type_t tstype;
-    int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
-    if (tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) sw_jw_null(&jw);
-    else sw_jw_i64(&jw, ts);
+    if (msg->tstype == SW_MSG_TS_NONE) sw_jw_null(&jw);
+    else sw_jw_i64(&jw, msg->timestamp_ms);
     sw_jw_key(&jw, "key");
     bool key_utf8 = true;
-    if (rkm->key) key_utf8 = put_bytes_str(&jw, rkm->key, rkm->key_len);
+    if (msg->key) key_utf8 = put_bytes_str(&jw, msg->key, msg->key_len);
     else sw_jw_null(&jw);
     if (!key_utf8) {
         /* Not text: the exact bytes as well. */
         sw_jw_key(&jw, "key_base64");
         sw_jw_raw(&jw, sw_str("\""));
-        put_base64(line, rkm->key, rkm->key_len);
+        put_base64(line, msg->key, msg->key_len);
         sw_buf_putc(line, '"');
     }
     sw_jw_key(&jw, "headers");
-    put_headers(&jw, rkm);
+    put_headers(&jw, msg);
     sw_jw_key(&jw, "value");
     sw_jw_raw(&jw, (sw_str_t){rd->val.data, rd->val.len});
     sw_jw_end_obj(&jw);
@@ -313,54 +298,48 @@ static void kcat_bytes(sw_jw_t *jw, sw_buf_t *line, const char *name, const void
     sw_buf_putc(line, '"');
 }
 
-void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const rd_kafka_message_t *rkm)
+void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const sw_msg_view_t *msg)
 {
     line->len = 0;
     sw_jw_t jw;
     sw_jw_init(&jw, line, 0);
     sw_jw_obj(&jw);
     sw_jw_key(&jw, "topic");
-    sw_jw_cstr(&jw, rd_kafka_topic_name(rkm->rkt));
+    sw_jw_cstr(&jw, msg->topic);
     sw_jw_key(&jw, "partition");
-    sw_jw_i64(&jw, rkm->partition);
+    sw_jw_i64(&jw, msg->partition);
     sw_jw_key(&jw, "offset");
-    sw_jw_i64(&jw, rkm->offset);
-    rd_kafka_timestamp_type_t tstype;
-    int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
+    sw_jw_i64(&jw, msg->offset);
     sw_jw_key(&jw, "tstype");
-    sw_jw_cstr(&jw, tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME       ? "create"
-                    : tstype == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? "logappend"
-                                                                   : "none");
+    sw_jw_cstr(&jw, msg->tstype == SW_MSG_TS_CREATE      ? "create"
+                    : msg->tstype == SW_MSG_TS_LOGAPPEND ? "logappend"
+                                                         : "none");
     sw_jw_key(&jw, "ts");
-    sw_jw_i64(&jw, tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : ts);
+    sw_jw_i64(&jw, msg->tstype == SW_MSG_TS_NONE ? -1 : msg->timestamp_ms);
     sw_jw_key(&jw, "broker");
-    sw_jw_i64(&jw, rd_kafka_message_broker_id(rkm));
-    rd_kafka_headers_t *hdrs = NULL;
-    if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs &&
-        rd_kafka_header_cnt(hdrs) > 0) {
+    sw_jw_i64(&jw, msg->broker);
+    if (msg->nheaders > 0) {
         sw_jw_key(&jw, "headers");
         sw_jw_arr(&jw);
-        const char *name;
-        const void *val;
-        size_t size;
-        for (size_t i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val, &size); i++) {
-            sw_jw_cstr(&jw, name);
-            if (val) put_bytes_str(&jw, val, size);
+        for (size_t i = 0; i < msg->nheaders; i++) {
+            const sw_msg_header_t *h = &msg->headers[i];
+            sw_jw_cstr(&jw, h->name);
+            if (h->value) put_bytes_str(&jw, h->value, h->size);
             else sw_jw_null(&jw);
         }
         sw_jw_end_arr(&jw);
     }
-    kcat_bytes(&jw, line, "key", rkm->key, rkm->key_len);
-    kcat_bytes(&jw, line, "payload", rkm->payload, rkm->len);
+    kcat_bytes(&jw, line, "key", msg->key, msg->key_len);
+    kcat_bytes(&jw, line, "payload", msg->payload, msg->len);
     int32_t id;
     char why[256];
-    if (rkm->payload && rkm->len >= SW_AVRO_HEADER_LEN &&
-        ((const unsigned char *)rkm->payload)[0] == SW_AVRO_MAGIC &&
-        sw_avro_schema_id(rkm->payload, rkm->len, &id, why, sizeof(why)) == SW_OK) {
+    if (msg->payload && msg->len >= SW_AVRO_HEADER_LEN &&
+        ((const unsigned char *)msg->payload)[0] == SW_AVRO_MAGIC &&
+        sw_avro_schema_id(msg->payload, msg->len, &id, why, sizeof(why)) == SW_OK) {
         sw_jw_key(&jw, "schema_id");
         sw_jw_i64(&jw, id);
         rd->val.len = 0;
-        sw_render_value(rd, &rd->val, rkm->payload, rkm->len);
+        sw_render_value(rd, &rd->val, msg->payload, msg->len);
         sw_jw_key(&jw, "value");
         sw_jw_raw(&jw, (sw_str_t){rd->val.data, rd->val.len});
     }
@@ -397,7 +376,7 @@ sw_err_t sw_render_format_check(const char *fmt, char *errstr, size_t errstr_siz
     return SW_OK;
 }
 
-void sw_render_format(const char *fmt, sw_buf_t *line, const rd_kafka_message_t *rkm)
+void sw_render_format(const char *fmt, sw_buf_t *line, const sw_msg_view_t *msg)
 {
     line->len = 0;
     for (size_t i = 0; fmt[i]; i++) {
@@ -412,37 +391,29 @@ void sw_render_format(const char *fmt, sw_buf_t *line, const rd_kafka_message_t 
             continue;
         }
         switch (fmt[++i]) {
-        case 't': sw_buf_puts(line, rd_kafka_topic_name(rkm->rkt)); break;
-        case 'p': sw_buf_put_i64(line, rkm->partition); break;
-        case 'o': sw_buf_put_i64(line, rkm->offset); break;
+        case 't': sw_buf_puts(line, msg->topic); break;
+        case 'p': sw_buf_put_i64(line, msg->partition); break;
+        case 'o': sw_buf_put_i64(line, msg->offset); break;
         case 'k':
-            if (rkm->key) sw_buf_put(line, rkm->key, rkm->key_len);
+            if (msg->key) sw_buf_put(line, msg->key, msg->key_len);
             break;
         case 's':
-            if (rkm->payload) sw_buf_put(line, rkm->payload, rkm->len);
+            if (msg->payload) sw_buf_put(line, msg->payload, msg->len);
             break;
-        case 'K': sw_buf_put_i64(line, rkm->key ? (int64_t)rkm->key_len : -1); break;
-        case 'S': sw_buf_put_i64(line, rkm->payload ? (int64_t)rkm->len : -1); break;
-        case 'T': {
-            rd_kafka_timestamp_type_t tstype;
-            int64_t ts = rd_kafka_message_timestamp(rkm, &tstype);
-            sw_buf_put_i64(line, tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : ts);
+        case 'K': sw_buf_put_i64(line, msg->key ? (int64_t)msg->key_len : -1); break;
+        case 'S': sw_buf_put_i64(line, msg->payload ? (int64_t)msg->len : -1); break;
+        case 'T':
+            sw_buf_put_i64(line, msg->tstype == SW_MSG_TS_NONE ? -1 : msg->timestamp_ms);
             break;
-        }
-        case 'h': {
-            rd_kafka_headers_t *hdrs = NULL;
-            if (rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs) break;
-            const char *name;
-            const void *val;
-            size_t size;
-            for (size_t k = 0; !rd_kafka_header_get_all(hdrs, k, &name, &val, &size); k++) {
+        case 'h':
+            for (size_t k = 0; k < msg->nheaders; k++) {
+                const sw_msg_header_t *h = &msg->headers[k];
                 if (k) sw_buf_putc(line, ',');
-                sw_buf_puts(line, name);
+                sw_buf_puts(line, h->name);
                 sw_buf_putc(line, '=');
-                if (val) sw_buf_put(line, val, size);
+                if (h->value) sw_buf_put(line, h->value, h->size);
             }
             break;
-        }
         default: sw_buf_putc(line, fmt[i]); break; /* %% */
         }
     }
