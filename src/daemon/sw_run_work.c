@@ -45,7 +45,7 @@ static bool decode(run_t *r, sw_worker_t *w, const rd_kafka_message_t *m, sw_eve
         return false;
     }
     fmt_t fmt = r->in_fmt;
-    if (fmt == FMT_AUTO) fmt = v[0] == 0 ? FMT_AVRO : FMT_JSON;
+    if (fmt == FMT_AUTO) fmt = sw_avro_is_framed(v, n) ? FMT_AVRO : FMT_JSON;
     if (fmt != FMT_AVRO) {
         *rc = sw_tdec_json(w->tdec, (const char *)v, n, ev, err, errsz);
     } else if (!r->reg_plans) {
@@ -97,7 +97,8 @@ static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
 {
     const unsigned char *v = m->payload;
     if (!r->reg_plans || !sw_registry_remote(r->reg) || !v || m->len == 0) return false;
-    if (r->in_fmt == FMT_JSON || (r->in_fmt == FMT_AUTO && v[0] != 0)) return false;
+    if (r->in_fmt == FMT_JSON || (r->in_fmt == FMT_AUTO && !sw_avro_is_framed(v, m->len)))
+        return false;
     int32_t id = 0;
     const sw_avro_plan_t *plan = NULL;
     char err[512];

@@ -174,7 +174,7 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
         return;
     }
     const unsigned char *p = payload;
-    if (len >= SW_AVRO_HEADER_LEN && p[0] == SW_AVRO_MAGIC) {
+    if (sw_avro_is_framed(p, len)) {
         int32_t id;
         if (sw_avro_schema_id(p, len, &id, why, sizeof(why)) != SW_OK) {
             put_undecodable(out, why, p, len);
@@ -354,8 +354,7 @@ void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const rd_kafka_message
     kcat_bytes(&jw, line, "payload", rkm->payload, rkm->len);
     int32_t id;
     char why[256];
-    if (rkm->payload && rkm->len >= SW_AVRO_HEADER_LEN &&
-        ((const unsigned char *)rkm->payload)[0] == SW_AVRO_MAGIC &&
+    if (rkm->payload && sw_avro_is_framed(rkm->payload, rkm->len) &&
         sw_avro_schema_id(rkm->payload, rkm->len, &id, why, sizeof(why)) == SW_OK) {
         sw_jw_key(&jw, "schema_id");
         sw_jw_i64(&jw, id);
