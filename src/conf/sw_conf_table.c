@@ -93,7 +93,7 @@ const prop_t sw_conf_props[P__CNT] = {
         "endsAt of a firing Alertmanager alert, this many ms after it is written, so that an "
         "episode longer than Alertmanager's resolve_timeout is not auto-resolved; 0 leaves "
         "endsAt out (Alertmanager then applies resolve_timeout)."),
-    [P_WINDOW_SAMPLES] = INT_PROP("window.samples", 1, 1000000, "512",
+    [P_WINDOW_SAMPLES] = INT_PROP("window.samples", 1, SW_WINDOW_SAMPLES_MAX, "512",
         "Samples kept per rank in the sliding analysis window."),
     [P_STALE_MS] = INT_PROP("stale.ms", 0, INT64_C(1000000000000), "60000",
         "Empty a rank's window once its newest sample lags the job's newest by this many ms "
