@@ -154,7 +154,7 @@ static void show(const rd_kafka_message_t *m, job_seen_t *jobs, size_t njobs, in
     sw_arena_clear(&arena);
 }
 
-int sw_cmd_demo(int argc, char **argv)
+int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
 {
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
@@ -187,7 +187,7 @@ int sw_cmd_demo(int argc, char **argv)
         }
         if (!ok) return SW_EXIT_USAGE;
     }
-    volatile sig_atomic_t *running = sw_main_running();
+    volatile sig_atomic_t *running = stop->running;
     char err[512];
     int rc = SW_EXIT_RUNTIME;
     sw_log_t log = sw_log_make(verbose ? SW_LOG_INFO : SW_LOG_WARN, "stormwatch run");
