@@ -117,18 +117,11 @@ static void sig_collect(sw_detector_t *det, job_t *j)
     j->sig_valid = true;
 }
 
-/* Refresh the answer of an open job with an onset. @returns true when it
- * differs from the one published: another first rank (unless it is tied
- * with the same ranks), other tied ranks, another onset run or another
- * confidence. */
-static bool sig_refresh(sw_detector_t *det, job_t *j)
+/* Read the answer of an open job with an onset (j->sig, s_*, sig_conf). */
+static void sig_refresh(sw_detector_t *det, job_t *j)
 {
     if (j->region_dirty || !j->sig_valid) sig_collect(det, j);
     j->sig_conf = job_confidence(j);
-    if (j->sig_conf != j->p_conf || j->s_onset_rank != j->p_onset_rank || j->nsig != j->ntie ||
-        memcmp(j->sig, j->tie, j->nsig * sizeof(*j->sig)) != 0)
-        return true;
-    return j->nsig < 2 && j->s_first != j->p_first;
 }
 
 /* The answer now becomes the published one. */
@@ -499,6 +492,50 @@ void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts
 
 /* ---- the lifecycle (SPEC 6 step 5; docs/semantics.md) ------------------- */
 
+/* Whether @p rank is in the tie @p tie (sorted by rank). */
+static bool tie_has(const sig_ent_t *tie, size_t n, int64_t rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tie[mid].rank < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && tie[lo].rank == rank;
+}
+
+/* Whether the current tie (j->sig) has a rank the published one lacks. */
+static bool tie_grows(const job_t *j)
+{
+    size_t a = 0;
+    for (size_t b = 0; b < j->nsig; b++) {
+        while (a < j->ntie && j->tie[a].rank < j->sig[b].rank) a++;
+        if (a == j->ntie || j->tie[a].rank != j->sig[b].rank) return true;
+    }
+    return false;
+}
+
+/* The current tie becomes its union with the published one (both sorted by
+ * rank); the published first spike stays the earliest one published. */
+static void tie_union(job_t *j)
+{
+    size_t n = j->nsig + j->ntie;
+    sig_ent_t *u = sw_reallocarray(NULL, n ? n : 1, sizeof(*u));
+    size_t a = 0, b = 0, k = 0;
+    while (a < j->ntie || b < j->nsig) {
+        if (b == j->nsig || (a < j->ntie && j->tie[a].rank < j->sig[b].rank)) u[k++] = j->tie[a++];
+        else {
+            if (a < j->ntie && j->tie[a].rank == j->sig[b].rank) a++;
+            u[k++] = j->sig[b++];
+        }
+    }
+    free(j->sig);
+    j->sig = u;
+    j->nsig = k;
+    j->capsig = n ? n : 1;
+    if (j->p_rel0 < j->sig_rel0) j->sig_rel0 = j->p_rel0;
+}
+
 /* Rank ri's candidate run becomes part of the open episode. */
 static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
 {
@@ -684,27 +721,40 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
     if (!onset || lost >= 0)
         return resolve(det, j, ts, off, onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE,
                        lost);
-    /* An update when the answer changed: at once for a first spike earlier
-     * than the published one by more than a tie (a first rank that arrived
-     * late), else once the change has stood for half a sampling interval
-     * of the job's time, so that ranks arriving in one sample make one
-     * update, not one each; at most 4 per episode. */
-    if (!sig_refresh(det, j) || j->n_updates >= SW_DET_MAX_UPDATES) {
+    /* An update when the answer changed (docs/semantics.md, "Update"): at
+     * once for a first spike earlier than the published one by more than a
+     * tie from a rank outside the published tie (a first rank that arrived
+     * late: the tie starts again from it); else when ranks join the tie,
+     * once that has stood for half a sampling interval of the job's time,
+     * so that ranks arriving in one sample make one update, not one each.
+     * A published tie only grows (a rank's crossing sample moves later
+     * while its storm still rises, and evidence that ages out must not
+     * rewrite the answer). At most 4 updates an episode, the last kept
+     * for a new first rank (one outside the tie, earlier than its first). */
+    if (j->n_updates >= SW_DET_MAX_UPDATES) {
         j->pend = false;
         return NULL;
     }
-    bool now = j->sig_rel0 < j->p_rel0 - j->tie_ns;
+    sig_refresh(det, j);
+    bool new_first = j->sig_rel0 < j->p_rel0 && !tie_has(j->tie, j->ntie, j->s_first);
+    bool now = new_first && j->sig_rel0 < j->p_rel0 - j->tie_ns;
+    if (!new_first && (j->n_updates >= SW_DET_MAX_UPDATES - 1 || !tie_grows(j))) {
+        j->pend = false;
+        return NULL;
+    }
     if (!now) {
         if (!j->pend) {
             j->pend = true;
             j->pend_ts = j->newest_ts;
         }
         if ((uint64_t)j->newest_ts - (uint64_t)j->pend_ts < (uint64_t)(j->tie_ns / 2)) return NULL;
+        tie_union(j);
     }
     j->pend = false;
     j->revision++;
     j->n_updates++;
     sig_publish(j);
+    j->sig_valid = false; /* j->sig may hold the union: read the answer again */
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_UPDATE, true, ts, off);
     verdict_store(j, &rec->analysis);
     verdict_tie_store(j);
