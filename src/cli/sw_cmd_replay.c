@@ -25,6 +25,7 @@ typedef struct replay_s {
     uint64_t peak_retained; /* retained samples at that point */
     uint64_t fed;
     bool pager; /* --output-format pagerduty|alertmanager */
+    bool text;  /* --output-format text */
     sw_pager_opts_t pager_opts;
     int64_t max_ts_ns; /* newest event timestamp: "now" of the summaries */
 } replay_t;
@@ -54,7 +55,8 @@ static void usage(FILE *f, const sw_params_t *d)
             "  --max-ranks-per-job N  bound on rank and world_size, 0 = the largest\n"
             "                         supported, 16777216 (default %d)\n"
             "  --strict               the first invalid line is fatal (exit 2)\n"
-            "  --output-format F      json (default: the records), pagerduty or\n"
+            "  --output-format F      json (default: the records), text (one line per\n"
+            "                         record: its action and the pager's title), pagerduty or\n"
             "                         alertmanager: the request bodies `stormwatch run`\n"
             "                         writes with output.format=F (summaries that page\n"
             "                         resolve at the newest event timestamp; the others\n"
@@ -84,6 +86,25 @@ static void put_record(replay_t *rp, const sw_record_t *rec)
     if (rp->pager) {
         rp->pager_opts.now_ns = rp->max_ts_ns;
         if (sw_pager_encode(rec, &rp->pager_opts, &rp->out) == SW_PAGER_SKIP) return;
+    } else if (rp->text) {
+        /* What on-call reads: the action, then the pager's title. */
+        const char *a = sw_action_str(rec->action);
+        sw_buf_puts(&rp->out, a);
+        for (size_t k = strlen(a); k < 9; k++) sw_buf_putc(&rp->out, ' ');
+        sw_pager_title(rec, &rp->out);
+        if (rec->n_tied > 1) {
+            sw_buf_puts(&rp->out, " [tied within one sampling interval: ranks ");
+            for (size_t k = 0; k < rec->n_tied && k < 8; k++) {
+                if (k) sw_buf_puts(&rp->out, ", ");
+                sw_buf_put_i64(&rp->out, rec->tied_ranks[k]);
+            }
+            if (rec->n_tied > 8) {
+                sw_buf_puts(&rp->out, " and ");
+                sw_buf_put_i64(&rp->out, (int64_t)(rec->n_tied - 8));
+                sw_buf_puts(&rp->out, " more");
+            }
+            sw_buf_putc(&rp->out, ']');
+        }
     } else {
         sw_alert_json_record(&rp->out, rec);
     }
@@ -184,7 +205,7 @@ int sw_cmd_replay(int argc, char **argv)
     const sw_settings_t *def = sw_cli_defaults();
     sw_params_t p = def->engine.params;
     sw_hash_key_random(&p.hash_key); /* input strings cannot be chosen to collide */
-    bool strict = false, stats = false, pager = false;
+    bool strict = false, stats = false, pager = false, text = false;
     sw_pager_opts_t po = {SW_PAGER_PAGERDUTY,      ROUTING_KEY_PLACEHOLDER, NULL, 0, NULL,
                           def->pager.ends_after_ms};
     int c;
@@ -223,10 +244,11 @@ int sw_cmd_replay(int argc, char **argv)
         case 'S': stats = true; break;
         case 'o':
             pager = sw_pager_format_parse(optarg, &po.format);
-            if (!pager && strcmp(optarg, "json") != 0) {
+            text = strcmp(optarg, "text") == 0;
+            if (!pager && !text && strcmp(optarg, "json") != 0) {
                 fprintf(stderr,
                         "stormwatch replay: option --output-format: value \"%s\" is not json, "
-                        "pagerduty or alertmanager\n",
+                        "text, pagerduty or alertmanager\n",
                         optarg);
                 return SW_EXIT_USAGE;
             }
@@ -243,6 +265,7 @@ int sw_cmd_replay(int argc, char **argv)
     rp.det = sw_detect_new(p);
     rp.stats = stats;
     rp.pager = pager;
+    rp.text = text;
     rp.pager_opts = po;
     sw_buf_init(&rp.out);
     sw_cli_read_stats_t st;

@@ -196,6 +196,8 @@ void sw_pager_title(const sw_record_t *rec, sw_buf_t *out)
         if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason == SW_RESOLVE_SUSPECT_LOST)
             sw_buf_printf(out, "the spike of rank %lld left its window; ",
                           (long long)rec->resolve_rank);
+        else if (rec->action == SW_ACTION_RESOLVE && rec->resolve_reason == SW_RESOLVE_NEXT_STORM)
+            sw_buf_puts(out, "the next storm started; ");
         else if (rec->action == SW_ACTION_RESOLVE && s)
             sw_buf_puts(out, "fewer than two ranks still show a spike; ");
     } else if (s && a->has_onset) {

@@ -120,7 +120,8 @@ const prop_t sw_conf_props[] = {
         "Note a rank's clock offset when it exceeds this many median sampling intervals."),
     INT_PROP("job.idle.ms", engine.job_idle_ms, 1, INT64_C(1000000000000), "300000",
         "Wall-clock idleness in ms after which a job's summary is emitted and its state "
-        "freed."),
+        "freed (repartition=on: counted while the input is forwarded, at most 10x; "
+        "docs/hostile.md section 7)."),
     INT_PROP("max.jobs", engine.params.max_jobs, 0, 100000000, "10000",
         "Jobs tracked at once; events of further jobs are rejected (0 = unlimited)."),
     INT_PROP("max.ranks.per.job", engine.params.max_ranks_per_job, 0, 16777216, "131072",

@@ -463,6 +463,15 @@ static int64_t leak_ns(const rank_t *r)
     return iv > INT64_MAX / 10 ? INT64_MAX : (10 * iv > 10000000000 ? 10 * iv : 10000000000);
 }
 
+/* Whether rank r's candidate spike lies more than 2 s (or 3 sampling
+ * intervals when they are longer) behind the rank's newest sample. */
+static bool old_spike(const rank_t *r)
+{
+    int64_t iv = rank_interval_ns(r);
+    int64_t gap = iv < INT64_MAX / 3 && 3 * iv > 2000000000 ? 3 * iv : 2000000000;
+    return r->c_spike_ts < r->newest_ts - gap;
+}
+
 /* Re-derive rank ri's candidate (its first qualifying spike in an unspent
  * run; leaks are spent as they are found) and keep the treap in step. */
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
@@ -780,6 +789,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */
     uint32_t cap_before = r->win.cap;
+    int64_t top_before = r->win.n ? r->win.top_used : INT64_MIN;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
     if (r->win.cap != cap_before)
         j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
@@ -821,7 +831,22 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     if (r->phase_grp != NIL && sw_win_full(&r->win) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
-    if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) sw_det_cand_refresh(det, j, ri);
+    if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
+        bool had = r->has_cand;
+        int64_t base_before = r->c_base;
+        sw_det_cand_refresh(det, j, ri);
+        /* A run that qualifies only because a higher peak left the window
+         * (its threshold fell), long after it rose, is no new spike: it
+         * was too small to count when it happened, and the storm it was
+         * part of is over. It is spent. */
+        for (int k = 0; k < 4 && r->has_cand && (!had || r->c_base != base_before) &&
+                        r->win.n && r->win.top_used < top_before && r->c_base != INT64_MIN &&
+                        r->c_base != INT64_MAX && old_spike(r);
+             k++) {
+            r->spent_ts = r->c_base + 1;
+            sw_det_cand_refresh(det, j, ri);
+        }
+    }
     sw_det_warn_check(det, j, r, ts);
     /* Step 3: staleness. */
     stale_sweep(det, j, offset);

@@ -606,8 +606,8 @@ static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int6
         warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
              "window.samples spans less time than the spread of a storm (an episode aged out "
              "and the same storm opened another; ",
-             j->ranks[x0].c_rel / 1000000 - j->aged_last_rel / 1000000,
-             " ms between them): the storm's first spikes leave the windows before it ends; "
+             llabs(j->ranks[x0].c_rel / 1000000 - j->aged_last_rel / 1000000),
+             " ms between their spikes): the storm's first spikes leave the windows before it ends; "
              "raise window.samples",
              "");
     j->episode++;
@@ -688,8 +688,8 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
                 warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
                      "window.samples spans less time than the spread of a storm (an episode aged "
                      "out while the storm still spread; ",
-                     r->c_rel / 1000000 - j->aged_last_rel / 1000000,
-                     " ms later a rank joined it): the storm's first spikes leave the windows "
+                     llabs(r->c_rel / 1000000 - j->aged_last_rel / 1000000),
+                     " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
                      "before it ends; raise window.samples",
                      "");
             r->spent_ts = r->c_base + 1;

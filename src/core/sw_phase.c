@@ -56,8 +56,31 @@ struct sw_phase_s {
     size_t ngroups, capgroups;
     size_t nboundaries;
     size_t dropped; /* boundaries folded away since the last string compaction */
+    size_t arr_bytes; /* the groups' boundary and span arrays and the session
+                         maps, kept as they grow (sw_phase_bytes is O(1)) */
     sw_buf_t tmp;
 };
+
+/* Room for one more boundary in @p g. */
+static void b_room(sw_phase_t *ph, group_t *g)
+{
+    if (g->nb < g->capb) return;
+    size_t cap = g->capb ? g->capb * 2 : 8;
+    g->b = sw_reallocarray(g->b, cap, sizeof(*g->b));
+    ph->arr_bytes += (cap - g->capb) * sizeof(*g->b);
+    g->capb = cap;
+}
+
+/* arr_bytes counted again (after the session maps were rebuilt). */
+static void arr_recount(sw_phase_t *ph)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < ph->ngroups; i++)
+        bytes += ph->groups[i].capb * sizeof(*ph->groups[i].b) +
+                 ph->groups[i].caps * sizeof(*ph->groups[i].spans);
+    for (size_t i = 0; i < ph->nsessions; i++) bytes += sw_imap_bytes(&ph->by_session[i]);
+    ph->arr_bytes = bytes;
+}
 
 /* A group is folded once it holds this many boundaries, and again each
  * time it doubles what the previous fold kept. */
@@ -154,7 +177,9 @@ static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool c
     memset(g, 0, sizeof(*g));
     g->end_ts = -1;
     g->fold_at = FOLD_MIN;
+    size_t before = sw_imap_bytes(&ph->by_session[sid]);
     sw_imap_put(&ph->by_session[sid], rank, gi);
+    ph->arr_bytes += sw_imap_bytes(&ph->by_session[sid]) - before;
     return g;
 }
 
@@ -190,10 +215,7 @@ void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev)
     }
     sw_str_t label = {ph->tmp.data, ph->tmp.len};
 
-    if (g->nb == g->capb) {
-        g->capb = g->capb ? g->capb * 2 : 8;
-        g->b = sw_reallocarray(g->b, g->capb, sizeof(*g->b));
-    }
+    b_room(ph, g);
     boundary_t *b = &g->b[g->nb];
     b->ts = ev->timestamp_ns;
     b->sequence = ps->sequence;
@@ -349,7 +371,11 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
     out->resolution = SW_PHASE_NONE;
     group_t *g = group_get(ph, session, rank, false);
     if (!g || g->nb == 0) return;
-    if (g->dirty) group_rebuild(ph, g);
+    if (g->dirty) {
+        size_t caps = g->caps;
+        group_rebuild(ph, g);
+        ph->arr_bytes += (g->caps - caps) * sizeof(*g->spans);
+    }
 
     /* Per thread: the deepest active spans. */
     thread_acc_t *acc = NULL;
@@ -542,7 +568,10 @@ size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns)
     }
     ph->nboundaries -= dropped;
     ph->dropped += dropped;
-    if (ph->dropped > 4096 && ph->dropped > ph->nboundaries) compact_strings(ph);
+    if (ph->dropped > 4096 && ph->dropped > ph->nboundaries) {
+        compact_strings(ph);
+        arr_recount(ph);
+    }
     return dropped;
 }
 
@@ -594,10 +623,7 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
         group_t *g = group_get(ph, session, rank, true);
         g->end_ts = end_ts;
         for (uint64_t i = 0; i < nb && !r.bad; i++) {
-            if (g->nb == g->capb) {
-                g->capb = g->capb ? g->capb * 2 : 8;
-                g->b = sw_reallocarray(g->b, g->capb, sizeof(*g->b));
-            }
+            b_room(ph, g);
             boundary_t *b = &g->b[g->nb];
             b->ts = sw_vget_i(&r);
             b->sequence = sw_vget_i(&r);
@@ -632,9 +658,6 @@ size_t sw_phase_boundaries(const sw_phase_t *ph)
 
 size_t sw_phase_bytes(const sw_phase_t *ph)
 {
-    size_t bytes = sizeof(*ph) + sw_intern_bytes(ph->strs) + ph->capgroups * sizeof(group_t);
-    for (size_t i = 0; i < ph->ngroups; i++)
-        bytes += ph->groups[i].capb * sizeof(boundary_t) + ph->groups[i].caps * sizeof(span_t);
-    for (size_t i = 0; i < ph->nsessions; i++) bytes += sw_imap_bytes(&ph->by_session[i]);
-    return bytes;
+    return sizeof(*ph) + sw_intern_bytes(ph->strs) + ph->capgroups * sizeof(group_t) +
+           ph->arr_bytes;
 }

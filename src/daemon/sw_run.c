@@ -86,7 +86,9 @@ static void memory_tick(run_t *r)
 
 static void expire_idle(run_t *r)
 {
-    int64_t now = sw_clock_ms();
+    /* repartition=on: idle in forwarded time (sw_run_idle.c), so that a
+     * forwarder's outage is not taken for the end of its jobs. */
+    int64_t now = sw_run_idle_now(r, sw_clock_ms());
     for (size_t i = 0; i < r->nparts; i++) {
         part_t *p = r->parts[i];
         if (!p || p->next < 0 || p->mode != PM_NORMAL) continue;
@@ -515,6 +517,7 @@ int sw_run(const sw_run_opts_t *opts)
                 }
                 /* Input deleted by retention before it was read. */
                 sw_kafka_account_resets(r.consumer, &r.kctx, r.m);
+                sw_run_idle_tick(&r, now);
                 expire_idle(&r);
                 memory_tick(&r);
                 sw_run_registry_metrics(&r);
@@ -551,6 +554,7 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.parts[i]) sw_run_part_destroy(&r, r.parts[i]);
     free(r.parts);
     free(r.jobs);
+    sw_run_idle_free(&r);
     free(r.out_pos);
     sw_run_wake_close(&r);
     sw_tdec_destroy(r.tdec);

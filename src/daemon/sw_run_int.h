@@ -10,6 +10,7 @@
  *                  of the output for records already sent
  *   sw_run_work.c  rounds over the partitions' queues, the worker threads
  *                  that decode and analyse, the schema registry's holds
+ *   sw_run_idle.c  repartition=on: the forwarded time idle expiry counts in
  */
 #ifndef SW_RUN_INT_H
 #define SW_RUN_INT_H
@@ -150,6 +151,7 @@ static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format",
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
 struct run_s;
+typedef struct sw_fwdclock_s sw_fwdclock_t; /* sw_run_idle.c */
 
 /* A thread that decodes and analyses; workers[0] is the main thread. */
 typedef struct sw_worker_s {
@@ -236,6 +238,9 @@ typedef struct run_s {
     size_t njobs, capjobs;
     atomic_size_t jnext; /* the next job to take */
     int64_t pass_now;    /* stream time of the pass (ms) for idleness */
+
+    /* repartition=on: the forwarded time idle expiry counts in (sw_run_idle.c). */
+    sw_fwdclock_t *fwdclock;
 } run_t;
 
 /* ---- shared functions --------------------------------------------------- */
@@ -305,6 +310,13 @@ void sw_run_wake_close(run_t *r);
 void sw_run_wake_wait(run_t *r, int ms);
 void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque);
+/** repartition=on, once a second: a step of the barrier that finds the
+ *  forwarded time (sw_run_idle.c). */
+void sw_run_idle_tick(run_t *r, int64_t now);
+/** The clock idle expiry uses at @p now: the forwarded time with
+ *  repartition=on (never more than 9 x job.idle.ms behind), else @p now. */
+int64_t sw_run_idle_now(const run_t *r, int64_t now);
+void sw_run_idle_free(run_t *r);
 void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *offsets, void *opaque);
 

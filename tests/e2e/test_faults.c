@@ -13,7 +13,10 @@
  *    stopping the daemon with exit 1 and a clear message;
  *  - readiness that sees the output: the output topic's leaders gone
  *    (input, state, dead letters and coordinator up), /readyz turns 503
- *    within 10 s, 200 again once delivery resumes, nothing lost.
+ *    within 10 s, 200 again once delivery resumes, nothing lost;
+ *  - repartition=on: a forwarder killed while its jobs' engine lives on in
+ *    the other instance (fwdkill), and a rebalance storm, an instance
+ *    joining or leaving every 2 s for 60 s (storm).
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -27,6 +30,7 @@
 #include "sw_detect.h"
 #include "sw_gen.h"
 #include "sw_gen_crash.h"
+#include "sw_partition.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
 
@@ -686,14 +690,14 @@ static int test_bounded_stop(void)
     return failed;
 }
 
-/* The partitions of in.<t> that the daemon log @p path says it owns now
+/* The partitions of @p topic that the daemon log @p path says it owns now
  * (bit k: partition k), and how many it gave up (revoked or lost). */
-static unsigned owned(const char *path, const char *t, int *given_up)
+static unsigned owned_of(const char *path, const char *topic, int *given_up)
 {
-    char as[64], rs[64], ls[64], line[1024];
-    snprintf(as, sizeof(as), "run: assigned in.%s [", t);
-    snprintf(rs, sizeof(rs), "run: revoked in.%s [", t);
-    snprintf(ls, sizeof(ls), "run: lost in.%s [", t);
+    char as[96], rs[96], ls[96], line[1024];
+    snprintf(as, sizeof(as), "run: assigned %s [", topic);
+    snprintf(rs, sizeof(rs), "run: revoked %s [", topic);
+    snprintf(ls, sizeof(ls), "run: lost %s [", topic);
     unsigned mask = 0;
     *given_up = 0;
     FILE *f = fopen(path, "r");
@@ -708,6 +712,14 @@ static unsigned owned(const char *path, const char *t, int *given_up)
     }
     if (f) fclose(f);
     return mask;
+}
+
+/* The partitions of in.<t> that the daemon log @p path says it owns now. */
+static unsigned owned(const char *path, const char *t, int *given_up)
+{
+    char topic[64];
+    snprintf(topic, sizeof(topic), "in.%s", t);
+    return owned_of(path, topic, given_up);
 }
 
 /* Wait until A and B (their logs) own all 4 partitions between them, both some. */
@@ -857,6 +869,142 @@ static int test_readyz_output(void)
     return failed;
 }
 
+/* A forwarder killed while its jobs' engines live on (issue 28, the
+ * chaos2r defect): two instances, repartition=on; job J's input partition
+ * is forwarded by one instance and its repartition partition analysed by
+ * the other. The forwarder is killed mid-stream and restarted: J's copies
+ * stop for the group's session.timeout.ms and more (6 s here), twice
+ * job.idle.ms (3 s). The engine must not take that for the job's end: no
+ * idle summary while J's input is not forwarded, one summary per job, the
+ * output equal to an uninterrupted run. */
+static int test_forwarder_kill(void)
+{
+    const char *t = "w";
+    g_rep = true;
+    stream_t s;
+    if (make_stream(&s, "wj", 4, 8, 300, 2, 41)) return 1;
+    sw_test_daemon_t d[2];
+    char tag[2][16];
+    const char *x1 = "repartition=on", *x2 = "repartition.topic=rep.w";
+    int gen = 0, cross = -1, fwd = -1;
+    for (int k = 0; k < 2; k++) {
+        snprintf(tag[k], sizeof(tag[k]), "w%c%d", 'A' + k, gen);
+        daemon_start(&d[k], t, tag[k], x1, x2);
+    }
+    /* Wait until the 8 partitions (in.w and rep.w) are split between the
+     * two, then find a job whose two stages live apart. */
+    int64_t until = sw_proc_now_ms() + JOIN_WAIT_MS;
+    while (cross < 0 && sw_proc_now_ms() < until) {
+        int g;
+        unsigned in[2], rep[2];
+        for (int k = 0; k < 2; k++) {
+            in[k] = owned_of(d[k].log, "in.w", &g);
+            rep[k] = owned_of(d[k].log, "rep.w", &g);
+        }
+        if ((in[0] | in[1]) == 0xf && (rep[0] | rep[1]) == 0xf && !(in[0] & in[1]) &&
+            !(rep[0] & rep[1]) && (in[0] | rep[0]) && (in[1] | rep[1])) {
+            for (int j = 0; j < 4 && cross < 0; j++) {
+                char job[16];
+                snprintf(job, sizeof(job), "wj-%d", j);
+                int q = sw_partition_of(SW_PARTITIONER_MURMUR2, job, strlen(job), 4);
+                int f = (in[0] >> j) & 1 ? 0 : 1;
+                if (!((rep[f] >> q) & 1)) cross = j, fwd = f;
+            }
+            if (cross < 0) { /* no such job in this split: B leaves and comes back */
+                SW_ASSERT(stop(&d[1]) == 0, "%s did not exit 0", tag[1]);
+                snprintf(tag[1], sizeof(tag[1]), "wB%d", ++gen);
+                daemon_start(&d[1], t, tag[1], x1, x2);
+            }
+        }
+        usleep(200000);
+    }
+    SW_ASSERT(cross >= 0, "no split with a job forwarded by one instance, analysed by the other");
+    printf("forwarder kill: job wj-%d forwarded by %s, analysed by %s\n", cross, tag[fwd],
+           tag[1 - fwd]);
+    pid_t prod = fork();
+    if (prod == 0) _exit(produce(&s, t, 0, s.n, 120000) ? 1 : 0); /* ~12 s */
+    usleep(4000000);
+    sw_test_daemon_kill(&d[fwd]);
+    printf("  kill -9 %s 4 s into the telemetry, restarted at once\n", tag[fwd]);
+    snprintf(tag[fwd], sizeof(tag[fwd]), "w%c%d", 'A' + fwd, ++gen);
+    daemon_start(&d[fwd], t, tag[fwd], x1, x2);
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    int failed = check_output(&s, t, "a forwarder killed while its jobs' engine lives on");
+    for (int k = 0; k < 2; k++)
+        SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
+    free_stream(&s);
+    return failed;
+}
+
+/* A rebalance storm (issue 28, point 8): with repartition=on, one
+ * instance stays while another joins or leaves every 2 s for 60 s (two
+ * extra slots: join X, join Y, X leaves, Y leaves, ...; a leave is a
+ * SIGTERM, often before the joiner's first assignment), all of it while
+ * telemetry arrives. Lost 0, duplicated 0: the output equals an
+ * uninterrupted run, and every instance that left exited 0. */
+static int test_rebalance_storm(void)
+{
+    const char *t = "g";
+    g_rep = true;
+    const char *x1 = "repartition=on", *x2 = "repartition.topic=rep.g";
+    stream_t s;
+    if (make_stream(&s, "gj", 4, 8, 300, 2, 51)) return 1;
+    sw_test_daemon_t a, x[2];
+    bool up[2] = {false, false};
+    char tag[2][16];
+    daemon_start(&a, t, "gA", x1, x2);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 8, JOIN_WAIT_MS), "gA did not take 8 partitions");
+    pid_t prod = fork();
+    if (prod == 0) _exit(produce(&s, t, 0, s.n, 600000) ? 1 : 0); /* ~58 s */
+    int joins = 0, leaves = 0, failed = 0;
+    int64_t t0 = sw_proc_now_ms();
+    for (int i = 0; i < 30; i++) {
+        int64_t at = t0 + (int64_t)i * 2000;
+        while (sw_proc_now_ms() < at) usleep(20000);
+        int k = i % 2;          /* the slot: X, Y, X, Y, ... */
+        if ((i / 2) % 2 == 0) { /* join */
+            if (up[k]) {        /* its SIGTERM of 4 s ago: reap it first */
+                int rc = sw_test_daemon_wait_exit(&x[k], 60000);
+                if (rc != 0) {
+                    fprintf(stderr, "FAIL storm: %s exited %d after leaving (log %s)\n", tag[k], rc,
+                            x[k].log);
+                    failed = 1;
+                }
+            }
+            snprintf(tag[k], sizeof(tag[k]), "g%c%d", 'X' + k, i / 4);
+            daemon_start(&x[k], t, tag[k], x1, x2);
+            up[k] = true;
+            joins++;
+        } else if (up[k]) { /* leave: SIGTERM, reaped before the slot joins again */
+            /* Once it runs (a signal before its handlers exist would kill it: exit 143). */
+            sw_test_daemon_wait_log(&x[k], "consuming ", 1, 30000);
+            kill(x[k].pid, SIGTERM);
+            leaves++;
+        }
+    }
+    printf("rebalance storm: %d joins, %d leaves in %.1f s\n", joins, leaves,
+           (double)(sw_proc_now_ms() - t0) / 1000.0);
+    for (int k = 0; k < 2; k++) {
+        if (!up[k]) continue;
+        sw_test_daemon_wait_log(&x[k], "consuming ", 1, 30000);
+        int rc = sw_test_daemon_running(&x[k]) ? sw_test_daemon_stop(&x[k], 60000)
+                                               : sw_test_daemon_wait_exit(&x[k], 60000);
+        if (rc != 0) {
+            fprintf(stderr, "FAIL storm: %s exited %d (log %s)\n", tag[k], rc, x[k].log);
+            failed = 1;
+        }
+    }
+    SW_ASSERT(sw_proc_wait(prod, 180000) == 0, "telemetry could not be produced");
+    failed |= check_output(&s, t, "an instance joins or leaves every 2 s for 60 s");
+    int revoked = sw_test_daemon_count(&a, " run: revoked "),
+        restored = sw_test_daemon_count(&a, "state restored");
+    printf("  the instance that stayed: %d partitions revoked, %d restored\n", revoked, restored);
+    SW_ASSERT(stop(&a) == 0, "gA did not exit 0 after SIGTERM");
+    SW_ASSERT(revoked >= 1, "no partition ever moved: no rebalance storm was tested");
+    free_stream(&s);
+    return failed;
+}
+
 /* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
 static int faults_setup(void **state)
 {
@@ -872,7 +1020,8 @@ static int faults_setup(void **state)
         "in.c:4", "out.c:4", "dlq.c:4", "state.c:1", "in.d:4", "out.d:4", "dlq.d:4", "state.d:1",
         "in.s:4", "out.s:4", "dlq.s:4", "state.s:1", "in.m:4", "out.m:4", "dlq.m:4", "state.m:1",
         "in.n:4", "out.n:4", "dlq.n:4", "state.n:1", "in.x:4", "out.x:4", "dlq.x:4", "state.x:1",
-        "in.o:4", "out.o:4", "dlq.o:4", "state.o:1", NULL};
+        "in.o:4", "out.o:4", "dlq.o:4", "state.o:1", "in.w:4", "out.w:4", "dlq.w:4", "state.w:1",
+        "in.g:4", "out.g:4", "dlq.g:4", "state.g:1", NULL};
     if (!sw_test_mock_start(&g_mock, g_dir, 0, true, topics)) return -1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
     printf("test_faults: logs in %s\n", g_dir);
@@ -912,18 +1061,20 @@ SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000, false))
 SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, true))
 SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, true))
 SCENARIO(readyz, test_readyz_output())
+SCENARIO(fwdkill, test_forwarder_kill())
+SCENARIO(storm, test_rebalance_storm())
 #undef SCENARIO
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scenario_kill9),   cmocka_unit_test(scenario_crash),
-        cmocka_unit_test(scenario_rebalance),
-        cmocka_unit_test(scenario_faults),  cmocka_unit_test(scenario_eos),
-        cmocka_unit_test(scenario_stop),    cmocka_unit_test(scenario_static),
-        cmocka_unit_test(scenario_chaos1),  cmocka_unit_test(scenario_chaos2),
-        cmocka_unit_test(scenario_readyz),  cmocka_unit_test(scenario_chaos1r),
-        cmocka_unit_test(scenario_chaos2r),
+        cmocka_unit_test(scenario_kill9),     cmocka_unit_test(scenario_crash),
+        cmocka_unit_test(scenario_rebalance), cmocka_unit_test(scenario_faults),
+        cmocka_unit_test(scenario_eos),       cmocka_unit_test(scenario_stop),
+        cmocka_unit_test(scenario_static),    cmocka_unit_test(scenario_chaos1),
+        cmocka_unit_test(scenario_chaos2),    cmocka_unit_test(scenario_readyz),
+        cmocka_unit_test(scenario_chaos1r),   cmocka_unit_test(scenario_chaos2r),
+        cmocka_unit_test(scenario_fwdkill),   cmocka_unit_test(scenario_storm),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */

@@ -949,6 +949,29 @@ static void test_binary_secrets(void **state)
     json_t *v;
     json_array_foreach(lines, i, v) SW_ASSERT_STREQ(str_of(v, "routing_key"), ROUTING_KEY);
     json_decref(lines);
+    /* The text preview: one line per record, its action first, then the
+     * title the pager bodies carry (a trigger's is its summary). */
+    sw_buf_t js;
+    sw_buf_init(&js);
+    rc = run_cmd(&js, "'%s' replay --window-samples 8 --stale-ms 0 '%s'", bin, fx);
+    SW_ASSERT_I64(rc, 0);
+    json_t *recs = sw_test_parse_lines(js.data, js.len, NULL, 0);
+    SW_ASSERT_NOT_NULL(recs);
+    rc = run_cmd(&js, "'%s' replay --window-samples 8 --stale-ms 0 --output-format text '%s'",
+                 bin, fx);
+    SW_ASSERT_I64(rc, 0);
+    size_t nl = 0;
+    for (size_t k = 0; k < js.len; k++) nl += js.data[k] == '\n';
+    SW_ASSERT_I64((int64_t)nl, (int64_t)json_array_size(recs));
+    const char *line = js.data;
+    json_array_foreach(recs, i, v) {
+        const char *act = str_of(v, "action");
+        SW_ASSERT_TRUE(strncmp(line, act, strlen(act)) == 0 && line[strlen(act)] == ' ');
+        SW_ASSERT_NOT_NULL(strstr(line, "Memory storm in job "));
+        line = strchr(line, '\n') + 1;
+    }
+    json_decref(recs);
+    sw_buf_clear(&js);
     rc = run_cmd(&out, "'%s' replay --output-format xml '%s' 2>&1", bin, fx);
     SW_ASSERT_I64(rc, 2);
     SW_ASSERT_NOT_NULL(strstr(out.data, "--output-format"));

@@ -673,13 +673,24 @@ static void test_sweep_regressions(void **state)
         uint64_t seed;
         int64_t rise, skew_ms, tie, restarts;
         bool job_restart;
-        int64_t window, stale_ms;
+        int64_t window, stale_ms, late_first_ms, leaks;
     } k[] = {
-        {256, 200, 1000, 1, 20000, 674985, 3, 1000, 0, 0, false, 20, 5000},
-        {64, 200, 500, 1, 10000, 686610, 3, 1000, 32, 0, false, 20, 3000},
-        {64, 200, 1000, 2, 20000, 507222, 4, 3000, 0, 8, false, 20, 0},
-        {64, 200, 500, 2, 20000, 424419, 2, 3000, 0, 0, true, 20, 7000},
-        {256, 200, 1000, 2, 60000, 896581, 4, 3000, 0, 32, false, 20, 7000},
+        {256, 200, 1000, 1, 20000, 674985, 3, 1000, 0, 0, false, 20, 5000, 0, 0},
+        {64, 200, 500, 1, 10000, 686610, 3, 1000, 32, 0, false, 20, 3000, 0, 0},
+        {64, 200, 1000, 2, 20000, 507222, 4, 3000, 0, 8, false, 20, 0, 0, 0},
+        {64, 200, 500, 2, 20000, 424419, 2, 3000, 0, 0, true, 20, 7000, 0, 0},
+        {256, 200, 1000, 2, 60000, 896581, 4, 3000, 0, 32, false, 20, 7000, 0, 0},
+        /* Issue 23's second round: crossing samples that move later while a
+         * storm rises over several samples (a tie shrank, an update named
+         * another rank alone), noise updates that spent the budget before a
+         * late first rank arrived, evidence ageing out of a tie. */
+        {256, 450, 200, 1, 30000, 792130, 3, 50, 0, 0, false, 100, 0, 3000, 0},
+        {64, 200, 1000, 2, 60000, 639378, 4, 3000, 0, 0, false, 20, 12000, 5000, 0},
+        {64, 300, 500, 3, 30000, 398263, 4, 1000, 32, 0, false, 20, 0, 0, 0},
+        {64, 240, 500, 2, 30000, 349114, 1, 3000, 0, 0, false, 120, 0, 3000, 0},
+        {16, 200, 1000, 3, 30000, 892130, 3, 50, 0, 0, false, 20, 0, 0, 0},
+        {16, 200, 1000, 3, 20000, 602888, 2, 1000, 0, 0, false, 60, 0, 0, 0},
+        {64, 400, 1000, 2, 60000, 541754, 0, 3000, 0, 0, false, 60, 0, 0, 4},
     };
     for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
         sw_gen_opts_t o;
@@ -696,6 +707,8 @@ static void test_sweep_regressions(void **state)
         o.tie_ranks = k[i].tie;
         o.restarts = k[i].restarts;
         o.job_restart = k[i].job_restart;
+        o.late_first_ms = k[i].late_first_ms;
+        o.leaks = k[i].leaks;
         check_outcomes(&o, params(k[i].window, k[i].stale_ms));
     }
     SW_CHECK_END();
