@@ -1,7 +1,9 @@
 /*
  * stormwatch: first-cause detection of GPU memory storms in distributed
  * training telemetry. This file only dispatches to the commands and holds
- * the one mutable file-scope variable of the project, the signal flag.
+ * the one mutable file-scope variable of the project, the signal flag: it
+ * installs the handlers that write it before a long-running command starts
+ * and passes it down (sw_stop_t); nothing else installs or writes it.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -13,8 +15,9 @@
 #include "sw_cmds.h"
 
 /* The only mutable file-scope variables of the project: cleared by the
- * first SIGTERM/SIGINT and polled by the long-running commands; the number
- * of those signals (a second one means: stop now). */
+ * first SIGTERM/SIGINT and polled by the long-running commands (through
+ * the sw_stop_t main() hands them); the number of those signals (a second
+ * one means: stop now). */
 static volatile sig_atomic_t run = 1;
 static volatile sig_atomic_t stops = 0;
 
@@ -35,12 +38,10 @@ static void on_signal(int sig)
     if (stops < 100) stops++;
 }
 
-volatile sig_atomic_t *sw_main_stops(void)
-{
-    return &stops;
-}
-
-volatile sig_atomic_t *sw_main_running(void)
+/* Before a long-running command starts: the first SIGTERM/SIGINT asks it
+ * to stop (instead of killing the process), a closed pipe is an error of
+ * the write instead of a signal. */
+static void signals_install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -49,7 +50,6 @@ volatile sig_atomic_t *sw_main_running(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    return &run;
 }
 
 static void usage(FILE *f)
@@ -94,13 +94,18 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "analyze")) return sw_cmd_analyze(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay")) return sw_cmd_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "gen")) return sw_cmd_gen(argc - 1, argv + 1);
-    if (!strcmp(cmd, "run")) return sw_cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "notify")) return sw_cmd_notify(argc - 1, argv + 1);
-    if (!strcmp(cmd, "produce")) return sw_cmd_produce(argc - 1, argv + 1);
-    if (!strcmp(cmd, "tail")) return sw_cmd_tail(argc - 1, argv + 1);
-    if (!strcmp(cmd, "mock")) return sw_cmd_mock(argc - 1, argv + 1);
-    if (!strcmp(cmd, "demo")) return sw_cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return sw_cmd_report(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*fn)(int argc, char **argv, const sw_stop_t *stop);
+    } daemons[] = {{"run", sw_cmd_run},   {"notify", sw_cmd_notify}, {"produce", sw_cmd_produce},
+                   {"tail", sw_cmd_tail}, {"mock", sw_cmd_mock},     {"demo", sw_cmd_demo}};
+    for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++) {
+        if (strcmp(cmd, daemons[i].name)) continue;
+        signals_install();
+        const sw_stop_t stop = {&run, &stops};
+        return daemons[i].fn(argc - 1, argv + 1, &stop);
+    }
     fprintf(stderr, "stormwatch: unknown command '%s' (see 'stormwatch --help')\n", cmd);
     return SW_EXIT_USAGE;
 }

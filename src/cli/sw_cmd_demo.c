@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sw_alloc.h"
+#include "sw_codec_record.h"
 #include "sw_codec_telemetry.h"
 #include "sw_conf.h"
 #include "sw_gen.h"
@@ -48,11 +49,11 @@ typedef struct job_seen_s {
 } job_seen_t;
 
 /* A warning or crash record of the cascade job, checked against its truth. */
-static const char *check_x8(job_seen_t *js, const sw_jnode_t *rec, sw_str_t action, char *buf,
+static const char *check_x8(job_seen_t *js, const sw_jnode_t *rec, sw_action_t action, char *buf,
                             size_t size)
 {
     const sw_genx_truth_t *t = js->x;
-    if (sw_str_eq(action, sw_str("crash"))) {
+    if (action == SW_ACTION_CRASH) {
         int64_t r = sw_jdom_int(sw_jdom_get(sw_jdom_get(rec, "first_death"), "rank"), -1);
         js->crash_rank = r;
         snprintf(buf, size,
@@ -131,30 +132,35 @@ static void show(const rd_kafka_message_t *m, job_seen_t *jobs, size_t njobs, in
         sw_arena_clear(&arena);
         return;
     }
-    sw_str_t action = sw_jdom_str(sw_jdom_get(rec, "action"), "?");
-    sw_str_t job = sw_jdom_str(sw_jdom_get(rec, "job_id"), "<null>");
+    sw_record_head_t head; /* the codec reads the record's head */
+    const char *bad_key;
+    const sw_jnode_t *bad_val;
+    bool known = rec->type == SW_JN_OBJECT &&
+                 sw_record_head(rec, &head, &bad_key, &bad_val) == SW_OK;
+    sw_action_t action = known ? head.action : SW_ACTION_CNT;
+    sw_str_t job = known && head.has_job_id ? head.job_id : sw_str("<null>");
     sw_str_t severity = sw_jdom_str(sw_jdom_get(rec, "severity"), "?");
     sw_str_t summary = sw_jdom_str(sw_jdom_get(rec, "summary"), "");
     const sw_jnode_t *top = sw_jdom_at(sw_jdom_get(rec, "first_cause_suspects"), 0);
     job_seen_t *js = job_find(jobs, njobs, job);
     const char *check = "";
-    if (js && sw_str_eq(action, sw_str("trigger")) && top) {
+    if (js && action == SW_ACTION_TRIGGER && top) {
         int64_t rank = sw_jdom_int(sw_jdom_get(top, "rank"), -1);
         if (js->named_rank < 0) js->named_rank = rank;
         check = rank == js->truth_rank ? "  [injected on this rank: correct]"
                                        : "  [NOT the rank the storm was injected on]";
     }
     char xbuf[160];
-    if (js && js->x && (sw_str_eq(action, sw_str("crash")) || sw_str_eq(action, sw_str("warning"))))
+    if (js && js->x && known && sw_action_is_x8(action))
         check = check_x8(js, rec, action, xbuf, sizeof(xbuf));
-    if (js && sw_str_eq(action, sw_str("summary"))) js->summary = true;
+    if (js && action == SW_ACTION_SUMMARY) js->summary = true;
     printf("%6.2fs  %-8.*s %.*s%s\n", (double)(sw_clock_ms() - t0) / 1000.0, (int)severity.len,
            severity.ptr, (int)summary.len, summary.ptr, check);
     fflush(stdout);
     sw_arena_clear(&arena);
 }
 
-int sw_cmd_demo(int argc, char **argv)
+int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
 {
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
@@ -187,7 +193,7 @@ int sw_cmd_demo(int argc, char **argv)
         }
         if (!ok) return SW_EXIT_USAGE;
     }
-    volatile sig_atomic_t *running = sw_main_running();
+    volatile sig_atomic_t *running = stop->running;
     char err[512];
     int rc = SW_EXIT_RUNTIME;
     sw_log_t log = sw_log_make(verbose ? SW_LOG_INFO : SW_LOG_WARN, "stormwatch run");

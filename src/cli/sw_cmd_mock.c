@@ -91,9 +91,8 @@ static void control_line(mock_t *mk, char *line)
 
 /* Serve stdin until the stop flag, `quit`, or forever after EOF. Reads
  * with poll() + read() so a signal is seen within MOCK_TICK_MS. */
-static int serve(mock_t *mk, bool control)
+static int serve(mock_t *mk, bool control, volatile sig_atomic_t *running)
 {
-    volatile sig_atomic_t *running = sw_main_running();
     bool eof = !control;
     char pending[MOCK_LINE_MAX + 1];
     size_t npending = 0;
@@ -148,14 +147,14 @@ static int serve(mock_t *mk, bool control)
 
 /* Start the cluster and its topics, publish the bootstrap, serve. */
 static int run_mock(int brokers, const mock_topic_t *topics, int ntopics,
-                    const char *bootstrap_file, bool control, sw_log_level_t level)
+                    const char *bootstrap_file, bool control, sw_log_level_t level,
+                    volatile sig_atomic_t *running)
 {
     sw_log_t log = sw_log_make(level, "stormwatch mock");
     sw_kafka_ctx_t ctx = {.log = &log};
     char errstr[512];
     mock_t mk = {.brokers = brokers};
     int rc = SW_EXIT_RUNTIME;
-    sw_main_running(); /* handlers before the cluster's threads start */
     mk.m = sw_mock_new(brokers, &ctx, errstr, sizeof(errstr));
     if (!mk.m) goto err;
     mk.ctl.m = mk.m;
@@ -173,7 +172,7 @@ static int run_mock(int brokers, const mock_topic_t *topics, int ntopics,
         sw_write_file_atomic(bootstrap_file, bootstrap, errstr, sizeof(errstr)) != SW_OK)
         goto err;
     sw_log(&log, SW_LOG_INFO, "%d brokers at %s", mk.brokers, bootstrap);
-    rc = serve(&mk, control);
+    rc = serve(&mk, control, running);
     /* The file names a cluster that is about to go away. */
     if (bootstrap_file) unlink(bootstrap_file);
     sw_mock_destroy(mk.m);
@@ -184,7 +183,7 @@ err:
     return rc;
 }
 
-int sw_cmd_mock(int argc, char **argv)
+int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop)
 {
     static const struct option opts[] = {
         {"brokers", required_argument, NULL, 'B'},
@@ -246,7 +245,7 @@ int sw_cmd_mock(int argc, char **argv)
                 argv[optind]);
         goto out;
     }
-    rc = run_mock((int)brokers, topics, ntopics, bootstrap_file, control, level);
+    rc = run_mock((int)brokers, topics, ntopics, bootstrap_file, control, level, stop->running);
 out:
     free(topics);
     return rc;

@@ -46,7 +46,7 @@ static void usage(FILE *f)
             "2 usage or configuration error.\n");
 }
 
-int sw_cmd_notify(int argc, char **argv)
+int sw_cmd_notify(int argc, char **argv, const sw_stop_t *stop)
 {
     sw_cli_daemon_args_t a;
     int rc = sw_cli_daemon_args("notify", false, argc, argv, usage, &a);
@@ -85,7 +85,6 @@ int sw_cmd_notify(int argc, char **argv)
         rc = SW_EXIT_OK;
         goto done;
     }
-    volatile sig_atomic_t *running = sw_main_running();
     const char *listen = set.ops.metrics_listen;
     if (*listen) {
         int64_t max_lag = set.ops.ready_max_lag;
@@ -111,7 +110,7 @@ int sw_cmd_notify(int argc, char **argv)
         fprintf(stderr, "stormwatch notify: health.listen needs metrics.listen\n");
         goto done;
     }
-    sw_notify_run_opts_t no = {conf, &set, bootstrap, running, sw_main_stops(), &log, metrics};
+    sw_notify_run_opts_t no = {conf, &set, bootstrap, stop->running, stop->stops, &log, metrics};
     rc = sw_notify_run(&no);
 done:
     sw_http_stop(probes);

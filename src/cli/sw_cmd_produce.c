@@ -317,7 +317,7 @@ static int produce_open(produce_t *pr, const sw_conf_t *conf, const char *bootst
     return SW_EXIT_OK;
 }
 
-int sw_cmd_produce(int argc, char **argv)
+int sw_cmd_produce(int argc, char **argv, const sw_stop_t *stop)
 {
     static const struct option opts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -417,7 +417,7 @@ int sw_cmd_produce(int argc, char **argv)
     pr.log = sw_log_make(level, "stormwatch produce");
     pr.ctx.log = &pr.log;
     pr.ctx.user = &pr;
-    pr.running = sw_main_running();
+    pr.running = stop->running;
     if (pr.avro && !schema_id_set && set.registry.urls.n > 0) {
         /* As Confluent's serializers: the id of telemetry_event.avsc under
          * <topic>-value, registered unless auto.register.schemas=false. */

@@ -49,7 +49,7 @@ static void usage(FILE *f)
         "2 usage or configuration error.\n");
 }
 
-int sw_cmd_run(int argc, char **argv)
+int sw_cmd_run(int argc, char **argv, const sw_stop_t *stop)
 {
     sw_cli_daemon_args_t a;
     int rc = sw_cli_daemon_args("run", true, argc, argv, usage, &a);
@@ -106,7 +106,6 @@ int sw_cmd_run(int argc, char **argv)
         }
     }
 
-    volatile sig_atomic_t *running = sw_main_running();
     if (!*bootstrap) {
         int brokers = set.ops.mock_brokers, partitions = set.ops.mock_partitions;
         mock = sw_mock_new(brokers, &kctx, err, sizeof(err));
@@ -174,7 +173,7 @@ int sw_cmd_run(int argc, char **argv)
         rc = SW_EXIT_USAGE;
         goto done;
     }
-    sw_run_opts_t ro = {conf, &set, bootstrap, running, &log, metrics, sw_main_stops()};
+    sw_run_opts_t ro = {conf, &set, bootstrap, stop->running, &log, metrics, stop->stops};
     rc = sw_run(&ro);
 done:
     sw_http_stop(probes);

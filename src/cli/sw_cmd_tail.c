@@ -549,7 +549,7 @@ static void tail_clear(tail_t *tl)
     free(tl->stop);
 }
 
-int sw_cmd_tail(int argc, char **argv)
+int sw_cmd_tail(int argc, char **argv, const sw_stop_t *stop)
 {
     static const struct option opts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -730,7 +730,7 @@ int sw_cmd_tail(int argc, char **argv)
     tl.log = sw_log_make(level, "stormwatch tail");
     tl.ctx.log = &tl.log;
     tl.ctx.user = &tl;
-    tl.running = sw_main_running();
+    tl.running = stop->running;
     if (set.registry.urls.n > 0) {
         char rerr[512];
         tl.reg_alert = sw_registry_from_settings(&set, sw_schema_first_cause_alert,

@@ -16,22 +16,25 @@ struct sw_genx_opts_s;
 /** `gen --crash SCENARIO` (sw_cmd_gen_crash.c): @returns the exit status. */
 int sw_cmd_gen_crash(const struct sw_genx_opts_s *o, const char *out_path, bool gzip,
                      const char *truth_path, bool quiet);
-int sw_cmd_run(int argc, char **argv);
-int sw_cmd_notify(int argc, char **argv);
-int sw_cmd_produce(int argc, char **argv);
-int sw_cmd_tail(int argc, char **argv);
-int sw_cmd_mock(int argc, char **argv);
-int sw_cmd_demo(int argc, char **argv);
 int sw_cmd_report(int argc, char **argv);
 
 /**
- * @brief The process's stop flag (set by SIGTERM/SIGINT): long-running
- *        commands poll it. Installs the handlers on first use.
- * @returns a pointer valid for the life of the process.
+ * The process's stop request. main() installs the SIGTERM/SIGINT handlers
+ * that write it (and ignores SIGPIPE) before it starts a long-running
+ * command, and hands it down; the commands and the daemons below them
+ * only read it. Both pointers are valid for the life of the process.
  */
-volatile sig_atomic_t *sw_main_running(void);
+typedef struct sw_stop_s {
+    volatile sig_atomic_t *running; /**< cleared by the first SIGTERM/SIGINT */
+    volatile sig_atomic_t *stops;   /**< how many arrived (a second one: stop at once) */
+} sw_stop_t;
 
-/** How many SIGTERM/SIGINT arrived (a second one: stop at once). */
-volatile sig_atomic_t *sw_main_stops(void);
+/* The long-running commands; @p stop is borrowed for the call. */
+int sw_cmd_run(int argc, char **argv, const sw_stop_t *stop);
+int sw_cmd_notify(int argc, char **argv, const sw_stop_t *stop);
+int sw_cmd_produce(int argc, char **argv, const sw_stop_t *stop);
+int sw_cmd_tail(int argc, char **argv, const sw_stop_t *stop);
+int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop);
+int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop);
 
 #endif /* SW_CMDS_H */

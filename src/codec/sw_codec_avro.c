@@ -31,6 +31,11 @@ bool sw_avro_rd_truncated(rd_t *rd, const unsigned char *at, const char *detail)
                            rd_off(rd, at), rd_name(rd, nm, sizeof(nm)), detail);
 }
 
+bool sw_avro_is_framed(const void *data, size_t len)
+{
+    return len >= SW_AVRO_HEADER_LEN && ((const unsigned char *)data)[0] == SW_AVRO_MAGIC;
+}
+
 sw_err_t sw_avro_schema_id(const void *data, size_t len, int32_t *schema_id, char *errstr,
                            size_t errstr_size)
 {

@@ -9,6 +9,7 @@
 #ifndef SW_CODEC_AVRO_H
 #define SW_CODEC_AVRO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,14 @@
 #define SW_AVRO_HEADER_LEN 5
 
 typedef struct sw_avro_dec_s sw_avro_dec_t;
+
+/**
+ * @brief Whether a message is Confluent-framed Avro: the magic byte 0 and
+ *        room for the 4-byte schema id (JSON never starts with a NUL byte).
+ *        The one test of the project; sw_avro_schema_id() then reads the id.
+ * @param data borrowed during the call; NULL only with @p len 0.
+ */
+bool sw_avro_is_framed(const void *data, size_t len);
 
 /**
  * @brief Read the schema id of a Confluent-framed message (@p data is

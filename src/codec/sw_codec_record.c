@@ -334,6 +334,59 @@ static bool is_suspect(const sw_analysis_t *a, int64_t rank)
     return false;
 }
 
+bool sw_record_action(const sw_jnode_t *root, sw_action_t *act)
+{
+    static const char *const acts[] = {"trigger", "update", "resolve",
+                                       "summary", "crash",  "warning"};
+    const sw_jnode_t *n = sw_jdom_get(root, "action");
+    if (!n || n->type != SW_JN_STRING) return false;
+    for (size_t k = 0; k < SW_ACTION_CNT; k++) {
+        if (sw_str_eq(n->s, sw_str(acts[k]))) {
+            *act = (sw_action_t)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An integer >= 0 under @p key: false when absent, null or anything else. */
+static bool head_int(const sw_jnode_t *root, const char *key, int64_t *v, const char **bad_key,
+                     const sw_jnode_t **bad_val)
+{
+    const sw_jnode_t *n = sw_jdom_get(root, key);
+    if (n && n->type == SW_JN_INT && n->i >= 0) {
+        *v = n->i;
+        return true;
+    }
+    *bad_key = key;
+    *bad_val = n;
+    return false;
+}
+
+sw_err_t sw_record_head(const sw_jnode_t *root, sw_record_head_t *head, const char **bad_key,
+                        const sw_jnode_t **bad_val)
+{
+    memset(head, 0, sizeof(*head));
+    if (!sw_record_action(root, &head->action)) {
+        *bad_key = "action";
+        *bad_val = sw_jdom_get(root, "action");
+        return SW_ERR_INVALID_ARG;
+    }
+    const sw_jnode_t *job = sw_jdom_get(root, "job_id");
+    if (!job || (job->type != SW_JN_STRING && job->type != SW_JN_NULL)) {
+        *bad_key = "job_id";
+        *bad_val = job;
+        return SW_ERR_INVALID_ARG;
+    }
+    head->has_job_id = job->type == SW_JN_STRING;
+    if (head->has_job_id) head->job_id = job->s;
+    if (sw_action_is_x8(head->action)) return SW_OK;
+    if (!head_int(root, "episode", &head->episode, bad_key, bad_val) ||
+        !head_int(root, "revision", &head->revision, bad_key, bad_val))
+        return SW_ERR_INVALID_ARG;
+    return SW_OK;
+}
+
 sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, sw_record_t *rec,
                               char *errstr, size_t errstr_size)
 {
@@ -352,29 +405,30 @@ sw_err_t sw_record_parse_json(const char *text, size_t len, sw_arena_t *arena, s
         return SW_ERR_INVALID_ARG;
     }
     sw_err_t err;
-    const sw_jnode_t *act = sw_jdom_get(root, "action");
-    if (!act || act->type != SW_JN_STRING)
-        return bad(&c, "action", "is missing (expected trigger, update, resolve or summary)");
-    static const char *const acts[] = {"trigger", "update", "resolve",
-                                       "summary", "crash",  "warning"};
-    size_t k = 0;
-    while (k < SW_ACTION_CNT && !sw_str_eq(act->s, sw_str(acts[k]))) k++;
-    if (k == SW_ACTION_CNT)
-        return bad(&c, "action", "is not trigger, update, resolve, summary, crash or warning");
-    rec->action = (sw_action_t)k;
-    sw_analysis_t *a = &rec->analysis;
-    const sw_jnode_t *job = sw_jdom_get(root, "job_id");
-    if (!job || (job->type != SW_JN_STRING && job->type != SW_JN_NULL))
-        return bad(&c, "job_id", "is missing (expected a string or null)");
-    if (job->type == SW_JN_STRING) {
-        a->has_job_id = true;
-        a->job_id = sw_arena_str(arena, job->s);
+    sw_record_head_t head;
+    const char *bad_key = NULL;
+    const sw_jnode_t *bad_val = NULL;
+    if (sw_record_head(root, &head, &bad_key, &bad_val) != SW_OK) {
+        bool absent = !bad_val || bad_val->type == SW_JN_NULL;
+        if (!strcmp(bad_key, "action"))
+            return bad(&c, "action",
+                       !bad_val || bad_val->type != SW_JN_STRING
+                           ? "is missing (expected trigger, update, resolve or summary)"
+                           : "is not trigger, update, resolve, summary, crash or warning");
+        if (!strcmp(bad_key, "job_id"))
+            return bad(&c, "job_id", "is missing (expected a string or null)");
+        return bad(&c, bad_key,
+                   absent ? "is missing (expected an integer)" : "is not an integer >= 0");
     }
+    rec->action = head.action;
+    sw_analysis_t *a = &rec->analysis;
+    a->has_job_id = head.has_job_id;
+    if (head.has_job_id) a->job_id = sw_arena_str(arena, head.job_id);
     if ((err = get_i64_array(&c, root, "blind_ranks", &rec->blind_ranks, &rec->n_blind)) != SW_OK)
         return err;
     if (sw_action_is_x8(rec->action)) return get_x8(&c, root, rec);
-    if ((err = get_int(&c, root, "episode", true, 0, &rec->episode, NULL)) != SW_OK) return err;
-    if ((err = get_int(&c, root, "revision", true, 0, &rec->revision, NULL)) != SW_OK) return err;
+    rec->episode = head.episode;
+    rec->revision = head.revision;
     if ((err = get_int(&c, root, "event_timestamp_ns", false, INT64_MIN, &rec->event_timestamp_ns,
                        &rec->has_event_ts)) != SW_OK)
         return err;

@@ -13,6 +13,37 @@
 #include "sw_analysis.h"
 #include "sw_arena.h"
 #include "sw_err.h"
+#include "sw_jdom.h"
+
+/** The keys that name an alert record and its place in a lifecycle. */
+typedef struct sw_record_head_s {
+    sw_action_t action; /**< action */
+    bool has_job_id;    /**< job_id is a string (false: null) */
+    sw_str_t job_id;    /**< borrowed from the parsed document */
+    int64_t episode;    /**< >= 0; 0 for crash and warning (their number is their own key) */
+    int64_t revision;   /**< >= 0; 0 for crash and warning (read with their payload) */
+} sw_record_head_t;
+
+/**
+ * @brief The action of a parsed alert record: trigger, update, resolve,
+ *        summary, crash or warning.
+ * @returns false when @p root has no such "action" (then *act untouched).
+ */
+bool sw_record_action(const sw_jnode_t *root, sw_action_t *act);
+
+/**
+ * @brief Read the head of a parsed alert record (a JSON object): action,
+ *        job_id (string or null, required), and for trigger, update,
+ *        resolve and summary the integers episode and revision (>= 0,
+ *        required). The one reader of these keys: sw_record_parse_json(),
+ *        the report and demo use it and word its refusal each their way.
+ * @param bad_key on SW_ERR_INVALID_ARG the key refused ("action", "job_id",
+ *        "episode" or "revision"), with @p bad_val its value (NULL when
+ *        absent; borrowed from @p root).
+ * @returns SW_OK, or SW_ERR_INVALID_ARG; @p head is then partly filled.
+ */
+sw_err_t sw_record_head(const sw_jnode_t *root, sw_record_head_t *head, const char **bad_key,
+                        const sw_jnode_t **bad_val);
 
 /**
  * @brief Parse one alert record (a JSON object) into @p rec.

@@ -175,7 +175,7 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
         return;
     }
     const unsigned char *p = payload;
-    if (len >= SW_AVRO_HEADER_LEN && p[0] == SW_AVRO_MAGIC) {
+    if (sw_avro_is_framed(p, len)) {
         int32_t id;
         if (sw_avro_schema_id(p, len, &id, why, sizeof(why)) != SW_OK) {
             put_undecodable(out, why, p, len);
@@ -333,8 +333,7 @@ void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const sw_msg_view_t *m
     kcat_bytes(&jw, line, "payload", msg->payload, msg->len);
     int32_t id;
     char why[256];
-    if (msg->payload && msg->len >= SW_AVRO_HEADER_LEN &&
-        ((const unsigned char *)msg->payload)[0] == SW_AVRO_MAGIC &&
+    if (msg->payload && sw_avro_is_framed(msg->payload, msg->len) &&
         sw_avro_schema_id(msg->payload, msg->len, &id, why, sizeof(why)) == SW_OK) {
         sw_jw_key(&jw, "schema_id");
         sw_jw_i64(&jw, id);

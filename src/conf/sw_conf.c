@@ -91,7 +91,7 @@ static bool name_looks_secret(const char *name)
 
 static const prop_t *prop_find(const char *name, size_t *idxp)
 {
-    for (size_t i = 0; i < P__CNT; i++) {
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         if (strcmp(sw_conf_props[i].name, name) == 0) {
             if (idxp) *idxp = i;
             return &sw_conf_props[i];
@@ -154,7 +154,7 @@ static size_t suggest(const char *name, size_t out[3])
 {
     size_t n_out = 0, dist[3];
     size_t len = strlen(name), comp = first_component_len(name);
-    for (size_t i = 0; i < P__CNT; i++) {
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         const char *cand = sw_conf_props[i].name;
         size_t d = len <= 255 ? sw_edit_distance_ci(name, cand) : 1000;
         if (d > 999) d = 999;
@@ -218,7 +218,8 @@ static void unknown_err(const char *name, char *errstr, size_t errstr_size)
 sw_conf_t *sw_conf_new(void)
 {
     sw_conf_t *conf = sw_calloc(1, sizeof(*conf));
-    for (size_t i = 0; i < P__CNT; i++) {
+    conf->vals = sw_calloc(sw_conf_nprops, sizeof(*conf->vals));
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         /* A missing table row or a default that fails its own check is a
          * bug; test_conf catches it through this NULL. */
         if (!sw_conf_props[i].name || !sw_conf_props[i].defval) goto err;
@@ -241,7 +242,8 @@ static void kprop_clear(kprop_t *kp)
 void sw_conf_destroy(sw_conf_t *conf)
 {
     if (!conf) return;
-    for (size_t i = 0; i < P__CNT; i++) sw_conf_val_clear(&conf->vals[i]);
+    for (size_t i = 0; conf->vals && i < sw_conf_nprops; i++) sw_conf_val_clear(&conf->vals[i]);
+    free(conf->vals);
     for (size_t k = 0; k < conf->n_kprops; k++) kprop_clear(&conf->kprops[k]);
     free(conf->kprops);
     for (size_t k = 0; k < conf->n_ignored_env; k++) free(conf->ignored_env[k]);
@@ -605,7 +607,7 @@ static sw_err_t env_apply(sw_conf_t *conf, const char *entry, const char *var, c
             mapped = true;
         }
     }
-    for (size_t i = 0; i < P__CNT && !mapped; i++) {
+    for (size_t i = 0; i < sw_conf_nprops && !mapped; i++) {
         if (env_matches(var, len, sw_conf_props[i].name)) {
             sw_buf_puts(&name, sw_conf_props[i].name);
             mapped = true;
@@ -726,45 +728,37 @@ const char *sw_conf_get_list_elem(const sw_conf_t *conf, const char *name, size_
 
 sw_params_t sw_conf_params(const sw_conf_t *conf)
 {
-    sw_params_t p;
-    memset(&p, 0, sizeof(p)); /* hash_key zero, as sw_params_default() leaves it */
-    p.spike_min_bytes = conf->vals[P_SPIKE_MIN_BYTES].i;
-    p.spike_fraction = conf->vals[P_SPIKE_FRACTION].d;
-    p.skew_note_multiplier = conf->vals[P_SKEW_NOTE_MULTIPLIER].i;
-    p.window_samples = conf->vals[P_WINDOW_SAMPLES].i;
-    p.stale_ms = conf->vals[P_STALE_MS].i;
-    p.silence_ms = conf->vals[P_SILENCE_MS].i;
-    p.oom_warn_ms = conf->vals[P_OOM_WARN_MS].i;
-    p.oom_warn_headroom = conf->vals[P_OOM_WARN_HEADROOM].d;
-    p.max_jobs = conf->vals[P_MAX_JOBS].i;
-    p.max_ranks_per_job = conf->vals[P_MAX_RANKS_PER_JOB].i;
-    return p;
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    return set.engine.params;
 }
 
 sw_err_t sw_conf_check(const sw_conf_t *conf, char *errstr, size_t errstr_size)
 {
     /* Each property alone was checked when it was set; these rules need two.
      * Messages name properties, never a secret value. */
-    if (strcmp(conf->vals[P_OUTPUT_FORMAT].text, "pagerduty") == 0 &&
-        !*conf->vals[P_PAGERDUTY_ROUTING_KEY].text) {
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    bool pagerduty = set.format.output == SW_OUT_FORMAT_PAGERDUTY;
+    if (pagerduty && !*set.pager.routing_key) {
         if (errstr && errstr_size)
             snprintf(errstr, errstr_size,
                      "configuration property \"%s\" is required with output.format=pagerduty "
                      "(expected the integration key of the PagerDuty service's Events API v2 "
                      "integration)",
-                     sw_conf_props[P_PAGERDUTY_ROUTING_KEY].name);
+                     "pagerduty.routing.key");
         return SW_ERR_INVALID_ARG;
     }
     /* PagerDuty answers 400 to any other key: say so before connecting
      * (the length only; the value is a secret). */
-    size_t klen = strlen(conf->vals[P_PAGERDUTY_ROUTING_KEY].text);
-    if (strcmp(conf->vals[P_OUTPUT_FORMAT].text, "pagerduty") == 0 && klen != 32) {
+    size_t klen = strlen(set.pager.routing_key);
+    if (pagerduty && klen != 32) {
         if (errstr && errstr_size)
             snprintf(errstr, errstr_size,
                      "configuration property \"%s\": value [redacted] is %zu characters long "
                      "(expected the 32-character integration key of a PagerDuty Events API v2 "
                      "integration)",
-                     sw_conf_props[P_PAGERDUTY_ROUTING_KEY].name, klen);
+                     "pagerduty.routing.key", klen);
         return SW_ERR_INVALID_ARG;
     }
     return SW_OK;
@@ -853,7 +847,7 @@ void sw_conf_list(sw_buf_t *out)
     for (size_t c = 0; c < 4; c++) w[c] = strlen(head[c]);
     sw_buf_t cell;
     sw_buf_init(&cell);
-    for (size_t i = 0; i < P__CNT; i++) {
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         const prop_t *prop = &sw_conf_props[i];
         size_t lens[4];
         lens[0] = strlen(prop->name);
@@ -872,7 +866,7 @@ void sw_conf_list(sw_buf_t *out)
 
     sw_buf_printf(out, "%-*s  %-*s  %-*s  %-*s  %s\n", (int)w[0], head[0], (int)w[1], head[1],
                   (int)w[2], head[2], (int)w[3], head[3], head[4]);
-    for (size_t i = 0; i < P__CNT; i++) {
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         const prop_t *prop = &sw_conf_props[i];
         sw_buf_printf(out, "%-*s  %-*s  ", (int)w[0], prop->name, (int)w[1], type_name(prop->type));
         cell.len = 0;
@@ -915,7 +909,7 @@ void sw_conf_markdown(sw_buf_t *out)
     sw_buf_puts(out,
                 "| Property | Type | Range / values | Default | Description |\n"
                 "|---|---|---|---|---|\n");
-    for (size_t i = 0; i < P__CNT; i++) {
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         const prop_t *prop = &sw_conf_props[i];
         sw_buf_printf(out, "| `%s` | %s | ", prop->name, type_name(prop->type));
         cell.len = 0;
@@ -951,7 +945,7 @@ static void dump_line(sw_buf_t *out, const char *name, const char *value)
 
 void sw_conf_dump(const sw_conf_t *conf, sw_buf_t *out)
 {
-    for (size_t i = 0; i < P__CNT; i++) {
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
         const prop_t *prop = &sw_conf_props[i];
         dump_line(out, prop->name,
                   !sw_conf_is_secret(prop->name) ? conf->vals[i].text

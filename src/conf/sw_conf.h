@@ -1,7 +1,7 @@
 /*
  * Configuration of `stormwatch run`: librdkafka-style `name=value`
- * properties, all described by one static table in sw_conf.c that drives
- * validation, `-X list`, `-X dump` and the README. Kafka pass-through
+ * properties, all described by one static table in sw_conf_table.c that
+ * drives validation, the typed settings, `-X list`, `-X dump` and the README. Kafka pass-through
  * properties (`kafka.*`) are stored verbatim for the Kafka layer. This
  * module parses and stores; it never creates Kafka handles or prints.
  *
@@ -217,8 +217,9 @@ sw_params_t sw_conf_params(const sw_conf_t *conf);
 
 /* ---- Typed settings ------------------------------------------------------
  * Every table property as a typed field, filled once by sw_conf_settings()
- * from the table's current values: enums instead of their text, on/off as
- * bool, lists as arrays. Code below the CLI reads these fields, never a
+ * from the table's current values, each through its row's offsetof() (a
+ * new property: its row in sw_conf_table.c and its field here): enums
+ * instead of their text, on/off as bool, lists as arrays. Code below the CLI reads these fields, never a
  * property by name. The enums list their values in the order of the
  * table's allowed values (test_conf checks each one).
  */

@@ -34,6 +34,11 @@ typedef enum prop_type_e {
 
 typedef struct prop_s {
     const char *name;
+    size_t off;  /**< offsetof() the typed field in sw_settings_t */
+    size_t size; /**< sizeof() that field: int64_t or int32_t/int (PROP_INT; the
+                      range fits), double, const char *, bool (PROP_BOOL; PROP_ENUM
+                      with values "on", "off"), an enum (PROP_ENUM: the value's
+                      position), sw_conf_strs_t (PROP_LIST) */
     prop_type_t type;
     int64_t min;                /**< int: least value; string: least length */
     int64_t max;                /**< int: greatest value; string: greatest length */
@@ -45,90 +50,13 @@ typedef struct prop_s {
     unsigned flags;             /**< PROP_F_* */
 } prop_t;
 
-/* Index of each property in prop_table, so code reads values without a
- * name lookup that could miss. */
-enum prop_id {
-    P_BOOTSTRAP_SERVERS,
-    P_GROUP_ID,
-    P_INPUT_TOPICS,
-    P_OUTPUT_TOPIC,
-    P_DLQ_TOPIC,
-    P_INPUT_FORMAT,
-    P_OUTPUT_FORMAT,
-    P_AVRO_SCHEMA_ID_TELEMETRY,
-    P_AVRO_SCHEMA_ID_ALERT,
-    P_AVRO_SCHEMA_IDS_TELEMETRY,
-    P_SCHEMA_REGISTRY_URL,
-    P_SCHEMA_REGISTRY_USER_INFO,
-    P_SCHEMA_REGISTRY_CA,
-    P_SCHEMA_REGISTRY_CERT,
-    P_SCHEMA_REGISTRY_KEY,
-    P_SCHEMA_REGISTRY_TIMEOUT_MS,
-    P_AUTO_REGISTER_SCHEMAS,
-    P_PAGERDUTY_ROUTING_KEY,
-    P_ALERTMANAGER_GENERATOR_URL,
-    P_ALERTMANAGER_LABELS,
-    P_ALERTMANAGER_ENDS_AFTER_MS,
-    P_WINDOW_SAMPLES,
-    P_STALE_MS,
-    P_SILENCE_MS,
-    P_OOM_WARN_MS,
-    P_OOM_WARN_HEADROOM,
-    P_SPIKE_MIN_BYTES,
-    P_SPIKE_FRACTION,
-    P_SKEW_NOTE_MULTIPLIER,
-    P_JOB_IDLE_MS,
-    P_MAX_JOBS,
-    P_MAX_RANKS_PER_JOB,
-    P_MAX_MEMORY_BYTES,
-    P_PROCESSING_GUARANTEE,
-    P_COMMIT_INTERVAL_MS,
-    P_SHUTDOWN_TIMEOUT_MS,
-    P_WORKER_THREADS,
-    P_TOPICS_CREATE,
-    P_STATE_RESTORE,
-    P_STATE_TOPIC,
-    P_REPARTITION,
-    P_REPARTITION_TOPIC,
-    P_SNAPSHOT_INTERVAL_MS,
-    P_METRICS_LISTEN,
-    P_HEALTH_LISTEN,
-    P_READY_MAX_LAG,
-    P_LOG_LEVEL,
-    P_MOCK_BROKERS,
-    P_MOCK_PARTITIONS,
-    P_NOTIFY_GROUP_ID,
-    P_NOTIFY_DLQ_TOPIC,
-    P_NOTIFY_RETRY_BACKOFF_MS,
-    P_NOTIFY_RETRY_BACKOFF_MAX_MS,
-    P_ALERTMANAGER_URL,
-    P_ALERTMANAGER_RESEND_MS,
-    P_ALERTMANAGER_TIMEOUT_MS,
-    P_ALERTMANAGER_AUTH_BEARER_TOKEN,
-    P_ALERTMANAGER_AUTH_BASIC,
-    P_ALERTMANAGER_SSL_CA_LOCATION,
-    P_ALERTMANAGER_RATE_LIMIT,
-    P_PAGERDUTY_URL,
-    P_PAGERDUTY_TIMEOUT_MS,
-    P_PAGERDUTY_AUTH_BEARER_TOKEN,
-    P_PAGERDUTY_AUTH_BASIC,
-    P_PAGERDUTY_SSL_CA_LOCATION,
-    P_PAGERDUTY_RATE_LIMIT,
-    P_WEBHOOK_URL,
-    P_WEBHOOK_HMAC_SECRET,
-    P_WEBHOOK_TIMEOUT_MS,
-    P_WEBHOOK_AUTH_BEARER_TOKEN,
-    P_WEBHOOK_AUTH_BASIC,
-    P_WEBHOOK_SSL_CA_LOCATION,
-    P_WEBHOOK_RATE_LIMIT,
-    P__CNT
-};
-
 /* Kafka limits: topic names are 1..249 characters of [a-zA-Z0-9._-]. */
 #define TOPIC_MAX_LEN 249
 
-/** The table, indexed by enum prop_id. */
-extern const prop_t sw_conf_props[P__CNT];
+/** The table (sw_conf_table.c), in the order of -X list and -X dump. */
+extern const prop_t sw_conf_props[];
+/** Its number of rows. */
+extern const size_t sw_conf_nprops;
 
 /** Current value of one table property. */
 typedef struct conf_val_s {
@@ -150,7 +78,7 @@ typedef struct kprop_s {
 } kprop_t;
 
 struct sw_conf_s {
-    conf_val_t vals[P__CNT]; /**< indexed by enum prop_id */
+    conf_val_t *vals;        /**< sw_conf_nprops, in table order */
     kprop_t *kprops;         /**< order of last set */
     size_t n_kprops;
     size_t cap_kprops;

@@ -1,7 +1,8 @@
 /*
  * sw_conf_settings() (see sw_conf.h): the table's current values into the
- * typed sw_settings_t, once, by property id; and the ranges of int and
- * double properties for command-line options that set the same quantity.
+ * typed sw_settings_t, once, each through its row's offsetof(); and the
+ * ranges of int and double properties for command-line options that set
+ * the same quantity.
  */
 #include <string.h>
 
@@ -10,135 +11,66 @@
 
 /* Position of an enum property's value among its allowed values (the
  * typed enums of sw_conf.h follow that order). */
-static int enum_idx(const sw_conf_t *conf, enum prop_id id)
+static int enum_idx(const prop_t *prop, const conf_val_t *val)
 {
-    const char *const *allowed = sw_conf_props[id].allowed;
-    for (int k = 0; allowed[k]; k++)
-        if (strcmp(allowed[k], conf->vals[id].text) == 0) return k;
+    for (int k = 0; prop->allowed[k]; k++)
+        if (strcmp(prop->allowed[k], val->text) == 0) return k;
     return 0; /* not reached: values are checked when set */
 }
 
-/* on_off properties: "on" is the first allowed value. */
-static bool is_on(const sw_conf_t *conf, enum prop_id id)
+/* One property's current value into its typed field (the row's off and
+ * size; test_conf checks that every row's size fits its type). */
+static void fill(const prop_t *prop, const conf_val_t *val, char *field)
 {
-    return enum_idx(conf, id) == 0;
-}
-
-static const char *str(const sw_conf_t *conf, enum prop_id id)
-{
-    return conf->vals[id].text;
-}
-
-static sw_conf_strs_t strs(const sw_conf_t *conf, enum prop_id id)
-{
-    return (sw_conf_strs_t){(const char *const *)conf->vals[id].elems, conf->vals[id].n_elems};
-}
-
-static int64_t i64(const sw_conf_t *conf, enum prop_id id)
-{
-    return conf->vals[id].i;
-}
-
-static sw_settings_sink_t sink(const sw_conf_t *conf, enum prop_id url, enum prop_id timeout,
-                               enum prop_id bearer, enum prop_id basic, enum prop_id ca,
-                               enum prop_id rate)
-{
-    return (sw_settings_sink_t){
-        .url = str(conf, url),
-        .timeout_ms = i64(conf, timeout),
-        .bearer_token = str(conf, bearer),
-        .basic_auth = str(conf, basic),
-        .ca_location = str(conf, ca),
-        .rate_limit = conf->vals[rate].d,
-    };
+    switch (prop->type) {
+    case PROP_INT:
+        if (prop->size == sizeof(int64_t)) {
+            memcpy(field, &val->i, sizeof(int64_t));
+        } else { /* int32_t or int: the row's range fits */
+            int32_t v = (int32_t)val->i;
+            memcpy(field, &v, sizeof(v));
+        }
+        return;
+    case PROP_DBL: memcpy(field, &val->d, sizeof(double)); return;
+    case PROP_BOOL: memcpy(field, &val->b, sizeof(bool)); return;
+    case PROP_STR: memcpy(field, &val->text, sizeof(const char *)); return;
+    case PROP_ENUM: {
+        int k = enum_idx(prop, val);
+        if (prop->size == sizeof(bool)) { /* on/off: "on" is the first value */
+            bool on = k == 0;
+            memcpy(field, &on, sizeof(on));
+        } else {
+            memcpy(field, &k, sizeof(k));
+        }
+        return;
+    }
+    case PROP_LIST: {
+        sw_conf_strs_t strs = {(const char *const *)val->elems, val->n_elems};
+        memcpy(field, &strs, sizeof(strs));
+        return;
+    }
+    }
 }
 
 void sw_conf_settings(const sw_conf_t *conf, sw_settings_t *set)
 {
-    memset(set, 0, sizeof(*set));
-    set->kafka = (sw_settings_kafka_t){
-        .bootstrap_servers = str(conf, P_BOOTSTRAP_SERVERS),
-        .group_id = str(conf, P_GROUP_ID),
-        .input_topics = strs(conf, P_INPUT_TOPICS),
-        .output_topic = str(conf, P_OUTPUT_TOPIC),
-        .dlq_topic = str(conf, P_DLQ_TOPIC),
-    };
-    set->format = (sw_settings_format_t){
-        .input = (sw_in_format_t)enum_idx(conf, P_INPUT_FORMAT),
-        .output = (sw_out_format_t)enum_idx(conf, P_OUTPUT_FORMAT),
-        .schema_id_telemetry = (int32_t)i64(conf, P_AVRO_SCHEMA_ID_TELEMETRY),
-        .schema_id_alert = (int32_t)i64(conf, P_AVRO_SCHEMA_ID_ALERT),
-        .schema_ids_telemetry = strs(conf, P_AVRO_SCHEMA_IDS_TELEMETRY),
-    };
-    set->registry = (sw_settings_registry_t){
-        .urls = strs(conf, P_SCHEMA_REGISTRY_URL),
-        .user_info = str(conf, P_SCHEMA_REGISTRY_USER_INFO),
-        .ca_location = str(conf, P_SCHEMA_REGISTRY_CA),
-        .cert_location = str(conf, P_SCHEMA_REGISTRY_CERT),
-        .key_location = str(conf, P_SCHEMA_REGISTRY_KEY),
-        .timeout_ms = i64(conf, P_SCHEMA_REGISTRY_TIMEOUT_MS),
-        .auto_register = conf->vals[P_AUTO_REGISTER_SCHEMAS].b,
-    };
-    set->pager = (sw_settings_pager_t){
-        .routing_key = str(conf, P_PAGERDUTY_ROUTING_KEY),
-        .generator_url = str(conf, P_ALERTMANAGER_GENERATOR_URL),
-        .labels = str(conf, P_ALERTMANAGER_LABELS),
-        .ends_after_ms = i64(conf, P_ALERTMANAGER_ENDS_AFTER_MS),
-    };
-    set->engine = (sw_settings_engine_t){
-        .params = sw_conf_params(conf),
-        .job_idle_ms = i64(conf, P_JOB_IDLE_MS),
-        .max_memory_bytes = i64(conf, P_MAX_MEMORY_BYTES),
-    };
-    sw_guarantee_t guarantee = (sw_guarantee_t)enum_idx(conf, P_PROCESSING_GUARANTEE);
-    set->delivery = (sw_settings_delivery_t){
-        .guarantee = guarantee,
-        /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
-         * unless the user chose an interval. */
-        .commit_interval_ms = guarantee == SW_GUARANTEE_EXACTLY_ONCE &&
-                                      !conf->vals[P_COMMIT_INTERVAL_MS].set
-                                  ? 100
-                                  : i64(conf, P_COMMIT_INTERVAL_MS),
-        .shutdown_timeout_ms = i64(conf, P_SHUTDOWN_TIMEOUT_MS),
-        .worker_threads = (int)i64(conf, P_WORKER_THREADS),
-        .topics_create = is_on(conf, P_TOPICS_CREATE),
-        .state_restore = is_on(conf, P_STATE_RESTORE),
-        .state_topic = str(conf, P_STATE_TOPIC),
-        .snapshot_interval_ms = i64(conf, P_SNAPSHOT_INTERVAL_MS),
-        .repartition = is_on(conf, P_REPARTITION),
-        .repartition_topic = str(conf, P_REPARTITION_TOPIC),
-    };
-    set->ops = (sw_settings_ops_t){
-        .log_level = (sw_log_level_t)enum_idx(conf, P_LOG_LEVEL),
-        .metrics_listen = str(conf, P_METRICS_LISTEN),
-        .health_listen = str(conf, P_HEALTH_LISTEN),
-        .ready_max_lag = i64(conf, P_READY_MAX_LAG),
-        .mock_brokers = (int)i64(conf, P_MOCK_BROKERS),
-        .mock_partitions = (int)i64(conf, P_MOCK_PARTITIONS),
-    };
-    set->notify = (sw_settings_notify_t){
-        .group_id = str(conf, P_NOTIFY_GROUP_ID),
-        .dlq_topic = str(conf, P_NOTIFY_DLQ_TOPIC),
-        .retry_backoff_ms = i64(conf, P_NOTIFY_RETRY_BACKOFF_MS),
-        .retry_backoff_max_ms = i64(conf, P_NOTIFY_RETRY_BACKOFF_MAX_MS),
-        .commit_interval_ms = i64(conf, P_COMMIT_INTERVAL_MS),
-        .alertmanager_resend_ms = i64(conf, P_ALERTMANAGER_RESEND_MS),
-        .webhook_hmac_secret = str(conf, P_WEBHOOK_HMAC_SECRET),
-        .alertmanager = sink(conf, P_ALERTMANAGER_URL, P_ALERTMANAGER_TIMEOUT_MS,
-                             P_ALERTMANAGER_AUTH_BEARER_TOKEN, P_ALERTMANAGER_AUTH_BASIC,
-                             P_ALERTMANAGER_SSL_CA_LOCATION, P_ALERTMANAGER_RATE_LIMIT),
-        .pagerduty = sink(conf, P_PAGERDUTY_URL, P_PAGERDUTY_TIMEOUT_MS,
-                          P_PAGERDUTY_AUTH_BEARER_TOKEN, P_PAGERDUTY_AUTH_BASIC,
-                          P_PAGERDUTY_SSL_CA_LOCATION, P_PAGERDUTY_RATE_LIMIT),
-        .webhook = sink(conf, P_WEBHOOK_URL, P_WEBHOOK_TIMEOUT_MS, P_WEBHOOK_AUTH_BEARER_TOKEN,
-                        P_WEBHOOK_AUTH_BASIC, P_WEBHOOK_SSL_CA_LOCATION, P_WEBHOOK_RATE_LIMIT),
-    };
+    memset(set, 0, sizeof(*set)); /* engine.params.hash_key zero, as sw_params_default() */
+    for (size_t i = 0; i < sw_conf_nprops; i++)
+        fill(&sw_conf_props[i], &conf->vals[i], (char *)set + sw_conf_props[i].off);
+    /* The values that are more than one property's. notify has no
+     * transactions: its commit interval is the one set. */
+    set->notify.commit_interval_ms = set->delivery.commit_interval_ms;
+    /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
+     * unless the user chose an interval. */
+    if (set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE &&
+        !sw_conf_is_set(conf, "commit.interval.ms"))
+        set->delivery.commit_interval_ms = 100;
 }
 
 /* The table row of @p name when it has type @p type. */
 static const prop_t *typed_prop(const char *name, prop_type_t type)
 {
-    for (size_t i = 0; i < P__CNT; i++)
+    for (size_t i = 0; i < sw_conf_nprops; i++)
         if (strcmp(sw_conf_props[i].name, name) == 0)
             return sw_conf_props[i].type == type ? &sw_conf_props[i] : NULL;
     return NULL;

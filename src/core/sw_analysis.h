@@ -20,7 +20,8 @@ typedef struct sw_params_s {
     int64_t spike_min_bytes;      /**< threshold floor, bytes (default 64 MiB) */
     double spike_fraction;        /**< fraction of a rank's max (default 0.10) */
     int64_t skew_note_multiplier; /**< skew note factor (default 5) */
-    int64_t window_samples;       /**< stream window per rank (default 512) */
+    int64_t window_samples;       /**< stream window per rank, 1..SW_WINDOW_SAMPLES_MAX
+                                       (default 512; window.samples checks the range) */
     int64_t stale_ms;             /**< stream staleness, ms; 0 = never (default 60000) */
     int64_t max_jobs;             /**< stream: jobs tracked at once; 0 = unlimited */
     int64_t max_ranks_per_job;    /**< stream: rank/world_size bound; 0 = unlimited */
@@ -36,6 +37,8 @@ typedef struct sw_params_s {
 #define SW_DEFAULT_SPIKE_FRACTION 0.10
 #define SW_DEFAULT_SKEW_NOTE_MULTIPLIER 5
 #define SW_DEFAULT_WINDOW_SAMPLES 512
+/** Largest window.samples: the rings' uint32_t indices stay far from overflow. */
+#define SW_WINDOW_SAMPLES_MAX 1000000
 #define SW_DEFAULT_STALE_MS 60000
 #define SW_DEFAULT_MAX_JOBS 10000
 #define SW_DEFAULT_MAX_RANKS_PER_JOB 131072

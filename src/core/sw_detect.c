@@ -617,8 +617,7 @@ static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t
 sw_detector_t *sw_detect_new(sw_params_t params)
 {
     sw_detector_t *det = sw_calloc(1, sizeof(*det));
-    if (params.window_samples < 1) params.window_samples = 1;
-    if (params.window_samples > UINT32_MAX / 4) params.window_samples = UINT32_MAX / 4;
+    /* params.window_samples is in range (sw_detect_new()'s contract): no re-clamp. */
     det->params = params;
     det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
     det->rebuild_x = INT64_MIN;

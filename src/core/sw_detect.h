@@ -84,7 +84,13 @@ size_t sw_detect_evict(sw_detector_t *det, size_t max);
 /** Called for each summary record; @p rec is borrowed during the call. */
 typedef void (*sw_record_cb)(void *opaque, const sw_record_t *rec);
 
-/** @brief New engine. @returns caller frees with sw_detect_destroy(). */
+/**
+ * @brief New engine.
+ * @param params checked by the caller, once, where they are parsed (the
+ *        conf table's ranges, also for replay's options): window_samples
+ *        1..SW_WINDOW_SAMPLES_MAX; the engine takes them as they are.
+ * @returns caller frees with sw_detect_destroy().
+ */
 sw_detector_t *sw_detect_new(sw_params_t params);
 
 /** @brief Free (accepts NULL). */

@@ -53,9 +53,9 @@ static sw_err_t plan_of(const plantab_t *pt, int32_t id, const sw_avro_plan_t **
 }
 
 /* Whether message @p v is Confluent Avro under the pass's input.format. */
-static bool is_avro(const pass_t *ps, const unsigned char *v)
+static bool is_avro(const pass_t *ps, const unsigned char *v, size_t n)
 {
-    return ps->in_fmt == FMT_AVRO || (ps->in_fmt == FMT_AUTO && v[0] == 0);
+    return ps->in_fmt == FMT_AVRO || (ps->in_fmt == FMT_AUTO && sw_avro_is_framed(v, n));
 }
 
 static bool decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
@@ -68,7 +68,7 @@ static bool decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m
         *rc = SW_ERR_PARSE;
         return false;
     }
-    if (!is_avro(ps, v)) {
+    if (!is_avro(ps, v, n)) {
         *rc = sw_tdec_json(w->tdec, (const char *)v, n, ev, err, errsz);
     } else if (!ps->reg_plans) {
         *rc = sw_avro_decode_event(w->adec, v, n, ps->schema_telemetry, ev, err, errsz);
@@ -160,7 +160,7 @@ void sw_run_registry_metrics(run_t *r)
 static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
 {
     const unsigned char *v = m->payload;
-    if (!r->pass.reg_plans || !v || m->len == 0 || !is_avro(&r->pass, v)) return false;
+    if (!r->pass.reg_plans || !v || m->len == 0 || !is_avro(&r->pass, v, m->len)) return false;
     int32_t id = 0;
     uint32_t k;
     const sw_avro_plan_t *plan = NULL;

@@ -1,9 +1,10 @@
 /*
- * The HTTP client of `stormwatch notify` (libcurl): one POST of a JSON body
- * to one URL of a sink, with the sink's timeout, auth (bearer token or
- * basic), TLS CA file and, for webhooks, the HMAC-SHA256 signature header.
- * It reports what the server answered (status, Retry-After, body) and
- * decides nothing: retries, dead-lettering and pacing are sw_notify.h's.
+ * The HTTP client of `stormwatch notify`: one POST of a JSON body to one
+ * URL of a sink, through the project's libcurl client (sw_httpc.h) with the
+ * sink's timeout, auth (bearer token or basic), TLS CA file and, for
+ * webhooks, the HMAC-SHA256 signature header. It reports what the server
+ * answered (status, Retry-After, body) and decides nothing: retries,
+ * dead-lettering and pacing are sw_notify.h's.
  */
 #ifndef SW_NOTIFY_HTTP_H
 #define SW_NOTIFY_HTTP_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "sw_err.h"
+#include "sw_httpc.h"
 #include "sw_types.h"
 
 /** Settings of one sink (strings borrowed: must outlive the client). */
@@ -25,14 +27,8 @@ typedef struct sw_notify_http_opts_s {
     const char *hmac_secret;  /**< NULL or "": unsigned; else X-Stormwatch-Signature */
 } sw_notify_http_opts_t;
 
-/** What one request got back. */
-typedef struct sw_notify_resp_s {
-    long status;          /**< HTTP status; 0 when no answer (see error) */
-    char retry_after[64]; /**< the Retry-After header ("" when none) */
-    sw_buf_t body;        /**< the answer's body (first 64 KiB) */
-    char error[256];      /**< libcurl's reason when status is 0 */
-    int64_t elapsed_ns;   /**< time the request took */
-} sw_notify_resp_t;
+/** What one request got back (the body: its first 64 KiB). */
+typedef sw_httpc_resp_t sw_notify_resp_t;
 
 typedef struct sw_notify_http_s sw_notify_http_t;
 

@@ -52,7 +52,7 @@ static bool record_json(notify_t *n, const rd_kafka_message_t *rkm, char *why, s
         snprintf(why, why_size, "empty value");
         return false;
     }
-    if (p[0] == 0 && rkm->len >= 5) {
+    if (sw_avro_is_framed(p, rkm->len)) {
         return sw_avro_decode_record_json(p, rkm->len, n->alert_schema_id, &n->json, why,
                                           why_size) == SW_OK;
     }

@@ -1,14 +1,15 @@
 /*
- * Schema registry client (see sw_registry.h): blocking libcurl requests,
- * one easy handle reused, URLs tried in order (the next one after a
- * transport error or a 5xx), responses parsed with sw_jdom; a bounded
- * FIFO cache of plans and of final failures by id; an exponential backoff
- * after a failed round. Never exits; every failure is returned.
+ * Schema registry client (see sw_registry.h): blocking requests through
+ * the project's libcurl client (sw_httpc.h, one reused), URLs tried in
+ * order (the next one after a transport error or a 5xx), responses parsed
+ * with sw_jdom; a bounded FIFO cache of plans and of final failures by id;
+ * an exponential backoff after a failed round. Never exits; every failure
+ * is returned.
  *
  * Threads: reg->lock guards the cache, the retired plans, the backoff, the
  * slow ids, the counters and the fetch queue. With a fetcher
  * (sw_registry_fetcher_start) only the fetcher thread makes requests (it
- * alone uses the easy handle) and it drops the lock for the request
+ * alone uses the HTTP client) and it drops the lock for the request
  * itself; everyone else only reads the cache and queues ids.
  */
 #include "sw_registry.h"
@@ -20,9 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "sw_alloc.h"
+#include "sw_httpc.h"
 #include "sw_arena.h"
 #include "sw_jdom.h"
 #include "sw_jw.h"
@@ -63,7 +63,7 @@ struct sw_registry_s {
     int64_t timeout_ms;
     char *reader;
     size_t reader_len;
-    CURL *curl;
+    sw_httpc_t *httpc; /* created by the first request */
     entry_t *cache; /* ring of cache_max entries */
     size_t cache_max, cache_n, cache_next;
     size_t last; /* index of the last hit: consecutive messages share ids */
@@ -178,7 +178,7 @@ void sw_registry_destroy(sw_registry_t *reg)
     free(reg->cache);
     reclaim_locked(reg);
     free(reg->retired);
-    if (reg->curl) curl_easy_cleanup(reg->curl);
+    sw_httpc_destroy(reg->httpc);
     pthread_mutex_destroy(&reg->lock);
     pthread_cond_destroy(&reg->wake);
     free(reg);
@@ -275,22 +275,6 @@ sw_err_t sw_registry_add(sw_registry_t *reg, int32_t id, const char *schema, siz
 
 /* ---- HTTP -------------------------------------------------------------- */
 
-typedef struct sink_s {
-    sw_buf_t *body;
-    bool over; /* the answer passed ANSWER_MAX_BYTES */
-} sink_t;
-
-static size_t on_body(char *p, size_t size, size_t n, void *opaque)
-{
-    sink_t *s = opaque;
-    if (s->body->len + size * n > ANSWER_MAX_BYTES) {
-        s->over = true;
-        return 0; /* not a schema: curl stops reading */
-    }
-    sw_buf_put(s->body, p, size * n);
-    return size * n;
-}
-
 /* What went wrong with the id itself, not with the registry. */
 #define HTTP_OVERSIZED (-1) /* the answer passed ANSWER_MAX_BYTES */
 #define HTTP_SLOW (-2)      /* the answer started but did not end in time */
@@ -301,65 +285,56 @@ static size_t on_body(char *p, size_t size, size_t n, void *opaque)
 static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_t *body,
                  char *errstr, size_t errstr_size)
 {
-    if (!reg->curl) reg->curl = curl_easy_init();
-    if (!reg->curl) {
-        snprintf(errstr, errstr_size, "schema registry: cannot initialise libcurl");
-        return 0;
+    if (!reg->httpc) {
+        const sw_httpc_opts_t opts = {
+            .user_agent = "stormwatch/" SW_VERSION,
+            .timeout_ms = reg->timeout_ms,
+            .basic_auth = reg->user_info,
+            .ca_location = reg->ca,
+            .cert_location = reg->cert,
+            .key_location = reg->key,
+            .body_max = ANSWER_MAX_BYTES,
+            .body_max_fails = true, /* not a schema */
+        };
+        char why[256];
+        reg->httpc = sw_httpc_new(&opts, why, sizeof(why));
+        if (!reg->httpc) {
+            snprintf(errstr, errstr_size, "schema registry: %s", why);
+            return 0;
+        }
     }
-    CURL *c = reg->curl;
-    struct curl_slist *hdr = NULL;
-    hdr = curl_slist_append(hdr,
-                            "Accept: application/vnd.schemaregistry.v1+json, "
-                            "application/vnd.schemaregistry+json; q=0.9, application/json; q=0.5");
-    if (post) hdr = curl_slist_append(hdr, "Content-Type: application/vnd.schemaregistry.v1+json");
+    static const char *const hdrs[] = {
+        "Accept: application/vnd.schemaregistry.v1+json, "
+        "application/vnd.schemaregistry+json; q=0.9, application/json; q=0.5",
+        "Content-Type: application/vnd.schemaregistry.v1+json"};
+    sw_httpc_resp_t resp;
+    sw_httpc_resp_init(&resp);
+    resp.body = *body; /* the answer is read into the caller's buffer */
     long status = 0;
     for (size_t i = 0; i < reg->n_urls; i++) {
-        char url[4096], cerr[CURL_ERROR_SIZE] = "";
+        char url[4096];
         snprintf(url, sizeof(url), "%s%s", reg->urls[i], path);
-        curl_easy_reset(c);
-        curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)reg->timeout_ms);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)reg->timeout_ms);
-        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-        sink_t sink = {body, false};
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-        curl_easy_setopt(c, CURLOPT_USERAGENT, "stormwatch/" SW_VERSION);
-        if (post) {
-            curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
-            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(post));
-        }
-        if (reg->user_info) {
-            curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-            curl_easy_setopt(c, CURLOPT_USERPWD, reg->user_info);
-        }
-        if (reg->ca) curl_easy_setopt(c, CURLOPT_CAINFO, reg->ca);
-        if (reg->cert) curl_easy_setopt(c, CURLOPT_SSLCERT, reg->cert);
-        if (reg->key) curl_easy_setopt(c, CURLOPT_SSLKEY, reg->key);
-        body->len = 0;
-        CURLcode rc = curl_easy_perform(c);
-        if (rc != CURLE_OK && sink.over) {
+        sw_httpc_request(reg->httpc, url, hdrs, post ? 2 : 1, post, post ? strlen(post) : 0, &resp);
+        if (resp.body_over) {
             snprintf(errstr, errstr_size, "schema registry %s%s: the answer exceeds %zu bytes",
                      reg->shown[i], path, ANSWER_MAX_BYTES);
             status = HTTP_OVERSIZED;
             break;
         }
-        if (rc == CURLE_OPERATION_TIMEDOUT && body->len > 0) {
+        if (resp.timed_out && resp.body.len > 0) {
             snprintf(errstr, errstr_size,
                      "schema registry %s%s: the answer did not end within %lld ms (%zu bytes)",
-                     reg->shown[i], path, (long long)reg->timeout_ms, body->len);
+                     reg->shown[i], path, (long long)reg->timeout_ms, resp.body.len);
             status = HTTP_SLOW;
             break;
         }
-        if (rc != CURLE_OK) {
+        if (resp.status == 0) {
             snprintf(errstr, errstr_size, "schema registry %s%s: %s", reg->shown[i], path,
-                     cerr[0] ? cerr : curl_easy_strerror(rc));
+                     resp.error);
             status = 0;
             continue;
         }
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        status = resp.status;
         if (status >= 500) {
             snprintf(errstr, errstr_size, "schema registry %s%s: HTTP %ld", reg->shown[i], path,
                      status);
@@ -368,7 +343,7 @@ static long http(sw_registry_t *reg, const char *path, const char *post, sw_buf_
         }
         break;
     }
-    curl_slist_free_all(hdr);
+    *body = resp.body;
     return status;
 }
 

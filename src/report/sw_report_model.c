@@ -280,7 +280,8 @@ static sw_err_t parse_suspect(const perr_t *pe, const sw_jnode_t *n, size_t idx,
     return SW_OK;
 }
 
-static sw_err_t parse_record(const perr_t *pe, const sw_jnode_t *root, rec_t *r)
+static sw_err_t parse_record(const perr_t *pe, const sw_jnode_t *root, rec_t *r,
+                             sw_record_head_t *head)
 {
     if (root->type != SW_JN_OBJECT) {
         char val[64];
@@ -290,24 +291,23 @@ static sw_err_t parse_record(const perr_t *pe, const sw_jnode_t *root, rec_t *r)
                  pe->lineno, val);
         return SW_ERR_INVALID_ARG;
     }
-    const sw_jnode_t *v = sw_jdom_get(root, "action");
-    int act = -1;
-    if (v && v->type == SW_JN_STRING)
-        for (int i = 0; i < 4; i++)
-            if (sw_str_eq(v->s, sw_str(sw_action_str((sw_action_t)i)))) act = i;
-    if (act < 0) return field_err(pe, "action", v, "trigger, update, resolve or summary");
-    r->act = (act_t)act;
-    v = sw_jdom_get(root, "job_id");
-    if (!v || (v->type != SW_JN_STRING && v->type != SW_JN_NULL))
-        return field_err(pe, "job_id", v, "a string or null");
-    v = sw_jdom_get(root, "episode");
-    if (!is_int(v) || v->i < 0) return field_err(pe, "episode", v, "an integer >= 0");
-    r->episode = v->i;
+    /* The head (action, job_id, episode, revision) is the codec's to read;
+     * crash and warning records went to add_x8() before. */
+    const char *bad_key = NULL;
+    const sw_jnode_t *v = NULL;
+    if (sw_record_head(root, head, &bad_key, &v) != SW_OK || sw_action_is_x8(head->action)) {
+        if (!bad_key || !strcmp(bad_key, "action"))
+            return field_err(pe, "action", sw_jdom_get(root, "action"),
+                             "trigger, update, resolve or summary");
+        return field_err(pe, bad_key, v,
+                         !strcmp(bad_key, "job_id") ? "a string or null" : "an integer >= 0");
+    }
+    r->act = (act_t)head->action;
+    r->episode = head->episode;
     if (r->act != ACT_SUMMARY && r->episode < 1)
-        return field_err(pe, "episode", v, "an integer >= 1 in a trigger, update or resolve");
-    v = sw_jdom_get(root, "revision");
-    if (!is_int(v) || v->i < 0) return field_err(pe, "revision", v, "an integer >= 0");
-    r->revision = v->i;
+        return field_err(pe, "episode", sw_jdom_get(root, "episode"),
+                         "an integer >= 1 in a trigger, update or resolve");
+    r->revision = head->revision;
     v = sw_jdom_get(root, "event_timestamp_ns");
     if (v && v->type != SW_JN_NULL && !is_int(v))
         return field_err(pe, "event_timestamp_ns", v, "an integer or null");
@@ -582,22 +582,19 @@ sw_err_t sw_report_add(sw_report_t *rep, const char *line, size_t len, const cha
         snprintf(errstr, errstr_size, "%s:%" PRIu64 ": %s", pe.file, lineno, why);
         return SW_ERR_PARSE;
     }
-    const sw_jnode_t *act = root->type == SW_JN_OBJECT ? sw_jdom_get(root, "action") : NULL;
-    if (act && act->type == SW_JN_STRING &&
-        (sw_str_eq(act->s, sw_str("crash")) || sw_str_eq(act->s, sw_str("warning")))) {
+    sw_action_t act;
+    if (root->type == SW_JN_OBJECT && sw_record_action(root, &act) && sw_action_is_x8(act)) {
         sw_arena_reset(&rep->arena);
         return add_x8(rep, line + i, len - i, &pe);
     }
     rec_t *r = sw_calloc(1, sizeof(*r));
-    sw_err_t err = parse_record(&pe, root, r);
+    sw_record_head_t head;
+    sw_err_t err = parse_record(&pe, root, r, &head);
     if (err != SW_OK) {
         rec_free(r);
         return err;
     }
-    const sw_jnode_t *jid = sw_jdom_get(root, "job_id");
-    bool is_null = jid->type == SW_JN_NULL;
-    sw_str_t id = is_null ? sw_str("") : jid->s;
-    job_t *job = job_get(rep, id, is_null);
+    job_t *job = job_get(rep, head.has_job_id ? head.job_id : sw_str(""), !head.has_job_id);
     r->seq = rep->records++;
     r->file = file_index(rep, pe.file);
     r->lineno = lineno;

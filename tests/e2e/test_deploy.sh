@@ -148,7 +148,8 @@ def read(rel):
 # The daemon's stop budget: shutdown.timeout.ms (its default in the
 # configuration table, or the value the shipped configuration sets).
 conf_src = read("src/conf/sw_conf_table.c")
-m = re.search(r'INT_PROP\("shutdown\.timeout\.ms",\s*\d+,\s*\d+,\s*"(\d+)"', conf_src)
+m = re.search(r'INT_PROP\("shutdown\.timeout\.ms",\s*(?:[A-Za-z_][\w.]*,\s*)?\d+,\s*\d+,\s*"(\d+)"',
+              conf_src)
 flush_ms = [int(m.group(1))] if m else []
 for rel in ("deploy/base/stormwatch.conf",):
     m2 = re.search(r"^\s*shutdown\.timeout\.ms\s*=\s*(\d+)", read(rel), re.M)

@@ -57,7 +57,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 shutdown_ms() { # [CONF]
   v=""
   [ $# -gt 0 ] && v=$(sed -n 's/^[[:space:]]*shutdown\.timeout\.ms[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$1" | tail -1)
-  [ -n "$v" ] || v=$(sed -n 's/.*INT_PROP("shutdown\.timeout\.ms", *[0-9]*, *[0-9]*, *"\([0-9]*\)".*/\1/p' "$root/src/conf/sw_conf_table.c")
+  [ -n "$v" ] || v=$(sed -n 's/.*INT_PROP("shutdown\.timeout\.ms", *\([a-z_.]*, *\)\{0,1\}[0-9]*, *[0-9]*, *"\([0-9]*\)".*/\2/p' "$root/src/conf/sw_conf_table.c")
   echo "$v"
 }
 

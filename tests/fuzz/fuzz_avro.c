@@ -746,7 +746,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_record(copy, size, REC_ID);
     check_record(copy, size, -1);
     /* The body after a header, or all of it, as written by other schemas. */
-    size_t skip = size >= SW_AVRO_HEADER_LEN && copy[0] == 0 ? SW_AVRO_HEADER_LEN : 0;
+    size_t skip = sw_avro_is_framed(copy, size) ? SW_AVRO_HEADER_LEN : 0;
     for (int i = 0; i < 2; i++) check_plan(dec, g_plans[i], copy + skip, size - skip);
     sw_avro_dec_destroy(dec);
     free(copy);

@@ -5,6 +5,7 @@
  * generated -X list / Markdown output. No Kafka, no network.
  */
 #include "sw_conf.h"
+#include "sw_conf_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -908,6 +909,41 @@ static void test_list_and_markdown(void **state)
     sw_buf_clear(&md);
 }
 
+/* Every row's typed field (offsetof and sizeof into sw_settings_t) fits
+ * its type, and no two rows fill the same bytes: sw_conf_settings() fills
+ * the fields from the rows alone. */
+static void test_table_fields(void **state)
+{
+    (void)state;
+    SW_ASSERT(sw_conf_nprops > 0, "an empty table");
+    for (size_t i = 0; i < sw_conf_nprops; i++) {
+        const prop_t *p = &sw_conf_props[i];
+        SW_ASSERT(p->off + p->size <= sizeof(sw_settings_t), "%s: field past the struct", p->name);
+        bool fits = false;
+        switch (p->type) {
+        case PROP_INT:
+            fits = p->size == sizeof(int64_t) ||
+                   (p->size == sizeof(int32_t) && p->min >= INT32_MIN && p->max <= INT32_MAX);
+            break;
+        case PROP_DBL: fits = p->size == sizeof(double); break;
+        case PROP_STR: fits = p->size == sizeof(const char *); break;
+        case PROP_BOOL: fits = p->size == sizeof(bool); break;
+        case PROP_ENUM:
+            fits = p->size == sizeof(int) ||
+                   (p->size == sizeof(bool) && !strcmp(p->allowed[0], "on") &&
+                    !strcmp(p->allowed[1], "off") && !p->allowed[2]);
+            break;
+        case PROP_LIST: fits = p->size == sizeof(sw_conf_strs_t); break;
+        }
+        SW_ASSERT(fits, "%s: a field of %zu bytes does not fit its type", p->name, p->size);
+        for (size_t j = 0; j < i; j++) {
+            const prop_t *q = &sw_conf_props[j];
+            SW_ASSERT(p->off + p->size <= q->off || q->off + q->size <= p->off,
+                      "%s and %s fill the same field", p->name, q->name);
+        }
+    }
+}
+
 /* The typed settings against the table: a fresh conf's defaults land in
  * every field, each allowed value of an enum property lands as its enum,
  * and values set with -X (and the exactly_once commit interval rule) are
@@ -1069,7 +1105,7 @@ int main(void)
         cmocka_unit_test(test_params),      cmocka_unit_test(test_file),
         cmocka_unit_test(test_env),         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_secrets),     cmocka_unit_test(test_list_and_markdown),
-        cmocka_unit_test(test_settings),
+        cmocka_unit_test(test_settings),    cmocka_unit_test(test_table_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,13 +17,14 @@ allowed() {
     conf) echo "core util" ;;
     io) echo "util" ;;
     gen) echo "core util" ;;
-    registry) echo "codec conf core util" ;;
+    net) echo "util" ;;
+    registry) echo "net codec conf core util" ;;
     ops) echo "core util" ;;
     kafka) echo "ops conf codec core util" ;;
     report) echo "codec core util" ;;
-    notify) echo "kafka ops conf codec core util" ;;
+    notify) echo "kafka net ops conf codec core util" ;;
     daemon) echo "kafka registry ops conf codec core util" ;;
-    cli) echo "daemon notify kafka report registry ops gen io conf codec core util" ;;
+    cli) echo "daemon notify kafka report registry net ops gen io conf codec core util" ;;
     *) echo "?" ;;
     esac
 }
