@@ -269,13 +269,23 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
         }
         total = j->ncands;
     } else {
-        fullc_t *all = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*all));
+        /* The ranks with a candidate first, then room for just those: a
+         * wide job's ranks mostly have none (the window keeps the answer,
+         * so the second search is a lookup). */
+        uint32_t *has = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*has));
+        size_t nhas = 0;
         for (size_t i = 0; i < j->nranks; i++) {
-            rank_t *r = &j->ranks[i];
             sw_win_cand_t wc;
-            if (!sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                                  INT64_MIN, &wc))
-                continue;
+            if (sw_win_candidate(&j->ranks[i].win, det->params.spike_min_bytes,
+                                 det->params.spike_fraction, INT64_MIN, &wc))
+                has[nhas++] = (uint32_t)i;
+        }
+        fullc_t *all = sw_arena_alloc(&det->arena, (nhas + 1) * sizeof(*all));
+        for (size_t k = 0; k < nhas; k++) {
+            rank_t *r = &j->ranks[has[k]];
+            sw_win_cand_t wc;
+            sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                             INT64_MIN, &wc);
             cand_fill(j, r, afirst, wc.spike_ts - r->first_ts, &wc, &all[total].c);
             all[total].src = wc.src;
             total++;
