@@ -286,6 +286,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     sw_vcount_clear(&j->intervals);
     free(j->heap);
     free(j->hpos);
+    free(j->colds);
     free(j->sig);
     free(j->mem);
     free(j->tie);
@@ -358,6 +359,7 @@ static bool evict_one(sw_detector_t *det, const job_t *keep)
 static size_t job_bytes(const job_t *j)
 {
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) + j->win_bytes +
+               j->capcolds * sizeof(rank_cold_t) +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
@@ -417,6 +419,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     r->last_src = NIL;
     r->phase_grp = NIL;
     r->spent_ts = INT64_MIN;
+    r->cold = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
     if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
@@ -526,7 +529,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
  * set, i.e. once its memory has not risen by half a threshold for 5 s
  * (or 5 sampling intervals when they are longer); every run that starts
  * before that is spent. */
-static void restart_track(sw_detector_t *det, rank_t *r, const sw_src_t *src, int64_t ts,
+static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_t *src, int64_t ts,
                           int64_t used, bool in_order, bool new_rank)
 {
     if (new_rank) {
@@ -539,21 +542,23 @@ static void restart_track(sw_detector_t *det, rank_t *r, const sw_src_t *src, in
         r->proc_pid = src->pid;
         r->proc_sess = src->session;
         r->warm = true;
-        r->warm_hi = used;
-        r->warm_hi_ts = ts;
+        rank_cold_t *c = rk_cold(j, r);
+        c->warm_hi = used;
+        c->warm_hi_ts = ts;
     } else if (r->warm) {
+        rank_cold_t *c = rk_cold(j, r);
         int64_t thr;
-        if (!sw_spike_threshold(r->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
+        if (!sw_spike_threshold(c->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
                                 &thr))
             thr = INT64_MAX;
-        if (used > r->warm_hi) {
-            if (used - r->warm_hi > thr / 2) r->warm_hi_ts = ts;
-            r->warm_hi = used;
+        if (used > c->warm_hi) {
+            if (used - c->warm_hi > thr / 2) c->warm_hi_ts = ts;
+            c->warm_hi = used;
         }
         int64_t iv = rank_interval_ns(r);
         int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX
                                             : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
-        if ((uint64_t)ts - (uint64_t)r->warm_hi_ts >= (uint64_t)settle) r->warm = false;
+        if ((uint64_t)ts - (uint64_t)c->warm_hi_ts >= (uint64_t)settle) r->warm = false;
     }
     if (r->warm && ts < INT64_MAX && ts + 1 > r->spent_ts) r->spent_ts = ts + 1;
 }
@@ -805,7 +810,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     bool first_changed = false;
     bool in_order = new_rank || ts > r->newest_ts;
-    restart_track(det, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
+    restart_track(det, j, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
     if (new_rank) {
         r->first_ts = r->newest_ts = ts;
         if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;
