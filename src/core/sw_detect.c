@@ -117,16 +117,28 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
     return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
 }
 
+/* A device id or local rank as the inline copy holds it. */
+static inline int64_t c_wide(int32_t v)
+{
+    return v == SRC_I32_UNSET ? SW_SRC_UNSET : v;
+}
+
+static inline bool c_fits(int64_t v)
+{
+    return v == SW_SRC_UNSET || (v > INT32_MIN && v <= INT32_MAX);
+}
+
 /* The rank's inline copy of its last source matches the event. */
 static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
 {
-    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid || r->c_dev != ev_device(ev) ||
-        r->c_lrank != ev_local_rank(ev) || r->c_interval != ev->sampling_interval_ms ||
-        r->c_host_len != ev->host.len || memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
+    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid ||
+        c_wide(r->c_dev) != ev_device(ev) || c_wide(r->c_lrank) != ev_local_rank(ev) ||
+        r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
+        memcmp(r->c_str, ev->host.ptr, ev->host.len) != 0)
         return false;
     if (!ev->has_session_id) return r->c_sess_null;
     return !r->c_sess_null && r->c_sess_len == ev->session_id.len &&
-           memcmp(r->c_sess, ev->session_id.ptr, ev->session_id.len) == 0;
+           memcmp(r->c_str + r->c_host_len, ev->session_id.ptr, ev->session_id.len) == 0;
 }
 
 static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
@@ -134,16 +146,18 @@ static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
     r->last_src = id;
     r->phase_grp = NIL;
     r->c_pid = ev->pid;
-    r->c_dev = ev_device(ev);
-    r->c_lrank = ev_local_rank(ev);
     r->c_interval = ev->sampling_interval_ms;
-    r->c_inline = ev->host.len <= SRC_HOST_MAX && ev->session_id.len <= SRC_SESS_MAX;
+    int64_t dev = ev_device(ev), lrank = ev_local_rank(ev);
+    r->c_inline = c_fits(dev) && c_fits(lrank) && ev->host.len <= SRC_STR_MAX &&
+                  ev->session_id.len <= SRC_STR_MAX - ev->host.len;
     if (!r->c_inline) return;
+    r->c_dev = dev == SW_SRC_UNSET ? SRC_I32_UNSET : (int32_t)dev;
+    r->c_lrank = lrank == SW_SRC_UNSET ? SRC_I32_UNSET : (int32_t)lrank;
     r->c_host_len = (uint8_t)ev->host.len;
-    if (ev->host.len) memcpy(r->c_host, ev->host.ptr, ev->host.len);
+    if (ev->host.len) memcpy(r->c_str, ev->host.ptr, ev->host.len);
     r->c_sess_null = !ev->has_session_id;
     r->c_sess_len = (uint8_t)ev->session_id.len;
-    if (ev->session_id.len) memcpy(r->c_sess, ev->session_id.ptr, ev->session_id.len);
+    if (ev->session_id.len) memcpy(r->c_str + ev->host.len, ev->session_id.ptr, ev->session_id.len);
 }
 
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)

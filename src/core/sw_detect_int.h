@@ -30,9 +30,10 @@
 #define NIL UINT32_MAX
 
 /* Inline copy of a rank's last source, checked against each sample without
- * touching the job's tables (strings longer than the buffers just miss). */
-#define SRC_HOST_MAX 24
-#define SRC_SESS_MAX 32
+ * touching the job's tables (host and session longer than the buffer
+ * together, or a device or local rank outside int32, just miss). */
+#define SRC_STR_MAX 40
+#define SRC_I32_UNSET INT32_MIN /* c_dev, c_lrank: SW_SRC_UNSET */
 #define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
 
 typedef struct rank_s {
@@ -47,15 +48,14 @@ typedef struct rank_s {
     sw_win_t win;
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp; /* phase group of last_src's session, NIL none */
-    int64_t c_pid;      /* last_src's pid, device, local rank, interval and strings */
-    int64_t c_dev, c_lrank;
+    int64_t c_pid;      /* last_src's pid, interval, device, local rank and strings */
     int64_t c_interval;
+    int32_t c_dev, c_lrank; /* SRC_I32_UNSET: SW_SRC_UNSET */
     uint8_t c_host_len, c_sess_len;
     bool c_sess_null;
-    bool c_inline;      /* the strings fit the buffers below */
+    bool c_inline;      /* the copy is complete: device and local rank fit, the strings fit c_str */
     uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
-    char c_host[SRC_HOST_MAX];
-    char c_sess[SRC_SESS_MAX];
+    char c_str[SRC_STR_MAX]; /* the host, then the session */
     int64_t proc_pid; /* pid of the rank's newest sample: its process */
     /* Warm: the rank's candidate, changed only when its spike changes. */
     int64_t c_rel; /* spike timestamp - first_ts */

@@ -711,15 +711,16 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
     }
     /* The fed rank's run: part of this storm, or the start of the next? */
     bool next = false;
-    if (r->has_cand && rk_ep_no(j, r) == j->episode && r->c_base == INT64_MIN)
+    bool member = r->has_cand && rk_ep_no(j, r) == j->episode;
+    if (member && r->c_base == INT64_MIN)
         rk_cold(j, r)->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
     if (r->has_cand) {
-        if (rk_ep_no(j, r) == j->episode && r->c_base == rk_ep_base(j, r)) {
+        if (member && r->c_base == rk_ep_base(j, r)) {
             if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
             sw_win_cand_t t;
-            next = rk_ep_base(j, r) < INT64_MAX &&
+            next = r->c_base < INT64_MAX && /* == its ep_base */
                    sw_win_tail_spike(&r->win, det->params.spike_min_bytes,
-                                     det->params.spike_fraction, rk_ep_base(j, r) + 1, &t) &&
+                                     det->params.spike_fraction, r->c_base + 1, &t) &&
                    clearly_after(j, r, t.base_ts);
         } else if (clearly_after(j, r, r->c_base)) {
             next = true;
