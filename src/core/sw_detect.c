@@ -428,7 +428,6 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
     j->win_bytes += sw_win_bytes(r->win.cap);
     r->t_left = r->t_right = NIL;
-    r->t_prio = mix32(ri * 2654435761U + 1);
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;

@@ -61,10 +61,10 @@ typedef struct rank_s {
     int64_t c_rel; /* spike timestamp - first_ts */
     int64_t c_spike_ts;
     int64_t c_peak;
-    int64_t c_samples;
     int64_t c_base; /* base timestamp of the candidate's rising run */
+    uint32_t c_samples;
     uint32_t c_src;
-    uint32_t t_left, t_right, t_prio; /* candidate treap */
+    uint32_t t_left, t_right; /* candidate treap (priorities: t_prio()) */
     bool has_cand;
     bool c_aged;     /* that base left the window (the run goes on) */
     bool in_verdict; /* one of the open episode's verdict suspects */
@@ -281,6 +281,12 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
         r->cold = (uint32_t)j->ncolds++;
     }
     return &j->colds[r->cold];
+}
+
+/* Treap priority of rank index @p ri (fixed, pseudo-random). */
+static inline uint32_t t_prio(uint32_t ri)
+{
+    return mix32(ri * 2654435761U + 1);
 }
 
 /* ---- shared functions ---------------------------------------------------- */

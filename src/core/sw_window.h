@@ -91,7 +91,7 @@ typedef struct sw_wslot_s {
 typedef struct sw_win_cand_s {
     int64_t spike_ts; /**< timestamp of the spike sample */
     int64_t peak;     /**< rise from the run's base, bytes */
-    int64_t samples;  /**< rising steps up to the spike */
+    uint32_t samples; /**< rising steps up to the spike (< window.samples) */
     uint32_t src;     /**< source of the spike sample */
     int64_t base_ts;  /**< timestamp of the run's base sample (for a run whose
                            base was evicted, of its base before that): what
