@@ -30,15 +30,21 @@ typedef struct crank_s {
     uint32_t hpos;     /* silence heap position, CNIL when absent */
     int64_t newest_ts; /* newest event timestamp (any type), INT64_MIN none */
     int64_t stop_ts;   /* a stop at this time (INT64_MIN none): not silent */
-    int64_t death_ts;  /* d while dead */
-    int64_t death_al;  /* aligned d */
-    int64_t death_pid; /* the pid that died (oom) */
-    uint32_t dpos;     /* index in the job's dead list, CNIL alive */
-    uint32_t w;        /* index in the warning table, CNIL none */
+    uint32_t dpos; /* index in the job's dead list, CNIL alive */
+    uint32_t w;    /* index in the warning table, CNIL none */
+    uint32_t d;    /* index in the job's death marks (cdeath_t), CNIL: zero */
     uint8_t life;
     bool degraded;
     bool blind;
 } crank_t;
+
+/* A rank's last death, out of line (few ranks die): created when it first
+ * dies (or is restored with marks), kept after it revives. */
+typedef struct cdeath_s {
+    int64_t death_ts;  /* d while dead */
+    int64_t death_al;  /* aligned d */
+    int64_t death_pid; /* the pid that died (oom) */
+} cdeath_t;
 
 typedef struct cwarn_s {
     uint32_t ci;
@@ -72,6 +78,8 @@ struct sw_cjob_s {
     int64_t crash, c_rev;
     uint32_t *dead; /* ci of dead ranks */
     size_t ndead, capdead;
+    cdeath_t *deaths; /* crank_t.d */
+    size_t ndeaths, capdeaths;
     sw_death_t first; /* strings in f_* below */
     char *f_host, *f_sess, *f_reason;
     /* warning */
@@ -87,6 +95,24 @@ struct sw_cjob_s {
     uint32_t named[SW_X8_WARN_MAX];
     size_t nnamed;
 };
+
+/* Rank c's death marks: zeros when it never died. */
+static cdeath_t cd_of(const sw_cjob_t *cj, const crank_t *c)
+{
+    cdeath_t none = {0, 0, 0};
+    return c->d == CNIL ? none : cj->deaths[c->d];
+}
+
+/* Rank c's death marks, created (zero) when it has none: for writing. */
+static cdeath_t *cd_get(sw_cjob_t *cj, crank_t *c)
+{
+    if (c->d == CNIL) {
+        SW_GROW(cj->deaths, cj->ndeaths, cj->capdeaths, 4);
+        memset(&cj->deaths[cj->ndeaths], 0, sizeof(cj->deaths[0]));
+        c->d = (uint32_t)cj->ndeaths++;
+    }
+    return &cj->deaths[c->d];
+}
 
 #define XOUT_MAX 4
 struct sw_xout_s {
@@ -342,6 +368,7 @@ void sw_crash_job_free(sw_cjob_t *cj)
     free(cj->ri2ci);
     free(cj->heap);
     free(cj->dead);
+    free(cj->deaths);
     free(cj->w);
     free(cj->f_host);
     free(cj->f_sess);
@@ -366,7 +393,8 @@ size_t sw_crash_job_bytes(const sw_cjob_t *cj)
     if (!cj) return 0;
     return sizeof(*cj) + cj->cap * sizeof(crank_t) + sw_imap_bytes(&cj->map) +
            cj->cap_ri * sizeof(uint32_t) + cj->capheap * sizeof(sheap_t) +
-           cj->capdead * sizeof(uint32_t) + cj->capw * sizeof(cwarn_t) +
+           cj->capdead * sizeof(uint32_t) + cj->capdeaths * sizeof(cdeath_t) +
+           cj->capw * sizeof(cwarn_t) +
            (cj->f_host ? strlen(cj->f_host) + 1 : 0) + (cj->f_sess ? strlen(cj->f_sess) + 1 : 0) +
            (cj->f_reason ? strlen(cj->f_reason) + 1 : 0);
 }
@@ -393,7 +421,7 @@ static uint32_t crank_add(sw_cjob_t *cj, int64_t rank)
     crank_t *c = &cj->r[ci];
     memset(c, 0, sizeof(*c));
     c->rank = rank;
-    c->ri = c->hpos = c->dpos = c->w = CNIL;
+    c->ri = c->hpos = c->dpos = c->w = c->d = CNIL;
     c->newest_ts = c->stop_ts = INT64_MIN;
     sw_imap_put(&cj->map, rank, ci);
     return ci;
@@ -588,7 +616,8 @@ static sw_record_t *x_emit(sw_detector_t *det, job_t *j, sw_action_t action, con
 static int dead_cmp_al(const sw_cjob_t *cj, uint32_t a, uint32_t b)
 {
     const crank_t *x = &cj->r[a], *y = &cj->r[b];
-    if (x->death_al != y->death_al) return x->death_al < y->death_al ? -1 : 1;
+    int64_t xa = cd_of(cj, x).death_al, ya = cd_of(cj, y).death_al;
+    if (xa != ya) return xa < ya ? -1 : 1;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
@@ -721,8 +750,8 @@ static void first_set(sw_cjob_t *cj, const crank_t *c, sw_death_cause_t cause, s
     memset(f, 0, sizeof(*f));
     f->rank = c->rank;
     f->cause = cause;
-    f->timestamp_ns = c->death_ts;
-    f->aligned_timestamp_ns = c->death_al;
+    f->timestamp_ns = cd_of(cj, c).death_ts;
+    f->aligned_timestamp_ns = cd_of(cj, c).death_al;
     f->host = sw_str(cj->f_host);
     f->has_device_id = has_dev;
     f->device_id = dev;
@@ -749,16 +778,17 @@ static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
     sw_cjob_t *cj = j->cj;
     crank_t *c = &cj->r[ci];
     c->life = (uint8_t)life;
-    c->death_ts = d;
-    c->death_al = sat_add(d, -rank_offset(j, c));
-    c->death_pid = src->pid;
+    cdeath_t *cd = cd_get(cj, c);
+    cd->death_ts = d;
+    cd->death_al = sat_add(d, -rank_offset(j, c));
+    cd->death_pid = src->pid;
     SW_GROW(cj->dead, cj->ndead, cj->capdead, 4);
     c->dpos = (uint32_t)cj->ndead;
     cj->dead[cj->ndead++] = ci;
     set_blind(det, cj, c);
     det->st.deaths++;
     bool first = !cj->c_open;
-    if (!first && c->death_al >= cj->first.aligned_timestamp_ns) return; /* only counted */
+    if (!first && cd->death_al >= cj->first.aligned_timestamp_ns) return; /* only counted */
     if (first) {
         cj->c_open = true;
         cj->crash++;
@@ -1019,8 +1049,9 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
      * new process (a sample from another pid after its death). An error,
      * death marker or stop is a last word, never a return. */
     bool reports = kind == SW_X8_NONE || kind == SW_X8_DEGRADED || kind == SW_X8_RECOVERED;
-    if (c->life == LIFE_SILENT && reports && ts > c->death_ts) revive(det, cj, ci);
-    else if (c->life == LIFE_OOM && sample && ev->pid != c->death_pid && ts > c->death_ts)
+    if (c->life == LIFE_SILENT && reports && ts > cd_of(cj, c).death_ts) revive(det, cj, ci);
+    else if (c->life == LIFE_OOM && sample && ev->pid != cd_of(cj, c).death_pid &&
+             ts > cd_of(cj, c).death_ts)
         revive(det, cj, ci);
     if (ts > c->newest_ts) c->newest_ts = ts;
     if (kind == SW_X8_STOP && ts >= c->newest_ts) c->stop_ts = ts;
@@ -1094,9 +1125,10 @@ void sw_crash_save(const sw_detector_t *det, sw_buf_t *out)
             sw_vput_i(out, c->ri == CNIL ? -1 : (int64_t)c->ri);
             sw_vput_i(out, c->newest_ts);
             sw_vput_i(out, c->stop_ts);
-            sw_vput_i(out, c->death_ts);
-            sw_vput_i(out, c->death_al);
-            sw_vput_i(out, c->death_pid);
+            cdeath_t cd = cd_of(cj, c);
+            sw_vput_i(out, cd.death_ts);
+            sw_vput_i(out, cd.death_al);
+            sw_vput_i(out, cd.death_pid);
             sw_vput_u(out, c->life);
             sw_vput_u(out, c->degraded);
         }
@@ -1186,9 +1218,11 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
         crank_t *c = &cj->r[ci];
         c->newest_ts = sw_vget_i(r);
         c->stop_ts = sw_vget_i(r);
-        c->death_ts = sw_vget_i(r);
-        c->death_al = sw_vget_i(r);
-        c->death_pid = sw_vget_i(r);
+        cdeath_t cd;
+        cd.death_ts = sw_vget_i(r);
+        cd.death_al = sw_vget_i(r);
+        cd.death_pid = sw_vget_i(r);
+        if (cd.death_ts || cd.death_al || cd.death_pid) *cd_get(cj, c) = cd;
         uint64_t life = sw_vget_u(r);
         c->degraded = sw_vget_u(r) != 0;
         if (r->bad || life > LIFE_SILENT) return false;

@@ -117,16 +117,28 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
     return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
 }
 
+/* A device id or local rank as the inline copy holds it. */
+static inline int64_t c_wide(int32_t v)
+{
+    return v == SRC_I32_UNSET ? SW_SRC_UNSET : v;
+}
+
+static inline bool c_fits(int64_t v)
+{
+    return v == SW_SRC_UNSET || (v > INT32_MIN && v <= INT32_MAX);
+}
+
 /* The rank's inline copy of its last source matches the event. */
 static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
 {
-    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid || r->c_dev != ev_device(ev) ||
-        r->c_lrank != ev_local_rank(ev) || r->c_interval != ev->sampling_interval_ms ||
-        r->c_host_len != ev->host.len || memcmp(r->c_host, ev->host.ptr, ev->host.len) != 0)
+    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid ||
+        c_wide(r->c_dev) != ev_device(ev) || c_wide(r->c_lrank) != ev_local_rank(ev) ||
+        r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
+        memcmp(r->c_str, ev->host.ptr, ev->host.len) != 0)
         return false;
     if (!ev->has_session_id) return r->c_sess_null;
     return !r->c_sess_null && r->c_sess_len == ev->session_id.len &&
-           memcmp(r->c_sess, ev->session_id.ptr, ev->session_id.len) == 0;
+           memcmp(r->c_str + r->c_host_len, ev->session_id.ptr, ev->session_id.len) == 0;
 }
 
 static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
@@ -134,16 +146,18 @@ static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
     r->last_src = id;
     r->phase_grp = NIL;
     r->c_pid = ev->pid;
-    r->c_dev = ev_device(ev);
-    r->c_lrank = ev_local_rank(ev);
     r->c_interval = ev->sampling_interval_ms;
-    r->c_inline = ev->host.len <= SRC_HOST_MAX && ev->session_id.len <= SRC_SESS_MAX;
+    int64_t dev = ev_device(ev), lrank = ev_local_rank(ev);
+    r->c_inline = c_fits(dev) && c_fits(lrank) && ev->host.len <= SRC_STR_MAX &&
+                  ev->session_id.len <= SRC_STR_MAX - ev->host.len;
     if (!r->c_inline) return;
+    r->c_dev = dev == SW_SRC_UNSET ? SRC_I32_UNSET : (int32_t)dev;
+    r->c_lrank = lrank == SW_SRC_UNSET ? SRC_I32_UNSET : (int32_t)lrank;
     r->c_host_len = (uint8_t)ev->host.len;
-    if (ev->host.len) memcpy(r->c_host, ev->host.ptr, ev->host.len);
+    if (ev->host.len) memcpy(r->c_str, ev->host.ptr, ev->host.len);
     r->c_sess_null = !ev->has_session_id;
     r->c_sess_len = (uint8_t)ev->session_id.len;
-    if (ev->session_id.len) memcpy(r->c_sess, ev->session_id.ptr, ev->session_id.len);
+    if (ev->session_id.len) memcpy(r->c_str + ev->host.len, ev->session_id.ptr, ev->session_id.len);
 }
 
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
@@ -286,6 +300,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     sw_vcount_clear(&j->intervals);
     free(j->heap);
     free(j->hpos);
+    free(j->colds);
     free(j->sig);
     free(j->mem);
     free(j->tie);
@@ -358,6 +373,7 @@ static bool evict_one(sw_detector_t *det, const job_t *keep)
 static size_t job_bytes(const job_t *j)
 {
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) + j->win_bytes +
+               j->capcolds * sizeof(rank_cold_t) +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
@@ -412,11 +428,11 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
     j->win_bytes += sw_win_bytes(r->win.cap);
     r->t_left = r->t_right = NIL;
-    r->t_prio = mix32(ri * 2654435761U + 1);
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
     r->spent_ts = INT64_MIN;
+    r->cold = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
     if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
@@ -526,7 +542,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
  * set, i.e. once its memory has not risen by half a threshold for 5 s
  * (or 5 sampling intervals when they are longer); every run that starts
  * before that is spent. */
-static void restart_track(sw_detector_t *det, rank_t *r, const sw_src_t *src, int64_t ts,
+static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_t *src, int64_t ts,
                           int64_t used, bool in_order, bool new_rank)
 {
     if (new_rank) {
@@ -539,21 +555,23 @@ static void restart_track(sw_detector_t *det, rank_t *r, const sw_src_t *src, in
         r->proc_pid = src->pid;
         r->proc_sess = src->session;
         r->warm = true;
-        r->warm_hi = used;
-        r->warm_hi_ts = ts;
+        rank_cold_t *c = rk_cold(j, r);
+        c->warm_hi = used;
+        c->warm_hi_ts = ts;
     } else if (r->warm) {
+        rank_cold_t *c = rk_cold(j, r);
         int64_t thr;
-        if (!sw_spike_threshold(r->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
+        if (!sw_spike_threshold(c->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
                                 &thr))
             thr = INT64_MAX;
-        if (used > r->warm_hi) {
-            if (used - r->warm_hi > thr / 2) r->warm_hi_ts = ts;
-            r->warm_hi = used;
+        if (used > c->warm_hi) {
+            if (used - c->warm_hi > thr / 2) c->warm_hi_ts = ts;
+            c->warm_hi = used;
         }
         int64_t iv = rank_interval_ns(r);
         int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX
                                             : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
-        if ((uint64_t)ts - (uint64_t)r->warm_hi_ts >= (uint64_t)settle) r->warm = false;
+        if ((uint64_t)ts - (uint64_t)c->warm_hi_ts >= (uint64_t)settle) r->warm = false;
     }
     if (r->warm && ts < INT64_MAX && ts + 1 > r->spent_ts) r->spent_ts = ts + 1;
 }
@@ -804,7 +822,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     bool first_changed = false;
     bool in_order = new_rank || ts > r->newest_ts;
-    restart_track(det, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
+    restart_track(det, j, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
     if (new_rank) {
         r->first_ts = r->newest_ts = ts;
         if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;

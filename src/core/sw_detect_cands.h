@@ -40,7 +40,7 @@ static inline uint32_t t_merge(job_t *j, uint32_t a, uint32_t b)
 {
     if (a == NIL) return b;
     if (b == NIL) return a;
-    if (j->ranks[a].t_prio > j->ranks[b].t_prio) {
+    if (t_prio(a) > t_prio(b)) {
         j->ranks[a].t_right = t_merge(j, j->ranks[a].t_right, b);
         return a;
     }
@@ -52,7 +52,7 @@ static inline uint32_t t_insert(job_t *j, uint32_t t, uint32_t x)
 {
     if (t == NIL) return x;
     rank_t *n = &j->ranks[t], *nx = &j->ranks[x];
-    if (nx->t_prio > n->t_prio) {
+    if (t_prio(x) > t_prio(t)) {
         t_split(j, t, nx, &nx->t_left, &nx->t_right);
         return x;
     }

@@ -30,12 +30,14 @@
 #define NIL UINT32_MAX
 
 /* Inline copy of a rank's last source, checked against each sample without
- * touching the job's tables (strings longer than the buffers just miss). */
-#define SRC_HOST_MAX 24
-#define SRC_SESS_MAX 32
+ * touching the job's tables (host and session longer than the buffer
+ * together, or a device or local rank outside int32, just miss). */
+#define SRC_STR_MAX 40
+#define SRC_I32_UNSET INT32_MIN /* c_dev, c_lrank: SW_SRC_UNSET */
 #define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
 
 typedef struct rank_s {
+    /* Fields ordered without holes: a wide job holds one record per rank. */
     /* Hot: touched by every sample of the rank. */
     int64_t rank;
     int64_t first_ts;  /* smallest non-duplicate sample timestamp ever */
@@ -46,37 +48,43 @@ typedef struct rank_s {
     sw_win_t win;
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp; /* phase group of last_src's session, NIL none */
-    int64_t c_pid;      /* last_src's pid, device, local rank, interval and strings */
-    int64_t c_dev, c_lrank;
+    int64_t c_pid;      /* last_src's pid, interval, device, local rank and strings */
     int64_t c_interval;
+    int32_t c_dev, c_lrank; /* SRC_I32_UNSET: SW_SRC_UNSET */
     uint8_t c_host_len, c_sess_len;
     bool c_sess_null;
-    bool c_inline; /* the strings fit the buffers below */
-    char c_host[SRC_HOST_MAX];
-    char c_sess[SRC_SESS_MAX];
+    bool c_inline;      /* the copy is complete: device and local rank fit, the strings fit c_str */
+    uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
+    char c_str[SRC_STR_MAX]; /* the host, then the session */
+    int64_t proc_pid; /* pid of the rank's newest sample: its process */
     /* Warm: the rank's candidate, changed only when its spike changes. */
-    bool has_cand;
     int64_t c_rel; /* spike timestamp - first_ts */
     int64_t c_spike_ts;
     int64_t c_peak;
-    int64_t c_samples;
+    int64_t c_base; /* base timestamp of the candidate's rising run */
+    uint32_t c_samples;
     uint32_t c_src;
-    int64_t c_base;                   /* base timestamp of the candidate's rising run */
-    bool c_aged;                      /* that base left the window (the run goes on) */
-    uint32_t t_left, t_right, t_prio; /* candidate treap */
-    bool in_verdict;                  /* one of the open episode's verdict suspects */
-    /* Cold: the lifecycle's marks (docs/semantics.md, "Episodes"). */
-    bool warm;          /* climbing after a restart: its runs so far are spent */
-    int64_t spent_ts;   /* rising runs based before this are spent (INT64_MIN: none) */
+    uint32_t t_left, t_right; /* candidate treap (priorities: t_prio()) */
+    bool has_cand;
+    bool c_aged;     /* that base left the window (the run goes on) */
+    bool in_verdict; /* one of the open episode's verdict suspects */
+    /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
+     * out of line (rank_cold_t), for the ranks that ever needed them. */
+    bool warm;        /* climbing after a restart: its runs so far are spent */
+    uint32_t cold;    /* index in job_t.colds, NIL: all of them zero */
+    int64_t spent_ts; /* rising runs based before this are spent (INT64_MIN: none) */
+} rank_t;
+
+/* A rank's cold lifecycle marks: created the first time one is set (an
+ * episode's member, a restart, a restore), zero until then. */
+typedef struct rank_cold_s {
     int64_t ep_no;      /* the episode the run based at ep_base was part of (0: none) */
     int64_t ep_base;    /* base timestamp of that run */
-    int64_t proc_pid;   /* pid of the rank's newest sample: its process */
-    uint32_t proc_sess; /* and its session (interned; 0 = null) */
     int64_t warm_hi;    /* warm: highest device_used since the restart */
     int64_t warm_hi_ts; /* warm: when it last rose by half a threshold */
-    bool rs_has_ev;     /* restore: the window's hr_trunc, set after the rebuild */
-    int64_t rs_ev_used; /* and hr_orig */
-} rank_t;
+    int64_t rs_ev_used; /* restore: the window's hr_orig, set after the rebuild */
+    bool rs_has_ev;     /* and hr_trunc */
+} rank_cold_t;
 
 typedef struct heap_ent_s {
     int64_t key; /* the rank's newest timestamp */
@@ -113,6 +121,8 @@ typedef struct job_s {
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
     rank_t *ranks;
+    rank_cold_t *colds; /* the ranks' cold marks (rank_t.cold) */
+    size_t ncolds, capcolds;
     size_t win_bytes; /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
     sw_imap_t rank_map; /* rank -> index in ranks */
@@ -248,6 +258,35 @@ static inline uint32_t mix32(uint32_t x)
     x *= 0x846ca68bU;
     x ^= x >> 16;
     return x;
+}
+
+/* The cold marks of rank @p r (zero when it has no record). */
+static inline int64_t rk_ep_no(const job_t *j, const rank_t *r)
+{
+    return r->cold == NIL ? 0 : j->colds[r->cold].ep_no;
+}
+
+static inline int64_t rk_ep_base(const job_t *j, const rank_t *r)
+{
+    return r->cold == NIL ? 0 : j->colds[r->cold].ep_base;
+}
+
+/* Rank @p r's cold marks, created (zero) when it has none: for writing.
+ * The pointer is valid until the next call (the table may move). */
+static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
+{
+    if (r->cold == NIL) {
+        SW_GROW(j->colds, j->ncolds, j->capcolds, 4);
+        memset(&j->colds[j->ncolds], 0, sizeof(j->colds[0]));
+        r->cold = (uint32_t)j->ncolds++;
+    }
+    return &j->colds[r->cold];
+}
+
+/* Treap priority of rank index @p ri (fixed, pseudo-random). */
+static inline uint32_t t_prio(uint32_t ri)
+{
+    return mix32(ri * 2654435761U + 1);
 }
 
 /* ---- shared functions ---------------------------------------------------- */

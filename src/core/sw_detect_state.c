@@ -239,16 +239,17 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, r->newest_ts);
             sw_vput_i(out, r->empty_off);
             sw_vput_i(out, r->spent_ts);
-            sw_vput_i(out, r->ep_no);
-            sw_vput_i(out, r->ep_base);
+            const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
+            sw_vput_i(out, c ? c->ep_no : 0);
+            sw_vput_i(out, c ? c->ep_base : 0);
             sw_vput_u(out, r->warm);
-            sw_vput_i(out, r->warm_hi);
-            sw_vput_i(out, r->warm_hi_ts);
+            sw_vput_i(out, c ? c->warm_hi : 0);
+            sw_vput_i(out, c ? c->warm_hi_ts : 0);
             sw_vput_i(out, r->proc_pid);
             /* Restored but not rebuilt yet: the marks the windows will get. */
             bool rb = det->rebuild_x != INT64_MIN;
-            sw_vput_u(out, rb ? r->rs_has_ev : r->win.hr_trunc);
-            sw_vput_i(out, rb ? r->rs_ev_used : r->win.hr_orig);
+            sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
+            sw_vput_i(out, rb ? (c ? c->rs_ev_used : 0) : r->win.hr_orig);
             sw_vput_u(out, r->proc_sess != 0);
             sw_vput_bytes(out, sw_intern_get(j->strs, r->proc_sess));
         }
@@ -468,14 +469,18 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             rk->newest_ts = sw_vget_i(&r);
             rk->empty_off = sw_vget_i(&r);
             rk->spent_ts = sw_vget_i(&r);
-            rk->ep_no = sw_vget_i(&r);
-            rk->ep_base = sw_vget_i(&r);
+            rank_cold_t c;
+            memset(&c, 0, sizeof(c));
+            c.ep_no = sw_vget_i(&r);
+            c.ep_base = sw_vget_i(&r);
             rk->warm = sw_vget_u(&r) != 0;
-            rk->warm_hi = sw_vget_i(&r);
-            rk->warm_hi_ts = sw_vget_i(&r);
+            c.warm_hi = sw_vget_i(&r);
+            c.warm_hi_ts = sw_vget_i(&r);
             rk->proc_pid = sw_vget_i(&r);
-            rk->rs_has_ev = sw_vget_u(&r) != 0;
-            rk->rs_ev_used = sw_vget_i(&r);
+            c.rs_has_ev = sw_vget_u(&r) != 0;
+            c.rs_ev_used = sw_vget_i(&r);
+            if (c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts || c.rs_has_ev || c.rs_ev_used)
+                *rk_cold(j, rk) = c;
             bool has_sess = sw_vget_u(&r) != 0;
             sw_str_t sess = sw_vget_bytes(&r);
             if (r.bad || !str_ok(sess)) {
@@ -483,8 +488,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
                 break;
             }
             rk->proc_sess = has_sess ? sw_intern_add(j->strs, sess) : 0;
-            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || rk->ep_no < 0 ||
-                rk->ep_no > j->episode)
+            if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || c.ep_no < 0 ||
+                c.ep_no > j->episode)
                 r.bad = true;
         }
         uint64_t nm = sw_vget_u(&r);
@@ -494,7 +499,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         }
         for (uint64_t k = 0; k < nm && !r.bad; k++) {
             uint64_t ri = sw_vget_u(&r);
-            if (ri >= nr || j->ranks[ri].ep_no != j->episode) {
+            if (ri >= nr || rk_ep_no(j, &j->ranks[ri]) != j->episode) {
                 r.bad = true;
                 break;
             }
@@ -573,9 +578,10 @@ void sw_detect_rebuild_done(sw_detector_t *det)
             rank_t *r = &j->ranks[k];
             /* The oldest run's identity as it was, not as the re-insertions
              * left it (they may have evicted other samples, or none). */
-            r->win.hr_trunc = r->rs_has_ev && r->win.rn &&
+            const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
+            r->win.hr_trunc = c && c->rs_has_ev && r->win.rn &&
                               r->win.rbase[r->win.rhead] == r->win.head;
-            r->win.hr_orig = r->rs_ev_used;
+            r->win.hr_orig = c ? c->rs_ev_used : 0;
             r->win.cand_valid = false;
             j->retained += r->win.n;
             if (r->win.n < 2) j->insufficient++;

@@ -269,13 +269,23 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
         }
         total = j->ncands;
     } else {
-        fullc_t *all = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*all));
+        /* The ranks with a candidate first, then room for just those: a
+         * wide job's ranks mostly have none (the window keeps the answer,
+         * so the second search is a lookup). */
+        uint32_t *has = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*has));
+        size_t nhas = 0;
         for (size_t i = 0; i < j->nranks; i++) {
-            rank_t *r = &j->ranks[i];
             sw_win_cand_t wc;
-            if (!sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                                  INT64_MIN, &wc))
-                continue;
+            if (sw_win_candidate(&j->ranks[i].win, det->params.spike_min_bytes,
+                                 det->params.spike_fraction, INT64_MIN, &wc))
+                has[nhas++] = (uint32_t)i;
+        }
+        fullc_t *all = sw_arena_alloc(&det->arena, (nhas + 1) * sizeof(*all));
+        for (size_t k = 0; k < nhas; k++) {
+            rank_t *r = &j->ranks[has[k]];
+            sw_win_cand_t wc;
+            sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                             INT64_MIN, &wc);
             cand_fill(j, r, afirst, wc.spike_ts - r->first_ts, &wc, &all[total].c);
             all[total].src = wc.src;
             total++;
@@ -426,8 +436,8 @@ static int64_t verdict_lost(job_t *j)
         const sw_suspect_t *v = &j->v_sus[i];
         if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
         const rank_t *r = &j->ranks[ri];
-        if (!r->has_cand || r->ep_no != j->episode ||
-            (r->c_base != r->ep_base && r->c_base != INT64_MIN) ||
+        if (!r->has_cand || rk_ep_no(j, r) != j->episode ||
+            (r->c_base != rk_ep_base(j, r) && r->c_base != INT64_MIN) ||
             (r->c_aged && r->c_spike_ts != v->first_spike_timestamp_ns))
             return v->rank;
     }
@@ -540,12 +550,13 @@ static void tie_union(job_t *j)
 static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
 {
     rank_t *r = &j->ranks[ri];
-    if (r->ep_no != j->episode) {
+    rank_cold_t *c = rk_cold(j, r);
+    if (c->ep_no != j->episode) {
         SW_GROW(j->mem, j->nmem, j->capmem, 16);
         j->mem[j->nmem++] = ri;
-        r->ep_no = j->episode;
+        c->ep_no = j->episode;
     }
-    r->ep_base = r->c_base;
+    c->ep_base = r->c_base;
     if (j->nmem == 1 || r->c_rel < j->ep_first_rel) j->ep_first_rel = r->c_rel;
     if (j->nmem == 1 || r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
     /* A window that spans less time than the storm's spread loses the
@@ -660,9 +671,10 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
      * storm's run already). */
     for (size_t i = 0; i < j->nmem; i++) {
         rank_t *r = &j->ranks[j->mem[i]];
-        if (r->ep_no != j->episode || r->ep_base == INT64_MAX) continue;
-        if (r->ep_base + 1 > r->spent_ts) {
-            r->spent_ts = r->ep_base + 1;
+        int64_t ep_base = rk_ep_base(j, r);
+        if (rk_ep_no(j, r) != j->episode || ep_base == INT64_MAX) continue;
+        if (ep_base + 1 > r->spent_ts) {
+            r->spent_ts = ep_base + 1;
             sw_det_cand_refresh(det, j, j->mem[i]);
         }
     }
@@ -699,15 +711,16 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
     }
     /* The fed rank's run: part of this storm, or the start of the next? */
     bool next = false;
-    if (r->has_cand && r->ep_no == j->episode && r->c_base == INT64_MIN)
-        r->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
+    bool member = r->has_cand && rk_ep_no(j, r) == j->episode;
+    if (member && r->c_base == INT64_MIN)
+        rk_cold(j, r)->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
     if (r->has_cand) {
-        if (r->ep_no == j->episode && r->c_base == r->ep_base) {
+        if (member && r->c_base == rk_ep_base(j, r)) {
             if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
             sw_win_cand_t t;
-            next = r->ep_base < INT64_MAX &&
+            next = r->c_base < INT64_MAX && /* == its ep_base */
                    sw_win_tail_spike(&r->win, det->params.spike_min_bytes,
-                                     det->params.spike_fraction, r->ep_base + 1, &t) &&
+                                     det->params.spike_fraction, r->c_base + 1, &t) &&
                    clearly_after(j, r, t.base_ts);
         } else if (clearly_after(j, r, r->c_base)) {
             next = true;

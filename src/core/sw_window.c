@@ -523,7 +523,7 @@ static void run_spike(const sw_win_t *win, uint32_t r, int64_t threshold, sw_win
     uint32_t s = slot(win, lo);
     out->spike_ts = win->slot[s].ts;
     out->peak = win->slot[s].used - target;
-    out->samples = (int64_t)(lo - lb);
+    out->samples = lo - lb;
     out->src = win->slot[s].src;
     out->base_ts = run_base_ts(win, r);
     out->rise_ns = win->slot[s].ts - win->slot[base].ts;

@@ -91,7 +91,7 @@ typedef struct sw_wslot_s {
 typedef struct sw_win_cand_s {
     int64_t spike_ts; /**< timestamp of the spike sample */
     int64_t peak;     /**< rise from the run's base, bytes */
-    int64_t samples;  /**< rising steps up to the spike */
+    uint32_t samples; /**< rising steps up to the spike (< window.samples) */
     uint32_t src;     /**< source of the spike sample */
     int64_t base_ts;  /**< timestamp of the run's base sample (for a run whose
                            base was evicted, of its base before that): what
@@ -109,25 +109,26 @@ typedef struct sw_win_s {
     sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the arrays */
     uint32_t *dq;     /**< [cap] ring of slots with decreasing used (sliding max) */
     uint32_t dq_head, dq_n;
-    bool pooled;   /**< the storage is a block of a sw_winpool */
     uint32_t rcap; /**< runs ring size, power of two >= cap / 2 */
     uint32_t rhead, rn;
-    uint32_t *rbase; /**< [rcap] slot of each run's base sample */
-    uint32_t *rend;  /**< [rcap] slot of each run's last sample */
-    int64_t *rtree;  /**< [2 * rcap] max segment tree of run gains (-1 = none) */
     /* Copies that spare every sample the lines they come from. */
-    int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
-    int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
     uint32_t hr_base; /**< rbase[rhead] when rn > 0 */
     uint32_t hr_end;  /**< rend[rhead] when rn > 0 */
+    bool pooled;      /**< the storage is a block of a sw_winpool */
     bool tail_open;   /**< the newest run ends at the newest sample */
     bool hr_trunc;    /**< the oldest run lost its base to an eviction */
-    int64_t hr_orig;  /**< then: the timestamp of its base before that */
+    bool cand_valid;  /**< cand below is the last candidate found */
+    uint32_t *rbase;  /**< [rcap] slot of each run's base sample */
+    uint32_t *rend;   /**< [rcap] slot of each run's last sample */
+    int64_t *rtree;   /**< [2 * rcap] max segment tree of run gains (-1 = none) */
+    int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
+    int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
+    int64_t hr_orig;  /**< when hr_trunc: the timestamp of the oldest run's base before that */
     /* The last candidate found, while nothing it depends on changed: the
      * threshold, and the run it lies in (only the oldest run can change
      * under a found candidate: the runs before it do not qualify, and
-     * appending only extends or adds runs after it). */
-    bool cand_valid;
+     * appending only extends or adds runs after it). Fields ordered
+     * without holes: a wide job holds one of these per rank. */
     uint32_t cand_run; /**< ring index of its run */
     int64_t cand_thr;  /**< threshold it was found with */
     int64_t cand_from; /**< spent_ts it was found with */
