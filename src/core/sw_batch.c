@@ -37,6 +37,18 @@ typedef struct cached_s {
     uint32_t id;
 } cached_t;
 
+/* The last sample of a rank: its interned host and session (id 0 = none
+ * yet) and the phase group of (session, rank) (group 0 = none yet, else
+ * the group's index + 1), so that a sample of a known (session, rank)
+ * extends its session end without hashing anything. */
+typedef struct rank_cache_s {
+    cached_t host;
+    cached_t session;
+    int64_t rank;           /* of the group */
+    uint32_t group_session; /* interned session of the group */
+    uint32_t group;
+} rank_cache_t;
+
 struct sw_batch_s {
     sw_params_t params;
     sw_intern_t *strs;
@@ -48,9 +60,9 @@ struct sw_batch_s {
     size_t ncounterless;   /* entries of counterless */
     uint32_t last_job;     /* interned job_id of the last sample; 0 = none yet */
     sw_str_t last_job_s;   /* its string (the table's copy) */
-    /* Interned host and session of the last sample of each rank (by rank
-     * mod RANK_CACHE; id 0 = none yet): a rank's samples repeat them. */
-    cached_t (*rank_cache)[2];
+    /* What the last sample of each rank had (by rank mod RANK_CACHE): a
+     * rank's samples repeat them. */
+    rank_cache_t *rank_cache;
 };
 
 #define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
@@ -160,8 +172,10 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
         return SW_OK;
     }
     b->n_events++;
-    sw_phase_add(b->phase, ev);
-    if (ev->kind != SW_EV_SAMPLE) return SW_OK;
+    if (ev->kind != SW_EV_SAMPLE) {
+        sw_phase_add(b->phase, ev);
+        return SW_OK;
+    }
     if (b->n == b->cap) grow_samples(b);
     bsample_t *s = &b->s[b->n];
     s->ts = ev->timestamp_ns;
@@ -170,10 +184,21 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->rank = ev->rank;
     s->world_size = ev->world_size;
     s->interval_ms = ev->sampling_interval_ms;
-    cached_t *cached = b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
-    s->host = intern_cached(b, &cached[0], ev->host);
+    rank_cache_t *rc = &b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+    s->host = intern_cached(b, &rc->host, ev->host);
     s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
-    s->session = ev->has_session_id ? intern_cached(b, &cached[1], ev->session_id) : 0;
+    s->session = 0;
+    if (ev->has_session_id) {
+        /* What sw_phase_add() does for a sample (SPEC 5: it extends its
+         * group's session end), the group looked up only when new. */
+        s->session = intern_cached(b, &rc->session, ev->session_id);
+        if (!rc->group || rc->rank != ev->rank || rc->group_session != s->session) {
+            rc->group = sw_phase_group(b->phase, ev->session_id, ev->rank) + 1;
+            rc->rank = ev->rank;
+            rc->group_session = s->session;
+        }
+        sw_phase_touch(b->phase, rc->group - 1, ev->timestamp_ns);
+    }
     s->arrival = (uint32_t)b->n;
     s->host_id = s->host;
     s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
