@@ -75,33 +75,11 @@ struct sw_batch_s {
 
 #define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
 
-/* Equal bytes; the usual identifiers (8-16 bytes) in two word compares. */
-static inline bool same_bytes(const char *a, const char *b, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t x, y, z, w;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        memcpy(&z, a + n - 8, 8);
-        memcpy(&w, b + n - 8, 8);
-        return x == y && z == w;
-    }
-    if (n >= 4 && n < 8) { /* "job-0" */
-        uint32_t x, y, z, w;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        memcpy(&z, a + n - 4, 4);
-        memcpy(&w, b + n - 4, 4);
-        return x == y && z == w;
-    }
-    return n == 0 || memcmp(a, b, n) == 0;
-}
-
 /* The id of s, compared first with the string of *c (what the same rank
  * had last time), hashed only when it differs. */
 static inline uint32_t intern_cached(sw_batch_t *b, cached_t *c, sw_str_t s)
 {
-    if (c->id && c->s.len == s.len && same_bytes(c->s.ptr, s.ptr, s.len)) return c->id;
+    if (c->id && c->s.len == s.len && sw_bytes_eq(c->s.ptr, s.ptr, s.len)) return c->id;
     c->id = sw_intern_add(b->strs, s);
     c->s = sw_intern_get(b->strs, c->id);
     return c->id;
@@ -112,7 +90,7 @@ static inline uint32_t intern_cached(sw_batch_t *b, cached_t *c, sw_str_t s)
 static uint32_t intern_job(sw_batch_t *b, sw_str_t job)
 {
     if (b->last_job && b->last_job_s.len == job.len &&
-        same_bytes(b->last_job_s.ptr, job.ptr, job.len))
+        sw_bytes_eq(b->last_job_s.ptr, job.ptr, job.len))
         return b->last_job;
     b->last_job = sw_intern_add(b->strs, job);
     b->last_job_s = sw_intern_get(b->strs, b->last_job);
@@ -498,24 +476,16 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     bsample_t *s = samples_sorted(b->s, b->n, filter, leader, n, b->max_rank, order);
     free(order);
 
-    /* Groups by rank, in ascending rank order. */
-    size_t ngroups = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || s[i].rank != s[i - 1].rank) ngroups++;
-    size_t *gstart = sw_malloc((ngroups + 1) * sizeof(*gstart));
-    int64_t *ranks = sw_arena_alloc(arena, ngroups * sizeof(*ranks));
-    int64_t *counts = sw_arena_alloc(arena, ngroups * sizeof(*counts));
-    int64_t *offsets = sw_arena_alloc(arena, ngroups * sizeof(*offsets));
-    size_t g = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || s[i].rank != s[i - 1].rank) {
-            gstart[g] = i;
-            ranks[g] = s[i].rank;
-            g++;
-        }
-    }
-    gstart[ngroups] = n;
-    for (g = 0; g < ngroups; g++) counts[g] = (int64_t)(gstart[g + 1] - gstart[g]);
+    /* One pass over the ranks in ascending order, each rank's samples read
+     * while they are in cache: its group, the world size claims, the
+     * positive gaps of the median interval, its alignment offset and its
+     * candidate. The anchor is the first rank (rank 0 when present). */
+    size_t capg = b->max_rank >= 0 && (uint64_t)b->max_rank < n ? (size_t)b->max_rank + 1 : n;
+    int64_t *ranks = sw_arena_alloc(arena, capg * sizeof(*ranks));
+    int64_t *counts = sw_arena_alloc(arena, capg * sizeof(*counts));
+    int64_t *offsets = sw_arena_alloc(arena, capg * sizeof(*offsets));
+    sw_cand_t *cands = sw_arena_alloc(arena, capg * sizeof(*cands));
+    size_t ngroups = 0, nc = 0;
 
     /* World size: most common claim > 1 (first seen wins ties), at least
      * the observed max rank + 1. */
@@ -525,69 +495,38 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     uint32_t *cfirst = sw_calloc(n + 1, sizeof(*cfirst));
     int64_t *cvalue = sw_calloc(n + 1, sizeof(*cvalue));
     uint32_t nclaims = 0;
-    int64_t declared = 1;
-    uint32_t best = UINT32_MAX;
     uint32_t last_ci = UINT32_MAX; /* the claim of the last sample: they repeat */
-    for (size_t i = 0; i < n; i++) {
-        if (s[i].world_size <= 1) continue;
-        uint32_t ci = last_ci;
-        if (ci != UINT32_MAX && cvalue[ci] == s[i].world_size) {
-            if (s[i].arrival < cfirst[ci]) cfirst[ci] = s[i].arrival;
-        } else if (!sw_imap_get(&claims, s[i].world_size, &ci)) {
-            ci = nclaims++;
-            cvalue[ci] = s[i].world_size;
-            cfirst[ci] = s[i].arrival;
-            sw_imap_put(&claims, s[i].world_size, ci);
-        } else if (s[i].arrival < cfirst[ci]) {
-            cfirst[ci] = s[i].arrival;
-        }
-        ccount[ci]++;
-        last_ci = ci;
-    }
-    for (uint32_t ci = 0; ci < nclaims; ci++)
-        if (best == UINT32_MAX || ccount[ci] > ccount[best] ||
-            (ccount[ci] == ccount[best] && cfirst[ci] < cfirst[best]))
-            best = ci;
-    if (best != UINT32_MAX) declared = cvalue[best];
-    sw_imap_clear(&claims);
-    free(ccount);
-    free(cfirst);
-    free(cvalue);
-    int64_t observed = ranks[ngroups - 1] + 1;
-    int64_t world_size = declared > observed ? declared : observed;
-
-    /* Anchor and offsets. */
-    size_t anchor_g = 0; /* ranks ascending: rank 0, when present, is first */
-    int64_t anchor_ts = s[gstart[anchor_g]].ts;
-    for (g = 0; g < ngroups; g++) offsets[g] = s[gstart[g]].ts - anchor_ts;
-
-    /* Median sampling interval. */
-    int64_t *gaps = sw_malloc((n ? n : 1) * sizeof(*gaps));
+    int64_t *gaps = sw_malloc(n * sizeof(*gaps));
     size_t nv = 0;
-    for (g = 0; g < ngroups; g++)
-        for (size_t i = gstart[g] + 1; i < gstart[g + 1]; i++)
-            if (s[i].ts - s[i - 1].ts > 0) gaps[nv++] = s[i].ts - s[i - 1].ts;
-    sw_i128 median;
-    if (nv) {
-        median = median64(gaps, nv);
-    } else { /* intervals in ns can exceed 64 bits */
-        sw_i128 *vals = sw_malloc((n ? n : 1) * sizeof(*vals));
-        for (size_t i = 0; i < n; i++)
-            if (s[i].interval_ms > 0) vals[nv++] = (sw_i128)s[i].interval_ms * 1000000;
-        median = median_sorted(vals, nv);
-        free(vals);
-    }
-    free(gaps);
-
-    /* Candidates, sorted. */
-    sw_cand_t *cands = sw_arena_alloc(arena, ngroups * sizeof(*cands));
-    size_t nc = 0;
-    for (g = 0; g < ngroups; g++) {
-        size_t len = gstart[g + 1] - gstart[g];
+    int64_t anchor_ts = s[0].ts;
+    for (size_t i = 0; i < n;) {
+        size_t a = i;
+        int64_t rank = s[a].rank;
+        for (; i < n && s[i].rank == rank; i++) {
+            if (i > a && s[i].ts - s[i - 1].ts > 0) gaps[nv++] = s[i].ts - s[i - 1].ts;
+            if (s[i].world_size <= 1) continue;
+            uint32_t ci = last_ci;
+            if (ci != UINT32_MAX && cvalue[ci] == s[i].world_size) {
+                if (s[i].arrival < cfirst[ci]) cfirst[ci] = s[i].arrival;
+            } else if (!sw_imap_get(&claims, s[i].world_size, &ci)) {
+                ci = nclaims++;
+                cvalue[ci] = s[i].world_size;
+                cfirst[ci] = s[i].arrival;
+                sw_imap_put(&claims, s[i].world_size, ci);
+            } else if (s[i].arrival < cfirst[ci]) {
+                cfirst[ci] = s[i].arrival;
+            }
+            ccount[ci]++;
+            last_ci = ci;
+        }
+        size_t g = ngroups++;
+        ranks[g] = rank;
+        counts[g] = (int64_t)(i - a);
+        offsets[g] = s[a].ts - anchor_ts;
         sw_cand_t *c = &cands[nc];
-        size_t at = find_candidate(&s[gstart[g]], len, &b->params, offsets[g], c);
-        if (at == len) continue;
-        const bsample_t *spike = &s[gstart[g] + at];
+        size_t at = find_candidate(&s[a], i - a, &b->params, offsets[g], c);
+        if (at == i - a) continue;
+        const bsample_t *spike = &s[a + at];
         c->has_session = spike->session != 0;
         c->session = sw_intern_get(b->strs, spike->session);
         c->has_source = true;
@@ -599,6 +538,34 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
         c->local_rank = spike->local_rank;
         nc++;
     }
+    int64_t declared = 1;
+    uint32_t best = UINT32_MAX;
+    for (uint32_t ci = 0; ci < nclaims; ci++)
+        if (best == UINT32_MAX || ccount[ci] > ccount[best] ||
+            (ccount[ci] == ccount[best] && cfirst[ci] < cfirst[best]))
+            best = ci;
+    if (best != UINT32_MAX) declared = cvalue[best];
+    sw_imap_clear(&claims);
+    free(ccount);
+    free(cfirst);
+    free(cvalue);
+    int64_t observed = ranks[ngroups - 1] + 1;
+    int64_t world_size = declared > observed ? declared : observed;
+    size_t anchor_g = 0;
+
+    /* Median sampling interval. */
+    sw_i128 median;
+    if (nv) {
+        median = median64(gaps, nv);
+    } else { /* intervals in ns can exceed 64 bits */
+        sw_i128 *vals = sw_malloc(n * sizeof(*vals));
+        for (size_t i = 0; i < n; i++)
+            if (s[i].interval_ms > 0) vals[nv++] = (sw_i128)s[i].interval_ms * 1000000;
+        median = median_sorted(vals, nv);
+        free(vals);
+    }
+    free(gaps);
+
     qsort(cands, nc, sizeof(*cands), cand_qsort_cmp);
 
     sw_assemble_in_t in;
@@ -621,6 +588,5 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     in.n_pre_notes = npre;
     in.counterless = leader < b->ncounterless ? b->counterless[leader] : 0;
     sw_assemble(&in, arena, out);
-    free(gstart);
     free(s);
 }
