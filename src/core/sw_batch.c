@@ -192,7 +192,13 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     }
     b->n_events++;
     if (ev->kind != SW_EV_SAMPLE) {
-        sw_phase_add(b->phase, ev);
+        /* A boundary in the session the rank's samples had: their group. */
+        const rank_cache_t *rc = &b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+        if (ev->has_session_id && rc->group && rc->rank == ev->rank &&
+            rc->group_session == rc->session.id && rc->session.s.len == ev->session_id.len &&
+            sw_bytes_eq(rc->session.s.ptr, ev->session_id.ptr, ev->session_id.len))
+            sw_phase_add_to(b->phase, rc->group - 1, ev);
+        else sw_phase_add(b->phase, ev);
         return SW_OK;
     }
     if (b->n == b->cap) grow_samples(b);
