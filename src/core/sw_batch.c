@@ -65,9 +65,9 @@ struct sw_batch_s {
     uint32_t *jfirst;
     size_t njobs; /* entries of jcount and jfirst */
     uint32_t leader, distinct;
-    int64_t max_rank; /* of every sample; -1 = none */
-    uint32_t last_job;     /* interned job_id of the last sample; 0 = none yet */
-    sw_str_t last_job_s;   /* its string (the table's copy) */
+    int64_t max_rank;    /* of every sample; -1 = none */
+    uint32_t last_job;   /* interned job_id of the last sample; 0 = none yet */
+    sw_str_t last_job_s; /* its string (the table's copy) */
     /* What the last sample of each rank had (by rank mod RANK_CACHE): a
      * rank's samples repeat them. */
     rank_cache_t *rank_cache;
