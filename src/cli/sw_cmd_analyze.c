@@ -80,7 +80,7 @@ static uint32_t job_of(jobs_t *js, const sw_event_t *ev)
     uint32_t id = 0;
     if (ev->has_job_id) {
         if (!js->last || js->last_s.len != ev->job_id.len ||
-            memcmp(js->last_s.ptr, ev->job_id.ptr, ev->job_id.len) != 0) {
+            !sw_bytes_eq(js->last_s.ptr, ev->job_id.ptr, ev->job_id.len)) {
             js->last = sw_intern_add(js->ids, ev->job_id);
             js->last_s = sw_intern_get(js->ids, js->last);
         }

@@ -37,6 +37,18 @@ typedef struct cached_s {
     uint32_t id;
 } cached_t;
 
+/* The last sample of a rank: its interned host and session (id 0 = none
+ * yet) and the phase group of (session, rank) (group 0 = none yet, else
+ * the group's index + 1), so that a sample of a known (session, rank)
+ * extends its session end without hashing anything. */
+typedef struct rank_cache_s {
+    cached_t host;
+    cached_t session;
+    int64_t rank;           /* of the group */
+    uint32_t group_session; /* interned session of the group */
+    uint32_t group;
+} rank_cache_t;
+
 struct sw_batch_s {
     sw_params_t params;
     sw_intern_t *strs;
@@ -46,34 +58,28 @@ struct sw_batch_s {
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
     size_t ncounterless;   /* entries of counterless */
-    uint32_t last_job;     /* interned job_id of the last sample; 0 = none yet */
-    sw_str_t last_job_s;   /* its string (the table's copy) */
-    /* Interned host and session of the last sample of each rank (by rank
-     * mod RANK_CACHE; id 0 = none yet): a rank's samples repeat them. */
-    cached_t (*rank_cache)[2];
+    /* Samples per interned job id ([id], id 0 unused) and the index of
+     * each job's first sample; the most common job so far (ties: the first
+     * seen) and how many jobs have samples. */
+    size_t *jcount;
+    uint32_t *jfirst;
+    size_t njobs; /* entries of jcount and jfirst */
+    uint32_t leader, distinct;
+    int64_t max_rank;    /* of every sample; -1 = none */
+    uint32_t last_job;   /* interned job_id of the last sample; 0 = none yet */
+    sw_str_t last_job_s; /* its string (the table's copy) */
+    /* What the last sample of each rank had (by rank mod RANK_CACHE): a
+     * rank's samples repeat them. */
+    rank_cache_t *rank_cache;
 };
 
 #define RANK_CACHE 4096 /* entries of rank_cache (a power of two) */
-
-/* Equal bytes; the usual identifiers (8-16 bytes) in two word compares. */
-static inline bool same_bytes(const char *a, const char *b, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t x, y, z, w;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        memcpy(&z, a + n - 8, 8);
-        memcpy(&w, b + n - 8, 8);
-        return x == y && z == w;
-    }
-    return n == 0 || memcmp(a, b, n) == 0;
-}
 
 /* The id of s, compared first with the string of *c (what the same rank
  * had last time), hashed only when it differs. */
 static inline uint32_t intern_cached(sw_batch_t *b, cached_t *c, sw_str_t s)
 {
-    if (c->id && c->s.len == s.len && same_bytes(c->s.ptr, s.ptr, s.len)) return c->id;
+    if (c->id && c->s.len == s.len && sw_bytes_eq(c->s.ptr, s.ptr, s.len)) return c->id;
     c->id = sw_intern_add(b->strs, s);
     c->s = sw_intern_get(b->strs, c->id);
     return c->id;
@@ -84,11 +90,33 @@ static inline uint32_t intern_cached(sw_batch_t *b, cached_t *c, sw_str_t s)
 static uint32_t intern_job(sw_batch_t *b, sw_str_t job)
 {
     if (b->last_job && b->last_job_s.len == job.len &&
-        same_bytes(b->last_job_s.ptr, job.ptr, job.len))
+        sw_bytes_eq(b->last_job_s.ptr, job.ptr, job.len))
         return b->last_job;
     b->last_job = sw_intern_add(b->strs, job);
     b->last_job_s = sw_intern_get(b->strs, b->last_job);
     return b->last_job;
+}
+
+/* One more sample of job @p job (interned, not 0), the @p arrival-th: the
+ * running most common job (ties: the first seen) of SPEC 3.1. */
+static void count_job(sw_batch_t *b, uint32_t job, uint32_t arrival)
+{
+    if (job >= b->njobs) {
+        size_t n = (size_t)job + 16;
+        b->jcount = sw_reallocarray(b->jcount, n, sizeof(*b->jcount));
+        b->jfirst = sw_reallocarray(b->jfirst, n, sizeof(*b->jfirst));
+        memset(b->jcount + b->njobs, 0, (n - b->njobs) * sizeof(*b->jcount));
+        memset(b->jfirst + b->njobs, 0, (n - b->njobs) * sizeof(*b->jfirst));
+        b->njobs = n;
+    }
+    if (b->jcount[job]++ == 0) {
+        b->jfirst[job] = arrival;
+        b->distinct++;
+    }
+    uint32_t l = b->leader;
+    if (!l || b->jcount[job] > b->jcount[l] ||
+        (b->jcount[job] == b->jcount[l] && b->jfirst[job] < b->jfirst[l]))
+        b->leader = job;
 }
 
 /* Room for more samples: doubled; from SAMPLES_HUGE bytes on in huge
@@ -117,6 +145,7 @@ sw_batch_t *sw_batch_new(sw_params_t params)
     b->strs = sw_intern_new_keyed(params.hash_key);
     b->phase = sw_phase_new_keyed(params.hash_key);
     b->rank_cache = sw_calloc(RANK_CACHE, sizeof(*b->rank_cache));
+    b->max_rank = -1;
     return b;
 }
 
@@ -128,6 +157,8 @@ void sw_batch_destroy(sw_batch_t *b)
     free(b->s);
     free(b->counterless);
     free(b->rank_cache);
+    free(b->jcount);
+    free(b->jfirst);
     free(b);
 }
 
@@ -160,8 +191,16 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
         return SW_OK;
     }
     b->n_events++;
-    sw_phase_add(b->phase, ev);
-    if (ev->kind != SW_EV_SAMPLE) return SW_OK;
+    if (ev->kind != SW_EV_SAMPLE) {
+        /* A boundary in the session the rank's samples had: their group. */
+        const rank_cache_t *rc = &b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+        if (ev->has_session_id && rc->group && rc->rank == ev->rank &&
+            rc->group_session == rc->session.id && rc->session.s.len == ev->session_id.len &&
+            sw_bytes_eq(rc->session.s.ptr, ev->session_id.ptr, ev->session_id.len))
+            sw_phase_add_to(b->phase, rc->group - 1, ev);
+        else sw_phase_add(b->phase, ev);
+        return SW_OK;
+    }
     if (b->n == b->cap) grow_samples(b);
     bsample_t *s = &b->s[b->n];
     s->ts = ev->timestamp_ns;
@@ -170,11 +209,24 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->rank = ev->rank;
     s->world_size = ev->world_size;
     s->interval_ms = ev->sampling_interval_ms;
-    cached_t *cached = b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
-    s->host = intern_cached(b, &cached[0], ev->host);
+    rank_cache_t *rc = &b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
+    s->host = intern_cached(b, &rc->host, ev->host);
     s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
-    s->session = ev->has_session_id ? intern_cached(b, &cached[1], ev->session_id) : 0;
+    s->session = 0;
+    if (ev->has_session_id) {
+        /* What sw_phase_add() does for a sample (SPEC 5: it extends its
+         * group's session end), the group looked up only when new. */
+        s->session = intern_cached(b, &rc->session, ev->session_id);
+        if (!rc->group || rc->rank != ev->rank || rc->group_session != s->session) {
+            rc->group = sw_phase_group(b->phase, ev->session_id, ev->rank) + 1;
+            rc->rank = ev->rank;
+            rc->group_session = s->session;
+        }
+        sw_phase_touch(b->phase, rc->group - 1, ev->timestamp_ns);
+    }
     s->arrival = (uint32_t)b->n;
+    if (s->job) count_job(b, s->job, s->arrival);
+    if (s->rank > b->max_rank) b->max_rank = s->rank;
     s->host_id = s->host;
     s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
     s->local_rank = ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
@@ -194,8 +246,9 @@ static int sample_cmp(const void *pa, const void *pb)
 }
 
 /* The samples of src to analyse (all, or with @p filter those of job
- * leader), hosts replaced by their sort order (@p order), in sample_cmp
- * order, in a new array (caller frees; *pn samples). They arrive mostly in
+ * leader: @p n of them), hosts replaced by their sort order (@p order), in
+ * sample_cmp order, in a new array (caller frees). @p maxr is at least
+ * their largest rank. They arrive mostly in
  * time order per rank: when the ranks are dense enough, a stable counting
  * sort by rank (which keeps arrival order, the comparator's last key) and
  * then a check of each rank's run, sorted with sample_cmp only when out of
@@ -203,16 +256,8 @@ static int sample_cmp(const void *pa, const void *pb)
  * arrivals differ). Large arrays are asked for huge pages: a page fault
  * per 4 KiB of them cost analyze as much as its parsing. */
 static bsample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter, uint32_t leader,
-                                 const uint32_t *order, size_t *pn)
+                                 size_t n, int64_t maxr, const uint32_t *order)
 {
-    size_t n = 0;
-    int64_t maxr = -1;
-    for (size_t i = 0; i < nsrc; i++) {
-        if (filter && src[i].job != leader) continue;
-        n++;
-        if (src[i].rank > maxr) maxr = src[i].rank;
-    }
-    *pn = n;
     size_t bytes = n * sizeof(bsample_t);
     bsample_t *out = bytes >= SW_HUGE_BYTES ? sw_malloc_huge(bytes) : sw_malloc(bytes ? bytes : 1);
     if (n < 2 || maxr < 0 || (uint64_t)maxr >= 4 * (uint64_t)n + 1024) {
@@ -293,6 +338,45 @@ static sw_i128 select_kth(sw_i128 *v, size_t n, size_t k)
         else lo = j + 1;
     }
     return v[k];
+}
+
+/* select_kth() for values that fit 64 bits (the timestamp gaps). */
+static int64_t select_kth64(int64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t a = v[lo], b = v[mid], c = v[hi];
+        int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        for (;;) {
+            while (v[i] < pivot) i++;
+            while (pivot < v[j]) j--;
+            if (i >= j) break;
+            int64_t t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+            i++;
+            j--;
+        }
+        if (k <= j) hi = j;
+        else lo = j + 1;
+    }
+    return v[k];
+}
+
+/* median_sorted() of 64-bit values. */
+static sw_i128 median64(int64_t *v, size_t n)
+{
+    size_t k = (n - 1) / 2;
+    int64_t lo = select_kth64(v, n, k);
+    int64_t hi = lo;
+    if (n % 2 == 0) {
+        hi = v[k + 1];
+        for (size_t i = k + 2; i < n; i++)
+            if (v[i] < hi) hi = v[i];
+    }
+    return sw_median_of(lo, hi, n);
 }
 
 /* Median of SPEC 3.4 over a list it reorders in place: the two middle
@@ -377,26 +461,10 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     }
     if (b->n != b->n_events) pre[npre++] = k_ignored;
 
-    /* Most common job_id among samples; ties go to the first seen. */
-    uint32_t nstr = sw_intern_count(b->strs) + 1;
-    size_t *jcount = sw_calloc(nstr, sizeof(*jcount));
-    uint32_t *jfirst = sw_calloc(nstr, sizeof(*jfirst));
-    uint32_t leader = 0, distinct = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        uint32_t j = b->s[i].job;
-        if (!j) continue;
-        if (jcount[j]++ == 0) {
-            jfirst[j] = (uint32_t)i;
-            distinct++;
-        }
-        if (!leader || jcount[j] > jcount[leader] ||
-            (jcount[j] == jcount[leader] && jfirst[j] < jfirst[leader]))
-            leader = j;
-    }
-    free(jcount);
-    free(jfirst);
-
-    bool filter = distinct > 1;
+    /* Most common job_id among samples (counted as they came); ties go to
+     * the first seen. */
+    uint32_t leader = b->leader;
+    bool filter = b->distinct > 1;
     if (filter) pre[npre++] = k_multi;
 
     /* Hosts compare as strings: replace ids by their sorted order. */
@@ -410,28 +478,20 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     qsort(ho, nh, sizeof(*ho), host_ord_cmp);
     for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
     free(ho);
-    size_t n;
-    bsample_t *s = samples_sorted(b->s, b->n, filter, leader, order, &n);
+    size_t n = filter ? b->jcount[leader] : b->n;
+    bsample_t *s = samples_sorted(b->s, b->n, filter, leader, n, b->max_rank, order);
     free(order);
 
-    /* Groups by rank, in ascending rank order. */
-    size_t ngroups = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || s[i].rank != s[i - 1].rank) ngroups++;
-    size_t *gstart = sw_malloc((ngroups + 1) * sizeof(*gstart));
-    int64_t *ranks = sw_arena_alloc(arena, ngroups * sizeof(*ranks));
-    int64_t *counts = sw_arena_alloc(arena, ngroups * sizeof(*counts));
-    int64_t *offsets = sw_arena_alloc(arena, ngroups * sizeof(*offsets));
-    size_t g = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || s[i].rank != s[i - 1].rank) {
-            gstart[g] = i;
-            ranks[g] = s[i].rank;
-            g++;
-        }
-    }
-    gstart[ngroups] = n;
-    for (g = 0; g < ngroups; g++) counts[g] = (int64_t)(gstart[g + 1] - gstart[g]);
+    /* One pass over the ranks in ascending order, each rank's samples read
+     * while they are in cache: its group, the world size claims, the
+     * positive gaps of the median interval, its alignment offset and its
+     * candidate. The anchor is the first rank (rank 0 when present). */
+    size_t capg = b->max_rank >= 0 && (uint64_t)b->max_rank < n ? (size_t)b->max_rank + 1 : n;
+    int64_t *ranks = sw_arena_alloc(arena, capg * sizeof(*ranks));
+    int64_t *counts = sw_arena_alloc(arena, capg * sizeof(*counts));
+    int64_t *offsets = sw_arena_alloc(arena, capg * sizeof(*offsets));
+    sw_cand_t *cands = sw_arena_alloc(arena, capg * sizeof(*cands));
+    size_t ngroups = 0, nc = 0;
 
     /* World size: most common claim > 1 (first seen wins ties), at least
      * the observed max rank + 1. */
@@ -441,59 +501,38 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     uint32_t *cfirst = sw_calloc(n + 1, sizeof(*cfirst));
     int64_t *cvalue = sw_calloc(n + 1, sizeof(*cvalue));
     uint32_t nclaims = 0;
-    int64_t declared = 1;
-    uint32_t best = UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i].world_size <= 1) continue;
-        uint32_t ci;
-        if (!sw_imap_get(&claims, s[i].world_size, &ci)) {
-            ci = nclaims++;
-            cvalue[ci] = s[i].world_size;
-            cfirst[ci] = s[i].arrival;
-            sw_imap_put(&claims, s[i].world_size, ci);
-        } else if (s[i].arrival < cfirst[ci]) {
-            cfirst[ci] = s[i].arrival;
-        }
-        ccount[ci]++;
-    }
-    for (uint32_t ci = 0; ci < nclaims; ci++)
-        if (best == UINT32_MAX || ccount[ci] > ccount[best] ||
-            (ccount[ci] == ccount[best] && cfirst[ci] < cfirst[best]))
-            best = ci;
-    if (best != UINT32_MAX) declared = cvalue[best];
-    sw_imap_clear(&claims);
-    free(ccount);
-    free(cfirst);
-    free(cvalue);
-    int64_t observed = ranks[ngroups - 1] + 1;
-    int64_t world_size = declared > observed ? declared : observed;
-
-    /* Anchor and offsets. */
-    size_t anchor_g = 0; /* ranks ascending: rank 0, when present, is first */
-    int64_t anchor_ts = s[gstart[anchor_g]].ts;
-    for (g = 0; g < ngroups; g++) offsets[g] = s[gstart[g]].ts - anchor_ts;
-
-    /* Median sampling interval. */
-    sw_i128 *vals = sw_malloc((n ? n : 1) * sizeof(*vals));
+    uint32_t last_ci = UINT32_MAX; /* the claim of the last sample: they repeat */
+    int64_t *gaps = sw_malloc(n * sizeof(*gaps));
     size_t nv = 0;
-    for (g = 0; g < ngroups; g++)
-        for (size_t i = gstart[g] + 1; i < gstart[g + 1]; i++)
-            if (s[i].ts - s[i - 1].ts > 0) vals[nv++] = s[i].ts - s[i - 1].ts;
-    if (nv == 0)
-        for (size_t i = 0; i < n; i++)
-            if (s[i].interval_ms > 0) vals[nv++] = (sw_i128)s[i].interval_ms * 1000000;
-    sw_i128 median = median_sorted(vals, nv);
-    free(vals);
-
-    /* Candidates, sorted. */
-    sw_cand_t *cands = sw_arena_alloc(arena, ngroups * sizeof(*cands));
-    size_t nc = 0;
-    for (g = 0; g < ngroups; g++) {
-        size_t len = gstart[g + 1] - gstart[g];
+    int64_t anchor_ts = s[0].ts;
+    for (size_t i = 0; i < n;) {
+        size_t a = i;
+        int64_t rank = s[a].rank;
+        for (; i < n && s[i].rank == rank; i++) {
+            if (i > a && s[i].ts - s[i - 1].ts > 0) gaps[nv++] = s[i].ts - s[i - 1].ts;
+            if (s[i].world_size <= 1) continue;
+            uint32_t ci = last_ci;
+            if (ci != UINT32_MAX && cvalue[ci] == s[i].world_size) {
+                if (s[i].arrival < cfirst[ci]) cfirst[ci] = s[i].arrival;
+            } else if (!sw_imap_get(&claims, s[i].world_size, &ci)) {
+                ci = nclaims++;
+                cvalue[ci] = s[i].world_size;
+                cfirst[ci] = s[i].arrival;
+                sw_imap_put(&claims, s[i].world_size, ci);
+            } else if (s[i].arrival < cfirst[ci]) {
+                cfirst[ci] = s[i].arrival;
+            }
+            ccount[ci]++;
+            last_ci = ci;
+        }
+        size_t g = ngroups++;
+        ranks[g] = rank;
+        counts[g] = (int64_t)(i - a);
+        offsets[g] = s[a].ts - anchor_ts;
         sw_cand_t *c = &cands[nc];
-        size_t at = find_candidate(&s[gstart[g]], len, &b->params, offsets[g], c);
-        if (at == len) continue;
-        const bsample_t *spike = &s[gstart[g] + at];
+        size_t at = find_candidate(&s[a], i - a, &b->params, offsets[g], c);
+        if (at == i - a) continue;
+        const bsample_t *spike = &s[a + at];
         c->has_session = spike->session != 0;
         c->session = sw_intern_get(b->strs, spike->session);
         c->has_source = true;
@@ -505,6 +544,34 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
         c->local_rank = spike->local_rank;
         nc++;
     }
+    int64_t declared = 1;
+    uint32_t best = UINT32_MAX;
+    for (uint32_t ci = 0; ci < nclaims; ci++)
+        if (best == UINT32_MAX || ccount[ci] > ccount[best] ||
+            (ccount[ci] == ccount[best] && cfirst[ci] < cfirst[best]))
+            best = ci;
+    if (best != UINT32_MAX) declared = cvalue[best];
+    sw_imap_clear(&claims);
+    free(ccount);
+    free(cfirst);
+    free(cvalue);
+    int64_t observed = ranks[ngroups - 1] + 1;
+    int64_t world_size = declared > observed ? declared : observed;
+    size_t anchor_g = 0;
+
+    /* Median sampling interval. */
+    sw_i128 median;
+    if (nv) {
+        median = median64(gaps, nv);
+    } else { /* intervals in ns can exceed 64 bits */
+        sw_i128 *vals = sw_malloc(n * sizeof(*vals));
+        for (size_t i = 0; i < n; i++)
+            if (s[i].interval_ms > 0) vals[nv++] = (sw_i128)s[i].interval_ms * 1000000;
+        median = median_sorted(vals, nv);
+        free(vals);
+    }
+    free(gaps);
+
     qsort(cands, nc, sizeof(*cands), cand_qsort_cmp);
 
     sw_assemble_in_t in;
@@ -527,6 +594,5 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     in.n_pre_notes = npre;
     in.counterless = leader < b->ncounterless ? b->counterless[leader] : 0;
     sw_assemble(&in, arena, out);
-    free(gstart);
     free(s);
 }

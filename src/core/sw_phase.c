@@ -183,6 +183,21 @@ static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool c
     return g;
 }
 
+/* The id of @p s: compared first with the strings of the group's last two
+ * boundaries (@p field: offset of the id in boundary_t), hashed only when
+ * neither matches. A rank's boundaries repeat their thread name and
+ * alternate a few labels; an exit closes a recent enter's scope. */
+static uint32_t intern_near(sw_phase_t *ph, const group_t *g, size_t field, sw_str_t s)
+{
+    for (size_t k = 1; k <= 2 && k <= g->nb; k++) {
+        uint32_t id;
+        memcpy(&id, (const char *)&g->b[g->nb - k] + field, sizeof(id));
+        sw_str_t t = sw_intern_get(ph->strs, id);
+        if (t.len == s.len && sw_bytes_eq(t.ptr, s.ptr, s.len)) return id;
+    }
+    return sw_intern_add(ph->strs, s);
+}
+
 uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank)
 {
     return (uint32_t)(group_get(ph, session, rank, true) - ph->groups);
@@ -199,13 +214,11 @@ const void *sw_phase_group_addr(const sw_phase_t *ph, uint32_t group)
     return &ph->groups[group];
 }
 
-void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev)
+/* sw_phase_add() of @p ev to its group @p g. */
+static void group_add(sw_phase_t *ph, group_t *g, const sw_event_t *ev)
 {
-    if (!ev->has_session_id) return;
-    bool boundary = sw_phase_boundary_ok(ev);
-    group_t *g = group_get(ph, ev->session_id, ev->rank, true);
     if (ev->timestamp_ns > g->end_ts) g->end_ts = ev->timestamp_ns;
-    if (!boundary) return;
+    if (!sw_phase_boundary_ok(ev)) return;
 
     const sw_phase_scope_t *ps = &ev->phase;
     ph->tmp.len = 0;
@@ -215,20 +228,34 @@ void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev)
     }
     sw_str_t label = {ph->tmp.data, ph->tmp.len};
 
+    uint32_t scope = intern_near(ph, g, offsetof(boundary_t, scope), ps->scope_id);
+    uint32_t thread_name = intern_near(ph, g, offsetof(boundary_t, thread_name), ps->thread_name);
+    uint32_t label_id = intern_near(ph, g, offsetof(boundary_t, label), label);
     b_room(ph, g);
     boundary_t *b = &g->b[g->nb];
     b->ts = ev->timestamp_ns;
     b->sequence = ps->sequence;
     b->thread_id = ps->thread_id;
-    b->scope = sw_intern_add(ph->strs, ps->scope_id);
-    b->thread_name = sw_intern_add(ph->strs, ps->thread_name);
-    b->label = sw_intern_add(ph->strs, label);
+    b->scope = scope;
+    b->thread_name = thread_name;
+    b->label = label_id;
     b->depth = (uint32_t)ps->path_len;
     b->arrival = (uint32_t)g->nb;
     b->enter = ps->enter;
     g->nb++;
     g->dirty = true;
     ph->nboundaries++;
+}
+
+void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev)
+{
+    if (!ev->has_session_id) return;
+    group_add(ph, group_get(ph, ev->session_id, ev->rank, true), ev);
+}
+
+void sw_phase_add_to(sw_phase_t *ph, uint32_t group, const sw_event_t *ev)
+{
+    group_add(ph, &ph->groups[group], ev);
 }
 
 /* Boundaries sort by (timestamp, sequence, scope_id, arrival): SPEC 5. */

@@ -39,6 +39,12 @@ void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev);
 uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank);
 
 /**
+ * @brief sw_phase_add() of an event with a session_id whose (session,
+ *        rank) group is @p group (from sw_phase_group()): no lookup.
+ */
+void sw_phase_add_to(sw_phase_t *ph, uint32_t group, const sw_event_t *ev);
+
+/**
  * @brief What sw_phase_add() does for an event that is not a boundary,
  *        given its group: extend the session end to @p ts_ns.
  */

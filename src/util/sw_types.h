@@ -26,6 +26,29 @@ static inline sw_str_t sw_str(const char *s)
 /** @brief Byte-wise equality of two views. */
 bool sw_str_eq(sw_str_t a, sw_str_t b);
 
+/** @brief Whether @p n bytes at @p a and @p b are equal; the usual
+ *         identifiers (4-16 bytes) in two word compares, without a call. */
+static inline bool sw_bytes_eq(const char *a, const char *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t x, y, z, w;
+        __builtin_memcpy(&x, a, 8);
+        __builtin_memcpy(&y, b, 8);
+        __builtin_memcpy(&z, a + n - 8, 8);
+        __builtin_memcpy(&w, b + n - 8, 8);
+        return x == y && z == w;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t x, y, z, w;
+        __builtin_memcpy(&x, a, 4);
+        __builtin_memcpy(&y, b, 4);
+        __builtin_memcpy(&z, a + n - 4, 4);
+        __builtin_memcpy(&w, b + n - 4, 4);
+        return x == y && z == w;
+    }
+    return n == 0 || __builtin_memcmp(a, b, n) == 0;
+}
+
 /** @brief Byte-wise order (same as code-point order for UTF-8): <0, 0, >0. */
 int sw_str_cmp(sw_str_t a, sw_str_t b);
 

@@ -418,6 +418,21 @@ static const batch_case_t k_cases[] = {
          " 'heuristic', 'phase_path': 'train / fwd', 'scope_id': 'f1', 'thread_id': 1,"
          " 'thread_name': 'MainX'}") ", " SUSPECT("1", "20", "20", "500", "1", "0", "low", "2",
                                                   "null") "], 'notes': [" N_IGNORED "]}"},
+    {"an open span ends at the session end its samples extend (the rank's session "
+     "changes)",
+     SMALL,
+     "{'timestamp_ns': 5, 'event_type': 'phase_enter', 'session_id': 's0', 'metadata': {'phase_scope':"
+     " {'action': 'enter', 'name': 'fwd', 'path': ['train'], 'scope_id': 'f1',"
+     " 'thread_id': 1, 'thread_name': 'Main', 'sequence': 1}}};"
+     "t=0 s=s1 u=0; t=10 s=s0 u=0; t=20 s=s0 u=500; t=0 r=1 s=s2 u=0; t=30 r=1 s=s2 u=500",
+     "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
+     " 'rank_sample_counts': {'0': 3, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
+     " 'cluster_onset_timestamp_ns': 30, 'first_cause_suspects': [" SUSPECT(
+         "0", "20", "20", "500", "1", "10", "high", "2",
+         "{'phase_resolution': 'unique', 'phase_paths': ['train'], 'phase_source':"
+         " 'heuristic', 'phase_path': 'train', 'scope_id': 'f1', 'thread_id': 1,"
+         " 'thread_name': 'Main'}") ", " SUSPECT("1", "30", "30", "500", "1", "0", "low", "2",
+                                                 "null") "], 'notes': [" N_IGNORED "]}"},
     {"a spike sample without session_id has no attribution", SMALL,
      "{'timestamp_ns': 0, 'event_type': 'phase_enter', 'session_id': 's0', 'metadata': {'phase_scope':"
      " {'action': 'enter', 'name': 'fwd', 'path': ['train'], 'scope_id': 'f1',"
