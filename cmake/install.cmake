@@ -47,6 +47,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/monitoring/stormwatch-rules.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/stormwatch/monitoring)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
               ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/docs/operating.md
+              ${PROJECT_SOURCE_DIR}/docs/properties.md ${PROJECT_SOURCE_DIR}/docs/semantics.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
 
 # The man page, from the built binary's --help texts (help2man). Not in

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerate README.md's property list from the configuration table
+# Regenerate docs/properties.md's property list from the configuration table
 # (what test_readme checks). Usage: scripts/update-readme.sh [path/to/stormwatch]
 set -eu
 bin=${1:-build/stormwatch}
@@ -8,9 +8,9 @@ tmp=$(mktemp)
 python3 - "$tmp" <<'PY'
 import sys
 table = open(sys.argv[1]).read()
-s = open("README.md").read()
+s = open("docs/properties.md").read()
 b, e = "<!-- properties:begin -->\n", "<!-- properties:end -->"
 i, j = s.index(b) + len(b), s.index(e)
-open("README.md", "w").write(s[:i] + table + s[j:])
+open("docs/properties.md", "w").write(s[:i] + table + s[j:])
 PY
 rm -f "$tmp"

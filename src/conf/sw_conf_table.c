@@ -2,7 +2,7 @@
  * The property table of stormwatch's configuration (see sw_conf.h): every
  * property once, with its type, range, default, the typed field of
  * sw_settings_t it fills and its description. Defaults, validation, the
- * typed settings, `-X list`, `-X dump` and README's property list all come
+ * typed settings, `-X list`, `-X dump` and docs/properties.md's list all come
  * from here: a new property is one row (and its field in sw_settings_t).
  */
 #include <stddef.h>
