@@ -686,5 +686,5 @@ size_t sw_phase_boundaries(const sw_phase_t *ph)
 size_t sw_phase_bytes(const sw_phase_t *ph)
 {
     return sizeof(*ph) + sw_intern_bytes(ph->strs) + ph->capgroups * sizeof(group_t) +
-           ph->arr_bytes;
+           ph->nsessions * sizeof(*ph->by_session) + ph->arr_bytes;
 }
