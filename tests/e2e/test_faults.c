@@ -975,6 +975,11 @@ static int test_rebalance_storm(void)
             daemon_start(&x[k], t, tag[k], x1, x2);
             up[k] = true;
             joins++;
+            /* The first joiner stays until the group has moved a partition
+             * to it (a join waits for the group's rebalance, which can take
+             * longer than the 4 s a joiner lives), so that the storm has
+             * moved at least one partition whatever the timing. */
+            if (i == 0) sw_test_daemon_wait_log(&a, " run: revoked ", 1, 30000);
         } else if (up[k]) { /* leave: SIGTERM, reaped before the slot joins again */
             /* Once it runs (a signal before its handlers exist would kill it: exit 143). */
             sw_test_daemon_wait_log(&x[k], "consuming ", 1, 30000);
