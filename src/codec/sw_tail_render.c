@@ -234,6 +234,17 @@ static void put_headers(sw_jw_t *jw, const sw_msg_view_t *msg)
     sw_jw_end_obj(jw);
 }
 
+/* A record's place, the first keys of both envelopes: topic, partition, offset. */
+static void put_position(sw_jw_t *jw, const sw_msg_view_t *msg)
+{
+    sw_jw_key(jw, "topic");
+    sw_jw_cstr(jw, msg->topic);
+    sw_jw_key(jw, "partition");
+    sw_jw_i64(jw, msg->partition);
+    sw_jw_key(jw, "offset");
+    sw_jw_i64(jw, msg->offset);
+}
+
 void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
                        const sw_msg_view_t *msg)
 {
@@ -248,12 +259,7 @@ void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
     sw_jw_t jw;
     sw_jw_init(&jw, line, 0);
     sw_jw_obj(&jw);
-    sw_jw_key(&jw, "topic");
-    sw_jw_cstr(&jw, msg->topic);
-    sw_jw_key(&jw, "partition");
-    sw_jw_i64(&jw, msg->partition);
-    sw_jw_key(&jw, "offset");
-    sw_jw_i64(&jw, msg->offset);
+    put_position(&jw, msg);
     sw_jw_key(&jw, "timestamp_ms");
     if (msg->tstype == SW_MSG_TS_NONE) sw_jw_null(&jw);
     else sw_jw_i64(&jw, msg->timestamp_ms);
@@ -304,12 +310,7 @@ void sw_render_kcat_json(sw_render_t *rd, sw_buf_t *line, const sw_msg_view_t *m
     sw_jw_t jw;
     sw_jw_init(&jw, line, 0);
     sw_jw_obj(&jw);
-    sw_jw_key(&jw, "topic");
-    sw_jw_cstr(&jw, msg->topic);
-    sw_jw_key(&jw, "partition");
-    sw_jw_i64(&jw, msg->partition);
-    sw_jw_key(&jw, "offset");
-    sw_jw_i64(&jw, msg->offset);
+    put_position(&jw, msg);
     sw_jw_key(&jw, "tstype");
     sw_jw_cstr(&jw, msg->tstype == SW_MSG_TS_CREATE      ? "create"
                     : msg->tstype == SW_MSG_TS_LOGAPPEND ? "logappend"
