@@ -44,20 +44,13 @@ static void feed_engine(const sw_event_t *ev)
     params.window_samples = 2;
     params.stale_ms = 1;
     sw_detector_t *det = sw_detect_new(params);
-    fuzz_feed_count_t fed = {0, 0, 0, 0};
+    fuzz_feed_count_t fed = {0, 0, 0, 0, 0};
     fuzz_rec_count_t seen = {{0, 0, 0, 0}};
     const sw_record_t *rec = NULL;
     sw_err_t rc = sw_detect_feed(det, ev, 0, &rec, err, sizeof(err));
     FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_LIMIT || rc == SW_ERR_CLOCK,
                "sw_detect_feed returned %d", (int)rc);
-    if (rc == SW_OK) {
-        fed.ok++;
-        fed.samples += ev->kind == SW_EV_SAMPLE;
-    } else if (rc == SW_ERR_CLOCK) {
-        fed.clock++;
-    } else {
-        fed.limited++;
-    }
+    fuzz_count_feed(&fed, rc, ev);
     if (rec) fuzz_check_record(rec, &seen);
     sw_detect_finish(det, fuzz_record_cb, &seen);
     fuzz_check_stats(det, &fed, &seen, params.window_samples);

@@ -162,8 +162,13 @@ FUZZ_UNUSED static void fuzz_check_event(const sw_event_t *ev, const char *who)
     FUZZ_CHECK(ev->rank >= 0 && ev->rank < ev->world_size, "%s: rank %lld of %lld", who,
                (long long)ev->rank, (long long)ev->world_size);
     FUZZ_CHECK(!ev->has_job_id || ev->job_id.len > 0, "%s: empty job_id", who);
-    FUZZ_CHECK(ev->kind != SW_EV_SAMPLE || ev->has_device_used, "%s: sample without device_used",
-               who);
+    /* SPEC 2: a sample has device_used_bytes, unless it is a v4 counterless
+     * one (null counter: valid, skipped before analysis). */
+    FUZZ_CHECK(ev->kind != SW_EV_SAMPLE || ev->has_device_used || ev->counterless,
+               "%s: sample without device_used that is not counterless", who);
+    FUZZ_CHECK(!ev->counterless || (ev->kind == SW_EV_SAMPLE && !ev->has_device_used &&
+                                    ev->schema_version.set && ev->schema_version.value >= 4),
+               "%s: counterless on an event that is not a v4 sample without the counter", who);
     FUZZ_CHECK(!ev->has_device_used || ev->device_used_bytes >= 0, "%s: device_used %lld", who,
                (long long)ev->device_used_bytes);
     FUZZ_CHECK(ev->sampling_interval_ms >= 0, "%s: sampling_interval_ms %lld", who,
@@ -374,11 +379,27 @@ FUZZ_UNUSED static void fuzz_record_cb(void *opaque, const sw_record_t *rec)
 }
 
 /* What the caller fed: calls that returned SW_OK (and how many of them
- * were samples), calls refused with SW_ERR_LIMIT and samples refused as
- * out of time (SW_ERR_CLOCK). */
+ * were samples), v4 counterless samples (SW_OK, skipped: SPEC 2), calls
+ * refused with SW_ERR_LIMIT and samples refused as out of time
+ * (SW_ERR_CLOCK). */
 typedef struct fuzz_feed_count_s {
-    uint64_t ok, samples, limited, clock;
+    uint64_t ok, samples, counterless, limited, clock;
 } fuzz_feed_count_t;
+
+/* Counts one sw_detect_feed* call's outcome. */
+FUZZ_UNUSED static void fuzz_count_feed(fuzz_feed_count_t *fed, sw_err_t rc, const sw_event_t *ev)
+{
+    if (rc == SW_OK && ev->counterless) {
+        fed->counterless++;
+    } else if (rc == SW_OK) {
+        fed->ok++;
+        fed->samples += ev->kind == SW_EV_SAMPLE;
+    } else if (rc == SW_ERR_CLOCK) {
+        fed->clock++;
+    } else {
+        fed->limited++;
+    }
+}
 
 /* The counters agree with what was fed and seen, and with each other. */
 FUZZ_UNUSED static void fuzz_check_stats(const sw_detector_t *det, const fuzz_feed_count_t *fed,
@@ -390,6 +411,8 @@ FUZZ_UNUSED static void fuzz_check_stats(const sw_detector_t *det, const fuzz_fe
                (unsigned long long)st.events, (unsigned long long)fed->ok);
     FUZZ_CHECK(st.samples == fed->samples, "stats.samples %llu, fed %llu",
                (unsigned long long)st.samples, (unsigned long long)fed->samples);
+    FUZZ_CHECK(st.counterless == fed->counterless, "stats.counterless %llu, fed %llu",
+               (unsigned long long)st.counterless, (unsigned long long)fed->counterless);
     FUZZ_CHECK(st.limit_rejects == fed->limited, "stats.limit_rejects %llu, refused %llu",
                (unsigned long long)st.limit_rejects, (unsigned long long)fed->limited);
     FUZZ_CHECK(st.clock_refused == fed->clock, "stats.clock_refused %llu, refused %llu",

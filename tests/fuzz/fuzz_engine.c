@@ -339,7 +339,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (long long)params.max_ranks_per_job, (int)rs.on, rs.snap_at);
 
     sw_detector_t *det = sw_detect_new(params);
-    fuzz_feed_count_t fed = {0, 0, 0, 0};
+    fuzz_feed_count_t fed = {0, 0, 0, 0, 0};
     fuzz_rec_count_t seen = {{0, 0, 0, 0}};
     state_t st;
     memset(&st, 0, sizeof(st));
@@ -391,14 +391,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_LIMIT || rc == SW_ERR_CLOCK,
                    "sw_detect_feed returned %d", (int)rc);
-        if (rc == SW_OK) {
-            fed.ok++;
-            fed.samples += ev.kind == SW_EV_SAMPLE;
-        } else {
-            if (rc == SW_ERR_CLOCK) fed.clock++;
-            else fed.limited++;
-            FUZZ_CHECK(rec == NULL, "a refused event produced a record");
-        }
+        fuzz_count_feed(&fed, rc, &ev);
+        FUZZ_CHECK(rc == SW_OK || rec == NULL, "a refused event produced a record");
         trace_event("A", offset, &ev, (int)rc, rec);
         if (rec) fuzz_check_record(rec, &seen);
         if (rs.b) {

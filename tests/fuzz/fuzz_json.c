@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sw_params_t params = engine_params();
     sw_detector_t *det = sw_detect_new(params);
     sw_batch_t *batch = sw_batch_new(params);
-    fuzz_feed_count_t fed = {0, 0, 0, 0};
+    fuzz_feed_count_t fed = {0, 0, 0, 0, 0};
     fuzz_rec_count_t seen = {{0, 0, 0, 0}};
     const char *p = (const char *)data, *end = p + size;
     int64_t lineno = 0;
@@ -176,14 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sw_err_t rc = sw_detect_feed(det, &ev, lineno * 100, &rec, err, sizeof(err));
             FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_LIMIT || rc == SW_ERR_CLOCK,
                        "sw_detect_feed returned %d", (int)rc);
-            if (rc == SW_OK) {
-                fed.ok++;
-                if (ev.kind == SW_EV_SAMPLE) fed.samples++;
-            } else {
-                if (rc == SW_ERR_CLOCK) fed.clock++;
-                else fed.limited++;
-                FUZZ_CHECK(rec == NULL, "a refused event produced a record");
-            }
+            fuzz_count_feed(&fed, rc, &ev);
+            FUZZ_CHECK(rc == SW_OK || rec == NULL, "a refused event produced a record");
             if (rec) fuzz_check_record(rec, &seen);
         }
         free(line);
