@@ -1,7 +1,16 @@
 /*
- * Buffered line reader over read(2), with zlib inflate when the first two
- * bytes are the gzip magic. Lines are handed out in place from one buffer
- * that grows only for lines longer than it.
+ * Line reader. A regular file that is not gzip is mapped (mmap, read
+ * sequentially) and its lines are handed out in place from the mapping:
+ * no copy by the kernel into a buffer, and every line stays where it is,
+ * so holding one costs nothing. Pages already read are given back every
+ * MAP_DROP bytes (the process does not grow with the file; a file larger
+ * than memory reads like a small one). A last line without a newline, and
+ * whatever was appended to the file after it was opened, is read with
+ * read(2) from the mapping's end on. Pipes, terminals, gzip and files that
+ * cannot be mapped use the buffered reader over read(2): lines are handed
+ * out in place from one buffer that grows only for lines longer than it.
+ * A mapped file must not be truncated while it is read (the process would
+ * get SIGBUS, as for any program that maps its input).
  *
  * Gzip is inflated by a reader thread of the input, one block ahead of the
  * caller (zlib then runs beside the caller's decoding instead of before
@@ -23,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,6 +43,7 @@
 #define BUF_INIT (1024u * 1024u)
 #define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
 #define GZ_BLOCKS 3u             /* blocks in the ring */
+#define MAP_DROP (8u * 1024u * 1024u) /* mapped bytes read before they are given back */
 
 /* The gzip stream: compressed bytes in, decoded bytes out. Owned by the
  * reader thread once it runs. */
@@ -86,6 +98,15 @@ struct sw_input_s {
     bool eof;       /* no more decoded bytes will come */
     bool skipping;  /* inside an over-long line */
     uint64_t lineno;
+    /* A mapped file: [map, map + map_len); lines are taken from map_pos on
+     * until none is left with its newline, then the buffered reader goes
+     * on from map_len (map_done). */
+    const char *map;
+    size_t map_len, map_pos;
+    size_t map_last;    /* offset of the line last returned from the map */
+    size_t map_held;    /* offset of the line last held (SIZE_MAX: none) */
+    size_t map_dropped; /* bytes before it are given back (page-aligned) */
+    bool map_done;
 };
 
 /* ---- the gzip stream (reader thread) ---------------------------------------- */
@@ -341,6 +362,69 @@ static ssize_t gzpipe_take(sw_input_t *in, char *errstr, size_t errstr_size)
 
 /* ---- the input ---------------------------------------------------------------- */
 
+/* Map @p in's descriptor when it is a non-empty regular file that is not
+ * gzip. @returns false (nothing changed, the descriptor still at its
+ * start) when it is not mapped. */
+static bool map_file(sw_input_t *in)
+{
+    struct stat st;
+    if (fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return false;
+    if ((uint64_t)st.st_size > SIZE_MAX) return false;
+    /* The descriptor may not be at the file's start (a redirected stdin
+     * read before): map only what read() would give. */
+    off_t at = lseek(in->fd, 0, SEEK_CUR);
+    if (at != 0) return false;
+    size_t len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, in->fd, 0);
+    if (m == MAP_FAILED) return false;
+    const unsigned char *b = m;
+    if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+        munmap(m, len);
+        return false;
+    }
+    (void)madvise(m, len, MADV_SEQUENTIAL);
+    in->map = m;
+    in->map_len = len;
+    return true;
+}
+
+/* Give back the mapped pages before what may still be borrowed: the line
+ * last held, else the line about to be returned (at map_pos). */
+static void map_drop(sw_input_t *in)
+{
+    size_t keep = in->map_held < in->map_pos ? in->map_held : in->map_pos;
+    if (keep - in->map_dropped < MAP_DROP) return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t to = keep / page * page;
+    if (to <= in->map_dropped) return;
+    (void)madvise((char *)(uintptr_t)in->map + in->map_dropped, to - in->map_dropped,
+                  MADV_DONTNEED);
+    in->map_dropped = to;
+}
+
+/* The map has no line with its newline left: its last bytes (if any) go
+ * to the buffer and the buffered reader goes on at the map's end (the
+ * file may have grown since it was mapped). */
+static void map_finish(sw_input_t *in)
+{
+    size_t rest = in->map_len - in->map_pos;
+    in->map_done = true;
+    in->raw_total = in->map_len;
+    (void)lseek(in->fd, (off_t)in->map_len, SEEK_SET);
+    in->cap = BUF_INIT;
+    if (rest > SW_INPUT_MAX_LINE) {
+        in->skipping = true; /* reported like the buffered reader's */
+        rest = 0;
+    }
+    while (in->cap < rest + 1) in->cap *= 2;
+    if (in->cap > (size_t)SW_INPUT_MAX_LINE + 1) in->cap = (size_t)SW_INPUT_MAX_LINE + 1;
+    in->buf = sw_malloc(in->cap);
+    memcpy(in->buf, in->map + in->map_pos, rest);
+    in->start = 0;
+    in->end = rest;
+    in->map_pos = in->map_len;
+}
+
 sw_input_t *sw_input_open(const char *path, char *errstr, size_t errstr_size)
 {
     sw_input_t *in = sw_calloc(1, sizeof(*in));
@@ -357,6 +441,8 @@ sw_input_t *sw_input_open(const char *path, char *errstr, size_t errstr_size)
         in->owns_fd = true;
         in->name = sw_strdup(path);
     }
+    in->map_held = SIZE_MAX;
+    if (map_file(in)) return in;
     in->cap = BUF_INIT;
     in->buf = sw_malloc(in->cap);
     /* Sniff the magic bytes: read at least two bytes (or to EOF). */
@@ -393,6 +479,7 @@ void sw_input_close(sw_input_t *in)
     if (!in) return;
     gzpipe_destroy(in->gp); /* before the descriptor it reads */
     if (in->owns_fd) close(in->fd);
+    if (in->map) munmap((void *)(uintptr_t)in->map, in->map_len);
     free(in->buf);
     free(in->alt);
     free(in->name);
@@ -407,6 +494,7 @@ const char *sw_input_name(const sw_input_t *in)
 void sw_input_hold(sw_input_t *in)
 {
     in->held = true;
+    if (in->map && !in->map_done) in->map_held = in->map_last;
 }
 
 uint64_t sw_input_lineno(const sw_input_t *in)
@@ -421,7 +509,7 @@ bool sw_input_is_gzip(const sw_input_t *in)
 
 uint64_t sw_input_raw_bytes(const sw_input_t *in)
 {
-    return in->raw_total;
+    return in->map && !in->map_done ? in->map_pos : in->raw_total;
 }
 
 /* More decoded bytes into buf[end..cap). @returns bytes added, 0 at end,
@@ -447,6 +535,26 @@ static ssize_t fill(sw_input_t *in, char *errstr, size_t errstr_size)
 sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, char *errstr,
                              size_t errstr_size)
 {
+    if (in->map && !in->map_done) {
+        const char *p = in->map + in->map_pos;
+        const char *nl = memchr(p, '\n', in->map_len - in->map_pos);
+        if (nl) {
+            size_t l = (size_t)(nl - p);
+            if (in->map_pos - in->map_dropped >= MAP_DROP) map_drop(in);
+            in->map_last = in->map_pos;
+            in->map_pos += l + 1;
+            in->lineno++;
+            if (l > SW_INPUT_MAX_LINE) {
+                snprintf(errstr, errstr_size, "line longer than %u bytes (skipped)",
+                         SW_INPUT_MAX_LINE);
+                return SW_INPUT_TOOLONG;
+            }
+            *line = p;
+            *len = l;
+            return SW_INPUT_LINE;
+        }
+        map_finish(in);
+    }
     for (;;) {
         char *nl = in->end > in->start ? memchr(in->buf + in->start, '\n', in->end - in->start)
                                        : NULL;

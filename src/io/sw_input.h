@@ -2,7 +2,9 @@
  * Line input from a file or stdin ("-"), plain or gzip. Gzip is detected
  * by its magic bytes (1f 8b), never by the file name; concatenated gzip
  * members are read in turn. A truncated or corrupt gzip stream is an error
- * that names the file.
+ * that names the file. A regular file that is not gzip is mapped rather
+ * than read (no copy through the kernel; lines are handed out in place),
+ * and must not be truncated while it is read.
  */
 #ifndef SW_INPUT_H
 #define SW_INPUT_H
@@ -56,7 +58,8 @@ const char *sw_input_name(const sw_input_t *in);
 /** @brief True when the input is gzip-compressed. */
 bool sw_input_is_gzip(const sw_input_t *in);
 
-/** @brief Bytes read from the file (compressed size for gzip). */
+/** @brief Bytes read from the file (compressed size for gzip; for a mapped
+ *         file, up to the end of the line last returned). */
 uint64_t sw_input_raw_bytes(const sw_input_t *in);
 
 /** @brief Close and free (accepts NULL). */

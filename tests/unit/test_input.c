@@ -9,7 +9,8 @@
  * thread: many blocks through a pipe fed by a writer thread, a pipe that
  * trickles (lines come before the stream ends; closing the input while
  * the thread waits for the pipe returns), closing a big file early, and
- * errors after several blocks of good data.
+ * errors after several blocks of good data. Mapped files: a last line on
+ * a page boundary, and lines appended after the file was opened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -837,6 +838,74 @@ static void test_open_errors(void **state)
     end_test();
 }
 
+/* A plain file is read from a mapping: a last line without its newline,
+ * a file that ends on a page boundary, and what is appended to the file
+ * after it was opened (completing its last line, and more lines) are read
+ * as from read(2). */
+static void test_map_append(void **state)
+{
+    (void)state;
+    sw_check_reset();
+    char path[1024];
+    char err[512];
+    const char *line;
+    size_t len;
+
+    sw_check_case("page-sized file without a final newline");
+    tmp_path(path, sizeof(path), "page.jsonl");
+    sw_buf_t text;
+    sw_buf_init(&text);
+    while (text.len < 8192 - 100) sw_buf_puts(&text, "0123456789abcdef0123456789\n");
+    while (text.len < 8192) sw_buf_putc(&text, 'z');
+    SW_ASSERT_TRUE(write_file(path, text.data, text.len));
+    sw_input_t *in = sw_input_open(path, err, sizeof(err));
+    SW_ASSERT_TRUE(in != NULL);
+    size_t total = 0, n = 0;
+    sw_input_res_t res;
+    while ((res = sw_input_next(in, &line, &len, err, sizeof(err))) == SW_INPUT_LINE) {
+        total += len + 1;
+        n++;
+    }
+    SW_CHECK(res == SW_INPUT_EOF, "%s \"%s\"", res_name(res), err);
+    SW_CHECK(total == 8192 + 1, "%zu bytes of lines, expected 8193", total);
+    SW_CHECK(len == 0 || line[0] == 'z', "last line");
+    SW_CHECK(sw_input_raw_bytes(in) == 8192, "raw bytes %llu",
+             (unsigned long long)sw_input_raw_bytes(in));
+    sw_input_close(in);
+    unlink(path);
+    sw_buf_clear(&text);
+
+    sw_check_case("lines appended after open");
+    tmp_path(path, sizeof(path), "grow.jsonl");
+    SW_ASSERT_TRUE(write_file(path, "a\nbb\npart", 9));
+    in = sw_input_open(path, err, sizeof(err));
+    SW_ASSERT_TRUE(in != NULL);
+    res = sw_input_next(in, &line, &len, err, sizeof(err));
+    SW_CHECK(res == SW_INPUT_LINE && len == 1 && line[0] == 'a', "line 1");
+    sw_input_hold(in);
+    const char *held = line;
+    FILE *f = fopen(path, "ab");
+    SW_ASSERT_TRUE(f != NULL);
+    fputs("ial\nccc\nlast", f);
+    SW_ASSERT_TRUE(fclose(f) == 0);
+    static const char *const want[] = {"bb", "partial", "ccc", "last"};
+    for (int i = 0; i < 4; i++) {
+        res = sw_input_next(in, &line, &len, err, sizeof(err));
+        SW_CHECK(res == SW_INPUT_LINE && len == strlen(want[i]) && !memcmp(line, want[i], len),
+                 "line %d: %s \"%.*s\"", i + 2, res_name(res), (int)len, line);
+        SW_CHECK(sw_input_lineno(in) == (uint64_t)i + 2, "line number %llu",
+                 (unsigned long long)sw_input_lineno(in));
+    }
+    SW_CHECK(held[0] == 'a', "the held line moved");
+    res = sw_input_next(in, &line, &len, err, sizeof(err));
+    SW_CHECK(res == SW_INPUT_EOF, "%s", res_name(res));
+    SW_CHECK(sw_input_raw_bytes(in) == 21, "raw bytes %llu",
+             (unsigned long long)sw_input_raw_bytes(in));
+    sw_input_close(in);
+    unlink(path);
+    end_test();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -844,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_long_lines),  cmocka_unit_test(test_line_limit),
         cmocka_unit_test(test_stdin),       cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_gzip_thread), cmocka_unit_test(test_hold),
+        cmocka_unit_test(test_map_append),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
