@@ -106,6 +106,7 @@ struct sw_input_s {
     size_t map_last;    /* offset of the line last returned from the map */
     size_t map_held;    /* offset of the line last held (SIZE_MAX: none) */
     size_t map_dropped; /* bytes before it are given back (page-aligned) */
+    size_t map_drop_at; /* map_pos from which map_drop() is worth a look */
     bool map_done;
 };
 
@@ -385,6 +386,7 @@ static bool map_file(sw_input_t *in)
     (void)madvise(m, len, MADV_SEQUENTIAL);
     in->map = m;
     in->map_len = len;
+    in->map_drop_at = MAP_DROP;
     return true;
 }
 
@@ -393,6 +395,7 @@ static bool map_file(sw_input_t *in)
 static void map_drop(sw_input_t *in)
 {
     size_t keep = in->map_held < in->map_pos ? in->map_held : in->map_pos;
+    in->map_drop_at = in->map_pos + MAP_DROP / 8;
     if (keep - in->map_dropped < MAP_DROP) return;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t to = keep / page * page;
@@ -494,7 +497,7 @@ const char *sw_input_name(const sw_input_t *in)
 void sw_input_hold(sw_input_t *in)
 {
     in->held = true;
-    if (in->map && !in->map_done) in->map_held = in->map_last;
+    in->map_held = in->map_last; /* read only while the map is read */
 }
 
 uint64_t sw_input_lineno(const sw_input_t *in)
@@ -509,7 +512,7 @@ bool sw_input_is_gzip(const sw_input_t *in)
 
 uint64_t sw_input_raw_bytes(const sw_input_t *in)
 {
-    return in->map && !in->map_done ? in->map_pos : in->raw_total;
+    return in->raw_total;
 }
 
 /* More decoded bytes into buf[end..cap). @returns bytes added, 0 at end,
@@ -540,9 +543,10 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
         const char *nl = memchr(p, '\n', in->map_len - in->map_pos);
         if (nl) {
             size_t l = (size_t)(nl - p);
-            if (in->map_pos - in->map_dropped >= MAP_DROP) map_drop(in);
+            if (in->map_pos >= in->map_drop_at) map_drop(in);
             in->map_last = in->map_pos;
             in->map_pos += l + 1;
+            in->raw_total = in->map_pos;
             in->lineno++;
             if (l > SW_INPUT_MAX_LINE) {
                 snprintf(errstr, errstr_size, "line longer than %u bytes (skipped)",
