@@ -315,33 +315,7 @@ static int cand_qsort_cmp(const void *a, const void *b)
 /* The k-th smallest of v[0..n) (0-based), v reordered so that v[k] holds
  * it, everything before it is <= and everything after it >= (Hoare's
  * selection with a median-of-three pivot; O(n) expected). */
-static sw_i128 select_kth(sw_i128 *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        sw_i128 a = v[lo], b = v[mid], c = v[hi];
-        sw_i128 pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        size_t i = lo, j = hi;
-        for (;;) {
-            while (v[i] < pivot) i++;
-            while (pivot < v[j]) j--;
-            if (i >= j) break;
-            sw_i128 t = v[i];
-            v[i] = v[j];
-            v[j] = t;
-            i++;
-            j--;
-        }
-        /* v[lo..j] <= pivot <= v[j+1..hi] */
-        if (k <= j) hi = j;
-        else lo = j + 1;
-    }
-    return v[k];
-}
-
-/* select_kth() for values that fit 64 bits (the timestamp gaps). */
-static int64_t select_kth64(int64_t *v, size_t n, size_t k)
+static int64_t select_kth(int64_t *v, size_t n, size_t k)
 {
     size_t lo = 0, hi = n - 1;
     while (lo < hi) {
@@ -359,40 +333,30 @@ static int64_t select_kth64(int64_t *v, size_t n, size_t k)
             i++;
             j--;
         }
+        /* v[lo..j] <= pivot <= v[j+1..hi] */
         if (k <= j) hi = j;
         else lo = j + 1;
     }
     return v[k];
 }
 
-/* median_sorted() of 64-bit values. */
-static sw_i128 median64(int64_t *v, size_t n)
-{
-    size_t k = (n - 1) / 2;
-    int64_t lo = select_kth64(v, n, k);
-    int64_t hi = lo;
-    if (n % 2 == 0) {
-        hi = v[k + 1];
-        for (size_t i = k + 2; i < n; i++)
-            if (v[i] < hi) hi = v[i];
-    }
-    return sw_median_of(lo, hi, n);
-}
-
-/* Median of SPEC 3.4 over a list it reorders in place: the two middle
- * order statistics by selection, no full sort. */
-static sw_i128 median_sorted(sw_i128 *v, size_t n)
+/* Median of SPEC 3.4 of v[0..n) times @p scale (> 0), v reordered in
+ * place: the two middle order statistics by selection, no full sort.
+ * Scaling keeps the order, so the values are selected unscaled (the
+ * intervals in ms) and only the two middle ones scaled, in 128 bits
+ * (in ns they can exceed 64 bits). */
+static sw_i128 median_scaled(int64_t *v, size_t n, int64_t scale)
 {
     if (!n) return 0;
     size_t k = (n - 1) / 2;
-    sw_i128 lo = select_kth(v, n, k);
-    sw_i128 hi = lo;
+    int64_t lo = select_kth(v, n, k);
+    int64_t hi = lo;
     if (n % 2 == 0) { /* the smallest of what lies above position k */
         hi = v[k + 1];
         for (size_t i = k + 2; i < n; i++)
             if (v[i] < hi) hi = v[i];
     }
-    return sw_median_of(lo, hi, n);
+    return sw_median_of((sw_i128)lo * scale, (sw_i128)hi * scale, n);
 }
 
 /* First qualifying spike of one rank's ordered samples (the reference's
@@ -562,12 +526,12 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     /* Median sampling interval. */
     sw_i128 median;
     if (nv) {
-        median = median64(gaps, nv);
-    } else { /* intervals in ns can exceed 64 bits */
-        sw_i128 *vals = sw_malloc(n * sizeof(*vals));
+        median = median_scaled(gaps, nv, 1);
+    } else { /* the declared intervals, in ns */
+        int64_t *vals = sw_malloc(n * sizeof(*vals));
         for (size_t i = 0; i < n; i++)
-            if (s[i].interval_ms > 0) vals[nv++] = (sw_i128)s[i].interval_ms * 1000000;
-        median = median_sorted(vals, nv);
+            if (s[i].interval_ms > 0) vals[nv++] = s[i].interval_ms;
+        median = median_scaled(vals, nv, 1000000);
         free(vals);
     }
     free(gaps);
