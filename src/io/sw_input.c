@@ -3,7 +3,7 @@
  * sequentially) and its lines are handed out in place from the mapping:
  * no copy by the kernel into a buffer, and every line stays where it is,
  * so holding one costs nothing. Pages already read are given back every
- * MAP_DROP bytes (the process does not grow with the file; a file larger
+ * MiB (the process does not grow with the file; a file larger
  * than memory reads like a small one). A last line without a newline, and
  * whatever was appended to the file after it was opened, is read with
  * read(2) from the mapping's end on. Pipes, terminals, gzip and files that
@@ -43,7 +43,8 @@
 #define BUF_INIT (1024u * 1024u)
 #define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
 #define GZ_BLOCKS 3u             /* blocks in the ring */
-#define MAP_DROP (8u * 1024u * 1024u) /* mapped bytes read before they are given back */
+#define MAP_STEP (1024u * 1024u) /* mapped bytes read between two map_step() */
+#define MAP_AHEAD (2048u * 1024u) /* bytes mapped ahead of the reader */
 
 /* The gzip stream: compressed bytes in, decoded bytes out. Owned by the
  * reader thread once it runs. */
@@ -106,7 +107,9 @@ struct sw_input_s {
     size_t map_last;    /* offset of the line last returned from the map */
     size_t map_held;    /* offset of the line last held (SIZE_MAX: none) */
     size_t map_dropped; /* bytes before it are given back (page-aligned) */
-    size_t map_drop_at; /* map_pos from which map_drop() is worth a look */
+    size_t map_step_at;    /* map_pos from which map_step() runs again */
+    size_t map_populated;  /* bytes of the map populated ahead */
+    bool map_populate;     /* MADV_POPULATE_READ works */
     bool map_done;
 };
 
@@ -363,6 +366,34 @@ static ssize_t gzpipe_take(sw_input_t *in, char *errstr, size_t errstr_size)
 
 /* ---- the input ---------------------------------------------------------------- */
 
+/* Every MAP_STEP bytes of the map: give back the pages before what may
+ * still be borrowed (the line last held, else the line about to be
+ * returned, at map_pos), and map the next MAP_AHEAD bytes in one call
+ * (MADV_POPULATE_READ: one kernel entry instead of a fault every 64 KiB;
+ * where the kernel lacks it, the faults do the same). */
+static void map_step(sw_input_t *in)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t keep = in->map_held < in->map_pos ? in->map_held : in->map_pos;
+    size_t to = keep / page * page;
+    if (to > in->map_dropped + MAP_STEP) {
+        (void)madvise((char *)(uintptr_t)in->map + in->map_dropped, to - in->map_dropped,
+                      MADV_DONTNEED);
+        in->map_dropped = to;
+    }
+#ifdef MADV_POPULATE_READ
+    size_t from = in->map_pos / page * page;
+    if (in->map_populate && from + MAP_AHEAD > in->map_populated) {
+        size_t a = from > in->map_populated ? from : in->map_populated;
+        size_t b = from + 2 * MAP_AHEAD < in->map_len ? from + 2 * MAP_AHEAD : in->map_len;
+        if (a < b && madvise((char *)(uintptr_t)in->map + a, b - a, MADV_POPULATE_READ) != 0)
+            in->map_populate = false;
+        in->map_populated = b;
+    }
+#endif
+    in->map_step_at = in->map_pos + MAP_STEP;
+}
+
 /* Map @p in's descriptor when it is a non-empty regular file that is not
  * gzip. @returns false (nothing changed, the descriptor still at its
  * start) when it is not mapped. */
@@ -386,23 +417,9 @@ static bool map_file(sw_input_t *in)
     (void)madvise(m, len, MADV_SEQUENTIAL);
     in->map = m;
     in->map_len = len;
-    in->map_drop_at = MAP_DROP;
+    in->map_populate = true;
+    map_step(in);
     return true;
-}
-
-/* Give back the mapped pages before what may still be borrowed: the line
- * last held, else the line about to be returned (at map_pos). */
-static void map_drop(sw_input_t *in)
-{
-    size_t keep = in->map_held < in->map_pos ? in->map_held : in->map_pos;
-    in->map_drop_at = in->map_pos + MAP_DROP / 8;
-    if (keep - in->map_dropped < MAP_DROP) return;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t to = keep / page * page;
-    if (to <= in->map_dropped) return;
-    (void)madvise((char *)(uintptr_t)in->map + in->map_dropped, to - in->map_dropped,
-                  MADV_DONTNEED);
-    in->map_dropped = to;
 }
 
 /* The map has no line with its newline left: its last bytes (if any) go
@@ -543,7 +560,7 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
         const char *nl = memchr(p, '\n', in->map_len - in->map_pos);
         if (nl) {
             size_t l = (size_t)(nl - p);
-            if (in->map_pos >= in->map_drop_at) map_drop(in);
+            if (in->map_pos >= in->map_step_at) map_step(in);
             in->map_last = in->map_pos;
             in->map_pos += l + 1;
             in->raw_total = in->map_pos;
