@@ -9,6 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "sw_alloc.h"
 #include "sw_imap.h"
@@ -54,6 +57,7 @@ struct sw_batch_s {
     sw_intern_t *strs;
     bsample_t *s;
     size_t n, cap;
+    size_t s_map; /* bytes of the mapping s is (0: s is from malloc) */
     size_t n_events;
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
@@ -119,9 +123,27 @@ static void count_job(sw_batch_t *b, uint32_t job, uint32_t arrival)
         b->leader = job;
 }
 
-/* Room for more samples: doubled; from SAMPLES_HUGE bytes on in huge
- * pages (see samples_sorted()), moved by hand since realloc() cannot keep
- * them. */
+/* Free the sample array (a mapping from SAMPLES_HUGE bytes on). */
+static void free_samples(sw_batch_t *b)
+{
+#if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    if (b->s_map) {
+        munmap(b->s, b->s_map);
+        b->s_map = 0;
+        b->s = NULL;
+        return;
+    }
+#endif
+    free(b->s);
+    b->s = NULL;
+}
+
+/* Room for more samples: doubled. From SAMPLES_HUGE bytes on the array is
+ * a mapping of its own, asked for huge pages (see samples_sorted()), that
+ * grows with mremap(): its pages move instead of being copied, and no
+ * page is touched twice (copying into a new block at each doubling wrote
+ * and zeroed as many bytes again as the array holds). Elsewhere, or when
+ * the kernel refuses, a new huge block and a copy. */
 #define SAMPLES_HUGE ((size_t)4 << 20)
 static void grow_samples(sw_batch_t *b)
 {
@@ -129,12 +151,32 @@ static void grow_samples(sw_batch_t *b)
     size_t bytes = cap * sizeof(*b->s);
     if (bytes < SAMPLES_HUGE) {
         b->s = sw_reallocarray(b->s, cap, sizeof(*b->s));
-    } else {
-        bsample_t *s = sw_malloc_huge(bytes);
-        if (b->n) memcpy(s, b->s, b->n * sizeof(*b->s));
-        free(b->s);
-        b->s = s;
+        b->cap = cap;
+        return;
     }
+    bytes = (bytes + SW_HUGE_BYTES - 1) / SW_HUGE_BYTES * SW_HUGE_BYTES;
+#if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    void *m = MAP_FAILED;
+    if (b->s_map) m = mremap(b->s, b->s_map, bytes, MREMAP_MAYMOVE);
+    else m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+        if (!b->s_map) {
+#if defined(MADV_HUGEPAGE)
+            (void)madvise(m, bytes, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+            if (b->n) memcpy(m, b->s, b->n * sizeof(*b->s));
+            free(b->s);
+        }
+        b->s = m;
+        b->s_map = bytes;
+        b->cap = bytes / sizeof(*b->s);
+        return;
+    }
+#endif
+    bsample_t *s = sw_malloc_huge(bytes);
+    if (b->n) memcpy(s, b->s, b->n * sizeof(*b->s));
+    free_samples(b);
+    b->s = s;
     b->cap = cap;
 }
 
@@ -154,7 +196,7 @@ void sw_batch_destroy(sw_batch_t *b)
     if (!b) return;
     sw_intern_destroy(b->strs);
     sw_phase_destroy(b->phase);
-    free(b->s);
+    free_samples(b);
     free(b->counterless);
     free(b->rank_cache);
     free(b->jcount);
