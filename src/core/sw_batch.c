@@ -19,20 +19,33 @@
 #include "sw_phase.h"
 #include "sw_assemble.h"
 
+/* A sample as added (72 bytes): what the analysis reads, in arrival
+ * order (its index is its arrival). */
 typedef struct bsample_s {
     int64_t ts;
     int64_t used;
     int64_t pid;
-    int64_t rank;
-    int64_t world_size;
     int64_t interval_ms;
-    uint32_t host;    /* interned; replaced by its sort order in run() */
-    uint32_t job;     /* interned; 0 = null */
-    uint32_t session; /* interned; 0 = null */
-    uint32_t arrival;
-    uint32_t host_id;              /* interned host (host itself becomes a sort order) */
     int64_t device_id, local_rank; /* INT64_MIN when absent (shown, not analysed) */
+    int32_t rank;                  /* < SW_WORLD_SIZE_MAX */
+    int32_t world_size;            /* a claim of 1 or less as 1 (never counted) */
+    uint32_t host;                 /* interned */
+    uint32_t job;                  /* interned; 0 = null */
+    uint32_t session;              /* interned; 0 = null */
 } bsample_t;
+
+/* A sample in the run's sorted copy (40 bytes): the sort keys and what the
+ * per-rank pass reads; the rest is read from the added sample (arrival)
+ * for the few spikes. */
+typedef struct ssample_s {
+    int64_t ts;
+    int64_t used;
+    int64_t pid;
+    int32_t rank;
+    int32_t world_size;
+    uint32_t host; /* the host's sort order */
+    uint32_t arrival;
+} ssample_t;
 
 /* An interned id and its string (the table's copy: it never moves). */
 typedef struct cached_s {
@@ -248,8 +261,8 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     s->ts = ev->timestamp_ns;
     s->used = ev->device_used_bytes;
     s->pid = ev->pid;
-    s->rank = ev->rank;
-    s->world_size = ev->world_size;
+    s->rank = (int32_t)ev->rank;
+    s->world_size = ev->world_size > 1 ? (int32_t)ev->world_size : 1;
     s->interval_ms = ev->sampling_interval_ms;
     rank_cache_t *rc = &b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
     s->host = intern_cached(b, &rc->host, ev->host);
@@ -266,10 +279,8 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
         }
         sw_phase_touch(b->phase, rc->group - 1, ev->timestamp_ns);
     }
-    s->arrival = (uint32_t)b->n;
-    if (s->job) count_job(b, s->job, s->arrival);
+    if (s->job) count_job(b, s->job, (uint32_t)b->n);
     if (s->rank > b->max_rank) b->max_rank = s->rank;
-    s->host_id = s->host;
     s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
     s->local_rank = ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
     b->n++;
@@ -279,12 +290,24 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
 /* Samples of one rank in (timestamp, pid, host) order, stable. */
 static int sample_cmp(const void *pa, const void *pb)
 {
-    const bsample_t *a = pa, *b = pb;
+    const ssample_t *a = pa, *b = pb;
     if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
     if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
     if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
     if (a->host != b->host) return a->host < b->host ? -1 : 1;
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
+}
+
+/* Sample i of src as the sorted copy has it. */
+static inline void to_sorted(ssample_t *o, const bsample_t *src, size_t i, const uint32_t *order)
+{
+    o->ts = src[i].ts;
+    o->used = src[i].used;
+    o->pid = src[i].pid;
+    o->rank = src[i].rank;
+    o->world_size = src[i].world_size;
+    o->host = order[src[i].host];
+    o->arrival = (uint32_t)i;
 }
 
 /* The samples of src to analyse (all, or with @p filter those of job
@@ -297,18 +320,16 @@ static int sample_cmp(const void *pa, const void *pb)
  * order. The result is the same as qsort with sample_cmp (a total order:
  * arrivals differ). Large arrays are asked for huge pages: a page fault
  * per 4 KiB of them cost analyze as much as its parsing. */
-static bsample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter, uint32_t leader,
+static ssample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter, uint32_t leader,
                                  size_t n, int64_t maxr, const uint32_t *order)
 {
-    size_t bytes = n * sizeof(bsample_t);
-    bsample_t *out = bytes >= SW_HUGE_BYTES ? sw_malloc_huge(bytes) : sw_malloc(bytes ? bytes : 1);
+    size_t bytes = n * sizeof(ssample_t);
+    ssample_t *out = bytes >= SW_HUGE_BYTES ? sw_malloc_huge(bytes) : sw_malloc(bytes ? bytes : 1);
     if (n < 2 || maxr < 0 || (uint64_t)maxr >= 4 * (uint64_t)n + 1024) {
         size_t k = 0;
         for (size_t i = 0; i < nsrc; i++) {
             if (filter && src[i].job != leader) continue;
-            out[k] = src[i];
-            out[k].host = order[out[k].host];
-            k++;
+            to_sorted(&out[k++], src, i, order);
         }
         qsort(out, n, sizeof(*out), sample_cmp);
         return out;
@@ -322,9 +343,7 @@ static bsample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter,
     memcpy(at, start, nr * sizeof(*at));
     for (size_t i = 0; i < nsrc; i++) {
         if (filter && src[i].job != leader) continue;
-        bsample_t *o = &out[at[src[i].rank]++];
-        *o = src[i];
-        o->host = order[o->host];
+        to_sorted(&out[at[src[i].rank]++], src, i, order);
     }
     for (size_t r = 0; r < nr; r++) {
         size_t a = start[r], b = start[r + 1];
@@ -403,7 +422,7 @@ static sw_i128 median_scaled(int64_t *v, size_t n, int64_t scale)
 
 /* First qualifying spike of one rank's ordered samples (the reference's
  * _find_rank_spike_candidate). @returns the spike's index, or n for none. */
-static size_t find_candidate(const bsample_t *s, size_t n, const sw_params_t *p, int64_t offset,
+static size_t find_candidate(const ssample_t *s, size_t n, const sw_params_t *p, int64_t offset,
                              sw_cand_t *c)
 {
     if (n < 2) return n;
@@ -485,7 +504,7 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
     free(ho);
     size_t n = filter ? b->jcount[leader] : b->n;
-    bsample_t *s = samples_sorted(b->s, b->n, filter, leader, n, b->max_rank, order);
+    ssample_t *s = samples_sorted(b->s, b->n, filter, leader, n, b->max_rank, order);
     free(order);
 
     /* One pass over the ranks in ascending order, each rank's samples read
@@ -538,11 +557,11 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
         sw_cand_t *c = &cands[nc];
         size_t at = find_candidate(&s[a], i - a, &b->params, offsets[g], c);
         if (at == i - a) continue;
-        const bsample_t *spike = &s[a + at];
+        const bsample_t *spike = &b->s[s[a + at].arrival];
         c->has_session = spike->session != 0;
         c->session = sw_intern_get(b->strs, spike->session);
         c->has_source = true;
-        c->host = sw_intern_get(b->strs, spike->host_id);
+        c->host = sw_intern_get(b->strs, spike->host);
         c->pid = spike->pid;
         c->has_device_id = spike->device_id != INT64_MIN;
         c->device_id = spike->device_id;
@@ -571,8 +590,10 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
         median = median_scaled(gaps, nv, 1);
     } else { /* the declared intervals, in ns */
         int64_t *vals = sw_malloc(n * sizeof(*vals));
-        for (size_t i = 0; i < n; i++)
-            if (s[i].interval_ms > 0) vals[nv++] = s[i].interval_ms;
+        for (size_t i = 0; i < n; i++) {
+            int64_t iv = b->s[s[i].arrival].interval_ms;
+            if (iv > 0) vals[nv++] = iv;
+        }
         median = median_scaled(vals, nv, 1000000);
         free(vals);
     }
