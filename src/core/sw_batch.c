@@ -9,9 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 #include "sw_alloc.h"
 #include "sw_imap.h"
@@ -70,7 +67,7 @@ struct sw_batch_s {
     sw_intern_t *strs;
     bsample_t *s;
     size_t n, cap;
-    size_t s_map; /* bytes of the mapping s is (0: s is from malloc) */
+    size_t s_map; /* bytes of s when it is of sw_huge_grow() (0: of malloc) */
     size_t n_events;
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
@@ -136,27 +133,19 @@ static void count_job(sw_batch_t *b, uint32_t job, uint32_t arrival)
         b->leader = job;
 }
 
-/* Free the sample array (a mapping from SAMPLES_HUGE bytes on). */
+/* Free the sample array (from SAMPLES_HUGE bytes on, of sw_huge_grow()). */
 static void free_samples(sw_batch_t *b)
 {
-#if defined(__linux__) && defined(MREMAP_MAYMOVE)
-    if (b->s_map) {
-        munmap(b->s, b->s_map);
-        b->s_map = 0;
-        b->s = NULL;
-        return;
-    }
-#endif
-    free(b->s);
+    if (b->s_map) sw_huge_free(b->s, b->s_map);
+    else free(b->s);
     b->s = NULL;
+    b->s_map = 0;
 }
 
 /* Room for more samples: doubled. From SAMPLES_HUGE bytes on the array is
- * a mapping of its own, asked for huge pages (see samples_sorted()), that
- * grows with mremap(): its pages move instead of being copied, and no
- * page is touched twice (copying into a new block at each doubling wrote
- * and zeroed as many bytes again as the array holds). Elsewhere, or when
- * the kernel refuses, a new huge block and a copy. */
+ * a block of sw_huge_grow() (huge pages; on Linux it grows without a copy,
+ * where copying into a new block at each doubling wrote and zeroed as many
+ * bytes again as the array holds). */
 #define SAMPLES_HUGE ((size_t)4 << 20)
 static void grow_samples(sw_batch_t *b)
 {
@@ -167,30 +156,17 @@ static void grow_samples(sw_batch_t *b)
         b->cap = cap;
         return;
     }
-    bytes = (bytes + SW_HUGE_BYTES - 1) / SW_HUGE_BYTES * SW_HUGE_BYTES;
-#if defined(__linux__) && defined(MREMAP_MAYMOVE)
-    void *m = MAP_FAILED;
-    if (b->s_map) m = mremap(b->s, b->s_map, bytes, MREMAP_MAYMOVE);
-    else m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) {
-        if (!b->s_map) {
-#if defined(MADV_HUGEPAGE)
-            (void)madvise(m, bytes, MADV_HUGEPAGE); /* a hint: failure is harmless */
-#endif
-            if (b->n) memcpy(m, b->s, b->n * sizeof(*b->s));
-            free(b->s);
-        }
-        b->s = m;
-        b->s_map = bytes;
-        b->cap = bytes / sizeof(*b->s);
-        return;
+    if (b->s_map) {
+        b->s = sw_huge_grow(b->s, &b->s_map, bytes);
+    } else {
+        size_t m = 0;
+        bsample_t *s = sw_huge_grow(NULL, &m, bytes);
+        if (b->n) memcpy(s, b->s, b->n * sizeof(*b->s));
+        free(b->s);
+        b->s = s;
+        b->s_map = m;
     }
-#endif
-    bsample_t *s = sw_malloc_huge(bytes);
-    if (b->n) memcpy(s, b->s, b->n * sizeof(*b->s));
-    free_samples(b);
-    b->s = s;
-    b->cap = cap;
+    b->cap = b->s_map / sizeof(*b->s);
 }
 
 sw_batch_t *sw_batch_new(sw_params_t params)

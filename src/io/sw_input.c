@@ -44,7 +44,7 @@
 #define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
 #define GZ_BLOCKS 3u             /* blocks in the ring */
 #define MAP_STEP (1024u * 1024u) /* mapped bytes read between two map_step() */
-#define MAP_AHEAD (2048u * 1024u) /* bytes mapped ahead of the reader */
+#define MAP_AHEAD (512u * 1024u) /* bytes mapped ahead of the reader (1-2 x this) */
 
 /* The gzip stream: compressed bytes in, decoded bytes out. Owned by the
  * reader thread once it runs. */

@@ -33,6 +33,23 @@ char *sw_memdup0(const void *p, size_t len);
 void *sw_malloc_huge(size_t size);
 
 /**
+ * @brief Grow a block of sw_huge_grow() (@p p NULL: a new one) to at least
+ *        @p size bytes, its content kept. On Linux the block is a mapping of
+ *        its own, asked for huge pages, that grows with mremap(): its pages
+ *        move, none is copied or zeroed again (a doubling array's copies
+ *        otherwise write and fault in as many bytes again as it holds).
+ *        Elsewhere a new sw_malloc_huge() block and a copy. Aborts on
+ *        failure like sw_malloc().
+ * @param cap in: the block's bytes (0 when @p p is NULL); out: the new
+ *        block's (a multiple of SW_HUGE_BYTES).
+ * @returns the block; free it with sw_huge_free().
+ */
+void *sw_huge_grow(void *p, size_t *cap, size_t size);
+
+/** @brief Free a block of sw_huge_grow() of @p cap bytes (accepts NULL). */
+void sw_huge_free(void *p, size_t cap);
+
+/**
  * Make room for element @p n of the array @p ptr of capacity @p cap: the
  * capacity doubles (from @p init) until it holds index n, and the array is
  * reallocated (aborts on out-of-memory like the rest). One idiom for every
