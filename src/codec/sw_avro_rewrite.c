@@ -461,3 +461,49 @@ sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_
     }
     return SW_OK;
 }
+
+/* ---- the compiled steps (see sw_avro_resolve.h) ------------------------ */
+
+const sw_avro_step_t *sw_avro_plan_steps(const sw_avro_plan_t *plan, size_t *n)
+{
+    *n = plan->steps ? plan->root->w->n : 0;
+    return plan->steps;
+}
+
+const sw_avro_default_t *sw_avro_plan_defaults(const sw_avro_plan_t *plan, size_t *n)
+{
+    *n = plan->ndflt;
+    return plan->dflts;
+}
+
+/* A cursor for the calls below: no message (the caller decodes again
+ * through sw_avro_plan_fields() for that). */
+static void cur_quiet(cur_t *c, const sw_avro_plan_t *plan, const unsigned char *p,
+                      const unsigned char *end)
+{
+    c->base = c->p = p;
+    c->end = end;
+    c->id = plan->id;
+    c->path = "";
+    c->err = SW_OK;
+    c->errstr = NULL;
+    c->errstr_size = 0;
+}
+
+bool sw_avro_plan_skip(const sw_avro_plan_t *plan, size_t k, const unsigned char **p,
+                       const unsigned char *end)
+{
+    cur_t c;
+    cur_quiet(&c, plan, *p, end);
+    if (!skip_field(&c, plan->root->w->fields[k].type)) return false;
+    *p = c.p;
+    return true;
+}
+
+bool sw_avro_plan_convert(const sw_avro_plan_t *plan, size_t slot, const unsigned char *p,
+                          const unsigned char *end, sw_buf_t *out)
+{
+    cur_t c;
+    cur_quiet(&c, plan, p, end);
+    return rewrite(&c, plan->root->fop[slot], out, 1) && c.p == c.end;
+}
