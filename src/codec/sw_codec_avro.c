@@ -196,10 +196,7 @@ void sw_avro_dec_destroy(sw_avro_dec_t *dec)
     free(dec);
 }
 
-/* The nullable fields' reads, inline where read_slot() is its own function
- * per field (the steps of a resolved writer), called elsewhere. */
-static inline __attribute__((always_inline)) bool rd_opt_long_in(rd_t *rd, const char *field,
-                                                                 sw_opt_i64_t *o)
+static bool rd_opt_long(rd_t *rd, const char *field, sw_opt_i64_t *o)
 {
     rd->field = field;
     o->set = false;
@@ -208,8 +205,7 @@ static inline __attribute__((always_inline)) bool rd_opt_long_in(rd_t *rd, const
     return !o->set || rd_long(rd, &o->value);
 }
 
-static inline __attribute__((always_inline)) bool rd_opt_str_in(rd_t *rd, const char *field,
-                                                                sw_opt_str_t *o)
+static bool rd_opt_str(rd_t *rd, const char *field, sw_opt_str_t *o)
 {
     rd->field = field;
     o->set = false;
@@ -219,25 +215,6 @@ static inline __attribute__((always_inline)) bool rd_opt_str_in(rd_t *rd, const 
 }
 
 /* A nullable long with a SPEC 2 default. */
-static inline __attribute__((always_inline)) bool rd_long_or_in(rd_t *rd, const char *field,
-                                                                int64_t dflt, int64_t *v)
-{
-    sw_opt_i64_t o;
-    if (!rd_opt_long_in(rd, field, &o)) return false;
-    *v = o.set ? o.value : dflt;
-    return true;
-}
-
-static bool rd_opt_long(rd_t *rd, const char *field, sw_opt_i64_t *o)
-{
-    return rd_opt_long_in(rd, field, o);
-}
-
-static bool rd_opt_str(rd_t *rd, const char *field, sw_opt_str_t *o)
-{
-    return rd_opt_str_in(rd, field, o);
-}
-
 static bool rd_long_or(rd_t *rd, const char *field, int64_t dflt, int64_t *v)
 {
     sw_opt_i64_t o;
@@ -364,49 +341,46 @@ typedef struct slots_s {
  * @p f). Inlined with a constant @p i where the fields come in the
  * reader's order, as one jump table where they come in a writer's. */
 static inline __attribute__((always_inline)) bool read_slot(rd_t *rd, int i, sw_event_t *ev,
-                                                            slots_t *f, bool flat)
+                                                            slots_t *f)
 {
-#define OPT_LONG(name, o) (flat ? rd_opt_long_in(rd, name, o) : rd_opt_long(rd, name, o))
-#define OPT_STR(name, o) (flat ? rd_opt_str_in(rd, name, o) : rd_opt_str(rd, name, o))
-#define LONG_OR(name, d, v) (flat ? rd_long_or_in(rd, name, d, v) : rd_long_or(rd, name, d, v))
     sw_opt_i64_t o;
     sw_opt_str_t str;
     switch (i) {
-    case 0: return OPT_LONG("schema_version", &ev->schema_version);
+    case 0: return rd_opt_long(rd, "schema_version", &ev->schema_version);
     case 1: rd->field = "timestamp_ns"; return rd_long(rd, &ev->timestamp_ns);
     case 2: rd->field = "event_type"; return rd_str(rd, &ev->event_type);
-    case 3: return OPT_STR("collector", &ev->collector);
-    case 4: return LONG_OR("sampling_interval_ms", 0, &ev->sampling_interval_ms);
-    case 5: return LONG_OR("pid", -1, &ev->pid);
+    case 3: return rd_opt_str(rd, "collector", &ev->collector);
+    case 4: return rd_long_or(rd, "sampling_interval_ms", 0, &ev->sampling_interval_ms);
+    case 5: return rd_long_or(rd, "pid", -1, &ev->pid);
     case 6:
-        if (!OPT_STR("host", &str)) return false;
+        if (!rd_opt_str(rd, "host", &str)) return false;
         ev->host = str.set ? str.value : sw_str("unknown");
         return true;
-    case 7: return OPT_LONG("device_id", &ev->device_id);
-    case 8: return OPT_LONG("allocator_allocated_bytes", &ev->allocator_allocated_bytes);
-    case 9: return OPT_LONG("allocator_reserved_bytes", &ev->allocator_reserved_bytes);
-    case 10: return OPT_LONG("allocator_active_bytes", &ev->allocator_active_bytes);
-    case 11: return OPT_LONG("allocator_inactive_bytes", &ev->allocator_inactive_bytes);
-    case 12: return OPT_LONG("allocator_change_bytes", &ev->allocator_change_bytes);
+    case 7: return rd_opt_long(rd, "device_id", &ev->device_id);
+    case 8: return rd_opt_long(rd, "allocator_allocated_bytes", &ev->allocator_allocated_bytes);
+    case 9: return rd_opt_long(rd, "allocator_reserved_bytes", &ev->allocator_reserved_bytes);
+    case 10: return rd_opt_long(rd, "allocator_active_bytes", &ev->allocator_active_bytes);
+    case 11: return rd_opt_long(rd, "allocator_inactive_bytes", &ev->allocator_inactive_bytes);
+    case 12: return rd_opt_long(rd, "allocator_change_bytes", &ev->allocator_change_bytes);
     case 13:
-        if (!OPT_LONG("device_used_bytes", &o)) return false;
+        if (!rd_opt_long(rd, "device_used_bytes", &o)) return false;
         ev->has_device_used = o.set;
         ev->device_used_bytes = o.value;
         return true;
-    case 14: return OPT_LONG("device_free_bytes", &ev->device_free_bytes);
-    case 15: return OPT_LONG("device_total_bytes", &ev->device_total_bytes);
-    case 16: return OPT_STR("context", &ev->context);
-    case 17: return OPT_STR("metadata", &f->meta);
+    case 14: return rd_opt_long(rd, "device_free_bytes", &ev->device_free_bytes);
+    case 15: return rd_opt_long(rd, "device_total_bytes", &ev->device_total_bytes);
+    case 16: return rd_opt_str(rd, "context", &ev->context);
+    case 17: return rd_opt_str(rd, "metadata", &f->meta);
     case 18:
-        if (!OPT_STR("job_id", &str)) return false;
+        if (!rd_opt_str(rd, "job_id", &str)) return false;
         ev->has_job_id = str.set;
         ev->job_id = str.value;
         return true;
-    case 19: return LONG_OR("rank", 0, &ev->rank);
-    case 20: return OPT_LONG("local_rank", &ev->local_rank);
-    case 21: return LONG_OR("world_size", 1, &ev->world_size);
+    case 19: return rd_long_or(rd, "rank", 0, &ev->rank);
+    case 20: return rd_opt_long(rd, "local_rank", &ev->local_rank);
+    case 21: return rd_long_or(rd, "world_size", 1, &ev->world_size);
     case 22:
-        if (!OPT_STR("session_id", &str)) return false;
+        if (!rd_opt_str(rd, "session_id", &str)) return false;
         ev->has_session_id = str.set;
         ev->session_id = str.value;
         return true;
@@ -416,15 +390,14 @@ static inline __attribute__((always_inline)) bool read_slot(rd_t *rd, int i, sw_
         return !f->typed || rd_phase_scope(rd, &ev->phase, &f->typed_ok);
     default: return false;
     }
-#undef OPT_LONG
-#undef OPT_STR
-#undef LONG_OR
 }
 
 /* After every field is read: SPEC 2 ranges first, in the JSON decoder's
  * order, then metadata (last there too). */
-static inline __attribute__((always_inline)) sw_err_t decode_finish(sw_avro_dec_t *dec, sw_event_t *ev, const slots_t *f, char *errstr,
-                              size_t errstr_size)
+static inline __attribute__((always_inline)) sw_err_t decode_finish(sw_avro_dec_t *dec,
+                                                                    sw_event_t *ev,
+                                                                    const slots_t *f, char *errstr,
+                                                                    size_t errstr_size)
 {
     ev->kind = sw_event_kind(ev->event_type);
     /* v4: a null counter is the backend's capability (SPEC 2), not absent. */
@@ -452,13 +425,13 @@ static inline __attribute__((always_inline)) sw_err_t decode_finish(sw_avro_dec_
 /* Field @p i of the reader schema: from its span when the body was resolved
  * from another writer schema (sw_avro_plan_fields), else where the
  * previous field ended. */
-#define SLOT(i)                                              \
-    do {                                                     \
-        if (sp) {                                            \
-            rd->p = sp[i].p;                                 \
-            rd->end = sp[i].end;                             \
-        }                                                    \
-        if (!read_slot(rd, i, ev, &f, false)) return rd->err;       \
+#define SLOT(i)                                        \
+    do {                                               \
+        if (sp) {                                      \
+            rd->p = sp[i].p;                           \
+            rd->end = sp[i].end;                       \
+        }                                              \
+        if (!read_slot(rd, i, ev, &f)) return rd->err; \
     } while (0)
 
 /* The TelemetryEvent fields after the header, in the reader's order;
@@ -554,10 +527,10 @@ static void plan_errstr(const sw_avro_plan_t *plan, char *errstr, size_t errstr_
  * from the unrolled steps of decode_steps(). */
 typedef bool (*slot_fn_t)(rd_t *rd, sw_event_t *ev, slots_t *f);
 
-#define SLOT_FN(i)                                                  \
-    static bool slot_##i(rd_t *rd, sw_event_t *ev, slots_t *f)      \
-    {                                                               \
-        return read_slot(rd, i, ev, f, true);                       \
+#define SLOT_FN(i)                                             \
+    static bool slot_##i(rd_t *rd, sw_event_t *ev, slots_t *f) \
+    {                                                          \
+        return read_slot(rd, i, ev, f);                        \
     }
 SLOT_FN(0)
 SLOT_FN(1)
@@ -600,9 +573,9 @@ typedef struct conv_s {
 
 /* A writer field that is not read as it lies: skipped, and noted when it
  * is to be converted. */
-__attribute__((noinline)) static bool step_other(const sw_avro_plan_t *plan, const sw_avro_step_t *st,
-                                                 size_t k, rd_t *rd, const unsigned char *end,
-                                                 conv_t *cv)
+__attribute__((noinline)) static bool step_other(const sw_avro_plan_t *plan,
+                                                 const sw_avro_step_t *st, size_t k, rd_t *rd,
+                                                 const unsigned char *end, conv_t *cv)
 {
     const unsigned char *at = rd->p;
     if (!sw_avro_plan_skip(plan, k, &rd->p, end)) return false;
@@ -614,58 +587,6 @@ __attribute__((noinline)) static bool step_other(const sw_avro_plan_t *plan, con
     return true;
 }
 
-/* The reader fields that are a plain nullable long or string of the
- * event: read inline at each step (no call); the others through
- * k_slot_fn. Offsets in sw_event_t. */
-enum { SK_CALL, SK_OPT_LONG, SK_OPT_STR };
-typedef struct slot_kind_s {
-    unsigned char kind;
-    unsigned short off;
-} slot_kind_t;
-
-static const slot_kind_t k_slot_kind[EVENT_FIELDS] = {
-    [0] = {SK_OPT_LONG, offsetof(sw_event_t, schema_version)},
-    [3] = {SK_OPT_STR, offsetof(sw_event_t, collector)},
-    [7] = {SK_OPT_LONG, offsetof(sw_event_t, device_id)},
-    [8] = {SK_OPT_LONG, offsetof(sw_event_t, allocator_allocated_bytes)},
-    [9] = {SK_OPT_LONG, offsetof(sw_event_t, allocator_reserved_bytes)},
-    [10] = {SK_OPT_LONG, offsetof(sw_event_t, allocator_active_bytes)},
-    [11] = {SK_OPT_LONG, offsetof(sw_event_t, allocator_inactive_bytes)},
-    [12] = {SK_OPT_LONG, offsetof(sw_event_t, allocator_change_bytes)},
-    [14] = {SK_OPT_LONG, offsetof(sw_event_t, device_free_bytes)},
-    [15] = {SK_OPT_LONG, offsetof(sw_event_t, device_total_bytes)},
-    [16] = {SK_OPT_STR, offsetof(sw_event_t, context)},
-    [20] = {SK_OPT_LONG, offsetof(sw_event_t, local_rank)},
-};
-
-/* Reader field @p slot at rd->p, the common kinds inline: the event was
- * cleared, so a null long leaves its field as it is. No field name is
- * set: a failure decodes the message again (see decode_steps). */
-static inline __attribute__((always_inline)) bool read_slot_fast(rd_t *rd, int slot, sw_event_t *ev,
-                                                                 slots_t *f)
-{
-    slot_kind_t sk = k_slot_kind[slot];
-    if (sk.kind != SK_CALL && rd->p < rd->end && *rd->p <= 2) {
-        unsigned char b = *rd->p++;
-        if (sk.kind == SK_OPT_LONG) {
-            sw_opt_i64_t *o = (sw_opt_i64_t *)(void *)((char *)ev + sk.off);
-            if (b == 0) return true;
-            if (b != 2) return false;
-            o->set = true;
-            return rd_long(rd, &o->value);
-        }
-        sw_opt_str_t *o = (sw_opt_str_t *)(void *)((char *)ev + sk.off);
-        if (b == 0) {
-            o->value = sw_str("");
-            return true;
-        }
-        if (b != 2) return false;
-        o->set = true;
-        return rd_str(rd, &o->value);
-    }
-    return k_slot_fn[slot](rd, ev, f);
-}
-
 /* A body of @p plan's writer schema (rd at its first byte) in one forward
  * pass, by the plan's compiled steps: each writer field read straight into
  * its reader field, skipped, or (after the pass) converted; then the
@@ -673,11 +594,14 @@ static inline __attribute__((always_inline)) bool read_slot_fast(rd_t *rd, int s
  * the body is malformed (no message: the caller decodes it again the
  * careful way).
  * The first 32 steps and every default are unrolled (entered at the
- * count, as in Duff's device): each has its own branches and indirect
- * call, which for one plan always go the same way, so the branch
- * predictor gets them right (one call site in a loop, cycling through 24
- * targets, was mispredicted nearly every time: the resolved rows ran at
- * half the fixed path's speed with 0.94 of its instructions). */
+ * count, as in Duff's device): each has its own indirect call, which for
+ * one plan always goes to the same reader field, so the branch predictor
+ * gets it right (one call site in a loop, cycling through 24 targets, was
+ * mispredicted nearly every time: the resolved rows ran at half the fixed
+ * path's speed with 0.94 of its instructions). The calls go to small
+ * functions that share the fixed path's readers: inlining the common
+ * fields' reads at each step saved 8% of the instructions and lost 5-20%
+ * of the time (more code, more branches to predict). */
 static bool decode_steps(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, rd_t *rd, sw_event_t *ev,
                          slots_t *f)
 {
@@ -686,196 +610,84 @@ static bool decode_steps(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, rd_t *r
     const unsigned char *end = rd->end;
     conv_t cv;
     cv.n = 0;
-#define STEP(i)                                                                                 \
-    do {                                                                                        \
-        size_t k_ = (i);                                                                        \
-        int s_ = st[k_].slot;                                                                   \
-        if (s_ >= 0 ? !read_slot_fast(rd, s_, ev, f) : !step_other(plan, st, k_, rd, end, &cv)) \
-            return false;                                                                       \
+#define STEP(i)                                                                            \
+    do {                                                                                   \
+        size_t k_ = (i);                                                                   \
+        int s_ = st[k_].slot;                                                              \
+        if (s_ >= 0 ? !k_slot_fn[s_](rd, ev, f) : !step_other(plan, st, k_, rd, end, &cv)) \
+            return false;                                                                  \
     } while (0)
     switch (n < 32 ? n : 32) {
-    case 32:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 31:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 30:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 29:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 28:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 27:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 26:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 25:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 24:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 23:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 22:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 21:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 20:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 19:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 18:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 17:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 16:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 15:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 14:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 13:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 12:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 11:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 10:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 9:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 8:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 7:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 6:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 5:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 4:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 3:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 2:
-        STEP(k++);
-        __attribute__((fallthrough));
-    case 1:
-        STEP(k++);
-        __attribute__((fallthrough));
+    case 32: STEP(k++); __attribute__((fallthrough));
+    case 31: STEP(k++); __attribute__((fallthrough));
+    case 30: STEP(k++); __attribute__((fallthrough));
+    case 29: STEP(k++); __attribute__((fallthrough));
+    case 28: STEP(k++); __attribute__((fallthrough));
+    case 27: STEP(k++); __attribute__((fallthrough));
+    case 26: STEP(k++); __attribute__((fallthrough));
+    case 25: STEP(k++); __attribute__((fallthrough));
+    case 24: STEP(k++); __attribute__((fallthrough));
+    case 23: STEP(k++); __attribute__((fallthrough));
+    case 22: STEP(k++); __attribute__((fallthrough));
+    case 21: STEP(k++); __attribute__((fallthrough));
+    case 20: STEP(k++); __attribute__((fallthrough));
+    case 19: STEP(k++); __attribute__((fallthrough));
+    case 18: STEP(k++); __attribute__((fallthrough));
+    case 17: STEP(k++); __attribute__((fallthrough));
+    case 16: STEP(k++); __attribute__((fallthrough));
+    case 15: STEP(k++); __attribute__((fallthrough));
+    case 14: STEP(k++); __attribute__((fallthrough));
+    case 13: STEP(k++); __attribute__((fallthrough));
+    case 12: STEP(k++); __attribute__((fallthrough));
+    case 11: STEP(k++); __attribute__((fallthrough));
+    case 10: STEP(k++); __attribute__((fallthrough));
+    case 9: STEP(k++); __attribute__((fallthrough));
+    case 8: STEP(k++); __attribute__((fallthrough));
+    case 7: STEP(k++); __attribute__((fallthrough));
+    case 6: STEP(k++); __attribute__((fallthrough));
+    case 5: STEP(k++); __attribute__((fallthrough));
+    case 4: STEP(k++); __attribute__((fallthrough));
+    case 3: STEP(k++); __attribute__((fallthrough));
+    case 2: STEP(k++); __attribute__((fallthrough));
+    case 1: STEP(k++); __attribute__((fallthrough));
     default: break;
     }
     for (; k < n; k++) STEP(k);
 #undef STEP
     if (rd->p != end) return false; /* trailing bytes */
     const sw_avro_default_t *ds = sw_avro_plan_defaults(plan, &nd);
-#define DFLT(i)                                                                                \
-    do {                                                                                       \
-        const sw_avro_default_t *d_ = &ds[i];                                                  \
-        rd->p = d_->span.p;                                                                    \
-        rd->end = d_->span.end;                                                                \
-        if (!read_slot_fast(rd, d_->slot, ev, f)) return false;                                \
+#define DFLT(i)                                            \
+    do {                                                   \
+        const sw_avro_default_t *d_ = &ds[i];              \
+        rd->p = d_->span.p;                                \
+        rd->end = d_->span.end;                            \
+        if (!k_slot_fn[d_->slot](rd, ev, f)) return false; \
     } while (0)
     switch (nd < EVENT_FIELDS ? nd : EVENT_FIELDS) { /* at most one per reader field */
-    case 24:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 23:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 22:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 21:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 20:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 19:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 18:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 17:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 16:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 15:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 14:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 13:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 12:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 11:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 10:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 9:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 8:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 7:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 6:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 5:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 4:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 3:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 2:
-        DFLT(j++);
-        __attribute__((fallthrough));
-    case 1:
-        DFLT(j++);
-        __attribute__((fallthrough));
+    case 24: DFLT(j++); __attribute__((fallthrough));
+    case 23: DFLT(j++); __attribute__((fallthrough));
+    case 22: DFLT(j++); __attribute__((fallthrough));
+    case 21: DFLT(j++); __attribute__((fallthrough));
+    case 20: DFLT(j++); __attribute__((fallthrough));
+    case 19: DFLT(j++); __attribute__((fallthrough));
+    case 18: DFLT(j++); __attribute__((fallthrough));
+    case 17: DFLT(j++); __attribute__((fallthrough));
+    case 16: DFLT(j++); __attribute__((fallthrough));
+    case 15: DFLT(j++); __attribute__((fallthrough));
+    case 14: DFLT(j++); __attribute__((fallthrough));
+    case 13: DFLT(j++); __attribute__((fallthrough));
+    case 12: DFLT(j++); __attribute__((fallthrough));
+    case 11: DFLT(j++); __attribute__((fallthrough));
+    case 10: DFLT(j++); __attribute__((fallthrough));
+    case 9: DFLT(j++); __attribute__((fallthrough));
+    case 8: DFLT(j++); __attribute__((fallthrough));
+    case 7: DFLT(j++); __attribute__((fallthrough));
+    case 6: DFLT(j++); __attribute__((fallthrough));
+    case 5: DFLT(j++); __attribute__((fallthrough));
+    case 4: DFLT(j++); __attribute__((fallthrough));
+    case 3: DFLT(j++); __attribute__((fallthrough));
+    case 2: DFLT(j++); __attribute__((fallthrough));
+    case 1: DFLT(j++); __attribute__((fallthrough));
     default: break;
     }
 #undef DFLT

@@ -343,8 +343,9 @@ static int64_t rnd(uint64_t *s, int64_t n)
 
 static const char *rnd_str(uint64_t *s)
 {
-    static const char *k[] = {"node-7", "a", "job-\xc3\xa9t\xc3\xa9", "x-0123456789abcdef-0123456789",
-                              "gpu", "H100 80GB HBM3"};
+    static const char *k[] = {
+        "node-7",        "a", "job-\xc3\xa9t\xc3\xa9", "x-0123456789abcdef-0123456789", "gpu",
+        "H100 80GB HBM3"};
     return k[rnd(s, 6)];
 }
 
@@ -361,8 +362,8 @@ static int64_t rnd_long(uint64_t *s)
 /* Reader field @p i of one random event, in the reader's layout. */
 static void rnd_field(uint64_t *s, size_t i, sw_buf_t *b)
 {
-    static const char *types[] = {"sample", "sample", "sample", "phase_enter", "phase_exit",
-                                  "job_start"};
+    static const char *types[] = {"sample",      "sample",     "sample",
+                                  "phase_enter", "phase_exit", "job_start"};
     static const char *metas[] = {"{}", "{\"k\":1}",
                                   "{\"phase_scope\":{\"action\":\"enter\",\"name\":\"fwd\","
                                   "\"scope_id\":\"s1\",\"thread_id\":1,\"thread_name\":\"t\","
@@ -411,13 +412,19 @@ static void rnd_extra(uint64_t *s, size_t n, sw_buf_t *schema, sw_buf_t *body)
     snprintf(head, sizeof(head), "{\"name\":\"extra%zu\",\"type\":", n);
     sw_buf_puts(schema, head);
     switch (rnd(s, 8)) {
-    case 0: sw_buf_puts(schema, "\"string\"}"); put_str(body, rnd_str(s)); break;
+    case 0:
+        sw_buf_puts(schema, "\"string\"}");
+        put_str(body, rnd_str(s));
+        break;
     case 1:
         sw_buf_puts(schema, "[\"null\",\"string\"]}");
         if (rnd(s, 2)) put_long(body, 0);
         else put_long(body, 1), put_str(body, rnd_str(s));
         break;
-    case 2: sw_buf_puts(schema, "\"long\"}"); put_long(body, rnd_long(s)); break;
+    case 2:
+        sw_buf_puts(schema, "\"long\"}");
+        put_long(body, rnd_long(s));
+        break;
     case 3:
         sw_buf_puts(schema, "{\"type\":\"map\",\"values\":\"double\"}}");
         put_long(body, 1);
@@ -433,8 +440,14 @@ static void rnd_extra(uint64_t *s, size_t n, sw_buf_t *schema, sw_buf_t *body)
         put_long(body, -7);
         put_long(body, 0);
         break;
-    case 5: sw_buf_puts(schema, "\"boolean\"}"); sw_buf_putc(body, 1); break;
-    case 6: sw_buf_puts(schema, "\"float\"}"); sw_buf_put(body, "\0\0\x80\x3f", 4); break;
+    case 5:
+        sw_buf_puts(schema, "\"boolean\"}");
+        sw_buf_putc(body, 1);
+        break;
+    case 6:
+        sw_buf_puts(schema, "\"float\"}");
+        sw_buf_put(body, "\0\0\x80\x3f", 4);
+        break;
     default:
         sw_buf_puts(schema, "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]}}");
         put_long(body, 1);
@@ -587,8 +600,8 @@ static void test_differential(void **state)
         SW_ASSERT(rc2 == rc_want, "round %d: rewritten rc %d, want %d", round, rc2, rc_want);
         if (rc == SW_OK) {
             char why[256];
-            SW_ASSERT(sw_test_event_eq(&got, &want, why, sizeof(why)), "round %d: %s\n%.*s",
-                      round, why, (int)schema.len, schema.data);
+            SW_ASSERT(sw_test_event_eq(&got, &want, why, sizeof(why)), "round %d: %s\n%.*s", round,
+                      why, (int)schema.len, schema.data);
             SW_ASSERT(sw_test_event_eq(&got2, &want, why, sizeof(why)), "round %d: rewrite: %s",
                       round, why);
             SW_ASSERT_I64(got.counterless, want.counterless);
@@ -600,8 +613,8 @@ static void test_differential(void **state)
         /* Cut anywhere, the message fails as the careful decoder says. */
         size_t cut = SW_AVRO_HEADER_LEN + (size_t)rnd(&seed, (int64_t)body.len);
         rc = sw_avro_decode_event_plan(dec, plan, msg.data, cut, &got, err2, sizeof(err2));
-        SW_ASSERT(rc == SW_ERR_TRUNCATED || rc == SW_ERR_AVRO, "round %d cut at %zu: rc %d",
-                  round, cut, rc);
+        SW_ASSERT(rc == SW_ERR_TRUNCATED || rc == SW_ERR_AVRO, "round %d cut at %zu: rc %d", round,
+                  cut, rc);
         SW_ASSERT_CONTAINS(err2, "writer schema id 40");
         sw_avro_plan_destroy(plan);
         for (size_t i = 0; i < 24; i++) sw_buf_clear(&chunk[i]);
