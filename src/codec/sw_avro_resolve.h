@@ -80,8 +80,9 @@ typedef struct sw_avro_span_s {
 size_t sw_avro_plan_nfields(const sw_avro_plan_t *plan);
 
 /**
- * @brief The faster alternative to sw_avro_plan_rewrite() for record
- *        schemas: one pass over the writer's fields, and for each reader
+ * @brief The careful alternative to sw_avro_plan_rewrite() for record
+ *        schemas (decoders use the steps below first, this for the message
+ *        of a body they fail on): one pass over the writer's fields, and for each reader
  *        field where its value is: in @p body when the layouts agree (no
  *        copy), else rewritten into @p scratch (reset first), or its
  *        default.
