@@ -510,6 +510,11 @@ bool sw_avro_plan_skip(const sw_avro_plan_t *plan, size_t k, const unsigned char
     const unsigned char *q = *p, *e;
     uint64_t v;
     unsigned char kind = plan->fields_kind[k];
+    if (kind == FK_LEN && q < end && *q < 0x80 && !(*q & 1) &&
+        (size_t)(*q >> 1) < (size_t)(end - q)) {
+        *p = q + 1 + (*q >> 1); /* a string under 64 bytes */
+        return true;
+    }
     if (kind == FK_NULL) return true;
     if (q < end && (kind == FK_OPT_OTHER || kind == FK_OPT_VARINT || kind == FK_OPT_LEN)) {
         if (*q == 0) {
