@@ -276,7 +276,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->sig_boundary = INT64_MAX;
     j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
-    j->phase = sw_phase_new_keyed(det->params.hash_key);
+    j->phase = sw_phase_new_shared(det->params.hash_key, j->strs); /* one interning of sessions */
     SW_GROW(det->jobs, det->njobs, det->capjobs, 16);
     j->idx = det->njobs;
     det->jobs[det->njobs++] = j;
@@ -307,8 +307,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
+    sw_phase_destroy(j->phase); /* before the sessions it borrows */
     sw_intern_destroy(j->strs);
-    sw_phase_destroy(j->phase);
     sw_arena_clear(&j->v_arena);
     sw_crash_job_free(j->cj);
     free(j->job_id);
@@ -799,7 +799,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     /* The phase index sees every event, duplicates included (SPEC 6); a
      * sample only extends its group's session end. */
     if (ev->has_session_id) {
-        if (r->phase_grp == NIL) r->phase_grp = sw_phase_group(j->phase, ev->session_id, ev->rank);
+        if (r->phase_grp == NIL)
+            r->phase_grp = sw_phase_group_sid(j->phase, j->srcs[src].session, ev->rank);
         sw_phase_touch(j->phase, r->phase_grp, ts);
     }
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
