@@ -517,11 +517,11 @@ static int64_t sat_add(int64_t a, int64_t b)
 }
 
 /* max(silence.ms, 10 x the rank's sampling interval), ns. */
-static int64_t silence_ns(const sw_detector_t *det, const job_t *j, const crank_t *c)
+static inline int64_t silence_ns(const sw_detector_t *det, const job_t *j, const crank_t *c)
 {
     int64_t ms = det->params.silence_ms;
     if (c->ri != CNIL) {
-        int64_t iv = j->ranks[c->ri].c_interval;
+        int64_t iv = rk_interval(j, &j->ranks[c->ri]);
         if (iv > 0 && iv <= INT64_MAX / 10 && iv * 10 > ms) ms = iv * 10;
     }
     return ms > INT64_MAX / 1000000 ? INT64_MAX : ms * 1000000;

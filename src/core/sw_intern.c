@@ -9,18 +9,6 @@
 #include <string.h>
 
 #include "sw_alloc.h"
-#include "sw_arena.h"
-
-struct sw_intern_s {
-    sw_arena_t bytes; /* string storage */
-    sw_str_t *strs;   /* id -> string; index 0 unused */
-    uint64_t *hashes; /* id -> hash */
-    uint32_t n;       /* ids in use, including the unused 0 */
-    uint32_t cap_ids;
-    uint32_t *slots;   /* hash slots holding ids; 0 = empty */
-    size_t nslots;     /* power of two */
-    sw_hash_key_t key; /* SipHash key */
-};
 
 sw_intern_t *sw_intern_new(void)
 {
@@ -104,15 +92,6 @@ uint32_t sw_intern_add(sw_intern_t *tab, sw_str_t s)
     tab->slots[i] = id;
     if ((size_t)tab->n * 2 > tab->nslots) intern_grow(tab);
     return id;
-}
-
-sw_str_t sw_intern_get(const sw_intern_t *tab, uint32_t id)
-{
-    if (id == 0 || id >= tab->n) {
-        sw_str_t none = {"", 0};
-        return none;
-    }
-    return tab->strs[id];
 }
 
 uint32_t sw_intern_count(const sw_intern_t *tab)
