@@ -551,6 +551,32 @@ static bool js_suspect(rd_t *rd, sw_jw_t *jw)
     return true;
 }
 
+/* An array of suspects (Avro blocks) as the JSON array under the last name
+ * of @p path ("first_cause_suspects" or "verdict.first_cause_suspects");
+ * errors name the path and the item's index. */
+static bool js_suspects(rd_t *rd, sw_jw_t *jw, const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    sw_jw_key(jw, dot ? dot + 1 : path);
+    sw_jw_arr(jw);
+    size_t idx = 0;
+    for (;;) {
+        int64_t n = 0;
+        rd->outer = NULL;
+        rd->field = path;
+        if (!rd_block(rd, &n)) return false;
+        if (n == 0) break;
+        for (int64_t i = 0; i < n; i++, idx++) {
+            rd->outer = path;
+            rd->index = idx;
+            if (!js_suspect(rd, jw)) return false;
+        }
+    }
+    rd->outer = NULL;
+    sw_jw_end_arr(jw);
+    return true;
+}
+
 static bool rd_bool(rd_t *rd, bool *out)
 {
     const unsigned char *at = rd->p;
@@ -816,24 +842,7 @@ static bool js_record(rd_t *rd, sw_jw_t *jw)
         !js_opt_long(rd, jw, "cluster_onset_timestamp_ns"))
         return false;
 
-    rd->field = "first_cause_suspects";
-    sw_jw_key(jw, "first_cause_suspects");
-    sw_jw_arr(jw);
-    size_t idx = 0;
-    for (;;) {
-        int64_t n = 0;
-        rd->outer = NULL;
-        rd->field = "first_cause_suspects";
-        if (!rd_block(rd, &n)) return false;
-        if (n == 0) break;
-        for (int64_t i = 0; i < n; i++, idx++) {
-            rd->outer = "first_cause_suspects";
-            rd->index = idx;
-            if (!js_suspect(rd, jw)) return false;
-        }
-    }
-    rd->outer = NULL;
-    sw_jw_end_arr(jw);
+    if (!js_suspects(rd, jw, "first_cause_suspects")) return false;
 
     if (!js_str_array(rd, jw, "notes", "notes") || !js_str(rd, jw, "severity") ||
         !js_str(rd, jw, "dedup_key") || !js_str(rd, jw, "summary"))
@@ -890,23 +899,7 @@ static bool js_record(rd_t *rd, sw_jw_t *jw)
         rd->prefix = "verdict.";
         if (!js_long(rd, jw, "cluster_onset_timestamp_ns")) return false;
         rd->prefix = "";
-        sw_jw_key(jw, "first_cause_suspects");
-        sw_jw_arr(jw);
-        size_t vi = 0;
-        for (;;) {
-            int64_t n = 0;
-            rd->outer = NULL;
-            rd->field = "verdict.first_cause_suspects";
-            if (!rd_block(rd, &n)) return false;
-            if (n == 0) break;
-            for (int64_t i = 0; i < n; i++, vi++) {
-                rd->outer = "verdict.first_cause_suspects";
-                rd->index = vi;
-                if (!js_suspect(rd, jw)) return false;
-            }
-        }
-        rd->outer = NULL;
-        sw_jw_end_arr(jw);
+        if (!js_suspects(rd, jw, "verdict.first_cause_suspects")) return false;
         sw_jw_end_obj(jw);
     }
     sw_arena_t a;

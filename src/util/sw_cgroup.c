@@ -8,15 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+bool sw_cgroup_read_file(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return true;
+}
+
 static int64_t read_limit(const char *root, const char *file)
 {
     char path[1024], text[64];
     snprintf(path, sizeof(path), "%s/%s", root, file);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    if (!sw_cgroup_read_file(path, text, sizeof(text))) return 0;
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);

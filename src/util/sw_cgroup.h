@@ -1,12 +1,22 @@
 /*
  * The container's memory limit, as the kernel's cgroup files say it
  * (v2: memory.max; v1: memory/memory.limit_in_bytes), so that the default
- * memory budget follows the pod's limit. Reads files only; no globals.
+ * memory budget follows the pod's limit; and the small-file reader the CPU
+ * quota (sw_cpus.h) shares. Reads files only; no globals.
  */
 #ifndef SW_CGROUP_H
 #define SW_CGROUP_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/**
+ * @brief Reads a small file (a cgroup setting, /proc/self/cgroup) into
+ *        @p buf, NUL-terminated, at most @p size - 1 bytes.
+ * @returns false when it does not exist or cannot be opened.
+ */
+bool sw_cgroup_read_file(const char *path, char *buf, size_t size);
 
 /**
  * @brief The memory limit of the cgroup mounted at @p root (normally

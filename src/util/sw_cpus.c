@@ -7,6 +7,8 @@
  */
 #include "sw_cpus.h"
 
+#include "sw_cgroup.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,17 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* Read a small file; false when it does not exist or cannot be read. */
-static bool read_small(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t n = fread(buf, 1, size - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return true;
-}
 
 /* dir/name into path; false when it does not fit (said in errstr). */
 static bool join(char *path, size_t size, const char *dir, const char *name, char *errstr,
@@ -81,7 +72,7 @@ static bool level_v2(const char *dir, int64_t *quota, int64_t *period, char *err
     char path[4200], buf[128], v[48];
     if (!join(path, sizeof(path), dir, "cpu.max", errstr, errstr_size)) return false;
     *quota = 0;
-    if (!read_small(path, buf, sizeof(buf))) return true;
+    if (!sw_cgroup_read_file(path, buf, sizeof(buf))) return true;
     const char *p = buf;
     if (strncmp(p, "max", 3) == 0 && (p[3] == ' ' || at_end(p + 3))) {
         return true;
@@ -106,7 +97,7 @@ static bool level_v1(const char *dir, int64_t *quota, int64_t *period, char *err
     const char *p;
     if (!join(path, sizeof(path), dir, "cpu.cfs_quota_us", errstr, errstr_size)) return false;
     *quota = 0;
-    if (!read_small(path, buf, sizeof(buf))) return true;
+    if (!sw_cgroup_read_file(path, buf, sizeof(buf))) return true;
     if (strcmp(buf, "-1\n") == 0 || strcmp(buf, "-1") == 0) return true;
     int64_t q, per;
     if (!parse_pos(buf, &p, &q) || !at_end(p)) {
@@ -116,7 +107,7 @@ static bool level_v1(const char *dir, int64_t *quota, int64_t *period, char *err
         return false;
     }
     if (!join(path, sizeof(path), dir, "cpu.cfs_period_us", errstr, errstr_size)) return false;
-    if (!read_small(path, buf, sizeof(buf))) {
+    if (!sw_cgroup_read_file(path, buf, sizeof(buf))) {
         sw_errfmt(errstr, errstr_size, "%s: cannot read it (%s), but cpu.cfs_quota_us is %lld",
                   path, strerror(errno), (long long)q);
         return false;
@@ -151,7 +142,7 @@ static void self_path(const char *self_cgroup, bool v2, char *out, size_t size)
 {
     char buf[8192];
     out[0] = '\0';
-    if (!read_small(self_cgroup, buf, sizeof(buf))) return;
+    if (!sw_cgroup_read_file(self_cgroup, buf, sizeof(buf))) return;
     for (char *line = buf; *line;) {
         char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
