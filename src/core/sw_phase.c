@@ -61,18 +61,18 @@ typedef struct gext_s {
 #define NIL UINT32_MAX
 
 struct sw_phase_s {
-    sw_intern_t *strs;   /* boundary strings (scopes, thread names, labels) */
-    sw_intern_t *sess;   /* sessions: own, or the caller's (sw_phase_new_shared) */
+    sw_intern_t *strs; /* boundary strings (scopes, thread names, labels) */
+    sw_intern_t *sess; /* sessions: own, or the caller's (sw_phase_new_shared) */
     bool sess_own;
     sw_hash_key_t key;
-    uint32_t *slots;     /* group map (session, rank): group index + 1, 0 = empty */
-    size_t nslots;       /* power of two, or 0 */
+    uint32_t *slots; /* group map (session, rank): group index + 1, 0 = empty */
+    size_t nslots;   /* power of two, or 0 */
     group_t *groups;
     size_t ngroups, capgroups;
     gext_t *exts;
     size_t nexts, capexts;
     size_t nboundaries;
-    size_t dropped; /* boundaries folded away since the last string compaction */
+    size_t dropped;   /* boundaries folded away since the last string compaction */
     size_t arr_bytes; /* the groups' boundary and span arrays, kept as they
                          grow (sw_phase_bytes is O(1)) */
     sw_buf_t tmp;
@@ -748,7 +748,7 @@ size_t sw_phase_boundaries(const sw_phase_t *ph)
 
 size_t sw_phase_bytes(const sw_phase_t *ph)
 {
-    return sizeof(*ph) + sw_intern_bytes(ph->strs) + (ph->sess_own ? sw_intern_bytes(ph->sess) : 0) +
-           ph->capgroups * sizeof(group_t) + ph->nslots * sizeof(*ph->slots) +
-           ph->capexts * sizeof(gext_t) + ph->arr_bytes;
+    return sizeof(*ph) + sw_intern_bytes(ph->strs) +
+           (ph->sess_own ? sw_intern_bytes(ph->sess) : 0) + ph->capgroups * sizeof(group_t) +
+           ph->nslots * sizeof(*ph->slots) + ph->capexts * sizeof(gext_t) + ph->arr_bytes;
 }
