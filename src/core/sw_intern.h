@@ -17,7 +17,6 @@
 typedef struct sw_intern_s {
     sw_arena_t bytes; /* string storage */
     sw_str_t *strs;   /* id -> string; index 0 unused */
-    uint64_t *hashes; /* id -> hash */
     uint32_t n;       /* ids in use, including the unused 0 */
     uint32_t cap_ids;
     uint32_t *slots;   /* hash slots holding ids; 0 = empty */
