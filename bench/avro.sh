@@ -6,6 +6,8 @@
 # (tests/registry/sr_encode.py). Prints a Markdown table (bench/README.md).
 #
 #   bench/avro.sh [SECONDS per row, default 3]
+#   bench/avro.sh --ir   instructions per event of each single-thread row
+#                        (callgrind, one pass; independent of the load)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -24,4 +26,20 @@ for v in 1 2 3; do
     [[ $v == 2 ]] && avsc=$OUT/telemetry_v2.avsc
     [[ -s $OUT/v$v.bin ]] || /usr/bin/python3 "$REG/sr_encode.py" --schema "$id=$avsc" "$EV" "$OUT/v$v.bin" >&2
 done
+ARGS=("$OUT/v2.bin" "$OUT/v1.bin" "$REG/telemetry_v1.avsc" "$OUT/v3.bin" "$REG/telemetry_v3.avsc")
+if [[ ${1:-} == --ir ]]; then
+    n=$(($(wc -l <"$EV")))
+    echo "| Avro decoding, instructions per event (callgrind, one pass of $n events) | Ir/event | vs fixed id |"
+    echo "|---|---|---|"
+    base=
+    for row in fixed identity v1 v3; do
+        ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect="row_$row" \
+            "$BUILD/bench/sw_avrobench" "${ARGS[@]}" 0 2>&1 >/dev/null |
+            sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+        per=$((ir / n))
+        base=${base:-$per}
+        printf '| %s | %d | %s |\n' "$row" "$per" "$(awk -v a="$per" -v b="$base" 'BEGIN{printf "%.2f", b / a}')"
+    done
+    exit 0
+fi
 "$BUILD/bench/sw_avrobench" "$OUT/v2.bin" "$OUT/v1.bin" "$REG/telemetry_v1.avsc" "$OUT/v3.bin" "$REG/telemetry_v3.avsc" "${1:-3}"

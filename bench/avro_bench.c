@@ -13,7 +13,8 @@
  *
  * Usage: sw_avrobench V2.bin V1.bin V1.avsc V3.bin V3.avsc [SECONDS]
  * (every .bin written by tests/registry/sr_encode.py from the same events;
- * V2.bin with today's schema under id 12)
+ * V2.bin with today's schema under id 12). SECONDS = 0: one round of the
+ * single-thread rows only, for instruction counts (bench/avro.sh --ir).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -162,6 +163,40 @@ static double pass2(const set_t *s, sw_avro_dec_t **decs, sw_registry_t *reg,
     return now_s() - t0;
 }
 
+/* One pass per row, each through its own function (noipa: not folded
+ * into one), so that callgrind
+ * --toggle-collect=row_v3 (etc.) counts one row's instructions
+ * (SECONDS = 0: one round, no 2-thread part). */
+__attribute__((noipa)) static double row_fixed(const set_t *s, sw_avro_dec_t *dec)
+{
+    return pass(s, dec, NULL);
+}
+__attribute__((noipa)) static double row_identity(const set_t *s, sw_avro_dec_t *dec,
+                                                     sw_registry_t *reg)
+{
+    return pass(s, dec, reg);
+}
+__attribute__((noipa)) static double row_v1(const set_t *s, sw_avro_dec_t *dec,
+                                               sw_registry_t *reg)
+{
+    return pass(s, dec, reg);
+}
+__attribute__((noipa)) static double row_v3(const set_t *s, sw_avro_dec_t *dec,
+                                               sw_registry_t *reg)
+{
+    return pass(s, dec, reg);
+}
+
+static double row(int k, const set_t *s, sw_avro_dec_t *dec, sw_registry_t *reg)
+{
+    switch (k) {
+    case 0: return row_fixed(s, dec);
+    case 1: return row_identity(s, dec, reg);
+    case 2: return row_v1(s, dec, reg);
+    default: return row_v3(s, dec, reg);
+    }
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -200,8 +235,9 @@ int main(int argc, char **argv)
     static double t[4][ROUNDS_MAX];
     int rounds = 0;
     double start = now_s();
-    while (rounds < ROUNDS_MAX && (rounds < 15 || now_s() - start < secs)) {
-        for (int k = 0; k < 4; k++) t[k][rounds] = pass(sets[k], dec, regs[k]);
+    int min_rounds = secs > 0 ? 15 : 1;
+    while (rounds < ROUNDS_MAX && (rounds < min_rounds || now_s() - start < secs)) {
+        for (int k = 0; k < 4; k++) t[k][rounds] = row(k, sets[k], dec, regs[k]);
         rounds++;
     }
     double rate[4];
@@ -225,6 +261,11 @@ int main(int argc, char **argv)
     printf("| registry, writer v3 (24 fields reversed + 1; resolved) | %.0f | %.2f M | %.2f |\n",
            b3, r3 / 1e6, r3 / fixed);
 
+    if (secs <= 0) {
+        sw_avro_dec_destroy(dec);
+        sw_registry_destroy(reg);
+        return 0;
+    }
     /* 2 threads, interleaved: before (a lock per lookup) and now (the
      * round's table), identity plan (v2) and resolved (v3). */
     sw_avro_dec_t *decs[2] = {sw_avro_dec_new(), sw_avro_dec_new()};

@@ -367,6 +367,24 @@ static void plan_flatten(sw_avro_plan_t *plan)
         plan->has_default |= plan->fields_src[i] == FS_DEFAULT;
         plan->has_convert |= plan->fields_src[i] == FS_CONVERT;
     }
+    /* The same, per writer field in the writer's order (sw_avro_plan_steps). */
+    plan->steps = sw_arena_calloc(&plan->arena, op->w->n + 1, sizeof(*plan->steps));
+    for (size_t k = 0; k < op->w->n; k++) plan->steps[k].slot = SW_AVRO_STEP_SKIP;
+    plan->dflts = sw_arena_calloc(&plan->arena, op->nr + 1, sizeof(*plan->dflts));
+    for (size_t i = 0; i < op->nr; i++) {
+        int16_t src = plan->fields_src[i];
+        if (src == FS_DEFAULT) {
+            sw_avro_default_t *df = &plan->dflts[plan->ndflt++];
+            df->slot = (int16_t)i;
+            df->span.p = (const unsigned char *)op->dflt[i].ptr;
+            df->span.end = plan->dflt_end;
+        } else if (src == FS_CONVERT) {
+            plan->steps[op->from[i]].slot = SW_AVRO_STEP_CONVERT;
+            plan->steps[op->from[i]].conv = (int16_t)i;
+        } else {
+            plan->steps[src].slot = (int16_t)i;
+        }
+    }
 }
 
 typedef struct res_s {

@@ -80,8 +80,9 @@ typedef struct sw_avro_span_s {
 size_t sw_avro_plan_nfields(const sw_avro_plan_t *plan);
 
 /**
- * @brief The faster alternative to sw_avro_plan_rewrite() for record
- *        schemas: one pass over the writer's fields, and for each reader
+ * @brief The careful alternative to sw_avro_plan_rewrite() for record
+ *        schemas (decoders use the steps below first, this for the message
+ *        of a body they fail on): one pass over the writer's fields, and for each reader
  *        field where its value is: in @p body when the layouts agree (no
  *        copy), else rewritten into @p scratch (reset first), or its
  *        default.
@@ -92,5 +93,69 @@ size_t sw_avro_plan_nfields(const sw_avro_plan_t *plan);
 sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_t len,
                              sw_avro_span_t *spans, sw_buf_t *scratch, char *errstr,
                              size_t errstr_size);
+
+/*
+ * The plan of a record compiled into one step per writer field, in the
+ * writer's order, for decoders that read a body in a single forward pass
+ * straight into their own fields (sw_avro_decode_event_plan): read the
+ * value into reader field `slot` as it lies (same layout, an int read as a
+ * long, bytes as string), convert it (into a scratch buffer, after the
+ * pass: sw_avro_plan_convert), or skip it (sw_avro_plan_skip). The reader
+ * fields the writer lacks take their defaults (sw_avro_plan_defaults).
+ * These calls only say whether the body is well formed: a caller that
+ * gets false decodes the message again through sw_avro_plan_fields(),
+ * whose message names the field and the byte.
+ */
+
+/** What a step does with its writer field. */
+enum { SW_AVRO_STEP_SKIP = -1, SW_AVRO_STEP_CONVERT = -2 };
+
+/** One writer field: slot >= 0 reads it into that reader field as it
+ *  lies; SW_AVRO_STEP_CONVERT converts it into reader field @c conv;
+ *  SW_AVRO_STEP_SKIP skips it. */
+typedef struct sw_avro_step_s {
+    int16_t slot;
+    int16_t conv;
+} sw_avro_step_t;
+
+/**
+ * @brief The steps of a record plan (sw_avro_plan_nfields() > 0), one per
+ *        writer field, in the writer's order; NULL for other plans.
+ * @param n the number of steps.
+ * @returns borrowed: valid while @p plan lives.
+ */
+const sw_avro_step_t *sw_avro_plan_steps(const sw_avro_plan_t *plan, size_t *n);
+
+/** A reader field the writer lacks: where its default is, in the
+ *  reader's layout (bytes in the plan). */
+typedef struct sw_avro_default_s {
+    sw_avro_span_t span;
+    int16_t slot; /**< the reader field */
+} sw_avro_default_t;
+
+/**
+ * @brief The reader fields the writer lacks, in the reader's order.
+ * @param n their number.
+ * @returns borrowed: valid while @p plan lives.
+ */
+const sw_avro_default_t *sw_avro_plan_defaults(const sw_avro_plan_t *plan, size_t *n);
+
+/**
+ * @brief Skip writer field @p k of a record plan at @p *p (not past
+ *        @p end). @returns false when the bytes are not a value of the
+ *        field's type (no message: see above), else advances @p *p.
+ */
+bool sw_avro_plan_skip(const sw_avro_plan_t *plan, size_t k, const unsigned char **p,
+                       const unsigned char *end);
+
+/**
+ * @brief Convert the value of reader field @p slot, written in
+ *        [@p p, @p end) with the writer's type (a step
+ *        SW_AVRO_STEP_CONVERT), into the reader's layout, appended to
+ *        @p out. @returns false when the value is malformed or ends before
+ *        @p end does, or the writer's union branch or enum symbol cannot be read.
+ */
+bool sw_avro_plan_convert(const sw_avro_plan_t *plan, size_t slot, const unsigned char *p,
+                          const unsigned char *end, sw_buf_t *out);
 
 #endif /* SW_AVRO_RESOLVE_H */

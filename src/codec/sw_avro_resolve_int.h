@@ -103,6 +103,9 @@ struct sw_avro_plan_s {
     const unsigned char *dflt_end; /* end of the arena copy of op->dflt (see plan_flatten) */
     bool has_default, has_convert; /* some fields_src FS_DEFAULT, FS_CONVERT */
     int16_t *fields_src;           /* per reader field (root OP_RECORD) */
+    sw_avro_step_t *steps;         /* per writer field (root OP_RECORD) */
+    sw_avro_default_t *dflts;      /* reader fields from their default */
+    size_t ndflt;
 };
 
 /** @brief Append a zig-zag varint (Avro int and long). */

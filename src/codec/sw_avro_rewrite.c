@@ -461,3 +461,91 @@ sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_
     }
     return SW_OK;
 }
+
+/* ---- the compiled steps (see sw_avro_resolve.h) ------------------------ */
+
+const sw_avro_step_t *sw_avro_plan_steps(const sw_avro_plan_t *plan, size_t *n)
+{
+    *n = plan->steps ? plan->root->w->n : 0;
+    return plan->steps;
+}
+
+const sw_avro_default_t *sw_avro_plan_defaults(const sw_avro_plan_t *plan, size_t *n)
+{
+    *n = plan->ndflt;
+    return plan->dflts;
+}
+
+/* A cursor for the calls below: no message (the caller decodes again
+ * through sw_avro_plan_fields() for that). */
+static void cur_quiet(cur_t *c, const sw_avro_plan_t *plan, const unsigned char *p,
+                      const unsigned char *end)
+{
+    c->base = c->p = p;
+    c->end = end;
+    c->id = plan->id;
+    c->path = "";
+    c->err = SW_OK;
+    c->errstr = NULL;
+    c->errstr_size = 0;
+}
+
+/* A varint within [p, end), byte by byte (fields near the body's end):
+ * @returns its end, or NULL when it does not end there or takes 10 bytes. */
+static inline const unsigned char *varint_end(const unsigned char *p, const unsigned char *end,
+                                              uint64_t *v)
+{
+    *v = 0;
+    for (unsigned i = 0; i < 9 && p + i < end; i++) {
+        *v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (p[i] < 0x80) return p + i + 1;
+    }
+    return NULL;
+}
+
+bool sw_avro_plan_skip(const sw_avro_plan_t *plan, size_t k, const unsigned char **p,
+                       const unsigned char *end)
+{
+    /* The common kinds here; the rest, and any doubt, the careful way. */
+    const unsigned char *q = *p, *e;
+    uint64_t v;
+    unsigned char kind = plan->fields_kind[k];
+    if (kind == FK_LEN && q < end && *q < 0x80 && !(*q & 1) &&
+        (size_t)(*q >> 1) < (size_t)(end - q)) {
+        *p = q + 1 + (*q >> 1); /* a string under 64 bytes */
+        return true;
+    }
+    if (kind == FK_NULL) return true;
+    if (q < end && (kind == FK_OPT_OTHER || kind == FK_OPT_VARINT || kind == FK_OPT_LEN)) {
+        if (*q == 0) {
+            *p = q + 1;
+            return true;
+        }
+        if (*q != 2 || kind == FK_OPT_OTHER) goto careful;
+        q++;
+        kind = kind == FK_OPT_VARINT ? FK_VARINT : FK_LEN;
+    }
+    if (kind == FK_VARINT && (e = varint_end(q, end, &v)) != NULL) {
+        *p = e;
+        return true;
+    }
+    if (kind == FK_LEN && (e = varint_end(q, end, &v)) != NULL && !(v & 1) &&
+        (v >> 1) <= (uint64_t)(end - e)) {
+        *p = e + (v >> 1);
+        return true;
+    }
+careful:;
+    cur_t c;
+    cur_quiet(&c, plan, *p, end);
+    if (!skip_field(&c, plan->root->w->fields[k].type)) return false;
+    *p = c.p;
+    return true;
+}
+
+bool sw_avro_plan_convert(const sw_avro_plan_t *plan, size_t slot, const unsigned char *p,
+                          const unsigned char *end, sw_buf_t *out)
+{
+    cur_t c;
+    cur_quiet(&c, plan, p, end);
+    return rewrite(&c, plan->root->fop[slot], out, 1) && c.p == c.end;
+}
