@@ -65,7 +65,7 @@ typedef struct sheap_s {
 struct sw_cjob_s {
     crank_t *r;
     size_t n, cap;
-    sw_imap_t map;   /* rank -> ci */
+    sw_imap_t map;   /* rank -> ci, of the ranks met without a SPEC 6 rank index */
     uint32_t *ri2ci; /* SPEC 6 rank index -> ci */
     size_t cap_ri;
     sheap_t *heap;
@@ -414,7 +414,7 @@ static sw_cjob_t *cjob_get(job_t *j)
     return j->cj;
 }
 
-static uint32_t crank_add(sw_cjob_t *cj, int64_t rank)
+static uint32_t crank_add(sw_cjob_t *cj, int64_t rank, bool mapped)
 {
     SW_GROW(cj->r, cj->n, cj->cap, 4);
     uint32_t ci = (uint32_t)cj->n++;
@@ -423,16 +423,32 @@ static uint32_t crank_add(sw_cjob_t *cj, int64_t rank)
     c->rank = rank;
     c->ri = c->hpos = c->dpos = c->w = c->d = CNIL;
     c->newest_ts = c->stop_ts = INT64_MIN;
-    sw_imap_put(&cj->map, rank, ci);
+    if (mapped) sw_imap_put(&cj->map, rank, ci);
     return ci;
 }
 
+/* The SPEC 8 rank of @p rank, CNIL none: through its SPEC 6 rank index
+ * when it has one (ri2ci: a wide job's ranks cost no map entry here),
+ * else through the map. */
+static uint32_t crank_find(const job_t *j, const sw_cjob_t *cj, int64_t rank)
+{
+    uint32_t ri, ci;
+    if (sw_imap_get(&j->rank_map, rank, &ri) && ri < cj->cap_ri && cj->ri2ci[ri] != CNIL)
+        return cj->ri2ci[ri];
+    return sw_imap_get(&cj->map, rank, &ci) ? ci : CNIL;
+}
+
 /* The SPEC 8 rank of an event; links a SPEC 6 rank index when given. */
-static uint32_t crank_of(sw_cjob_t *cj, int64_t rank, uint32_t ri)
+static uint32_t crank_of(const job_t *j, sw_cjob_t *cj, int64_t rank, uint32_t ri)
 {
     if (ri != CNIL && ri < cj->cap_ri && cj->ri2ci[ri] != CNIL) return cj->ri2ci[ri];
     uint32_t ci;
-    if (!sw_imap_get(&cj->map, rank, &ci)) ci = crank_add(cj, rank);
+    if (ri != CNIL) {
+        if (!sw_imap_get(&cj->map, rank, &ci)) ci = crank_add(cj, rank, false);
+    } else {
+        ci = crank_find(j, cj, rank);
+        if (ci == CNIL) ci = crank_add(cj, rank, true);
+    }
     if (ri != CNIL) {
         if (ri >= cj->cap_ri) {
             size_t cap = cj->cap_ri ? cj->cap_ri : 4;
@@ -517,11 +533,11 @@ static int64_t sat_add(int64_t a, int64_t b)
 }
 
 /* max(silence.ms, 10 x the rank's sampling interval), ns. */
-static int64_t silence_ns(const sw_detector_t *det, const job_t *j, const crank_t *c)
+static inline int64_t silence_ns(const sw_detector_t *det, const job_t *j, const crank_t *c)
 {
     int64_t ms = det->params.silence_ms;
     if (c->ri != CNIL) {
-        int64_t iv = j->ranks[c->ri].c_interval;
+        int64_t iv = rk_interval(j, &j->ranks[c->ri]);
         if (iv > 0 && iv <= INT64_MAX / 10 && iv * 10 > ms) ms = iv * 10;
     }
     return ms > INT64_MAX / 1000000 ? INT64_MAX : ms * 1000000;
@@ -1040,7 +1056,7 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
      * non-sample; limit_rejects counts only refused events). */
     if (!sample && ev->rank >= sw_det_rank_limit(det, &hard)) return;
     sw_cjob_t *cj = cjob_get(j);
-    uint32_t ci = crank_of(cj, ev->rank, sample ? ri : CNIL);
+    uint32_t ci = crank_of(j, cj, ev->rank, sample ? ri : CNIL);
     crank_t *c = &cj->r[ci];
     int64_t ts = ev->timestamp_ns;
     if (kind == SW_X8_ERROR) det->st.watchdog++;
@@ -1206,15 +1222,14 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
     for (uint64_t k = 0; k < n; k++) {
         int64_t rank = sw_vget_i(r);
         int64_t ri = sw_vget_i(r);
-        uint32_t dup;
-        if (r->bad || rank < 0 || sw_imap_get(&cj->map, rank, &dup)) return false;
+        if (r->bad || rank < 0 || crank_find(j, cj, rank) != CNIL) return false;
         if (ri != -1) {
             uint32_t got;
             if (ri < 0 || (uint64_t)ri >= j->nranks || !sw_imap_get(&j->rank_map, rank, &got) ||
                 got != (uint32_t)ri || (ri < (int64_t)cj->cap_ri && cj->ri2ci[ri] != CNIL))
                 return false;
         }
-        uint32_t ci = crank_of(cj, rank, ri == -1 ? CNIL : (uint32_t)ri);
+        uint32_t ci = crank_of(j, cj, rank, ri == -1 ? CNIL : (uint32_t)ri);
         crank_t *c = &cj->r[ci];
         c->newest_ts = sw_vget_i(r);
         c->stop_ts = sw_vget_i(r);

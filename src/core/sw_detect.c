@@ -112,58 +112,23 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
     if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms ||
         s->device_id != ev_device(ev) || s->local_rank != ev_local_rank(ev))
         return false;
-    if (!sw_str_eq(sw_intern_get(j->strs, s->host), ev->host)) return false;
+    sw_str_t h = sw_intern_get(j->strs, s->host);
+    if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
     if (!ev->has_session_id) return s->session == 0;
-    return s->session != 0 && sw_str_eq(sw_intern_get(j->strs, s->session), ev->session_id);
+    sw_str_t t = sw_intern_get(j->strs, s->session);
+    return s->session != 0 && t.len == ev->session_id.len &&
+           (t.len == 0 || memcmp(t.ptr, ev->session_id.ptr, t.len) == 0);
 }
 
-/* A device id or local rank as the inline copy holds it. */
-static inline int64_t c_wide(int32_t v)
-{
-    return v == SRC_I32_UNSET ? SW_SRC_UNSET : v;
-}
-
-static inline bool c_fits(int64_t v)
-{
-    return v == SW_SRC_UNSET || (v > INT32_MIN && v <= INT32_MAX);
-}
-
-/* The rank's inline copy of its last source matches the event. */
-static inline bool src_cached(const rank_t *r, const sw_event_t *ev)
-{
-    if (r->last_src == NIL || !r->c_inline || r->c_pid != ev->pid ||
-        c_wide(r->c_dev) != ev_device(ev) || c_wide(r->c_lrank) != ev_local_rank(ev) ||
-        r->c_interval != ev->sampling_interval_ms || r->c_host_len != ev->host.len ||
-        memcmp(r->c_str, ev->host.ptr, ev->host.len) != 0)
-        return false;
-    if (!ev->has_session_id) return r->c_sess_null;
-    return !r->c_sess_null && r->c_sess_len == ev->session_id.len &&
-           memcmp(r->c_str + r->c_host_len, ev->session_id.ptr, ev->session_id.len) == 0;
-}
-
-static void src_remember(rank_t *r, uint32_t id, const sw_event_t *ev)
+static void src_remember(rank_t *r, uint32_t id)
 {
     r->last_src = id;
     r->phase_grp = NIL;
-    r->c_pid = ev->pid;
-    r->c_interval = ev->sampling_interval_ms;
-    int64_t dev = ev_device(ev), lrank = ev_local_rank(ev);
-    r->c_inline = c_fits(dev) && c_fits(lrank) && ev->host.len <= SRC_STR_MAX &&
-                  ev->session_id.len <= SRC_STR_MAX - ev->host.len;
-    if (!r->c_inline) return;
-    r->c_dev = dev == SW_SRC_UNSET ? SRC_I32_UNSET : (int32_t)dev;
-    r->c_lrank = lrank == SW_SRC_UNSET ? SRC_I32_UNSET : (int32_t)lrank;
-    r->c_host_len = (uint8_t)ev->host.len;
-    if (ev->host.len) memcpy(r->c_str, ev->host.ptr, ev->host.len);
-    r->c_sess_null = !ev->has_session_id;
-    r->c_sess_len = (uint8_t)ev->session_id.len;
-    if (ev->session_id.len) memcpy(r->c_str + ev->host.len, ev->session_id.ptr, ev->session_id.len);
 }
 
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 {
-    if (src_cached(r, ev)) return r->last_src;
-    if (r->last_src != NIL && !r->c_inline && src_is(j, r->last_src, ev)) return r->last_src;
+    if (r->last_src != NIL && src_is(j, r->last_src, ev)) return r->last_src;
     uint32_t host = sw_intern_add(j->strs, ev->host);
     uint32_t session = ev->has_session_id ? sw_intern_add(j->strs, ev->session_id) : 0;
     if (j->src_nslots) {
@@ -174,7 +139,7 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
             if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
                 s->host == host && s->session == session && s->device_id == ev_device(ev) &&
                 s->local_rank == ev_local_rank(ev)) {
-                src_remember(r, j->src_slots[i] - 1, ev);
+                src_remember(r, j->src_slots[i] - 1);
                 return r->last_src;
             }
         }
@@ -195,7 +160,7 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     } else {
         src_slots_put(j, id);
     }
-    src_remember(r, id, ev);
+    src_remember(r, id);
     return id;
 }
 
@@ -276,7 +241,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->sig_boundary = INT64_MAX;
     j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
-    j->phase = sw_phase_new_keyed(det->params.hash_key);
+    j->phase = sw_phase_new_shared(det->params.hash_key, j->strs); /* one interning of sessions */
     SW_GROW(det->jobs, det->njobs, det->capjobs, 16);
     j->idx = det->njobs;
     det->jobs[det->njobs++] = j;
@@ -307,8 +272,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
+    sw_phase_destroy(j->phase); /* before the sessions it borrows */
     sw_intern_destroy(j->strs);
-    sw_phase_destroy(j->phase);
     sw_arena_clear(&j->v_arena);
     sw_crash_job_free(j->cj);
     free(j->job_id);
@@ -464,26 +429,27 @@ static void claim_add(job_t *j, int64_t ws)
 }
 
 /* Rank r's sampling interval in ns (its latest source's), at least 1 ms. */
-static int64_t rank_interval_ns(const rank_t *r)
+static int64_t rank_interval_ns(const job_t *j, const rank_t *r)
 {
-    int64_t ms = r->c_interval > 0 && r->c_interval < INT64_MAX / 1000000 ? r->c_interval : 1;
+    int64_t iv = rk_interval(j, r);
+    int64_t ms = iv > 0 && iv < INT64_MAX / 1000000 ? iv : 1;
     return ms * 1000000;
 }
 
 /* A rising run that needs more than this to reach its spike, and did not
  * rise by a threshold in the last stretch of this length, is a leak, not a
  * storm: 10 s, or 10 sampling intervals when they are longer. */
-static int64_t leak_ns(const rank_t *r)
+static int64_t leak_ns(const job_t *j, const rank_t *r)
 {
-    int64_t iv = rank_interval_ns(r);
+    int64_t iv = rank_interval_ns(j, r);
     return iv > INT64_MAX / 10 ? INT64_MAX : (10 * iv > 10000000000 ? 10 * iv : 10000000000);
 }
 
 /* Whether rank r's candidate spike lies more than 2 s (or 3 sampling
  * intervals when they are longer) behind the rank's newest sample. */
-static bool old_spike(const rank_t *r)
+static bool old_spike(const job_t *j, const rank_t *r)
 {
-    int64_t iv = rank_interval_ns(r);
+    int64_t iv = rank_interval_ns(j, r);
     int64_t gap = iv < INT64_MAX / 3 && 3 * iv > 2000000000 ? 3 * iv : 2000000000;
     return r->c_spike_ts < r->newest_ts - gap;
 }
@@ -500,7 +466,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
                                r->spent_ts, &wc);
         if (!has || wc.base_ts == INT64_MAX ||
             !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
-                              leak_ns(r)))
+                              leak_ns(j, r)))
             break;
         r->spent_ts = wc.base_ts + 1;
     }
@@ -568,7 +534,7 @@ static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_
             if (used - c->warm_hi > thr / 2) c->warm_hi_ts = ts;
             c->warm_hi = used;
         }
-        int64_t iv = rank_interval_ns(r);
+        int64_t iv = rank_interval_ns(j, r);
         int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX
                                             : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
         if ((uint64_t)ts - (uint64_t)c->warm_hi_ts >= (uint64_t)settle) r->warm = false;
@@ -799,7 +765,8 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     /* The phase index sees every event, duplicates included (SPEC 6); a
      * sample only extends its group's session end. */
     if (ev->has_session_id) {
-        if (r->phase_grp == NIL) r->phase_grp = sw_phase_group(j->phase, ev->session_id, ev->rank);
+        if (r->phase_grp == NIL)
+            r->phase_grp = sw_phase_group_sid(j->phase, j->srcs[src].session, ev->rank);
         sw_phase_touch(j->phase, r->phase_grp, ts);
     }
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
@@ -859,7 +826,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
          * part of is over. It is spent. */
         for (int k = 0; k < 4 && r->has_cand && (!had || r->c_base != base_before) &&
                         r->win.n && r->win.top_used < top_before && r->c_base != INT64_MIN &&
-                        r->c_base != INT64_MAX && old_spike(r);
+                        r->c_base != INT64_MAX && old_spike(j, r);
              k++) {
             r->spent_ts = r->c_base + 1;
             sw_det_cand_refresh(det, j, ri);
@@ -916,6 +883,7 @@ static void prefetch_window(sw_detector_t *det)
     uint32_t ri = det->pf.ri;
     const rank_t *r = &j->ranks[ri];
     sw_win_prefetch(&r->win);
+    if (r->last_src != NIL) __builtin_prefetch(&j->srcs[r->last_src]);
     if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }

@@ -29,11 +29,6 @@
 
 #define NIL UINT32_MAX
 
-/* Inline copy of a rank's last source, checked against each sample without
- * touching the job's tables (host and session longer than the buffer
- * together, or a device or local rank outside int32, just miss). */
-#define SRC_STR_MAX 40
-#define SRC_I32_UNSET INT32_MIN /* c_dev, c_lrank: SW_SRC_UNSET */
 #define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
 
 typedef struct rank_s {
@@ -48,15 +43,8 @@ typedef struct rank_s {
     sw_win_t win;
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp; /* phase group of last_src's session, NIL none */
-    int64_t c_pid;      /* last_src's pid, interval, device, local rank and strings */
-    int64_t c_interval;
-    int32_t c_dev, c_lrank; /* SRC_I32_UNSET: SW_SRC_UNSET */
-    uint8_t c_host_len, c_sess_len;
-    bool c_sess_null;
-    bool c_inline;      /* the copy is complete: device and local rank fit, the strings fit c_str */
     uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
-    char c_str[SRC_STR_MAX]; /* the host, then the session */
-    int64_t proc_pid; /* pid of the rank's newest sample: its process */
+    int64_t proc_pid;   /* pid of the rank's newest sample: its process */
     /* Warm: the rank's candidate, changed only when its spike changes. */
     int64_t c_rel; /* spike timestamp - first_ts */
     int64_t c_spike_ts;
@@ -281,6 +269,12 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
         r->cold = (uint32_t)j->ncolds++;
     }
     return &j->colds[r->cold];
+}
+
+/* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
+static inline int64_t rk_interval(const job_t *j, const rank_t *r)
+{
+    return r->last_src == NIL ? 0 : j->srcs[r->last_src].interval_ms;
 }
 
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */

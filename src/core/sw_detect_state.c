@@ -580,7 +580,7 @@ void sw_detect_rebuild_done(sw_detector_t *det)
              * left it (they may have evicted other samples, or none). */
             const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
             r->win.hr_trunc = c && c->rs_has_ev && r->win.rn &&
-                              r->win.rbase[r->win.rhead] == r->win.head;
+                              sw_win_rbase(&r->win)[r->win.rhead] == r->win.head;
             r->win.hr_orig = c ? c->rs_ev_used : 0;
             r->win.cand_valid = false;
             j->retained += r->win.n;

@@ -474,10 +474,10 @@ void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts
 {
     int64_t stale_ms = det->params.stale_ms;
     if (stale_ms <= 0 || (j->warned & 7u) == 7u) return;
-    if (!(j->warned & SW_DET_WARN_STALE_INTERVAL) && r->c_interval > 0 &&
-        r->c_interval <= INT64_MAX / 5 && stale_ms < 5 * r->c_interval) {
-        warn(det, j, SW_DET_WARN_STALE_INTERVAL, "stale.ms is below 5 sampling intervals of ",
-             r->c_interval,
+    int64_t riv = rk_interval(j, r);
+    if (!(j->warned & SW_DET_WARN_STALE_INTERVAL) && riv > 0 && riv <= INT64_MAX / 5 &&
+        stale_ms < 5 * riv) {
+        warn(det, j, SW_DET_WARN_STALE_INTERVAL, "stale.ms is below 5 sampling intervals of ", riv,
              " ms: windows empty between samples and nothing can page; raise stale.ms (0 = "
              "never stale)",
              "");
@@ -562,9 +562,8 @@ static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
     /* A window that spans less time than the storm's spread loses the
      * storm's first spikes before its last ranks are hit. */
     int64_t spread = j->ep_last_rel - j->ep_first_rel;
-    int64_t iv = r->c_interval > 0 && r->c_interval < INT64_MAX / 1000000 / 4
-                     ? r->c_interval * 1000000
-                     : 0;
+    int64_t riv = rk_interval(j, r);
+    int64_t iv = riv > 0 && riv < INT64_MAX / 1000000 / 4 ? riv * 1000000 : 0;
     if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD) && iv > 0 &&
         det->params.window_samples < INT64_MAX / iv && spread > det->params.window_samples * iv)
         warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
@@ -580,8 +579,8 @@ static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
 static bool clearly_after(const job_t *j, const rank_t *r, int64_t base_ts)
 {
     if (base_ts == INT64_MIN) return false;
-    int64_t iv = r->c_interval > 0 && r->c_interval < INT64_MAX / 4000000 ? r->c_interval * 1000000
-                                                                          : 1000000;
+    int64_t riv = rk_interval(j, r);
+    int64_t iv = riv > 0 && riv < INT64_MAX / 4000000 ? riv * 1000000 : 1000000;
     int64_t gap = 3 * iv > 2000000000 ? 3 * iv : 2000000000;
     sw_i128 rel = (sw_i128)base_ts - r->first_ts;
     return rel > (sw_i128)j->ep_last_rel + gap;

@@ -9,18 +9,6 @@
 #include <string.h>
 
 #include "sw_alloc.h"
-#include "sw_arena.h"
-
-struct sw_intern_s {
-    sw_arena_t bytes; /* string storage */
-    sw_str_t *strs;   /* id -> string; index 0 unused */
-    uint64_t *hashes; /* id -> hash */
-    uint32_t n;       /* ids in use, including the unused 0 */
-    uint32_t cap_ids;
-    uint32_t *slots;   /* hash slots holding ids; 0 = empty */
-    size_t nslots;     /* power of two */
-    sw_hash_key_t key; /* SipHash key */
-};
 
 sw_intern_t *sw_intern_new(void)
 {
@@ -40,7 +28,6 @@ sw_intern_t *sw_intern_new_keyed(sw_hash_key_t key)
     sw_arena_init(&tab->bytes);
     tab->cap_ids = 4; /* grows by doubling; many tables hold a few strings */
     tab->strs = sw_calloc(tab->cap_ids, sizeof(*tab->strs));
-    tab->hashes = sw_calloc(tab->cap_ids, sizeof(*tab->hashes));
     tab->n = 1;
     tab->nslots = 8;
     tab->slots = sw_calloc(tab->nslots, sizeof(*tab->slots));
@@ -52,17 +39,20 @@ void sw_intern_destroy(sw_intern_t *tab)
     if (!tab) return;
     sw_arena_clear(&tab->bytes);
     free(tab->strs);
-    free(tab->hashes);
     free(tab->slots);
     free(tab);
 }
 
+/* Twice the hash slots. Hashes are computed again rather than kept (8 B
+ * an id: a wide job interns a session per rank): amortised one more hash
+ * a string. */
 static void intern_grow(sw_intern_t *tab)
 {
     size_t nslots = tab->nslots * 2;
     uint32_t *slots = sw_calloc(nslots, sizeof(*slots));
     for (uint32_t id = 1; id < tab->n; id++) {
-        size_t i = (size_t)tab->hashes[id] & (nslots - 1);
+        sw_str_t s = tab->strs[id];
+        size_t i = (size_t)sw_siphash13(&tab->key, s.ptr, s.len) & (nslots - 1);
         while (slots[i]) i = (i + 1) & (nslots - 1);
         slots[i] = id;
     }
@@ -78,7 +68,7 @@ uint32_t sw_intern_find(const sw_intern_t *tab, sw_str_t s)
     for (;;) {
         uint32_t id = tab->slots[i];
         if (!id) return 0;
-        if (tab->hashes[id] == h && sw_str_eq(tab->strs[id], s)) return id;
+        if (sw_str_eq(tab->strs[id], s)) return id;
         i = (i + 1) & (tab->nslots - 1);
     }
 }
@@ -90,29 +80,18 @@ uint32_t sw_intern_add(sw_intern_t *tab, sw_str_t s)
     for (;;) {
         uint32_t id = tab->slots[i];
         if (!id) break;
-        if (tab->hashes[id] == h && sw_str_eq(tab->strs[id], s)) return id;
+        if (sw_str_eq(tab->strs[id], s)) return id;
         i = (i + 1) & (tab->nslots - 1);
     }
     if (tab->n == tab->cap_ids) {
         tab->cap_ids *= 2;
         tab->strs = sw_reallocarray(tab->strs, tab->cap_ids, sizeof(*tab->strs));
-        tab->hashes = sw_reallocarray(tab->hashes, tab->cap_ids, sizeof(*tab->hashes));
     }
     uint32_t id = tab->n++;
     tab->strs[id] = sw_arena_str(&tab->bytes, s);
-    tab->hashes[id] = h;
     tab->slots[i] = id;
     if ((size_t)tab->n * 2 > tab->nslots) intern_grow(tab);
     return id;
-}
-
-sw_str_t sw_intern_get(const sw_intern_t *tab, uint32_t id)
-{
-    if (id == 0 || id >= tab->n) {
-        sw_str_t none = {"", 0};
-        return none;
-    }
-    return tab->strs[id];
 }
 
 uint32_t sw_intern_count(const sw_intern_t *tab)
@@ -122,7 +101,6 @@ uint32_t sw_intern_count(const sw_intern_t *tab)
 
 size_t sw_intern_bytes(const sw_intern_t *tab)
 {
-    return sizeof(*tab) + tab->bytes.total +
-           (size_t)tab->cap_ids * (sizeof(sw_str_t) + sizeof(uint64_t)) +
+    return sizeof(*tab) + tab->bytes.total + (size_t)tab->cap_ids * sizeof(sw_str_t) +
            tab->nslots * sizeof(uint32_t);
 }

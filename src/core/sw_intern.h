@@ -8,10 +8,21 @@
 
 #include <stdint.h>
 
+#include "sw_arena.h"
 #include "sw_hash.h"
 #include "sw_types.h"
 
-typedef struct sw_intern_s sw_intern_t;
+/** The table; its fields are private to sw_intern.c (here so that
+ *  sw_intern_get() inlines: the engine reads a source's strings per sample). */
+typedef struct sw_intern_s {
+    sw_arena_t bytes; /* string storage */
+    sw_str_t *strs;   /* id -> string; index 0 unused */
+    uint32_t n;       /* ids in use, including the unused 0 */
+    uint32_t cap_ids;
+    uint32_t *slots;   /* hash slots holding ids; 0 = empty */
+    size_t nslots;     /* power of two */
+    sw_hash_key_t key; /* SipHash key */
+} sw_intern_t;
 
 /** @brief New empty table. @returns caller frees with sw_intern_destroy(). */
 sw_intern_t *sw_intern_new(void);
@@ -28,8 +39,16 @@ void sw_intern_destroy(sw_intern_t *tab);
 uint32_t sw_intern_add(sw_intern_t *tab, sw_str_t s);
 /** @brief Id of @p s, or 0 when not interned. */
 uint32_t sw_intern_find(const sw_intern_t *tab, sw_str_t s);
-/** @brief The string of an id (borrowed: valid while the table lives). */
-sw_str_t sw_intern_get(const sw_intern_t *tab, uint32_t id);
+/** @brief The string of an id (borrowed: valid while the table lives);
+ *         "" for 0 and unknown ids. */
+static inline sw_str_t sw_intern_get(const sw_intern_t *tab, uint32_t id)
+{
+    if (id == 0 || id >= tab->n) {
+        sw_str_t none = {"", 0};
+        return none;
+    }
+    return tab->strs[id];
+}
 /** @brief Number of strings interned. */
 uint32_t sw_intern_count(const sw_intern_t *tab);
 /** @brief Bytes of memory held by the table. */

@@ -38,31 +38,48 @@ typedef struct span_s {
     bool closed;
 } span_t;
 
+/* A (session, rank) group: its session end, and, once it has a
+ * boundary, the boundaries and spans out of line (gext_t). A wide job's
+ * ranks nearly all have a group and no boundary. */
 typedef struct group_s {
     int64_t end_ts; /* session end: max timestamp of any event */
+    int64_t rank;
+    uint32_t sid; /* session, interned in ph->sess */
+    uint32_t ext; /* index in ph->exts, NIL: no boundary yet */
+} group_t;
+
+typedef struct gext_s {
     boundary_t *b;
     size_t nb, capb;
     span_t *spans;
     size_t ns, caps;
     size_t fold_at; /* boundaries at which a fold is due */
+    uint32_t group; /* its group */
     bool dirty;     /* spans must be rebuilt */
-} group_t;
+} gext_t;
+
+#define NIL UINT32_MAX
 
 struct sw_phase_s {
-    sw_intern_t *strs;
-    sw_imap_t *by_session; /* session id -> (rank -> group index) */
-    size_t nsessions;      /* entries of by_session (index = interned id) */
+    sw_intern_t *strs; /* boundary strings (scopes, thread names, labels) */
+    sw_intern_t *sess; /* sessions: own, or the caller's (sw_phase_new_shared) */
+    bool sess_own;
+    sw_hash_key_t key;
+    uint32_t *slots; /* group map (session, rank): group index + 1, 0 = empty */
+    size_t nslots;   /* power of two, or 0 */
     group_t *groups;
     size_t ngroups, capgroups;
+    gext_t *exts;
+    size_t nexts, capexts;
     size_t nboundaries;
-    size_t dropped; /* boundaries folded away since the last string compaction */
-    size_t arr_bytes; /* the groups' boundary and span arrays and the session
-                         maps, kept as they grow (sw_phase_bytes is O(1)) */
+    size_t dropped;   /* boundaries folded away since the last string compaction */
+    size_t arr_bytes; /* the groups' boundary and span arrays, kept as they
+                         grow (sw_phase_bytes is O(1)) */
     sw_buf_t tmp;
 };
 
 /* Room for one more boundary in @p g. */
-static void b_room(sw_phase_t *ph, group_t *g)
+static void b_room(sw_phase_t *ph, gext_t *g)
 {
     if (g->nb < g->capb) return;
     size_t cap = g->capb ? g->capb * 2 : 8;
@@ -71,14 +88,13 @@ static void b_room(sw_phase_t *ph, group_t *g)
     g->capb = cap;
 }
 
-/* arr_bytes counted again (after the session maps were rebuilt). */
+/* arr_bytes counted again. */
 static void arr_recount(sw_phase_t *ph)
 {
     size_t bytes = 0;
-    for (size_t i = 0; i < ph->ngroups; i++)
-        bytes += ph->groups[i].capb * sizeof(*ph->groups[i].b) +
-                 ph->groups[i].caps * sizeof(*ph->groups[i].spans);
-    for (size_t i = 0; i < ph->nsessions; i++) bytes += sw_imap_bytes(&ph->by_session[i]);
+    for (size_t i = 0; i < ph->nexts; i++)
+        bytes += ph->exts[i].capb * sizeof(*ph->exts[i].b) +
+                 ph->exts[i].caps * sizeof(*ph->exts[i].spans);
     ph->arr_bytes = bytes;
 }
 
@@ -94,8 +110,16 @@ sw_phase_t *sw_phase_new(void)
 
 sw_phase_t *sw_phase_new_keyed(sw_hash_key_t key)
 {
+    return sw_phase_new_shared(key, NULL);
+}
+
+sw_phase_t *sw_phase_new_shared(sw_hash_key_t key, sw_intern_t *sessions)
+{
     sw_phase_t *ph = sw_calloc(1, sizeof(*ph));
+    ph->key = key;
     ph->strs = sw_intern_new_keyed(key);
+    ph->sess_own = sessions == NULL;
+    ph->sess = sessions ? sessions : sw_intern_new_keyed(key);
     sw_buf_init(&ph->tmp);
     return ph;
 }
@@ -103,13 +127,14 @@ sw_phase_t *sw_phase_new_keyed(sw_hash_key_t key)
 void sw_phase_destroy(sw_phase_t *ph)
 {
     if (!ph) return;
-    for (size_t i = 0; i < ph->ngroups; i++) {
-        free(ph->groups[i].b);
-        free(ph->groups[i].spans);
+    for (size_t i = 0; i < ph->nexts; i++) {
+        free(ph->exts[i].b);
+        free(ph->exts[i].spans);
     }
+    free(ph->exts);
     free(ph->groups);
-    for (size_t i = 0; i < ph->nsessions; i++) sw_imap_clear(&ph->by_session[i]);
-    free(ph->by_session);
+    free(ph->slots);
+    if (ph->sess_own) sw_intern_destroy(ph->sess);
     sw_intern_destroy(ph->strs);
     sw_buf_clear(&ph->tmp);
     free(ph);
@@ -154,40 +179,86 @@ bool sw_phase_boundary_ok(const sw_event_t *ev)
     return ev->phase.path_len >= 1;
 }
 
-static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool create)
+static inline size_t group_hash(const sw_phase_t *ph, uint32_t sid, int64_t rank)
 {
-    uint32_t sid = create ? sw_intern_add(ph->strs, session) : sw_intern_find(ph->strs, session);
-    if (!sid) return NULL;
-    if (sid >= ph->nsessions) {
-        if (!create) return NULL;
-        size_t n = (size_t)sid + 1;
-        ph->by_session = sw_reallocarray(ph->by_session, n, sizeof(*ph->by_session));
-        for (size_t i = ph->nsessions; i < n; i++) sw_imap_init(&ph->by_session[i]);
-        ph->nsessions = n;
+    uint64_t x = ((uint64_t)rank ^ ph->key.k0) * 0x9e3779b97f4a7c15ULL + sid;
+    x ^= x >> 32;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 29;
+    return (size_t)x;
+}
+
+/* Index of the (sid, rank) group, NIL when absent. */
+static uint32_t group_find(const sw_phase_t *ph, uint32_t sid, int64_t rank)
+{
+    if (!ph->nslots) return NIL;
+    size_t mask = ph->nslots - 1;
+    for (size_t i = group_hash(ph, sid, rank) & mask;; i = (i + 1) & mask) {
+        uint32_t v = ph->slots[i];
+        if (!v) return NIL;
+        const group_t *g = &ph->groups[v - 1];
+        if (g->sid == sid && g->rank == rank) return v - 1;
     }
-    uint32_t gi;
-    if (sw_imap_get(&ph->by_session[sid], rank, &gi)) return &ph->groups[gi];
-    if (!create) return NULL;
-    if (ph->ngroups == ph->capgroups) {
-        ph->capgroups = ph->capgroups ? ph->capgroups * 2 : 8;
-        ph->groups = sw_reallocarray(ph->groups, ph->capgroups, sizeof(*ph->groups));
-    }
+}
+
+static void slots_put(sw_phase_t *ph, uint32_t gi)
+{
+    size_t mask = ph->nslots - 1;
+    size_t i = group_hash(ph, ph->groups[gi].sid, ph->groups[gi].rank) & mask;
+    while (ph->slots[i]) i = (i + 1) & mask;
+    ph->slots[i] = gi + 1;
+}
+
+/* Index of the (sid, rank) group, created when new. */
+static uint32_t group_make(sw_phase_t *ph, uint32_t sid, int64_t rank)
+{
+    uint32_t gi = group_find(ph, sid, rank);
+    if (gi != NIL) return gi;
+    SW_GROW(ph->groups, ph->ngroups, ph->capgroups, 8);
     gi = (uint32_t)ph->ngroups++;
     group_t *g = &ph->groups[gi];
-    memset(g, 0, sizeof(*g));
     g->end_ts = -1;
-    g->fold_at = FOLD_MIN;
-    size_t before = sw_imap_bytes(&ph->by_session[sid]);
-    sw_imap_put(&ph->by_session[sid], rank, gi);
-    ph->arr_bytes += sw_imap_bytes(&ph->by_session[sid]) - before;
-    return g;
+    g->rank = rank;
+    g->sid = sid;
+    g->ext = NIL;
+    if (ph->ngroups * 2 > ph->nslots) {
+        free(ph->slots);
+        ph->nslots = ph->nslots ? ph->nslots * 2 : 8;
+        ph->slots = sw_calloc(ph->nslots, sizeof(*ph->slots));
+        for (uint32_t k = 0; k < ph->ngroups; k++) slots_put(ph, k);
+    } else {
+        slots_put(ph, gi);
+    }
+    return gi;
+}
+
+static group_t *group_get(sw_phase_t *ph, sw_str_t session, int64_t rank, bool create)
+{
+    uint32_t sid = create ? sw_intern_add(ph->sess, session) : sw_intern_find(ph->sess, session);
+    if (!sid) return NULL;
+    uint32_t gi = create ? group_make(ph, sid, rank) : group_find(ph, sid, rank);
+    return gi == NIL ? NULL : &ph->groups[gi];
+}
+
+/* The boundaries of @p g, created (empty) when it has none. The pointer
+ * is valid until the next call (the table may move). */
+static gext_t *group_ext(sw_phase_t *ph, group_t *g)
+{
+    if (g->ext != NIL) return &ph->exts[g->ext];
+    SW_GROW(ph->exts, ph->nexts, ph->capexts, 4);
+    g->ext = (uint32_t)ph->nexts++;
+    gext_t *x = &ph->exts[g->ext];
+    memset(x, 0, sizeof(*x));
+    x->fold_at = FOLD_MIN;
+    x->group = (uint32_t)(g - ph->groups);
+    return x;
 }
 
 /* The id of @p s: compared first with the strings of the group's last two
  * boundaries (@p field: offset of the id in boundary_t), hashed only when
  * neither matches. A rank's boundaries repeat their thread name and
  * alternate a few labels; an exit closes a recent enter's scope. */
-static uint32_t intern_near(sw_phase_t *ph, const group_t *g, size_t field, sw_str_t s)
+static uint32_t intern_near(sw_phase_t *ph, const gext_t *g, size_t field, sw_str_t s)
 {
     for (size_t k = 1; k <= 2 && k <= g->nb; k++) {
         uint32_t id;
@@ -200,7 +271,12 @@ static uint32_t intern_near(sw_phase_t *ph, const group_t *g, size_t field, sw_s
 
 uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank)
 {
-    return (uint32_t)(group_get(ph, session, rank, true) - ph->groups);
+    return group_make(ph, sw_intern_add(ph->sess, session), rank);
+}
+
+uint32_t sw_phase_group_sid(sw_phase_t *ph, uint32_t session, int64_t rank)
+{
+    return group_make(ph, session, rank);
 }
 
 void sw_phase_touch(sw_phase_t *ph, uint32_t group, int64_t ts_ns)
@@ -215,10 +291,11 @@ const void *sw_phase_group_addr(const sw_phase_t *ph, uint32_t group)
 }
 
 /* sw_phase_add() of @p ev to its group @p g. */
-static void group_add(sw_phase_t *ph, group_t *g, const sw_event_t *ev)
+static void group_add(sw_phase_t *ph, group_t *grp, const sw_event_t *ev)
 {
-    if (ev->timestamp_ns > g->end_ts) g->end_ts = ev->timestamp_ns;
+    if (ev->timestamp_ns > grp->end_ts) grp->end_ts = ev->timestamp_ns;
     if (!sw_phase_boundary_ok(ev)) return;
+    gext_t *g = group_ext(ph, grp);
 
     const sw_phase_scope_t *ps = &ev->phase;
     ph->tmp.len = 0;
@@ -311,7 +388,7 @@ typedef struct stack_s {
     size_t n, cap;
 } stack_t;
 
-static void span_push(group_t *g, const span_t *s)
+static void span_push(gext_t *g, const span_t *s)
 {
     if (g->ns == g->caps) {
         g->caps = g->caps ? g->caps * 2 : 8;
@@ -321,7 +398,7 @@ static void span_push(group_t *g, const span_t *s)
 }
 
 /* Replay the sorted boundaries through one stack per thread (SPEC 5). */
-static void group_rebuild(sw_phase_t *ph, group_t *g)
+static void group_rebuild(sw_phase_t *ph, gext_t *g)
 {
     boundaries_sort(g->b, g->nb, ph->strs);
     for (size_t i = 0; i < g->nb; i++) g->b[i].arrival = (uint32_t)i;
@@ -396,8 +473,10 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
 {
     memset(out, 0, sizeof(*out));
     out->resolution = SW_PHASE_NONE;
-    group_t *g = group_get(ph, session, rank, false);
-    if (!g || g->nb == 0) return;
+    const group_t *grp = group_get(ph, session, rank, false);
+    if (!grp || grp->ext == NIL || ph->exts[grp->ext].nb == 0) return;
+    gext_t *g = &ph->exts[grp->ext];
+    int64_t end_ts = grp->end_ts;
     if (g->dirty) {
         size_t caps = g->caps;
         group_rebuild(ph, g);
@@ -410,7 +489,7 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
     const span_t *top = NULL; /* active span with the largest (sequence, scope) */
     for (size_t i = 0; i < g->ns; i++) {
         const span_t *s = &g->spans[i];
-        int64_t end = s->closed ? s->end : g->end_ts;
+        int64_t end = s->closed ? s->end : end_ts;
         if (!(s->start <= ts_ns && ts_ns <= end)) continue;
         if (!top || span_rank_cmp(ph, s, top) > 0) top = s;
         size_t k;
@@ -461,7 +540,7 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
         any_ambiguous = true;
         for (size_t i = 0; i < g->ns; i++) {
             const span_t *s = &g->spans[i];
-            int64_t end = s->closed ? s->end : g->end_ts;
+            int64_t end = s->closed ? s->end : end_ts;
             if (s->thread_id == acc[k].thread_id && s->depth == acc[k].depth && s->start <= ts_ns &&
                 ts_ns <= end)
                 ids[nl++] = s->label;
@@ -500,11 +579,12 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
 
 bool sw_phase_fold_due(const sw_phase_t *ph, uint32_t group)
 {
-    return ph->groups[group].nb >= ph->groups[group].fold_at;
+    uint32_t x = ph->groups[group].ext;
+    return x != NIL && ph->exts[x].nb >= ph->exts[x].fold_at;
 }
 
 /* Fold one group at the horizon (see sw_phase_fold). */
-static size_t group_fold(sw_phase_t *ph, group_t *g, int64_t horizon)
+static size_t group_fold(sw_phase_t *ph, gext_t *g, int64_t horizon)
 {
     boundaries_sort(g->b, g->nb, ph->strs);
     size_t prefix = 0;
@@ -546,27 +626,13 @@ static size_t group_fold(sw_phase_t *ph, group_t *g, int64_t horizon)
     return dropped;
 }
 
-/* Re-intern every string still referenced into a fresh table: sessions
- * first (by_session is indexed by their ids), then boundary strings. */
+/* Re-intern every boundary string still referenced into a fresh table
+ * (sessions have their own table). */
 static void compact_strings(sw_phase_t *ph)
 {
     sw_intern_t *nt = sw_intern_new_keyed(sw_intern_key(ph->strs));
-    size_t cap = 1;
-    for (size_t sid = 1; sid < ph->nsessions; sid++)
-        if (ph->by_session[sid].count) cap++;
-    sw_imap_t *nby = sw_calloc(cap, sizeof(*nby));
-    sw_imap_init(&nby[0]);
-    for (size_t sid = 1; sid < ph->nsessions; sid++) {
-        if (!ph->by_session[sid].count) {
-            sw_imap_clear(&ph->by_session[sid]);
-            continue;
-        }
-        uint32_t nsid = sw_intern_add(nt, sw_intern_get(ph->strs, (uint32_t)sid));
-        nby[nsid] = ph->by_session[sid];
-    }
-    sw_imap_clear(&ph->by_session[0]);
-    for (size_t gi = 0; gi < ph->ngroups; gi++) {
-        group_t *g = &ph->groups[gi];
+    for (size_t xi = 0; xi < ph->nexts; xi++) {
+        gext_t *g = &ph->exts[xi];
         for (size_t i = 0; i < g->nb; i++) {
             boundary_t *b = &g->b[i];
             b->scope = sw_intern_add(nt, sw_intern_get(ph->strs, b->scope));
@@ -575,9 +641,6 @@ static void compact_strings(sw_phase_t *ph)
         }
         g->dirty = true;
     }
-    free(ph->by_session);
-    ph->by_session = nby;
-    ph->nsessions = cap;
     sw_intern_destroy(ph->strs);
     ph->strs = nt;
     ph->dropped = 0;
@@ -586,10 +649,9 @@ static void compact_strings(sw_phase_t *ph)
 size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns)
 {
     size_t dropped = 0;
-    for (size_t sid = 1; sid < ph->nsessions; sid++) {
-        uint32_t gi;
-        if (!sw_imap_get(&ph->by_session[sid], rank, &gi)) continue;
-        group_t *g = &ph->groups[gi];
+    for (size_t xi = 0; xi < ph->nexts; xi++) {
+        gext_t *g = &ph->exts[xi];
+        if (ph->groups[g->group].rank != rank) continue;
         dropped += group_fold(ph, g, horizon_ns);
         g->fold_at = g->nb * 2 > FOLD_MIN ? g->nb * 2 : FOLD_MIN;
     }
@@ -604,29 +666,28 @@ size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns)
 
 void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
 {
-    /* Groups by session: walk every session's rank map. */
+    /* Groups in creation order (a restored index creates them in this
+     * order, so it saves the same bytes). */
     sw_vput_u(out, ph->ngroups);
-    for (size_t sid = 1; sid < ph->nsessions; sid++) {
-        const sw_imap_t *m = &ph->by_session[sid];
-        for (size_t k = 0; k < m->cap; k++) {
-            if (m->vals[k] == UINT32_MAX) continue;
-            const group_t *g = &ph->groups[m->vals[k]];
-            sw_vput_bytes(out, sw_intern_get(ph->strs, (uint32_t)sid));
-            sw_vput_i(out, m->keys[k]);
-            sw_vput_i(out, g->end_ts);
-            sw_vput_u(out, g->nb);
-            for (size_t i = 0; i < g->nb; i++) {
-                const boundary_t *b = &g->b[i];
-                sw_vput_i(out, b->ts);
-                sw_vput_i(out, b->sequence);
-                sw_vput_i(out, b->thread_id);
-                sw_vput_bytes(out, sw_intern_get(ph->strs, b->scope));
-                sw_vput_bytes(out, sw_intern_get(ph->strs, b->thread_name));
-                sw_vput_bytes(out, sw_intern_get(ph->strs, b->label));
-                sw_vput_u(out, b->depth);
-                sw_vput_u(out, b->arrival);
-                sw_vput_u(out, b->enter);
-            }
+    for (size_t gi = 0; gi < ph->ngroups; gi++) {
+        const group_t *grp = &ph->groups[gi];
+        const gext_t *g = grp->ext == NIL ? NULL : &ph->exts[grp->ext];
+        size_t nb = g ? g->nb : 0;
+        sw_vput_bytes(out, sw_intern_get(ph->sess, grp->sid));
+        sw_vput_i(out, grp->rank);
+        sw_vput_i(out, grp->end_ts);
+        sw_vput_u(out, nb);
+        for (size_t i = 0; i < nb; i++) {
+            const boundary_t *b = &g->b[i];
+            sw_vput_i(out, b->ts);
+            sw_vput_i(out, b->sequence);
+            sw_vput_i(out, b->thread_id);
+            sw_vput_bytes(out, sw_intern_get(ph->strs, b->scope));
+            sw_vput_bytes(out, sw_intern_get(ph->strs, b->thread_name));
+            sw_vput_bytes(out, sw_intern_get(ph->strs, b->label));
+            sw_vput_u(out, b->depth);
+            sw_vput_u(out, b->arrival);
+            sw_vput_u(out, b->enter);
         }
     }
 }
@@ -647,8 +708,10 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end)
         int64_t end_ts = sw_vget_i(&r);
         uint64_t nb = sw_vget_u(&r);
         if (r.bad || nb > (uint64_t)(r.end - r.p) || rank < 0 || !wtf8(session)) return false;
-        group_t *g = group_get(ph, session, rank, true);
-        g->end_ts = end_ts;
+        group_t *grp = group_get(ph, session, rank, true);
+        grp->end_ts = end_ts;
+        if (!nb) continue;
+        gext_t *g = group_ext(ph, grp);
         for (uint64_t i = 0; i < nb && !r.bad; i++) {
             b_room(ph, g);
             boundary_t *b = &g->b[g->nb];
@@ -685,6 +748,7 @@ size_t sw_phase_boundaries(const sw_phase_t *ph)
 
 size_t sw_phase_bytes(const sw_phase_t *ph)
 {
-    return sizeof(*ph) + sw_intern_bytes(ph->strs) + ph->capgroups * sizeof(group_t) +
-           ph->nsessions * sizeof(*ph->by_session) + ph->arr_bytes;
+    return sizeof(*ph) + sw_intern_bytes(ph->strs) +
+           (ph->sess_own ? sw_intern_bytes(ph->sess) : 0) + ph->capgroups * sizeof(group_t) +
+           ph->nslots * sizeof(*ph->slots) + ph->capexts * sizeof(gext_t) + ph->arr_bytes;
 }

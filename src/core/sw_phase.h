@@ -13,6 +13,7 @@
 #include "sw_hash.h"
 #include "sw_arena.h"
 #include "sw_event.h"
+#include "sw_intern.h"
 
 typedef struct sw_phase_s sw_phase_t;
 
@@ -21,6 +22,14 @@ sw_phase_t *sw_phase_new(void);
 
 /** @brief As sw_phase_new(), its strings hashed with @p key (sw_hash.h). */
 sw_phase_t *sw_phase_new_keyed(sw_hash_key_t key);
+
+/**
+ * @brief As sw_phase_new_keyed(), with its sessions interned in
+ *        @p sessions (borrowed: must outlive the index; NULL: its own
+ *        table), so that a caller that interns them already can name a
+ *        group by its id (sw_phase_group_sid()).
+ */
+sw_phase_t *sw_phase_new_shared(sw_hash_key_t key, sw_intern_t *sessions);
 
 /** @brief Free the index (accepts NULL). */
 void sw_phase_destroy(sw_phase_t *ph);
@@ -37,6 +46,10 @@ void sw_phase_add(sw_phase_t *ph, const sw_event_t *ev);
  *        for sw_phase_touch(), stable while the index lives.
  */
 uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank);
+
+/** @brief sw_phase_group() of a session interned in the table given to
+ *         sw_phase_new_shared() (id >= 1). */
+uint32_t sw_phase_group_sid(sw_phase_t *ph, uint32_t session, int64_t rank);
 
 /**
  * @brief sw_phase_add() of an event with a session_id whose (session,
@@ -103,7 +116,7 @@ bool sw_phase_load(sw_phase_t *ph, const uint8_t **data, const uint8_t *end);
 /** @brief Number of boundaries recorded. */
 size_t sw_phase_boundaries(const sw_phase_t *ph);
 
-/** @brief Bytes of memory held by the index. */
+/** @brief Bytes of memory held by the index (a borrowed session table not counted). */
 size_t sw_phase_bytes(const sw_phase_t *ph);
 
 #endif /* SW_PHASE_H */

@@ -26,6 +26,11 @@ static uint32_t pow2_at_least(uint32_t x)
     return p;
 }
 
+#define RTREE(w) sw_win_rtree(w)
+#define DQ(w) sw_win_dq(w)
+#define RBASE(w) sw_win_rbase(w)
+#define REND(w) sw_win_rend(w)
+
 size_t sw_win_bytes(uint32_t cap)
 {
     uint32_t rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
@@ -88,17 +93,9 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
     bool full = cap == win->max;
     win->pooled = pool && pool->block && full && pool->heap_full >= SW_WINPOOL_CHUNK / pool->block;
     if (pool && full && !win->pooled) pool->heap_full++;
-    char *m = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
-    win->slot = (sw_wslot_t *)m;
-    m += (size_t)cap * sizeof(sw_wslot_t);
-    win->rtree = (int64_t *)m;
-    m += (size_t)win->rcap * 2 * sizeof(int64_t);
-    win->dq = (uint32_t *)m;
-    m += (size_t)cap * sizeof(uint32_t);
-    win->rbase = (uint32_t *)m;
-    m += (size_t)win->rcap * sizeof(uint32_t);
-    win->rend = (uint32_t *)m;
-    for (uint32_t i = 0; i < 2 * win->rcap; i++) win->rtree[i] = -1;
+    win->slot = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
+    int64_t *rtree = sw_win_rtree(win);
+    for (uint32_t i = 0; i < 2 * win->rcap; i++) rtree[i] = -1;
     win->top_gain = -1;
     win->cand_valid = false;
 }
@@ -116,6 +113,8 @@ void sw_win_init(sw_win_t *win, uint32_t max)
 void sw_win_prefetch(const sw_win_t *win)
 {
     if (!win->n) return;
+    const int64_t *rtree = RTREE(win);
+    const uint32_t *dq = DQ(win), *rbase = RBASE(win), *rend = REND(win);
     uint32_t last = win->head + win->n - 1;
     if (last >= win->cap) last -= win->cap;
     /* The newest slot, and the oldest when a full ring drops it (its
@@ -123,15 +122,15 @@ void sw_win_prefetch(const sw_win_t *win)
      * newest and oldest runs (and the run slots an append writes). */
     __builtin_prefetch(&win->slot[last], 1);
     if (win->n == win->cap) __builtin_prefetch(&win->slot[win->head], 1);
-    __builtin_prefetch(&win->dq[win->dq_head], 1);
+    __builtin_prefetch(&dq[win->dq_head], 1);
     uint32_t dq_tail = win->dq_head + (win->dq_n ? win->dq_n - 1 : 0);
-    __builtin_prefetch(&win->dq[dq_tail >= win->cap ? dq_tail - win->cap : dq_tail], 1);
+    __builtin_prefetch(&dq[dq_tail >= win->cap ? dq_tail - win->cap : dq_tail], 1);
     uint32_t tail = (win->rhead + win->rn - (win->tail_open ? 1 : 0)) & (win->rcap - 1);
-    __builtin_prefetch(&win->rtree[win->rcap + tail], 1);
-    __builtin_prefetch(&win->rend[tail], 1);
+    __builtin_prefetch(&rtree[win->rcap + tail], 1);
+    __builtin_prefetch(&rend[tail], 1);
     if (win->rn && win->n == win->cap) {
-        __builtin_prefetch(&win->rtree[win->rcap + win->rhead], 1);
-        __builtin_prefetch(&win->rbase[win->rhead], 1);
+        __builtin_prefetch(&rtree[win->rcap + win->rhead], 1);
+        __builtin_prefetch(&rbase[win->rhead], 1);
     }
 }
 
@@ -212,31 +211,33 @@ bool sw_win_has(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, uint32
 
 static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
 {
+    int64_t *rt = RTREE(win);
     uint32_t p = win->rcap + i;
-    win->rtree[p] = v;
+    rt[p] = v;
     for (p /= 2; p >= 1; p /= 2) {
-        int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
+        int64_t l = rt[2 * p], r = rt[2 * p + 1];
         int64_t m = l > r ? l : r;
-        if (win->rtree[p] == m) return; /* ancestors already hold their max */
-        win->rtree[p] = m;
+        if (rt[p] == m) return; /* ancestors already hold their max */
+        rt[p] = m;
     }
-    win->top_gain = win->rtree[1];
+    win->top_gain = rt[1];
 }
 
 static void tree_rebuild(sw_win_t *win)
 {
+    int64_t *rt = RTREE(win);
     for (uint32_t p = win->rcap - 1; p >= 1; p--) {
-        int64_t l = win->rtree[2 * p], r = win->rtree[2 * p + 1];
-        win->rtree[p] = l > r ? l : r;
+        int64_t l = rt[2 * p], r = rt[2 * p + 1];
+        rt[p] = l > r ? l : r;
     }
-    win->top_gain = win->rtree[1];
+    win->top_gain = rt[1];
 }
 
 /* First leaf in [l, r) of node (covering [nl, nr)) with gain >= t, or -1. */
 static int64_t tree_first_ge(const sw_win_t *win, uint32_t node, uint32_t nl, uint32_t nr,
                              uint32_t l, uint32_t r, int64_t t)
 {
-    if (nr <= l || r <= nl || win->rtree[node] < t) return -1;
+    if (nr <= l || r <= nl || RTREE(win)[node] < t) return -1;
     if (nr - nl == 1) return nl;
     uint32_t mid = nl + (nr - nl) / 2;
     int64_t x = tree_first_ge(win, 2 * node, nl, mid, l, r, t);
@@ -287,22 +288,22 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
             win->rhead = (win->rhead + 1) & (win->rcap - 1);
             win->rn--;
             if (win->rn) {
-                win->hr_base = win->rbase[win->rhead];
-                win->hr_end = win->rend[win->rhead];
+                win->hr_base = RBASE(win)[win->rhead];
+                win->hr_end = REND(win)[win->rhead];
             } else {
                 win->tail_open = false;
             }
         } else {
             /* The base moves up one rising step: the gain loses that step. */
-            win->rbase[r] = s1;
+            RBASE(win)[r] = s1;
             win->hr_base = s1;
-            tree_set(win, r, win->rtree[win->rcap + r] - (win->slot[s1].used - win->slot[h].used));
+            tree_set(win, r, RTREE(win)[win->rcap + r] - (win->slot[s1].used - win->slot[h].used));
         }
     }
-    if (win->dq_n && win->dq[win->dq_head] == h) {
+    if (win->dq_n && DQ(win)[win->dq_head] == h) {
         win->dq_head = win->dq_head + 1 == win->cap ? 0 : win->dq_head + 1;
         win->dq_n--;
-        if (win->dq_n) win->top_used = win->slot[win->dq[win->dq_head]].used;
+        if (win->dq_n) win->top_used = win->slot[DQ(win)[win->dq_head]].used;
     }
     win->head = h + 1 == win->cap ? 0 : h + 1;
     win->n--;
@@ -322,13 +323,13 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
             /* Gains grow by the step (exact: base <= last < used). */
             uint32_t tail = (win->rhead + win->rn - 1) & (win->rcap - 1);
             if (win->tail_open) {
-                win->rend[tail] = s;
+                REND(win)[tail] = s;
                 if (win->rn == 1) win->hr_end = s;
-                tree_set(win, tail, win->rtree[win->rcap + tail] + step);
+                tree_set(win, tail, RTREE(win)[win->rcap + tail] + step);
             } else {
                 tail = (win->rhead + win->rn) & (win->rcap - 1);
-                win->rbase[tail] = last;
-                win->rend[tail] = s;
+                RBASE(win)[tail] = last;
+                REND(win)[tail] = s;
                 if (win->rn++ == 0) {
                     win->hr_base = last;
                     win->hr_end = s;
@@ -344,12 +345,12 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
     while (win->dq_n) {
         uint32_t b = win->dq_head + win->dq_n - 1;
         if (b >= win->cap) b -= win->cap;
-        if (win->slot[win->dq[b]].used > used) break;
+        if (win->slot[DQ(win)[b]].used > used) break;
         win->dq_n--;
     }
     uint32_t b = win->dq_head + win->dq_n;
     if (b >= win->cap) b -= win->cap;
-    win->dq[b] = s;
+    DQ(win)[b] = s;
     if (win->dq_n++ == 0) win->top_used = used;
     win->slot[s].ts = ts;
     win->slot[s].used = used;
@@ -361,7 +362,9 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
 /* Recompute runs and the sliding maximum from the samples: O(n). */
 static void rebuild(sw_win_t *win)
 {
-    for (uint32_t i = 0; i < win->rcap; i++) win->rtree[win->rcap + i] = -1;
+    int64_t *rtree = RTREE(win);
+    uint32_t *dq = DQ(win), *rbase = RBASE(win), *rend = REND(win);
+    for (uint32_t i = 0; i < win->rcap; i++) rtree[win->rcap + i] = -1;
     win->rhead = 0;
     win->rn = 0;
     win->dq_head = 0;
@@ -372,25 +375,25 @@ static void rebuild(sw_win_t *win)
         if (i) {
             uint32_t prev = slot(win, i - 1);
             if (u > win->slot[prev].used) {
-                if (win->rn && win->rend[win->rn - 1] == prev) {
-                    win->rend[win->rn - 1] = s;
+                if (win->rn && rend[win->rn - 1] == prev) {
+                    rend[win->rn - 1] = s;
                 } else {
-                    win->rbase[win->rn] = prev;
-                    win->rend[win->rn] = s;
+                    rbase[win->rn] = prev;
+                    rend[win->rn] = s;
                     win->rn++;
                 }
-                win->rtree[win->rcap + win->rn - 1] = u - win->slot[win->rbase[win->rn - 1]].used;
+                rtree[win->rcap + win->rn - 1] = u - win->slot[rbase[win->rn - 1]].used;
             }
         }
-        while (win->dq_n && win->slot[win->dq[win->dq_n - 1]].used <= u) win->dq_n--;
-        win->dq[win->dq_n++] = s;
+        while (win->dq_n && win->slot[dq[win->dq_n - 1]].used <= u) win->dq_n--;
+        dq[win->dq_n++] = s;
     }
-    if (win->dq_n) win->top_used = win->slot[win->dq[0]].used;
+    if (win->dq_n) win->top_used = win->slot[dq[0]].used;
     if (win->rn) {
-        win->hr_base = win->rbase[0];
-        win->hr_end = win->rend[0];
+        win->hr_base = rbase[0];
+        win->hr_end = rend[0];
     }
-    win->tail_open = win->rn && win->rend[win->rn - 1] == slot(win, win->n - 1);
+    win->tail_open = win->rn && rend[win->rn - 1] == slot(win, win->n - 1);
     tree_rebuild(win);
     win->cand_valid = false;
 }
@@ -504,15 +507,15 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx)
 static int64_t run_base_ts(const sw_win_t *win, uint32_t r)
 {
     if (r == win->rhead && win->hr_trunc) return win->hr_orig;
-    return win->slot[win->rbase[r]].ts;
+    return win->slot[RBASE(win)[r]].ts;
 }
 
 /* The spike inside run @p r (ring index): its first sample whose rise from
  * the base reaches @p threshold. */
 static void run_spike(const sw_win_t *win, uint32_t r, int64_t threshold, sw_win_cand_t *out)
 {
-    uint32_t base = win->rbase[r];
-    uint32_t lb = logical(win, base), le = logical(win, win->rend[r]);
+    uint32_t base = RBASE(win)[r];
+    uint32_t lb = logical(win, base), le = logical(win, REND(win)[r]);
     int64_t target = win->slot[base].used;
     uint32_t lo = lb + 1, hi = le;
     while (lo < hi) {
@@ -585,7 +588,7 @@ bool sw_win_tail_spike(const sw_win_t *win, int64_t min_bytes, double fraction, 
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
     uint32_t r = (win->rhead + win->rn - 1) & (win->rcap - 1);
-    if (win->rtree[win->rcap + r] < threshold || run_base_ts(win, r) < from_ts) return false;
+    if (RTREE(win)[win->rcap + r] < threshold || run_base_ts(win, r) < from_ts) return false;
     run_spike(win, r, threshold, out);
     return true;
 }

@@ -106,8 +106,8 @@ typedef struct sw_win_s {
     uint32_t max;     /**< window.samples */
     uint32_t head;    /**< slot of the oldest sample */
     uint32_t n;       /**< samples retained */
-    sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the arrays */
-    uint32_t *dq;     /**< [cap] ring of slots with decreasing used (sliding max) */
+    sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the
+                           arrays (sw_win_rtree() and the others below) */
     uint32_t dq_head, dq_n;
     uint32_t rcap; /**< runs ring size, power of two >= cap / 2 */
     uint32_t rhead, rn;
@@ -118,9 +118,6 @@ typedef struct sw_win_s {
     bool tail_open;   /**< the newest run ends at the newest sample */
     bool hr_trunc;    /**< the oldest run lost its base to an eviction */
     bool cand_valid;  /**< cand below is the last candidate found */
-    uint32_t *rbase;  /**< [rcap] slot of each run's base sample */
-    uint32_t *rend;   /**< [rcap] slot of each run's last sample */
-    int64_t *rtree;   /**< [2 * rcap] max segment tree of run gains (-1 = none) */
     int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
     int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
     int64_t hr_orig;  /**< when hr_trunc: the timestamp of the oldest run's base before that */
@@ -134,6 +131,32 @@ typedef struct sw_win_s {
     int64_t cand_from; /**< spent_ts it was found with */
     sw_win_cand_t cand;
 } sw_win_t;
+
+/* The arrays behind the samples, in this order (computed, not stored: a
+ * wide job holds one window per rank). */
+/** @brief [2 * rcap] max segment tree of run gains (-1 = none). */
+static inline int64_t *sw_win_rtree(const sw_win_t *win)
+{
+    return (int64_t *)(void *)(win->slot + win->cap);
+}
+
+/** @brief [cap] ring of slots with decreasing used (sliding max). */
+static inline uint32_t *sw_win_dq(const sw_win_t *win)
+{
+    return (uint32_t *)(void *)(sw_win_rtree(win) + 2 * (size_t)win->rcap);
+}
+
+/** @brief [rcap] slot of each run's base sample. */
+static inline uint32_t *sw_win_rbase(const sw_win_t *win)
+{
+    return sw_win_dq(win) + win->cap;
+}
+
+/** @brief [rcap] slot of each run's last sample. */
+static inline uint32_t *sw_win_rend(const sw_win_t *win)
+{
+    return sw_win_rbase(win) + win->rcap;
+}
 
 /** Outcome of sw_win_insert(). */
 typedef enum sw_win_res_e {
