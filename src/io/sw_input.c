@@ -9,8 +9,10 @@
  * read(2) from the mapping's end on. Pipes, terminals, gzip and files that
  * cannot be mapped use the buffered reader over read(2): lines are handed
  * out in place from one buffer that grows only for lines longer than it.
- * A mapped file must not be truncated while it is read (the process would
- * get SIGBUS, as for any program that maps its input).
+ * A mapped file truncated while it is read makes the next access past its
+ * new end raise SIGBUS: a handler (installed with each mapping) names
+ * the file on stderr and exits 1, instead of a silent death; a SIGBUS
+ * elsewhere keeps the default action.
  *
  * Gzip is inflated by a reader thread of the input, one block ahead of the
  * caller (zlib then runs beside the caller's decoding instead of before
@@ -29,6 +31,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,7 @@ struct sw_input_s {
     size_t map_populated;  /* bytes of the map populated ahead */
     bool map_populate;     /* MADV_POPULATE_READ works */
     bool map_done;
+    int map_slot; /* its slot for the SIGBUS handler */
 };
 
 /* ---- the gzip stream (reader thread) ---------------------------------------- */
@@ -365,6 +369,74 @@ static ssize_t gzpipe_take(sw_input_t *in, char *errstr, size_t errstr_size)
     return (ssize_t)n;
 }
 
+/* ---- mapped files truncated under the reader ---------------------------------- */
+
+/* The mappings the SIGBUS handler knows: a slot is published by storing
+ * its base last and withdrawn by clearing it first. */
+#define MAP_SLOTS 8
+typedef struct map_slot_s {
+    _Atomic uintptr_t base;
+    size_t len;
+    char msg[320]; /* the whole message, written by the handler as it is */
+    size_t msg_len;
+} map_slot_t;
+static map_slot_t map_slots[MAP_SLOTS];
+static atomic_flag map_slot_busy[MAP_SLOTS];
+
+static void map_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+    (void)uctx;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    for (size_t i = 0; i < MAP_SLOTS; i++) {
+        uintptr_t b = atomic_load_explicit(&map_slots[i].base, memory_order_acquire);
+        if (b && a >= b && a - b < map_slots[i].len) {
+            ssize_t w = write(STDERR_FILENO, map_slots[i].msg, map_slots[i].msg_len);
+            (void)w;
+            _exit(1);
+        }
+    }
+    /* Not one of ours: the default action, on the same access again. */
+    signal(sig, SIG_DFL);
+}
+
+static void map_sigbus_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = map_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGBUS, &sa, NULL);
+}
+
+/* @returns the slot now watching [m, m + len) for @p name, or -1 when all
+ * are taken (the file is then read without mapping). */
+static int map_watch(const void *m, size_t len, const char *name)
+{
+    map_sigbus_install(); /* again for every file: a handler set since then is replaced */
+    for (int i = 0; i < MAP_SLOTS; i++) {
+        if (atomic_flag_test_and_set(&map_slot_busy[i])) continue;
+        map_slot_t *sl = &map_slots[i];
+        int n = snprintf(sl->msg, sizeof(sl->msg),
+                         "stormwatch: %s: the file was truncated while it was read (the lines "
+                         "after the last one reported were not read)\n",
+                         name);
+        sl->msg_len = n < 0 ? 0 : (size_t)n < sizeof(sl->msg) ? (size_t)n : sizeof(sl->msg) - 1;
+        if (sl->msg_len && sl->msg[sl->msg_len - 1] != '\n') sl->msg[sl->msg_len - 1] = '\n';
+        sl->len = len;
+        atomic_store_explicit(&sl->base, (uintptr_t)m, memory_order_release);
+        return i;
+    }
+    return -1;
+}
+
+static void map_unwatch(int slot)
+{
+    if (slot < 0) return;
+    atomic_store_explicit(&map_slots[slot].base, 0, memory_order_release);
+    atomic_flag_clear(&map_slot_busy[slot]);
+}
+
 /* ---- the input ---------------------------------------------------------------- */
 
 /* Every MAP_STEP bytes of the map: give back the pages before what may
@@ -412,6 +484,11 @@ static bool map_file(sw_input_t *in)
     if (m == MAP_FAILED) return false;
     const unsigned char *b = m;
     if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+        munmap(m, len);
+        return false;
+    }
+    in->map_slot = map_watch(m, len, in->name);
+    if (in->map_slot < 0) {
         munmap(m, len);
         return false;
     }
@@ -500,7 +577,10 @@ void sw_input_close(sw_input_t *in)
     if (!in) return;
     gzpipe_destroy(in->gp); /* before the descriptor it reads */
     if (in->owns_fd) close(in->fd);
-    if (in->map) munmap((void *)(uintptr_t)in->map, in->map_len);
+    if (in->map) {
+        map_unwatch(in->map_slot);
+        munmap((void *)(uintptr_t)in->map, in->map_len);
+    }
     free(in->buf);
     free(in->alt);
     free(in->name);

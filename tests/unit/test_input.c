@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -842,6 +843,53 @@ static void test_open_errors(void **state)
  * a file that ends on a page boundary, and what is appended to the file
  * after it was opened (completing its last line, and more lines) are read
  * as from read(2). */
+/* A mapped file truncated while it is read: the reader's process names the
+ * file and exits 1 (the SIGBUS handler of sw_input.c), not a silent death
+ * by signal. Run in a child process. */
+static void test_map_truncated(void **state)
+{
+    (void)state;
+    char path[1024], errpath[1024];
+    tmp_path(path, sizeof(path), "truncated.jsonl");
+    tmp_path(errpath, sizeof(errpath), "truncated.err");
+    sw_buf_t text;
+    sw_buf_init(&text);
+    while (text.len < 8u << 20) sw_buf_puts(&text, "0123456789abcdef0123456789abcdef0123456789\n");
+    SW_ASSERT_TRUE(write_file(path, text.data, text.len));
+    sw_buf_clear(&text);
+    fflush(NULL);
+    pid_t pid = fork();
+    SW_ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(3);
+        char err[512];
+        const char *line;
+        size_t len;
+        sw_input_t *in = sw_input_open(path, err, sizeof(err));
+        if (!in || sw_input_next(in, &line, &len, err, sizeof(err)) != SW_INPUT_LINE) _exit(4);
+        if (truncate(path, 0) != 0) _exit(5);
+        while (sw_input_next(in, &line, &len, err, sizeof(err)) == SW_INPUT_LINE) {
+        }
+        _exit(6); /* the lines past the new end were read: not a mapping? */
+    }
+    int st = 0;
+    SW_ASSERT_TRUE(waitpid(pid, &st, 0) == pid);
+    char msg[1024] = "";
+    FILE *f = fopen(errpath, "r");
+    if (f) {
+        size_t n = fread(msg, 1, sizeof(msg) - 1, f);
+        msg[n] = '\0';
+        fclose(f);
+    }
+    SW_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+              "child %s %d, stderr \"%s\" (expected exit 1 with a message)",
+              WIFEXITED(st) ? "exited" : "killed by signal",
+              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), msg);
+    SW_ASSERT(strstr(msg, path) && strstr(msg, "truncated while it was read"),
+              "stderr \"%s\" does not name %s", msg, path);
+}
+
 static void test_map_append(void **state)
 {
     (void)state;
@@ -914,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_stdin),       cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_gzip_thread), cmocka_unit_test(test_hold),
         cmocka_unit_test(test_map_append),
+        cmocka_unit_test(test_map_truncated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
