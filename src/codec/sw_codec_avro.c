@@ -296,14 +296,7 @@ static sw_err_t meta_parse(sw_avro_dec_t *dec, sw_str_t text, sw_event_t *ev, sw
     } else {
         ok = sw_jscan_value(&js, &top, 1);
     }
-    if (ok) {
-        sw_jscan_ws(&js);
-        if (js.p != js.end) {
-            js.err = "unexpected data after the value";
-            js.err_at = js.p;
-            ok = false;
-        }
-    }
+    if (ok) ok = sw_jscan_end(&js);
     if (!ok) {
         *has_phase = false;
         snprintf(errstr, errstr_size, "field \"metadata\" is not valid JSON: %s at column %zu",

@@ -131,14 +131,7 @@ sw_jnode_t *sw_jdom_parse(const char *text, size_t len, sw_arena_t *arena, char 
     sw_jscan_init(&js, text, len, scratch);
     sw_jnode_t *root = sw_arena_alloc(arena, sizeof(*root));
     bool ok = parse_value(&js, arena, root, 0);
-    if (ok) {
-        sw_jscan_ws(&js);
-        if (js.p != js.end) {
-            js.err = "unexpected data after the value";
-            js.err_at = js.p;
-            ok = false;
-        }
-    }
+    if (ok) ok = sw_jscan_end(&js);
     if (!ok)
         snprintf(errstr, errstr_size, "not valid JSON: %s at column %zu",
                  js.err ? js.err : "unexpected end", sw_jscan_offset(&js, js.err_at) + 1);

@@ -41,6 +41,12 @@ bool sw_jscan_expect(sw_jscan_t *js, char c, const char *what)
     return fail(js, js->p, js->p < js->end ? what : "unexpected end of line");
 }
 
+bool sw_jscan_end(sw_jscan_t *js)
+{
+    sw_jscan_ws(js);
+    return js->p == js->end || fail(js, js->p, "unexpected data after the value");
+}
+
 /* Length of a valid UTF-8 sequence at p (strict: no overlongs, no encoded
  * surrogates, nothing past U+10FFFF), or 0. */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)

@@ -181,6 +181,10 @@ static inline const char *sw_json_skip_plain(const char *p, const char *end)
 /** @brief Consume byte @p c after whitespace. @returns false (error set) if absent. */
 bool sw_jscan_expect(sw_jscan_t *js, char c, const char *what);
 
+/** @brief Only whitespace may follow the value just scanned. @returns
+ *         false (error "unexpected data after the value" set) otherwise. */
+bool sw_jscan_end(sw_jscan_t *js);
+
 /** @brief Scan a string at the cursor (unescaped into scratch when needed). */
 bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out);
 

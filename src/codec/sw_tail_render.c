@@ -146,12 +146,7 @@ static bool put_json(sw_render_t *rd, sw_buf_t *out, const char *p, size_t n, ch
     sw_jscan_ws(&js);
     bool ok = js.p < js.end && sw_jscan_value(&js, &v, 0);
     if (ok) {
-        sw_jscan_ws(&js);
-        if (js.p != js.end) {
-            js.err = "unexpected data after the value";
-            js.err_at = js.p;
-            ok = false;
-        }
+        ok = sw_jscan_end(&js);
     } else if (js.p >= js.end) {
         js.err = "no value";
         js.err_at = js.p;
