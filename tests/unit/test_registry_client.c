@@ -230,9 +230,10 @@ static void *hostile_run(void *opaque)
     return NULL;
 }
 
-static void test_hostile_answers(void **state)
+/* The hostile registry on a loopback port (its request counters zeroed)
+ * and a client of it with a 400 ms timeout. */
+static sw_registry_t *hostile_start(pthread_t *th)
 {
-    (void)state;
     g_hfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof(sa));
@@ -242,10 +243,10 @@ static void test_hostile_answers(void **state)
     SW_ASSERT(bind(g_hfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(g_hfd, 16) == 0 &&
                   getsockname(g_hfd, (struct sockaddr *)&sa, &sl) == 0,
               "cannot listen");
-    pthread_t th;
+    for (int i = 0; i < 8; i++) atomic_store(&g_hreq[i], 0);
     atomic_store(&g_hstop, false);
-    pthread_create(&th, NULL, hostile_run, NULL);
-    char url[64], err[600];
+    pthread_create(th, NULL, hostile_run, NULL);
+    char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
     const char *urls[1] = {url};
     sw_registry_conf_t rc = {.urls = urls,
@@ -254,7 +255,24 @@ static void test_hostile_answers(void **state)
                              .timeout_ms = 400,
                              .reader = sw_schema_telemetry_event,
                              .reader_len = sw_schema_telemetry_event_len};
-    sw_registry_t *reg = sw_registry_new(&rc);
+    return sw_registry_new(&rc);
+}
+
+/* Destroys the client, then stops the hostile registry. */
+static void hostile_stop(sw_registry_t *reg, pthread_t th)
+{
+    sw_registry_destroy(reg);
+    atomic_store(&g_hstop, true);
+    pthread_join(th, NULL);
+    close(g_hfd);
+}
+
+static void test_hostile_answers(void **state)
+{
+    (void)state;
+    pthread_t th;
+    char err[600];
+    sw_registry_t *reg = hostile_start(&th);
     const sw_avro_plan_t *plan = NULL;
     /* Oversized: final at once, asked once. */
     sw_err_t e = sw_registry_plan(reg, 1, &plan, err, sizeof(err));
@@ -285,10 +303,7 @@ static void test_hostile_answers(void **state)
         "hostile registry: a 2 MiB answer final at once; an endless answer waited alone "
         "(id 7 fetched meanwhile), final after %d requests\n",
         asked);
-    sw_registry_destroy(reg);
-    atomic_store(&g_hstop, true);
-    pthread_join(th, NULL);
-    close(g_hfd);
+    hostile_stop(reg, th);
 }
 
 static atomic_int g_fetched;
@@ -306,29 +321,9 @@ static void on_fetched(void *opaque)
 static void test_fetcher(void **state)
 {
     (void)state;
-    g_hfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof(sa);
-    SW_ASSERT(bind(g_hfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(g_hfd, 16) == 0 &&
-                  getsockname(g_hfd, (struct sockaddr *)&sa, &sl) == 0,
-              "cannot listen");
-    for (int i = 0; i < 8; i++) atomic_store(&g_hreq[i], 0);
     pthread_t th;
-    atomic_store(&g_hstop, false);
-    pthread_create(&th, NULL, hostile_run, NULL);
-    char url[64], err[600];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
-    const char *urls[1] = {url};
-    sw_registry_conf_t rc = {.urls = urls,
-                             .n_urls = 1,
-                             .user_info = "",
-                             .timeout_ms = 400,
-                             .reader = sw_schema_telemetry_event,
-                             .reader_len = sw_schema_telemetry_event_len};
-    sw_registry_t *reg = sw_registry_new(&rc);
+    char err[600];
+    sw_registry_t *reg = hostile_start(&th);
     SW_ASSERT_I64(sw_registry_fetcher_start(reg, on_fetched, NULL), SW_OK);
     const sw_avro_plan_t *plan = NULL;
     int64_t slowest = 0, deadline = sw_clock_ms() + 20000;
@@ -354,13 +349,11 @@ static void test_fetcher(void **state)
     SW_ASSERT_I64(atomic_load(&g_hreq[1]), 1);
     SW_ASSERT_I64(atomic_load(&g_hreq[7]), 1);
     SW_ASSERT(atomic_load(&g_fetched) >= 5, "fetched callbacks: %d", atomic_load(&g_fetched));
-    printf("fetcher: lookups took at most %lld ms; id 7 known after %lld ms behind an endless "
-           "id; ids 1 and 2 final\n",
-           (long long)slowest, (long long)t7);
-    sw_registry_destroy(reg); /* stops the fetcher */
-    atomic_store(&g_hstop, true);
-    pthread_join(th, NULL);
-    close(g_hfd);
+    printf(
+        "fetcher: lookups took at most %lld ms; id 7 known after %lld ms behind an endless "
+        "id; ids 1 and 2 final\n",
+        (long long)slowest, (long long)t7);
+    hostile_stop(reg, th); /* stops the fetcher too */
 }
 
 int main(void)
