@@ -547,15 +547,16 @@ static uint32_t runs_from(const sw_win_t *win, int64_t ts)
     return lo;
 }
 
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
-                      sw_win_cand_t *out)
+bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
+                      int64_t spent_ts, sw_win_cand_t *out)
 {
+    if (!cc) win->cand_valid = false;
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
     if (win->top_gain < threshold) return false;
-    if (win->cand_valid && win->cand_thr == threshold && win->cand_from == spent_ts) {
-        *out = win->cand;
+    if (win->cand_valid && cc->thr == threshold && cc->from == spent_ts) {
+        *out = cc->cand;
         return true;
     }
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping; the
@@ -573,11 +574,13 @@ bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t
     }
     if (r < 0) return false;
     run_spike(win, (uint32_t)r, threshold, out);
-    win->cand = *out;
-    win->cand_run = (uint32_t)r;
-    win->cand_thr = threshold;
-    win->cand_from = spent_ts;
-    win->cand_valid = true;
+    if (cc) {
+        cc->cand = *out;
+        cc->thr = threshold;
+        cc->from = spent_ts;
+        win->cand_run = (uint32_t)r;
+        win->cand_valid = true;
+    }
     return true;
 }
 

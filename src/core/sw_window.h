@@ -121,16 +121,21 @@ typedef struct sw_win_s {
     int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
     int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
     int64_t hr_orig;  /**< when hr_trunc: the timestamp of the oldest run's base before that */
-    /* The last candidate found, while nothing it depends on changed: the
-     * threshold, and the run it lies in (only the oldest run can change
-     * under a found candidate: the runs before it do not qualify, and
-     * appending only extends or adds runs after it). Fields ordered
-     * without holes: a wide job holds one of these per rank. */
-    uint32_t cand_run; /**< ring index of its run */
-    int64_t cand_thr;  /**< threshold it was found with */
-    int64_t cand_from; /**< spent_ts it was found with */
-    sw_win_cand_t cand;
+    uint32_t cand_run; /**< when cand_valid: ring index of the cached candidate's run */
 } sw_win_t;
+
+/** The last candidate sw_win_candidate() found, kept by the caller (out of
+ *  the window: a wide job holds one window per rank, and most ranks never
+ *  have a candidate) while nothing it depends on changed: the threshold,
+ *  spent_ts and the run it lies in (only the oldest run can change under a
+ *  found candidate: the runs before it do not qualify, and appending only
+ *  extends or adds runs after it). Valid while the window's cand_valid is
+ *  set; the window clears that flag whenever the run changes. */
+typedef struct sw_win_cc_s {
+    int64_t thr;  /**< threshold it was found with */
+    int64_t from; /**< spent_ts it was found with */
+    sw_win_cand_t cand;
+} sw_win_cc_t;
 
 /* The arrays behind the samples, in this order (computed, not stored: a
  * wide job holds one window per rank). */
@@ -231,12 +236,14 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
  * @brief The first qualifying spike (SPEC 3.3 over the window) among the
  *        rising runs whose base (sw_win_cand_t.base_ts) is at or after
  *        @p spent_ts (runs that start earlier are spent; INT64_MIN: none is). The answer is
- *        kept in the window until the threshold, @p spent_ts or its run
- *        changes.
+ *        kept in @p cc (and the window's cand_valid set) until the threshold,
+ *        @p spent_ts or its run changes. The caller passes the same @p cc
+ *        while cand_valid is set, or clears cand_valid before passing
+ *        another; NULL: no cache (cand_valid is cleared).
  * @returns false when there is none.
  */
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
-                      sw_win_cand_t *out);
+bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
+                      int64_t spent_ts, sw_win_cand_t *out);
 
 /**
  * @brief The spike of the newest rising run when that run qualifies on its

@@ -153,6 +153,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     sw_vcount_init(&ivals);
     sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals, NULL};
     sw_win_t win;
+    sw_win_cc_t cc; /* the cached candidate, kept across the steps */
     sw_win_init(&win, cap);
     ref_t *ref = malloc((cap + 1) * sizeof(*ref));
     size_t n = 0;
@@ -214,7 +215,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         /* Now and then runs are spent up to a random retained sample. */
         int64_t spent = INT64_MIN;
         if (n && rng(&s) % 3 == 0) spent = ref[rng(&s) % n].ts + (int64_t)(rng(&s) % 2);
-        bool hw = sw_win_candidate(&win, min_bytes, frac, spent, &cw);
+        bool hw = sw_win_candidate(&win, &cc, min_bytes, frac, spent, &cw);
         if (n < 2 || ref[1].used <= ref[0].used) trunc = false;
         SW_ASSERT_I64(win.hr_trunc, trunc);
         bool hr = ref_candidate(ref, n, min_bytes, frac, spent, trunc, orig, &cr);
@@ -281,8 +282,8 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
     sw_win_insert(&win, &ctx, 2, INT64_MAX, 0, 1);
     sw_win_cand_t c;
-    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, INT64_MIN, &c));
-    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, INT64_MIN, &c));
+    SW_ASSERT_FALSE(sw_win_candidate(&win, NULL, 0, 1.0, INT64_MIN, &c));
+    SW_ASSERT_TRUE(sw_win_candidate(&win, NULL, 0, 0.5, INT64_MIN, &c));
     SW_ASSERT_I64(c.peak, INT64_MAX);
     sw_win_clear(&win, NULL);
     sw_gapmed_clear(&gaps);
