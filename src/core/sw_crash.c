@@ -729,8 +729,8 @@ static void emit_warning(sw_detector_t *det, job_t *j, const sw_event_t *ev, int
         if (c->ri != CNIL && j->ranks[c->ri].last_src != NIL) {
             const sw_src_t *s = &j->srcs[j->ranks[c->ri].last_src];
             o->host = sw_intern_get(j->strs, s->host);
-            o->has_device_id = s->device_id != SW_SRC_UNSET;
-            o->device_id = s->device_id;
+            o->device_id = src_device(j, j->ranks[c->ri].last_src);
+            o->has_device_id = o->device_id != INT64_MIN;
         }
         o->used_bytes = w->used;
         o->total_bytes = w->total;
@@ -846,13 +846,14 @@ static void src_of_rank(const job_t *j, const crank_t *c, dsrc_t *s)
     s->host = sw_str("unknown");
     s->pid = -1;
     if (c->ri == CNIL || j->ranks[c->ri].last_src == NIL) return;
-    const sw_src_t *src = &j->srcs[j->ranks[c->ri].last_src];
+    uint32_t id = j->ranks[c->ri].last_src;
+    const sw_src_t *src = &j->srcs[id];
     s->host = sw_intern_get(j->strs, src->host);
     s->pid = src->pid;
-    s->has_dev = src->device_id != SW_SRC_UNSET;
-    s->dev = src->device_id;
-    s->has_lr = src->local_rank != SW_SRC_UNSET;
-    s->lr = src->local_rank;
+    s->dev = src_device(j, id);
+    s->has_dev = s->dev != INT64_MIN;
+    s->lr = src_local_rank(j, id);
+    s->has_lr = s->lr != INT64_MIN;
     s->has_sess = src->session != 0;
     s->sess = sw_intern_get(j->strs, src->session);
 }

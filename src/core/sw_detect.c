@@ -96,21 +96,40 @@ static void src_slots_put(job_t *j, uint32_t id)
     j->src_slots[i] = id + 1;
 }
 
+/* An event's device_id and local_rank as a source keeps them: INT64_MIN
+ * when absent (a value of INT64_MIN sent reads as absent too). */
 static inline int64_t ev_device(const sw_event_t *ev)
 {
-    return ev->device_id.set ? ev->device_id.value : SW_SRC_UNSET;
+    return ev->device_id.set ? ev->device_id.value : INT64_MIN;
 }
 
 static inline int64_t ev_local_rank(const sw_event_t *ev)
 {
-    return ev->local_rank.set ? ev->local_rank.value : SW_SRC_UNSET;
+    return ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
+}
+
+/* @p v (INT64_MIN: absent) in a source's int32 field. */
+static inline int32_t src_narrow(int64_t v)
+{
+    if (v == INT64_MIN) return SW_SRC_UNSET;
+    if (v >= (int64_t)SW_SRC_WIDE + 1 && v <= INT32_MAX) return (int32_t)v;
+    return SW_SRC_WIDE;
+}
+
+/* Whether source @p id has the event's device_id and local_rank. */
+static inline bool src_ids_are(const job_t *j, uint32_t id, const sw_event_t *ev)
+{
+    const sw_src_t *s = &j->srcs[id];
+    int64_t dev = ev_device(ev), lr = ev_local_rank(ev);
+    if (s->device_id != src_narrow(dev) || s->local_rank != src_narrow(lr)) return false;
+    if (s->device_id != SW_SRC_WIDE && s->local_rank != SW_SRC_WIDE) return true;
+    return src_device(j, id) == dev && src_local_rank(j, id) == lr;
 }
 
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms ||
-        s->device_id != ev_device(ev) || s->local_rank != ev_local_rank(ev))
+    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms || !src_ids_are(j, id, ev))
         return false;
     sw_str_t h = sw_intern_get(j->strs, s->host);
     if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
@@ -137,8 +156,8 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
         for (; j->src_slots[i]; i = (i + 1) & mask) {
             const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
             if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
-                s->host == host && s->session == session && s->device_id == ev_device(ev) &&
-                s->local_rank == ev_local_rank(ev)) {
+                s->host == host && s->session == session &&
+                src_ids_are(j, j->src_slots[i] - 1, ev)) {
                 src_remember(r, j->src_slots[i] - 1);
                 return r->last_src;
             }
@@ -150,8 +169,14 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     j->srcs[id].interval_ms = ev->sampling_interval_ms;
     j->srcs[id].host = host;
     j->srcs[id].session = session;
-    j->srcs[id].device_id = ev_device(ev);
-    j->srcs[id].local_rank = ev_local_rank(ev);
+    j->srcs[id].device_id = src_narrow(ev_device(ev));
+    j->srcs[id].local_rank = src_narrow(ev_local_rank(ev));
+    if (j->srcs[id].device_id == SW_SRC_WIDE || j->srcs[id].local_rank == SW_SRC_WIDE) {
+        SW_GROW(j->wide, 2 * j->nwide, j->capwide, 4);
+        j->wide[2 * j->nwide] = ev_device(ev);
+        j->wide[2 * j->nwide + 1] = ev_local_rank(ev);
+        sw_imap_put(&j->src_wide, id, (uint32_t)j->nwide++);
+    }
     if (j->nsrcs * 2 > j->src_nslots) {
         free(j->src_slots);
         j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 4;
@@ -274,6 +299,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
+    sw_imap_clear(&j->src_wide);
+    free(j->wide);
     sw_phase_destroy(j->phase); /* before the sessions it borrows */
     sw_intern_destroy(j->strs);
     sw_arena_clear(&j->v_arena);
@@ -347,6 +374,7 @@ static size_t job_bytes(const job_t *j)
                j->capsig * sizeof(sig_ent_t) + j->capmem * sizeof(uint32_t) +
                j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
+               sw_imap_bytes(&j->src_wide) + j->capwide * sizeof(int64_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
                j->v_arena.total + sw_crash_job_bytes(j->cj) +
                (j->tguard.refused ? SW_TGUARD_REFUSED_MAX * sizeof(int64_t) : 0);

@@ -113,6 +113,10 @@ typedef struct job_s {
     size_t nsrcs, capsrcs;
     uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
+    sw_imap_t src_wide; /* source id -> index in wide, for SW_SRC_WIDE fields */
+    int64_t *wide;      /* [2 * i]: device_id, [2 * i + 1]: local_rank, as
+                           src_device() and src_local_rank() return them */
+    size_t nwide, capwide;
     size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
@@ -298,6 +302,28 @@ static inline rank_cand_t *rc_of(const job_t *j, const rank_t *r)
 static inline int64_t rk_interval(const job_t *j, const rank_t *r)
 {
     return r->last_src == NIL ? 0 : j->srcs[r->last_src].interval_ms;
+}
+
+/* Source @p id's device_id as sent, INT64_MIN when absent. */
+static inline int64_t src_device(const job_t *j, uint32_t id)
+{
+    int32_t v = j->srcs[id].device_id;
+    if (v == SW_SRC_UNSET) return INT64_MIN;
+    if (v != SW_SRC_WIDE) return v;
+    uint32_t w = 0;
+    sw_imap_get(&j->src_wide, id, &w);
+    return j->wide[2 * (size_t)w];
+}
+
+/* Source @p id's local_rank as sent, INT64_MIN when absent. */
+static inline int64_t src_local_rank(const job_t *j, uint32_t id)
+{
+    int32_t v = j->srcs[id].local_rank;
+    if (v == SW_SRC_UNSET) return INT64_MIN;
+    if (v != SW_SRC_WIDE) return v;
+    uint32_t w = 0;
+    sw_imap_get(&j->src_wide, id, &w);
+    return j->wide[2 * (size_t)w + 1];
 }
 
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */

@@ -199,10 +199,10 @@ static void cand_fill(const job_t *j, const rank_t *r, int64_t afirst, int64_t r
     c->has_source = true;
     c->host = sw_intern_get(j->strs, src->host);
     c->pid = src->pid;
-    c->has_device_id = src->device_id != SW_SRC_UNSET;
-    c->device_id = src->device_id;
-    c->has_local_rank = src->local_rank != SW_SRC_UNSET;
-    c->local_rank = src->local_rank;
+    c->device_id = src_device(j, wc->src);
+    c->has_device_id = c->device_id != INT64_MIN;
+    c->local_rank = src_local_rank(j, wc->src);
+    c->has_local_rank = c->local_rank != INT64_MIN;
 }
 
 typedef struct fullc_s {

@@ -30,12 +30,17 @@ typedef struct sw_src_s {
     int64_t interval_ms; /**< sampling_interval_ms */
     uint32_t host;       /**< interned in the job's table */
     uint32_t session;    /**< interned; 0 = null */
-    int64_t device_id;   /**< SW_SRC_UNSET when absent (shown, not analysed) */
-    int64_t local_rank;  /**< SW_SRC_UNSET when absent (shown, not analysed) */
+    int32_t device_id;   /**< SW_SRC_UNSET when absent, SW_SRC_WIDE when outside
+                              int32 (its owner keeps the value; shown, not analysed) */
+    int32_t local_rank;  /**< likewise */
 } sw_src_t;
 
 /** device_id / local_rank of a source that did not send one. */
-#define SW_SRC_UNSET INT64_MIN
+#define SW_SRC_UNSET INT32_MIN
+/** device_id / local_rank that int32 does not hold (nor the two markers):
+ *  the source table's owner keeps it apart (a wide job holds a source per
+ *  rank, and real device ids and local ranks are small). */
+#define SW_SRC_WIDE (INT32_MIN + 1)
 
 /**
  * Storage for full-size windows (window.samples slots): blocks of one size
