@@ -3,7 +3,8 @@
  * implementation (CPython's bytes hash, which is SipHash-1-3 with a zero
  * key under PYTHONHASHSEED=0), random keys, and hash flooding: job ids
  * chosen to collide in the engine's former unkeyed hash must cost about
- * what random ids cost.
+ * what random ids cost. And the intern table's packed strings (lengths
+ * around its one-byte prefix, chunk boundaries, views that stay put).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include "sw_detect.h"
 #include "sw_hash.h"
+#include "sw_intern.h"
 #include "sw_types.h"
 #include "sw_testlib.h"
 
@@ -125,11 +127,59 @@ static void test_flooding(void **state)
     free(good);
 }
 
+static void test_intern(void **state)
+{
+    (void)state;
+    sw_intern_t *t = sw_intern_new();
+    enum { N = 20000 };
+    static const size_t lens[] = {0, 1, 7, 8, 254, 255, 256, 1000, 70000};
+    size_t nl = sizeof(lens) / sizeof(lens[0]);
+    char *big = malloc(70001);
+    for (size_t i = 0; i < 70001; i++) big[i] = (char)('a' + i % 26);
+    uint32_t *ids = calloc(N, sizeof(*ids));
+    sw_str_t *views = calloc(N, sizeof(*views));
+    char buf[32];
+    for (size_t i = 0; i < N; i++) {
+        sw_str_t s;
+        if (i % 97 < nl) {
+            big[0] = (char)('A' + i % 26); /* distinct long strings */
+            s.ptr = big;
+            s.len = lens[i % 97];
+        } else {
+            int n = snprintf(buf, sizeof(buf), "sess-%zu%c", i, 0);
+            s.ptr = buf;
+            s.len = (size_t)n; /* with an embedded NUL at the end */
+        }
+        ids[i] = sw_intern_add(t, s);
+        SW_ASSERT_TRUE(ids[i] >= 1);
+        views[i] = sw_intern_get(t, ids[i]);
+        SW_ASSERT_I64(views[i].len, s.len);
+        SW_ASSERT_TRUE(memcmp(views[i].ptr, s.ptr, s.len) == 0);
+        SW_ASSERT_I64(views[i].ptr[s.len], 0);
+        SW_ASSERT_I64(sw_intern_find(t, s), ids[i]);
+        SW_ASSERT_I64(sw_intern_add(t, s), ids[i]);
+    }
+    for (size_t i = 0; i < N; i++) {
+        sw_str_t v = sw_intern_get(t, ids[i]);
+        SW_ASSERT_TRUE(v.ptr == views[i].ptr);
+        SW_ASSERT_I64(v.len, views[i].len);
+    }
+    SW_ASSERT_I64(sw_intern_get(t, 0).len, 0);
+    SW_ASSERT_I64(sw_intern_get(t, sw_intern_count(t) + 1).len, 0);
+    SW_ASSERT_I64(sw_intern_find(t, sw_str("absent")), 0);
+    SW_ASSERT_TRUE(sw_intern_bytes(t) > 70000);
+    free(views);
+    free(ids);
+    free(big);
+    sw_intern_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_flooding),
+        cmocka_unit_test(test_intern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
