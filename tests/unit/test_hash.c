@@ -4,7 +4,8 @@
  * key under PYTHONHASHSEED=0), random keys, and hash flooding: job ids
  * chosen to collide in the engine's former unkeyed hash must cost about
  * what random ids cost. And the intern table's packed strings (lengths
- * around its one-byte prefix, chunk boundaries, views that stay put).
+ * around its one-byte prefix, chunk boundaries, views that stay put), and
+ * the int64 map's two parts (direct table and slots) against a plain list.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include "sw_detect.h"
 #include "sw_hash.h"
+#include "sw_imap.h"
 #include "sw_intern.h"
 #include "sw_types.h"
 #include "sw_testlib.h"
@@ -174,12 +176,96 @@ static void test_intern(void **state)
     sw_intern_destroy(t);
 }
 
+/* A reference for the map: keys and values in a list. */
+typedef struct refmap_s {
+    int64_t k[4096];
+    uint32_t v[4096];
+    size_t n;
+} refmap_t;
+
+static bool ref_find(const refmap_t *m, int64_t k, size_t *at)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->k[i] == k) {
+            *at = i;
+            return true;
+        }
+    return false;
+}
+
+static void test_imap(void **state)
+{
+    (void)state;
+    static refmap_t ref;
+    uint64_t s = 88172645463325252ULL;
+    for (int round = 0; round < 6; round++) {
+        sw_imap_t m;
+        sw_imap_init(&m);
+        ref.n = 0;
+        for (int op = 0; op < 30000; op++) {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            int64_t k;
+            switch ((s >> 8) % 6) {
+            case 0: k = (int64_t)((s >> 20) % 64); break;                  /* small */
+            case 1: k = (int64_t)(op / 4) + round * 1000; break;           /* dense, rising */
+            case 2: k = -(int64_t)((s >> 20) % 100) - 1; break;            /* negative */
+            case 3: k = (int64_t)((s >> 16) % 100000); break;              /* sparse */
+            case 4: k = (s & 1) ? INT64_MIN : INT64_MAX; break;            /* extremes */
+            default: k = (int64_t)(s >> 24) * ((s & 2) ? 1 : -1); break;   /* wide */
+            }
+            size_t at;
+            bool in = ref_find(&ref, k, &at);
+            uint32_t got = 0;
+            int what = (int)((s >> 40) % 10);
+            if (what < 5 && ref.n < 4096) {
+                uint32_t v = (uint32_t)(s >> 33) % 1000000;
+                sw_imap_put(&m, k, v);
+                if (!in) {
+                    at = ref.n++;
+                    ref.k[at] = k;
+                }
+                ref.v[at] = v;
+            } else if (what < 7) {
+                SW_ASSERT_I64(sw_imap_del(&m, k), in);
+                if (in) {
+                    ref.k[at] = ref.k[--ref.n];
+                    ref.v[at] = ref.v[ref.n];
+                }
+            } else {
+                SW_ASSERT_I64(sw_imap_get(&m, k, &got), in);
+                if (in) SW_ASSERT_I64(got, ref.v[at]);
+            }
+            SW_ASSERT_I64(m.count, ref.n);
+        }
+        for (size_t i = 0; i < ref.n; i++) {
+            uint32_t got = 0;
+            SW_ASSERT_TRUE(sw_imap_get(&m, ref.k[i], &got));
+            SW_ASSERT_I64(got, ref.v[i]);
+        }
+        sw_imap_clear(&m);
+    }
+    /* Ranks 0..N-1 in order: the direct table, about 4 bytes a key. */
+    sw_imap_t m;
+    sw_imap_init(&m);
+    for (int64_t k = 0; k < 100000; k++) sw_imap_put(&m, k, (uint32_t)k);
+    SW_ASSERT_TRUE(sw_imap_bytes(&m) <= 100000 * 6);
+    for (int64_t k = 0; k < 100000; k++) {
+        uint32_t got = 0;
+        SW_ASSERT_TRUE(sw_imap_get(&m, k, &got));
+        SW_ASSERT_I64(got, k);
+    }
+    sw_imap_clear(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_flooding),
         cmocka_unit_test(test_intern),
+        cmocka_unit_test(test_imap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
