@@ -96,7 +96,6 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
     win->slot = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
     int64_t *rtree = sw_win_rtree(win);
     for (uint32_t i = 0; i < 2 * win->rcap; i++) rtree[i] = -1;
-    win->top_gain = -1;
     win->cand_valid = false;
 }
 
@@ -220,7 +219,6 @@ static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
         if (rt[p] == m) return; /* ancestors already hold their max */
         rt[p] = m;
     }
-    win->top_gain = rt[1];
 }
 
 static void tree_rebuild(sw_win_t *win)
@@ -230,7 +228,6 @@ static void tree_rebuild(sw_win_t *win)
         int64_t l = rt[2 * p], r = rt[2 * p + 1];
         rt[p] = l > r ? l : r;
     }
-    win->top_gain = rt[1];
 }
 
 /* First leaf in [l, r) of node (covering [nl, nr)) with gain >= t, or -1. */
@@ -554,7 +551,7 @@ bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double 
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
-    if (win->top_gain < threshold) return false;
+    if (RTREE(win)[1] < threshold) return false; /* the largest run gain */
     if (win->cand_valid && cc->thr == threshold && cc->from == spent_ts) {
         *out = cc->cand;
         return true;

@@ -124,7 +124,6 @@ typedef struct sw_win_s {
     bool hr_trunc;    /**< the oldest run lost its base to an eviction */
     bool cand_valid;  /**< cand below is the last candidate found */
     int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
-    int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
     int64_t hr_orig;  /**< when hr_trunc: the timestamp of the oldest run's base before that */
     uint32_t cand_run; /**< when cand_valid: ring index of the cached candidate's run */
 } sw_win_t;
