@@ -887,7 +887,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && sw_win_full(&r->win) && sw_phase_fold_due(j->phase, r->phase_grp))
+    if (r->phase_grp != NIL && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {

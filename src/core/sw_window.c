@@ -41,6 +41,7 @@ size_t sw_win_bytes(uint32_t cap)
 void sw_winpool_init(sw_winpool_t *pool, uint32_t max)
 {
     memset(pool, 0, sizeof(*pool));
+    pool->max = max;
     size_t block = (sw_win_bytes(max) + 63) & ~(size_t)63;
     if (block <= SW_WINPOOL_CHUNK / 8) pool->block = block;
 }
@@ -90,7 +91,7 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 {
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    bool full = cap == win->max;
+    bool full = pool && cap == pool->max;
     win->pooled = pool && pool->block && full && pool->heap_full >= SW_WINPOOL_CHUNK / pool->block;
     if (pool && full && !win->pooled) pool->heap_full++;
     win->slot = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
@@ -105,7 +106,6 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 void sw_win_init(sw_win_t *win, uint32_t max)
 {
     memset(win, 0, sizeof(*win));
-    win->max = max;
     win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP, NULL);
 }
 
@@ -400,7 +400,7 @@ static void rebuild(sw_win_t *win)
 static void grow(sw_win_t *win, sw_winpool_t *pool)
 {
     sw_win_t old = *win;
-    uint32_t cap = old.cap > old.max / 2 ? old.max : old.cap * 2;
+    uint32_t cap = old.cap > pool->max / 2 ? pool->max : old.cap * 2;
     win_alloc(win, cap, pool);
     for (uint32_t i = 0; i < old.n; i++) {
         uint32_t s = slot(&old, i);
@@ -437,7 +437,7 @@ static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t t
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
-    if (win->n == win->cap && win->cap < win->max) grow(win, ctx->pool);
+    if (win->n == win->cap && win->cap < ctx->pool->max) grow(win, ctx->pool);
     if (win->n == win->cap) {
         if (pos == 0) return SW_WIN_TOO_OLD;
         pop_front(win, ctx);

@@ -51,6 +51,7 @@ typedef struct sw_src_s {
  * worth of full windows use the heap.
  */
 typedef struct sw_winpool_s {
+    uint32_t max;  /**< window.samples of its windows (not kept per window) */
     size_t block;  /**< bytes of a block; 0 = pool unused */
     char **chunks; /**< chunks of SW_WINPOOL_CHUNK bytes */
     size_t nchunks, capchunks;
@@ -66,7 +67,8 @@ typedef struct sw_winpool_s {
 /** Bytes of one pool chunk. */
 #define SW_WINPOOL_CHUNK SW_HUGE_BYTES
 
-/** @brief Set up a pool for windows of @p max samples (no allocation). */
+/** @brief Set up a pool for windows of @p max samples (no allocation):
+ *         every window of an engine has it, sw_win_insert() too. */
 void sw_winpool_init(sw_winpool_t *pool, uint32_t max);
 /** @brief Free the chunks; every window from the pool must be gone. */
 void sw_winpool_clear(sw_winpool_t *pool);
@@ -79,7 +81,8 @@ typedef struct sw_win_ctx_s {
     const sw_intern_t *strs; /**< host strings */
     sw_gapmed_t *gaps;       /**< positive consecutive timestamp gaps */
     sw_vcount_t *intervals;  /**< sampling_interval_ms > 0 of retained samples */
-    sw_winpool_t *pool;      /**< storage of full windows; NULL = the heap */
+    sw_winpool_t *pool;      /**< storage of full windows, and their window.samples:
+                                  required by sw_win_insert(); elsewhere NULL = the heap */
 } sw_win_ctx_t;
 
 /** A retained sample: what every insert compares and moves, in one half
@@ -105,12 +108,13 @@ typedef struct sw_win_cand_s {
     int64_t rise_ns;  /**< spike timestamp - base sample timestamp */
 } sw_win_cand_t;
 
-/** The window; fields are private to sw_window.c and sw_detect.c. */
+/** The window; fields are private to sw_window.c and sw_detect.c, ordered
+ *  without holes (a wide job holds one per rank). */
 typedef struct sw_win_s {
-    uint32_t cap;     /**< slots allocated (grows to max) */
-    uint32_t max;     /**< window.samples */
+    uint32_t cap;     /**< slots allocated (grows to window.samples, the pool's max) */
     uint32_t head;    /**< slot of the oldest sample */
     uint32_t n;       /**< samples retained */
+    uint32_t cand_run; /**< when cand_valid: ring index of the cached candidate's run */
     sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the
                            arrays (sw_win_rtree() and the others below) */
     uint32_t dq_head, dq_n;
@@ -122,10 +126,9 @@ typedef struct sw_win_s {
     bool pooled;      /**< the storage is a block of a sw_winpool */
     bool tail_open;   /**< the newest run ends at the newest sample */
     bool hr_trunc;    /**< the oldest run lost its base to an eviction */
-    bool cand_valid;  /**< cand below is the last candidate found */
+    bool cand_valid;  /**< the caller's sw_win_cc_t holds the last candidate found */
     int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
     int64_t hr_orig;  /**< when hr_trunc: the timestamp of the oldest run's base before that */
-    uint32_t cand_run; /**< when cand_valid: ring index of the cached candidate's run */
 } sw_win_t;
 
 /** The last candidate sw_win_candidate() found, kept by the caller (out of
@@ -179,10 +182,10 @@ typedef enum sw_win_res_e {
  *         for a few is allocated now, the rest as samples arrive. */
 void sw_win_init(sw_win_t *win, uint32_t max);
 
-/** @brief True when the window holds window.samples samples. */
-static inline bool sw_win_full(const sw_win_t *win)
+/** @brief True when the window holds @p max (window.samples) samples. */
+static inline bool sw_win_full(const sw_win_t *win, uint32_t max)
 {
-    return win->n == win->max;
+    return win->n == max;
 }
 
 /** @brief Free the window's storage (to @p pool when it came from there;
