@@ -29,22 +29,22 @@ typedef struct crank_s {
     uint32_t ri;       /* SPEC 6 rank index, CNIL while the rank had no sample */
     uint32_t hpos;     /* silence heap position, CNIL when absent */
     int64_t newest_ts; /* newest event timestamp (any type), INT64_MIN none */
-    uint32_t w;    /* index in the warning table, CNIL none */
     uint32_t d;    /* index in the job's death marks (cdeath_t), CNIL: none */
     uint8_t life;
     bool degraded;
     bool blind;
 } crank_t;
 
-/* A rank's last death and stop, out of line (few ranks die or stop):
- * created when it first dies or stops (or is restored with marks), kept
- * after it revives. */
+/* A rank's last death and stop, and its warning state, out of line (few
+ * ranks die, stop or near their capacity): created when it first needs one
+ * of them (or is restored with marks), kept after it revives. */
 typedef struct cdeath_s {
     int64_t death_ts;  /* d while dead */
     int64_t death_al;  /* aligned d */
     int64_t death_pid; /* the pid that died (oom) */
     int64_t stop_ts;   /* a stop at this time (INT64_MIN none): not silent */
     uint32_t dpos;     /* index in the job's dead list, CNIL alive */
+    uint32_t w;        /* index in the warning table, CNIL none */
 } cdeath_t;
 
 typedef struct cwarn_s {
@@ -100,7 +100,7 @@ struct sw_cjob_s {
 /* Rank c's death marks: zeros when it never died. */
 static cdeath_t cd_of(const sw_cjob_t *cj, const crank_t *c)
 {
-    cdeath_t none = {0, 0, 0, INT64_MIN, CNIL};
+    cdeath_t none = {0, 0, 0, INT64_MIN, CNIL, CNIL};
     return c->d == CNIL ? none : cj->deaths[c->d];
 }
 
@@ -108,6 +108,12 @@ static cdeath_t cd_of(const sw_cjob_t *cj, const crank_t *c)
 static int64_t c_stop(const sw_cjob_t *cj, const crank_t *c)
 {
     return c->d == CNIL ? INT64_MIN : cj->deaths[c->d].stop_ts;
+}
+
+/* Rank c's index in the warning table, CNIL none. */
+static uint32_t c_w(const sw_cjob_t *cj, const crank_t *c)
+{
+    return c->d == CNIL ? CNIL : cj->deaths[c->d].w;
 }
 
 /* Rank c's index in the dead list, CNIL alive. */
@@ -124,6 +130,7 @@ static cdeath_t *cd_get(sw_cjob_t *cj, crank_t *c)
         memset(&cj->deaths[cj->ndeaths], 0, sizeof(cj->deaths[0]));
         cj->deaths[cj->ndeaths].stop_ts = INT64_MIN;
         cj->deaths[cj->ndeaths].dpos = CNIL;
+        cj->deaths[cj->ndeaths].w = CNIL;
         c->d = (uint32_t)cj->ndeaths++;
     }
     return &cj->deaths[c->d];
@@ -436,7 +443,7 @@ static uint32_t crank_add(sw_cjob_t *cj, int64_t rank, bool mapped)
     crank_t *c = &cj->r[ci];
     memset(c, 0, sizeof(*c));
     c->rank = rank;
-    c->ri = c->hpos = c->w = c->d = CNIL;
+    c->ri = c->hpos = c->d = CNIL;
     c->newest_ts = INT64_MIN;
     if (mapped) sw_imap_put(&cj->map, rank, ci);
     return ci;
@@ -922,10 +929,11 @@ static void elig_del(sw_cjob_t *cj, uint32_t wi)
 static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci, const sw_event_t *ev)
 {
     crank_t *c = &cj->r[ci];
-    if (c->w == CNIL) {
+    if (c_w(cj, c) == CNIL) {
         SW_GROW(cj->w, cj->nw, cj->capw, 4);
-        c->w = (uint32_t)cj->nw++;
-        cwarn_t *w = &cj->w[c->w];
+        uint32_t nwi = (uint32_t)cj->nw++;
+        cd_get(cj, c)->w = nwi;
+        cwarn_t *w = &cj->w[nwi];
         memset(w, 0, sizeof(*w));
         w->ci = ci;
         w->q_since = INT64_MIN;
@@ -933,7 +941,7 @@ static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci, co
         w->prev = w->next = CNIL;
         w->ts = INT64_MIN;
     }
-    uint32_t wi = c->w;
+    uint32_t wi = c_w(cj, c);
     cwarn_t *w = &cj->w[wi];
     int64_t ts = ev->timestamp_ns;
     if (ts <= w->ts) return false; /* late: the estimate follows the newest samples */
@@ -1122,8 +1130,8 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
     if (cj->has_mrel) silence_sweep(det, j, ev, offset);
     if (det->xo->crash_pending) emit_crash(det, j, ev, offset, det->xo->closed_warning);
     uint32_t changed = CNIL;
-    if (near && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c->w;
-    else if (cap && !near && c->w != CNIL) warn_far(cj, c->w, ev->timestamp_ns);
+    if (near && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c_w(cj, c);
+    else if (cap && !near && c_w(cj, c) != CNIL) warn_far(cj, c_w(cj, c), ev->timestamp_ns);
     if (cj->nw) warn_job(det, j, ev, offset, changed);
     if (rec6 && rec6->action != SW_ACTION_SUMMARY) fill_blind(det->xo, cj, rec6);
 }
@@ -1325,9 +1333,9 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
         cwarn_t *w = &cj->w[cj->nw];
         memset(w, 0, sizeof(*w));
         uint64_t ci = sw_vget_u(r);
-        if (r->bad || ci >= cj->n || cj->r[ci].w != CNIL) return false;
+        if (r->bad || ci >= cj->n || c_w(cj, &cj->r[ci]) != CNIL) return false;
         w->ci = (uint32_t)ci;
-        cj->r[ci].w = (uint32_t)cj->nw;
+        cd_get(cj, &cj->r[ci])->w = (uint32_t)cj->nw;
         w->total = sw_vget_i(r);
         w->used = sw_vget_i(r);
         w->ts = sw_vget_i(r);
