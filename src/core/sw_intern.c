@@ -25,7 +25,7 @@ sw_intern_t *sw_intern_new_keyed(sw_hash_key_t key)
 {
     sw_intern_t *tab = sw_calloc(1, sizeof(*tab));
     tab->key = key;
-    tab->cap_ids = 4; /* grows by doubling; many tables hold a few strings */
+    tab->cap_ids = 4; /* grows by half; many tables hold a few strings */
     tab->strs = sw_calloc(tab->cap_ids, sizeof(*tab->strs));
     tab->n = 1;
     tab->nslots = 8;
@@ -128,7 +128,7 @@ uint32_t sw_intern_add(sw_intern_t *tab, sw_str_t s)
         i = (i + 1) & (tab->nslots - 1);
     }
     if (tab->n == tab->cap_ids) {
-        tab->cap_ids *= 2;
+        tab->cap_ids += tab->cap_ids / 2; /* by half: a wide job's table is large */
         tab->strs = sw_reallocarray(tab->strs, tab->cap_ids, sizeof(*tab->strs));
     }
     uint32_t id = tab->n++;
