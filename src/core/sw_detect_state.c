@@ -547,7 +547,10 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             if (sws3) {
                 /* Every sample after the emptying and the job's start. */
                 int64_t empty_off = sw_vget_i(&r);
-                floor[0] = empty_off >= first_off ? empty_off + 1 : first_off;
+                floor[0] = empty_off >= first_off ? empty_off : first_off > 0 ? first_off - 1 : -1;
+                /* (a rank emptied at or after the snapshot has no sample) */
+                floor[0] = floor[0] >= -1 && floor[0] < det->rebuild_x[0] - 1 ? floor[0] + 1
+                                                                               : INT64_MAX;
                 floor[1] = INT64_MAX;
             } else {
                 for (int s = 0; s < SW_DETECT_SOURCES; s++) {
@@ -621,8 +624,10 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
     if (sws3) /* refusals were offsets of the one source */
         for (size_t i = 0; i < det->njobs; i++) {
             sw_tguard_t *g = det->jobs[i] ? &det->jobs[i]->tguard : NULL;
-            for (uint32_t k = 0; g && k < g->nrefused; k++)
+            for (uint32_t k = 0; g && k < g->nrefused; k++) {
+                if (g->refused[k] < 0 || g->refused[k] > COUNT_MAX) goto err;
                 g->refused[k] = det_tag(0, g->refused[k]);
+            }
         }
     sw_det_junk_rebuild(det);
     for (int s = 0; s < SW_DETECT_SOURCES; s++) next[s] = det->rebuild_x[s];
