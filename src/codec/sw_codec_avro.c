@@ -559,8 +559,7 @@ static const slot_fn_t k_slot_fn[EVENT_FIELDS] = {
 
 /* Where step_fast() puts reader field i: what read_slot() does for it, as
  * data (test_avro_resolve's differential test decodes every field both
- * ways). Only flags that turn true are written: the event and slots_t are
- * zero before the steps (event_clear). */
+ * ways). */
 typedef struct slot_dst_s {
     int16_t val;        /* offset of the value, an int64_t or an sw_str_t */
     int16_t flag;       /* offset of the bool "not null", or -1 (none) */
@@ -623,12 +622,6 @@ typedef struct pass_s {
     conv_t cv;
 } pass_t;
 
-/* Where reader field @p d goes: in sw_event_t or in slots_t. */
-static inline char *dst_base(const slot_dst_t *d, const pass_t *ps)
-{
-    return d->in_f ? (char *)ps->f : (char *)ps->ev;
-}
-
 /* Step @p st (writer field @p k) at rd->p, the careful way: what
  * step_fast() leaves (a value near the body's end, a union index of more
  * than one byte, a step of another shape). A read is the reader field's
@@ -688,48 +681,67 @@ static inline const unsigned char *fast_str(const unsigned char *p, const unsign
     return p + n;
 }
 
+/* The union index of ["null", T] at @p p: branch 0 or 1 in one byte
+ * (@p set: not null); NULL for anything else (the careful path's). */
+static inline const unsigned char *fast_opt(const unsigned char *p, const unsigned char *end,
+                                            bool *set)
+{
+    if (p >= end || (*p | 2) != 2) return NULL;
+    *set = *p != 0;
+    return p + 1;
+}
+
+/* Reader field @p slot's value @p v (a long) or @p s (a string), and its
+ * flag when it has one (a false flag rewrites the zero it already is). */
+static inline void put_long_at(int slot, sw_event_t *ev, slots_t *f, bool set, int64_t v)
+{
+    const slot_dst_t *d = &k_dst[slot];
+    char *base = d->in_f ? (char *)f : (char *)ev;
+    if (d->flag >= 0) *(bool *)(base + d->flag) = set;
+    *(int64_t *)(void *)(base + d->val) = set ? v : d->dflt;
+}
+
+static inline void put_str_at(int slot, sw_event_t *ev, slots_t *f, bool set, sw_str_t s)
+{
+    const slot_dst_t *d = &k_dst[slot];
+    char *base = d->in_f ? (char *)f : (char *)ev;
+    if (d->flag >= 0) *(bool *)(base + d->flag) = set;
+    *(sw_str_t *)(void *)(base + d->val) = set ? s : (sw_str_t){d->dflt_s, d->dflt_len};
+}
+
 /* Step @p st at @p p, the common shapes inline: a nullable or plain long
  * or string read into its reader field, or skipped. @returns the end of
- * the value, or NULL for step_careful(), which does it all again (the
- * reads here write nothing until they succeed). */
+ * the value, or NULL for step_careful(), which does it all again (nothing
+ * is written here before the value is read). */
 static inline __attribute__((always_inline)) const unsigned char *
-step_fast(const pass_t *ps, const sw_avro_step_t *st, const unsigned char *p,
-          const unsigned char *end)
+step_fast(const sw_avro_step_t *st, const unsigned char *p, const unsigned char *end,
+          sw_event_t *ev, slots_t *f)
 {
-    const slot_dst_t *d = &k_dst[st->slot < 0 ? 0 : st->slot];
-    int op = st->op;
     bool set = true;
     int64_t v = 0;
-    sw_str_t s;
-    switch (op) {
+    sw_str_t s = {0};
+    switch (st->op) {
     case SW_AVRO_STEP_READ_OPT_VARINT:
-    case SW_AVRO_STEP_READ_OPT_LEN:
-    case SW_AVRO_STEP_SKIP_OPT_VARINT:
-    case SW_AVRO_STEP_SKIP_OPT_LEN:
-        /* ["null", T]: branch 0 or 1, one byte; anything else the careful way. */
-        if (p >= end || (*p | 2) != 2) return NULL;
-        set = *p++ != 0;
-        break;
-    default: break;
-    }
-    switch (op) {
-    case SW_AVRO_STEP_READ_OPT_VARINT:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
     case SW_AVRO_STEP_READ_VARINT:
-        v = d->dflt;
         if (set && !(p = fast_long(p, end, &v))) return NULL;
-        if (set && d->flag >= 0) *(bool *)(dst_base(d, ps) + d->flag) = true;
-        *(int64_t *)(void *)(dst_base(d, ps) + d->val) = v;
+        put_long_at(st->slot, ev, f, set, v);
         return p;
     case SW_AVRO_STEP_READ_OPT_LEN:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
     case SW_AVRO_STEP_READ_LEN:
-        s = (sw_str_t){d->dflt_s, d->dflt_len};
         if (set && !(p = fast_str(p, end, &s))) return NULL;
-        if (set && d->flag >= 0) *(bool *)(dst_base(d, ps) + d->flag) = true;
-        *(sw_str_t *)(void *)(dst_base(d, ps) + d->val) = s;
+        put_str_at(st->slot, ev, f, set, s);
         return p;
     case SW_AVRO_STEP_SKIP_OPT_VARINT:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
     case SW_AVRO_STEP_SKIP_VARINT: return set ? fast_long(p, end, &v) : p;
     case SW_AVRO_STEP_SKIP_OPT_LEN:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
     case SW_AVRO_STEP_SKIP_LEN:
         if (!set) return p;
         if (!(p = fast_long(p, end, &v)) || v < 0 || v > end - p) return NULL;
@@ -762,7 +774,7 @@ static bool decode_steps(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, rd_t *r
     ps.cv.n = 0;
     const unsigned char *p = rd->p, *end = rd->end, *q;
     for (size_t k = 0; k < n; k++) {
-        if ((q = step_fast(&ps, &st[k], p, end)) != NULL) {
+        if ((q = step_fast(&st[k], p, end, ev, f)) != NULL) {
             p = q;
             continue;
         }
