@@ -760,7 +760,11 @@ step_fast(const sw_avro_step_t *st, const unsigned char *p, const unsigned char 
  * inline, with where each value goes as data (k_dst), so a step costs a
  * jump through one switch instead of a call (the call per field through a
  * table of per-field functions was ~300 of the ~615 instructions per
- * event that v3 paid above the fixed path). */
+ * event that v3 paid above the fixed path). One switch in a loop: its few
+ * targets repeat in a pattern the branch predictor learns (v3 ran faster
+ * than the fixed path); the same steps unrolled 32 times, each with its
+ * own switch, took 9% more instructions, 40 KB more code and ran at 0.82
+ * of the fixed path. */
 static bool decode_steps(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, rd_t *rd, sw_event_t *ev,
                          slots_t *f)
 {
