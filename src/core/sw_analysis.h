@@ -275,6 +275,8 @@ typedef struct sw_record_s {
     sw_analysis_t analysis;             /**< full maps; encoders trim for alerts */
     int64_t cause_offset;               /**< input offset of the sample that caused it; for a
                                       summary, of the job's last event */
+    int cause_source;                   /**< the log cause_offset is in: 0, or 1 for an
+                                      engine fed from two (sw_detect_feed_src) */
     sw_record_source_t source;          /**< provenance, set by the Kafka layer */
     int episode_confidence;             /**< confidence of the first suspect of the episode's
                                       trigger (0..2, sw_confidence_t), fixed for the whole

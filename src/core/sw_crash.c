@@ -619,7 +619,8 @@ static sw_record_t *x_emit(sw_detector_t *det, job_t *j, sw_action_t action, con
     rec->analysis.anchor_rank = -1;
     rec->has_event_ts = true;
     rec->event_timestamp_ns = ev->timestamp_ns;
-    rec->cause_offset = offset;
+    rec->cause_offset = tag_offset(offset); /* a tag (det_tag) */
+    rec->cause_source = tag_source(offset);
     rec->resolve_rank = -1;
     rec->episode_confidence = -2;
     rec->x8 = *x8;

@@ -193,13 +193,13 @@ static void junk_del(sw_detector_t *det, job_t *j)
     j->in_junk = false;
 }
 
-/* Least recently active first: by the offset of the job's latest event,
- * then by creation (the list's order in a live engine, where every event
- * moves its job to the tail). */
+/* Least recently active first: by the arrival number of the job's latest
+ * event, then by creation (the list's order in a live engine, where every
+ * event moves its job to the tail). */
 static int junk_cmp(const void *a, const void *b)
 {
     const job_t *x = *(job_t *const *)a, *y = *(job_t *const *)b;
-    if (x->last_off != y->last_off) return x->last_off < y->last_off ? -1 : 1;
+    if (x->last_seq != y->last_seq) return x->last_seq < y->last_seq ? -1 : 1;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -224,7 +224,8 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
 {
     det->gen++;
     job_t *j = sw_calloc(1, sizeof(*j));
-    j->first_off = j->last_off = offset;
+    j->last_off = offset;
+    j->last_seq = det->arrivals;
     j->has_job_id = ev->has_job_id;
     if (ev->has_job_id) {
         j->job_id = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
@@ -266,6 +267,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->heap);
     free(j->hpos);
     free(j->colds);
+    free(j->rb_floor);
     free(j->sig);
     free(j->mem);
     free(j->tie);
@@ -375,7 +377,7 @@ static bool budget_room(sw_detector_t *det, const job_t *keep, size_t more)
     return true;
 }
 
-uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset)
+uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
 {
     det->gen++; /* the rank table may move */
     if (j->nranks >= j->capranks) {
@@ -389,7 +391,6 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t 
     rank_t *r = &j->ranks[ri];
     memset(r, 0, sizeof(*r));
     r->rank = rank;
-    r->empty_off = offset - 1;
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
     j->win_bytes += sw_win_bytes(r->win.cap);
     r->t_left = r->t_right = NIL;
@@ -550,7 +551,7 @@ static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
     else if (n_before >= 2 && n_after < 2) j->insufficient++;
 }
 
-static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
+static void stale_sweep(sw_detector_t *det, job_t *j)
 {
     while (j->nheap) {
         if (j->newest_ts - j->heap[0].key <= det->stale_ns) break;
@@ -560,7 +561,6 @@ static void stale_sweep(sw_detector_t *det, job_t *j, int64_t offset)
         sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
-        r->empty_off = offset;
         window_changed(j, n_before, 0);
         sw_det_cand_refresh(det, j, ri);
         det->st.stale_windows++;
@@ -604,7 +604,7 @@ sw_detector_t *sw_detect_new(sw_params_t params)
     /* params.window_samples is in range (sw_detect_new()'s contract): no re-clamp. */
     det->params = params;
     det->stale_ns = params.stale_ms > 0 ? params.stale_ms * 1000000 : INT64_MAX;
-    det->rebuild_x = INT64_MIN;
+    det->rebuild_x[0] = det->rebuild_x[1] = INT64_MIN;
     sw_buf_init(&det->warning);
     sw_arena_init(&det->arena);
     sw_winpool_init(&det->winpool, (uint32_t)params.window_samples);
@@ -683,6 +683,15 @@ static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t 
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
                            const sw_record_t **rec, char *errstr, size_t errstr_size)
 {
+    return sw_detect_feed_src(det, ev, now_ms, 0, offset, rec, errstr, errstr_size);
+}
+
+sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int source,
+                            int64_t input_offset, const sw_record_t **rec, char *errstr,
+                            size_t errstr_size)
+{
+    /* From here on "offset" is the tag: offset and source in one. */
+    int64_t offset = det_tag(source, input_offset);
     det->arrivals++;
     *rec = NULL;
     det->warning.len = 0;
@@ -723,6 +732,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
         return SW_ERR_CLOCK;
     j->last_ms = now_ms;
     j->last_off = offset;
+    j->last_seq = det->arrivals;
     if (j->in_junk && j != det->junk_tail) { /* least recently active first */
         junk_del(det, j);
         junk_add(det, j);
@@ -756,7 +766,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
                         (int64_t)det->acct, " bytes, budget ", (int64_t)det->budget);
             return SW_ERR_LIMIT;
         }
-        ri = sw_det_rank_create(det, j, ev->rank, offset);
+        ri = sw_det_rank_create(det, j, ev->rank);
         new_rank = true;
     }
     rank_t *r = &j->ranks[ri];
@@ -834,7 +844,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
     }
     sw_det_warn_check(det, j, r, ts);
     /* Step 3: staleness. */
-    stale_sweep(det, j, offset);
+    stale_sweep(det, j);
     /* Steps 4-5. */
     *rec = sw_det_lifecycle(det, j, ri, ts, offset);
     /* SPEC 8, after step 5: its records follow SPEC 6's (sw_detect_next). */

@@ -114,9 +114,27 @@ sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms
  * @brief sw_detect_feed() for input with offsets (a Kafka partition): the
  *        engine remembers where retained samples came from, for
  *        sw_detect_min_offset() and state restore. Offsets must increase.
+ *        The same as sw_detect_feed_src() from source 0.
  */
 sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
                            const sw_record_t **rec, char *errstr, size_t errstr_size);
+
+/** Input logs one engine can be fed from (sw_detect_feed_src). */
+#define SW_DETECT_SOURCES 2
+
+/**
+ * @brief sw_detect_feed_at() for an engine fed from two logs (an input
+ *        partition and the partition of the repartition topic that carries
+ *        the same jobs): @p src (0 or 1) names the log, @p offset (below
+ *        2^62) the message in it. Offsets of one source must increase; the
+ *        two sources may interleave in any order. Snapshots, restore and
+ *        the rebuild then keep a position per source (the _src functions
+ *        below), and records name the source of their cause
+ *        (sw_record_t.cause_source).
+ */
+sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int src,
+                            int64_t offset, const sw_record_t **rec, char *errstr,
+                            size_t errstr_size);
 
 /**
  * @brief The next SPEC 8 record (crash, warning) caused by the event last
@@ -163,11 +181,22 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st);
  */
 bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset);
 
+/** @brief sw_detect_min_offset() of source @p src (sw_detect_feed_src). */
+bool sw_detect_min_offset_src(const sw_detector_t *det, int src, int64_t *offset);
+
 /**
  * @brief Append a snapshot of all state except the windows, valid as of
  *        the moment every offset below @p next_offset was fed.
  */
 void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out);
+
+/**
+ * @brief sw_detect_snapshot() of an engine fed from two sources: valid as
+ *        of the moment every offset below @p next[s] of each source s was
+ *        fed.
+ */
+void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
+                            sw_buf_t *out);
 
 /**
  * @brief A detector from a snapshot, with empty windows, in rebuild mode:
@@ -182,8 +211,23 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
                                  int64_t *next_offset, char *errstr, size_t errstr_size);
 
+/**
+ * @brief sw_detect_restore() of a snapshot of sw_detect_snapshot_src():
+ *        @p next gets each source's next offset. Rebuild each source s
+ *        from sw_detect_min_offset_src() up to next[s] (the two sources in
+ *        any interleaving, each in order) with sw_detect_rebuild_src().
+ *        sw_detect_restore() refuses a snapshot that has source 1's
+ *        samples (it could not rebuild them).
+ */
+sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_t len,
+                                     int64_t now_ms, int64_t next[SW_DETECT_SOURCES], char *errstr,
+                                     size_t errstr_size);
+
 /** @brief Rebuild mode: re-insert one event's sample. @returns true when it entered a window. */
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
+
+/** @brief sw_detect_rebuild() of the message at @p offset of source @p src. */
+bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, int64_t offset);
 
 /** @brief Leave rebuild mode: recompute what derives from the windows. */
 void sw_detect_rebuild_done(sw_detector_t *det);

@@ -31,15 +31,29 @@
 
 #define COUNT_MAX (INT64_MAX / 2) /* bound of a restored episode or revision */
 
+/* Where a sample came from, in one int64: its input offset and its source
+ * (sw_detect_feed_src). The windows, the jobs' latest events, the guard's
+ * refusals and the records' causes keep tags; tags of one source order as
+ * its offsets, tags of different sources do not order. */
+static inline int64_t det_tag(int src, int64_t offset)
+{
+    return (int64_t)((uint64_t)offset << 1) | (int64_t)src;
+}
+static inline int64_t tag_offset(int64_t tag)
+{
+    return tag >> 1;
+}
+static inline int tag_source(int64_t tag)
+{
+    return (int)(tag & 1);
+}
+
 typedef struct rank_s {
     /* Fields ordered without holes: a wide job holds one record per rank. */
     /* Hot: touched by every sample of the rank. */
     int64_t rank;
     int64_t first_ts;  /* smallest non-duplicate sample timestamp ever */
     int64_t newest_ts; /* largest non-duplicate sample timestamp ever */
-    int64_t empty_off; /* input offset at which the window was last emptied
-                            (or one before the rank's first sample): samples
-                            after it are the window's candidates (restore) */
     sw_win_t win;
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp; /* phase group of last_src's session, NIL none */
@@ -92,8 +106,8 @@ typedef struct sig_ent_s {
 
 typedef struct job_s {
     uint64_t hash;
-    int64_t first_off; /* input offset of the job's first event */
-    int64_t last_off;  /* input offset of its latest event */
+    int64_t last_off;  /* input tag (det_tag) of its latest event */
+    uint64_t last_seq; /* det->arrivals at its latest event: recency across sources */
     bool has_job_id;
     char *job_id;
     size_t job_id_len;
@@ -110,6 +124,9 @@ typedef struct job_s {
     bool in_junk;
     rank_t *ranks;
     rank_cold_t *colds; /* the ranks' cold marks (rank_t.cold) */
+    int64_t *rb_floor;  /* restoring: by rank, SW_DETECT_SOURCES offsets from which
+                           its window's samples came (INT64_MAX: none of that source);
+                           NULL otherwise */
     size_t ncolds, capcolds;
     size_t win_bytes; /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
@@ -207,7 +224,8 @@ struct sw_detector_s {
     size_t captmp;
     sw_detect_stats_t st;
     uint64_t arrivals;            /* events fed (stands in for offsets) */
-    int64_t rebuild_x;            /* restoring: offsets below this rebuild windows */
+    int64_t rebuild_x[SW_DETECT_SOURCES]; /* restoring: per source, offsets below
+                                             this rebuild windows (INT64_MIN: not) */
     job_t *junk_head, *junk_tail; /* every job, least recently active first:
                                      eviction looks there for the least
                                      evidence (sw_detect.c, evict_one) */
@@ -289,7 +307,7 @@ job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev);
 void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
-uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank, int64_t offset);
+uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
 void sw_det_verdict_mark(job_t *j, bool on);
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,

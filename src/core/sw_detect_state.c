@@ -2,13 +2,16 @@
 #include "sw_detect_cands.h"
 
 /* ---- state snapshots (restore after a restart or a rebalance) -----------
- * A snapshot holds everything but the windows: per job its first and last
- * offsets, claims, lifecycle, last signature and phase index, and per rank
- * the first and newest timestamps and the offset of its last emptying. The
- * windows are rebuilt by re-reading the input from sw_detect_min_offset():
- * a window is exactly the window.samples greatest non-duplicate samples the
- * rank received after its last emptying, so inserting those samples again,
- * in order, into an empty window gives the same window. */
+ * A snapshot holds everything but the windows: per job its latest event,
+ * claims, lifecycle, last signature and phase index, and per rank the first
+ * and newest timestamps and, per source, the smallest offset its window's
+ * samples came from (its floor). The windows are rebuilt by re-reading the
+ * input from sw_detect_min_offset_src(): a window is exactly the
+ * window.samples greatest non-duplicate samples the rank received after its
+ * last emptying; every sample at or past a floor came after that emptying,
+ * and every one it holds is there, so inserting them again, each source in
+ * order, into an empty window gives the same window (a sample of the range
+ * that the window had dropped is dropped again: greater ones come too). */
 
 /* SWS3: the lifecycle of issue 23 (per-rank spent runs, restarts, episode
  * members, the published answer and its tie) in place of SWS2's horizon.
@@ -17,7 +20,13 @@
  * the out-of-time guards, job by job.
  * SWS1 and SWS2 snapshots are refused by name: the partition is then
  * processed from its committed offset without state, never misread. */
-#define SNAP_MAGIC "SWS3"
+/* SWS4: engines fed from two sources (sw_detect_feed_src): a next offset
+ * per source, per rank a floor per source in place of the offset of its
+ * last emptying (a job's first offset is gone with it), jobs' latest
+ * events as tags with their arrival numbers, refusals as tags. SWS3
+ * snapshots restore (one source: floors from the emptying offsets). */
+#define SNAP_MAGIC "SWS4"
+#define SNAP_MAGIC_SWS3 "SWS3"
 #define SNAP_MAGIC_SWS1 "SWS1"
 #define SNAP_MAGIC_SWS2 "SWS2"
 
@@ -32,19 +41,40 @@ static void params_put(sw_buf_t *b, const sw_params_t *p)
     sw_vput_i(b, p->skew_note_multiplier);
 }
 
-bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
+/* Rank @p k's floors (see above): its window's smallest tag per source as
+ * an offset, INT64_MAX for none; while restoring, the snapshot's. */
+static void rank_floors(const sw_detector_t *det, const job_t *j, size_t k,
+                        int64_t floor[SW_DETECT_SOURCES])
+{
+    if (det->rebuild_x[0] != INT64_MIN) {
+        for (int s = 0; s < SW_DETECT_SOURCES; s++)
+            floor[s] = j->rb_floor ? j->rb_floor[k * SW_DETECT_SOURCES + (size_t)s] : INT64_MAX;
+        return;
+    }
+    sw_win_min_offsets(&j->ranks[k].win, floor);
+    for (int s = 0; s < SW_DETECT_SOURCES; s++)
+        if (floor[s] != INT64_MAX) floor[s] = tag_offset(floor[s]);
+}
+
+bool sw_detect_min_offset_src(const sw_detector_t *det, int src, int64_t *offset)
 {
     int64_t m = INT64_MAX;
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;
         for (size_t k = 0; k < j->nranks; k++) {
-            int64_t o = sw_win_min_offset(&j->ranks[k].win);
-            if (o < m) m = o;
+            int64_t floor[SW_DETECT_SOURCES];
+            rank_floors(det, j, k, floor);
+            if (floor[src] < m) m = floor[src];
         }
     }
     *offset = m;
     return m != INT64_MAX;
+}
+
+bool sw_detect_min_offset(const sw_detector_t *det, int64_t *offset)
+{
+    return sw_detect_min_offset_src(det, 0, offset);
 }
 
 static void i64s_put(sw_buf_t *b, const int64_t *v, size_t n)
@@ -161,17 +191,25 @@ static bool suspect_get(sw_vrd_t *r, sw_arena_t *a, sw_suspect_t *s)
 
 void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t *out)
 {
+    const int64_t next[SW_DETECT_SOURCES] = {next_offset, 0};
+    sw_detect_snapshot_src(det, next, out);
+}
+
+void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
+                            sw_buf_t *out)
+{
     sw_buf_put(out, SNAP_MAGIC, 4);
     params_put(out, &det->params);
-    sw_vput_i(out, next_offset);
+    for (int s = 0; s < SW_DETECT_SOURCES; s++) sw_vput_i(out, next[s]);
+    sw_vput_u(out, det->arrivals);
     sw_vput_u(out, det->live_jobs);
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;
         sw_vput_u(out, j->has_job_id);
         sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
-        sw_vput_i(out, j->first_off);
         sw_vput_i(out, j->last_off);
+        sw_vput_u(out, j->last_seq);
         sw_vput_u(out, j->has_sample);
         sw_vput_u(out, j->counterless);
         sw_vput_u(out, j->claim_seq);
@@ -237,7 +275,10 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, r->rank);
             sw_vput_i(out, r->first_ts);
             sw_vput_i(out, r->newest_ts);
-            sw_vput_i(out, r->empty_off);
+            int64_t floor[SW_DETECT_SOURCES];
+            rank_floors(det, j, k, floor);
+            for (int s = 0; s < SW_DETECT_SOURCES; s++)
+                sw_vput_i(out, floor[s] == INT64_MAX ? -1 : floor[s]);
             sw_vput_i(out, r->spent_ts);
             const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
             sw_vput_i(out, c ? c->ep_no : 0);
@@ -247,7 +288,7 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
             sw_vput_i(out, c ? c->warm_hi_ts : 0);
             sw_vput_i(out, r->proc_pid);
             /* Restored but not rebuilt yet: the marks the windows will get. */
-            bool rb = det->rebuild_x != INT64_MIN;
+            bool rb = det->rebuild_x[0] != INT64_MIN;
             sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
             sw_vput_i(out, rb ? (c ? c->rs_ev_used : 0) : r->win.hr_orig);
             sw_vput_u(out, r->proc_sess != 0);
@@ -267,6 +308,24 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,
                                  int64_t *next_offset, char *errstr, size_t errstr_size)
 {
+    int64_t next[SW_DETECT_SOURCES];
+    sw_detector_t *det =
+        sw_detect_restore_src(params, data, len, now_ms, next, errstr, errstr_size);
+    if (det && next[1] != 0) {
+        sw_det_snprintf_like(errstr, errstr_size,
+                             "the state snapshot is of an engine fed from two sources; refused "
+                             "where only one is read");
+        sw_detect_destroy(det);
+        return NULL;
+    }
+    *next_offset = det ? next[0] : 0;
+    return det;
+}
+
+sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_t len,
+                                     int64_t now_ms, int64_t next[SW_DETECT_SOURCES], char *errstr,
+                                     size_t errstr_size)
+{
     sw_detector_t *det = sw_detect_new(params);
     sw_vrd_t r = {data, (const uint8_t *)data + len, false};
     const char *why = "malformed state snapshot";
@@ -283,7 +342,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             "committed offset";
         goto err;
     }
-    if (len < 4 || memcmp(data, SNAP_MAGIC, 4) != 0) {
+    bool sws3 = len >= 4 && memcmp(data, SNAP_MAGIC_SWS3, 4) == 0;
+    if (len < 4 || (!sws3 && memcmp(data, SNAP_MAGIC, 4) != 0)) {
         why = "not a stormwatch state snapshot (bad magic)";
         goto err;
     }
@@ -300,12 +360,15 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             "spike.min.bytes, spike.fraction or skew.note.multiplier)";
         goto err;
     }
-    det->rebuild_x = sw_vget_i(&r);
-    if (!r.bad && (det->rebuild_x < 0 || det->rebuild_x > COUNT_MAX)) {
-        /* Kafka offsets are never negative; the engine counts from here. */
-        why = "the snapshot's next input offset is out of range (negative or above 2^62)";
-        goto err;
+    for (int s = 0; s < SW_DETECT_SOURCES; s++) {
+        det->rebuild_x[s] = s == 0 || !sws3 ? sw_vget_i(&r) : 0;
+        if (!r.bad && (det->rebuild_x[s] < 0 || det->rebuild_x[s] > COUNT_MAX)) {
+            /* Kafka offsets are never negative; the engine counts from here. */
+            why = "the snapshot's next input offset is out of range (negative or above 2^62)";
+            goto err;
+        }
     }
+    det->arrivals = sws3 ? 0 : sw_vget_u(&r);
     uint64_t njobs = sw_vget_u(&r);
     if (njobs > (uint64_t)(r.end - r.p)) r.bad = true;
     if (det->params.max_jobs > 0 && njobs > (uint64_t)det->params.max_jobs) r.bad = true;
@@ -325,8 +388,20 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             break;
         }
         job_t *j = sw_det_job_create(det, &ev, 0);
-        j->first_off = sw_vget_i(&r);
-        j->last_off = sw_vget_i(&r);
+        int64_t first_off = 0; /* SWS3: where the job began */
+        if (sws3) {
+            /* One source; recency was the offset itself. */
+            first_off = sw_vget_i(&r);
+            int64_t last = sw_vget_i(&r);
+            if (last < 0 || last > COUNT_MAX) r.bad = true;
+            j->last_off = det_tag(0, last);
+            j->last_seq = (uint64_t)last;
+            if (j->last_seq >= det->arrivals) det->arrivals = j->last_seq + 1;
+        } else {
+            j->last_off = sw_vget_i(&r);
+            j->last_seq = sw_vget_u(&r);
+            if (j->last_off < 0 || j->last_seq > det->arrivals) r.bad = true;
+        }
         j->has_sample = sw_vget_u(&r) != 0;
         j->counterless = sw_vget_u(&r);
         j->claim_seq = sw_vget_u(&r);
@@ -456,6 +531,7 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
             r.bad = true;
             break;
         }
+        if (nr) j->rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->rb_floor));
         for (uint64_t k = 0; k < nr && !r.bad; k++) {
             int64_t rank = sw_vget_i(&r);
             uint32_t ri;
@@ -463,11 +539,26 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
                 r.bad = true;
                 break;
             }
-            ri = sw_det_rank_create(det, j, rank, 0);
+            ri = sw_det_rank_create(det, j, rank);
             rank_t *rk = &j->ranks[ri];
             rk->first_ts = sw_vget_i(&r);
             rk->newest_ts = sw_vget_i(&r);
-            rk->empty_off = sw_vget_i(&r);
+            int64_t *floor = &j->rb_floor[ri * SW_DETECT_SOURCES];
+            if (sws3) {
+                /* Every sample after the emptying and the job's start. */
+                int64_t empty_off = sw_vget_i(&r);
+                floor[0] = empty_off >= first_off ? empty_off : first_off > 0 ? first_off - 1 : -1;
+                /* (a rank emptied at or after the snapshot has no sample) */
+                floor[0] = floor[0] >= -1 && floor[0] < det->rebuild_x[0] - 1 ? floor[0] + 1
+                                                                               : INT64_MAX;
+                floor[1] = INT64_MAX;
+            } else {
+                for (int s = 0; s < SW_DETECT_SOURCES; s++) {
+                    int64_t f = sw_vget_i(&r);
+                    if (f < -1 || f >= det->rebuild_x[s]) r.bad = true;
+                    floor[s] = f < 0 ? INT64_MAX : f;
+                }
+            }
             rk->spent_ts = sw_vget_i(&r);
             rank_cold_t c;
             memset(&c, 0, sizeof(c));
@@ -530,8 +621,16 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
         if (det->jobs[i] && !sw_tguard_load(&det->jobs[i]->tguard, &r))
             why = "malformed state snapshot (out-of-time guard)";
     if (r.bad || r.p != r.end) goto err;
+    if (sws3) /* refusals were offsets of the one source */
+        for (size_t i = 0; i < det->njobs; i++) {
+            sw_tguard_t *g = det->jobs[i] ? &det->jobs[i]->tguard : NULL;
+            for (uint32_t k = 0; g && k < g->nrefused; k++) {
+                if (g->refused[k] < 0 || g->refused[k] > COUNT_MAX) goto err;
+                g->refused[k] = det_tag(0, g->refused[k]);
+            }
+        }
     sw_det_junk_rebuild(det);
-    *next_offset = det->rebuild_x;
+    for (int s = 0; s < SW_DETECT_SOURCES; s++) next[s] = det->rebuild_x[s];
     return det;
 err:
     sw_det_snprintf_like(errstr, errstr_size, why);
@@ -541,26 +640,32 @@ err:
 
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
-    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x) return false;
+    return sw_detect_rebuild_src(det, ev, 0, offset);
+}
+
+bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, int64_t offset)
+{
+    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x[src]) return false;
     bool hard;
     int64_t max_ranks = sw_det_rank_limit(det, &hard);
     if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
     job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     uint32_t ri;
-    if (!j || offset < j->first_off || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
+    if (!j || !j->rb_floor || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
     rank_t *r = &j->ranks[ri];
-    if (offset <= r->empty_off) return false;
+    if (offset < j->rb_floor[ri * SW_DETECT_SOURCES + (size_t)src]) return false;
+    int64_t tag = det_tag(src, offset);
     /* Refused by the out-of-time guard when fed (the newest refusals are
      * remembered by offset; an older one is out of the rank's range unless
      * the rank's range grew around it later). */
-    if (sw_tguard_was_refused(&j->tguard, offset)) return false;
+    if (sw_tguard_was_refused(&j->tguard, tag)) return false;
     /* Out of the rank's range: the out-of-time guard refused it when fed. */
     if (ev->timestamp_ns < r->first_ts || ev->timestamp_ns > r->newest_ts) return false;
-    uint32_t src = sw_det_src_get(j, r, ev);
+    uint32_t sid = sw_det_src_get(j, r, ev);
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
-    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src,
-                                    offset);
+    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, sid,
+                                    tag);
     if (r->win.cap != cap_before)
         j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
@@ -592,5 +697,10 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         j->region_dirty = dirty;
         j->v_touched = true;
     }
-    det->rebuild_x = INT64_MIN;
+    det->rebuild_x[0] = det->rebuild_x[1] = INT64_MIN;
+    for (size_t i = 0; i < det->njobs; i++)
+        if (det->jobs[i]) {
+            free(det->jobs[i]->rb_floor);
+            det->jobs[i]->rb_floor = NULL;
+        }
 }

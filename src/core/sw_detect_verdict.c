@@ -336,7 +336,8 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     rec->revision = j->revision;
     rec->has_event_ts = has_ts;
     rec->event_timestamp_ns = has_ts ? ts : 0;
-    rec->cause_offset = cause_offset;
+    rec->cause_offset = tag_offset(cause_offset); /* a tag (det_tag) */
+    rec->cause_source = tag_source(cause_offset);
     rec->tied_ranks = NULL;
     rec->n_tied = 0;
     /* A summary that closes a job mid-episode carries its verdict. */

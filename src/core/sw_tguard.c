@@ -80,7 +80,13 @@ void sw_tguard_refused_add(sw_tguard_t *g, int64_t offset)
         memmove(g->refused, g->refused + 1, (SW_TGUARD_REFUSED_MAX - 1) * sizeof(*g->refused));
         g->nrefused--;
     }
-    g->refused[g->nrefused++] = offset;
+    /* Kept ascending for the lookup: from one source this appends; an
+     * engine fed from two inserts the other source's refusals in place. */
+    uint32_t at = g->nrefused;
+    while (at > 0 && g->refused[at - 1] > offset) at--;
+    memmove(g->refused + at + 1, g->refused + at, (g->nrefused - at) * sizeof(*g->refused));
+    g->refused[at] = offset;
+    g->nrefused++;
 }
 
 bool sw_tguard_was_refused(const sw_tguard_t *g, int64_t offset)

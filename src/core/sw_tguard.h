@@ -46,9 +46,11 @@ typedef struct sw_tguard_s {
     int64_t streak_rank; /**< the streak's first rank */
     bool streak_ranks2;  /**< the streak spans two ranks or more */
     uint64_t streak_at;  /**< taken when the streak started */
-    int64_t *refused;    /**< input offsets of the newest refused samples, ascending, at
-                              most SW_TGUARD_REFUSED_MAX (NULL before the first): a state
-                              rebuild skips them, as the live engine did */
+    int64_t *refused;    /**< where the newest refused samples came from (the engine's
+                              tags: offset and source), ascending, at most
+                              SW_TGUARD_REFUSED_MAX (NULL before the first; when full the
+                              smallest goes): a state rebuild skips them, as the live
+                              engine did */
     uint32_t nrefused;   /**< entries of refused */
 } sw_tguard_t;
 
@@ -56,7 +58,7 @@ typedef struct sw_tguard_s {
 #define SW_TGUARD_REFUSED_MAX 256
 
 /** @brief Remember that the sample at input @p offset was refused
- *         (offsets increase; the oldest of a full list is forgotten). */
+ *         (the smallest of a full list is forgotten). */
 void sw_tguard_refused_add(sw_tguard_t *g, int64_t offset);
 
 /** @brief Whether the sample at @p offset is one of the refused remembered. */

@@ -152,14 +152,14 @@ static inline uint32_t logical(const sw_win_t *win, uint32_t s)
     return s >= win->head ? s - win->head : s + win->cap - win->head;
 }
 
-int64_t sw_win_min_offset(const sw_win_t *win)
+void sw_win_min_offsets(const sw_win_t *win, int64_t min[2])
 {
-    int64_t m = INT64_MAX;
+    min[0] = min[1] = INT64_MAX;
     for (uint32_t i = 0; i < win->n; i++) {
         int64_t o = win->slot[slot(win, i)].off;
-        if (o < m) m = o;
+        int k = (int)(o & 1);
+        if (o < min[k]) min[k] = o;
     }
-    return m;
 }
 
 /* (timestamp, pid, host) order of SPEC 3.2. */

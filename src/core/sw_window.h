@@ -82,7 +82,7 @@ typedef struct sw_win_ctx_s {
 typedef struct sw_wslot_s {
     int64_t ts;   /**< timestamp_ns */
     int64_t used; /**< device_used_bytes */
-    int64_t off;  /**< input offset the sample came from (state restore) */
+    int64_t off;  /**< where the sample came from, offset and source (state restore) */
     uint32_t src; /**< source id */
     uint32_t pad_;
 } sw_wslot_t;
@@ -221,8 +221,10 @@ void sw_win_excerpt(const sw_win_t *win, const sw_win_ctx_t *ctx, int64_t spike_
                     uint32_t spike_src, int64_t steps, int64_t offset, uint32_t *idx,
                     sw_win_excerpt_t *x);
 
-/** @brief Smallest input offset among retained samples (INT64_MAX when empty). */
-int64_t sw_win_min_offset(const sw_win_t *win);
+/** @brief Smallest `off` among retained samples, by the low bit of `off`
+ *         (the engine keeps its source there): min[b] is INT64_MAX when no
+ *         sample has low bit b. */
+void sw_win_min_offsets(const sw_win_t *win, int64_t min[2]);
 
 /** @brief Empty the window (staleness), taking its values out of the multisets. */
 void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);

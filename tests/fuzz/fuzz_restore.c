@@ -2,19 +2,19 @@
  * libFuzzer target for state restore: the daemon's snapshot codec
  * (src/daemon/sw_snapcodec.c: commit metadata and the compressed
  * envelope; what parses encodes and parses back to the same) and engine
- * state restore (sw_detect_restore), which reads snapshots back from the
- * state topic: arbitrary bytes must give a
- * detector or NULL with a message. A detector restored from them must
- * snapshot to bytes that restore again and snapshot to the same bytes (a
- * fixed point after one round), survive sw_detect_rebuild(),
- * sw_detect_rebuild_done(), further events and sw_detect_finish(), and
- * free everything; records pass the codec checks. Deterministic; writes
- * nothing to stdout.
+ * state restore (sw_detect_restore_src: an engine fed from one source or
+ * two), which reads snapshots back from the state topic: arbitrary bytes
+ * must give a detector or NULL with a message. A detector restored from
+ * them must snapshot to bytes that restore again and snapshot to the same
+ * bytes (a fixed point after one round), survive the rebuild of both
+ * sources, sw_detect_rebuild_done(), further events from both and
+ * sw_detect_finish(), and free everything; records pass the codec checks.
+ * Deterministic; writes nothing to stdout.
  *
  * Corpus generator: with SW_FUZZ_GEN_CORPUS=DIR and
  * SW_FUZZ_FIXTURES=tests/fixtures, LLVMFuzzerInitialize() writes snapshots
- * of the engine (these parameters) taken while feeding each fixture, and
- * exits.
+ * of the engine (these parameters) taken while feeding each fixture, from
+ * one source and from two, and exits.
  */
 #include <dirent.h>
 #include <stddef.h>
@@ -62,19 +62,21 @@ static sw_event_t sample(int j, int64_t rank, int64_t ts, int64_t used)
     return ev;
 }
 
-static void snapshot_fixed_point(sw_detector_t *det, int64_t next)
+static void snapshot_fixed_point(sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES])
 {
     char err[256];
     sw_buf_t s2, s3;
     sw_buf_init(&s2);
     sw_buf_init(&s3);
-    sw_detect_snapshot(det, next, &s2);
-    int64_t next2 = 0;
-    sw_detector_t *det2 = sw_detect_restore(restore_params(), s2.data, s2.len, 0, &next2, err,
-                                            sizeof(err));
+    sw_detect_snapshot_src(det, next, &s2);
+    int64_t next2[SW_DETECT_SOURCES] = {0, 0};
+    sw_detector_t *det2 = sw_detect_restore_src(restore_params(), s2.data, s2.len, 0, next2, err,
+                                                sizeof(err));
     FUZZ_CHECK(det2 != NULL, "a snapshot of a restored detector does not restore: %s", err);
-    FUZZ_CHECK(next2 == next, "next offset %lld, expected %lld", (long long)next2, (long long)next);
-    sw_detect_snapshot(det2, next2, &s3);
+    for (int s = 0; s < SW_DETECT_SOURCES; s++)
+        FUZZ_CHECK(next2[s] == next[s], "source %d: next offset %lld, expected %lld", s,
+                   (long long)next2[s], (long long)next[s]);
+    sw_detect_snapshot_src(det2, next2, &s3);
     FUZZ_CHECK(s3.len == s2.len && memcmp(s3.data, s2.data, s2.len) == 0,
                "snapshot(restore(snapshot(restore(x)))) != snapshot(restore(x)) (%zu vs %zu bytes)",
                s3.len, s2.len);
@@ -127,27 +129,31 @@ static void snapcodec(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
-    int64_t next = 0;
+    int64_t next[SW_DETECT_SOURCES] = {0, 0};
     fuzz_deep_records = fuzz_deep_summaries = FUZZ_DEEP_RECORDS;
     /* A copy of exactly size bytes: ASan sees any read past the end. */
     uint8_t *copy = malloc(size ? size : 1);
     if (size) memcpy(copy, data, size);
     snapcodec(copy, size);
     err[0] = '\0';
-    sw_detector_t *det = sw_detect_restore(restore_params(), copy, size, 1000, &next, err,
-                                           sizeof(err));
+    sw_detector_t *det = sw_detect_restore_src(restore_params(), copy, size, 1000, next, err,
+                                               sizeof(err));
     free(copy); /* the detector must have copied what it keeps */
     if (!det) {
         FUZZ_CHECK(err[0] != '\0', "sw_detect_restore failed without a message");
         return 0;
     }
     snapshot_fixed_point(det, next);
-    /* Rebuild with a few samples below next, as the daemon does. */
-    int64_t off = next > 64 ? next - 64 : 0;
-    for (int i = 0; i < 64 && off < next; i++, off++) {
-        sw_event_t ev = sample(i % 4, i % 5, 1763700000000000000LL + i * 50000000LL,
+    /* Rebuild with a few samples below next of each source, as the daemon
+     * does, the sources interleaved. */
+    int64_t off[SW_DETECT_SOURCES];
+    for (int s = 0; s < SW_DETECT_SOURCES; s++) off[s] = next[s] > 64 ? next[s] - 64 : 0;
+    for (int i = 0; i < 128; i++) {
+        int s = (i / 3) % SW_DETECT_SOURCES;
+        if (off[s] >= next[s]) continue;
+        sw_event_t ev = sample(i % 4, i % 5, 1763700000000000000LL + i * 25000000LL,
                                ((int64_t)1 << 30) + (i % 7) * ((int64_t)1 << 28));
-        (void)sw_detect_rebuild(det, &ev, off);
+        (void)sw_detect_rebuild_src(det, &ev, s, off[s]++);
     }
     sw_detect_rebuild_done(det);
     for (int j = 0; j < 4; j++) {
@@ -166,9 +172,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const sw_record_t *rec = NULL;
         sw_event_t ev = sample(i % 4, i % 6, 1763700001000000000LL + i * 100000000LL,
                                ((int64_t)1 << 30) + (int64_t)(i / 6) * ((int64_t)1 << 29));
-        sw_err_t rc = sw_detect_feed_at(det, &ev, 2000 + i, next + i, &rec, err, sizeof(err));
+        int s = i % 5 == 4;
+        sw_err_t rc = sw_detect_feed_src(det, &ev, 2000 + i, s, next[s]++, &rec, err, sizeof(err));
         FUZZ_CHECK(rc == SW_OK || rc == SW_ERR_LIMIT || rc == SW_ERR_CLOCK,
-                   "sw_detect_feed_at returned %d", (int)rc);
+                   "sw_detect_feed_src returned %d", (int)rc);
         if (rec) fuzz_check_record(rec, NULL);
     }
     sw_detect_stats_t st;
@@ -198,8 +205,9 @@ static void gen_write(const char *dir, const void *p, size_t n)
     fclose(fp);
 }
 
-/* Snapshots while feeding one fixture: after 1/4, 1/2 and all lines. */
-static void gen_fixture(const char *dir, const char *path)
+/* Snapshots while feeding one fixture from @p sources logs (with two,
+ * every third line from source 1): after 1/4, 1/2 and all lines. */
+static void gen_fixture(const char *dir, const char *path, int sources)
 {
     FILE *fp = fopen(path, "r");
     if (!fp) return;
@@ -211,18 +219,21 @@ static void gen_fixture(const char *dir, const char *path)
     sw_detector_t *det = sw_detect_new(restore_params());
     char *line = NULL, err[512];
     size_t cap = 0, lineno = 0;
+    int64_t next[SW_DETECT_SOURCES] = {0, 0};
     ssize_t n;
     while ((n = getline(&line, &cap, fp)) > 0) {
         sw_event_t ev;
         const sw_record_t *rec;
         lineno++;
+        int s = sources == 2 && lineno % 3 == 0;
         if (sw_tdec_json(dec, line, (size_t)n, &ev, err, sizeof(err)) == SW_OK)
-            (void)sw_detect_feed_at(det, &ev, (int64_t)lineno, (int64_t)lineno, &rec, err,
-                                    sizeof(err));
+            (void)sw_detect_feed_src(det, &ev, (int64_t)lineno, s, next[s], &rec, err,
+                                     sizeof(err));
+        next[s]++;
         if (lineno == total / 4 || lineno == total / 2 || lineno == total) {
             sw_buf_t b;
             sw_buf_init(&b);
-            sw_detect_snapshot(det, (int64_t)lineno + 1, &b);
+            sw_detect_snapshot_src(det, next, &b);
             gen_write(dir, b.data, b.len);
             sw_buf_clear(&b);
         }
@@ -256,7 +267,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             continue;
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", fixtures, de->d_name);
-        gen_fixture(dir, path);
+        gen_fixture(dir, path, 1);
+        gen_fixture(dir, path, 2);
     }
     closedir(d);
     /* An empty engine, and a bad magic. */

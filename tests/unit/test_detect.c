@@ -733,9 +733,6 @@ static void on_summary(void *opaque, const sw_record_t *rec)
     out_push(c->log, c->buf->data);
 }
 
-/* Records from offset @p from on (and the final summaries) of a detector
- * fed the stream; with @p snap_at >= 0 the detector is snapshotted there,
- * destroyed, restored, rebuilt from its minimum offset, and goes on. */
 /* Event indexes just after a trigger, an update or a resolve (restore
  * points mid-episode, and just after an episode ended and spent its runs). */
 typedef struct marks_s {
@@ -743,9 +740,51 @@ typedef struct marks_s {
     size_t n;
 } marks_t;
 
+/* An event's source when a stream is fed from two: either, at random, but
+ * the same for samples of one rank with one timestamp. (Which of two
+ * duplicates a window keeps depends on which came first, and a rebuild
+ * that reads the sources in another interleaving could keep the other.
+ * A real duplicate is a sample sent twice, equal in both copies; the
+ * generator's duplicates differ in device_used_bytes.) */
+static int source_of(const sw_event_t *ev)
+{
+    uint64_t h = (uint64_t)ev->timestamp_ns * 0x9E3779B97F4A7C15ull ^
+                 (uint64_t)ev->rank * 0xC2B2AE3D27D4EB4Full ^ (uint64_t)ev->job_id.len;
+    h ^= h >> 29;
+    return (int)(h * 0xBF58476D1CE4E5B9ull >> 63);
+}
+
+/* Re-insert events [0, upto) of the stream into a restored detector: with
+ * one source from offset y[0]; with two, source 1 first and then source 0
+ * (each in its order, from its y), an interleaving the live engine never
+ * saw. */
+static void rebuild_stream(sw_detector_t *det, uint64_t seed, int nranks, int njobs, int64_t scale,
+                           int sources, size_t upto, const int64_t y[2], size_t *rebuilt)
+{
+    for (int pass = sources - 1; pass >= 0; pass--) {
+        gen_t g2;
+        memset(&g2, 0, sizeof(g2));
+        g2.s = seed;
+        g2.scale = scale;
+        int64_t off[2] = {0, 0};
+        for (size_t k = 0; k < upto; k++) {
+            sw_event_t ev2;
+            gen_event(&g2, &ev2, nranks, njobs);
+            int s = sources == 2 ? source_of(&ev2) : 0;
+            int64_t o = off[s]++;
+            if (s != pass || o < y[s]) continue;
+            if (sw_detect_rebuild_src(det, &ev2, s, o)) (*rebuilt)++;
+        }
+    }
+}
+
+/* Records from event @p from on (and the final summaries) of a detector
+ * fed the stream from one or two @p sources (offsets counted per source);
+ * with @p snap_at >= 0 the detector is snapshotted there, destroyed,
+ * restored, rebuilt from its minimum offsets, and goes on. */
 static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t scale,
-                       size_t events, size_t from, long snap_at, outlog_t *out, size_t *rebuilt,
-                       marks_t *marks)
+                       int sources, size_t events, size_t from, long snap_at, outlog_t *out,
+                       size_t *rebuilt, marks_t *marks)
 {
     sw_detector_t *det = sw_detect_new(p);
     gen_t g;
@@ -755,37 +794,38 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
     sw_buf_t buf;
     sw_buf_init(&buf);
     char err[256];
+    int64_t off[2] = {0, 0}; /* next offset of each source */
     for (size_t i = 0; i < events; i++) {
         if ((long)i == snap_at) {
-            int64_t y = (int64_t)i;
-            if (!sw_detect_min_offset(det, &y) || y > (int64_t)i) y = (int64_t)i;
+            int64_t y[2];
+            for (int s = 0; s < 2; s++)
+                if (!sw_detect_min_offset_src(det, s, &y[s]) || y[s] > off[s]) y[s] = off[s];
             sw_buf_t snap;
             sw_buf_init(&snap);
-            sw_detect_snapshot(det, (int64_t)i, &snap);
+            if (sources == 1) sw_detect_snapshot(det, off[0], &snap);
+            else sw_detect_snapshot_src(det, off, &snap);
             sw_detect_destroy(det);
-            int64_t x = -1;
-            det = sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err));
+            int64_t x[2] = {-1, -1};
+            if (sources == 1) {
+                det = sw_detect_restore(p, snap.data, snap.len, 0, &x[0], err, sizeof(err));
+                x[1] = 0;
+            } else {
+                det = sw_detect_restore_src(p, snap.data, snap.len, 0, x, err, sizeof(err));
+            }
             if (!det) {
                 SW_FAIL("restore failed: %s\n", err);
             }
-            SW_ASSERT_I64(x, (int64_t)i);
+            SW_ASSERT_I64(x[0], off[0]);
+            SW_ASSERT_I64(x[1], off[1]);
             sw_buf_clear(&snap);
-            /* Re-read the input from y up to the snapshot. */
-            gen_t g2;
-            memset(&g2, 0, sizeof(g2));
-            g2.s = seed;
-            g2.scale = scale;
-            for (size_t k = 0; k < i; k++) {
-                sw_event_t ev2;
-                gen_event(&g2, &ev2, nranks, njobs);
-                if ((int64_t)k >= y && sw_detect_rebuild(det, &ev2, (int64_t)k)) (*rebuilt)++;
-            }
+            rebuild_stream(det, seed, nranks, njobs, scale, sources, i, y, rebuilt);
             sw_detect_rebuild_done(det);
         }
         sw_event_t ev;
         gen_event(&g, &ev, nranks, njobs);
         const sw_record_t *rec;
-        SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+        int s = sources == 2 ? source_of(&ev) : 0;
+        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, s, off[s]++, &rec, err, sizeof(err)), SW_OK);
         if (rec && i >= from) {
             record_json(rec, &buf);
             out_push(out, buf.data);
@@ -798,9 +838,10 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
     sw_detect_destroy(det);
 }
 
-static void test_restore(void **state)
+/* Restored engines (snapshot, restore, rebuild) against uninterrupted ones,
+ * fed from one source or from two. */
+static void restore_cases(int sources)
 {
-    (void)state;
     size_t compared = 0, rebuilt = 0, points = 0;
     for (uint64_t seed = 1; seed <= 24; seed++) {
         int nranks = 2 + (int)(seed % 5);
@@ -813,9 +854,9 @@ static void test_restore(void **state)
         size_t events = 2500;
         for (long snap_at = 137; snap_at < (long)events; snap_at += 311 + (long)(seed * 17 % 101)) {
             outlog_t a = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &a, &rebuilt,
+            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, -1, &a, &rebuilt,
                        NULL);
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b,
+            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, snap_at, &b,
                        &rebuilt, NULL);
             if (a.n != b.n) {
                 SW_FAIL("seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
@@ -849,15 +890,15 @@ static void test_restore(void **state)
         size_t events = 1500;
         outlog_t a = {0};
         marks_t mk = {{0}, 0};
-        run_stream(seed, nranks, njobs, p, scale, events, 0, -1, &a, &rebuilt, &mk);
+        run_stream(seed, nranks, njobs, p, scale, sources, events, 0, -1, &a, &rebuilt, &mk);
         out_clear(&a);
         for (size_t m = 0; m < mk.n; m++) {
             long snap_at = mk.at[m];
             if (snap_at >= (long)events) continue;
             outlog_t u = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, -1, &u, &rebuilt,
+            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, -1, &u, &rebuilt,
                        NULL);
-            run_stream(seed, nranks, njobs, p, scale, events, (size_t)snap_at, snap_at, &b,
+            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, snap_at, &b,
                        &rebuilt, NULL);
             if (u.n != b.n) {
                 SW_FAIL(
@@ -879,10 +920,25 @@ static void test_restore(void **state)
         }
     }
     fprintf(stderr,
-            "restore: %zu snapshot points (%zu just after a trigger or a resolve), %zu "
-            "records compared, %zu samples re-inserted\n",
-            points + marked, marked, compared, rebuilt);
+            "restore, %d source(s): %zu snapshot points (%zu just after a trigger or a "
+            "resolve), %zu records compared, %zu samples re-inserted\n",
+            sources, points + marked, marked, compared, rebuilt);
     SW_ASSERT_TRUE(points > 100 && marked > 50 && compared > 300 && rebuilt > 1000);
+}
+
+static void test_restore(void **state)
+{
+    (void)state;
+    restore_cases(1);
+}
+
+/* Fed from an input partition and a repartition partition at once: the
+ * snapshot keeps a position per source, and a rebuild that reads the two
+ * in another interleaving restores the same engine. */
+static void test_restore_two_sources(void **state)
+{
+    (void)state;
+    restore_cases(2);
 }
 
 static void test_restore_refuses_other_params(void **state)
@@ -1167,6 +1223,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_restore_two_sources),
         cmocka_unit_test(test_restore_refuses_other_params),
         cmocka_unit_test(test_flood_evicts_fake_jobs),
         cmocka_unit_test(test_budget_where_memory_grows),
