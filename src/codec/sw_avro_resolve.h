@@ -124,9 +124,8 @@ typedef enum sw_avro_step_op_e {
     SW_AVRO_STEP_SKIP_OPT_VARINT,
     SW_AVRO_STEP_SKIP_LEN,
     SW_AVRO_STEP_SKIP_OPT_LEN,
-    SW_AVRO_STEP_SKIP,    /**< ... of another shape: sw_avro_plan_skip() */
-    SW_AVRO_STEP_CONVERT, /**< skipped, then sw_avro_plan_convert() into slot */
-    SW_AVRO_STEP_OP_CNT
+    SW_AVRO_STEP_SKIP,   /**< ... of another shape: sw_avro_plan_skip() */
+    SW_AVRO_STEP_CONVERT /**< skipped, then sw_avro_plan_convert() into slot */
 } sw_avro_step_op_t;
 
 /** One writer field. */
