@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Benchmark smoke for `make test` (CTest test_bench_smoke): catches a 2x
-# slowdown of `replay` or `analyze` on JSON Lines without timing anything
-# against a fixed clock. Each command's CPU time is divided by the CPU time
+# slowdown of `replay` or `analyze` on JSON Lines, and of Avro decoding
+# through a schema registry, without timing anything against a fixed clock. Each command's CPU time is divided by the CPU time
 # md5sum takes over the same file in the same run (a scalar byte loop whose
 # speed follows the machine's), and the quotient is compared with the one
 # measured on the reference machine (RATIOS below) times a wide margin.
 # The best of REPS interleaved runs counts, so a busy machine inflates
 # little. It also checks the commands' output (the storm rank is found).
 #
-#   bench/smoke.sh [STORMWATCH]       (default build/stormwatch; SW_BIN too)
+#   bench/smoke.sh [STORMWATCH [SW_AVROBENCH]]  (default build/stormwatch; SW_BIN too)
+#
+# With SW_AVROBENCH (bench/avro_bench.c), messages encoded by python3-avro
+# with the writer schemas of tests/registry are decoded through the
+# registry path and the fixed-id path in interleaved rounds of one run;
+# the registry rows' speed over the fixed path's (the median over the
+# rounds where the tool reports it) must stay above the issue's targets
+# (identity plan 0.95, reordered writer v3 0.85) divided by the margin.
 #
 # Environment: SMOKE_REPS (default 5), SMOKE_MARGIN (default 1.8: fail
 # when a quotient exceeds 1.8 x the reference one; a 2x slowdown does, a
@@ -17,6 +24,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SW=${1:-${SW_BIN:-$ROOT/build/stormwatch}}
+AB=${2:-}
 REPS=${SMOKE_REPS:-5}
 MARGIN=${SMOKE_MARGIN:-1.8}
 # CPU time over md5sum's on the reference machine (2-CPU VM, 2026-11-27,
@@ -92,4 +100,41 @@ for id in replay analyze; do
 done
 printf '(%s events, best of %s runs; ratio = CPU time / md5sum CPU time on the same file)\n' \
     "$events" "$REPS"
+
+# Avro through a registry against the fixed-id path, in one run.
+avro_smoke() {
+    [[ -x $AB ]] || die "no sw_avrobench at $AB"
+    if ! /usr/bin/python3 -c 'import avro.schema' 2>/dev/null; then
+        [[ ${CI:-} == true ]] && die "python3-avro is missing (scripts/install-deps.sh test)"
+        echo "avro: skipped (python3-avro is not installed)"
+        return 0
+    fi
+    local ev=$DIR/avro.jsonl reg=$ROOT/tests/registry v
+    "$SW" gen --ranks 32 --samples 250 --seed 7 --quiet -o "$ev" || die "gen failed"
+    cp "$ROOT/schemas/telemetry_event.avsc" "$DIR/telemetry_v2.avsc"
+    for v in 1 2 3; do
+        local avsc=$reg/telemetry_v$v.avsc
+        [[ $v == 2 ]] && avsc=$DIR/telemetry_v2.avsc
+        /usr/bin/python3 "$reg/sr_encode.py" --schema "$((10 + v))=$avsc" "$ev" "$DIR/v$v.bin" >/dev/null ||
+            die "sr_encode.py failed for schema v$v"
+    done
+    "$AB" "$DIR/v2.bin" "$DIR/v1.bin" "$reg/telemetry_v1.avsc" "$DIR/v3.bin" \
+        "$reg/telemetry_v3.avsc" 1 >"$DIR/avro.out" || die "sw_avrobench failed"
+    local row target got limit ok
+    for row in "identity plan:0.95" "writer v3 (:0.85"; do
+        target=${row##*:}
+        row=${row%:*}
+        # The row's last column: the paired median (or the best-round ratio).
+        got=$(grep -F "$row" "$DIR/avro.out" | head -1 |
+            awk -F'|' '{ for (i = NF; i > 0; i--) if ($i ~ /^ *[0-9.]+ *$/) { print $i + 0; exit } }')
+        [[ -n $got ]] || die "sw_avrobench printed no row \"$row\": $(cat "$DIR/avro.out")"
+        read -r limit ok < <(awk -v g="$got" -v t="$target" -v k="$MARGIN" \
+            'BEGIN { printf "%.2f %d\n", t / k, (g >= t / k) }')
+        printf '%-22s %9s %9s %s\n' "avro ${row% (}" "$got" ">= $limit" \
+            "$([[ $ok == 1 ]] && echo ok || echo 'SLOWER than the limit')"
+        [[ $ok == 1 ]] || fail=1
+    done
+    echo "(Avro: $(wc -l <"$ev") events; speed over the fixed-id path's in the same run)"
+}
+[[ -n $AB ]] && avro_smoke
 exit $fail

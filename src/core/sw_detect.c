@@ -690,6 +690,11 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
                             int64_t input_offset, const sw_record_t **rec, char *errstr,
                             size_t errstr_size)
 {
+    if (source < 0 || source >= SW_DETECT_SOURCES) {
+        *rec = NULL;
+        sw_errfmt(errstr, errstr_size, "no input source %d (0 or 1)", source);
+        return SW_ERR_INVALID_ARG;
+    }
     /* From here on "offset" is the tag: offset and source in one. */
     int64_t offset = det_tag(source, input_offset);
     det->arrivals++;

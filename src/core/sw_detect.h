@@ -130,7 +130,7 @@ sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now
  *        two sources may interleave in any order. Snapshots, restore and
  *        the rebuild then keep a position per source (the _src functions
  *        below), and records name the source of their cause
- *        (sw_record_t.cause_source).
+ *        (sw_record_t.cause_source). SW_ERR_INVALID_ARG for another @p src.
  */
 sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int src,
                             int64_t offset, const sw_record_t **rec, char *errstr,

@@ -59,6 +59,10 @@ static void rank_floors(const sw_detector_t *det, const job_t *j, size_t k,
 bool sw_detect_min_offset_src(const sw_detector_t *det, int src, int64_t *offset)
 {
     int64_t m = INT64_MAX;
+    if (src < 0 || src >= SW_DETECT_SOURCES) { /* no such source: nothing from it */
+        *offset = m;
+        return false;
+    }
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;
@@ -645,7 +649,9 @@ bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 
 bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, int64_t offset)
 {
-    if (ev->kind != SW_EV_SAMPLE || offset >= det->rebuild_x[src]) return false;
+    if (src < 0 || src >= SW_DETECT_SOURCES || ev->kind != SW_EV_SAMPLE ||
+        offset >= det->rebuild_x[src])
+        return false;
     bool hard;
     int64_t max_ranks = sw_det_rank_limit(det, &hard);
     if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
@@ -656,7 +662,7 @@ bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, in
     if (offset < j->rb_floor[ri * SW_DETECT_SOURCES + (size_t)src]) return false;
     int64_t tag = det_tag(src, offset);
     /* Refused by the out-of-time guard when fed (the newest refusals are
-     * remembered by offset; an older one is out of the rank's range unless
+     * remembered by tag; an older one is out of the rank's range unless
      * the rank's range grew around it later). */
     if (sw_tguard_was_refused(&j->tguard, tag)) return false;
     /* Out of the rank's range: the out-of-time guard refused it when fed. */
