@@ -340,6 +340,22 @@ static unsigned char field_kind(const anode_t *w)
     }
 }
 
+/* The step that reads (or skips) writer field type @p w of shape @p kind.
+ * An enum is skipped as a varint but read by the decoder's own reader,
+ * which checks the symbol's index. */
+static uint8_t step_op(const anode_t *w, unsigned char kind, bool read)
+{
+    if (w->t == AT_UNION && w->n == 2) w = w->branches[1];
+    if (read && w->t == AT_ENUM) return SW_AVRO_STEP_READ;
+    switch (kind) {
+    case FK_VARINT: return read ? SW_AVRO_STEP_READ_VARINT : SW_AVRO_STEP_SKIP_VARINT;
+    case FK_OPT_VARINT: return read ? SW_AVRO_STEP_READ_OPT_VARINT : SW_AVRO_STEP_SKIP_OPT_VARINT;
+    case FK_LEN: return read ? SW_AVRO_STEP_READ_LEN : SW_AVRO_STEP_SKIP_LEN;
+    case FK_OPT_LEN: return read ? SW_AVRO_STEP_READ_OPT_LEN : SW_AVRO_STEP_SKIP_OPT_LEN;
+    default: return read ? SW_AVRO_STEP_READ : SW_AVRO_STEP_SKIP;
+    }
+}
+
 /* The flat tables of sw_avro_plan_fields(). */
 static void plan_flatten(sw_avro_plan_t *plan)
 {
@@ -369,7 +385,10 @@ static void plan_flatten(sw_avro_plan_t *plan)
     }
     /* The same, per writer field in the writer's order (sw_avro_plan_steps). */
     plan->steps = sw_arena_calloc(&plan->arena, op->w->n + 1, sizeof(*plan->steps));
-    for (size_t k = 0; k < op->w->n; k++) plan->steps[k].slot = SW_AVRO_STEP_SKIP;
+    for (size_t k = 0; k < op->w->n; k++) {
+        plan->steps[k].op = step_op(op->w->fields[k].type, plan->fields_kind[k], false);
+        plan->steps[k].slot = -1;
+    }
     plan->dflts = sw_arena_calloc(&plan->arena, op->nr + 1, sizeof(*plan->dflts));
     for (size_t i = 0; i < op->nr; i++) {
         int16_t src = plan->fields_src[i];
@@ -379,9 +398,10 @@ static void plan_flatten(sw_avro_plan_t *plan)
             df->span.p = (const unsigned char *)op->dflt[i].ptr;
             df->span.end = plan->dflt_end;
         } else if (src == FS_CONVERT) {
-            plan->steps[op->from[i]].slot = SW_AVRO_STEP_CONVERT;
-            plan->steps[op->from[i]].conv = (int16_t)i;
+            plan->steps[op->from[i]].op = SW_AVRO_STEP_CONVERT;
+            plan->steps[op->from[i]].slot = (int16_t)i;
         } else {
+            plan->steps[src].op = step_op(op->w->fields[src].type, plan->fields_kind[src], true);
             plan->steps[src].slot = (int16_t)i;
         }
     }

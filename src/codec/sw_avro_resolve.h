@@ -100,22 +100,38 @@ sw_err_t sw_avro_plan_fields(const sw_avro_plan_t *plan, const void *body, size_
  * straight into their own fields (sw_avro_decode_event_plan): read the
  * value into reader field `slot` as it lies (same layout, an int read as a
  * long, bytes as string), convert it (into a scratch buffer, after the
- * pass: sw_avro_plan_convert), or skip it (sw_avro_plan_skip). The reader
- * fields the writer lacks take their defaults (sw_avro_plan_defaults).
- * These calls only say whether the body is well formed: a caller that
- * gets false decodes the message again through sw_avro_plan_fields(),
- * whose message names the field and the byte.
+ * pass: sw_avro_plan_convert), or skip it. The reader fields the writer
+ * lacks take their defaults (sw_avro_plan_defaults). Each step is typed
+ * by the value's shape on the wire, so that a decoder can read and skip
+ * the common shapes inline, without a call per field.
+ * A decoder that finds a body malformed decodes the message again through
+ * sw_avro_plan_fields(), whose message names the field and the byte: the
+ * steps never produce a message.
  */
 
-/** What a step does with its writer field. */
-enum { SW_AVRO_STEP_SKIP = -1, SW_AVRO_STEP_CONVERT = -2 };
+/** What a step does with its writer field (sw_avro_step_t.op). The shapes:
+ *  VARINT int, long (or enum: skips only); LEN string or bytes; OPT_* the
+ *  union ["null", that]; a read of another shape (records, other unions,
+ *  floats, ...) is SW_AVRO_STEP_READ, a skip SW_AVRO_STEP_SKIP. A read's
+ *  shape is also the reader field's: the layouts are the same. */
+typedef enum sw_avro_step_op_e {
+    SW_AVRO_STEP_READ_VARINT,
+    SW_AVRO_STEP_READ_OPT_VARINT,
+    SW_AVRO_STEP_READ_LEN,
+    SW_AVRO_STEP_READ_OPT_LEN,
+    SW_AVRO_STEP_READ,        /**< another shape: the decoder's own reader */
+    SW_AVRO_STEP_SKIP_VARINT, /**< a writer-only field ... */
+    SW_AVRO_STEP_SKIP_OPT_VARINT,
+    SW_AVRO_STEP_SKIP_LEN,
+    SW_AVRO_STEP_SKIP_OPT_LEN,
+    SW_AVRO_STEP_SKIP,   /**< ... of another shape: sw_avro_plan_skip() */
+    SW_AVRO_STEP_CONVERT /**< skipped, then sw_avro_plan_convert() into slot */
+} sw_avro_step_op_t;
 
-/** One writer field: slot >= 0 reads it into that reader field as it
- *  lies; SW_AVRO_STEP_CONVERT converts it into reader field @c conv;
- *  SW_AVRO_STEP_SKIP skips it. */
+/** One writer field. */
 typedef struct sw_avro_step_s {
-    int16_t slot;
-    int16_t conv;
+    uint8_t op;   /**< sw_avro_step_op_t */
+    int16_t slot; /**< the reader field read or converted into (-1: skips) */
 } sw_avro_step_t;
 
 /**
@@ -142,8 +158,8 @@ const sw_avro_default_t *sw_avro_plan_defaults(const sw_avro_plan_t *plan, size_
 
 /**
  * @brief Skip writer field @p k of a record plan at @p *p (not past
- *        @p end). @returns false when the bytes are not a value of the
- *        field's type (no message: see above), else advances @p *p.
+ *        @p end), any shape. @returns false when the bytes are not a value
+ *        of the field's type (no message: see above), else advances @p *p.
  */
 bool sw_avro_plan_skip(const sw_avro_plan_t *plan, size_t k, const unsigned char **p,
                        const unsigned char *end);

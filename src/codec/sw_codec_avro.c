@@ -516,8 +516,8 @@ static void plan_errstr(const sw_avro_plan_t *plan, char *errstr, size_t errstr_
              (long)sw_avro_plan_id(plan));
 }
 
-/* Each reader field's read as its own function, called through a table
- * from the unrolled steps of decode_steps(). */
+/* Each reader field's read as its own function, for the steps of other
+ * shapes (phase_scope), the defaults and the converted fields. */
 typedef bool (*slot_fn_t)(rd_t *rd, sw_event_t *ev, slots_t *f);
 
 #define SLOT_FN(i)                                             \
@@ -557,6 +557,55 @@ static const slot_fn_t k_slot_fn[EVENT_FIELDS] = {
     slot_16, slot_17, slot_18, slot_19, slot_20, slot_21, slot_22, slot_23,
 };
 
+/* Where step_fast() puts reader field i: what read_slot() does for it, as
+ * data (test_avro_resolve's differential test decodes every field both
+ * ways). */
+typedef struct slot_dst_s {
+    int16_t val;        /* offset of the value, an int64_t or an sw_str_t */
+    int16_t flag;       /* offset of the bool "not null", or -1 (none) */
+    bool in_f;          /* offsets in slots_t, not in sw_event_t */
+    int64_t dflt;       /* a null long's value */
+    const char *dflt_s; /* a null string's value ... */
+    size_t dflt_len;    /* ... and its bytes */
+} slot_dst_t;
+
+#define DST_LONG(m, d) offsetof(sw_event_t, m), -1, false, d, "", 0
+#define DST_STR(m, d) offsetof(sw_event_t, m), -1, false, 0, d, sizeof(d) - 1
+#define DST_FLAG(m, flag) offsetof(sw_event_t, m), offsetof(sw_event_t, flag), false, 0, "", 0
+#define DST_OPT(m) DST_FLAG(m.value, m.set)
+
+static const slot_dst_t k_dst[EVENT_FIELDS] = {
+    {DST_OPT(schema_version)},
+    {DST_LONG(timestamp_ns, 0)},
+    {DST_STR(event_type, "")},
+    {DST_OPT(collector)},
+    {DST_LONG(sampling_interval_ms, 0)},
+    {DST_LONG(pid, -1)},
+    {DST_STR(host, "unknown")},
+    {DST_OPT(device_id)},
+    {DST_OPT(allocator_allocated_bytes)},
+    {DST_OPT(allocator_reserved_bytes)},
+    {DST_OPT(allocator_active_bytes)},
+    {DST_OPT(allocator_inactive_bytes)},
+    {DST_OPT(allocator_change_bytes)},
+    {DST_FLAG(device_used_bytes, has_device_used)},
+    {DST_OPT(device_free_bytes)},
+    {DST_OPT(device_total_bytes)},
+    {DST_OPT(context)},
+    {offsetof(slots_t, meta.value), offsetof(slots_t, meta.set), true, 0, "", 0},
+    {DST_FLAG(job_id, has_job_id)},
+    {DST_LONG(rank, 0)},
+    {DST_OPT(local_rank)},
+    {DST_LONG(world_size, 1)},
+    {DST_FLAG(session_id, has_session_id)},
+    {0, -1, false, 0, "", 0}, /* phase_scope: a step of another shape */
+};
+
+#undef DST_LONG
+#undef DST_STR
+#undef DST_FLAG
+#undef DST_OPT
+
 /* Writer fields to convert after the pass (see decode_steps). */
 typedef struct conv_s {
     const unsigned char *at[EVENT_FIELDS], *end[EVENT_FIELDS];
@@ -564,20 +613,141 @@ typedef struct conv_s {
     size_t n;
 } conv_t;
 
-/* A writer field that is not read as it lies: skipped, and noted when it
- * is to be converted. */
-__attribute__((noinline)) static bool step_other(const sw_avro_plan_t *plan,
-                                                 const sw_avro_step_t *st, size_t k, rd_t *rd,
-                                                 const unsigned char *end, conv_t *cv)
+/* What one pass of the steps works with. */
+typedef struct pass_s {
+    const sw_avro_plan_t *plan;
+    rd_t *rd; /* the strict reader; its p is set before step_careful() */
+    sw_event_t *ev;
+    slots_t *f;
+    conv_t cv;
+} pass_t;
+
+/* Step @p st (writer field @p k) at rd->p, the careful way: what
+ * step_fast() leaves (a value near the body's end, a union index of more
+ * than one byte, a step of another shape). A read is the reader field's
+ * own (the fixed path's code), a skip the resolver's; a field to convert
+ * is skipped and noted. */
+__attribute__((noinline)) static bool step_careful(pass_t *ps, size_t k, const sw_avro_step_t *st)
 {
+    rd_t *rd = ps->rd;
     const unsigned char *at = rd->p;
-    if (!sw_avro_plan_skip(plan, k, &rd->p, end)) return false;
-    if (st[k].slot == SW_AVRO_STEP_CONVERT) {
+    switch (st->op) {
+    case SW_AVRO_STEP_READ_VARINT:
+    case SW_AVRO_STEP_READ_OPT_VARINT:
+    case SW_AVRO_STEP_READ_LEN:
+    case SW_AVRO_STEP_READ_OPT_LEN:
+    case SW_AVRO_STEP_READ: return k_slot_fn[st->slot](rd, ps->ev, ps->f);
+    default: break;
+    }
+    if (!sw_avro_plan_skip(ps->plan, k, &rd->p, rd->end)) return false;
+    if (st->op == SW_AVRO_STEP_CONVERT) {
+        conv_t *cv = &ps->cv;
         cv->at[cv->n] = at;
         cv->end[cv->n] = rd->p;
-        cv->slot[cv->n++] = st[k].conv;
+        cv->slot[cv->n++] = st->slot;
     }
     return true;
+}
+
+/* The fast reads of the steps, at @p p before @p end: a varint of one
+ * byte anywhere, a longer one while 10 bytes are left (no bounds check
+ * per byte). @returns the end of the value, or NULL for "ask the careful
+ * path" (which also says whether the value is malformed). */
+static inline const unsigned char *fast_long(const unsigned char *p, const unsigned char *end,
+                                             int64_t *v)
+{
+    uint64_t u = 0;
+    if (p < end && *p < 0x80) {
+        u = *p++;
+    } else if (end - p < 10 || !(p = varint_word(p, &u))) {
+        return NULL;
+    }
+    *v = (int64_t)((u >> 1) ^ (0 - (u & 1)));
+    return p;
+}
+
+/* A UTF-8 string (the strict reader's check: rd_str). */
+static inline const unsigned char *fast_str(const unsigned char *p, const unsigned char *end,
+                                            sw_str_t *s)
+{
+    int64_t n = 0;
+    p = fast_long(p, end, &n);
+    if (!p || n < 0 || n > end - p) return NULL;
+    if (!ascii16(p, (size_t)n, (size_t)(end - p)) &&
+        sw_utf8_bad_at(p, (size_t)n, false) != (size_t)n)
+        return NULL;
+    s->ptr = (const char *)p;
+    s->len = (size_t)n;
+    return p + n;
+}
+
+/* The union index of ["null", T] at @p p: branch 0 or 1 in one byte
+ * (@p set: not null); NULL for anything else (the careful path's). */
+static inline const unsigned char *fast_opt(const unsigned char *p, const unsigned char *end,
+                                            bool *set)
+{
+    if (p >= end || (*p | 2) != 2) return NULL;
+    *set = *p != 0;
+    return p + 1;
+}
+
+/* Reader field @p slot's value @p v (a long) or @p s (a string), and its
+ * flag when it has one (a false flag rewrites the zero it already is). */
+static inline void put_long_at(int slot, sw_event_t *ev, slots_t *f, bool set, int64_t v)
+{
+    const slot_dst_t *d = &k_dst[slot];
+    char *base = d->in_f ? (char *)f : (char *)ev;
+    if (d->flag >= 0) *(bool *)(base + d->flag) = set;
+    *(int64_t *)(void *)(base + d->val) = set ? v : d->dflt;
+}
+
+static inline void put_str_at(int slot, sw_event_t *ev, slots_t *f, bool set, sw_str_t s)
+{
+    const slot_dst_t *d = &k_dst[slot];
+    char *base = d->in_f ? (char *)f : (char *)ev;
+    if (d->flag >= 0) *(bool *)(base + d->flag) = set;
+    *(sw_str_t *)(void *)(base + d->val) = set ? s : (sw_str_t){d->dflt_s, d->dflt_len};
+}
+
+/* Step @p st at @p p, the common shapes inline: a nullable or plain long
+ * or string read into its reader field, or skipped. @returns the end of
+ * the value, or NULL for step_careful(), which does it all again (nothing
+ * is written here before the value is read). */
+static inline __attribute__((always_inline)) const unsigned char *
+step_fast(const sw_avro_step_t *st, const unsigned char *p, const unsigned char *end,
+          sw_event_t *ev, slots_t *f)
+{
+    bool set = true;
+    int64_t v = 0;
+    sw_str_t s = {0};
+    switch (st->op) {
+    case SW_AVRO_STEP_READ_OPT_VARINT:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
+    case SW_AVRO_STEP_READ_VARINT:
+        if (set && !(p = fast_long(p, end, &v))) return NULL;
+        put_long_at(st->slot, ev, f, set, v);
+        return p;
+    case SW_AVRO_STEP_READ_OPT_LEN:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
+    case SW_AVRO_STEP_READ_LEN:
+        if (set && !(p = fast_str(p, end, &s))) return NULL;
+        put_str_at(st->slot, ev, f, set, s);
+        return p;
+    case SW_AVRO_STEP_SKIP_OPT_VARINT:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
+    case SW_AVRO_STEP_SKIP_VARINT: return set ? fast_long(p, end, &v) : p;
+    case SW_AVRO_STEP_SKIP_OPT_LEN:
+        if (!(p = fast_opt(p, end, &set))) return NULL;
+        __attribute__((fallthrough));
+    case SW_AVRO_STEP_SKIP_LEN:
+        if (!set) return p;
+        if (!(p = fast_long(p, end, &v)) || v < 0 || v > end - p) return NULL;
+        return p + v;
+    default: return NULL;
+    }
 }
 
 /* A body of @p plan's writer schema (rd at its first byte) in one forward
@@ -586,120 +756,60 @@ __attribute__((noinline)) static bool step_other(const sw_avro_plan_t *plan,
  * reader fields the writer lacks from their defaults. @returns false when
  * the body is malformed (no message: the caller decodes it again the
  * careful way).
- * The first 32 steps and every default are unrolled (entered at the
- * count, as in Duff's device): each has its own indirect call, which for
- * one plan always goes to the same reader field, so the branch predictor
- * gets it right (one call site in a loop, cycling through 24 targets, was
- * mispredicted nearly every time: the resolved rows ran at half the fixed
- * path's speed with 0.94 of its instructions). The calls go to small
- * functions that share the fixed path's readers: inlining the common
- * fields' reads at each step saved 8% of the instructions and lost 5-20%
- * of the time (more code, more branches to predict). */
+ * The steps of the common shapes (nullable longs and strings) are read
+ * inline, with where each value goes as data (k_dst), so a step costs a
+ * jump through one switch instead of a call (the call per field through a
+ * table of per-field functions was ~300 of the ~615 instructions per
+ * event that v3 paid above the fixed path). One switch in a loop: its few
+ * targets repeat in a pattern the branch predictor learns (v3 ran faster
+ * than the fixed path); the same steps unrolled 32 times, each with its
+ * own switch, took 9% more instructions, 40 KB more code and ran at 0.82
+ * of the fixed path. */
 static bool decode_steps(sw_avro_dec_t *dec, const sw_avro_plan_t *plan, rd_t *rd, sw_event_t *ev,
                          slots_t *f)
 {
-    size_t n = 0, nd = 0, k = 0, j = 0;
+    size_t n = 0, nd = 0;
     const sw_avro_step_t *st = sw_avro_plan_steps(plan, &n);
-    const unsigned char *end = rd->end;
-    conv_t cv;
-    cv.n = 0;
-#define STEP(i)                                                                            \
-    do {                                                                                   \
-        size_t k_ = (i);                                                                   \
-        int s_ = st[k_].slot;                                                              \
-        if (s_ >= 0 ? !k_slot_fn[s_](rd, ev, f) : !step_other(plan, st, k_, rd, end, &cv)) \
-            return false;                                                                  \
-    } while (0)
-    switch (n < 32 ? n : 32) {
-    case 32: STEP(k++); __attribute__((fallthrough));
-    case 31: STEP(k++); __attribute__((fallthrough));
-    case 30: STEP(k++); __attribute__((fallthrough));
-    case 29: STEP(k++); __attribute__((fallthrough));
-    case 28: STEP(k++); __attribute__((fallthrough));
-    case 27: STEP(k++); __attribute__((fallthrough));
-    case 26: STEP(k++); __attribute__((fallthrough));
-    case 25: STEP(k++); __attribute__((fallthrough));
-    case 24: STEP(k++); __attribute__((fallthrough));
-    case 23: STEP(k++); __attribute__((fallthrough));
-    case 22: STEP(k++); __attribute__((fallthrough));
-    case 21: STEP(k++); __attribute__((fallthrough));
-    case 20: STEP(k++); __attribute__((fallthrough));
-    case 19: STEP(k++); __attribute__((fallthrough));
-    case 18: STEP(k++); __attribute__((fallthrough));
-    case 17: STEP(k++); __attribute__((fallthrough));
-    case 16: STEP(k++); __attribute__((fallthrough));
-    case 15: STEP(k++); __attribute__((fallthrough));
-    case 14: STEP(k++); __attribute__((fallthrough));
-    case 13: STEP(k++); __attribute__((fallthrough));
-    case 12: STEP(k++); __attribute__((fallthrough));
-    case 11: STEP(k++); __attribute__((fallthrough));
-    case 10: STEP(k++); __attribute__((fallthrough));
-    case 9: STEP(k++); __attribute__((fallthrough));
-    case 8: STEP(k++); __attribute__((fallthrough));
-    case 7: STEP(k++); __attribute__((fallthrough));
-    case 6: STEP(k++); __attribute__((fallthrough));
-    case 5: STEP(k++); __attribute__((fallthrough));
-    case 4: STEP(k++); __attribute__((fallthrough));
-    case 3: STEP(k++); __attribute__((fallthrough));
-    case 2: STEP(k++); __attribute__((fallthrough));
-    case 1: STEP(k++); __attribute__((fallthrough));
-    default: break;
+    pass_t ps;
+    ps.plan = plan;
+    ps.rd = rd;
+    ps.ev = ev;
+    ps.f = f;
+    ps.cv.n = 0;
+    const unsigned char *p = rd->p, *end = rd->end, *q;
+    for (size_t k = 0; k < n; k++) {
+        if ((q = step_fast(&st[k], p, end, ev, f)) != NULL) {
+            p = q;
+            continue;
+        }
+        rd->p = p;
+        if (!step_careful(&ps, k, &st[k])) return false;
+        p = rd->p;
     }
-    for (; k < n; k++) STEP(k);
-#undef STEP
-    if (rd->p != end) return false; /* trailing bytes */
+    if (p != end) return false; /* trailing bytes */
     const sw_avro_default_t *ds = sw_avro_plan_defaults(plan, &nd);
-#define DFLT(i)                                            \
-    do {                                                   \
-        const sw_avro_default_t *d_ = &ds[i];              \
-        rd->p = d_->span.p;                                \
-        rd->end = d_->span.end;                            \
-        if (!k_slot_fn[d_->slot](rd, ev, f)) return false; \
-    } while (0)
-    switch (nd < EVENT_FIELDS ? nd : EVENT_FIELDS) { /* at most one per reader field */
-    case 24: DFLT(j++); __attribute__((fallthrough));
-    case 23: DFLT(j++); __attribute__((fallthrough));
-    case 22: DFLT(j++); __attribute__((fallthrough));
-    case 21: DFLT(j++); __attribute__((fallthrough));
-    case 20: DFLT(j++); __attribute__((fallthrough));
-    case 19: DFLT(j++); __attribute__((fallthrough));
-    case 18: DFLT(j++); __attribute__((fallthrough));
-    case 17: DFLT(j++); __attribute__((fallthrough));
-    case 16: DFLT(j++); __attribute__((fallthrough));
-    case 15: DFLT(j++); __attribute__((fallthrough));
-    case 14: DFLT(j++); __attribute__((fallthrough));
-    case 13: DFLT(j++); __attribute__((fallthrough));
-    case 12: DFLT(j++); __attribute__((fallthrough));
-    case 11: DFLT(j++); __attribute__((fallthrough));
-    case 10: DFLT(j++); __attribute__((fallthrough));
-    case 9: DFLT(j++); __attribute__((fallthrough));
-    case 8: DFLT(j++); __attribute__((fallthrough));
-    case 7: DFLT(j++); __attribute__((fallthrough));
-    case 6: DFLT(j++); __attribute__((fallthrough));
-    case 5: DFLT(j++); __attribute__((fallthrough));
-    case 4: DFLT(j++); __attribute__((fallthrough));
-    case 3: DFLT(j++); __attribute__((fallthrough));
-    case 2: DFLT(j++); __attribute__((fallthrough));
-    case 1: DFLT(j++); __attribute__((fallthrough));
-    default: break;
+    for (size_t j = 0; j < nd; j++) {
+        rd->p = ds[j].span.p;
+        rd->end = ds[j].span.end;
+        if (!k_slot_fn[ds[j].slot](rd, ev, f)) return false;
     }
-#undef DFLT
-    if (!cv.n) return true;
+    conv_t *cv = &ps.cv;
+    if (!cv->n) return true;
     /* Converted into the scratch buffer, which may move while it grows:
      * offsets first, decoded when every conversion is done. */
     size_t ofs[EVENT_FIELDS];
     sw_buf_t *scratch = &dec->resolved;
     scratch->len = 0;
-    for (j = 0; j < cv.n; j++) {
+    for (size_t j = 0; j < cv->n; j++) {
         ofs[j] = scratch->len;
-        if (!sw_avro_plan_convert(plan, (size_t)cv.slot[j], cv.at[j], cv.end[j], scratch))
+        if (!sw_avro_plan_convert(plan, (size_t)cv->slot[j], cv->at[j], cv->end[j], scratch))
             return false;
     }
     const unsigned char *sb = (const unsigned char *)(scratch->data ? scratch->data : "");
-    for (j = 0; j < cv.n; j++) {
+    for (size_t j = 0; j < cv->n; j++) {
         rd->p = sb + ofs[j];
         rd->end = sb + scratch->len;
-        if (!k_slot_fn[cv.slot[j]](rd, ev, f)) return false;
+        if (!k_slot_fn[cv->slot[j]](rd, ev, f)) return false;
     }
     return true;
 }

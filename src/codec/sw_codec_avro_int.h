@@ -211,13 +211,48 @@ __attribute__((noinline, unused)) static bool rd_varint_slow(rd_t *rd, uint64_t 
     return true;
 }
 
+/* A varint of 2 to 9 bytes at @p p, with 10 bytes readable there:
+ * @returns its end, or NULL when it takes 10 bytes (for the careful
+ * path). On little-endian machines the first eight bytes are read as one
+ * word: the first byte without its high bit ends the varint, and the
+ * 7-bit groups are packed in three steps, with no loop and no branch per
+ * byte (byte counts and nanosecond timestamps take 5 to 9 bytes; this was
+ * ~10% of the daemon's instructions per event). */
+static inline const unsigned char *varint_word(const unsigned char *p, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t stop = ~w & UINT64_C(0x8080808080808080);
+    unsigned n = stop ? (unsigned)__builtin_ctzll(stop) / 8 + 1 : 9; /* bytes, 2..9 */
+    if (n < 8) w &= (UINT64_C(1) << (8 * n)) - 1;
+    w &= UINT64_C(0x7f7f7f7f7f7f7f7f);
+    w = ((w & UINT64_C(0x7f007f007f007f00)) >> 1) | (w & UINT64_C(0x007f007f007f007f));
+    w = ((w & UINT64_C(0x3fff00003fff0000)) >> 2) | (w & UINT64_C(0x00003fff00003fff));
+    w = ((w & UINT64_C(0x0fffffff00000000)) >> 4) | (w & UINT64_C(0x000000000fffffff));
+    if (n == 9) {
+        if (p[8] >= 0x80) return NULL; /* 10 bytes */
+        w |= (uint64_t)p[8] << 56;
+    }
+    *out = w;
+    return p + n;
+#else
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 9; i++) {
+        uint64_t b = p[i];
+        v |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            *out = v;
+            return p + i + 1;
+        }
+    }
+    return NULL;
+#endif
+}
+
 /* Most varints end well before the buffer does: decode those without a
- * bounds check per byte; anything else (10 bytes, near the end) takes the
- * careful path from the start. On little-endian machines the first eight
- * bytes are read as one word: the first byte without its high bit ends
- * the varint, and the 7-bit groups are packed in three steps, with no
- * loop and no branch per byte (byte counts and nanosecond timestamps take
- * 5 to 9 bytes; this was ~10% of the daemon's instructions per event). */
+ * bounds check per byte (varint_word); anything else (10 bytes, near the
+ * end) takes the careful path from the start. */
 static inline bool rd_varint(rd_t *rd, uint64_t *out)
 {
     const unsigned char *p = rd->p;
@@ -227,35 +262,11 @@ static inline bool rd_varint(rd_t *rd, uint64_t *out)
             *out = p[0];
             return true;
         }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t stop = ~w & UINT64_C(0x8080808080808080);
-        unsigned n = stop ? (unsigned)__builtin_ctzll(stop) / 8 + 1 : 9; /* bytes, 2..9 */
-        if (n < 8) w &= (UINT64_C(1) << (8 * n)) - 1;
-        w &= UINT64_C(0x7f7f7f7f7f7f7f7f);
-        w = ((w & UINT64_C(0x7f007f007f007f00)) >> 1) | (w & UINT64_C(0x007f007f007f007f));
-        w = ((w & UINT64_C(0x3fff00003fff0000)) >> 2) | (w & UINT64_C(0x00003fff00003fff));
-        w = ((w & UINT64_C(0x0fffffff00000000)) >> 4) | (w & UINT64_C(0x000000000fffffff));
-        if (n == 9) {
-            if (p[8] >= 0x80) return rd_varint_slow(rd, out); /* 10 bytes */
-            w |= (uint64_t)p[8] << 56;
+        const unsigned char *e = varint_word(p, out);
+        if (e) {
+            rd->p = e;
+            return true;
         }
-        rd->p = p + n;
-        *out = w;
-        return true;
-#else
-        uint64_t v = 0;
-        for (unsigned i = 0; i < 9; i++) {
-            uint64_t b = p[i];
-            v |= (b & 0x7f) << (7 * i);
-            if (b < 0x80) {
-                rd->p = p + i + 1;
-                *out = v;
-                return true;
-            }
-        }
-#endif
     }
     return rd_varint_slow(rd, out);
 }
@@ -302,16 +313,16 @@ __attribute__((noinline)) static bool rd_str_fail(rd_t *rd, const unsigned char 
                            rd_off(rd, rd->p + bad), rd_name(rd, nm, sizeof(nm)));
 }
 
-/* Whether the next @p n bytes are ASCII, for short strings (hosts, ids,
- * event types) with 16 bytes left in the buffer, in two word loads; false
- * means "check them fully", not "invalid". */
-static inline bool rd_ascii16(const rd_t *rd, size_t n)
+/* Whether the @p n bytes at @p p are ASCII, for short strings (hosts, ids,
+ * event types) with 16 bytes (@p left) readable there, in two word loads;
+ * false means "check them fully", not "invalid". */
+static inline bool ascii16(const unsigned char *p, size_t n, size_t left)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n > 16 || rd_left(rd) < 16) return false;
+    if (n > 16 || left < 16) return false;
     uint64_t lo, hi;
-    memcpy(&lo, rd->p, 8);
-    memcpy(&hi, rd->p + 8, 8);
+    memcpy(&lo, p, 8);
+    memcpy(&hi, p + 8, 8);
     if (n < 8) {
         lo &= (UINT64_C(1) << (8 * n)) - 1;
         hi = 0;
@@ -320,10 +331,17 @@ static inline bool rd_ascii16(const rd_t *rd, size_t n)
     }
     return !((lo | hi) & UINT64_C(0x8080808080808080));
 #else
-    (void)rd;
+    (void)p;
     (void)n;
+    (void)left;
     return false;
 #endif
+}
+
+/* ascii16() at rd->p. */
+static inline bool rd_ascii16(const rd_t *rd, size_t n)
+{
+    return ascii16(rd->p, n, rd_left(rd));
 }
 
 static inline bool rd_str(rd_t *rd, sw_str_t *out)
