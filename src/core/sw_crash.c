@@ -29,21 +29,22 @@ typedef struct crank_s {
     uint32_t ri;       /* SPEC 6 rank index, CNIL while the rank had no sample */
     uint32_t hpos;     /* silence heap position, CNIL when absent */
     int64_t newest_ts; /* newest event timestamp (any type), INT64_MIN none */
-    int64_t stop_ts;   /* a stop at this time (INT64_MIN none): not silent */
-    uint32_t dpos; /* index in the job's dead list, CNIL alive */
-    uint32_t w;    /* index in the warning table, CNIL none */
-    uint32_t d;    /* index in the job's death marks (cdeath_t), CNIL: zero */
+    uint32_t d;    /* index in the job's death marks (cdeath_t), CNIL: none */
     uint8_t life;
     bool degraded;
     bool blind;
 } crank_t;
 
-/* A rank's last death, out of line (few ranks die): created when it first
- * dies (or is restored with marks), kept after it revives. */
+/* A rank's last death and stop, and its warning state, out of line (few
+ * ranks die, stop or near their capacity): created when it first needs one
+ * of them (or is restored with marks), kept after it revives. */
 typedef struct cdeath_s {
     int64_t death_ts;  /* d while dead */
     int64_t death_al;  /* aligned d */
     int64_t death_pid; /* the pid that died (oom) */
+    int64_t stop_ts;   /* a stop at this time (INT64_MIN none): not silent */
+    uint32_t dpos;     /* index in the job's dead list, CNIL alive */
+    uint32_t w;        /* index in the warning table, CNIL none */
 } cdeath_t;
 
 typedef struct cwarn_s {
@@ -99,8 +100,26 @@ struct sw_cjob_s {
 /* Rank c's death marks: zeros when it never died. */
 static cdeath_t cd_of(const sw_cjob_t *cj, const crank_t *c)
 {
-    cdeath_t none = {0, 0, 0};
+    cdeath_t none = {0, 0, 0, INT64_MIN, CNIL, CNIL};
     return c->d == CNIL ? none : cj->deaths[c->d];
+}
+
+/* Rank c's stop time, INT64_MIN none. */
+static int64_t c_stop(const sw_cjob_t *cj, const crank_t *c)
+{
+    return c->d == CNIL ? INT64_MIN : cj->deaths[c->d].stop_ts;
+}
+
+/* Rank c's index in the warning table, CNIL none. */
+static uint32_t c_w(const sw_cjob_t *cj, const crank_t *c)
+{
+    return c->d == CNIL ? CNIL : cj->deaths[c->d].w;
+}
+
+/* Rank c's index in the dead list, CNIL alive. */
+static uint32_t c_dpos(const sw_cjob_t *cj, const crank_t *c)
+{
+    return c->d == CNIL ? CNIL : cj->deaths[c->d].dpos;
 }
 
 /* Rank c's death marks, created (zero) when it has none: for writing. */
@@ -109,6 +128,9 @@ static cdeath_t *cd_get(sw_cjob_t *cj, crank_t *c)
     if (c->d == CNIL) {
         SW_GROW(cj->deaths, cj->ndeaths, cj->capdeaths, 4);
         memset(&cj->deaths[cj->ndeaths], 0, sizeof(cj->deaths[0]));
+        cj->deaths[cj->ndeaths].stop_ts = INT64_MIN;
+        cj->deaths[cj->ndeaths].dpos = CNIL;
+        cj->deaths[cj->ndeaths].w = CNIL;
         c->d = (uint32_t)cj->ndeaths++;
     }
     return &cj->deaths[c->d];
@@ -421,8 +443,8 @@ static uint32_t crank_add(sw_cjob_t *cj, int64_t rank, bool mapped)
     crank_t *c = &cj->r[ci];
     memset(c, 0, sizeof(*c));
     c->rank = rank;
-    c->ri = c->hpos = c->dpos = c->w = c->d = CNIL;
-    c->newest_ts = c->stop_ts = INT64_MIN;
+    c->ri = c->hpos = c->d = CNIL;
+    c->newest_ts = INT64_MIN;
     if (mapped) sw_imap_put(&cj->map, rank, ci);
     return ci;
 }
@@ -730,8 +752,8 @@ static void emit_warning(sw_detector_t *det, job_t *j, const sw_event_t *ev, int
         if (c->ri != CNIL && j->ranks[c->ri].last_src != NIL) {
             const sw_src_t *s = &j->srcs[j->ranks[c->ri].last_src];
             o->host = sw_intern_get(j->strs, s->host);
-            o->has_device_id = s->device_id != SW_SRC_UNSET;
-            o->device_id = s->device_id;
+            o->device_id = src_device(j, j->ranks[c->ri].last_src);
+            o->has_device_id = o->device_id != INT64_MIN;
         }
         o->used_bytes = w->used;
         o->total_bytes = w->total;
@@ -800,7 +822,7 @@ static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
     cd->death_al = sat_add(d, -rank_offset(j, c));
     cd->death_pid = src->pid;
     SW_GROW(cj->dead, cj->ndead, cj->capdead, 4);
-    c->dpos = (uint32_t)cj->ndead;
+    cd->dpos = (uint32_t)cj->ndead;
     cj->dead[cj->ndead++] = ci;
     set_blind(det, cj, c);
     det->st.deaths++;
@@ -832,10 +854,10 @@ static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
 static void revive(sw_detector_t *det, sw_cjob_t *cj, uint32_t ci)
 {
     crank_t *c = &cj->r[ci];
-    uint32_t p = c->dpos;
+    uint32_t p = c_dpos(cj, c);
     cj->dead[p] = cj->dead[--cj->ndead];
-    cj->r[cj->dead[p]].dpos = p;
-    c->dpos = CNIL;
+    cd_get(cj, &cj->r[cj->dead[p]])->dpos = p;
+    cd_get(cj, c)->dpos = CNIL;
     c->life = LIFE_ALIVE;
     set_blind(det, cj, c);
     if (cj->ndead == 0) cj->c_open = false; /* the crash is over: every dead rank is back */
@@ -847,13 +869,14 @@ static void src_of_rank(const job_t *j, const crank_t *c, dsrc_t *s)
     s->host = sw_str("unknown");
     s->pid = -1;
     if (c->ri == CNIL || j->ranks[c->ri].last_src == NIL) return;
-    const sw_src_t *src = &j->srcs[j->ranks[c->ri].last_src];
+    uint32_t id = j->ranks[c->ri].last_src;
+    const sw_src_t *src = &j->srcs[id];
     s->host = sw_intern_get(j->strs, src->host);
     s->pid = src->pid;
-    s->has_dev = src->device_id != SW_SRC_UNSET;
-    s->dev = src->device_id;
-    s->has_lr = src->local_rank != SW_SRC_UNSET;
-    s->lr = src->local_rank;
+    s->dev = src_device(j, id);
+    s->has_dev = s->dev != INT64_MIN;
+    s->lr = src_local_rank(j, id);
+    s->has_lr = s->lr != INT64_MIN;
     s->has_sess = src->session != 0;
     s->sess = sw_intern_get(j->strs, src->session);
 }
@@ -872,7 +895,7 @@ static void silence_sweep(sw_detector_t *det, job_t *j, const sw_event_t *ev, in
             sh_push(cj, ci, dl); /* it reported since: re-key */
             continue;
         }
-        if (c->stop_ts != INT64_MIN && c->stop_ts >= c->newest_ts) continue; /* stopped */
+        if (c_stop(cj, c) != INT64_MIN && c_stop(cj, c) >= c->newest_ts) continue; /* stopped */
         dsrc_t s;
         src_of_rank(j, c, &s);
         died(det, j, ci, LIFE_SILENT, c->newest_ts, &s, ev, offset);
@@ -907,10 +930,11 @@ static void elig_del(sw_cjob_t *cj, uint32_t wi)
 static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci, const sw_event_t *ev)
 {
     crank_t *c = &cj->r[ci];
-    if (c->w == CNIL) {
+    if (c_w(cj, c) == CNIL) {
         SW_GROW(cj->w, cj->nw, cj->capw, 4);
-        c->w = (uint32_t)cj->nw++;
-        cwarn_t *w = &cj->w[c->w];
+        uint32_t nwi = (uint32_t)cj->nw++;
+        cd_get(cj, c)->w = nwi;
+        cwarn_t *w = &cj->w[nwi];
         memset(w, 0, sizeof(*w));
         w->ci = ci;
         w->q_since = INT64_MIN;
@@ -918,7 +942,7 @@ static bool warn_sample(const sw_detector_t *det, sw_cjob_t *cj, uint32_t ci, co
         w->prev = w->next = CNIL;
         w->ts = INT64_MIN;
     }
-    uint32_t wi = c->w;
+    uint32_t wi = c_w(cj, c);
     cwarn_t *w = &cj->w[wi];
     int64_t ts = ev->timestamp_ns;
     if (ts <= w->ts) return false; /* late: the estimate follows the newest samples */
@@ -1071,8 +1095,9 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
              ts > cd_of(cj, c).death_ts)
         revive(det, cj, ci);
     if (ts > c->newest_ts) c->newest_ts = ts;
-    if (kind == SW_X8_STOP && ts >= c->newest_ts) c->stop_ts = ts;
-    if (sample && c->stop_ts != INT64_MIN && ts > c->stop_ts) c->stop_ts = INT64_MIN;
+    if (kind == SW_X8_STOP && ts >= c->newest_ts) cd_get(cj, c)->stop_ts = ts;
+    if (sample && c_stop(cj, c) != INT64_MIN && ts > c_stop(cj, c))
+        cj->deaths[c->d].stop_ts = INT64_MIN;
     if (kind == SW_X8_DEGRADED) c->degraded = true;
     if (kind == SW_X8_RECOVERED) c->degraded = false;
     set_blind(det, cj, c);
@@ -1106,8 +1131,8 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
     if (cj->has_mrel) silence_sweep(det, j, ev, offset);
     if (det->xo->crash_pending) emit_crash(det, j, ev, offset, det->xo->closed_warning);
     uint32_t changed = CNIL;
-    if (near && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c->w;
-    else if (cap && !near && c->w != CNIL) warn_far(cj, c->w, ev->timestamp_ns);
+    if (near && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c_w(cj, c);
+    else if (cap && !near && c_w(cj, c) != CNIL) warn_far(cj, c_w(cj, c), ev->timestamp_ns);
     if (cj->nw) warn_job(det, j, ev, offset, changed);
     if (rec6 && rec6->action != SW_ACTION_SUMMARY) fill_blind(det->xo, cj, rec6);
 }
@@ -1141,7 +1166,7 @@ void sw_crash_save(const sw_detector_t *det, sw_buf_t *out)
             sw_vput_i(out, c->rank);
             sw_vput_i(out, c->ri == CNIL ? -1 : (int64_t)c->ri);
             sw_vput_i(out, c->newest_ts);
-            sw_vput_i(out, c->stop_ts);
+            sw_vput_i(out, c_stop(cj, c));
             cdeath_t cd = cd_of(cj, c);
             sw_vput_i(out, cd.death_ts);
             sw_vput_i(out, cd.death_al);
@@ -1233,12 +1258,17 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
         uint32_t ci = crank_of(j, cj, rank, ri == -1 ? CNIL : (uint32_t)ri);
         crank_t *c = &cj->r[ci];
         c->newest_ts = sw_vget_i(r);
-        c->stop_ts = sw_vget_i(r);
-        cdeath_t cd;
-        cd.death_ts = sw_vget_i(r);
-        cd.death_al = sw_vget_i(r);
-        cd.death_pid = sw_vget_i(r);
-        if (cd.death_ts || cd.death_al || cd.death_pid) *cd_get(cj, c) = cd;
+        int64_t stop = sw_vget_i(r);
+        if (stop != INT64_MIN) cd_get(cj, c)->stop_ts = stop;
+        int64_t death_ts = sw_vget_i(r);
+        int64_t death_al = sw_vget_i(r);
+        int64_t death_pid = sw_vget_i(r);
+        if (death_ts || death_al || death_pid) {
+            cdeath_t *cd = cd_get(cj, c);
+            cd->death_ts = death_ts;
+            cd->death_al = death_al;
+            cd->death_pid = death_pid;
+        }
         uint64_t life = sw_vget_u(r);
         c->degraded = sw_vget_u(r) != 0;
         if (r->bad || life > LIFE_SILENT) return false;
@@ -1268,14 +1298,15 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
         return false;
     for (uint64_t k = 0; k < nd; k++) {
         uint64_t ci = sw_vget_u(r);
-        if (r->bad || ci >= cj->n || cj->r[ci].dpos != CNIL || cj->r[ci].life == LIFE_ALIVE)
+        if (r->bad || ci >= cj->n || c_dpos(cj, &cj->r[ci]) != CNIL ||
+            cj->r[ci].life == LIFE_ALIVE)
             return false;
         SW_GROW(cj->dead, cj->ndead, cj->capdead, 4);
-        cj->r[ci].dpos = (uint32_t)cj->ndead;
+        cd_get(cj, &cj->r[ci])->dpos = (uint32_t)cj->ndead;
         cj->dead[cj->ndead++] = (uint32_t)ci;
     }
     for (size_t k = 0; k < cj->n; k++)
-        if ((cj->r[k].life != LIFE_ALIVE) != (cj->r[k].dpos != CNIL)) return false;
+        if ((cj->r[k].life != LIFE_ALIVE) != (c_dpos(cj, &cj->r[k]) != CNIL)) return false;
     sw_death_t *f = &cj->first;
     f->rank = sw_vget_i(r);
     uint64_t cause = sw_vget_u(r);
@@ -1303,9 +1334,9 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
         cwarn_t *w = &cj->w[cj->nw];
         memset(w, 0, sizeof(*w));
         uint64_t ci = sw_vget_u(r);
-        if (r->bad || ci >= cj->n || cj->r[ci].w != CNIL) return false;
+        if (r->bad || ci >= cj->n || c_w(cj, &cj->r[ci]) != CNIL) return false;
         w->ci = (uint32_t)ci;
-        cj->r[ci].w = (uint32_t)cj->nw;
+        cd_get(cj, &cj->r[ci])->w = (uint32_t)cj->nw;
         w->total = sw_vget_i(r);
         w->used = sw_vget_i(r);
         w->ts = sw_vget_i(r);

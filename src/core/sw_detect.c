@@ -96,21 +96,40 @@ static void src_slots_put(job_t *j, uint32_t id)
     j->src_slots[i] = id + 1;
 }
 
+/* An event's device_id and local_rank as a source keeps them: INT64_MIN
+ * when absent (a value of INT64_MIN sent reads as absent too). */
 static inline int64_t ev_device(const sw_event_t *ev)
 {
-    return ev->device_id.set ? ev->device_id.value : SW_SRC_UNSET;
+    return ev->device_id.set ? ev->device_id.value : INT64_MIN;
 }
 
 static inline int64_t ev_local_rank(const sw_event_t *ev)
 {
-    return ev->local_rank.set ? ev->local_rank.value : SW_SRC_UNSET;
+    return ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
+}
+
+/* @p v (INT64_MIN: absent) in a source's int32 field. */
+static inline int32_t src_narrow(int64_t v)
+{
+    if (v == INT64_MIN) return SW_SRC_UNSET;
+    if (v >= (int64_t)SW_SRC_WIDE + 1 && v <= INT32_MAX) return (int32_t)v;
+    return SW_SRC_WIDE;
+}
+
+/* Whether source @p id has the event's device_id and local_rank. */
+static inline bool src_ids_are(const job_t *j, uint32_t id, const sw_event_t *ev)
+{
+    const sw_src_t *s = &j->srcs[id];
+    int64_t dev = ev_device(ev), lr = ev_local_rank(ev);
+    if (s->device_id != src_narrow(dev) || s->local_rank != src_narrow(lr)) return false;
+    if (s->device_id != SW_SRC_WIDE && s->local_rank != SW_SRC_WIDE) return true;
+    return src_device(j, id) == dev && src_local_rank(j, id) == lr;
 }
 
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms ||
-        s->device_id != ev_device(ev) || s->local_rank != ev_local_rank(ev))
+    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms || !src_ids_are(j, id, ev))
         return false;
     sw_str_t h = sw_intern_get(j->strs, s->host);
     if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
@@ -137,8 +156,8 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
         for (; j->src_slots[i]; i = (i + 1) & mask) {
             const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
             if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
-                s->host == host && s->session == session && s->device_id == ev_device(ev) &&
-                s->local_rank == ev_local_rank(ev)) {
+                s->host == host && s->session == session &&
+                src_ids_are(j, j->src_slots[i] - 1, ev)) {
                 src_remember(r, j->src_slots[i] - 1);
                 return r->last_src;
             }
@@ -150,8 +169,14 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     j->srcs[id].interval_ms = ev->sampling_interval_ms;
     j->srcs[id].host = host;
     j->srcs[id].session = session;
-    j->srcs[id].device_id = ev_device(ev);
-    j->srcs[id].local_rank = ev_local_rank(ev);
+    j->srcs[id].device_id = src_narrow(ev_device(ev));
+    j->srcs[id].local_rank = src_narrow(ev_local_rank(ev));
+    if (j->srcs[id].device_id == SW_SRC_WIDE || j->srcs[id].local_rank == SW_SRC_WIDE) {
+        SW_GROW(j->wide, 2 * j->nwide, j->capwide, 4);
+        j->wide[2 * j->nwide] = ev_device(ev);
+        j->wide[2 * j->nwide + 1] = ev_local_rank(ev);
+        sw_imap_put(&j->src_wide, id, (uint32_t)j->nwide++);
+    }
     if (j->nsrcs * 2 > j->src_nslots) {
         free(j->src_slots);
         j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 4;
@@ -239,6 +264,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     sw_vcount_init(&j->intervals);
     j->claim_leader = -1;
     j->t_root = NIL;
+    j->cand_free = NIL;
     j->sig_boundary = INT64_MAX;
     j->trig_conf = -1;
     sw_arena_init(&j->v_arena);
@@ -267,6 +293,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->heap);
     free(j->hpos);
     free(j->colds);
+    free(j->cands);
     free(j->rb_floor);
     free(j->sig);
     free(j->mem);
@@ -274,6 +301,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
+    sw_imap_clear(&j->src_wide);
+    free(j->wide);
     sw_phase_destroy(j->phase); /* before the sessions it borrows */
     sw_intern_destroy(j->strs);
     sw_arena_clear(&j->v_arena);
@@ -340,13 +369,14 @@ static bool evict_one(sw_detector_t *det, const job_t *keep)
 static size_t job_bytes(const job_t *j)
 {
     size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) + j->win_bytes +
-               j->capcolds * sizeof(rank_cold_t) +
+               j->capcolds * sizeof(rank_cold_t) + j->capcands * sizeof(rank_cand_t) +
                sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
                j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
                sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
                j->capsig * sizeof(sig_ent_t) + j->capmem * sizeof(uint32_t) +
                j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
+               sw_imap_bytes(&j->src_wide) + j->capwide * sizeof(int64_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
                j->v_arena.total + sw_crash_job_bytes(j->cj) +
                (j->tguard.refused ? SW_TGUARD_REFUSED_MAX * sizeof(int64_t) : 0);
@@ -393,7 +423,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     r->rank = rank;
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
     j->win_bytes += sw_win_bytes(r->win.cap);
-    r->t_left = r->t_right = NIL;
+    r->cand = NIL;
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
@@ -452,19 +482,52 @@ static bool old_spike(const job_t *j, const rank_t *r)
 {
     int64_t iv = rank_interval_ns(j, r);
     int64_t gap = iv < INT64_MAX / 3 && 3 * iv > 2000000000 ? 3 * iv : 2000000000;
-    return r->c_spike_ts < r->newest_ts - gap;
+    return rc_of(j, r)->spike_ts < r->newest_ts - gap;
+}
+
+/* A candidate record for rank ri, which has none; its window's cache is
+ * @p cc (the one the window's cand_valid speaks of). */
+static void cand_make(job_t *j, uint32_t ri, const sw_win_cc_t *cc)
+{
+    uint32_t ci = j->cand_free;
+    if (ci != NIL) {
+        j->cand_free = j->cands[ci].t_left;
+    } else {
+        SW_GROW(j->cands, j->ncandrec, j->capcands, 4);
+        ci = (uint32_t)j->ncandrec++;
+    }
+    rank_cand_t *c = &j->cands[ci];
+    c->t_left = c->t_right = NIL;
+    c->cc = *cc;
+    j->ranks[ri].cand = ci;
+}
+
+/* Rank ri's candidate record back to the free list (with its window's
+ * cache). */
+static void cand_drop(job_t *j, uint32_t ri)
+{
+    rank_t *r = &j->ranks[ri];
+    j->cands[r->cand].t_left = j->cand_free;
+    j->cand_free = r->cand;
+    r->cand = NIL;
+    r->win.cand_valid = false;
 }
 
 /* Re-derive rank ri's candidate (its first qualifying spike in an unspent
- * run; leaks are spent as they are found) and keep the treap in step. */
+ * run; leaks are spent as they are found) and keep the treap in step. A
+ * rank without a candidate record searches with a scratch cache, kept
+ * when it gets one. */
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
 {
     rank_t *r = &j->ranks[ri];
+    bool had = r->cand != NIL;
+    sw_win_cc_t scratch;
+    sw_win_cc_t *cc = had ? &rc_of(j, r)->cc : &scratch;
     sw_win_cand_t wc;
     bool has;
     for (;;) {
-        has = sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                               r->spent_ts, &wc);
+        has = sw_win_candidate(&r->win, cc, det->params.spike_min_bytes,
+                               det->params.spike_fraction, r->spent_ts, &wc);
         if (!has || wc.base_ts == INT64_MAX ||
             !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
                               leak_ns(j, r)))
@@ -472,33 +535,44 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
         r->spent_ts = wc.base_ts + 1;
     }
     int64_t rel = has ? wc.spike_ts - r->first_ts : 0;
-    if (has == r->has_cand && (!has || (rel == r->c_rel && wc.peak == r->c_peak))) {
-        if (has) {
-            if (r->in_verdict && wc.base_ts != r->c_base) j->v_touched = true;
-            r->c_spike_ts = wc.spike_ts;
-            r->c_samples = wc.samples;
-            r->c_src = wc.src;
-            r->c_base = wc.base_ts;
-            r->c_aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
+    if (has && had) {
+        rank_cand_t *c = rc_of(j, r);
+        if (rel == c->rel && wc.peak == c->peak) {
+            if (r->in_verdict && wc.base_ts != c->base) j->v_touched = true;
+            c->spike_ts = wc.spike_ts;
+            c->samples = wc.samples;
+            c->src = wc.src;
+            c->base = wc.base_ts;
+            c->aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
+            return;
         }
+    }
+    if (!has && !had) {
+        r->win.cand_valid = false; /* a slow rise may have been cached in scratch */
         return;
     }
     if (r->in_verdict) j->v_touched = true;
-    if (r->has_cand) {
-        if (r->c_rel <= j->sig_boundary) j->region_dirty = true;
+    if (had) {
+        rank_cand_t *c = rc_of(j, r);
+        if (c->rel <= j->sig_boundary) j->region_dirty = true;
         j->t_root = t_erase(j, j->t_root, ri);
-        r->t_left = r->t_right = NIL;
+        c->t_left = c->t_right = NIL;
         j->ncands--;
+        if (!has) {
+            cand_drop(j, ri);
+            return;
+        }
+    } else {
+        cand_make(j, ri, &scratch);
     }
-    r->has_cand = has;
-    if (!has) return;
-    r->c_rel = rel;
-    r->c_spike_ts = wc.spike_ts;
-    r->c_peak = wc.peak;
-    r->c_samples = wc.samples;
-    r->c_src = wc.src;
-    r->c_base = wc.base_ts;
-    r->c_aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
+    rank_cand_t *c = rc_of(j, r);
+    c->rel = rel;
+    c->spike_ts = wc.spike_ts;
+    c->peak = wc.peak;
+    c->samples = wc.samples;
+    c->src = wc.src;
+    c->base = wc.base_ts;
+    c->aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
     if (rel <= j->sig_boundary) j->region_dirty = true;
     j->t_root = t_insert(j, j->t_root, ri);
     j->ncands++;
@@ -828,22 +902,23 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && sw_win_full(&r->win) && sw_phase_fold_due(j->phase, r->phase_grp))
+    if (r->phase_grp != NIL && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
-        bool had = r->has_cand;
-        int64_t base_before = r->c_base;
+        bool had = r->cand != NIL;
+        int64_t base_before = had ? rc_of(j, r)->base : 0;
         sw_det_cand_refresh(det, j, ri);
         /* A run that qualifies only because a higher peak left the window
          * (its threshold fell), long after it rose, is no new spike: it
          * was too small to count when it happened, and the storm it was
          * part of is over. It is spent. */
-        for (int k = 0; k < 4 && r->has_cand && (!had || r->c_base != base_before) &&
-                        r->win.n && r->win.top_used < top_before && r->c_base != INT64_MIN &&
-                        r->c_base != INT64_MAX && old_spike(j, r);
+        for (int k = 0; k < 4 && r->cand != NIL && (!had || rc_of(j, r)->base != base_before) &&
+                        r->win.n && r->win.top_used < top_before &&
+                        rc_of(j, r)->base != INT64_MIN && rc_of(j, r)->base != INT64_MAX &&
+                        old_spike(j, r);
              k++) {
-            r->spent_ts = r->c_base + 1;
+            r->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }
     }

@@ -13,21 +13,23 @@
 
 /* ---- candidate treap ------------------------------------------------- */
 
-static inline bool t_less(const rank_t *a, const rank_t *b)
+/* Ranks @p a and @p b (indices; both have a candidate) in treap order. */
+static inline bool t_less(const job_t *j, uint32_t a, uint32_t b)
 {
-    if (a->c_rel != b->c_rel) return a->c_rel < b->c_rel;
-    if (a->c_peak != b->c_peak) return a->c_peak > b->c_peak;
-    return a->rank < b->rank;
+    const rank_cand_t *ca = rk_cand(j, a), *cb = rk_cand(j, b);
+    if (ca->rel != cb->rel) return ca->rel < cb->rel;
+    if (ca->peak != cb->peak) return ca->peak > cb->peak;
+    return j->ranks[a].rank < j->ranks[b].rank;
 }
 
-static inline void t_split(job_t *j, uint32_t t, const rank_t *key, uint32_t *l, uint32_t *r)
+static inline void t_split(job_t *j, uint32_t t, uint32_t key, uint32_t *l, uint32_t *r)
 {
     if (t == NIL) {
         *l = *r = NIL;
         return;
     }
-    rank_t *n = &j->ranks[t];
-    if (t_less(n, key)) {
+    rank_cand_t *n = rk_cand(j, t);
+    if (t_less(j, t, key)) {
         t_split(j, n->t_right, key, &n->t_right, r);
         *l = t;
     } else {
@@ -41,22 +43,25 @@ static inline uint32_t t_merge(job_t *j, uint32_t a, uint32_t b)
     if (a == NIL) return b;
     if (b == NIL) return a;
     if (t_prio(a) > t_prio(b)) {
-        j->ranks[a].t_right = t_merge(j, j->ranks[a].t_right, b);
+        rank_cand_t *ca = rk_cand(j, a);
+        ca->t_right = t_merge(j, ca->t_right, b);
         return a;
     }
-    j->ranks[b].t_left = t_merge(j, a, j->ranks[b].t_left);
+    rank_cand_t *cb = rk_cand(j, b);
+    cb->t_left = t_merge(j, a, cb->t_left);
     return b;
 }
 
 static inline uint32_t t_insert(job_t *j, uint32_t t, uint32_t x)
 {
     if (t == NIL) return x;
-    rank_t *n = &j->ranks[t], *nx = &j->ranks[x];
     if (t_prio(x) > t_prio(t)) {
-        t_split(j, t, nx, &nx->t_left, &nx->t_right);
+        rank_cand_t *cx = rk_cand(j, x);
+        t_split(j, t, x, &cx->t_left, &cx->t_right);
         return x;
     }
-    if (t_less(nx, n)) n->t_left = t_insert(j, n->t_left, x);
+    rank_cand_t *n = rk_cand(j, t);
+    if (t_less(j, x, t)) n->t_left = t_insert(j, n->t_left, x);
     else n->t_right = t_insert(j, n->t_right, x);
     return t;
 }
@@ -64,9 +69,9 @@ static inline uint32_t t_insert(job_t *j, uint32_t t, uint32_t x)
 static inline uint32_t t_erase(job_t *j, uint32_t t, uint32_t x)
 {
     if (t == NIL) return NIL;
-    if (t == x) return t_merge(j, j->ranks[t].t_left, j->ranks[t].t_right);
-    rank_t *n = &j->ranks[t];
-    if (t_less(&j->ranks[x], n)) n->t_left = t_erase(j, n->t_left, x);
+    rank_cand_t *n = rk_cand(j, t);
+    if (t == x) return t_merge(j, n->t_left, n->t_right);
+    if (t_less(j, x, t)) n->t_left = t_erase(j, n->t_left, x);
     else n->t_right = t_erase(j, n->t_right, x);
     return t;
 }
@@ -83,7 +88,7 @@ static inline void titer_push_left(titer_t *it, uint32_t t)
     while (t != NIL) {
         SW_GROW(it->det->stack, it->n, it->det->capstack, 64);
         it->det->stack[it->n++] = t;
-        t = it->j->ranks[t].t_left;
+        t = rk_cand(it->j, t)->t_left;
     }
 }
 
@@ -99,7 +104,7 @@ static inline uint32_t titer_next(titer_t *it)
 {
     if (!it->n) return NIL;
     uint32_t x = it->det->stack[--it->n];
-    titer_push_left(it, it->j->ranks[x].t_right);
+    titer_push_left(it, rk_cand(it->j, x)->t_right);
     return x;
 }
 
@@ -111,12 +116,13 @@ static inline void titer_begin_after(titer_t *it, sw_detector_t *det, job_t *j, 
     it->j = j;
     it->n = 0;
     for (uint32_t t = j->t_root; t != NIL;) {
-        if (j->ranks[t].c_rel > key) {
+        const rank_cand_t *c = rk_cand(j, t);
+        if (c->rel > key) {
             SW_GROW(det->stack, it->n, det->capstack, 64);
             det->stack[it->n++] = t;
-            t = j->ranks[t].t_left;
+            t = c->t_left;
         } else {
-            t = j->ranks[t].t_right;
+            t = c->t_right;
         }
     }
 }
@@ -126,7 +132,7 @@ static inline uint32_t t_last(const job_t *j)
 {
     uint32_t t = j->t_root;
     if (t == NIL) return NIL;
-    while (j->ranks[t].t_right != NIL) t = j->ranks[t].t_right;
+    while (rk_cand(j, t)->t_right != NIL) t = rk_cand(j, t)->t_right;
     return t;
 }
 

@@ -58,17 +58,8 @@ typedef struct rank_s {
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp; /* phase group of last_src's session, NIL none */
     uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
+    uint32_t cand;      /* its candidate: index in job_t.cands, NIL: none */
     int64_t proc_pid;   /* pid of the rank's newest sample: its process */
-    /* Warm: the rank's candidate, changed only when its spike changes. */
-    int64_t c_rel; /* spike timestamp - first_ts */
-    int64_t c_spike_ts;
-    int64_t c_peak;
-    int64_t c_base; /* base timestamp of the candidate's rising run */
-    uint32_t c_samples;
-    uint32_t c_src;
-    uint32_t t_left, t_right; /* candidate treap (priorities: t_prio()) */
-    bool has_cand;
-    bool c_aged;     /* that base left the window (the run goes on) */
     bool in_verdict; /* one of the open episode's verdict suspects */
     /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
      * out of line (rank_cold_t), for the ranks that ever needed them. */
@@ -76,6 +67,23 @@ typedef struct rank_s {
     uint32_t cold;    /* index in job_t.colds, NIL: all of them zero */
     int64_t spent_ts; /* rising runs based before this are spent (INT64_MIN: none) */
 } rank_t;
+
+/* A rank's candidate (its first qualifying spike in an unspent run), out
+ * of line: made when the rank has one, freed when it has none, so that the
+ * ranks of a wide job that never spike hold none of it. Changed only when
+ * the rank's spike changes. */
+typedef struct rank_cand_s {
+    int64_t rel; /* spike timestamp - the rank's first_ts */
+    int64_t spike_ts;
+    int64_t peak;
+    int64_t base; /* base timestamp of the candidate's rising run */
+    uint32_t samples;
+    uint32_t src;
+    uint32_t t_left, t_right; /* candidate treap of rank indices (priorities:
+                                 t_prio()); t_left links the free list */
+    bool aged;                /* that base left the window (the run goes on) */
+    sw_win_cc_t cc;           /* the window's cached candidate (sw_win_candidate) */
+} rank_cand_t;
 
 /* A rank's cold lifecycle marks: created the first time one is set (an
  * episode's member, a restart, a restore), zero until then. */
@@ -119,6 +127,10 @@ typedef struct job_s {
     size_t nsrcs, capsrcs;
     uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
+    sw_imap_t src_wide; /* source id -> index in wide, for SW_SRC_WIDE fields */
+    int64_t *wide;      /* [2 * i]: device_id, [2 * i + 1]: local_rank, as
+                           src_device() and src_local_rank() return them */
+    size_t nwide, capwide;
     size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
@@ -144,7 +156,10 @@ typedef struct job_s {
     sw_gapmed_t gaps; /* median of the windows' positive gaps */
     sw_vcount_t intervals;
     uint32_t t_root;
-    size_t ncands;
+    size_t ncands;     /* ranks with a candidate (records in use) */
+    rank_cand_t *cands; /* the ranks' candidates (rank_t.cand) */
+    size_t capcands, ncandrec; /* records allocated, records ever handed out */
+    uint32_t cand_free;        /* freed records (linked by t_left), NIL none */
     heap_ent_t *heap;
     size_t nheap, capheap;
     uint32_t *hpos; /* per rank: heap index, NIL when absent */
@@ -289,10 +304,44 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
     return &j->colds[r->cold];
 }
 
+/* Rank @p ri's candidate; it must have one. */
+static inline rank_cand_t *rk_cand(const job_t *j, uint32_t ri)
+{
+    return &j->cands[j->ranks[ri].cand];
+}
+
+/* Rank @p r's candidate; it must have one. */
+static inline rank_cand_t *rc_of(const job_t *j, const rank_t *r)
+{
+    return &j->cands[r->cand];
+}
+
 /* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
 static inline int64_t rk_interval(const job_t *j, const rank_t *r)
 {
     return r->last_src == NIL ? 0 : j->srcs[r->last_src].interval_ms;
+}
+
+/* Source @p id's device_id as sent, INT64_MIN when absent. */
+static inline int64_t src_device(const job_t *j, uint32_t id)
+{
+    int32_t v = j->srcs[id].device_id;
+    if (v == SW_SRC_UNSET) return INT64_MIN;
+    if (v != SW_SRC_WIDE) return v;
+    uint32_t w = 0;
+    sw_imap_get(&j->src_wide, id, &w);
+    return j->wide[2 * (size_t)w];
+}
+
+/* Source @p id's local_rank as sent, INT64_MIN when absent. */
+static inline int64_t src_local_rank(const job_t *j, uint32_t id)
+{
+    int32_t v = j->srcs[id].local_rank;
+    if (v == SW_SRC_UNSET) return INT64_MIN;
+    if (v != SW_SRC_WIDE) return v;
+    uint32_t w = 0;
+    sw_imap_get(&j->src_wide, id, &w);
+    return j->wide[2 * (size_t)w + 1];
 }
 
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */

@@ -89,19 +89,20 @@ static void sig_collect(sw_detector_t *det, job_t *j)
     j->sig_earliest = 0;
     for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
         const rank_t *r = &j->ranks[x];
-        if (n >= 2 && r->c_rel > onset_rel && r->c_rel > tie_end) break;
+        const rank_cand_t *c = rc_of(j, r);
+        if (n >= 2 && c->rel > onset_rel && c->rel > tie_end) break;
         if (n == 0) {
-            j->sig_rel0 = r->c_rel;
+            j->sig_rel0 = c->rel;
             j->s_first = r->rank;
-            tie_end = r->c_rel > INT64_MAX - j->tie_ns ? INT64_MAX : r->c_rel + j->tie_ns;
+            tie_end = c->rel > INT64_MAX - j->tie_ns ? INT64_MAX : c->rel + j->tie_ns;
         }
         if (n == 1) {
-            onset_rel = r->c_rel;
+            onset_rel = c->rel;
             j->s_onset_rank = r->rank;
-            j->s_onset_base = r->c_base;
+            j->s_onset_base = c->base;
         }
-        if (r->c_rel == j->sig_rel0) j->sig_earliest++;
-        if (r->c_rel <= tie_end) {
+        if (c->rel == j->sig_rel0) j->sig_earliest++;
+        if (c->rel <= tie_end) {
             SW_GROW(j->sig, ntie, j->capsig, 8);
             j->sig[ntie].rank = r->rank;
             j->sig[ntie].spike_ts = 0; /* a tie is named by its ranks */
@@ -198,10 +199,10 @@ static void cand_fill(const job_t *j, const rank_t *r, int64_t afirst, int64_t r
     c->has_source = true;
     c->host = sw_intern_get(j->strs, src->host);
     c->pid = src->pid;
-    c->has_device_id = src->device_id != SW_SRC_UNSET;
-    c->device_id = src->device_id;
-    c->has_local_rank = src->local_rank != SW_SRC_UNSET;
-    c->local_rank = src->local_rank;
+    c->device_id = src_device(j, wc->src);
+    c->has_device_id = c->device_id != INT64_MIN;
+    c->local_rank = src_local_rank(j, wc->src);
+    c->has_local_rank = c->local_rank != INT64_MIN;
 }
 
 typedef struct fullc_s {
@@ -251,7 +252,8 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
         int64_t boundary = INT64_MAX;
         for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
             const rank_t *r = &j->ranks[x];
-            if (n >= 2 && r->c_rel > boundary) break;
+            const rank_cand_t *rc = rc_of(j, r);
+            if (n >= 2 && rc->rel > boundary) break;
             if (n == cap) {
                 sw_cand_t *bigger = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*cands));
                 uint32_t *bsrc = sw_arena_alloc(&det->arena, cap * 2 * sizeof(*c_src));
@@ -261,31 +263,35 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
                 c_src = bsrc;
                 cap *= 2;
             }
-            sw_win_cand_t wc = {r->c_spike_ts, r->c_peak, r->c_samples, r->c_src, r->c_base, 0};
-            cand_fill(j, r, afirst, r->c_rel, &wc, &cands[n]);
-            c_src[n] = r->c_src;
+            sw_win_cand_t wc = {rc->spike_ts, rc->peak, rc->samples, rc->src, rc->base, 0};
+            cand_fill(j, r, afirst, rc->rel, &wc, &cands[n]);
+            c_src[n] = rc->src;
             n++;
-            if (n == 2) boundary = r->c_rel;
+            if (n == 2) boundary = rc->rel;
         }
         total = j->ncands;
     } else {
         /* The ranks with a candidate first, then room for just those: a
-         * wide job's ranks mostly have none (the window keeps the answer,
-         * so the second search is a lookup). */
+         * wide job's ranks mostly have none (the cache of a rank with a
+         * candidate record keeps the answer, so its second search is a
+         * lookup; the few others search again). */
         uint32_t *has = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*has));
         size_t nhas = 0;
         for (size_t i = 0; i < j->nranks; i++) {
+            rank_t *r = &j->ranks[i];
             sw_win_cand_t wc;
-            if (sw_win_candidate(&j->ranks[i].win, det->params.spike_min_bytes,
-                                 det->params.spike_fraction, INT64_MIN, &wc))
+            if (sw_win_candidate(&r->win, r->cand != NIL ? &rc_of(j, r)->cc : NULL,
+                                 det->params.spike_min_bytes, det->params.spike_fraction,
+                                 INT64_MIN, &wc))
                 has[nhas++] = (uint32_t)i;
         }
         fullc_t *all = sw_arena_alloc(&det->arena, (nhas + 1) * sizeof(*all));
         for (size_t k = 0; k < nhas; k++) {
             rank_t *r = &j->ranks[has[k]];
             sw_win_cand_t wc;
-            sw_win_candidate(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                             INT64_MIN, &wc);
+            sw_win_candidate(&r->win, r->cand != NIL ? &rc_of(j, r)->cc : NULL,
+                             det->params.spike_min_bytes, det->params.spike_fraction, INT64_MIN,
+                             &wc);
             cand_fill(j, r, afirst, wc.spike_ts - r->first_ts, &wc, &all[total].c);
             all[total].src = wc.src;
             total++;
@@ -437,9 +443,10 @@ static int64_t verdict_lost(job_t *j)
         const sw_suspect_t *v = &j->v_sus[i];
         if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
         const rank_t *r = &j->ranks[ri];
-        if (!r->has_cand || rk_ep_no(j, r) != j->episode ||
-            (r->c_base != rk_ep_base(j, r) && r->c_base != INT64_MIN) ||
-            (r->c_aged && r->c_spike_ts != v->first_spike_timestamp_ns))
+        if (r->cand == NIL || rk_ep_no(j, r) != j->episode) return v->rank;
+        const rank_cand_t *c = rc_of(j, r);
+        if ((c->base != rk_ep_base(j, r) && c->base != INT64_MIN) ||
+            (c->aged && c->spike_ts != v->first_spike_timestamp_ns))
             return v->rank;
     }
     j->v_touched = false;
@@ -557,9 +564,10 @@ static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
         j->mem[j->nmem++] = ri;
         c->ep_no = j->episode;
     }
-    c->ep_base = r->c_base;
-    if (j->nmem == 1 || r->c_rel < j->ep_first_rel) j->ep_first_rel = r->c_rel;
-    if (j->nmem == 1 || r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
+    const rank_cand_t *rc = rk_cand(j, ri);
+    c->ep_base = rc->base;
+    if (j->nmem == 1 || rc->rel < j->ep_first_rel) j->ep_first_rel = rc->rel;
+    if (j->nmem == 1 || rc->rel > j->ep_last_rel) j->ep_last_rel = rc->rel;
     /* A window that spans less time than the storm's spread loses the
      * storm's first spikes before its last ranks are hit. */
     int64_t spread = j->ep_last_rel - j->ep_first_rel;
@@ -608,16 +616,16 @@ static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int6
     /* An episode that aged out while its storm still spread, then another
      * one for the same storm: the window spans less time than the storm. */
     uint32_t x0 = j->t_root;
-    while (x0 != NIL && j->ranks[x0].t_left != NIL) x0 = j->ranks[x0].t_left;
+    while (x0 != NIL && rk_cand(j, x0)->t_left != NIL) x0 = rk_cand(j, x0)->t_left;
     if (j->aged && x0 != NIL && !(j->warned & SW_DET_WARN_WINDOW_SPREAD) &&
         !clearly_after(j, &j->ranks[x0],
-                       j->ranks[x0].c_base == INT64_MIN
+                       rk_cand(j, x0)->base == INT64_MIN
                            ? INT64_MIN
-                           : j->ranks[x0].c_rel + j->ranks[x0].first_ts))
+                           : rk_cand(j, x0)->rel + j->ranks[x0].first_ts))
         warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
              "window.samples spans less time than the spread of a storm (an episode aged out "
              "and the same storm opened another; ",
-             llabs(j->ranks[x0].c_rel / 1000000 - j->aged_last_rel / 1000000),
+             llabs(rk_cand(j, x0)->rel / 1000000 - j->aged_last_rel / 1000000),
              " ms between their spikes): the storm's first spikes leave the windows before it ends; "
              "raise window.samples",
              "");
@@ -692,37 +700,38 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
          * clearly after its storm's latest spike is that storm's tail, not
          * a new storm: it is spent, and the tail goes on (the window spans
          * less time than the storm's spread). */
-        for (int k = 0; k < 4 && j->aged && r->has_cand && r->c_base != INT64_MIN &&
-                        r->c_base != INT64_MAX && !clearly_after(j, r, r->c_base);
+        for (int k = 0; k < 4 && j->aged && r->cand != NIL && rc_of(j, r)->base != INT64_MIN &&
+                        rc_of(j, r)->base != INT64_MAX && !clearly_after(j, r, rc_of(j, r)->base);
              k++) {
-            if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
+            if (rc_of(j, r)->rel > j->ep_last_rel) j->ep_last_rel = rc_of(j, r)->rel;
             if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD))
                 warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
                      "window.samples spans less time than the spread of a storm (an episode aged "
                      "out while the storm still spread; ",
-                     llabs(r->c_rel / 1000000 - j->aged_last_rel / 1000000),
+                     llabs(rc_of(j, r)->rel / 1000000 - j->aged_last_rel / 1000000),
                      " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
                      "before it ends; raise window.samples",
                      "");
-            r->spent_ts = r->c_base + 1;
+            r->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }
         return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;
     }
     /* The fed rank's run: part of this storm, or the start of the next? */
     bool next = false;
-    bool member = r->has_cand && rk_ep_no(j, r) == j->episode;
-    if (member && r->c_base == INT64_MIN)
+    bool member = r->cand != NIL && rk_ep_no(j, r) == j->episode;
+    if (member && rc_of(j, r)->base == INT64_MIN)
         rk_cold(j, r)->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
-    if (r->has_cand) {
-        if (member && r->c_base == rk_ep_base(j, r)) {
-            if (r->c_rel > j->ep_last_rel) j->ep_last_rel = r->c_rel;
+    if (r->cand != NIL) {
+        const rank_cand_t *c = rc_of(j, r);
+        if (member && c->base == rk_ep_base(j, r)) {
+            if (c->rel > j->ep_last_rel) j->ep_last_rel = c->rel;
             sw_win_cand_t t;
-            next = r->c_base < INT64_MAX && /* == its ep_base */
+            next = c->base < INT64_MAX && /* == its ep_base */
                    sw_win_tail_spike(&r->win, det->params.spike_min_bytes,
-                                     det->params.spike_fraction, r->c_base + 1, &t) &&
+                                     det->params.spike_fraction, c->base + 1, &t) &&
                    clearly_after(j, r, t.base_ts);
-        } else if (clearly_after(j, r, r->c_base)) {
+        } else if (clearly_after(j, r, c->base)) {
             next = true;
         } else {
             member_add(det, j, ri);

@@ -7,6 +7,7 @@
 #define SW_INTERN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "sw_arena.h"
 #include "sw_hash.h"
@@ -15,9 +16,17 @@
 /** The table; its fields are private to sw_intern.c (here so that
  *  sw_intern_get() inlines: the engine reads a source's strings per sample). */
 typedef struct sw_intern_s {
-    sw_arena_t bytes; /* string storage */
-    sw_str_t *strs;   /* id -> string; index 0 unused */
-    uint32_t n;       /* ids in use, including the unused 0 */
+    /* String storage: chunks packed without alignment, each string NUL
+     * terminated after its length, one byte before it (or, from 255 bytes
+     * on, 0xff there and 8 bytes of length before that): 8 bytes an id in
+     * strs rather than a 16-byte view (a wide job interns a session per
+     * rank). */
+    void *chunks;       /* newest chunk; each starts with the previous one's address */
+    char *cur;          /* free bytes of the newest chunk */
+    size_t left;        /* ... and their number */
+    size_t total;       /* bytes of all chunks */
+    const char **strs;  /* id -> its bytes; index 0 unused */
+    uint32_t n;         /* ids in use, including the unused 0 */
     uint32_t cap_ids;
     uint32_t *slots;   /* hash slots holding ids; 0 = empty */
     size_t nslots;     /* power of two */
@@ -47,7 +56,14 @@ static inline sw_str_t sw_intern_get(const sw_intern_t *tab, uint32_t id)
         sw_str_t none = {"", 0};
         return none;
     }
-    return tab->strs[id];
+    const unsigned char *p = (const unsigned char *)tab->strs[id];
+    sw_str_t s = {(const char *)p, p[-1]};
+    if (p[-1] == 0xff) {
+        uint64_t len;
+        memcpy(&len, p - 9, sizeof(len));
+        s.len = (size_t)len;
+    }
+    return s;
 }
 /** @brief Number of strings interned. */
 uint32_t sw_intern_count(const sw_intern_t *tab);

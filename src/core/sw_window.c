@@ -41,6 +41,7 @@ size_t sw_win_bytes(uint32_t cap)
 void sw_winpool_init(sw_winpool_t *pool, uint32_t max)
 {
     memset(pool, 0, sizeof(*pool));
+    pool->max = max;
     size_t block = (sw_win_bytes(max) + 63) & ~(size_t)63;
     if (block <= SW_WINPOOL_CHUNK / 8) pool->block = block;
 }
@@ -90,13 +91,12 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 {
     win->cap = cap;
     win->rcap = pow2_at_least(cap / 2 ? cap / 2 : 1);
-    bool full = cap == win->max;
+    bool full = pool && cap == pool->max;
     win->pooled = pool && pool->block && full && pool->heap_full >= SW_WINPOOL_CHUNK / pool->block;
     if (pool && full && !win->pooled) pool->heap_full++;
     win->slot = win->pooled ? pool_get(pool) : sw_malloc(sw_win_bytes(cap));
     int64_t *rtree = sw_win_rtree(win);
     for (uint32_t i = 0; i < 2 * win->rcap; i++) rtree[i] = -1;
-    win->top_gain = -1;
     win->cand_valid = false;
 }
 
@@ -106,7 +106,6 @@ static void win_alloc(sw_win_t *win, uint32_t cap, sw_winpool_t *pool)
 void sw_win_init(sw_win_t *win, uint32_t max)
 {
     memset(win, 0, sizeof(*win));
-    win->max = max;
     win_alloc(win, max < WIN_FIRST_CAP ? max : WIN_FIRST_CAP, NULL);
 }
 
@@ -220,7 +219,6 @@ static void tree_set(sw_win_t *win, uint32_t i, int64_t v)
         if (rt[p] == m) return; /* ancestors already hold their max */
         rt[p] = m;
     }
-    win->top_gain = rt[1];
 }
 
 static void tree_rebuild(sw_win_t *win)
@@ -230,7 +228,6 @@ static void tree_rebuild(sw_win_t *win)
         int64_t l = rt[2 * p], r = rt[2 * p + 1];
         rt[p] = l > r ? l : r;
     }
-    win->top_gain = rt[1];
 }
 
 /* First leaf in [l, r) of node (covering [nl, nr)) with gain >= t, or -1. */
@@ -403,7 +400,7 @@ static void rebuild(sw_win_t *win)
 static void grow(sw_win_t *win, sw_winpool_t *pool)
 {
     sw_win_t old = *win;
-    uint32_t cap = old.cap > old.max / 2 ? old.max : old.cap * 2;
+    uint32_t cap = old.cap > pool->max / 2 ? pool->max : old.cap * 2;
     win_alloc(win, cap, pool);
     for (uint32_t i = 0; i < old.n; i++) {
         uint32_t s = slot(&old, i);
@@ -440,7 +437,7 @@ static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t t
     bool equal;
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
-    if (win->n == win->cap && win->cap < win->max) grow(win, ctx->pool);
+    if (win->n == win->cap && win->cap < ctx->pool->max) grow(win, ctx->pool);
     if (win->n == win->cap) {
         if (pos == 0) return SW_WIN_TOO_OLD;
         pop_front(win, ctx);
@@ -547,15 +544,16 @@ static uint32_t runs_from(const sw_win_t *win, int64_t ts)
     return lo;
 }
 
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
-                      sw_win_cand_t *out)
+bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
+                      int64_t spent_ts, sw_win_cand_t *out)
 {
+    if (!cc) win->cand_valid = false;
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
-    if (win->top_gain < threshold) return false;
-    if (win->cand_valid && win->cand_thr == threshold && win->cand_from == spent_ts) {
-        *out = win->cand;
+    if (RTREE(win)[1] < threshold) return false; /* the largest run gain */
+    if (win->cand_valid && cc->thr == threshold && cc->from == spent_ts) {
+        *out = cc->cand;
         return true;
     }
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping; the
@@ -573,11 +571,13 @@ bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t
     }
     if (r < 0) return false;
     run_spike(win, (uint32_t)r, threshold, out);
-    win->cand = *out;
-    win->cand_run = (uint32_t)r;
-    win->cand_thr = threshold;
-    win->cand_from = spent_ts;
-    win->cand_valid = true;
+    if (cc) {
+        cc->cand = *out;
+        cc->thr = threshold;
+        cc->from = spent_ts;
+        win->cand_run = (uint32_t)r;
+        win->cand_valid = true;
+    }
     return true;
 }
 

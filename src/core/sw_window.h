@@ -30,12 +30,17 @@ typedef struct sw_src_s {
     int64_t interval_ms; /**< sampling_interval_ms */
     uint32_t host;       /**< interned in the job's table */
     uint32_t session;    /**< interned; 0 = null */
-    int64_t device_id;   /**< SW_SRC_UNSET when absent (shown, not analysed) */
-    int64_t local_rank;  /**< SW_SRC_UNSET when absent (shown, not analysed) */
+    int32_t device_id;   /**< SW_SRC_UNSET when absent, SW_SRC_WIDE when outside
+                              int32 (its owner keeps the value; shown, not analysed) */
+    int32_t local_rank;  /**< likewise */
 } sw_src_t;
 
 /** device_id / local_rank of a source that did not send one. */
-#define SW_SRC_UNSET INT64_MIN
+#define SW_SRC_UNSET INT32_MIN
+/** device_id / local_rank that int32 does not hold (nor the two markers):
+ *  the source table's owner keeps it apart (a wide job holds a source per
+ *  rank, and real device ids and local ranks are small). */
+#define SW_SRC_WIDE (INT32_MIN + 1)
 
 /**
  * Storage for full-size windows (window.samples slots): blocks of one size
@@ -46,6 +51,7 @@ typedef struct sw_src_s {
  * worth of full windows use the heap.
  */
 typedef struct sw_winpool_s {
+    uint32_t max;  /**< window.samples of its windows (not kept per window) */
     size_t block;  /**< bytes of a block; 0 = pool unused */
     char **chunks; /**< chunks of SW_WINPOOL_CHUNK bytes */
     size_t nchunks, capchunks;
@@ -61,7 +67,8 @@ typedef struct sw_winpool_s {
 /** Bytes of one pool chunk. */
 #define SW_WINPOOL_CHUNK SW_HUGE_BYTES
 
-/** @brief Set up a pool for windows of @p max samples (no allocation). */
+/** @brief Set up a pool for windows of @p max samples (no allocation):
+ *         every window of an engine has it, sw_win_insert() too. */
 void sw_winpool_init(sw_winpool_t *pool, uint32_t max);
 /** @brief Free the chunks; every window from the pool must be gone. */
 void sw_winpool_clear(sw_winpool_t *pool);
@@ -74,7 +81,8 @@ typedef struct sw_win_ctx_s {
     const sw_intern_t *strs; /**< host strings */
     sw_gapmed_t *gaps;       /**< positive consecutive timestamp gaps */
     sw_vcount_t *intervals;  /**< sampling_interval_ms > 0 of retained samples */
-    sw_winpool_t *pool;      /**< storage of full windows; NULL = the heap */
+    sw_winpool_t *pool;      /**< storage of full windows, and their window.samples:
+                                  required by sw_win_insert(); elsewhere NULL = the heap */
 } sw_win_ctx_t;
 
 /** A retained sample: what every insert compares and moves, in one half
@@ -100,12 +108,13 @@ typedef struct sw_win_cand_s {
     int64_t rise_ns;  /**< spike timestamp - base sample timestamp */
 } sw_win_cand_t;
 
-/** The window; fields are private to sw_window.c and sw_detect.c. */
+/** The window; fields are private to sw_window.c and sw_detect.c, ordered
+ *  without holes (a wide job holds one per rank). */
 typedef struct sw_win_s {
-    uint32_t cap;     /**< slots allocated (grows to max) */
-    uint32_t max;     /**< window.samples */
+    uint32_t cap;     /**< slots allocated (grows to window.samples, the pool's max) */
     uint32_t head;    /**< slot of the oldest sample */
     uint32_t n;       /**< samples retained */
+    uint32_t cand_run; /**< when cand_valid: ring index of the cached candidate's run */
     sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the
                            arrays (sw_win_rtree() and the others below) */
     uint32_t dq_head, dq_n;
@@ -117,20 +126,23 @@ typedef struct sw_win_s {
     bool pooled;      /**< the storage is a block of a sw_winpool */
     bool tail_open;   /**< the newest run ends at the newest sample */
     bool hr_trunc;    /**< the oldest run lost its base to an eviction */
-    bool cand_valid;  /**< cand below is the last candidate found */
+    bool cand_valid;  /**< the caller's sw_win_cc_t holds the last candidate found */
     int64_t top_used; /**< used of the dq head (the maximum) when dq_n > 0 */
-    int64_t top_gain; /**< rtree[1]: the largest run gain, -1 none */
     int64_t hr_orig;  /**< when hr_trunc: the timestamp of the oldest run's base before that */
-    /* The last candidate found, while nothing it depends on changed: the
-     * threshold, and the run it lies in (only the oldest run can change
-     * under a found candidate: the runs before it do not qualify, and
-     * appending only extends or adds runs after it). Fields ordered
-     * without holes: a wide job holds one of these per rank. */
-    uint32_t cand_run; /**< ring index of its run */
-    int64_t cand_thr;  /**< threshold it was found with */
-    int64_t cand_from; /**< spent_ts it was found with */
-    sw_win_cand_t cand;
 } sw_win_t;
+
+/** The last candidate sw_win_candidate() found, kept by the caller (out of
+ *  the window: a wide job holds one window per rank, and most ranks never
+ *  have a candidate) while nothing it depends on changed: the threshold,
+ *  spent_ts and the run it lies in (only the oldest run can change under a
+ *  found candidate: the runs before it do not qualify, and appending only
+ *  extends or adds runs after it). Valid while the window's cand_valid is
+ *  set; the window clears that flag whenever the run changes. */
+typedef struct sw_win_cc_s {
+    int64_t thr;  /**< threshold it was found with */
+    int64_t from; /**< spent_ts it was found with */
+    sw_win_cand_t cand;
+} sw_win_cc_t;
 
 /* The arrays behind the samples, in this order (computed, not stored: a
  * wide job holds one window per rank). */
@@ -170,10 +182,10 @@ typedef enum sw_win_res_e {
  *         for a few is allocated now, the rest as samples arrive. */
 void sw_win_init(sw_win_t *win, uint32_t max);
 
-/** @brief True when the window holds window.samples samples. */
-static inline bool sw_win_full(const sw_win_t *win)
+/** @brief True when the window holds @p max (window.samples) samples. */
+static inline bool sw_win_full(const sw_win_t *win, uint32_t max)
 {
-    return win->n == win->max;
+    return win->n == max;
 }
 
 /** @brief Free the window's storage (to @p pool when it came from there;
@@ -233,12 +245,14 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
  * @brief The first qualifying spike (SPEC 3.3 over the window) among the
  *        rising runs whose base (sw_win_cand_t.base_ts) is at or after
  *        @p spent_ts (runs that start earlier are spent; INT64_MIN: none is). The answer is
- *        kept in the window until the threshold, @p spent_ts or its run
- *        changes.
+ *        kept in @p cc (and the window's cand_valid set) until the threshold,
+ *        @p spent_ts or its run changes. The caller passes the same @p cc
+ *        while cand_valid is set, or clears cand_valid before passing
+ *        another; NULL: no cache (cand_valid is cleared).
  * @returns false when there is none.
  */
-bool sw_win_candidate(sw_win_t *win, int64_t min_bytes, double fraction, int64_t spent_ts,
-                      sw_win_cand_t *out);
+bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
+                      int64_t spent_ts, sw_win_cand_t *out);
 
 /**
  * @brief The spike of the newest rising run when that run qualifies on its

@@ -151,8 +151,11 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     sw_vcount_t ivals;
     sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals, NULL};
+    sw_winpool_t pool; /* window.samples for the inserts */
+    sw_winpool_init(&pool, cap);
+    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals, &pool};
     sw_win_t win;
+    sw_win_cc_t cc; /* the cached candidate, kept across the steps */
     sw_win_init(&win, cap);
     ref_t *ref = malloc((cap + 1) * sizeof(*ref));
     size_t n = 0;
@@ -214,7 +217,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
         /* Now and then runs are spent up to a random retained sample. */
         int64_t spent = INT64_MIN;
         if (n && rng(&s) % 3 == 0) spent = ref[rng(&s) % n].ts + (int64_t)(rng(&s) % 2);
-        bool hw = sw_win_candidate(&win, min_bytes, frac, spent, &cw);
+        bool hw = sw_win_candidate(&win, &cc, min_bytes, frac, spent, &cw);
         if (n < 2 || ref[1].used <= ref[0].used) trunc = false;
         SW_ASSERT_I64(win.hr_trunc, trunc);
         bool hr = ref_candidate(ref, n, min_bytes, frac, spent, trunc, orig, &cr);
@@ -232,7 +235,8 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     }
     check_msets(&win, ref, n, &gaps, &ivals);
     free(ref);
-    sw_win_clear(&win, NULL);
+    sw_win_clear(&win, &pool);
+    sw_winpool_clear(&pool);
     sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
@@ -275,16 +279,19 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_vcount_t ivals;
     sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, NULL};
+    sw_winpool_t pool;
+    sw_winpool_init(&pool, 8);
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
     sw_win_t win;
     sw_win_init(&win, 8);
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
     sw_win_insert(&win, &ctx, 2, INT64_MAX, 0, 1);
     sw_win_cand_t c;
-    SW_ASSERT_FALSE(sw_win_candidate(&win, 0, 1.0, INT64_MIN, &c));
-    SW_ASSERT_TRUE(sw_win_candidate(&win, 0, 0.5, INT64_MIN, &c));
+    SW_ASSERT_FALSE(sw_win_candidate(&win, NULL, 0, 1.0, INT64_MIN, &c));
+    SW_ASSERT_TRUE(sw_win_candidate(&win, NULL, 0, 0.5, INT64_MIN, &c));
     SW_ASSERT_I64(c.peak, INT64_MAX);
-    sw_win_clear(&win, NULL);
+    sw_win_clear(&win, &pool);
+    sw_winpool_clear(&pool);
     sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
@@ -302,7 +309,9 @@ static void test_storage_follows_samples(void **state)
     sw_vcount_t ivals;
     sw_gapmed_init(&gaps);
     sw_vcount_init(&ivals);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, NULL};
+    sw_winpool_t pool;
+    sw_winpool_init(&pool, 100);
+    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
     sw_win_t win;
     sw_win_init(&win, 100);
     SW_ASSERT_I64(win.cap, 4);
@@ -315,14 +324,15 @@ static void test_storage_follows_samples(void **state)
     SW_ASSERT_I64(win.slot[win.head + 1].ts, 5);
     for (int64_t i = 4; i < 60; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i + 1);
     SW_ASSERT_I64(win.cap, 64);
-    SW_ASSERT_FALSE(sw_win_full(&win));
+    SW_ASSERT_FALSE(sw_win_full(&win, 100));
     for (int64_t i = 60; i < 300; i++) sw_win_insert(&win, &ctx, 10 * i, i % 3, 0, i + 1);
     SW_ASSERT_I64(win.cap, 100);
     SW_ASSERT_I64(win.n, 100);
-    SW_ASSERT_TRUE(sw_win_full(&win));
+    SW_ASSERT_TRUE(sw_win_full(&win, 100));
     SW_ASSERT_I64(sw_gapmed_size(&gaps), 99);
     SW_ASSERT_TRUE(sw_win_bytes(4) < sw_win_bytes(100) / 10);
-    sw_win_clear(&win, NULL);
+    sw_win_clear(&win, &pool);
+    sw_winpool_clear(&pool);
     sw_gapmed_clear(&gaps);
     sw_vcount_clear(&ivals);
     sw_intern_destroy(strs);
