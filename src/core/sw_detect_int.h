@@ -322,26 +322,27 @@ static inline int64_t rk_interval(const job_t *j, const rank_t *r)
     return r->last_src == NIL ? 0 : j->srcs[r->last_src].interval_ms;
 }
 
-/* Source @p id's device_id as sent, INT64_MIN when absent. */
-static inline int64_t src_device(const job_t *j, uint32_t id)
+/* Field @p v of source @p id as sent (@p k: its column in the job's table
+ * of values int32 does not hold), INT64_MIN when absent. */
+static inline int64_t src_int32_field(const job_t *j, uint32_t id, int32_t v, size_t k)
 {
-    int32_t v = j->srcs[id].device_id;
     if (v == SW_SRC_UNSET) return INT64_MIN;
     if (v != SW_SRC_WIDE) return v;
     uint32_t w = 0;
     sw_imap_get(&j->src_wide, id, &w);
-    return j->wide[2 * (size_t)w];
+    return j->wide[2 * (size_t)w + k];
+}
+
+/* Source @p id's device_id as sent, INT64_MIN when absent. */
+static inline int64_t src_device(const job_t *j, uint32_t id)
+{
+    return src_int32_field(j, id, j->srcs[id].device_id, 0);
 }
 
 /* Source @p id's local_rank as sent, INT64_MIN when absent. */
 static inline int64_t src_local_rank(const job_t *j, uint32_t id)
 {
-    int32_t v = j->srcs[id].local_rank;
-    if (v == SW_SRC_UNSET) return INT64_MIN;
-    if (v != SW_SRC_WIDE) return v;
-    uint32_t w = 0;
-    sw_imap_get(&j->src_wide, id, &w);
-    return j->wide[2 * (size_t)w + 1];
+    return src_int32_field(j, id, j->srcs[id].local_rank, 1);
 }
 
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */
