@@ -3,7 +3,7 @@
  * upgraded in place finds its partitions' last snapshots on state.topic in
  * the old format and must go on exactly where the old one stopped.
  *
- * tests/fixtures/snapshots holds two generated inputs (storms.jsonl.gz:
+ * tests/snapshots holds two generated inputs (storms.jsonl.gz:
  * one job of 8 ranks, 2 storms, a rank restart, duplicates and late
  * samples; crash.jsonl.gz: `gen --crash cascade`, SPEC 8's first death and
  * warning) and snapshots of the engine with default parameters taken by an
@@ -24,13 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <cmocka.h>
 
 #include "sw_codec_alert.h"
 #include "sw_codec_telemetry.h"
 #include "sw_detect.h"
+#include "sw_input.h"
 #include "sw_testlib.h"
 
 typedef struct lines_s {
@@ -38,19 +38,24 @@ typedef struct lines_s {
     size_t n, cap;
 } lines_t;
 
+/* Every line of @p path (gzip or plain), read the way the CLI reads. */
 static void lines_load(lines_t *l, const char *path)
 {
-    gzFile f = gzopen(path, "rb");
-    SW_ASSERT(f != NULL, "cannot open %s", path);
-    static char buf[1 << 16];
-    while (gzgets(f, buf, sizeof(buf))) {
+    char err[512];
+    sw_input_t *in = sw_input_open(path, err, sizeof(err));
+    SW_ASSERT(in != NULL, "%s", err);
+    const char *line;
+    size_t len;
+    sw_input_res_t r;
+    while ((r = sw_input_next(in, &line, &len, err, sizeof(err))) == SW_INPUT_LINE) {
         if (l->n == l->cap) {
             l->cap = l->cap ? 2 * l->cap : 4096;
             l->v = realloc(l->v, l->cap * sizeof(*l->v));
         }
-        l->v[l->n++] = strdup(buf);
+        l->v[l->n++] = strndup(line, len);
     }
-    gzclose(f);
+    SW_ASSERT(r == SW_INPUT_EOF, "%s: %s", path, err);
+    sw_input_close(in);
 }
 
 static void lines_free(lines_t *l)
@@ -91,9 +96,9 @@ static void check_snapshot(const char *name, size_t k, size_t *records)
 {
     char path[2048];
     lines_t l = {0};
-    snprintf(path, sizeof(path), "%s/snapshots/%s.jsonl.gz", sw_test_fixtures(), name);
+    snprintf(path, sizeof(path), "%s/../snapshots/%s.jsonl.gz", sw_test_fixtures(), name);
     lines_load(&l, path);
-    snprintf(path, sizeof(path), "%s/snapshots/%s.%zu.sws3", sw_test_fixtures(), name, k);
+    snprintf(path, sizeof(path), "%s/../snapshots/%s.%zu.sws3", sw_test_fixtures(), name, k);
     sw_buf_t snap;
     sw_buf_init(&snap);
     SW_ASSERT(sw_test_read_file(path, &snap) && snap.len > 8, "cannot read %s", path);
