@@ -110,11 +110,17 @@ struct sw_tdec_s {
     bool runs_stale;     /* the steps changed since: compile again */
     uint8_t nruns;       /* 0: none */
     run_t runs[SEQ_MAX]; /* each: fixed text, then a value read */
+    run_t tail;          /* fixed text after the last value read (len 0: none) */
     char run_text[SEQ_MAX * (TPAT_MAX + TVAL_MAX) + 16]; /* the runs' text, then slack */
     sw_jval_t run_f[F__CNT + 1]; /* f[] before the values read: predicted and absent */
     bool general_only;           /* tests: skip tdec_tmpl() and tdec_fast() */
     uint64_t general_lines;      /* lines decoded by the general path */
     uint64_t tmpl_lines;         /* lines decoded by the template path */
+    /* The last metadata object other than {} that the fast paths scanned
+     * and found without a phase scope (v4's memory_capabilities): a line
+     * with the same bytes there skips the scan. */
+    size_t meta_len; /* 0: none */
+    char meta_memo[1024];
 };
 
 sw_tdec_t *sw_tdec_new(void)
@@ -653,9 +659,10 @@ static inline bool is_ws(char c)
  * metadata the phase scope into ev. @returns the byte after it, or NULL
  * when the general path must decide. Every value of both fast paths goes
  * through here. */
-__attribute__((noinline)) static const char *fast_value_any(const char *p, const char *text,
-                                                            const char *end, int id, sw_jval_t *v,
-                                                            sw_event_t *ev, sw_jscan_t *js)
+__attribute__((noinline)) static const char *fast_value_any(sw_tdec_t *dec, const char *p,
+                                                            const char *text, const char *end,
+                                                            int id, sw_jval_t *v, sw_event_t *ev,
+                                                            sw_jscan_t *js)
 {
     v->raw = p;
     switch (*p) {
@@ -693,9 +700,19 @@ __attribute__((noinline)) static const char *fast_value_any(const char *p, const
         if (end - p >= 2 && p[1] == '}') {
             ev->has_phase = false;
             p += 2;
+        } else if (dec->meta_len && (size_t)(end - p) >= dec->meta_len &&
+                   memcmp(p, dec->meta_memo, dec->meta_len) == 0) {
+            /* The object of an earlier line, byte for byte: it scans the
+             * same, to the same end, without a phase scope. */
+            ev->has_phase = false;
+            p += dec->meta_len;
         } else {
             js->p = p;
             if (!sw_json_metadata_phase(js, &ev->phase, &ev->has_phase, 1)) return NULL;
+            if (!ev->has_phase && (size_t)(js->p - p) <= sizeof(dec->meta_memo)) {
+                dec->meta_len = (size_t)(js->p - p);
+                memcpy(dec->meta_memo, p, dec->meta_len);
+            }
             p = js->p;
         }
         v->type = SW_J_OBJECT;
@@ -713,26 +730,27 @@ __attribute__((noinline)) static const char *fast_value_any(const char *p, const
 
 /* fast_value_any() with the usual values inline: a plain string, an
  * integer, null. */
-FAST_INLINE const char *fast_value(const char *p, const char *text, const char *end, int id,
-                                   sw_jval_t *v, sw_event_t *ev, sw_jscan_t *js)
+FAST_INLINE const char *fast_value(sw_tdec_t *dec, const char *p, const char *text,
+                                   const char *end, int id, sw_jval_t *v, sw_event_t *ev,
+                                   sw_jscan_t *js)
 {
     const char *s = p;
     if (*p == '"') {
         const char *q = str_end(p + 1, text, end);
-        if (q >= end || *q != '"') return fast_value_any(s, text, end, id, v, ev, js);
+        if (q >= end || *q != '"') return fast_value_any(dec, s, text, end, id, v, ev, js);
         v->s.ptr = p + 1;
         v->s.len = (size_t)(q - p - 1);
         v->type = SW_J_STRING;
         p = q + 1;
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     } else if (*p >= '1' && *p <= '9') {
-        if (!sse_int(&p, text, end, v)) return fast_value_any(s, text, end, id, v, ev, js);
+        if (!sse_int(&p, text, end, v)) return fast_value_any(dec, s, text, end, id, v, ev, js);
 #endif
     } else if (*p == 'n' && end - p >= 4 && memcmp(p, "null", 4) == 0) {
         v->type = SW_J_NULL;
         p += 4;
     } else {
-        return fast_value_any(s, text, end, id, v, ev, js);
+        return fast_value_any(dec, s, text, end, id, v, ev, js);
     }
     v->raw = s;
     v->raw_len = (size_t)(p - s);
@@ -857,7 +875,7 @@ static bool tdec_tmpl(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
         st->vlen = 0;
         p += st->len;
         if (p >= end) return false;
-        p = fast_value(p, text, end, st->slot, v, ev, &js);
+        p = fast_value(dec, p, text, end, st->slot, v, ev, &js);
         if (!p) return false;
     }
     if (p >= end || *p != '}') return false;
@@ -870,9 +888,10 @@ static bool tdec_tmpl(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
  * is joined to the text of the step after them, so that a line costs one
  * compare per value read, and the predicted values (with the absent
  * fields) are decoded once into run_f, their text pointing into
- * run_text. No runs when a field has two keys (its value is the last
- * one's, which the runs cannot tell) or the line ends in a predicted
- * value. */
+ * run_text. Text after the last value read (predicted values and the
+ * text between them) is the tail, compared before the closing '}'. No
+ * runs when a field has two keys (its value is the last one's, which the
+ * runs cannot tell). */
 static void runs_compile(sw_tdec_t *dec)
 {
     dec->runs_stale = false;
@@ -883,7 +902,7 @@ static void runs_compile(sw_tdec_t *dec)
         if (slot < F__CNT && seen[slot]) return;
         seen[slot] = true;
     }
-    if (!dec->ntmpl || dec->tmpl[dec->ntmpl - 1].vlen) return;
+    if (!dec->ntmpl) return;
     for (int i = 0; i <= F__CNT; i++) dec->run_f[i].type = SW_J_ABSENT;
     size_t at = 0, start = 0;
     unsigned nruns = 0;
@@ -911,6 +930,13 @@ static void runs_compile(sw_tdec_t *dec)
         r->v = &dec->run_f[st->slot];
         start = at;
     }
+    if (!nruns) return; /* nothing read: the steps do it */
+    run_t *r = &dec->tail;
+    r->text = dec->run_text + start;
+    r->len = (uint16_t)(at - start);
+    r->mask = r->len < 16 ? (uint16_t)((1u << r->len) - 1) : 0xffff;
+    r->slot = F__CNT;
+    r->v = NULL;
     memset(dec->run_text + at, 0, 16);
     dec->nruns = (uint8_t)nruns;
 }
@@ -957,8 +983,12 @@ static bool tdec_runs(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         if (!run_at(p, end, r)) return false;
         p += r->len;
         if (p >= end) return false;
-        p = fast_value(p, text, end, r->slot, r->v, ev, &js);
+        p = fast_value(dec, p, text, end, r->slot, r->v, ev, &js);
         if (!p) return false;
+    }
+    if (dec->tail.len) {
+        if (!run_at(p, end, &dec->tail)) return false;
+        p += dec->tail.len;
     }
     if (p >= end || *p != '}') return false;
     p++;
@@ -1001,7 +1031,7 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
             val[kth] = p;
         }
         sw_jval_t skipped;
-        p = fast_value(p, text, end, id, id >= 0 ? &f[id] : &skipped, ev, &js);
+        p = fast_value(dec, p, text, end, id, id >= 0 ? &f[id] : &skipped, ev, &js);
         if (!p) return false;
         gs = p;
         if (p < end && *p == ',') {
