@@ -61,7 +61,7 @@ static const struct {
 
 #define SEQ_MAX 40  /* keys of a line the fast path predicts */
 #define TPAT_MAX 32 /* longest text between two values in a template */
-#define TVAL_MAX 16 /* longest value a template predicts */
+#define TVAL_MAX 32 /* longest value a template predicts */
 
 /* One key of a template: the text from the end of the previous value (or
  * the start of the line) to the start of this key's value, e.g.
@@ -86,6 +86,7 @@ typedef struct run_s {
     sw_jval_t *v;     /* the value's entry of run_f */
     uint16_t len;     /* bytes of text */
     uint16_t mask;    /* under 16 bytes: one bit per byte of text */
+    uint16_t need;    /* bytes from the run's start for run_text_at() and run_value() */
     uint8_t slot;     /* the value's field (F__CNT: an unknown key) */
 } run_t;
 
@@ -757,22 +758,19 @@ FAST_INLINE const char *fast_value(sw_tdec_t *dec, const char *p, const char *te
     return p;
 }
 
-/* The 48 bytes at p (end - p >= 48) equal pat's where mask has a bit. */
-FAST_INLINE bool pat48_at(const char *p, const char *pat, uint64_t mask)
+/* The 64 bytes at p (end - p >= 64) equal pat's where mask has a bit. */
+FAST_INLINE bool pat64_at(const char *p, const char *pat, uint64_t mask)
 {
 #if defined(__SSE2__)
-    __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
-                                _mm_loadu_si128((const __m128i *)(const void *)pat));
-    __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
-                                _mm_loadu_si128((const __m128i *)(const void *)(pat + 16)));
-    __m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)),
-                                _mm_loadu_si128((const __m128i *)(const void *)(pat + 32)));
-    uint64_t eq = (uint64_t)(uint32_t)_mm_movemask_epi8(e0) |
-                  (uint64_t)(uint32_t)_mm_movemask_epi8(e1) << 16 |
-                  (uint64_t)(uint32_t)_mm_movemask_epi8(e2) << 32;
+    uint64_t eq = 0;
+    for (int i = 0; i < 4; i++)
+        eq |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+                  _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)),
+                                 _mm_loadu_si128((const __m128i *)(const void *)(pat + 16 * i))))
+              << (16 * i);
     return (eq & mask) == mask;
 #else
-    for (int i = 0; i < 48; i++)
+    for (int i = 0; i < 64; i++)
         if (((mask >> i) & 1) && p[i] != pat[i]) return false;
     return true;
 #endif
@@ -784,7 +782,7 @@ FAST_INLINE bool step_at(const char *p, const char *end, const tstep_t *st, bool
 {
     if (!whole) return pat_at(p, end, st->pat, (uint32_t)st->gmask, st->len);
     size_t n = (size_t)st->len + st->vlen;
-    if (end - p >= 48) return pat48_at(p, st->pat, st->vmask);
+    if (end - p >= 64) return pat64_at(p, st->pat, st->vmask);
     return (size_t)(end - p) >= n && memcmp(p, st->pat, n) == 0;
 }
 
@@ -809,7 +807,7 @@ static bool tmpl_value(tstep_t *st, const char *v, const char *e, char *scratch)
     st->vi = jv.type == SW_J_INT ? jv.i : 0;
     st->vlen = (uint8_t)n;
     memcpy(st->pat + st->len, v, n);
-    st->vmask = ((uint64_t)1 << (st->len + n)) - 1;
+    st->vmask = st->len + n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (st->len + n)) - 1;
     return true;
 }
 
@@ -933,6 +931,7 @@ static void runs_compile(sw_tdec_t *dec)
         r->text = dec->run_text + start;
         r->len = (uint16_t)(at - start);
         r->mask = r->len < 16 ? (uint16_t)((1u << r->len) - 1) : 0xffff;
+        r->need = (uint16_t)((r->len < 16 ? 16 : r->len) + 33);
         r->slot = st->slot;
         r->v = &dec->run_f[st->slot];
         start = at;
@@ -946,6 +945,7 @@ static void runs_compile(sw_tdec_t *dec)
     r->text = dec->run_text + start;
     r->len = (uint16_t)(at - start);
     r->mask = r->len < 16 ? (uint16_t)((1u << r->len) - 1) : 0xffff;
+    r->need = r->len < 16 ? 16 : r->len;
     r->slot = F__CNT;
     r->v = NULL;
     memset(dec->run_text + at, 0, 16);
@@ -961,28 +961,33 @@ FAST_INLINE __m128i eq16(const char *a, const char *b)
 }
 #endif
 
-/* Whether the text of run r is at p. */
-FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
+/* Whether the text of run r is at p, with r->need bytes readable. */
+FAST_INLINE bool run_text_at(const char *p, const run_t *r)
 {
     size_t n = r->len;
     const char *c = r->text;
 #if defined(__SSE2__)
-    if (end - p >= 16 && (size_t)(end - p) >= n) {
-        if (n <= 16) return ((unsigned)_mm_movemask_epi8(eq16(p, c)) & r->mask) == r->mask;
-        /* 16-byte chunks, the last one ending with the text. */
-        __m128i eq = _mm_and_si128(eq16(p, c), eq16(p + n - 16, c + n - 16));
-        if (n > 32) {
-            eq = _mm_and_si128(eq, eq16(p + 16, c + 16));
-            for (size_t i = 32; i + 16 < n; i += 16) eq = _mm_and_si128(eq, eq16(p + i, c + i));
-        }
-        return _mm_movemask_epi8(eq) == 0xffff;
+    if (n <= 16) return ((unsigned)_mm_movemask_epi8(eq16(p, c)) & r->mask) == r->mask;
+    /* 16-byte chunks, the last one ending with the text. */
+    __m128i eq = _mm_and_si128(eq16(p, c), eq16(p + n - 16, c + n - 16));
+    if (n > 32) {
+        eq = _mm_and_si128(eq, eq16(p + 16, c + 16));
+        for (size_t i = 32; i + 16 < n; i += 16) eq = _mm_and_si128(eq, eq16(p + i, c + i));
     }
+    return _mm_movemask_epi8(eq) == 0xffff;
+#else
+    return memcmp(p, c, n) == 0;
 #endif
-    return (size_t)(end - p) >= n && memcmp(p, c, n) == 0;
 }
 
-/* The value at p of a run, as fast_value() reads it (the same f[] entry),
- * with its two usual kinds in a few SSE2 steps: an integer of 1-19 digits
+/* Whether the text of run r is at p (< end). */
+FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
+{
+    return (size_t)(end - p) >= r->len && memcmp(p, r->text, r->len) == 0;
+}
+
+/* The value at p of a run (33 bytes readable), as fast_value() reads it
+ * (the same f[] entry), with its two usual kinds in a few SSE2 steps: an integer of 1-19 digits
  * without sign and a plain string of up to 31 bytes. The byte after an
  * integer is not looked at here: the text of the next run (or the tail,
  * or the closing '}') starts there and is no digit, '.', 'e' or 'E'
@@ -994,7 +999,7 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
 {
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     sw_jval_t *v = r->v;
-    if (end - p >= 33) {
+    {
         __m128i c0 = _mm_loadu_si128((const __m128i *)(const void *)p);
         __m128i c1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
         if ((unsigned)(*p - '1') < 9 && p - text >= 16) {
@@ -1064,14 +1069,20 @@ static bool tdec_runs(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
     sw_jscan_init(&js, text, len, dec->scratch);
     for (unsigned k = 0; k < dec->nruns; k++) {
         const run_t *r = &dec->runs[k];
-        if (!run_at(p, end, r)) return false;
-        p += r->len;
-        if (p >= end) return false;
-        p = run_value(dec, p, text, end, r, ev, &js);
+        if (end - p >= r->need) {
+            if (!run_text_at(p, r)) return false;
+            p = run_value(dec, p + r->len, text, end, r, ev, &js);
+        } else {
+            if (!run_at(p, end, r)) return false;
+            p += r->len;
+            if (p >= end) return false;
+            p = fast_value(dec, p, text, end, r->slot, r->v, ev, &js);
+        }
         if (!p) return false;
     }
     if (dec->tail.len) {
-        if (!run_at(p, end, &dec->tail)) return false;
+        const run_t *r = &dec->tail;
+        if (end - p >= r->need ? !run_text_at(p, r) : !run_at(p, end, r)) return false;
         p += dec->tail.len;
     }
     if (p >= end || *p != '}') return false;
