@@ -557,9 +557,13 @@ static inline bool digits15(const char **pp, uint64_t *mag)
  * eights of digits. */
 FAST_INLINE uint64_t digits_at_end(const char *q, unsigned n)
 {
-    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /* From k_last + n: 16 - n zero bytes, then n bytes of ones. */
+    static const uint8_t k_last[32] = {0,    0,    0,    0,    0,    0,    0,    0,
+                                       0,    0,    0,    0,    0,    0,    0,    0,
+                                       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
-    v = _mm_and_si128(v, _mm_cmpgt_epi8(lane, _mm_set1_epi8((char)(15 - (int)n))));
+    v = _mm_and_si128(v, _mm_loadu_si128((const __m128i *)(const void *)(k_last + n)));
     __m128i d2 = _mm_add_epi16(
         _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi16(0xff)), _mm_set1_epi16(10)),
         _mm_srli_epi16(v, 8));
@@ -1012,6 +1016,18 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
                     _mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
                     << 16;
             unsigned n = (unsigned)__builtin_ctzll(~dm);
+            if (n <= 8) { /* pids, ranks, devices: one word */
+                uint64_t w;
+                memcpy(&w, p, 8);
+                /* The digits to the top, zeros in as leading digits; the
+                 * subtraction's borrows (from the bytes after the digits
+                 * only) are shifted out. */
+                v->raw = p;
+                v->raw_len = n;
+                v->type = SW_J_INT;
+                v->i = (int64_t)swar8((w - 0x3030303030303030ULL) << (8 * (8 - n)));
+                return p + n;
+            }
             if (n <= 19) {
                 uint64_t mag = n <= 16 ? digits_at_end(p + n - 16, n)
                                        : digits_at_end(p + n - 32, n - 16) * 10000000000000000ULL +
