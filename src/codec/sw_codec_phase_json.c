@@ -40,9 +40,64 @@ static const struct {
 
 static int ps_field_id(sw_str_t k)
 {
-    for (int i = 0; i < P__CNT; i++)
-        if (k_ps_fields[i].len == k.len && memcmp(k_ps_fields[i].name, k.ptr, k.len) == 0) return i;
-    return -1;
+    /* One candidate by length and first bytes, then one compare. */
+    int id;
+    switch (k.len) {
+    case 4: id = k.ptr[0] == 'n' ? P_NAME : P_PATH; break;
+    case 5: id = P_DEPTH; break;
+    case 6: id = P_ACTION; break;
+    case 8: id = k.ptr[1] == 'c' ? P_SCOPE_ID : P_SEQUENCE; break;
+    case 9: id = P_THREAD_ID; break;
+    case 11: id = P_THREAD_NAME; break;
+    case 15: id = P_PARENT_SCOPE_ID; break;
+    default: return -1;
+    }
+    return memcmp(k_ps_fields[id].name, k.ptr, k.len) == 0 ? id : -1;
+}
+
+/* A string without escapes or non-ASCII bytes at the cursor, as
+ * sw_jscan_string() reads it. @returns false, the cursor unchanged, for
+ * anything else (then sw_jscan_string() decides). */
+static inline bool plain_string(sw_jscan_t *js, sw_str_t *out)
+{
+    const char *p = js->p;
+    if (p >= js->end || *p != '"') return false;
+    const char *q = sw_json_skip_plain(p + 1, js->end);
+    if (q >= js->end || *q != '"') return false;
+    out->ptr = p + 1;
+    out->len = (size_t)(q - p - 1);
+    js->p = q + 1;
+    return true;
+}
+
+/* An object key and its ':', as sw_jscan_string() and sw_jscan_expect()
+ * read them. */
+static inline bool scan_key(sw_jscan_t *js, sw_str_t *key)
+{
+    if (!plain_string(js, key) && !sw_jscan_string(js, key)) return false;
+    if (js->p < js->end && *js->p == ':') {
+        js->p++;
+        return true;
+    }
+    return sw_jscan_expect(js, ':', "expected ':' after object key");
+}
+
+/* sw_jscan_value() with a plain string and an integer inline. */
+static inline bool scan_value(sw_jscan_t *js, sw_jval_t *v, int depth)
+{
+    sw_jscan_ws(js);
+    const char *p = js->p;
+    if (p < js->end && *p == '"') {
+        if (plain_string(js, &v->s)) {
+            v->type = SW_J_STRING;
+            v->raw = p;
+            v->raw_len = (size_t)(js->p - p);
+            return true;
+        }
+    } else if (sw_jscan_int_fast(js, v)) {
+        return true;
+    }
+    return sw_jscan_value(js, v, depth);
 }
 
 static void ps_take(sw_phase_scope_t *ps, int id, const sw_jval_t *v, bool *typed)
@@ -105,8 +160,7 @@ static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int
     for (;;) {
         sw_str_t key = {0};
         sw_jscan_ws(js);
-        if (!sw_jscan_string(js, &key)) return false;
-        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
+        if (!scan_key(js, &key)) return false;
         sw_jscan_ws(js);
         int id = ps_field_id(key);
         if (id == P_PATH && js->p < js->end && *js->p == '[') {
@@ -121,7 +175,7 @@ static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int
             } else {
                 for (;;) {
                     sw_jval_t el;
-                    if (!sw_jscan_value(js, &el, depth + 2)) return false;
+                    if (!scan_value(js, &el, depth + 2)) return false;
                     if (el.type == SW_J_STRING && el.s.len > 0) {
                         if (ps->path_len < SW_PHASE_PATH_MAX) ps->path[ps->path_len++] = el.s;
                         else overflow = true;
@@ -137,7 +191,7 @@ static bool json_phase_scope(sw_jscan_t *js, sw_phase_scope_t *ps, bool *ok, int
             }
         } else {
             sw_jval_t v;
-            if (!sw_jscan_value(js, &v, depth + 1)) return false;
+            if (!scan_value(js, &v, depth + 1)) return false;
             if (id >= 0) {
                 seen[id] = true;
                 typed[id] = false;
@@ -170,8 +224,7 @@ bool sw_json_metadata_phase(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phas
     for (;;) {
         sw_str_t key = {0};
         sw_jscan_ws(js);
-        if (!sw_jscan_string(js, &key)) return false;
-        if (!sw_jscan_expect(js, ':', "expected ':' after object key")) return false;
+        if (!scan_key(js, &key)) return false;
         sw_jscan_ws(js);
         sw_jval_t v;
         if (key.len == 11 && memcmp(key.ptr, "phase_scope", 11) == 0) {
@@ -181,7 +234,7 @@ bool sw_json_metadata_phase(sw_jscan_t *js, sw_phase_scope_t *ps, bool *has_phas
                 if (!sw_jscan_value(js, &v, depth + 1)) return false;
                 *has_phase = false;
             }
-        } else if (!sw_jscan_value(js, &v, depth + 1)) {
+        } else if (!scan_value(js, &v, depth + 1)) {
             return false;
         }
         sw_jscan_ws(js);
