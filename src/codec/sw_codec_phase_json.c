@@ -28,7 +28,7 @@ enum ps_field_e {
 /* A hand-laid table (clang-format 14 boxes its initializer macro). */
 // clang-format off
 static const struct {
-    const char *name;
+    char name[16]; /* zero-padded for word compares */
     size_t len;
 } k_ps_fields[P__CNT] = {
 #define FLD(s) {s, sizeof(s) - 1}
@@ -52,7 +52,23 @@ static int ps_field_id(sw_str_t k)
     case 15: id = P_PARENT_SCOPE_ID; break;
     default: return -1;
     }
-    return memcmp(k_ps_fields[id].name, k.ptr, k.len) == 0 ? id : -1;
+    /* Two overlapping words cover the 4-15 bytes. */
+    const char *a = k_ps_fields[id].name, *b = k.ptr;
+    size_t n = k.len;
+    if (n >= 8) {
+        uint64_t x, y, x2, y2;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&x2, a + n - 8, 8);
+        memcpy(&y2, b + n - 8, 8);
+        return x == y && x2 == y2 ? id : -1;
+    }
+    uint32_t x, y, x2, y2;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    memcpy(&x2, a + n - 4, 4);
+    memcpy(&y2, b + n - 4, 4);
+    return x == y && x2 == y2 ? id : -1;
 }
 
 /* A string without escapes or non-ASCII bytes at the cursor, as

@@ -991,84 +991,97 @@ FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
 }
 
 /* The value at p of a run (33 bytes readable), as fast_value() reads it
- * (the same f[] entry), with its two usual kinds in a few SSE2 steps: an integer of 1-19 digits
- * without sign and a plain string of up to 31 bytes. The byte after an
- * integer is not looked at here: the text of the next run (or the tail,
- * or the closing '}') starts there and is no digit, '.', 'e' or 'E'
- * (runs_compile() checks), so a number that goes on fails that compare
- * and the line goes to the other paths. */
+ * (the same f[] entry), with its usual kinds in a few steps: an integer
+ * of 1-19 digits without sign (SSE2 finds them; up to 8 are converted
+ * in one word),
+ * a plain string of up to 31 bytes, 0, and metadata {}. The byte after
+ * an integer is not looked at here: the text of the next run (or the
+ * tail, or the closing '}') starts there and is no digit, '.', 'e' or
+ * 'E' (runs_compile() checks), so a number that goes on fails that
+ * compare and the line goes to the other paths. */
 FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *text,
                                   const char *end, const run_t *r, sw_event_t *ev,
                                   sw_jscan_t *js)
 {
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     sw_jval_t *v = r->v;
-    {
-        __m128i c0 = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i c1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-        if ((unsigned)(*p - '1') < 9 && p - text >= 16) {
-            __m128i t0 = _mm_sub_epi8(c0, _mm_set1_epi8('0'));
-            __m128i t1 = _mm_sub_epi8(c1, _mm_set1_epi8('0'));
-            uint64_t dm =
-                (uint64_t)(uint32_t)_mm_movemask_epi8(
-                    _mm_cmpeq_epi8(_mm_min_epu8(t0, _mm_set1_epi8(9)), t0)) |
-                (uint64_t)(uint32_t)_mm_movemask_epi8(
-                    _mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
-                    << 16;
-            unsigned n = (unsigned)__builtin_ctzll(~dm);
-            if (n <= 8) { /* pids, ranks, devices: one word */
-                uint64_t w;
-                memcpy(&w, p, 8);
-                /* The digits to the top, zeros in as leading digits; the
-                 * subtraction's borrows (from the bytes after the digits
-                 * only) are shifted out. */
+    const char *q = p; /* the digits */
+    if ((unsigned)(*q - '1') < 9 && q - text >= 16) {
+        __m128i t0 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q),
+                                  _mm_set1_epi8('0'));
+        __m128i t1 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)),
+                                  _mm_set1_epi8('0'));
+        uint64_t dm = (uint64_t)(uint32_t)_mm_movemask_epi8(
+                          _mm_cmpeq_epi8(_mm_min_epu8(t0, _mm_set1_epi8(9)), t0)) |
+                      (uint64_t)(uint32_t)_mm_movemask_epi8(
+                          _mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
+                          << 16;
+        unsigned n = (unsigned)__builtin_ctzll(~dm);
+        uint64_t mag;
+        if (n <= 8) { /* pids, ranks, devices: one word */
+            uint64_t w;
+            memcpy(&w, q, 8);
+            /* The digits to the top, zeros in as leading digits; the
+             * subtraction's borrows (from the bytes after the digits
+             * only) are shifted out. */
+            mag = swar8((w - 0x3030303030303030ULL) << (8 * (8 - n)));
+        } else if (n <= 16) {
+            mag = digits_at_end(q + n - 16, n);
+        } else if (n <= 19) {
+            mag = digits_at_end(q + n - 32, n - 16) * 10000000000000000ULL +
+                  digits_at_end(q + n - 16, 16);
+        } else {
+            goto other;
+        }
+        v->raw = p;
+        v->raw_len = n;
+        if (mag > (uint64_t)INT64_MAX) {
+            v->type = SW_J_BIGINT;
+        } else {
+            v->type = SW_J_INT;
+            v->i = (int64_t)mag;
+        }
+        return q + n;
+    }
+    if (*p == '"') {
+        /* The content's first byte that is a quote, a backslash, a
+         * control or >= 0x80 (signed below 0x20). */
+        __m128i s0 = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+        __m128i s1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 17));
+        const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+        const __m128i space = _mm_set1_epi8(0x20);
+        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
+                         _mm_or_si128(_mm_cmpeq_epi8(s0, quote), _mm_cmpeq_epi8(s0, bslash)),
+                         _mm_cmplt_epi8(s0, space))) |
+                     (uint32_t)_mm_movemask_epi8(_mm_or_si128(
+                         _mm_or_si128(_mm_cmpeq_epi8(s1, quote), _mm_cmpeq_epi8(s1, bslash)),
+                         _mm_cmplt_epi8(s1, space)))
+                         << 16;
+        if (m) {
+            unsigned n = (unsigned)__builtin_ctz(m);
+            if (p[1 + n] == '"') {
+                v->s.ptr = p + 1;
+                v->s.len = n;
+                v->type = SW_J_STRING;
                 v->raw = p;
-                v->raw_len = n;
-                v->type = SW_J_INT;
-                v->i = (int64_t)swar8((w - 0x3030303030303030ULL) << (8 * (8 - n)));
-                return p + n;
-            }
-            if (n <= 19) {
-                uint64_t mag = n <= 16 ? digits_at_end(p + n - 16, n)
-                                       : digits_at_end(p + n - 32, n - 16) * 10000000000000000ULL +
-                                             digits_at_end(p + n - 16, 16);
-                v->raw = p;
-                v->raw_len = n;
-                if (mag > (uint64_t)INT64_MAX) {
-                    v->type = SW_J_BIGINT;
-                } else {
-                    v->type = SW_J_INT;
-                    v->i = (int64_t)mag;
-                }
-                return p + n;
-            }
-        } else if (*p == '"') {
-            /* The content's first byte that is a quote, a backslash, a
-             * control or >= 0x80 (signed below 0x20). */
-            __m128i s0 = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
-            __m128i s1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 17));
-            const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-            const __m128i space = _mm_set1_epi8(0x20);
-            uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
-                             _mm_or_si128(_mm_cmpeq_epi8(s0, quote), _mm_cmpeq_epi8(s0, bslash)),
-                             _mm_cmplt_epi8(s0, space))) |
-                         (uint32_t)_mm_movemask_epi8(_mm_or_si128(
-                             _mm_or_si128(_mm_cmpeq_epi8(s1, quote), _mm_cmpeq_epi8(s1, bslash)),
-                             _mm_cmplt_epi8(s1, space)))
-                             << 16;
-            if (m) {
-                unsigned n = (unsigned)__builtin_ctz(m);
-                if (p[1 + n] == '"') {
-                    v->s.ptr = p + 1;
-                    v->s.len = n;
-                    v->type = SW_J_STRING;
-                    v->raw = p;
-                    v->raw_len = (size_t)n + 2;
-                    return p + n + 2;
-                }
+                v->raw_len = (size_t)n + 2;
+                return p + n + 2;
             }
         }
+    } else if (*p == '0') { /* fast_number()'s 0; what follows is the next text's */
+        v->type = SW_J_INT;
+        v->i = 0;
+        v->raw = p;
+        v->raw_len = 1;
+        return p + 1;
+    } else if (*p == '{' && p[1] == '}' && r->slot == F_METADATA) {
+        ev->has_phase = false;
+        v->type = SW_J_OBJECT;
+        v->raw = p;
+        v->raw_len = 2;
+        return p + 2;
     }
+other:
 #endif
     return fast_value(dec, p, text, end, r->slot, r->v, ev, js);
 }
