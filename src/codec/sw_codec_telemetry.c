@@ -1009,14 +1009,16 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
     if ((unsigned)(*q - '1') < 9 && q - text >= 16) {
         __m128i t0 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q),
                                   _mm_set1_epi8('0'));
-        __m128i t1 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)),
-                                  _mm_set1_epi8('0'));
-        uint64_t dm = (uint64_t)(uint32_t)_mm_movemask_epi8(
-                          _mm_cmpeq_epi8(_mm_min_epu8(t0, _mm_set1_epi8(9)), t0)) |
-                      (uint64_t)(uint32_t)_mm_movemask_epi8(
-                          _mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
-                          << 16;
-        unsigned n = (unsigned)__builtin_ctzll(~dm);
+        uint32_t dm = (uint32_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_min_epu8(t0, _mm_set1_epi8(9)), t0));
+        if (dm == 0xffff) { /* 16 digits or more: the next 16 bytes too */
+            __m128i t1 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)),
+                                      _mm_set1_epi8('0'));
+            dm |= (uint32_t)_mm_movemask_epi8(
+                      _mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
+                  << 16;
+        }
+        unsigned n = (unsigned)__builtin_ctzll(~(uint64_t)dm);
         uint64_t mag;
         if (n <= 8) { /* pids, ranks, devices: one word */
             uint64_t w;
@@ -1047,16 +1049,18 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
         /* The content's first byte that is a quote, a backslash, a
          * control or >= 0x80 (signed below 0x20). */
         __m128i s0 = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
-        __m128i s1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 17));
         const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
         const __m128i space = _mm_set1_epi8(0x20);
         uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
-                         _mm_or_si128(_mm_cmpeq_epi8(s0, quote), _mm_cmpeq_epi8(s0, bslash)),
-                         _mm_cmplt_epi8(s0, space))) |
-                     (uint32_t)_mm_movemask_epi8(_mm_or_si128(
-                         _mm_or_si128(_mm_cmpeq_epi8(s1, quote), _mm_cmpeq_epi8(s1, bslash)),
-                         _mm_cmplt_epi8(s1, space)))
-                         << 16;
+            _mm_or_si128(_mm_cmpeq_epi8(s0, quote), _mm_cmpeq_epi8(s0, bslash)),
+            _mm_cmplt_epi8(s0, space)));
+        if (!m) { /* 16 bytes or more: the next 16 too */
+            __m128i s1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 17));
+            m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(s1, quote), _mm_cmpeq_epi8(s1, bslash)),
+                    _mm_cmplt_epi8(s1, space)))
+                << 16;
+        }
         if (m) {
             unsigned n = (unsigned)__builtin_ctz(m);
             if (p[1 + n] == '"') {
