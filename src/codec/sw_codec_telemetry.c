@@ -6,6 +6,7 @@
  */
 #include "sw_codec_telemetry.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,12 @@ struct sw_tdec_s {
     uint8_t nruns;       /* 0: none */
     run_t runs[SEQ_MAX]; /* each: fixed text, then a value read */
     run_t tail;          /* fixed text after the last value read (len 0: none) */
+    /* The event of a line the runs read (its fields that only predicted
+     * values decide are those of every such line), and the fields that
+     * runs_event() decides again on each, one bit per field. */
+    bool ev0_ok;
+    uint32_t recheck;
+    sw_event_t ev0;
     char run_text[SEQ_MAX * (TPAT_MAX + TVAL_MAX) + 16]; /* the runs' text, then slack */
     sw_jval_t run_f[F__CNT + 1]; /* f[] before the values read: predicted and absent */
     bool general_only;           /* tests: skip tdec_tmpl() and tdec_fast() */
@@ -886,6 +893,106 @@ static bool tdec_tmpl(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
     return p == end;
 }
 
+/* The event of a line the runs read, when it is valid: dec->ev0 with the
+ * fields of dec->recheck decided as validate() and the carries decide
+ * them (validate()'s order: world_size before rank, event_type before
+ * device_used_bytes). Sets what they set, except has_phase (the reading
+ * did). @returns false when a field is not the usual valid case; then
+ * validate() decides the line, with its message. */
+static bool runs_event(const sw_tdec_t *dec, sw_event_t *ev)
+{
+    const sw_jval_t *f = dec->run_f, *v;
+    uint32_t m = dec->recheck;
+    memcpy(ev, &dec->ev0, offsetof(sw_event_t, has_phase));
+    memcpy(&ev->schema_version, &dec->ev0.schema_version,
+           sizeof(sw_event_t) - offsetof(sw_event_t, schema_version));
+#define AGAIN(x) (m & (1u << (x)))
+    if (AGAIN(F_TIMESTAMP_NS)) {
+        v = &f[F_TIMESTAMP_NS];
+        if (v->type != SW_J_INT || v->i < 0) return false;
+        ev->timestamp_ns = v->i;
+    }
+    if (AGAIN(F_EVENT_TYPE)) {
+        v = &f[F_EVENT_TYPE];
+        if (v->type != SW_J_STRING || v->s.len == 0) return false;
+        ev->event_type = v->s;
+        ev->kind = sw_event_kind(v->s);
+    }
+    if (AGAIN(F_WORLD_SIZE)) {
+        v = &f[F_WORLD_SIZE];
+        if (v->type != SW_J_INT || v->i < 1) return false;
+        ev->world_size = v->i;
+    }
+    if (AGAIN(F_RANK)) {
+        v = &f[F_RANK];
+        if (v->type == SW_J_ABSENT) ev->rank = 0;
+        else if (v->type != SW_J_INT || v->i < 0 || v->i >= ev->world_size) return false;
+        else ev->rank = v->i;
+    }
+    if (AGAIN(F_JOB_ID)) {
+        v = &f[F_JOB_ID];
+        if (v->type != SW_J_STRING || v->s.len == 0) return false;
+        ev->has_job_id = true;
+        ev->job_id = v->s;
+    }
+    if (AGAIN(F_SESSION_ID)) {
+        v = &f[F_SESSION_ID];
+        if (v->type != SW_J_STRING) return false;
+        ev->has_session_id = true;
+        ev->session_id = v->s;
+    }
+    if (AGAIN(F_PID)) {
+        v = &f[F_PID];
+        if (v->type != SW_J_INT) return false;
+        ev->pid = v->i;
+    }
+    if (AGAIN(F_HOST)) {
+        v = &f[F_HOST];
+        if (v->type != SW_J_STRING) return false;
+        ev->host = v->s;
+    }
+    if (AGAIN(F_DEVICE_USED_BYTES)) {
+        v = &f[F_DEVICE_USED_BYTES];
+        ev->has_device_used = false;
+        ev->counterless = false;
+        ev->device_used_bytes = 0;
+        if (v->type == SW_J_INT && v->i >= 0) {
+            ev->has_device_used = true;
+            ev->device_used_bytes = v->i;
+        } else if (v->type == SW_J_NULL && counters_nullable(&f[F_SCHEMA_VERSION])) {
+            ev->counterless = ev->kind == SW_EV_SAMPLE;
+        } else if (v->type != SW_J_ABSENT || ev->kind == SW_EV_SAMPLE) {
+            return false;
+        }
+    }
+    if (AGAIN(F_SAMPLING_INTERVAL_MS)) {
+        v = &f[F_SAMPLING_INTERVAL_MS];
+        if (v->type != SW_J_INT || v->i < 0) return false;
+        ev->sampling_interval_ms = v->i;
+    }
+    if (AGAIN(F_METADATA)) {
+        v = &f[F_METADATA];
+        if (v->type != SW_J_OBJECT) return false;
+        ev->metadata_json.ptr = v->raw;
+        ev->metadata_json.len = v->raw_len;
+    }
+    if (AGAIN(F_SCHEMA_VERSION)) carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
+    if (AGAIN(F_DEVICE_ID)) carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
+    if (AGAIN(F_LOCAL_RANK)) carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);
+    if (AGAIN(F_ALLOC_ALLOCATED))
+        carry_i64(&ev->allocator_allocated_bytes, &f[F_ALLOC_ALLOCATED]);
+    if (AGAIN(F_ALLOC_RESERVED)) carry_i64(&ev->allocator_reserved_bytes, &f[F_ALLOC_RESERVED]);
+    if (AGAIN(F_ALLOC_ACTIVE)) carry_i64(&ev->allocator_active_bytes, &f[F_ALLOC_ACTIVE]);
+    if (AGAIN(F_ALLOC_INACTIVE)) carry_i64(&ev->allocator_inactive_bytes, &f[F_ALLOC_INACTIVE]);
+    if (AGAIN(F_ALLOC_CHANGE)) carry_i64(&ev->allocator_change_bytes, &f[F_ALLOC_CHANGE]);
+    if (AGAIN(F_DEVICE_FREE)) carry_i64(&ev->device_free_bytes, &f[F_DEVICE_FREE]);
+    if (AGAIN(F_DEVICE_TOTAL)) carry_i64(&ev->device_total_bytes, &f[F_DEVICE_TOTAL]);
+    if (AGAIN(F_COLLECTOR)) carry_str(&ev->collector, &f[F_COLLECTOR]);
+    if (AGAIN(F_CONTEXT)) carry_str(&ev->context, &f[F_CONTEXT]);
+#undef AGAIN
+    return true;
+}
+
 /* Whether an integer's digits may end before byte c (the text after a
  * value read by the runs): c is no digit and does not make it a float. */
 static bool int_may_end(char c)
@@ -905,6 +1012,7 @@ static void runs_compile(sw_tdec_t *dec)
 {
     dec->runs_stale = false;
     dec->nruns = 0;
+    dec->ev0_ok = false;
     bool seen[F__CNT + 1] = {false};
     for (unsigned k = 0; k < dec->ntmpl; k++) {
         uint8_t slot = dec->tmpl[k].slot;
@@ -954,6 +1062,14 @@ static void runs_compile(sw_tdec_t *dec)
     r->v = NULL;
     memset(dec->run_text + at, 0, 16);
     dec->nruns = (uint8_t)nruns;
+    /* runs_event() decides the fields read again, rank when world_size
+     * is read, device_used_bytes when event_type or schema_version is. */
+    uint32_t m = 0;
+    for (unsigned k = 0; k < nruns; k++)
+        if (dec->runs[k].slot < F__CNT) m |= 1u << dec->runs[k].slot;
+    if (m & (1u << F_WORLD_SIZE)) m |= 1u << F_RANK;
+    if (m & (1u << F_EVENT_TYPE | 1u << F_SCHEMA_VERSION)) m |= 1u << F_DEVICE_USED_BYTES;
+    dec->recheck = m;
 }
 
 #if defined(__SSE2__)
@@ -1300,12 +1416,10 @@ sw_err_t sw_tdec_json(sw_tdec_t *dec, const char *text, size_t len, sw_event_t *
         return SW_ERR_PARSE;
     }
 validate:;
-    sw_err_t err = validate(f, ev, errstr, errstr_size);
+    sw_err_t err;
+    if (f == dec->run_f && dec->ev0_ok && runs_event(dec, ev)) goto bounds;
+    err = validate(f, ev, errstr, errstr_size);
     if (err) return err;
-    if ((ev->event_type.len | ev->job_id.len | ev->host.len | ev->session_id.len) > SW_IDENT_MAX) {
-        err = ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
-        if (err) return err;
-    }
     carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
     carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
     carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);
@@ -1318,6 +1432,13 @@ validate:;
     carry_i64(&ev->device_total_bytes, &f[F_DEVICE_TOTAL]);
     carry_str(&ev->collector, &f[F_COLLECTOR]);
     carry_str(&ev->context, &f[F_CONTEXT]);
+    if (f == dec->run_f && !dec->ev0_ok) {
+        dec->ev0 = *ev; /* its phase scope is not used */
+        dec->ev0_ok = true;
+    }
+bounds:
+    if ((ev->event_type.len | ev->job_id.len | ev->host.len | ev->session_id.len) > SW_IDENT_MAX)
+        return ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
     return SW_OK;
 }
 
