@@ -998,6 +998,33 @@ static void test_long_strings(void **state)
     " \"scope_id\": \"sc1\", \"parent_scope_id\": null, \"thread_id\": 12, \"thread_name\": \"M\"," \
     " \"sequence\": 3}}, \"rank\": 0}"
 
+/* A TelemetryEvent v4 sample as stormwatch gen writes it: allocator
+ * counters null, memory_capabilities in metadata. */
+#define V4_LINE                                                                                  \
+    "{\"schema_version\": 4, \"timestamp_ns\": 1763700000008809369, \"event_type\": \"sample\"," \
+    " \"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": 100, \"pid\": 4352,"   \
+    " \"host\": \"node-044\", \"device_id\": 0, \"allocator_allocated_bytes\": null,"            \
+    " \"allocator_reserved_bytes\": null, \"allocator_active_bytes\": null,"                     \
+    " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": null,"                     \
+    " \"device_used_bytes\": 30428395690, \"device_free_bytes\": 55470950230,"                   \
+    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": " V4_META ","        \
+    " \"job_id\": \"job-0\", \"rank\": 352, \"local_rank\": 0, \"world_size\": 1024,"            \
+    " \"session_id\": \"sess-0-352\"}"
+#define V4_META                                                                                  \
+    "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\":"                 \
+    " \"stormlog.tracker\", \"sampling_source\": \"nvml\", \"supports_allocator_allocated\":"    \
+    " false, \"supports_allocator_reserved\": false, \"supports_allocator_active\": false,"      \
+    " \"supports_allocator_inactive\": false, \"supports_device_used\": true,"                   \
+    " \"supports_device_free\": true, \"supports_device_total\": true}}"
+
+/* A TelemetryEvent v2 sample: SPEC 2's fields only, metadata last (the
+ * runs end in text after the last value read). */
+#define V2_LINE                                                                                  \
+    "{\"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\", \"rank\": 901,"         \
+    " \"world_size\": 1024, \"job_id\": \"job-0\", \"session_id\": \"sess-0-901\","              \
+    " \"pid\": 4901, \"host\": \"node-112\", \"device_used_bytes\": 33946409484,"               \
+    " \"sampling_interval_ms\": 100, \"metadata\": {}}"
+
 typedef struct fast_case_s {
     const char *name;
     const char *line;
@@ -1301,6 +1328,69 @@ static void template_values(sw_tdec_t *fast, sw_tdec_t *slow, const char *line)
     SW_CHECK(variants > 50, "%zu variants", variants);
 }
 
+/* The metadata object a decoder saw before is compared, not scanned: a
+ * v4 line, then its metadata replaced (a phase scope, one that is not
+ * typed, a changed byte, a shorter or longer object, one cut short, an
+ * escape), each between lines with the object seen before, from heap
+ * copies of exactly their size; the same both ways. */
+static void metadata_memo(sw_tdec_t *fast, sw_tdec_t *slow)
+{
+    static const char *const k_meta[] = {
+        V4_META,
+        "{\"phase_scope\": {\"action\": \"enter\", \"name\": \"fwd\", \"path\": [\"train\","
+        " \"fwd\"], \"scope_id\": \"sc1\", \"parent_scope_id\": null, \"thread_id\": 12,"
+        " \"thread_name\": \"M\", \"sequence\": 3}}",
+        "{\"phase_scope\": {\"action\": \"enter\", \"name\": \"fwd\", \"path\": [\"train\"]}}",
+        "{\"phase_scope\": {\"action\": \"leave\", \"name\": \"fwd\", \"path\": [\"train\"],"
+        " \"scope_id\": \"sc1\", \"thread_id\": 12, \"thread_name\": \"M\", \"sequence\": 3}}",
+        "{\"phase_scope\": {\"acti\\u006fn\": \"exit\", \"name\": \"fwd\", \"path\": [\"t\"],"
+        " \"scope_id\": \"sc1\", \"thread_id\": 1.5, \"thread_name\": \"M\", \"sequence\": 3}}",
+        "{\"memory_capabilities\": {\"backend\": \"cuda\"}}",
+        "{\"memory_capabilities\": {\"backend\": \"cudb\", \"telemetry_collector\":"
+        " \"stormlog.tracker\", \"sampling_source\": \"nvml\", \"supports_allocator_allocated\":"
+        " false, \"supports_allocator_reserved\": false, \"supports_allocator_active\": false,"
+        " \"supports_allocator_inactive\": false, \"supports_device_used\": true,"
+        " \"supports_device_free\": true, \"supports_device_total\": true}}",
+        "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\":"
+        " \"stormlog.tracker\", \"sampling_source\": \"nvml\", \"supports_allocator_allocated\":"
+        " false, \"supports_allocator_reserved\": false, \"supports_allocator_active\": false,"
+        " \"supports_allocator_inactive\": false, \"supports_device_used\": true,"
+        " \"supports_device_free\": true, \"supports_device_total\": true}, \"x\": 1}",
+        "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\":"
+        " \"stormlog.tracker\", \"sampling_source\": \"nvml\", \"supports_allocator_allocated\":"
+        " false, \"supports_allocator_reserved\": false, \"supports_allocator_active\": false,"
+        " \"supports_allocator_inactive\": false, \"supports_device_used\": true,"
+        " \"supports_device_free\": true, \"supports_device_total\": true}",
+        "{\"memory_capabilities\": {\"backend\": \"cu\\u0064a\"}}",
+        "{}",
+        "null",
+    };
+    const char *line = V4_LINE;
+    size_t len = strlen(line);
+    const char *ms = strstr(line, V4_META);
+    size_t ml = strlen(V4_META);
+    for (size_t k = 0; k < sizeof(k_meta) / sizeof(k_meta[0]); k++) {
+        size_t vl = strlen(k_meta[k]);
+        size_t n = len - ml + vl;
+        char *buf = malloc(n);
+        memcpy(buf, line, (size_t)(ms - line));
+        memcpy(buf + (ms - line), k_meta[k], vl);
+        memcpy(buf + (ms - line) + vl, ms + ml, len - (size_t)(ms - line) - ml);
+        char *orig = malloc(len);
+        memcpy(orig, line, len);
+        sw_check_case("metadata replaced by %.60s", k_meta[k]);
+        (void)check_same(__FILE__, __LINE__, fast, slow, orig, len);
+        (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+        (void)check_same(__FILE__, __LINE__, fast, slow, buf, n);
+        (void)check_same(__FILE__, __LINE__, fast, slow, orig, len);
+        /* Only the object's first bytes: the line ends inside it. */
+        (void)check_same(__FILE__, __LINE__, fast, slow, buf, (size_t)(ms - line) + vl / 2);
+        (void)check_same(__FILE__, __LINE__, fast, slow, orig, len);
+        free(orig);
+        free(buf);
+    }
+}
+
 static void test_fast_path(void **state)
 {
     (void)state;
@@ -1347,7 +1437,10 @@ static void test_fast_path(void **state)
     mutate_line(fast, slow, PHASE_LINE);
     template_values(fast, slow, GEN_LINE);
     template_values(fast, slow, PHASE_LINE);
+    template_values(fast, slow, V4_LINE);
+    template_values(fast, slow, V2_LINE);
     template_values(fast, slow, "{\"a\": 1,\"rank\":2, \"timestamp_ns\": 3,\"event_type\":\"x\"}");
+    metadata_memo(fast, slow);
     mutate_line(fast, slow,
                 "{\"timestamp_ns\": -0, \"event_type\": \"s\\u00e9\", \"pid\": 1.5e-3,"
                 " \"rank\": 0, \"host\": null, \"job_id\": true, \"metadata\": {}}");
