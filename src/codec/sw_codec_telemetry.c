@@ -1043,7 +1043,11 @@ static void runs_compile(sw_tdec_t *dec)
         r->text = dec->run_text + start;
         r->len = (uint16_t)(at - start);
         r->mask = r->len < 16 ? (uint16_t)((1u << r->len) - 1) : 0xffff;
-        r->need = (uint16_t)((r->len < 16 ? 16 : r->len) + 33);
+        /* Values within 16 bytes of the line's start (the texts and a
+         * byte per value before them) take the other branch: run_value()
+         * reads 16 bytes before an integer's end. */
+        r->need = at + nruns - 1 < 16 ? UINT16_MAX
+                                      : (uint16_t)((r->len < 16 ? 16 : r->len) + 33);
         r->slot = st->slot;
         r->v = &dec->run_f[st->slot];
         start = at;
@@ -1100,13 +1104,19 @@ FAST_INLINE bool run_text_at(const char *p, const run_t *r)
 #endif
 }
 
-/* Whether the text of run r is at p (< end). */
+/* Whether the text of run r is at p (< end), near the line's end. */
 FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
 {
-    return (size_t)(end - p) >= r->len && memcmp(p, r->text, r->len) == 0;
+    size_t n = r->len;
+    if ((size_t)(end - p) < n) return false;
+#if defined(__SSE2__)
+    if (n >= 16) return run_text_at(p, r); /* its chunks end with the text */
+#endif
+    return memcmp(p, r->text, n) == 0;
 }
 
-/* The value at p of a run (33 bytes readable), as fast_value() reads it
+/* The value at p of a run (33 bytes readable, and 16 before it), as
+ * fast_value() reads it
  * (the same f[] entry), with its usual kinds in a few steps: an integer
  * of 1-19 digits without sign (SSE2 finds them; up to 8 are converted
  * in one word),
@@ -1122,7 +1132,8 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     sw_jval_t *v = r->v;
     const char *q = p; /* the digits */
-    if ((unsigned)(*q - '1') < 9 && q - text >= 16) {
+    (void)text;
+    if ((unsigned)(*q - '1') < 9) {
         __m128i t0 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q),
                                   _mm_set1_epi8('0'));
         uint32_t dm = (uint32_t)_mm_movemask_epi8(
@@ -1148,17 +1159,19 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
         } else if (n <= 19) {
             mag = digits_at_end(q + n - 32, n - 16) * 10000000000000000ULL +
                   digits_at_end(q + n - 16, 16);
+            if (mag > (uint64_t)INT64_MAX) { /* 18 digits or fewer always fit */
+                v->type = SW_J_BIGINT;
+                v->raw = p;
+                v->raw_len = n;
+                return q + n;
+            }
         } else {
             goto other;
         }
         v->raw = p;
         v->raw_len = n;
-        if (mag > (uint64_t)INT64_MAX) {
-            v->type = SW_J_BIGINT;
-        } else {
-            v->type = SW_J_INT;
-            v->i = (int64_t)mag;
-        }
+        v->type = SW_J_INT;
+        v->i = (int64_t)mag;
         return q + n;
     }
     if (*p == '"') {
