@@ -142,7 +142,17 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 static void src_remember(rank_t *r, uint32_t id)
 {
     r->last_src = id;
-    r->phase_grp = NIL;
+    if (!rk_phase_pending(r)) r->phase_grp = NIL; /* a pending one follows its session */
+}
+
+/* Rank @p r's pending phase group (PHASE_PEND) made, with the session
+ * end its newest_ts stands for; phase_grp then names it (it is of
+ * last_src's session). */
+void sw_det_phase_settle(job_t *j, rank_t *r)
+{
+    uint32_t g = sw_phase_group_sid(j->phase, r->phase_grp & ~PHASE_PEND, r->rank);
+    sw_phase_touch(j->phase, g, r->newest_ts);
+    r->phase_grp = g;
 }
 
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
@@ -825,6 +835,16 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     }
     det->st.events++;
     if (!sample) {
+        /* An event of a (session, rank) whose group a rank keeps pending:
+         * made first, with what the rank's samples gave it. */
+        uint32_t pri;
+        if (ev->has_session_id && sw_imap_get(&j->rank_map, ev->rank, &pri) &&
+            rk_phase_pending(&j->ranks[pri])) {
+            rank_t *pr = &j->ranks[pri];
+            sw_str_t t = sw_intern_get(j->strs, pr->phase_grp & ~PHASE_PEND);
+            if (t.len == ev->session_id.len && sw_bytes_eq(t.ptr, ev->session_id.ptr, t.len))
+                sw_det_phase_settle(j, pr);
+        }
         sw_phase_add(j->phase, ev);
         sw_crash_feed(det, j, NIL, ev, NULL, offset);
         prefetch_window(det);
@@ -852,11 +872,22 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     uint32_t src = sw_det_src_get(j, r, ev);
     int64_t ts = ev->timestamp_ns;
     /* The phase index sees every event, duplicates included (SPEC 6); a
-     * sample only extends its group's session end. */
-    if (ev->has_session_id) {
-        if (r->phase_grp == NIL)
-            r->phase_grp = sw_phase_group_sid(j->phase, j->srcs[src].session, ev->rank);
-        sw_phase_touch(j->phase, r->phase_grp, ts);
+     * sample only extends its group's session end. A rank's first sample
+     * leaves its group pending (PHASE_PEND) unless it has one already: its
+     * newest_ts is then the session end, as long as the session stays. */
+    if (rk_phase_pending(r) &&
+        (!ev->has_session_id || (r->phase_grp & ~PHASE_PEND) != j->srcs[src].session)) {
+        sw_det_phase_settle(j, r);
+        r->phase_grp = NIL;
+    }
+    if (ev->has_session_id && !rk_phase_pending(r)) {
+        if (r->phase_grp == NIL) {
+            uint32_t sid = j->srcs[src].session;
+            r->phase_grp = new_rank ? sw_phase_find_sid(j->phase, sid, ev->rank)
+                                    : sw_phase_group_sid(j->phase, sid, ev->rank);
+            if (r->phase_grp == NIL) r->phase_grp = PHASE_PEND | sid;
+        }
+        if (!rk_phase_pending(r)) sw_phase_touch(j->phase, r->phase_grp, ts);
     }
     sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
     uint32_t n_before = r->win.n;
@@ -902,7 +933,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
+    if (r->phase_grp != NIL && !rk_phase_pending(r) && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
@@ -974,7 +1005,7 @@ static void prefetch_window(sw_detector_t *det)
     const rank_t *r = &j->ranks[ri];
     sw_win_prefetch(&r->win);
     if (r->last_src != NIL) __builtin_prefetch(&j->srcs[r->last_src]);
-    if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
+    if (r->phase_grp != NIL && !rk_phase_pending(r)) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 

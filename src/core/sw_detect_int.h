@@ -56,7 +56,8 @@ typedef struct rank_s {
     int64_t newest_ts; /* largest non-duplicate sample timestamp ever */
     sw_win_t win;
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
-    uint32_t phase_grp; /* phase group of last_src's session, NIL none */
+    uint32_t phase_grp; /* phase group of last_src's session, NIL none; or
+                           PHASE_PEND | session: see rk_phase_pending() */
     uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
     uint32_t cand;      /* its candidate: index in job_t.cands, NIL: none */
     int64_t proc_pid;   /* pid of the rank's newest sample: its process */
@@ -304,6 +305,23 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
     return &j->colds[r->cold];
 }
 
+/* rank_t.phase_grp of a rank whose phase group (SPEC 5: its session
+ * end) is not made yet. A group only matters once its (session, rank)
+ * has a boundary, and a wide job's ranks nearly all have none: a rank
+ * whose every sample so far came with one session keeps that group's
+ * session end as its own newest_ts, with the session in the low bits
+ * (interned ids stay far below the bit). The group is made when it
+ * matters: a sample of another session or of none, any other event of
+ * that (session, rank) (sw_det_phase_settle), or a snapshot, which
+ * writes it as the group it stands for. */
+#define PHASE_PEND 0x80000000u
+
+/* Whether rank @p r's phase group is pending (PHASE_PEND). */
+static inline bool rk_phase_pending(const rank_t *r)
+{
+    return r->phase_grp != NIL && (r->phase_grp & PHASE_PEND);
+}
+
 /* Rank @p ri's candidate; it must have one. */
 static inline rank_cand_t *rk_cand(const job_t *j, uint32_t ri)
 {
@@ -359,6 +377,7 @@ void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
+void sw_det_phase_settle(job_t *j, rank_t *r);
 void sw_det_verdict_mark(job_t *j, bool on);
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
                                     int64_t off);

@@ -301,7 +301,21 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
         /* members, by rank (indices follow the order above) */
         sw_vput_u(out, j->nmem);
         for (size_t k = 0; k < j->nmem; k++) sw_vput_u(out, j->mem[k]);
-        sw_phase_save(j->phase, out);
+        /* Pending phase groups (PHASE_PEND) as the groups they stand for,
+         * after the index's own, by rank. */
+        size_t npend = 0;
+        for (size_t k = 0; k < j->nranks; k++) npend += rk_phase_pending(&j->ranks[k]);
+        sw_phase_pend_t *pend = npend ? sw_malloc(npend * sizeof(*pend)) : NULL;
+        npend = 0;
+        for (size_t k = 0; k < j->nranks; k++) {
+            const rank_t *r = &j->ranks[k];
+            if (!rk_phase_pending(r)) continue;
+            pend[npend].session = r->phase_grp & ~PHASE_PEND;
+            pend[npend].rank = r->rank;
+            pend[npend++].end_ts = r->newest_ts;
+        }
+        sw_phase_save_with(j->phase, pend, npend, out);
+        free(pend);
     }
     sw_crash_save(det, out); /* SPEC 8: its own section, after the jobs */
     /* The out-of-time guards, job by job, after the jobs and SPEC 8's section. */
