@@ -437,7 +437,6 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
-    r->spent_ts = INT64_MIN;
     r->cold = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
@@ -537,12 +536,12 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     bool has;
     for (;;) {
         has = sw_win_candidate(&r->win, cc, det->params.spike_min_bytes,
-                               det->params.spike_fraction, r->spent_ts, &wc);
+                               det->params.spike_fraction, rk_spent(j, r), &wc);
         if (!has || wc.base_ts == INT64_MAX ||
             !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
                               leak_ns(j, r)))
             break;
-        r->spent_ts = wc.base_ts + 1;
+        rk_cold(j, r)->spent_ts = wc.base_ts + 1;
     }
     int64_t rel = has ? wc.spike_ts - r->first_ts : 0;
     if (has && had) {
@@ -624,7 +623,7 @@ static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_
                                             : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
         if ((uint64_t)ts - (uint64_t)c->warm_hi_ts >= (uint64_t)settle) r->warm = false;
     }
-    if (r->warm && ts < INT64_MAX && ts + 1 > r->spent_ts) r->spent_ts = ts + 1;
+    if (r->warm && ts < INT64_MAX && ts + 1 > rk_spent(j, r)) rk_cold(j, r)->spent_ts = ts + 1;
 }
 
 static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
@@ -949,7 +948,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
                         rc_of(j, r)->base != INT64_MIN && rc_of(j, r)->base != INT64_MAX &&
                         old_spike(j, r);
              k++) {
-            r->spent_ts = rc_of(j, r)->base + 1;
+            rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }
     }
@@ -1109,6 +1108,6 @@ bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank,
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
-    *spent_ts = j->ranks[ri].spent_ts;
+    *spent_ts = rk_spent(j, &j->ranks[ri]);
     return true;
 }

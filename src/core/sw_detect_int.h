@@ -64,9 +64,8 @@ typedef struct rank_s {
     bool in_verdict; /* one of the open episode's verdict suspects */
     /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
      * out of line (rank_cold_t), for the ranks that ever needed them. */
-    bool warm;        /* climbing after a restart: its runs so far are spent */
-    uint32_t cold;    /* index in job_t.colds, NIL: all of them zero */
-    int64_t spent_ts; /* rising runs based before this are spent (INT64_MIN: none) */
+    bool warm;     /* climbing after a restart: its runs so far are spent */
+    uint32_t cold; /* index in job_t.colds, NIL: all of them zero (spent_ts INT64_MIN) */
 } rank_t;
 
 /* A rank's candidate (its first qualifying spike in an unspent run), out
@@ -87,8 +86,10 @@ typedef struct rank_cand_s {
 } rank_cand_t;
 
 /* A rank's cold lifecycle marks: created the first time one is set (an
- * episode's member, a restart, a restore), zero until then. */
+ * episode's member, a restart, a spent run, a restore), zero until then
+ * (spent_ts INT64_MIN). */
 typedef struct rank_cold_s {
+    int64_t spent_ts;   /* rising runs based before this are spent (INT64_MIN: none) */
     int64_t ep_no;      /* the episode the run based at ep_base was part of (0: none) */
     int64_t ep_base;    /* base timestamp of that run */
     int64_t warm_hi;    /* warm: highest device_used since the restart */
@@ -293,6 +294,11 @@ static inline int64_t rk_ep_base(const job_t *j, const rank_t *r)
     return r->cold == NIL ? 0 : j->colds[r->cold].ep_base;
 }
 
+static inline int64_t rk_spent(const job_t *j, const rank_t *r)
+{
+    return r->cold == NIL ? INT64_MIN : j->colds[r->cold].spent_ts;
+}
+
 /* Rank @p r's cold marks, created (zero) when it has none: for writing.
  * The pointer is valid until the next call (the table may move). */
 static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
@@ -300,6 +306,7 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
     if (r->cold == NIL) {
         SW_GROW(j->colds, j->ncolds, j->capcolds, 4);
         memset(&j->colds[j->ncolds], 0, sizeof(j->colds[0]));
+        j->colds[j->ncolds].spent_ts = INT64_MIN;
         r->cold = (uint32_t)j->ncolds++;
     }
     return &j->colds[r->cold];

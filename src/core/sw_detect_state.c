@@ -283,8 +283,8 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             rank_floors(det, j, k, floor);
             for (int s = 0; s < SW_DETECT_SOURCES; s++)
                 sw_vput_i(out, floor[s] == INT64_MAX ? -1 : floor[s]);
-            sw_vput_i(out, r->spent_ts);
             const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
+            sw_vput_i(out, c ? c->spent_ts : INT64_MIN);
             sw_vput_i(out, c ? c->ep_no : 0);
             sw_vput_i(out, c ? c->ep_base : 0);
             sw_vput_u(out, r->warm);
@@ -577,9 +577,9 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                     floor[s] = f < 0 ? INT64_MAX : f;
                 }
             }
-            rk->spent_ts = sw_vget_i(&r);
             rank_cold_t c;
             memset(&c, 0, sizeof(c));
+            c.spent_ts = sw_vget_i(&r);
             c.ep_no = sw_vget_i(&r);
             c.ep_base = sw_vget_i(&r);
             rk->warm = sw_vget_u(&r) != 0;
@@ -588,7 +588,8 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             rk->proc_pid = sw_vget_i(&r);
             c.rs_has_ev = sw_vget_u(&r) != 0;
             c.rs_ev_used = sw_vget_i(&r);
-            if (c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts || c.rs_has_ev || c.rs_ev_used)
+            if (c.spent_ts != INT64_MIN || c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts ||
+                c.rs_has_ev || c.rs_ev_used)
                 *rk_cold(j, rk) = c;
             bool has_sess = sw_vget_u(&r) != 0;
             sw_str_t sess = sw_vget_bytes(&r);

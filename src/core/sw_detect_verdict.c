@@ -681,8 +681,8 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
         rank_t *r = &j->ranks[j->mem[i]];
         int64_t ep_base = rk_ep_base(j, r);
         if (rk_ep_no(j, r) != j->episode || ep_base == INT64_MAX) continue;
-        if (ep_base + 1 > r->spent_ts) {
-            r->spent_ts = ep_base + 1;
+        if (ep_base + 1 > rk_spent(j, r)) {
+            rk_cold(j, r)->spent_ts = ep_base + 1;
             sw_det_cand_refresh(det, j, j->mem[i]);
         }
     }
@@ -712,7 +712,7 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
                      " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
                      "before it ends; raise window.samples",
                      "");
-            r->spent_ts = rc_of(j, r)->base + 1;
+            rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }
         return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;
