@@ -199,6 +199,31 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     return id;
 }
 
+/* A source of rank @p r with @p pid and @p session (interned): one of its
+ * window's, or else one made for the purpose (empty host, no interval, no
+ * device or local rank: a sample sent so would share it, as its values
+ * are the same). For a restored rank's process. */
+uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session)
+{
+    if (r->last_src != NIL && j->srcs[r->last_src].pid == pid &&
+        j->srcs[r->last_src].session == session)
+        return r->last_src;
+    for (uint32_t k = 0; k < r->win.n; k++) {
+        uint32_t s = r->win.slot[(r->win.head + k) % r->win.cap].src;
+        if (j->srcs[s].pid == pid && j->srcs[s].session == session) return s;
+    }
+    sw_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.pid = pid;
+    ev.host = (sw_str_t){"", 0};
+    ev.has_session_id = session != 0;
+    if (session) ev.session_id = sw_intern_get(j->strs, session);
+    rank_t tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.last_src = tmp.phase_grp = NIL;
+    return sw_det_src_get(j, &tmp, &ev);
+}
+
 /* ---- jobs and ranks --------------------------------------------------- */
 
 /* ---- every job, least recently active first (eviction candidates) -------
@@ -305,6 +330,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->colds);
     free(j->cands);
     free(j->rb_floor);
+    free(j->rb_proc);
     free(j->sig);
     free(j->mem);
     free(j->tie);
@@ -437,6 +463,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
+    r->proc_src = NIL;
     r->cold = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
@@ -592,18 +619,17 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
  * set, i.e. once its memory has not risen by half a threshold for 5 s
  * (or 5 sampling intervals when they are longer); every run that starts
  * before that is spent. */
-static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_t *src, int64_t ts,
+static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, uint32_t sid, int64_t ts,
                           int64_t used, bool in_order, bool new_rank)
 {
     if (new_rank) {
-        r->proc_pid = src->pid;
-        r->proc_sess = src->session;
+        r->proc_src = sid;
         return;
     }
     if (!in_order) return;
-    if (src->pid != r->proc_pid || src->session != r->proc_sess) {
-        r->proc_pid = src->pid;
-        r->proc_sess = src->session;
+    const sw_src_t *src = &j->srcs[sid], *proc = &j->srcs[r->proc_src];
+    if (sid != r->proc_src && (src->pid != proc->pid || src->session != proc->session)) {
+        r->proc_src = sid;
         r->warm = true;
         rank_cold_t *c = rk_cold(j, r);
         c->warm_hi = used;
@@ -908,7 +934,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     }
     bool first_changed = false;
     bool in_order = new_rank || ts > r->newest_ts;
-    restart_track(det, j, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
+    restart_track(det, j, r, src, ts, ev->device_used_bytes, in_order, new_rank);
     if (new_rank) {
         r->first_ts = r->newest_ts = ts;
         if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;

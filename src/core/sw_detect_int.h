@@ -58,9 +58,9 @@ typedef struct rank_s {
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
     uint32_t phase_grp; /* phase group of last_src's session, NIL none; or
                            PHASE_PEND | session: see rk_phase_pending() */
-    uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
+    uint32_t proc_src;  /* a source with the pid and session of the rank's newest
+                           sample: its process (NIL only while restoring) */
     uint32_t cand;      /* its candidate: index in job_t.cands, NIL: none */
-    int64_t proc_pid;   /* pid of the rank's newest sample: its process */
     bool in_verdict; /* one of the open episode's verdict suspects */
     /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
      * out of line (rank_cold_t), for the ranks that ever needed them. */
@@ -97,6 +97,13 @@ typedef struct rank_cold_s {
     int64_t rs_ev_used; /* restore: the window's hr_orig, set after the rebuild */
     bool rs_has_ev;     /* and hr_trunc */
 } rank_cold_t;
+
+/* Restoring: a rank's process as the snapshot gave it (rank_t.proc_src
+ * is found once the windows are rebuilt). */
+typedef struct rb_proc_s {
+    int64_t pid;
+    uint32_t session; /* interned; 0 = null */
+} rb_proc_t;
 
 typedef struct heap_ent_s {
     int64_t key; /* the rank's newest timestamp */
@@ -141,6 +148,7 @@ typedef struct job_s {
     int64_t *rb_floor;  /* restoring: by rank, SW_DETECT_SOURCES offsets from which
                            its window's samples came (INT64_MAX: none of that source);
                            NULL otherwise */
+    rb_proc_t *rb_proc; /* restoring: by rank, its process; NULL otherwise */
     size_t ncolds, capcolds;
     size_t win_bytes; /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
@@ -380,6 +388,7 @@ static inline uint32_t t_prio(uint32_t ri)
 
 job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n);
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev);
+uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session);
 void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);

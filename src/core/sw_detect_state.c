@@ -290,13 +290,16 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             sw_vput_u(out, r->warm);
             sw_vput_i(out, c ? c->warm_hi : 0);
             sw_vput_i(out, c ? c->warm_hi_ts : 0);
-            sw_vput_i(out, r->proc_pid);
+            const rb_proc_t *rp = j->rb_proc ? &j->rb_proc[k] : NULL;
+            const sw_src_t *ps = rp ? NULL : &j->srcs[r->proc_src];
+            uint32_t proc_sess = rp ? rp->session : ps->session;
+            sw_vput_i(out, rp ? rp->pid : ps->pid);
             /* Restored but not rebuilt yet: the marks the windows will get. */
             bool rb = det->rebuild_x[0] != INT64_MIN;
             sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
             sw_vput_i(out, rb ? (c ? c->rs_ev_used : 0) : r->win.hr_orig);
-            sw_vput_u(out, r->proc_sess != 0);
-            sw_vput_bytes(out, sw_intern_get(j->strs, r->proc_sess));
+            sw_vput_u(out, proc_sess != 0);
+            sw_vput_bytes(out, sw_intern_get(j->strs, proc_sess));
         }
         /* members, by rank (indices follow the order above) */
         sw_vput_u(out, j->nmem);
@@ -549,7 +552,10 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             r.bad = true;
             break;
         }
-        if (nr) j->rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->rb_floor));
+        if (nr) {
+            j->rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->rb_floor));
+            j->rb_proc = sw_malloc(nr * sizeof(*j->rb_proc));
+        }
         for (uint64_t k = 0; k < nr && !r.bad; k++) {
             int64_t rank = sw_vget_i(&r);
             uint32_t ri;
@@ -585,7 +591,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             rk->warm = sw_vget_u(&r) != 0;
             c.warm_hi = sw_vget_i(&r);
             c.warm_hi_ts = sw_vget_i(&r);
-            rk->proc_pid = sw_vget_i(&r);
+            j->rb_proc[ri].pid = sw_vget_i(&r);
             c.rs_has_ev = sw_vget_u(&r) != 0;
             c.rs_ev_used = sw_vget_i(&r);
             if (c.spent_ts != INT64_MIN || c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts ||
@@ -597,7 +603,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 r.bad = true;
                 break;
             }
-            rk->proc_sess = has_sess ? sw_intern_add(j->strs, sess) : 0;
+            j->rb_proc[ri].session = has_sess ? sw_intern_add(j->strs, sess) : 0;
             if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || c.ep_no < 0 ||
                 c.ep_no > j->episode)
                 r.bad = true;
@@ -712,6 +718,8 @@ void sw_detect_rebuild_done(sw_detector_t *det)
             j->retained += r->win.n;
             if (r->win.n < 2) j->insufficient++;
             if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);
+            if (j->rb_proc)
+                r->proc_src = sw_det_src_proc(j, r, j->rb_proc[k].pid, j->rb_proc[k].session);
             sw_det_cand_refresh(det, j, (uint32_t)k);
         }
         /* The snapshot's flag, not the one the re-insertions left. */
@@ -723,5 +731,7 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         if (det->jobs[i]) {
             free(det->jobs[i]->rb_floor);
             det->jobs[i]->rb_floor = NULL;
+            free(det->jobs[i]->rb_proc);
+            det->jobs[i]->rb_proc = NULL;
         }
 }
