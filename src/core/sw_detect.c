@@ -91,7 +91,7 @@ static void src_slots_put(job_t *j, uint32_t id)
 {
     const sw_src_t *s = &j->srcs[id];
     size_t mask = j->src_nslots - 1;
-    size_t i = src_hash(s->pid, s->interval_ms, s->host, s->session) & mask;
+    size_t i = src_hash(src_pid(j, id), src_interval(j, id), s->host, s->session) & mask;
     while (j->src_slots[i]) i = (i + 1) & mask;
     j->src_slots[i] = id + 1;
 }
@@ -108,29 +108,26 @@ static inline int64_t ev_local_rank(const sw_event_t *ev)
     return ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
 }
 
-/* @p v (INT64_MIN: absent) in a source's int32 field. */
-static inline int32_t src_narrow(int64_t v)
-{
-    if (v == INT64_MIN) return SW_SRC_UNSET;
-    if (v >= (int64_t)SW_SRC_WIDE + 1 && v <= INT32_MAX) return (int32_t)v;
-    return SW_SRC_WIDE;
-}
-
-/* Whether source @p id has the event's device_id and local_rank. */
-static inline bool src_ids_are(const job_t *j, uint32_t id, const sw_event_t *ev)
+/* Whether source @p id has the event's pid, sampling_interval_ms,
+ * device_id and local_rank. */
+static inline bool src_nums_are(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
     int64_t dev = ev_device(ev), lr = ev_local_rank(ev);
-    if (s->device_id != src_narrow(dev) || s->local_rank != src_narrow(lr)) return false;
-    if (s->device_id != SW_SRC_WIDE && s->local_rank != SW_SRC_WIDE) return true;
-    return src_device(j, id) == dev && src_local_rank(j, id) == lr;
+    if (s->pid != sw_src_narrow(ev->pid) || s->interval_ms != sw_src_narrow(ev->sampling_interval_ms) ||
+        s->device_id != sw_src_narrow(dev) || s->local_rank != sw_src_narrow(lr))
+        return false;
+    if (s->pid != SW_SRC_WIDE && s->interval_ms != SW_SRC_WIDE && s->device_id != SW_SRC_WIDE &&
+        s->local_rank != SW_SRC_WIDE)
+        return true;
+    return src_pid(j, id) == ev->pid && src_interval(j, id) == ev->sampling_interval_ms &&
+           src_device(j, id) == dev && src_local_rank(j, id) == lr;
 }
 
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms || !src_ids_are(j, id, ev))
-        return false;
+    if (!src_nums_are(j, id, ev)) return false;
     sw_str_t h = sw_intern_get(j->strs, s->host);
     if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
     if (!ev->has_session_id) return s->session == 0;
@@ -165,9 +162,8 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
         size_t i = src_hash(ev->pid, ev->sampling_interval_ms, host, session) & mask;
         for (; j->src_slots[i]; i = (i + 1) & mask) {
             const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
-            if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
-                s->host == host && s->session == session &&
-                src_ids_are(j, j->src_slots[i] - 1, ev)) {
+            if (s->host == host && s->session == session &&
+                src_nums_are(j, j->src_slots[i] - 1, ev)) {
                 src_remember(r, j->src_slots[i] - 1);
                 return r->last_src;
             }
@@ -175,17 +171,23 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     }
     SW_GROW(j->srcs, j->nsrcs, j->capsrcs, 2);
     uint32_t id = (uint32_t)j->nsrcs++;
-    j->srcs[id].pid = ev->pid;
-    j->srcs[id].interval_ms = ev->sampling_interval_ms;
-    j->srcs[id].host = host;
-    j->srcs[id].session = session;
-    j->srcs[id].device_id = src_narrow(ev_device(ev));
-    j->srcs[id].local_rank = src_narrow(ev_local_rank(ev));
-    if (j->srcs[id].device_id == SW_SRC_WIDE || j->srcs[id].local_rank == SW_SRC_WIDE) {
-        SW_GROW(j->wide, 2 * j->nwide, j->capwide, 4);
-        j->wide[2 * j->nwide] = ev_device(ev);
-        j->wide[2 * j->nwide + 1] = ev_local_rank(ev);
-        sw_imap_put(&j->src_wide, id, (uint32_t)j->nwide++);
+    sw_src_t *s = &j->srcs[id];
+    s->pid = sw_src_narrow(ev->pid);
+    s->interval_ms = sw_src_narrow(ev->sampling_interval_ms);
+    s->host = host;
+    s->session = session;
+    s->device_id = sw_src_narrow(ev_device(ev));
+    s->local_rank = sw_src_narrow(ev_local_rank(ev));
+    if (s->pid == SW_SRC_WIDE || s->interval_ms == SW_SRC_WIDE || s->device_id == SW_SRC_WIDE ||
+        s->local_rank == SW_SRC_WIDE) {
+        sw_src_wide_t *w = &j->wide;
+        SW_GROW(w->v, SW_SRC_NCOL * w->n, w->cap, SW_SRC_NCOL);
+        int64_t *row = &w->v[SW_SRC_NCOL * w->n];
+        row[SW_SRC_COL_DEVICE] = ev_device(ev);
+        row[SW_SRC_COL_LOCAL_RANK] = ev_local_rank(ev);
+        row[SW_SRC_COL_PID] = ev->pid;
+        row[SW_SRC_COL_INTERVAL] = ev->sampling_interval_ms;
+        sw_imap_put(&w->map, id, (uint32_t)w->n++);
     }
     if (j->nsrcs * 2 > j->src_nslots) {
         free(j->src_slots);
@@ -205,12 +207,12 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
  * are the same). For a restored rank's process. */
 uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session)
 {
-    if (r->last_src != NIL && j->srcs[r->last_src].pid == pid &&
+    if (r->last_src != NIL && src_pid(j, r->last_src) == pid &&
         j->srcs[r->last_src].session == session)
         return r->last_src;
     for (uint32_t k = 0; k < r->win.n; k++) {
         uint32_t s = r->win.slot[(r->win.head + k) % r->win.cap].src;
-        if (j->srcs[s].pid == pid && j->srcs[s].session == session) return s;
+        if (src_pid(j, s) == pid && j->srcs[s].session == session) return s;
     }
     sw_event_t ev;
     memset(&ev, 0, sizeof(ev));
@@ -294,6 +296,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->hash = job_key_hash(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     j->strs = sw_intern_new_keyed(det->params.hash_key);
     sw_imap_init(&j->rank_map);
+    sw_imap_init(&j->wide.map);
     sw_imap_init(&j->claim_map);
     sw_gapmed_init(&j->gaps);
     sw_vcount_init(&j->intervals);
@@ -337,8 +340,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
-    sw_imap_clear(&j->src_wide);
-    free(j->wide);
+    sw_imap_clear(&j->wide.map);
+    free(j->wide.v);
     sw_phase_destroy(j->phase); /* before the sessions it borrows */
     sw_intern_destroy(j->strs);
     sw_arena_clear(&j->v_arena);
@@ -412,7 +415,7 @@ static size_t job_bytes(const job_t *j)
                j->capsig * sizeof(sig_ent_t) + j->capmem * sizeof(uint32_t) +
                j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
-               sw_imap_bytes(&j->src_wide) + j->capwide * sizeof(int64_t) +
+               sw_imap_bytes(&j->wide.map) + j->wide.cap * sizeof(int64_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
                j->v_arena.total + sw_crash_job_bytes(j->cj) +
                (j->tguard.refused ? SW_TGUARD_REFUSED_MAX * sizeof(int64_t) : 0);
@@ -627,8 +630,8 @@ static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, uint32_t sid,
         return;
     }
     if (!in_order) return;
-    const sw_src_t *src = &j->srcs[sid], *proc = &j->srcs[r->proc_src];
-    if (sid != r->proc_src && (src->pid != proc->pid || src->session != proc->session)) {
+    if (sid != r->proc_src && (j->srcs[sid].session != j->srcs[r->proc_src].session ||
+                               src_pid(j, sid) != src_pid(j, r->proc_src))) {
         r->proc_src = sid;
         r->warm = true;
         rank_cold_t *c = rk_cold(j, r);
@@ -667,7 +670,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j)
         uint32_t ri = j->heap[0].ri;
         rank_t *r = &j->ranks[ri];
         heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
+        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
         window_changed(j, n_before, 0);
@@ -914,7 +917,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
         }
         if (!rk_phase_pending(r)) sw_phase_touch(j->phase, r->phase_grp, ts);
     }
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */

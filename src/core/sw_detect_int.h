@@ -136,10 +136,7 @@ typedef struct job_s {
     size_t nsrcs, capsrcs;
     uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
-    sw_imap_t src_wide; /* source id -> index in wide, for SW_SRC_WIDE fields */
-    int64_t *wide;      /* [2 * i]: device_id, [2 * i + 1]: local_rank, as
-                           src_device() and src_local_rank() return them */
-    size_t nwide, capwide;
+    sw_src_wide_t wide; /* the sources' values int32 does not hold (SW_SRC_WIDE) */
     size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
@@ -349,33 +346,34 @@ static inline rank_cand_t *rc_of(const job_t *j, const rank_t *r)
     return &j->cands[r->cand];
 }
 
-/* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
-static inline int64_t rk_interval(const job_t *j, const rank_t *r)
-{
-    return r->last_src == NIL ? 0 : j->srcs[r->last_src].interval_ms;
-}
-
-/* Field @p v of source @p id as sent (@p k: its column in the job's table
- * of values int32 does not hold), INT64_MIN when absent. */
-static inline int64_t src_int32_field(const job_t *j, uint32_t id, int32_t v, size_t k)
-{
-    if (v == SW_SRC_UNSET) return INT64_MIN;
-    if (v != SW_SRC_WIDE) return v;
-    uint32_t w = 0;
-    sw_imap_get(&j->src_wide, id, &w);
-    return j->wide[2 * (size_t)w + k];
-}
-
 /* Source @p id's device_id as sent, INT64_MIN when absent. */
 static inline int64_t src_device(const job_t *j, uint32_t id)
 {
-    return src_int32_field(j, id, j->srcs[id].device_id, 0);
+    return sw_src_field(&j->wide, id, j->srcs[id].device_id, SW_SRC_COL_DEVICE);
 }
 
 /* Source @p id's local_rank as sent, INT64_MIN when absent. */
 static inline int64_t src_local_rank(const job_t *j, uint32_t id)
 {
-    return src_int32_field(j, id, j->srcs[id].local_rank, 1);
+    return sw_src_field(&j->wide, id, j->srcs[id].local_rank, SW_SRC_COL_LOCAL_RANK);
+}
+
+/* Source @p id's pid as sent. */
+static inline int64_t src_pid(const job_t *j, uint32_t id)
+{
+    return sw_src_field(&j->wide, id, j->srcs[id].pid, SW_SRC_COL_PID);
+}
+
+/* Source @p id's sampling_interval_ms as sent. */
+static inline int64_t src_interval(const job_t *j, uint32_t id)
+{
+    return sw_src_field(&j->wide, id, j->srcs[id].interval_ms, SW_SRC_COL_INTERVAL);
+}
+
+/* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
+static inline int64_t rk_interval(const job_t *j, const rank_t *r)
+{
+    return r->last_src == NIL ? 0 : src_interval(j, r->last_src);
 }
 
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */

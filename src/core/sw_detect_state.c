@@ -293,7 +293,7 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             const rb_proc_t *rp = j->rb_proc ? &j->rb_proc[k] : NULL;
             const sw_src_t *ps = rp ? NULL : &j->srcs[r->proc_src];
             uint32_t proc_sess = rp ? rp->session : ps->session;
-            sw_vput_i(out, rp ? rp->pid : ps->pid);
+            sw_vput_i(out, rp ? rp->pid : src_pid(j, r->proc_src));
             /* Restored but not rebuilt yet: the marks the windows will get. */
             bool rb = det->rebuild_x[0] != INT64_MIN;
             sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
@@ -689,7 +689,7 @@ bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, in
     /* Out of the rank's range: the out-of-time guard refused it when fed. */
     if (ev->timestamp_ns < r->first_ts || ev->timestamp_ns > r->newest_ts) return false;
     uint32_t sid = sw_det_src_get(j, r, ev);
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, sid,
                                     tag);
