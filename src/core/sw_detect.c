@@ -108,20 +108,26 @@ static inline int64_t ev_local_rank(const sw_event_t *ev)
     return ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
 }
 
+/* src_nums_are() of a source with a marker (SW_SRC_UNSET, SW_SRC_WIDE):
+ * every field read as sent. */
+__attribute__((noinline)) static bool src_nums_marked(const job_t *j, uint32_t id,
+                                                      const sw_event_t *ev)
+{
+    return src_pid(j, id) == ev->pid && src_interval(j, id) == ev->sampling_interval_ms &&
+           src_device(j, id) == ev_device(ev) && src_local_rank(j, id) == ev_local_rank(ev);
+}
+
 /* Whether source @p id has the event's pid, sampling_interval_ms,
- * device_id and local_rank. */
+ * device_id and local_rank. Without a marker its int32 fields compare as
+ * they are (a value int32 does not hold never equals one). */
 static inline bool src_nums_are(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    int64_t dev = ev_device(ev), lr = ev_local_rank(ev);
-    if (s->pid != sw_src_narrow(ev->pid) || s->interval_ms != sw_src_narrow(ev->sampling_interval_ms) ||
-        s->device_id != sw_src_narrow(dev) || s->local_rank != sw_src_narrow(lr))
-        return false;
-    if (s->pid != SW_SRC_WIDE && s->interval_ms != SW_SRC_WIDE && s->device_id != SW_SRC_WIDE &&
-        s->local_rank != SW_SRC_WIDE)
-        return true;
-    return src_pid(j, id) == ev->pid && src_interval(j, id) == ev->sampling_interval_ms &&
-           src_device(j, id) == dev && src_local_rank(j, id) == lr;
+    if (s->pid <= SW_SRC_WIDE || s->interval_ms <= SW_SRC_WIDE || s->device_id <= SW_SRC_WIDE ||
+        s->local_rank <= SW_SRC_WIDE)
+        return src_nums_marked(j, id, ev);
+    return s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
+           s->device_id == ev_device(ev) && s->local_rank == ev_local_rank(ev);
 }
 
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)

@@ -265,10 +265,7 @@ static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
 /* Source @p src's sampling_interval_ms as sent. */
 static inline int64_t src_interval(const sw_win_ctx_t *ctx, uint32_t src)
 {
-    int32_t v = ctx->srcs[src].interval_ms;
-    return v == SW_SRC_WIDE || v == SW_SRC_UNSET
-               ? sw_src_field(ctx->wide, src, v, SW_SRC_COL_INTERVAL)
-               : v;
+    return sw_src_field(ctx->wide, src, ctx->srcs[src].interval_ms, SW_SRC_COL_INTERVAL);
 }
 
 static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)

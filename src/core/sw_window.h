@@ -64,8 +64,8 @@ typedef struct sw_src_wide_s {
  *         the job's table @p wide; INT64_MIN when unset. */
 static inline int64_t sw_src_field(const sw_src_wide_t *wide, uint32_t id, int32_t v, size_t col)
 {
+    if (v > SW_SRC_WIDE) return v; /* the common case first: one compare */
     if (v == SW_SRC_UNSET) return INT64_MIN;
-    if (v != SW_SRC_WIDE) return v;
     uint32_t row = 0;
     sw_imap_get(&wide->map, id, &row);
     return wide->v[SW_SRC_NCOL * (size_t)row + col];
