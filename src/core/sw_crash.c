@@ -872,7 +872,7 @@ static void src_of_rank(const job_t *j, const crank_t *c, dsrc_t *s)
     uint32_t id = j->ranks[c->ri].last_src;
     const sw_src_t *src = &j->srcs[id];
     s->host = sw_intern_get(j->strs, src->host);
-    s->pid = src->pid;
+    s->pid = src_pid(j, id);
     s->dev = src_device(j, id);
     s->has_dev = s->dev != INT64_MIN;
     s->lr = src_local_rank(j, id);

@@ -91,7 +91,7 @@ static void src_slots_put(job_t *j, uint32_t id)
 {
     const sw_src_t *s = &j->srcs[id];
     size_t mask = j->src_nslots - 1;
-    size_t i = src_hash(s->pid, s->interval_ms, s->host, s->session) & mask;
+    size_t i = src_hash(src_pid(j, id), src_interval(j, id), s->host, s->session) & mask;
     while (j->src_slots[i]) i = (i + 1) & mask;
     j->src_slots[i] = id + 1;
 }
@@ -108,29 +108,32 @@ static inline int64_t ev_local_rank(const sw_event_t *ev)
     return ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
 }
 
-/* @p v (INT64_MIN: absent) in a source's int32 field. */
-static inline int32_t src_narrow(int64_t v)
+/* src_nums_are() of a source with a marker (SW_SRC_UNSET, SW_SRC_WIDE):
+ * every field read as sent. */
+__attribute__((noinline)) static bool src_nums_marked(const job_t *j, uint32_t id,
+                                                      const sw_event_t *ev)
 {
-    if (v == INT64_MIN) return SW_SRC_UNSET;
-    if (v >= (int64_t)SW_SRC_WIDE + 1 && v <= INT32_MAX) return (int32_t)v;
-    return SW_SRC_WIDE;
+    return src_pid(j, id) == ev->pid && src_interval(j, id) == ev->sampling_interval_ms &&
+           src_device(j, id) == ev_device(ev) && src_local_rank(j, id) == ev_local_rank(ev);
 }
 
-/* Whether source @p id has the event's device_id and local_rank. */
-static inline bool src_ids_are(const job_t *j, uint32_t id, const sw_event_t *ev)
+/* Whether source @p id has the event's pid, sampling_interval_ms,
+ * device_id and local_rank. Without a marker its int32 fields compare as
+ * they are (a value int32 does not hold never equals one). */
+static inline bool src_nums_are(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    int64_t dev = ev_device(ev), lr = ev_local_rank(ev);
-    if (s->device_id != src_narrow(dev) || s->local_rank != src_narrow(lr)) return false;
-    if (s->device_id != SW_SRC_WIDE && s->local_rank != SW_SRC_WIDE) return true;
-    return src_device(j, id) == dev && src_local_rank(j, id) == lr;
+    if (s->pid <= SW_SRC_WIDE || s->interval_ms <= SW_SRC_WIDE || s->device_id <= SW_SRC_WIDE ||
+        s->local_rank <= SW_SRC_WIDE)
+        return src_nums_marked(j, id, ev);
+    return s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
+           s->device_id == ev_device(ev) && s->local_rank == ev_local_rank(ev);
 }
 
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
     const sw_src_t *s = &j->srcs[id];
-    if (s->pid != ev->pid || s->interval_ms != ev->sampling_interval_ms || !src_ids_are(j, id, ev))
-        return false;
+    if (!src_nums_are(j, id, ev)) return false;
     sw_str_t h = sw_intern_get(j->strs, s->host);
     if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
     if (!ev->has_session_id) return s->session == 0;
@@ -142,7 +145,17 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 static void src_remember(rank_t *r, uint32_t id)
 {
     r->last_src = id;
-    r->phase_grp = NIL;
+    if (!rk_phase_pending(r)) r->phase_grp = NIL; /* a pending one follows its session */
+}
+
+/* Rank @p r's pending phase group (PHASE_PEND) made, with the session
+ * end its newest_ts stands for; phase_grp then names it (it is of
+ * last_src's session). */
+void sw_det_phase_settle(job_t *j, rank_t *r)
+{
+    uint32_t g = sw_phase_group_sid(j->phase, r->phase_grp & ~PHASE_PEND, r->rank);
+    sw_phase_touch(j->phase, g, r->newest_ts);
+    r->phase_grp = g;
 }
 
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
@@ -155,9 +168,8 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
         size_t i = src_hash(ev->pid, ev->sampling_interval_ms, host, session) & mask;
         for (; j->src_slots[i]; i = (i + 1) & mask) {
             const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
-            if (s->pid == ev->pid && s->interval_ms == ev->sampling_interval_ms &&
-                s->host == host && s->session == session &&
-                src_ids_are(j, j->src_slots[i] - 1, ev)) {
+            if (s->host == host && s->session == session &&
+                src_nums_are(j, j->src_slots[i] - 1, ev)) {
                 src_remember(r, j->src_slots[i] - 1);
                 return r->last_src;
             }
@@ -165,17 +177,23 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     }
     SW_GROW(j->srcs, j->nsrcs, j->capsrcs, 2);
     uint32_t id = (uint32_t)j->nsrcs++;
-    j->srcs[id].pid = ev->pid;
-    j->srcs[id].interval_ms = ev->sampling_interval_ms;
-    j->srcs[id].host = host;
-    j->srcs[id].session = session;
-    j->srcs[id].device_id = src_narrow(ev_device(ev));
-    j->srcs[id].local_rank = src_narrow(ev_local_rank(ev));
-    if (j->srcs[id].device_id == SW_SRC_WIDE || j->srcs[id].local_rank == SW_SRC_WIDE) {
-        SW_GROW(j->wide, 2 * j->nwide, j->capwide, 4);
-        j->wide[2 * j->nwide] = ev_device(ev);
-        j->wide[2 * j->nwide + 1] = ev_local_rank(ev);
-        sw_imap_put(&j->src_wide, id, (uint32_t)j->nwide++);
+    sw_src_t *s = &j->srcs[id];
+    s->pid = sw_src_narrow(ev->pid);
+    s->interval_ms = sw_src_narrow(ev->sampling_interval_ms);
+    s->host = host;
+    s->session = session;
+    s->device_id = sw_src_narrow(ev_device(ev));
+    s->local_rank = sw_src_narrow(ev_local_rank(ev));
+    if (s->pid == SW_SRC_WIDE || s->interval_ms == SW_SRC_WIDE || s->device_id == SW_SRC_WIDE ||
+        s->local_rank == SW_SRC_WIDE) {
+        sw_src_wide_t *w = &j->wide;
+        SW_GROW(w->v, SW_SRC_NCOL * w->n, w->cap, SW_SRC_NCOL);
+        int64_t *row = &w->v[SW_SRC_NCOL * w->n];
+        row[SW_SRC_COL_DEVICE] = ev_device(ev);
+        row[SW_SRC_COL_LOCAL_RANK] = ev_local_rank(ev);
+        row[SW_SRC_COL_PID] = ev->pid;
+        row[SW_SRC_COL_INTERVAL] = ev->sampling_interval_ms;
+        sw_imap_put(&w->map, id, (uint32_t)w->n++);
     }
     if (j->nsrcs * 2 > j->src_nslots) {
         free(j->src_slots);
@@ -187,6 +205,31 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     }
     src_remember(r, id);
     return id;
+}
+
+/* A source of rank @p r with @p pid and @p session (interned): one of its
+ * window's, or else one made for the purpose (empty host, no interval, no
+ * device or local rank: a sample sent so would share it, as its values
+ * are the same). For a restored rank's process. */
+uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session)
+{
+    if (r->last_src != NIL && src_pid(j, r->last_src) == pid &&
+        j->srcs[r->last_src].session == session)
+        return r->last_src;
+    for (uint32_t k = 0; k < r->win.n; k++) {
+        uint32_t s = r->win.slot[(r->win.head + k) % r->win.cap].src;
+        if (src_pid(j, s) == pid && j->srcs[s].session == session) return s;
+    }
+    sw_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.pid = pid;
+    ev.host = (sw_str_t){"", 0};
+    ev.has_session_id = session != 0;
+    if (session) ev.session_id = sw_intern_get(j->strs, session);
+    rank_t tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.last_src = tmp.phase_grp = NIL;
+    return sw_det_src_get(j, &tmp, &ev);
 }
 
 /* ---- jobs and ranks --------------------------------------------------- */
@@ -259,6 +302,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->hash = job_key_hash(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     j->strs = sw_intern_new_keyed(det->params.hash_key);
     sw_imap_init(&j->rank_map);
+    sw_imap_init(&j->wide.map);
     sw_imap_init(&j->claim_map);
     sw_gapmed_init(&j->gaps);
     sw_vcount_init(&j->intervals);
@@ -295,14 +339,15 @@ static void job_destroy(sw_detector_t *det, job_t *j)
     free(j->colds);
     free(j->cands);
     free(j->rb_floor);
+    free(j->rb_proc);
     free(j->sig);
     free(j->mem);
     free(j->tie);
     free(j->sorted);
     free(j->srcs);
     free(j->src_slots);
-    sw_imap_clear(&j->src_wide);
-    free(j->wide);
+    sw_imap_clear(&j->wide.map);
+    free(j->wide.v);
     sw_phase_destroy(j->phase); /* before the sessions it borrows */
     sw_intern_destroy(j->strs);
     sw_arena_clear(&j->v_arena);
@@ -376,7 +421,7 @@ static size_t job_bytes(const job_t *j)
                j->capsig * sizeof(sig_ent_t) + j->capmem * sizeof(uint32_t) +
                j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
                j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
-               sw_imap_bytes(&j->src_wide) + j->capwide * sizeof(int64_t) +
+               sw_imap_bytes(&j->wide.map) + j->wide.cap * sizeof(int64_t) +
                sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
                j->v_arena.total + sw_crash_job_bytes(j->cj) +
                (j->tguard.refused ? SW_TGUARD_REFUSED_MAX * sizeof(int64_t) : 0);
@@ -427,7 +472,7 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     j->hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
-    r->spent_ts = INT64_MIN;
+    r->proc_src = NIL;
     r->cold = NIL;
     sw_imap_put(&j->rank_map, rank, ri);
     if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
@@ -527,12 +572,12 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     bool has;
     for (;;) {
         has = sw_win_candidate(&r->win, cc, det->params.spike_min_bytes,
-                               det->params.spike_fraction, r->spent_ts, &wc);
+                               det->params.spike_fraction, rk_spent(j, r), &wc);
         if (!has || wc.base_ts == INT64_MAX ||
             !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
                               leak_ns(j, r)))
             break;
-        r->spent_ts = wc.base_ts + 1;
+        rk_cold(j, r)->spent_ts = wc.base_ts + 1;
     }
     int64_t rel = has ? wc.spike_ts - r->first_ts : 0;
     if (has && had) {
@@ -583,18 +628,17 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
  * set, i.e. once its memory has not risen by half a threshold for 5 s
  * (or 5 sampling intervals when they are longer); every run that starts
  * before that is spent. */
-static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_t *src, int64_t ts,
+static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, uint32_t sid, int64_t ts,
                           int64_t used, bool in_order, bool new_rank)
 {
     if (new_rank) {
-        r->proc_pid = src->pid;
-        r->proc_sess = src->session;
+        r->proc_src = sid;
         return;
     }
     if (!in_order) return;
-    if (src->pid != r->proc_pid || src->session != r->proc_sess) {
-        r->proc_pid = src->pid;
-        r->proc_sess = src->session;
+    if (sid != r->proc_src && (j->srcs[sid].session != j->srcs[r->proc_src].session ||
+                               src_pid(j, sid) != src_pid(j, r->proc_src))) {
+        r->proc_src = sid;
         r->warm = true;
         rank_cold_t *c = rk_cold(j, r);
         c->warm_hi = used;
@@ -614,7 +658,7 @@ static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, const sw_src_
                                             : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
         if ((uint64_t)ts - (uint64_t)c->warm_hi_ts >= (uint64_t)settle) r->warm = false;
     }
-    if (r->warm && ts < INT64_MAX && ts + 1 > r->spent_ts) r->spent_ts = ts + 1;
+    if (r->warm && ts < INT64_MAX && ts + 1 > rk_spent(j, r)) rk_cold(j, r)->spent_ts = ts + 1;
 }
 
 static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
@@ -632,7 +676,7 @@ static void stale_sweep(sw_detector_t *det, job_t *j)
         uint32_t ri = j->heap[0].ri;
         rank_t *r = &j->ranks[ri];
         heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
+        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
         window_changed(j, n_before, 0);
@@ -825,6 +869,16 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     }
     det->st.events++;
     if (!sample) {
+        /* An event of a (session, rank) whose group a rank keeps pending:
+         * made first, with what the rank's samples gave it. */
+        uint32_t pri;
+        if (ev->has_session_id && sw_imap_get(&j->rank_map, ev->rank, &pri) &&
+            rk_phase_pending(&j->ranks[pri])) {
+            rank_t *pr = &j->ranks[pri];
+            sw_str_t t = sw_intern_get(j->strs, pr->phase_grp & ~PHASE_PEND);
+            if (t.len == ev->session_id.len && sw_bytes_eq(t.ptr, ev->session_id.ptr, t.len))
+                sw_det_phase_settle(j, pr);
+        }
         sw_phase_add(j->phase, ev);
         sw_crash_feed(det, j, NIL, ev, NULL, offset);
         prefetch_window(det);
@@ -852,13 +906,24 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     uint32_t src = sw_det_src_get(j, r, ev);
     int64_t ts = ev->timestamp_ns;
     /* The phase index sees every event, duplicates included (SPEC 6); a
-     * sample only extends its group's session end. */
-    if (ev->has_session_id) {
-        if (r->phase_grp == NIL)
-            r->phase_grp = sw_phase_group_sid(j->phase, j->srcs[src].session, ev->rank);
-        sw_phase_touch(j->phase, r->phase_grp, ts);
+     * sample only extends its group's session end. A rank's first sample
+     * leaves its group pending (PHASE_PEND) unless it has one already: its
+     * newest_ts is then the session end, as long as the session stays. */
+    if (rk_phase_pending(r) &&
+        (!ev->has_session_id || (r->phase_grp & ~PHASE_PEND) != j->srcs[src].session)) {
+        sw_det_phase_settle(j, r);
+        r->phase_grp = NIL;
     }
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
+    if (ev->has_session_id && !rk_phase_pending(r)) {
+        if (r->phase_grp == NIL) {
+            uint32_t sid = j->srcs[src].session;
+            r->phase_grp = new_rank ? sw_phase_find_sid(j->phase, sid, ev->rank)
+                                    : sw_phase_group_sid(j->phase, sid, ev->rank);
+            if (r->phase_grp == NIL) r->phase_grp = PHASE_PEND | sid;
+        }
+        if (!rk_phase_pending(r)) sw_phase_touch(j->phase, r->phase_grp, ts);
+    }
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
     uint32_t n_before = r->win.n;
     /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
      * the window untouched and stops here. */
@@ -878,7 +943,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     }
     bool first_changed = false;
     bool in_order = new_rank || ts > r->newest_ts;
-    restart_track(det, j, r, &j->srcs[src], ts, ev->device_used_bytes, in_order, new_rank);
+    restart_track(det, j, r, src, ts, ev->device_used_bytes, in_order, new_rank);
     if (new_rank) {
         r->first_ts = r->newest_ts = ts;
         if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;
@@ -902,7 +967,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
+    if (r->phase_grp != NIL && !rk_phase_pending(r) && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
@@ -918,7 +983,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
                         rc_of(j, r)->base != INT64_MIN && rc_of(j, r)->base != INT64_MAX &&
                         old_spike(j, r);
              k++) {
-            r->spent_ts = rc_of(j, r)->base + 1;
+            rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }
     }
@@ -974,7 +1039,7 @@ static void prefetch_window(sw_detector_t *det)
     const rank_t *r = &j->ranks[ri];
     sw_win_prefetch(&r->win);
     if (r->last_src != NIL) __builtin_prefetch(&j->srcs[r->last_src]);
-    if (r->phase_grp != NIL) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
+    if (r->phase_grp != NIL && !rk_phase_pending(r)) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 
@@ -1078,6 +1143,6 @@ bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank,
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
-    *spent_ts = j->ranks[ri].spent_ts;
+    *spent_ts = rk_spent(j, &j->ranks[ri]);
     return true;
 }

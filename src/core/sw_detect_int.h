@@ -56,16 +56,16 @@ typedef struct rank_s {
     int64_t newest_ts; /* largest non-duplicate sample timestamp ever */
     sw_win_t win;
     uint32_t last_src;  /* last source of this rank (lookup cache), NIL none */
-    uint32_t phase_grp; /* phase group of last_src's session, NIL none */
-    uint32_t proc_sess; /* session of the rank's newest sample (interned; 0 = null) */
+    uint32_t phase_grp; /* phase group of last_src's session, NIL none; or
+                           PHASE_PEND | session: see rk_phase_pending() */
+    uint32_t proc_src;  /* a source with the pid and session of the rank's newest
+                           sample: its process (NIL only while restoring) */
     uint32_t cand;      /* its candidate: index in job_t.cands, NIL: none */
-    int64_t proc_pid;   /* pid of the rank's newest sample: its process */
     bool in_verdict; /* one of the open episode's verdict suspects */
     /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
      * out of line (rank_cold_t), for the ranks that ever needed them. */
-    bool warm;        /* climbing after a restart: its runs so far are spent */
-    uint32_t cold;    /* index in job_t.colds, NIL: all of them zero */
-    int64_t spent_ts; /* rising runs based before this are spent (INT64_MIN: none) */
+    bool warm;     /* climbing after a restart: its runs so far are spent */
+    uint32_t cold; /* index in job_t.colds, NIL: all of them zero (spent_ts INT64_MIN) */
 } rank_t;
 
 /* A rank's candidate (its first qualifying spike in an unspent run), out
@@ -86,8 +86,10 @@ typedef struct rank_cand_s {
 } rank_cand_t;
 
 /* A rank's cold lifecycle marks: created the first time one is set (an
- * episode's member, a restart, a restore), zero until then. */
+ * episode's member, a restart, a spent run, a restore), zero until then
+ * (spent_ts INT64_MIN). */
 typedef struct rank_cold_s {
+    int64_t spent_ts;   /* rising runs based before this are spent (INT64_MIN: none) */
     int64_t ep_no;      /* the episode the run based at ep_base was part of (0: none) */
     int64_t ep_base;    /* base timestamp of that run */
     int64_t warm_hi;    /* warm: highest device_used since the restart */
@@ -95,6 +97,13 @@ typedef struct rank_cold_s {
     int64_t rs_ev_used; /* restore: the window's hr_orig, set after the rebuild */
     bool rs_has_ev;     /* and hr_trunc */
 } rank_cold_t;
+
+/* Restoring: a rank's process as the snapshot gave it (rank_t.proc_src
+ * is found once the windows are rebuilt). */
+typedef struct rb_proc_s {
+    int64_t pid;
+    uint32_t session; /* interned; 0 = null */
+} rb_proc_t;
 
 typedef struct heap_ent_s {
     int64_t key; /* the rank's newest timestamp */
@@ -127,10 +136,7 @@ typedef struct job_s {
     size_t nsrcs, capsrcs;
     uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
-    sw_imap_t src_wide; /* source id -> index in wide, for SW_SRC_WIDE fields */
-    int64_t *wide;      /* [2 * i]: device_id, [2 * i + 1]: local_rank, as
-                           src_device() and src_local_rank() return them */
-    size_t nwide, capwide;
+    sw_src_wide_t wide; /* the sources' values int32 does not hold (SW_SRC_WIDE) */
     size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
@@ -139,6 +145,7 @@ typedef struct job_s {
     int64_t *rb_floor;  /* restoring: by rank, SW_DETECT_SOURCES offsets from which
                            its window's samples came (INT64_MAX: none of that source);
                            NULL otherwise */
+    rb_proc_t *rb_proc; /* restoring: by rank, its process; NULL otherwise */
     size_t ncolds, capcolds;
     size_t win_bytes; /* storage of the ranks' windows (they grow) */
     size_t nranks, capranks;
@@ -292,6 +299,11 @@ static inline int64_t rk_ep_base(const job_t *j, const rank_t *r)
     return r->cold == NIL ? 0 : j->colds[r->cold].ep_base;
 }
 
+static inline int64_t rk_spent(const job_t *j, const rank_t *r)
+{
+    return r->cold == NIL ? INT64_MIN : j->colds[r->cold].spent_ts;
+}
+
 /* Rank @p r's cold marks, created (zero) when it has none: for writing.
  * The pointer is valid until the next call (the table may move). */
 static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
@@ -299,9 +311,27 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
     if (r->cold == NIL) {
         SW_GROW(j->colds, j->ncolds, j->capcolds, 4);
         memset(&j->colds[j->ncolds], 0, sizeof(j->colds[0]));
+        j->colds[j->ncolds].spent_ts = INT64_MIN;
         r->cold = (uint32_t)j->ncolds++;
     }
     return &j->colds[r->cold];
+}
+
+/* rank_t.phase_grp of a rank whose phase group (SPEC 5: its session
+ * end) is not made yet. A group only matters once its (session, rank)
+ * has a boundary, and a wide job's ranks nearly all have none: a rank
+ * whose every sample so far came with one session keeps that group's
+ * session end as its own newest_ts, with the session in the low bits
+ * (interned ids stay far below the bit). The group is made when it
+ * matters: a sample of another session or of none, any other event of
+ * that (session, rank) (sw_det_phase_settle), or a snapshot, which
+ * writes it as the group it stands for. */
+#define PHASE_PEND 0x80000000u
+
+/* Whether rank @p r's phase group is pending (PHASE_PEND). */
+static inline bool rk_phase_pending(const rank_t *r)
+{
+    return r->phase_grp != NIL && (r->phase_grp & PHASE_PEND);
 }
 
 /* Rank @p ri's candidate; it must have one. */
@@ -316,33 +346,34 @@ static inline rank_cand_t *rc_of(const job_t *j, const rank_t *r)
     return &j->cands[r->cand];
 }
 
-/* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
-static inline int64_t rk_interval(const job_t *j, const rank_t *r)
-{
-    return r->last_src == NIL ? 0 : j->srcs[r->last_src].interval_ms;
-}
-
-/* Field @p v of source @p id as sent (@p k: its column in the job's table
- * of values int32 does not hold), INT64_MIN when absent. */
-static inline int64_t src_int32_field(const job_t *j, uint32_t id, int32_t v, size_t k)
-{
-    if (v == SW_SRC_UNSET) return INT64_MIN;
-    if (v != SW_SRC_WIDE) return v;
-    uint32_t w = 0;
-    sw_imap_get(&j->src_wide, id, &w);
-    return j->wide[2 * (size_t)w + k];
-}
-
 /* Source @p id's device_id as sent, INT64_MIN when absent. */
 static inline int64_t src_device(const job_t *j, uint32_t id)
 {
-    return src_int32_field(j, id, j->srcs[id].device_id, 0);
+    return sw_src_field(&j->wide, id, j->srcs[id].device_id, SW_SRC_COL_DEVICE);
 }
 
 /* Source @p id's local_rank as sent, INT64_MIN when absent. */
 static inline int64_t src_local_rank(const job_t *j, uint32_t id)
 {
-    return src_int32_field(j, id, j->srcs[id].local_rank, 1);
+    return sw_src_field(&j->wide, id, j->srcs[id].local_rank, SW_SRC_COL_LOCAL_RANK);
+}
+
+/* Source @p id's pid as sent. */
+static inline int64_t src_pid(const job_t *j, uint32_t id)
+{
+    return sw_src_field(&j->wide, id, j->srcs[id].pid, SW_SRC_COL_PID);
+}
+
+/* Source @p id's sampling_interval_ms as sent. */
+static inline int64_t src_interval(const job_t *j, uint32_t id)
+{
+    return sw_src_field(&j->wide, id, j->srcs[id].interval_ms, SW_SRC_COL_INTERVAL);
+}
+
+/* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
+static inline int64_t rk_interval(const job_t *j, const rank_t *r)
+{
+    return r->last_src == NIL ? 0 : src_interval(j, r->last_src);
 }
 
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */
@@ -355,10 +386,12 @@ static inline uint32_t t_prio(uint32_t ri)
 
 job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n);
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev);
+uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session);
 void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
+void sw_det_phase_settle(job_t *j, rank_t *r);
 void sw_det_verdict_mark(job_t *j, bool on);
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
                                     int64_t off);

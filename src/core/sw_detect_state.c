@@ -283,25 +283,42 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             rank_floors(det, j, k, floor);
             for (int s = 0; s < SW_DETECT_SOURCES; s++)
                 sw_vput_i(out, floor[s] == INT64_MAX ? -1 : floor[s]);
-            sw_vput_i(out, r->spent_ts);
             const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
+            sw_vput_i(out, c ? c->spent_ts : INT64_MIN);
             sw_vput_i(out, c ? c->ep_no : 0);
             sw_vput_i(out, c ? c->ep_base : 0);
             sw_vput_u(out, r->warm);
             sw_vput_i(out, c ? c->warm_hi : 0);
             sw_vput_i(out, c ? c->warm_hi_ts : 0);
-            sw_vput_i(out, r->proc_pid);
+            const rb_proc_t *rp = j->rb_proc ? &j->rb_proc[k] : NULL;
+            const sw_src_t *ps = rp ? NULL : &j->srcs[r->proc_src];
+            uint32_t proc_sess = rp ? rp->session : ps->session;
+            sw_vput_i(out, rp ? rp->pid : src_pid(j, r->proc_src));
             /* Restored but not rebuilt yet: the marks the windows will get. */
             bool rb = det->rebuild_x[0] != INT64_MIN;
             sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
             sw_vput_i(out, rb ? (c ? c->rs_ev_used : 0) : r->win.hr_orig);
-            sw_vput_u(out, r->proc_sess != 0);
-            sw_vput_bytes(out, sw_intern_get(j->strs, r->proc_sess));
+            sw_vput_u(out, proc_sess != 0);
+            sw_vput_bytes(out, sw_intern_get(j->strs, proc_sess));
         }
         /* members, by rank (indices follow the order above) */
         sw_vput_u(out, j->nmem);
         for (size_t k = 0; k < j->nmem; k++) sw_vput_u(out, j->mem[k]);
-        sw_phase_save(j->phase, out);
+        /* Pending phase groups (PHASE_PEND) as the groups they stand for,
+         * after the index's own, by rank. */
+        size_t npend = 0;
+        for (size_t k = 0; k < j->nranks; k++) npend += rk_phase_pending(&j->ranks[k]);
+        sw_phase_pend_t *pend = npend ? sw_malloc(npend * sizeof(*pend)) : NULL;
+        npend = 0;
+        for (size_t k = 0; k < j->nranks; k++) {
+            const rank_t *r = &j->ranks[k];
+            if (!rk_phase_pending(r)) continue;
+            pend[npend].session = r->phase_grp & ~PHASE_PEND;
+            pend[npend].rank = r->rank;
+            pend[npend++].end_ts = r->newest_ts;
+        }
+        sw_phase_save_with(j->phase, pend, npend, out);
+        free(pend);
     }
     sw_crash_save(det, out); /* SPEC 8: its own section, after the jobs */
     /* The out-of-time guards, job by job, after the jobs and SPEC 8's section. */
@@ -535,7 +552,10 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             r.bad = true;
             break;
         }
-        if (nr) j->rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->rb_floor));
+        if (nr) {
+            j->rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->rb_floor));
+            j->rb_proc = sw_malloc(nr * sizeof(*j->rb_proc));
+        }
         for (uint64_t k = 0; k < nr && !r.bad; k++) {
             int64_t rank = sw_vget_i(&r);
             uint32_t ri;
@@ -563,18 +583,19 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                     floor[s] = f < 0 ? INT64_MAX : f;
                 }
             }
-            rk->spent_ts = sw_vget_i(&r);
             rank_cold_t c;
             memset(&c, 0, sizeof(c));
+            c.spent_ts = sw_vget_i(&r);
             c.ep_no = sw_vget_i(&r);
             c.ep_base = sw_vget_i(&r);
             rk->warm = sw_vget_u(&r) != 0;
             c.warm_hi = sw_vget_i(&r);
             c.warm_hi_ts = sw_vget_i(&r);
-            rk->proc_pid = sw_vget_i(&r);
+            j->rb_proc[ri].pid = sw_vget_i(&r);
             c.rs_has_ev = sw_vget_u(&r) != 0;
             c.rs_ev_used = sw_vget_i(&r);
-            if (c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts || c.rs_has_ev || c.rs_ev_used)
+            if (c.spent_ts != INT64_MIN || c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts ||
+                c.rs_has_ev || c.rs_ev_used)
                 *rk_cold(j, rk) = c;
             bool has_sess = sw_vget_u(&r) != 0;
             sw_str_t sess = sw_vget_bytes(&r);
@@ -582,7 +603,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 r.bad = true;
                 break;
             }
-            rk->proc_sess = has_sess ? sw_intern_add(j->strs, sess) : 0;
+            j->rb_proc[ri].session = has_sess ? sw_intern_add(j->strs, sess) : 0;
             if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || c.ep_no < 0 ||
                 c.ep_no > j->episode)
                 r.bad = true;
@@ -668,7 +689,7 @@ bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, in
     /* Out of the rank's range: the out-of-time guard refused it when fed. */
     if (ev->timestamp_ns < r->first_ts || ev->timestamp_ns > r->newest_ts) return false;
     uint32_t sid = sw_det_src_get(j, r, ev);
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, &det->winpool};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, sid,
                                     tag);
@@ -697,6 +718,8 @@ void sw_detect_rebuild_done(sw_detector_t *det)
             j->retained += r->win.n;
             if (r->win.n < 2) j->insufficient++;
             if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);
+            if (j->rb_proc)
+                r->proc_src = sw_det_src_proc(j, r, j->rb_proc[k].pid, j->rb_proc[k].session);
             sw_det_cand_refresh(det, j, (uint32_t)k);
         }
         /* The snapshot's flag, not the one the re-insertions left. */
@@ -708,5 +731,7 @@ void sw_detect_rebuild_done(sw_detector_t *det)
         if (det->jobs[i]) {
             free(det->jobs[i]->rb_floor);
             det->jobs[i]->rb_floor = NULL;
+            free(det->jobs[i]->rb_proc);
+            det->jobs[i]->rb_proc = NULL;
         }
 }

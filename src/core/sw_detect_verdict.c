@@ -164,7 +164,7 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, const sw
     uint32_t *idx = sw_arena_alloc(&det->arena, max * sizeof(*idx));
     /* The suspects live in the detector's arena: this is their last step. */
     sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->gaps, &j->intervals, NULL};
+    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, NULL};
     for (size_t i = 0; i < out->n_suspects; i++) {
         uint32_t ri;
         if (!sw_imap_get(&j->rank_map, sus[i].rank, &ri)) continue;
@@ -198,7 +198,7 @@ static void cand_fill(const job_t *j, const rank_t *r, int64_t afirst, int64_t r
     c->session = sw_intern_get(j->strs, src->session);
     c->has_source = true;
     c->host = sw_intern_get(j->strs, src->host);
-    c->pid = src->pid;
+    c->pid = src_pid(j, wc->src);
     c->device_id = src_device(j, wc->src);
     c->has_device_id = c->device_id != INT64_MIN;
     c->local_rank = src_local_rank(j, wc->src);
@@ -681,8 +681,8 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
         rank_t *r = &j->ranks[j->mem[i]];
         int64_t ep_base = rk_ep_base(j, r);
         if (rk_ep_no(j, r) != j->episode || ep_base == INT64_MAX) continue;
-        if (ep_base + 1 > r->spent_ts) {
-            r->spent_ts = ep_base + 1;
+        if (ep_base + 1 > rk_spent(j, r)) {
+            rk_cold(j, r)->spent_ts = ep_base + 1;
             sw_det_cand_refresh(det, j, j->mem[i]);
         }
     }
@@ -712,7 +712,7 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
                      " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
                      "before it ends; raise window.samples",
                      "");
-            r->spent_ts = rc_of(j, r)->base + 1;
+            rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }
         return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;

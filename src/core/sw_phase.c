@@ -279,6 +279,11 @@ uint32_t sw_phase_group_sid(sw_phase_t *ph, uint32_t session, int64_t rank)
     return group_make(ph, session, rank);
 }
 
+uint32_t sw_phase_find_sid(const sw_phase_t *ph, uint32_t session, int64_t rank)
+{
+    return group_find(ph, session, rank);
+}
+
 void sw_phase_touch(sw_phase_t *ph, uint32_t group, int64_t ts_ns)
 {
     group_t *g = &ph->groups[group];
@@ -666,9 +671,15 @@ size_t sw_phase_fold(sw_phase_t *ph, int64_t rank, int64_t horizon_ns)
 
 void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
 {
-    /* Groups in creation order (a restored index creates them in this
-     * order, so it saves the same bytes). */
-    sw_vput_u(out, ph->ngroups);
+    sw_phase_save_with(ph, NULL, 0, out);
+}
+
+void sw_phase_save_with(const sw_phase_t *ph, const sw_phase_pend_t *more, size_t n,
+                        sw_buf_t *out)
+{
+    /* Groups in creation order, then the caller's (a restored index
+     * creates them in this order, so it saves the same bytes). */
+    sw_vput_u(out, ph->ngroups + n);
     for (size_t gi = 0; gi < ph->ngroups; gi++) {
         const group_t *grp = &ph->groups[gi];
         const gext_t *g = grp->ext == NIL ? NULL : &ph->exts[grp->ext];
@@ -689,6 +700,12 @@ void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
             sw_vput_u(out, b->arrival);
             sw_vput_u(out, b->enter);
         }
+    }
+    for (size_t i = 0; i < n; i++) {
+        sw_vput_bytes(out, sw_intern_get(ph->sess, more[i].session));
+        sw_vput_i(out, more[i].rank);
+        sw_vput_i(out, more[i].end_ts > -1 ? more[i].end_ts : -1); /* as sw_phase_touch() */
+        sw_vput_u(out, 0);
     }
 }
 

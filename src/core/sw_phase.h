@@ -51,6 +51,11 @@ uint32_t sw_phase_group(sw_phase_t *ph, sw_str_t session, int64_t rank);
  *         sw_phase_new_shared() (id >= 1). */
 uint32_t sw_phase_group_sid(sw_phase_t *ph, uint32_t session, int64_t rank);
 
+/** @brief The (session, rank) group of a session interned in the table
+ *         given to sw_phase_new_shared(), UINT32_MAX when it has none (none
+ *         is created). */
+uint32_t sw_phase_find_sid(const sw_phase_t *ph, uint32_t session, int64_t rank);
+
 /**
  * @brief sw_phase_add() of an event with a session_id whose (session,
  *        rank) group is @p group (from sw_phase_group()): no lookup.
@@ -106,6 +111,22 @@ void sw_phase_resolve(sw_phase_t *ph, sw_str_t session, int64_t rank, int64_t ts
 
 /** @brief Append the whole index to @p out (state snapshots). */
 void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out);
+
+/** A group its owner keeps outside the index until it matters: a session
+ *  (interned as for sw_phase_group_sid()), a rank and its session end. */
+typedef struct sw_phase_pend_s {
+    uint32_t session;
+    int64_t rank;
+    int64_t end_ts;
+} sw_phase_pend_t;
+
+/**
+ * @brief sw_phase_save() of the index with @p n more groups without
+ *        boundaries, none of them in the index, written after its own as
+ *        if it held them (sw_phase_load() creates them).
+ */
+void sw_phase_save_with(const sw_phase_t *ph, const sw_phase_pend_t *more, size_t n,
+                        sw_buf_t *out);
 
 /**
  * @brief Add what sw_phase_save() wrote, read from @p *data (advanced past

@@ -168,7 +168,17 @@ static int key_cmp(const sw_win_ctx_t *ctx, int64_t ts_a, uint32_t src_a, int64_
     if (ts_a != ts_b) return ts_a < ts_b ? -1 : 1;
     if (src_a == src_b) return 0;
     const sw_src_t *a = &ctx->srcs[src_a], *b = &ctx->srcs[src_b];
-    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->pid != b->pid) {
+        if (a->pid != SW_SRC_WIDE && b->pid != SW_SRC_WIDE) return a->pid < b->pid ? -1 : 1;
+        int64_t pa = sw_src_field(ctx->wide, src_a, a->pid, SW_SRC_COL_PID);
+        int64_t pb = sw_src_field(ctx->wide, src_b, b->pid, SW_SRC_COL_PID);
+        return pa < pb ? -1 : 1; /* not equal: one holds in int32, the other does not */
+    }
+    if (a->pid == SW_SRC_WIDE) {
+        int64_t pa = sw_src_field(ctx->wide, src_a, a->pid, SW_SRC_COL_PID);
+        int64_t pb = sw_src_field(ctx->wide, src_b, b->pid, SW_SRC_COL_PID);
+        if (pa != pb) return pa < pb ? -1 : 1;
+    }
     if (a->host == b->host) return 0;
     return sw_str_cmp(sw_intern_get(ctx->strs, a->host), sw_intern_get(ctx->strs, b->host));
 }
@@ -252,15 +262,21 @@ static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
     if (d > 0) sw_gapmed_del(ctx->gaps, d);
 }
 
+/* Source @p src's sampling_interval_ms as sent. */
+static inline int64_t src_interval(const sw_win_ctx_t *ctx, uint32_t src)
+{
+    return sw_src_field(ctx->wide, src, ctx->srcs[src].interval_ms, SW_SRC_COL_INTERVAL);
+}
+
 static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)
 {
-    int64_t iv = ctx->srcs[src].interval_ms;
+    int64_t iv = src_interval(ctx, src);
     if (iv > 0) sw_vcount_insert(ctx->intervals, iv);
 }
 
 static inline void interval_del(const sw_win_ctx_t *ctx, uint32_t src)
 {
-    int64_t iv = ctx->srcs[src].interval_ms;
+    int64_t iv = src_interval(ctx, src);
     if (iv > 0) sw_vcount_remove(ctx->intervals, iv);
 }
 

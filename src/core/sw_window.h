@@ -20,18 +20,21 @@
 
 #include "sw_alloc.h"
 #include "sw_gapmed.h"
+#include "sw_imap.h"
 #include "sw_intern.h"
 #include "sw_mset.h"
 
 /** A sample source of a job: what orders and describes a sample besides
- *  its timestamp and device_used. */
+ *  its timestamp and device_used. Its numbers as int32: a wide job holds
+ *  a source per rank, and real pids, intervals, device ids and local ranks
+ *  are small; a value int32 does not hold is SW_SRC_WIDE, kept apart
+ *  (sw_src_wide_t), read through sw_src_field(). */
 typedef struct sw_src_s {
-    int64_t pid;
-    int64_t interval_ms; /**< sampling_interval_ms */
+    int32_t pid;
+    int32_t interval_ms; /**< sampling_interval_ms */
     uint32_t host;       /**< interned in the job's table */
     uint32_t session;    /**< interned; 0 = null */
-    int32_t device_id;   /**< SW_SRC_UNSET when absent, SW_SRC_WIDE when outside
-                              int32 (its owner keeps the value; shown, not analysed) */
+    int32_t device_id;   /**< SW_SRC_UNSET when absent (shown, not analysed) */
     int32_t local_rank;  /**< likewise */
 } sw_src_t;
 
@@ -41,6 +44,40 @@ typedef struct sw_src_s {
  *  the source table's owner keeps it apart (a wide job holds a source per
  *  rank, and real device ids and local ranks are small). */
 #define SW_SRC_WIDE (INT32_MIN + 1)
+
+/** Columns of sw_src_wide_t. */
+#define SW_SRC_COL_DEVICE 0
+#define SW_SRC_COL_LOCAL_RANK 1
+#define SW_SRC_COL_PID 2
+#define SW_SRC_COL_INTERVAL 3
+#define SW_SRC_NCOL 4
+
+/** The values of a job's sources that int32 does not hold: a row per
+ *  source with any SW_SRC_WIDE field, its four values as sent. */
+typedef struct sw_src_wide_s {
+    sw_imap_t map; /**< source id -> row */
+    int64_t *v;    /**< [SW_SRC_NCOL * row + column] */
+    size_t n, cap; /**< rows; int64s allocated */
+} sw_src_wide_t;
+
+/** @brief Field @p v of source @p id as sent (@p col: its column), given
+ *         the job's table @p wide; INT64_MIN when unset. */
+static inline int64_t sw_src_field(const sw_src_wide_t *wide, uint32_t id, int32_t v, size_t col)
+{
+    if (v > SW_SRC_WIDE) return v; /* the common case first: one compare */
+    if (v == SW_SRC_UNSET) return INT64_MIN;
+    uint32_t row = 0;
+    sw_imap_get(&wide->map, id, &row);
+    return wide->v[SW_SRC_NCOL * (size_t)row + col];
+}
+
+/** @brief @p v (INT64_MIN: unset) as a source keeps it. */
+static inline int32_t sw_src_narrow(int64_t v)
+{
+    if (v == INT64_MIN) return SW_SRC_UNSET;
+    if (v >= (int64_t)SW_SRC_WIDE + 1 && v <= INT32_MAX) return (int32_t)v;
+    return SW_SRC_WIDE;
+}
 
 /**
  * Storage for full-size windows (window.samples slots): blocks of one size
@@ -79,6 +116,7 @@ size_t sw_winpool_slack(const sw_winpool_t *pool);
 typedef struct sw_win_ctx_s {
     const sw_src_t *srcs;    /**< the job's source table */
     const sw_intern_t *strs; /**< host strings */
+    const sw_src_wide_t *wide; /**< its values int32 does not hold (NULL: none) */
     sw_gapmed_t *gaps;       /**< positive consecutive timestamp gaps */
     sw_vcount_t *intervals;  /**< sampling_interval_ms > 0 of retained samples */
     sw_winpool_t *pool;      /**< storage of full windows, and their window.samples:

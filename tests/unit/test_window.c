@@ -153,7 +153,7 @@ static void run(uint64_t seed, uint32_t cap, size_t steps, int late_pct, int64_t
     sw_vcount_init(&ivals);
     sw_winpool_t pool; /* window.samples for the inserts */
     sw_winpool_init(&pool, cap);
-    sw_win_ctx_t ctx = {srcs, strs, &gaps, &ivals, &pool};
+    sw_win_ctx_t ctx = {srcs, strs, NULL, &gaps, &ivals, &pool};
     sw_win_t win;
     sw_win_cc_t cc; /* the cached candidate, kept across the steps */
     sw_win_init(&win, cap);
@@ -281,7 +281,7 @@ static void test_threshold_beyond_any_rise(void **state)
     sw_vcount_init(&ivals);
     sw_winpool_t pool;
     sw_winpool_init(&pool, 8);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
+    sw_win_ctx_t ctx = {&src, strs, NULL, &gaps, &ivals, &pool};
     sw_win_t win;
     sw_win_init(&win, 8);
     sw_win_insert(&win, &ctx, 1, 0, 0, 0);
@@ -311,7 +311,7 @@ static void test_storage_follows_samples(void **state)
     sw_vcount_init(&ivals);
     sw_winpool_t pool;
     sw_winpool_init(&pool, 100);
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
+    sw_win_ctx_t ctx = {&src, strs, NULL, &gaps, &ivals, &pool};
     sw_win_t win;
     sw_win_init(&win, 100);
     SW_ASSERT_I64(win.cap, 4);
@@ -370,7 +370,7 @@ static void test_pool(void **state)
     sw_winpool_t pool;
     sw_winpool_init(&pool, 64);
     SW_ASSERT_TRUE(pool.block >= sw_win_bytes(64));
-    sw_win_ctx_t ctx = {&src, strs, &gaps, &ivals, &pool};
+    sw_win_ctx_t ctx = {&src, strs, NULL, &gaps, &ivals, &pool};
     size_t heap = SW_WINPOOL_CHUNK / pool.block, n = 2 * heap + 50;
     sw_win_t *w = calloc(n, sizeof(*w));
     size_t pooled = 0;
