@@ -31,6 +31,10 @@ DO_TP=${KBENCH_THROUGHPUT:-1}
 DO_LAT=${KBENCH_LATENCY:-1}
 PROFILE=${KBENCH_PROFILE:-0}
 PROFILE_EVENTS=${KBENCH_PROFILE_EVENTS:-200000}
+# repartition modes side by side (issue 27): job-keyed input placed as Kafka's
+# clients place keys (murmur2) and unkeyed input, each read with off/auto/on.
+DO_KEYING=${KBENCH_KEYING:-1}
+KSAMPLES=${KBENCH_KEYING_SAMPLES:-250}
 SW_ARGS=${KBENCH_SW_ARGS:-}
 # Extra worker.threads counts measured beside the default (0 = the CPUs).
 THREADS=${KBENCH_THREADS:-1}
@@ -43,10 +47,11 @@ OUT=${KBENCH_OUT:-${BENCH_OUT:-$ROOT/bench/out}}
 for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "KBENCH_$v must be a positive integer (got '${!v}')"
 done
-for v in TUNED PROFILE DO_TP DO_LAT DO_JSON; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
+for v in TUNED PROFILE DO_TP DO_LAT DO_JSON DO_KEYING; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
 EVENTS=$((JOBS * RANKS * SAMPLES))
 JSAMPLES=${KBENCH_JSON_SAMPLES:-$((SAMPLES / 4))}
 JEVENTS=$((JOBS * RANKS * JSAMPLES))
+KEVENTS=$((JOBS * RANKS * KSAMPLES))
 for t in $THREADS; do [[ $t =~ ^[1-9][0-9]?$ ]] || die "KBENCH_THREADS must list thread counts 1-99 (got '$t')"; done
 
 # Throughput variants: name -> input topic, events, stormwatch and count-only
@@ -62,10 +67,14 @@ TARGET_P99_MS=20
 TUNED_X=${KBENCH_TUNED_X:-queued.min.messages=1000000}
 
 # Latency variants: "label|stormwatch -X arguments" (one line each).
+# "label|stormwatch -X arguments[|sw_kbench latency arguments]"
 DEFAULT_LAT_VARIANTS="as shipped (fetch.wait.max.ms=5)|
 kafka.producer.linger.ms=0|-X kafka.producer.linger.ms=0
 state.restore=off|-X state.restore=off
-processing.guarantee=exactly_once (commit.interval.ms 100)|-X processing.guarantee=exactly_once"
+processing.guarantee=exactly_once (commit.interval.ms 100)|-X processing.guarantee=exactly_once
+repartition=off, job-keyed by murmur2|-X repartition=off|--place murmur2
+repartition=auto, job-keyed by murmur2|-X repartition=auto|--place murmur2
+repartition=on, job-keyed by murmur2|-X repartition=on|--place murmur2"
 LAT_VARIANTS=${KBENCH_LAT_VARIANTS:-$DEFAULT_LAT_VARIANTS}
 mapfile -t LATV < <(printf '%s\n' "$LAT_VARIANTS" | sed '/^[[:space:]]*$/d')
 
@@ -106,6 +115,13 @@ done
 add_variant default kb.in "$EVENTS" "" "" "" "Avro"
 [[ $TUNED == 1 ]] && add_variant tuned kb.in "$EVENTS" "-X kafka.consumer.$TUNED_X" "-X $TUNED_X" "" "Avro, both with \`$TUNED_X\`"
 for t in $THREADS; do add_variant "t$t" kb.in "$EVENTS" "-X worker.threads=$t" "" default "Avro"; done
+if [[ $DO_KEYING == 1 ]]; then
+    add_variant k-off kb.kin "$KEVENTS" "-X repartition=off" "" "" "Avro, keyed by job_id (murmur2), repartition=off"
+    add_variant k-auto kb.kin "$KEVENTS" "-X repartition=auto" "" k-off "Avro, keyed by job_id (murmur2), repartition=auto"
+    add_variant k-on kb.kin "$KEVENTS" "-X repartition=on" "" k-off "Avro, keyed by job_id (murmur2), repartition=on"
+    add_variant u-on kb.uin "$KEVENTS" "-X repartition=on" "" "" "Avro, no key, repartition=on"
+    add_variant u-auto kb.uin "$KEVENTS" "-X repartition=auto" "" u-on "Avro, no key, repartition=auto"
+fi
 if [[ $DO_JSON == 1 ]]; then
     add_variant json kb.jin "$JEVENTS" "" "" "" "JSON"
     for t in $THREADS; do add_variant "json-t$t" kb.jin "$JEVENTS" "-X worker.threads=$t" "" json "JSON"; done
@@ -119,7 +135,7 @@ done
 LAT_TOPICS+=(--topic "kb-profile.repartition:$PARTS")
 log "starting the mock cluster ($BROKERS brokers)"
 rm -f "$RUN/bootstrap"
-MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" --topic kb.alerts:8 --topic kb.dlq:8
+MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" --topic "kb.kin:$PARTS" --topic "kb.uin:$PARTS" --topic kb.alerts:8 --topic kb.dlq:8
     --topic kb.state:1 --topic kb.lat.alerts:8 "${LAT_TOPICS[@]}" --bootstrap-file "$RUN/bootstrap")
 note_cmd "${MOCK[@]}"
 "${MOCK[@]}" >"$RUN/mock.out" 2>"$RUN/mock.err" &
@@ -178,6 +194,18 @@ if [[ $DO_JSON == 1 && $DO_TP == 1 ]]; then
         die "the mock dropped old JSON data; use more partitions (KBENCH_JSON_PARTITIONS) or fewer samples (KBENCH_JSON_SAMPLES)"
     JAVG_BYTES=$(kv "$RUN/jload.out" avg_value_bytes)
     JPMAX_BYTES=$(kv "$RUN/jload.out" max_partition_bytes_est)
+fi
+if [[ $DO_KEYING == 1 && $DO_TP == 1 ]]; then
+    for kt in kin:murmur2 uin:none; do
+        t=kb.${kt%%:*}
+        log "producing $(fmt_int "$KEVENTS") Avro events ($JOBS jobs x $RANKS ranks x $KSAMPLES samples) to $t (--place ${kt#*:})"
+        KLOAD=("$KB" load -b "$BOOT" -t "$t" -P "$PARTS" --place "${kt#*:}" --gen "jobs=$JOBS,ranks=$RANKS,samples=$KSAMPLES,prefix=kk")
+        note_cmd "${KLOAD[@]}"
+        "${KLOAD[@]}" >"$RUN/kload.$t.out" 2>"$RUN/kload.$t.err" || { cat "$RUN/kload.$t.err" >&2; die "load of $t failed"; }
+        [[ $(kv "$RUN/kload.$t.out" topic_high_watermark_sum) == "$KEVENTS" ]] || die "$t holds $(kv "$RUN/kload.$t.out" topic_high_watermark_sum) messages, expected $KEVENTS"
+        [[ $(kv "$RUN/kload.$t.out" topic_max_low_watermark) == 0 ]] ||
+            die "the mock dropped old data of $t; use fewer samples (KBENCH_KEYING_SAMPLES)"
+    done
 fi
 fi
 
@@ -251,11 +279,15 @@ for ((i = 1; DO_LAT && i <= ${#LATV[@]}; i++)); do
     line=${LATV[i - 1]}
     label=${line%%|*}
     args=${line#*|}
+    latargs=
+    [[ $args == *'|'* ]] && latargs=${args#*|} && args=${args%%|*}
     # shellcheck disable=SC2206
     xargs_arr=($args)
+    # shellcheck disable=SC2206
+    latargs_arr=($latargs)
     sw_start "kb-lat-$i" "kb.lat$i.in" kb.lat.alerts "$RUN/lat.$i.log" "${xargs_arr[@]}"
     cmd=("$KB" latency -b "$BOOT" -t "kb.lat$i.in" -o kb.lat.alerts --storms "$STORMS" --warmup 3
-        --gap-min-ms 50 --gap-max-ms 550 --timeout-ms 30000 --raw "$RUN/lat.$i.tsv" -j "kb-lat$i" --seed "$i")
+        --gap-min-ms 50 --gap-max-ms 550 --timeout-ms 30000 --raw "$RUN/lat.$i.tsv" -j "kb-lat$i" --seed "$i" "${latargs_arr[@]}")
     note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$RUN/lat.$i.out" 2>"$RUN/lat.$i.err" || log "  latency run $i reported missed triggers (see $RUN/lat.$i.err)"
     stop_pid "$SW_PID"
@@ -412,6 +444,26 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
         vr=$(calc "$vs / $vc")
         echo "| $v | ${V_DESC[$v]} | $th | $(fmt_si "$vc") | $(fmt_si "$vs") [$(fmt_si "$vs_lo")-$(fmt_si "$vs_hi")] | $(fmt_f "$vr" 2) | >= $TARGET_RATIO | $(fmt_si "$vcc") | $(fmt_si "$vsc") | $(fmt_f "$(calc "$vrss / 1024")" 0) MiB |"
     done
+    if [[ $DO_KEYING == 1 ]]; then
+        echo
+        echo "### The repartition modes ($(fmt_int "$KEVENTS") Avro events; kb.kin keyed by job_id where Kafka's clients put"
+        echo "the key (murmur2), kb.uin without a key, spread message by message)"
+        echo
+        echo "| comparison | first (ev/s) | second (ev/s) | ratio, paired per rep | target | verdict |"
+        echo "|---|---|---|---|---|---|"
+        krow() {  # LABEL V1 V2 TARGET
+            read -r a _ _ < <(med stormwatch "$2" 7)
+            read -r b _ _ < <(med stormwatch "$3" 7)
+            read -r k k_lo k_hi < <(awk -F'\t' -v x="$2" -v y="$3" 'NR > 1 && $1 == "stormwatch" { val[$2, $3] = $7; reps[$3] = 1 }
+                END { for (r in reps) if (val[y, r] > 0 && val[x, r] > 0) print val[x, r] / val[y, r] }' "$TP" | stat3)
+            local t=">= $4" vd
+            if [[ $4 == info ]]; then t=info; vd=; else vd=$(verdict_min "$k" "$4"); fi
+            echo "| $1 | $(fmt_si "$a") | $(fmt_si "$b") | **$(fmt_f "$k" 2)** [$(fmt_f "$k_lo" 2)-$(fmt_f "$k_hi" 2)] | $t | $vd |"
+        }
+        krow "job-keyed: auto / off" k-auto k-off 0.90
+        krow "job-keyed: on / off (the hop)" k-on k-off info
+        krow "no key: auto / on" u-auto u-on 0.95
+    fi
     echo
     echo "Both consumers join a new group (cooperative-sticky), start from the beginning and stop"
     echo "when they have all $(fmt_int "$EVENTS") messages. The count-only consumer is \`sw_kbench count\`"
