@@ -122,7 +122,7 @@ const prop_t sw_conf_props[] = {
         "Note a rank's clock offset when it exceeds this many median sampling intervals."),
     INT_PROP("job.idle.ms", engine.job_idle_ms, 1, INT64_C(1000000000000), "300000",
         "Wall-clock idleness in ms after which a job's summary is emitted and its state "
-        "freed (repartition=on: counted while the input is forwarded, at most 10x; "
+        "freed (repartition=on or auto: counted while the input is forwarded, at most 10x; "
         "docs/hostile.md section 7)."),
     INT_PROP("max.jobs", engine.params.max_jobs, 0, 100000000, "10000",
         "Jobs tracked at once; events of further jobs are rejected (0 = unlimited)."),
@@ -164,7 +164,7 @@ const prop_t sw_conf_props[] = {
         "empty."),
     STR_PROP("state.topic", delivery.state_topic, 1, TOPIC_MAX_LEN, PROP_F_TOPIC, "stormwatch.state",
         "Topic (one partition) that holds the state snapshots referenced by committed offsets."),
-    ENUM_PROP("repartition", delivery.repartition_mode, repartitions, "on",
+    ENUM_PROP("repartition", delivery.repartition_mode, repartitions, "auto",
         "on: every input message is forwarded, bytes and headers unchanged, to repartition.topic "
         "keyed by its job_id (murmur2, as Kafka's clients place keys) and the engines read only "
         "that topic, so each job is analysed by one engine whatever the producers' keys; off: "
@@ -175,8 +175,8 @@ const prop_t sw_conf_props[] = {
         "a marker per round fixes (one input topic with the repartition topic's partition count, "
         "state.restore=on, at_least_once; otherwise it runs as on). See README, Keying."),
     STR_PROP("repartition.topic", delivery.repartition_topic, 0, TOPIC_MAX_LEN, PROP_F_TOPIC, "",
-        "Internal topic the input is forwarded through with repartition=on (partitions: the "
-        "input's count; retention 7 days); empty: <group.id>.repartition."),
+        "Internal topic the input is forwarded through with repartition=on or auto (partitions: "
+        "the input's count; retention 7 days); empty: <group.id>.repartition."),
     INT_PROP("snapshot.interval.ms", delivery.snapshot_interval_ms, 100, 3600000, "10000",
         "Interval in ms between state snapshots; offsets are committed with each one."),
     STR_PROP("metrics.listen", ops.metrics_listen, 0, 1024, PROP_F_HOSTPORT, "",
