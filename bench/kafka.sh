@@ -33,8 +33,12 @@ PROFILE=${KBENCH_PROFILE:-0}
 PROFILE_EVENTS=${KBENCH_PROFILE_EVENTS:-200000}
 # repartition modes side by side (issue 27): job-keyed input placed as Kafka's
 # clients place keys (murmur2) and unkeyed input, each read with off/auto/on.
+# Many small jobs, so that murmur2 spreads them evenly enough for the mock's 5 MiB
+# per partition.
 DO_KEYING=${KBENCH_KEYING:-1}
-KSAMPLES=${KBENCH_KEYING_SAMPLES:-250}
+KJOBS=${KBENCH_KEYING_JOBS:-256}
+KRANKS=${KBENCH_KEYING_RANKS:-4}
+KSAMPLES=${KBENCH_KEYING_SAMPLES:-1000}
 SW_ARGS=${KBENCH_SW_ARGS:-}
 # Extra worker.threads counts measured beside the default (0 = the CPUs).
 THREADS=${KBENCH_THREADS:-1}
@@ -44,14 +48,14 @@ DO_JSON=${KBENCH_JSON:-1}
 JPARTS=${KBENCH_JSON_PARTITIONS:-64}
 KBUILD=${KBENCH_BUILD:-$ROOT/build-kbench}
 OUT=${KBENCH_OUT:-${BENCH_OUT:-$ROOT/bench/out}}
-for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS; do
+for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS KJOBS KRANKS KSAMPLES; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "KBENCH_$v must be a positive integer (got '${!v}')"
 done
 for v in TUNED PROFILE DO_TP DO_LAT DO_JSON DO_KEYING; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
 EVENTS=$((JOBS * RANKS * SAMPLES))
 JSAMPLES=${KBENCH_JSON_SAMPLES:-$((SAMPLES / 4))}
 JEVENTS=$((JOBS * RANKS * JSAMPLES))
-KEVENTS=$((JOBS * RANKS * KSAMPLES))
+KEVENTS=$((KJOBS * KRANKS * KSAMPLES))
 for t in $THREADS; do [[ $t =~ ^[1-9][0-9]?$ ]] || die "KBENCH_THREADS must list thread counts 1-99 (got '$t')"; done
 
 # Throughput variants: name -> input topic, events, stormwatch and count-only
@@ -198,8 +202,8 @@ fi
 if [[ $DO_KEYING == 1 && $DO_TP == 1 ]]; then
     for kt in kin:murmur2 uin:none; do
         t=kb.${kt%%:*}
-        log "producing $(fmt_int "$KEVENTS") Avro events ($JOBS jobs x $RANKS ranks x $KSAMPLES samples) to $t (--place ${kt#*:})"
-        KLOAD=("$KB" load -b "$BOOT" -t "$t" -P "$PARTS" --place "${kt#*:}" --gen "jobs=$JOBS,ranks=$RANKS,samples=$KSAMPLES,prefix=kk")
+        log "producing $(fmt_int "$KEVENTS") Avro events ($KJOBS jobs x $KRANKS ranks x $KSAMPLES samples) to $t (--place ${kt#*:})"
+        KLOAD=("$KB" load -b "$BOOT" -t "$t" -P "$PARTS" --place "${kt#*:}" --gen "jobs=$KJOBS,ranks=$KRANKS,samples=$KSAMPLES,prefix=kk")
         note_cmd "${KLOAD[@]}"
         "${KLOAD[@]}" >"$RUN/kload.$t.out" 2>"$RUN/kload.$t.err" || { cat "$RUN/kload.$t.err" >&2; die "load of $t failed"; }
         [[ $(kv "$RUN/kload.$t.out" topic_high_watermark_sum) == "$KEVENTS" ]] || die "$t holds $(kv "$RUN/kload.$t.out" topic_high_watermark_sum) messages, expected $KEVENTS"
@@ -446,8 +450,9 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
     done
     if [[ $DO_KEYING == 1 ]]; then
         echo
-        echo "### The repartition modes ($(fmt_int "$KEVENTS") Avro events; kb.kin keyed by job_id where Kafka's clients put"
-        echo "the key (murmur2), kb.uin without a key, spread message by message)"
+        echo "### The repartition modes ($(fmt_int "$KEVENTS") Avro events, $KJOBS jobs x $KRANKS ranks x $KSAMPLES samples; kb.kin"
+        echo "keyed by job_id where Kafka's clients put the key (murmur2), kb.uin without a key, spread"
+        echo "message by message)"
         echo
         echo "| comparison | first (ev/s) | second (ev/s) | ratio, paired per rep | target | verdict |"
         echo "|---|---|---|---|---|---|"

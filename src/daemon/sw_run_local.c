@@ -9,7 +9,9 @@
  * order: a copy (a message another partition forwarded) is analysed
  * where it stands; a marker releases the FIFO's messages below its i,
  * each analysed if it is keyed by its job_id on its job's partition, else
- * forwarded (the hop) to its job's repartition partition. The order the
+ * forwarded (the hop) to its job's repartition partition. (A message
+ * whose key is not one of p's, read while nothing waits in the FIFO, is
+ * forwarded at once: it can never be analysed here.) The order the
  * engine saw is therefore the repartition log's, which a restart reads
  * again from the snapshot's positions (X_in, X_rep): the dead owner's
  * markers release exactly what they released before, between the same
@@ -138,12 +140,23 @@ static void rebuild_one(run_t *r, part_t *p, int src, const rd_kafka_message_t *
     if (sw_detect_rebuild_src(p->det, &ev, src, m->offset)) p->rebuilt++;
 }
 
+/* Whether input message @p m's key is one of this partition's (murmur2,
+ * as Kafka's clients place keys; no key counts as the empty one). Only
+ * such a message can be analysed here: the others are forwarded. */
+static bool key_here(const run_t *r, const part_t *p, const rd_kafka_message_t *m)
+{
+    return sw_partition_of(SW_PARTITIONER_MURMUR2, m->key ? (const char *)m->key : "",
+                           m->key ? m->key_len : 0, r->rep_parts) == p->partition;
+}
+
 /* The input this round read (in the work area: the round put it there):
  * into the FIFO, or back into the windows while a restore rebuilds. */
 static void take_input(run_t *r, part_t *p)
 {
     pwork_t *pw = &p->w;
-    for (size_t k = 0; k < pw->n; k++) {
+    size_t n = pw->n;
+    pw->n = 0; /* the work area fills again below, in the round's order */
+    for (size_t k = 0; k < n; k++) {
         rd_kafka_message_t *m = pw->m[k];
         pw->m[k] = NULL;
         bool keep = false;
@@ -158,13 +171,21 @@ static void take_input(run_t *r, part_t *p)
             }
         } else if (p->in_read < 0 || m->offset >= p->in_read) {
             p->rebuilding_in = false; /* past the snapshot (or what retention left) */
-            q_push(&p->fifo, m);
             p->in_read = m->offset + 1;
             keep = true;
+            if (p->fifo.n || key_here(r, p, m)) {
+                q_push(&p->fifo, m);
+            } else if (sw_run_registry_wait(r, p, m)) {
+                keep = false; /* held: read again once released */
+            } else {
+                /* Not keyed to this partition, so never analysed here: it is
+                 * forwarded now, in input order (nothing read before it
+                 * waits), without a marker. */
+                sw_run_work_push_src(pw, m, 0);
+            }
         }
         if (!keep) rd_kafka_message_destroy(m);
     }
-    pw->n = 0;
 }
 
 /* Repartition p in order into the round's work: copies where they stand,
