@@ -524,6 +524,7 @@ int sw_run(const sw_run_opts_t *opts)
             more = sw_run_round(&r);
             rd_kafka_poll(r.producer, 0);
             if (r.mirror) rd_kafka_poll(r.mirror, 0); /* its errors (messages: queues) */
+            if (r.mprod) rd_kafka_poll(r.mprod, 0);   /* the markers' delivery reports */
             sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
             if (r.m) sw_metrics_heartbeat(r.m, now);
@@ -576,6 +577,12 @@ int sw_run(const sw_run_opts_t *opts)
         }
     if (r.consumer) rd_kafka_destroy(r.consumer);
     if (r.mirror) rd_kafka_destroy_flags(r.mirror, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    if (r.mprod) { /* markers not yet written are the next owner's to write */
+        rd_kafka_purge(r.mprod, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        for (int i = 0; i < 50 && rd_kafka_outq_len(r.mprod) > 0; i++) rd_kafka_poll(r.mprod, 10);
+        rd_kafka_poll(r.mprod, 0); /* their reports free their tokens */
+        rd_kafka_destroy(r.mprod);
+    }
     if (r.reader) rd_kafka_destroy(r.reader);
     if (r.producer) rd_kafka_destroy(r.producer);
     for (size_t i = 0; i < r.nparts; i++)

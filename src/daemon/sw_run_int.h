@@ -269,6 +269,7 @@ typedef struct run_s {
     rd_kafka_t *reader;  /* reads snapshots and the output back (restore) */
     rd_kafka_t *mirror;  /* repartition=auto: reads repartition p for whoever owns input p
                             (never joins a group: assigned by the rebalance callback) */
+    rd_kafka_t *mprod;   /* repartition=auto: writes the markers (linger.ms=0) */
     bool rep_auto;       /* repartition=auto in effect */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */

@@ -100,8 +100,10 @@ static bool marker_of(const part_t *p, const rd_kafka_message_t *m, int64_t *i)
     return true;
 }
 
-/* "Input p up to in_read" to repartition p. A marker the broker refused
- * is written again (markers say "up to", so one more is harmless). */
+/* "Input p up to in_read" to repartition p, through the marker producer
+ * (linger.ms=0: input waits for its marker's round trip). A marker the
+ * broker refused is written again (markers say "up to", so one more is
+ * harmless). */
 static void write_marker(run_t *r, part_t *p)
 {
     rd_kafka_headers_t *h = rd_kafka_headers_new(2);
@@ -109,10 +111,14 @@ static void write_marker(run_t *r, part_t *p)
     sw_run_hdr_add_i64(h, "stormwatch.marker", p->in_read);
     sw_token_t *tok = sw_token_new(p->id, SW_TOK_MARKER);
     tok->offset = p->in_read;
-    if (!sw_run_produce_msg(r, r->rep_topic, p->partition, NULL, 0, NULL, 0, h, tok)) {
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        r->mprod, RD_KAFKA_V_TOPIC(r->rep_topic), RD_KAFKA_V_PARTITION(p->partition),
+        RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
+    if (e) {
+        rd_kafka_headers_destroy(h);
         free(tok);
-        r->failed = true;
-        return;
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) sw_run_local_marker_failed(r, p, p->in_read, rd_kafka_err2str(e));
+        return; /* the next round writes it */
     }
     p->marked = p->in_read;
 }

@@ -284,9 +284,9 @@ static bool auto_fits(run_t *r)
 }
 
 /* repartition=auto: the mirror consumer, which reads repartition p for
- * whoever owns input p. A group id of its own that it never joins (no
- * subscription): librdkafka's incremental assignment needs one.
- * @returns 0, or 2 (logged). */
+ * whoever owns input p (a group id of its own that it never joins, no
+ * subscription: librdkafka's incremental assignment needs one), and the
+ * marker producer. @returns 0, or 2 (logged). */
 static int start_mirror(run_t *r)
 {
     char err[512], gid[400];
@@ -301,6 +301,21 @@ static int start_mirror(run_t *r)
     if (!r->mirror) {
         if (mc) rd_kafka_conf_destroy(mc);
         sw_log(r->log, SW_LOG_ERROR, "cannot create the repartition reader: %s", err);
+        return 2;
+    }
+    /* The markers: nothing else to batch with, so no linger (a marker's
+     * round trip is what job-keyed input waits). */
+    rd_kafka_conf_t *pc = sw_kafka_conf(r->opts->conf, SW_KAFKA_PRODUCER, r->opts->bootstrap, NULL,
+                                        &r->kctx, err, sizeof(err));
+    if (pc) {
+        sw_kafka_set(pc, "linger.ms", "0", err, sizeof(err));
+        sw_kafka_set(pc, "allow.auto.create.topics", "false", err, sizeof(err));
+        rd_kafka_conf_set_dr_msg_cb(pc, sw_run_dr_cb);
+    }
+    r->mprod = pc ? rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err)) : NULL;
+    if (!r->mprod) {
+        if (pc) rd_kafka_conf_destroy(pc);
+        sw_log(r->log, SW_LOG_ERROR, "cannot create the marker producer: %s", err);
         return 2;
     }
     r->pass.rep_parts = r->rep_parts;
