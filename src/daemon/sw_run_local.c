@@ -177,18 +177,17 @@ static void take_input(run_t *r, part_t *p)
             }
         } else if (p->in_read < 0 || m->offset >= p->in_read) {
             p->rebuilding_in = false; /* past the snapshot (or what retention left) */
-            p->in_read = m->offset + 1;
-            keep = true;
             if (p->fifo.n || key_here(r, p, m)) {
                 q_push(&p->fifo, m);
-            } else if (sw_run_registry_wait(r, p, m)) {
-                keep = false; /* held: read again once released */
-            } else {
+                keep = true;
+            } else if (!sw_run_registry_wait(r, p, m)) { /* else held: read again */
                 /* Not keyed to this partition, so never analysed here: it is
                  * forwarded now, in input order (nothing read before it
                  * waits), without a marker. */
                 sw_run_work_push_src(pw, m, 0);
+                keep = true;
             }
+            if (keep) p->in_read = m->offset + 1;
         }
         if (!keep) rd_kafka_message_destroy(m);
     }
@@ -250,11 +249,14 @@ bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more)
 {
     pwork_t *pw = &p->w;
     take_input(r, p);
-    if (sw_hold_held(&p->hold)) return false; /* nothing is analysed until released */
-    if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked) write_marker(r, p);
-    follow_repartition(r, p, more);
-    if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)
-        sw_run_rebuild_finish(r, p); /* both rebuilds over without a later message */
+    /* Held (origin snapshot, registry): only what was taken before the
+     * hold goes on; nothing more is read until it is released. */
+    if (!sw_hold_held(&p->hold)) {
+        if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked) write_marker(r, p);
+        follow_repartition(r, p, more);
+        if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)
+            sw_run_rebuild_finish(r, p); /* both rebuilds over without a later message */
+    }
     if (!pw->n) return false;
     pw->w0 = 0;
     pw->w1 = pw->n;
