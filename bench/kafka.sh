@@ -119,12 +119,19 @@ done
 add_variant default kb.in "$EVENTS" "" "" "" "Avro"
 [[ $TUNED == 1 ]] && add_variant tuned kb.in "$EVENTS" "-X kafka.consumer.$TUNED_X" "-X $TUNED_X" "" "Avro, both with \`$TUNED_X\`"
 for t in $THREADS; do add_variant "t$t" kb.in "$EVENTS" "-X worker.threads=$t" "" default "Avro"; done
+# The repartition modes, live: each run on a topic of its own, produced while
+# the daemon runs and at most KLIVE_AHEAD events ahead of what it analysed
+# (sw_kbench load --throttle-url), so that no mode is measured on a backlog
+# librdkafka prefetched while it was still joining.
+KMODES=("k-off:murmur2:off" "k-auto:murmur2:auto" "k-on:murmur2:on" "u-on:none:on" "u-auto:none:auto")
+KLIVE_AHEAD=${KBENCH_KEYING_AHEAD:-50000}
+KLIVE_TOPICS=()
 if [[ $DO_KEYING == 1 ]]; then
-    add_variant k-off kb.kin "$KEVENTS" "-X repartition=off" "" "" "Avro, keyed by job_id (murmur2), repartition=off"
-    add_variant k-auto kb.kin "$KEVENTS" "-X repartition=auto" "" k-off "Avro, keyed by job_id (murmur2), repartition=auto"
-    add_variant k-on kb.kin "$KEVENTS" "-X repartition=on" "" k-off "Avro, keyed by job_id (murmur2), repartition=on"
-    add_variant u-on kb.uin "$KEVENTS" "-X repartition=on" "" "" "Avro, no key, repartition=on"
-    add_variant u-auto kb.uin "$KEVENTS" "-X repartition=auto" "" u-on "Avro, no key, repartition=auto"
+    for ((r = 1; r <= REPS; r++)); do
+        for km in "${KMODES[@]}"; do
+            KLIVE_TOPICS+=(--topic "kb.live.${km%%:*}.$r:$PARTS" --topic "kb-live-${km%%:*}-$r.repartition:$PARTS")
+        done
+    done
 fi
 if [[ $DO_JSON == 1 ]]; then
     add_variant json kb.jin "$JEVENTS" "" "" "" "JSON"
@@ -139,7 +146,7 @@ done
 LAT_TOPICS+=(--topic "kb-profile.repartition:$PARTS")
 log "starting the mock cluster ($BROKERS brokers)"
 rm -f "$RUN/bootstrap"
-MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" --topic "kb.kin:$PARTS" --topic "kb.uin:$PARTS" --topic kb.alerts:8 --topic kb.dlq:8
+MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" "${KLIVE_TOPICS[@]}" --topic kb.alerts:8 --topic kb.dlq:8
     --topic kb.state:1 --topic kb.lat.alerts:8 "${LAT_TOPICS[@]}" --bootstrap-file "$RUN/bootstrap")
 note_cmd "${MOCK[@]}"
 "${MOCK[@]}" >"$RUN/mock.out" 2>"$RUN/mock.err" &
@@ -199,18 +206,6 @@ if [[ $DO_JSON == 1 && $DO_TP == 1 ]]; then
     JAVG_BYTES=$(kv "$RUN/jload.out" avg_value_bytes)
     JPMAX_BYTES=$(kv "$RUN/jload.out" max_partition_bytes_est)
 fi
-if [[ $DO_KEYING == 1 && $DO_TP == 1 ]]; then
-    for kt in kin:murmur2 uin:none; do
-        t=kb.${kt%%:*}
-        log "producing $(fmt_int "$KEVENTS") Avro events ($KJOBS jobs x $KRANKS ranks x $KSAMPLES samples) to $t (--place ${kt#*:})"
-        KLOAD=("$KB" load -b "$BOOT" -t "$t" -P "$PARTS" --place "${kt#*:}" --gen "jobs=$KJOBS,ranks=$KRANKS,samples=$KSAMPLES,prefix=kk")
-        note_cmd "${KLOAD[@]}"
-        "${KLOAD[@]}" >"$RUN/kload.$t.out" 2>"$RUN/kload.$t.err" || { cat "$RUN/kload.$t.err" >&2; die "load of $t failed"; }
-        [[ $(kv "$RUN/kload.$t.out" topic_high_watermark_sum) == "$KEVENTS" ]] || die "$t holds $(kv "$RUN/kload.$t.out" topic_high_watermark_sum) messages, expected $KEVENTS"
-        [[ $(kv "$RUN/kload.$t.out" topic_max_low_watermark) == 0 ]] ||
-            die "the mock dropped old data of $t; use fewer samples (KBENCH_KEYING_SAMPLES)"
-    done
-fi
 fi
 
 # ---------------------------------------------------------------- throughput
@@ -263,6 +258,35 @@ if [[ $DO_TP == 1 ]]; then
             # alternate the order so that a slow phase of the VM hits both
             if [[ -n ${V_BASE[$v]} ]]; then run_sw "$v" "$r"; continue; fi
             if ((r % 2)); then run_count "$v" "$r"; run_sw "$v" "$r"; else run_sw "$v" "$r"; run_count "$v" "$r"; fi
+        done
+    done
+fi
+
+# run_live NAME PLACE MODE REP: stormwatch with repartition=MODE on its own
+# topic, fed live by sw_kbench load (--place PLACE, throttled).
+run_live() {
+    local v=$1 place=$2 mode=$3 r=$4 t="kb.live.$1.$4"
+    local f="$RUN/sw.$v.$r.out" spawn=$EPOCHREALTIME
+    sw_start "kb-live-$v-$r" "$t" kb.alerts "$RUN/sw.$v.$r.log" -X "repartition=$mode"
+    local cmd=("$KB" watch --url "$SW_URL" --pid "$SW_PID" -n "$KEVENTS" --t0 "$spawn" --tsv "$RUN/sw.$v.$r.tsv")
+    "${cmd[@]}" >"$f" 2>"$RUN/sw.$v.$r.watch.err" &
+    local wpid=$!
+    local load=("$KB" load -b "$BOOT" -t "$t" -P "$PARTS" --place "$place" --throttle-url "$SW_URL"
+        --max-ahead "$KLIVE_AHEAD" --gen "jobs=$KJOBS,ranks=$KRANKS,samples=$KSAMPLES,prefix=kk")
+    note_cmd "${load[@]}"
+    "${load[@]}" >"$RUN/kload.$v.$r.out" 2>"$RUN/kload.$v.$r.err" || { cat "$RUN/kload.$v.$r.err" >&2; die "live load of $t failed"; }
+    [[ $(kv "$RUN/kload.$v.$r.out" topic_max_low_watermark) == 0 ]] ||
+        die "the mock dropped old data of $t; use fewer samples (KBENCH_KEYING_SAMPLES)"
+    wait "$wpid" || { cat "$RUN/sw.$v.$r.watch.err" >&2; die "stormwatch did not analyse everything of $t"; }
+    stop_pid "$SW_PID"
+    tp_row stormwatch "$v" "$r" "$spawn" "$f" "$KEVENTS"
+}
+if [[ $DO_KEYING == 1 ]]; then
+    log "[1b/3] the repartition modes, live: $REPS reps x {${KMODES[*]}}"
+    for ((r = 1; r <= REPS; r++)); do
+        for km in "${KMODES[@]}"; do
+            IFS=: read -r v place mode <<<"$km"
+            run_live "$v" "$place" "$mode" "$r"
         done
     done
 fi
@@ -450,9 +474,9 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
     done
     if [[ $DO_KEYING == 1 ]]; then
         echo
-        echo "### The repartition modes ($(fmt_int "$KEVENTS") Avro events, $KJOBS jobs x $KRANKS ranks x $KSAMPLES samples; kb.kin"
-        echo "keyed by job_id where Kafka's clients put the key (murmur2), kb.uin without a key, spread"
-        echo "message by message)"
+        echo "### The repartition modes, live ($(fmt_int "$KEVENTS") Avro events per run, $KJOBS jobs x $KRANKS ranks x $KSAMPLES samples,"
+        echo "produced while the daemon runs and at most $(fmt_int "$KLIVE_AHEAD") events ahead of it; job-keyed: keyed by job_id where"
+        echo "Kafka's clients put the key (murmur2); no key: spread message by message; steady events analysed per s)"
         echo
         echo "| comparison | first (ev/s) | second (ev/s) | ratio, paired per rep | target | verdict |"
         echo "|---|---|---|---|---|---|"
@@ -468,6 +492,10 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
         krow "job-keyed: auto / off" k-auto k-off 0.90
         krow "job-keyed: on / off (the hop)" k-on k-off info
         krow "no key: auto / on" u-auto u-on 0.95
+        echo
+        echo "Live, the producer (sw_kbench load, generating and encoding) shares the 2 CPUs with the"
+        echo "daemon and the mock cluster, so the rates are lower than the backlog rows above; the"
+        echo "ratios compare the modes under the same conditions."
     fi
     echo
     echo "Both consumers join a new group (cooperative-sticky), start from the beginning and stop"

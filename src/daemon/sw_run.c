@@ -372,6 +372,7 @@ static int stop(run_t *r)
             if (r->parts[i]) {
                 sw_run_part_queue_release(r->parts[i]);
                 sw_run_local_release(r, r->parts[i]);
+                sw_run_local_free(r->parts[i]); /* messages before their handles */
             }
         rd_kafka_destroy_flags(r->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         r->consumer = NULL;
@@ -408,6 +409,7 @@ int sw_run(const sw_run_opts_t *opts)
     memset(&r, 0, sizeof(r));
     r.opts = opts;
     r.wake[0] = r.wake[1] = -1;
+    r.wait_ms = 100;
     r.log = opts->log;
     r.m = opts->metrics;
     r.pass.m = r.m;
@@ -517,7 +519,8 @@ int sw_run(const sw_run_opts_t *opts)
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
-            sw_run_wake_wait(&r, more ? 0 : 100);
+            sw_run_wake_wait(&r, more ? 0 : r.wait_ms);
+            r.wait_ms = 100; /* a round lowers it when a marker falls due sooner */
             rd_kafka_message_t *sm;
             while (*opts->running && (sm = rd_kafka_consumer_poll(r.consumer, 0)) != NULL)
                 sw_run_take_stray(&r, sm);
@@ -574,6 +577,7 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.parts[i]) {
             sw_run_part_queue_release(r.parts[i]);
             sw_run_local_release(&r, r.parts[i]);
+            sw_run_local_free(r.parts[i]); /* messages before their handles */
         }
     if (r.consumer) rd_kafka_destroy(r.consumer);
     if (r.mirror) rd_kafka_destroy_flags(r.mirror, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);

@@ -29,6 +29,12 @@
 
 #define LOCAL_FIFO_MAX 16384 /* input read and not yet released: reading pauses above */
 #define LOCAL_REP_BATCH 1024 /* repartition messages taken per round */
+/* A marker is written once this much input waits for one, or once the
+ * oldest of it has waited MARKER_MS: live input spread over many
+ * partitions then takes one marker per partition and millisecond, not
+ * one per round (a round may read a message or two of each). */
+#define MARKER_BATCH 256
+#define MARKER_MS 1
 
 /* ---- a queue of messages -------------------------------------------------- */
 
@@ -252,7 +258,16 @@ bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more)
     /* Held (origin snapshot, registry): only what was taken before the
      * hold goes on; nothing more is read until it is released. */
     if (!sw_hold_held(&p->hold)) {
-        if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked) write_marker(r, p);
+        if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked) {
+            int64_t now = sw_clock_ms();
+            if (p->unmarked_ms < 0) p->unmarked_ms = now;
+            if (p->in_read - p->marked >= MARKER_BATCH || now - p->unmarked_ms >= MARKER_MS) {
+                write_marker(r, p);
+                p->unmarked_ms = -1;
+            } else if (r->wait_ms > MARKER_MS) {
+                r->wait_ms = MARKER_MS; /* the loop comes back for it */
+            }
+        }
         follow_repartition(r, p, more);
         if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)
             sw_run_rebuild_finish(r, p); /* both rebuilds over without a later message */
