@@ -161,6 +161,7 @@ typedef struct part_s {
     int64_t in_read;          /* one past the last input offset read into fifo */
     int64_t marked;           /* input offsets below it have their marker written */
     int64_t unmarked_ms;      /* when input past marked was first read (-1: none waits) */
+    int64_t inflight;         /* the last marker written, until it is read back (-1: none) */
     msgq_t fifo;              /* input read, waiting for its marker */
     msgq_t rheld;             /* repartition messages read, not yet processed */
     sw_ledger_t rled;         /* records caused by repartition messages */

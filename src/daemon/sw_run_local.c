@@ -30,9 +30,10 @@
 #define LOCAL_FIFO_MAX 16384 /* input read and not yet released: reading pauses above */
 #define LOCAL_REP_BATCH 1024 /* repartition messages taken per round */
 /* A marker is written once this much input waits for one, or once the
- * oldest of it has waited MARKER_MS: live input spread over many
- * partitions then takes one marker per partition and millisecond, not
- * one per round (a round may read a message or two of each). */
+ * oldest of it has waited MARKER_MS and no earlier marker of the
+ * partition is still on its way back: live input spread over many
+ * partitions then takes about one marker per partition and round trip,
+ * not one per round (a round may read a message or two of each). */
 #define MARKER_BATCH 256
 #define MARKER_MS 1
 
@@ -127,6 +128,7 @@ static void write_marker(run_t *r, part_t *p)
         return; /* the next round writes it */
     }
     p->marked = p->in_read;
+    p->inflight = p->in_read;
 }
 
 void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why)
@@ -136,6 +138,7 @@ void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why)
                    "writing it again",
                    p->topic, (int)p->partition, (long long)i, r->rep_topic, why);
     if (p->marked >= i) p->marked = i - 1;
+    if (p->inflight == i) p->inflight = -1;
 }
 
 /* ---- a round ---------------------------------------------------------------- */
@@ -235,6 +238,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
         }
         if (marker) {
             if (i > p->in_read) break; /* the input is behind this marker: wait for it */
+            if (p->inflight >= 0 && i >= p->inflight) p->inflight = -1; /* ours came back */
             rd_kafka_message_t *im;
             bool wait = false;
             while ((im = q_front(&p->fifo)) != NULL && im->offset < i) {
@@ -258,17 +262,18 @@ bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more)
     /* Held (origin snapshot, registry): only what was taken before the
      * hold goes on; nothing more is read until it is released. */
     if (!sw_hold_held(&p->hold)) {
+        follow_repartition(r, p, more); /* first: a marker back lets the next one go */
         if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked) {
             int64_t now = sw_clock_ms();
             if (p->unmarked_ms < 0) p->unmarked_ms = now;
-            if (p->in_read - p->marked >= MARKER_BATCH || now - p->unmarked_ms >= MARKER_MS) {
+            if (p->in_read - p->marked >= MARKER_BATCH ||
+                (p->inflight < 0 && now - p->unmarked_ms >= MARKER_MS)) {
                 write_marker(r, p);
                 p->unmarked_ms = -1;
-            } else if (r->wait_ms > MARKER_MS) {
+            } else if (p->inflight < 0 && r->wait_ms > MARKER_MS) {
                 r->wait_ms = MARKER_MS; /* the loop comes back for it */
             }
         }
-        follow_repartition(r, p, more);
         if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)
             sw_run_rebuild_finish(r, p); /* both rebuilds over without a later message */
     }
