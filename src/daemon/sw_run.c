@@ -409,7 +409,6 @@ int sw_run(const sw_run_opts_t *opts)
     memset(&r, 0, sizeof(r));
     r.opts = opts;
     r.wake[0] = r.wake[1] = -1;
-    r.wait_ms = 100;
     r.log = opts->log;
     r.m = opts->metrics;
     r.pass.m = r.m;
@@ -519,8 +518,7 @@ int sw_run(const sw_run_opts_t *opts)
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;
         while (*opts->running && !r.kctx.fatal && !r.failed) {
-            sw_run_wake_wait(&r, more ? 0 : r.wait_ms);
-            r.wait_ms = 100; /* a round lowers it when a marker falls due sooner */
+            sw_run_wake_wait(&r, more ? 0 : 100);
             rd_kafka_message_t *sm;
             while (*opts->running && (sm = rd_kafka_consumer_poll(r.consumer, 0)) != NULL)
                 sw_run_take_stray(&r, sm);

@@ -160,7 +160,6 @@ typedef struct part_s {
     int64_t rnext;            /* next repartition offset to process; -1 before the first */
     int64_t in_read;          /* one past the last input offset read into fifo */
     int64_t marked;           /* input offsets below it have their marker written */
-    int64_t unmarked_ms;      /* when input past marked was first read (-1: none waits) */
     int64_t inflight;         /* the last marker written, until it is read back (-1: none) */
     msgq_t fifo;              /* input read, waiting for its marker */
     msgq_t rheld;             /* repartition messages read, not yet processed */
@@ -273,7 +272,6 @@ typedef struct run_s {
                             (never joins a group: assigned by the rebalance callback) */
     rd_kafka_t *mprod;   /* repartition=auto: writes the markers (linger.ms=0) */
     bool rep_auto;       /* repartition=auto in effect */
-    int wait_ms;         /* how long the loop may sleep after this round (a marker due) */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */

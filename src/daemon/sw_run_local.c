@@ -29,13 +29,12 @@
 
 #define LOCAL_FIFO_MAX 16384 /* input read and not yet released: reading pauses above */
 #define LOCAL_REP_BATCH 1024 /* repartition messages taken per round */
-/* A marker is written once this much input waits for one, or once the
- * oldest of it has waited MARKER_MS and no earlier marker of the
- * partition is still on its way back: live input spread over many
- * partitions then takes about one marker per partition and round trip,
- * not one per round (a round may read a message or two of each). */
+/* A marker is written when input waits for one and no earlier marker of
+ * the partition is still on its way back, or once this much input waits:
+ * live input spread over many partitions then takes about one marker per
+ * partition and round trip, not one per round (a round may read a
+ * message or two of each), and a lone sample's marker leaves at once. */
 #define MARKER_BATCH 256
-#define MARKER_MS 1
 
 /* ---- a queue of messages -------------------------------------------------- */
 
@@ -263,17 +262,9 @@ bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more)
      * hold goes on; nothing more is read until it is released. */
     if (!sw_hold_held(&p->hold)) {
         follow_repartition(r, p, more); /* first: a marker back lets the next one go */
-        if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked) {
-            int64_t now = sw_clock_ms();
-            if (p->unmarked_ms < 0) p->unmarked_ms = now;
-            if (p->in_read - p->marked >= MARKER_BATCH ||
-                (p->inflight < 0 && now - p->unmarked_ms >= MARKER_MS)) {
-                write_marker(r, p);
-                p->unmarked_ms = -1;
-            } else if (p->inflight < 0 && r->wait_ms > MARKER_MS) {
-                r->wait_ms = MARKER_MS; /* the loop comes back for it */
-            }
-        }
+        if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked &&
+            (p->inflight < 0 || p->in_read - p->marked >= MARKER_BATCH))
+            write_marker(r, p);
         if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)
             sw_run_rebuild_finish(r, p); /* both rebuilds over without a later message */
     }
