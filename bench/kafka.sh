@@ -31,6 +31,14 @@ DO_TP=${KBENCH_THROUGHPUT:-1}
 DO_LAT=${KBENCH_LATENCY:-1}
 PROFILE=${KBENCH_PROFILE:-0}
 PROFILE_EVENTS=${KBENCH_PROFILE_EVENTS:-200000}
+# repartition modes side by side (issue 27): job-keyed input placed as Kafka's
+# clients place keys (murmur2) and unkeyed input, each read with off/auto/on.
+# Many small jobs, so that murmur2 spreads them evenly enough for the mock's 5 MiB
+# per partition.
+DO_KEYING=${KBENCH_KEYING:-1}
+KJOBS=${KBENCH_KEYING_JOBS:-256}
+KRANKS=${KBENCH_KEYING_RANKS:-4}
+KSAMPLES=${KBENCH_KEYING_SAMPLES:-500}
 SW_ARGS=${KBENCH_SW_ARGS:-}
 # Extra worker.threads counts measured beside the default (0 = the CPUs).
 THREADS=${KBENCH_THREADS:-1}
@@ -40,13 +48,14 @@ DO_JSON=${KBENCH_JSON:-1}
 JPARTS=${KBENCH_JSON_PARTITIONS:-64}
 KBUILD=${KBENCH_BUILD:-$ROOT/build-kbench}
 OUT=${KBENCH_OUT:-${BENCH_OUT:-$ROOT/bench/out}}
-for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS; do
+for v in REPS JOBS RANKS SAMPLES PARTS BROKERS STORMS PROFILE_EVENTS JPARTS KJOBS KRANKS KSAMPLES; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "KBENCH_$v must be a positive integer (got '${!v}')"
 done
-for v in TUNED PROFILE DO_TP DO_LAT DO_JSON; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
+for v in TUNED PROFILE DO_TP DO_LAT DO_JSON DO_KEYING; do [[ ${!v} == 0 || ${!v} == 1 ]] || die "$v must be 0 or 1 (got '${!v}')"; done
 EVENTS=$((JOBS * RANKS * SAMPLES))
 JSAMPLES=${KBENCH_JSON_SAMPLES:-$((SAMPLES / 4))}
 JEVENTS=$((JOBS * RANKS * JSAMPLES))
+KEVENTS=$((KJOBS * KRANKS * KSAMPLES))
 for t in $THREADS; do [[ $t =~ ^[1-9][0-9]?$ ]] || die "KBENCH_THREADS must list thread counts 1-99 (got '$t')"; done
 
 # Throughput variants: name -> input topic, events, stormwatch and count-only
@@ -62,10 +71,14 @@ TARGET_P99_MS=20
 TUNED_X=${KBENCH_TUNED_X:-queued.min.messages=1000000}
 
 # Latency variants: "label|stormwatch -X arguments" (one line each).
+# "label|stormwatch -X arguments[|sw_kbench latency arguments]"
 DEFAULT_LAT_VARIANTS="as shipped (fetch.wait.max.ms=5)|
 kafka.producer.linger.ms=0|-X kafka.producer.linger.ms=0
 state.restore=off|-X state.restore=off
-processing.guarantee=exactly_once (commit.interval.ms 100)|-X processing.guarantee=exactly_once"
+processing.guarantee=exactly_once (commit.interval.ms 100)|-X processing.guarantee=exactly_once
+repartition=off, job-keyed by murmur2|-X repartition=off|--place murmur2
+repartition=auto, job-keyed by murmur2|-X repartition=auto|--place murmur2
+repartition=on, job-keyed by murmur2|-X repartition=on|--place murmur2"
 LAT_VARIANTS=${KBENCH_LAT_VARIANTS:-$DEFAULT_LAT_VARIANTS}
 mapfile -t LATV < <(printf '%s\n' "$LAT_VARIANTS" | sed '/^[[:space:]]*$/d')
 
@@ -106,6 +119,20 @@ done
 add_variant default kb.in "$EVENTS" "" "" "" "Avro"
 [[ $TUNED == 1 ]] && add_variant tuned kb.in "$EVENTS" "-X kafka.consumer.$TUNED_X" "-X $TUNED_X" "" "Avro, both with \`$TUNED_X\`"
 for t in $THREADS; do add_variant "t$t" kb.in "$EVENTS" "-X worker.threads=$t" "" default "Avro"; done
+# The repartition modes, live: each run on a topic of its own, produced while
+# the daemon runs and at most KLIVE_AHEAD events ahead of what it analysed
+# (sw_kbench load --throttle-url), so that no mode is measured on a backlog
+# librdkafka prefetched while it was still joining.
+KMODES=("k-off:murmur2:off" "k-auto:murmur2:auto" "k-on:murmur2:on" "u-on:none:on" "u-auto:none:auto")
+KLIVE_AHEAD=${KBENCH_KEYING_AHEAD:-50000}
+KLIVE_TOPICS=()
+if [[ $DO_KEYING == 1 ]]; then
+    for ((r = 1; r <= REPS; r++)); do
+        for km in "${KMODES[@]}"; do
+            KLIVE_TOPICS+=(--topic "kb.live.${km%%:*}.$r:$PARTS" --topic "kb-live-${km%%:*}-$r.repartition:$PARTS")
+        done
+    done
+fi
 if [[ $DO_JSON == 1 ]]; then
     add_variant json kb.jin "$JEVENTS" "" "" "" "JSON"
     for t in $THREADS; do add_variant "json-t$t" kb.jin "$JEVENTS" "-X worker.threads=$t" "" json "JSON"; done
@@ -119,7 +146,7 @@ done
 LAT_TOPICS+=(--topic "kb-profile.repartition:$PARTS")
 log "starting the mock cluster ($BROKERS brokers)"
 rm -f "$RUN/bootstrap"
-MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" --topic kb.alerts:8 --topic kb.dlq:8
+MOCK=("$BIN" mock --brokers "$BROKERS" --topic "kb.in:$PARTS" --topic "kb.jin:$JPARTS" "${KLIVE_TOPICS[@]}" --topic kb.alerts:8 --topic kb.dlq:8
     --topic kb.state:1 --topic kb.lat.alerts:8 "${LAT_TOPICS[@]}" --bootstrap-file "$RUN/bootstrap")
 note_cmd "${MOCK[@]}"
 "${MOCK[@]}" >"$RUN/mock.out" 2>"$RUN/mock.err" &
@@ -235,6 +262,35 @@ if [[ $DO_TP == 1 ]]; then
     done
 fi
 
+# run_live NAME PLACE MODE REP: stormwatch with repartition=MODE on its own
+# topic, fed live by sw_kbench load (--place PLACE, throttled).
+run_live() {
+    local v=$1 place=$2 mode=$3 r=$4 t="kb.live.$1.$4"
+    local f="$RUN/sw.$v.$r.out" spawn=$EPOCHREALTIME
+    sw_start "kb-live-$v-$r" "$t" kb.alerts "$RUN/sw.$v.$r.log" -X "repartition=$mode"
+    local cmd=("$KB" watch --url "$SW_URL" --pid "$SW_PID" -n "$KEVENTS" --t0 "$spawn" --tsv "$RUN/sw.$v.$r.tsv")
+    "${cmd[@]}" >"$f" 2>"$RUN/sw.$v.$r.watch.err" &
+    local wpid=$!
+    local load=("$KB" load -b "$BOOT" -t "$t" -P "$PARTS" --place "$place" --throttle-url "$SW_URL"
+        --max-ahead "$KLIVE_AHEAD" --gen "jobs=$KJOBS,ranks=$KRANKS,samples=$KSAMPLES,prefix=kk")
+    note_cmd "${load[@]}"
+    "${load[@]}" >"$RUN/kload.$v.$r.out" 2>"$RUN/kload.$v.$r.err" || { cat "$RUN/kload.$v.$r.err" >&2; die "live load of $t failed"; }
+    [[ $(kv "$RUN/kload.$v.$r.out" topic_max_low_watermark) == 0 ]] ||
+        die "the mock dropped old data of $t; use fewer samples (KBENCH_KEYING_SAMPLES)"
+    wait "$wpid" || { cat "$RUN/sw.$v.$r.watch.err" >&2; die "stormwatch did not analyse everything of $t"; }
+    stop_pid "$SW_PID"
+    tp_row stormwatch "$v" "$r" "$spawn" "$f" "$KEVENTS"
+}
+if [[ $DO_KEYING == 1 ]]; then
+    log "[1b/3] the repartition modes, live: $REPS reps x {${KMODES[*]}}"
+    for ((r = 1; r <= REPS; r++)); do
+        for km in "${KMODES[@]}"; do
+            IFS=: read -r v place mode <<<"$km"
+            run_live "$v" "$place" "$mode" "$r"
+        done
+    done
+fi
+
 # med CONSUMER VARIANT COLUMN -> "median min max"
 med() { awk -F'\t' -v c="$1" -v v="$2" -v k="$3" 'NR > 1 && $1 == c && $2 == v { print $k }' "$TP" | stat3; }
 # paired ratios stormwatch/count per rep of COLUMN -> "median min max"
@@ -251,11 +307,15 @@ for ((i = 1; DO_LAT && i <= ${#LATV[@]}; i++)); do
     line=${LATV[i - 1]}
     label=${line%%|*}
     args=${line#*|}
+    latargs=
+    [[ $args == *'|'* ]] && latargs=${args#*|} && args=${args%%|*}
     # shellcheck disable=SC2206
     xargs_arr=($args)
+    # shellcheck disable=SC2206
+    latargs_arr=($latargs)
     sw_start "kb-lat-$i" "kb.lat$i.in" kb.lat.alerts "$RUN/lat.$i.log" "${xargs_arr[@]}"
     cmd=("$KB" latency -b "$BOOT" -t "kb.lat$i.in" -o kb.lat.alerts --storms "$STORMS" --warmup 3
-        --gap-min-ms 50 --gap-max-ms 550 --timeout-ms 30000 --raw "$RUN/lat.$i.tsv" -j "kb-lat$i" --seed "$i")
+        --gap-min-ms 50 --gap-max-ms 550 --timeout-ms 30000 --raw "$RUN/lat.$i.tsv" -j "kb-lat$i" --seed "$i" "${latargs_arr[@]}")
     note_cmd "${cmd[@]}"
     "${cmd[@]}" >"$RUN/lat.$i.out" 2>"$RUN/lat.$i.err" || log "  latency run $i reported missed triggers (see $RUN/lat.$i.err)"
     stop_pid "$SW_PID"
@@ -412,6 +472,31 @@ ms() { fmt_f "$(calc "$1 / 1000")" 1; }
         vr=$(calc "$vs / $vc")
         echo "| $v | ${V_DESC[$v]} | $th | $(fmt_si "$vc") | $(fmt_si "$vs") [$(fmt_si "$vs_lo")-$(fmt_si "$vs_hi")] | $(fmt_f "$vr" 2) | >= $TARGET_RATIO | $(fmt_si "$vcc") | $(fmt_si "$vsc") | $(fmt_f "$(calc "$vrss / 1024")" 0) MiB |"
     done
+    if [[ $DO_KEYING == 1 ]]; then
+        echo
+        echo "### The repartition modes, live ($(fmt_int "$KEVENTS") Avro events per run, $KJOBS jobs x $KRANKS ranks x $KSAMPLES samples,"
+        echo "produced while the daemon runs and at most $(fmt_int "$KLIVE_AHEAD") events ahead of it; job-keyed: keyed by job_id where"
+        echo "Kafka's clients put the key (murmur2); no key: spread message by message; steady events analysed per s)"
+        echo
+        echo "| comparison | first (ev/s) | second (ev/s) | ratio, paired per rep | target | verdict |"
+        echo "|---|---|---|---|---|---|"
+        krow() {  # LABEL V1 V2 TARGET
+            read -r a _ _ < <(med stormwatch "$2" 7)
+            read -r b _ _ < <(med stormwatch "$3" 7)
+            read -r k k_lo k_hi < <(awk -F'\t' -v x="$2" -v y="$3" 'NR > 1 && $1 == "stormwatch" { val[$2, $3] = $7; reps[$3] = 1 }
+                END { for (r in reps) if (val[y, r] > 0 && val[x, r] > 0) print val[x, r] / val[y, r] }' "$TP" | stat3)
+            local t=">= $4" vd
+            if [[ $4 == info ]]; then t=info; vd=; else vd=$(verdict_min "$k" "$4"); fi
+            echo "| $1 | $(fmt_si "$a") | $(fmt_si "$b") | **$(fmt_f "$k" 2)** [$(fmt_f "$k_lo" 2)-$(fmt_f "$k_hi" 2)] | $t | $vd |"
+        }
+        krow "job-keyed: auto / off" k-auto k-off 0.90
+        krow "job-keyed: on / off (the hop)" k-on k-off info
+        krow "no key: auto / on" u-auto u-on 0.95
+        echo
+        echo "Live, the producer (sw_kbench load, generating and encoding) shares the 2 CPUs with the"
+        echo "daemon and the mock cluster, so the rates are lower than the backlog rows above; the"
+        echo "ratios compare the modes under the same conditions."
+    fi
     echo
     echo "Both consumers join a new group (cooperative-sticky), start from the beginning and stop"
     echo "when they have all $(fmt_int "$EVENTS") messages. The count-only consumer is \`sw_kbench count\`"

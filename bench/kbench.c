@@ -30,6 +30,7 @@
 #include "sw_codec_avro.h"
 #include "sw_codec_telemetry.h"
 #include "sw_gen.h"
+#include "sw_partition.h"
 #include "sw_types.h"
 
 #define KB_MAX_GENS 8 /* --gen specs per load */
@@ -427,6 +428,29 @@ static double consumed_events(const url_t *u, sw_buf_t *body)
     return engine_events(body->data);
 }
 
+/* Where a producer puts a job's message (--place): "index" the job's n-th
+ * partition, keyed by its job_id (jobs spread evenly: the default);
+ * "murmur2" keyed by its job_id where Kafka's clients put that key; "none"
+ * without a key, spread over the partitions message by message. */
+typedef enum place_e { PLACE_INDEX, PLACE_MURMUR2, PLACE_NONE } place_t;
+
+static place_t parse_place(const char *s)
+{
+    if (!strcmp(s, "index")) return PLACE_INDEX;
+    if (!strcmp(s, "murmur2")) return PLACE_MURMUR2;
+    if (!strcmp(s, "none")) return PLACE_NONE;
+    die("--place must be index, murmur2 or none (got \"%s\")", s);
+    return PLACE_INDEX;
+}
+
+static int32_t place_part(place_t pl, const char *job, size_t len, uint64_t job_index,
+                          uint64_t msg_index, int partitions)
+{
+    if (pl == PLACE_MURMUR2) return sw_partition_of(SW_PARTITIONER_MURMUR2, job, len, partitions);
+    if (pl == PLACE_NONE) return (int32_t)(msg_index % (uint64_t)partitions);
+    return (int32_t)(job_index % (uint64_t)partitions);
+}
+
 static int cmd_load(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -439,9 +463,11 @@ static int cmd_load(int argc, char **argv)
         {"progress", no_argument, NULL, 'p'},
         {"schema-id", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
+        {"place", required_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     const char *bootstrap = NULL, *topic = NULL, *throttle = NULL;
+    place_t place = PLACE_INDEX;
     bool json = false; /* the generated JSON line as the value, not Confluent Avro */
     int partitions = 0, ngens = 0, c;
     long long max_ahead = 100000, schema_id = 1;
@@ -449,9 +475,10 @@ static int cmd_load(int argc, char **argv)
     loadgen_t gens[KB_MAX_GENS];
     kprops_t kp = {{0}, 0};
     memset(gens, 0, sizeof(gens));
-    while ((c = getopt_long(argc, argv, "b:t:P:g:u:a:ps:X:j", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:t:P:g:u:a:ps:X:jL:", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
+        case 'L': place = parse_place(optarg); break;
         case 'b': bootstrap = optarg; break;
         case 't': topic = optarg; break;
         case 'P': partitions = (int)parse_ll("--partitions", optarg, 0, 100000); break;
@@ -539,13 +566,16 @@ static int cmd_load(int argc, char **argv)
         else if (sw_avro_encode_event(&ev, (int32_t)schema_id, &enc, err, sizeof(err)) != SW_OK)
             die("cannot encode: %s", err);
         uint32_t j = jobmap_get(&jobs, ev.has_job_id ? ev.job_id : sw_str(""));
-        int32_t part = (int32_t)(j % (uint32_t)partitions);
+        int32_t part = place_part(place, ev.job_id.ptr, ev.has_job_id ? ev.job_id.len : 0, j,
+                                  queued, partitions);
+        size_t keylen = place == PLACE_NONE ? 0 : ev.job_id.len;
         /* librdkafka owns the headers only once producev succeeds */
         rd_kafka_headers_t *hdrs = rd_kafka_headers_copy(hdr_proto);
         for (;;) {
             rd_kafka_resp_err_t e = rd_kafka_producev(
                 rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
-                RD_KAFKA_V_KEY(ev.job_id.ptr, ev.job_id.len), RD_KAFKA_V_VALUE(enc.data, enc.len),
+                RD_KAFKA_V_KEY(keylen ? ev.job_id.ptr : NULL, keylen),
+                RD_KAFKA_V_VALUE(enc.data, enc.len),
                 RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
             if (!e) break;
             if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce: %s", rd_kafka_err2str(e));
@@ -854,7 +884,7 @@ static void lat_produce(rd_kafka_t *rk, const char *topic, int32_t part, const c
     for (;;) {
         rd_kafka_resp_err_t e = rd_kafka_producev(
             rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
-            RD_KAFKA_V_KEY(job, strlen(job)), RD_KAFKA_V_VALUE(enc->data, enc->len),
+            RD_KAFKA_V_KEY(job, job ? strlen(job) : 0), RD_KAFKA_V_VALUE(enc->data, enc->len),
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (!e) return;
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce: %s", rd_kafka_err2str(e));
@@ -922,15 +952,18 @@ static int cmd_latency(int argc, char **argv)
         {"observer-wait-ms", required_argument, NULL, 'W'},
         {"job-prefix", required_argument, NULL, 'j'},
         {"seed", required_argument, NULL, 's'},
+        {"place", required_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     const char *bootstrap = NULL, *in = NULL, *outt = NULL, *raw = NULL, *prefix = "lat";
+    place_t place = PLACE_INDEX;
     long long storms = 200, ranks = 4, warmup = 3, gap_min = 50, gap_max = 300, timeout_ms = 10000;
     long long obs_wait = 1, seed = 1;
     kprops_t kp = {{0}, 0};
     int c;
-    while ((c = getopt_long(argc, argv, "b:t:o:n:r:w:m:M:T:R:W:j:s:X:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:t:o:n:r:w:m:M:T:R:W:j:s:X:L:", opts, NULL)) != -1) {
         switch (c) {
+        case 'L': place = parse_place(optarg); break;
         case 'b': bootstrap = optarg; break;
         case 't': in = optarg; break;
         case 'o': outt = optarg; break;
@@ -1005,18 +1038,18 @@ static int cmd_latency(int argc, char **argv)
     for (long long i = 0; i < total && !stop; i++) {
         char job[128];
         snprintf(job, sizeof(job), "%s-%d-%lld", prefix, (int)getpid(), i);
-        int32_t part = (int32_t)(i % in_parts);
+        int32_t part = place_part(place, job, strlen(job), (uint64_t)i, (uint64_t)i, in_parts);
         int64_t base = INT64_C(1700000000000000000) + i * INT64_C(1000000000000);
         int64_t quiet = 10 * KB_GIB, spike = 20 * KB_GIB;
         for (int k = 0; k < hist; k++)
             for (int r = 0; r < ranks; r++) {
                 lat_sample(dec, &json, &enc, job, r, (int)ranks,
                            base + k * INT64_C(100000000) + r * 1000, quiet + r * 4096 + k);
-                lat_produce(prod, in, part, job, &enc);
+                lat_produce(prod, in, part, place == PLACE_NONE ? NULL : job, &enc);
             }
         /* rank 0 crosses first: a candidate, but no cluster onset yet */
         lat_sample(dec, &json, &enc, job, 0, (int)ranks, base + hist * INT64_C(100000000), spike);
-        lat_produce(prod, in, part, job, &enc);
+        lat_produce(prod, in, part, place == PLACE_NONE ? NULL : job, &enc);
         rd_kafka_flush(prod, 10000);
         long long gap = gap_min + (gap_max > gap_min ? rand() % (gap_max - gap_min + 1) : 0);
         /* Quiet: nothing is produced; read whatever arrives meanwhile. */
@@ -1035,7 +1068,7 @@ static int cmd_latency(int argc, char **argv)
         lat_sample(dec, &json, &enc, job, 1, (int)ranks, ts, spike);
         double sent_at = now_real();
         int64_t t_send = now_mono_us();
-        lat_produce(prod, in, part, job, &enc);
+        lat_produce(prod, in, part, place == PLACE_NONE ? NULL : job, &enc);
         rd_kafka_poll(prod, 0);
         int64_t t_recv = 0, give_up = t_send + timeout_ms * 1000;
         while (!stop && now_mono_us() < give_up) {
@@ -1104,8 +1137,11 @@ static void usage(FILE *f)
         "\n"
         "  load    -b BOOT -t TOPIC [-P PARTS] [--json] --gen SPEC [--gen SPEC]... [-X p=v]...\n"
         "          [--throttle-url URL --max-ahead N] [--progress] [--schema-id N]\n"
+        "          [--place index|murmur2|none]\n"
         "          generate telemetry (sw_gen) and produce it as Confluent Avro; job k of\n"
-        "          the run (first-seen order) goes to partition k %% PARTS; SPEC is\n"
+        "          the run (first-seen order) goes to partition k %% PARTS keyed by its\n"
+        "          job_id (--place murmur2: where Kafka's clients put that key; none:\n"
+        "          no key, message n to partition n %% PARTS); SPEC is\n"
         "          jobs=J,ranks=R,samples=S[,prefix=P,seed=N,storms=N,storm_at=F,\n"
         "          spread_ms=MS,interval_ms=MS,delay=N (start after N events)]; with\n"
         "          --throttle-url (the daemon's /metrics) it stays at most N events\n"
@@ -1116,6 +1152,7 @@ static void usage(FILE *f)
         "          events-in counter reaches N (then MS more), or until SIGTERM\n"
         "  latency -b BOOT -t IN -o OUT [--storms N] [--ranks R] [--warmup N]\n"
         "          [--gap-min-ms MS --gap-max-ms MS] [--observer-wait-ms MS] [--raw FILE]\n"
+        "          [--place index|murmur2|none]  (storm i's partition, as load's)\n"
         "          storm i: quiet history, rank 0 crosses, a random quiet gap, then rank 1's\n"
         "          crossing sample; time from just before producing it until its trigger\n"
         "          is read from OUT\n"

@@ -240,6 +240,13 @@ typedef enum sw_out_format_e {
 } sw_out_format_t;
 
 /** processing.guarantee */
+/** repartition (the order of its values in the property table) */
+typedef enum sw_repartition_e {
+    SW_REPARTITION_ON = 0,  /**< every input message takes the hop */
+    SW_REPARTITION_OFF = 1, /**< none does: the engines read the input */
+    SW_REPARTITION_AUTO = 2 /**< only those not on their job's partition (docs/keying-auto.md) */
+} sw_repartition_t;
+
 typedef enum sw_guarantee_e {
     SW_GUARANTEE_AT_LEAST_ONCE = 0,
     SW_GUARANTEE_EXACTLY_ONCE = 1
@@ -306,7 +313,8 @@ typedef struct sw_settings_delivery_s {
     bool state_restore;            /**< state.restore=on */
     const char *state_topic;       /**< state.topic */
     int64_t snapshot_interval_ms;  /**< snapshot.interval.ms */
-    bool repartition;              /**< repartition=on */
+    sw_repartition_t repartition_mode; /**< repartition */
+    bool repartition;              /**< repartition=on or auto: a repartition topic is used */
     const char *repartition_topic; /**< repartition.topic as set ("" = <group.id>.repartition) */
 } sw_settings_delivery_t;
 

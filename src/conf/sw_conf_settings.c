@@ -60,6 +60,7 @@ void sw_conf_settings(const sw_conf_t *conf, sw_settings_t *set)
     /* The values that are more than one property's. notify has no
      * transactions: its commit interval is the one set. */
     set->notify.commit_interval_ms = set->delivery.commit_interval_ms;
+    set->delivery.repartition = set->delivery.repartition_mode != SW_REPARTITION_OFF;
     /* Transactions hold alerts until they commit: Kafka Streams' 100 ms
      * unless the user chose an interval. */
     if (set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE &&

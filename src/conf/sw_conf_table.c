@@ -10,13 +10,15 @@
 #include "sw_conf_int.h"
 
 /* Allowed values, in the order of the typed enums of sw_conf.h
- * (sw_in_format_t, sw_out_format_t, sw_guarantee_t, sw_log_level_t; on_off:
+ * (sw_in_format_t, sw_out_format_t, sw_guarantee_t, sw_log_level_t,
+ * sw_repartition_t; on_off:
  * "on" first), which sw_conf_settings() maps by position. */
 static const char *const input_formats[] = {"auto", "json", "avro", NULL};
 static const char *const output_formats[] = {"json", "avro", "pagerduty", "alertmanager", NULL};
 static const char *const guarantees[] = {"at_least_once", "exactly_once", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
+static const char *const repartitions[] = {"on", "off", "auto", NULL};
 
 /* The table and its initializer macros are laid out by hand (one property per
  * entry, its description below). */
@@ -120,7 +122,7 @@ const prop_t sw_conf_props[] = {
         "Note a rank's clock offset when it exceeds this many median sampling intervals."),
     INT_PROP("job.idle.ms", engine.job_idle_ms, 1, INT64_C(1000000000000), "300000",
         "Wall-clock idleness in ms after which a job's summary is emitted and its state "
-        "freed (repartition=on: counted while the input is forwarded, at most 10x; "
+        "freed (repartition=on or auto: counted while the input is forwarded, at most 10x; "
         "docs/hostile.md section 7)."),
     INT_PROP("max.jobs", engine.params.max_jobs, 0, 100000000, "10000",
         "Jobs tracked at once; events of further jobs are rejected (0 = unlimited)."),
@@ -162,15 +164,19 @@ const prop_t sw_conf_props[] = {
         "empty."),
     STR_PROP("state.topic", delivery.state_topic, 1, TOPIC_MAX_LEN, PROP_F_TOPIC, "stormwatch.state",
         "Topic (one partition) that holds the state snapshots referenced by committed offsets."),
-    ENUM_PROP("repartition", delivery.repartition, on_off, "on",
+    ENUM_PROP("repartition", delivery.repartition_mode, repartitions, "auto",
         "on: every input message is forwarded, bytes and headers unchanged, to repartition.topic "
         "keyed by its job_id (murmur2, as Kafka's clients place keys) and the engines read only "
         "that topic, so each job is analysed by one engine whatever the producers' keys; off: "
         "the engines read the input topics directly (one hop less; right only when every "
-        "producer keys by job_id: mis-keyed input is counted and logged). See README, Keying."),
+        "producer keys by job_id: mis-keyed input is counted and logged); auto: a message keyed "
+        "by its job_id on its job's partition is analysed where it is, only the others are "
+        "forwarded, and the engine of partition p reads input p and repartition p in the order "
+        "a marker per round fixes (one input topic with the repartition topic's partition count, "
+        "state.restore=on, at_least_once; otherwise it runs as on). See README, Keying."),
     STR_PROP("repartition.topic", delivery.repartition_topic, 0, TOPIC_MAX_LEN, PROP_F_TOPIC, "",
-        "Internal topic the input is forwarded through with repartition=on (partitions: the "
-        "input's count; retention 7 days); empty: <group.id>.repartition."),
+        "Internal topic the input is forwarded through with repartition=on or auto (partitions: "
+        "the input's count; retention 7 days); empty: <group.id>.repartition."),
     INT_PROP("snapshot.interval.ms", delivery.snapshot_interval_ms, 100, 3600000, "10000",
         "Interval in ms between state snapshots; offsets are committed with each one."),
     STR_PROP("metrics.listen", ops.metrics_listen, 0, 1024, PROP_F_HOSTPORT, "",

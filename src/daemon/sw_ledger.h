@@ -72,12 +72,16 @@ void sw_ledger_commit_sent(sw_ledger_t *l, int64_t x);
  */
 void sw_ledger_commit_answer(sw_ledger_t *l, int64_t x, bool taken);
 
-typedef enum sw_tok_kind_e { SW_TOK_RECORD, SW_TOK_SNAPSHOT } sw_tok_kind_t;
+/** What a token's message is: a record, a snapshot chunk, or a marker
+ *  (repartition=auto: its offset is the input offset the marker names). */
+typedef enum sw_tok_kind_e { SW_TOK_RECORD, SW_TOK_SNAPSHOT, SW_TOK_MARKER } sw_tok_kind_t;
 
 /** What a produced message's delivery report must find again. */
 typedef struct sw_token_s {
     uint32_t part_id;  /**< the input partition's stable id */
     sw_tok_kind_t kind;
+    uint8_t src;       /**< records: 0 the input partition, 1 its repartition
+                            partition (repartition=auto: the ledger it waits in) */
     uint32_t chunk;    /**< snapshots: the chunk */
     int64_t offset;    /**< records: the input offset */
     uint64_t snap_id;  /**< snapshots */

@@ -36,7 +36,7 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     part_t *p = r->expiring;
     /* A summary waits like a record of the last processed offset, so that
      * offset is not committed before the summary is acknowledged. */
-    sw_run_send_record(r, p, p->next - 1, rec);
+    sw_run_send_record(r, p, 0, p->next - 1, rec);
 }
 
 /* Once a second: the engines' memory against max.memory.bytes. Each
@@ -153,6 +153,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 p->next = sw_run_start_offset(r, p, &c->elems[i]);
                 fresh[nfresh++] = p;
             }
+            if (p->local) sw_run_local_assign(r, p); /* repartition p goes with input p */
         }
         int held = nfresh ? sw_run_origin_snapshots(r, fresh, nfresh, 15000) : 0;
         rd_kafka_topic_partition_list_destroy(c);
@@ -219,8 +220,13 @@ void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (!p) continue;
         sw_snapref_t ref;
         char why[200];
-        if (sw_snapmeta_parse(tp->metadata, tp->metadata_size, &ref, why, sizeof(why)) == SW_OK)
-            sw_ledger_commit_answer(&p->led, ref.x, !err && !tp->err);
+        if (sw_snapmeta_parse(tp->metadata, tp->metadata_size, &ref, why, sizeof(why)) == SW_OK) {
+            bool taken = !err && !tp->err;
+            sw_ledger_commit_answer(&p->led, ref.x, taken);
+            if (taken && ref.x == p->rsent_x && p->rsent_xr > p->rconfirmed_xr)
+                p->rconfirmed_xr = p->rsent_xr;
+            if (!taken && ref.x == p->rsent_x) p->rsent_xr = p->rconfirmed_xr; /* again */
+        }
     }
 }
 
@@ -326,7 +332,7 @@ static int stop(run_t *r)
         for (size_t i = 0; i < r->nparts; i++) {
             part_t *p = r->parts[i];
             if (!p || p->hold.origin || p->mode != PM_NORMAL || p->next < 0 || p->led.failed ||
-                p->next <= p->led.confirmed_x)
+                p->rled.failed || (p->next <= p->led.confirmed_x && !sw_run_local_snapshot_due(p)))
                 continue;
             p->snap.active = false; /* any snapshot in flight is superseded */
             sw_run_snapshot_start(r, p);
@@ -363,7 +369,11 @@ static int stop(run_t *r)
         log_uncommitted(r);
         /* No close handshake: it would wait for the brokers. */
         for (size_t i = 0; i < r->nparts; i++)
-            if (r->parts[i]) sw_run_part_queue_release(r->parts[i]);
+            if (r->parts[i]) {
+                sw_run_part_queue_release(r->parts[i]);
+                sw_run_local_release(r, r->parts[i]);
+                sw_run_local_free(r->parts[i]); /* messages before their handles */
+            }
         rd_kafka_destroy_flags(r->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         r->consumer = NULL;
         rd_kafka_purge(r->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -440,6 +450,7 @@ int sw_run(const sw_run_opts_t *opts)
     r.state_topic = set->delivery.state_topic;
     if (sw_run_repartition_topic(set, r.rep_topic_buf, sizeof(r.rep_topic_buf)))
         r.rep_topic = r.rep_topic_buf;
+    r.rep_auto = set->delivery.repartition_mode == SW_REPARTITION_AUTO; /* sw_run_setup() checks */
     r.tdec = sw_tdec_new();
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);
@@ -473,7 +484,10 @@ int sw_run(const sw_run_opts_t *opts)
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
                "consuming %s%s%s as group %s; alerts to %s, dead letters to %s; %s%s",
-               set->kafka.input_topics.v[0], r.rep_topic ? " through " : " (repartition=off)",
+               set->kafka.input_topics.v[0],
+               r.rep_auto    ? " with "
+               : r.rep_topic ? " through "
+                             : " (repartition=off)",
                r.rep_topic ? r.rep_topic : "", set->kafka.group_id, r.out_topic, r.dlq_topic,
                r.restore ? "state snapshots in " : "no state restore",
                r.restore ? r.state_topic : "");
@@ -510,6 +524,8 @@ int sw_run(const sw_run_opts_t *opts)
                 sw_run_take_stray(&r, sm);
             more = sw_run_round(&r);
             rd_kafka_poll(r.producer, 0);
+            if (r.mirror) rd_kafka_poll(r.mirror, 0); /* its errors (messages: queues) */
+            if (r.mprod) rd_kafka_poll(r.mprod, 0);   /* the markers' delivery reports */
             sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
             if (r.m) sw_metrics_heartbeat(r.m, now);
@@ -554,9 +570,21 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.kctx.fatal)
             sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
     }
-    for (size_t i = 0; i < r.nparts; i++) /* queue handles would keep the consumer alive */
-        if (r.parts[i]) sw_run_part_queue_release(r.parts[i]);
+    r.stopping = true; /* the mirror goes with the run: no unassignments */
+    for (size_t i = 0; i < r.nparts; i++) /* queue handles would keep the consumers alive */
+        if (r.parts[i]) {
+            sw_run_part_queue_release(r.parts[i]);
+            sw_run_local_release(&r, r.parts[i]);
+            sw_run_local_free(r.parts[i]); /* messages before their handles */
+        }
     if (r.consumer) rd_kafka_destroy(r.consumer);
+    if (r.mirror) rd_kafka_destroy_flags(r.mirror, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    if (r.mprod) { /* markers not yet written are the next owner's to write */
+        rd_kafka_purge(r.mprod, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        for (int i = 0; i < 50 && rd_kafka_outq_len(r.mprod) > 0; i++) rd_kafka_poll(r.mprod, 10);
+        rd_kafka_poll(r.mprod, 0); /* their reports free their tokens */
+        rd_kafka_destroy(r.mprod);
+    }
     if (r.reader) rd_kafka_destroy(r.reader);
     if (r.producer) rd_kafka_destroy(r.producer);
     for (size_t i = 0; i < r.nparts; i++)

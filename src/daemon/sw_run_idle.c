@@ -115,6 +115,20 @@ static rd_kafka_topic_partition_list_t *input_ends(run_t *r, int64_t now)
     return l;
 }
 
+/* How far partition @p c of the group is done: its committed offset, or
+ * the input offset its committed snapshot is as of, when later (a
+ * partition that analyses with repartition=auto commits the oldest offset
+ * its windows need, far behind what it has done). */
+static int64_t done_up_to(const rd_kafka_topic_partition_t *c)
+{
+    sw_snapref_t ref;
+    char why[200];
+    if (sw_snapmeta_parse(c->metadata, c->metadata_size, &ref, why, sizeof(why)) == SW_OK &&
+        ref.x > c->offset)
+        return ref.x;
+    return c->offset;
+}
+
 /* Step 2: the group's committed offsets have reached @p ends. */
 static bool forwarded(run_t *r, const rd_kafka_topic_partition_list_t *ends)
 {
@@ -123,7 +137,7 @@ static bool forwarded(run_t *r, const rd_kafka_topic_partition_list_t *ends)
     bool ok = rd_kafka_committed(r->consumer, c, IDLE_REQ_MS) == RD_KAFKA_RESP_ERR_NO_ERROR;
     for (int i = 0; ok && i < c->cnt; i++)
         ok = !ends->elems[i].err && !c->elems[i].err &&
-             (ends->elems[i].offset <= 0 || c->elems[i].offset >= ends->elems[i].offset);
+             (ends->elems[i].offset <= 0 || done_up_to(&c->elems[i]) >= ends->elems[i].offset);
     rd_kafka_topic_partition_list_destroy(c);
     return ok;
 }
@@ -132,10 +146,14 @@ static bool forwarded(run_t *r, const rd_kafka_topic_partition_list_t *ends)
 static rd_kafka_topic_partition_list_t *engine_ends(run_t *r)
 {
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
-    for (size_t i = 0; i < r->nparts; i++)
-        if (r->parts[i] && !r->parts[i]->forward)
-            rd_kafka_topic_partition_list_add(l, r->parts[i]->topic, r->parts[i]->partition)
-                ->offset = RD_KAFKA_OFFSET_END;
+    for (size_t i = 0; i < r->nparts; i++) {
+        const part_t *p = r->parts[i];
+        if (!p || p->forward) continue;
+        rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = RD_KAFKA_OFFSET_END;
+        if (p->local) /* repartition=auto: and the repartition partition it reads */
+            rd_kafka_topic_partition_list_add(l, r->rep_topic, p->partition)->offset =
+                RD_KAFKA_OFFSET_END;
+    }
     if (l->cnt && rd_kafka_offsets_for_times(r->consumer, l, IDLE_REQ_MS)) {
         rd_kafka_topic_partition_list_destroy(l);
         return NULL;
@@ -148,11 +166,15 @@ static bool read_up(run_t *r, const rd_kafka_topic_partition_list_t *reads)
 {
     for (int i = 0; i < reads->cnt; i++) {
         const rd_kafka_topic_partition_t *tp = &reads->elems[i];
-        part_t *p = sw_run_part_find(r, tp->topic, tp->partition);
+        bool rep = r->rep_auto && !strcmp(tp->topic, r->rep_topic);
+        part_t *p = rep ? NULL : sw_run_part_find(r, tp->topic, tp->partition);
+        for (size_t k = 0; rep && k < r->nparts && !p; k++)
+            if (r->parts[k] && r->parts[k]->local && r->parts[k]->partition == tp->partition)
+                p = r->parts[k];
+        int64_t next = p ? (rep ? p->rnext : p->next) : -1;
         /* A partition restoring or not yet read holds no job that can
          * expire (its restored jobs are idle from the restore on). */
-        if (p && p->mode == PM_NORMAL && p->next >= 0 && !tp->err && p->next < tp->offset)
-            return false;
+        if (p && p->mode == PM_NORMAL && next >= 0 && !tp->err && next < tp->offset) return false;
     }
     return true;
 }

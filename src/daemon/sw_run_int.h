@@ -11,6 +11,8 @@
  *   sw_run_work.c  rounds over the partitions' queues, the worker threads
  *                  that decode and analyse, the schema registry's holds
  *   sw_run_idle.c  repartition=on: the forwarded time idle expiry counts in
+ *   sw_run_local.c repartition=auto: an input partition and its repartition
+ *                  partition merged into one engine by markers
  */
 #ifndef SW_RUN_INT_H
 #define SW_RUN_INT_H
@@ -53,6 +55,7 @@ typedef struct snapfl_s {
     bool active;  /* a snapshot is being written */
     bool failed;  /* one of its chunks was refused */
     int64_t x, y; /* taken at offset x; input from y rebuilds the windows */
+    int64_t xr;   /* repartition=auto: the repartition partition's x */
     uint64_t id;
     uint32_t n, left;  /* chunks, chunks not yet acknowledged */
     int64_t first_off; /* state topic offset of chunk 0 */
@@ -88,6 +91,8 @@ typedef struct wout_s {
  * touches it and the partition's engine. */
 typedef struct pwork_s {
     rd_kafka_message_t **m; /* the round's messages in offset order (NULL: done with) */
+    uint8_t *src;           /* repartition=auto: each message's log (0 input, 1 repartition) */
+    size_t srccap;
     size_t n, cap;
     size_t w0, w1; /* [w0, w1): the range decoded and analysed by a worker */
     size_t pos;    /* the next message of the range */
@@ -97,7 +102,14 @@ typedef struct pwork_s {
     uint64_t msgs, bytes; /* processed since the last apply */
     int64_t max_ts;       /* newest message timestamp among them (ms) */
     int64_t last;         /* offset of the last processed, -1 none */
+    int64_t rlast;        /* repartition=auto: the same of the repartition partition */
 } pwork_t;
+
+/* Messages held in arrival order (repartition=auto: sw_run_local.c). */
+typedef struct msgq_s {
+    rd_kafka_message_t **m;
+    size_t head, n, cap;
+} msgq_t;
 
 /* An assigned input partition. Created and destroyed by the rebalance
  * callback (sw_run.c), which runs inside rd_kafka_consumer_poll() on the
@@ -140,6 +152,23 @@ typedef struct part_s {
     /* Holds (sw_hold.h): the origin hold by the state side, the registry
      * hold by the work side. */
     sw_hold_t hold;
+    /* repartition=auto (sw_run_local.c): input p analysed here with
+     * repartition p, read by the mirror consumer, one engine for both, the
+     * order fixed by the markers this partition writes to repartition p. */
+    bool local;
+    rd_kafka_queue_t *rqueue; /* repartition p's queue (the mirror's) */
+    int64_t rnext;            /* next repartition offset to process; -1 before the first */
+    int64_t in_read;          /* one past the last input offset read into fifo */
+    int64_t marked;           /* input offsets below it have their marker written */
+    int64_t inflight;         /* the last marker written, until it is read back (-1: none) */
+    msgq_t fifo;              /* input read, waiting for its marker */
+    msgq_t rheld;             /* repartition messages read, not yet processed */
+    sw_ledger_t rled;         /* records caused by repartition messages */
+    sw_imap_t rsuppress;      /* their records already on the output */
+    bool rebuilding_in, rebuilding_rep; /* a restore's rebuild of each log is not over */
+    int64_t rebuild_rx, rebuild_ry;     /* the repartition side's x and y */
+    int64_t rsent_x, rsent_xr;          /* the last snapshot commit sent: its x and xr */
+    int64_t rconfirmed_xr;              /* xr of the last snapshot commit taken */
     /* Metrics (sw_run.c): series of the thread-safe registry; mprev is
      * what the main thread last published of the engine's counters. */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
@@ -178,6 +207,7 @@ typedef struct pass_s {
     int32_t schema_telemetry;  /* the fixed id (avro.schema.id.telemetry) */
     const plantab_t *plans;    /* the round's plans (reg_plans) */
     int64_t now_ms;            /* stream time of the pass (ms) for idleness */
+    int rep_parts;             /* repartition=auto: a job's partition is murmur2 mod this */
     const sw_log_t *log;       /* thread-safe: a new job's engine warning */
     sw_metrics_t *m;           /* may be NULL; workers only time themselves when set */
     struct sw_worker_s *workers; /* by worker index: each touches only its own */
@@ -238,6 +268,10 @@ typedef struct run_s {
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
     rd_kafka_t *reader;  /* reads snapshots and the output back (restore) */
+    rd_kafka_t *mirror;  /* repartition=auto: reads repartition p for whoever owns input p
+                            (never joins a group: assigned by the rebalance callback) */
+    rd_kafka_t *mprod;   /* repartition=auto: writes the markers (linger.ms=0) */
+    bool rep_auto;       /* repartition=auto in effect */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */
@@ -305,22 +339,25 @@ part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
                         sw_token_t *tok);
-void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic,
+void sw_run_produce_record(run_t *r, part_t *p, int src, int64_t offset, const char *topic,
                            int32_t partition, const void *key, size_t keylen, const void *value,
                            size_t vlen, rd_kafka_headers_t *hdrs);
 void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value);
 void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v);
 rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m);
-void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offset);
+void sw_run_hdr_add_source(rd_kafka_headers_t *h, const run_t *r, const part_t *p, int src,
+                           int64_t offset);
+int sw_run_msg_src(const run_t *r, const part_t *p, const rd_kafka_message_t *m);
 void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
 void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
-bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action);
+bool sw_run_suppressed(run_t *r, part_t *p, int src, int64_t offset, int action);
 /** Publish the output's readiness state now (once a second). */
 void sw_run_output_state(run_t *r);
 void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
                      const char *why);
 bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec);
-void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_record_t *engine_rec);
+void sw_run_send_record(run_t *r, part_t *p, int src, int64_t pend_offset,
+                        const sw_record_t *engine_rec);
 bool sw_run_txn_ok(run_t *r, rd_kafka_error_t *e, const char *what);
 bool sw_run_txn_begin(run_t *r);
 bool sw_run_txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets);
@@ -365,6 +402,23 @@ void sw_run_idle_tick(run_t *r, int64_t now);
  *  repartition=on (never more than 9 x job.idle.ms behind), else @p now. */
 int64_t sw_run_idle_now(const run_t *r, int64_t now);
 void sw_run_idle_free(run_t *r);
+/* repartition=auto (sw_run_local.c). */
+bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more);
+void sw_run_work_push_src(pwork_t *pw, rd_kafka_message_t *m, int src);
+bool sw_run_local_keeps(const pass_t *ps, const part_t *p, const rd_kafka_message_t *m,
+                        const sw_event_t *ev);
+bool sw_run_local_may_read(const part_t *p);
+void sw_run_local_assign(run_t *r, part_t *p);
+void sw_run_local_release(run_t *r, part_t *p);
+void sw_run_local_free(part_t *p);
+bool sw_run_local_snapshot_due(const part_t *p);
+void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why);
+int64_t sw_run_local_rep_start(run_t *r, const part_t *p);
+bool sw_run_registry_unready(run_t *r, part_t *p, const rd_kafka_message_t *m);
+bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
+                   char *err, size_t errsz, sw_err_t *rc);
+void sw_run_note_consumer_error(run_t *r, const rd_kafka_message_t *m);
+bool sw_run_registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m);
 void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *offsets, void *opaque);
 

@@ -46,6 +46,13 @@ int64_t sw_run_committable(const part_t *p)
     return sw_ledger_committable(&p->led, p->next);
 }
 
+/* The log message @p m of @p p came from: 1 when it is repartition p's
+ * (repartition=auto), else 0. */
+int sw_run_msg_src(const run_t *r, const part_t *p, const rd_kafka_message_t *m)
+{
+    return p->local && m->rkt && strcmp(rd_kafka_topic_name(m->rkt), r->rep_topic) == 0;
+}
+
 /* ---- metrics helpers (all tolerate a NULL registry) --------------------- */
 
 void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n)
@@ -65,8 +72,15 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     part_t *p = sw_calloc(1, sizeof(*p));
     p->topic = sw_strdup(topic);
     p->partition = partition;
-    p->forward = r->rep_topic && strcmp(topic, r->rep_topic) != 0;
+    p->forward = r->rep_topic && strcmp(topic, r->rep_topic) != 0 && !r->rep_auto;
+    p->local = r->rep_auto;
     p->next = -1;
+    p->rnext = -1;
+    p->rsent_x = p->rsent_xr = p->rconfirmed_xr = -1;
+    p->inflight = -1;
+    sw_ledger_init(&p->rled);
+    sw_imap_init(&p->rsuppress);
+    p->w.rlast = -1;
     p->mode = PM_NORMAL;
     sw_ledger_init(&p->led);
     sw_hold_init(&p->hold);
@@ -98,10 +112,14 @@ void sw_run_part_destroy(run_t *r, part_t *p)
     }
     if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
     sw_run_part_queue_release(p);
+    if (p->local) sw_run_local_release(r, p);
     sw_run_work_free(p);
+    sw_run_local_free(p);
     sw_detect_destroy(p->det);
     sw_imap_clear(&p->suppress);
+    sw_imap_clear(&p->rsuppress);
     sw_ledger_clear(&p->led);
+    sw_ledger_clear(&p->rled);
     free(p->topic);
     free(p);
 }
@@ -162,17 +180,20 @@ bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const vo
     }
 }
 
-/* A record caused by input @p offset of @p p: pending until acknowledged. */
-void sw_run_produce_record(run_t *r, part_t *p, int64_t offset, const char *topic,
+/* A record caused by the message at @p offset of @p p's log @p src (0 the
+ * input, 1 its repartition partition): pending until acknowledged. */
+void sw_run_produce_record(run_t *r, part_t *p, int src, int64_t offset, const char *topic,
                            int32_t partition, const void *key, size_t keylen, const void *value,
                            size_t vlen, rd_kafka_headers_t *hdrs)
 {
+    sw_ledger_t *led = src ? &p->rled : &p->led;
     sw_token_t *tok = sw_token_new(p->id, SW_TOK_RECORD);
     tok->offset = offset;
-    sw_ledger_add(&p->led, offset);
+    tok->src = (uint8_t)src;
+    sw_ledger_add(led, offset);
     if (!sw_run_produce_msg(r, topic, partition, key, keylen, value, vlen, hdrs, tok)) {
         free(tok);
-        sw_ledger_refuse(&p->led); /* the pending entry never completes */
+        sw_ledger_refuse(led); /* the pending entry never completes */
         r->failed = true;
         r->st.produce_errors++;
         sw_run_m_add(r, SW_M_PRODUCE_ERRORS, 1);
@@ -194,10 +215,12 @@ rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m)
     return rd_kafka_headers_new(6);
 }
 
-/* Where a message of ours comes from: the headers the restore scan reads. */
-void sw_run_hdr_add_source(rd_kafka_headers_t *h, const part_t *p, int64_t offset)
+/* Where a message of ours comes from (the message at @p offset of @p p's
+ * log @p src): the headers the restore scan reads. */
+void sw_run_hdr_add_source(rd_kafka_headers_t *h, const run_t *r, const part_t *p, int src,
+                           int64_t offset)
 {
-    sw_run_hdr_add(h, "stormwatch.source.topic", p->topic);
+    sw_run_hdr_add(h, "stormwatch.source.topic", src ? r->rep_topic : p->topic);
     sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
     sw_run_hdr_add_i64(h, "stormwatch.source.offset", offset);
 }
@@ -260,6 +283,11 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         return;
     }
     part_t *p = tok->part_id < r->nparts ? r->parts[tok->part_id] : NULL;
+    if (tok->kind == SW_TOK_MARKER) {
+        if (m->err && p) sw_run_local_marker_failed(r, p, tok->offset, rd_kafka_err2str(m->err));
+        free(tok);
+        return;
+    }
     if (tok->kind == SW_TOK_SNAPSHOT) {
         if (p && p->snap.active && p->snap.id == tok->snap_id) {
             if (m->err) {
@@ -283,24 +311,25 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
                "committing past it",
                p ? p->topic : "?", p ? (int)p->partition : -1, (long long)tok->offset,
                rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
-        if (p) sw_ledger_refuse(&p->led);
+        if (p) sw_ledger_refuse(tok->src ? &p->rled : &p->led);
         r->failed = true;
     } else {
         r->st.delivered++;
         sw_run_m_add(r, SW_M_RECORDS_DELIVERED, 1);
-        if (p) sw_ledger_ack(&p->led, tok->offset);
+        if (p) sw_ledger_ack(tok->src ? &p->rled : &p->led, tok->offset);
         sw_run_note_position(r, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
     }
     free(tok);
 }
 
-bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action)
+bool sw_run_suppressed(run_t *r, part_t *p, int src, int64_t offset, int action)
 {
     (void)r;
     uint32_t v;
     int64_t key = offset * 8 + action;
-    if (!p->suppress.count || !sw_imap_get(&p->suppress, key, &v)) return false;
-    sw_imap_del(&p->suppress, key);
+    sw_imap_t *sup = src ? &p->rsuppress : &p->suppress;
+    if (!sup->count || !sw_imap_get(sup, key, &v)) return false;
+    sw_imap_del(sup, key);
     p->suppressed++;
     return true;
 }
@@ -308,9 +337,11 @@ bool sw_run_suppressed(run_t *r, part_t *p, int64_t offset, int action)
 void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
                      const char *why)
 {
+    int src = sw_run_msg_src(r, p, m);
     sw_log_limited(r->log, &r->lim_bad, SW_LOG_WARN, "topic %s [%d] offset %lld: %s (sent to %s)",
-                   p->topic, (int)p->partition, (long long)m->offset, why, r->dlq_topic);
-    if (sw_run_suppressed(r, p, m->offset, SUPPRESS_DLQ)) return;
+                   src ? r->rep_topic : p->topic, (int)p->partition, (long long)m->offset, why,
+                   r->dlq_topic);
+    if (sw_run_suppressed(r, p, src, m->offset, SUPPRESS_DLQ)) return;
     r->st.dlq++;
     sw_run_m_add(r, (sw_metric_t)(SW_M_DLQ_DECODE + kind), 1);
     rd_kafka_headers_t *h = sw_run_input_headers(m);
@@ -318,7 +349,7 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
     sw_run_hdr_add(h, "stormwatch.error", safe);
     free(safe);
     sw_run_hdr_add(h, "stormwatch.error.kind", k_dlq_kind[kind]);
-    sw_run_hdr_add_source(h, p, m->offset);
+    sw_run_hdr_add_source(h, r, p, src, m->offset);
     size_t len = m->len, room = r->max_value > m->key_len ? r->max_value - m->key_len : 0;
     if (len > room) {
         /* The input was bigger than we may produce (its topic allows more
@@ -326,8 +357,8 @@ void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_
         sw_run_hdr_add_i64(h, "stormwatch.truncated.from", (int64_t)len);
         len = room;
     }
-    sw_run_produce_record(r, p, m->offset, r->dlq_topic, -1, m->key, m->key_len, m->payload, len,
-                          h);
+    sw_run_produce_record(r, p, src, m->offset, r->dlq_topic, -1, m->key, m->key_len, m->payload,
+                          len, h);
 }
 
 /* @p rec in the output format into r->value. @returns whether it is Avro. */
@@ -354,13 +385,16 @@ bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec)
 }
 
 /* @p pend_offset: the offset the record waits on (the sample's; for an
- * idle summary the last processed one). @p engine_rec is the engine's,
- * borrowed: the record sent is a copy that says where it comes from. */
-void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_record_t *engine_rec)
+ * idle summary the last processed one), of @p p's log @p src. @p engine_rec
+ * is the engine's, borrowed: the record sent is a copy that says where it
+ * comes from (its cause's log: repartition=auto feeds one engine from two). */
+void sw_run_send_record(run_t *r, part_t *p, int src, int64_t pend_offset,
+                        const sw_record_t *engine_rec)
 {
     sw_record_t copy = *engine_rec, *rec = &copy;
+    int csrc = p->local ? rec->cause_source : 0;
     rec->source.set = true;
-    rec->source.topic = sw_str(p->topic);
+    rec->source.topic = sw_str(csrc ? r->rep_topic : p->topic);
     rec->source.partition = p->partition;
     rec->source.offset = rec->cause_offset;
     if (rec->action != SW_ACTION_SUMMARY) {
@@ -370,7 +404,7 @@ void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_recor
         sw_log(r->log, SW_LOG_INFO, "%s", sw_buf_cstr(&line));
         sw_buf_clear(&line);
     }
-    if (sw_run_suppressed(r, p, rec->cause_offset, (int)rec->action)) return;
+    if (sw_run_suppressed(r, p, csrc, rec->cause_offset, (int)rec->action)) return;
     if (r->out_pager && sw_pager_decide(rec) == SW_PAGER_SKIP) {
         /* A summary without an open episode is no page. Nothing is produced,
          * so nothing enters the pending FIFO and its input offset commits as
@@ -423,10 +457,10 @@ void sw_run_send_record(run_t *r, part_t *p, int64_t pend_offset, const sw_recor
                    : avro       ? "avro"
                                 : "json");
     sw_run_hdr_add(h, "stormwatch.action", sw_action_str(rec->action));
-    sw_run_hdr_add_source(h, p, rec->cause_offset);
+    sw_run_hdr_add_source(h, r, p, csrc, rec->cause_offset);
     sw_run_hdr_add(h, "content-type", avro ? "application/vnd.confluent.avro" : "application/json");
     const char *key = a->has_job_id ? a->job_id.ptr : "";
-    sw_run_produce_record(r, p, pend_offset, r->out_topic, -1, key, keylen, r->value.data,
+    sw_run_produce_record(r, p, src, pend_offset, r->out_topic, -1, key, keylen, r->value.data,
                           r->value.len, h);
     sw_arena_clear(&arena);
 }

@@ -131,7 +131,7 @@ static int subscribe(run_t *r)
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new((int)in->n + 1);
     for (size_t i = 0; i < in->n; i++)
         rd_kafka_topic_partition_list_add(topics, in->v[i], RD_KAFKA_PARTITION_UA);
-    if (r->rep_topic)
+    if (r->rep_topic && !r->rep_auto) /* auto: the mirror reads it with the input */
         rd_kafka_topic_partition_list_add(topics, r->rep_topic, RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t err = rd_kafka_subscribe(r->consumer, topics);
     rd_kafka_topic_partition_list_destroy(topics);
@@ -254,6 +254,74 @@ fail:
     return 1;
 }
 
+/* repartition=auto needs one input topic whose partitions are the
+ * repartition topic's one for one, snapshots (they keep repartition p's
+ * position) and at_least_once (a marker in a transaction would be seen
+ * only when it commits). Otherwise it runs as on, which is always right.
+ * @returns whether auto stays. */
+static bool auto_fits(run_t *r)
+{
+    const sw_conf_strs_t *in = &r->set->kafka.input_topics;
+    const char *why = NULL;
+    char buf[400];
+    if (in->n != 1 || in->v[0][0] == '^') {
+        why = "more than one input topic, or a pattern";
+    } else if (!r->restore) {
+        why = "state.restore=off (the repartition position lives in the snapshots)";
+    } else if (r->eos) {
+        why = "processing.guarantee=exactly_once (markers would wait for each transaction)";
+    } else if (r->in_parts != r->rep_parts) {
+        snprintf(buf, sizeof(buf), "%s has %d partitions, %s %d: they must be equal",
+                 r->rep_topic, r->rep_parts, in->v[0], r->in_parts);
+        why = buf;
+    }
+    if (!why) return true;
+    sw_log(r->log, SW_LOG_WARN,
+           "repartition=auto runs as repartition=on: %s (every message takes the hop through %s)",
+           why, r->rep_topic);
+    r->rep_auto = false;
+    return false;
+}
+
+/* repartition=auto: the mirror consumer, which reads repartition p for
+ * whoever owns input p (a group id of its own that it never joins, no
+ * subscription: librdkafka's incremental assignment needs one), and the
+ * marker producer. @returns 0, or 2 (logged). */
+static int start_mirror(run_t *r)
+{
+    char err[512], gid[400];
+    snprintf(gid, sizeof(gid), "%s.mirror", r->set->kafka.group_id);
+    rd_kafka_conf_t *mc = sw_kafka_conf(r->opts->conf, SW_KAFKA_CONSUMER, r->opts->bootstrap, gid,
+                                        &r->kctx, err, sizeof(err));
+    if (mc) {
+        sw_kafka_set(mc, "enable.auto.commit", "false", err, sizeof(err));
+        sw_kafka_set(mc, "auto.offset.reset", "earliest", err, sizeof(err));
+    }
+    r->mirror = mc ? rd_kafka_new(RD_KAFKA_CONSUMER, mc, err, sizeof(err)) : NULL;
+    if (!r->mirror) {
+        if (mc) rd_kafka_conf_destroy(mc);
+        sw_log(r->log, SW_LOG_ERROR, "cannot create the repartition reader: %s", err);
+        return 2;
+    }
+    /* The markers: nothing else to batch with, so no linger (a marker's
+     * round trip is what job-keyed input waits). */
+    rd_kafka_conf_t *pc = sw_kafka_conf(r->opts->conf, SW_KAFKA_PRODUCER, r->opts->bootstrap, NULL,
+                                        &r->kctx, err, sizeof(err));
+    if (pc) {
+        sw_kafka_set(pc, "linger.ms", "0", err, sizeof(err));
+        sw_kafka_set(pc, "allow.auto.create.topics", "false", err, sizeof(err));
+        rd_kafka_conf_set_dr_msg_cb(pc, sw_run_dr_cb);
+    }
+    r->mprod = pc ? rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err)) : NULL;
+    if (!r->mprod) {
+        if (pc) rd_kafka_conf_destroy(pc);
+        sw_log(r->log, SW_LOG_ERROR, "cannot create the marker producer: %s", err);
+        return 2;
+    }
+    r->pass.rep_parts = r->rep_parts;
+    return 0;
+}
+
 int sw_run_setup(run_t *r)
 {
     const sw_conf_t *conf = r->opts->conf;
@@ -344,6 +412,7 @@ int sw_run_setup(run_t *r)
                    r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0], r->in_parts,
                    r->rep_parts);
     }
+    if (r->rep_auto && auto_fits(r) && start_mirror(r)) return 2;
     if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
         int npos = r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0);

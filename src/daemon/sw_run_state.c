@@ -40,15 +40,30 @@ static bool carry_suppressed(int64_t key, int64_t x, int64_t y)
     return key / 8 >= x || (key % 8 == SW_ACTION_SUMMARY && key / 8 >= y);
 }
 
+/* The keys of @p sup a snapshot as of (@p x, @p y) carries (caller frees). */
+static int64_t *carried(const sw_imap_t *sup, int64_t x, int64_t y, size_t *n)
+{
+    int64_t *keys = sw_calloc(sup->count + 1, sizeof(*keys));
+    *n = 0;
+    for (size_t k = 0; k < sup->cap; k++)
+        if (sup->vals[k] != UINT32_MAX && carry_suppressed(sup->keys[k], x, y))
+            keys[(*n)++] = sup->keys[k];
+    return keys;
+}
+
 /* Start writing a snapshot of @p p as of its next offset. */
 void sw_run_snapshot_start(run_t *r, part_t *p)
 {
-    int64_t x = p->next, y;
-    if (!sw_detect_min_offset(p->det, &y) || y > x) y = x;
+    int64_t x = p->next, y, xr = p->rnext, yr = -1;
+    if (!sw_detect_min_offset_src(p->det, 0, &y) || y > x) y = x;
+    if (p->local && (!sw_detect_min_offset_src(p->det, 1, &yr) || yr > xr)) yr = xr;
     sw_snapenv_t env;
     memset(&env, 0, sizeof(env));
     env.x = x;
     env.y = y;
+    env.two = p->local; /* repartition=auto: repartition p's side too */
+    env.xr = xr;
+    env.yr = yr;
     env.pos = output_positions(r, &env.npos);
     if (!env.pos) {
         sw_log_limited(r->log, &r->lim_snap, SW_LOG_WARN,
@@ -63,19 +78,19 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
      * but is made later, when the job has been idle for job.idle.ms, so a
      * job alive in this snapshot may be summarised again by the next
      * owner although its summary is on the output already. */
-    env.sup = sw_calloc(p->suppress.count + 1, sizeof(*env.sup));
-    for (size_t k = 0; k < p->suppress.cap; k++)
-        if (p->suppress.vals[k] != UINT32_MAX && carry_suppressed(p->suppress.keys[k], x, y))
-            env.sup[env.nsup++] = p->suppress.keys[k];
+    env.sup = carried(&p->suppress, x, y, &env.nsup);
+    if (p->local) env.rsup = carried(&p->rsuppress, xr, yr, &env.nrsup);
     sw_buf_t snap, zb;
     sw_buf_init(&snap);
     sw_buf_init(&zb);
-    sw_detect_snapshot(p->det, x, &snap);
+    if (p->local) sw_detect_snapshot_src(p->det, (int64_t[SW_DETECT_SOURCES]){x, xr}, &snap);
+    else sw_detect_snapshot(p->det, x, &snap);
     env.engine = (sw_str_t){snap.data, snap.len};
     bool packed = sw_snapenv_pack(&env, &zb);
     sw_buf_clear(&snap);
     free(env.pos);
     free(env.sup);
+    free(env.rsup);
     if (!packed) {
         sw_log(r->log, SW_LOG_ERROR, "%s [%d]: cannot compress the snapshot", p->topic,
                (int)p->partition);
@@ -89,6 +104,7 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
     s->active = true;
     s->x = x;
     s->y = y;
+    s->xr = xr;
     s->id = ((uint64_t)sw_wall_ms() << 16) ^ ((uint64_t)getpid() << 40) ^ ++r->snap_seq;
     s->n = (uint32_t)((zlen + SNAP_CHUNK - 1) / SNAP_CHUNK);
     s->left = s->n;
@@ -121,7 +137,9 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
 bool sw_run_snapshot_commit_ready(const part_t *p)
 {
     return p->snap.active && !p->snap.failed && p->snap.left == 0 &&
-           sw_run_committable(p) >= p->snap.x && !p->led.failed;
+           sw_run_committable(p) >= p->snap.x && !p->led.failed &&
+           (!p->local ||
+            (sw_ledger_committable(&p->rled, p->rnext) >= p->snap.xr && !p->rled.failed));
 }
 
 void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
@@ -137,9 +155,12 @@ void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
     tp->metadata = sw_strdup(md);
     tp->metadata_size = strlen(md);
     sw_ledger_commit_sent(&p->led, s->x);
+    p->rsent_x = s->x;
+    p->rsent_xr = s->xr;
     s->active = false;
     if (sw_run_commit_list(r, list, sync) && sync) {
         sw_ledger_commit_answer(&p->led, s->x, true);
+        p->rconfirmed_xr = s->xr;
         sw_log(r->log, SW_LOG_INFO,
                "%s [%d]: committed offset %lld with the state as of offset %lld", p->topic,
                (int)p->partition, (long long)s->y, (long long)s->x);
@@ -160,7 +181,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
         if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
         if (p->snap.active && p->snap.failed) p->snap.active = false;
         if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, false);
-        if (!p->snap.active && p->next > p->led.committed_x &&
+        if (!p->snap.active && (p->next > p->led.committed_x || p->rnext > p->rsent_xr) &&
             now - p->last_snap_ms >= r->snapshot_interval_ms)
             sw_run_snapshot_start(r, p);
     }
@@ -170,7 +191,8 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
 void sw_run_snapshot_final(run_t *r, part_t *p)
 {
     if (p->mode != PM_NORMAL || p->next < 0 || p->led.failed) return;
-    if (p->next <= p->led.confirmed_x) return; /* nothing new since the last commit */
+    if (p->next <= p->led.confirmed_x && !sw_run_local_snapshot_due(p))
+        return; /* nothing new since the last commit */
     for (int attempt = 0; attempt < 3; attempt++) {
         p->snap.active = false; /* any snapshot in flight is superseded */
         sw_run_snapshot_start(r, p);
@@ -178,7 +200,7 @@ void sw_run_snapshot_final(run_t *r, part_t *p)
         rd_kafka_flush(r->producer, 30000);
         if (!sw_run_snapshot_commit_ready(p)) continue;
         sw_run_snapshot_commit(r, p, true);
-        if (p->led.confirmed_x >= p->snap.x) return;
+        if (p->led.confirmed_x >= p->snap.x && !sw_run_local_snapshot_due(p)) return;
     }
     sw_log(r->log, SW_LOG_WARN,
            "%s [%d]: the final snapshot could not be committed; the next owner rebuilds from "
@@ -284,7 +306,12 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
                         buf[k][vs] = '\0';
                     }
                 }
-                if (ok && !strcmp(buf[0], p->topic) && !strcmp(buf[1], src_part)) {
+                /* repartition=auto: records caused by repartition p's copies too */
+                int src = !ok || strcmp(buf[1], src_part) ? -1
+                          : !strcmp(buf[0], p->topic) ? 0
+                          : p->local && !strcmp(buf[0], r->rep_topic) ? 1
+                                                                      : -1;
+                if (src >= 0) {
                     int action = SUPPRESS_DLQ;
                     if (r->rep_topic && !strcmp(topic, r->rep_topic)) action = SUPPRESS_FWD;
                     if (!strcmp(topic, r->out_topic)) {
@@ -295,7 +322,9 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
                                     !memcmp(v, sw_action_str((sw_action_t)a), vs))
                                     action = a;
                     }
-                    if (action >= 0) sw_imap_put(&p->suppress, atoll(buf[2]) * 8 + action, 1);
+                    if (action >= 0)
+                        sw_imap_put(src ? &p->rsuppress : &p->suppress,
+                                    atoll(buf[2]) * 8 + action, 1);
                 }
             }
             for (int k = 0; k < tp->cnt; k++)
@@ -320,9 +349,11 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_snapref_t ref;
     sw_err_t mrc = c ? sw_snapmeta_parse(c->metadata, c->metadata_size, &ref, err, sizeof(err))
                      : SW_ERR_NOT_FOUND;
+    if (p->local) p->rnext = -1; /* below: from the snapshot, else from where it starts */
     if (!r->restore || mrc == SW_ERR_NOT_FOUND) {
         p->det = sw_detect_new(r->params);
         p->hold.origin = r->restore;
+        if (p->local) p->rnext = sw_run_local_rep_start(r, p);
         if (r->restore)
             sw_log(r->log, SW_LOG_INFO,
                    "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
@@ -342,14 +373,34 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
         scan_output(r, p, &env);
         for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->suppress, env.sup[k], 1);
-        int64_t nx;
-        p->det = sw_detect_restore(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), &nx,
-                                   err, sizeof(err));
+        for (size_t k = 0; p->local && k < env.nrsup; k++)
+            sw_imap_put(&p->rsuppress, env.rsup[k], 1);
+        int64_t nx[SW_DETECT_SOURCES];
+        p->det = p->local ? sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
+                                                  sw_clock_ms(), nx, err, sizeof(err))
+                          : sw_detect_restore(r->params, env.engine.ptr, env.engine.len,
+                                              sw_clock_ms(), nx, err, sizeof(err));
         if (p->det) {
             p->rebuild_x = env.x;
             p->rebuild_y = env.y;
             p->mode = PM_REBUILD;
-            if (c->offset >= env.x) sw_run_rebuild_finish(r, p); /* nothing to re-read */
+            if (p->local) {
+                /* Input below x and repartition p below xr are done: the
+                 * windows are refilled from y and yr. A snapshot of another
+                 * mode has no repartition side: it is read from where it
+                 * starts. */
+                p->next = env.x;
+                p->rebuilding_in = c->offset < env.x;
+                p->rnext = env.two ? env.xr : sw_run_local_rep_start(r, p);
+                p->rebuild_rx = p->rnext;
+                p->rebuild_ry = env.two && env.yr >= 0 ? env.yr : p->rnext;
+                p->rebuilding_rep = p->rebuild_ry < p->rebuild_rx;
+                p->rsent_x = env.x;
+                p->rsent_xr = p->rconfirmed_xr = p->rnext;
+                if (!p->rebuilding_in && !p->rebuilding_rep) sw_run_rebuild_finish(r, p);
+            } else if (c->offset >= env.x) {
+                sw_run_rebuild_finish(r, p); /* nothing to re-read */
+            }
         }
     }
     if (!p->det) {
@@ -360,8 +411,12 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                "%lld",
                p->topic, (int)p->partition, what, err, (long long)c->offset);
         sw_imap_clear(&p->suppress);
+        sw_imap_clear(&p->rsuppress);
         p->det = sw_detect_new(r->params);
         p->hold.origin = true;
+        p->mode = PM_NORMAL;
+        p->rebuilding_in = p->rebuilding_rep = false;
+        if (p->local) p->rnext = sw_run_local_rep_start(r, p);
     }
     sw_snapenv_clear(&env);
     sw_buf_clear(&z);
@@ -434,6 +489,8 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         if (taken && rd_kafka_topic_partition_list_find(list, p->topic, p->partition)) {
             sw_ledger_commit_sent(&p->led, p->snap.x);
             sw_ledger_commit_answer(&p->led, p->snap.x, true);
+            p->rsent_x = p->snap.x;
+            p->rsent_xr = p->rconfirmed_xr = p->snap.xr;
             p->snap.active = false;
             p->hold.origin = false;
             ok++;

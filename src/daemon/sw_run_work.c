@@ -58,7 +58,7 @@ static bool is_avro(const pass_t *ps, const unsigned char *v, size_t n)
     return ps->in_fmt == FMT_AVRO || (ps->in_fmt == FMT_AUTO && sw_avro_is_framed(v, n));
 }
 
-static bool decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
+bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
                    char *err, size_t errsz, sw_err_t *rc)
 {
     const unsigned char *v = m->payload;
@@ -152,26 +152,36 @@ void sw_run_registry_metrics(run_t *r)
 }
 
 /* The writer schema of Avro message @p m into the round's table (each id
- * once a round). A schema the registry cannot give now (not fetched yet,
- * or the registry is down): hold (pause) the partition at this offset and
- * read it again once the fetcher has an answer; good data is never
- * dead-lettered for an outage. Never waits for the registry: the fetcher
- * thread asks it. @returns true when the message waits. */
-static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
+ * once a round). Never waits for the registry: the fetcher thread asks it.
+ * @returns true when the registry cannot give it now (not fetched yet, or
+ * the registry is down: @p id and @p err say which), so that the message
+ * must wait. */
+static bool plan_unready(run_t *r, const rd_kafka_message_t *m, int32_t *id, char *err,
+                         size_t errsz)
 {
     const unsigned char *v = m->payload;
     if (!r->pass.reg_plans || !v || m->len == 0 || !is_avro(&r->pass, v, m->len)) return false;
-    int32_t id = 0;
     uint32_t k;
     const sw_avro_plan_t *plan = NULL;
-    char err[512];
-    if (sw_avro_schema_id(v, m->len, &id, err, sizeof(err)) != SW_OK) return false;
-    if (sw_imap_get(&r->plans.idx, id, &k)) return false; /* this round knows it */
-    sw_err_t rc = sw_registry_lookup(r->reg, id, &plan, err, sizeof(err));
+    if (sw_avro_schema_id(v, m->len, id, err, errsz) != SW_OK) return false;
+    if (sw_imap_get(&r->plans.idx, *id, &k)) return false; /* this round knows it */
+    sw_err_t rc = sw_registry_lookup(r->reg, *id, &plan, err, errsz);
     if (rc != SW_ERR_IO || !sw_registry_remote(r->reg)) {
-        plans_put(&r->plans, id, rc == SW_OK ? plan : NULL, rc, rc == SW_OK ? NULL : err);
+        plans_put(&r->plans, *id, rc == SW_OK ? plan : NULL, rc, rc == SW_OK ? NULL : err);
         return false;
     }
+    return true;
+}
+
+/* plan_unready() for a message read from a partition's queue: a schema
+ * the registry cannot give now holds (pauses) the partition at this
+ * offset, to be read again once the fetcher has an answer; good data is
+ * never dead-lettered for an outage. @returns true when the message waits. */
+bool sw_run_registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
+{
+    int32_t id = 0;
+    char err[512];
+    if (!plan_unready(r, m, &id, err, sizeof(err))) return false;
     /* The first fetch of an id is no news; a failure is. */
     sw_hold_registry(&p->hold, id, m->offset, !strstr(err, "being fetched"));
     sw_run_origin_pause(r, p, true);
@@ -181,6 +191,22 @@ static bool registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
                        "is paused until the registry answers",
                        p->topic, (int)p->partition, (long long)m->offset, (long)id, err);
     sw_run_registry_metrics(r);
+    return true;
+}
+
+/* plan_unready() for a message repartition=auto already holds (sw_run_local.c):
+ * it stays where it is and the partition's processing stops before it
+ * until a later round finds the schema. @returns true when it waits. */
+bool sw_run_registry_unready(run_t *r, part_t *p, const rd_kafka_message_t *m)
+{
+    int32_t id = 0;
+    char err[512];
+    if (!plan_unready(r, m, &id, err, sizeof(err))) return false;
+    if (!strstr(err, "being fetched"))
+        sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
+                       "%s [%d]: waiting for writer schema id %ld: %s; the partition's analysis "
+                       "waits until the registry answers",
+                       p->topic, (int)p->partition, (long)id, err);
     return true;
 }
 
@@ -260,7 +286,7 @@ static void note_miskeyed(run_t *r, part_t *p, const rd_kafka_message_t *m, bool
 {
     r->st.miskeyed++;
     if (p->m_miskeyed) sw_metrics_series_add(p->m_miskeyed, 1);
-    if (p->forward) return; /* repartition=on: it is forwarded keyed by its job_id */
+    if (p->forward || p->local) return; /* repartition=on, auto: forwarded keyed by its job_id */
     char key[80];
     if (!m->key) {
         snprintf(key, sizeof(key), "no key");
@@ -304,13 +330,13 @@ static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char
         sw_run_send_dlq(r, p, m, DLQ_LIMIT, why);
         return;
     }
-    if (sw_run_suppressed(r, p, m->offset, SUPPRESS_FWD)) return;
+    if (sw_run_suppressed(r, p, 0, m->offset, SUPPRESS_FWD)) return;
     rd_kafka_headers_t *h = sw_run_input_headers(m);
-    sw_run_hdr_add_source(h, p, m->offset);
+    sw_run_hdr_add_source(h, r, p, 0, m->offset);
     int32_t q = sw_partition_of(SW_PARTITIONER_MURMUR2, key, keylen, r->rep_parts);
     r->st.forwarded++;
     sw_run_m_add(r, SW_M_FORWARDED, 1);
-    sw_run_produce_record(r, p, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
+    sw_run_produce_record(r, p, 0, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
 }
 
 /* ---- a partition's work area ------------------------------------------------ */
@@ -340,6 +366,7 @@ static void work_reset(pwork_t *pw)
     pw->msgs = pw->bytes = 0;
     pw->max_ts = -1;
     pw->last = -1;
+    pw->rlast = -1;
 }
 
 void sw_run_work_free(part_t *p)
@@ -347,6 +374,7 @@ void sw_run_work_free(part_t *p)
     pwork_t *pw = &p->w;
     work_reset(pw);
     free(pw->m);
+    free(pw->src);
     free(pw->out);
     sw_buf_clear(&pw->text);
     memset(pw, 0, sizeof(*pw));
@@ -356,6 +384,30 @@ static void work_push(pwork_t *pw, rd_kafka_message_t *m)
 {
     SW_GROW(pw->m, pw->n, pw->cap, WORK_BATCH);
     pw->m[pw->n++] = m;
+}
+
+/* repartition=auto: message @p m of log @p src next in the round's order. */
+void sw_run_work_push_src(pwork_t *pw, rd_kafka_message_t *m, int src)
+{
+    SW_GROW(pw->m, pw->n, pw->cap, WORK_BATCH);
+    if (pw->srccap < pw->cap) {
+        pw->src = sw_reallocarray(pw->src, pw->cap, sizeof(*pw->src));
+        pw->srccap = pw->cap;
+    }
+    pw->src[pw->n] = (uint8_t)src;
+    pw->m[pw->n++] = m;
+}
+
+/* repartition=auto: whether input message @p m (event @p ev) is analysed
+ * where it is: keyed by its job_id (a null one: no key) and on its job's
+ * partition. The others are forwarded. */
+bool sw_run_local_keeps(const pass_t *ps, const part_t *p, const rd_kafka_message_t *m,
+                        const sw_event_t *ev)
+{
+    size_t jl = ev->has_job_id ? ev->job_id.len : 0;
+    if (m->key_len != jl || (jl && memcmp(m->key, ev->job_id.ptr, jl) != 0)) return false;
+    return sw_partition_of(SW_PARTITIONER_MURMUR2, jl ? ev->job_id.ptr : "", jl, ps->rep_parts) ==
+           p->partition;
 }
 
 /* ---- the workers ----------------------------------------------------------- */
@@ -371,7 +423,7 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
     char err[512];
     size_t pos = pw->pos, end = pw->w1;
     uint64_t msgs = 0, bytes = 0;
-    int64_t max_ts = pw->max_ts, last = pw->last;
+    int64_t max_ts = pw->max_ts, last = pw->last, rlast = pw->rlast;
     /* One clock read per message: its end is the next one's start. */
     uint64_t t0 = ps->m ? sw_metrics_now_ns() : 0;
     while (pos < end) {
@@ -382,39 +434,45 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
         bytes += m->len;
         int64_t ts = rd_kafka_message_timestamp(m, NULL);
         if (ts > max_ts) max_ts = ts;
-        last = m->offset;
+        /* repartition=auto: input p (0) and repartition p (1) in one order */
+        int src = p->local ? pw->src[i] : 0;
+        if (src) rlast = m->offset;
+        else last = m->offset;
         sw_event_t ev;
         sw_err_t rc;
         wout_t o;
         memset(&o, 0, sizeof(o));
         o.idx = (uint32_t)i;
         o.kind = WK_NONE;
-        if (!decode(ps, w, m, &ev, err, sizeof(err), &rc)) {
+        if (!sw_run_decode(ps, w, m, &ev, err, sizeof(err), &rc)) {
             o.kind = rc == SW_ERR_INVALID_ARG ? WK_INVALID : WK_DECODE;
             text_put(pw, &o.err, &o.err_len, err, strlen(err));
         } else {
             o.miskeyed = miskeyed(m, &ev);
-            if ((o.miskeyed || p->forward) && ev.has_job_id) {
+            /* repartition=auto: what is not on its job's partition takes the
+             * hop; a copy (src 1) is on it by construction. */
+            bool fwd = p->forward || (p->local && !src && !sw_run_local_keeps(ps, p, m, &ev));
+            if ((o.miskeyed || fwd) && ev.has_job_id) {
                 o.has_job = true;
                 text_put(pw, &o.job, &o.job_len, ev.job_id.ptr, ev.job_id.len);
             }
             const sw_record_t *rec = NULL;
-            if (p->forward) {
+            if (fwd) {
                 o.kind = WK_FORWARD;
-            } else if ((rc = sw_detect_feed_at(p->det, &ev, ps->now_ms, m->offset, &rec, err,
-                                               sizeof(err))) != SW_OK) {
+            } else if ((rc = sw_detect_feed_src(p->det, &ev, ps->now_ms, src, m->offset, &rec,
+                                                err, sizeof(err))) != SW_OK) {
                 o.kind = rc == SW_ERR_CLOCK ? WK_CLOCK : WK_LIMIT;
                 text_put(pw, &o.err, &o.err_len, err, strlen(err));
             } else if (rec) {
                 o.kind = WK_RECORD;
                 o.rec = rec;
             }
-            const char *warning = p->forward ? NULL : sw_detect_warning(p->det);
+            const char *warning = fwd ? NULL : sw_detect_warning(p->det);
             if (warning) sw_log(ps->log, SW_LOG_WARN, "%s", warning); /* once per job */
             /* SPEC 8's records of the same event follow SPEC 6's, each its
              * own output of this message (all borrowed until the engine
              * sees more, which it does not before they are sent). */
-            const sw_record_t *x = o.kind == WK_LIMIT || p->forward ? NULL : sw_detect_next(p->det);
+            const sw_record_t *x = o.kind == WK_LIMIT || fwd ? NULL : sw_detect_next(p->det);
             if (x && o.kind != WK_RECORD) {
                 o.kind = WK_RECORD;
                 o.rec = x;
@@ -444,6 +502,7 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
     pw->bytes += bytes;
     pw->max_ts = max_ts;
     pw->last = last;
+    pw->rlast = rlast;
 }
 
 /* sw_sched_work_fn: one partition of a pass, on worker @p wi. */
@@ -532,6 +591,7 @@ static void apply(run_t *r, part_t *p)
         sw_metrics_set_double(r->m, SW_M_LAST_EVENT_TIMESTAMP, (double)pw->max_ts / 1000.0);
     }
     if (pw->last >= 0) p->next = pw->last + 1;
+    if (pw->rlast >= 0 && pw->rlast + 1 > p->rnext) p->rnext = pw->rlast + 1;
     pw->msgs = pw->bytes = 0;
     for (; pw->applied < pw->nout && !r->failed; pw->applied++) {
         const wout_t *o = &pw->out[pw->applied];
@@ -567,7 +627,7 @@ static void apply(run_t *r, part_t *p)
                 int64_t ts = rd_kafka_message_timestamp(m, NULL);
                 if (ts > 0) sw_metrics_observe_alert_latency(r->m, sw_wall_ms() - ts);
             }
-            sw_run_send_record(r, p, m->offset, o->rec);
+            sw_run_send_record(r, p, p->local ? pw->src[o->idx] : 0, m->offset, o->rec);
             break;
         case WK_NONE: break;
         }
@@ -575,7 +635,7 @@ static void apply(run_t *r, part_t *p)
 }
 
 /* An error the consumer delivered as a message (end of partition: none). */
-static void note_consumer_error(run_t *r, const rd_kafka_message_t *m)
+void sw_run_note_consumer_error(run_t *r, const rd_kafka_message_t *m)
 {
     if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
         sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN, "consumer: %s",
@@ -592,14 +652,14 @@ static bool sort_out(run_t *r, part_t *p)
     for (size_t i = 0; i < pw->n; i++) {
         const rd_kafka_message_t *m = pw->m[i];
         if (m->err) {
-            note_consumer_error(r, m);
+            sw_run_note_consumer_error(r, m);
             continue; /* inside the range, the workers pass over it */
         }
         if (sw_hold_held(&p->hold)) { /* paused: read again from here once released */
             sw_hold_note(&p->hold, m->offset);
             continue;
         }
-        if (registry_wait(r, p, m)) continue;
+        if (sw_run_registry_wait(r, p, m)) continue;
         if (p->mode == PM_REBUILD) {
             if (p->next < 0 && m->offset > p->rebuild_y)
                 sw_log(r->log, SW_LOG_WARN,
@@ -611,7 +671,7 @@ static bool sort_out(run_t *r, part_t *p)
                 sw_event_t ev;
                 sw_err_t rc;
                 p->next = m->offset + 1;
-                if (decode(&r->pass, &r->workers[0], m, &ev, err, sizeof(err), &rc) &&
+                if (sw_run_decode(&r->pass, &r->workers[0], m, &ev, err, sizeof(err), &rc) &&
                     sw_detect_rebuild(p->det, &ev, m->offset))
                     p->rebuilt++;
                 if (p->next == p->rebuild_x) sw_run_rebuild_finish(r, p);
@@ -636,7 +696,7 @@ static bool sort_out(run_t *r, part_t *p)
 void sw_run_take_stray(run_t *r, rd_kafka_message_t *m)
 {
     if (m->err) {
-        note_consumer_error(r, m);
+        sw_run_note_consumer_error(r, m);
         rd_kafka_message_destroy(m);
         return;
     }
@@ -686,13 +746,14 @@ bool sw_run_round(run_t *r)
         part_t *p = r->parts[i];
         if (!p) continue;
         pwork_t *pw = &p->w;
-        if (p->queue) {
+        if (p->queue && (!p->local || sw_run_local_may_read(p))) {
             SW_GROW(pw->m, pw->n + WORK_BATCH - 1, pw->cap, WORK_BATCH);
             ssize_t got = rd_kafka_consume_batch_queue(p->queue, 0, pw->m + pw->n, WORK_BATCH);
             if (got > 0) pw->n += (size_t)got;
             if (got == WORK_BATCH) more = true;
         }
-        if (pw->n && sort_out(r, p)) r->jobs[r->njobs++] = p;
+        if (p->local ? sw_run_local_sort_out(r, p, &more) : pw->n && sort_out(r, p))
+            r->jobs[r->njobs++] = p;
     }
     sw_sched_hooks_t h = {job_left, pass_begin, job_apply, round_stop, r};
     sw_sched_round(r->sched, &r->pass, r->jobs, r->njobs, &h);

@@ -12,6 +12,7 @@
 #include "sw_varint.h"
 
 #define ENV_MAGIC "SWE1"
+#define ENV_MAGIC2 "SWE2" /* with the repartition side (repartition=auto) */
 /* Inflating grows the buffer up to this (a snapshot bigger than any
  * engine budget is corrupt). */
 #define ENV_MAX_BYTES ((size_t)4 << 30)
@@ -97,7 +98,7 @@ bool sw_snapenv_pack(const sw_snapenv_t *env, sw_buf_t *out)
 {
     sw_buf_t raw;
     sw_buf_init(&raw);
-    sw_buf_put(&raw, ENV_MAGIC, 4);
+    sw_buf_put(&raw, env->two ? ENV_MAGIC2 : ENV_MAGIC, 4);
     sw_vput_i(&raw, env->x);
     sw_vput_i(&raw, env->y);
     sw_vput_u(&raw, env->npos);
@@ -109,6 +110,12 @@ bool sw_snapenv_pack(const sw_snapenv_t *env, sw_buf_t *out)
     sw_vput_u(&raw, env->nsup);
     for (size_t i = 0; i < env->nsup; i++) sw_vput_i(&raw, env->sup[i]);
     sw_vput_bytes(&raw, env->engine);
+    if (env->two) {
+        sw_vput_i(&raw, env->xr);
+        sw_vput_i(&raw, env->yr);
+        sw_vput_u(&raw, env->nrsup);
+        for (size_t i = 0; i < env->nrsup; i++) sw_vput_i(&raw, env->rsup[i]);
+    }
     uLongf zlen = compressBound(raw.len);
     sw_buf_reserve(out, zlen);
     int zr = compress2((Bytef *)out->data + out->len, &zlen, (const Bytef *)raw.data, raw.len, 1);
@@ -122,6 +129,7 @@ void sw_snapenv_clear(sw_snapenv_t *env)
 {
     free(env->pos);
     free(env->sup);
+    free(env->rsup);
     memset(env, 0, sizeof(*env));
 }
 
@@ -147,7 +155,8 @@ sw_err_t sw_snapenv_unpack(const void *z, size_t zlen, sw_buf_t *raw, sw_snapenv
         raw->len = len;
         break;
     }
-    if (raw->len < 4 || memcmp(raw->data, ENV_MAGIC, 4) != 0) {
+    env->two = raw->len >= 4 && memcmp(raw->data, ENV_MAGIC2, 4) == 0;
+    if (raw->len < 4 || (!env->two && memcmp(raw->data, ENV_MAGIC, 4) != 0)) {
         snprintf(errstr, errstr_size, "the snapshot has no envelope");
         return SW_ERR_PARSE;
     }
@@ -178,6 +187,18 @@ sw_err_t sw_snapenv_unpack(const void *z, size_t zlen, sw_buf_t *raw, sw_snapenv
         rd.bad = true;
     }
     if (!rd.bad) env->engine = sw_vget_bytes(&rd);
+    if (!rd.bad && env->two) {
+        env->xr = sw_vget_i(&rd);
+        env->yr = sw_vget_i(&rd);
+        n = rd.bad ? 0 : sw_vget_u(&rd);
+        if (!rd.bad && n <= (uint64_t)(rd.end - rd.p)) {
+            env->rsup = sw_calloc(n ? n : 1, sizeof(*env->rsup));
+            env->nrsup = n;
+            for (uint64_t i = 0; i < n && !rd.bad; i++) env->rsup[i] = sw_vget_i(&rd);
+        } else {
+            rd.bad = true;
+        }
+    }
     if (rd.bad) {
         sw_snapenv_clear(env);
         snprintf(errstr, errstr_size, "the snapshot's envelope is cut short");

@@ -11,7 +11,9 @@
  *    (input from Y rebuilds the windows), the output positions (topic
  *    index, partition, offset: where the next owner scans for records
  *    already sent), the suppression keys (offset * 8 + action), the
- *    engine's bytes.
+ *    engine's bytes; "SWE2" (repartition=auto: an engine fed from input p
+ *    and repartition p) continues with the repartition side: XR, YR and its
+ *    suppression keys.
  * Pure: no librdkafka, no clock, no I/O. Whatever the bytes, parsing gives
  * a value or an error, never a crash (tests/unit/test_snapcodec.c, fuzzed by
  * tests/fuzz/fuzz_restore.c).
@@ -69,6 +71,10 @@ typedef struct sw_snapenv_s {
     int64_t *sup;      /**< suppression keys (parse: as pos) */
     size_t nsup;
     sw_str_t engine;   /**< the engine's snapshot (parse: borrowed from the input) */
+    bool two;          /**< "SWE2": the repartition side below is set */
+    int64_t xr, yr;    /**< repartition p: as of xr, rebuilt from yr */
+    int64_t *rsup;     /**< its suppression keys (parse: as pos) */
+    size_t nrsup;
 } sw_snapenv_t;
 
 /** @brief @p env, compressed, appended to @p out. @returns false when zlib refuses. */

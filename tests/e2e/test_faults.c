@@ -16,7 +16,9 @@
  *    within 10 s, 200 again once delivery resumes, nothing lost;
  *  - repartition=on: a forwarder killed while its jobs' engine lives on in
  *    the other instance (fwdkill), and a rebalance storm, an instance
- *    joining or leaving every 2 s for 60 s (storm).
+ *    joining or leaving every 2 s for 60 s (storm);
+ *  - repartition=auto: the chaos runs again (chaos1a, chaos2a), jobs both
+ *    analysed where they are and forwarded.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -36,8 +38,9 @@
 
 static char g_boot[1024];
 static sw_test_mock_t g_mock;
-/* repartition=on scenarios: records come from rep.<t> (their source headers). */
-static bool g_rep;
+/* repartition=on scenarios: records come from rep.<t> (their source headers);
+ * repartition=auto ones: from in.<t> or rep.<t>. */
+static bool g_rep, g_auto;
 static char g_dir[512];
 
 static char *path_in(const char *name)
@@ -181,7 +184,8 @@ static int check_output(const stream_t *s, const char *t, const char *what)
     size_t want_n = sw_kt_count(want);
     char topic[64], src[64];
     snprintf(topic, sizeof(topic), "out.%s", t);
-    snprintf(src, sizeof(src), "%s.%s", g_rep ? "rep" : "in", t);
+    if (g_auto) snprintf(src, sizeof(src), "in.%s,rep.%s", t, t);
+    else snprintf(src, sizeof(src), "%s.%s", g_rep ? "rep" : "in", t);
     sw_kmsg_t *m;
     size_t got_n = sw_kc_read(g_boot, topic, 4, want_n + (size_t)s->jobs, 4000, 180000, &m);
     json_t *got = sw_kt_group_by_job(m, got_n, src, 0, 4, false);
@@ -554,15 +558,22 @@ static const char *const k_kill_at[] = {"while starting", "just after its assign
  * assignment of a fresh group, before any periodic snapshot (the case that
  * used to repeat records). Then the output is compared record by record
  * with an uninterrupted run: lost 0, repeated 0. */
-/* @p rep: repartition=on (the default) through rep.<t>: every event is
- * forwarded by job_id first, so the kills also hit the forwarding stage. */
-static int test_chaos(const char *t, int instances, int kills, uint64_t seed, bool rep)
+/* @p mode 1: repartition=on through rep.<t>: every event is forwarded by
+ * job_id first, so the kills also hit the forwarding stage. 2:
+ * repartition=auto: job k goes to input partition k, so the jobs whose
+ * murmur2 partition is k are analysed where they are and the others are
+ * forwarded to their engine's repartition partition, ordered there by the
+ * markers; the kills hit both and the restores rebuild from both logs. */
+static int test_chaos(const char *t, int instances, int kills, uint64_t seed, int mode)
 {
     g_rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    bool rep = mode != 0;
     g_rep = rep;
+    g_auto = mode == 2;
     char rep_x[64];
     snprintf(rep_x, sizeof(rep_x), "repartition.topic=rep.%s", t);
-    const char *x1 = rep ? "repartition=on" : NULL, *x2 = rep ? rep_x : NULL;
+    const char *x1 = mode == 2 ? "repartition=auto" : rep ? "repartition=on" : NULL,
+               *x2 = rep ? rep_x : NULL;
     stream_t s;
     char prefix[8];
     snprintf(prefix, sizeof(prefix), "%sj", t);
@@ -622,7 +633,7 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed, bo
     char what[96];
     snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9%s",
              (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills,
-             rep ? ", repartition=on" : "");
+             mode == 2 ? ", repartition=auto" : rep ? ", repartition=on" : "");
     int failed = check_output(&s, t, what);
     for (int k = 0; k < instances; k++)
         SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);
@@ -881,6 +892,7 @@ static int test_forwarder_kill(void)
 {
     const char *t = "w";
     g_rep = true;
+    g_auto = false;
     stream_t s;
     if (make_stream(&s, "wj", 4, 8, 300, 2, 41)) return 1;
     sw_test_daemon_t d[2];
@@ -954,6 +966,7 @@ static int test_rebalance_storm(void)
 {
     const char *t = "g";
     g_rep = true;
+    g_auto = false;
     const char *x1 = "repartition=on", *x2 = "repartition.topic=rep.g";
     stream_t s;
     if (make_stream(&s, "gj", 4, 8, 300, 2, 51)) return 1;
@@ -1071,10 +1084,12 @@ SCENARIO(faults, test_broker_faults())
 SCENARIO(eos, test_exactly_once())
 SCENARIO(stop, test_bounded_stop())
 SCENARIO(static, test_static())
-SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed(), false))
-SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000, false))
-SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, true))
-SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, true))
+SCENARIO(chaos1, test_chaos("c", 1, chaos_kills(), chaos_seed(), 0))
+SCENARIO(chaos2, test_chaos("d", 2, chaos_kills(), chaos_seed() + 1000, 0))
+SCENARIO(chaos1r, test_chaos("p", 1, chaos_kills(), chaos_seed() + 2000, 1))
+SCENARIO(chaos2r, test_chaos("q", 2, chaos_kills(), chaos_seed() + 3000, 1))
+SCENARIO(chaos1a, test_chaos("a", 1, chaos_kills(), chaos_seed() + 4000, 2))
+SCENARIO(chaos2a, test_chaos("b", 2, chaos_kills(), chaos_seed() + 5000, 2))
 SCENARIO(readyz, test_readyz_output())
 SCENARIO(fwdkill, test_forwarder_kill())
 SCENARIO(storm, test_rebalance_storm())
@@ -1090,6 +1105,7 @@ int main(void)
         cmocka_unit_test(scenario_chaos2),    cmocka_unit_test(scenario_readyz),
         cmocka_unit_test(scenario_chaos1r),   cmocka_unit_test(scenario_chaos2r),
         cmocka_unit_test(scenario_fwdkill),   cmocka_unit_test(scenario_storm),
+        cmocka_unit_test(scenario_chaos1a),   cmocka_unit_test(scenario_chaos2a),
     };
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */

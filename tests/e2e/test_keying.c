@@ -1,5 +1,5 @@
 /*
- * Right answers whatever the producers' keys (repartition=on, the default),
+ * Right answers whatever the producers' keys (repartition=on, then auto),
  * with `stormwatch run` as processes on the mock cluster:
  *  - 12 jobs of 16 ranks with a storm each, produced to 8 partitions the
  *    way common shippers do: without a key (spread over the partitions),
@@ -17,6 +17,10 @@
  * started on (the generator's truth) is reported.
  * With repartition=off the same no-key input gives wrong answers: that
  * run is measured too, to show what the default prevents.
+ * repartition=auto (the default) again: job-keyed (nothing forwarded),
+ * mixed keys with two instances, killed twice, and moving between
+ * instances; each job's records equal an engine fed the order the
+ * markers fix, rebuilt by the test from the two logs alone.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -50,8 +54,9 @@ static char *path_in(const char *name)
     return buf[k];
 }
 
-typedef enum keying_e { KEY_NONE, KEY_HOST, KEY_MIXED } keying_t;
-static const char *const k_keying[] = {"no key", "keyed by host", "job-keyed and unkeyed mixed"};
+typedef enum keying_e { KEY_NONE, KEY_HOST, KEY_MIXED, KEY_JOB } keying_t;
+static const char *const k_keying[] = {"no key", "keyed by host", "job-keyed and unkeyed mixed",
+                                       "keyed by job"};
 
 typedef struct msg_s {
     char *line;
@@ -128,7 +133,7 @@ static bool send_one(rd_kafka_t *rk, const char *topic, const msg_t *m, size_t i
     const char *key = NULL;
     size_t kl = 0;
     if (k == KEY_HOST) key = m->host, kl = strlen(m->host);
-    if (k == KEY_MIXED && m->rank % 2 == 0) key = m->job, kl = strlen(m->job);
+    if ((k == KEY_MIXED && m->rank % 2 == 0) || k == KEY_JOB) key = m->job, kl = strlen(m->job);
     /* Keyed messages where the Java client puts them; unkeyed ones spread
      * (round robin, as sticky and random partitioners do over time). */
     int32_t part = key ? sw_partition_of(SW_PARTITIONER_MURMUR2, key, kl, NPARTS)
@@ -162,6 +167,109 @@ static int cmp_kmsg(const void *a, const void *b)
     const sw_kmsg_t *x = a, *y = b;
     if (x->partition != y->partition) return x->partition < y->partition ? -1 : 1;
     return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The job_id of a telemetry line ("" when null or missing). */
+static void line_job(const char *line, size_t len, char *job, size_t size)
+{
+    json_error_t e;
+    json_t *v = json_loadb(line, len, 0, &e);
+    const char *j = v ? json_string_value(json_object_get(v, "job_id")) : NULL;
+    snprintf(job, size, "%s", j ? j : "");
+    json_decref(v);
+}
+
+/* Each job's records on out.SC (from sources @p srcs, comma-separated)
+ * against an uninterrupted engine fed the @p n events @p lines in that
+ * order: one engine (one summary, one first episode), the same records,
+ * and how often the first trigger names the storm's rank. A job that
+ * differs leaves its events and records in the test's directory.
+ * @returns 1 when @p expect_exact and a job differs, or when @p live and
+ * fewer first causes are right than with job-keyed input. */
+static int judge(const char *sc, const input_t *in, char **lines, size_t *lens, size_t n,
+                 const char *srcs, bool expect_exact, bool live, const char *order)
+{
+    int failed = 0;
+    json_t *want = sw_kt_replay_by_job(lines, lens, (int)n);
+    size_t nwant = sw_kt_count(want) + NJOBS; /* and one summary per job */
+    sw_kmsg_t *o;
+    char otopic[100];
+    snprintf(otopic, sizeof(otopic), "out.%s", sc);
+    size_t no = sw_kc_read(g_boot, otopic, NPARTS, nwant, 4000, 90000, &o);
+    json_t *got = sw_kt_group_by_job(o, no, srcs, 0, NPARTS, false);
+    int right = 0, exact = 0, one_engine = 0;
+    for (int j = 0; j < NJOBS; j++) {
+        char job[32];
+        snprintf(job, sizeof(job), "kjob-%d", j);
+        json_t *g = json_object_get(got, job);
+        size_t summaries = 0, episode1 = 0;
+        int first_rank = -1;
+        for (size_t k = 0; g && k < json_array_size(g); k++) {
+            json_t *rec = json_array_get(g, k);
+            const char *action = json_string_value(json_object_get(rec, "action"));
+            if (action && !strcmp(action, "summary")) summaries++;
+            if (action && !strcmp(action, "trigger")) {
+                if (json_integer_value(json_object_get(rec, "episode")) == 1) episode1++;
+                json_t *fc = json_array_get(json_object_get(rec, "first_cause_suspects"), 0);
+                if (first_rank < 0 && fc)
+                    first_rank = (int)json_integer_value(json_object_get(fc, "rank"));
+            }
+        }
+        one_engine += summaries == 1 && episode1 <= 1;
+        right += first_rank >= 0 && first_rank == in->truth[j];
+        /* The same records as the replay, summaries aside. */
+        json_t *only = json_object();
+        json_object_set_new(only, job, g ? json_deep_copy(g) : json_array());
+        sw_kt_drop_summaries(only);
+        json_t *w = json_object_get(want, job);
+        char why[512] = "";
+        bool eq = sw_test_json_equal(json_object_get(only, job), w ? w : json_array(), true, why,
+                                     sizeof(why));
+        exact += eq;
+        if (!eq) { /* for a look: the job's events in that order, and what came out */
+            char fn[200];
+            snprintf(fn, sizeof(fn), "%s-%s.events.jsonl", sc, job);
+            FILE *f = fopen(path_in(fn), "w");
+            for (size_t i = 0; f && i < n; i++) {
+                char lj[64];
+                if (!lines[i]) continue;
+                line_job(lines[i], lens[i], lj, sizeof(lj));
+                if (!strcmp(lj, job)) fprintf(f, "%.*s\n", (int)lens[i], lines[i]);
+            }
+            if (f) fclose(f);
+            snprintf(fn, sizeof(fn), "%s-%s.records.json", sc, job);
+            f = fopen(path_in(fn), "w");
+            if (f) {
+                json_dumpf(g ? g : json_array(), f, JSON_INDENT(1));
+                fclose(f);
+            }
+        }
+        if (expect_exact && (!eq || summaries != 1 || episode1 > 1)) {
+            fprintf(stderr, "FAIL [%s] %s: %zu summaries, %zu first episodes; %s%s\n", sc, job,
+                    summaries, episode1,
+                    eq ? "records as the replay" : "records differ from the replay: ", why);
+            failed = 1;
+        }
+        json_decref(only);
+    }
+    printf("%-30s %2d/%d jobs by one engine, %2d/%d %s, first cause = the storm's rank in "
+           "%2d/%d\n",
+           sc, one_engine, NJOBS, exact, NJOBS, order, right, NJOBS);
+    /* Live telemetry through the repartition topic must answer as well as
+     * job-keyed input does (after a restart the backlog of several input
+     * partitions is forwarded in bursts: reported only). A sanitizer build
+     * forwards several times slower, which interleaves a job's ranks
+     * differently: reported, not failed. */
+    if (live && right < g_baseline) {
+        bool slow = getenv("ASAN_OPTIONS") != NULL;
+        fprintf(stderr, "%s [%s]: first cause right in %d of %d jobs, %d with job-keyed input\n",
+                slow ? "NOTE (sanitizer build)" : "FAIL", sc, right, NJOBS, g_baseline);
+        if (!slow) failed = 1;
+    }
+    json_decref(got);
+    json_decref(want);
+    sw_kmsg_free(o, no);
+    return failed;
 }
 
 /* Check a scenario's output against the repartition topic's order. */
@@ -203,84 +311,8 @@ static int check(const char *sc, const input_t *in, bool expect_exact, bool live
         failed = 1;
     }
     /* What an uninterrupted engine gives for the events in that order. */
-    json_t *want = sw_kt_replay_by_job(lines, lens, (int)nr);
-    size_t nwant = sw_kt_count(want) + NJOBS; /* and one summary per job */
-    sw_kmsg_t *o;
-    char otopic[100];
-    snprintf(otopic, sizeof(otopic), "out.%s", sc);
-    size_t no = sw_kc_read(g_boot, otopic, NPARTS, nwant, 4000, 90000, &o);
-    json_t *got = sw_kt_group_by_job(o, no, topic, 0, NPARTS, false);
-    int right = 0, exact = 0, one_engine = 0;
-    for (int j = 0; j < NJOBS; j++) {
-        char job[32];
-        snprintf(job, sizeof(job), "kjob-%d", j);
-        json_t *g = json_object_get(got, job);
-        size_t summaries = 0, episode1 = 0;
-        int first_rank = -1;
-        for (size_t k = 0; g && k < json_array_size(g); k++) {
-            json_t *rec = json_array_get(g, k);
-            const char *action = json_string_value(json_object_get(rec, "action"));
-            if (action && !strcmp(action, "summary")) summaries++;
-            if (action && !strcmp(action, "trigger")) {
-                if (json_integer_value(json_object_get(rec, "episode")) == 1) episode1++;
-                json_t *fc = json_array_get(json_object_get(rec, "first_cause_suspects"), 0);
-                if (first_rank < 0 && fc)
-                    first_rank = (int)json_integer_value(json_object_get(fc, "rank"));
-            }
-        }
-        one_engine += summaries == 1 && episode1 <= 1;
-        right += first_rank >= 0 && first_rank == in->truth[j];
-        /* The same records as the replay, summaries aside. */
-        json_t *gcopy = json_deep_copy(got);
-        json_t *only = json_object();
-        json_object_set(only, job,
-                        json_object_get(gcopy, job) ? json_object_get(gcopy, job) : json_array());
-        sw_kt_drop_summaries(only);
-        json_t *w = json_object_get(want, job);
-        char why[512] = "";
-        bool eq = sw_test_json_equal(json_object_get(only, job), w ? w : json_array(), true, why,
-                                     sizeof(why));
-        exact += eq;
-        if (!eq) { /* for a look: the job's events in the topic's order, and what came out */
-            char fn[200];
-            snprintf(fn, sizeof(fn), "%s-%s.events.jsonl", sc, job);
-            FILE *f = fopen(path_in(fn), "w");
-            for (size_t i = 0; f && i < nr; i++)
-                if (lines[i] && r[i].key && !strcmp(r[i].key, job)) fprintf(f, "%s\n", lines[i]);
-            if (f) fclose(f);
-            snprintf(fn, sizeof(fn), "%s-%s.records.json", sc, job);
-            f = fopen(path_in(fn), "w");
-            if (f) {
-                json_dumpf(json_object_get(got, job), f, JSON_INDENT(1));
-                fclose(f);
-            }
-        }
-        if (expect_exact && (!eq || summaries != 1 || episode1 > 1)) {
-            fprintf(stderr, "FAIL [%s] %s: %zu summaries, %zu first episodes; %s%s\n", sc, job,
-                    summaries, episode1,
-                    eq ? "records as the replay" : "records differ from the replay: ", why);
-            failed = 1;
-        }
-        json_decref(only);
-        json_decref(gcopy);
-    }
-    printf(
-        "%-30s %2d/%d jobs by one engine, %2d/%d equal to the replay of the repartition "
-        "topic, first cause = the storm's rank in %2d/%d\n",
-        sc, one_engine, NJOBS, exact, NJOBS, right, NJOBS);
-    /* Live telemetry through the repartition topic must answer as well as
-     * job-keyed input does (after a restart the backlog of several input
-     * partitions is forwarded in bursts: reported only). A sanitizer build forwards several times slower,
-     * which interleaves a job's ranks differently: reported, not failed. */
-    if (live && right < g_baseline) {
-        bool slow = getenv("ASAN_OPTIONS") != NULL;
-        fprintf(stderr, "%s [%s]: first cause right in %d of %d jobs, %d with job-keyed input\n",
-                slow ? "NOTE (sanitizer build)" : "FAIL", sc, right, NJOBS, g_baseline);
-        if (!slow) failed = 1;
-    }
-    json_decref(got);
-    json_decref(want);
-    sw_kmsg_free(o, no);
+    failed |= judge(sc, in, lines, lens, nr, topic, expect_exact, live,
+                    "equal to the replay of the repartition topic");
     sw_kmsg_free(r, nr);
     free(lines);
     free(lens);
@@ -339,12 +371,128 @@ static int stop(sw_test_daemon_t *d)
     return sw_test_daemon_stop(d, 60000);
 }
 
-/* Two instances, every message produced, then checked. */
-static int scenario_two(const char *sc, keying_t k, const input_t *in)
+/* ---- repartition=auto ------------------------------------------------------ */
+
+
+/* The order repartition=auto's engines had, rebuilt from the two logs
+ * (sorted by partition and offset): per partition p, repartition p in
+ * order, a copy where it stands, a marker releasing input p below its
+ * offset, of which what is keyed by its job_id on its job's partition was
+ * analysed (the rest was forwarded). @p fate per input message: 1 analysed
+ * where it is, 2 copied (and counted). */
+static void auto_order(const sw_kmsg_t *im, size_t ni, const sw_kmsg_t *rm, size_t nr,
+                       char **lines, size_t *lens, char *fate, size_t *nl, size_t *kept,
+                       size_t *copies, size_t *twice, size_t *stray)
+{
+    for (int q = 0; q < NPARTS; q++) {
+        size_t ii = 0; /* the next input message of partition q to release */
+        while (ii < ni && im[ii].partition < q) ii++;
+        for (size_t i = 0; i < nr; i++) {
+            if (rm[i].partition != q) continue;
+            const char *mk = sw_kmsg_header(&rm[i], "stormwatch.marker");
+            if (mk) {
+                int64_t upto = atoll(mk);
+                for (; ii < ni && im[ii].partition == q && im[ii].offset < upto; ii++) {
+                    char job[64];
+                    line_job(im[ii].value, im[ii].len, job, sizeof(job));
+                    bool here = im[ii].key && !strcmp(im[ii].key, job) &&
+                                sw_partition_of(SW_PARTITIONER_MURMUR2, job, strlen(job),
+                                                NPARTS) == q;
+                    if (!here) continue;
+                    fate[ii] = 1;
+                    (*kept)++;
+                    lines[*nl] = im[ii].value;
+                    lens[(*nl)++] = im[ii].len;
+                }
+                continue;
+            }
+            const char *sp = sw_kmsg_header(&rm[i], "stormwatch.source.partition");
+            const char *so = sw_kmsg_header(&rm[i], "stormwatch.source.offset");
+            sw_kmsg_t key = {.partition = sp ? atoi(sp) : -1, .offset = so ? atoll(so) : -1};
+            const sw_kmsg_t *hit = bsearch(&key, im, ni, sizeof(*im), cmp_kmsg);
+            size_t at = hit ? (size_t)(hit - im) : ni;
+            if (at == ni) {
+                (*stray)++;
+                continue;
+            }
+            if (fate[at]) (*twice)++;
+            fate[at] = 2;
+            (*copies)++;
+            lines[*nl] = rm[i].value;
+            lens[(*nl)++] = rm[i].len;
+        }
+    }
+}
+
+/* Check a repartition=auto scenario. The order each engine must have seen
+ * is rebuilt from the logs alone, as docs/keying-auto.md states it: per
+ * partition p, repartition p in order, a copy where it stands, a marker
+ * releasing input p below its offset (what is keyed by its job_id on its
+ * job's partition is analysed, the rest was forwarded). Every job's
+ * records must equal an uninterrupted engine fed that order; every input
+ * message analysed exactly once (kept here, or one copy elsewhere). */
+static int check_auto(const char *sc, const input_t *in, bool live, bool expect_local)
+{
+    int failed = 0;
+    char itopic[100], rtopic[100], srcs[220];
+    snprintf(itopic, sizeof(itopic), "in.%s", sc);
+    snprintf(rtopic, sizeof(rtopic), "g%s.repartition", sc);
+    snprintf(srcs, sizeof(srcs), "%s,%s", itopic, rtopic);
+    sw_kmsg_t *im, *rm;
+    size_t ni = sw_kc_read(g_boot, itopic, NPARTS, in->n, 1000, 60000, &im);
+    qsort(im, ni, sizeof(*im), cmp_kmsg);
+    /* Until every input message is accounted for (analysed where it is, or
+     * its copy in the repartition topic), or 90 s. */
+    size_t nr = 0, nl = 0, kept = 0, copies = 0, twice = 0, lost = 0, stray = 0;
+    rm = NULL;
+    char **lines = calloc(ni + 1, sizeof(*lines));
+    size_t *lens = calloc(ni + 1, sizeof(*lens));
+    char *fate = calloc(ni + 1, 1); /* 1 analysed here, 2 copied */
+    int64_t deadline = sw_proc_now_ms() + 90000;
+    for (;;) {
+        nr = sw_kc_read(g_boot, rtopic, NPARTS, (size_t)-1, 0, 3000, &rm);
+        qsort(rm, nr, sizeof(*rm), cmp_kmsg);
+        lines = realloc(lines, (ni + nr + 1) * sizeof(*lines));
+        lens = realloc(lens, (ni + nr + 1) * sizeof(*lens));
+        memset(fate, 0, ni + 1);
+        nl = kept = copies = twice = lost = stray = 0;
+        auto_order(im, ni, rm, nr, lines, lens, fate, &nl, &kept, &copies, &twice, &stray);
+        for (size_t i = 0; i < ni; i++) lost += !fate[i];
+        if (!lost || sw_proc_now_ms() > deadline) break;
+        sw_kmsg_free(rm, nr);
+        usleep(500000);
+    }
+    if (ni != in->n || lost || twice || stray || (expect_local && copies)) {
+        fprintf(stderr,
+                "FAIL [%s]: %zu input messages read back of %zu; %zu analysed where they are, "
+                "%zu copies (%zu twice, %zu of unknown source), %zu neither\n",
+                sc, ni, in->n, kept, copies, twice, stray, lost);
+        failed = 1;
+    }
+    failed |= judge(sc, in, lines, lens, nl, srcs, true, live, "equal to the replay of the marker order");
+    printf("  (%zu analysed where they are, %zu copies)\n", kept, copies);
+    sw_kmsg_free(rm, nr);
+    sw_kmsg_free(im, ni);
+    free(lines);
+    free(lens);
+    free(fate);
+    return failed;
+}
+
+/* The scenario's output checked as its mode has it (live: telemetry
+ * produced at the ranks' rate). */
+static int verify(const char *sc, const input_t *in, const char *mode, keying_t k, bool live)
+{
+    return strcmp(mode, "auto") == 0 ? check_auto(sc, in, live, k == KEY_JOB)
+                                     : check(sc, in, true, live);
+}
+
+/* Two instances of repartition=@p mode, every message produced, then checked. */
+static int scenario_two(const char *sc, const char *mode, keying_t k, const input_t *in)
 {
     sw_test_daemon_t a, b;
-    start_daemon(&a, "a", sc, "on");
-    start_daemon(&b, "b", sc, "on");
+    start_daemon(&a, "a", sc, mode);
+    start_daemon(&b, "b", sc, mode);
     bool joined = sw_test_daemon_wait_assigned(&a, 1, 120000) &&
                   sw_test_daemon_wait_assigned(&b, 1, 120000);
     if (!joined) {
@@ -356,21 +504,22 @@ static int scenario_two(const char *sc, keying_t k, const input_t *in)
     }
     /* At the rate the ranks sample (16 x 12 ranks at 10 Hz): live telemetry. */
     int failed = produce_all(sc, in, k, 100000, 0, in->n);
-    failed |= check(sc, in, true, true);
+    failed |= verify(sc, in, mode, k, true);
     int ra = stop(&a), rb = stop(&b);
     if (ra != 0 || rb != 0) {
         fprintf(stderr, "FAIL [%s]: exit statuses %d and %d after SIGTERM\n", sc, ra, rb);
         failed = 1;
     }
-    printf("  (%s, two instances)\n", k_keying[k]);
+    printf("  (repartition=%s, %s, two instances)\n", mode, k_keying[k]);
     return failed;
 }
 
-/* One instance, mixed keys, killed twice while forwarding. */
-static int scenario_kill(const char *sc, const input_t *in)
+/* One instance of repartition=@p mode, mixed keys, killed twice while
+ * it forwards (and, with auto, analyses). */
+static int scenario_kill(const char *sc, const char *mode, const input_t *in)
 {
     sw_test_daemon_t a;
-    start_daemon(&a, "a", sc, "on");
+    start_daemon(&a, "a", sc, mode);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, KEY_MIXED, 30000, 0, third);
@@ -382,27 +531,30 @@ static int scenario_kill(const char *sc, const input_t *in)
     sw_test_daemon_kill(&a);
     sw_test_daemon_start(&a);
     failed |= produce_all(sc, in, KEY_MIXED, 0, 2 * third, in->n);
-    failed |= check(sc, in, true, false);
+    failed |= verify(sc, in, mode, KEY_MIXED, false);
     if (stop(&a) != 0) {
         fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM\n", sc);
         failed = 1;
     }
-    printf("  (job-keyed and unkeyed mixed, one instance killed twice while forwarding)\n");
+    printf("  (repartition=%s, job-keyed and unkeyed mixed, one instance killed twice while "
+           "forwarding: %d restores)\n",
+           mode, sw_test_daemon_count(&a, "state restored"));
     return failed;
 }
 
-/* Unkeyed, live; a second instance joins a third of the way in and the
- * first leaves at two thirds: partitions of both stages move twice while
+/* Live, keyed as @p k; a second instance joins a third of the way in and
+ * the first leaves at two thirds: partitions of both stages (with auto:
+ * input p and the repartition p that follows it) move twice while
  * messages are being forwarded. */
-static int scenario_rebalance(const char *sc, const input_t *in)
+static int scenario_rebalance(const char *sc, const char *mode, keying_t k, const input_t *in)
 {
     sw_test_daemon_t a, b;
-    start_daemon(&a, "a", sc, "on");
+    start_daemon(&a, "a", sc, mode);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
-    int failed = produce_all(sc, in, KEY_NONE, 100000, 0, third);
-    start_daemon(&b, "b", sc, "on");
-    failed |= produce_all(sc, in, KEY_NONE, 100000, third, 2 * third);
+    int failed = produce_all(sc, in, k, 100000, 0, third);
+    start_daemon(&b, "b", sc, mode);
+    failed |= produce_all(sc, in, k, 100000, third, 2 * third);
     if (!sw_test_daemon_wait_assigned(&b, 1, 120000)) {
         fprintf(stderr, "FAIL [%s]: the second instance was never assigned (see %s)\n", sc, b.log);
         failed = 1;
@@ -411,14 +563,13 @@ static int scenario_rebalance(const char *sc, const input_t *in)
         fprintf(stderr, "FAIL [%s]: the first instance did not stop cleanly\n", sc);
         failed = 1;
     }
-    failed |= produce_all(sc, in, KEY_NONE, 100000, 2 * third, in->n);
-    failed |= check(sc, in, true, false);
+    failed |= produce_all(sc, in, k, 100000, 2 * third, in->n);
+    failed |= verify(sc, in, mode, k, false);
     if (stop(&b) != 0) failed = 1;
     int moved = sw_test_daemon_count(&a, "revoked") + sw_test_daemon_count(&b, "restored");
-    printf(
-        "  (no key, a second instance joins and the first leaves while forwarding: %d "
-        "revocations and restores)\n",
-        moved);
+    printf("  (repartition=%s, %s, a second instance joins and the first leaves while "
+           "forwarding: %d revocations and restores)\n",
+           mode, k_keying[k], moved);
     if (moved < 2) {
         fprintf(stderr, "FAIL [%s]: no partition moved (see %s, %s)\n", sc, a.log, b.log);
         failed = 1;
@@ -482,11 +633,14 @@ static int scenario_off(const char *sc, const input_t *in)
 
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey", "hostkey", "mixed", "kill", "moving", "eos", "off"};
-    static char topics[7 * 5][100];
-    const char *list[7 * 5 + 1];
+    static const char *const sc[] = {"nokey",  "hostkey", "mixed",  "kill",   "moving",
+                                     "eos",    "off",     "akeyed", "amixed", "akill",
+                                     "amoving"};
+#define NSC (int)(sizeof(sc) / sizeof(sc[0]))
+    static char topics[NSC * 5][100];
+    const char *list[NSC * 5 + 1];
     int nt = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < NSC; i++) {
         const char *fmt[] = {"in.%s:8", "out.%s:8", "dlq.%s:8", "state.%s:1", "g%s.repartition:8"};
         for (int k = 0; k < 5; k++) {
             snprintf(topics[nt], sizeof(topics[nt]), fmt[k], sc[i]);
@@ -494,6 +648,7 @@ static int start_mock(void)
             nt++;
         }
     }
+#undef NSC
     list[nt] = NULL;
     if (!sw_test_mock_start(&g_mock, g_dir, 0, false, list)) return 1;
     snprintf(g_boot, sizeof(g_boot), "%s", g_mock.boot);
@@ -537,13 +692,17 @@ static int keying_teardown(void **state)
         (void)state;                                                     \
         SW_ASSERT((call) == 0, "scenario %s failed (see above)", #name); \
     }
-SCENARIO(nokey, scenario_two("nokey", KEY_NONE, &g_in))
-SCENARIO(hostkey, scenario_two("hostkey", KEY_HOST, &g_in))
-SCENARIO(mixed, scenario_two("mixed", KEY_MIXED, &g_in))
-SCENARIO(kill, scenario_kill("kill", &g_in))
-SCENARIO(moving, scenario_rebalance("moving", &g_in))
+SCENARIO(nokey, scenario_two("nokey", "on", KEY_NONE, &g_in))
+SCENARIO(hostkey, scenario_two("hostkey", "on", KEY_HOST, &g_in))
+SCENARIO(mixed, scenario_two("mixed", "on", KEY_MIXED, &g_in))
+SCENARIO(kill, scenario_kill("kill", "on", &g_in))
+SCENARIO(moving, scenario_rebalance("moving", "on", KEY_NONE, &g_in))
 SCENARIO(eos, scenario_eos("eos", &g_in))
 SCENARIO(off, scenario_off("off", &g_in))
+SCENARIO(akeyed, scenario_two("akeyed", "auto", KEY_JOB, &g_in))
+SCENARIO(amixed, scenario_two("amixed", "auto", KEY_MIXED, &g_in))
+SCENARIO(akill, scenario_kill("akill", "auto", &g_in))
+SCENARIO(amoving, scenario_rebalance("amoving", "auto", KEY_MIXED, &g_in))
 #undef SCENARIO
 
 int main(void)
@@ -551,7 +710,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
-        cmocka_unit_test(test_off),
+        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed), cmocka_unit_test(test_amixed),
+        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
     const char *only = getenv("SW_KEYING_ONLY");

@@ -116,7 +116,10 @@ static void snapcodec(const uint8_t *data, size_t size)
                        env2.nsup == env.nsup && env2.engine.len == env.engine.len &&
                        (!env.nsup || !memcmp(env2.sup, env.sup, env.nsup * sizeof(*env.sup))) &&
                        (!env.engine.len ||
-                        !memcmp(env2.engine.ptr, env.engine.ptr, env.engine.len)),
+                        !memcmp(env2.engine.ptr, env.engine.ptr, env.engine.len)) &&
+                       env2.two == env.two && env2.xr == env.xr && env2.yr == env.yr &&
+                       env2.nrsup == env.nrsup &&
+                       (!env.nrsup || !memcmp(env2.rsup, env.rsup, env.nrsup * sizeof(*env.rsup))),
                    "the envelope does not go round");
         sw_snapenv_clear(&env2);
         sw_snapenv_clear(&env);

@@ -342,6 +342,20 @@ int64_t sw_kc_wait_committed(const char *bootstrap, const char *group, const cha
     return got;
 }
 
+/* Whether topic @p t is one of the comma-separated @p list. */
+static bool topic_listed(const char *list, const char *t)
+{
+    size_t tl = strlen(t);
+    for (const char *s = list; *s;) {
+        const char *e = strchr(s, ',');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n == tl && !memcmp(s, t, n)) return true;
+        if (!e) break;
+        s = e + 1;
+    }
+    return false;
+}
+
 /* Records of messages from source topic @p src, grouped per job id. */
 json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int phi, bool avro)
 {
@@ -349,7 +363,7 @@ json_t *sw_kt_group_by_job(sw_kmsg_t *m, size_t n, const char *src, int plo, int
     for (size_t i = 0; i < n; i++) {
         const char *st = sw_kmsg_header(&m[i], "stormwatch.source.topic");
         const char *sp = sw_kmsg_header(&m[i], "stormwatch.source.partition");
-        if (!st || strcmp(st, src) != 0 || !sp) continue;
+        if (!st || !topic_listed(src, st) || !sp) continue;
         if (atoi(sp) < plo || atoi(sp) >= phi) continue;
         json_error_t e;
         json_t *v;

@@ -94,7 +94,8 @@ int64_t sw_kc_wait_committed(const char *bootstrap, const char *group, const cha
                              int partitions, int64_t want, int64_t timeout_ms);
 
 /**
- * @brief Records of output messages whose source is @p src, partitions
+ * @brief Records of output messages whose source is @p src (a topic, or
+ *        several separated by commas), partitions
  *        [plo, phi), as JSON arrays per job id ("" for the null job); Avro
  *        values are decoded first. Caller json_decref()s.
  */

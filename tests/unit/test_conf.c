@@ -64,7 +64,7 @@ static const struct {
     {"topics.create", "on"},
     {"state.restore", "on"},
     {"state.topic", "stormwatch.state"},
-    {"repartition", "on"},
+    {"repartition", "auto"},
     {"repartition.topic", ""},
     {"snapshot.interval.ms", "10000"},
     {"metrics.listen", ""},
@@ -985,8 +985,9 @@ static void test_settings(void **state)
     SW_ASSERT_I64(s.delivery.commit_interval_ms, 1000);
     SW_ASSERT_I64(s.delivery.shutdown_timeout_ms, 30000);
     SW_ASSERT_I64(s.delivery.worker_threads, 0);
-    SW_ASSERT(s.delivery.topics_create && s.delivery.state_restore && s.delivery.repartition,
-              "topics.create, state.restore and repartition default to on");
+    SW_ASSERT(s.delivery.topics_create && s.delivery.state_restore && s.delivery.repartition &&
+                  s.delivery.repartition_mode == SW_REPARTITION_AUTO,
+              "topics.create and state.restore default to on, repartition to auto");
     SW_ASSERT_STREQ(s.delivery.state_topic, "stormwatch.state");
     SW_ASSERT_I64(s.delivery.snapshot_interval_ms, 10000);
     SW_ASSERT_STREQ(s.delivery.repartition_topic, "");
@@ -1073,6 +1074,7 @@ static void test_settings(void **state)
     SW_ASSERT_I64(s.notify.commit_interval_ms, 250);
     SW_ASSERT(!s.delivery.topics_create && !s.delivery.state_restore && !s.delivery.repartition,
               "on/off properties set to off");
+    SW_ASSERT_I64(s.delivery.repartition_mode, SW_REPARTITION_OFF);
     SW_ASSERT_I64(s.kafka.input_topics.n, 2);
     SW_ASSERT_STREQ(s.kafka.input_topics.v[1], "^b.*");
     SW_ASSERT_I64(s.delivery.worker_threads, 4);
