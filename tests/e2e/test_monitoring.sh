@@ -291,9 +291,10 @@ elif [ -z "$py" ] || ! $have_promtool; then
   missing "python3 and promtool" "the live scrape"
 else
   # run on its embedded mock cluster; a registry configured (none answers:
-  # the input is JSON, so none is asked) so that its families are exported.
+  # the input is JSON, so none is asked) so that its families are exported;
+  # repartition=on so that both stages the dashboard shows are counted.
   "$bin" run -X metrics.listen=127.0.0.1:0 -X schema.registry.url=http://127.0.0.1:9 \
-    -X worker.threads=1 >"$tmp/run.out" 2>"$tmp/run.err" &
+    -X worker.threads=1 -X repartition=on >"$tmp/run.out" 2>"$tmp/run.err" &
   pids="$pids $!"
   boot=$(wait_for "$tmp/run.out" 's/^embedded Kafka cluster .* at \(.*\)$/\1/p')
   rport=$(wait_for "$tmp/run.err" 's/.*metrics on http.*(port \([0-9]*\)).*/\1/p')
