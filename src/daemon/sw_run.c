@@ -222,10 +222,11 @@ void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         char why[200];
         if (sw_snapmeta_parse(tp->metadata, tp->metadata_size, &ref, why, sizeof(why)) == SW_OK) {
             bool taken = !err && !tp->err;
+            /* repartition=auto: the answer to the last commit sent is also
+             * its repartition position's */
+            if (ref.x == p->led.committed_x)
+                sw_ledger_commit_answer(&p->rled, p->rled.committed_x, taken);
             sw_ledger_commit_answer(&p->led, ref.x, taken);
-            if (taken && ref.x == p->rsent_x && p->rsent_xr > p->rconfirmed_xr)
-                p->rconfirmed_xr = p->rsent_xr;
-            if (!taken && ref.x == p->rsent_x) p->rsent_xr = p->rconfirmed_xr; /* again */
         }
     }
 }

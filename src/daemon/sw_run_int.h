@@ -163,12 +163,11 @@ typedef struct part_s {
     int64_t inflight;         /* the last marker written, until it is read back (-1: none) */
     msgq_t fifo;              /* input read, waiting for its marker */
     msgq_t rheld;             /* repartition messages read, not yet processed */
-    sw_ledger_t rled;         /* records caused by repartition messages */
+    sw_ledger_t rled;         /* records caused by repartition messages; its commit
+                                 offsets are the xr of led's (snapshot commits) */
     sw_imap_t rsuppress;      /* their records already on the output */
     bool rebuilding_in, rebuilding_rep; /* a restore's rebuild of each log is not over */
     int64_t rebuild_rx, rebuild_ry;     /* the repartition side's x and y */
-    int64_t rsent_x, rsent_xr;          /* the last snapshot commit sent: its x and xr */
-    int64_t rconfirmed_xr;              /* xr of the last snapshot commit taken */
     /* Metrics (sw_run.c): series of the thread-safe registry; mprev is
      * what the main thread last published of the engine's counters. */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
@@ -370,6 +369,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now);
 void sw_run_snapshot_final(run_t *r, part_t *p);
 void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c);
 int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c);
+int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition);
 int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms);
 void sw_run_origin_pause(run_t *r, part_t *p, bool pause);
 void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);

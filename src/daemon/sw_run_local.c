@@ -4,8 +4,8 @@
  * repartition log alone fixes the order in which it sees the two.
  *
  * A round reads input p into a FIFO, not into the engine, and writes a
- * marker to repartition p: "input p up to offset i" (headers only; one
- * per round that read input). Repartition p is then read strictly in
+ * marker to repartition p: "input p up to offset i" (headers only; see
+ * MARKER_BATCH for how often). Repartition p is then read strictly in
  * order: a copy (a message another partition forwarded) is analysed
  * where it stands; a marker releases the FIFO's messages below its i,
  * each analysed if it is keyed by its job_id on its job's partition, else
@@ -288,16 +288,8 @@ int64_t sw_run_local_rep_start(run_t *r, const part_t *p)
     if (!rd_kafka_committed(r->consumer, l, 10000) && !l->elems[0].err) at = l->elems[0].offset;
     rd_kafka_topic_partition_list_destroy(l);
     if (at >= 0) return at;
-    char reset[32] = "earliest";
-    size_t n = sizeof(reset);
-    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
-    int64_t lo, hi;
-    if (rd_kafka_query_watermark_offsets(r->reader, r->rep_topic, p->partition, &lo, &hi, 10000))
-        return 0; /* unknown: from the start (the mirror resets to the earliest kept) */
-    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
-                   strcmp(reset, "largest") == 0
-               ? hi
-               : lo;
+    at = sw_run_reset_offset(r, r->rep_topic, p->partition);
+    return at >= 0 ? at : 0; /* unknown: from the start (the mirror resets to the earliest kept) */
 }
 
 /* Input p was assigned: repartition p goes to the mirror, from where the
@@ -346,5 +338,5 @@ void sw_run_local_release(run_t *r, part_t *p)
 
 bool sw_run_local_snapshot_due(const part_t *p)
 {
-    return p->local && p->rnext > p->rconfirmed_xr;
+    return p->local && p->rnext > p->rled.confirmed_x;
 }

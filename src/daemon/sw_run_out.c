@@ -76,7 +76,6 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     p->local = r->rep_auto;
     p->next = -1;
     p->rnext = -1;
-    p->rsent_x = p->rsent_xr = p->rconfirmed_xr = -1;
     p->inflight = -1;
     sw_ledger_init(&p->rled);
     sw_imap_init(&p->rsuppress);

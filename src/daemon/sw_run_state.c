@@ -155,12 +155,11 @@ void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
     tp->metadata = sw_strdup(md);
     tp->metadata_size = strlen(md);
     sw_ledger_commit_sent(&p->led, s->x);
-    p->rsent_x = s->x;
-    p->rsent_xr = s->xr;
+    sw_ledger_commit_sent(&p->rled, s->xr);
     s->active = false;
     if (sw_run_commit_list(r, list, sync) && sync) {
         sw_ledger_commit_answer(&p->led, s->x, true);
-        p->rconfirmed_xr = s->xr;
+        sw_ledger_commit_answer(&p->rled, s->xr, true);
         sw_log(r->log, SW_LOG_INFO,
                "%s [%d]: committed offset %lld with the state as of offset %lld", p->topic,
                (int)p->partition, (long long)s->y, (long long)s->x);
@@ -181,7 +180,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
         if (!p || p->mode != PM_NORMAL || p->next < 0) continue;
         if (p->snap.active && p->snap.failed) p->snap.active = false;
         if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, false);
-        if (!p->snap.active && (p->next > p->led.committed_x || p->rnext > p->rsent_xr) &&
+        if (!p->snap.active && (p->next > p->led.committed_x || p->rnext > p->rled.committed_x) &&
             now - p->last_snap_ms >= r->snapshot_interval_ms)
             sw_run_snapshot_start(r, p);
     }
@@ -395,8 +394,8 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                 p->rebuild_rx = p->rnext;
                 p->rebuild_ry = env.two && env.yr >= 0 ? env.yr : p->rnext;
                 p->rebuilding_rep = p->rebuild_ry < p->rebuild_rx;
-                p->rsent_x = env.x;
-                p->rsent_xr = p->rconfirmed_xr = p->rnext;
+                sw_ledger_commit_sent(&p->rled, p->rnext);
+                sw_ledger_commit_answer(&p->rled, p->rnext, true);
                 if (!p->rebuilding_in && !p->rebuilding_rep) sw_run_rebuild_finish(r, p);
             } else if (c->offset >= env.x) {
                 sw_run_rebuild_finish(r, p); /* nothing to re-read */
@@ -426,21 +425,26 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         sw_detect_set_budget(p->det, (size_t)r->memory_budget / (r->nparts ? r->nparts : 1));
 }
 
+/* Where auto.offset.reset points in @p topic [@p partition] now (-1: unknown). */
+int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition)
+{
+    char reset[32] = "earliest";
+    size_t n = sizeof(reset);
+    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
+    int64_t lo, hi;
+    if (rd_kafka_query_watermark_offsets(r->reader, topic, partition, &lo, &hi, 10000)) return -1;
+    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
+                   strcmp(reset, "largest") == 0
+               ? hi
+               : lo;
+}
+
 /* Where consumption of a partition without a usable snapshot starts: the
  * committed offset, else where auto.offset.reset points (-1: unknown). */
 int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c)
 {
     if (c && c->offset >= 0) return c->offset;
-    char reset[32] = "earliest";
-    size_t n = sizeof(reset);
-    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
-    int64_t lo, hi;
-    if (rd_kafka_query_watermark_offsets(r->reader, p->topic, p->partition, &lo, &hi, 10000))
-        return -1;
-    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
-                   strcmp(reset, "largest") == 0
-               ? hi
-               : lo;
+    return sw_run_reset_offset(r, p->topic, p->partition);
 }
 
 /* The origin snapshots: a partition assigned without a usable snapshot
@@ -489,8 +493,8 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         if (taken && rd_kafka_topic_partition_list_find(list, p->topic, p->partition)) {
             sw_ledger_commit_sent(&p->led, p->snap.x);
             sw_ledger_commit_answer(&p->led, p->snap.x, true);
-            p->rsent_x = p->snap.x;
-            p->rsent_xr = p->rconfirmed_xr = p->snap.xr;
+            sw_ledger_commit_sent(&p->rled, p->snap.xr);
+            sw_ledger_commit_answer(&p->rled, p->snap.xr, true);
             p->snap.active = false;
             p->hold.origin = false;
             ok++;
