@@ -133,6 +133,22 @@ void sw_snapenv_clear(sw_snapenv_t *env)
     memset(env, 0, sizeof(*env));
 }
 
+/* A count, then that many suppression keys (caller frees; NULL and
+ * rd->bad when the count promises more than is left: each key takes at
+ * least a byte). */
+static int64_t *keys_get(sw_vrd_t *rd, size_t *n)
+{
+    uint64_t k = sw_vget_u(rd);
+    if (rd->bad || k > (uint64_t)(rd->end - rd->p)) {
+        rd->bad = true;
+        return NULL;
+    }
+    int64_t *keys = sw_calloc(k ? k : 1, sizeof(*keys));
+    *n = k;
+    for (uint64_t i = 0; i < k && !rd->bad; i++) keys[i] = sw_vget_i(rd);
+    return keys;
+}
+
 sw_err_t sw_snapenv_unpack(const void *z, size_t zlen, sw_buf_t *raw, sw_snapenv_t *env,
                            char *errstr, size_t errstr_size)
 {
@@ -178,26 +194,12 @@ sw_err_t sw_snapenv_unpack(const void *z, size_t zlen, sw_buf_t *raw, sw_snapenv
     } else {
         rd.bad = true;
     }
-    n = rd.bad ? 0 : sw_vget_u(&rd);
-    if (!rd.bad && n <= (uint64_t)(rd.end - rd.p)) {
-        env->sup = sw_calloc(n ? n : 1, sizeof(*env->sup));
-        env->nsup = n;
-        for (uint64_t i = 0; i < n && !rd.bad; i++) env->sup[i] = sw_vget_i(&rd);
-    } else {
-        rd.bad = true;
-    }
+    if (!rd.bad) env->sup = keys_get(&rd, &env->nsup);
     if (!rd.bad) env->engine = sw_vget_bytes(&rd);
     if (!rd.bad && env->two) {
         env->xr = sw_vget_i(&rd);
         env->yr = sw_vget_i(&rd);
-        n = rd.bad ? 0 : sw_vget_u(&rd);
-        if (!rd.bad && n <= (uint64_t)(rd.end - rd.p)) {
-            env->rsup = sw_calloc(n ? n : 1, sizeof(*env->rsup));
-            env->nrsup = n;
-            for (uint64_t i = 0; i < n && !rd.bad; i++) env->rsup[i] = sw_vget_i(&rd);
-        } else {
-            rd.bad = true;
-        }
+        env->rsup = keys_get(&rd, &env->nrsup);
     }
     if (rd.bad) {
         sw_snapenv_clear(env);
