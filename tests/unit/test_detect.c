@@ -881,6 +881,34 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
     sw_detect_destroy(det);
 }
 
+/* Seed @p seed's stream (run_stream's parameters) uninterrupted and
+ * restored from a snapshot after event @p snap_at: the same records, one
+ * by one (a failure names the seed, the point and both records).
+ * @returns how many were compared. */
+static size_t restore_equal(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t scale,
+                            int sources, size_t events, long snap_at, size_t *rebuilt)
+{
+    outlog_t a = {0}, b = {0};
+    run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, -1, &a, rebuilt,
+               NULL);
+    run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, snap_at, &b,
+               rebuilt, NULL);
+    if (a.n != b.n) {
+        SW_FAIL("seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
+                (unsigned long long)seed, snap_at, a.n, b.n);
+    }
+    for (size_t k = 0; k < a.n; k++) {
+        if (strcmp(a.v[k], b.v[k]) != 0) {
+            SW_FAIL("seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
+                    (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
+        }
+    }
+    size_t n = a.n;
+    out_clear(&a);
+    out_clear(&b);
+    return n;
+}
+
 /* Restored engines (snapshot, restore, rebuild) against uninterrupted ones,
  * fed from one source or from two. */
 static void restore_cases(int sources)
@@ -896,26 +924,9 @@ static void restore_cases(int sources)
         int64_t scale = seed % 2 ? 1000000 : 1;
         size_t events = 2500;
         for (long snap_at = 137; snap_at < (long)events; snap_at += 311 + (long)(seed * 17 % 101)) {
-            outlog_t a = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, -1, &a, &rebuilt,
-                       NULL);
-            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, snap_at, &b,
-                       &rebuilt, NULL);
-            if (a.n != b.n) {
-                SW_FAIL("seed %llu snapshot at %ld: %zu records uninterrupted, %zu restored\n",
-                        (unsigned long long)seed, snap_at, a.n, b.n);
-            }
-            for (size_t k = 0; k < a.n; k++) {
-                if (strcmp(a.v[k], b.v[k]) != 0) {
-                    SW_FAIL(
-                        "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
-                        (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
-                }
-            }
-            compared += a.n;
+            compared += restore_equal(seed, nranks, njobs, p, scale, sources, events, snap_at,
+                                      &rebuilt);
             points++;
-            out_clear(&a);
-            out_clear(&b);
         }
     }
     /* Snapshot points right after a trigger (mid-episode: the verdict must
@@ -938,28 +949,9 @@ static void restore_cases(int sources)
         for (size_t m = 0; m < mk.n; m++) {
             long snap_at = mk.at[m];
             if (snap_at >= (long)events) continue;
-            outlog_t u = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, -1, &u, &rebuilt,
-                       NULL);
-            run_stream(seed, nranks, njobs, p, scale, sources, events, (size_t)snap_at, snap_at, &b,
-                       &rebuilt, NULL);
-            if (u.n != b.n) {
-                SW_FAIL(
-                    "seed %llu snapshot after a trigger/resolve at %ld: %zu records "
-                    "uninterrupted, %zu restored\n",
-                    (unsigned long long)seed, snap_at, u.n, b.n);
-            }
-            for (size_t k = 0; k < u.n; k++)
-                if (strcmp(u.v[k], b.v[k]) != 0) {
-                    SW_FAIL(
-                        "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\n"
-                        "restored:      %s\n",
-                        (unsigned long long)seed, snap_at, k, u.v[k], b.v[k]);
-                }
-            compared += u.n;
+            compared += restore_equal(seed, nranks, njobs, p, scale, sources, events, snap_at,
+                                      &rebuilt);
             marked++;
-            out_clear(&u);
-            out_clear(&b);
         }
     }
     fprintf(stderr,
@@ -988,17 +980,8 @@ static void test_wide_numbers(void **state)
         sw_params_t p = sw_params_default();
         p.window_samples = 2 + (int64_t)(seed % 9);
         p.spike_min_bytes = 500;
-        for (long snap_at = 50; snap_at < 1500; snap_at += 211) {
-            outlog_t a = {0}, b = {0};
-            run_stream(seed + 6000, 3, 1, p, 1, 1, 1500, (size_t)snap_at, -1, &a, &rebuilt, NULL);
-            run_stream(seed + 6000, 3, 1, p, 1, 1, 1500, (size_t)snap_at, snap_at, &b, &rebuilt,
-                       NULL);
-            SW_ASSERT_I64((int64_t)a.n, (int64_t)b.n);
-            for (size_t k = 0; k < a.n; k++) SW_ASSERT_STREQ(a.v[k], b.v[k]);
-            compared += a.n;
-            out_clear(&a);
-            out_clear(&b);
-        }
+        for (long snap_at = 50; snap_at < 1500; snap_at += 211)
+            compared += restore_equal(seed + 6000, 3, 1, p, 1, 1, 1500, snap_at, &rebuilt);
     }
     g_wide = false;
     fprintf(stderr, "wide numbers: %zu records against the model, %zu after restores\n", records,
@@ -1037,23 +1020,8 @@ static void test_phase_pending(void **state)
         p.stale_ms = seed % 2 ? 2000 : 0;
         p.spike_min_bytes = 500;
         int64_t scale = seed % 2 ? 1000000 : 1;
-        for (long snap_at = 5; snap_at < 1500; snap_at += 97 + (long)(seed * 13 % 61)) {
-            outlog_t a = {0}, b = {0};
-            run_stream(seed, nranks, njobs, p, scale, 1, 1500, (size_t)snap_at, -1, &a, &rebuilt,
-                       NULL);
-            run_stream(seed, nranks, njobs, p, scale, 1, 1500, (size_t)snap_at, snap_at, &b,
-                       &rebuilt, NULL);
-            SW_ASSERT_I64((int64_t)a.n, (int64_t)b.n);
-            for (size_t k = 0; k < a.n; k++)
-                if (strcmp(a.v[k], b.v[k]) != 0) {
-                    SW_FAIL("seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\n"
-                            "restored:      %s\n",
-                            (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
-                }
-            compared += a.n;
-            out_clear(&a);
-            out_clear(&b);
-        }
+        for (long snap_at = 5; snap_at < 1500; snap_at += 97 + (long)(seed * 13 % 61))
+            compared += restore_equal(seed, nranks, njobs, p, scale, 1, 1500, snap_at, &rebuilt);
     }
     g_sticky = false;
     /* A snapshot writes pending groups as the groups they stand for: the
