@@ -20,9 +20,13 @@
  *    at a time, and fences a former owner's commits only in the group it
  *    joined: the record is written once it owns partition 0 in the current
  *    assignment) samples the distinct keys in its FIFOs, chooses the
- *    candidate that places them where they are (sw_partitioner_choose),
- *    and records it; the others read the record every 500 ms until it is
- *    there.
+ *    candidate that places them where they are (sw_partitioner_choose):
+ *    at once when one candidate alone does; on a tie (keys two candidates
+ *    place alike) or input without keys after 2 s of input, the first of
+ *    murmur2, crc32, fnv1a; otherwise (mixed producers) the best fit after
+ *    10 s of input; with no input there at all, murmur2 after 30 s. It
+ *    records the choice; the others read the record every 500 ms until it
+ *    is there.
  * Whoever owns partition 0 writes the record again every hour (a group's
  * commits expire after offsets.retention.minutes without one).
  */
@@ -31,6 +35,7 @@
 #define RECORD_PREFIX "swpart1:"
 #define POLL_MS 500             /* undecided: how often the record is looked for */
 #define REFRESH_MS 3600000      /* decided: how often partition 0's owner writes it again */
+#define DECIDE_TIE_MS 2000      /* input whose keys every best candidate places: wait this */
 #define DECIDE_SEEN_MS 10000    /* with input but no clear answer, decide after this */
 #define DECIDE_ANYWAY_MS 30000  /* with no input in partition 0's owner, after this */
 #define SAMPLE_KEYS 4096        /* distinct keys looked at, at most */
@@ -138,6 +143,7 @@ void sw_run_keying_start(run_t *r)
     }
     r->part_pending = true;
     r->part_t0 = sw_clock_ms();
+    r->part_seen = -1;
     snprintf(r->part_why, sizeof(r->part_why),
              "%s: the owner of %s [0] detects it from the keys it reads and records it; "
              "nothing is analysed until then",
@@ -188,11 +194,15 @@ static void decide(run_t *r, int64_t now)
     free(keys);
     bool clear;
     sw_partitioner_t p = sw_partitioner_choose(fit, distinct, &clear);
-    int64_t waited = now - r->part_t0;
+    if (seen && r->part_seen < 0) r->part_seen = now;
+    int64_t waited = now - r->part_t0, fed = r->part_seen < 0 ? -1 : now - r->part_seen;
     const char *how;
     if (r->rep_parts == 1) how = "one partition: every partitioner places every key there";
     else if (clear) how = "it places them where they are, the others do not";
-    else if (seen && waited >= DECIDE_SEEN_MS) how = "the best fit after 10 s of input";
+    else if (fit[p] == distinct && fed >= DECIDE_TIE_MS)
+        how = distinct ? "a tie after 2 s of input: the first of murmur2, crc32, fnv1a"
+                       : "2 s of input without keys: Kafka's default";
+    else if (fed >= DECIDE_SEEN_MS) how = "the best fit after 10 s of input";
     else if (waited >= DECIDE_ANYWAY_MS) how = "no input here for 30 s: Kafka's default";
     else return; /* more input first */
     if (!write_record(r, p)) return;

@@ -151,7 +151,7 @@ sw_partitioner_t sw_partitioner_choose(const uint32_t fit[SW_PARTITIONER__CNT], 
     int best = 0;
     for (int c = 1; c < SW_PARTITIONER__CNT; c++)
         if (fit[c] > fit[best]) best = c;
-    bool apart = keys >= 8 && (uint64_t)fit[best] * 10 >= (uint64_t)keys * 9;
+    bool apart = keys >= 1 && (uint64_t)fit[best] * 10 >= (uint64_t)keys * 9;
     for (int c = 0; c < SW_PARTITIONER__CNT && apart; c++)
         if (c != best && fit[c] >= fit[best]) apart = false;
     *clear = apart;

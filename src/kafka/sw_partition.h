@@ -85,10 +85,12 @@ unsigned sw_partition_fits(const void *key, size_t len, int32_t partition, int32
  *        sampled are where partitioner p places them. The best fit wins;
  *        a tie goes to the first in sw_partitioner_t's order (murmur2,
  *        Kafka's default, first). Deterministic: equal samples, equal answer.
- * @param clear set to whether the sample tells the winner apart: at least
- *        8 keys, the winner places at least 90% of them and every other
- *        candidate fewer than it (with one partition, or a handful of keys,
- *        every candidate fits and the answer is the tie's).
+ * @param clear set to whether the sample tells the winner apart: the
+ *        winner places at least 90% of the keys (at least one) and every
+ *        other candidate fewer. Producers that all use one partitioner put
+ *        every key where it places them, so only a tie (one partition, or a
+ *        few keys that two candidates happen to place alike) leaves the
+ *        answer open: more keys tell them apart.
  */
 sw_partitioner_t sw_partitioner_choose(const uint32_t fit[SW_PARTITIONER__CNT], uint32_t keys,
                                        bool *clear);
