@@ -97,9 +97,9 @@ static void test_same_as_librdkafka(void **state)
 }
 
 /* Keys placed by partitioner @p by into @p n partitions: the choice finds
- * it, clearly, from 16 distinct keys; a handful of keys or one partition
- * leave every candidate fitting (the tie: murmur2); a sample that no
- * candidate explains is not clear. */
+ * it, clearly, from 16 distinct keys; keys that every candidate places
+ * alike (one partition) leave a tie (not clear; murmur2 first); a sample
+ * that no candidate explains is not clear. */
 static void test_choose(void **state)
 {
     (void)state;
