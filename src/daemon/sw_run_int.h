@@ -298,6 +298,7 @@ typedef struct run_s {
     char part_why[200];     /* why this one (the start line) */
     int64_t part_t0;        /* ms: pending since (the decider's waits) */
     int64_t part_seen;      /* ms: the decider first held input (-1: not yet) */
+    int64_t part_sampled;   /* ms: the decider last read the whole topic's keys */
     int64_t part_poll;      /* ms: the record last looked for / refreshed */
     bool part_recorded;     /* this member wrote the record once */
     uint64_t jk_in, jk_fwd, jk_fit[SW_PARTITIONER__CNT]; /* pwork_t's, summed */

@@ -19,7 +19,8 @@
  *    member that owns input partition 0 (the group gives it to one member
  *    at a time, and fences a former owner's commits only in the group it
  *    joined: the record is written once it owns partition 0 in the current
- *    assignment) samples the distinct keys in its FIFOs, chooses the
+ *    assignment) samples the distinct keys in its FIFOs (and, when they do
+ *    not tell, those of every input partition's latest messages), chooses the
  *    candidate that places them where they are (sw_partitioner_choose):
  *    at once when one candidate alone does; on a tie (keys two candidates
  *    place alike) or input without keys after 2 s of input, the first of
@@ -39,6 +40,8 @@
 #define DECIDE_SEEN_MS 10000    /* with input but no clear answer, decide after this */
 #define DECIDE_ANYWAY_MS 30000  /* with no input in partition 0's owner, after this */
 #define SAMPLE_KEYS 4096        /* distinct keys looked at, at most */
+#define TOPIC_SAMPLE 64         /* the latest messages of each input partition read for keys */
+#define TOPIC_SAMPLE_MS 2000    /* how often the decider reads them, while it may */
 #define WARN_AFTER 1000         /* job-keyed input messages before the WARN may fire */
 
 /* The group's record, if any, into *p. @returns 1 found, 0 none, -1 unknown. */
@@ -165,12 +168,48 @@ static int skey_cmp(const void *a, const void *b)
     return x->len ? memcmp(x->key, y->key, x->len) : 0;
 }
 
-/* Partition 0's owner, undecided: choose from the keys its FIFOs hold. */
+/* The latest TOPIC_SAMPLE messages of every input partition, read with the
+ * state reader (which no restore uses meanwhile: both run on the main
+ * thread): the decider's own partitions may hold few keys or none while
+ * the other members' hold input. @returns how many are in @p got. */
+static size_t sample_topic(run_t *r, rd_kafka_message_t **got, size_t max)
+{
+    const char *topic = r->set->kafka.input_topics.v[0];
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->in_parts);
+    int64_t want = 0;
+    for (int q = 0; q < r->in_parts; q++) {
+        int64_t lo, hi;
+        if (rd_kafka_query_watermark_offsets(r->reader, topic, q, &lo, &hi, 2000) || hi <= lo)
+            continue;
+        int64_t from = hi - lo > TOPIC_SAMPLE ? hi - TOPIC_SAMPLE : lo;
+        rd_kafka_topic_partition_list_add(l, topic, q)->offset = from;
+        want += hi - from;
+    }
+    size_t n = 0;
+    if (l->cnt) {
+        rd_kafka_assign(r->reader, l);
+        int64_t deadline = sw_clock_ms() + 1500;
+        while ((int64_t)n < want && n < max && sw_clock_ms() < deadline) {
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
+            if (!m) continue;
+            if (m->err) rd_kafka_message_destroy(m);
+            else got[n++] = m;
+        }
+        rd_kafka_assign(r->reader, NULL);
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+    return n;
+}
+
+/* Partition 0's owner, undecided: choose from the keys its FIFOs hold,
+ * and, when they do not tell, the keys of the input topic's latest
+ * messages. */
 static void decide(run_t *r, int64_t now)
 {
     skey_t *keys = sw_calloc(SAMPLE_KEYS, sizeof(*keys));
-    size_t nk = 0;
+    size_t nk = 0, ntop = 0;
     uint64_t seen = 0;
+    rd_kafka_message_t **top = NULL;
     for (size_t i = 0; i < r->nparts; i++) {
         const part_t *p = r->parts[i];
         if (!p || !p->local) continue;
@@ -182,18 +221,37 @@ static void decide(run_t *r, int64_t now)
                 keys[nk++] = (skey_t){m->key, m->key_len, m->partition};
         }
     }
-    qsort(keys, nk, sizeof(*keys), skey_cmp);
-    uint32_t fit[SW_PARTITIONER__CNT] = {0}, distinct = 0;
-    for (size_t k = 0; k < nk; k++) {
-        if (k && !skey_cmp(&keys[k - 1], &keys[k])) continue;
-        distinct++;
-        unsigned bits = sw_partition_fits(keys[k].key, keys[k].len, keys[k].partition,
-                                          r->rep_parts);
-        for (int c = 0; c < SW_PARTITIONER__CNT; c++) fit[c] += (bits >> c) & 1u;
-    }
-    free(keys);
+    uint32_t fit[SW_PARTITIONER__CNT], distinct;
     bool clear;
-    sw_partitioner_t p = sw_partitioner_choose(fit, distinct, &clear);
+    sw_partitioner_t p;
+    for (int pass = 0;; pass++) {
+        qsort(keys, nk, sizeof(*keys), skey_cmp);
+        memset(fit, 0, sizeof(fit));
+        distinct = 0;
+        for (size_t k = 0; k < nk; k++) {
+            if (k && !skey_cmp(&keys[k - 1], &keys[k])) continue;
+            distinct++;
+            unsigned bits = sw_partition_fits(keys[k].key, keys[k].len, keys[k].partition,
+                                              r->rep_parts);
+            for (int c = 0; c < SW_PARTITIONER__CNT; c++) fit[c] += (bits >> c) & 1u;
+        }
+        p = sw_partitioner_choose(fit, distinct, &clear);
+        /* Unclear from its own input: the whole topic's latest keys once
+         * in a while (the input of the other members' partitions too). */
+        if (pass || clear || r->rep_parts == 1 || now - r->part_sampled < TOPIC_SAMPLE_MS) break;
+        r->part_sampled = now;
+        size_t max = (size_t)r->in_parts * TOPIC_SAMPLE;
+        top = sw_calloc(max ? max : 1, sizeof(*top));
+        ntop = sample_topic(r, top, max);
+        for (size_t k = 0; k < ntop; k++) {
+            seen++;
+            if (top[k]->key && nk < SAMPLE_KEYS)
+                keys[nk++] = (skey_t){top[k]->key, top[k]->key_len, top[k]->partition};
+        }
+    }
+    for (size_t k = 0; k < ntop; k++) rd_kafka_message_destroy(top[k]);
+    free(top);
+    free(keys);
     if (seen && r->part_seen < 0) r->part_seen = now;
     int64_t waited = now - r->part_t0, fed = r->part_seen < 0 ? -1 : now - r->part_seen;
     const char *how;
