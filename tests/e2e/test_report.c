@@ -281,7 +281,7 @@ static int render_lines(const char *text, size_t len, sw_buf_t *html, char *err,
     }
     html->len = 0;
     const char *src[] = {"records.jsonl"};
-    sw_report_opts_t o = {NULL, src, 1, (uint64_t)bad};
+    sw_report_opts_t o = {NULL, src, 1, (uint64_t)bad, false};
     sw_report_render(rep, &o, html);
     sw_buf_cstr(html);
     sw_report_destroy(rep);
