@@ -58,11 +58,15 @@ static const char css[] =
     "svg path.other-death.silent{fill:#fff;stroke-width:1.5}"
     "svg .death-small{font-size:11px;fill:#c62828}"
     "svg line.watchdog{stroke:#6b7480;stroke-width:1.2}svg .wd-label{fill:#4a5260}"
-    "svg rect.rk{stroke:#fff;stroke-width:1}svg rect.rk.first{fill:#7f0000}"
-    "svg rect.rk.dead{fill:#e53935}svg rect.rk.blind{fill:#b0b6be}svg rect.rk.alive{fill:#a5d6a7}"
-    "svg .rk-label{font-size:10px;fill:#1d1d1f}svg rect.rk.first+.rk-label{fill:#fff}"
-    "figure.rankmap svg{max-width:100%;height:auto;display:block}"
-    "tr.repeat td{background:#fff3f0}section.fleet{background:#fff;border:1px solid #d9dde3;"
+    "div.rankmap{display:flex;flex-wrap:wrap;gap:3px;margin:8px 0 4px;max-width:760px}"
+    "span.rk{display:inline-block;min-width:19px;height:19px;font-size:10px;line-height:19px;"
+    "text-align:center;border-radius:2px;color:#1d1d1f;vertical-align:middle}"
+    "div.rankmap.small span.rk{min-width:9px;height:9px}"
+    "span.rk.first{background:#7f0000;color:#fff}span.rk.dead{background:#e53935;color:#fff}"
+    "span.rk.blind{background:#b0b6be}span.rk.alive{background:#a5d6a7}"
+    "p.rk-legend{font-size:12.5px;color:#4a5260;margin:2px 0 8px}"
+    "p.rk-legend span.rk{min-width:12px;height:12px;margin-left:10px}"
+    "tr.repeat td{background:#fff3f0}table.fleet td:first-child{white-space:nowrap}section.fleet{background:#fff;border:1px solid #d9dde3;"
     "border-radius:6px;padding:4px 18px 14px;margin:14px 0;border-left:6px solid #c62828}";
 
 static void put_source(sw_buf_t *out, const rec_t *r)
@@ -563,13 +567,16 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
                       " invalid line%s skipped</strong> (see the "
                       "command's error output).",
                       opts->skipped_lines, opts->skipped_lines == 1 ? "" : "s");
-    sw_buf_puts(out,
-                "</p>\n<p class=\"muted\">Each episode (one job, one episode number) is "
+    sw_buf_puts(out, "</p>\n");
+    if (!opts->fleet_only)
+        sw_buf_puts(out,
+                "<p class=\"muted\">Each episode (one job, one episode number) is "
                 "charted from its latest trigger or update record: that record carries the "
                 "episode's verdict (cluster onset and suspects), which its resolve record "
                 "repeats when it says why the episode ended. Times "
                 "on the charts are aligned clocks relative to the cluster onset; memory is in "
-                "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n</header>\n");
+                "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n");
+    sw_buf_puts(out, "</header>\n");
     bool fleet = false;
     if (opts->fleet_only || sw_report_fleet_jobs(rep) >= 2) fleet = sw_report_put_fleet(out, rep);
     if (opts->fleet_only && !fleet)

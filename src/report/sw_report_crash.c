@@ -294,7 +294,7 @@ static void put_chart(sw_buf_t *out, const job_t *job, const x8item_t *f, const 
     double h = CMT + CPH + 70;
     sw_buf_printf(out,
                   "<figure class=\"chart crash\"><svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"crash-t%u\">"
+                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"crash chart %u\">"
                   "<title id=\"crash-t%u\">Device memory of rank %" PRId64
                   " up to its death, with the warning, the other deaths and the watchdog errors"
                   "</title><rect class=\"bg\" x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\"/>",
@@ -467,45 +467,29 @@ static void put_rank_map(sw_buf_t *out, const x8item_t *f, int64_t world)
     for (size_t i = 0; i < f->n_blind; i++) top = f->blind[i] > top ? f->blind[i] : top;
     if (world <= top) world = top + 1;
     if (world > MAP_MAX_RANKS) return;
-    int64_t cols = world < 32 ? world : 32;
-    int64_t rows = (world + cols - 1) / cols;
-    double cell = 22, w = 12 + (double)cols * cell, h = 12 + (double)rows * cell + 26;
-    sw_buf_printf(out,
-                  "<figure class=\"chart rankmap\"><svg class=\"rankmap\" "
-                  "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
-                  "role=\"img\"><title>Ranks of the job: the first death, the other dead ranks, "
-                  "the blind ranks</title>",
-                  w < 520 ? 520 : w, h, w < 520 ? 520 : w);
+    /* plain HTML cells (no chart): a rank's state is its class and title */
+    sw_buf_printf(out, "<div class=\"rankmap%s\" role=\"list\" title=\"ranks of the job\">",
+                  world > 64 ? " small" : "");
     for (int64_t r = 0; r < world; r++) {
-        const char *cls = r == f->fd_rank                      ? "first"
-                          : in_list(f->dead, f->n_dead, r)     ? "dead"
-                          : in_list(f->blind, f->n_blind, r)   ? "blind"
-                                                               : "alive";
-        double x = 6 + (double)(r % cols) * cell, y = 6 + (double)(r / cols) * cell;
+        const char *cls = r == f->fd_rank                    ? "first"
+                          : in_list(f->dead, f->n_dead, r)   ? "dead"
+                          : in_list(f->blind, f->n_blind, r) ? "blind"
+                                                             : "alive";
+        const char *what = !strcmp(cls, "first")   ? "died first"
+                           : !strcmp(cls, "dead")  ? "dead"
+                           : !strcmp(cls, "blind") ? "blind (collector degraded or silent)"
+                                                   : "alive";
         sw_buf_printf(out,
-                      "<rect class=\"rk %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
-                      "<title>rank %" PRId64 ": %s</title></rect>",
-                      cls, x, y, cell - 3, cell - 3, r,
-                      !strcmp(cls, "first")  ? "died first"
-                      : !strcmp(cls, "dead") ? "dead"
-                      : !strcmp(cls, "blind") ? "blind (collector degraded or silent)"
-                                              : "alive");
-        if (world <= 64)
-            sw_buf_printf(out, "<text class=\"rk-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%" PRId64
-                          "</text>",
-                          x + (cell - 3) / 2, y + 13, r);
+                      "<span class=\"rk %s\" role=\"listitem\" title=\"rank %" PRId64
+                      ": %s\">",
+                      cls, r, what);
+        if (world <= 64) sw_buf_put_i64(out, r);
+        sw_buf_puts(out, "</span>");
     }
-    double ly = h - 8;
-    static const char *const lg[][2] = {
-        {"first", "died first"}, {"dead", "dead"}, {"blind", "blind"}, {"alive", "alive"}};
-    for (size_t i = 0; i < 4; i++) {
-        double x = 6 + (double)i * 110;
-        sw_buf_printf(out,
-                      "<rect class=\"rk %s\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\"/>"
-                      "<text x=\"%.1f\" y=\"%.1f\">%s</text>",
-                      lg[i][0], x, ly - 10, x + 17, ly, lg[i][1]);
-    }
-    sw_buf_puts(out, "</svg></figure>\n");
+    sw_buf_puts(out,
+                "</div>\n<p class=\"rk-legend\"><span class=\"rk first\"></span> died first "
+                "<span class=\"rk dead\"></span> dead <span class=\"rk blind\"></span> blind "
+                "<span class=\"rk alive\"></span> alive</p>\n");
 }
 
 /* ---- a crash ------------------------------------------------------------- */
