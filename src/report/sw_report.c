@@ -48,9 +48,9 @@ static const char css[] =
     "ul.notes{margin:4px 0;padding-left:20px}"
     "nav table td,nav table th{font-size:13px}"
     "footer{color:#6b7480;font-size:12px;margin-top:32px}"
-    "svg path.used{fill:none;stroke:#c62828;stroke-width:2}"
+    "svg path.used{fill:none;stroke:#d84315;stroke-width:2}"
     "svg path.total{fill:none;stroke:#1d1d1f;stroke-width:1.4;stroke-dasharray:7 4}"
-    "svg line.swatch.used{stroke:#c62828}svg line.swatch.total{stroke:#1d1d1f;stroke-dasharray:7 4}"
+    "svg line.swatch.used{stroke:#d84315}svg line.swatch.total{stroke:#1d1d1f;stroke-dasharray:7 4}"
     "svg line.warn{stroke:#b58900;stroke-width:1.6;stroke-dasharray:5 3}"
     "svg circle.warn{fill:#b58900}svg .warn-label{fill:#8a6d00;font-weight:700}"
     "svg line.death{stroke:#c62828;stroke-width:2}svg .death-label{fill:#c62828;font-weight:700}"
@@ -568,7 +568,7 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
                       "command's error output).",
                       opts->skipped_lines, opts->skipped_lines == 1 ? "" : "s");
     sw_buf_puts(out, "</p>\n");
-    if (!opts->fleet_only)
+    if (!opts->fleet_only && n_eps)
         sw_buf_puts(out,
                 "<p class=\"muted\">Each episode (one job, one episode number) is "
                 "charted from its latest trigger or update record: that record carries the "
