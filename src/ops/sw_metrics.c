@@ -856,23 +856,26 @@ void sw_metrics_set_host_limit(sw_metrics_t *m, int64_t max_hosts)
 
 void sw_metrics_first_cause(sw_metrics_t *m, const sw_record_t *rec)
 {
-    if (!m || rec->revision != 0) return;
+    if (!m) return;
     sw_str_t host = {NULL, 0};
     sw_hosts_kind_t kind;
-    if (rec->action == SW_ACTION_TRIGGER && rec->analysis.n_suspects > 0 &&
-        rec->analysis.suspects[0].has_source) {
+    int64_t number = rec->episode;
+    if ((rec->action == SW_ACTION_TRIGGER || rec->action == SW_ACTION_UPDATE) &&
+        rec->analysis.n_suspects > 0 && rec->analysis.suspects[0].has_source) {
         host = rec->analysis.suspects[0].host;
         kind = SW_HOSTS_STORM;
-    } else if (rec->action == SW_ACTION_CRASH && rec->x8 && rec->x8->open) {
+    } else if (rec->action == SW_ACTION_CRASH && rec->x8) {
         host = rec->x8->first.host;
         kind = SW_HOSTS_DEATH;
+        number = rec->x8->number;
     } else {
         return;
     }
-    if (!host.len) return;
+    bool revision = rec->action == SW_ACTION_UPDATE || rec->revision > 0 ||
+                    (rec->action == SW_ACTION_CRASH && !rec->x8->open);
     sw_str_t job = rec->analysis.has_job_id ? rec->analysis.job_id : sw_str("");
     pthread_mutex_lock(&m->lock);
-    sw_hosts_add(m->hosts, host, kind, job, rec->event_timestamp_ns);
+    sw_hosts_add(m->hosts, host, kind, job, number, revision, rec->event_timestamp_ns);
     pthread_mutex_unlock(&m->lock);
 }
 

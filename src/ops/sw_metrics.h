@@ -375,11 +375,12 @@ void sw_metrics_render(const sw_metrics_t *m, sw_buf_t *out);
 void sw_metrics_set_host_limit(sw_metrics_t *m, int64_t max_hosts);
 
 /**
- * @brief The repeat offenders (docs/fleet.md): a trigger (revision 0)
- *        counts a storm on its first suspect's host, a crash as it opens
- *        (revision 0) a death on its first death's host; other records
- *        and records without a host count nothing. Called by the daemon
- *        for every record it sends (send_record()). Accepts m NULL.
+ * @brief The repeat offenders (docs/fleet.md): a trigger counts a storm on
+ *        its first suspect's host, a crash as it opens a death on its first
+ *        death's host; an update or a later crash record that names another
+ *        host moves the episode or crash there (sw_hosts_add()); other
+ *        records and records without a host count nothing. Called by the
+ *        daemon for every record it sends (send_record()). Accepts m NULL.
  */
 void sw_metrics_first_cause(sw_metrics_t *m, const sw_record_t *rec);
 

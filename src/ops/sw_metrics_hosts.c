@@ -8,8 +8,9 @@
 #include "sw_types.h"
 
 typedef struct hjob_s {
-    uint64_t job;  /* hash of the job id */
-    int64_t at_ns; /* its latest first cause on this host */
+    uint64_t job;   /* hash of the job id */
+    int64_t number; /* the episode or crash of that job */
+    int64_t at_ns;  /* when it named this host */
 } hjob_t;
 
 typedef struct hrow_s {
@@ -74,63 +75,105 @@ static size_t find(const sw_hosts_t *h, const char *host, bool *found)
     return lo;
 }
 
-static void remember_job(hrow_t *r, int kind, uint64_t job, int64_t at)
+static void remember(hrow_t *r, int kind, uint64_t job, int64_t number, int64_t at)
 {
     hjob_t *v = r->jobs[kind];
     size_t n = r->n_jobs[kind], oldest = 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i].job == job) {
+        if (v[i].job == job && v[i].number == number) {
             if (at > v[i].at_ns) v[i].at_ns = at;
             return;
         }
         if (v[i].at_ns < v[oldest].at_ns) oldest = i;
     }
     if (n < SW_HOSTS_JOBS_MAX) {
-        v[n] = (hjob_t){job, at};
+        v[n] = (hjob_t){job, number, at};
         r->n_jobs[kind]++;
     } else if (at >= v[oldest].at_ns) {
-        v[oldest] = (hjob_t){job, at}; /* full: the job seen longest ago goes */
+        v[oldest] = (hjob_t){job, number, at}; /* full: the one seen longest ago goes */
     }
 }
 
-void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job,
-                  int64_t event_ns)
+/* Forget (job, number) of @p kind on every host but @p keep. @returns
+ * whether some host had it (a revision then moves it). */
+static bool forget_elsewhere(sw_hosts_t *h, int kind, uint64_t job, int64_t number,
+                             const hrow_t *keep, bool *here)
 {
-    if (!host.len || (kind != SW_HOSTS_STORM && kind != SW_HOSTS_DEATH)) return;
+    bool found = false;
+    *here = false;
+    for (size_t i = 0; i < h->n; i++) {
+        hrow_t *r = h->rows[i];
+        hjob_t *v = r->jobs[kind];
+        for (size_t q = 0; q < r->n_jobs[kind]; q++) {
+            if (v[q].job != job || v[q].number != number) continue;
+            if (r == keep) {
+                *here = true;
+                continue;
+            }
+            v[q] = v[--r->n_jobs[kind]];
+            found = true;
+            break;
+        }
+    }
+    return found;
+}
+
+/* The row of @p host, made while under the limit; NULL: over it. */
+static hrow_t *row_of(sw_hosts_t *h, sw_str_t host, bool make)
+{
     size_t len = host.len;
     if (len > SW_HOSTS_NAME_MAX) {
         len = SW_HOSTS_NAME_MAX;
         while (len > 0 && ((unsigned char)host.ptr[len] & 0xc0) == 0x80) len--;
     }
     char *name = sw_memdup0(host.ptr, len);
-    /* a NUL inside the name ends it; the overflow label is ours alone */
-    if (!name[0] || !strcmp(name, SW_HOSTS_OTHER)) {
-        free(name);
-        return;
-    }
-    if (event_ns > h->newest_ns) h->newest_ns = event_ns;
     bool found;
     size_t at = find(h, name, &found);
-    if (!found) {
-        if ((int64_t)h->n >= h->max_hosts) {
-            h->other[kind]++;
-            free(name);
-            return;
-        }
-        hrow_t *r = sw_calloc(1, sizeof(*r));
-        r->host = name;
-        name = NULL;
-        SW_GROW(h->rows, h->n, h->cap, 16);
-        memmove(&h->rows[at + 1], &h->rows[at], (h->n - at) * sizeof(*h->rows));
-        h->rows[at] = r;
-        h->n++;
+    if (found) {
+        free(name);
+        return h->rows[at];
     }
-    free(name);
-    hrow_t *r = h->rows[at];
-    r->n[kind]++;
-    remember_job(r, kind, sw_hash_bytes(job.ptr ? job.ptr : "", job.len, 0x6a6f62ULL), event_ns);
+    if (!make || (int64_t)h->n >= h->max_hosts) {
+        free(name);
+        return NULL;
+    }
+    hrow_t *r = sw_calloc(1, sizeof(*r));
+    r->host = name;
+    SW_GROW(h->rows, h->n, h->cap, 16);
+    memmove(&h->rows[at + 1], &h->rows[at], (h->n - at) * sizeof(*h->rows));
+    h->rows[at] = r;
+    h->n++;
+    return r;
 }
 
+/* A usable host name: not empty (a NUL inside ends it), not ours. */
+static bool usable(sw_str_t host)
+{
+    size_t n = strnlen(host.ptr ? host.ptr : "", host.len);
+    return n > 0 && !(n == strlen(SW_HOSTS_OTHER) && !memcmp(host.ptr, SW_HOSTS_OTHER, n));
+}
+
+void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job,
+                  int64_t number, bool revision, int64_t event_ns)
+{
+    if ((kind != SW_HOSTS_STORM && kind != SW_HOSTS_DEATH) || !usable(host)) return;
+    host.len = strnlen(host.ptr, host.len);
+    uint64_t jh = sw_hash_bytes(job.ptr ? job.ptr : "", job.len, 0x6a6f62ULL);
+    if (revision) {
+        /* counted only when it names another host than the one counted */
+        bool here;
+        bool moved = forget_elsewhere(h, kind, jh, number, row_of(h, host, false), &here);
+        if (here || !moved) return;
+    }
+    hrow_t *r = row_of(h, host, true);
+    if (event_ns > h->newest_ns) h->newest_ns = event_ns;
+    if (!r) {
+        h->other[kind]++;
+        return;
+    }
+    r->n[kind]++;
+    remember(r, kind, jh, number, event_ns);
+}
 static const char *const k_kind[2] = {"storm", "death"};
 
 /* host="...": backslash, quote and newline escaped (the text format). */
@@ -156,9 +199,16 @@ void sw_hosts_render(const sw_hosts_t *h, const char *name, bool jobs, int64_t n
             if (!r->n[k]) continue;
             uint64_t v = r->n[k];
             if (jobs) {
+                /* distinct jobs (a job's several episodes count once) */
                 v = 0;
-                for (size_t q = 0; q < r->n_jobs[k]; q++)
-                    v += r->jobs[k][q].at_ns > now_ns - SW_HOSTS_WINDOW_NS;
+                const hjob_t *jv = r->jobs[k];
+                for (size_t q = 0; q < r->n_jobs[k]; q++) {
+                    if (jv[q].at_ns <= now_ns - SW_HOSTS_WINDOW_NS) continue;
+                    bool seen = false;
+                    for (size_t p = 0; p < q && !seen; p++)
+                        seen = jv[p].job == jv[q].job && jv[p].at_ns > now_ns - SW_HOSTS_WINDOW_NS;
+                    v += !seen;
+                }
             }
             sw_buf_puts(out, name);
             put_label(out, r->host);

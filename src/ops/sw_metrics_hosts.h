@@ -10,6 +10,7 @@
 #ifndef SW_METRICS_HOSTS_H
 #define SW_METRICS_HOSTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,11 +39,16 @@ void sw_hosts_destroy(sw_hosts_t *h);
 void sw_hosts_set_limit(sw_hosts_t *h, int64_t max_hosts);
 
 /**
- * @brief Count one storm first cause or first death on @p host for job
- *        @p job at event time @p event_ns. An empty host is not counted.
+ * @brief Count a storm first cause or a first death on @p host: episode or
+ *        crash @p number of job @p job, at event time @p event_ns. A
+ *        @p revision (an update, a crash record of revision > 0) counts
+ *        only when it names another host than the one its episode or crash
+ *        was counted on: the job then moves to the new host's distinct
+ *        jobs, and the new host's counter goes up (the old one keeps its
+ *        count: a counter never goes down). An empty host counts nothing.
  */
 void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job,
-                  int64_t event_ns);
+                  int64_t number, bool revision, int64_t event_ns);
 
 /** @brief Distinct hosts with series of their own. */
 size_t sw_hosts_count(const sw_hosts_t *h);
