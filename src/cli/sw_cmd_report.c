@@ -27,12 +27,12 @@ static void usage(FILE *f)
             "record), the suspects, notes, the lifecycle (trigger, updates, resolve),\n"
             "severity, dedup key and summary; then each job summary.\n"
             "\n"
-            "A job's crash (SPEC 8 crash records) gets a section of its own: who died\n"
-            "first and whether that was revised, what warned and how long before, a map\n"
-            "of the dead and blind ranks, and, with --telemetry, a chart of the first dead\n"
-            "rank's memory against its device total up to the death, the warning, the\n"
-            "other deaths and the watchdog errors. A report without a storm episode opens\n"
-            "with its crashes.\n"
+            "A job's crash (its crash records, docs/semantics.md) gets a section of its\n"
+            "own: who died first and whether that was revised, what warned and how long\n"
+            "before, a map of the dead and blind ranks, and, with --telemetry, a chart of\n"
+            "the first dead rank's memory against its device total up to the death, the\n"
+            "warning, the other deaths and the watchdog errors (docs/report.md). A report\n"
+            "without a storm episode opens with its crashes.\n"
             "\n"
             "When two or more jobs name a host (storm first causes, first deaths), the\n"
             "report opens with the repeat offenders: hosts and GPUs by the number of jobs\n"
@@ -57,7 +57,8 @@ static void usage(FILE *f)
             "\n"
             "Example:\n"
             "  stormwatch gen | stormwatch replay | stormwatch report -o report.html\n"
-            "  stormwatch gen --crash cascade -o t.jsonl && stormwatch replay t.jsonl >r.jsonl\n"
+            "  stormwatch gen --crash cascade -o t.jsonl\n"
+            "  stormwatch replay t.jsonl > r.jsonl\n"
             "  stormwatch report --telemetry t.jsonl -o crash.html r.jsonl\n");
 }
 
