@@ -152,6 +152,12 @@ static double px(const cpanel_t *p, double t)
     return p->x0 + (t - p->lo) / (p->hi - p->lo) * p->w;
 }
 
+/* A mark's x, kept inside its panel (a clock far off puts it at the edge). */
+static double px_in(const cpanel_t *p, double t)
+{
+    return fmin(fmax(px(p, t), p->x0), p->x0 + p->w);
+}
+
 static double py(double ymax, double v)
 {
     return CMT + CPH - v / ymax * CPH;
@@ -355,7 +361,7 @@ static void put_chart(sw_buf_t *out, const job_t *job, const x8item_t *f, const 
                   py(ymax, (double)c->used[last]));
     /* the warning */
     if (w) {
-        double x = px(&mp, (double)(w->event_ns - death));
+        double x = px_in(&mp, (double)(w->event_ns - death));
         sw_buf_printf(out,
                       "<line class=\"warn\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" class=\"warn-label\">"
@@ -378,7 +384,7 @@ static void put_chart(sw_buf_t *out, const job_t *job, const x8item_t *f, const 
     size_t labelled = 0;
     for (size_t i = 0; i < n_marks; i++) {
         if (marks[i].kind == CM_WATCHDOG) continue;
-        double x = px(&mp, (double)(marks[i].ts - death));
+        double x = px_in(&mp, (double)(marks[i].ts - death));
         sw_buf_printf(out,
                       "<path class=\"other-death%s\" d=\"M%.1f,%.1f l-5,-9 h10 z\">"
                       "<title>rank %" PRId64 " dies (%s), ",
@@ -396,7 +402,7 @@ static void put_chart(sw_buf_t *out, const job_t *job, const x8item_t *f, const 
     const cpanel_t *wp = after ? &ap : &mp;
     for (size_t i = 0; i < n_marks; i++) {
         if (marks[i].kind != CM_WATCHDOG) continue;
-        double x = px(wp, (double)(marks[i].ts - death));
+        double x = px_in(wp, (double)(marks[i].ts - death));
         sw_buf_printf(out,
                       "<line class=\"watchdog\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
                       x, x, CMT + CPH - 22, CMT + CPH);

@@ -261,10 +261,15 @@ bool sw_report_put_fleet(sw_buf_t *out, const sw_report_t *rep)
                       "first death%s.",
                       top->jobs, rep->n_jobs, top->storms, top->storms == 1 ? "" : "s", top->deaths,
                       top->deaths == 1 ? "" : "s");
-        if (gpus[0].jobs > 1) {
-            sw_buf_puts(out, " Its most frequent GPU: ");
-            put_where(out, gpus[0].first, true);
-            sw_buf_printf(out, " (%zu jobs).", gpus[0].jobs);
+        /* its GPU named first in the most jobs (rows are in that order) */
+        for (size_t i = 0; i < n_gpus; i++) {
+            if (!sw_str_eq(gpus[i].first->host, top->first->host)) continue;
+            if (gpus[i].jobs > 1) {
+                sw_buf_puts(out, " Its GPU named in the most jobs: ");
+                put_where(out, gpus[i].first, true);
+                sw_buf_printf(out, " (%zu jobs).", gpus[i].jobs);
+            }
+            break;
         }
         if (tied) sw_buf_printf(out, " %zu other host%s tied with it.", tied, tied == 1 ? "" : "s");
     } else {
