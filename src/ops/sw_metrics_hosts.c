@@ -153,8 +153,8 @@ static bool usable(sw_str_t host)
     return n > 0 && !(n == strlen(SW_HOSTS_OTHER) && !memcmp(host.ptr, SW_HOSTS_OTHER, n));
 }
 
-void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job,
-                  int64_t number, bool revision, int64_t event_ns)
+void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job, int64_t number,
+                  bool revision, int64_t event_ns)
 {
     if ((kind != SW_HOSTS_STORM && kind != SW_HOSTS_DEATH) || !usable(host)) return;
     host.len = strnlen(host.ptr, host.len);

@@ -47,8 +47,8 @@ void sw_hosts_set_limit(sw_hosts_t *h, int64_t max_hosts);
  *        jobs, and the new host's counter goes up (the old one keeps its
  *        count: a counter never goes down). An empty host counts nothing.
  */
-void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job,
-                  int64_t number, bool revision, int64_t event_ns);
+void sw_hosts_add(sw_hosts_t *h, sw_str_t host, sw_hosts_kind_t kind, sw_str_t job, int64_t number,
+                  bool revision, int64_t event_ns);
 
 /** @brief Distinct hosts with series of their own. */
 size_t sw_hosts_count(const sw_hosts_t *h);

@@ -139,7 +139,7 @@ sw_err_t sw_report_add_telemetry(sw_report_t *rep, const char *line, size_t len,
 #define CMR 24.0
 #define CMT 40.0
 #define CPH 260.0
-#define CGAP 26.0  /* between the main panel and the after-death panel */
+#define CGAP 26.0    /* between the main panel and the after-death panel */
 #define CAFTER 170.0 /* width of the after-death panel */
 
 typedef struct cpanel_s {
@@ -298,13 +298,14 @@ static void put_chart(sw_buf_t *out, const job_t *job, const x8item_t *f, const 
         ap.hi = wd_hi + pad;
     }
     double h = CMT + CPH + 70;
-    sw_buf_printf(out,
-                  "<figure class=\"chart crash\"><svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"crash chart %u\">"
-                  "<title id=\"crash-t%u\">Device memory of rank %" PRId64
-                  " up to its death, with the warning, the other deaths and the watchdog errors"
-                  "</title><rect class=\"bg\" x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\"/>",
-                  CW, h, chart_no, chart_no, c->rank, CW, h);
+    sw_buf_printf(
+        out,
+        "<figure class=\"chart crash\"><svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+        "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"crash chart %u\">"
+        "<title id=\"crash-t%u\">Device memory of rank %" PRId64
+        " up to its death, with the warning, the other deaths and the watchdog errors"
+        "</title><rect class=\"bg\" x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\"/>",
+        CW, h, chart_no, chart_no, c->rank, CW, h);
     /* y grid in GiB */
     double unit = 1073741824.0;
     const char *uname = "GiB";
@@ -486,8 +487,7 @@ static void put_rank_map(sw_buf_t *out, const x8item_t *f, int64_t world)
                            : !strcmp(cls, "blind") ? "blind (collector degraded or silent)"
                                                    : "alive";
         sw_buf_printf(out,
-                      "<span class=\"rk %s\" role=\"listitem\" title=\"rank %" PRId64
-                      ": %s\">",
+                      "<span class=\"rk %s\" role=\"listitem\" title=\"rank %" PRId64 ": %s\">",
                       cls, r, what);
         if (world <= 64) sw_buf_put_i64(out, r);
         sw_buf_puts(out, "</span>");
@@ -516,7 +516,8 @@ static void put_crash(sw_buf_t *out, const job_t *job, size_t j, const x8item_t 
 {
     sw_buf_printf(out,
                   "<section class=\"episode crash sev-critical\" id=\"job-%zu-crash-%" PRId64
-                  "\">\n<h3>Crash %" PRId64 " <span class=\"badge critical\">critical</span></h3>\n"
+                  "\">\n<h3>Crash %" PRId64
+                  " <span class=\"badge critical\">critical</span></h3>\n"
                   "<p class=\"summary-line\">",
                   j + 1, f->number, f->number);
     put_where(out, f);
@@ -538,8 +539,8 @@ static void put_crash(sw_buf_t *out, const job_t *job, size_t j, const x8item_t 
     }
     sw_buf_puts(out, "<p class=\"choice\">");
     if (first_rec && first_rec->fd_rank != f->fd_rank) {
-        sw_buf_printf(out, "<strong>First death revised</strong> (revision %" PRId64 "): ",
-                      f->revision);
+        sw_buf_printf(out,
+                      "<strong>First death revised</strong> (revision %" PRId64 "): ", f->revision);
         put_where(out, f);
         sw_buf_puts(out, " died ");
         sw_report_duration(out, first_rec->fd_aligned - f->fd_aligned);
@@ -581,14 +582,12 @@ static void put_crash(sw_buf_t *out, const job_t *job, size_t j, const x8item_t 
                     "<p class=\"muted\">No memory chart: alert records carry no memory series. "
                     "Give the job's telemetry with <code>--telemetry FILE</code> to chart the "
                     "first dead rank's memory against its device total up to the death");
-        sw_buf_puts(out, c ? " (a chart is drawn for a job's first crash only).</p>\n"
-                           : ".</p>\n");
+        sw_buf_puts(out, c ? " (a chart is drawn for a job's first crash only).</p>\n" : ".</p>\n");
     }
     put_rank_map(out, f, c ? c->world : 0);
     sw_buf_puts(out, "<dl class=\"facts\"><dt>dead ranks</dt><dd>");
     sw_report_put_ranks(out, f->dead, f->n_dead, 64);
-    if ((int64_t)f->n_dead < f->deaths)
-        sw_buf_printf(out, " (%" PRId64 " dead in all)", f->deaths);
+    if ((int64_t)f->n_dead < f->deaths) sw_buf_printf(out, " (%" PRId64 " dead in all)", f->deaths);
     sw_buf_puts(out, "</dd><dt>blind ranks</dt><dd>");
     sw_report_put_ranks(out, f->blind, f->n_blind, 64);
     sw_buf_puts(out, "</dd></dl>\n</section>\n");
@@ -602,6 +601,7 @@ void sw_report_put_crashes(sw_buf_t *out, const job_t *job, size_t j, unsigned *
         if (job->x8s[i].act == SW_ACTION_CRASH && !in_list(nums, n, job->x8s[i].number))
             nums[n++] = job->x8s[i].number;
     qsort(nums, n, sizeof(*nums), cmp_i64);
-    for (size_t i = 0; i < n; i++) put_crash(out, job, j, sw_report_crash_final(job, nums[i]), chart_no);
+    for (size_t i = 0; i < n; i++)
+        put_crash(out, job, j, sw_report_crash_final(job, nums[i]), chart_no);
     free(nums);
 }

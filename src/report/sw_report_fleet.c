@@ -125,7 +125,8 @@ static frow_t *make_rows(fitem_t *v, size_t n, bool by_gpu, size_t *n_rows)
         size_t k = i;
         frow_t *r = &rows[nr++];
         r->first = &v[i];
-        while (k < n && sw_str_eq(v[k].host, v[i].host) && (!by_gpu || v[k].device == v[i].device)) {
+        while (k < n && sw_str_eq(v[k].host, v[i].host) &&
+               (!by_gpu || v[k].device == v[i].device)) {
             const fitem_t *it = &v[k];
             if (k == i || it->job != v[k - 1].job) r->jobs++;
             if (it->kind == FK_STORM) r->storms++;
@@ -222,7 +223,8 @@ static void put_table(sw_buf_t *out, const sw_report_t *rep, const frow_t *rows,
     }
     sw_buf_puts(out, "</tbody></table>\n");
     if (n > FLEET_ROWS)
-        sw_buf_printf(out, "<p class=\"muted\">%zu more %s named once or less often, not listed.</p>\n",
+        sw_buf_printf(out,
+                      "<p class=\"muted\">%zu more %s named once or less often, not listed.</p>\n",
                       n - FLEET_ROWS, by_gpu ? "GPUs" : "hosts");
 }
 
@@ -290,8 +292,7 @@ bool sw_report_put_fleet(sw_buf_t *out, const sw_report_t *rep)
                   storms, storms == 1 ? "" : "s", deaths, deaths == 1 ? "" : "es", jobs,
                   jobs == 1 ? "" : "s");
     if (fs.unplaced_storms || fs.unplaced_deaths)
-        sw_buf_printf(out,
-                      " Not placed (their records name no host): %zu episode%s, %zu crash%s.",
+        sw_buf_printf(out, " Not placed (their records name no host): %zu episode%s, %zu crash%s.",
                       fs.unplaced_storms, fs.unplaced_storms == 1 ? "" : "s", fs.unplaced_deaths,
                       fs.unplaced_deaths == 1 ? "" : "es");
     sw_buf_puts(out, "</p>\n<h3>Hosts</h3>\n");
