@@ -145,7 +145,8 @@ engine_in() {
 nrec=$(grep -vc '"action": *"summary"' "$tmp/want.jsonl")
 # rsyslog has shipped the file when in.rsys ends at $total messages.
 ends() {
-  kcat -b "$bs" -C -t "$1" -o -1 -e -q -f '%o\n' 2>/dev/null | awk '{ s += $1 + 1 } END { print s + 0 }'
+  kcat -b "$bs" -C -t "$1" -o -1 -e -q -f '%p %o\n' 2>/dev/null |
+    awk '{ if ($2 + 1 > e[$1]) e[$1] = $2 + 1 } END { for (p in e) s += e[p]; print s + 0 }'
 }
 # Progress-based: gives up after 30 s without a new line shipped.
 i=0
