@@ -34,15 +34,15 @@
 #include "sw_run_int.h"
 
 #define RECORD_PREFIX "swpart1:"
-#define POLL_MS 500             /* undecided: how often the record is looked for */
-#define REFRESH_MS 3600000      /* decided: how often partition 0's owner writes it again */
-#define DECIDE_TIE_MS 2000      /* input whose keys every best candidate places: wait this */
-#define DECIDE_SEEN_MS 10000    /* with input but no clear answer, decide after this */
-#define DECIDE_ANYWAY_MS 30000  /* with no input in partition 0's owner, after this */
-#define SAMPLE_KEYS 4096        /* distinct keys looked at, at most */
-#define TOPIC_SAMPLE 64         /* the latest messages of each input partition read for keys */
-#define TOPIC_SAMPLE_MS 2000    /* how often the decider reads them, while it may */
-#define WARN_AFTER 1000         /* job-keyed input messages before the WARN may fire */
+#define POLL_MS 500            /* undecided: how often the record is looked for */
+#define REFRESH_MS 3600000     /* decided: how often partition 0's owner writes it again */
+#define DECIDE_TIE_MS 2000     /* input whose keys every best candidate places: wait this */
+#define DECIDE_SEEN_MS 10000   /* with input but no clear answer, decide after this */
+#define DECIDE_ANYWAY_MS 30000 /* with no input in partition 0's owner, after this */
+#define SAMPLE_KEYS 4096       /* distinct keys looked at, at most */
+#define TOPIC_SAMPLE 64        /* the latest messages of each input partition read for keys */
+#define TOPIC_SAMPLE_MS 2000   /* how often the decider reads them, while it may */
+#define WARN_AFTER 1000        /* job-keyed input messages before the WARN may fire */
 
 /* The group's record, if any, into *p. @returns 1 found, 0 none, -1 unknown. */
 static int read_record(run_t *r, sw_partitioner_t *p)
@@ -217,8 +217,7 @@ static void decide(run_t *r, int64_t now)
             const rd_kafka_message_t *m = p->fifo.m[(p->fifo.head + k) % p->fifo.cap];
             if (m->err) continue;
             seen++;
-            if (m->key && nk < SAMPLE_KEYS)
-                keys[nk++] = (skey_t){m->key, m->key_len, m->partition};
+            if (m->key && nk < SAMPLE_KEYS) keys[nk++] = (skey_t){m->key, m->key_len, m->partition};
         }
     }
     uint32_t fit[SW_PARTITIONER__CNT], distinct;
@@ -272,8 +271,8 @@ static void decide(run_t *r, int64_t now)
            "repartition=auto: the producers place job_id keys with %s (of %u distinct keys read, "
            "murmur2 places %u where they are, crc32 %u, fnv1a %u: %s); recorded for group %s, "
            "whose members all use it from now on",
-           sw_partitioner_name(p), distinct, fit[SW_PARTITIONER_MURMUR2],
-           fit[SW_PARTITIONER_CRC32], fit[SW_PARTITIONER_FNV1A], how, r->set->kafka.group_id);
+           sw_partitioner_name(p), distinct, fit[SW_PARTITIONER_MURMUR2], fit[SW_PARTITIONER_CRC32],
+           fit[SW_PARTITIONER_FNV1A], how, r->set->kafka.group_id);
 }
 
 void sw_run_keying_tick(run_t *r, int64_t now)
@@ -293,7 +292,8 @@ void sw_run_keying_tick(run_t *r, int64_t now)
     sw_partitioner_t p;
     if (read_record(r, &p) == 1) {
         decided(r, p);
-        snprintf(r->part_why, sizeof(r->part_why), "the group's record, written by the owner of "
+        snprintf(r->part_why, sizeof(r->part_why),
+                 "the group's record, written by the owner of "
                  "partition 0");
         sw_log(r->log, SW_LOG_INFO,
                "repartition=auto: the group recorded %s as its producers' partitioner; analysing",
@@ -328,6 +328,6 @@ void sw_run_keying_warn(run_t *r)
            "%s: %llu of %llu messages keyed by their job_id took the hop through %s because %s "
            "(the group's partitioner, %s) does not place them where they are; %s",
            r->set->kafka.input_topics.v[0], (unsigned long long)r->jk_fwd,
-           (unsigned long long)r->jk_in, r->rep_topic, sw_partitioner_name(r->part),
-           r->part_why, fix);
+           (unsigned long long)r->jk_in, r->rep_topic, sw_partitioner_name(r->part), r->part_why,
+           fix);
 }
