@@ -65,6 +65,7 @@ static bool wait_cluster(run_t *r)
         rd_kafka_resp_err_t e = rd_kafka_metadata(r->producer, 0, NULL, &md, 2000);
         if (!e) {
             rd_kafka_metadata_destroy(md);
+            r->kctx.contacted = true;
             if (attempts)
                 sw_log(r->log, SW_LOG_INFO, "the Kafka cluster answers (after %lld ms)",
                        (long long)(sw_clock_ms() - t0));
@@ -355,6 +356,12 @@ int sw_run_setup(run_t *r)
     if (rd_kafka_conf_get(pc, "message.max.bytes", mmb, &mmb_len) == RD_KAFKA_CONF_OK)
         max_bytes = strtol(mmb, NULL, 10);
     r->max_value = max_bytes > 16384 ? (size_t)max_bytes - 8192 : (size_t)max_bytes / 2;
+    /* First contact before any client: a refused or unresolvable address
+     * is said at once, in one line, and no client repeats it. */
+    if (!sw_kafka_wait_reachable(pc, r->log, r->opts->running)) {
+        rd_kafka_conf_destroy(pc);
+        return -1;
+    }
     r->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!r->producer) {
         rd_kafka_conf_destroy(pc);
