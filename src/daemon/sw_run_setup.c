@@ -154,22 +154,6 @@ static void create_cmd(const run_t *r, const char *topic, int parts, const char 
              retention_ms ? retention_ms : "");
 }
 
-/* Whether the cluster names a controller among its brokers: the Admin
- * API's CreateTopics goes to it. librdkafka's mock cluster (2.0) names
- * broker 0, which it does not have, and does not implement CreateTopics:
- * asking would wait out the request timeout for nothing. */
-static bool has_controller(run_t *r)
-{
-    int32_t ctl = rd_kafka_controllerid(r->producer, 2000);
-    if (ctl < 0) return false;
-    const rd_kafka_metadata_t *md = NULL;
-    bool found = false;
-    if (rd_kafka_metadata(r->producer, 0, NULL, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR)
-        for (int i = 0; i < md->broker_cnt && !found; i++) found = md->brokers[i].id == ctl;
-    if (md) rd_kafka_metadata_destroy(md);
-    return found;
-}
-
 /* A state topic of more than one partition: snapshots use partition 0
  * only, so it works, but it is not what the docs require; said once,
  * with the fix. */
@@ -245,7 +229,7 @@ static int ensure_topics(run_t *r)
         check_state_parts(r);
         return 0;
     }
-    if (!has_controller(r)) {
+    if (!sw_kafka_has_controller(r->producer)) {
         /* No Admin API to ask. A broker that creates topics on first use
          * (auto.create.topics.enable; librdkafka's mock) does so with its
          * defaults: what matters (the state topic's single partition, the

@@ -526,6 +526,18 @@ const char *sw_kafka_offset_str(int64_t offset, char *buf, size_t size)
     return buf;
 }
 
+bool sw_kafka_has_controller(rd_kafka_t *rk)
+{
+    int32_t ctl = rd_kafka_controllerid(rk, 2000);
+    if (ctl < 0) return false;
+    const rd_kafka_metadata_t *md = NULL;
+    bool found = false;
+    if (rd_kafka_metadata(rk, 0, NULL, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+        for (int i = 0; i < md->broker_cnt && !found; i++) found = md->brokers[i].id == ctl;
+    if (md) rd_kafka_metadata_destroy(md);
+    return found;
+}
+
 /* ---- first contact: a TCP probe of bootstrap.servers ------------------------ */
 
 /* Addresses of bootstrap.servers probed at most, and sockets per address

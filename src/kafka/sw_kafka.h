@@ -193,6 +193,15 @@ sw_err_t sw_kafka_probe(const rd_kafka_conf_t *kc, char *errstr, size_t errstr_s
 bool sw_kafka_wait_reachable(const rd_kafka_conf_t *kc, const sw_log_t *log,
                              volatile sig_atomic_t *running);
 
+/**
+ * @brief Whether the cluster of @p rk names a controller among its
+ *        brokers (the Admin API's CreateTopics goes to it). librdkafka's
+ *        mock cluster (2.0) names broker 0, which it does not have, and
+ *        does not implement CreateTopics: asking it would only wait out
+ *        the request timeout.
+ */
+bool sw_kafka_has_controller(rd_kafka_t *rk);
+
 /** An embedded mock cluster (librdkafka's in-process Kafka brokers). */
 typedef struct sw_mock_s sw_mock_t;
 

@@ -301,6 +301,17 @@ static bool ensure_dlq_topic(notify_t *n)
     sw_log(n->log, SW_LOG_INFO, "creating topic \"%s\" (notify.dlq.topic, topics.create=on)",
            n->dlq_topic);
     rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "delete");
+    if (!sw_kafka_has_controller(n->producer)) {
+        rd_kafka_NewTopic_destroy(nt);
+        sw_log(n->log, SW_LOG_WARN,
+               "cannot create topic \"%s\": the cluster names no controller broker for the Admin "
+               "API (librdkafka's mock cluster: `stormwatch mock` given this configuration's "
+               "-c/-X creates it); dead letters wait until it exists: kafka-topics.sh "
+               "--bootstrap-server %s --create --topic %s --partitions 1 --config "
+               "cleanup.policy=delete",
+               n->dlq_topic, n->opts->bootstrap, n->dlq_topic);
+        return true;
+    }
     rd_kafka_queue_t *q = rd_kafka_queue_new(n->producer);
     rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(n->producer,
                                                            RD_KAFKA_ADMIN_OP_CREATETOPICS);
