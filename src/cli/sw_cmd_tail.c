@@ -280,9 +280,10 @@ static sw_err_t plan_of(void *opaque, int32_t id, bool alert, const sw_avro_plan
     }
     sw_registry_t *reg = alert ? tl->reg_alert : tl->reg_event;
     if (!reg) {
-        snprintf(why, why_size,
-                 "unknown schema id %ld (give -X schema.registry.url=URL to look writer schemas up)",
-                 (long)id);
+        snprintf(
+            why, why_size,
+            "unknown schema id %ld (give -X schema.registry.url=URL to look writer schemas up)",
+            (long)id);
         return SW_ERR_NOT_FOUND;
     }
     return sw_registry_plan(reg, id, plan, why, why_size);

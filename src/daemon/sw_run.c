@@ -50,8 +50,8 @@ static void on_expired(void *opaque, const sw_record_t *rec)
  * exit: all of them, @p flush). */
 static void limits_tick(run_t *r, bool flush)
 {
-    sw_log_limit_t *lims[] = {&r->lim_bad,  &r->lim_kafka, &r->lim_commit,    &r->lim_snap,
-                              &r->lim_key,  &r->lim_reg,   &r->kctx.lim_down, &r->kctx.lim_err};
+    sw_log_limit_t *lims[] = {&r->lim_bad, &r->lim_kafka, &r->lim_commit,    &r->lim_snap,
+                              &r->lim_key, &r->lim_reg,   &r->kctx.lim_down, &r->kctx.lim_err};
     for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
         if (flush) sw_log_limit_flush(r->log, lims[i]);
         else sw_log_limit_tick(r->log, lims[i]);

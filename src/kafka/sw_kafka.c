@@ -206,8 +206,8 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
                        name, reason);
         return;
     default:
-        sw_log_limited(ctx->log, &ctx->lim_err, SW_LOG_ERROR, "Kafka %s: %s: %s",
-                       rd_kafka_name(rk), name, reason);
+        sw_log_limited(ctx->log, &ctx->lim_err, SW_LOG_ERROR, "Kafka %s: %s: %s", rd_kafka_name(rk),
+                       name, reason);
         return;
     }
 }
@@ -548,15 +548,15 @@ bool sw_kafka_has_controller(rd_kafka_t *rk)
 #define PROBE_TICK_MS 100
 
 typedef struct probe_addr_s {
-    char name[256];     /* as given, without a PROTOCOL:// prefix */
-    int gai;            /* getaddrinfo's error; 0: resolved */
-    int gai_errno;      /* errno when gai is EAI_SYSTEM */
-    int refused;        /* sockets refused (ECONNREFUSED) */
-    int failed;         /* sockets failed otherwise; last_errno says why */
-    int last_errno;     /* the latest failure other than a refusal */
-    int pending;        /* sockets still connecting */
-    int nsock;          /* sockets opened */
-    bool accepted;      /* one connection was accepted */
+    char name[256]; /* as given, without a PROTOCOL:// prefix */
+    int gai;        /* getaddrinfo's error; 0: resolved */
+    int gai_errno;  /* errno when gai is EAI_SYSTEM */
+    int refused;    /* sockets refused (ECONNREFUSED) */
+    int failed;     /* sockets failed otherwise; last_errno says why */
+    int last_errno; /* the latest failure other than a refusal */
+    int pending;    /* sockets still connecting */
+    int nsock;      /* sockets opened */
+    bool accepted;  /* one connection was accepted */
 } probe_addr_t;
 
 /* A property of @p kc as a number; @p def when unset or not a number. */
@@ -608,11 +608,11 @@ static void probe_answer(const probe_addr_t *a, long long bound_ms, sw_buf_t *ou
                  a->gai == EAI_SYSTEM ? strerror(a->gai_errno) : gai_strerror(a->gai));
     else if (a->pending)
         snprintf(buf, sizeof(buf), "%s did not answer within %lld ms", a->name, bound_ms);
+    else if (a->refused) /* the host answered: nothing listens there */
+        snprintf(buf, sizeof(buf), "%s refused the connection", a->name);
     else if (a->failed)
         snprintf(buf, sizeof(buf), "%s cannot be connected to (%s)", a->name,
                  strerror(a->last_errno));
-    else if (a->refused)
-        snprintf(buf, sizeof(buf), "%s refused the connection", a->name);
     else snprintf(buf, sizeof(buf), "%s has no address", a->name);
     sw_buf_puts(out, buf);
 }

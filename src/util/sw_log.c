@@ -112,8 +112,7 @@ static void site_close(const sw_log_t *lg, sw_log_site_t *site, int64_t now)
 
 /* The slot of call site @p key: its own, else a free one, else the one
  * whose window started first (closed before it is reused). */
-static sw_log_site_t *site_of(const sw_log_t *lg, sw_log_limit_t *lim, const char *key,
-                              int64_t now)
+static sw_log_site_t *site_of(const sw_log_t *lg, sw_log_limit_t *lim, const char *key, int64_t now)
 {
     sw_log_site_t *oldest = &lim->sites[0];
     for (int i = 0; i < SW_LOG_LIMIT_SITES; i++) {

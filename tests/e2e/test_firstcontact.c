@@ -148,9 +148,10 @@ static void test_mock_process(void **state)
     int rc = sw_test_daemon_stop(&d, 30000);
     sw_test_mock_stop(&mock);
     if (!closed) SW_FAIL("no closing \"... and 22 more like it\" line (see %s)", d.log);
-    SW_ASSERT_I64(sw_test_daemon_count(&d, "unknown schema id 7 (expected 1): set "
-                                           "schema.registry.url to look writer schemas up, or add "
-                                           "7=PATH.avsc to avro.schema.ids.telemetry"),
+    SW_ASSERT_I64(sw_test_daemon_count(&d,
+                                       "unknown schema id 7 (expected 1): set "
+                                       "schema.registry.url to look writer schemas up, or add "
+                                       "7=PATH.avsc to avro.schema.ids.telemetry"),
                   10);
     SW_ASSERT_I64(sw_test_daemon_count(&d, "more like it"), 1);
     SW_ASSERT_I64(rc, 0);

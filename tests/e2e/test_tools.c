@@ -1113,16 +1113,18 @@ static void test_failures(void **state)
         int64_t took = now_ms() - t0;
         const char *nl = strchr(err.data, '\n');
         bool one_line = nl && nl[1] == '\0';
-        if (st != 1 || took >= 10000 || strncmp(err.data, nobroker[k].line,
-                                                strlen(nobroker[k].line)) != 0 ||
-            !one_line || strstr(err.data, "librdkafka") || strstr(err.data, "ERROR")) {
-            SW_FAIL("%s -b %s: expected exit 1 within 10 s and the one line \"%s...\", got exit "
-                    "%d after %lld ms:\n%s",
-                    nobroker[k].cmd, nobroker[k].servers, nobroker[k].line, st, (long long)took,
-                    err.data);
+        if (st != 1 || took >= 10000 ||
+            strncmp(err.data, nobroker[k].line, strlen(nobroker[k].line)) != 0 || !one_line ||
+            strstr(err.data, "librdkafka") || strstr(err.data, "ERROR")) {
+            SW_FAIL(
+                "%s -b %s: expected exit 1 within 10 s and the one line \"%s...\", got exit "
+                "%d after %lld ms:\n%s",
+                nobroker[k].cmd, nobroker[k].servers, nobroker[k].line, st, (long long)took,
+                err.data);
         }
-        if (k == 2 && !strstr(err.data, "; 127.0.0.1:1 refused the connection; check "
-                                        "bootstrap.servers"))
+        if (k == 2 && !strstr(err.data,
+                              "; 127.0.0.1:1 refused the connection; check "
+                              "bootstrap.servers"))
             SW_FAIL("the second address and its answer are not named:\n%s", err.data);
         printf("no broker: %s -b %s: exit 1 after %lld ms, one line\n", nobroker[k].cmd,
                nobroker[k].servers, (long long)took);
@@ -1155,9 +1157,10 @@ static void test_failures(void **state)
         snprintf(want, sizeof(want),
                  "cannot reach the Kafka cluster at %s within socket.timeout.ms=1500", mute);
         if (st != 1 || took > 8000 || !strstr(err.data, want) || strstr(err.data, "does not exist"))
-            SW_FAIL("silent broker: expected %s to exit 1 within 8 s saying \"%s\", got exit %d "
-                    "after %lld ms:\n%s",
-                    silent[1], want, st, (long long)took, err.data);
+            SW_FAIL(
+                "silent broker: expected %s to exit 1 within 8 s saying \"%s\", got exit %d "
+                "after %lld ms:\n%s",
+                silent[1], want, st, (long long)took, err.data);
     }
     close(lfd);
     int st;

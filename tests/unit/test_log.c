@@ -62,8 +62,9 @@ static void test_burst_then_closing_line(void **state)
     free(t);
     sw_log_limit_flush(&lg, &lim);
     t = text_of(f);
-    SW_ASSERT_I64(count(t, "WARN t: ... and 15 more like it in the last 1 s (like: offset 9: "
-                           "unknown schema id 7)\n"),
+    SW_ASSERT_I64(count(t,
+                        "WARN t: ... and 15 more like it in the last 1 s (like: offset 9: "
+                        "unknown schema id 7)\n"),
                   1);
     SW_ASSERT_I64(count(t, "more like it"), 1); /* the commit site suppressed nothing */
     free(t);
@@ -85,8 +86,8 @@ static void test_many_sites(void **state)
     sw_log_t lg = sw_log_make(SW_LOG_INFO, NULL);
     lg.out = f;
     sw_log_limit_t lim = {0};
-    static const char *const fmts[SW_LOG_LIMIT_SITES + 1] = {
-        "a %d", "b %d", "c %d", "d %d", "e %d", "f %d", "g %d", "h %d", "i %d"};
+    static const char *const fmts[SW_LOG_LIMIT_SITES + 1] = {"a %d", "b %d", "c %d", "d %d", "e %d",
+                                                             "f %d", "g %d", "h %d", "i %d"};
     for (int s = 0; s < SW_LOG_LIMIT_SITES; s++)
         for (int i = 0; i < SW_LOG_LIMIT_BURST + 2; i++)
             sw_log_limited(&lg, &lim, SW_LOG_INFO, fmts[s], i);
