@@ -792,7 +792,11 @@ bool sw_follow_caught_up(const sw_follow_t *f)
     for (size_t i = 0; i < f->nsegs; i++) {
         const seg_t *s = f->segs[i];
         if (s->acked_off < s->read_off) return false;
-        if (s->pos < s->buf.len && !s->too_long) return false;
+        if (s->pos < s->buf.len && !s->too_long) {
+            /* A line still to hand out; an unterminated one in a file in
+             * view is not complete yet, and waits for its newline. */
+            if (s->final || memchr(s->buf.data + s->pos, '\n', s->buf.len - s->pos)) return false;
+        }
         if (!s->gz && s->fd >= 0 && s->size > s->read_off) {
             /* Bytes on disk beyond the last line: an unterminated line only? */
             if (s->buf_off + s->buf.len < s->size) return false;
