@@ -595,7 +595,9 @@ static void seg_gone(sw_follow_t *f, seg_t *s, int64_t now_ms)
         s->released = true;
         if (s->size > s->read_off) {
             lose(f, s, s->read_off, s->size,
-                 s->restored ? "gone while the shipper was stopped" : "gone before it was read");
+                 s->restored ? "gone while the shipper was stopped (lines sent after the last "
+                               "checkpoint may have been delivered)"
+                             : "gone before it was read");
             s->size = s->read_off;
         }
         return;
