@@ -100,8 +100,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int argc, char **argv, const sw_stop_t *stop);
     } daemons[] = {{"run", sw_cmd_run},   {"notify", sw_cmd_notify}, {"produce", sw_cmd_produce},
-                   {"ship", sw_cmd_ship},
-                   {"tail", sw_cmd_tail}, {"mock", sw_cmd_mock},     {"demo", sw_cmd_demo}};
+                   {"ship", sw_cmd_ship}, {"tail", sw_cmd_tail},     {"mock", sw_cmd_mock},
+                   {"demo", sw_cmd_demo}};
     for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++) {
         if (strcmp(cmd, daemons[i].name)) continue;
         signals_install();

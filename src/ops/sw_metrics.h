@@ -129,15 +129,15 @@ typedef enum sw_metric_e {
                                     paused until the registry answers; not
                                     ready while > 0 */
     /* stormwatch ship (sw_metrics_enable_ship()) */
-    SW_M_SHIP_EVENTS,         /**< stormwatch_ship_events_total (delivered) */
-    SW_M_SHIP_BYTES,          /**< stormwatch_ship_bytes_total (bytes of the lines delivered) */
-    SW_M_SHIP_LOST_BYTES,     /**< stormwatch_ship_lost_bytes_total */
-    SW_M_SHIP_LOST_SEGMENTS,  /**< stormwatch_ship_lost_segments_total */
-    SW_M_SHIP_INVALID_LINES,  /**< stormwatch_ship_invalid_lines_total */
-    SW_M_SHIP_FAILED,         /**< stormwatch_ship_failed_events_total */
-    SW_M_SHIP_TRUNCATIONS,    /**< stormwatch_ship_truncations_total */
-    SW_M_SHIP_ROTATIONS,      /**< stormwatch_ship_rotations_total */
-    SW_M_SHIP_CHECKPOINTS,    /**< stormwatch_ship_checkpoints_total */
+    SW_M_SHIP_EVENTS,            /**< stormwatch_ship_events_total (delivered) */
+    SW_M_SHIP_BYTES,             /**< stormwatch_ship_bytes_total (bytes of the lines delivered) */
+    SW_M_SHIP_LOST_BYTES,        /**< stormwatch_ship_lost_bytes_total */
+    SW_M_SHIP_LOST_SEGMENTS,     /**< stormwatch_ship_lost_segments_total */
+    SW_M_SHIP_INVALID_LINES,     /**< stormwatch_ship_invalid_lines_total */
+    SW_M_SHIP_FAILED,            /**< stormwatch_ship_failed_events_total */
+    SW_M_SHIP_TRUNCATIONS,       /**< stormwatch_ship_truncations_total */
+    SW_M_SHIP_ROTATIONS,         /**< stormwatch_ship_rotations_total */
+    SW_M_SHIP_CHECKPOINTS,       /**< stormwatch_ship_checkpoints_total */
     SW_M_SHIP_CHECKPOINT_ERRORS, /**< stormwatch_ship_checkpoint_errors_total */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
