@@ -670,6 +670,18 @@ int sw_cmd_ship(int argc, char **argv, const sw_stop_t *stop)
     }
     sw_follow_restore(sh.fol, pos, npos);
     free(pos);
+    {
+        /* A checkpoint that cannot be written is a configuration error,
+         * said now rather than once a second while shipping. */
+        sw_ship_pos_t *v;
+        size_t n = sw_follow_positions(sh.fol, &v);
+        sw_err_t err = sw_ship_ckpt_save(sh.ckpt_path, v, n, errstr, sizeof(errstr));
+        free(v);
+        if (err != SW_OK) {
+            fprintf(stderr, "stormwatch ship: %s\n", errstr);
+            goto out;
+        }
+    }
 
     sw_settings_t set;
     sw_conf_settings(conf, &set);
