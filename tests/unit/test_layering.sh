@@ -16,6 +16,7 @@ allowed() {
     codec) echo "core util" ;;
     conf) echo "core util" ;;
     io) echo "util" ;;
+    ship) echo "util" ;;
     gen) echo "core util" ;;
     net) echo "util" ;;
     registry) echo "net codec conf core util" ;;
@@ -24,7 +25,7 @@ allowed() {
     report) echo "codec core util" ;;
     notify) echo "kafka net ops conf codec core util" ;;
     daemon) echo "kafka registry ops conf codec core util" ;;
-    cli) echo "daemon notify kafka report registry net ops gen io conf codec core util" ;;
+    cli) echo "daemon notify kafka report registry net ops gen ship io conf codec core util" ;;
     *) echo "?" ;;
     esac
 }
