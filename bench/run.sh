@@ -13,7 +13,8 @@
 #   --no-baseline    no pairing, even when a tag exists
 #   --baseline-only  only the paired table (no absolute rows)
 #   --quick          as BENCH_QUICK=1
-#   --pairs N        paired runs per row (default $BENCH_PAIRS, else 9; 5 with --quick)
+#   --pairs N        paired runs per row (default $BENCH_PAIRS, else 9; 5 with --quick);
+#                    with fewer than 5 a row is not judged (its quartiles mean nothing)
 # A paired row whose new/baseline CPU-time ratio has a median above
 # 1 + $BENCH_NOISE (default 0.03) and a 25th percentile above 1 is "slower":
 # the run then exits 1 after printing the table.
@@ -266,7 +267,12 @@ paired_table() {
             IFS='|' read -r id shape f ev desc <<<"$r"
             read -r nm bm rm q1 q3 n < <(pair_stats "$id")
             v=$(pair_verdict "$rm" "$q1" "$q3")
-            [[ $v == slower ]] && { PAIR_FAIL=1; v="**SLOWER**"; }
+            if [[ $v == slower && $n -lt 5 ]]; then
+                v="slower? (not judged: fewer than 5 pairs)"
+            elif [[ $v == slower ]]; then
+                PAIR_FAIL=1
+                v="**SLOWER**"
+            fi
             printf '| %s | %s | %s | %s | **%s** [%s-%s] | %s | %s | %s |\n' "$desc" "$(fmt_int "$ev")" \
                 "$nm" "$bm" "$(fmt_f "$rm" 3)" "$(fmt_f "$q1" 3)" "$(fmt_f "$q3" 3)" \
                 "$(fmt_si "$(calc "$ev / ($nm > 0 ? $nm : 1e-9)")")" "${PAIR_SAME[$id]}" "$v"
