@@ -36,7 +36,7 @@ uint64_t sw_tdec_general_lines(const sw_tdec_t *dec);
 
 /** @brief How many lines @p dec decoded with its template path: the
  *         lines whose text between the values was that of the last line
- *         its fast path read (see sw_codec_telemetry.c). */
+ *         its fast path read (see sw_codec_telemetry_fast.c). */
 uint64_t sw_tdec_tmpl_lines(const sw_tdec_t *dec);
 
 /** @brief True when the text holds only whitespace (a skipped blank line). */
