@@ -318,8 +318,8 @@ sw_err_t sw_tdec_validate(const sw_jval_t *f, sw_event_t *ev, char *errstr, size
     return SW_OK;
 }
 
-sw_err_t sw_tdec_general(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f,
-                         sw_event_t *ev, char *errstr, size_t errstr_size)
+sw_err_t sw_tdec_general(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev,
+                         char *errstr, size_t errstr_size)
 {
     dec->general_lines++;
     sw_jscan_t js;

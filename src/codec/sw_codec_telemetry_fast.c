@@ -112,7 +112,6 @@ FAST_INLINE const char *str_end(const char *p, const char *text, const char *end
     return sw_json_skip_plain(p, end);
 }
 
-
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Eight ASCII digits minus '0' (the first in the lowest byte) as their
  * value. */
@@ -335,9 +334,8 @@ __attribute__((noinline)) static const char *fast_value_any(sw_tdec_t *dec, cons
 
 /* fast_value_any() with the usual values inline: a plain string, an
  * integer, null. */
-FAST_INLINE const char *fast_value(sw_tdec_t *dec, const char *p, const char *text,
-                                   const char *end, int id, sw_jval_t *v, sw_event_t *ev,
-                                   sw_jscan_t *js)
+FAST_INLINE const char *fast_value(sw_tdec_t *dec, const char *p, const char *text, const char *end,
+                                   int id, sw_jval_t *v, sw_event_t *ev, sw_jscan_t *js)
 {
     const char *s = p;
     if (*p == '"') {
@@ -515,8 +513,7 @@ static bool runs_event(const sw_tdec_t *dec, sw_event_t *ev)
     if (AGAIN(F_SCHEMA_VERSION)) carry_i64(&ev->schema_version, &f[F_SCHEMA_VERSION]);
     if (AGAIN(F_DEVICE_ID)) carry_i64(&ev->device_id, &f[F_DEVICE_ID]);
     if (AGAIN(F_LOCAL_RANK)) carry_i64(&ev->local_rank, &f[F_LOCAL_RANK]);
-    if (AGAIN(F_ALLOC_ALLOCATED))
-        carry_i64(&ev->allocator_allocated_bytes, &f[F_ALLOC_ALLOCATED]);
+    if (AGAIN(F_ALLOC_ALLOCATED)) carry_i64(&ev->allocator_allocated_bytes, &f[F_ALLOC_ALLOCATED]);
     if (AGAIN(F_ALLOC_RESERVED)) carry_i64(&ev->allocator_reserved_bytes, &f[F_ALLOC_RESERVED]);
     if (AGAIN(F_ALLOC_ACTIVE)) carry_i64(&ev->allocator_active_bytes, &f[F_ALLOC_ACTIVE]);
     if (AGAIN(F_ALLOC_INACTIVE)) carry_i64(&ev->allocator_inactive_bytes, &f[F_ALLOC_INACTIVE]);
@@ -578,9 +575,8 @@ FAST_INLINE bool run_at(const char *p, const char *end, const run_t *r)
  * tail, or the closing '}') starts there and is no digit, '.', 'e' or
  * 'E' (runs_compile() checks), so a number that goes on fails that
  * compare and the line goes to the other paths. */
-FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *text,
-                                  const char *end, const run_t *r, sw_event_t *ev,
-                                  sw_jscan_t *js)
+FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *text, const char *end,
+                                  const run_t *r, sw_event_t *ev, sw_jscan_t *js)
 {
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     sw_jval_t *v = r->v;
@@ -594,9 +590,9 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
         if (dm == 0xffff) { /* 16 digits or more: the next 16 bytes too */
             __m128i t1 = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)),
                                       _mm_set1_epi8('0'));
-            dm |= (uint32_t)_mm_movemask_epi8(
-                      _mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
-                  << 16;
+            dm |=
+                (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t1, _mm_set1_epi8(9)), t1))
+                << 16;
         }
         unsigned n = (unsigned)__builtin_ctzll(~(uint64_t)dm);
         uint64_t mag;
@@ -633,9 +629,9 @@ FAST_INLINE const char *run_value(sw_tdec_t *dec, const char *p, const char *tex
         __m128i s0 = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
         const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
         const __m128i space = _mm_set1_epi8(0x20);
-        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(s0, quote), _mm_cmpeq_epi8(s0, bslash)),
-            _mm_cmplt_epi8(s0, space)));
+        uint32_t m = (uint32_t)_mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(s0, quote), _mm_cmpeq_epi8(s0, bslash)),
+                         _mm_cmplt_epi8(s0, space)));
         if (!m) { /* 16 bytes or more: the next 16 too */
             __m128i s1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 17));
             m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
@@ -833,4 +829,3 @@ bounds:
         return sw_tdec_ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
     return SW_OK;
 }
-

@@ -133,8 +133,8 @@ sw_err_t sw_tdec_ident_bounds(const sw_event_t *ev, char *errstr, size_t errstr_
 
 /* The general path: the line (any JSON) into f[] (all SW_J_ABSENT) and
  * ev's phase scope, or SW_ERR_PARSE with the message. */
-sw_err_t sw_tdec_general(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f,
-                         sw_event_t *ev, char *errstr, size_t errstr_size);
+sw_err_t sw_tdec_general(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f, sw_event_t *ev,
+                         char *errstr, size_t errstr_size);
 
 /* A template from a line the fast path read (see tmpl_learn's comment in
  * sw_codec_telemetry_learn.c), and the template compiled into runs. */

@@ -14,6 +14,8 @@
 /* The order in which stormlog's producers (and `stormwatch gen`) write the
  * keys of a TelemetryEvent: the decoder's prediction before it has read a
  * line, and the key it tries after the one its last line had next. */
+/* A hand-laid table, four keys a row. */
+// clang-format off
 const int8_t sw_tdec_stormlog_order[F__CNT] = {
     F_SCHEMA_VERSION,  F_TIMESTAMP_NS,      F_EVENT_TYPE,     F_COLLECTOR,
     F_SAMPLING_INTERVAL_MS, F_PID,          F_HOST,           F_DEVICE_ID,
@@ -22,6 +24,7 @@ const int8_t sw_tdec_stormlog_order[F__CNT] = {
     F_CONTEXT,         F_METADATA,          F_JOB_ID,         F_RANK,
     F_LOCAL_RANK,      F_WORLD_SIZE,        F_SESSION_ID,
 };
+// clang-format on
 /* sw_tdec_stormlog_next[f]: the field after f in that order (-1: f is last);
  * [F__CNT]: the first. */
 const int8_t sw_tdec_stormlog_next[F__CNT + 1] = {
@@ -161,8 +164,7 @@ void sw_tdec_runs_compile(sw_tdec_t *dec)
         /* Values within 16 bytes of the line's start (the texts and a
          * byte per value before them) take the other branch: run_value()
          * reads 16 bytes before an integer's end. */
-        r->need = at + nruns - 1 < 16 ? UINT16_MAX
-                                      : (uint16_t)((r->len < 16 ? 16 : r->len) + 33);
+        r->need = at + nruns - 1 < 16 ? UINT16_MAX : (uint16_t)((r->len < 16 ? 16 : r->len) + 33);
         r->slot = st->slot;
         r->v = &dec->run_f[st->slot];
         start = at;
