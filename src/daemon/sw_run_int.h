@@ -176,6 +176,7 @@ typedef struct part_s {
     int64_t marker_ms;  /* when the marker in flight was written (sw_clock_ms) */
     uint64_t copies;    /* copies read from repartition p since it was assigned */
     uint64_t mk_unread; /* markers written and not read back yet */
+    int64_t rep_hi;     /* repartition p's end offset when a marker last came back */
     bool direct;        /* input analysed without waiting for its marker */
     bool rwaiting;      /* input waits for markers that do not come back (a gauge) */
     bool direct_after;  /* a direct spell ended: copies read before the next marker

@@ -228,6 +228,10 @@ static void take_input(run_t *r, part_t *p)
 /* Our marker came back: the repartition topic answers again. */
 static void marker_back(run_t *r, part_t *p)
 {
+    int64_t lo = -5, hi = -5;
+    if (!rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) &&
+        hi >= 0)
+        p->rep_hi = hi; /* what copies_possible() knows when the leader is gone */
     if (p->mk_unread) p->mk_unread--;
     p->marker_ms = sw_clock_ms(); /* progress: the next wait counts from here */
     if (p->direct) {
@@ -259,20 +263,37 @@ static void copy_read(run_t *r, part_t *p, const rd_kafka_message_t *m)
 /* Whether repartition p may hold a copy not read yet: messages between
  * the next offset to read and its end offset (the mirror's last known)
  * that are not this partition's own markers, or copies read and held. */
-static bool copies_possible(run_t *r, const part_t *p)
+static bool copies_possible(run_t *r, const part_t *p, char *why, size_t why_size)
 {
-    if (p->copies) return true;
+    if (p->copies) {
+        snprintf(why, why_size, "%llu copies from other partitions read from it",
+                 (unsigned long long)p->copies);
+        return true;
+    }
     for (size_t k = 0; k < p->rheld.n; k++) {
         const rd_kafka_message_t *m = p->rheld.m[(p->rheld.head + k) % p->rheld.cap];
         int64_t i;
-        if (!m->err && !marker_of(p, m, &i)) return true;
+        if (!m->err && !marker_of(p, m, &i)) {
+            snprintf(why, why_size, "a copy from another partition read and waiting");
+            return true;
+        }
     }
     int64_t lo = -1, hi = -1;
     if (rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) ||
         hi < 0)
-        return true; /* not known: assume so */
-    int64_t from = p->rnext >= 0 ? p->rnext : lo;
-    return hi - from > (int64_t)p->mk_unread + (int64_t)p->rheld.n;
+        hi = p->rep_hi; /* the leader is gone: as last known */
+    if (hi < 0 || p->rnext < 0) {
+        snprintf(why, why_size, "its end offset is not known");
+        return true;
+    }
+    int64_t from = p->rnext;
+    if (hi - from <= (int64_t)p->mk_unread + (int64_t)p->rheld.n) return false;
+    snprintf(why, why_size,
+             "%lld messages past offset %lld not read yet, more than this partition's %llu "
+             "markers",
+             (long long)(hi - from - (int64_t)p->rheld.n), (long long)from,
+             (unsigned long long)p->mk_unread);
+    return true;
 }
 
 /* Input waits for a marker that has not come back within DIRECT_AFTER_MS:
@@ -285,15 +306,17 @@ static bool direct_ok(run_t *r, part_t *p, int64_t now, bool *waiting)
     if (!p->fifo.n || p->rebuilding_in || p->rebuilding_rep || p->mode == PM_REBUILD ||
         sw_hold_held(&p->hold) || now - p->marker_ms < DIRECT_AFTER_MS)
         return false;
-    if (copies_possible(r, p)) {
+    char why[200];
+    if (copies_possible(r, p, why, sizeof(why))) {
+        if (!p->rwaiting)
+            sw_log(r->log, SW_LOG_WARN,
+                   "%s [%d]: no marker back through %s [%d] for %lld ms; its input waits (%zu "
+                   "messages, %zu bytes, reading pauses at %u or %u MiB): repartition [%d] may "
+                   "hold copies from other partitions, whose order the markers fix (%s)",
+                   p->topic, (int)p->partition, r->rep_topic, (int)p->partition,
+                   (long long)(now - p->marker_ms), p->fifo.n, p->fifo.bytes, LOCAL_FIFO_MAX,
+                   LOCAL_FIFO_BYTES >> 20, (int)p->partition, why);
         *waiting = true;
-        sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN,
-                       "%s [%d]: no marker back through %s [%d] for %lld ms; its input waits (%zu "
-                       "messages, %zu bytes): repartition [%d] holds copies from other partitions, "
-                       "whose order the markers fix",
-                       p->topic, (int)p->partition, r->rep_topic, (int)p->partition,
-                       (long long)(now - p->marker_ms), p->fifo.n, p->fifo.bytes,
-                       (int)p->partition);
         return false;
     }
     p->direct = true;

@@ -76,6 +76,7 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     p->local = r->rep_auto;
     p->next = -1;
     p->rnext = -1;
+    p->rep_hi = -1;
     p->inflight = -1;
     sw_ledger_init(&p->rled);
     sw_imap_init(&p->rsuppress);

@@ -358,6 +358,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                    "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
                    (int)p->partition,
                    c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
+        sw_run_mem_attach(r, p);
         return;
     }
     p->restore_t0 = sw_clock_ms();
