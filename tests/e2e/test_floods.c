@@ -258,12 +258,16 @@ static int flood_once(int run, const lines_t *all, const lines_t *real, long bud
     char t[16], tag[32];
     snprintf(t, sizeof(t), "fl%d", run);
     snprintf(tag, sizeof(tag), "flood%d", run);
-    char topics[4][64];
+    /* All made here: a broker that auto-creates the repartition topic (the
+     * mock's controller can time out the Admin API under load) would give
+     * it the broker's partition count. */
+    char topics[5][64];
     snprintf(topics[0], sizeof(topics[0]), "topic in.%s 32", t);
     snprintf(topics[1], sizeof(topics[1]), "topic out.%s 32", t);
     snprintf(topics[2], sizeof(topics[2]), "topic dlq.%s 32", t);
     snprintf(topics[3], sizeof(topics[3]), "topic state.%s 1", t);
-    for (int i = 0; i < 4; i++) SW_ASSERT(mock_cmd("%s", topics[i]), "mock: %s", topics[i]);
+    snprintf(topics[4], sizeof(topics[4]), "topic g.%s.repartition 32", t);
+    for (int i = 0; i < 5; i++) SW_ASSERT(mock_cmd("%s", topics[i]), "mock: %s", topics[i]);
     char in[64];
     snprintf(in, sizeof(in), "in.%s", t);
     int64_t t0 = sw_proc_now_ms();
