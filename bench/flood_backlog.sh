@@ -7,7 +7,10 @@
 # run checks that every real job's records equal replay's, that nothing is
 # refused or evicted with evidence, and that peak RSS (VmHWM) stays under
 # FLOOD_LIMIT_MIB (1024: the pod); it prints the peak RSS and the dead
-# letters by kind. One mock cluster per run.
+# letters by kind. One mock cluster per run. No cgroup limit applies here,
+# so the prefetch the start check gives in a 1 GiB pod for 32 input + 32
+# repartition partitions beside 614 MiB is passed as set
+# (FLOOD_PREFETCH_KB, 2457: (1 GiB - 1/4 - 614 MiB) / 64).
 #
 # The mock keeps at most 5 MiB and 100,000 messages per partition (it drops
 # the oldest beyond): 500,000 ids of 1, 2 and 8 ranks (1.8 M messages)
@@ -25,6 +28,7 @@ for i in $(seq "$runs"); do
     if SW_FLOODS_ONLY=flood SW_BIN="$build/stormwatch" SW_TMP="$tmp" \
         SW_FLOOD_JOBS=${FLOOD_JOBS:-500000} SW_FLOOD_RANKS=${FLOOD_RANKS:-1} \
         SW_FLOOD_BUDGET=${FLOOD_BUDGET:-0} SW_FLOOD_LIMIT_MIB=${FLOOD_LIMIT_MIB:-1024} \
+        SW_FLOOD_PREFETCH_KB=${FLOOD_PREFETCH_KB:-2457} \
         STORMWATCH_WORKER_THREADS=${STORMWATCH_WORKER_THREADS:-0} \
         "$build/tests/test_floods" > "$tmp/out" 2>&1; then
         held=$((held + 1))

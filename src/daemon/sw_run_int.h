@@ -179,6 +179,7 @@ typedef struct part_s {
     int64_t rep_hi;     /* repartition p's end offset when a marker last came back */
     bool direct;        /* input analysed without waiting for its marker */
     bool rwaiting;      /* input waits for markers that do not come back (a gauge) */
+    int64_t mem_fixed;  /* engine bytes beside its jobs, in the memory pool (sw_run_mem.c) */
     bool direct_after;  /* a direct spell ended: copies read before the next marker
                            back are counted as possibly out of replay's order */
     int64_t rebuild_rx, rebuild_ry;     /* the repartition side's x and y */
@@ -432,6 +433,7 @@ void sw_run_peer_tick(run_t *r, int64_t now);
 void sw_run_mem_serve(run_t *r, void *const *jobs, size_t njobs);
 void sw_run_memory_tick(run_t *r);
 void sw_run_mem_attach(run_t *r, part_t *p);
+void sw_run_mem_detach(run_t *r, part_t *p);
 int64_t sw_run_prefetch_fit(run_t *r, int64_t kb, int partitions);
 /* repartition=auto (sw_run_local.c). */
 bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more);

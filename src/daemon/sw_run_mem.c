@@ -18,8 +18,10 @@
  * that says what was full, counted in stormwatch_jobs_refused_total and
  * said in a WARN once a second at most).
  *
- * Once a second (sw_run_memory_tick), state that grew past the budget
- * without a new job (windows filling) is brought back the same way.
+ * Once a second (sw_run_memory_tick), what each engine holds beside its
+ * jobs (job tables, the window pool's free slots) joins the account, and
+ * state that grew past the budget without a new job (windows filling) is
+ * brought back the same way.
  *
  * At start (sw_run_prefetch_fit), what librdkafka may prefetch
  * (queued.max.messages.kbytes per partition, over every partition this
@@ -117,6 +119,13 @@ void sw_run_memory_tick(run_t *r)
         total += st.bytes;
         refused += st.refused_jobs;
         jobs += st.jobs;
+        /* What the engine holds beside its jobs (job tables, the window
+         * pool's free slots, the arena) counts too, as of this second. */
+        size_t acct = sw_detect_accounted(p->det);
+        int64_t fixed = st.bytes > acct ? (int64_t)(st.bytes - acct) : 0;
+        if (r->pool.limit > 0)
+            atomic_fetch_add_explicit(&r->pool.used, fixed - p->mem_fixed, memory_order_relaxed);
+        p->mem_fixed = fixed;
     }
     if (r->pool.limit > 0) {
         int64_t used = pool_used(r);
@@ -154,6 +163,13 @@ void sw_run_memory_tick(run_t *r)
 void sw_run_mem_attach(run_t *r, part_t *p)
 {
     if (p->det && r->pool.limit > 0) sw_detect_set_pool(p->det, &r->pool);
+}
+
+void sw_run_mem_detach(run_t *r, part_t *p)
+{
+    if (r->pool.limit > 0 && p->mem_fixed)
+        atomic_fetch_sub_explicit(&r->pool.used, p->mem_fixed, memory_order_relaxed);
+    p->mem_fixed = 0;
 }
 
 /* ---- prefetch against the container's limit ------------------------------- */

@@ -115,6 +115,7 @@ void sw_run_part_destroy(run_t *r, part_t *p)
     if (p->local) sw_run_local_release(r, p);
     sw_run_work_free(p);
     sw_run_local_free(p);
+    sw_run_mem_detach(r, p);
     sw_detect_destroy(p->det);
     sw_imap_clear(&p->suppress);
     sw_imap_clear(&p->rsuppress);

@@ -34,8 +34,8 @@ int64_t sw_cgroup_memory_limit(const char *root);
  * @brief What a consumer may prefetch within a memory limit: @p kb
  *        (queued.max.messages.kbytes, per partition) over @p partitions,
  *        beside @p budget bytes of engine state (max.memory.bytes), must fit
- *        @p limit less an eighth (the process, the producer's queue, the
- *        allocator's slack).
+ *        @p limit less a quarter (the process, librdkafka's buffers beyond
+ *        the queues, the producer's queue, the allocator's slack).
  * @returns @p kb when it fits (or @p limit is 0: none), else the largest
  *          that fits (at least SW_PREFETCH_MIN_KB), with the reason in
  *          @p why (empty when it fits).

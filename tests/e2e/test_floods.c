@@ -274,11 +274,28 @@ static int flood_once(int run, const lines_t *all, const lines_t *real, long bud
     SW_ASSERT(produce(all, in, 32, 0, all->n, 0) == 0, "flood could not be produced");
     printf("  run %d: %d messages produced before the start in %lld ms\n", run, all->n,
            (long long)(sw_proc_now_ms() - t0));
+    /* The mock keeps 5 MiB and 100,000 messages a partition, dropping the
+     * oldest beyond: the flood must fit, or the real jobs lose input. */
+    rd_kafka_t *rk = sw_kp_new(g_boot);
+    int64_t kept = 0;
+    for (int q = 0; q < 32; q++) {
+        int64_t lo = 0, hi = 0;
+        SW_ASSERT(!rd_kafka_query_watermark_offsets(rk, in, q, &lo, &hi, 10000), "watermarks");
+        kept += hi - lo;
+    }
+    sw_kp_destroy(rk);
+    SW_ASSERT(kept == all->n, "the mock kept %lld of %d messages (5 MiB a partition): fewer ids",
+              (long long)kept, all->n);
     sw_test_daemon_t d;
-    char bx[64];
+    char bx[64], px[80];
     snprintf(bx, sizeof(bx), "max.memory.bytes=%ld", budget);
-    const char *extra[] = {budget > 0 ? bx : NULL, NULL};
-    daemon_start(&d, t, tag, budget > 0 ? extra : NULL);
+    long pkb = env_long("SW_FLOOD_PREFETCH_KB", 0); /* 0: the default */
+    snprintf(px, sizeof(px), "kafka.consumer.queued.max.messages.kbytes=%ld", pkb);
+    const char *extra[3] = {NULL, NULL, NULL};
+    int ne = 0;
+    if (budget > 0) extra[ne++] = bx;
+    if (pkb > 0) extra[ne++] = px;
+    daemon_start(&d, t, tag, extra);
     int port = sw_test_daemon_metrics_port(&d, 30000);
     SW_ASSERT(port > 0, "no metrics port (log %s)", d.log);
     sw_buf_t body;
@@ -355,10 +372,10 @@ static int test_flood(void)
     for (long i = 0; i < jobs; i++) {
         int k = rank_cycle == 1 ? 1 : (int[]){1, 2, 8}[i % 3];
         for (int r = 0; r < k; r++) {
+            /* Short: the mock keeps 5 MiB a partition. */
             int n = snprintf(buf, sizeof(buf),
                              "{\"timestamp_ns\":%lld,\"event_type\":\"sample\",\"rank\":%d,"
-                             "\"world_size\":%d,\"job_id\":\"flood-%ld\",\"device_used_bytes\":"
-                             "1073741824,\"sampling_interval_ms\":100}",
+                             "\"world_size\":%d,\"job_id\":\"f%ld\",\"device_used_bytes\":1}",
                              1763700000000000000LL + i, r, k, i);
             lines_add(&all, buf, (size_t)n);
         }
