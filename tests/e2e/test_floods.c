@@ -364,7 +364,7 @@ static int test_flood(void)
     long runs = env_long("SW_FLOOD_RUNS", 1);
     long rank_cycle = env_long("SW_FLOOD_RANKS", 3); /* 3: 1, 2, 8 ranks in turn; 1: one rank */
     lines_t real = {0}, all = {0};
-    gen_jobs(&real, "real", 4, 16, 200, 3, 35);
+    gen_jobs(&real, "realjob", 4, 16, 200, 3, 35); /* 4 partitions (murmur2) */
     /* The flood, the real jobs' lines spread through it. */
     char buf[400];
     int ri = 0;
