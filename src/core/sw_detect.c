@@ -900,8 +900,12 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     /* From here on "offset" is the tag: offset and source in one. */
     int64_t offset = det_tag(source, input_offset);
     det->arrivals++;
-    bool served = det->room_served; /* this event is fed again after a request */
-    det->room_served = false;
+    /* Fed again after a request: the room was made (granted: taken even if
+     * another engine took some of it meanwhile, one job or rank over at
+     * most), or nothing more could go (served: refused for good). */
+    bool granted = det->room_served && !det->room_final;
+    bool served = det->room_served && det->room_final;
+    det->room_served = det->room_final = false;
     det->room_want = 0;
     *rec = NULL;
     det->warning.len = 0;
@@ -920,13 +924,14 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     }
     job_t *j = announced_job(det, ev);
     if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    bool created = false;
     /* What the event adds when it creates a rank (in a pool, asked for with
      * its job's, in one request). */
     size_t rank_more = sample && !ev->counterless ? ACCT_NEW_RANK + sw_win_bytes(1) : 0;
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
         size_t more = ACCT_NEW_JOB + (det->pool ? rank_more : 0);
-        bool room = budget_room(det, NULL, more);
+        bool room = granted || budget_room(det, NULL, more);
         if (!room && room_ask(det, more, served)) {
             det->arrivals--; /* nothing changed: it is fed again */
             return SW_ERR_LIMIT;
@@ -946,7 +951,8 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
         }
         j = sw_det_job_create(det, ev, offset);
         acct_job(det, j);
-    } else if (rank_more && det->pool && !served) {
+        created = true;
+    } else if (rank_more && det->pool && !served && !granted) {
         uint32_t ri0;
         if (!sw_imap_get(&j->rank_map, ev->rank, &ri0) && !budget_room(det, j, rank_more) &&
             room_ask(det, rank_more, served)) {
@@ -995,7 +1001,10 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
         j->ranks[det->cur.ri].rank == ev->rank) {
         ri = det->cur.ri;
     } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
-        if (!budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
+        /* In a pool, a job made by this event had its first rank's room
+         * asked for with it. */
+        if (!((created || granted) && det->pool) &&
+            !budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
             det->st.limit_rejects++;
             memory_error(det, errstr, errstr_size, "a new rank");
             return SW_ERR_LIMIT;
@@ -1225,9 +1234,10 @@ size_t sw_detect_room_wanted(const sw_detector_t *det)
     return det->room_want;
 }
 
-void sw_detect_room_served(sw_detector_t *det)
+void sw_detect_room_served(sw_detector_t *det, bool final)
 {
     det->room_served = true;
+    det->room_final = final;
 }
 
 bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *value)

@@ -112,9 +112,14 @@ void sw_detect_set_pool(sw_detector_t *det, sw_detect_pool_t *pool);
  */
 size_t sw_detect_room_wanted(const sw_detector_t *det);
 
-/** @brief The pool's owner made what room it could: the next event that
- *         needs room takes it or is refused for good. */
-void sw_detect_room_served(sw_detector_t *det);
+/**
+ * @brief The pool's owner made what room it could: the event fed again
+ *        takes it (even if another engine fed meanwhile took some: the pool
+ *        then passes its budget by that event's job or rank, which later
+ *        requests and sw_detect_evict_bytes() bring back), or with @p final
+ *        (nothing more could go) it is refused for good.
+ */
+void sw_detect_room_served(sw_detector_t *det, bool final);
 
 /** A job evicted by sw_detect_evict_bytes(), borrowed during the callback. */
 typedef struct sw_detect_evictee_s {

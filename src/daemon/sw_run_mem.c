@@ -70,12 +70,13 @@ static int by_accounted(const void *a, const void *b)
 /* Bring the pool to @p want bytes under the budget: jobs without evidence
  * down to @p slack more, from the engines that account the most; then jobs
  * with samples (no rising run, no open episode), the fewest samples of any
- * engine first, down to @p want only. Main thread, every engine at rest. */
-static void make_room(run_t *r, size_t want, size_t slack)
+ * engine first, down to @p want only. Main thread, every engine at rest.
+ * @returns whether the room is there (else nothing more may go). */
+static bool make_room(run_t *r, size_t want, size_t slack)
 {
     int64_t limit = r->pool.limit;
     int64_t target1 = limit - (int64_t)want, target0 = target1 - (int64_t)slack;
-    if (pool_used(r) <= target0) return;
+    if (pool_used(r) <= target0) return true;
     part_t **v = sw_malloc((r->nparts + 1) * sizeof(*v));
     size_t n = 0;
     for (size_t i = 0; i < r->nparts; i++)
@@ -94,6 +95,7 @@ static void make_room(run_t *r, size_t want, size_t slack)
         if (!best || !sw_detect_evict_bytes(best->det, 1, 1, on_evict, r)) break;
     }
     free(v);
+    return pool_used(r) <= target1;
 }
 
 void sw_run_mem_serve(run_t *r, void *const *jobs, size_t njobs)
@@ -102,8 +104,9 @@ void sw_run_mem_serve(run_t *r, void *const *jobs, size_t njobs)
     for (size_t i = 0; i < njobs; i++) {
         part_t *p = jobs[i];
         if (!p->w.room) continue;
-        make_room(r, p->w.room, slack_of(r));
-        sw_detect_room_served(p->det);
+        /* Room made may be taken by another engine in the next pass: the
+         * event asks again then, unless nothing more could go. */
+        sw_detect_room_served(p->det, !make_room(r, p->w.room, slack_of(r)));
         p->w.room = 0;
     }
 }

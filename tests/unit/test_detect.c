@@ -1338,7 +1338,7 @@ static void test_pool_across_engines(void **state)
     int evidence = -1;
     SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, want, note_evictee, &evidence) >= want);
     SW_ASSERT_I64(evidence, 0);
-    sw_detect_room_served(b);
+    sw_detect_room_served(b, false);
     off--;
     SW_ASSERT_I64(FEEDD(b, "new", 1, 1000), SW_OK);
     SW_ASSERT_I64(sw_detect_room_wanted(b), 0);
@@ -1361,7 +1361,7 @@ static void test_pool_across_engines(void **state)
     pool.limit = pool.used;
     SW_ASSERT_I64(FEEDD(b, "last", 1, 1000), SW_ERR_LIMIT);
     SW_ASSERT_TRUE(sw_detect_room_wanted(b) > 0);
-    sw_detect_room_served(b);
+    sw_detect_room_served(b, true); /* nothing more can go */
     off--;
     SW_ASSERT_I64(FEEDD(b, "last", 1, 1000), SW_ERR_LIMIT);
     SW_ASSERT_I64(sw_detect_room_wanted(b), 0);
