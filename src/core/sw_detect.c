@@ -405,8 +405,15 @@ static void evict_job(sw_detector_t *det, job_t *j)
  * of evidence 0, else (@p max_evidence 1) the first of evidence 1. Only
  * evidence and order decide, so a restored engine evicts what the live
  * one would have. @returns false when there is none. */
+static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep);
+
 static bool evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 {
+    if (max_evidence == 0) { /* in a pool: the fewest ranks first */
+        job_t *v = least_valuable(det, 0, keep);
+        if (v) evict_job(det, v);
+        return v != NULL;
+    }
     job_t *j = NULL, *first1 = NULL;
     size_t seen = 0;
     for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
@@ -427,14 +434,16 @@ static bool evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 /* The pool's choice (sw_detect_evict_bytes): among the EVICT_SCAN least
  * recently active, the job of evidence @p evidence with the fewest samples
  * retained (the first of them). */
-static job_t *least_valuable(const sw_detector_t *det, int evidence)
+static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep)
 {
     job_t *best = NULL;
-    size_t seen = 0;
+    size_t seen = 0, found = 0;
     for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
-        if (job_evidence(c) != evidence) continue;
+        if (c == keep || job_evidence(c) != evidence) continue;
         if (!best || c->retained < best->retained) best = c;
-        if (evidence == 0) break; /* one sample a rank: the least recently active goes */
+        /* One sample a rank: among the first 32, the fewest ranks go first
+         * (a many-rank job starting to report outlives made-up ids). */
+        if (evidence == 0 && (++found == 32 || best->retained <= 1)) break;
     }
     return best;
 }
@@ -1242,7 +1251,7 @@ void sw_detect_room_served(sw_detector_t *det, bool final)
 
 bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *value)
 {
-    const job_t *j = least_valuable(det, evidence);
+    const job_t *j = least_valuable(det, evidence, NULL);
     if (!j) return false;
     *value = j->retained;
     return true;
@@ -1253,7 +1262,7 @@ size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes,
 {
     size_t freed = 0;
     job_t *j;
-    while (freed < bytes && (j = least_valuable(det, evidence)) != NULL) {
+    while (freed < bytes && (j = least_valuable(det, evidence, NULL)) != NULL) {
         size_t b = j->acct;
         if (cb) {
             sw_detect_evictee_t e = {j->has_job_id, j->job_id,   j->job_id_len, evidence,
