@@ -106,6 +106,12 @@ static void usage(FILE *f)
             "                      names the first death and who must be warned by when\n"
             "  --watchdog-s S      with --crash: watchdog errors S after the first death\n"
             "                      (default 600)\n"
+            "  --fleet-hosts N     the jobs share a fleet of N hosts (node-000..): job j's\n"
+            "                      hosts are the next ones after job j-1's, wrapping\n"
+            "                      (default: hosts of its own per job)\n"
+            "  --bad-host H        with --fleet-hosts: fleet host H runs every job's first\n"
+            "                      storm rank (with --crash: its first death), the other\n"
+            "                      hosts rotate: a repeat offender for 'report --fleet'\n"
             "  -h, --help          show this help\n"
             "\n"
             "Exit status: 0 ok, 1 write failure, 2 usage error.\n",
@@ -243,7 +249,9 @@ enum {
     OPT_TRUTH,
     OPT_QUIET,
     OPT_CRASH,
-    OPT_WATCHDOG
+    OPT_WATCHDOG,
+    OPT_FLEET_HOSTS,
+    OPT_BAD_HOST
 };
 
 int sw_cmd_gen(int argc, char **argv)
@@ -282,6 +290,8 @@ int sw_cmd_gen(int argc, char **argv)
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"crash", required_argument, NULL, OPT_CRASH},
         {"watchdog-s", required_argument, NULL, OPT_WATCHDOG},
+        {"fleet-hosts", required_argument, NULL, OPT_FLEET_HOSTS},
+        {"bad-host", required_argument, NULL, OPT_BAD_HOST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -377,6 +387,12 @@ int sw_cmd_gen(int argc, char **argv)
         case OPT_WATCHDOG:
             ok = sw_cli_i64(cmd, "--watchdog-s", optarg, 60, 3600, &xo.watchdog_s);
             break;
+        case OPT_FLEET_HOSTS:
+            ok = sw_cli_i64(cmd, "--fleet-hosts", optarg, 1, 100000, &o.fleet_hosts);
+            break;
+        case OPT_BAD_HOST:
+            ok = sw_cli_i64(cmd, "--bad-host", optarg, 0, 99999, &o.bad_host);
+            break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option(cmd, argc, argv, optind, optopt);
         }
@@ -395,6 +411,8 @@ int sw_cmd_gen(int argc, char **argv)
         if (iv_set) xo.interval_ms = o.interval_ms;
         if (skew_set) xo.skew_ms = o.skew_ms;
         xo.start_ns = o.start_ns;
+        xo.fleet_hosts = o.fleet_hosts;
+        xo.bad_host = o.bad_host;
         if (o.job_prefix && strcmp(o.job_prefix, "job") != 0) xo.job_prefix = o.job_prefix;
         return sw_cmd_gen_crash(&xo, out_path, gzip, truth_path, quiet);
     }

@@ -27,12 +27,28 @@ static void usage(FILE *f)
             "record), the suspects, notes, the lifecycle (trigger, updates, resolve),\n"
             "severity, dedup key and summary; then each job summary.\n"
             "\n"
+            "A job's crash (its crash records, docs/semantics.md) gets a section of its\n"
+            "own: who died first and whether that was revised, what warned and how long\n"
+            "before, a map of the dead and blind ranks, and, with --telemetry, a chart of\n"
+            "the first dead rank's memory against its device total up to the death, the\n"
+            "warning, the other deaths and the watchdog errors (docs/report.md). A report\n"
+            "without a storm episode opens with its crashes.\n"
+            "\n"
+            "When two or more jobs name a host (storm first causes, first deaths), the\n"
+            "report opens with the repeat offenders: hosts and GPUs by the number of jobs\n"
+            "they were named first in (docs/fleet.md). --fleet writes that page only.\n"
+            "\n"
             "Invalid lines (not JSON, not an alert record) are reported on standard error\n"
             "as FILE:LINE: message, skipped and counted in the report.\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE   write the report to FILE (default: standard output)\n"
             "  --title TEXT        page title (default \"stormwatch incident report\")\n"
+            "  --fleet             the fleet page only: repeat offenders over every job of\n"
+            "                      the input (an output topic read with 'stormwatch tail',\n"
+            "                      record files of many jobs)\n"
+            "  --telemetry FILE    the jobs' telemetry (JSON Lines, plain or gzip; may be\n"
+            "                      repeated), read after the records, for the crash charts\n"
             "  --strict            the first invalid line is fatal (exit 2)\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -40,7 +56,10 @@ static void usage(FILE *f)
             "(with --strict) an invalid line.\n"
             "\n"
             "Example:\n"
-            "  stormwatch gen | stormwatch replay | stormwatch report -o report.html\n");
+            "  stormwatch gen | stormwatch replay | stormwatch report -o report.html\n"
+            "  stormwatch gen --crash cascade -o t.jsonl\n"
+            "  stormwatch replay t.jsonl > r.jsonl\n"
+            "  stormwatch report --telemetry t.jsonl -o crash.html r.jsonl\n");
 }
 
 static int telemetry_verdict(const char *path, uint64_t lineno)
@@ -122,6 +141,41 @@ static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *s
     return rc;
 }
 
+/* Read one telemetry input for the crash charts. @returns an exit code. */
+static int read_telemetry(sw_report_t *rep, const char *path, bool strict, uint64_t *skipped)
+{
+    char errstr[512];
+    sw_input_t *in = sw_input_open(path, errstr, sizeof(errstr));
+    if (!in) {
+        fprintf(stderr, "stormwatch report: %s\n", errstr);
+        return SW_EXIT_RUNTIME;
+    }
+    int rc = SW_EXIT_OK;
+    for (;;) {
+        const char *line;
+        size_t len;
+        sw_input_res_t res = sw_input_next(in, &line, &len, errstr, sizeof(errstr));
+        if (res == SW_INPUT_EOF) break;
+        if (res == SW_INPUT_ERROR) {
+            fprintf(stderr, "stormwatch report: %s\n", errstr);
+            rc = SW_EXIT_RUNTIME;
+            break;
+        }
+        if (res == SW_INPUT_TOOLONG ||
+            sw_report_add_telemetry(rep, line, len, sw_input_name(in), sw_input_lineno(in),
+                                    errstr, sizeof(errstr)) != SW_OK) {
+            fprintf(stderr, "%s%s\n", errstr, strict ? "" : " (skipped)");
+            (*skipped)++;
+            if (strict) {
+                rc = SW_EXIT_USAGE;
+                break;
+            }
+        }
+    }
+    sw_input_close(in);
+    return rc;
+}
+
 static bool write_all(const char *path, const sw_buf_t *html)
 {
     FILE *f = path ? fopen(path, "w") : stdout;
@@ -143,11 +197,15 @@ int sw_cmd_report(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"title", required_argument, NULL, 't'},
         {"strict", no_argument, NULL, 's'},
+        {"fleet", no_argument, NULL, 'f'},
+        {"telemetry", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL, *title = NULL;
-    bool strict = false;
+    bool strict = false, fleet = false;
+    const char *telemetry[64];
+    int n_tel = 0;
     int c;
     opterr = 0;
     optind = 1;
@@ -156,6 +214,14 @@ int sw_cmd_report(int argc, char **argv)
         case 'o': output = optarg; break;
         case 't': title = optarg; break;
         case 's': strict = true; break;
+        case 'f': fleet = true; break;
+        case 'T':
+            if (n_tel == 64) {
+                fprintf(stderr, "stormwatch report: at most 64 --telemetry inputs\n");
+                return SW_EXIT_USAGE;
+            }
+            telemetry[n_tel++] = optarg;
+            break;
         case 'h': usage(stdout); return SW_EXIT_OK;
         default: return sw_cli_bad_option("report", argc, argv, optind, optopt);
         }
@@ -168,12 +234,14 @@ int sw_cmd_report(int argc, char **argv)
     int rc = SW_EXIT_OK;
     for (int i = 0; i < nfiles && rc == SW_EXIT_OK; i++)
         rc = read_one(rep, files[i], strict, &skipped);
+    for (int i = 0; i < n_tel && rc == SW_EXIT_OK; i++)
+        rc = read_telemetry(rep, telemetry[i], strict, &skipped);
     if (rc == SW_EXIT_OK) {
         const char *names[64];
         size_t n = 0;
         for (int i = 0; i < nfiles && n < 64; i++)
             names[n++] = strcmp(files[i], "-") ? files[i] : "<stdin>";
-        sw_report_opts_t ro = {title, names, n, skipped};
+        sw_report_opts_t ro = {title, names, n, skipped, fleet};
         sw_buf_t html;
         sw_buf_init(&html);
         sw_report_render(rep, &ro, &html);

@@ -145,6 +145,7 @@ int sw_cmd_run(int argc, char **argv, const sw_stop_t *stop)
     if (*listen) {
         int64_t max_lag = set.ops.ready_max_lag;
         metrics = sw_metrics_new();
+        sw_metrics_set_host_limit(metrics, set.ops.metrics_hosts_max);
         http = sw_http_start(listen, metrics, max_lag, SW_HTTP_STALE_MS_DEFAULT, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "stormwatch run: %s\n", err);

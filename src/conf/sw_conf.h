@@ -324,6 +324,7 @@ typedef struct sw_settings_ops_s {
     const char *metrics_listen; /**< metrics.listen ("" off) */
     const char *health_listen;  /**< health.listen ("" off) */
     int64_t ready_max_lag;      /**< ready.max.lag */
+    int64_t metrics_hosts_max;  /**< metrics.hosts.max */
     int mock_brokers;           /**< mock.brokers */
     int mock_partitions;        /**< mock.partitions */
 } sw_settings_ops_t;

@@ -185,6 +185,10 @@ const prop_t sw_conf_props[] = {
         "host:port of a second HTTP server that answers only /healthz and /readyz (point "
         "Kubernetes probes there: clients flooding the metrics port cannot starve them); empty: "
         "the probes are served on metrics.listen only. Needs metrics.listen."),
+    INT_PROP("metrics.hosts.max", ops.metrics_hosts_max, 0, 100000, "200",
+        "Most hosts with series of their own in stormwatch_first_cause_host_total and "
+        "stormwatch_first_cause_host_jobs (the repeat offenders, docs/fleet.md); later hosts "
+        "are counted under host=\"_other\". 0: every host under \"_other\"."),
     INT_PROP("ready.max.lag", ops.ready_max_lag, 0, 1000000000000, "10000",
         "/readyz reports ready while the total consumer lag is at most this many messages."),
     ENUM_PROP("log.level", ops.log_level, log_levels, "info",

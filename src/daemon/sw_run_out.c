@@ -419,6 +419,7 @@ void sw_run_send_record(run_t *r, part_t *p, int src, int64_t pend_offset,
     }
     r->st.records[rec->action]++;
     sw_run_m_add(r, (sw_metric_t)(SW_M_RECORDS_OUT_TRIGGER + rec->action), 1);
+    sw_metrics_first_cause(r->m, rec); /* repeat offenders by host (docs/fleet.md) */
     const sw_analysis_t *a = &rec->analysis;
     size_t keylen = a->has_job_id ? a->job_id.len : 0;
     bool avro = sw_run_encode_record(r, p, rec);

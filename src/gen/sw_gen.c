@@ -554,6 +554,12 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     const int64_t ranks = gen->opts.ranks;
     int64_t local = rk->rank % 8;
     int64_t host = (int64_t)rk->job * gen->hosts_per_job + rk->rank / 8;
+    if (gen->opts.fleet_hosts > 0) {
+        int64_t bad_slot = gen->opts.storms > 0 ? gen->truth[rk->job * gen->opts.storms].rank / 8
+                                                : 0;
+        host = sw_gen_fleet_host(rk->job, rk->rank / 8, gen->hosts_per_job,
+                                 gen->opts.fleet_hosts, gen->opts.bad_host, bad_slot);
+    }
     bool v4 = gen->opts.schema_version >= 4;
     PUT(p, "{\"schema_version\": ");
     p = put_i64(p, gen->opts.schema_version);
@@ -652,6 +658,20 @@ void sw_gen_opts_default(sw_gen_opts_t *opts)
     opts->leak_at = 0.2;
     opts->job_prefix = "job";
     opts->schema_version = 3;
+    opts->fleet_hosts = 0;
+    opts->bad_host = -1;
+}
+
+int64_t sw_gen_fleet_host(int64_t job, int64_t slot, int64_t per_job, int64_t fleet,
+                          int64_t bad_host, int64_t bad_slot)
+{
+    if (bad_host < 0) return (job * per_job + slot) % fleet;
+    if (slot == bad_slot) return bad_host;
+    if (fleet < 2) return bad_host;
+    /* the other slots rotate over the fleet without the bad host */
+    int64_t i = slot < bad_slot ? slot : slot - 1;
+    int64_t k = (job * (per_job - 1) + i) % (fleet - 1);
+    return k < bad_host ? k : k + 1;
 }
 
 #define CHECK(cond, ...)                                \
@@ -729,6 +749,15 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           o->restart_at);
     CHECK(in_range(o->leak_at, 0.0, 1.0), "--leak-at %g is out of range (expected 0..1)",
           o->leak_at);
+    int64_t per_job = (o->ranks + 7) / 8;
+    CHECK(o->fleet_hosts == 0 || (o->fleet_hosts >= per_job && o->fleet_hosts <= 100000),
+          "--fleet-hosts %lld is out of range for --ranks %lld (expected 0, or %lld..100000: "
+          "every host of a job is another fleet host)",
+          (long long)o->fleet_hosts, (long long)o->ranks, (long long)per_job);
+    CHECK(o->bad_host == -1 || (o->fleet_hosts > 0 && o->bad_host >= 0 &&
+                                o->bad_host < o->fleet_hosts),
+          "--bad-host %lld needs --fleet-hosts N and 0 <= bad host < N (--fleet-hosts is %lld)",
+          (long long)o->bad_host, (long long)o->fleet_hosts);
     CHECK(o->job_prefix != NULL, "--job-prefix is missing (expected 1..%d characters)", MAX_PREFIX);
     size_t plen = strlen(o->job_prefix);
     CHECK(plen >= 1 && plen <= MAX_PREFIX,

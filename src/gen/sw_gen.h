@@ -63,7 +63,21 @@ typedef struct sw_gen_opts_s {
                                  and metadata.memory_capabilities saying so) */
     const char *
         job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
+    int64_t fleet_hosts; /**< 0: every job on hosts of its own (default); N: the jobs share a
+                              fleet of N hosts, see sw_gen_fleet_host() */
+    int64_t bad_host;    /**< -1 (default), or a fleet host (0..fleet_hosts-1) that runs every
+                              job's first storm rank: a repeat offender */
 } sw_gen_opts_t;
+
+/**
+ * @brief The fleet host (node-NNN) of host slot @p slot (rank / 8) of job
+ *        @p job, jobs of @p per_job hosts sharing @p fleet hosts. Without a
+ *        bad host, job j takes hosts j*per_job+slot onwards, mod fleet; with
+ *        one, slot @p bad_slot is @p bad_host in every job and the other
+ *        slots rotate over the rest of the fleet. fleet >= per_job.
+ */
+int64_t sw_gen_fleet_host(int64_t job, int64_t slot, int64_t per_job, int64_t fleet,
+                          int64_t bad_host, int64_t bad_slot);
 
 typedef struct sw_gen_s sw_gen_t;
 

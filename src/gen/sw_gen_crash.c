@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sw_alloc.h"
+#include "sw_gen.h"
 
 #define GIB ((int64_t)1 << 30)
 #define TOTAL_BYTES ((int64_t)80 * GIB)
@@ -52,6 +53,7 @@ typedef struct xjob_s {
     int64_t *outages;
     size_t n_out;
     bool cap;
+    int64_t bad_slot; /* host slot of the first death (0 without one) */
 } xjob_t;
 
 typedef struct hent_s {
@@ -99,6 +101,8 @@ void sw_genx_opts_default(sw_genx_opts_t *o)
     o->watchdog_s = 600;
     o->start_ns = INT64_C(1763700000000000000);
     o->job_prefix = "crash";
+    o->fleet_hosts = 0;
+    o->bad_host = -1;
 }
 
 /* ---- randomness: splitmix64 of (seed, tags) ------------------------------ */
@@ -220,16 +224,19 @@ static double frac_at(const sw_genx_t *g, const xrank_t *x, int64_t t, int64_t k
 
 /* ---- lines ------------------------------------------------------------------ */
 
-static void line_head(sw_buf_t *out, const xjob_t *jb, const xrank_t *x, int64_t ts,
-                      const char *type, int64_t iv)
+static void line_head(sw_buf_t *out, const sw_genx_t *g, const xjob_t *jb, const xrank_t *x,
+                      int64_t ts, const char *type, int64_t iv)
 {
+    int64_t host = x->rank / RANKS_PER_HOST;
+    if (g->o.fleet_hosts > 0)
+        host = sw_gen_fleet_host(x->job, host, (g->o.ranks + RANKS_PER_HOST - 1) / RANKS_PER_HOST,
+                                 g->o.fleet_hosts, g->o.bad_host, jb->bad_slot);
     sw_buf_printf(out,
                   "{\"schema_version\": 3, \"timestamp_ns\": %lld, \"event_type\": \"%s\", "
                   "\"collector\": \"stormlog.cuda_tracker\", \"sampling_interval_ms\": %lld, "
-                  "\"pid\": %lld, \"host\": \"node-%03d\", \"device_id\": %d, ",
-                  (long long)ts, type, (long long)iv, (long long)x->pid,
-                  (int)(x->rank / RANKS_PER_HOST), (int)(x->rank % RANKS_PER_HOST));
-    (void)jb;
+                  "\"pid\": %lld, \"host\": \"node-%03lld\", \"device_id\": %d, ",
+                  (long long)ts, type, (long long)iv, (long long)x->pid, (long long)host,
+                  (int)(x->rank % RANKS_PER_HOST));
 }
 
 static void line_tail(sw_buf_t *out, const xjob_t *jb, const xrank_t *x, int64_t world)
@@ -255,7 +262,7 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
         int64_t used = (int64_t)(f * (double)TOTAL_BYTES);
         if (used > TOTAL_BYTES) used = TOTAL_BYTES;
         if (used < 0) used = 0;
-        line_head(out, jb, x, ts, "sample", iv);
+        line_head(out, g, jb, x, ts, "sample", iv);
         sw_buf_printf(out, "\"device_used_bytes\": %lld, ", (long long)used);
         if (jb->cap)
             sw_buf_printf(out, "\"device_free_bytes\": %lld, \"device_total_bytes\": %lld, ",
@@ -266,7 +273,7 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
     }
     case EV_DEGRADED:
     case EV_RECOVERED:
-        line_head(out, jb, x, ts,
+        line_head(out, g, jb, x, ts,
                   x->next_kind == EV_DEGRADED ? "collector_degraded" : "collector_recovered", iv);
         sw_buf_printf(out, "\"context\": \"%s\", \"metadata\": {\"backend\": \"nvml\"}, ",
                       x->next_kind == EV_DEGRADED ? "NVML query failed: GPU is lost"
@@ -281,19 +288,19 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
         char rs[256];
         snprintf(rs, sizeof(rs), reason, x->rank % RANKS_PER_HOST, (long long)x->pid);
         if (v == 0) {
-            line_head(out, jb, x, ts, "error", iv);
+            line_head(out, g, jb, x, ts, "error", iv);
             sw_buf_printf(out,
                           "\"context\": \"flight recorder: OOM\", \"metadata\": {\"oom_reason\": "
                           "\"%s\", \"oom_dump_path\": \"/var/lib/stormlog/oom/%s-r%d.pickle\"}, ",
                           rs, jb->job_id, (int)x->rank);
         } else if (v == 1) {
-            line_head(out, jb, x, ts, "oom", iv);
+            line_head(out, g, jb, x, ts, "oom", iv);
             sw_buf_printf(out,
                           "\"context\": null, \"metadata\": {\"oom_dump_path\": "
                           "\"/var/lib/stormlog/oom/%s-r%d.pickle\"}, ",
                           jb->job_id, (int)x->rank);
         } else {
-            line_head(out, jb, x, ts, "critical", iv);
+            line_head(out, g, jb, x, ts, "critical", iv);
             sw_buf_printf(out, "\"context\": \"torch.OutOfMemoryError: %s\", \"metadata\": {}, ",
                           rs);
         }
@@ -301,7 +308,7 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
         break;
     }
     case EV_WATCHDOG:
-        line_head(out, jb, x, ts, "error", iv);
+        line_head(out, g, jb, x, ts, "error", iv);
         sw_buf_printf(out,
                       "\"context\": \"[Rank %d] Watchdog caught collective operation timeout: "
                       "WorkNCCL(SeqNum=%llu, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, "
@@ -312,7 +319,7 @@ static void emit(sw_genx_t *g, xrank_t *x, sw_buf_t *out)
         x->after_done = true;
         break;
     case EV_STOP:
-        line_head(out, jb, x, ts, "stop", iv);
+        line_head(out, g, jb, x, ts, "stop", iv);
         sw_buf_puts(out, "\"context\": null, \"metadata\": {}, ");
         x->after_done = true;
         break;
@@ -446,6 +453,7 @@ static void job_setup(sw_genx_t *g, size_t ji, xrank_t *xr)
     if (crash) {
         int64_t v = (int64_t)(h4(o->seed, T_VICTIM, ji, 0) % (uint64_t)R);
         xrank_t *xv = &xr[v];
+        jb->bad_slot = v / RANKS_PER_HOST;
         xv->prof = PROF_RAMP;
         xv->base = unif(g, T_BASE, ji, (uint64_t)v, 0.70, 0.78);
         /* 85% to full takes 60-120 s: the ramp from base is that times
@@ -584,6 +592,17 @@ sw_genx_t *sw_genx_new(const sw_genx_opts_t *o, char *errstr, size_t errstr_size
         snprintf(errstr, errstr_size,
                  "crash scenarios take --skew-ms 0..3000, a delivery delay of 0..10000 ms and "
                  "a watchdog of 60..3600 s");
+        return NULL;
+    }
+    int64_t per_job = (o->ranks + RANKS_PER_HOST - 1) / RANKS_PER_HOST;
+    if ((o->fleet_hosts != 0 && (o->fleet_hosts < per_job || o->fleet_hosts > 100000)) ||
+        (o->bad_host != -1 &&
+         (o->fleet_hosts == 0 || o->bad_host < 0 || o->bad_host >= o->fleet_hosts))) {
+        snprintf(errstr, errstr_size,
+                 "--fleet-hosts %lld / --bad-host %lld: the fleet needs %lld..100000 hosts for "
+                 "--ranks %lld, and the bad host one of them (0..fleet-1)",
+                 (long long)o->fleet_hosts, (long long)o->bad_host, (long long)per_job,
+                 (long long)o->ranks);
         return NULL;
     }
     sw_genx_t *g = sw_calloc(1, sizeof(*g));

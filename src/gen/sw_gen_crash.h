@@ -44,6 +44,9 @@ typedef struct sw_genx_opts_s {
     int64_t watchdog_s;     /**< survivors' watchdog errors this long after the first death (600) */
     int64_t start_ns;       /**< job start on the true clock (default 1763700000000000000) */
     const char *job_prefix; /**< job ids "<prefix>-<j>" (default "crash"); borrowed */
+    int64_t fleet_hosts;    /**< 0: hosts node-000.. per job (default); N: a shared fleet of N
+                                 hosts (sw_gen_fleet_host()) */
+    int64_t bad_host;       /**< -1, or the fleet host of every job's first death */
 } sw_genx_opts_t;
 
 /** One death of a job's truth. */

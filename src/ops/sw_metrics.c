@@ -20,6 +20,7 @@
 #include "sw_alloc.h"
 #include "sw_analysis.h"
 #include "sw_log.h"
+#include "sw_metrics_hosts.h"
 #include "sw_redact.h"
 
 #ifndef SW_VERSION
@@ -46,7 +47,9 @@ typedef enum src_e {
     SRC_MISKEYED,
     SRC_REQ_HISTOGRAM,
     SRC_SKIPPED,
-    SRC_ALERT_HISTOGRAM
+    SRC_ALERT_HISTOGRAM,
+    SRC_FIRST_CAUSE,     /* repeat offenders: counts by host (sw_metrics_hosts.c) */
+    SRC_FIRST_CAUSE_JOBS /* ... distinct jobs by host over the last day */
 } src_t;
 
 /* Labelled families with a dynamic label set. */
@@ -123,6 +126,15 @@ static const desc_t k_desc[] = {
      "Messages never read because their offsets were out of range (deleted by retention "
      "before they were consumed; auto.offset.reset moved past them): data lost, by topic and "
      "partition."},
+    {"stormwatch_first_cause_host_total", MT_COUNTER, SRC_FIRST_CAUSE, -1, NULL, NULL,
+     "Storm episodes by the host of their trigger's first suspect (kind=storm) and crashes by "
+     "the host of their first death as the crash opened (kind=death); at most "
+     "metrics.hosts.max hosts get series of their own, later ones are counted under "
+     "host=\"_other\" (docs/fleet.md)."},
+    {"stormwatch_first_cause_host_jobs", MT_GAUGE, SRC_FIRST_CAUSE_JOBS, -1, NULL, NULL,
+     "Distinct jobs in which the host was named first (kind=storm: a storm's first cause; "
+     "kind=death: a crash's first death) during the last 24 hours of event time, up to 64; "
+     "not for host=\"_other\". StormwatchRepeatOffenderHost fires at 3 storm jobs."},
     {"stormwatch_miskeyed_messages_total", MT_COUNTER, SRC_MISKEYED, -1, NULL, NULL,
      "Input messages whose key is not their job_id (no key, or another key), by input topic: "
      "their job may be analysed by several engines (key telemetry by job_id)."},
@@ -344,6 +356,7 @@ struct sw_metrics_s {
     _Atomic bool out_queue_full;   /* the producer's queue is full now */
     pthread_mutex_t lock;          /* families and histogram reads */
     family_t fam[FAM__CNT];
+    sw_hosts_t *hosts; /* repeat offenders (mutex) */
 };
 
 /* ---- scalars --------------------------------------------------------- */
@@ -395,6 +408,7 @@ sw_metrics_t *sw_metrics_new(void)
     atomic_init(&m->out_oldest_ms, 0);
     atomic_init(&m->out_queue_full, false);
     pthread_mutex_init(&m->lock, NULL);
+    m->hosts = sw_hosts_new(SW_METRICS_HOSTS_DEFAULT);
     sw_metrics_set(m, SW_M_UP, 1);
     sw_metrics_set(m, SW_M_BUILD_INFO, 1);
     sw_metrics_set_double(m, SW_M_START_TIME, ((double)sw_wall_ms() / 1000.0));
@@ -415,6 +429,7 @@ void sw_metrics_destroy(sw_metrics_t *m)
         for (size_t i = 0; i < m->fam[f].n; i++) series_free(m->fam[f].v[i]);
         free(m->fam[f].v);
     }
+    sw_hosts_destroy(m->hosts);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -831,6 +846,39 @@ static void render_family(sw_metrics_t *m, const desc_t *d, int fam, sw_buf_t *o
     }
 }
 
+void sw_metrics_set_host_limit(sw_metrics_t *m, int64_t max_hosts)
+{
+    if (!m) return;
+    pthread_mutex_lock(&m->lock);
+    sw_hosts_set_limit(m->hosts, max_hosts);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void sw_metrics_first_cause(sw_metrics_t *m, const sw_record_t *rec)
+{
+    if (!m) return;
+    sw_str_t host = {NULL, 0};
+    sw_hosts_kind_t kind;
+    int64_t number = rec->episode;
+    if ((rec->action == SW_ACTION_TRIGGER || rec->action == SW_ACTION_UPDATE) &&
+        rec->analysis.n_suspects > 0 && rec->analysis.suspects[0].has_source) {
+        host = rec->analysis.suspects[0].host;
+        kind = SW_HOSTS_STORM;
+    } else if (rec->action == SW_ACTION_CRASH && rec->x8) {
+        host = rec->x8->first.host;
+        kind = SW_HOSTS_DEATH;
+        number = rec->x8->number;
+    } else {
+        return;
+    }
+    bool revision = rec->action == SW_ACTION_UPDATE || rec->revision > 0 ||
+                    (rec->action == SW_ACTION_CRASH && !rec->x8->open);
+    sw_str_t job = rec->analysis.has_job_id ? rec->analysis.job_id : sw_str("");
+    pthread_mutex_lock(&m->lock);
+    sw_hosts_add(m->hosts, host, kind, job, number, revision, rec->event_timestamp_ns);
+    pthread_mutex_unlock(&m->lock);
+}
+
 void sw_metrics_enable_notify(sw_metrics_t *m)
 {
     atomic_store_explicit(&m->notify, true, memory_order_relaxed);
@@ -936,6 +984,11 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
         case SRC_MISKEYED: render_family(m, d, FAM_MISKEYED, out); break;
         case SRC_SKIPPED: render_family(m, d, FAM_SKIPPED, out); break;
         case SRC_ALERT_HISTOGRAM: render_alert_histogram(m, d, out); break;
+        case SRC_FIRST_CAUSE:
+        case SRC_FIRST_CAUSE_JOBS:
+            sw_hosts_render(m->hosts, d->name, d->src == SRC_FIRST_CAUSE_JOBS,
+                            sw_wall_ms() * INT64_C(1000000), out);
+            break;
         case SRC_HISTOGRAM: render_histogram(m, d, out); break;
         case SRC_REQ_HISTOGRAM: render_req_histogram(m, d, out); break;
         }

@@ -43,6 +43,7 @@
  *  - send_dlq():    sw_metrics_add(m, SW_M_DLQ_DECODE + kind, 1) (dlq_kind_t
  *                   order: decode, invalid, limit, format).
  *  - send_record(): sw_metrics_add(m, SW_M_RECORDS_OUT_TRIGGER + rec->action, 1);
+ *                   sw_metrics_first_cause(m, rec) (repeat offenders by host);
  *                   a trigger: sw_metrics_observe_alert_latency() from the
  *                   Kafka timestamp of the message that completed it.
  *  - dr_cb():       SW_M_RECORDS_DELIVERED, or SW_M_PRODUCE_ERRORS on m->err;
@@ -363,5 +364,24 @@ bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, s
  * @remark Safe against concurrent updates; takes the registry mutex.
  */
 void sw_metrics_render(const sw_metrics_t *m, sw_buf_t *out);
+
+/** Hosts with series of their own in stormwatch_first_cause_host_* unless
+ *  metrics.hosts.max says otherwise. */
+#define SW_METRICS_HOSTS_DEFAULT 200
+
+/** @brief At most @p max_hosts hosts get stormwatch_first_cause_host_*
+ *         series of their own (metrics.hosts.max); later ones are counted
+ *         under host="_other". 0: every host under "_other". */
+void sw_metrics_set_host_limit(sw_metrics_t *m, int64_t max_hosts);
+
+/**
+ * @brief The repeat offenders (docs/fleet.md): a trigger counts a storm on
+ *        its first suspect's host, a crash as it opens a death on its first
+ *        death's host; an update or a later crash record that names another
+ *        host moves the episode or crash there (sw_hosts_add()); other
+ *        records and records without a host count nothing. Called by the
+ *        daemon for every record it sends (send_record()). Accepts m NULL.
+ */
+void sw_metrics_first_cause(sw_metrics_t *m, const sw_record_t *rec);
 
 #endif /* SW_METRICS_H */

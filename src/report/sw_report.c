@@ -47,7 +47,27 @@ static const char css[] =
     "svg line.swatch{stroke-width:2.5}svg circle{stroke:#fff;stroke-width:1.5}"
     "ul.notes{margin:4px 0;padding-left:20px}"
     "nav table td,nav table th{font-size:13px}"
-    "footer{color:#6b7480;font-size:12px;margin-top:32px}";
+    "footer{color:#6b7480;font-size:12px;margin-top:32px}"
+    "svg path.used{fill:none;stroke:#d84315;stroke-width:2}"
+    "svg path.total{fill:none;stroke:#1d1d1f;stroke-width:1.4;stroke-dasharray:7 4}"
+    "svg line.swatch.used{stroke:#d84315}svg line.swatch.total{stroke:#1d1d1f;stroke-dasharray:7 4}"
+    "svg line.warn{stroke:#b58900;stroke-width:1.6;stroke-dasharray:5 3}"
+    "svg circle.warn{fill:#b58900}svg .warn-label{fill:#8a6d00;font-weight:700}"
+    "svg line.death{stroke:#c62828;stroke-width:2}svg .death-label{fill:#c62828;font-weight:700}"
+    "svg path.other-death{fill:#c62828;stroke:#c62828}"
+    "svg path.other-death.silent{fill:#fff;stroke-width:1.5}"
+    "svg .death-small{font-size:11px;fill:#c62828}"
+    "svg line.watchdog{stroke:#6b7480;stroke-width:1.2}svg .wd-label{fill:#4a5260}"
+    "div.rankmap{display:flex;flex-wrap:wrap;gap:3px;margin:8px 0 4px;max-width:760px}"
+    "span.rk{display:inline-block;min-width:19px;height:19px;font-size:10px;line-height:19px;"
+    "text-align:center;border-radius:2px;color:#1d1d1f;vertical-align:middle}"
+    "div.rankmap.small span.rk{min-width:9px;height:9px}"
+    "span.rk.first{background:#7f0000;color:#fff}span.rk.dead{background:#e53935;color:#fff}"
+    "span.rk.blind{background:#b0b6be}span.rk.alive{background:#a5d6a7}"
+    "p.rk-legend{font-size:12.5px;color:#4a5260;margin:2px 0 8px}"
+    "p.rk-legend span.rk{min-width:12px;height:12px;margin-left:10px}"
+    "tr.repeat td{background:#fff3f0}table.fleet td:first-child{white-space:nowrap}section.fleet{background:#fff;border:1px solid #d9dde3;"
+    "border-radius:6px;padding:4px 18px 14px;margin:14px 0;border-left:6px solid #c62828}";
 
 static void put_source(sw_buf_t *out, const rec_t *r)
 {
@@ -336,9 +356,13 @@ static void put_summary(sw_buf_t *out, const rec_t *r, size_t j, size_t k)
 {
     sw_buf_printf(out, "<section class=\"summary sev-%s\" id=\"job-%zu-summary-%zu\">\n",
                   sw_report_sev_class(sw_report_sev_of(r)), j + 1, k + 1);
-    sw_buf_printf(out,
-                  "<h3>Job summary <span class=\"muted\">(after episode %" PRId64 ")</span></h3>\n",
-                  r->episode);
+    if (r->episode > 0)
+        sw_buf_printf(out,
+                      "<h3>Job summary <span class=\"muted\">(after episode %" PRId64
+                      ")</span></h3>\n",
+                      r->episode);
+    else
+        sw_buf_puts(out, "<h3>Job summary <span class=\"muted\">(no storm episode)</span></h3>\n");
     sw_buf_puts(out, "<p class=\"summary-line\">");
     if (r->summary.len) sw_report_esc(out, r->summary);
     else sw_buf_puts(out, "(no summary line in the record)");
@@ -360,11 +384,57 @@ static int cmp_ep(const void *pa, const void *pb)
     return a->episode < b->episode ? -1 : a->episode > b->episode;
 }
 
+/* A report without a storm episode opens with its crashes: one row per
+ * crash, its final first death. @returns false when there is none. */
+static bool put_crash_overview(sw_buf_t *out, const sw_report_t *rep)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < rep->n_jobs; j++)
+        for (size_t i = 0; i < rep->jobs[j]->n_x8; i++) n += rep->jobs[j]->x8s[i].act == SW_ACTION_CRASH;
+    if (!n) return false;
+    sw_buf_puts(out,
+                "<table><thead><tr><th>job</th><th>crash</th><th>died first</th><th>runs on</th>"
+                "<th>cause</th><th>dead</th><th>blind</th></tr></thead><tbody>");
+    for (size_t j = 0; j < rep->n_jobs; j++) {
+        const job_t *job = rep->jobs[j];
+        for (size_t i = 0; i < job->n_x8; i++) {
+            const x8item_t *f = &job->x8s[i];
+            if (f->act != SW_ACTION_CRASH || sw_report_crash_final(job, f->number) != f) continue;
+            sw_buf_puts(out, "<tr><td>");
+            sw_report_put_job_name(out, job);
+            sw_buf_printf(out,
+                          "</td><td><a href=\"#job-%zu-crash-%" PRId64 "\">%" PRId64
+                          "</a></td><td class=\"num\">rank %" PRId64 "</td><td>",
+                          j + 1, f->number, f->number, f->fd_rank);
+            if (f->fd_host) {
+                sw_report_escc(out, f->fd_host);
+                if (f->fd_device >= 0) sw_buf_printf(out, " GPU %" PRId64, f->fd_device);
+            } else {
+                sw_buf_puts(out, "?");
+            }
+            sw_buf_printf(out,
+                          "</td><td>%s</td><td class=\"num\">%" PRId64
+                          "</td><td class=\"num\">%zu</td></tr>",
+                          f->fd_silent ? "silent" : "oom", f->deaths, f->n_blind);
+        }
+    }
+    sw_buf_puts(out,
+                "</tbody></table>\n<p class=\"muted\">No storm episode (no trigger, update or "
+                "resolve record): the crashes are what happened.</p></nav>\n");
+    return true;
+}
+
 static void put_overview(sw_buf_t *out, const sw_report_t *rep, ep_t ***sorted)
 {
-    sw_buf_puts(out, "<nav><h2>Episodes</h2>\n");
+    size_t n_crash = 0;
+    for (size_t j = 0; j < rep->n_jobs; j++)
+        for (size_t i = 0; i < rep->jobs[j]->n_x8; i++)
+            n_crash += rep->jobs[j]->x8s[i].act == SW_ACTION_CRASH;
+    sw_buf_puts(out, sw_report_episodes(rep) == 0 && n_crash ? "<nav><h2>Crashes</h2>\n"
+                                                             : "<nav><h2>Episodes</h2>\n");
     size_t total = sw_report_episodes(rep);
     if (total == 0) {
+        if (put_crash_overview(out, rep)) return;
         sw_buf_puts(out,
                     "<p>No trigger, update or resolve record in the input: no storm episode "
                     "to report.</p></nav>\n");
@@ -436,12 +506,12 @@ static void put_x8(sw_buf_t *out, const job_t *job)
 
 void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_buf_t *out)
 {
-    sw_report_opts_t none = {NULL, NULL, 0, 0};
+    sw_report_opts_t none = {NULL, NULL, 0, 0, false};
     if (!opts) opts = &none;
     const char *title = opts->title ? opts->title : "stormwatch incident report";
     /* episodes in episode order per job, without reordering the model */
     ep_t ***sorted = sw_calloc(rep->n_jobs ? rep->n_jobs : 1, sizeof(*sorted));
-    size_t n_eps = 0, n_sums = 0, n_open = 0;
+    size_t n_eps = 0, n_sums = 0, n_open = 0, n_crashes = 0, n_warnings = 0;
     for (size_t j = 0; j < rep->n_jobs; j++) {
         job_t *job = rep->jobs[j];
         sorted[j] = sw_malloc((job->n_eps ? job->n_eps : 1) * sizeof(**sorted));
@@ -452,6 +522,11 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
         qsort(sorted[j], job->n_eps, sizeof(**sorted), cmp_ep);
         n_eps += job->n_eps;
         n_sums += job->n_sums;
+        for (size_t i = 0; i < job->n_x8; i++) {
+            const x8item_t *it = &job->x8s[i];
+            if (it->act == SW_ACTION_CRASH) n_crashes += sw_report_crash_final(job, it->number) == it;
+            else if (it->revision == 0 && it->open) n_warnings++;
+        }
     }
     sw_buf_puts(out,
                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -473,11 +548,16 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
             sw_buf_puts(out, "</code>");
         }
     }
-    sw_buf_printf(out,
-                  ": %zu job%s, %zu episode%s (%zu open at the end of the input), %zu job "
-                  "summar%s.",
-                  rep->n_jobs, rep->n_jobs == 1 ? "" : "s", n_eps, n_eps == 1 ? "" : "s", n_open,
-                  n_sums, n_sums == 1 ? "y" : "ies");
+    sw_buf_printf(out, ": %zu job%s, ", rep->n_jobs, rep->n_jobs == 1 ? "" : "s");
+    if (n_crashes)
+        sw_buf_printf(out, "%zu crash%s, %zu warning%s, ", n_crashes, n_crashes == 1 ? "" : "es",
+                      n_warnings, n_warnings == 1 ? "" : "s");
+    if (n_eps || !n_crashes)
+        sw_buf_printf(out, "%zu storm episode%s (%zu open at the end of the input), ", n_eps,
+                      n_eps == 1 ? "" : "s", n_open);
+    else
+        sw_buf_puts(out, "no storm episode, ");
+    sw_buf_printf(out, "%zu job summar%s.", n_sums, n_sums == 1 ? "y" : "ies");
     if (rep->dups)
         sw_buf_printf(out, " %" PRIu64 " repeated record%s ignored.", rep->dups,
                       rep->dups == 1 ? "" : "s");
@@ -487,25 +567,47 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
                       " invalid line%s skipped</strong> (see the "
                       "command's error output).",
                       opts->skipped_lines, opts->skipped_lines == 1 ? "" : "s");
-    sw_buf_puts(out,
-                "</p>\n<p class=\"muted\">Each episode (one job, one episode number) is "
+    sw_buf_puts(out, "</p>\n");
+    if (!opts->fleet_only && n_eps)
+        sw_buf_puts(out,
+                "<p class=\"muted\">Each episode (one job, one episode number) is "
                 "charted from its latest trigger or update record: that record carries the "
                 "episode's verdict (cluster onset and suspects), which its resolve record "
                 "repeats when it says why the episode ended. Times "
                 "on the charts are aligned clocks relative to the cluster onset; memory is in "
-                "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n</header>\n");
-    put_overview(out, rep, sorted);
+                "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n");
+    sw_buf_puts(out, "</header>\n");
+    bool fleet = false;
+    if (opts->fleet_only || sw_report_fleet_jobs(rep) >= 2) fleet = sw_report_put_fleet(out, rep);
+    if (opts->fleet_only && !fleet)
+        sw_buf_puts(out,
+                    "<section class=\"fleet\" id=\"fleet\"><h2>Repeat offenders</h2><p>No "
+                    "storm episode or crash in the input names a host: nothing to group.</p>"
+                    "</section>\n");
+    if (!opts->fleet_only) put_overview(out, rep, sorted);
     unsigned chart_no = 0;
-    for (size_t j = 0; j < rep->n_jobs; j++) {
+    for (size_t j = 0; j < rep->n_jobs && !opts->fleet_only; j++) {
         const job_t *job = rep->jobs[j];
         sw_buf_printf(out, "<section class=\"job\" id=\"job-%zu\">\n<h2>Job ", j + 1);
         sw_report_put_job_name(out, job);
-        sw_buf_printf(out, " <span class=\"muted\">%zu episode%s</span></h2>\n", job->n_eps,
+        size_t jc = 0;
+        for (size_t i = 0; i < job->n_x8; i++)
+            jc += job->x8s[i].act == SW_ACTION_CRASH &&
+                  sw_report_crash_final(job, job->x8s[i].number) == &job->x8s[i];
+        sw_buf_printf(out, " <span class=\"muted\">%zu episode%s", job->n_eps,
                       job->n_eps == 1 ? "" : "s");
-        if (job->n_eps == 0)
-            sw_buf_puts(out,
-                        "<p class=\"muted\">No storm episode in the input for this job.</p>\n");
+        if (jc) sw_buf_printf(out, ", %zu crash%s", jc, jc == 1 ? "" : "es");
+        sw_buf_puts(out, "</span></h2>\n");
+        if (job->n_eps == 0) {
+            bool crashed = false;
+            for (size_t i = 0; i < job->n_x8; i++) crashed |= job->x8s[i].act == SW_ACTION_CRASH;
+            sw_buf_puts(out, crashed ? "<p class=\"muted\">No storm episode in the input for "
+                                       "this job: it crashed without one.</p>\n"
+                                     : "<p class=\"muted\">No storm episode in the input for "
+                                       "this job.</p>\n");
+        }
         for (size_t e = 0; e < job->n_eps; e++) put_episode(out, job, j, sorted[j][e], &chart_no);
+        sw_report_put_crashes(out, job, j, &chart_no);
         put_x8(out, job);
         for (size_t k = 0; k < job->n_sums; k++) put_summary(out, job->sums[k], j, k);
         sw_buf_puts(out, "</section>\n");

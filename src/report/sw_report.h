@@ -27,6 +27,9 @@ typedef struct sw_report_opts_s {
     const char *const *sources; /**< input names shown in the header (borrowed) */
     size_t n_sources;           /**< entries of sources */
     uint64_t skipped_lines;     /**< invalid lines the caller skipped, shown */
+    bool fleet_only;            /**< the fleet page only (repeat offenders), no job sections;
+                                     false: the incident report, which opens with the fleet
+                                     section when two or more jobs name a host first */
 } sw_report_opts_t;
 
 /**
@@ -50,6 +53,27 @@ void sw_report_destroy(sw_report_t *rep);
  */
 sw_err_t sw_report_add(sw_report_t *rep, const char *line, size_t len, const char *file,
                        uint64_t lineno, char *errstr, size_t errstr_size);
+
+/**
+ * @brief Add one telemetry event (one TelemetryEvent JSON line) for the
+ *        crash charts: of a job whose records hold a crash, the first dead
+ *        rank's samples in the SW_REPORT_CRASH_WINDOW_NS before its death,
+ *        the other dead ranks' deaths and the watchdog errors after it.
+ *        Call after every alert record was added (the records say which
+ *        rank died first). Events of other jobs and ranks are skipped.
+ * @returns SW_OK (also for an event that is skipped); SW_ERR_PARSE or
+ *          SW_ERR_INVALID_ARG for a line that is not a valid event, with
+ *          errstr "FILE:LINE: ...".
+ */
+sw_err_t sw_report_add_telemetry(sw_report_t *rep, const char *line, size_t len, const char *file,
+                                 uint64_t lineno, char *errstr, size_t errstr_size);
+
+/** How far back from the first death a crash chart draws memory (30 min). */
+#define SW_REPORT_CRASH_WINDOW_NS (INT64_C(1800) * 1000000000)
+/** Most marks (other deaths, watchdog errors) kept per crash chart. */
+#define SW_REPORT_CRASH_MARKS 4096
+/** Most samples kept per crash chart (the newest). */
+#define SW_REPORT_CRASH_SAMPLES 200000
 
 /** @brief Records accepted so far (duplicates included). */
 uint64_t sw_report_records(const sw_report_t *rep);

@@ -57,7 +57,7 @@ void sw_report_escc(sw_buf_t *out, const char *s)
 }
 
 /* printf("%.*f") without trailing zeros ("6.50" -> "6.5", "2.00" -> "2"). */
-static void put_trim(sw_buf_t *out, double v, int decimals)
+void sw_report_put_trim(sw_buf_t *out, double v, int decimals)
 {
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "%.*f", decimals, v);
@@ -83,7 +83,7 @@ void sw_report_bytes(sw_buf_t *out, int64_t bytes)
     double a = bytes < 0 ? -(double)bytes : (double)bytes;
     if (bytes < 0) sw_buf_putc(out, '-');
     if (a < 1024.0) {
-        put_trim(out, a, 0);
+        sw_report_put_trim(out, a, 0);
         sw_buf_puts(out, " B");
         return;
     }
@@ -92,7 +92,7 @@ void sw_report_bytes(sw_buf_t *out, int64_t bytes)
         a /= 1024.0;
         u++;
     }
-    put_trim(out, a, sig3(a));
+    sw_report_put_trim(out, a, sig3(a));
     sw_buf_putc(out, ' ');
     sw_buf_puts(out, units[u]);
 }
@@ -113,7 +113,7 @@ void sw_report_duration(sw_buf_t *out, int64_t ns)
     else if (a < 119.95e9) unit = "s", v = a / 1e9;
     else if (a < 7199.5e9) unit = "min", v = a / 60e9;
     else unit = "h", v = a / 3600e9;
-    put_trim(out, v, sig3(v));
+    sw_report_put_trim(out, v, sig3(v));
     sw_buf_putc(out, ' ');
     sw_buf_puts(out, unit);
 }
@@ -254,7 +254,7 @@ static void put_xy(sw_buf_t *out, double x, double y)
     sw_buf_printf(out, "%.1f,%.1f", x, y);
 }
 
-static double nice_step(double raw)
+double sw_report_nice_step(double raw)
 {
     if (!(raw > 0)) return 1;
     double e = pow(10.0, floor(log10(raw)));
@@ -439,7 +439,7 @@ static void chart_axes(sw_buf_t *out, const chart_t *ch)
         unit *= 1024.0;
         u++;
     }
-    double step_u = nice_step((ch->ymax - ch->ymin) / unit / 6.0);
+    double step_u = sw_report_nice_step((ch->ymax - ch->ymin) / unit / 6.0);
     int dec = step_decimals(step_u);
     double step = step_u * unit;
     sw_buf_puts(out, "<g class=\"axis y\">");
@@ -450,12 +450,12 @@ static void chart_axes(sw_buf_t *out, const chart_t *ch)
         sw_buf_printf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
                       CH_ML, CH_ML + CH_PW, y, y);
         put_text(out, CH_ML - 8, y + 4, "end", NULL, NULL);
-        put_trim(out, v / unit, dec);
+        sw_report_put_trim(out, v / unit, dec);
         sw_buf_printf(out, " %s</text>", units[u]);
     }
     sw_buf_puts(out, "</g>");
     /* x ticks: time relative to the onset */
-    double xstep = nice_step((ch->hi - ch->lo) / 8.0);
+    double xstep = sw_report_nice_step((ch->hi - ch->lo) / 8.0);
     double xunit;
     const char *xname;
     if (xstep >= 1e9) xunit = 1e9, xname = "s";
@@ -475,7 +475,7 @@ static void chart_axes(sw_buf_t *out, const chart_t *ch)
             sw_buf_puts(out, "0");
         } else {
             sw_buf_puts(out, v > 0 ? "+" : "\xE2\x88\x92");
-            put_trim(out, fabs(v) / xunit, xdec);
+            sw_report_put_trim(out, fabs(v) / xunit, xdec);
             sw_buf_printf(out, " %s", xname);
         }
         sw_buf_puts(out, "</text>");

@@ -109,7 +109,47 @@ typedef struct x8item_s {
     bool open;
     char *summary; /* owned: the record's human line (made when absent) */
     char *detail;  /* owned: dead ranks, or ranks close to full, and blind ranks */
+    /* crash: the first death, as the fleet page groups it */
+    int64_t fd_rank;  /* -1: not a crash */
+    char *fd_host;    /* owned; NULL when the record has no host */
+    int64_t fd_device; /* -1 when absent */
+    bool fd_silent;
+    int64_t fd_ts;       /* the first death's timestamp_ns (its rank's clock) */
+    int64_t fd_aligned;  /* ... and its aligned_timestamp_ns */
+    int64_t deaths;      /* crash: ranks dead then */
+    int64_t *dead;       /* owned: crash dead_ranks */
+    size_t n_dead;
+    int64_t *blind;      /* owned: blind_ranks */
+    size_t n_blind;
+    int64_t *w_rank;     /* owned: warning ranks, by projected time */
+    int64_t *w_used, *w_total, *w_eta_ms;
+    size_t n_w;
 } x8item_t;
+
+/* A mark on a crash chart, from the job's telemetry (--telemetry). */
+typedef enum cmark_kind_e { CM_MARKER = 0, CM_SILENT, CM_WATCHDOG } cmark_kind_t;
+typedef struct cmark_s {
+    int64_t ts; /* the rank's own clock */
+    int64_t rank;
+    cmark_kind_t kind;
+} cmark_t;
+
+/* The telemetry behind a job's crash chart: the first dead rank's samples
+ * in the window before its death, the other dead ranks' deaths and the
+ * watchdog errors after it. */
+typedef struct ctl_s {
+    int64_t crash;  /* the crash charted (its number) */
+    int64_t rank;   /* its final first death */
+    int64_t death_ts;
+    int64_t *ts, *used, *total; /* samples, ascending ts (total -1: absent) */
+    size_t n, cap;
+    cmark_t *marks;
+    size_t n_marks, cap_marks;
+    uint64_t marks_dropped;
+    int64_t *last_ts; /* per dead rank of the crash record (dead[]), newest event; -1 none */
+    int64_t world;    /* largest world_size seen, 0 none */
+    uint64_t events;  /* telemetry events of this job read */
+} ctl_t;
 
 typedef struct job_s {
     sw_str_t id;   /* owned */
@@ -118,6 +158,7 @@ typedef struct job_s {
     bool is_null;
     ep_t *eps;
     size_t n_eps, cap_eps;
+    ctl_t *ctl;   /* crash chart telemetry (NULL: none read) */
     rec_t **sums; /* summaries in arrival order */
     size_t n_sums, cap_sums;
     uint64_t *sum_hashes; /* line hashes of the summaries (duplicates) */
@@ -133,6 +174,7 @@ struct sw_report_s {
     uint64_t records;
     uint64_t dups;
     sw_arena_t arena; /* scratch for one record's DOM */
+    struct sw_tdec_s *tdec; /* telemetry decoder, made on first use */
 };
 
 /* ---- shared functions ---------------------------------------------------- */
@@ -150,5 +192,19 @@ void sw_report_put_phase(sw_buf_t *out, const susp_t *s);
 int64_t sw_report_rel_ns(int64_t t, int64_t onset);
 void sw_report_put_chart(sw_buf_t *out, const job_t *job, const ep_t *ep, const rec_t *r,
                          unsigned chart_no);
+job_t *sw_report_job_find(const sw_report_t *rep, sw_str_t id, bool is_null);
+double sw_report_nice_step(double raw);
+void sw_report_put_trim(sw_buf_t *out, double v, int decimals);
+/* sw_report_crash.c: a job's crashes (chart, facts, rank map); the
+ * telemetry reader behind the chart; freeing it. */
+void sw_report_put_crashes(sw_buf_t *out, const job_t *job, size_t j, unsigned *chart_no);
+const x8item_t *sw_report_crash_final(const job_t *job, int64_t number);
+void sw_report_ctl_free(ctl_t *c);
+/* sw_report_fleet.c: the repeat offenders (hosts and GPUs named first cause
+ * or first death); returns false (and writes nothing) when no record names
+ * a host. */
+bool sw_report_put_fleet(sw_buf_t *out, const sw_report_t *rep);
+/* Jobs whose records name a host as first cause or first death. */
+size_t sw_report_fleet_jobs(const sw_report_t *rep);
 
 #endif /* SW_REPORT_INT_H */

@@ -3,6 +3,7 @@
 
 #include "sw_codec_alert.h"
 #include "sw_codec_record.h"
+#include "sw_codec_telemetry.h"
 
 static sw_str_t str_dup(sw_str_t s)
 {
@@ -72,8 +73,17 @@ void sw_report_destroy(sw_report_t *rep)
         for (size_t i = 0; i < job->n_x8; i++) {
             free(job->x8s[i].summary);
             free(job->x8s[i].detail);
+            x8item_t *it = &job->x8s[i];
+            free(it->fd_host);
+            free(it->dead);
+            free(it->blind);
+            free(it->w_rank);
+            free(it->w_used);
+            free(it->w_total);
+            free(it->w_eta_ms);
         }
         free(job->x8s);
+        sw_report_ctl_free(job->ctl);
         str_free(&job->id);
         free(job);
     }
@@ -82,6 +92,7 @@ void sw_report_destroy(sw_report_t *rep)
     for (size_t i = 0; i < rep->n_files; i++) free(rep->files[i]);
     free(rep->files);
     sw_arena_clear(&rep->arena);
+    sw_tdec_destroy(rep->tdec);
     free(rep);
 }
 
@@ -408,6 +419,19 @@ static void slots_grow(sw_report_t *rep)
     rep->n_slots = n;
 }
 
+job_t *sw_report_job_find(const sw_report_t *rep, sw_str_t id, bool is_null)
+{
+    if (!rep->n_slots) return NULL;
+    size_t mask = rep->n_slots - 1;
+    size_t h = (size_t)job_hash(id, is_null) & mask;
+    while (rep->slots[h]) {
+        job_t *job = rep->jobs[rep->slots[h] - 1];
+        if (job->is_null == is_null && sw_str_eq(job->id, id)) return job;
+        h = (h + 1) & mask;
+    }
+    return NULL;
+}
+
 static job_t *job_get(sw_report_t *rep, sw_str_t id, bool is_null)
 {
     if ((rep->n_jobs + 1) * 2 > rep->n_slots) slots_grow(rep);
@@ -540,6 +564,41 @@ static sw_err_t add_x8(sw_report_t *rep, const char *line, size_t len, const per
     it->has_event = rec.has_event_ts;
     it->event_ns = rec.event_timestamp_ns;
     it->open = x->open;
+    it->fd_rank = -1;
+    it->fd_device = -1;
+    if (rec.action == SW_ACTION_CRASH) {
+        it->fd_rank = x->first.rank;
+        it->fd_silent = x->first.cause == SW_DEATH_SILENT;
+        if (x->first.host.len) it->fd_host = sw_memdup0(x->first.host.ptr, x->first.host.len);
+        if (x->first.has_device_id) it->fd_device = x->first.device_id;
+        it->fd_ts = x->first.timestamp_ns;
+        it->fd_aligned = x->first.aligned_timestamp_ns;
+        it->deaths = x->deaths;
+        if (x->n_dead) {
+            it->dead = sw_malloc(x->n_dead * sizeof(*it->dead));
+            memcpy(it->dead, x->dead_ranks, x->n_dead * sizeof(*it->dead));
+            it->n_dead = x->n_dead;
+        }
+    }
+    if (rec.n_blind) {
+        it->blind = sw_malloc(rec.n_blind * sizeof(*it->blind));
+        memcpy(it->blind, rec.blind_ranks, rec.n_blind * sizeof(*it->blind));
+        it->n_blind = rec.n_blind;
+    }
+    if (rec.action == SW_ACTION_WARNING && x->n_wranks) {
+        size_t n = x->n_wranks;
+        it->w_rank = sw_malloc(n * sizeof(int64_t));
+        it->w_used = sw_malloc(n * sizeof(int64_t));
+        it->w_total = sw_malloc(n * sizeof(int64_t));
+        it->w_eta_ms = sw_malloc(n * sizeof(int64_t));
+        for (size_t k = 0; k < n; k++) {
+            it->w_rank[k] = x->wranks[k].rank;
+            it->w_used[k] = x->wranks[k].used_bytes;
+            it->w_total[k] = x->wranks[k].total_bytes;
+            it->w_eta_ms[k] = x->wranks[k].eta_ms;
+        }
+        it->n_w = n;
+    }
     sw_buf_t b;
     sw_buf_init(&b);
     sw_record_summary(&rec, &b);

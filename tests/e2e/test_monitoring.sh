@@ -21,7 +21,9 @@
 #     notify` against it; both scrapes pass `promtool check metrics`, every
 #     metric a rule or a panel names is a family of one of them (kube_*
 #     come from kube-state-metrics, in Kubernetes only), and notify exports
-#     only its own families
+#     only its own families; run's repeat offenders by host
+#     (stormwatch_first_cause_host_total) count the generated jobs' storms
+#     on the hosts gen put their storm ranks on
 #
 # A missing tool (promtool: Debian package prometheus; amtool:
 # prometheus-alertmanager; python3 with yaml) fails the test when CI=true
@@ -161,7 +163,7 @@ want = {"events in/s by stage": r"events in/s by stage", "lag by partition": r"l
         "alert records by action": r"alert records by action", "dead letters by kind": r"dead letters by kind",
         "engine memory vs budget": r"engine memory vs budget", "jobs tracked and evicted": r"jobs tracked and evicted",
         "alert latency histogram": r"latency histogram", "notify by sink": r"notify .*by sink",
-        "schema registry": r"schema registry"}
+        "schema registry": r"schema registry", "repeat offenders": r"repeat offenders"}
 for what, rx in want.items():
     check(any(re.search(rx, t, re.I) for t in titles), "dashboard has a panel: %s" % what)
 for v in tvars.values():
@@ -321,6 +323,22 @@ else
       i=$((i + 1))
     done
     [ "$got" -ge "$want" ] && ok "run analysed the $want events produced" || fail "run analysed $got of $want events"
+    # gen's two jobs start their storms on rank 3: job-0 on node-000, job-1
+    # on node-001 (gen --help: 8 ranks per host, hosts of their own per job).
+    i=0
+    fc=""
+    while [ $i -lt 150 ]; do
+      scrape "$rport" "$tmp/run.metrics" 2>/dev/null
+      fc=$(grep -c '^stormwatch_first_cause_host_total{host="node-00[01]",kind="storm"} 1$' "$tmp/run.metrics")
+      [ "$fc" -eq 2 ] && break
+      sleep 0.2
+      i=$((i + 1))
+    done
+    if [ "$fc" -eq 2 ] && ! grep -q '^stormwatch_first_cause_host_total{host="_other"' "$tmp/run.metrics"; then
+      ok "run counts one storm first cause on node-000 and one on node-001"
+    else
+      fail "repeat offenders by host: $(grep '^stormwatch_first_cause_host' "$tmp/run.metrics")"
+    fi
     if [ -z "$nport" ] || ! scrape "$nport" "$tmp/notify.metrics"; then
       fail "stormwatch notify did not start: $(cat "$tmp/notify.err")"
     else

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "sw_alloc.h"
 #include "sw_report.h"
 #include "sw_testlib.h"
 
@@ -281,7 +282,7 @@ static int render_lines(const char *text, size_t len, sw_buf_t *html, char *err,
     }
     html->len = 0;
     const char *src[] = {"records.jsonl"};
-    sw_report_opts_t o = {NULL, src, 1, (uint64_t)bad};
+    sw_report_opts_t o = {NULL, src, 1, (uint64_t)bad, false};
     sw_report_render(rep, &o, html);
     sw_buf_cstr(html);
     sw_report_destroy(rep);
@@ -772,6 +773,176 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Lines of @p text holding @p a and none of @p not1, @p not2. */
+static size_t count_lines(const char *text, const char *a, const char *not1, const char *not2)
+{
+    size_t n = 0;
+    for (const char *p = text; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *line = sw_memdup0(p, len);
+        if (strstr(line, a) && !strstr(line, not1) && !strstr(line, not2)) n++;
+        free(line);
+        p += len + (e ? 1 : 0);
+    }
+    return n;
+}
+
+/* The text between @p from and the next @p to (NUL-terminated copy). */
+static char *between(const char *hay, const char *from, const char *to)
+{
+    const char *a = strstr(hay, from);
+    if (!a) return sw_strdup("");
+    const char *b = strstr(a, to);
+    return sw_memdup0(a, b ? (size_t)(b - a) : strlen(a));
+}
+
+/* A generated cascade (a rank fills its GPU and dies, others follow, the
+ * survivors' watchdogs fire 600 s later): the report opens with the crash,
+ * names the true first death (gen's truth), and with --telemetry charts its
+ * memory against the device total with the warning, the other deaths and
+ * every watchdog error (counted here from the telemetry) as marks. */
+static void test_crash(void **state)
+{
+    (void)state;
+    sw_check_case("crash");
+    sw_buf_t html, tel, truth, plain;
+    sw_buf_init(&html);
+    sw_buf_init(&tel);
+    sw_buf_init(&truth);
+    sw_buf_init(&plain);
+    char cmd[8192], path[1200];
+    const char *d = tmpdir();
+    snprintf(cmd, sizeof(cmd),
+             "'%s' gen --crash cascade --ranks 16 --seed 4 --quiet --truth '%s/crash.truth' "
+             "-o '%s/crash.tel' && '%s' replay '%s/crash.tel' > '%s/crash.rec' && "
+             "'%s' report --telemetry '%s/crash.tel' '%s/crash.rec'",
+             sw_test_bin(), d, d, sw_test_bin(), d, d, sw_test_bin(), d, d);
+    SW_ASSERT_I64(sw_test_run(cmd, &html), 0);
+    snprintf(path, sizeof(path), "%s/crash.tel", d);
+    SW_ASSERT_TRUE(sw_test_read_file(path, &tel));
+    snprintf(path, sizeof(path), "%s/crash.truth", d);
+    SW_ASSERT_TRUE(sw_test_read_file(path, &truth));
+    json_error_t jerr;
+    json_t *t = json_loads(truth.data, JSON_DISABLE_EOF_CHECK, &jerr);
+    SW_ASSERT_NOT_NULL(t);
+    long long first = json_integer_value(json_object_get(t, "first_death_rank"));
+    size_t n_deaths = json_array_size(json_object_get(t, "deaths"));
+    json_decref(t);
+    size_t watchdog = count_lines(tel.data, "\"event_type\": \"error\"", "oom_reason",
+                                  "out of memory");
+    char why[512], want[256];
+    SW_CHECK(well_formed(html.data, why, sizeof(why)), "%s", why);
+    /* opens with the crash, not with "no storm" */
+    const char *crashes = strstr(html.data, "<h2>Crashes</h2>");
+    const char *job = strstr(html.data, "<section class=\"job\"");
+    SW_CHECK(crashes && job && crashes < job, "the page opens with its crashes");
+    SW_CHECK(!strstr(html.data, "No storm episode to report") &&
+                 !strstr(html.data, "0 episodes ("),
+             "a crash-only report does not open with 'no storm episode to report'");
+    SW_CHECK(strstr(html.data, "1 crash, 1 warning, no storm episode"), "header counts");
+    /* the true first death, in the overview, the section and the chart */
+    snprintf(want, sizeof(want), "<td class=\"num\">rank %lld</td>", first);
+    SW_CHECK(strstr(html.data, want), "overview names rank %lld", first);
+    snprintf(want, sizeof(want), "rank %lld dies (oom)</text>", first);
+    SW_CHECK(strstr(html.data, want), "the chart marks rank %lld's death", first);
+    snprintf(want, sizeof(want), "title=\"rank %lld: died first\">%lld</span>", first, first);
+    SW_CHECK(strstr(html.data, want) && count(html.data, "<span class=\"rk first\"") == 2,
+             "the rank map shows rank %lld as the first death (and in its legend)", first);
+    /* memory against the device total, thinned but drawn */
+    char *used = between(html.data, "<path class=\"used\" d=\"", "\"/>");
+    size_t pts = count(used, " L") + 1;
+    SW_CHECK(pts >= 100 && pts <= 602, "memory series of %zu points", pts);
+    free(used);
+    SW_CHECK(strstr(html.data, "<path class=\"total\" d=\"M"), "the device total is drawn");
+    SW_CHECK(strstr(html.data, "<line class=\"warn\"") && strstr(html.data, " before</text>"),
+             "the warning and its lead are marked");
+    SW_CHECK(strstr(html.data, "A warning named it "), "the warning's lead in words");
+    SW_CHECK(count(html.data, "<line class=\"watchdog\" x1") == watchdog + 1,
+             "%zu watchdog marks (and the legend's), the telemetry has %zu",
+             count(html.data, "<line class=\"watchdog\" x1"), watchdog);
+    snprintf(want, sizeof(want), "%zu watchdog errors</text>", watchdog);
+    SW_CHECK(strstr(html.data, want), "watchdog count label");
+    size_t other = count(html.data, "<path class=\"other-death");
+    SW_CHECK(other >= 2 && other <= n_deaths, "%zu other-death marks (legend included), %zu deaths",
+             other, n_deaths);
+    /* without the telemetry: no chart, and the page says what to give */
+    snprintf(cmd, sizeof(cmd), "'%s' report '%s/crash.rec'", sw_test_bin(), d);
+    SW_ASSERT_I64(sw_test_run(cmd, &plain), 0);
+    SW_CHECK(!strstr(plain.data, "<path class=\"used\"") &&
+                 strstr(plain.data, "<code>--telemetry FILE</code>"),
+             "without telemetry the page says how to get the chart");
+    SW_CHECK(well_formed(plain.data, why, sizeof(why)), "%s", why);
+    sw_buf_clear(&html);
+    sw_buf_clear(&tel);
+    sw_buf_clear(&truth);
+    sw_buf_clear(&plain);
+    end_test();
+}
+
+/* Jobs of a fleet where one host (node-005) runs every job's first storm
+ * rank and first death (gen --fleet-hosts --bad-host): the fleet page names
+ * it first with every job; without a bad host no host repeats that often. */
+static void test_fleet(void **state)
+{
+    (void)state;
+    sw_check_case("fleet");
+    sw_buf_t html, ctl, one;
+    sw_buf_init(&html);
+    sw_buf_init(&ctl);
+    sw_buf_init(&one);
+    char cmd[8192];
+    const char *d = tmpdir();
+    const char *bin = sw_test_bin();
+    for (int bad = 1; bad >= 0; bad--) {
+        const char *opt = bad ? "--bad-host 5" : "";
+        snprintf(cmd, sizeof(cmd),
+                 "'%s' gen --jobs 4 --ranks 32 --samples 300 --storm-rank -1 --fleet-hosts 12 %s "
+                 "--seed 7 --quiet | '%s' replay > '%s/fleet-s%d.rec' && "
+                 "'%s' gen --crash cascade --jobs 3 --ranks 24 --fleet-hosts 12 %s --seed 8 "
+                 "--quiet | '%s' replay > '%s/fleet-c%d.rec' && "
+                 "'%s' report --fleet '%s/fleet-s%d.rec' '%s/fleet-c%d.rec'",
+                 bin, opt, bin, d, bad, bin, opt, bin, d, bad, bin, d, bad, d, bad);
+        SW_ASSERT_I64(sw_test_run(cmd, bad ? &html : &ctl), 0);
+    }
+    char why[512];
+    SW_CHECK(well_formed(html.data, why, sizeof(why)), "%s", why);
+    SW_CHECK(well_formed(ctl.data, why, sizeof(why)), "%s", why);
+    SW_CHECK(strstr(html.data, "Host <code>node-005</code> was named first in 7 of the 7 jobs: "
+                               "4 storm first causes and 3 first deaths."),
+             "the headline names node-005");
+    char *hosts = between(html.data, "<table class=\"fleet hosts\"", "</table>");
+    char *row = between(hosts, "<tbody><tr", "</tr>");
+    SW_CHECK(strstr(row, "<code>node-005</code></td><td class=\"num\">7</td><td "
+                         "class=\"num\">4</td><td class=\"num\">3</td>"),
+             "the first host row is node-005 with 7 jobs, 4 storms, 3 deaths: %s", row);
+    SW_CHECK(strstr(row, "job-0") && strstr(row, "job-3") && strstr(row, "crash-0") &&
+                 strstr(row, "crash-2"),
+             "its jobs are listed");
+    free(row);
+    free(hosts);
+    SW_CHECK(!strstr(html.data, "<section class=\"job\""), "--fleet: no job sections");
+    /* control: the same fleet without a bad host */
+    SW_CHECK(strstr(ctl.data, "<table class=\"fleet hosts\"") &&
+                 !strstr(ctl.data, "was named first in 7 of") &&
+                 !strstr(ctl.data, "was named first in 6 of"),
+             "without a bad host no host is named first in (nearly) every job");
+    /* automatic: several jobs open the incident report with the fleet section,
+     * one job does not */
+    snprintf(cmd, sizeof(cmd), "'%s' report '%s/fleet-s1.rec' '%s/fleet-c1.rec'", bin, d, d);
+    SW_ASSERT_I64(sw_test_run(cmd, &one), 0);
+    const char *fleet = strstr(one.data, "<section class=\"fleet\"");
+    const char *first_job = strstr(one.data, "<section class=\"job\"");
+    SW_CHECK(fleet && first_job && fleet < first_job, "several jobs: the fleet section first");
+    snprintf(cmd, sizeof(cmd), "'%s' report '%s/crash.rec'", bin, d);
+    SW_ASSERT_I64(sw_test_run(cmd, &one), 0);
+    SW_CHECK(!strstr(one.data, "<section class=\"fleet\""), "one job: no fleet section");
+    sw_buf_clear(&html);
+    sw_buf_clear(&ctl);
+    sw_buf_clear(&one);
+    end_test();
+}
+
 int main(void)
 {
     if (access(sw_test_bin(), X_OK) != 0) {
@@ -785,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_units),        cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_hand_written), cmocka_unit_test(test_generated_storm),
         cmocka_unit_test(test_fixtures),     cmocka_unit_test(test_command),
+        cmocka_unit_test(test_crash),        cmocka_unit_test(test_fleet),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

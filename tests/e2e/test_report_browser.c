@@ -3,7 +3,12 @@
  * of a generated storm (gen | replay | report), its DOM must hold the
  * charts, series paths and tables, and its screenshot must show a drawn
  * chart (PNG decoded here with zlib: the pixels of the first two series
- * colours are found, the chart area is neither blank nor flat). Without
+ * colours are found, the chart area is neither blank nor flat). And the
+ * report of a generated crash cascade with its telemetry: the page opens
+ * with the crash, its screenshot shows the memory line running across the
+ * chart up to the death, the warning's mark, the watchdog ticks and the
+ * rank map with the first death (the screenshot is kept as crash.png in
+ * the scratch dir when a case fails; SW_KEEP_SHOTS=DIR copies it). Without
  * chromium the test is skipped (exit 77) outside CI and fails in CI
  * (CI=true): scripts/install-deps.sh test installs it.
  */
@@ -382,11 +387,84 @@ static int browser_setup(void **state)
     return 0;
 }
 
+/* The crash report: DOM order and what its screenshot shows. */
+static void test_crash_page(void **state)
+{
+    (void)state;
+    need_chromium();
+    char cmd[32768], path[2200];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' gen --crash cascade --ranks 16 --seed 4 --quiet -o '%s/crash.tel' && "
+             "'%s' replay '%s/crash.tel' > '%s/crash.rec' && "
+             "'%s' report --telemetry '%s/crash.tel' -o '%s/crash.html' '%s/crash.rec'",
+             sw_test_bin(), g_dir, sw_test_bin(), g_dir, g_dir, sw_test_bin(), g_dir, g_dir,
+             g_dir);
+    SW_ASSERT(system(cmd) == 0, "gen --crash | replay | report failed: %s", cmd);
+    snprintf(cmd, sizeof(cmd),
+             "%s timeout 120 '%s' %s --user-data-dir='%s/profile' --dump-dom "
+             "'file://%s/crash.html' > '%s/crash-dom.html' 2> '%s/chromium-cdom.log'",
+             g_env, g_chromium, k_flags, g_dir, g_dir, g_dir, g_dir);
+    int rc = system(cmd);
+    snprintf(path, sizeof(path), "%s/chromium-cdom.log", g_dir);
+    if (rc != 0) show_log(path);
+    SW_ASSERT(rc == 0, "chromium --dump-dom failed (status %d): %s", rc, cmd);
+    snprintf(cmd, sizeof(cmd),
+             "%s timeout 120 '%s' %s --user-data-dir='%s/profile' --screenshot='%s/crash.png' "
+             "'file://%s/crash.html' > '%s/chromium-cshot.log' 2>&1",
+             g_env, g_chromium, k_flags, g_dir, g_dir, g_dir, g_dir);
+    rc = system(cmd);
+    snprintf(path, sizeof(path), "%s/chromium-cshot.log", g_dir);
+    if (rc != 0) show_log(path);
+    SW_ASSERT(rc == 0, "chromium --screenshot failed (status %d): %s", rc, cmd);
+    sw_buf_t dom, png;
+    sw_buf_init(&dom);
+    sw_buf_init(&png);
+    snprintf(path, sizeof(path), "%s/crash-dom.html", g_dir);
+    SW_ASSERT(sw_test_read_file(path, &dom) && dom.len > 0, "empty DOM dump");
+    const char *h2 = strstr(dom.data, "<h2>");
+    SW_ASSERT(h2 && !strncmp(h2, "<h2>Crashes</h2>", 16), "the page's first heading is not "
+                                                         "Crashes");
+    SW_ASSERT(count(dom.data, "<path class=\"used\"") == 1 &&
+                  count(dom.data, "<path class=\"total\"") == 1,
+              "DOM lacks the memory and device total paths");
+    SW_ASSERT(!strstr(dom.data, "<parsererror"), "the browser reports a parse error");
+    snprintf(path, sizeof(path), "%s/crash.png", g_dir);
+    SW_ASSERT(sw_test_read_file(path, &png) && png.len > 0, "no screenshot %s", path);
+    img_t img;
+    char why[256];
+    SW_ASSERT(png_decode((const unsigned char *)png.data, png.len, &img, why, sizeof(why)),
+              "%s: %s", path, why);
+    find_t used = find_colour(&img, 0xd84315, 10);   /* the memory line (its own colour) */
+    find_t warn = find_colour(&img, 0xb58900, 30);   /* warning line, dot and label */
+    find_t first = find_colour(&img, 0x7f0000, 8);   /* the first death's cell */
+    find_t blind = find_colour(&img, 0xa5d6a7, 8);   /* living ranks' cells */
+    find_t wd = find_colour(&img, 0x6b7480, 6);      /* watchdog ticks (and muted text) */
+    SW_ASSERT(used.n >= 400 && used.x1 - used.x0 >= 500,
+              "the memory line: %zu pixels over %u px", used.n, used.x1 - used.x0);
+    SW_ASSERT(warn.n >= 25, "the warning mark: %zu pixels", warn.n);
+    SW_ASSERT(first.n >= 150 && first.y0 > used.y1,
+              "the first death's cell (%zu pixels) below the chart", first.n);
+    SW_ASSERT(blind.n >= 150 * 10, "the living ranks' cells: %zu pixels", blind.n);
+    SW_ASSERT(wd.n >= 50, "watchdog ticks: %zu pixels", wd.n);
+    printf("browser: crash page: memory line %zu px over %u px, warning %zu px, first-death "
+           "cell %zu px, living cells %zu px\n",
+           used.n, used.x1 - used.x0, warn.n, first.n, blind.n);
+    const char *keep = getenv("SW_KEEP_SHOTS");
+    if (keep && *keep) {
+        snprintf(cmd, sizeof(cmd), "cp '%s/crash.png' '%s/crash.png'", g_dir, keep);
+        if (system(cmd) != 0) fprintf(stderr, "could not copy crash.png to %s\n", keep);
+    }
+    free(img.rgb);
+    sw_buf_clear(&dom);
+    sw_buf_clear(&png);
+    g_passed++;
+}
+
 /* The scratch dir is kept for a look after a failure. */
 static int browser_teardown(void **state)
 {
     (void)state;
-    if (g_dir[0] && g_passed == 2) {
+    if (g_dir[0] && g_passed == 3) {
         char cmd[4200];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
         if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
@@ -399,6 +477,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dom),
         cmocka_unit_test(test_screenshot),
+        cmocka_unit_test(test_crash_page),
     };
     int failed = cmocka_run_group_tests(tests, browser_setup, browser_teardown);
     /* CTest's SKIP_RETURN_CODE when a case was skipped and none failed */

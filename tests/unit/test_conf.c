@@ -69,6 +69,7 @@ static const struct {
     {"snapshot.interval.ms", "10000"},
     {"metrics.listen", ""},
     {"health.listen", ""},
+    {"metrics.hosts.max", "200"},
     {"ready.max.lag", "10000"},
     {"log.level", "info"},
     {"mock.brokers", "3"},

@@ -341,6 +341,114 @@ static int count_fds(void)
 
 /* ---- registry tests ---------------------------------------------------- */
 
+/* One record for sw_metrics_first_cause(): a trigger naming @p host first,
+ * or a crash whose first death ran on it. */
+static void first_cause_n(sw_metrics_t *m, sw_action_t action, int64_t revision, const char *host,
+                          const char *job, int64_t number, int64_t at_ns)
+{
+    sw_suspect_t sus;
+    memset(&sus, 0, sizeof(sus));
+    sus.rank = 3;
+    sus.has_source = true;
+    sus.host = sw_str(host);
+    sw_x8_t x;
+    memset(&x, 0, sizeof(x));
+    x.number = number;
+    x.open = true;
+    x.first.rank = 3;
+    x.first.host = sw_str(host);
+    sw_record_t rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.action = action;
+    rec.revision = revision;
+    rec.episode = number;
+    rec.has_event_ts = true;
+    rec.event_timestamp_ns = at_ns;
+    rec.analysis.has_job_id = true;
+    rec.analysis.job_id = sw_str(job);
+    if (action == SW_ACTION_TRIGGER || action == SW_ACTION_UPDATE) {
+        rec.analysis.suspects = &sus;
+        rec.analysis.n_suspects = 1;
+    }
+    if (action == SW_ACTION_CRASH) rec.x8 = &x;
+    sw_metrics_first_cause(m, &rec);
+}
+
+static void first_cause(sw_metrics_t *m, sw_action_t action, int64_t revision, const char *host,
+                        const char *job, int64_t at_ns)
+{
+    first_cause_n(m, action, revision, host, job, 1, at_ns);
+}
+
+/* The repeat offenders: counts by host and kind, at most metrics.hosts.max
+ * hosts with series of their own (the rest under host="_other"), and the
+ * distinct jobs per host over the last day (repeats of a job, later
+ * revisions and closing records count nothing; a day-old job drops out). */
+static void test_first_cause_hosts(void **state)
+{
+    (void)state;
+    sw_metrics_t *m = sw_metrics_new();
+    sw_metrics_set_host_limit(m, 3);
+    sw_buf_t out;
+    sw_buf_init(&out);
+    int64_t now = sw_wall_ms() * INT64_C(1000000), h = INT64_C(3600000000000);
+    /* node-bad starts storms in four jobs, one of them twice, one 25 h ago */
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j1", now - 2 * h);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j2", now - h);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j2", now - h / 2);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j3", now);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j0", now - 25 * h);
+    first_cause(m, SW_ACTION_TRIGGER, 1, "node-bad", "j4", now);   /* a revision of nothing */
+    first_cause(m, SW_ACTION_UPDATE, 0, "node-bad", "j5", now);    /* an update of nothing */
+    first_cause(m, SW_ACTION_UPDATE, 2, "node-bad", "j3", now);    /* same host: nothing */
+    first_cause(m, SW_ACTION_CRASH, 0, "node-bad", "j3", now);     /* a death */
+    first_cause(m, SW_ACTION_CRASH, 1, "node-bad", "j6", now);     /* a revision: not counted */
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-a", "j7", now);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "we\"ird\\host", "j8", now);
+    /* over the limit of 3 hosts: under _other, storms and deaths */
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-x", "j9", now);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "node-y", "j10", now);
+    first_cause(m, SW_ACTION_CRASH, 0, "node-z", "j11", now);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "_other", "j12", now);    /* never a host of its own */
+    /* a late marker revises j20's first death from node-a to node-bad: the
+     * job moves to node-bad's distinct jobs; node-a's counter keeps it */
+    first_cause_n(m, SW_ACTION_CRASH, 0, "node-a", "j20", 1, now);
+    first_cause_n(m, SW_ACTION_CRASH, 1, "node-bad", "j20", 1, now);
+    first_cause_n(m, SW_ACTION_CRASH, 2, "node-bad", "j20", 1, now); /* again: nothing */
+    /* an update moves j7's episode 2 from node-a to node-bad */
+    first_cause_n(m, SW_ACTION_TRIGGER, 0, "node-a", "j7", 2, now);
+    first_cause_n(m, SW_ACTION_UPDATE, 1, "node-bad", "j7", 2, now);
+    first_cause(m, SW_ACTION_TRIGGER, 0, "", "j13", now);          /* no host: nothing */
+    const char *text = render(m, &out);
+    SW_ASSERT_I64(check_exposition(text), 0);
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_first_cause_host_total counter\n");
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"node-a\",kind=\"storm\"} 2\n"
+                             "stormwatch_first_cause_host_total{host=\"node-a\",kind=\"death\"} 1\n");
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"node-bad\",kind=\"storm\"} 6\n"
+                             "stormwatch_first_cause_host_total{host=\"node-bad\",kind=\"death\"} 2\n");
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"we\\\"ird\\\\host\",kind=\"storm\"} 1\n");
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"_other\",kind=\"storm\"} 2\n"
+                             "stormwatch_first_cause_host_total{host=\"_other\",kind=\"death\"} 1\n");
+    SW_ASSERT(!strstr(text, "node-x") && !strstr(text, "node-z"), "hosts over the limit have no series");
+    SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_first_cause_host_jobs gauge\n");
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_jobs{host=\"node-bad\",kind=\"storm\"} 4\n"
+                             "stormwatch_first_cause_host_jobs{host=\"node-bad\",kind=\"death\"} 2\n");
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_jobs{host=\"node-a\",kind=\"storm\"} 1\n"
+                             "stormwatch_first_cause_host_jobs{host=\"node-a\",kind=\"death\"} 0\n");
+    SW_ASSERT(!strstr(text, "stormwatch_first_cause_host_jobs{host=\"_other\""),
+              "no distinct-jobs gauge for the overflow");
+    /* 0: every host under _other */
+    sw_metrics_t *z = sw_metrics_new();
+    sw_metrics_set_host_limit(z, 0);
+    first_cause(z, SW_ACTION_TRIGGER, 0, "node-a", "j1", now);
+    text = render(z, &out);
+    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"_other\",kind=\"storm\"} 1\n");
+    SW_ASSERT(!strstr(text, "node-a"), "limit 0: no host series");
+    sw_metrics_destroy(z);
+    sw_buf_clear(&out);
+    sw_metrics_destroy(m);
+}
+
 static void test_render_format(void **state)
 {
     (void)state;
@@ -1156,6 +1264,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_format),
+        cmocka_unit_test(test_first_cause_hosts),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_concurrency),
         cmocka_unit_test(test_health_rules),
