@@ -46,6 +46,18 @@ static void on_expired(void *opaque, const sw_record_t *rec)
  * with the least evidence, and new jobs do the same before they are
  * refused. When much was freed (jobs expired or evicted), the allocator
  * returns it to the system, so that RSS follows. */
+/* The closing lines of the rate-limited warnings whose window ended (at
+ * exit: all of them, @p flush). */
+static void limits_tick(run_t *r, bool flush)
+{
+    sw_log_limit_t *lims[] = {&r->lim_bad, &r->lim_kafka, &r->lim_commit,    &r->lim_snap,
+                              &r->lim_key, &r->lim_reg,   &r->kctx.lim_down, &r->kctx.lim_err};
+    for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
+        if (flush) sw_log_limit_flush(r->log, lims[i]);
+        else sw_log_limit_tick(r->log, lims[i]);
+    }
+}
+
 static void memory_tick(run_t *r)
 {
     uint64_t total = 0;
@@ -458,6 +470,7 @@ int sw_run(const sw_run_opts_t *opts)
 
     char cerr[1024];
     int rc = 2;
+    bool kafka_stage = false; /* past the registry's wait, in sw_run_setup() */
     /* Avro input through plans whenever more than the one fixed id can
      * arrive (a registry, or avro.schema.ids.telemetry); otherwise the
      * fixed-id path, as before. */
@@ -476,11 +489,14 @@ int sw_run(const sw_run_opts_t *opts)
         /* The registry's metrics exist only where one is configured. */
         if (r.m && sw_registry_remote(r.reg)) sw_metrics_enable_registry(r.m);
         if (r.out_avro && sw_registry_remote(r.reg)) rc = sw_run_registry_alert_id(&r);
-        if (rc == 0) rc = sw_run_setup(&r);
+        if (rc == 0) {
+            kafka_stage = true;
+            rc = sw_run_setup(&r);
+        }
     }
     if (rc < 0) { /* stopped while waiting for the cluster (or the registry) */
         sw_log(r.log, SW_LOG_INFO, "stopped before the %s answered",
-               r.consumer ? "Kafka cluster" : "schema registry");
+               kafka_stage ? "Kafka cluster" : "schema registry");
         rc = 0;
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
@@ -545,6 +561,7 @@ int sw_run(const sw_run_opts_t *opts)
                 memory_tick(&r);
                 sw_run_registry_metrics(&r);
                 publish_metrics(&r);
+                limits_tick(&r, false);
                 last_tick = now;
             }
             if (r.restore) {
@@ -567,6 +584,7 @@ int sw_run(const sw_run_opts_t *opts)
          * schema.registry.request.timeout.ms), before the pipe closes. */
         sw_registry_fetcher_stop(r.reg);
         log_stats(&r, &stats_msgs, &last_stats);
+        limits_tick(&r, true);
         rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
         if (r.kctx.fatal)
             sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);

@@ -318,6 +318,7 @@ typedef struct run_s {
     bool over_budget;
     sw_run_stats_t st;
     sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
+    char rep_fix[1400]; /* the command that gives the repartition topic the input's count */
     /* repartition=on: the forwarded time idle expiry counts in
      * (sw_run_idle.c, once a second on the main thread). */
     sw_fwdclock_t *fwdclock;

@@ -72,6 +72,17 @@ bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m
         *rc = sw_tdec_json(w->tdec, (const char *)v, n, ev, err, errsz);
     } else if (!ps->reg_plans) {
         *rc = sw_avro_decode_event(w->adec, v, n, ps->schema_telemetry, ev, err, errsz);
+        int32_t id = 0;
+        char tmp[8];
+        /* An id other than avro.schema.id.telemetry: say what resolves it. */
+        if (*rc && sw_avro_schema_id(v, n, &id, tmp, sizeof(tmp)) == SW_OK &&
+            id != ps->schema_telemetry) {
+            size_t k = strlen(err);
+            snprintf(err + k, errsz - k,
+                     ": set schema.registry.url to look writer schemas up, or add %ld=PATH.avsc to "
+                     "avro.schema.ids.telemetry",
+                     (long)id);
+        }
     } else {
         /* Writer schema by id, from the round's table: the main thread
          * looked every id of the round up before the pass (a registry
