@@ -508,6 +508,14 @@ int sw_run(const sw_run_opts_t *opts)
                r.rep_topic ? r.rep_topic : "", set->kafka.group_id, r.out_topic, r.dlq_topic,
                r.restore ? "state snapshots in " : "no state restore",
                r.restore ? r.state_topic : "");
+        if (r.rep_auto)
+            sw_log(r.log, SW_LOG_INFO,
+                   "repartition=auto: a message keyed by its job_id is analysed where it is when "
+                   "%s places its key there (%s)%s",
+                   r.part_pending ? "the producers' partitioner (undecided yet)"
+                                  : sw_partitioner_name(r.part),
+                   r.part_why,
+                   r.part_pending ? "" : "; other messages take the hop to that partition");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
         uint64_t stats_msgs = 0;
         /* Rounds (sw_run_work.c): each partition's queue is read on its
@@ -545,6 +553,7 @@ int sw_run(const sw_run_opts_t *opts)
             if (r.mprod) rd_kafka_poll(r.mprod, 0);   /* the markers' delivery reports */
             sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
+            sw_run_keying_tick(&r, now);
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
                 if (!r.assigned_once && now - join_t0 >= join_note_s * 1000) {
@@ -557,6 +566,7 @@ int sw_run(const sw_run_opts_t *opts)
                 /* Input deleted by retention before it was read. */
                 sw_kafka_account_resets(r.consumer, &r.kctx, r.m);
                 sw_run_idle_tick(&r, now);
+                sw_run_keying_warn(&r);
                 expire_idle(&r);
                 memory_tick(&r);
                 sw_run_registry_metrics(&r);

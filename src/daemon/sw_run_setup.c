@@ -494,8 +494,8 @@ int sw_run_setup(run_t *r)
                          "--bootstrap-server %s --delete --topic %s; %s",
                          r->opts->bootstrap, r->rep_topic, cmd);
         }
-        /* Any count is right (a job's partition is murmur2(job_id) mod the
-         * count); it only bounds how many engines share the work. Said
+        /* Any count is right (a job's partition is the group's hash of its
+         * job_id mod the count); it only bounds how many engines share the work. Said
          * here unless repartition=auto says it (auto_fits). */
         if (r->in_parts > r->rep_parts && !r->rep_auto)
             sw_log(r->log, SW_LOG_WARN,
@@ -505,7 +505,10 @@ int sw_run_setup(run_t *r)
                    r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0], r->in_parts,
                    r->rep_parts, r->rep_fix);
     }
-    if (r->rep_auto && auto_fits(r) && start_mirror(r)) return 2;
+    if (r->rep_auto && auto_fits(r)) {
+        if (start_mirror(r)) return 2;
+        sw_run_keying_start(r);
+    }
     if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
         int npos = r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0);
