@@ -690,7 +690,8 @@ sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, si
             f[0] = INT64_MAX;
         }
         sw_tguard_t *g = &j->tguard;
-        for (uint32_t k = 0; k < g->nrefused; k++) g->refused[k] = det_tag(src, tag_offset(g->refused[k]));
+        for (uint32_t k = 0; k < g->nrefused; k++)
+            g->refused[k] = det_tag(src, tag_offset(g->refused[k]));
     }
     return det;
 }

@@ -377,8 +377,8 @@ static bool restore_on_engine(run_t *r, part_t *p)
     int64_t nx[SW_DETECT_SOURCES];
     if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
         sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK && !env.two)
-        det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
-                                       1, nx, err, sizeof(err));
+        det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), 1,
+                                       nx, err, sizeof(err));
     if (det && nx[1] != env.x) {
         snprintf(err, sizeof(err), "its engine is as of offset %lld, its envelope of %lld",
                  (long long)nx[1], (long long)env.x);

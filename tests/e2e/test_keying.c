@@ -672,9 +672,8 @@ static int scenario_switch(const char *sc, const input_t *in)
         json_object_foreach(by, job, g)
         {
             for (size_t k = 0; k < json_array_size(g); k++)
-                triggers += !strcmp(json_string_value(json_object_get(json_array_get(g, k),
-                                                                      "action")),
-                                    "trigger");
+                triggers += !strcmp(
+                    json_string_value(json_object_get(json_array_get(g, k), "action")), "trigger");
         }
         if (triggers >= NJOBS / 2) hi = mid, want = sw_kt_count(by);
         else lo = mid;
@@ -700,17 +699,18 @@ static int scenario_switch(const char *sc, const input_t *in)
     g_extra = NULL;
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
     failed |= produce_all(sc, in, KEY_JOB, 100000, hi, in->n);
-    printf("  (switched at input message %zu of %zu, %zu of %zu records out before)\n", hi,
-           in->n, before, want);
+    printf("  (switched at input message %zu of %zu, %zu of %zu records out before)\n", hi, in->n,
+           before, want);
     char srcs[220];
     snprintf(srcs, sizeof(srcs), "in.%s,g%s.repartition", sc, sc);
     failed |= judge(sc, in, lines, lens, in->n, srcs, true, false,
                     "equal to the replay of the input");
     size_t total, dup = resent(sc, &total);
     int engines = sw_test_daemon_count(&b, "restored the repartition=on engine");
-    printf("  (repartition=on, then auto after SIGTERM: %zu records, %zu sent twice; %d engines "
-           "of `on` went on under `auto`)\n",
-           total, dup, engines);
+    printf(
+        "  (repartition=on, then auto after SIGTERM: %zu records, %zu sent twice; %d engines "
+        "of `on` went on under `auto`)\n",
+        total, dup, engines);
     if (dup) {
         fprintf(stderr, "FAIL [%s]: %zu records sent twice across the switch\n", sc, dup);
         failed = 1;
@@ -723,9 +723,8 @@ static int scenario_switch(const char *sc, const input_t *in)
 
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey",  "hostkey", "mixed",  "kill",   "moving",
-                                     "eos",    "off",     "akeyed", "amixed", "akill",
-                                     "amoving", "switch"};
+    static const char *const sc[] = {"nokey", "hostkey", "mixed",  "kill",  "moving",  "eos",
+                                     "off",   "akeyed",  "amixed", "akill", "amoving", "switch"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];
@@ -801,9 +800,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
-        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed), cmocka_unit_test(test_amixed),
-        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving),
-        cmocka_unit_test(test_switch),
+        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed),  cmocka_unit_test(test_amixed),
+        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving), cmocka_unit_test(test_switch),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
     const char *only = getenv("SW_KEYING_ONLY");
