@@ -1043,12 +1043,24 @@ static void prefetch_window(sw_detector_t *det)
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 
+/* A job's summary, then the SPEC 8 records that close its crash and
+ * warning (sw_crash_summarised). */
+static void summarise(sw_detector_t *det, job_t *j, sw_record_cb cb, void *opaque)
+{
+    sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off);
+    sw_crash_summarised(det, j);
+    rec->job_crash = sw_crash_job_crash(det);
+    cb(opaque, rec);
+    rec->job_crash = NULL; /* det->rec is reused by the next record */
+    for (const sw_record_t *x = sw_crash_next(det); x; x = sw_crash_next(det)) cb(opaque, x);
+}
+
 void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)
 {
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j || !j->has_sample) continue;
-        cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+        summarise(det, j, cb, opaque);
     }
 }
 
@@ -1061,8 +1073,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         if (!j) continue;
         if (now_ms - j->last_ms >= idle_ms) {
             det->gen++;
-            if (j->has_sample)
-                cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+            if (j->has_sample) summarise(det, j, cb, opaque);
             junk_del(det, j);
             jmap_del(det, j);
             job_destroy(det, j);

@@ -160,6 +160,9 @@ void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev);
 /**
  * @brief Emit one summary per job that had a sample, in the order the jobs
  *        first appeared (SPEC 6 step 6, end of input). Jobs are kept.
+ *        After a job's summary, @p cb also gets the SPEC 8 records that
+ *        close its open crash and warning (a crash or warning record with
+ *        open false and no event_timestamp_ns).
  */
 void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque);
 

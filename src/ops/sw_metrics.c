@@ -58,7 +58,7 @@ enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM_SKIPPED, FAM__CNT };
 /* Which daemon exports a family: `run` (the default), `notify`, or both.
  * A registry renders the families of its daemon only (notify's has no
  * engine, no input topics, no dead-letter topic of run's). */
-enum { OWN_RUN = 1, OWN_NOTIFY = 2, OWN_BOTH = 3 };
+enum { OWN_RUN = 1, OWN_NOTIFY = 2, OWN_BOTH = 3, OWN_SHIP = 4 };
 
 /* One row per series of the output (one row for a whole dynamic family or
  * the histogram). Rows of one family are adjacent; the first carries the
@@ -78,6 +78,7 @@ typedef struct desc_s {
 static int row_owner(const desc_t *d)
 {
     if (strncmp(d->name, "stormwatch_notify_", 18) == 0) return OWN_NOTIFY;
+    if (strncmp(d->name, "stormwatch_ship_", 16) == 0) return OWN_SHIP;
     switch (d->src) {
     case SRC_SKIPPED: return OWN_BOTH;
     case SRC_SCALAR: break;
@@ -86,7 +87,8 @@ static int row_owner(const desc_t *d)
     switch (d->id) {
     case SW_M_UP:
     case SW_M_BUILD_INFO:
-    case SW_M_START_TIME:
+    case SW_M_START_TIME: return OWN_BOTH | OWN_SHIP;
+    case SW_M_OUTPUT_OLDEST_AGE: return OWN_RUN | OWN_SHIP;
     case SW_M_REBALANCES:
     case SW_M_COMMITS:
     case SW_M_COMMIT_ERRORS:
@@ -288,6 +290,39 @@ static const desc_t k_desc[] = {
            SW_M_OUTPUT_OLDEST_AGE,
            "Age of the oldest record (alert, dead letter, forwarded copy) still waiting for "
            "its delivery acknowledgement; 0 when none waits. Over 5 s: not ready."),
+    SCALAR("stormwatch_ship_events_total", MT_COUNTER, SW_M_SHIP_EVENTS,
+           "Lines of the followed files delivered to Kafka (acknowledged)."),
+    SCALAR("stormwatch_ship_bytes_total", MT_COUNTER, SW_M_SHIP_BYTES,
+           "Bytes of the lines delivered (the file's bytes, newline included)."),
+    SCALAR("stormwatch_ship_lost_bytes_total", MT_COUNTER, SW_M_SHIP_LOST_BYTES,
+           "Bytes of segments never read: pruned, deleted or truncated before they were "
+           "shipped (each loss is logged with the file and byte range)."),
+    SCALAR("stormwatch_ship_lost_segments_total", MT_COUNTER, SW_M_SHIP_LOST_SEGMENTS,
+           "Segments with lost bytes."),
+    SCALAR("stormwatch_ship_invalid_lines_total", MT_COUNTER, SW_M_SHIP_INVALID_LINES,
+           "Lines that are not valid telemetry (logged with file:line): sent as they are "
+           "with an empty key (the daemon dead-letters them), or skipped with --invalid skip; "
+           "over-long lines are always skipped."),
+    SCALAR("stormwatch_ship_failed_events_total", MT_COUNTER, SW_M_SHIP_FAILED,
+           "Lines Kafka refused for good (a permanent delivery error; logged with file:line)."),
+    SCALAR("stormwatch_ship_truncations_total", MT_COUNTER, SW_M_SHIP_TRUNCATIONS,
+           "Followed files truncated in place."),
+    SCALAR("stormwatch_ship_rotations_total", MT_COUNTER, SW_M_SHIP_ROTATIONS,
+           "Segments renamed, or carried on by another file (a copy, its gzip)."),
+    SCALAR("stormwatch_ship_checkpoints_total", MT_COUNTER, SW_M_SHIP_CHECKPOINTS,
+           "Checkpoint files written."),
+    SCALAR("stormwatch_ship_checkpoint_errors_total", MT_COUNTER, SW_M_SHIP_CHECKPOINT_ERRORS,
+           "Checkpoint writes that failed."),
+    SCALAR("stormwatch_ship_segments", MT_GAUGE, SW_M_SHIP_SEGMENTS, "Segments followed now."),
+    SCALAR("stormwatch_ship_lag_bytes", MT_GAUGE, SW_M_SHIP_LAG_BYTES,
+           "Bytes in the followed files not read yet (compressed bytes for gzip)."),
+    SCALAR("stormwatch_ship_inflight_messages", MT_GAUGE, SW_M_SHIP_INFLIGHT,
+           "Messages sent and not yet acknowledged."),
+    SCALAR("stormwatch_ship_inflight_bytes", MT_GAUGE, SW_M_SHIP_INFLIGHT_BYTES,
+           "Bytes of the messages sent and not yet acknowledged."),
+    SCALAR("stormwatch_ship_paused", MT_GAUGE, SW_M_SHIP_PAUSED,
+           "1 while reading is paused: the in-flight limit is reached (Kafka unreachable or "
+           "slow); not ready then."),
 };
 #define N_DESC (sizeof(k_desc) / sizeof(k_desc[0]))
 
@@ -355,6 +390,7 @@ struct sw_metrics_s {
     _Atomic uint64_t alert_sum_ms;
     _Atomic bool notify;     /* notify's registry: render its families only */
     _Atomic bool registry;   /* a schema registry is configured */
+    _Atomic bool ship;       /* ship's registry: render its families only */
     mtype_t type[SW_M__CNT]; /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
@@ -416,6 +452,7 @@ sw_metrics_t *sw_metrics_new(void)
     atomic_init(&m->total_lag, -1);
     atomic_init(&m->notify, false);
     atomic_init(&m->registry, false);
+    atomic_init(&m->ship, false);
     for (int b = 0; b < N_ALERT_BUCKETS; b++) atomic_init(&m->alert_bucket[b], 0);
     atomic_init(&m->alert_sum_ms, 0);
     atomic_init(&m->out_oldest_ms, 0);
@@ -769,7 +806,10 @@ bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, s
     /* The output: computed here, so that it holds while the daemon's loop
      * waits on a full producer queue. */
     if (atomic_load_explicit(&mm->out_queue_full, memory_order_relaxed)) {
-        snprintf(why, why_size, "output stalled: the producer queue is full");
+        snprintf(why, why_size,
+                 atomic_load_explicit(&mm->ship, memory_order_relaxed)
+                     ? "kafka unreachable or slow: reading paused (in-flight limit reached)"
+                     : "output stalled: the producer queue is full");
         return false;
     }
     int64_t oldest = atomic_load_explicit(&mm->out_oldest_ms, memory_order_relaxed);
@@ -897,6 +937,11 @@ void sw_metrics_enable_notify(sw_metrics_t *m)
     atomic_store_explicit(&m->notify, true, memory_order_relaxed);
 }
 
+void sw_metrics_enable_ship(sw_metrics_t *m)
+{
+    atomic_store_explicit(&m->ship, true, memory_order_relaxed);
+}
+
 void sw_metrics_enable_registry(sw_metrics_t *m)
 {
     atomic_store_explicit(&m->registry, true, memory_order_relaxed);
@@ -981,6 +1026,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
     sw_metrics_t *m = unconst(cm);
     pthread_mutex_lock(&m->lock);
     int own = atomic_load_explicit(&m->notify, memory_order_relaxed) ? OWN_NOTIFY : OWN_RUN;
+    if (atomic_load_explicit(&m->ship, memory_order_relaxed)) own = OWN_SHIP;
     bool registry = atomic_load_explicit(&m->registry, memory_order_relaxed);
     for (size_t i = 0; i < N_DESC; i++) {
         const desc_t *d = &k_desc[i];

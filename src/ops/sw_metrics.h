@@ -133,6 +133,17 @@ typedef enum sw_metric_e {
     SW_M_SCHEMA_REGISTRY_HELD,     /**< stormwatch_schema_registry_held_partitions:
                                     paused until the registry answers; not
                                     ready while > 0 */
+    /* stormwatch ship (sw_metrics_enable_ship()) */
+    SW_M_SHIP_EVENTS,            /**< stormwatch_ship_events_total (delivered) */
+    SW_M_SHIP_BYTES,             /**< stormwatch_ship_bytes_total (bytes of the lines delivered) */
+    SW_M_SHIP_LOST_BYTES,        /**< stormwatch_ship_lost_bytes_total */
+    SW_M_SHIP_LOST_SEGMENTS,     /**< stormwatch_ship_lost_segments_total */
+    SW_M_SHIP_INVALID_LINES,     /**< stormwatch_ship_invalid_lines_total */
+    SW_M_SHIP_FAILED,            /**< stormwatch_ship_failed_events_total */
+    SW_M_SHIP_TRUNCATIONS,       /**< stormwatch_ship_truncations_total */
+    SW_M_SHIP_ROTATIONS,         /**< stormwatch_ship_rotations_total */
+    SW_M_SHIP_CHECKPOINTS,       /**< stormwatch_ship_checkpoints_total */
+    SW_M_SHIP_CHECKPOINT_ERRORS, /**< stormwatch_ship_checkpoint_errors_total */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
@@ -143,6 +154,11 @@ typedef enum sw_metric_e {
     SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
     SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);
                                     set by sw_metrics_set_ready_state() */
+    SW_M_SHIP_SEGMENTS,        /**< stormwatch_ship_segments (followed now) */
+    SW_M_SHIP_LAG_BYTES,       /**< stormwatch_ship_lag_bytes (in view, not read yet) */
+    SW_M_SHIP_INFLIGHT,        /**< stormwatch_ship_inflight_messages */
+    SW_M_SHIP_INFLIGHT_BYTES,  /**< stormwatch_ship_inflight_bytes */
+    SW_M_SHIP_PAUSED,          /**< stormwatch_ship_paused (1: reading stopped, in-flight full) */
     SW_M_UP,                   /**< stormwatch_up (1, set by sw_metrics_new()) */
     SW_M_BUILD_INFO,           /**< stormwatch_build_info{version} (1) */
     /* double gauges: sw_metrics_set_double() */
@@ -184,6 +200,13 @@ void sw_metrics_enable_notify(sw_metrics_t *m);
  *        there is no registry to be down.
  */
 void sw_metrics_enable_registry(sw_metrics_t *m);
+
+/**
+ * @brief Make this the registry of `stormwatch ship`: /metrics renders the
+ *        stormwatch_ship_* families and the process's; /readyz is not
+ *        ready while reading is paused (sw_metrics_set_output_state()).
+ */
+void sw_metrics_enable_ship(sw_metrics_t *m);
 
 /**
  * @brief @p n messages of @p topic [@p partition] were skipped: their
