@@ -296,6 +296,19 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                                      int64_t now_ms, int64_t next[SW_DETECT_SOURCES], char *errstr,
                                      size_t errstr_size);
 
+/**
+ * @brief sw_detect_restore() of a one-source snapshot into source @p src
+ *        of a two-source engine: every offset the snapshot holds (its next
+ *        offset, the ranks' floors, the jobs' latest inputs, the refusals
+ *        remembered) becomes one of source @p src; the other source has
+ *        nothing yet (next offset 0). The engine of a `repartition=on`
+ *        partition, whose offsets are the repartition topic's, goes on
+ *        under `auto` as source 1.
+ */
+sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, size_t len,
+                                        int64_t now_ms, int src, int64_t next[SW_DETECT_SOURCES],
+                                        char *errstr, size_t errstr_size);
+
 /** @brief Rebuild mode: re-insert one event's sample. @returns true when it entered a window. */
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 
