@@ -663,6 +663,39 @@ err:
     return NULL;
 }
 
+sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, size_t len,
+                                        int64_t now_ms, int src, int64_t next[SW_DETECT_SOURCES],
+                                        char *errstr, size_t errstr_size)
+{
+    if (src < 0 || src >= SW_DETECT_SOURCES) {
+        sw_det_snprintf_like(errstr, errstr_size, "no such source");
+        return NULL;
+    }
+    int64_t x;
+    sw_detector_t *det = sw_detect_restore(params, data, len, now_ms, &x, errstr, errstr_size);
+    if (!det) return NULL;
+    for (int s = 0; s < SW_DETECT_SOURCES; s++) next[s] = s == src ? x : 0;
+    if (src == 0) return det;
+    /* Restored, not rebuilt yet: the windows are empty, and the offsets
+     * are in the rebuild floors, the latest inputs and the refusals. */
+    det->rebuild_x[src] = x;
+    det->rebuild_x[0] = 0;
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (!j) continue;
+        j->last_off = det_tag(src, tag_offset(j->last_off));
+        for (size_t k = 0; j->rb_floor && k < j->nranks; k++) {
+            int64_t *f = &j->rb_floor[k * SW_DETECT_SOURCES];
+            f[src] = f[0];
+            f[0] = INT64_MAX;
+        }
+        sw_tguard_t *g = &j->tguard;
+        for (uint32_t k = 0; k < g->nrefused; k++)
+            g->refused[k] = det_tag(src, tag_offset(g->refused[k]));
+    }
+    return det;
+}
+
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     return sw_detect_rebuild_src(det, ev, 0, offset);

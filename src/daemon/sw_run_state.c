@@ -340,6 +340,78 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
     free(end);
 }
 
+/* repartition=auto restoring input p from a snapshot of another mode (an
+ * `on` forwarder's: no repartition side, an empty engine): the `on`
+ * engine of repartition p left its own snapshot, committed with the
+ * group's offset of repartition p. Its engine goes on as source 1 (its
+ * offsets are repartition p's, as the copies' under `auto`), and what it
+ * sent is suppressed by source 1: the keys it carried and what the output
+ * holds past its positions. Repartition p is then rebuilt from that
+ * engine's window start to its snapshot, and read on from there: nothing
+ * it sent is sent again, no storm it had open opens again. @returns false
+ * (nothing changed) when there is no such snapshot or it cannot be used:
+ * repartition p is then read from the group's committed offset as is. */
+static bool restore_on_engine(run_t *r, part_t *p)
+{
+    sw_detect_stats_t st;
+    sw_detect_stats(p->det, &st);
+    if (st.jobs) return false; /* not an `on` forwarder's empty engine */
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, r->rep_topic, p->partition);
+    char err[512] = "";
+    sw_snapref_t ref;
+    const rd_kafka_topic_partition_t *c = &l->elems[0];
+    bool ok = !rd_kafka_committed(r->consumer, l, 10000) && !c->err && c->offset >= 0 &&
+              sw_snapmeta_parse(c->metadata, c->metadata_size, &ref, err, sizeof(err)) == SW_OK;
+    int64_t committed = c->offset;
+    rd_kafka_topic_partition_list_destroy(l);
+    if (!ok) return false;
+    char key[300];
+    snprintf(key, sizeof(key), "%s/%d", r->rep_topic, (int)p->partition);
+    sw_buf_t z, raw;
+    sw_buf_init(&z);
+    sw_buf_init(&raw);
+    sw_snapenv_t env;
+    memset(&env, 0, sizeof(env));
+    sw_detector_t *det = NULL;
+    int64_t nx[SW_DETECT_SOURCES];
+    if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
+        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK && !env.two)
+        det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), 1,
+                                       nx, err, sizeof(err));
+    if (det && nx[1] != env.x) {
+        snprintf(err, sizeof(err), "its engine is as of offset %lld, its envelope of %lld",
+                 (long long)nx[1], (long long)env.x);
+        sw_detect_destroy(det);
+        det = NULL;
+    }
+    if (det) {
+        sw_detect_destroy(p->det);
+        p->det = det;
+        /* The keys it carried are repartition p's offsets: source 1's. */
+        for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->rsuppress, env.sup[k], 1);
+        scan_output(r, p, &env);
+        p->rnext = env.x;
+        p->rebuild_rx = env.x;
+        p->rebuild_ry = env.y < committed ? env.y : committed;
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: restored the repartition=on engine of %s [%d] (snapshot %llu, as of "
+               "offset %lld) as its repartition side; what it sent is not sent again",
+               p->topic, (int)p->partition, r->rep_topic, (int)p->partition,
+               (unsigned long long)ref.id, (long long)env.x);
+    } else {
+        sw_log(r->log, SW_LOG_WARN,
+               "%s [%d]: the repartition=on engine's snapshot of %s [%d] cannot be used (%s); "
+               "reading it from the committed offset %lld without that engine's state",
+               p->topic, (int)p->partition, r->rep_topic, (int)p->partition, err,
+               (long long)committed);
+    }
+    sw_snapenv_clear(&env);
+    sw_buf_clear(&z);
+    sw_buf_clear(&raw);
+    return det != NULL;
+}
+
 /* Rebuild @p p's state from its committed snapshot, if there is one. */
 void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
 {
@@ -358,6 +430,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                    "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
                    (int)p->partition,
                    c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
+        sw_run_mem_attach(r, p);
         return;
     }
     p->restore_t0 = sw_clock_ms();
@@ -390,9 +463,12 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                  * starts. */
                 p->next = env.x;
                 p->rebuilding_in = c->offset < env.x;
-                p->rnext = env.two ? env.xr : sw_run_local_rep_start(r, p);
-                p->rebuild_rx = p->rnext;
-                p->rebuild_ry = env.two && env.yr >= 0 ? env.yr : p->rnext;
+                if (env.two) {
+                    p->rnext = p->rebuild_rx = env.xr;
+                    p->rebuild_ry = env.yr >= 0 ? env.yr : p->rnext;
+                } else if (!restore_on_engine(r, p)) {
+                    p->rnext = p->rebuild_rx = p->rebuild_ry = sw_run_local_rep_start(r, p);
+                }
                 p->rebuilding_rep = p->rebuild_ry < p->rebuild_rx;
                 sw_ledger_commit_sent(&p->rled, p->rnext);
                 sw_ledger_commit_answer(&p->rled, p->rnext, true);
@@ -420,9 +496,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_snapenv_clear(&env);
     sw_buf_clear(&z);
     sw_buf_clear(&raw);
-    /* Until the next memory tick shares the budget out: an equal part. */
-    if (p->det && r->memory_budget > 0)
-        sw_detect_set_budget(p->det, (size_t)r->memory_budget / (r->nparts ? r->nparts : 1));
+    sw_run_mem_attach(r, p); /* the process's one budget (sw_run_mem.c) */
 }
 
 /* Where auto.offset.reset points in @p topic [@p partition] now (-1: unknown). */

@@ -166,6 +166,21 @@ static const desc_t k_desc[] = {
            "counter): skipped, and noted in their job's records."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
            "Jobs with the least evidence evicted to make room (max.jobs or max.memory.bytes)."),
+    SCALAR("stormwatch_jobs_evicted_with_evidence_total", MT_COUNTER, SW_M_JOBS_EVICTED_EVIDENCE,
+           "Of the jobs evicted, those with samples (a rank with two or more, no rising run, no "
+           "open episode): their records may differ from replay's (the log names them)."),
+    SCALAR("stormwatch_jobs_refused_total", MT_COUNTER, SW_M_JOBS_REFUSED,
+           "New jobs refused because max.memory.bytes was full of jobs that could not go "
+           "(their events dead-lettered as limit)."),
+    SCALAR("stormwatch_peer_markers_skipped_total", MT_COUNTER, SW_M_PEER_MARKERS,
+           "Markers of a group member running repartition=auto skipped by a member in another "
+           "mode (the group is mixed)."),
+    SCALAR("stormwatch_repartition_direct_messages_total", MT_COUNTER, SW_M_DIRECT_MESSAGES,
+           "repartition=auto: input messages analysed without waiting for their marker, while "
+           "the repartition topic did not give markers back within 500 ms (docs/keying-auto.md)."),
+    SCALAR("stormwatch_repartition_direct_reordered_total", MT_COUNTER, SW_M_DIRECT_REORDERED,
+           "repartition=auto: copies from other partitions read after input analysed directly: a "
+           "restore from an older snapshot may see them in another order (docs/keying-auto.md)."),
     SCALAR("stormwatch_rank_deaths_total", MT_COUNTER, SW_M_RANK_DEATHS,
            "Rank deaths the engines learnt of (death markers and silent ranks, SPEC 8)."),
     SCALAR("stormwatch_watchdog_errors_total", MT_COUNTER, SW_M_WATCHDOG_ERRORS,
@@ -277,6 +292,13 @@ static const desc_t k_desc[] = {
            "Input partitions paused until the schema registry answers (not ready while > 0)."),
     SCALAR("stormwatch_assigned_partitions", MT_GAUGE, SW_M_ASSIGNED_PARTITIONS,
            "Input partitions assigned to this instance now."),
+    SCALAR("stormwatch_repartition_waiting_partitions", MT_GAUGE, SW_M_REPARTITION_WAITING,
+           "repartition=auto: partitions whose input waits over 500 ms for markers the "
+           "repartition topic does not give back, and that hold copies, so cannot go on "
+           "without them: not ready while > 0."),
+    SCALAR("stormwatch_group_mixed", MT_GAUGE, SW_M_GROUP_MIXED,
+           "1 while a member of the consumer group runs another repartition mode (its markers "
+           "were seen in the last minute): not ready until the group agrees."),
     {"stormwatch_consumer_lag", MT_GAUGE, SRC_LAG, -1, NULL, NULL,
      "Messages behind the high watermark, by assigned partition."},
     SCALAR("stormwatch_consumer_total_lag", MT_GAUGE, SW_M_CONSUMER_TOTAL_LAG,
@@ -750,6 +772,13 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
     if (d) sw_metrics_add(m, SW_M_DUPLICATE_SAMPLES, d);
     if (l) sw_metrics_add(m, SW_M_LATE_SAMPLES, l);
     if (e) sw_metrics_add(m, SW_M_JOBS_EVICTED, e);
+    uint64_t ee = cur->evicted_evidence >= prev->evicted_evidence
+                      ? cur->evicted_evidence - prev->evicted_evidence
+                      : cur->evicted_evidence;
+    if (ee) sw_metrics_add(m, SW_M_JOBS_EVICTED_EVIDENCE, ee);
+    uint64_t rj = cur->refused_jobs >= prev->refused_jobs ? cur->refused_jobs - prev->refused_jobs
+                                                          : cur->refused_jobs;
+    if (rj) sw_metrics_add(m, SW_M_JOBS_REFUSED, rj);
     uint64_t w = cur->warnings >= prev->warnings ? cur->warnings - prev->warnings : cur->warnings;
     if (w) sw_metrics_add(m, SW_M_SETTINGS_WARNINGS, w);
     uint64_t c = cur->counterless >= prev->counterless ? cur->counterless - prev->counterless
@@ -818,6 +847,20 @@ bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, s
         snprintf(why, why_size,
                  "output stalled: a record has waited %.1f s for its delivery (limit %.1f s)",
                  (double)age / 1000.0, SW_METRICS_OUTPUT_STALL_MS / 1000.0);
+        return false;
+    }
+    if (sw_metrics_get(m, SW_M_GROUP_MIXED) > 0) {
+        snprintf(why, why_size,
+                 "mixed group: a member runs another repartition mode (its markers are skipped; "
+                 "stormwatch_group_mixed)");
+        return false;
+    }
+    double rwait = sw_metrics_get(m, SW_M_REPARTITION_WAITING);
+    if (rwait > 0) {
+        snprintf(why, why_size,
+                 "%.0f partitions wait for the repartition topic: their markers do not come back "
+                 "and they hold copies from other partitions, so their input waits",
+                 rwait);
         return false;
     }
     double held = sw_metrics_get(m, SW_M_SCHEMA_REGISTRY_HELD);

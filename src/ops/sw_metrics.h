@@ -84,6 +84,11 @@ typedef enum sw_metric_e {
     SW_M_DUPLICATE_SAMPLES,   /**< stormwatch_duplicate_samples_total */
     SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
     SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
+    SW_M_JOBS_EVICTED_EVIDENCE, /**< stormwatch_jobs_evicted_with_evidence_total */
+    SW_M_JOBS_REFUSED,        /**< stormwatch_jobs_refused_total (max.memory.bytes full) */
+    SW_M_PEER_MARKERS,        /**< stormwatch_peer_markers_skipped_total (mixed group) */
+    SW_M_DIRECT_MESSAGES,     /**< stormwatch_repartition_direct_messages_total */
+    SW_M_DIRECT_REORDERED,    /**< stormwatch_repartition_direct_reordered_total */
     SW_M_SETTINGS_WARNINGS,   /**< stormwatch_settings_warnings_total */
     SW_M_COUNTERLESS_SAMPLES, /**< stormwatch_counterless_samples_total */
     SW_M_RANK_DEATHS,         /**< stormwatch_rank_deaths_total (SPEC 8) */
@@ -151,6 +156,11 @@ typedef enum sw_metric_e {
     SW_M_ENGINE_STATE_BYTES,   /**< stormwatch_engine_state_bytes */
     SW_M_BLIND_RANKS,          /**< stormwatch_blind_ranks (SPEC 8.5) */
     SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
+    SW_M_GROUP_MIXED,          /**< stormwatch_group_mixed: 1 while a member of the
+                                    group runs another repartition mode; not ready */
+    SW_M_REPARTITION_WAITING,  /**< stormwatch_repartition_waiting_partitions: input
+                                    waiting for markers that do not come back and
+                                    that cannot go without them; not ready while > 0 */
     SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
     SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);
                                     set by sw_metrics_set_ready_state() */

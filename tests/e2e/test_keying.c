@@ -631,11 +631,100 @@ static int scenario_off(const char *sc, const input_t *in)
     return failed;
 }
 
+/* Records on out.SC sent more than once (the same bytes twice). */
+static size_t resent(const char *sc, size_t *total)
+{
+    char otopic[100];
+    snprintf(otopic, sizeof(otopic), "out.%s", sc);
+    sw_kmsg_t *o;
+    size_t no = sw_kc_read(g_boot, otopic, NPARTS, (size_t)-1, 0, 3000, &o), dup = 0;
+    for (size_t i = 0; i < no; i++)
+        for (size_t k = 0; k < i; k++)
+            if (o[k].len == o[i].len && !memcmp(o[k].value, o[i].value, o[i].len)) {
+                dup++;
+                break;
+            }
+    sw_kmsg_free(o, no);
+    *total = no;
+    return dup;
+}
+
+/* An upgrade from repartition=on to auto (issue 35): job-keyed input,
+ * live; one instance of `on` takes the first half and is stopped
+ * (SIGTERM) with storms open, then one instance of `auto` goes on from
+ * the group's snapshots: every job's records equal to the replay of its
+ * events (job-keyed: the order they were produced), none sent twice, no
+ * storm paged twice. */
+static int scenario_switch(const char *sc, const input_t *in)
+{
+    char **lines = calloc(in->n + 1, sizeof(*lines));
+    size_t *lens = calloc(in->n + 1, sizeof(*lens));
+    for (size_t i = 0; i < in->n; i++) lines[i] = in->m[i].line, lens[i] = in->m[i].len;
+    /* The switch where half the jobs have paged: the earliest prefix of the
+     * input whose replay holds NJOBS / 2 triggers (bisection). */
+    size_t lo = 0, hi = in->n, want = 0;
+    while (hi - lo > 192) {
+        size_t mid = lo + (hi - lo) / 2;
+        json_t *by = sw_kt_replay_by_job(lines, lens, (int)mid);
+        int triggers = 0;
+        const char *job;
+        json_t *g;
+        json_object_foreach(by, job, g)
+        {
+            for (size_t k = 0; k < json_array_size(g); k++)
+                triggers += !strcmp(
+                    json_string_value(json_object_get(json_array_get(g, k), "action")), "trigger");
+        }
+        if (triggers >= NJOBS / 2) hi = mid, want = sw_kt_count(by);
+        else lo = mid;
+        json_decref(by);
+    }
+    /* Jobs stay alive across the switch (the restart takes seconds). */
+    g_extra = "job.idle.ms=15000";
+    sw_test_daemon_t a, b;
+    start_daemon(&a, "on", sc, "on");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
+    int failed = produce_all(sc, in, KEY_JOB, 100000, 0, hi);
+    /* Until the `on` engines have analysed that prefix: its records out. */
+    char otopic[100];
+    snprintf(otopic, sizeof(otopic), "out.%s", sc);
+    sw_kmsg_t *o;
+    size_t before = sw_kc_read(g_boot, otopic, NPARTS, want, 0, 30000, &o);
+    sw_kmsg_free(o, before);
+    if (stop(&a) != 0) {
+        fprintf(stderr, "FAIL [%s]: the repartition=on instance did not stop cleanly\n", sc);
+        failed = 1;
+    }
+    start_daemon(&b, "auto", sc, "auto");
+    g_extra = NULL;
+    SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
+    failed |= produce_all(sc, in, KEY_JOB, 100000, hi, in->n);
+    printf("  (switched at input message %zu of %zu, %zu of %zu records out before)\n", hi, in->n,
+           before, want);
+    char srcs[220];
+    snprintf(srcs, sizeof(srcs), "in.%s,g%s.repartition", sc, sc);
+    failed |= judge(sc, in, lines, lens, in->n, srcs, true, false,
+                    "equal to the replay of the input");
+    size_t total, dup = resent(sc, &total);
+    int engines = sw_test_daemon_count(&b, "restored the repartition=on engine");
+    printf(
+        "  (repartition=on, then auto after SIGTERM: %zu records, %zu sent twice; %d engines "
+        "of `on` went on under `auto`)\n",
+        total, dup, engines);
+    if (dup) {
+        fprintf(stderr, "FAIL [%s]: %zu records sent twice across the switch\n", sc, dup);
+        failed = 1;
+    }
+    if (stop(&b) != 0) failed = 1;
+    free(lines);
+    free(lens);
+    return failed;
+}
+
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey",  "hostkey", "mixed",  "kill",   "moving",
-                                     "eos",    "off",     "akeyed", "amixed", "akill",
-                                     "amoving"};
+    static const char *const sc[] = {"nokey", "hostkey", "mixed",  "kill",  "moving",  "eos",
+                                     "off",   "akeyed",  "amixed", "akill", "amoving", "switch"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];
@@ -703,6 +792,7 @@ SCENARIO(akeyed, scenario_two("akeyed", "auto", KEY_JOB, &g_in))
 SCENARIO(amixed, scenario_two("amixed", "auto", KEY_MIXED, &g_in))
 SCENARIO(akill, scenario_kill("akill", "auto", &g_in))
 SCENARIO(amoving, scenario_rebalance("amoving", "auto", KEY_MIXED, &g_in))
+SCENARIO(switch, scenario_switch("switch", &g_in))
 #undef SCENARIO
 
 int main(void)
@@ -710,8 +800,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
-        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed), cmocka_unit_test(test_amixed),
-        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving),
+        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed),  cmocka_unit_test(test_amixed),
+        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving), cmocka_unit_test(test_switch),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
     const char *only = getenv("SW_KEYING_ONLY");
