@@ -16,6 +16,9 @@
 #                      prometheus-alertmanager (test_notify_e2e: a real
 #                      Alertmanager 0.25 that notify delivers to; amtool), kcat
 #                      (test_tools: tail -J/-f/-o/-G side by side with kcat),
+#                      rsyslog, rsyslog-kafka and python3-kafka
+#                      (test_producers: kcat, omkafka and kafka-python keying
+#                      by job_id into the mock),
 #                      prometheus (promtool: test_monitoring checks the
 #                      shipped rules, dashboard queries and scrapes),
 #                      help2man, dpkg-dev, man-db and systemd (test_install:
@@ -26,7 +29,7 @@ what=${1:-test}
 pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev"
 case "$what" in
   build|demo) ;;
-  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd kcat"
+  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd kcat rsyslog rsyslog-kafka python3-kafka"
     # Debian 12's kubectl, unless one (e.g. a newer upstream build) is on PATH.
     command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client" ;;
   *) echo "install-deps.sh: unknown target '$what' (expected build, test, demo, bench or all)" >&2; exit 2 ;;

@@ -92,6 +92,22 @@ int sw_cli_daemon_args(const char *cmd, bool run, int argc, char **argv, void (*
 bool sw_cli_kafka_check(const char *cmd, const sw_conf_t *conf, const sw_settings_t *set,
                         const char *bootstrap, const sw_log_t *log);
 
+struct sw_mock_s;
+
+/**
+ * @brief The topics `run` and `notify` read and write under @p set,
+ *        created in the mock cluster @p m as the docs require them (what
+ *        run's embedded cluster and `stormwatch mock` share): each input
+ *        topic (not a pattern), output.topic, dlq.topic and the repartition
+ *        topic (repartition on or auto) with @p partitions partitions,
+ *        state.topic and notify.dlq.topic with 1. A name @p skip says
+ *        exists already (NULL: none) is left as it is.
+ * @returns false with @p errstr naming the topic.
+ */
+bool sw_cli_mock_topics(struct sw_mock_s *m, const sw_settings_t *set, int partitions,
+                        bool (*skip)(void *opaque, const char *name), void *opaque, char *errstr,
+                        size_t errstr_size);
+
 /** @brief Report an unknown option or a missing argument; @returns SW_EXIT_USAGE. */
 int sw_cli_bad_option(const char *cmd, int argc, char **argv, int optind_, int optopt_);
 

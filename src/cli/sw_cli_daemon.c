@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_alloc.h"
 #include "sw_cli.h"
 #include "sw_kafka.h"
+#include "sw_run.h"
 
 int sw_cli_daemon_args(const char *cmd, bool run, int argc, char **argv, void (*usage)(FILE *),
                        sw_cli_daemon_args_t *a)
@@ -80,4 +82,34 @@ bool sw_cli_kafka_check(const char *cmd, const sw_conf_t *conf, const sw_setting
         rd_kafka_conf_destroy(kc);
     }
     return true;
+}
+
+bool sw_cli_mock_topics(sw_mock_t *m, const sw_settings_t *set, int partitions,
+                        bool (*skip)(void *opaque, const char *name), void *opaque, char *errstr,
+                        size_t errstr_size)
+{
+    const sw_conf_strs_t *in = &set->kafka.input_topics;
+    char rep[320];
+    sw_run_repartition_topic(set, rep, sizeof(rep));
+    size_t n = in->n + 5;
+    const char **names = sw_calloc(n, sizeof(*names));
+    int *parts = sw_calloc(n, sizeof(*parts));
+    size_t k = 0;
+    for (size_t i = 0; i < in->n; i++) names[k] = in->v[i], parts[k++] = partitions;
+    names[k] = set->kafka.output_topic, parts[k++] = partitions;
+    names[k] = set->kafka.dlq_topic, parts[k++] = partitions;
+    names[k] = rep, parts[k++] = partitions;
+    names[k] = set->delivery.state_topic, parts[k++] = 1;
+    names[k] = set->notify.dlq_topic, parts[k++] = 1;
+    bool ok = true;
+    for (size_t i = 0; i < k && ok; i++) {
+        const char *t = names[i];
+        if (!t[0] || t[0] == '^') continue; /* none (repartition=off), or a pattern */
+        bool seen = skip && skip(opaque, t);
+        for (size_t j = 0; j < i && !seen; j++) seen = strcmp(names[j], t) == 0;
+        if (!seen) ok = sw_mock_topic(m, t, parts[i], errstr, errstr_size) == SW_OK;
+    }
+    free(names);
+    free(parts);
+    return ok;
 }

@@ -6,6 +6,14 @@
  * printed in a readable form beside the generator's ground truth. Exits by
  * itself: 0 when every storm was attributed to the rank where it was
  * injected, 1 otherwise.
+ *
+ * The embedded cluster keeps about 5 MiB per partition and deletes the
+ * oldest beyond; a job keyed by its job_id sits in one partition, and one
+ * demo job is about 6 MB. So the producer keys as docs/producing.md
+ * recommends (job_id, murmur2: nothing is forwarded) and starts only once
+ * the filter has its partitions, and it stays at most DEMO_AHEAD bytes
+ * ahead of what the filter has consumed (its input bytes counter): nothing
+ * is deleted before it is read, and every run prints the same leads.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -29,6 +37,7 @@
 #define T_IN "stormwatch.telemetry"
 #define T_OUT "stormwatch.alerts"
 #define T_DLQ "stormwatch.dlq"
+#define DEMO_AHEAD (2u << 20) /* bytes produced and not yet consumed, at most */
 
 typedef struct demo_s {
     sw_run_opts_t ro;
@@ -202,6 +211,7 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
     sw_gen_t *gen = NULL;
     sw_genx_t *xgen = NULL;
     rd_kafka_t *prod = NULL, *cons = NULL;
+    sw_metrics_t *metrics = NULL;
     job_seen_t *seen = NULL;
     demo_t d;
     memset(&d, 0, sizeof(d));
@@ -279,6 +289,7 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
     d.ro.bootstrap = boot;
     d.ro.running = &d.run_flag;
     d.ro.log = &log;
+    d.ro.metrics = metrics = sw_metrics_new(); /* the filter's progress paces the producer */
     d.run_flag = 1;
     if (pthread_create(&th, NULL, daemon_thread, &d) != 0) {
         fprintf(stderr, "stormwatch demo: cannot start the filter thread\n");
@@ -287,10 +298,12 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
     }
     started = true;
 
-    /* 3. Produce the telemetry, keyed by job. */
+    /* 3. Produce the telemetry, keyed by job_id and placed by murmur2 (the
+     * Java client's partitioner, docs/producing.md). */
     rd_kafka_conf_t *pc = sw_kafka_conf(NULL, SW_KAFKA_PRODUCER, boot, NULL, &kctx, err,
                                         sizeof(err));
     if (pc) sw_kafka_set(pc, "linger.ms", "20", err, sizeof(err));
+    if (pc) sw_kafka_set(pc, "partitioner", "murmur2_random", err, sizeof(err));
     prod = pc ? rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err)) : NULL;
     if (!prod) {
         fprintf(stderr, "stormwatch demo: producer: %s\n", err);
@@ -307,7 +320,16 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
         "watchdog errors from the survivors %lld s later\n",
         xs->id, (long long)xs->x->deaths[0].rank, xs->x->n_deaths - 1, (long long)xo.watchdog_s);
     fflush(stdout);
+    /* Once the filter has its partitions (a fresh group starts at the
+     * log's beginning: nothing produced before is lost, but the log must
+     * not outgrow the cluster's retention meanwhile). */
+    char why[200];
+    int64_t ready_by = sw_clock_ms() + 60000;
+    while (*running && !d.rc && !sw_metrics_check_ready(metrics, INT64_MAX, why, sizeof(why)) &&
+           sw_clock_ms() < ready_by)
+        rd_kafka_poll(prod, 20);
     int64_t t0 = sw_clock_ms();
+    uint64_t sent_bytes = 0;
     sw_tdec_t *dec = sw_tdec_new();
     sw_buf_t line;
     sw_buf_init(&line);
@@ -317,6 +339,10 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
         if (!storms && !sw_genx_next(xgen, &line)) break;
         sw_event_t ev;
         if (sw_tdec_json(dec, line.data, line.len, &ev, err, sizeof(err)) == SW_OK) {
+            while (*running && !d.rc &&
+                   sent_bytes > (uint64_t)sw_metrics_get(metrics, SW_M_INPUT_BYTES) + DEMO_AHEAD)
+                rd_kafka_poll(prod, 2);
+            sent_bytes += line.len;
             for (;;) {
                 rd_kafka_resp_err_t e = rd_kafka_producev(
                     prod, RD_KAFKA_V_TOPIC(T_IN),
@@ -386,6 +412,7 @@ stop:
         }
     }
     sw_mock_destroy(mock);
+    sw_metrics_destroy(metrics);
 done:
     sw_gen_destroy(gen);
     sw_genx_destroy(xgen);

@@ -47,8 +47,18 @@ static void usage(FILE *f, int64_t def_brokers, int64_t def_partitions)
             "(one line) once the cluster is up.\n"
             "\n"
             "Options:\n"
-            "  --brokers N                brokers, 1..64 (default %lld)\n"
-            "  --topic NAME[:PARTITIONS]  create a topic (default %lld partitions); repeatable\n"
+            "  --brokers N                brokers, 1..64 (default %lld, mock.brokers)\n"
+            "  --topic NAME[:PARTITIONS]  create a topic (default %lld partitions,\n"
+            "                             mock.partitions); repeatable\n"
+            "  -c, --config FILE          run's properties file: the topics run and notify\n"
+            "                             need are created as the docs require them (as\n"
+            "                             run's embedded cluster does): input topics,\n"
+            "                             output.topic, dlq.topic, the repartition topic\n"
+            "                             (mock.partitions each), state.topic and\n"
+            "                             notify.dlq.topic (1 each); without -c and -X those\n"
+            "                             of the defaults and the STORMWATCH_* environment;\n"
+            "                             --topic wins for its name\n"
+            "  -X NAME=VALUE              set a property, as for run (repeatable)\n"
             "  --bootstrap-file FILE      also write the bootstrap servers to FILE, atomically\n"
             "                             (removed again at exit)\n"
             "  --control                  read commands from standard input, one per line,\n"
@@ -146,7 +156,23 @@ static int serve(mock_t *mk, bool control, volatile sig_atomic_t *running)
 }
 
 /* Start the cluster and its topics, publish the bootstrap, serve. */
-static int run_mock(int brokers, const mock_topic_t *topics, int ntopics,
+/* sw_cli_mock_topics' skip: a name --topic created. */
+typedef struct given_s {
+    const mock_topic_t *topics;
+    int ntopics;
+} given_t;
+
+static bool given(void *opaque, const char *name)
+{
+    const given_t *g = opaque;
+    for (int i = 0; i < g->ntopics; i++)
+        if (strlen(name) == g->topics[i].name_len &&
+            memcmp(name, g->topics[i].name, g->topics[i].name_len) == 0)
+            return true;
+    return false;
+}
+
+static int run_mock(int brokers, const mock_topic_t *topics, int ntopics, const sw_settings_t *set,
                     const char *bootstrap_file, bool control, sw_log_level_t level,
                     volatile sig_atomic_t *running)
 {
@@ -165,6 +191,10 @@ static int run_mock(int brokers, const mock_topic_t *topics, int ntopics,
         free(name);
         if (err) goto err;
     }
+    given_t g = {topics, ntopics};
+    if (!sw_cli_mock_topics(mk.m, set, (int)set->ops.mock_partitions, given, &g, errstr,
+                            sizeof(errstr)))
+        goto err;
     const char *bootstrap = sw_mock_bootstrap(mk.m);
     printf("%s\n", bootstrap);
     fflush(stdout);
@@ -189,22 +219,26 @@ int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop)
         {"brokers", required_argument, NULL, 'B'},
         {"topic", required_argument, NULL, 't'},
         {"bootstrap-file", required_argument, NULL, 'f'},
-        {"control", no_argument, NULL, 'c'},
+        {"control", no_argument, NULL, 'k'},
+        {"config", required_argument, NULL, 'c'},
         {"log-level", required_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     /* Defaults: those of mock.brokers and mock.partitions (run's embedded cluster). */
     int64_t def_partitions = sw_cli_defaults()->ops.mock_partitions;
-    int64_t brokers = sw_cli_defaults()->ops.mock_brokers;
-    const char *bootstrap_file = NULL;
+    int64_t brokers = 0; /* 0: mock.brokers */
+    const char *bootstrap_file = NULL, *config_file = NULL;
+    char **xs = sw_calloc((size_t)argc + 1, sizeof(*xs));
+    int nx = 0;
+    sw_conf_t *conf = NULL;
     bool control = false;
     sw_log_level_t level = SW_LOG_WARN;
     mock_topic_t *topics = sw_calloc((size_t)argc + 1, sizeof(*topics));
     int ntopics = 0, rc = SW_EXIT_USAGE, c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hc:X:", opts, NULL)) != -1) {
         switch (c) {
         case 'B':
             if (!sw_cli_i64("mock", "--brokers", optarg, 1, 64, &brokers)) goto out;
@@ -214,7 +248,7 @@ int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop)
             mock_topic_t *t = &topics[ntopics];
             t->name = optarg;
             t->name_len = colon ? (size_t)(colon - optarg) : strlen(optarg);
-            int64_t parts = def_partitions;
+            int64_t parts = 0; /* 0: mock.partitions */
             if (colon && !sw_cli_i64("mock", "--topic", colon + 1, 1, 100000, &parts)) goto out;
             if (!sw_mock_topic_name_ok(t->name, t->name_len)) {
                 fprintf(stderr,
@@ -228,7 +262,9 @@ int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop)
             break;
         }
         case 'f': bootstrap_file = optarg; break;
-        case 'c': control = true; break;
+        case 'k': control = true; break;
+        case 'c': config_file = optarg; break;
+        case 'X': xs[nx++] = optarg; break;
         case 'l':
             if (!sw_cli_log_level("mock", optarg, &level)) goto out;
             break;
@@ -245,8 +281,24 @@ int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop)
                 argv[optind]);
         goto out;
     }
-    rc = run_mock((int)brokers, topics, ntopics, bootstrap_file, control, level, stop->running);
+    /* The configuration of run and notify: which topics they need. */
+    conf = sw_conf_new();
+    if (!sw_cli_conf_load("mock", conf, config_file, NULL, xs, nx)) goto out;
+    char errstr[1024];
+    if (sw_conf_check(conf, errstr, sizeof(errstr)) != SW_OK) {
+        fprintf(stderr, "stormwatch mock: %s\n", errstr);
+        goto out;
+    }
+    sw_settings_t set;
+    sw_conf_settings(conf, &set);
+    if (!brokers) brokers = set.ops.mock_brokers;
+    for (int i = 0; i < ntopics; i++)
+        if (!topics[i].partitions) topics[i].partitions = (int)set.ops.mock_partitions;
+    rc = run_mock((int)brokers, topics, ntopics, &set, bootstrap_file, control, level,
+                  stop->running);
 out:
+    sw_conf_destroy(conf);
+    free(xs);
     free(topics);
     return rc;
 }

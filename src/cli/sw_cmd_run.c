@@ -114,21 +114,10 @@ int sw_cmd_run(int argc, char **argv, const sw_stop_t *stop)
             rc = SW_EXIT_RUNTIME;
             goto done;
         }
-        size_t nt = set.kafka.input_topics.n;
-        char rep[320];
-        sw_run_repartition_topic(&set, rep, sizeof(rep));
-        for (size_t i = 0; i <= nt + 3; i++) {
-            const char *t = i < nt        ? set.kafka.input_topics.v[i]
-                            : i == nt     ? set.kafka.output_topic
-                            : i == nt + 1 ? set.kafka.dlq_topic
-                            : i == nt + 3 ? rep
-                                          : set.delivery.state_topic;
-            if (!t[0] || t[0] == '^') continue; /* a pattern names no topic to create */
-            if (sw_mock_topic(mock, t, i == nt + 2 ? 1 : partitions, err, sizeof(err)) != SW_OK) {
-                fprintf(stderr, "stormwatch run: %s\n", err);
-                rc = SW_EXIT_RUNTIME;
-                goto done;
-            }
+        if (!sw_cli_mock_topics(mock, &set, partitions, NULL, NULL, err, sizeof(err))) {
+            fprintf(stderr, "stormwatch run: %s\n", err);
+            rc = SW_EXIT_RUNTIME;
+            goto done;
         }
         bootstrap = sw_mock_bootstrap(mock);
         printf("embedded Kafka cluster (%d brokers, %d partitions per topic) at %s\n", brokers,

@@ -280,7 +280,10 @@ static sw_err_t plan_of(void *opaque, int32_t id, bool alert, const sw_avro_plan
     }
     sw_registry_t *reg = alert ? tl->reg_alert : tl->reg_event;
     if (!reg) {
-        snprintf(why, why_size, "unknown schema id %ld", (long)id);
+        snprintf(
+            why, why_size,
+            "unknown schema id %ld (give -X schema.registry.url=URL to look writer schemas up)",
+            (long)id);
         return SW_ERR_NOT_FOUND;
     }
     return sw_registry_plan(reg, id, plan, why, why_size);
@@ -363,6 +366,7 @@ static int group_loop(tail_t *tl, int64_t deadline)
     int64_t idle_since = 0;
     sw_log_limit_t lim = {0};
     for (;;) {
+        sw_log_limit_tick(&tl->log, &lim);
         if (!*tl->running || tl->out_closed) break;
         if (tl->out_failed || tl->ctx.fatal) {
             fprintf(stderr, "stormwatch tail: %s\n",
@@ -467,6 +471,7 @@ static int tail_loop(tail_t *tl)
     int64_t idle_since = 0; /* set once every partition reached its end */
     sw_log_limit_t lim = {0};
     for (;;) {
+        sw_log_limit_tick(&tl->log, &lim);
         if (!*tl->running || tl->out_closed) return SW_EXIT_OK;
         if (tl->out_failed) {
             fprintf(stderr, "stormwatch tail: write: %s\n", strerror(errno));

@@ -247,6 +247,14 @@ typedef enum sw_repartition_e {
     SW_REPARTITION_AUTO = 2 /**< only those not on their job's partition (docs/keying-auto.md) */
 } sw_repartition_t;
 
+/** repartition.partitioner (the order of its values in the property table) */
+typedef enum sw_rep_partitioner_e {
+    SW_REP_PARTITIONER_AUTO = 0,    /**< recorded, kept (murmur2) or detected */
+    SW_REP_PARTITIONER_MURMUR2 = 1, /**< the others: sw_partitioner_t + 1 */
+    SW_REP_PARTITIONER_CRC32 = 2,
+    SW_REP_PARTITIONER_FNV1A = 3
+} sw_rep_partitioner_t;
+
 typedef enum sw_guarantee_e {
     SW_GUARANTEE_AT_LEAST_ONCE = 0,
     SW_GUARANTEE_EXACTLY_ONCE = 1
@@ -316,6 +324,7 @@ typedef struct sw_settings_delivery_s {
     sw_repartition_t repartition_mode; /**< repartition */
     bool repartition;              /**< repartition=on or auto: a repartition topic is used */
     const char *repartition_topic; /**< repartition.topic as set ("" = <group.id>.repartition) */
+    sw_rep_partitioner_t repartition_partitioner; /**< repartition.partitioner */
 } sw_settings_delivery_t;
 
 /** Logging, the HTTP endpoints and the embedded mock cluster. */

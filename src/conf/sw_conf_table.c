@@ -19,6 +19,7 @@ static const char *const guarantees[] = {"at_least_once", "exactly_once", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 static const char *const repartitions[] = {"on", "off", "auto", NULL};
+static const char *const rep_partitioners[] = {"auto", "murmur2", "crc32", "fnv1a", NULL};
 
 /* The table and its initializer macros are laid out by hand (one property per
  * entry, its description below). */
@@ -174,6 +175,14 @@ const prop_t sw_conf_props[] = {
         "forwarded, and the engine of partition p reads input p and repartition p in the order "
         "a marker per round fixes (one input topic with the repartition topic's partition count, "
         "state.restore=on, at_least_once; otherwise it runs as on). See README, Keying."),
+    ENUM_PROP("repartition.partitioner", delivery.repartition_partitioner, rep_partitioners, "auto",
+        "With repartition=auto: the partitioner the producers place job_id keys with, which "
+        "decides where a job is analysed (one function for the whole group): murmur2 (Java "
+        "client, kafka-python, franz-go, kafkajs), crc32 (librdkafka's default consistent_random: "
+        "kcat, confluent-kafka, Fluent Bit, Vector, rsyslog omkafka) or fnv1a (Sarama, "
+        "kafka-go); auto: the group's choice recorded in Kafka, else murmur2 where snapshots "
+        "exist already, else the first member that owns input partition 0 detects it from the "
+        "keys it reads and records it. Set it alike on every member. See docs/producing.md."),
     STR_PROP("repartition.topic", delivery.repartition_topic, 0, TOPIC_MAX_LEN, PROP_F_TOPIC, "",
         "Internal topic the input is forwarded through with repartition=on or auto (partitions: "
         "the input's count; retention 7 days); empty: <group.id>.repartition."),

@@ -46,6 +46,18 @@ static void on_expired(void *opaque, const sw_record_t *rec)
  * with the least evidence, and new jobs do the same before they are
  * refused. When much was freed (jobs expired or evicted), the allocator
  * returns it to the system, so that RSS follows. */
+/* The closing lines of the rate-limited warnings whose window ended (at
+ * exit: all of them, @p flush). */
+static void limits_tick(run_t *r, bool flush)
+{
+    sw_log_limit_t *lims[] = {&r->lim_bad, &r->lim_kafka, &r->lim_commit,    &r->lim_snap,
+                              &r->lim_key, &r->lim_reg,   &r->kctx.lim_down, &r->kctx.lim_err};
+    for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
+        if (flush) sw_log_limit_flush(r->log, lims[i]);
+        else sw_log_limit_tick(r->log, lims[i]);
+    }
+}
+
 static void memory_tick(run_t *r)
 {
     uint64_t total = 0;
@@ -458,6 +470,7 @@ int sw_run(const sw_run_opts_t *opts)
 
     char cerr[1024];
     int rc = 2;
+    bool kafka_stage = false; /* past the registry's wait, in sw_run_setup() */
     /* Avro input through plans whenever more than the one fixed id can
      * arrive (a registry, or avro.schema.ids.telemetry); otherwise the
      * fixed-id path, as before. */
@@ -476,11 +489,14 @@ int sw_run(const sw_run_opts_t *opts)
         /* The registry's metrics exist only where one is configured. */
         if (r.m && sw_registry_remote(r.reg)) sw_metrics_enable_registry(r.m);
         if (r.out_avro && sw_registry_remote(r.reg)) rc = sw_run_registry_alert_id(&r);
-        if (rc == 0) rc = sw_run_setup(&r);
+        if (rc == 0) {
+            kafka_stage = true;
+            rc = sw_run_setup(&r);
+        }
     }
     if (rc < 0) { /* stopped while waiting for the cluster (or the registry) */
         sw_log(r.log, SW_LOG_INFO, "stopped before the %s answered",
-               r.consumer ? "Kafka cluster" : "schema registry");
+               kafka_stage ? "Kafka cluster" : "schema registry");
         rc = 0;
     } else if (rc == 0) {
         sw_log(r.log, SW_LOG_INFO,
@@ -492,6 +508,14 @@ int sw_run(const sw_run_opts_t *opts)
                r.rep_topic ? r.rep_topic : "", set->kafka.group_id, r.out_topic, r.dlq_topic,
                r.restore ? "state snapshots in " : "no state restore",
                r.restore ? r.state_topic : "");
+        if (r.rep_auto)
+            sw_log(r.log, SW_LOG_INFO,
+                   "repartition=auto: a message keyed by its job_id is analysed where it is when "
+                   "%s places its key there (%s)%s",
+                   r.part_pending ? "the producers' partitioner (undecided yet)"
+                                  : sw_partitioner_name(r.part),
+                   r.part_why,
+                   r.part_pending ? "" : "; other messages take the hop to that partition");
         int64_t last_commit = sw_clock_ms(), last_tick = last_commit, last_stats = last_commit;
         uint64_t stats_msgs = 0;
         /* Rounds (sw_run_work.c): each partition's queue is read on its
@@ -529,6 +553,7 @@ int sw_run(const sw_run_opts_t *opts)
             if (r.mprod) rd_kafka_poll(r.mprod, 0);   /* the markers' delivery reports */
             sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
+            sw_run_keying_tick(&r, now);
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
                 if (!r.assigned_once && now - join_t0 >= join_note_s * 1000) {
@@ -541,10 +566,12 @@ int sw_run(const sw_run_opts_t *opts)
                 /* Input deleted by retention before it was read. */
                 sw_kafka_account_resets(r.consumer, &r.kctx, r.m);
                 sw_run_idle_tick(&r, now);
+                sw_run_keying_warn(&r);
                 expire_idle(&r);
                 memory_tick(&r);
                 sw_run_registry_metrics(&r);
                 publish_metrics(&r);
+                limits_tick(&r, false);
                 last_tick = now;
             }
             if (r.restore) {
@@ -567,6 +594,7 @@ int sw_run(const sw_run_opts_t *opts)
          * schema.registry.request.timeout.ms), before the pipe closes. */
         sw_registry_fetcher_stop(r.reg);
         log_stats(&r, &stats_msgs, &last_stats);
+        limits_tick(&r, true);
         rc = r.kctx.fatal || r.failed ? 1 : stop_rc;
         if (r.kctx.fatal)
             sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);

@@ -80,6 +80,7 @@ typedef struct wout_s {
     uint32_t idx;           /* the message, in the partition's round */
     uint8_t kind;           /* wkind_t */
     bool miskeyed;          /* its key is not its job_id */
+    uint8_t reason;         /* WK_FORWARD: sw_fwd_reason_t */
     bool has_job;           /* job: its job_id (miskeyed, or the key of a copy) */
     uint32_t job, job_len;  /* in the work area's text */
     uint32_t err, err_len;  /* the error (WK_INVALID, WK_DECODE, WK_LIMIT, WK_CLOCK) */
@@ -103,7 +104,23 @@ typedef struct pwork_s {
     int64_t max_ts;       /* newest message timestamp among them (ms) */
     int64_t last;         /* offset of the last processed, -1 none */
     int64_t rlast;        /* repartition=auto: the same of the repartition partition */
+    /* repartition=auto, since the last apply: input keyed by its job_id,
+     * those of it forwarded, and of those how many each candidate
+     * partitioner places where they are (the WARN's evidence). */
+    uint64_t jk_in, jk_fwd, jk_fit[SW_PARTITIONER__CNT];
 } pwork_t;
+
+/* Why an input message took the hop (stormwatch_forwarded_messages_total's
+ * reason label). */
+typedef enum sw_fwd_reason_e {
+    FWD_UNKEYED,           /* no key */
+    FWD_OTHER_KEY,         /* a key other than its job_id */
+    FWD_OTHER_PARTITIONER, /* its job_id, placed by another candidate partitioner */
+    FWD_MISPLACED,         /* its job_id, placed by none at this count (a count
+                              change, a producer that picks partitions) */
+    FWD_REPARTITION_ON,    /* repartition=on: every message */
+    FWD__CNT
+} sw_fwd_reason_t;
 
 /* Messages held in arrival order (repartition=auto: sw_run_local.c). */
 typedef struct msgq_s {
@@ -206,7 +223,8 @@ typedef struct pass_s {
     int32_t schema_telemetry;  /* the fixed id (avro.schema.id.telemetry) */
     const plantab_t *plans;    /* the round's plans (reg_plans) */
     int64_t now_ms;            /* stream time of the pass (ms) for idleness */
-    int rep_parts;             /* repartition=auto: a job's partition is murmur2 mod this */
+    int rep_parts;             /* repartition=auto: a job's partition is part's hash mod this */
+    sw_partitioner_t part;     /* repartition=auto: the group's partitioner (run_t's part) */
     const sw_log_t *log;       /* thread-safe: a new job's engine warning */
     sw_metrics_t *m;           /* may be NULL; workers only time themselves when set */
     struct sw_worker_s *workers; /* by worker index: each touches only its own */
@@ -271,6 +289,20 @@ typedef struct run_s {
                             (never joins a group: assigned by the rebalance callback) */
     rd_kafka_t *mprod;   /* repartition=auto: writes the markers (linger.ms=0) */
     bool rep_auto;       /* repartition=auto in effect */
+    /* repartition=auto: the group's partitioner, one function for every
+     * member (sw_run_local.c): where a job is analysed and where its
+     * forwarded copies go. Undecided (part_pending), no marker is written,
+     * so nothing is analysed or forwarded. */
+    sw_partitioner_t part;
+    bool part_pending;
+    char part_why[200];     /* why this one (the start line) */
+    int64_t part_t0;        /* ms: pending since (the decider's waits) */
+    int64_t part_seen;      /* ms: the decider first held input (-1: not yet) */
+    int64_t part_sampled;   /* ms: the decider last read the whole topic's keys */
+    int64_t part_poll;      /* ms: the record last looked for / refreshed */
+    bool part_recorded;     /* this member wrote the record once */
+    uint64_t jk_in, jk_fwd, jk_fit[SW_PARTITIONER__CNT]; /* pwork_t's, summed */
+    bool jk_warned;         /* the WARN of most job-keyed input hopping, said */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */
@@ -318,6 +350,7 @@ typedef struct run_s {
     bool over_budget;
     sw_run_stats_t st;
     sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
+    char rep_fix[1400]; /* the command that gives the repartition topic the input's count */
     /* repartition=on: the forwarded time idle expiry counts in
      * (sw_run_idle.c, once a second on the main thread). */
     sw_fwdclock_t *fwdclock;
@@ -414,6 +447,14 @@ void sw_run_local_free(part_t *p);
 bool sw_run_local_snapshot_due(const part_t *p);
 void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why);
 int64_t sw_run_local_rep_start(run_t *r, const part_t *p);
+/* repartition=auto: the group's partitioner (sw_run_keying.c). */
+/** At setup, with the mirror consumer: as set, recorded, kept or pending. */
+void sw_run_keying_start(run_t *r);
+/** Every loop: while undecided, decide (partition 0's owner) or read the
+ *  record; decided, partition 0's owner writes it again every hour. */
+void sw_run_keying_tick(run_t *r, int64_t now);
+/** Once a second: the WARN when most job-keyed input takes the hop. */
+void sw_run_keying_warn(run_t *r);
 bool sw_run_registry_unready(run_t *r, part_t *p, const rd_kafka_message_t *m);
 bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
                    char *err, size_t errsz, sw_err_t *rc);

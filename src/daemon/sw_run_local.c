@@ -154,12 +154,14 @@ static void rebuild_one(run_t *r, part_t *p, int src, const rd_kafka_message_t *
     if (sw_detect_rebuild_src(p->det, &ev, src, m->offset)) p->rebuilt++;
 }
 
-/* Whether input message @p m's key is one of this partition's (murmur2,
- * as Kafka's clients place keys; no key counts as the empty one). Only
- * such a message can be analysed here: the others are forwarded. */
+/* Whether input message @p m's key is one of this partition's (the
+ * group's partitioner, sw_run_keying.c; no key counts as the empty one).
+ * Only such a message can be analysed here: the others are forwarded.
+ * Undecided, any may be. */
 static bool key_here(const run_t *r, const part_t *p, const rd_kafka_message_t *m)
 {
-    return sw_partition_of(SW_PARTITIONER_MURMUR2, m->key ? (const char *)m->key : "",
+    if (r->part_pending) return true;
+    return sw_partition_of(r->part, m->key ? (const char *)m->key : "",
                            m->key ? m->key_len : 0, r->rep_parts) == p->partition;
 }
 
@@ -221,7 +223,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
             rd_kafka_message_destroy(q_pop(&p->rheld));
             continue;
         }
-        int64_t i;
+        int64_t i = -1;
         bool marker = marker_of(p, m, &i);
         if (p->rebuilding_rep && m->offset < p->rebuild_rx) {
             if (!marker && sw_run_registry_unready(r, p, m)) break;
@@ -237,6 +239,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
         }
         if (marker) {
             if (i > p->in_read) break; /* the input is behind this marker: wait for it */
+            if (r->part_pending) break; /* what it releases is decided by the partitioner */
             if (p->inflight >= 0 && i >= p->inflight) p->inflight = -1; /* ours came back */
             rd_kafka_message_t *im;
             bool wait = false;
@@ -262,7 +265,7 @@ bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more)
      * hold goes on; nothing more is read until it is released. */
     if (!sw_hold_held(&p->hold)) {
         follow_repartition(r, p, more); /* first: a marker back lets the next one go */
-        if (!p->rebuilding_in && p->fifo.n && p->in_read > p->marked &&
+        if (!p->rebuilding_in && !r->part_pending && p->fifo.n && p->in_read > p->marked &&
             (p->inflight < 0 || p->in_read - p->marked >= MARKER_BATCH))
             write_marker(r, p);
         if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)

@@ -65,6 +65,7 @@ static bool wait_cluster(run_t *r)
         rd_kafka_resp_err_t e = rd_kafka_metadata(r->producer, 0, NULL, &md, 2000);
         if (!e) {
             rd_kafka_metadata_destroy(md);
+            r->kctx.contacted = true;
             if (attempts)
                 sw_log(r->log, SW_LOG_INFO, "the Kafka cluster answers (after %lld ms)",
                        (long long)(sw_clock_ms() - t0));
@@ -142,6 +143,35 @@ static int subscribe(run_t *r)
     return 0;
 }
 
+/* The kafka-topics.sh line that creates @p topic as the docs want it. */
+static void create_cmd(const run_t *r, const char *topic, int parts, const char *retention_ms,
+                       char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "kafka-topics.sh --bootstrap-server %s --create --topic %s --partitions %d "
+             "--config cleanup.policy=delete%s%s",
+             r->opts->bootstrap, topic, parts, retention_ms ? " --config retention.ms=" : "",
+             retention_ms ? retention_ms : "");
+}
+
+/* A state topic of more than one partition: snapshots use partition 0
+ * only, so it works, but it is not what the docs require; said once,
+ * with the fix. */
+static void check_state_parts(run_t *r)
+{
+    if (!r->restore) return;
+    int p = topic_check(r, r->state_topic, NULL);
+    if (p <= 1) return;
+    char cmd[900];
+    create_cmd(r, r->state_topic, 1, "604800000", cmd, sizeof(cmd));
+    sw_log(r->log, SW_LOG_WARN,
+           "topic \"%s\" (state.topic) has %d partitions; state snapshots use partition 0 only "
+           "and the topic should have 1: recreate it while no stormwatch run of the group runs "
+           "(the snapshots are rebuilt from the input): kafka-topics.sh --bootstrap-server %s "
+           "--delete --topic %s; %s",
+           r->state_topic, p, r->opts->bootstrap, r->state_topic, cmd);
+}
+
 /* The topics the daemon writes (output, dead letters, state): created
  * when missing and topics.create=on (Admin API, cleanup.policy=delete,
  * the broker's replication factor), else an error that names them and
@@ -195,7 +225,45 @@ static int ensure_topics(run_t *r)
             rd_kafka_NewTopic_set_config(nt[n], "retention.ms", want[i].retention_ms);
         n++;
     }
-    if (!n) return 0;
+    if (!n) {
+        check_state_parts(r);
+        return 0;
+    }
+    if (!sw_kafka_has_controller(r->producer)) {
+        /* No Admin API to ask. A broker that creates topics on first use
+         * (auto.create.topics.enable; librdkafka's mock) does so with its
+         * defaults: what matters (the state topic's single partition, the
+         * repartition topic's count) is checked below and at
+         * sw_run_setup's end, said once with the fix. */
+        int bad = 0;
+        for (int k = 0; k < n; k++) {
+            int i = 0;
+            while (want[i].name != names[k]) i++;
+            int p = sw_run_topic_partitions(r, names[k]);
+            if (p > 0) {
+                sw_log(r->log, SW_LOG_INFO,
+                       "topic \"%s\" created by the broker with its defaults (%d partitions): "
+                       "the cluster names no controller broker for the Admin API (librdkafka's "
+                       "mock cluster; `stormwatch mock` given this configuration's -c/-X creates "
+                       "the topics as required)",
+                       names[k], p);
+                continue;
+            }
+            char cmd[900];
+            create_cmd(r, names[k], want[i].parts, want[i].retention_ms, cmd, sizeof(cmd));
+            sw_log(r->log, SW_LOG_ERROR,
+                   "topic \"%s\" does not exist, and the cluster at %s names no controller "
+                   "broker to create it through the Admin API: create it (librdkafka's mock "
+                   "cluster: `stormwatch mock` given this configuration's -c/-X creates every "
+                   "topic of it, or --topic %s:%d); else: %s",
+                   names[k], r->opts->bootstrap, names[k], want[i].parts, cmd);
+            bad = 1;
+        }
+        if (bad) goto fail;
+        rd_kafka_NewTopic_destroy_array(nt, (size_t)n);
+        check_state_parts(r);
+        return 0;
+    }
     rd_kafka_queue_t *q = rd_kafka_queue_new(r->producer);
     rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(r->producer,
                                                            RD_KAFKA_ADMIN_OP_CREATETOPICS);
@@ -248,6 +316,7 @@ static int ensure_topics(run_t *r)
     /* Until the metadata shows them (a new topic takes a moment). */
     for (int i = 0; i < nwant; i++)
         for (int k = 0; k < 50 && topic_check(r, want[i].name, NULL) < 1; k++) usleep(100000);
+    check_state_parts(r);
     return 0;
 fail:
     rd_kafka_NewTopic_destroy_array(nt, (size_t)n);
@@ -263,7 +332,7 @@ static bool auto_fits(run_t *r)
 {
     const sw_conf_strs_t *in = &r->set->kafka.input_topics;
     const char *why = NULL;
-    char buf[400];
+    char buf[2000];
     if (in->n != 1 || in->v[0][0] == '^') {
         why = "more than one input topic, or a pattern";
     } else if (!r->restore) {
@@ -271,8 +340,8 @@ static bool auto_fits(run_t *r)
     } else if (r->eos) {
         why = "processing.guarantee=exactly_once (markers would wait for each transaction)";
     } else if (r->in_parts != r->rep_parts) {
-        snprintf(buf, sizeof(buf), "%s has %d partitions, %s %d: they must be equal",
-                 r->rep_topic, r->rep_parts, in->v[0], r->in_parts);
+        snprintf(buf, sizeof(buf), "%s has %d partitions, %s %d: they must be equal (%s)",
+                 r->rep_topic, r->rep_parts, in->v[0], r->in_parts, r->rep_fix);
         why = buf;
     }
     if (!why) return true;
@@ -355,6 +424,12 @@ int sw_run_setup(run_t *r)
     if (rd_kafka_conf_get(pc, "message.max.bytes", mmb, &mmb_len) == RD_KAFKA_CONF_OK)
         max_bytes = strtol(mmb, NULL, 10);
     r->max_value = max_bytes > 16384 ? (size_t)max_bytes - 8192 : (size_t)max_bytes / 2;
+    /* First contact before any client: a refused or unresolvable address
+     * is said at once, in one line, and no client repeats it. */
+    if (!sw_kafka_wait_reachable(pc, r->log, r->opts->running)) {
+        rd_kafka_conf_destroy(pc);
+        return -1;
+    }
     r->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!r->producer) {
         rd_kafka_conf_destroy(pc);
@@ -403,16 +478,37 @@ int sw_run_setup(run_t *r)
                    r->rep_topic);
             return 1;
         }
-        /* Any count is right (a job's partition is murmur2(job_id) mod the
-         * count); it only bounds how many engines share the work. */
-        if (r->in_parts > r->rep_parts)
+        /* The fix of a count that differs from the input's: more
+         * partitions can be added; fewer means recreating the topic. */
+        if (r->in_parts > 0 && r->in_parts != r->rep_parts) {
+            char cmd[900];
+            create_cmd(r, r->rep_topic, r->in_parts, "604800000", cmd, sizeof(cmd));
+            if (r->in_parts > r->rep_parts)
+                snprintf(r->rep_fix, sizeof(r->rep_fix),
+                         "kafka-topics.sh --bootstrap-server %s --alter --topic %s --partitions "
+                         "%d",
+                         r->opts->bootstrap, r->rep_topic, r->in_parts);
+            else
+                snprintf(r->rep_fix, sizeof(r->rep_fix),
+                         "while no stormwatch run of the group runs: kafka-topics.sh "
+                         "--bootstrap-server %s --delete --topic %s; %s",
+                         r->opts->bootstrap, r->rep_topic, cmd);
+        }
+        /* Any count is right (a job's partition is the group's hash of its
+         * job_id mod the count); it only bounds how many engines share the work. Said
+         * here unless repartition=auto says it (auto_fits). */
+        if (r->in_parts > r->rep_parts && !r->rep_auto)
             sw_log(r->log, SW_LOG_WARN,
                    "%s has %d partitions, fewer than %s's %d: at most %d instances analyse "
-                   "(changing its count moves jobs between engines: do it while no storm is open)",
+                   "(changing its count moves jobs between engines: do it while no storm is "
+                   "open: %s)",
                    r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0], r->in_parts,
-                   r->rep_parts);
+                   r->rep_parts, r->rep_fix);
     }
-    if (r->rep_auto && auto_fits(r) && start_mirror(r)) return 2;
+    if (r->rep_auto && auto_fits(r)) {
+        if (start_mirror(r)) return 2;
+        sw_run_keying_start(r);
+    }
     if (r->restore) {
         /* End offsets now: every later record of ours lands at or after. */
         int npos = r->out_parts + r->dlq_parts + (r->rep_topic ? r->rep_parts : 0);

@@ -72,6 +72,17 @@ bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m
         *rc = sw_tdec_json(w->tdec, (const char *)v, n, ev, err, errsz);
     } else if (!ps->reg_plans) {
         *rc = sw_avro_decode_event(w->adec, v, n, ps->schema_telemetry, ev, err, errsz);
+        int32_t id = 0;
+        char tmp[8];
+        /* An id other than avro.schema.id.telemetry: say what resolves it. */
+        if (*rc && sw_avro_schema_id(v, n, &id, tmp, sizeof(tmp)) == SW_OK &&
+            id != ps->schema_telemetry) {
+            size_t k = strlen(err);
+            snprintf(err + k, errsz - k,
+                     ": set schema.registry.url to look writer schemas up, or add %ld=PATH.avsc to "
+                     "avro.schema.ids.telemetry",
+                     (long)id);
+        }
     } else {
         /* Writer schema by id, from the round's table: the main thread
          * looked every id of the round up before the pass (a registry
@@ -319,7 +330,7 @@ static void note_miskeyed(run_t *r, part_t *p, const rd_kafka_message_t *m, bool
  * restore (the copies past the snapshot are found by their source
  * headers, like records). */
 static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char *key,
-                    size_t keylen)
+                    size_t keylen, sw_fwd_reason_t reason)
 {
     if (m->len + keylen > r->max_value) {
         char why[160];
@@ -333,9 +344,12 @@ static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char
     if (sw_run_suppressed(r, p, 0, m->offset, SUPPRESS_FWD)) return;
     rd_kafka_headers_t *h = sw_run_input_headers(m);
     sw_run_hdr_add_source(h, r, p, 0, m->offset);
-    int32_t q = sw_partition_of(SW_PARTITIONER_MURMUR2, key, keylen, r->rep_parts);
+    /* repartition=auto: the group's partitioner, where its engine analyses
+     * the job's local messages; repartition=on: murmur2, as always. */
+    int32_t q = sw_partition_of(p->local ? r->part : SW_PARTITIONER_MURMUR2, key, keylen,
+                                r->rep_parts);
     r->st.forwarded++;
-    sw_run_m_add(r, SW_M_FORWARDED, 1);
+    sw_run_m_add(r, (sw_metric_t)(SW_M_FORWARDED_UNKEYED + (int)reason), 1);
     sw_run_produce_record(r, p, 0, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
 }
 
@@ -399,14 +413,15 @@ void sw_run_work_push_src(pwork_t *pw, rd_kafka_message_t *m, int src)
 }
 
 /* repartition=auto: whether input message @p m (event @p ev) is analysed
- * where it is: keyed by its job_id (a null one: no key) and on its job's
- * partition. The others are forwarded. */
+ * where it is: keyed by its job_id (a null one: no key) and on the
+ * partition the group's partitioner gives its job. The others are
+ * forwarded. */
 bool sw_run_local_keeps(const pass_t *ps, const part_t *p, const rd_kafka_message_t *m,
                         const sw_event_t *ev)
 {
     size_t jl = ev->has_job_id ? ev->job_id.len : 0;
     if (m->key_len != jl || (jl && memcmp(m->key, ev->job_id.ptr, jl) != 0)) return false;
-    return sw_partition_of(SW_PARTITIONER_MURMUR2, jl ? ev->job_id.ptr : "", jl, ps->rep_parts) ==
+    return sw_partition_of(ps->part, jl ? ev->job_id.ptr : "", jl, ps->rep_parts) ==
            p->partition;
 }
 
@@ -424,6 +439,7 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
     size_t pos = pw->pos, end = pw->w1;
     uint64_t msgs = 0, bytes = 0;
     int64_t max_ts = pw->max_ts, last = pw->last, rlast = pw->rlast;
+    uint64_t jk_in = 0, jk_fwd = 0, jk_fit[SW_PARTITIONER__CNT] = {0};
     /* One clock read per message: its end is the next one's start. */
     uint64_t t0 = ps->m ? sw_metrics_now_ns() : 0;
     while (pos < end) {
@@ -457,8 +473,23 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
                 text_put(pw, &o.job, &o.job_len, ev.job_id.ptr, ev.job_id.len);
             }
             const sw_record_t *rec = NULL;
+            if (p->local && !src && !o.miskeyed && ev.has_job_id) jk_in++;
             if (fwd) {
                 o.kind = WK_FORWARD;
+                if (p->forward) {
+                    o.reason = FWD_REPARTITION_ON;
+                } else if (!m->key) {
+                    o.reason = FWD_UNKEYED;
+                } else if (o.miskeyed || !ev.has_job_id) {
+                    o.reason = FWD_OTHER_KEY;
+                } else {
+                    /* Keyed by its job_id: which candidates place it here. */
+                    unsigned bits = sw_partition_fits(m->key, m->key_len, p->partition,
+                                                      ps->rep_parts);
+                    o.reason = bits & ~(1u << ps->part) ? FWD_OTHER_PARTITIONER : FWD_MISPLACED;
+                    jk_fwd++;
+                    for (int c = 0; c < SW_PARTITIONER__CNT; c++) jk_fit[c] += (bits >> c) & 1u;
+                }
             } else if ((rc = sw_detect_feed_src(p->det, &ev, ps->now_ms, src, m->offset, &rec,
                                                 err, sizeof(err))) != SW_OK) {
                 o.kind = rc == SW_ERR_CLOCK ? WK_CLOCK : WK_LIMIT;
@@ -503,6 +534,9 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
     pw->max_ts = max_ts;
     pw->last = last;
     pw->rlast = rlast;
+    pw->jk_in += jk_in;
+    pw->jk_fwd += jk_fwd;
+    for (int c = 0; c < SW_PARTITIONER__CNT; c++) pw->jk_fit[c] += jk_fit[c];
 }
 
 /* sw_sched_work_fn: one partition of a pass, on worker @p wi. */
@@ -593,6 +627,11 @@ static void apply(run_t *r, part_t *p)
     if (pw->last >= 0) p->next = pw->last + 1;
     if (pw->rlast >= 0 && pw->rlast + 1 > p->rnext) p->rnext = pw->rlast + 1;
     pw->msgs = pw->bytes = 0;
+    r->jk_in += pw->jk_in;
+    r->jk_fwd += pw->jk_fwd;
+    for (int c = 0; c < SW_PARTITIONER__CNT; c++) r->jk_fit[c] += pw->jk_fit[c];
+    pw->jk_in = pw->jk_fwd = 0;
+    memset(pw->jk_fit, 0, sizeof(pw->jk_fit));
     for (; pw->applied < pw->nout && !r->failed; pw->applied++) {
         const wout_t *o = &pw->out[pw->applied];
         const rd_kafka_message_t *m = pw->m[o->idx];
@@ -619,7 +658,8 @@ static void apply(run_t *r, part_t *p)
             sw_run_send_dlq(r, p, m, DLQ_CLOCK, text + o->err);
             break;
         case WK_FORWARD:
-            forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0);
+            forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0,
+                    (sw_fwd_reason_t)o->reason);
             break;
         case WK_RECORD:
             if (r->m && o->rec->action == SW_ACTION_TRIGGER) {

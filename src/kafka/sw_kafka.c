@@ -5,9 +5,15 @@
 #include "sw_kafka.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "sw_alloc.h"
@@ -153,6 +159,11 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
                         : level == 4 ? SW_LOG_WARN
                         : level <= 6 ? SW_LOG_INFO
                                      : SW_LOG_DEBUG;
+    /* A broker's failure (facility FAIL) is logged and then handed to the
+     * error callback with its code (librdkafka's broker_set_error does
+     * both): the callback decides how loud it is, the log line is the
+     * same news again and stays at debug. */
+    if (fac && strcmp(fac, "FAIL") == 0) lv = SW_LOG_DEBUG;
     sw_log(ctx->log, lv, "librdkafka %s %s: %s", rd_kafka_name(rk), fac, buf);
 }
 
@@ -174,13 +185,31 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
     if (!ctx || !ctx->log) return;
     ctx->last_err = err;
     snprintf(ctx->last_reason, sizeof(ctx->last_reason), "%s", reason);
-    /* Transport errors recover by themselves; say them once in a while. */
-    sw_log_level_t lv = err == RD_KAFKA_RESP_ERR__TRANSPORT ||
-                                err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
-                            ? SW_LOG_WARN
-                            : SW_LOG_ERROR;
-    sw_log(ctx->log, lv, "Kafka %s: %s: %s", rd_kafka_name(rk),
-           rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+    const char *name = rd_kafka_err2name((rd_kafka_resp_err_t)err);
+    switch ((rd_kafka_resp_err_t)err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+        /* One broker's connection, retried by librdkafka on its own and
+         * repeated with every retry: at debug. What the operator needs is
+         * the summary: first contact's line (sw_kafka_probe, the daemons'
+         * wait), or "all brokers are down" below. */
+        sw_log(ctx->log, SW_LOG_DEBUG, "Kafka %s: %s: %s", rd_kafka_name(rk), name, reason);
+        return;
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+        /* Before the first answer the caller's own line says it. */
+        if (!ctx->contacted) {
+            sw_log(ctx->log, SW_LOG_DEBUG, "Kafka %s: %s: %s", rd_kafka_name(rk), name, reason);
+            return;
+        }
+        sw_log_limited(ctx->log, &ctx->lim_down, SW_LOG_WARN,
+                       "Kafka %s: %s: %s (librdkafka reconnects by itself)", rd_kafka_name(rk),
+                       name, reason);
+        return;
+    default:
+        sw_log_limited(ctx->log, &ctx->lim_err, SW_LOG_ERROR, "Kafka %s: %s: %s", rd_kafka_name(rk),
+                       name, reason);
+        return;
+    }
 }
 
 const char *sw_kafka_err_kind(int err)
@@ -454,6 +483,10 @@ const char *sw_kafka_tool_bootstrap(const sw_conf_t *conf, const sw_settings_t *
 
 sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr, size_t errstr_size)
 {
+    /* Refused or unresolvable addresses answer at once: no need to wait
+     * for librdkafka's socket.timeout.ms to say so. */
+    const rd_kafka_conf_t *pc = rd_kafka_conf(rk);
+    if (pc && sw_kafka_probe(pc, errstr, errstr_size) != SW_OK) return SW_ERR_KAFKA;
     char buf[32];
     size_t n = sizeof(buf);
     long long timeout_ms = 60000; /* librdkafka's default */
@@ -467,7 +500,11 @@ sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr,
     const struct rd_kafka_metadata *md = NULL;
     rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, NULL, &md, (int)timeout_ms);
     if (md) rd_kafka_metadata_destroy(md);
-    if (!err) return SW_OK;
+    sw_kafka_ctx_t *ctx = rd_kafka_opaque(rk);
+    if (!err) {
+        if (ctx) ctx->contacted = true;
+        return SW_OK;
+    }
     snprintf(errstr, errstr_size,
              "cannot reach the Kafka cluster at %s within socket.timeout.ms=%lld: %s%s", bootstrap,
              timeout_ms, rd_kafka_err2str(err),
@@ -487,4 +524,255 @@ const char *sw_kafka_offset_str(int64_t offset, char *buf, size_t size)
     default: snprintf(buf, size, "%lld", (long long)offset); break;
     }
     return buf;
+}
+
+bool sw_kafka_has_controller(rd_kafka_t *rk)
+{
+    int32_t ctl = rd_kafka_controllerid(rk, 2000);
+    if (ctl < 0) return false;
+    const rd_kafka_metadata_t *md = NULL;
+    bool found = false;
+    if (rd_kafka_metadata(rk, 0, NULL, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+        for (int i = 0; i < md->broker_cnt && !found; i++) found = md->brokers[i].id == ctl;
+    if (md) rd_kafka_metadata_destroy(md);
+    return found;
+}
+
+/* ---- first contact: a TCP probe of bootstrap.servers ------------------------ */
+
+/* Addresses of bootstrap.servers probed at most, and sockets per address
+ * (a name may resolve to several: localhost is ::1 and 127.0.0.1). */
+#define PROBE_ADDRS 32
+#define PROBE_SOCKS 8
+/* How often a probe looks at the stop flag while it waits (ms). */
+#define PROBE_TICK_MS 100
+
+typedef struct probe_addr_s {
+    char name[256]; /* as given, without a PROTOCOL:// prefix */
+    int gai;        /* getaddrinfo's error; 0: resolved */
+    int gai_errno;  /* errno when gai is EAI_SYSTEM */
+    int refused;    /* sockets refused (ECONNREFUSED) */
+    int failed;     /* sockets failed otherwise; last_errno says why */
+    int last_errno; /* the latest failure other than a refusal */
+    int pending;    /* sockets still connecting */
+    int nsock;      /* sockets opened */
+    bool accepted;  /* one connection was accepted */
+} probe_addr_t;
+
+/* A property of @p kc as a number; @p def when unset or not a number. */
+static long long conf_ll(const rd_kafka_conf_t *kc, const char *name, long long def)
+{
+    char buf[64];
+    size_t n = sizeof(buf);
+    if (rd_kafka_conf_get(kc, name, buf, &n) != RD_KAFKA_CONF_OK) return def;
+    char *end;
+    long long v = strtoll(buf, &end, 10);
+    return end != buf && *end == '\0' ? v : def;
+}
+
+/* Split "HOST:PORT", "[V6]:PORT", "HOST" (port 9092), after an optional
+ * "PROTOCOL://", as librdkafka reads an address of bootstrap.servers.
+ * @returns false when @p tok names no host. */
+static bool probe_split(const char *tok, char *host, size_t hsz, char *port, size_t psz)
+{
+    const char *p = strstr(tok, "://");
+    if (p) tok = p + 3;
+    const char *colon = NULL;
+    size_t hl;
+    if (tok[0] == '[') {
+        const char *rb = strchr(tok, ']');
+        if (!rb) return false;
+        hl = (size_t)(rb - tok - 1);
+        if (hl == 0 || hl >= hsz) return false;
+        memcpy(host, tok + 1, hl);
+        host[hl] = '\0';
+        colon = rb[1] == ':' ? rb + 1 : NULL;
+    } else {
+        colon = strchr(tok, ':');
+        if (colon && strchr(colon + 1, ':')) colon = NULL; /* a bare IPv6 address */
+        hl = colon ? (size_t)(colon - tok) : strlen(tok);
+        if (hl == 0 || hl >= hsz) return false;
+        memcpy(host, tok, hl);
+        host[hl] = '\0';
+    }
+    snprintf(port, psz, "%s", colon && colon[1] ? colon + 1 : "9092");
+    return true;
+}
+
+/* What @p a answered, for the message. */
+static void probe_answer(const probe_addr_t *a, long long bound_ms, sw_buf_t *out)
+{
+    char buf[400];
+    if (a->gai)
+        snprintf(buf, sizeof(buf), "%s does not resolve (%s)", a->name,
+                 a->gai == EAI_SYSTEM ? strerror(a->gai_errno) : gai_strerror(a->gai));
+    else if (a->pending)
+        snprintf(buf, sizeof(buf), "%s did not answer within %lld ms", a->name, bound_ms);
+    else if (a->refused) /* the host answered: nothing listens there */
+        snprintf(buf, sizeof(buf), "%s refused the connection", a->name);
+    else if (a->failed)
+        snprintf(buf, sizeof(buf), "%s cannot be connected to (%s)", a->name,
+                 strerror(a->last_errno));
+    else snprintf(buf, sizeof(buf), "%s has no address", a->name);
+    sw_buf_puts(out, buf);
+}
+
+/* A connection attempt of @p a that ended with @p err (0: accepted). */
+static void probe_done(probe_addr_t *a, int err)
+{
+    if (!err) a->accepted = true;
+    else if (err == ECONNREFUSED) a->refused++;
+    else {
+        a->failed++;
+        a->last_errno = err;
+    }
+}
+
+/* sw_kafka_probe(), stopped early when *@p running is cleared (NULL:
+ * never). @returns 1 accepted (or cannot judge), 0 unreachable (errstr
+ * says why), -1 stopped. */
+static int probe_run(const rd_kafka_conf_t *kc, volatile sig_atomic_t *running, char *errstr,
+                     size_t errstr_size)
+{
+    /* A client of test.mock.num.brokers talks to its own mock cluster. */
+    if (conf_ll(kc, "test.mock.num.brokers", 0) > 0) return 1;
+    size_t blen = 0;
+    if (rd_kafka_conf_get(kc, "bootstrap.servers", NULL, &blen) != RD_KAFKA_CONF_OK || blen < 2)
+        return 1; /* none: librdkafka says so */
+    char *servers = sw_malloc(blen + 1);
+    rd_kafka_conf_get(kc, "bootstrap.servers", servers, &blen);
+    long long bound_ms = conf_ll(kc, "socket.connection.setup.timeout.ms", 30000);
+    long long sock_ms = conf_ll(kc, "socket.timeout.ms", 60000);
+    if (sock_ms > 0 && sock_ms < bound_ms) bound_ms = sock_ms;
+    if (bound_ms < 100) bound_ms = 100;
+    char fam[16] = "any";
+    size_t fl = sizeof(fam);
+    rd_kafka_conf_get(kc, "broker.address.family", fam, &fl);
+
+    probe_addr_t *addrs = sw_calloc(PROBE_ADDRS, sizeof(*addrs));
+    struct pollfd fds[PROBE_ADDRS * PROBE_SOCKS];
+    int owner[PROBE_ADDRS * PROBE_SOCKS];
+    int naddr = 0, nfd = 0, rc = 0;
+    bool accepted = false;
+    char *save = NULL;
+    for (char *tok = strtok_r(servers, ", \t", &save); tok && naddr < PROBE_ADDRS && !accepted;
+         tok = strtok_r(NULL, ", \t", &save)) {
+        char host[256], port[32];
+        if (!probe_split(tok, host, sizeof(host), port, sizeof(port))) continue;
+        probe_addr_t *a = &addrs[naddr++];
+        const char *shown = strstr(tok, "://");
+        snprintf(a->name, sizeof(a->name), "%s", shown ? shown + 3 : tok);
+        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_protocol = IPPROTO_TCP};
+        hints.ai_family = !strcmp(fam, "v4") ? AF_INET : !strcmp(fam, "v6") ? AF_INET6 : AF_UNSPEC;
+        struct addrinfo *res = NULL;
+        errno = 0;
+        a->gai = getaddrinfo(host, port, &hints, &res);
+        if (a->gai) {
+            a->gai_errno = errno;
+            continue;
+        }
+        for (struct addrinfo *ai = res; ai && a->nsock < PROBE_SOCKS && !accepted;
+             ai = ai->ai_next) {
+            int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                            ai->ai_protocol);
+            if (fd < 0) {
+                probe_done(a, errno);
+                continue;
+            }
+            a->nsock++;
+            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+                probe_done(a, 0);
+                accepted = true;
+                close(fd);
+            } else if (errno == EINPROGRESS) {
+                fds[nfd] = (struct pollfd){.fd = fd, .events = POLLOUT};
+                owner[nfd++] = naddr - 1;
+                a->pending++;
+            } else {
+                probe_done(a, errno);
+                close(fd);
+            }
+        }
+        freeaddrinfo(res);
+    }
+    int64_t deadline = sw_clock_ms() + bound_ms;
+    int open = nfd;
+    while (open > 0 && !accepted) {
+        if (running && !*running) {
+            rc = -1;
+            break;
+        }
+        int64_t left = deadline - sw_clock_ms();
+        if (left <= 0) break;
+        int n = poll(fds, (nfds_t)nfd, (int)(left < PROBE_TICK_MS ? left : PROBE_TICK_MS));
+        if (n < 0 && errno != EINTR) break;
+        for (int i = 0; n > 0 && i < nfd; i++) {
+            if (fds[i].fd < 0 || !fds[i].revents) continue;
+            int err = 0;
+            socklen_t el = sizeof(err);
+            if (getsockopt(fds[i].fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0) err = errno;
+            probe_addr_t *a = &addrs[owner[i]];
+            a->pending--;
+            probe_done(a, err);
+            if (!err) accepted = true;
+            close(fds[i].fd);
+            fds[i].fd = -1;
+            open--;
+        }
+    }
+    for (int i = 0; i < nfd; i++)
+        if (fds[i].fd >= 0) close(fds[i].fd);
+    if (accepted || naddr == 0) rc = 1;
+    if (rc == 0) {
+        sw_buf_t msg;
+        sw_buf_init(&msg);
+        sw_buf_puts(&msg, "cannot reach the Kafka cluster: ");
+        bool slow = false;
+        for (int i = 0; i < naddr; i++) {
+            if (i) sw_buf_puts(&msg, "; ");
+            probe_answer(&addrs[i], bound_ms, &msg);
+            slow = slow || (!addrs[i].gai && addrs[i].pending);
+        }
+        sw_buf_puts(&msg, slow ? "; check bootstrap.servers and the network"
+                               : "; check bootstrap.servers");
+        snprintf(errstr, errstr_size, "%s", sw_buf_cstr(&msg));
+        sw_buf_clear(&msg);
+    }
+    free(addrs);
+    free(servers);
+    return rc;
+}
+
+sw_err_t sw_kafka_probe(const rd_kafka_conf_t *kc, char *errstr, size_t errstr_size)
+{
+    return probe_run(kc, NULL, errstr, errstr_size) == 0 ? SW_ERR_KAFKA : SW_OK;
+}
+
+bool sw_kafka_wait_reachable(const rd_kafka_conf_t *kc, const sw_log_t *log,
+                             volatile sig_atomic_t *running)
+{
+    char said[1024] = "", now[1024];
+    int64_t t0 = sw_clock_ms(), said_ms = 0;
+    for (;;) {
+        int rc = probe_run(kc, running, now, sizeof(now));
+        if (rc < 0) return false;
+        if (rc > 0) {
+            if (said[0])
+                sw_log(log, SW_LOG_INFO, "the Kafka cluster accepts connections (after %lld ms)",
+                       (long long)(sw_clock_ms() - t0));
+            return true;
+        }
+        int64_t at = sw_clock_ms();
+        if (strcmp(now, said) != 0) {
+            sw_log(log, SW_LOG_ERROR, "%s; retrying every 2 s", now);
+            snprintf(said, sizeof(said), "%s", now);
+            said_ms = at;
+        } else if (at - said_ms >= 30000) {
+            sw_log(log, SW_LOG_WARN, "still %s (%lld s so far); retrying every 2 s", now,
+                   (long long)(at - t0) / 1000);
+            said_ms = at;
+        }
+        for (int i = 0; i < 2000 / PROBE_TICK_MS && *running; i++) usleep(PROBE_TICK_MS * 1000);
+        if (!*running) return false;
+    }
 }

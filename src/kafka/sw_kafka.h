@@ -10,6 +10,7 @@
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,6 +55,12 @@ typedef struct sw_kafka_ctx_s {
     char fatal_reason[256]; /**< its text */
     volatile int last_err;  /**< the latest non-fatal client error (0: none) */
     char last_reason[256];  /**< its text */
+    /* Set once a broker answered (sw_kafka_reachable, the daemons' wait):
+     * before, "all brokers are down" is first contact's business (one
+     * summary line of the caller's), after it a warning of its own. */
+    volatile bool contacted;
+    sw_log_limit_t lim_down; /**< "all brokers down" warnings (error callback) */
+    sw_log_limit_t lim_err;  /**< other client errors (error callback) */
     /* Offset resets seen by the log callback (a librdkafka thread), taken
      * by sw_kafka_account_resets() on the daemon's thread; a spin lock
      * (zero = free, so a zeroed context is ready). */
@@ -158,6 +165,42 @@ sw_err_t sw_kafka_set(rd_kafka_conf_t *kc, const char *name, const char *value, 
  */
 sw_err_t sw_kafka_reachable(rd_kafka_t *rk, const char *bootstrap, char *errstr,
                             size_t errstr_size);
+
+/**
+ * @brief First contact, before (or without) any client: every address of
+ *        bootstrap.servers in @p kc is resolved (getaddrinfo) and its
+ *        addresses connected to over TCP, all at once (non-blocking), until
+ *        one accepts, every one has answered, or
+ *        socket.connection.setup.timeout.ms (at most socket.timeout.ms)
+ *        passed. Only TCP: a SASL or TLS listener that accepts the
+ *        connection passes, and what follows is librdkafka's to judge.
+ * @returns SW_OK when an address accepted a connection, or when the probe
+ *          cannot judge (no bootstrap.servers, test.mock.num.brokers);
+ *          SW_ERR_KAFKA with @p errstr "cannot reach the Kafka cluster:
+ *          127.0.0.1:1 refused the connection; nosuchhost.invalid:9092
+ *          does not resolve (Name or service not known); check
+ *          bootstrap.servers" (every address and its answer).
+ */
+sw_err_t sw_kafka_probe(const rd_kafka_conf_t *kc, char *errstr, size_t errstr_size);
+
+/**
+ * @brief The daemons' first contact: sw_kafka_probe() of @p kc until an
+ *        address accepts or *@p running is cleared. The first refusal is
+ *        one ERROR line on @p log ("... ; retrying every 2 s"), a changed
+ *        answer another, the same answer again a WARN every 30 s.
+ * @returns true once an address accepted, false when stopped.
+ */
+bool sw_kafka_wait_reachable(const rd_kafka_conf_t *kc, const sw_log_t *log,
+                             volatile sig_atomic_t *running);
+
+/**
+ * @brief Whether the cluster of @p rk names a controller among its
+ *        brokers (the Admin API's CreateTopics goes to it). librdkafka's
+ *        mock cluster (2.0) names broker 0, which it does not have, and
+ *        does not implement CreateTopics: asking it would only wait out
+ *        the request timeout.
+ */
+bool sw_kafka_has_controller(rd_kafka_t *rk);
 
 /** An embedded mock cluster (librdkafka's in-process Kafka brokers). */
 typedef struct sw_mock_s sw_mock_t;

@@ -1,8 +1,12 @@
 /*
  * Owner partitions of jobs (see sw_partition.h). The hashes are the
  * producers' own: Kafka's murmur2 (seed 0x9747b28c, little-endian 4-byte
- * blocks, sign bit cleared before the modulo) and CRC-32 as zlib computes it
- * (librdkafka's rd_crc32 is the same polynomial). No I/O, no state.
+ * blocks, sign bit cleared before the modulo), CRC-32 as zlib computes it
+ * (librdkafka's rd_crc32 is the same polynomial; the unsigned hash modulo
+ * the count) and 32-bit FNV-1a with Sarama's placement (the hash as a
+ * signed 32-bit integer, Go's truncating modulo, a negative result negated;
+ * kafka-go and librdkafka's fnv1a place keys the same way). No I/O, no
+ * state.
  */
 #include "sw_partition.h"
 
@@ -39,6 +43,17 @@ uint32_t sw_murmur2(const void *key, size_t len)
     return h;
 }
 
+uint32_t sw_fnv1a(const void *key, size_t len)
+{
+    const unsigned char *p = key;
+    uint32_t h = 0x811c9dc5u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x01000193u;
+    }
+    return h;
+}
+
 int32_t sw_partition_of(sw_partitioner_t p, const void *key, size_t len, int32_t partition_cnt)
 {
     if (partition_cnt < 1) return -1;
@@ -58,6 +73,10 @@ int32_t sw_partition_of(sw_partitioner_t p, const void *key, size_t len, int32_t
             len -= n;
         }
         h = (uint32_t)c;
+    } else if (p == SW_PARTITIONER_FNV1A) {
+        /* int32(h) % n, negated when negative: |int32(h) % n|. */
+        int64_t v = (int32_t)sw_fnv1a(key, len) % (int64_t)partition_cnt;
+        return (int32_t)(v < 0 ? -v : v);
     } else {
         h = sw_murmur2(key, len) & 0x7fffffffu;
     }
@@ -66,7 +85,11 @@ int32_t sw_partition_of(sw_partitioner_t p, const void *key, size_t len, int32_t
 
 const char *sw_partitioner_name(sw_partitioner_t p)
 {
-    return p == SW_PARTITIONER_CRC32 ? "crc32" : "murmur2";
+    switch (p) {
+    case SW_PARTITIONER_CRC32: return "crc32";
+    case SW_PARTITIONER_FNV1A: return "fnv1a";
+    default: return "murmur2";
+    }
 }
 
 bool sw_partitioner_parse(const char *name, sw_partitioner_t *p)
@@ -80,6 +103,8 @@ bool sw_partitioner_parse(const char *name, sw_partitioner_t *p)
         {"crc32", SW_PARTITIONER_CRC32},
         {"consistent", SW_PARTITIONER_CRC32},
         {"consistent_random", SW_PARTITIONER_CRC32},
+        {"fnv1a", SW_PARTITIONER_FNV1A},
+        {"fnv1a_random", SW_PARTITIONER_FNV1A},
     };
     for (size_t i = 0; name && i < sizeof(k_names) / sizeof(k_names[0]); i++)
         if (strcmp(name, k_names[i].name) == 0) {
@@ -109,4 +134,26 @@ const char *sw_route_name(sw_route_t r)
     case SW_ROUTE_MISPLACED: return "misplaced";
     default: return "unknown";
     }
+}
+
+unsigned sw_partition_fits(const void *key, size_t len, int32_t partition, int32_t partition_cnt)
+{
+    unsigned bits = 0;
+    for (int c = 0; c < SW_PARTITIONER__CNT; c++)
+        if (sw_partition_of((sw_partitioner_t)c, key, len, partition_cnt) == partition)
+            bits |= 1u << c;
+    return bits;
+}
+
+sw_partitioner_t sw_partitioner_choose(const uint32_t fit[SW_PARTITIONER__CNT], uint32_t keys,
+                                       bool *clear)
+{
+    int best = 0;
+    for (int c = 1; c < SW_PARTITIONER__CNT; c++)
+        if (fit[c] > fit[best]) best = c;
+    bool apart = keys >= 1 && (uint64_t)fit[best] * 10 >= (uint64_t)keys * 9;
+    for (int c = 0; c < SW_PARTITIONER__CNT && apart; c++)
+        if (c != best && fit[c] >= fit[best]) apart = false;
+    *clear = apart;
+    return (sw_partitioner_t)best;
 }

@@ -279,6 +279,7 @@ static bool ensure_dlq_topic(notify_t *n)
                rd_kafka_err2str(e));
         return false;
     }
+    n->kctx.contacted = true;
     bool found = false;
     for (int i = 0; i < md->topic_cnt && !found; i++)
         found = !strcmp(md->topics[i].topic, n->dlq_topic) && !md->topics[i].err;
@@ -300,6 +301,17 @@ static bool ensure_dlq_topic(notify_t *n)
     sw_log(n->log, SW_LOG_INFO, "creating topic \"%s\" (notify.dlq.topic, topics.create=on)",
            n->dlq_topic);
     rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "delete");
+    if (!sw_kafka_has_controller(n->producer)) {
+        rd_kafka_NewTopic_destroy(nt);
+        sw_log(n->log, SW_LOG_WARN,
+               "cannot create topic \"%s\": the cluster names no controller broker for the Admin "
+               "API (librdkafka's mock cluster: `stormwatch mock` given this configuration's "
+               "-c/-X creates it); dead letters wait until it exists: kafka-topics.sh "
+               "--bootstrap-server %s --create --topic %s --partitions 1 --config "
+               "cleanup.policy=delete",
+               n->dlq_topic, n->opts->bootstrap, n->dlq_topic);
+        return true;
+    }
     rd_kafka_queue_t *q = rd_kafka_queue_new(n->producer);
     rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(n->producer,
                                                            RD_KAFKA_ADMIN_OP_CREATETOPICS);
@@ -335,6 +347,17 @@ static bool ensure_dlq_topic(notify_t *n)
     return true;
 }
 
+/* The closing lines of the rate-limited warnings whose window ended (at
+ * exit: all of them, @p flush). */
+static void limits_tick(notify_t *n, bool flush)
+{
+    sw_log_limit_t *lims[] = {&n->lim_bad, &n->lim_retry, &n->kctx.lim_down, &n->kctx.lim_err};
+    for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
+        if (flush) sw_log_limit_flush(n->log, lims[i]);
+        else sw_log_limit_tick(n->log, lims[i]);
+    }
+}
+
 /* ---- setup, loop, stop -------------------------------------------------------- */
 
 static int setup(notify_t *n)
@@ -353,6 +376,11 @@ static int setup(notify_t *n)
         return 2;
     }
     rd_kafka_conf_set_dr_msg_cb(pc, sw_nsink_dr_cb);
+    /* First contact before any client, as run's (one line, at once). */
+    if (!sw_kafka_wait_reachable(pc, n->log, n->opts->running)) {
+        rd_kafka_conf_destroy(pc);
+        return -1;
+    }
     n->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof(err));
     if (!n->producer) {
         rd_kafka_conf_destroy(pc);
@@ -462,7 +490,10 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
     sw_buf_init(&n.json);
     sw_arena_init(&n.arena);
     int rc = setup(&n);
-    if (rc == 0) {
+    if (rc < 0) { /* stopped while waiting for the cluster */
+        sw_log(n.log, SW_LOG_INFO, "stopped before the Kafka cluster answered");
+        rc = 0;
+    } else if (rc == 0) {
         sw_log(n.log, SW_LOG_INFO, "delivering %s (group %s) to the sinks; dead letters to %s",
                n.topic, set->notify.group_id, n.dlq_topic);
         n.last_commit_ms = sw_clock_ms();
@@ -477,6 +508,7 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
                 /* Alert records deleted by retention before they were read. */
                 sw_kafka_account_resets(n.consumer, &n.kctx, n.m);
                 publish_lag(&n);
+                limits_tick(&n, false);
                 /* As run says it: a slow first join is not silence. */
                 if (!n.assigned_once && sw_clock_ms() - n.join_t0_ms >= n.join_note_s * 1000) {
                     sw_log(n.log, SW_LOG_INFO,
@@ -515,6 +547,7 @@ int sw_notify_run(const sw_notify_run_opts_t *opts)
             rc = 1;
         }
         int src = stop(&n);
+        limits_tick(&n, true);
         if (!rc) rc = src;
     }
     if (n.consumer) rd_kafka_destroy(n.consumer);

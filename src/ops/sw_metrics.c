@@ -168,9 +168,22 @@ static const desc_t k_desc[] = {
            "Rank deaths the engines learnt of (death markers and silent ranks, SPEC 8)."),
     SCALAR("stormwatch_watchdog_errors_total", MT_COUNTER, SW_M_WATCHDOG_ERRORS,
            "error/critical events that are not death markers (NCCL watchdog and the like)."),
-    SCALAR("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED,
-           "Input messages forwarded to the repartition topic keyed by their job_id "
-           "(repartition=on)."),
+    LABELLED("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED_UNKEYED, "reason",
+             "unkeyed",
+             "Input messages forwarded to the repartition topic keyed by their job_id, by reason: "
+             "unkeyed (no key), other_key (a key that is not its job_id), other_partitioner "
+             "(keyed by its job_id, but placed by a partitioner other than the group's: "
+             "repartition.partitioner), misplaced (keyed by its job_id where no candidate "
+             "partitioner puts it: a partition count change, a producer that picks partitions), "
+             "repartition_on (repartition=on forwards every message)."),
+    LABELLED("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED_OTHER_KEY, "reason",
+             "other_key", NULL),
+    LABELLED("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED_OTHER_PARTITIONER,
+             "reason", "other_partitioner", NULL),
+    LABELLED("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED_MISPLACED, "reason",
+             "misplaced", NULL),
+    LABELLED("stormwatch_forwarded_messages_total", MT_COUNTER, SW_M_FORWARDED_REPARTITION_ON,
+             "reason", "repartition_on", NULL),
     SCALAR("stormwatch_memory_budget_bytes", MT_GAUGE, SW_M_MEMORY_BUDGET,
            "max.memory.bytes: the engines' memory budget (0 = none)."),
     SCALAR("stormwatch_jobs_tracked", MT_GAUGE, SW_M_JOBS_TRACKED, "Jobs the engines track now."),

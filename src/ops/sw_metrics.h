@@ -88,7 +88,11 @@ typedef enum sw_metric_e {
     SW_M_COUNTERLESS_SAMPLES, /**< stormwatch_counterless_samples_total */
     SW_M_RANK_DEATHS,         /**< stormwatch_rank_deaths_total (SPEC 8) */
     SW_M_WATCHDOG_ERRORS,     /**< stormwatch_watchdog_errors_total (SPEC 8) */
-    SW_M_FORWARDED,           /**< stormwatch_forwarded_messages_total */
+    SW_M_FORWARDED_UNKEYED,   /**< stormwatch_forwarded_messages_total{reason="unkeyed"} */
+    SW_M_FORWARDED_OTHER_KEY, /**< ...{reason="other_key"}: a key that is not its job_id */
+    SW_M_FORWARDED_OTHER_PARTITIONER, /**< ...{reason="other_partitioner"} */
+    SW_M_FORWARDED_MISPLACED, /**< ...{reason="misplaced"}: placed by no candidate */
+    SW_M_FORWARDED_REPARTITION_ON, /**< ...{reason="repartition_on"}: every message */
     SW_M_MEMORY_BUDGET,       /**< stormwatch_memory_budget_bytes */
     SW_M_RECORDS_OUT_TRIGGER, /**< stormwatch_records_out_total{action="trigger"};
                                     + sw_action_t gives the other actions */

@@ -63,6 +63,7 @@ struct sw_registry_s {
     int64_t timeout_ms;
     char *reader;
     size_t reader_len;
+    char *unknown_hint; /* NULL: none */
     sw_httpc_t *httpc; /* created by the first request */
     entry_t *cache; /* ring of cache_max entries */
     size_t cache_max, cache_n, cache_next;
@@ -113,6 +114,7 @@ sw_registry_t *sw_registry_new(const sw_registry_conf_t *rc)
     memcpy(reg->reader, rc->reader, rc->reader_len);
     reg->reader[rc->reader_len] = '\0';
     reg->reader_len = rc->reader_len;
+    reg->unknown_hint = dup_or_null(rc->unknown_hint);
     reg->cache_max = rc->cache_max ? rc->cache_max : SW_REGISTRY_CACHE_MAX;
     reg->cache = sw_calloc(reg->cache_max, sizeof(*reg->cache));
     reg->up = true;
@@ -174,6 +176,7 @@ void sw_registry_destroy(sw_registry_t *reg)
     free(reg->cert);
     free(reg->key);
     free(reg->reader);
+    free(reg->unknown_hint);
     for (size_t i = 0; reg->cache && i < reg->cache_n; i++) entry_clear(&reg->cache[i]);
     free(reg->cache);
     reclaim_locked(reg);
@@ -424,7 +427,9 @@ static sw_err_t unknown_local(const sw_registry_t *reg, int32_t id, char *errstr
                               : i + 1 == reg->cache_n ? " or "
                                                       : ", ",
                               (long)reg->cache[i].id);
-    if (n < errstr_size) snprintf(errstr + n, errstr_size - n, ")");
+    if (n < errstr_size)
+        snprintf(errstr + n, errstr_size - n, ")%s%s", reg->unknown_hint ? ": " : "",
+                 reg->unknown_hint ? reg->unknown_hint : "");
     return SW_ERR_NOT_FOUND;
 }
 
@@ -493,7 +498,7 @@ static sw_err_t fetch_locked(sw_registry_t *reg, int32_t id, const sw_avro_plan_
         reachable(reg);
         snprintf(why, sizeof(why),
                  "unknown schema id %ld (schema registry: HTTP %ld, error_code "
-                 "%lld: %.*s)",
+                 "%lld: %.*s; is schema.registry.url the registry its producer used?)",
                  (long)id, status, (long long)code, (int)(msg.len > 200 ? 200 : msg.len), msg.ptr);
         e = cache_put(reg, id, NULL, SW_ERR_NOT_FOUND, why);
         err = entry_result(e, plan, errstr, errstr_size);

@@ -32,6 +32,9 @@ typedef struct sw_registry_conf_s {
     const char *reader; /**< reader schema JSON the plans resolve to */
     size_t reader_len;
     size_t cache_max; /**< most cached ids; 0 = 1024 */
+    /** Without URLs: what an unknown id's error adds, the setting that
+     *  would resolve it (e.g. "set schema.registry.url, or ..."); NULL: nothing. */
+    const char *unknown_hint;
 } sw_registry_conf_t;
 
 /** Most entries the cache keeps by default. */

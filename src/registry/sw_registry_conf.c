@@ -44,6 +44,9 @@ sw_registry_t *sw_registry_from_settings(const sw_settings_t *set, const char *r
         .timeout_ms = rs->timeout_ms,
         .reader = reader,
         .reader_len = reader_len,
+        .unknown_hint = with_ids ? "set schema.registry.url to look writer schemas up, or add "
+                                   "ID=PATH.avsc to avro.schema.ids.telemetry"
+                                 : "set schema.registry.url to look writer schemas up",
     };
     sw_registry_t *reg = sw_registry_new(&rc);
     sw_buf_t text;

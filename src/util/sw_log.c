@@ -94,28 +94,83 @@ void sw_log(const sw_log_t *lg, sw_log_level_t level, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The closing line of @p site, when it suppressed anything; the site's
+ * window starts again at @p now. */
+static void site_close(const sw_log_t *lg, sw_log_site_t *site, int64_t now)
+{
+    if (site->suppressed) {
+        int64_t span = now - site->window_start_ms;
+        if (span > SW_LOG_LIMIT_WINDOW_MS) span = SW_LOG_LIMIT_WINDOW_MS;
+        long long secs = (span + 999) / 1000;
+        sw_log(lg, site->level, "... and %llu more like it in the last %lld s (like: %s)",
+               (unsigned long long)site->suppressed, secs < 1 ? 1 : secs, site->like);
+    }
+    site->window_start_ms = now;
+    site->shown = 0;
+    site->suppressed = 0;
+}
+
+/* The slot of call site @p key: its own, else a free one, else the one
+ * whose window started first (closed before it is reused). */
+static sw_log_site_t *site_of(const sw_log_t *lg, sw_log_limit_t *lim, const char *key, int64_t now)
+{
+    sw_log_site_t *oldest = &lim->sites[0];
+    for (int i = 0; i < SW_LOG_LIMIT_SITES; i++) {
+        sw_log_site_t *s = &lim->sites[i];
+        if (s->key == key) return s;
+        if (!s->key) {
+            s->key = key;
+            s->window_start_ms = now;
+            return s;
+        }
+        if (s->window_start_ms < oldest->window_start_ms) oldest = s;
+    }
+    site_close(lg, oldest, now);
+    memset(oldest, 0, sizeof(*oldest));
+    oldest->key = key;
+    oldest->window_start_ms = now;
+    return oldest;
+}
+
 void sw_log_limited(const sw_log_t *lg, sw_log_limit_t *lim, sw_log_level_t level, const char *fmt,
                     ...)
 {
     if (level > lg->level) return;
     int64_t now = sw_clock_ms();
-    if (now - lim->window_start_ms >= 10000) {
-        lim->window_start_ms = now;
-        lim->shown = 0;
-    }
-    if (lim->shown >= 10) {
-        lim->suppressed++;
+    sw_log_site_t *site = site_of(lg, lim, fmt, now);
+    if (now - site->window_start_ms >= SW_LOG_LIMIT_WINDOW_MS) site_close(lg, site, now);
+    site->level = level;
+    if (site->shown >= SW_LOG_LIMIT_BURST) {
+        site->suppressed++;
         return;
     }
-    lim->shown++;
-    char suffix[96] = "";
-    if (lim->suppressed) {
-        snprintf(suffix, sizeof(suffix), " (%llu similar messages suppressed)",
-                 (unsigned long long)lim->suppressed);
-        lim->suppressed = 0;
-    }
+    site->shown++;
     va_list ap;
     va_start(ap, fmt);
-    vlog(lg, level, suffix[0] ? suffix : NULL, fmt, ap);
+    char like[sizeof(site->like)];
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(like, sizeof(like), fmt, cp);
+    va_end(cp);
+    if (n >= (int)sizeof(like)) memcpy(like + sizeof(like) - 4, "...", 4);
+    memcpy(site->like, like, sizeof(like));
+    vlog(lg, level, NULL, fmt, ap);
     va_end(ap);
+}
+
+void sw_log_limit_tick(const sw_log_t *lg, sw_log_limit_t *lim)
+{
+    int64_t now = sw_clock_ms();
+    for (int i = 0; i < SW_LOG_LIMIT_SITES; i++) {
+        sw_log_site_t *s = &lim->sites[i];
+        if (s->key && s->suppressed && now - s->window_start_ms >= SW_LOG_LIMIT_WINDOW_MS)
+            site_close(lg, s, now);
+    }
+}
+
+void sw_log_limit_flush(const sw_log_t *lg, sw_log_limit_t *lim)
+{
+    int64_t now = sw_clock_ms();
+    for (int i = 0; i < SW_LOG_LIMIT_SITES; i++)
+        if (lim->sites[i].key && lim->sites[i].suppressed) site_close(lg, &lim->sites[i], now);
 }

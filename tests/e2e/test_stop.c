@@ -91,11 +91,11 @@ static void test_unreachable_cluster(void **state)
     sw_test_daemon_x(&d, "bootstrap.servers=127.0.0.1:1");
     sw_test_daemon_start(&d);
     bool said = sw_test_daemon_wait_log(
-        &d, "cannot reach the Kafka cluster at 127.0.0.1:1: broker unreachable", 2, 60000);
+        &d, "cannot reach the Kafka cluster: 127.0.0.1:1 refused the connection", 1, 60000);
     int64_t t0 = sw_proc_now_ms();
     int rc = sw_test_daemon_stop(&d, 30000);
     int64_t took = sw_proc_now_ms() - t0;
-    if (!said) SW_FAIL("no diagnosis of the unreachable broker, twice, in %s", d.log);
+    if (!said) SW_FAIL("no diagnosis of the unreachable broker in %s", d.log);
     SW_ASSERT_I64(sw_test_daemon_count(&d, "does not exist"), 0);
     SW_ASSERT_I64(sw_test_daemon_count(&d, "stopped before the Kafka cluster answered"), 1);
     printf("unreachable cluster: diagnosed and retried; SIGTERM: exit %d after %lld ms\n", rc,

@@ -65,6 +65,7 @@ static const struct {
     {"state.restore", "on"},
     {"state.topic", "stormwatch.state"},
     {"repartition", "auto"},
+    {"repartition.partitioner", "auto"},
     {"repartition.topic", ""},
     {"snapshot.interval.ms", "10000"},
     {"metrics.listen", ""},
@@ -992,6 +993,7 @@ static void test_settings(void **state)
     SW_ASSERT_STREQ(s.delivery.state_topic, "stormwatch.state");
     SW_ASSERT_I64(s.delivery.snapshot_interval_ms, 10000);
     SW_ASSERT_STREQ(s.delivery.repartition_topic, "");
+    SW_ASSERT_I64(s.delivery.repartition_partitioner, SW_REP_PARTITIONER_AUTO);
     SW_ASSERT_I64(s.ops.log_level, SW_LOG_INFO);
     SW_ASSERT_STREQ(s.ops.metrics_listen, "");
     SW_ASSERT_STREQ(s.ops.health_listen, "");
@@ -1058,6 +1060,7 @@ static void test_settings(void **state)
         "topics.create=off",
         "state.restore=off",
         "repartition=off",
+        "repartition.partitioner=fnv1a",
         "input.topics=a, ^b.*",
         "worker.threads=4",
         "window.samples=64",
@@ -1076,6 +1079,7 @@ static void test_settings(void **state)
     SW_ASSERT(!s.delivery.topics_create && !s.delivery.state_restore && !s.delivery.repartition,
               "on/off properties set to off");
     SW_ASSERT_I64(s.delivery.repartition_mode, SW_REPARTITION_OFF);
+    SW_ASSERT_I64(s.delivery.repartition_partitioner, SW_REP_PARTITIONER_FNV1A);
     SW_ASSERT_I64(s.kafka.input_topics.n, 2);
     SW_ASSERT_STREQ(s.kafka.input_topics.v[1], "^b.*");
     SW_ASSERT_I64(s.delivery.worker_threads, 4);
