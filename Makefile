@@ -55,7 +55,7 @@ help:
 	@echo "make test-asan   install missing packages, run the test suite under ASan+UBSan ($(ASAN))"
 	@echo "make test-tsan   the daemon's pure unit tests under ThreadSanitizer ($(TSAN))"
 	@echo "make demo        install missing packages, build, run 'stormwatch demo', then notify -> Alertmanager"
-	@echo "make bench       run the benchmarks (bench/run.sh)"
+	@echo "make bench       run the benchmarks (bench/run.sh; BASELINE=REV pairs them with REV's build)"
 	@echo "make bench-kafka run the Kafka benchmark (bench/kafka.sh)"
 	@echo "make soak        run the soak test (bench/soak.sh)"
 	@echo "make fuzz        long libFuzzer run of every target (scripts/fuzz.sh --long)"
@@ -94,9 +94,12 @@ demo: deps-build
 	$(BUILD)/stormwatch demo
 	scripts/demo-alertmanager.sh $(BUILD)/stormwatch
 
-bench: deps
+# make bench: BASELINE=REV pairs every row with a build of REV (default: the
+# newest release tag before HEAD); BENCH_ARGS, e.g. --quick or --baseline-only.
+bench:
+	@scripts/install-deps.sh bench
 	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) --target stormwatch -- -DSW_BUILD_TESTS=$(TESTS_AUTO)
-	BENCH_BIN=$(abspath $(BUILD))/stormwatch bench/run.sh
+	BENCH_BIN=$(abspath $(BUILD))/stormwatch bench/run.sh $(BENCH_ARGS)
 
 # Scripts of their own (bench/kafka.sh, bench/soak.sh): the targets build
 # $(BUILD)/stormwatch, pass its path as SW_BIN and BENCH_BIN, and say so when

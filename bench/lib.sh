@@ -173,3 +173,126 @@ kbench_binaries() {
     cache=$(dirname "$BIN")/CMakeCache.txt
     if [[ -f $cache ]]; then BUILD_TYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$cache"); fi
 }
+
+# ---------------------------------------------------------------- baseline mode
+# run.sh pairs every row of its baseline table with the same command run by
+# a build of another revision (the previous release by default), in the
+# same run: A B, B A, A B ... so that a drift of the machine's speed hits
+# both sides of a pair alike. What is compared is the whole process's CPU
+# time (user + sys of the stormwatch process, as the kernel accounts it):
+# instruction counts miss page faults, copies in the kernel and the cache.
+
+# baseline_rev [REV] -> the revision to pair against: REV, else $BASELINE,
+# else the newest tag reachable from HEAD's parent (a tag on HEAD itself is
+# the release being measured, not the one before), else nothing.
+baseline_rev() {
+    local rev=${1:-${BASELINE:-}}
+    if [[ -z $rev ]]; then
+        rev=$(git -C "$ROOT" describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
+    fi
+    printf '%s' "$rev"
+}
+
+# baseline_build REV: the stormwatch binary of REV (RelWithDebInfo), built
+# once per commit in a git worktree under $BENCH_CACHE (default
+# ${XDG_CACHE_HOME:-~/.cache}/stormwatch-bench/<commit>); the worktree is
+# removed after the build, the binary kept. Sets BASE_BIN, BASE_COMMIT.
+baseline_build() {
+    local rev=$1 cache=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stormwatch-bench}
+    BASE_COMMIT=$(git -C "$ROOT" rev-parse --verify --quiet "$rev^{commit}") ||
+        die "baseline revision '$rev' is not a commit of this repository"
+    local dir=$cache/$BASE_COMMIT
+    BASE_BIN=$dir/stormwatch
+    if [[ -x $BASE_BIN ]]; then
+        log "baseline $rev ($BASE_COMMIT): cached build $BASE_BIN"
+        return 0
+    fi
+    log "baseline $rev ($BASE_COMMIT): building in a worktree under $dir (RelWithDebInfo, once per commit)"
+    mkdir -p "$dir"
+    git -C "$ROOT" worktree prune
+    rm -rf "$dir/src" "$dir/build"
+    git -C "$ROOT" worktree add --detach --force "$dir/src" "$BASE_COMMIT" >&2 ||
+        die "git worktree add of $BASE_COMMIT failed"
+    if ! { cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DSW_BUILD_TESTS=OFF >&2 && cmake --build "$dir/build" -j2 --target stormwatch >&2; }; then
+        git -C "$ROOT" worktree remove --force "$dir/src" || true
+        die "building the baseline $rev ($BASE_COMMIT) failed"
+    fi
+    cp "$dir/build/stormwatch" "$BASE_BIN.tmp"
+    mv -f "$BASE_BIN.tmp" "$BASE_BIN"
+    git -C "$ROOT" worktree remove --force "$dir/src" || true
+    rm -rf "$dir/build"
+}
+
+# cpu_run SHAPE OUT ERR FILE BIN ARGS...: run `BIN ARGS...` on FILE as
+# SHAPE says (file: FILE as the last argument; stdin: `- < FILE`; pipe:
+# `cat FILE | BIN ARGS... -`), stdout to OUT, stderr to ERR; prints the
+# stormwatch process's user+sys seconds (the pipe's cat is not counted).
+cpu_run() {
+    local shape=$1 out=$2 err=$3 f=$4 t rc=0
+    shift 4
+    local TIMEFORMAT='%3U %3S'
+    case $shape in
+    file) t=$( { time "$@" "$f" >"$out" 2>"$err"; } 2>&1) || rc=$? ;;
+    stdin) t=$( { time "$@" - <"$f" >"$out" 2>"$err"; } 2>&1) || rc=$? ;;
+    pipe) t=$( { cat "$f" | { time "$@" - >"$out" 2>"$err"; }; } 2>&1) || rc=$? ;;
+    *) die "cpu_run: unknown shape $shape" ;;
+    esac
+    if [[ $rc -ne 0 ]]; then
+        cat "$err" >&2
+        die "command failed (exit $rc): $(quote_cmd "$@") ($shape $f)"
+    fi
+    awk -v t="$t" 'BEGIN { n = split(t, a, " "); printf "%.3f", a[n - 1] + a[n] }'
+}
+
+# pair_row ID PAIRS SHAPE FILE ARGS...: PAIRS paired runs of `stormwatch
+# ARGS...` by $BIN and by $BASE_BIN (order alternating pair by pair), one
+# line per pair in $PAIR_TSV: id, pair, new CPU s, baseline CPU s. The
+# first pair's outputs are compared byte for byte (PAIR_SAME[id]).
+declare -A PAIR_SAME=()
+pair_row() {
+    local id=$1 pairs=$2 shape=$3 f=$4 p a b
+    shift 4
+    note_cmd "$BIN" "$@" "($shape)"
+    for ((p = 1; p <= pairs; p++)); do
+        local on=$RAW_DIR/$id.new.out ob=$RAW_DIR/$id.base.out
+        if ((p % 2)); then
+            a=$(cpu_run "$shape" "$on" "$on.err" "$f" "$BIN" "$@")
+            b=$(cpu_run "$shape" "$ob" "$ob.err" "$f" "$BASE_BIN" "$@")
+        else
+            b=$(cpu_run "$shape" "$ob" "$ob.err" "$f" "$BASE_BIN" "$@")
+            a=$(cpu_run "$shape" "$on" "$on.err" "$f" "$BIN" "$@")
+        fi
+        if ((p == 1)); then
+            if cmp -s "$on" "$ob"; then PAIR_SAME[$id]=yes; else PAIR_SAME[$id]=no; fi
+        fi
+        printf '%s\t%s\t%s\t%s\n' "$id" "$p" "$a" "$b" >>"$PAIR_TSV"
+        log "  $id pair $p: new ${a}s, baseline ${b}s CPU"
+    done
+}
+
+# pair_stats ID -> "new_median base_median ratio_median ratio_p25 ratio_p75
+# n" (ratio = new / baseline, pair by pair; quartiles by nearest rank).
+pair_stats() {
+    awk -F'\t' -v id="$1" '$1 == id { n++; a[n] = $3; b[n] = $4; r[n] = ($4 > 0) ? $3 / $4 : 1 }
+        function med(x, n,   i, j, t) {
+            for (i = 2; i <= n; i++) { t = x[i]; for (j = i - 1; j > 0 && x[j] > t; j--) x[j + 1] = x[j]; x[j + 1] = t }
+            return (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+        }
+        END {
+            if (!n) { print "nan nan nan nan nan 0"; exit }
+            ma = med(a, n); mb = med(b, n); mr = med(r, n)
+            q1 = r[int((n + 3) / 4)]; q3 = r[n + 1 - int((n + 3) / 4)]
+            printf "%.3f %.3f %.4f %.4f %.4f %d\n", ma, mb, mr, q1, q3, n
+        }' "$PAIR_TSV"
+}
+
+# pair_verdict RATIO_MEDIAN P25 P75 -> "slower" when the new binary is
+# slower beyond the noise (median over 1 + $BENCH_NOISE and three pairs
+# in four slower), "faster" when the mirror holds, else "same".
+pair_verdict() {
+    awk -v m="$1" -v q1="$2" -v q3="$3" -v k="${BENCH_NOISE:-0.03}" 'BEGIN {
+        if (m > 1 + k && q1 > 1) print "slower"
+        else if (m < 1 - k && q3 < 1) print "faster"
+        else print "same" }'
+}

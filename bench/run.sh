@@ -3,6 +3,21 @@
 #
 #   bench/run.sh                 full run (~2 min on 2 cores incl. generating ~5.5 GB of inputs)
 #   BENCH_QUICK=1 bench/run.sh   smaller inputs (~1 min), same rows
+#   bench/run.sh --baseline REV  also pair every row of the baseline table with a build of REV
+#
+# Options:
+#   --baseline REV   the revision to pair against (default: $BASELINE, else the newest tag
+#                    reachable from HEAD's parent: the previous release). Built once per
+#                    commit in a git worktree (cache: $BENCH_CACHE, default
+#                    ${XDG_CACHE_HOME:-~/.cache}/stormwatch-bench/<commit>).
+#   --no-baseline    no pairing, even when a tag exists
+#   --baseline-only  only the paired table (no absolute rows)
+#   --quick          as BENCH_QUICK=1
+#   --pairs N        paired runs per row (default $BENCH_PAIRS, else 9; 5 with --quick);
+#                    with fewer than 5 a row is not judged (its quartiles mean nothing)
+# A paired row whose new/baseline CPU-time ratio has a median above
+# 1 + $BENCH_NOISE (default 0.03) and a 25th percentile above 1 is "slower":
+# the run then exits 1 after printing the table.
 #
 # Environment:
 #   BENCH_REPS=N      timed repetitions per command (default 3); median + min/max reported
@@ -26,6 +41,19 @@ cd "$ROOT"
 source "$ROOT/bench/lib.sh"
 trap 'die "unexpected failure at bench/run.sh line $LINENO: $BASH_COMMAND"' ERR
 
+BASE_ARG="" BASE_MODE=auto PAIRS=${BENCH_PAIRS:-}
+while (($#)); do
+    case $1 in
+    --baseline) BASE_ARG=${2:?--baseline needs a revision}; BASE_MODE=on; shift 2 ;;
+    --baseline=*) BASE_ARG=${1#*=}; BASE_MODE=on; shift ;;
+    --no-baseline) BASE_MODE=off; shift ;;
+    --baseline-only) BASE_MODE=only; shift ;;
+    --quick) BENCH_QUICK=1; shift ;;
+    --pairs) PAIRS=${2:?--pairs needs a number}; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (see bench/run.sh --help)" ;;
+    esac
+done
 REPS=${BENCH_REPS:-3}
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPS must be a positive integer (got '$REPS')"
 QUICK=${BENCH_QUICK:-0}
@@ -72,6 +100,17 @@ if [[ -z ${BENCH_BIN:-} ]]; then
 fi
 [[ -x $BIN ]] || die "no binary at $BIN (build it: cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j2)"
 VERSION=$("$BIN" --version | awk '{ print $NF }')
+
+# ---------------------------------------------------------------- baseline
+BASE_REV="" BASE_BIN="" BASE_COMMIT=""
+if [[ $BASE_MODE != off ]]; then
+    BASE_REV=$(baseline_rev "$BASE_ARG")
+    if [[ -z $BASE_REV && $BASE_MODE != auto ]]; then
+        die "no baseline: give --baseline REV or BASELINE=REV (no release tag is reachable from HEAD^)"
+    fi
+    [[ -n $BASE_REV ]] && baseline_build "$BASE_REV"
+fi
+[[ $BASE_MODE == only && -z $BASE_BIN ]] && die "--baseline-only without a baseline"
 
 # ---------------------------------------------------------------- parameters
 RANKS_BIG=4096
@@ -183,6 +222,83 @@ mkdir -p "$RAW_DIR"
 : >"$RAW_TSV"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# ---------------------------------------------------------------- paired with the baseline
+# Every row: the same command by both binaries, PAIRS pairs, whole-process
+# CPU time. Sets PAIR_FAIL=1 when a row is slower beyond the noise.
+PAIR_TSV=$OUT/pairs.tsv
+PAIR_MD=$OUT/baseline.md
+PAIR_FAIL=0
+paired_table() {
+    local pairs=${PAIRS:-$([[ $QUICK == 1 ]] && echo 5 || echo 9)}
+    [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "--pairs/BENCH_PAIRS must be a positive integer (got '$pairs')"
+    : >"$PAIR_TSV"
+    local R=(replay --window-samples "$WINDOW") A=(analyze --format json --compact)
+    local base_ver
+    base_ver=$("$BASE_BIN" --version | awk '{ print $NF }')
+    log "[baseline] $pairs pairs a row against $BASE_REV ($base_ver, ${BASE_COMMIT:0:12})"
+    # id | shape | file | events | description | args
+    local -a rows=(
+        "replay_file|file|$T_FILE|$T_EVENTS|\`replay\` JSONL file, $T_RANKS ranks"
+        "analyze_file|file|$T_FILE|$T_EVENTS|\`analyze\` JSONL file, $T_RANKS ranks"
+        "replay_stdin|stdin|$T_FILE|$T_EVENTS|\`replay -\` JSONL, stdin redirected from the file"
+        "replay_pipe|pipe|$T_FILE|$T_EVENTS|\`cat f \| replay -\` JSONL through a pipe"
+        "replay_gz|file|$T_GZ|$T_EVENTS|\`replay\` gzip file"
+        "analyze_gz|file|$T_GZ|$T_EVENTS|\`analyze\` gzip file"
+        "replay_gz_pipe|pipe|$T_GZ|$T_EVENTS|\`cat f.gz \| replay -\` gzip through a pipe"
+        "replay_small|file|$SMALL_FILE|$SMALL_EVENTS|\`replay\` $RANKS_SMALL ranks x $(fmt_int "$S_SAMPLES_SMALL")"
+        "replay_big|file|$BIG_FILE|$BIG_EVENTS|\`replay\` $RANKS_BIG ranks x $(fmt_int "$S_SAMPLES_BIG")"
+        "replay_wide|file|$WIDE_FILE|$WIDE_EVENTS|\`replay\` 131,072 ranks x 4"
+    )
+    local r id shape f ev desc
+    for r in "${rows[@]}"; do
+        IFS='|' read -r id shape f ev desc <<<"$r"
+        case $id in
+        analyze*) pair_row "$id" "$pairs" "$shape" "$f" "${A[@]}" ;;
+        *) pair_row "$id" "$pairs" "$shape" "$f" "${R[@]}" ;;
+        esac
+    done
+    {
+        echo "## Against the baseline $BASE_REV (stormwatch $base_ver, ${BASE_COMMIT:0:12}): CPU time, $pairs pairs a row"
+        echo
+        echo "| row | events | new CPU s (median) | baseline CPU s (median) | new / baseline (median [p25-p75]) | new ev/CPU-s | same output | verdict |"
+        echo "|---|---|---|---|---|---|---|---|"
+        local nm bm rm q1 q3 n v
+        for r in "${rows[@]}"; do
+            IFS='|' read -r id shape f ev desc <<<"$r"
+            read -r nm bm rm q1 q3 n < <(pair_stats "$id")
+            v=$(pair_verdict "$rm" "$q1" "$q3")
+            if [[ $v == slower && $n -lt 5 ]]; then
+                v="slower? (not judged: fewer than 5 pairs)"
+            elif [[ $v == slower ]]; then
+                PAIR_FAIL=1
+                v="**SLOWER**"
+            fi
+            printf '| %s | %s | %s | %s | **%s** [%s-%s] | %s | %s | %s |\n' "$desc" "$(fmt_int "$ev")" \
+                "$nm" "$bm" "$(fmt_f "$rm" 3)" "$(fmt_f "$q1" 3)" "$(fmt_f "$q3" 3)" \
+                "$(fmt_si "$(calc "$ev / ($nm > 0 ? $nm : 1e-9)")")" "${PAIR_SAME[$id]}" "$v"
+        done
+        echo
+        echo "CPU = user + sys seconds of the stormwatch process (a pipe's \`cat\` not counted), the"
+        echo "two binaries run in turn (A B, B A, ...); the ratio is taken pair by pair. A row is"
+        echo "slower when the ratio's median exceeds $(fmt_f "$(calc "1 + ${BENCH_NOISE:-0.03}")" 2) and its 25th percentile"
+        echo "exceeds 1 (three pairs in four slower); \"same output\": the first pair's outputs are"
+        echo "byte-identical. Baseline binary: ${BASE_BIN}."
+    } >"$PAIR_MD"
+}
+
+if [[ $BASE_MODE == only ]]; then
+    rm -rf "$RAW_DIR"
+    mkdir -p "$RAW_DIR"
+    paired_table
+    cat "$PAIR_MD"
+    log "paired table written to $PAIR_MD (total $(fmt_f "$(calc "$EPOCHREALTIME - $BENCH_START")" 0) s)"
+    if [[ $PAIR_FAIL == 1 ]]; then
+        echo "bench: a row is slower than the baseline $BASE_REV beyond the noise (see above)" >&2
+        exit 1
+    fi
+    exit 0
+fi
+
 REPLAY=("$BIN" replay --window-samples "$WINDOW" --stats)
 log "[1/2] throughput on $(fmt_int "$T_EVENTS") events, 1024 ranks, plain and gzip ($REPS reps)"
 for ((r = 1; r <= REPS; r++)); do
@@ -201,6 +317,9 @@ for ((r = 1; r <= REPS; r++)); do
     run_timed replay_big "$r" "${REPLAY[@]}" "$BIG_FILE"
     run_timed replay_wide "$r" "${REPLAY[@]}" "$WIDE_FILE"
 done
+if [[ -n $BASE_BIN ]]; then
+    paired_table
+fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- crunching
@@ -395,6 +514,13 @@ share_full() { calc "($1 > $WINDOW) ? ($1 - $WINDOW) / $1 * 100 : 0"; }
     echo '```'
     printf '%s\n' "${CMDS_USED[@]}"
     echo '```'
+    echo
+    if [[ -n $BASE_BIN ]]; then
+        cat "$PAIR_MD"
+    else
+        echo "No baseline: no release tag is reachable from HEAD^ and none was given"
+        echo "(bench/run.sh --baseline REV, or BASELINE=REV make bench)."
+    fi
 } >"$RESULTS.tmp"
 mv -f "$RESULTS.tmp" "$RESULTS"
 cat "$RESULTS"
@@ -406,3 +532,7 @@ else
     log "inputs kept in $IN ($(du -sh "$IN" | cut -f1)); BENCH_CLEAN=1 removes them after a run"
 fi
 log "results written to $RESULTS (total $(fmt_f "$(calc "$EPOCHREALTIME - $BENCH_START")" 0) s)"
+if [[ $PAIR_FAIL == 1 ]]; then
+    echo "bench: a row is slower than the baseline $BASE_REV beyond the noise (see the table)" >&2
+    exit 1
+fi

@@ -137,4 +137,36 @@ avro_smoke() {
     echo "(Avro: $(wc -l <"$ev") events; speed over the fixed-id path's in the same run)"
 }
 [[ -n $AB ]] && avro_smoke
+
+# The baseline mode's arithmetic (bench/lib.sh, used by `make bench`): the
+# pair statistics and the noise rule on made-up pairs, and cpu_run's three
+# shapes on a small command.
+baseline_selftest() {
+    local ROOT_SAVE=$ROOT
+    (
+        # shellcheck source=bench/lib.sh disable=SC1091
+        source "$ROOT_SAVE/bench/lib.sh"
+        PAIR_TSV=$DIR/pairs.tsv
+        printf 'slow\t%d\t1.10\t1.00\n' 1 2 3 4 5 >"$PAIR_TSV"
+        printf 'noisy\t1\t1.20\t1.00\nnoisy\t2\t0.90\t1.00\nnoisy\t3\t1.04\t1.00\nnoisy\t4\t0.95\t1.00\nnoisy\t5\t1.05\t1.00\n' >>"$PAIR_TSV"
+        printf 'fast\t%d\t0.80\t1.00\n' 1 2 3 >>"$PAIR_TSV"
+        local id want got m q1 q3
+        for id in slow:slower noisy:same fast:faster; do
+            want=${id#*:}
+            id=${id%:*}
+            read -r _ _ m q1 q3 _ < <(pair_stats "$id")
+            got=$(pair_verdict "$m" "$q1" "$q3")
+            [[ $got == "$want" ]] || { echo "baseline rule: $id gave $got (median $m, p25 $q1), expected $want"; exit 1; }
+        done
+        printf 'a\nb\nc\n' >"$DIR/three"
+        local shape c
+        for shape in file stdin pipe; do
+            c=$(cpu_run "$shape" "$DIR/cpu.out" "$DIR/cpu.err" "$DIR/three" wc -l)
+            [[ $c =~ ^[0-9]+\.[0-9]{3}$ && $(tr -d ' ' <"$DIR/cpu.out" | grep -o '^[0-9]*') == 3 ]] ||
+                { echo "cpu_run $shape: '$c', output '$(cat "$DIR/cpu.out")'"; exit 1; }
+        done
+    ) || return 1
+    echo "baseline mode rule: ok (slower / same / faster on made-up pairs; cpu_run file, stdin, pipe)"
+}
+baseline_selftest || fail=1
 exit $fail

@@ -7,7 +7,7 @@
 #   bin/stormwatch                                 the binary
 #   share/man/man1/stormwatch.1                    from the --help texts (help2man)
 #   share/bash-completion/completions/stormwatch   bash completion
-#   lib/systemd/system/stormwatch{,-notify}.service  systemd units
+#   lib/systemd/system/stormwatch{,-notify,-ship}.service  systemd units
 #   SYSCONFDIR/stormwatch/stormwatch.conf          example configuration (a conffile)
 #   share/stormwatch/monitoring/                   Prometheus rules, Grafana dashboard
 #   share/doc/stormwatch/                          README, CHANGELOG, LICENSE, operating.md
@@ -30,7 +30,7 @@ set(SW_BINDIR ${CMAKE_INSTALL_FULL_BINDIR})
 set(SW_CONFDIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/stormwatch)
 set(SW_ENVFILE ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/stormwatch)
 set(SW_UNITDIR ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
-foreach(unit stormwatch stormwatch-notify)
+foreach(unit stormwatch stormwatch-notify stormwatch-ship)
   configure_file(${PROJECT_SOURCE_DIR}/deploy/systemd/${unit}.service.in
                  ${CMAKE_BINARY_DIR}/systemd/${unit}.service @ONLY)
 endforeach()
@@ -38,6 +38,7 @@ endforeach()
 install(TARGETS stormwatch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_BINARY_DIR}/systemd/stormwatch.service
               ${CMAKE_BINARY_DIR}/systemd/stormwatch-notify.service
+              ${CMAKE_BINARY_DIR}/systemd/stormwatch-ship.service
         DESTINATION lib/systemd/system)
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/stormwatch.conf DESTINATION ${SW_CONFDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/completion/stormwatch.bash

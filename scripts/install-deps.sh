@@ -24,6 +24,8 @@
 #                      help2man, dpkg-dev, man-db and systemd (test_install:
 #                      the man page and `man --warnings`, `cpack -G DEB` with
 #                      dpkg-shlibdeps, `systemd-analyze verify` of the units)
+#   bench, all         also linux-perf (bench/profile.sh: cpu-clock profiles)
+#                      and valgrind (callgrind instruction counts)
 set -eu
 what=${1:-test}
 pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev"
@@ -33,6 +35,9 @@ case "$what" in
     # Debian 12's kubectl, unless one (e.g. a newer upstream build) is on PATH.
     command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client" ;;
   *) echo "install-deps.sh: unknown target '$what' (expected build, test, demo, bench or all)" >&2; exit 2 ;;
+esac
+case "$what" in
+  bench|all) pkgs="$pkgs linux-perf valgrind" ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -40,7 +40,7 @@ _stormwatch()
             [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
             return 0
             ;;
-        -c | --config | -o | --output | --truth | --bootstrap-file)
+        -c | --config | -o | --output | --truth | --bootstrap-file | --checkpoint)
             COMPREPLY=($(compgen -f -- "$cur"))
             return 0
             ;;

@@ -67,6 +67,7 @@ static void usage(FILE *f)
             "  run       the Kafka consumer-group daemon (embedded cluster by default)\n"
             "  notify    deliver the alert topic to Alertmanager, PagerDuty and webhooks\n"
             "  produce   publish JSONL telemetry to a Kafka topic\n"
+            "  ship      follow stormlog's telemetry sink (segments, rotation) into Kafka\n"
             "  tail      print the records of a Kafka topic as JSON lines\n"
             "  mock      run librdkafka's mock Kafka cluster on loopback\n"
             "  demo      the whole pipeline on an embedded cluster, with injected storms\n"
@@ -99,7 +100,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int argc, char **argv, const sw_stop_t *stop);
     } daemons[] = {{"run", sw_cmd_run},   {"notify", sw_cmd_notify}, {"produce", sw_cmd_produce},
-                   {"tail", sw_cmd_tail}, {"mock", sw_cmd_mock},     {"demo", sw_cmd_demo}};
+                   {"ship", sw_cmd_ship}, {"tail", sw_cmd_tail},     {"mock", sw_cmd_mock},
+                   {"demo", sw_cmd_demo}};
     for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++) {
         if (strcmp(cmd, daemons[i].name)) continue;
         signals_install();

@@ -55,6 +55,7 @@ typedef struct job_seen_s {
     const sw_genx_truth_t *x;
     bool warned;        /* a warning named the filling rank 30 s before its death */
     int64_t crash_rank; /* first death of the last crash record, -1 none */
+    bool crash_closed;  /* the crash's closing record (open false) arrived */
 } job_seen_t;
 
 /* A warning or crash record of the cascade job, checked against its truth. */
@@ -65,6 +66,18 @@ static const char *check_x8(job_seen_t *js, const sw_jnode_t *rec, sw_action_t a
     if (action == SW_ACTION_CRASH) {
         int64_t r = sw_jdom_int(sw_jdom_get(sw_jdom_get(rec, "first_death"), "rank"), -1);
         js->crash_rank = r;
+        const sw_jnode_t *open = sw_jdom_get(rec, "open");
+        if (open && open->type == SW_JN_BOOL && !open->b) {
+            /* The close: its final answer and the deaths of the whole crash. */
+            js->crash_closed = true;
+            int64_t total = sw_jdom_int(sw_jdom_get(rec, "deaths_total"), -1);
+            snprintf(buf, size,
+                     r == t->deaths[0].rank && total == (int64_t)t->n_deaths
+                         ? "  [final: rank %lld died first, %lld deaths: correct]"
+                         : "  [final answer differs from the truth: rank %lld, %lld deaths]",
+                     (long long)t->deaths[0].rank, (long long)t->n_deaths);
+            return buf;
+        }
         snprintf(buf, size,
                  r == t->deaths[0].rank ? "  [rank %lld died first: correct]"
                                         : "  [NOT the first death (rank %lld was)]",
@@ -316,9 +329,12 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
     for (size_t i = 0; i < (size_t)jobs; i++)
         printf("  %s: storm injected on rank %lld\n", seen[i].id, (long long)seen[i].truth_rank);
     printf(
-        "  %s: rank %lld fills its GPU and dies first (out of memory); %zu more die; "
-        "watchdog errors from the survivors %lld s later\n",
-        xs->id, (long long)xs->x->deaths[0].rank, xs->x->n_deaths - 1, (long long)xo.watchdog_s);
+        "  %s: rank %lld fills its GPU and dies first (out of memory), then %zu more rank%s "
+        "(%zu deaths in all; each crash record counts the deaths known when it is sent, the "
+        "record that closes the crash all of them); watchdog errors from the survivors %lld s "
+        "later\n",
+        xs->id, (long long)xs->x->deaths[0].rank, xs->x->n_deaths - 1,
+        xs->x->n_deaths == 2 ? "" : "s", xs->x->n_deaths, (long long)xo.watchdog_s);
     fflush(stdout);
     /* Once the filter has its partitions (a fresh group starts at the
      * log's beginning: nothing produced before is lost, but the log must
@@ -385,14 +401,18 @@ int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop)
         if (!m->err) show(m, seen, njobs, t0);
         rd_kafka_message_destroy(m);
         done_jobs = 0;
-        for (size_t i = 0; i < njobs; i++) done_jobs += seen[i].summary;
+        /* A job is done at its summary; the cascade once its crash closed
+         * too (the closing record follows the summary). */
+        for (size_t i = 0; i < njobs; i++)
+            done_jobs += seen[i].summary &&
+                         (!seen[i].x || seen[i].crash_rank < 0 || seen[i].crash_closed);
     }
     bool all = done_jobs == njobs;
     size_t correct = 0;
     for (size_t i = 0; i < (size_t)jobs; i++) correct += seen[i].named_rank == seen[i].truth_rank;
     printf("stormwatch demo: %zu of %lld storms attributed to the rank they were injected on%s\n",
            correct, (long long)jobs, all ? "" : " (timed out before every job's summary)");
-    bool x_ok = xs->warned && xs->crash_rank == xs->x->deaths[0].rank;
+    bool x_ok = xs->warned && xs->crash_rank == xs->x->deaths[0].rank && xs->crash_closed;
     printf("stormwatch demo: cascade %s: %s, %s\n", xs->id,
            xs->warned ? "warned 30 s or more before the first death" : "NOT warned in time",
            xs->crash_rank == xs->x->deaths[0].rank ? "first death named" : "first death NOT named");

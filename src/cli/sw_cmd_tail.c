@@ -44,6 +44,7 @@ typedef struct tail_s {
     int64_t idle_exit_ms; /* 0 = never */
     int64_t timeout_ms;   /* 0 = never */
     bool envelope;
+    bool text; /* --text: alert records as one human line */
     int32_t telemetry_id, alert_id;
     volatile sig_atomic_t *running;
 
@@ -116,6 +117,10 @@ static void usage(FILE *f)
             "                             \"timestamp_ms\", \"key\", \"headers\", \"value\"}\n"
             "                             (key: string or null; headers: name -> string, the\n"
             "                             last one of a repeated name)\n"
+            "  --text                     alert records (JSON or Avro, every action: trigger,\n"
+            "                             update, resolve, summary, crash, warning) as one\n"
+            "                             human line each, as replay --output-format text;\n"
+            "                             other values as their JSON\n"
             "  --schema-id-telemetry N    Avro schema id of telemetry (default 1)\n"
             "  --schema-id-alert N        Avro schema id of alerts (default 2)\n"
             "  -X schema.registry.url=URL Confluent Schema Registry: decode Avro records of\n"
@@ -322,6 +327,7 @@ static void render(tail_t *tl, const rd_kafka_message_t *rkm)
     view_of(tl, rkm, &v);
     if (tl->format) sw_render_format(tl->format, &tl->line, &v);
     else if (tl->kcat_json) sw_render_kcat_json(tl->render, &tl->line, &v);
+    else if (tl->text) sw_render_text(tl->render, &tl->line, &v);
     else sw_render_message(tl->render, &tl->line, tl->envelope, &v);
 }
 
@@ -565,6 +571,7 @@ int sw_cmd_tail(int argc, char **argv, const sw_stop_t *stop)
         {"idle-exit", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 'T'},
         {"envelope", no_argument, NULL, 'E'},
+        {"text", no_argument, NULL, 'x'},
         {"offset", required_argument, NULL, 'o'},
         {"partition", required_argument, NULL, 'p'},
         {"exit", no_argument, NULL, 'e'},
@@ -664,6 +671,7 @@ int sw_cmd_tail(int argc, char **argv, const sw_stop_t *stop)
                 goto out;
             break;
         case 'E': tl.envelope = true; break;
+        case 'x': tl.text = true; break;
         case 'S':
             if (!sw_cli_i64("tail", "--schema-id-telemetry", optarg, 0, INT32_MAX, &v)) goto out;
             tl.telemetry_id = (int32_t)v;
@@ -701,8 +709,8 @@ int sw_cmd_tail(int argc, char **argv, const sw_stop_t *stop)
                 "stormwatch tail: option -t TOPIC is required (see 'stormwatch tail --help')\n");
         goto out;
     }
-    if ((tl.kcat_json != 0) + (tl.format != NULL) + (tl.envelope != 0) > 1) {
-        fprintf(stderr, "stormwatch tail: -J, -f and --envelope exclude each other\n");
+    if ((tl.kcat_json != 0) + (tl.format != NULL) + (tl.envelope != 0) + (tl.text != 0) > 1) {
+        fprintf(stderr, "stormwatch tail: -J, -f, --envelope and --text exclude each other\n");
         goto out;
     }
     if (tl.group && (tl.only >= 0 || tl.start_ts || tl.end_ts ||

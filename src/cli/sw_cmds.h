@@ -33,6 +33,7 @@ typedef struct sw_stop_s {
 int sw_cmd_run(int argc, char **argv, const sw_stop_t *stop);
 int sw_cmd_notify(int argc, char **argv, const sw_stop_t *stop);
 int sw_cmd_produce(int argc, char **argv, const sw_stop_t *stop);
+int sw_cmd_ship(int argc, char **argv, const sw_stop_t *stop);
 int sw_cmd_tail(int argc, char **argv, const sw_stop_t *stop);
 int sw_cmd_mock(int argc, char **argv, const sw_stop_t *stop);
 int sw_cmd_demo(int argc, char **argv, const sw_stop_t *stop);

@@ -31,7 +31,7 @@ sw_pager_action_t sw_pager_decide(const sw_record_t *rec)
     case SW_ACTION_RESOLVE: return SW_PAGER_RESOLVE;
     case SW_ACTION_SUMMARY:
         return rec->episode >= 1 && rec->episode_open ? SW_PAGER_RESOLVE : SW_PAGER_SKIP;
-    case SW_ACTION_CRASH: return SW_PAGER_TRIGGER;
+    case SW_ACTION_CRASH: return rec->x8 && !rec->x8->open ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER;
     case SW_ACTION_WARNING: return rec->x8 && !rec->x8->open ? SW_PAGER_RESOLVE : SW_PAGER_TRIGGER;
     }
     return SW_PAGER_SKIP;
@@ -170,6 +170,34 @@ static const sw_record_t *as_closing(const sw_record_t *rec, sw_record_t *tmp)
     return tmp;
 }
 
+/* A summary that closes no open episode: what was seen in the job (no
+ * storm, or how many episodes, all ended; the crash if there was one). */
+static void summary_title(const sw_record_t *rec, sw_buf_t *out)
+{
+    const sw_analysis_t *a = &rec->analysis;
+    sw_str_t job = job_str(rec);
+    sw_buf_puts(out, "Job ");
+    sw_buf_put(out, job.ptr, job.len);
+    sw_buf_printf(out, " summarised (input ended or job idle, %zu rank%s): ", a->n_participating,
+                  a->n_participating == 1 ? "" : "s");
+    if (rec->episode <= 0)
+        sw_buf_puts(out, "no memory storm");
+    else
+        sw_buf_printf(out, "%lld memory storm episode%s, all ended", (long long)rec->episode,
+                      rec->episode == 1 ? "" : "s");
+    const sw_x8_t *c = rec->job_crash;
+    if (!c) {
+        sw_buf_puts(out, "; no crash");
+        return;
+    }
+    sw_buf_printf(out, "; crash %lld%s: rank %lld died first (%s) at ", (long long)c->number,
+                  c->open ? " (closed by this summary)" : " (over)", (long long)c->first.rank,
+                  c->first.cause == SW_DEATH_OOM ? "out of memory" : "went silent");
+    sw_x8_time(out, c->first.timestamp_ns);
+    sw_buf_printf(out, ", %lld rank%s dead at the end", (long long)c->deaths,
+                  c->deaths == 1 ? "" : "s");
+}
+
 void sw_pager_title(const sw_record_t *rec, sw_buf_t *out)
 {
     sw_record_t closing;
@@ -179,6 +207,10 @@ void sw_pager_title(const sw_record_t *rec, sw_buf_t *out)
     bool ended = rec->action == SW_ACTION_RESOLVE || rec->action == SW_ACTION_SUMMARY;
     if (rec->action != SW_ACTION_TRIGGER && rec->action != SW_ACTION_UPDATE && !ended) {
         sw_record_summary(rec, out); /* not a storm record */
+        return;
+    }
+    if (rec->action == SW_ACTION_SUMMARY && !rec->episode_open) {
+        summary_title(rec, out); /* it closes no episode: what the job showed */
         return;
     }
     sw_buf_puts(out, "Memory storm in job ");
@@ -391,13 +423,49 @@ static void am_x8_description(sw_buf_t *d, const sw_record_t *rec)
     const sw_x8_t *x = rec->x8;
     if (!x) return;
     if (rec->action == SW_ACTION_CRASH) {
-        sw_buf_printf(d, "First death: rank %lld (%s) at aligned time %lld ns. %lld rank%s dead:",
-                      (long long)x->first.rank, x->first.cause == SW_DEATH_OOM ? "oom" : "silent",
-                      (long long)x->first.aligned_timestamp_ns, (long long)x->deaths,
+        const sw_death_t *f = &x->first;
+        if (!x->open)
+            sw_buf_printf(d, "Crash %lld is over (%s). Final answer:\n", (long long)x->number,
+                          x->end == SW_X8_END_ALIVE ? "every dead rank is alive again"
+                          : x->end == SW_X8_END_JOB ? "the job was summarised: input ended or "
+                                                      "job idle"
+                                                    : "closed");
+        sw_buf_printf(d, "First death: rank %lld on ", (long long)f->rank);
+        sw_buf_put(d, f->host.ptr, f->host.len < SOURCE_MAX ? f->host.len : SOURCE_MAX);
+        if (f->has_device_id) sw_buf_printf(d, " GPU %lld", (long long)f->device_id);
+        sw_buf_printf(d, " (%s) at ", f->cause == SW_DEATH_OOM ? "out of memory" : "went silent");
+        sw_x8_time(d, f->timestamp_ns);
+        if (f->aligned_timestamp_ns / 1000000 != f->timestamp_ns / 1000000) {
+            sw_buf_puts(d, " (");
+            sw_x8_time(d, f->aligned_timestamp_ns);
+            sw_buf_puts(d, " on the job's aligned clock)");
+        }
+        sw_buf_puts(d, ".");
+        if (x->has_previous) {
+            sw_buf_printf(d, "\nFirst death revised: rank %lld died ", (long long)f->rank);
+            sw_x8_gap(d, x->previous_aligned_ns - f->aligned_timestamp_ns);
+            sw_buf_printf(d, " before rank %lld, which was named first.",
+                          (long long)x->previous_rank);
+        }
+        sw_buf_printf(d, "\n%lld rank%s dead now", (long long)x->deaths,
                       x->deaths == 1 ? "" : "s");
+        if (x->deaths_total > 0)
+            sw_buf_printf(d, " (%lld death%s in this crash)", (long long)x->deaths_total,
+                          x->deaths_total == 1 ? "" : "s");
+        sw_buf_puts(d, x->n_dead ? ":" : ".");
         for (size_t i = 0; i < x->n_dead && d->len < DESCRIPTION_MAX; i++)
             sw_buf_printf(d, " %lld", (long long)x->dead_ranks[i]);
-        sw_buf_puts(d, ".");
+        if (x->n_dead) sw_buf_puts(d, ".");
+        if (x->closed_warning > 0)
+            sw_buf_printf(d, "\nIt closes warning %lld (resolved by its own record).",
+                          (long long)x->closed_warning);
+    } else if (!x->open) {
+        if (x->end == SW_X8_END_CRASH && x->closed_by_crash > 0)
+            sw_buf_printf(d, "Closed: crash %lld opened (a rank died); the crash alert carries on.",
+                          (long long)x->closed_by_crash);
+        else if (x->end == SW_X8_END_JOB)
+            sw_buf_puts(d, "Closed: the job was summarised (input ended or job idle).");
+        else sw_buf_puts(d, "Closed: no rank is close to filling its GPU any more.");
     } else {
         for (size_t i = 0; i < x->n_wranks && d->len < DESCRIPTION_MAX; i++)
             sw_buf_printf(d, "%sRank %lld: %.1f%% of %.2f GiB used, full in %.0f s.", i ? "\n" : "",
@@ -544,7 +612,18 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
                      rec->x8->first.cause == SW_DEATH_OOM ? "oom" : "silent");
         sw_jw_key(&jw, "first_death_host");
         put_cut(&jw, rec->x8->first.host, SOURCE_MAX);
+        sw_buf_t when;
+        sw_buf_init(&when);
+        sw_x8_time(&when, rec->x8->first.timestamp_ns);
+        put_key_str(&jw, "first_death_time", (sw_str_t){when.data, when.len});
+        sw_buf_clear(&when);
+        put_key_i64_str(&jw, "dead_ranks_now", rec->x8->deaths);
+        if (rec->x8->has_previous)
+            put_key_i64_str(&jw, "previous_first_death_rank", rec->x8->previous_rank);
     }
+    if (x8 && rec->x8 && !rec->x8->open && rec->x8->end != SW_X8_END_NONE)
+        put_key_cstr(&jw, "closed_by",
+                     sw_x8_end_str(rec->x8->end, rec->action == SW_ACTION_CRASH));
     if (!x8) put_key_i64_str(&jw, "world_size", a->world_size);
     if (rec->source.set) {
         sw_buf_t src;

@@ -246,8 +246,19 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
     if (n && n->type == SW_JN_BOOL) x->open = n->b;
     if ((err = get_int(c, root, "deaths", false, 0, &x->deaths, NULL)) != SW_OK ||
         (err = get_i64_array(c, root, "dead_ranks", &x->dead_ranks, &x->n_dead)) != SW_OK ||
-        (err = get_int(c, root, "closed_warning", false, 0, &x->closed_warning, NULL)) != SW_OK)
+        (err = get_int(c, root, "closed_warning", false, 0, &x->closed_warning, NULL)) != SW_OK ||
+        (err = get_int(c, root, "deaths_total", false, 0, &x->deaths_total, NULL)) != SW_OK ||
+        (err = get_int(c, root, "closed_by_crash", false, 0, &x->closed_by_crash, NULL)) != SW_OK)
         return err;
+    x->end = sw_x8_end_parse(sw_jdom_str(sw_jdom_get(root, "closed_by"), ""));
+    const sw_jnode_t *pf = sw_jdom_get(root, "previous_first_death");
+    if (pf && pf->type == SW_JN_OBJECT) {
+        if ((err = get_int(c, pf, "rank", true, 0, &x->previous_rank, NULL)) != SW_OK ||
+            (err = get_int(c, pf, "aligned_timestamp_ns", false, INT64_MIN,
+                           &x->previous_aligned_ns, NULL)) != SW_OK)
+            return err;
+        x->has_previous = true;
+    }
     const sw_jnode_t *fd = sw_jdom_get(root, "first_death");
     if (crash && (!fd || fd->type != SW_JN_OBJECT))
         return bad(c, "first_death", "is missing (expected an object)");
@@ -322,7 +333,7 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
         rec->source.partition = (int32_t)part;
         rec->source.set = has;
     }
-    rec->episode_open = crash || x->open;
+    rec->episode_open = x->open;
     rec->x8 = x;
     return SW_OK;
 }

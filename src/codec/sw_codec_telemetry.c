@@ -131,11 +131,52 @@ struct sw_tdec_s {
     char meta_memo[1024];
 };
 
+/* The order in which stormlog's producers (and `stormwatch gen`) write the
+ * keys of a TelemetryEvent: the decoder's prediction before it has read a
+ * line, and the key it tries after the one its last line had next. */
+static const int8_t k_stormlog_order[F__CNT] = {
+    F_SCHEMA_VERSION,  F_TIMESTAMP_NS,      F_EVENT_TYPE,     F_COLLECTOR,
+    F_SAMPLING_INTERVAL_MS, F_PID,          F_HOST,           F_DEVICE_ID,
+    F_ALLOC_ALLOCATED, F_ALLOC_RESERVED,    F_ALLOC_ACTIVE,   F_ALLOC_INACTIVE,
+    F_ALLOC_CHANGE,    F_DEVICE_USED_BYTES, F_DEVICE_FREE,    F_DEVICE_TOTAL,
+    F_CONTEXT,         F_METADATA,          F_JOB_ID,         F_RANK,
+    F_LOCAL_RANK,      F_WORLD_SIZE,        F_SESSION_ID,
+};
+/* k_stormlog_next[f]: the field after f in that order (-1: f is last);
+ * [F__CNT]: the first. */
+static const int8_t k_stormlog_next[F__CNT + 1] = {
+    [F__CNT] = F_SCHEMA_VERSION,
+    [F_SCHEMA_VERSION] = F_TIMESTAMP_NS,
+    [F_TIMESTAMP_NS] = F_EVENT_TYPE,
+    [F_EVENT_TYPE] = F_COLLECTOR,
+    [F_COLLECTOR] = F_SAMPLING_INTERVAL_MS,
+    [F_SAMPLING_INTERVAL_MS] = F_PID,
+    [F_PID] = F_HOST,
+    [F_HOST] = F_DEVICE_ID,
+    [F_DEVICE_ID] = F_ALLOC_ALLOCATED,
+    [F_ALLOC_ALLOCATED] = F_ALLOC_RESERVED,
+    [F_ALLOC_RESERVED] = F_ALLOC_ACTIVE,
+    [F_ALLOC_ACTIVE] = F_ALLOC_INACTIVE,
+    [F_ALLOC_INACTIVE] = F_ALLOC_CHANGE,
+    [F_ALLOC_CHANGE] = F_DEVICE_USED_BYTES,
+    [F_DEVICE_USED_BYTES] = F_DEVICE_FREE,
+    [F_DEVICE_FREE] = F_DEVICE_TOTAL,
+    [F_DEVICE_TOTAL] = F_CONTEXT,
+    [F_CONTEXT] = F_METADATA,
+    [F_METADATA] = F_JOB_ID,
+    [F_JOB_ID] = F_RANK,
+    [F_RANK] = F_LOCAL_RANK,
+    [F_LOCAL_RANK] = F_WORLD_SIZE,
+    [F_WORLD_SIZE] = F_SESSION_ID,
+    [F_SESSION_ID] = -1,
+};
+
 sw_tdec_t *sw_tdec_new(void)
 {
     sw_tdec_t *dec = sw_calloc(1, sizeof(sw_tdec_t));
-    memset(dec->next, -1, sizeof(dec->next));
+    memcpy(dec->next, k_stormlog_next, sizeof(dec->next));
     memset(dec->seq, -1, sizeof(dec->seq));
+    memcpy(dec->seq, k_stormlog_order, sizeof(k_stormlog_order));
     return dec;
 }
 
@@ -1268,11 +1309,24 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
     if (p < end && *p == ' ') p++;
     const char *gs = text; /* where the text before the next value starts */
     unsigned kth;
+    int prev = F__CNT; /* the field of the key before (F__CNT: none yet; -1: unknown) */
     for (kth = 0;; kth++) {
         if (p >= end || *p != '"') return false;
         int id = kth < SEQ_MAX ? dec->seq[kth] : -1;
+        int nx;
         if (id >= 0 && key_at(p, end, id)) {
             p += k_keypat[id].len;
+        } else if (prev >= 0 && (nx = dec->next[prev]) >= 0 && nx != id && key_at(p, end, nx)) {
+            /* A key left out or added before this one shifts the positions
+             * seq predicts, not the key that follows the one before. */
+            id = nx;
+            p += k_keypat[id].len;
+            if (kth < SEQ_MAX) dec->seq[kth] = (int8_t)id;
+        } else if (prev >= 0 && (nx = k_stormlog_next[prev]) >= 0 && nx != id &&
+                   nx != dec->next[prev] && key_at(p, end, nx)) {
+            id = nx;
+            p += k_keypat[id].len;
+            if (kth < SEQ_MAX) dec->seq[kth] = (int8_t)id;
         } else {
             const char *k = p + 1;
             const char *q = sw_json_skip_plain(k, end);
@@ -1280,7 +1334,9 @@ static bool tdec_fast(sw_tdec_t *dec, const char *text, size_t len, sw_jval_t *f
             id = field_id((sw_str_t){k, (size_t)(q - k)});
             p = q + 2;
             if (kth < SEQ_MAX) dec->seq[kth] = (int8_t)id;
+            if (id >= 0 && prev >= 0) dec->next[prev] = (int8_t)id;
         }
+        prev = id;
         if (p < end && *p == ' ') p++;
         if (p >= end) return false;
         if (kth < SEQ_MAX) {

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "sw_alloc.h"
+#include "sw_codec_pager.h"
+#include "sw_codec_record.h"
 #include "sw_event_json.h"
 #include "sw_json.h"
 #include "sw_jw.h"
@@ -274,6 +276,34 @@ void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
     sw_jw_key(&jw, "value");
     sw_jw_raw(&jw, (sw_str_t){rd->val.data, rd->val.len});
     sw_jw_end_obj(&jw);
+    sw_buf_putc(line, '\n');
+}
+
+void sw_render_text(sw_render_t *rd, sw_buf_t *line, const sw_msg_view_t *msg)
+{
+    line->len = 0;
+    rd->val.len = 0;
+    sw_render_value(rd, &rd->val, msg->payload, msg->len);
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    sw_record_t rec;
+    char why[256];
+    if (msg->payload &&
+        sw_record_parse_json(rd->val.data, rd->val.len, &arena, &rec, why, sizeof(why)) == SW_OK) {
+        /* An alert record, as replay --output-format text writes it: the
+         * action, then the title the pagers carry (crash and warning
+         * records included). */
+        const char *a = sw_action_str(rec.action);
+        sw_buf_puts(line, a);
+        for (size_t k = strlen(a); k < 9; k++) sw_buf_putc(line, ' ');
+        size_t start = line->len;
+        sw_pager_title(&rec, line);
+        for (size_t k = start; k < line->len; k++) /* one line, whatever the job id holds */
+            if (line->data[k] == '\n' || line->data[k] == '\r') line->data[k] = ' ';
+    } else {
+        sw_buf_put(line, rd->val.data, rd->val.len); /* not an alert: its JSON */
+    }
+    sw_arena_clear(&arena);
     sw_buf_putc(line, '\n');
 }
 

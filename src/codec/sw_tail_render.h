@@ -86,6 +86,14 @@ void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
                        const sw_msg_view_t *msg);
 
 /**
+ * @brief The human line of @p msg into @p line (reset first, ends with a
+ *        newline): an alert record (JSON or Avro; every action, crash and
+ *        warning included) as "ACTION   title" like replay's text output;
+ *        any other value as its JSON.
+ */
+void sw_render_text(sw_render_t *rd, sw_buf_t *line, const sw_msg_view_t *msg);
+
+/**
  * @brief kcat -J's line for @p msg into @p line (reset first, ends with a
  *        newline): {"topic", "partition", "offset", "tstype" ("create",
  *        "logappend" or "none"), "ts", "broker", "headers" (only when the

@@ -48,6 +48,25 @@ const char *sw_resolve_reason_str(sw_resolve_reason_t r)
     }
 }
 
+const char *sw_x8_end_str(sw_x8_end_t e, bool crash)
+{
+    switch (e) {
+    case SW_X8_END_ALIVE: return crash ? "alive_again" : "no_rank_qualifies";
+    case SW_X8_END_JOB: return "job_summarised";
+    case SW_X8_END_CRASH: return "crash";
+    default: return "";
+    }
+}
+
+sw_x8_end_t sw_x8_end_parse(sw_str_t s)
+{
+    if (sw_str_eq(s, sw_str("alive_again")) || sw_str_eq(s, sw_str("no_rank_qualifies")))
+        return SW_X8_END_ALIVE;
+    if (sw_str_eq(s, sw_str("job_summarised"))) return SW_X8_END_JOB;
+    if (sw_str_eq(s, sw_str("crash"))) return SW_X8_END_CRASH;
+    return SW_X8_END_NONE;
+}
+
 const char *sw_action_str(sw_action_t a)
 {
     switch (a) {

@@ -243,10 +243,26 @@ typedef struct sw_storm_ref_s {
     uint64_t onset_ns;
 } sw_storm_ref_t;
 
+/** Why a crash or warning record closes it (open false). */
+typedef enum sw_x8_end_e {
+    SW_X8_END_NONE = 0,    /**< not a closing record, or the reason was not recorded */
+    SW_X8_END_ALIVE = 1,   /**< crash: every dead rank is alive again; warning: no rank
+                                qualifies any more */
+    SW_X8_END_JOB = 2,     /**< the job was summarised (end of input, job idle) */
+    SW_X8_END_CRASH = 3    /**< warning: a crash opened */
+} sw_x8_end_t;
+
+/** @brief "alive_again", "job_summarised", "crash" ("" for NONE); for a
+ *         warning SW_X8_END_ALIVE reads "no_rank_qualifies". */
+const char *sw_x8_end_str(sw_x8_end_t e, bool crash);
+
+/** @brief Parse sw_x8_end_str()'s words back (unknown: SW_X8_END_NONE). */
+sw_x8_end_t sw_x8_end_parse(sw_str_t s);
+
 /** The SPEC 8 part of a crash or warning record. */
 typedef struct sw_x8_s {
     int64_t number;            /**< crash or warning counter of the job */
-    bool open;                 /**< warning: false on the record that closes it */
+    bool open;                 /**< false on the record that closes the crash or warning */
     sw_death_t first;          /**< crash: the first death */
     int64_t deaths;            /**< crash: ranks dead now */
     const int64_t *dead_ranks; /**< crash: by aligned death time, at most SW_X8_DEAD_MAX */
@@ -255,6 +271,12 @@ typedef struct sw_x8_s {
     size_t n_wranks;
     sw_storm_ref_t storm;
     int64_t closed_warning; /**< crash: the warning this crash closed, 0 none */
+    bool has_previous;      /**< crash revision: the first death it replaces, below */
+    int64_t previous_rank;  /**< ... the rank named first until this record */
+    int64_t previous_aligned_ns; /**< ... and its aligned death time */
+    int64_t deaths_total;        /**< crash: deaths during the crash so far (0: not known) */
+    sw_x8_end_t end;             /**< the record that closes a crash or warning: why */
+    int64_t closed_by_crash;     /**< warning close: the crash that closed it, 0 none */
 } sw_x8_t;
 
 /** Where the sample that caused a record came from (Kafka provenance). */
@@ -296,6 +318,9 @@ typedef struct sw_record_s {
     const int64_t *blind_ranks; /**< SPEC 8.5 (not on summaries): sorted; NULL when none */
     size_t n_blind;             /**< entries of blind_ranks (at most SW_X8_BLIND_MAX) */
     const sw_x8_t *x8;          /**< crash and warning records: the SPEC 8 payload, else NULL */
+    const sw_x8_t *job_crash;   /**< a summary from the engine: the job's latest crash (open
+                                     as it was before the summary closed it), NULL none; only
+                                     its human title reads it (not encoded) */
 } sw_record_t;
 
 /** What sw_record_condense() keeps: rank lists' first entries, suspects

@@ -76,7 +76,9 @@ struct sw_cjob_s {
     size_t nblind;
     /* crash */
     bool c_open;
+    bool c_ended; /* its closing record went out at the job's summary (ranks still dead) */
     int64_t crash, c_rev;
+    int64_t c_died; /* deaths during the open crash */
     uint32_t *dead; /* ci of dead ranks */
     size_t ndead, capdead;
     cdeath_t *deaths; /* crank_t.d */
@@ -144,6 +146,10 @@ struct sw_xout_s {
     bool crash_pending;     /* the event made a crash record due */
     bool crash_opened;      /* ... which opens the crash */
     int64_t closed_warning; /* ... and closed this warning (0 none) */
+    bool has_prev;          /* ... and replaced this first death (a revision) */
+    sw_x8_t job_crash;      /* a summarised job's latest crash (sw_crash_job_crash) */
+    bool has_job_crash;
+    int64_t prev_rank, prev_al;
     sw_arena_t arena;
     char reason[SW_X8_REASON_MAX + 8];
 };
@@ -639,8 +645,8 @@ static sw_record_t *x_emit(sw_detector_t *det, job_t *j, sw_action_t action, con
     rec->analysis.job_id.ptr = j->job_id ? j->job_id : "";
     rec->analysis.job_id.len = j->job_id_len;
     rec->analysis.anchor_rank = -1;
-    rec->has_event_ts = true;
-    rec->event_timestamp_ns = ev->timestamp_ns;
+    rec->has_event_ts = ev != NULL; /* none: closed at the job's summary */
+    rec->event_timestamp_ns = ev ? ev->timestamp_ns : 0;
     rec->cause_offset = tag_offset(offset); /* a tag (det_tag) */
     rec->cause_source = tag_source(offset);
     rec->resolve_rank = -1;
@@ -660,8 +666,10 @@ static int dead_cmp_al(const sw_cjob_t *cj, uint32_t a, uint32_t b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+/* The crash record: open, or (@p end set) the one that closes the crash
+ * with its final answer. */
 static void emit_crash(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
-                       int64_t closed_warning)
+                       int64_t closed_warning, sw_x8_end_t end)
 {
     sw_cjob_t *cj = j->cj;
     sw_x8_t *x;
@@ -670,10 +678,17 @@ static void emit_crash(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64
     rec->episode = cj->crash;
     rec->revision = cj->c_rev;
     x->number = cj->crash;
-    x->open = true;
+    x->open = end == SW_X8_END_NONE;
+    x->end = end;
     x->first = cj->first;
     x->deaths = (int64_t)cj->ndead;
+    x->deaths_total = cj->c_died;
     x->closed_warning = closed_warning;
+    if (x->open && det->xo->has_prev && !det->xo->crash_opened) {
+        x->has_previous = true;
+        x->previous_rank = det->xo->prev_rank;
+        x->previous_aligned_ns = det->xo->prev_al;
+    }
     /* The earliest SW_X8_DEAD_MAX by aligned death time: a partial
      * selection, then a sort of those few. */
     size_t k = cj->ndead < SW_X8_DEAD_MAX ? cj->ndead : SW_X8_DEAD_MAX;
@@ -728,7 +743,7 @@ static void pick_named(sw_cjob_t *cj)
 }
 
 static void emit_warning(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
-                         bool open)
+                         bool open, sw_x8_end_t end)
 {
     sw_cjob_t *cj = j->cj;
     sw_x8_t *x;
@@ -738,6 +753,8 @@ static void emit_warning(sw_detector_t *det, job_t *j, const sw_event_t *ev, int
     rec->revision = cj->w_rev;
     x->number = cj->warning;
     x->open = open;
+    x->end = open ? SW_X8_END_NONE : end;
+    x->closed_by_crash = end == SW_X8_END_CRASH ? cj->crash : 0;
     cj->w_last = cj->mrel;
     cj->has_w_last = true;
     if (!open) return;
@@ -826,22 +843,27 @@ static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
     cj->dead[cj->ndead++] = ci;
     set_blind(det, cj, c);
     det->st.deaths++;
-    bool first = !cj->c_open;
+    /* A death after the crash was closed at the job's summary opens the
+     * next one (a job that resumes after its summary). */
+    bool first = !cj->c_open || cj->c_ended;
+    cj->c_died = first ? 1 : cj->c_died + 1;
     if (!first && cd->death_al >= cj->first.aligned_timestamp_ns) return; /* only counted */
     if (first) {
         cj->c_open = true;
+        cj->c_ended = false;
         cj->crash++;
         cj->c_rev = 0;
         det->xo->crash_opened = true;
-        if (cj->w_open) {
-            /* A crash closes the warning; the crash record says which. */
-            det->xo->closed_warning = cj->warning;
-            cj->w_open = false;
-            cj->has_w_last = true;
-            cj->w_last = cj->mrel;
-        }
+        /* A crash closes the warning: the crash record says which, and
+         * the warning's closing record follows it (sw_crash_feed). */
+        if (cj->w_open) det->xo->closed_warning = cj->warning;
     } else if (!det->xo->crash_opened && !det->xo->crash_pending) {
         cj->c_rev++; /* one revision per event, however many deaths it made known */
+        /* The record says whom it replaces: the first death named before
+         * this event. */
+        det->xo->has_prev = true;
+        det->xo->prev_rank = cj->first.rank;
+        det->xo->prev_al = cj->first.aligned_timestamp_ns;
     }
     det->xo->crash_pending = true;
     first_set(cj, c, life == LIFE_OOM ? SW_DEATH_OOM : SW_DEATH_SILENT, src->host, src->has_dev,
@@ -851,8 +873,9 @@ static void died(sw_detector_t *det, job_t *j, uint32_t ci, int life, int64_t d,
     (void)offset;
 }
 
-static void revive(sw_detector_t *det, sw_cjob_t *cj, uint32_t ci)
+static void revive(sw_detector_t *det, job_t *j, uint32_t ci, const sw_event_t *ev, int64_t offset)
 {
+    sw_cjob_t *cj = j->cj;
     crank_t *c = &cj->r[ci];
     uint32_t p = c_dpos(cj, c);
     cj->dead[p] = cj->dead[--cj->ndead];
@@ -860,7 +883,14 @@ static void revive(sw_detector_t *det, sw_cjob_t *cj, uint32_t ci)
     cd_get(cj, c)->dpos = CNIL;
     c->life = LIFE_ALIVE;
     set_blind(det, cj, c);
-    if (cj->ndead == 0) cj->c_open = false; /* the crash is over: every dead rank is back */
+    if (cj->ndead) return;
+    /* The crash is over: every dead rank is back. Its closing record
+     * carries the final answer (unless the job's summary closed it). */
+    if (!cj->c_ended) {
+        cj->c_rev++;
+        emit_crash(det, j, ev, offset, 0, SW_X8_END_ALIVE);
+    }
+    cj->c_open = cj->c_ended = false;
 }
 
 static void src_of_rank(const job_t *j, const crank_t *c, dsrc_t *s)
@@ -1012,7 +1042,7 @@ static void warn_job(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t
         cj->w_nrev = 0;
         cj->empty_since = INT64_MIN;
         pick_named(cj);
-        emit_warning(det, j, ev, offset, true);
+        emit_warning(det, j, ev, offset, true, SW_X8_END_NONE);
         return;
     }
     if (cj->n_elig) {
@@ -1026,7 +1056,7 @@ static void warn_job(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t
         cj->w_rev++;
         cj->w_nrev++;
         pick_named(cj);
-        emit_warning(det, j, ev, offset, true);
+        emit_warning(det, j, ev, offset, true, SW_X8_END_NONE);
         return;
     }
     /* Hysteresis: it closes after oom.warn.ms without an eligible rank. */
@@ -1036,7 +1066,21 @@ static void warn_job(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t
     cj->w_rev++;
     for (size_t i = 0; i < cj->nnamed; i++) cj->w[cj->named[i]].named = false;
     cj->nnamed = 0;
-    emit_warning(det, j, ev, offset, false);
+    emit_warning(det, j, ev, offset, false, SW_X8_END_ALIVE);
+}
+
+/* Close the open warning with a record of its own (a crash opened, or the
+ * job was summarised), as the hysteresis closes it. */
+static void close_warning(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
+                          sw_x8_end_t end)
+{
+    sw_cjob_t *cj = j->cj;
+    if (!cj->w_open) return;
+    cj->w_open = false;
+    cj->w_rev++;
+    for (size_t i = 0; i < cj->nnamed; i++) cj->w[cj->named[i]].named = false;
+    cj->nnamed = 0;
+    emit_warning(det, j, ev, offset, false, end);
 }
 
 /* ---- the per-event hook ----------------------------------------------- */
@@ -1050,7 +1094,38 @@ void sw_crash_begin(sw_detector_t *det)
     det->xo->n = det->xo->next = 0;
     det->xo->crash_pending = det->xo->crash_opened = false;
     det->xo->closed_warning = 0;
+    det->xo->has_prev = false;
+    det->xo->has_job_crash = false;
     sw_arena_reset(&det->xo->arena);
+}
+
+const sw_x8_t *sw_crash_job_crash(const sw_detector_t *det)
+{
+    return det->xo && det->xo->has_job_crash ? &det->xo->job_crash : NULL;
+}
+
+void sw_crash_summarised(sw_detector_t *det, job_t *j)
+{
+    sw_crash_begin(det);
+    sw_cjob_t *cj = j->cj;
+    if (!cj) return;
+    if (cj->crash > 0) {
+        sw_x8_t *x = &det->xo->job_crash;
+        memset(x, 0, sizeof(*x));
+        det->xo->has_job_crash = true;
+        x->number = cj->crash;
+        x->open = cj->c_open && !cj->c_ended;
+        x->first = cj->first;
+        x->deaths = (int64_t)cj->ndead;
+        x->deaths_total = cj->c_died;
+        storm_ref(j, &x->storm);
+    }
+    if (cj->c_open && !cj->c_ended) {
+        cj->c_rev++;
+        cj->c_ended = true;
+        emit_crash(det, j, NULL, j->last_off, 0, SW_X8_END_JOB);
+    }
+    close_warning(det, j, NULL, j->last_off, SW_X8_END_JOB);
 }
 
 const sw_record_t *sw_crash_next(sw_detector_t *det)
@@ -1090,10 +1165,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
      * new process (a sample from another pid after its death). An error,
      * death marker or stop is a last word, never a return. */
     bool reports = kind == SW_X8_NONE || kind == SW_X8_DEGRADED || kind == SW_X8_RECOVERED;
-    if (c->life == LIFE_SILENT && reports && ts > cd_of(cj, c).death_ts) revive(det, cj, ci);
+    if (c->life == LIFE_SILENT && reports && ts > cd_of(cj, c).death_ts) revive(det, j, ci, ev, offset);
     else if (c->life == LIFE_OOM && sample && ev->pid != cd_of(cj, c).death_pid &&
              ts > cd_of(cj, c).death_ts)
-        revive(det, cj, ci);
+        revive(det, j, ci, ev, offset);
     if (ts > c->newest_ts) c->newest_ts = ts;
     if (kind == SW_X8_STOP && ts >= c->newest_ts) cd_get(cj, c)->stop_ts = ts;
     if (sample && c_stop(cj, c) != INT64_MIN && ts > c_stop(cj, c))
@@ -1129,7 +1204,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
         }
     }
     if (cj->has_mrel) silence_sweep(det, j, ev, offset);
-    if (det->xo->crash_pending) emit_crash(det, j, ev, offset, det->xo->closed_warning);
+    if (det->xo->crash_pending) {
+        emit_crash(det, j, ev, offset, det->xo->closed_warning, SW_X8_END_NONE);
+        if (det->xo->closed_warning) close_warning(det, j, ev, offset, SW_X8_END_CRASH);
+    }
     uint32_t changed = CNIL;
     if (near && c->life == LIFE_ALIVE && warn_sample(det, cj, ci, ev)) changed = c_w(cj, c);
     else if (cap && !near && c_w(cj, c) != CNIL) warn_far(cj, c_w(cj, c), ev->timestamp_ns);
@@ -1139,7 +1217,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
 
 /* ---- snapshots ---------------------------------------------------------- */
 
-#define X8_MAGIC "SW8a"
+/* SW8b adds, per job, whether the crash was closed at the summary and its
+ * death count; SW8a (without them) is still read. */
+#define X8_MAGIC "SW8b"
+#define X8_MAGIC_A "SW8a"
 
 static void put_str(sw_buf_t *b, const char *s)
 {
@@ -1226,6 +1307,8 @@ void sw_crash_save(const sw_detector_t *det, sw_buf_t *out)
         sw_vput_i(out, cj->empty_since);
         sw_vput_u(out, cj->nnamed);
         for (size_t k = 0; k < cj->nnamed; k++) sw_vput_u(out, cj->named[k]);
+        sw_vput_u(out, cj->c_ended);
+        sw_vput_i(out, cj->c_died);
     }
 }
 
@@ -1240,7 +1323,7 @@ static bool get_str(sw_vrd_t *r, char **out)
     return true;
 }
 
-static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
+static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r, bool v_b)
 {
     sw_cjob_t *cj = cjob_get(j);
     uint64_t n = sw_vget_u(r);
@@ -1373,13 +1456,23 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r)
         cj->w[wi].named = true;
         cj->named[cj->nnamed++] = (uint32_t)wi;
     }
+    if (v_b) {
+        cj->c_ended = sw_vget_u(r) != 0;
+        cj->c_died = sw_vget_i(r);
+        if (r->bad || (cj->c_ended && !cj->c_open) || cj->c_died < 0 || cj->c_died > COUNT_MAX)
+            return false;
+    } else {
+        cj->c_died = (int64_t)cj->ndead; /* SW8a: the deaths it still holds */
+    }
     /* The eligible list's order does not matter: records sort it. */
     return !r->bad;
 }
 
 bool sw_crash_load(sw_detector_t *det, sw_vrd_t *r)
 {
-    if (r->end - r->p < 4 || memcmp(r->p, X8_MAGIC, 4) != 0) return false;
+    if (r->end - r->p < 4) return false;
+    bool v_b = memcmp(r->p, X8_MAGIC, 4) == 0;
+    if (!v_b && memcmp(r->p, X8_MAGIC_A, 4) != 0) return false;
     r->p += 4;
     int64_t s = sw_vget_i(r), w = sw_vget_i(r), h = sw_vget_i(r);
     if (r->bad || s != det->params.silence_ms || w != det->params.oom_warn_ms ||
@@ -1390,7 +1483,7 @@ bool sw_crash_load(sw_detector_t *det, sw_vrd_t *r)
         if (!j) continue;
         bool has = sw_vget_u(r) != 0;
         if (r->bad) return false;
-        if (has && !load_job(det, j, r)) return false;
+        if (has && !load_job(det, j, r, v_b)) return false;
     }
     return !r->bad;
 }

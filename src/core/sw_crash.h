@@ -54,6 +54,18 @@ bool sw_crash_reason(sw_str_t metadata_json, char *buf, sw_str_t *out);
 void sw_crash_feed(struct sw_detector_s *det, struct job_s *j, uint32_t ri, const sw_event_t *ev,
                    sw_record_t *rec6, int64_t offset);
 
+/**
+ * @brief The job is summarised (SPEC 6 step 6: end of input, job idle):
+ *        its open crash and open warning close with a record each (read
+ *        them with sw_crash_next(), after the summary). Forgets the records
+ *        of the event last fed.
+ */
+void sw_crash_summarised(struct sw_detector_s *det, struct job_s *j);
+
+/** @brief After sw_crash_summarised(): the job's latest crash as it stood
+ *         before the summary (for the summary's title), NULL none. */
+const sw_x8_t *sw_crash_job_crash(const struct sw_detector_s *det);
+
 /** @brief The next SPEC 8 record of the event last fed, or NULL. */
 const sw_record_t *sw_crash_next(struct sw_detector_s *det);
 

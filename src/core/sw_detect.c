@@ -318,6 +318,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     det->jobs[det->njobs++] = j;
     jmap_put(det, j);
     det->live_jobs++;
+    if (det->pool) atomic_fetch_add_explicit(&det->pool->jobs, 1, memory_order_relaxed);
     junk_add(det, j);
     return j;
 }
@@ -326,6 +327,10 @@ static void job_destroy(sw_detector_t *det, job_t *j)
 {
     if (!j) return;
     det->acct -= j->acct;
+    if (det->pool) {
+        atomic_fetch_sub_explicit(&det->pool->used, (int64_t)j->acct, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&det->pool->jobs, 1, memory_order_relaxed);
+    }
     for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
     sw_tguard_clear(&j->tguard);
     free(j->ranks);
@@ -369,14 +374,46 @@ static int job_evidence(const job_t *j)
 /* How far from the least recently active end eviction looks. */
 #define EVICT_SCAN 256
 
+static size_t job_bytes(const job_t *j);
+
+/* Remove job @p j (no record: it had no onset). */
+static void evict_job(sw_detector_t *det, job_t *j)
+{
+    det->gen++;
+    junk_del(det, j);
+    jmap_del(det, j);
+    /* A hole keeps the others in creation order (the order of the final
+     * summaries); holes are compacted once they are half the array. */
+    det->jobs[j->idx] = NULL;
+    det->live_jobs--;
+    det->st.evicted++;
+    if (job_evidence(j)) det->st.evicted_evidence++;
+    job_destroy(det, j);
+    if (2 * (det->njobs - det->live_jobs) > det->njobs) {
+        size_t k = 0;
+        for (size_t i = 0; i < det->njobs; i++)
+            if (det->jobs[i]) {
+                det->jobs[i]->idx = k;
+                det->jobs[k++] = det->jobs[i];
+            }
+        det->njobs = k;
+    }
+}
+
 /* Evict the job with the least evidence among the EVICT_SCAN least
  * recently active (every job is in that list), never @p keep: the first
- * of evidence 0, else the first of evidence 1. No record is emitted (it
- * had no onset). Only evidence and order decide, so a restored engine
- * evicts what the live one would have.
- * @returns false when there is none. */
-static bool evict_one(sw_detector_t *det, const job_t *keep)
+ * of evidence 0, else (@p max_evidence 1) the first of evidence 1. Only
+ * evidence and order decide, so a restored engine evicts what the live
+ * one would have. @returns false when there is none. */
+static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep);
+
+static bool evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 {
+    if (max_evidence == 0) { /* in a pool: the fewest ranks first */
+        job_t *v = least_valuable(det, 0, keep);
+        if (v) evict_job(det, v);
+        return v != NULL;
+    }
     job_t *j = NULL, *first1 = NULL;
     size_t seen = 0;
     for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
@@ -388,27 +425,27 @@ static bool evict_one(sw_detector_t *det, const job_t *keep)
         }
         if (e == 1 && !first1) first1 = c;
     }
-    if (!j) j = first1;
+    if (!j && max_evidence >= 1) j = first1;
     if (!j) return false;
-    det->gen++;
-    junk_del(det, j);
-    jmap_del(det, j);
-    /* A hole keeps the others in creation order (the order of the final
-     * summaries); holes are compacted once they are half the array. */
-    det->jobs[j->idx] = NULL;
-    det->live_jobs--;
-    job_destroy(det, j);
-    det->st.evicted++;
-    if (2 * (det->njobs - det->live_jobs) > det->njobs) {
-        size_t k = 0;
-        for (size_t i = 0; i < det->njobs; i++)
-            if (det->jobs[i]) {
-                det->jobs[i]->idx = k;
-                det->jobs[k++] = det->jobs[i];
-            }
-        det->njobs = k;
-    }
+    evict_job(det, j);
     return true;
+}
+
+/* The pool's choice (sw_detect_evict_bytes): among the EVICT_SCAN least
+ * recently active, the job of evidence @p evidence with the fewest samples
+ * retained (the first of them). */
+static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep)
+{
+    job_t *best = NULL;
+    size_t seen = 0, found = 0;
+    for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
+        if (c == keep || job_evidence(c) != evidence) continue;
+        if (!best || c->retained < best->retained) best = c;
+        /* One sample a rank: among the first 32, the fewest ranks go first
+         * (a many-rank job starting to report outlives made-up ids). */
+        if (evidence == 0 && (++found == 32 || best->retained <= 1)) break;
+    }
+    return best;
 }
 
 static size_t job_bytes(const job_t *j)
@@ -435,6 +472,9 @@ static void acct_job(sw_detector_t *det, job_t *j)
 {
     size_t b = job_bytes(j);
     det->acct += b - j->acct;
+    if (det->pool)
+        atomic_fetch_add_explicit(&det->pool->used, (int64_t)b - (int64_t)j->acct,
+                                  memory_order_relaxed);
     j->acct = b;
 }
 
@@ -442,13 +482,35 @@ static void acct_job(sw_detector_t *det, job_t *j)
 #define ACCT_NEW_JOB 2048
 #define ACCT_NEW_RANK (sizeof(rank_t) + 64)
 
+/* Whether adding @p more bytes takes the state over its budget (the
+ * pool's, else the engine's own). */
+static bool over_budget(const sw_detector_t *det, size_t more)
+{
+    if (det->pool)
+        return atomic_load_explicit(&det->pool->used, memory_order_relaxed) + (int64_t)more >
+               det->pool->limit;
+    return det->budget && det->acct + more > det->budget;
+}
+
 /* Over the budget after adding @p more bytes: evict (never @p keep) until
- * under it, at most 16 jobs a time. @returns false when still over. */
+ * under it, at most 16 jobs a time; in a pool, only jobs without evidence
+ * (the pool's owner weighs the others against every engine's).
+ * @returns false when still over. */
 static bool budget_room(sw_detector_t *det, const job_t *keep, size_t more)
 {
-    if (!det->budget) return true;
-    for (int k = 0; det->acct + more > det->budget; k++)
-        if (k == 16 || !evict_one(det, keep)) return false;
+    if (!det->budget && !det->pool) return true;
+    for (int k = 0; over_budget(det, more); k++)
+        if (k == 16 || !evict_one(det, keep, det->pool ? 0 : 1)) return false;
+    return true;
+}
+
+/* In a pool, an event that needs @p more bytes the engine cannot free
+ * itself asks the pool's owner for them once (sw_detect_room_wanted):
+ * @returns true when it asks (the caller undoes the event's arrival). */
+static bool room_ask(sw_detector_t *det, size_t more, bool served)
+{
+    if (!det->pool || served) return false;
+    det->room_want = more;
     return true;
 }
 
@@ -716,6 +778,37 @@ static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t
     sw_buf_clear(&buf);
 }
 
+/* Why a new job or rank (@p what) is refused for memory: what was full
+ * and why nothing could go. */
+static void memory_error(const sw_detector_t *det, char *errstr, size_t errstr_size,
+                         const char *what)
+{
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    sw_buf_puts(&buf, what);
+    sw_buf_puts(&buf, " would exceed max.memory.bytes (");
+    if (det->pool) {
+        sw_buf_put_i64(&buf, det->pool->limit);
+        sw_buf_puts(&buf, " bytes, full: ");
+        sw_buf_put_i64(&buf, atomic_load_explicit(&det->pool->used, memory_order_relaxed));
+        sw_buf_puts(&buf, " bytes of ");
+        sw_buf_put_i64(&buf, atomic_load_explicit(&det->pool->jobs, memory_order_relaxed));
+        sw_buf_puts(&buf, " jobs in all engines");
+    } else {
+        sw_buf_puts(&buf, "this engine's budget ");
+        sw_buf_put_i64(&buf, (int64_t)det->budget);
+        sw_buf_puts(&buf, " bytes, full: ");
+        sw_buf_put_i64(&buf, (int64_t)det->acct);
+        sw_buf_puts(&buf, " bytes of ");
+        sw_buf_put_i64(&buf, (int64_t)det->live_jobs);
+        sw_buf_puts(&buf, " jobs");
+    }
+    sw_buf_puts(&buf, ", none of those that could go without losing a rising run or an open "
+                      "episode left)");
+    sw_det_snprintf_like(errstr, errstr_size, sw_buf_cstr(&buf));
+    sw_buf_clear(&buf);
+}
+
 sw_detector_t *sw_detect_new(sw_params_t params)
 {
     sw_detector_t *det = sw_calloc(1, sizeof(*det));
@@ -816,6 +909,13 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     /* From here on "offset" is the tag: offset and source in one. */
     int64_t offset = det_tag(source, input_offset);
     det->arrivals++;
+    /* Fed again after a request: the room was made (granted: taken even if
+     * another engine took some of it meanwhile, one job or rank over at
+     * most), or nothing more could go (served: refused for good). */
+    bool granted = det->room_served && !det->room_final;
+    bool served = det->room_served && det->room_final;
+    det->room_served = det->room_final = false;
+    det->room_want = 0;
     *rec = NULL;
     det->warning.len = 0;
     sw_crash_begin(det);
@@ -833,23 +933,41 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     }
     job_t *j = announced_job(det, ev);
     if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    bool created = false;
+    /* What the event adds when it creates a rank (in a pool, asked for with
+     * its job's, in one request). */
+    size_t rank_more = sample && !ev->counterless ? ACCT_NEW_RANK + sw_win_bytes(1) : 0;
     if (!j) {
         bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
-        bool room = budget_room(det, NULL, ACCT_NEW_JOB);
-        if ((full || det->pressure || !room) && (!room || !evict_one(det, NULL))) {
+        size_t more = ACCT_NEW_JOB + (det->pool ? rank_more : 0);
+        bool room = granted || budget_room(det, NULL, more);
+        if (!room && room_ask(det, more, served)) {
+            det->arrivals--; /* nothing changed: it is fed again */
+            return SW_ERR_LIMIT;
+        }
+        /* In a pool, pressure is the pool's account, exact where it grows. */
+        bool press = det->pressure && !det->pool;
+        if ((full || press || !room) && (!room || !evict_one(det, NULL, 1))) {
             det->st.limit_rejects++;
-            if (full)
+            if (full) {
                 limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
                             det->params.max_jobs);
-            else
-                limit_error(errstr, errstr_size,
-                            "a new job would exceed max.memory.bytes (jobs tracked, each with a "
-                            "rising run or an open episode among the least recently active: ",
-                            -1, "", (int64_t)det->live_jobs);
+            } else {
+                det->st.refused_jobs++;
+                memory_error(det, errstr, errstr_size, "a new job");
+            }
             return SW_ERR_LIMIT;
         }
         j = sw_det_job_create(det, ev, offset);
         acct_job(det, j);
+        created = true;
+    } else if (rank_more && det->pool && !served && !granted) {
+        uint32_t ri0;
+        if (!sw_imap_get(&j->rank_map, ev->rank, &ri0) && !budget_room(det, j, rank_more) &&
+            room_ask(det, rank_more, served)) {
+            det->arrivals--; /* nothing changed: it is fed again */
+            return SW_ERR_LIMIT;
+        }
     }
     if (sample && !ev->counterless && !in_time(det, j, ev, offset, errstr, errstr_size))
         return SW_ERR_CLOCK;
@@ -892,11 +1010,12 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
         j->ranks[det->cur.ri].rank == ev->rank) {
         ri = det->cur.ri;
     } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
-        if (!budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
+        /* In a pool, a job made by this event had its first rank's room
+         * asked for with it. */
+        if (!((created || granted) && det->pool) &&
+            !budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
             det->st.limit_rejects++;
-            limit_error(errstr, errstr_size,
-                        "a new rank would exceed max.memory.bytes (engine state ",
-                        (int64_t)det->acct, " bytes, budget ", (int64_t)det->budget);
+            memory_error(det, errstr, errstr_size, "a new rank");
             return SW_ERR_LIMIT;
         }
         ri = sw_det_rank_create(det, j, ev->rank);
@@ -1043,12 +1162,24 @@ static void prefetch_window(sw_detector_t *det)
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 
+/* A job's summary, then the SPEC 8 records that close its crash and
+ * warning (sw_crash_summarised). */
+static void summarise(sw_detector_t *det, job_t *j, sw_record_cb cb, void *opaque)
+{
+    sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off);
+    sw_crash_summarised(det, j);
+    rec->job_crash = sw_crash_job_crash(det);
+    cb(opaque, rec);
+    rec->job_crash = NULL; /* det->rec is reused by the next record */
+    for (const sw_record_t *x = sw_crash_next(det); x; x = sw_crash_next(det)) cb(opaque, x);
+}
+
 void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)
 {
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j || !j->has_sample) continue;
-        cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+        summarise(det, j, cb, opaque);
     }
 }
 
@@ -1061,8 +1192,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         if (!j) continue;
         if (now_ms - j->last_ms >= idle_ms) {
             det->gen++;
-            if (j->has_sample)
-                cb(opaque, sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off));
+            if (j->has_sample) summarise(det, j, cb, opaque);
             junk_del(det, j);
             jmap_del(det, j);
             job_destroy(det, j);
@@ -1100,8 +1230,60 @@ size_t sw_detect_accounted(const sw_detector_t *det)
 size_t sw_detect_evict(sw_detector_t *det, size_t max)
 {
     size_t n = 0;
-    while (n < max && evict_one(det, NULL)) n++;
+    while (n < max && evict_one(det, NULL, 1)) n++;
     return n;
+}
+
+void sw_detect_set_pool(sw_detector_t *det, sw_detect_pool_t *pool)
+{
+    if (det->pool == pool) return;
+    if (det->pool) {
+        atomic_fetch_sub_explicit(&det->pool->used, (int64_t)det->acct, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&det->pool->jobs, (int64_t)det->live_jobs,
+                                  memory_order_relaxed);
+    }
+    det->pool = pool;
+    if (pool) {
+        atomic_fetch_add_explicit(&pool->used, (int64_t)det->acct, memory_order_relaxed);
+        atomic_fetch_add_explicit(&pool->jobs, (int64_t)det->live_jobs, memory_order_relaxed);
+    }
+}
+
+size_t sw_detect_room_wanted(const sw_detector_t *det)
+{
+    return det->room_want;
+}
+
+void sw_detect_room_served(sw_detector_t *det, bool final)
+{
+    det->room_served = true;
+    det->room_final = final;
+}
+
+bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *value)
+{
+    const job_t *j = least_valuable(det, evidence, NULL);
+    if (!j) return false;
+    *value = j->retained;
+    return true;
+}
+
+size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes,
+                             sw_detect_evict_cb cb, void *opaque)
+{
+    size_t freed = 0;
+    job_t *j;
+    while (freed < bytes && (j = least_valuable(det, evidence, NULL)) != NULL) {
+        size_t b = j->acct;
+        if (cb) {
+            sw_detect_evictee_t e = {j->has_job_id, j->job_id,   j->job_id_len, evidence,
+                                     j->nranks,     j->retained, b};
+            cb(opaque, &e);
+        }
+        evict_job(det, j);
+        freed += b ? b : 1; /* a job not accounted yet still counts as progress */
+    }
+    return freed;
 }
 
 void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)

@@ -9,6 +9,7 @@
 #ifndef SW_DETECT_H
 #define SW_DETECT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ typedef struct sw_detect_stats_s {
     uint64_t stale_windows; /**< windows emptied as stale */
     uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
     uint64_t evicted; /**< jobs with the least evidence evicted to make room (max.jobs, budget) */
+    uint64_t evicted_evidence; /**< of them, jobs with samples (a rank with two or more) */
+    uint64_t refused_jobs;     /**< new jobs refused for memory (max.memory.bytes) */
     uint64_t clock_refused; /**< samples refused as out of time (sw_tguard.h) */
     uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[SW_ACTION_CNT]; /**< records emitted, by sw_action_t */
@@ -80,6 +83,73 @@ size_t sw_detect_accounted(const sw_detector_t *det);
 
 /** @brief Evict up to @p max jobs as a new job would. @returns how many. */
 size_t sw_detect_evict(sw_detector_t *det, size_t max);
+
+/**
+ * One memory budget for the engines of a process (max.memory.bytes), in
+ * place of each engine's own (sw_detect_set_budget): the bytes every
+ * attached engine accounts (sw_detect_accounted()), summed atomically, so
+ * that engines fed on different threads share it. An engine makes room
+ * itself only by evicting its own jobs without evidence (no rank with two
+ * samples); when that is not enough, the event is refused with a request
+ * (sw_detect_room_wanted()) that the pool's owner serves where every
+ * engine is at rest, taking room from the least valuable jobs of all
+ * engines (sw_detect_evict_bytes()), then says so (sw_detect_room_served())
+ * and feeds the event again: it is taken, or refused for good.
+ */
+typedef struct sw_detect_pool_s {
+    _Atomic int64_t used; /**< bytes accounted by the engines attached */
+    _Atomic int64_t jobs; /**< jobs tracked by them */
+    int64_t limit;        /**< the budget (bytes, > 0) */
+} sw_detect_pool_t;
+
+/** @brief Attach @p det (and what it accounts now) to @p pool (NULL: detach). */
+void sw_detect_set_pool(sw_detector_t *det, sw_detect_pool_t *pool);
+
+/**
+ * @brief After sw_detect_feed*() returned SW_ERR_LIMIT: the bytes the event
+ *        needs from the pool (> 0: nothing changed, feed the event again
+ *        after sw_detect_room_served()), or 0 (refused for good).
+ */
+size_t sw_detect_room_wanted(const sw_detector_t *det);
+
+/**
+ * @brief The pool's owner made what room it could: the event fed again
+ *        takes it (even if another engine fed meanwhile took some: the pool
+ *        then passes its budget by that event's job or rank, which later
+ *        requests and sw_detect_evict_bytes() bring back), or with @p final
+ *        (nothing more could go) it is refused for good.
+ */
+void sw_detect_room_served(sw_detector_t *det, bool final);
+
+/** A job evicted by sw_detect_evict_bytes(), borrowed during the callback. */
+typedef struct sw_detect_evictee_s {
+    bool has_job_id;
+    const char *job_id;
+    size_t job_id_len;
+    int evidence;       /**< 0: no rank has two samples; 1: samples, no rising run */
+    size_t ranks;       /**< ranks tracked */
+    uint64_t retained;  /**< samples in its windows */
+    size_t bytes;       /**< accounted bytes freed */
+} sw_detect_evictee_t;
+
+typedef void (*sw_detect_evict_cb)(void *opaque, const sw_detect_evictee_t *e);
+
+/**
+ * @brief The value of the job sw_detect_evict_bytes(@p det, @p evidence, ...)
+ *        would evict next: evidence first, then samples retained (lower is
+ *        less valuable). @returns false when there is none.
+ */
+bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *value);
+
+/**
+ * @brief Evict jobs of exactly @p evidence (0 or 1) among the 256 least
+ *        recently active, least valuable first (sw_detect_evict_value),
+ *        until @p bytes accounted bytes are freed or none is left; never a
+ *        job with a rising run or an open episode. @p cb (may be NULL) sees
+ *        each. @returns the bytes freed.
+ */
+size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes,
+                             sw_detect_evict_cb cb, void *opaque);
 
 /** Called for each summary record; @p rec is borrowed during the call. */
 typedef void (*sw_record_cb)(void *opaque, const sw_record_t *rec);
@@ -160,6 +230,9 @@ void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev);
 /**
  * @brief Emit one summary per job that had a sample, in the order the jobs
  *        first appeared (SPEC 6 step 6, end of input). Jobs are kept.
+ *        After a job's summary, @p cb also gets the SPEC 8 records that
+ *        close its open crash and warning (a crash or warning record with
+ *        open false and no event_timestamp_ns).
  */
 void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque);
 

@@ -254,6 +254,10 @@ struct sw_detector_s {
     bool pressure;                /* over the memory budget (sw_detect_set_pressure) */
     size_t acct;                  /* sum of the jobs' acct: state that grows with jobs */
     size_t budget;                /* sw_detect_set_budget(); 0: none */
+    sw_detect_pool_t *pool;       /* the process's budget (sw_detect_set_pool); NULL: none */
+    size_t room_want;             /* bytes the last refused event asked the pool for */
+    bool room_served;             /* the pool's owner made what room it could */
+    bool room_final;              /* ... and nothing more can go */
     /* The events announced by sw_detect_prefetch (the last one, pf, and
      * the one before, cur, normally the event being fed): job and rank,
      * valid while gen is unchanged (gen moves whenever a job or a rank

@@ -39,60 +39,16 @@ static void on_expired(void *opaque, const sw_record_t *rec)
     sw_run_send_record(r, p, 0, p->next - 1, rec);
 }
 
-/* Once a second: the engines' memory against max.memory.bytes. Each
- * engine gets a budget where its state grows (sw_detect_set_budget): what
- * it holds plus an equal share of what is left, so that between two ticks
- * no engine passes the whole budget. Over it, each engine evicts the jobs
- * with the least evidence, and new jobs do the same before they are
- * refused. When much was freed (jobs expired or evicted), the allocator
- * returns it to the system, so that RSS follows. */
 /* The closing lines of the rate-limited warnings whose window ended (at
  * exit: all of them, @p flush). */
 static void limits_tick(run_t *r, bool flush)
 {
-    sw_log_limit_t *lims[] = {&r->lim_bad, &r->lim_kafka, &r->lim_commit,    &r->lim_snap,
-                              &r->lim_key, &r->lim_reg,   &r->kctx.lim_down, &r->kctx.lim_err};
+    sw_log_limit_t *lims[] = {&r->lim_bad,  &r->lim_kafka,     &r->lim_commit,
+                              &r->lim_snap, &r->lim_key,       &r->lim_reg,
+                              &r->lim_mem,  &r->kctx.lim_down, &r->kctx.lim_err};
     for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
         if (flush) sw_log_limit_flush(r->log, lims[i]);
         else sw_log_limit_tick(r->log, lims[i]);
-    }
-}
-
-static void memory_tick(run_t *r)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < r->nparts; i++) {
-        part_t *p = r->parts[i];
-        if (!p || !p->det) continue;
-        sw_detect_stats_t st;
-        sw_detect_stats(p->det, &st);
-        total += st.bytes;
-    }
-    bool over = r->memory_budget > 0 && total > (uint64_t)r->memory_budget;
-    if (over != r->over_budget)
-        sw_log(r->log, over ? SW_LOG_WARN : SW_LOG_INFO,
-               over ? "engine state %llu bytes is over max.memory.bytes (%lld): new jobs evict "
-                      "the jobs with the least evidence"
-                    : "engine state %llu bytes is back under max.memory.bytes (%lld)",
-               (unsigned long long)total, (long long)r->memory_budget);
-    r->over_budget = over;
-    size_t engines = 0;
-    for (size_t i = 0; i < r->nparts; i++) engines += r->parts[i] && r->parts[i]->det;
-    uint64_t left = r->memory_budget > 0 && total < (uint64_t)r->memory_budget
-                        ? (uint64_t)r->memory_budget - total
-                        : 0;
-    for (size_t i = 0; i < r->nparts; i++) {
-        part_t *p = r->parts[i];
-        if (!p || !p->det) continue;
-        sw_detect_set_pressure(p->det, over);
-        if (over) sw_detect_evict(p->det, 1000);
-        if (r->memory_budget > 0)
-            sw_detect_set_budget(p->det, sw_detect_accounted(p->det) + left / engines);
-    }
-    if (total > r->trimmed_at) r->trimmed_at = total; /* the high mark since the last trim */
-    if (r->trimmed_at > total + (32u << 20)) {
-        malloc_trim(0);
-        r->trimmed_at = total;
     }
 }
 
@@ -293,6 +249,9 @@ static void publish_metrics(run_t *r)
         sum.blind_ranks += cur.blind_ranks;
     }
     sw_metrics_engine_gauges(r->m, &sum);
+    int64_t rwaiting = 0;
+    for (size_t i = 0; i < r->nparts; i++) rwaiting += r->parts[i] && r->parts[i]->rwaiting;
+    sw_run_m_set(r, SW_M_REPARTITION_WAITING, rwaiting);
     sw_run_m_set(r, SW_M_ASSIGNED_PARTITIONS, (int64_t)r->st.partitions);
     sw_run_m_set(r, SW_M_CONSUMER_TOTAL_LAG, total_lag);
     sw_metrics_set_ready_state(r->m, r->st.partitions > 0, total_lag);
@@ -439,6 +398,7 @@ int sw_run(const sw_run_opts_t *opts)
     r.commit_interval_ms = set->delivery.commit_interval_ms;
     r.shutdown_ms = set->delivery.shutdown_timeout_ms;
     r.memory_budget = set->engine.max_memory_bytes;
+    r.pool.limit = r.memory_budget; /* one budget for every engine (sw_run_mem.c) */
     sw_run_m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
     r.snapshot_interval_ms = set->delivery.snapshot_interval_ms;
     r.restore = set->delivery.state_restore;
@@ -568,7 +528,8 @@ int sw_run(const sw_run_opts_t *opts)
                 sw_run_idle_tick(&r, now);
                 sw_run_keying_warn(&r);
                 expire_idle(&r);
-                memory_tick(&r);
+                sw_run_memory_tick(&r);
+                sw_run_peer_tick(&r, now);
                 sw_run_registry_metrics(&r);
                 publish_metrics(&r);
                 limits_tick(&r, false);

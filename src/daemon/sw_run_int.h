@@ -73,7 +73,8 @@ typedef enum wkind_e {
     WK_LIMIT,
     WK_CLOCK, /* refused by the engine's out-of-time guard */
     WK_FORWARD,
-    WK_RECORD
+    WK_RECORD,
+    WK_PEER_MARKER /* a marker of a repartition=auto member (a mixed group): skipped */
 } wkind_t;
 
 typedef struct wout_s {
@@ -104,6 +105,9 @@ typedef struct pwork_s {
     int64_t max_ts;       /* newest message timestamp among them (ms) */
     int64_t last;         /* offset of the last processed, -1 none */
     int64_t rlast;        /* repartition=auto: the same of the repartition partition */
+    size_t room;          /* bytes its engine asked the memory pool for: the range stopped
+                             before the message, which is fed again after the main thread
+                             made room (sw_run_mem.c) */
     /* repartition=auto, since the last apply: input keyed by its job_id,
      * those of it forwarded, and of those how many each candidate
      * partitioner places where they are (the WARN's evidence). */
@@ -126,6 +130,7 @@ typedef enum sw_fwd_reason_e {
 typedef struct msgq_s {
     rd_kafka_message_t **m;
     size_t head, n, cap;
+    size_t bytes; /* values and keys held */
 } msgq_t;
 
 /* An assigned input partition. Created and destroyed by the rebalance
@@ -184,6 +189,16 @@ typedef struct part_s {
                                  offsets are the xr of led's (snapshot commits) */
     sw_imap_t rsuppress;      /* their records already on the output */
     bool rebuilding_in, rebuilding_rep; /* a restore's rebuild of each log is not over */
+    /* The repartition topic unavailable (sw_run_local.c, direct()): */
+    int64_t marker_ms;  /* when the marker in flight was written (sw_clock_ms) */
+    uint64_t copies;    /* copies read from repartition p since it was assigned */
+    uint64_t mk_unread; /* markers written and not read back yet */
+    int64_t rep_hi;     /* repartition p's end offset when a marker last came back */
+    bool direct;        /* input analysed without waiting for its marker */
+    bool rwaiting;      /* input waits for markers that do not come back (a gauge) */
+    int64_t mem_fixed;  /* engine bytes beside its jobs, in the memory pool (sw_run_mem.c) */
+    bool direct_after;  /* a direct spell ended: copies read before the next marker
+                           back are counted as possibly out of replay's order */
     int64_t rebuild_rx, rebuild_ry;     /* the repartition side's x and y */
     /* Metrics (sw_run.c): series of the thread-safe registry; mprev is
      * what the main thread last published of the engine's counters. */
@@ -348,8 +363,18 @@ typedef struct run_s {
     part_t *expiring;      /* partition whose idle jobs are being summarised */
     uint64_t trimmed_at;   /* engine bytes at the last malloc_trim */
     bool over_budget;
+    /* Memory (sw_run_mem.c): one budget for every engine (max.memory.bytes),
+     * written by the workers' engines atomically, evicted from on the main
+     * thread between passes. */
+    sw_detect_pool_t pool;
+    int64_t prefetch_kb;    /* queued.max.messages.kbytes lowered to fit (0: as set) */
+    uint64_t mem_refused;   /* jobs refused for memory, said in the last WARN */
+    /* A mixed group (sw_run_work.c): markers of repartition=auto members
+     * seen by a member in another mode. */
+    uint64_t peer_markers;
+    int64_t peer_marker_ms; /* when the last one was seen (sw_clock_ms; 0: never) */
     sw_run_stats_t st;
-    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg;
+    sw_log_limit_t lim_bad, lim_kafka, lim_commit, lim_snap, lim_key, lim_reg, lim_mem;
     char rep_fix[1400]; /* the command that gives the repartition topic the input's count */
     /* repartition=on: the forwarded time idle expiry counts in
      * (sw_run_idle.c, once a second on the main thread). */
@@ -435,6 +460,14 @@ void sw_run_idle_tick(run_t *r, int64_t now);
  *  repartition=on (never more than 9 x job.idle.ms behind), else @p now. */
 int64_t sw_run_idle_now(const run_t *r, int64_t now);
 void sw_run_idle_free(run_t *r);
+bool sw_run_is_peer_marker(const rd_kafka_message_t *m);
+void sw_run_peer_tick(run_t *r, int64_t now);
+/* sw_run_mem.c */
+void sw_run_mem_serve(run_t *r, void *const *jobs, size_t njobs);
+void sw_run_memory_tick(run_t *r);
+void sw_run_mem_attach(run_t *r, part_t *p);
+void sw_run_mem_detach(run_t *r, part_t *p);
+int64_t sw_run_prefetch_fit(run_t *r, int64_t kb, int partitions);
 /* repartition=auto (sw_run_local.c). */
 bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more);
 void sw_run_work_push_src(pwork_t *pw, rd_kafka_message_t *m, int src);

@@ -28,6 +28,10 @@
 #include "sw_run_int.h"
 
 #define LOCAL_FIFO_MAX 16384 /* input read and not yet released: reading pauses above */
+#define LOCAL_FIFO_BYTES (16u << 20) /* ... or above this many bytes of it */
+/* A marker not back within this long (while input waits for it): the
+ * repartition topic is taken as unavailable (see direct_ok). */
+#define DIRECT_AFTER_MS 500
 #define LOCAL_REP_BATCH 1024 /* repartition messages taken per round */
 /* A marker is written when input waits for one and no earlier marker of
  * the partition is still on its way back, or once this much input waits:
@@ -50,6 +54,7 @@ static void q_push(msgq_t *q, rd_kafka_message_t *m)
         q->head = 0;
     }
     q->m[(q->head + q->n++) % q->cap] = m;
+    q->bytes += m->len + m->key_len;
 }
 
 static rd_kafka_message_t *q_front(const msgq_t *q)
@@ -62,6 +67,7 @@ static rd_kafka_message_t *q_pop(msgq_t *q)
     rd_kafka_message_t *m = q->m[q->head];
     q->head = (q->head + 1) % q->cap;
     q->n--;
+    q->bytes -= m->len + m->key_len;
     return m;
 }
 
@@ -80,7 +86,7 @@ void sw_run_local_free(part_t *p)
 
 bool sw_run_local_may_read(const part_t *p)
 {
-    return p->fifo.n < LOCAL_FIFO_MAX;
+    return p->fifo.n < LOCAL_FIFO_MAX && p->fifo.bytes < LOCAL_FIFO_BYTES;
 }
 
 /* ---- markers ------------------------------------------------------------ */
@@ -126,8 +132,10 @@ static void write_marker(run_t *r, part_t *p)
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) sw_run_local_marker_failed(r, p, p->in_read, rd_kafka_err2str(e));
         return; /* the next round writes it */
     }
+    if (p->inflight < 0) p->marker_ms = sw_clock_ms(); /* else: the wait goes on */
     p->marked = p->in_read;
     p->inflight = p->in_read;
+    p->mk_unread++;
 }
 
 void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why)
@@ -188,6 +196,7 @@ static void take_input(run_t *r, part_t *p)
         } else if (p->in_read < 0 || m->offset >= p->in_read) {
             p->rebuilding_in = false; /* past the snapshot (or what retention left) */
             if (p->fifo.n || key_here(r, p, m)) {
+                if (!p->fifo.n && p->inflight < 0) p->marker_ms = sw_clock_ms(); /* waits now */
                 q_push(&p->fifo, m);
                 keep = true;
             } else if (!sw_run_registry_wait(r, p, m)) { /* else held: read again */
@@ -201,6 +210,125 @@ static void take_input(run_t *r, part_t *p)
         }
         if (!keep) rd_kafka_message_destroy(m);
     }
+}
+
+/* ---- the repartition topic unavailable -------------------------------------
+ * Input waits for its marker's round trip through repartition p. When the
+ * marker does not come back within DIRECT_AFTER_MS (the partition's leader
+ * is gone, say) and repartition p holds no copy from other partitions —
+ * none was read since it was assigned, and its end offset, as last known,
+ * leaves room for this partition's own markers only — the order the
+ * markers would fix is input order, which any later reader of the two logs
+ * sees again: the input is then analysed directly ("direct"), without its
+ * marker, until a marker comes back. A copy another member forwarded
+ * during the outage and that lands only after it is the one case a
+ * restore from a snapshot older than the outage may see in another order:
+ * counted (stormwatch_repartition_direct_reordered_total) and said. When
+ * repartition p holds copies, its input waits, and the partition is
+ * counted in stormwatch_repartition_waiting_partitions (not ready). */
+
+/* Our marker came back: the repartition topic answers again. */
+static void marker_back(run_t *r, part_t *p)
+{
+    int64_t lo = -5, hi = -5;
+    if (!rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) &&
+        hi >= 0)
+        p->rep_hi = hi; /* what copies_possible() knows when the leader is gone */
+    if (p->mk_unread) p->mk_unread--;
+    p->marker_ms = sw_clock_ms(); /* progress: the next wait counts from here */
+    if (p->direct) {
+        p->direct = false;
+        p->direct_after = true;
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: markers come back through %s [%d] again: its input waits for them as "
+               "before",
+               p->topic, (int)p->partition, r->rep_topic, (int)p->partition);
+    } else if (p->inflight < 0) {
+        p->direct_after = false; /* a marker written after the spell is back */
+    }
+}
+
+/* A copy from another partition, read from repartition p. */
+static void copy_read(run_t *r, part_t *p, const rd_kafka_message_t *m)
+{
+    p->copies++;
+    if (!p->direct && !p->direct_after) return;
+    sw_run_m_add(r, SW_M_DIRECT_REORDERED, 1);
+    sw_log_limited(r->log, &r->lim_kafka, SW_LOG_WARN,
+                   "%s [%d] offset %lld: a copy forwarded by another partition arrived after this "
+                   "partition's input was analysed without markers (the repartition topic was "
+                   "unavailable): a restore from a snapshot older than that spell may analyse it "
+                   "in another order",
+                   r->rep_topic, (int)p->partition, (long long)m->offset);
+}
+
+/* Whether repartition p may hold a copy not read yet: messages between
+ * the next offset to read and its end offset (the mirror's last known)
+ * that are not this partition's own markers, or copies read and held. */
+static bool copies_possible(run_t *r, const part_t *p, char *why, size_t why_size)
+{
+    if (p->copies) {
+        snprintf(why, why_size, "%llu copies from other partitions read from it",
+                 (unsigned long long)p->copies);
+        return true;
+    }
+    for (size_t k = 0; k < p->rheld.n; k++) {
+        const rd_kafka_message_t *m = p->rheld.m[(p->rheld.head + k) % p->rheld.cap];
+        int64_t i;
+        if (!m->err && !marker_of(p, m, &i)) {
+            snprintf(why, why_size, "a copy from another partition read and waiting");
+            return true;
+        }
+    }
+    int64_t lo = -1, hi = -1;
+    if (rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) ||
+        hi < 0)
+        hi = p->rep_hi; /* the leader is gone: as last known */
+    if (hi < 0 || p->rnext < 0) {
+        snprintf(why, why_size, "its end offset is not known");
+        return true;
+    }
+    int64_t from = p->rnext;
+    if (hi - from <= (int64_t)p->mk_unread + (int64_t)p->rheld.n) return false;
+    snprintf(why, why_size,
+             "%lld messages past offset %lld not read yet, more than this partition's %llu "
+             "markers",
+             (long long)(hi - from - (int64_t)p->rheld.n), (long long)from,
+             (unsigned long long)p->mk_unread);
+    return true;
+}
+
+/* Input waits for a marker that has not come back within DIRECT_AFTER_MS:
+ * analyse it directly when that keeps the order (see above), else wait,
+ * counted. @returns whether the partition's input goes on directly. */
+static bool direct_ok(run_t *r, part_t *p, int64_t now, bool *waiting)
+{
+    *waiting = false;
+    if (p->direct) return true;
+    if (!p->fifo.n || p->rebuilding_in || p->rebuilding_rep || p->mode == PM_REBUILD ||
+        sw_hold_held(&p->hold) || now - p->marker_ms < DIRECT_AFTER_MS)
+        return false;
+    char why[200];
+    if (copies_possible(r, p, why, sizeof(why))) {
+        if (!p->rwaiting)
+            sw_log(r->log, SW_LOG_WARN,
+                   "%s [%d]: no marker back through %s [%d] for %lld ms; its input waits (%zu "
+                   "messages, %zu bytes, reading pauses at %u or %u MiB): repartition [%d] may "
+                   "hold copies from other partitions, whose order the markers fix (%s)",
+                   p->topic, (int)p->partition, r->rep_topic, (int)p->partition,
+                   (long long)(now - p->marker_ms), p->fifo.n, p->fifo.bytes, LOCAL_FIFO_MAX,
+                   LOCAL_FIFO_BYTES >> 20, (int)p->partition, why);
+        *waiting = true;
+        return false;
+    }
+    p->direct = true;
+    sw_log(r->log, SW_LOG_WARN,
+           "%s [%d]: no marker back through %s [%d] for %lld ms (is its leader available?): "
+           "the input is analysed directly until one comes back (repartition [%d] holds no copy "
+           "from other partitions, so input order is the order markers would fix)",
+           p->topic, (int)p->partition, r->rep_topic, (int)p->partition,
+           (long long)(now - p->marker_ms), (int)p->partition);
+    return true;
 }
 
 /* Repartition p in order into the round's work: copies where they stand,
@@ -241,6 +369,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
             if (i > p->in_read) break; /* the input is behind this marker: wait for it */
             if (r->part_pending) break; /* what it releases is decided by the partitioner */
             if (p->inflight >= 0 && i >= p->inflight) p->inflight = -1; /* ours came back */
+            if (i >= 0) marker_back(r, p);
             rd_kafka_message_t *im;
             bool wait = false;
             while ((im = q_front(&p->fifo)) != NULL && im->offset < i) {
@@ -253,6 +382,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
             continue;
         }
         if (sw_run_registry_unready(r, p, m)) break;
+        copy_read(r, p, m);
         sw_run_work_push_src(pw, q_pop(&p->rheld), 1);
     }
 }
@@ -270,6 +400,17 @@ bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more)
             write_marker(r, p);
         if (p->mode == PM_REBUILD && !p->rebuilding_in && !p->rebuilding_rep)
             sw_run_rebuild_finish(r, p); /* both rebuilds over without a later message */
+        bool waiting;
+        if (direct_ok(r, p, sw_clock_ms(), &waiting)) {
+            rd_kafka_message_t *im;
+            uint64_t n = 0;
+            while ((im = q_front(&p->fifo)) != NULL && !sw_run_registry_unready(r, p, im)) {
+                sw_run_work_push_src(pw, q_pop(&p->fifo), 0);
+                n++;
+            }
+            if (n) sw_run_m_add(r, SW_M_DIRECT_MESSAGES, n);
+        }
+        p->rwaiting = waiting;
     }
     if (!pw->n) return false;
     pw->w0 = 0;

@@ -76,6 +76,7 @@ part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
     p->local = r->rep_auto;
     p->next = -1;
     p->rnext = -1;
+    p->rep_hi = -1;
     p->inflight = -1;
     sw_ledger_init(&p->rled);
     sw_imap_init(&p->rsuppress);
@@ -114,6 +115,7 @@ void sw_run_part_destroy(run_t *r, part_t *p)
     if (p->local) sw_run_local_release(r, p);
     sw_run_work_free(p);
     sw_run_local_free(p);
+    sw_run_mem_detach(r, p);
     sw_detect_destroy(p->det);
     sw_imap_clear(&p->suppress);
     sw_imap_clear(&p->rsuppress);

@@ -352,6 +352,15 @@ static bool auto_fits(run_t *r)
     return false;
 }
 
+/* queued.max.messages.kbytes lowered to fit the container (fit_prefetch). */
+static void set_prefetch(const run_t *r, rd_kafka_conf_t *c)
+{
+    char v[32], err[256];
+    if (!c || r->prefetch_kb <= 0) return;
+    snprintf(v, sizeof(v), "%lld", (long long)r->prefetch_kb);
+    sw_kafka_set(c, "queued.max.messages.kbytes", v, err, sizeof(err));
+}
+
 /* repartition=auto: the mirror consumer, which reads repartition p for
  * whoever owns input p (a group id of its own that it never joins, no
  * subscription: librdkafka's incremental assignment needs one), and the
@@ -362,6 +371,7 @@ static int start_mirror(run_t *r)
     snprintf(gid, sizeof(gid), "%s.mirror", r->set->kafka.group_id);
     rd_kafka_conf_t *mc = sw_kafka_conf(r->opts->conf, SW_KAFKA_CONSUMER, r->opts->bootstrap, gid,
                                         &r->kctx, err, sizeof(err));
+    set_prefetch(r, mc);
     if (mc) {
         sw_kafka_set(mc, "enable.auto.commit", "false", err, sizeof(err));
         sw_kafka_set(mc, "auto.offset.reset", "earliest", err, sizeof(err));
@@ -389,6 +399,57 @@ static int start_mirror(run_t *r)
     }
     r->pass.rep_parts = r->rep_parts;
     return 0;
+}
+
+/* The group's consumer (not subscribed yet). @returns 0, or 2 (logged). */
+static int make_consumer(run_t *r)
+{
+    char err[512];
+    rd_kafka_conf_t *cc = sw_kafka_conf(r->opts->conf, SW_KAFKA_CONSUMER, r->opts->bootstrap,
+                                        r->set->kafka.group_id, &r->kctx, err, sizeof(err));
+    if (!cc) {
+        sw_log(r->log, SW_LOG_ERROR, "%s", err);
+        return 2;
+    }
+    if (r->eos) sw_kafka_set(cc, "isolation.level", "read_committed", err, sizeof(err));
+    set_prefetch(r, cc);
+    rd_kafka_conf_set_rebalance_cb(cc, sw_run_rebalance_cb);
+    rd_kafka_conf_set_offset_commit_cb(cc, sw_run_offset_commit_cb);
+    r->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, err, sizeof(err));
+    if (!r->consumer) {
+        rd_kafka_conf_destroy(cc);
+        sw_log(r->log, SW_LOG_ERROR, "cannot create the consumer: %s", err);
+        return 2;
+    }
+    rd_kafka_poll_set_consumer(r->consumer);
+    return 0;
+}
+
+/* What the consumers may prefetch (per partition, over every input and
+ * repartition partition this member may be assigned) beside the engines'
+ * budget, against the container's memory limit (sw_run_mem.c): when it
+ * does not fit, the consumer (not subscribed yet) is made again with the
+ * lowered value, and so is the repartition reader. @returns 0, or 2. */
+static int fit_prefetch(run_t *r)
+{
+    char v[32];
+    size_t n = sizeof(v);
+    if (rd_kafka_conf_get(rd_kafka_conf(r->consumer), "queued.max.messages.kbytes", v, &n) !=
+        RD_KAFKA_CONF_OK)
+        return 0;
+    int64_t kb = strtoll(v, NULL, 10);
+    int parts = r->rep_topic ? r->rep_parts : 0;
+    const sw_conf_strs_t *in = &r->set->kafka.input_topics;
+    for (size_t i = 0; i < in->n; i++) {
+        int k = in->v[i][0] == '^' ? 0 : sw_run_topic_partitions(r, in->v[i]);
+        parts += k > 0 ? k : 0;
+    }
+    int64_t fit = sw_run_prefetch_fit(r, kb, parts);
+    if (fit == kb) return 0;
+    r->prefetch_kb = fit;
+    rd_kafka_destroy(r->consumer);
+    r->consumer = NULL;
+    return make_consumer(r);
 }
 
 int sw_run_setup(run_t *r)
@@ -441,22 +502,7 @@ int sw_run_setup(run_t *r)
             return 1;
         if (!sw_run_txn_begin(r)) return 1;
     }
-    rd_kafka_conf_t *cc = sw_kafka_conf(conf, SW_KAFKA_CONSUMER, r->opts->bootstrap,
-                                        r->set->kafka.group_id, &r->kctx, err, sizeof(err));
-    if (!cc) {
-        sw_log(r->log, SW_LOG_ERROR, "%s", err);
-        return 2;
-    }
-    if (r->eos) sw_kafka_set(cc, "isolation.level", "read_committed", err, sizeof(err));
-    rd_kafka_conf_set_rebalance_cb(cc, sw_run_rebalance_cb);
-    rd_kafka_conf_set_offset_commit_cb(cc, sw_run_offset_commit_cb);
-    r->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, err, sizeof(err));
-    if (!r->consumer) {
-        rd_kafka_conf_destroy(cc);
-        sw_log(r->log, SW_LOG_ERROR, "cannot create the consumer: %s", err);
-        return 2;
-    }
-    rd_kafka_poll_set_consumer(r->consumer);
+    if (make_consumer(r)) return 2;
     if (!wait_cluster(r)) return r->kctx.fatal ? 1 : -1;
     if (ensure_topics(r)) return 1;
     if (r->restore) {
@@ -505,6 +551,7 @@ int sw_run_setup(run_t *r)
                    r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0], r->in_parts,
                    r->rep_parts, r->rep_fix);
     }
+    if (fit_prefetch(r)) return 2;
     if (r->rep_auto && auto_fits(r)) {
         if (start_mirror(r)) return 2;
         sw_run_keying_start(r);

@@ -358,6 +358,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                    "%s [%d]: no state snapshot committed; starting empty at %s", p->topic,
                    (int)p->partition,
                    c && c->offset >= 0 ? "the committed offset" : "the earliest offset");
+        sw_run_mem_attach(r, p);
         return;
     }
     p->restore_t0 = sw_clock_ms();
@@ -420,9 +421,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_snapenv_clear(&env);
     sw_buf_clear(&z);
     sw_buf_clear(&raw);
-    /* Until the next memory tick shares the budget out: an equal part. */
-    if (p->det && r->memory_budget > 0)
-        sw_detect_set_budget(p->det, (size_t)r->memory_budget / (r->nparts ? r->nparts : 1));
+    sw_run_mem_attach(r, p); /* the process's one budget (sw_run_mem.c) */
 }
 
 /* Where auto.offset.reset points in @p topic [@p partition] now (-1: unknown). */

@@ -321,6 +321,49 @@ static void note_miskeyed(run_t *r, part_t *p, const rd_kafka_message_t *m, bool
                    (unsigned long long)r->st.miskeyed);
 }
 
+bool sw_run_is_peer_marker(const rd_kafka_message_t *m)
+{
+    rd_kafka_headers_t *h;
+    const void *v;
+    size_t n;
+    return m->len == 0 && !rd_kafka_message_headers(m, &h) &&
+           !rd_kafka_header_get_last(h, "stormwatch.marker", &v, &n);
+}
+
+/* A member in another mode than repartition=auto read an auto member's
+ * marker (headers only) from the repartition topic: the group is mixed
+ * (a rolling update between modes, or one member configured apart). The
+ * marker is skipped, counted, said once, and the member is not ready
+ * while such markers keep coming (sw_run_peer_tick). */
+static void note_peer_marker(run_t *r, part_t *p, const rd_kafka_message_t *m)
+{
+    r->peer_markers++;
+    r->peer_marker_ms = sw_clock_ms();
+    sw_run_m_add(r, SW_M_PEER_MARKERS, 1);
+    sw_run_m_set(r, SW_M_GROUP_MIXED, 1);
+    if (r->peer_markers == 1)
+        sw_log(r->log, SW_LOG_WARN,
+               "a member of this group runs repartition=auto: its markers in %s [%d] (first at "
+               "offset %lld) are skipped by this member (repartition=%s), not dead-lettered; "
+               "while both modes run, a job may be analysed in two places: run every member of "
+               "group %s in one mode (docs/operating.md, Upgrades); /readyz says \"mixed "
+               "group\" until no marker came for a minute",
+               p->topic, (int)p->partition, (long long)m->offset, r->rep_topic ? "on" : "off",
+               r->set->kafka.group_id);
+}
+
+void sw_run_peer_tick(run_t *r, int64_t now)
+{
+    if (r->peer_marker_ms && now - r->peer_marker_ms > 60000) {
+        r->peer_marker_ms = 0;
+        sw_run_m_set(r, SW_M_GROUP_MIXED, 0);
+        sw_log(r->log, SW_LOG_INFO,
+               "no marker of a repartition=auto member for a minute (%llu skipped in all): the "
+               "group is no longer mixed",
+               (unsigned long long)r->peer_markers);
+    }
+}
+
 /* repartition=on: the input message @p m goes to repartition.topic
  * unchanged — value, key replaced by its job_id @p key, the producer's
  * headers followed by where it came from — in the partition Kafka's
@@ -381,6 +424,7 @@ static void work_reset(pwork_t *pw)
     pw->max_ts = -1;
     pw->last = -1;
     pw->rlast = -1;
+    pw->room = 0;
 }
 
 void sw_run_work_free(part_t *p)
@@ -452,6 +496,7 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
         if (ts > max_ts) max_ts = ts;
         /* repartition=auto: input p (0) and repartition p (1) in one order */
         int src = p->local ? pw->src[i] : 0;
+        int64_t last0 = last, rlast0 = rlast; /* a room request takes the message back */
         if (src) rlast = m->offset;
         else last = m->offset;
         sw_event_t ev;
@@ -460,7 +505,9 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
         memset(&o, 0, sizeof(o));
         o.idx = (uint32_t)i;
         o.kind = WK_NONE;
-        if (!sw_run_decode(ps, w, m, &ev, err, sizeof(err), &rc)) {
+        if (!p->local && sw_run_is_peer_marker(m)) {
+            o.kind = WK_PEER_MARKER; /* a repartition=auto member's: not an event */
+        } else if (!sw_run_decode(ps, w, m, &ev, err, sizeof(err), &rc)) {
             o.kind = rc == SW_ERR_INVALID_ARG ? WK_INVALID : WK_DECODE;
             text_put(pw, &o.err, &o.err_len, err, strlen(err));
         } else {
@@ -492,6 +539,18 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
                 }
             } else if ((rc = sw_detect_feed_src(p->det, &ev, ps->now_ms, src, m->offset, &rec,
                                                 err, sizeof(err))) != SW_OK) {
+                if (rc == SW_ERR_LIMIT && (pw->room = sw_detect_room_wanted(p->det)) > 0) {
+                    /* The memory pool is full and this engine has nothing
+                     * without evidence to free: stop before the message
+                     * (nothing changed) until the main thread made room in
+                     * the other engines (sw_run_mem.c); fed again then. */
+                    pos = i;
+                    msgs--;
+                    bytes -= m->len;
+                    last = last0;
+                    rlast = rlast0;
+                    break;
+                }
                 o.kind = rc == SW_ERR_CLOCK ? WK_CLOCK : WK_LIMIT;
                 text_put(pw, &o.err, &o.err_len, err, strlen(err));
             } else if (rec) {
@@ -669,6 +728,7 @@ static void apply(run_t *r, part_t *p)
             }
             sw_run_send_record(r, p, p->local ? pw->src[o->idx] : 0, m->offset, o->rec);
             break;
+        case WK_PEER_MARKER: note_peer_marker(r, p, m); break;
         case WK_NONE: break;
         }
     }
@@ -757,9 +817,8 @@ static size_t job_left(const void *job)
 
 static void pass_begin(void *ctx, void *const *jobs, size_t njobs)
 {
-    (void)jobs;
-    (void)njobs;
     run_t *r = ctx;
+    sw_run_mem_serve(r, jobs, njobs); /* room a range stopped for, from every engine */
     r->pass.now_ms = sw_clock_ms(); /* the pass clock, for idleness */
 }
 

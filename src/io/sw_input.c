@@ -1,18 +1,16 @@
 /*
- * Line reader. A regular file that is not gzip is mapped (mmap, read
- * sequentially) and its lines are handed out in place from the mapping:
- * no copy by the kernel into a buffer, and every line stays where it is,
- * so holding one costs nothing. Pages already read are given back every
- * MiB (the process does not grow with the file; a file larger
- * than memory reads like a small one). A last line without a newline, and
- * whatever was appended to the file after it was opened, is read with
- * read(2) from the mapping's end on. Pipes, terminals, gzip and files that
- * cannot be mapped use the buffered reader over read(2): lines are handed
- * out in place from one buffer that grows only for lines longer than it.
- * A mapped file truncated while it is read makes the next access past its
- * new end raise SIGBUS: a handler (installed with each mapping) names
- * the file on stderr and exits 1, instead of a silent death; a SIGBUS
- * elsewhere keeps the default action.
+ * Line reader over read(2) into one reused buffer, for every input:
+ * regular files, stdin, pipes, terminals, gzip. Lines are handed out in
+ * place from the buffer, which grows only for lines longer than it.
+ * Mapping regular files instead (mmap, lines in place, pages given back as
+ * they were read) cost more CPU time here, not less: on this project's
+ * reference VM, paired whole-process runs gave replay 1.3-1.8x and
+ * analyze ~2x the CPU time of read(2) into a 256 KiB buffer, with or
+ * without MAP_POPULATE, MADV_POPULATE_READ or giving pages back (each
+ * page faulted in and its TLB entry cost more than the kernel's copy into
+ * a buffer that stays in the cache; docs/benchmarks.md). A regular file
+ * truncated while it is read is an error naming it, found at the end of
+ * what read(2) returns.
  *
  * Gzip is inflated by a reader thread of the input, one block ahead of the
  * caller (zlib then runs beside the caller's decoding instead of before
@@ -31,11 +29,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -43,12 +39,9 @@
 #include "sw_alloc.h"
 
 #define RAW_CHUNK (512u * 1024u)
-#define BUF_INIT (1024u * 1024u)
+#define BUF_INIT (256u * 1024u) /* measured: 1 MiB and 4 MiB cost more CPU time */
 #define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
 #define GZ_BLOCKS 3u             /* blocks in the ring */
-#define MAP_STEP (1024u * 1024u) /* mapped bytes read between two map_step() */
-#define MAP_PREFETCH 2048u /* bytes ahead of the line read that are prefetched */
-#define MAP_AHEAD (512u * 1024u) /* bytes mapped ahead of the reader (1-2 x this) */
 
 /* The gzip stream: compressed bytes in, decoded bytes out. Owned by the
  * reader thread once it runs. */
@@ -103,19 +96,7 @@ struct sw_input_s {
     bool eof;       /* no more decoded bytes will come */
     bool skipping;  /* inside an over-long line */
     uint64_t lineno;
-    /* A mapped file: [map, map + map_len); lines are taken from map_pos on
-     * until none is left with its newline, then the buffered reader goes
-     * on from map_len (map_done). */
-    const char *map;
-    size_t map_len, map_pos;
-    size_t map_last;    /* offset of the line last returned from the map */
-    size_t map_held;    /* offset of the line last held (SIZE_MAX: none) */
-    size_t map_dropped; /* bytes before it are given back (page-aligned) */
-    size_t map_step_at;    /* map_pos from which map_step() runs again */
-    size_t map_populated;  /* bytes of the map populated ahead */
-    bool map_populate;     /* MADV_POPULATE_READ works */
-    bool map_done;
-    int map_slot; /* its slot for the SIGBUS handler */
+    bool regular; /* a regular file: its size is checked at the end */
 };
 
 /* ---- the gzip stream (reader thread) ---------------------------------------- */
@@ -369,159 +350,7 @@ static ssize_t gzpipe_take(sw_input_t *in, char *errstr, size_t errstr_size)
     return (ssize_t)n;
 }
 
-/* ---- mapped files truncated under the reader ---------------------------------- */
-
-/* The mappings the SIGBUS handler knows: a slot is published by storing
- * its base last and withdrawn by clearing it first. */
-#define MAP_SLOTS 8
-typedef struct map_slot_s {
-    _Atomic uintptr_t base;
-    size_t len;
-    char msg[320]; /* the whole message, written by the handler as it is */
-    size_t msg_len;
-} map_slot_t;
-static map_slot_t map_slots[MAP_SLOTS];
-static atomic_flag map_slot_busy[MAP_SLOTS];
-
-static void map_sigbus(int sig, siginfo_t *si, void *uctx)
-{
-    (void)uctx;
-    uintptr_t a = (uintptr_t)si->si_addr;
-    for (size_t i = 0; i < MAP_SLOTS; i++) {
-        uintptr_t b = atomic_load_explicit(&map_slots[i].base, memory_order_acquire);
-        if (b && a >= b && a - b < map_slots[i].len) {
-            ssize_t w = write(STDERR_FILENO, map_slots[i].msg, map_slots[i].msg_len);
-            (void)w;
-            _exit(1);
-        }
-    }
-    /* Not one of ours: the default action, on the same access again. */
-    signal(sig, SIG_DFL);
-}
-
-static void map_sigbus_install(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = map_sigbus;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    (void)sigaction(SIGBUS, &sa, NULL);
-}
-
-/* @returns the slot now watching [m, m + len) for @p name, or -1 when all
- * are taken (the file is then read without mapping). */
-static int map_watch(const void *m, size_t len, const char *name)
-{
-    map_sigbus_install(); /* again for every file: a handler set since then is replaced */
-    for (int i = 0; i < MAP_SLOTS; i++) {
-        if (atomic_flag_test_and_set(&map_slot_busy[i])) continue;
-        map_slot_t *sl = &map_slots[i];
-        int n = snprintf(sl->msg, sizeof(sl->msg),
-                         "stormwatch: %s: the file was truncated while it was read (the lines "
-                         "after the last one reported were not read)\n",
-                         name);
-        sl->msg_len = n < 0 ? 0 : (size_t)n < sizeof(sl->msg) ? (size_t)n : sizeof(sl->msg) - 1;
-        if (sl->msg_len && sl->msg[sl->msg_len - 1] != '\n') sl->msg[sl->msg_len - 1] = '\n';
-        sl->len = len;
-        atomic_store_explicit(&sl->base, (uintptr_t)m, memory_order_release);
-        return i;
-    }
-    return -1;
-}
-
-static void map_unwatch(int slot)
-{
-    if (slot < 0) return;
-    atomic_store_explicit(&map_slots[slot].base, 0, memory_order_release);
-    atomic_flag_clear(&map_slot_busy[slot]);
-}
-
 /* ---- the input ---------------------------------------------------------------- */
-
-/* Every MAP_STEP bytes of the map: give back the pages before what may
- * still be borrowed (the line last held, else the line about to be
- * returned, at map_pos), and map the next MAP_AHEAD bytes in one call
- * (MADV_POPULATE_READ: one kernel entry instead of a fault every 64 KiB;
- * where the kernel lacks it, the faults do the same). */
-static void map_step(sw_input_t *in)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t keep = in->map_held < in->map_pos ? in->map_held : in->map_pos;
-    size_t to = keep / page * page;
-    if (to > in->map_dropped + MAP_STEP) {
-        (void)madvise((char *)(uintptr_t)in->map + in->map_dropped, to - in->map_dropped,
-                      MADV_DONTNEED);
-        in->map_dropped = to;
-    }
-#ifdef MADV_POPULATE_READ
-    size_t from = in->map_pos / page * page;
-    if (in->map_populate && from + MAP_AHEAD > in->map_populated) {
-        size_t a = from > in->map_populated ? from : in->map_populated;
-        size_t b = from + 2 * MAP_AHEAD < in->map_len ? from + 2 * MAP_AHEAD : in->map_len;
-        if (a < b && madvise((char *)(uintptr_t)in->map + a, b - a, MADV_POPULATE_READ) != 0)
-            in->map_populate = false;
-        in->map_populated = b;
-    }
-#endif
-    in->map_step_at = in->map_pos + MAP_STEP;
-}
-
-/* Map @p in's descriptor when it is a non-empty regular file that is not
- * gzip. @returns false (nothing changed, the descriptor still at its
- * start) when it is not mapped. */
-static bool map_file(sw_input_t *in)
-{
-    struct stat st;
-    if (fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return false;
-    if ((uint64_t)st.st_size > SIZE_MAX) return false;
-    /* The descriptor may not be at the file's start (a redirected stdin
-     * read before): map only what read() would give. */
-    off_t at = lseek(in->fd, 0, SEEK_CUR);
-    if (at != 0) return false;
-    size_t len = (size_t)st.st_size;
-    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, in->fd, 0);
-    if (m == MAP_FAILED) return false;
-    const unsigned char *b = m;
-    if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
-        munmap(m, len);
-        return false;
-    }
-    in->map_slot = map_watch(m, len, in->name);
-    if (in->map_slot < 0) {
-        munmap(m, len);
-        return false;
-    }
-    (void)madvise(m, len, MADV_SEQUENTIAL);
-    in->map = m;
-    in->map_len = len;
-    in->map_populate = true;
-    map_step(in);
-    return true;
-}
-
-/* The map has no line with its newline left: its last bytes (if any) go
- * to the buffer and the buffered reader goes on at the map's end (the
- * file may have grown since it was mapped). */
-static void map_finish(sw_input_t *in)
-{
-    size_t rest = in->map_len - in->map_pos;
-    in->map_done = true;
-    in->raw_total = in->map_len;
-    (void)lseek(in->fd, (off_t)in->map_len, SEEK_SET);
-    in->cap = BUF_INIT;
-    if (rest > SW_INPUT_MAX_LINE) {
-        in->skipping = true; /* reported like the buffered reader's */
-        rest = 0;
-    }
-    while (in->cap < rest + 1) in->cap *= 2;
-    if (in->cap > (size_t)SW_INPUT_MAX_LINE + 1) in->cap = (size_t)SW_INPUT_MAX_LINE + 1;
-    in->buf = sw_malloc(in->cap);
-    memcpy(in->buf, in->map + in->map_pos, rest);
-    in->start = 0;
-    in->end = rest;
-    in->map_pos = in->map_len;
-}
 
 sw_input_t *sw_input_open(const char *path, char *errstr, size_t errstr_size)
 {
@@ -539,8 +368,8 @@ sw_input_t *sw_input_open(const char *path, char *errstr, size_t errstr_size)
         in->owns_fd = true;
         in->name = sw_strdup(path);
     }
-    in->map_held = SIZE_MAX;
-    if (map_file(in)) return in;
+    struct stat st;
+    in->regular = fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode);
     in->cap = BUF_INIT;
     in->buf = sw_malloc(in->cap);
     /* Sniff the magic bytes: read at least two bytes (or to EOF). */
@@ -577,10 +406,6 @@ void sw_input_close(sw_input_t *in)
     if (!in) return;
     gzpipe_destroy(in->gp); /* before the descriptor it reads */
     if (in->owns_fd) close(in->fd);
-    if (in->map) {
-        map_unwatch(in->map_slot);
-        munmap((void *)(uintptr_t)in->map, in->map_len);
-    }
     free(in->buf);
     free(in->alt);
     free(in->name);
@@ -595,7 +420,6 @@ const char *sw_input_name(const sw_input_t *in)
 void sw_input_hold(sw_input_t *in)
 {
     in->held = true;
-    in->map_held = in->map_last; /* read only while the map is read */
 }
 
 uint64_t sw_input_lineno(const sw_input_t *in)
@@ -613,6 +437,16 @@ uint64_t sw_input_raw_bytes(const sw_input_t *in)
     return in->raw_total;
 }
 
+/* Whether the regular file of @p in is now shorter than what was read of
+ * it (read(2) then ends early, at its new end: the lines after it are
+ * lost, not read). */
+static bool truncated(const sw_input_t *in)
+{
+    struct stat st;
+    off_t at = lseek(in->fd, 0, SEEK_CUR);
+    return at >= 0 && fstat(in->fd, &st) == 0 && st.st_size < at;
+}
+
 /* More decoded bytes into buf[end..cap). @returns bytes added, 0 at end,
  * -1 on error. */
 static ssize_t fill(sw_input_t *in, char *errstr, size_t errstr_size)
@@ -626,7 +460,16 @@ static ssize_t fill(sw_input_t *in, char *errstr, size_t errstr_size)
             snprintf(errstr, errstr_size, "%s: read failed: %s", in->name, strerror(errno));
             return -1;
         }
-        if (n == 0) in->eof = true;
+        if (n == 0) {
+            if (in->regular && truncated(in)) {
+                snprintf(errstr, errstr_size,
+                         "%s: the file was truncated while it was read (the lines after the "
+                         "last one reported were not read)",
+                         in->name);
+                return -1;
+            }
+            in->eof = true;
+        }
         in->end += (size_t)n;
         in->raw_total += (uint64_t)n;
         return n;
@@ -636,30 +479,6 @@ static ssize_t fill(sw_input_t *in, char *errstr, size_t errstr_size)
 sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, char *errstr,
                              size_t errstr_size)
 {
-    if (in->map && !in->map_done) {
-        const char *p = in->map + in->map_pos;
-        const char *nl = memchr(p, '\n', in->map_len - in->map_pos);
-        if (nl) {
-            size_t l = (size_t)(nl - p);
-            /* The next lines into the cache while this one is decoded (the
-             * hardware prefetcher stops at each 4 KiB page of the map). */
-            for (size_t k = 0; k <= l; k += 64) __builtin_prefetch(p + MAP_PREFETCH + k);
-            if (in->map_pos >= in->map_step_at) map_step(in);
-            in->map_last = in->map_pos;
-            in->map_pos += l + 1;
-            in->raw_total = in->map_pos;
-            in->lineno++;
-            if (l > SW_INPUT_MAX_LINE) {
-                snprintf(errstr, errstr_size, "line longer than %u bytes (skipped)",
-                         SW_INPUT_MAX_LINE);
-                return SW_INPUT_TOOLONG;
-            }
-            *line = p;
-            *len = l;
-            return SW_INPUT_LINE;
-        }
-        map_finish(in);
-    }
     for (;;) {
         char *nl = in->end > in->start ? memchr(in->buf + in->start, '\n', in->end - in->start)
                                        : NULL;

@@ -2,9 +2,9 @@
  * Line input from a file or stdin ("-"), plain or gzip. Gzip is detected
  * by its magic bytes (1f 8b), never by the file name; concatenated gzip
  * members are read in turn. A truncated or corrupt gzip stream is an error
- * that names the file. A regular file that is not gzip is mapped rather
- * than read (no copy through the kernel; lines are handed out in place),
- * and must not be truncated while it is read.
+ * that names the file, and so is a regular file truncated while it is
+ * read. Every input is read with read(2) into one reused buffer (measured
+ * cheaper than mapping; see sw_input.c).
  */
 #ifndef SW_INPUT_H
 #define SW_INPUT_H
@@ -45,7 +45,7 @@ sw_input_res_t sw_input_next(sw_input_t *in, const char **line, size_t *len, cha
  *        one line of lookahead without copying it.
  * @remark The held line's bytes are never moved: room for more is made in
  *         a second buffer of the same size (so holding can double the
- *         buffer memory, 1 MiB at first).
+ *         buffer memory, 256 KiB at first).
  */
 void sw_input_hold(sw_input_t *in);
 
@@ -58,8 +58,7 @@ const char *sw_input_name(const sw_input_t *in);
 /** @brief True when the input is gzip-compressed. */
 bool sw_input_is_gzip(const sw_input_t *in);
 
-/** @brief Bytes read from the file (compressed size for gzip; for a mapped
- *         file, up to the end of the line last returned). */
+/** @brief Bytes read from the file (compressed size for gzip). */
 uint64_t sw_input_raw_bytes(const sw_input_t *in);
 
 /** @brief Close and free (accepts NULL). */

@@ -122,6 +122,8 @@ typedef struct job_s {
     int64_t episode; /* last applied (episode, revision) */
     int64_t revision;
     bool open;      /* its episode is open */
+    bool lapsed;    /* a crash or warning closed without a resolve sent yet (a summary or
+                       a crash ended its re-sends; its closing record follows) */
     int confidence; /* episode_confidence of the episode */
     char *json;     /* owned: last trigger/update while open */
     size_t json_len;
@@ -269,9 +271,13 @@ sw_notify_verdict_t sw_notify_decide(const sw_notify_t *n, const sw_record_t *re
     }
     if (j && !older(j->episode, j->revision, rec->episode, rec->revision))
         return SW_NOTIFY_DUPLICATE;
-    if (rec->action == SW_ACTION_WARNING && rec->x8 && !rec->x8->open) {
-        /* A warning's close resolves it, unless it is no longer open. */
-        if (!j || j->episode != rec->episode || !j->open) return SW_NOTIFY_DUPLICATE;
+    if (sw_action_is_x8(rec->action) && rec->x8 && !rec->x8->open) {
+        /* A crash's or warning's close resolves it, unless it was resolved
+         * already; also when a summary or a crash ended its re-sends just
+         * before (lapsed: nothing was sent for that). A crash close nobody
+         * saw open still resolves: nothing paged for a crash may stay. */
+        if (!j) return rec->action == SW_ACTION_CRASH ? SW_NOTIFY_RESOLVE : SW_NOTIFY_DUPLICATE;
+        if (j->episode != rec->episode || (!j->open && !j->lapsed)) return SW_NOTIFY_DUPLICATE;
         return SW_NOTIFY_RESOLVE;
     }
     return rec->action == SW_ACTION_RESOLVE ? SW_NOTIFY_RESOLVE : SW_NOTIFY_TRIGGER;
@@ -281,6 +287,7 @@ static void job_close(sw_notify_t *n, job_t *j)
 {
     if (j->open) n->n_open--;
     j->open = false;
+    j->lapsed = false;
     free(j->json);
     j->json = NULL;
     j->json_len = 0;
@@ -295,9 +302,10 @@ void sw_notify_apply(sw_notify_t *n, const sw_record_t *rec, sw_notify_verdict_t
     rec_key(rec, &key, kb, sizeof(kb));
     if ((rec->action == SW_ACTION_SUMMARY || rec->action == SW_ACTION_CRASH) &&
         verdict != SW_NOTIFY_DUPLICATE) {
-        /* A job's summary ends its crash and warning alerts (no record can
-         * follow it; Alertmanager resolves them at their endsAt), and a
-         * crash ends the warning it closed: no more re-sends. */
+        /* A job's summary ends the re-sends of its crash and warning
+         * alerts, and a crash those of the warning it closed; the records
+         * that close them follow (the engine emits them) and resolve them:
+         * until then they are lapsed, not resolved. */
         for (int kind = SW_ACTION_CRASH; kind <= SW_ACTION_WARNING; kind++) {
             if (rec->action == SW_ACTION_CRASH && kind == SW_ACTION_CRASH) continue;
             sw_record_t other = *rec;
@@ -306,7 +314,10 @@ void sw_notify_apply(sw_notify_t *n, const sw_record_t *rec, sw_notify_verdict_t
             sw_analysis_t okey;
             rec_key(&other, &okey, ob, sizeof(ob));
             job_t *oj = job_find(n, &okey);
-            if (oj && oj->open) job_close(n, oj);
+            if (oj && oj->open) {
+                job_close(n, oj);
+                oj->lapsed = true;
+            }
         }
     }
     if (verdict != SW_NOTIFY_TRIGGER && verdict != SW_NOTIFY_RESOLVE) return;

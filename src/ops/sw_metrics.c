@@ -58,7 +58,7 @@ enum { FAM_EVENTS_IN, FAM_LAG, FAM_MISKEYED, FAM_SKIPPED, FAM__CNT };
 /* Which daemon exports a family: `run` (the default), `notify`, or both.
  * A registry renders the families of its daemon only (notify's has no
  * engine, no input topics, no dead-letter topic of run's). */
-enum { OWN_RUN = 1, OWN_NOTIFY = 2, OWN_BOTH = 3 };
+enum { OWN_RUN = 1, OWN_NOTIFY = 2, OWN_BOTH = 3, OWN_SHIP = 4 };
 
 /* One row per series of the output (one row for a whole dynamic family or
  * the histogram). Rows of one family are adjacent; the first carries the
@@ -78,6 +78,7 @@ typedef struct desc_s {
 static int row_owner(const desc_t *d)
 {
     if (strncmp(d->name, "stormwatch_notify_", 18) == 0) return OWN_NOTIFY;
+    if (strncmp(d->name, "stormwatch_ship_", 16) == 0) return OWN_SHIP;
     switch (d->src) {
     case SRC_SKIPPED: return OWN_BOTH;
     case SRC_SCALAR: break;
@@ -86,7 +87,8 @@ static int row_owner(const desc_t *d)
     switch (d->id) {
     case SW_M_UP:
     case SW_M_BUILD_INFO:
-    case SW_M_START_TIME:
+    case SW_M_START_TIME: return OWN_BOTH | OWN_SHIP;
+    case SW_M_OUTPUT_OLDEST_AGE: return OWN_RUN | OWN_SHIP;
     case SW_M_REBALANCES:
     case SW_M_COMMITS:
     case SW_M_COMMIT_ERRORS:
@@ -164,6 +166,21 @@ static const desc_t k_desc[] = {
            "counter): skipped, and noted in their job's records."),
     SCALAR("stormwatch_jobs_evicted_total", MT_COUNTER, SW_M_JOBS_EVICTED,
            "Jobs with the least evidence evicted to make room (max.jobs or max.memory.bytes)."),
+    SCALAR("stormwatch_jobs_evicted_with_evidence_total", MT_COUNTER, SW_M_JOBS_EVICTED_EVIDENCE,
+           "Of the jobs evicted, those with samples (a rank with two or more, no rising run, no "
+           "open episode): their records may differ from replay's (the log names them)."),
+    SCALAR("stormwatch_jobs_refused_total", MT_COUNTER, SW_M_JOBS_REFUSED,
+           "New jobs refused because max.memory.bytes was full of jobs that could not go "
+           "(their events dead-lettered as limit)."),
+    SCALAR("stormwatch_peer_markers_skipped_total", MT_COUNTER, SW_M_PEER_MARKERS,
+           "Markers of a group member running repartition=auto skipped by a member in another "
+           "mode (the group is mixed)."),
+    SCALAR("stormwatch_repartition_direct_messages_total", MT_COUNTER, SW_M_DIRECT_MESSAGES,
+           "repartition=auto: input messages analysed without waiting for their marker, while "
+           "the repartition topic did not give markers back within 500 ms (docs/keying-auto.md)."),
+    SCALAR("stormwatch_repartition_direct_reordered_total", MT_COUNTER, SW_M_DIRECT_REORDERED,
+           "repartition=auto: copies from other partitions read after input analysed directly: a "
+           "restore from an older snapshot may see them in another order (docs/keying-auto.md)."),
     SCALAR("stormwatch_rank_deaths_total", MT_COUNTER, SW_M_RANK_DEATHS,
            "Rank deaths the engines learnt of (death markers and silent ranks, SPEC 8)."),
     SCALAR("stormwatch_watchdog_errors_total", MT_COUNTER, SW_M_WATCHDOG_ERRORS,
@@ -275,6 +292,13 @@ static const desc_t k_desc[] = {
            "Input partitions paused until the schema registry answers (not ready while > 0)."),
     SCALAR("stormwatch_assigned_partitions", MT_GAUGE, SW_M_ASSIGNED_PARTITIONS,
            "Input partitions assigned to this instance now."),
+    SCALAR("stormwatch_repartition_waiting_partitions", MT_GAUGE, SW_M_REPARTITION_WAITING,
+           "repartition=auto: partitions whose input waits over 500 ms for markers the "
+           "repartition topic does not give back, and that hold copies, so cannot go on "
+           "without them: not ready while > 0."),
+    SCALAR("stormwatch_group_mixed", MT_GAUGE, SW_M_GROUP_MIXED,
+           "1 while a member of the consumer group runs another repartition mode (its markers "
+           "were seen in the last minute): not ready until the group agrees."),
     {"stormwatch_consumer_lag", MT_GAUGE, SRC_LAG, -1, NULL, NULL,
      "Messages behind the high watermark, by assigned partition."},
     SCALAR("stormwatch_consumer_total_lag", MT_GAUGE, SW_M_CONSUMER_TOTAL_LAG,
@@ -288,6 +312,39 @@ static const desc_t k_desc[] = {
            SW_M_OUTPUT_OLDEST_AGE,
            "Age of the oldest record (alert, dead letter, forwarded copy) still waiting for "
            "its delivery acknowledgement; 0 when none waits. Over 5 s: not ready."),
+    SCALAR("stormwatch_ship_events_total", MT_COUNTER, SW_M_SHIP_EVENTS,
+           "Lines of the followed files delivered to Kafka (acknowledged)."),
+    SCALAR("stormwatch_ship_bytes_total", MT_COUNTER, SW_M_SHIP_BYTES,
+           "Bytes of the lines delivered (the file's bytes, newline included)."),
+    SCALAR("stormwatch_ship_lost_bytes_total", MT_COUNTER, SW_M_SHIP_LOST_BYTES,
+           "Bytes of segments never read: pruned, deleted or truncated before they were "
+           "shipped (each loss is logged with the file and byte range)."),
+    SCALAR("stormwatch_ship_lost_segments_total", MT_COUNTER, SW_M_SHIP_LOST_SEGMENTS,
+           "Segments with lost bytes."),
+    SCALAR("stormwatch_ship_invalid_lines_total", MT_COUNTER, SW_M_SHIP_INVALID_LINES,
+           "Lines that are not valid telemetry (logged with file:line): sent as they are "
+           "with an empty key (the daemon dead-letters them), or skipped with --invalid skip; "
+           "over-long lines are always skipped."),
+    SCALAR("stormwatch_ship_failed_events_total", MT_COUNTER, SW_M_SHIP_FAILED,
+           "Lines Kafka refused for good (a permanent delivery error; logged with file:line)."),
+    SCALAR("stormwatch_ship_truncations_total", MT_COUNTER, SW_M_SHIP_TRUNCATIONS,
+           "Followed files truncated in place."),
+    SCALAR("stormwatch_ship_rotations_total", MT_COUNTER, SW_M_SHIP_ROTATIONS,
+           "Segments renamed, or carried on by another file (a copy, its gzip)."),
+    SCALAR("stormwatch_ship_checkpoints_total", MT_COUNTER, SW_M_SHIP_CHECKPOINTS,
+           "Checkpoint files written."),
+    SCALAR("stormwatch_ship_checkpoint_errors_total", MT_COUNTER, SW_M_SHIP_CHECKPOINT_ERRORS,
+           "Checkpoint writes that failed."),
+    SCALAR("stormwatch_ship_segments", MT_GAUGE, SW_M_SHIP_SEGMENTS, "Segments followed now."),
+    SCALAR("stormwatch_ship_lag_bytes", MT_GAUGE, SW_M_SHIP_LAG_BYTES,
+           "Bytes in the followed files not read yet (compressed bytes for gzip)."),
+    SCALAR("stormwatch_ship_inflight_messages", MT_GAUGE, SW_M_SHIP_INFLIGHT,
+           "Messages sent and not yet acknowledged."),
+    SCALAR("stormwatch_ship_inflight_bytes", MT_GAUGE, SW_M_SHIP_INFLIGHT_BYTES,
+           "Bytes of the messages sent and not yet acknowledged."),
+    SCALAR("stormwatch_ship_paused", MT_GAUGE, SW_M_SHIP_PAUSED,
+           "1 while reading is paused: the in-flight limit is reached (Kafka unreachable or "
+           "slow); not ready then."),
 };
 #define N_DESC (sizeof(k_desc) / sizeof(k_desc[0]))
 
@@ -355,6 +412,7 @@ struct sw_metrics_s {
     _Atomic uint64_t alert_sum_ms;
     _Atomic bool notify;     /* notify's registry: render its families only */
     _Atomic bool registry;   /* a schema registry is configured */
+    _Atomic bool ship;       /* ship's registry: render its families only */
     mtype_t type[SW_M__CNT]; /* from k_desc */
     /* Histogram, two shards (as Prometheus' Go client): observers add to
      * the hot shard; a reader flips the hot bit, waits until the observers
@@ -416,6 +474,7 @@ sw_metrics_t *sw_metrics_new(void)
     atomic_init(&m->total_lag, -1);
     atomic_init(&m->notify, false);
     atomic_init(&m->registry, false);
+    atomic_init(&m->ship, false);
     for (int b = 0; b < N_ALERT_BUCKETS; b++) atomic_init(&m->alert_bucket[b], 0);
     atomic_init(&m->alert_sum_ms, 0);
     atomic_init(&m->out_oldest_ms, 0);
@@ -713,6 +772,13 @@ void sw_metrics_engine_counters(sw_metrics_t *m, const sw_detect_stats_t *prev,
     if (d) sw_metrics_add(m, SW_M_DUPLICATE_SAMPLES, d);
     if (l) sw_metrics_add(m, SW_M_LATE_SAMPLES, l);
     if (e) sw_metrics_add(m, SW_M_JOBS_EVICTED, e);
+    uint64_t ee = cur->evicted_evidence >= prev->evicted_evidence
+                      ? cur->evicted_evidence - prev->evicted_evidence
+                      : cur->evicted_evidence;
+    if (ee) sw_metrics_add(m, SW_M_JOBS_EVICTED_EVIDENCE, ee);
+    uint64_t rj = cur->refused_jobs >= prev->refused_jobs ? cur->refused_jobs - prev->refused_jobs
+                                                          : cur->refused_jobs;
+    if (rj) sw_metrics_add(m, SW_M_JOBS_REFUSED, rj);
     uint64_t w = cur->warnings >= prev->warnings ? cur->warnings - prev->warnings : cur->warnings;
     if (w) sw_metrics_add(m, SW_M_SETTINGS_WARNINGS, w);
     uint64_t c = cur->counterless >= prev->counterless ? cur->counterless - prev->counterless
@@ -769,7 +835,10 @@ bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, s
     /* The output: computed here, so that it holds while the daemon's loop
      * waits on a full producer queue. */
     if (atomic_load_explicit(&mm->out_queue_full, memory_order_relaxed)) {
-        snprintf(why, why_size, "output stalled: the producer queue is full");
+        snprintf(why, why_size,
+                 atomic_load_explicit(&mm->ship, memory_order_relaxed)
+                     ? "kafka unreachable or slow: reading paused (in-flight limit reached)"
+                     : "output stalled: the producer queue is full");
         return false;
     }
     int64_t oldest = atomic_load_explicit(&mm->out_oldest_ms, memory_order_relaxed);
@@ -778,6 +847,20 @@ bool sw_metrics_check_ready(const sw_metrics_t *m, int64_t max_lag, char *why, s
         snprintf(why, why_size,
                  "output stalled: a record has waited %.1f s for its delivery (limit %.1f s)",
                  (double)age / 1000.0, SW_METRICS_OUTPUT_STALL_MS / 1000.0);
+        return false;
+    }
+    if (sw_metrics_get(m, SW_M_GROUP_MIXED) > 0) {
+        snprintf(why, why_size,
+                 "mixed group: a member runs another repartition mode (its markers are skipped; "
+                 "stormwatch_group_mixed)");
+        return false;
+    }
+    double rwait = sw_metrics_get(m, SW_M_REPARTITION_WAITING);
+    if (rwait > 0) {
+        snprintf(why, why_size,
+                 "%.0f partitions wait for the repartition topic: their markers do not come back "
+                 "and they hold copies from other partitions, so their input waits",
+                 rwait);
         return false;
     }
     double held = sw_metrics_get(m, SW_M_SCHEMA_REGISTRY_HELD);
@@ -897,6 +980,11 @@ void sw_metrics_enable_notify(sw_metrics_t *m)
     atomic_store_explicit(&m->notify, true, memory_order_relaxed);
 }
 
+void sw_metrics_enable_ship(sw_metrics_t *m)
+{
+    atomic_store_explicit(&m->ship, true, memory_order_relaxed);
+}
+
 void sw_metrics_enable_registry(sw_metrics_t *m)
 {
     atomic_store_explicit(&m->registry, true, memory_order_relaxed);
@@ -981,6 +1069,7 @@ void sw_metrics_render(const sw_metrics_t *cm, sw_buf_t *out)
     sw_metrics_t *m = unconst(cm);
     pthread_mutex_lock(&m->lock);
     int own = atomic_load_explicit(&m->notify, memory_order_relaxed) ? OWN_NOTIFY : OWN_RUN;
+    if (atomic_load_explicit(&m->ship, memory_order_relaxed)) own = OWN_SHIP;
     bool registry = atomic_load_explicit(&m->registry, memory_order_relaxed);
     for (size_t i = 0; i < N_DESC; i++) {
         const desc_t *d = &k_desc[i];

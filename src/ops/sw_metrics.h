@@ -84,6 +84,11 @@ typedef enum sw_metric_e {
     SW_M_DUPLICATE_SAMPLES,   /**< stormwatch_duplicate_samples_total */
     SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
     SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
+    SW_M_JOBS_EVICTED_EVIDENCE, /**< stormwatch_jobs_evicted_with_evidence_total */
+    SW_M_JOBS_REFUSED,        /**< stormwatch_jobs_refused_total (max.memory.bytes full) */
+    SW_M_PEER_MARKERS,        /**< stormwatch_peer_markers_skipped_total (mixed group) */
+    SW_M_DIRECT_MESSAGES,     /**< stormwatch_repartition_direct_messages_total */
+    SW_M_DIRECT_REORDERED,    /**< stormwatch_repartition_direct_reordered_total */
     SW_M_SETTINGS_WARNINGS,   /**< stormwatch_settings_warnings_total */
     SW_M_COUNTERLESS_SAMPLES, /**< stormwatch_counterless_samples_total */
     SW_M_RANK_DEATHS,         /**< stormwatch_rank_deaths_total (SPEC 8) */
@@ -133,6 +138,17 @@ typedef enum sw_metric_e {
     SW_M_SCHEMA_REGISTRY_HELD,     /**< stormwatch_schema_registry_held_partitions:
                                     paused until the registry answers; not
                                     ready while > 0 */
+    /* stormwatch ship (sw_metrics_enable_ship()) */
+    SW_M_SHIP_EVENTS,            /**< stormwatch_ship_events_total (delivered) */
+    SW_M_SHIP_BYTES,             /**< stormwatch_ship_bytes_total (bytes of the lines delivered) */
+    SW_M_SHIP_LOST_BYTES,        /**< stormwatch_ship_lost_bytes_total */
+    SW_M_SHIP_LOST_SEGMENTS,     /**< stormwatch_ship_lost_segments_total */
+    SW_M_SHIP_INVALID_LINES,     /**< stormwatch_ship_invalid_lines_total */
+    SW_M_SHIP_FAILED,            /**< stormwatch_ship_failed_events_total */
+    SW_M_SHIP_TRUNCATIONS,       /**< stormwatch_ship_truncations_total */
+    SW_M_SHIP_ROTATIONS,         /**< stormwatch_ship_rotations_total */
+    SW_M_SHIP_CHECKPOINTS,       /**< stormwatch_ship_checkpoints_total */
+    SW_M_SHIP_CHECKPOINT_ERRORS, /**< stormwatch_ship_checkpoint_errors_total */
     /* integer gauges: sw_metrics_set() */
     SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
     SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
@@ -140,9 +156,19 @@ typedef enum sw_metric_e {
     SW_M_ENGINE_STATE_BYTES,   /**< stormwatch_engine_state_bytes */
     SW_M_BLIND_RANKS,          /**< stormwatch_blind_ranks (SPEC 8.5) */
     SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
+    SW_M_GROUP_MIXED,          /**< stormwatch_group_mixed: 1 while a member of the
+                                    group runs another repartition mode; not ready */
+    SW_M_REPARTITION_WAITING,  /**< stormwatch_repartition_waiting_partitions: input
+                                    waiting for markers that do not come back and
+                                    that cannot go without them; not ready while > 0 */
     SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
     SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);
                                     set by sw_metrics_set_ready_state() */
+    SW_M_SHIP_SEGMENTS,        /**< stormwatch_ship_segments (followed now) */
+    SW_M_SHIP_LAG_BYTES,       /**< stormwatch_ship_lag_bytes (in view, not read yet) */
+    SW_M_SHIP_INFLIGHT,        /**< stormwatch_ship_inflight_messages */
+    SW_M_SHIP_INFLIGHT_BYTES,  /**< stormwatch_ship_inflight_bytes */
+    SW_M_SHIP_PAUSED,          /**< stormwatch_ship_paused (1: reading stopped, in-flight full) */
     SW_M_UP,                   /**< stormwatch_up (1, set by sw_metrics_new()) */
     SW_M_BUILD_INFO,           /**< stormwatch_build_info{version} (1) */
     /* double gauges: sw_metrics_set_double() */
@@ -184,6 +210,13 @@ void sw_metrics_enable_notify(sw_metrics_t *m);
  *        there is no registry to be down.
  */
 void sw_metrics_enable_registry(sw_metrics_t *m);
+
+/**
+ * @brief Make this the registry of `stormwatch ship`: /metrics renders the
+ *        stormwatch_ship_* families and the process's; /readyz is not
+ *        ready while reading is paused (sw_metrics_set_output_state()).
+ */
+void sw_metrics_enable_ship(sw_metrics_t *m);
 
 /**
  * @brief @p n messages of @p topic [@p partition] were skipped: their

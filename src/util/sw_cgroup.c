@@ -35,3 +35,27 @@ int64_t sw_cgroup_memory_limit(const char *root)
     int64_t v = read_limit(root, "memory.max");
     return v ? v : read_limit(root, "memory/memory.limit_in_bytes");
 }
+
+int64_t sw_cgroup_prefetch_kb(int64_t limit, int64_t budget, int64_t kb, int partitions, char *why,
+                              size_t why_size)
+{
+    if (why_size) why[0] = '\0';
+    if (limit <= 0 || partitions <= 0 || kb <= 0) return kb;
+    int64_t prefetch = kb * 1024 * partitions;
+    int64_t room = limit - limit / 4 - budget;
+    if (prefetch <= room) return kb;
+    int64_t fit = room > 0 ? room / partitions / 1024 : 0;
+    bool short_of_min = fit < SW_PREFETCH_MIN_KB;
+    if (short_of_min) fit = SW_PREFETCH_MIN_KB;
+    if (fit >= kb) return kb;
+    snprintf(why, why_size,
+             "kafka.consumer.queued.max.messages.kbytes=%lld over %d partitions may prefetch %lld "
+             "MiB beside max.memory.bytes %lld MiB: more than the container's memory limit %lld "
+             "MiB less a quarter for the rest of the process; lowered to %lld kB a partition "
+             "(%lld MiB)%s",
+             (long long)kb, partitions, (long long)(prefetch >> 20), (long long)(budget >> 20),
+             (long long)(limit >> 20), (long long)fit,
+             (long long)((fit * 1024 * partitions) >> 20),
+             short_of_min ? "; still too much beside the engines: lower max.memory.bytes" : "");
+    return fit;
+}

@@ -27,4 +27,20 @@ bool sw_cgroup_read_file(const char *path, char *buf, size_t size);
  */
 int64_t sw_cgroup_memory_limit(const char *root);
 
+/** The smallest prefetch sw_cgroup_prefetch_kb() lowers to (kB a partition). */
+#define SW_PREFETCH_MIN_KB 1024
+
+/**
+ * @brief What a consumer may prefetch within a memory limit: @p kb
+ *        (queued.max.messages.kbytes, per partition) over @p partitions,
+ *        beside @p budget bytes of engine state (max.memory.bytes), must fit
+ *        @p limit less a quarter (the process, librdkafka's buffers beyond
+ *        the queues, the producer's queue, the allocator's slack).
+ * @returns @p kb when it fits (or @p limit is 0: none), else the largest
+ *          that fits (at least SW_PREFETCH_MIN_KB), with the reason in
+ *          @p why (empty when it fits).
+ */
+int64_t sw_cgroup_prefetch_kb(int64_t limit, int64_t budget, int64_t kb, int partitions, char *why,
+                              size_t why_size);
+
 #endif /* SW_CGROUP_H */

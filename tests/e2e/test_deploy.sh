@@ -96,6 +96,14 @@ elif command -v "$kubectl" >/dev/null 2>&1; then
       fail "kubectl kustomize $rel: $(grep -v '^# Warning' "$tmp/kustomize.err")"
     fi
   done
+  # The shipper's DaemonSet is not part of the detector's renders (its
+  # structural checks are below, in section 3).
+  if "$kubectl" kustomize "$root/deploy/ship" >"$tmp/ship.yaml" 2>"$tmp/kustomize.err" &&
+    ! grep -qi "warning" "$tmp/kustomize.err"; then
+    ok "kubectl kustomize deploy/ship (no warning)"
+  else
+    fail "kubectl kustomize deploy/ship: $(cat "$tmp/kustomize.err")"
+  fi
 else
   missing "$kubectl" "kustomize validation (kubectl kustomize)"
 fi
@@ -900,6 +908,39 @@ for rel, path in renders:
         if r.returncode == 0:
             d = parse_props(r.stdout)
             check(d.get("alertmanager.url", "") != "", "%s: notify: alertmanager.url is set" % rel)
+
+# ---- deploy/ship: the shipper's DaemonSet ----
+ship_docs = [d for d in yaml.safe_load_all(read("deploy/ship/daemonset.yaml")) if d]
+ds = [d for d in ship_docs if d.get("kind") == "DaemonSet"]
+if check(len(ds) == 1, "deploy/ship/daemonset.yaml: one DaemonSet"):
+    pod = ds[0]["spec"]["template"]["spec"]
+    ctr = [c for c in pod["containers"] if c["name"] == "ship"][0]
+    args = ctr.get("args", [])
+    check(args[:1] == ["ship"], "deploy/ship: the container runs stormwatch ship (%s)" % args[:1])
+    mounts = {m["name"]: m for m in ctr.get("volumeMounts", [])}
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    ck = args[args.index("--checkpoint") + 1] if "--checkpoint" in args else ""
+    ck_mount = [m for m in mounts.values() if ck.startswith(m["mountPath"].rstrip("/") + "/")]
+    check(len(ck_mount) == 1 and not ck_mount[0].get("readOnly") and "hostPath" in vols.get(ck_mount[0]["name"], {}),
+          "deploy/ship: --checkpoint %s is on a writable hostPath (survives the pod)" % ck)
+    sink = args[-1] if args else ""
+    sink_mount = [m for m in mounts.values() if m["mountPath"].rstrip("/") == sink.rstrip("/")]
+    check(len(sink_mount) == 1 and sink_mount[0].get("readOnly") is True and "hostPath" in vols.get(sink_mount[0]["name"], {}),
+          "deploy/ship: the sink %s is a read-only hostPath" % sink)
+    env = env_of(ctr)
+    listen = env.get("STORMWATCH_METRICS_LISTEN", {}).get("value", "")
+    ports = {p["name"]: p["containerPort"] for p in ctr.get("ports", [])}
+    for probe in ("livenessProbe", "readinessProbe"):
+        hg = (ctr.get(probe) or {}).get("httpGet", {})
+        check(hg.get("path") in ("/healthz", "/readyz") and str(ports.get(hg.get("port"))) == listen.rsplit(":", 1)[-1],
+              "deploy/ship: %s %s on the metrics port %s" % (probe, hg.get("path"), listen))
+    check(int(pod.get("terminationGracePeriodSeconds", 30)) > 10,
+          "deploy/ship: the grace period exceeds ship's --stop-timeout (10 s)")
+    if sw_bin:
+        r = subprocess.run([sw_bin, "ship", "--help"], stdout=subprocess.PIPE, text=True, timeout=30)
+        known = set(re.findall(r"(--[a-z][a-z-]*)", r.stdout)) | {"-t", "-b", "-X"}
+        used = [a for a in args if a.startswith("-")]
+        check(all(a in known for a in used), "deploy/ship: ship knows every option used (%s)" % " ".join(used))
 
 print("test_deploy: %d structural checks, %d failed" % (checks, fails))
 sys.exit(1 if fails else 0)

@@ -137,6 +137,28 @@ check_tree() {
       missing systemd-analyze "$what: unit verification"
     fi
   done
+  # The shipper's unit: runs the installed binary's ship, keeps its
+  # checkpoint in its state directory, restarts on failure, verifies.
+  u="$d$prefix/lib/systemd/system/stormwatch-ship.service"
+  if [ -f "$u" ]; then
+    exec_start=$(sed -n 's/^ExecStart=//p' "$u")
+    case $exec_start in
+    "$prefix/bin/stormwatch ship "*"--checkpoint \${STATE_DIRECTORY}/checkpoint"*) ok "$what: stormwatch-ship ExecStart runs ship with its checkpoint in the state directory" ;;
+    *) fail "$what: stormwatch-ship ExecStart=$exec_start" ;;
+    esac
+    grep -qx "Restart=on-failure" "$u" && grep -qx "StateDirectory=stormwatch-ship" "$u" &&
+      ok "$what: stormwatch-ship Restart=on-failure, StateDirectory" || fail "$what: stormwatch-ship lacks Restart=on-failure or StateDirectory"
+    if have systemd-analyze; then
+      sed "s|^ExecStart=$prefix/bin/stormwatch|ExecStart=$b|" "$u" >"$tmp/stormwatch-ship.service"
+      if systemd-analyze verify --man=no "$tmp/stormwatch-ship.service" >"$tmp/sa.out" 2>&1 && [ ! -s "$tmp/sa.out" ]; then
+        ok "$what: systemd-analyze verify stormwatch-ship.service"
+      else
+        fail "$what: systemd-analyze verify stormwatch-ship.service: $(cat "$tmp/sa.out")"
+      fi
+    fi
+  else
+    fail "$what: stormwatch-ship.service is missing"
+  fi
   # The two daemons' ports do not clash when both run from the one file.
   grep -q "STORMWATCH_METRICS_LISTEN=127.0.0.1:9466" "$d$prefix/lib/systemd/system/stormwatch-notify.service" &&
     ! grep -q "metrics.listen=127.0.0.1:9466" "$conf" && ok "$what: notify's unit has its own metrics port" ||

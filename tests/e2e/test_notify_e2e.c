@@ -1177,6 +1177,142 @@ static void test_alertmanager(void **state)
     free_lines(lg, 4);
 }
 
+/* Active alerts of job @p job named @p alertname that Alertmanager lists. */
+static int am_count(int port, const char *job, const char *alertname)
+{
+    sw_buf_t body;
+    sw_buf_init(&body);
+    int n = -1;
+    if (sw_test_http_get(port, "/api/v2/alerts", &body) == 200) {
+        json_error_t je;
+        json_t *arr = json_loads(sw_buf_cstr(&body), 0, &je);
+        size_t i;
+        json_t *al;
+        n = 0;
+        json_array_foreach(arr, i, al)
+        {
+            json_t *labels = json_object_get(al, "labels");
+            const char *state = json_string_value(
+                json_object_get(json_object_get(al, "status"), "state"));
+            const char *name = json_string_value(json_object_get(labels, "alertname"));
+            if (!strcmp(json_string_value(json_object_get(labels, "job_id")) ?: "", job) &&
+                state && !strcmp(state, "active") && name && !strcmp(name, alertname))
+                n++;
+        }
+        json_decref(arr);
+    }
+    sw_buf_clear(&body);
+    return n;
+}
+
+/* Wait until Alertmanager lists @p crash crash and @p warn warning alerts
+ * of @p job as active; true when it did within @p timeout_ms. */
+static bool am_wait_counts(int port, const char *job, int crash, int warn, int64_t timeout_ms,
+                           int *got_crash, int *got_warn)
+{
+    int64_t deadline = sw_proc_now_ms() + timeout_ms;
+    for (;;) {
+        *got_crash = am_count(port, job, "GPURankCrash");
+        *got_warn = am_count(port, job, "GPUMemoryNearlyFull");
+        if ((*got_crash == crash && *got_warn == warn) || sw_proc_now_ms() >= deadline)
+            return *got_crash == crash && *got_warn == warn;
+        usleep(200000);
+    }
+}
+
+/* SPEC 8.6 "a crash ends" through notify into a real Alertmanager: a
+ * cascade's records (a warning, the crash that closes it, the warning's
+ * close, the summary and the crash's close) put the warning and then the
+ * crash alert up, the warning's close takes the warning down at once (not
+ * at its endsAt), and once the job is over nothing of it is active. The
+ * firing alerts' endsAt lies 10 min ahead: only a resolve can end them. */
+static void test_alertmanager_crash(void **state)
+{
+    (void)state;
+    if (access(AM_BIN, X_OK) != 0) {
+        const char *ci = getenv("CI");
+        if (ci && !strcmp(ci, "true")) SW_FAIL("%s is not installed", AM_BIN);
+        print_message("skipped: %s is not installed (scripts/install-deps.sh test)\n", AM_BIN);
+        return;
+    }
+    env_t e;
+    env_start(&e, "amcrash");
+    am_t am;
+    memset(&am, 0, sizeof(am));
+    am.port = free_port();
+    snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
+    FILE *f = fopen(am.conf, "w");
+    SW_ASSERT_NOT_NULL(f);
+    fputs("global:\n  resolve_timeout: 5m\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
+          "receivers:\n  - name: blackhole\n",
+          f);
+    fclose(f);
+    am_start(&e, &am, "c");
+    char am_url[96];
+    snprintf(am_url, sizeof(am_url), "alertmanager.url=http://127.0.0.1:%d", am.port);
+    char *extra[] = {am_url, "alertmanager.resend.ms=1000", "alertmanager.ends.after.ms=600000",
+                     NULL};
+    sw_test_daemon_t n;
+    start_notify(&n, &e, "amc", "notify", extra);
+
+    /* The cascade's records, as replay writes them. */
+    char tel[1200], recs[1200], cmd[4000];
+    snprintf(tel, sizeof(tel), "%s/cascade.jsonl", e.dir);
+    snprintf(recs, sizeof(recs), "%s/cascade.records.jsonl", e.dir);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' gen --crash cascade --ranks 16 --seed 3 --watchdog-s 60 > '%s' 2>/dev/null && "
+             "'%s' replay '%s' > '%s' 2>/dev/null",
+             sw_test_bin(), tel, sw_test_bin(), tel, recs);
+    SW_ASSERT_I64(system(cmd), 0);
+    char **lines;
+    int nl = read_lines(recs, &lines);
+    /* Split: up to the crash's first record, the warning's close, the rest. */
+    int crash_at = -1, wclose_at = -1, crash_close_at = -1, ncrash = 0, nwarn = 0;
+    for (int i = 0; i < nl; i++) {
+        bool crash = strstr(lines[i], "\"action\": \"crash\"") != NULL;
+        bool warn = strstr(lines[i], "\"action\": \"warning\"") != NULL;
+        bool closing = strstr(lines[i], "\"open\": false") != NULL;
+        ncrash += crash;
+        nwarn += warn;
+        if (crash && !closing && crash_at < 0) crash_at = i;
+        if (warn && closing && wclose_at < 0) wclose_at = i;
+        if (crash && closing) crash_close_at = i;
+    }
+    print_message("cascade: %d records, %d crash, %d warning; crash at %d, warning closed at %d, "
+                  "crash closed at %d\n",
+                  nl, ncrash, nwarn, crash_at, wclose_at, crash_close_at);
+    SW_ASSERT(crash_at >= 1 && wclose_at == crash_at + 1 && crash_close_at == nl - 1,
+              "unexpected cascade records (see %s)", recs);
+
+    int c1, w1, c2, w2, c3, w3;
+    produce(e.boot, "alerts", 0, "crash-0", lines, crash_at + 1);
+    bool up = am_wait_counts(am.port, "crash-0", 1, 1, 20000, &c1, &w1);
+    produce(e.boot, "alerts", 0, "crash-0", &lines[wclose_at], 1);
+    bool warn_gone = am_wait_counts(am.port, "crash-0", 1, 0, 15000, &c2, &w2);
+    produce(e.boot, "alerts", 0, "crash-0", &lines[wclose_at + 1], nl - wclose_at - 1);
+    bool all_gone = am_wait_counts(am.port, "crash-0", 0, 0, 15000, &c3, &w3);
+    double resolved = am_metric(
+        am.port, "alertmanager_alerts_received_total{status=\"resolved\",version=\"v2\"}");
+    int rc = sw_test_daemon_stop(&n, 30000);
+    kill(am.pid, SIGTERM);
+    reap(am.pid, 20000);
+    env_stop(&e);
+    print_message("Alertmanager active (crash, warning): %d/%d with the crash open, %d/%d after "
+                  "the warning's close, %d/%d once the job is over; %g resolved received\n",
+                  c1, w1, c2, w2, c3, w3, resolved);
+    if (!up) SW_FAIL("expected 1 crash and 1 warning alert active, got %d and %d (see %s)", c1, w1, n.log);
+    if (!warn_gone)
+        SW_FAIL("after the warning's close: %d crash, %d warning alerts active (see %s)", c2, w2,
+                n.log);
+    if (!all_gone)
+        SW_FAIL("after the job's summary and the crash's close: %d crash, %d warning alerts "
+                "still active (see %s)",
+                c3, w3, n.log);
+    if (resolved < 2) SW_FAIL("Alertmanager received %g resolved alerts, expected >= 2", resolved);
+    SW_ASSERT_I64(rc, 0);
+    free_lines(lines, nl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1187,6 +1323,7 @@ int main(void)
         cmocka_unit_test_teardown(test_am_outage, sw_test_kill_children),
         cmocka_unit_test_teardown(test_rebalance, sw_test_kill_children),
         cmocka_unit_test_teardown(test_alertmanager, sw_test_kill_children),
+        cmocka_unit_test_teardown(test_alertmanager_crash, sw_test_kill_children),
     };
     /* SW_NOTIFY_ONLY=NAME runs one case (e.g. test_kill9). */
     if (getenv("SW_NOTIFY_ONLY")) cmocka_set_test_filter(getenv("SW_NOTIFY_ONLY"));

@@ -304,6 +304,8 @@ static void on_record(model_t *m, const sw_record_t *rec_in)
 
 static void on_summary(void *opaque, const sw_record_t *rec)
 {
+    /* SPEC 8's closing records after a summary: checked in test_crash_texts. */
+    if (sw_action_is_x8(rec->action)) return;
     on_record(opaque, rec);
 }
 
@@ -967,7 +969,10 @@ static void test_binary_secrets(void **state)
     json_array_foreach(recs, i, v) {
         const char *act = str_of(v, "action");
         SW_ASSERT_TRUE(strncmp(line, act, strlen(act)) == 0 && line[strlen(act)] == ' ');
-        SW_ASSERT_NOT_NULL(strstr(line, "Memory storm in job "));
+        /* A storm record's title; a summary that closes no open episode
+         * says what the job showed instead. */
+        bool closes = strcmp(act, "summary") != 0 || json_is_true(json_object_get(v, "episode_open"));
+        SW_ASSERT_NOT_NULL(strstr(line, closes ? "Memory storm in job " : " summarised (input ended or job idle, "));
         line = strchr(line, '\n') + 1;
     }
     json_decref(recs);
@@ -1116,6 +1121,150 @@ static void test_daemon(void **state)
     SW_ASSERT_I64(sw_proc_count_text(d.out, SECRET), 0);
 }
 
+/* True when @p s holds a run of 13 or more digits: a raw epoch time in
+ * ms or ns, which human text must not carry. */
+static bool has_raw_time(const char *s)
+{
+    size_t run = 0;
+    for (; *s; s++) {
+        run = (*s >= '0' && *s <= '9') ? run + 1 : 0;
+        if (run >= 13) return true;
+    }
+    return false;
+}
+
+/* The human text of SPEC 8 records (SPEC 8.6 "a crash ends"): a revision
+ * names whom it replaces and by how much, counts and blind ranks are
+ * stated, times are ISO 8601, the close resolves in every pager format. */
+static void test_crash_texts(void **state)
+{
+    (void)state;
+    int64_t t4 = INT64_C(1796173323456000000); /* 2026-12-02T01:02:03.456Z */
+    sw_x8_t x;
+    memset(&x, 0, sizeof(x));
+    x.number = 1;
+    x.open = true;
+    x.first.rank = 14;
+    x.first.cause = SW_DEATH_OOM;
+    x.first.timestamp_ns = t4 - INT64_C(2100000000);
+    x.first.aligned_timestamp_ns = t4 - INT64_C(2100000000);
+    x.first.host = sw_str("node-3");
+    x.first.has_device_id = true;
+    x.first.device_id = 6;
+    x.first.pid = 77;
+    x.deaths = 3;
+    x.deaths_total = 3;
+    x.has_previous = true;
+    x.previous_rank = 4;
+    x.previous_aligned_ns = t4;
+    int64_t dead[] = {14, 4, 5}, blind[] = {9, 11};
+    x.dead_ranks = dead;
+    x.n_dead = 3;
+    sw_record_t rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.action = SW_ACTION_CRASH;
+    rec.analysis.has_job_id = true;
+    rec.analysis.job_id = sw_str("crash-0");
+    rec.analysis.anchor_rank = -1;
+    rec.episode = 1;
+    rec.revision = 1;
+    rec.has_event_ts = true;
+    rec.event_timestamp_ns = t4 + INT64_C(5000000000);
+    rec.x8 = &x;
+    rec.blind_ranks = blind;
+    rec.n_blind = 2;
+    sw_buf_t b;
+    sw_buf_init(&b);
+    sw_pager_title(&rec, &b);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "first death revised: rank 14 on node-3 GPU 6 died 2.1 s "
+                                        "before rank 4, which was named first (out of memory) at "
+                                        "2026-12-02T01:02:01.356Z; 3 ranks dead");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "blind (collector degraded or silent): ranks 9, 11");
+    SW_ASSERT_FALSE(has_raw_time(sw_buf_cstr(&b)));
+    sw_pager_opts_t po = {SW_PAGER_ALERTMANAGER, ROUTING_KEY, GEN_URL, NOW_NS, NULL, 0};
+    b.len = 0;
+    SW_ASSERT_I64(sw_pager_encode(&rec, &po, &b), SW_PAGER_TRIGGER);
+    json_t *am = parse_buf(b.data, b.len);
+    const char *desc = json_string_value(
+        json_object_get(json_object_get(json_array_get(am, 0), "annotations"), "description"));
+    SW_ASSERT_NOT_NULL(desc);
+    SW_ASSERT_CONTAINS(desc, "First death revised: rank 14 died 2.1 s before rank 4");
+    SW_ASSERT_CONTAINS(desc, "2026-12-02T01:02:01.356Z");
+    SW_ASSERT_FALSE(has_raw_time(desc));
+    json_decref(am);
+    /* JSON: previous_first_death in ns, parsed back. */
+    b.len = 0;
+    sw_alert_json_record(&b, &rec);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"previous_first_death\": {\"rank\": 4, "
+                                        "\"aligned_timestamp_ns\": 1796173323456000000}");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"open\": true");
+
+    /* The close: the final answer, resolved in both formats. */
+    x.open = false;
+    x.has_previous = false;
+    x.end = SW_X8_END_JOB;
+    x.deaths = 5;
+    x.deaths_total = 5;
+    rec.revision = 2;
+    rec.has_event_ts = false;
+    b.len = 0;
+    sw_pager_title(&rec, &b);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "crash 1: over, the job was summarised");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "final answer: rank 14 on node-3 GPU 6 died first");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "5 ranks dead");
+    SW_ASSERT_I64(sw_pager_decide(&rec), SW_PAGER_RESOLVE);
+    b.len = 0;
+    SW_ASSERT_I64(sw_pager_encode(&rec, &po, &b), SW_PAGER_RESOLVE);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"alertname\": \"GPURankCrash\"");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"severity\": \"critical\"");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "Crash 1 is over (the job was summarised");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"endsAt\"");
+    po.format = SW_PAGER_PAGERDUTY;
+    b.len = 0;
+    SW_ASSERT_I64(sw_pager_encode(&rec, &po, &b), SW_PAGER_RESOLVE);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"event_action\": \"resolve\"");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"dedup_key\": \"stormwatch/crash-0/crash/1\"");
+    b.len = 0;
+    sw_alert_json_record(&b, &rec);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"open\": false");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"closed_by\": \"job_summarised\"");
+
+    /* A warning a crash closed: resolved under its own dedup key. */
+    sw_x8_t w;
+    memset(&w, 0, sizeof(w));
+    w.number = 2;
+    w.end = SW_X8_END_CRASH;
+    w.closed_by_crash = 1;
+    sw_record_t wr = rec;
+    wr.action = SW_ACTION_WARNING;
+    wr.x8 = &w;
+    wr.n_blind = 0;
+    b.len = 0;
+    SW_ASSERT_I64(sw_pager_encode(&wr, &po, &b), SW_PAGER_RESOLVE);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"dedup_key\": \"stormwatch/crash-0/warning/2\"");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "closed, crash 1 opened");
+
+    /* A storm-free job's summary says what was seen. */
+    sw_record_t sum;
+    memset(&sum, 0, sizeof(sum));
+    sum.action = SW_ACTION_SUMMARY;
+    sum.analysis = rec.analysis;
+    sum.analysis.n_participating = 16;
+    x.open = true;
+    sum.job_crash = &x;
+    b.len = 0;
+    sw_pager_title(&sum, &b);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "Job crash-0 summarised (input ended or job idle, 16 "
+                                        "ranks): no memory storm; crash 1 (closed by this "
+                                        "summary): rank 14 died first (out of memory)");
+    SW_ASSERT_TRUE(strstr(sw_buf_cstr(&b), "Memory storm in job") == NULL);
+    sum.job_crash = NULL;
+    b.len = 0;
+    sw_pager_title(&sum, &b);
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "no memory storm; no crash");
+    sw_buf_clear(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1124,6 +1273,7 @@ int main(void)
         cmocka_unit_test(test_long_job_dedup_key),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_alertmanager_shape),
+        cmocka_unit_test(test_crash_texts),
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_conf_check),
         cmocka_unit_test(test_binary_secrets),

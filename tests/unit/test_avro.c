@@ -1090,6 +1090,10 @@ typedef struct summary_arg_s {
 static void on_summary(void *opaque, const sw_record_t *rec)
 {
     summary_arg_t *arg = opaque;
+    /* SPEC 6's records only, as the feed loop checks them: the SPEC 8
+     * records that close a crash or warning after a summary have their
+     * own Avro checks (test_codecs in test_crash). */
+    if (sw_action_is_x8(rec->action)) return;
     arg->ctx->rec_failures += check_record(arg->ctx, rec, arg->fixture);
 }
 

@@ -1,7 +1,8 @@
 /*
  * The container's memory limit from cgroup files (src/util/sw_cgroup.c):
  * v2's memory.max (a number or "max"), v1's memory.limit_in_bytes (a
- * number, or about 2^63 for none), neither.
+ * number, or about 2^63 for none), neither; and what a consumer may
+ * prefetch within a limit (sw_cgroup_prefetch_kb, issue 35).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,10 +50,36 @@ static void test_limits(void **state)
     SW_ASSERT_I64(system(cmd), 0);
 }
 
+/* The shipped pod (issue 35): 1 GiB, a 614 MiB engine budget, 12 input and
+ * 12 repartition partitions. 32 MiB a partition (768 MiB) does not fit and
+ * is lowered to what does; the shipped 6 MiB does. */
+static void test_prefetch(void **state)
+{
+    (void)state;
+    const int64_t gib = 1LL << 30, budget = 644245094;
+    char why[600];
+    int64_t kb = sw_cgroup_prefetch_kb(gib, budget, 32768, 24, why, sizeof(why));
+    SW_ASSERT(kb < 32768 && kb >= SW_PREFETCH_MIN_KB, "lowered to %lld", (long long)kb);
+    SW_ASSERT(kb * 1024 * 24 + budget <= gib - gib / 4, "%lld kB does not fit", (long long)kb);
+    SW_ASSERT(kb * 1024 * 24 + budget > gib - gib / 4 - 24 * 1024, "%lld kB: not the largest",
+              (long long)kb);
+    SW_ASSERT_NOT_NULL(strstr(why, "32768 over 24 partitions"));
+    SW_ASSERT_I64(sw_cgroup_prefetch_kb(gib, budget, 6144, 24, why, sizeof(why)), 6144);
+    SW_ASSERT_STREQ(why, "");
+    /* No limit, no partitions known: as set. */
+    SW_ASSERT_I64(sw_cgroup_prefetch_kb(0, budget, 65536, 24, why, sizeof(why)), 65536);
+    SW_ASSERT_I64(sw_cgroup_prefetch_kb(gib, budget, 65536, 0, why, sizeof(why)), 65536);
+    /* A budget that leaves nothing: the floor, and the reason says to lower it. */
+    kb = sw_cgroup_prefetch_kb(gib, gib, 4096, 64, why, sizeof(why));
+    SW_ASSERT_I64(kb, SW_PREFETCH_MIN_KB);
+    SW_ASSERT_NOT_NULL(strstr(why, "lower max.memory.bytes"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_prefetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

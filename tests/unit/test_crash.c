@@ -39,9 +39,18 @@
 
 /* ---- running the engine over lines ------------------------------------------- */
 
+/* The line of the records that close a crash or warning at the job's
+ * summary (no input line caused them). */
+#define AT_SUMMARY SIZE_MAX
+
 typedef struct xrec_s {
     int action;
-    size_t line; /* 0-based input line that caused it */
+    size_t line; /* 0-based input line that caused it, AT_SUMMARY after the summary */
+    size_t six_before; /* SPEC 6 records logged before it */
+    bool after_summary; /* the SPEC 6 record just before it is a summary */
+    int end;            /* sw_x8_end_t of a closing record */
+    bool has_previous;  /* a revision naming the first death it replaces */
+    int64_t previous_rank;
     int64_t number, revision;
     int64_t first_rank;
     bool open;
@@ -96,15 +105,23 @@ static void log_x8(runlog_t *l, const sw_record_t *rec, size_t line)
     x->revision = rec->revision;
     x->first_rank = rec->x8->first.rank;
     x->open = rec->x8->open;
+    x->end = (int)rec->x8->end;
+    x->has_previous = rec->x8->has_previous;
+    x->previous_rank = rec->x8->has_previous ? rec->x8->previous_rank : -1;
+    x->six_before = l->nsix;
+    x->after_summary =
+        l->nsix > 0 && strncmp(l->six[l->nsix - 1], "{\"action\": \"summary\"", 20) == 0;
     x->nw = rec->x8->n_wranks;
     for (size_t i = 0; i < x->nw && i < 16; i++) x->wranks[i] = rec->x8->wranks[i].rank;
     x->n_blind = rec->n_blind;
     x->blind0 = rec->n_blind ? rec->blind_ranks[0] : -1;
 }
 
+/* A summary, then the records that close the job's crash and warning. */
 static void on_summary(void *opaque, const sw_record_t *rec)
 {
-    log_six(opaque, rec);
+    if (sw_action_is_x8(rec->action)) log_x8(opaque, rec, AT_SUMMARY);
+    else log_six(opaque, rec);
 }
 
 /* Feed one line; records go to @p l. */
@@ -281,11 +298,36 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
     }
     sw_detect_finish(det, on_summary, &l);
     /* 8.6 bullets 1-3. */
-    size_t ncrash = 0;
+    size_t ncrash = 0, nclose = 0;
     xrec_t *last = NULL;
     for (size_t i = 0; i < l.n; i++) {
         xrec_t *x = &l.v[i];
         if (x->action != SW_ACTION_CRASH) continue;
+        if (!x->open) {
+            /* "A crash ends": one closing record, the crash's last, with
+             * its final answer; here at the summary (nobody comes back),
+             * after the summary record. */
+            nclose++;
+            SW_CHECK(last && x->number == last->number && x->revision == last->revision + 1 &&
+                         x->first_rank == last->first_rank,
+                     "closing crash record (crash %lld revision %lld rank %lld) does not carry "
+                     "the last answer",
+                     (long long)x->number, (long long)x->revision, (long long)x->first_rank);
+            SW_CHECK((x->line == AT_SUMMARY && x->after_summary && x->end == SW_X8_END_JOB) ||
+                         (x->line != AT_SUMMARY && x->end == SW_X8_END_ALIVE),
+                     "crash closed on line %zu (end %d): expected after the job's summary, or "
+                     "when every dead rank is back",
+                     x->line, x->end);
+            SW_CHECK(i + 1 == l.n || l.v[i + 1].action == SW_ACTION_WARNING,
+                     "a crash record after the crash closed");
+            continue;
+        }
+        SW_CHECK(nclose == 0, "an open crash record after its close");
+        /* A revision names the first death it replaces: the one before. */
+        SW_CHECK(x->has_previous == (ncrash > 0) &&
+                     (!x->has_previous || (last && x->previous_rank == last->first_rank)),
+                 "crash record %zu: previous_first_death %lld, the record before named %lld",
+                 ncrash, (long long)x->previous_rank, last ? (long long)last->first_rank : -1LL);
         SW_CHECK(!watchdog_line[x->line], "crash record caused by a watchdog error (line %zu)",
                  x->line);
         SW_CHECK(x->number == 1, "crash %lld: one crash expected", (long long)x->number);
@@ -301,6 +343,8 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
         last = x;
     }
     SW_CHECK(ncrash == nexp, "%zu crash records, the arrivals make %zu", ncrash, nexp);
+    SW_CHECK(nclose == (ncrash > 0), "%zu closing crash records for %s crash", nclose,
+             ncrash ? "one" : "no");
     SW_CHECK(ncrash <= 3, "%zu crash records (at most 3 in generated jobs)", ncrash);
     if (nd) {
         SW_CHECK(last && last->first_rank == t->deaths[0].rank,
@@ -310,12 +354,23 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
         SW_CHECK(ncrash == 0, "%zu crash records in a job where nobody died", ncrash);
     }
     /* 8.6 bullet 4. */
-    size_t nwarn = 0;
+    size_t nwarn = 0, wopen = 0, wclose = 0;
     bool warned = false;
     for (size_t i = 0; i < l.n; i++) {
         xrec_t *x = &l.v[i];
         if (x->action != SW_ACTION_WARNING) continue;
         nwarn++;
+        if (x->open && x->revision == 0) wopen++;
+        if (!x->open) {
+            /* Every warning closes with a record; one that a crash closed
+             * right after that crash's first record. */
+            wclose++;
+            SW_CHECK(x->end != SW_X8_END_CRASH ||
+                         (i > 0 && l.v[i - 1].action == SW_ACTION_CRASH && l.v[i - 1].open &&
+                          l.v[i - 1].revision == 0 && l.v[i - 1].line == x->line),
+                     "warning %lld closed by a crash, not right after the crash opened",
+                     (long long)x->number);
+        }
         if (!x->open || t->warn_rank < 0) continue;
         for (size_t k = 0; k < x->nw; k++) {
             if (x->wranks[k] != t->warn_rank) continue;
@@ -324,6 +379,8 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
             if (line_true[x->line] <= t->warn_by_true_ns) warned = true;
         }
     }
+    SW_CHECK(wopen == wclose, "%zu warnings opened, %zu closed: one left to expire", wopen,
+             wclose);
     if (t->expect_warning)
         SW_CHECK(warned, "rank %lld was not named by a warning 30 s before its death",
                  (long long)t->warn_rank);
@@ -649,6 +706,7 @@ static void test_restore_inside(void **state)
          * a few spread over the input. */
         size_t cuts[64], nc = 0;
         for (size_t i = 0; i < whole.n && nc < 56; i++) {
+            if (whole.v[i].line == AT_SUMMARY) continue; /* no line made it */
             cuts[nc++] = whole.v[i].line + 1;
             if (whole.v[i].line > 0) cuts[nc++] = whole.v[i].line;
         }
@@ -668,7 +726,8 @@ static void test_restore_inside(void **state)
             log_clear(&got);
         }
         SW_ASSERT_TRUE(s == 2 || whole.n >= 2);
-        if (s == 3) SW_ASSERT_I64(whole.n, 3); /* a warning, a crash, its revision */
+        /* a warning, a crash, the warning's close, the crash's revision, its close */
+        if (s == 3) SW_ASSERT_I64(whole.n, 5);
         log_clear(&whole);
         lines_free(&ls);
     }
@@ -946,7 +1005,20 @@ static void test_codecs(void **state)
             for (; x; x = sw_detect_next(det)) {
                 if (!sw_action_is_x8(x->action)) blind6++;
                 json.len = avro.len = back.len = 0;
-                sw_alert_json_record(&json, x);
+                /* Avro carries SPEC 8's keys and open, not the human
+                 * extras (previous_first_death, deaths_total, closed_by,
+                 * closed_by_crash): the round trip keeps the rest. */
+                sw_record_t lean = *x;
+                sw_x8_t lean8;
+                if (x->x8) {
+                    lean8 = *x->x8;
+                    lean8.has_previous = false;
+                    lean8.deaths_total = 0;
+                    lean8.end = SW_X8_END_NONE;
+                    lean8.closed_by_crash = 0;
+                    lean.x8 = &lean8;
+                }
+                sw_alert_json_record(&json, &lean);
                 SW_ASSERT_I64(sw_avro_encode_record(x, 2, &avro, errstr, sizeof(errstr)), SW_OK);
                 SW_ASSERT(sw_avro_decode_record_json(avro.data, avro.len, 2, &back, errstr,
                                                      sizeof(errstr)) == SW_OK,
@@ -954,6 +1026,8 @@ static void test_codecs(void **state)
                 SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
                           "Avro round trip:\n%.*s\n%.*s", (int)back.len, back.data, (int)json.len,
                           json.data);
+                json.len = 0;
+                sw_alert_json_record(&json, x);
                 sw_record_t parsed;
                 sw_arena_reset(&arena);
                 SW_ASSERT(sw_record_parse_json(json.data, json.len, &arena, &parsed, errstr,
@@ -969,7 +1043,8 @@ static void test_codecs(void **state)
                     memset(&po, 0, sizeof(po));
                     po.format = SW_PAGER_ALERTMANAGER;
                     pager.len = 0;
-                    SW_ASSERT_I64(sw_pager_encode(x, &po, &pager), SW_PAGER_TRIGGER);
+                    SW_ASSERT_I64(sw_pager_encode(x, &po, &pager),
+                                  x->x8->open ? SW_PAGER_TRIGGER : SW_PAGER_RESOLVE);
                     SW_ASSERT_CONTAINS(sw_buf_cstr(&pager),
                                        x->action == SW_ACTION_CRASH
                                            ? "\"alertname\": \"GPURankCrash\""

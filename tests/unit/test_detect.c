@@ -1283,6 +1283,99 @@ static void test_flood_evicts_fake_jobs(void **state)
     sw_detect_destroy(det);
 }
 
+static void note_evictee(void *opaque, const sw_detect_evictee_t *e)
+{
+    int *evidence = opaque;
+    *evidence = e->evidence;
+}
+
+/* One budget for two engines (issue 35): engine B, whose jobs all have
+ * evidence, asks for room for a new job instead of refusing it or
+ * evicting its own; the room comes from engine A's one-sample jobs, then
+ * from a job with samples (fewest first), never from a rising run; with
+ * nothing left the job is refused for good, saying what was full. */
+static void test_pool_across_engines(void **state)
+{
+    (void)state;
+    sw_params_t p = sw_params_default();
+    p.spike_min_bytes = 500;
+    sw_detector_t *a = sw_detect_new(p), *b = sw_detect_new(p);
+    sw_detect_pool_t pool;
+    memset(&pool, 0, sizeof(pool));
+    sw_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = SW_EV_SAMPLE;
+    ev.event_type = sw_str("sample");
+    ev.has_job_id = true;
+    ev.host = sw_str("h");
+    ev.has_device_used = true;
+    ev.world_size = 1;
+    ev.sampling_interval_ms = 100;
+    const sw_record_t *rec;
+    char err[256], id[32];
+    int64_t off = 0;
+#define FEEDD(det, jid, ts, used)                                          \
+    (ev.job_id = sw_str(jid), ev.rank = 0, ev.timestamp_ns = (ts),        \
+     ev.device_used_bytes = (used), sw_detect_feed_at((det), &ev, 0, off++, &rec, err, sizeof(err)))
+    /* B: a job with a rising run and a quiet one with samples. */
+    for (int t = 1; t <= 3; t++) SW_ASSERT_I64(FEEDD(b, "storm", t, t == 3 ? 5000 : 1000), SW_OK);
+    for (int t = 1; t <= 3; t++) SW_ASSERT_I64(FEEDD(b, "quiet", t, 1000), SW_OK);
+    /* A: 50 one-sample jobs. */
+    for (int k = 0; k < 50; k++) {
+        snprintf(id, sizeof(id), "f%d", k);
+        SW_ASSERT_I64(FEEDD(a, id, 1, 1000), SW_OK);
+    }
+    sw_detect_set_pool(a, &pool);
+    sw_detect_set_pool(b, &pool);
+    SW_ASSERT_I64(pool.used, (int64_t)(sw_detect_accounted(a) + sw_detect_accounted(b)));
+    SW_ASSERT_I64(pool.jobs, 52);
+    pool.limit = pool.used; /* full */
+    SW_ASSERT_I64(FEEDD(b, "new", 1, 1000), SW_ERR_LIMIT);
+    size_t want = sw_detect_room_wanted(b);
+    SW_ASSERT_TRUE(want > 0);
+    sw_analysis_t an;
+    SW_ASSERT_TRUE(sw_detect_analysis(b, "quiet", &an)); /* B evicted nothing of its own */
+    int evidence = -1;
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, want, note_evictee, &evidence) >= want);
+    SW_ASSERT_I64(evidence, 0);
+    sw_detect_room_served(b, false);
+    off--;
+    SW_ASSERT_I64(FEEDD(b, "new", 1, 1000), SW_OK);
+    SW_ASSERT_I64(sw_detect_room_wanted(b), 0);
+    /* No job without evidence anywhere: the job with the fewest samples. */
+    uint64_t value;
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, SIZE_MAX, NULL, NULL) > 0);
+    SW_ASSERT_FALSE(sw_detect_evict_value(a, 0, &value));
+    SW_ASSERT_TRUE(sw_detect_evict_value(b, 1, &value));
+    SW_ASSERT_I64(value, 3); /* quiet's samples ("new" has one: evidence 0) */
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(b, 1, 1, note_evictee, &evidence) > 0);
+    SW_ASSERT_I64(evidence, 1);
+    SW_ASSERT_FALSE(sw_detect_analysis(b, "quiet", &an));
+    SW_ASSERT_TRUE(sw_detect_analysis(b, "storm", &an)); /* a rising run never goes */
+    SW_ASSERT_FALSE(sw_detect_evict_value(b, 1, &value));
+    sw_detect_stats_t st;
+    sw_detect_stats(b, &st);
+    SW_ASSERT_I64(st.evicted_evidence, 1);
+    /* Full again with nothing that may go: asked once, then refused for good. */
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(b, 0, SIZE_MAX, NULL, NULL) > 0); /* "new" */
+    pool.limit = pool.used;
+    SW_ASSERT_I64(FEEDD(b, "last", 1, 1000), SW_ERR_LIMIT);
+    SW_ASSERT_TRUE(sw_detect_room_wanted(b) > 0);
+    sw_detect_room_served(b, true); /* nothing more can go */
+    off--;
+    SW_ASSERT_I64(FEEDD(b, "last", 1, 1000), SW_ERR_LIMIT);
+    SW_ASSERT_I64(sw_detect_room_wanted(b), 0);
+    SW_ASSERT_NOT_NULL(strstr(err, "max.memory.bytes"));
+    SW_ASSERT_NOT_NULL(strstr(err, "jobs in all engines"));
+    sw_detect_stats(b, &st);
+    SW_ASSERT_I64(st.refused_jobs, 1);
+#undef FEEDD
+    sw_detect_destroy(a);
+    sw_detect_destroy(b);
+    SW_ASSERT_I64(pool.used, 0);
+    SW_ASSERT_I64(pool.jobs, 0);
+}
+
 /* The budget where memory grows (issue 28): 200,000 one-sample job ids of
  * 1, 2 or 8 ranks among 3 real jobs, with a budget of 4 MiB and no
  * once-a-second check: the accounted state never passes the budget by more
@@ -1372,6 +1465,7 @@ int main(void)
         cmocka_unit_test(test_restore_refuses_other_params),
         cmocka_unit_test(test_flood_evicts_fake_jobs),
         cmocka_unit_test(test_budget_where_memory_grows),
+        cmocka_unit_test(test_pool_across_engines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

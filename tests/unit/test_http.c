@@ -807,6 +807,45 @@ static void test_health_rules(void **state)
     sw_metrics_destroy(m);
 }
 
+/* `stormwatch ship`'s registry: its own families and the process's only;
+ * not ready while reading is paused. */
+static void test_ship_registry(void **state)
+{
+    (void)state;
+    sw_metrics_t *m = sw_metrics_new();
+    sw_metrics_enable_ship(m);
+    sw_metrics_set_ready_state(m, true, 0);
+    sw_metrics_add(m, SW_M_SHIP_EVENTS, 7);
+    sw_metrics_add(m, SW_M_SHIP_LOST_BYTES, 120);
+    sw_metrics_set(m, SW_M_SHIP_PAUSED, 1);
+    sw_buf_t out;
+    sw_buf_init(&out);
+    sw_metrics_render(m, &out);
+    const char *t = sw_buf_cstr(&out);
+    SW_ASSERT_CONTAINS(t, "\nstormwatch_ship_events_total 7\n");
+    SW_ASSERT_CONTAINS(t, "\nstormwatch_ship_lost_bytes_total 120\n");
+    SW_ASSERT_CONTAINS(t, "\nstormwatch_ship_paused 1\n");
+    SW_ASSERT_CONTAINS(t, "\nstormwatch_up 1\n");
+    SW_ASSERT_CONTAINS(t, "stormwatch_output_oldest_undelivered_age_seconds");
+    SW_ASSERT_LACKS(t, "stormwatch_events_in_total");
+    SW_ASSERT_LACKS(t, "stormwatch_notify_");
+    SW_ASSERT_LACKS(t, "stormwatch_commits_total");
+    char why[256] = "";
+    SW_ASSERT(sw_metrics_check_ready(m, 0, why, sizeof(why)), "not ready: %s", why);
+    sw_metrics_set_output_state(m, 0, true);
+    SW_ASSERT(!sw_metrics_check_ready(m, 0, why, sizeof(why)), "ready while paused");
+    SW_ASSERT_STREQ(why, "kafka unreachable or slow: reading paused (in-flight limit reached)");
+    sw_buf_clear(&out);
+    sw_metrics_destroy(m);
+    /* run's registry has no ship family. */
+    m = sw_metrics_new();
+    sw_buf_init(&out);
+    sw_metrics_render(m, &out);
+    SW_ASSERT_LACKS(sw_buf_cstr(&out), "stormwatch_ship_");
+    sw_buf_clear(&out);
+    sw_metrics_destroy(m);
+}
+
 /* ---- HTTP tests --------------------------------------------------------- */
 
 static void test_http_routes(void **state)
@@ -1268,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_concurrency),
         cmocka_unit_test(test_health_rules),
+        cmocka_unit_test(test_ship_registry),
         cmocka_unit_test(test_http_routes),
         cmocka_unit_test(test_bind_errors),
         cmocka_unit_test(test_port_zero),

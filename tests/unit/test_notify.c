@@ -384,13 +384,72 @@ static void test_parse_errors(void **state)
     sw_arena_clear(&arena);
 }
 
+/* SPEC 8.6 "a crash ends": a cascade's records through the table. The
+ * crash ends the warning's re-sends, the warning's own close still
+ * resolves it; the summary ends the crash's re-sends, its close resolves
+ * it, once. */
+static void test_crash_lifecycle(void **state)
+{
+    (void)state;
+    static const char fd[] =
+        "\"first_death\": {\"rank\": 4, \"cause\": \"oom\", \"timestamp_ns\": 5, "
+        "\"aligned_timestamp_ns\": 5, \"host\": \"h\", \"device_id\": null, \"local_rank\": null, "
+        "\"pid\": 1, \"session_id\": null, \"oom_reason\": null}";
+    char recs[6][640];
+    snprintf(recs[0], sizeof(recs[0]),
+             "{\"action\": \"warning\", \"job_id\": \"x\", \"warning\": 1, \"revision\": 0, "
+             "\"event_timestamp_ns\": 1, \"open\": true, \"ranks\": []}");
+    snprintf(recs[1], sizeof(recs[1]),
+             "{\"action\": \"crash\", \"job_id\": \"x\", \"crash\": 1, \"revision\": 0, "
+             "\"event_timestamp_ns\": 5, \"open\": true, %s, \"deaths\": 1, \"dead_ranks\": [4], "
+             "\"closed_warning\": 1}",
+             fd);
+    snprintf(recs[2], sizeof(recs[2]),
+             "{\"action\": \"warning\", \"job_id\": \"x\", \"warning\": 1, \"revision\": 1, "
+             "\"event_timestamp_ns\": 5, \"open\": false, \"ranks\": [], \"closed_by\": \"crash\", "
+             "\"closed_by_crash\": 1}");
+    snprintf(recs[3], sizeof(recs[3]),
+             "{\"action\": \"crash\", \"job_id\": \"x\", \"crash\": 1, \"revision\": 1, "
+             "\"event_timestamp_ns\": null, \"open\": false, %s, \"deaths\": 1, \"dead_ranks\": "
+             "[4], \"closed_by\": \"job_summarised\"}",
+             fd);
+    sw_buf_t sum;
+    sw_buf_init(&sum);
+    make_json(&sum, "summary", "x", 0, 0, "info", false);
+    const char *order[] = {recs[0], recs[1], recs[2], sw_buf_cstr(&sum), recs[3], recs[3]};
+    static const sw_notify_verdict_t want[] = {SW_NOTIFY_TRIGGER, SW_NOTIFY_TRIGGER,
+                                               SW_NOTIFY_RESOLVE, SW_NOTIFY_SKIP,
+                                               SW_NOTIFY_RESOLVE, SW_NOTIFY_DUPLICATE};
+    static const size_t open_after[] = {1, 1, 1, 0, 0, 0};
+    sw_notify_t *n = sw_notify_new(1000);
+    sw_arena_t arena;
+    sw_arena_init(&arena);
+    for (size_t i = 0; i < 6; i++) {
+        sw_record_t rec;
+        char err[256];
+        sw_arena_reset(&arena);
+        SW_ASSERT(sw_record_parse_json(order[i], strlen(order[i]), &arena, &rec, err,
+                                       sizeof(err)) == SW_OK,
+                  "record %zu: %s", i, err);
+        int conf;
+        sw_notify_verdict_t v = sw_notify_decide(n, &rec, &conf);
+        SW_ASSERT(v == want[i], "record %zu: %s, expected %s", i, sw_notify_verdict_str(v),
+                  sw_notify_verdict_str(want[i]));
+        sw_notify_apply(n, &rec, v, conf, order[i], strlen(order[i]), 0, (int64_t)i, 0);
+        SW_ASSERT_I64((int64_t)sw_notify_open_count(n), (int64_t)open_after[i]);
+    }
+    sw_arena_clear(&arena);
+    sw_buf_clear(&sum);
+    sw_notify_destroy(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_hmac),  cmocka_unit_test(test_classify_backoff),
         cmocka_unit_test(test_bucket),       cmocka_unit_test(test_episode_table),
         cmocka_unit_test(test_many_jobs),    cmocka_unit_test(test_parse_roundtrip),
-        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_crash_lifecycle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

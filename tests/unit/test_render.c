@@ -272,10 +272,36 @@ static void test_plan_lookup(void **state)
     sw_tdec_destroy(dec);
 }
 
+/* --text: every action of an alert record on one human line (a crash's
+ * revision included), other values as their JSON. */
+static void test_text_lines(void **state)
+{
+    (void)state;
+    sw_render_t *rd = sw_render_new(1, 2, NULL, NULL);
+    sw_buf_t line;
+    sw_buf_init(&line);
+    const char *crash = "{\"action\": \"crash\", \"job_id\": \"crash-0\", \"crash\": 1, \"revision\": 1, \"event_timestamp_ns\": 1763700234263134005, \"open\": true, \"first_death\": {\"rank\": 30, \"cause\": \"oom\", \"timestamp_ns\": 1763700234263134005, \"aligned_timestamp_ns\": 1763700233585167240, \"host\": \"node-003\", \"device_id\": 6, \"local_rank\": 6, \"pid\": 4030, \"session_id\": \"sess-crash-0-30\", \"oom_reason\": null}, \"deaths\": 3, \"dead_ranks\": [30, 4, 16], \"storm\": null, \"previous_first_death\": {\"rank\": 4, \"aligned_timestamp_ns\": 1763700233994053579}, \"deaths_total\": 3, \"severity\": \"critical\", \"dedup_key\": \"stormwatch/crash-0/crash/1\", \"summary\": \"CRASH job crash-0 crash 1: first death revised: rank 30 on node-003 GPU 6 died 409 ms before rank 4, which was named first (out of memory) at 2025-11-21T04:43:54.263Z; 3 ranks dead\"}";
+    sw_msg_view_t v = view(crash, strlen(crash));
+    sw_render_text(rd, &line, &v);
+    const char *t = sw_buf_cstr(&line);
+    const char *want = "crash    CRASH job crash-0 crash 1: first death revised: rank 30 ";
+    SW_ASSERT_TRUE(strncmp(t, want, strlen(want)) == 0);
+    SW_ASSERT_CONTAINS(t, "died 409 ms before rank 4, which was named first");
+    SW_ASSERT_CONTAINS(t, "; 3 ranks dead");
+    SW_ASSERT_TRUE(strchr(t, '\n') == t + line.len - 1);
+    const char *tel = "{\"timestamp_ns\": 1, \"event_type\": \"sample\"}";
+    v = view(tel, strlen(tel));
+    sw_render_text(rd, &line, &v);
+    SW_ASSERT_STREQ(sw_buf_cstr(&line), "{\"timestamp_ns\": 1, \"event_type\": \"sample\"}\n");
+    sw_buf_clear(&line);
+    sw_render_destroy(rd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_format_check),
+        cmocka_unit_test(test_text_lines),
         cmocka_unit_test(test_json_one_line),
         cmocka_unit_test(test_avro_telemetry),
         cmocka_unit_test(test_undecodable_base64),
