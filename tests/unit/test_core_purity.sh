@@ -17,7 +17,10 @@ util_lib=$3
 fail=0
 bad() { echo "core purity: $*" >&2; fail=1; }
 
-allowed_headers="stdbool.h stddef.h stdint.h stdlib.h string.h limits.h math.h stdarg.h assert.h"
+# stdatomic.h: the process-wide memory pool (sw_detect_pool_t) is owned by the
+# caller and shared by its engines through relaxed atomic counters; the core
+# still holds no global and calls nothing for them (inline on every target).
+allowed_headers="stdbool.h stddef.h stdint.h stdlib.h string.h limits.h math.h stdarg.h assert.h stdatomic.h"
 allowed_libc="free memcmp memcpy memmove memset memchr qsort bsearch strlen strcmp strncmp strchr abs llabs"
 
 # 1. includes
