@@ -82,6 +82,13 @@ static void usage(FILE *f)
             "  --leaks N           N ranks leak slowly (+6 GiB over 60 s, then freed) from\n"
             "                      --leak-at F (default 0.2); restarts and leaks end 10 s\n"
             "                      before the first storm\n"
+            "  --overlap           storms in a row --storm-gap-ms apart may overlap: the next\n"
+            "                      starts while the previous one still spreads (a slow wave:\n"
+            "                      raise --spread-ms); a rank hit by both rises twice\n"
+            "  --loss RATE         probability that a sample is lost, 0..0.5 (default 0)\n"
+            "  --gaps N            collector gaps per rank, 0..8: 2-5 s without samples at\n"
+            "                      seeded times, never over a storm rank's own rise (default 0)\n"
+            "  --lone              every storm stays on its own rank (a lone spike: no storm)\n"
             "  --schema-version V  TelemetryEvent version written: 3, or 4 (allocator\n"
             "                      counters null and metadata.memory_capabilities, as\n"
             "                      stormlog's producers write them today) (default 3)\n"
@@ -246,6 +253,10 @@ enum {
     OPT_LEAKS,
     OPT_LEAK_AT,
     OPT_SCHEMA_VERSION,
+    OPT_OVERLAP,
+    OPT_LOSS,
+    OPT_GAPS,
+    OPT_LONE,
     OPT_TRUTH,
     OPT_QUIET,
     OPT_CRASH,
@@ -284,6 +295,10 @@ int sw_cmd_gen(int argc, char **argv)
         {"leaks", required_argument, NULL, OPT_LEAKS},
         {"leak-at", required_argument, NULL, OPT_LEAK_AT},
         {"schema-version", required_argument, NULL, OPT_SCHEMA_VERSION},
+        {"overlap", no_argument, NULL, OPT_OVERLAP},
+        {"loss", required_argument, NULL, OPT_LOSS},
+        {"gaps", required_argument, NULL, OPT_GAPS},
+        {"lone", no_argument, NULL, OPT_LONE},
         {"output", required_argument, NULL, 'o'},
         {"gzip", no_argument, NULL, 'z'},
         {"truth", required_argument, NULL, OPT_TRUTH},
@@ -370,6 +385,10 @@ int sw_cmd_gen(int argc, char **argv)
         case OPT_SCHEMA_VERSION:
             ok = sw_cli_i64(cmd, "--schema-version", optarg, 3, 4, &o.schema_version);
             break;
+        case OPT_OVERLAP: o.overlap = true; break;
+        case OPT_LOSS: ok = sw_cli_dbl(cmd, "--loss", optarg, 0.0, 0.5, &o.loss); break;
+        case OPT_GAPS: ok = sw_cli_i64(cmd, "--gaps", optarg, 0, 8, &o.gaps); break;
+        case OPT_LONE: o.lone = true; break;
         case 'o': out_path = optarg; break;
         case 'z': gzip = true; break;
         case OPT_TRUTH: truth_path = optarg; break;

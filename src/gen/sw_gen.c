@@ -63,8 +63,16 @@ enum {
     T_RISE_MID,
     T_STORM_RANK,
     T_CLIMB,
-    T_LOW
+    T_LOW,
+    T_LOSS,    /* the field's cases (issue 36): new streams after the others, */
+    T_GAP_AT,  /* so that earlier options draw what they drew */
+    T_GAP_LEN
 };
+
+#define OVERLAP_MAX_STORMS 64 /* --overlap: every rank keeps a plan per storm */
+#define GAPS_MAX 8            /* --gaps */
+#define GAP_MIN_MS 2000       /* a collector gap lasts 2-5 s */
+#define GAP_SPAN_MS 3000
 
 #define RISE_MAX 8            /* --rise-samples */
 #define RESTART_LOW (1 * GIB) /* device memory of a process that just started */
@@ -103,6 +111,7 @@ typedef struct gplan_s {
     int len;       /* rising samples, 2 or 3 (or --rise-samples) */
     int64_t v[RISE_MAX]; /* device_used of the rising samples */
     int64_t elev;  /* bytes added to the normal pattern while holding */
+    int64_t v0;    /* device_used of the sample before the rise (normal pattern) */
     int64_t drop;  /* first sample back to the normal pattern */
 } gplan_t;
 
@@ -125,6 +134,8 @@ typedef struct grank_s {
     int64_t leak_i;     /* first leaking sample, -1 none */
     int64_t leak_n;     /* leaking samples */
     int64_t late_ns;    /* every arrival this late (a late collector) */
+    gplan_t *ov;        /* --overlap: the plan of every storm, NULL otherwise */
+    int64_t *gap;       /* --gaps: [2 * gaps] first sample and length of each, NULL none */
     bool has_next;      /* next holds the produced, unqueued event */
     gev_t next;
     gev_t *pend; /* min-heap by (arrival, order, dup) */
@@ -228,6 +239,22 @@ static int64_t ring_distance(int64_t a, int64_t b, int64_t n)
     return n - d < d ? n - d : d;
 }
 
+static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_t *pl);
+
+/* --overlap: storm k reaches a rank no sooner than 2 samples after the
+ * previous storm's rise on it ends (nor rises into it): a rank hit by two
+ * storms rises twice, with a pause between (two rises back to back on one
+ * sample are one rise, whatever caused them). */
+static int64_t overlap_clear(const sw_gen_t *gen, const grank_t *rk, int64_t k, int64_t h)
+{
+    if (!gen->opts.overlap || k == 0) return h;
+    gplan_t pp;
+    storm_plan(gen, rk, k - 1, &pp);
+    if (pp.h < pp.drop && h + RISE_MAX + 2 > pp.h && h < pp.h + pp.len + 2)
+        h = pp.h + pp.len + 2;
+    return h;
+}
+
 /*
  * The plan of storm k on rk. The rise goes from v0 = normal(h-1) to
  * v0 + storm_bytes; the first step alone crosses the rank's threshold (an
@@ -248,6 +275,12 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
     uint64_t kk = (uint64_t)k;
     int64_t h;
     int64_t off = ((int64_t)rk->rank - t->rank + gen->opts.ranks) % gen->opts.ranks;
+    if (gen->opts.lone && rk->rank != t->rank) {
+        /* A lone spike: this storm never reaches the rank (a plan that is
+         * over before it starts; the next storm's comes after it). */
+        pl->h = pl->drop = 0;
+        return;
+    }
     if (rk->rank == t->rank) {
         h = t->onset_sample;
     } else if (off < gen->opts.tie_ranks) {
@@ -264,15 +297,20 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
         if (h < 1) h = 1;
         while (sample_true_ns(gen, rk, h) < hit) h++;
     }
+    h = overlap_clear(gen, rk, k, h);
     int64_t storm = gen->opts.storm_bytes;
     int64_t v0 = normal_used(rk, h - 1);
-    int64_t thr_hi = spike_threshold(rk->base + rk->amp + NOISE + storm) + MIB;
+    /* Overlapping storms may stack on a rank: its peak (and threshold) is
+     * then that of two storms. */
+    int64_t stack = gen->opts.overlap ? 2 : 1;
+    int64_t thr_hi = spike_threshold(rk->base + rk->amp + NOISE + stack * storm) + MIB;
     int64_t thr_lo = spike_threshold(rk->base - NOISE + storm) - MIB;
     int64_t lo = max64(thr_hi, storm - thr_lo + MIB), hi = storm - 2 * MIB;
     int64_t first = lo <= hi ? lo + (int64_t)((double)(hi - lo) * 0.5 *
                                               u01(rnd(rk->key, kk, T_RISE_FIRST)))
                              : storm / 10 * 6; /* too small to be sure of detection */
     pl->h = h;
+    pl->v0 = v0;
     if (gen->opts.rise_samples > 0) {
         /* Equal steps: the crossing sample moves as the window's maximum
          * (and with it the threshold) grows during the rise. */
@@ -293,6 +331,27 @@ static void storm_plan(const sw_gen_t *gen, const grank_t *rk, int64_t k, gplan_
     pl->drop = h + pl->len + gen->hold;
 }
 
+/* --overlap: the normal pattern plus what every storm adds at sample i.
+ * A rise reaches its planned values over whatever the other storms add
+ * (its first step alone still crosses the threshold, planned for two
+ * stacked storms); a hold adds its elevation. */
+static int64_t overlap_used(const sw_gen_t *gen, const grank_t *rk, int64_t i)
+{
+    int64_t normal = normal_used(rk, i), used = normal;
+    bool rising = false;
+    for (int64_t k = 0; k < gen->opts.storms; k++) {
+        const gplan_t *pl = &rk->ov[k];
+        if (i < pl->h || i >= pl->drop) continue;
+        if (i < pl->h + pl->len) {
+            used += pl->v[i - pl->h] - (rising ? pl->v0 : normal);
+            rising = true;
+        } else {
+            used += pl->elev;
+        }
+    }
+    return used;
+}
+
 static int64_t sample_used(const sw_gen_t *gen, grank_t *rk, int64_t i)
 {
     if (rk->restart_i >= 0 && i >= rk->restart_i && i < rk->restart_i + rk->climb) {
@@ -303,6 +362,7 @@ static int64_t sample_used(const sw_gen_t *gen, grank_t *rk, int64_t i)
     }
     if (rk->leak_i >= 0 && i >= rk->leak_i && i < rk->leak_i + rk->leak_n)
         return normal_used(rk, rk->leak_i) + LEAK_BYTES * (i - rk->leak_i + 1) / rk->leak_n;
+    if (rk->ov) return overlap_used(gen, rk, i);
     while (i >= rk->plan.drop) storm_plan(gen, rk, rk->plan.storm + 1, &rk->plan);
     if (i < rk->plan.h) return normal_used(rk, i);
     if (i < rk->plan.h + rk->plan.len) return rk->plan.v[i - rk->plan.h];
@@ -322,6 +382,16 @@ static bool phase_event(grank_t *rk, gev_t *ev, gkind_t kind, int64_t step, int6
     ev->arrival_ns = true_ns + rk->late_ns +
                      (int64_t)(rnd(rk->key, ev->order, T_NET) % (uint64_t)(NET_MAX_NS + 1));
     return true;
+}
+
+/* Whether sample i of rk is lost: to --loss, or inside one of its
+ * collector gaps (--gaps). */
+static bool rank_lost(const sw_gen_t *gen, const grank_t *rk, int64_t i)
+{
+    if (gen->opts.loss > 0 && u01(rnd(rk->key, (uint64_t)i, T_LOSS)) < gen->opts.loss) return true;
+    for (int64_t g = 0; rk->gap && g < gen->opts.gaps; g++)
+        if (i >= rk->gap[2 * g] && i < rk->gap[2 * g] + rk->gap[2 * g + 1]) return true;
+    return false;
 }
 
 /*
@@ -363,6 +433,14 @@ static bool rank_produce(const sw_gen_t *gen, grank_t *rk, gev_t *ev)
                 return phase_event(rk, ev, GK_BWD_ENTER, step, boundary_true_ns(gen, rk, i) + 1);
             }
         }
+    }
+    if ((gen->opts.loss > 0 || rk->gap) && rank_lost(gen, rk, i)) {
+        /* Lost (--loss, --gaps): never sent; phase events still are. The
+         * next sample that is not lost comes next (one call deep). */
+        while (i < n && rank_lost(gen, rk, i)) i++;
+        rk->next_i = i;
+        rk->ph = 0;
+        return rank_produce(gen, rk, ev);
     }
     memset(ev, 0, sizeof(*ev));
     ev->kind = GK_SAMPLE;
@@ -749,6 +827,12 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           o->restart_at);
     CHECK(in_range(o->leak_at, 0.0, 1.0), "--leak-at %g is out of range (expected 0..1)",
           o->leak_at);
+    CHECK(in_range(o->loss, 0.0, 0.5), "--loss %g is out of range (expected 0..0.5)", o->loss);
+    CHECK(o->gaps >= 0 && o->gaps <= GAPS_MAX, "--gaps %lld is out of range (expected 0..%d)",
+          (long long)o->gaps, GAPS_MAX);
+    CHECK(!o->overlap || (o->storm_gap_ms > 0 && o->storms <= OVERLAP_MAX_STORMS),
+          "--overlap needs --storm-gap-ms and at most %d --storms (got %lld, %lld)",
+          OVERLAP_MAX_STORMS, (long long)o->storm_gap_ms, (long long)o->storms);
     int64_t per_job = (o->ranks + 7) / 8;
     CHECK(o->fleet_hosts == 0 || (o->fleet_hosts >= per_job && o->fleet_hosts <= 100000),
           "--fleet-hosts %lld is out of range for --ranks %lld (expected 0, or %lld..100000: "
@@ -815,7 +899,7 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
     int64_t hold = (HOLD_MS + o->interval_ms - 1) / o->interval_ms;
     int64_t span = rise_span + hold + 8;
     int64_t spacing = (o->samples - first) / o->storms;
-    if (o->storm_gap_ms > 0 && o->storms > 1) {
+    if (o->storm_gap_ms > 0 && o->storms > 1 && !o->overlap) {
         int64_t gap = o->storm_gap_ms / o->interval_ms;
         CHECK(first + (o->storms - 1) * gap + rise_span <= o->samples,
               "--storms %lld every --storm-gap-ms %lld from --storm-at %g do not fit in --samples "
@@ -823,7 +907,12 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
               (long long)o->storms, (long long)o->storm_gap_ms, o->storm_at, (long long)o->samples);
         spacing = gap;
     }
-    if (o->storms == 1)
+    if (o->overlap) /* storms may overlap: each must start in the timeline */
+        CHECK(o->storm_gap_ms >= o->interval_ms && first + (o->storms - 1) * spacing < o->samples,
+              "--overlap: --storms %lld every --storm-gap-ms %lld from --storm-at %g do not fit "
+              "in --samples %lld",
+              (long long)o->storms, (long long)o->storm_gap_ms, o->storm_at, (long long)o->samples);
+    else if (o->storms == 1)
         CHECK(spacing >= rise_span,
               "--samples %lld is too short for a storm at --storm-at %g: the spread over --ranks "
               "%lld at --spread-ms %lld needs %lld samples after sample %lld, %lld are left",
@@ -914,7 +1003,7 @@ static void truth_build(sw_gen_t *gen)
                           ? (int64_t)(rnd(job_key, (uint64_t)k, T_STORM_RANK) % (uint64_t)o->ranks)
                           : def_rank;
             const grank_t *rs = &gen->ranks[j * o->ranks + t->rank];
-            t->onset_sample = gen->first_onset + k * gen->spacing;
+            t->onset_sample = overlap_clear(gen, rs, k, gen->first_onset + k * gen->spacing);
             t->onset_true_ns = sample_true_ns(gen, rs, t->onset_sample);
             t->onset_timestamp_ns = t->onset_true_ns + rs->skew_ns;
         }
@@ -926,7 +1015,7 @@ static void truth_build(sw_gen_t *gen)
         t->first_hit_timestamp_ns = -1;
         t->tie_ranks = o->tie_ranks > 1 ? o->tie_ranks : 1;
         t->end_true_ns = t->onset_true_ns;
-        for (int64_t r = 0; r < o->ranks; r++) {
+        for (int64_t r = 0; r < o->ranks && !o->lone; r++) {
             if (r == t->rank) continue;
             const grank_t *rk = &gen->ranks[t->job * o->ranks + r];
             gplan_t pl;
@@ -939,6 +1028,34 @@ static void truth_build(sw_gen_t *gen)
                 t->first_hit_timestamp_ns = tt + rk->skew_ns;
             }
         }
+    }
+}
+
+/* --overlap: every storm's plan of the rank; --gaps: its collector gaps,
+ * each 2-5 s at a seeded sample, left out when it would hide the rise of
+ * a storm that starts on this rank (the first rank must be seen to be
+ * named; its neighbours' rises may be hidden). */
+static void field_build(sw_gen_t *gen, grank_t *rk)
+{
+    const sw_gen_opts_t *o = &gen->opts;
+    if (o->overlap) {
+        rk->ov = sw_calloc((size_t)o->storms + 1, sizeof(*rk->ov));
+        for (int64_t k = 0; k < o->storms; k++) storm_plan(gen, rk, k, &rk->ov[k]);
+    }
+    if (!o->gaps) return;
+    rk->gap = sw_calloc((size_t)(2 * o->gaps), sizeof(*rk->gap));
+    int64_t guard = (2000 + o->interval_ms - 1) / o->interval_ms + RISE_MAX;
+    for (int64_t g = 0; g < o->gaps; g++) {
+        int64_t at = (int64_t)(rnd(rk->key, (uint64_t)g, T_GAP_AT) % (uint64_t)o->samples);
+        double ms = GAP_MIN_MS + u01(rnd(rk->key, (uint64_t)g, T_GAP_LEN)) * GAP_SPAN_MS;
+        int64_t len = (int64_t)(ms / (double)o->interval_ms) + 1;
+        for (int64_t k = 0; k < o->storms; k++) {
+            const sw_gen_storm_t *t = &gen->truth[(size_t)rk->job * (size_t)o->storms + (size_t)k];
+            if (t->rank == rk->rank && at < t->onset_sample + guard && at + len > t->onset_sample - 2)
+                len = 0;
+        }
+        rk->gap[2 * g] = at;
+        rk->gap[2 * g + 1] = len;
     }
 }
 
@@ -986,6 +1103,9 @@ sw_gen_t *sw_gen_new(const sw_gen_opts_t *opts, char *errstr, size_t errstr_size
     truth_build(gen);
     others_build(gen);
 
+    for (size_t n = 0; n < gen->nranks && (o->overlap || o->gaps); n++)
+        field_build(gen, &gen->ranks[n]);
+
     gen->heap = sw_calloc(gen->nranks, sizeof(*gen->heap));
     for (size_t n = 0; n < gen->nranks; n++) {
         grank_t *rk = &gen->ranks[n];
@@ -1006,7 +1126,11 @@ void sw_gen_destroy(sw_gen_t *gen)
 {
     if (!gen) return;
     if (gen->ranks)
-        for (size_t n = 0; n < gen->nranks; n++) free(gen->ranks[n].pend);
+        for (size_t n = 0; n < gen->nranks; n++) {
+            free(gen->ranks[n].pend);
+            free(gen->ranks[n].ov);
+            free(gen->ranks[n].gap);
+        }
     free(gen->ranks);
     free(gen->heap);
     free(gen->truth);
@@ -1094,6 +1218,26 @@ void sw_gen_truth_json(const sw_gen_storm_t *storm, sw_buf_t *out)
         sw_buf_put_i64(out, storm->tie_ranks);
     }
     sw_buf_puts(out, "}\n");
+}
+
+int64_t sw_gen_hit_ts(const sw_gen_t *gen, int64_t job, int64_t storm, int64_t rank)
+{
+    const sw_gen_opts_t *o = &gen->opts;
+    if (job < 0 || job >= o->jobs || storm < 0 || storm >= o->storms || rank < 0 ||
+        rank >= o->ranks)
+        return -1;
+    const grank_t *rk = &gen->ranks[job * o->ranks + rank];
+    gplan_t pl;
+    storm_plan(gen, rk, storm, &pl);
+    if (pl.h >= pl.drop) return -1; /* never reached (--lone) */
+    return sample_true_ns(gen, rk, pl.h) + rk->skew_ns;
+}
+
+bool sw_gen_lost(const sw_gen_t *gen, int64_t job, int64_t rank, int64_t i)
+{
+    const sw_gen_opts_t *o = &gen->opts;
+    if (job < 0 || job >= o->jobs || rank < 0 || rank >= o->ranks) return false;
+    return rank_lost(gen, &gen->ranks[job * o->ranks + rank], i);
 }
 
 void sw_gen_stats(const sw_gen_t *gen, sw_gen_stats_t *st)

@@ -61,6 +61,15 @@ typedef struct sw_gen_opts_s {
     int64_t schema_version; /**< TelemetryEvent version written: 3 (default) or 4 (the
                                  allocator counters null, as from a backend without them,
                                  and metadata.memory_capabilities saying so) */
+    /* The field's harder cases (issue 36); every one off by default, so
+     * that earlier options and seeds give the same bytes. */
+    bool overlap;          /**< storms in a row --storm-gap-ms apart may overlap: the next one
+                                starts while the previous one still spreads (a rank hit by
+                                both rises twice; memory adds up), at most 64 storms */
+    double loss;           /**< probability that a sample is lost, 0..0.5 (default 0) */
+    int64_t gaps;          /**< collector gaps per rank, 0..8: 2-5 s without samples, never
+                                over a storm rank's own rise (default 0) */
+    bool lone;             /**< every storm stays on its rank: a lone spike, no spread */
     const char *
         job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
     int64_t fleet_hosts; /**< 0: every job on hosts of its own (default); N: the jobs share a
@@ -170,6 +179,17 @@ size_t sw_gen_truth(const sw_gen_t *gen, const sw_gen_storm_t **storms);
  * @param out the caller's buffer; appended to.
  */
 void sw_gen_truth_json(const sw_gen_storm_t *storm, sw_buf_t *out);
+
+/**
+ * @brief Raw timestamp of the first rising sample of storm @p storm of job
+ *        @p job on rank @p rank as planned (lost samples included), or -1
+ *        when the storm never reaches that rank (--lone) or out of range.
+ */
+int64_t sw_gen_hit_ts(const sw_gen_t *gen, int64_t job, int64_t storm, int64_t rank);
+
+/** @brief Whether sample @p i of rank @p rank of job @p job is lost
+ *         (--loss, --gaps): it is never emitted. */
+bool sw_gen_lost(const sw_gen_t *gen, int64_t job, int64_t rank, int64_t i);
 
 /** @brief Copy the counters of the events emitted so far into @p st. */
 void sw_gen_stats(const sw_gen_t *gen, sw_gen_stats_t *st);
