@@ -575,8 +575,8 @@ static int cmd_load(int argc, char **argv)
             rd_kafka_resp_err_t e = rd_kafka_producev(
                 rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
                 RD_KAFKA_V_KEY(keylen ? ev.job_id.ptr : NULL, keylen),
-                RD_KAFKA_V_VALUE(enc.data, enc.len),
-                RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+                RD_KAFKA_V_VALUE(enc.data, enc.len), RD_KAFKA_V_HEADERS(hdrs),
+                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
             if (!e) break;
             if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce: %s", rd_kafka_err2str(e));
             rd_kafka_poll(rk, 10);

@@ -31,7 +31,7 @@ what=${1:-test}
 pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev"
 case "$what" in
   build|demo) ;;
-  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd kcat rsyslog rsyslog-kafka python3-kafka"
+  test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd kcat clang-format rsyslog rsyslog-kafka python3-kafka"
     # Debian 12's kubectl, unless one (e.g. a newer upstream build) is on PATH.
     command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client" ;;
   *) echo "install-deps.sh: unknown target '$what' (expected build, test, demo, bench or all)" >&2; exit 2 ;;

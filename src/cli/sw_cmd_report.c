@@ -162,8 +162,8 @@ static int read_telemetry(sw_report_t *rep, const char *path, bool strict, uint6
             break;
         }
         if (res == SW_INPUT_TOOLONG ||
-            sw_report_add_telemetry(rep, line, len, sw_input_name(in), sw_input_lineno(in),
-                                    errstr, sizeof(errstr)) != SW_OK) {
+            sw_report_add_telemetry(rep, line, len, sw_input_name(in), sw_input_lineno(in), errstr,
+                                    sizeof(errstr)) != SW_OK) {
             fprintf(stderr, "%s%s\n", errstr, strict ? "" : " (skipped)");
             (*skipped)++;
             if (strict) {

@@ -147,7 +147,8 @@ int sw_cmd_run(int argc, char **argv, const sw_stop_t *stop)
                listen, sw_http_port(http));
         const char *hl = set.ops.health_listen;
         if (*hl) {
-            probes = sw_http_start_probes(hl, metrics, max_lag, SW_HTTP_STALE_MS_DEFAULT, err, sizeof(err));
+            probes = sw_http_start_probes(hl, metrics, max_lag, SW_HTTP_STALE_MS_DEFAULT, err,
+                                          sizeof(err));
             if (!probes) {
                 fprintf(stderr, "stormwatch run: %s\n", err);
                 rc = SW_EXIT_USAGE;

@@ -180,8 +180,7 @@ static void summary_title(const sw_record_t *rec, sw_buf_t *out)
     sw_buf_put(out, job.ptr, job.len);
     sw_buf_printf(out, " summarised (input ended or job idle, %zu rank%s): ", a->n_participating,
                   a->n_participating == 1 ? "" : "s");
-    if (rec->episode <= 0)
-        sw_buf_puts(out, "no memory storm");
+    if (rec->episode <= 0) sw_buf_puts(out, "no memory storm");
     else
         sw_buf_printf(out, "%lld memory storm episode%s, all ended", (long long)rec->episode,
                       rec->episode == 1 ? "" : "s");
@@ -447,8 +446,7 @@ static void am_x8_description(sw_buf_t *d, const sw_record_t *rec)
             sw_buf_printf(d, " before rank %lld, which was named first.",
                           (long long)x->previous_rank);
         }
-        sw_buf_printf(d, "\n%lld rank%s dead now", (long long)x->deaths,
-                      x->deaths == 1 ? "" : "s");
+        sw_buf_printf(d, "\n%lld rank%s dead now", (long long)x->deaths, x->deaths == 1 ? "" : "s");
         if (x->deaths_total > 0)
             sw_buf_printf(d, " (%lld death%s in this crash)", (long long)x->deaths_total,
                           x->deaths_total == 1 ? "" : "s");
@@ -622,8 +620,7 @@ static void am_alert(sw_buf_t *out, const sw_record_t *rec, const sw_pager_opts_
             put_key_i64_str(&jw, "previous_first_death_rank", rec->x8->previous_rank);
     }
     if (x8 && rec->x8 && !rec->x8->open && rec->x8->end != SW_X8_END_NONE)
-        put_key_cstr(&jw, "closed_by",
-                     sw_x8_end_str(rec->x8->end, rec->action == SW_ACTION_CRASH));
+        put_key_cstr(&jw, "closed_by", sw_x8_end_str(rec->x8->end, rec->action == SW_ACTION_CRASH));
     if (!x8) put_key_i64_str(&jw, "world_size", a->world_size);
     if (rec->source.set) {
         sw_buf_t src;

@@ -11,7 +11,6 @@
 
 #include "sw_json.h"
 
-
 enum ps_field_e {
     P_ACTION,
     P_NAME,
@@ -276,4 +275,3 @@ bool sw_json_text_phase(sw_str_t text, char *scratch, sw_phase_scope_t *ps)
     bool has = false;
     return js.p < js.end && *js.p == '{' && sw_json_metadata_phase(&js, ps, &has, 1) && has;
 }
-

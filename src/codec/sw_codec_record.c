@@ -254,8 +254,8 @@ static sw_err_t get_x8(pctx_t *c, const sw_jnode_t *root, sw_record_t *rec)
     const sw_jnode_t *pf = sw_jdom_get(root, "previous_first_death");
     if (pf && pf->type == SW_JN_OBJECT) {
         if ((err = get_int(c, pf, "rank", true, 0, &x->previous_rank, NULL)) != SW_OK ||
-            (err = get_int(c, pf, "aligned_timestamp_ns", false, INT64_MIN,
-                           &x->previous_aligned_ns, NULL)) != SW_OK)
+            (err = get_int(c, pf, "aligned_timestamp_ns", false, INT64_MIN, &x->previous_aligned_ns,
+                           NULL)) != SW_OK)
             return err;
         x->has_previous = true;
     }

@@ -242,8 +242,7 @@ static void put_position(sw_jw_t *jw, const sw_msg_view_t *msg)
     sw_jw_i64(jw, msg->offset);
 }
 
-void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
-                       const sw_msg_view_t *msg)
+void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope, const sw_msg_view_t *msg)
 {
     line->len = 0;
     if (!envelope) {

@@ -82,8 +82,7 @@ void sw_render_value(sw_render_t *rd, sw_buf_t *out, const void *payload, size_t
  * @brief The whole output line of @p msg into @p line (reset first, ends
  *        with a newline): the value, or with @p envelope the record around it.
  */
-void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope,
-                       const sw_msg_view_t *msg);
+void sw_render_message(sw_render_t *rd, sw_buf_t *line, bool envelope, const sw_msg_view_t *msg);
 
 /**
  * @brief The human line of @p msg into @p line (reset first, ends with a

@@ -312,17 +312,17 @@ typedef struct sw_settings_engine_s {
 
 /** The daemon's delivery, state and threads. */
 typedef struct sw_settings_delivery_s {
-    sw_guarantee_t guarantee;      /**< processing.guarantee */
-    int64_t commit_interval_ms;    /**< commit.interval.ms as the daemon applies it: 100
+    sw_guarantee_t guarantee;          /**< processing.guarantee */
+    int64_t commit_interval_ms;        /**< commit.interval.ms as the daemon applies it: 100
                                        with exactly_once when the property is not set */
-    int64_t shutdown_timeout_ms;   /**< shutdown.timeout.ms */
-    int worker_threads;            /**< worker.threads (0: the CPUs this process may use) */
-    bool topics_create;            /**< topics.create=on */
-    bool state_restore;            /**< state.restore=on */
-    const char *state_topic;       /**< state.topic */
-    int64_t snapshot_interval_ms;  /**< snapshot.interval.ms */
+    int64_t shutdown_timeout_ms;       /**< shutdown.timeout.ms */
+    int worker_threads;                /**< worker.threads (0: the CPUs this process may use) */
+    bool topics_create;                /**< topics.create=on */
+    bool state_restore;                /**< state.restore=on */
+    const char *state_topic;           /**< state.topic */
+    int64_t snapshot_interval_ms;      /**< snapshot.interval.ms */
     sw_repartition_t repartition_mode; /**< repartition */
-    bool repartition;              /**< repartition=on or auto: a repartition topic is used */
+    bool repartition;                  /**< repartition=on or auto: a repartition topic is used */
     const char *repartition_topic; /**< repartition.topic as set ("" = <group.id>.repartition) */
     sw_rep_partitioner_t repartition_partitioner; /**< repartition.partitioner */
 } sw_settings_delivery_t;

@@ -78,8 +78,8 @@ typedef struct kprop_s {
 } kprop_t;
 
 struct sw_conf_s {
-    conf_val_t *vals;        /**< sw_conf_nprops, in table order */
-    kprop_t *kprops;         /**< order of last set */
+    conf_val_t *vals; /**< sw_conf_nprops, in table order */
+    kprop_t *kprops;  /**< order of last set */
     size_t n_kprops;
     size_t cap_kprops;
     char **ignored_env; /**< Kubernetes service-link variables passed over */

@@ -245,11 +245,11 @@ typedef struct sw_storm_ref_s {
 
 /** Why a crash or warning record closes it (open false). */
 typedef enum sw_x8_end_e {
-    SW_X8_END_NONE = 0,    /**< not a closing record, or the reason was not recorded */
-    SW_X8_END_ALIVE = 1,   /**< crash: every dead rank is alive again; warning: no rank
+    SW_X8_END_NONE = 0,  /**< not a closing record, or the reason was not recorded */
+    SW_X8_END_ALIVE = 1, /**< crash: every dead rank is alive again; warning: no rank
                                 qualifies any more */
-    SW_X8_END_JOB = 2,     /**< the job was summarised (end of input, job idle) */
-    SW_X8_END_CRASH = 3    /**< warning: a crash opened */
+    SW_X8_END_JOB = 2,   /**< the job was summarised (end of input, job idle) */
+    SW_X8_END_CRASH = 3  /**< warning: a crash opened */
 } sw_x8_end_t;
 
 /** @brief "alive_again", "job_summarised", "crash" ("" for NONE); for a
@@ -270,9 +270,9 @@ typedef struct sw_x8_s {
     const sw_warn_rank_t *wranks; /**< warning: by projected time, at most SW_X8_WARN_MAX */
     size_t n_wranks;
     sw_storm_ref_t storm;
-    int64_t closed_warning; /**< crash: the warning this crash closed, 0 none */
-    bool has_previous;      /**< crash revision: the first death it replaces, below */
-    int64_t previous_rank;  /**< ... the rank named first until this record */
+    int64_t closed_warning;      /**< crash: the warning this crash closed, 0 none */
+    bool has_previous;           /**< crash revision: the first death it replaces, below */
+    int64_t previous_rank;       /**< ... the rank named first until this record */
     int64_t previous_aligned_ns; /**< ... and its aligned death time */
     int64_t deaths_total;        /**< crash: deaths during the crash so far (0: not known) */
     sw_x8_end_t end;             /**< the record that closes a crash or warning: why */
@@ -306,7 +306,7 @@ typedef struct sw_record_s {
     bool episode_open;                  /**< the job's episode is open after this record (a
                                       summary of an open episode closes it for pagers) */
     sw_resolve_reason_t resolve_reason; /**< resolve records: why */
-    int64_t resolve_rank; /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
+    int64_t resolve_rank;      /**< SW_RESOLVE_SUSPECT_LOST: the lost suspect's rank, else -1 */
     const int64_t *tied_ranks; /**< trigger/update: ranks whose spike is within one sampling
                                     interval of the first (the first included), ascending;
                                     resolve and a summary with a verdict: the verdict's */

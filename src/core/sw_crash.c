@@ -29,7 +29,7 @@ typedef struct crank_s {
     uint32_t ri;       /* SPEC 6 rank index, CNIL while the rank had no sample */
     uint32_t hpos;     /* silence heap position, CNIL when absent */
     int64_t newest_ts; /* newest event timestamp (any type), INT64_MIN none */
-    uint32_t d;    /* index in the job's death marks (cdeath_t), CNIL: none */
+    uint32_t d;        /* index in the job's death marks (cdeath_t), CNIL: none */
     uint8_t life;
     bool degraded;
     bool blind;
@@ -422,8 +422,8 @@ size_t sw_crash_job_bytes(const sw_cjob_t *cj)
     return sizeof(*cj) + cj->cap * sizeof(crank_t) + sw_imap_bytes(&cj->map) +
            cj->cap_ri * sizeof(uint32_t) + cj->capheap * sizeof(sheap_t) +
            cj->capdead * sizeof(uint32_t) + cj->capdeaths * sizeof(cdeath_t) +
-           cj->capw * sizeof(cwarn_t) +
-           (cj->f_host ? strlen(cj->f_host) + 1 : 0) + (cj->f_sess ? strlen(cj->f_sess) + 1 : 0) +
+           cj->capw * sizeof(cwarn_t) + (cj->f_host ? strlen(cj->f_host) + 1 : 0) +
+           (cj->f_sess ? strlen(cj->f_sess) + 1 : 0) +
            (cj->f_reason ? strlen(cj->f_reason) + 1 : 0);
 }
 
@@ -1165,7 +1165,8 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
      * new process (a sample from another pid after its death). An error,
      * death marker or stop is a last word, never a return. */
     bool reports = kind == SW_X8_NONE || kind == SW_X8_DEGRADED || kind == SW_X8_RECOVERED;
-    if (c->life == LIFE_SILENT && reports && ts > cd_of(cj, c).death_ts) revive(det, j, ci, ev, offset);
+    if (c->life == LIFE_SILENT && reports && ts > cd_of(cj, c).death_ts)
+        revive(det, j, ci, ev, offset);
     else if (c->life == LIFE_OOM && sample && ev->pid != cd_of(cj, c).death_pid &&
              ts > cd_of(cj, c).death_ts)
         revive(det, j, ci, ev, offset);
@@ -1381,8 +1382,7 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r, bool v_b)
         return false;
     for (uint64_t k = 0; k < nd; k++) {
         uint64_t ci = sw_vget_u(r);
-        if (r->bad || ci >= cj->n || c_dpos(cj, &cj->r[ci]) != CNIL ||
-            cj->r[ci].life == LIFE_ALIVE)
+        if (r->bad || ci >= cj->n || c_dpos(cj, &cj->r[ci]) != CNIL || cj->r[ci].life == LIFE_ALIVE)
             return false;
         SW_GROW(cj->dead, cj->ndead, cj->capdead, 4);
         cd_get(cj, &cj->r[ci])->dpos = (uint32_t)cj->ndead;

@@ -633,8 +633,8 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     sw_win_cand_t wc;
     bool has;
     for (;;) {
-        has = sw_win_candidate(&r->win, cc, det->params.spike_min_bytes,
-                               det->params.spike_fraction, rk_spent(j, r), &wc);
+        has = sw_win_candidate(&r->win, cc, det->params.spike_min_bytes, det->params.spike_fraction,
+                               rk_spent(j, r), &wc);
         if (!has || wc.base_ts == INT64_MAX ||
             !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
                               leak_ns(j, r)))
@@ -803,8 +803,9 @@ static void memory_error(const sw_detector_t *det, char *errstr, size_t errstr_s
         sw_buf_put_i64(&buf, (int64_t)det->live_jobs);
         sw_buf_puts(&buf, " jobs");
     }
-    sw_buf_puts(&buf, ", none of those that could go without losing a rising run or an open "
-                      "episode left)");
+    sw_buf_puts(&buf,
+                ", none of those that could go without losing a rising run or an open "
+                "episode left)");
     sw_det_snprintf_like(errstr, errstr_size, sw_buf_cstr(&buf));
     sw_buf_clear(&buf);
 }
@@ -1086,7 +1087,9 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && !rk_phase_pending(r) && sw_win_full(&r->win, (uint32_t)det->params.window_samples) && sw_phase_fold_due(j->phase, r->phase_grp))
+    if (r->phase_grp != NIL && !rk_phase_pending(r) &&
+        sw_win_full(&r->win, (uint32_t)det->params.window_samples) &&
+        sw_phase_fold_due(j->phase, r->phase_grp))
         det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
     if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
@@ -1097,10 +1100,10 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
          * (its threshold fell), long after it rose, is no new spike: it
          * was too small to count when it happened, and the storm it was
          * part of is over. It is spent. */
-        for (int k = 0; k < 4 && r->cand != NIL && (!had || rc_of(j, r)->base != base_before) &&
-                        r->win.n && r->win.top_used < top_before &&
-                        rc_of(j, r)->base != INT64_MIN && rc_of(j, r)->base != INT64_MAX &&
-                        old_spike(j, r);
+        for (int k = 0;
+             k < 4 && r->cand != NIL && (!had || rc_of(j, r)->base != base_before) && r->win.n &&
+             r->win.top_used < top_before && rc_of(j, r)->base != INT64_MIN &&
+             rc_of(j, r)->base != INT64_MAX && old_spike(j, r);
              k++) {
             rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
@@ -1158,7 +1161,8 @@ static void prefetch_window(sw_detector_t *det)
     const rank_t *r = &j->ranks[ri];
     sw_win_prefetch(&r->win);
     if (r->last_src != NIL) __builtin_prefetch(&j->srcs[r->last_src]);
-    if (r->phase_grp != NIL && !rk_phase_pending(r)) __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
+    if (r->phase_grp != NIL && !rk_phase_pending(r))
+        __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
     if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 
@@ -1239,8 +1243,7 @@ void sw_detect_set_pool(sw_detector_t *det, sw_detect_pool_t *pool)
     if (det->pool == pool) return;
     if (det->pool) {
         atomic_fetch_sub_explicit(&det->pool->used, (int64_t)det->acct, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&det->pool->jobs, (int64_t)det->live_jobs,
-                                  memory_order_relaxed);
+        atomic_fetch_sub_explicit(&det->pool->jobs, (int64_t)det->live_jobs, memory_order_relaxed);
     }
     det->pool = pool;
     if (pool) {
@@ -1268,16 +1271,16 @@ bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *val
     return true;
 }
 
-size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes,
-                             sw_detect_evict_cb cb, void *opaque)
+size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes, sw_detect_evict_cb cb,
+                             void *opaque)
 {
     size_t freed = 0;
     job_t *j;
     while (freed < bytes && (j = least_valuable(det, evidence, NULL)) != NULL) {
         size_t b = j->acct;
         if (cb) {
-            sw_detect_evictee_t e = {j->has_job_id, j->job_id,   j->job_id_len, evidence,
-                                     j->nranks,     j->retained, b};
+            sw_detect_evictee_t e = {j->has_job_id, j->job_id, j->job_id_len, evidence, j->nranks,
+                                     j->retained,   b};
             cb(opaque, &e);
         }
         evict_job(det, j);

@@ -29,20 +29,20 @@ typedef struct sw_detect_stats_s {
     uint64_t stale_windows; /**< windows emptied as stale */
     uint64_t limit_rejects; /**< events refused by max.jobs / max.ranks.per.job / budget */
     uint64_t evicted; /**< jobs with the least evidence evicted to make room (max.jobs, budget) */
-    uint64_t evicted_evidence; /**< of them, jobs with samples (a rank with two or more) */
-    uint64_t refused_jobs;     /**< new jobs refused for memory (max.memory.bytes) */
-    uint64_t clock_refused; /**< samples refused as out of time (sw_tguard.h) */
-    uint64_t phase_dropped; /**< phase boundaries forgotten (closed before every window) */
+    uint64_t evicted_evidence;       /**< of them, jobs with samples (a rank with two or more) */
+    uint64_t refused_jobs;           /**< new jobs refused for memory (max.memory.bytes) */
+    uint64_t clock_refused;          /**< samples refused as out of time (sw_tguard.h) */
+    uint64_t phase_dropped;          /**< phase boundaries forgotten (closed before every window) */
     uint64_t records[SW_ACTION_CNT]; /**< records emitted, by sw_action_t */
-    uint64_t deaths;        /**< SPEC 8: deaths known (markers and silences) */
-    uint64_t blind_ranks;   /**< SPEC 8.5: ranks blind now, over all jobs */
-    uint64_t watchdog;      /**< error events that are not death markers */
-    uint64_t jobs;          /**< jobs tracked now */
-    uint64_t ranks;         /**< ranks tracked now */
-    uint64_t retained;      /**< samples in all windows now */
-    uint64_t bytes;         /**< bytes of engine state now */
-    uint64_t warnings;      /**< settings that cannot work, said once per job (sw_detect_warning) */
-    uint64_t counterless;   /**< v4 samples without device_used_bytes, skipped (SPEC 2) */
+    uint64_t deaths;                 /**< SPEC 8: deaths known (markers and silences) */
+    uint64_t blind_ranks;            /**< SPEC 8.5: ranks blind now, over all jobs */
+    uint64_t watchdog;               /**< error events that are not death markers */
+    uint64_t jobs;                   /**< jobs tracked now */
+    uint64_t ranks;                  /**< ranks tracked now */
+    uint64_t retained;               /**< samples in all windows now */
+    uint64_t bytes;                  /**< bytes of engine state now */
+    uint64_t warnings;    /**< settings that cannot work, said once per job (sw_detect_warning) */
+    uint64_t counterless; /**< v4 samples without device_used_bytes, skipped (SPEC 2) */
 } sw_detect_stats_t;
 
 /**
@@ -126,10 +126,10 @@ typedef struct sw_detect_evictee_s {
     bool has_job_id;
     const char *job_id;
     size_t job_id_len;
-    int evidence;       /**< 0: no rank has two samples; 1: samples, no rising run */
-    size_t ranks;       /**< ranks tracked */
-    uint64_t retained;  /**< samples in its windows */
-    size_t bytes;       /**< accounted bytes freed */
+    int evidence;      /**< 0: no rank has two samples; 1: samples, no rising run */
+    size_t ranks;      /**< ranks tracked */
+    uint64_t retained; /**< samples in its windows */
+    size_t bytes;      /**< accounted bytes freed */
 } sw_detect_evictee_t;
 
 typedef void (*sw_detect_evict_cb)(void *opaque, const sw_detect_evictee_t *e);
@@ -148,8 +148,8 @@ bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *val
  *        job with a rising run or an open episode. @p cb (may be NULL) sees
  *        each. @returns the bytes freed.
  */
-size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes,
-                             sw_detect_evict_cb cb, void *opaque);
+size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes, sw_detect_evict_cb cb,
+                             void *opaque);
 
 /** Called for each summary record; @p rec is borrowed during the call. */
 typedef void (*sw_record_cb)(void *opaque, const sw_record_t *rec);

@@ -61,7 +61,7 @@ typedef struct rank_s {
     uint32_t proc_src;  /* a source with the pid and session of the rank's newest
                            sample: its process (NIL only while restoring) */
     uint32_t cand;      /* its candidate: index in job_t.cands, NIL: none */
-    bool in_verdict; /* one of the open episode's verdict suspects */
+    bool in_verdict;    /* one of the open episode's verdict suspects */
     /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
      * out of line (rank_cold_t), for the ranks that ever needed them. */
     bool warm;     /* climbing after a restart: its runs so far are spent */
@@ -136,7 +136,7 @@ typedef struct job_s {
     size_t nsrcs, capsrcs;
     uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
     size_t src_nslots;
-    sw_src_wide_t wide; /* the sources' values int32 does not hold (SW_SRC_WIDE) */
+    sw_src_wide_t wide;                  /* the sources' values int32 does not hold (SW_SRC_WIDE) */
     size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
     bool in_junk;
@@ -163,8 +163,8 @@ typedef struct job_s {
     sw_gapmed_t gaps; /* median of the windows' positive gaps */
     sw_vcount_t intervals;
     uint32_t t_root;
-    size_t ncands;     /* ranks with a candidate (records in use) */
-    rank_cand_t *cands; /* the ranks' candidates (rank_t.cand) */
+    size_t ncands;             /* ranks with a candidate (records in use) */
+    rank_cand_t *cands;        /* the ranks' candidates (rank_t.cand) */
     size_t capcands, ncandrec; /* records allocated, records ever handed out */
     uint32_t cand_free;        /* freed records (linked by t_left), NIL none */
     heap_ent_t *heap;
@@ -217,7 +217,7 @@ typedef struct job_s {
     sw_phase_t *phase;
     int64_t *sorted; /* participating ranks ascending (cache) */
     bool sorted_dirty;
-    sw_cjob_t *cj; /* SPEC 8 state (sw_crash.c), NULL until it has any */
+    sw_cjob_t *cj;      /* SPEC 8 state (sw_crash.c), NULL until it has any */
     sw_tguard_t tguard; /* the out-of-time guard (sw_tguard.h) */
     size_t acct;        /* job_bytes() when last accounted (det->acct) */
 } job_t;
@@ -245,30 +245,30 @@ struct sw_detector_s {
     int64_t *tmp_rel;
     size_t captmp;
     sw_detect_stats_t st;
-    uint64_t arrivals;            /* events fed (stands in for offsets) */
+    uint64_t arrivals;                    /* events fed (stands in for offsets) */
     int64_t rebuild_x[SW_DETECT_SOURCES]; /* restoring: per source, offsets below
                                              this rebuild windows (INT64_MIN: not) */
-    job_t *junk_head, *junk_tail; /* every job, least recently active first:
+    job_t *junk_head, *junk_tail;         /* every job, least recently active first:
                                      eviction looks there for the least
                                      evidence (sw_detect.c, evict_one) */
-    bool pressure;                /* over the memory budget (sw_detect_set_pressure) */
-    size_t acct;                  /* sum of the jobs' acct: state that grows with jobs */
-    size_t budget;                /* sw_detect_set_budget(); 0: none */
-    sw_detect_pool_t *pool;       /* the process's budget (sw_detect_set_pool); NULL: none */
-    size_t room_want;             /* bytes the last refused event asked the pool for */
-    bool room_served;             /* the pool's owner made what room it could */
-    bool room_final;              /* ... and nothing more can go */
+    bool pressure;                        /* over the memory budget (sw_detect_set_pressure) */
+    size_t acct;                          /* sum of the jobs' acct: state that grows with jobs */
+    size_t budget;                        /* sw_detect_set_budget(); 0: none */
+    sw_detect_pool_t *pool; /* the process's budget (sw_detect_set_pool); NULL: none */
+    size_t room_want;       /* bytes the last refused event asked the pool for */
+    bool room_served;       /* the pool's owner made what room it could */
+    bool room_final;        /* ... and nothing more can go */
     /* The events announced by sw_detect_prefetch (the last one, pf, and
      * the one before, cur, normally the event being fed): job and rank,
      * valid while gen is unchanged (gen moves whenever a job or a rank
      * table is created, moved or freed). */
     uint64_t gen;
     sw_announced_t pf, cur;
-    bool pf_win_done; /* pf's window lines were requested */
-    job_t *pf_last_j; /* the job the last announced event found (valid while */
+    bool pf_win_done;     /* pf's window lines were requested */
+    job_t *pf_last_j;     /* the job the last announced event found (valid while */
     uint64_t pf_last_gen; /* gen is pf_last_gen): the next one's is often it */
-    sw_buf_t warning; /* the warning of the last event fed ("" none) */
-    sw_xout_t *xo;    /* SPEC 8 records of the event being fed (sw_crash.c) */
+    sw_buf_t warning;     /* the warning of the last event fed ("" none) */
+    sw_xout_t *xo;        /* SPEC 8 records of the event being fed (sw_crash.c) */
 };
 
 /* Warnings, once per job each (sw_detect_warning). */

@@ -330,8 +330,8 @@ sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t le
                                  int64_t *next_offset, char *errstr, size_t errstr_size)
 {
     int64_t next[SW_DETECT_SOURCES];
-    sw_detector_t *det =
-        sw_detect_restore_src(params, data, len, now_ms, next, errstr, errstr_size);
+    sw_detector_t *det = sw_detect_restore_src(params, data, len, now_ms, next, errstr,
+                                               errstr_size);
     if (det && next[1] != 0) {
         sw_det_snprintf_like(errstr, errstr_size,
                              "the state snapshot is of an engine fed from two sources; refused "
@@ -574,7 +574,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 floor[0] = empty_off >= first_off ? empty_off : first_off > 0 ? first_off - 1 : -1;
                 /* (a rank emptied at or after the snapshot has no sample) */
                 floor[0] = floor[0] >= -1 && floor[0] < det->rebuild_x[0] - 1 ? floor[0] + 1
-                                                                               : INT64_MAX;
+                                                                              : INT64_MAX;
                 floor[1] = INT64_MAX;
             } else {
                 for (int s = 0; s < SW_DETECT_SOURCES; s++) {
@@ -638,8 +638,9 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
     }
     /* SPEC 8's section. */
     if (!r.bad && !sw_crash_load(det, &r)) {
-        why = "malformed SPEC 8 section in the state snapshot (or other silence.ms / oom.warn.* "
-              "settings)";
+        why =
+            "malformed SPEC 8 section in the state snapshot (or other silence.ms / oom.warn.* "
+            "settings)";
         r.bad = true;
     }
     for (size_t i = 0; !r.bad && i < det->njobs; i++)

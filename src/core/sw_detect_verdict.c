@@ -281,8 +281,8 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
             rank_t *r = &j->ranks[i];
             sw_win_cand_t wc;
             if (sw_win_candidate(&r->win, r->cand != NIL ? &rc_of(j, r)->cc : NULL,
-                                 det->params.spike_min_bytes, det->params.spike_fraction,
-                                 INT64_MIN, &wc))
+                                 det->params.spike_min_bytes, det->params.spike_fraction, INT64_MIN,
+                                 &wc))
                 has[nhas++] = (uint32_t)i;
         }
         fullc_t *all = sw_arena_alloc(&det->arena, (nhas + 1) * sizeof(*all));
@@ -622,13 +622,14 @@ static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int6
                        rk_cand(j, x0)->base == INT64_MIN
                            ? INT64_MIN
                            : rk_cand(j, x0)->rel + j->ranks[x0].first_ts))
-        warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
-             "window.samples spans less time than the spread of a storm (an episode aged out "
-             "and the same storm opened another; ",
-             llabs(rk_cand(j, x0)->rel / 1000000 - j->aged_last_rel / 1000000),
-             " ms between their spikes): the storm's first spikes leave the windows before it ends; "
-             "raise window.samples",
-             "");
+        warn(
+            det, j, SW_DET_WARN_WINDOW_SPREAD,
+            "window.samples spans less time than the spread of a storm (an episode aged out "
+            "and the same storm opened another; ",
+            llabs(rk_cand(j, x0)->rel / 1000000 - j->aged_last_rel / 1000000),
+            " ms between their spikes): the storm's first spikes leave the windows before it ends; "
+            "raise window.samples",
+            "");
     j->episode++;
     j->revision = 0;
     j->open = true;
@@ -705,13 +706,14 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
              k++) {
             if (rc_of(j, r)->rel > j->ep_last_rel) j->ep_last_rel = rc_of(j, r)->rel;
             if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD))
-                warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
-                     "window.samples spans less time than the spread of a storm (an episode aged "
-                     "out while the storm still spread; ",
-                     llabs(rc_of(j, r)->rel / 1000000 - j->aged_last_rel / 1000000),
-                     " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
-                     "before it ends; raise window.samples",
-                     "");
+                warn(
+                    det, j, SW_DET_WARN_WINDOW_SPREAD,
+                    "window.samples spans less time than the spread of a storm (an episode aged "
+                    "out while the storm still spread; ",
+                    llabs(rc_of(j, r)->rel / 1000000 - j->aged_last_rel / 1000000),
+                    " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
+                    "before it ends; raise window.samples",
+                    "");
             rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
             sw_det_cand_refresh(det, j, ri);
         }

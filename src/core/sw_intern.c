@@ -60,7 +60,7 @@ static const char *intern_copy(sw_intern_t *tab, sw_str_t s)
     size_t pre = s.len < 0xff ? 1 : 9;
     size_t need = pre + s.len + 1;
     if (need > tab->left) {
-        size_t size = tab->total < CHUNK_MIN ? CHUNK_MIN
+        size_t size = tab->total < CHUNK_MIN   ? CHUNK_MIN
                       : tab->total < CHUNK_MAX ? tab->total
                                                : CHUNK_MAX;
         if (size < need) size = need;

@@ -21,12 +21,12 @@ typedef struct sw_intern_s {
      * on, 0xff there and 8 bytes of length before that): 8 bytes an id in
      * strs rather than a 16-byte view (a wide job interns a session per
      * rank). */
-    void *chunks;       /* newest chunk; each starts with the previous one's address */
-    char *cur;          /* free bytes of the newest chunk */
-    size_t left;        /* ... and their number */
-    size_t total;       /* bytes of all chunks */
-    const char **strs;  /* id -> its bytes; index 0 unused */
-    uint32_t n;         /* ids in use, including the unused 0 */
+    void *chunks;      /* newest chunk; each starts with the previous one's address */
+    char *cur;         /* free bytes of the newest chunk */
+    size_t left;       /* ... and their number */
+    size_t total;      /* bytes of all chunks */
+    const char **strs; /* id -> its bytes; index 0 unused */
+    uint32_t n;        /* ids in use, including the unused 0 */
     uint32_t cap_ids;
     uint32_t *slots;   /* hash slots holding ids; 0 = empty */
     size_t nslots;     /* power of two */

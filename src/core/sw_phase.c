@@ -674,8 +674,7 @@ void sw_phase_save(const sw_phase_t *ph, sw_buf_t *out)
     sw_phase_save_with(ph, NULL, 0, out);
 }
 
-void sw_phase_save_with(const sw_phase_t *ph, const sw_phase_pend_t *more, size_t n,
-                        sw_buf_t *out)
+void sw_phase_save_with(const sw_phase_t *ph, const sw_phase_pend_t *more, size_t n, sw_buf_t *out)
 {
     /* Groups in creation order, then the caller's (a restored index
      * creates them in this order, so it saves the same bytes). */

@@ -125,8 +125,7 @@ typedef struct sw_phase_pend_s {
  *        boundaries, none of them in the index, written after its own as
  *        if it held them (sw_phase_load() creates them).
  */
-void sw_phase_save_with(const sw_phase_t *ph, const sw_phase_pend_t *more, size_t n,
-                        sw_buf_t *out);
+void sw_phase_save_with(const sw_phase_t *ph, const sw_phase_pend_t *more, size_t n, sw_buf_t *out);
 
 /**
  * @brief Add what sw_phase_save() wrote, read from @p *data (advanced past

@@ -114,12 +114,12 @@ size_t sw_winpool_slack(const sw_winpool_t *pool);
 
 /** What the window needs from its job. */
 typedef struct sw_win_ctx_s {
-    const sw_src_t *srcs;    /**< the job's source table */
-    const sw_intern_t *strs; /**< host strings */
+    const sw_src_t *srcs;      /**< the job's source table */
+    const sw_intern_t *strs;   /**< host strings */
     const sw_src_wide_t *wide; /**< its values int32 does not hold (NULL: none) */
-    sw_gapmed_t *gaps;       /**< positive consecutive timestamp gaps */
-    sw_vcount_t *intervals;  /**< sampling_interval_ms > 0 of retained samples */
-    sw_winpool_t *pool;      /**< storage of full windows, and their window.samples:
+    sw_gapmed_t *gaps;         /**< positive consecutive timestamp gaps */
+    sw_vcount_t *intervals;    /**< sampling_interval_ms > 0 of retained samples */
+    sw_winpool_t *pool;        /**< storage of full windows, and their window.samples:
                                   required by sw_win_insert(); elsewhere NULL = the heap */
 } sw_win_ctx_t;
 
@@ -149,11 +149,11 @@ typedef struct sw_win_cand_s {
 /** The window; fields are private to sw_window.c and sw_detect.c, ordered
  *  without holes (a wide job holds one per rank). */
 typedef struct sw_win_s {
-    uint32_t cap;     /**< slots allocated (grows to window.samples, the pool's max) */
-    uint32_t head;    /**< slot of the oldest sample */
-    uint32_t n;       /**< samples retained */
+    uint32_t cap;      /**< slots allocated (grows to window.samples, the pool's max) */
+    uint32_t head;     /**< slot of the oldest sample */
+    uint32_t n;        /**< samples retained */
     uint32_t cand_run; /**< when cand_valid: ring index of the cached candidate's run */
-    sw_wslot_t *slot; /**< [cap] samples; also the one allocation behind the
+    sw_wslot_t *slot;  /**< [cap] samples; also the one allocation behind the
                            arrays (sw_win_rtree() and the others below) */
     uint32_t dq_head, dq_n;
     uint32_t rcap; /**< runs ring size, power of two >= cap / 2 */

@@ -49,11 +49,11 @@ bool sw_hold_registry_release(sw_hold_t *h, int64_t *from);
 
 /** What the origin hold needs to know of the partition's snapshot flow. */
 typedef struct sw_hold_snap_s {
-    bool active;         /**< a snapshot is being written */
-    bool failed;         /**< one of its chunks was refused */
-    bool ready;          /**< it may be committed now */
-    int64_t committed_x; /**< snapshot offset of the last commit sent (-1: none) */
-    int64_t confirmed_x; /**< ... of the last the broker took (-1: none) */
+    bool active;          /**< a snapshot is being written */
+    bool failed;          /**< one of its chunks was refused */
+    bool ready;           /**< it may be committed now */
+    int64_t committed_x;  /**< snapshot offset of the last commit sent (-1: none) */
+    int64_t confirmed_x;  /**< ... of the last the broker took (-1: none) */
     int64_t last_snap_ms; /**< when the last snapshot (or start offset query) was made */
 } sw_hold_snap_t;
 
@@ -63,8 +63,8 @@ typedef enum sw_hold_act_e {
     SW_HOLD_ASK_START, /**< ask for the start offset (into origin_x; last_snap_ms = now), step again */
     SW_HOLD_DROP,      /**< the snapshot in flight failed: drop it, step again */
     SW_HOLD_COMMIT,    /**< commit the snapshot in flight */
-    SW_HOLD_SNAPSHOT,  /**< take the origin snapshot (again), as of origin_x */
-    SW_HOLD_RELEASE    /**< committed: the origin hold is over; resume (from, when >= 0) */
+    SW_HOLD_SNAPSHOT, /**< take the origin snapshot (again), as of origin_x */
+    SW_HOLD_RELEASE   /**< committed: the origin hold is over; resume (from, when >= 0) */
 } sw_hold_act_t;
 
 /** Milliseconds between start offset queries, and between origin snapshots. */

@@ -78,14 +78,14 @@ typedef enum sw_tok_kind_e { SW_TOK_RECORD, SW_TOK_SNAPSHOT, SW_TOK_MARKER } sw_
 
 /** What a produced message's delivery report must find again. */
 typedef struct sw_token_s {
-    uint32_t part_id;  /**< the input partition's stable id */
+    uint32_t part_id; /**< the input partition's stable id */
     sw_tok_kind_t kind;
-    uint8_t src;       /**< records: 0 the input partition, 1 its repartition
+    uint8_t src;                    /**< records: 0 the input partition, 1 its repartition
                             partition (repartition=auto: the ledger it waits in) */
-    uint32_t chunk;    /**< snapshots: the chunk */
-    int64_t offset;    /**< records: the input offset */
-    uint64_t snap_id;  /**< snapshots */
-    int64_t produced_ms; /**< records: when handed to the producer */
+    uint32_t chunk;                 /**< snapshots: the chunk */
+    int64_t offset;                 /**< records: the input offset */
+    uint64_t snap_id;               /**< snapshots */
+    int64_t produced_ms;            /**< records: when handed to the producer */
     struct sw_token_s *prev, *next; /**< records: sw_tokens_t's list */
 } sw_token_t;
 

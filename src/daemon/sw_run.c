@@ -267,7 +267,7 @@ static void log_uncommitted(run_t *r)
         part_t *p = r->parts[i];
         if (!p || p->next < 0) continue;
         bool done = r->restore ? p->led.confirmed_x >= p->next
-                              : (sw_ledger_pending(&p->led) == 0 && !r->commits_waiting);
+                               : (sw_ledger_pending(&p->led) == 0 && !r->commits_waiting);
         if (done) continue;
         sw_log(r->log, SW_LOG_WARN,
                "%s [%d]: not committed past offset %lld (input read up to %lld; %zu offsets with "
@@ -406,8 +406,8 @@ int sw_run(const sw_run_opts_t *opts)
     r.pass.schema_telemetry = set->format.schema_id_telemetry;
     r.schema_alert = set->format.schema_id_alert;
     r.pass.in_fmt = set->format.input == SW_IN_FORMAT_JSON   ? FMT_JSON
-               : set->format.input == SW_IN_FORMAT_AVRO ? FMT_AVRO
-                                                        : FMT_AUTO;
+                    : set->format.input == SW_IN_FORMAT_AVRO ? FMT_AVRO
+                                                             : FMT_AUTO;
     r.out_avro = set->format.output == SW_OUT_FORMAT_AVRO;
     r.out_pager = set->format.output == SW_OUT_FORMAT_PAGERDUTY ||
                   set->format.output == SW_OUT_FORMAT_ALERTMANAGER;
@@ -439,10 +439,9 @@ int sw_run(const sw_run_opts_t *opts)
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr); /* before any Kafka handle exists */
     } else if (sw_run_wake_open(&r) != 0) {
         rc = 1;
-    } else if (!(r.reg = sw_registry_from_settings(set, sw_schema_telemetry_event,
-                                                   sw_schema_telemetry_event_len,
-                                                   r.pass.schema_telemetry, true, cerr,
-                                                   sizeof(cerr)))) {
+    } else if (!(r.reg = sw_registry_from_settings(
+                     set, sw_schema_telemetry_event, sw_schema_telemetry_event_len,
+                     r.pass.schema_telemetry, true, cerr, sizeof(cerr)))) {
         sw_log(r.log, SW_LOG_ERROR, "%s", cerr);
     } else {
         rc = 0;
@@ -560,7 +559,7 @@ int sw_run(const sw_run_opts_t *opts)
         if (r.kctx.fatal)
             sw_log(r.log, SW_LOG_ERROR, "stopped after a fatal error: %s", r.kctx.fatal_reason);
     }
-    r.stopping = true; /* the mirror goes with the run: no unassignments */
+    r.stopping = true;                    /* the mirror goes with the run: no unassignments */
     for (size_t i = 0; i < r.nparts; i++) /* queue handles would keep the consumers alive */
         if (r.parts[i]) {
             sw_run_part_queue_release(r.parts[i]);

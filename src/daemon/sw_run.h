@@ -18,15 +18,15 @@
 
 /** Counters of a running daemon (for logs and metrics). */
 typedef struct sw_run_stats_s {
-    uint64_t messages;       /**< input messages consumed */
-    uint64_t bytes;          /**< input bytes consumed */
-    uint64_t decode_errors;  /**< input that could not be decoded */
-    uint64_t invalid;        /**< decoded input that broke SPEC 2 */
-    uint64_t limited;        /**< input refused by max.jobs / max.ranks.per.job */
-    uint64_t clock_refused;  /**< samples refused as out of time (dead letters of kind clock) */
-    uint64_t miskeyed;       /**< input whose key is not its job_id */
-    uint64_t forwarded;      /**< input forwarded to repartition.topic */
-    uint64_t dlq;            /**< records sent to the DLQ */
+    uint64_t messages;      /**< input messages consumed */
+    uint64_t bytes;         /**< input bytes consumed */
+    uint64_t decode_errors; /**< input that could not be decoded */
+    uint64_t invalid;       /**< decoded input that broke SPEC 2 */
+    uint64_t limited;       /**< input refused by max.jobs / max.ranks.per.job */
+    uint64_t clock_refused; /**< samples refused as out of time (dead letters of kind clock) */
+    uint64_t miskeyed;      /**< input whose key is not its job_id */
+    uint64_t forwarded;     /**< input forwarded to repartition.topic */
+    uint64_t dlq;           /**< records sent to the DLQ */
     uint64_t records[SW_ACTION_CNT]; /**< alert records by action */
     uint64_t delivered;              /**< records acknowledged by the broker */
     uint64_t produce_errors;         /**< records the broker did not take */

@@ -163,8 +163,8 @@ typedef struct part_s {
      * chunks (sw_run_out.c) count snap.left down and set snap.failed. */
     snapfl_t snap;
     int64_t last_snap_ms;
-    pmode_t mode;       /* PM_REBUILD until the windows are refilled (sw_run_work.c ends it) */
-    int64_t rebuild_x;  /* rebuild mode: offsets below it refill windows */
+    pmode_t mode;      /* PM_REBUILD until the windows are refilled (sw_run_work.c ends it) */
+    int64_t rebuild_x; /* rebuild mode: offsets below it refill windows */
     int64_t rebuild_y;
     uint64_t rebuilt;   /* samples re-inserted */
     int64_t restore_t0; /* when the restore started (ms) */
@@ -199,7 +199,7 @@ typedef struct part_s {
     int64_t mem_fixed;  /* engine bytes beside its jobs, in the memory pool (sw_run_mem.c) */
     bool direct_after;  /* a direct spell ended: copies read before the next marker
                            back are counted as possibly out of replay's order */
-    int64_t rebuild_rx, rebuild_ry;     /* the repartition side's x and y */
+    int64_t rebuild_rx, rebuild_ry; /* the repartition side's x and y */
     /* Metrics (sw_run.c): series of the thread-safe registry; mprev is
      * what the main thread last published of the engine's counters. */
     sw_metrics_series_t *m_events, *m_lag, *m_miskeyed;
@@ -233,15 +233,15 @@ typedef struct plantab_s {
  * clock when a pass starts, the jobs when a round sorts out); read by the
  * workers during a pass. */
 typedef struct pass_s {
-    fmt_t in_fmt;              /* input.format */
-    bool reg_plans;            /* Avro through plans (plans), not the fixed id */
-    int32_t schema_telemetry;  /* the fixed id (avro.schema.id.telemetry) */
-    const plantab_t *plans;    /* the round's plans (reg_plans) */
-    int64_t now_ms;            /* stream time of the pass (ms) for idleness */
-    int rep_parts;             /* repartition=auto: a job's partition is part's hash mod this */
-    sw_partitioner_t part;     /* repartition=auto: the group's partitioner (run_t's part) */
-    const sw_log_t *log;       /* thread-safe: a new job's engine warning */
-    sw_metrics_t *m;           /* may be NULL; workers only time themselves when set */
+    fmt_t in_fmt;                /* input.format */
+    bool reg_plans;              /* Avro through plans (plans), not the fixed id */
+    int32_t schema_telemetry;    /* the fixed id (avro.schema.id.telemetry) */
+    const plantab_t *plans;      /* the round's plans (reg_plans) */
+    int64_t now_ms;              /* stream time of the pass (ms) for idleness */
+    int rep_parts;               /* repartition=auto: a job's partition is part's hash mod this */
+    sw_partitioner_t part;       /* repartition=auto: the group's partitioner (run_t's part) */
+    const sw_log_t *log;         /* thread-safe: a new job's engine warning */
+    sw_metrics_t *m;             /* may be NULL; workers only time themselves when set */
     struct sw_worker_s *workers; /* by worker index: each touches only its own */
 } pass_t;
 
@@ -299,26 +299,26 @@ typedef struct run_s {
                             thread that serves the handle's queue (the main one) */
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
-    rd_kafka_t *reader;  /* reads snapshots and the output back (restore) */
-    rd_kafka_t *mirror;  /* repartition=auto: reads repartition p for whoever owns input p
+    rd_kafka_t *reader; /* reads snapshots and the output back (restore) */
+    rd_kafka_t *mirror; /* repartition=auto: reads repartition p for whoever owns input p
                             (never joins a group: assigned by the rebalance callback) */
-    rd_kafka_t *mprod;   /* repartition=auto: writes the markers (linger.ms=0) */
-    bool rep_auto;       /* repartition=auto in effect */
+    rd_kafka_t *mprod;  /* repartition=auto: writes the markers (linger.ms=0) */
+    bool rep_auto;      /* repartition=auto in effect */
     /* repartition=auto: the group's partitioner, one function for every
      * member (sw_run_local.c): where a job is analysed and where its
      * forwarded copies go. Undecided (part_pending), no marker is written,
      * so nothing is analysed or forwarded. */
     sw_partitioner_t part;
     bool part_pending;
-    char part_why[200];     /* why this one (the start line) */
-    int64_t part_t0;        /* ms: pending since (the decider's waits) */
-    int64_t part_seen;      /* ms: the decider first held input (-1: not yet) */
-    int64_t part_sampled;   /* ms: the decider last read the whole topic's keys */
-    int64_t part_poll;      /* ms: the record last looked for / refreshed */
-    bool part_recorded;     /* this member wrote the record once */
+    char part_why[200];   /* why this one (the start line) */
+    int64_t part_t0;      /* ms: pending since (the decider's waits) */
+    int64_t part_seen;    /* ms: the decider first held input (-1: not yet) */
+    int64_t part_sampled; /* ms: the decider last read the whole topic's keys */
+    int64_t part_poll;    /* ms: the record last looked for / refreshed */
+    bool part_recorded;   /* this member wrote the record once */
     uint64_t jk_in, jk_fwd, jk_fit[SW_PARTITIONER__CNT]; /* pwork_t's, summed */
-    bool jk_warned;         /* the WARN of most job-keyed input hopping, said */
-    sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
+    bool jk_warned;     /* the WARN of most job-keyed input hopping, said */
+    sw_registry_t *reg; /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */
     part_t **parts; /* indexed by id; NULL when revoked */
@@ -332,9 +332,9 @@ typedef struct run_s {
      * later record of ours can precede (end offset at start, then one past
      * each delivery); -1 = unknown. Snapshots (sw_run_state.c) record these. */
     int64_t *out_pos;
-    sw_buf_t value;     /* the record being encoded */
-    bool in_txn;        /* exactly_once: a transaction is open */
-    uint64_t not_paged; /* summaries that were not a page (never produced) */
+    sw_buf_t value;      /* the record being encoded */
+    bool in_txn;         /* exactly_once: a transaction is open */
+    uint64_t not_paged;  /* summaries that were not a page (never produced) */
     int commits_waiting; /* stop: asynchronous commits not yet answered (sw_run.c) */
     /* State side (sw_run_state.c). */
     uint64_t snap_seq;
@@ -351,7 +351,7 @@ typedef struct run_s {
     plantab_t plans;      /* the round's writer-schema plans, behind pass.plans */
     void **jobs;          /* a round's partitions (part_t *) */
     size_t njobs, capjobs;
-    sw_tdec_t *tdec;      /* the main thread's decoders (workers[0]) */
+    sw_tdec_t *tdec; /* the main thread's decoders (workers[0]) */
     sw_avro_dec_t *adec;
     uint64_t reg_errors;   /* registry failures already counted in the metric */
     int64_t last_event_ms; /* newest input message timestamp seen, ms (metric) */
@@ -367,8 +367,8 @@ typedef struct run_s {
      * written by the workers' engines atomically, evicted from on the main
      * thread between passes. */
     sw_detect_pool_t pool;
-    int64_t prefetch_kb;    /* queued.max.messages.kbytes lowered to fit (0: as set) */
-    uint64_t mem_refused;   /* jobs refused for memory, said in the last WARN */
+    int64_t prefetch_kb;  /* queued.max.messages.kbytes lowered to fit (0: as set) */
+    uint64_t mem_refused; /* jobs refused for memory, said in the last WARN */
     /* A mixed group (sw_run_work.c): markers of repartition=auto members
      * seen by a member in another mode. */
     uint64_t peer_markers;

@@ -27,7 +27,7 @@
  */
 #include "sw_run_int.h"
 
-#define LOCAL_FIFO_MAX 16384 /* input read and not yet released: reading pauses above */
+#define LOCAL_FIFO_MAX 16384         /* input read and not yet released: reading pauses above */
 #define LOCAL_FIFO_BYTES (16u << 20) /* ... or above this many bytes of it */
 /* A marker not back within this long (while input waits for it): the
  * repartition topic is taken as unavailable (see direct_ok). */
@@ -98,16 +98,15 @@ static bool marker_of(const part_t *p, const rd_kafka_message_t *m, int64_t *i)
     rd_kafka_headers_t *h;
     const void *v;
     size_t n;
-    if (rd_kafka_message_headers(m, &h) ||
-        rd_kafka_header_get_last(h, "stormwatch.marker", &v, &n))
+    if (rd_kafka_message_headers(m, &h) || rd_kafka_header_get_last(h, "stormwatch.marker", &v, &n))
         return false;
     char num[24];
     *i = -1;
     if (n == 0 || n >= sizeof(num)) return true;
     memcpy(num, v, n);
     num[n] = '\0';
-    if (!rd_kafka_header_get_last(h, "stormwatch.marker.topic", &v, &n) &&
-        n == strlen(p->topic) && memcmp(v, p->topic, n) == 0)
+    if (!rd_kafka_header_get_last(h, "stormwatch.marker.topic", &v, &n) && n == strlen(p->topic) &&
+        memcmp(v, p->topic, n) == 0)
         *i = strtoll(num, NULL, 10);
     return true;
 }
@@ -129,7 +128,8 @@ static void write_marker(run_t *r, part_t *p)
     if (e) {
         rd_kafka_headers_destroy(h);
         free(tok);
-        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) sw_run_local_marker_failed(r, p, p->in_read, rd_kafka_err2str(e));
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+            sw_run_local_marker_failed(r, p, p->in_read, rd_kafka_err2str(e));
         return; /* the next round writes it */
     }
     if (p->inflight < 0) p->marker_ms = sw_clock_ms(); /* else: the wait goes on */
@@ -169,8 +169,8 @@ static void rebuild_one(run_t *r, part_t *p, int src, const rd_kafka_message_t *
 static bool key_here(const run_t *r, const part_t *p, const rd_kafka_message_t *m)
 {
     if (r->part_pending) return true;
-    return sw_partition_of(r->part, m->key ? (const char *)m->key : "",
-                           m->key ? m->key_len : 0, r->rep_parts) == p->partition;
+    return sw_partition_of(r->part, m->key ? (const char *)m->key : "", m->key ? m->key_len : 0,
+                           r->rep_parts) == p->partition;
 }
 
 /* The input this round read (in the work area: the round put it there):
@@ -231,8 +231,7 @@ static void take_input(run_t *r, part_t *p)
 static void marker_back(run_t *r, part_t *p)
 {
     int64_t lo = -5, hi = -5;
-    if (!rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) &&
-        hi >= 0)
+    if (!rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) && hi >= 0)
         p->rep_hi = hi; /* what copies_possible() knows when the leader is gone */
     if (p->mk_unread) p->mk_unread--;
     p->marker_ms = sw_clock_ms(); /* progress: the next wait counts from here */
@@ -281,8 +280,7 @@ static bool copies_possible(run_t *r, const part_t *p, char *why, size_t why_siz
         }
     }
     int64_t lo = -1, hi = -1;
-    if (rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) ||
-        hi < 0)
+    if (rd_kafka_get_watermark_offsets(r->mirror, r->rep_topic, p->partition, &lo, &hi) || hi < 0)
         hi = p->rep_hi; /* the leader is gone: as last known */
     if (hi < 0 || p->rnext < 0) {
         snprintf(why, why_size, "its end offset is not known");
@@ -366,7 +364,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
             sw_run_rebuild_finish(r, p);
         }
         if (marker) {
-            if (i > p->in_read) break; /* the input is behind this marker: wait for it */
+            if (i > p->in_read) break;  /* the input is behind this marker: wait for it */
             if (r->part_pending) break; /* what it releases is decided by the partitioner */
             if (p->inflight >= 0 && i >= p->inflight) p->inflight = -1; /* ours came back */
             if (i >= 0) marker_back(r, p);

@@ -142,8 +142,7 @@ part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition)
  * undelivered record and whether the producer's queue is full. */
 static void output_state(run_t *r, bool queue_full)
 {
-    if (r->m)
-        sw_metrics_set_output_state(r->m, sw_tokens_oldest_ms(&r->undelivered), queue_full);
+    if (r->m) sw_metrics_set_output_state(r->m, sw_tokens_oldest_ms(&r->undelivered), queue_full);
 }
 
 void sw_run_output_state(run_t *r)

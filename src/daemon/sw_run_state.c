@@ -306,8 +306,8 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
                     }
                 }
                 /* repartition=auto: records caused by repartition p's copies too */
-                int src = !ok || strcmp(buf[1], src_part) ? -1
-                          : !strcmp(buf[0], p->topic) ? 0
+                int src = !ok || strcmp(buf[1], src_part)             ? -1
+                          : !strcmp(buf[0], p->topic)                 ? 0
                           : p->local && !strcmp(buf[0], r->rep_topic) ? 1
                                                                       : -1;
                 if (src >= 0) {
@@ -322,8 +322,8 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
                                     action = a;
                     }
                     if (action >= 0)
-                        sw_imap_put(src ? &p->rsuppress : &p->suppress,
-                                    atoll(buf[2]) * 8 + action, 1);
+                        sw_imap_put(src ? &p->rsuppress : &p->suppress, atoll(buf[2]) * 8 + action,
+                                    1);
                 }
             }
             for (int k = 0; k < tp->cnt; k++)
@@ -441,7 +441,8 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_buf_init(&raw);
     sw_snapenv_t env;
     memset(&env, 0, sizeof(env));
-    if (mrc == SW_OK && read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
+    if (mrc == SW_OK &&
+        read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
         sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
         scan_output(r, p, &env);
         for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->suppress, env.sup[k], 1);
@@ -480,7 +481,8 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     }
     if (!p->det) {
         char what[40] = "";
-        if (mrc == SW_OK) snprintf(what, sizeof(what), "snapshot %llu: ", (unsigned long long)ref.id);
+        if (mrc == SW_OK)
+            snprintf(what, sizeof(what), "snapshot %llu: ", (unsigned long long)ref.id);
         sw_log(r->log, SW_LOG_ERROR,
                "%s [%d]: cannot restore the state (%s%s); starting empty at the committed offset "
                "%lld",
@@ -608,7 +610,7 @@ void sw_run_origin_tick(run_t *r, part_t *p, int64_t now)
 {
     sw_hold_t *h = &p->hold;
     for (;;) {
-        sw_hold_snap_t s = {p->snap.active, p->snap.failed, sw_run_snapshot_commit_ready(p),
+        sw_hold_snap_t s = {p->snap.active,     p->snap.failed,     sw_run_snapshot_commit_ready(p),
                             p->led.committed_x, p->led.confirmed_x, p->last_snap_ms};
         switch (sw_hold_origin_step(h, &s, now)) {
         case SW_HOLD_WAIT: return;

@@ -465,8 +465,7 @@ bool sw_run_local_keeps(const pass_t *ps, const part_t *p, const rd_kafka_messag
 {
     size_t jl = ev->has_job_id ? ev->job_id.len : 0;
     if (m->key_len != jl || (jl && memcmp(m->key, ev->job_id.ptr, jl) != 0)) return false;
-    return sw_partition_of(ps->part, jl ? ev->job_id.ptr : "", jl, ps->rep_parts) ==
-           p->partition;
+    return sw_partition_of(ps->part, jl ? ev->job_id.ptr : "", jl, ps->rep_parts) == p->partition;
 }
 
 /* ---- the workers ----------------------------------------------------------- */
@@ -537,8 +536,8 @@ static void work_partition(const pass_t *ps, sw_worker_t *w, part_t *p)
                     jk_fwd++;
                     for (int c = 0; c < SW_PARTITIONER__CNT; c++) jk_fit[c] += (bits >> c) & 1u;
                 }
-            } else if ((rc = sw_detect_feed_src(p->det, &ev, ps->now_ms, src, m->offset, &rec,
-                                                err, sizeof(err))) != SW_OK) {
+            } else if ((rc = sw_detect_feed_src(p->det, &ev, ps->now_ms, src, m->offset, &rec, err,
+                                                sizeof(err))) != SW_OK) {
                 if (rc == SW_ERR_LIMIT && (pw->room = sw_detect_room_wanted(p->det)) > 0) {
                     /* The memory pool is full and this engine has nothing
                      * without evidence to free: stop before the message
@@ -632,8 +631,7 @@ int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size)
     }
     char err[200];
     r->sched = sw_sched_new(n, work_job, &r->nworkers, err, sizeof(err));
-    if (r->nworkers < n)
-        sw_log(r->log, SW_LOG_WARN, "%s; going on with %d", err, r->nworkers);
+    if (r->nworkers < n) sw_log(r->log, SW_LOG_WARN, "%s; going on with %d", err, r->nworkers);
     r->workers = sw_calloc((size_t)r->nworkers, sizeof(*r->workers));
     r->workers[0].tdec = r->tdec; /* the main thread: the run's own decoders */
     r->workers[0].adec = r->adec;
@@ -819,7 +817,7 @@ static void pass_begin(void *ctx, void *const *jobs, size_t njobs)
 {
     run_t *r = ctx;
     sw_run_mem_serve(r, jobs, njobs); /* room a range stopped for, from every engine */
-    r->pass.now_ms = sw_clock_ms(); /* the pass clock, for idleness */
+    r->pass.now_ms = sw_clock_ms();   /* the pass clock, for idleness */
 }
 
 static void job_apply(void *ctx, void *job)

@@ -26,10 +26,10 @@ struct sw_sched_s {
     uint64_t gen; /* moves when a pass starts */
     int busy;     /* threads still in the pass */
     bool quit;
-    const void *pass;   /* the pass's view */
-    void *const *jobs;  /* the pass's jobs, in the order they are taken */
+    const void *pass;  /* the pass's view */
+    void *const *jobs; /* the pass's jobs, in the order they are taken */
     size_t njobs;
-    atomic_size_t next; /* the next job to take: the one counter the workers share */
+    atomic_size_t next;   /* the next job to take: the one counter the workers share */
     struct keyed_s *keys; /* the caller's: scratch of order() */
     size_t capkeys;
 };
@@ -84,8 +84,8 @@ sw_sched_t *sw_sched_new(int threads, sw_sched_work_fn work, int *started, char 
         t->id = i;
         int e = pthread_create(&t->th, NULL, thread_main, t);
         if (e) {
-            snprintf(errstr, errstr_size, "cannot start worker thread %d of %d: %s", i + 1,
-                     threads, strerror(e));
+            snprintf(errstr, errstr_size, "cannot start worker thread %d of %d: %s", i + 1, threads,
+                     strerror(e));
             break;
         }
         char name[32]; /* top, perf and gdb show which thread is which */

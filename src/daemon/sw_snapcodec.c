@@ -61,8 +61,7 @@ sw_err_t sw_snapmeta_parse(const void *md, size_t len, sw_snapref_t *ref, char *
     s[len] = '\0';
     if (strncmp(s, "sw1:", 4) != 0) {
         snprintf(errstr, errstr_size,
-                 "commit metadata \"%.40s\": unknown snapshot reference version (expected sw1)",
-                 s);
+                 "commit metadata \"%.40s\": unknown snapshot reference version (expected sw1)", s);
         return SW_ERR_PARSE;
     }
     /* FIRST:CHUNKS:ID:X, each in range, nothing after X. */
@@ -78,11 +77,11 @@ sw_err_t sw_snapmeta_parse(const void *md, size_t len, sw_snapref_t *ref, char *
                      "commit metadata \"%.60s\": field %d (%s) is %s (expected sw1:FIRST:CHUNKS:"
                      "ID:X, offsets >= 0, chunks >= 1)",
                      s, i + 1, names[i],
-                     !e         ? "not a number in range"
-                     : minus    ? "negative"
+                     !e                    ? "not a number in range"
+                     : minus               ? "negative"
                      : i == 1 && v[i] == 0 ? "0"
-                     : *e == ':' ? "followed by more"
-                                 : "the last (cut short)");
+                     : *e == ':'           ? "followed by more"
+                                           : "the last (cut short)");
             return SW_ERR_PARSE;
         }
         p = e + (i < 3);

@@ -58,7 +58,7 @@ sw_err_t sw_snapmeta_parse(const void *md, size_t len, sw_snapref_t *ref, char *
 
 /** Where the next owner starts its scan of one output partition. */
 typedef struct sw_snappos_s {
-    int topic;     /**< 0 output, 1 dead letters, 2 repartition.topic */
+    int topic; /**< 0 output, 1 dead letters, 2 repartition.topic */
     int partition;
     int64_t offset; /**< no record of ours of later input precedes it */
 } sw_snappos_t;
@@ -68,12 +68,12 @@ typedef struct sw_snapenv_s {
     int64_t x, y;
     sw_snappos_t *pos; /**< parse: caller frees with sw_snapenv_clear() */
     size_t npos;
-    int64_t *sup;      /**< suppression keys (parse: as pos) */
+    int64_t *sup; /**< suppression keys (parse: as pos) */
     size_t nsup;
-    sw_str_t engine;   /**< the engine's snapshot (parse: borrowed from the input) */
-    bool two;          /**< "SWE2": the repartition side below is set */
-    int64_t xr, yr;    /**< repartition p: as of xr, rebuilt from yr */
-    int64_t *rsup;     /**< its suppression keys (parse: as pos) */
+    sw_str_t engine; /**< the engine's snapshot (parse: borrowed from the input) */
+    bool two;        /**< "SWE2": the repartition side below is set */
+    int64_t xr, yr;  /**< repartition p: as of xr, rebuilt from yr */
+    int64_t *rsup;   /**< its suppression keys (parse: as pos) */
     size_t nrsup;
 } sw_snapenv_t;
 

@@ -64,8 +64,8 @@ enum {
     T_STORM_RANK,
     T_CLIMB,
     T_LOW,
-    T_LOSS,    /* the field's cases (issue 36): new streams after the others, */
-    T_GAP_AT,  /* so that earlier options draw what they drew */
+    T_LOSS,   /* the field's cases (issue 36): new streams after the others, */
+    T_GAP_AT, /* so that earlier options draw what they drew */
     T_GAP_LEN
 };
 
@@ -106,13 +106,13 @@ typedef struct gev_s {
 
 /* A rank's plan for one storm, in sample indexes. */
 typedef struct gplan_s {
-    int64_t storm; /* storm index; >= opts.storms: no more storms */
-    int64_t h;     /* first rising sample */
-    int len;       /* rising samples, 2 or 3 (or --rise-samples) */
+    int64_t storm;       /* storm index; >= opts.storms: no more storms */
+    int64_t h;           /* first rising sample */
+    int len;             /* rising samples, 2 or 3 (or --rise-samples) */
     int64_t v[RISE_MAX]; /* device_used of the rising samples */
-    int64_t elev;  /* bytes added to the normal pattern while holding */
-    int64_t v0;    /* device_used of the sample before the rise (normal pattern) */
-    int64_t drop;  /* first sample back to the normal pattern */
+    int64_t elev;        /* bytes added to the normal pattern while holding */
+    int64_t v0;          /* device_used of the sample before the rise (normal pattern) */
+    int64_t drop;        /* first sample back to the normal pattern */
 } gplan_t;
 
 typedef struct grank_s {
@@ -250,8 +250,7 @@ static int64_t overlap_clear(const sw_gen_t *gen, const grank_t *rk, int64_t k, 
     if (!gen->opts.overlap || k == 0) return h;
     gplan_t pp;
     storm_plan(gen, rk, k - 1, &pp);
-    if (pp.h < pp.drop && h + RISE_MAX + 2 > pp.h && h < pp.h + pp.len + 2)
-        h = pp.h + pp.len + 2;
+    if (pp.h < pp.drop && h + RISE_MAX + 2 > pp.h && h < pp.h + pp.len + 2) h = pp.h + pp.len + 2;
     return h;
 }
 
@@ -635,8 +634,8 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     if (gen->opts.fleet_hosts > 0) {
         int64_t bad_slot = gen->opts.storms > 0 ? gen->truth[rk->job * gen->opts.storms].rank / 8
                                                 : 0;
-        host = sw_gen_fleet_host(rk->job, rk->rank / 8, gen->hosts_per_job,
-                                 gen->opts.fleet_hosts, gen->opts.bad_host, bad_slot);
+        host = sw_gen_fleet_host(rk->job, rk->rank / 8, gen->hosts_per_job, gen->opts.fleet_hosts,
+                                 gen->opts.bad_host, bad_slot);
     }
     bool v4 = gen->opts.schema_version >= 4;
     PUT(p, "{\"schema_version\": ");
@@ -686,12 +685,13 @@ static void format_event(const sw_gen_t *gen, const grank_t *rk, const gev_t *ev
     if (ev->kind != GK_SAMPLE) p = put_phase_meta(p, rk, ev);
     else if (!v4) PUT(p, "{}");
     else
-        PUT(p, "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\": "
-               "\"stormlog.tracker\", \"sampling_source\": \"nvml\", "
-               "\"supports_allocator_allocated\": false, \"supports_allocator_reserved\": false, "
-               "\"supports_allocator_active\": false, \"supports_allocator_inactive\": false, "
-               "\"supports_device_used\": true, \"supports_device_free\": true, "
-               "\"supports_device_total\": true}}");
+        PUT(p,
+            "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\": "
+            "\"stormlog.tracker\", \"sampling_source\": \"nvml\", "
+            "\"supports_allocator_allocated\": false, \"supports_allocator_reserved\": false, "
+            "\"supports_allocator_active\": false, \"supports_allocator_inactive\": false, "
+            "\"supports_device_used\": true, \"supports_device_free\": true, "
+            "\"supports_device_total\": true}}");
     PUT(p, ", \"job_id\": \"");
     size_t jl = gen->job_id_len[rk->job];
     memcpy(p, gen->job_ids[rk->job], jl);
@@ -838,8 +838,8 @@ static bool opts_check(const sw_gen_opts_t *o, char *errstr, size_t errstr_size)
           "--fleet-hosts %lld is out of range for --ranks %lld (expected 0, or %lld..100000: "
           "every host of a job is another fleet host)",
           (long long)o->fleet_hosts, (long long)o->ranks, (long long)per_job);
-    CHECK(o->bad_host == -1 || (o->fleet_hosts > 0 && o->bad_host >= 0 &&
-                                o->bad_host < o->fleet_hosts),
+    CHECK(o->bad_host == -1 ||
+              (o->fleet_hosts > 0 && o->bad_host >= 0 && o->bad_host < o->fleet_hosts),
           "--bad-host %lld needs --fleet-hosts N and 0 <= bad host < N (--fleet-hosts is %lld)",
           (long long)o->bad_host, (long long)o->fleet_hosts);
     CHECK(o->job_prefix != NULL, "--job-prefix is missing (expected 1..%d characters)", MAX_PREFIX);
@@ -1051,7 +1051,8 @@ static void field_build(sw_gen_t *gen, grank_t *rk)
         int64_t len = (int64_t)(ms / (double)o->interval_ms) + 1;
         for (int64_t k = 0; k < o->storms; k++) {
             const sw_gen_storm_t *t = &gen->truth[(size_t)rk->job * (size_t)o->storms + (size_t)k];
-            if (t->rank == rk->rank && at < t->onset_sample + guard && at + len > t->onset_sample - 2)
+            if (t->rank == rk->rank && at < t->onset_sample + guard &&
+                at + len > t->onset_sample - 2)
                 len = 0;
         }
         rk->gap[2 * g] = at;

@@ -39,37 +39,37 @@ typedef struct sw_gen_opts_s {
     int64_t start_ns;  /**< job start, ns on the true clock (default 1763700000000000000) */
     double storm_at;   /**< first storm, fraction of the timeline, 0..1 (default 0.5) */
     int64_t spread_ms; /**< spread delay unit, ms, 0..3600000 (default 300) */
-    int64_t storm_bytes; /**< rise of a storm, bytes, 2 GiB..40 GiB (default 8 GiB) */
-    bool phases;         /**< emit forward/backward phase boundaries (default false) */
-    double duplicates;   /**< probability that a sample is delivered twice, 0..1 */
-    double late;         /**< probability that a sample arrives 2-5 intervals late, 0..1 */
-    int64_t rise_samples;  /**< 0: a storm rises in 2-3 samples, its first step crossing the
+    int64_t storm_bytes;    /**< rise of a storm, bytes, 2 GiB..40 GiB (default 8 GiB) */
+    bool phases;            /**< emit forward/backward phase boundaries (default false) */
+    double duplicates;      /**< probability that a sample is delivered twice, 0..1 */
+    double late;            /**< probability that a sample arrives 2-5 intervals late, 0..1 */
+    int64_t rise_samples;   /**< 0: a storm rises in 2-3 samples, its first step crossing the
                                 threshold (default); 1..8: in that many equal steps, so the
                                 crossing sample moves as the rise goes on */
-    int64_t storm_gap_ms;  /**< storms in a row this far apart, ms (0: evenly spaced over the
+    int64_t storm_gap_ms;   /**< storms in a row this far apart, ms (0: evenly spaced over the
                                 rest of the timeline, the default) */
-    int64_t tie_ranks;     /**< ranks rising on the storm rank's own sample (it included),
+    int64_t tie_ranks;      /**< ranks rising on the storm rank's own sample (it included),
                                 0..ranks: a tie (default 0) */
-    int64_t late_first_ms; /**< every sample of the storm ranks arrives this late, ms,
+    int64_t late_first_ms;  /**< every sample of the storm ranks arrives this late, ms,
                                 0..60000: a late collector (default 0) */
-    int64_t restarts;      /**< ranks that restart once (new pid and session, memory down
+    int64_t restarts;       /**< ranks that restart once (new pid and session, memory down
                                 to ~1 GiB, a climb back to the working set), 0..ranks */
-    bool job_restart;      /**< every rank of each job restarts at once */
-    double restart_at;     /**< restarts at this fraction of the timeline (default 0.2) */
-    int64_t leaks;         /**< ranks with a slow leak (+6 GiB over 60 s, then freed) */
-    double leak_at;        /**< leaks start at this fraction of the timeline (default 0.2) */
+    bool job_restart;       /**< every rank of each job restarts at once */
+    double restart_at;      /**< restarts at this fraction of the timeline (default 0.2) */
+    int64_t leaks;          /**< ranks with a slow leak (+6 GiB over 60 s, then freed) */
+    double leak_at;         /**< leaks start at this fraction of the timeline (default 0.2) */
     int64_t schema_version; /**< TelemetryEvent version written: 3 (default) or 4 (the
                                  allocator counters null, as from a backend without them,
                                  and metadata.memory_capabilities saying so) */
     /* The field's harder cases (issue 36); every one off by default, so
      * that earlier options and seeds give the same bytes. */
-    bool overlap;          /**< storms in a row --storm-gap-ms apart may overlap: the next one
+    bool overlap; /**< storms in a row --storm-gap-ms apart may overlap: the next one
                                 starts while the previous one still spreads (a rank hit by
                                 both rises twice; memory adds up), at most 64 storms */
-    double loss;           /**< probability that a sample is lost, 0..0.5 (default 0) */
-    int64_t gaps;          /**< collector gaps per rank, 0..8: 2-5 s without samples, never
+    double loss;  /**< probability that a sample is lost, 0..0.5 (default 0) */
+    int64_t gaps; /**< collector gaps per rank, 0..8: 2-5 s without samples, never
                                 over a storm rank's own rise (default 0) */
-    bool lone;             /**< every storm stays on its rank: a lone spike, no spread */
+    bool lone;    /**< every storm stays on its rank: a lone spike, no spread */
     const char *
         job_prefix; /**< job ids are "<prefix>-<j>"; borrowed during sw_gen_new() (default "job") */
     int64_t fleet_hosts; /**< 0: every job on hosts of its own (default); N: the jobs share a

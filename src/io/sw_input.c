@@ -39,7 +39,7 @@
 #include "sw_alloc.h"
 
 #define RAW_CHUNK (512u * 1024u)
-#define BUF_INIT (256u * 1024u) /* measured: 1 MiB and 4 MiB cost more CPU time */
+#define BUF_INIT (256u * 1024u)  /* measured: 1 MiB and 4 MiB cost more CPU time */
 #define GZ_BLOCK (1024u * 1024u) /* decoded bytes per block of the reader thread */
 #define GZ_BLOCKS 3u             /* blocks in the ring */
 

@@ -72,47 +72,47 @@ typedef struct sw_metrics_series_s sw_metrics_series_t;
  */
 typedef enum sw_metric_e {
     /* counters: sw_metrics_add() */
-    SW_M_INPUT_BYTES = 0,     /**< stormwatch_input_bytes_total */
-    SW_M_DECODE_ERRORS,       /**< stormwatch_decode_errors_total */
-    SW_M_INVALID_EVENTS,      /**< stormwatch_invalid_events_total */
-    SW_M_LIMIT_REJECTS,       /**< stormwatch_limit_rejects_total */
-    SW_M_DLQ_DECODE,          /**< stormwatch_dlq_records_total{kind="decode"} */
-    SW_M_DLQ_INVALID,         /**< ...{kind="invalid"} */
-    SW_M_DLQ_LIMIT,           /**< ...{kind="limit"} */
-    SW_M_DLQ_FORMAT,          /**< ...{kind="format"} */
-    SW_M_DLQ_CLOCK,           /**< ...{kind="clock"} (out-of-time samples) */
-    SW_M_DUPLICATE_SAMPLES,   /**< stormwatch_duplicate_samples_total */
-    SW_M_LATE_SAMPLES,        /**< stormwatch_late_samples_total */
-    SW_M_JOBS_EVICTED,        /**< stormwatch_jobs_evicted_total */
-    SW_M_JOBS_EVICTED_EVIDENCE, /**< stormwatch_jobs_evicted_with_evidence_total */
-    SW_M_JOBS_REFUSED,        /**< stormwatch_jobs_refused_total (max.memory.bytes full) */
-    SW_M_PEER_MARKERS,        /**< stormwatch_peer_markers_skipped_total (mixed group) */
-    SW_M_DIRECT_MESSAGES,     /**< stormwatch_repartition_direct_messages_total */
-    SW_M_DIRECT_REORDERED,    /**< stormwatch_repartition_direct_reordered_total */
-    SW_M_SETTINGS_WARNINGS,   /**< stormwatch_settings_warnings_total */
-    SW_M_COUNTERLESS_SAMPLES, /**< stormwatch_counterless_samples_total */
-    SW_M_RANK_DEATHS,         /**< stormwatch_rank_deaths_total (SPEC 8) */
-    SW_M_WATCHDOG_ERRORS,     /**< stormwatch_watchdog_errors_total (SPEC 8) */
-    SW_M_FORWARDED_UNKEYED,   /**< stormwatch_forwarded_messages_total{reason="unkeyed"} */
-    SW_M_FORWARDED_OTHER_KEY, /**< ...{reason="other_key"}: a key that is not its job_id */
+    SW_M_INPUT_BYTES = 0,             /**< stormwatch_input_bytes_total */
+    SW_M_DECODE_ERRORS,               /**< stormwatch_decode_errors_total */
+    SW_M_INVALID_EVENTS,              /**< stormwatch_invalid_events_total */
+    SW_M_LIMIT_REJECTS,               /**< stormwatch_limit_rejects_total */
+    SW_M_DLQ_DECODE,                  /**< stormwatch_dlq_records_total{kind="decode"} */
+    SW_M_DLQ_INVALID,                 /**< ...{kind="invalid"} */
+    SW_M_DLQ_LIMIT,                   /**< ...{kind="limit"} */
+    SW_M_DLQ_FORMAT,                  /**< ...{kind="format"} */
+    SW_M_DLQ_CLOCK,                   /**< ...{kind="clock"} (out-of-time samples) */
+    SW_M_DUPLICATE_SAMPLES,           /**< stormwatch_duplicate_samples_total */
+    SW_M_LATE_SAMPLES,                /**< stormwatch_late_samples_total */
+    SW_M_JOBS_EVICTED,                /**< stormwatch_jobs_evicted_total */
+    SW_M_JOBS_EVICTED_EVIDENCE,       /**< stormwatch_jobs_evicted_with_evidence_total */
+    SW_M_JOBS_REFUSED,                /**< stormwatch_jobs_refused_total (max.memory.bytes full) */
+    SW_M_PEER_MARKERS,                /**< stormwatch_peer_markers_skipped_total (mixed group) */
+    SW_M_DIRECT_MESSAGES,             /**< stormwatch_repartition_direct_messages_total */
+    SW_M_DIRECT_REORDERED,            /**< stormwatch_repartition_direct_reordered_total */
+    SW_M_SETTINGS_WARNINGS,           /**< stormwatch_settings_warnings_total */
+    SW_M_COUNTERLESS_SAMPLES,         /**< stormwatch_counterless_samples_total */
+    SW_M_RANK_DEATHS,                 /**< stormwatch_rank_deaths_total (SPEC 8) */
+    SW_M_WATCHDOG_ERRORS,             /**< stormwatch_watchdog_errors_total (SPEC 8) */
+    SW_M_FORWARDED_UNKEYED,           /**< stormwatch_forwarded_messages_total{reason="unkeyed"} */
+    SW_M_FORWARDED_OTHER_KEY,         /**< ...{reason="other_key"}: a key that is not its job_id */
     SW_M_FORWARDED_OTHER_PARTITIONER, /**< ...{reason="other_partitioner"} */
-    SW_M_FORWARDED_MISPLACED, /**< ...{reason="misplaced"}: placed by no candidate */
-    SW_M_FORWARDED_REPARTITION_ON, /**< ...{reason="repartition_on"}: every message */
-    SW_M_MEMORY_BUDGET,       /**< stormwatch_memory_budget_bytes */
-    SW_M_RECORDS_OUT_TRIGGER, /**< stormwatch_records_out_total{action="trigger"};
+    SW_M_FORWARDED_MISPLACED,         /**< ...{reason="misplaced"}: placed by no candidate */
+    SW_M_FORWARDED_REPARTITION_ON,    /**< ...{reason="repartition_on"}: every message */
+    SW_M_MEMORY_BUDGET,               /**< stormwatch_memory_budget_bytes */
+    SW_M_RECORDS_OUT_TRIGGER,         /**< stormwatch_records_out_total{action="trigger"};
                                     + sw_action_t gives the other actions */
-    SW_M_RECORDS_OUT_UPDATE,  /**< ...{action="update"} */
-    SW_M_RECORDS_OUT_RESOLVE, /**< ...{action="resolve"} */
-    SW_M_RECORDS_OUT_SUMMARY, /**< ...{action="summary"} */
-    SW_M_RECORDS_OUT_CRASH,   /**< ...{action="crash"} (SPEC 8) */
-    SW_M_RECORDS_OUT_WARNING, /**< ...{action="warning"} (SPEC 8) */
-    SW_M_RECORDS_DELIVERED,   /**< stormwatch_records_delivered_total */
-    SW_M_PRODUCE_ERRORS,      /**< stormwatch_produce_errors_total */
-    SW_M_RECORDS_CONDENSED,   /**< stormwatch_records_condensed_total */
-    SW_M_SUMMARIES_NOT_PAGED, /**< stormwatch_summaries_not_paged_total */
-    SW_M_COMMITS,             /**< stormwatch_commits_total */
-    SW_M_COMMIT_ERRORS,       /**< stormwatch_commit_errors_total */
-    SW_M_REBALANCES,          /**< stormwatch_rebalances_total */
+    SW_M_RECORDS_OUT_UPDATE,          /**< ...{action="update"} */
+    SW_M_RECORDS_OUT_RESOLVE,         /**< ...{action="resolve"} */
+    SW_M_RECORDS_OUT_SUMMARY,         /**< ...{action="summary"} */
+    SW_M_RECORDS_OUT_CRASH,           /**< ...{action="crash"} (SPEC 8) */
+    SW_M_RECORDS_OUT_WARNING,         /**< ...{action="warning"} (SPEC 8) */
+    SW_M_RECORDS_DELIVERED,           /**< stormwatch_records_delivered_total */
+    SW_M_PRODUCE_ERRORS,              /**< stormwatch_produce_errors_total */
+    SW_M_RECORDS_CONDENSED,           /**< stormwatch_records_condensed_total */
+    SW_M_SUMMARIES_NOT_PAGED,         /**< stormwatch_summaries_not_paged_total */
+    SW_M_COMMITS,                     /**< stormwatch_commits_total */
+    SW_M_COMMIT_ERRORS,               /**< stormwatch_commit_errors_total */
+    SW_M_REBALANCES,                  /**< stormwatch_rebalances_total */
     /* stormwatch notify: deliveries by sink (sw_sink_t order) and outcome:
      * SW_M_NOTIFY_DELIVERED + 2 * sink + (permanent ? 1 : 0) */
     SW_M_NOTIFY_DELIVERED, /**< stormwatch_notify_deliveries_total{sink="alertmanager",outcome="accepted"} */

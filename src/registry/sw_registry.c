@@ -39,7 +39,7 @@
  * after this many such answers it is final (dead letters, not a retry
  * forever). */
 #define SLOW_STRIKES 3
-#define SLOW_IDS 16 /* ids remembered with strikes (the oldest forgotten) */
+#define SLOW_IDS 16     /* ids remembered with strikes (the oldest forgotten) */
 #define FETCH_QUEUE 256 /* ids waiting for the fetcher (more: asked again later) */
 
 typedef struct slow_s {
@@ -64,8 +64,8 @@ struct sw_registry_s {
     char *reader;
     size_t reader_len;
     char *unknown_hint; /* NULL: none */
-    sw_httpc_t *httpc; /* created by the first request */
-    entry_t *cache; /* ring of cache_max entries */
+    sw_httpc_t *httpc;  /* created by the first request */
+    entry_t *cache;     /* ring of cache_max entries */
     size_t cache_max, cache_n, cache_next;
     size_t last; /* index of the last hit: consecutive messages share ids */
     int64_t backoff_ms, next_try_ms;
@@ -78,9 +78,9 @@ struct sw_registry_s {
     /* Locking (see the top): everything above from cache on is written
      * under lock once a fetcher runs; urls .. reader never change. */
     pthread_mutex_t lock;
-    pthread_cond_t wake;  /* the fetcher: an id was queued, or quit */
-    bool threaded;        /* a fetcher thread runs (written before it starts) */
-    bool quit;            /* under lock: the fetcher ends */
+    pthread_cond_t wake; /* the fetcher: an id was queued, or quit */
+    bool threaded;       /* a fetcher thread runs (written before it starts) */
+    bool quit;           /* under lock: the fetcher ends */
     pthread_t fetcher;
     int32_t queue[FETCH_QUEUE]; /* under lock: ids to fetch, oldest first */
     size_t nqueue;
@@ -633,8 +633,7 @@ static void *fetcher_main(void *arg)
     return NULL;
 }
 
-sw_err_t sw_registry_fetcher_start(sw_registry_t *reg, void (*fetched)(void *opaque),
-                                   void *opaque)
+sw_err_t sw_registry_fetcher_start(sw_registry_t *reg, void (*fetched)(void *opaque), void *opaque)
 {
     if (reg->threaded || !reg->n_urls) return SW_OK;
     reg->fetched = fetched;

@@ -102,8 +102,7 @@ sw_err_t sw_registry_lookup(sw_registry_t *reg, int32_t id, const sw_avro_plan_t
  * @returns SW_OK; SW_ERR_STATE when the thread cannot start (lookups then
  *          block as sw_registry_plan() does).
  */
-sw_err_t sw_registry_fetcher_start(sw_registry_t *reg, void (*fetched)(void *opaque),
-                                   void *opaque);
+sw_err_t sw_registry_fetcher_start(sw_registry_t *reg, void (*fetched)(void *opaque), void *opaque);
 
 /** @brief Stop the fetcher thread (waits for a request in flight: at most
  *         timeout_ms per URL); sw_registry_destroy() does it too. */

@@ -357,12 +357,10 @@ static void put_summary(sw_buf_t *out, const rec_t *r, size_t j, size_t k)
     sw_buf_printf(out, "<section class=\"summary sev-%s\" id=\"job-%zu-summary-%zu\">\n",
                   sw_report_sev_class(sw_report_sev_of(r)), j + 1, k + 1);
     if (r->episode > 0)
-        sw_buf_printf(out,
-                      "<h3>Job summary <span class=\"muted\">(after episode %" PRId64
-                      ")</span></h3>\n",
-                      r->episode);
-    else
-        sw_buf_puts(out, "<h3>Job summary <span class=\"muted\">(no storm episode)</span></h3>\n");
+        sw_buf_printf(
+            out, "<h3>Job summary <span class=\"muted\">(after episode %" PRId64 ")</span></h3>\n",
+            r->episode);
+    else sw_buf_puts(out, "<h3>Job summary <span class=\"muted\">(no storm episode)</span></h3>\n");
     sw_buf_puts(out, "<p class=\"summary-line\">");
     if (r->summary.len) sw_report_esc(out, r->summary);
     else sw_buf_puts(out, "(no summary line in the record)");
@@ -390,7 +388,8 @@ static bool put_crash_overview(sw_buf_t *out, const sw_report_t *rep)
 {
     size_t n = 0;
     for (size_t j = 0; j < rep->n_jobs; j++)
-        for (size_t i = 0; i < rep->jobs[j]->n_x8; i++) n += rep->jobs[j]->x8s[i].act == SW_ACTION_CRASH;
+        for (size_t i = 0; i < rep->jobs[j]->n_x8; i++)
+            n += rep->jobs[j]->x8s[i].act == SW_ACTION_CRASH;
     if (!n) return false;
     sw_buf_puts(out,
                 "<table><thead><tr><th>job</th><th>crash</th><th>died first</th><th>runs on</th>"
@@ -524,7 +523,8 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
         n_sums += job->n_sums;
         for (size_t i = 0; i < job->n_x8; i++) {
             const x8item_t *it = &job->x8s[i];
-            if (it->act == SW_ACTION_CRASH) n_crashes += sw_report_crash_final(job, it->number) == it;
+            if (it->act == SW_ACTION_CRASH)
+                n_crashes += sw_report_crash_final(job, it->number) == it;
             else if (it->revision == 0 && it->open) n_warnings++;
         }
     }
@@ -555,8 +555,7 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
     if (n_eps || !n_crashes)
         sw_buf_printf(out, "%zu storm episode%s (%zu open at the end of the input), ", n_eps,
                       n_eps == 1 ? "" : "s", n_open);
-    else
-        sw_buf_puts(out, "no storm episode, ");
+    else sw_buf_puts(out, "no storm episode, ");
     sw_buf_printf(out, "%zu job summar%s.", n_sums, n_sums == 1 ? "y" : "ies");
     if (rep->dups)
         sw_buf_printf(out, " %" PRIu64 " repeated record%s ignored.", rep->dups,
@@ -570,12 +569,12 @@ void sw_report_render(const sw_report_t *rep, const sw_report_opts_t *opts, sw_b
     sw_buf_puts(out, "</p>\n");
     if (!opts->fleet_only && n_eps)
         sw_buf_puts(out,
-                "<p class=\"muted\">Each episode (one job, one episode number) is "
-                "charted from its latest trigger or update record: that record carries the "
-                "episode's verdict (cluster onset and suspects), which its resolve record "
-                "repeats when it says why the episode ended. Times "
-                "on the charts are aligned clocks relative to the cluster onset; memory is in "
-                "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n");
+                    "<p class=\"muted\">Each episode (one job, one episode number) is "
+                    "charted from its latest trigger or update record: that record carries the "
+                    "episode's verdict (cluster onset and suspects), which its resolve record "
+                    "repeats when it says why the episode ended. Times "
+                    "on the charts are aligned clocks relative to the cluster onset; memory is in "
+                    "binary units (1 GiB = 2<sup>30</sup> bytes).</p>\n");
     sw_buf_puts(out, "</header>\n");
     bool fleet = false;
     if (opts->fleet_only || sw_report_fleet_jobs(rep) >= 2) fleet = sw_report_put_fleet(out, rep);

@@ -110,18 +110,18 @@ typedef struct x8item_s {
     char *summary; /* owned: the record's human line (made when absent) */
     char *detail;  /* owned: dead ranks, or ranks close to full, and blind ranks */
     /* crash: the first death, as the fleet page groups it */
-    int64_t fd_rank;  /* -1: not a crash */
-    char *fd_host;    /* owned; NULL when the record has no host */
+    int64_t fd_rank;   /* -1: not a crash */
+    char *fd_host;     /* owned; NULL when the record has no host */
     int64_t fd_device; /* -1 when absent */
     bool fd_silent;
-    int64_t fd_ts;       /* the first death's timestamp_ns (its rank's clock) */
-    int64_t fd_aligned;  /* ... and its aligned_timestamp_ns */
-    int64_t deaths;      /* crash: ranks dead then */
-    int64_t *dead;       /* owned: crash dead_ranks */
+    int64_t fd_ts;      /* the first death's timestamp_ns (its rank's clock) */
+    int64_t fd_aligned; /* ... and its aligned_timestamp_ns */
+    int64_t deaths;     /* crash: ranks dead then */
+    int64_t *dead;      /* owned: crash dead_ranks */
     size_t n_dead;
-    int64_t *blind;      /* owned: blind_ranks */
+    int64_t *blind; /* owned: blind_ranks */
     size_t n_blind;
-    int64_t *w_rank;     /* owned: warning ranks, by projected time */
+    int64_t *w_rank; /* owned: warning ranks, by projected time */
     int64_t *w_used, *w_total, *w_eta_ms;
     size_t n_w;
 } x8item_t;
@@ -138,8 +138,8 @@ typedef struct cmark_s {
  * in the window before its death, the other dead ranks' deaths and the
  * watchdog errors after it. */
 typedef struct ctl_s {
-    int64_t crash;  /* the crash charted (its number) */
-    int64_t rank;   /* its final first death */
+    int64_t crash; /* the crash charted (its number) */
+    int64_t rank;  /* its final first death */
     int64_t death_ts;
     int64_t *ts, *used, *total; /* samples, ascending ts (total -1: absent) */
     size_t n, cap;
@@ -173,7 +173,7 @@ struct sw_report_s {
     size_t n_files;
     uint64_t records;
     uint64_t dups;
-    sw_arena_t arena; /* scratch for one record's DOM */
+    sw_arena_t arena;       /* scratch for one record's DOM */
     struct sw_tdec_s *tdec; /* telemetry decoder, made on first use */
 };
 

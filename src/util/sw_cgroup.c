@@ -54,8 +54,7 @@ int64_t sw_cgroup_prefetch_kb(int64_t limit, int64_t budget, int64_t kb, int par
              "MiB less a quarter for the rest of the process; lowered to %lld kB a partition "
              "(%lld MiB)%s",
              (long long)kb, partitions, (long long)(prefetch >> 20), (long long)(budget >> 20),
-             (long long)(limit >> 20), (long long)fit,
-             (long long)((fit * 1024 * partitions) >> 20),
+             (long long)(limit >> 20), (long long)fit, (long long)((fit * 1024 * partitions) >> 20),
              short_of_min ? "; still too much beside the engines: lower max.memory.bytes" : "");
     return fit;
 }

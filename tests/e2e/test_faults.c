@@ -659,7 +659,9 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed, in
     g_auto = mode == 2;
     char rep_x[64];
     snprintf(rep_x, sizeof(rep_x), "repartition.topic=rep.%s", t);
-    const char *x1 = mode == 2 ? "repartition=auto" : rep ? "repartition=on" : NULL,
+    const char *x1 = mode == 2 ? "repartition=auto"
+                     : rep     ? "repartition=on"
+                               : NULL,
                *x2 = rep ? rep_x : NULL;
     stream_t s;
     char prefix[8];
@@ -720,7 +722,9 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed, in
     char what[96];
     snprintf(what, sizeof(what), "chaos seed %llu, %d instance%s, %d kill -9%s",
              (unsigned long long)seed, instances, instances == 1 ? "" : "s", kills,
-             mode == 2 ? ", repartition=auto" : rep ? ", repartition=on" : "");
+             mode == 2 ? ", repartition=auto"
+             : rep     ? ", repartition=on"
+                       : "");
     int failed = check_output(&s, t, what);
     for (int k = 0; k < instances; k++)
         SW_ASSERT(stop(&d[k]) == 0, "%s did not exit 0 after SIGTERM", tag[k]);

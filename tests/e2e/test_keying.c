@@ -252,9 +252,10 @@ static int judge(const char *sc, const input_t *in, char **lines, size_t *lens, 
         }
         json_decref(only);
     }
-    printf("%-30s %2d/%d jobs by one engine, %2d/%d %s, first cause = the storm's rank in "
-           "%2d/%d\n",
-           sc, one_engine, NJOBS, exact, NJOBS, order, right, NJOBS);
+    printf(
+        "%-30s %2d/%d jobs by one engine, %2d/%d %s, first cause = the storm's rank in "
+        "%2d/%d\n",
+        sc, one_engine, NJOBS, exact, NJOBS, order, right, NJOBS);
     /* Live telemetry through the repartition topic must answer as well as
      * job-keyed input does (after a restart the backlog of several input
      * partitions is forwarded in bursts: reported only). A sanitizer build
@@ -373,16 +374,15 @@ static int stop(sw_test_daemon_t *d)
 
 /* ---- repartition=auto ------------------------------------------------------ */
 
-
 /* The order repartition=auto's engines had, rebuilt from the two logs
  * (sorted by partition and offset): per partition p, repartition p in
  * order, a copy where it stands, a marker releasing input p below its
  * offset, of which what is keyed by its job_id on its job's partition was
  * analysed (the rest was forwarded). @p fate per input message: 1 analysed
  * where it is, 2 copied (and counted). */
-static void auto_order(const sw_kmsg_t *im, size_t ni, const sw_kmsg_t *rm, size_t nr,
-                       char **lines, size_t *lens, char *fate, size_t *nl, size_t *kept,
-                       size_t *copies, size_t *twice, size_t *stray)
+static void auto_order(const sw_kmsg_t *im, size_t ni, const sw_kmsg_t *rm, size_t nr, char **lines,
+                       size_t *lens, char *fate, size_t *nl, size_t *kept, size_t *copies,
+                       size_t *twice, size_t *stray)
 {
     for (int q = 0; q < NPARTS; q++) {
         size_t ii = 0; /* the next input message of partition q to release */
@@ -396,8 +396,8 @@ static void auto_order(const sw_kmsg_t *im, size_t ni, const sw_kmsg_t *rm, size
                     char job[64];
                     line_job(im[ii].value, im[ii].len, job, sizeof(job));
                     bool here = im[ii].key && !strcmp(im[ii].key, job) &&
-                                sw_partition_of(SW_PARTITIONER_MURMUR2, job, strlen(job),
-                                                NPARTS) == q;
+                                sw_partition_of(SW_PARTITIONER_MURMUR2, job, strlen(job), NPARTS) ==
+                                    q;
                     if (!here) continue;
                     fate[ii] = 1;
                     (*kept)++;
@@ -469,7 +469,8 @@ static int check_auto(const char *sc, const input_t *in, bool live, bool expect_
                 sc, ni, in->n, kept, copies, twice, stray, lost);
         failed = 1;
     }
-    failed |= judge(sc, in, lines, lens, nl, srcs, true, live, "equal to the replay of the marker order");
+    failed |= judge(sc, in, lines, lens, nl, srcs, true, live,
+                    "equal to the replay of the marker order");
     printf("  (%zu analysed where they are, %zu copies)\n", kept, copies);
     sw_kmsg_free(rm, nr);
     sw_kmsg_free(im, ni);
@@ -536,9 +537,10 @@ static int scenario_kill(const char *sc, const char *mode, const input_t *in)
         fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM\n", sc);
         failed = 1;
     }
-    printf("  (repartition=%s, job-keyed and unkeyed mixed, one instance killed twice while "
-           "forwarding: %d restores)\n",
-           mode, sw_test_daemon_count(&a, "state restored"));
+    printf(
+        "  (repartition=%s, job-keyed and unkeyed mixed, one instance killed twice while "
+        "forwarding: %d restores)\n",
+        mode, sw_test_daemon_count(&a, "state restored"));
     return failed;
 }
 
@@ -567,9 +569,10 @@ static int scenario_rebalance(const char *sc, const char *mode, keying_t k, cons
     failed |= verify(sc, in, mode, k, false);
     if (stop(&b) != 0) failed = 1;
     int moved = sw_test_daemon_count(&a, "revoked") + sw_test_daemon_count(&b, "restored");
-    printf("  (repartition=%s, %s, a second instance joins and the first leaves while "
-           "forwarding: %d revocations and restores)\n",
-           mode, k_keying[k], moved);
+    printf(
+        "  (repartition=%s, %s, a second instance joins and the first leaves while "
+        "forwarding: %d revocations and restores)\n",
+        mode, k_keying[k], moved);
     if (moved < 2) {
         fprintf(stderr, "FAIL [%s]: no partition moved (see %s, %s)\n", sc, a.log, b.log);
         failed = 1;

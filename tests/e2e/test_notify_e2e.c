@@ -1195,8 +1195,8 @@ static int am_count(int port, const char *job, const char *alertname)
             const char *state = json_string_value(
                 json_object_get(json_object_get(al, "status"), "state"));
             const char *name = json_string_value(json_object_get(labels, "alertname"));
-            if (!strcmp(json_string_value(json_object_get(labels, "job_id")) ?: "", job) &&
-                state && !strcmp(state, "active") && name && !strcmp(name, alertname))
+            if (!strcmp(json_string_value(json_object_get(labels, "job_id")) ?: "", job) && state &&
+                !strcmp(state, "active") && name && !strcmp(name, alertname))
                 n++;
         }
         json_decref(arr);
@@ -1243,9 +1243,10 @@ static void test_alertmanager_crash(void **state)
     snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
     FILE *f = fopen(am.conf, "w");
     SW_ASSERT_NOT_NULL(f);
-    fputs("global:\n  resolve_timeout: 5m\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
-          "receivers:\n  - name: blackhole\n",
-          f);
+    fputs(
+        "global:\n  resolve_timeout: 5m\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
+        "receivers:\n  - name: blackhole\n",
+        f);
     fclose(f);
     am_start(&e, &am, "c");
     char am_url[96];
@@ -1278,9 +1279,10 @@ static void test_alertmanager_crash(void **state)
         if (warn && closing && wclose_at < 0) wclose_at = i;
         if (crash && closing) crash_close_at = i;
     }
-    print_message("cascade: %d records, %d crash, %d warning; crash at %d, warning closed at %d, "
-                  "crash closed at %d\n",
-                  nl, ncrash, nwarn, crash_at, wclose_at, crash_close_at);
+    print_message(
+        "cascade: %d records, %d crash, %d warning; crash at %d, warning closed at %d, "
+        "crash closed at %d\n",
+        nl, ncrash, nwarn, crash_at, wclose_at, crash_close_at);
     SW_ASSERT(crash_at >= 1 && wclose_at == crash_at + 1 && crash_close_at == nl - 1,
               "unexpected cascade records (see %s)", recs);
 
@@ -1297,17 +1299,21 @@ static void test_alertmanager_crash(void **state)
     kill(am.pid, SIGTERM);
     reap(am.pid, 20000);
     env_stop(&e);
-    print_message("Alertmanager active (crash, warning): %d/%d with the crash open, %d/%d after "
-                  "the warning's close, %d/%d once the job is over; %g resolved received\n",
-                  c1, w1, c2, w2, c3, w3, resolved);
-    if (!up) SW_FAIL("expected 1 crash and 1 warning alert active, got %d and %d (see %s)", c1, w1, n.log);
+    print_message(
+        "Alertmanager active (crash, warning): %d/%d with the crash open, %d/%d after "
+        "the warning's close, %d/%d once the job is over; %g resolved received\n",
+        c1, w1, c2, w2, c3, w3, resolved);
+    if (!up)
+        SW_FAIL("expected 1 crash and 1 warning alert active, got %d and %d (see %s)", c1, w1,
+                n.log);
     if (!warn_gone)
         SW_FAIL("after the warning's close: %d crash, %d warning alerts active (see %s)", c2, w2,
                 n.log);
     if (!all_gone)
-        SW_FAIL("after the job's summary and the crash's close: %d crash, %d warning alerts "
-                "still active (see %s)",
-                c3, w3, n.log);
+        SW_FAIL(
+            "after the job's summary and the crash's close: %d crash, %d warning alerts "
+            "still active (see %s)",
+            c3, w3, n.log);
     if (resolved < 2) SW_FAIL("Alertmanager received %g resolved alerts, expected >= 2", resolved);
     SW_ASSERT_I64(rc, 0);
     free_lines(lines, nl);

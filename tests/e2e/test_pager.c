@@ -959,20 +959,23 @@ static void test_binary_secrets(void **state)
     SW_ASSERT_I64(rc, 0);
     json_t *recs = sw_test_parse_lines(js.data, js.len, NULL, 0);
     SW_ASSERT_NOT_NULL(recs);
-    rc = run_cmd(&js, "'%s' replay --window-samples 8 --stale-ms 0 --output-format text '%s'",
-                 bin, fx);
+    rc = run_cmd(&js, "'%s' replay --window-samples 8 --stale-ms 0 --output-format text '%s'", bin,
+                 fx);
     SW_ASSERT_I64(rc, 0);
     size_t nl = 0;
     for (size_t k = 0; k < js.len; k++) nl += js.data[k] == '\n';
     SW_ASSERT_I64((int64_t)nl, (int64_t)json_array_size(recs));
     const char *line = js.data;
-    json_array_foreach(recs, i, v) {
+    json_array_foreach(recs, i, v)
+    {
         const char *act = str_of(v, "action");
         SW_ASSERT_TRUE(strncmp(line, act, strlen(act)) == 0 && line[strlen(act)] == ' ');
         /* A storm record's title; a summary that closes no open episode
          * says what the job showed instead. */
-        bool closes = strcmp(act, "summary") != 0 || json_is_true(json_object_get(v, "episode_open"));
-        SW_ASSERT_NOT_NULL(strstr(line, closes ? "Memory storm in job " : " summarised (input ended or job idle, "));
+        bool closes = strcmp(act, "summary") != 0 ||
+                      json_is_true(json_object_get(v, "episode_open"));
+        SW_ASSERT_NOT_NULL(strstr(line, closes ? "Memory storm in job "
+                                               : " summarised (input ended or job idle, "));
         line = strchr(line, '\n') + 1;
     }
     json_decref(recs);
@@ -1176,9 +1179,10 @@ static void test_crash_texts(void **state)
     sw_buf_t b;
     sw_buf_init(&b);
     sw_pager_title(&rec, &b);
-    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "first death revised: rank 14 on node-3 GPU 6 died 2.1 s "
-                                        "before rank 4, which was named first (out of memory) at "
-                                        "2026-12-02T01:02:01.356Z; 3 ranks dead");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b),
+                       "first death revised: rank 14 on node-3 GPU 6 died 2.1 s "
+                       "before rank 4, which was named first (out of memory) at "
+                       "2026-12-02T01:02:01.356Z; 3 ranks dead");
     SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "blind (collector degraded or silent): ranks 9, 11");
     SW_ASSERT_FALSE(has_raw_time(sw_buf_cstr(&b)));
     sw_pager_opts_t po = {SW_PAGER_ALERTMANAGER, ROUTING_KEY, GEN_URL, NOW_NS, NULL, 0};
@@ -1195,8 +1199,9 @@ static void test_crash_texts(void **state)
     /* JSON: previous_first_death in ns, parsed back. */
     b.len = 0;
     sw_alert_json_record(&b, &rec);
-    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"previous_first_death\": {\"rank\": 4, "
-                                        "\"aligned_timestamp_ns\": 1796173323456000000}");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b),
+                       "\"previous_first_death\": {\"rank\": 4, "
+                       "\"aligned_timestamp_ns\": 1796173323456000000}");
     SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "\"open\": true");
 
     /* The close: the final answer, resolved in both formats. */
@@ -1254,9 +1259,10 @@ static void test_crash_texts(void **state)
     sum.job_crash = &x;
     b.len = 0;
     sw_pager_title(&sum, &b);
-    SW_ASSERT_CONTAINS(sw_buf_cstr(&b), "Job crash-0 summarised (input ended or job idle, 16 "
-                                        "ranks): no memory storm; crash 1 (closed by this "
-                                        "summary): rank 14 died first (out of memory)");
+    SW_ASSERT_CONTAINS(sw_buf_cstr(&b),
+                       "Job crash-0 summarised (input ended or job idle, 16 "
+                       "ranks): no memory storm; crash 1 (closed by this "
+                       "summary): rank 14 died first (out of memory)");
     SW_ASSERT_TRUE(strstr(sw_buf_cstr(&b), "Memory storm in job") == NULL);
     sum.job_crash = NULL;
     b.len = 0;

@@ -837,8 +837,7 @@ static void test_crash(void **state)
     const char *crashes = strstr(html.data, "<h2>Crashes</h2>");
     const char *job = strstr(html.data, "<section class=\"job\"");
     SW_CHECK(crashes && job && crashes < job, "the page opens with its crashes");
-    SW_CHECK(!strstr(html.data, "No storm episode to report") &&
-                 !strstr(html.data, "0 episodes ("),
+    SW_CHECK(!strstr(html.data, "No storm episode to report") && !strstr(html.data, "0 episodes ("),
              "a crash-only report does not open with 'no storm episode to report'");
     SW_CHECK(strstr(html.data, "1 crash, 1 warning, no storm episode"), "header counts");
     /* the true first death, in the overview, the section and the chart */
@@ -908,13 +907,15 @@ static void test_fleet(void **state)
     char why[512];
     SW_CHECK(well_formed(html.data, why, sizeof(why)), "%s", why);
     SW_CHECK(well_formed(ctl.data, why, sizeof(why)), "%s", why);
-    SW_CHECK(strstr(html.data, "Host <code>node-005</code> was named first in 7 of the 7 jobs: "
-                               "4 storm first causes and 3 first deaths."),
+    SW_CHECK(strstr(html.data,
+                    "Host <code>node-005</code> was named first in 7 of the 7 jobs: "
+                    "4 storm first causes and 3 first deaths."),
              "the headline names node-005");
     char *hosts = between(html.data, "<table class=\"fleet hosts\"", "</table>");
     char *row = between(hosts, "<tbody><tr", "</tr>");
-    SW_CHECK(strstr(row, "<code>node-005</code></td><td class=\"num\">7</td><td "
-                         "class=\"num\">4</td><td class=\"num\">3</td>"),
+    SW_CHECK(strstr(row,
+                    "<code>node-005</code></td><td class=\"num\">7</td><td "
+                    "class=\"num\">4</td><td class=\"num\">3</td>"),
              "the first host row is node-005 with 7 jobs, 4 storms, 3 deaths: %s", row);
     SW_CHECK(strstr(row, "job-0") && strstr(row, "job-3") && strstr(row, "crash-0") &&
                  strstr(row, "crash-2"),

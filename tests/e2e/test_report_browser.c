@@ -397,8 +397,7 @@ static void test_crash_page(void **state)
              "'%s' gen --crash cascade --ranks 16 --seed 4 --quiet -o '%s/crash.tel' && "
              "'%s' replay '%s/crash.tel' > '%s/crash.rec' && "
              "'%s' report --telemetry '%s/crash.tel' -o '%s/crash.html' '%s/crash.rec'",
-             sw_test_bin(), g_dir, sw_test_bin(), g_dir, g_dir, sw_test_bin(), g_dir, g_dir,
-             g_dir);
+             sw_test_bin(), g_dir, sw_test_bin(), g_dir, g_dir, sw_test_bin(), g_dir, g_dir, g_dir);
     SW_ASSERT(system(cmd) == 0, "gen --crash | replay | report failed: %s", cmd);
     snprintf(cmd, sizeof(cmd),
              "%s timeout 120 '%s' %s --user-data-dir='%s/profile' --dump-dom "
@@ -422,8 +421,9 @@ static void test_crash_page(void **state)
     snprintf(path, sizeof(path), "%s/crash-dom.html", g_dir);
     SW_ASSERT(sw_test_read_file(path, &dom) && dom.len > 0, "empty DOM dump");
     const char *h2 = strstr(dom.data, "<h2>");
-    SW_ASSERT(h2 && !strncmp(h2, "<h2>Crashes</h2>", 16), "the page's first heading is not "
-                                                         "Crashes");
+    SW_ASSERT(h2 && !strncmp(h2, "<h2>Crashes</h2>", 16),
+              "the page's first heading is not "
+              "Crashes");
     SW_ASSERT(count(dom.data, "<path class=\"used\"") == 1 &&
                   count(dom.data, "<path class=\"total\"") == 1,
               "DOM lacks the memory and device total paths");
@@ -434,21 +434,22 @@ static void test_crash_page(void **state)
     char why[256];
     SW_ASSERT(png_decode((const unsigned char *)png.data, png.len, &img, why, sizeof(why)),
               "%s: %s", path, why);
-    find_t used = find_colour(&img, 0xd84315, 10);   /* the memory line (its own colour) */
-    find_t warn = find_colour(&img, 0xb58900, 30);   /* warning line, dot and label */
-    find_t first = find_colour(&img, 0x7f0000, 8);   /* the first death's cell */
-    find_t blind = find_colour(&img, 0xa5d6a7, 8);   /* living ranks' cells */
-    find_t wd = find_colour(&img, 0x6b7480, 6);      /* watchdog ticks (and muted text) */
-    SW_ASSERT(used.n >= 400 && used.x1 - used.x0 >= 500,
-              "the memory line: %zu pixels over %u px", used.n, used.x1 - used.x0);
+    find_t used = find_colour(&img, 0xd84315, 10); /* the memory line (its own colour) */
+    find_t warn = find_colour(&img, 0xb58900, 30); /* warning line, dot and label */
+    find_t first = find_colour(&img, 0x7f0000, 8); /* the first death's cell */
+    find_t blind = find_colour(&img, 0xa5d6a7, 8); /* living ranks' cells */
+    find_t wd = find_colour(&img, 0x6b7480, 6);    /* watchdog ticks (and muted text) */
+    SW_ASSERT(used.n >= 400 && used.x1 - used.x0 >= 500, "the memory line: %zu pixels over %u px",
+              used.n, used.x1 - used.x0);
     SW_ASSERT(warn.n >= 25, "the warning mark: %zu pixels", warn.n);
     SW_ASSERT(first.n >= 150 && first.y0 > used.y1,
               "the first death's cell (%zu pixels) below the chart", first.n);
     SW_ASSERT(blind.n >= 150 * 10, "the living ranks' cells: %zu pixels", blind.n);
     SW_ASSERT(wd.n >= 50, "watchdog ticks: %zu pixels", wd.n);
-    printf("browser: crash page: memory line %zu px over %u px, warning %zu px, first-death "
-           "cell %zu px, living cells %zu px\n",
-           used.n, used.x1 - used.x0, warn.n, first.n, blind.n);
+    printf(
+        "browser: crash page: memory line %zu px over %u px, warning %zu px, first-death "
+        "cell %zu px, living cells %zu px\n",
+        used.n, used.x1 - used.x0, warn.n, first.n, blind.n);
     const char *keep = getenv("SW_KEEP_SHOTS");
     if (keep && *keep) {
         snprintf(cmd, sizeof(cmd), "cp '%s/crash.png' '%s/crash.png'", g_dir, keep);

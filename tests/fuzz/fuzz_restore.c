@@ -112,15 +112,15 @@ static void snapcodec(const uint8_t *data, size_t size)
         FUZZ_CHECK(sw_snapenv_pack(&env, &z), "pack refused");
         FUZZ_CHECK(sw_snapenv_unpack(z.data, z.len, &raw2, &env2, err, sizeof(err)) == SW_OK,
                    "repacked: %s", err);
-        FUZZ_CHECK(env2.x == env.x && env2.y == env.y && env2.npos == env.npos &&
-                       env2.nsup == env.nsup && env2.engine.len == env.engine.len &&
-                       (!env.nsup || !memcmp(env2.sup, env.sup, env.nsup * sizeof(*env.sup))) &&
-                       (!env.engine.len ||
-                        !memcmp(env2.engine.ptr, env.engine.ptr, env.engine.len)) &&
-                       env2.two == env.two && env2.xr == env.xr && env2.yr == env.yr &&
-                       env2.nrsup == env.nrsup &&
-                       (!env.nrsup || !memcmp(env2.rsup, env.rsup, env.nrsup * sizeof(*env.rsup))),
-                   "the envelope does not go round");
+        FUZZ_CHECK(
+            env2.x == env.x && env2.y == env.y && env2.npos == env.npos && env2.nsup == env.nsup &&
+                env2.engine.len == env.engine.len &&
+                (!env.nsup || !memcmp(env2.sup, env.sup, env.nsup * sizeof(*env.sup))) &&
+                (!env.engine.len || !memcmp(env2.engine.ptr, env.engine.ptr, env.engine.len)) &&
+                env2.two == env.two && env2.xr == env.xr && env2.yr == env.yr &&
+                env2.nrsup == env.nrsup &&
+                (!env.nrsup || !memcmp(env2.rsup, env.rsup, env.nrsup * sizeof(*env.rsup))),
+            "the envelope does not go round");
         sw_snapenv_clear(&env2);
         sw_snapenv_clear(&env);
     }
@@ -230,8 +230,7 @@ static void gen_fixture(const char *dir, const char *path, int sources)
         lineno++;
         int s = sources == 2 && lineno % 3 == 0;
         if (sw_tdec_json(dec, line, (size_t)n, &ev, err, sizeof(err)) == SW_OK)
-            (void)sw_detect_feed_src(det, &ev, (int64_t)lineno, s, next[s], &rec, err,
-                                     sizeof(err));
+            (void)sw_detect_feed_src(det, &ev, (int64_t)lineno, s, next[s], &rec, err, sizeof(err));
         next[s]++;
         if (lineno == total / 4 || lineno == total / 2 || lineno == total) {
             sw_buf_t b;

@@ -273,9 +273,9 @@ static void suspects_drop_nulls(json_t *arr)
  * left out there (in the verdict's suspects too). */
 static void alert_drop_nulls(json_t *rec)
 {
-    static const char *const extras[] = {"source",     "resolve_reason", "resolve_lost_rank",
-                                         "episode_open", "tied_ranks", "verdict",
-                                         "blind_ranks",  "x8"};
+    static const char *const extras[] = {
+        "source",     "resolve_reason", "resolve_lost_rank", "episode_open",
+        "tied_ranks", "verdict",        "blind_ranks",       "x8"};
     for (size_t k = 0; k < sizeof(extras) / sizeof(extras[0]); k++)
         if (json_is_null(json_object_get(rec, extras[k]))) json_object_del(rec, extras[k]);
     suspects_drop_nulls(json_object_get(rec, "first_cause_suspects"));

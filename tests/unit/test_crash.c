@@ -45,8 +45,8 @@
 
 typedef struct xrec_s {
     int action;
-    size_t line; /* 0-based input line that caused it, AT_SUMMARY after the summary */
-    size_t six_before; /* SPEC 6 records logged before it */
+    size_t line;        /* 0-based input line that caused it, AT_SUMMARY after the summary */
+    size_t six_before;  /* SPEC 6 records logged before it */
     bool after_summary; /* the SPEC 6 record just before it is a summary */
     int end;            /* sw_x8_end_t of a closing record */
     bool has_previous;  /* a revision naming the first death it replaces */
@@ -109,8 +109,8 @@ static void log_x8(runlog_t *l, const sw_record_t *rec, size_t line)
     x->has_previous = rec->x8->has_previous;
     x->previous_rank = rec->x8->has_previous ? rec->x8->previous_rank : -1;
     x->six_before = l->nsix;
-    x->after_summary =
-        l->nsix > 0 && strncmp(l->six[l->nsix - 1], "{\"action\": \"summary\"", 20) == 0;
+    x->after_summary = l->nsix > 0 &&
+                       strncmp(l->six[l->nsix - 1], "{\"action\": \"summary\"", 20) == 0;
     x->nw = rec->x8->n_wranks;
     for (size_t i = 0; i < x->nw && i < 16; i++) x->wranks[i] = rec->x8->wranks[i].rank;
     x->n_blind = rec->n_blind;
@@ -379,8 +379,7 @@ static void check_job(const sw_genx_opts_t *o, outcome_t *out)
             if (line_true[x->line] <= t->warn_by_true_ns) warned = true;
         }
     }
-    SW_CHECK(wopen == wclose, "%zu warnings opened, %zu closed: one left to expire", wopen,
-             wclose);
+    SW_CHECK(wopen == wclose, "%zu warnings opened, %zu closed: one left to expire", wopen, wclose);
     if (t->expect_warning)
         SW_CHECK(warned, "rank %lld was not named by a warning 30 s before its death",
                  (long long)t->warn_rank);

@@ -453,8 +453,8 @@ static void gen_event(gen_t *g, sw_event_t *ev, int nranks, int njobs)
         /* pids int32 does not hold, or its markers; a late sample now and
          * then from another process of the rank (at timestamps the first
          * has too: toy steps) */
-        static const int64_t pids[] = {INT64_MIN, INT32_MIN, INT32_MIN + 1, (int64_t)1 << 40,
-                                       INT64_MAX, -5};
+        static const int64_t pids[] = {INT64_MIN,        INT32_MIN, INT32_MIN + 1,
+                                       (int64_t)1 << 40, INT64_MAX, -5};
         bool late = ev->timestamp_ns != *now && rng(&g->s) % 2;
         ev->pid = pids[(rk + (late ? 1 : 0)) % 6];
     }
@@ -899,8 +899,9 @@ static size_t restore_equal(uint64_t seed, int nranks, int njobs, sw_params_t p,
     }
     for (size_t k = 0; k < a.n; k++) {
         if (strcmp(a.v[k], b.v[k]) != 0) {
-            SW_FAIL("seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
-                    (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
+            SW_FAIL(
+                "seed %llu snapshot at %ld, record %zu:\nuninterrupted: %s\nrestored:      %s\n",
+                (unsigned long long)seed, snap_at, k, a.v[k], b.v[k]);
         }
     }
     size_t n = a.n;
@@ -1003,7 +1004,8 @@ static void test_phase_pending(void **state)
         int nranks = 2 + (int)(seed % 5);
         int njobs = 1 + (int)(seed % 3);
         int64_t window = 2 + (int64_t)(seed % 9);
-        differential(seed + 3000, nranks, njobs, window, 0, 1, 3000, false, &records, seed % 2 == 0);
+        differential(seed + 3000, nranks, njobs, window, 0, 1, 3000, false, &records,
+                     seed % 2 == 0);
         differential(seed + 4000, nranks, njobs, window, 1000 + (int64_t)(seed % 5) * 1000, 1000000,
                      3000, false, &records, seed % 2 == 1);
     }
@@ -1314,9 +1316,9 @@ static void test_pool_across_engines(void **state)
     const sw_record_t *rec;
     char err[256], id[32];
     int64_t off = 0;
-#define FEEDD(det, jid, ts, used)                                          \
-    (ev.job_id = sw_str(jid), ev.rank = 0, ev.timestamp_ns = (ts),        \
-     ev.device_used_bytes = (used), sw_detect_feed_at((det), &ev, 0, off++, &rec, err, sizeof(err)))
+#define FEEDD(det, jid, ts, used)                                                                 \
+    (ev.job_id = sw_str(jid), ev.rank = 0, ev.timestamp_ns = (ts), ev.device_used_bytes = (used), \
+     sw_detect_feed_at((det), &ev, 0, off++, &rec, err, sizeof(err)))
     /* B: a job with a rising run and a quiet one with samples. */
     for (int t = 1; t <= 3; t++) SW_ASSERT_I64(FEEDD(b, "storm", t, t == 3 ? 5000 : 1000), SW_OK);
     for (int t = 1; t <= 3; t++) SW_ASSERT_I64(FEEDD(b, "quiet", t, 1000), SW_OK);

@@ -208,12 +208,12 @@ static void test_imap(void **state)
             s ^= s << 17;
             int64_t k;
             switch ((s >> 8) % 6) {
-            case 0: k = (int64_t)((s >> 20) % 64); break;                  /* small */
-            case 1: k = (int64_t)(op / 4) + round * 1000; break;           /* dense, rising */
-            case 2: k = -(int64_t)((s >> 20) % 100) - 1; break;            /* negative */
-            case 3: k = (int64_t)((s >> 16) % 100000); break;              /* sparse */
-            case 4: k = (s & 1) ? INT64_MIN : INT64_MAX; break;            /* extremes */
-            default: k = (int64_t)(s >> 24) * ((s & 2) ? 1 : -1); break;   /* wide */
+            case 0: k = (int64_t)((s >> 20) % 64); break;                /* small */
+            case 1: k = (int64_t)(op / 4) + round * 1000; break;         /* dense, rising */
+            case 2: k = -(int64_t)((s >> 20) % 100) - 1; break;          /* negative */
+            case 3: k = (int64_t)((s >> 16) % 100000); break;            /* sparse */
+            case 4: k = (s & 1) ? INT64_MIN : INT64_MAX; break;          /* extremes */
+            default: k = (int64_t)(s >> 24) * ((s & 2) ? 1 : -1); break; /* wide */
             }
             size_t at;
             bool in = ref_find(&ref, k, &at);

@@ -99,8 +99,8 @@ static void test_origin_failures(void **state)
     p.s.last_snap_ms = 1000; /* just tried (in the rebalance callback) */
     SW_ASSERT_I64(tick(&p, 1100), SW_HOLD_WAIT);
     SW_ASSERT_I64(tick(&p, 1200), SW_HOLD_SNAPSHOT); /* 200 ms later */
-    p.s.failed = true;                                /* a chunk was refused */
-    SW_ASSERT_I64(tick(&p, 1250), SW_HOLD_WAIT);      /* dropped; too soon again */
+    p.s.failed = true;                               /* a chunk was refused */
+    SW_ASSERT_I64(tick(&p, 1250), SW_HOLD_WAIT);     /* dropped; too soon again */
     SW_ASSERT_I64(p.drops, 1);
     SW_ASSERT_FALSE(p.s.active);
     SW_ASSERT_I64(tick(&p, 1400), SW_HOLD_SNAPSHOT);
@@ -127,7 +127,7 @@ static void test_origin_unknown_start(void **state)
     SW_ASSERT_I64(tick(&p, 1000), SW_HOLD_ASK_START);
     SW_ASSERT_I64(p.asks, 1);
     SW_ASSERT_I64(tick(&p, 1999), SW_HOLD_WAIT);
-    p.start = 42; /* the brokers answer again */
+    p.start = 42;                                /* the brokers answer again */
     SW_ASSERT_I64(tick(&p, 2000), SW_HOLD_WAIT); /* asked; 200 ms before a snapshot */
     SW_ASSERT_I64(p.asks, 2);
     SW_ASSERT_I64(p.next, 42);

@@ -398,18 +398,18 @@ static void test_first_cause_hosts(void **state)
     first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j2", now - h / 2);
     first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j3", now);
     first_cause(m, SW_ACTION_TRIGGER, 0, "node-bad", "j0", now - 25 * h);
-    first_cause(m, SW_ACTION_TRIGGER, 1, "node-bad", "j4", now);   /* a revision of nothing */
-    first_cause(m, SW_ACTION_UPDATE, 0, "node-bad", "j5", now);    /* an update of nothing */
-    first_cause(m, SW_ACTION_UPDATE, 2, "node-bad", "j3", now);    /* same host: nothing */
-    first_cause(m, SW_ACTION_CRASH, 0, "node-bad", "j3", now);     /* a death */
-    first_cause(m, SW_ACTION_CRASH, 1, "node-bad", "j6", now);     /* a revision: not counted */
+    first_cause(m, SW_ACTION_TRIGGER, 1, "node-bad", "j4", now); /* a revision of nothing */
+    first_cause(m, SW_ACTION_UPDATE, 0, "node-bad", "j5", now);  /* an update of nothing */
+    first_cause(m, SW_ACTION_UPDATE, 2, "node-bad", "j3", now);  /* same host: nothing */
+    first_cause(m, SW_ACTION_CRASH, 0, "node-bad", "j3", now);   /* a death */
+    first_cause(m, SW_ACTION_CRASH, 1, "node-bad", "j6", now);   /* a revision: not counted */
     first_cause(m, SW_ACTION_TRIGGER, 0, "node-a", "j7", now);
     first_cause(m, SW_ACTION_TRIGGER, 0, "we\"ird\\host", "j8", now);
     /* over the limit of 3 hosts: under _other, storms and deaths */
     first_cause(m, SW_ACTION_TRIGGER, 0, "node-x", "j9", now);
     first_cause(m, SW_ACTION_TRIGGER, 0, "node-y", "j10", now);
     first_cause(m, SW_ACTION_CRASH, 0, "node-z", "j11", now);
-    first_cause(m, SW_ACTION_TRIGGER, 0, "_other", "j12", now);    /* never a host of its own */
+    first_cause(m, SW_ACTION_TRIGGER, 0, "_other", "j12", now); /* never a host of its own */
     /* a late marker revises j20's first death from node-a to node-bad: the
      * job moves to node-bad's distinct jobs; node-a's counter keeps it */
     first_cause_n(m, SW_ACTION_CRASH, 0, "node-a", "j20", 1, now);
@@ -418,23 +418,30 @@ static void test_first_cause_hosts(void **state)
     /* an update moves j7's episode 2 from node-a to node-bad */
     first_cause_n(m, SW_ACTION_TRIGGER, 0, "node-a", "j7", 2, now);
     first_cause_n(m, SW_ACTION_UPDATE, 1, "node-bad", "j7", 2, now);
-    first_cause(m, SW_ACTION_TRIGGER, 0, "", "j13", now);          /* no host: nothing */
+    first_cause(m, SW_ACTION_TRIGGER, 0, "", "j13", now); /* no host: nothing */
     const char *text = render(m, &out);
     SW_ASSERT_I64(check_exposition(text), 0);
     SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_first_cause_host_total counter\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"node-a\",kind=\"storm\"} 2\n"
-                             "stormwatch_first_cause_host_total{host=\"node-a\",kind=\"death\"} 1\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"node-bad\",kind=\"storm\"} 6\n"
-                             "stormwatch_first_cause_host_total{host=\"node-bad\",kind=\"death\"} 2\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"we\\\"ird\\\\host\",kind=\"storm\"} 1\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"_other\",kind=\"storm\"} 2\n"
-                             "stormwatch_first_cause_host_total{host=\"_other\",kind=\"death\"} 1\n");
-    SW_ASSERT(!strstr(text, "node-x") && !strstr(text, "node-z"), "hosts over the limit have no series");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_first_cause_host_total{host=\"node-a\",kind=\"storm\"} 2\n"
+                       "stormwatch_first_cause_host_total{host=\"node-a\",kind=\"death\"} 1\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_first_cause_host_total{host=\"node-bad\",kind=\"storm\"} 6\n"
+                       "stormwatch_first_cause_host_total{host=\"node-bad\",kind=\"death\"} 2\n");
+    SW_ASSERT_CONTAINS(
+        text, "stormwatch_first_cause_host_total{host=\"we\\\"ird\\\\host\",kind=\"storm\"} 1\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_first_cause_host_total{host=\"_other\",kind=\"storm\"} 2\n"
+                       "stormwatch_first_cause_host_total{host=\"_other\",kind=\"death\"} 1\n");
+    SW_ASSERT(!strstr(text, "node-x") && !strstr(text, "node-z"),
+              "hosts over the limit have no series");
     SW_ASSERT_CONTAINS(text, "# TYPE stormwatch_first_cause_host_jobs gauge\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_jobs{host=\"node-bad\",kind=\"storm\"} 4\n"
-                             "stormwatch_first_cause_host_jobs{host=\"node-bad\",kind=\"death\"} 2\n");
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_jobs{host=\"node-a\",kind=\"storm\"} 1\n"
-                             "stormwatch_first_cause_host_jobs{host=\"node-a\",kind=\"death\"} 0\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_first_cause_host_jobs{host=\"node-bad\",kind=\"storm\"} 4\n"
+                       "stormwatch_first_cause_host_jobs{host=\"node-bad\",kind=\"death\"} 2\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_first_cause_host_jobs{host=\"node-a\",kind=\"storm\"} 1\n"
+                       "stormwatch_first_cause_host_jobs{host=\"node-a\",kind=\"death\"} 0\n");
     SW_ASSERT(!strstr(text, "stormwatch_first_cause_host_jobs{host=\"_other\""),
               "no distinct-jobs gauge for the overflow");
     /* 0: every host under _other */
@@ -442,7 +449,8 @@ static void test_first_cause_hosts(void **state)
     sw_metrics_set_host_limit(z, 0);
     first_cause(z, SW_ACTION_TRIGGER, 0, "node-a", "j1", now);
     text = render(z, &out);
-    SW_ASSERT_CONTAINS(text, "stormwatch_first_cause_host_total{host=\"_other\",kind=\"storm\"} 1\n");
+    SW_ASSERT_CONTAINS(text,
+                       "stormwatch_first_cause_host_total{host=\"_other\",kind=\"storm\"} 1\n");
     SW_ASSERT(!strstr(text, "node-a"), "limit 0: no host series");
     sw_metrics_destroy(z);
     sw_buf_clear(&out);

@@ -944,8 +944,7 @@ int main(void)
         cmocka_unit_test(test_long_lines),  cmocka_unit_test(test_line_limit),
         cmocka_unit_test(test_stdin),       cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_gzip_thread), cmocka_unit_test(test_hold),
-        cmocka_unit_test(test_file_append),
-        cmocka_unit_test(test_truncated_while_read),
+        cmocka_unit_test(test_file_append), cmocka_unit_test(test_truncated_while_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1007,22 +1007,23 @@ static void test_long_strings(void **state)
     " \"allocator_reserved_bytes\": null, \"allocator_active_bytes\": null,"                     \
     " \"allocator_inactive_bytes\": null, \"allocator_change_bytes\": null,"                     \
     " \"device_used_bytes\": 30428395690, \"device_free_bytes\": 55470950230,"                   \
-    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": " V4_META ","        \
+    " \"device_total_bytes\": 85899345920, \"context\": null, \"metadata\": " V4_META            \
+    ","                                                                                          \
     " \"job_id\": \"job-0\", \"rank\": 352, \"local_rank\": 0, \"world_size\": 1024,"            \
     " \"session_id\": \"sess-0-352\"}"
-#define V4_META                                                                                  \
-    "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\":"                 \
-    " \"stormlog.tracker\", \"sampling_source\": \"nvml\", \"supports_allocator_allocated\":"    \
-    " false, \"supports_allocator_reserved\": false, \"supports_allocator_active\": false,"      \
-    " \"supports_allocator_inactive\": false, \"supports_device_used\": true,"                   \
+#define V4_META                                                                               \
+    "{\"memory_capabilities\": {\"backend\": \"cuda\", \"telemetry_collector\":"              \
+    " \"stormlog.tracker\", \"sampling_source\": \"nvml\", \"supports_allocator_allocated\":" \
+    " false, \"supports_allocator_reserved\": false, \"supports_allocator_active\": false,"   \
+    " \"supports_allocator_inactive\": false, \"supports_device_used\": true,"                \
     " \"supports_device_free\": true, \"supports_device_total\": true}}"
 
 /* A TelemetryEvent v2 sample: SPEC 2's fields only, metadata last (the
  * runs end in text after the last value read). */
-#define V2_LINE                                                                                  \
-    "{\"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\", \"rank\": 901,"         \
-    " \"world_size\": 1024, \"job_id\": \"job-0\", \"session_id\": \"sess-0-901\","              \
-    " \"pid\": 4901, \"host\": \"node-112\", \"device_used_bytes\": 33946409484,"               \
+#define V2_LINE                                                                          \
+    "{\"timestamp_ns\": 1763699999954941461, \"event_type\": \"sample\", \"rank\": 901," \
+    " \"world_size\": 1024, \"job_id\": \"job-0\", \"session_id\": \"sess-0-901\","      \
+    " \"pid\": 4901, \"host\": \"node-112\", \"device_used_bytes\": 33946409484,"        \
     " \"sampling_interval_ms\": 100, \"metadata\": {}}"
 
 typedef struct fast_case_s {

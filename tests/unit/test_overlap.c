@@ -66,16 +66,17 @@ static void run_case(const sw_gen_opts_t *o, sw_params_t p, bool storms_page, fa
     sw_gen_t *gen = sw_gen_new(o, err, sizeof(err));
     SW_CHECK(gen != NULL, "gen: %s", err);
     if (!gen) return;
-    sw_check_case("stormwatch gen --seed %llu --ranks %lld --samples %lld --interval-ms %lld "
-                  "--storms %lld --storm-gap-ms %lld --storm-at %g --spread-ms %lld "
-                  "--storm-rank -1 --jitter %g --loss %g --gaps %lld --skew-ms %lld%s%s%s "
-                  "--leaks %lld --leak-at %g | stormwatch replay --window-samples %lld",
-                  (unsigned long long)o->seed, (long long)o->ranks, (long long)o->samples,
-                  (long long)o->interval_ms, (long long)o->storms, (long long)o->storm_gap_ms,
-                  o->storm_at, (long long)o->spread_ms, o->jitter, o->loss, (long long)o->gaps,
-                  (long long)o->skew_ms, o->overlap ? " --overlap" : "",
-                  o->lone ? " --lone" : "", o->job_restart ? " --job-restart" : "",
-                  (long long)o->leaks, o->leak_at, (long long)p.window_samples);
+    sw_check_case(
+        "stormwatch gen --seed %llu --ranks %lld --samples %lld --interval-ms %lld "
+        "--storms %lld --storm-gap-ms %lld --storm-at %g --spread-ms %lld "
+        "--storm-rank -1 --jitter %g --loss %g --gaps %lld --skew-ms %lld%s%s%s "
+        "--leaks %lld --leak-at %g | stormwatch replay --window-samples %lld",
+        (unsigned long long)o->seed, (long long)o->ranks, (long long)o->samples,
+        (long long)o->interval_ms, (long long)o->storms, (long long)o->storm_gap_ms, o->storm_at,
+        (long long)o->spread_ms, o->jitter, o->loss, (long long)o->gaps, (long long)o->skew_ms,
+        o->overlap ? " --overlap" : "", o->lone ? " --lone" : "",
+        o->job_restart ? " --job-restart" : "", (long long)o->leaks, o->leak_at,
+        (long long)p.window_samples);
     sw_buf_t text;
     sw_buf_init(&text);
     while (sw_gen_next(gen, &text)) {
@@ -86,8 +87,8 @@ static void run_case(const sw_gen_opts_t *o, sw_params_t p, bool storms_page, fa
     int64_t *hit = malloc((nt * (size_t)o->ranks + 1) * sizeof(*hit));
     for (size_t k = 0; k < nt; k++)
         for (int64_t r = 0; r < o->ranks; r++)
-            hit[k * (size_t)o->ranks + (size_t)r] =
-                sw_gen_hit_ts(gen, truth[k].job, truth[k].storm, r);
+            hit[k * (size_t)o->ranks + (size_t)r] = sw_gen_hit_ts(gen, truth[k].job, truth[k].storm,
+                                                                  r);
     /* Per storm: ranks seen past their hit, and the line of the second. */
     size_t *expect = calloc(nt + 1, sizeof(*expect));
     size_t *seen = calloc(nt + 1, sizeof(*seen));
@@ -154,8 +155,9 @@ static void run_case(const sw_gen_opts_t *o, sw_params_t p, bool storms_page, fa
     if (o->ranks > f->ranks_max) f->ranks_max = o->ranks;
     if (!storms_page) {
         /* No storm, no page. */
-        SW_CHECK(ntr == 0, "no storm, yet %zu episode(s): the first triggered at line %zu naming %lld",
-                 ntr, ntr ? tr[0].line + 1 : 0, ntr ? (long long)tr[0].first : -1LL);
+        SW_CHECK(ntr == 0,
+                 "no storm, yet %zu episode(s): the first triggered at line %zu naming %lld", ntr,
+                 ntr ? tr[0].line + 1 : 0, ntr ? (long long)tr[0].first : -1LL);
         f->paged_nostorm += ntr;
     } else {
         f->storms += nt;
@@ -188,14 +190,15 @@ static void run_case(const sw_gen_opts_t *o, sw_params_t p, bool storms_page, fa
                 f->early++;
             }
             if (g_strict)
-            SW_CHECK(t->line == expect[k],
-                     "storm %zu (rank %lld): triggered on line %zu, the event that first shows two "
-                     "of its ranks is line %zu (%+lld ms of job time)",
-                     k, (long long)truth[k].rank, t->line + 1, expect[k] + 1,
-                     (long long)((newest[t->line] - newest[expect[k]]) / 1000000));
+                SW_CHECK(
+                    t->line == expect[k],
+                    "storm %zu (rank %lld): triggered on line %zu, the event that first shows two "
+                    "of its ranks is line %zu (%+lld ms of job time)",
+                    k, (long long)truth[k].rank, t->line + 1, expect[k] + 1,
+                    (long long)((newest[t->line] - newest[expect[k]]) / 1000000));
             if (g_strict || f->strict)
-            SW_CHECK(right, "storm %zu: its trigger names rank %lld (%zu tied), not rank %lld", k,
-                     (long long)t->first, t->ntied, (long long)truth[k].rank);
+                SW_CHECK(right, "storm %zu: its trigger names rank %lld (%zu tied), not rank %lld",
+                         k, (long long)t->first, t->ntied, (long long)truth[k].rank);
         }
     }
     for (size_t k = 0; k < ntr; k++) free(tr[k].tied);
@@ -288,7 +291,8 @@ static void test_field_noise(void **state)
     static const int64_t sizes[] = {48, 128, 512};
     for (uint64_t s = 0; s < g_seeds; s++)
         for (size_t i = 0; i < 3; i++) {
-            sw_gen_opts_t o = wave(100 + s * 11 + i, sizes[i], i ? 100 : 250, 12000 + 4000 * (int64_t)i);
+            sw_gen_opts_t o = wave(100 + s * 11 + i, sizes[i], i ? 100 : 250,
+                                   12000 + 4000 * (int64_t)i);
             o.loss = 0.01 + 0.01 * (double)i;
             o.gaps = 2;
             o.skew_ms = i == 2 ? 3000 : 1000;
@@ -397,10 +401,8 @@ int main(void)
     const char *strict = getenv("SW_FIELD_STRICT");
     g_strict = strict && strcmp(strict, "1") == 0;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_in_noise),
-        cmocka_unit_test(test_overlapping_waves),
-        cmocka_unit_test(test_field_noise),
-        cmocka_unit_test(test_large_jobs),
+        cmocka_unit_test(test_rows_in_noise),    cmocka_unit_test(test_overlapping_waves),
+        cmocka_unit_test(test_field_noise),      cmocka_unit_test(test_large_jobs),
         cmocka_unit_test(test_no_storm_no_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,10 +172,8 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vectors),
-        cmocka_unit_test(test_same_as_librdkafka),
-        cmocka_unit_test(test_classify),
-        cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_vectors),  cmocka_unit_test(test_same_as_librdkafka),
+        cmocka_unit_test(test_classify), cmocka_unit_test(test_choose),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

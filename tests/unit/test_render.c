@@ -157,12 +157,19 @@ static void test_format_check(void **state)
 /* A message as sw_cmd_tail.c would view it. */
 static sw_msg_view_t view(const void *payload, size_t len)
 {
-    static const sw_msg_header_t h[3] = {
-        {"a", "1", 1}, {"n", NULL, 0}, {"a", "2", 1}};
-    sw_msg_view_t v = {.topic = "gpu.mem", .partition = 3, .offset = 18233,
-                       .tstype = SW_MSG_TS_CREATE, .timestamp_ms = 1763700000100, .broker = 2,
-                       .key = "job-1", .key_len = 5, .payload = payload, .len = len,
-                       .headers = h, .nheaders = 3};
+    static const sw_msg_header_t h[3] = {{"a", "1", 1}, {"n", NULL, 0}, {"a", "2", 1}};
+    sw_msg_view_t v = {.topic = "gpu.mem",
+                       .partition = 3,
+                       .offset = 18233,
+                       .tstype = SW_MSG_TS_CREATE,
+                       .timestamp_ms = 1763700000100,
+                       .broker = 2,
+                       .key = "job-1",
+                       .key_len = 5,
+                       .payload = payload,
+                       .len = len,
+                       .headers = h,
+                       .nheaders = 3};
     return v;
 }
 
@@ -212,8 +219,8 @@ typedef struct plans_s {
     int asked_alert, asked_event;
 } plans_t;
 
-static sw_err_t lookup(void *opaque, int32_t id, bool alert, const sw_avro_plan_t **plan,
-                       char *why, size_t why_size)
+static sw_err_t lookup(void *opaque, int32_t id, bool alert, const sw_avro_plan_t **plan, char *why,
+                       size_t why_size)
 {
     plans_t *ps = opaque;
     if (alert) ps->asked_alert++;
@@ -280,7 +287,8 @@ static void test_text_lines(void **state)
     sw_render_t *rd = sw_render_new(1, 2, NULL, NULL);
     sw_buf_t line;
     sw_buf_init(&line);
-    const char *crash = "{\"action\": \"crash\", \"job_id\": \"crash-0\", \"crash\": 1, \"revision\": 1, \"event_timestamp_ns\": 1763700234263134005, \"open\": true, \"first_death\": {\"rank\": 30, \"cause\": \"oom\", \"timestamp_ns\": 1763700234263134005, \"aligned_timestamp_ns\": 1763700233585167240, \"host\": \"node-003\", \"device_id\": 6, \"local_rank\": 6, \"pid\": 4030, \"session_id\": \"sess-crash-0-30\", \"oom_reason\": null}, \"deaths\": 3, \"dead_ranks\": [30, 4, 16], \"storm\": null, \"previous_first_death\": {\"rank\": 4, \"aligned_timestamp_ns\": 1763700233994053579}, \"deaths_total\": 3, \"severity\": \"critical\", \"dedup_key\": \"stormwatch/crash-0/crash/1\", \"summary\": \"CRASH job crash-0 crash 1: first death revised: rank 30 on node-003 GPU 6 died 409 ms before rank 4, which was named first (out of memory) at 2025-11-21T04:43:54.263Z; 3 ranks dead\"}";
+    const char *crash =
+        "{\"action\": \"crash\", \"job_id\": \"crash-0\", \"crash\": 1, \"revision\": 1, \"event_timestamp_ns\": 1763700234263134005, \"open\": true, \"first_death\": {\"rank\": 30, \"cause\": \"oom\", \"timestamp_ns\": 1763700234263134005, \"aligned_timestamp_ns\": 1763700233585167240, \"host\": \"node-003\", \"device_id\": 6, \"local_rank\": 6, \"pid\": 4030, \"session_id\": \"sess-crash-0-30\", \"oom_reason\": null}, \"deaths\": 3, \"dead_ranks\": [30, 4, 16], \"storm\": null, \"previous_first_death\": {\"rank\": 4, \"aligned_timestamp_ns\": 1763700233994053579}, \"deaths_total\": 3, \"severity\": \"critical\", \"dedup_key\": \"stormwatch/crash-0/crash/1\", \"summary\": \"CRASH job crash-0 crash 1: first death revised: rank 30 on node-003 GPU 6 died 409 ms before rank 4, which was named first (out of memory) at 2025-11-21T04:43:54.263Z; 3 ranks dead\"}";
     sw_msg_view_t v = view(crash, strlen(crash));
     sw_render_text(rd, &line, &v);
     const char *t = sw_buf_cstr(&line);
@@ -300,12 +308,9 @@ static void test_text_lines(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_format_check),
-        cmocka_unit_test(test_text_lines),
-        cmocka_unit_test(test_json_one_line),
-        cmocka_unit_test(test_avro_telemetry),
-        cmocka_unit_test(test_undecodable_base64),
-        cmocka_unit_test(test_message_view),
+        cmocka_unit_test(test_format_check),       cmocka_unit_test(test_text_lines),
+        cmocka_unit_test(test_json_one_line),      cmocka_unit_test(test_avro_telemetry),
+        cmocka_unit_test(test_undecodable_base64), cmocka_unit_test(test_message_view),
         cmocka_unit_test(test_plan_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

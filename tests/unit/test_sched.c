@@ -24,21 +24,21 @@
 #define MAX_ITEMS 300
 
 typedef struct job_s {
-    int n;                    /* items */
-    bool record[MAX_ITEMS];   /* the item ends the job's turn in a pass */
-    int done[MAX_ITEMS];      /* times worked on */
-    int order[MAX_ITEMS];     /* when, within the job (must ascend) */
+    int n;                  /* items */
+    bool record[MAX_ITEMS]; /* the item ends the job's turn in a pass */
+    int done[MAX_ITEMS];    /* times worked on */
+    int order[MAX_ITEMS];   /* when, within the job (must ascend) */
     int pos, seq;
-    atomic_int on;            /* threads on it now (must stay <= 1) */
+    atomic_int on; /* threads on it now (must stay <= 1) */
     int max_on;
-    int workers_seen;         /* bit per worker */
+    int workers_seen; /* bit per worker */
 } job_t;
 
 typedef struct ctx_s {
     pthread_t main;
     int applies, begins, bad_order, off_main;
-    int unfinished;           /* apply() saw a job still being worked on */
-    int stop_after;           /* passes, then stop() (0: never) */
+    int unfinished; /* apply() saw a job still being worked on */
+    int stop_after; /* passes, then stop() (0: never) */
     int passes;
 } ctx_t;
 
@@ -132,16 +132,16 @@ static void rounds_with(int threads)
         SW_ASSERT(c.bad_order == 0, "round %d: a pass took a smaller job before a larger", round);
         SW_ASSERT(c.off_main == 0, "round %d: apply() off the caller's thread", round);
         SW_ASSERT(c.unfinished == 0, "round %d: apply() saw a job still worked on", round);
-        SW_ASSERT((int)passes <= most_records + 1, "round %d: %zu passes for %d records",
-                  round, passes, most_records);
+        SW_ASSERT((int)passes <= most_records + 1, "round %d: %zu passes for %d records", round,
+                  passes, most_records);
         for (size_t k = 0; k < n; k++) {
             job_t *j = &jobs[k];
             SW_ASSERT(j->max_on <= 1, "round %d job %zu: on %d threads at once", round, k,
                       j->max_on);
             SW_ASSERT_I64(j->pos, j->n);
             for (int i = 0; i < j->n; i++) {
-                SW_ASSERT(j->done[i] == 1, "round %d job %zu item %d: worked on %d times", round,
-                          k, i, j->done[i]);
+                SW_ASSERT(j->done[i] == 1, "round %d job %zu item %d: worked on %d times", round, k,
+                          i, j->done[i]);
                 SW_ASSERT_I64(j->order[i], i);
             }
             seen_workers |= j->workers_seen;
@@ -159,8 +159,8 @@ static void rounds_with(int threads)
     SW_ASSERT_I64(sw_sched_round(s, &p, one, 1, &h), 1);
     SW_ASSERT_I64(j->pos, 3);
     sw_sched_destroy(s);
-    print_message("%d workers: %d rounds, every item once, in order; workers used: %#x\n",
-                  threads, ROUNDS, seen_workers);
+    print_message("%d workers: %d rounds, every item once, in order; workers used: %#x\n", threads,
+                  ROUNDS, seen_workers);
 }
 
 static void test_rounds(void **state)

@@ -107,7 +107,12 @@ static void test_envelope(void **state)
     sw_snappos_t pos[3] = {{0, 0, 17}, {1, 5, -1}, {2, 31, INT64_MAX}};
     int64_t sup[4] = {8 * 100 + 0, 8 * 101 + 3, 8 * 7 + 6, 0};
     const char engine[] = "engine bytes \x00\x01\x02 any";
-    sw_snapenv_t in = {.x = 120, .y = -5, .pos = pos, .npos = 3, .sup = sup, .nsup = 4,
+    sw_snapenv_t in = {.x = 120,
+                       .y = -5,
+                       .pos = pos,
+                       .npos = 3,
+                       .sup = sup,
+                       .nsup = 4,
                        .engine = {engine, sizeof(engine)}};
     sw_buf_t z, raw;
     sw_buf_init(&z);
@@ -162,9 +167,18 @@ static void test_envelope_two(void **state)
     sw_snappos_t pos[1] = {{2, 3, 40}};
     int64_t sup[1] = {8 * 9 + 1}, rsup[3] = {8 * 55 + 0, 8 * 56 + 2, 8 * 70 + 6};
     const char engine[] = "two-source engine";
-    sw_snapenv_t in = {.x = 300, .y = 250, .pos = pos, .npos = 1, .sup = sup, .nsup = 1,
-                       .engine = {engine, sizeof(engine)}, .two = true, .xr = 77, .yr = 60,
-                       .rsup = rsup, .nrsup = 3};
+    sw_snapenv_t in = {.x = 300,
+                       .y = 250,
+                       .pos = pos,
+                       .npos = 1,
+                       .sup = sup,
+                       .nsup = 1,
+                       .engine = {engine, sizeof(engine)},
+                       .two = true,
+                       .xr = 77,
+                       .yr = 60,
+                       .rsup = rsup,
+                       .nrsup = 3};
     sw_buf_t z, raw;
     sw_buf_init(&z);
     sw_buf_init(&raw);

@@ -142,11 +142,11 @@ static void check_snapshot(const char *name, size_t k, size_t *records)
         size_t at = 0;
         while (at < want.text.len && at < got.text.len && want.text.data[at] == got.text.data[at])
             at++;
-        snprintf(why, sizeof(why), "first difference at byte %zu of %zu / %zu", at,
-                 want.text.len, got.text.len);
+        snprintf(why, sizeof(why), "first difference at byte %zu of %zu / %zu", at, want.text.len,
+                 got.text.len);
     }
-    SW_ASSERT(same, "%s restored at line %zu: records differ from an uninterrupted run (%s)",
-              path, k, why);
+    SW_ASSERT(same, "%s restored at line %zu: records differ from an uninterrupted run (%s)", path,
+              k, why);
     SW_ASSERT(want.n > 0, "%s: no record after line %zu to compare", path, k);
     SW_ASSERT(rebuilt > 0, "%s: no sample re-inserted", path);
     printf("%s: restored at line %zu, windows rebuilt from %lld (%zu samples), %zu records equal\n",
