@@ -666,6 +666,17 @@ static int dead_cmp_al(const sw_cjob_t *cj, uint32_t a, uint32_t b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+/* A copy of @p s in the event's record arena: a record owns what it names,
+ * so a later death of the same event (first_set() replaces the job's
+ * strings) leaves the records already queued intact. */
+static sw_str_t xo_str(sw_xout_t *xo, sw_str_t s)
+{
+    if (!s.len) return s;
+    char *p = sw_arena_alloc(&xo->arena, s.len);
+    memcpy(p, s.ptr, s.len);
+    return (sw_str_t){p, s.len};
+}
+
 /* The crash record: open, or (@p end set) the one that closes the crash
  * with its final answer. */
 static void emit_crash(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
@@ -681,6 +692,9 @@ static void emit_crash(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64
     x->open = end == SW_X8_END_NONE;
     x->end = end;
     x->first = cj->first;
+    x->first.host = xo_str(det->xo, cj->first.host);
+    x->first.session_id = xo_str(det->xo, cj->first.session_id);
+    x->first.oom_reason = xo_str(det->xo, cj->first.oom_reason);
     x->deaths = (int64_t)cj->ndead;
     x->deaths_total = cj->c_died;
     x->closed_warning = closed_warning;
@@ -1116,6 +1130,9 @@ void sw_crash_summarised(sw_detector_t *det, job_t *j)
         x->number = cj->crash;
         x->open = cj->c_open && !cj->c_ended;
         x->first = cj->first;
+        x->first.host = xo_str(det->xo, cj->first.host);
+        x->first.session_id = xo_str(det->xo, cj->first.session_id);
+        x->first.oom_reason = xo_str(det->xo, cj->first.oom_reason);
         x->deaths = (int64_t)cj->ndead;
         x->deaths_total = cj->c_died;
         storm_ref(j, &x->storm);

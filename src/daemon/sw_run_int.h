@@ -196,6 +196,7 @@ typedef struct part_s {
     int64_t rep_hi;     /* repartition p's end offset when a marker last came back */
     bool direct;        /* input analysed without waiting for its marker */
     bool rwaiting;      /* input waits for markers that do not come back (a gauge) */
+    bool marker_warned; /* that wait was said at WARN (over MARKER_WARN_MS) */
     int64_t mem_fixed;  /* engine bytes beside its jobs, in the memory pool (sw_run_mem.c) */
     bool direct_after;  /* a direct spell ended: copies read before the next marker
                            back are counted as possibly out of replay's order */

@@ -32,6 +32,10 @@
 /* A marker not back within this long (while input waits for it): the
  * repartition topic is taken as unavailable (see direct_ok). */
 #define DIRECT_AFTER_MS 500
+/* A marker's round trip longer than this is an outage worth a WARN; a
+ * shorter one (a slow first round trip at start, a loaded machine) is said at
+ * INFO: the gauge and the counters show it either way. */
+#define MARKER_WARN_MS 5000
 #define LOCAL_REP_BATCH 1024 /* repartition messages taken per round */
 /* A marker is written when input waits for one and no earlier marker of
  * the partition is still on its way back, or once this much input waits:
@@ -235,6 +239,7 @@ static void marker_back(run_t *r, part_t *p)
         p->rep_hi = hi; /* what copies_possible() knows when the leader is gone */
     if (p->mk_unread) p->mk_unread--;
     p->marker_ms = sw_clock_ms(); /* progress: the next wait counts from here */
+    p->marker_warned = false;
     if (p->direct) {
         p->direct = false;
         p->direct_after = true;
@@ -308,19 +313,21 @@ static bool direct_ok(run_t *r, part_t *p, int64_t now, bool *waiting)
         return false;
     char why[200];
     if (copies_possible(r, p, why, sizeof(why))) {
-        if (!p->rwaiting)
-            sw_log(r->log, SW_LOG_WARN,
+        bool long_wait = now - p->marker_ms >= MARKER_WARN_MS;
+        if (!p->rwaiting || (long_wait && !p->marker_warned))
+            sw_log(r->log, long_wait ? SW_LOG_WARN : SW_LOG_INFO,
                    "%s [%d]: no marker back through %s [%d] for %lld ms; its input waits (%zu "
                    "messages, %zu bytes, reading pauses at %u or %u MiB): repartition [%d] may "
                    "hold copies from other partitions, whose order the markers fix (%s)",
                    p->topic, (int)p->partition, r->rep_topic, (int)p->partition,
                    (long long)(now - p->marker_ms), p->fifo.n, p->fifo.bytes, LOCAL_FIFO_MAX,
                    LOCAL_FIFO_BYTES >> 20, (int)p->partition, why);
+        if (long_wait) p->marker_warned = true;
         *waiting = true;
         return false;
     }
     p->direct = true;
-    sw_log(r->log, SW_LOG_WARN,
+    sw_log(r->log, SW_LOG_INFO,
            "%s [%d]: no marker back through %s [%d] for %lld ms (is its leader available?): "
            "the input is analysed directly until one comes back (repartition [%d] holds no copy "
            "from other partitions, so input order is the order markers would fix)",
