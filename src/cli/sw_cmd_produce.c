@@ -291,23 +291,9 @@ static int report(produce_t *pr, bool quiet, int rc)
 static int produce_open(produce_t *pr, const sw_conf_t *conf, const char *bootstrap)
 {
     char errstr[512];
-    rd_kafka_conf_t *kc = sw_kafka_conf(conf, SW_KAFKA_PRODUCER, bootstrap, NULL, &pr->ctx, errstr,
-                                        sizeof(errstr));
-    if (!kc) {
+    if (sw_kafka_producer_new(conf, bootstrap, &pr->ctx, dr_cb, pr->topic, &pr->rk, &pr->rkt,
+                              errstr, sizeof(errstr)) != SW_OK) {
         fprintf(stderr, "stormwatch produce: %s\n", errstr);
-        return SW_EXIT_USAGE;
-    }
-    rd_kafka_conf_set_dr_msg_cb(kc, dr_cb);
-    pr->rk = rd_kafka_new(RD_KAFKA_PRODUCER, kc, errstr, sizeof(errstr));
-    if (!pr->rk) {
-        rd_kafka_conf_destroy(kc);
-        fprintf(stderr, "stormwatch produce: %s\n", errstr);
-        return SW_EXIT_USAGE;
-    }
-    pr->rkt = rd_kafka_topic_new(pr->rk, pr->topic, NULL);
-    if (!pr->rkt) {
-        fprintf(stderr, "stormwatch produce: topic \"%s\": %s\n", pr->topic,
-                rd_kafka_err2str(rd_kafka_last_error()));
         return SW_EXIT_USAGE;
     }
     if (sw_kafka_reachable(pr->rk, bootstrap, errstr, sizeof(errstr)) != SW_OK) {

@@ -443,23 +443,9 @@ static int ship_loop(ship_t *sh)
 static int ship_open(ship_t *sh, const sw_conf_t *conf, const char *bootstrap)
 {
     char errstr[512];
-    rd_kafka_conf_t *kc = sw_kafka_conf(conf, SW_KAFKA_PRODUCER, bootstrap, NULL, &sh->ctx, errstr,
-                                        sizeof(errstr));
-    if (!kc) {
+    if (sw_kafka_producer_new(conf, bootstrap, &sh->ctx, dr_cb, sh->topic, &sh->rk, &sh->rkt,
+                              errstr, sizeof(errstr)) != SW_OK) {
         fprintf(stderr, "stormwatch ship: %s\n", errstr);
-        return SW_EXIT_USAGE;
-    }
-    rd_kafka_conf_set_dr_msg_cb(kc, dr_cb);
-    sh->rk = rd_kafka_new(RD_KAFKA_PRODUCER, kc, errstr, sizeof(errstr));
-    if (!sh->rk) {
-        rd_kafka_conf_destroy(kc);
-        fprintf(stderr, "stormwatch ship: %s\n", errstr);
-        return SW_EXIT_USAGE;
-    }
-    sh->rkt = rd_kafka_topic_new(sh->rk, sh->topic, NULL);
-    if (!sh->rkt) {
-        fprintf(stderr, "stormwatch ship: topic \"%s\": %s\n", sh->topic,
-                rd_kafka_err2str(rd_kafka_last_error()));
         return SW_EXIT_USAGE;
     }
     return SW_EXIT_OK;

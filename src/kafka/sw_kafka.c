@@ -776,3 +776,26 @@ bool sw_kafka_wait_reachable(const rd_kafka_conf_t *kc, const sw_log_t *log,
         if (!*running) return false;
     }
 }
+
+sw_err_t sw_kafka_producer_new(const sw_conf_t *conf, const char *bootstrap, sw_kafka_ctx_t *ctx,
+                               void (*dr_msg_cb)(rd_kafka_t *, const rd_kafka_message_t *, void *),
+                               const char *topic, rd_kafka_t **rk, rd_kafka_topic_t **rkt,
+                               char *errstr, size_t errstr_size)
+{
+    rd_kafka_conf_t *kc = sw_kafka_conf(conf, SW_KAFKA_PRODUCER, bootstrap, NULL, ctx, errstr,
+                                        errstr_size);
+    if (!kc) return SW_ERR_INVALID_ARG;
+    rd_kafka_conf_set_dr_msg_cb(kc, dr_msg_cb);
+    *rk = rd_kafka_new(RD_KAFKA_PRODUCER, kc, errstr, errstr_size);
+    if (!*rk) {
+        rd_kafka_conf_destroy(kc);
+        return SW_ERR_INVALID_ARG;
+    }
+    *rkt = rd_kafka_topic_new(*rk, topic, NULL);
+    if (!*rkt) {
+        snprintf(errstr, errstr_size, "topic \"%s\": %s", topic,
+                 rd_kafka_err2str(rd_kafka_last_error()));
+        return SW_ERR_INVALID_ARG;
+    }
+    return SW_OK;
+}

@@ -132,6 +132,20 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
                                size_t errstr_size);
 
 /**
+ * @brief A producer for one topic, as the node-side commands make it
+ *        (`produce`, `ship`): sw_kafka_conf() for SW_KAFKA_PRODUCER, the
+ *        delivery report callback, the client and its topic handle.
+ * @param rk set as soon as the client exists (also when the topic handle
+ *        then fails: the caller destroys it with its other state).
+ * @returns SW_OK, or SW_ERR_INVALID_ARG with @p errstr set (a
+ *          configuration error, or "topic \"T\": REASON").
+ */
+sw_err_t sw_kafka_producer_new(const sw_conf_t *conf, const char *bootstrap, sw_kafka_ctx_t *ctx,
+                               void (*dr_msg_cb)(rd_kafka_t *, const rd_kafka_message_t *, void *),
+                               const char *topic, rd_kafka_t **rk, rd_kafka_topic_t **rkt,
+                               char *errstr, size_t errstr_size);
+
+/**
  * @brief A `-X NAME=VALUE` of a one-client tool (produce: producer, tail:
  *        consumer): only bootstrap.servers and the kafka.* pass-through
  *        its @p role uses are taken; errors go to stderr prefixed
