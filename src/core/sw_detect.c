@@ -633,8 +633,9 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     sw_win_cand_t wc;
     bool has;
     for (;;) {
-        has = sw_win_candidate(&r->win, cc, det->params.spike_min_bytes, det->params.spike_fraction,
-                               rk_spent(j, r), &wc);
+        has = sw_win_candidate_split(&r->win, cc, det->params.spike_min_bytes,
+                                     det->params.spike_fraction, rk_spent(j, r), rk_split(j, r),
+                                     &wc);
         if (!has || wc.base_ts == INT64_MAX ||
             !sw_win_slow_rise(&r->win, det->params.spike_min_bytes, det->params.spike_fraction, &wc,
                               leak_ns(j, r)))
@@ -1329,5 +1330,14 @@ bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank,
     uint32_t ri;
     if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
     *spent_ts = rk_spent(j, &j->ranks[ri]);
+    return true;
+}
+
+bool sw_detect_split(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *split_ts)
+{
+    job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
+    uint32_t ri;
+    if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
+    *split_ts = rk_split(j, &j->ranks[ri]);
     return true;
 }

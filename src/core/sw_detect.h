@@ -334,4 +334,13 @@ bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *o
  */
 bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *spent_ts);
 
+/**
+ * @brief Where rank @p rank of a job split a spent run (for tests): when
+ *        *split_ts >= its spent mark, the spent run that holds a sample at
+ *        *split_ts counts from that sample on as a run of its own
+ *        (docs/semantics.md, "Storms that overlap"; INT64_MIN: no split).
+ * @returns false when the job or the rank is unknown.
+ */
+bool sw_detect_split(const sw_detector_t *det, const char *job_id, int64_t rank, int64_t *split_ts);
+
 #endif /* SW_DETECT_H */

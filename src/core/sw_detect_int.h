@@ -92,9 +92,12 @@ typedef struct rank_cold_s {
     int64_t spent_ts;   /* rising runs based before this are spent (INT64_MIN: none) */
     int64_t ep_no;      /* the episode the run based at ep_base was part of (0: none) */
     int64_t ep_base;    /* base timestamp of that run */
+    int64_t ep_rel;     /* its spike's rel when it joined (the front's time, issue 36) */
     int64_t warm_hi;    /* warm: highest device_used since the restart */
     int64_t warm_hi_ts; /* warm: when it last rose by half a threshold */
     int64_t rs_ev_used; /* restore: the window's hr_orig, set after the rebuild */
+    int64_t split_ts;   /* a second steep rise inside a spent run starts at this sample
+                           and counts as a run of its own (INT64_MIN: none; issue 36) */
     bool rs_has_ev;     /* and hr_trunc */
 } rank_cold_t;
 
@@ -200,6 +203,10 @@ typedef struct job_s {
     int64_t p_rel0;                              /* its first spike's rel */
     sw_confidence_t p_conf;
     int64_t sig_onset_rel; /* rel of the onset candidate */
+    int64_t front_reach;   /* the open episode's front: the farthest (in ranks) a joining
+                              rank was from the nearest earlier member (issue 36) */
+    int64_t front_npr;     /* and its speed: the fewest ns per rank from its first member */
+    int64_t old_reach, old_npr; /* those of the episode before the open one */
     uint8_t warned;        /* SW_DET_WARN_* given for this job */
     int64_t first_min_ts;  /* smallest first timestamp of a rank (clock skew) */
     int64_t first_max_ts;  /* largest */
@@ -303,9 +310,19 @@ static inline int64_t rk_ep_base(const job_t *j, const rank_t *r)
     return r->cold == NIL ? 0 : j->colds[r->cold].ep_base;
 }
 
+static inline int64_t rk_ep_rel(const job_t *j, const rank_t *r)
+{
+    return r->cold == NIL ? 0 : j->colds[r->cold].ep_rel;
+}
+
 static inline int64_t rk_spent(const job_t *j, const rank_t *r)
 {
     return r->cold == NIL ? INT64_MIN : j->colds[r->cold].spent_ts;
+}
+
+static inline int64_t rk_split(const job_t *j, const rank_t *r)
+{
+    return r->cold == NIL ? INT64_MIN : j->colds[r->cold].split_ts;
 }
 
 /* Rank @p r's cold marks, created (zero) when it has none: for writing.
@@ -316,6 +333,7 @@ static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
         SW_GROW(j->colds, j->ncolds, j->capcolds, 4);
         memset(&j->colds[j->ncolds], 0, sizeof(j->colds[0]));
         j->colds[j->ncolds].spent_ts = INT64_MIN;
+        j->colds[j->ncolds].split_ts = INT64_MIN;
         r->cold = (uint32_t)j->ncolds++;
     }
     return &j->colds[r->cold];

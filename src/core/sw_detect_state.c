@@ -25,7 +25,11 @@
  * last emptying (a job's first offset is gone with it), jobs' latest
  * events as tags with their arrival numbers, refusals as tags. SWS3
  * snapshots restore (one source: floors from the emptying offsets). */
-#define SNAP_MAGIC "SWS4"
+/* SWS5: the overlap rule (issue 36): per rank the split of a spent run
+ * (rank_cold_t.split_ts), per job the reach of the open episode's front.
+ * SWS4 and SWS3 snapshots restore (no split, no reach: as it was). */
+#define SNAP_MAGIC "SWS5"
+#define SNAP_MAGIC_SWS4 "SWS4"
 #define SNAP_MAGIC_SWS3 "SWS3"
 #define SNAP_MAGIC_SWS1 "SWS1"
 #define SNAP_MAGIC_SWS2 "SWS2"
@@ -240,6 +244,10 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
         sw_vput_u(out, j->warned);
         sw_vput_i(out, j->first_min_ts);
         sw_vput_i(out, j->first_max_ts);
+        sw_vput_i(out, j->front_reach);
+        sw_vput_i(out, j->front_npr);
+        sw_vput_i(out, j->old_reach);
+        sw_vput_i(out, j->old_npr);
         /* the answer now and the one published */
         sw_vput_u(out, j->sig_valid);
         sw_vput_u(out, j->region_dirty);
@@ -298,6 +306,8 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             bool rb = det->rebuild_x[0] != INT64_MIN;
             sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
             sw_vput_i(out, rb ? (c ? c->rs_ev_used : 0) : r->win.hr_orig);
+            sw_vput_i(out, c ? c->split_ts : INT64_MIN);
+            sw_vput_i(out, c ? c->ep_rel : 0);
             sw_vput_u(out, proc_sess != 0);
             sw_vput_bytes(out, sw_intern_get(j->strs, proc_sess));
         }
@@ -364,7 +374,9 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
         goto err;
     }
     bool sws3 = len >= 4 && memcmp(data, SNAP_MAGIC_SWS3, 4) == 0;
-    if (len < 4 || (!sws3 && memcmp(data, SNAP_MAGIC, 4) != 0)) {
+    bool sws4 = len >= 4 && memcmp(data, SNAP_MAGIC_SWS4, 4) == 0;
+    bool old = sws3 || sws4; /* before the overlap rule: no split, no reach */
+    if (len < 4 || (!old && memcmp(data, SNAP_MAGIC, 4) != 0)) {
         why = "not a stormwatch state snapshot (bad magic)";
         goto err;
     }
@@ -465,6 +477,12 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
         uint64_t warned = sw_vget_u(&r);
         j->first_min_ts = sw_vget_i(&r);
         j->first_max_ts = sw_vget_i(&r);
+        j->front_reach = old ? 0 : sw_vget_i(&r);
+        j->front_npr = old ? INT64_MAX : sw_vget_i(&r);
+        j->old_reach = old ? 0 : sw_vget_i(&r);
+        j->old_npr = old ? INT64_MAX : sw_vget_i(&r);
+        if (j->old_reach < 0 || j->old_reach > INT32_MAX || j->old_npr < 0) r.bad = true;
+        if (j->front_reach < 0 || j->front_reach > INT32_MAX || j->front_npr < 0) r.bad = true;
         j->sig_valid = sw_vget_u(&r) != 0;
         bool dirty = sw_vget_u(&r) != 0;
         j->tie_ns = sw_vget_i(&r);
@@ -594,8 +612,10 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             j->rb_proc[ri].pid = sw_vget_i(&r);
             c.rs_has_ev = sw_vget_u(&r) != 0;
             c.rs_ev_used = sw_vget_i(&r);
+            c.split_ts = old ? INT64_MIN : sw_vget_i(&r);
+            c.ep_rel = old ? 0 : sw_vget_i(&r);
             if (c.spent_ts != INT64_MIN || c.ep_no || c.ep_base || c.warm_hi || c.warm_hi_ts ||
-                c.rs_has_ev || c.rs_ev_used)
+                c.rs_has_ev || c.rs_ev_used || c.split_ts != INT64_MIN || c.ep_rel)
                 *rk_cold(j, rk) = c;
             bool has_sess = sw_vget_u(&r) != 0;
             sw_str_t sess = sw_vget_bytes(&r);

@@ -563,13 +563,104 @@ static uint32_t runs_from(const sw_win_t *win, int64_t ts)
 bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
                       int64_t spent_ts, sw_win_cand_t *out)
 {
+    return sw_win_candidate_split(win, cc, min_bytes, fraction, spent_ts, INT64_MIN, out);
+}
+
+/* Logical index of the sample with timestamp ts (the first one), or n. */
+static uint32_t sample_at(const sw_win_t *win, int64_t ts)
+{
+    uint32_t lo = 0, hi = win->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (win->slot[slot(win, mid)].ts < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < win->n && win->slot[slot(win, lo)].ts == ts ? lo : win->n;
+}
+
+/* The split part of a spent run (sw_win_candidate_split): the rising
+ * stretch from the sample at split_ts, when its run is spent and the
+ * stretch alone reaches the threshold. @p r receives its run. */
+static bool split_spike(const sw_win_t *win, int64_t spent_ts, int64_t split_ts, int64_t threshold,
+                        uint32_t *r, sw_win_cand_t *out)
+{
+    uint32_t l = sample_at(win, split_ts);
+    if (l >= win->n || l + 1 >= win->n) return false;
+    /* Its run: the last one based before it (bases grow along the ring). */
+    uint32_t lo = 0, hi = win->rn;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t rr = (win->rhead + mid) & (win->rcap - 1);
+        if (logical(win, RBASE(win)[rr]) < l) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return false;
+    uint32_t rr = (win->rhead + lo - 1) & (win->rcap - 1);
+    uint32_t le = logical(win, REND(win)[rr]);
+    if (le <= l || run_base_ts(win, rr) >= spent_ts) return false; /* not inside, or unspent */
+    int64_t target = win->slot[slot(win, l)].used;
+    if (win->slot[slot(win, le)].used - target < threshold) return false;
+    uint32_t a = l + 1, b = le;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (win->slot[slot(win, mid)].used - target >= threshold) b = mid;
+        else a = mid + 1;
+    }
+    const sw_wslot_t *s = &win->slot[slot(win, a)];
+    out->spike_ts = s->ts;
+    out->peak = s->used - target;
+    out->samples = a - l;
+    out->src = s->src;
+    out->base_ts = split_ts;
+    out->rise_ns = s->ts - split_ts;
+    *r = rr;
+    return true;
+}
+
+bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t after_ts,
+                       int64_t max_step_ns, int64_t *base_ts)
+{
+    if (win->n < 2) return false;
+    int64_t threshold;
+    if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
+    int64_t steep = threshold / 8 > 0 ? threshold / 8 : 1;
+    uint32_t i = win->n - 1;
+    int64_t top = win->slot[slot(win, i)].used;
+    /* A step across missing samples (longer than max_step_ns) is no step
+     * seen: the rise stops there, its start unknown. */
+    while (i > 0 && win->slot[slot(win, i)].used - win->slot[slot(win, i - 1)].used >= steep &&
+           win->slot[slot(win, i)].ts - win->slot[slot(win, i - 1)].ts <= max_step_ns)
+        i--;
+    const sw_wslot_t *b = &win->slot[slot(win, i)];
+    if (i == win->n - 1 || top - b->used < threshold || b->ts <= after_ts) return false;
+    *base_ts = b->ts;
+    return true;
+}
+
+bool sw_win_candidate_split(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
+                            int64_t spent_ts, int64_t split_ts, sw_win_cand_t *out)
+{
     if (!cc) win->cand_valid = false;
     if (win->n < 2 || win->rn == 0) return false;
     int64_t threshold;
     if (!sw_spike_threshold(win->top_used, min_bytes, fraction, &threshold)) return false;
     if (RTREE(win)[1] < threshold) return false; /* the largest run gain */
-    if (win->cand_valid && cc->thr == threshold && cc->from == spent_ts) {
+    if (win->cand_valid && cc->thr == threshold && cc->from == spent_ts && cc->split == split_ts) {
         *out = cc->cand;
+        return true;
+    }
+    /* A split part comes before every unspent run: its run is spent. */
+    uint32_t sr;
+    if (split_ts != INT64_MIN && split_ts >= spent_ts &&
+        split_spike(win, spent_ts, split_ts, threshold, &sr, out)) {
+        if (cc) {
+            cc->cand = *out;
+            cc->thr = threshold;
+            cc->from = spent_ts;
+            cc->split = split_ts;
+            win->cand_run = sr;
+            win->cand_valid = true;
+        }
         return true;
     }
     /* Runs occupy ring slots [rhead, rhead + rn), possibly wrapping; the
@@ -591,6 +682,7 @@ bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double 
         cc->cand = *out;
         cc->thr = threshold;
         cc->from = spent_ts;
+        cc->split = split_ts;
         win->cand_run = (uint32_t)r;
         win->cand_valid = true;
     }

@@ -179,6 +179,7 @@ typedef struct sw_win_s {
 typedef struct sw_win_cc_s {
     int64_t thr;  /**< threshold it was found with */
     int64_t from; /**< spent_ts it was found with */
+    int64_t split; /**< split_ts it was found with (sw_win_candidate_split) */
     sw_win_cand_t cand;
 } sw_win_cc_t;
 
@@ -291,6 +292,29 @@ void sw_win_empty(sw_win_t *win, const sw_win_ctx_t *ctx);
  */
 bool sw_win_candidate(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
                       int64_t spent_ts, sw_win_cand_t *out);
+
+/**
+ * @brief sw_win_candidate() with a split: a spent run that holds a sample
+ *        at @p split_ts (spent_ts <= split_ts: that sample is not spent)
+ *        counts from that sample on, as a run of its own based there (the
+ *        second steep rise of a run that went on rising between two storms,
+ *        sw_win_steep_tail). INT64_MIN: no split (sw_win_candidate).
+ */
+bool sw_win_candidate_split(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, double fraction,
+                            int64_t spent_ts, int64_t split_ts, sw_win_cand_t *out);
+
+/**
+ * @brief The steep rise that ends at the newest sample: the samples before
+ *        it walked back while each step rises by at least an eighth of the
+ *        threshold. When that rise reaches the threshold and its base (the
+ *        sample it starts from) is after @p after_ts, its base's timestamp
+ *        goes to @p base_ts. A step longer than @p max_step_ns (across
+ *        missing samples) ends the walk: what rose before it is not seen.
+ *        O(steps of the rise); O(1) when the newest step is not steep
+ *        (most samples).
+ */
+bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t after_ts,
+                       int64_t max_step_ns, int64_t *base_ts);
 
 /**
  * @brief The spike of the newest rising run when that run qualifies on its

@@ -46,6 +46,7 @@ typedef struct msample_s {
 typedef struct mrank_s {
     int64_t rank, first, newest;
     int64_t spent; /* the engine's spent mark (runs based before it do not count) */
+    int64_t split; /* the engine's split of a spent run (sw_detect_split) */
     bool trunc;    /* the oldest run lost its base to an eviction */
     int64_t orig;  /* that base's time (the run's identity) */
     msample_t *w;
@@ -257,11 +258,24 @@ static void model_analysis(model_t *m, mjob_t *j, bool use_spent, sw_analysis_t 
             if (cum < t) continue;
             int64_t base = k - (size_t)steps == 0 && r->trunc ? r->orig
                                                               : r->w[k - (size_t)steps].ts;
+            size_t b = k - (size_t)steps, q = k, l = 0;
             if (use_spent && base < r->spent) {
-                /* a spent run: skip the rest of it */
-                while (k + 1 < r->n && r->w[k + 1].used > r->w[k].used) k++;
-                cum = steps = 0;
-                continue;
+                /* a spent run: skip the rest of it, unless a split at or
+                 * after the spent mark makes its part from there a run */
+                size_t e = k;
+                while (e + 1 < r->n && r->w[e + 1].used > r->w[e].used) e++;
+                for (size_t x = b + 1; r->split != INT64_MIN && r->split >= r->spent && x < e; x++)
+                    if (r->w[x].ts == r->split) l = x;
+                for (q = l ? l + 1 : e + 1; q <= e && r->w[q].used - r->w[l].used < t; q++) {
+                }
+                if (!l || q > e) {
+                    k = e;
+                    cum = steps = 0;
+                    continue;
+                }
+                cum = r->w[q].used - r->w[l].used;
+                steps = (int64_t)(q - l);
+                k = q;
             }
             sw_cand_t *c = &cands[nc++];
             c->rank = r->rank;
@@ -570,7 +584,9 @@ static void check_record(sw_detector_t *det, model_t *m, const sw_event_t *ev,
     /* Trigger or update: Analysis A with the engine's spent runs left out. */
     for (size_t k = 0; k < mj->nranks; k++)
         SW_ASSERT_TRUE(sw_detect_spent(det, ev->has_job_id ? id : NULL, mj->ranks[k].rank,
-                                       &mj->ranks[k].spent));
+                                       &mj->ranks[k].spent) &&
+                       sw_detect_split(det, ev->has_job_id ? id : NULL, mj->ranks[k].rank,
+                                       &mj->ranks[k].split));
     sw_analysis_t ma;
     model_analysis(m, mj, true, &ma, NULL);
     analysis_json(&got->analysis, a);
