@@ -27,7 +27,8 @@
  * snapshots restore (one source: floors from the emptying offsets). */
 /* SWS5: the overlap rule (issue 36): per rank the split of a spent run
  * (rank_cold_t.split_ts), per job the reach of the open episode's front.
- * SWS4 and SWS3 snapshots restore (no split, no reach: as it was). */
+ * SWS4 and SWS3 snapshots restore (no split; no front learnt, which tells
+ * no storm from another until the next trigger). */
 #define SNAP_MAGIC "SWS5"
 #define SNAP_MAGIC_SWS4 "SWS4"
 #define SNAP_MAGIC_SWS3 "SWS3"
@@ -477,9 +478,12 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
         uint64_t warned = sw_vget_u(&r);
         j->first_min_ts = sw_vget_i(&r);
         j->first_max_ts = sw_vget_i(&r);
-        j->front_reach = old ? 0 : sw_vget_i(&r);
+        /* Before the overlap rule no front was learnt (its members' spike
+         * times are unknown): a reach that shows no locality, which tells no
+         * storm from another, until the next trigger learns one. */
+        j->front_reach = old ? INT32_MAX : sw_vget_i(&r);
         j->front_npr = old ? INT64_MAX : sw_vget_i(&r);
-        j->old_reach = old ? 0 : sw_vget_i(&r);
+        j->old_reach = old ? INT32_MAX : sw_vget_i(&r);
         j->old_npr = old ? INT64_MAX : sw_vget_i(&r);
         if (j->old_reach < 0 || j->old_reach > INT32_MAX || j->old_npr < 0) r.bad = true;
         if (j->front_reach < 0 || j->front_reach > INT32_MAX || j->front_npr < 0) r.bad = true;

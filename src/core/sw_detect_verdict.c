@@ -575,6 +575,7 @@ static void tie_union(job_t *j)
 #define FRONT_LEARN 8 /* members the reach is learnt from before it tells storms apart */
 #define FRONT_S 6 /* seconds (or intervals when longer) between neighbours' spikes */
 #define LAG_IV 3  /* intervals two ranks' newest samples may differ by and be compared */
+#define FIT_D 3   /* ranks either side whose spikes tell which of two rises a front made */
 
 /* FRONT_S seconds, or FRONT_S sampling intervals of rank r when longer. */
 static int64_t front_ns(const job_t *j, const rank_t *r)
@@ -716,10 +717,39 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
     return INT64_MAX;
 }
 
+/* Whether the open episode's storm is the only one known to spread: the
+ * job's first, or the one before ended as its evidence aged out. After a
+ * next storm the storm before may still spread, and a rise that neither
+ * front explains may be its tail, as a rank's second rise may be its
+ * arrival: they start no third storm (a late page, never an extra one). */
+static bool front_alone(const job_t *j)
+{
+    return j->episode == 1 || j->aged;
+}
+
+/* A rise of rank r (its candidate) that starts clearly after the open
+ * episode's latest spike, while the storm before may still spread (not
+ * front_alone): the open storm still spreading when it starts within
+ * FRONT_S seconds of that spike and the open storm's front explains it
+ * or cannot tell. A storm that overlaps the one before may have been
+ * triggered on its first two ranks, seconds before its third one rises
+ * (its ranks the storm before had just reached rise later): that third
+ * rank is not a third storm. Storms 10 s or more apart stay two
+ * episodes: the front explains only spikes within FRONT_S seconds. */
+static bool open_spread(const job_t *j, const rank_t *r)
+{
+    const rank_cand_t *c = rc_of(j, r);
+    if (front_alone(j) || c->base == INT64_MIN || c->base == INT64_MAX) return false;
+    if ((sw_i128)c->base - r->first_ts > (sw_i128)j->ep_last_rel + FRONT_S * 1000000000LL)
+        return false;
+    return front_explains_at(j, r, j->episode, c->rel, true) != INT64_MAX;
+}
+
 /* A rise on a rank outside the open episode that its front does not
  * explain: the start of another storm. */
 static bool front_foreign(const job_t *j, const rank_t *r)
 {
+    if (!front_alone(j)) return false;
     /* Its rise seen sample by sample: a rise across missing samples (a
      * collector gap, a lost sample) started at an unknown time. The steps
      * from base to spike span at most their count of intervals, plus the
@@ -761,6 +791,35 @@ static bool front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
     return true;
 }
 
+/* Whether rank r's first rise of the open episode (its ep_rel) fits the
+ * episode's front better than its second rise (spike rel @p rel2): see
+ * second_rise(). */
+static bool first_rise_fits(const job_t *j, const rank_t *r, int64_t rel2)
+{
+    int64_t w = job_world_size(j), riv = rk_interval(j, r), tol = 2 * j->tie_ns;
+    if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return false;
+    int64_t lag = LAG_IV * riv * 1000000 + tol, rel1 = rk_ep_rel(j, r);
+    int64_t best1 = INT64_MAX, best2 = INT64_MAX;
+    int n = 0;
+    for (int64_t d = 1; d <= FIT_D; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t q = side ? r->rank + d : r->rank - d;
+            q = q < 0 ? q + w : q >= w ? q - w : q;
+            uint32_t qi;
+            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
+            const rank_t *m = &j->ranks[qi];
+            if (!clock_agrees(m, r, lag)) return false;
+            if (rk_ep_no(j, m) != j->episode) continue;
+            int64_t mrel = rk_ep_rel(j, m);
+            int64_t d1 = mrel > rel1 ? mrel - rel1 : rel1 - mrel;
+            int64_t d2 = mrel > rel2 ? mrel - rel2 : rel2 - mrel;
+            if (d1 < best1) best1 = d1;
+            if (d2 < best2) best2 = d2;
+            n++;
+        }
+    return n >= 2 && best1 < best2 - tol;
+}
+
 /* The longest step between two samples seen one after the other: an
  * interval and 0.6 of one for the jitter of both ends. */
 static int64_t step_ns(const job_t *j, const rank_t *r)
@@ -779,22 +838,24 @@ static bool second_rise(sw_detector_t *det, job_t *j, rank_t *r)
 {
     const rank_cand_t *c = rc_of(j, r);
     int64_t base;
-    if (c->spike_ts > INT64_MAX - j->tie_ns ||
+    if (!front_alone(j) || c->spike_ts > INT64_MAX - j->tie_ns ||
         !sw_win_steep_tail(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
                            c->spike_ts + j->tie_ns, step_ns(j, r), &base))
         return false;
-    /* A rise where a storm's front is now is that storm's arrival, not
-     * another storm: the open one's (the member's first rise may have
-     * been another storm's start, taken into this episode), or the storm
-     * before still spreading. A front that cannot tell (too few members,
-     * no locality, ranks near it in a gap) explains it too: a second
-     * page needs evidence. */
+    /* Which of the rank's two rises is the open storm's arrival? The one
+     * its nearest members' spikes (within FIT_D ranks) are nearer to: a
+     * storm reaches neighbours at about the same time. The second rise is
+     * another storm only when the first fits them better by more than
+     * the tie tolerance (the member's first rise may itself have been
+     * another storm's start taken into this episode, and the second the
+     * open storm's arrival); with fewer than two such members, or one
+     * whose clock does not agree (a gap), it cannot tell, and a second
+     * page needs evidence. Then the storm before still spreading. */
     int64_t rel = r->newest_ts - r->first_ts;
-    if (front_explains_at(j, r, j->episode, rel, true) != INT64_MAX) return false;
-    if (j->episode > 1 && rk_ep_no(j, r) == j->episode) {
-        int64_t d = front_explains(j, r, j->episode - 1, rel);
-        if (d != 0 && d != INT64_MAX) return false;
-    }
+    if (!first_rise_fits(j, r, rel)) return false;
+    if (j->episode > 1 && rk_ep_no(j, r) == j->episode &&
+        front_explains_at(j, r, j->episode - 1, rel, true) != INT64_MAX)
+        return false;
     rk_cold(j, r)->split_ts = base;
     return true;
 }
@@ -989,7 +1050,8 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
                    clearly_after(j, r, t.base_ts);
             next = next || second_rise(det, j, r);
         } else if (clearly_after(j, r, c->base)) {
-            next = true;
+            next = !open_spread(j, r);
+            if (!next) member_add(det, j, ri);
         } else if (!member && front_tail(j, r, j->episode - 1, c->rel)) {
             tail_spend(det, j, ri, j->episode - 1);
         } else if (!member && front_foreign(j, r)) {
