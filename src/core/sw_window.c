@@ -617,8 +617,8 @@ static bool split_spike(const sw_win_t *win, int64_t spent_ts, int64_t split_ts,
     return true;
 }
 
-bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t after_ts,
-                       int64_t max_step_ns, int64_t *base_ts)
+bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t held_ts,
+                       int64_t after_ts, int64_t max_step_ns, int64_t *base_ts)
 {
     if (win->n < 2) return false;
     int64_t threshold;
@@ -632,7 +632,24 @@ bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, 
            win->slot[slot(win, i)].ts - win->slot[slot(win, i - 1)].ts <= max_step_ns)
         i--;
     const sw_wslot_t *b = &win->slot[slot(win, i)];
-    if (i == win->n - 1 || top - b->used < threshold || b->ts <= after_ts) return false;
+    if (i == win->n - 1 || top - b->used < threshold || i < 2) return false;
+    /* A rise of its own: a pause before it, two flat steps seen (neither
+     * across missing samples, neither rising nor falling by an eighth of
+     * the threshold), after after_ts. A rise that only slowed for a step
+     * is one rise; memory that swings down and up is no new rise. */
+    const sw_wslot_t *p1 = &win->slot[slot(win, i - 1)], *p2 = &win->slot[slot(win, i - 2)];
+    if (p2->ts <= after_ts || b->ts - p1->ts > max_step_ns || p1->ts - p2->ts > max_step_ns ||
+        p1->used - p2->used >= steep || p2->used - p1->used >= steep || p1->used - b->used >= steep)
+        return false;
+    /* Stacked on the rise before, held since: memory that fell back below
+     * the sample at held_ts (by an eighth of the threshold) at any sample
+     * since, and rose again, repeats a rise (a restart, a retry): no
+     * other storm. O(samples since held_ts), on a steep tail only. */
+    uint32_t h = sample_at(win, held_ts);
+    if (h >= i) return false;
+    int64_t held = win->slot[slot(win, h)].used;
+    for (uint32_t k = h + 1; k <= i; k++)
+        if (win->slot[slot(win, k)].used < held - steep) return false;
     *base_ts = b->ts;
     return true;
 }

@@ -307,14 +307,17 @@ bool sw_win_candidate_split(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, d
  * @brief The steep rise that ends at the newest sample: the samples before
  *        it walked back while each step rises by at least an eighth of the
  *        threshold. When that rise reaches the threshold and its base (the
- *        sample it starts from) is after @p after_ts, its base's timestamp
+ *        sample it starts from) follows a pause (the two steps before it,
+ *        after @p after_ts, are flat: neither up nor down by an eighth of
+ *        the threshold) and every sample from @p held_ts to it held what
+ *        that one held (less an eighth of the threshold), its base's timestamp
  *        goes to @p base_ts. A step longer than @p max_step_ns (across
  *        missing samples) ends the walk: what rose before it is not seen.
  *        O(steps of the rise); O(1) when the newest step is not steep
  *        (most samples).
  */
-bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t after_ts,
-                       int64_t max_step_ns, int64_t *base_ts);
+bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t held_ts,
+                       int64_t after_ts, int64_t max_step_ns, int64_t *base_ts);
 
 /**
  * @brief The spike of the newest rising run when that run qualifies on its
