@@ -633,13 +633,12 @@ bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, 
         i--;
     const sw_wslot_t *b = &win->slot[slot(win, i)];
     if (i == win->n - 1 || top - b->used < threshold || i < 2) return false;
-    /* A rise of its own: a pause before it, two flat steps seen (neither
-     * across missing samples, neither rising nor falling by an eighth of
-     * the threshold), after after_ts. A rise that only slowed for a step
-     * is one rise; memory that swings down and up is no new rise. */
+    /* A rise of its own: a pause before it, two steps seen (neither across
+     * missing samples) that are not steep rises, after after_ts. A rise
+     * that only slowed for a step is one rise. */
     const sw_wslot_t *p1 = &win->slot[slot(win, i - 1)], *p2 = &win->slot[slot(win, i - 2)];
     if (p2->ts <= after_ts || b->ts - p1->ts > max_step_ns || p1->ts - p2->ts > max_step_ns ||
-        p1->used - p2->used >= steep || p2->used - p1->used >= steep || p1->used - b->used >= steep)
+        p1->used - p2->used >= steep)
         return false;
     /* Stacked on the rise before, held since: memory that fell back below
      * the sample at held_ts (by an eighth of the threshold) at any sample

@@ -308,8 +308,7 @@ bool sw_win_candidate_split(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, d
  *        it walked back while each step rises by at least an eighth of the
  *        threshold. When that rise reaches the threshold and its base (the
  *        sample it starts from) follows a pause (the two steps before it,
- *        after @p after_ts, are flat: neither up nor down by an eighth of
- *        the threshold) and every sample from @p held_ts to it held what
+ *        after @p after_ts, are not steep rises) and every sample from @p held_ts to it held what
  *        that one held (less an eighth of the threshold), its base's timestamp
  *        goes to @p base_ts. A step longer than @p max_step_ns (across
  *        missing samples) ends the walk: what rose before it is not seen.
