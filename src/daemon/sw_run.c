@@ -26,6 +26,9 @@
  * processing.guarantee=exactly_once wraps the same flow in Kafka
  * transactions: records, snapshots and offsets commit atomically.
  */
+#include <time.h>
+#include <unistd.h>
+
 #include "sw_run_int.h"
 
 #include "sw_schemas.h"
@@ -375,11 +378,17 @@ static int stop(run_t *r)
     return 0;
 }
 
-int sw_run(const sw_run_opts_t *opts)
+/* One run of the daemon, as configured, or (@p as, sw_run_members.c) as a
+ * follower of the group's mode; @p next says how to start again when the
+ * group's mode changed under this run (-1: it did not). */
+static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *next)
 {
     run_t r;
     memset(&r, 0, sizeof(r));
     r.opts = opts;
+    r.member_id = member_id;
+    r.mode_as = as;
+    r.mode_next = -1;
     r.wake[0] = r.wake[1] = -1;
     r.log = opts->log;
     r.m = opts->metrics;
@@ -501,7 +510,7 @@ int sw_run(const sw_run_opts_t *opts)
         int64_t last_snap_tick = 0;
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;
-        while (*opts->running && !r.kctx.fatal && !r.failed) {
+        while (*opts->running && !r.kctx.fatal && !r.failed && r.mode_next < 0) {
             sw_run_wake_wait(&r, more ? 0 : 100);
             rd_kafka_message_t *sm;
             while (*opts->running && (sm = rd_kafka_consumer_poll(r.consumer, 0)) != NULL)
@@ -513,6 +522,7 @@ int sw_run(const sw_run_opts_t *opts)
             sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
             sw_run_keying_tick(&r, now);
+            sw_run_members_tick(&r, now);
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
                 if (!r.assigned_once && now - join_t0 >= join_note_s * 1000) {
@@ -549,6 +559,7 @@ int sw_run(const sw_run_opts_t *opts)
         rd_kafka_queue_io_event_enable(pq, -1, NULL, 0);
         rd_kafka_queue_destroy(cq);
         rd_kafka_queue_destroy(pq);
+        sw_run_members_leave(&r);
         int stop_rc = stop(&r);
         /* After the bounded stop (a request in flight ends within
          * schema.registry.request.timeout.ms), before the pipe closes. */
@@ -566,6 +577,7 @@ int sw_run(const sw_run_opts_t *opts)
             sw_run_local_release(&r, r.parts[i]);
             sw_run_local_free(r.parts[i]); /* messages before their handles */
         }
+    sw_run_members_stop(&r);
     if (r.consumer) rd_kafka_destroy(r.consumer);
     if (r.mirror) rd_kafka_destroy_flags(r.mirror, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     if (r.mprod) { /* markers not yet written are the next owner's to write */
@@ -588,5 +600,23 @@ int sw_run(const sw_run_opts_t *opts)
     sw_avro_dec_destroy(r.adec);
     sw_registry_destroy(r.reg);
     sw_buf_clear(&r.value);
+    *next = r.mode_next;
     return rc;
+}
+
+int sw_run(const sw_run_opts_t *opts)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t member_id = ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_sec * 1000000007u ^
+                         (uint64_t)ts.tv_nsec;
+    int as = -1;
+    for (;;) {
+        int next = -1;
+        int rc = run_once(opts, member_id, as, &next);
+        if (next < 0 || rc != 0 || !*opts->running) return rc;
+        sw_log(opts->log, SW_LOG_INFO, "starting again as repartition=%s (the group's mode)",
+               next == 1 ? "on" : "auto");
+        as = next;
+    }
 }

@@ -158,6 +158,8 @@ typedef enum sw_metric_e {
     SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
     SW_M_GROUP_MIXED,          /**< stormwatch_group_mixed: 1 while a member of the
                                     group runs another repartition mode; not ready */
+    SW_M_REPARTITION_FOLLOWING, /**< stormwatch_repartition_following: 1 while this member,
+                                    configured auto, runs as on (a member of the group runs on) */
     SW_M_REPARTITION_WAITING,  /**< stormwatch_repartition_waiting_partitions: input
                                     waiting for markers that do not come back and
                                     that cannot go without them; not ready while > 0 */
