@@ -64,7 +64,7 @@ static void expire_idle(run_t *r)
         part_t *p = r->parts[i];
         if (!p || p->next < 0 || p->mode != PM_NORMAL) continue;
         r->expiring = p;
-        size_t n = sw_detect_expire(p->det, now, r->idle_ms, on_expired, r);
+        size_t n = sw_detect_expire(p->det, now, r->set->engine.job_idle_ms, on_expired, r);
         if (n)
             sw_log(r->log, SW_LOG_INFO, "%zu idle job%s of %s [%d] summarised and freed", n,
                    n == 1 ? "" : "s", p->topic, (int)p->partition);
@@ -292,12 +292,12 @@ static void log_uncommitted(run_t *r)
 static int stop(run_t *r)
 {
     r->stopping = true;
-    r->stop_deadline = sw_clock_ms() + r->shutdown_ms;
+    r->stop_deadline = sw_clock_ms() + r->set->delivery.shutdown_timeout_ms;
     int64_t t0 = sw_clock_ms();
     sw_log(r->log, SW_LOG_INFO,
            "stopping: flushing records, then snapshots and commits (at most %lld ms, "
            "shutdown.timeout.ms; a second signal stops at once)",
-           (long long)r->shutdown_ms);
+           (long long)r->set->delivery.shutdown_timeout_ms);
     bool flushed = sw_run_flush_bounded(r, 0);
     if (!flushed && !sw_run_stop_abandoned(r))
         sw_log(r->log, SW_LOG_ERROR, "%d records still unacknowledged at the stop deadline",
@@ -401,15 +401,9 @@ static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *
     const sw_settings_t *set = opts->set;
     r.set = set;
     r.params = set->engine.params;
-    sw_hash_key_random(&r.params.hash_key); /* input strings cannot be chosen to collide */
-    r.idle_ms = set->engine.job_idle_ms;
-    /* Already 100 with exactly_once unless the user chose an interval. */
-    r.commit_interval_ms = set->delivery.commit_interval_ms;
-    r.shutdown_ms = set->delivery.shutdown_timeout_ms;
-    r.memory_budget = set->engine.max_memory_bytes;
-    r.pool.limit = r.memory_budget; /* one budget for every engine (sw_run_mem.c) */
-    sw_run_m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
-    r.snapshot_interval_ms = set->delivery.snapshot_interval_ms;
+    sw_hash_key_random(&r.params.hash_key);      /* input strings cannot be chosen to collide */
+    r.pool.limit = set->engine.max_memory_bytes; /* one budget for every engine (sw_run_mem.c) */
+    sw_run_m_set(&r, SW_M_MEMORY_BUDGET, set->engine.max_memory_bytes);
     r.restore = set->delivery.state_restore;
     r.eos = set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE;
     r.pass.schema_telemetry = set->format.schema_id_telemetry;
@@ -548,7 +542,8 @@ static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *
                 if (now != last_snap_tick)
                     sw_run_snapshots_tick(&r, now); /* at most once a millisecond */
                 last_snap_tick = now;
-            } else if (now - last_commit >= r.commit_interval_ms) {
+            } else if (now - last_commit >=
+                       set->delivery.commit_interval_ms /* 100 with exactly_once unless set */) {
                 sw_run_commit_plain(&r, NULL, false);
                 last_commit = now;
             }

@@ -38,11 +38,12 @@
 #define SW_VERSION "unknown"
 #endif
 
-#define ANNOUNCE_MS 1000 /* how often a member announces and reads */
-#define FRESH_MS 5000    /* an announcement older than this is a member gone */
-#define SETTLE_MS 20000  /* no `on` member for this long: a follower switches */
+#define ANNOUNCE_MS 1000  /* how often a member announces and reads */
+#define FRESH_MS 5000     /* an announcement older than this is a member gone */
+#define SETTLE_MS 20000   /* no `on` member for this long: a follower switches */
 #define WAIT_MAX_MS 40000 /* a start waits at most this for peers to switch */
-#define RECENT_MS 30000   /* a member configured auto announced this recently: the
+#define RECENT_MS \
+    30000 /* a member configured auto announced this recently: the
                              group is not one of an earlier release alone */
 #define PREFIX "swmember1:"
 
@@ -117,20 +118,21 @@ static rd_kafka_topic_partition_list_t *all_parts(const run_t *r)
 
 /* The group as the announcements and the group's commits show it. */
 typedef struct view_s {
-    bool read;          /* the announcements were read */
-    int on_members;     /* partitions announced by another member running or configured on */
-    int auto_members;   /* partitions announced by another member running auto */
-    int switching;      /* partitions announced by another member running on, configured auto */
-    int unannounced;    /* partitions committed by a member that does not announce (legacy) */
-    bool on_snapshots;  /* a repartition partition holds an `on` engine's snapshot reference */
-    bool recent_auto;   /* another member configured auto announced in the last RECENT_MS */
+    bool read;         /* the announcements were read */
+    int on_members;    /* partitions announced by another member running or configured on */
+    int auto_members;  /* partitions announced by another member running auto */
+    int switching;     /* partitions announced by another member running on, configured auto */
+    int unannounced;   /* partitions committed by a member that does not announce (legacy) */
+    bool on_snapshots; /* a repartition partition holds an `on` engine's snapshot reference */
+    bool recent_auto;  /* another member configured auto announced in the last RECENT_MS */
     char other_version[32];
 } view_t;
 
 static bool mine(const run_t *r, const char *topic, int32_t partition)
 {
     for (size_t i = 0; i < r->nparts; i++)
-        if (r->parts[i] && r->parts[i]->partition == partition && !strcmp(r->parts[i]->topic, topic))
+        if (r->parts[i] && r->parts[i]->partition == partition &&
+            !strcmp(r->parts[i]->topic, topic))
             return true;
     return false;
 }
@@ -181,8 +183,8 @@ static void look(run_t *r, view_t *v, int timeout_ms)
              * repartition p: under auto the owner of input p commits
              * both) or this member's is accounted for. */
             int q = rep ? i - r->in_parts : i;
-            bool announced = fresh[q] || (q < r->rep_parts && r->in_parts + q < n &&
-                                          fresh[r->in_parts + q]);
+            bool announced = fresh[q] ||
+                             (q < r->rep_parts && r->in_parts + q < n && fresh[r->in_parts + q]);
             if (!announced && !mine(r, t->topic, t->partition)) v->unannounced++;
         }
     }
@@ -199,7 +201,9 @@ static void announce_at(run_t *r, int64_t at, rd_kafka_queue_t *q)
     char md[160];
     int len = snprintf(md, sizeof(md), PREFIX "%016" PRIx64 ":%s:%s:%s", r->member_id, SW_VERSION,
                        mode_name(r->mode_pref),
-                       r->rep_auto ? "auto" : r->rep_topic ? "on" : "off");
+                       r->rep_auto    ? "auto"
+                       : r->rep_topic ? "on"
+                                      : "off");
     if (len <= 0 || (size_t)len >= sizeof(md)) return;
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
         r->nparts ? (int)r->nparts : 1);
@@ -269,8 +273,8 @@ void sw_run_members_start(run_t *r, int as)
 {
     r->mode_next = -1;
     r->mode_pref = r->set->delivery.repartition_mode == SW_REPARTITION_AUTO ? 2
-                   : r->rep_topic                                          ? 1
-                                                                           : 0;
+                   : r->rep_topic                                           ? 1
+                                                                            : 0;
     sw_run_m_set(r, SW_M_REPARTITION_FOLLOWING, 0);
     if (!r->rep_topic || r->in_parts <= 0 || !make_handle(r)) return;
     r->mem_t0 = sw_clock_ms();
@@ -314,8 +318,7 @@ void sw_run_members_start(run_t *r, int as)
                 follow(r, why);
                 return;
             }
-            if (said)
-                sw_log(r->log, SW_LOG_INFO, "the group's members run auto: starting as auto");
+            if (said) sw_log(r->log, SW_LOG_INFO, "the group's members run auto: starting as auto");
             return;
         }
         if (!said)

@@ -201,7 +201,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
         if (p->snap.active && p->snap.failed) p->snap.active = false;
         if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, false);
         if (!p->snap.active && (p->next > p->led.committed_x || p->rnext > p->rled.committed_x) &&
-            now - p->last_snap_ms >= r->snapshot_interval_ms)
+            now - p->last_snap_ms >= r->set->delivery.snapshot_interval_ms)
             sw_run_snapshot_start(r, p);
     }
 }

@@ -785,11 +785,12 @@ static int scenario_mixedmode(const char *sc, const input_t *in)
                     "equal to the replay of the input");
     size_t total, dup = resent(sc, &total), dl = dead_letters(sc);
     int c_followed = sw_test_daemon_count(&c, "runs as repartition=on");
-    printf("  (on + auto: auto followed on: %s; on stopped, auto switched by itself: %s after "
-           "%.1f s; a third member started as %s; %zu records, %zu sent twice, %zu dead "
-           "letters)\n",
-           followed ? "yes" : "NO", switched ? "yes" : "NO", (double)switch_ms / 1000.0,
-           c_followed ? "on" : "auto", total, dup, dl);
+    printf(
+        "  (on + auto: auto followed on: %s; on stopped, auto switched by itself: %s after "
+        "%.1f s; a third member started as %s; %zu records, %zu sent twice, %zu dead "
+        "letters)\n",
+        followed ? "yes" : "NO", switched ? "yes" : "NO", (double)switch_ms / 1000.0,
+        c_followed ? "on" : "auto", total, dup, dl);
     if (!followed || !switched || !c_auto || c_followed || dup || dl) {
         fprintf(stderr,
                 "FAIL [%s]: followed %d, switched %d, third assigned %d (followed on %d), %zu "
@@ -806,9 +807,9 @@ static int scenario_mixedmode(const char *sc, const input_t *in)
 
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey", "hostkey", "mixed",  "kill",  "moving",  "eos",
-                                     "off",   "akeyed",  "amixed", "akill", "amoving", "switch",
-                                     "mixedmode", "rollback"};
+    static const char *const sc[] = {"nokey",   "hostkey", "mixed",     "kill",    "moving",
+                                     "eos",     "off",     "akeyed",    "amixed",  "akill",
+                                     "amoving", "switch",  "mixedmode", "rollback"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];
@@ -884,10 +885,12 @@ SCENARIO(mixedmode, scenario_mixedmode("mixedmode", &g_in))
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
-        cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
-        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed),  cmocka_unit_test(test_amixed),
-        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving), cmocka_unit_test(test_switch),
+        cmocka_unit_test(test_nokey),     cmocka_unit_test(test_hostkey),
+        cmocka_unit_test(test_mixed),     cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_moving),    cmocka_unit_test(test_eos),
+        cmocka_unit_test(test_off),       cmocka_unit_test(test_akeyed),
+        cmocka_unit_test(test_amixed),    cmocka_unit_test(test_akill),
+        cmocka_unit_test(test_amoving),   cmocka_unit_test(test_switch),
         cmocka_unit_test(test_mixedmode), cmocka_unit_test(test_rollback),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
