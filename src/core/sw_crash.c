@@ -151,7 +151,6 @@ struct sw_xout_s {
     bool has_job_crash;
     int64_t prev_rank, prev_al;
     sw_arena_t arena;
-    char reason[SW_X8_REASON_MAX + 8];
 };
 
 /* ---- classification (SPEC 8.1) ----------------------------------------- */
@@ -183,100 +182,13 @@ static bool icontains(sw_str_t s, const char *lit)
     return false;
 }
 
-/* A scanner over the metadata object's text (valid JSON: the decoders
- * checked it), for its top-level keys. */
-typedef struct mscan_s {
-    const char *p, *end;
-} mscan_t;
-
-static void ms_ws(mscan_t *m)
-{
-    while (m->p < m->end && (*m->p == ' ' || *m->p == '\t' || *m->p == '\n' || *m->p == '\r'))
-        m->p++;
-}
-
-/* Skip a string starting at '"'; *raw is its text between the quotes. */
-static bool ms_string(mscan_t *m, sw_str_t *raw)
-{
-    if (m->p >= m->end || *m->p != '"') return false;
-    const char *s = ++m->p;
-    while (m->p < m->end && *m->p != '"') m->p += *m->p == '\\' ? 2 : 1;
-    if (m->p >= m->end) return false;
-    raw->ptr = s;
-    raw->len = (size_t)(m->p - s);
-    m->p++;
-    return true;
-}
-
-static bool ms_value(mscan_t *m)
-{
-    ms_ws(m);
-    if (m->p >= m->end) return false;
-    if (*m->p == '"') {
-        sw_str_t raw;
-        return ms_string(m, &raw);
-    }
-    if (*m->p == '{' || *m->p == '[') {
-        size_t depth = 0;
-        while (m->p < m->end) {
-            char c = *m->p;
-            if (c == '"') {
-                sw_str_t raw;
-                if (!ms_string(m, &raw)) return false;
-                continue;
-            }
-            if (c == '{' || c == '[') depth++;
-            else if (c == '}' || c == ']') {
-                m->p++;
-                if (--depth == 0) return true;
-                continue;
-            }
-            m->p++;
-        }
-        return false;
-    }
-    while (m->p < m->end && *m->p != ',' && *m->p != '}' && *m->p != ']') m->p++;
-    return true;
-}
-
-/* Find top-level key @p key; *val_at is where its value starts. */
-static bool meta_find(sw_str_t meta, const char *key, const char **val_at, const char **end)
-{
-    mscan_t m = {meta.ptr, meta.ptr + meta.len};
-    ms_ws(&m);
-    if (m.p >= m.end || *m.p != '{') return false;
-    m.p++;
-    size_t klen = strlen(key);
-    for (;;) {
-        ms_ws(&m);
-        sw_str_t k;
-        if (!ms_string(&m, &k)) return false;
-        ms_ws(&m);
-        if (m.p >= m.end || *m.p != ':') return false;
-        m.p++;
-        ms_ws(&m);
-        if (k.len == klen && memcmp(k.ptr, key, klen) == 0) {
-            *val_at = m.p;
-            *end = m.end;
-            return true;
-        }
-        if (!ms_value(&m)) return false;
-        ms_ws(&m);
-        if (m.p >= m.end || *m.p != ',') return false;
-        m.p++;
-    }
-}
-
 sw_x8_kind_t sw_crash_kind(const sw_event_t *ev)
 {
     sw_str_t t = ev->event_type;
     if (t.len < 3 || t.len > 19) return SW_X8_NONE;
     if (ieq(t, "oom")) return SW_X8_DEATH;
     if (ieq(t, "error") || ieq(t, "critical")) {
-        const char *v, *e;
-        if (meta_find(ev->metadata_json, "oom_reason", &v, &e) ||
-            meta_find(ev->metadata_json, "oom_dump_path", &v, &e))
-            return SW_X8_DEATH;
+        if (ev->oom_marker) return SW_X8_DEATH;
         if (ev->context.set && icontains(ev->context.value, "out of memory")) return SW_X8_DEATH;
         return SW_X8_ERROR;
     }
@@ -284,106 +196,6 @@ sw_x8_kind_t sw_crash_kind(const sw_event_t *ev)
     if (ieq(t, "collector_recovered")) return SW_X8_RECOVERED;
     if (ieq(t, "stop")) return SW_X8_STOP;
     return SW_X8_NONE;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static unsigned hex4(const char *p, const char *end)
-{
-    if (end - p < 4) return 0xfffd;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hexval(p[i]);
-        if (h < 0) return 0xfffd;
-        v = v * 16 + (unsigned)h;
-    }
-    return v;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-bool sw_crash_reason(sw_str_t meta, char *buf, sw_str_t *out)
-{
-    const char *v, *end;
-    if (!meta_find(meta, "oom_reason", &v, &end) || v >= end || *v != '"') return false;
-    size_t n = 0;
-    bool cut = false;
-    const char *p = v + 1;
-    while (p < end && *p != '"') {
-        char tmp[4];
-        size_t k;
-        if (*p != '\\') {
-            /* one UTF-8 sequence */
-            unsigned char c = (unsigned char)*p;
-            k = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-            if ((size_t)(end - p) < k) k = (size_t)(end - p);
-            memcpy(tmp, p, k);
-            p += k;
-        } else if (p + 1 < end && p[1] == 'u') {
-            unsigned cp = hex4(p + 2, end);
-            p += 6;
-            if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-                unsigned lo = hex4(p + 2, end);
-                if (lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    p += 6;
-                }
-            }
-            if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
-            k = put_utf8(tmp, cp);
-        } else {
-            char c = p + 1 < end ? p[1] : '\\';
-            p += 2;
-            tmp[0] = c == 'n'   ? '\n'
-                     : c == 't' ? '\t'
-                     : c == 'r' ? '\r'
-                     : c == 'b' ? '\b'
-                     : c == 'f' ? '\f'
-                                : c;
-            k = 1;
-        }
-        if (n + k > SW_X8_REASON_MAX) {
-            cut = true;
-            break;
-        }
-        memcpy(buf + n, tmp, k);
-        n += k;
-    }
-    if (cut) {
-        memcpy(buf + n, "\xe2\x80\xa6", 3); /* "…" */
-        n += 3;
-    }
-    out->ptr = buf;
-    out->len = n;
-    return true;
 }
 
 /* ---- per-job state ------------------------------------------------------ */
@@ -1217,7 +1029,8 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
             s.lr = ev->local_rank.value;
             s.has_sess = ev->has_session_id;
             s.sess = ev->session_id;
-            s.has_reason = sw_crash_reason(ev->metadata_json, det->xo->reason, &s.reason);
+            s.has_reason = ev->has_oom_reason;
+            s.reason = ev->oom_reason;
             died(det, j, ci, LIFE_OOM, ts, &s, ev, offset);
         }
     }
