@@ -25,13 +25,17 @@ typedef struct sw_xout_s sw_xout_t;
 
 /**
  * @brief Feed one event of job @p j (SPEC 8), after SPEC 6 handled it.
- * @param ri   the event's SPEC 6 rank index when it is a non-duplicate
- *             sample (UINT32_MAX otherwise).
- * @param rec6 SPEC 6's record for this event, or NULL; its blind_ranks
- *             are filled in here.
+ * @param ri    the event's SPEC 6 rank index when it is a non-duplicate
+ *              sample (UINT32_MAX otherwise).
+ * @param blind SPEC 6 made a record (not a summary) for this event: list
+ *              the job's blind ranks for it (SPEC 8.5, sw_crash_blind()).
  */
 void sw_crash_feed(struct sw_detector_s *det, struct job_s *j, uint32_t ri, const sw_event_t *ev,
-                   sw_record_t *rec6, int64_t offset);
+                   bool blind, int64_t offset);
+
+/** @brief The blind ranks (sorted) the event last fed listed for SPEC 6's
+ *         record; none unless sw_crash_feed() was asked for them. */
+void sw_crash_blind(const struct sw_detector_s *det, const int64_t **ranks, size_t *n);
 
 /**
  * @brief The job is summarised (SPEC 6 step 6: end of input, job idle):
