@@ -14,10 +14,12 @@ TSAN       ?= build-tsan
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE      ?= cmake
-# Twice the cores: the Kafka scenario tests mostly wait on broker timeouts.
+# Three times the cores: the Kafka scenario tests mostly wait on the mock
+# cluster and their daemons (progress-based waits); the CPU-bound tests are
+# few and short (test_fuzz_short runs alone: RUN_SERIAL).
 # No label summary: ctest's "N% tests passed" line (then "Total Test time")
 # stays the last thing `make test` prints.
-CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* 2)
+CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* 3)
 # Left out of the sanitizer pass: test_fuzz_short (label fuzz) runs
 # scripts/fuzz.sh, whose libFuzzer build is already ASan+UBSan; a second
 # run would only repeat it.
