@@ -14,14 +14,17 @@ TSAN       ?= build-tsan
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE      ?= cmake
-# Twice the cores: the Kafka scenario tests mostly wait on broker timeouts.
+# Three times the cores: the Kafka scenario tests mostly wait on the mock
+# cluster and their daemons (progress-based waits); the CPU-bound tests are
+# few and short (test_fuzz_short runs alone: RUN_SERIAL).
 # No label summary: ctest's "N% tests passed" line (then "Total Test time")
 # stays the last thing `make test` prints.
-CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* 2)
+CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* 3)
 # Left out of the sanitizer pass: test_fuzz_short (label fuzz) runs
 # scripts/fuzz.sh, whose libFuzzer build is already ASan+UBSan; a second
-# run would only repeat it.
-ASAN_CTEST_ARGS ?= -LE '^fuzz$$'
+# run would only repeat it. Twice the cores there (the last -j counts): the
+# sanitized daemons need several times the CPU.
+ASAN_CTEST_ARGS ?= -LE '^fuzz$$' -j $(shell expr $(JOBS) \* 2)
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 # ThreadSanitizer: only the daemon's pure modules' unit tests (label tsan:
 # test_ledger, test_snapcodec, test_sched), built from their sources alone.

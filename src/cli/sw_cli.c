@@ -15,6 +15,8 @@
 #include "sw_codec_telemetry.h"
 #include "sw_input.h"
 #include "sw_jdom.h"
+#include "sw_registry.h"
+#include "sw_schemas.h"
 
 bool sw_cli_i64(const char *cmd, const char *opt, const char *value, int64_t min, int64_t max,
                 int64_t *out)
@@ -358,4 +360,23 @@ bool sw_cli_conf_load(const char *cmd, sw_conf_t *conf, const char *config_file,
         }
     }
     return true;
+}
+
+int sw_cli_telemetry_schema_id(const char *cmd, const sw_settings_t *set, const char *topic,
+                               int32_t *id)
+{
+    char subject[300], rerr[600];
+    snprintf(subject, sizeof(subject), "%s-value", topic);
+    sw_registry_t *reg = sw_registry_from_settings(set, sw_schema_telemetry_event,
+                                                   sw_schema_telemetry_event_len, -1, false, rerr,
+                                                   sizeof(rerr));
+    sw_err_t err = reg ? sw_registry_subject_id(reg, subject, sw_schema_telemetry_event,
+                                                set->registry.auto_register, id, rerr, sizeof(rerr))
+                       : SW_ERR_INVALID_ARG;
+    sw_registry_destroy(reg);
+    if (err) {
+        fprintf(stderr, "stormwatch %s: schema id of subject %s: %s\n", cmd, subject, rerr);
+        return SW_EXIT_RUNTIME;
+    }
+    return SW_EXIT_OK;
 }

@@ -92,6 +92,17 @@ int sw_cli_daemon_args(const char *cmd, bool run, int argc, char **argv, void (*
 bool sw_cli_kafka_check(const char *cmd, const sw_conf_t *conf, const sw_settings_t *set,
                         const char *bootstrap, const sw_log_t *log);
 
+/**
+ * @brief The schema registry's id (@p set registry) for telemetry_event.avsc
+ *        under the subject "<@p topic>-value", as Confluent's serializers
+ *        take it: registered unless auto.register.schemas=false (produce and
+ *        ship with -X schema.registry.url and no --schema-id). Prints
+ *        `stormwatch CMD: schema id of subject S: why` when there is none.
+ * @returns SW_EXIT_OK with @p *id set, or SW_EXIT_RUNTIME.
+ */
+int sw_cli_telemetry_schema_id(const char *cmd, const sw_settings_t *set, const char *topic,
+                               int32_t *id);
+
 struct sw_mock_s;
 
 /**

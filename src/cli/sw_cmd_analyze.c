@@ -12,7 +12,7 @@
 #include "sw_arena.h"
 #include "sw_intern.h"
 #include "sw_batch.h"
-#include "sw_crash.h"
+#include "sw_analysis.h"
 #include "sw_codec_alert.h"
 #include "sw_cli.h"
 #include "sw_cmds.h"

@@ -12,8 +12,6 @@
 #include <string.h>
 
 #include "sw_codec_avro.h"
-#include "sw_registry.h"
-#include "sw_schemas.h"
 #include "sw_codec_telemetry.h"
 #include "sw_input.h"
 #include "sw_kafka.h"
@@ -404,25 +402,9 @@ int sw_cmd_produce(int argc, char **argv, const sw_stop_t *stop)
     pr.ctx.log = &pr.log;
     pr.ctx.user = &pr;
     pr.running = stop->running;
-    if (pr.avro && !schema_id_set && set.registry.urls.n > 0) {
-        /* As Confluent's serializers: the id of telemetry_event.avsc under
-         * <topic>-value, registered unless auto.register.schemas=false. */
-        char subject[300], rerr[600];
-        bool do_register = set.registry.auto_register;
-        snprintf(subject, sizeof(subject), "%s-value", pr.topic);
-        sw_registry_t *reg = sw_registry_from_settings(&set, sw_schema_telemetry_event,
-                                                       sw_schema_telemetry_event_len, -1, false,
-                                                       rerr, sizeof(rerr));
-        sw_err_t err = reg ? sw_registry_subject_id(reg, subject, sw_schema_telemetry_event,
-                                                    do_register, &pr.schema_id, rerr, sizeof(rerr))
-                           : SW_ERR_INVALID_ARG;
-        sw_registry_destroy(reg);
-        if (err) {
-            fprintf(stderr, "stormwatch produce: schema id of subject %s: %s\n", subject, rerr);
-            rc = SW_EXIT_RUNTIME;
-            goto out;
-        }
-    }
+    if (pr.avro && !schema_id_set && set.registry.urls.n > 0 &&
+        (rc = sw_cli_telemetry_schema_id("produce", &set, pr.topic, &pr.schema_id)) != SW_EXIT_OK)
+        goto out;
     if ((rc = produce_open(&pr, conf, bootstrap)) != SW_EXIT_OK) goto out;
 
     pr.dec = sw_tdec_new();

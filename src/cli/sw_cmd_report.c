@@ -72,8 +72,15 @@ static int telemetry_verdict(const char *path, uint64_t lineno)
     return SW_EXIT_USAGE;
 }
 
-/* Read one input into the report. @returns an exit code. */
-static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *skipped)
+/* What a report input holds: alert records (the file operands, or standard
+ * input) or telemetry events (--telemetry, for the crash charts). */
+typedef enum report_input_e { REPORT_RECORDS, REPORT_TELEMETRY } report_input_t;
+
+/* Read one input of @p kind into the report; a bad line (or one too long)
+ * is said with its input and line and skipped, or, with @p strict, ends the
+ * read. @returns an exit code. */
+static int read_input(sw_report_t *rep, const char *path, report_input_t kind, bool strict,
+                      uint64_t *skipped)
 {
     char errstr[512];
     sw_input_t *in = sw_input_open(path, errstr, sizeof(errstr));
@@ -82,7 +89,7 @@ static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *s
         return SW_EXIT_RUNTIME;
     }
     int rc = SW_EXIT_OK;
-    /* Telemetry instead of alert records: after a few such lines (or all
+    /* Telemetry where records were expected: after a few such lines (or all
      * of a short file), one message that says what to run. */
     int seen = 0, telemetry = 0;
     uint64_t first_line = 0;
@@ -102,74 +109,39 @@ static int read_one(sw_report_t *rep, const char *path, bool strict, uint64_t *s
             rc = SW_EXIT_RUNTIME;
             break;
         }
-        if (res == SW_INPUT_TOOLONG) {
-            fprintf(stderr, "%s\n", errstr);
-            (*skipped)++;
-            if (strict) {
-                rc = SW_EXIT_USAGE;
+        uint64_t lineno = sw_input_lineno(in);
+        bool sniffing = false;
+        sw_err_t err = SW_ERR_PARSE;
+        if (res == SW_INPUT_LINE && kind == REPORT_TELEMETRY) {
+            err = sw_report_add_telemetry(rep, line, len, sw_input_name(in), lineno, errstr,
+                                          sizeof(errstr));
+        } else if (res == SW_INPUT_LINE) {
+            bool blank = true;
+            for (size_t k = 0; k < len && blank; k++)
+                blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r';
+            sniffing = !blank && seen < SW_CLI_SNIFF_LINES && telemetry == seen;
+            if (sniffing) seen++;
+            err = sw_report_add(rep, line, len, sw_input_name(in), lineno, errstr, sizeof(errstr));
+        }
+        if (err == SW_OK) continue;
+        (*skipped)++;
+        if (sniffing && sw_cli_line_kind(line, len) == SW_CLI_KIND_TELEMETRY) {
+            if (!telemetry) first_line = lineno;
+            if (++telemetry == SW_CLI_SNIFF_LINES) {
+                *skipped -= (uint64_t)telemetry;
+                rc = telemetry_verdict(path, first_line);
                 break;
             }
             continue;
         }
-        bool blank = true;
-        for (size_t k = 0; k < len && blank; k++)
-            blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r';
-        bool sniffing = !blank && seen < SW_CLI_SNIFF_LINES && telemetry == seen;
-        if (sniffing) seen++;
-        if (sw_report_add(rep, line, len, sw_input_name(in), sw_input_lineno(in), errstr,
-                          sizeof(errstr)) != SW_OK) {
-            if (sniffing && sw_cli_line_kind(line, len) == SW_CLI_KIND_TELEMETRY) {
-                if (!telemetry) first_line = sw_input_lineno(in);
-                telemetry++;
-                (*skipped)++;
-                if (telemetry == SW_CLI_SNIFF_LINES) {
-                    *skipped -= (uint64_t)telemetry;
-                    rc = telemetry_verdict(path, first_line);
-                    break;
-                }
-                continue;
-            }
+        if (res == SW_INPUT_TOOLONG) { /* errstr: "line longer than ... (skipped)" */
+            fprintf(stderr, "%s:%llu: %s\n", sw_input_name(in), (unsigned long long)lineno, errstr);
+        } else {
             fprintf(stderr, "%s%s\n", errstr, strict ? "" : " (skipped)");
-            (*skipped)++;
-            if (strict) {
-                rc = SW_EXIT_USAGE;
-                break;
-            }
         }
-    }
-    sw_input_close(in);
-    return rc;
-}
-
-/* Read one telemetry input for the crash charts. @returns an exit code. */
-static int read_telemetry(sw_report_t *rep, const char *path, bool strict, uint64_t *skipped)
-{
-    char errstr[512];
-    sw_input_t *in = sw_input_open(path, errstr, sizeof(errstr));
-    if (!in) {
-        fprintf(stderr, "stormwatch report: %s\n", errstr);
-        return SW_EXIT_RUNTIME;
-    }
-    int rc = SW_EXIT_OK;
-    for (;;) {
-        const char *line;
-        size_t len;
-        sw_input_res_t res = sw_input_next(in, &line, &len, errstr, sizeof(errstr));
-        if (res == SW_INPUT_EOF) break;
-        if (res == SW_INPUT_ERROR) {
-            fprintf(stderr, "stormwatch report: %s\n", errstr);
-            rc = SW_EXIT_RUNTIME;
+        if (strict) {
+            rc = SW_EXIT_USAGE;
             break;
-        }
-        if (res == SW_INPUT_TOOLONG ||
-            sw_report_add_telemetry(rep, line, len, sw_input_name(in), sw_input_lineno(in), errstr,
-                                    sizeof(errstr)) != SW_OK) {
-            fprintf(stderr, "%s%s\n", errstr, strict ? "" : " (skipped)");
-            (*skipped)++;
-            if (strict) {
-                rc = SW_EXIT_USAGE;
-                break;
-            }
         }
     }
     sw_input_close(in);
@@ -233,9 +205,9 @@ int sw_cmd_report(int argc, char **argv)
     uint64_t skipped = 0;
     int rc = SW_EXIT_OK;
     for (int i = 0; i < nfiles && rc == SW_EXIT_OK; i++)
-        rc = read_one(rep, files[i], strict, &skipped);
+        rc = read_input(rep, files[i], REPORT_RECORDS, strict, &skipped);
     for (int i = 0; i < n_tel && rc == SW_EXIT_OK; i++)
-        rc = read_telemetry(rep, telemetry[i], strict, &skipped);
+        rc = read_input(rep, telemetry[i], REPORT_TELEMETRY, strict, &skipped);
     if (rc == SW_EXIT_OK) {
         const char *names[64];
         size_t n = 0;

@@ -19,8 +19,6 @@
 #include "sw_http.h"
 #include "sw_kafka.h"
 #include "sw_metrics.h"
-#include "sw_registry.h"
-#include "sw_schemas.h"
 #include "sw_ship_acks.h"
 #include "sw_ship_ckpt.h"
 #include "sw_cli.h"
@@ -451,26 +449,6 @@ static int ship_open(ship_t *sh, const sw_conf_t *conf, const char *bootstrap)
     return SW_EXIT_OK;
 }
 
-/* The registry's id for telemetry_event.avsc under TOPIC-value (as produce). */
-static int ship_schema_id(ship_t *sh, const sw_settings_t *set)
-{
-    char subject[300], rerr[600];
-    snprintf(subject, sizeof(subject), "%s-value", sh->topic);
-    sw_registry_t *reg = sw_registry_from_settings(set, sw_schema_telemetry_event,
-                                                   sw_schema_telemetry_event_len, -1, false, rerr,
-                                                   sizeof(rerr));
-    sw_err_t err = reg ? sw_registry_subject_id(reg, subject, sw_schema_telemetry_event,
-                                                set->registry.auto_register, &sh->schema_id, rerr,
-                                                sizeof(rerr))
-                       : SW_ERR_INVALID_ARG;
-    sw_registry_destroy(reg);
-    if (err) {
-        fprintf(stderr, "stormwatch ship: schema id of subject %s: %s\n", subject, rerr);
-        return SW_EXIT_RUNTIME;
-    }
-    return SW_EXIT_OK;
-}
-
 enum {
     OPT_CKPT = 256,
     OPT_PATTERN,
@@ -678,7 +656,7 @@ int sw_cmd_ship(int argc, char **argv, const sw_stop_t *stop)
     sh.ctx.log = &sh.log;
     sh.ctx.user = &sh;
     if (sh.avro && !schema_id_set && set.registry.urls.n > 0 &&
-        (rc = ship_schema_id(&sh, &set)) != SW_EXIT_OK)
+        (rc = sw_cli_telemetry_schema_id("ship", &set, sh.topic, &sh.schema_id)) != SW_EXIT_OK)
         goto out;
     rc = SW_EXIT_USAGE;
     const char *listen = listen_opt ? listen_opt : set.ops.metrics_listen;

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "sw_event_meta.h"
+
 /* ---- the reader's failures (see sw_codec_avro_int.h) ---- */
 
 bool sw_avro_rd_fail(rd_t *rd, sw_err_t err, const char *fmt, ...)
@@ -181,6 +183,8 @@ struct sw_avro_dec_s {
     char *scratch;      /* unescaped JSON strings of the metadata text */
     size_t scratch_cap; /* bytes */
     sw_buf_t resolved;  /* a body rewritten into the reader's layout */
+    /* The event's oom_reason, unescaped (sw_event_meta_oom()). */
+    char oom_reason[SW_EVENT_REASON_BUF];
 };
 
 sw_avro_dec_t *sw_avro_dec_new(void)
@@ -401,6 +405,7 @@ static inline __attribute__((always_inline)) sw_err_t decode_finish(sw_avro_dec_
     if (!f->meta.set) {
         ev->metadata_json = sw_str("{}");
         ev->has_phase = f->typed && f->typed_ok;
+        sw_event_meta_oom(ev, dec->oom_reason);
         return SW_OK;
     }
     if (f->typed) {
@@ -412,6 +417,7 @@ static inline __attribute__((always_inline)) sw_err_t decode_finish(sw_avro_dec_
     } else {
         err = meta_parse(dec, f->meta.value, ev, &ev->phase, &ev->has_phase, errstr, errstr_size);
     }
+    if (!err) sw_event_meta_oom(ev, dec->oom_reason);
     return err;
 }
 

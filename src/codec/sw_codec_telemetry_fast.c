@@ -825,7 +825,10 @@ validate:
         dec->ev0_ok = true;
     }
 bounds:
-    if ((ev->event_type.len | ev->job_id.len | ev->host.len | ev->session_id.len) > SW_IDENT_MAX)
-        return sw_tdec_ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
+    if ((ev->event_type.len | ev->job_id.len | ev->host.len | ev->session_id.len) > SW_IDENT_MAX) {
+        err = sw_tdec_ident_bounds(ev, errstr, errstr_size); /* the usual case is checked inline */
+        if (err) return err;
+    }
+    sw_event_meta_oom(ev, dec->oom_reason);
     return SW_OK;
 }

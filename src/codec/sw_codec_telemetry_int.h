@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "sw_codec_telemetry.h"
+#include "sw_event_meta.h"
 #include "sw_json.h"
 
 enum field_e {
@@ -114,6 +115,8 @@ struct sw_tdec_s {
      * with the same bytes there skips the scan. */
     size_t meta_len; /* 0: none */
     char meta_memo[1024];
+    /* The event's oom_reason, unescaped (sw_event_meta_oom()). */
+    char oom_reason[SW_EVENT_REASON_BUF];
 };
 
 /* Stormlog's key order (sw_codec_telemetry_learn.c). */

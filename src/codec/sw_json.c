@@ -80,7 +80,7 @@ static int hexval(char c)
     return -1;
 }
 
-static bool read_hex4(const char *p, const char *end, uint32_t *out)
+bool sw_json_hex4(const char *p, const char *end, uint32_t *out)
 {
     if (end - p < 4) return false;
     uint32_t v = 0;
@@ -93,8 +93,7 @@ static bool read_hex4(const char *p, const char *end, uint32_t *out)
     return true;
 }
 
-/* Encode a code point (surrogates included, as WTF-8) into d. */
-static size_t put_utf8(char *d, uint32_t cp)
+size_t sw_json_put_utf8(char *d, uint32_t cp)
 {
     if (cp < 0x80) {
         d[0] = (char)cp;
@@ -182,16 +181,16 @@ bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out)
         case 't': *d++ = '\t'; break;
         case 'u': {
             uint32_t cp;
-            if (!read_hex4(p + 2, end, &cp)) return fail(js, p, "invalid \\u escape in string");
+            if (!sw_json_hex4(p + 2, end, &cp)) return fail(js, p, "invalid \\u escape in string");
             p += 6;
             if (cp >= 0xd800 && cp <= 0xdbff && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
                 uint32_t lo;
-                if (read_hex4(p + 2, end, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+                if (sw_json_hex4(p + 2, end, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
                     cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                     p += 6;
                 }
             }
-            d += put_utf8(d, cp);
+            d += sw_json_put_utf8(d, cp);
             continue;
         }
         default: return fail(js, p, "invalid escape in string");

@@ -188,6 +188,14 @@ bool sw_jscan_end(sw_jscan_t *js);
 /** @brief Scan a string at the cursor (unescaped into scratch when needed). */
 bool sw_jscan_string(sw_jscan_t *js, sw_str_t *out);
 
+/** @brief The 4 hex digits at @p p (before @p end) of a \u escape.
+ *  @returns false when fewer than 4 or not hex. */
+bool sw_json_hex4(const char *p, const char *end, uint32_t *out);
+
+/** @brief Encode a code point (surrogates included, as WTF-8) into @p d
+ *         (room for 4 bytes). @returns the bytes written. */
+size_t sw_json_put_utf8(char *d, uint32_t cp);
+
 /**
  * @brief Scan any value. Scalars are decoded into @p v; containers are
  *        validated and skipped (v->raw spans them).

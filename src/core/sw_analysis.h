@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sw_event.h"
 #include "sw_types.h"
 #include "sw_arena.h"
 #include "sw_hash.h"
@@ -194,6 +195,20 @@ const char *sw_resolve_reason_str(sw_resolve_reason_t r);
 /** Longest oom_reason kept in a record, bytes (cut on a UTF-8 boundary,
  *  then "…" appended). */
 #define SW_X8_REASON_MAX 1024
+
+/** What SPEC 8.1 makes of an event_type (and its metadata and context). */
+typedef enum sw_x8_kind_e {
+    SW_X8_NONE = 0,      /**< nothing for SPEC 8 (samples, phases, other types) */
+    SW_X8_DEATH = 1,     /**< a death marker (cause oom) */
+    SW_X8_ERROR = 2,     /**< error/critical that is not a death marker (watchdog) */
+    SW_X8_DEGRADED = 3,  /**< collector_degraded */
+    SW_X8_RECOVERED = 4, /**< collector_recovered */
+    SW_X8_STOP = 5       /**< stop: the session ended cleanly */
+} sw_x8_kind_t;
+
+/** @brief Classify an event for SPEC 8.1 (event_type case-folded; the
+ *         metadata's markers as the decoder parsed them, ev->oom_marker). */
+sw_x8_kind_t sw_crash_kind(const sw_event_t *ev);
 
 /** How a rank died (SPEC 8.2). */
 typedef enum sw_death_cause_e {

@@ -16,31 +16,39 @@
 #include "sw_phase.h"
 #include "sw_assemble.h"
 
-/* A sample as added (72 bytes): what the analysis reads, in arrival
- * order (its index is its arrival). */
-typedef struct bsample_s {
-    int64_t ts;
-    int64_t used;
+/* Where a sample comes from (40 bytes): what a rank's samples repeat from
+ * one to the next, kept once (sw_batch_t.srcs) and named by index. */
+typedef struct bsrc_s {
     int64_t pid;
     int64_t interval_ms;
     int64_t device_id, local_rank; /* INT64_MIN when absent (shown, not analysed) */
-    int32_t rank;                  /* < SW_WORLD_SIZE_MAX */
-    int32_t world_size;            /* a claim of 1 or less as 1 (never counted) */
     uint32_t host;                 /* interned */
-    uint32_t job;                  /* interned; 0 = null */
     uint32_t session;              /* interned; 0 = null */
+} bsrc_t;
+
+/* A sample as added (32 bytes): what the analysis reads, in arrival
+ * order (its index is its arrival); the rest is its source's. Every byte
+ * of this array is a fresh page the kernel zeroes: at 72 bytes a sample
+ * that zeroing was a fifth of analyze's CPU time. */
+typedef struct bsample_s {
+    int64_t ts;
+    int64_t used;
+    int32_t rank;       /* < SW_WORLD_SIZE_MAX */
+    int32_t world_size; /* a claim of 1 or less as 1 (never counted) */
+    uint32_t job;       /* interned; 0 = null */
+    uint32_t src;       /* index in srcs */
 } bsample_t;
 
-/* A sample in the run's sorted copy (40 bytes): the sort keys and what the
+/* A sample in the run's sorted copy (32 bytes): the sort keys and what the
  * per-rank pass reads; the rest is read from the added sample (arrival)
- * for the few spikes. */
+ * for the few spikes. skey orders sources as (pid, host) do: equal keys
+ * for equal (pid, host). */
 typedef struct ssample_s {
     int64_t ts;
     int64_t used;
-    int64_t pid;
     int32_t rank;
     int32_t world_size;
-    uint32_t host; /* the host's sort order */
+    uint32_t skey;
     uint32_t arrival;
 } ssample_t;
 
@@ -60,6 +68,7 @@ typedef struct rank_cache_s {
     int64_t rank;           /* of the group */
     uint32_t group_session; /* interned session of the group */
     uint32_t group;
+    uint32_t src; /* the source of the last sample here (index + 1; 0 = none yet) */
 } rank_cache_t;
 
 struct sw_batch_s {
@@ -68,6 +77,8 @@ struct sw_batch_s {
     bsample_t *s;
     size_t n, cap;
     size_t s_map; /* bytes of s when it is of sw_huge_grow() (0: of malloc) */
+    bsrc_t *srcs; /* the samples' sources */
+    size_t nsrcs, capsrcs;
     size_t n_events;
     sw_phase_t *phase;
     uint64_t *counterless; /* counterless samples by interned job id (0: null job) */
@@ -186,6 +197,7 @@ void sw_batch_destroy(sw_batch_t *b)
     sw_intern_destroy(b->strs);
     sw_phase_destroy(b->phase);
     free_samples(b);
+    free(b->srcs);
     free(b->counterless);
     free(b->rank_cache);
     free(b->jcount);
@@ -236,58 +248,70 @@ sw_err_t sw_batch_add(sw_batch_t *b, const sw_event_t *ev, char *errstr, size_t 
     bsample_t *s = &b->s[b->n];
     s->ts = ev->timestamp_ns;
     s->used = ev->device_used_bytes;
-    s->pid = ev->pid;
     s->rank = (int32_t)ev->rank;
     s->world_size = ev->world_size > 1 ? (int32_t)ev->world_size : 1;
-    s->interval_ms = ev->sampling_interval_ms;
     rank_cache_t *rc = &b->rank_cache[(uint64_t)ev->rank & (RANK_CACHE - 1)];
-    s->host = intern_cached(b, &rc->host, ev->host);
+    uint32_t host = intern_cached(b, &rc->host, ev->host);
     s->job = ev->has_job_id ? intern_job(b, ev->job_id) : 0;
-    s->session = 0;
+    uint32_t session = 0;
     if (ev->has_session_id) {
         /* What sw_phase_add() does for a sample (SPEC 5: it extends its
          * group's session end), the group looked up only when new. */
-        s->session = intern_cached(b, &rc->session, ev->session_id);
-        if (!rc->group || rc->rank != ev->rank || rc->group_session != s->session) {
+        session = intern_cached(b, &rc->session, ev->session_id);
+        if (!rc->group || rc->rank != ev->rank || rc->group_session != session) {
             rc->group = sw_phase_group(b->phase, ev->session_id, ev->rank) + 1;
             rc->rank = ev->rank;
-            rc->group_session = s->session;
+            rc->group_session = session;
         }
         sw_phase_touch(b->phase, rc->group - 1, ev->timestamp_ns);
     }
+    int64_t dev = ev->device_id.set ? ev->device_id.value : INT64_MIN;
+    int64_t lr = ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
+    /* The source of the last sample here, when this one has the same. */
+    const bsrc_t *c = rc->src ? &b->srcs[rc->src - 1] : NULL;
+    if (!c || c->host != host || c->session != session || c->pid != ev->pid ||
+        c->interval_ms != ev->sampling_interval_ms || c->device_id != dev || c->local_rank != lr) {
+        SW_GROW(b->srcs, b->nsrcs, b->capsrcs, 64);
+        bsrc_t *o = &b->srcs[b->nsrcs++];
+        o->pid = ev->pid;
+        o->interval_ms = ev->sampling_interval_ms;
+        o->device_id = dev;
+        o->local_rank = lr;
+        o->host = host;
+        o->session = session;
+        rc->src = (uint32_t)b->nsrcs;
+    }
+    s->src = rc->src - 1;
     if (s->job) count_job(b, s->job, (uint32_t)b->n);
     if (s->rank > b->max_rank) b->max_rank = s->rank;
-    s->device_id = ev->device_id.set ? ev->device_id.value : INT64_MIN;
-    s->local_rank = ev->local_rank.set ? ev->local_rank.value : INT64_MIN;
     b->n++;
     return SW_OK;
 }
 
-/* Samples of one rank in (timestamp, pid, host) order, stable. */
+/* Samples of one rank in (timestamp, pid, host) order, stable: skey
+ * orders (pid, host). */
 static int sample_cmp(const void *pa, const void *pb)
 {
     const ssample_t *a = pa, *b = pb;
     if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
     if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
-    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
-    if (a->host != b->host) return a->host < b->host ? -1 : 1;
+    if (a->skey != b->skey) return a->skey < b->skey ? -1 : 1;
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
 }
 
-/* Sample i of src as the sorted copy has it. */
-static inline void to_sorted(ssample_t *o, const bsample_t *src, size_t i, const uint32_t *order)
+/* Sample i of src as the sorted copy has it (@p skey: by source). */
+static inline void to_sorted(ssample_t *o, const bsample_t *src, size_t i, const uint32_t *skey)
 {
     o->ts = src[i].ts;
     o->used = src[i].used;
-    o->pid = src[i].pid;
     o->rank = src[i].rank;
     o->world_size = src[i].world_size;
-    o->host = order[src[i].host];
+    o->skey = skey[src[i].src];
     o->arrival = (uint32_t)i;
 }
 
 /* The samples of src to analyse (all, or with @p filter those of job
- * leader: @p n of them), hosts replaced by their sort order (@p order), in
+ * leader: @p n of them), sources replaced by their sort key (@p skey), in
  * sample_cmp order, in a new array (caller frees). @p maxr is at least
  * their largest rank. They arrive mostly in
  * time order per rank: when the ranks are dense enough, a stable counting
@@ -297,7 +321,7 @@ static inline void to_sorted(ssample_t *o, const bsample_t *src, size_t i, const
  * arrivals differ). Large arrays are asked for huge pages: a page fault
  * per 4 KiB of them cost analyze as much as its parsing. */
 static ssample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter, uint32_t leader,
-                                 size_t n, int64_t maxr, const uint32_t *order)
+                                 size_t n, int64_t maxr, const uint32_t *skey)
 {
     size_t bytes = n * sizeof(ssample_t);
     ssample_t *out = bytes >= SW_HUGE_BYTES ? sw_malloc_huge(bytes) : sw_malloc(bytes ? bytes : 1);
@@ -305,7 +329,7 @@ static ssample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter,
         size_t k = 0;
         for (size_t i = 0; i < nsrc; i++) {
             if (filter && src[i].job != leader) continue;
-            to_sorted(&out[k++], src, i, order);
+            to_sorted(&out[k++], src, i, skey);
         }
         qsort(out, n, sizeof(*out), sample_cmp);
         return out;
@@ -319,7 +343,7 @@ static ssample_t *samples_sorted(const bsample_t *src, size_t nsrc, bool filter,
     memcpy(at, start, nr * sizeof(*at));
     for (size_t i = 0; i < nsrc; i++) {
         if (filter && src[i].job != leader) continue;
-        to_sorted(&out[at[src[i].rank]++], src, i, order);
+        to_sorted(&out[at[src[i].rank]++], src, i, skey);
     }
     for (size_t r = 0; r < nr; r++) {
         size_t a = start[r], b = start[r + 1];
@@ -342,6 +366,54 @@ typedef struct host_ord_s {
 static int host_ord_cmp(const void *pa, const void *pb)
 {
     return sw_str_cmp(((const host_ord_t *)pa)->s, ((const host_ord_t *)pb)->s);
+}
+
+/* A source in (pid, host order) order. */
+typedef struct src_ord_s {
+    int64_t pid;
+    uint32_t host; /* sort order */
+    uint32_t src;
+} src_ord_t;
+
+static int src_ord_cmp(const void *pa, const void *pb)
+{
+    const src_ord_t *a = pa, *b = pb;
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->host != b->host) return a->host < b->host ? -1 : 1;
+    return 0;
+}
+
+/* Sort key of each source (caller frees): sources of the same (pid,
+ * host) get the same key, the keys in (pid, host string) order. */
+static uint32_t *source_keys(const sw_batch_t *b)
+{
+    /* Hosts compare as strings: replace ids by their sorted order. */
+    uint32_t nh = sw_intern_count(b->strs);
+    host_ord_t *ho = sw_malloc((size_t)nh * sizeof(*ho) + 1);
+    uint32_t *order = sw_calloc((size_t)nh + 1, sizeof(*order));
+    for (uint32_t id = 1; id <= nh; id++) {
+        ho[id - 1].s = sw_intern_get(b->strs, id);
+        ho[id - 1].id = id;
+    }
+    qsort(ho, nh, sizeof(*ho), host_ord_cmp);
+    for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
+    free(ho);
+    src_ord_t *so = sw_malloc(b->nsrcs * sizeof(*so) + 1);
+    for (size_t i = 0; i < b->nsrcs; i++) {
+        so[i].pid = b->srcs[i].pid;
+        so[i].host = order[b->srcs[i].host];
+        so[i].src = (uint32_t)i;
+    }
+    free(order);
+    qsort(so, b->nsrcs, sizeof(*so), src_ord_cmp);
+    uint32_t *skey = sw_malloc(b->nsrcs * sizeof(*skey) + 1);
+    uint32_t k = 0;
+    for (size_t i = 0; i < b->nsrcs; i++) {
+        if (i && src_ord_cmp(&so[i - 1], &so[i]) != 0) k++;
+        skey[so[i].src] = k;
+    }
+    free(so);
+    return skey;
 }
 
 static int cand_qsort_cmp(const void *a, const void *b)
@@ -468,20 +540,10 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     bool filter = b->distinct > 1;
     if (filter) pre[npre++] = k_multi;
 
-    /* Hosts compare as strings: replace ids by their sorted order. */
-    uint32_t nh = sw_intern_count(b->strs);
-    host_ord_t *ho = sw_malloc((size_t)nh * sizeof(*ho));
-    uint32_t *order = sw_calloc((size_t)nh + 1, sizeof(*order));
-    for (uint32_t id = 1; id <= nh; id++) {
-        ho[id - 1].s = sw_intern_get(b->strs, id);
-        ho[id - 1].id = id;
-    }
-    qsort(ho, nh, sizeof(*ho), host_ord_cmp);
-    for (uint32_t k = 0; k < nh; k++) order[ho[k].id] = k;
-    free(ho);
+    uint32_t *skey = source_keys(b);
     size_t n = filter ? b->jcount[leader] : b->n;
-    ssample_t *s = samples_sorted(b->s, b->n, filter, leader, n, b->max_rank, order);
-    free(order);
+    ssample_t *s = samples_sorted(b->s, b->n, filter, leader, n, b->max_rank, skey);
+    free(skey);
 
     /* One pass over the ranks in ascending order, each rank's samples read
      * while they are in cache: its group, the world size claims, the
@@ -533,7 +595,7 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
         sw_cand_t *c = &cands[nc];
         size_t at = find_candidate(&s[a], i - a, &b->params, offsets[g], c);
         if (at == i - a) continue;
-        const bsample_t *spike = &b->s[s[a + at].arrival];
+        const bsrc_t *spike = &b->srcs[b->s[s[a + at].arrival].src];
         c->has_session = spike->session != 0;
         c->session = sw_intern_get(b->strs, spike->session);
         c->has_source = true;
@@ -567,7 +629,7 @@ void sw_batch_run(sw_batch_t *b, sw_arena_t *arena, sw_analysis_t *out)
     } else { /* the declared intervals, in ns */
         int64_t *vals = sw_malloc(n * sizeof(*vals));
         for (size_t i = 0; i < n; i++) {
-            int64_t iv = b->s[s[i].arrival].interval_ms;
+            int64_t iv = b->srcs[b->s[s[i].arrival].src].interval_ms;
             if (iv > 0) vals[nv++] = iv;
         }
         median = median_scaled(vals, nv, 1000000);

@@ -23,36 +23,19 @@ struct job_s;
 typedef struct sw_cjob_s sw_cjob_t;
 typedef struct sw_xout_s sw_xout_t;
 
-/** What SPEC 8.1 makes of an event_type (and its metadata and context). */
-typedef enum sw_x8_kind_e {
-    SW_X8_NONE = 0,      /**< nothing for SPEC 8 (samples, phases, other types) */
-    SW_X8_DEATH = 1,     /**< a death marker (cause oom) */
-    SW_X8_ERROR = 2,     /**< error/critical that is not a death marker (watchdog) */
-    SW_X8_DEGRADED = 3,  /**< collector_degraded */
-    SW_X8_RECOVERED = 4, /**< collector_recovered */
-    SW_X8_STOP = 5       /**< stop: the session ended cleanly */
-} sw_x8_kind_t;
-
-/** @brief Classify an event for SPEC 8.1 (event_type case-folded). */
-sw_x8_kind_t sw_crash_kind(const sw_event_t *ev);
-
-/**
- * @brief metadata.oom_reason of a death marker, unescaped and cut to
- *        SW_X8_REASON_MAX bytes (on a UTF-8 boundary, "…" appended).
- * @returns false when the metadata has no string oom_reason.
- * @remark *out is written to @p buf (room for SW_X8_REASON_MAX + 8 bytes).
- */
-bool sw_crash_reason(sw_str_t metadata_json, char *buf, sw_str_t *out);
-
 /**
  * @brief Feed one event of job @p j (SPEC 8), after SPEC 6 handled it.
- * @param ri   the event's SPEC 6 rank index when it is a non-duplicate
- *             sample (UINT32_MAX otherwise).
- * @param rec6 SPEC 6's record for this event, or NULL; its blind_ranks
- *             are filled in here.
+ * @param ri    the event's SPEC 6 rank index when it is a non-duplicate
+ *              sample (UINT32_MAX otherwise).
+ * @param blind SPEC 6 made a record (not a summary) for this event: list
+ *              the job's blind ranks for it (SPEC 8.5, sw_crash_blind()).
  */
 void sw_crash_feed(struct sw_detector_s *det, struct job_s *j, uint32_t ri, const sw_event_t *ev,
-                   sw_record_t *rec6, int64_t offset);
+                   bool blind, int64_t offset);
+
+/** @brief The blind ranks (sorted) the event last fed listed for SPEC 6's
+ *         record; none unless sw_crash_feed() was asked for them. */
+void sw_crash_blind(const struct sw_detector_s *det, const int64_t **ranks, size_t *n);
 
 /**
  * @brief The job is summarised (SPEC 6 step 6: end of input, job idle):

@@ -13,7 +13,9 @@
  *    re-read from the treap only when a candidate change touched the
  *    suspects' region (time <= onset), which is the only way it can change.
  * Records are built from this state in O(ranks + suspects) only when one is
- * emitted. Pure: no I/O, no clock, no globals.
+ * emitted. This file keeps the jobs, sources, ranks, candidates and the
+ * memory budget; the entry, sw_detect_feed_src() and its steps, is
+ * sw_detect_feed.c. Pure: no I/O, no clock, no globals.
  */
 #include "sw_detect_cands.h"
 
@@ -24,7 +26,7 @@ static uint64_t job_key_hash(const sw_detector_t *det, bool has, const char *p, 
     return has ? sw_siphash13(&det->params.hash_key, p, n) : 0x9e3779b97f4a7c15ULL;
 }
 
-static bool job_matches(const job_t *j, bool has, const char *p, size_t n)
+bool sw_det_job_matches(const job_t *j, bool has, const char *p, size_t n)
 {
     if (j->has_job_id != has) return false;
     return !has || (j->job_id_len == n && memcmp(j->job_id, p, n) == 0);
@@ -37,7 +39,7 @@ job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_
     for (size_t i = h & (det->jcap - 1);; i = (i + 1) & (det->jcap - 1)) {
         job_t *j = det->jslots[i];
         if (!j) return NULL;
-        if (j->hash == h && job_matches(j, has, p, n)) return j;
+        if (j->hash == h && sw_det_job_matches(j, has, p, n)) return j;
     }
 }
 
@@ -240,7 +242,7 @@ uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t sessio
  * (evict_one), so that a flood of made-up job ids, of any rank count,
  * cannot lock out jobs that report like real ones. */
 
-static void junk_add(sw_detector_t *det, job_t *j)
+void sw_det_junk_add(sw_detector_t *det, job_t *j)
 {
     j->in_junk = true;
     j->junk_next = NULL;
@@ -250,7 +252,7 @@ static void junk_add(sw_detector_t *det, job_t *j)
     det->junk_tail = j;
 }
 
-static void junk_del(sw_detector_t *det, job_t *j)
+void sw_det_junk_del(sw_detector_t *det, job_t *j)
 {
     if (!j->in_junk) return;
     if (j->junk_prev) j->junk_prev->junk_next = j->junk_next;
@@ -284,7 +286,7 @@ void sw_det_junk_rebuild(sw_detector_t *det)
         if (det->jobs[i] && det->jobs[i]->in_junk) v[n++] = det->jobs[i];
     qsort(v, n, sizeof(*v), junk_cmp);
     det->junk_head = det->junk_tail = NULL;
-    for (size_t i = 0; i < n; i++) junk_add(det, v[i]);
+    for (size_t i = 0; i < n; i++) sw_det_junk_add(det, v[i]);
     free(v);
 }
 
@@ -319,7 +321,7 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     jmap_put(det, j);
     det->live_jobs++;
     if (det->pool) atomic_fetch_add_explicit(&det->pool->jobs, 1, memory_order_relaxed);
-    junk_add(det, j);
+    sw_det_junk_add(det, j);
     return j;
 }
 
@@ -380,7 +382,7 @@ static size_t job_bytes(const job_t *j);
 static void evict_job(sw_detector_t *det, job_t *j)
 {
     det->gen++;
-    junk_del(det, j);
+    sw_det_junk_del(det, j);
     jmap_del(det, j);
     /* A hole keeps the others in creation order (the order of the final
      * summaries); holes are compacted once they are half the array. */
@@ -407,7 +409,7 @@ static void evict_job(sw_detector_t *det, job_t *j)
  * one would have. @returns false when there is none. */
 static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep);
 
-static bool evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
+bool sw_det_evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 {
     if (max_evidence == 0) { /* in a pool: the fewest ranks first */
         job_t *v = least_valuable(det, 0, keep);
@@ -468,7 +470,7 @@ static size_t job_bytes(const job_t *j)
 /* Memory accounting where it grows (issue 28): a job's size is taken
  * again whenever it created a job, a rank or grew a window, and every
  * 256th event (sources, strings, claims and phase spans grow slowly). */
-static void acct_job(sw_detector_t *det, job_t *j)
+void sw_det_acct_job(sw_detector_t *det, job_t *j)
 {
     size_t b = job_bytes(j);
     det->acct += b - j->acct;
@@ -477,10 +479,6 @@ static void acct_job(sw_detector_t *det, job_t *j)
                                   memory_order_relaxed);
     j->acct = b;
 }
-
-/* What a new job or rank adds before its first window grows (bytes). */
-#define ACCT_NEW_JOB 2048
-#define ACCT_NEW_RANK (sizeof(rank_t) + 64)
 
 /* Whether adding @p more bytes takes the state over its budget (the
  * pool's, else the engine's own). */
@@ -496,18 +494,18 @@ static bool over_budget(const sw_detector_t *det, size_t more)
  * under it, at most 16 jobs a time; in a pool, only jobs without evidence
  * (the pool's owner weighs the others against every engine's).
  * @returns false when still over. */
-static bool budget_room(sw_detector_t *det, const job_t *keep, size_t more)
+bool sw_det_budget_room(sw_detector_t *det, const job_t *keep, size_t more)
 {
     if (!det->budget && !det->pool) return true;
     for (int k = 0; over_budget(det, more); k++)
-        if (k == 16 || !evict_one(det, keep, det->pool ? 0 : 1)) return false;
+        if (k == 16 || !sw_det_evict_one(det, keep, det->pool ? 0 : 1)) return false;
     return true;
 }
 
 /* In a pool, an event that needs @p more bytes the engine cannot free
  * itself asks the pool's owner for them once (sw_detect_room_wanted):
  * @returns true when it asks (the caller undoes the event's arrival). */
-static bool room_ask(sw_detector_t *det, size_t more, bool served)
+bool sw_det_room_ask(sw_detector_t *det, size_t more, bool served)
 {
     if (!det->pool || served) return false;
     det->room_want = more;
@@ -544,36 +542,6 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
     return ri;
 }
 
-static void claim_add(job_t *j, int64_t ws)
-{
-    uint32_t ci;
-    if (!sw_imap_get(&j->claim_map, ws, &ci)) {
-        SW_GROW(j->claims, j->nclaims, j->capclaims, 4);
-        ci = (uint32_t)j->nclaims++;
-        j->claims[ci].ws = ws;
-        j->claims[ci].count = 0;
-        j->claims[ci].first = j->claim_seq;
-        sw_imap_put(&j->claim_map, ws, ci);
-    }
-    j->claim_seq++;
-    claim_t *c = &j->claims[ci];
-    c->count++;
-    if (j->claim_leader < 0) {
-        j->claim_leader = ci;
-        return;
-    }
-    const claim_t *l = &j->claims[j->claim_leader];
-    if (c->count > l->count || (c->count == l->count && c->first < l->first)) j->claim_leader = ci;
-}
-
-/* Rank r's sampling interval in ns (its latest source's), at least 1 ms. */
-static int64_t rank_interval_ns(const job_t *j, const rank_t *r)
-{
-    int64_t iv = rk_interval(j, r);
-    int64_t ms = iv > 0 && iv < INT64_MAX / 1000000 ? iv : 1;
-    return ms * 1000000;
-}
-
 /* A rising run that needs more than this to reach its spike, and did not
  * rise by a threshold in the last stretch of this length, is a leak, not a
  * storm: 10 s, or 10 sampling intervals when they are longer. */
@@ -581,15 +549,6 @@ static int64_t leak_ns(const job_t *j, const rank_t *r)
 {
     int64_t iv = rank_interval_ns(j, r);
     return iv > INT64_MAX / 10 ? INT64_MAX : (10 * iv > 10000000000 ? 10 * iv : 10000000000);
-}
-
-/* Whether rank r's candidate spike lies more than 2 s (or 3 sampling
- * intervals when they are longer) behind the rank's newest sample. */
-static bool old_spike(const job_t *j, const rank_t *r)
-{
-    int64_t iv = rank_interval_ns(j, r);
-    int64_t gap = iv < INT64_MAX / 3 && 3 * iv > 2000000000 ? 3 * iv : 2000000000;
-    return rc_of(j, r)->spike_ts < r->newest_ts - gap;
 }
 
 /* A candidate record for rank ri, which has none; its window's cache is
@@ -686,68 +645,6 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     j->ncands++;
 }
 
-/* A new pid or session on a rank (in time order) is a restart: its spike
- * search starts again once the new process has climbed to its working
- * set, i.e. once its memory has not risen by half a threshold for 5 s
- * (or 5 sampling intervals when they are longer); every run that starts
- * before that is spent. */
-static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, uint32_t sid, int64_t ts,
-                          int64_t used, bool in_order, bool new_rank)
-{
-    if (new_rank) {
-        r->proc_src = sid;
-        return;
-    }
-    if (!in_order) return;
-    if (sid != r->proc_src && (j->srcs[sid].session != j->srcs[r->proc_src].session ||
-                               src_pid(j, sid) != src_pid(j, r->proc_src))) {
-        r->proc_src = sid;
-        r->warm = true;
-        rank_cold_t *c = rk_cold(j, r);
-        c->warm_hi = used;
-        c->warm_hi_ts = ts;
-    } else if (r->warm) {
-        rank_cold_t *c = rk_cold(j, r);
-        int64_t thr;
-        if (!sw_spike_threshold(c->warm_hi, det->params.spike_min_bytes, det->params.spike_fraction,
-                                &thr))
-            thr = INT64_MAX;
-        if (used > c->warm_hi) {
-            if (used - c->warm_hi > thr / 2) c->warm_hi_ts = ts;
-            c->warm_hi = used;
-        }
-        int64_t iv = rank_interval_ns(j, r);
-        int64_t settle = iv > INT64_MAX / 5 ? INT64_MAX
-                                            : (5 * iv > 5000000000 ? 5 * iv : 5000000000);
-        if ((uint64_t)ts - (uint64_t)c->warm_hi_ts >= (uint64_t)settle) r->warm = false;
-    }
-    if (r->warm && ts < INT64_MAX && ts + 1 > rk_spent(j, r)) rk_cold(j, r)->spent_ts = ts + 1;
-}
-
-static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
-{
-    j->retained += n_after;
-    j->retained -= n_before;
-    if (n_before < 2 && n_after >= 2) j->insufficient--;
-    else if (n_before >= 2 && n_after < 2) j->insufficient++;
-}
-
-static void stale_sweep(sw_detector_t *det, job_t *j)
-{
-    while (j->nheap) {
-        if (j->newest_ts - j->heap[0].key <= det->stale_ns) break;
-        uint32_t ri = j->heap[0].ri;
-        rank_t *r = &j->ranks[ri];
-        heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, NULL};
-        uint32_t n_before = r->win.n;
-        sw_win_empty(&r->win, &ctx);
-        window_changed(j, n_before, 0);
-        sw_det_cand_refresh(det, j, ri);
-        det->st.stale_windows++;
-    }
-}
-
 /* ---- public API -------------------------------------------------------- */
 
 /* Copy a message into errstr without stdio. */
@@ -761,7 +658,7 @@ void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg)
 }
 
 /* "<a><v><b><limit>)" into errstr without stdio (v < 0: omitted). */
-static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t v, const char *b,
+void sw_det_limit_error(char *errstr, size_t errstr_size, const char *a, int64_t v, const char *b,
                         int64_t limit)
 {
     sw_buf_t buf;
@@ -781,7 +678,7 @@ static void limit_error(char *errstr, size_t errstr_size, const char *a, int64_t
 
 /* Why a new job or rank (@p what) is refused for memory: what was full
  * and why nothing could go. */
-static void memory_error(const sw_detector_t *det, char *errstr, size_t errstr_size,
+void sw_det_memory_error(const sw_detector_t *det, char *errstr, size_t errstr_size,
                          const char *what)
 {
     sw_buf_t buf;
@@ -841,330 +738,12 @@ void sw_detect_destroy(sw_detector_t *det)
     free(det);
 }
 
-sw_err_t sw_detect_feed(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms,
-                        const sw_record_t **rec, char *errstr, size_t errstr_size)
-{
-    /* Without input offsets the arrival number stands in for them. */
-    return sw_detect_feed_at(det, ev, now_ms, (int64_t)det->arrivals, rec, errstr, errstr_size);
-}
-
 /* max.ranks.per.job, or (0 = unlimited) the hard ceiling (*hard). */
 int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard)
 {
     int64_t max_ranks = det->params.max_ranks_per_job;
     *hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
     return *hard ? SW_WORLD_SIZE_MAX : max_ranks;
-}
-
-static void prefetch_window(sw_detector_t *det);
-
-/* The job of the event sw_detect_prefetch() announced, when @p ev is that
- * event and nothing moved since (its id is compared, not hashed again). */
-static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
-{
-    if (ev != det->cur.ev || det->cur.gen != det->gen) return NULL;
-    job_t *j = det->cur.j;
-    return job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
-}
-
-/* The out-of-time guard (SPEC 6, before step 1; sw_tguard.h): false when
- * the sample is refused (errstr says why; nothing else changed). */
-static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
-                    char *errstr, size_t errstr_size)
-{
-    sw_tguard_t *g = &j->tguard;
-    sw_tguard_rank_t rk = {false, 0, 0};
-    uint32_t ri;
-    if (!g->has && j->nranks) { /* a job restored from a snapshot */
-        int64_t lo = j->ranks[0].first_ts;
-        for (size_t i = 1; i < j->nranks; i++)
-            if (j->ranks[i].first_ts < lo) lo = j->ranks[i].first_ts;
-        sw_tguard_restore(g, lo, j->newest_ts);
-    }
-    if (sw_imap_get(&j->rank_map, ev->rank, &ri))
-        rk = (sw_tguard_rank_t){true, j->ranks[ri].first_ts, j->ranks[ri].newest_ts};
-    if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->nranks)) return true;
-    det->st.clock_refused++;
-    sw_tguard_refused_add(g, offset); /* a state rebuild skips it too */
-    sw_errfmt(errstr, errstr_size,
-              "timestamp_ns %lld of rank %lld is out of time: more than 1 h from the rank's "
-              "samples and from the job's (%lld..%lld); refused",
-              (long long)ev->timestamp_ns, (long long)ev->rank, (long long)g->lo, (long long)g->hi);
-    return false;
-}
-
-sw_err_t sw_detect_feed_at(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int64_t offset,
-                           const sw_record_t **rec, char *errstr, size_t errstr_size)
-{
-    return sw_detect_feed_src(det, ev, now_ms, 0, offset, rec, errstr, errstr_size);
-}
-
-sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t now_ms, int source,
-                            int64_t input_offset, const sw_record_t **rec, char *errstr,
-                            size_t errstr_size)
-{
-    if (source < 0 || source >= SW_DETECT_SOURCES) {
-        *rec = NULL;
-        sw_errfmt(errstr, errstr_size, "no input source %d (0 or 1)", source);
-        return SW_ERR_INVALID_ARG;
-    }
-    /* From here on "offset" is the tag: offset and source in one. */
-    int64_t offset = det_tag(source, input_offset);
-    det->arrivals++;
-    /* Fed again after a request: the room was made (granted: taken even if
-     * another engine took some of it meanwhile, one job or rank over at
-     * most), or nothing more could go (served: refused for good). */
-    bool granted = det->room_served && !det->room_final;
-    bool served = det->room_served && det->room_final;
-    det->room_served = det->room_final = false;
-    det->room_want = 0;
-    *rec = NULL;
-    det->warning.len = 0;
-    sw_crash_begin(det);
-    bool sample = ev->kind == SW_EV_SAMPLE;
-    bool hard;
-    int64_t max_ranks = sw_det_rank_limit(det, &hard);
-    if (sample && (ev->rank >= max_ranks || ev->world_size > max_ranks)) {
-        det->st.limit_rejects++;
-        bool ws = ev->world_size > max_ranks;
-        limit_error(
-            errstr, errstr_size, ws ? "world_size " : "rank ", ws ? ev->world_size : ev->rank,
-            hard ? " exceeds the largest supported world size (" : " exceeds max.ranks.per.job (",
-            max_ranks);
-        return SW_ERR_LIMIT;
-    }
-    job_t *j = announced_job(det, ev);
-    if (!j) j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
-    bool created = false;
-    /* What the event adds when it creates a rank (in a pool, asked for with
-     * its job's, in one request). */
-    size_t rank_more = sample && !ev->counterless ? ACCT_NEW_RANK + sw_win_bytes(1) : 0;
-    if (!j) {
-        bool full = det->params.max_jobs > 0 && det->live_jobs >= (size_t)det->params.max_jobs;
-        size_t more = ACCT_NEW_JOB + (det->pool ? rank_more : 0);
-        bool room = granted || budget_room(det, NULL, more);
-        if (!room && room_ask(det, more, served)) {
-            det->arrivals--; /* nothing changed: it is fed again */
-            return SW_ERR_LIMIT;
-        }
-        /* In a pool, pressure is the pool's account, exact where it grows. */
-        bool press = det->pressure && !det->pool;
-        if ((full || press || !room) && (!room || !evict_one(det, NULL, 1))) {
-            det->st.limit_rejects++;
-            if (full) {
-                limit_error(errstr, errstr_size, "a new job would exceed max.jobs", -1, " (",
-                            det->params.max_jobs);
-            } else {
-                det->st.refused_jobs++;
-                memory_error(det, errstr, errstr_size, "a new job");
-            }
-            return SW_ERR_LIMIT;
-        }
-        j = sw_det_job_create(det, ev, offset);
-        acct_job(det, j);
-        created = true;
-    } else if (rank_more && det->pool && !served && !granted) {
-        uint32_t ri0;
-        if (!sw_imap_get(&j->rank_map, ev->rank, &ri0) && !budget_room(det, j, rank_more) &&
-            room_ask(det, rank_more, served)) {
-            det->arrivals--; /* nothing changed: it is fed again */
-            return SW_ERR_LIMIT;
-        }
-    }
-    if (sample && !ev->counterless && !in_time(det, j, ev, offset, errstr, errstr_size))
-        return SW_ERR_CLOCK;
-    j->last_ms = now_ms;
-    j->last_off = offset;
-    j->last_seq = det->arrivals;
-    if (j->in_junk && j != det->junk_tail) { /* least recently active first */
-        junk_del(det, j);
-        junk_add(det, j);
-    }
-    if (ev->counterless) {
-        /* SPEC 2 (v4): dropped before the analysis, only counted for its
-         * job's notes; it keeps the job active. */
-        det->st.counterless++;
-        j->counterless++;
-        return SW_OK;
-    }
-    det->st.events++;
-    if (!sample) {
-        /* An event of a (session, rank) whose group a rank keeps pending:
-         * made first, with what the rank's samples gave it. */
-        uint32_t pri;
-        if (ev->has_session_id && sw_imap_get(&j->rank_map, ev->rank, &pri) &&
-            rk_phase_pending(&j->ranks[pri])) {
-            rank_t *pr = &j->ranks[pri];
-            sw_str_t t = sw_intern_get(j->strs, pr->phase_grp & ~PHASE_PEND);
-            if (t.len == ev->session_id.len && sw_bytes_eq(t.ptr, ev->session_id.ptr, t.len))
-                sw_det_phase_settle(j, pr);
-        }
-        sw_phase_add(j->phase, ev);
-        sw_crash_feed(det, j, NIL, ev, NULL, offset);
-        prefetch_window(det);
-        return SW_OK;
-    }
-    det->st.samples++;
-
-    uint32_t ri;
-    bool new_rank = false;
-    if (j == det->cur.j && det->cur.ev == ev && det->cur.gen == det->gen &&
-        j->ranks[det->cur.ri].rank == ev->rank) {
-        ri = det->cur.ri;
-    } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
-        /* In a pool, a job made by this event had its first rank's room
-         * asked for with it. */
-        if (!((created || granted) && det->pool) &&
-            !budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
-            det->st.limit_rejects++;
-            memory_error(det, errstr, errstr_size, "a new rank");
-            return SW_ERR_LIMIT;
-        }
-        ri = sw_det_rank_create(det, j, ev->rank);
-        new_rank = true;
-    }
-    rank_t *r = &j->ranks[ri];
-    uint32_t src = sw_det_src_get(j, r, ev);
-    int64_t ts = ev->timestamp_ns;
-    /* The phase index sees every event, duplicates included (SPEC 6); a
-     * sample only extends its group's session end. A rank's first sample
-     * leaves its group pending (PHASE_PEND) unless it has one already: its
-     * newest_ts is then the session end, as long as the session stays. */
-    if (rk_phase_pending(r) &&
-        (!ev->has_session_id || (r->phase_grp & ~PHASE_PEND) != j->srcs[src].session)) {
-        sw_det_phase_settle(j, r);
-        r->phase_grp = NIL;
-    }
-    if (ev->has_session_id && !rk_phase_pending(r)) {
-        if (r->phase_grp == NIL) {
-            uint32_t sid = j->srcs[src].session;
-            r->phase_grp = new_rank ? sw_phase_find_sid(j->phase, sid, ev->rank)
-                                    : sw_phase_group_sid(j->phase, sid, ev->rank);
-            if (r->phase_grp == NIL) r->phase_grp = PHASE_PEND | sid;
-        }
-        if (!rk_phase_pending(r)) sw_phase_touch(j->phase, r->phase_grp, ts);
-    }
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
-    uint32_t n_before = r->win.n;
-    /* Step 1 (duplicate) and 2 (insert) in one search: a duplicate leaves
-     * the window untouched and stops here. */
-    uint32_t cap_before = r->win.cap;
-    int64_t top_before = r->win.n ? r->win.top_used : INT64_MIN;
-    sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ts, ev->device_used_bytes, src, offset);
-    if (r->win.cap != cap_before)
-        j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
-    if (new_rank || r->win.cap != cap_before || (det->arrivals & 255) == 0) {
-        acct_job(det, j);
-        if (det->acct > det->budget && det->budget) budget_room(det, j, 0); /* others go */
-    }
-    if (wr == SW_WIN_DUP) {
-        det->st.duplicates++;
-        prefetch_window(det);
-        return SW_OK;
-    }
-    bool first_changed = false;
-    bool in_order = new_rank || ts > r->newest_ts;
-    restart_track(det, j, r, src, ts, ev->device_used_bytes, in_order, new_rank);
-    if (new_rank) {
-        r->first_ts = r->newest_ts = ts;
-        if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;
-        if (!j->has_sample || ts > j->first_max_ts) j->first_max_ts = ts;
-    } else {
-        if (ts < r->newest_ts) det->st.late++;
-        if (ts < r->first_ts) {
-            r->first_ts = ts;
-            first_changed = true;
-            if (ts < j->first_min_ts) j->first_min_ts = ts;
-        }
-        if (ts > r->newest_ts) r->newest_ts = ts;
-    }
-    if (wr == SW_WIN_TOO_OLD) det->st.too_old++;
-    if (ev->world_size > 1) claim_add(j, ev->world_size);
-    if (!j->has_newest || ts > j->newest_ts) {
-        j->newest_ts = ts;
-        j->has_newest = true;
-    }
-    j->has_sample = true;
-    window_changed(j, n_before, r->win.n);
-    /* Phase spans that closed before this rank's full window can no longer
-     * be attributed (a later sample older than the window is too old). */
-    if (r->phase_grp != NIL && !rk_phase_pending(r) &&
-        sw_win_full(&r->win, (uint32_t)det->params.window_samples) &&
-        sw_phase_fold_due(j->phase, r->phase_grp))
-        det->st.phase_dropped += sw_phase_fold(j->phase, ev->rank, r->win.slot[r->win.head].ts);
-    if (r->win.n) sw_det_heap_update(j, ri, r->newest_ts);
-    if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
-        bool had = r->cand != NIL;
-        int64_t base_before = had ? rc_of(j, r)->base : 0;
-        sw_det_cand_refresh(det, j, ri);
-        /* A run that qualifies only because a higher peak left the window
-         * (its threshold fell), long after it rose, is no new spike: it
-         * was too small to count when it happened, and the storm it was
-         * part of is over. It is spent. */
-        for (int k = 0;
-             k < 4 && r->cand != NIL && (!had || rc_of(j, r)->base != base_before) && r->win.n &&
-             r->win.top_used < top_before && rc_of(j, r)->base != INT64_MIN &&
-             rc_of(j, r)->base != INT64_MAX && old_spike(j, r);
-             k++) {
-            rk_cold(j, r)->spent_ts = rc_of(j, r)->base + 1;
-            sw_det_cand_refresh(det, j, ri);
-        }
-    }
-    sw_det_warn_check(det, j, r, ts);
-    /* Step 3: staleness. */
-    stale_sweep(det, j);
-    /* Steps 4-5. */
-    *rec = sw_det_lifecycle(det, j, ri, ts, offset);
-    /* SPEC 8, after step 5: its records follow SPEC 6's (sw_detect_next). */
-    sw_crash_feed(det, j, ri, ev, (sw_record_t *)*rec, offset);
-    prefetch_window(det);
-    return SW_OK;
-}
-
-/* Prefetching runs two events ahead of the engine's use, in two stages
- * so that neither waits for memory: sw_detect_prefetch() finds the next
- * event's rank (hash tables that stay cached) and requests its record;
- * once the current event is done, that record has arrived and
- * prefetch_window() requests the window lines it points to, which then
- * load while the caller decodes the event after. */
-void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
-{
-    det->cur = det->pf;
-    det->pf.ev = NULL;
-    if (ev->kind != SW_EV_SAMPLE) return;
-    /* Producers send a job's events in runs: compare with the last job
-     * found before hashing the id. */
-    job_t *j = det->pf_last_j;
-    if (!j || det->pf_last_gen != det->gen ||
-        !job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len)) {
-        j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
-        det->pf_last_j = j;
-        det->pf_last_gen = det->gen;
-    }
-    uint32_t ri;
-    if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
-    const char *r = (const char *)&j->ranks[ri];
-    for (size_t o = 0; o < sizeof(rank_t); o += 64) __builtin_prefetch(r + o, 1);
-    __builtin_prefetch(r + sizeof(rank_t) - 1, 1);
-    det->pf.ev = ev;
-    det->pf.j = j;
-    det->pf.ri = ri;
-    det->pf.gen = det->gen;
-    det->pf_win_done = false;
-}
-
-static void prefetch_window(sw_detector_t *det)
-{
-    if (!det->pf.ev || det->pf_win_done || det->pf.gen != det->gen) return;
-    det->pf_win_done = true;
-    const job_t *j = det->pf.j;
-    uint32_t ri = det->pf.ri;
-    const rank_t *r = &j->ranks[ri];
-    sw_win_prefetch(&r->win);
-    if (r->last_src != NIL) __builtin_prefetch(&j->srcs[r->last_src]);
-    if (r->phase_grp != NIL && !rk_phase_pending(r))
-        __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
-    if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
 }
 
 /* A job's summary, then the SPEC 8 records that close its crash and
@@ -1198,7 +777,7 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
         if (now_ms - j->last_ms >= idle_ms) {
             det->gen++;
             if (j->has_sample) summarise(det, j, cb, opaque);
-            junk_del(det, j);
+            sw_det_junk_del(det, j);
             jmap_del(det, j);
             job_destroy(det, j);
             det->live_jobs--;
@@ -1235,7 +814,7 @@ size_t sw_detect_accounted(const sw_detector_t *det)
 size_t sw_detect_evict(sw_detector_t *det, size_t max)
 {
     size_t n = 0;
-    while (n < max && evict_one(det, NULL, 1)) n++;
+    while (n < max && sw_det_evict_one(det, NULL, 1)) n++;
     return n;
 }
 

@@ -398,6 +398,14 @@ static inline int64_t rk_interval(const job_t *j, const rank_t *r)
     return r->last_src == NIL ? 0 : src_interval(j, r->last_src);
 }
 
+/* Rank r's sampling interval in ns (its latest source's), at least 1 ms. */
+static inline int64_t rank_interval_ns(const job_t *j, const rank_t *r)
+{
+    int64_t iv = rk_interval(j, r);
+    int64_t ms = iv > 0 && iv < INT64_MAX / 1000000 ? iv : 1;
+    return ms * 1000000;
+}
+
 /* Treap priority of rank index @p ri (fixed, pseudo-random). */
 static inline uint32_t t_prio(uint32_t ri)
 {
@@ -423,5 +431,23 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
 void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts);
 void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg);
 int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard);
+
+/* sw_detect.c's jobs and memory budget, for sw_detect_feed.c. */
+
+/* What a new job or rank adds before its first window grows (bytes). */
+#define ACCT_NEW_JOB 2048
+#define ACCT_NEW_RANK (sizeof(rank_t) + 64)
+
+bool sw_det_job_matches(const job_t *j, bool has, const char *p, size_t n);
+void sw_det_limit_error(char *errstr, size_t errstr_size, const char *a, int64_t v, const char *b,
+                        int64_t limit);
+void sw_det_memory_error(const sw_detector_t *det, char *errstr, size_t errstr_size,
+                         const char *what);
+bool sw_det_budget_room(sw_detector_t *det, const job_t *keep, size_t more);
+bool sw_det_room_ask(sw_detector_t *det, size_t more, bool served);
+bool sw_det_evict_one(sw_detector_t *det, const job_t *keep, int max_evidence);
+void sw_det_acct_job(sw_detector_t *det, job_t *j);
+void sw_det_junk_add(sw_detector_t *det, job_t *j);
+void sw_det_junk_del(sw_detector_t *det, job_t *j);
 
 #endif /* SW_DETECT_INT_H */

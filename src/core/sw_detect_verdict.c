@@ -332,7 +332,7 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     sw_det_build_analysis(det, j, action != SW_ACTION_SUMMARY, &rec->analysis);
     rec->resolve_reason = SW_RESOLVE_NONE;
     rec->resolve_rank = -1;
-    rec->blind_ranks = NULL; /* SPEC 8.5: filled in by sw_crash_feed() */
+    rec->blind_ranks = NULL; /* SPEC 8.5: set from sw_crash_blind() */
     rec->n_blind = 0;
     rec->x8 = NULL;
     rec->episode_open = j->open;

@@ -93,6 +93,12 @@ typedef struct sw_event_s {
     sw_opt_str_t collector;
     sw_opt_str_t context;
     sw_str_t metadata_json; /**< raw JSON text of metadata ("{}" when absent/null) */
+
+    /* SPEC 8.1's death markers in metadata, parsed by the decoder
+     * (sw_event_meta_oom() in src/codec); false/empty for samples. */
+    bool oom_marker;     /**< a top-level "oom_reason" or "oom_dump_path" key */
+    bool has_oom_reason; /**< metadata.oom_reason is a string ... */
+    sw_str_t oom_reason; /**< ... unescaped, cut to SW_X8_REASON_MAX bytes plus "…" */
 } sw_event_t;
 
 /**

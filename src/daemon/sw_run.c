@@ -26,6 +26,9 @@
  * processing.guarantee=exactly_once wraps the same flow in Kafka
  * transactions: records, snapshots and offsets commit atomically.
  */
+#include <time.h>
+#include <unistd.h>
+
 #include "sw_run_int.h"
 
 #include "sw_schemas.h"
@@ -61,7 +64,7 @@ static void expire_idle(run_t *r)
         part_t *p = r->parts[i];
         if (!p || p->next < 0 || p->mode != PM_NORMAL) continue;
         r->expiring = p;
-        size_t n = sw_detect_expire(p->det, now, r->idle_ms, on_expired, r);
+        size_t n = sw_detect_expire(p->det, now, r->set->engine.job_idle_ms, on_expired, r);
         if (n)
             sw_log(r->log, SW_LOG_INFO, "%zu idle job%s of %s [%d] summarised and freed", n,
                    n == 1 ? "" : "s", p->topic, (int)p->partition);
@@ -289,12 +292,12 @@ static void log_uncommitted(run_t *r)
 static int stop(run_t *r)
 {
     r->stopping = true;
-    r->stop_deadline = sw_clock_ms() + r->shutdown_ms;
+    r->stop_deadline = sw_clock_ms() + r->set->delivery.shutdown_timeout_ms;
     int64_t t0 = sw_clock_ms();
     sw_log(r->log, SW_LOG_INFO,
            "stopping: flushing records, then snapshots and commits (at most %lld ms, "
            "shutdown.timeout.ms; a second signal stops at once)",
-           (long long)r->shutdown_ms);
+           (long long)r->set->delivery.shutdown_timeout_ms);
     bool flushed = sw_run_flush_bounded(r, 0);
     if (!flushed && !sw_run_stop_abandoned(r))
         sw_log(r->log, SW_LOG_ERROR, "%d records still unacknowledged at the stop deadline",
@@ -375,11 +378,17 @@ static int stop(run_t *r)
     return 0;
 }
 
-int sw_run(const sw_run_opts_t *opts)
+/* One run of the daemon, as configured, or (@p as, sw_run_members.c) as a
+ * follower of the group's mode; @p next says how to start again when the
+ * group's mode changed under this run (-1: it did not). */
+static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *next)
 {
     run_t r;
     memset(&r, 0, sizeof(r));
     r.opts = opts;
+    r.member_id = member_id;
+    r.mode_as = as;
+    r.mode_next = -1;
     r.wake[0] = r.wake[1] = -1;
     r.log = opts->log;
     r.m = opts->metrics;
@@ -392,15 +401,9 @@ int sw_run(const sw_run_opts_t *opts)
     const sw_settings_t *set = opts->set;
     r.set = set;
     r.params = set->engine.params;
-    sw_hash_key_random(&r.params.hash_key); /* input strings cannot be chosen to collide */
-    r.idle_ms = set->engine.job_idle_ms;
-    /* Already 100 with exactly_once unless the user chose an interval. */
-    r.commit_interval_ms = set->delivery.commit_interval_ms;
-    r.shutdown_ms = set->delivery.shutdown_timeout_ms;
-    r.memory_budget = set->engine.max_memory_bytes;
-    r.pool.limit = r.memory_budget; /* one budget for every engine (sw_run_mem.c) */
-    sw_run_m_set(&r, SW_M_MEMORY_BUDGET, r.memory_budget);
-    r.snapshot_interval_ms = set->delivery.snapshot_interval_ms;
+    sw_hash_key_random(&r.params.hash_key);      /* input strings cannot be chosen to collide */
+    r.pool.limit = set->engine.max_memory_bytes; /* one budget for every engine (sw_run_mem.c) */
+    sw_run_m_set(&r, SW_M_MEMORY_BUDGET, set->engine.max_memory_bytes);
     r.restore = set->delivery.state_restore;
     r.eos = set->delivery.guarantee == SW_GUARANTEE_EXACTLY_ONCE;
     r.pass.schema_telemetry = set->format.schema_id_telemetry;
@@ -501,7 +504,7 @@ int sw_run(const sw_run_opts_t *opts)
         int64_t last_snap_tick = 0;
         int64_t join_t0 = sw_clock_ms(), join_note_s = 10;
         bool more = false;
-        while (*opts->running && !r.kctx.fatal && !r.failed) {
+        while (*opts->running && !r.kctx.fatal && !r.failed && r.mode_next < 0) {
             sw_run_wake_wait(&r, more ? 0 : 100);
             rd_kafka_message_t *sm;
             while (*opts->running && (sm = rd_kafka_consumer_poll(r.consumer, 0)) != NULL)
@@ -513,6 +516,7 @@ int sw_run(const sw_run_opts_t *opts)
             sw_run_registry_tick(&r);
             int64_t now = sw_clock_ms();
             sw_run_keying_tick(&r, now);
+            sw_run_members_tick(&r, now);
             if (r.m) sw_metrics_heartbeat(r.m, now);
             if (now - last_tick >= 1000) {
                 if (!r.assigned_once && now - join_t0 >= join_note_s * 1000) {
@@ -538,7 +542,8 @@ int sw_run(const sw_run_opts_t *opts)
                 if (now != last_snap_tick)
                     sw_run_snapshots_tick(&r, now); /* at most once a millisecond */
                 last_snap_tick = now;
-            } else if (now - last_commit >= r.commit_interval_ms) {
+            } else if (now - last_commit >=
+                       set->delivery.commit_interval_ms /* 100 with exactly_once unless set */) {
                 sw_run_commit_plain(&r, NULL, false);
                 last_commit = now;
             }
@@ -549,6 +554,7 @@ int sw_run(const sw_run_opts_t *opts)
         rd_kafka_queue_io_event_enable(pq, -1, NULL, 0);
         rd_kafka_queue_destroy(cq);
         rd_kafka_queue_destroy(pq);
+        sw_run_members_leave(&r);
         int stop_rc = stop(&r);
         /* After the bounded stop (a request in flight ends within
          * schema.registry.request.timeout.ms), before the pipe closes. */
@@ -566,6 +572,7 @@ int sw_run(const sw_run_opts_t *opts)
             sw_run_local_release(&r, r.parts[i]);
             sw_run_local_free(r.parts[i]); /* messages before their handles */
         }
+    sw_run_members_stop(&r);
     if (r.consumer) rd_kafka_destroy(r.consumer);
     if (r.mirror) rd_kafka_destroy_flags(r.mirror, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     if (r.mprod) { /* markers not yet written are the next owner's to write */
@@ -588,5 +595,23 @@ int sw_run(const sw_run_opts_t *opts)
     sw_avro_dec_destroy(r.adec);
     sw_registry_destroy(r.reg);
     sw_buf_clear(&r.value);
+    *next = r.mode_next;
     return rc;
+}
+
+int sw_run(const sw_run_opts_t *opts)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t member_id = ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_sec * 1000000007u ^
+                         (uint64_t)ts.tv_nsec;
+    int as = -1;
+    for (;;) {
+        int next = -1;
+        int rc = run_once(opts, member_id, as, &next);
+        if (next < 0 || rc != 0 || !*opts->running) return rc;
+        sw_log(opts->log, SW_LOG_INFO, "starting again as repartition=%s (the group's mode)",
+               next == 1 ? "on" : "auto");
+        as = next;
+    }
 }

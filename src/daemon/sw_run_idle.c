@@ -229,7 +229,7 @@ void sw_run_idle_tick(run_t *r, int64_t now)
 int64_t sw_run_idle_now(const run_t *r, int64_t now)
 {
     if (!r->rep_topic) return now;
-    int64_t wall = now - (IDLE_WALL_FACTOR - 1) * r->idle_ms;
+    int64_t wall = now - (IDLE_WALL_FACTOR - 1) * r->set->engine.job_idle_ms;
     int64_t f = r->fwdclock ? r->fwdclock->until_ms : -1;
     return f > wall ? f : wall;
 }

@@ -273,11 +273,8 @@ typedef struct run_s {
     const sw_log_t *log;      /* thread-safe */
     sw_metrics_t *m;          /* may be NULL; thread-safe (the HTTP server reads it) */
     sw_params_t params;
-    int64_t idle_ms;
-    int64_t commit_interval_ms;
-    int64_t snapshot_interval_ms;
-    int64_t shutdown_ms;   /* shutdown.timeout.ms */
-    int64_t memory_budget; /* max.memory.bytes (0: none) */
+    /* The intervals, job.idle.ms, shutdown.timeout.ms and max.memory.bytes
+     * are read from set, never copied. */
     bool restore;
     bool eos;
     bool out_avro;
@@ -318,8 +315,22 @@ typedef struct run_s {
     int64_t part_poll;    /* ms: the record last looked for / refreshed */
     bool part_recorded;   /* this member wrote the record once */
     uint64_t jk_in, jk_fwd, jk_fit[SW_PARTITIONER__CNT]; /* pwork_t's, summed */
-    bool jk_warned;     /* the WARN of most job-keyed input hopping, said */
-    sw_registry_t *reg; /* writer schemas by id; thread-safe (its own lock),
+    bool jk_warned; /* the WARN of most job-keyed input hopping, said */
+    /* The group's members (sw_run_members.c): versions and modes announced
+     * as commits of <group.id>.members; a member configured auto runs as
+     * on while a member of the group runs on, then switches by itself. */
+    rd_kafka_t *members; /* commits of <group.id>.members (never joins) */
+    uint64_t member_id;  /* this process's (the same across a switch) */
+    int mode_pref;       /* repartition as configured: 0 off, 1 on, 2 auto */
+    int mode_as;         /* this run: -1 first start, 1 follows on, 2 auto after on */
+    int mode_next;       /* -1; 1: stop and start as on; 2: as auto */
+    bool mode_follow;    /* configured auto, running as on */
+    int64_t mem_poll;    /* ms: last announcement and reading */
+    size_t mem_owned;    /* partitions owned at the last announcement */
+    int64_t mem_t0;      /* ms: this run's start */
+    int64_t mem_on_ms;   /* ms: an `on` member last seen */
+    int64_t *mem_off;    /* the group's commits last read: input, then repartition */
+    sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */
     part_t **parts; /* indexed by id; NULL when revoked */
@@ -461,7 +472,25 @@ void sw_run_idle_tick(run_t *r, int64_t now);
  *  repartition=on (never more than 9 x job.idle.ms behind), else @p now. */
 int64_t sw_run_idle_now(const run_t *r, int64_t now);
 void sw_run_idle_free(run_t *r);
+/* A job's owner partition: of the repartition topic's @p rep_parts, the
+ * one partitioner @p part gives its job_id (@p job, @p len bytes; no key
+ * or a null job_id is the empty one). Where repartition=auto analyses
+ * the job and where its forwarded copies go (murmur2 under on). The one
+ * place this is computed. */
+static inline int32_t sw_run_owner_partition(sw_partitioner_t part, const void *job, size_t len,
+                                             int rep_parts)
+{
+    return sw_partition_of(part, len ? job : "", len, rep_parts);
+}
+
 bool sw_run_is_peer_marker(const rd_kafka_message_t *m);
+/* sw_run_members.c: announce this member's version and mode, follow the
+ * group's. start: before subscribing (@p as: -1 a first start, 1 as a
+ * follower of on, 2 as auto after following); may wait for peers. */
+void sw_run_members_start(run_t *r, int as);
+void sw_run_members_tick(run_t *r, int64_t now);
+void sw_run_members_leave(run_t *r); /* before a stop: announced gone */
+void sw_run_members_stop(run_t *r);
 void sw_run_peer_tick(run_t *r, int64_t now);
 /* sw_run_mem.c */
 void sw_run_mem_serve(run_t *r, void *const *jobs, size_t njobs);

@@ -173,8 +173,8 @@ static void rebuild_one(run_t *r, part_t *p, int src, const rd_kafka_message_t *
 static bool key_here(const run_t *r, const part_t *p, const rd_kafka_message_t *m)
 {
     if (r->part_pending) return true;
-    return sw_partition_of(r->part, m->key ? (const char *)m->key : "", m->key ? m->key_len : 0,
-                           r->rep_parts) == p->partition;
+    return sw_run_owner_partition(r->part, m->key, m->key ? m->key_len : 0, r->rep_parts) ==
+           p->partition;
 }
 
 /* The input this round read (in the work area: the round put it there):

@@ -181,12 +181,14 @@ int64_t sw_run_prefetch_fit(run_t *r, int64_t kb, int partitions)
 {
     int64_t limit = sw_cgroup_memory_limit("/sys/fs/cgroup");
     char why[600];
-    int64_t fit = sw_cgroup_prefetch_kb(limit, r->memory_budget, kb, partitions, why, sizeof(why));
+    int64_t fit = sw_cgroup_prefetch_kb(limit, r->set->engine.max_memory_bytes, kb, partitions, why,
+                                        sizeof(why));
     if (fit != kb) sw_log(r->log, SW_LOG_WARN, "%s", why);
     else if (limit > 0)
         sw_log(r->log, SW_LOG_DEBUG,
                "prefetch %lld kB x %d partitions + max.memory.bytes %lld fit the container's "
                "memory limit %lld",
-               (long long)kb, partitions, (long long)r->memory_budget, (long long)limit);
+               (long long)kb, partitions, (long long)r->set->engine.max_memory_bytes,
+               (long long)limit);
     return fit;
 }

@@ -552,7 +552,9 @@ int sw_run_setup(run_t *r)
                    r->rep_parts, r->rep_fix);
     }
     if (fit_prefetch(r)) return 2;
-    if (r->rep_auto && auto_fits(r)) {
+    if (r->rep_auto) auto_fits(r);
+    sw_run_members_start(r, r->mode_as); /* may run auto as on (a member of the group runs on) */
+    if (r->rep_auto) {
         if (start_mirror(r)) return 2;
         sw_run_keying_start(r);
     }

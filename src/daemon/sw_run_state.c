@@ -142,6 +142,25 @@ bool sw_run_snapshot_commit_ready(const part_t *p)
             (sw_ledger_committable(&p->rled, p->rnext) >= p->snap.xr && !p->rled.failed));
 }
 
+/* repartition=auto: repartition p's commit in the group beside input p's
+ * snapshot, at the position the snapshot is as of, marked "swauto1" (not
+ * an `on` engine's snapshot): a later start knows the group left `on`
+ * (sw_run_members.c), and a binary running on (an older one after a
+ * rollback, or this one following on) refuses it by name and starts that
+ * partition's engine empty there, after every copy auto has analysed. */
+static void add_auto_mark(const run_t *r, const part_t *p, int64_t xr,
+                          rd_kafka_topic_partition_list_t *list)
+{
+    if (!p->local || xr < 0) return;
+    char md[64];
+    snprintf(md, sizeof(md), "swauto1:%lld", (long long)xr);
+    rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, r->rep_topic,
+                                                                       p->partition);
+    tp->offset = xr;
+    tp->metadata = sw_strdup(md);
+    tp->metadata_size = strlen(md);
+}
+
 void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
 {
     snapfl_t *s = &p->snap;
@@ -154,6 +173,7 @@ void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync)
     tp->offset = s->y;
     tp->metadata = sw_strdup(md);
     tp->metadata_size = strlen(md);
+    add_auto_mark(r, p, s->xr, list);
     sw_ledger_commit_sent(&p->led, s->x);
     sw_ledger_commit_sent(&p->rled, s->xr);
     s->active = false;
@@ -181,7 +201,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now)
         if (p->snap.active && p->snap.failed) p->snap.active = false;
         if (sw_run_snapshot_commit_ready(p)) sw_run_snapshot_commit(r, p, false);
         if (!p->snap.active && (p->next > p->led.committed_x || p->rnext > p->rled.committed_x) &&
-            now - p->last_snap_ms >= r->snapshot_interval_ms)
+            now - p->last_snap_ms >= r->set->delivery.snapshot_interval_ms)
             sw_run_snapshot_start(r, p);
     }
 }
@@ -420,6 +440,16 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_snapref_t ref;
     sw_err_t mrc = c ? sw_snapmeta_parse(c->metadata, c->metadata_size, &ref, err, sizeof(err))
                      : SW_ERR_NOT_FOUND;
+    if (mrc == SW_ERR_PARSE && c->metadata_size > 8 && !memcmp(c->metadata, "swauto1:", 8)) {
+        /* repartition p after repartition=auto (add_auto_mark): its jobs'
+         * state is in input p's snapshot, every copy before the offset
+         * analysed there. */
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: last read by repartition=auto (its state is input %d's): starting "
+               "empty at offset %lld, after every copy it analysed",
+               p->topic, (int)p->partition, (int)p->partition, (long long)c->offset);
+        mrc = SW_ERR_NOT_FOUND;
+    }
     if (p->local) p->rnext = -1; /* below: from the snapshot, else from where it starts */
     if (!r->restore || mrc == SW_ERR_NOT_FOUND) {
         p->det = sw_detect_new(r->params);
@@ -560,6 +590,7 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         tp->offset = p->snap.x;
         tp->metadata = sw_strdup(md);
         tp->metadata_size = strlen(md);
+        add_auto_mark(r, p, p->snap.xr, list);
     }
     bool taken = list->cnt && sw_run_commit_list(r, list, true);
     int ok = 0, held = 0;

@@ -167,9 +167,10 @@ void sw_run_registry_metrics(run_t *r)
  * @returns true when the registry cannot give it now (not fetched yet, or
  * the registry is down: @p id and @p err say which), so that the message
  * must wait. */
-static bool plan_unready(run_t *r, const rd_kafka_message_t *m, int32_t *id, char *err,
-                         size_t errsz)
+static bool plan_unready(run_t *r, const rd_kafka_message_t *m, int32_t *id, bool *pending,
+                         char *err, size_t errsz)
 {
+    *pending = false;
     const unsigned char *v = m->payload;
     if (!r->pass.reg_plans || !v || m->len == 0 || !is_avro(&r->pass, v, m->len)) return false;
     uint32_t k;
@@ -177,10 +178,11 @@ static bool plan_unready(run_t *r, const rd_kafka_message_t *m, int32_t *id, cha
     if (sw_avro_schema_id(v, m->len, id, err, errsz) != SW_OK) return false;
     if (sw_imap_get(&r->plans.idx, *id, &k)) return false; /* this round knows it */
     sw_err_t rc = sw_registry_lookup(r->reg, *id, &plan, err, errsz);
-    if (rc != SW_ERR_IO || !sw_registry_remote(r->reg)) {
+    if ((rc != SW_ERR_IO && rc != SW_ERR_PENDING) || !sw_registry_remote(r->reg)) {
         plans_put(&r->plans, *id, rc == SW_OK ? plan : NULL, rc, rc == SW_OK ? NULL : err);
         return false;
     }
+    *pending = rc == SW_ERR_PENDING; /* the first fetch of an id: no news */
     return true;
 }
 
@@ -192,9 +194,10 @@ bool sw_run_registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m)
 {
     int32_t id = 0;
     char err[512];
-    if (!plan_unready(r, m, &id, err, sizeof(err))) return false;
+    bool pending;
+    if (!plan_unready(r, m, &id, &pending, err, sizeof(err))) return false;
     /* The first fetch of an id is no news; a failure is. */
-    sw_hold_registry(&p->hold, id, m->offset, !strstr(err, "being fetched"));
+    sw_hold_registry(&p->hold, id, m->offset, !pending);
     sw_run_origin_pause(r, p, true);
     if (p->hold.reg_warned)
         sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
@@ -212,8 +215,9 @@ bool sw_run_registry_unready(run_t *r, part_t *p, const rd_kafka_message_t *m)
 {
     int32_t id = 0;
     char err[512];
-    if (!plan_unready(r, m, &id, err, sizeof(err))) return false;
-    if (!strstr(err, "being fetched"))
+    bool pending;
+    if (!plan_unready(r, m, &id, &pending, err, sizeof(err))) return false;
+    if (!pending)
         sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
                        "%s [%d]: waiting for writer schema id %ld: %s; the partition's analysis "
                        "waits until the registry answers",
@@ -237,8 +241,9 @@ void sw_run_registry_tick(run_t *r)
         char err[512];
         /* An id that waits alone (a too slow answer) holds only its own
          * partition: the others are fetched meanwhile. */
-        if (sw_registry_lookup(r->reg, p->hold.reg_id, &plan, err, sizeof(err)) == SW_ERR_IO) {
-            if (!p->hold.reg_warned && !strstr(err, "being fetched")) {
+        sw_err_t rc = sw_registry_lookup(r->reg, p->hold.reg_id, &plan, err, sizeof(err));
+        if (rc == SW_ERR_IO || rc == SW_ERR_PENDING) {
+            if (!p->hold.reg_warned && rc == SW_ERR_IO) {
                 /* The first fetch failed: now it waits for the registry. */
                 p->hold.reg_warned = true;
                 sw_log_limited(r->log, &r->lim_reg, SW_LOG_WARN,
@@ -389,8 +394,8 @@ static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char
     sw_run_hdr_add_source(h, r, p, 0, m->offset);
     /* repartition=auto: the group's partitioner, where its engine analyses
      * the job's local messages; repartition=on: murmur2, as always. */
-    int32_t q = sw_partition_of(p->local ? r->part : SW_PARTITIONER_MURMUR2, key, keylen,
-                                r->rep_parts);
+    int32_t q = sw_run_owner_partition(p->local ? r->part : SW_PARTITIONER_MURMUR2, key, keylen,
+                                       r->rep_parts);
     r->st.forwarded++;
     sw_run_m_add(r, (sw_metric_t)(SW_M_FORWARDED_UNKEYED + (int)reason), 1);
     sw_run_produce_record(r, p, 0, m->offset, r->rep_topic, q, key, keylen, m->payload, m->len, h);
@@ -465,7 +470,7 @@ bool sw_run_local_keeps(const pass_t *ps, const part_t *p, const rd_kafka_messag
 {
     size_t jl = ev->has_job_id ? ev->job_id.len : 0;
     if (m->key_len != jl || (jl && memcmp(m->key, ev->job_id.ptr, jl) != 0)) return false;
-    return sw_partition_of(ps->part, jl ? ev->job_id.ptr : "", jl, ps->rep_parts) == p->partition;
+    return sw_run_owner_partition(ps->part, ev->job_id.ptr, jl, ps->rep_parts) == p->partition;
 }
 
 /* ---- the workers ----------------------------------------------------------- */

@@ -299,6 +299,10 @@ static const desc_t k_desc[] = {
     SCALAR("stormwatch_group_mixed", MT_GAUGE, SW_M_GROUP_MIXED,
            "1 while a member of the consumer group runs another repartition mode (its markers "
            "were seen in the last minute): not ready until the group agrees."),
+    SCALAR("stormwatch_repartition_following", MT_GAUGE, SW_M_REPARTITION_FOLLOWING,
+           "1 while this member, configured repartition=auto, runs as on because a member of "
+           "its group runs on (or an earlier release that does not announce its mode); it "
+           "switches to auto by itself once they are gone."),
     {"stormwatch_consumer_lag", MT_GAUGE, SRC_LAG, -1, NULL, NULL,
      "Messages behind the high watermark, by assigned partition."},
     SCALAR("stormwatch_consumer_total_lag", MT_GAUGE, SW_M_CONSUMER_TOTAL_LAG,

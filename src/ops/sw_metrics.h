@@ -150,27 +150,29 @@ typedef enum sw_metric_e {
     SW_M_SHIP_CHECKPOINTS,       /**< stormwatch_ship_checkpoints_total */
     SW_M_SHIP_CHECKPOINT_ERRORS, /**< stormwatch_ship_checkpoint_errors_total */
     /* integer gauges: sw_metrics_set() */
-    SW_M_JOBS_TRACKED,         /**< stormwatch_jobs_tracked */
-    SW_M_RANKS_TRACKED,        /**< stormwatch_ranks_tracked */
-    SW_M_RETAINED_SAMPLES,     /**< stormwatch_retained_samples */
-    SW_M_ENGINE_STATE_BYTES,   /**< stormwatch_engine_state_bytes */
-    SW_M_BLIND_RANKS,          /**< stormwatch_blind_ranks (SPEC 8.5) */
-    SW_M_ASSIGNED_PARTITIONS,  /**< stormwatch_assigned_partitions */
-    SW_M_GROUP_MIXED,          /**< stormwatch_group_mixed: 1 while a member of the
+    SW_M_JOBS_TRACKED,          /**< stormwatch_jobs_tracked */
+    SW_M_RANKS_TRACKED,         /**< stormwatch_ranks_tracked */
+    SW_M_RETAINED_SAMPLES,      /**< stormwatch_retained_samples */
+    SW_M_ENGINE_STATE_BYTES,    /**< stormwatch_engine_state_bytes */
+    SW_M_BLIND_RANKS,           /**< stormwatch_blind_ranks (SPEC 8.5) */
+    SW_M_ASSIGNED_PARTITIONS,   /**< stormwatch_assigned_partitions */
+    SW_M_GROUP_MIXED,           /**< stormwatch_group_mixed: 1 while a member of the
                                     group runs another repartition mode; not ready */
-    SW_M_REPARTITION_WAITING,  /**< stormwatch_repartition_waiting_partitions: input
+    SW_M_REPARTITION_FOLLOWING, /**< stormwatch_repartition_following: 1 while this member,
+                                    configured auto, runs as on (a member of the group runs on) */
+    SW_M_REPARTITION_WAITING,   /**< stormwatch_repartition_waiting_partitions: input
                                     waiting for markers that do not come back and
                                     that cannot go without them; not ready while > 0 */
-    SW_M_NOTIFY_OPEN_EPISODES, /**< stormwatch_notify_open_episodes */
-    SW_M_CONSUMER_TOTAL_LAG,   /**< stormwatch_consumer_total_lag (messages);
+    SW_M_NOTIFY_OPEN_EPISODES,  /**< stormwatch_notify_open_episodes */
+    SW_M_CONSUMER_TOTAL_LAG,    /**< stormwatch_consumer_total_lag (messages);
                                     set by sw_metrics_set_ready_state() */
-    SW_M_SHIP_SEGMENTS,        /**< stormwatch_ship_segments (followed now) */
-    SW_M_SHIP_LAG_BYTES,       /**< stormwatch_ship_lag_bytes (in view, not read yet) */
-    SW_M_SHIP_INFLIGHT,        /**< stormwatch_ship_inflight_messages */
-    SW_M_SHIP_INFLIGHT_BYTES,  /**< stormwatch_ship_inflight_bytes */
-    SW_M_SHIP_PAUSED,          /**< stormwatch_ship_paused (1: reading stopped, in-flight full) */
-    SW_M_UP,                   /**< stormwatch_up (1, set by sw_metrics_new()) */
-    SW_M_BUILD_INFO,           /**< stormwatch_build_info{version} (1) */
+    SW_M_SHIP_SEGMENTS,         /**< stormwatch_ship_segments (followed now) */
+    SW_M_SHIP_LAG_BYTES,        /**< stormwatch_ship_lag_bytes (in view, not read yet) */
+    SW_M_SHIP_INFLIGHT,         /**< stormwatch_ship_inflight_messages */
+    SW_M_SHIP_INFLIGHT_BYTES,   /**< stormwatch_ship_inflight_bytes */
+    SW_M_SHIP_PAUSED,           /**< stormwatch_ship_paused (1: reading stopped, in-flight full) */
+    SW_M_UP,                    /**< stormwatch_up (1, set by sw_metrics_new()) */
+    SW_M_BUILD_INFO,            /**< stormwatch_build_info{version} (1) */
     /* double gauges: sw_metrics_set_double() */
     SW_M_LAST_EVENT_TIMESTAMP, /**< stormwatch_last_event_timestamp_seconds
                                     (Unix time of the newest message) */

@@ -555,9 +555,11 @@ sw_err_t sw_registry_lookup(sw_registry_t *reg, int32_t id, const sw_avro_plan_t
         err = unknown_local(reg, id, errstr, errstr_size);
     } else {
         enqueue(reg, id);
-        if (!waits(reg, id, errstr, errstr_size))
+        if (!waits(reg, id, errstr, errstr_size)) {
             snprintf(errstr, errstr_size, "schema id %ld: being fetched from the schema registry",
                      (long)id);
+            err = SW_ERR_PENDING;
+        }
     }
     pthread_mutex_unlock(&reg->lock);
     return err;

@@ -81,7 +81,8 @@ sw_err_t sw_registry_plan(sw_registry_t *reg, int32_t id, const sw_avro_plan_t *
 
 /**
  * @brief Like sw_registry_plan(), but never waits for the registry: a
- *        cached answer, or SW_ERR_IO with the id queued for the fetcher
+ *        cached answer, or SW_ERR_PENDING (its first fetch under way) or
+ *        SW_ERR_IO (a failure: backing off) with the id queued for the fetcher
  *        thread (sw_registry_fetcher_start()), which asks for it in the
  *        background, each id with its own backoff (an id whose answers are
  *        too slow waits alone; the others are asked meanwhile). Ask again

@@ -11,7 +11,7 @@
 
 #include "sw_codec_record.h"
 #include "sw_codec_telemetry.h"
-#include "sw_crash.h"
+#include "sw_analysis.h"
 
 /* Most cells of the rank map (a larger job lists its ranks instead). */
 #define MAP_MAX_RANKS 1024

@@ -21,7 +21,8 @@ typedef enum sw_err_e {
     SW_ERR_KAFKA = -8,       /**< a Kafka operation failed */
     SW_ERR_AVRO = -9,        /**< an Avro operation failed */
     SW_ERR_CLOCK = -10,      /**< a timestamp is implausible (out of time) */
-    SW_ERR__CNT = 11         /**< number of codes (sentinel) */
+    SW_ERR_PENDING = -11,    /**< not yet: an answer is on its way (ask again later) */
+    SW_ERR__CNT = 12         /**< number of codes (sentinel) */
 } sw_err_t;
 
 /**

@@ -69,6 +69,7 @@ const char *sw_err2str(sw_err_t err)
     case SW_ERR_KAFKA: return "Kafka error";
     case SW_ERR_AVRO: return "Avro error";
     case SW_ERR_CLOCK: return "out of time";
+    case SW_ERR_PENDING: return "pending";
     case SW_ERR__CNT: break;
     }
     return "unknown error";

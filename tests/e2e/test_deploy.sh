@@ -602,6 +602,13 @@ for rel, path in renders:
         ann = s["metadata"].get("annotations", {})
         check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == "9464",
               "%s: Service has Prometheus scrape annotations" % rel)
+    # The rollout (docs/operating.md, Upgrading): one new pod beside the old
+    # ones, an old one stopped only once a new one is ready.
+    if dep["kind"] == "Deployment":
+        st = spec.get("strategy", {})
+        ru = st.get("rollingUpdate", {})
+        check(st.get("type") == "RollingUpdate" and ru.get("maxSurge") == 1 and ru.get("maxUnavailable") == 0,
+              "%s: RollingUpdate with maxSurge 1, maxUnavailable 0" % rel)
     pdbs = [p for p in by_kind.get("PodDisruptionBudget", []) if labels_match(p["spec"]["selector"].get("matchLabels"), pod_labels)]
     check(len(pdbs) == 1 and pdbs[0]["spec"].get("maxUnavailable") == 1, "%s: PodDisruptionBudget maxUnavailable 1" % rel)
     # KEDA.

@@ -29,6 +29,7 @@
 
 #include "sw_codec_telemetry.h"
 #include "sw_daemon.h"
+#include "sw_lines.h"
 #include "sw_detect.h"
 #include "sw_gen.h"
 #include "sw_gen_crash.h"
@@ -55,10 +56,9 @@ static char *path_in(const char *name)
 /* One control command to the mock; @returns true when it answered "ok". */
 #define mock_cmd(...) sw_test_mock_cmd(&g_mock, __VA_ARGS__)
 
+/* A scenario's telemetry: storm jobs "<prefix><k>", job k on partition k. */
 typedef struct stream_s {
-    char **lines;
-    size_t *lens;
-    int n;
+    sw_test_lines_t l;
     int jobs;
     char prefix[16];
 } stream_t;
@@ -66,47 +66,16 @@ typedef struct stream_s {
 static int make_stream(stream_t *s, const char *prefix, int jobs, int ranks, int samples,
                        int storms, uint64_t seed)
 {
-    sw_gen_opts_t go;
-    sw_gen_opts_default(&go);
-    go.jobs = jobs;
-    go.ranks = ranks;
-    go.samples = samples;
-    go.storms = storms;
-    go.storm_at = 0.15;
-    go.seed = seed;
-    go.storm_rank = SW_GEN_STORM_RANK_RANDOM;
-    go.job_prefix = prefix;
-    char err[256];
-    sw_gen_t *gen = sw_gen_new(&go, err, sizeof(err));
-    SW_ASSERT(gen, "%s", err);
     memset(s, 0, sizeof(*s));
     snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
     s->jobs = jobs;
-    int cap = 1 << 15;
-    s->lines = malloc((size_t)cap * sizeof(char *));
-    s->lens = malloc((size_t)cap * sizeof(size_t));
-    sw_buf_t line;
-    sw_buf_init(&line);
-    while (sw_gen_next(gen, &line)) {
-        if (s->n == cap) {
-            cap *= 2;
-            s->lines = realloc(s->lines, (size_t)cap * sizeof(char *));
-            s->lens = realloc(s->lens, (size_t)cap * sizeof(size_t));
-        }
-        s->lines[s->n] = strndup(line.data, line.len - 1);
-        s->lens[s->n++] = line.len - 1;
-        line.len = 0;
-    }
-    sw_buf_clear(&line);
-    sw_gen_destroy(gen);
+    sw_test_gen_storms(&s->l, prefix, jobs, ranks, samples, storms, seed);
     return 0;
 }
 
 static void free_stream(stream_t *s)
 {
-    for (int i = 0; i < s->n; i++) free(s->lines[i]);
-    free(s->lines);
-    free(s->lens);
+    sw_test_lines_free(&s->l);
 }
 
 /* Produce lines [from, to) of @p s to in.<t>, job j on partition j, with a
@@ -121,12 +90,11 @@ static int produce(const stream_t *s, const char *t, int from, int to, useconds_
     size_t plen = strlen(s->prefix) + 1;
     for (int i = from; i < to; i++) {
         sw_event_t ev;
-        SW_ASSERT(sw_tdec_json(dec, s->lines[i], s->lens[i], &ev, err, sizeof(err)) == SW_OK, "%s",
+        SW_ASSERT(sw_tdec_json(dec, s->l.v[i], s->l.len[i], &ev, err, sizeof(err)) == SW_OK, "%s",
                   err);
         int part = atoi(ev.job_id.ptr + plen);
-        SW_ASSERT(
-            sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->lines[i], s->lens[i]),
-            "produce");
+        SW_ASSERT(sw_kp_send(rk, topic, part, ev.job_id.ptr, ev.job_id.len, s->l.v[i], s->l.len[i]),
+                  "produce");
         if (pace_us && i % 100 == 99) {
             rd_kafka_poll(rk, 0);
             usleep(pace_us);
@@ -141,7 +109,7 @@ static int produce(const stream_t *s, const char *t, int from, int to, useconds_
 static pid_t produce_in_child(const stream_t *s, const char *t, useconds_t pace_us)
 {
     pid_t pid = fork();
-    if (pid == 0) _exit(produce(s, t, 0, s->n, pace_us) ? 1 : 0);
+    if (pid == 0) _exit(produce(s, t, 0, s->l.n, pace_us) ? 1 : 0);
     return pid;
 }
 
@@ -186,7 +154,7 @@ static int stop(sw_test_daemon_t *d)
 /* The output of topic out.<t> against an uninterrupted run of @p s. */
 static int check_output(const stream_t *s, const char *t, const char *what)
 {
-    json_t *want = sw_kt_replay_by_job_w(s->lines, s->lens, s->n, 100);
+    json_t *want = sw_kt_replay_by_job_w(s->l.v, s->l.len, s->l.n, 100);
     size_t want_n = sw_kt_count(want);
     char topic[64], src[64];
     snprintf(topic, sizeof(topic), "out.%s", t);
@@ -399,9 +367,6 @@ static int test_crash_kill9(void)
         memset(&s, 0, sizeof(s));
         snprintf(s.prefix, sizeof(s.prefix), "crash");
         s.jobs = 1;
-        int cap = 1 << 15;
-        s.lines = malloc((size_t)cap * sizeof(char *));
-        s.lens = malloc((size_t)cap * sizeof(size_t));
         sw_buf_t line;
         sw_buf_init(&line);
         sw_params_t p = sw_params_default();
@@ -412,26 +377,20 @@ static int test_crash_kill9(void)
         size_t first = 0, second = 0;
         want_x8 = 0;
         while (sw_genx_next(g, &line)) {
-            if (s.n == cap) {
-                cap *= 2;
-                s.lines = realloc(s.lines, (size_t)cap * sizeof(char *));
-                s.lens = realloc(s.lens, (size_t)cap * sizeof(size_t));
-            }
-            s.lines[s.n] = strndup(line.data, line.len - 1);
-            s.lens[s.n] = line.len - 1;
+            int at = s.l.n;
+            sw_test_lines_add(&s.l, line.data, line.len - 1);
             sw_event_t ev;
             const sw_record_t *rec;
-            SW_ASSERT(sw_tdec_json(dec, s.lines[s.n], s.lens[s.n], &ev, err, sizeof(err)) == SW_OK,
+            SW_ASSERT(sw_tdec_json(dec, s.l.v[at], s.l.len[at], &ev, err, sizeof(err)) == SW_OK,
                       "%s", err);
             sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err));
             for (const sw_record_t *x = sw_detect_next(det); x; x = sw_detect_next(det)) {
                 want_x8++;
                 if (x->action != SW_ACTION_CRASH) continue;
-                if (crashes == 0) first = (size_t)s.n;
-                if (crashes == 1) second = (size_t)s.n;
+                if (crashes == 0) first = (size_t)at;
+                if (crashes == 1) second = (size_t)at;
                 crashes++;
             }
-            s.n++;
             line.len = 0;
         }
         sw_buf_clear(&line);
@@ -449,7 +408,7 @@ static int test_crash_kill9(void)
     }
     SW_ASSERT(cut, "no generated cascade with a revised crash record");
     printf("crash under kill -9: seed %llu, %d events, killed after event %zu\n",
-           (unsigned long long)(seed - 1), s.n, cut);
+           (unsigned long long)(seed - 1), s.l.n, cut);
     SW_ASSERT(produce(&s, "x", 0, (int)cut, 0) == 0, "produce");
     sw_test_daemon_t d;
     daemon_start(&d, "x", "x0", "metrics.listen=127.0.0.1:0", NULL);
@@ -461,7 +420,7 @@ static int test_crash_kill9(void)
     wait_events_in(&d, (double)cut, "x0 takes in the records before the kill");
     usleep(600 * 1000);
     sw_test_daemon_kill(&d);
-    SW_ASSERT(produce(&s, "x", (int)cut, s.n, 0) == 0, "produce");
+    SW_ASSERT(produce(&s, "x", (int)cut, s.l.n, 0) == 0, "produce");
     daemon_start(&d, "x", "x1", NULL, NULL);
     sw_kmsg_t *m;
     size_t got_n = sw_kc_read(g_boot, "out.x", 4, want_x8, 4000, 180000, &m);
@@ -511,14 +470,14 @@ static int test_rebalance(void)
     daemon_start(&a, "r", "rA", NULL, NULL);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 4, JOIN_WAIT_MS), "A did not take 4 partitions");
     pid_t prod = produce_in_child(&s, "r", 60000); /* ~15 s */
-    wait_consumed("r", s.n / 5, "B joins a fifth into the telemetry");
+    wait_consumed("r", s.l.n / 5, "B joins a fifth into the telemetry");
     daemon_start(&b, "r", "rB", NULL, NULL);
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, JOIN_WAIT_MS), "B was never assigned");
     /* B restores what it took and consumes (the group takes in another
      * fifth), then leaves mid-storm. */
     SW_ASSERT(sw_test_daemon_wait_log(&b, "state restored", 1, PROGRESS_WAIT_MS),
               "B restored no partition (see %s)", b.log);
-    wait_consumed("r", 2 * s.n / 5, "B leaves mid-storm");
+    wait_consumed("r", 2 * s.l.n / 5, "B leaves mid-storm");
     SW_ASSERT(stop(&b) == 0, "B did not exit 0 when leaving");
     SW_ASSERT(sw_proc_wait(prod, 120000) == 0, "telemetry could not be produced");
     int failed = check_output(&s, "r", "second instance joins and leaves mid-storm");
@@ -559,7 +518,7 @@ static int test_broker_faults(void)
     /* Each fault once the daemon has taken in a further 1/32 of the stream
      * (~0.6 s of telemetry) under the one before: a step is progress made
      * through the faults, not time. */
-    int step = s.n / 32;
+    int step = s.l.n / 32;
     wait_consumed("f", 2 * step, "before the faults");
     FAULT("broker rtt -1 300");
     wait_consumed("f", 4 * step, "under 300 ms round trips");
@@ -605,7 +564,7 @@ static int test_exactly_once(void)
     sw_test_daemon_t d;
     daemon_start(&d, "e", "e0", "processing.guarantee=exactly_once", NULL);
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "daemon did not join");
-    if (produce(&s, "e", 0, s.n, 0)) return 1;
+    if (produce(&s, "e", 0, s.l.n, 0)) return 1;
     int failed = check_output(&s, "e", "exactly_once transactions on the mock cluster");
     SW_ASSERT(stop(&d) == 0, "exactly_once daemon did not exit 0");
     /* A fenced producer must stop the daemon, loudly. */
@@ -682,9 +641,9 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed, in
         daemon_start(&d[k], t, tag[k], x1, x2);
     }
     /* A backlog first, so that the first assignment has records to send at once. */
-    if (produce(&s, t, 0, s.n / 10, 0)) return 1;
+    if (produce(&s, t, 0, s.l.n / 10, 0)) return 1;
     pid_t prod = fork();
-    if (prod == 0) _exit(produce(&s, t, s.n / 10, s.n, 80000) ? 1 : 0);
+    if (prod == 0) _exit(produce(&s, t, s.l.n / 10, s.l.n, 80000) ? 1 : 0);
     printf("chaos %s: seed %llu, %d instance%s, %d kills\n", t, (unsigned long long)seed, instances,
            instances == 1 ? "" : "s", kills);
     for (int i = 0; i < kills; i++) {
@@ -748,8 +707,8 @@ static int test_bounded_stop(void)
                                           "snapshot.interval.ms=3600000",
                                           "metrics.listen=127.0.0.1:0", NULL});
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "s0 did not take 4 partitions");
-    if (produce(&s, "s", 0, s.n / 3, 0)) return 1;
-    wait_events_in(&d, s.n / 3, "s0 takes in the first third");
+    if (produce(&s, "s", 0, s.l.n / 3, 0)) return 1;
+    wait_events_in(&d, s.l.n / 3, "s0 takes in the first third");
     SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
     usleep(500000);
     int64_t t0 = sw_proc_now_ms();
@@ -767,11 +726,11 @@ static int test_bounded_stop(void)
     daemon_start(&d, "s", "s1", "snapshot.interval.ms=3600000",
                  "metrics.listen=127.0.0.1:0"); /* shutdown.timeout.ms: 30 s */
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 4, JOIN_WAIT_MS), "s1 did not take 4 partitions");
-    if (produce(&s, "s", s.n / 3, 2 * s.n / 3, 0)) return 1;
+    if (produce(&s, "s", s.l.n / 3, 2 * s.l.n / 3, 0)) return 1;
     /* s1 reads from what s0 committed (its stop could not commit) to the
      * end of the second third. */
     int64_t from = sw_kc_committed(g_boot, "g.s", "in.s", 4);
-    wait_events_in(&d, (double)(2 * s.n / 3 - (from > 0 ? from : 0)),
+    wait_events_in(&d, (double)(2 * s.l.n / 3 - (from > 0 ? from : 0)),
                    "s1 takes in the second third");
     SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
     usleep(500000);
@@ -791,7 +750,7 @@ static int test_bounded_stop(void)
     /* Brokers back: the restart finishes the work, nothing lost or repeated. */
     daemon_start(&d, "s", "s2", NULL, NULL);
     SW_ASSERT(sw_test_daemon_wait_assigned(&d, 1, JOIN_WAIT_MS), "s2 was never assigned");
-    if (produce(&s, "s", 2 * s.n / 3, s.n, 0)) return 1;
+    if (produce(&s, "s", 2 * s.l.n / 3, s.l.n, 0)) return 1;
     int failed = check_output(&s, "s", "stops with the brokers gone, then a restart");
     SW_ASSERT(stop(&d) == 0, "s2 did not exit 0 after SIGTERM");
     SW_ASSERT(sw_test_daemon_count(&d, "stopped in ") == 1, "no 'stopped in' line");
@@ -936,7 +895,7 @@ static int test_readyz_output(void)
     SW_ASSERT(sw_test_daemon_wait_ready(&d, port, JOIN_WAIT_MS), "never ready (log %s)", d.log);
     for (int p = 0; p < 4; p++)
         SW_ASSERT(mock_cmd("leader out.o %d -1", p), "mock refused the leader change");
-    SW_ASSERT(produce(&s, "o", 0, s.n, 0) == 0, "telemetry could not be produced");
+    SW_ASSERT(produce(&s, "o", 0, s.l.n, 0) == 0, "telemetry could not be produced");
     int64_t t0 = sw_proc_now_ms(), t503 = -1;
     sw_buf_t body;
     sw_buf_init(&body);
@@ -1037,8 +996,8 @@ static int test_forwarder_kill(void)
     printf("forwarder kill: job wj-%d forwarded by %s, analysed by %s\n", cross, tag[fwd],
            tag[1 - fwd]);
     pid_t prod = fork();
-    if (prod == 0) _exit(produce(&s, t, 0, s.n, 120000) ? 1 : 0); /* ~12 s */
-    wait_consumed(t, s.n / 3, "the forwarder's kill point");
+    if (prod == 0) _exit(produce(&s, t, 0, s.l.n, 120000) ? 1 : 0); /* ~12 s */
+    wait_consumed(t, s.l.n / 3, "the forwarder's kill point");
     sw_test_daemon_kill(&d[fwd]);
     printf("  kill -9 %s a third into the telemetry, restarted at once\n", tag[fwd]);
     snprintf(tag[fwd], sizeof(tag[fwd]), "w%c%d", 'A' + fwd, ++gen);
@@ -1079,7 +1038,7 @@ static int test_rebalance_storm(void)
     daemon_start(&a, t, "gA", x1, x2);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 8, JOIN_WAIT_MS), "gA did not take 8 partitions");
     pid_t prod = fork();
-    if (prod == 0) _exit(produce(&s, t, 0, s.n, 600000) ? 1 : 0); /* ~58 s */
+    if (prod == 0) _exit(produce(&s, t, 0, s.l.n, 600000) ? 1 : 0); /* ~58 s */
     int joins = 0, leaves = 0, failed = 0;
     int64_t t0 = sw_proc_now_ms();
     for (int i = 0; i < 30; i++) {

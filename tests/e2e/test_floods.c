@@ -29,7 +29,7 @@
 
 #include "sw_codec_telemetry.h"
 #include "sw_daemon.h"
-#include "sw_gen.h"
+#include "sw_lines.h"
 #include "sw_partition.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
@@ -40,62 +40,10 @@ static char g_dir[512];
 
 #define mock_cmd(...) sw_test_mock_cmd(&g_mock, __VA_ARGS__)
 
-typedef struct lines_s {
-    char **v;
-    size_t *len;
-    int n, cap;
-} lines_t;
-
-static void lines_add(lines_t *l, const char *s, size_t n)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 1024;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof(*l->v));
-        l->len = realloc(l->len, (size_t)l->cap * sizeof(*l->len));
-    }
-    l->v[l->n] = strndup(s, n);
-    l->len[l->n++] = n;
-}
-
-static void lines_free(lines_t *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-    free(l->len);
-    memset(l, 0, sizeof(*l));
-}
-
-/* Storm jobs from the generator, job ids "<prefix><k>". */
-static void gen_jobs(lines_t *l, const char *prefix, int jobs, int ranks, int samples, int storms,
-                     uint64_t seed)
-{
-    sw_gen_opts_t go;
-    sw_gen_opts_default(&go);
-    go.jobs = jobs;
-    go.ranks = ranks;
-    go.samples = samples;
-    go.storms = storms;
-    go.storm_at = 0.15;
-    go.seed = seed;
-    go.storm_rank = SW_GEN_STORM_RANK_RANDOM;
-    go.job_prefix = prefix;
-    char err[256];
-    sw_gen_t *gen = sw_gen_new(&go, err, sizeof(err));
-    SW_ASSERT(gen, "%s", err);
-    sw_buf_t line;
-    sw_buf_init(&line);
-    while (sw_gen_next(gen, &line)) {
-        lines_add(l, line.data, line.len - 1);
-        line.len = 0;
-    }
-    sw_buf_clear(&line);
-    sw_gen_destroy(gen);
-}
-
 /* Produce @p l to @p topic, each line keyed by its job id on murmur2's
  * partition of it (as a Kafka Java producer places keys), pausing
  * @p pace_us every 100 messages. */
-static int produce(const lines_t *l, const char *topic, int parts, int from, int to,
+static int produce(const sw_test_lines_t *l, const char *topic, int parts, int from, int to,
                    useconds_t pace_us)
 {
     rd_kafka_t *rk = sw_kp_new(g_boot);
@@ -177,8 +125,8 @@ static long vm_hwm_kib(pid_t pid)
 
 /* Records of jobs whose id starts with @p prefix, against replay's of
  * @p real (summaries left out: idle ones come when the test stops). */
-static int check_real(const lines_t *real, int64_t window, const char *t, const char *src_fmt,
-                      const char *prefix, int parts, const char *what)
+static int check_real(const sw_test_lines_t *real, int64_t window, const char *t,
+                      const char *src_fmt, const char *prefix, int parts, const char *what)
 {
     json_t *want = sw_kt_replay_by_job_w(real->v, real->len, real->n, window);
     size_t want_n = sw_kt_count(want);
@@ -253,7 +201,8 @@ static long env_long(const char *name, long def)
 
 /* ---- flood -------------------------------------------------------------- */
 
-static int flood_once(int run, const lines_t *all, const lines_t *real, long budget, long limit_mib)
+static int flood_once(int run, const sw_test_lines_t *all, const sw_test_lines_t *real, long budget,
+                      long limit_mib)
 {
     char t[16], tag[32];
     snprintf(t, sizeof(t), "fl%d", run);
@@ -376,8 +325,8 @@ static int test_flood(void)
 #endif
     long runs = env_long("SW_FLOOD_RUNS", 1);
     long rank_cycle = env_long("SW_FLOOD_RANKS", 3); /* 3: 1, 2, 8 ranks in turn; 1: one rank */
-    lines_t real = {0}, all = {0};
-    gen_jobs(&real, "realjob", 4, 16, 200, 3, 35); /* 4 partitions (murmur2) */
+    sw_test_lines_t real = {0}, all = {0};
+    sw_test_gen_storms(&real, "realjob", 4, 16, 200, 3, 35); /* 4 partitions (murmur2) */
     /* The flood, the real jobs' lines spread through it. */
     char buf[400];
     int ri = 0;
@@ -390,13 +339,13 @@ static int test_flood(void)
                              "{\"timestamp_ns\":%lld,\"event_type\":\"sample\",\"rank\":%d,"
                              "\"world_size\":%d,\"job_id\":\"f%ld\",\"device_used_bytes\":1}",
                              1763700000000000000LL + i, r, k, i);
-            lines_add(&all, buf, (size_t)n);
+            sw_test_lines_add(&all, buf, (size_t)n);
         }
         if (i % every == 0)
             for (int c = 0; c < 8 && ri < real.n; c++, ri++)
-                lines_add(&all, real.v[ri], real.len[ri]);
+                sw_test_lines_add(&all, real.v[ri], real.len[ri]);
     }
-    for (; ri < real.n; ri++) lines_add(&all, real.v[ri], real.len[ri]);
+    for (; ri < real.n; ri++) sw_test_lines_add(&all, real.v[ri], real.len[ri]);
     printf(
         "flood: %ld one-sample job ids (%d messages with the real jobs') beside 4 real jobs "
         "(%d messages), 32 partitions, backlog; %ld run%s\n",
@@ -408,8 +357,8 @@ static int test_flood(void)
         failed |= f;
     }
     printf("flood: %d of %ld runs held\n", held, runs);
-    lines_free(&real);
-    lines_free(&all);
+    sw_test_lines_free(&real);
+    sw_test_lines_free(&all);
     return failed;
 }
 
@@ -434,8 +383,8 @@ static int latency_over_1s(const char *text, double *count)
 static int test_outage(void)
 {
     const char *t = "ou";
-    lines_t l = {0};
-    gen_jobs(&l, "oj", 4, 8, 400, 3, 41);
+    sw_test_lines_t l = {0};
+    sw_test_gen_storms(&l, "oj", 4, 8, 400, 3, 41);
     sw_test_daemon_t d;
     daemon_start(&d, t, "ou0", (const char *const[]){"window.samples=100", NULL});
     int port = sw_test_daemon_metrics_port(&d, 30000);
@@ -488,7 +437,7 @@ static int test_outage(void)
     if (dlq_report(t, 4, "oj", &real_dlq, NULL)) failed = 1;
     sw_buf_clear(&body);
     if (sw_test_daemon_stop(&d, 60000) != 0) failed = 1;
-    lines_free(&l);
+    sw_test_lines_free(&l);
     return failed;
 }
 
@@ -497,8 +446,8 @@ static int test_outage(void)
 static int test_mixed(void)
 {
     const char *t = "mx";
-    lines_t l = {0};
-    gen_jobs(&l, "mj", 4, 8, 200, 2, 43);
+    sw_test_lines_t l = {0};
+    sw_test_gen_storms(&l, "mj", 4, 8, 200, 2, 43);
     sw_test_daemon_t a, b;
     daemon_start(&a, t, "mx-auto", NULL);
     int pa = sw_test_daemon_metrics_port(&a, 30000);
@@ -547,7 +496,7 @@ static int test_mixed(void)
     sw_buf_clear(&body);
     sw_test_daemon_stop(&b, 60000);
     sw_test_daemon_stop(&a, 60000);
-    lines_free(&l);
+    sw_test_lines_free(&l);
     return failed;
 }
 

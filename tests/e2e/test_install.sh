@@ -17,8 +17,13 @@
 #     there, `dpkg -r` keeps the conffile, `dpkg -P` removes it
 #
 # Missing tools (help2man, dpkg-deb, systemd-analyze) fail the test when
-# CI=true and skip their step otherwise. SW_INSTALL_DEB=0 skips step 2 (it
-# builds the binary once more).
+# CI=true and skip their step otherwise. SW_INSTALL_DEB=0 skips step 2.
+# Step 2's binary: with CI=true (or SW_INSTALL_DEB_BUILD=1), built once more
+# in the package's own tree, as `make package` does; otherwise, when
+# BUILD_DIR is an optimised build without sanitizers, BUILD_DIR's binary and
+# man page, which the package's tree would compile the same way (the
+# install paths are configured into the units and the conffile list, not
+# into the binary), so that `make test` compiles stormwatch once.
 # Exit status: 0 passed (or skipped outside CI), 1 failed, 2 usage.
 set -u
 
@@ -184,11 +189,30 @@ elif ! have dpkg-deb || ! have cpack; then
   missing "dpkg-deb and cpack" "the Debian package"
 else
   deb_build="$tmp/build-deb"
+  build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")
+  reuse=0
+  if [ "$ci" != true ] && [ "${SW_INSTALL_DEB_BUILD:-0}" != 1 ] && [ "$sanitized" != ON ] &&
+    [ -x "$build/stormwatch" ] && if have help2man; then [ "$build/stormwatch.1" -nt "$build/stormwatch" ]; fi; then
+    case $build_type in RelWithDebInfo | Release) reuse=1 ;; esac
+  fi
+  # deb_binary: the package tree's binary (and man page), built there or
+  # taken from BUILD_DIR; with the latter, `install` does not build `all`.
+  deb_binary() {
+    if [ $reuse = 1 ]; then
+      cp "$build/stormwatch" "$deb_build/stormwatch" &&
+        { [ ! -f "$build/stormwatch.1" ] || cp "$build/stormwatch.1" "$deb_build/stormwatch.1"; }
+    else
+      nice "$cmake" --build "$deb_build" -j "${JOBS:-2}" --target stormwatch &&
+        { ! have help2man || nice "$cmake" --build "$deb_build" --target man; }
+    fi
+  }
+  [ $reuse = 1 ] && echo "note: the .deb's binary and man page are $build's (SW_INSTALL_DEB_BUILD=1 builds them again)"
   if nice "$cmake" -S "$root" -B "$deb_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSW_BUILD_TESTS=OFF \
-    -DCMAKE_INSTALL_PREFIX=/usr >"$tmp/deb.out" 2>&1 &&
-    nice "$cmake" --build "$deb_build" -j "${JOBS:-2}" --target stormwatch >>"$tmp/deb.out" 2>&1 &&
-    { ! have help2man || nice "$cmake" --build "$deb_build" --target man >>"$tmp/deb.out" 2>&1; } &&
+    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=$([ $reuse = 1 ] && echo ON || echo OFF) \
+    >"$tmp/deb.out" 2>&1 && deb_binary >>"$tmp/deb.out" 2>&1 &&
     (cd "$deb_build" && cpack -G DEB) >>"$tmp/deb.out" 2>&1; then
+    [ $reuse = 1 ] && grep -q "^Scanning dependencies\|Building C object" "$tmp/deb.out" &&
+      fail "the .deb from $build's binary compiled something: $(grep -m3 'Building C object' "$tmp/deb.out")"
     deb=$(ls "$deb_build"/stormwatch_*.deb 2>/dev/null | head -1)
     [ -n "$deb" ] && ok "cpack -G DEB: $(basename "$deb")" || fail "cpack made no .deb: $(tail -5 "$tmp/deb.out")"
   else

@@ -31,6 +31,7 @@
 #include "sw_codec_telemetry.h"
 #include "sw_daemon.h"
 #include "sw_gen.h"
+#include "sw_log.h"
 #include "sw_partition.h"
 #include "sw_proc.h"
 #include "sw_testlib.h"
@@ -658,7 +659,7 @@ static size_t resent(const char *sc, size_t *total)
  * the group's snapshots: every job's records equal to the replay of its
  * events (job-keyed: the order they were produced), none sent twice, no
  * storm paged twice. */
-static int scenario_switch(const char *sc, const input_t *in)
+static int scenario_switch(const char *sc, const input_t *in, const char *from, const char *to)
 {
     char **lines = calloc(in->n + 1, sizeof(*lines));
     size_t *lens = calloc(in->n + 1, sizeof(*lens));
@@ -685,7 +686,7 @@ static int scenario_switch(const char *sc, const input_t *in)
     /* Jobs stay alive across the switch (the restart takes seconds). */
     g_extra = "job.idle.ms=15000";
     sw_test_daemon_t a, b;
-    start_daemon(&a, "on", sc, "on");
+    start_daemon(&a, from, sc, from);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_JOB, 100000, 0, hi);
     /* Until the `on` engines have analysed that prefix: its records out. */
@@ -695,10 +696,10 @@ static int scenario_switch(const char *sc, const input_t *in)
     size_t before = sw_kc_read(g_boot, otopic, NPARTS, want, 0, 30000, &o);
     sw_kmsg_free(o, before);
     if (stop(&a) != 0) {
-        fprintf(stderr, "FAIL [%s]: the repartition=on instance did not stop cleanly\n", sc);
+        fprintf(stderr, "FAIL [%s]: the repartition=%s instance did not stop cleanly\n", sc, from);
         failed = 1;
     }
-    start_daemon(&b, "auto", sc, "auto");
+    start_daemon(&b, to, sc, to);
     g_extra = NULL;
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
     failed |= produce_all(sc, in, KEY_JOB, 100000, hi, in->n);
@@ -706,15 +707,22 @@ static int scenario_switch(const char *sc, const input_t *in)
            before, want);
     char srcs[220];
     snprintf(srcs, sizeof(srcs), "in.%s,g%s.repartition", sc, sc);
-    failed |= judge(sc, in, lines, lens, in->n, srcs, true, false,
+    bool back = !strcmp(to, "on"); /* a rollback: measured (docs/operating.md) */
+    failed |= judge(sc, in, lines, lens, in->n, srcs, !back, false,
                     "equal to the replay of the input");
     size_t total, dup = resent(sc, &total);
-    int engines = sw_test_daemon_count(&b, "restored the repartition=on engine");
-    printf(
-        "  (repartition=on, then auto after SIGTERM: %zu records, %zu sent twice; %d engines "
-        "of `on` went on under `auto`)\n",
-        total, dup, engines);
-    if (dup) {
+    int engines = sw_test_daemon_count(&b, back ? "last read by repartition=auto"
+                                                : "restored the repartition=on engine");
+    printf("  (repartition=%s, then %s after SIGTERM: %zu records, %zu sent twice; %d %s)\n", from,
+           to, total, dup, engines,
+           back ? "repartition partitions taken from auto's swauto1 commits"
+                : "engines of `on` went on under `auto`");
+    if (back) {
+        if (engines < 1) {
+            fprintf(stderr, "FAIL [%s]: no repartition partition taken from auto's commit\n", sc);
+            failed = 1;
+        }
+    } else if (dup) {
         fprintf(stderr, "FAIL [%s]: %zu records sent twice across the switch\n", sc, dup);
         failed = 1;
     }
@@ -724,10 +732,84 @@ static int scenario_switch(const char *sc, const input_t *in)
     return failed;
 }
 
+/* Dead letters on dlq.SC. */
+static size_t dead_letters(const char *sc)
+{
+    char topic[100];
+    snprintf(topic, sizeof(topic), "dlq.%s", sc);
+    sw_kmsg_t *o;
+    size_t n = sw_kc_read(g_boot, topic, NPARTS, (size_t)-1, 0, 3000, &o);
+    sw_kmsg_free(o, n);
+    return n;
+}
+
+/* A mixed group (issue 35 point 1): an instance of `on` runs, one of
+ * `auto` joins it (a rolling update whose new pods run auto beside an old
+ * one); the new one reads the group's announcements, runs as on beside
+ * it (no marker written, nothing analysed twice), and when the `on`
+ * instance is stopped (SIGTERM) it switches to auto by itself (a graceful
+ * stop and a start as auto from the snapshots); then a third instance of
+ * `auto` joins and starts as auto at once. Job-keyed, live input: every
+ * job's records equal the replay of its events, none sent twice, no dead
+ * letter. */
+static int scenario_mixedmode(const char *sc, const input_t *in)
+{
+    char **lines = calloc(in->n + 1, sizeof(*lines));
+    size_t *lens = calloc(in->n + 1, sizeof(*lens));
+    for (size_t i = 0; i < in->n; i++) lines[i] = in->m[i].line, lens[i] = in->m[i].len;
+    size_t third = in->n / 3;
+    g_extra = "job.idle.ms=30000"; /* jobs stay alive across the switches */
+    sw_test_daemon_t a, b, c;
+    start_daemon(&a, "on", sc, "on");
+    SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
+    start_daemon(&b, "auto", sc, "auto");
+    int failed = 0;
+    bool followed = sw_test_daemon_wait_log(&b, "runs as repartition=on", 1, 60000);
+    SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
+    failed |= produce_all(sc, in, KEY_JOB, 100000, 0, third);
+    if (stop(&a) != 0) {
+        fprintf(stderr, "FAIL [%s]: the repartition=on instance did not stop cleanly\n", sc);
+        failed = 1;
+    }
+    int64_t t0 = sw_clock_ms();
+    failed |= produce_all(sc, in, KEY_JOB, 100000, third, 2 * third);
+    bool switched = sw_test_daemon_wait_log(&b, "starting again as repartition=auto", 1, 90000);
+    int64_t switch_ms = sw_clock_ms() - t0;
+    start_daemon(&c, "auto2", sc, "auto");
+    g_extra = NULL;
+    bool c_auto = sw_test_daemon_wait_assigned(&c, 1, 120000);
+    failed |= produce_all(sc, in, KEY_JOB, 100000, 2 * third, in->n);
+    char srcs[220];
+    snprintf(srcs, sizeof(srcs), "in.%s,g%s.repartition", sc, sc);
+    failed |= judge(sc, in, lines, lens, in->n, srcs, true, false,
+                    "equal to the replay of the input");
+    size_t total, dup = resent(sc, &total), dl = dead_letters(sc);
+    int c_followed = sw_test_daemon_count(&c, "runs as repartition=on");
+    printf(
+        "  (on + auto: auto followed on: %s; on stopped, auto switched by itself: %s after "
+        "%.1f s; a third member started as %s; %zu records, %zu sent twice, %zu dead "
+        "letters)\n",
+        followed ? "yes" : "NO", switched ? "yes" : "NO", (double)switch_ms / 1000.0,
+        c_followed ? "on" : "auto", total, dup, dl);
+    if (!followed || !switched || !c_auto || c_followed || dup || dl) {
+        fprintf(stderr,
+                "FAIL [%s]: followed %d, switched %d, third assigned %d (followed on %d), %zu "
+                "records sent twice, %zu dead letters\n",
+                sc, followed, switched, c_auto, c_followed, dup, dl);
+        failed = 1;
+    }
+    if (stop(&b) != 0) failed = 1;
+    if (stop(&c) != 0) failed = 1;
+    free(lines);
+    free(lens);
+    return failed;
+}
+
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey", "hostkey", "mixed",  "kill",  "moving",  "eos",
-                                     "off",   "akeyed",  "amixed", "akill", "amoving", "switch"};
+    static const char *const sc[] = {"nokey",   "hostkey", "mixed",     "kill",    "moving",
+                                     "eos",     "off",     "akeyed",    "amixed",  "akill",
+                                     "amoving", "switch",  "mixedmode", "rollback"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];
@@ -795,16 +877,21 @@ SCENARIO(akeyed, scenario_two("akeyed", "auto", KEY_JOB, &g_in))
 SCENARIO(amixed, scenario_two("amixed", "auto", KEY_MIXED, &g_in))
 SCENARIO(akill, scenario_kill("akill", "auto", &g_in))
 SCENARIO(amoving, scenario_rebalance("amoving", "auto", KEY_MIXED, &g_in))
-SCENARIO(switch, scenario_switch("switch", &g_in))
+SCENARIO(switch, scenario_switch("switch", &g_in, "on", "auto"))
+SCENARIO(rollback, scenario_switch("rollback", &g_in, "auto", "on"))
+SCENARIO(mixedmode, scenario_mixedmode("mixedmode", &g_in))
 #undef SCENARIO
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
-        cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
-        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed),  cmocka_unit_test(test_amixed),
-        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving), cmocka_unit_test(test_switch),
+        cmocka_unit_test(test_nokey),     cmocka_unit_test(test_hostkey),
+        cmocka_unit_test(test_mixed),     cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_moving),    cmocka_unit_test(test_eos),
+        cmocka_unit_test(test_off),       cmocka_unit_test(test_akeyed),
+        cmocka_unit_test(test_amixed),    cmocka_unit_test(test_akill),
+        cmocka_unit_test(test_amoving),   cmocka_unit_test(test_switch),
+        cmocka_unit_test(test_mixedmode), cmocka_unit_test(test_rollback),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
     const char *only = getenv("SW_KEYING_ONLY");

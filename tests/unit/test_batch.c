@@ -351,6 +351,16 @@ static const batch_case_t k_cases[] = {
          "0", "0", "0", "500", "1", "0", "medium", "2",
          "null") ", " SUSPECT("3", "0", "0", "500", "1", "0", "medium", "2",
                               "null") "], 'notes': []}"},
+    {"one (pid, host) keeps arrival order whatever else of its samples differs", SMALL,
+     /* rank 0: session b (interval 5) arrives before session a (interval 7)
+      * at the same time, pid and host: b first, so a's rise at t=0 is the
+      * spike (t=10 if the sources' other fields ordered them) */
+     "t=0 p=1 h=x s=b i=5 u=0; t=0 p=1 h=x s=a i=7 u=500; t=10 p=1 h=x s=a i=7 u=500;"
+     "t=0 r=1 u=0; t=10 r=1 u=0",
+     "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"
+     " 'rank_sample_counts': {'0': 3, '1': 2}, 'alignment_offsets_ns': {'0': 0, '1': 0},"
+     " 'cluster_onset_timestamp_ns': null, 'first_cause_suspects': [" SUSPECT(
+         "0", "0", "0", "500", "1", "0", "low", "1", "null") "], 'notes': [" N_ONE "]}"},
     {"timestamps order before pids and arrival", SMALL,
      "t=20 p=0 u=500; t=10 p=9 u=0; t=30 p=0 u=0; t=10 r=1 u=0; t=20 r=1 u=0",
      "{'job_id': null, 'world_size': 2, 'participating_ranks': [0, 1], 'missing_ranks': [],"

@@ -5,7 +5,10 @@
 # /usr/include, which every target sees):
 #   1. includes: every #include in src/core names an allowed libc header or
 #      a header of src/core or src/util;
-#   2. symbols: every undefined symbol of the built libsw_core.a is defined in
+#   2. no JSON parsing: the decoders (src/codec) hand the core parsed
+#      fields (e.g. sw_event_t.oom_reason); no core source compares a byte
+#      with a JSON delimiter ('"', '\\', '{', '[') as a scanner would;
+#   3. symbols: every undefined symbol of the built libsw_core.a is defined in
 #      the core itself, is an allowed libc or compiler-runtime function, or
 #      is a sw_ function of libsw_util.a other than logging; and the core
 #      defines no writable data (no globals, no function-level statics).
@@ -45,7 +48,14 @@ if [ -s purity-includes.txt ]; then
     bad "forbidden includes:"; cat purity-includes.txt >&2
 fi
 
-# 2. symbols
+# 2. no JSON parsing
+grep -nE "(==|!=)[[:space:]]*'(\\\\\\\\|\"|\{|\[)'|'(\\\\\\\\|\"|\{|\[)'[[:space:]]*(==|!=)" \
+    "$src"/core/*.c "$src"/core/*.h > purity-json.txt || true
+if [ -s purity-json.txt ]; then
+    bad "JSON parsing in the core (parse in src/codec, hand the core the fields):"; cat purity-json.txt >&2
+fi
+
+# 3. symbols
 nm --defined-only "$core_lib" | awk 'NF==3 {print $3}' | sort -u > purity-core-defined.txt
 nm --defined-only "$util_lib" | awk 'NF==3 && $2 ~ /[TW]/ {print $3}' | grep -v '^sw_log' | sort -u > purity-util.txt
 nm -u "$core_lib" | awk 'NF==2 {print $2}' | sort -u | comm -23 - purity-core-defined.txt > purity-undefined.txt
@@ -77,4 +87,4 @@ n_sym=$(wc -l < purity-undefined.txt)
 if [ "$fail" -ne 0 ]; then
     exit 1
 fi
-echo "core purity: $(ls "$src"/core/*.c "$src"/core/*.h | wc -l) files' includes allowed; $n_sym external symbols of libsw_core.a all allowed; no writable data"
+echo "core purity: $(ls "$src"/core/*.c "$src"/core/*.h | wc -l) files' includes allowed, no JSON scanner; $n_sym external symbols of libsw_core.a all allowed; no writable data"
