@@ -202,14 +202,14 @@ typedef struct job_s {
     int64_t p_first, p_onset_rank, p_onset_base; /* the answer published */
     int64_t p_rel0;                              /* its first spike's rel */
     sw_confidence_t p_conf;
-    int64_t sig_onset_rel; /* rel of the onset candidate */
-    int64_t front_reach;   /* the open episode's front: the farthest (in ranks) a joining
+    int64_t sig_onset_rel;      /* rel of the onset candidate */
+    int64_t front_reach;        /* the open episode's front: the farthest (in ranks) a joining
                               rank was from the nearest earlier member (issue 36) */
-    int64_t front_npr;     /* and its speed: the fewest ns per rank from its first member */
+    int64_t front_npr;          /* and its speed: the fewest ns per rank from its first member */
     int64_t old_reach, old_npr; /* those of the episode before the open one */
-    uint8_t warned;        /* SW_DET_WARN_* given for this job */
-    int64_t first_min_ts;  /* smallest first timestamp of a rank (clock skew) */
-    int64_t first_max_ts;  /* largest */
+    uint8_t warned;             /* SW_DET_WARN_* given for this job */
+    int64_t first_min_ts;       /* smallest first timestamp of a rank (clock skew) */
+    int64_t first_max_ts;       /* largest */
     /* The verdict (SPEC 6 step 5): onset and suspects of the open
      * episode's last trigger or update record, deep-copied into v_arena. */
     bool has_verdict;
@@ -429,6 +429,23 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
                          int64_t cause_offset);
 void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_analysis_t *out);
 void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts);
+
+/* The job's world size: the leading claim's, or the highest rank seen + 1
+ * when larger. */
+static inline int64_t sw_det_world_size(const job_t *j)
+{
+    int64_t declared = j->claim_leader >= 0 ? j->claims[j->claim_leader].ws : 1;
+    int64_t observed = j->max_rank + 1;
+    return declared > observed ? declared : observed;
+}
+
+/* Storms that overlap (sw_detect_overlap.c): the spreading storm's front. */
+void sw_det_front_learn(job_t *j, const rank_t *r);
+void sw_det_tail_spend(sw_detector_t *det, job_t *j, uint32_t ri, int64_t old);
+bool sw_det_open_spread(const job_t *j, const rank_t *r);
+bool sw_det_front_foreign(const job_t *j, const rank_t *r);
+bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel);
+bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r);
 void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg);
 int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard);
 

@@ -177,8 +177,8 @@ typedef struct sw_win_s {
  *  extends or adds runs after it). Valid while the window's cand_valid is
  *  set; the window clears that flag whenever the run changes. */
 typedef struct sw_win_cc_s {
-    int64_t thr;  /**< threshold it was found with */
-    int64_t from; /**< spent_ts it was found with */
+    int64_t thr;   /**< threshold it was found with */
+    int64_t from;  /**< spent_ts it was found with */
     int64_t split; /**< split_ts it was found with (sw_win_candidate_split) */
     sw_win_cand_t cand;
 } sw_win_cc_t;

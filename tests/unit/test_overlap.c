@@ -61,7 +61,7 @@ typedef struct fam_s {
 } fam_t;
 
 static size_t g_seeds = 1;
-static bool g_strict; /* SW_FIELD_STRICT=1: every storm's outcome is checked, not the floors */
+static bool g_strict;      /* SW_FIELD_STRICT=1: every storm's outcome is checked, not the floors */
 static const char *g_only; /* SW_FIELD_ONLY=name: only that family runs (the others pass) */
 
 /* Whether family @p name is left out (SW_FIELD_ONLY). */
@@ -485,9 +485,9 @@ int main(void)
     g_only = getenv("SW_FIELD_ONLY");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_in_noise),    cmocka_unit_test(test_overlapping_waves),
-        cmocka_unit_test(test_issue_case),
-        cmocka_unit_test(test_field_noise),      cmocka_unit_test(test_large_jobs),
-        cmocka_unit_test(test_single_in_noise),  cmocka_unit_test(test_no_storm_no_page),
+        cmocka_unit_test(test_issue_case),       cmocka_unit_test(test_field_noise),
+        cmocka_unit_test(test_large_jobs),       cmocka_unit_test(test_single_in_noise),
+        cmocka_unit_test(test_no_storm_no_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

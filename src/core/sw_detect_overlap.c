@@ -1,0 +1,316 @@
+/*
+ * Storms that overlap (issue 36; docs/semantics.md, "Storms that
+ * overlap"): the front of the storm that is spreading, what it explains,
+ * and the evidence that starts the next storm while it still spreads.
+ * Called by the lifecycle (sw_detect_verdict.c) on a rank's new candidate
+ * while a storm is known, never on a quiet sample. Pure.
+ */
+#include "sw_detect_cands.h"
+
+/* ---- storms that overlap (issue 36; docs/semantics.md, "Storms that
+ * overlap") ----------------------------------------------------------------
+ * A storm spreads from rank to rank: each rank it reaches lies near ranks
+ * it reached shortly before. Its *front* is its members (the ranks whose
+ * run joined its episode) with the time of their spike (ep_rel). A new
+ * rise is explained by the storm when a member within its reach (in rank
+ * numbers, around the ring of the world size) spiked within FRONT_S of
+ * it, the reach growing by the front's speed with the time since that
+ * member's spike. Reach and speed are learnt from the storm itself, once
+ * FRONT_LEARN ranks joined: twice the farthest a joining rank was from the
+ * nearest earlier member (at least FRONT_REACH_MIN), and the fastest a
+ * member was reached from the first one. A storm whose ranks join far from
+ * each other (no locality) explains every rise, as before. These run only
+ * on a rank's new candidate while a storm is known, never on a quiet
+ * sample. */
+
+#define FRONT_REACH_MIN 8
+#define FRONT_REACH_MAX 256
+#define FRONT_LEARN 8 /* members the reach is learnt from before it tells storms apart */
+#define FRONT_S 6 /* seconds (or intervals when longer) between neighbours' spikes */
+#define LAG_IV 3  /* intervals two ranks' newest samples may differ by and be compared */
+#define FIT_D 3   /* ranks either side whose spikes tell which of two rises a front made */
+
+/* FRONT_S seconds, or FRONT_S sampling intervals of rank r when longer. */
+static int64_t front_ns(const job_t *j, const rank_t *r)
+{
+    int64_t riv = rk_interval(j, r);
+    int64_t iv = riv > 0 && riv < INT64_MAX / 1000000 / FRONT_S ? riv * 1000000 : 0;
+    return FRONT_S * iv > FRONT_S * 1000000000LL ? FRONT_S * iv : FRONT_S * 1000000000LL;
+}
+
+/* The nearest rank (ring distance 1..reach from rank r) whose run of
+ * episode @p ep spiked within @p window of @p rel (any time: INT64_MAX);
+ * INT64_MAX when there is none. */
+static int64_t front_nearest(const job_t *j, const rank_t *r, int64_t ep, int64_t rel,
+                             int64_t window, int64_t reach)
+{
+    int64_t w = sw_det_world_size(j);
+    for (int64_t d = 1; d <= reach && 2 * d <= w; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t q = side ? r->rank + d : r->rank - d;
+            q = q < 0 ? q + w : q >= w ? q - w : q;
+            uint32_t qi;
+            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
+            const rank_t *m = &j->ranks[qi];
+            if (m == r || rk_ep_no(j, m) != ep) continue;
+            int64_t mrel = rk_ep_rel(j, m);
+            if (window == INT64_MAX || (mrel > rel - window && mrel < rel + window)) return d;
+        }
+    return INT64_MAX;
+}
+
+/* The reach within which the open episode's front explains a rise, 0 when
+ * the storm shows no locality (every rise is then explained). */
+static int64_t front_reach(int64_t learnt)
+{
+    int64_t reach = 2 * learnt;
+    if (reach >= FRONT_REACH_MAX) return 0;
+    return reach < FRONT_REACH_MIN ? FRONT_REACH_MIN : reach;
+}
+
+/* A joining rank widens the reach to its distance from the nearest
+ * earlier member. */
+void sw_det_front_learn(job_t *j, const rank_t *r)
+{
+    if (j->nmem == 0) return;
+    /* The front's speed: ns per rank from the first member to this one. */
+    const rank_t *f = &j->ranks[j->mem[0]];
+    int64_t w = sw_det_world_size(j), df = f->rank > r->rank ? f->rank - r->rank : r->rank - f->rank;
+    if (w - df < df) df = w - df;
+    int64_t dt = r->cand != NIL ? rc_of(j, r)->rel - rk_ep_rel(j, f) : 0;
+    if (df > 0 && dt > 0 && dt / df < j->front_npr) j->front_npr = dt / df;
+    if (j->front_reach >= FRONT_REACH_MAX) return;
+    int64_t d = front_nearest(j, r, j->episode, 0, INT64_MAX, FRONT_REACH_MAX);
+    if (d == INT64_MAX) d = FRONT_REACH_MAX;
+    if (d > j->front_reach) j->front_reach = d;
+}
+
+/* The old storm's tail on rank ri: its run is spent, and it joins the
+ * old storm's front (that storm goes on spreading). */
+void sw_det_tail_spend(sw_detector_t *det, job_t *j, uint32_t ri, int64_t old)
+{
+    rank_t *r = &j->ranks[ri];
+    const rank_cand_t *rc = rc_of(j, r);
+    int64_t base = rc->base, rel = rc->rel;
+    if (base == INT64_MIN || base == INT64_MAX) return;
+    rank_cold_t *c = rk_cold(j, r);
+    c->ep_no = old;
+    c->ep_base = base;
+    c->ep_rel = rel;
+    c->spent_ts = base + 1;
+    sw_det_cand_refresh(det, j, ri);
+}
+
+/* The nearest member of episode @p ep that explains a rise of rank r with
+ * spike rel @p rel: within the front's reach of it, or within what the
+ * front could have covered since that member spiked (its speed, the
+ * fastest a member was reached from the first one, over the time from the
+ * member's spike to this one plus two intervals); members that spiked
+ * more than FRONT_S before it, or more than two intervals after it, do
+ * not count. Reach and speed are the job's
+ * (the open episode's, or the last one's). @returns its ring distance,
+ * 0 when the front cannot tell (too few members learnt, no locality),
+ * INT64_MAX when no member explains the rise. */
+static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, int64_t rel,
+                                 bool clocks);
+
+static int64_t front_explains(const job_t *j, const rank_t *r, int64_t ep, int64_t rel)
+{
+    return front_explains_at(j, r, ep, rel, false);
+}
+
+/* Whether the rel clocks of ranks q and r can be compared: their newest
+ * samples are within @p lag of each other on their own clocks. A rank
+ * that reports has its newest sample at about now; one in a collector
+ * gap, late, or whose first samples were lost (its rel counts from a
+ * later sample) is off by the missing time, and its spike times say
+ * nothing against r's: unknown, neither explaining nor unexplained. */
+static bool clock_agrees(const rank_t *q, const rank_t *r, int64_t lag)
+{
+    int64_t a = q->newest_ts - q->first_ts, b = r->newest_ts - r->first_ts;
+    return a - b <= lag && b - a <= lag;
+}
+
+/* With @p clocks, a rank within the front's reach of r, or a member
+ * within the farthest a member explains, whose clock does not agree with
+ * r's (clock_agrees, LAG_IV intervals) makes the front unable to tell
+ * (0): a gap is no evidence either way. */
+static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, int64_t rel,
+                                 bool clocks)
+{
+    /* The open episode's front, or the one before (kept at the trigger). */
+    bool cur = j->open && ep == j->episode;
+    int64_t reach = front_reach(cur || !j->open ? j->front_reach : j->old_reach);
+    int64_t npr = cur || !j->open ? j->front_npr : j->old_npr, w = sw_det_world_size(j);
+    if ((cur && j->nmem < FRONT_LEARN) || reach == 0 || 2 * reach >= w) return 0;
+    int64_t win = front_ns(j, r), tol = 2 * j->tie_ns;
+    if (npr <= 0) npr = 1;
+    int64_t most = reach + (win + tol) / npr; /* the farthest any member explains */
+    int64_t riv = rk_interval(j, r);
+    int64_t lag = LAG_IV * (riv > 0 && riv < INT64_MAX / 1000000 / LAG_IV ? riv * 1000000 : 0) + tol;
+    if (most >= FRONT_REACH_MAX || 2 * most >= w) return 0;
+    for (int64_t d = 1; d <= most; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t q = side ? r->rank + d : r->rank - d;
+            q = q < 0 ? q + w : q >= w ? q - w : q;
+            uint32_t qi;
+            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
+            const rank_t *m = &j->ranks[qi];
+            if (m == r) continue;
+            if (clocks && (d <= reach || rk_ep_no(j, m) == ep) && !clock_agrees(m, r, lag))
+                return 0;
+            if (rk_ep_no(j, m) != ep) continue;
+            int64_t mrel = rk_ep_rel(j, m);
+            /* a member that spiked after this rise (beyond the tolerance)
+             * was reached after it: it explains nothing */
+            if (mrel <= rel - win || mrel > rel + tol) continue;
+            int64_t ahead = rel - mrel + tol > 0 ? (rel - mrel + tol) / npr : 0;
+            if (d <= reach + ahead) return d;
+        }
+    return INT64_MAX;
+}
+
+/* Whether the open episode's storm is the only one known to spread: the
+ * job's first, or the one before ended as its evidence aged out. After a
+ * next storm the storm before may still spread, and a rise that neither
+ * front explains may be its tail, as a rank's second rise may be its
+ * arrival: they start no third storm (a late page, never an extra one). */
+static bool front_alone(const job_t *j)
+{
+    return j->episode == 1 || j->aged;
+}
+
+/* A rise of rank r (its candidate) that starts clearly after the open
+ * episode's latest spike, while the storm before may still spread (not
+ * front_alone): the open storm still spreading when it starts within
+ * FRONT_S seconds of that spike and the open storm's front explains it
+ * or cannot tell. A storm that overlaps the one before may have been
+ * triggered on its first two ranks, seconds before its third one rises
+ * (its ranks the storm before had just reached rise later): that third
+ * rank is not a third storm. Storms 10 s or more apart stay two
+ * episodes: the front explains only spikes within FRONT_S seconds. */
+bool sw_det_open_spread(const job_t *j, const rank_t *r)
+{
+    const rank_cand_t *c = rc_of(j, r);
+    if (front_alone(j) || c->base == INT64_MIN || c->base == INT64_MAX) return false;
+    if ((sw_i128)c->base - r->first_ts > (sw_i128)j->ep_last_rel + FRONT_S * 1000000000LL)
+        return false;
+    return front_explains_at(j, r, j->episode, c->rel, true) != INT64_MAX;
+}
+
+/* A rise on a rank outside the open episode that its front does not
+ * explain: the start of another storm. */
+bool sw_det_front_foreign(const job_t *j, const rank_t *r)
+{
+    if (!front_alone(j)) return false;
+    /* Its rise seen sample by sample: a rise across missing samples (a
+     * collector gap, a lost sample) started at an unknown time. The steps
+     * from base to spike span at most their count of intervals, plus the
+     * jitter of the two ends. */
+    const rank_cand_t *c = rc_of(j, r);
+    int64_t riv = rk_interval(j, r);
+    if (c->base == INT64_MIN || c->base == INT64_MAX || riv <= 0 || riv > INT64_MAX / 4000000 ||
+        c->samples == 0)
+        return false;
+    int64_t iv = riv * 1000000;
+    if (c->spike_ts - c->base > (int64_t)c->samples * iv + iv * 3 / 4) return false;
+    return front_explains_at(j, r, j->episode, c->rel, true) == INT64_MAX;
+}
+
+/* Rank r's new rise (its candidate, spike rel @p rel) after a next storm:
+ * the tail of the storm before (episode @p old) when that storm's front
+ * explains it and no rank of the new storm (the open episode's members,
+ * or without one the ranks with a candidate) spiked as near to it. Reach
+ * and speed are the last learnt: while the new storm's episode is open,
+ * its own. */
+bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel)
+{
+    if (old <= 0 || rk_ep_no(j, r) == old) return false;
+    int64_t d_old = front_explains(j, r, old, rel);
+    if (d_old == 0 || d_old == INT64_MAX) return false;
+    int64_t win = front_ns(j, r);
+    if (j->open) return front_nearest(j, r, j->episode, rel, win, d_old) > d_old;
+    int64_t w = sw_det_world_size(j);
+    for (int64_t d = 1; d <= d_old && 2 * d <= w; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t q = side ? r->rank + d : r->rank - d;
+            q = q < 0 ? q + w : q >= w ? q - w : q;
+            uint32_t qi;
+            if (!sw_imap_get(&j->rank_map, q, &qi) || j->ranks[qi].cand == NIL) continue;
+            int64_t mrel = rc_of(j, &j->ranks[qi])->rel;
+            if (mrel > rel - win && mrel < rel + win && rk_ep_no(j, &j->ranks[qi]) != old)
+                return false;
+        }
+    return true;
+}
+
+/* Whether rank r's first rise of the open episode (its ep_rel) fits the
+ * episode's front better than its second rise (spike rel @p rel2): see
+ * sw_det_second_rise(). */
+static bool first_rise_fits(const job_t *j, const rank_t *r, int64_t rel2)
+{
+    int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->tie_ns;
+    if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return false;
+    int64_t lag = LAG_IV * riv * 1000000 + tol, rel1 = rk_ep_rel(j, r);
+    int64_t best1 = INT64_MAX, best2 = INT64_MAX;
+    int n = 0;
+    for (int64_t d = 1; d <= FIT_D; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t q = side ? r->rank + d : r->rank - d;
+            q = q < 0 ? q + w : q >= w ? q - w : q;
+            uint32_t qi;
+            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
+            const rank_t *m = &j->ranks[qi];
+            if (!clock_agrees(m, r, lag)) return false;
+            if (rk_ep_no(j, m) != j->episode) continue;
+            int64_t mrel = rk_ep_rel(j, m);
+            int64_t d1 = mrel > rel1 ? mrel - rel1 : rel1 - mrel;
+            int64_t d2 = mrel > rel2 ? mrel - rel2 : rel2 - mrel;
+            if (d1 < best1) best1 = d1;
+            if (d2 < best2) best2 = d2;
+            n++;
+        }
+    return n >= 2 && best1 < best2 - tol;
+}
+
+/* The longest step between two samples seen one after the other: an
+ * interval and 0.6 of one for the jitter of both ends. */
+static int64_t step_ns(const job_t *j, const rank_t *r)
+{
+    int64_t riv = rk_interval(j, r);
+    if (riv <= 0 || riv > INT64_MAX / 2000000) return INT64_MAX;
+    return riv * 1000000 * 8 / 5;
+}
+
+/* A second steep rise on a member rank: the newest samples rose by a
+ * threshold in steep steps from a base more than an interval after the
+ * rank's own spike of the episode (a storm reaches a rank once; the
+ * member's run may have gone on rising in between, so the rise is split
+ * off that run: split_ts). */
+bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
+{
+    const rank_cand_t *c = rc_of(j, r);
+    int64_t base;
+    if (!front_alone(j) || c->spike_ts > INT64_MAX - j->tie_ns ||
+        !sw_win_steep_tail(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
+                           c->spike_ts, c->spike_ts + j->tie_ns, step_ns(j, r), &base))
+        return false;
+    /* Which of the rank's two rises is the open storm's arrival? The one
+     * its nearest members' spikes (within FIT_D ranks) are nearer to: a
+     * storm reaches neighbours at about the same time. The second rise is
+     * another storm only when the first fits them better by more than
+     * the tie tolerance (the member's first rise may itself have been
+     * another storm's start taken into this episode, and the second the
+     * open storm's arrival); with fewer than two such members, or one
+     * whose clock does not agree (a gap), it cannot tell, and a second
+     * page needs evidence. Then the storm before still spreading. */
+    int64_t rel = r->newest_ts - r->first_ts;
+    if (!first_rise_fits(j, r, rel)) return false;
+    if (j->episode > 1 && rk_ep_no(j, r) == j->episode &&
+        front_explains_at(j, r, j->episode - 1, rel, true) != INT64_MAX)
+        return false;
+    rk_cold(j, r)->split_ts = base;
+    return true;
+}
+
+/* Rank ri's candidate run becomes part of the open episode. */
