@@ -26,9 +26,9 @@
 #define FRONT_REACH_MIN 8
 #define FRONT_REACH_MAX 256
 #define FRONT_LEARN 8 /* members the reach is learnt from before it tells storms apart */
-#define FRONT_S 6 /* seconds (or intervals when longer) between neighbours' spikes */
-#define LAG_IV 3  /* intervals two ranks' newest samples may differ by and be compared */
-#define FIT_D 3   /* ranks either side whose spikes tell which of two rises a front made */
+#define FRONT_S 6     /* seconds (or intervals when longer) between neighbours' spikes */
+#define LAG_IV 3      /* intervals two ranks' newest samples may differ by and be compared */
+#define FIT_D 3       /* ranks either side whose spikes tell which of two rises a front made */
 
 /* FRONT_S seconds, or FRONT_S sampling intervals of rank r when longer. */
 static int64_t front_ns(const job_t *j, const rank_t *r)
@@ -75,7 +75,8 @@ void sw_det_front_learn(job_t *j, const rank_t *r)
     if (j->nmem == 0) return;
     /* The front's speed: ns per rank from the first member to this one. */
     const rank_t *f = &j->ranks[j->mem[0]];
-    int64_t w = sw_det_world_size(j), df = f->rank > r->rank ? f->rank - r->rank : r->rank - f->rank;
+    int64_t w = sw_det_world_size(j),
+            df = f->rank > r->rank ? f->rank - r->rank : r->rank - f->rank;
     if (w - df < df) df = w - df;
     int64_t dt = r->cand != NIL ? rc_of(j, r)->rel - rk_ep_rel(j, f) : 0;
     if (df > 0 && dt > 0 && dt / df < j->front_npr) j->front_npr = dt / df;
@@ -147,7 +148,8 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
     if (npr <= 0) npr = 1;
     int64_t most = reach + (win + tol) / npr; /* the farthest any member explains */
     int64_t riv = rk_interval(j, r);
-    int64_t lag = LAG_IV * (riv > 0 && riv < INT64_MAX / 1000000 / LAG_IV ? riv * 1000000 : 0) + tol;
+    int64_t lag = LAG_IV * (riv > 0 && riv < INT64_MAX / 1000000 / LAG_IV ? riv * 1000000 : 0) +
+                  tol;
     if (most >= FRONT_REACH_MAX || 2 * most >= w) return 0;
     for (int64_t d = 1; d <= most; d++)
         for (int side = 0; side < 2; side++) {
