@@ -39,7 +39,9 @@ major=$("$cf" --version | sed -n 's/.*version \([0-9][0-9]*\).*/\1/p')
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [ $# -gt 0 ] || set -- src tests bench
-files=$(git ls-files -- "$@" | grep -E '\.[ch]$' || true)
+# Tracked files and new ones not yet added (a new file is formatted and
+# checked before its first commit), never ignored ones.
+files=$(git ls-files --cached --others --exclude-standard -- "$@" | grep -E '\.[ch]$' | sort -u || true)
 [ -n "$files" ] || { echo "format.sh: no C files under $*" >&2; exit 2; }
 
 if [ $check -eq 0 ]; then
