@@ -171,13 +171,8 @@ sw_start() {
     SW_PID=$!
     PIDS+=("$SW_PID")
     local port="" i
-    for ((i = 0; i < 500; i++)); do
-        port=$({ sed -n 's/.*metrics on http.*(port \([0-9]*\)).*/\1/p' "$logf" 2>/dev/null || true; } | head -n 1)
-        [[ -n $port ]] && break
-        kill -0 "$SW_PID" 2>/dev/null || { cat "$logf" >&2; die "stormwatch run exited"; }
-        sleep 0.02
-    done
-    [[ -n $port ]] || die "stormwatch run did not report its metrics port (see $logf)"
+    metrics_port_wait "$logf" "$SW_PID" 500 0.02
+    port=$METRICS_PORT
     SW_URL="http://127.0.0.1:$port/metrics"
 }
 

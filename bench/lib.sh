@@ -296,3 +296,18 @@ pair_verdict() {
         else if (m < 1 - k && q3 < 1) print "faster"
         else print "same" }'
 }
+
+# metrics_port_wait LOG PID TRIES STEP: waits (TRIES x STEP seconds at most)
+# for `stormwatch run`'s "metrics on http ... (port N)" line in LOG and sets
+# METRICS_PORT; dies when PID exits first or the line never comes.
+metrics_port_wait() {
+    local log=$1 pid=$2 tries=$3 step=$4 i
+    METRICS_PORT=""
+    for ((i = 0; i < tries; i++)); do
+        METRICS_PORT=$({ sed -n 's/.*metrics on http.*(port \([0-9]*\)).*/\1/p' "$log" 2>/dev/null || true; } | head -n 1)
+        [[ -n $METRICS_PORT ]] && return 0
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "stormwatch run exited"; }
+        sleep "$step"
+    done
+    die "stormwatch run did not report its metrics port (see $log)"
+}

@@ -130,13 +130,8 @@ profile_run() {
         >"$dir/run.out" 2>"$dir/run.err" &
     local perf_pid=$!
     pids+=("$perf_pid")
-    for ((i = 0; i < 600; i++)); do
-        port=$({ sed -n 's/.*metrics on http.*(port \([0-9]*\)).*/\1/p' "$dir/run.err" 2>/dev/null || true; } | head -n 1)
-        [[ -n $port ]] && break
-        kill -0 "$perf_pid" 2>/dev/null || { cat "$dir/run.err" >&2; die "stormwatch run exited"; }
-        sleep 0.1
-    done
-    [[ -n $port ]] || die "stormwatch run did not report its metrics port (see $dir/run.err)"
+    metrics_port_wait "$dir/run.err" "$perf_pid" 600 0.1
+    port=$METRICS_PORT
     local n=0 last=-1 still=0
     # Progress-based: every event counted in, however long that takes; 15 s
     # without one more ends it (what was read is still profiled).
