@@ -102,7 +102,8 @@ static void stale_sweep(sw_detector_t *det, job_t *j)
         uint32_t ri = j->cands.heap[0].ri;
         rank_t *r = &j->ranks.v[ri];
         heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->src.v, j->src.strs, &j->src.wide, &j->seen.gaps, &j->seen.intervals, NULL};
+        sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
+                            &j->seen.gaps, &j->seen.intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
         window_changed(j, n_before, 0);
@@ -324,7 +325,8 @@ static void feed_phase(job_t *j, rank_t *r, const sw_event_t *ev, uint32_t src, 
 static sw_win_res_t feed_window(sw_detector_t *det, job_t *j, rank_t *r, const sw_event_t *ev,
                                 uint32_t src, int64_t offset, bool new_rank)
 {
-    sw_win_ctx_t ctx = {j->src.v, j->src.strs, &j->src.wide, &j->seen.gaps, &j->seen.intervals, &det->winpool};
+    sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
+                        &j->seen.gaps, &j->seen.intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src,
                                     offset);
