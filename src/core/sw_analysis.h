@@ -32,6 +32,12 @@ typedef struct sw_params_s {
     int64_t silence_ms;           /**< SPEC 8.2 b: a rank is silent after this, ms (30000) */
     int64_t oom_warn_ms;          /**< SPEC 8.4: warn when full within this, ms (120000) */
     double oom_warn_headroom;     /**< SPEC 8.4: ... and headroom under this fraction (0.10) */
+    /** Stream: a debug trace of the engine, one line a call ("job J: A -> B
+     *  (reason)" for each change of a job's episode lifecycle); NULL (the
+     *  default): none. Never part of any output or snapshot. @p line is
+     *  borrowed: valid during the call. Called on the feeding thread. */
+    void (*trace)(void *opaque, const char *line);
+    void *trace_opaque; /**< passed to trace (borrowed) */
 } sw_params_t;
 
 #define SW_DEFAULT_SPIKE_MIN_BYTES ((int64_t)64 * 1024 * 1024)

@@ -291,7 +291,7 @@ static void storm_ref(const job_t *j, sw_storm_ref_t *s)
     if (j->ep.no <= 0) return;
     s->set = true;
     s->episode = j->ep.no;
-    s->open = j->ep.open;
+    s->open = sw_det_ep_open(j);
     if (j->verdict.has && j->verdict.n) {
         s->has_rank = true;
         s->first_cause_rank = j->verdict.sus[0].rank;

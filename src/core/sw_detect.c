@@ -370,7 +370,7 @@ static void job_destroy(sw_detector_t *det, job_t *j)
  * open episode, 2 = a rising run or an open episode (never evicted). */
 static int job_evidence(const job_t *j)
 {
-    if (j->ep.open || j->cands.n) return 2;
+    if (sw_det_ep_open(j) || j->cands.n) return 2;
     return j->seen.insufficient >= j->ranks.n ? 0 : 1;
 }
 

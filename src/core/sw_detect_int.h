@@ -224,23 +224,34 @@ typedef struct job_sig_s {
     int64_t first, onset_rank, onset_base; /* the answer now: first rank, onset's run */
 } job_sig_t;
 
+/* Where a job's episode lifecycle is (docs/semantics.md, "Episodes");
+ * changed only by sw_det_job_set_state(). */
+typedef enum sw_ep_state_e {
+    SW_EP_QUIET,   /* no episode yet */
+    SW_EP_OPEN,    /* an episode is open (trigger, then updates) */
+    SW_EP_PENDING, /* open, and a changed answer waits for ep.pend_ts to be due */
+    SW_EP_CLOSED,  /* the last episode resolved as the next storm started */
+    SW_EP_AGED,    /* the last episode resolved as its evidence aged out */
+    SW_EP_STATE_CNT
+} sw_ep_state_t;
+
 /* The open episode (SPEC 6 step 5): the ranks whose run is part of it
  * (rank_cold_t.ep_no/ep_base), the rel of its latest member's spike, a
  * change that waits, and the front of a spreading storm (issue 36). */
 typedef struct job_ep_s {
-    bool open;
+    sw_ep_state_t state;  /* the lifecycle (sw_det_job_set_state) */
     int64_t no, revision; /* the episode's number and its record's revision */
     uint32_t *mem;
     size_t nmem, capmem;
     int64_t first_rel, last_rel;
-    bool aged;                  /* the last episode ended as its evidence aged out */
-    int64_t aged_last_rel;      /* then: its last_rel */
-    int64_t n_updates;          /* updates of the open episode */
-    bool pend;                  /* the answer changed; published once pend_ts is due */
-    int64_t pend_ts;            /* job newest timestamp when it changed */
-    int64_t front_reach;        /* the open episode's front: the farthest (in ranks) a joining
+    bool aged;             /* the last episode ended as its evidence aged out (set with the
+                  state, kept while the next one is open) */
+    int64_t aged_last_rel; /* then: its last_rel */
+    int64_t n_updates;     /* updates of the open episode */
+    int64_t pend_ts;       /* SW_EP_PENDING: the job's newest timestamp when the answer changed */
+    int64_t front_reach;   /* the open episode's front: the farthest (in ranks) a joining
                               rank was from the nearest earlier member (issue 36) */
-    int64_t front_npr;          /* and its speed: the fewest ns per rank from its first member */
+    int64_t front_npr;     /* and its speed: the fewest ns per rank from its first member */
     int64_t old_reach, old_npr; /* those of the episode before the open one */
     int trig_conf;              /* episode_confidence of the records (sw_analysis.h) */
 } job_ep_t;
@@ -481,6 +492,13 @@ uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
 void sw_det_phase_settle(job_t *j, rank_t *r);
 void sw_det_verdict_mark(job_t *j, bool on);
+void sw_det_job_set_state(sw_detector_t *det, job_t *j, sw_ep_state_t state, const char *reason);
+
+/* Whether the job has an open episode (SW_EP_OPEN or SW_EP_PENDING). */
+static inline bool sw_det_ep_open(const job_t *j)
+{
+    return j->ep.state == SW_EP_OPEN || j->ep.state == SW_EP_PENDING;
+}
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
                                     int64_t off);
 sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool has_ts, int64_t ts,

@@ -140,9 +140,10 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
                                  bool clocks)
 {
     /* The open episode's front, or the one before (kept at the trigger). */
-    bool cur = j->ep.open && ep == j->ep.no;
-    int64_t reach = front_reach(cur || !j->ep.open ? j->ep.front_reach : j->ep.old_reach);
-    int64_t npr = cur || !j->ep.open ? j->ep.front_npr : j->ep.old_npr, w = sw_det_world_size(j);
+    bool is_open = sw_det_ep_open(j);
+    bool cur = is_open && ep == j->ep.no;
+    int64_t reach = front_reach(cur || !is_open ? j->ep.front_reach : j->ep.old_reach);
+    int64_t npr = cur || !is_open ? j->ep.front_npr : j->ep.old_npr, w = sw_det_world_size(j);
     if ((cur && j->ep.nmem < FRONT_LEARN) || reach == 0 || 2 * reach >= w) return 0;
     int64_t win = front_ns(j, r), tol = 2 * j->sig.tie_ns;
     if (npr <= 0) npr = 1;
@@ -231,7 +232,7 @@ bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
     int64_t d_old = front_explains(j, r, old, rel);
     if (d_old == 0 || d_old == INT64_MAX) return false;
     int64_t win = front_ns(j, r);
-    if (j->ep.open) return front_nearest(j, r, j->ep.no, rel, win, d_old) > d_old;
+    if (sw_det_ep_open(j)) return front_nearest(j, r, j->ep.no, rel, win, d_old) > d_old;
     int64_t w = sw_det_world_size(j);
     for (int64_t d = 1; d <= d_old && 2 * d <= w; d++)
         for (int side = 0; side < 2; side++) {

@@ -232,12 +232,12 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
         }
         sw_vput_u(out, j->seen.has_newest);
         sw_vput_i(out, j->seen.newest_ts);
-        sw_vput_u(out, j->ep.open);
+        sw_vput_u(out, sw_det_ep_open(j));
         sw_vput_i(out, j->ep.no);
         sw_vput_i(out, j->ep.revision);
         sw_vput_i(out, j->ep.trig_conf);
         sw_vput_i(out, j->ep.n_updates);
-        sw_vput_u(out, j->ep.pend);
+        sw_vput_u(out, j->ep.state == SW_EP_PENDING);
         sw_vput_i(out, j->ep.pend_ts);
         sw_vput_i(out, j->ep.first_rel);
         sw_vput_i(out, j->ep.last_rel);
@@ -466,12 +466,12 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             r.bad = true;
         j->seen.has_newest = sw_vget_u(&r) != 0;
         j->seen.newest_ts = sw_vget_i(&r);
-        j->ep.open = sw_vget_u(&r) != 0;
+        bool open = sw_vget_u(&r) != 0;
         j->ep.no = sw_vget_i(&r);
         j->ep.revision = sw_vget_i(&r);
         int64_t tc = sw_vget_i(&r);
         j->ep.n_updates = sw_vget_i(&r);
-        j->ep.pend = sw_vget_u(&r) != 0;
+        bool pend = sw_vget_u(&r) != 0;
         j->ep.pend_ts = sw_vget_i(&r);
         j->ep.first_rel = sw_vget_i(&r);
         j->ep.last_rel = sw_vget_i(&r);
@@ -507,10 +507,16 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             j->ep.revision < 0 || j->ep.no > COUNT_MAX || j->ep.revision > COUNT_MAX || tc < -1 ||
             tc > SW_CONFIDENCE_HIGH || j->ep.n_updates < 0 ||
             j->ep.n_updates > SW_DET_MAX_UPDATES || warned > 15 || sconf > SW_CONFIDENCE_HIGH ||
-            j->sig.tie_ns < 0 || j->seen.first_max_ts < j->seen.first_min_ts) {
+            j->sig.tie_ns < 0 || j->seen.first_max_ts < j->seen.first_min_ts || (pend && !open)) {
             r.bad = true;
             break;
         }
+        /* The lifecycle where the snapshot left it (a new job is quiet). */
+        sw_ep_state_t state = open            ? (pend ? SW_EP_PENDING : SW_EP_OPEN)
+                              : j->ep.no == 0 ? SW_EP_QUIET
+                              : j->ep.aged    ? SW_EP_AGED
+                                              : SW_EP_CLOSED;
+        if (state != SW_EP_QUIET) sw_det_job_set_state(det, j, state, "restored");
         j->ep.trig_conf = (int)tc;
         j->seen.warned = (uint8_t)warned;
         j->sig.conf = (sw_confidence_t)sconf;
@@ -547,7 +553,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
         uint64_t nv = sw_vget_u(&r);
         /* An open episode has a verdict of at least one suspect; a closed
          * one keeps the one it closed with (or none before the first). */
-        if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->ep.open && (!j->verdict.has || nv == 0)) ||
+        if (r.bad || nv > (uint64_t)(r.end - r.p) || (open && (!j->verdict.has || nv == 0)) ||
             (!j->verdict.has && nv)) {
             r.bad = true;
             break;
@@ -636,7 +642,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 r.bad = true;
         }
         uint64_t nm = sw_vget_u(&r);
-        if (r.bad || nm > nr || (!j->ep.open && nm)) {
+        if (r.bad || nm > nr || (!open && nm)) {
             r.bad = true;
             break;
         }
@@ -653,7 +659,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             uint32_t ri;
             if (!sw_imap_get(&j->ranks.map, j->verdict.sus[k].rank, &ri)) r.bad = true;
         }
-        if (!r.bad && j->ep.open) sw_det_verdict_mark(j, true);
+        if (!r.bad && open) sw_det_verdict_mark(j, true);
         const uint8_t *p = r.p;
         if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
             r.bad = true;

@@ -329,7 +329,7 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     rec->blind_ranks = NULL; /* SPEC 8.5: set from sw_crash_blind() */
     rec->n_blind = 0;
     rec->x8 = NULL;
-    rec->episode_open = j->ep.open;
+    rec->episode_open = sw_det_ep_open(j);
     rec->episode_confidence = j->ep.no > 0 ? j->ep.trig_conf : -2;
     rec->action = action;
     rec->episode = j->ep.no;
@@ -341,7 +341,7 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     rec->tied_ranks = NULL;
     rec->n_tied = 0;
     /* A summary that closes a job mid-episode carries its verdict. */
-    rec->has_verdict = action == SW_ACTION_SUMMARY && j->ep.open && j->verdict.has;
+    rec->has_verdict = action == SW_ACTION_SUMMARY && sw_det_ep_open(j) && j->verdict.has;
     rec->verdict_onset_ns = rec->has_verdict ? j->verdict.onset : 0;
     rec->verdict = rec->has_verdict ? j->verdict.sus : NULL;
     rec->n_verdict = rec->has_verdict ? j->verdict.n : 0;
@@ -631,10 +631,9 @@ static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int6
             "");
     j->ep.no++;
     j->ep.revision = 0;
-    j->ep.open = true;
+    sw_det_job_set_state(det, j, SW_EP_OPEN, "trigger");
     j->ep.nmem = 0;
     j->ep.n_updates = 0;
-    j->ep.pend = false;
     j->ep.old_reach = j->ep.front_reach; /* the storm before's front, for its tail */
     j->ep.old_npr = j->ep.front_npr;
     j->ep.front_reach = 0;
@@ -661,9 +660,8 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
                                   sw_resolve_reason_t why, int64_t lost)
 {
     j->ep.revision++;
-    j->ep.open = false;
-    j->ep.pend = false;
-    j->ep.aged = why != SW_RESOLVE_NEXT_STORM;
+    sw_det_job_set_state(det, j, why == SW_RESOLVE_NEXT_STORM ? SW_EP_CLOSED : SW_EP_AGED,
+                         sw_resolve_reason_str(why));
     j->ep.aged_last_rel = j->ep.last_rel;
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
     rec->resolve_reason = why;
@@ -695,11 +693,44 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
     return rec;
 }
 
+static const char *const ep_state_names[SW_EP_STATE_CNT] = {"quiet", "open", "pending", "closed",
+                                                            "aged"};
+
+/* The one place a job's lifecycle state changes: it keeps ep.aged (how the
+ * last episode ended) with it and, when params.trace is set, traces
+ * "job J: A -> B (reason)". A call with the state it has is traced too (an
+ * update publishes from SW_EP_OPEN without waiting). */
+void sw_det_job_set_state(sw_detector_t *det, job_t *j, sw_ep_state_t state, const char *reason)
+{
+    sw_ep_state_t old = j->ep.state;
+    j->ep.state = state;
+    if (state == SW_EP_CLOSED || state == SW_EP_AGED) j->ep.aged = state == SW_EP_AGED;
+    if (!det->params.trace) return;
+    sw_buf_t b;
+    sw_buf_init(&b);
+    sw_buf_puts(&b, "job ");
+    for (size_t i = 0; j->id.has && i < j->id.len; i++) /* no control byte into a log line */
+        sw_buf_putc(&b, (unsigned char)j->id.str[i] < 0x20 || j->id.str[i] == 0x7f ? '?'
+                                                                                   : j->id.str[i]);
+    if (!j->id.has) sw_buf_puts(&b, "(none)");
+    sw_buf_puts(&b, ": ");
+    sw_buf_puts(&b, ep_state_names[old]);
+    sw_buf_puts(&b, " -> ");
+    sw_buf_puts(&b, ep_state_names[state]);
+    sw_buf_puts(&b, " (");
+    sw_buf_puts(&b, reason);
+    sw_buf_puts(&b, ", episode ");
+    sw_buf_put_i64(&b, j->ep.no);
+    sw_buf_putc(&b, ')');
+    det->params.trace(det->params.trace_opaque, sw_buf_cstr(&b));
+    sw_buf_clear(&b);
+}
+
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
                                     int64_t off)
 {
     rank_t *r = &j->ranks.v[ri];
-    if (!j->ep.open) {
+    if (!sw_det_ep_open(j)) {
         /* After an episode ended by ageing out, a run that does not start
          * clearly after its storm's latest spike is that storm's tail, not
          * a new storm: it is spent, and the tail goes on (the window spans
@@ -768,26 +799,29 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
      * rewrite the answer). At most 4 updates an episode, the last kept
      * for a new first rank (one outside the tie, earlier than its first). */
     if (j->ep.n_updates >= SW_DET_MAX_UPDATES) {
-        j->ep.pend = false;
+        if (j->ep.state == SW_EP_PENDING)
+            sw_det_job_set_state(det, j, SW_EP_OPEN, "no update left");
         return NULL;
     }
     sig_refresh(det, j);
     bool new_first = j->sig.rel0 < j->pub.rel0 && !tie_has(j->pub.tie, j->pub.ntie, j->sig.first);
     bool now = new_first && j->sig.rel0 < j->pub.rel0 - j->sig.tie_ns;
     if (!new_first && (j->ep.n_updates >= SW_DET_MAX_UPDATES - 1 || !tie_grows(j))) {
-        j->ep.pend = false;
+        if (j->ep.state == SW_EP_PENDING)
+            sw_det_job_set_state(det, j, SW_EP_OPEN, "the change is gone");
         return NULL;
     }
     if (!now) {
-        if (!j->ep.pend) {
-            j->ep.pend = true;
+        if (j->ep.state != SW_EP_PENDING) {
+            sw_det_job_set_state(det, j, SW_EP_PENDING,
+                                 new_first ? "an earlier first rank" : "ranks join the tie");
             j->ep.pend_ts = j->seen.newest_ts;
         }
         if ((uint64_t)j->seen.newest_ts - (uint64_t)j->ep.pend_ts < (uint64_t)(j->sig.tie_ns / 2))
             return NULL;
         tie_union(j);
     }
-    j->ep.pend = false;
+    sw_det_job_set_state(det, j, SW_EP_OPEN, "update");
     j->ep.revision++;
     j->ep.n_updates++;
     sig_publish(j);

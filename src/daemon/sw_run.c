@@ -387,6 +387,16 @@ static int stop(run_t *r)
     return 0;
 }
 
+/* The engines' debug trace (each job's lifecycle, "job J: A -> B
+ * (reason, episode N)") into the log at debug (log.level=debug): @p opaque
+ * is the run_t. Called on the thread feeding the engine; the log is
+ * thread-safe. */
+static void engine_trace(void *opaque, const char *line)
+{
+    const run_t *r = opaque;
+    sw_log(r->log, SW_LOG_DEBUG, "engine: %s", line);
+}
+
 /* One run of the daemon, as configured, or (@p as, sw_run_members.c) as a
  * follower of the group's mode; @p next says how to start again when the
  * group's mode changed under this run (-1: it did not). */
@@ -410,7 +420,11 @@ static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *
     const sw_settings_t *set = opts->set;
     r.set = set;
     r.params = set->engine.params;
-    sw_hash_key_random(&r.params.hash_key);      /* input strings cannot be chosen to collide */
+    sw_hash_key_random(&r.params.hash_key); /* input strings cannot be chosen to collide */
+    if (r.log->level >= SW_LOG_DEBUG) {     /* only when it would be shown */
+        r.params.trace = engine_trace;
+        r.params.trace_opaque = &r;
+    }
     r.pool.limit = set->engine.max_memory_bytes; /* one budget for every engine (sw_run_mem.c) */
     sw_run_m_set(&r, SW_M_MEMORY_BUDGET, set->engine.max_memory_bytes);
     r.restore = set->delivery.state_restore;
