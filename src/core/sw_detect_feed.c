@@ -435,7 +435,7 @@ static void feed_verdict(sw_detector_t *det, job_t *j, uint32_t ri, const sw_eve
      * the job: the lifecycle has nothing to do (every step of its closed
      * branch needs the rank's candidate or two of them; see
      * sw_det_lifecycle). */
-    if (!j->ep.open && j->ranks.v[ri].cand == NIL && j->cands.n < 2) *rec = NULL;
+    if (!sw_det_ep_open(j) && j->ranks.v[ri].cand == NIL && j->cands.n < 2) *rec = NULL;
     else *rec = sw_det_lifecycle(det, j, ri, ev->timestamp_ns, offset);
     bool blind = *rec == &det->rec && det->rec.action != SW_ACTION_SUMMARY;
     sw_crash_feed(det, j, ri, ev, blind, offset);
