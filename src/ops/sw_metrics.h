@@ -68,7 +68,7 @@ typedef struct sw_metrics_series_s sw_metrics_series_t;
 
 /**
  * Unlabelled (or fixed-label) metrics. Names, help texts and types live in
- * one table in sw_metrics.c; the comment gives the exported name.
+ * one table in sw_metrics_families.c; the comment gives the exported name.
  */
 typedef enum sw_metric_e {
     /* counters: sw_metrics_add() */

@@ -97,7 +97,7 @@ static int produce(const stream_t *s, const char *t, int from, int to, useconds_
                   "produce");
         if (pace_us && i % 100 == 99) {
             rd_kafka_poll(rk, 0);
-            usleep(pace_us);
+            usleep(pace_us); /* pacing: telemetry at a rate, waits for nothing */
         }
     }
     SW_ASSERT(sw_kp_flush(rk, 120000), "test producer could not deliver");
@@ -290,6 +290,51 @@ static void wait_events_in(sw_test_daemon_t *d, double want, const char *what)
               PROGRESS_WAIT_MS / 1000, want);
 }
 
+/* Messages on @p topic (the sum of its partitions' high watermarks), -1 when
+ * the cluster does not answer. */
+static int64_t topic_end(const char *topic)
+{
+    rd_kafka_t *rk = sw_kp_new(g_boot);
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    int partitions = 0;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        md->topic_cnt == 1 && !md->topics[0].err)
+        partitions = md->topics[0].partition_cnt;
+    if (md) rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    int64_t sum = partitions > 0 ? 0 : -1;
+    for (int p = 0; p < partitions && sum >= 0; p++) {
+        int64_t lo, hi;
+        if (rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 10000)) sum = -1;
+        else sum += hi;
+    }
+    sw_kp_destroy(rk);
+    return sum;
+}
+
+/* Wait until @p topic holds more than @p than messages. */
+static void wait_topic_beyond(const char *topic, int64_t than, const char *what)
+{
+    int64_t end = -1;
+    for (int64_t until = sw_proc_now_ms() + PROGRESS_WAIT_MS;;) {
+        end = topic_end(topic);
+        if (end > than || sw_proc_now_ms() > until) break;
+        usleep(100000); /* the poll interval */
+    }
+    SW_ASSERT(end > than, "%s: %s still holds %lld messages after %d s", what, topic,
+              (long long)end, PROGRESS_WAIT_MS / 1000);
+}
+
+/* Wait until the daemon @p d has logged @p needle @p times (a state it
+ * reached, e.g. what it logs when the brokers go down). */
+static void wait_log(sw_test_daemon_t *d, const char *needle, int times, const char *what)
+{
+    SW_ASSERT(sw_test_daemon_wait_log(d, needle, times, PROGRESS_WAIT_MS),
+              "%s: \"%s\" not logged %d time(s) in %d s (see %s)", what, needle, times,
+              PROGRESS_WAIT_MS / 1000, d->log);
+}
+
 /* ---- scenarios ----------------------------------------------------------- */
 
 static int test_kill9(void)
@@ -414,11 +459,15 @@ static int test_crash_kill9(void)
     daemon_start(&d, "x", "x0", "metrics.listen=127.0.0.1:0", NULL);
     SW_ASSERT(sw_test_daemon_wait_log(&d, "CRASH job crash-0", 1, JOIN_WAIT_MS),
               "the first crash record was not sent (see %s)", d.log);
-    /* Killed once it has taken in all that was produced, a snapshot or two
-     * later (snapshot.interval.ms=300: the snapshot's clock, not a wait for
-     * progress; the commits stay behind here, held by the open crash). */
+    /* Killed once it has taken in all that was produced and written a
+     * snapshot after that (snapshot.interval.ms=300; the commits stay behind
+     * here, held by the open crash, so the restart restores one). The
+     * snapshot may have begun just before: the output must be right
+     * whichever snapshot the restart finds. */
     wait_events_in(&d, (double)cut, "x0 takes in the records before the kill");
-    usleep(600 * 1000);
+    int64_t state_end = topic_end("state.x");
+    SW_ASSERT(state_end >= 0, "state.x: no answer from the cluster");
+    wait_topic_beyond("state.x", state_end, "a snapshot after the last record");
     sw_test_daemon_kill(&d);
     SW_ASSERT(produce(&s, "x", (int)cut, s.l.n, 0) == 0, "produce");
     daemon_start(&d, "x", "x1", NULL, NULL);
@@ -534,7 +583,7 @@ static int test_broker_faults(void)
     wait_consumed("f", 8 * step, "after the leaders moved");
     FAULT("broker down 2");
     /* The outage's length is the fault itself (what a broker restart
-     * lasts), not a wait for something to happen. */
+     * lasts), not a wait for something to happen: pacing. */
     usleep(OUTAGE_MS * 1000);
     FAULT("broker up 2");
     wait_consumed("f", 10 * step, "after the broker came back");
@@ -670,6 +719,7 @@ static int test_chaos(const char *t, int instances, int kills, uint64_t seed, in
             delay = rnd(500, 3000);
             break;
         }
+        /* pacing: the kill lands a seeded delay after the point reached */
         usleep((useconds_t)delay * 1000);
         sw_test_daemon_kill(&d[k]);
         printf("  kill %d: %s %s + %d ms\n", i + 1, tag[k], k_kill_at[at], delay);
@@ -710,7 +760,9 @@ static int test_bounded_stop(void)
     if (produce(&s, "s", 0, s.l.n / 3, 0)) return 1;
     wait_events_in(&d, s.l.n / 3, "s0 takes in the first third");
     SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
-    usleep(500000);
+    /* The stop starts once the daemon has seen the brokers go (its clients
+     * log librdkafka's all-brokers-down error, sw_kafka.c). */
+    wait_log(&d, "_ALL_BROKERS_DOWN", 1, "s0 sees the brokers down");
     int64_t t0 = sw_proc_now_ms();
     int rc = sw_test_daemon_stop(&d, 60000);
     int64_t took = sw_proc_now_ms() - t0;
@@ -733,14 +785,20 @@ static int test_bounded_stop(void)
     wait_events_in(&d, (double)(2 * s.l.n / 3 - (from > 0 ? from : 0)),
                    "s1 takes in the second third");
     SW_ASSERT(mock_cmd("broker down -1"), "mock refused broker down");
-    usleep(500000);
+    wait_log(&d, "_ALL_BROKERS_DOWN", 1, "s1 sees the brokers down");
     t0 = sw_proc_now_ms();
     kill(d.pid, SIGTERM);
-    usleep(500000);
+    /* The second signal once the first one's stop runs (sw_run.c logs
+     * "stopping: ..." as it begins), and 500 ms after the first: pacing, a
+     * signal within 300 ms of the first is the same request (main.c,
+     * SAME_STOP_MS: timeout(1) signals the process, then its group). */
+    wait_log(&d, "stopping: flushing records", 1, "s1 begins its stop");
+    while (sw_proc_now_ms() - t0 < 500) usleep(10000);
     rc = sw_test_daemon_stop(&d, 60000); /* the second SIGTERM */
     took = sw_proc_now_ms() - t0;
-    printf("  brokers down, SIGTERM then SIGTERM 500 ms later: exit %d after %lld ms\n", rc,
-           (long long)took);
+    printf(
+        "  brokers down, SIGTERM, then SIGTERM once stopping (>= 500 ms): exit %d after %lld ms\n",
+        rc, (long long)took);
     SW_ASSERT(rc == 130 && took < 3000, "a second signal exited %d after %lld ms", rc,
               (long long)took);
     SW_ASSERT(sw_test_daemon_count(&d, "second stop signal: stopping now") == 1,
@@ -799,7 +857,7 @@ static bool split_settled(const char *t, const char *log_a, const char *log_b, i
         unsigned a = owned(log_a, t, &ga), b = owned(log_b, t, &gb);
         if (a && b && (a | b) == 0xf && !(a & b)) return true;
         if (sw_proc_now_ms() > until) return false;
-        usleep(200000);
+        usleep(200000); /* the poll interval */
     }
 }
 
@@ -849,7 +907,7 @@ static int test_static(void)
         while (sw_proc_now_ms() < until) { /* what B owns while A is away */
             away = owned(b.log, t, &gb1);
             if (!st && away == 0xf) break;
-            usleep(100000);
+            usleep(100000); /* the poll interval */
         }
         daemon_start(&a, t, ta1, st ? ida : NULL, session);
         SW_ASSERT(split_settled(t, a.log, b.log, JOIN_WAIT_MS),
@@ -906,7 +964,7 @@ static int test_readyz_output(void)
             t503 = sw_proc_now_ms() - t0;
             break;
         }
-        usleep(250000);
+        usleep(250000); /* the poll interval */
     }
     double gauge = -1;
     if (sw_test_http_get(port, "/metrics", &body) == 200 && body.data) {
@@ -990,7 +1048,7 @@ static int test_forwarder_kill(void)
                 daemon_start(&d[1], t, tag[1], x1, x2);
             }
         }
-        usleep(200000);
+        usleep(200000); /* the poll interval */
     }
     SW_ASSERT(cross >= 0, "no split with a job forwarded by one instance, analysed by the other");
     printf("forwarder kill: job wj-%d forwarded by %s, analysed by %s\n", cross, tag[fwd],
@@ -1043,10 +1101,10 @@ static int test_rebalance_storm(void)
     int64_t t0 = sw_proc_now_ms();
     for (int i = 0; i < 30; i++) {
         int64_t at = t0 + (int64_t)i * 2000;
-        while (sw_proc_now_ms() < at) usleep(20000);
-        int k = i % 2;          /* the slot: X, Y, X, Y, ... */
-        if ((i / 2) % 2 == 0) { /* join */
-            if (up[k]) {        /* its SIGTERM of 4 s ago: reap it first */
+        while (sw_proc_now_ms() < at) usleep(20000); /* pacing: a join or leave every 2 s */
+        int k = i % 2;                               /* the slot: X, Y, X, Y, ... */
+        if ((i / 2) % 2 == 0) {                      /* join */
+            if (up[k]) {                             /* its SIGTERM of 4 s ago: reap it first */
                 int rc = sw_test_daemon_wait_exit(&x[k], 60000);
                 if (rc != 0) {
                     fprintf(stderr, "FAIL storm: %s exited %d after leaving (log %s)\n", tag[k], rc,
@@ -1064,8 +1122,8 @@ static int test_rebalance_storm(void)
              * moved at least one partition whatever the timing. */
             for (int64_t end = sw_proc_now_ms() + 30000;
                  i == 0 && gave_up(&a) == 0 && sw_proc_now_ms() < end;)
-                usleep(50000);
-        } else if (up[k]) { /* leave: SIGTERM, reaped before the slot joins again */
+                usleep(50000); /* the poll interval */
+        } else if (up[k]) {    /* leave: SIGTERM, reaped before the slot joins again */
             /* Once it runs (a signal before its handlers exist would kill it: exit 143). */
             sw_test_daemon_wait_log(&x[k], "consuming ", 1, 30000);
             kill(x[k].pid, SIGTERM);

@@ -973,6 +973,10 @@ static void test_cli(void **state)
 
 int main(void)
 {
+    /* SW_TEST_ONLY=CASE: that case only (cmocka's filter): CTest runs each
+     * case as a test of its own, so that ctest -j spreads them. */
+    const char *only = getenv("SW_TEST_ONLY");
+    if (only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_decode),

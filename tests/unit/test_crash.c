@@ -1079,6 +1079,10 @@ static void test_codecs(void **state)
 
 int main(void)
 {
+    /* SW_TEST_ONLY=CASE: that case only (cmocka's filter): CTest runs each
+     * case as a test of its own, so that ctest -j spreads them. */
+    const char *only = getenv("SW_TEST_ONLY");
+    if (only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codecs),          cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_marker_flood),    cmocka_unit_test(test_outcomes_8),

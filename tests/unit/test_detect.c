@@ -1474,6 +1474,10 @@ static void test_budget_where_memory_grows(void **state)
 
 int main(void)
 {
+    /* SW_TEST_ONLY=CASE: that case only (cmocka's filter): CTest runs each
+     * case as a test of its own, so that ctest -j spreads them. */
+    const char *only = getenv("SW_TEST_ONLY");
+    if (only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_phase_pending),

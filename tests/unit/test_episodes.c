@@ -716,6 +716,10 @@ static void test_sweep_regressions(void **state)
 
 int main(void)
 {
+    /* SW_TEST_ONLY=CASE: that case only (cmocka's filter): CTest runs each
+     * case as a test of its own, so that ctest -j spreads them. */
+    const char *only = getenv("SW_TEST_ONLY");
+    if (only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_storms_in_a_row),
         cmocka_unit_test(test_sampling_and_delivery),

@@ -478,6 +478,10 @@ static void test_no_storm_no_page(void **state)
 
 int main(void)
 {
+    /* SW_TEST_ONLY=CASE: that case only (cmocka's filter): CTest runs each
+     * case as a test of its own, so that ctest -j spreads them. */
+    const char *only = getenv("SW_TEST_ONLY");
+    if (only) cmocka_set_test_filter(only);
     const char *n = getenv("SW_FIELD_SEEDS");
     if (n && atoi(n) > 0) g_seeds = (size_t)atoi(n);
     const char *strict = getenv("SW_FIELD_STRICT");

@@ -174,6 +174,7 @@ static void test_registry_client(void **state)
  * with g_hstop. */
 static atomic_bool g_hstop;
 static atomic_int g_hreq[8];
+static atomic_int g_hgaveup; /* endless answers (id 2) ended: the client gave up */
 static int g_hfd;
 
 static void *hostile_run(void *opaque)
@@ -204,6 +205,7 @@ static void *hostile_run(void *opaque)
             send(c, head, strlen(head), MSG_NOSIGNAL);
             struct pollfd cp = {c, POLLIN, 0};
             poll(&cp, 1, 3000); /* until the client gives up */
+            atomic_fetch_add(&g_hgaveup, 1);
         } else if (id == 7) {
             sw_buf_t b;
             sw_buf_init(&b);
@@ -244,6 +246,7 @@ static sw_registry_t *hostile_start(pthread_t *th)
                   getsockname(g_hfd, (struct sockaddr *)&sa, &sl) == 0,
               "cannot listen");
     for (int i = 0; i < 8; i++) atomic_store(&g_hreq[i], 0);
+    atomic_store(&g_hgaveup, 0);
     atomic_store(&g_hstop, false);
     pthread_create(th, NULL, hostile_run, NULL);
     char url[64];
@@ -315,9 +318,13 @@ static void on_fetched(void *opaque)
 }
 
 /* With the fetcher thread (what the daemon uses): a lookup never waits for
- * the registry, not even for an endless answer; the id behind a slow one
- * is fetched meanwhile; an oversized answer and three slow ones are final;
- * every answer calls the fetched callback. */
+ * the registry, not even for an endless answer (a lookup made while one is
+ * being received returns before the client gives up on it); the id behind
+ * a slow one is fetched meanwhile; an oversized answer and three slow ones
+ * are final; every answer calls the fetched callback. Progress, not time:
+ * on a loaded machine a request may time out (400 ms) and be asked again,
+ * so ids 1 and 7 are asked at least once and at most 3 times (the strikes
+ * that make an id final). */
 static void test_fetcher(void **state)
 {
     (void)state;
@@ -326,35 +333,38 @@ static void test_fetcher(void **state)
     sw_registry_t *reg = hostile_start(&th);
     SW_ASSERT_I64(sw_registry_fetcher_start(reg, on_fetched, NULL), SW_OK);
     const sw_avro_plan_t *plan = NULL;
-    int64_t slowest = 0, deadline = sw_clock_ms() + 20000;
+    /* A bound for a broken client only (each id ends within 3 strikes). */
+    int64_t deadline = sw_clock_ms() + 120000;
     sw_err_t e1 = SW_ERR_IO, e2 = SW_ERR_IO, e7 = SW_ERR_IO;
-    int64_t t7 = -1, t0 = sw_clock_ms();
+    int during = 0; /* lookups that returned while an endless answer was held */
     /* Not yet: SW_ERR_PENDING (a first fetch) or SW_ERR_IO (backing off). */
 #define NOT_YET(e) ((e) == SW_ERR_IO || (e) == SW_ERR_PENDING)
     while ((NOT_YET(e1) || NOT_YET(e2) || NOT_YET(e7)) && sw_clock_ms() < deadline) {
-        int64_t a = sw_clock_ms();
+        int asked = atomic_load(&g_hreq[2]), gave_up = atomic_load(&g_hgaveup);
         e2 = sw_registry_lookup(reg, 2, &plan, err, sizeof(err)); /* the endless one first */
+        /* An endless answer was held before the lookup and still is after
+         * it: the lookup did not wait for that answer. */
+        if (asked > gave_up && atomic_load(&g_hreq[2]) == asked &&
+            atomic_load(&g_hgaveup) == gave_up && NOT_YET(e2))
+            during++;
         e7 = sw_registry_lookup(reg, 7, &plan, err, sizeof(err));
         e1 = sw_registry_lookup(reg, 1, &plan, err, sizeof(err));
-        int64_t took = sw_clock_ms() - a;
-        if (took > slowest) slowest = took;
-        if (e7 == SW_OK && t7 < 0) t7 = sw_clock_ms() - t0;
-        usleep(10000);
+        usleep(10000); /* the poll interval */
     }
     SW_ASSERT(e7 == SW_OK, "id 7: rc %d", e7);
     SW_ASSERT(e1 == SW_ERR_AVRO, "id 1 (oversized): rc %d", e1);
     e2 = sw_registry_lookup(reg, 2, &plan, err, sizeof(err));
     SW_ASSERT(e2 == SW_ERR_AVRO && strstr(err, "final"), "id 2 (endless): rc %d: %s", e2, err);
-    SW_ASSERT(slowest < 100, "a lookup waited %lld ms for the registry", (long long)slowest);
-    SW_ASSERT(t7 >= 0 && t7 < 1500, "id 7 behind a slow id took %lld ms", (long long)t7);
+    SW_ASSERT(during > 0, "no lookup returned while an endless answer was being received");
     SW_ASSERT_I64(atomic_load(&g_hreq[2]), 3);
-    SW_ASSERT_I64(atomic_load(&g_hreq[1]), 1);
-    SW_ASSERT_I64(atomic_load(&g_hreq[7]), 1);
+    int asked1 = atomic_load(&g_hreq[1]), asked7 = atomic_load(&g_hreq[7]);
+    SW_ASSERT(asked1 >= 1 && asked1 <= 3, "id 1 asked %d times (1..3 expected)", asked1);
+    SW_ASSERT(asked7 >= 1 && asked7 <= 3, "id 7 asked %d times (1..3 expected)", asked7);
     SW_ASSERT(atomic_load(&g_fetched) >= 5, "fetched callbacks: %d", atomic_load(&g_fetched));
     printf(
-        "fetcher: lookups took at most %lld ms; id 7 known after %lld ms behind an endless "
-        "id; ids 1 and 2 final\n",
-        (long long)slowest, (long long)t7);
+        "fetcher: %d lookups returned while an endless answer was held; id 7 known behind it "
+        "(asked %d time(s)); ids 1 (asked %d) and 2 final\n",
+        during, asked7, asked1);
     hostile_stop(reg, th); /* stops the fetcher too */
 }
 
