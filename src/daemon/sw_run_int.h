@@ -332,6 +332,12 @@ typedef struct run_s {
     int64_t *mem_off;    /* the group's commits last read: input, then repartition */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
+    /* The members' reading (sw_run_members.c), never waited for: admin
+     * ListConsumerGroupOffsets of both groups, results on mem_q. */
+    rd_kafka_queue_t *mem_q;
+    int mem_wait;  /* results of the reading in flight not yet in (0: none) */
+    bool mem_fail; /* one of them failed */
+    rd_kafka_topic_partition_list_t *mem_got[2]; /* announcements, the group's commits */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */
     part_t **parts; /* indexed by id; NULL when revoked */
     size_t nparts;
