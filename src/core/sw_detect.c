@@ -314,7 +314,8 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
     j->sig.boundary = INT64_MAX;
     j->ep.trig_conf = -1;
     sw_arena_init(&j->verdict.arena);
-    j->phase = sw_phase_new_shared(det->params.hash_key, j->src.strs); /* one interning of sessions */
+    j->phase = sw_phase_new_shared(det->params.hash_key,
+                                   j->src.strs); /* one interning of sessions */
     SW_GROW(det->jobs, det->njobs, det->capjobs, 16);
     j->idx = det->njobs;
     det->jobs[det->njobs++] = j;
@@ -439,8 +440,8 @@ bool sw_det_evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 
 /* The pool's choice (sw_detect_evict_bytes): among the EVICT_SCAN least
  * recently active, of evidence 0 the first with at most @p max_ranks ranks
- * (the pool's owner asks with 1, 2, 4, ... ranks in turn over every
- * engine: a many-rank job early in its life, one sample a rank so far,
+ * (the pool's owner asks with the fewest ranks any engine holds, then
+ * more: a many-rank job early in its life, one sample a rank so far,
  * outlives made-up ids of fewer ranks); of evidence 1, the one with the
  * fewest samples retained (the first of them). */
 static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep,
@@ -461,13 +462,14 @@ static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t
 
 static size_t job_bytes(const job_t *j)
 {
-    size_t b = sizeof(*j) + j->ranks.cap * (sizeof(rank_t) + sizeof(uint32_t)) + j->ranks.win_bytes +
-               j->ranks.capcolds * sizeof(rank_cold_t) + j->cands.cap * sizeof(rank_cand_t) +
-               sw_imap_bytes(&j->ranks.map) + sw_imap_bytes(&j->claims.map) +
-               j->claims.cap * sizeof(claim_t) + sw_gapmed_bytes(&j->seen.gaps) +
-               sw_vcount_bytes(&j->seen.intervals) + j->cands.capheap * sizeof(heap_ent_t) +
-               j->sig.cap * sizeof(sig_ent_t) + j->ep.capmem * sizeof(uint32_t) +
-               j->pub.captie * sizeof(int64_t) + (j->ranks.sorted ? j->ranks.n * sizeof(int64_t) : 0) +
+    size_t b = sizeof(*j) + j->ranks.cap * (sizeof(rank_t) + sizeof(uint32_t)) +
+               j->ranks.win_bytes + j->ranks.capcolds * sizeof(rank_cold_t) +
+               j->cands.cap * sizeof(rank_cand_t) + sw_imap_bytes(&j->ranks.map) +
+               sw_imap_bytes(&j->claims.map) + j->claims.cap * sizeof(claim_t) +
+               sw_gapmed_bytes(&j->seen.gaps) + sw_vcount_bytes(&j->seen.intervals) +
+               j->cands.capheap * sizeof(heap_ent_t) + j->sig.cap * sizeof(sig_ent_t) +
+               j->ep.capmem * sizeof(uint32_t) + j->pub.captie * sizeof(int64_t) +
+               (j->ranks.sorted ? j->ranks.n * sizeof(int64_t) : 0) +
                j->src.cap * sizeof(sw_src_t) + j->src.nslots * sizeof(uint32_t) +
                sw_imap_bytes(&j->src.wide.map) + j->src.wide.cap * sizeof(int64_t) +
                sw_intern_bytes(j->src.strs) + sw_phase_bytes(j->phase) + j->id.len +
@@ -878,8 +880,8 @@ size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t max_ranks,
     while (freed < bytes && (j = least_valuable(det, evidence, NULL, max_ranks)) != NULL) {
         size_t b = j->acct;
         if (cb) {
-            sw_detect_evictee_t e = {j->id.has, j->id.str, j->id.len, evidence, j->ranks.n,
-                                     j->seen.retained,   b};
+            sw_detect_evictee_t e = {j->id.has,  j->id.str,        j->id.len, evidence,
+                                     j->ranks.n, j->seen.retained, b};
             cb(opaque, &e);
         }
         evict_job(det, j);
