@@ -130,7 +130,7 @@ typedef enum sw_fwd_reason_e {
 typedef struct msgq_s {
     rd_kafka_message_t **m;
     size_t head, n, cap;
-    size_t bytes; /* values and keys held */
+    size_t bytes; /* values and keys held, and librdkafka's bytes beside each */
 } msgq_t;
 
 /* An assigned input partition. Created and destroyed by the rebalance
@@ -181,6 +181,7 @@ typedef struct part_s {
     rd_kafka_queue_t *rqueue; /* repartition p's queue (the mirror's) */
     int64_t rnext;            /* next repartition offset to process; -1 before the first */
     int64_t in_read;          /* one past the last input offset read into fifo */
+    int64_t mk_need;          /* a marker waits for input up to this (read beyond fifo's bound) */
     int64_t marked;           /* input offsets below it have their marker written */
     int64_t inflight;         /* the last marker written, until it is read back (-1: none) */
     msgq_t fifo;              /* input read, waiting for its marker */
@@ -386,6 +387,7 @@ typedef struct run_s {
      * thread between passes. */
     sw_detect_pool_t pool;
     int64_t prefetch_kb;  /* queued.max.messages.kbytes lowered to fit (0: as set) */
+    int64_t prefetch_msg; /* queued.min.messages: one a kB (0: as set) */
     uint64_t mem_refused; /* jobs refused for memory, said in the last WARN */
     /* A mixed group (sw_run_work.c): markers of repartition=auto members
      * seen by a member in another mode. */

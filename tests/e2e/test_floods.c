@@ -247,10 +247,12 @@ static int flood_once(int run, const sw_test_lines_t *all, const sw_test_lines_t
     snprintf(bx, sizeof(bx), "max.memory.bytes=%ld", budget);
     long pkb = env_long("SW_FLOOD_PREFETCH_KB", 0); /* 0: the default */
     snprintf(px, sizeof(px), "kafka.consumer.queued.max.messages.kbytes=%ld", pkb);
-    const char *extra[3] = {NULL, NULL, NULL};
+    const char *extra[4] = {NULL, NULL, NULL, NULL};
     int ne = 0;
     if (budget > 0) extra[ne++] = bx;
     if (pkb > 0) extra[ne++] = px;
+    const char *x = getenv("SW_FLOOD_X"); /* one more property (bench/flood_backlog.sh) */
+    if (x && *x) extra[ne++] = x;
     daemon_start(&d, t, tag, extra);
     int port = sw_test_daemon_metrics_port(&d, 30000);
     SW_ASSERT(port > 0, "no metrics port (log %s)", d.log);
