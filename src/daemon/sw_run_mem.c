@@ -29,7 +29,9 @@
  * (queued.max.messages.kbytes per partition, over every partition this
  * member may be assigned, input and repartition) and the engines' budget
  * are checked against the container's memory limit (sw_cgroup_prefetch_kb):
- * when they do not fit, the prefetch is lowered, with a WARN.
+ * when they do not fit, the prefetch is lowered, with a WARN; at most one
+ * message a kB of it is prefetched, so that small messages (librdkafka
+ * keeps ~400 bytes beside each) hold to it too (sw_run_setup.c).
  */
 #include "sw_run_int.h"
 #include "sw_run_mem.h"
