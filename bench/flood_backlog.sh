@@ -19,6 +19,7 @@
 #
 #   bench/flood_backlog.sh [build]   FLOOD_RUNS=10 FLOOD_JOBS=500000 FLOOD_RANKS=1
 #                                    FLOOD_BUDGET=0 (the default) FLOOD_LIMIT_MIB=1024
+#                                    FLOOD_X=name=value (one more daemon property)
 set -Eeuo pipefail
 build=${1:-build}
 runs=${FLOOD_RUNS:-10}
@@ -29,6 +30,7 @@ for i in $(seq "$runs"); do
         SW_FLOOD_JOBS=${FLOOD_JOBS:-500000} SW_FLOOD_RANKS=${FLOOD_RANKS:-1} \
         SW_FLOOD_BUDGET=${FLOOD_BUDGET:-0} SW_FLOOD_LIMIT_MIB=${FLOOD_LIMIT_MIB:-1024} \
         SW_FLOOD_PREFETCH_KB=${FLOOD_PREFETCH_KB:-2457} \
+        SW_FLOOD_X=${FLOOD_X:-} \
         STORMWATCH_WORKER_THREADS=${STORMWATCH_WORKER_THREADS:-0} \
         "$build/tests/test_floods" > "$tmp/out" 2>&1; then
         held=$((held + 1))

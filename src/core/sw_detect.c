@@ -407,13 +407,17 @@ static void evict_job(sw_detector_t *det, job_t *j)
  * recently active (every job is in that list), never @p keep: the first
  * of evidence 0, else (@p max_evidence 1) the first of evidence 1. Only
  * evidence and order decide, so a restored engine evicts what the live
- * one would have. @returns false when there is none. */
-static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep);
+ * one would have. In a pool (@p max_evidence 0), only a job of one rank
+ * at most without evidence, the least a job can be worth anywhere: what
+ * is worth more is weighed against every engine's (sw_detect_evict_bytes).
+ * @returns false when there is none. */
+static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep,
+                             size_t max_ranks);
 
 bool sw_det_evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 {
-    if (max_evidence == 0) { /* in a pool: the fewest ranks first */
-        job_t *v = least_valuable(det, 0, keep);
+    if (max_evidence == 0) {
+        job_t *v = least_valuable(det, 0, keep, 1);
         if (v) evict_job(det, v);
         return v != NULL;
     }
@@ -435,18 +439,23 @@ bool sw_det_evict_one(sw_detector_t *det, const job_t *keep, int max_evidence)
 }
 
 /* The pool's choice (sw_detect_evict_bytes): among the EVICT_SCAN least
- * recently active, the job of evidence @p evidence with the fewest samples
- * retained (the first of them). */
-static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep)
+ * recently active, of evidence 0 the first with at most @p max_ranks ranks
+ * (the pool's owner asks with the fewest ranks any engine holds, then
+ * more: a many-rank job early in its life, one sample a rank so far,
+ * outlives made-up ids of fewer ranks); of evidence 1, the one with the
+ * fewest samples retained (the first of them). */
+static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t *keep,
+                             size_t max_ranks)
 {
     job_t *best = NULL;
-    size_t seen = 0, found = 0;
-    for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
-        if (c == keep || job_evidence(c) != evidence) continue;
-        if (!best || c->seen.retained < best->seen.retained) best = c;
-        /* One sample a rank: among the first 32, the fewest ranks go first
-         * (a many-rank job starting to report outlives made-up ids). */
-        if (evidence == 0 && (++found == 32 || best->seen.retained <= 1)) break;
+    size_t seen = 0;
+    for (job_t *j = det->junk_head; j && seen < EVICT_SCAN; j = j->junk_next, seen++) {
+        if (j == keep || job_evidence(j) != evidence) continue;
+        if (evidence == 0) {
+            if (j->ranks.n <= max_ranks) return j;
+            continue;
+        }
+        if (!best || j->seen.retained < best->seen.retained) best = j;
     }
     return best;
 }
@@ -847,18 +856,28 @@ void sw_detect_room_served(sw_detector_t *det, bool final)
 
 bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *value)
 {
-    const job_t *j = least_valuable(det, evidence, NULL);
-    if (!j) return false;
-    *value = j->seen.retained;
-    return true;
+    if (evidence != 0) {
+        const job_t *j = least_valuable(det, evidence, NULL, SIZE_MAX);
+        if (!j) return false;
+        *value = j->seen.retained;
+        return true;
+    }
+    bool any = false; /* evidence 0: the fewest ranks */
+    size_t seen = 0;
+    for (const job_t *j = det->junk_head; j && seen < EVICT_SCAN; j = j->junk_next, seen++)
+        if (job_evidence(j) == 0 && (!any || j->ranks.n < *value)) {
+            *value = j->ranks.n;
+            any = true;
+        }
+    return any;
 }
 
-size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes, sw_detect_evict_cb cb,
-                             void *opaque)
+size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t max_ranks, size_t bytes,
+                             sw_detect_evict_cb cb, void *opaque)
 {
     size_t freed = 0;
     job_t *j;
-    while (freed < bytes && (j = least_valuable(det, evidence, NULL)) != NULL) {
+    while (freed < bytes && (j = least_valuable(det, evidence, NULL, max_ranks)) != NULL) {
         size_t b = j->acct;
         if (cb) {
             sw_detect_evictee_t e = {j->id.has,  j->id.str,        j->id.len, evidence,

@@ -89,8 +89,9 @@ size_t sw_detect_evict(sw_detector_t *det, size_t max);
  * place of each engine's own (sw_detect_set_budget): the bytes every
  * attached engine accounts (sw_detect_accounted()), summed atomically, so
  * that engines fed on different threads share it. An engine makes room
- * itself only by evicting its own jobs without evidence (no rank with two
- * samples); when that is not enough, the event is refused with a request
+ * itself only by evicting its own jobs of one rank without evidence (no
+ * rank with two samples: nothing in any engine is worth less); when that
+ * is not enough, the event is refused with a request
  * (sw_detect_room_wanted()) that the pool's owner serves where every
  * engine is at rest, taking room from the least valuable jobs of all
  * engines (sw_detect_evict_bytes()), then says so (sw_detect_room_served())
@@ -136,20 +137,24 @@ typedef void (*sw_detect_evict_cb)(void *opaque, const sw_detect_evictee_t *e);
 
 /**
  * @brief The value of the job sw_detect_evict_bytes(@p det, @p evidence, ...)
- *        would evict next: evidence first, then samples retained (lower is
- *        less valuable). @returns false when there is none.
+ *        would evict next (lower is less valuable): of evidence 0, the
+ *        fewest ranks of such a job; of evidence 1, the fewest samples
+ *        retained. @returns false when there is none.
  */
 bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *value);
 
 /**
  * @brief Evict jobs of exactly @p evidence (0 or 1) among the 256 least
- *        recently active, least valuable first (sw_detect_evict_value),
- *        until @p bytes accounted bytes are freed or none is left; never a
- *        job with a rising run or an open episode. @p cb (may be NULL) sees
- *        each. @returns the bytes freed.
+ *        recently active until @p bytes accounted bytes are freed or none
+ *        is left: of evidence 0 only jobs of at most @p max_ranks ranks,
+ *        least recently active first (the caller raises @p max_ranks over
+ *        every engine, so that a many-rank job with one sample a rank so
+ *        far goes after every made-up id of fewer ranks); of evidence 1,
+ *        the fewest samples first. Never a job with a rising run or an open
+ *        episode. @p cb (may be NULL) sees each. @returns the bytes freed.
  */
-size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes, sw_detect_evict_cb cb,
-                             void *opaque);
+size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t max_ranks, size_t bytes,
+                             sw_detect_evict_cb cb, void *opaque);
 
 /** Called for each summary record; @p rec is borrowed during the call. */
 typedef void (*sw_record_cb)(void *opaque, const sw_record_t *rec);

@@ -137,7 +137,7 @@ typedef enum sw_fwd_reason_e {
 typedef struct msgq_s {
     rd_kafka_message_t **m;
     size_t head, n, cap;
-    size_t bytes; /* values and keys held */
+    size_t bytes; /* values and keys held, and librdkafka's bytes beside each */
 } msgq_t;
 
 /* An assigned input partition. Created and destroyed by the rebalance
@@ -188,6 +188,7 @@ typedef struct part_s {
     rd_kafka_queue_t *rqueue; /* repartition p's queue (the mirror's) */
     int64_t rnext;            /* next repartition offset to process; -1 before the first */
     int64_t in_read;          /* one past the last input offset read into fifo */
+    int64_t mk_need;          /* a marker waits for input up to this (read beyond fifo's bound) */
     int64_t marked;           /* input offsets below it have their marker written */
     int64_t inflight;         /* the last marker written, until it is read back (-1: none) */
     msgq_t fifo;              /* input read, waiting for its marker */
@@ -339,6 +340,12 @@ typedef struct run_s {
     int64_t *mem_off;    /* the group's commits last read: input, then repartition */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
+    /* The members' reading (sw_run_members.c), never waited for: admin
+     * ListConsumerGroupOffsets of both groups, results on mem_q. */
+    rd_kafka_queue_t *mem_q;
+    int mem_wait;  /* results of the reading in flight not yet in (0: none) */
+    bool mem_fail; /* one of them failed */
+    rd_kafka_topic_partition_list_t *mem_got[2]; /* announcements, the group's commits */
     /* Partitions (sw_run.c's rebalance callback adds and removes them). */
     part_t **parts; /* indexed by id; NULL when revoked */
     size_t nparts;
@@ -387,6 +394,7 @@ typedef struct run_s {
      * thread between passes. */
     sw_detect_pool_t pool;
     int64_t prefetch_kb;  /* queued.max.messages.kbytes lowered to fit (0: as set) */
+    int64_t prefetch_msg; /* queued.min.messages: one a kB (0: as set) */
     uint64_t mem_refused; /* jobs refused for memory, said in the last WARN */
     /* A mixed group (sw_run_work.c): markers of repartition=auto members
      * seen by a member in another mode. */

@@ -32,8 +32,16 @@
 #include "sw_run_state.h"
 #include "sw_run_work.h"
 
-#define LOCAL_FIFO_MAX 16384         /* input read and not yet released: reading pauses above */
-#define LOCAL_FIFO_BYTES (16u << 20) /* ... or above this many bytes of it */
+#define LOCAL_FIFO_MAX 16384        /* input read and not yet released: reading pauses above */
+#define LOCAL_FIFO_BYTES (4u << 20) /* ... or above this many bytes of it (also repartition's) */
+/* What a message read costs beside its value and key: librdkafka keeps
+ * about 400 bytes of its own with each. Counted in a queue's bytes, so
+ * that a flood of small messages (130-byte one-sample job ids) held for
+ * markers is bounded by what it costs, not by its payload (16,384 such
+ * messages a partition over 32 partitions held 290 MiB beside the
+ * engines' budget: a backlog flood's RSS peaked at 885 MiB with 279 MiB of
+ * engine state). */
+#define LOCAL_MSG_COST 512
 /* A marker not back within this long (while input waits for it): the
  * repartition topic is taken as unavailable (see direct_ok). */
 #define DIRECT_AFTER_MS 500
@@ -63,7 +71,7 @@ static void q_push(msgq_t *q, rd_kafka_message_t *m)
         q->head = 0;
     }
     q->m[(q->head + q->n++) % q->cap] = m;
-    q->bytes += m->len + m->key_len;
+    q->bytes += m->len + m->key_len + LOCAL_MSG_COST;
 }
 
 static rd_kafka_message_t *q_front(const msgq_t *q)
@@ -76,7 +84,7 @@ static rd_kafka_message_t *q_pop(msgq_t *q)
     rd_kafka_message_t *m = q->m[q->head];
     q->head = (q->head + 1) % q->cap;
     q->n--;
-    q->bytes -= m->len + m->key_len;
+    q->bytes -= m->len + m->key_len + LOCAL_MSG_COST;
     return m;
 }
 
@@ -95,7 +103,10 @@ void sw_run_local_free(part_t *p)
 
 bool sw_run_local_may_read(const part_t *p)
 {
-    return p->fifo.n < LOCAL_FIFO_MAX && p->fifo.bytes < LOCAL_FIFO_BYTES;
+    /* Beyond the bound when a marker waits for input not read yet (one a
+     * member with a larger FIFO wrote): it releases what it covers. */
+    return (p->fifo.n < LOCAL_FIFO_MAX && p->fifo.bytes < LOCAL_FIFO_BYTES) ||
+           p->in_read < p->mk_need;
 }
 
 /* ---- markers ------------------------------------------------------------ */
@@ -348,7 +359,7 @@ static bool direct_ok(run_t *r, part_t *p, int64_t now, bool *waiting)
 static void follow_repartition(run_t *r, part_t *p, bool *more)
 {
     pwork_t *pw = &p->w;
-    if (p->rqueue && p->rheld.n < LOCAL_FIFO_MAX) {
+    if (p->rqueue && p->rheld.n < LOCAL_FIFO_MAX && p->rheld.bytes < LOCAL_FIFO_BYTES) {
         rd_kafka_message_t *b[LOCAL_REP_BATCH];
         ssize_t got = rd_kafka_consume_batch_queue(p->rqueue, 0, b, LOCAL_REP_BATCH);
         for (ssize_t k = 0; k < got; k++) q_push(&p->rheld, b[k]);
@@ -376,6 +387,7 @@ static void follow_repartition(run_t *r, part_t *p, bool *more)
             sw_run_rebuild_finish(r, p);
         }
         if (marker) {
+            p->mk_need = i;
             if (i > p->in_read) break;  /* the input is behind this marker: wait for it */
             if (r->part_pending) break; /* what it releases is decided by the partitioner */
             if (p->inflight >= 0 && i >= p->inflight) p->inflight = -1; /* ours came back */

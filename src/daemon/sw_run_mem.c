@@ -3,13 +3,15 @@
  *
  * Every engine accounts its state into one pool (sw_detect_pool_t, atomic
  * byte and job counts), whichever worker feeds it. An engine makes room
- * itself only by evicting its own jobs without evidence (no rank with two
- * samples: what a made-up job id costs). When that is not enough, the
- * worker stops the partition's range before the message (like a record
- * that must be sent first) with a request for the bytes it needs; before
+ * itself only by evicting its own one-rank jobs without evidence (no rank
+ * with two samples: what a made-up job id costs, nothing is worth less).
+ * When that is not enough, the worker stops the partition's range before
+ * the message (like a record that must be sent first) with a request for the bytes it needs; before
  * the next pass, on the main thread, with every engine at rest, the
  * request is served here from the least valuable jobs of every engine:
- * jobs without evidence first, from the engines that hold the most, then
+ * jobs without evidence first, the fewest ranks first (a many-rank job
+ * early in its life outlives made-up ids of fewer ranks), from the engines
+ * that hold the most, then
  * jobs with samples but no rising run and no open episode, fewest samples
  * first, each named in a WARN and counted
  * (stormwatch_jobs_evicted_with_evidence_total). A job with a rising run
@@ -27,7 +29,9 @@
  * (queued.max.messages.kbytes per partition, over every partition this
  * member may be assigned, input and repartition) and the engines' budget
  * are checked against the container's memory limit (sw_cgroup_prefetch_kb):
- * when they do not fit, the prefetch is lowered, with a WARN.
+ * when they do not fit, the prefetch is lowered, with a WARN; at most one
+ * message a kB of it is prefetched, so that small messages (librdkafka
+ * keeps ~400 bytes beside each) hold to it too (sw_run_setup.c).
  */
 #include "sw_run_int.h"
 #include "sw_run_mem.h"
@@ -69,7 +73,8 @@ static int by_accounted(const void *a, const void *b)
 }
 
 /* Bring the pool to @p want bytes under the budget: jobs without evidence
- * down to @p slack more, from the engines that account the most; then jobs
+ * down to @p slack more, the fewest ranks of any engine first (then the
+ * engines that account the most first); then jobs
  * with samples (no rising run, no open episode), the fewest samples of any
  * engine first, down to @p want only. Main thread, every engine at rest.
  * @returns whether the room is there (else nothing more may go). */
@@ -83,8 +88,19 @@ static bool make_room(run_t *r, size_t want, size_t slack)
     for (size_t i = 0; i < r->nparts; i++)
         if (r->parts[i] && r->parts[i]->det) v[n++] = r->parts[i];
     qsort(v, n, sizeof(*v), by_accounted);
-    for (size_t i = 0; i < n && pool_used(r) > target0; i++)
-        sw_detect_evict_bytes(v[i]->det, 0, (size_t)(pool_used(r) - target0), on_evict, r);
+    /* Without evidence: the fewest ranks of every engine first (a young
+     * many-rank job outlives every made-up id of fewer ranks), of those
+     * the engines that account the most first. */
+    while (pool_used(r) > target0) {
+        uint64_t fewest = UINT64_MAX, val;
+        for (size_t i = 0; i < n; i++)
+            if (sw_detect_evict_value(v[i]->det, 0, &val) && val < fewest) fewest = val;
+        size_t freed = 0;
+        for (size_t i = 0; i < n && fewest != UINT64_MAX && pool_used(r) > target0; i++)
+            freed += sw_detect_evict_bytes(v[i]->det, 0, (size_t)fewest,
+                                           (size_t)(pool_used(r) - target0), on_evict, r);
+        if (!freed) break;
+    }
     while (pool_used(r) > target1) {
         part_t *best = NULL;
         uint64_t bv = UINT64_MAX, val;
@@ -93,7 +109,7 @@ static bool make_room(run_t *r, size_t want, size_t slack)
                 best = v[i];
                 bv = val;
             }
-        if (!best || !sw_detect_evict_bytes(best->det, 1, 1, on_evict, r)) break;
+        if (!best || !sw_detect_evict_bytes(best->det, 1, SIZE_MAX, 1, on_evict, r)) break;
     }
     free(v);
     return pool_used(r) <= target1;

@@ -25,6 +25,10 @@
  * unannounced commit. Members running auto mark the repartition
  * partitions' commits "swauto1" (sw_run_state.c), so a later start knows
  * the group left `on`, and an older binary refuses them by name.
+ * The consume loop never waits for the reading: both groups' commits are
+ * asked for with librdkafka's admin ListConsumerGroupOffsets (one request
+ * a group, results on a queue of their own), taken when they are in; a
+ * coordinator in trouble delays what this member learns, not its input.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,6 +52,7 @@
     30000 /* a member configured auto announced this recently: the
                              group is not one of an earlier release alone */
 #define PREFIX "swmember1:"
+#define READ_TIMEOUT_MS 5000 /* a reading's requests end (an error) within this */
 
 static const char *mode_name(int m)
 {
@@ -139,61 +144,137 @@ static bool mine(const run_t *r, const char *topic, int32_t partition)
     return false;
 }
 
-static void look(run_t *r, view_t *v, int timeout_ms)
+/* Ask for both groups' commits (announcements, then the group's own),
+ * unless a reading is in flight. */
+static void read_ask(run_t *r)
+{
+    if (r->mem_wait || r->in_parts + r->rep_parts <= 0) return;
+    char gid[400], es[256];
+    snprintf(gid, sizeof(gid), "%s.members", r->set->kafka.group_id);
+    const char *groups[2] = {gid, r->set->kafka.group_id};
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(
+        r->members, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+    rd_kafka_AdminOptions_set_request_timeout(o, READ_TIMEOUT_MS, es, sizeof(es));
+    rd_kafka_topic_partition_list_t *l = all_parts(r);
+    for (int g = 0; g < 2; g++) {
+        rd_kafka_ListConsumerGroupOffsets_t *req = rd_kafka_ListConsumerGroupOffsets_new(groups[g],
+                                                                                         l);
+        rd_kafka_ListConsumerGroupOffsets(r->members, &req, 1, o, r->mem_q);
+        rd_kafka_ListConsumerGroupOffsets_destroy(req);
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+    rd_kafka_AdminOptions_destroy(o);
+    r->mem_wait = 2;
+    r->mem_fail = false;
+}
+
+/* The results of the reading in flight, as they come, waiting up to
+ * @p timeout_ms. @returns whether both are in (mem_got, or mem_fail). */
+static bool read_take(run_t *r, int timeout_ms)
+{
+    int64_t t0 = sw_clock_ms();
+    while (r->mem_wait > 0) {
+        int64_t left = timeout_ms - (sw_clock_ms() - t0);
+        rd_kafka_event_t *ev = rd_kafka_queue_poll(r->mem_q, left > 0 ? (int)left : 0);
+        if (!ev) return false;
+        const rd_kafka_ListConsumerGroupOffsets_result_t *res =
+            rd_kafka_event_ListConsumerGroupOffsets_result(ev);
+        if (res) {
+            r->mem_wait--;
+            size_t n = 0;
+            const rd_kafka_group_result_t **g = rd_kafka_ListConsumerGroupOffsets_result_groups(res,
+                                                                                                &n);
+            const rd_kafka_topic_partition_list_t *pl = n == 1
+                                                            ? rd_kafka_group_result_partitions(g[0])
+                                                            : NULL;
+            if (rd_kafka_event_error(ev) || n != 1 || rd_kafka_group_result_error(g[0]) || !pl) {
+                r->mem_fail = true;
+            } else {
+                int which = strcmp(rd_kafka_group_result_name(g[0]), r->set->kafka.group_id) ? 0
+                                                                                             : 1;
+                if (r->mem_got[which]) rd_kafka_topic_partition_list_destroy(r->mem_got[which]);
+                r->mem_got[which] = rd_kafka_topic_partition_list_copy(pl);
+            }
+        }
+        rd_kafka_event_destroy(ev);
+    }
+    return true;
+}
+
+static void read_forget(run_t *r)
+{
+    for (int g = 0; g < 2; g++) {
+        if (r->mem_got[g]) rd_kafka_topic_partition_list_destroy(r->mem_got[g]);
+        r->mem_got[g] = NULL;
+    }
+}
+
+/* Partition @p t's place in all_parts() (-1: none of them). */
+static int slot(const run_t *r, const rd_kafka_topic_partition_t *t)
+{
+    if (!strcmp(t->topic, r->set->kafka.input_topics.v[0]))
+        return t->partition >= 0 && t->partition < r->in_parts ? t->partition : -1;
+    if (r->rep_topic && !strcmp(t->topic, r->rep_topic))
+        return t->partition >= 0 && t->partition < r->rep_parts ? r->in_parts + t->partition : -1;
+    return -1;
+}
+
+/* The group as the reading just taken shows it (then forgotten). */
+static void look(run_t *r, view_t *v)
 {
     memset(v, 0, sizeof(*v));
     int n = r->in_parts + r->rep_parts;
-    if (n <= 0) return;
-    rd_kafka_topic_partition_list_t *a = all_parts(r), *c = all_parts(r);
+    const rd_kafka_topic_partition_list_t *a = r->mem_got[0], *c = r->mem_got[1];
+    if (n <= 0 || r->mem_fail || !a || !c) {
+        read_forget(r);
+        return;
+    }
     int64_t now = wall_ms();
     bool *fresh = sw_calloc((size_t)n, sizeof(bool));
     bool *ever = sw_calloc((size_t)n, sizeof(bool)); /* announced, however long ago */
-    if (!rd_kafka_committed(r->members, a, timeout_ms)) {
-        v->read = true;
-        for (int i = 0; i < a->cnt; i++) {
-            ann_t x;
-            const rd_kafka_topic_partition_t *t = &a->elems[i];
-            if (t->err || !parse_ann(t->metadata, t->metadata_size, &x)) continue;
-            ever[i] = true;
-            if (x.id != r->member_id && x.pref == 2 && now - t->offset <= RECENT_MS)
-                v->recent_auto = true;
-            x.fresh = now - t->offset <= FRESH_MS && t->offset - now <= FRESH_MS;
-            if (!x.fresh) continue;
-            fresh[i] = true;
-            if (x.id == r->member_id) continue;
-            if (strcmp(x.version, SW_VERSION))
-                snprintf(v->other_version, sizeof(v->other_version), "%s", x.version);
-            if (x.pref == 1 || (x.eff == 1 && x.pref != 2)) v->on_members++;
-            else if (x.eff == 1) v->switching++;
-            else if (x.eff == 2) v->auto_members++;
-        }
+    v->read = true;
+    for (int k = 0; k < a->cnt; k++) {
+        ann_t x;
+        const rd_kafka_topic_partition_t *t = &a->elems[k];
+        int i = slot(r, t);
+        if (i < 0 || t->err || !parse_ann(t->metadata, t->metadata_size, &x)) continue;
+        ever[i] = true;
+        if (x.id != r->member_id && x.pref == 2 && now - t->offset <= RECENT_MS)
+            v->recent_auto = true;
+        x.fresh = now - t->offset <= FRESH_MS && t->offset - now <= FRESH_MS;
+        if (!x.fresh) continue;
+        fresh[i] = true;
+        if (x.id == r->member_id) continue;
+        if (strcmp(x.version, SW_VERSION))
+            snprintf(v->other_version, sizeof(v->other_version), "%s", x.version);
+        if (x.pref == 1 || (x.eff == 1 && x.pref != 2)) v->on_members++;
+        else if (x.eff == 1) v->switching++;
+        else if (x.eff == 2) v->auto_members++;
     }
-    if (v->read && !rd_kafka_committed(r->consumer, c, timeout_ms)) {
-        for (int i = 0; i < c->cnt; i++) {
-            const rd_kafka_topic_partition_t *t = &c->elems[i];
-            if (t->err || t->offset < 0) continue;
-            bool rep = i >= r->in_parts;
-            /* An `on` engine's snapshot of a partition no member of this
-             * release ever announced: an earlier release wrote it. */
-            if (rep && t->metadata_size >= 4 && !memcmp(t->metadata, "sw1:", 4) && !ever[i] &&
-                !(i - r->in_parts < r->in_parts && ever[i - r->in_parts]))
-                v->on_snapshots = true;
-            int64_t was = r->mem_off[i];
-            r->mem_off[i] = t->offset;
-            if (was == INT64_MIN || was == t->offset) continue;
-            /* Moved: by whom? A partition announced (input p or
-             * repartition p: under auto the owner of input p commits
-             * both) or this member's is accounted for. */
-            int q = rep ? i - r->in_parts : i;
-            bool announced = fresh[q] ||
-                             (q < r->rep_parts && r->in_parts + q < n && fresh[r->in_parts + q]);
-            if (!announced && !mine(r, t->topic, t->partition)) v->unannounced++;
-        }
+    for (int k = 0; k < c->cnt; k++) {
+        const rd_kafka_topic_partition_t *t = &c->elems[k];
+        int i = slot(r, t);
+        if (i < 0 || t->err || t->offset < 0) continue;
+        bool rep = i >= r->in_parts;
+        /* An `on` engine's snapshot of a partition no member of this
+         * release ever announced: an earlier release wrote it. */
+        if (rep && t->metadata_size >= 4 && !memcmp(t->metadata, "sw1:", 4) && !ever[i] &&
+            !(i - r->in_parts < r->in_parts && ever[i - r->in_parts]))
+            v->on_snapshots = true;
+        int64_t was = r->mem_off[i];
+        r->mem_off[i] = t->offset;
+        if (was == INT64_MIN || was == t->offset) continue;
+        /* Moved: by whom? A partition announced (input p or
+         * repartition p: under auto the owner of input p commits
+         * both) or this member's is accounted for. */
+        int q = rep ? i - r->in_parts : i;
+        bool announced = fresh[q] ||
+                         (q < r->rep_parts && r->in_parts + q < n && fresh[r->in_parts + q]);
+        if (!announced && !mine(r, t->topic, t->partition)) v->unannounced++;
     }
     free(fresh);
     free(ever);
-    rd_kafka_topic_partition_list_destroy(a);
-    rd_kafka_topic_partition_list_destroy(c);
+    read_forget(r);
 }
 
 /* This member's announcement of every partition it owns (asynchronous),
@@ -254,6 +335,8 @@ static bool make_handle(run_t *r)
                err);
         return false;
     }
+    r->mem_q = rd_kafka_queue_new(r->members);
+    r->mem_wait = 0;
     r->mem_off = sw_malloc(((size_t)(r->in_parts + r->rep_parts) + 1) * sizeof(int64_t));
     for (int i = 0; i < r->in_parts + r->rep_parts; i++) r->mem_off[i] = INT64_MIN;
     return true;
@@ -289,7 +372,13 @@ void sw_run_members_start(run_t *r, int as)
     bool said = false;
     while (*r->opts->running) {
         view_t v;
-        look(r, &v, 5000);
+        read_ask(r);
+        if (!read_take(r, 1000)) { /* in flight: asked again once it ends */
+            if (sw_clock_ms() - t0 < WAIT_MAX_MS) continue;
+            follow(r, "the group's announcements could not be read (on is always right)");
+            return;
+        }
+        look(r, &v);
         if (!v.read) { /* decided on what the group says, never on silence */
             if (sw_clock_ms() - t0 < WAIT_MAX_MS) continue;
             follow(r, "the group's announcements could not be read (on is always right)");
@@ -340,19 +429,23 @@ void sw_run_members_tick(run_t *r, int64_t now)
 {
     if (!r->members) return;
     /* At once when what this member owns changed (a peer starting now
-     * sees it), else once a second. */
+     * sees it), else once a second; the group read once a second too,
+     * its results taken when they are in (never waited for). */
     size_t owned = 0;
     for (size_t i = 0; i < r->nparts; i++) owned += r->parts[i] != NULL;
-    if (now - r->mem_poll < ANNOUNCE_MS && owned == r->mem_owned) return;
-    r->mem_owned = owned;
-    bool due = now - r->mem_poll >= ANNOUNCE_MS;
-    rd_kafka_poll(r->members, 0);
-    announce_at(r, wall_ms(), NULL);
-    if (!due) return;
-    r->mem_poll = now;
-    if (r->mode_pref != 2) return;
+    if (now - r->mem_poll >= ANNOUNCE_MS || owned != r->mem_owned) {
+        r->mem_owned = owned;
+        bool due = now - r->mem_poll >= ANNOUNCE_MS;
+        rd_kafka_poll(r->members, 0);
+        announce_at(r, wall_ms(), NULL);
+        if (due) {
+            r->mem_poll = now;
+            if (r->mode_pref == 2) read_ask(r);
+        }
+    }
+    if (r->mode_pref != 2 || !r->mem_wait || !read_take(r, 0)) return;
     view_t v;
-    look(r, &v, 2000);
+    look(r, &v);
     if (!v.read) return; /* nothing known: nothing changes */
     bool on = v.on_members || v.unannounced || (!r->mode_follow && v.switching);
     if (on) r->mem_on_ms = now;
@@ -381,6 +474,10 @@ void sw_run_members_tick(run_t *r, int64_t now)
 
 void sw_run_members_stop(run_t *r)
 {
+    read_forget(r);
+    if (r->mem_q) rd_kafka_queue_destroy(r->mem_q);
+    r->mem_q = NULL;
+    r->mem_wait = 0;
     if (r->members) rd_kafka_destroy_flags(r->members, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     r->members = NULL;
     free(r->mem_off);

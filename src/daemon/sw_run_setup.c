@@ -358,13 +358,20 @@ static bool auto_fits(run_t *r)
     return false;
 }
 
-/* queued.max.messages.kbytes lowered to fit the container (fit_prefetch). */
+/* queued.max.messages.kbytes lowered to fit the container, and
+ * queued.min.messages to one message a kB (fit_prefetch). */
 static void set_prefetch(const run_t *r, rd_kafka_conf_t *c)
 {
     char v[32], err[256];
-    if (!c || r->prefetch_kb <= 0) return;
-    snprintf(v, sizeof(v), "%lld", (long long)r->prefetch_kb);
-    sw_kafka_set(c, "queued.max.messages.kbytes", v, err, sizeof(err));
+    if (!c) return;
+    if (r->prefetch_kb > 0) {
+        snprintf(v, sizeof(v), "%lld", (long long)r->prefetch_kb);
+        sw_kafka_set(c, "queued.max.messages.kbytes", v, err, sizeof(err));
+    }
+    if (r->prefetch_msg > 0) {
+        snprintf(v, sizeof(v), "%lld", (long long)r->prefetch_msg);
+        sw_kafka_set(c, "queued.min.messages", v, err, sizeof(err));
+    }
 }
 
 /* repartition=auto: the mirror consumer, which reads repartition p for
@@ -435,7 +442,11 @@ static int make_consumer(run_t *r)
  * repartition partition this member may be assigned) beside the engines'
  * budget, against the container's memory limit (sw_run_mem.c): when it
  * does not fit, the consumer (not subscribed yet) is made again with the
- * lowered value, and so is the repartition reader. @returns 0, or 2. */
+ * lowered value, and so is the repartition reader. The kB bound counts
+ * payload only, and librdkafka keeps about 400 bytes beside each message:
+ * small messages (a flood of one-sample job ids: 130 bytes) cost 3-4
+ * times their kB. So that the kB bound holds for them too, at most one
+ * message a kB is prefetched (queued.min.messages). @returns 0, or 2. */
 static int fit_prefetch(run_t *r)
 {
     char v[32];
@@ -444,6 +455,11 @@ static int fit_prefetch(run_t *r)
         RD_KAFKA_CONF_OK)
         return 0;
     int64_t kb = strtoll(v, NULL, 10);
+    n = sizeof(v);
+    int64_t msgs = rd_kafka_conf_get(rd_kafka_conf(r->consumer), "queued.min.messages", v, &n) ==
+                           RD_KAFKA_CONF_OK
+                       ? strtoll(v, NULL, 10)
+                       : 0;
     int parts = r->rep_topic ? r->rep_parts : 0;
     const sw_conf_strs_t *in = &r->set->kafka.input_topics;
     for (size_t i = 0; i < in->n; i++) {
@@ -451,8 +467,9 @@ static int fit_prefetch(run_t *r)
         parts += k > 0 ? k : 0;
     }
     int64_t fit = sw_run_prefetch_fit(r, kb, parts);
-    if (fit == kb) return 0;
-    r->prefetch_kb = fit;
+    if (fit > 0 && msgs > fit) r->prefetch_msg = fit;
+    if (fit == kb && !r->prefetch_msg) return 0;
+    if (fit != kb) r->prefetch_kb = fit;
     rd_kafka_destroy(r->consumer);
     r->consumer = NULL;
     return make_consumer(r);

@@ -109,18 +109,25 @@ static bool get_metrics(int port, sw_buf_t *body)
     return sw_test_http_get(port, "/metrics", body) == 200 && body->data;
 }
 
-/* Peak RSS of process @p pid (VmHWM), KiB; -1 unknown. */
-static long vm_hwm_kib(pid_t pid)
+/* A field of process @p pid's status ("VmHWM:" its peak RSS, "VmRSS:"
+ * now), KiB; -1 unknown. */
+static long vm_kib(pid_t pid, const char *field)
 {
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "r");
     long v = -1;
+    size_t n = strlen(field);
     if (!f) return -1;
     while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "VmHWM:", 6)) v = strtol(line + 6, NULL, 10);
+        if (!strncmp(line, field, n)) v = strtol(line + n, NULL, 10);
     fclose(f);
     return v;
+}
+
+static long vm_hwm_kib(pid_t pid)
+{
+    return vm_kib(pid, "VmHWM:");
 }
 
 /* Records of jobs whose id starts with @p prefix, against replay's of
@@ -240,26 +247,44 @@ static int flood_once(int run, const sw_test_lines_t *all, const sw_test_lines_t
     snprintf(bx, sizeof(bx), "max.memory.bytes=%ld", budget);
     long pkb = env_long("SW_FLOOD_PREFETCH_KB", 0); /* 0: the default */
     snprintf(px, sizeof(px), "kafka.consumer.queued.max.messages.kbytes=%ld", pkb);
-    const char *extra[3] = {NULL, NULL, NULL};
+    const char *extra[4] = {NULL, NULL, NULL, NULL};
     int ne = 0;
     if (budget > 0) extra[ne++] = bx;
     if (pkb > 0) extra[ne++] = px;
+    const char *x = getenv("SW_FLOOD_X"); /* one more property (bench/flood_backlog.sh) */
+    if (x && *x) extra[ne++] = x;
     daemon_start(&d, t, tag, extra);
     int port = sw_test_daemon_metrics_port(&d, 30000);
     SW_ASSERT(port > 0, "no metrics port (log %s)", d.log);
     sw_buf_t body;
     sw_buf_init(&body);
     double done = 0, peak_state = 0;
-    int64_t t1 = sw_proc_now_ms();
+    /* What the RSS is made of at its highest sample: the engines' state
+     * then, and the input read but not yet analysed (lag is what is not
+     * yet read). */
+    long rss_peak = 0;
+    double rss_state = 0, rss_done = 0;
+    int64_t t1 = sw_proc_now_ms(), rss_ms = 0;
     while (sw_proc_now_ms() - t1 < 600000 && sw_test_daemon_running(&d)) {
         if (get_metrics(port, &body)) {
             done = metric_sum(body.data, "stormwatch_events_in_total", in);
             double st = metric_sum(body.data, "stormwatch_engine_state_bytes", NULL);
             if (st > peak_state) peak_state = st;
+            long rss = vm_kib(d.pid, "VmRSS:");
+            if (rss > rss_peak) {
+                rss_peak = rss;
+                rss_state = st;
+                rss_done = done;
+                rss_ms = sw_proc_now_ms() - t1;
+            }
             if (done >= all->n) break;
         }
         usleep(200000);
     }
+    printf(
+        "  run %d: highest RSS sampled %ld MiB at %lld ms: engine state %.1f MiB, %.0f of %d "
+        "messages analysed\n",
+        run, rss_peak / 1024, (long long)rss_ms, rss_state / 1048576.0, rss_done, all->n);
     long hwm = vm_hwm_kib(d.pid);
     usleep(1500000); /* the engines' counters are published once a second */
     double evicted = 0, evidence = 0, refused = 0;

@@ -1354,7 +1354,7 @@ static void test_pool_across_engines(void **state)
     sw_analysis_t an;
     SW_ASSERT_TRUE(sw_detect_analysis(b, "quiet", &an)); /* B evicted nothing of its own */
     int evidence = -1;
-    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, want, note_evictee, &evidence) >= want);
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, SIZE_MAX, want, note_evictee, &evidence) >= want);
     SW_ASSERT_I64(evidence, 0);
     sw_detect_room_served(b, false);
     off--;
@@ -1362,11 +1362,11 @@ static void test_pool_across_engines(void **state)
     SW_ASSERT_I64(sw_detect_room_wanted(b), 0);
     /* No job without evidence anywhere: the job with the fewest samples. */
     uint64_t value;
-    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, SIZE_MAX, NULL, NULL) > 0);
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, SIZE_MAX, SIZE_MAX, NULL, NULL) > 0);
     SW_ASSERT_FALSE(sw_detect_evict_value(a, 0, &value));
     SW_ASSERT_TRUE(sw_detect_evict_value(b, 1, &value));
     SW_ASSERT_I64(value, 3); /* quiet's samples ("new" has one: evidence 0) */
-    SW_ASSERT_TRUE(sw_detect_evict_bytes(b, 1, 1, note_evictee, &evidence) > 0);
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(b, 1, SIZE_MAX, 1, note_evictee, &evidence) > 0);
     SW_ASSERT_I64(evidence, 1);
     SW_ASSERT_FALSE(sw_detect_analysis(b, "quiet", &an));
     SW_ASSERT_TRUE(sw_detect_analysis(b, "storm", &an)); /* a rising run never goes */
@@ -1375,7 +1375,7 @@ static void test_pool_across_engines(void **state)
     sw_detect_stats(b, &st);
     SW_ASSERT_I64(st.evicted_evidence, 1);
     /* Full again with nothing that may go: asked once, then refused for good. */
-    SW_ASSERT_TRUE(sw_detect_evict_bytes(b, 0, SIZE_MAX, NULL, NULL) > 0); /* "new" */
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(b, 0, SIZE_MAX, SIZE_MAX, NULL, NULL) > 0); /* "new" */
     pool.limit = pool.used;
     SW_ASSERT_I64(FEEDD(b, "last", 1, 1000), SW_ERR_LIMIT);
     SW_ASSERT_TRUE(sw_detect_room_wanted(b) > 0);
@@ -1392,6 +1392,83 @@ static void test_pool_across_engines(void **state)
     sw_detect_destroy(b);
     SW_ASSERT_I64(pool.used, 0);
     SW_ASSERT_I64(pool.jobs, 0);
+}
+
+/* A real many-rank job early in its life (one sample a rank so far) is
+ * worth more than made-up ids of fewer ranks, in any engine (issue 35):
+ * its engine, full, asks the pool instead of evicting it, and the pool's
+ * owner sees the fewest ranks in the other engine. */
+static void test_pool_young_job(void **state)
+{
+    (void)state;
+    sw_params_t p = sw_params_default();
+    sw_detector_t *a = sw_detect_new(p), *b = sw_detect_new(p);
+    sw_detect_pool_t pool;
+    memset(&pool, 0, sizeof(pool));
+    sw_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = SW_EV_SAMPLE;
+    ev.event_type = sw_str("sample");
+    ev.has_job_id = true;
+    ev.host = sw_str("h");
+    ev.has_device_used = true;
+    ev.device_used_bytes = 1000;
+    ev.sampling_interval_ms = 100;
+    const sw_record_t *rec;
+    char err[256], id[32];
+    int64_t off = 0;
+    /* A: the young job of 16 ranks, one sample each, then two 2-rank ids
+     * (the least recently active is the young job). */
+    ev.world_size = 16;
+    ev.job_id = sw_str("young");
+    for (int k = 0; k < 16; k++) {
+        ev.rank = k;
+        ev.timestamp_ns = 1;
+        SW_ASSERT_I64(sw_detect_feed_at(a, &ev, 0, off++, &rec, err, sizeof(err)), SW_OK);
+    }
+    ev.world_size = 2;
+    for (int f = 0; f < 2; f++)
+        for (int k = 0; k < 2; k++) {
+            snprintf(id, sizeof(id), "a%d", f);
+            ev.job_id = sw_str(id);
+            ev.rank = k;
+            SW_ASSERT_I64(sw_detect_feed_at(a, &ev, 0, off++, &rec, err, sizeof(err)), SW_OK);
+        }
+    /* B: 20 one-rank ids. */
+    ev.world_size = 1;
+    ev.rank = 0;
+    for (int f = 0; f < 20; f++) {
+        snprintf(id, sizeof(id), "b%d", f);
+        ev.job_id = sw_str(id);
+        SW_ASSERT_I64(sw_detect_feed_at(b, &ev, 0, off++, &rec, err, sizeof(err)), SW_OK);
+    }
+    sw_detect_set_pool(a, &pool);
+    sw_detect_set_pool(b, &pool);
+    uint64_t va = 0, vb = 0;
+    SW_ASSERT_TRUE(sw_detect_evict_value(a, 0, &va));
+    SW_ASSERT_TRUE(sw_detect_evict_value(b, 0, &vb));
+    SW_ASSERT_I64(va, 2);
+    SW_ASSERT_I64(vb, 1);
+    /* Full: a new one-rank job in A evicts nothing of A's (none of one
+     * rank) and asks the pool. */
+    pool.limit = pool.used;
+    ev.job_id = sw_str("new");
+    SW_ASSERT_I64(sw_detect_feed_at(a, &ev, 0, off, &rec, err, sizeof(err)), SW_ERR_LIMIT);
+    SW_ASSERT_TRUE(sw_detect_room_wanted(a) > 0);
+    sw_analysis_t an;
+    SW_ASSERT_TRUE(sw_detect_analysis(a, "young", &an));
+    SW_ASSERT_TRUE(sw_detect_analysis(a, "a0", &an));
+    /* At most 2 ranks: the 2-rank ids go, never the young job. */
+    SW_ASSERT_TRUE(sw_detect_evict_bytes(a, 0, 2, SIZE_MAX, NULL, NULL) > 0);
+    SW_ASSERT_FALSE(sw_detect_analysis(a, "a0", &an));
+    SW_ASSERT_FALSE(sw_detect_analysis(a, "a1", &an));
+    SW_ASSERT_TRUE(sw_detect_analysis(a, "young", &an));
+    SW_ASSERT_TRUE(sw_detect_evict_value(a, 0, &va));
+    SW_ASSERT_I64(va, 16);
+    SW_ASSERT_I64(sw_detect_evict_bytes(a, 0, 15, SIZE_MAX, NULL, NULL), 0);
+    sw_detect_destroy(a);
+    sw_detect_destroy(b);
+    SW_ASSERT_I64(pool.used, 0);
 }
 
 /* The budget where memory grows (issue 28): 200,000 one-sample job ids of
@@ -1488,6 +1565,7 @@ int main(void)
         cmocka_unit_test(test_flood_evicts_fake_jobs),
         cmocka_unit_test(test_budget_where_memory_grows),
         cmocka_unit_test(test_pool_across_engines),
+        cmocka_unit_test(test_pool_young_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
