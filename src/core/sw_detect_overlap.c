@@ -305,8 +305,8 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
     int64_t base;
     if (!front_alone(j) || c->spike_ts > INT64_MAX - j->sig.tie_ns ||
         !sw_win_steep_tail(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r), quiet_ns(j, r),
-                           &base))
+                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r),
+                           quiet_ns(j, r), &base))
         return false;
     /* Which of the rank's two rises is the open storm's arrival? The one
      * its nearest members' spikes (within FIT_D ranks) are nearer to: a
