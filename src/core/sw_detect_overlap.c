@@ -26,11 +26,11 @@
 #define FRONT_REACH_MIN 8
 #define FRONT_REACH_MAX 256
 #define FRONT_SCAN_MAX 2048 /* ranks either side a rise is compared with (half of 4,096) */
-#define FRONT_LEARN 8 /* members the reach is learnt from before it tells storms apart */
-#define FRONT_S 6     /* seconds (or intervals when longer) between neighbours' spikes */
-#define LAG_IV 3      /* intervals two ranks' newest samples may differ by and be compared */
+#define FRONT_LEARN 8       /* members the reach is learnt from before it tells storms apart */
+#define FRONT_S 6           /* seconds (or intervals when longer) between neighbours' spikes */
+#define LAG_IV 3            /* intervals two ranks' newest samples may differ by and be compared */
 #define FIT_D 3       /* ranks either side whose spikes tell which of two rises a front made */
-#define QUIET_MS 1500 /* a rank settled after a fall: no steep step for this long (or 6 intervals) */
+#define QUIET_MS 1500 /* a rank settled after a fall: no steep step this long (or 6 intervals) */
 
 /* FRONT_S seconds, or FRONT_S sampling intervals of rank r when longer. */
 static int64_t front_ns(const job_t *j, const rank_t *r)
@@ -305,8 +305,8 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
     int64_t base;
     if (!front_alone(j) || c->spike_ts > INT64_MAX - j->sig.tie_ns ||
         !sw_win_steep_tail(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r),
-                           quiet_ns(j, r), &base))
+                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r), quiet_ns(j, r),
+                           &base))
         return false;
     /* Which of the rank's two rises is the open storm's arrival? The one
      * its nearest members' spikes (within FIT_D ranks) are nearer to: a

@@ -320,8 +320,7 @@ bool sw_win_candidate_split(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, d
  *        (most samples).
  */
 bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t held_ts,
-                       int64_t after_ts, int64_t max_step_ns, int64_t quiet_ns,
-                       int64_t *base_ts);
+                       int64_t after_ts, int64_t max_step_ns, int64_t quiet_ns, int64_t *base_ts);
 
 /**
  * @brief The spike of the newest rising run when that run qualifies on its
