@@ -25,10 +25,12 @@
 
 #define FRONT_REACH_MIN 8
 #define FRONT_REACH_MAX 256
-#define FRONT_LEARN 8 /* members the reach is learnt from before it tells storms apart */
-#define FRONT_S 6     /* seconds (or intervals when longer) between neighbours' spikes */
-#define LAG_IV 3      /* intervals two ranks' newest samples may differ by and be compared */
+#define FRONT_SCAN_MAX 2048 /* ranks either side a rise is compared with (half of 4,096) */
+#define FRONT_LEARN 8       /* members the reach is learnt from before it tells storms apart */
+#define FRONT_S 6           /* seconds (or intervals when longer) between neighbours' spikes */
+#define LAG_IV 3            /* intervals two ranks' newest samples may differ by and be compared */
 #define FIT_D 3       /* ranks either side whose spikes tell which of two rises a front made */
+#define QUIET_MS 1500 /* a rank settled after a fall: no steep step this long (or 6 intervals) */
 
 /* FRONT_S seconds, or FRONT_S sampling intervals of rank r when longer. */
 static int64_t front_ns(const job_t *j, const rank_t *r)
@@ -151,7 +153,7 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
     int64_t riv = rk_interval(j, r);
     int64_t lag = LAG_IV * (riv > 0 && riv < INT64_MAX / 1000000 / LAG_IV ? riv * 1000000 : 0) +
                   tol;
-    if (most >= FRONT_REACH_MAX || 2 * most >= w) return 0;
+    if (most > FRONT_SCAN_MAX || 2 * most >= w) return 0;
     for (int64_t d = 1; d <= most; d++)
         for (int side = 0; side < 2; side++) {
             int64_t q = side ? r->rank + d : r->rank - d;
@@ -285,6 +287,14 @@ static int64_t step_ns(const job_t *j, const rank_t *r)
     return riv * 1000000 * 8 / 5;
 }
 
+/* QUIET_MS, or 6 sampling intervals of rank r when longer. */
+static int64_t quiet_ns(const job_t *j, const rank_t *r)
+{
+    int64_t riv = rk_interval(j, r);
+    int64_t iv = riv > 0 && riv < INT64_MAX / 6000000 ? riv * 1000000 : 0;
+    return 6 * iv > QUIET_MS * 1000000LL ? 6 * iv : QUIET_MS * 1000000LL;
+}
+
 /* A second steep rise on a member rank: the newest samples rose by a
  * threshold in steep steps from a base more than an interval after the
  * rank's own spike of the episode (a storm reaches a rank once; the
@@ -296,7 +306,8 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
     int64_t base;
     if (!front_alone(j) || c->spike_ts > INT64_MAX - j->sig.tie_ns ||
         !sw_win_steep_tail(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r), &base))
+                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r), quiet_ns(j, r),
+                           &base))
         return false;
     /* Which of the rank's two rises is the open storm's arrival? The one
      * its nearest members' spikes (within FIT_D ranks) are nearer to: a

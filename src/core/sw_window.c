@@ -627,7 +627,7 @@ static bool split_spike(const sw_win_t *win, int64_t spent_ts, int64_t split_ts,
 }
 
 bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t held_ts,
-                       int64_t after_ts, int64_t max_step_ns, int64_t *base_ts)
+                       int64_t after_ts, int64_t max_step_ns, int64_t quiet_ns, int64_t *base_ts)
 {
     if (win->n < 2) return false;
     int64_t threshold;
@@ -642,22 +642,37 @@ bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, 
         i--;
     const sw_wslot_t *b = &win->slot[slot(win, i)];
     if (i == win->n - 1 || top - b->used < threshold || i < 2) return false;
-    /* A rise of its own: a pause before it, two steps seen (neither across
-     * missing samples) that are not steep rises, after after_ts. A rise
-     * that only slowed for a step is one rise. */
+    /* A rise of its own: a pause before it, after after_ts. The step into
+     * the base is seen (not across missing samples) and not a steep rise
+     * (the walk stopped there); the step before it is no steep rise
+     * either or, across missing samples, rose by less than half a
+     * threshold (what the memory did in the gap is unknown, but it did
+     * not climb into this rise). A rise that only slowed for a step is one
+     * rise. */
     const sw_wslot_t *p1 = &win->slot[slot(win, i - 1)], *p2 = &win->slot[slot(win, i - 2)];
-    if (p2->ts <= after_ts || b->ts - p1->ts > max_step_ns || p1->ts - p2->ts > max_step_ns ||
-        p1->used - p2->used >= steep)
+    bool gap = p1->ts - p2->ts > max_step_ns;
+    if (p2->ts <= after_ts || b->ts - p1->ts > max_step_ns ||
+        p1->used - p2->used >= (gap ? threshold / 2 : steep))
         return false;
-    /* Stacked on the rise before, held since: memory that fell back below
-     * the sample at held_ts (by an eighth of the threshold) at any sample
-     * since, and rose again, repeats a rise (a restart, a retry): no
-     * other storm. O(samples since held_ts), on a steep tail only. */
+    /* Stacked on the rise before, or settled since: memory that fell back
+     * below the sample at held_ts (by half a threshold) at any sample
+     * since, and rose again, repeats a rise (a restart, a retry, a rank
+     * swinging up and down) unless it stayed quiet for quiet_ns before
+     * this base: no steep step in that time (the rise before ended and
+     * the memory settled, as after a storm's hold). O(samples since
+     * held_ts), on a steep tail only. */
     uint32_t h = sample_at(win, held_ts);
     if (h >= i) return false;
     int64_t held = win->slot[slot(win, h)].used;
-    for (uint32_t k = h + 1; k <= i; k++)
-        if (win->slot[slot(win, k)].used < held - steep) return false;
+    bool fell = false;
+    for (uint32_t k = h + 1; k <= i && !fell; k++)
+        fell = win->slot[slot(win, k)].used < held - threshold / 2;
+    if (fell) {
+        if (b->ts - win->slot[slot(win, h)].ts <= quiet_ns) return false;
+        for (uint32_t k = i; k > h && b->ts - win->slot[slot(win, k - 1)].ts <= quiet_ns; k--)
+            if (win->slot[slot(win, k)].used - win->slot[slot(win, k - 1)].used >= steep)
+                return false;
+    }
     *base_ts = b->ts;
     return true;
 }

@@ -315,15 +315,19 @@ bool sw_win_candidate_split(sw_win_t *win, sw_win_cc_t *cc, int64_t min_bytes, d
  *        it walked back while each step rises by at least an eighth of the
  *        threshold. When that rise reaches the threshold and its base (the
  *        sample it starts from) follows a pause (the two steps before it,
- *        after @p after_ts, are not steep rises) and every sample from @p held_ts to it held what
- *        that one held (less an eighth of the threshold), its base's timestamp
- *        goes to @p base_ts. A step longer than @p max_step_ns (across
- *        missing samples) ends the walk: what rose before it is not seen.
+ *        after @p after_ts, are not steep rises; the earlier one may span
+ *        missing samples if it rose by less than half a threshold) and
+ *        every sample from @p held_ts to it held what that one held (less
+ *        half a threshold) or, when one fell below that, no step in the
+ *        @p quiet_ns before the base rose steeply (the memory settled), its
+ *        base's timestamp goes to @p base_ts. A step longer than
+ *        @p max_step_ns (across missing samples) ends the walk: what rose
+ *        before it is not seen.
  *        O(steps of the rise); O(1) when the newest step is not steep
  *        (most samples).
  */
 bool sw_win_steep_tail(const sw_win_t *win, int64_t min_bytes, double fraction, int64_t held_ts,
-                       int64_t after_ts, int64_t max_step_ns, int64_t *base_ts);
+                       int64_t after_ts, int64_t max_step_ns, int64_t quiet_ns, int64_t *base_ts);
 
 /**
  * @brief The spike of the newest rising run when that run qualifies on its

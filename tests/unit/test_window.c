@@ -5,7 +5,9 @@
  * spike (the seed's scan), the gap median must count exactly the window's
  * positive gaps and give their middle values (through its bracket while
  * that can answer, rebuilt from the window when not), and the interval
- * multiset must hold exactly the positive intervals.
+ * multiset must hold exactly the positive intervals. sw_win_steep_tail (a
+ * member's second rise) is checked on hand-made levels: held, settled after
+ * a fall, a swing, a pause across a collector gap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -445,6 +447,68 @@ static void test_pick_points(void **state)
     }
 }
 
+/* sw_win_steep_tail (docs/semantics.md, "Storms that overlap", a member's
+ * second rise): samples every 100 ms of level[i] MB (-1: lost); the rise
+ * that ends at the newest sample, held since sample 10 (the first spike),
+ * a pause after 11, steps of at most 160 ms, settled for 1.5 s. */
+static bool steep_tail_of(const int64_t *level, int64_t n, int64_t *base)
+{
+    sw_intern_t *strs = sw_intern_new();
+    sw_src_t src = {1, 100, sw_intern_add(strs, sw_str("h")), 0, SW_SRC_UNSET, SW_SRC_UNSET};
+    sw_gapmed_t gaps;
+    sw_vcount_t ivals;
+    sw_gapmed_init(&gaps);
+    sw_vcount_init(&ivals);
+    sw_winpool_t pool;
+    sw_winpool_init(&pool, 128);
+    sw_win_ctx_t ctx = {&src, strs, NULL, &gaps, &ivals, &pool};
+    sw_win_t win;
+    sw_win_init(&win, 128);
+    const int64_t ms = 1000000, mib = 1 << 20;
+    for (int64_t i = 0; i < n; i++)
+        if (level[i] >= 0) sw_win_insert(&win, &ctx, i * 100 * ms, level[i] * mib, 0, i);
+    bool ok = sw_win_steep_tail(&win, 0, 0.1, 10 * 100 * ms, 11 * 100 * ms, 160 * ms, 1500 * ms,
+                                base);
+    sw_win_clear(&win, &pool);
+    sw_winpool_clear(&pool);
+    sw_gapmed_clear(&gaps);
+    sw_vcount_clear(&ivals);
+    sw_intern_destroy(strs);
+    return ok;
+}
+
+static void test_steep_tail(void **state)
+{
+    (void)state;
+    int64_t lv[64], base = 0;
+    const int64_t ms = 1000000;
+    /* Settled: the hold ends at 41 (fell by far more than half a
+     * threshold), nothing rises for 1.9 s, then a rise of a threshold. */
+    for (int i = 0; i < 61; i++) lv[i] = i < 10 ? 30000 : i <= 40 ? 38000 : 30000;
+    lv[60] = 38000;
+    SW_ASSERT_TRUE(steep_tail_of(lv, 61, &base));
+    SW_ASSERT_I64(base, 59 * 100 * ms);
+    /* A swing: a steep step 0.9 s before the base (within 1.5 s). */
+    for (int i = 50; i < 60; i++) lv[i] = 30600;
+    lv[60] = 38600;
+    SW_ASSERT_FALSE(steep_tail_of(lv, 61, &base));
+    /* Held (a dip of less than half a threshold): stacked, no quiet needed. */
+    for (int i = 0; i < 46; i++) lv[i] = i < 10 ? 30000 : i <= 40 ? 38000 : 37000;
+    lv[45] = 46000;
+    SW_ASSERT_TRUE(steep_tail_of(lv, 46, &base));
+    SW_ASSERT_I64(base, 44 * 100 * ms);
+    /* Held, a collector gap (50-57) before the pause: across it the memory
+     * rose by less than half a threshold (more than a steep step). */
+    for (int i = 0; i < 61; i++) lv[i] = i < 10 ? 30000 : i < 50 ? 38000 : i < 58 ? -1 : 39000;
+    lv[59] = 39020;
+    lv[60] = 47020;
+    SW_ASSERT_TRUE(steep_tail_of(lv, 61, &base));
+    SW_ASSERT_I64(base, 59 * 100 * ms);
+    /* The same step seen sample by sample is a rise that slowed: one rise. */
+    for (int i = 50; i < 58; i++) lv[i] = 38000;
+    SW_ASSERT_FALSE(steep_tail_of(lv, 61, &base));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_pick_points),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_storage_follows_samples),
+        cmocka_unit_test(test_steep_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
