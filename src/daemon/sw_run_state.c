@@ -290,8 +290,8 @@ static const char *one_input(const run_t *r)
  * (what repartition=auto analysed where it was; the engine passes over
  * jobs it does not hold). @returns false when the range could not be read
  * in time (@p err says why). */
-static bool rebuild_range(run_t *r, part_t *p, const char *topic, int src, int64_t from,
-                          int64_t to, bool keyed, char *err, size_t errsz)
+static bool rebuild_range(run_t *r, part_t *p, const char *topic, int src, int64_t from, int64_t to,
+                          bool keyed, char *err, size_t errsz)
 {
     if (from >= to) return true;
     int64_t lo, hi;
@@ -393,12 +393,12 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
                         buf[k][vs] = '\0';
                     }
                 }
-                /* repartition=auto: records caused by repartition p's copies too */
-                int src = !ok || strcmp(buf[1], src_part)             ? -1
-                          : !strcmp(buf[0], p->topic)                 ? 0
-                          : p->local && !strcmp(buf[0], r->rep_topic) ? 1
-                          : p->foreign && one_input(r) && !strcmp(buf[0], one_input(r)) ? 1
-                                                                      : -1;
+                /* Source 1: repartition p (auto), or input p (an auto engine under on) */
+                const char *one = p->local ? r->rep_topic : p->foreign ? one_input(r) : NULL;
+                int src = !ok || strcmp(buf[1], src_part) ? -1
+                          : !strcmp(buf[0], p->topic)     ? 0
+                          : one && !strcmp(buf[0], one)   ? 1
+                                                          : -1;
                 if (src >= 0) {
                     int action = SUPPRESS_DLQ;
                     if (r->rep_topic && !strcmp(topic, r->rep_topic)) action = SUPPRESS_FWD;
@@ -554,7 +554,8 @@ static bool adopt_auto(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
                                         nx, err, sizeof(err));
     }
     if (det && (nx[0] != env.x || nx[1] != env.xr)) {
-        snprintf(err, sizeof(err), "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
+        snprintf(err, sizeof(err),
+                 "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
                  (long long)nx[0], (long long)nx[1], (long long)env.x, (long long)env.xr);
         sw_detect_destroy(det);
         det = NULL;
@@ -658,11 +659,11 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                    "there (its engine goes on in %s [%d]'s)",
                    p->topic, (int)p->partition, (long long)env.x, r->rep_topic, (int)p->partition);
         } else if (p->local || p->foreign) {
-            p->det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
-                                           sw_clock_ms(), nx, err, sizeof(err));
+            p->det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
+                                           nx, err, sizeof(err));
         } else {
-            p->det = sw_detect_restore(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
-                                       nx, err, sizeof(err));
+            p->det = sw_detect_restore(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), nx,
+                                       err, sizeof(err));
         }
         if (p->det && p->foreign) {
             char e1[300] = "";

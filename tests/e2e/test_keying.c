@@ -906,8 +906,11 @@ static void start_roll(sw_test_daemon_t *d, const char *tag, const char *sc, con
     sw_test_daemon_x(d, "dlq.topic=dlq.%s", sc);
     sw_test_daemon_x(d, "state.topic=state.%s", sc);
     static const char *const common[] = {"kafka.consumer.topic.metadata.refresh.interval.ms=1000",
-                                         "commit.interval.ms=200", "snapshot.interval.ms=700",
-                                         "job.idle.ms=15000", "metrics.listen=127.0.0.1:0", NULL};
+                                         "commit.interval.ms=200",
+                                         "snapshot.interval.ms=700",
+                                         "job.idle.ms=15000",
+                                         "metrics.listen=127.0.0.1:0",
+                                         NULL};
     sw_test_daemon_xs(d, common);
     sw_test_daemon_start(d);
 }
@@ -981,8 +984,8 @@ static int scenario_rolling(const char *sc, const char *what, const char *from, 
     const input_t *in = &g_in3;
     int failed = 0;
     sw_test_daemon_t a[2], b[2];
-    start_roll(&a[0], "old0", sc, from);
-    start_roll(&a[1], "old1", sc, from);
+    start_roll(&a[0], "from0", sc, from);
+    start_roll(&a[1], "from1", sc, from);
     if (!roll_ready(&a[0]) || !roll_ready(&a[1])) {
         fprintf(stderr, "FAIL [%s]: the first instances are not up (see %s, %s)\n", sc, a[0].log,
                 a[1].log);
@@ -996,17 +999,19 @@ static int scenario_rolling(const char *sc, const char *what, const char *from, 
     usleep(3000000); /* storms open as the rollout starts */
     for (int k = 0; k < 2; k++) {
         char tag[16];
-        snprintf(tag, sizeof(tag), "new%d", k);
+        snprintf(tag, sizeof(tag), "to%d", k);
         start_roll(&b[k], tag, sc, to);
         if (!roll_ready(&b[k])) {
             fprintf(stderr, "FAIL [%s]: %s is not up (see %s)\n", sc, tag, b[k].log);
             failed = 1;
         }
         int st = stop(&a[k]);
-        if (st != 0) {
-            fprintf(stderr, "FAIL [%s]: exit status %d after SIGTERM (see %s)\n", sc, st, a[k].log);
-            failed = 1;
-        }
+        /* An older binary's own stop is not this release's: said, not failed
+         * (c765a81 may crash there: librdkafka < 2.3.0's sticky assignor). */
+        if (st != 0)
+            fprintf(stderr, "%s [%s]: exit status %d after SIGTERM (see %s)\n",
+                    from ? "NOTE (older binary)" : "FAIL", sc, st, a[k].log);
+        if (st != 0 && !from) failed = 1;
     }
     pthread_join(th, NULL);
     failed |= rp.failed;
@@ -1014,16 +1019,22 @@ static int scenario_rolling(const char *sc, const char *what, const char *from, 
     roll_judge(sc, in, &row);
     printf("| %s | %zu | %zu | %zu | %zu | %zu/%zu | %zu |\n", what, row.lost, row.dup, row.diff,
            row.extra, row.paged_twice, row.storms, row.dead);
-    printf("  (%s: %zu records besides summaries; lost, duplicated, different, extra, storms "
-           "paged twice, dead letters)\n",
-           sc, row.records);
-    if (assert_clean && (row.lost || row.dup || row.diff || row.extra || row.paged_twice ||
-                         row.dead)) {
+    printf(
+        "  (%s: %zu records besides summaries; lost, duplicated, different, extra, storms "
+        "paged twice, dead letters)\n",
+        sc, row.records);
+    if (assert_clean &&
+        (row.lost || row.dup || row.diff || row.extra || row.paged_twice || row.dead)) {
         fprintf(stderr, "FAIL [%s]: %s is not clean (logs in %s)\n", sc, what, g_dir);
         failed = 1;
     }
-    for (int k = 0; k < 2; k++)
-        if (stop(&b[k]) != 0) failed = 1;
+    for (int k = 0; k < 2; k++) {
+        int st = stop(&b[k]);
+        if (st != 0)
+            fprintf(stderr, "%s [%s]: exit status %d after SIGTERM (see %s)\n",
+                    to ? "NOTE (older binary)" : "FAIL", sc, st, b[k].log);
+        if (st != 0 && !to) failed = 1;
+    }
     return failed;
 }
 
@@ -1103,8 +1114,8 @@ SCENARIO(amoving, scenario_rebalance("amoving", "auto", KEY_MIXED, &g_in))
 SCENARIO(switch, scenario_switch("switch", &g_in, "on", "auto"))
 SCENARIO(rollback, scenario_switch("rollback", &g_in, "auto", "on"))
 SCENARIO(mixedmode, scenario_mixedmode("mixedmode", &g_in))
-SCENARIO(upv030, scenario_rolling("upv030", "v0.3.0 -> this release, defaults", g_old_bin[0],
-                                  NULL, true))
+SCENARIO(upv030,
+         scenario_rolling("upv030", "v0.3.0 -> this release, defaults", g_old_bin[0], NULL, true))
 SCENARIO(rbv030, scenario_rolling("rbv030", "this release -> v0.3.0 (rollback), defaults", NULL,
                                   g_old_bin[0], false))
 SCENARIO(upc765a81, scenario_rolling("upc765a81", "c765a81 (on) -> this release, defaults",
@@ -1157,8 +1168,8 @@ int main(void)
     const char *only = getenv("SW_KEYING_ONLY");
     /* The rolling updates need an older release's binary: built (or found
      * in the cache) before the mock starts; 77 is ctest's SKIP. */
-    if (only && (!strcmp(only, "upv030") || !strcmp(only, "rbv030") ||
-                 !strcmp(only, "upc765a81"))) {
+    if (only &&
+        (!strcmp(only, "upv030") || !strcmp(only, "rbv030") || !strcmp(only, "upc765a81"))) {
         int rc = !strcmp(only, "upc765a81") ? old_binary("c765a81", 1) : old_binary("v0.3.0", 0);
         if (rc) return rc;
     }
