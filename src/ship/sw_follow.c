@@ -107,7 +107,11 @@ static sw_follow_ev_t *ev_add(sw_follow_t *f, sw_follow_ev_kind_t kind, const ch
     sw_follow_ev_t *ev = &f->evs[f->nevs++];
     memset(ev, 0, sizeof(*ev));
     ev->kind = kind;
-    snprintf(ev->path, sizeof(ev->path), "%s", path ? path : "");
+    /* Paths come from readdir() under a directory of at most PATH_MAX: a
+     * longer one could not be opened either, and is kept cut. */
+    size_t n = path ? strnlen(path, sizeof(ev->path) - 1) : 0;
+    memcpy(ev->path, path ? path : "", n);
+    ev->path[n] = '\0';
     return ev;
 }
 

@@ -29,7 +29,8 @@
 static void case_dir(char *dir, size_t size, const char *name)
 {
     snprintf(dir, size, "%s/firstcontact/%s", sw_test_tmp(), name);
-    char cmd[1200];
+    char cmd[2 * 1024 + 64];
+    SW_ASSERT_TRUE(strlen(dir) < 1024);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
     SW_ASSERT_I64(system(cmd), 0);
 }
