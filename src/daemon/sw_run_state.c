@@ -465,9 +465,17 @@ static bool restore_on_engine(run_t *r, part_t *p)
     sw_detector_t *det = NULL;
     int64_t nx[SW_DETECT_SOURCES];
     if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
-        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK && !env.two)
-        det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), 1,
-                                       nx, err, sizeof(err));
+        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
+        if (!env.two) {
+            det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
+                                           1, nx, err, sizeof(err));
+        } else if ((det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
+                                                sw_clock_ms(), nx, err, sizeof(err)))) {
+            /* An engine of auto gone on under on (adopt_auto): back to auto's
+             * layout, input p as source 0 again (as of env.xr). */
+            sw_detect_swap_sources(det, nx);
+        }
+    }
     if (det && nx[1] != env.x) {
         snprintf(err, sizeof(err), "its engine is as of offset %lld, its envelope of %lld",
                  (long long)nx[1], (long long)env.x);
@@ -477,9 +485,15 @@ static bool restore_on_engine(run_t *r, part_t *p)
     if (det) {
         sw_detect_destroy(p->det);
         p->det = det;
-        /* The keys it carried are repartition p's offsets: source 1's. */
+        /* The keys it carried are repartition p's offsets: source 1's; those
+         * of its second source (input p, adopt_auto) source 0's. */
         for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->rsuppress, env.sup[k], 1);
+        for (size_t k = 0; k < env.nrsup; k++) sw_imap_put(&p->suppress, env.rsup[k], 1);
         scan_output(r, p, &env);
+        char e1[300] = "";
+        if (env.two && !rebuild_range(r, p, p->topic, 0, env.yr, env.xr, true, e1, sizeof(e1)))
+            sw_log(r->log, SW_LOG_WARN, "%s [%d]: windows rebuilt in part: %s", p->topic,
+                   (int)p->partition, e1);
         p->rnext = env.x;
         p->rebuild_rx = env.x;
         p->rebuild_ry = env.y < committed ? env.y : committed;

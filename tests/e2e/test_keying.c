@@ -669,7 +669,8 @@ static size_t resent(const char *sc, size_t *total)
  * one instance of the other goes on from the group's snapshots: every
  * job's records equal to the replay of its events (job-keyed: the order
  * they were produced), none sent twice, no storm paged twice. */
-static int scenario_switch(const char *sc, const input_t *in, const char *from, const char *to)
+static int scenario_switch(const char *sc, const input_t *in, const char *from, const char *to,
+                           const char *then)
 {
     char **lines = calloc(in->n + 1, sizeof(*lines));
     size_t *lens = calloc(in->n + 1, sizeof(*lens));
@@ -710,9 +711,23 @@ static int scenario_switch(const char *sc, const input_t *in, const char *from, 
         failed = 1;
     }
     start_daemon(&b, to, sc, to);
-    g_extra = NULL;
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
-    failed |= produce_all(sc, in, KEY_JOB, 100000, hi, in->n);
+    /* With @p then: half of the rest, then a third instance in that mode. */
+    size_t mid = then ? hi + (in->n - hi) / 2 : in->n;
+    failed |= produce_all(sc, in, KEY_JOB, 100000, hi, mid);
+    sw_test_daemon_t c;
+    int c_engines = 0, c_unused = 0;
+    if (then) {
+        if (stop(&b) != 0) {
+            fprintf(stderr, "FAIL [%s]: the repartition=%s instance did not stop cleanly\n", sc,
+                    to);
+            failed = 1;
+        }
+        start_daemon(&c, then, sc, then);
+        SW_ASSERT(sw_test_daemon_wait_assigned(&c, 1, 120000), "not assigned (see %s)", c.log);
+        failed |= produce_all(sc, in, KEY_JOB, 100000, mid, in->n);
+    }
+    g_extra = NULL;
     printf("  (switched at input message %zu of %zu, %zu of %zu records out before)\n", hi, in->n,
            before, want);
     char srcs[220];
@@ -730,11 +745,22 @@ static int scenario_switch(const char *sc, const input_t *in, const char *from, 
         fprintf(stderr, "FAIL [%s]: no engine of auto went on under on\n", sc);
         failed = 1;
     }
+    if (then) {
+        c_engines = sw_test_daemon_count(&c, "restored the repartition=on engine");
+        c_unused = sw_test_daemon_count(&c, "cannot be used");
+        printf("  (then %s at input message %zu: %d engines of `on` went on, %d could not)\n", then,
+               mid, c_engines, c_unused);
+        if (c_engines < 1 || c_unused) {
+            fprintf(stderr, "FAIL [%s]: %d engines went on under %s, %d could not (see %s)\n", sc,
+                    c_engines, then, c_unused, c.log);
+            failed = 1;
+        }
+    }
     if (dup) {
         fprintf(stderr, "FAIL [%s]: %zu records sent twice across the switch\n", sc, dup);
         failed = 1;
     }
-    if (stop(&b) != 0) failed = 1;
+    if (stop(then ? &c : &b) != 0) failed = 1;
     free(lines);
     free(lens);
     return failed;
@@ -1040,15 +1066,21 @@ static int scenario_rolling(const char *sc, const char *what, const char *from, 
 
 static int start_mock(void)
 {
-    static const char *const sc[] = {"nokey",   "hostkey",  "mixed",     "kill",     "moving",
-                                     "eos",     "off",      "akeyed",    "amixed",   "akill",
-                                     "amoving", "switch",   "mixedmode", "rollback", "upv030",
-                                     "rbv030",  "upc765a81"};
+    static const char *const sc[] = {"nokey",   "hostkey",   "mixed",     "kill",     "moving",
+                                     "eos",     "off",       "akeyed",    "amixed",   "akill",
+                                     "amoving", "switch",    "mixedmode", "rollback", "upv030",
+                                     "rbv030",  "upc765a81", "backforth"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];
     int nt = 0;
+    /* One scenario (SW_KEYING_ONLY, as ctest runs them): its topics only.
+     * librdkafka 2.0.2's mock now and then never returned from creating
+     * one of the 90 topics of every scenario (the mock's main thread waits
+     * for its own thread): 5 topics start in well under a second. */
+    const char *only = getenv("SW_KEYING_ONLY");
     for (int i = 0; i < NSC; i++) {
+        if (only && strcmp(only, sc[i]) != 0) continue;
         const char *fmt[] = {"in.%s:8", "out.%s:8", "dlq.%s:8", "state.%s:1", "g%s.repartition:8"};
         for (int k = 0; k < 5; k++) {
             snprintf(topics[nt], sizeof(topics[nt]), fmt[k], sc[i]);
@@ -1111,8 +1143,9 @@ SCENARIO(akeyed, scenario_two("akeyed", "auto", KEY_JOB, &g_in))
 SCENARIO(amixed, scenario_two("amixed", "auto", KEY_MIXED, &g_in))
 SCENARIO(akill, scenario_kill("akill", "auto", &g_in))
 SCENARIO(amoving, scenario_rebalance("amoving", "auto", KEY_MIXED, &g_in))
-SCENARIO(switch, scenario_switch("switch", &g_in, "on", "auto"))
-SCENARIO(rollback, scenario_switch("rollback", &g_in, "auto", "on"))
+SCENARIO(switch, scenario_switch("switch", &g_in, "on", "auto", NULL))
+SCENARIO(rollback, scenario_switch("rollback", &g_in, "auto", "on", NULL))
+SCENARIO(backforth, scenario_switch("backforth", &g_in, "auto", "on", "auto"))
 SCENARIO(mixedmode, scenario_mixedmode("mixedmode", &g_in))
 SCENARIO(upv030,
          scenario_rolling("upv030", "v0.3.0 -> this release, defaults", g_old_bin[0], NULL, true))
@@ -1162,7 +1195,7 @@ int main(void)
         cmocka_unit_test(test_amoving),   cmocka_unit_test(test_switch),
         cmocka_unit_test(test_mixedmode), cmocka_unit_test(test_rollback),
         cmocka_unit_test(test_upv030),    cmocka_unit_test(test_rbv030),
-        cmocka_unit_test(test_upc765a81),
+        cmocka_unit_test(test_upc765a81), cmocka_unit_test(test_backforth),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
     const char *only = getenv("SW_KEYING_ONLY");
