@@ -130,7 +130,7 @@ static uint32_t crank_add(sw_cjob_t *cj, int64_t rank, bool mapped)
 uint32_t sw_crash_rank_find(const job_t *j, const sw_cjob_t *cj, int64_t rank)
 {
     uint32_t ri, ci;
-    if (sw_imap_get(&j->rank_map, rank, &ri) && ri < cj->cap_ri && cj->ri2ci[ri] != CNIL)
+    if (sw_imap_get(&j->ranks.map, rank, &ri) && ri < cj->cap_ri && cj->ri2ci[ri] != CNIL)
         return cj->ri2ci[ri];
     return sw_imap_get(&cj->map, rank, &ci) ? ci : CNIL;
 }
@@ -234,7 +234,7 @@ static inline int64_t silence_ns(const sw_detector_t *det, const job_t *j, const
 {
     int64_t ms = det->params.silence_ms;
     if (c->ri != CNIL) {
-        int64_t iv = rk_interval(j, &j->ranks[c->ri]);
+        int64_t iv = rk_interval(j, &j->ranks.v[c->ri]);
         if (iv > 0 && iv <= INT64_MAX / 10 && iv * 10 > ms) ms = iv * 10;
     }
     return ms > INT64_MAX / 1000000 ? INT64_MAX : ms * 1000000;
@@ -243,13 +243,13 @@ static inline int64_t silence_ns(const sw_detector_t *det, const job_t *j, const
 /* The rank's offset (SPEC 6, now): first - anchor first; 0 without one. */
 static int64_t rank_offset(const job_t *j, const crank_t *c)
 {
-    if (c->ri == CNIL || !j->has_sample) return 0;
-    return (int64_t)((uint64_t)j->ranks[c->ri].first_ts - (uint64_t)anchor_first(j, NULL));
+    if (c->ri == CNIL || !j->id.has_sample) return 0;
+    return (int64_t)((uint64_t)j->ranks.v[c->ri].first_ts - (uint64_t)anchor_first(j, NULL));
 }
 
 static int64_t rel_of(const job_t *j, const crank_t *c, int64_t ts)
 {
-    return sat_add(ts, -j->ranks[c->ri].first_ts);
+    return sat_add(ts, -j->ranks.v[c->ri].first_ts);
 }
 
 void sw_crash_set_blind(sw_detector_t *det, sw_cjob_t *cj, crank_t *c)
@@ -288,15 +288,15 @@ static void fill_blind(sw_xout_t *xo, const sw_cjob_t *cj, const int64_t **ranks
 static void storm_ref(const job_t *j, sw_storm_ref_t *s)
 {
     memset(s, 0, sizeof(*s));
-    if (j->episode <= 0) return;
+    if (j->ep.no <= 0) return;
     s->set = true;
-    s->episode = j->episode;
-    s->open = j->open;
-    if (j->has_verdict && j->v_n) {
+    s->episode = j->ep.no;
+    s->open = j->ep.open;
+    if (j->verdict.has && j->verdict.n) {
         s->has_rank = true;
-        s->first_cause_rank = j->v_sus[0].rank;
+        s->first_cause_rank = j->verdict.sus[0].rank;
         s->has_onset = true;
-        s->onset_ns = j->v_onset;
+        s->onset_ns = j->verdict.onset;
     }
 }
 
@@ -311,9 +311,9 @@ sw_record_t *sw_crash_emit(sw_detector_t *det, job_t *j, sw_action_t action, con
     memset(rec, 0, sizeof(*rec));
     memset(*x8, 0, sizeof(**x8));
     rec->action = action;
-    rec->analysis.has_job_id = j->has_job_id;
-    rec->analysis.job_id.ptr = j->job_id ? j->job_id : "";
-    rec->analysis.job_id.len = j->job_id_len;
+    rec->analysis.has_job_id = j->id.has;
+    rec->analysis.job_id.ptr = j->id.str ? j->id.str : "";
+    rec->analysis.job_id.len = j->id.len;
     rec->analysis.anchor_rank = -1;
     rec->has_event_ts = ev != NULL; /* none: closed at the job's summary */
     rec->event_timestamp_ns = ev ? ev->timestamp_ns : 0;
@@ -513,17 +513,17 @@ static void src_of_rank(const job_t *j, const crank_t *c, dsrc_t *s)
     memset(s, 0, sizeof(*s));
     s->host = sw_str("unknown");
     s->pid = -1;
-    if (c->ri == CNIL || j->ranks[c->ri].last_src == NIL) return;
-    uint32_t id = j->ranks[c->ri].last_src;
-    const sw_src_t *src = &j->srcs[id];
-    s->host = sw_intern_get(j->strs, src->host);
+    if (c->ri == CNIL || j->ranks.v[c->ri].last_src == NIL) return;
+    uint32_t id = j->ranks.v[c->ri].last_src;
+    const sw_src_t *src = &j->src.v[id];
+    s->host = sw_intern_get(j->src.strs, src->host);
     s->pid = src_pid(j, id);
     s->dev = src_device(j, id);
     s->has_dev = s->dev != INT64_MIN;
     s->lr = src_local_rank(j, id);
     s->has_lr = s->lr != INT64_MIN;
     s->has_sess = src->session != 0;
-    s->sess = sw_intern_get(j->strs, src->session);
+    s->sess = sw_intern_get(j->src.strs, src->session);
 }
 
 /* Pop every rank whose silence deadline the job's time has passed. */
@@ -598,9 +598,9 @@ void sw_crash_summarised(sw_detector_t *det, job_t *j)
     if (cj->c_open && !cj->c_ended) {
         cj->c_rev++;
         cj->c_ended = true;
-        emit_crash(det, j, NULL, j->last_off, 0, SW_X8_END_JOB);
+        emit_crash(det, j, NULL, j->id.last_off, 0, SW_X8_END_JOB);
     }
-    sw_crash_warn_close(det, j, NULL, j->last_off, SW_X8_END_JOB);
+    sw_crash_warn_close(det, j, NULL, j->id.last_off, SW_X8_END_JOB);
 }
 
 const sw_record_t *sw_crash_next(sw_detector_t *det)

@@ -203,8 +203,9 @@ static bool load_ranks(sw_detector_t *det, job_t *j, sw_cjob_t *cj, sw_vrd_t *r)
         X8_CHECK(rank >= 0 && sw_crash_rank_find(j, cj, rank) == CNIL);
         if (ri != -1) {
             uint32_t got;
-            X8_CHECK(ri >= 0 && (uint64_t)ri < j->nranks && sw_imap_get(&j->rank_map, rank, &got) &&
-                     got == (uint32_t)ri && !(ri < (int64_t)cj->cap_ri && cj->ri2ci[ri] != CNIL));
+            X8_CHECK(ri >= 0 && (uint64_t)ri < j->ranks.n &&
+                     sw_imap_get(&j->ranks.map, rank, &got) && got == (uint32_t)ri &&
+                     !(ri < (int64_t)cj->cap_ri && cj->ri2ci[ri] != CNIL));
         }
         uint32_t ci = sw_crash_rank_of(j, cj, rank, ri == -1 ? CNIL : (uint32_t)ri);
         crank_t *c = &cj->r[ci];

@@ -59,10 +59,10 @@ static void emit_warning(sw_detector_t *det, job_t *j, const sw_event_t *ev, int
         memset(o, 0, sizeof(*o));
         o->rank = c->rank;
         o->host = sw_str("unknown");
-        if (c->ri != CNIL && j->ranks[c->ri].last_src != NIL) {
-            const sw_src_t *s = &j->srcs[j->ranks[c->ri].last_src];
-            o->host = sw_intern_get(j->strs, s->host);
-            o->device_id = src_device(j, j->ranks[c->ri].last_src);
+        if (c->ri != CNIL && j->ranks.v[c->ri].last_src != NIL) {
+            const sw_src_t *s = &j->src.v[j->ranks.v[c->ri].last_src];
+            o->host = sw_intern_get(j->src.strs, s->host);
+            o->device_id = src_device(j, j->ranks.v[c->ri].last_src);
             o->has_device_id = o->device_id != INT64_MIN;
         }
         o->used_bytes = w->used;

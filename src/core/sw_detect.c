@@ -28,8 +28,8 @@ static uint64_t job_key_hash(const sw_detector_t *det, bool has, const char *p, 
 
 bool sw_det_job_matches(const job_t *j, bool has, const char *p, size_t n)
 {
-    if (j->has_job_id != has) return false;
-    return !has || (j->job_id_len == n && memcmp(j->job_id, p, n) == 0);
+    if (j->id.has != has) return false;
+    return !has || (j->id.len == n && memcmp(j->id.str, p, n) == 0);
 }
 
 job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
@@ -39,13 +39,13 @@ job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_
     for (size_t i = h & (det->jcap - 1);; i = (i + 1) & (det->jcap - 1)) {
         job_t *j = det->jslots[i];
         if (!j) return NULL;
-        if (j->hash == h && sw_det_job_matches(j, has, p, n)) return j;
+        if (j->id.hash == h && sw_det_job_matches(j, has, p, n)) return j;
     }
 }
 
 static void jmap_put_raw(job_t **slots, size_t cap, job_t *j)
 {
-    size_t i = j->hash & (cap - 1);
+    size_t i = j->id.hash & (cap - 1);
     while (slots[i]) i = (i + 1) & (cap - 1);
     slots[i] = j;
 }
@@ -66,10 +66,10 @@ static void jmap_put(sw_detector_t *det, job_t *j)
 
 static void jmap_del(sw_detector_t *det, job_t *j)
 {
-    size_t mask = det->jcap - 1, i = j->hash & mask;
+    size_t mask = det->jcap - 1, i = j->id.hash & mask;
     while (det->jslots[i] != j) i = (i + 1) & mask;
     for (size_t k = (i + 1) & mask; det->jslots[k]; k = (k + 1) & mask) {
-        size_t home = det->jslots[k]->hash & mask;
+        size_t home = det->jslots[k]->id.hash & mask;
         bool between = (i <= k) ? (home > i && home <= k) : (home > i || home <= k);
         if (!between) {
             det->jslots[i] = det->jslots[k];
@@ -91,11 +91,11 @@ static uint64_t src_hash(int64_t pid, int64_t interval, uint32_t host, uint32_t 
 
 static void src_slots_put(job_t *j, uint32_t id)
 {
-    const sw_src_t *s = &j->srcs[id];
-    size_t mask = j->src_nslots - 1;
+    const sw_src_t *s = &j->src.v[id];
+    size_t mask = j->src.nslots - 1;
     size_t i = src_hash(src_pid(j, id), src_interval(j, id), s->host, s->session) & mask;
-    while (j->src_slots[i]) i = (i + 1) & mask;
-    j->src_slots[i] = id + 1;
+    while (j->src.slots[i]) i = (i + 1) & mask;
+    j->src.slots[i] = id + 1;
 }
 
 /* An event's device_id and local_rank as a source keeps them: INT64_MIN
@@ -124,7 +124,7 @@ __attribute__((noinline)) static bool src_nums_marked(const job_t *j, uint32_t i
  * they are (a value int32 does not hold never equals one). */
 static inline bool src_nums_are(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
-    const sw_src_t *s = &j->srcs[id];
+    const sw_src_t *s = &j->src.v[id];
     if (s->pid <= SW_SRC_WIDE || s->interval_ms <= SW_SRC_WIDE || s->device_id <= SW_SRC_WIDE ||
         s->local_rank <= SW_SRC_WIDE)
         return src_nums_marked(j, id, ev);
@@ -134,12 +134,12 @@ static inline bool src_nums_are(const job_t *j, uint32_t id, const sw_event_t *e
 
 static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
 {
-    const sw_src_t *s = &j->srcs[id];
+    const sw_src_t *s = &j->src.v[id];
     if (!src_nums_are(j, id, ev)) return false;
-    sw_str_t h = sw_intern_get(j->strs, s->host);
+    sw_str_t h = sw_intern_get(j->src.strs, s->host);
     if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
     if (!ev->has_session_id) return s->session == 0;
-    sw_str_t t = sw_intern_get(j->strs, s->session);
+    sw_str_t t = sw_intern_get(j->src.strs, s->session);
     return s->session != 0 && t.len == ev->session_id.len &&
            (t.len == 0 || memcmp(t.ptr, ev->session_id.ptr, t.len) == 0);
 }
@@ -163,23 +163,23 @@ void sw_det_phase_settle(job_t *j, rank_t *r)
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 {
     if (r->last_src != NIL && src_is(j, r->last_src, ev)) return r->last_src;
-    uint32_t host = sw_intern_add(j->strs, ev->host);
-    uint32_t session = ev->has_session_id ? sw_intern_add(j->strs, ev->session_id) : 0;
-    if (j->src_nslots) {
-        size_t mask = j->src_nslots - 1;
+    uint32_t host = sw_intern_add(j->src.strs, ev->host);
+    uint32_t session = ev->has_session_id ? sw_intern_add(j->src.strs, ev->session_id) : 0;
+    if (j->src.nslots) {
+        size_t mask = j->src.nslots - 1;
         size_t i = src_hash(ev->pid, ev->sampling_interval_ms, host, session) & mask;
-        for (; j->src_slots[i]; i = (i + 1) & mask) {
-            const sw_src_t *s = &j->srcs[j->src_slots[i] - 1];
+        for (; j->src.slots[i]; i = (i + 1) & mask) {
+            const sw_src_t *s = &j->src.v[j->src.slots[i] - 1];
             if (s->host == host && s->session == session &&
-                src_nums_are(j, j->src_slots[i] - 1, ev)) {
-                src_remember(r, j->src_slots[i] - 1);
+                src_nums_are(j, j->src.slots[i] - 1, ev)) {
+                src_remember(r, j->src.slots[i] - 1);
                 return r->last_src;
             }
         }
     }
-    SW_GROW(j->srcs, j->nsrcs, j->capsrcs, 2);
-    uint32_t id = (uint32_t)j->nsrcs++;
-    sw_src_t *s = &j->srcs[id];
+    SW_GROW(j->src.v, j->src.n, j->src.cap, 2);
+    uint32_t id = (uint32_t)j->src.n++;
+    sw_src_t *s = &j->src.v[id];
     s->pid = sw_src_narrow(ev->pid);
     s->interval_ms = sw_src_narrow(ev->sampling_interval_ms);
     s->host = host;
@@ -188,7 +188,7 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
     s->local_rank = sw_src_narrow(ev_local_rank(ev));
     if (s->pid == SW_SRC_WIDE || s->interval_ms == SW_SRC_WIDE || s->device_id == SW_SRC_WIDE ||
         s->local_rank == SW_SRC_WIDE) {
-        sw_src_wide_t *w = &j->wide;
+        sw_src_wide_t *w = &j->src.wide;
         SW_GROW(w->v, SW_SRC_NCOL * w->n, w->cap, SW_SRC_NCOL);
         int64_t *row = &w->v[SW_SRC_NCOL * w->n];
         row[SW_SRC_COL_DEVICE] = ev_device(ev);
@@ -197,11 +197,11 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
         row[SW_SRC_COL_INTERVAL] = ev->sampling_interval_ms;
         sw_imap_put(&w->map, id, (uint32_t)w->n++);
     }
-    if (j->nsrcs * 2 > j->src_nslots) {
-        free(j->src_slots);
-        j->src_nslots = j->src_nslots ? j->src_nslots * 2 : 4;
-        j->src_slots = sw_calloc(j->src_nslots, sizeof(*j->src_slots));
-        for (uint32_t k = 0; k < j->nsrcs; k++) src_slots_put(j, k);
+    if (j->src.n * 2 > j->src.nslots) {
+        free(j->src.slots);
+        j->src.nslots = j->src.nslots ? j->src.nslots * 2 : 4;
+        j->src.slots = sw_calloc(j->src.nslots, sizeof(*j->src.slots));
+        for (uint32_t k = 0; k < j->src.n; k++) src_slots_put(j, k);
     } else {
         src_slots_put(j, id);
     }
@@ -216,18 +216,18 @@ uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev)
 uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session)
 {
     if (r->last_src != NIL && src_pid(j, r->last_src) == pid &&
-        j->srcs[r->last_src].session == session)
+        j->src.v[r->last_src].session == session)
         return r->last_src;
     for (uint32_t k = 0; k < r->win.n; k++) {
         uint32_t s = r->win.slot[(r->win.head + k) % r->win.cap].src;
-        if (src_pid(j, s) == pid && j->srcs[s].session == session) return s;
+        if (src_pid(j, s) == pid && j->src.v[s].session == session) return s;
     }
     sw_event_t ev;
     memset(&ev, 0, sizeof(ev));
     ev.pid = pid;
     ev.host = (sw_str_t){"", 0};
     ev.has_session_id = session != 0;
-    if (session) ev.session_id = sw_intern_get(j->strs, session);
+    if (session) ev.session_id = sw_intern_get(j->src.strs, session);
     rank_t tmp;
     memset(&tmp, 0, sizeof(tmp));
     tmp.last_src = tmp.phase_grp = NIL;
@@ -269,7 +269,7 @@ void sw_det_junk_del(sw_detector_t *det, job_t *j)
 static int junk_cmp(const void *a, const void *b)
 {
     const job_t *x = *(job_t *const *)a, *y = *(job_t *const *)b;
-    if (x->last_seq != y->last_seq) return x->last_seq < y->last_seq ? -1 : 1;
+    if (x->id.last_seq != y->id.last_seq) return x->id.last_seq < y->id.last_seq ? -1 : 1;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -294,27 +294,28 @@ job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offse
 {
     det->gen++;
     job_t *j = sw_calloc(1, sizeof(*j));
-    j->last_off = offset;
-    j->last_seq = det->arrivals;
-    j->has_job_id = ev->has_job_id;
+    j->id.last_off = offset;
+    j->id.last_seq = det->arrivals;
+    j->id.has = ev->has_job_id;
     if (ev->has_job_id) {
-        j->job_id = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
-        j->job_id_len = ev->job_id.len;
+        j->id.str = sw_memdup0(ev->job_id.ptr, ev->job_id.len);
+        j->id.len = ev->job_id.len;
     }
-    j->hash = job_key_hash(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
-    j->strs = sw_intern_new_keyed(det->params.hash_key);
-    sw_imap_init(&j->rank_map);
-    sw_imap_init(&j->wide.map);
-    sw_imap_init(&j->claim_map);
-    sw_gapmed_init(&j->gaps);
-    sw_vcount_init(&j->intervals);
-    j->claim_leader = -1;
-    j->t_root = NIL;
-    j->cand_free = NIL;
-    j->sig_boundary = INT64_MAX;
-    j->trig_conf = -1;
-    sw_arena_init(&j->v_arena);
-    j->phase = sw_phase_new_shared(det->params.hash_key, j->strs); /* one interning of sessions */
+    j->id.hash = job_key_hash(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
+    j->src.strs = sw_intern_new_keyed(det->params.hash_key);
+    sw_imap_init(&j->ranks.map);
+    sw_imap_init(&j->src.wide.map);
+    sw_imap_init(&j->claims.map);
+    sw_gapmed_init(&j->seen.gaps);
+    sw_vcount_init(&j->seen.intervals);
+    j->claims.leader = -1;
+    j->cands.root = NIL;
+    j->cands.free_head = NIL;
+    j->sig.boundary = INT64_MAX;
+    j->ep.trig_conf = -1;
+    sw_arena_init(&j->verdict.arena);
+    j->phase = sw_phase_new_shared(det->params.hash_key,
+                                   j->src.strs); /* one interning of sessions */
     SW_GROW(det->jobs, det->njobs, det->capjobs, 16);
     j->idx = det->njobs;
     det->jobs[det->njobs++] = j;
@@ -333,33 +334,33 @@ static void job_destroy(sw_detector_t *det, job_t *j)
         atomic_fetch_sub_explicit(&det->pool->used, (int64_t)j->acct, memory_order_relaxed);
         atomic_fetch_sub_explicit(&det->pool->jobs, 1, memory_order_relaxed);
     }
-    for (size_t i = 0; i < j->nranks; i++) sw_win_clear(&j->ranks[i].win, &det->winpool);
+    for (size_t i = 0; i < j->ranks.n; i++) sw_win_clear(&j->ranks.v[i].win, &det->winpool);
     sw_tguard_clear(&j->tguard);
-    free(j->ranks);
-    sw_imap_clear(&j->rank_map);
-    sw_imap_clear(&j->claim_map);
-    free(j->claims);
-    sw_gapmed_clear(&j->gaps);
-    sw_vcount_clear(&j->intervals);
-    free(j->heap);
-    free(j->hpos);
-    free(j->colds);
-    free(j->cands);
-    free(j->rb_floor);
-    free(j->rb_proc);
-    free(j->sig);
-    free(j->mem);
-    free(j->tie);
-    free(j->sorted);
-    free(j->srcs);
-    free(j->src_slots);
-    sw_imap_clear(&j->wide.map);
-    free(j->wide.v);
+    free(j->ranks.v);
+    sw_imap_clear(&j->ranks.map);
+    sw_imap_clear(&j->claims.map);
+    free(j->claims.v);
+    sw_gapmed_clear(&j->seen.gaps);
+    sw_vcount_clear(&j->seen.intervals);
+    free(j->cands.heap);
+    free(j->cands.hpos);
+    free(j->ranks.colds);
+    free(j->cands.v);
+    free(j->ranks.rb_floor);
+    free(j->ranks.rb_proc);
+    free(j->sig.v);
+    free(j->ep.mem);
+    free(j->pub.tie);
+    free(j->ranks.sorted);
+    free(j->src.v);
+    free(j->src.slots);
+    sw_imap_clear(&j->src.wide.map);
+    free(j->src.wide.v);
     sw_phase_destroy(j->phase); /* before the sessions it borrows */
-    sw_intern_destroy(j->strs);
-    sw_arena_clear(&j->v_arena);
+    sw_intern_destroy(j->src.strs);
+    sw_arena_clear(&j->verdict.arena);
     sw_crash_job_free(j->cj);
-    free(j->job_id);
+    free(j->id.str);
     free(j);
 }
 
@@ -369,8 +370,8 @@ static void job_destroy(sw_detector_t *det, job_t *j)
  * open episode, 2 = a rising run or an open episode (never evicted). */
 static int job_evidence(const job_t *j)
 {
-    if (j->open || j->ncands) return 2;
-    return j->insufficient >= j->nranks ? 0 : 1;
+    if (j->ep.open || j->cands.n) return 2;
+    return j->seen.insufficient >= j->ranks.n ? 0 : 1;
 }
 
 /* How far from the least recently active end eviction looks. */
@@ -442,27 +443,28 @@ static job_t *least_valuable(const sw_detector_t *det, int evidence, const job_t
     size_t seen = 0, found = 0;
     for (job_t *c = det->junk_head; c && seen < EVICT_SCAN; c = c->junk_next, seen++) {
         if (c == keep || job_evidence(c) != evidence) continue;
-        if (!best || c->retained < best->retained) best = c;
+        if (!best || c->seen.retained < best->seen.retained) best = c;
         /* One sample a rank: among the first 32, the fewest ranks go first
          * (a many-rank job starting to report outlives made-up ids). */
-        if (evidence == 0 && (++found == 32 || best->retained <= 1)) break;
+        if (evidence == 0 && (++found == 32 || best->seen.retained <= 1)) break;
     }
     return best;
 }
 
 static size_t job_bytes(const job_t *j)
 {
-    size_t b = sizeof(*j) + j->capranks * (sizeof(rank_t) + sizeof(uint32_t)) + j->win_bytes +
-               j->capcolds * sizeof(rank_cold_t) + j->capcands * sizeof(rank_cand_t) +
-               sw_imap_bytes(&j->rank_map) + sw_imap_bytes(&j->claim_map) +
-               j->capclaims * sizeof(claim_t) + sw_gapmed_bytes(&j->gaps) +
-               sw_vcount_bytes(&j->intervals) + j->capheap * sizeof(heap_ent_t) +
-               j->capsig * sizeof(sig_ent_t) + j->capmem * sizeof(uint32_t) +
-               j->captie * sizeof(int64_t) + (j->sorted ? j->nranks * sizeof(int64_t) : 0) +
-               j->capsrcs * sizeof(sw_src_t) + j->src_nslots * sizeof(uint32_t) +
-               sw_imap_bytes(&j->wide.map) + j->wide.cap * sizeof(int64_t) +
-               sw_intern_bytes(j->strs) + sw_phase_bytes(j->phase) + j->job_id_len +
-               j->v_arena.total + sw_crash_job_bytes(j->cj) +
+    size_t b = sizeof(*j) + j->ranks.cap * (sizeof(rank_t) + sizeof(uint32_t)) +
+               j->ranks.win_bytes + j->ranks.capcolds * sizeof(rank_cold_t) +
+               j->cands.cap * sizeof(rank_cand_t) + sw_imap_bytes(&j->ranks.map) +
+               sw_imap_bytes(&j->claims.map) + j->claims.cap * sizeof(claim_t) +
+               sw_gapmed_bytes(&j->seen.gaps) + sw_vcount_bytes(&j->seen.intervals) +
+               j->cands.capheap * sizeof(heap_ent_t) + j->sig.cap * sizeof(sig_ent_t) +
+               j->ep.capmem * sizeof(uint32_t) + j->pub.captie * sizeof(int64_t) +
+               (j->ranks.sorted ? j->ranks.n * sizeof(int64_t) : 0) +
+               j->src.cap * sizeof(sw_src_t) + j->src.nslots * sizeof(uint32_t) +
+               sw_imap_bytes(&j->src.wide.map) + j->src.wide.cap * sizeof(int64_t) +
+               sw_intern_bytes(j->src.strs) + sw_phase_bytes(j->phase) + j->id.len +
+               j->verdict.arena.total + sw_crash_job_bytes(j->cj) +
                (j->tguard.refused ? SW_TGUARD_REFUSED_MAX * sizeof(int64_t) : 0);
     return b;
 }
@@ -515,30 +517,30 @@ bool sw_det_room_ask(sw_detector_t *det, size_t more, bool served)
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank)
 {
     det->gen++; /* the rank table may move */
-    if (j->nranks >= j->capranks) {
-        size_t cap = j->capranks;
-        SW_GROW(j->ranks, j->nranks, cap,
+    if (j->ranks.n >= j->ranks.cap) {
+        size_t cap = j->ranks.cap;
+        SW_GROW(j->ranks.v, j->ranks.n, cap,
                 2); /* small first: most flood jobs, and new jobs, have one rank */
-        j->hpos = sw_reallocarray(j->hpos, cap, sizeof(*j->hpos));
-        j->capranks = cap;
+        j->cands.hpos = sw_reallocarray(j->cands.hpos, cap, sizeof(*j->cands.hpos));
+        j->ranks.cap = cap;
     }
-    uint32_t ri = (uint32_t)j->nranks++;
-    rank_t *r = &j->ranks[ri];
+    uint32_t ri = (uint32_t)j->ranks.n++;
+    rank_t *r = &j->ranks.v[ri];
     memset(r, 0, sizeof(*r));
     r->rank = rank;
     sw_win_init(&r->win, (uint32_t)det->params.window_samples);
-    j->win_bytes += sw_win_bytes(r->win.cap);
+    j->ranks.win_bytes += sw_win_bytes(r->win.cap);
     r->cand = NIL;
-    j->hpos[ri] = NIL;
+    j->cands.hpos[ri] = NIL;
     r->last_src = NIL;
     r->phase_grp = NIL;
     r->proc_src = NIL;
     r->cold = NIL;
-    sw_imap_put(&j->rank_map, rank, ri);
-    if (ri == 0 || rank < j->min_rank) j->min_rank = rank;
-    if (ri == 0 || rank > j->max_rank) j->max_rank = rank;
-    j->sorted_dirty = true;
-    j->insufficient++;
+    sw_imap_put(&j->ranks.map, rank, ri);
+    if (ri == 0 || rank < j->ranks.min) j->ranks.min = rank;
+    if (ri == 0 || rank > j->ranks.max) j->ranks.max = rank;
+    j->ranks.sorted_dirty = true;
+    j->seen.insufficient++;
     return ri;
 }
 
@@ -555,26 +557,26 @@ static int64_t leak_ns(const job_t *j, const rank_t *r)
  * @p cc (the one the window's cand_valid speaks of). */
 static void cand_make(job_t *j, uint32_t ri, const sw_win_cc_t *cc)
 {
-    uint32_t ci = j->cand_free;
+    uint32_t ci = j->cands.free_head;
     if (ci != NIL) {
-        j->cand_free = j->cands[ci].t_left;
+        j->cands.free_head = j->cands.v[ci].t_left;
     } else {
-        SW_GROW(j->cands, j->ncandrec, j->capcands, 4);
-        ci = (uint32_t)j->ncandrec++;
+        SW_GROW(j->cands.v, j->cands.nrec, j->cands.cap, 4);
+        ci = (uint32_t)j->cands.nrec++;
     }
-    rank_cand_t *c = &j->cands[ci];
+    rank_cand_t *c = &j->cands.v[ci];
     c->t_left = c->t_right = NIL;
     c->cc = *cc;
-    j->ranks[ri].cand = ci;
+    j->ranks.v[ri].cand = ci;
 }
 
 /* Rank ri's candidate record back to the free list (with its window's
  * cache). */
 static void cand_drop(job_t *j, uint32_t ri)
 {
-    rank_t *r = &j->ranks[ri];
-    j->cands[r->cand].t_left = j->cand_free;
-    j->cand_free = r->cand;
+    rank_t *r = &j->ranks.v[ri];
+    j->cands.v[r->cand].t_left = j->cands.free_head;
+    j->cands.free_head = r->cand;
     r->cand = NIL;
     r->win.cand_valid = false;
 }
@@ -585,7 +587,7 @@ static void cand_drop(job_t *j, uint32_t ri)
  * when it gets one. */
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
 {
-    rank_t *r = &j->ranks[ri];
+    rank_t *r = &j->ranks.v[ri];
     bool had = r->cand != NIL;
     sw_win_cc_t scratch;
     sw_win_cc_t *cc = had ? &rc_of(j, r)->cc : &scratch;
@@ -605,7 +607,7 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     if (has && had) {
         rank_cand_t *c = rc_of(j, r);
         if (rel == c->rel && wc.peak == c->peak) {
-            if (r->in_verdict && wc.base_ts != c->base) j->v_touched = true;
+            if (r->in_verdict && wc.base_ts != c->base) j->verdict.touched = true;
             c->spike_ts = wc.spike_ts;
             c->samples = wc.samples;
             c->src = wc.src;
@@ -618,13 +620,13 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
         r->win.cand_valid = false; /* a slow rise may have been cached in scratch */
         return;
     }
-    if (r->in_verdict) j->v_touched = true;
+    if (r->in_verdict) j->verdict.touched = true;
     if (had) {
         rank_cand_t *c = rc_of(j, r);
-        if (c->rel <= j->sig_boundary) j->region_dirty = true;
-        j->t_root = t_erase(j, j->t_root, ri);
+        if (c->rel <= j->sig.boundary) j->sig.dirty = true;
+        j->cands.root = t_erase(j, j->cands.root, ri);
         c->t_left = c->t_right = NIL;
-        j->ncands--;
+        j->cands.n--;
         if (!has) {
             cand_drop(j, ri);
             return;
@@ -640,9 +642,9 @@ void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri)
     c->src = wc.src;
     c->base = wc.base_ts;
     c->aged = wc.base_ts != wc.spike_ts - wc.rise_ns;
-    if (rel <= j->sig_boundary) j->region_dirty = true;
-    j->t_root = t_insert(j, j->t_root, ri);
-    j->ncands++;
+    if (rel <= j->sig.boundary) j->sig.dirty = true;
+    j->cands.root = t_insert(j, j->cands.root, ri);
+    j->cands.n++;
 }
 
 /* ---- public API -------------------------------------------------------- */
@@ -750,7 +752,7 @@ int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard)
  * warning (sw_crash_summarised). */
 static void summarise(sw_detector_t *det, job_t *j, sw_record_cb cb, void *opaque)
 {
-    sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->last_off);
+    sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_SUMMARY, false, 0, j->id.last_off);
     sw_crash_summarised(det, j);
     rec->job_crash = sw_crash_job_crash(det);
     cb(opaque, rec);
@@ -762,7 +764,7 @@ void sw_detect_finish(sw_detector_t *det, sw_record_cb cb, void *opaque)
 {
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
-        if (!j || !j->has_sample) continue;
+        if (!j || !j->id.has_sample) continue;
         summarise(det, j, cb, opaque);
     }
 }
@@ -774,9 +776,9 @@ size_t sw_detect_expire(sw_detector_t *det, int64_t now_ms, int64_t idle_ms, sw_
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j) continue;
-        if (now_ms - j->last_ms >= idle_ms) {
+        if (now_ms - j->id.last_ms >= idle_ms) {
             det->gen++;
-            if (j->has_sample) summarise(det, j, cb, opaque);
+            if (j->id.has_sample) summarise(det, j, cb, opaque);
             sw_det_junk_del(det, j);
             jmap_del(det, j);
             job_destroy(det, j);
@@ -847,7 +849,7 @@ bool sw_detect_evict_value(const sw_detector_t *det, int evidence, uint64_t *val
 {
     const job_t *j = least_valuable(det, evidence, NULL);
     if (!j) return false;
-    *value = j->retained;
+    *value = j->seen.retained;
     return true;
 }
 
@@ -859,8 +861,8 @@ size_t sw_detect_evict_bytes(sw_detector_t *det, int evidence, size_t bytes, sw_
     while (freed < bytes && (j = least_valuable(det, evidence, NULL)) != NULL) {
         size_t b = j->acct;
         if (cb) {
-            sw_detect_evictee_t e = {j->has_job_id, j->job_id, j->job_id_len, evidence, j->nranks,
-                                     j->retained,   b};
+            sw_detect_evictee_t e = {j->id.has,  j->id.str,        j->id.len, evidence,
+                                     j->ranks.n, j->seen.retained, b};
             cb(opaque, &e);
         }
         evict_job(det, j);
@@ -884,8 +886,8 @@ void sw_detect_stats(const sw_detector_t *det, sw_detect_stats_t *st)
         const job_t *j = det->jobs[i];
         if (!j) continue;
         st->blind_ranks += sw_crash_job_blind(j->cj);
-        st->ranks += j->nranks;
-        st->retained += j->retained;
+        st->ranks += j->ranks.n;
+        st->retained += j->seen.retained;
         st->bytes += job_bytes(j);
     }
 }
@@ -898,7 +900,7 @@ const sw_record_t *sw_detect_next(sw_detector_t *det)
 bool sw_detect_analysis(sw_detector_t *det, const char *job_id, sw_analysis_t *out)
 {
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
-    if (!j || !j->has_sample) return false;
+    if (!j || !j->id.has_sample) return false;
     sw_det_build_analysis(det, j, false, out);
     return true;
 }
@@ -907,8 +909,8 @@ bool sw_detect_spent(const sw_detector_t *det, const char *job_id, int64_t rank,
 {
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     uint32_t ri;
-    if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
-    *spent_ts = rk_spent(j, &j->ranks[ri]);
+    if (!j || !sw_imap_get(&j->ranks.map, rank, &ri)) return false;
+    *spent_ts = rk_spent(j, &j->ranks.v[ri]);
     return true;
 }
 
@@ -916,7 +918,7 @@ bool sw_detect_split(const sw_detector_t *det, const char *job_id, int64_t rank,
 {
     job_t *j = sw_det_jmap_find(det, job_id != NULL, job_id, job_id ? strlen(job_id) : 0);
     uint32_t ri;
-    if (!j || !sw_imap_get(&j->rank_map, rank, &ri)) return false;
-    *split_ts = rk_split(j, &j->ranks[ri]);
+    if (!j || !sw_imap_get(&j->ranks.map, rank, &ri)) return false;
+    *split_ts = rk_split(j, &j->ranks.v[ri]);
     return true;
 }

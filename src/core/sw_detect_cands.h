@@ -19,7 +19,7 @@ static inline bool t_less(const job_t *j, uint32_t a, uint32_t b)
     const rank_cand_t *ca = rk_cand(j, a), *cb = rk_cand(j, b);
     if (ca->rel != cb->rel) return ca->rel < cb->rel;
     if (ca->peak != cb->peak) return ca->peak > cb->peak;
-    return j->ranks[a].rank < j->ranks[b].rank;
+    return j->ranks.v[a].rank < j->ranks.v[b].rank;
 }
 
 static inline void t_split(job_t *j, uint32_t t, uint32_t key, uint32_t *l, uint32_t *r)
@@ -97,7 +97,7 @@ static inline void titer_begin(titer_t *it, sw_detector_t *det, job_t *j)
     it->det = det;
     it->j = j;
     it->n = 0;
-    titer_push_left(it, j->t_root);
+    titer_push_left(it, j->cands.root);
 }
 
 static inline uint32_t titer_next(titer_t *it)
@@ -115,7 +115,7 @@ static inline void titer_begin_after(titer_t *it, sw_detector_t *det, job_t *j, 
     it->det = det;
     it->j = j;
     it->n = 0;
-    for (uint32_t t = j->t_root; t != NIL;) {
+    for (uint32_t t = j->cands.root; t != NIL;) {
         const rank_cand_t *c = rk_cand(j, t);
         if (c->rel > key) {
             SW_GROW(det->stack, it->n, det->capstack, 64);
@@ -130,7 +130,7 @@ static inline void titer_begin_after(titer_t *it, sw_detector_t *det, job_t *j, 
 /* The candidate with the largest rel, NIL when there is none. */
 static inline uint32_t t_last(const job_t *j)
 {
-    uint32_t t = j->t_root;
+    uint32_t t = j->cands.root;
     if (t == NIL) return NIL;
     while (rk_cand(j, t)->t_right != NIL) t = rk_cand(j, t)->t_right;
     return t;
@@ -142,17 +142,17 @@ static inline uint32_t t_last(const job_t *j)
 
 static inline void heap_set(job_t *j, size_t i, heap_ent_t e)
 {
-    j->heap[i] = e;
-    j->hpos[e.ri] = (uint32_t)i;
+    j->cands.heap[i] = e;
+    j->cands.hpos[e.ri] = (uint32_t)i;
 }
 
 static inline void heap_up(job_t *j, size_t i)
 {
-    heap_ent_t x = j->heap[i];
+    heap_ent_t x = j->cands.heap[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (j->heap[p].key <= x.key) break;
-        heap_set(j, i, j->heap[p]);
+        if (j->cands.heap[p].key <= x.key) break;
+        heap_set(j, i, j->cands.heap[p]);
         i = p;
     }
     heap_set(j, i, x);
@@ -160,13 +160,13 @@ static inline void heap_up(job_t *j, size_t i)
 
 static inline void heap_down(job_t *j, size_t i)
 {
-    heap_ent_t x = j->heap[i];
+    heap_ent_t x = j->cands.heap[i];
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= j->nheap) break;
-        if (c + 1 < j->nheap && j->heap[c + 1].key < j->heap[c].key) c++;
-        if (j->heap[c].key >= x.key) break;
-        heap_set(j, i, j->heap[c]);
+        if (c >= j->cands.nheap) break;
+        if (c + 1 < j->cands.nheap && j->cands.heap[c + 1].key < j->cands.heap[c].key) c++;
+        if (j->cands.heap[c].key >= x.key) break;
+        heap_set(j, i, j->cands.heap[c]);
         i = c;
     }
     heap_set(j, i, x);
@@ -175,23 +175,23 @@ static inline void heap_down(job_t *j, size_t i)
 /* Insert rank ri, or move it after its newest timestamp grew. */
 static inline void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key)
 {
-    uint32_t pos = j->hpos[ri];
+    uint32_t pos = j->cands.hpos[ri];
     if (pos == NIL) {
-        SW_GROW(j->heap, j->nheap, j->capheap, 2);
+        SW_GROW(j->cands.heap, j->cands.nheap, j->cands.capheap, 2);
         heap_ent_t e = {key, ri};
-        heap_set(j, j->nheap++, e);
-        heap_up(j, j->nheap - 1);
+        heap_set(j, j->cands.nheap++, e);
+        heap_up(j, j->cands.nheap - 1);
         return;
     }
-    j->heap[pos].key = key;
+    j->cands.heap[pos].key = key;
     heap_down(j, pos);
 }
 
 static inline void heap_pop_top(job_t *j)
 {
-    j->hpos[j->heap[0].ri] = NIL;
-    if (--j->nheap) {
-        heap_set(j, 0, j->heap[j->nheap]);
+    j->cands.hpos[j->cands.heap[0].ri] = NIL;
+    if (--j->cands.nheap) {
+        heap_set(j, 0, j->cands.heap[j->cands.nheap]);
         heap_down(j, 0);
     }
 }
@@ -201,9 +201,9 @@ static inline void heap_pop_top(job_t *j)
 static inline int64_t anchor_first(const job_t *j, int64_t *anchor_rank)
 {
     uint32_t ri;
-    if (!sw_imap_get(&j->rank_map, 0, &ri)) sw_imap_get(&j->rank_map, j->min_rank, &ri);
-    if (anchor_rank) *anchor_rank = j->ranks[ri].rank;
-    return j->ranks[ri].first_ts;
+    if (!sw_imap_get(&j->ranks.map, 0, &ri)) sw_imap_get(&j->ranks.map, j->ranks.min, &ri);
+    if (anchor_rank) *anchor_rank = j->ranks.v[ri].rank;
+    return j->ranks.v[ri].first_ts;
 }
 
 #endif /* SW_DETECT_CANDS_H */

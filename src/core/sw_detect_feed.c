@@ -14,23 +14,23 @@
 static void claim_add(job_t *j, int64_t ws)
 {
     uint32_t ci;
-    if (!sw_imap_get(&j->claim_map, ws, &ci)) {
-        SW_GROW(j->claims, j->nclaims, j->capclaims, 4);
-        ci = (uint32_t)j->nclaims++;
-        j->claims[ci].ws = ws;
-        j->claims[ci].count = 0;
-        j->claims[ci].first = j->claim_seq;
-        sw_imap_put(&j->claim_map, ws, ci);
+    if (!sw_imap_get(&j->claims.map, ws, &ci)) {
+        SW_GROW(j->claims.v, j->claims.n, j->claims.cap, 4);
+        ci = (uint32_t)j->claims.n++;
+        j->claims.v[ci].ws = ws;
+        j->claims.v[ci].count = 0;
+        j->claims.v[ci].first = j->claims.seq;
+        sw_imap_put(&j->claims.map, ws, ci);
     }
-    j->claim_seq++;
-    claim_t *c = &j->claims[ci];
+    j->claims.seq++;
+    claim_t *c = &j->claims.v[ci];
     c->count++;
-    if (j->claim_leader < 0) {
-        j->claim_leader = ci;
+    if (j->claims.leader < 0) {
+        j->claims.leader = ci;
         return;
     }
-    const claim_t *l = &j->claims[j->claim_leader];
-    if (c->count > l->count || (c->count == l->count && c->first < l->first)) j->claim_leader = ci;
+    const claim_t *l = &j->claims.v[j->claims.leader];
+    if (c->count > l->count || (c->count == l->count && c->first < l->first)) j->claims.leader = ci;
 }
 
 /* Whether rank r's candidate spike lies more than 2 s (or 3 sampling
@@ -55,7 +55,7 @@ static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, uint32_t sid,
         return;
     }
     if (!in_order) return;
-    if (sid != r->proc_src && (j->srcs[sid].session != j->srcs[r->proc_src].session ||
+    if (sid != r->proc_src && (j->src.v[sid].session != j->src.v[r->proc_src].session ||
                                src_pid(j, sid) != src_pid(j, r->proc_src))) {
         r->proc_src = sid;
         r->warm = true;
@@ -82,20 +82,21 @@ static void restart_track(sw_detector_t *det, job_t *j, rank_t *r, uint32_t sid,
 
 static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
 {
-    j->retained += n_after;
-    j->retained -= n_before;
-    if (n_before < 2 && n_after >= 2) j->insufficient--;
-    else if (n_before >= 2 && n_after < 2) j->insufficient++;
+    j->seen.retained += n_after;
+    j->seen.retained -= n_before;
+    if (n_before < 2 && n_after >= 2) j->seen.insufficient--;
+    else if (n_before >= 2 && n_after < 2) j->seen.insufficient++;
 }
 
 static void stale_sweep(sw_detector_t *det, job_t *j)
 {
-    while (j->nheap) {
-        if (j->newest_ts - j->heap[0].key <= det->stale_ns) break;
-        uint32_t ri = j->heap[0].ri;
-        rank_t *r = &j->ranks[ri];
+    while (j->cands.nheap) {
+        if (j->seen.newest_ts - j->cands.heap[0].key <= det->stale_ns) break;
+        uint32_t ri = j->cands.heap[0].ri;
+        rank_t *r = &j->ranks.v[ri];
         heap_pop_top(j);
-        sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, NULL};
+        sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
+                            &j->seen.gaps, &j->seen.intervals, NULL};
         uint32_t n_before = r->win.n;
         sw_win_empty(&r->win, &ctx);
         window_changed(j, n_before, 0);
@@ -121,15 +122,15 @@ static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t 
     sw_tguard_t *g = &j->tguard;
     sw_tguard_rank_t rk = {false, 0, 0};
     uint32_t ri;
-    if (!g->has && j->nranks) { /* a job restored from a snapshot */
-        int64_t lo = j->ranks[0].first_ts;
-        for (size_t i = 1; i < j->nranks; i++)
-            if (j->ranks[i].first_ts < lo) lo = j->ranks[i].first_ts;
-        sw_tguard_restore(g, lo, j->newest_ts);
+    if (!g->has && j->ranks.n) { /* a job restored from a snapshot */
+        int64_t lo = j->ranks.v[0].first_ts;
+        for (size_t i = 1; i < j->ranks.n; i++)
+            if (j->ranks.v[i].first_ts < lo) lo = j->ranks.v[i].first_ts;
+        sw_tguard_restore(g, lo, j->seen.newest_ts);
     }
-    if (sw_imap_get(&j->rank_map, ev->rank, &ri))
-        rk = (sw_tguard_rank_t){true, j->ranks[ri].first_ts, j->ranks[ri].newest_ts};
-    if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->nranks)) return true;
+    if (sw_imap_get(&j->ranks.map, ev->rank, &ri))
+        rk = (sw_tguard_rank_t){true, j->ranks.v[ri].first_ts, j->ranks.v[ri].newest_ts};
+    if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->ranks.n)) return true;
     det->st.clock_refused++;
     sw_tguard_refused_add(g, offset); /* a state rebuild skips it too */
     sw_errfmt(errstr, errstr_size,
@@ -219,7 +220,7 @@ static job_t *feed_job(sw_detector_t *det, const sw_event_t *ev, int64_t offset,
         *created = true;
     } else if (rank_more && det->pool && !served && !granted) {
         uint32_t ri0;
-        if (!sw_imap_get(&j->rank_map, ev->rank, &ri0) && !sw_det_budget_room(det, j, rank_more) &&
+        if (!sw_imap_get(&j->ranks.map, ev->rank, &ri0) && !sw_det_budget_room(det, j, rank_more) &&
             sw_det_room_ask(det, rank_more, served)) {
             det->arrivals--; /* nothing changed: it is fed again */
             return NULL;
@@ -231,9 +232,9 @@ static job_t *feed_job(sw_detector_t *det, const sw_event_t *ev, int64_t offset,
 /* The job was active now: its latest event, least recently active last. */
 static void feed_touch(sw_detector_t *det, job_t *j, int64_t now_ms, int64_t offset)
 {
-    j->last_ms = now_ms;
-    j->last_off = offset;
-    j->last_seq = det->arrivals;
+    j->id.last_ms = now_ms;
+    j->id.last_off = offset;
+    j->id.last_seq = det->arrivals;
     if (j->in_junk && j != det->junk_tail) { /* least recently active first */
         sw_det_junk_del(det, j);
         sw_det_junk_add(det, j);
@@ -246,10 +247,10 @@ static void feed_other(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64
     /* An event of a (session, rank) whose group a rank keeps pending:
      * made first, with what the rank's samples gave it. */
     uint32_t pri;
-    if (ev->has_session_id && sw_imap_get(&j->rank_map, ev->rank, &pri) &&
-        rk_phase_pending(&j->ranks[pri])) {
-        rank_t *pr = &j->ranks[pri];
-        sw_str_t t = sw_intern_get(j->strs, pr->phase_grp & ~PHASE_PEND);
+    if (ev->has_session_id && sw_imap_get(&j->ranks.map, ev->rank, &pri) &&
+        rk_phase_pending(&j->ranks.v[pri])) {
+        rank_t *pr = &j->ranks.v[pri];
+        sw_str_t t = sw_intern_get(j->src.strs, pr->phase_grp & ~PHASE_PEND);
         if (t.len == ev->session_id.len && sw_bytes_eq(t.ptr, ev->session_id.ptr, t.len))
             sw_det_phase_settle(j, pr);
     }
@@ -265,9 +266,9 @@ static uint32_t feed_rank(sw_detector_t *det, job_t *j, const sw_event_t *ev, bo
     uint32_t ri;
     *new_rank = false;
     if (j == det->cur.j && det->cur.ev == ev && det->cur.gen == det->gen &&
-        j->ranks[det->cur.ri].rank == ev->rank) {
+        j->ranks.v[det->cur.ri].rank == ev->rank) {
         ri = det->cur.ri;
-    } else if (!sw_imap_get(&j->rank_map, ev->rank, &ri)) {
+    } else if (!sw_imap_get(&j->ranks.map, ev->rank, &ri)) {
         /* In a pool, a job made by this event had its first rank's room
          * asked for with it (asked). */
         if (!(asked && det->pool) && !sw_det_budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
@@ -288,13 +289,13 @@ static uint32_t feed_rank(sw_detector_t *det, job_t *j, const sw_event_t *ev, bo
 static void feed_phase(job_t *j, rank_t *r, const sw_event_t *ev, uint32_t src, bool new_rank)
 {
     if (rk_phase_pending(r) &&
-        (!ev->has_session_id || (r->phase_grp & ~PHASE_PEND) != j->srcs[src].session)) {
+        (!ev->has_session_id || (r->phase_grp & ~PHASE_PEND) != j->src.v[src].session)) {
         sw_det_phase_settle(j, r);
         r->phase_grp = NIL;
     }
     if (ev->has_session_id && !rk_phase_pending(r)) {
         if (r->phase_grp == NIL) {
-            uint32_t sid = j->srcs[src].session;
+            uint32_t sid = j->src.v[src].session;
             r->phase_grp = new_rank ? sw_phase_find_sid(j->phase, sid, ev->rank)
                                     : sw_phase_group_sid(j->phase, sid, ev->rank);
             if (r->phase_grp == NIL) r->phase_grp = PHASE_PEND | sid;
@@ -308,12 +309,13 @@ static void feed_phase(job_t *j, rank_t *r, const sw_event_t *ev, uint32_t src, 
 static sw_win_res_t feed_window(sw_detector_t *det, job_t *j, rank_t *r, const sw_event_t *ev,
                                 uint32_t src, int64_t offset, bool new_rank)
 {
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
+    sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
+                        &j->seen.gaps, &j->seen.intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, src,
                                     offset);
     if (r->win.cap != cap_before)
-        j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+        j->ranks.win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     if (new_rank || r->win.cap != cap_before || (det->arrivals & 255) == 0) {
         sw_det_acct_job(det, j);
         if (det->acct > det->budget && det->budget) sw_det_budget_room(det, j, 0); /* others go */
@@ -332,14 +334,14 @@ static bool feed_rank_times(sw_detector_t *det, job_t *j, rank_t *r, const sw_ev
     restart_track(det, j, r, src, ts, ev->device_used_bytes, in_order, new_rank);
     if (new_rank) {
         r->first_ts = r->newest_ts = ts;
-        if (!j->has_sample || ts < j->first_min_ts) j->first_min_ts = ts;
-        if (!j->has_sample || ts > j->first_max_ts) j->first_max_ts = ts;
+        if (!j->id.has_sample || ts < j->seen.first_min_ts) j->seen.first_min_ts = ts;
+        if (!j->id.has_sample || ts > j->seen.first_max_ts) j->seen.first_max_ts = ts;
     } else {
         if (ts < r->newest_ts) det->st.late++;
         if (ts < r->first_ts) {
             r->first_ts = ts;
             first_changed = true;
-            if (ts < j->first_min_ts) j->first_min_ts = ts;
+            if (ts < j->seen.first_min_ts) j->seen.first_min_ts = ts;
         }
         if (ts > r->newest_ts) r->newest_ts = ts;
     }
@@ -351,14 +353,14 @@ static bool feed_rank_times(sw_detector_t *det, job_t *j, rank_t *r, const sw_ev
 static void feed_job_state(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *ev,
                            uint32_t n_before)
 {
-    rank_t *r = &j->ranks[ri];
+    rank_t *r = &j->ranks.v[ri];
     int64_t ts = ev->timestamp_ns;
     if (ev->world_size > 1) claim_add(j, ev->world_size);
-    if (!j->has_newest || ts > j->newest_ts) {
-        j->newest_ts = ts;
-        j->has_newest = true;
+    if (!j->seen.has_newest || ts > j->seen.newest_ts) {
+        j->seen.newest_ts = ts;
+        j->seen.has_newest = true;
     }
-    j->has_sample = true;
+    j->id.has_sample = true;
     window_changed(j, n_before, r->win.n);
     /* Phase spans that closed before this rank's full window can no longer
      * be attributed (a later sample older than the window is too old). */
@@ -373,7 +375,7 @@ static void feed_job_state(sw_detector_t *det, job_t *j, uint32_t ri, const sw_e
 static void feed_cand(sw_detector_t *det, job_t *j, uint32_t ri, sw_win_res_t wr,
                       bool first_changed, int64_t top_before)
 {
-    rank_t *r = &j->ranks[ri];
+    rank_t *r = &j->ranks.v[ri];
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
         bool had = r->cand != NIL;
         int64_t base_before = had ? rc_of(j, r)->base : 0;
@@ -431,7 +433,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
         /* SPEC 2 (v4): dropped before the analysis, only counted for its
          * job's notes; it keeps the job active. */
         det->st.counterless++;
-        j->counterless++;
+        j->id.counterless++;
         return SW_OK;
     }
     det->st.events++;
@@ -444,7 +446,7 @@ sw_err_t sw_detect_feed_src(sw_detector_t *det, const sw_event_t *ev, int64_t no
     bool new_rank;
     uint32_t ri = feed_rank(det, j, ev, created || granted, &new_rank, errstr, errstr_size);
     if (ri == NIL) return SW_ERR_LIMIT;
-    rank_t *r = &j->ranks[ri];
+    rank_t *r = &j->ranks.v[ri];
     uint32_t src = sw_det_src_get(j, r, ev);
     feed_phase(j, r, ev, src, new_rank);
     uint32_t n_before = r->win.n;
@@ -500,8 +502,8 @@ void sw_detect_prefetch(sw_detector_t *det, const sw_event_t *ev)
         det->pf_last_gen = det->gen;
     }
     uint32_t ri;
-    if (!j || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return;
-    const char *r = (const char *)&j->ranks[ri];
+    if (!j || !sw_imap_get(&j->ranks.map, ev->rank, &ri)) return;
+    const char *r = (const char *)&j->ranks.v[ri];
     for (size_t o = 0; o < sizeof(rank_t); o += 64) __builtin_prefetch(r + o, 1);
     __builtin_prefetch(r + sizeof(rank_t) - 1, 1);
     det->pf.ev = ev;
@@ -517,10 +519,10 @@ static void prefetch_window(sw_detector_t *det)
     det->pf_win_done = true;
     const job_t *j = det->pf.j;
     uint32_t ri = det->pf.ri;
-    const rank_t *r = &j->ranks[ri];
+    const rank_t *r = &j->ranks.v[ri];
     sw_win_prefetch(&r->win);
-    if (r->last_src != NIL) __builtin_prefetch(&j->srcs[r->last_src]);
+    if (r->last_src != NIL) __builtin_prefetch(&j->src.v[r->last_src]);
     if (r->phase_grp != NIL && !rk_phase_pending(r))
         __builtin_prefetch(sw_phase_group_addr(j->phase, r->phase_grp), 1);
-    if (j->hpos[ri] != NIL) __builtin_prefetch(&j->heap[j->hpos[ri]], 1);
+    if (j->cands.hpos[ri] != NIL) __builtin_prefetch(&j->cands.heap[j->cands.hpos[ri]], 1);
 }

@@ -7,6 +7,10 @@
  *   sw_detect_overlap.c the spreading storm's front and the next storm's evidence
  *   sw_detect_state.c   snapshots, restore and the rebuild of the windows
  *   sw_detect_cands.h   the candidate treap and stale heap (inline)
+ * A job (job_t) is its parts, each a struct it owns by value: id (who and
+ * its latest input), src (sources), ranks, seen (what the samples showed),
+ * claims, cands (candidates, stale heap), sig (the answer now), ep (the open
+ * episode), pub (the answer published), verdict; and SPEC 8's cj, tguard.
  */
 #ifndef SW_DETECT_INT_H
 #define SW_DETECT_INT_H
@@ -62,12 +66,12 @@ typedef struct rank_s {
                            PHASE_PEND | session: see rk_phase_pending() */
     uint32_t proc_src;  /* a source with the pid and session of the rank's newest
                            sample: its process (NIL only while restoring) */
-    uint32_t cand;      /* its candidate: index in job_t.cands, NIL: none */
+    uint32_t cand;      /* its candidate: index in job_t.cands.v, NIL: none */
     bool in_verdict;    /* one of the open episode's verdict suspects */
     /* The lifecycle's marks (docs/semantics.md, "Episodes"); the cold ones
      * out of line (rank_cold_t), for the ranks that ever needed them. */
     bool warm;     /* climbing after a restart: its runs so far are spent */
-    uint32_t cold; /* index in job_t.colds, NIL: all of them zero (spent_ts INT64_MIN) */
+    uint32_t cold; /* index in job_t.ranks.colds, NIL: all of them zero (spent_ts INT64_MIN) */
 } rank_t;
 
 /* A rank's candidate (its first qualifying spike in an unspent run), out
@@ -126,109 +130,161 @@ typedef struct sig_ent_s {
     int64_t spike_ts;
 } sig_ent_t;
 
-typedef struct job_s {
-    uint64_t hash;
-    int64_t last_off;  /* input tag (det_tag) of its latest event */
-    uint64_t last_seq; /* det->arrivals at its latest event: recency across sources */
-    bool has_job_id;
-    char *job_id;
-    size_t job_id_len;
-    bool has_sample;
+/* ---- the job and its parts ------------------------------------------------
+ * A job owns its parts by value; each groups the fields one concern
+ * reads and writes (docs/DEVELOPING.md: where a change goes). */
+
+/* Who the job is and its latest input. */
+typedef struct job_ident_s {
+    uint64_t hash;        /* of the job id (the job map's key) */
+    bool has;             /* the events carry a job_id */
+    char *str;            /* the job_id (owned), NULL when !has */
+    size_t len;           /* its length (bytes) */
+    int64_t last_off;     /* input tag (det_tag) of its latest event */
+    uint64_t last_seq;    /* det->arrivals at its latest event: recency across sources */
+    int64_t last_ms;      /* stream time of its latest event (ms) */
+    bool has_sample;      /* it got a sample (not only other events) */
     uint64_t counterless; /* v4 samples without device_used_bytes (SPEC 2: counted, noted) */
-    int64_t last_ms;
+} job_ident_t;
+
+/* The job's sources (host, pid, session, device of its samples). */
+typedef struct job_srcs_s {
     sw_intern_t *strs; /* hosts and sessions */
-    sw_src_t *srcs;
-    size_t nsrcs, capsrcs;
-    uint32_t *src_slots; /* hash slots: source id + 1, 0 = empty */
-    size_t src_nslots;
-    sw_src_wide_t wide;                  /* the sources' values int32 does not hold (SW_SRC_WIDE) */
-    size_t idx;                          /* position in det->jobs */
-    struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
-    bool in_junk;
-    rank_t *ranks;
+    sw_src_t *v;
+    size_t n, cap;
+    uint32_t *slots; /* hash slots: source id + 1, 0 = empty */
+    size_t nslots;
+    sw_src_wide_t wide; /* the sources' values int32 does not hold (SW_SRC_WIDE) */
+} job_srcs_t;
+
+/* The job's ranks: their records, cold marks and restore data. */
+typedef struct job_ranks_s {
+    rank_t *v;
+    size_t n, cap;
+    sw_imap_t map; /* rank -> index in v */
+    int64_t min, max;
     rank_cold_t *colds; /* the ranks' cold marks (rank_t.cold) */
+    size_t ncolds, capcolds;
     int64_t *rb_floor;  /* restoring: by rank, SW_DETECT_SOURCES offsets from which
                            its window's samples came (INT64_MAX: none of that source);
                            NULL otherwise */
     rb_proc_t *rb_proc; /* restoring: by rank, its process; NULL otherwise */
-    size_t ncolds, capcolds;
-    size_t win_bytes; /* storage of the ranks' windows (they grow) */
-    size_t nranks, capranks;
-    sw_imap_t rank_map; /* rank -> index in ranks */
-    int64_t min_rank, max_rank;
-    claim_t *claims;
-    size_t nclaims, capclaims;
-    sw_imap_t claim_map; /* world_size -> index in claims */
-    uint64_t claim_seq;
-    int64_t claim_leader; /* index in claims, -1 none */
+    size_t win_bytes;   /* storage of the ranks' windows (they grow) */
+    int64_t *sorted;    /* participating ranks ascending (cache) */
+    bool sorted_dirty;
+} job_ranks_t;
+
+/* What the samples showed across the ranks. */
+typedef struct job_seen_s {
     bool has_newest;
     int64_t newest_ts;   /* newest sample timestamp of the job */
     size_t insufficient; /* ranks with fewer than two retained samples */
     uint64_t retained;
     sw_gapmed_t gaps; /* median of the windows' positive gaps */
     sw_vcount_t intervals;
-    uint32_t t_root;
-    size_t ncands;             /* ranks with a candidate (records in use) */
-    rank_cand_t *cands;        /* the ranks' candidates (rank_t.cand) */
-    size_t capcands, ncandrec; /* records allocated, records ever handed out */
-    uint32_t cand_free;        /* freed records (linked by t_left), NIL none */
+    int64_t first_min_ts; /* smallest first timestamp of a rank (clock skew) */
+    int64_t first_max_ts; /* largest */
+    uint8_t warned;       /* SW_DET_WARN_* given for this job */
+} job_seen_t;
+
+/* The world sizes the ranks claimed. */
+typedef struct job_claims_s {
+    claim_t *v;
+    size_t n, cap;
+    sw_imap_t map; /* world_size -> index in v */
+    uint64_t seq;
+    int64_t leader; /* index in v, -1 none */
+} job_claims_t;
+
+/* The ranks' candidates (a treap by rel) and the stale heap. */
+typedef struct job_cands_s {
+    uint32_t root;      /* treap root, NIL: empty */
+    size_t n;           /* ranks with a candidate (records in use) */
+    rank_cand_t *v;     /* the ranks' candidates (rank_t.cand) */
+    size_t cap, nrec;   /* records allocated, records ever handed out */
+    uint32_t free_head; /* freed records (linked by t_left), NIL none */
     heap_ent_t *heap;
     size_t nheap, capheap;
     uint32_t *hpos; /* per rank: heap index, NIL when absent */
+} job_cands_t;
+
+/* The signature: the answer now (SPEC 6), from the candidates. */
+typedef struct job_sig_s {
+    bool valid;
+    uint64_t onset;
+    sw_confidence_t conf;
+    int64_t boundary; /* candidates up to this rel make the answer; INT64_MAX when none */
+    int64_t rel0;     /* rel of the earliest candidate */
+    size_t earliest;  /* suspects at the earliest time */
+    sig_ent_t *v;
+    size_t n, cap;
+    bool dirty;        /* a candidate up to boundary changed since it was made */
+    int64_t tie_ns;    /* the tie width used for the signature (one interval) */
+    int64_t onset_rel; /* rel of the onset candidate */
+    int64_t first, onset_rank, onset_base; /* the answer now: first rank, onset's run */
+} job_sig_t;
+
+/* The open episode (SPEC 6 step 5): the ranks whose run is part of it
+ * (rank_cold_t.ep_no/ep_base), the rel of its latest member's spike, a
+ * change that waits, and the front of a spreading storm (issue 36). */
+typedef struct job_ep_s {
     bool open;
-    int64_t episode, revision;
-    bool sig_valid;
-    uint64_t sig_onset;
-    sw_confidence_t sig_conf;
-    int64_t sig_boundary; /* candidates up to this rel make the answer; INT64_MAX when none */
-    int64_t sig_rel0;     /* rel of the earliest candidate */
-    size_t sig_earliest;  /* suspects at the earliest time */
-    sig_ent_t *sig;
-    size_t nsig, capsig;
-    bool region_dirty;
-    /* The open episode (SPEC 6 step 5): the ranks whose run is part of it
-     * (rank_t.ep_no/ep_base), the rel of its latest member's spike, the
-     * answer last published (trigger or update) and a change that waits. */
+    int64_t no, revision; /* the episode's number and its record's revision */
     uint32_t *mem;
     size_t nmem, capmem;
-    int64_t ep_first_rel, ep_last_rel;
-    bool aged;             /* the last episode ended as its evidence aged out */
-    int64_t aged_last_rel; /* then: its ep_last_rel */
-    int64_t n_updates;     /* updates of the open episode */
-    bool pend;             /* the answer changed; published once pend_ts is due */
-    int64_t pend_ts;       /* job newest timestamp when it changed */
-    int64_t tie_ns;        /* the tie width used for the signature (one interval) */
-    sig_ent_t *tie;        /* the published answer's tied ranks (rank, run base), ascending */
-    size_t ntie, captie;
-    int64_t s_first, s_onset_rank, s_onset_base; /* the answer now: first rank, onset's run */
-    int64_t p_first, p_onset_rank, p_onset_base; /* the answer published */
-    int64_t p_rel0;                              /* its first spike's rel */
-    sw_confidence_t p_conf;
-    int64_t sig_onset_rel;      /* rel of the onset candidate */
+    int64_t first_rel, last_rel;
+    bool aged;                  /* the last episode ended as its evidence aged out */
+    int64_t aged_last_rel;      /* then: its last_rel */
+    int64_t n_updates;          /* updates of the open episode */
+    bool pend;                  /* the answer changed; published once pend_ts is due */
+    int64_t pend_ts;            /* job newest timestamp when it changed */
     int64_t front_reach;        /* the open episode's front: the farthest (in ranks) a joining
                               rank was from the nearest earlier member (issue 36) */
     int64_t front_npr;          /* and its speed: the fewest ns per rank from its first member */
     int64_t old_reach, old_npr; /* those of the episode before the open one */
-    uint8_t warned;             /* SW_DET_WARN_* given for this job */
-    int64_t first_min_ts;       /* smallest first timestamp of a rank (clock skew) */
-    int64_t first_max_ts;       /* largest */
-    /* The verdict (SPEC 6 step 5): onset and suspects of the open
-     * episode's last trigger or update record, deep-copied into v_arena. */
-    bool has_verdict;
-    uint64_t v_onset;
-    sw_suspect_t *v_sus;
-    size_t v_n;
-    int64_t *v_tie; /* the verdict's tied ranks */
-    size_t v_ntie;
-    sw_arena_t v_arena;
-    bool v_touched; /* a verdict rank's candidate may have changed */
-    int trig_conf;  /* episode_confidence of the records (sw_analysis.h) */
+    int trig_conf;              /* episode_confidence of the records (sw_analysis.h) */
+} job_ep_t;
+
+/* The answer last published (trigger or update). */
+typedef struct job_pub_s {
+    int64_t first, onset_rank, onset_base;
+    int64_t rel0; /* its first spike's rel */
+    sw_confidence_t conf;
+    sig_ent_t *tie; /* its tied ranks (rank, run base), ascending */
+    size_t ntie, captie;
+} job_pub_t;
+
+/* The verdict (SPEC 6 step 5): onset and suspects of the open episode's
+ * last trigger or update record, deep-copied into arena. */
+typedef struct job_verdict_s {
+    bool has;
+    uint64_t onset;
+    sw_suspect_t *sus;
+    size_t n;
+    int64_t *tie; /* the verdict's tied ranks */
+    size_t ntie;
+    sw_arena_t arena;
+    bool touched; /* a verdict rank's candidate may have changed */
+} job_verdict_t;
+
+typedef struct job_s {
+    job_ident_t id;
+    job_srcs_t src;
+    job_ranks_t ranks;
+    job_seen_t seen;
+    job_claims_t claims;
+    job_cands_t cands;
+    job_sig_t sig;
+    job_ep_t ep;
+    job_pub_t pub;
+    job_verdict_t verdict;
     sw_phase_t *phase;
-    int64_t *sorted; /* participating ranks ascending (cache) */
-    bool sorted_dirty;
-    sw_cjob_t *cj;      /* SPEC 8 state (sw_crash.c), NULL until it has any */
-    sw_tguard_t tguard; /* the out-of-time guard (sw_tguard.h) */
-    size_t acct;        /* job_bytes() when last accounted (det->acct) */
+    sw_cjob_t *cj;                       /* SPEC 8 state (sw_crash.c), NULL until it has any */
+    sw_tguard_t tguard;                  /* the out-of-time guard (sw_tguard.h) */
+    size_t idx;                          /* position in det->jobs */
+    struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
+    bool in_junk;
+    size_t acct; /* job_bytes() when last accounted (det->acct) */
 } job_t;
 
 typedef struct sw_announced_s {
@@ -304,27 +360,27 @@ static inline uint32_t mix32(uint32_t x)
 /* The cold marks of rank @p r (zero when it has no record). */
 static inline int64_t rk_ep_no(const job_t *j, const rank_t *r)
 {
-    return r->cold == NIL ? 0 : j->colds[r->cold].ep_no;
+    return r->cold == NIL ? 0 : j->ranks.colds[r->cold].ep_no;
 }
 
 static inline int64_t rk_ep_base(const job_t *j, const rank_t *r)
 {
-    return r->cold == NIL ? 0 : j->colds[r->cold].ep_base;
+    return r->cold == NIL ? 0 : j->ranks.colds[r->cold].ep_base;
 }
 
 static inline int64_t rk_ep_rel(const job_t *j, const rank_t *r)
 {
-    return r->cold == NIL ? 0 : j->colds[r->cold].ep_rel;
+    return r->cold == NIL ? 0 : j->ranks.colds[r->cold].ep_rel;
 }
 
 static inline int64_t rk_spent(const job_t *j, const rank_t *r)
 {
-    return r->cold == NIL ? INT64_MIN : j->colds[r->cold].spent_ts;
+    return r->cold == NIL ? INT64_MIN : j->ranks.colds[r->cold].spent_ts;
 }
 
 static inline int64_t rk_split(const job_t *j, const rank_t *r)
 {
-    return r->cold == NIL ? INT64_MIN : j->colds[r->cold].split_ts;
+    return r->cold == NIL ? INT64_MIN : j->ranks.colds[r->cold].split_ts;
 }
 
 /* Rank @p r's cold marks, created (zero) when it has none: for writing.
@@ -332,13 +388,13 @@ static inline int64_t rk_split(const job_t *j, const rank_t *r)
 static inline rank_cold_t *rk_cold(job_t *j, rank_t *r)
 {
     if (r->cold == NIL) {
-        SW_GROW(j->colds, j->ncolds, j->capcolds, 4);
-        memset(&j->colds[j->ncolds], 0, sizeof(j->colds[0]));
-        j->colds[j->ncolds].spent_ts = INT64_MIN;
-        j->colds[j->ncolds].split_ts = INT64_MIN;
-        r->cold = (uint32_t)j->ncolds++;
+        SW_GROW(j->ranks.colds, j->ranks.ncolds, j->ranks.capcolds, 4);
+        memset(&j->ranks.colds[j->ranks.ncolds], 0, sizeof(j->ranks.colds[0]));
+        j->ranks.colds[j->ranks.ncolds].spent_ts = INT64_MIN;
+        j->ranks.colds[j->ranks.ncolds].split_ts = INT64_MIN;
+        r->cold = (uint32_t)j->ranks.ncolds++;
     }
-    return &j->colds[r->cold];
+    return &j->ranks.colds[r->cold];
 }
 
 /* rank_t.phase_grp of a rank whose phase group (SPEC 5: its session
@@ -361,37 +417,37 @@ static inline bool rk_phase_pending(const rank_t *r)
 /* Rank @p ri's candidate; it must have one. */
 static inline rank_cand_t *rk_cand(const job_t *j, uint32_t ri)
 {
-    return &j->cands[j->ranks[ri].cand];
+    return &j->cands.v[j->ranks.v[ri].cand];
 }
 
 /* Rank @p r's candidate; it must have one. */
 static inline rank_cand_t *rc_of(const job_t *j, const rank_t *r)
 {
-    return &j->cands[r->cand];
+    return &j->cands.v[r->cand];
 }
 
 /* Source @p id's device_id as sent, INT64_MIN when absent. */
 static inline int64_t src_device(const job_t *j, uint32_t id)
 {
-    return sw_src_field(&j->wide, id, j->srcs[id].device_id, SW_SRC_COL_DEVICE);
+    return sw_src_field(&j->src.wide, id, j->src.v[id].device_id, SW_SRC_COL_DEVICE);
 }
 
 /* Source @p id's local_rank as sent, INT64_MIN when absent. */
 static inline int64_t src_local_rank(const job_t *j, uint32_t id)
 {
-    return sw_src_field(&j->wide, id, j->srcs[id].local_rank, SW_SRC_COL_LOCAL_RANK);
+    return sw_src_field(&j->src.wide, id, j->src.v[id].local_rank, SW_SRC_COL_LOCAL_RANK);
 }
 
 /* Source @p id's pid as sent. */
 static inline int64_t src_pid(const job_t *j, uint32_t id)
 {
-    return sw_src_field(&j->wide, id, j->srcs[id].pid, SW_SRC_COL_PID);
+    return sw_src_field(&j->src.wide, id, j->src.v[id].pid, SW_SRC_COL_PID);
 }
 
 /* Source @p id's sampling_interval_ms as sent. */
 static inline int64_t src_interval(const job_t *j, uint32_t id)
 {
-    return sw_src_field(&j->wide, id, j->srcs[id].interval_ms, SW_SRC_COL_INTERVAL);
+    return sw_src_field(&j->src.wide, id, j->src.v[id].interval_ms, SW_SRC_COL_INTERVAL);
 }
 
 /* Rank @p r's sampling interval: its last source's (ms; 0 before any). */
@@ -436,8 +492,8 @@ void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts
  * when larger. */
 static inline int64_t sw_det_world_size(const job_t *j)
 {
-    int64_t declared = j->claim_leader >= 0 ? j->claims[j->claim_leader].ws : 1;
-    int64_t observed = j->max_rank + 1;
+    int64_t declared = j->claims.leader >= 0 ? j->claims.v[j->claims.leader].ws : 1;
+    int64_t observed = j->ranks.max + 1;
     return declared > observed ? declared : observed;
 }
 

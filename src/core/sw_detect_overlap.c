@@ -50,8 +50,8 @@ static int64_t front_nearest(const job_t *j, const rank_t *r, int64_t ep, int64_
             int64_t q = side ? r->rank + d : r->rank - d;
             q = q < 0 ? q + w : q >= w ? q - w : q;
             uint32_t qi;
-            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
-            const rank_t *m = &j->ranks[qi];
+            if (!sw_imap_get(&j->ranks.map, q, &qi)) continue;
+            const rank_t *m = &j->ranks.v[qi];
             if (m == r || rk_ep_no(j, m) != ep) continue;
             int64_t mrel = rk_ep_rel(j, m);
             if (window == INT64_MAX || (mrel > rel - window && mrel < rel + window)) return d;
@@ -72,25 +72,25 @@ static int64_t front_reach(int64_t learnt)
  * earlier member. */
 void sw_det_front_learn(job_t *j, const rank_t *r)
 {
-    if (j->nmem == 0) return;
+    if (j->ep.nmem == 0) return;
     /* The front's speed: ns per rank from the first member to this one. */
-    const rank_t *f = &j->ranks[j->mem[0]];
+    const rank_t *f = &j->ranks.v[j->ep.mem[0]];
     int64_t w = sw_det_world_size(j),
             df = f->rank > r->rank ? f->rank - r->rank : r->rank - f->rank;
     if (w - df < df) df = w - df;
     int64_t dt = r->cand != NIL ? rc_of(j, r)->rel - rk_ep_rel(j, f) : 0;
-    if (df > 0 && dt > 0 && dt / df < j->front_npr) j->front_npr = dt / df;
-    if (j->front_reach >= FRONT_REACH_MAX) return;
-    int64_t d = front_nearest(j, r, j->episode, 0, INT64_MAX, FRONT_REACH_MAX);
+    if (df > 0 && dt > 0 && dt / df < j->ep.front_npr) j->ep.front_npr = dt / df;
+    if (j->ep.front_reach >= FRONT_REACH_MAX) return;
+    int64_t d = front_nearest(j, r, j->ep.no, 0, INT64_MAX, FRONT_REACH_MAX);
     if (d == INT64_MAX) d = FRONT_REACH_MAX;
-    if (d > j->front_reach) j->front_reach = d;
+    if (d > j->ep.front_reach) j->ep.front_reach = d;
 }
 
 /* The old storm's tail on rank ri: its run is spent, and it joins the
  * old storm's front (that storm goes on spreading). */
 void sw_det_tail_spend(sw_detector_t *det, job_t *j, uint32_t ri, int64_t old)
 {
-    rank_t *r = &j->ranks[ri];
+    rank_t *r = &j->ranks.v[ri];
     const rank_cand_t *rc = rc_of(j, r);
     int64_t base = rc->base, rel = rc->rel;
     if (base == INT64_MIN || base == INT64_MAX) return;
@@ -140,11 +140,11 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
                                  bool clocks)
 {
     /* The open episode's front, or the one before (kept at the trigger). */
-    bool cur = j->open && ep == j->episode;
-    int64_t reach = front_reach(cur || !j->open ? j->front_reach : j->old_reach);
-    int64_t npr = cur || !j->open ? j->front_npr : j->old_npr, w = sw_det_world_size(j);
-    if ((cur && j->nmem < FRONT_LEARN) || reach == 0 || 2 * reach >= w) return 0;
-    int64_t win = front_ns(j, r), tol = 2 * j->tie_ns;
+    bool cur = j->ep.open && ep == j->ep.no;
+    int64_t reach = front_reach(cur || !j->ep.open ? j->ep.front_reach : j->ep.old_reach);
+    int64_t npr = cur || !j->ep.open ? j->ep.front_npr : j->ep.old_npr, w = sw_det_world_size(j);
+    if ((cur && j->ep.nmem < FRONT_LEARN) || reach == 0 || 2 * reach >= w) return 0;
+    int64_t win = front_ns(j, r), tol = 2 * j->sig.tie_ns;
     if (npr <= 0) npr = 1;
     int64_t most = reach + (win + tol) / npr; /* the farthest any member explains */
     int64_t riv = rk_interval(j, r);
@@ -156,8 +156,8 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
             int64_t q = side ? r->rank + d : r->rank - d;
             q = q < 0 ? q + w : q >= w ? q - w : q;
             uint32_t qi;
-            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
-            const rank_t *m = &j->ranks[qi];
+            if (!sw_imap_get(&j->ranks.map, q, &qi)) continue;
+            const rank_t *m = &j->ranks.v[qi];
             if (m == r) continue;
             if (clocks && (d <= reach || rk_ep_no(j, m) == ep) && !clock_agrees(m, r, lag))
                 return 0;
@@ -179,7 +179,7 @@ static int64_t front_explains_at(const job_t *j, const rank_t *r, int64_t ep, in
  * arrival: they start no third storm (a late page, never an extra one). */
 static bool front_alone(const job_t *j)
 {
-    return j->episode == 1 || j->aged;
+    return j->ep.no == 1 || j->ep.aged;
 }
 
 /* A rise of rank r (its candidate) that starts clearly after the open
@@ -195,9 +195,9 @@ bool sw_det_open_spread(const job_t *j, const rank_t *r)
 {
     const rank_cand_t *c = rc_of(j, r);
     if (front_alone(j) || c->base == INT64_MIN || c->base == INT64_MAX) return false;
-    if ((sw_i128)c->base - r->first_ts > (sw_i128)j->ep_last_rel + FRONT_S * 1000000000LL)
+    if ((sw_i128)c->base - r->first_ts > (sw_i128)j->ep.last_rel + FRONT_S * 1000000000LL)
         return false;
-    return front_explains_at(j, r, j->episode, c->rel, true) != INT64_MAX;
+    return front_explains_at(j, r, j->ep.no, c->rel, true) != INT64_MAX;
 }
 
 /* A rise on a rank outside the open episode that its front does not
@@ -216,7 +216,7 @@ bool sw_det_front_foreign(const job_t *j, const rank_t *r)
         return false;
     int64_t iv = riv * 1000000;
     if (c->spike_ts - c->base > (int64_t)c->samples * iv + iv * 3 / 4) return false;
-    return front_explains_at(j, r, j->episode, c->rel, true) == INT64_MAX;
+    return front_explains_at(j, r, j->ep.no, c->rel, true) == INT64_MAX;
 }
 
 /* Rank r's new rise (its candidate, spike rel @p rel) after a next storm:
@@ -231,16 +231,16 @@ bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
     int64_t d_old = front_explains(j, r, old, rel);
     if (d_old == 0 || d_old == INT64_MAX) return false;
     int64_t win = front_ns(j, r);
-    if (j->open) return front_nearest(j, r, j->episode, rel, win, d_old) > d_old;
+    if (j->ep.open) return front_nearest(j, r, j->ep.no, rel, win, d_old) > d_old;
     int64_t w = sw_det_world_size(j);
     for (int64_t d = 1; d <= d_old && 2 * d <= w; d++)
         for (int side = 0; side < 2; side++) {
             int64_t q = side ? r->rank + d : r->rank - d;
             q = q < 0 ? q + w : q >= w ? q - w : q;
             uint32_t qi;
-            if (!sw_imap_get(&j->rank_map, q, &qi) || j->ranks[qi].cand == NIL) continue;
-            int64_t mrel = rc_of(j, &j->ranks[qi])->rel;
-            if (mrel > rel - win && mrel < rel + win && rk_ep_no(j, &j->ranks[qi]) != old)
+            if (!sw_imap_get(&j->ranks.map, q, &qi) || j->ranks.v[qi].cand == NIL) continue;
+            int64_t mrel = rc_of(j, &j->ranks.v[qi])->rel;
+            if (mrel > rel - win && mrel < rel + win && rk_ep_no(j, &j->ranks.v[qi]) != old)
                 return false;
         }
     return true;
@@ -251,7 +251,7 @@ bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
  * sw_det_second_rise(). */
 static bool first_rise_fits(const job_t *j, const rank_t *r, int64_t rel2)
 {
-    int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->tie_ns;
+    int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->sig.tie_ns;
     if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return false;
     int64_t lag = LAG_IV * riv * 1000000 + tol, rel1 = rk_ep_rel(j, r);
     int64_t best1 = INT64_MAX, best2 = INT64_MAX;
@@ -261,10 +261,10 @@ static bool first_rise_fits(const job_t *j, const rank_t *r, int64_t rel2)
             int64_t q = side ? r->rank + d : r->rank - d;
             q = q < 0 ? q + w : q >= w ? q - w : q;
             uint32_t qi;
-            if (!sw_imap_get(&j->rank_map, q, &qi)) continue;
-            const rank_t *m = &j->ranks[qi];
+            if (!sw_imap_get(&j->ranks.map, q, &qi)) continue;
+            const rank_t *m = &j->ranks.v[qi];
             if (!clock_agrees(m, r, lag)) return false;
-            if (rk_ep_no(j, m) != j->episode) continue;
+            if (rk_ep_no(j, m) != j->ep.no) continue;
             int64_t mrel = rk_ep_rel(j, m);
             int64_t d1 = mrel > rel1 ? mrel - rel1 : rel1 - mrel;
             int64_t d2 = mrel > rel2 ? mrel - rel2 : rel2 - mrel;
@@ -293,9 +293,9 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
 {
     const rank_cand_t *c = rc_of(j, r);
     int64_t base;
-    if (!front_alone(j) || c->spike_ts > INT64_MAX - j->tie_ns ||
+    if (!front_alone(j) || c->spike_ts > INT64_MAX - j->sig.tie_ns ||
         !sw_win_steep_tail(&r->win, det->params.spike_min_bytes, det->params.spike_fraction,
-                           c->spike_ts, c->spike_ts + j->tie_ns, step_ns(j, r), &base))
+                           c->spike_ts, c->spike_ts + j->sig.tie_ns, step_ns(j, r), &base))
         return false;
     /* Which of the rank's two rises is the open storm's arrival? The one
      * its nearest members' spikes (within FIT_D ranks) are nearer to: a
@@ -308,8 +308,8 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
      * page needs evidence. Then the storm before still spreading. */
     int64_t rel = r->newest_ts - r->first_ts;
     if (!first_rise_fits(j, r, rel)) return false;
-    if (j->episode > 1 && rk_ep_no(j, r) == j->episode &&
-        front_explains_at(j, r, j->episode - 1, rel, true) != INT64_MAX)
+    if (j->ep.no > 1 && rk_ep_no(j, r) == j->ep.no &&
+        front_explains_at(j, r, j->ep.no - 1, rel, true) != INT64_MAX)
         return false;
     rk_cold(j, r)->split_ts = base;
     return true;

@@ -53,10 +53,11 @@ static void rank_floors(const sw_detector_t *det, const job_t *j, size_t k,
 {
     if (det->rebuild_x[0] != INT64_MIN) {
         for (int s = 0; s < SW_DETECT_SOURCES; s++)
-            floor[s] = j->rb_floor ? j->rb_floor[k * SW_DETECT_SOURCES + (size_t)s] : INT64_MAX;
+            floor[s] = j->ranks.rb_floor ? j->ranks.rb_floor[k * SW_DETECT_SOURCES + (size_t)s]
+                                         : INT64_MAX;
         return;
     }
-    sw_win_min_offsets(&j->ranks[k].win, floor);
+    sw_win_min_offsets(&j->ranks.v[k].win, floor);
     for (int s = 0; s < SW_DETECT_SOURCES; s++)
         if (floor[s] != INT64_MAX) floor[s] = tag_offset(floor[s]);
 }
@@ -71,7 +72,7 @@ bool sw_detect_min_offset_src(const sw_detector_t *det, int src, int64_t *offset
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;
-        for (size_t k = 0; k < j->nranks; k++) {
+        for (size_t k = 0; k < j->ranks.n; k++) {
             int64_t floor[SW_DETECT_SOURCES];
             rank_floors(det, j, k, floor);
             if (floor[src] < m) m = floor[src];
@@ -215,76 +216,76 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
     for (size_t i = 0; i < det->njobs; i++) {
         const job_t *j = det->jobs[i];
         if (!j) continue;
-        sw_vput_u(out, j->has_job_id);
-        sw_vput_bytes(out, (sw_str_t){j->job_id ? j->job_id : "", j->job_id_len});
-        sw_vput_i(out, j->last_off);
-        sw_vput_u(out, j->last_seq);
-        sw_vput_u(out, j->has_sample);
-        sw_vput_u(out, j->counterless);
-        sw_vput_u(out, j->claim_seq);
-        sw_vput_i(out, j->claim_leader);
-        sw_vput_u(out, j->nclaims);
-        for (size_t k = 0; k < j->nclaims; k++) {
-            sw_vput_i(out, j->claims[k].ws);
-            sw_vput_u(out, j->claims[k].count);
-            sw_vput_u(out, j->claims[k].first);
+        sw_vput_u(out, j->id.has);
+        sw_vput_bytes(out, (sw_str_t){j->id.str ? j->id.str : "", j->id.len});
+        sw_vput_i(out, j->id.last_off);
+        sw_vput_u(out, j->id.last_seq);
+        sw_vput_u(out, j->id.has_sample);
+        sw_vput_u(out, j->id.counterless);
+        sw_vput_u(out, j->claims.seq);
+        sw_vput_i(out, j->claims.leader);
+        sw_vput_u(out, j->claims.n);
+        for (size_t k = 0; k < j->claims.n; k++) {
+            sw_vput_i(out, j->claims.v[k].ws);
+            sw_vput_u(out, j->claims.v[k].count);
+            sw_vput_u(out, j->claims.v[k].first);
         }
-        sw_vput_u(out, j->has_newest);
-        sw_vput_i(out, j->newest_ts);
-        sw_vput_u(out, j->open);
-        sw_vput_i(out, j->episode);
-        sw_vput_i(out, j->revision);
-        sw_vput_i(out, j->trig_conf);
-        sw_vput_i(out, j->n_updates);
-        sw_vput_u(out, j->pend);
-        sw_vput_i(out, j->pend_ts);
-        sw_vput_i(out, j->ep_first_rel);
-        sw_vput_i(out, j->ep_last_rel);
-        sw_vput_u(out, j->aged);
-        sw_vput_i(out, j->aged_last_rel);
-        sw_vput_u(out, j->warned);
-        sw_vput_i(out, j->first_min_ts);
-        sw_vput_i(out, j->first_max_ts);
-        sw_vput_i(out, j->front_reach);
-        sw_vput_i(out, j->front_npr);
-        sw_vput_i(out, j->old_reach);
-        sw_vput_i(out, j->old_npr);
+        sw_vput_u(out, j->seen.has_newest);
+        sw_vput_i(out, j->seen.newest_ts);
+        sw_vput_u(out, j->ep.open);
+        sw_vput_i(out, j->ep.no);
+        sw_vput_i(out, j->ep.revision);
+        sw_vput_i(out, j->ep.trig_conf);
+        sw_vput_i(out, j->ep.n_updates);
+        sw_vput_u(out, j->ep.pend);
+        sw_vput_i(out, j->ep.pend_ts);
+        sw_vput_i(out, j->ep.first_rel);
+        sw_vput_i(out, j->ep.last_rel);
+        sw_vput_u(out, j->ep.aged);
+        sw_vput_i(out, j->ep.aged_last_rel);
+        sw_vput_u(out, j->seen.warned);
+        sw_vput_i(out, j->seen.first_min_ts);
+        sw_vput_i(out, j->seen.first_max_ts);
+        sw_vput_i(out, j->ep.front_reach);
+        sw_vput_i(out, j->ep.front_npr);
+        sw_vput_i(out, j->ep.old_reach);
+        sw_vput_i(out, j->ep.old_npr);
         /* the answer now and the one published */
-        sw_vput_u(out, j->sig_valid);
-        sw_vput_u(out, j->region_dirty);
-        sw_vput_i(out, j->tie_ns);
-        sw_vput_i(out, j->sig_boundary);
-        sw_vput_i(out, j->sig_rel0);
-        sw_vput_i(out, j->sig_onset_rel);
-        sw_vput_u(out, j->sig_earliest);
-        sw_vput_u(out, j->sig_conf);
-        sw_vput_i(out, j->s_first);
-        sw_vput_i(out, j->s_onset_rank);
-        sw_vput_i(out, j->s_onset_base);
-        sw_vput_u(out, j->nsig);
-        for (size_t k = 0; k < j->nsig; k++) {
-            sw_vput_i(out, j->sig[k].rank);
-            sw_vput_i(out, j->sig[k].spike_ts);
+        sw_vput_u(out, j->sig.valid);
+        sw_vput_u(out, j->sig.dirty);
+        sw_vput_i(out, j->sig.tie_ns);
+        sw_vput_i(out, j->sig.boundary);
+        sw_vput_i(out, j->sig.rel0);
+        sw_vput_i(out, j->sig.onset_rel);
+        sw_vput_u(out, j->sig.earliest);
+        sw_vput_u(out, j->sig.conf);
+        sw_vput_i(out, j->sig.first);
+        sw_vput_i(out, j->sig.onset_rank);
+        sw_vput_i(out, j->sig.onset_base);
+        sw_vput_u(out, j->sig.n);
+        for (size_t k = 0; k < j->sig.n; k++) {
+            sw_vput_i(out, j->sig.v[k].rank);
+            sw_vput_i(out, j->sig.v[k].spike_ts);
         }
-        sw_vput_i(out, j->p_first);
-        sw_vput_i(out, j->p_onset_rank);
-        sw_vput_i(out, j->p_onset_base);
-        sw_vput_i(out, j->p_rel0);
-        sw_vput_u(out, j->p_conf);
-        sw_vput_u(out, j->ntie);
-        for (size_t k = 0; k < j->ntie; k++) {
-            sw_vput_i(out, j->tie[k].rank);
-            sw_vput_i(out, j->tie[k].spike_ts);
+        sw_vput_i(out, j->pub.first);
+        sw_vput_i(out, j->pub.onset_rank);
+        sw_vput_i(out, j->pub.onset_base);
+        sw_vput_i(out, j->pub.rel0);
+        sw_vput_u(out, j->pub.conf);
+        sw_vput_u(out, j->pub.ntie);
+        for (size_t k = 0; k < j->pub.ntie; k++) {
+            sw_vput_i(out, j->pub.tie[k].rank);
+            sw_vput_i(out, j->pub.tie[k].spike_ts);
         }
-        sw_vput_u(out, j->has_verdict);
-        sw_vput_u(out, j->v_onset);
-        sw_vput_u(out, j->v_n);
-        for (size_t k = 0; k < j->v_n; k++) suspect_put(out, &j->v_sus[k]);
-        sw_vput_u(out, j->v_ntie);
-        i64s_put(out, j->v_tie, j->v_ntie);
-        sw_vput_u(out, j->nranks);
-        for (size_t k = 0; k < j->nranks; k++) {
-            const rank_t *r = &j->ranks[k];
+        sw_vput_u(out, j->verdict.has);
+        sw_vput_u(out, j->verdict.onset);
+        sw_vput_u(out, j->verdict.n);
+        for (size_t k = 0; k < j->verdict.n; k++) suspect_put(out, &j->verdict.sus[k]);
+        sw_vput_u(out, j->verdict.ntie);
+        i64s_put(out, j->verdict.tie, j->verdict.ntie);
+        sw_vput_u(out, j->ranks.n);
+        for (size_t k = 0; k < j->ranks.n; k++) {
+            const rank_t *r = &j->ranks.v[k];
             sw_vput_i(out, r->rank);
             sw_vput_i(out, r->first_ts);
             sw_vput_i(out, r->newest_ts);
@@ -292,15 +293,15 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             rank_floors(det, j, k, floor);
             for (int s = 0; s < SW_DETECT_SOURCES; s++)
                 sw_vput_i(out, floor[s] == INT64_MAX ? -1 : floor[s]);
-            const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
+            const rank_cold_t *c = r->cold == NIL ? NULL : &j->ranks.colds[r->cold];
             sw_vput_i(out, c ? c->spent_ts : INT64_MIN);
             sw_vput_i(out, c ? c->ep_no : 0);
             sw_vput_i(out, c ? c->ep_base : 0);
             sw_vput_u(out, r->warm);
             sw_vput_i(out, c ? c->warm_hi : 0);
             sw_vput_i(out, c ? c->warm_hi_ts : 0);
-            const rb_proc_t *rp = j->rb_proc ? &j->rb_proc[k] : NULL;
-            const sw_src_t *ps = rp ? NULL : &j->srcs[r->proc_src];
+            const rb_proc_t *rp = j->ranks.rb_proc ? &j->ranks.rb_proc[k] : NULL;
+            const sw_src_t *ps = rp ? NULL : &j->src.v[r->proc_src];
             uint32_t proc_sess = rp ? rp->session : ps->session;
             sw_vput_i(out, rp ? rp->pid : src_pid(j, r->proc_src));
             /* Restored but not rebuilt yet: the marks the windows will get. */
@@ -310,19 +311,19 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             sw_vput_i(out, c ? c->split_ts : INT64_MIN);
             sw_vput_i(out, c ? c->ep_rel : 0);
             sw_vput_u(out, proc_sess != 0);
-            sw_vput_bytes(out, sw_intern_get(j->strs, proc_sess));
+            sw_vput_bytes(out, sw_intern_get(j->src.strs, proc_sess));
         }
         /* members, by rank (indices follow the order above) */
-        sw_vput_u(out, j->nmem);
-        for (size_t k = 0; k < j->nmem; k++) sw_vput_u(out, j->mem[k]);
+        sw_vput_u(out, j->ep.nmem);
+        for (size_t k = 0; k < j->ep.nmem; k++) sw_vput_u(out, j->ep.mem[k]);
         /* Pending phase groups (PHASE_PEND) as the groups they stand for,
          * after the index's own, by rank. */
         size_t npend = 0;
-        for (size_t k = 0; k < j->nranks; k++) npend += rk_phase_pending(&j->ranks[k]);
+        for (size_t k = 0; k < j->ranks.n; k++) npend += rk_phase_pending(&j->ranks.v[k]);
         sw_phase_pend_t *pend = npend ? sw_malloc(npend * sizeof(*pend)) : NULL;
         npend = 0;
-        for (size_t k = 0; k < j->nranks; k++) {
-            const rank_t *r = &j->ranks[k];
+        for (size_t k = 0; k < j->ranks.n; k++) {
+            const rank_t *r = &j->ranks.v[k];
             if (!rk_phase_pending(r)) continue;
             pend[npend].session = r->phase_grp & ~PHASE_PEND;
             pend[npend].rank = r->rank;
@@ -428,18 +429,18 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             first_off = sw_vget_i(&r);
             int64_t last = sw_vget_i(&r);
             if (last < 0 || last > COUNT_MAX) r.bad = true;
-            j->last_off = det_tag(0, last);
-            j->last_seq = (uint64_t)last;
-            if (j->last_seq >= det->arrivals) det->arrivals = j->last_seq + 1;
+            j->id.last_off = det_tag(0, last);
+            j->id.last_seq = (uint64_t)last;
+            if (j->id.last_seq >= det->arrivals) det->arrivals = j->id.last_seq + 1;
         } else {
-            j->last_off = sw_vget_i(&r);
-            j->last_seq = sw_vget_u(&r);
-            if (j->last_off < 0 || j->last_seq > det->arrivals) r.bad = true;
+            j->id.last_off = sw_vget_i(&r);
+            j->id.last_seq = sw_vget_u(&r);
+            if (j->id.last_off < 0 || j->id.last_seq > det->arrivals) r.bad = true;
         }
-        j->has_sample = sw_vget_u(&r) != 0;
-        j->counterless = sw_vget_u(&r);
-        j->claim_seq = sw_vget_u(&r);
-        j->claim_leader = sw_vget_i(&r);
+        j->id.has_sample = sw_vget_u(&r) != 0;
+        j->id.counterless = sw_vget_u(&r);
+        j->claims.seq = sw_vget_u(&r);
+        j->claims.leader = sw_vget_i(&r);
         uint64_t nc = sw_vget_u(&r);
         if (nc > (uint64_t)(r.end - r.p)) {
             r.bad = true;
@@ -448,86 +449,88 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
         for (uint64_t k = 0; k < nc && !r.bad; k++) {
             int64_t ws = sw_vget_i(&r);
             uint32_t dup;
-            SW_GROW(j->claims, j->nclaims, j->capclaims, 4);
-            claim_t *c = &j->claims[j->nclaims];
+            SW_GROW(j->claims.v, j->claims.n, j->claims.cap, 4);
+            claim_t *c = &j->claims.v[j->claims.n];
             c->ws = ws;
             c->count = sw_vget_u(&r);
             c->first = sw_vget_u(&r);
-            if (ws < 2 || ws > max_ranks || c->count == 0 || sw_imap_get(&j->claim_map, ws, &dup)) {
+            if (ws < 2 || ws > max_ranks || c->count == 0 ||
+                sw_imap_get(&j->claims.map, ws, &dup)) {
                 r.bad = true;
                 break;
             }
-            sw_imap_put(&j->claim_map, ws, (uint32_t)j->nclaims++);
+            sw_imap_put(&j->claims.map, ws, (uint32_t)j->claims.n++);
         }
-        if (j->claim_leader < -1 || j->claim_leader >= (int64_t)j->nclaims ||
-            (j->nclaims > 0) != (j->claim_leader >= 0))
+        if (j->claims.leader < -1 || j->claims.leader >= (int64_t)j->claims.n ||
+            (j->claims.n > 0) != (j->claims.leader >= 0))
             r.bad = true;
-        j->has_newest = sw_vget_u(&r) != 0;
-        j->newest_ts = sw_vget_i(&r);
-        j->open = sw_vget_u(&r) != 0;
-        j->episode = sw_vget_i(&r);
-        j->revision = sw_vget_i(&r);
+        j->seen.has_newest = sw_vget_u(&r) != 0;
+        j->seen.newest_ts = sw_vget_i(&r);
+        j->ep.open = sw_vget_u(&r) != 0;
+        j->ep.no = sw_vget_i(&r);
+        j->ep.revision = sw_vget_i(&r);
         int64_t tc = sw_vget_i(&r);
-        j->n_updates = sw_vget_i(&r);
-        j->pend = sw_vget_u(&r) != 0;
-        j->pend_ts = sw_vget_i(&r);
-        j->ep_first_rel = sw_vget_i(&r);
-        j->ep_last_rel = sw_vget_i(&r);
-        j->aged = sw_vget_u(&r) != 0;
-        j->aged_last_rel = sw_vget_i(&r);
+        j->ep.n_updates = sw_vget_i(&r);
+        j->ep.pend = sw_vget_u(&r) != 0;
+        j->ep.pend_ts = sw_vget_i(&r);
+        j->ep.first_rel = sw_vget_i(&r);
+        j->ep.last_rel = sw_vget_i(&r);
+        j->ep.aged = sw_vget_u(&r) != 0;
+        j->ep.aged_last_rel = sw_vget_i(&r);
         uint64_t warned = sw_vget_u(&r);
-        j->first_min_ts = sw_vget_i(&r);
-        j->first_max_ts = sw_vget_i(&r);
+        j->seen.first_min_ts = sw_vget_i(&r);
+        j->seen.first_max_ts = sw_vget_i(&r);
         /* Before the overlap rule no front was learnt (its members' spike
          * times are unknown): a reach that shows no locality, which tells no
          * storm from another, until the next trigger learns one. */
-        j->front_reach = old ? INT32_MAX : sw_vget_i(&r);
-        j->front_npr = old ? INT64_MAX : sw_vget_i(&r);
-        j->old_reach = old ? INT32_MAX : sw_vget_i(&r);
-        j->old_npr = old ? INT64_MAX : sw_vget_i(&r);
-        if (j->old_reach < 0 || j->old_reach > INT32_MAX || j->old_npr < 0) r.bad = true;
-        if (j->front_reach < 0 || j->front_reach > INT32_MAX || j->front_npr < 0) r.bad = true;
-        j->sig_valid = sw_vget_u(&r) != 0;
+        j->ep.front_reach = old ? INT32_MAX : sw_vget_i(&r);
+        j->ep.front_npr = old ? INT64_MAX : sw_vget_i(&r);
+        j->ep.old_reach = old ? INT32_MAX : sw_vget_i(&r);
+        j->ep.old_npr = old ? INT64_MAX : sw_vget_i(&r);
+        if (j->ep.old_reach < 0 || j->ep.old_reach > INT32_MAX || j->ep.old_npr < 0) r.bad = true;
+        if (j->ep.front_reach < 0 || j->ep.front_reach > INT32_MAX || j->ep.front_npr < 0)
+            r.bad = true;
+        j->sig.valid = sw_vget_u(&r) != 0;
         bool dirty = sw_vget_u(&r) != 0;
-        j->tie_ns = sw_vget_i(&r);
-        j->sig_boundary = sw_vget_i(&r);
-        j->sig_rel0 = sw_vget_i(&r);
-        j->sig_onset_rel = sw_vget_i(&r);
-        j->sig_earliest = sw_vget_u(&r);
+        j->sig.tie_ns = sw_vget_i(&r);
+        j->sig.boundary = sw_vget_i(&r);
+        j->sig.rel0 = sw_vget_i(&r);
+        j->sig.onset_rel = sw_vget_i(&r);
+        j->sig.earliest = sw_vget_u(&r);
         uint64_t sconf = sw_vget_u(&r);
-        j->s_first = sw_vget_i(&r);
-        j->s_onset_rank = sw_vget_i(&r);
-        j->s_onset_base = sw_vget_i(&r);
+        j->sig.first = sw_vget_i(&r);
+        j->sig.onset_rank = sw_vget_i(&r);
+        j->sig.onset_base = sw_vget_i(&r);
         /* Episodes and revisions count up by one per record: a live engine
          * never gets near 2^62, and a bound keeps the increments defined. */
-        if (r.bad || (j->has_newest && j->newest_ts < 0) || j->episode < 0 || j->revision < 0 ||
-            j->episode > COUNT_MAX || j->revision > COUNT_MAX || tc < -1 ||
-            tc > SW_CONFIDENCE_HIGH || j->n_updates < 0 || j->n_updates > SW_DET_MAX_UPDATES ||
-            warned > 15 || sconf > SW_CONFIDENCE_HIGH || j->tie_ns < 0 ||
-            j->first_max_ts < j->first_min_ts) {
+        if (r.bad || (j->seen.has_newest && j->seen.newest_ts < 0) || j->ep.no < 0 ||
+            j->ep.revision < 0 || j->ep.no > COUNT_MAX || j->ep.revision > COUNT_MAX || tc < -1 ||
+            tc > SW_CONFIDENCE_HIGH || j->ep.n_updates < 0 ||
+            j->ep.n_updates > SW_DET_MAX_UPDATES || warned > 15 || sconf > SW_CONFIDENCE_HIGH ||
+            j->sig.tie_ns < 0 || j->seen.first_max_ts < j->seen.first_min_ts) {
             r.bad = true;
             break;
         }
-        j->trig_conf = (int)tc;
-        j->warned = (uint8_t)warned;
-        j->sig_conf = (sw_confidence_t)sconf;
+        j->ep.trig_conf = (int)tc;
+        j->seen.warned = (uint8_t)warned;
+        j->sig.conf = (sw_confidence_t)sconf;
         for (int pass = 0; pass < 2 && !r.bad; pass++) {
             if (pass == 1) {
-                j->p_first = sw_vget_i(&r);
-                j->p_onset_rank = sw_vget_i(&r);
-                j->p_onset_base = sw_vget_i(&r);
-                j->p_rel0 = sw_vget_i(&r);
+                j->pub.first = sw_vget_i(&r);
+                j->pub.onset_rank = sw_vget_i(&r);
+                j->pub.onset_base = sw_vget_i(&r);
+                j->pub.rel0 = sw_vget_i(&r);
                 uint64_t pc = sw_vget_u(&r);
                 if (pc > SW_CONFIDENCE_HIGH) r.bad = true;
-                j->p_conf = (sw_confidence_t)pc;
+                j->pub.conf = (sw_confidence_t)pc;
             }
             uint64_t ns = sw_vget_u(&r);
             if (r.bad || ns > (uint64_t)(r.end - r.p)) {
                 r.bad = true;
                 break;
             }
-            sig_ent_t **v = pass ? &j->tie : &j->sig;
-            size_t *nv = pass ? &j->ntie : &j->nsig, *cv = pass ? &j->captie : &j->capsig;
+            sig_ent_t **v = pass ? &j->pub.tie : &j->sig.v;
+            size_t *nv = pass ? &j->pub.ntie : &j->sig.n, *cv = pass ? &j->pub.captie : &j->sig.cap;
             for (uint64_t k = 0; k < ns && !r.bad; k++) {
                 SW_GROW(*v, *nv, *cv, 8);
                 (*v)[*nv].rank = sw_vget_i(&r);
@@ -535,24 +538,24 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 (*nv)++;
             }
         }
-        if (r.bad || (j->sig_valid && j->sig_earliest > j->nsig + 1)) {
+        if (r.bad || (j->sig.valid && j->sig.earliest > j->sig.n + 1)) {
             r.bad = true;
             break;
         }
-        j->has_verdict = sw_vget_u(&r) != 0;
-        j->v_onset = sw_vget_u(&r);
+        j->verdict.has = sw_vget_u(&r) != 0;
+        j->verdict.onset = sw_vget_u(&r);
         uint64_t nv = sw_vget_u(&r);
         /* An open episode has a verdict of at least one suspect; a closed
          * one keeps the one it closed with (or none before the first). */
-        if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->open && (!j->has_verdict || nv == 0)) ||
-            (!j->has_verdict && nv)) {
+        if (r.bad || nv > (uint64_t)(r.end - r.p) || (j->ep.open && (!j->verdict.has || nv == 0)) ||
+            (!j->verdict.has && nv)) {
             r.bad = true;
             break;
         }
-        if (nv) j->v_sus = sw_arena_alloc(&j->v_arena, nv * sizeof(*j->v_sus));
+        if (nv) j->verdict.sus = sw_arena_alloc(&j->verdict.arena, nv * sizeof(*j->verdict.sus));
         for (uint64_t k = 0; k < nv && !r.bad; k++) {
-            if (!suspect_get(&r, &j->v_arena, &j->v_sus[k])) r.bad = true;
-            else j->v_n++;
+            if (!suspect_get(&r, &j->verdict.arena, &j->verdict.sus[k])) r.bad = true;
+            else j->verdict.n++;
         }
         uint64_t nvt = sw_vget_u(&r);
         if (r.bad || nvt > (uint64_t)(r.end - r.p)) {
@@ -560,9 +563,9 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             break;
         }
         if (nvt) {
-            j->v_tie = sw_arena_alloc(&j->v_arena, nvt * sizeof(*j->v_tie));
-            for (uint64_t k = 0; k < nvt; k++) j->v_tie[k] = sw_vget_i(&r);
-            j->v_ntie = nvt;
+            j->verdict.tie = sw_arena_alloc(&j->verdict.arena, nvt * sizeof(*j->verdict.tie));
+            for (uint64_t k = 0; k < nvt; k++) j->verdict.tie[k] = sw_vget_i(&r);
+            j->verdict.ntie = nvt;
         }
         if (r.bad) break;
         uint64_t nr = sw_vget_u(&r);
@@ -570,26 +573,26 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             r.bad = true;
             break;
         }
-        if ((nr > 0) != j->has_sample || j->has_newest != j->has_sample) {
+        if ((nr > 0) != j->id.has_sample || j->seen.has_newest != j->id.has_sample) {
             r.bad = true;
             break;
         }
         if (nr) {
-            j->rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->rb_floor));
-            j->rb_proc = sw_malloc(nr * sizeof(*j->rb_proc));
+            j->ranks.rb_floor = sw_malloc(nr * SW_DETECT_SOURCES * sizeof(*j->ranks.rb_floor));
+            j->ranks.rb_proc = sw_malloc(nr * sizeof(*j->ranks.rb_proc));
         }
         for (uint64_t k = 0; k < nr && !r.bad; k++) {
             int64_t rank = sw_vget_i(&r);
             uint32_t ri;
-            if (rank < 0 || rank >= max_ranks || sw_imap_get(&j->rank_map, rank, &ri)) {
+            if (rank < 0 || rank >= max_ranks || sw_imap_get(&j->ranks.map, rank, &ri)) {
                 r.bad = true;
                 break;
             }
             ri = sw_det_rank_create(det, j, rank);
-            rank_t *rk = &j->ranks[ri];
+            rank_t *rk = &j->ranks.v[ri];
             rk->first_ts = sw_vget_i(&r);
             rk->newest_ts = sw_vget_i(&r);
-            int64_t *floor = &j->rb_floor[ri * SW_DETECT_SOURCES];
+            int64_t *floor = &j->ranks.rb_floor[ri * SW_DETECT_SOURCES];
             if (sws3) {
                 /* Every sample after the emptying and the job's start. */
                 int64_t empty_off = sw_vget_i(&r);
@@ -613,7 +616,7 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
             rk->warm = sw_vget_u(&r) != 0;
             c.warm_hi = sw_vget_i(&r);
             c.warm_hi_ts = sw_vget_i(&r);
-            j->rb_proc[ri].pid = sw_vget_i(&r);
+            j->ranks.rb_proc[ri].pid = sw_vget_i(&r);
             c.rs_has_ev = sw_vget_u(&r) != 0;
             c.rs_ev_used = sw_vget_i(&r);
             c.split_ts = old ? INT64_MIN : sw_vget_i(&r);
@@ -627,38 +630,38 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 r.bad = true;
                 break;
             }
-            j->rb_proc[ri].session = has_sess ? sw_intern_add(j->strs, sess) : 0;
+            j->ranks.rb_proc[ri].session = has_sess ? sw_intern_add(j->src.strs, sess) : 0;
             if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || c.ep_no < 0 ||
-                c.ep_no > j->episode)
+                c.ep_no > j->ep.no)
                 r.bad = true;
         }
         uint64_t nm = sw_vget_u(&r);
-        if (r.bad || nm > nr || (!j->open && nm)) {
+        if (r.bad || nm > nr || (!j->ep.open && nm)) {
             r.bad = true;
             break;
         }
         for (uint64_t k = 0; k < nm && !r.bad; k++) {
             uint64_t ri = sw_vget_u(&r);
-            if (ri >= nr || rk_ep_no(j, &j->ranks[ri]) != j->episode) {
+            if (ri >= nr || rk_ep_no(j, &j->ranks.v[ri]) != j->ep.no) {
                 r.bad = true;
                 break;
             }
-            SW_GROW(j->mem, j->nmem, j->capmem, 16);
-            j->mem[j->nmem++] = (uint32_t)ri;
+            SW_GROW(j->ep.mem, j->ep.nmem, j->ep.capmem, 16);
+            j->ep.mem[j->ep.nmem++] = (uint32_t)ri;
         }
-        for (size_t k = 0; k < j->v_n && !r.bad; k++) {
+        for (size_t k = 0; k < j->verdict.n && !r.bad; k++) {
             uint32_t ri;
-            if (!sw_imap_get(&j->rank_map, j->v_sus[k].rank, &ri)) r.bad = true;
+            if (!sw_imap_get(&j->ranks.map, j->verdict.sus[k].rank, &ri)) r.bad = true;
         }
-        if (!r.bad && j->open) sw_det_verdict_mark(j, true);
+        if (!r.bad && j->ep.open) sw_det_verdict_mark(j, true);
         const uint8_t *p = r.p;
         if (r.bad || !sw_phase_load(j->phase, &p, r.end)) {
             r.bad = true;
             break;
         }
         r.p = p;
-        j->region_dirty = dirty;
-        j->last_ms = now_ms;
+        j->sig.dirty = dirty;
+        j->id.last_ms = now_ms;
     }
     /* SPEC 8's section. */
     if (!r.bad && !sw_crash_load(det, &r)) {
@@ -708,9 +711,9 @@ sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, si
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j) continue;
-        j->last_off = det_tag(src, tag_offset(j->last_off));
-        for (size_t k = 0; j->rb_floor && k < j->nranks; k++) {
-            int64_t *f = &j->rb_floor[k * SW_DETECT_SOURCES];
+        j->id.last_off = det_tag(src, tag_offset(j->id.last_off));
+        for (size_t k = 0; j->ranks.rb_floor && k < j->ranks.n; k++) {
+            int64_t *f = &j->ranks.rb_floor[k * SW_DETECT_SOURCES];
             f[src] = f[0];
             f[0] = INT64_MAX;
         }
@@ -762,9 +765,9 @@ bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, in
     if (ev->rank >= max_ranks || ev->world_size > max_ranks) return false; /* refused when fed */
     job_t *j = sw_det_jmap_find(det, ev->has_job_id, ev->job_id.ptr, ev->job_id.len);
     uint32_t ri;
-    if (!j || !j->rb_floor || !sw_imap_get(&j->rank_map, ev->rank, &ri)) return false;
-    rank_t *r = &j->ranks[ri];
-    if (offset < j->rb_floor[ri * SW_DETECT_SOURCES + (size_t)src]) return false;
+    if (!j || !j->ranks.rb_floor || !sw_imap_get(&j->ranks.map, ev->rank, &ri)) return false;
+    rank_t *r = &j->ranks.v[ri];
+    if (offset < j->ranks.rb_floor[ri * SW_DETECT_SOURCES + (size_t)src]) return false;
     int64_t tag = det_tag(src, offset);
     /* Refused by the out-of-time guard when fed (the newest refusals are
      * remembered by tag; an older one is out of the rank's range unless
@@ -773,12 +776,13 @@ bool sw_detect_rebuild_src(sw_detector_t *det, const sw_event_t *ev, int src, in
     /* Out of the rank's range: the out-of-time guard refused it when fed. */
     if (ev->timestamp_ns < r->first_ts || ev->timestamp_ns > r->newest_ts) return false;
     uint32_t sid = sw_det_src_get(j, r, ev);
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, &det->winpool};
+    sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
+                        &j->seen.gaps, &j->seen.intervals, &det->winpool};
     uint32_t cap_before = r->win.cap;
     sw_win_res_t wr = sw_win_insert(&r->win, &ctx, ev->timestamp_ns, ev->device_used_bytes, sid,
                                     tag);
     if (r->win.cap != cap_before)
-        j->win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
+        j->ranks.win_bytes += sw_win_bytes(r->win.cap) - sw_win_bytes(cap_before);
     return wr == SW_WIN_APPENDED || wr == SW_WIN_INSERTED;
 }
 
@@ -787,35 +791,36 @@ void sw_detect_rebuild_done(sw_detector_t *det)
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j) continue;
-        bool dirty = j->region_dirty;
-        j->retained = 0;
-        j->insufficient = 0;
-        for (size_t k = 0; k < j->nranks; k++) {
-            rank_t *r = &j->ranks[k];
+        bool dirty = j->sig.dirty;
+        j->seen.retained = 0;
+        j->seen.insufficient = 0;
+        for (size_t k = 0; k < j->ranks.n; k++) {
+            rank_t *r = &j->ranks.v[k];
             /* The oldest run's identity as it was, not as the re-insertions
              * left it (they may have evicted other samples, or none). */
-            const rank_cold_t *c = r->cold == NIL ? NULL : &j->colds[r->cold];
+            const rank_cold_t *c = r->cold == NIL ? NULL : &j->ranks.colds[r->cold];
             r->win.hr_trunc = c && c->rs_has_ev && r->win.rn &&
                               sw_win_rbase(&r->win)[r->win.rhead] == r->win.head;
             r->win.hr_orig = c ? c->rs_ev_used : 0;
             r->win.cand_valid = false;
-            j->retained += r->win.n;
-            if (r->win.n < 2) j->insufficient++;
+            j->seen.retained += r->win.n;
+            if (r->win.n < 2) j->seen.insufficient++;
             if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);
-            if (j->rb_proc)
-                r->proc_src = sw_det_src_proc(j, r, j->rb_proc[k].pid, j->rb_proc[k].session);
+            if (j->ranks.rb_proc)
+                r->proc_src = sw_det_src_proc(j, r, j->ranks.rb_proc[k].pid,
+                                              j->ranks.rb_proc[k].session);
             sw_det_cand_refresh(det, j, (uint32_t)k);
         }
         /* The snapshot's flag, not the one the re-insertions left. */
-        j->region_dirty = dirty;
-        j->v_touched = true;
+        j->sig.dirty = dirty;
+        j->verdict.touched = true;
     }
     det->rebuild_x[0] = det->rebuild_x[1] = INT64_MIN;
     for (size_t i = 0; i < det->njobs; i++)
         if (det->jobs[i]) {
-            free(det->jobs[i]->rb_floor);
-            det->jobs[i]->rb_floor = NULL;
-            free(det->jobs[i]->rb_proc);
-            det->jobs[i]->rb_proc = NULL;
+            free(det->jobs[i]->ranks.rb_floor);
+            det->jobs[i]->ranks.rb_floor = NULL;
+            free(det->jobs[i]->ranks.rb_proc);
+            det->jobs[i]->ranks.rb_proc = NULL;
         }
 }

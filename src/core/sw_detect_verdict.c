@@ -10,32 +10,32 @@
  * it cannot answer, after rebuilding it from the windows (O(retained)). */
 static void gaps_middle(job_t *j, int64_t *a, int64_t *b)
 {
-    if (sw_gapmed_middle(&j->gaps, a, b)) return;
+    if (sw_gapmed_middle(&j->seen.gaps, a, b)) return;
     /* The histogram lives only for the rebuild (rare): a small engine does
      * not keep its ~440 KB. */
     uint64_t *hist = sw_calloc(SW_GAPMED_BUCKETS, sizeof(*hist));
-    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_hist(&j->ranks[i].win, hist);
-    sw_gapmed_rebuild_begin(&j->gaps, hist);
+    for (size_t i = 0; i < j->ranks.n; i++) sw_win_gaps_hist(&j->ranks.v[i].win, hist);
+    sw_gapmed_rebuild_begin(&j->seen.gaps, hist);
     free(hist);
-    for (size_t i = 0; i < j->nranks; i++) sw_win_gaps_keep(&j->ranks[i].win, &j->gaps);
+    for (size_t i = 0; i < j->ranks.n; i++) sw_win_gaps_keep(&j->ranks.v[i].win, &j->seen.gaps);
     /* The rebuild takes its count from the first pass, so the second
      * answers whatever the updates before it did. */
     *a = *b = 0;
-    (void)sw_gapmed_middle(&j->gaps, a, b);
+    (void)sw_gapmed_middle(&j->seen.gaps, a, b);
 }
 
 static sw_i128 job_median(job_t *j)
 {
-    size_t n = sw_gapmed_size(&j->gaps);
+    size_t n = sw_gapmed_size(&j->seen.gaps);
     if (n) {
         int64_t a, b;
         gaps_middle(j, &a, &b);
         return sw_median_of(a, b, n);
     }
-    n = sw_vcount_size(&j->intervals);
+    n = sw_vcount_size(&j->seen.intervals);
     if (n)
-        return sw_median_of((sw_i128)sw_vcount_kth(&j->intervals, (n - 1) / 2) * 1000000,
-                            (sw_i128)sw_vcount_kth(&j->intervals, n / 2) * 1000000, n);
+        return sw_median_of((sw_i128)sw_vcount_kth(&j->seen.intervals, (n - 1) / 2) * 1000000,
+                            (sw_i128)sw_vcount_kth(&j->seen.intervals, n / 2) * 1000000, n);
     return 0;
 }
 
@@ -57,10 +57,10 @@ static int sig_rank_cmp(const void *pa, const void *pb)
 
 static sw_confidence_t job_confidence(job_t *j)
 {
-    bool sparse = (uint64_t)sw_det_world_size(j) > j->nranks || j->insufficient > 0;
-    uint64_t lead = (uint64_t)(j->sig_onset_rel - j->sig_rel0);
-    sw_i128 median = j->sig_earliest == 1 && !sparse ? job_median(j) : 0;
-    return sw_earliest_confidence(j->ncands, j->sig_earliest, sparse, lead, median);
+    bool sparse = (uint64_t)sw_det_world_size(j) > j->ranks.n || j->seen.insufficient > 0;
+    uint64_t lead = (uint64_t)(j->sig.onset_rel - j->sig.rel0);
+    sw_i128 median = j->sig.earliest == 1 && !sparse ? job_median(j) : 0;
+    return sw_earliest_confidence(j->cands.n, j->sig.earliest, sparse, lead, median);
 }
 
 /* One sampling interval: the job's median, at least 1 ns. */
@@ -71,72 +71,72 @@ static int64_t job_tie_ns(job_t *j)
     return m > INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)m;
 }
 
-/* Re-read the answer of a job with an onset into j->sig and s_*. */
+/* Re-read the answer of a job with an onset into j->sig.v and s_*. */
 static void sig_collect(sw_detector_t *det, job_t *j)
 {
-    j->tie_ns = job_tie_ns(j);
+    j->sig.tie_ns = job_tie_ns(j);
     titer_t it;
     titer_begin(&it, det, j);
     size_t n = 0, ntie = 0;
     int64_t onset_rel = INT64_MAX, tie_end = INT64_MAX;
-    j->sig_earliest = 0;
+    j->sig.earliest = 0;
     for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
-        const rank_t *r = &j->ranks[x];
+        const rank_t *r = &j->ranks.v[x];
         const rank_cand_t *c = rc_of(j, r);
         if (n >= 2 && c->rel > onset_rel && c->rel > tie_end) break;
         if (n == 0) {
-            j->sig_rel0 = c->rel;
-            j->s_first = r->rank;
-            tie_end = c->rel > INT64_MAX - j->tie_ns ? INT64_MAX : c->rel + j->tie_ns;
+            j->sig.rel0 = c->rel;
+            j->sig.first = r->rank;
+            tie_end = c->rel > INT64_MAX - j->sig.tie_ns ? INT64_MAX : c->rel + j->sig.tie_ns;
         }
         if (n == 1) {
             onset_rel = c->rel;
-            j->s_onset_rank = r->rank;
-            j->s_onset_base = c->base;
+            j->sig.onset_rank = r->rank;
+            j->sig.onset_base = c->base;
         }
-        if (c->rel == j->sig_rel0) j->sig_earliest++;
+        if (c->rel == j->sig.rel0) j->sig.earliest++;
         if (c->rel <= tie_end) {
-            SW_GROW(j->sig, ntie, j->capsig, 8);
-            j->sig[ntie].rank = r->rank;
-            j->sig[ntie].spike_ts = 0; /* a tie is named by its ranks */
+            SW_GROW(j->sig.v, ntie, j->sig.cap, 8);
+            j->sig.v[ntie].rank = r->rank;
+            j->sig.v[ntie].spike_ts = 0; /* a tie is named by its ranks */
             ntie++;
         }
         n++;
     }
-    qsort(j->sig, ntie, sizeof(*j->sig), sig_rank_cmp);
-    j->nsig = ntie;
-    j->sig_onset_rel = onset_rel;
-    j->sig_boundary = onset_rel > tie_end ? onset_rel : tie_end;
-    j->region_dirty = false;
-    j->sig_valid = true;
+    qsort(j->sig.v, ntie, sizeof(*j->sig.v), sig_rank_cmp);
+    j->sig.n = ntie;
+    j->sig.onset_rel = onset_rel;
+    j->sig.boundary = onset_rel > tie_end ? onset_rel : tie_end;
+    j->sig.dirty = false;
+    j->sig.valid = true;
 }
 
-/* Read the answer of an open job with an onset (j->sig, s_*, sig_conf). */
+/* Read the answer of an open job with an onset (j->sig.v, s_*, sig_conf). */
 static void sig_refresh(sw_detector_t *det, job_t *j)
 {
-    if (j->region_dirty || !j->sig_valid) sig_collect(det, j);
-    j->sig_conf = job_confidence(j);
+    if (j->sig.dirty || !j->sig.valid) sig_collect(det, j);
+    j->sig.conf = job_confidence(j);
 }
 
 /* The answer now becomes the published one. */
 static void sig_publish(job_t *j)
 {
-    SW_GROW(j->tie, j->nsig, j->captie, 8);
-    memcpy(j->tie, j->sig, j->nsig * sizeof(*j->sig));
-    j->ntie = j->nsig;
-    j->p_first = j->s_first;
-    j->p_onset_rank = j->s_onset_rank;
-    j->p_onset_base = j->s_onset_base;
-    j->p_rel0 = j->sig_rel0;
-    j->p_conf = j->sig_conf;
+    SW_GROW(j->pub.tie, j->sig.n, j->pub.captie, 8);
+    memcpy(j->pub.tie, j->sig.v, j->sig.n * sizeof(*j->sig.v));
+    j->pub.ntie = j->sig.n;
+    j->pub.first = j->sig.first;
+    j->pub.onset_rank = j->sig.onset_rank;
+    j->pub.onset_base = j->sig.onset_base;
+    j->pub.rel0 = j->sig.rel0;
+    j->pub.conf = j->sig.conf;
 }
 
 static void sig_reset(job_t *j)
 {
-    j->sig_valid = false;
-    j->sig_boundary = INT64_MAX;
-    j->nsig = 0;
-    j->region_dirty = false;
+    j->sig.valid = false;
+    j->sig.boundary = INT64_MAX;
+    j->sig.n = 0;
+    j->sig.dirty = false;
 }
 static int i64_cmp(const void *pa, const void *pb)
 {
@@ -157,11 +157,12 @@ static void add_timelines(sw_detector_t *det, job_t *j, int64_t afirst, const sw
     uint32_t *idx = sw_arena_alloc(&det->arena, max * sizeof(*idx));
     /* The suspects live in the detector's arena: this is their last step. */
     sw_suspect_t *sus = (sw_suspect_t *)out->suspects;
-    sw_win_ctx_t ctx = {j->srcs, j->strs, &j->wide, &j->gaps, &j->intervals, NULL};
+    sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
+                        &j->seen.gaps, &j->seen.intervals, NULL};
     for (size_t i = 0; i < out->n_suspects; i++) {
         uint32_t ri;
-        if (!sw_imap_get(&j->rank_map, sus[i].rank, &ri)) continue;
-        const rank_t *r = &j->ranks[ri];
+        if (!sw_imap_get(&j->ranks.map, sus[i].rank, &ri)) continue;
+        const rank_t *r = &j->ranks.v[ri];
         sw_win_excerpt_t x;
         x.max = max;
         x.aligned = sw_arena_alloc(&det->arena, max * sizeof(*x.aligned));
@@ -186,11 +187,11 @@ static void cand_fill(const job_t *j, const rank_t *r, int64_t afirst, int64_t r
     c->aligned = (uint64_t)rel + (uint64_t)afirst;
     c->peak = wc->peak;
     c->samples = wc->samples;
-    const sw_src_t *src = &j->srcs[wc->src];
+    const sw_src_t *src = &j->src.v[wc->src];
     c->has_session = src->session != 0;
-    c->session = sw_intern_get(j->strs, src->session);
+    c->session = sw_intern_get(j->src.strs, src->session);
     c->has_source = true;
-    c->host = sw_intern_get(j->strs, src->host);
+    c->host = sw_intern_get(j->src.strs, src->host);
     c->pid = src_pid(j, wc->src);
     c->device_id = src_device(j, wc->src);
     c->has_device_id = c->device_id != INT64_MIN;
@@ -216,21 +217,21 @@ static int fullc_cmp(const void *a, const void *b)
 void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_analysis_t *out)
 {
     sw_arena_reset(&det->arena);
-    if (j->sorted_dirty) {
-        j->sorted = sw_reallocarray(j->sorted, j->nranks, sizeof(*j->sorted));
-        for (size_t i = 0; i < j->nranks; i++) j->sorted[i] = j->ranks[i].rank;
-        qsort(j->sorted, j->nranks, sizeof(*j->sorted), i64_cmp);
-        j->sorted_dirty = false;
+    if (j->ranks.sorted_dirty) {
+        j->ranks.sorted = sw_reallocarray(j->ranks.sorted, j->ranks.n, sizeof(*j->ranks.sorted));
+        for (size_t i = 0; i < j->ranks.n; i++) j->ranks.sorted[i] = j->ranks.v[i].rank;
+        qsort(j->ranks.sorted, j->ranks.n, sizeof(*j->ranks.sorted), i64_cmp);
+        j->ranks.sorted_dirty = false;
     }
     int64_t anchor_rank;
     int64_t afirst = anchor_first(j, &anchor_rank);
-    int64_t *counts = sw_arena_alloc(&det->arena, j->nranks * sizeof(*counts));
-    int64_t *offsets = sw_arena_alloc(&det->arena, j->nranks * sizeof(*offsets));
-    for (size_t i = 0; i < j->nranks; i++) {
+    int64_t *counts = sw_arena_alloc(&det->arena, j->ranks.n * sizeof(*counts));
+    int64_t *offsets = sw_arena_alloc(&det->arena, j->ranks.n * sizeof(*offsets));
+    for (size_t i = 0; i < j->ranks.n; i++) {
         uint32_t ri;
-        sw_imap_get(&j->rank_map, j->sorted[i], &ri);
-        counts[i] = j->ranks[ri].win.n;
-        offsets[i] = j->ranks[ri].first_ts - afirst;
+        sw_imap_get(&j->ranks.map, j->ranks.sorted[i], &ri);
+        counts[i] = j->ranks.v[ri].win.n;
+        offsets[i] = j->ranks.v[ri].first_ts - afirst;
     }
     /* Candidates up to the last suspect, in order. */
     size_t n = 0, total = 0;
@@ -244,7 +245,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
         titer_begin(&it, det, j);
         int64_t boundary = INT64_MAX;
         for (uint32_t x = titer_next(&it); x != NIL; x = titer_next(&it)) {
-            const rank_t *r = &j->ranks[x];
+            const rank_t *r = &j->ranks.v[x];
             const rank_cand_t *rc = rc_of(j, r);
             if (n >= 2 && rc->rel > boundary) break;
             if (n == cap) {
@@ -262,16 +263,16 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
             n++;
             if (n == 2) boundary = rc->rel;
         }
-        total = j->ncands;
+        total = j->cands.n;
     } else {
         /* The ranks with a candidate first, then room for just those: a
          * wide job's ranks mostly have none (the cache of a rank with a
          * candidate record keeps the answer, so its second search is a
          * lookup; the few others search again). */
-        uint32_t *has = sw_arena_alloc(&det->arena, (j->nranks + 1) * sizeof(*has));
+        uint32_t *has = sw_arena_alloc(&det->arena, (j->ranks.n + 1) * sizeof(*has));
         size_t nhas = 0;
-        for (size_t i = 0; i < j->nranks; i++) {
-            rank_t *r = &j->ranks[i];
+        for (size_t i = 0; i < j->ranks.n; i++) {
+            rank_t *r = &j->ranks.v[i];
             sw_win_cand_t wc;
             if (sw_win_candidate(&r->win, r->cand != NIL ? &rc_of(j, r)->cc : NULL,
                                  det->params.spike_min_bytes, det->params.spike_fraction, INT64_MIN,
@@ -280,7 +281,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
         }
         fullc_t *all = sw_arena_alloc(&det->arena, (nhas + 1) * sizeof(*all));
         for (size_t k = 0; k < nhas; k++) {
-            rank_t *r = &j->ranks[has[k]];
+            rank_t *r = &j->ranks.v[has[k]];
             sw_win_cand_t wc;
             sw_win_candidate(&r->win, r->cand != NIL ? &rc_of(j, r)->cc : NULL,
                              det->params.spike_min_bytes, det->params.spike_fraction, INT64_MIN,
@@ -299,14 +300,14 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
     }
     sw_assemble_in_t in;
     memset(&in, 0, sizeof(in));
-    in.has_job_id = j->has_job_id;
-    in.job_id.ptr = j->job_id;
-    in.job_id.len = j->job_id_len;
+    in.has_job_id = j->id.has;
+    in.job_id.ptr = j->id.str;
+    in.job_id.len = j->id.len;
     in.world_size = sw_det_world_size(j);
-    in.ranks = j->sorted;
+    in.ranks = j->ranks.sorted;
     in.counts = counts;
     in.offsets = offsets;
-    in.n_ranks = j->nranks;
+    in.n_ranks = j->ranks.n;
     in.anchor_rank = anchor_rank;
     in.median_ns = job_median(j);
     in.skew_multiplier = det->params.skew_note_multiplier;
@@ -314,7 +315,7 @@ void sw_det_build_analysis(sw_detector_t *det, job_t *j, bool use_spent, sw_anal
     in.n_cands = n;
     in.n_cands_total = total;
     in.phase = j->phase;
-    in.counterless = j->counterless;
+    in.counterless = j->id.counterless;
     sw_assemble(&in, &det->arena, out);
     add_timelines(det, j, afirst, cands, c_src, out);
 }
@@ -328,11 +329,11 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     rec->blind_ranks = NULL; /* SPEC 8.5: set from sw_crash_blind() */
     rec->n_blind = 0;
     rec->x8 = NULL;
-    rec->episode_open = j->open;
-    rec->episode_confidence = j->episode > 0 ? j->trig_conf : -2;
+    rec->episode_open = j->ep.open;
+    rec->episode_confidence = j->ep.no > 0 ? j->ep.trig_conf : -2;
     rec->action = action;
-    rec->episode = j->episode;
-    rec->revision = j->revision;
+    rec->episode = j->ep.no;
+    rec->revision = j->ep.revision;
     rec->has_event_ts = has_ts;
     rec->event_timestamp_ns = has_ts ? ts : 0;
     rec->cause_offset = tag_offset(cause_offset); /* a tag (det_tag) */
@@ -340,13 +341,13 @@ sw_record_t *sw_det_emit(sw_detector_t *det, job_t *j, sw_action_t action, bool 
     rec->tied_ranks = NULL;
     rec->n_tied = 0;
     /* A summary that closes a job mid-episode carries its verdict. */
-    rec->has_verdict = action == SW_ACTION_SUMMARY && j->open && j->has_verdict;
-    rec->verdict_onset_ns = rec->has_verdict ? j->v_onset : 0;
-    rec->verdict = rec->has_verdict ? j->v_sus : NULL;
-    rec->n_verdict = rec->has_verdict ? j->v_n : 0;
+    rec->has_verdict = action == SW_ACTION_SUMMARY && j->ep.open && j->verdict.has;
+    rec->verdict_onset_ns = rec->has_verdict ? j->verdict.onset : 0;
+    rec->verdict = rec->has_verdict ? j->verdict.sus : NULL;
+    rec->n_verdict = rec->has_verdict ? j->verdict.n : 0;
     if (rec->has_verdict) {
-        rec->tied_ranks = j->v_tie;
-        rec->n_tied = j->v_ntie;
+        rec->tied_ranks = j->verdict.tie;
+        rec->n_tied = j->verdict.ntie;
     }
     memset(&rec->source, 0, sizeof(rec->source));
     det->st.records[action]++;
@@ -388,35 +389,36 @@ static void suspect_copy(sw_arena_t *a, const sw_suspect_t *in, sw_suspect_t *ou
 /* Mark (or unmark) the ranks of the verdict's suspects. */
 void sw_det_verdict_mark(job_t *j, bool on)
 {
-    for (size_t i = 0; i < j->v_n; i++) {
+    for (size_t i = 0; i < j->verdict.n; i++) {
         uint32_t ri;
-        if (sw_imap_get(&j->rank_map, j->v_sus[i].rank, &ri)) j->ranks[ri].in_verdict = on;
+        if (sw_imap_get(&j->ranks.map, j->verdict.sus[i].rank, &ri)) j->ranks.v[ri].in_verdict = on;
     }
 }
 
 static void verdict_clear(job_t *j)
 {
     sw_det_verdict_mark(j, false);
-    sw_arena_reset(&j->v_arena);
-    j->v_sus = NULL;
-    j->v_n = 0;
-    j->v_tie = NULL;
-    j->v_ntie = 0;
-    j->has_verdict = false;
-    j->v_touched = false;
+    sw_arena_reset(&j->verdict.arena);
+    j->verdict.sus = NULL;
+    j->verdict.n = 0;
+    j->verdict.tie = NULL;
+    j->verdict.ntie = 0;
+    j->verdict.has = false;
+    j->verdict.touched = false;
 }
 
 /* The record's onset and suspects become the episode's verdict. */
 static void verdict_store(job_t *j, const sw_analysis_t *a)
 {
     verdict_clear(j);
-    j->has_verdict = true;
-    j->v_onset = a->onset_ns;
-    j->v_n = a->n_suspects;
-    j->v_sus = a->n_suspects ? sw_arena_alloc(&j->v_arena, a->n_suspects * sizeof(*j->v_sus))
-                             : NULL;
+    j->verdict.has = true;
+    j->verdict.onset = a->onset_ns;
+    j->verdict.n = a->n_suspects;
+    j->verdict.sus = a->n_suspects ? sw_arena_alloc(&j->verdict.arena,
+                                                    a->n_suspects * sizeof(*j->verdict.sus))
+                                   : NULL;
     for (size_t i = 0; i < a->n_suspects; i++)
-        suspect_copy(&j->v_arena, &a->suspects[i], &j->v_sus[i]);
+        suspect_copy(&j->verdict.arena, &a->suspects[i], &j->verdict.sus[i]);
     sw_det_verdict_mark(j, true);
 }
 
@@ -430,19 +432,19 @@ static void verdict_store(job_t *j, const sw_analysis_t *a)
  * re-read only then. @returns the lost rank, or -1. */
 static int64_t verdict_lost(job_t *j)
 {
-    if (!j->v_touched) return -1;
-    for (size_t i = 0; i < j->v_n; i++) {
+    if (!j->verdict.touched) return -1;
+    for (size_t i = 0; i < j->verdict.n; i++) {
         uint32_t ri;
-        const sw_suspect_t *v = &j->v_sus[i];
-        if (!sw_imap_get(&j->rank_map, v->rank, &ri)) return v->rank;
-        const rank_t *r = &j->ranks[ri];
-        if (r->cand == NIL || rk_ep_no(j, r) != j->episode) return v->rank;
+        const sw_suspect_t *v = &j->verdict.sus[i];
+        if (!sw_imap_get(&j->ranks.map, v->rank, &ri)) return v->rank;
+        const rank_t *r = &j->ranks.v[ri];
+        if (r->cand == NIL || rk_ep_no(j, r) != j->ep.no) return v->rank;
         const rank_cand_t *c = rc_of(j, r);
         if ((c->base != rk_ep_base(j, r) && c->base != INT64_MIN) ||
             (c->aged && c->spike_ts != v->first_spike_timestamp_ns))
             return v->rank;
     }
-    j->v_touched = false;
+    j->verdict.touched = false;
     return -1;
 }
 
@@ -451,14 +453,14 @@ static int64_t verdict_lost(job_t *j)
 static void warn(sw_detector_t *det, job_t *j, unsigned kind, const char *what, int64_t v,
                  const char *unit, const char *advice)
 {
-    j->warned |= (uint8_t)kind;
+    j->seen.warned |= (uint8_t)kind;
     det->st.warnings++;
     sw_buf_t *b = &det->warning;
     b->len = 0;
     sw_buf_puts(b, "job ");
-    if (j->has_job_id) {
+    if (j->id.has) {
         sw_buf_putc(b, '"');
-        sw_buf_put(b, j->job_id, j->job_id_len);
+        sw_buf_put(b, j->id.str, j->id.len);
         sw_buf_putc(b, '"');
     } else {
         sw_buf_puts(b, "null");
@@ -474,9 +476,9 @@ static void warn(sw_detector_t *det, job_t *j, unsigned kind, const char *what, 
 void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts)
 {
     int64_t stale_ms = det->params.stale_ms;
-    if (stale_ms <= 0 || (j->warned & 7u) == 7u) return;
+    if (stale_ms <= 0 || (j->seen.warned & 7u) == 7u) return;
     int64_t riv = rk_interval(j, r);
-    if (!(j->warned & SW_DET_WARN_STALE_INTERVAL) && riv > 0 && riv <= INT64_MAX / 5 &&
+    if (!(j->seen.warned & SW_DET_WARN_STALE_INTERVAL) && riv > 0 && riv <= INT64_MAX / 5 &&
         stale_ms < 5 * riv) {
         warn(det, j, SW_DET_WARN_STALE_INTERVAL, "stale.ms is below 5 sampling intervals of ", riv,
              " ms: windows empty between samples and nothing can page; raise stale.ms (0 = "
@@ -484,16 +486,16 @@ void sw_det_warn_check(sw_detector_t *det, job_t *j, const rank_t *r, int64_t ts
              "");
         return;
     }
-    int64_t skew = (int64_t)((uint64_t)j->first_max_ts - (uint64_t)j->first_min_ts);
-    if (!(j->warned & SW_DET_WARN_STALE_SKEW) && skew > det->stale_ns && skew > 0) {
+    int64_t skew = (int64_t)((uint64_t)j->seen.first_max_ts - (uint64_t)j->seen.first_min_ts);
+    if (!(j->seen.warned & SW_DET_WARN_STALE_SKEW) && skew > det->stale_ns && skew > 0) {
         warn(det, j, SW_DET_WARN_STALE_SKEW, "stale.ms is below the clock skew of its ranks (",
              skew / 1000000,
              " ms between first samples): ranks go stale for their clock alone; raise stale.ms",
              "");
         return;
     }
-    int64_t delay = (int64_t)((uint64_t)j->newest_ts - (uint64_t)ts);
-    if (!(j->warned & SW_DET_WARN_STALE_DELAY) && delay > det->stale_ns && delay > 0)
+    int64_t delay = (int64_t)((uint64_t)j->seen.newest_ts - (uint64_t)ts);
+    if (!(j->seen.warned & SW_DET_WARN_STALE_DELAY) && delay > det->stale_ns && delay > 0)
         warn(det, j, SW_DET_WARN_STALE_DELAY, "stale.ms is below the delivery delay of rank ",
              r->rank,
              " (a sample arrived more than stale.ms behind the job's newest): its window "
@@ -515,13 +517,13 @@ static bool tie_has(const sig_ent_t *tie, size_t n, int64_t rank)
     return lo < n && tie[lo].rank == rank;
 }
 
-/* Whether the current tie (j->sig) has a rank the published one lacks. */
+/* Whether the current tie (j->sig.v) has a rank the published one lacks. */
 static bool tie_grows(const job_t *j)
 {
     size_t a = 0;
-    for (size_t b = 0; b < j->nsig; b++) {
-        while (a < j->ntie && j->tie[a].rank < j->sig[b].rank) a++;
-        if (a == j->ntie || j->tie[a].rank != j->sig[b].rank) return true;
+    for (size_t b = 0; b < j->sig.n; b++) {
+        while (a < j->pub.ntie && j->pub.tie[a].rank < j->sig.v[b].rank) a++;
+        if (a == j->pub.ntie || j->pub.tie[a].rank != j->sig.v[b].rank) return true;
     }
     return false;
 }
@@ -530,44 +532,45 @@ static bool tie_grows(const job_t *j)
  * rank); the published first spike stays the earliest one published. */
 static void tie_union(job_t *j)
 {
-    size_t n = j->nsig + j->ntie;
+    size_t n = j->sig.n + j->pub.ntie;
     sig_ent_t *u = sw_reallocarray(NULL, n ? n : 1, sizeof(*u));
     size_t a = 0, b = 0, k = 0;
-    while (a < j->ntie || b < j->nsig) {
-        if (b == j->nsig || (a < j->ntie && j->tie[a].rank < j->sig[b].rank)) u[k++] = j->tie[a++];
+    while (a < j->pub.ntie || b < j->sig.n) {
+        if (b == j->sig.n || (a < j->pub.ntie && j->pub.tie[a].rank < j->sig.v[b].rank))
+            u[k++] = j->pub.tie[a++];
         else {
-            if (a < j->ntie && j->tie[a].rank == j->sig[b].rank) a++;
-            u[k++] = j->sig[b++];
+            if (a < j->pub.ntie && j->pub.tie[a].rank == j->sig.v[b].rank) a++;
+            u[k++] = j->sig.v[b++];
         }
     }
-    free(j->sig);
-    j->sig = u;
-    j->nsig = k;
-    j->capsig = n ? n : 1;
-    if (j->p_rel0 < j->sig_rel0) j->sig_rel0 = j->p_rel0;
+    free(j->sig.v);
+    j->sig.v = u;
+    j->sig.n = k;
+    j->sig.cap = n ? n : 1;
+    if (j->pub.rel0 < j->sig.rel0) j->sig.rel0 = j->pub.rel0;
 }
 
 static void member_add(sw_detector_t *det, job_t *j, uint32_t ri)
 {
-    rank_t *r = &j->ranks[ri];
-    if (rk_ep_no(j, r) != j->episode) sw_det_front_learn(j, r);
+    rank_t *r = &j->ranks.v[ri];
+    if (rk_ep_no(j, r) != j->ep.no) sw_det_front_learn(j, r);
     rank_cold_t *c = rk_cold(j, r);
-    if (c->ep_no != j->episode) {
-        SW_GROW(j->mem, j->nmem, j->capmem, 16);
-        j->mem[j->nmem++] = ri;
-        c->ep_no = j->episode;
+    if (c->ep_no != j->ep.no) {
+        SW_GROW(j->ep.mem, j->ep.nmem, j->ep.capmem, 16);
+        j->ep.mem[j->ep.nmem++] = ri;
+        c->ep_no = j->ep.no;
     }
     const rank_cand_t *rc = rk_cand(j, ri);
     c->ep_base = rc->base;
     c->ep_rel = rc->rel;
-    if (j->nmem == 1 || rc->rel < j->ep_first_rel) j->ep_first_rel = rc->rel;
-    if (j->nmem == 1 || rc->rel > j->ep_last_rel) j->ep_last_rel = rc->rel;
+    if (j->ep.nmem == 1 || rc->rel < j->ep.first_rel) j->ep.first_rel = rc->rel;
+    if (j->ep.nmem == 1 || rc->rel > j->ep.last_rel) j->ep.last_rel = rc->rel;
     /* A window that spans less time than the storm's spread loses the
      * storm's first spikes before its last ranks are hit. */
-    int64_t spread = j->ep_last_rel - j->ep_first_rel;
+    int64_t spread = j->ep.last_rel - j->ep.first_rel;
     int64_t riv = rk_interval(j, r);
     int64_t iv = riv > 0 && riv < INT64_MAX / 1000000 / 4 ? riv * 1000000 : 0;
-    if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD) && iv > 0 &&
+    if (!(j->seen.warned & SW_DET_WARN_WINDOW_SPREAD) && iv > 0 &&
         det->params.window_samples < INT64_MAX / iv && spread > det->params.window_samples * iv)
         warn(det, j, SW_DET_WARN_WINDOW_SPREAD,
              "window.samples spans less time than the spread of a storm (", spread / 1000000,
@@ -586,7 +589,7 @@ static bool clearly_after(const job_t *j, const rank_t *r, int64_t base_ts)
     int64_t iv = riv > 0 && riv < INT64_MAX / 4000000 ? riv * 1000000 : 1000000;
     int64_t gap = 3 * iv > 2000000000 ? 3 * iv : 2000000000;
     sw_i128 rel = (sw_i128)base_ts - r->first_ts;
-    return rel > (sw_i128)j->ep_last_rel + gap;
+    return rel > (sw_i128)j->ep.last_rel + gap;
 }
 
 /* The tied ranks of the answer just emitted, for the record. */
@@ -600,40 +603,42 @@ static void rec_tie(sw_detector_t *det, const sig_ent_t *tie, size_t n, sw_recor
 
 static void verdict_tie_store(job_t *j)
 {
-    j->v_ntie = j->ntie;
-    j->v_tie = j->ntie ? sw_arena_alloc(&j->v_arena, j->ntie * sizeof(*j->v_tie)) : NULL;
-    for (size_t i = 0; i < j->ntie; i++) j->v_tie[i] = j->tie[i].rank;
+    j->verdict.ntie = j->pub.ntie;
+    j->verdict.tie = j->pub.ntie
+                         ? sw_arena_alloc(&j->verdict.arena, j->pub.ntie * sizeof(*j->verdict.tie))
+                         : NULL;
+    for (size_t i = 0; i < j->pub.ntie; i++) j->verdict.tie[i] = j->pub.tie[i].rank;
 }
 
 static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int64_t off)
 {
     /* An episode that aged out while its storm still spread, then another
      * one for the same storm: the window spans less time than the storm. */
-    uint32_t x0 = j->t_root;
+    uint32_t x0 = j->cands.root;
     while (x0 != NIL && rk_cand(j, x0)->t_left != NIL) x0 = rk_cand(j, x0)->t_left;
-    if (j->aged && x0 != NIL && !(j->warned & SW_DET_WARN_WINDOW_SPREAD) &&
-        !clearly_after(j, &j->ranks[x0],
+    if (j->ep.aged && x0 != NIL && !(j->seen.warned & SW_DET_WARN_WINDOW_SPREAD) &&
+        !clearly_after(j, &j->ranks.v[x0],
                        rk_cand(j, x0)->base == INT64_MIN
                            ? INT64_MIN
-                           : rk_cand(j, x0)->rel + j->ranks[x0].first_ts))
+                           : rk_cand(j, x0)->rel + j->ranks.v[x0].first_ts))
         warn(
             det, j, SW_DET_WARN_WINDOW_SPREAD,
             "window.samples spans less time than the spread of a storm (an episode aged out "
             "and the same storm opened another; ",
-            llabs(rk_cand(j, x0)->rel / 1000000 - j->aged_last_rel / 1000000),
+            llabs(rk_cand(j, x0)->rel / 1000000 - j->ep.aged_last_rel / 1000000),
             " ms between their spikes): the storm's first spikes leave the windows before it ends; "
             "raise window.samples",
             "");
-    j->episode++;
-    j->revision = 0;
-    j->open = true;
-    j->nmem = 0;
-    j->n_updates = 0;
-    j->pend = false;
-    j->old_reach = j->front_reach; /* the storm before's front, for its tail */
-    j->old_npr = j->front_npr;
-    j->front_reach = 0;
-    j->front_npr = INT64_MAX;
+    j->ep.no++;
+    j->ep.revision = 0;
+    j->ep.open = true;
+    j->ep.nmem = 0;
+    j->ep.n_updates = 0;
+    j->ep.pend = false;
+    j->ep.old_reach = j->ep.front_reach; /* the storm before's front, for its tail */
+    j->ep.old_npr = j->ep.front_npr;
+    j->ep.front_reach = 0;
+    j->ep.front_npr = INT64_MAX;
     /* Every candidate now is part of the storm. */
     titer_t it;
     titer_begin(&it, det, j);
@@ -642,50 +647,50 @@ static const sw_record_t *trigger(sw_detector_t *det, job_t *j, int64_t ts, int6
     sig_refresh(det, j);
     sig_publish(j);
     /* The episode's severity is the trigger's, whatever follows. */
-    j->trig_conf = -1;
+    j->ep.trig_conf = -1;
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_TRIGGER, true, ts, off);
-    j->trig_conf = rec->analysis.n_suspects ? (int)rec->analysis.suspects[0].confidence : -1;
-    rec->episode_confidence = j->trig_conf;
+    j->ep.trig_conf = rec->analysis.n_suspects ? (int)rec->analysis.suspects[0].confidence : -1;
+    rec->episode_confidence = j->ep.trig_conf;
     verdict_store(j, &rec->analysis);
     verdict_tie_store(j);
-    rec_tie(det, j->tie, j->ntie, rec);
+    rec_tie(det, j->pub.tie, j->pub.ntie, rec);
     return rec;
 }
 
 static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int64_t off,
                                   sw_resolve_reason_t why, int64_t lost)
 {
-    j->revision++;
-    j->open = false;
-    j->pend = false;
-    j->aged = why != SW_RESOLVE_NEXT_STORM;
-    j->aged_last_rel = j->ep_last_rel;
+    j->ep.revision++;
+    j->ep.open = false;
+    j->ep.pend = false;
+    j->ep.aged = why != SW_RESOLVE_NEXT_STORM;
+    j->ep.aged_last_rel = j->ep.last_rel;
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_RESOLVE, true, ts, off);
     rec->resolve_reason = why;
     rec->resolve_rank = lost;
     /* The record says the verdict it closes; the verdict's memory stays
      * valid until the next trigger, after this record is consumed. */
     rec->analysis.has_onset = true;
-    rec->analysis.onset_ns = j->v_onset;
-    rec->analysis.suspects = j->v_sus;
-    rec->analysis.n_suspects = j->v_n;
-    rec->tied_ranks = j->v_tie;
-    rec->n_tied = j->v_ntie;
+    rec->analysis.onset_ns = j->verdict.onset;
+    rec->analysis.suspects = j->verdict.sus;
+    rec->analysis.n_suspects = j->verdict.n;
+    rec->tied_ranks = j->verdict.tie;
+    rec->n_tied = j->verdict.ntie;
     sw_det_verdict_mark(j, false);
-    j->v_touched = false;
+    j->verdict.touched = false;
     /* The storm's runs are spent: each member's run, and nothing after it
      * (a rank whose run of this storm left its window may hold the next
      * storm's run already). */
-    for (size_t i = 0; i < j->nmem; i++) {
-        rank_t *r = &j->ranks[j->mem[i]];
+    for (size_t i = 0; i < j->ep.nmem; i++) {
+        rank_t *r = &j->ranks.v[j->ep.mem[i]];
         int64_t ep_base = rk_ep_base(j, r);
-        if (rk_ep_no(j, r) != j->episode || ep_base == INT64_MAX) continue;
+        if (rk_ep_no(j, r) != j->ep.no || ep_base == INT64_MAX) continue;
         if (ep_base + 1 > rk_spent(j, r)) {
             rk_cold(j, r)->spent_ts = ep_base + 1;
-            sw_det_cand_refresh(det, j, j->mem[i]);
+            sw_det_cand_refresh(det, j, j->ep.mem[i]);
         }
     }
-    j->nmem = 0;
+    j->ep.nmem = 0;
     sig_reset(j);
     return rec;
 }
@@ -693,22 +698,22 @@ static const sw_record_t *resolve(sw_detector_t *det, job_t *j, int64_t ts, int6
 const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, int64_t ts,
                                     int64_t off)
 {
-    rank_t *r = &j->ranks[ri];
-    if (!j->open) {
+    rank_t *r = &j->ranks.v[ri];
+    if (!j->ep.open) {
         /* After an episode ended by ageing out, a run that does not start
          * clearly after its storm's latest spike is that storm's tail, not
          * a new storm: it is spent, and the tail goes on (the window spans
          * less time than the storm's spread). */
-        for (int k = 0; k < 4 && j->aged && r->cand != NIL && rc_of(j, r)->base != INT64_MIN &&
+        for (int k = 0; k < 4 && j->ep.aged && r->cand != NIL && rc_of(j, r)->base != INT64_MIN &&
                         rc_of(j, r)->base != INT64_MAX && !clearly_after(j, r, rc_of(j, r)->base);
              k++) {
-            if (rc_of(j, r)->rel > j->ep_last_rel) j->ep_last_rel = rc_of(j, r)->rel;
-            if (!(j->warned & SW_DET_WARN_WINDOW_SPREAD))
+            if (rc_of(j, r)->rel > j->ep.last_rel) j->ep.last_rel = rc_of(j, r)->rel;
+            if (!(j->seen.warned & SW_DET_WARN_WINDOW_SPREAD))
                 warn(
                     det, j, SW_DET_WARN_WINDOW_SPREAD,
                     "window.samples spans less time than the spread of a storm (an episode aged "
                     "out while the storm still spread; ",
-                    llabs(rc_of(j, r)->rel / 1000000 - j->aged_last_rel / 1000000),
+                    llabs(rc_of(j, r)->rel / 1000000 - j->ep.aged_last_rel / 1000000),
                     " ms from its latest spike a rank joined it): the storm's first spikes leave the windows "
                     "before it ends; raise window.samples",
                     "");
@@ -716,19 +721,19 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
             sw_det_cand_refresh(det, j, ri);
         }
         /* After a next storm, the storm before still spreads: its tail. */
-        if (!j->aged && r->cand != NIL && sw_det_front_tail(j, r, j->episode, rc_of(j, r)->rel))
-            sw_det_tail_spend(det, j, ri, j->episode);
-        return j->ncands >= 2 ? trigger(det, j, ts, off) : NULL;
+        if (!j->ep.aged && r->cand != NIL && sw_det_front_tail(j, r, j->ep.no, rc_of(j, r)->rel))
+            sw_det_tail_spend(det, j, ri, j->ep.no);
+        return j->cands.n >= 2 ? trigger(det, j, ts, off) : NULL;
     }
     /* The fed rank's run: part of this storm, or the start of the next? */
     bool next = false;
-    bool member = r->cand != NIL && rk_ep_no(j, r) == j->episode;
+    bool member = r->cand != NIL && rk_ep_no(j, r) == j->ep.no;
     if (member && rc_of(j, r)->base == INT64_MIN)
         rk_cold(j, r)->ep_base = INT64_MIN; /* its run lost its start to the window: the same run */
     if (r->cand != NIL) {
         const rank_cand_t *c = rc_of(j, r);
         if (member && c->base == rk_ep_base(j, r)) {
-            if (c->rel > j->ep_last_rel) j->ep_last_rel = c->rel;
+            if (c->rel > j->ep.last_rel) j->ep.last_rel = c->rel;
             sw_win_cand_t t;
             next = c->base < INT64_MAX && /* == its ep_base */
                    sw_win_tail_spike(&r->win, det->params.spike_min_bytes,
@@ -738,8 +743,8 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
         } else if (clearly_after(j, r, c->base)) {
             next = !sw_det_open_spread(j, r);
             if (!next) member_add(det, j, ri);
-        } else if (!member && sw_det_front_tail(j, r, j->episode - 1, c->rel)) {
-            sw_det_tail_spend(det, j, ri, j->episode - 1);
+        } else if (!member && sw_det_front_tail(j, r, j->ep.no - 1, c->rel)) {
+            sw_det_tail_spend(det, j, ri, j->ep.no - 1);
         } else if (!member && sw_det_front_foreign(j, r)) {
             next = true;
         } else {
@@ -747,7 +752,7 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
         }
     }
     if (next) return resolve(det, j, ts, off, SW_RESOLVE_NEXT_STORM, -1);
-    bool onset = j->ncands >= 2;
+    bool onset = j->cands.n >= 2;
     int64_t lost = onset ? verdict_lost(j) : -1;
     if (!onset || lost >= 0)
         return resolve(det, j, ts, off, onset ? SW_RESOLVE_SUSPECT_LOST : SW_RESOLVE_ONSET_GONE,
@@ -762,33 +767,34 @@ const sw_record_t *sw_det_lifecycle(sw_detector_t *det, job_t *j, uint32_t ri, i
      * while its storm still rises, and evidence that ages out must not
      * rewrite the answer). At most 4 updates an episode, the last kept
      * for a new first rank (one outside the tie, earlier than its first). */
-    if (j->n_updates >= SW_DET_MAX_UPDATES) {
-        j->pend = false;
+    if (j->ep.n_updates >= SW_DET_MAX_UPDATES) {
+        j->ep.pend = false;
         return NULL;
     }
     sig_refresh(det, j);
-    bool new_first = j->sig_rel0 < j->p_rel0 && !tie_has(j->tie, j->ntie, j->s_first);
-    bool now = new_first && j->sig_rel0 < j->p_rel0 - j->tie_ns;
-    if (!new_first && (j->n_updates >= SW_DET_MAX_UPDATES - 1 || !tie_grows(j))) {
-        j->pend = false;
+    bool new_first = j->sig.rel0 < j->pub.rel0 && !tie_has(j->pub.tie, j->pub.ntie, j->sig.first);
+    bool now = new_first && j->sig.rel0 < j->pub.rel0 - j->sig.tie_ns;
+    if (!new_first && (j->ep.n_updates >= SW_DET_MAX_UPDATES - 1 || !tie_grows(j))) {
+        j->ep.pend = false;
         return NULL;
     }
     if (!now) {
-        if (!j->pend) {
-            j->pend = true;
-            j->pend_ts = j->newest_ts;
+        if (!j->ep.pend) {
+            j->ep.pend = true;
+            j->ep.pend_ts = j->seen.newest_ts;
         }
-        if ((uint64_t)j->newest_ts - (uint64_t)j->pend_ts < (uint64_t)(j->tie_ns / 2)) return NULL;
+        if ((uint64_t)j->seen.newest_ts - (uint64_t)j->ep.pend_ts < (uint64_t)(j->sig.tie_ns / 2))
+            return NULL;
         tie_union(j);
     }
-    j->pend = false;
-    j->revision++;
-    j->n_updates++;
+    j->ep.pend = false;
+    j->ep.revision++;
+    j->ep.n_updates++;
     sig_publish(j);
-    j->sig_valid = false; /* j->sig may hold the union: read the answer again */
+    j->sig.valid = false; /* j->sig.v may hold the union: read the answer again */
     sw_record_t *rec = sw_det_emit(det, j, SW_ACTION_UPDATE, true, ts, off);
     verdict_store(j, &rec->analysis);
     verdict_tie_store(j);
-    rec_tie(det, j->tie, j->ntie, rec);
+    rec_tie(det, j->pub.tie, j->pub.ntie, rec);
     return rec;
 }

@@ -30,6 +30,15 @@
 #include <unistd.h>
 
 #include "sw_run_int.h"
+#include "sw_run_idle.h"
+#include "sw_run_keying.h"
+#include "sw_run_local.h"
+#include "sw_run_mem.h"
+#include "sw_run_members.h"
+#include "sw_run_out.h"
+#include "sw_run_setup.h"
+#include "sw_run_state.h"
+#include "sw_run_work.h"
 
 #include "sw_schemas.h"
 

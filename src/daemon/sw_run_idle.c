@@ -31,6 +31,8 @@
  * job forever). While this instance's engines hold no job, F is now.
  */
 #include "sw_run_int.h"
+#include "sw_run_idle.h"
+#include "sw_run_out.h"
 
 #include <regex.h>
 

@@ -1,6 +1,10 @@
 /*
- * Internal to the daemon (src/daemon/sw_run*.c): its state and the
- * functions its files share. Not for other folders.
+ * Internal to the daemon (src/daemon/sw_run*.c): its state (run_t, part_t)
+ * and sw_run.c's few shared functions. Each room's functions are declared
+ * in its own header (sw_run_out.h, sw_run_work.h, sw_run_state.h,
+ * sw_run_local.h, sw_run_keying.h, sw_run_members.h, sw_run_mem.h,
+ * sw_run_idle.h, sw_run_setup.h), included by the rooms that call them.
+ * Not for other folders.
  *   sw_run.c       consuming, forwarding, rebalances, the stop, the loop
  *   sw_run_setup.c clients, the cluster, topics, the registry's alert id,
  *                  the subscription
@@ -13,6 +17,9 @@
  *   sw_run_idle.c  repartition=on: the forwarded time idle expiry counts in
  *   sw_run_local.c repartition=auto: an input partition and its repartition
  *                  partition merged into one engine by markers
+ *   sw_run_keying.c repartition=auto: the group's partitioner
+ *   sw_run_members.c what the group's members run (version, mode)
+ *   sw_run_mem.c   one memory budget for the process
  */
 #ifndef SW_RUN_INT_H
 #define SW_RUN_INT_H
@@ -400,85 +407,10 @@ typedef struct run_s {
     sw_fwdclock_t *fwdclock;
 } run_t;
 
-/* ---- shared functions --------------------------------------------------- */
+/* ---- sw_run.c's functions (each room's own: sw_run_<room>.h) ---------- */
 
-bool sw_run_stop_abandoned(const run_t *r);
-bool sw_run_stop_over(const run_t *r);
-int sw_run_stop_budget(const run_t *r, int normal);
-bool sw_run_flush_bounded(run_t *r, int normal_ms);
-int64_t sw_run_committable(const part_t *p);
-void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n);
-void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v);
-part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition);
-void sw_run_part_destroy(run_t *r, part_t *p);
-part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
-bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
-                        size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,
-                        sw_token_t *tok);
-void sw_run_produce_record(run_t *r, part_t *p, int src, int64_t offset, const char *topic,
-                           int32_t partition, const void *key, size_t keylen, const void *value,
-                           size_t vlen, rd_kafka_headers_t *hdrs);
-void sw_run_hdr_add(rd_kafka_headers_t *h, const char *name, const char *value);
-void sw_run_hdr_add_i64(rd_kafka_headers_t *h, const char *name, int64_t v);
-rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m);
-void sw_run_hdr_add_source(rd_kafka_headers_t *h, const run_t *r, const part_t *p, int src,
-                           int64_t offset);
-int sw_run_msg_src(const run_t *r, const part_t *p, const rd_kafka_message_t *m);
-void sw_run_note_position(run_t *r, const char *topic, int32_t partition, int64_t offset);
-void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
-bool sw_run_suppressed(run_t *r, part_t *p, int src, int64_t offset, int action);
-/** Publish the output's readiness state now (once a second). */
-void sw_run_output_state(run_t *r);
-void sw_run_send_dlq(run_t *r, part_t *p, const rd_kafka_message_t *m, dlq_kind_t kind,
-                     const char *why);
-bool sw_run_encode_record(run_t *r, part_t *p, const sw_record_t *rec);
-void sw_run_send_record(run_t *r, part_t *p, int src, int64_t pend_offset,
-                        const sw_record_t *engine_rec);
-bool sw_run_txn_ok(run_t *r, rd_kafka_error_t *e, const char *what);
-bool sw_run_txn_begin(run_t *r);
-bool sw_run_txn_commit(run_t *r, rd_kafka_topic_partition_list_t *offsets);
-bool sw_run_commit_list(run_t *r, rd_kafka_topic_partition_list_t *list, bool sync);
-bool sw_run_commit_plain(run_t *r, const rd_kafka_topic_partition_list_t *only, bool sync);
-void sw_run_snapshot_start(run_t *r, part_t *p);
-bool sw_run_snapshot_commit_ready(const part_t *p);
-void sw_run_snapshot_commit(run_t *r, part_t *p, bool sync);
-void sw_run_snapshots_tick(run_t *r, int64_t now);
-void sw_run_snapshot_final(run_t *r, part_t *p);
-void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c);
-int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c);
-int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition);
-int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms);
-void sw_run_origin_pause(run_t *r, part_t *p, bool pause);
-void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);
-void sw_run_rebuild_finish(run_t *r, part_t *p);
-int sw_run_topic_partitions(run_t *r, const char *topic);
-const char *sw_run_pos_topic(const run_t *r, int t, int *nparts);
-int sw_run_setup(run_t *r);
-int sw_run_registry_alert_id(run_t *r);
-void sw_run_registry_metrics(run_t *r);
-void sw_run_registry_tick(run_t *r);
-void sw_run_take_stray(run_t *r, rd_kafka_message_t *m);
-bool sw_run_round(run_t *r);
-int sw_run_workers_start(run_t *r, int64_t threads, char *why, size_t why_size);
-void sw_run_workers_stop(run_t *r);
-void sw_run_work_free(part_t *p);
-void sw_run_plans_free(run_t *r);
-/** The registry's fetcher has an answer: wake the loop (any thread). */
-void sw_run_wake_fetched(void *opaque);
-void sw_run_part_queue(run_t *r, part_t *p);
-void sw_run_part_queue_release(part_t *p);
-int sw_run_wake_open(run_t *r);
-void sw_run_wake_close(run_t *r);
-void sw_run_wake_wait(run_t *r, int ms);
 void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque);
-/** repartition=on, once a second: a step of the barrier that finds the
- *  forwarded time (sw_run_idle.c). */
-void sw_run_idle_tick(run_t *r, int64_t now);
-/** The clock idle expiry uses at @p now: the forwarded time with
- *  repartition=on (never more than 9 x job.idle.ms behind), else @p now. */
-int64_t sw_run_idle_now(const run_t *r, int64_t now);
-void sw_run_idle_free(run_t *r);
 /* A job's owner partition: of the repartition topic's @p rep_parts, the
  * one partitioner @p part gives its job_id (@p job, @p len bytes; no key
  * or a null job_id is the empty one). Where repartition=auto analyses
@@ -489,47 +421,6 @@ static inline int32_t sw_run_owner_partition(sw_partitioner_t part, const void *
 {
     return sw_partition_of(part, len ? job : "", len, rep_parts);
 }
-
-bool sw_run_is_peer_marker(const rd_kafka_message_t *m);
-/* sw_run_members.c: announce this member's version and mode, follow the
- * group's. start: before subscribing (@p as: -1 a first start, 1 as a
- * follower of on, 2 as auto after following); may wait for peers. */
-void sw_run_members_start(run_t *r, int as);
-void sw_run_members_tick(run_t *r, int64_t now);
-void sw_run_members_leave(run_t *r); /* before a stop: announced gone */
-void sw_run_members_stop(run_t *r);
-void sw_run_peer_tick(run_t *r, int64_t now);
-/* sw_run_mem.c */
-void sw_run_mem_serve(run_t *r, void *const *jobs, size_t njobs);
-void sw_run_memory_tick(run_t *r);
-void sw_run_mem_attach(run_t *r, part_t *p);
-void sw_run_mem_detach(run_t *r, part_t *p);
-int64_t sw_run_prefetch_fit(run_t *r, int64_t kb, int partitions);
-/* repartition=auto (sw_run_local.c). */
-bool sw_run_local_sort_out(run_t *r, part_t *p, bool *more);
-void sw_run_work_push_src(pwork_t *pw, rd_kafka_message_t *m, int src);
-bool sw_run_local_keeps(const pass_t *ps, const part_t *p, const rd_kafka_message_t *m,
-                        const sw_event_t *ev);
-bool sw_run_local_may_read(const part_t *p);
-void sw_run_local_assign(run_t *r, part_t *p);
-void sw_run_local_release(run_t *r, part_t *p);
-void sw_run_local_free(part_t *p);
-bool sw_run_local_snapshot_due(const part_t *p);
-void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why);
-int64_t sw_run_local_rep_start(run_t *r, const part_t *p);
-/* repartition=auto: the group's partitioner (sw_run_keying.c). */
-/** At setup, with the mirror consumer: as set, recorded, kept or pending. */
-void sw_run_keying_start(run_t *r);
-/** Every loop: while undecided, decide (partition 0's owner) or read the
- *  record; decided, partition 0's owner writes it again every hour. */
-void sw_run_keying_tick(run_t *r, int64_t now);
-/** Once a second: the WARN when most job-keyed input takes the hop. */
-void sw_run_keying_warn(run_t *r);
-bool sw_run_registry_unready(run_t *r, part_t *p, const rd_kafka_message_t *m);
-bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m, sw_event_t *ev,
-                   char *err, size_t errsz, sw_err_t *rc);
-void sw_run_note_consumer_error(run_t *r, const rd_kafka_message_t *m);
-bool sw_run_registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m);
 void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *offsets, void *opaque);
 

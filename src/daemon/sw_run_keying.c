@@ -32,6 +32,8 @@
  * commits expire after offsets.retention.minutes without one).
  */
 #include "sw_run_int.h"
+#include "sw_run_keying.h"
+#include "sw_run_out.h"
 
 #define RECORD_PREFIX "swpart1:"
 #define POLL_MS 500            /* undecided: how often the record is looked for */

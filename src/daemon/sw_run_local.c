@@ -26,6 +26,11 @@
  * Its position lives in p's snapshot (SWE2), committed with input p.
  */
 #include "sw_run_int.h"
+#include "sw_run_local.h"
+#include "sw_run_out.h"
+#include "sw_run_setup.h"
+#include "sw_run_state.h"
+#include "sw_run_work.h"
 
 #define LOCAL_FIFO_MAX 16384         /* input read and not yet released: reading pauses above */
 #define LOCAL_FIFO_BYTES (16u << 20) /* ... or above this many bytes of it */

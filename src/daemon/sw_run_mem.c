@@ -30,6 +30,7 @@
  * when they do not fit, the prefetch is lowered, with a WARN.
  */
 #include "sw_run_int.h"
+#include "sw_run_mem.h"
 
 #include "sw_cgroup.h"
 

@@ -33,6 +33,8 @@
 #include <time.h>
 
 #include "sw_run_int.h"
+#include "sw_run_members.h"
+#include "sw_run_out.h"
 
 #ifndef SW_VERSION
 #define SW_VERSION "unknown"

@@ -1,5 +1,9 @@
 /* Delivery of the daemon (see sw_run.c for the design, sw_run_int.h). */
 #include "sw_run_int.h"
+#include "sw_run_out.h"
+#include "sw_run_local.h"
+#include "sw_run_mem.h"
+#include "sw_run_work.h"
 
 #include "sw_redact.h"
 

@@ -5,6 +5,12 @@
  * subscription.
  */
 #include "sw_run_int.h"
+#include "sw_run_setup.h"
+#include "sw_run_keying.h"
+#include "sw_run_mem.h"
+#include "sw_run_members.h"
+#include "sw_run_out.h"
+#include "sw_run_work.h"
 
 #include <time.h>
 

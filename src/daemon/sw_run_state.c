@@ -1,5 +1,10 @@
 /* State snapshots and restore of the daemon (see sw_run.c, sw_run_int.h). */
 #include "sw_run_int.h"
+#include "sw_run_state.h"
+#include "sw_run_local.h"
+#include "sw_run_mem.h"
+#include "sw_run_out.h"
+#include "sw_run_work.h"
 
 /* Where the next owner scans the output and dead-letter topics for records
  * of inputs at or after the snapshot: offsets that none of them can

@@ -24,6 +24,11 @@
  * expiry and memory pressure see every engine at rest, as with one thread.
  */
 #include "sw_run_int.h"
+#include "sw_run_work.h"
+#include "sw_run_local.h"
+#include "sw_run_mem.h"
+#include "sw_run_out.h"
+#include "sw_run_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
