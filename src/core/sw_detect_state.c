@@ -737,9 +737,9 @@ void sw_detect_swap_sources(sw_detector_t *det, int64_t next[SW_DETECT_SOURCES])
     for (size_t i = 0; i < det->njobs; i++) {
         job_t *j = det->jobs[i];
         if (!j) continue;
-        j->last_off = det_tag(1 - tag_source(j->last_off), tag_offset(j->last_off));
-        for (size_t k = 0; j->rb_floor && k < j->nranks; k++) {
-            int64_t *f = &j->rb_floor[k * SW_DETECT_SOURCES];
+        j->id.last_off = det_tag(1 - tag_source(j->id.last_off), tag_offset(j->id.last_off));
+        for (size_t k = 0; j->ranks.rb_floor && k < j->ranks.n; k++) {
+            int64_t *f = &j->ranks.rb_floor[k * SW_DETECT_SOURCES];
             int64_t f0 = f[0];
             f[0] = f[1];
             f[1] = f0;
