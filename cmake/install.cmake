@@ -82,6 +82,9 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# Loaded when first used (dlopen: src/net/sw_curl_dl.c, src/ops/sw_mhd_dl.c),
+# so dpkg-shlibdeps does not see them: named here.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4, libmicrohttpd12")
 file(WRITE ${CMAKE_BINARY_DIR}/debian/conffiles "${SW_CONFDIR}/stormwatch.conf\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/debian/conffiles)
 include(CPack)

@@ -14,6 +14,13 @@
 static void claim_add(job_t *j, int64_t ws)
 {
     uint32_t ci;
+    if (j->claims.leader >= 0 && j->claims.v[j->claims.leader].ws == ws) {
+        /* The leader's claim again (most samples): it only gains, so it
+         * stays the leader; no lookup. */
+        j->claims.v[j->claims.leader].count++;
+        j->claims.seq++;
+        return;
+    }
     if (!sw_imap_get(&j->claims.map, ws, &ci)) {
         SW_GROW(j->claims.v, j->claims.n, j->claims.cap, 4);
         ci = (uint32_t)j->claims.n++;
@@ -114,6 +121,18 @@ static job_t *announced_job(const sw_detector_t *det, const sw_event_t *ev)
     return sw_det_job_matches(j, ev->has_job_id, ev->job_id.ptr, ev->job_id.len) ? j : NULL;
 }
 
+/* Whether @p ev's rank of job @p j is the one sw_detect_prefetch()
+ * announced (*ri: its index), nothing having moved since: no lookup. */
+static bool announced_rank(const sw_detector_t *det, const job_t *j, const sw_event_t *ev,
+                           uint32_t *ri)
+{
+    if (j != det->cur.j || det->cur.ev != ev || det->cur.gen != det->gen ||
+        j->ranks.v[det->cur.ri].rank != ev->rank)
+        return false;
+    *ri = det->cur.ri;
+    return true;
+}
+
 /* The out-of-time guard (SPEC 6, before step 1; sw_tguard.h): false when
  * the sample is refused (errstr says why; nothing else changed). */
 static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t offset,
@@ -128,7 +147,7 @@ static bool in_time(sw_detector_t *det, job_t *j, const sw_event_t *ev, int64_t 
             if (j->ranks.v[i].first_ts < lo) lo = j->ranks.v[i].first_ts;
         sw_tguard_restore(g, lo, j->seen.newest_ts);
     }
-    if (sw_imap_get(&j->ranks.map, ev->rank, &ri))
+    if (announced_rank(det, j, ev, &ri) || sw_imap_get(&j->ranks.map, ev->rank, &ri))
         rk = (sw_tguard_rank_t){true, j->ranks.v[ri].first_ts, j->ranks.v[ri].newest_ts};
     if (sw_tguard_check(g, &rk, ev->rank, ev->timestamp_ns, j->ranks.n)) return true;
     det->st.clock_refused++;
@@ -265,10 +284,7 @@ static uint32_t feed_rank(sw_detector_t *det, job_t *j, const sw_event_t *ev, bo
 {
     uint32_t ri;
     *new_rank = false;
-    if (j == det->cur.j && det->cur.ev == ev && det->cur.gen == det->gen &&
-        j->ranks.v[det->cur.ri].rank == ev->rank) {
-        ri = det->cur.ri;
-    } else if (!sw_imap_get(&j->ranks.map, ev->rank, &ri)) {
+    if (!announced_rank(det, j, ev, &ri) && !sw_imap_get(&j->ranks.map, ev->rank, &ri)) {
         /* In a pool, a job made by this event had its first rank's room
          * asked for with it (asked). */
         if (!(asked && det->pool) && !sw_det_budget_room(det, j, ACCT_NEW_RANK + sw_win_bytes(1))) {
@@ -377,6 +393,20 @@ static void feed_cand(sw_detector_t *det, job_t *j, uint32_t ri, sw_win_res_t wr
 {
     rank_t *r = &j->ranks.v[ri];
     if (wr != SW_WIN_TOO_OLD || first_changed || r->warm) {
+        /* A quiet sample: a rank with no candidate whose largest rising
+         * run gain is below the window's threshold has none after it
+         * either, spent runs or not (sw_win_candidate_split's first
+         * test); the refresh would only clear the window's cached
+         * candidate. */
+        int64_t thr;
+        if (r->cand == NIL &&
+            (sw_win_max_gain(&r->win) < det->params.spike_min_bytes || r->win.n < 2 ||
+             !sw_spike_threshold(r->win.top_used, det->params.spike_min_bytes,
+                                 det->params.spike_fraction, &thr) ||
+             sw_win_max_gain(&r->win) < thr)) {
+            r->win.cand_valid = false;
+            return;
+        }
         bool had = r->cand != NIL;
         int64_t base_before = had ? rc_of(j, r)->base : 0;
         sw_det_cand_refresh(det, j, ri);
@@ -401,7 +431,12 @@ static void feed_cand(sw_detector_t *det, job_t *j, uint32_t ri, sw_win_res_t wr
 static void feed_verdict(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *ev,
                          int64_t offset, const sw_record_t **rec)
 {
-    *rec = sw_det_lifecycle(det, j, ri, ev->timestamp_ns, offset);
+    /* No open episode, no candidate on the fed rank and fewer than two in
+     * the job: the lifecycle has nothing to do (every step of its closed
+     * branch needs the rank's candidate or two of them; see
+     * sw_det_lifecycle). */
+    if (!j->ep.open && j->ranks.v[ri].cand == NIL && j->cands.n < 2) *rec = NULL;
+    else *rec = sw_det_lifecycle(det, j, ri, ev->timestamp_ns, offset);
     bool blind = *rec == &det->rec && det->rec.action != SW_ACTION_SUMMARY;
     sw_crash_feed(det, j, ri, ev, blind, offset);
     if (blind) sw_crash_blind(det, &det->rec.blind_ranks, &det->rec.n_blind);

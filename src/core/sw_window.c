@@ -280,7 +280,9 @@ static inline void interval_del(const sw_win_ctx_t *ctx, uint32_t src)
     if (iv > 0) sw_vcount_remove(ctx->intervals, iv);
 }
 
-static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
+/* Drop the oldest sample (@p keep_iv: leave its sampling interval counted,
+ * for a sample of the same source that takes its place). */
+static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx, bool keep_iv)
 {
     uint32_t h = win->head;
     uint32_t s1 = slot(win, 1);
@@ -292,7 +294,7 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
         win->hr_orig = win->slot[h].ts;
     }
     if (win->n >= 2) gap_del(ctx, win->slot[s1].ts - win->slot[h].ts);
-    interval_del(ctx, win->slot[h].src);
+    if (!keep_iv) interval_del(ctx, win->slot[h].src);
     if (win->rn && win->hr_base == h) {
         uint32_t r = win->rhead;
         if (win->cand_run == r) win->cand_valid = false;
@@ -324,8 +326,10 @@ static void pop_front(sw_win_t *win, const sw_win_ctx_t *ctx)
     if (win->rn && win->cand_run == win->rhead) win->cand_valid = false;
 }
 
+/* Append the newest sample (@p iv_kept: its sampling interval is counted
+ * already, by the sample it replaces). */
 static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
-                      uint32_t src, int64_t off)
+                      uint32_t src, int64_t off, bool iv_kept)
 {
     uint32_t s = slot(win, win->n);
     if (win->n) {
@@ -354,7 +358,7 @@ static void push_back(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_
             win->tail_open = false;
         }
     }
-    interval_add(ctx, src);
+    if (!iv_kept) interval_add(ctx, src);
     while (win->dq_n) {
         uint32_t b = win->dq_head + win->dq_n - 1;
         if (b >= win->cap) b -= win->cap;
@@ -454,13 +458,18 @@ static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t t
     uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
     if (win->n == win->cap && win->cap < ctx->pool->max) grow(win, ctx->pool);
+    /* A full window's newest sample from the source of its oldest (a
+     * steady rank): the job's count of sampling intervals would lose one
+     * and gain it back; it is left alone. */
+    bool same_iv = false;
     if (win->n == win->cap) {
         if (pos == 0) return SW_WIN_TOO_OLD;
-        pop_front(win, ctx);
+        same_iv = pos == win->n && win->slot[win->head].src == src;
+        pop_front(win, ctx, same_iv);
         pos--;
     }
     if (pos == win->n) {
-        push_back(win, ctx, ts, used, src, off);
+        push_back(win, ctx, ts, used, src, off, same_iv);
         return SW_WIN_APPENDED;
     }
     /* Late sample inside the window: fix the gaps around it, shift the

@@ -209,6 +209,13 @@ static inline uint32_t *sw_win_rend(const sw_win_t *win)
     return sw_win_rbase(win) + win->rcap;
 }
 
+/** @brief The largest gain of a rising run in the window (-1: none): no
+ *         candidate while it is below every threshold (sw_win_candidate). */
+static inline int64_t sw_win_max_gain(const sw_win_t *win)
+{
+    return sw_win_rtree(win)[1];
+}
+
 /** Outcome of sw_win_insert(). */
 typedef enum sw_win_res_e {
     SW_WIN_APPENDED = 0, /**< newest sample, added at the end */

@@ -11,9 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
-
 #include "sw_alloc.h"
+#include "sw_curl_dl.h"
 #include "sw_err.h"
 #include "sw_log.h"
 #include "sw_redact.h"

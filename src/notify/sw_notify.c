@@ -12,12 +12,12 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
 #include "sw_alloc.h"
 #include "sw_codec_pager.h"
+#include "sw_curl_dl.h"
 #include "sw_event.h"
 
 const char *sw_sink_name(sw_sink_t sink)

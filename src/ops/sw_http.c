@@ -29,10 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "sw_alloc.h"
 #include "sw_log.h"
+#include "sw_mhd_dl.h"
 
 /* The gate: connections wait here for their request head. */
 #define GATE_MAX 512      /* waiting connections; the oldest goes for a new one */
@@ -472,7 +471,9 @@ static sw_http_t *http_start(const char *prop, const char *addr, sw_metrics_t *m
     pthread_mutex_unlock(&h->log_lock);
     if (!h->mhd) {
         snprintf(errstr, errstr_size, "%s \"%s\": cannot start the HTTP server: %s", prop, addr,
-                 h->start_err[0] ? h->start_err : "libmicrohttpd gave no reason");
+                 h->start_err[0]       ? h->start_err
+                 : sw_mhd_load_error() ? sw_mhd_load_error()
+                                       : "libmicrohttpd gave no reason");
         goto err;
     }
     h->pend = sw_calloc(GATE_MAX, sizeof(*h->pend));

@@ -1,0 +1,89 @@
+/*
+ * libmicrohttpd loaded on first use (see sw_mhd_dl.h).
+ */
+#include "sw_mhd_dl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SW_MHD_SONAME
+#define SW_MHD_SONAME "libmicrohttpd.so.12"
+#endif
+
+static char dl_error[256]; /* empty once loaded */
+
+/* Stand-ins when the library could not be loaded: no daemon starts, so
+ * only these two can be reached. */
+static struct MHD_Daemon *no_start(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc,
+                                   void *apc_cls, MHD_AccessHandlerCallback dh, void *dh_cls,
+                                   va_list ap)
+{
+    (void)flags, (void)port, (void)apc, (void)apc_cls, (void)dh, (void)dh_cls, (void)ap;
+    return NULL;
+}
+static void no_stop(struct MHD_Daemon *d)
+{
+    (void)d;
+}
+
+static sw_mhd_api_t api = {.start_daemon_va = no_start, .stop_daemon = no_stop};
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* dlsym's object pointer into a function pointer (POSIX guarantees the
+ * conversion works). */
+#define SYM(field, name)                        \
+    do {                                        \
+        void *p_ = dlsym(h, name);              \
+        if (!p_) goto missing;                  \
+        memcpy(&loaded.field, &p_, sizeof(p_)); \
+    } while (0)
+
+static void load(void)
+{
+    void *h = dlopen(SW_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(dl_error, sizeof(dl_error), "%s", e ? e : SW_MHD_SONAME " could not be loaded");
+        return;
+    }
+    sw_mhd_api_t loaded;
+    SYM(start_daemon_va, "MHD_start_daemon_va");
+    SYM(stop_daemon, "MHD_stop_daemon");
+    SYM(add_connection, "MHD_add_connection");
+    SYM(create_response_from_buffer, "MHD_create_response_from_buffer");
+    SYM(create_response_from_buffer_with_free_callback,
+        "MHD_create_response_from_buffer_with_free_callback");
+    SYM(add_response_header, "MHD_add_response_header");
+    SYM(queue_response, "MHD_queue_response");
+    SYM(destroy_response, "MHD_destroy_response");
+    api = loaded;
+    return;
+missing:
+    snprintf(dl_error, sizeof(dl_error), SW_MHD_SONAME " lacks a function: %s", dlerror());
+    dlclose(h);
+}
+
+const sw_mhd_api_t *sw_mhd_api(void)
+{
+    pthread_once(&once, load);
+    return &api;
+}
+
+const char *sw_mhd_load_error(void)
+{
+    pthread_once(&once, load);
+    return dl_error[0] ? dl_error : NULL;
+}
+
+struct MHD_Daemon *sw_mhd_start_daemon(unsigned int flags, uint16_t port,
+                                       MHD_AcceptPolicyCallback apc, void *apc_cls,
+                                       MHD_AccessHandlerCallback dh, void *dh_cls, ...)
+{
+    va_list ap;
+    va_start(ap, dh_cls);
+    struct MHD_Daemon *d = sw_mhd_api()->start_daemon_va(flags, port, apc, apc_cls, dh, dh_cls, ap);
+    va_end(ap);
+    return d;
+}
