@@ -1154,9 +1154,10 @@ SCENARIO(rbv030, scenario_rolling("rbv030", "this release -> v0.3.0 (rollback), 
                                   g_old_bin[0], false))
 /* Measured, not asserted yet: a new member following c765a81's `on` sees
  * an older member only by its commits and may switch to auto while one
- * still runs, then back (docs/operating.md): clean in 1 of 3 runs, 20
+ * still runs, then back (docs/operating.md): clean in 1 of 4 runs, 20
  * records sent twice and 52 of auto's markers dead-lettered by c765a81 in
- * another. A crash of this release's instances still fails it. */
+ * one, 6 different in another. A crash of this release's instances still
+ * fails it. */
 SCENARIO(upc765a81, scenario_rolling("upc765a81", "c765a81 (on) -> this release, defaults",
                                      g_old_bin[1], NULL, false))
 #undef SCENARIO
