@@ -314,6 +314,17 @@ sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, si
                                         int64_t now_ms, int src, int64_t next[SW_DETECT_SOURCES],
                                         char *errstr, size_t errstr_size);
 
+/**
+ * @brief A restored engine (sw_detect_restore_src(), not rebuilt yet):
+ *        its two sources trade places (next offsets, the ranks' floors,
+ *        the jobs' latest inputs, the refusals remembered); @p next is
+ *        swapped with them. The engine of a `repartition=auto` input
+ *        partition (source 0 the input, 1 the repartition partition) goes
+ *        on under `on` as the engine of the repartition partition, whose
+ *        offsets it is then fed (source 0), the input's kept as source 1.
+ */
+void sw_detect_swap_sources(sw_detector_t *det, int64_t next[SW_DETECT_SOURCES]);
+
 /** @brief Rebuild mode: re-insert one event's sample. @returns true when it entered a window. */
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 

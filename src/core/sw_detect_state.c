@@ -730,6 +730,32 @@ sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, si
     return det;
 }
 
+void sw_detect_swap_sources(sw_detector_t *det, int64_t next[SW_DETECT_SOURCES])
+{
+    /* Restored, not rebuilt yet: as in sw_detect_restore_as_src(), the
+     * offsets are in the rebuild floors, the latest inputs and the refusals. */
+    int64_t t = det->rebuild_x[0];
+    det->rebuild_x[0] = det->rebuild_x[1];
+    det->rebuild_x[1] = t;
+    t = next[0];
+    next[0] = next[1];
+    next[1] = t;
+    for (size_t i = 0; i < det->njobs; i++) {
+        job_t *j = det->jobs[i];
+        if (!j) continue;
+        j->id.last_off = det_tag(1 - tag_source(j->id.last_off), tag_offset(j->id.last_off));
+        for (size_t k = 0; j->ranks.rb_floor && k < j->ranks.n; k++) {
+            int64_t *f = &j->ranks.rb_floor[k * SW_DETECT_SOURCES];
+            int64_t f0 = f[0];
+            f[0] = f[1];
+            f[1] = f0;
+        }
+        sw_tguard_t *g = &j->tguard;
+        for (uint32_t k = 0; k < g->nrefused; k++)
+            g->refused[k] = det_tag(1 - tag_source(g->refused[k]), tag_offset(g->refused[k]));
+    }
+}
+
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset)
 {
     return sw_detect_rebuild_src(det, ev, 0, offset);

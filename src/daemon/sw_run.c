@@ -88,6 +88,16 @@ static void expire_idle(run_t *r)
  * process exit reclaims. The one file-scope variable of the daemon. */
 static rd_kafka_t *g_undestroyed_consumer;
 
+/* The consumer's rebalance protocol: "NONE" when librdkafka cannot say
+ * (rd_kafka_rebalance_protocol() returns NULL when its group handle does
+ * not answer, as while a consumer that was dropped from its group stops:
+ * a strcmp of it crashed stops in a rolling update, SIGSEGV in libc). */
+static const char *rebalance_protocol(rd_kafka_t *rk)
+{
+    const char *p = rd_kafka_rebalance_protocol(rk);
+    return p ? p : "NONE";
+}
+
 /* librdkafka before 2.3.0 asserts in rd_kafka_sticky_assignor_state_destroy
  * when a cooperative-sticky consumer that has joined its group (the group
  * chose the protocol) is destroyed before its first assignment (upstream
@@ -98,22 +108,21 @@ static bool consumer_close_would_abort(run_t *r)
 {
     if (r->assigned_once || rd_kafka_version() >= 0x020300ff) return false;
     int64_t until = sw_clock_ms() + 5000;
-    while (!r->assigned_once && strcmp(rd_kafka_rebalance_protocol(r->consumer), "NONE") != 0 &&
+    while (!r->assigned_once && strcmp(rebalance_protocol(r->consumer), "NONE") != 0 &&
            sw_clock_ms() < until && !sw_run_stop_over(r)) {
         /* Serves the rebalance callback; a message that arrives now is not
          * processed, so its offset is not committed (it is read again). */
         rd_kafka_message_t *m = rd_kafka_consumer_poll(r->consumer, 100);
         if (m) rd_kafka_message_destroy(m);
     }
-    return !r->assigned_once &&
-           strcmp(rd_kafka_rebalance_protocol(r->consumer), "COOPERATIVE") == 0;
+    return !r->assigned_once && strcmp(rebalance_protocol(r->consumer), "COOPERATIVE") == 0;
 }
 
 void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
 {
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
-    bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+    bool cooperative = strcmp(rebalance_protocol(rk), "COOPERATIVE") == 0;
     r->st.rebalances++;
     sw_run_m_add(r, SW_M_REBALANCES, 1);
     if (r->m) sw_metrics_set_ready_state(r->m, r->st.partitions > 0, -1);

@@ -175,6 +175,13 @@ typedef struct part_s {
     int64_t rebuild_y;
     uint64_t rebuilt;   /* samples re-inserted */
     int64_t restore_t0; /* when the restore started (ms) */
+    /* repartition=on, a repartition partition whose engine went on from
+     * repartition=auto's engine of input p (sw_run_state.c, adopt_auto):
+     * source 1 of its engine is input p (its samples and latest inputs
+     * analysed under auto, as of input offset fx; rsuppress holds the
+     * records of that source already sent). */
+    bool foreign;
+    int64_t fx;
     sw_imap_t suppress; /* records already on the output: offset*8+action
                            (consulted and emptied by sw_run_out.c as it sends) */
     uint64_t suppressed;

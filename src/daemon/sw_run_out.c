@@ -224,7 +224,11 @@ rd_kafka_headers_t *sw_run_input_headers(const rd_kafka_message_t *m)
 void sw_run_hdr_add_source(rd_kafka_headers_t *h, const run_t *r, const part_t *p, int src,
                            int64_t offset)
 {
-    sw_run_hdr_add(h, "stormwatch.source.topic", src ? r->rep_topic : p->topic);
+    /* Source 1: repartition p (auto), or input p (an engine of auto gone on under on). */
+    sw_run_hdr_add(h, "stormwatch.source.topic",
+                   !src       ? p->topic
+                   : p->local ? r->rep_topic
+                              : r->set->kafka.input_topics.v[0]);
     sw_run_hdr_add_i64(h, "stormwatch.source.partition", p->partition);
     sw_run_hdr_add_i64(h, "stormwatch.source.offset", offset);
 }
@@ -396,9 +400,13 @@ void sw_run_send_record(run_t *r, part_t *p, int src, int64_t pend_offset,
                         const sw_record_t *engine_rec)
 {
     sw_record_t copy = *engine_rec, *rec = &copy;
-    int csrc = p->local ? rec->cause_source : 0;
+    /* Source 1: repartition p (auto), or input p (an engine of auto gone
+     * on under on: a job's summary names its last input, maybe there). */
+    int csrc = p->local || p->foreign ? rec->cause_source : 0;
     rec->source.set = true;
-    rec->source.topic = sw_str(csrc ? r->rep_topic : p->topic);
+    rec->source.topic = sw_str(!csrc      ? p->topic
+                               : p->local ? r->rep_topic
+                                          : r->set->kafka.input_topics.v[0]);
     rec->source.partition = p->partition;
     rec->source.offset = rec->cause_offset;
     if (rec->action != SW_ACTION_SUMMARY) {

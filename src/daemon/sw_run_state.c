@@ -59,14 +59,17 @@ static int64_t *carried(const sw_imap_t *sup, int64_t x, int64_t y, size_t *n)
 /* Start writing a snapshot of @p p as of its next offset. */
 void sw_run_snapshot_start(run_t *r, part_t *p)
 {
-    int64_t x = p->next, y, xr = p->rnext, yr = -1;
+    /* repartition=auto: source 1 is repartition p; an engine that went on
+     * from auto's under on (p->foreign): source 1 is input p. */
+    bool two = p->local || p->foreign;
+    int64_t x = p->next, y, xr = p->foreign ? p->fx : p->rnext, yr = -1;
     if (!sw_detect_min_offset_src(p->det, 0, &y) || y > x) y = x;
-    if (p->local && (!sw_detect_min_offset_src(p->det, 1, &yr) || yr > xr)) yr = xr;
+    if (two && (!sw_detect_min_offset_src(p->det, 1, &yr) || yr > xr)) yr = xr;
     sw_snapenv_t env;
     memset(&env, 0, sizeof(env));
     env.x = x;
     env.y = y;
-    env.two = p->local; /* repartition=auto: repartition p's side too */
+    env.two = two; /* the other source's side too */
     env.xr = xr;
     env.yr = yr;
     env.pos = output_positions(r, &env.npos);
@@ -84,11 +87,11 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
      * job alive in this snapshot may be summarised again by the next
      * owner although its summary is on the output already. */
     env.sup = carried(&p->suppress, x, y, &env.nsup);
-    if (p->local) env.rsup = carried(&p->rsuppress, xr, yr, &env.nrsup);
+    if (two) env.rsup = carried(&p->rsuppress, xr, yr, &env.nrsup);
     sw_buf_t snap, zb;
     sw_buf_init(&snap);
     sw_buf_init(&zb);
-    if (p->local) sw_detect_snapshot_src(p->det, (int64_t[SW_DETECT_SOURCES]){x, xr}, &snap);
+    if (two) sw_detect_snapshot_src(p->det, (int64_t[SW_DETECT_SOURCES]){x, xr}, &snap);
     else sw_detect_snapshot(p->det, x, &snap);
     env.engine = (sw_str_t){snap.data, snap.len};
     bool packed = sw_snapenv_pack(&env, &zb);
@@ -278,6 +281,71 @@ static bool read_snapshot(run_t *r, const char *key, int64_t first, uint32_t n, 
     return got == n;
 }
 
+/* The one input topic repartition=auto pairs with the repartition topic
+ * partition for partition (NULL: several, or a pattern). */
+static const char *one_input(const run_t *r)
+{
+    const sw_conf_strs_t *in = &r->set->kafka.input_topics;
+    return in->n == 1 && in->v[0][0] != '^' ? in->v[0] : NULL;
+}
+
+/* Refill @p p's windows, source @p src, from @p topic [@p p's partition]
+ * offsets [@p from, @p to), read now by the reader (a restore, in the
+ * rebalance callback). @p keyed: only messages keyed by their job_id
+ * (what repartition=auto analysed where it was; the engine passes over
+ * jobs it does not hold). @returns false when the range could not be read
+ * in time (@p err says why). */
+static bool rebuild_range(run_t *r, part_t *p, const char *topic, int src, int64_t from, int64_t to,
+                          bool keyed, char *err, size_t errsz)
+{
+    if (from >= to) return true;
+    int64_t lo, hi;
+    if (rd_kafka_query_watermark_offsets(r->reader, topic, p->partition, &lo, &hi, 10000)) {
+        snprintf(err, errsz, "the offsets of %s [%d] are unknown", topic, (int)p->partition);
+        return false;
+    }
+    if (from < lo) from = lo; /* gone (retention): rebuilt from what is left */
+    if (to > hi) to = hi;
+    if (from >= to) return true;
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(tp, topic, p->partition)->offset = from;
+    rd_kafka_assign(r->reader, tp);
+    rd_kafka_topic_partition_list_destroy(tp);
+    int64_t at = from, deadline = sw_clock_ms() + 60000;
+    while (at < to && sw_clock_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->reader, 100);
+        if (!m) continue;
+        if (m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                snprintf(err, errsz, "reading %s [%d]: %s", topic, (int)p->partition,
+                         rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+                break;
+            }
+            if (m->offset > at) at = m->offset; /* past transaction markers */
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        at = m->offset + 1;
+        sw_event_t ev;
+        sw_err_t rc;
+        char why[256];
+        if (m->offset < to &&
+            sw_run_decode(&r->pass, &r->workers[0], m, &ev, why, sizeof(why), &rc)) {
+            size_t jl = ev.has_job_id ? ev.job_id.len : 0;
+            bool key_ok = m->key_len == jl && (!jl || !memcmp(m->key, ev.job_id.ptr, jl));
+            if ((!keyed || key_ok) && sw_detect_rebuild_src(p->det, &ev, src, m->offset))
+                p->rebuilt++;
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(r->reader, NULL);
+    if (at < to && !*err)
+        snprintf(err, errsz, "%s [%d] read up to offset %lld of %lld in time", topic,
+                 (int)p->partition, (long long)at, (long long)to);
+    return at >= to;
+}
+
 /* Note what the output and dead-letter topics hold past the snapshot for
  * source partition @p p: those records are not sent again. */
 static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
@@ -330,11 +398,12 @@ static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
                         buf[k][vs] = '\0';
                     }
                 }
-                /* repartition=auto: records caused by repartition p's copies too */
-                int src = !ok || strcmp(buf[1], src_part)             ? -1
-                          : !strcmp(buf[0], p->topic)                 ? 0
-                          : p->local && !strcmp(buf[0], r->rep_topic) ? 1
-                                                                      : -1;
+                /* Source 1: repartition p (auto), or input p (an auto engine under on) */
+                const char *one = p->local ? r->rep_topic : p->foreign ? one_input(r) : NULL;
+                int src = !ok || strcmp(buf[1], src_part) ? -1
+                          : !strcmp(buf[0], p->topic)     ? 0
+                          : one && !strcmp(buf[0], one)   ? 1
+                                                          : -1;
                 if (src >= 0) {
                     int action = SUPPRESS_DLQ;
                     if (r->rep_topic && !strcmp(topic, r->rep_topic)) action = SUPPRESS_FWD;
@@ -401,9 +470,17 @@ static bool restore_on_engine(run_t *r, part_t *p)
     sw_detector_t *det = NULL;
     int64_t nx[SW_DETECT_SOURCES];
     if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
-        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK && !env.two)
-        det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), 1,
-                                       nx, err, sizeof(err));
+        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
+        if (!env.two) {
+            det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
+                                           1, nx, err, sizeof(err));
+        } else if ((det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
+                                                sw_clock_ms(), nx, err, sizeof(err)))) {
+            /* An engine of auto gone on under on (adopt_auto): back to auto's
+             * layout, input p as source 0 again (as of env.xr). */
+            sw_detect_swap_sources(det, nx);
+        }
+    }
     if (det && nx[1] != env.x) {
         snprintf(err, sizeof(err), "its engine is as of offset %lld, its envelope of %lld",
                  (long long)nx[1], (long long)env.x);
@@ -413,9 +490,15 @@ static bool restore_on_engine(run_t *r, part_t *p)
     if (det) {
         sw_detect_destroy(p->det);
         p->det = det;
-        /* The keys it carried are repartition p's offsets: source 1's. */
+        /* The keys it carried are repartition p's offsets: source 1's; those
+         * of its second source (input p, adopt_auto) source 0's. */
         for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->rsuppress, env.sup[k], 1);
+        for (size_t k = 0; k < env.nrsup; k++) sw_imap_put(&p->suppress, env.rsup[k], 1);
         scan_output(r, p, &env);
+        char e1[300] = "";
+        if (env.two && !rebuild_range(r, p, p->topic, 0, env.yr, env.xr, true, e1, sizeof(e1)))
+            sw_log(r->log, SW_LOG_WARN, "%s [%d]: windows rebuilt in part: %s", p->topic,
+                   (int)p->partition, e1);
         p->rnext = env.x;
         p->rebuild_rx = env.x;
         p->rebuild_ry = env.y < committed ? env.y : committed;
@@ -437,6 +520,100 @@ static bool restore_on_engine(run_t *r, part_t *p)
     return det != NULL;
 }
 
+/* repartition=on starting repartition p where repartition=auto left it
+ * (its commit is auto's mark, add_auto_mark): the engine of auto that
+ * analysed repartition p is input p's, in input p's snapshot committed
+ * with the mark. It goes on here: its sources trade places (repartition p
+ * is what this engine is fed, source 0; input p's samples stay as source
+ * 1), its windows are refilled from both logs now, and what it sent is
+ * suppressed by source: every storm it had open stays open, nothing it
+ * paged is paged again. @returns false (nothing changed) when there is no
+ * such snapshot or it cannot be used: the engine then starts empty. */
+static bool adopt_auto(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
+{
+    const char *in = one_input(r);
+    if (!in) return false;
+    char err[512] = "";
+    sw_snapref_t ref;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, in, p->partition);
+    const rd_kafka_topic_partition_t *ic = &l->elems[0];
+    bool ok = !rd_kafka_committed(r->consumer, l, 10000) && !ic->err && ic->offset >= 0 &&
+              sw_snapmeta_parse(ic->metadata, ic->metadata_size, &ref, err, sizeof(err)) == SW_OK;
+    rd_kafka_topic_partition_list_destroy(l);
+    if (!ok) {
+        sw_log(r->log, SW_LOG_WARN,
+               "%s [%d]: no snapshot of repartition=auto committed for %s [%d]%s%s; storms it had "
+               "open may page once more",
+               p->topic, (int)p->partition, in, (int)p->partition, *err ? ": " : "", err);
+        return false;
+    }
+    p->restore_t0 = sw_clock_ms();
+    char key[300];
+    snprintf(key, sizeof(key), "%s/%d", in, (int)p->partition);
+    sw_buf_t z, raw;
+    sw_buf_init(&z);
+    sw_buf_init(&raw);
+    sw_snapenv_t env;
+    memset(&env, 0, sizeof(env));
+    sw_detector_t *det = NULL;
+    int64_t nx[SW_DETECT_SOURCES];
+    if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
+        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
+        if (!env.two)
+            snprintf(err, sizeof(err), "snapshot %llu is not repartition=auto's",
+                     (unsigned long long)ref.id);
+        else if (env.xr != c->offset)
+            snprintf(err, sizeof(err),
+                     "snapshot %llu is as of offset %lld of %s [%d], the mark of %lld",
+                     (unsigned long long)ref.id, (long long)env.xr, p->topic, (int)p->partition,
+                     (long long)c->offset);
+        else
+            det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
+                                        nx, err, sizeof(err));
+    }
+    if (det && (nx[0] != env.x || nx[1] != env.xr)) {
+        snprintf(err, sizeof(err),
+                 "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
+                 (long long)nx[0], (long long)nx[1], (long long)env.x, (long long)env.xr);
+        sw_detect_destroy(det);
+        det = NULL;
+    }
+    if (det) {
+        sw_detect_swap_sources(det, nx);
+        p->det = det;
+        p->foreign = true;
+        p->fx = env.x;
+        for (size_t k = 0; k < env.nrsup; k++) sw_imap_put(&p->suppress, env.rsup[k], 1);
+        for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->rsuppress, env.sup[k], 1);
+        scan_output(r, p, &env);
+        char e1[300] = "", e2[300] = "";
+        bool full = rebuild_range(r, p, in, 1, env.y, env.x, true, e1, sizeof(e1));
+        full &= rebuild_range(r, p, p->topic, 0, env.yr, env.xr, false, e2, sizeof(e2));
+        if (!full)
+            sw_log(r->log, SW_LOG_WARN, "%s [%d]: windows rebuilt in part: %s%s%s", p->topic,
+                   (int)p->partition, e1, *e1 && *e2 ? "; " : "", e2);
+        p->next = env.xr;
+        p->rebuild_x = env.xr;
+        p->rebuild_y = env.yr;
+        sw_log(r->log, SW_LOG_INFO,
+               "%s [%d]: last read by repartition=auto: its engine (%s [%d]'s snapshot %llu, as "
+               "of offsets %lld and %lld) goes on here; what it sent is not sent again",
+               p->topic, (int)p->partition, in, (int)p->partition, (unsigned long long)ref.id,
+               (long long)env.x, (long long)env.xr);
+        sw_run_rebuild_finish(r, p);
+    } else {
+        sw_log(r->log, SW_LOG_WARN,
+               "%s [%d]: repartition=auto's engine in %s [%d]'s snapshot cannot be used (%s); "
+               "starting empty: storms it had open may page once more",
+               p->topic, (int)p->partition, in, (int)p->partition, err);
+    }
+    sw_snapenv_clear(&env);
+    sw_buf_clear(&z);
+    sw_buf_clear(&raw);
+    return det != NULL;
+}
+
 /* Rebuild @p p's state from its committed snapshot, if there is one. */
 void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
 {
@@ -449,6 +626,10 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         /* repartition p after repartition=auto (add_auto_mark): its jobs'
          * state is in input p's snapshot, every copy before the offset
          * analysed there. */
+        if (r->restore && !p->local && !p->forward && adopt_auto(r, p, c)) {
+            sw_run_mem_attach(r, p);
+            return;
+        }
         sw_log(r->log, SW_LOG_INFO,
                "%s [%d]: last read by repartition=auto (its state is input %d's): starting "
                "empty at offset %lld, after every copy it analysed",
@@ -479,15 +660,37 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     if (mrc == SW_OK &&
         read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
         sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
+        /* A snapshot of two sources where one partition is read: input p's
+         * of repartition=auto, now forwarded under on (its engine went on
+         * in repartition p's: adopt_auto), or repartition p's under on
+         * with auto's input samples (adopt_auto's, snapshotted since). */
+        bool two_here = !p->local && env.two;
+        p->foreign = two_here && !p->forward && one_input(r);
         scan_output(r, p, &env);
         for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->suppress, env.sup[k], 1);
-        for (size_t k = 0; p->local && k < env.nrsup; k++)
+        for (size_t k = 0; (p->local || p->foreign) && k < env.nrsup; k++)
             sw_imap_put(&p->rsuppress, env.rsup[k], 1);
         int64_t nx[SW_DETECT_SOURCES];
-        p->det = p->local ? sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
-                                                  sw_clock_ms(), nx, err, sizeof(err))
-                          : sw_detect_restore(r->params, env.engine.ptr, env.engine.len,
-                                              sw_clock_ms(), nx, err, sizeof(err));
+        if (two_here && p->forward) {
+            p->det = sw_detect_new(r->params); /* forwarded from x on, as auto left it */
+            sw_log(r->log, SW_LOG_INFO,
+                   "%s [%d]: last analysed by repartition=auto up to offset %lld: forwarded from "
+                   "there (its engine goes on in %s [%d]'s)",
+                   p->topic, (int)p->partition, (long long)env.x, r->rep_topic, (int)p->partition);
+        } else if (p->local || p->foreign) {
+            p->det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
+                                           nx, err, sizeof(err));
+        } else {
+            p->det = sw_detect_restore(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), nx,
+                                       err, sizeof(err));
+        }
+        if (p->det && p->foreign) {
+            char e1[300] = "";
+            if (!rebuild_range(r, p, one_input(r), 1, env.yr, env.xr, true, e1, sizeof(e1)))
+                sw_log(r->log, SW_LOG_WARN, "%s [%d]: windows rebuilt in part: %s", p->topic,
+                       (int)p->partition, e1);
+            p->fx = env.xr;
+        }
         if (p->det) {
             p->rebuild_x = env.x;
             p->rebuild_y = env.y;
@@ -524,6 +727,7 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                p->topic, (int)p->partition, what, err, (long long)c->offset);
         sw_imap_clear(&p->suppress);
         sw_imap_clear(&p->rsuppress);
+        p->foreign = false;
         p->det = sw_detect_new(r->params);
         p->hold.origin = true;
         p->mode = PM_NORMAL;

@@ -425,6 +425,9 @@ typedef struct gen_s {
 
 /* gen_t.sticky of the streams that follow (set by the tests that want it). */
 static bool g_sticky;
+/* Restores of two-source engines swap their sources (sw_detect_swap_sources:
+ * repartition=auto's engine going on under on) and are fed so from then on. */
+static bool g_swap;
 /* gen_t.wide of the streams that follow. */
 static bool g_wide;
 
@@ -820,7 +823,7 @@ static void rebuild_stream(sw_detector_t *det, uint64_t seed, int nranks, int nj
             int s = sources == 2 ? source_of(&ev2) : 0;
             int64_t o = off[s]++;
             if (s != pass || o < y[s]) continue;
-            if (sw_detect_rebuild_src(det, &ev2, s, o)) (*rebuilt)++;
+            if (sw_detect_rebuild_src(det, &ev2, g_swap ? 1 - s : s, o)) (*rebuilt)++;
         }
     }
 }
@@ -844,6 +847,7 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
     sw_buf_init(&buf);
     char err[256];
     int64_t off[2] = {0, 0}; /* next offset of each source */
+    bool swapped = false;    /* fed with the sources swapped (g_swap, restored) */
     for (size_t i = 0; i < events; i++) {
         if ((long)i == snap_at) {
             int64_t y[2];
@@ -866,6 +870,12 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             }
             SW_ASSERT_I64(x[0], off[0]);
             SW_ASSERT_I64(x[1], off[1]);
+            swapped = g_swap && sources == 2;
+            if (swapped) {
+                sw_detect_swap_sources(det, x);
+                SW_ASSERT_I64(x[0], off[1]);
+                SW_ASSERT_I64(x[1], off[0]);
+            }
             rebuild_stream(det, seed, nranks, njobs, scale, sources, i, y, rebuilt);
             sw_detect_rebuild_done(det);
             /* The restored engine saves what it was restored from (pending
@@ -874,7 +884,8 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             sw_buf_init(&again);
             if (sources == 1) sw_detect_snapshot(det, off[0], &again);
             else sw_detect_snapshot_src(det, off, &again);
-            SW_ASSERT(again.len == snap.len && memcmp(again.data, snap.data, snap.len) == 0,
+            SW_ASSERT(swapped ||
+                          (again.len == snap.len && memcmp(again.data, snap.data, snap.len) == 0),
                       "seed %llu snapshot at %ld: the restored engine saves other bytes",
                       (unsigned long long)seed, snap_at);
             sw_buf_clear(&again);
@@ -884,7 +895,9 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
         gen_event(&g, &ev, nranks, njobs);
         const sw_record_t *rec;
         int s = sources == 2 ? source_of(&ev) : 0;
-        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, s, off[s]++, &rec, err, sizeof(err)), SW_OK);
+        SW_ASSERT_I64(
+            sw_detect_feed_src(det, &ev, 0, swapped ? 1 - s : s, off[s]++, &rec, err, sizeof(err)),
+            SW_OK);
         if (rec && i >= from) {
             record_json(rec, &buf);
             out_push(out, buf.data);
@@ -1100,6 +1113,16 @@ static void test_restore_two_sources(void **state)
 {
     (void)state;
     restore_cases(2);
+}
+
+/* The same restores with the engine's two sources swapped at the restore
+ * (sw_detect_swap_sources) and fed so from then on: the same records. */
+static void test_restore_swapped_sources(void **state)
+{
+    (void)state;
+    g_swap = true;
+    restore_cases(2);
+    g_swap = false;
 }
 
 static void test_restore_refuses_other_params(void **state)
@@ -1561,6 +1584,7 @@ int main(void)
         cmocka_unit_test(test_wide_numbers),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_restore_two_sources),
+        cmocka_unit_test(test_restore_swapped_sources),
         cmocka_unit_test(test_restore_refuses_other_params),
         cmocka_unit_test(test_flood_evicts_fake_jobs),
         cmocka_unit_test(test_budget_where_memory_grows),
