@@ -234,6 +234,27 @@ uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t sessio
     return sw_det_src_get(j, &tmp, &ev);
 }
 
+void sw_det_src_last(job_t *j, rank_t *r, const rb_proc_t *p)
+{
+    if (!p->has_last) return;
+    sw_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.pid = p->l_pid;
+    ev.sampling_interval_ms = p->l_interval;
+    ev.host = sw_intern_get(j->src.strs, p->l_host);
+    ev.has_session_id = p->l_session != 0;
+    if (p->l_session) ev.session_id = sw_intern_get(j->src.strs, p->l_session);
+    ev.device_id.set = p->l_device != INT64_MIN;
+    ev.device_id.value = ev.device_id.set ? p->l_device : 0;
+    ev.local_rank.set = p->l_local_rank != INT64_MIN;
+    ev.local_rank.value = ev.local_rank.set ? p->l_local_rank : 0;
+    if (r->last_src != NIL && src_is(j, r->last_src, &ev)) return;
+    rank_t tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.last_src = tmp.phase_grp = NIL;
+    r->last_src = sw_det_src_get(j, &tmp, &ev);
+}
+
 /* ---- jobs and ranks --------------------------------------------------- */
 
 /* ---- every job, least recently active first (eviction candidates) -------

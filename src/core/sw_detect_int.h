@@ -112,6 +112,12 @@ typedef struct rank_cold_s {
 typedef struct rb_proc_s {
     int64_t pid;
     uint32_t session; /* interned; 0 = null */
+    /* Its last source (rank_t.last_src) as the snapshot gave it (SWS6):
+     * where a rank whose window has emptied last reported from, which a
+     * crash record names. */
+    bool has_last;
+    uint32_t l_host, l_session;                        /* interned; session 0 = null */
+    int64_t l_pid, l_interval, l_device, l_local_rank; /* INT64_MIN: absent */
 } rb_proc_t;
 
 typedef struct heap_ent_s {
@@ -486,6 +492,9 @@ static inline uint32_t t_prio(uint32_t ri)
 job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n);
 uint32_t sw_det_src_get(job_t *j, rank_t *r, const sw_event_t *ev);
 uint32_t sw_det_src_proc(job_t *j, const rank_t *r, int64_t pid, uint32_t session);
+/* Rank @p r's last source set to the one a snapshot named (@p p->has_last),
+ * made when no source of the job has it; the phase state is left as is. */
+void sw_det_src_last(job_t *j, rank_t *r, const rb_proc_t *p);
 void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);

@@ -29,11 +29,56 @@
  * (rank_cold_t.split_ts), per job the reach of the open episode's front.
  * SWS4 and SWS3 snapshots restore (no split; no front learnt, which tells
  * no storm from another until the next trigger). */
-#define SNAP_MAGIC "SWS5"
+/* SWS6: per rank its last source (host, pid, session, interval, device,
+ * local rank), which the windows' rebuild cannot give a rank whose window
+ * has emptied (a silent rank's crash record names where it last reported
+ * from). SWS5 and older restore without it (such a rank's source is then
+ * unknown until it reports). */
+#define SNAP_MAGIC "SWS6"
+#define SNAP_MAGIC_SWS5 "SWS5"
 #define SNAP_MAGIC_SWS4 "SWS4"
 #define SNAP_MAGIC_SWS3 "SWS3"
 #define SNAP_MAGIC_SWS1 "SWS1"
 #define SNAP_MAGIC_SWS2 "SWS2"
+
+static bool str_ok(sw_str_t s);
+
+/* A rank's last source (SWS6): as the snapshot gave it while restoring
+ * (@p rp not NULL), else rank_t.last_src. */
+static void last_put(sw_buf_t *out, const job_t *j, const rank_t *r, const rb_proc_t *rp)
+{
+    bool has = rp ? rp->has_last : r->last_src != NIL;
+    sw_vput_u(out, has);
+    if (!has) return;
+    uint32_t id = r->last_src;
+    sw_vput_i(out, rp ? rp->l_pid : src_pid(j, id));
+    sw_vput_i(out, rp ? rp->l_interval : src_interval(j, id));
+    sw_vput_i(out, rp ? rp->l_device : src_device(j, id));
+    sw_vput_i(out, rp ? rp->l_local_rank : src_local_rank(j, id));
+    uint32_t host = rp ? rp->l_host : j->src.v[id].host;
+    uint32_t sess = rp ? rp->l_session : j->src.v[id].session;
+    sw_vput_bytes(out, sw_intern_get(j->src.strs, host));
+    sw_vput_u(out, sess != 0);
+    sw_vput_bytes(out, sw_intern_get(j->src.strs, sess));
+}
+
+/* Read what last_put wrote into @p rp; false on a bad one. */
+static bool last_get(sw_vrd_t *r, job_t *j, rb_proc_t *rp)
+{
+    rp->has_last = sw_vget_u(r) != 0;
+    if (!rp->has_last) return !r->bad;
+    rp->l_pid = sw_vget_i(r);
+    rp->l_interval = sw_vget_i(r);
+    rp->l_device = sw_vget_i(r);
+    rp->l_local_rank = sw_vget_i(r);
+    sw_str_t host = sw_vget_bytes(r);
+    bool has_sess = sw_vget_u(r) != 0;
+    sw_str_t sess = sw_vget_bytes(r);
+    if (r->bad || !str_ok(host) || !str_ok(sess)) return false;
+    rp->l_host = sw_intern_add(j->src.strs, host);
+    rp->l_session = has_sess ? sw_intern_add(j->src.strs, sess) : 0;
+    return true;
+}
 
 static void params_put(sw_buf_t *b, const sw_params_t *p)
 {
@@ -312,6 +357,7 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             sw_vput_i(out, c ? c->ep_rel : 0);
             sw_vput_u(out, proc_sess != 0);
             sw_vput_bytes(out, sw_intern_get(j->src.strs, proc_sess));
+            last_put(out, j, r, rp);
         }
         /* members, by rank (indices follow the order above) */
         sw_vput_u(out, j->ep.nmem);
@@ -378,7 +424,8 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
     bool sws3 = len >= 4 && memcmp(data, SNAP_MAGIC_SWS3, 4) == 0;
     bool sws4 = len >= 4 && memcmp(data, SNAP_MAGIC_SWS4, 4) == 0;
     bool old = sws3 || sws4; /* before the overlap rule: no split, no reach */
-    if (len < 4 || (!old && memcmp(data, SNAP_MAGIC, 4) != 0)) {
+    bool no_last = old || (len >= 4 && memcmp(data, SNAP_MAGIC_SWS5, 4) == 0);
+    if (len < 4 || (!no_last && memcmp(data, SNAP_MAGIC, 4) != 0)) {
         why = "not a stormwatch state snapshot (bad magic)";
         goto err;
     }
@@ -637,6 +684,11 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                 break;
             }
             j->ranks.rb_proc[ri].session = has_sess ? sw_intern_add(j->src.strs, sess) : 0;
+            j->ranks.rb_proc[ri].has_last = false;
+            if (!no_last && !last_get(&r, j, &j->ranks.rb_proc[ri])) {
+                r.bad = true;
+                break;
+            }
             if (rk->first_ts < 0 || rk->newest_ts < rk->first_ts || c.ep_no < 0 ||
                 c.ep_no > j->ep.no)
                 r.bad = true;
@@ -812,9 +864,11 @@ void sw_detect_rebuild_done(sw_detector_t *det)
             j->seen.retained += r->win.n;
             if (r->win.n < 2) j->seen.insufficient++;
             if (r->win.n) sw_det_heap_update(j, (uint32_t)k, r->newest_ts);
-            if (j->ranks.rb_proc)
+            if (j->ranks.rb_proc) {
+                sw_det_src_last(j, r, &j->ranks.rb_proc[k]);
                 r->proc_src = sw_det_src_proc(j, r, j->ranks.rb_proc[k].pid,
                                               j->ranks.rb_proc[k].session);
+            }
             sw_det_cand_refresh(det, j, (uint32_t)k);
         }
         /* The snapshot's flag, not the one the re-insertions left. */
