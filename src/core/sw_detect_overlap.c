@@ -259,13 +259,15 @@ bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
  * neighbour's spike near the second rise (the wave passing on) does not
  * make it the front's. A rise fits when that time is nearer to it than
  * to the other rise by more than two tie lengths, and at least two
- * neighbours are members. */
+ * neighbours are members; when it is near neither, the first rise fits
+ * when a member's spike is nearer to it than any member's is to the
+ * second rise, by more than two tie lengths (the rule before the median). */
 static int rise_fit(const job_t *j, const rank_t *r, int64_t rel2)
 {
     int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->sig.tie_ns;
     if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return 0;
     int64_t lag = LAG_IV * riv * 1000000 + tol, rel1 = rk_ep_rel(j, r);
-    int64_t t[2 * FIT_D];
+    int64_t t[2 * FIT_D], near1 = INT64_MAX, near2 = INT64_MAX;
     int n = 0, nmem = 0;
     for (int64_t d = 1; d <= FIT_D; d++)
         for (int side = 0; side < 2; side++) {
@@ -279,6 +281,10 @@ static int rise_fit(const job_t *j, const rank_t *r, int64_t rel2)
             if (rk_ep_no(j, m) == j->ep.no) {
                 mrel = rk_ep_rel(j, m);
                 nmem++;
+                int64_t a = mrel > rel1 ? mrel - rel1 : rel1 - mrel;
+                int64_t b = mrel > rel2 ? mrel - rel2 : rel2 - mrel;
+                if (a < near1) near1 = a;
+                if (b < near2) near2 = b;
             }
             /* insertion sort: at most 2 * FIT_D values */
             int k = n++;
@@ -288,10 +294,15 @@ static int rise_fit(const job_t *j, const rank_t *r, int64_t rel2)
     if (nmem < 2) return 0;
     int64_t lo = t[(n - 1) / 2], hi = t[n / 2];
     int64_t mid = hi == INT64_MAX ? lo : lo + (hi - lo) / 2;
-    if (mid == INT64_MAX) return 0;
-    int64_t d1 = mid > rel1 ? mid - rel1 : rel1 - mid;
-    int64_t d2 = mid > rel2 ? mid - rel2 : rel2 - mid;
-    return d1 < d2 - tol ? 1 : d2 < d1 - tol ? -1 : 0;
+    if (mid != INT64_MAX) {
+        int64_t d1 = mid > rel1 ? mid - rel1 : rel1 - mid;
+        int64_t d2 = mid > rel2 ? mid - rel2 : rel2 - mid;
+        if (d1 < d2 - tol) return 1;
+        if (d2 < d1 - tol) return -1;
+    }
+    /* The median tells neither: the first rise still fits when a member's
+     * spike is nearer to it than any member's is to the second rise. */
+    return near1 < near2 - tol ? 1 : 0;
 }
 
 /* The longest step between two samples seen one after the other: an
