@@ -130,6 +130,8 @@ typedef struct view_s {
     int auto_members;  /* partitions announced by another member running auto */
     int switching;     /* partitions announced by another member running on, configured auto */
     int unannounced;   /* partitions committed by a member that does not announce (legacy) */
+    int held;          /* input partitions nobody announces and not this member's: held by a
+                          member that does not announce (or in a rebalance) */
     bool on_snapshots; /* a repartition partition holds an `on` engine's snapshot reference */
     bool recent_auto;  /* another member configured auto announced in the last RECENT_MS */
     char other_version[32];
@@ -251,6 +253,14 @@ static void look(run_t *r, view_t *v)
         else if (x.eff == 1) v->switching++;
         else if (x.eff == 2) v->auto_members++;
     }
+    /* Every input partition has an owner once the group is stable, and
+     * every member of this release announces what it owns: a partition
+     * that no announcement names is held by a member that does not
+     * announce, whether or not its commits move (an idle one). */
+    for (int q = 0; q < r->in_parts; q++)
+        if (!fresh[q] && !(q < r->rep_parts && fresh[r->in_parts + q]) &&
+            !mine(r, r->set->kafka.input_topics.v[0], q))
+            v->held++;
     for (int k = 0; k < c->cnt; k++) {
         const rd_kafka_topic_partition_t *t = &c->elems[k];
         int i = slot(r, t);
@@ -397,6 +407,16 @@ void sw_run_members_start(run_t *r, int as)
             follow(r, "members of the group still run on after 40 s");
             return;
         }
+        /* Followers wait for members of an earlier release that still
+         * hold partitions (sw_run_members_tick): not a switch under way. */
+        if (v.switching && v.held) {
+            snprintf(why, sizeof(why),
+                     "%d input partitions of group %s are held by members that do not announce "
+                     "themselves (an earlier release), which the group's other members follow",
+                     v.held, r->set->kafka.group_id);
+            follow(r, why);
+            return;
+        }
         /* Members following on (configured auto): they switch within
          * seconds of each other; this one waits for them rather than
          * follow (which would send them back to on). */
@@ -448,7 +468,21 @@ void sw_run_members_tick(run_t *r, int64_t now)
     look(r, &v);
     if (!v.read) return; /* nothing known: nothing changes */
     bool on = v.on_members || v.unannounced || (!r->mode_follow && v.switching);
-    if (on) r->mem_on_ms = now;
+    /* A follower also waits while input partitions are held by members
+     * that do not announce (an earlier release running on, idle or not):
+     * it switches to auto only once every partition is announced. A
+     * member running auto does not go back to on for them alone (a
+     * rebalance leaves partitions unowned for a moment): an earlier
+     * release's member is seen by its commits, as above. */
+    bool held = r->mode_follow && v.held > 0;
+    if (held && !r->mem_held)
+        sw_log(r->log, SW_LOG_INFO,
+               "%d input partitions of group %s are held by members that do not announce "
+               "themselves (an earlier release, which runs on): this member runs on until every "
+               "partition is held by a member of this release",
+               v.held, r->set->kafka.group_id);
+    r->mem_held = r->mode_follow ? v.held : 0;
+    if (on || held) r->mem_on_ms = now;
     /* Not before this consumer's first assignment: librdkafka < 2.3.0's
      * cooperative-sticky assignor aborts when a member that joined leaves
      * before it was assigned (upstream issue 4312; CI saw the leader abort
