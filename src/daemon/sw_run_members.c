@@ -53,6 +53,11 @@
                              group is not one of an earlier release alone */
 #define PREFIX "swmember1:"
 #define READ_TIMEOUT_MS 5000 /* a reading's requests end (an error) within this */
+/* An input partition announced once (by a member of this release, since
+ * gone) and named by no announcement for this long is held by a member
+ * that does not announce: longer than a member of this release takes to
+ * restart (a switch waits up to WAIT_MAX_MS for its peers). */
+#define HELD_MS 60000
 
 static const char *mode_name(int m)
 {
@@ -256,11 +261,21 @@ static void look(run_t *r, view_t *v)
     /* Every input partition has an owner once the group is stable, and
      * every member of this release announces what it owns: a partition
      * that no announcement names is held by a member that does not
-     * announce, whether or not its commits move (an idle one). */
-    for (int q = 0; q < r->in_parts; q++)
-        if (!fresh[q] && !(q < r->rep_parts && fresh[r->in_parts + q]) &&
-            !mine(r, r->set->kafka.input_topics.v[0], q))
+     * announce, whether or not its commits move (an idle one). One never
+     * announced at all counts at once; one a member of this release
+     * announced (and left: a restart, a switch) after HELD_MS. */
+    int64_t mono = sw_clock_ms();
+    for (int q = 0; q < r->in_parts; q++) {
+        bool rq = q < r->rep_parts;
+        if (fresh[q] || (rq && fresh[r->in_parts + q]) ||
+            mine(r, r->set->kafka.input_topics.v[0], q)) {
+            r->mem_gone[q] = 0;
+            continue;
+        }
+        if (!r->mem_gone[q]) r->mem_gone[q] = mono;
+        if (!(ever[q] || (rq && ever[r->in_parts + q])) || mono - r->mem_gone[q] >= HELD_MS)
             v->held++;
+    }
     for (int k = 0; k < c->cnt; k++) {
         const rd_kafka_topic_partition_t *t = &c->elems[k];
         int i = slot(r, t);
@@ -349,6 +364,7 @@ static bool make_handle(run_t *r)
     r->mem_wait = 0;
     r->mem_off = sw_malloc(((size_t)(r->in_parts + r->rep_parts) + 1) * sizeof(int64_t));
     for (int i = 0; i < r->in_parts + r->rep_parts; i++) r->mem_off[i] = INT64_MIN;
+    r->mem_gone = sw_calloc((size_t)r->in_parts + 1, sizeof(int64_t));
     return true;
 }
 
@@ -407,9 +423,11 @@ void sw_run_members_start(run_t *r, int as)
             follow(r, "members of the group still run on after 40 s");
             return;
         }
-        /* Followers wait for members of an earlier release that still
-         * hold partitions (sw_run_members_tick): not a switch under way. */
-        if (v.switching && v.held) {
+        /* At a first start, followers waiting for members of an earlier
+         * release that still hold partitions (sw_run_members_tick): not a
+         * switch under way (a start as auto after following waits for
+         * its peers' switch as above). */
+        if (as < 0 && v.switching && v.held) {
             snprintf(why, sizeof(why),
                      "%d input partitions of group %s are held by members that do not announce "
                      "themselves (an earlier release), which the group's other members follow",
@@ -516,4 +534,6 @@ void sw_run_members_stop(run_t *r)
     r->members = NULL;
     free(r->mem_off);
     r->mem_off = NULL;
+    free(r->mem_gone);
+    r->mem_gone = NULL;
 }
