@@ -78,36 +78,6 @@ static void put_cut(sw_jw_t *jw, sw_str_t s, size_t max)
     sw_buf_clear(&tmp);
 }
 
-void sw_pager_rfc3339(int64_t ns, sw_buf_t *out)
-{
-    /* Floor division, so that times before 1970 count back from the epoch;
-     * none of these steps can overflow for any int64 input. */
-    int64_t secs = ns / 1000000000, frac = ns % 1000000000;
-    if (frac < 0) {
-        frac += 1000000000;
-        secs--;
-    }
-    int64_t days = secs / 86400, sod = secs % 86400;
-    if (sod < 0) {
-        sod += 86400;
-        days--;
-    }
-    /* Civil date of a day count (proleptic Gregorian calendar, 400-year
-     * eras starting on March 1st so that the leap day comes last). */
-    int64_t z = days + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;                                      /* 0..146096 */
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365 */
-    int64_t mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
-    int64_t day = doy - (153 * mp + 2) / 5 + 1;
-    int64_t month = mp < 10 ? mp + 3 : mp - 9;
-    int64_t year = yoe + era * 400 + (month <= 2);
-    sw_buf_printf(out, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%09lldZ", (long long)year,
-                  (long long)month, (long long)day, (long long)(sod / 3600),
-                  (long long)(sod / 60 % 60), (long long)(sod % 60), (long long)frac);
-}
-
 void sw_pager_dedup_key(const sw_record_t *rec, sw_buf_t *out)
 {
     size_t start = out->len;
@@ -151,7 +121,7 @@ static void put_key_rfc3339(sw_jw_t *jw, const char *key, int64_t ns)
 {
     sw_buf_t tmp;
     sw_buf_init(&tmp);
-    sw_pager_rfc3339(ns, &tmp);
+    sw_buf_put_rfc3339(&tmp, ns);
     put_key_str(jw, key, (sw_str_t){tmp.data, tmp.len});
     sw_buf_clear(&tmp);
 }

@@ -114,13 +114,6 @@ void sw_pager_title(const sw_record_t *rec, sw_buf_t *out);
 void sw_pager_source(const sw_record_t *rec, sw_buf_t *out);
 
 /**
- * @brief Append @p ns (since the Unix epoch, any int64 value, negative
- *        included) as RFC 3339 UTC with nine fraction digits:
- *        "2023-11-14T22:13:20.123456789Z".
- */
-void sw_pager_rfc3339(int64_t ns, sw_buf_t *out);
-
-/**
  * @brief Length of the longest prefix of @p s (of @p len bytes) that is at
  *        most @p max bytes and does not end inside a UTF-8 sequence.
  * @returns @p len when it fits; bytes that are not UTF-8 are cut anywhere.

@@ -5,8 +5,6 @@
  */
 #include "sw_codec_x8.h"
 
-#include "sw_codec_pager.h"
-
 #include <stdio.h>
 #include <string.h>
 
@@ -132,7 +130,7 @@ void sw_x8_time(sw_buf_t *buf, int64_t ns)
 {
     /* RFC 3339 with nanoseconds, cut to milliseconds: "...T01:02:03.456Z". */
     size_t start = buf->len;
-    sw_pager_rfc3339(ns, buf);
+    sw_buf_put_rfc3339(buf, ns);
     if (buf->len - start >= 11 && buf->data[buf->len - 11] == '.') {
         buf->len -= 6; /* ".123456789Z" -> ".1234", then its last digit -> 'Z' */
         buf->data[buf->len - 1] = 'Z';

@@ -490,7 +490,7 @@ static void put_x8(sw_buf_t *out, const job_t *job)
     for (size_t i = 0; i < job->n_x8; i++) {
         const x8item_t *it = &job->x8s[i];
         sw_buf_puts(out, "<tr><td>");
-        if (it->has_event) sw_pager_rfc3339(it->event_ns, out);
+        if (it->has_event) sw_buf_put_rfc3339(out, it->event_ns);
         sw_buf_printf(out, "</td><td>%s %lld%s rev %lld</td><td>",
                       it->act == SW_ACTION_CRASH ? "crash" : "warning", (long long)it->number,
                       it->act == SW_ACTION_WARNING && !it->open ? " (closed)" : "",

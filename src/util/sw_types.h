@@ -99,6 +99,12 @@ static inline void sw_buf_putc(sw_buf_t *buf, char c)
 void sw_buf_put_i64(sw_buf_t *buf, int64_t v);
 /** @brief Append an unsigned decimal integer. */
 void sw_buf_put_u64(sw_buf_t *buf, uint64_t v);
+/**
+ * @brief Append @p ns (since the Unix epoch, any int64 value, negative
+ *        included) as RFC 3339 UTC with nine fraction digits:
+ *        "2023-11-14T22:13:20.123456789Z".
+ */
+void sw_buf_put_rfc3339(sw_buf_t *buf, int64_t ns);
 /** @brief Append printf-formatted text. */
 void sw_buf_printf(sw_buf_t *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** @brief NUL-terminate and return the data (borrowed: valid until the next append). */

@@ -213,6 +213,36 @@ void sw_buf_put_i64(sw_buf_t *buf, int64_t v)
     }
 }
 
+void sw_buf_put_rfc3339(sw_buf_t *out, int64_t ns)
+{
+    /* Floor division, so that times before 1970 count back from the epoch;
+     * none of these steps can overflow for any int64 input. */
+    int64_t secs = ns / 1000000000, frac = ns % 1000000000;
+    if (frac < 0) {
+        frac += 1000000000;
+        secs--;
+    }
+    int64_t days = secs / 86400, sod = secs % 86400;
+    if (sod < 0) {
+        sod += 86400;
+        days--;
+    }
+    /* Civil date of a day count (proleptic Gregorian calendar, 400-year
+     * eras starting on March 1st so that the leap day comes last). */
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;                                      /* 0..146096 */
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365 */
+    int64_t mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
+    int64_t day = doy - (153 * mp + 2) / 5 + 1;
+    int64_t month = mp < 10 ? mp + 3 : mp - 9;
+    int64_t year = yoe + era * 400 + (month <= 2);
+    sw_buf_printf(out, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%09lldZ", (long long)year,
+                  (long long)month, (long long)day, (long long)(sod / 3600),
+                  (long long)(sod / 60 % 60), (long long)(sod % 60), (long long)frac);
+}
+
 size_t sw_edit_distance_ci(const char *a, const char *b)
 {
     size_t n = strlen(a), m = strlen(b);

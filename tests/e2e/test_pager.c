@@ -56,7 +56,7 @@ static const char *str_of(json_t *obj, const char *key)
     return json_string_value(v);
 }
 
-/* RFC 3339 from gmtime_r: the oracle for sw_pager_rfc3339(). */
+/* RFC 3339 from gmtime_r: the oracle for sw_buf_put_rfc3339(). */
 static void rfc_oracle(int64_t ns, char *out, size_t n)
 {
     int64_t s = ns / 1000000000, f = ns % 1000000000;
@@ -74,7 +74,7 @@ static void rfc_oracle(int64_t ns, char *out, size_t n)
 static const char *rfc(int64_t ns, sw_buf_t *b)
 {
     b->len = 0;
-    sw_pager_rfc3339(ns, b);
+    sw_buf_put_rfc3339(b, ns);
     return sw_buf_cstr(b);
 }
 
