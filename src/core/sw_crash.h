@@ -2,7 +2,7 @@
  * SPEC 8, "from storm to crash", beside the stream engine: death markers,
  * silent ranks, the first death of a crash (with late-arrival revision),
  * warnings from device capacity and growth, blind ranks. The engine
- * (sw_detect.c) calls sw_crash_feed() once per event, after SPEC 6's step
+ * (sw_detect_feed.c) calls sw_crash_feed() once per event, after SPEC 6's step
  * 5, and reads the records it made with sw_crash_next(). Internal to
  * src/core; pure like the engine: no I/O, no clock, no globals.
  */

@@ -740,20 +740,6 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_run_mem_attach(r, p); /* the process's one budget (sw_run_mem.c) */
 }
 
-/* Where auto.offset.reset points in @p topic [@p partition] now (-1: unknown). */
-int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition)
-{
-    char reset[32] = "earliest";
-    size_t n = sizeof(reset);
-    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
-    int64_t lo, hi;
-    if (rd_kafka_query_watermark_offsets(r->reader, topic, partition, &lo, &hi, 10000)) return -1;
-    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
-                   strcmp(reset, "largest") == 0
-               ? hi
-               : lo;
-}
-
 /* Where consumption of a partition without a usable snapshot starts: the
  * committed offset, else where auto.offset.reset points (-1: unknown). */
 int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c)
@@ -828,19 +814,6 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         sw_log(r->log, SW_LOG_INFO, "origin snapshots committed for %d new partition%s in %lld ms",
                ok, ok == 1 ? "" : "s", (long long)(sw_clock_ms() - t0));
     return held;
-}
-
-/* Pause (@p pause) or resume the held partition @p p. */
-void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
-{
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
-    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
-                                  : rd_kafka_resume_partitions(r->consumer, l);
-    if (e)
-        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic,
-               (int)p->partition, pause ? "pause" : "resume", rd_kafka_err2str(e));
-    rd_kafka_topic_partition_list_destroy(l);
 }
 
 /* A held partition: take its origin snapshot again until a commit of it
