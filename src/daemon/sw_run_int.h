@@ -358,7 +358,9 @@ typedef struct run_s {
     size_t mem_owned;    /* partitions owned at the last announcement */
     int64_t mem_t0;      /* ms: this run's start */
     int64_t mem_on_ms;   /* ms: an `on` member last seen */
+    int mem_held;        /* input partitions held by a member that does not announce */
     int64_t *mem_off;    /* the group's commits last read: input, then repartition */
+    int64_t *mem_gone;   /* per input partition: ms since when no announcement names it (0) */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* The members' reading (sw_run_members.c), never waited for: admin

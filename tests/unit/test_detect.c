@@ -428,6 +428,7 @@ static bool g_sticky;
 /* Restores of two-source engines swap their sources (sw_detect_swap_sources:
  * repartition=auto's engine going on under on) and are fed so from then on. */
 static bool g_swap;
+static bool g_compat; /* snapshots in the previous release's layout and an extension */
 /* gen_t.wide of the streams that follow. */
 static bool g_wide;
 
@@ -853,9 +854,14 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             int64_t y[2];
             for (int s = 0; s < 2; s++)
                 if (!sw_detect_min_offset_src(det, s, &y[s]) || y[s] > off[s]) y[s] = off[s];
-            sw_buf_t snap;
+            sw_buf_t snap, ext, full;
             sw_buf_init(&snap);
-            if (sources == 1) sw_detect_snapshot(det, off[0], &snap);
+            sw_buf_init(&ext);
+            sw_buf_init(&full);
+            const int64_t at[2] = {off[0], sources == 1 ? 0 : off[1]};
+            sw_detect_snapshot_src(det, at, &full);
+            if (g_compat) sw_detect_snapshot_compat(det, at, &snap, &ext);
+            else if (sources == 1) sw_detect_snapshot(det, off[0], &snap);
             else sw_detect_snapshot_src(det, off, &snap);
             sw_detect_destroy(det);
             int64_t x[2] = {-1, -1};
@@ -870,6 +876,23 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
             }
             SW_ASSERT_I64(x[0], off[0]);
             SW_ASSERT_I64(x[1], off[1]);
+            if (g_compat) {
+                /* The body with its extension is the engine SWS6 gave: it
+                 * saves SWS6's bytes (before its rebuild and after). */
+                SW_ASSERT(sw_detect_restore_ext(det, snap.data, snap.len, ext.data, ext.len, err,
+                                                sizeof(err)),
+                          "seed %llu snapshot at %ld: extension refused: %s",
+                          (unsigned long long)seed, snap_at, err);
+                sw_buf_t re;
+                sw_buf_init(&re);
+                sw_detect_snapshot_src(det, at, &re);
+                SW_ASSERT(re.len == full.len && memcmp(re.data, full.data, re.len) == 0,
+                          "seed %llu snapshot at %ld: body and extension restore another engine",
+                          (unsigned long long)seed, snap_at);
+                sw_buf_clear(&re);
+                sw_buf_clear(&snap);
+                sw_buf_put(&snap, full.data, full.len); /* what "again" below compares */
+            }
             swapped = g_swap && sources == 2;
             if (swapped) {
                 sw_detect_swap_sources(det, x);
@@ -890,6 +913,8 @@ static void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int6
                       (unsigned long long)seed, snap_at);
             sw_buf_clear(&again);
             sw_buf_clear(&snap);
+            sw_buf_clear(&ext);
+            sw_buf_clear(&full);
         }
         sw_event_t ev;
         gen_event(&g, &ev, nranks, njobs);
@@ -1123,6 +1148,71 @@ static void test_restore_swapped_sources(void **state)
     g_swap = true;
     restore_cases(2);
     g_swap = false;
+}
+
+/* Snapshots in the layout the previous release reads (v0.3.0: SWS4, SW8a)
+ * with what it lacks in an extension (issue 35, a rollback): restored
+ * with the extension, the engine saves what SWS6 saves and gives the
+ * records of the uninterrupted one, from one source, two, and swapped. */
+static void test_restore_compat(void **state)
+{
+    (void)state;
+    g_compat = true;
+    restore_cases(1);
+    restore_cases(2);
+    g_swap = true;
+    restore_cases(2);
+    g_swap = false;
+    g_compat = false;
+}
+
+/* The body alone is SWS4, which restores (an older snapshot); an extension
+ * that is not of its body, or cut short, is refused by name. */
+static void test_restore_compat_body(void **state)
+{
+    (void)state;
+    sw_params_t p = sw_params_default();
+    p.spike_min_bytes = 500;
+    sw_detector_t *det = sw_detect_new(p);
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = 5;
+    g.scale = 1;
+    char err[256];
+    for (int64_t i = 0; i < 900; i++) {
+        sw_event_t ev;
+        gen_event(&g, &ev, 4, 2);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
+    }
+    sw_buf_t body, ext, full;
+    sw_buf_init(&body);
+    sw_buf_init(&ext);
+    sw_buf_init(&full);
+    sw_detect_snapshot_compat(det, (int64_t[2]){900, 0}, &body, &ext);
+    sw_detect_snapshot(det, 900, &full);
+    SW_ASSERT(body.len > 4 && !memcmp(body.data, "SWS4", 4), "body in SWS4's layout");
+    SW_ASSERT(ext.len > 4 && !memcmp(ext.data, "SWX6", 4), "extension SWX6");
+    int64_t x;
+    sw_detector_t *r = sw_detect_restore(p, body.data, body.len, 0, &x, err, sizeof(err));
+    SW_ASSERT(r != NULL, "the body alone restores: %s", err);
+    SW_ASSERT_I64(x, 900);
+    /* cut short */
+    SW_ASSERT(
+        !sw_detect_restore_ext(r, body.data, body.len, ext.data, ext.len - 1, err, sizeof(err)),
+        "a cut extension is refused");
+    SW_ASSERT(strstr(err, "SWX6") != NULL, "named: %s", err);
+    sw_detect_destroy(r);
+    /* beside an SWS6 body */
+    r = sw_detect_restore(p, full.data, full.len, 0, &x, err, sizeof(err));
+    SW_ASSERT(r != NULL, "SWS6 restores: %s", err);
+    SW_ASSERT(!sw_detect_restore_ext(r, full.data, full.len, ext.data, ext.len, err, sizeof(err)),
+              "an extension beside SWS6 is refused");
+    sw_detect_destroy(r);
+    sw_detect_destroy(det);
+    sw_buf_clear(&body);
+    sw_buf_clear(&ext);
+    sw_buf_clear(&full);
 }
 
 static void test_restore_refuses_other_params(void **state)
@@ -1585,6 +1675,8 @@ int main(void)
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_restore_two_sources),
         cmocka_unit_test(test_restore_swapped_sources),
+        cmocka_unit_test(test_restore_compat),
+        cmocka_unit_test(test_restore_compat_body),
         cmocka_unit_test(test_restore_refuses_other_params),
         cmocka_unit_test(test_flood_evicts_fake_jobs),
         cmocka_unit_test(test_budget_where_memory_grows),
