@@ -500,6 +500,32 @@ void sw_crash_summarised(sw_detector_t *det, job_t *j)
     sw_crash_warn_close(det, j, NULL, j->id.last_off, SW_X8_END_JOB);
 }
 
+/* A quiet sample (issue 39): of an alive rank already on the silence heap,
+ * with no death, stop or warning marks, not degraded, not near full, in a
+ * job with no warning entries, whose new deadline would not move its heap
+ * entry (keys stay lazy: only a lower one moves) and after which no
+ * deadline has passed. The full step would then only move the rank's
+ * newest time and the job's: done here, and true. False (nothing changed)
+ * when any of that does not hold: the full step decides. */
+static bool crash_quiet(const sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *ev)
+{
+    sw_cjob_t *cj = j->cj;
+    if (!cj || ri >= cj->cap_ri || cj->nw || !cj->has_mrel) return false;
+    uint32_t ci = cj->ri2ci[ri];
+    if (ci == CNIL) return false;
+    crank_t *c = &cj->r[ci];
+    if (c->life != LIFE_ALIVE || c->d != CNIL || c->degraded || c->blind || c->hpos == CNIL)
+        return false;
+    int64_t newest = ev->timestamp_ns > c->newest_ts ? ev->timestamp_ns : c->newest_ts;
+    int64_t rel = rel_of(j, c, newest);
+    int64_t mrel = rel > cj->mrel ? rel : cj->mrel;
+    if (cj->heap[0].deadline < mrel) return false; /* a sweep is due */
+    if (sat_add(rel, silence_ns(det, j, c)) < cj->heap[c->hpos].deadline) return false;
+    c->newest_ts = newest;
+    cj->mrel = mrel;
+    return true;
+}
+
 void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *ev, bool blind,
                    int64_t offset)
 {
@@ -511,6 +537,10 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
      * oom.warn.headroom): a sample far from it costs this compare. */
     bool near = cap && (double)(ev->device_total_bytes.value - ev->device_used_bytes) <
                            2 * det->params.oom_warn_headroom * (double)ev->device_total_bytes.value;
+    if (sample && !near && crash_quiet(det, j, ri, ev)) {
+        if (blind) sw_crash_fill_blind(det->xo, j->cj, &det->xo->blind, &det->xo->n_blind);
+        return;
+    }
     if (!j->cj && !sample && kind == SW_X8_NONE) {
         return; /* a phase event of a job SPEC 8 has not met: nothing to track */
     }

@@ -29,7 +29,7 @@ static uint64_t job_key_hash(const sw_detector_t *det, bool has, const char *p, 
 bool sw_det_job_matches(const job_t *j, bool has, const char *p, size_t n)
 {
     if (j->id.has != has) return false;
-    return !has || (j->id.len == n && memcmp(j->id.str, p, n) == 0);
+    return !has || (j->id.len == n && sw_bytes_eq(j->id.str, p, n));
 }
 
 job_t *sw_det_jmap_find(const sw_detector_t *det, bool has, const char *p, size_t n)
@@ -137,11 +137,11 @@ static bool src_is(const job_t *j, uint32_t id, const sw_event_t *ev)
     const sw_src_t *s = &j->src.v[id];
     if (!src_nums_are(j, id, ev)) return false;
     sw_str_t h = sw_intern_get(j->src.strs, s->host);
-    if (h.len != ev->host.len || (h.len && memcmp(h.ptr, ev->host.ptr, h.len) != 0)) return false;
+    if (h.len != ev->host.len || !sw_bytes_eq(h.ptr, ev->host.ptr, h.len)) return false;
     if (!ev->has_session_id) return s->session == 0;
     sw_str_t t = sw_intern_get(j->src.strs, s->session);
     return s->session != 0 && t.len == ev->session_id.len &&
-           (t.len == 0 || memcmp(t.ptr, ev->session_id.ptr, t.len) == 0);
+           sw_bytes_eq(t.ptr, ev->session_id.ptr, t.len);
 }
 
 static void src_remember(rank_t *r, uint32_t id)

@@ -172,19 +172,25 @@ static inline void heap_down(job_t *j, size_t i)
     heap_set(j, i, x);
 }
 
-/* Insert rank ri, or move it after its newest timestamp grew. */
+/* Insert rank ri with its newest timestamp. A rank already in keeps its
+ * key, which may stay below its newest timestamp (keys are lazy: a sample
+ * costs no sift); stale_sweep() re-keys a rank when it reaches the top.
+ * So every key is at most its rank's newest_ts, which only grows. */
 static inline void sw_det_heap_update(job_t *j, uint32_t ri, int64_t key)
 {
-    uint32_t pos = j->cands.hpos[ri];
-    if (pos == NIL) {
-        SW_GROW(j->cands.heap, j->cands.nheap, j->cands.capheap, 2);
-        heap_ent_t e = {key, ri};
-        heap_set(j, j->cands.nheap++, e);
-        heap_up(j, j->cands.nheap - 1);
-        return;
-    }
-    j->cands.heap[pos].key = key;
-    heap_down(j, pos);
+    if (j->cands.hpos[ri] != NIL) return;
+    SW_GROW(j->cands.heap, j->cands.nheap, j->cands.capheap, 2);
+    heap_ent_t e = {key, ri};
+    heap_set(j, j->cands.nheap++, e);
+    heap_up(j, j->cands.nheap - 1);
+}
+
+/* The top's key raised to its rank's newest timestamp (@p key) and moved
+ * down to its place. */
+static inline void heap_rekey_top(job_t *j, int64_t key)
+{
+    j->cands.heap[0].key = key;
+    heap_down(j, 0);
 }
 
 static inline void heap_pop_top(job_t *j)

@@ -98,9 +98,16 @@ static void window_changed(job_t *j, uint32_t n_before, uint32_t n_after)
 static void stale_sweep(sw_detector_t *det, job_t *j)
 {
     while (j->cands.nheap) {
+        /* Keys are lazy (at most the rank's newest_ts): a top that is not
+         * stale means no rank is; a stale one is checked with its rank's
+         * newest time and re-keyed when that is newer. */
         if (j->seen.newest_ts - j->cands.heap[0].key <= det->stale_ns) break;
         uint32_t ri = j->cands.heap[0].ri;
         rank_t *r = &j->ranks.v[ri];
+        if (r->newest_ts != j->cands.heap[0].key) {
+            heap_rekey_top(j, r->newest_ts);
+            continue;
+        }
         heap_pop_top(j);
         sw_win_ctx_t ctx = {j->src.v,      j->src.strs,        &j->src.wide,
                             &j->seen.gaps, &j->seen.intervals, NULL};

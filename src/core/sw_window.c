@@ -454,8 +454,12 @@ sw_win_res_t sw_win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, i
 static sw_win_res_t win_insert(sw_win_t *win, const sw_win_ctx_t *ctx, int64_t ts, int64_t used,
                                uint32_t src, int64_t off)
 {
-    bool equal;
-    uint32_t pos = lower_bound(win, ctx, ts, src, &equal);
+    bool equal = false;
+    uint32_t pos;
+    /* The usual sample, newer than the newest: lower_bound()'s first test
+     * without the call. */
+    if (win->n && win->slot[slot(win, win->n - 1)].ts < ts) pos = win->n;
+    else pos = lower_bound(win, ctx, ts, src, &equal);
     if (equal) return SW_WIN_DUP;
     if (win->n == win->cap && win->cap < ctx->pool->max) grow(win, ctx->pool);
     /* A full window's newest sample from the source of its oldest (a

@@ -27,9 +27,18 @@ static inline sw_str_t sw_str(const char *s)
 bool sw_str_eq(sw_str_t a, sw_str_t b);
 
 /** @brief Whether @p n bytes at @p a and @p b are equal; the usual
- *         identifiers (4-16 bytes) in two word compares, without a call. */
+ *         identifiers (4-32 bytes: hosts, job ids, session UUIDs) in two to
+ *         four word compares, without a call. */
 static inline bool sw_bytes_eq(const char *a, const char *b, size_t n)
 {
+    if (n > 16 && n <= 32) {
+        uint64_t x[4], y[4];
+        __builtin_memcpy(&x[0], a, 16);
+        __builtin_memcpy(&y[0], b, 16);
+        __builtin_memcpy(&x[2], a + n - 16, 16);
+        __builtin_memcpy(&y[2], b + n - 16, 16);
+        return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3])) == 0;
+    }
     if (n >= 8 && n <= 16) {
         uint64_t x, y, z, w;
         __builtin_memcpy(&x, a, 8);
