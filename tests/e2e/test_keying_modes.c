@@ -157,7 +157,7 @@ static int check_auto(const char *sc, const input_t *in, bool live, bool expect_
     char *fate = calloc(ni + 1, 1); /* 1 analysed here, 2 copied */
     int64_t deadline = sw_proc_now_ms() + 90000;
     for (;;) {
-        nr = sw_kc_read(g_boot, rtopic, NPARTS, (size_t)-1, 0, 3000, &rm);
+        nr = sw_kc_read_all(g_boot, rtopic, NPARTS, 30000, &rm);
         qsort(rm, nr, sizeof(*rm), cmp_kmsg);
         lines = realloc(lines, (ni + nr + 1) * sizeof(*lines));
         lens = realloc(lens, (ni + nr + 1) * sizeof(*lens));

@@ -21,7 +21,7 @@ static size_t resent(const char *sc, size_t *total)
     char otopic[100];
     snprintf(otopic, sizeof(otopic), "out.%s", sc);
     sw_kmsg_t *o;
-    size_t no = sw_kc_read(g_boot, otopic, NPARTS, (size_t)-1, 0, 3000, &o), dup = 0;
+    size_t no = sw_kc_read_all(g_boot, otopic, NPARTS, 30000, &o), dup = 0;
     for (size_t i = 0; i < no; i++)
         for (size_t k = 0; k < i; k++)
             if (o[k].len == o[i].len && !memcmp(o[k].value, o[i].value, o[i].len)) {
@@ -142,7 +142,7 @@ static size_t dead_letters(const char *sc)
     char topic[100];
     snprintf(topic, sizeof(topic), "dlq.%s", sc);
     sw_kmsg_t *o;
-    size_t n = sw_kc_read(g_boot, topic, NPARTS, (size_t)-1, 0, 3000, &o);
+    size_t n = sw_kc_read_all(g_boot, topic, NPARTS, 30000, &o);
     sw_kmsg_free(o, n);
     return n;
 }
