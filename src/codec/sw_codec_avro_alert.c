@@ -174,6 +174,17 @@ static void put_x8(sw_buf_t *out, const sw_record_t *rec)
         put_opt_long(out, x->storm.has_onset, (int64_t)x->storm.onset_ns);
     }
     put_long(out, x->closed_warning);
+    /* Since 0.4.0, at the record's end with null defaults: what JSON's
+     * previous_first_death, deaths_total, closed_by, closed_by_crash say. */
+    put_long(out, x->has_previous ? 1 : 0);
+    if (x->has_previous) {
+        put_long(out, x->previous_rank);
+        put_long(out, x->previous_aligned_ns);
+    }
+    put_opt_long(out, crash && x->deaths_total > 0, x->deaths_total);
+    bool closed = !x->open && x->end != SW_X8_END_NONE;
+    put_opt_str(out, closed, closed ? sw_str(sw_x8_end_str(x->end, crash)) : sw_str(""));
+    put_opt_long(out, x->closed_by_crash > 0, x->closed_by_crash);
 }
 
 sw_err_t sw_avro_encode_record(const sw_record_t *rec, int32_t schema_id, sw_buf_t *out,
@@ -723,7 +734,23 @@ static bool rd_x8_tail(rd_t *rd, sw_arena_t *a, sw_record_t *rec, sw_x8_t *x, bo
             return false;
         x->storm.onset_ns = (uint64_t)onset;
     }
-    return rd_long_f(rd, "x8.closed_warning", &x->closed_warning);
+    if (!rd_long_f(rd, "x8.closed_warning", &x->closed_warning)) return false;
+    /* The keys added in 0.4.0 end the record: a record written before them
+     * (the same schema id without a registry) ends here and has none. */
+    if (rd_left(rd) == 0) return true;
+    rd->field = "x8.previous_first_death";
+    if (!rd_opt(rd, &x->has_previous)) return false;
+    if (x->has_previous &&
+        (!rd_long_f(rd, "x8.previous_first_death.rank", &x->previous_rank) ||
+         !rd_long_f(rd, "x8.previous_first_death.aligned_timestamp_ns", &x->previous_aligned_ns)))
+        return false;
+    set = false;
+    sw_str_t end;
+    if (!rd_opt_long(rd, "x8.deaths_total", &set, &x->deaths_total) ||
+        !rd_opt_str(rd, "x8.closed_by", &set, &end))
+        return false;
+    x->end = set ? sw_x8_end_parse(end) : SW_X8_END_NONE;
+    return rd_opt_long(rd, "x8.closed_by_crash", &set, &x->closed_by_crash);
 }
 
 /* A crash or warning record: the SPEC 6 fields are read and dropped, the

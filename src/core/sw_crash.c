@@ -73,18 +73,6 @@ void sw_crash_job_free(sw_cjob_t *cj)
     free(cj);
 }
 
-void sw_crash_out_free(sw_xout_t *xo)
-{
-    if (!xo) return;
-    sw_arena_clear(&xo->arena);
-    free(xo);
-}
-
-size_t sw_crash_out_bytes(const sw_xout_t *xo)
-{
-    return xo ? sizeof(*xo) + xo->arena.total : 0;
-}
-
 size_t sw_crash_job_bytes(const sw_cjob_t *cj)
 {
     if (!cj) return 0;
@@ -262,71 +250,7 @@ void sw_crash_set_blind(sw_detector_t *det, sw_cjob_t *cj, crank_t *c)
     else cj->nblind--;
 }
 
-/* ---- records ----------------------------------------------------------- */
-
-static int i64cmp(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* The job's blind ranks, sorted, into *ranks (in the record arena). */
-static void fill_blind(sw_xout_t *xo, const sw_cjob_t *cj, const int64_t **ranks, size_t *nr)
-{
-    *ranks = NULL;
-    *nr = 0;
-    if (!cj || !cj->nblind) return;
-    int64_t *v = sw_arena_alloc(&xo->arena, cj->nblind * sizeof(*v));
-    size_t n = 0;
-    for (size_t i = 0; i < cj->n && n < cj->nblind; i++)
-        if (cj->r[i].blind) v[n++] = cj->r[i].rank;
-    qsort(v, n, sizeof(*v), i64cmp);
-    *ranks = v;
-    *nr = n < SW_X8_BLIND_MAX ? n : SW_X8_BLIND_MAX;
-}
-
-static void storm_ref(const job_t *j, sw_storm_ref_t *s)
-{
-    memset(s, 0, sizeof(*s));
-    if (j->ep.no <= 0) return;
-    s->set = true;
-    s->episode = j->ep.no;
-    s->open = sw_det_ep_open(j);
-    if (j->verdict.has && j->verdict.n) {
-        s->has_rank = true;
-        s->first_cause_rank = j->verdict.sus[0].rank;
-        s->has_onset = true;
-        s->onset_ns = j->verdict.onset;
-    }
-}
-
-sw_record_t *sw_crash_emit(sw_detector_t *det, job_t *j, sw_action_t action, const sw_event_t *ev,
-                           int64_t offset, sw_x8_t **x8)
-{
-    sw_xout_t *xo = det->xo;
-    if (xo->n == XOUT_MAX) return NULL; /* cannot happen: at most 3 per event */
-    sw_record_t *rec = &xo->rec[xo->n];
-    *x8 = &xo->x8[xo->n];
-    xo->n++;
-    memset(rec, 0, sizeof(*rec));
-    memset(*x8, 0, sizeof(**x8));
-    rec->action = action;
-    rec->analysis.has_job_id = j->id.has;
-    rec->analysis.job_id.ptr = j->id.str ? j->id.str : "";
-    rec->analysis.job_id.len = j->id.len;
-    rec->analysis.anchor_rank = -1;
-    rec->has_event_ts = ev != NULL; /* none: closed at the job's summary */
-    rec->event_timestamp_ns = ev ? ev->timestamp_ns : 0;
-    rec->cause_offset = tag_offset(offset); /* a tag (det_tag) */
-    rec->cause_source = tag_source(offset);
-    rec->resolve_rank = -1;
-    rec->episode_confidence = -2;
-    rec->x8 = *x8;
-    storm_ref(j, &(*x8)->storm);
-    fill_blind(xo, j->cj, &rec->blind_ranks, &rec->n_blind);
-    det->st.records[action]++;
-    return rec;
-}
+/* ---- the crash record (the records' queue: sw_crash_out.c) ------------ */
 
 static int dead_cmp_al(const sw_cjob_t *cj, uint32_t a, uint32_t b)
 {
@@ -549,33 +473,6 @@ static void silence_sweep(sw_detector_t *det, job_t *j, const sw_event_t *ev, in
 
 /* ---- the per-event hook ----------------------------------------------- */
 
-void sw_crash_begin(sw_detector_t *det)
-{
-    if (!det->xo) {
-        det->xo = sw_calloc(1, sizeof(*det->xo));
-        sw_arena_init(&det->xo->arena);
-    }
-    det->xo->n = det->xo->next = 0;
-    det->xo->crash_pending = det->xo->crash_opened = false;
-    det->xo->closed_warning = 0;
-    det->xo->has_prev = false;
-    det->xo->has_job_crash = false;
-    det->xo->blind = NULL;
-    det->xo->n_blind = 0;
-    sw_arena_reset(&det->xo->arena);
-}
-
-void sw_crash_blind(const sw_detector_t *det, const int64_t **ranks, size_t *n)
-{
-    *ranks = det->xo->blind;
-    *n = det->xo->n_blind;
-}
-
-const sw_x8_t *sw_crash_job_crash(const sw_detector_t *det)
-{
-    return det->xo && det->xo->has_job_crash ? &det->xo->job_crash : NULL;
-}
-
 void sw_crash_summarised(sw_detector_t *det, job_t *j)
 {
     sw_crash_begin(det);
@@ -593,7 +490,7 @@ void sw_crash_summarised(sw_detector_t *det, job_t *j)
         x->first.oom_reason = xo_str(det->xo, cj->first.oom_reason);
         x->deaths = (int64_t)cj->ndead;
         x->deaths_total = cj->c_died;
-        storm_ref(j, &x->storm);
+        sw_crash_storm_ref(j, &x->storm);
     }
     if (cj->c_open && !cj->c_ended) {
         cj->c_rev++;
@@ -601,13 +498,6 @@ void sw_crash_summarised(sw_detector_t *det, job_t *j)
         emit_crash(det, j, NULL, j->id.last_off, 0, SW_X8_END_JOB);
     }
     sw_crash_warn_close(det, j, NULL, j->id.last_off, SW_X8_END_JOB);
-}
-
-const sw_record_t *sw_crash_next(sw_detector_t *det)
-{
-    sw_xout_t *xo = det->xo;
-    if (!xo || xo->next >= xo->n) return NULL;
-    return &xo->rec[xo->next++];
 }
 
 void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *ev, bool blind,
@@ -690,5 +580,5 @@ void sw_crash_feed(sw_detector_t *det, job_t *j, uint32_t ri, const sw_event_t *
     else if (cap && !near && c_w(cj, c) != CNIL)
         sw_crash_warn_far(cj, c_w(cj, c), ev->timestamp_ns);
     if (cj->nw) sw_crash_warn_job(det, j, ev, offset, changed);
-    if (blind) fill_blind(det->xo, cj, &det->xo->blind, &det->xo->n_blind);
+    if (blind) sw_crash_fill_blind(det->xo, cj, &det->xo->blind, &det->xo->n_blind);
 }

@@ -20,8 +20,8 @@
 
 struct sw_detector_s;
 struct job_s;
-typedef struct sw_cjob_s sw_cjob_t;
-typedef struct sw_xout_s sw_xout_t;
+struct sw_cjob_s; /* a job's SPEC 8 state (sw_crash_int.h) */
+struct sw_xout_s; /* the detector's SPEC 8 records (sw_crash_int.h) */
 
 /**
  * @brief Feed one event of job @p j (SPEC 8), after SPEC 6 handled it.
@@ -56,19 +56,19 @@ const sw_record_t *sw_crash_next(struct sw_detector_s *det);
 void sw_crash_begin(struct sw_detector_s *det);
 
 /** @brief Free a job's SPEC 8 state (accepts NULL). */
-void sw_crash_job_free(sw_cjob_t *cj);
+void sw_crash_job_free(struct sw_cjob_s *cj);
 
 /** @brief Free the detector's record buffers (accepts NULL). */
-void sw_crash_out_free(sw_xout_t *xo);
+void sw_crash_out_free(struct sw_xout_s *xo);
 
 /** @brief Bytes of the record buffers. */
-size_t sw_crash_out_bytes(const sw_xout_t *xo);
+size_t sw_crash_out_bytes(const struct sw_xout_s *xo);
 
 /** @brief Bytes of a job's SPEC 8 state. */
-size_t sw_crash_job_bytes(const sw_cjob_t *cj);
+size_t sw_crash_job_bytes(const struct sw_cjob_s *cj);
 
 /** @brief Ranks blind now in the job. */
-size_t sw_crash_job_blind(const sw_cjob_t *cj);
+size_t sw_crash_job_blind(const struct sw_cjob_s *cj);
 
 /** @brief Append the SPEC 8 section of a snapshot (every live job in order). */
 void sw_crash_save(const struct sw_detector_s *det, sw_buf_t *out);

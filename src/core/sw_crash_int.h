@@ -14,6 +14,9 @@
 #include "sw_crash.h"
 #include "sw_detect_cands.h"
 
+typedef struct sw_cjob_s sw_cjob_t;
+typedef struct sw_xout_s sw_xout_t;
+
 #define CNIL UINT32_MAX
 #define PERSIST_NS INT64_C(5000000000)  /* a rank qualifies this long before it warns */
 #define POINT_NS INT64_C(2500000000)    /* rate points at least this far apart */
@@ -154,6 +157,18 @@ struct sw_xout_s {
     sw_arena_t arena;
 };
 
+/* ---- sw_crash_out.c ---------------------------------------------------- */
+
+/* The next SPEC 8 record of the event last fed (*x8 its SPEC 8 part). */
+sw_record_t *sw_crash_emit(sw_detector_t *det, job_t *j, sw_action_t action, const sw_event_t *ev,
+                           int64_t offset, sw_x8_t **x8);
+
+/* The job's blind ranks, sorted, into *ranks (in the record arena). */
+void sw_crash_fill_blind(sw_xout_t *xo, const sw_cjob_t *cj, const int64_t **ranks, size_t *nr);
+
+/* The storm (SPEC 6 episode) a SPEC 8 record refers to. */
+void sw_crash_storm_ref(const job_t *j, sw_storm_ref_t *s);
+
 /* ---- sw_crash.c -------------------------------------------------------- */
 
 /* The job's SPEC 8 state, made on first use. */
@@ -170,10 +185,6 @@ void sw_crash_heap_set(sw_cjob_t *cj, size_t i, sheap_t e);
 
 /* Rank @p c's blindness (SPEC 8.5: degraded or silent) and the job's count. */
 void sw_crash_set_blind(sw_detector_t *det, sw_cjob_t *cj, crank_t *c);
-
-/* The next SPEC 8 record of the event last fed (*x8 its SPEC 8 part). */
-sw_record_t *sw_crash_emit(sw_detector_t *det, job_t *j, sw_action_t action, const sw_event_t *ev,
-                           int64_t offset, sw_x8_t **x8);
 
 /* A NUL-terminated copy of @p s (caller frees). */
 char *sw_crash_strdup(sw_str_t s);

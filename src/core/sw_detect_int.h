@@ -296,7 +296,7 @@ typedef struct job_s {
     job_pub_t pub;
     job_verdict_t verdict;
     sw_phase_t *phase;
-    sw_cjob_t *cj;                       /* SPEC 8 state (sw_crash.c), NULL until it has any */
+    struct sw_cjob_s *cj;                /* SPEC 8 state (sw_crash.c), NULL until it has any */
     sw_tguard_t tguard;                  /* the out-of-time guard (sw_tguard.h) */
     size_t idx;                          /* position in det->jobs */
     struct job_s *junk_prev, *junk_next; /* in det's list of jobs, least recently active first */
@@ -350,7 +350,7 @@ struct sw_detector_s {
     job_t *pf_last_j;     /* the job the last announced event found (valid while */
     uint64_t pf_last_gen; /* gen is pf_last_gen): the next one's is often it */
     sw_buf_t warning;     /* the warning of the last event fed ("" none) */
-    sw_xout_t *xo;        /* SPEC 8 records of the event being fed (sw_crash.c) */
+    struct sw_xout_s *xo; /* SPEC 8 records of the event being fed (sw_crash_out.c) */
 };
 
 /* Warnings, once per job each (sw_detect_warning). */
@@ -498,6 +498,7 @@ void sw_det_src_last(job_t *j, rank_t *r, const rb_proc_t *p);
 void sw_det_junk_rebuild(sw_detector_t *det);
 job_t *sw_det_job_create(sw_detector_t *det, const sw_event_t *ev, int64_t offset);
 uint32_t sw_det_rank_create(sw_detector_t *det, job_t *j, int64_t rank);
+/* Rank @p ri's candidate re-derived, the treap kept in step (sw_detect_cands.c). */
 void sw_det_cand_refresh(sw_detector_t *det, job_t *j, uint32_t ri);
 void sw_det_phase_settle(job_t *j, rank_t *r);
 void sw_det_verdict_mark(job_t *j, bool on);
@@ -532,7 +533,14 @@ bool sw_det_front_foreign(const job_t *j, const rank_t *r);
 bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel);
 bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r);
 void sw_det_snprintf_like(char *errstr, size_t errstr_size, const char *msg);
-int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard);
+
+/* max.ranks.per.job, or (0 = unlimited) the hard ceiling (*hard). */
+static inline int64_t sw_det_rank_limit(const sw_detector_t *det, bool *hard)
+{
+    int64_t max_ranks = det->params.max_ranks_per_job;
+    *hard = max_ranks <= 0 || max_ranks > SW_WORLD_SIZE_MAX;
+    return *hard ? SW_WORLD_SIZE_MAX : max_ranks;
+}
 
 /* sw_detect.c's jobs and memory budget, for sw_detect_feed.c. */
 

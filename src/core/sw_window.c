@@ -263,20 +263,20 @@ static inline void gap_del(const sw_win_ctx_t *ctx, int64_t d)
 }
 
 /* Source @p src's sampling_interval_ms as sent. */
-static inline int64_t src_interval(const sw_win_ctx_t *ctx, uint32_t src)
+static inline int64_t ctx_interval(const sw_win_ctx_t *ctx, uint32_t src)
 {
     return sw_src_field(ctx->wide, src, ctx->srcs[src].interval_ms, SW_SRC_COL_INTERVAL);
 }
 
 static inline void interval_add(const sw_win_ctx_t *ctx, uint32_t src)
 {
-    int64_t iv = src_interval(ctx, src);
+    int64_t iv = ctx_interval(ctx, src);
     if (iv > 0) sw_vcount_insert(ctx->intervals, iv);
 }
 
 static inline void interval_del(const sw_win_ctx_t *ctx, uint32_t src)
 {
-    int64_t iv = src_interval(ctx, src);
+    int64_t iv = ctx_interval(ctx, src);
     if (iv > 0) sw_vcount_remove(ctx->intervals, iv);
 }
 

@@ -3,10 +3,10 @@
  */
 #include "sw_curl_dl.h"
 
-#include <dlfcn.h>
+#include "sw_dl.h"
+
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
+#include <stddef.h>
 
 #ifndef SW_CURL_SONAME
 #define SW_CURL_SONAME "libcurl.so.4"
@@ -72,40 +72,24 @@ static sw_curl_api_t api = {no_global_init,  no_easy_init,      no_easy,    no_e
                             no_slist_append, no_slist_free_all, no_getdate};
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* dlsym's object pointer into a function pointer (POSIX guarantees the
- * conversion works). */
-#define SYM(field, name)                        \
-    do {                                        \
-        void *p_ = dlsym(h, name);              \
-        if (!p_) goto missing;                  \
-        memcpy(&loaded.field, &p_, sizeof(p_)); \
-    } while (0)
+#define SYM(field, name)                     \
+    {                                        \
+        name, offsetof(sw_curl_api_t, field) \
+    }
+static const sw_dl_sym_t syms[] = {
+    SYM(global_init, "curl_global_init"),   SYM(easy_init, "curl_easy_init"),
+    SYM(easy_cleanup, "curl_easy_cleanup"), SYM(easy_reset, "curl_easy_reset"),
+    SYM(easy_setopt, "curl_easy_setopt"),   SYM(easy_getinfo, "curl_easy_getinfo"),
+    SYM(easy_perform, "curl_easy_perform"), SYM(easy_strerror, "curl_easy_strerror"),
+    SYM(slist_append, "curl_slist_append"), SYM(slist_free_all, "curl_slist_free_all"),
+    SYM(getdate, "curl_getdate"),
+};
+#undef SYM
 
 static void load(void)
 {
-    void *h = dlopen(SW_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(dl_error, sizeof(dl_error), "%s", e ? e : SW_CURL_SONAME " could not be loaded");
-        return;
-    }
-    sw_curl_api_t loaded;
-    SYM(global_init, "curl_global_init");
-    SYM(easy_init, "curl_easy_init");
-    SYM(easy_cleanup, "curl_easy_cleanup");
-    SYM(easy_reset, "curl_easy_reset");
-    SYM(easy_setopt, "curl_easy_setopt");
-    SYM(easy_getinfo, "curl_easy_getinfo");
-    SYM(easy_perform, "curl_easy_perform");
-    SYM(easy_strerror, "curl_easy_strerror");
-    SYM(slist_append, "curl_slist_append");
-    SYM(slist_free_all, "curl_slist_free_all");
-    SYM(getdate, "curl_getdate");
-    api = loaded;
-    return;
-missing:
-    snprintf(dl_error, sizeof(dl_error), SW_CURL_SONAME " lacks a function: %s", dlerror());
-    dlclose(h);
+    sw_dl_load(SW_CURL_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api, sizeof(api), dl_error,
+               sizeof(dl_error));
 }
 
 const sw_curl_api_t *sw_curl_api(void)

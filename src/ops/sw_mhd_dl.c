@@ -3,10 +3,10 @@
  */
 #include "sw_mhd_dl.h"
 
-#include <dlfcn.h>
+#include "sw_dl.h"
+
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
+#include <stddef.h>
 
 #ifndef SW_MHD_SONAME
 #define SW_MHD_SONAME "libmicrohttpd.so.12"
@@ -31,38 +31,27 @@ static void no_stop(struct MHD_Daemon *d)
 static sw_mhd_api_t api = {.start_daemon_va = no_start, .stop_daemon = no_stop};
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* dlsym's object pointer into a function pointer (POSIX guarantees the
- * conversion works). */
-#define SYM(field, name)                        \
-    do {                                        \
-        void *p_ = dlsym(h, name);              \
-        if (!p_) goto missing;                  \
-        memcpy(&loaded.field, &p_, sizeof(p_)); \
-    } while (0)
+#define SYM(field, name)                    \
+    {                                       \
+        name, offsetof(sw_mhd_api_t, field) \
+    }
+static const sw_dl_sym_t syms[] = {
+    SYM(start_daemon_va, "MHD_start_daemon_va"),
+    SYM(stop_daemon, "MHD_stop_daemon"),
+    SYM(add_connection, "MHD_add_connection"),
+    SYM(create_response_from_buffer, "MHD_create_response_from_buffer"),
+    SYM(create_response_from_buffer_with_free_callback,
+        "MHD_create_response_from_buffer_with_free_callback"),
+    SYM(add_response_header, "MHD_add_response_header"),
+    SYM(queue_response, "MHD_queue_response"),
+    SYM(destroy_response, "MHD_destroy_response"),
+};
+#undef SYM
 
 static void load(void)
 {
-    void *h = dlopen(SW_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(dl_error, sizeof(dl_error), "%s", e ? e : SW_MHD_SONAME " could not be loaded");
-        return;
-    }
-    sw_mhd_api_t loaded;
-    SYM(start_daemon_va, "MHD_start_daemon_va");
-    SYM(stop_daemon, "MHD_stop_daemon");
-    SYM(add_connection, "MHD_add_connection");
-    SYM(create_response_from_buffer, "MHD_create_response_from_buffer");
-    SYM(create_response_from_buffer_with_free_callback,
-        "MHD_create_response_from_buffer_with_free_callback");
-    SYM(add_response_header, "MHD_add_response_header");
-    SYM(queue_response, "MHD_queue_response");
-    SYM(destroy_response, "MHD_destroy_response");
-    api = loaded;
-    return;
-missing:
-    snprintf(dl_error, sizeof(dl_error), SW_MHD_SONAME " lacks a function: %s", dlerror());
-    dlclose(h);
+    sw_dl_load(SW_MHD_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api, sizeof(api), dl_error,
+               sizeof(dl_error));
 }
 
 const sw_mhd_api_t *sw_mhd_api(void)

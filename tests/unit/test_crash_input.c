@@ -522,7 +522,11 @@ static void test_marker_flood(void **state)
 static void test_codecs(void **state)
 {
     (void)state;
-    size_t n = 0, blind6 = 0;
+    size_t n = 0, blind6 = 0, extras = 0, older = 0, closes = 0, revs = 0;
+    char bin[1024];
+    snprintf(bin, sizeof(bin), "%s/test_crash_codecs_%d.bin", sw_test_tmp(), (int)getpid());
+    FILE *bf = fopen(bin, "wb");
+    SW_ASSERT_NOT_NULL(bf);
     static const sw_genx_scenario_t sc[] = {SW_GENX_CASCADE, SW_GENX_SILENT_FIRST, SW_GENX_OUTAGE};
     for (size_t s = 0; s < 3; s++) {
         sw_genx_opts_t o;
@@ -555,27 +559,53 @@ static void test_codecs(void **state)
             for (; x; x = sw_detect_next(det)) {
                 if (!sw_action_is_x8(x->action)) blind6++;
                 json.len = avro.len = back.len = 0;
-                /* Avro carries SPEC 8's keys and open, not the human
+                /* Avro carries every key of the JSON record, SPEC 8's
                  * extras (previous_first_death, deaths_total, closed_by,
-                 * closed_by_crash): the round trip keeps the rest. */
-                sw_record_t lean = *x;
-                sw_x8_t lean8;
-                if (x->x8) {
-                    lean8 = *x->x8;
-                    lean8.has_previous = false;
-                    lean8.deaths_total = 0;
-                    lean8.end = SW_X8_END_NONE;
-                    lean8.closed_by_crash = 0;
-                    lean.x8 = &lean8;
-                }
-                sw_alert_json_record(&json, &lean);
+                 * closed_by_crash) included. */
+                sw_alert_json_record(&json, x);
+                if (x->x8 && (x->x8->has_previous || (!x->x8->open && x->x8->end))) extras++;
+                if (x->x8 && x->x8->has_previous) revs++;
+                if (x->x8 && !x->x8->open && x->x8->end) closes++;
                 SW_ASSERT_I64(sw_avro_encode_record(x, 2, &avro, errstr, sizeof(errstr)), SW_OK);
+                if (x->x8) {
+                    /* For python3-avro below: a 4-byte length, the message. */
+                    unsigned char len4[4] = {
+                        (unsigned char)(avro.len >> 24), (unsigned char)(avro.len >> 16),
+                        (unsigned char)(avro.len >> 8), (unsigned char)avro.len};
+                    SW_ASSERT_TRUE(fwrite(len4, 1, 4, bf) == 4 &&
+                                   fwrite(avro.data, 1, avro.len, bf) == avro.len);
+                }
                 SW_ASSERT(sw_avro_decode_record_json(avro.data, avro.len, 2, &back, errstr,
                                                      sizeof(errstr)) == SW_OK,
                           "%s", errstr);
                 SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
                           "Avro round trip:\n%.*s\n%.*s", (int)back.len, back.data, (int)json.len,
                           json.data);
+                if (x->x8) {
+                    /* A record written before 0.4.0's keys (same schema
+                     * id, no registry) ends after closed_warning: it reads
+                     * as the record without them. */
+                    sw_record_t lean = *x;
+                    sw_x8_t lean8 = *x->x8;
+                    lean8.has_previous = false;
+                    lean8.deaths_total = 0;
+                    lean8.end = SW_X8_END_NONE;
+                    lean8.closed_by_crash = 0;
+                    lean.x8 = &lean8;
+                    json.len = avro.len = back.len = 0;
+                    sw_alert_json_record(&json, &lean);
+                    SW_ASSERT_I64(sw_avro_encode_record(&lean, 2, &avro, errstr, sizeof(errstr)),
+                                  SW_OK);
+                    SW_ASSERT_TRUE(avro.len > 4 &&
+                                   memcmp(avro.data + avro.len - 4, "\0\0\0\0", 4) == 0);
+                    SW_ASSERT(sw_avro_decode_record_json(avro.data, avro.len - 4, 2, &back, errstr,
+                                                         sizeof(errstr)) == SW_OK,
+                              "%s", errstr);
+                    SW_ASSERT(back.len == json.len && memcmp(back.data, json.data, json.len) == 0,
+                              "older Avro:\n%.*s\n%.*s", (int)back.len, back.data, (int)json.len,
+                              json.data);
+                    older++;
+                }
                 json.len = 0;
                 sw_alert_json_record(&json, x);
                 sw_record_t parsed;
@@ -623,9 +653,38 @@ static void test_codecs(void **state)
         sw_detect_destroy(det);
         sw_genx_destroy(g);
     }
-    printf("codecs: %zu records (%zu SPEC 6 ones with blind ranks) equal through Avro and JSON\n",
-           n, blind6);
+    printf(
+        "codecs: %zu records (%zu SPEC 6 ones with blind ranks, %zu revisions or closes) "
+        "equal through Avro and JSON; %zu read as written before 0.4.0\n",
+        n, blind6, extras, older);
     SW_ASSERT_TRUE(n >= 5);
+    SW_ASSERT_TRUE(extras >= 2);
+    SW_ASSERT_TRUE(older >= 2);
+    fclose(bf);
+    /* An independent reader (python3-avro) reads every SPEC 8 record with
+     * schemas/first_cause_alert.avsc, the 0.4.0 keys included. */
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd),
+             "/usr/bin/python3 '%s/../registry/alert_decode.py' "
+             "'%s/../../schemas/first_cause_alert.avsc' '%s'",
+             sw_test_fixtures(), sw_test_fixtures(), bin);
+    FILE *py = popen(cmd, "r");
+    SW_ASSERT_NOT_NULL(py);
+    char *pl = NULL;
+    size_t cap = 0, lines = 0, py_closes = 0, py_revs = 0;
+    while (getline(&pl, &cap, py) > 0) {
+        lines++;
+        if (strstr(pl, "\"closed_by\": \"")) py_closes++;
+        if (strstr(pl, "\"previous_first_death\": {")) py_revs++;
+    }
+    free(pl);
+    SW_ASSERT_I64(pclose(py), 0);
+    printf("python3-avro: %zu SPEC 8 records, %zu closes (want %zu), %zu revisions (want %zu)\n",
+           lines, py_closes, closes, py_revs, revs);
+    SW_ASSERT_I64((int64_t)py_closes, (int64_t)closes);
+    SW_ASSERT_I64((int64_t)py_revs, (int64_t)revs);
+    SW_ASSERT_TRUE(lines > 0 && closes > 0);
+    if (!getenv("SW_KEEP")) remove(bin);
 }
 
 int main(void)
@@ -635,12 +694,9 @@ int main(void)
     const char *only = getenv("SW_TEST_ONLY");
     if (only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_codecs),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_marker_flood),
-        cmocka_unit_test(test_spec6_unchanged),
+        cmocka_unit_test(test_codecs),         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_marker_flood),   cmocka_unit_test(test_spec6_unchanged),
         cmocka_unit_test(test_restore_inside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
-
