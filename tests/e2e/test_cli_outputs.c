@@ -463,14 +463,10 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_analyze_output),
-        cmocka_unit_test(test_replay_output),
-        cmocka_unit_test(test_gen_roundtrip),
-        cmocka_unit_test(test_analyze_jobs),
-        cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_analyze_output), cmocka_unit_test(test_replay_output),
+        cmocka_unit_test(test_gen_roundtrip),  cmocka_unit_test(test_analyze_jobs),
+        cmocka_unit_test(test_analyze_text),   cmocka_unit_test(test_progress),
         cmocka_unit_test(test_job_id_flood),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
-

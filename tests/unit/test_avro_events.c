@@ -759,13 +759,9 @@ static void test_varint_paths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixture_events),
-        cmocka_unit_test(test_avro_c_written),
-        cmocka_unit_test(test_negative_block),
-        cmocka_unit_test(test_event_errors),
-        cmocka_unit_test(test_event_surrogates),
-        cmocka_unit_test(test_varint_paths),
+        cmocka_unit_test(test_fixture_events),   cmocka_unit_test(test_avro_c_written),
+        cmocka_unit_test(test_negative_block),   cmocka_unit_test(test_event_errors),
+        cmocka_unit_test(test_event_surrogates), cmocka_unit_test(test_varint_paths),
     };
     return cmocka_run_group_tests(tests, ctx_new, ctx_destroy);
 }
-
