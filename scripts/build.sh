@@ -89,16 +89,16 @@ case "${SW_CCACHE:-auto}" in
   0|no|off) ;;
   *)
     if command -v ccache >/dev/null 2>&1; then
-      launcher=ccache
-      export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
-      export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+      # The settings go into the launcher itself (a CMake list), so that a
+      # plain `cmake --build` of this directory compiles the same way.
+      launcher="env;CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root};CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true};ccache"
     elif [ "${SW_CCACHE:-auto}" != auto ]; then
       echo "build.sh: SW_CCACHE=${SW_CCACHE} but ccache is not installed" >&2
       exit 1
     fi ;;
 esac
 
-echo "build.sh: configuring $build_dir ($build_type${launcher:+, through $launcher})"
+echo "build.sh: configuring $build_dir ($build_type${launcher:+, through ccache})"
 # Re-running configure is cheap and picks up a changed build type (and
 # ccache installed or removed since).
 "$cmake" -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
