@@ -2,7 +2,7 @@
  * SPEC 8, "from storm to crash", beside the stream engine: death markers,
  * silent ranks, the first death of a crash (with late-arrival revision),
  * warnings from device capacity and growth, blind ranks. The engine
- * (sw_detect.c) calls sw_crash_feed() once per event, after SPEC 6's step
+ * (sw_detect_feed.c) calls sw_crash_feed() once per event, after SPEC 6's step
  * 5, and reads the records it made with sw_crash_next(). Internal to
  * src/core; pure like the engine: no I/O, no clock, no globals.
  */
@@ -75,5 +75,14 @@ void sw_crash_save(const struct sw_detector_s *det, sw_buf_t *out);
 
 /** @brief Read it back into a restored detector. @returns false when malformed. */
 bool sw_crash_load(struct sw_detector_s *det, sw_vrd_t *r);
+
+/** @brief sw_crash_save() as SW8a (v0.3.0 reads it), SW8b's fields (per job
+ *         with SPEC 8's state, in order) into @p ext; @p ext NULL: SW8b. */
+void sw_crash_save_as(const struct sw_detector_s *det, sw_buf_t *out, sw_buf_t *ext);
+
+/** @brief Read SW8b's fields that sw_crash_save_as() put into its @p ext
+ *         into a detector restored from the SW8a section. @returns false
+ *         when malformed. */
+bool sw_crash_load_ext(struct sw_detector_s *det, sw_vrd_t *r);
 
 #endif /* SW_CRASH_H */

@@ -129,7 +129,12 @@ static void get_fields(sw_vrd_t *r, void *base, const x8f_t *f, size_t n)
 
 void sw_crash_save(const sw_detector_t *det, sw_buf_t *out)
 {
-    sw_buf_put(out, X8_MAGIC, 4);
+    sw_crash_save_as(det, out, NULL);
+}
+
+void sw_crash_save_as(const sw_detector_t *det, sw_buf_t *out, sw_buf_t *ext)
+{
+    sw_buf_put(out, ext ? X8_MAGIC_A : X8_MAGIC, 4);
     sw_vput_i(out, det->params.silence_ms);
     sw_vput_i(out, det->params.oom_warn_ms);
     int64_t h = (int64_t)(det->params.oom_warn_headroom * 1e9 + 0.5);
@@ -179,8 +184,9 @@ void sw_crash_save(const sw_detector_t *det, sw_buf_t *out)
         put_fields(out, cj, warning_fields, X8F_N(warning_fields));
         sw_vput_u(out, cj->nnamed);
         for (size_t k = 0; k < cj->nnamed; k++) sw_vput_u(out, cj->named[k]);
-        sw_vput_u(out, cj->c_ended);
-        sw_vput_i(out, cj->c_died);
+        sw_buf_t *more = ext ? ext : out; /* SW8b's fields */
+        sw_vput_u(more, cj->c_ended);
+        sw_vput_i(more, cj->c_died);
     }
 }
 
@@ -328,6 +334,20 @@ static bool load_job(sw_detector_t *det, job_t *j, sw_vrd_t *r, bool v_b)
         cj->c_died = (int64_t)cj->ndead; /* SW8a: the deaths it still holds */
     }
     X8_CHECK(true);
+    return true;
+err_parse:
+    return false;
+}
+
+bool sw_crash_load_ext(sw_detector_t *det, sw_vrd_t *r)
+{
+    for (size_t i = 0; i < det->njobs; i++) {
+        sw_cjob_t *cj = det->jobs[i] ? det->jobs[i]->cj : NULL;
+        if (!cj) continue;
+        cj->c_ended = sw_vget_u(r) != 0;
+        cj->c_died = sw_vget_i(r);
+        X8_CHECK(!(cj->c_ended && !cj->c_open) && cj->c_died >= 0 && cj->c_died <= COUNT_MAX);
+    }
     return true;
 err_parse:
     return false;

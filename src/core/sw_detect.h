@@ -277,6 +277,26 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
                             sw_buf_t *out);
 
 /**
+ * @brief sw_detect_snapshot_src() in the layout the previous release reads
+ *        (v0.3.0: SWS4, SPEC 8's section as SW8a) into @p out, and what
+ *        that layout lacks into @p ext (an extension "SWX6"): the two
+ *        together restore (sw_detect_restore_src(), then
+ *        sw_detect_restore_ext()) to what sw_detect_snapshot_src()'s
+ *        restores; @p out alone to the engine an older release restores.
+ */
+void sw_detect_snapshot_compat(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
+                               sw_buf_t *out, sw_buf_t *ext);
+
+/**
+ * @brief The extension of sw_detect_snapshot_compat() (@p ext) applied to
+ *        @p det, just restored (not rebuilt yet) from its body @p body.
+ * @returns false (@p errstr says why; @p det is then unusable) when @p ext
+ *          is malformed or not of that body.
+ */
+bool sw_detect_restore_ext(sw_detector_t *det, const void *body, size_t body_len, const void *ext,
+                           size_t ext_len, char *errstr, size_t errstr_size);
+
+/**
  * @brief A detector from a snapshot, with empty windows, in rebuild mode:
  *        feed sw_detect_rebuild() every event from sw_detect_min_offset()
  *        (of the snapshotted detector) up to *next_offset, in order, then

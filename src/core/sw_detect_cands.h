@@ -1,7 +1,7 @@
 /*
- * The engine's two per-job containers, inline because both engine files
- * (sw_detect.c: every sample; sw_detect_verdict.c: every record) use them
- * on their hot paths: the treap of candidates ordered by (time since the
+ * The engine's two per-job containers, inline because the engine's files
+ * use them on their hot paths (sw_detect_cands.c and sw_detect_feed.c:
+ * every sample; sw_detect_verdict.c: every record): the treap of candidates ordered by (time since the
  * rank's first sample, -peak, rank), its in-order iterator, and the min-heap
  * of ranks by newest timestamp for the staleness sweep. Internal to
  * src/core/sw_detect*.c.

@@ -1,11 +1,12 @@
 /*
  * Internal to the stream engine (src/core/sw_detect*.c): its state and the
  * functions its files share. Not for other modules. Pure, like the engine.
- *   sw_detect.c         jobs, ranks, sources, candidates, the public API
+ *   sw_detect.c         jobs, ranks, sources, the memory budget, the public API
  *   sw_detect_feed.c    one event through the engine, in named steps
  *   sw_detect_verdict.c signature, analysis, verdict and the lifecycle
  *   sw_detect_overlap.c the spreading storm's front and the next storm's evidence
  *   sw_detect_state.c   snapshots, restore and the rebuild of the windows
+ *   sw_detect_cands.c   a rank's candidate, re-derived from its window
  *   sw_detect_cands.h   the candidate treap and stale heap (inline)
  * A job (job_t) is its parts, each a struct it owns by value: id (who and
  * its latest input), src (sources), ranks, seen (what the samples showed),

@@ -34,6 +34,15 @@
  * has emptied (a silent rank's crash record names where it last reported
  * from). SWS5 and older restore without it (such a rank's source is then
  * unknown until it reports). */
+/* The layout the previous release reads, with an extension (issue 35):
+ * the body in SWS4's layout (v0.3.0 restores it) and SPEC 8's section as
+ * SW8a, what SWS5/SWS6/SW8b added in an extension "SWX6" that the daemon
+ * keeps beside the body (after the envelope's parts, where v0.3.0 reads
+ * nothing): per live job its fronts' reach, per rank its split, its
+ * episode base and last source, then per job with SPEC 8's state whether
+ * its crash ended at the summary and its death count. A body with its
+ * extension restores to what SWS6 restores; without it, as SWS4. */
+#define EXT_MAGIC "SWX6"
 #define SNAP_MAGIC "SWS6"
 #define SNAP_MAGIC_SWS5 "SWS5"
 #define SNAP_MAGIC_SWS4 "SWS4"
@@ -250,10 +259,14 @@ void sw_detect_snapshot(const sw_detector_t *det, int64_t next_offset, sw_buf_t 
     sw_detect_snapshot_src(det, next, out);
 }
 
-void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
-                            sw_buf_t *out)
+/* The snapshot into @p out: SWS6, or with @p ext SWS4's body and what
+ * it lacks into @p ext (the compatible layout above). */
+static void snapshot_put(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
+                         sw_buf_t *out, sw_buf_t *ext)
 {
-    sw_buf_put(out, SNAP_MAGIC, 4);
+    sw_buf_t *more = ext ? ext : out; /* where SWS5's and SWS6's fields go */
+    sw_buf_put(out, ext ? SNAP_MAGIC_SWS4 : SNAP_MAGIC, 4);
+    if (ext) sw_buf_put(ext, EXT_MAGIC, 4);
     params_put(out, &det->params);
     for (int s = 0; s < SW_DETECT_SOURCES; s++) sw_vput_i(out, next[s]);
     sw_vput_u(out, det->arrivals);
@@ -291,10 +304,11 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
         sw_vput_u(out, j->seen.warned);
         sw_vput_i(out, j->seen.first_min_ts);
         sw_vput_i(out, j->seen.first_max_ts);
-        sw_vput_i(out, j->ep.front_reach);
-        sw_vput_i(out, j->ep.front_npr);
-        sw_vput_i(out, j->ep.old_reach);
-        sw_vput_i(out, j->ep.old_npr);
+        sw_vput_i(more, j->ep.front_reach);
+        sw_vput_i(more, j->ep.front_npr);
+        sw_vput_i(more, j->ep.old_reach);
+        sw_vput_i(more, j->ep.old_npr);
+        if (ext) sw_vput_u(ext, j->ranks.n);
         /* the answer now and the one published */
         sw_vput_u(out, j->sig.valid);
         sw_vput_u(out, j->sig.dirty);
@@ -353,11 +367,11 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
             bool rb = det->rebuild_x[0] != INT64_MIN;
             sw_vput_u(out, rb ? c && c->rs_has_ev : r->win.hr_trunc);
             sw_vput_i(out, rb ? (c ? c->rs_ev_used : 0) : r->win.hr_orig);
-            sw_vput_i(out, c ? c->split_ts : INT64_MIN);
-            sw_vput_i(out, c ? c->ep_rel : 0);
+            sw_vput_i(more, c ? c->split_ts : INT64_MIN);
+            sw_vput_i(more, c ? c->ep_rel : 0);
             sw_vput_u(out, proc_sess != 0);
             sw_vput_bytes(out, sw_intern_get(j->src.strs, proc_sess));
-            last_put(out, j, r, rp);
+            last_put(more, j, r, rp);
         }
         /* members, by rank (indices follow the order above) */
         sw_vput_u(out, j->ep.nmem);
@@ -378,10 +392,66 @@ void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETE
         sw_phase_save_with(j->phase, pend, npend, out);
         free(pend);
     }
-    sw_crash_save(det, out); /* SPEC 8: its own section, after the jobs */
+    sw_crash_save_as(det, out, ext); /* SPEC 8: its own section, after the jobs */
     /* The out-of-time guards, job by job, after the jobs and SPEC 8's section. */
     for (size_t i = 0; i < det->njobs; i++)
         if (det->jobs[i]) sw_tguard_save(&det->jobs[i]->tguard, out);
+}
+
+void sw_detect_snapshot_src(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
+                            sw_buf_t *out)
+{
+    snapshot_put(det, next, out, NULL);
+}
+
+void sw_detect_snapshot_compat(const sw_detector_t *det, const int64_t next[SW_DETECT_SOURCES],
+                               sw_buf_t *out, sw_buf_t *ext)
+{
+    snapshot_put(det, next, out, ext);
+}
+
+bool sw_detect_restore_ext(sw_detector_t *det, const void *body, size_t body_len, const void *ext,
+                           size_t ext_len, char *errstr, size_t errstr_size)
+{
+    sw_vrd_t r = {ext, (const uint8_t *)ext + ext_len, false};
+    /* Only beside SWS4's body, of an engine restored and not rebuilt yet. */
+    if (body_len < 4 || memcmp(body, SNAP_MAGIC_SWS4, 4) != 0 || ext_len < 4 ||
+        memcmp(ext, EXT_MAGIC, 4) != 0 || det->rebuild_x[0] == INT64_MIN) {
+        sw_det_snprintf_like(errstr, errstr_size,
+                             "the snapshot's extension (SWX6) does not belong to its engine");
+        return false;
+    }
+    r.p += 4;
+    for (size_t i = 0; i < det->njobs && !r.bad; i++) {
+        job_t *j = det->jobs[i];
+        if (!j) continue;
+        int64_t fr = sw_vget_i(&r), fn = sw_vget_i(&r), orr = sw_vget_i(&r), on = sw_vget_i(&r);
+        if (r.bad || fr < 0 || fr > INT32_MAX || fn < 0 || orr < 0 || orr > INT32_MAX || on < 0 ||
+            sw_vget_u(&r) != j->ranks.n || !j->ranks.rb_proc) {
+            r.bad = true;
+            break;
+        }
+        j->ep.front_reach = fr;
+        j->ep.front_npr = fn;
+        j->ep.old_reach = orr;
+        j->ep.old_npr = on;
+        for (size_t k = 0; k < j->ranks.n && !r.bad; k++) {
+            rank_t *rk = &j->ranks.v[k];
+            int64_t split = sw_vget_i(&r), ep_rel = sw_vget_i(&r);
+            if (!r.bad && (split != INT64_MIN || ep_rel)) {
+                rank_cold_t *c = rk_cold(j, rk);
+                c->split_ts = split;
+                c->ep_rel = ep_rel;
+            }
+            if (!last_get(&r, j, &j->ranks.rb_proc[k])) r.bad = true;
+        }
+    }
+    if (!r.bad && !sw_crash_load_ext(det, &r)) r.bad = true;
+    if (r.bad || r.p != r.end) {
+        sw_det_snprintf_like(errstr, errstr_size, "malformed extension (SWX6) of the snapshot");
+        return false;
+    }
+    return true;
 }
 
 sw_detector_t *sw_detect_restore(sw_params_t params, const void *data, size_t len, int64_t now_ms,

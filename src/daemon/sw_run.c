@@ -118,7 +118,70 @@ static bool consumer_close_would_abort(run_t *r)
     return !r->assigned_once && strcmp(rebalance_protocol(r->consumer), "COOPERATIVE") == 0;
 }
 
-void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+/* ---- partitions ------------------------------------------------------ */
+
+/* A partition the rebalance callback assigned, each room's part of it
+ * empty, and its metric series. */
+static part_t *part_new(run_t *r, const char *topic, int32_t partition)
+{
+    part_t *p = sw_calloc(1, sizeof(*p));
+    p->topic = sw_strdup(topic);
+    p->partition = partition;
+    p->forward = r->rep_topic && strcmp(topic, r->rep_topic) != 0 && !r->rep_auto;
+    p->local = r->rep_auto;
+    p->next = -1;
+    p->rnext = -1;
+    p->rep_hi = -1;
+    p->inflight = -1;
+    sw_ledger_init(&p->rled);
+    sw_imap_init(&p->rsuppress);
+    p->w.rlast = -1;
+    p->mode = PM_NORMAL;
+    sw_ledger_init(&p->led);
+    sw_hold_init(&p->hold);
+    p->w.max_ts = -1;
+    p->w.last = -1;
+    p->last_snap_ms = sw_clock_ms();
+    sw_imap_init(&p->suppress);
+    p->id = (uint32_t)r->nparts;
+    r->parts = sw_reallocarray(r->parts, r->nparts + 1, sizeof(*r->parts));
+    r->parts[r->nparts++] = p;
+    r->st.partitions++;
+    if (r->m) {
+        p->m_events = sw_metrics_events_in(r->m, topic, p->forward);
+        p->m_miskeyed = sw_metrics_miskeyed(r->m, topic);
+        p->m_lag = sw_metrics_lag_add(r->m, topic, partition);
+    }
+    return p;
+}
+
+/* A partition revoked, lost, or left at the end: every room's part of it. */
+static void part_destroy(run_t *r, part_t *p)
+{
+    r->parts[p->id] = NULL;
+    if (r->last == p) r->last = NULL;
+    r->st.partitions--;
+    if (r->m && p->det) {
+        sw_detect_stats_t cur;
+        sw_detect_stats(p->det, &cur);
+        sw_metrics_engine_counters(r->m, &p->mprev, &cur);
+    }
+    if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
+    sw_run_part_queue_release(p);
+    if (p->local) sw_run_local_release(r, p);
+    sw_run_work_free(p);
+    sw_run_local_free(p);
+    sw_run_mem_detach(r, p);
+    sw_detect_destroy(p->det);
+    sw_imap_clear(&p->suppress);
+    sw_imap_clear(&p->rsuppress);
+    sw_ledger_clear(&p->led);
+    sw_ledger_clear(&p->rled);
+    free(p->topic);
+    free(p);
+}
+
+static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
 {
     run_t *r = ((sw_kafka_ctx_t *)opaque)->user;
@@ -134,7 +197,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         part_t **fresh = sw_calloc((size_t)list->cnt + 1, sizeof(*fresh));
         int nfresh = 0;
         for (int i = 0; i < list->cnt; i++) {
-            part_t *p = sw_run_part_new(r, list->elems[i].topic, list->elems[i].partition);
+            part_t *p = part_new(r, list->elems[i].topic, list->elems[i].partition);
             sw_run_part_queue(r, p); /* before the assignment: its messages stay in its queue */
             sw_log(r->log, SW_LOG_INFO, "assigned %s [%d]", p->topic, (int)p->partition);
             sw_run_restore_partition(r, p, &c->elems[i]);
@@ -178,7 +241,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                (int)list->elems[i].partition);
         if (p && sw_hold_held(&p->hold))
             sw_run_origin_pause(r, p, false); /* a later owner starts unpaused */
-        if (p) sw_run_part_destroy(r, p);
+        if (p) part_destroy(r, p);
     }
     rd_kafka_error_t *e = NULL;
     if (cooperative) e = rd_kafka_incremental_unassign(rk, list);
@@ -192,7 +255,7 @@ void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
 /* The broker's answer to a commit, partition by partition: a snapshot
  * commit that failed is taken again at the next tick. */
-void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+static void offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *offsets, void *opaque)
 {
     (void)rk;
@@ -221,6 +284,9 @@ void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 }
 
 /* ---- setup and main loop --------------------------------------------- */
+
+/* The group consumer's callbacks, which sw_run_setup() registers. */
+static const sw_run_group_cbs_t group_cbs = {rebalance_cb, offset_commit_cb};
 
 static void log_stats(run_t *r, uint64_t *last_messages, int64_t *last_ms)
 {
@@ -459,6 +525,7 @@ static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *
     if (sw_run_repartition_topic(set, r.rep_topic_buf, sizeof(r.rep_topic_buf)))
         r.rep_topic = r.rep_topic_buf;
     r.rep_auto = set->delivery.repartition_mode == SW_REPARTITION_AUTO; /* sw_run_setup() checks */
+    r.local_mode = &sw_run_local_mode;
     r.tdec = sw_tdec_new();
     r.adec = sw_avro_dec_new();
     sw_buf_init(&r.value);
@@ -485,7 +552,7 @@ static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *
         if (r.out_avro && sw_registry_remote(r.reg)) rc = sw_run_registry_alert_id(&r);
         if (rc == 0) {
             kafka_stage = true;
-            rc = sw_run_setup(&r);
+            rc = sw_run_setup(&r, &group_cbs);
         }
     }
     if (rc < 0) { /* stopped while waiting for the cluster (or the registry) */
@@ -616,7 +683,7 @@ static int run_once(const sw_run_opts_t *opts, uint64_t member_id, int as, int *
     if (r.reader) rd_kafka_destroy(r.reader);
     if (r.producer) rd_kafka_destroy(r.producer);
     for (size_t i = 0; i < r.nparts; i++)
-        if (r.parts[i]) sw_run_part_destroy(&r, r.parts[i]);
+        if (r.parts[i]) part_destroy(&r, r.parts[i]);
     free(r.parts);
     free(r.jobs);
     sw_run_plans_free(&r);

@@ -148,7 +148,7 @@ typedef struct msgq_s {
  * (w), and nothing else; the main thread then leaves both alone until the
  * pass is over. Each group below names the file that writes it. */
 typedef struct part_s {
-    /* Identity: set by sw_run_part_new(), read by all, never changed. */
+    /* Identity: set by part_new() (sw_run.c), read by all, never changed. */
     char *topic;
     int32_t partition;
     uint32_t id;  /* stable id carried by delivery tokens */
@@ -228,6 +228,19 @@ static const char *const k_dlq_kind[] = {"decode", "invalid", "limit", "format",
 typedef enum fmt_e { FMT_AUTO, FMT_JSON, FMT_AVRO } fmt_t;
 
 typedef struct sw_fwdclock_s sw_fwdclock_t; /* sw_run_idle.c */
+
+/* repartition=auto's hooks for the rooms below it, which never name
+ * sw_run_local.c (as librdkafka calls its assignors, rd_kafka_assignor_t):
+ * the round (sw_run_work.c) asks whether to read more of a partition and
+ * has its input sorted out; delivery (sw_run_out.c) tells it that a marker
+ * failed. sw_run_local.c defines them (sw_run_local_mode), sw_run()
+ * installs them; called only for a partition with p->local. */
+struct run_s;
+typedef struct sw_run_mode_s {
+    bool (*may_read)(const part_t *p);
+    bool (*sort_out)(struct run_s *r, part_t *p, bool *more);
+    void (*marker_failed)(struct run_s *r, part_t *p, int64_t i, const char *why);
+} sw_run_mode_t;
 
 /* A round's writer-schema plans by id (sw_run_work.c). Written by the
  * main thread only, while no pass runs (sort_out: each id of the round
@@ -317,6 +330,7 @@ typedef struct run_s {
                             (never joins a group: assigned by the rebalance callback) */
     rd_kafka_t *mprod;  /* repartition=auto: writes the markers (linger.ms=0) */
     bool rep_auto;      /* repartition=auto in effect */
+    const sw_run_mode_t *local_mode; /* its hooks (sw_run_local.c), installed by sw_run() */
     /* repartition=auto: the group's partitioner, one function for every
      * member (sw_run_local.c): where a job is analysed and where its
      * forwarded copies go. Undecided (part_pending), no marker is written,
@@ -344,7 +358,9 @@ typedef struct run_s {
     size_t mem_owned;    /* partitions owned at the last announcement */
     int64_t mem_t0;      /* ms: this run's start */
     int64_t mem_on_ms;   /* ms: an `on` member last seen */
+    int mem_held;        /* input partitions held by a member that does not announce */
     int64_t *mem_off;    /* the group's commits last read: input, then repartition */
+    int64_t *mem_gone;   /* per input partition: ms since when no announcement names it (0) */
     sw_registry_t *reg;  /* writer schemas by id; thread-safe (its own lock),
                             requests on its fetcher thread once the loop runs */
     /* The members' reading (sw_run_members.c), never waited for: admin
@@ -415,10 +431,8 @@ typedef struct run_s {
     sw_fwdclock_t *fwdclock;
 } run_t;
 
-/* ---- sw_run.c's functions (each room's own: sw_run_<room>.h) ---------- */
+/* ---- shared (each room's own functions: sw_run_<room>.h) -------------- */
 
-void sw_run_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
-                         rd_kafka_topic_partition_list_t *list, void *opaque);
 /* A job's owner partition: of the repartition topic's @p rep_parts, the
  * one partitioner @p part gives its job_id (@p job, @p len bytes; no key
  * or a null job_id is the empty one). Where repartition=auto analyses
@@ -429,7 +443,5 @@ static inline int32_t sw_run_owner_partition(sw_partitioner_t part, const void *
 {
     return sw_partition_of(part, len ? job : "", len, rep_parts);
 }
-void sw_run_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
-                             rd_kafka_topic_partition_list_t *offsets, void *opaque);
 
 #endif /* SW_RUN_INT_H */

@@ -506,3 +506,9 @@ bool sw_run_local_snapshot_due(const part_t *p)
 {
     return p->local && p->rnext > p->rled.confirmed_x;
 }
+
+const sw_run_mode_t sw_run_local_mode = {
+    .may_read = sw_run_local_may_read,
+    .sort_out = sw_run_local_sort_out,
+    .marker_failed = sw_run_local_marker_failed,
+};

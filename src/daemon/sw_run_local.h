@@ -14,4 +14,7 @@ bool sw_run_local_snapshot_due(const part_t *p);
 void sw_run_local_marker_failed(run_t *r, part_t *p, int64_t i, const char *why);
 int64_t sw_run_local_rep_start(run_t *r, const part_t *p);
 
+/* Its hooks for the rooms below (sw_run_mode_t): installed by sw_run(). */
+extern const sw_run_mode_t sw_run_local_mode;
+
 #endif /* SW_RUN_LOCAL_H */

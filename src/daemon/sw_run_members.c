@@ -53,6 +53,11 @@
                              group is not one of an earlier release alone */
 #define PREFIX "swmember1:"
 #define READ_TIMEOUT_MS 5000 /* a reading's requests end (an error) within this */
+/* An input partition announced once (by a member of this release, since
+ * gone) and named by no announcement for this long is held by a member
+ * that does not announce: longer than a member of this release takes to
+ * restart (a switch waits up to WAIT_MAX_MS for its peers). */
+#define HELD_MS 60000
 
 static const char *mode_name(int m)
 {
@@ -130,6 +135,8 @@ typedef struct view_s {
     int auto_members;  /* partitions announced by another member running auto */
     int switching;     /* partitions announced by another member running on, configured auto */
     int unannounced;   /* partitions committed by a member that does not announce (legacy) */
+    int held;          /* input partitions nobody announces and not this member's: held by a
+                          member that does not announce (or in a rebalance) */
     bool on_snapshots; /* a repartition partition holds an `on` engine's snapshot reference */
     bool recent_auto;  /* another member configured auto announced in the last RECENT_MS */
     char other_version[32];
@@ -251,6 +258,24 @@ static void look(run_t *r, view_t *v)
         else if (x.eff == 1) v->switching++;
         else if (x.eff == 2) v->auto_members++;
     }
+    /* Every input partition has an owner once the group is stable, and
+     * every member of this release announces what it owns: a partition
+     * that no announcement names is held by a member that does not
+     * announce, whether or not its commits move (an idle one). One never
+     * announced at all counts at once; one a member of this release
+     * announced (and left: a restart, a switch) after HELD_MS. */
+    int64_t mono = sw_clock_ms();
+    for (int q = 0; q < r->in_parts; q++) {
+        bool rq = q < r->rep_parts;
+        if (fresh[q] || (rq && fresh[r->in_parts + q]) ||
+            mine(r, r->set->kafka.input_topics.v[0], q)) {
+            r->mem_gone[q] = 0;
+            continue;
+        }
+        if (!r->mem_gone[q]) r->mem_gone[q] = mono;
+        if (!(ever[q] || (rq && ever[r->in_parts + q])) || mono - r->mem_gone[q] >= HELD_MS)
+            v->held++;
+    }
     for (int k = 0; k < c->cnt; k++) {
         const rd_kafka_topic_partition_t *t = &c->elems[k];
         int i = slot(r, t);
@@ -339,6 +364,7 @@ static bool make_handle(run_t *r)
     r->mem_wait = 0;
     r->mem_off = sw_malloc(((size_t)(r->in_parts + r->rep_parts) + 1) * sizeof(int64_t));
     for (int i = 0; i < r->in_parts + r->rep_parts; i++) r->mem_off[i] = INT64_MIN;
+    r->mem_gone = sw_calloc((size_t)r->in_parts + 1, sizeof(int64_t));
     return true;
 }
 
@@ -397,6 +423,18 @@ void sw_run_members_start(run_t *r, int as)
             follow(r, "members of the group still run on after 40 s");
             return;
         }
+        /* At a first start, followers waiting for members of an earlier
+         * release that still hold partitions (sw_run_members_tick): not a
+         * switch under way (a start as auto after following waits for
+         * its peers' switch as above). */
+        if (as < 0 && v.switching && v.held) {
+            snprintf(why, sizeof(why),
+                     "%d input partitions of group %s are held by members that do not announce "
+                     "themselves (an earlier release), which the group's other members follow",
+                     v.held, r->set->kafka.group_id);
+            follow(r, why);
+            return;
+        }
         /* Members following on (configured auto): they switch within
          * seconds of each other; this one waits for them rather than
          * follow (which would send them back to on). */
@@ -448,7 +486,21 @@ void sw_run_members_tick(run_t *r, int64_t now)
     look(r, &v);
     if (!v.read) return; /* nothing known: nothing changes */
     bool on = v.on_members || v.unannounced || (!r->mode_follow && v.switching);
-    if (on) r->mem_on_ms = now;
+    /* A follower also waits while input partitions are held by members
+     * that do not announce (an earlier release running on, idle or not):
+     * it switches to auto only once every partition is announced. A
+     * member running auto does not go back to on for them alone (a
+     * rebalance leaves partitions unowned for a moment): an earlier
+     * release's member is seen by its commits, as above. */
+    bool held = r->mode_follow && v.held > 0;
+    if (held && !r->mem_held)
+        sw_log(r->log, SW_LOG_INFO,
+               "%d input partitions of group %s are held by members that do not announce "
+               "themselves (an earlier release, which runs on): this member runs on until every "
+               "partition is held by a member of this release",
+               v.held, r->set->kafka.group_id);
+    r->mem_held = r->mode_follow ? v.held : 0;
+    if (on || held) r->mem_on_ms = now;
     /* Not before this consumer's first assignment: librdkafka < 2.3.0's
      * cooperative-sticky assignor aborts when a member that joined leaves
      * before it was assigned (upstream issue 4312; CI saw the leader abort
@@ -482,4 +534,6 @@ void sw_run_members_stop(run_t *r)
     r->members = NULL;
     free(r->mem_off);
     r->mem_off = NULL;
+    free(r->mem_gone);
+    r->mem_gone = NULL;
 }

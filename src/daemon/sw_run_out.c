@@ -1,9 +1,6 @@
 /* Delivery of the daemon (see sw_run.c for the design, sw_run_int.h). */
 #include "sw_run_int.h"
 #include "sw_run_out.h"
-#include "sw_run_local.h"
-#include "sw_run_mem.h"
-#include "sw_run_work.h"
 
 #include "sw_redact.h"
 
@@ -70,64 +67,6 @@ void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v)
 }
 
 /* ---- partitions ------------------------------------------------------ */
-
-part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition)
-{
-    part_t *p = sw_calloc(1, sizeof(*p));
-    p->topic = sw_strdup(topic);
-    p->partition = partition;
-    p->forward = r->rep_topic && strcmp(topic, r->rep_topic) != 0 && !r->rep_auto;
-    p->local = r->rep_auto;
-    p->next = -1;
-    p->rnext = -1;
-    p->rep_hi = -1;
-    p->inflight = -1;
-    sw_ledger_init(&p->rled);
-    sw_imap_init(&p->rsuppress);
-    p->w.rlast = -1;
-    p->mode = PM_NORMAL;
-    sw_ledger_init(&p->led);
-    sw_hold_init(&p->hold);
-    p->w.max_ts = -1;
-    p->w.last = -1;
-    p->last_snap_ms = sw_clock_ms();
-    sw_imap_init(&p->suppress);
-    p->id = (uint32_t)r->nparts;
-    r->parts = sw_reallocarray(r->parts, r->nparts + 1, sizeof(*r->parts));
-    r->parts[r->nparts++] = p;
-    r->st.partitions++;
-    if (r->m) {
-        p->m_events = sw_metrics_events_in(r->m, topic, p->forward);
-        p->m_miskeyed = sw_metrics_miskeyed(r->m, topic);
-        p->m_lag = sw_metrics_lag_add(r->m, topic, partition);
-    }
-    return p;
-}
-
-void sw_run_part_destroy(run_t *r, part_t *p)
-{
-    r->parts[p->id] = NULL;
-    if (r->last == p) r->last = NULL;
-    r->st.partitions--;
-    if (r->m && p->det) {
-        sw_detect_stats_t cur;
-        sw_detect_stats(p->det, &cur);
-        sw_metrics_engine_counters(r->m, &p->mprev, &cur);
-    }
-    if (r->m && p->m_lag) sw_metrics_lag_remove(r->m, p->m_lag);
-    sw_run_part_queue_release(p);
-    if (p->local) sw_run_local_release(r, p);
-    sw_run_work_free(p);
-    sw_run_local_free(p);
-    sw_run_mem_detach(r, p);
-    sw_detect_destroy(p->det);
-    sw_imap_clear(&p->suppress);
-    sw_imap_clear(&p->rsuppress);
-    sw_ledger_clear(&p->led);
-    sw_ledger_clear(&p->rled);
-    free(p->topic);
-    free(p);
-}
 
 part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition)
 {
@@ -292,7 +231,7 @@ void sw_run_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     }
     part_t *p = tok->part_id < r->nparts ? r->parts[tok->part_id] : NULL;
     if (tok->kind == SW_TOK_MARKER) {
-        if (m->err && p) sw_run_local_marker_failed(r, p, tok->offset, rd_kafka_err2str(m->err));
+        if (m->err && p) r->local_mode->marker_failed(r, p, tok->offset, rd_kafka_err2str(m->err));
         free(tok);
         return;
     }

@@ -11,8 +11,6 @@ bool sw_run_flush_bounded(run_t *r, int normal_ms);
 int64_t sw_run_committable(const part_t *p);
 void sw_run_m_add(run_t *r, sw_metric_t id, uint64_t n);
 void sw_run_m_set(run_t *r, sw_metric_t id, int64_t v);
-part_t *sw_run_part_new(run_t *r, const char *topic, int32_t partition);
-void sw_run_part_destroy(run_t *r, part_t *p);
 part_t *sw_run_part_find(run_t *r, const char *topic, int32_t partition);
 bool sw_run_produce_msg(run_t *r, const char *topic, int32_t partition, const void *key,
                         size_t keylen, const void *value, size_t vlen, rd_kafka_headers_t *hdrs,

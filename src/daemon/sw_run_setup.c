@@ -415,7 +415,7 @@ static int start_mirror(run_t *r)
 }
 
 /* The group's consumer (not subscribed yet). @returns 0, or 2 (logged). */
-static int make_consumer(run_t *r)
+static int make_consumer(run_t *r, const sw_run_group_cbs_t *cbs)
 {
     char err[512];
     rd_kafka_conf_t *cc = sw_kafka_conf(r->opts->conf, SW_KAFKA_CONSUMER, r->opts->bootstrap,
@@ -426,8 +426,8 @@ static int make_consumer(run_t *r)
     }
     if (r->eos) sw_kafka_set(cc, "isolation.level", "read_committed", err, sizeof(err));
     set_prefetch(r, cc);
-    rd_kafka_conf_set_rebalance_cb(cc, sw_run_rebalance_cb);
-    rd_kafka_conf_set_offset_commit_cb(cc, sw_run_offset_commit_cb);
+    rd_kafka_conf_set_rebalance_cb(cc, cbs->rebalance);
+    rd_kafka_conf_set_offset_commit_cb(cc, cbs->offset_commit);
     r->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, err, sizeof(err));
     if (!r->consumer) {
         rd_kafka_conf_destroy(cc);
@@ -447,7 +447,7 @@ static int make_consumer(run_t *r)
  * small messages (a flood of one-sample job ids: 130 bytes) cost 3-4
  * times their kB. So that the kB bound holds for them too, at most one
  * message a kB is prefetched (queued.min.messages). @returns 0, or 2. */
-static int fit_prefetch(run_t *r)
+static int fit_prefetch(run_t *r, const sw_run_group_cbs_t *cbs)
 {
     char v[32];
     size_t n = sizeof(v);
@@ -472,10 +472,10 @@ static int fit_prefetch(run_t *r)
     if (fit != kb) r->prefetch_kb = fit;
     rd_kafka_destroy(r->consumer);
     r->consumer = NULL;
-    return make_consumer(r);
+    return make_consumer(r, cbs);
 }
 
-int sw_run_setup(run_t *r)
+int sw_run_setup(run_t *r, const sw_run_group_cbs_t *cbs)
 {
     const sw_conf_t *conf = r->opts->conf;
     char err[512];
@@ -525,7 +525,7 @@ int sw_run_setup(run_t *r)
             return 1;
         if (!sw_run_txn_begin(r)) return 1;
     }
-    if (make_consumer(r)) return 2;
+    if (make_consumer(r, cbs)) return 2;
     if (!wait_cluster(r)) return r->kctx.fatal ? 1 : -1;
     if (ensure_topics(r)) return 1;
     if (r->restore) {
@@ -574,7 +574,7 @@ int sw_run_setup(run_t *r)
                    r->rep_topic, r->rep_parts, r->set->kafka.input_topics.v[0], r->in_parts,
                    r->rep_parts, r->rep_fix);
     }
-    if (fit_prefetch(r)) return 2;
+    if (fit_prefetch(r, cbs)) return 2;
     if (r->rep_auto) auto_fits(r);
     sw_run_members_start(r, r->mode_as); /* may run auto as on (a member of the group runs on) */
     if (r->rep_auto) {

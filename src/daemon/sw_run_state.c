@@ -88,14 +88,20 @@ void sw_run_snapshot_start(run_t *r, part_t *p)
      * owner although its summary is on the output already. */
     env.sup = carried(&p->suppress, x, y, &env.nsup);
     if (two) env.rsup = carried(&p->rsuppress, xr, yr, &env.nrsup);
-    sw_buf_t snap, zb;
+    /* In the layout the previous release reads, and an extension beside
+     * it (sw_detect_snapshot_compat): a rollback's older binary restores
+     * it and suppresses what was sent, whenever it takes the partition
+     * over (docs/operating.md, Rollback). */
+    sw_buf_t snap, ext, zb;
     sw_buf_init(&snap);
+    sw_buf_init(&ext);
     sw_buf_init(&zb);
-    if (two) sw_detect_snapshot_src(p->det, (int64_t[SW_DETECT_SOURCES]){x, xr}, &snap);
-    else sw_detect_snapshot(p->det, x, &snap);
+    sw_detect_snapshot_compat(p->det, (int64_t[SW_DETECT_SOURCES]){x, two ? xr : 0}, &snap, &ext);
     env.engine = (sw_str_t){snap.data, snap.len};
+    env.ext = (sw_str_t){ext.data, ext.len};
     bool packed = sw_snapenv_pack(&env, &zb);
     sw_buf_clear(&snap);
+    sw_buf_clear(&ext);
     free(env.pos);
     free(env.sup);
     free(env.rsup);
@@ -346,6 +352,19 @@ static bool rebuild_range(run_t *r, part_t *p, const char *topic, int src, int64
     return at >= to;
 }
 
+/* @p det just restored from @p env's engine, with the engine's extension
+ * when the envelope has one (sw_detect_snapshot_compat); NULL (@p det
+ * freed, @p err said why) when that extension cannot be applied. */
+static sw_detector_t *with_ext(sw_detector_t *det, const sw_snapenv_t *env, char *err, size_t errsz)
+{
+    if (!det || !env->ext.len) return det;
+    if (sw_detect_restore_ext(det, env->engine.ptr, env->engine.len, env->ext.ptr, env->ext.len,
+                              err, errsz))
+        return det;
+    sw_detect_destroy(det);
+    return NULL;
+}
+
 /* Note what the output and dead-letter topics hold past the snapshot for
  * source partition @p p: those records are not sent again. */
 static void scan_output(run_t *r, part_t *p, const sw_snapenv_t *env)
@@ -472,10 +491,12 @@ static bool restore_on_engine(run_t *r, part_t *p)
     if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
         sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
         if (!env.two) {
-            det = sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
-                                           1, nx, err, sizeof(err));
-        } else if ((det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
-                                                sw_clock_ms(), nx, err, sizeof(err)))) {
+            det = with_ext(sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len,
+                                                    sw_clock_ms(), 1, nx, err, sizeof(err)),
+                           &env, err, sizeof(err));
+        } else if ((det = with_ext(sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
+                                                         sw_clock_ms(), nx, err, sizeof(err)),
+                                   &env, err, sizeof(err)))) {
             /* An engine of auto gone on under on (adopt_auto): back to auto's
              * layout, input p as source 0 again (as of env.xr). */
             sw_detect_swap_sources(det, nx);
@@ -569,8 +590,9 @@ static bool adopt_auto(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
                      (unsigned long long)ref.id, (long long)env.xr, p->topic, (int)p->partition,
                      (long long)c->offset);
         else
-            det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
-                                        nx, err, sizeof(err));
+            det = with_ext(sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
+                                                 sw_clock_ms(), nx, err, sizeof(err)),
+                           &env, err, sizeof(err));
     }
     if (det && (nx[0] != env.x || nx[1] != env.xr)) {
         snprintf(err, sizeof(err),
@@ -678,11 +700,13 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
                    "there (its engine goes on in %s [%d]'s)",
                    p->topic, (int)p->partition, (long long)env.x, r->rep_topic, (int)p->partition);
         } else if (p->local || p->foreign) {
-            p->det = sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(),
-                                           nx, err, sizeof(err));
+            p->det = with_ext(sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
+                                                    sw_clock_ms(), nx, err, sizeof(err)),
+                              &env, err, sizeof(err));
         } else {
-            p->det = sw_detect_restore(r->params, env.engine.ptr, env.engine.len, sw_clock_ms(), nx,
-                                       err, sizeof(err));
+            p->det = with_ext(sw_detect_restore(r->params, env.engine.ptr, env.engine.len,
+                                                sw_clock_ms(), nx, err, sizeof(err)),
+                              &env, err, sizeof(err));
         }
         if (p->det && p->foreign) {
             char e1[300] = "";
@@ -738,20 +762,6 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
     sw_buf_clear(&z);
     sw_buf_clear(&raw);
     sw_run_mem_attach(r, p); /* the process's one budget (sw_run_mem.c) */
-}
-
-/* Where auto.offset.reset points in @p topic [@p partition] now (-1: unknown). */
-int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition)
-{
-    char reset[32] = "earliest";
-    size_t n = sizeof(reset);
-    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
-    int64_t lo, hi;
-    if (rd_kafka_query_watermark_offsets(r->reader, topic, partition, &lo, &hi, 10000)) return -1;
-    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
-                   strcmp(reset, "largest") == 0
-               ? hi
-               : lo;
 }
 
 /* Where consumption of a partition without a usable snapshot starts: the
@@ -828,19 +838,6 @@ int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms)
         sw_log(r->log, SW_LOG_INFO, "origin snapshots committed for %d new partition%s in %lld ms",
                ok, ok == 1 ? "" : "s", (long long)(sw_clock_ms() - t0));
     return held;
-}
-
-/* Pause (@p pause) or resume the held partition @p p. */
-void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
-{
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
-    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
-                                  : rd_kafka_resume_partitions(r->consumer, l);
-    if (e)
-        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic,
-               (int)p->partition, pause ? "pause" : "resume", rd_kafka_err2str(e));
-    rd_kafka_topic_partition_list_destroy(l);
 }
 
 /* A held partition: take its origin snapshot again until a commit of it

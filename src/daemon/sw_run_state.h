@@ -11,9 +11,7 @@ void sw_run_snapshots_tick(run_t *r, int64_t now);
 void sw_run_snapshot_final(run_t *r, part_t *p);
 void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c);
 int64_t sw_run_start_offset(run_t *r, const part_t *p, const rd_kafka_topic_partition_t *c);
-int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition);
 int sw_run_origin_snapshots(run_t *r, part_t **ps, int n, int64_t budget_ms);
-void sw_run_origin_pause(run_t *r, part_t *p, bool pause);
 void sw_run_origin_tick(run_t *r, part_t *p, int64_t now);
 
 #endif /* SW_RUN_STATE_H */

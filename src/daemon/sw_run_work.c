@@ -25,7 +25,6 @@
  */
 #include "sw_run_int.h"
 #include "sw_run_work.h"
-#include "sw_run_local.h"
 #include "sw_run_mem.h"
 #include "sw_run_out.h"
 #include "sw_run_state.h"
@@ -189,6 +188,34 @@ static bool plan_unready(run_t *r, const rd_kafka_message_t *m, int32_t *id, boo
     }
     *pending = rc == SW_ERR_PENDING; /* the first fetch of an id: no news */
     return true;
+}
+
+/* Where auto.offset.reset points in @p topic [@p partition] now (-1: unknown). */
+int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition)
+{
+    char reset[32] = "earliest";
+    size_t n = sizeof(reset);
+    rd_kafka_conf_get(rd_kafka_conf(r->consumer), "auto.offset.reset", reset, &n);
+    int64_t lo, hi;
+    if (rd_kafka_query_watermark_offsets(r->reader, topic, partition, &lo, &hi, 10000)) return -1;
+    return strcmp(reset, "latest") == 0 || strcmp(reset, "end") == 0 ||
+                   strcmp(reset, "largest") == 0
+               ? hi
+               : lo;
+}
+
+/* Pause (@p pause) or resume the held partition @p p: the origin hold
+ * (sw_run_state.c), the registry hold (here). */
+void sw_run_origin_pause(run_t *r, part_t *p, bool pause)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
+    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(r->consumer, l)
+                                  : rd_kafka_resume_partitions(r->consumer, l);
+    if (e)
+        sw_log(r->log, SW_LOG_WARN, "%s [%d]: cannot %s the partition: %s", p->topic,
+               (int)p->partition, pause ? "pause" : "resume", rd_kafka_err2str(e));
+    rd_kafka_topic_partition_list_destroy(l);
 }
 
 /* plan_unready() for a message read from a partition's queue: a schema
@@ -382,8 +409,8 @@ void sw_run_peer_tick(run_t *r, int64_t now)
  * committed past) until the broker has it; never sent twice across a
  * restore (the copies past the snapshot are found by their source
  * headers, like records). */
-static void forward(run_t *r, part_t *p, const rd_kafka_message_t *m, const char *key,
-                    size_t keylen, sw_fwd_reason_t reason)
+static void forward_msg(run_t *r, part_t *p, const rd_kafka_message_t *m, const char *key,
+                        size_t keylen, sw_fwd_reason_t reason)
 {
     if (m->len + keylen > r->max_value) {
         char why[160];
@@ -725,8 +752,8 @@ static void apply(run_t *r, part_t *p)
             sw_run_send_dlq(r, p, m, DLQ_CLOCK, text + o->err);
             break;
         case WK_FORWARD:
-            forward(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0,
-                    (sw_fwd_reason_t)o->reason);
+            forward_msg(r, p, m, o->has_job ? text + o->job : "", o->has_job ? o->job_len : 0,
+                        (sw_fwd_reason_t)o->reason);
             break;
         case WK_RECORD:
             if (r->m && o->rec->action == SW_ACTION_TRIGGER) {
@@ -853,13 +880,13 @@ bool sw_run_round(run_t *r)
         part_t *p = r->parts[i];
         if (!p) continue;
         pwork_t *pw = &p->w;
-        if (p->queue && (!p->local || sw_run_local_may_read(p))) {
+        if (p->queue && (!p->local || r->local_mode->may_read(p))) {
             SW_GROW(pw->m, pw->n + WORK_BATCH - 1, pw->cap, WORK_BATCH);
             ssize_t got = rd_kafka_consume_batch_queue(p->queue, 0, pw->m + pw->n, WORK_BATCH);
             if (got > 0) pw->n += (size_t)got;
             if (got == WORK_BATCH) more = true;
         }
-        if (p->local ? sw_run_local_sort_out(r, p, &more) : pw->n && sort_out(r, p))
+        if (p->local ? r->local_mode->sort_out(r, p, &more) : pw->n && sort_out(r, p))
             r->jobs[r->njobs++] = p;
     }
     sw_sched_hooks_t h = {job_left, pass_begin, job_apply, round_stop, r};

@@ -30,5 +30,7 @@ bool sw_run_decode(const pass_t *ps, sw_worker_t *w, const rd_kafka_message_t *m
                    char *err, size_t errsz, sw_err_t *rc);
 void sw_run_note_consumer_error(run_t *r, const rd_kafka_message_t *m);
 bool sw_run_registry_wait(run_t *r, part_t *p, const rd_kafka_message_t *m);
+int64_t sw_run_reset_offset(run_t *r, const char *topic, int32_t partition);
+void sw_run_origin_pause(run_t *r, part_t *p, bool pause);
 
 #endif /* SW_RUN_WORK_H */

@@ -115,6 +115,7 @@ bool sw_snapenv_pack(const sw_snapenv_t *env, sw_buf_t *out)
         sw_vput_u(&raw, env->nrsup);
         for (size_t i = 0; i < env->nrsup; i++) sw_vput_i(&raw, env->rsup[i]);
     }
+    if (env->ext.len) sw_vput_bytes(&raw, env->ext);
     uLongf zlen = compressBound(raw.len);
     sw_buf_reserve(out, zlen);
     int zr = compress2((Bytef *)out->data + out->len, &zlen, (const Bytef *)raw.data, raw.len, 1);
@@ -200,6 +201,7 @@ sw_err_t sw_snapenv_unpack(const void *z, size_t zlen, sw_buf_t *raw, sw_snapenv
         env->yr = sw_vget_i(&rd);
         env->rsup = keys_get(&rd, &env->nrsup);
     }
+    if (!rd.bad && rd.p < rd.end) env->ext = sw_vget_bytes(&rd);
     if (rd.bad) {
         sw_snapenv_clear(env);
         snprintf(errstr, errstr_size, "the snapshot's envelope is cut short");

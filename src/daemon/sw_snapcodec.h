@@ -13,7 +13,10 @@
  *    already sent), the suppression keys (offset * 8 + action), the
  *    engine's bytes; "SWE2" (repartition=auto: an engine fed from input p
  *    and repartition p) continues with the repartition side: XR, YR and its
- *    suppression keys.
+ *    suppression keys. Then, when the engine's bytes are in the layout the
+ *    previous release reads (sw_detect_snapshot_compat), its extension (a
+ *    length and the bytes): v0.3.0 reads nothing after the parts above, so
+ *    it restores the engine's body and suppresses what was sent.
  * Pure: no librdkafka, no clock, no I/O. Whatever the bytes, parsing gives
  * a value or an error, never a crash (tests/unit/test_snapcodec.c, fuzzed by
  * tests/fuzz/fuzz_restore.c).
@@ -75,6 +78,8 @@ typedef struct sw_snapenv_s {
     int64_t xr, yr;  /**< repartition p: as of xr, rebuilt from yr */
     int64_t *rsup;   /**< its suppression keys (parse: as pos) */
     size_t nrsup;
+    sw_str_t ext; /**< the engine's extension (sw_detect_snapshot_compat), or none
+                       (len 0; parse: borrowed from the input) */
 } sw_snapenv_t;
 
 /** @brief @p env, compressed, appended to @p out. @returns false when zlib refuses. */

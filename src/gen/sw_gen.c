@@ -134,18 +134,6 @@ void sw_gen_opts_default(sw_gen_opts_t *opts)
     opts->bad_host = -1;
 }
 
-int64_t sw_gen_fleet_host(int64_t job, int64_t slot, int64_t per_job, int64_t fleet,
-                          int64_t bad_host, int64_t bad_slot)
-{
-    if (bad_host < 0) return (job * per_job + slot) % fleet;
-    if (slot == bad_slot) return bad_host;
-    if (fleet < 2) return bad_host;
-    /* the other slots rotate over the fleet without the bad host */
-    int64_t i = slot < bad_slot ? slot : slot - 1;
-    int64_t k = (job * (per_job - 1) + i) % (fleet - 1);
-    return k < bad_host ? k : k + 1;
-}
-
 #define CHECK(cond, ...)                                \
     do {                                                \
         if (!(cond)) {                                  \

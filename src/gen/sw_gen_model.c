@@ -414,3 +414,16 @@ void sw_gen_field_build(sw_gen_t *gen, grank_t *rk)
         rk->gap[2 * g + 1] = len;
     }
 }
+
+/* The host of slot @p slot of job @p job in a fleet (sw_gen.h). */
+int64_t sw_gen_fleet_host(int64_t job, int64_t slot, int64_t per_job, int64_t fleet,
+                          int64_t bad_host, int64_t bad_slot)
+{
+    if (bad_host < 0) return (job * per_job + slot) % fleet;
+    if (slot == bad_slot) return bad_host;
+    if (fleet < 2) return bad_host;
+    /* the other slots rotate over the fleet without the bad host */
+    int64_t i = slot < bad_slot ? slot : slot - 1;
+    int64_t k = (job * (per_job - 1) + i) % (fleet - 1);
+    return k < bad_host ? k : k + 1;
+}

@@ -31,17 +31,6 @@ const x8item_t *sw_report_crash_final(const job_t *job, int64_t number)
     return best;
 }
 
-void sw_report_ctl_free(ctl_t *c)
-{
-    if (!c) return;
-    free(c->ts);
-    free(c->used);
-    free(c->total);
-    free(c->marks);
-    free(c->last_ts);
-    free(c);
-}
-
 /* ---- telemetry ----------------------------------------------------------- */
 
 /* The job's crash that a chart is drawn for: its first (lowest number). */

@@ -196,10 +196,9 @@ job_t *sw_report_job_find(const sw_report_t *rep, sw_str_t id, bool is_null);
 double sw_report_nice_step(double raw);
 void sw_report_put_trim(sw_buf_t *out, double v, int decimals);
 /* sw_report_crash.c: a job's crashes (chart, facts, rank map); the
- * telemetry reader behind the chart; freeing it. */
+ * telemetry reader behind the chart. */
 void sw_report_put_crashes(sw_buf_t *out, const job_t *job, size_t j, unsigned *chart_no);
 const x8item_t *sw_report_crash_final(const job_t *job, int64_t number);
-void sw_report_ctl_free(ctl_t *c);
 /* sw_report_fleet.c: the repeat offenders (hosts and GPUs named first cause
  * or first death); returns false (and writes nothing) when no record names
  * a host. */

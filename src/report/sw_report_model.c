@@ -57,6 +57,18 @@ sw_report_t *sw_report_new(void)
     return rep;
 }
 
+/* Free a job's crash chart data (sw_report_crash.c reads it in). */
+static void ctl_free(ctl_t *c)
+{
+    if (!c) return;
+    free(c->ts);
+    free(c->used);
+    free(c->total);
+    free(c->marks);
+    free(c->last_ts);
+    free(c);
+}
+
 void sw_report_destroy(sw_report_t *rep)
 {
     if (!rep) return;
@@ -83,7 +95,7 @@ void sw_report_destroy(sw_report_t *rep)
             free(it->w_eta_ms);
         }
         free(job->x8s);
-        sw_report_ctl_free(job->ctl);
+        ctl_free(job->ctl);
         str_free(&job->id);
         free(job);
     }

@@ -274,7 +274,7 @@ int start_mock(void)
     static const char *const sc[] = {"nokey",   "hostkey",   "mixed",     "kill",     "moving",
                                      "eos",     "off",       "akeyed",    "amixed",   "akill",
                                      "amoving", "switch",    "mixedmode", "rollback", "upv030",
-                                     "rbv030",  "upc765a81", "backforth"};
+                                     "rbv030",  "upc765a81", "backforth", "rbc765a81"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];

@@ -119,8 +119,24 @@ static void snapcodec(const uint8_t *data, size_t size)
                 (!env.engine.len || !memcmp(env2.engine.ptr, env.engine.ptr, env.engine.len)) &&
                 env2.two == env.two && env2.xr == env.xr && env2.yr == env.yr &&
                 env2.nrsup == env.nrsup &&
-                (!env.nrsup || !memcmp(env2.rsup, env.rsup, env.nrsup * sizeof(*env.rsup))),
+                (!env.nrsup || !memcmp(env2.rsup, env.rsup, env.nrsup * sizeof(*env.rsup))) &&
+                env2.ext.len == env.ext.len &&
+                (!env.ext.len || !memcmp(env2.ext.ptr, env.ext.ptr, env.ext.len)),
             "the envelope does not go round");
+        /* An engine with its extension (sw_detect_snapshot_compat): applied
+         * or refused with a message, never a crash. */
+        int64_t nx[SW_DETECT_SOURCES];
+        sw_detector_t *det = env.ext.len
+                                 ? sw_detect_restore_src(restore_params(), env.engine.ptr,
+                                                         env.engine.len, 1000, nx, err, sizeof(err))
+                                 : NULL;
+        if (det) {
+            err[0] = '\0';
+            if (!sw_detect_restore_ext(det, env.engine.ptr, env.engine.len, env.ext.ptr,
+                                       env.ext.len, err, sizeof(err)))
+                FUZZ_CHECK(err[0] != '\0', "sw_detect_restore_ext failed without a message");
+            sw_detect_destroy(det);
+        }
         sw_snapenv_clear(&env2);
         sw_snapenv_clear(&env);
     }

@@ -16,6 +16,7 @@ bool g_sticky;
 /* Restores of two-source engines swap their sources (sw_detect_swap_sources:
  * repartition=auto's engine going on under on) and are fed so from then on. */
 bool g_swap;
+bool g_compat; /* snapshots in the previous release's layout and an extension */
 /* gen_t.wide of the streams that follow. */
 bool g_wide;
 
@@ -198,9 +199,14 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
             int64_t y[2];
             for (int s = 0; s < 2; s++)
                 if (!sw_detect_min_offset_src(det, s, &y[s]) || y[s] > off[s]) y[s] = off[s];
-            sw_buf_t snap;
+            sw_buf_t snap, ext, full;
             sw_buf_init(&snap);
-            if (sources == 1) sw_detect_snapshot(det, off[0], &snap);
+            sw_buf_init(&ext);
+            sw_buf_init(&full);
+            const int64_t at[2] = {off[0], sources == 1 ? 0 : off[1]};
+            sw_detect_snapshot_src(det, at, &full);
+            if (g_compat) sw_detect_snapshot_compat(det, at, &snap, &ext);
+            else if (sources == 1) sw_detect_snapshot(det, off[0], &snap);
             else sw_detect_snapshot_src(det, off, &snap);
             sw_detect_destroy(det);
             int64_t x[2] = {-1, -1};
@@ -215,6 +221,23 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
             }
             SW_ASSERT_I64(x[0], off[0]);
             SW_ASSERT_I64(x[1], off[1]);
+            if (g_compat) {
+                /* The body with its extension is the engine SWS6 gave: it
+                 * saves SWS6's bytes (before its rebuild and after). */
+                SW_ASSERT(sw_detect_restore_ext(det, snap.data, snap.len, ext.data, ext.len, err,
+                                                sizeof(err)),
+                          "seed %llu snapshot at %ld: extension refused: %s",
+                          (unsigned long long)seed, snap_at, err);
+                sw_buf_t re;
+                sw_buf_init(&re);
+                sw_detect_snapshot_src(det, at, &re);
+                SW_ASSERT(re.len == full.len && memcmp(re.data, full.data, re.len) == 0,
+                          "seed %llu snapshot at %ld: body and extension restore another engine",
+                          (unsigned long long)seed, snap_at);
+                sw_buf_clear(&re);
+                sw_buf_clear(&snap);
+                sw_buf_put(&snap, full.data, full.len); /* what "again" below compares */
+            }
             swapped = g_swap && sources == 2;
             if (swapped) {
                 sw_detect_swap_sources(det, x);
@@ -235,6 +258,8 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
                       (unsigned long long)seed, snap_at);
             sw_buf_clear(&again);
             sw_buf_clear(&snap);
+            sw_buf_clear(&ext);
+            sw_buf_clear(&full);
         }
         sw_event_t ev;
         gen_event(&g, &ev, nranks, njobs);

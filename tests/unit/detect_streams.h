@@ -47,6 +47,7 @@ extern bool g_sticky;
 /* Restores of two-source engines swap their sources (sw_detect_swap_sources:
  * repartition=auto's engine going on under on) and are fed so from then on. */
 extern bool g_swap;
+extern bool g_compat;
 /* gen_t.wide of the streams that follow. */
 extern bool g_wide;
 

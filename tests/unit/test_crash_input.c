@@ -195,15 +195,33 @@ static void run_restored(const lines_t *ls, sw_params_t p, size_t cut, runlog_t 
         if (i == cut) {
             int64_t y;
             if (!sw_detect_min_offset(det, &y) || y > (int64_t)i) y = (int64_t)i;
-            sw_buf_t snap;
+            sw_buf_t snap, body, ext, again;
             sw_buf_init(&snap);
+            sw_buf_init(&body);
+            sw_buf_init(&ext);
+            sw_buf_init(&again);
             sw_detect_snapshot(det, (int64_t)i, &snap);
+            /* The layout v0.3.0 reads (SW8a) and its extension: restored,
+             * the same engine (its SW8b fields included). */
+            sw_detect_snapshot_compat(det, (int64_t[2]){(int64_t)i, 0}, &body, &ext);
             sw_detect_destroy(det);
             int64_t x;
+            det = sw_detect_restore(p, body.data, body.len, 0, &x, err, sizeof(err));
+            SW_ASSERT(det != NULL, "restore of the body at line %zu: %s", i, err);
+            SW_ASSERT(sw_detect_restore_ext(det, body.data, body.len, ext.data, ext.len, err,
+                                            sizeof(err)),
+                      "extension at line %zu: %s", i, err);
+            sw_detect_snapshot(det, (int64_t)i, &again);
+            SW_ASSERT(again.len == snap.len && !memcmp(again.data, snap.data, snap.len),
+                      "line %zu: body and extension restore another engine", i);
+            sw_detect_destroy(det);
             det = sw_detect_restore(p, snap.data, snap.len, 0, &x, err, sizeof(err));
             SW_ASSERT(det != NULL, "restore at line %zu: %s", i, err);
             SW_ASSERT_I64(x, (int64_t)i);
             sw_buf_clear(&snap);
+            sw_buf_clear(&body);
+            sw_buf_clear(&ext);
+            sw_buf_clear(&again);
             for (size_t k = (size_t)y; k < i; k++) {
                 sw_event_t ev;
                 SW_ASSERT(sw_tdec_json(dec, ls->v[k], strlen(ls->v[k]), &ev, err, sizeof(err)) ==

@@ -2,8 +2,9 @@
  * The stream engine's snapshots (sw_detect_snapshot, sw_detect_restore):
  * engines restored mid-stream and rebuilt from their minimum offsets, fed
  * from one source or from two (and with the sources swapped), give the
- * records of uninterrupted ones; a snapshot of other parameters, or cut
- * short, is refused.
+ * records of uninterrupted ones; the layout the previous release reads
+ * restores the same engine; a snapshot of other parameters, or cut short,
+ * is refused.
  */
 #include "detect_streams.h"
 
@@ -84,6 +85,71 @@ static void test_restore_swapped_sources(void **state)
     g_swap = false;
 }
 
+/* Snapshots in the layout the previous release reads (v0.3.0: SWS4, SW8a)
+ * with what it lacks in an extension (issue 35, a rollback): restored
+ * with the extension, the engine saves what SWS6 saves and gives the
+ * records of the uninterrupted one, from one source, two, and swapped. */
+static void test_restore_compat(void **state)
+{
+    (void)state;
+    g_compat = true;
+    restore_cases(1);
+    restore_cases(2);
+    g_swap = true;
+    restore_cases(2);
+    g_swap = false;
+    g_compat = false;
+}
+
+/* The body alone is SWS4, which restores (an older snapshot); an extension
+ * that is not of its body, or cut short, is refused by name. */
+static void test_restore_compat_body(void **state)
+{
+    (void)state;
+    sw_params_t p = sw_params_default();
+    p.spike_min_bytes = 500;
+    sw_detector_t *det = sw_detect_new(p);
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = 5;
+    g.scale = 1;
+    char err[256];
+    for (int64_t i = 0; i < 900; i++) {
+        sw_event_t ev;
+        gen_event(&g, &ev, 4, 2);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
+    }
+    sw_buf_t body, ext, full;
+    sw_buf_init(&body);
+    sw_buf_init(&ext);
+    sw_buf_init(&full);
+    sw_detect_snapshot_compat(det, (int64_t[2]){900, 0}, &body, &ext);
+    sw_detect_snapshot(det, 900, &full);
+    SW_ASSERT(body.len > 4 && !memcmp(body.data, "SWS4", 4), "body in SWS4's layout");
+    SW_ASSERT(ext.len > 4 && !memcmp(ext.data, "SWX6", 4), "extension SWX6");
+    int64_t x;
+    sw_detector_t *r = sw_detect_restore(p, body.data, body.len, 0, &x, err, sizeof(err));
+    SW_ASSERT(r != NULL, "the body alone restores: %s", err);
+    SW_ASSERT_I64(x, 900);
+    /* cut short */
+    SW_ASSERT(
+        !sw_detect_restore_ext(r, body.data, body.len, ext.data, ext.len - 1, err, sizeof(err)),
+        "a cut extension is refused");
+    SW_ASSERT(strstr(err, "SWX6") != NULL, "named: %s", err);
+    sw_detect_destroy(r);
+    /* beside an SWS6 body */
+    r = sw_detect_restore(p, full.data, full.len, 0, &x, err, sizeof(err));
+    SW_ASSERT(r != NULL, "SWS6 restores: %s", err);
+    SW_ASSERT(!sw_detect_restore_ext(r, full.data, full.len, ext.data, ext.len, err, sizeof(err)),
+              "an extension beside SWS6 is refused");
+    sw_detect_destroy(r);
+    sw_detect_destroy(det);
+    sw_buf_clear(&body);
+    sw_buf_clear(&ext);
+    sw_buf_clear(&full);
+}
+
 static void test_restore_refuses_other_params(void **state)
 {
     (void)state;
@@ -138,6 +204,8 @@ int main(void)
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_restore_two_sources),
         cmocka_unit_test(test_restore_swapped_sources),
+        cmocka_unit_test(test_restore_compat),
+        cmocka_unit_test(test_restore_compat_body),
         cmocka_unit_test(test_restore_refuses_other_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

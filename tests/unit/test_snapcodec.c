@@ -211,13 +211,61 @@ static void test_envelope_two(void **state)
     sw_buf_clear(&raw);
 }
 
+/* The engine's extension (sw_detect_snapshot_compat) after every other
+ * part, SWE1 and SWE2 alike: the bytes before it are those of the
+ * envelope without it, which is all an older release (v0.3.0) reads. */
+static void test_envelope_ext(void **state)
+{
+    (void)state;
+    int64_t sup[2] = {8 * 9 + 1, 8 * 12 + 0}, rsup[1] = {8 * 55 + 2};
+    const char engine[] = "SWS4 body", ext[] = "SWX6 rest";
+    for (int two = 0; two < 2; two++) {
+        sw_snapenv_t in = {.x = 300,
+                           .y = 250,
+                           .sup = sup,
+                           .nsup = 2,
+                           .engine = {engine, sizeof(engine)},
+                           .two = two,
+                           .xr = 77,
+                           .yr = 60,
+                           .rsup = rsup,
+                           .nrsup = 1};
+        sw_buf_t z, raw, z0, raw0;
+        sw_buf_init(&z);
+        sw_buf_init(&raw);
+        sw_buf_init(&z0);
+        sw_buf_init(&raw0);
+        sw_snapenv_t out;
+        char err[256];
+        SW_ASSERT_TRUE(sw_snapenv_pack(&in, &z0));
+        SW_ASSERT(sw_snapenv_unpack(z0.data, z0.len, &raw0, &out, err, sizeof(err)) == SW_OK, "%s",
+                  err);
+        SW_ASSERT_I64(out.ext.len, 0);
+        sw_snapenv_clear(&out);
+        in.ext = (sw_str_t){ext, sizeof(ext)};
+        SW_ASSERT_TRUE(sw_snapenv_pack(&in, &z));
+        SW_ASSERT(sw_snapenv_unpack(z.data, z.len, &raw, &out, err, sizeof(err)) == SW_OK, "%s",
+                  err);
+        SW_ASSERT(out.ext.len == sizeof(ext) && !memcmp(out.ext.ptr, ext, sizeof(ext)),
+                  "extension bytes differ");
+        SW_ASSERT(out.engine.len == sizeof(engine) && out.two == (bool)two && out.nsup == 2,
+                  "the other parts as without it");
+        SW_ASSERT(raw.len > raw0.len && !memcmp(raw.data, raw0.data, raw0.len),
+                  "the parts before the extension are the envelope without it");
+        sw_snapenv_clear(&out);
+        sw_buf_clear(&z);
+        sw_buf_clear(&raw);
+        sw_buf_clear(&z0);
+        sw_buf_clear(&raw0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_meta_roundtrip),
-        cmocka_unit_test(test_meta_refused),
-        cmocka_unit_test(test_envelope),
-        cmocka_unit_test(test_envelope_two),
+        cmocka_unit_test(test_meta_roundtrip), cmocka_unit_test(test_meta_refused),
+        cmocka_unit_test(test_envelope),       cmocka_unit_test(test_envelope_two),
+        cmocka_unit_test(test_envelope_ext),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
