@@ -249,16 +249,26 @@ bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
     return true;
 }
 
-/* Whether rank r's first rise of the open episode (its ep_rel) fits the
- * episode's front better than its second rise (spike rel @p rel2): see
- * sw_det_second_rise(). */
-static bool first_rise_fits(const job_t *j, const rank_t *r, int64_t rel2)
+/* Which of rank r's two rises, its first of the open episode (its ep_rel)
+ * or its second (spike rel @p rel2), fits the episode's front: 1 the first,
+ * -1 the second, 0 it cannot tell (see sw_det_second_rise()). The front's time at r is read from its FIT_D
+ * nearest ranks either side: a member's spike, or, for a rank the storm has
+ * not reached (its clock agrees with r's, so it reported up to about now),
+ * "later than now". Their median is where the front was at r: a wave reaches
+ * r after the ranks on one side and before those on the other, so one
+ * neighbour's spike near the second rise (the wave passing on) does not
+ * make it the front's. A rise fits when that time is nearer to it than
+ * to the other rise by more than two tie lengths, and at least two
+ * neighbours are members; when it is near neither, the first rise fits
+ * when a member's spike is nearer to it than any member's is to the
+ * second rise, by more than two tie lengths (the rule before the median). */
+static int rise_fit(const job_t *j, const rank_t *r, int64_t rel2)
 {
     int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->sig.tie_ns;
-    if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return false;
+    if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return 0;
     int64_t lag = LAG_IV * riv * 1000000 + tol, rel1 = rk_ep_rel(j, r);
-    int64_t best1 = INT64_MAX, best2 = INT64_MAX;
-    int n = 0;
+    int64_t t[2 * FIT_D], near1 = INT64_MAX, near2 = INT64_MAX;
+    int n = 0, nmem = 0;
     for (int64_t d = 1; d <= FIT_D; d++)
         for (int side = 0; side < 2; side++) {
             int64_t q = side ? r->rank + d : r->rank - d;
@@ -266,16 +276,33 @@ static bool first_rise_fits(const job_t *j, const rank_t *r, int64_t rel2)
             uint32_t qi;
             if (!sw_imap_get(&j->ranks.map, q, &qi)) continue;
             const rank_t *m = &j->ranks.v[qi];
-            if (!clock_agrees(m, r, lag)) return false;
-            if (rk_ep_no(j, m) != j->ep.no) continue;
-            int64_t mrel = rk_ep_rel(j, m);
-            int64_t d1 = mrel > rel1 ? mrel - rel1 : rel1 - mrel;
-            int64_t d2 = mrel > rel2 ? mrel - rel2 : rel2 - mrel;
-            if (d1 < best1) best1 = d1;
-            if (d2 < best2) best2 = d2;
-            n++;
+            if (!clock_agrees(m, r, lag)) return 0;
+            int64_t mrel = INT64_MAX; /* not reached yet */
+            if (rk_ep_no(j, m) == j->ep.no) {
+                mrel = rk_ep_rel(j, m);
+                nmem++;
+                int64_t a = mrel > rel1 ? mrel - rel1 : rel1 - mrel;
+                int64_t b = mrel > rel2 ? mrel - rel2 : rel2 - mrel;
+                if (a < near1) near1 = a;
+                if (b < near2) near2 = b;
+            }
+            /* insertion sort: at most 2 * FIT_D values */
+            int k = n++;
+            for (; k > 0 && t[k - 1] > mrel; k--) t[k] = t[k - 1];
+            t[k] = mrel;
         }
-    return n >= 2 && best1 < best2 - tol;
+    if (nmem < 2) return 0;
+    int64_t lo = t[(n - 1) / 2], hi = t[n / 2];
+    int64_t mid = hi == INT64_MAX ? lo : lo + (hi - lo) / 2;
+    if (mid != INT64_MAX) {
+        int64_t d1 = mid > rel1 ? mid - rel1 : rel1 - mid;
+        int64_t d2 = mid > rel2 ? mid - rel2 : rel2 - mid;
+        if (d1 < d2 - tol) return 1;
+        if (d2 < d1 - tol) return -1;
+    }
+    /* The median tells neither: the first rise still fits when a member's
+     * spike is nearer to it than any member's is to the second rise. */
+    return near1 < near2 - tol ? 1 : 0;
 }
 
 /* The longest step between two samples seen one after the other: an
@@ -310,20 +337,31 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
                            &base))
         return false;
     /* Which of the rank's two rises is the open storm's arrival? The one
-     * its nearest members' spikes (within FIT_D ranks) are nearer to: a
-     * storm reaches neighbours at about the same time. The second rise is
-     * another storm only when the first fits them better by more than
-     * the tie tolerance (the member's first rise may itself have been
-     * another storm's start taken into this episode, and the second the
-     * open storm's arrival); with fewer than two such members, or one
-     * whose clock does not agree (a gap), it cannot tell, and a second
-     * page needs evidence. Then the storm before still spreading. */
+     * the front's time at the rank (rise_fit: its nearest ranks' spikes)
+     * is nearer to, by more than the tie tolerance: a storm reaches
+     * neighbours at about the same time, and it reaches a rank once, so
+     * the other rise is another storm's. The second rise is another storm
+     * when the first fits; when the second fits, the first was another
+     * storm's start taken into this episode (the open storm had not
+     * reached the rank yet), and its run is the next storm's: it is not
+     * spent, and the rank stays in the front with its second rise, the
+     * open storm's arrival (its neighbours' rises that follow are that
+     * storm's tail). With fewer than two members near, or one whose clock
+     * does not agree (a gap), or no clear fit, it cannot tell, and a
+     * second page needs evidence: then the storm before still spreading. */
     int64_t rel = r->newest_ts - r->first_ts;
-    if (!first_rise_fits(j, r, rel)) return false;
+    int fit = rise_fit(j, r, rel);
+    if (fit == 0) return false;
     if (j->ep.no > 1 && rk_ep_no(j, r) == j->ep.no &&
         front_explains_at(j, r, j->ep.no - 1, rel, true) != INT64_MAX)
         return false;
-    rk_cold(j, r)->split_ts = base;
+    rank_cold_t *cold = rk_cold(j, r);
+    if (fit > 0) {
+        cold->split_ts = base;
+    } else {
+        cold->ep_base = INT64_MAX; /* not spent when the episode ends */
+        cold->ep_rel = rel;
+    }
     return true;
 }
 
