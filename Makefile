@@ -33,6 +33,14 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stac
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 BUILD_SH = CMAKE='$(CMAKE)' scripts/build.sh -j $(JOBS)
+# The builds the tests make themselves (scripts/fuzz.sh's tree, the .deb
+# build of test_install, older releases) compile through ccache as well when
+# it is installed (unless SW_CCACHE=0), shared across clones as in
+# scripts/build.sh: CMake reads CMAKE_C_COMPILER_LAUNCHER from the
+# environment when it configures a new build directory.
+CCACHE_ENV = env $$(if [ "$${SW_CCACHE:-auto}" != 0 ] && command -v ccache >/dev/null 2>&1; then \
+  echo CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$${CCACHE_BASEDIR:-$(CURDIR)} \
+  CCACHE_NOHASHDIR=$${CCACHE_NOHASHDIR:-true}; fi)
 # The tests are configured when their libraries (cmocka, jansson) are
 # installed; `make test` requires them (install-deps.sh test installs them).
 TESTS_AUTO = $$(pkg-config --exists cmocka jansson 2>/dev/null && echo ON || echo OFF)
@@ -78,7 +86,7 @@ build:
 
 test: deps
 	$(BUILD_SH) -B $(BUILD) -t $(BUILD_TYPE) -- -DSW_BUILD_TESTS=ON
-	cd $(BUILD) && ctest $(CTEST_ARGS)
+	cd $(BUILD) && $(CCACHE_ENV) ctest $(CTEST_ARGS)
 ifeq ($(CI),true)
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
@@ -86,7 +94,7 @@ endif
 
 test-asan: deps
 	$(BUILD_SH) -B $(ASAN) -t Debug -- -DSW_SANITIZE=ON -DSW_BUILD_TESTS=ON
-	cd $(ASAN) && $(ASAN_ENV) ctest $(CTEST_ARGS) $(ASAN_CTEST_ARGS)
+	cd $(ASAN) && $(CCACHE_ENV) $(ASAN_ENV) ctest $(CTEST_ARGS) $(ASAN_CTEST_ARGS)
 
 test-tsan: deps
 	$(BUILD_SH) -B $(TSAN) -t Debug --target sw_tsan_tests -- -DSW_TSAN=ON -DSW_BUILD_TESTS=ON

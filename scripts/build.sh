@@ -20,7 +20,14 @@
 # Anything after "--" is passed to the configure step, e.g.
 #   scripts/build.sh -B build-asan -t Debug -- -DSW_SANITIZE=ON
 # Environment: CMAKE (default cmake), STRIP (default strip), OBJCOPY
-# (default objcopy), BUILD_DIR, BUILD_TYPE, JOBS.
+# (default objcopy), BUILD_DIR, BUILD_TYPE, JOBS, SW_CCACHE (auto: compile
+# through ccache when it is installed; 0: never; 1: required).
+# With ccache, a second clone (or a clean build directory) compiles from the
+# cache: CCACHE_BASEDIR is the repository root and CCACHE_NOHASHDIR is set
+# (unless already set), so that objects are shared across clones in other
+# directories (their debug info may then name the clone that compiled them
+# first); the same environment reaches the builds the tests make (the fuzz
+# tree, the .deb build, older releases) through CMAKE_C_COMPILER_LAUNCHER.
 # Exit status: 0 ok, 1 build failure, 2 usage error.
 set -eu
 
@@ -76,9 +83,26 @@ case "$build_dir" in
   *) build_dir="$root/$build_dir" ;;
 esac
 
-echo "build.sh: configuring $build_dir ($build_type)"
-# Re-running configure is cheap and picks up a changed build type.
-"$cmake" -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "$@" || exit 1
+# ccache (scripts/install-deps.sh installs it): a compiler launcher.
+launcher=""
+case "${SW_CCACHE:-auto}" in
+  0|no|off) ;;
+  *)
+    if command -v ccache >/dev/null 2>&1; then
+      # The settings go into the launcher itself (a CMake list), so that a
+      # plain `cmake --build` of this directory compiles the same way.
+      launcher="env;CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root};CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true};ccache"
+    elif [ "${SW_CCACHE:-auto}" != auto ]; then
+      echo "build.sh: SW_CCACHE=${SW_CCACHE} but ccache is not installed" >&2
+      exit 1
+    fi ;;
+esac
+
+echo "build.sh: configuring $build_dir ($build_type${launcher:+, through ccache})"
+# Re-running configure is cheap and picks up a changed build type (and
+# ccache installed or removed since).
+"$cmake" -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
+  -DCMAKE_C_COMPILER_LAUNCHER="$launcher" "$@" || exit 1
 
 echo "build.sh: building with $jobs jobs${targets:+ (targets:$targets)}"
 if [ -n "$targets" ]; then

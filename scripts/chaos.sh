@@ -1,6 +1,6 @@
 #!/bin/sh
 # The long chaos run (issue: no repeated alert from the first message on).
-# Runs tests/e2e/test_faults.c's chaos scenarios for many seeds: telemetry
+# Runs tests/e2e/test_faults_chaos.c's chaos scenarios for many seeds: telemetry
 # produced at a steady rate to 4 partitions of librdkafka's mock cluster
 # while `stormwatch run` is killed with SIGKILL at seeded random moments
 # (while starting, just after an assignment, during restore, while running)
@@ -18,7 +18,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 SEEDS=${1:-20}
 KILLS=${2:-6}
-BIN=$BUILD/tests/test_faults
+BIN=$BUILD/tests/test_faults_chaos
 [ -x "$BIN" ] || { echo "chaos.sh: $BIN not built (scripts/build.sh -- -DSW_BUILD_TESTS=ON)" >&2; exit 2; }
 OUT=$BUILD/chaos
 rm -rf "$OUT" && mkdir -p "$OUT"

@@ -2,7 +2,9 @@
 # Installs the Debian packages stormwatch needs to build and test, only
 # those that are missing. Uses apt-get as root, or through sudo.
 # Usage: scripts/install-deps.sh [build|test|demo|bench|all]
-#   build, demo        compiler, CMake, pkg-config and the libraries the
+#   build, demo        compiler, CMake, pkg-config, ccache (scripts/build.sh
+#                      compiles through it: a new clone builds from the
+#                      cache) and the libraries the
 #                      binary links (librdkafka, libmicrohttpd, zlib, libcurl
 #                      for notify's HTTP sinks; libssl-dev: libcrypto for
 #                      the webhook signature; Avro C)
@@ -28,7 +30,7 @@
 #                      and valgrind (callgrind instruction counts)
 set -eu
 what=${1:-test}
-pkgs="build-essential cmake pkg-config librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev"
+pkgs="build-essential cmake pkg-config ccache librdkafka-dev libavro-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev"
 case "$what" in
   build|demo) ;;
   test|all|bench) pkgs="$pkgs libcmocka-dev libjansson-dev python3 python3-yaml python3-avro docker-compose clang libclang-rt-14-dev chromium prometheus-alertmanager prometheus help2man dpkg-dev man-db systemd kcat clang-format rsyslog rsyslog-kafka python3-kafka"

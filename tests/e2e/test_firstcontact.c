@@ -7,7 +7,7 @@
  * said once with the command that fixes it; a flood of undecodable
  * records is 10 lines and one "... and N more like it" line, each naming
  * the setting that resolves an unknown schema id. (produce and tail:
- * tests/e2e/test_tools.c, test_failures.)
+ * tests/e2e/test_tools_tail.c, test_failures.)
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -222,8 +222,10 @@ bool sw_kp_flush(rd_kafka_t *rk, int64_t timeout_ms)
     return ok;
 }
 
-size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
-                  int64_t grace_ms, int64_t timeout_ms, sw_kmsg_t **out)
+/* sw_kc_read(), or with @p to_end sw_kc_read_all(): until every partition
+ * has reported its end (enable.partition.eof) since its last message. */
+static size_t kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
+                      int64_t grace_ms, int64_t timeout_ms, bool to_end, sw_kmsg_t **out)
 {
     char err[512];
     rd_kafka_conf_t *c = rd_kafka_conf_new();
@@ -231,6 +233,7 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
     rd_kafka_conf_set(c, "group.id", "stormwatch-test-reader", err, sizeof(err));
     rd_kafka_conf_set(c, "enable.auto.commit", "false", err, sizeof(err));
     rd_kafka_conf_set(c, "log_level", "2", err, sizeof(err));
+    if (to_end) rd_kafka_conf_set(c, "enable.partition.eof", "true", err, sizeof(err));
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
     size_t n = 0, cap = 64;
     sw_kmsg_t *v = calloc(cap, sizeof(*v));
@@ -244,12 +247,25 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
     rd_kafka_assign(rk, tp);
     rd_kafka_topic_partition_list_destroy(tp);
     int64_t deadline = sw_proc_now_ms() + timeout_ms, grace_end = -1;
+    /* to_end: the partitions at their end (since their last message). */
+    bool *at_end = calloc((size_t)partitions + 1, sizeof(*at_end));
+    int ends = 0;
     for (;;) {
         int64_t now = sw_proc_now_ms();
         if (now >= deadline) break;
         if (grace_end >= 0 && now >= grace_end) break;
+        if (to_end && ends == partitions) break;
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 50);
         if (!m) continue;
+        bool in_range = m->partition >= 0 && m->partition < partitions;
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && in_range && !at_end[m->partition]) {
+            at_end[m->partition] = true;
+            ends++;
+        }
+        if (!m->err && in_range && at_end[m->partition]) {
+            at_end[m->partition] = false;
+            ends--;
+        }
         if (!m->err) {
             if (n == cap) {
                 cap *= 2;
@@ -283,10 +299,23 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
         }
         rd_kafka_message_destroy(m);
     }
+    free(at_end);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
     *out = v;
     return n;
+}
+
+size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
+                  int64_t grace_ms, int64_t timeout_ms, sw_kmsg_t **out)
+{
+    return kc_read(bootstrap, topic, partitions, want, grace_ms, timeout_ms, false, out);
+}
+
+size_t sw_kc_read_all(const char *bootstrap, const char *topic, int partitions, int64_t timeout_ms,
+                      sw_kmsg_t **out)
+{
+    return kc_read(bootstrap, topic, partitions, (size_t)-1, 0, timeout_ms, true, out);
 }
 
 const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name)

@@ -76,6 +76,15 @@ bool sw_kp_flush(rd_kafka_t *rk, int64_t timeout_ms);
 size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
                   int64_t grace_ms, int64_t timeout_ms, sw_kmsg_t **out);
 
+/**
+ * @brief Read every partition of @p topic from the beginning to its end:
+ *        until each has reported its end after its last message (what the
+ *        topic holds now), or @p timeout_ms passed.
+ * @returns the number read; *out is an array the caller frees with sw_kmsg_free().
+ */
+size_t sw_kc_read_all(const char *bootstrap, const char *topic, int partitions, int64_t timeout_ms,
+                      sw_kmsg_t **out);
+
 /** @brief Value of header @p name, or NULL. */
 const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name);
 
