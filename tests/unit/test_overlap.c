@@ -120,10 +120,12 @@ static void debug_storm(const sw_gen_opts_t *o, const sw_gen_t *gen, const sw_ge
     }
     for (size_t i = 0; i < ndr; i++) {
         if (dr[i].line + 2000 < want && dr[i].action != 0) continue;
-        fprintf(stderr, "  rec line %zu: action %d ep %lld reason %d first %lld rank-of-event %lld ts %+lld ms\n",
-                dr[i].line, dr[i].action, (long long)dr[i].episode, dr[i].reason,
-                (long long)dr[i].first, (long long)evrank[dr[i].line],
-                (long long)((dr[i].ts - h0) / 1000000));
+        fprintf(
+            stderr,
+            "  rec line %zu: action %d ep %lld reason %d first %lld rank-of-event %lld ts %+lld ms\n",
+            dr[i].line, dr[i].action, (long long)dr[i].episode, dr[i].reason,
+            (long long)dr[i].first, (long long)evrank[dr[i].line],
+            (long long)((dr[i].ts - h0) / 1000000));
     }
 }
 
@@ -214,7 +216,10 @@ static void run_case(const sw_gen_opts_t *o, sw_params_t p, bool storms_page, fa
                 capdr = capdr ? 2 * capdr : 16;
                 dr = realloc(dr, capdr * sizeof(*dr));
             }
-            dr[ndr++] = (drec_t){nlines, (int)rec->action, (int)rec->resolve_reason, rec->episode,
+            dr[ndr++] = (drec_t){nlines,
+                                 (int)rec->action,
+                                 (int)rec->resolve_reason,
+                                 rec->episode,
                                  rec->analysis.n_suspects ? rec->analysis.suspects[0].rank : -1,
                                  ev.timestamp_ns};
         }
@@ -619,11 +624,10 @@ int main(void)
     const char *dbg = getenv("SW_FIELD_DEBUG");
     g_debug = dbg && strcmp(dbg, "1") == 0;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_in_noise),    cmocka_unit_test(test_overlapping_waves),
-        cmocka_unit_test(test_issue_case),       cmocka_unit_test(test_issue_second_rise_median),
-        cmocka_unit_test(test_field_noise),
-        cmocka_unit_test(test_large_jobs),       cmocka_unit_test(test_single_in_noise),
-        cmocka_unit_test(test_no_storm_no_page),
+        cmocka_unit_test(test_rows_in_noise),   cmocka_unit_test(test_overlapping_waves),
+        cmocka_unit_test(test_issue_case),      cmocka_unit_test(test_issue_second_rise_median),
+        cmocka_unit_test(test_field_noise),     cmocka_unit_test(test_large_jobs),
+        cmocka_unit_test(test_single_in_noise), cmocka_unit_test(test_no_storm_no_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
