@@ -475,6 +475,16 @@ static int fit_prefetch(run_t *r, const sw_run_group_cbs_t *cbs)
     return make_consumer(r, cbs);
 }
 
+/* Whether the configuration sets librdkafka's @p name for producers. */
+static bool producer_prop_set(const sw_conf_t *conf, const char *name)
+{
+    size_t idx = 0;
+    sw_conf_kafka_t kp;
+    while (conf && sw_conf_kafka_next(conf, &idx, &kp))
+        if (kp.scope != SW_CONF_SCOPE_CONSUMER && strcmp(kp.rk_name, name) == 0) return true;
+    return false;
+}
+
 int sw_run_setup(run_t *r, const sw_run_group_cbs_t *cbs)
 {
     const sw_conf_t *conf = r->opts->conf;
@@ -483,6 +493,18 @@ int sw_run_setup(run_t *r, const sw_run_group_cbs_t *cbs)
                                         err, sizeof(err));
     if (!pc) {
         sw_log(r->log, SW_LOG_ERROR, "%s", err);
+        return 2;
+    }
+    /* Records are keyed by job_id, the null job's by an empty key, which
+     * librdkafka's default partitioner (consistent_random) spreads with its
+     * sticky partitioner: one null job's trigger and summary could land on
+     * two partitions and be read out of order. `consistent` hashes keyed
+     * records as the default does (CRC32) and sends every empty key to one
+     * partition. Records with a partition of their own are not affected. */
+    if (!producer_prop_set(conf, "partitioner") &&
+        sw_kafka_set(pc, "partitioner", "consistent", err, sizeof(err))) {
+        sw_log(r->log, SW_LOG_ERROR, "%s", err);
+        rd_kafka_conf_destroy(pc);
         return 2;
     }
     if (r->eos) {

@@ -275,6 +275,22 @@ static int check_fixture_output(void)
         const char *a = sw_kmsg_header(&m[k], "stormwatch.action");
         x8 += a && (!strcmp(a, "crash") || !strcmp(a, "warning"));
     }
+    /* The null job's records (empty key) all on one partition, as every
+     * job's are, so a consumer reads them in order. */
+    int32_t null_part = -1;
+    size_t null_n = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (m[k].key_len != 0) continue;
+        null_n++;
+        if (null_part < 0) null_part = m[k].partition;
+        if (m[k].partition != null_part) {
+            fprintf(stderr, "FAIL out.fx: the null job's records on partitions %d and %d\n",
+                    (int)null_part, (int)m[k].partition);
+            failed = 1;
+            break;
+        }
+    }
+    printf("out.fx: %zu records of the null job, on partition %d\n", null_n, (int)null_part);
     if (n - x8 != want) {
         fprintf(stderr,
                 "FAIL out.fx: %zu records on the output topic (and %zu crash or warning), "
