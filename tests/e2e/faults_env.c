@@ -59,10 +59,7 @@ void daemon_start_xs(sw_test_daemon_t *d, const char *t, const char *tag, const 
     snprintf(name, sizeof(name), "run-%s", tag);
     sw_test_daemon_init(d, "run", g_dir, name, g_boot);
     sw_test_daemon_x(d, "group.id=g.%s", t);
-    sw_test_daemon_x(d, "input.topics=in.%s", t);
-    sw_test_daemon_x(d, "output.topic=out.%s", t);
-    sw_test_daemon_x(d, "dlq.topic=dlq.%s", t);
-    sw_test_daemon_x(d, "state.topic=state.%s", t);
+    sw_test_daemon_topics(d, t);
     /* repartition=off: records are compared per input partition (their
      * source headers); the forwarding stage under kill -9 is test_keying's. */
     static const char *const common[] = {"window.samples=100",

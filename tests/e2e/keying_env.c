@@ -100,10 +100,7 @@ void start_daemon(sw_test_daemon_t *d, const char *tag, const char *sc, const ch
     snprintf(name, sizeof(name), "run-%s-%s", sc, tag);
     sw_test_daemon_init(d, "run", g_dir, name, g_boot);
     sw_test_daemon_x(d, "group.id=g%s", sc);
-    sw_test_daemon_x(d, "input.topics=in.%s", sc);
-    sw_test_daemon_x(d, "output.topic=out.%s", sc);
-    sw_test_daemon_x(d, "dlq.topic=dlq.%s", sc);
-    sw_test_daemon_x(d, "state.topic=state.%s", sc);
+    sw_test_daemon_topics(d, sc);
     sw_test_daemon_x(d, "repartition=%s", repartition);
     static const char *const common[] = {"kafka.consumer.topic.metadata.refresh.interval.ms=1000",
                                          "commit.interval.ms=200", "snapshot.interval.ms=700",

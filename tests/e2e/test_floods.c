@@ -73,10 +73,7 @@ static void daemon_start(sw_test_daemon_t *d, const char *t, const char *tag,
     snprintf(name, sizeof(name), "run-%s", tag);
     sw_test_daemon_init(d, "run", g_dir, name, g_boot);
     sw_test_daemon_x(d, "group.id=g.%s", t);
-    sw_test_daemon_x(d, "input.topics=in.%s", t);
-    sw_test_daemon_x(d, "output.topic=out.%s", t);
-    sw_test_daemon_x(d, "dlq.topic=dlq.%s", t);
-    sw_test_daemon_x(d, "state.topic=state.%s", t);
+    sw_test_daemon_topics(d, t);
     static const char *const common[] = {"metrics.listen=127.0.0.1:0",
                                          "kafka.consumer.topic.metadata.refresh.interval.ms=1000",
                                          "log.level=info", NULL};

@@ -157,6 +157,14 @@ void sw_test_daemon_xs(sw_test_daemon_t *d, const char *const *props)
     for (size_t i = 0; props && props[i]; i++) sw_test_daemon_x(d, "%s", props[i]);
 }
 
+void sw_test_daemon_topics(sw_test_daemon_t *d, const char *s)
+{
+    sw_test_daemon_x(d, "input.topics=in.%s", s);
+    sw_test_daemon_x(d, "output.topic=out.%s", s);
+    sw_test_daemon_x(d, "dlq.topic=dlq.%s", s);
+    sw_test_daemon_x(d, "state.topic=state.%s", s);
+}
+
 bool sw_test_daemon_start(sw_test_daemon_t *d)
 {
     if (d->pid > 0) sw_test_daemon_kill(d);

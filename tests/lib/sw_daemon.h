@@ -79,6 +79,10 @@ void sw_test_daemon_x(sw_test_daemon_t *d, const char *fmt, ...)
 /** @brief Append "-X" and each of the NULL-terminated @p props (NULL: none). */
 void sw_test_daemon_xs(sw_test_daemon_t *d, const char *const *props);
 
+/** @brief The topics of one scenario: input.topics=in.<s>, output.topic=out.<s>,
+ *         dlq.topic=dlq.<s>, state.topic=state.<s>. */
+void sw_test_daemon_topics(sw_test_daemon_t *d, const char *s);
+
 /** @brief Start (or start again, the log truncated). @returns false when it cannot fork. */
 bool sw_test_daemon_start(sw_test_daemon_t *d);
 
