@@ -192,3 +192,25 @@ int faults_setup(void **state)
     printf("test_faults: logs in %s\n", g_dir);
     return 0;
 }
+
+/* A fault test's main: the CI tier's skip, SW_FAULTS_ONLY's filter, then
+ * @p tests with faults_setup(). */
+int faults_main(const struct CMUnitTest *tests, size_t n)
+{
+    /* The CI tier (tests/CMakeLists.txt: more chaos seeds): skipped (77)
+     * unless CI=true. */
+    const char *ci = getenv("CI");
+    if (getenv("SW_FAULTS_CI_ONLY") && !(ci && !strcmp(ci, "true"))) {
+        printf("skipped: a CI=true test (SW_FAULTS_CI_ONLY)\n");
+        return 77;
+    }
+    /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
+     * cmocka's filter on scenario_NAME. */
+    const char *only = getenv("SW_FAULTS_ONLY");
+    char filter[64];
+    if (only) {
+        snprintf(filter, sizeof(filter), "scenario_%s", only);
+        cmocka_set_test_filter(filter);
+    }
+    return _cmocka_run_group_tests("tests", tests, n, faults_setup, sw_test_kill_children);
+}

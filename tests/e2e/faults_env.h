@@ -82,4 +82,7 @@ void wait_consumed(const char *t, int64_t want, const char *what);
 /* The mock cluster of every scenario (one directory per SW_FAULTS_ONLY). */
 int faults_setup(void **state);
 
+/** @brief A fault test's main (the CI tier's skip, SW_FAULTS_ONLY's filter). */
+int faults_main(const struct CMUnitTest *tests, size_t n);
+
 #endif /* FAULTS_ENV_H */

@@ -440,20 +440,5 @@ int main(void)
         cmocka_unit_test(scenario_storm),   cmocka_unit_test(scenario_chaos1a),
         cmocka_unit_test(scenario_chaos2a),
     };
-    /* The CI tier (tests/CMakeLists.txt: more chaos seeds): skipped (77)
-     * unless CI=true. */
-    const char *ci = getenv("CI");
-    if (getenv("SW_FAULTS_CI_ONLY") && !(ci && !strcmp(ci, "true"))) {
-        printf("skipped: a CI=true test (SW_FAULTS_CI_ONLY)\n");
-        return 77;
-    }
-    /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
-     * cmocka's filter on scenario_NAME. */
-    const char *only = getenv("SW_FAULTS_ONLY");
-    char filter[64];
-    if (only) {
-        snprintf(filter, sizeof(filter), "scenario_%s", only);
-        cmocka_set_test_filter(filter);
-    }
-    return cmocka_run_group_tests(tests, faults_setup, sw_test_kill_children);
+    return faults_main(tests, sizeof(tests) / sizeof(tests[0]));
 }
