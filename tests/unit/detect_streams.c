@@ -210,24 +210,21 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
             else sw_detect_snapshot_src(det, off, &snap);
             sw_detect_destroy(det);
             int64_t x[2] = {-1, -1};
-            if (sources == 1) {
-                det = sw_detect_restore(p, snap.data, snap.len, 0, &x[0], err, sizeof(err));
-                x[1] = 0;
-            } else {
-                det = sw_detect_restore_src(p, snap.data, snap.len, 0, x, err, sizeof(err));
-            }
+            swapped = g_swap && sources == 2;
+            /* Loaded as the daemon does (sw_detect_load: body, extension,
+             * sources placed); with an extension, as snapshotted first (it
+             * must save SWS6's bytes), its sources swapped after. */
+            sw_detect_image_t img = {
+                .body = snap.data, .body_len = snap.len, .ext = ext.data, .ext_len = ext.len};
+            if (sources == 2)
+                img.place = swapped && !g_compat ? SW_DETECT_PLACE_SWAPPED : SW_DETECT_PLACE_TWO;
+            det = sw_detect_load(p, &img, 0, x, err, sizeof(err));
             if (!det) {
                 SW_FAIL("restore failed: %s\n", err);
             }
-            SW_ASSERT_I64(x[0], off[0]);
-            SW_ASSERT_I64(x[1], off[1]);
             if (g_compat) {
                 /* The body with its extension is the engine SWS6 gave: it
                  * saves SWS6's bytes (before its rebuild and after). */
-                SW_ASSERT(sw_detect_restore_ext(det, snap.data, snap.len, ext.data, ext.len, err,
-                                                sizeof(err)),
-                          "seed %llu snapshot at %ld: extension refused: %s",
-                          (unsigned long long)seed, snap_at, err);
                 sw_buf_t re;
                 sw_buf_init(&re);
                 sw_detect_snapshot_src(det, at, &re);
@@ -237,13 +234,10 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
                 sw_buf_clear(&re);
                 sw_buf_clear(&snap);
                 sw_buf_put(&snap, full.data, full.len); /* what "again" below compares */
+                if (swapped) sw_detect_swap_sources(det, x);
             }
-            swapped = g_swap && sources == 2;
-            if (swapped) {
-                sw_detect_swap_sources(det, x);
-                SW_ASSERT_I64(x[0], off[1]);
-                SW_ASSERT_I64(x[1], off[0]);
-            }
+            SW_ASSERT_I64(x[0], off[swapped ? 1 : 0]);
+            SW_ASSERT_I64(x[1], swapped ? off[0] : off[1]);
             rebuild_stream(det, seed, nranks, njobs, scale, sources, i, y, rebuilt);
             sw_detect_rebuild_done(det);
             /* The restored engine saves what it was restored from (pending

@@ -206,11 +206,13 @@ static void run_restored(const lines_t *ls, sw_params_t p, size_t cut, runlog_t 
             sw_detect_snapshot_compat(det, (int64_t[2]){(int64_t)i, 0}, &body, &ext);
             sw_detect_destroy(det);
             int64_t x;
-            det = sw_detect_restore(p, body.data, body.len, 0, &x, err, sizeof(err));
-            SW_ASSERT(det != NULL, "restore of the body at line %zu: %s", i, err);
-            SW_ASSERT(sw_detect_restore_ext(det, body.data, body.len, ext.data, ext.len, err,
-                                            sizeof(err)),
-                      "extension at line %zu: %s", i, err);
+            sw_detect_image_t img = {.body = body.data,
+                                     .body_len = body.len,
+                                     .ext = ext.data,
+                                     .ext_len = ext.len,
+                                     .expect = (int64_t[2]){(int64_t)i, 0}};
+            det = sw_detect_load(p, &img, 0, NULL, err, sizeof(err));
+            SW_ASSERT(det != NULL, "restore of the body and extension at line %zu: %s", i, err);
             sw_detect_snapshot(det, (int64_t)i, &again);
             SW_ASSERT(again.len == snap.len && !memcmp(again.data, snap.data, snap.len),
                       "line %zu: body and extension restore another engine", i);
