@@ -199,8 +199,8 @@ static int verify(const char *sc, const input_t *in, const char *mode, keying_t 
 static int scenario_two(const char *sc, const char *mode, keying_t k, const input_t *in)
 {
     sw_test_daemon_t a, b;
-    start_daemon(&a, "a", sc, mode);
-    start_daemon(&b, "b", sc, mode);
+    start_daemon(&a, NULL, "a", sc, mode);
+    start_daemon(&b, NULL, "b", sc, mode);
     bool joined = sw_test_daemon_wait_assigned(&a, 1, 120000) &&
                   sw_test_daemon_wait_assigned(&b, 1, 120000);
     if (!joined) {
@@ -227,7 +227,7 @@ static int scenario_two(const char *sc, const char *mode, keying_t k, const inpu
 static int scenario_kill(const char *sc, const char *mode, const input_t *in)
 {
     sw_test_daemon_t a;
-    start_daemon(&a, "a", sc, mode);
+    start_daemon(&a, NULL, "a", sc, mode);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, KEY_MIXED, 30000, 0, third);
@@ -258,11 +258,11 @@ static int scenario_kill(const char *sc, const char *mode, const input_t *in)
 static int scenario_rebalance(const char *sc, const char *mode, keying_t k, const input_t *in)
 {
     sw_test_daemon_t a, b;
-    start_daemon(&a, "a", sc, mode);
+    start_daemon(&a, NULL, "a", sc, mode);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, k, 100000, 0, third);
-    start_daemon(&b, "b", sc, mode);
+    start_daemon(&b, NULL, "b", sc, mode);
     failed |= produce_all(sc, in, k, 100000, third, 2 * third);
     if (!sw_test_daemon_wait_assigned(&b, 1, 120000)) {
         fprintf(stderr, "FAIL [%s]: the second instance was never assigned (see %s)\n", sc, b.log);
@@ -295,8 +295,9 @@ static int scenario_rebalance(const char *sc, const char *mode, keying_t k, cons
 static int scenario_eos(const char *sc, const input_t *in)
 {
     sw_test_daemon_t a;
-    g_extra = "processing.guarantee=exactly_once";
-    start_daemon(&a, "a", sc, "on");
+    static const char *const eos[] = {"processing.guarantee=exactly_once", NULL};
+    g_extra = eos;
+    start_daemon(&a, NULL, "a", sc, "on");
     g_extra = NULL;
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_MIXED, 100000, 0, in->n);
@@ -313,7 +314,7 @@ static int scenario_eos(const char *sc, const input_t *in)
 static int scenario_off(const char *sc, const input_t *in)
 {
     sw_test_daemon_t a;
-    start_daemon(&a, "a", sc, "off");
+    start_daemon(&a, NULL, "a", sc, "off");
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_NONE, 0, 0, in->n);
     /* No repartition topic: wait for every job's summaries (several per
