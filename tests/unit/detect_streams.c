@@ -99,6 +99,23 @@ void gen_event(gen_t *g, sw_event_t *ev, int nranks, int njobs)
     }
 }
 
+sw_detector_t *fed_engine(sw_params_t p, uint64_t seed, int64_t n)
+{
+    sw_detector_t *det = sw_detect_new(p);
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = seed;
+    g.scale = 1;
+    char err[256];
+    for (int64_t i = 0; i < n; i++) {
+        sw_event_t ev;
+        gen_event(&g, &ev, 4, 2);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
+    }
+    return det;
+}
+
 /* SPEC 6's record: SPEC 8.5's blind_ranks (a rank of the random streams
  * that goes quiet is silent) is left out; test_crash checks it. */
 void record_json(const sw_record_t *r, sw_buf_t *out)
@@ -301,4 +318,54 @@ size_t restore_equal(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_
     out_clear(&a);
     out_clear(&b);
     return n;
+}
+
+void collect_real(void *opaque, const sw_record_t *rec)
+{
+    sumctx_t *c = opaque;
+    if (rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f') return;
+    record_json(rec, c->buf);
+    out_push(c->log, c->buf->data);
+}
+
+void run_flooded(sw_detector_t *det, uint64_t seed, int nfake, int franks, outlog_t *out,
+                 size_t *peak)
+{
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = seed;
+    g.scale = 1000000;
+    g.ordered = true;
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    sumctx_t sc = {out, &buf};
+    char err[256], fid[32];
+    uint64_t fn = 0;
+    for (size_t i = 0; i < 3000; i++) {
+        sw_event_t ev;
+        gen_event(&g, &ev, 5, 3);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+        if (rec) collect_real(&sc, rec);
+        for (int k = 0; k < nfake; k++) {
+            sw_event_t fe = ev;
+            snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
+            fe.kind = SW_EV_SAMPLE;
+            fe.event_type = sw_str("sample");
+            fe.has_phase = false;
+            fe.has_job_id = true;
+            fe.job_id = sw_str(fid);
+            fe.world_size = franks ? franks : (int[]){1, 2, 8}[fn % 3];
+            for (int r = 0; r < fe.world_size; r++) {
+                fe.rank = r;
+                SW_ASSERT_I64(sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)),
+                              SW_OK);
+                SW_ASSERT_NULL(rec);
+            }
+            size_t acct = sw_detect_accounted(det);
+            if (peak && acct > *peak) *peak = acct;
+        }
+    }
+    sw_detect_finish(det, collect_real, &sc);
+    sw_buf_clear(&buf);
 }

@@ -108,18 +108,8 @@ static void test_restore_compat_body(void **state)
     (void)state;
     sw_params_t p = sw_params_default();
     p.spike_min_bytes = 500;
-    sw_detector_t *det = sw_detect_new(p);
-    gen_t g;
-    memset(&g, 0, sizeof(g));
-    g.s = 5;
-    g.scale = 1;
+    sw_detector_t *det = fed_engine(p, 5, 900);
     char err[256];
-    for (int64_t i = 0; i < 900; i++) {
-        sw_event_t ev;
-        gen_event(&g, &ev, 4, 2);
-        const sw_record_t *rec;
-        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
-    }
     sw_buf_t body, ext, full;
     sw_buf_init(&body);
     sw_buf_init(&ext);
@@ -158,18 +148,8 @@ static void test_restore_load(void **state)
     (void)state;
     sw_params_t p = sw_params_default();
     p.spike_min_bytes = 500;
-    sw_detector_t *det = sw_detect_new(p);
-    gen_t g;
-    memset(&g, 0, sizeof(g));
-    g.s = 7;
-    g.scale = 1;
+    sw_detector_t *det = fed_engine(p, 7, 700);
     char err[256];
-    for (int64_t i = 0; i < 700; i++) {
-        sw_event_t ev;
-        gen_event(&g, &ev, 4, 2);
-        const sw_record_t *rec;
-        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
-    }
     sw_buf_t body, ext, full, re;
     sw_buf_init(&body);
     sw_buf_init(&ext);
@@ -241,17 +221,7 @@ static void test_restore_refuses_other_params(void **state)
     SW_ASSERT_NOT_NULL(strstr(err, "magic"));
     /* Every truncation of a real snapshot is refused, none crashes. */
     sw_detect_destroy(det);
-    det = sw_detect_new(sw_params_default());
-    gen_t g;
-    memset(&g, 0, sizeof(g));
-    g.s = 5;
-    g.scale = 1;
-    for (int i = 0; i < 500; i++) {
-        sw_event_t ev;
-        const sw_record_t *rec;
-        gen_event(&g, &ev, 4, 2);
-        sw_detect_feed_at(det, &ev, 0, i, &rec, err, sizeof(err));
-    }
+    det = fed_engine(sw_params_default(), 5, 500);
     snap.len = 0;
     sw_detect_snapshot(det, 500, &snap);
     for (size_t cut = 0; cut < snap.len; cut++) {
