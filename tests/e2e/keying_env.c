@@ -4,7 +4,7 @@
 char g_dir[512];
 char g_boot[1024];
 sw_test_mock_t g_mock;
-int g_baseline;      /* first causes right with job-keyed input */
+int g_baseline;             /* first causes right with job-keyed input */
 const char *const *g_extra; /* more -X for the daemons (NULL-terminated), or NULL */
 
 char *path_in(const char *name)
