@@ -343,6 +343,8 @@ typedef struct run_s {
     int64_t part_sampled; /* ms: the decider last read the whole topic's keys */
     int64_t part_poll;    /* ms: the record last looked for / refreshed */
     bool part_recorded;   /* this member wrote the record once */
+    bool part_unread;     /* pending because the group's commits could not be read: read again */
+    bool part_snaps;      /* decided by the snapshot rule: writes the record, owner of 0 or not */
     uint64_t jk_in, jk_fwd, jk_fit[SW_PARTITIONER__CNT]; /* pwork_t's, summed */
     bool jk_warned; /* the WARN of most job-keyed input hopping, said */
     /* The group's members (sw_run_members.c): versions and modes announced

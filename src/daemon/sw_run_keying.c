@@ -11,9 +11,19 @@
  *  - auto: the group's record, a commit of the mirror consumer's group
  *    (<group.id>.mirror, which never joins, so the commit is its own) on
  *    repartition.topic [0] with metadata "swpart1:NAME";
- *  - auto without a record but with snapshots committed (a group from
- *    before the record): murmur2, which those snapshots were made with, so
- *    that no job moves;
+ *  - auto without a record but with snapshots from before the record
+ *    committed (a group of v0.3.0, which ran auto with murmur2 and wrote
+ *    no record, or of repartition=on): murmur2, which those snapshots were
+ *    made with, so that no job moves. Only such snapshots count: every
+ *    snapshot this release commits under auto (the origin snapshots of a
+ *    member still undecided included) marks repartition p's commit
+ *    "swauto1" in the same commit (sw_run_state.c, add_auto_mark), which
+ *    v0.3.0 never wrote; input p's snapshot beside that mark is this
+ *    release's own, written while the group had no record, and says
+ *    nothing of the producers. A member that decides by this rule writes
+ *    the record at once (owner of partition 0 or not), so that no later
+ *    member finds the v0.3.0 snapshots all replaced and detects another
+ *    partitioner;
  *  - auto in a new group: undecided. No marker is written anywhere, so
  *    nothing is analysed or forwarded (input waits in the FIFOs). The one
  *    member that owns input partition 0 (the group gives it to one member
@@ -27,9 +37,13 @@
  *    murmur2, crc32, fnv1a; otherwise (mixed producers) the best fit after
  *    10 s of input; with no input there at all, murmur2 after 30 s. It
  *    records the choice; the others read the record every 500 ms until it
- *    is there.
+ *    is there. Partition 0's owner reads it too before deciding (a member
+ *    may have written it by the snapshot rule meanwhile), and a member
+ *    pending because the group's commits could not be read applies the
+ *    snapshot rule once they can.
  * Whoever owns partition 0 writes the record again every hour (a group's
- * commits expire after offsets.retention.minutes without one).
+ * commits expire after offsets.retention.minutes without one), and within
+ * 500 ms of owning it when this member has not written it yet.
  */
 #include "sw_run_int.h"
 #include "sw_run_keying.h"
@@ -95,20 +109,28 @@ static bool write_record(run_t *r, sw_partitioner_t p)
     return !e;
 }
 
-/* Whether any input partition has a committed snapshot (a group from
- * before the record). @returns 1, 0, or -1 when the group did not answer. */
+/* Whether any input partition has a committed snapshot from before the
+ * record: input q's commit is a snapshot ("sw...") and repartition q's
+ * commit in the group does not carry this release's mark ("swauto1:",
+ * committed with every snapshot of auto). @returns 1, 0, or -1 when the
+ * group did not answer. */
 static int have_snapshots(run_t *r)
 {
     const char *topic = r->set->kafka.input_topics.v[0];
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->in_parts);
-    for (int q = 0; q < r->in_parts; q++) rd_kafka_topic_partition_list_add(l, topic, q);
+    int n = r->in_parts;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(2 * n);
+    for (int q = 0; q < n; q++) rd_kafka_topic_partition_list_add(l, topic, q);
+    for (int q = 0; q < n; q++) rd_kafka_topic_partition_list_add(l, r->rep_topic, q);
     int any = -1;
     if (!rd_kafka_committed(r->consumer, l, 10000)) {
         any = 0;
-        for (int i = 0; i < l->cnt; i++)
-            if (!l->elems[i].err && l->elems[i].metadata_size >= 2 &&
-                memcmp(l->elems[i].metadata, "sw", 2) == 0)
-                any = 1;
+        for (int q = 0; q < n; q++) {
+            const rd_kafka_topic_partition_t *in = &l->elems[q], *rep = &l->elems[n + q];
+            bool snap = !in->err && in->metadata_size >= 2 && memcmp(in->metadata, "sw", 2) == 0;
+            bool ours = !rep->err && rep->metadata_size >= 8 &&
+                        memcmp(rep->metadata, "swauto1:", 8) == 0;
+            if (snap && !ours) any = 1;
+        }
     }
     rd_kafka_topic_partition_list_destroy(l);
     return any;
@@ -119,6 +141,18 @@ static void decided(run_t *r, sw_partitioner_t p)
     r->part = p;
     r->pass.part = p;
     r->part_pending = false;
+}
+
+/* Decided by the snapshot rule: murmur2, recorded at once (and again
+ * every 500 ms until stored: sw_run_keying_tick). */
+static void by_snapshots(run_t *r)
+{
+    decided(r, SW_PARTITIONER_MURMUR2);
+    r->part_snaps = true;
+    snprintf(r->part_why, sizeof(r->part_why),
+             "the group's snapshots predate the record: kept, so that no job moves, and recorded "
+             "(repartition.partitioner changes it)");
+    if (write_record(r, r->part)) r->part_recorded = true;
 }
 
 void sw_run_keying_start(run_t *r)
@@ -141,18 +175,17 @@ void sw_run_keying_start(run_t *r)
     }
     int snaps = rec == 0 ? have_snapshots(r) : -1;
     if (snaps == 1) {
-        snprintf(r->part_why, sizeof(r->part_why),
-                 "the group's snapshots predate the record: kept, so that no job moves "
-                 "(repartition.partitioner changes it)");
+        by_snapshots(r);
         return;
     }
     r->part_pending = true;
+    r->part_unread = snaps < 0;
     r->part_t0 = sw_clock_ms();
     r->part_seen = -1;
     snprintf(r->part_why, sizeof(r->part_why),
              "%s: the owner of %s [0] detects it from the keys it reads and records it; "
              "nothing is analysed until then",
-             rec < 0 || snaps < 0 ? "the group's record could not be read yet" : "a new group",
+             r->part_unread ? "the group's record could not be read yet" : "a new group",
              r->set->kafka.input_topics.v[0]);
 }
 
@@ -280,19 +313,16 @@ static void decide(run_t *r, int64_t now)
 void sw_run_keying_tick(run_t *r, int64_t now)
 {
     if (!r->rep_auto || !r->mirror) return;
-    if (now - r->part_poll < (r->part_pending ? POLL_MS : REFRESH_MS)) return;
+    if (now - r->part_poll < (r->part_pending || !r->part_recorded ? POLL_MS : REFRESH_MS)) return;
     r->part_poll = now;
     const part_t *p0 = sw_run_part_find(r, r->set->kafka.input_topics.v[0], 0);
     if (!r->part_pending) {
-        if (p0 && write_record(r, r->part)) r->part_recorded = true;
-        return;
-    }
-    if (p0) {
-        decide(r, now);
+        if ((p0 || r->part_snaps) && write_record(r, r->part)) r->part_recorded = true;
         return;
     }
     sw_partitioner_t p;
-    if (read_record(r, &p) == 1) {
+    int rec = read_record(r, &p);
+    if (rec == 1) {
         decided(r, p);
         snprintf(r->part_why, sizeof(r->part_why),
                  "the group's record, written by the owner of "
@@ -300,7 +330,19 @@ void sw_run_keying_tick(run_t *r, int64_t now)
         sw_log(r->log, SW_LOG_INFO,
                "repartition=auto: the group recorded %s as its producers' partitioner; analysing",
                sw_partitioner_name(p));
+        return;
     }
+    if (r->part_unread) { /* the start could not tell a new group: the snapshot rule now */
+        int snaps = rec == 0 ? have_snapshots(r) : -1;
+        if (snaps < 0) return;
+        r->part_unread = false;
+        if (snaps == 1) {
+            by_snapshots(r);
+            sw_log(r->log, SW_LOG_INFO, "repartition=auto: murmur2 (%s); analysing", r->part_why);
+            return;
+        }
+    }
+    if (p0) decide(r, now);
 }
 
 void sw_run_keying_warn(run_t *r)

@@ -272,10 +272,10 @@ char g_old_bin[2][1100]; /* the older releases' binaries (main) */
 
 int start_mock(void)
 {
-    static const char *const sc[] = {"nokey",   "hostkey",   "mixed",     "kill",     "moving",
-                                     "eos",     "off",       "akeyed",    "amixed",   "akill",
-                                     "amoving", "switch",    "mixedmode", "rollback", "upv030",
-                                     "rbv030",  "upc765a81", "backforth", "rbc765a81"};
+    static const char *const sc[] = {"nokey",   "hostkey",   "mixed",     "kill",      "moving",
+                                     "eos",     "off",       "akeyed",    "amixed",    "akill",
+                                     "amoving", "switch",    "mixedmode", "rollback",  "upv030",
+                                     "rbv030",  "upc765a81", "backforth", "rbc765a81", "apending"};
 #define NSC (int)(sizeof(sc) / sizeof(sc[0]))
     static char topics[NSC * 5][100];
     const char *list[NSC * 5 + 1];

@@ -20,7 +20,10 @@
  * repartition=auto (the default) again: job-keyed (nothing forwarded),
  * mixed keys with two instances, killed twice, and moving between
  * instances; each job's records equal an engine fed the order the
- * markers fix, rebuilt by the test from the two logs alone.
+ * markers fix, rebuilt by the test from the two logs alone; and a new
+ * group whose first member is killed while still undecided: the next one
+ * detects the partitioner (the snapshot rule does not take the undecided
+ * member's origin snapshots for a group from before the record).
  */
 #include "keying_env.h"
 
@@ -383,6 +386,57 @@ static int scenario_off(const char *sc, const input_t *in)
     return failed;
 }
 
+/* repartition=auto, a new group whose first member is killed while still
+ * undecided (no input yet: it would decide after 30 s), its origin
+ * snapshots committed and no record written. The member started next must
+ * not take those snapshots for a group from before the record (v0.3.0's,
+ * kept on murmur2 "so that no job moves") but detect the producers'
+ * partitioner from their keys and record it: in CI a member decided
+ * murmur2 by that rule and a later one the fnv1a that partition 0's next
+ * owner detected, one group on two partitioners. */
+static int scenario_pending(const char *sc, const input_t *in)
+{
+    sw_test_daemon_t a, b;
+    rep_tail_start(sc);
+    start_daemon(&a, "a", sc, "auto");
+    if (!sw_test_daemon_wait_log(&a, "origin snapshots committed", 1, 120000)) {
+        sw_test_daemon_kill(&a);
+        fprintf(stderr, "FAIL [%s]: no origin snapshot committed (see %s)\n", sc, a.log);
+        return 1;
+    }
+    int failed = 0;
+    if (sw_test_daemon_count(&a, "recorded for group")) {
+        fprintf(stderr, "FAIL [%s]: the first member decided without input (see %s)\n", sc, a.log);
+        failed = 1;
+    }
+    sw_test_daemon_kill(&a); /* undecided: the group has snapshots and no record */
+    start_daemon(&b, "b", sc, "auto");
+    if (!sw_test_daemon_wait_assigned(&b, 1, 120000)) {
+        sw_test_daemon_kill(&b);
+        fprintf(stderr, "FAIL [%s]: the second member was never assigned (see %s)\n", sc, b.log);
+        return 1;
+    }
+    failed |= produce_all(sc, in, KEY_JOB, 0, 0, in->n);
+    bool detected = sw_test_daemon_wait_log(&b, "recorded for group", 1, 90000);
+    int by_rule = sw_test_daemon_count(&b, "snapshots predate the record");
+    if (!detected || by_rule) {
+        fprintf(stderr, "FAIL [%s]: the member started after an undecided one %s (see %s)\n", sc,
+                by_rule ? "took its origin snapshots for a group from before the record"
+                        : "never detected and recorded the producers' partitioner",
+                b.log);
+        failed = 1;
+    }
+    failed |= verify(sc, in, "auto", KEY_JOB, false);
+    if (stop(&b) != 0) {
+        fprintf(stderr, "FAIL [%s]: no clean exit after SIGTERM (see %s)\n", sc, b.log);
+        failed = 1;
+    }
+    printf(
+        "  (repartition=auto, job-keyed, a new group's undecided first member killed: the "
+        "next one detected the partitioner)\n");
+    return failed;
+}
+
 /* One case per scenario: it reports each difference, then fails once. */
 #define SCENARIO(name, call)                                             \
     static void test_##name(void **state)                                \
@@ -401,15 +455,18 @@ SCENARIO(akeyed, scenario_two("akeyed", "auto", KEY_JOB, &g_in))
 SCENARIO(amixed, scenario_two("amixed", "auto", KEY_MIXED, &g_in))
 SCENARIO(akill, scenario_kill("akill", "auto", &g_in))
 SCENARIO(amoving, scenario_rebalance("amoving", "auto", KEY_MIXED, &g_in))
+SCENARIO(apending, scenario_pending("apending", &g_in))
 #undef SCENARIO
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nokey), cmocka_unit_test(test_hostkey), cmocka_unit_test(test_mixed),
-        cmocka_unit_test(test_kill),  cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
-        cmocka_unit_test(test_off),   cmocka_unit_test(test_akeyed),  cmocka_unit_test(test_amixed),
-        cmocka_unit_test(test_akill), cmocka_unit_test(test_amoving),
+        cmocka_unit_test(test_nokey),   cmocka_unit_test(test_hostkey),
+        cmocka_unit_test(test_mixed),   cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_moving),  cmocka_unit_test(test_eos),
+        cmocka_unit_test(test_off),     cmocka_unit_test(test_akeyed),
+        cmocka_unit_test(test_amixed),  cmocka_unit_test(test_akill),
+        cmocka_unit_test(test_amoving), cmocka_unit_test(test_apending),
     };
     /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
     const char *only = getenv("SW_KEYING_ONLY");
