@@ -154,12 +154,38 @@ static bool oom_reason(sw_str_t meta, char *buf, sw_str_t *out)
     return true;
 }
 
+/* Whether `"oom_` is in the text: keys are compared as written, so the
+ * metadata holds it when oom_reason or oom_dump_path is a key, and a
+ * phase event's scope (~300 bytes, no such key) is passed over in one
+ * look at each 16 bytes instead of two walks of its keys. */
+static bool has_oom_text(sw_str_t t)
+{
+    const char *p = t.ptr, *end = t.ptr + t.len;
+#if defined(__SSE2__)
+    /* Where a quote is followed by 'o': 17 bytes readable from p. */
+    for (; end - p >= 17; p += 16) {
+        __m128i q = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+                                   _mm_set1_epi8('"'));
+        __m128i o = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 1)),
+                                   _mm_set1_epi8('o'));
+        for (unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(q, o)); m; m &= m - 1) {
+            const char *c = p + __builtin_ctz(m);
+            if (end - c >= 5 && memcmp(c, "\"oom_", 5) == 0) return true;
+        }
+    }
+#endif
+    for (; end - p >= 5; p++)
+        if (*p == '"' && memcmp(p, "\"oom_", 5) == 0) return true;
+    return false;
+}
+
 void sw_event_meta_oom(sw_event_t *ev, char *buf)
 {
     ev->oom_marker = false;
     ev->has_oom_reason = false;
     ev->oom_reason = sw_str("");
     if (ev->kind == SW_EV_SAMPLE) return;
+    if (!has_oom_text(ev->metadata_json)) return;
     const char *v, *e;
     ev->oom_marker = meta_find(ev->metadata_json, "oom_reason", &v, &e) ||
                      meta_find(ev->metadata_json, "oom_dump_path", &v, &e);
