@@ -222,17 +222,57 @@ bool sw_det_front_foreign(const job_t *j, const rank_t *r)
     return front_explains_at(j, r, j->ep.no, c->rel, true) == INT64_MAX;
 }
 
+/* After a next storm, with no episode open yet, where the storm before's
+ * learnt front cannot tell (a small job: its reach and speed cover half the
+ * ring): rank r's rise (spike rel @p rel) is that storm's tail when, among
+ * its FIT_D nearest ranks either side (every clock agreeing with r's), a
+ * member of it (episode @p old) spiked within FRONT_S of the rise and nearer
+ * to it in time, by more than two tie lengths, than any rank of the new
+ * storm (a candidate outside that storm's members, or a member's first run
+ * kept as the next storm's: ep_base INT64_MAX). A storm reaches neighbours
+ * at about the same time; the new storm, waiting for its second rank, is
+ * judged where it has ranks near. */
+static bool tail_local(const job_t *j, const rank_t *r, int64_t old, int64_t rel)
+{
+    if (sw_det_ep_open(j)) return false;
+    int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->sig.tie_ns;
+    if (riv <= 0 || riv > INT64_MAX / 1000000 / LAG_IV || 2 * FIT_D >= w) return false;
+    int64_t lag = LAG_IV * riv * 1000000 + tol, a = INT64_MAX, b = INT64_MAX;
+    for (int64_t d = 1; d <= FIT_D; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t q = side ? r->rank + d : r->rank - d;
+            q = q < 0 ? q + w : q >= w ? q - w : q;
+            uint32_t qi;
+            if (!sw_imap_get(&j->ranks.map, q, &qi)) continue;
+            const rank_t *m = &j->ranks.v[qi];
+            if (!clock_agrees(m, r, lag)) return false;
+            bool in_old = rk_ep_no(j, m) == old;
+            if (in_old) {
+                int64_t x = rk_ep_rel(j, m) > rel ? rk_ep_rel(j, m) - rel : rel - rk_ep_rel(j, m);
+                if (x < a) a = x;
+            }
+            if (m->cand != NIL && (!in_old || rk_ep_base(j, m) == INT64_MAX)) {
+                int64_t c = rc_of(j, m)->rel;
+                int64_t x = c > rel ? c - rel : rel - c;
+                if (x < b) b = x;
+            }
+        }
+    return a != INT64_MAX && a < front_ns(j, r) && (b == INT64_MAX || a < b - tol);
+}
+
 /* Rank r's new rise (its candidate, spike rel @p rel) after a next storm:
  * the tail of the storm before (episode @p old) when that storm's front
  * explains it and no rank of the new storm (the open episode's members,
  * or without one the ranks with a candidate) spiked as near to it. Reach
  * and speed are the last learnt: while the new storm's episode is open,
- * its own. */
+ * its own. Where that front cannot tell, before the new storm's trigger,
+ * its nearest ranks do (tail_local). */
 bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel)
 {
     if (old <= 0 || rk_ep_no(j, r) == old) return false;
     int64_t d_old = front_explains(j, r, old, rel);
-    if (d_old == 0 || d_old == INT64_MAX) return false;
+    if (d_old == 0) return tail_local(j, r, old, rel);
+    if (d_old == INT64_MAX) return false;
     int64_t win = front_ns(j, r);
     if (sw_det_ep_open(j)) return front_nearest(j, r, j->ep.no, rel, win, d_old) > d_old;
     int64_t w = sw_det_world_size(j);
@@ -261,7 +301,10 @@ bool sw_det_front_tail(const job_t *j, const rank_t *r, int64_t old, int64_t rel
  * to the other rise by more than two tie lengths, and at least two
  * neighbours are members; when it is near neither, the first rise fits
  * when a member's spike is nearer to it than any member's is to the
- * second rise, by more than two tie lengths (the rule before the median). */
+ * second rise, by more than two tie lengths (the rule before the median);
+ * else, with the median "later than now", the second fits when a member's
+ * spike is nearer to it in the same way; else the rise nearer the median
+ * fits (two rises, so one is another storm's: issue 36, fourth pass). */
 static int rise_fit(const job_t *j, const rank_t *r, int64_t rel2)
 {
     int64_t w = sw_det_world_size(j), riv = rk_interval(j, r), tol = 2 * j->sig.tie_ns;
@@ -302,7 +345,18 @@ static int rise_fit(const job_t *j, const rank_t *r, int64_t rel2)
     }
     /* The median tells neither: the first rise still fits when a member's
      * spike is nearer to it than any member's is to the second rise. */
-    return near1 < near2 - tol ? 1 : 0;
+    if (near1 < near2 - tol) return 1;
+    /* The front has not reached most of the neighbours (the median is
+     * "later than now") and every member near spiked nearer the second
+     * rise: the front arrives now, the second rise is its arrival. */
+    if (mid == INT64_MAX) return near2 < near1 - tol ? -1 : 0;
+    /* The median lies between the two rises, near neither by the margin:
+     * the rank rose twice, steeply and after a pause, and a storm reaches
+     * a rank once, so one rise is another storm's whichever it is. The
+     * nearer one to the median (the first on a tie) is the open storm's. */
+    int64_t e1 = mid > rel1 ? mid - rel1 : rel1 - mid;
+    int64_t e2 = mid > rel2 ? mid - rel2 : rel2 - mid;
+    return e1 <= e2 ? 1 : -1;
 }
 
 /* The longest step between two samples seen one after the other: an
@@ -347,8 +401,9 @@ bool sw_det_second_rise(sw_detector_t *det, job_t *j, rank_t *r)
      * spent, and the rank stays in the front with its second rise, the
      * open storm's arrival (its neighbours' rises that follow are that
      * storm's tail). With fewer than two members near, or one whose clock
-     * does not agree (a gap), or no clear fit, it cannot tell, and a
-     * second page needs evidence: then the storm before still spreading. */
+     * does not agree (a gap), or a median "later than now" that no
+     * member's spike settles, it cannot tell, and a second page needs
+     * evidence: then the storm before still spreading. */
     int64_t rel = r->newest_ts - r->first_ts;
     int fit = rise_fit(j, r, rel);
     if (fit == 0) return false;
