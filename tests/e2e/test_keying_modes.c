@@ -398,7 +398,7 @@ static int scenario_pending(const char *sc, const input_t *in)
 {
     sw_test_daemon_t a, b;
     rep_tail_start(sc);
-    start_daemon(&a, "a", sc, "auto");
+    start_daemon(&a, NULL, "a", sc, "auto");
     if (!sw_test_daemon_wait_log(&a, "origin snapshots committed", 1, 120000)) {
         sw_test_daemon_kill(&a);
         fprintf(stderr, "FAIL [%s]: no origin snapshot committed (see %s)\n", sc, a.log);
@@ -410,7 +410,7 @@ static int scenario_pending(const char *sc, const input_t *in)
         failed = 1;
     }
     sw_test_daemon_kill(&a); /* undecided: the group has snapshots and no record */
-    start_daemon(&b, "b", sc, "auto");
+    start_daemon(&b, NULL, "b", sc, "auto");
     if (!sw_test_daemon_wait_assigned(&b, 1, 120000)) {
         sw_test_daemon_kill(&b);
         fprintf(stderr, "FAIL [%s]: the second member was never assigned (see %s)\n", sc, b.log);
