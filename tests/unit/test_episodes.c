@@ -381,7 +381,8 @@ static void test_storms_in_a_row(void **state)
     (void)state;
     sw_check_reset();
     for (size_t s = 0; s < 3; s++)
-        for (uint64_t seed = 1; seed <= (k_sizes[s] >= 1024 ? 1u : seeds(3, k_sizes[s] <= 8 ? 3 : 1)); seed++) {
+        for (uint64_t seed = 1;
+             seed <= (k_sizes[s] >= 1024 ? 1u : seeds(3, k_sizes[s] <= 8 ? 3 : 1)); seed++) {
             int64_t ranks = k_sizes[s];
             /* Random ranks, 10-60 s apart, windows of 51 s (default) and 10 s. */
             sw_gen_opts_t o = base_opts(seed, ranks);
