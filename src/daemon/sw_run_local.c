@@ -323,6 +323,7 @@ static bool copies_possible(run_t *r, const part_t *p, char *why, size_t why_siz
 static bool direct_ok(run_t *r, part_t *p, int64_t now, bool *waiting)
 {
     *waiting = false;
+    if (r->part_pending) return false; /* nothing is analysed before the partitioner is known */
     if (p->direct) return true;
     if (!p->fifo.n || p->rebuilding_in || p->rebuilding_rep || p->mode == PM_REBUILD ||
         sw_hold_held(&p->hold) || now - p->marker_ms < DIRECT_AFTER_MS)

@@ -6,7 +6,8 @@
 #
 # Usage: tests/e2e/old_binary.sh REV
 # Prints the binary's path. Exit status: 0 ok; 77 (ctest's SKIP) when REV
-# is not in this clone (a shallow clone, or a tag not fetched); 1 when the
+# is not in this clone (a shallow clone, or a tag not fetched: the tests
+# name releases by commit id); 1 when the
 # build failed. Environment: SW_OLD_JOBS (default 2) parallel build jobs.
 set -eu
 

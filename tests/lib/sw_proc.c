@@ -7,6 +7,8 @@
 #include "sw_detect.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,100 +224,163 @@ bool sw_kp_flush(rd_kafka_t *rk, int64_t timeout_ms)
     return ok;
 }
 
-/* sw_kc_read(), or with @p to_end sw_kc_read_all(): until every partition
- * has reported its end (enable.partition.eof) since its last message. */
-static size_t kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
-                      int64_t grace_ms, int64_t timeout_ms, bool to_end, sw_kmsg_t **out)
+/* A consumer reading every partition of a topic from the beginning, and
+ * what it has read. */
+typedef struct kc_reader_s {
+    rd_kafka_t *rk;
+    sw_kmsg_t *v;
+    size_t n, cap;
+    int partitions;
+    bool *at_end; /* a partition at its end since its last message */
+    int ends;
+} kc_reader_t;
+
+static bool kc_open(kc_reader_t *r, const char *bootstrap, const char *topic, int partitions)
 {
     char err[512];
+    memset(r, 0, sizeof(*r));
+    r->cap = 64;
+    r->v = calloc(r->cap, sizeof(*r->v));
+    r->partitions = partitions;
+    r->at_end = calloc((size_t)partitions + 1, sizeof(*r->at_end));
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
     rd_kafka_conf_set(c, "group.id", "stormwatch-test-reader", err, sizeof(err));
     rd_kafka_conf_set(c, "enable.auto.commit", "false", err, sizeof(err));
     rd_kafka_conf_set(c, "log_level", "2", err, sizeof(err));
-    if (to_end) rd_kafka_conf_set(c, "enable.partition.eof", "true", err, sizeof(err));
-    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
-    size_t n = 0, cap = 64;
-    sw_kmsg_t *v = calloc(cap, sizeof(*v));
-    if (!rk) {
-        *out = v;
-        return 0;
-    }
+    rd_kafka_conf_set(c, "enable.partition.eof", "true", err, sizeof(err));
+    r->rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
+    if (!r->rk) return false;
     rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(partitions);
     for (int p = 0; p < partitions; p++)
         rd_kafka_topic_partition_list_add(tp, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    rd_kafka_assign(rk, tp);
+    rd_kafka_assign(r->rk, tp);
     rd_kafka_topic_partition_list_destroy(tp);
+    return true;
+}
+
+/* One poll; @returns true when a message was read. */
+static bool kc_poll(kc_reader_t *r, int ms)
+{
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(r->rk, ms);
+    if (!m) return false;
+    bool in_range = m->partition >= 0 && m->partition < r->partitions, got = !m->err;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && in_range && !r->at_end[m->partition]) {
+        r->at_end[m->partition] = true;
+        r->ends++;
+    }
+    if (got && in_range && r->at_end[m->partition]) {
+        r->at_end[m->partition] = false;
+        r->ends--;
+    }
+    if (got) {
+        if (r->n == r->cap) {
+            r->cap *= 2;
+            r->v = realloc(r->v, r->cap * sizeof(*r->v));
+        }
+        sw_kmsg_t *x = &r->v[r->n++];
+        memset(x, 0, sizeof(*x));
+        x->partition = m->partition;
+        x->offset = m->offset;
+        if (m->key) {
+            x->key = strndup(m->key, m->key_len);
+            x->key_len = m->key_len;
+        }
+        x->value = malloc(m->len + 1);
+        if (m->len) memcpy(x->value, m->payload, m->len);
+        x->value[m->len] = '\0';
+        x->len = m->len;
+        rd_kafka_headers_t *h;
+        if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            const char *name;
+            const void *val;
+            size_t vs;
+            for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs);
+                 i++) {
+                x->hdr_names[x->nhdr] = strdup(name);
+                x->hdr_values[x->nhdr] = val ? strndup(val, vs) : strdup("");
+                x->nhdr++;
+            }
+        }
+    }
+    rd_kafka_message_destroy(m);
+    return got;
+}
+
+/* Poll until @p want messages were read (then @p grace_ms more), or with
+ * @p to_end until every partition has reported its end since its last
+ * message, or @p timeout_ms passed; then close. */
+static size_t kc_finish(kc_reader_t *r, size_t want, int64_t grace_ms, int64_t timeout_ms,
+                        bool to_end, sw_kmsg_t **out)
+{
     int64_t deadline = sw_proc_now_ms() + timeout_ms, grace_end = -1;
-    /* to_end: the partitions at their end (since their last message). */
-    bool *at_end = calloc((size_t)partitions + 1, sizeof(*at_end));
-    int ends = 0;
-    for (;;) {
+    while (r->rk) {
         int64_t now = sw_proc_now_ms();
         if (now >= deadline) break;
         if (grace_end >= 0 && now >= grace_end) break;
-        if (to_end && ends == partitions) break;
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 50);
-        if (!m) continue;
-        bool in_range = m->partition >= 0 && m->partition < partitions;
-        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && in_range && !at_end[m->partition]) {
-            at_end[m->partition] = true;
-            ends++;
-        }
-        if (!m->err && in_range && at_end[m->partition]) {
-            at_end[m->partition] = false;
-            ends--;
-        }
-        if (!m->err) {
-            if (n == cap) {
-                cap *= 2;
-                v = realloc(v, cap * sizeof(*v));
-            }
-            sw_kmsg_t *x = &v[n++];
-            memset(x, 0, sizeof(*x));
-            x->partition = m->partition;
-            x->offset = m->offset;
-            if (m->key) {
-                x->key = strndup(m->key, m->key_len);
-                x->key_len = m->key_len;
-            }
-            x->value = malloc(m->len + 1);
-            if (m->len) memcpy(x->value, m->payload, m->len);
-            x->value[m->len] = '\0';
-            x->len = m->len;
-            rd_kafka_headers_t *h;
-            if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-                const char *name;
-                const void *val;
-                size_t vs;
-                for (size_t i = 0; x->nhdr < 16 && !rd_kafka_header_get_all(h, i, &name, &val, &vs);
-                     i++) {
-                    x->hdr_names[x->nhdr] = strdup(name);
-                    x->hdr_values[x->nhdr] = val ? strndup(val, vs) : strdup("");
-                    x->nhdr++;
-                }
-            }
-            if (n >= want && grace_end < 0) grace_end = sw_proc_now_ms() + grace_ms;
-        }
-        rd_kafka_message_destroy(m);
+        if (to_end && r->ends == r->partitions) break;
+        if (!to_end && r->n >= want && grace_end < 0) grace_end = now + grace_ms;
+        kc_poll(r, 50);
     }
-    free(at_end);
-    rd_kafka_consumer_close(rk);
-    rd_kafka_destroy(rk);
-    *out = v;
-    return n;
+    if (r->rk) {
+        rd_kafka_consumer_close(r->rk);
+        rd_kafka_destroy(r->rk);
+    }
+    free(r->at_end);
+    *out = r->v;
+    return r->n;
 }
 
 size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size_t want,
                   int64_t grace_ms, int64_t timeout_ms, sw_kmsg_t **out)
 {
-    return kc_read(bootstrap, topic, partitions, want, grace_ms, timeout_ms, false, out);
+    kc_reader_t r;
+    kc_open(&r, bootstrap, topic, partitions);
+    return kc_finish(&r, want, grace_ms, timeout_ms, false, out);
 }
 
 size_t sw_kc_read_all(const char *bootstrap, const char *topic, int partitions, int64_t timeout_ms,
                       sw_kmsg_t **out)
 {
-    return kc_read(bootstrap, topic, partitions, (size_t)-1, 0, timeout_ms, true, out);
+    kc_reader_t r;
+    kc_open(&r, bootstrap, topic, partitions);
+    return kc_finish(&r, (size_t)-1, 0, timeout_ms, true, out);
+}
+
+/* A reader polling in a thread of its own until sw_kc_tail_finish(). */
+struct sw_kc_tail_s {
+    kc_reader_t r;
+    pthread_t thread;
+    atomic_bool stop;
+};
+
+static void *kc_tail_main(void *arg)
+{
+    sw_kc_tail_t *t = arg;
+    while (!atomic_load(&t->stop)) kc_poll(&t->r, 50);
+    return NULL;
+}
+
+sw_kc_tail_t *sw_kc_tail_start(const char *bootstrap, const char *topic, int partitions)
+{
+    sw_kc_tail_t *t = calloc(1, sizeof(*t));
+    atomic_init(&t->stop, false);
+    if (!kc_open(&t->r, bootstrap, topic, partitions) ||
+        pthread_create(&t->thread, NULL, kc_tail_main, t) != 0) {
+        atomic_store(&t->stop, true);
+        t->thread = pthread_self();
+    }
+    return t;
+}
+
+size_t sw_kc_tail_finish(sw_kc_tail_t *t, size_t want, int64_t grace_ms, int64_t timeout_ms,
+                         bool to_end, sw_kmsg_t **out)
+{
+    atomic_store(&t->stop, true);
+    if (!pthread_equal(t->thread, pthread_self())) pthread_join(t->thread, NULL);
+    size_t n = kc_finish(&t->r, to_end ? (size_t)-1 : want, grace_ms, timeout_ms, to_end, out);
+    free(t);
+    return n;
 }
 
 const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name)

@@ -85,6 +85,26 @@ size_t sw_kc_read(const char *bootstrap, const char *topic, int partitions, size
 size_t sw_kc_read_all(const char *bootstrap, const char *topic, int partitions, int64_t timeout_ms,
                       sw_kmsg_t **out);
 
+/**
+ * A reader of every partition of a topic from the beginning, polling in a
+ * thread of its own from sw_kc_tail_start() on: it holds what a topic held
+ * even when the mock cluster later drops a partition's oldest messages
+ * (it keeps ~5 MiB a partition), which a read after the run would miss.
+ */
+typedef struct sw_kc_tail_s sw_kc_tail_t;
+
+/** @brief Start reading @p topic (which may not exist yet). */
+sw_kc_tail_t *sw_kc_tail_start(const char *bootstrap, const char *topic, int partitions);
+
+/**
+ * @brief Go on reading as sw_kc_read() (@p want, @p grace_ms), or with
+ *        @p to_end as sw_kc_read_all(), for at most @p timeout_ms more; then
+ *        stop and free @p t.
+ * @returns everything read since the start; *out as sw_kc_read()'s.
+ */
+size_t sw_kc_tail_finish(sw_kc_tail_t *t, size_t want, int64_t grace_ms, int64_t timeout_ms,
+                         bool to_end, sw_kmsg_t **out);
+
 /** @brief Value of header @p name, or NULL. */
 const char *sw_kmsg_header(const sw_kmsg_t *m, const char *name);
 
