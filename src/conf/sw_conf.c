@@ -257,6 +257,21 @@ bool sw_conf_is_set(const sw_conf_t *conf, const char *name)
     return prop_find(name, &idx) && conf->vals[idx].set;
 }
 
+bool sw_conf_scope_reaches(sw_conf_scope_t scope, sw_conf_scope_t handle)
+{
+    return scope == SW_CONF_SCOPE_BOTH || scope == handle;
+}
+
+bool sw_conf_passthrough_is_set(const sw_conf_t *conf, sw_conf_scope_t handle, const char *rk_name)
+{
+    for (size_t k = 0; k < conf->n_kprops; k++) {
+        const kprop_t *kp = &conf->kprops[k];
+        if (sw_conf_scope_reaches(kp->scope, handle) && !strcmp(kp->name + kp->rk_off, rk_name))
+            return true;
+    }
+    return false;
+}
+
 const char *sw_conf_ignored_env(const sw_conf_t *conf, size_t i)
 {
     return i < conf->n_ignored_env ? conf->ignored_env[i] : NULL;

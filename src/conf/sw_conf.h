@@ -167,6 +167,22 @@ const char *sw_conf_ignored_env(const sw_conf_t *conf, size_t i);
 bool sw_conf_is_set(const sw_conf_t *conf, const char *name);
 
 /**
+ * @brief Whether pass-through properties of scope @p scope reach a Kafka
+ *        handle of kind @p handle (SW_CONF_SCOPE_CONSUMER or
+ *        SW_CONF_SCOPE_PRODUCER; SW_CONF_SCOPE_BOTH for one that is
+ *        neither, an admin client): kafka.<p> reaches every handle,
+ *        kafka.consumer.<p> and kafka.producer.<p> their own kind.
+ */
+bool sw_conf_scope_reaches(sw_conf_scope_t scope, sw_conf_scope_t handle);
+
+/**
+ * @brief sw_conf_is_set()'s twin for the pass-through properties: whether
+ *        the user set librdkafka's @p rk_name (e.g. "partitioner") for
+ *        handles of kind @p handle (sw_conf_scope_reaches()).
+ */
+bool sw_conf_passthrough_is_set(const sw_conf_t *conf, sw_conf_scope_t handle, const char *rk_name);
+
+/**
  * @brief Current value of an int property.
  * @returns SW_OK; SW_ERR_NOT_FOUND (no such property) or
  *          SW_ERR_INVALID_ARG (not an int property), *valp then untouched.

@@ -322,19 +322,6 @@ sw_detector_t *sw_detect_restore_src(sw_params_t params, const void *data, size_
                                      size_t errstr_size);
 
 /**
- * @brief sw_detect_restore() of a one-source snapshot into source @p src
- *        of a two-source engine: every offset the snapshot holds (its next
- *        offset, the ranks' floors, the jobs' latest inputs, the refusals
- *        remembered) becomes one of source @p src; the other source has
- *        nothing yet (next offset 0). The engine of a `repartition=on`
- *        partition, whose offsets are the repartition topic's, goes on
- *        under `auto` as source 1.
- */
-sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, size_t len,
-                                        int64_t now_ms, int src, int64_t next[SW_DETECT_SOURCES],
-                                        char *errstr, size_t errstr_size);
-
-/**
  * @brief A restored engine (sw_detect_restore_src(), not rebuilt yet):
  *        its two sources trade places (next offsets, the ranks' floors,
  *        the jobs' latest inputs, the refusals remembered); @p next is
@@ -344,6 +331,43 @@ sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, si
  *        offsets it is then fed (source 0), the input's kept as source 1.
  */
 void sw_detect_swap_sources(sw_detector_t *det, int64_t next[SW_DETECT_SOURCES]);
+
+/** @brief Where a loaded engine's sources stand to the snapshot's (sw_detect_load). */
+typedef enum {
+    SW_DETECT_PLACE_ONE,     /**< one source: refused when it has source 1's samples */
+    SW_DETECT_PLACE_TWO,     /**< two sources, as snapshotted */
+    SW_DETECT_PLACE_SWAPPED, /**< two sources trading places (sw_detect_swap_sources) */
+    SW_DETECT_PLACE_AS_ONE,  /**< a one-source snapshot's goes on as source 1, source 0 empty */
+} sw_detect_place_t;
+
+/** @brief A snapshot to load: the engine's bytes as a state envelope holds them. */
+typedef struct {
+    const void *body; /**< sw_detect_snapshot*()'s bytes */
+    size_t body_len;
+    const void *ext; /**< sw_detect_snapshot_compat()'s extension, or NULL */
+    size_t ext_len;  /**< 0: no extension */
+    sw_detect_place_t place;
+    /** NULL, or the next offset of each source (as placed) the envelope says
+     *  the engine is as of: another is refused. */
+    const int64_t *expect;
+} sw_detect_image_t;
+
+/**
+ * @brief The one restore of a stored engine: sw_detect_restore_src() of
+ *        @p img's body (sw_detect_restore() for SW_DETECT_PLACE_ONE), with
+ *        its extension when it has one (sw_detect_restore_ext()), its
+ *        sources placed as @p img says; rebuild it as after
+ *        sw_detect_restore_src(). SW_DETECT_PLACE_AS_ONE: every offset the
+ *        snapshot holds (its next offset, the ranks' floors, the jobs'
+ *        latest inputs, the refusals remembered) becomes one of source 1,
+ *        whose engine of a `repartition=on` partition (the repartition
+ *        topic's offsets) goes on under `auto`.
+ * @param next NULL, or gets each source's next offset (as placed).
+ * @returns caller frees with sw_detect_destroy(); NULL (@p errstr says why)
+ *          when the body, its extension or its offsets cannot be used.
+ */
+sw_detector_t *sw_detect_load(sw_params_t params, const sw_detect_image_t *img, int64_t now_ms,
+                              int64_t next[SW_DETECT_SOURCES], char *errstr, size_t errstr_size);
 
 /** @brief Rebuild mode: re-insert one event's sample. @returns true when it entered a window. */
 bool sw_detect_rebuild(sw_detector_t *det, const sw_event_t *ev, int64_t offset);

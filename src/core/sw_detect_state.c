@@ -1,6 +1,8 @@
 /* Snapshots, restore and rebuild of the stream engine (see sw_detect_int.h). */
 #include "sw_detect_cands.h"
 
+#include <stdio.h>
+
 /* ---- state snapshots (restore after a restart or a rebalance) -----------
  * A snapshot holds everything but the windows: per job its latest event,
  * claims, lifecycle, last signature and phase index, and per rank the first
@@ -819,9 +821,12 @@ err:
     return NULL;
 }
 
-sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, size_t len,
-                                        int64_t now_ms, int src, int64_t next[SW_DETECT_SOURCES],
-                                        char *errstr, size_t errstr_size)
+/* sw_detect_restore() of a one-source snapshot into source @p src of a
+ * two-source engine (SW_DETECT_PLACE_AS_ONE): every offset it holds
+ * becomes one of source @p src, the other source has nothing yet. */
+static sw_detector_t *restore_as_src(sw_params_t params, const void *data, size_t len,
+                                     int64_t now_ms, int src, int64_t next[SW_DETECT_SOURCES],
+                                     char *errstr, size_t errstr_size)
 {
     if (src < 0 || src >= SW_DETECT_SOURCES) {
         sw_det_snprintf_like(errstr, errstr_size, "no such source");
@@ -854,7 +859,7 @@ sw_detector_t *sw_detect_restore_as_src(sw_params_t params, const void *data, si
 
 void sw_detect_swap_sources(sw_detector_t *det, int64_t next[SW_DETECT_SOURCES])
 {
-    /* Restored, not rebuilt yet: as in sw_detect_restore_as_src(), the
+    /* Restored, not rebuilt yet: as in restore_as_src(), the
      * offsets are in the rebuild floors, the latest inputs and the refusals. */
     int64_t t = det->rebuild_x[0];
     det->rebuild_x[0] = det->rebuild_x[1];
@@ -953,4 +958,46 @@ void sw_detect_rebuild_done(sw_detector_t *det)
             free(det->jobs[i]->ranks.rb_proc);
             det->jobs[i]->ranks.rb_proc = NULL;
         }
+}
+
+sw_detector_t *sw_detect_load(sw_params_t params, const sw_detect_image_t *img, int64_t now_ms,
+                              int64_t next[SW_DETECT_SOURCES], char *errstr, size_t errstr_size)
+{
+    int64_t nx[SW_DETECT_SOURCES] = {0, 0};
+    sw_detector_t *det;
+    switch (img->place) {
+    case SW_DETECT_PLACE_ONE:
+        det = sw_detect_restore(params, img->body, img->body_len, now_ms, &nx[0], errstr,
+                                errstr_size);
+        break;
+    case SW_DETECT_PLACE_AS_ONE:
+        det = restore_as_src(params, img->body, img->body_len, now_ms, 1, nx, errstr, errstr_size);
+        break;
+    case SW_DETECT_PLACE_TWO:
+    case SW_DETECT_PLACE_SWAPPED:
+        det = sw_detect_restore_src(params, img->body, img->body_len, now_ms, nx, errstr,
+                                    errstr_size);
+        break;
+    default:
+        sw_det_snprintf_like(errstr, errstr_size, "no such placement of the sources");
+        return NULL;
+    }
+    if (!det) return NULL;
+    if (img->ext_len && !sw_detect_restore_ext(det, img->body, img->body_len, img->ext,
+                                               img->ext_len, errstr, errstr_size))
+        goto err;
+    if (img->place == SW_DETECT_PLACE_SWAPPED) sw_detect_swap_sources(det, nx);
+    if (img->expect && (nx[0] != img->expect[0] || nx[1] != img->expect[1])) {
+        if (errstr_size)
+            snprintf(errstr, errstr_size,
+                     "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
+                     (long long)nx[0], (long long)nx[1], (long long)img->expect[0],
+                     (long long)img->expect[1]);
+        goto err;
+    }
+    if (next) memcpy(next, nx, sizeof(nx));
+    return det;
+err:
+    sw_detect_destroy(det);
+    return NULL;
 }

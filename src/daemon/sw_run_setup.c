@@ -475,16 +475,6 @@ static int fit_prefetch(run_t *r, const sw_run_group_cbs_t *cbs)
     return make_consumer(r, cbs);
 }
 
-/* Whether the configuration sets librdkafka's @p name for producers. */
-static bool producer_prop_set(const sw_conf_t *conf, const char *name)
-{
-    size_t idx = 0;
-    sw_conf_kafka_t kp;
-    while (conf && sw_conf_kafka_next(conf, &idx, &kp))
-        if (kp.scope != SW_CONF_SCOPE_CONSUMER && strcmp(kp.rk_name, name) == 0) return true;
-    return false;
-}
-
 int sw_run_setup(run_t *r, const sw_run_group_cbs_t *cbs)
 {
     const sw_conf_t *conf = r->opts->conf;
@@ -501,7 +491,7 @@ int sw_run_setup(run_t *r, const sw_run_group_cbs_t *cbs)
      * two partitions and be read out of order. `consistent` hashes keyed
      * records as the default does (CRC32) and sends every empty key to one
      * partition. Records with a partition of their own are not affected. */
-    if (!producer_prop_set(conf, "partitioner") &&
+    if (!(conf && sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_PRODUCER, "partitioner")) &&
         sw_kafka_set(pc, "partitioner", "consistent", err, sizeof(err))) {
         sw_log(r->log, SW_LOG_ERROR, "%s", err);
         rd_kafka_conf_destroy(pc);

@@ -352,17 +352,20 @@ static bool rebuild_range(run_t *r, part_t *p, const char *topic, int src, int64
     return at >= to;
 }
 
-/* @p det just restored from @p env's engine, with the engine's extension
- * when the envelope has one (sw_detect_snapshot_compat); NULL (@p det
- * freed, @p err said why) when that extension cannot be applied. */
-static sw_detector_t *with_ext(sw_detector_t *det, const sw_snapenv_t *env, char *err, size_t errsz)
+/* @p env's engine with its extension when the envelope has one
+ * (sw_detect_snapshot_compat), its sources placed as @p place; @p expect
+ * NULL, or the next offsets (as placed) the envelope says it is as of.
+ * NULL when it cannot be restored (@p err says why). */
+static sw_detector_t *load_engine(const run_t *r, const sw_snapenv_t *env, sw_detect_place_t place,
+                                  const int64_t *expect, char *err, size_t errsz)
 {
-    if (!det || !env->ext.len) return det;
-    if (sw_detect_restore_ext(det, env->engine.ptr, env->engine.len, env->ext.ptr, env->ext.len,
-                              err, errsz))
-        return det;
-    sw_detect_destroy(det);
-    return NULL;
+    sw_detect_image_t img = {.body = env->engine.ptr,
+                             .body_len = env->engine.len,
+                             .ext = env->ext.ptr,
+                             .ext_len = env->ext.len,
+                             .place = place,
+                             .expect = expect};
+    return sw_detect_load(r->params, &img, sw_clock_ms(), NULL, err, errsz);
 }
 
 /* Note what the output and dead-letter topics hold past the snapshot for
@@ -487,27 +490,14 @@ static bool restore_on_engine(run_t *r, part_t *p)
     sw_snapenv_t env;
     memset(&env, 0, sizeof(env));
     sw_detector_t *det = NULL;
-    int64_t nx[SW_DETECT_SOURCES];
+    /* Repartition p's offsets (its source 0) become source 1; an engine of
+     * auto gone on under on (adopt_auto) goes back to auto's layout, input
+     * p as source 0 again (as of env.xr). */
     if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
-        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
-        if (!env.two) {
-            det = with_ext(sw_detect_restore_as_src(r->params, env.engine.ptr, env.engine.len,
-                                                    sw_clock_ms(), 1, nx, err, sizeof(err)),
-                           &env, err, sizeof(err));
-        } else if ((det = with_ext(sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
-                                                         sw_clock_ms(), nx, err, sizeof(err)),
-                                   &env, err, sizeof(err)))) {
-            /* An engine of auto gone on under on (adopt_auto): back to auto's
-             * layout, input p as source 0 again (as of env.xr). */
-            sw_detect_swap_sources(det, nx);
-        }
-    }
-    if (det && nx[1] != env.x) {
-        snprintf(err, sizeof(err), "its engine is as of offset %lld, its envelope of %lld",
-                 (long long)nx[1], (long long)env.x);
-        sw_detect_destroy(det);
-        det = NULL;
-    }
+        sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK)
+        det = load_engine(r, &env, env.two ? SW_DETECT_PLACE_SWAPPED : SW_DETECT_PLACE_AS_ONE,
+                          (int64_t[SW_DETECT_SOURCES]){env.two ? env.xr : 0, env.x}, err,
+                          sizeof(err));
     if (det) {
         sw_detect_destroy(p->det);
         p->det = det;
@@ -578,7 +568,6 @@ static bool adopt_auto(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
     sw_snapenv_t env;
     memset(&env, 0, sizeof(env));
     sw_detector_t *det = NULL;
-    int64_t nx[SW_DETECT_SOURCES];
     if (read_snapshot(r, key, ref.first, ref.chunks, ref.id, &z, err, sizeof(err)) &&
         sw_snapenv_unpack(z.data, z.len, &raw, &env, err, sizeof(err)) == SW_OK) {
         if (!env.two)
@@ -589,20 +578,11 @@ static bool adopt_auto(run_t *r, part_t *p, const rd_kafka_topic_partition_t *c)
                      "snapshot %llu is as of offset %lld of %s [%d], the mark of %lld",
                      (unsigned long long)ref.id, (long long)env.xr, p->topic, (int)p->partition,
                      (long long)c->offset);
-        else
-            det = with_ext(sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
-                                                 sw_clock_ms(), nx, err, sizeof(err)),
-                           &env, err, sizeof(err));
-    }
-    if (det && (nx[0] != env.x || nx[1] != env.xr)) {
-        snprintf(err, sizeof(err),
-                 "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
-                 (long long)nx[0], (long long)nx[1], (long long)env.x, (long long)env.xr);
-        sw_detect_destroy(det);
-        det = NULL;
+        else /* its sources trade places: repartition p is source 0 here */
+            det = load_engine(r, &env, SW_DETECT_PLACE_SWAPPED,
+                              (int64_t[SW_DETECT_SOURCES]){env.xr, env.x}, err, sizeof(err));
     }
     if (det) {
-        sw_detect_swap_sources(det, nx);
         p->det = det;
         p->foreign = true;
         p->fx = env.x;
@@ -692,21 +672,16 @@ void sw_run_restore_partition(run_t *r, part_t *p, const rd_kafka_topic_partitio
         for (size_t k = 0; k < env.nsup; k++) sw_imap_put(&p->suppress, env.sup[k], 1);
         for (size_t k = 0; (p->local || p->foreign) && k < env.nrsup; k++)
             sw_imap_put(&p->rsuppress, env.rsup[k], 1);
-        int64_t nx[SW_DETECT_SOURCES];
         if (two_here && p->forward) {
             p->det = sw_detect_new(r->params); /* forwarded from x on, as auto left it */
             sw_log(r->log, SW_LOG_INFO,
                    "%s [%d]: last analysed by repartition=auto up to offset %lld: forwarded from "
                    "there (its engine goes on in %s [%d]'s)",
                    p->topic, (int)p->partition, (long long)env.x, r->rep_topic, (int)p->partition);
-        } else if (p->local || p->foreign) {
-            p->det = with_ext(sw_detect_restore_src(r->params, env.engine.ptr, env.engine.len,
-                                                    sw_clock_ms(), nx, err, sizeof(err)),
-                              &env, err, sizeof(err));
         } else {
-            p->det = with_ext(sw_detect_restore(r->params, env.engine.ptr, env.engine.len,
-                                                sw_clock_ms(), nx, err, sizeof(err)),
-                              &env, err, sizeof(err));
+            p->det = load_engine(r, &env,
+                                 p->local || p->foreign ? SW_DETECT_PLACE_TWO : SW_DETECT_PLACE_ONE,
+                                 NULL, err, sizeof(err));
         }
         if (p->det && p->foreign) {
             char e1[300] = "";

@@ -298,13 +298,13 @@ rd_kafka_conf_t *sw_kafka_conf(const sw_conf_t *conf, sw_kafka_role_t role, cons
         sw_kafka_set(kc, "group.id", group_id, errstr, errstr_size))
         goto err;
     if (conf) {
+        sw_conf_scope_t handle = role == SW_KAFKA_CONSUMER   ? SW_CONF_SCOPE_CONSUMER
+                                 : role == SW_KAFKA_PRODUCER ? SW_CONF_SCOPE_PRODUCER
+                                                             : SW_CONF_SCOPE_BOTH;
         size_t idx = 0;
         sw_conf_kafka_t kp;
         while (sw_conf_kafka_next(conf, &idx, &kp)) {
-            bool applies = kp.scope == SW_CONF_SCOPE_BOTH ||
-                           (kp.scope == SW_CONF_SCOPE_CONSUMER && role == SW_KAFKA_CONSUMER) ||
-                           (kp.scope == SW_CONF_SCOPE_PRODUCER && role == SW_KAFKA_PRODUCER);
-            if (!applies) continue;
+            if (!sw_conf_scope_reaches(kp.scope, handle)) continue;
             char rkerr[512];
             if (rd_kafka_conf_set(kc, kp.rk_name, kp.value, rkerr, sizeof(rkerr)) !=
                 RD_KAFKA_CONF_OK) {

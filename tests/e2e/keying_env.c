@@ -4,8 +4,8 @@
 char g_dir[512];
 char g_boot[1024];
 sw_test_mock_t g_mock;
-int g_baseline;      /* first causes right with job-keyed input */
-const char *g_extra; /* one more -X for the daemons, or NULL */
+int g_baseline;             /* first causes right with job-keyed input */
+const char *const *g_extra; /* more -X for the daemons (NULL-terminated), or NULL */
 
 char *path_in(const char *name)
 {
@@ -93,20 +93,24 @@ bool send_one(rd_kafka_t *rk, const char *topic, const msg_t *m, size_t i, keyin
     return sw_kp_send(rk, topic, part, key, kl, m->line, m->len);
 }
 
-/* Instance @p tag of scenario @p sc (log run-SC-TAG.err), started. */
-void start_daemon(sw_test_daemon_t *d, const char *tag, const char *sc, const char *repartition)
+/* Instance @p tag of scenario @p sc (log run-SC-TAG.err), started: binary
+ * @p bin (NULL: this build's; an older release's in a rolling update),
+ * repartition=@p repartition (NULL: the binary's default), then g_extra. */
+void start_daemon(sw_test_daemon_t *d, const char *bin, const char *tag, const char *sc,
+                  const char *repartition)
 {
     char name[200];
     snprintf(name, sizeof(name), "run-%s-%s", sc, tag);
     sw_test_daemon_init(d, "run", g_dir, name, g_boot);
+    if (bin) d->argv[0] = (char *)bin;
     sw_test_daemon_x(d, "group.id=g%s", sc);
     sw_test_daemon_topics(d, sc);
-    sw_test_daemon_x(d, "repartition=%s", repartition);
+    if (repartition) sw_test_daemon_x(d, "repartition=%s", repartition);
     static const char *const common[] = {"kafka.consumer.topic.metadata.refresh.interval.ms=1000",
                                          "commit.interval.ms=200", "snapshot.interval.ms=700",
                                          "job.idle.ms=3000", NULL};
     sw_test_daemon_xs(d, common);
-    sw_test_daemon_xs(d, (const char *const[]){g_extra, NULL});
+    if (g_extra) sw_test_daemon_xs(d, g_extra);
     sw_test_daemon_start(d);
 }
 

@@ -32,7 +32,7 @@ extern char g_dir[512];
 extern char g_boot[1024];
 extern sw_test_mock_t g_mock;
 extern int g_baseline;
-extern const char *g_extra;
+extern const char *const *g_extra;
 
 char *path_in(const char *name);
 
@@ -62,8 +62,11 @@ void free_input(input_t *in);
 /* Produce message i the way the scenario's producers would. */
 bool send_one(rd_kafka_t *rk, const char *topic, const msg_t *m, size_t i, keying_t k);
 
-/* Instance @p tag of scenario @p sc (log run-SC-TAG.err), started. */
-void start_daemon(sw_test_daemon_t *d, const char *tag, const char *sc, const char *repartition);
+/* Instance @p tag of scenario @p sc (log run-SC-TAG.err), started: binary
+ * @p bin (NULL: this build's; an older release's in a rolling update),
+ * repartition=@p repartition (NULL: the binary's default), then g_extra. */
+void start_daemon(sw_test_daemon_t *d, const char *bin, const char *tag, const char *sc,
+                  const char *repartition);
 
 /* The job_id of a telemetry line ("" when null or missing). */
 void line_job(const char *line, size_t len, char *job, size_t size);

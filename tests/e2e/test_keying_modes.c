@@ -237,8 +237,8 @@ static int scenario_two(const char *sc, const char *mode, keying_t k, const inpu
 {
     sw_test_daemon_t a, b;
     rep_tail_start(sc);
-    start_daemon(&a, "a", sc, mode);
-    start_daemon(&b, "b", sc, mode);
+    start_daemon(&a, NULL, "a", sc, mode);
+    start_daemon(&b, NULL, "b", sc, mode);
     bool joined = sw_test_daemon_wait_assigned(&a, 1, 120000) &&
                   sw_test_daemon_wait_assigned(&b, 1, 120000);
     if (!joined) {
@@ -266,7 +266,7 @@ static int scenario_kill(const char *sc, const char *mode, const input_t *in)
 {
     sw_test_daemon_t a;
     rep_tail_start(sc);
-    start_daemon(&a, "a", sc, mode);
+    start_daemon(&a, NULL, "a", sc, mode);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, KEY_MIXED, 30000, 0, third);
@@ -298,11 +298,11 @@ static int scenario_rebalance(const char *sc, const char *mode, keying_t k, cons
 {
     sw_test_daemon_t a, b;
     rep_tail_start(sc);
-    start_daemon(&a, "a", sc, mode);
+    start_daemon(&a, NULL, "a", sc, mode);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     size_t third = in->n / 3;
     int failed = produce_all(sc, in, k, 100000, 0, third);
-    start_daemon(&b, "b", sc, mode);
+    start_daemon(&b, NULL, "b", sc, mode);
     failed |= produce_all(sc, in, k, 100000, third, 2 * third);
     if (!sw_test_daemon_wait_assigned(&b, 1, 120000)) {
         fprintf(stderr, "FAIL [%s]: the second instance was never assigned (see %s)\n", sc, b.log);
@@ -336,8 +336,9 @@ static int scenario_eos(const char *sc, const input_t *in)
 {
     sw_test_daemon_t a;
     rep_tail_start(sc);
-    g_extra = "processing.guarantee=exactly_once";
-    start_daemon(&a, "a", sc, "on");
+    static const char *const eos[] = {"processing.guarantee=exactly_once", NULL};
+    g_extra = eos;
+    start_daemon(&a, NULL, "a", sc, "on");
     g_extra = NULL;
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_MIXED, 100000, 0, in->n);
@@ -354,7 +355,7 @@ static int scenario_eos(const char *sc, const input_t *in)
 static int scenario_off(const char *sc, const input_t *in)
 {
     sw_test_daemon_t a;
-    start_daemon(&a, "a", sc, "off");
+    start_daemon(&a, NULL, "a", sc, "off");
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_NONE, 0, 0, in->n);
     /* No repartition topic: wait for every job's summaries (several per

@@ -65,9 +65,10 @@ static int scenario_switch(const char *sc, const input_t *in, const char *from, 
         json_decref(by);
     }
     /* Jobs stay alive across the switch (the restart takes seconds). */
-    g_extra = "job.idle.ms=15000";
+    static const char *const idle[] = {"job.idle.ms=15000", NULL};
+    g_extra = idle;
     sw_test_daemon_t a, b;
-    start_daemon(&a, from, sc, from);
+    start_daemon(&a, NULL, from, sc, from);
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
     int failed = produce_all(sc, in, KEY_JOB, 100000, 0, hi);
     /* Until the `on` engines have analysed that prefix: its records out. */
@@ -80,7 +81,7 @@ static int scenario_switch(const char *sc, const input_t *in, const char *from, 
         fprintf(stderr, "FAIL [%s]: the repartition=%s instance did not stop cleanly\n", sc, from);
         failed = 1;
     }
-    start_daemon(&b, to, sc, to);
+    start_daemon(&b, NULL, to, sc, to);
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
     /* With @p then: half of the rest, then a third instance in that mode. */
     size_t mid = then ? hi + (in->n - hi) / 2 : in->n;
@@ -93,7 +94,7 @@ static int scenario_switch(const char *sc, const input_t *in, const char *from, 
                     to);
             failed = 1;
         }
-        start_daemon(&c, then, sc, then);
+        start_daemon(&c, NULL, then, sc, then);
         SW_ASSERT(sw_test_daemon_wait_assigned(&c, 1, 120000), "not assigned (see %s)", c.log);
         failed |= produce_all(sc, in, KEY_JOB, 100000, mid, in->n);
     }
@@ -162,11 +163,12 @@ static int scenario_mixedmode(const char *sc, const input_t *in)
     size_t *lens = calloc(in->n + 1, sizeof(*lens));
     for (size_t i = 0; i < in->n; i++) lines[i] = in->m[i].line, lens[i] = in->m[i].len;
     size_t third = in->n / 3;
-    g_extra = "job.idle.ms=30000"; /* jobs stay alive across the switches */
+    static const char *const idle[] = {"job.idle.ms=30000", NULL};
+    g_extra = idle; /* jobs stay alive across the switches */
     sw_test_daemon_t a, b, c;
-    start_daemon(&a, "on", sc, "on");
+    start_daemon(&a, NULL, "on", sc, "on");
     SW_ASSERT(sw_test_daemon_wait_assigned(&a, 1, 120000), "not assigned (see %s)", a.log);
-    start_daemon(&b, "auto", sc, "auto");
+    start_daemon(&b, NULL, "auto", sc, "auto");
     int failed = 0;
     bool followed = sw_test_daemon_wait_log(&b, "runs as repartition=on", 1, 60000);
     SW_ASSERT(sw_test_daemon_wait_assigned(&b, 1, 120000), "not assigned (see %s)", b.log);
@@ -179,7 +181,7 @@ static int scenario_mixedmode(const char *sc, const input_t *in)
     failed |= produce_all(sc, in, KEY_JOB, 100000, third, 2 * third);
     bool switched = sw_test_daemon_wait_log(&b, "starting again as repartition=auto", 1, 90000);
     int64_t switch_ms = sw_clock_ms() - t0;
-    start_daemon(&c, "auto2", sc, "auto");
+    start_daemon(&c, NULL, "auto2", sc, "auto");
     g_extra = NULL;
     bool c_auto = sw_test_daemon_wait_assigned(&c, 1, 120000);
     failed |= produce_all(sc, in, KEY_JOB, 100000, 2 * third, in->n);
@@ -292,20 +294,10 @@ static void roll_judge(const char *sc, const input_t *in, roll_row_t *row)
  * (repartition too), with its metrics port for /readyz. */
 static void start_roll(sw_test_daemon_t *d, const char *tag, const char *sc, const char *bin)
 {
-    char name[200];
-    snprintf(name, sizeof(name), "run-%s-%s", sc, tag);
-    sw_test_daemon_init(d, "run", g_dir, name, g_boot);
-    if (bin) d->argv[0] = (char *)bin; /* an older release's binary */
-    sw_test_daemon_x(d, "group.id=g%s", sc);
-    sw_test_daemon_topics(d, sc);
-    static const char *const common[] = {"kafka.consumer.topic.metadata.refresh.interval.ms=1000",
-                                         "commit.interval.ms=200",
-                                         "snapshot.interval.ms=700",
-                                         "job.idle.ms=15000",
-                                         "metrics.listen=127.0.0.1:0",
-                                         NULL};
-    sw_test_daemon_xs(d, common);
-    sw_test_daemon_start(d);
+    static const char *const roll[] = {"job.idle.ms=15000", "metrics.listen=127.0.0.1:0", NULL};
+    g_extra = roll;
+    start_daemon(d, bin, tag, sc, NULL);
+    g_extra = NULL;
 }
 
 /* Up: assigned partitions and /readyz 200 (what a Kubernetes readiness

@@ -236,6 +236,33 @@ static pid_t am_start(const env_t *e, am_t *am, const char *tag)
     return am->pid;
 }
 
+/* A real Alertmanager (resolve_timeout @p resolve; every alert to a
+ * blackhole receiver, grouped for 1 s), instance @p tag, in test @p name's
+ * environment @p e, started. @returns false (the test is skipped; under
+ * CI=true it fails) when Alertmanager is not installed. */
+static bool am_env(env_t *e, const char *name, am_t *am, const char *resolve, const char *tag)
+{
+    if (access(AM_BIN, X_OK) != 0) {
+        const char *ci = getenv("CI");
+        if (ci && !strcmp(ci, "true")) SW_FAIL("%s is not installed", AM_BIN);
+        print_message("skipped: %s is not installed (scripts/install-deps.sh test)\n", AM_BIN);
+        return false;
+    }
+    env_start(e, name);
+    memset(am, 0, sizeof(*am));
+    am->port = free_port();
+    snprintf(am->conf, sizeof(am->conf), "%s/alertmanager.yml", e->dir);
+    FILE *f = fopen(am->conf, "w");
+    SW_ASSERT_NOT_NULL(f);
+    fprintf(f,
+            "global:\n  resolve_timeout: %s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
+            "receivers:\n  - name: blackhole\n",
+            resolve);
+    fclose(f);
+    am_start(e, am, tag);
+    return true;
+}
+
 /* The alert of job @p job that Alertmanager holds as active, or NULL
  * (caller json_decref()s). */
 static json_t *am_alert(int port, const char *job)
@@ -288,26 +315,9 @@ static double am_metric(int port, const char *series)
 static void test_alertmanager(void **state)
 {
     (void)state;
-    if (access(AM_BIN, X_OK) != 0) {
-        const char *ci = getenv("CI");
-        if (ci && !strcmp(ci, "true")) SW_FAIL("%s is not installed", AM_BIN);
-        print_message("skipped: %s is not installed (scripts/install-deps.sh test)\n", AM_BIN);
-        return;
-    }
     env_t e;
-    env_start(&e, "am");
     am_t am;
-    memset(&am, 0, sizeof(am));
-    am.port = free_port();
-    snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
-    FILE *f = fopen(am.conf, "w");
-    SW_ASSERT_NOT_NULL(f);
-    fputs(
-        "global:\n  resolve_timeout: 3s\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
-        "receivers:\n  - name: blackhole\n",
-        f);
-    fclose(f);
-    am_start(&e, &am, "1");
+    if (!am_env(&e, "am", &am, "3s", "1")) return;
 
     /* An HA pair whose first member is down: every record still lands
      * (the second accepts it), and the re-sends go to both. */
@@ -461,26 +471,9 @@ static bool am_wait_counts(int port, const char *job, int crash, int warn, int64
 static void test_alertmanager_crash(void **state)
 {
     (void)state;
-    if (access(AM_BIN, X_OK) != 0) {
-        const char *ci = getenv("CI");
-        if (ci && !strcmp(ci, "true")) SW_FAIL("%s is not installed", AM_BIN);
-        print_message("skipped: %s is not installed (scripts/install-deps.sh test)\n", AM_BIN);
-        return;
-    }
     env_t e;
-    env_start(&e, "amcrash");
     am_t am;
-    memset(&am, 0, sizeof(am));
-    am.port = free_port();
-    snprintf(am.conf, sizeof(am.conf), "%s/alertmanager.yml", e.dir);
-    FILE *f = fopen(am.conf, "w");
-    SW_ASSERT_NOT_NULL(f);
-    fputs(
-        "global:\n  resolve_timeout: 5m\nroute:\n  receiver: blackhole\n  group_wait: 1s\n"
-        "receivers:\n  - name: blackhole\n",
-        f);
-    fclose(f);
-    am_start(&e, &am, "c");
+    if (!am_env(&e, "amcrash", &am, "5m", "c")) return;
     char am_url[96];
     snprintf(am_url, sizeof(am_url), "alertmanager.url=http://127.0.0.1:%d", am.port);
     char *extra[] = {am_url, "alertmanager.resend.ms=1000", "alertmanager.ends.after.ms=600000",

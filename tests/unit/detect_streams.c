@@ -99,6 +99,23 @@ void gen_event(gen_t *g, sw_event_t *ev, int nranks, int njobs)
     }
 }
 
+sw_detector_t *fed_engine(sw_params_t p, uint64_t seed, int64_t n)
+{
+    sw_detector_t *det = sw_detect_new(p);
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = seed;
+    g.scale = 1;
+    char err[256];
+    for (int64_t i = 0; i < n; i++) {
+        sw_event_t ev;
+        gen_event(&g, &ev, 4, 2);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
+    }
+    return det;
+}
+
 /* SPEC 6's record: SPEC 8.5's blind_ranks (a rank of the random streams
  * that goes quiet is silent) is left out; test_crash checks it. */
 void record_json(const sw_record_t *r, sw_buf_t *out)
@@ -210,24 +227,21 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
             else sw_detect_snapshot_src(det, off, &snap);
             sw_detect_destroy(det);
             int64_t x[2] = {-1, -1};
-            if (sources == 1) {
-                det = sw_detect_restore(p, snap.data, snap.len, 0, &x[0], err, sizeof(err));
-                x[1] = 0;
-            } else {
-                det = sw_detect_restore_src(p, snap.data, snap.len, 0, x, err, sizeof(err));
-            }
+            swapped = g_swap && sources == 2;
+            /* Loaded as the daemon does (sw_detect_load: body, extension,
+             * sources placed); with an extension, as snapshotted first (it
+             * must save SWS6's bytes), its sources swapped after. */
+            sw_detect_image_t img = {
+                .body = snap.data, .body_len = snap.len, .ext = ext.data, .ext_len = ext.len};
+            if (sources == 2)
+                img.place = swapped && !g_compat ? SW_DETECT_PLACE_SWAPPED : SW_DETECT_PLACE_TWO;
+            det = sw_detect_load(p, &img, 0, x, err, sizeof(err));
             if (!det) {
                 SW_FAIL("restore failed: %s\n", err);
             }
-            SW_ASSERT_I64(x[0], off[0]);
-            SW_ASSERT_I64(x[1], off[1]);
             if (g_compat) {
                 /* The body with its extension is the engine SWS6 gave: it
                  * saves SWS6's bytes (before its rebuild and after). */
-                SW_ASSERT(sw_detect_restore_ext(det, snap.data, snap.len, ext.data, ext.len, err,
-                                                sizeof(err)),
-                          "seed %llu snapshot at %ld: extension refused: %s",
-                          (unsigned long long)seed, snap_at, err);
                 sw_buf_t re;
                 sw_buf_init(&re);
                 sw_detect_snapshot_src(det, at, &re);
@@ -237,13 +251,10 @@ void run_stream(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_t sca
                 sw_buf_clear(&re);
                 sw_buf_clear(&snap);
                 sw_buf_put(&snap, full.data, full.len); /* what "again" below compares */
+                if (swapped) sw_detect_swap_sources(det, x);
             }
-            swapped = g_swap && sources == 2;
-            if (swapped) {
-                sw_detect_swap_sources(det, x);
-                SW_ASSERT_I64(x[0], off[1]);
-                SW_ASSERT_I64(x[1], off[0]);
-            }
+            SW_ASSERT_I64(x[0], off[swapped ? 1 : 0]);
+            SW_ASSERT_I64(x[1], swapped ? off[0] : off[1]);
             rebuild_stream(det, seed, nranks, njobs, scale, sources, i, y, rebuilt);
             sw_detect_rebuild_done(det);
             /* The restored engine saves what it was restored from (pending
@@ -307,4 +318,54 @@ size_t restore_equal(uint64_t seed, int nranks, int njobs, sw_params_t p, int64_
     out_clear(&a);
     out_clear(&b);
     return n;
+}
+
+void collect_real(void *opaque, const sw_record_t *rec)
+{
+    sumctx_t *c = opaque;
+    if (rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f') return;
+    record_json(rec, c->buf);
+    out_push(c->log, c->buf->data);
+}
+
+void run_flooded(sw_detector_t *det, uint64_t seed, int nfake, int franks, outlog_t *out,
+                 size_t *peak)
+{
+    gen_t g;
+    memset(&g, 0, sizeof(g));
+    g.s = seed;
+    g.scale = 1000000;
+    g.ordered = true;
+    sw_buf_t buf;
+    sw_buf_init(&buf);
+    sumctx_t sc = {out, &buf};
+    char err[256], fid[32];
+    uint64_t fn = 0;
+    for (size_t i = 0; i < 3000; i++) {
+        sw_event_t ev;
+        gen_event(&g, &ev, 5, 3);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
+        if (rec) collect_real(&sc, rec);
+        for (int k = 0; k < nfake; k++) {
+            sw_event_t fe = ev;
+            snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
+            fe.kind = SW_EV_SAMPLE;
+            fe.event_type = sw_str("sample");
+            fe.has_phase = false;
+            fe.has_job_id = true;
+            fe.job_id = sw_str(fid);
+            fe.world_size = franks ? franks : (int[]){1, 2, 8}[fn % 3];
+            for (int r = 0; r < fe.world_size; r++) {
+                fe.rank = r;
+                SW_ASSERT_I64(sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)),
+                              SW_OK);
+                SW_ASSERT_NULL(rec);
+            }
+            size_t acct = sw_detect_accounted(det);
+            if (peak && acct > *peak) *peak = acct;
+        }
+    }
+    sw_detect_finish(det, collect_real, &sc);
+    sw_buf_clear(&buf);
 }

@@ -54,6 +54,10 @@ extern bool g_wide;
 /* A random event; strings live in g. */
 void gen_event(gen_t *g, sw_event_t *ev, int nranks, int njobs);
 
+/* An engine of parameters @p p fed @p n events of gen_event() (seed
+ * @p seed, 4 ranks, 2 jobs, scale 1) at offsets 0..n-1 of source 0. */
+sw_detector_t *fed_engine(sw_params_t p, uint64_t seed, int64_t n);
+
 /* SPEC 6's record: SPEC 8.5's blind_ranks (a rank of the random streams
  * that goes quiet is silent) is left out; test_crash checks it. */
 void record_json(const sw_record_t *r, sw_buf_t *out);
@@ -75,6 +79,19 @@ typedef struct sumctx_s {
 } sumctx_t;
 
 void on_summary(void *opaque, const sw_record_t *rec);
+
+/* A record of a real job into ((sumctx_t *)@p opaque)->log; a flood
+ * job's (job_id "f<n>", run_flooded) is left out. */
+void collect_real(void *opaque, const sw_record_t *rec);
+
+/* 3,000 events of gen_event() (seed @p seed, 5 ranks, 3 jobs, ordered,
+ * microseconds) fed to @p det, each followed by @p nfake flood jobs of one
+ * sample a rank at its offset (job ids "f<n>"; @p franks ranks each, 0: 1,
+ * 2 and 8 in turn), none of which makes a record; then finished. The real
+ * jobs' records go to @p out; @p peak: NULL, or raised to the most state
+ * the engine accounted after each flood job. */
+void run_flooded(sw_detector_t *det, uint64_t seed, int nfake, int franks, outlog_t *out,
+                 size_t *peak);
 
 /* Event indexes just after a trigger, an update or a resolve (restore
  * points mid-episode, and just after an episode ended and spent its runs). */

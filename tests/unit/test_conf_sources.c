@@ -4,6 +4,7 @@
  * the generated -X list / Markdown output. No Kafka, no network.
  */
 #include "conf_dump.h"
+#include "sw_kafka.h"
 
 /* Write @p text to a scratch file; @p path receives its name. */
 static void write_file(char *path, size_t path_size, const char *name, const char *text)
@@ -133,6 +134,23 @@ static void test_env(void **state)
     SW_ASSERT(!sw_conf_is_set(conf, "commit.interval.ms"),
               "commit.interval.ms left at its default");
     SW_ASSERT(!sw_conf_is_set(conf, "no.such.property"), "unknown names are not set");
+    /* Its pass-through twin, by librdkafka's name, for one kind of handle:
+     * kafka.<p> reaches every kind, kafka.<kind>.<p> its own. */
+    SW_ASSERT(sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_CONSUMER, "fetch.max.bytes"),
+              "kafka.consumer.fetch.max.bytes reaches consumers");
+    SW_ASSERT(!sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_PRODUCER, "fetch.max.bytes"),
+              "kafka.consumer.fetch.max.bytes does not reach producers");
+    SW_ASSERT(sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_PRODUCER, "linger.ms"),
+              "kafka.producer.linger.ms reaches producers");
+    SW_ASSERT(!sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_BOTH, "linger.ms"),
+              "kafka.producer.linger.ms does not reach an admin client");
+    for (int h = SW_CONF_SCOPE_BOTH; h <= SW_CONF_SCOPE_PRODUCER; h++)
+        SW_ASSERT(sw_conf_passthrough_is_set(conf, (sw_conf_scope_t)h, "sasl.password"),
+                  "kafka.sasl.password reaches handle kind %d", h);
+    SW_ASSERT(!sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_PRODUCER, "partitioner"),
+              "an unset pass-through property is not set");
+    SW_ASSERT(!sw_conf_passthrough_is_set(conf, SW_CONF_SCOPE_PRODUCER, "kafka.producer.linger.ms"),
+              "by librdkafka's name only");
     SW_ASSERT_I64(sw_conf_get_list_cnt(conf, "input.topics"), 2);
     SW_ASSERT_STREQ(sw_conf_get_list_elem(conf, "input.topics", 1), "^b");
 
@@ -415,6 +433,49 @@ static void test_secrets(void **state)
     }
 }
 
+/* The pass-through properties reach the Kafka handles of their scope
+ * (sw_kafka_conf through sw_conf_scope_reaches): kafka.<p> every handle,
+ * kafka.consumer.<p> and kafka.producer.<p> their own kind only. */
+static void test_passthrough_handles(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    sw_conf_t *conf = sw_conf_new();
+    SW_ASSERT_I64(sw_conf_set(conf, "kafka.producer.linger.ms", "7", err, sizeof(err)), SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "kafka.consumer.fetch.max.bytes", "1048577", err, sizeof(err)),
+                  SW_CONF_OK);
+    SW_ASSERT_I64(sw_conf_set(conf, "kafka.client.id", "sw-test", err, sizeof(err)), SW_CONF_OK);
+    static const struct {
+        sw_kafka_role_t role;
+        const char *linger, *fetch; /* NULL: librdkafka's default */
+    } want[] = {{SW_KAFKA_CONSUMER, NULL, "1048577"},
+                {SW_KAFKA_PRODUCER, "7", NULL},
+                {SW_KAFKA_ADMIN, NULL, NULL}};
+    rd_kafka_conf_t *dflt = rd_kafka_conf_new();
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        sw_kafka_ctx_t ctx;
+        memset(&ctx, 0, sizeof(ctx));
+        rd_kafka_conf_t *kc = sw_kafka_conf(conf, want[i].role, NULL, NULL, &ctx, err, sizeof(err));
+        SW_ASSERT(kc != NULL, "role %d: %s", (int)want[i].role, err);
+        const char *names[3] = {"linger.ms", "fetch.max.bytes", "client.id"};
+        const char *vals[3] = {want[i].linger, want[i].fetch, "sw-test"};
+        for (int k = 0; k < 3; k++) {
+            char got[64], def[64];
+            size_t gl = sizeof(got), dl = sizeof(def);
+            SW_ASSERT(rd_kafka_conf_get(kc, names[k], got, &gl) == RD_KAFKA_CONF_OK, "%s",
+                      names[k]);
+            SW_ASSERT(rd_kafka_conf_get(dflt, names[k], def, &dl) == RD_KAFKA_CONF_OK, "%s",
+                      names[k]);
+            SW_ASSERT(vals[k] ? !strcmp(got, vals[k]) : !strcmp(got, def),
+                      "role %d: %s is %s (librdkafka's default %s)", (int)want[i].role, names[k],
+                      got, def);
+        }
+        rd_kafka_conf_destroy(kc);
+    }
+    rd_kafka_conf_destroy(dflt);
+    sw_conf_destroy(conf);
+}
+
 static void test_list_and_markdown(void **state)
 {
     (void)state;
@@ -484,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_secrets),
+        cmocka_unit_test(test_passthrough_handles),
         cmocka_unit_test(test_list_and_markdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

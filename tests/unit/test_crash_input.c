@@ -206,11 +206,13 @@ static void run_restored(const lines_t *ls, sw_params_t p, size_t cut, runlog_t 
             sw_detect_snapshot_compat(det, (int64_t[2]){(int64_t)i, 0}, &body, &ext);
             sw_detect_destroy(det);
             int64_t x;
-            det = sw_detect_restore(p, body.data, body.len, 0, &x, err, sizeof(err));
-            SW_ASSERT(det != NULL, "restore of the body at line %zu: %s", i, err);
-            SW_ASSERT(sw_detect_restore_ext(det, body.data, body.len, ext.data, ext.len, err,
-                                            sizeof(err)),
-                      "extension at line %zu: %s", i, err);
+            sw_detect_image_t img = {.body = body.data,
+                                     .body_len = body.len,
+                                     .ext = ext.data,
+                                     .ext_len = ext.len,
+                                     .expect = (int64_t[2]){(int64_t)i, 0}};
+            det = sw_detect_load(p, &img, 0, NULL, err, sizeof(err));
+            SW_ASSERT(det != NULL, "restore of the body and extension at line %zu: %s", i, err);
             sw_detect_snapshot(det, (int64_t)i, &again);
             SW_ASSERT(again.len == snap.len && !memcmp(again.data, snap.data, snap.len),
                       "line %zu: body and extension restore another engine", i);
@@ -481,6 +483,30 @@ static void test_bad_input(void **state)
     sw_detect_destroy(h.det);
 }
 
+/* @p n oom markers, the i-th of rank 0 of job "flood-i" (of one rank) or,
+ * @p wide, of rank i of job "wide" (of 131072): decoded, fed, their
+ * records dropped. */
+static void feed_markers(sw_detector_t *det, sw_tdec_t *dec, int n, bool wide)
+{
+    char line[512], err[256];
+    for (int i = 0; i < n; i++) {
+        int len = wide ? snprintf(line, sizeof(line),
+                                  "{\"timestamp_ns\": %d, \"event_type\": \"oom\", \"rank\": %d, "
+                                  "\"world_size\": 131072, \"job_id\": \"wide\"}",
+                                  i, i)
+                       : snprintf(line, sizeof(line),
+                                  "{\"timestamp_ns\": %d, \"event_type\": \"oom\", \"rank\": 0, "
+                                  "\"world_size\": 1, \"job_id\": \"flood-%d\"}",
+                                  i, i);
+        sw_event_t ev;
+        SW_ASSERT_I64(sw_tdec_json(dec, line, (size_t)len, &ev, err, sizeof(err)), SW_OK);
+        const sw_record_t *rec;
+        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
+        while (sw_detect_next(det)) {
+        }
+    }
+}
+
 static void test_marker_flood(void **state)
 {
     (void)state;
@@ -490,20 +516,8 @@ static void test_marker_flood(void **state)
     p.max_jobs = 1000;
     sw_detector_t *det = sw_detect_new(p);
     sw_tdec_t *dec = sw_tdec_new();
-    char line[512], err[256];
     const int jobs_n = SANITIZED ? 50000 : 200000, ranks_n = SANITIZED ? 25000 : 100000;
-    for (int i = 0; i < jobs_n; i++) {
-        int n = snprintf(line, sizeof(line),
-                         "{\"timestamp_ns\": %d, \"event_type\": \"oom\", \"rank\": 0, "
-                         "\"world_size\": 1, \"job_id\": \"flood-%d\"}",
-                         i, i);
-        sw_event_t ev;
-        SW_ASSERT_I64(sw_tdec_json(dec, line, (size_t)n, &ev, err, sizeof(err)), SW_OK);
-        const sw_record_t *rec;
-        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
-        while (sw_detect_next(det)) {
-        }
-    }
+    feed_markers(det, dec, jobs_n, false);
     sw_detect_stats_t st;
     sw_detect_stats(det, &st);
     printf("%d marker jobs under max.jobs=1000: %llu jobs kept, %llu evicted, %llu bytes\n", jobs_n,
@@ -512,18 +526,7 @@ static void test_marker_flood(void **state)
     SW_ASSERT_TRUE(st.jobs <= 1000);
     SW_ASSERT_I64(st.limit_rejects, 0);
     SW_ASSERT_TRUE(st.bytes < (uint64_t)64 << 20);
-    for (int i = 0; i < ranks_n; i++) {
-        int n = snprintf(line, sizeof(line),
-                         "{\"timestamp_ns\": %d, \"event_type\": \"oom\", \"rank\": %d, "
-                         "\"world_size\": 131072, \"job_id\": \"wide\"}",
-                         i, i);
-        sw_event_t ev;
-        SW_ASSERT_I64(sw_tdec_json(dec, line, (size_t)n, &ev, err, sizeof(err)), SW_OK);
-        const sw_record_t *rec;
-        SW_ASSERT_I64(sw_detect_feed(det, &ev, 0, &rec, err, sizeof(err)), SW_OK);
-        while (sw_detect_next(det)) {
-        }
-    }
+    feed_markers(det, dec, ranks_n, true);
     sw_detect_stats_t st2;
     sw_detect_stats(det, &st2);
     printf("%d markers of one job: %llu bytes more (%.0f per rank)\n", ranks_n,

@@ -14,14 +14,6 @@
  * a new job evicts the least recently active job with the least evidence
  * (no rank with two samples; then no rising run and no open episode), and
  * is refused only when every candidate has a rising run. */
-static void collect_real(void *opaque, const sw_record_t *rec)
-{
-    sumctx_t *c = opaque;
-    if (rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f') return;
-    record_json(rec, c->buf);
-    out_push(c->log, c->buf->data);
-}
-
 static void test_flood_evicts_fake_jobs(void **state)
 {
     (void)state;
@@ -34,50 +26,11 @@ static void test_flood_evicts_fake_jobs(void **state)
         p.window_samples = 8;
         p.spike_min_bytes = 500;
         outlog_t want = {0}, got = {0};
-        sw_buf_t buf;
-        sw_buf_init(&buf);
-        char err[256], fid[32];
         for (int flood = 0; flood < 2; flood++) {
             sw_params_t q = p;
             q.max_jobs = flood ? 64 : 0;
             sw_detector_t *det = sw_detect_new(q);
-            gen_t g;
-            memset(&g, 0, sizeof(g));
-            g.s = seed;
-            g.scale = 1000000;
-            g.ordered = true;
-            outlog_t *out = flood ? &got : &want;
-            uint64_t fn = 0;
-            for (size_t i = 0; i < 3000; i++) {
-                sw_event_t ev;
-                gen_event(&g, &ev, 5, 3);
-                const sw_record_t *rec;
-                SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)),
-                              SW_OK);
-                if (rec && !(rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f')) {
-                    record_json(rec, &buf);
-                    out_push(out, buf.data);
-                }
-                for (int k = 0; flood && k < 4; k++) {
-                    sw_event_t fe = ev;
-                    snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
-                    fe.kind = SW_EV_SAMPLE;
-                    fe.event_type = sw_str("sample");
-                    fe.has_phase = false;
-                    fe.has_job_id = true;
-                    fe.job_id = sw_str(fid);
-                    fe.world_size = franks;
-                    for (int r = 0; r < franks; r++) {
-                        fe.rank = r;
-                        SW_ASSERT_I64(
-                            sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)),
-                            SW_OK);
-                        SW_ASSERT_NULL(rec);
-                    }
-                }
-            }
-            sumctx_t sc = {out, &buf};
-            sw_detect_finish(det, collect_real, &sc);
+            run_flooded(det, seed, flood ? 4 : 0, franks, flood ? &got : &want, NULL);
             sw_detect_stats_t st;
             sw_detect_stats(det, &st);
             if (flood) {
@@ -93,7 +46,6 @@ static void test_flood_evicts_fake_jobs(void **state)
         compared += want.n;
         out_clear(&want);
         out_clear(&got);
-        sw_buf_clear(&buf);
     }
     printf(
         "flood: %zu records of real jobs equal with and without 72,000 flood jobs of 1, 2 and "
@@ -344,52 +296,12 @@ static void test_budget_where_memory_grows(void **state)
     p.spike_min_bytes = 500;
     p.max_jobs = 0;
     outlog_t want = {0}, got = {0};
-    sw_buf_t buf;
-    sw_buf_init(&buf);
-    char err[256], fid[32];
     size_t peak = 0;
     uint64_t evicted = 0;
     for (int flood = 0; flood < 2; flood++) {
         sw_detector_t *det = sw_detect_new(p);
         if (flood) sw_detect_set_budget(det, budget);
-        gen_t g;
-        memset(&g, 0, sizeof(g));
-        g.s = 7;
-        g.scale = 1000000;
-        g.ordered = true;
-        outlog_t *out = flood ? &got : &want;
-        uint64_t fn = 0;
-        for (size_t i = 0; i < 3000; i++) {
-            sw_event_t ev;
-            gen_event(&g, &ev, 5, 3);
-            const sw_record_t *rec;
-            SW_ASSERT_I64(sw_detect_feed_at(det, &ev, 0, (int64_t)i, &rec, err, sizeof(err)),
-                          SW_OK);
-            if (rec && !(rec->analysis.job_id.len && rec->analysis.job_id.ptr[0] == 'f')) {
-                record_json(rec, &buf);
-                out_push(out, buf.data);
-            }
-            for (int k = 0; flood && k < 24; k++) {
-                sw_event_t fe = ev;
-                snprintf(fid, sizeof(fid), "f%llu", (unsigned long long)fn++);
-                fe.kind = SW_EV_SAMPLE;
-                fe.event_type = sw_str("sample");
-                fe.has_phase = false;
-                fe.has_job_id = true;
-                fe.job_id = sw_str(fid);
-                int franks = (int[]){1, 2, 8}[fn % 3];
-                fe.world_size = franks;
-                for (int r = 0; r < franks; r++) {
-                    fe.rank = r;
-                    SW_ASSERT_I64(
-                        sw_detect_feed_at(det, &fe, 0, (int64_t)i, &rec, err, sizeof(err)), SW_OK);
-                }
-                size_t acct = sw_detect_accounted(det);
-                if (acct > peak) peak = acct;
-            }
-        }
-        sumctx_t sc = {out, &buf};
-        sw_detect_finish(det, collect_real, &sc);
+        run_flooded(det, 7, flood ? 24 : 0, 0, flood ? &got : &want, &peak);
         sw_detect_stats_t st;
         sw_detect_stats(det, &st);
         if (flood) evicted = st.evicted;
@@ -405,7 +317,6 @@ static void test_budget_where_memory_grows(void **state)
     for (size_t k = 0; k < want.n; k++) SW_ASSERT_STREQ(got.v[k], want.v[k]);
     out_clear(&want);
     out_clear(&got);
-    sw_buf_clear(&buf);
 }
 
 int main(void)

@@ -108,18 +108,8 @@ static void test_restore_compat_body(void **state)
     (void)state;
     sw_params_t p = sw_params_default();
     p.spike_min_bytes = 500;
-    sw_detector_t *det = sw_detect_new(p);
-    gen_t g;
-    memset(&g, 0, sizeof(g));
-    g.s = 5;
-    g.scale = 1;
+    sw_detector_t *det = fed_engine(p, 5, 900);
     char err[256];
-    for (int64_t i = 0; i < 900; i++) {
-        sw_event_t ev;
-        gen_event(&g, &ev, 4, 2);
-        const sw_record_t *rec;
-        SW_ASSERT_I64(sw_detect_feed_src(det, &ev, 0, 0, i, &rec, err, sizeof(err)), SW_OK);
-    }
     sw_buf_t body, ext, full;
     sw_buf_init(&body);
     sw_buf_init(&ext);
@@ -150,6 +140,70 @@ static void test_restore_compat_body(void **state)
     sw_buf_clear(&full);
 }
 
+/* sw_detect_load, the daemon's one restore: body and extension together,
+ * the sources placed, the offsets the envelope names checked; what it
+ * refuses it names, and gives nothing. */
+static void test_restore_load(void **state)
+{
+    (void)state;
+    sw_params_t p = sw_params_default();
+    p.spike_min_bytes = 500;
+    sw_detector_t *det = fed_engine(p, 7, 700);
+    char err[256];
+    sw_buf_t body, ext, full, re;
+    sw_buf_init(&body);
+    sw_buf_init(&ext);
+    sw_buf_init(&full);
+    sw_buf_init(&re);
+    sw_detect_snapshot_compat(det, (int64_t[2]){700, 0}, &body, &ext);
+    sw_detect_snapshot(det, 700, &full);
+    int64_t x[2] = {-1, -1};
+    /* body and extension: the engine SWS6 saves */
+    sw_detect_image_t img = {.body = body.data,
+                             .body_len = body.len,
+                             .ext = ext.data,
+                             .ext_len = ext.len,
+                             .expect = (int64_t[2]){700, 0}};
+    sw_detector_t *r = sw_detect_load(p, &img, 0, x, err, sizeof(err));
+    SW_ASSERT(r != NULL, "body and extension load: %s", err);
+    SW_ASSERT_I64(x[0], 700);
+    sw_detect_snapshot(r, 700, &re);
+    SW_ASSERT(re.len == full.len && !memcmp(re.data, full.data, re.len),
+              "body and extension load the engine SWS6 saves");
+    sw_detect_destroy(r);
+    /* a one-source engine as source 1: its offsets are source 1's */
+    img.place = SW_DETECT_PLACE_AS_ONE;
+    img.expect = (int64_t[2]){0, 700};
+    r = sw_detect_load(p, &img, 0, x, err, sizeof(err));
+    SW_ASSERT(r != NULL, "loaded as source 1: %s", err);
+    SW_ASSERT_I64(x[0], 0);
+    SW_ASSERT_I64(x[1], 700);
+    int64_t y;
+    SW_ASSERT(!sw_detect_min_offset_src(r, 0, &y), "source 0 holds nothing");
+    sw_detect_destroy(r);
+    /* an envelope of other offsets, a cut extension, a body of another
+     * layout beside the extension: refused by name */
+    img.expect = (int64_t[2]){0, 699};
+    SW_ASSERT_NULL(sw_detect_load(p, &img, 0, x, err, sizeof(err)));
+    SW_ASSERT(strstr(err, "envelope") != NULL, "named: %s", err);
+    img.expect = NULL;
+    img.ext_len--;
+    SW_ASSERT_NULL(sw_detect_load(p, &img, 0, x, err, sizeof(err)));
+    SW_ASSERT(strstr(err, "SWX6") != NULL, "named: %s", err);
+    img = (sw_detect_image_t){.body = full.data,
+                              .body_len = full.len,
+                              .ext = ext.data,
+                              .ext_len = ext.len,
+                              .place = SW_DETECT_PLACE_TWO};
+    SW_ASSERT_NULL(sw_detect_load(p, &img, 0, x, err, sizeof(err)));
+    SW_ASSERT(strstr(err, "SWX6") != NULL, "named: %s", err);
+    sw_detect_destroy(det);
+    sw_buf_clear(&body);
+    sw_buf_clear(&ext);
+    sw_buf_clear(&full);
+    sw_buf_clear(&re);
+}
+
 static void test_restore_refuses_other_params(void **state)
 {
     (void)state;
@@ -167,17 +221,7 @@ static void test_restore_refuses_other_params(void **state)
     SW_ASSERT_NOT_NULL(strstr(err, "magic"));
     /* Every truncation of a real snapshot is refused, none crashes. */
     sw_detect_destroy(det);
-    det = sw_detect_new(sw_params_default());
-    gen_t g;
-    memset(&g, 0, sizeof(g));
-    g.s = 5;
-    g.scale = 1;
-    for (int i = 0; i < 500; i++) {
-        sw_event_t ev;
-        const sw_record_t *rec;
-        gen_event(&g, &ev, 4, 2);
-        sw_detect_feed_at(det, &ev, 0, i, &rec, err, sizeof(err));
-    }
+    det = fed_engine(sw_params_default(), 5, 500);
     snap.len = 0;
     sw_detect_snapshot(det, 500, &snap);
     for (size_t cut = 0; cut < snap.len; cut++) {
@@ -206,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_restore_swapped_sources),
         cmocka_unit_test(test_restore_compat),
         cmocka_unit_test(test_restore_compat_body),
+        cmocka_unit_test(test_restore_load),
         cmocka_unit_test(test_restore_refuses_other_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
