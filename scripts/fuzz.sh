@@ -22,7 +22,8 @@
 #
 # Environment: FUZZ_SECONDS (--short: seconds per target, default 15; 0
 # skips), FUZZ_LONG_STRING_SECONDS (seconds on the 10 MB seeds, default 5 in
-# --short), FUZZ_PARALLEL (targets at once in --short, default: CPUs),
+# --short; 0 leaves them out of --short: plain make test, see
+# tests/CMakeLists.txt), FUZZ_PARALLEL (targets at once in --short, default: CPUs),
 # FUZZ_TARGETS (a subset of: fuzz_json fuzz_avro fuzz_conf fuzz_engine
 # fuzz_input fuzz_restore), FUZZ_BUILD_DIR (default build-fuzz), CC (a
 # clang), CI (true: missing clang is an error), SW_FUZZ_SKIP_KNOWN=1
@@ -333,8 +334,10 @@ short_run() {
         [ -d "$extra" ] || extra=""
         jobs+=("run_one $t '$work/$t' $secs $(max_len "$t") -- '$work/$t/corpus' '$ROOT/tests/fuzz/corpus/$t' $extra")
     done
-    # The 10 MB seeds, for a few seconds each.
-    for t in $(long_targets); do
+    # The 10 MB seeds, for a few seconds each (none when lsecs is 0).
+    local long=""
+    [ "$lsecs" -eq 0 ] || long=$(long_targets)
+    for t in $long; do
         mkdir -p "$work/$t@long/corpus"
         local env=""
         [ "$t" = fuzz_input ] && env="SW_FUZZ_INPUT_HUGE=1"
@@ -367,8 +370,10 @@ short_run() {
     FAIL_DIRS=()
     local dirs=()
     for t in $TARGETS; do dirs+=("$work/$t"); done
-    for t in $(long_targets); do dirs+=("$work/$t@long"); done
-    report "fuzz.sh --short: ${secs}s per target, ${lsecs}s on 10 MB seeds (total $(( $(date +%s) - t0 ))s)" "${dirs[@]}" "${regress[@]}"
+    for t in $long; do dirs+=("$work/$t@long"); done
+    local on_long="${lsecs}s on 10 MB seeds"
+    [ -n "$long" ] || on_long="10 MB seeds left out (FUZZ_LONG_STRING_SECONDS=0)"
+    report "fuzz.sh --short: ${secs}s per target, $on_long (total $(( $(date +%s) - t0 ))s)" "${dirs[@]}" "${regress[@]}"
     if [ "$FAILED" = 1 ]; then
         show_failures
         for d in "${FAIL_DIRS[@]}"; do

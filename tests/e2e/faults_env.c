@@ -199,11 +199,8 @@ int faults_main(const struct CMUnitTest *tests, size_t n)
 {
     /* The CI tier (tests/CMakeLists.txt: more chaos seeds): skipped (77)
      * unless CI=true. */
-    const char *ci = getenv("CI");
-    if (getenv("SW_FAULTS_CI_ONLY") && !(ci && !strcmp(ci, "true"))) {
-        printf("skipped: a CI=true test (SW_FAULTS_CI_ONLY)\n");
-        return 77;
-    }
+    int gate = sw_test_ci_gate();
+    if (gate) return gate;
     /* SW_FAULTS_ONLY=NAME: that scenario only (one CTest test each), by
      * cmocka's filter on scenario_NAME. */
     const char *only = getenv("SW_FAULTS_ONLY");

@@ -460,6 +460,9 @@ SCENARIO(apending, scenario_pending("apending", &g_in))
 
 int main(void)
 {
+    /* The CI tier (SW_CI_ONLY: the rolling updates from older releases). */
+    int gate = sw_test_ci_gate();
+    if (gate) return gate;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nokey),   cmocka_unit_test(test_hostkey),
         cmocka_unit_test(test_mixed),   cmocka_unit_test(test_kill),

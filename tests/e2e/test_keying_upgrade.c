@@ -469,6 +469,9 @@ SCENARIO(rbc765a81, scenario_rolling("rbc765a81", "this release -> c765a81 (roll
 
 int main(void)
 {
+    /* The CI tier (SW_CI_ONLY: the rolling updates from older releases). */
+    int gate = sw_test_ci_gate();
+    if (gate) return gate;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_switch),    cmocka_unit_test(test_mixedmode),
         cmocka_unit_test(test_rollback),  cmocka_unit_test(test_upv030),

@@ -145,6 +145,19 @@ const char *sw_test_tmp(void)
     return s;
 }
 
+bool sw_test_ci(void)
+{
+    const char *ci = getenv("CI");
+    return ci != NULL && strcmp(ci, "true") == 0;
+}
+
+int sw_test_ci_gate(void)
+{
+    if (!getenv("SW_CI_ONLY") || sw_test_ci()) return 0;
+    printf("skipped: a test of the CI tier (SW_CI_ONLY; runs with CI=true)\n");
+    return 77;
+}
+
 json_t *sw_test_parse_lines(const char *text, size_t len, char *why, size_t why_size)
 {
     json_t *arr = json_array();

@@ -42,6 +42,19 @@ const char *sw_test_fixtures(void);
 const char *sw_test_tmp(void);
 
 /**
+ * @brief The CI tier (docs/DEVELOPING.md): true when CI=true (`.ci/run`,
+ *        `CI=true make test`). A test runs its long seeds only then.
+ */
+bool sw_test_ci(void);
+
+/**
+ * @brief A test registered in the CI tier only (SW_CI_ONLY=1 in its CTest
+ *        environment, label ci): 77 (CTest's skip) with a line saying so
+ *        when CI is not true, else 0 (run it). Call first in main().
+ */
+int sw_test_ci_gate(void);
+
+/**
  * @brief Remove SPEC 8's records (action crash or warning) from an array
  *        of records, in place: SPEC 7's comparisons of SPEC 6 outputs skip
  *        them. @returns how many were removed (0 for NULL).

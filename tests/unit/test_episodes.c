@@ -17,7 +17,9 @@
  *    shorter than a storm's spread) warn once per job and count it;
  *  - snapshots restored inside and between episodes change no record.
  * A failure prints the generator options, so a case can be replayed with
- * `stormwatch gen ... | stormwatch replay`.
+ * `stormwatch gen ... | stormwatch replay`. The CI tier (CI=true) runs every
+ * seed; plain make test one seed per size where the loops run two or three
+ * (seeds()), the same scenarios and checks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -361,6 +363,13 @@ static sw_params_t params(int64_t window, int64_t stale_ms)
 
 static const int64_t k_sizes[] = {8, 64, 1024};
 
+/* Seeds per size in a loop of @p n seeds: all of them in the CI tier
+ * (CI=true), under plain make test the first @p fast (docs/DEVELOPING.md). */
+static uint64_t seeds(uint64_t n, uint64_t fast)
+{
+    return sw_test_ci() ? n : fast;
+}
+
 /* Samples per rank so that storms of one gap fit. */
 static int64_t samples_for(int64_t storms, int64_t gap_ms, int64_t interval_ms, double at)
 {
@@ -372,7 +381,8 @@ static void test_storms_in_a_row(void **state)
     (void)state;
     sw_check_reset();
     for (size_t s = 0; s < 3; s++)
-        for (uint64_t seed = 1; seed <= (k_sizes[s] >= 1024 ? 1u : 3u); seed++) {
+        for (uint64_t seed = 1;
+             seed <= (k_sizes[s] >= 1024 ? 1u : seeds(3, k_sizes[s] <= 8 ? 3 : 1)); seed++) {
             int64_t ranks = k_sizes[s];
             /* Random ranks, 10-60 s apart, windows of 51 s (default) and 10 s. */
             sw_gen_opts_t o = base_opts(seed, ranks);
@@ -439,7 +449,7 @@ static void test_restarts_and_leaks(void **state)
     sw_check_reset();
     size_t before = g_others;
     for (size_t s = 0; s < 3; s++)
-        for (uint64_t seed = 21; seed <= 22; seed++) {
+        for (uint64_t seed = 21; seed < 21 + seeds(2, 1); seed++) {
             int64_t ranks = k_sizes[s];
             sw_gen_opts_t o = base_opts(seed, ranks);
             o.storms = 1;
@@ -471,7 +481,10 @@ static void test_ties_and_late_first_rank(void **state)
     sw_check_reset();
     size_t late_before = g_late_named;
     for (size_t s = 0; s < 3; s++)
-        for (uint64_t seed = 31; seed <= 32; seed++) {
+        for (uint64_t i = 0; i < seeds(2, 1); i++) {
+            /* Under plain make test one seed per size, in turn 31 and 32:
+             * both late first ranks (1 s and 5 s) still run. */
+            uint64_t seed = sw_test_ci() ? 31 + i : 31 + (s + 1) % 2;
             int64_t ranks = k_sizes[s];
             /* A tie: half the ranks rise on the storm rank's sample. */
             sw_gen_opts_t o = base_opts(seed, ranks);
