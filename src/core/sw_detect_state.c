@@ -1,8 +1,6 @@
 /* Snapshots, restore and rebuild of the stream engine (see sw_detect_int.h). */
 #include "sw_detect_cands.h"
 
-#include <stdio.h>
-
 /* ---- state snapshots (restore after a restart or a rebalance) -----------
  * A snapshot holds everything but the windows: per job its latest event,
  * claims, lifecycle, last signature and phase index, and per rank the first
@@ -988,11 +986,10 @@ sw_detector_t *sw_detect_load(sw_params_t params, const sw_detect_image_t *img, 
         goto err;
     if (img->place == SW_DETECT_PLACE_SWAPPED) sw_detect_swap_sources(det, nx);
     if (img->expect && (nx[0] != img->expect[0] || nx[1] != img->expect[1])) {
-        if (errstr_size)
-            snprintf(errstr, errstr_size,
-                     "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
-                     (long long)nx[0], (long long)nx[1], (long long)img->expect[0],
-                     (long long)img->expect[1]);
+        sw_errfmt(errstr, errstr_size,
+                  "its engine is as of offsets %lld/%lld, its envelope of %lld/%lld",
+                  (long long)nx[0], (long long)nx[1], (long long)img->expect[0],
+                  (long long)img->expect[1]);
         goto err;
     }
     if (next) memcpy(next, nx, sizeof(nx));
