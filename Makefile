@@ -19,10 +19,7 @@ CMAKE      ?= cmake
 # few and short (test_fuzz_short runs alone: RUN_SERIAL).
 # No label summary: ctest's "N% tests passed" line (then "Total Test time")
 # stays the last thing `make test` prints.
-# The plain tier (CI unset) five times: its long tests are those waiting
-# scenarios, and the seeds that keep the cores busy run only with CI=true.
-CTEST_PAR  ?= $(if $(filter true,$(CI)),3,5)
-CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* $(CTEST_PAR))
+CTEST_ARGS ?= --output-on-failure --no-label-summary --timeout 900 -j $(shell expr $(JOBS) \* 3)
 # Left out of the sanitizer pass: test_fuzz_short (label fuzz) runs
 # scripts/fuzz.sh, whose libFuzzer build is already ASan+UBSan; a second
 # run would only repeat it. Twice the cores there (the last -j counts): the
