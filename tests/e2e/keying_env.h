@@ -105,4 +105,10 @@ int keying_teardown(void **state);
  * 77 (skip) when this clone does not hold it, 1 when it cannot be built. */
 int old_binary(const char *rev, int slot);
 
+/* A keying test binary's main: the CI tier's gate, SW_KEYING_ONLY=NAME
+ * (that scenario only; a rolling update first builds or finds its older
+ * release), then @p tests with keying_setup()/keying_teardown().
+ * @returns the exit status. */
+int keying_main(const struct CMUnitTest *tests, size_t n);
+
 #endif /* KEYING_ENV_H */

@@ -460,9 +460,6 @@ SCENARIO(apending, scenario_pending("apending", &g_in))
 
 int main(void)
 {
-    /* The CI tier (SW_CI_ONLY: the rolling updates from older releases). */
-    int gate = sw_test_ci_gate();
-    if (gate) return gate;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nokey),   cmocka_unit_test(test_hostkey),
         cmocka_unit_test(test_mixed),   cmocka_unit_test(test_kill),
@@ -471,21 +468,7 @@ int main(void)
         cmocka_unit_test(test_amixed),  cmocka_unit_test(test_akill),
         cmocka_unit_test(test_amoving), cmocka_unit_test(test_apending),
     };
-    /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
-    const char *only = getenv("SW_KEYING_ONLY");
-    /* The rolling updates need an older release's binary: built (or found
-     * in the cache) before the mock starts; 77 is ctest's SKIP. */
-    if (only && (!strcmp(only, "upv030") || !strcmp(only, "rbv030") || !strcmp(only, "upc765a81") ||
-                 !strcmp(only, "rbc765a81"))) {
-        int rc = strstr(only, "c765a81") ? old_binary("c765a81", 1) : old_binary("v0.3.0", 0);
-        if (rc) return rc;
-    }
-    char filter[64];
-    if (only) {
-        snprintf(filter, sizeof(filter), "test_%s", only);
-        cmocka_set_test_filter(filter);
-    }
-    int rc = cmocka_run_group_tests(tests, keying_setup, keying_teardown);
+    int rc = keying_main(tests, sizeof(tests) / sizeof(tests[0]));
     rep_tail_drop();
     return rc;
 }

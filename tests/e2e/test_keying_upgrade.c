@@ -469,31 +469,11 @@ SCENARIO(rbc765a81, scenario_rolling("rbc765a81", "this release -> c765a81 (roll
 
 int main(void)
 {
-    /* The CI tier (SW_CI_ONLY: the rolling updates from older releases). */
-    int gate = sw_test_ci_gate();
-    if (gate) return gate;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_switch),    cmocka_unit_test(test_mixedmode),
         cmocka_unit_test(test_rollback),  cmocka_unit_test(test_upv030),
         cmocka_unit_test(test_rbv030),    cmocka_unit_test(test_upc765a81),
         cmocka_unit_test(test_backforth), cmocka_unit_test(test_rbc765a81),
     };
-    /* SW_KEYING_ONLY=NAME: that scenario only (cmocka's filter on test_NAME). */
-    const char *only = getenv("SW_KEYING_ONLY");
-    /* The rolling updates need an older release's binary: built (or found
-     * in the cache) before the mock starts; 77 is ctest's SKIP. */
-    if (only && (!strcmp(only, "upv030") || !strcmp(only, "rbv030") || !strcmp(only, "upc765a81") ||
-                 !strcmp(only, "rbc765a81"))) {
-        /* v0.3.0 by its commit: a clone need not carry the tags (CI's did not). */
-        int rc = strstr(only, "c765a81")
-                     ? old_binary("c765a81", 1)
-                     : old_binary("a1751e416d2cfe6391461231edd6d10c6accd906", 0);
-        if (rc) return rc;
-    }
-    char filter[64];
-    if (only) {
-        snprintf(filter, sizeof(filter), "test_%s", only);
-        cmocka_set_test_filter(filter);
-    }
-    return cmocka_run_group_tests(tests, keying_setup, keying_teardown);
+    return keying_main(tests, sizeof(tests) / sizeof(tests[0]));
 }
