@@ -351,6 +351,7 @@ size_t sw_kc_read_all(const char *bootstrap, const char *topic, int partitions, 
 struct sw_kc_tail_s {
     kc_reader_t r;
     pthread_t thread;
+    bool running; /* the thread was started */
     atomic_bool stop;
 };
 
@@ -365,11 +366,8 @@ sw_kc_tail_t *sw_kc_tail_start(const char *bootstrap, const char *topic, int par
 {
     sw_kc_tail_t *t = calloc(1, sizeof(*t));
     atomic_init(&t->stop, false);
-    if (!kc_open(&t->r, bootstrap, topic, partitions) ||
-        pthread_create(&t->thread, NULL, kc_tail_main, t) != 0) {
-        atomic_store(&t->stop, true);
-        t->thread = pthread_self();
-    }
+    t->running = kc_open(&t->r, bootstrap, topic, partitions) &&
+                 pthread_create(&t->thread, NULL, kc_tail_main, t) == 0;
     return t;
 }
 
@@ -377,7 +375,7 @@ size_t sw_kc_tail_finish(sw_kc_tail_t *t, size_t want, int64_t grace_ms, int64_t
                          bool to_end, sw_kmsg_t **out)
 {
     atomic_store(&t->stop, true);
-    if (!pthread_equal(t->thread, pthread_self())) pthread_join(t->thread, NULL);
+    if (t->running) pthread_join(t->thread, NULL);
     size_t n = kc_finish(&t->r, to_end ? (size_t)-1 : want, grace_ms, timeout_ms, to_end, out);
     free(t);
     return n;
